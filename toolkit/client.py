@@ -1,0 +1,491 @@
+"""``Client``: the one handle that owns the session, the token and the customer.
+
+Every endpoint path of the interface lives in :data:`ENDPOINTS`, keyed by a short name. The
+capabilities (imports, exports, acknowledgements, starring) are methods of ``Client`` implemented
+in their own modules, which call :meth:`Client.call` (one request, raising typed errors) or the
+bulk runner (many requests, one result row each).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+import pandas as pd
+
+from toolkit.auth import Secret, TokenProvider
+from toolkit.errors import ApiError, ConfigError, TransportError, api_error_for
+from toolkit.http import Reply, Transport
+
+if TYPE_CHECKING:
+    from toolkit.export import Export
+
+    from toolkit.imports import OnboardReport
+
+__all__ = ["ENDPOINTS", "Client", "read_env_file"]
+
+log = logging.getLogger("toolkit.client")
+
+#: name -> (service, path template). Services: ``auth``, ``time``, ``ingestion``.
+ENDPOINTS: dict[str, tuple[str, str]] = {
+    "token": ("auth", "/api/v1/oauth/token"),
+    "import_clients": ("ingestion", "/api/v1/customers/{customerId}/clients/import"),
+    "import_initiatives": ("ingestion", "/api/v1/customers/{customerId}/initiatives/import"),
+    "import_code_types": ("ingestion", "/api/v1/customers/{customerId}/code-types/import"),
+    "import_codes": ("ingestion", "/api/v1/customers/{customerId}/codes/import"),
+    "import_code_ranges": (
+        "ingestion",
+        "/api/v1/customers/{customerId}/initiatives/{initiativeExternalId}/codes",
+    ),
+    "export": ("time", "/api/v2/customers/{customerId}/entries/export"),
+    "release_pending": ("time", "/api/v1/customers/{customerId}/entries/release-pending"),
+    "release_succeeded": (
+        "time",
+        "/api/v1/customers/{customerId}/users/{userId}/entries/{entryId}/release-succeeded",
+    ),
+    "release_failed": (
+        "time",
+        "/api/v1/customers/{customerId}/users/{userId}/entries/{entryId}/release-failed",
+    ),
+    "user": ("time", "/api/v1/customers/{customerId}/users/{userId}"),
+    "star": ("time", "/api/v1/public/customers/{customerId}/initiative-props/star"),
+    "unstar": ("time", "/api/v1/public/customers/{customerId}/initiative-props/unstar"),
+    "starred": ("time", "/api/v1/public/customers/{customerId}/initiative-props/starred"),
+}
+
+_ENV_KEYS = {
+    "customer_id": "TOOLKIT_CUSTOMER_ID",
+    "client_id": "TOOLKIT_CLIENT_ID",
+    "client_secret": "TOOLKIT_CLIENT_SECRET",
+    "auth_url": "TOOLKIT_AUTH_URL",
+    "time_url": "TOOLKIT_TIME_URL",
+    "ingestion_url": "TOOLKIT_INGESTION_URL",
+    "audience": "TOOLKIT_AUDIENCE",
+}
+
+
+def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
+    """Read ``KEY=value`` lines of a ``.env`` file (comments, ``export`` and quotes allowed).
+
+    Args:
+        path: the file; a missing file gives an empty mapping.
+
+    Returns:
+        The variables it sets.
+
+    Example:
+        >>> read_env_file("/nonexistent/.env")
+        {}
+    """
+    p = Path(path)
+    if not p.is_file():
+        return {}
+    out: dict[str, str] = {}
+    for raw in p.read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        if line.startswith("export "):
+            line = line[len("export ") :]
+        key, _, value = line.partition("=")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        out[key.strip()] = value
+    return out
+
+
+class Client:
+    """A connection to one customer of the interface.
+
+    Args:
+        customer_id: the customer's identifier (every customer-scoped path holds it).
+        client_id: the application's ``clientId``.
+        client_secret: the application's ``clientSecret`` (kept masked).
+        auth_url: base address of the identity service.
+        time_url: base address of the time service (also used for the customer-scoped v1 and
+            v2 paths).
+        ingestion_url: base address for the import paths; defaults to ``time_url``.
+        audience: the operator-supplied audience of the token request.
+        timeout: request timeout in seconds (connect, read) or one number.
+        retries: retries of a request that is safe to repeat.
+        backoff: base of the exponential backoff in seconds.
+        workers: default number of worker threads of bulk operations.
+
+    Example:
+        >>> c = Client("cust", "app", "s3cr3t", "http://127.0.0.1:8765", "http://127.0.0.1:8765")
+        >>> "s3cr3t" in repr(c)
+        False
+    """
+
+    def __init__(
+        self,
+        customer_id: str,
+        client_id: str,
+        client_secret: str | Secret,
+        auth_url: str,
+        time_url: str,
+        ingestion_url: str | None = None,
+        audience: str | None = None,
+        *,
+        timeout: float | tuple[float, float] = (5.0, 120.0),
+        retries: int = 5,
+        backoff: float = 0.25,
+        workers: int = 8,
+    ) -> None:
+        missing = [
+            name
+            for name, value in (
+                ("customer_id", customer_id),
+                ("client_id", client_id),
+                ("client_secret", client_secret),
+                ("auth_url", auth_url),
+                ("time_url", time_url),
+            )
+            if not value
+        ]
+        if missing:
+            raise ConfigError(f"missing setting(s): {', '.join(missing)}")
+        self.customer_id = str(customer_id)
+        self.client_id = str(client_id)
+        self.urls = {
+            "auth": auth_url.rstrip("/"),
+            "time": time_url.rstrip("/"),
+            "ingestion": (ingestion_url or time_url).rstrip("/"),
+        }
+        self.audience = audience or None
+        self.workers = workers
+        self.transport = Transport(timeout=timeout, retries=retries, backoff=backoff)
+        self.auth = TokenProvider(
+            self.url("token"),
+            self.client_id,
+            client_secret,
+            self.audience,
+            session_factory=lambda: self.transport.session(retry=False),
+            timeout=timeout if isinstance(timeout, int | float) else sum(timeout),
+        )
+
+    @classmethod
+    def from_env(
+        cls,
+        env_file: str | os.PathLike[str] | None = ".env",
+        *,
+        environ: Mapping[str, str] | None = None,
+        **options: Any,
+    ) -> Client:
+        """Build a client from ``TOOLKIT_*`` variables and a ``.env`` file.
+
+        The process environment wins over the file. The file written by ``toolkit sandbox``
+        works as is.
+
+        Args:
+            env_file: path of a ``.env`` file, or ``None`` to read none.
+            environ: variables to use instead of ``os.environ``.
+            **options: passed to :class:`Client` (``timeout``, ``retries``, ``workers``...).
+
+        Returns:
+            A configured client.
+
+        Raises:
+            ConfigError: a required variable is missing.
+
+        Example:
+            >>> env = {"TOOLKIT_CUSTOMER_ID": "c", "TOOLKIT_CLIENT_ID": "i",
+            ...        "TOOLKIT_CLIENT_SECRET": "s", "TOOLKIT_AUTH_URL": "http://127.0.0.1:1",
+            ...        "TOOLKIT_TIME_URL": "http://127.0.0.1:1"}
+            >>> Client.from_env(None, environ=env).customer_id
+            'c'
+        """
+        values = read_env_file(env_file) if env_file is not None else {}
+        values.update(environ if environ is not None else os.environ)
+        missing = [
+            var
+            for key, var in _ENV_KEYS.items()
+            if key not in ("ingestion_url", "audience") and not values.get(var)
+        ]
+        if missing:
+            raise ConfigError(
+                f"missing environment variable(s): {', '.join(missing)} "
+                f"(set them, or write them to {env_file or '.env'}; `toolkit sandbox` writes one)"
+            )
+        kwargs = {key: values.get(var) or None for key, var in _ENV_KEYS.items()}
+        return cls(**kwargs, **options)  # type: ignore[arg-type]
+
+    def __repr__(self) -> str:
+        return (
+            f"Client(customer_id={self.customer_id!r}, client_id={self.client_id!r}, "
+            f"time_url={self.urls['time']!r})"
+        )
+
+    # -- addressing ------------------------------------------------------------------------
+
+    def url(self, endpoint: str, **path: str) -> str:
+        """Full URL of an endpoint, with path parameters filled in (and escaped).
+
+        Args:
+            endpoint: a key of :data:`ENDPOINTS`.
+            **path: path parameters other than ``customerId``.
+
+        Returns:
+            The URL.
+
+        Example:
+            >>> c = Client("c1", "i", "s", "http://a", "http://t")
+            >>> c.url("user", userId="u 1")
+            'http://t/api/v1/customers/c1/users/u%201'
+        """
+        service, template = ENDPOINTS[endpoint]
+        values = {"customerId": self.customer_id, **path}
+        filled = template.format(**{k: quote(str(v), safe="") for k, v in values.items()})
+        return self.urls[service] + filled
+
+    # -- one request -----------------------------------------------------------------------
+
+    def send(
+        self,
+        endpoint: str,
+        *,
+        path: Mapping[str, str] | None = None,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        retry: bool = True,
+    ) -> Reply:
+        """Send one authenticated request and return its :class:`~toolkit.http.Reply`.
+
+        Never raises for an HTTP error; a 401 drops the cached token and is retried once with a
+        fresh one. Used by the bulk runner.
+
+        Args:
+            endpoint: a key of :data:`ENDPOINTS`.
+            path: path parameters other than ``customerId``.
+            params: query parameters.
+            json: JSON body.
+            retry: whether the request is safe to repeat.
+
+        Returns:
+            The reply.
+
+        Example:
+            >>> c = Client("c", "i", "s", "http://127.0.0.1:9", "http://127.0.0.1:9", retries=0)
+            >>> c.send("user", path={"userId": "u"}).error
+            'no answer (TransportError)'
+        """
+        method = "GET" if endpoint in ("export", "release_pending", "user", "starred") else "POST"
+        url = self.url(endpoint, **(path or {}))
+        attempts = 0
+        elapsed = 0.0
+        for _ in range(2):
+            try:
+                token = self.auth.token()
+            except TransportError:
+                return Reply(
+                    None,
+                    None,
+                    "no answer from the identity service",
+                    attempts + 1,
+                    elapsed,
+                    method,
+                    url,
+                )
+            except ApiError as exc:
+                return Reply(
+                    exc.status,
+                    exc.problem,
+                    f"token request refused: {exc.detail}",
+                    attempts + 1,
+                    elapsed,
+                    method,
+                    url,
+                )
+            reply = self.transport.send(
+                method,
+                url,
+                headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
+                params=dict(params) if params else None,
+                json=json,
+                retry=retry,
+            )
+            attempts += reply.attempts
+            elapsed += reply.elapsed
+            if reply.status != 401:
+                break
+            self.auth.invalidate(token)
+        reply.attempts = attempts
+        reply.elapsed = elapsed
+        return reply
+
+    def call(
+        self,
+        endpoint: str,
+        *,
+        path: Mapping[str, str] | None = None,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        retry: bool = True,
+    ) -> Any:
+        """Send one request and return its parsed JSON body, raising typed errors.
+
+        Args:
+            endpoint: a key of :data:`ENDPOINTS`.
+            path: path parameters other than ``customerId``.
+            params: query parameters.
+            json: JSON body.
+            retry: whether the request is safe to repeat.
+
+        Returns:
+            The parsed JSON body (or ``None`` for an empty one).
+
+        Raises:
+            ApiError: a subclass matching the status (``NotFoundError`` for 404...).
+            TransportError: no answer came.
+
+        Example:
+            >>> c = Client("c", "i", "s", "http://127.0.0.1:9", "http://127.0.0.1:9", retries=0)
+            >>> try:
+            ...     c.call("user", path={"userId": "u"})
+            ... except TransportError as exc:
+            ...     print(type(exc).__name__)
+            TransportError
+        """
+        reply = self.send(endpoint, path=path, params=params, json=json, retry=retry)
+        if reply.status is None:
+            raise TransportError(reply.error or "no answer", method=reply.method, url=reply.url)
+        if not reply.ok:
+            problem = reply.body if isinstance(reply.body, dict) else None
+            raise api_error_for(reply.status, problem, reply.method, reply.url)
+        return reply.body
+
+    # -- capabilities (implemented in their own modules) -----------------------------------
+
+    def import_clients(self, df: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
+        """Validate and import clients; see :func:`toolkit.imports.import_table`."""
+        from toolkit.imports import import_table
+
+        return import_table(self, "clients", df, **kwargs)
+
+    def import_initiatives(self, df: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
+        """Validate and import initiatives; see :func:`toolkit.imports.import_table`."""
+        from toolkit.imports import import_table
+
+        return import_table(self, "initiatives", df, **kwargs)
+
+    def import_code_types(self, df: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
+        """Validate and import code types; see :func:`toolkit.imports.import_table`."""
+        from toolkit.imports import import_table
+
+        return import_table(self, "code_types", df, **kwargs)
+
+    def import_codes(self, df: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
+        """Validate and import codes; see :func:`toolkit.imports.import_table`."""
+        from toolkit.imports import import_table
+
+        return import_table(self, "codes", df, **kwargs)
+
+    def import_code_ranges(self, df: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
+        """Validate and import code ranges (long form); see :func:`toolkit.imports.import_table`."""
+        from toolkit.imports import import_table
+
+        return import_table(self, "code_ranges", df, **kwargs)
+
+    def onboard(self, source: Any, **kwargs: Any) -> OnboardReport:
+        """Validate and import a whole firm; see :func:`toolkit.imports.onboard`."""
+        from toolkit.imports import onboard
+
+        return onboard(self, source, **kwargs)
+
+    def export_entries(self, released_after: Any, released_on_or_before: Any, **kw: Any) -> Export:
+        """Export released entries as frames; see :func:`toolkit.exports.export_entries`."""
+        from toolkit.exports import export_entries
+
+        return export_entries(self, released_after, released_on_or_before, **kw)
+
+    def release_pending(self) -> Export:
+        """Entries still pending, as frames; see :func:`toolkit.exports.release_pending`."""
+        from toolkit.exports import release_pending
+
+        return release_pending(self)
+
+    def acknowledge(self, frame: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
+        """Acknowledge entries from a frame; see :func:`toolkit.acknowledge.acknowledge`."""
+        from toolkit.acknowledge import acknowledge
+
+        return acknowledge(self, frame, **kwargs)
+
+    def user(self, user_id: str) -> dict[str, Any]:
+        """One user record.
+
+        Args:
+            user_id: the user's ``_id``.
+
+        Returns:
+            The record as the service returns it.
+
+        Raises:
+            NotFoundError: no such user.
+
+        Example:
+            >>> client.user(user_id)["_id"] == user_id  # doctest: +SKIP
+            True
+        """
+        return self.call("user", path={"userId": user_id})
+
+    def users(self, user_ids: Iterable[str], *, workers: int | None = None) -> pd.DataFrame:
+        """Several user records as one frame (one row per distinct id; failures as rows).
+
+        Args:
+            user_ids: the ``_id`` values.
+            workers: worker threads (default: the client's).
+
+        Returns:
+            A frame of the records, with an ``error`` column naming users that failed.
+
+        Example:
+            >>> client.users(["64b...", "64c..."])  # doctest: +SKIP
+        """
+        from toolkit.bulk import Call, run_bulk
+
+        ids = list(dict.fromkeys(str(u) for u in user_ids))
+        calls = [Call("user", {"userId": u}, key=u) for u in ids]
+        replies = run_bulk(self, calls, workers=workers, progress=False, desc="users")
+        rows = []
+        for uid, reply in zip(ids, replies, strict=True):
+            row = dict(reply.body) if reply.ok and isinstance(reply.body, dict) else {"_id": uid}
+            row["error"] = None if reply.ok else reply.error
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def star(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
+        """Star initiatives for timekeepers; see :func:`toolkit.starring.star`."""
+        from toolkit.starring import star
+
+        return star(self, *args, **kwargs)
+
+    def unstar(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
+        """Unstar initiatives for timekeepers; see :func:`toolkit.starring.unstar`."""
+        from toolkit.starring import unstar
+
+        return unstar(self, *args, **kwargs)
+
+    def starred(self, timekeeper_external_id: str, *, limit: int = 2500) -> pd.DataFrame:
+        """A timekeeper's whole starred list; see :func:`toolkit.starring.starred`."""
+        from toolkit.starring import starred
+
+        return starred(self, timekeeper_external_id, limit=limit)
+
+    def starred_pages(
+        self, timekeeper_external_id: str, *, limit: int = 2500
+    ) -> Iterator[pd.DataFrame]:
+        """The starred list a page at a time; see :func:`toolkit.starring.starred_pages`."""
+        from toolkit.starring import starred_pages
+
+        return starred_pages(self, timekeeper_external_id, limit=limit)
+
+    def starred_many(self, timekeepers: Sequence[str], *, limit: int = 2500) -> pd.DataFrame:
+        """Starred lists of many timekeepers; see :func:`toolkit.starring.starred_many`."""
+        from toolkit.starring import starred_many
+
+        return starred_many(self, timekeepers, limit=limit)

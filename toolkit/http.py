@@ -1,0 +1,200 @@
+"""The HTTP layer: one pooled ``requests.Session`` per thread, timeouts and retries.
+
+Retries use urllib3's :class:`~urllib3.util.retry.Retry` (capped exponential backoff with jitter,
+``Retry-After`` honoured) on connection errors and on 429, 500, 502, 503 and 504, for requests the
+caller marks as safe to repeat. Every answer comes back as a :class:`Reply`; nothing here raises
+a ``requests`` exception to the caller.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
+
+__all__ = ["RETRY_STATUSES", "Reply", "Transport"]
+
+log = logging.getLogger("toolkit.http")
+
+RETRY_STATUSES = (429, 500, 502, 503, 504)
+
+
+@dataclass
+class Reply:
+    """What one request came back with, after its retries.
+
+    Attributes:
+        status: final HTTP status, or ``None`` when no answer came.
+        body: the parsed JSON body, or ``None``.
+        error: a one-line reason when the request did not succeed.
+        attempts: how many times the request was sent.
+        elapsed: seconds from first send to final answer.
+        method: HTTP method.
+        url: request URL.
+    """
+
+    status: int | None
+    body: Any = None
+    error: str | None = None
+    attempts: int = 1
+    elapsed: float = 0.0
+    method: str = ""
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        """True for a 2xx status."""
+        return self.status is not None and 200 <= self.status < 300
+
+
+def _detail(body: Any, status: int | None) -> str | None:
+    if status is not None and 200 <= status < 300:
+        return None
+    if isinstance(body, dict):
+        for key in ("detail", "error_description", "title", "error", "message"):
+            if isinstance(body.get(key), str) and body[key]:
+                return body[key]
+    return f"HTTP {status}" if status is not None else "no answer"
+
+
+class Transport:
+    """Thread-local pooled sessions with timeouts and retries.
+
+    Args:
+        timeout: (connect, read) seconds, or one number for both.
+        retries: how many times a retryable request is repeated after the first try.
+        backoff: base of the exponential backoff in seconds.
+        backoff_max: cap of one backoff sleep in seconds.
+        jitter: random seconds added to each backoff.
+        pool_size: connections kept per host per thread.
+
+    Example:
+        >>> t = Transport(timeout=5, retries=2)
+        >>> t.retries
+        2
+    """
+
+    def __init__(
+        self,
+        *,
+        timeout: float | tuple[float, float] = (5.0, 60.0),
+        retries: int = 5,
+        backoff: float = 0.25,
+        backoff_max: float = 10.0,
+        jitter: float = 0.25,
+        pool_size: int = 4,
+    ) -> None:
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self.backoff_max = backoff_max
+        self.jitter = jitter
+        self.pool_size = pool_size
+        self._local = threading.local()
+
+    def _retry(self, total: int) -> Retry:
+        return Retry(
+            total=total,
+            connect=total,
+            read=total,
+            status=total,
+            other=0,
+            allowed_methods=None,  # the caller decides what is safe to repeat
+            status_forcelist=RETRY_STATUSES,
+            backoff_factor=self.backoff,
+            backoff_max=self.backoff_max,
+            backoff_jitter=self.jitter,
+            respect_retry_after_header=True,
+            raise_on_status=False,
+            raise_on_redirect=False,
+        )
+
+    def session(self, retry: bool = True) -> requests.Session:
+        """The calling thread's session (one with retries and one without)."""
+        attr = "retrying" if retry else "plain"
+        sess = getattr(self._local, attr, None)
+        if sess is None:
+            sess = requests.Session()
+            adapter = HTTPAdapter(
+                pool_connections=self.pool_size,
+                pool_maxsize=self.pool_size,
+                max_retries=self._retry(self.retries if retry else 0),
+            )
+            sess.mount("http://", adapter)
+            sess.mount("https://", adapter)
+            setattr(self._local, attr, sess)
+        return sess
+
+    def send(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        params: dict[str, Any] | None = None,
+        json: Any = None,
+        retry: bool = True,
+    ) -> Reply:
+        """Send one request (with its retries) and return a :class:`Reply`; never raises.
+
+        Args:
+            method: HTTP method.
+            url: full URL.
+            headers: request headers (never logged).
+            params: query parameters.
+            json: JSON body.
+            retry: whether the request is safe to repeat.
+
+        Returns:
+            The final reply.
+
+        Example:
+            >>> Transport(timeout=0.5, retries=0).send("GET", "http://127.0.0.1:9/").status is None
+            True
+        """
+        start = time.perf_counter()
+        data = None
+        hdrs = dict(headers or {})
+        if json is not None:
+            data = orjson.dumps(json)
+            hdrs["Content-Type"] = "application/json"
+        try:
+            resp = self.session(retry).request(
+                method, url, headers=hdrs, params=params, data=data, timeout=self.timeout
+            )
+        except requests.RequestException as exc:
+            elapsed = time.perf_counter() - start
+            attempts = 1 + (self.retries if retry else 0)
+            reason = type(exc).__name__
+            log.warning("%s %s failed after %d attempts: %s", method, url, attempts, reason)
+            return Reply(None, None, f"no answer ({reason})", attempts, elapsed, method, url)
+        elapsed = time.perf_counter() - start
+        history = getattr(getattr(resp.raw, "retries", None), "history", ()) or ()
+        attempts = 1 + len(history)
+        body: Any = None
+        if resp.content:
+            try:
+                body = orjson.loads(resp.content)
+            except orjson.JSONDecodeError:
+                body = None
+        log.debug(
+            "%s %s -> %s (%d attempts, %.3fs)", method, url, resp.status_code, attempts, elapsed
+        )
+        return Reply(
+            resp.status_code,
+            body,
+            _detail(body, resp.status_code),
+            attempts,
+            elapsed,
+            method,
+            url,
+            {k: v for k, v in resp.headers.items() if k.lower() != "set-cookie"},
+        )
