@@ -1,0 +1,86 @@
+"""Move pandas DataFrames through the time-billing connector interface.
+
+Imports are validated against pandera schemas of the spec's field tables before anything is
+posted; exports become flat, typed tables; starred lists become frames; exports are reconciled
+against billing records. ``toolkit.sandbox`` runs the whole interface locally.
+
+>>> import toolkit
+>>> client = toolkit.Client.from_env()          # doctest: +SKIP
+>>> report = client.onboard("sample_data")      # doctest: +SKIP
+
+Names are loaded on first use, so ``import toolkit.sandbox`` stays light.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+#: public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    "Client": "toolkit.client",
+    "Export": "toolkit.export",
+    "OnboardReport": "toolkit.imports",
+    "Reconciliation": "toolkit.reconcile",
+    "ValidationReport": "toolkit.validation",
+    "acknowledge": "toolkit.acknowledge",
+    "errors": "toolkit.errors",
+    "flatten_export": "toolkit.flatten",
+    "flatten_pending": "toolkit.flatten",
+    "load_folder": "toolkit.validation",
+    "reconcile": "toolkit.reconcile",
+    "schemas": "toolkit.schemas",
+    "validate": "toolkit.validation",
+    "ApiError": "toolkit.errors",
+    "AuthError": "toolkit.errors",
+    "ConfigError": "toolkit.errors",
+    "ConflictError": "toolkit.errors",
+    "NotFoundError": "toolkit.errors",
+    "PaginationError": "toolkit.errors",
+    "RateLimitError": "toolkit.errors",
+    "ServerError": "toolkit.errors",
+    "ToolkitError": "toolkit.errors",
+    "TransportError": "toolkit.errors",
+    "ValidationError": "toolkit.errors",
+}
+
+__all__ = sorted([*_EXPORTS, "__version__"])
+
+if TYPE_CHECKING:
+    from toolkit import errors, schemas
+    from toolkit.acknowledge import acknowledge
+    from toolkit.client import Client
+    from toolkit.errors import (
+        ApiError,
+        AuthError,
+        ConfigError,
+        ConflictError,
+        NotFoundError,
+        PaginationError,
+        RateLimitError,
+        ServerError,
+        ToolkitError,
+        TransportError,
+        ValidationError,
+    )
+    from toolkit.export import Export
+    from toolkit.flatten import flatten_export, flatten_pending
+    from toolkit.imports import OnboardReport
+    from toolkit.reconcile import Reconciliation, reconcile
+    from toolkit.validation import ValidationReport, load_folder, validate
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolkit' has no attribute {name!r}")
+    mod = import_module(module)
+    value = mod if module.rsplit(".", 1)[-1] == name else getattr(mod, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -1,0 +1,5 @@
+"""``python -m toolkit``: the command line."""
+
+from toolkit.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,268 @@
+"""The ``toolkit`` command line.
+
+::
+
+    toolkit sandbox [--port 8765] [--seed sample_data] ...   run the local sandbox
+    toolkit validate DIR                                      check a folder of import tables
+    toolkit onboard DIR [--dry-run] [--journal F] [--workers N]
+    toolkit export --after T --on-or-before T --out DIR [--format parquet|csv] [--window 1D]
+    toolkit pending --out DIR
+    toolkit acknowledge FILE [--journal F]
+    toolkit star TK ID... | --file F        (unstar likewise)
+    toolkit starred TK [--out F]
+    toolkit demo [--out out]                                  the whole flow on a sandbox
+    toolkit lab                                               JupyterLab with a sandbox running
+
+Commands that talk to the service read ``TOOLKIT_*`` variables and ``--env-file`` (default
+``.env``, which ``toolkit sandbox`` writes). The exit status is 0 when everything succeeded,
+1 when any row failed or was skipped, 2 for bad usage or configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from toolkit.errors import ToolkitError, ValidationError
+
+__all__ = ["main"]
+
+
+def _client(args: argparse.Namespace):  # noqa: ANN202
+    from toolkit.client import Client
+
+    return Client.from_env(args.env_file, workers=getattr(args, "workers", None) or 8)
+
+
+def _print_frame(df: pd.DataFrame, max_rows: int = 30) -> None:
+    with pd.option_context("display.max_rows", max_rows, "display.width", 160):
+        print(df.to_string(max_rows=max_rows))
+
+
+def _read_table(path: str) -> pd.DataFrame:
+    p = Path(path)
+    if p.suffix == ".parquet" or p.is_dir():
+        return pd.read_parquet(p)
+    if p.suffix in (".xlsx", ".xls"):
+        return pd.read_excel(p, dtype=str)
+    return pd.read_csv(p, dtype=str, keep_default_na=False, na_values=[""])
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from toolkit.validation import load_folder, validate
+
+    report = validate(**load_folder(args.dir))
+    print(report)
+    if not report.ok:
+        _print_frame(report.failures, 200)
+    return 0 if report.ok else 1
+
+
+def cmd_onboard(args: argparse.Namespace) -> int:
+    client = _client(args)
+    try:
+        report = client.onboard(
+            args.dir,
+            journal=args.journal,
+            workers=args.workers,
+            dry_run=args.dry_run,
+            on_invalid=args.on_invalid,
+            progress=not args.quiet,
+        )
+    except ValidationError as exc:
+        print(f"validation failed, nothing sent: {exc}", file=sys.stderr)
+        _print_frame(exc.failure_cases, 200)
+        return 1
+    print(report)
+    if not report.ok and not args.dry_run:
+        _print_frame(report.failures[["table", "row", "externalId", "status", "error"]])
+    return 0 if report.ok or args.dry_run else 1
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    client = _client(args)
+    export = client.export_entries(args.after, args.on_or_before, window=args.window)
+    _write(export, args.out, args.format)
+    print(export)
+    return 0
+
+
+def cmd_pending(args: argparse.Namespace) -> int:
+    export = _client(args).release_pending()
+    _write(export, args.out, args.format)
+    print(export)
+    return 0
+
+
+def _write(export, out: str, fmt: str) -> None:  # noqa: ANN001
+    if fmt == "csv":
+        export.to_csv(out)
+    else:
+        export.to_parquet(out)
+    print(f"wrote {len(export.entries)} entries and {len(export.codes)} codes to {out}/")
+
+
+def cmd_acknowledge(args: argparse.Namespace) -> int:
+    client = _client(args)
+    frame = _read_table(args.file)
+    try:
+        res = client.acknowledge(frame, journal=args.journal, progress=not args.quiet)
+    except ValidationError as exc:
+        print(f"validation failed, nothing sent: {exc}", file=sys.stderr)
+        _print_frame(exc.failure_cases, 200)
+        return 1
+    print(res.groupby(["outcome", "status"], observed=True).size().to_string())
+    if not res["ok"].all():
+        _print_frame(res[~res["ok"]][["userId", "entryId", "outcome", "httpStatus", "error"]])
+    return 0 if res["ok"].all() else 1
+
+
+def cmd_star(args: argparse.Namespace) -> int:
+    client = _client(args)
+    if args.file:
+        frame = _read_table(args.file)
+        if "timekeeperExternalId" not in frame:
+            if not args.timekeeper:
+                print("--file without a timekeeperExternalId column needs TK", file=sys.stderr)
+                return 2
+            frame = frame.assign(timekeeperExternalId=args.timekeeper)
+        res = getattr(client, args.command)(frame, progress=not args.quiet)
+    else:
+        if not args.timekeeper or not args.ids:
+            print("give TK and at least one ID, or --file", file=sys.stderr)
+            return 2
+        res = getattr(client, args.command)(args.timekeeper, args.ids, progress=not args.quiet)
+    print(res.groupby(["status"], dropna=False).size().to_string())
+    if not res["ok"].all():
+        _print_frame(res[~res["ok"]])
+    return 0 if res["ok"].all() else 1
+
+
+def cmd_starred(args: argparse.Namespace) -> int:
+    res = _client(args).starred(args.timekeeper, limit=args.limit)
+    if args.out:
+        out = Path(args.out)
+        res.to_parquet(out) if out.suffix == ".parquet" else res.to_csv(out, index=False)
+        print(f"wrote {len(res)} starred initiatives to {out}")
+    else:
+        _print_frame(res, 100)
+    return 0
+
+
+def cmd_sandbox(argv: Sequence[str]) -> int:
+    from toolkit.sandbox.cli import main as sandbox_main
+
+    return sandbox_main(list(argv))
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from toolkit.demo import run_demo
+
+    return run_demo(out=args.out, workers=args.workers)
+
+
+def cmd_lab(args: argparse.Namespace) -> int:
+    import subprocess
+
+    from toolkit.sandbox import running
+
+    with running(seed=args.seed, db=args.db) as sb:
+        sb.write_env(args.env_file)
+        print(f"sandbox at {sb.url}; credentials written to {args.env_file}")
+        return subprocess.call([sys.executable, "-m", "jupyter", "lab", "notebooks"])
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="toolkit", description=__doc__.split("\n")[0])
+    p.add_argument("--env-file", default=".env", help="file of TOOLKIT_* settings")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("sandbox", help="run the local sandbox (see `toolkit sandbox --help`)")
+
+    s = sub.add_parser("validate", help="check a folder of import tables")
+    s.add_argument("dir")
+    s.set_defaults(func=cmd_validate)
+
+    s = sub.add_parser("onboard", help="validate and import a folder of tables")
+    s.add_argument("dir")
+    s.add_argument("--dry-run", action="store_true")
+    s.add_argument("--journal", help="journal file for resumable runs")
+    s.add_argument("--workers", type=int, default=8)
+    s.add_argument("--on-invalid", choices=["raise", "skip"], default="raise")
+    s.set_defaults(func=cmd_onboard)
+
+    s = sub.add_parser("export", help="export released entries to a folder")
+    s.add_argument("--after", required=True, help="releasedAfter (ISO 8601; naive = UTC)")
+    s.add_argument("--on-or-before", required=True, help="releasedOnOrBefore")
+    s.add_argument("--out", required=True)
+    s.add_argument("--format", choices=["parquet", "csv"], default="parquet")
+    s.add_argument("--window", help="pandas offset, e.g. 1D, to request in sub-windows")
+    s.set_defaults(func=cmd_export)
+
+    s = sub.add_parser("pending", help="write the release-pending entries to a folder")
+    s.add_argument("--out", required=True)
+    s.add_argument("--format", choices=["parquet", "csv"], default="parquet")
+    s.set_defaults(func=cmd_pending)
+
+    s = sub.add_parser("acknowledge", help="acknowledge entries listed in a CSV/Parquet file")
+    s.add_argument("file")
+    s.add_argument("--journal")
+    s.set_defaults(func=cmd_acknowledge)
+
+    for name in ("star", "unstar"):
+        s = sub.add_parser(name, help=f"{name} initiatives for a timekeeper")
+        s.add_argument("timekeeper", nargs="?")
+        s.add_argument("ids", nargs="*")
+        s.add_argument("--file", help="CSV with initiativeExternalId (and timekeeperExternalId)")
+        s.set_defaults(func=cmd_star)
+
+    s = sub.add_parser("starred", help="list a timekeeper's starred initiatives")
+    s.add_argument("timekeeper")
+    s.add_argument("--limit", type=int, default=2500)
+    s.add_argument("--out")
+    s.set_defaults(func=cmd_starred)
+
+    s = sub.add_parser("demo", help="run the whole flow on a sandbox")
+    s.add_argument("--out", default="out")
+    s.add_argument("--workers", type=int, default=8)
+    s.set_defaults(func=cmd_demo)
+
+    s = sub.add_parser("lab", help="JupyterLab with the sandbox running")
+    s.add_argument("--seed", default="sample_data")
+    s.add_argument("--db", default=None)
+    s.set_defaults(func=cmd_lab)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line.
+
+    Args:
+        argv: arguments (default: ``sys.argv[1:]``).
+
+    Returns:
+        The exit status.
+
+    Example:
+        >>> main(["validate", "sample_data"])  # doctest: +SKIP
+        0
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "sandbox":
+        return cmd_sandbox(argv[1:])
+    args = _parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ToolkitError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
