@@ -46,7 +46,33 @@ _EXPORTS: dict[str, str] = {
     "ValidationError": "toolkit.errors",
 }
 
-__all__ = sorted([*_EXPORTS, "__version__"])
+__all__ = [
+    "ApiError",
+    "AuthError",
+    "Client",
+    "ConfigError",
+    "ConflictError",
+    "Export",
+    "NotFoundError",
+    "OnboardReport",
+    "PaginationError",
+    "RateLimitError",
+    "Reconciliation",
+    "ServerError",
+    "ToolkitError",
+    "TransportError",
+    "ValidationError",
+    "ValidationReport",
+    "__version__",
+    "acknowledge",
+    "errors",
+    "flatten_export",
+    "flatten_pending",
+    "load_folder",
+    "reconcile",
+    "schemas",
+    "validate",
+]
 
 if TYPE_CHECKING:
     from toolkit import errors, schemas
