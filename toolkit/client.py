@@ -23,7 +23,6 @@ from toolkit.http import Reply, Transport
 
 if TYPE_CHECKING:
     from toolkit.export import Export
-
     from toolkit.imports import OnboardReport
 
 __all__ = ["ENDPOINTS", "Client", "read_env_file"]
@@ -175,7 +174,9 @@ class Client:
         env_file: str | os.PathLike[str] | None = ".env",
         *,
         environ: Mapping[str, str] | None = None,
-        **options: Any,
+        timeout: float | tuple[float, float] = (5.0, 120.0),
+        retries: int = 5,
+        workers: int = 8,
     ) -> Client:
         """Build a client from ``TOOLKIT_*`` variables and a ``.env`` file.
 
@@ -185,7 +186,9 @@ class Client:
         Args:
             env_file: path of a ``.env`` file, or ``None`` to read none.
             environ: variables to use instead of ``os.environ``.
-            **options: passed to :class:`Client` (``timeout``, ``retries``, ``workers``...).
+            timeout: request timeout in seconds.
+            retries: retries of a request that is safe to repeat.
+            workers: default worker threads of bulk operations.
 
         Returns:
             A configured client.
@@ -213,7 +216,7 @@ class Client:
                 f"(set them, or write them to {env_file or '.env'}; `toolkit sandbox` writes one)"
             )
         kwargs = {key: values.get(var) or None for key, var in _ENV_KEYS.items()}
-        return cls(**kwargs, **options)  # type: ignore[arg-type]
+        return cls(**kwargs, timeout=timeout, retries=retries, workers=workers)  # type: ignore[arg-type]
 
     def __repr__(self) -> str:
         return (
@@ -361,59 +364,284 @@ class Client:
 
     # -- capabilities (implemented in their own modules) -----------------------------------
 
-    def import_clients(self, df: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
-        """Validate and import clients; see :func:`toolkit.imports.import_table`."""
+    def import_clients(
+        self,
+        df: pd.DataFrame,
+        *,
+        columns: Mapping[str, str] | None = None,
+        validate: bool = True,
+        workers: int | None = None,
+        progress: bool = True,
+        journal: str | os.PathLike[str] | None = None,
+        dry_run: bool = False,
+    ) -> pd.DataFrame:
+        """Validate and import clients.
+
+        One record per request; see :func:`toolkit.imports.import_table`.
+
+        Example:
+            >>> result = client.import_clients(frame, progress=False)  # doctest: +SKIP
+            >>> result.ok.all()  # doctest: +SKIP
+            True
+        """
         from toolkit.imports import import_table
 
-        return import_table(self, "clients", df, **kwargs)
+        return import_table(
+            self,
+            "clients",
+            df,
+            columns=columns,
+            validate=validate,
+            workers=workers,
+            progress=progress,
+            journal=journal,
+            dry_run=dry_run,
+        )
 
-    def import_initiatives(self, df: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
-        """Validate and import initiatives; see :func:`toolkit.imports.import_table`."""
+    def import_initiatives(
+        self,
+        df: pd.DataFrame,
+        *,
+        columns: Mapping[str, str] | None = None,
+        validate: bool = True,
+        workers: int | None = None,
+        progress: bool = True,
+        journal: str | os.PathLike[str] | None = None,
+        dry_run: bool = False,
+    ) -> pd.DataFrame:
+        """Validate and import initiatives (matters or projects).
+
+        One record per request; see :func:`toolkit.imports.import_table`.
+
+        Example:
+            >>> result = client.import_initiatives(frame, progress=False)  # doctest: +SKIP
+            >>> result.ok.all()  # doctest: +SKIP
+            True
+        """
         from toolkit.imports import import_table
 
-        return import_table(self, "initiatives", df, **kwargs)
+        return import_table(
+            self,
+            "initiatives",
+            df,
+            columns=columns,
+            validate=validate,
+            workers=workers,
+            progress=progress,
+            journal=journal,
+            dry_run=dry_run,
+        )
 
-    def import_code_types(self, df: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
-        """Validate and import code types; see :func:`toolkit.imports.import_table`."""
+    def import_code_types(
+        self,
+        df: pd.DataFrame,
+        *,
+        columns: Mapping[str, str] | None = None,
+        validate: bool = True,
+        workers: int | None = None,
+        progress: bool = True,
+        journal: str | os.PathLike[str] | None = None,
+        dry_run: bool = False,
+    ) -> pd.DataFrame:
+        """Validate and import code types.
+
+        One record per request; see :func:`toolkit.imports.import_table`.
+
+        Example:
+            >>> result = client.import_code_types(frame, progress=False)  # doctest: +SKIP
+            >>> result.ok.all()  # doctest: +SKIP
+            True
+        """
         from toolkit.imports import import_table
 
-        return import_table(self, "code_types", df, **kwargs)
+        return import_table(
+            self,
+            "code_types",
+            df,
+            columns=columns,
+            validate=validate,
+            workers=workers,
+            progress=progress,
+            journal=journal,
+            dry_run=dry_run,
+        )
 
-    def import_codes(self, df: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
-        """Validate and import codes; see :func:`toolkit.imports.import_table`."""
+    def import_codes(
+        self,
+        df: pd.DataFrame,
+        *,
+        columns: Mapping[str, str] | None = None,
+        validate: bool = True,
+        workers: int | None = None,
+        progress: bool = True,
+        journal: str | os.PathLike[str] | None = None,
+        dry_run: bool = False,
+    ) -> pd.DataFrame:
+        """Validate and import codes.
+
+        One record per request; see :func:`toolkit.imports.import_table`.
+
+        Example:
+            >>> result = client.import_codes(frame, progress=False)  # doctest: +SKIP
+            >>> result.ok.all()  # doctest: +SKIP
+            True
+        """
         from toolkit.imports import import_table
 
-        return import_table(self, "codes", df, **kwargs)
+        return import_table(
+            self,
+            "codes",
+            df,
+            columns=columns,
+            validate=validate,
+            workers=workers,
+            progress=progress,
+            journal=journal,
+            dry_run=dry_run,
+        )
 
-    def import_code_ranges(self, df: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
-        """Validate and import code ranges (long form); see :func:`toolkit.imports.import_table`."""
+    def import_code_ranges(
+        self,
+        df: pd.DataFrame,
+        *,
+        columns: Mapping[str, str] | None = None,
+        validate: bool = True,
+        workers: int | None = None,
+        progress: bool = True,
+        journal: str | os.PathLike[str] | None = None,
+        dry_run: bool = False,
+    ) -> pd.DataFrame:
+        """Validate and import code ranges (long form: initiativeExternalId, codeExternalId).
+
+        One record per request; see :func:`toolkit.imports.import_table`.
+
+        Example:
+            >>> result = client.import_code_ranges(frame, progress=False)  # doctest: +SKIP
+            >>> result.ok.all()  # doctest: +SKIP
+            True
+        """
         from toolkit.imports import import_table
 
-        return import_table(self, "code_ranges", df, **kwargs)
+        return import_table(
+            self,
+            "code_ranges",
+            df,
+            columns=columns,
+            validate=validate,
+            workers=workers,
+            progress=progress,
+            journal=journal,
+            dry_run=dry_run,
+        )
 
-    def onboard(self, source: Any, **kwargs: Any) -> OnboardReport:
-        """Validate and import a whole firm; see :func:`toolkit.imports.onboard`."""
+    def onboard(
+        self,
+        source: str | os.PathLike[str] | Mapping[str, pd.DataFrame],
+        *,
+        known: Mapping[str, Iterable[str]] | None = None,
+        on_invalid: str = "raise",
+        workers: int | None = None,
+        progress: bool = True,
+        journal: str | os.PathLike[str] | None = None,
+        dry_run: bool = False,
+    ) -> OnboardReport:
+        """Validate and import a whole firm in the spec's order.
+
+        See :func:`toolkit.imports.onboard`.
+
+        Example:
+            >>> client.onboard("sample_data", journal="onboard.jsonl").ok  # doctest: +SKIP
+            True
+        """
         from toolkit.imports import onboard
 
-        return onboard(self, source, **kwargs)
+        return onboard(
+            self,
+            source,
+            known=known,
+            on_invalid=on_invalid,
+            workers=workers,
+            progress=progress,
+            journal=journal,
+            dry_run=dry_run,
+        )
 
-    def export_entries(self, released_after: Any, released_on_or_before: Any, **kw: Any) -> Export:
-        """Export released entries as frames; see :func:`toolkit.exports.export_entries`."""
+    def export_entries(
+        self,
+        released_after: Any,
+        released_on_or_before: Any,
+        *,
+        window: str | None = None,
+        progress: bool = False,
+    ) -> Export:
+        """Released entries as flat frames; see :func:`toolkit.exports.export_entries`.
+
+        Example:
+            >>> client.export_entries("2026-11-01", "2026-11-21", window="1D")  # doctest: +SKIP
+        """
         from toolkit.exports import export_entries
 
-        return export_entries(self, released_after, released_on_or_before, **kw)
+        return export_entries(
+            self, released_after, released_on_or_before, window=window, progress=progress
+        )
+
+    def export_to_parquet(
+        self,
+        released_after: Any,
+        released_on_or_before: Any,
+        path: str | os.PathLike[str],
+        *,
+        window: str = "1D",
+        partition_cols: Sequence[str] | None = None,
+        progress: bool = False,
+    ) -> dict[str, int]:
+        """Stream an export into a Parquet dataset; see :func:`toolkit.exports.export_to_parquet`.
+
+        Example:
+            >>> client.export_to_parquet("2026-01-01", "2027-01-01", "out/x")  # doctest: +SKIP
+        """
+        from toolkit.exports import export_to_parquet
+
+        return export_to_parquet(
+            self,
+            released_after,
+            released_on_or_before,
+            path,
+            window=window,
+            partition_cols=partition_cols,
+            progress=progress,
+        )
 
     def release_pending(self) -> Export:
-        """Entries still pending, as frames; see :func:`toolkit.exports.release_pending`."""
+        """Entries still pending, as frames; see :func:`toolkit.exports.release_pending`.
+
+        Example:
+            >>> client.release_pending().entries.shape  # doctest: +SKIP
+        """
         from toolkit.exports import release_pending
 
         return release_pending(self)
 
-    def acknowledge(self, frame: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
-        """Acknowledge entries from a frame; see :func:`toolkit.acknowledge.acknowledge`."""
+    def acknowledge(
+        self,
+        frame: pd.DataFrame,
+        *,
+        validate: bool = True,
+        workers: int | None = None,
+        progress: bool = True,
+        journal: str | os.PathLike[str] | None = None,
+    ) -> pd.DataFrame:
+        """Acknowledge entries from a frame; see :func:`toolkit.acknowledge.acknowledge`.
+
+        Example:
+            >>> client.acknowledge(reconciliation.to_acknowledge()).ok.all()  # doctest: +SKIP
+            True
+        """
         from toolkit.acknowledge import acknowledge
 
-        return acknowledge(self, frame, **kwargs)
+        return acknowledge(
+            self, frame, validate=validate, workers=workers, progress=progress, journal=journal
+        )
 
     def user(self, user_id: str) -> dict[str, Any]:
         """One user record.
@@ -458,17 +686,47 @@ class Client:
             rows.append(row)
         return pd.DataFrame(rows)
 
-    def star(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
-        """Star initiatives for timekeepers; see :func:`toolkit.starring.star`."""
+    def star(
+        self,
+        timekeeper_or_frame: str | pd.DataFrame,
+        initiative_external_ids: Iterable[str] | None = None,
+        *,
+        workers: int | None = None,
+        progress: bool = True,
+    ) -> pd.DataFrame:
+        """Star initiatives for a timekeeper, or many from a frame.
+
+        See :func:`toolkit.starring.star`.
+
+        Example:
+            >>> client.star("TK-001", ["M-1001-001"]).ok.all()  # doctest: +SKIP
+            True
+        """
         from toolkit.starring import star
 
-        return star(self, *args, **kwargs)
+        return star(
+            self, timekeeper_or_frame, initiative_external_ids, workers=workers, progress=progress
+        )
 
-    def unstar(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
-        """Unstar initiatives for timekeepers; see :func:`toolkit.starring.unstar`."""
+    def unstar(
+        self,
+        timekeeper_or_frame: str | pd.DataFrame,
+        initiative_external_ids: Iterable[str] | None = None,
+        *,
+        workers: int | None = None,
+        progress: bool = True,
+    ) -> pd.DataFrame:
+        """Unstar initiatives; see :func:`toolkit.starring.unstar`.
+
+        Example:
+            >>> client.unstar("TK-001", ["M-1001-001"]).ok.all()  # doctest: +SKIP
+            True
+        """
         from toolkit.starring import unstar
 
-        return unstar(self, *args, **kwargs)
+        return unstar(
+            self, timekeeper_or_frame, initiative_external_ids, workers=workers, progress=progress
+        )
 
     def starred(self, timekeeper_external_id: str, *, limit: int = 2500) -> pd.DataFrame:
         """A timekeeper's whole starred list; see :func:`toolkit.starring.starred`."""
