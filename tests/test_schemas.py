@@ -1,0 +1,650 @@
+"""toolkit.schemas: every rule of the spec's field tables, the coercions, and the failure frame."""
+
+from __future__ import annotations
+
+import inspect
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from toolkit import schemas
+from toolkit.errors import ToolkitError, ValidationError
+from toolkit.schemas import (
+    FAILURE_COLUMNS,
+    TABLES,
+    ClientSchema,
+    CodeRangeSchema,
+    CodeSchema,
+    CodeTypeSchema,
+    InitiativeSchema,
+    check,
+    check_frame,
+)
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
+
+VALID: dict[str, dict[str, Any]] = {
+    "clients": {
+        "externalId": "C-1",
+        "name": "Acme",
+        "callSign": "1",
+        "description": "Widgets",
+    },
+    "initiatives": {
+        "billingType": "billable",
+        "externalId": "M-1",
+        "name": "Acme v. Roadrunner",
+        "description": "Product liability",
+        "callSign": "1-001",
+        "clientExternalId": "C-1",
+        "unitIncrements": "360",
+        "status": "active",
+    },
+    "code_types": {
+        "externalId": "task-code",
+        "name": "task-code",
+        "semanticType": "task",
+        "customerDefaultable": "true",
+        "userDefaultable": "false",
+    },
+    "codes": {
+        "externalId": "L110",
+        "name": "L110",
+        "description": "Fact Investigation/Development",
+        "codeTypeExternalId": "task-code",
+    },
+    "code_ranges": {"initiativeExternalId": "M-1", "codeExternalId": "L110"},
+}
+
+
+def rows(table: str, *changes: dict[str, Any], index: list[Any] | None = None) -> pd.DataFrame:
+    """One valid row per ``changes`` dict (with distinct keys), each changed as given."""
+    spec = TABLES[table]
+    out = []
+    for i, change in enumerate(changes or ({},)):
+        row = dict(VALID[table])
+        row[spec.key[-1]] = f"{row[spec.key[-1]]}-{i}" if i else row[spec.key[-1]]
+        row.update(change)
+        out.append(row)
+    return pd.DataFrame(out, index=index, dtype=object)
+
+
+def failures_of(table: str, df: pd.DataFrame, **kwargs: Any) -> set[tuple[Any, Any, str]]:
+    fc = check_frame(table, df, **kwargs).failures
+    return set(zip(fc["row"], fc["column"], fc["check"], strict=True))
+
+
+def one_failure(table: str, df: pd.DataFrame) -> pd.Series:
+    fc = check_frame(table, df).failures
+    assert len(fc) == 1, fc.to_string()
+    return fc.iloc[0]
+
+
+# --- the registry ---------------------------------------------------------------------------
+
+
+def test_tables_are_in_the_spec_import_order() -> None:
+    assert list(TABLES) == ["clients", "initiatives", "code_types", "codes", "code_ranges"]
+
+
+def test_table_columns_follow_the_spec_field_tables() -> None:
+    assert TABLES["clients"].columns == ("externalId", "name", "callSign", "description")
+    assert TABLES["initiatives"].columns == (
+        "billingType",
+        "externalId",
+        "name",
+        "description",
+        "callSign",
+        "clientExternalId",
+        "unitIncrements",
+        "status",
+    )
+    assert TABLES["code_types"].columns == (
+        "externalId",
+        "name",
+        "semanticType",
+        "customerDefaultable",
+        "userDefaultable",
+    )
+    assert TABLES["codes"].columns == ("externalId", "name", "description", "codeTypeExternalId")
+    assert TABLES["code_ranges"].columns == ("initiativeExternalId", "codeExternalId")
+
+
+def test_table_keys_and_schemas() -> None:
+    assert {t: s.key for t, s in TABLES.items()} == {
+        "clients": ("externalId",),
+        "initiatives": ("externalId",),
+        "code_types": ("externalId",),
+        "codes": ("externalId",),
+        "code_ranges": ("initiativeExternalId", "codeExternalId"),
+    }
+    assert [s.schema for s in TABLES.values()] == [
+        ClientSchema,
+        InitiativeSchema,
+        CodeTypeSchema,
+        CodeSchema,
+        CodeRangeSchema,
+    ]
+
+
+def test_public_names_are_all_exported_and_documented_with_an_example() -> None:
+    from toolkit.schemas import imports
+
+    public = {
+        name
+        for name, obj in vars(imports).items()
+        if not name.startswith("_")
+        and getattr(obj, "__module__", None) == imports.__name__
+        and (inspect.isfunction(obj) or inspect.isclass(obj))
+    }
+    assert public <= set(imports.__all__)
+    assert set(schemas.__all__) == set(imports.__all__)
+    for name in schemas.__all__:
+        assert hasattr(schemas, name)
+        obj = getattr(schemas, name)
+        if inspect.isfunction(obj):
+            assert ">>>" in (obj.__doc__ or ""), name
+
+
+# --- the happy path -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("table", list(TABLES))
+def test_sample_data_passes_every_schema(table: str) -> None:
+    df = pd.read_csv(SAMPLE / f"{table}.csv", dtype=str, keep_default_na=False)
+    checked = check(table, df)
+    assert len(checked) == len(df)
+    TABLES[table].schema.validate(checked)
+
+
+def test_checked_frame_has_the_spec_columns_types_and_the_input_index() -> None:
+    df = rows("initiatives", {}, {"unitIncrements": "600.0"}, index=["a", "b"])
+    df = df[list(reversed(df.columns))]
+    out = check("initiatives", df)
+    assert list(out.columns) == list(TABLES["initiatives"].columns)
+    assert out.index.tolist() == ["a", "b"]
+    assert out["unitIncrements"].dtype == np.dtype("int64")
+    assert out["unitIncrements"].tolist() == [360, 600]
+    assert pd.api.types.is_string_dtype(out["externalId"])
+
+
+def test_checked_code_types_have_bool_columns_and_null_semantic_type() -> None:
+    df = rows(
+        "code_types",
+        {},
+        {"semanticType": "", "customerDefaultable": "FALSE", "userDefaultable": 1},
+    )
+    out = check("code_types", df)
+    assert out["customerDefaultable"].dtype == np.dtype("bool")
+    assert out["customerDefaultable"].tolist() == [True, False]
+    assert out["userDefaultable"].tolist() == [False, True]
+    assert out["semanticType"].iloc[0] == "task"
+    assert pd.isna(out["semanticType"].iloc[1])
+
+
+def test_empty_frame_with_the_right_columns_passes() -> None:
+    df = pd.DataFrame({c: pd.Series([], dtype=object) for c in TABLES["codes"].columns})
+    assert check("codes", df).empty
+
+
+# --- required values --------------------------------------------------------------------------
+
+REQUIRED = [
+    (table, column)
+    for table, spec in TABLES.items()
+    for column in spec.columns
+    if column not in spec.nullable
+]
+
+
+@pytest.mark.parametrize(("table", "column"), REQUIRED)
+@pytest.mark.parametrize("missing", ["", "   ", None, np.nan])
+def test_every_required_field_reports_a_missing_value(
+    table: str, column: str, missing: Any
+) -> None:
+    failure = one_failure(table, rows(table, {column: missing}))
+    assert (failure["row"], failure["column"], failure["check"]) == (0, column, "required")
+    assert column in failure["message"]
+    assert ("empty" if isinstance(missing, str) else "missing") in failure["message"]
+
+
+def test_description_may_not_be_empty_but_may_hold_na_text() -> None:
+    assert check("clients", rows("clients", {"description": "N/A"}))["description"].iloc[0] == (
+        "N/A"
+    )
+
+
+# --- enums ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["billable", "non-billable"])
+def test_billing_type_accepts_its_two_values(value: str) -> None:
+    assert check("initiatives", rows("initiatives", {"billingType": value})).shape[0] == 1
+
+
+@pytest.mark.parametrize(
+    "value", ["Billable", "BILLABLE", "non_billable", "nonbillable", "pro bono"]
+)
+def test_billing_type_is_case_sensitive_and_closed(value: str) -> None:
+    failure = one_failure("initiatives", rows("initiatives", {"billingType": value}))
+    assert failure["check"] == "allowed_values"
+    assert failure["value"] == value
+    assert "billable, non-billable" in failure["message"]
+
+
+def test_enum_message_suggests_the_right_case() -> None:
+    failure = one_failure("initiatives", rows("initiatives", {"status": "Inactive"}))
+    assert "did you mean 'inactive'?" in failure["message"]
+
+
+@pytest.mark.parametrize("value", ["active", "inactive"])
+def test_status_accepts_its_two_values(value: str) -> None:
+    assert check("initiatives", rows("initiatives", {"status": value})).shape[0] == 1
+
+
+@pytest.mark.parametrize("value", ["Active", "closed", "archived"])
+def test_status_is_case_sensitive_and_closed(value: str) -> None:
+    assert one_failure("initiatives", rows("initiatives", {"status": value}))["check"] == (
+        "allowed_values"
+    )
+
+
+@pytest.mark.parametrize("value", ["action", "activity", "location", "phase", "task"])
+def test_semantic_type_accepts_the_five_kinds(value: str) -> None:
+    out = check("code_types", rows("code_types", {"semanticType": value}))
+    assert out["semanticType"].iloc[0] == value
+
+
+@pytest.mark.parametrize("value", ["", "  ", None, np.nan])
+def test_semantic_type_missing_means_null(value: Any) -> None:
+    out = check("code_types", rows("code_types", {"semanticType": value}))
+    assert pd.isna(out["semanticType"].iloc[0])
+
+
+@pytest.mark.parametrize("value", ["Task", "TASK", "expense", "null", "None"])
+def test_semantic_type_other_text_is_reported(value: str) -> None:
+    failure = one_failure("code_types", rows("code_types", {"semanticType": value}))
+    assert failure["check"] == "allowed_values"
+    assert "empty for null" in failure["message"]
+
+
+# --- unitIncrements ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (360, 360),
+        ("360", 360),
+        ("360.0", 360),
+        (360.0, 360),
+        (" 600 ", 600),
+        (np.int64(900), 900),
+        (np.float64(900.0), 900),
+        ("+360", 360),
+        ("1e3", 1000),
+    ],
+)
+def test_unit_increments_coerces_whole_numbers(value: Any, expected: int) -> None:
+    out = check("initiatives", rows("initiatives", {"unitIncrements": value}))
+    assert out["unitIncrements"].iloc[0] == expected
+    assert isinstance(out["unitIncrements"].iloc[0], np.integer)
+
+
+@pytest.mark.parametrize(
+    "value", ["360.5", 360.5, "abc", "1,000", "6 min", True, "inf", math.inf, "nan", 1e300]
+)
+def test_unit_increments_reports_what_is_not_a_whole_number(value: Any) -> None:
+    failure = one_failure("initiatives", rows("initiatives", {"unitIncrements": value}))
+    assert (failure["column"], failure["check"]) == ("unitIncrements", "type")
+    assert "whole number" in failure["message"]
+    assert failure["value"] == value or (isinstance(value, float) and math.isinf(value))
+
+
+@pytest.mark.parametrize("value", [0, "0", -360, "-360", -0.0])
+def test_unit_increments_must_be_positive(value: Any) -> None:
+    failure = one_failure("initiatives", rows("initiatives", {"unitIncrements": value}))
+    assert (failure["column"], failure["check"]) == ("unitIncrements", "positive")
+
+
+@pytest.mark.parametrize(
+    "series",
+    [
+        pd.Series([360, 600], dtype="int64"),
+        pd.Series([360.0, 600.0]),
+        pd.Series([360, 600], dtype="Int64"),
+        pd.Series(["360", "600"], dtype="str"),
+        pd.Series(["360", "600"], dtype="category"),
+    ],
+)
+def test_unit_increments_accepts_the_dtypes_loading_yields(series: pd.Series) -> None:
+    df = rows("initiatives", {}, {})
+    df["unitIncrements"] = series.to_numpy()
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        df["unitIncrements"] = series.astype("category")
+    assert check("initiatives", df)["unitIncrements"].tolist() == [360, 600]
+
+
+def test_unit_increments_bool_column_is_reported_per_row() -> None:
+    df = rows("initiatives", {}, {})
+    df["unitIncrements"] = [True, False]
+    assert failures_of("initiatives", df) == {
+        (0, "unitIncrements", "type"),
+        (1, "unitIncrements", "type"),
+    }
+
+
+def test_unit_increments_float_column_with_nan_reports_required_and_fraction() -> None:
+    df = rows("initiatives", {}, {}, {})
+    df["unitIncrements"] = [360.0, np.nan, 0.5]
+    assert failures_of("initiatives", df) == {
+        (1, "unitIncrements", "required"),
+        (2, "unitIncrements", "type"),
+    }
+
+
+# --- booleans ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (True, True),
+        (False, False),
+        (np.bool_(True), True),
+        ("true", True),
+        ("TRUE", True),
+        ("True", True),
+        (" false ", False),
+        ("FALSE", False),
+        (1, True),
+        (0, False),
+        ("1", True),
+        ("0", False),
+        (1.0, True),
+        (0.0, False),
+    ],
+)
+@pytest.mark.parametrize("column", ["customerDefaultable", "userDefaultable"])
+def test_booleans_accept_true_false_in_any_case_and_one_zero(
+    column: str, value: Any, expected: bool
+) -> None:
+    out = check("code_types", rows("code_types", {column: value}))
+    assert out[column].iloc[0] is np.bool_(expected) or out[column].iloc[0] == expected
+    assert out[column].dtype == np.dtype("bool")
+
+
+@pytest.mark.parametrize("value", ["yes", "no", "Y", "t", "f", 2, "2", 0.5, "on"])
+@pytest.mark.parametrize("column", ["customerDefaultable", "userDefaultable"])
+def test_booleans_report_anything_else(column: str, value: Any) -> None:
+    failure = one_failure("code_types", rows("code_types", {column: value}))
+    assert (failure["column"], failure["check"], failure["value"]) == (column, "type", value)
+    assert "true or false" in failure["message"]
+
+
+def test_boolean_columns_of_numpy_dtypes_are_accepted() -> None:
+    df = rows("code_types", {}, {})
+    df["customerDefaultable"] = np.array([True, False])
+    df["userDefaultable"] = np.array([1, 0])
+    out = check("code_types", df)
+    assert out["userDefaultable"].tolist() == [True, False]
+
+
+# --- text -------------------------------------------------------------------------------------
+
+
+def test_whole_numbers_in_text_columns_become_their_digits() -> None:
+    df = rows("clients", {"externalId": 1001, "callSign": 1001.0})
+    out = check("clients", df)
+    assert out.iloc[0][["externalId", "callSign"]].tolist() == ["1001", "1001"]
+
+
+@pytest.mark.parametrize(
+    "value", [12.5, True, pd.Timestamp("2024-01-01"), ["a"], {"a": 1}, math.inf]
+)
+def test_non_text_values_in_text_columns_are_reported_not_raised(value: Any) -> None:
+    failure = one_failure("clients", rows("clients", {"name": value}))
+    assert (failure["column"], failure["check"]) == ("name", "type")
+    assert "must be text" in failure["message"]
+
+
+def test_unicode_and_punctuation_survive() -> None:
+    name = 'Müller & Søn GmbH, "Ōtani" – Zoë'
+    assert check("clients", rows("clients", {"name": name}))["name"].iloc[0] == name
+
+
+# --- identifiers ------------------------------------------------------------------------------
+
+IDENTIFIERS = [
+    ("clients", "externalId"),
+    ("initiatives", "externalId"),
+    ("initiatives", "clientExternalId"),
+    ("code_types", "externalId"),
+    ("codes", "externalId"),
+    ("codes", "codeTypeExternalId"),
+    ("code_ranges", "initiativeExternalId"),
+    ("code_ranges", "codeExternalId"),
+]
+
+
+@pytest.mark.parametrize(("table", "column"), IDENTIFIERS)
+@pytest.mark.parametrize("value", [" X-1", "X-1 ", "\tX-1"])
+def test_identifiers_with_surrounding_whitespace_are_reported(
+    table: str, column: str, value: str
+) -> None:
+    failure = one_failure(table, rows(table, {column: value}))
+    assert (failure["column"], failure["check"], failure["value"]) == (column, "whitespace", value)
+
+
+def test_names_may_have_surrounding_whitespace() -> None:
+    assert check("clients", rows("clients", {"name": " Acme "}))["name"].iloc[0] == " Acme "
+
+
+@pytest.mark.parametrize("table", ["clients", "initiatives", "code_types", "codes"])
+def test_external_id_must_be_unique_and_every_occurrence_is_reported(table: str) -> None:
+    df = rows(table, {}, {}, {})
+    df.loc[2, "externalId"] = df.loc[0, "externalId"]
+    df.index = ["a", "b", "c"]
+    fc = check_frame(table, df).failures
+    assert set(zip(fc["row"], fc["check"], strict=True)) == {("a", "unique"), ("c", "unique")}
+    assert all("rows a, c" in m for m in fc["message"])
+
+
+def test_external_id_uniqueness_is_case_sensitive() -> None:
+    assert (
+        check("clients", rows("clients", {"externalId": "c-1"}, {"externalId": "C-1"})).shape[0]
+        == 2
+    )
+
+
+def test_code_range_pair_must_be_unique() -> None:
+    df = pd.DataFrame(
+        {
+            "initiativeExternalId": ["M-1", "M-1", "M-2", "M-1"],
+            "codeExternalId": ["L110", "L120", "L110", "L110"],
+        }
+    )
+    fc = check_frame("code_ranges", df).failures
+    assert set(zip(fc["row"], fc["column"], fc["check"], strict=True)) == {
+        (0, "codeExternalId", "unique"),
+        (3, "codeExternalId", "unique"),
+    }
+    assert "'L110' is listed more than once for initiativeExternalId 'M-1'" in fc["message"][0]
+
+
+# --- columns ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("table", "given", "expected"),
+    [
+        ("clients", "call_sign", "callSign"),
+        ("clients", "CALLSIGN", "callSign"),
+        ("clients", "Call Sign", "callSign"),
+        ("clients", "external_id", "externalId"),
+        ("initiatives", "client_external_id", "clientExternalId"),
+        ("initiatives", "unit_increments", "unitIncrements"),
+        ("initiatives", "unitIncrement", "unitIncrements"),
+        ("initiatives", "billing_type", "billingType"),
+        ("initiatives", "Status", "status"),
+        ("code_types", "semantic_type", "semanticType"),
+        ("code_types", "user_defaultable", "userDefaultable"),
+        ("codes", "codeTypeId", "codeTypeExternalId"),
+        ("code_ranges", "initiative_external_id", "initiativeExternalId"),
+    ],
+)
+def test_misnamed_column_names_its_closest_match(table: str, given: str, expected: str) -> None:
+    df = rows(table).rename(columns={expected: given})
+    fc = check_frame(table, df).failures
+    by_check = {
+        c: (col, m) for col, c, m in zip(fc["column"], fc["check"], fc["message"], strict=True)
+    }
+    assert set(by_check) == {"column_missing", "column_unexpected"}
+    assert by_check["column_missing"][0] == expected
+    assert by_check["column_unexpected"][0] == given
+    assert f"did you mean {expected!r}" in by_check["column_unexpected"][1]
+    assert f"columns={{{given!r}: {expected!r}}}" in by_check["column_unexpected"][1]
+    assert repr(given) in by_check["column_missing"][1]
+    assert fc["row"].isna().all()
+
+
+def test_misnamed_column_still_reports_every_row_problem_of_the_other_columns() -> None:
+    df = rows("clients", {"name": ""}).rename(columns={"callSign": "call_sign"})
+    assert failures_of("clients", df) == {
+        (None, "callSign", "column_missing"),
+        (None, "call_sign", "column_unexpected"),
+        (0, "name", "required"),
+    }
+
+
+def test_unrelated_extra_column_lists_the_expected_columns() -> None:
+    df = rows("codes").assign(notes="x")
+    failure = one_failure("codes", df)
+    assert (failure["column"], failure["check"]) == ("notes", "column_unexpected")
+    assert "externalId, name, description, codeTypeExternalId" in failure["message"]
+
+
+def test_extra_column_close_to_a_present_one_says_drop_it() -> None:
+    df = rows("clients").assign(call_sign="1")
+    failure = one_failure("clients", df)
+    assert "'callSign' is present" in failure["message"]
+
+
+def test_missing_column_without_a_close_match() -> None:
+    failure = one_failure("clients", rows("clients").drop(columns="description"))
+    assert (failure["row"], failure["column"], failure["check"]) == (
+        None,
+        "description",
+        "column_missing",
+    )
+
+
+def test_duplicated_column_is_reported() -> None:
+    df = rows("clients")
+    df = pd.concat([df, df[["name"]]], axis=1)
+    failure = one_failure("clients", df)
+    assert (failure["column"], failure["check"]) == ("name", "column_duplicate")
+
+
+def test_column_failures_make_every_row_bad() -> None:
+    result = check_frame("clients", rows("clients", {}, {}).assign(extra=1))
+    assert result.bad_rows() == {0, 1}
+    assert result.valid_frame().empty
+    assert list(result.valid_frame().columns) == list(TABLES["clients"].columns)
+
+
+def test_columns_argument_renames_on_the_way_in() -> None:
+    df = rows("clients").rename(columns={"callSign": "Client Code", "name": "Client Name"})
+    out = check("clients", df, columns={"Client Code": "callSign", "Client Name": "name"})
+    assert out["callSign"].tolist() == ["1"]
+
+
+def test_columns_argument_ignores_names_the_frame_does_not_have() -> None:
+    assert len(check("clients", rows("clients"), columns={"nope": "name"})) == 1
+
+
+# --- the failure frame ------------------------------------------------------------------------
+
+
+def test_check_raises_validation_error_with_every_failure_at_once() -> None:
+    df = rows(
+        "initiatives",
+        {"billingType": "Billable", "unitIncrements": "360.5"},
+        {"status": "closed", "name": ""},
+        {"clientExternalId": " C-1", "unitIncrements": "-6"},
+        index=[10, 11, 12],
+    )
+    with pytest.raises(ValidationError) as info:
+        check("initiatives", df)
+    err = info.value
+    assert isinstance(err, ValueError) and isinstance(err, ToolkitError)
+    fc = err.failure_cases
+    assert list(fc.columns) == list(FAILURE_COLUMNS)
+    assert list(zip(fc["row"], fc["column"], fc["check"], strict=True)) == [
+        (10, "billingType", "allowed_values"),
+        (10, "unitIncrements", "type"),
+        (11, "name", "required"),
+        (11, "status", "allowed_values"),
+        (12, "clientExternalId", "whitespace"),
+        (12, "unitIncrements", "positive"),
+    ]
+    assert fc["table"].eq("initiatives").all()
+    assert fc["externalId"].tolist() == ["M-1", "M-1", "M-1-1", "M-1-1", "M-1-2", "M-1-2"]
+    assert fc["value"].tolist() == ["Billable", "360.5", "", "closed", " C-1", "-6"]
+    assert "6 problems" in str(err)
+    assert "initiatives row 10 [M-1] billingType" in str(err)
+
+
+def test_failure_frame_values_are_the_raw_input_and_missing_is_none() -> None:
+    df = rows("clients", {"externalId": None, "name": ""})
+    fc = check_frame("clients", df).failures
+    assert fc["externalId"].tolist() == [None, None]
+    assert fc["value"].tolist() == [None, ""]
+    assert fc["row"].tolist() == [0, 0]
+
+
+def test_failure_frame_uses_the_input_index_labels_even_when_repeated() -> None:
+    df = rows("clients", {}, {"name": ""}, index=["x", "x"])
+    fc = check_frame("clients", df).failures
+    assert fc["row"].tolist() == ["x"]
+    assert fc["externalId"].tolist() == ["C-1-1"]
+
+
+def test_a_clean_frame_has_an_empty_failure_frame_with_the_columns() -> None:
+    result = check_frame("codes", rows("codes"))
+    assert result.ok
+    assert list(result.failures.columns) == list(FAILURE_COLUMNS)
+
+
+def test_unknown_table_is_a_value_error_naming_the_closest() -> None:
+    with pytest.raises(ValueError, match="did you mean 'code_types'"):
+        check("codetypes", rows("codes"))
+
+
+def test_not_a_frame_is_a_type_error() -> None:
+    with pytest.raises(TypeError):
+        check("clients", [{"externalId": "C-1"}])  # type: ignore[arg-type]
+
+
+def test_models_can_be_used_directly_and_reject_blank_text() -> None:
+    import pandera.errors
+
+    df = check("clients", rows("clients")).assign(name=" ")
+    with pytest.raises(pandera.errors.SchemaError):
+        ClientSchema.validate(df)
+
+
+@pytest.mark.parametrize("value", [["360"], {"s": 360}, pd.Timestamp("2024-01-01"), b"360"])
+def test_unit_increments_odd_objects_are_reported_not_raised(value: Any) -> None:
+    failure = one_failure("initiatives", rows("initiatives", {"unitIncrements": value}))
+    assert (failure["column"], failure["check"]) == ("unitIncrements", "type")
+
+
+@pytest.mark.parametrize("value", [["true"], {"a": 1}, pd.Timestamp("2024-01-01")])
+def test_boolean_odd_objects_are_reported_not_raised(value: Any) -> None:
+    failure = one_failure("code_types", rows("code_types", {"userDefaultable": value}))
+    assert (failure["column"], failure["check"]) == ("userDefaultable", "type")

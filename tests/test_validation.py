@@ -1,0 +1,440 @@
+"""toolkit.validation: whole-firm validation, cross-table references, the report, load_folder."""
+
+from __future__ import annotations
+
+import inspect
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from toolkit import validation
+from toolkit.errors import ConfigError, ValidationError
+from toolkit.schemas import FAILURE_COLUMNS, TABLES
+from toolkit.validation import ValidationReport, bad_rows, load_folder, validate
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample_data"
+BROKEN = Path(__file__).resolve().parent / "broken_sample"
+
+
+def triples(report: ValidationReport) -> set[tuple[str, Any, str | None, str]]:
+    fc = report.failures
+    return set(zip(fc["table"], fc["row"], fc["column"], fc["check"], strict=True))
+
+
+def clients(*ids: str) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "externalId": list(ids),
+            "name": [f"Client {i}" for i in ids],
+            "callSign": list(ids),
+            "description": "x",
+        }
+    )
+
+
+def initiatives(*pairs: tuple[str, str]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "billingType": "billable",
+            "externalId": [p[0] for p in pairs],
+            "name": "n",
+            "description": "d",
+            "callSign": [p[0] for p in pairs],
+            "clientExternalId": [p[1] for p in pairs],
+            "unitIncrements": 360,
+            "status": "active",
+        }
+    )
+
+
+def code_types(*ids: str) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "externalId": list(ids),
+            "name": list(ids),
+            "semanticType": None,
+            "customerDefaultable": True,
+            "userDefaultable": False,
+        }
+    )
+
+
+def codes(*pairs: tuple[str, str]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "externalId": [p[0] for p in pairs],
+            "name": [p[0] for p in pairs],
+            "description": "d",
+            "codeTypeExternalId": [p[1] for p in pairs],
+        }
+    )
+
+
+def ranges(*pairs: tuple[str, str]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "initiativeExternalId": [p[0] for p in pairs],
+            "codeExternalId": [p[1] for p in pairs],
+        }
+    )
+
+
+# --- sample data ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sample() -> dict[str, pd.DataFrame]:
+    return load_folder(SAMPLE)
+
+
+def test_sample_data_validates_cleanly(sample: dict[str, pd.DataFrame]) -> None:
+    report = validate(**sample)
+    assert report.ok, report.failures.to_string()
+    assert list(report.frames) == list(TABLES)
+    assert {t: len(f) for t, f in report.frames.items()} == {t: len(f) for t, f in sample.items()}
+    assert report.unchecked == ()
+
+
+def test_sample_data_is_a_small_law_firm(sample: dict[str, pd.DataFrame]) -> None:
+    frames = validate(**sample).frames
+    assert 18 <= len(frames["clients"]) <= 22
+    matters = frames["initiatives"]
+    assert 55 <= len(matters) <= 65
+    assert set(matters["billingType"]) == {"billable", "non-billable"}
+    assert set(matters["status"]) == {"active", "inactive"}
+    increments = matters["unitIncrements"].value_counts()
+    assert increments.idxmax() == 360 and {600, 900} <= set(increments.index)
+    assert set(frames["code_types"]["semanticType"].dropna()) == {"task", "activity"}
+    assert frames["code_types"]["semanticType"].isna().any()
+    assert len(frames["codes"]) >= 30
+    assert frames["code_ranges"]["initiativeExternalId"].nunique() >= 3
+    assert "Müller & Søn GmbH" in set(frames["clients"]["name"])
+    assert matters["externalId"].str.fullmatch(r"M-\d{4}-\d{3}").all()
+    assert len(pd.read_csv(SAMPLE / "timekeepers.csv")) == 8
+
+
+def test_load_folder_keeps_na_text_and_unicode(sample: dict[str, pd.DataFrame]) -> None:
+    assert "N/A" in set(sample["initiatives"]["description"])
+    assert sample["code_types"]["semanticType"].tolist()[-1] == ""
+    assert sample["clients"].attrs["source"].endswith("clients.csv")
+
+
+# --- the broken copy ------------------------------------------------------------------------
+
+BROKEN_EXPECTED = {
+    ("clients", 2, "externalId", "unique"),
+    ("clients", 4, "name", "required"),
+    ("clients", 20, "externalId", "unique"),
+    ("initiatives", 1, "billingType", "allowed_values"),
+    ("initiatives", 5, "unitIncrements", "type"),
+    ("initiatives", 13, "unitIncrements", "positive"),
+    ("initiatives", 20, "status", "allowed_values"),
+    ("initiatives", 26, "clientExternalId", "reference"),
+    ("code_types", None, "userDefaultable", "column_missing"),
+    ("code_types", None, "user_defaultable", "column_unexpected"),
+    ("code_types", 0, "semanticType", "allowed_values"),
+    ("code_types", 1, "customerDefaultable", "type"),
+    ("codes", 32, "externalId", "whitespace"),
+    ("codes", 35, "codeTypeExternalId", "reference"),
+    ("code_ranges", 3, "codeExternalId", "reference"),
+    ("code_ranges", 12, "codeExternalId", "unique"),
+    ("code_ranges", 20, "initiativeExternalId", "reference"),
+    ("code_ranges", 41, "codeExternalId", "unique"),
+}
+
+
+def test_broken_sample_reports_every_planted_error_in_one_pass() -> None:
+    report = validate(**load_folder(BROKEN))
+    assert not report.ok
+    assert triples(report) == BROKEN_EXPECTED
+    assert len(report.failures) == len(BROKEN_EXPECTED)
+    fc = report.failures
+    assert list(fc.columns) == list(FAILURE_COLUMNS)
+    assert fc["message"].map(lambda m: isinstance(m, str) and len(m) > 10).all()
+    row_level = fc[fc["row"].notna()]
+    assert row_level["value"].notna().all()
+    assert row_level["externalId"].notna().all()
+    # table order, then row order
+    assert fc["table"].drop_duplicates().tolist() == list(TABLES)
+
+
+def test_broken_sample_failures_name_value_and_external_id() -> None:
+    fc = validate(**load_folder(BROKEN)).failures.set_index(["table", "column", "check"])
+    ref = fc.loc[("initiatives", "clientExternalId", "reference")]
+    assert (ref["row"], ref["externalId"], ref["value"]) == (26, "M-1009-001", "C-9999")
+    typo = fc.loc[("code_ranges", "initiativeExternalId", "reference")]
+    assert typo["value"] == "M-1016-02"
+
+
+def test_broken_sample_coercible_values_are_not_errors() -> None:
+    report = validate(**load_folder(BROKEN))
+    assert report.frames["initiatives"].loc[2, "unitIncrements"] == 360  # written "360.0"
+
+
+def test_broken_sample_raise_if_failed_carries_the_same_frame() -> None:
+    report = validate(**load_folder(BROKEN))
+    with pytest.raises(ValidationError) as info:
+        report.raise_if_failed()
+    pd.testing.assert_frame_equal(info.value.failure_cases, report.failures)
+    assert "18 problems" in str(info.value)
+
+
+def test_broken_sample_report_frames_hold_only_importable_rows() -> None:
+    report = validate(**load_folder(BROKEN))
+    assert 4 not in report.frames["clients"].index
+    assert 2 not in report.frames["clients"].index
+    assert report.frames["code_types"].empty  # a column is wrong
+    held = {"M-1001-001", "M-1006-002", "M-1016-02"}
+    assert not set(report.frames["code_ranges"]["initiativeExternalId"]) & held
+    assert "M-1016-002" in set(report.frames["code_ranges"]["initiativeExternalId"])
+
+
+def test_broken_sample_bad_rows_and_bad_ids() -> None:
+    report = validate(**load_folder(BROKEN))
+    assert report.bad_rows("clients") == {2, 4, 20}
+    assert bad_rows(report, "code_types") == {0, 1, 2}
+    assert report.bad_ids("clients") == {"C-1003", "C-1005"}
+    assert report.bad_ids("code_ranges") == {"M-1001-001", "M-1006-002", "M-1016-02"}
+    assert report.bad_rows("nothing-given") == set()
+
+
+# --- references -------------------------------------------------------------------------------
+
+
+def test_initiative_client_must_exist_in_the_clients_frame() -> None:
+    report = validate(
+        clients=clients("C-1"), initiatives=initiatives(("M-1", "C-1"), ("M-2", "C-2"))
+    )
+    assert triples(report) == {("initiatives", 1, "clientExternalId", "reference")}
+    assert "'C-2' is not an externalId of clients" in report.failures["message"][0]
+
+
+def test_known_ids_satisfy_references() -> None:
+    report = validate(
+        clients=clients("C-1"),
+        initiatives=initiatives(("M-1", "C-1"), ("M-2", "C-2")),
+        known={"clients": ["C-2"]},
+    )
+    assert report.ok
+
+
+def test_known_ids_alone_are_enough_to_check_references() -> None:
+    report = validate(initiatives=initiatives(("M-1", "C-1")), known={"clients": {"C-9"}})
+    assert triples(report) == {("initiatives", 0, "clientExternalId", "reference")}
+
+
+def test_known_ids_may_be_a_series_or_numbers() -> None:
+    df = initiatives(("M-1", "1001"))
+    assert validate(initiatives=df, known={"clients": pd.Series([1001])}).ok
+    assert validate(initiatives=df, known={"clients": np.array(["1001"])}).ok
+
+
+def test_code_type_reference_is_checked() -> None:
+    report = validate(
+        code_types=code_types("task-code"), codes=codes(("L1", "task-code"), ("E1", "x"))
+    )
+    assert triples(report) == {("codes", 1, "codeTypeExternalId", "reference")}
+
+
+def test_code_range_references_initiatives_and_codes() -> None:
+    report = validate(
+        initiatives=initiatives(("M-1", "C-1")),
+        codes=codes(("L1", "t")),
+        code_ranges=ranges(("M-1", "L1"), ("M-9", "L1"), ("M-1", "L9")),
+        known={"clients": ["C-1"], "code_types": ["t"]},
+    )
+    assert triples(report) == {
+        ("code_ranges", 1, "initiativeExternalId", "reference"),
+        ("code_ranges", 2, "codeExternalId", "reference"),
+    }
+
+
+def test_reference_message_suggests_an_id_differing_only_in_case_or_spaces() -> None:
+    report = validate(clients=clients("C-1001"), initiatives=initiatives(("M-1", "c-1001")))
+    assert "did you mean 'C-1001'?" in report.failures["message"][0]
+
+
+def test_a_parent_row_that_failed_still_counts_as_existing() -> None:
+    parents = clients("C-1")
+    parents.loc[0, "name"] = ""
+    report = validate(clients=parents, initiatives=initiatives(("M-1", "C-1")))
+    assert triples(report) == {("clients", 0, "name", "required")}
+    assert report.bad_ids("clients") == {"C-1"}
+
+
+def test_references_without_a_parent_are_listed_as_unchecked() -> None:
+    report = validate(initiatives=initiatives(("M-1", "C-1")), code_ranges=ranges(("M-1", "L1")))
+    assert report.ok
+    assert report.unchecked == (
+        "initiatives.clientExternalId -> clients",
+        "code_ranges.codeExternalId -> codes",
+    )
+    assert "unchecked references" in repr(report)
+
+
+def test_a_value_already_failing_its_own_rule_is_not_also_a_reference_failure() -> None:
+    report = validate(clients=clients("C-1"), initiatives=initiatives(("M-1", " C-1")))
+    assert triples(report) == {("initiatives", 0, "clientExternalId", "whitespace")}
+
+
+def test_known_with_an_unknown_table_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="client"):
+        validate(clients=clients("C-1"), known={"client": ["C-1"]})
+
+
+def test_known_as_a_single_string_is_a_config_error() -> None:
+    with pytest.raises(ConfigError):
+        validate(initiatives=initiatives(("M-1", "C-1")), known={"clients": "C-1"})
+
+
+# --- columns= ---------------------------------------------------------------------------------
+
+
+def test_columns_mapping_applies_to_every_table() -> None:
+    report = validate(
+        clients=clients("C-1").rename(columns={"callSign": "call_sign"}),
+        codes=codes(("L1", "t")).rename(columns={"codeTypeExternalId": "code_type"}),
+        columns={"call_sign": "callSign", "code_type": "codeTypeExternalId"},
+        known={"code_types": ["t"]},
+    )
+    assert report.ok
+
+
+def test_columns_mapping_per_table() -> None:
+    report = validate(
+        clients=clients("C-1").rename(columns={"name": "Client"}),
+        initiatives=initiatives(("M-1", "C-1")).rename(columns={"clientExternalId": "Client"}),
+        columns={"clients": {"Client": "name"}, "initiatives": {"Client": "clientExternalId"}},
+    )
+    assert report.ok
+
+
+def test_columns_per_table_with_an_unknown_table_is_a_config_error() -> None:
+    with pytest.raises(ConfigError):
+        validate(clients=clients("C-1"), columns={"clientz": {"a": "b"}})
+
+
+# --- the report -------------------------------------------------------------------------------
+
+
+def test_clean_report_is_ok_and_does_not_raise() -> None:
+    report = validate(clients=clients("C-1", "C-2"))
+    assert report.ok
+    report.raise_if_failed()
+    assert report.failures.empty and list(report.failures.columns) == list(FAILURE_COLUMNS)
+    assert repr(report).startswith("ValidationReport: ok, 2 rows in 1 table(s)")
+
+
+def test_empty_call_is_ok() -> None:
+    report = validate()
+    assert report.ok and report.frames == {}
+    assert "nothing to validate" in repr(report)
+
+
+def test_report_summary_and_html() -> None:
+    report = validate(**load_folder(BROKEN))
+    summary = report.summary()
+    assert summary.loc["clients"].tolist() == [21, 18, 3, 3]
+    assert summary.loc["code_types"].tolist() == [3, 0, 3, 4]
+    assert repr(report).startswith("ValidationReport: NOT ok, 18 problems")
+    html = report._repr_html_()
+    assert "<table" in html and "user_defaultable" in html
+
+
+def test_report_frames_are_typed_and_keep_the_input_index() -> None:
+    df = initiatives(("M-1", "C-1"), ("M-2", "C-1"))
+    df["unitIncrements"] = ["360.0", "x"]
+    df.index = ["first", "second"]
+    report = validate(initiatives=df, known={"clients": ["C-1"]})
+    frame = report.frames["initiatives"]
+    assert frame.index.tolist() == ["first"]
+    assert frame["unitIncrements"].dtype == np.dtype("int64")
+
+
+def test_public_names_are_exported_and_documented_with_an_example() -> None:
+    for name in validation.__all__:
+        obj = getattr(validation, name)
+        assert ">>>" in (obj.__doc__ or ""), name
+        if inspect.isclass(obj):
+            for attr, member in vars(obj).items():
+                if inspect.isfunction(member) and not attr.startswith("_"):
+                    assert ">>>" in (member.__doc__ or ""), f"{name}.{attr}"
+
+
+# --- load_folder ------------------------------------------------------------------------------
+
+
+def test_load_folder_reads_parquet_and_excel_like_csv(tmp_path: Path) -> None:
+    frames = validate(**load_folder(SAMPLE)).frames
+    frames["clients"].to_parquet(tmp_path / "clients.parquet")
+    with pd.ExcelWriter(tmp_path / "initiatives.xlsx") as writer:
+        frames["initiatives"].to_excel(writer, index=False)
+    typed_types = frames["code_types"].astype({"semanticType": object})
+    with pd.ExcelWriter(tmp_path / "code_types.xlsx") as writer:
+        typed_types.to_excel(writer, index=False)
+    shutil.copy(SAMPLE / "codes.csv", tmp_path / "codes.csv")
+    loaded = load_folder(tmp_path)
+    assert list(loaded) == ["clients", "initiatives", "code_types", "codes"]
+    report = validate(**loaded)
+    assert report.ok, report.failures.to_string()
+    assert report.frames["initiatives"]["unitIncrements"].tolist() == (
+        frames["initiatives"]["unitIncrements"].tolist()
+    )
+    assert report.frames["code_types"]["semanticType"].isna().sum() == 1
+    assert report.unchecked == ()
+
+
+def test_load_folder_excel_keeps_na_text_and_reports_empty_cells(tmp_path: Path) -> None:
+    df = clients("C-1", "NA")
+    df.loc[1, "description"] = None
+    df.to_excel(tmp_path / "clients.xlsx", index=False)
+    report = validate(**load_folder(tmp_path))
+    assert triples(report) == {("clients", 1, "description", "required")}
+    assert report.failures["externalId"].tolist() == ["NA"]
+
+
+def test_load_folder_reads_csv_with_a_bom(tmp_path: Path) -> None:
+    text = (SAMPLE / "clients.csv").read_text(encoding="utf-8")
+    (tmp_path / "clients.csv").write_text(text, encoding="utf-8-sig")
+    loaded = load_folder(tmp_path)
+    assert loaded["clients"].columns[0] == "externalId"
+
+
+def test_load_folder_skips_missing_tables_and_ignores_other_files(tmp_path: Path) -> None:
+    shutil.copy(SAMPLE / "codes.csv", tmp_path / "codes.csv")
+    shutil.copy(SAMPLE / "timekeepers.csv", tmp_path / "timekeepers.csv")
+    assert list(load_folder(tmp_path)) == ["codes"]
+
+
+def test_load_folder_refuses_two_files_for_one_table(tmp_path: Path) -> None:
+    shutil.copy(SAMPLE / "codes.csv", tmp_path / "codes.csv")
+    pd.read_csv(SAMPLE / "codes.csv").to_parquet(tmp_path / "codes.parquet")
+    with pytest.raises(ConfigError, match="more than one file"):
+        load_folder(tmp_path)
+
+
+def test_load_folder_needs_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError):
+        load_folder(tmp_path / "nope")
+
+
+# --- scale ------------------------------------------------------------------------------------
+
+
+def test_validates_tens_of_thousands_of_rows_quickly() -> None:
+    n = 30_000
+    parents = clients(*[f"C-{i}" for i in range(3_000)])
+    matters = initiatives(*[(f"M-{i}", f"C-{i % 3_000}") for i in range(n)])
+    matters["unitIncrements"] = np.where(np.arange(n) % 1000 == 0, "36.5", "360")
+    started = time.perf_counter()
+    report = validate(clients=parents, initiatives=matters)
+    elapsed = time.perf_counter() - started
+    assert len(report.failures) == 30
+    assert len(report.frames["initiatives"]) == n - 30
+    assert elapsed < 10, elapsed
