@@ -1,0 +1,237 @@
+"""A local, faithful implementation of the whole time-billing interface.
+
+One FastAPI app serves the identity, time and ingestion paths at one base address, with its
+state in one SQLite file. From Python::
+
+    from toolkit.sandbox import running
+
+    with running(seed="sample_data") as sb:
+        sb.url, sb.customer_id, sb.client_id    # credentials of the demo customer
+        sb.env()                                 # TOOLKIT_* variables for the toolkit
+        sb.admin.create_user("TK-1", "Ann Lee", "ann@example.com")
+
+From a shell: ``toolkit sandbox --seed sample_data`` (or ``python -m toolkit.sandbox``).
+Layout, like moto: :mod:`.store` (state and rules), :mod:`.app` (thin routes),
+:mod:`.exceptions` (errors and the one handler), :mod:`.payloads` (pydantic models),
+:mod:`.faults`, :mod:`.server`, :mod:`.admin` and :mod:`.cli`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .admin import Admin, AdminError
+from .app import create_app
+from .exceptions import SandboxError
+from .faults import Faults, Stats
+from .server import ServerThread, bind
+from .store import DEFAULT_AUDIENCE, DEFAULT_TOKEN_TTL, Clock, Store
+
+__all__ = [
+    "DEFAULT_AUDIENCE",
+    "DEFAULT_TOKEN_TTL",
+    "Admin",
+    "AdminError",
+    "Faults",
+    "Sandbox",
+    "SandboxError",
+    "Stats",
+    "Store",
+    "create_app",
+    "env_for",
+    "running",
+    "write_env_file",
+]
+
+
+def env_for(url: str, customer_id: str, client_id: str, client_secret: str,
+            audience: str) -> dict[str, str]:
+    """Return the ``TOOLKIT_*`` environment variables for a sandbox's credentials.
+
+    All three services share the sandbox's one base address.
+
+    Args:
+        url: Base address.
+        customer_id: Customer id.
+        client_id: API client id.
+        client_secret: API client secret.
+        audience: Token audience.
+
+    Returns:
+        ``TOOLKIT_CUSTOMER_ID``, ``TOOLKIT_CLIENT_ID``, ``TOOLKIT_CLIENT_SECRET``,
+        ``TOOLKIT_AUTH_URL``, ``TOOLKIT_TIME_URL``, ``TOOLKIT_INGESTION_URL``,
+        ``TOOLKIT_AUDIENCE``.
+
+    >>> env_for("http://127.0.0.1:8765", "c", "i", "s", "aud")["TOOLKIT_TIME_URL"]
+    'http://127.0.0.1:8765'
+    """
+    return {
+        "TOOLKIT_CUSTOMER_ID": customer_id,
+        "TOOLKIT_CLIENT_ID": client_id,
+        "TOOLKIT_CLIENT_SECRET": client_secret,
+        "TOOLKIT_AUTH_URL": url,
+        "TOOLKIT_TIME_URL": url,
+        "TOOLKIT_INGESTION_URL": url,
+        "TOOLKIT_AUDIENCE": audience,
+    }
+
+
+def write_env_file(path: str | os.PathLike[str], env: dict[str, str]) -> Path:
+    """Write ``KEY=value`` lines to ``path``, readable by the owner only.
+
+    Args:
+        path: The file (for example ``.env``).
+        env: The variables.
+
+    Returns:
+        The path written.
+
+    >>> import tempfile, os
+    >>> p = write_env_file(os.path.join(tempfile.mkdtemp(), ".env"), {"A": "1"})
+    >>> p.read_text()
+    'A=1\\n'
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.writelines(f"{key}={value}\n" for key, value in env.items())
+    return target
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """A running sandbox and the demo customer's credentials (the secret is not in repr).
+
+    Attributes:
+        url: Base address of every service (identity, time, ingestion, administration).
+        customer_id: The demo customer.
+        client_id: Its API client id.
+        client_secret: Its API client secret.
+        audience: The audience the token endpoint requires.
+        db_path: The SQLite file.
+        admin: Helper for the administration routes, bound to the demo customer.
+        store: The in-process store (for direct inspection in tests).
+    """
+
+    url: str
+    customer_id: str
+    client_id: str
+    client_secret: str = field(repr=False)
+    audience: str
+    db_path: Path
+    admin: Admin = field(repr=False)
+    store: Store = field(repr=False, compare=False)
+
+    @property
+    def token_url(self) -> str:
+        """The token endpoint.
+
+        >>> sb.token_url  # doctest: +SKIP
+        'http://127.0.0.1:50123/api/v1/oauth/token'
+        """
+        return f"{self.url}/api/v1/oauth/token"
+
+    def env(self) -> dict[str, str]:
+        """Return the ``TOOLKIT_*`` variables of the demo customer.
+
+        >>> sorted(sb.env())[0]  # doctest: +SKIP
+        'TOOLKIT_AUDIENCE'
+        """
+        return env_for(self.url, self.customer_id, self.client_id, self.client_secret,
+                       self.audience)
+
+    def write_env(self, path: str | os.PathLike[str] = ".env") -> Path:
+        """Write :meth:`env` as ``KEY=value`` lines (mode 0600).
+
+        Args:
+            path: The file to write.
+
+        Returns:
+            The path written.
+
+        >>> sb.write_env(tmp_path / ".env")  # doctest: +SKIP
+        """
+        return write_env_file(path, self.env())
+
+
+@contextmanager
+def running(
+    *,
+    seed: str | os.PathLike[str] | None = None,
+    db: str | os.PathLike[str] | None = None,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    token_ttl: int = DEFAULT_TOKEN_TTL,
+    audience: str = DEFAULT_AUDIENCE,
+    clock: Clock | None = None,
+    log_level: str = "warning",
+    start_timeout: float = 30.0,
+) -> Iterator[Sandbox]:
+    """Run the sandbox in a background thread for the duration of a ``with`` block.
+
+    A demo customer is created (or reused when ``db`` already holds one; it then gets an
+    additional secret, earlier ones stay valid).
+
+    Args:
+        seed: Folder of sample CSV files to load for the demo customer (see
+            :meth:`Store.seed_sample`); None loads nothing.
+        db: SQLite file; default a temporary file removed on exit.
+        host: Interface to listen on.
+        port: Port; 0 picks a free one.
+        token_ttl: Access token lifetime in seconds.
+        audience: Audience the token endpoint requires.
+        clock: Source of "now" for the store (tests pass a fake to expire tokens).
+        log_level: uvicorn's log level.
+        start_timeout: Seconds to wait for the server to start.
+
+    Yields:
+        The :class:`Sandbox`.
+
+    Raises:
+        RuntimeError: The server did not start in time.
+
+    >>> import requests
+    >>> with running() as sb:
+    ...     requests.post(sb.token_url, json={"audience": sb.audience,
+    ...         "grant_type": "client_credentials", "client_id": sb.client_id,
+    ...         "client_secret": sb.client_secret}, timeout=10).status_code
+    200
+    """
+    tmpdir = None
+    if db is None:
+        tmpdir = tempfile.mkdtemp(prefix="toolkit-sandbox-")
+        db = Path(tmpdir) / "sandbox.db"
+    store = Store(db, token_ttl=token_ttl, audience=audience, clock=clock)
+    admin: Admin | None = None
+    try:
+        creds = store.demo_customer()
+        if seed is not None:
+            store.seed_sample(seed, creds["customerId"])
+        sock = bind(host, port)
+        server = ServerThread(create_app(store), sock, log_level=log_level)
+        server.start(start_timeout)
+        bound_host, bound_port = sock.getsockname()[:2]
+        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+        url = f"http://{shown}:{bound_port}"
+        admin = Admin(url, customer_id=creds["customerId"])
+        try:
+            yield Sandbox(
+                url=url, customer_id=creds["customerId"], client_id=creds["clientId"],
+                client_secret=creds["clientSecret"], audience=audience,
+                db_path=Path(db), admin=admin, store=store,
+            )
+        finally:
+            server.stop()
+    finally:
+        if admin is not None:
+            admin.close()
+        store.close()
+        if tmpdir is not None:
+            shutil.rmtree(tmpdir, ignore_errors=True)

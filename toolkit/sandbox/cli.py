@@ -1,0 +1,154 @@
+"""``toolkit sandbox``: run the sandbox in the foreground.
+
+    toolkit sandbox [--host 127.0.0.1] [--port 8765] [--db PATH] [--seed DIR]
+                    [--token-ttl SECONDS] [--audience URL] [--allow-remote] [--env-file .env]
+
+It prints the demo customer's credentials and URLs, writes them to the env file and serves
+until Ctrl+C. The administration routes have no authentication, so a host other than a
+loopback address is refused unless ``--allow-remote`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import json
+import shlex
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import env_for, write_env_file
+from .app import TOKEN_PATH, create_app
+from .server import bind, serve_forever
+from .store import DEFAULT_AUDIENCE, DEFAULT_TOKEN_TTL, Store
+
+__all__ = ["READY_MARKER", "is_loopback", "main"]
+
+READY_MARKER = "Sandbox ready at"
+"""Start of the line printed (and flushed) once the server accepts requests."""
+
+
+def is_loopback(host: str) -> bool:
+    """Return True when ``host`` is a loopback address or ``localhost``.
+
+    Args:
+        host: Host name or address.
+
+    Returns:
+        Whether only this machine can reach it.
+
+    >>> is_loopback("127.0.0.1"), is_loopback("::1"), is_loopback("0.0.0.0")
+    (True, True, False)
+    """
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="toolkit sandbox",
+        description="Run the time-billing interface sandbox (identity, time and ingestion "
+        "paths at one base address) in the foreground.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="interface (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8765, help="port; 0 = any free port")
+    parser.add_argument("--db", type=Path, help="SQLite file (default: a new temporary file)")
+    parser.add_argument("--seed", type=Path, help="folder of sample CSV files to load")
+    parser.add_argument("--token-ttl", type=int, default=DEFAULT_TOKEN_TTL,
+                        help=f"access token lifetime in seconds (default {DEFAULT_TOKEN_TTL})")
+    parser.add_argument("--audience", default=DEFAULT_AUDIENCE, help="token audience")
+    parser.add_argument("--allow-remote", action="store_true",
+                        help="allow a non-loopback host (admin routes are unauthenticated!)")
+    parser.add_argument("--env-file", type=Path, default=Path(".env"),
+                        help="where to write the TOOLKIT_* variables (default .env)")
+    parser.add_argument("--log-level", default="info",
+                        choices=["critical", "error", "warning", "info", "debug"])
+    return parser
+
+
+def _curl_examples(store: Store, url: str, creds: dict[str, str]) -> list[str]:
+    token_body = json.dumps({
+        "audience": creds["audience"], "grant_type": "client_credentials",
+        "client_id": creds["clientId"], "client_secret": creds["clientSecret"],
+    })
+    lines = [
+        "Get a token:",
+        f"  curl -s -X POST {url}{TOKEN_PATH} -H 'Content-Type: application/json' "
+        f"-d {shlex.quote(token_body)}",
+    ]
+    users = store.records(creds["customerId"], "users")
+    initiatives = [i for i in store.records(creds["customerId"], "initiatives")
+                   if i["source"] == "pms" and i["status"] == "active"]
+    if users and initiatives:
+        star_body = json.dumps({"timekeeperExternalId": users[0]["timekeeperExternalId"],
+                                "initiativeExternalIds": [initiatives[0]["externalId"]]})
+        lines += [
+            "Star an initiative (207):",
+            f"  curl -s -X POST {url}/api/v1/public/customers/{creds['customerId']}"
+            "/initiative-props/star -H \"Authorization: Bearer $TOKEN\" "
+            f"-H 'Content-Type: application/json' -d {shlex.quote(star_body)}",
+        ]
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``toolkit sandbox`` with ``argv`` (default ``sys.argv[1:]``).
+
+    Args:
+        argv: Command-line arguments after ``sandbox``.
+
+    Returns:
+        The exit status: 0 after a clean stop, 2 for a refused host, 1 when the port cannot
+        be bound.
+
+    >>> main(["--host", "0.0.0.0"])  # doctest: +SKIP
+    2
+    """
+    args = _parser().parse_args(argv)
+    if not is_loopback(args.host) and not args.allow_remote:
+        print(f"toolkit sandbox: refusing to listen on non-loopback host {args.host!r}: the "
+              "administration routes have no authentication. Pass --allow-remote to do it "
+              "anyway.", file=sys.stderr)
+        return 2
+    try:
+        sock = bind(args.host, args.port)
+    except OSError as exc:
+        print(f"toolkit sandbox: cannot listen on {args.host}:{args.port}: {exc}",
+              file=sys.stderr)
+        return 1
+    db = args.db or Path(tempfile.mkdtemp(prefix="toolkit-sandbox-")) / "sandbox.db"
+    store = Store(db, token_ttl=args.token_ttl, audience=args.audience)
+    try:
+        creds = store.demo_customer()
+        if args.seed is not None:
+            counts = store.seed_sample(args.seed, creds["customerId"])
+            print("Seeded from " + str(args.seed) + ": "
+                  + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
+        bound_host, port = sock.getsockname()[:2]
+        url = f"http://{f'[{bound_host}]' if ':' in bound_host else bound_host}:{port}"
+        env = env_for(url, creds["customerId"], creds["clientId"], creds["clientSecret"],
+                      creds["audience"])
+        write_env_file(args.env_file, env)
+        print(f"Time-billing sandbox, database {db}")
+        print(f"Base address (identity, time and ingestion): {url}")
+        for key, value in env.items():
+            print(f"  {key}={value}")
+        print(f"Written to {args.env_file}")
+        for line in _curl_examples(store, url, creds):
+            print(line)
+        print(f"API docs: {url}/docs   Administration: {url}/sandbox/v1 (see docs/sandbox.md)")
+        sys.stdout.flush()
+        serve_forever(
+            create_app(store), sock, log_level=args.log_level,
+            on_started=lambda: print(f"{READY_MARKER} {url} (Ctrl+C to stop)", flush=True),
+        )
+    finally:
+        sock.close()
+        store.close()
+    return 0
