@@ -1,4 +1,4 @@
-"""Reconcile exported time entries with a billing extract (toolkit.reconcile)."""
+"""Reconcile exported time entries with a billing extract (toolkit.reconciliation)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-import toolkit.reconcile as reconcile_module
+import toolkit.reconciliation as reconcile_module
 from toolkit.errors import ConfigError, ValidationError
-from toolkit.reconcile import (
+from toolkit.reconciliation import (
     ACKNOWLEDGE_COLUMNS,
     ROW_COLUMNS,
     STATUSES,
@@ -436,7 +436,7 @@ def test_failed_carries_reasons_and_no_external_id(rec: Reconciliation) -> None:
 
 
 def test_to_acknowledge_frame_passes_the_acknowledge_checks(rec: Reconciliation) -> None:
-    from toolkit.acknowledge import check_acknowledgements
+    from toolkit.acknowledgements import check_acknowledgements
 
     checked = check_acknowledgements(rec.to_acknowledge())
     assert checked["entryId"].tolist() == ["e1", "e2", "e3", "e4", "e5", "e6"]

@@ -23,14 +23,14 @@ _EXPORTS: dict[str, str] = {
     "Client": "toolkit.client",
     "Export": "toolkit.export",
     "OnboardReport": "toolkit.imports",
-    "Reconciliation": "toolkit.reconcile",
+    "Reconciliation": "toolkit.reconciliation",
     "ValidationReport": "toolkit.validation",
-    "acknowledge": "toolkit.acknowledge",
+    "acknowledge": "toolkit.acknowledgements",
     "errors": "toolkit.errors",
     "flatten_export": "toolkit.flatten",
     "flatten_pending": "toolkit.flatten",
     "load_folder": "toolkit.validation",
-    "reconcile": "toolkit.reconcile",
+    "reconcile": "toolkit.reconciliation",
     "schemas": "toolkit.schemas",
     "validate": "toolkit.validation",
     "ApiError": "toolkit.errors",
@@ -76,7 +76,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from toolkit import errors, schemas
-    from toolkit.acknowledge import acknowledge
+    from toolkit.acknowledgements import acknowledge
     from toolkit.client import Client
     from toolkit.errors import (
         ApiError,
@@ -94,7 +94,7 @@ if TYPE_CHECKING:
     from toolkit.export import Export
     from toolkit.flatten import flatten_export, flatten_pending
     from toolkit.imports import OnboardReport
-    from toolkit.reconcile import Reconciliation, reconcile
+    from toolkit.reconciliation import Reconciliation, reconcile
     from toolkit.validation import ValidationReport, load_folder, validate
 
 

@@ -631,13 +631,13 @@ class Client:
         progress: bool = True,
         journal: str | os.PathLike[str] | None = None,
     ) -> pd.DataFrame:
-        """Acknowledge entries from a frame; see :func:`toolkit.acknowledge.acknowledge`.
+        """Acknowledge entries from a frame; see :func:`toolkit.acknowledgements.acknowledge`.
 
         Example:
             >>> client.acknowledge(reconciliation.to_acknowledge()).ok.all()  # doctest: +SKIP
             True
         """
-        from toolkit.acknowledge import acknowledge
+        from toolkit.acknowledgements import acknowledge
 
         return acknowledge(
             self, frame, validate=validate, workers=workers, progress=progress, journal=journal

@@ -24,9 +24,6 @@ Errors (all ``ValueError`` subclasses from :mod:`toolkit.errors`, never a raw pa
 from __future__ import annotations
 
 import difflib
-import inspect
-import sys
-import types
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -943,18 +940,3 @@ def _acknowledge_statuses(include: Iterable[str]) -> list[str]:
                 f"include takes 'matched', 'failed' or one of {list(FAILED_STATUSES)}, got {item!r}"
             )
     return list(dict.fromkeys(statuses))
-
-
-class _CallableModule(types.ModuleType):
-    """This module, callable as :func:`reconcile`.
-
-    The module and its function share the name ``reconcile``: once ``toolkit.reconcile`` is
-    imported, the import system sets the package attribute ``toolkit.reconcile`` to the module,
-    so ``toolkit.reconcile(exported, billing)`` must work on the module too.
-    """
-
-    __call__ = staticmethod(reconcile)
-
-
-sys.modules[__name__].__class__ = _CallableModule
-__signature__ = inspect.signature(reconcile)
