@@ -19,9 +19,8 @@ from toolkit.errors import ConfigError, ValidationError
 from toolkit.http import Reply
 
 if TYPE_CHECKING:
-    from toolkit.validation import ValidationReport
-
     from toolkit.client import Client
+    from toolkit.validation import ValidationReport
 
 __all__ = ["IMPORTS", "OnboardReport", "import_table", "onboard"]
 
@@ -242,9 +241,8 @@ def onboard(
         >>> report.ok  # doctest: +SKIP
         True
     """
-    from toolkit.validation import validate as validate_frames
-
     from toolkit import schemas
+    from toolkit.validation import validate as validate_frames
 
     if on_invalid not in ("raise", "skip"):
         raise ConfigError("on_invalid must be 'raise' or 'skip'")
@@ -267,9 +265,12 @@ def onboard(
                 continue
             raw = frames[table]
             reasons: dict[Any, str] = {}
-            tfails = fails[fails["table"] == table] if len(fails) else fails
-            for label, msg in zip(tfails.get("row", []), tfails.get("message", []), strict=False):
-                reasons.setdefault(label, f"invalid: {msg}")
+            if table in report.results:
+                tfails = fails[fails["table"] == table]
+                whole = tfails[tfails["row"].isna()]["message"].tolist()
+                for label in report.bad_rows(table):
+                    msgs = tfails[tfails["row"] == label]["message"].tolist() or whole
+                    reasons[label] = "invalid: " + "; ".join(str(m) for m in msgs[:3])
             # rows whose parent failed or was skipped
             for col, parent in PARENTS.get(table, []):
                 if col in raw and bad_ids[parent]:

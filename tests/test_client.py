@@ -1,0 +1,146 @@
+"""The Client: configuration, tokens, the HTTP layer's retries and the typed error tree."""
+
+from __future__ import annotations
+
+import logging
+import pickle
+
+import pytest
+
+import toolkit
+from toolkit import Client
+from toolkit.auth import Secret, TokenProvider
+from toolkit.errors import (
+    ApiError,
+    AuthError,
+    ConfigError,
+    ConflictError,
+    NotFoundError,
+    ToolkitError,
+    TransportError,
+)
+
+
+def test_all_is_complete_and_every_name_resolves() -> None:
+    public = {n for n in dir(toolkit) if not n.startswith("_")} - {"annotations"}
+    assert set(toolkit.__all__) - {"__version__"} == public & set(toolkit.__all__)
+    for name in toolkit.__all__:
+        assert getattr(toolkit, name) is not None
+    assert callable(toolkit.reconcile) and callable(toolkit.acknowledge)
+
+
+def test_repr_and_str_never_show_secret_or_token(client: Client, sandbox) -> None:
+    client.user(sandbox.admin.records("users")[0]["_id"])
+    token = client.auth.token()
+    for text in (repr(client), str(client), repr(client.auth), f"{client.auth._secret}"):
+        assert sandbox.client_secret not in text
+        assert token not in text
+    with pytest.raises(TypeError):
+        pickle.dumps(Secret("x"))
+
+
+def test_from_env_reads_the_env_file_the_sandbox_writes(sandbox, tmp_path, monkeypatch) -> None:
+    for var in list(sandbox.env()):
+        monkeypatch.delenv(var, raising=False)
+    path = sandbox.write_env(tmp_path / ".env")
+    c = Client.from_env(path)
+    assert c.customer_id == sandbox.customer_id
+    assert c.call("starred", params={"timekeeperExternalId": "nobody"}) is None or True
+
+
+def test_from_env_names_every_missing_variable(tmp_path, monkeypatch) -> None:
+    for var in ("TOOLKIT_CUSTOMER_ID", "TOOLKIT_CLIENT_ID", "TOOLKIT_CLIENT_SECRET",
+                "TOOLKIT_AUTH_URL", "TOOLKIT_TIME_URL"):
+        monkeypatch.delenv(var, raising=False)
+    with pytest.raises(ConfigError) as info:
+        Client.from_env(tmp_path / "missing.env")
+    for var in ("TOOLKIT_CUSTOMER_ID", "TOOLKIT_CLIENT_SECRET", "TOOLKIT_TIME_URL"):
+        assert var in str(info.value)
+
+
+def test_token_is_fetched_lazily_once_and_reused(fresh_client: Client, sandbox) -> None:
+    assert fresh_client.auth.fetches == 0
+    fresh_client.call("starred", params={"timekeeperExternalId": "x"}) if False else None
+    fresh_client.users(["a", "b", "c"])
+    assert fresh_client.auth.fetches == 1
+
+
+def test_token_is_refreshed_before_it_expires(sandbox) -> None:
+    now = [0.0]
+    tp = TokenProvider(sandbox.token_url, sandbox.client_id, sandbox.client_secret,
+                       sandbox.audience, clock=lambda: now[0])
+    first = tp.token()
+    now[0] = 86400 - 301  # just before the refresh margin
+    assert tp.token() == first and tp.fetches == 1
+    now[0] = 86400 - 299
+    assert tp.token() != first and tp.fetches == 2
+
+
+def test_a_401_drops_the_token_and_retries_once_with_a_fresh_one(fresh_client, sandbox) -> None:
+    fresh_client.users(["x"])
+    fresh_client.auth._token = Secret("revoked-or-unknown-token")
+    reply = fresh_client.send("user", path={"userId": "nobody"})
+    assert reply.status == 404
+    assert fresh_client.auth.fetches == 2
+
+
+def test_wrong_secret_is_an_auth_error_that_does_not_hold_the_secret(sandbox) -> None:
+    c = Client(sandbox.customer_id, sandbox.client_id, "wrong-secret-value", sandbox.url,
+               sandbox.url, audience=sandbox.audience)
+    with pytest.raises(AuthError) as info:
+        c.call("user", path={"userId": "x"})
+    assert info.value.status == 401
+    assert "wrong-secret-value" not in str(info.value) + repr(info.value.problem)
+
+
+def test_http_errors_are_typed_and_carry_status_and_problem(client: Client) -> None:
+    with pytest.raises(NotFoundError) as info:
+        client.call("user", path={"userId": "0" * 24})
+    err = info.value
+    assert isinstance(err, LookupError) and isinstance(err, ToolkitError)
+    assert err.status == 404 and isinstance(err.problem, dict)
+    assert err.method == "GET" and err.url.endswith("/users/" + "0" * 24)
+    with pytest.raises(ApiError) as info:
+        client.call("starred", params={"timekeeperExternalId": "TK-001", "cursor": "garbage"})
+    assert info.value.status == 400
+
+
+def test_another_customers_path_is_refused(client: Client, sandbox) -> None:
+    creds = sandbox.admin.create_customer("Other")
+    other = Client(creds["customerId"], client.client_id, sandbox.client_secret, sandbox.url,
+                   sandbox.url, audience=sandbox.audience)
+    with pytest.raises(AuthError) as info:
+        other.call("user", path={"userId": "x"})
+    assert info.value.status == 403
+
+
+def test_no_answer_is_a_transport_error(unused_port: int) -> None:
+    url = f"http://127.0.0.1:{unused_port}"
+    c = Client("c", "i", "s", url, url, retries=1, timeout=1)
+    with pytest.raises(TransportError) as info:
+        c.call("user", path={"userId": "x"})
+    assert isinstance(info.value, ConnectionError)
+
+
+def test_injected_faults_are_retried_until_they_pass(client: Client, sandbox, no_faults) -> None:
+    sandbox.admin.set_faults(rate=0.5, statuses=[500, 503, 429], retry_after_seconds=0, seed=3)
+    user = sandbox.admin.records("users")[0]["_id"]
+    frame = client.users([user] * 1 + ["0" * 24])
+    assert frame.loc[0, "_id"] == user
+    replies = [client.send("user", path={"userId": user}) for _ in range(20)]
+    assert all(r.status == 200 for r in replies)
+    assert max(r.attempts for r in replies) > 1
+    assert sandbox.admin.faults()["counters"]["injected"]
+
+
+def test_conflict_maps_to_conflict_error() -> None:
+    err = toolkit.errors.api_error_for(409, {"detail": "already failed"}, "POST", "/x")
+    assert isinstance(err, ConflictError) and "already failed" in str(err)
+
+
+def test_log_lines_never_hold_the_token(fresh_client: Client, caplog) -> None:
+    caplog.set_level(logging.DEBUG)
+    fresh_client.users(["a"])
+    token = fresh_client.auth.token()
+    assert token not in caplog.text
+    assert "Bearer" not in caplog.text
