@@ -3,7 +3,8 @@
 ``sandbox`` is the running :class:`toolkit.sandbox.Sandbox` (demo customer seeded from
 ``sample_data/`` when those files exist); ``sandbox_env`` its ``TOOLKIT_*`` variables;
 ``sandbox_token`` an access token of the demo customer; ``tenant`` makes a fresh, empty
-customer with its own token, so a test's data never meets another's.
+customer with its own token, so a test's data never meets another's; ``firm`` fills such a
+customer with a small reference set.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from toolkit.sandbox import Sandbox, running
+from toolkit.sandbox import Admin, Sandbox, running
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = REPO / "sample_data"
@@ -114,3 +115,112 @@ def tenant_factory(sandbox: Sandbox) -> Iterator[Callable[[], Tenant]]:
     yield make
     for http in sessions:
         http.close()
+
+
+@dataclass
+class Firm:
+    """A fresh customer holding a small reference set (see the ``firm`` fixture)."""
+
+    tenant: Tenant
+    admin: Admin
+    users: dict[str, str]
+
+    @property
+    def customer_id(self) -> str:
+        return self.tenant.customer_id
+
+    def api(self, method: str, path: str, **kwargs: object) -> requests.Response:
+        """As :meth:`Tenant.api`."""
+        return self.tenant.api(method, path, **kwargs)
+
+    def entry(self, user: str = "TK1", initiative: str = "M1", *, duration: int = 1800,
+              codes: tuple = (), summary: str = "Work", work_date: str = "2025-03-03",
+              released_at: str | None = None) -> dict:
+        """Create an entry for a timekeeper; release it at ``released_at`` when given."""
+        entry = self.admin.create_entry(
+            self.users[user], initiative, work_date=work_date, summary=summary,
+            increment_duration_in_seconds=duration, codes=codes,
+        )
+        if released_at is not None:
+            entry = self.admin.release_entry(self.users[user], entry["_id"], at=released_at)
+        return entry
+
+
+FIRM_IMPORTS = [
+    ("clients", {"externalId": "C1", "name": "Acme Corp", "callSign": "1001",
+                 "description": "A client"}),
+    ("initiatives", {"billingType": "billable", "externalId": "M1", "name": "Acme v. Roe",
+                     "description": "Litigation", "callSign": "1001-001",
+                     "clientExternalId": "C1", "unitIncrements": 360, "status": "active"}),
+    ("initiatives", {"billingType": "non-billable", "externalId": "M2", "name": "Pro bono",
+                     "description": "", "callSign": "1001-002", "clientExternalId": "C1",
+                     "unitIncrements": 900, "status": "active"}),
+    ("initiatives", {"billingType": "billable", "externalId": "M3", "name": "Closed matter",
+                     "description": "", "callSign": "1001-003", "clientExternalId": "C1",
+                     "unitIncrements": 360, "status": "inactive"}),
+    ("code-types", {"externalId": "task-code", "name": "task-code", "semanticType": "task",
+                    "customerDefaultable": True, "userDefaultable": False}),
+    ("code-types", {"externalId": "activity-code", "name": "activity-code",
+                    "semanticType": "activity", "customerDefaultable": False,
+                    "userDefaultable": True}),
+    ("codes", {"externalId": "L110", "name": "L110", "description": "Fact investigation",
+               "codeTypeExternalId": "task-code"}),
+    ("codes", {"externalId": "L120", "name": "L120", "description": "Analysis/Strategy",
+               "codeTypeExternalId": "task-code"}),
+    ("codes", {"externalId": "A101", "name": "A101", "description": "Plan and prepare",
+               "codeTypeExternalId": "activity-code"}),
+]
+"""Records of the ``firm`` fixture, in import order."""
+
+
+@pytest.fixture
+def firm(sandbox: Sandbox, tenant: Tenant) -> Iterator[Firm]:
+    """A fresh customer with client C1, initiatives M1 (active, 360 s), M2 (non-billable,
+    900 s), M3 (inactive), code types task-code and activity-code, codes L110, L120 (task)
+    and A101 (activity), and users with timekeepers TK1 and TK2."""
+    for kind, body in FIRM_IMPORTS:
+        response = tenant.api("POST", f"/api/v1/customers/{{cid}}/{kind}/import", json=body)
+        assert response.status_code == 201, response.text
+    admin = Admin(sandbox.url, customer_id=tenant.customer_id)
+    users = {tk: admin.create_user(tk, f"User {tk}", f"{tk.lower()}@example.com")["_id"]
+             for tk in ("TK1", "TK2")}
+    yield Firm(tenant, admin, users)
+    admin.close()
+
+
+# -- toolkit client fixtures --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def client(sandbox: Sandbox):  # noqa: ANN201
+    """A :class:`toolkit.Client` of the demo customer (sample data loaded)."""
+    from toolkit import Client
+
+    return Client.from_env(None, environ=sandbox.env(), retries=3)
+
+
+@pytest.fixture
+def fresh_client(sandbox: Sandbox):  # noqa: ANN201
+    """A :class:`toolkit.Client` of a new, empty customer."""
+    from toolkit import Client
+
+    creds = sandbox.admin.create_customer("Fresh firm")
+    return Client(creds["customerId"], creds["clientId"], creds["clientSecret"], sandbox.url,
+                  sandbox.url, audience=creds["audience"], retries=3)
+
+
+@pytest.fixture
+def no_faults(sandbox: Sandbox) -> Iterator[None]:
+    """Make sure fault injection is off after the test, whatever it set."""
+    yield
+    sandbox.admin.clear_faults()
+
+
+@pytest.fixture
+def unused_port() -> int:
+    """A loopback port nothing listens on."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
