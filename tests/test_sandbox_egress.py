@@ -270,7 +270,8 @@ def test_repeating_the_same_acknowledgement_is_a_200_no_op(
 @pytest.mark.parametrize(
     ("first", "second"),
     [
-        (("release-succeeded", {"externalId": "B-1"}), ("release-succeeded", {"externalId": "B-2"})),
+        (("release-succeeded", {"externalId": "B-1"}),
+         ("release-succeeded", {"externalId": "B-2"})),
         (("release-succeeded", {"externalId": "B-1"}), ("release-failed", {"errors": ["x"]})),
         (("release-failed", {"errors": ["x"]}), ("release-succeeded", {"externalId": "B-1"})),
         (("release-failed", {"errors": ["x"]}), ("release-failed", {"errors": ["y"]})),
