@@ -1,0 +1,241 @@
+"""Imports and onboarding against the sandbox: validation first, one result row per input row,
+journals, parents before children, injected faults, and a kill -9 in the middle of a run."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from toolkit import Client, ValidationError, load_folder
+from toolkit.bulk import Journal
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "sample_data"
+
+
+def _clients(n: int, prefix: str = "C") -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "externalId": [f"{prefix}-{i:05d}" for i in range(n)],
+            "name": [f"Client {i} — Ünïcode" for i in range(n)],
+            "callSign": [f"{i:05d}" for i in range(n)],
+            "description": ["generated"] * n,
+        }
+    )
+
+
+def _import_count(sandbox, route_part: str) -> int:
+    routes = sandbox.admin.stats()["routes"]
+    return sum(v["count"] for k, v in routes.items() if route_part in k)
+
+
+def test_import_result_is_aligned_to_the_input_index(fresh_client: Client, sandbox) -> None:
+    df = _clients(5).set_index(pd.Index([10, 20, 30, 40, 50]))
+    res = fresh_client.import_clients(df, progress=False)
+    assert list(res.index) == [10, 20, 30, 40, 50]
+    assert res["externalId"].tolist() == df["externalId"].tolist()
+    assert res["ok"].all() and set(res["httpStatus"]) == {201}
+    assert set(res.columns) >= {"status", "ok", "httpStatus", "error", "attempts", "elapsed"}
+    stored = sandbox.admin.records("clients", customer_id=fresh_client.customer_id)
+    assert sorted(r["externalId"] for r in stored) == sorted(df["externalId"])
+
+
+def test_invalid_frame_raises_before_any_request(fresh_client: Client, sandbox) -> None:
+    df = _clients(3)
+    df.loc[1, "name"] = ""
+    df.loc[2, "externalId"] = df.loc[0, "externalId"]
+    sandbox.admin.reset_stats()
+    with pytest.raises(ValidationError) as info:
+        fresh_client.import_clients(df, progress=False)
+    cases = info.value.failure_cases
+    assert {(r, c) for r, c in zip(cases["row"], cases["column"], strict=True)} >= {
+        (1, "name"),
+        (2, "externalId"),
+    }
+    assert sandbox.admin.stats()["total"] == 0
+
+
+def test_columns_renames_on_the_way_in(fresh_client: Client) -> None:
+    df = _clients(2).rename(columns={"callSign": "call_sign"})
+    with pytest.raises(ValidationError) as info:
+        fresh_client.import_clients(df, progress=False)
+    assert "callSign" in " ".join(info.value.failure_cases["message"].astype(str))
+    res = fresh_client.import_clients(df, columns={"call_sign": "callSign"}, progress=False)
+    assert res["ok"].all()
+
+
+def test_dry_run_returns_the_payloads_and_sends_nothing(fresh_client: Client, sandbox) -> None:
+    sandbox.admin.reset_stats()
+    out = fresh_client.import_initiatives(load_folder(SAMPLE)["initiatives"], dry_run=True,
+                                          progress=False)
+    assert sandbox.admin.stats()["total"] == 0
+    first = out["payload"].iloc[0]
+    assert set(first) == {"billingType", "externalId", "name", "description", "callSign",
+                          "clientExternalId", "unitIncrements", "status"}
+    assert isinstance(first["unitIncrements"], int)
+    assert out["url"].iloc[0].endswith("/initiatives/import")
+
+
+def test_server_rejections_are_rows_not_exceptions(fresh_client: Client) -> None:
+    frames = load_folder(SAMPLE)
+    # no clients imported: every initiative's parent is unknown to the service
+    res = fresh_client.import_initiatives(frames["initiatives"].head(3), progress=False)
+    assert not res["ok"].any()
+    assert set(res["httpStatus"]) <= {404, 409, 422}
+    assert res["error"].str.contains("C-").all()
+
+
+def test_code_ranges_send_one_request_per_initiative_with_a_row_per_input_row(
+    fresh_client: Client, sandbox
+) -> None:
+    frames = load_folder(SAMPLE)
+    for table in ("clients", "initiatives", "code_types", "codes"):
+        assert getattr(fresh_client, f"import_{table}")(frames[table], progress=False)["ok"].all()
+    ranges = frames["code_ranges"]
+    sandbox.admin.reset_stats()
+    res = fresh_client.import_code_ranges(ranges, progress=False)
+    assert len(res) == len(ranges) and res["ok"].all()
+    assert _import_count(sandbox, "/codes") == ranges["initiativeExternalId"].nunique()
+
+
+def test_journal_skips_what_was_acknowledged_with_the_same_payload(
+    fresh_client: Client, sandbox, tmp_path
+) -> None:
+    journal = tmp_path / "j.jsonl"
+    df = _clients(6)
+    first = fresh_client.import_clients(df.head(4), journal=journal, progress=False)
+    assert first["ok"].all()
+    df.loc[3, "name"] = "Renamed"  # a changed payload is sent again
+    sandbox.admin.reset_stats()
+    second = fresh_client.import_clients(df, journal=journal, progress=False)
+    assert second["status"].tolist() == ["journaled"] * 3 + ["sent"] * 3
+    assert second["ok"].all()
+    assert _import_count(sandbox, "clients/import") == 3
+    assert len(Journal(journal)) == 7
+
+
+def test_onboard_imports_everything_in_order(fresh_client: Client, sandbox) -> None:
+    report = fresh_client.onboard(SAMPLE, progress=False)
+    assert report.ok, report.failures
+    frames = load_folder(SAMPLE)
+    for table, kind in (("clients", "clients"), ("initiatives", "initiatives"),
+                        ("code_types", "code-types"), ("codes", "codes")):
+        stored = sandbox.admin.records(kind, customer_id=fresh_client.customer_id)
+        assert len(stored) == len(frames[table]) == report.counts.loc[table, "sent"]
+    assert report.counts["rows"].sum() == len(report.results)
+
+
+def test_onboard_never_posts_a_child_of_a_failed_parent(fresh_client: Client, sandbox) -> None:
+    frames = load_folder(SAMPLE)
+    frames["clients"].loc[0, "name"] = ""  # invalid parent
+    bad_client = frames["clients"].loc[0, "externalId"]
+    with pytest.raises(ValidationError):
+        fresh_client.onboard(frames, progress=False)
+    report = fresh_client.onboard(frames, on_invalid="skip", progress=False)
+    res = report.results
+    children = res[(res["table"] == "initiatives")
+                   & res["row"].isin(frames["initiatives"].index[
+                       frames["initiatives"]["clientExternalId"] == bad_client])]
+    assert len(children) > 0
+    assert (children["status"] == "skipped").all()
+    assert children["error"].str.contains(bad_client).all()
+    stored = {r["externalId"] for r in
+              sandbox.admin.records("initiatives", customer_id=fresh_client.customer_id)}
+    assert not stored & set(children["externalId"])
+    assert not report.ok and len(report.failures) >= len(children) + 1
+
+
+def test_broken_sample_is_reported_in_one_pass_with_rows_and_columns(fresh_client, sandbox):
+    sandbox.admin.reset_stats()
+    with pytest.raises(ValidationError) as info:
+        fresh_client.onboard(REPO / "tests" / "broken_sample", progress=False)
+    cases = info.value.failure_cases
+    assert cases["table"].nunique() >= 3
+    assert cases["column"].notna().all()
+    assert sandbox.admin.stats()["total"] == 0
+
+
+def test_ten_thousand_records_with_injected_faults_all_land(
+    fresh_client: Client, sandbox, no_faults
+) -> None:
+    # short backoff keeps the test quick; enough retries that 20% faults never exhaust them
+    fresh_client.transport.retries, fresh_client.transport.backoff = 10, 0.01
+    frames = load_folder(SAMPLE)
+    clients = _clients(2000, prefix="F")
+    initiatives = pd.DataFrame(
+        {
+            "billingType": "billable",
+            "externalId": [f"FM-{i:05d}" for i in range(8000)],
+            "name": [f"Matter {i}" for i in range(8000)],
+            "description": "generated",
+            "callSign": [f"{i:05d}" for i in range(8000)],
+            "clientExternalId": [f"F-{i % 2000:05d}" for i in range(8000)],
+            "unitIncrements": 360,
+            "status": "active",
+        }
+    )
+    sandbox.admin.set_faults(rate=0.2, statuses=[500, 503, 429], retry_after_seconds=0, seed=11)
+    report = fresh_client.onboard(
+        {"clients": clients, "initiatives": initiatives, "code_types": frames["code_types"]},
+        progress=False,
+        workers=8,
+    )
+    sandbox.admin.clear_faults()
+    assert report.ok, report.failures.head()
+    assert report.results["attempts"].max() > 1  # faults really were injected and retried
+    cid = fresh_client.customer_id
+    assert len(sandbox.admin.records("clients", customer_id=cid)) == 2000
+    assert len(sandbox.admin.records("initiatives", customer_id=cid)) == 8000
+    assert report.counts.loc["initiatives", "sent"] == 8000
+
+
+def test_kill_9_mid_onboarding_then_rerun_with_journal_sends_only_the_rest(
+    fresh_client: Client, sandbox, tmp_path
+) -> None:
+    folder = tmp_path / "firm"
+    folder.mkdir()
+    n = 3000
+    _clients(n, prefix="K").to_csv(folder / "clients.csv", index=False)
+    journal = tmp_path / "onboard.jsonl"
+    env = {
+        **os.environ,
+        "TOOLKIT_CUSTOMER_ID": fresh_client.customer_id,
+        "TOOLKIT_CLIENT_ID": fresh_client.client_id,
+        "TOOLKIT_CLIENT_SECRET": fresh_client.auth._secret.reveal(),
+        "TOOLKIT_AUTH_URL": sandbox.url,
+        "TOOLKIT_TIME_URL": sandbox.url,
+        "TOOLKIT_AUDIENCE": sandbox.audience,
+    }
+    cmd = [sys.executable, "-m", "toolkit", "--env-file", str(tmp_path / "none.env"), "-q",
+           "onboard", str(folder), "--journal", str(journal), "--workers", "4"]
+    sandbox.admin.set_faults(latency_ms=3)  # slow enough to stop it halfway
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            lines = journal.read_text().count("\n") if journal.exists() else 0
+            if lines >= n // 3 or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        sandbox.admin.clear_faults()
+        if proc.poll() is None:
+            proc.kill()
+    acknowledged = len(Journal(journal))
+    assert 0 < acknowledged < n, "the kill did not land mid-run"
+    sandbox.admin.reset_stats()
+    rerun = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    sent_again = _import_count(sandbox, "clients/import")
+    assert sent_again <= n - acknowledged
+    stored = sandbox.admin.records("clients", customer_id=fresh_client.customer_id)
+    assert len(stored) == n
