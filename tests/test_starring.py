@@ -1,0 +1,175 @@
+"""Starring as frames against the sandbox: per-item outcomes, chunking, whole-request failures,
+paging through short and empty pages, and injected faults."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from toolkit import Client, ConflictError, NotFoundError, load_folder
+from toolkit.errors import PaginationError
+from toolkit.starring import (
+    INITIATIVE_ACCESS_DENIED,
+    INITIATIVE_INACTIVE,
+    INITIATIVE_NOT_FOUND,
+    ITEM_ERRORS,
+)
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
+
+
+@pytest.fixture
+def firm(fresh_client: Client, sandbox):  # noqa: ANN201
+    """A fresh customer with the sample firm, two timekeepers and one ambiguous one."""
+    assert fresh_client.onboard(SAMPLE, progress=False).ok
+    cid = fresh_client.customer_id
+    ann = sandbox.admin.create_user("TK-A", "Ann", "ann@x.example", customer_id=cid)
+    sandbox.admin.create_user("TK-B", "Bob", "bob@x.example", customer_id=cid)
+    sandbox.admin.create_user("TK-DUP", "One", "one@x.example", customer_id=cid)
+    sandbox.admin.create_user("TK-DUP", "Two", "two@x.example", customer_id=cid)
+    inits = load_folder(SAMPLE)["initiatives"]
+    active = inits[inits["status"] == "active"]["externalId"].tolist()
+    inactive = inits[inits["status"] == "inactive"]["externalId"].tolist()
+    return {"client": fresh_client, "ann": ann, "active": active, "inactive": inactive}
+
+
+def test_star_reports_each_item_with_its_status_and_code(firm, sandbox) -> None:
+    client, ann, active = firm["client"], firm["ann"], firm["active"]
+    walled = active[0]
+    sandbox.admin.set_walls(ann["_id"], [walled], customer_id=client.customer_id)
+    ids = [active[1], walled, firm["inactive"][0], "M-NOPE"]
+    res = client.star("TK-A", ids, progress=False)
+    assert res["initiativeExternalId"].tolist() == ids
+    assert res["status"].tolist() == [200, 403, 422, 404]
+    assert res["errorCode"].tolist()[1:] == [
+        INITIATIVE_ACCESS_DENIED,
+        INITIATIVE_INACTIVE,
+        INITIATIVE_NOT_FOUND,
+    ]
+    assert pd.isna(res["errorCode"].iloc[0]) and pd.isna(res["errorMessage"].iloc[0])
+    assert res["errorMessage"].iloc[1:].notna().all()
+    assert res["ok"].tolist() == [True, False, False, False]
+    assert client.starred("TK-A")["initiativeExternalId"].tolist() == [active[1]]
+
+
+def test_duplicates_are_removed_in_first_seen_order_and_star_is_idempotent(firm) -> None:
+    client, active = firm["client"], firm["active"]
+    ids = [active[2], active[1], active[2], active[1], active[3]]
+    res = client.star("TK-B", ids, progress=False)
+    assert res["initiativeExternalId"].tolist() == [active[2], active[1], active[3]]
+    again = client.star("TK-B", ids, progress=False)
+    assert again["ok"].all()
+    assert sorted(client.starred("TK-B")["initiativeExternalId"]) == sorted(set(ids))
+    client.unstar("TK-B", [active[1]], progress=False)
+    assert active[1] not in set(client.starred("TK-B")["initiativeExternalId"])
+
+
+def test_250_ids_go_in_three_requests(firm, sandbox) -> None:
+    client, active = firm["client"], firm["active"]
+    ids = (active * 10)[:45] + [f"M-UNKNOWN-{i:03d}" for i in range(250)]
+    sandbox.admin.reset_stats()
+    res = client.star("TK-B", ids, progress=False)
+    distinct = list(dict.fromkeys(ids))
+    assert len(distinct) > 250 and len(res) == len(distinct)
+    routes = sandbox.admin.stats()["routes"]
+    sent = sum(v["count"] for k, v in routes.items() if k.endswith("/initiative-props/star"))
+    assert sent == -(-len(distinct) // 100)
+    assert (res.loc[res["initiativeExternalId"].str.startswith("M-UNKNOWN"), "status"] == 404).all()
+
+
+def test_whole_request_failures_become_rows_and_keep_other_timekeepers(firm) -> None:
+    client, active = firm["client"], firm["active"]
+    frame = pd.DataFrame(
+        {
+            "timekeeperExternalId": ["TK-A", "TK-GHOST", "TK-DUP", "TK-A", "TK-GHOST"],
+            "initiativeExternalId": [active[4], active[4], active[4], active[5], active[5]],
+        },
+        index=[7, 8, 9, 10, 11],
+    )
+    res = client.star(frame, progress=False)
+    assert list(res.index) == [7, 8, 9, 10, 11]
+    assert res["status"].tolist() == [200, 404, 409, 200, 404]
+    assert res.loc[8, "errorMessage"] and "TK-GHOST" in res.loc[8, "errorMessage"]
+    assert res["ok"].tolist() == [True, False, False, True, False]
+
+
+def test_per_item_500_is_retried_once_on_its_own(firm, sandbox, no_faults) -> None:
+    client, active = firm["client"], firm["active"]
+    sandbox.admin.set_faults(item_error_rate=0.3, seed=5)
+    res = client.star("TK-A", active[:30], progress=False)
+    sandbox.admin.clear_faults()
+    assert (res["attempts"] >= 1).all()
+    retried = res[res["attempts"] > 1]
+    assert len(retried) > 0
+    assert set(res["status"]) <= {200, 500}
+    # whatever still failed after its one retry is reported with a message, never dropped
+    assert len(res) == 30
+    failed = res[res["status"] == 500]
+    assert failed["errorMessage"].notna().all()
+
+
+def test_injected_whole_request_faults_lose_nothing(firm, sandbox, no_faults) -> None:
+    client, active = firm["client"], firm["active"]
+    client.transport.retries, client.transport.backoff = 10, 0.01
+    sandbox.admin.set_faults(rate=0.2, statuses=[500, 503, 429], retry_after_seconds=0, seed=9)
+    frame = pd.DataFrame(
+        [(tk, i) for tk in ("TK-A", "TK-B") for i in active[:40]],
+        columns=["timekeeperExternalId", "initiativeExternalId"],
+    )
+    res = client.star(frame, progress=False, workers=4)
+    sandbox.admin.clear_faults()
+    assert res["ok"].all() and len(res) == len(frame)
+    assert len(client.starred("TK-A")) == 40
+
+
+def test_starred_follows_the_cursor_through_short_and_empty_pages(firm, sandbox) -> None:
+    client, ann, active = firm["client"], firm["ann"], firm["active"]
+    cid = client.customer_id
+    assert client.star("TK-A", active[:6], progress=False)["ok"].all()
+    for name in ("Internal 1", "Internal 2", "Internal 3"):  # pinned raw props never listed
+        sandbox.admin.create_product_initiative(ann["_id"], name, customer_id=cid)
+    assert client.star("TK-A", active[6:8], progress=False)["ok"].all()
+    sandbox.admin.set_walls(ann["_id"], [active[0]], customer_id=cid)  # lost access
+    pages = list(client.starred_pages("TK-A", limit=3))
+    sizes = [len(p) for p in pages]
+    assert sum(sizes) == 7
+    assert any(s < 3 for s in sizes[:-1]), sizes  # a short (or empty) page before the end
+    whole = client.starred("TK-A", limit=3)
+    assert whole["initiativeExternalId"].tolist() == active[1:8]
+    assert whole["page"].is_monotonic_increasing
+    many = client.starred_many(["TK-A", "TK-B", "TK-GHOST"], limit=2500)
+    assert set(many["timekeeperExternalId"]) == {"TK-A", "TK-B", "TK-GHOST"}
+    assert many.loc[many["timekeeperExternalId"] == "TK-GHOST", "error"].notna().all()
+
+
+def test_an_empty_page_with_a_cursor_is_followed(firm, sandbox) -> None:
+    client, ann = firm["client"], firm["ann"]
+    for i in range(4):
+        sandbox.admin.create_product_initiative(ann["_id"], f"P{i}", customer_id=client.customer_id)
+    client.star("TK-A", firm["active"][:1], progress=False)
+    pages = list(client.starred_pages("TK-A", limit=2))
+    assert [len(p) for p in pages][:2] == [0, 0]
+    assert sum(len(p) for p in pages) == 1
+
+
+def test_unknown_and_ambiguous_timekeepers_raise_typed_errors_when_listing(firm) -> None:
+    with pytest.raises(NotFoundError):
+        firm["client"].starred("TK-GHOST")
+    with pytest.raises(ConflictError):
+        firm["client"].starred("TK-DUP")
+
+
+def test_a_repeating_cursor_stops_with_a_clear_error(firm, monkeypatch) -> None:
+    client = firm["client"]
+    monkeypatch.setattr(  # the sandbox never repeats a cursor: this is the one thing mocked
+        client, "call", lambda *a, **k: {"initiativeExternalIds": [], "nextCursor": "same"}
+    )
+    with pytest.raises(PaginationError, match="repeated"):
+        client.starred("TK-A")
+
+
+def test_every_item_error_code_has_an_explanation() -> None:
+    assert set(ITEM_ERRORS) == {20080, 20081, 20083}
+    assert all(text for text in ITEM_ERRORS.values())
