@@ -338,7 +338,8 @@ def starred_many(
 
     Returns:
         ``timekeeperExternalId``, ``initiativeExternalId``, ``page``, ``error`` (null unless
-        the list of that timekeeper could not be read).
+        the list of that timekeeper could not be read). A timekeeper with nothing starred, or
+        whose list failed, has one row with a null ``initiativeExternalId``.
 
     Example:
         >>> client.starred_many(["TK-001", "TK-002"])  # doctest: +SKIP
@@ -349,6 +350,10 @@ def starred_many(
     for tk in dict.fromkeys(timekeepers):
         try:
             f = starred(client, tk, limit=limit).assign(error=pd.NA)
+            if f.empty:  # keep the timekeeper visible: one row, no initiative
+                f = pd.DataFrame(
+                    {"initiativeExternalId": [pd.NA], "page": [pd.NA], "error": [pd.NA]}
+                )
         except ToolkitError as exc:
             f = pd.DataFrame(
                 {"initiativeExternalId": [pd.NA], "page": [pd.NA], "error": [str(exc)]}
