@@ -1,0 +1,84 @@
+"""The command line, run in-process against the sandbox."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from toolkit.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "sample_data"
+
+
+@pytest.fixture
+def env_file(fresh_client, sandbox, tmp_path, monkeypatch) -> Path:
+    """A .env file for a fresh customer; no TOOLKIT_* variable leaks in from outside."""
+    for var in sandbox.env():
+        monkeypatch.delenv(var, raising=False)
+    path = tmp_path / ".env"
+    secret = fresh_client.auth._secret.reveal()
+    path.write_text(
+        f"TOOLKIT_CUSTOMER_ID={fresh_client.customer_id}\nTOOLKIT_CLIENT_ID="
+        f"{fresh_client.client_id}\nTOOLKIT_CLIENT_SECRET={secret}\nTOOLKIT_AUTH_URL="
+        f"{sandbox.url}\nTOOLKIT_TIME_URL={sandbox.url}\nTOOLKIT_AUDIENCE={sandbox.audience}\n"
+    )
+    return path
+
+
+def test_validate_exit_status_tells_good_from_broken(capsys) -> None:
+    assert main(["validate", str(SAMPLE)]) == 0
+    assert main(["validate", str(REPO / "tests" / "broken_sample")]) == 1
+    out = capsys.readouterr().out
+    assert "externalId" in out and "column" in out
+
+
+def test_onboard_dry_run_then_real_run_with_journal(env_file, tmp_path, sandbox, capsys) -> None:
+    base = ["--env-file", str(env_file), "-q"]
+    sandbox.admin.reset_stats()
+    assert main([*base, "onboard", str(SAMPLE), "--dry-run"]) == 0
+    assert sandbox.admin.stats()["total"] == 0
+    journal = tmp_path / "j.jsonl"
+    assert main([*base, "onboard", str(SAMPLE), "--journal", str(journal)]) == 0
+    assert main([*base, "onboard", str(SAMPLE), "--journal", str(journal)]) == 0
+    out = capsys.readouterr().out
+    assert "journaled" in out
+    assert main([*base, "onboard", str(REPO / "tests" / "broken_sample")]) == 1
+
+
+def test_star_starred_export_pending_and_acknowledge(env_file, tmp_path, sandbox, capsys):
+    base = ["--env-file", str(env_file), "-q"]
+    assert main([*base, "onboard", str(SAMPLE)]) == 0
+    cid = Path(env_file).read_text().split("TOOLKIT_CUSTOMER_ID=")[1].split("\n")[0]
+    user = sandbox.admin.create_user("TK-CLI", "Cli User", customer_id=cid)
+    assert main([*base, "star", "TK-CLI", "M-1001-002", "M-1001-003"]) == 0
+    assert main([*base, "star", "TK-CLI", "M-NOPE"]) == 1
+    out_csv = tmp_path / "starred.csv"
+    assert main([*base, "starred", "TK-CLI", "--out", str(out_csv)]) == 0
+    assert sorted(pd.read_csv(out_csv)["initiativeExternalId"]) == ["M-1001-002", "M-1001-003"]
+    entry = sandbox.admin.create_entry(user["_id"], "M-1001-002", work_date="2026-10-01",
+                                       increment_duration_in_seconds=720, customer_id=cid)
+    sandbox.admin.release_entry(user["_id"], entry["_id"], at="2026-10-02T10:00:00Z",
+                                customer_id=cid)
+    assert main([*base, "export", "--after", "2026-10-01", "--on-or-before", "2026-10-03",
+                 "--out", str(tmp_path / "exp"), "--window", "1D"]) == 0
+    assert (tmp_path / "exp" / "entries").is_dir()
+    assert main([*base, "pending", "--out", str(tmp_path / "pend"), "--format", "csv"]) == 0
+    acks = tmp_path / "acks.csv"
+    pd.DataFrame({"userId": [user["_id"]], "entryId": [entry["_id"]], "outcome": ["succeeded"],
+                  "externalId": ["INV-9"]}).to_csv(acks, index=False)
+    assert main([*base, "acknowledge", str(acks)]) == 0
+    assert main([*base, "acknowledge", str(acks)]) == 0  # the same acknowledgement: a no-op
+    pd.DataFrame({"userId": [user["_id"]], "entryId": [entry["_id"]], "outcome": ["failed"],
+                  "errors": ["late"]}).to_csv(acks, index=False)
+    assert main([*base, "acknowledge", str(acks)]) == 1  # conflicting: 409 reported
+    assert "409" in capsys.readouterr().out
+
+
+def test_missing_configuration_is_exit_2_with_a_message(tmp_path, sandbox, monkeypatch, capsys):
+    for var in sandbox.env():
+        monkeypatch.delenv(var, raising=False)
+    assert main(["--env-file", str(tmp_path / "nope.env"), "starred", "TK"]) == 2
+    assert "TOOLKIT_CLIENT_SECRET" in capsys.readouterr().err
