@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import binascii
 import csv
+import functools
 import hashlib
 import hmac
 import json
@@ -198,8 +199,9 @@ def format_timestamp(ms: int) -> str:
     >>> format_timestamp(1_740_821_400_123)
     '2025-03-01T09:30:00.123Z'
     """
-    moment = _EPOCH + timedelta(milliseconds=ms)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    m = _EPOCH + timedelta(milliseconds=ms)
+    return (f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:"
+            f"{m.second:02d}.{m.microsecond // 1000:03d}Z")
 
 
 def _number(value: float | None) -> int | float | None:
@@ -211,7 +213,15 @@ def _number(value: float | None) -> int | float | None:
 def _increment_count(duration: int, unit: float | None) -> int:
     if not unit:
         return 0
-    return math.ceil(Fraction(duration) / Fraction(repr(float(unit))))
+    if float(unit).is_integer():
+        return -(-duration // int(unit))
+    return math.ceil(Fraction(duration) / _exact(float(unit)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _exact(unit: float) -> Fraction:
+    """The decimal the client sent (0.3 is 3/10, not the nearest binary fraction)."""
+    return Fraction(repr(unit))
 
 
 def _color(initiative_id: str) -> str:
@@ -950,7 +960,9 @@ class Store:
                          "semanticType": r["semantic_type"]},
             }
         out: dict[str, list[tuple[dict[str, Any], str]]] = {}
-        for entry_id, code_id, assigned_by in db.execute(
+        cursor = db.cursor()
+        cursor.row_factory = None
+        for entry_id, code_id, assigned_by in cursor.execute(
             "SELECT ec.entry_id, ec.code_id, ec.assigned_by FROM entry_codes ec "
             f"JOIN entries e ON e.id = ec.entry_id WHERE {where} "
             "ORDER BY ec.entry_id, ec.position",
@@ -975,7 +987,8 @@ class Store:
         """v2 export: entries released in ``(released_after, released_on_or_before]``.
 
         Selection is by the entry's (latest) release time, whatever its acknowledgement state
-        since. Entries come ordered by release time, then id.
+        since. Entries come ordered by release time, then id. Nested initiative objects are
+        shared between entries of the same initiative (treat the result as read-only).
 
         Args:
             customer_id: The customer.
@@ -1004,32 +1017,40 @@ class Store:
         where = "e.customer_id = ? AND e.released_at > ? AND e.released_at <= ?"
         params = (customer_id, low, high)
         with self._read() as db:
-            rows = db.execute(
+            cursor = db.cursor()
+            cursor.row_factory = None  # plain tuples: this loop may run a million times
+            rows = cursor.execute(
                 self._ENTRY_SELECT + f"WHERE {where} ORDER BY e.released_at, e.id", params
             ).fetchall()
             codes = self._codes_by_entry(db, customer_id, where, params)
-        return [
-            {
-                "_id": r["id"],
-                "codes": [{"code": code, "assignedBy": by} for code, by in codes.get(r["id"], [])],
-                "createdAt": format_timestamp(r["created_at"]),
+        initiatives: dict[str, dict[str, Any]] = {}
+        out = []
+        for (entry_id, created, updated, external_id, duration, summary, user_id, work_date,
+             _released, i_id, i_ext, i_name, _i_desc, _i_cs, _i_bt, unit, c_id, c_ext, c_name,
+             c_desc, c_cs) in rows:
+            initiative = initiatives.get(i_id)
+            if initiative is None:
+                initiative = initiatives[i_id] = {
+                    "client": {"_id": c_id, "externalId": c_ext, "name": c_name,
+                               "description": c_desc, "callSign": c_cs},
+                    "externalId": i_ext,
+                    "name": i_name,
+                }
+            out.append({
+                "_id": entry_id,
+                "codes": [{"code": code, "assignedBy": by} for code, by in codes.get(entry_id, ())],
+                "createdAt": format_timestamp(created),
                 "customerId": customer_id,
-                "externalId": r["external_id"],
-                "incrementDurationInSeconds": r["duration"],
-                "initiative": {
-                    "client": {"_id": r["c_id"], "externalId": r["c_ext"], "name": r["c_name"],
-                               "description": r["c_desc"], "callSign": r["c_cs"]},
-                    "externalId": r["i_ext"],
-                    "name": r["i_name"],
-                },
-                "summary": r["summary"],
-                "unitIncrementCount": _increment_count(r["duration"], r["unit_increments"]),
-                "updatedAt": format_timestamp(r["updated_at"]),
-                "userId": r["user_id"],
-                "workDate": r["work_date"],
-            }
-            for r in rows
-        ]
+                "externalId": external_id,
+                "incrementDurationInSeconds": duration,
+                "initiative": initiative,
+                "summary": summary,
+                "unitIncrementCount": _increment_count(duration, unit),
+                "updatedAt": format_timestamp(updated),
+                "userId": user_id,
+                "workDate": work_date,
+            })
+        return out
 
     def release_pending(self, customer_id: str) -> list[dict[str, Any]]:
         """Entries still pending, in the spec's detailed form, ordered by release time.

@@ -1,0 +1,120 @@
+"""Problem bodies for every whole-request failure, and an OpenAPI document that shows them."""
+
+from __future__ import annotations
+
+import pytest
+import requests
+
+from tests.conftest import TIMEOUT, Tenant
+from toolkit.sandbox import Sandbox
+
+PROBLEM = "application/problem+json"
+PROBLEM_MEMBERS = {"type", "title", "status", "detail", "instance"}
+
+
+@pytest.fixture(scope="module")
+def openapi(sandbox: Sandbox) -> dict:
+    response = requests.get(f"{sandbox.url}/openapi.json", timeout=TIMEOUT)
+    assert response.status_code == 200
+    return response.json()
+
+
+def test_unknown_route_is_a_404_problem(sandbox: Sandbox) -> None:
+    response = requests.get(f"{sandbox.url}/api/v1/nothing/here", timeout=TIMEOUT)
+    assert response.status_code == 404
+    assert response.headers["content-type"] == PROBLEM
+    body = response.json()
+    assert PROBLEM_MEMBERS <= set(body)
+    assert body["instance"] == "/api/v1/nothing/here"
+
+
+def test_wrong_method_is_a_405_problem_with_allow(sandbox: Sandbox) -> None:
+    response = requests.delete(f"{sandbox.url}/sandbox/v1/faults", timeout=TIMEOUT)
+    assert response.status_code == 405
+    assert response.headers["content-type"] == PROBLEM
+    assert set(response.headers["Allow"].split(", ")) == {"GET", "PUT"}
+
+
+def test_problem_body_members(tenant: Tenant) -> None:
+    response = tenant.api("POST", "/api/v1/customers/{cid}/initiatives/NOPE/codes",
+                          json={"codeExternalIds": []})
+    assert response.status_code == 404
+    body = response.json()
+    assert PROBLEM_MEMBERS <= set(body)
+    assert body["type"].startswith("tag:")
+    assert body["status"] == 404
+    assert body["instance"] == f"/api/v1/customers/{tenant.customer_id}/initiatives/NOPE/codes"
+
+
+def test_openapi_documents_every_interface_path(openapi: dict) -> None:
+    paths = openapi["paths"]
+    expected = {
+        ("post", "/api/v1/oauth/token"),
+        ("post", "/api/v1/customers/{customerId}/clients/import"),
+        ("post", "/api/v1/customers/{customerId}/initiatives/import"),
+        ("post", "/api/v1/customers/{customerId}/code-types/import"),
+        ("post", "/api/v1/customers/{customerId}/codes/import"),
+        ("post", "/api/v1/customers/{customerId}/initiatives/{initiativeExternalId}/codes"),
+        ("get", "/api/v2/customers/{customerId}/entries/export"),
+        ("get", "/api/v1/customers/{customerId}/entries/release-pending"),
+        ("post", "/api/v1/customers/{customerId}/users/{userId}/entries/{entryId}"
+                 "/release-succeeded"),
+        ("post", "/api/v1/customers/{customerId}/users/{userId}/entries/{entryId}"
+                 "/release-failed"),
+        ("get", "/api/v1/customers/{customerId}/users/{userId}"),
+        ("post", "/api/v1/public/customers/{customerId}/initiative-props/star"),
+        ("post", "/api/v1/public/customers/{customerId}/initiative-props/unstar"),
+        ("get", "/api/v1/public/customers/{customerId}/initiative-props/starred"),
+    }
+    assert expected <= {(m, p) for p, ops in paths.items() for m in ops}
+
+
+def test_openapi_documents_207_with_its_item_schema(openapi: dict) -> None:
+    op = openapi["paths"]["/api/v1/public/customers/{customerId}/initiative-props/star"]["post"]
+    ref = op["responses"]["207"]["content"]["application/json"]["schema"]["$ref"]
+    schemas = openapi["components"]["schemas"]
+    response = schemas[ref.rsplit("/", 1)[1]]
+    item_ref = response["properties"]["response"]["items"]["$ref"]
+    item = schemas[item_ref.rsplit("/", 1)[1]]
+    assert set(item["properties"]) == {"initiativeExternalId", "status", "errorCode",
+                                       "errorMessage"}
+    assert set(item["required"]) == {"initiativeExternalId", "status"}
+
+
+def test_openapi_error_responses_are_problem_json(openapi: dict) -> None:
+    for path, operations in openapi["paths"].items():
+        for method, op in operations.items():
+            for status, response in op["responses"].items():
+                if int(status) < 400:
+                    continue
+                content = response.get("content", {})
+                if path == "/api/v1/oauth/token" and status in ("400", "401"):
+                    assert "application/json" in content
+                else:
+                    assert list(content) == [PROBLEM], (method, path, status)
+
+
+def test_interface_operations_declare_auth_fault_and_retry_responses(openapi: dict) -> None:
+    for path, operations in openapi["paths"].items():
+        if not path.startswith("/api/") or path == "/api/v1/oauth/token":
+            continue
+        for op in operations.values():
+            assert {"401", "403", "429", "500", "503"} <= set(op["responses"]), path
+            assert "Retry-After" in op["responses"]["503"]["headers"]
+            assert "WWW-Authenticate" in op["responses"]["401"]["headers"]
+            assert op["security"] == [{"clientCredentials": []}]
+
+
+def test_openapi_security_scheme_is_client_credentials(openapi: dict) -> None:
+    scheme = openapi["components"]["securitySchemes"]["clientCredentials"]
+    assert scheme["flows"]["clientCredentials"]["tokenUrl"] == "/api/v1/oauth/token"
+
+
+def test_openapi_body_schemas_are_strict(openapi: dict) -> None:
+    schemas = openapi["components"]["schemas"]
+    initiative = schemas["InitiativeIn"]
+    assert initiative["additionalProperties"] is False
+    assert initiative["properties"]["unitIncrements"]["exclusiveMinimum"] == 0
+    assert initiative["properties"]["status"]["enum"] == ["active", "inactive"]
+    star = schemas["StarRequest"]["properties"]["initiativeExternalIds"]
+    assert (star["minItems"], star["maxItems"]) == (1, 100)
