@@ -29,31 +29,42 @@ __all__ = ["ENDPOINTS", "Client", "read_env_file"]
 
 log = logging.getLogger("toolkit.client")
 
-#: name -> (service, path template). Services: ``auth``, ``time``, ``ingestion``.
-ENDPOINTS: dict[str, tuple[str, str]] = {
-    "token": ("auth", "/api/v1/oauth/token"),
-    "import_clients": ("ingestion", "/api/v1/customers/{customerId}/clients/import"),
-    "import_initiatives": ("ingestion", "/api/v1/customers/{customerId}/initiatives/import"),
-    "import_code_types": ("ingestion", "/api/v1/customers/{customerId}/code-types/import"),
-    "import_codes": ("ingestion", "/api/v1/customers/{customerId}/codes/import"),
+#: name -> (method, service, path template). Services: ``auth``, ``time``, ``ingestion``.
+ENDPOINTS: dict[str, tuple[str, str, str]] = {
+    "token": ("POST", "auth", "/api/v1/oauth/token"),
+    "import_clients": ("POST", "ingestion", "/api/v1/customers/{customerId}/clients/import"),
+    "import_initiatives": (
+        "POST",
+        "ingestion",
+        "/api/v1/customers/{customerId}/initiatives/import",
+    ),
+    "import_code_types": (
+        "POST",
+        "ingestion",
+        "/api/v1/customers/{customerId}/code-types/import",
+    ),
+    "import_codes": ("POST", "ingestion", "/api/v1/customers/{customerId}/codes/import"),
     "import_code_ranges": (
+        "POST",
         "ingestion",
         "/api/v1/customers/{customerId}/initiatives/{initiativeExternalId}/codes",
     ),
-    "export": ("time", "/api/v2/customers/{customerId}/entries/export"),
-    "release_pending": ("time", "/api/v1/customers/{customerId}/entries/release-pending"),
+    "export": ("GET", "time", "/api/v2/customers/{customerId}/entries/export"),
+    "release_pending": ("GET", "time", "/api/v1/customers/{customerId}/entries/release-pending"),
     "release_succeeded": (
+        "POST",
         "time",
         "/api/v1/customers/{customerId}/users/{userId}/entries/{entryId}/release-succeeded",
     ),
     "release_failed": (
+        "POST",
         "time",
         "/api/v1/customers/{customerId}/users/{userId}/entries/{entryId}/release-failed",
     ),
-    "user": ("time", "/api/v1/customers/{customerId}/users/{userId}"),
-    "star": ("time", "/api/v1/public/customers/{customerId}/initiative-props/star"),
-    "unstar": ("time", "/api/v1/public/customers/{customerId}/initiative-props/unstar"),
-    "starred": ("time", "/api/v1/public/customers/{customerId}/initiative-props/starred"),
+    "user": ("GET", "time", "/api/v1/customers/{customerId}/users/{userId}"),
+    "star": ("POST", "time", "/api/v1/public/customers/{customerId}/initiative-props/star"),
+    "unstar": ("POST", "time", "/api/v1/public/customers/{customerId}/initiative-props/unstar"),
+    "starred": ("GET", "time", "/api/v1/public/customers/{customerId}/initiative-props/starred"),
 }
 
 _ENV_KEYS = {
@@ -241,7 +252,7 @@ class Client:
             >>> c.url("user", userId="u 1")
             'http://t/api/v1/customers/c1/users/u%201'
         """
-        service, template = ENDPOINTS[endpoint]
+        _, service, template = ENDPOINTS[endpoint]
         values = {"customerId": self.customer_id, **path}
         filled = template.format(**{k: quote(str(v), safe="") for k, v in values.items()})
         return self.urls[service] + filled
@@ -277,7 +288,7 @@ class Client:
             >>> c.send("user", path={"userId": "u"}).error
             'no answer (TransportError)'
         """
-        method = "GET" if endpoint in ("export", "release_pending", "user", "starred") else "POST"
+        method = ENDPOINTS[endpoint][0]
         url = self.url(endpoint, **(path or {}))
         attempts = 0
         elapsed = 0.0
