@@ -118,3 +118,12 @@ def test_openapi_body_schemas_are_strict(openapi: dict) -> None:
     assert initiative["properties"]["status"]["enum"] == ["active", "inactive"]
     star = schemas["StarRequest"]["properties"]["initiativeExternalIds"]
     assert (star["minItems"], star["maxItems"]) == (1, 100)
+
+
+def test_body_without_json_content_type_says_so(tenant: Tenant) -> None:
+    response = tenant.api("POST", "/api/v1/customers/{cid}/clients/import",
+                          data='{"externalId": "C1", "name": "", "callSign": "", '
+                               '"description": ""}',
+                          headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert response.status_code == 422
+    assert "Content-Type: application/json" in response.json()["errors"][-1]["detail"]

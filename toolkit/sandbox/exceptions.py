@@ -326,6 +326,14 @@ async def _on_validation_error(request: Request, exc: Exception) -> JSONResponse
             auth(request)
         except SandboxError as err:
             return _problem_response(err, request)
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if any(e["in"] == "body" and not e["field"] for e in errors) and not (
+        media == "application/json" or media.endswith("+json")
+    ):
+        errors = [e for e in errors if not (e["in"] == "body" and not e["field"])]
+        errors.append({"in": "body", "field": "", "detail":
+                       f"the body must be JSON sent with Content-Type: application/json "
+                       f"(got {media or 'no Content-Type'})"})
     in_query = any(e["in"] in ("query", "path", "header", "cookie") for e in errors)
     cls: type[SandboxError] = (
         BadRequest if in_query or name in BAD_REQUEST_ROUTES else Unprocessable
