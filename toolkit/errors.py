@@ -5,6 +5,9 @@
     ToolkitError
      ├── ConfigError(ToolkitError, ValueError)        bad or missing settings / arguments
      ├── ValidationError(ToolkitError, ValueError)    a frame failed its schema (.failure_cases)
+     │    ├── reconciliation.MissingColumnError       a reconcile input lacks a column
+     │    └── reconciliation.DuplicateKeyError        a reconcile key repeats
+     ├── FlattenError(ToolkitError, ValueError)       JSON not in the export / detailed form
      ├── PaginationError(ToolkitError, RuntimeError)  a cursor repeated or pages never ended
      ├── TransportError(ToolkitError, ConnectionError) no HTTP answer (connection, timeout)
      └── ApiError(ToolkitError)                       the service answered with an error status
@@ -31,6 +34,7 @@ __all__ = [
     "AuthError",
     "ConfigError",
     "ConflictError",
+    "FlattenError",
     "NotFoundError",
     "PaginationError",
     "RateLimitError",
@@ -48,6 +52,10 @@ class ToolkitError(Exception):
 
 class ConfigError(ToolkitError, ValueError):
     """A setting or argument is missing or malformed (credentials, URLs, dates)."""
+
+
+class FlattenError(ToolkitError, ValueError):
+    """The JSON does not have the shape of the export or detailed form (names the field)."""
 
 
 class PaginationError(ToolkitError, RuntimeError):

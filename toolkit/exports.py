@@ -2,7 +2,8 @@
 
 ``export_entries`` requests the v2 export for ``releasedAfter < t <= releasedOnOrBefore``,
 optionally in consecutive sub-windows so that no single response is huge, and flattens each
-answer with :mod:`toolkit.flatten`. ``export_to_parquet`` writes each window as it arrives, so its
+answer's raw bytes with :mod:`toolkit.flatten` (straight into Arrow, no Python objects).
+``export_to_parquet`` writes each window as it arrives, so its
 memory stays that of one window whatever the range.
 """
 
@@ -16,9 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from toolkit.errors import ApiError, ConfigError
+from toolkit.errors import ConfigError
 from toolkit.export import Export, split_windows
-from toolkit.flatten import flatten_export, flatten_pending
 
 if TYPE_CHECKING:
     from toolkit.client import Client
@@ -59,17 +59,8 @@ def iter_export(
     windows = split_windows(released_after, released_on_or_before, window)
     for start, end in tqdm(windows, desc="export", unit="window", disable=not progress):
         params = {"releasedAfter": _iso(start), "releasedOnOrBefore": _iso(end)}
-        records = client.call("export", params=params)
-        if not isinstance(records, list):
-            raise ApiError(
-                200,
-                {"detail": "the export did not answer a JSON array"},
-                "GET",
-                client.url("export"),
-            )
-        entries, codes = flatten_export(records)
-        del records
-        yield Export(entries, codes, kind="export")
+        raw = client.call("export", params=params, raw=True)
+        yield Export.from_json(raw or b"[]", kind="export")
 
 
 def export_entries(
@@ -171,13 +162,5 @@ def release_pending(client: Client) -> Export:
     Example:
         >>> client.release_pending().entries["initiativeProps.tags"].head()  # doctest: +SKIP
     """
-    records = client.call("release_pending")
-    if not isinstance(records, list):
-        raise ApiError(
-            200,
-            {"detail": "release-pending did not answer a JSON array"},
-            "GET",
-            client.url("release_pending"),
-        )
-    entries, codes = flatten_pending(records)
-    return Export(entries, codes, kind="pending")
+    raw = client.call("release_pending", raw=True)
+    return Export.from_json(raw or b"[]", kind="pending")

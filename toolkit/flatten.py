@@ -43,7 +43,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
-from toolkit.errors import ToolkitError
+from toolkit.errors import FlattenError
 
 __all__ = [
     "FlattenError",
@@ -61,10 +61,6 @@ __all__ = [
 ]
 
 Kind = Literal["export", "pending"]
-
-
-class FlattenError(ToolkitError, ValueError):
-    """The JSON does not have the shape of the export or detailed form (names the field)."""
 
 
 _STR = pa.string()

@@ -142,6 +142,7 @@ class Transport:
         params: dict[str, Any] | None = None,
         json: Any = None,
         retry: bool = True,
+        raw: bool = False,
     ) -> Reply:
         """Send one request (with its retries) and return a :class:`Reply`; never raises.
 
@@ -152,6 +153,8 @@ class Transport:
             params: query parameters.
             json: JSON body.
             retry: whether the request is safe to repeat.
+            raw: keep a 2xx body as the raw bytes instead of parsing it (error bodies are
+                always parsed).
 
         Returns:
             The final reply.
@@ -180,7 +183,9 @@ class Transport:
         history = getattr(getattr(resp.raw, "retries", None), "history", ()) or ()
         attempts = 1 + len(history)
         body: Any = None
-        if resp.content:
+        if raw and 200 <= resp.status_code < 300:
+            body = resp.content
+        elif resp.content:
             try:
                 body = orjson.loads(resp.content)
             except orjson.JSONDecodeError:

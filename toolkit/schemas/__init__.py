@@ -1,4 +1,5 @@
-"""Schemas of the five import tables: pandera models, the table registry and :func:`check`.
+"""Schemas: the five import tables (with the table registry and :func:`check`), the export and
+release-pending output tables, and the acknowledgement frame.
 
 >>> import pandas as pd
 >>> from toolkit import schemas
@@ -9,6 +10,14 @@
 ['L110']
 """
 
+from toolkit.schemas.acknowledgements import OUTCOMES, AcknowledgementSchema
+from toolkit.schemas.exports import (
+    ASSIGNED_BY,
+    ExportCodesSchema,
+    ExportEntriesSchema,
+    PendingCodesSchema,
+    PendingEntriesSchema,
+)
 from toolkit.schemas.imports import (
     BILLING_TYPES,
     CHECKS,
@@ -30,6 +39,13 @@ from toolkit.schemas.imports import (
 )
 
 __all__ = [
+    "ASSIGNED_BY",
+    "OUTCOMES",
+    "AcknowledgementSchema",
+    "ExportCodesSchema",
+    "ExportEntriesSchema",
+    "PendingCodesSchema",
+    "PendingEntriesSchema",
     "BILLING_TYPES",
     "CHECKS",
     "FAILURE_COLUMNS",
