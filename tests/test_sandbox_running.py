@@ -165,7 +165,10 @@ def test_seed_sample_reads_the_contract_columns_and_skips_missing_files(tmp_path
         again = store.seed_sample(tmp_path, customer, entries=20)
         assert (again["users"], again["entries"]) == (0, 0)
         empty = store.create_customer()["customerId"]
-        assert sum(store.seed_sample(tmp_path / "missing", empty).values()) == 0
+        (tmp_path / "empty").mkdir()
+        assert sum(store.seed_sample(tmp_path / "empty", empty).values()) == 0
+        with pytest.raises(FileNotFoundError):
+            store.seed_sample(tmp_path / "missing", empty)
     finally:
         store.close()
 
@@ -245,3 +248,8 @@ def test_cli_reports_a_busy_port(capsys) -> None:
         assert "cannot listen" in capsys.readouterr().err
     finally:
         sock.close()
+
+
+def test_cli_reports_a_missing_seed_folder(tmp_path: Path, capsys) -> None:
+    assert main(["--port", "0", "--seed", str(tmp_path / "nope")]) == 1
+    assert "no sample data folder" in capsys.readouterr().err

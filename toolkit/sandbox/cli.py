@@ -105,12 +105,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Returns:
         The exit status: 0 after a clean stop, 2 for a refused host, 1 when the port cannot
-        be bound.
+        be bound or the seed folder does not exist.
 
     >>> main(["--host", "0.0.0.0"])  # doctest: +SKIP
     2
     """
     args = _parser().parse_args(argv)
+    if args.seed is not None and not args.seed.is_dir():
+        print(f"toolkit sandbox: no sample data folder {str(args.seed)!r}", file=sys.stderr)
+        return 1
     if not is_loopback(args.host) and not args.allow_remote:
         print(f"toolkit sandbox: refusing to listen on non-loopback host {args.host!r}: the "
               "administration routes have no authentication. Pass --allow-remote to do it "

@@ -36,6 +36,7 @@ __all__ = [
     "ExportEntry",
     "FaultsIn",
     "FaultsOut",
+    "FieldError",
     "InitiativeIn",
     "InitiativeOut",
     "OAuthErrorOut",

@@ -1795,6 +1795,7 @@ class Store:
             Counts of what was loaded, by kind.
 
         Raises:
+            FileNotFoundError: ``directory`` is not a folder.
             Unprocessable: A row breaks a field or reference rule (the message names it).
 
         >>> import tempfile, os
@@ -1803,6 +1804,8 @@ class Store:
         {'clients': 0, 'initiatives': 0, 'code-types': 0, 'codes': 0, 'code-ranges': 0, 'users': 0, 'entries': 0}
         """  # noqa: E501
         folder = Path(directory)
+        if not folder.is_dir():
+            raise FileNotFoundError(f"no sample data folder {str(folder)!r}")
         counts = dict.fromkeys(
             ("clients", "initiatives", "code-types", "codes", "code-ranges", "users", "entries"),
             0,
