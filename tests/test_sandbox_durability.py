@@ -119,3 +119,10 @@ def test_kill_9_during_concurrent_imports_loses_no_answered_write(tmp_path: Path
         pending = requests.get(f"{url}/api/v1/customers/{customer}/entries/release-pending",
                                headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT)
         assert pending.status_code == 200
+
+
+def test_ctrl_c_stops_the_foreground_sandbox_cleanly(tmp_path: Path) -> None:
+    with sandbox_process(tmp_path / "sandbox.db", tmp_path / ".env") as (proc, url):
+        assert requests.get(f"{url}/openapi.json", timeout=TIMEOUT).status_code == 200
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(15) == 0

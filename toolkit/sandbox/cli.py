@@ -147,10 +147,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(line)
         print(f"API docs: {url}/docs   Administration: {url}/sandbox/v1 (see docs/sandbox.md)")
         sys.stdout.flush()
-        serve_forever(
-            create_app(store), sock, log_level=args.log_level,
-            on_started=lambda: print(f"{READY_MARKER} {url} (Ctrl+C to stop)", flush=True),
-        )
+        try:
+            serve_forever(
+                create_app(store), sock, log_level=args.log_level,
+                on_started=lambda: print(f"{READY_MARKER} {url} (Ctrl+C to stop)", flush=True),
+            )
+        except KeyboardInterrupt:  # uvicorn re-raises Ctrl+C after its graceful shutdown
+            pass
+        print("Sandbox stopped.")
     finally:
         sock.close()
         store.close()
