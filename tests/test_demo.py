@@ -1,0 +1,97 @@
+"""``toolkit demo`` runs the whole flow and leaves a Parquet dataset and a PNG in its folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.dataset as ds
+import pytest
+
+from toolkit.cli import main
+from toolkit.demo import hours_by_client_chart, planted_billing_extract, run_demo
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def demo_out(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, str]:
+    """One run of ``toolkit demo --out <tmp>``: its folder, exit status and output."""
+    import contextlib
+    import io
+
+    out = tmp_path_factory.mktemp("demo")
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        status = main(["demo", "--out", str(out), "--workers", "4"])
+    return out, status, buffer.getvalue()
+
+
+def test_demo_succeeds_and_reports_every_step(demo_out: tuple[Path, int, str]) -> None:
+    _, status, printed = demo_out
+    assert status == 0, printed
+    for step in ("validate", "onboard", "users", "entries", "export", "chart", "acknowledge",
+                 "pending", "star", "reconcile"):
+        assert f"] {step}" in printed
+    assert "FAILED" not in printed
+    assert "0 pending now" in printed
+
+
+def test_demo_never_prints_the_secret(demo_out: tuple[Path, int, str]) -> None:
+    _, _, printed = demo_out
+    assert "secret" not in printed.lower()
+    assert "sandbox at http://127.0.0.1:" in printed
+
+
+def test_demo_writes_a_parquet_dataset(demo_out: tuple[Path, int, str]) -> None:
+    out, _, _ = demo_out
+    entries = ds.dataset(out / "export" / "entries", format="parquet", partitioning="hive")
+    codes = ds.dataset(out / "export" / "codes", format="parquet", partitioning="hive")
+    assert entries.count_rows() == 200
+    assert codes.count_rows() > 0
+    frame = pd.read_parquet(out / "export" / "entries")
+    assert frame["_id"].is_unique
+    assert {"userId", "workDate", "incrementDurationInSeconds",
+            "initiative.client.externalId"} <= set(frame.columns)
+    assert frame["incrementDurationInSeconds"].gt(0).all()
+    assert set(pd.read_parquet(out / "export" / "codes")["entryId"]) <= set(frame["_id"])
+
+
+def test_demo_writes_the_chart(demo_out: tuple[Path, int, str]) -> None:
+    out, _, _ = demo_out
+    png = out / "hours_by_client.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert png.stat().st_size > 10_000
+
+
+def test_demo_starts_from_a_fresh_sandbox_database(demo_out: tuple[Path, int, str]) -> None:
+    out, _, _ = demo_out
+    assert (out / "sandbox.db").is_file()
+
+
+def test_demo_stops_at_a_failing_step(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    status = run_demo(tmp_path, workers=2, sample=REPO / "tests" / "broken_sample")
+    printed = capsys.readouterr().out
+    assert status == 1
+    assert "validate     FAILED" in printed
+    assert "] onboard" not in printed
+
+
+def test_planted_billing_extract_is_reproducible() -> None:
+    entries = pd.DataFrame({
+        "_id": [f"e{i:03d}" for i in range(200)],
+        "workDate": pd.Timestamp("2026-03-02"),
+        "initiative.externalId": "M-1",
+        "incrementDurationInSeconds": 3600,
+    })
+    first = planted_billing_extract(entries, seed=3)
+    assert first.equals(planted_billing_extract(entries, seed=3))
+    assert len(first) == 200 - 6 + 2
+    assert (first["hours"] == 1.5).sum() == 8 + 1  # written up, plus one typed-in record
+
+
+def test_hours_by_client_chart_writes_a_png(tmp_path: Path) -> None:
+    entries = pd.DataFrame({"initiative.client.name": ["Acme", "Globex"],
+                            "incrementDurationInSeconds": [3600, 7200]})
+    path = hours_by_client_chart(entries, tmp_path / "sub" / "chart.png")
+    assert path.read_bytes()[:4] == b"\x89PNG"

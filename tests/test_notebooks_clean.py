@@ -1,0 +1,56 @@
+"""The example notebooks are committed clean: no outputs, no execution counts.
+
+``make test`` runs them through nbval with ``--nbval-lax``; outputs saved in the file would be
+noise in review (and hold ids, ports and timestamps of someone's run).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
+EXPECTED = {
+    "01_onboarding.ipynb",
+    "02_export_and_release.ipynb",
+    "03_starring.ipynb",
+    "04_reconciliation.ipynb",
+}
+
+
+def _code_cells(path: Path) -> list[dict]:
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    return [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
+
+
+def test_the_four_walkthroughs_exist() -> None:
+    assert EXPECTED <= {path.name for path in NOTEBOOKS}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_has_no_outputs(path: Path) -> None:
+    dirty = [i for i, cell in enumerate(_code_cells(path)) if cell.get("outputs")]
+    assert not dirty, f"{path.name}: code cells {dirty} have outputs; clear them before committing"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_has_no_execution_counts(path: Path) -> None:
+    counted = [
+        i for i, cell in enumerate(_code_cells(path)) if cell.get("execution_count") is not None
+    ]
+    assert not counted, f"{path.name}: code cells {counted} have execution counts"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_checks_results(path: Path) -> None:
+    sources = ["".join(cell["source"]) for cell in _code_cells(path)]
+    assert any("# NBVAL_CHECK_OUTPUT" in s for s in sources), "no cell is marked for nbval"
+    assert any("assert " in s for s in sources), "no cell asserts anything"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_closes_its_sandbox(path: Path) -> None:
+    sources = ["".join(cell["source"]) for cell in _code_cells(path)]
+    assert "sb_ctx.__exit__(None, None, None)" in sources[-1]
