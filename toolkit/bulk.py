@@ -245,7 +245,9 @@ def result_frame(
             "status": pd.Categorical(status, categories=["sent", "journaled", "failed", "skipped"]),
             "ok": [s in ("sent", "journaled") for s in status],
             "httpStatus": pd.array([r.status for r in replies], dtype="Int64"),
-            "error": pd.array([r.error for r in replies], dtype="string"),
+            "error": pd.array(
+                [None if r.error == JOURNALED else r.error for r in replies], dtype="string"
+            ),
             "attempts": pd.array([r.attempts for r in replies], dtype="Int64"),
             "elapsed": [round(r.elapsed, 6) for r in replies],
         },

@@ -21,6 +21,7 @@ Commands that talk to the service read ``TOOLKIT_*`` variables and ``--env-file`
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -173,7 +174,9 @@ def cmd_lab(args: argparse.Namespace) -> int:
     with running(seed=args.seed, db=args.db) as sb:
         sb.write_env(args.env_file)
         print(f"sandbox at {sb.url}; credentials written to {args.env_file}")
-        return subprocess.call([sys.executable, "-m", "jupyter", "lab", "notebooks"])
+        # the notebooks use this sandbox (TOOLKIT_USE_ENV) instead of starting their own
+        env = {**os.environ, **sb.env(), "TOOLKIT_USE_ENV": "1"}
+        return subprocess.call([sys.executable, "-m", "jupyter", "lab", "notebooks"], env=env)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -609,6 +609,7 @@ class Client:
         *,
         window: str = "1D",
         partition_cols: Sequence[str] | None = None,
+        overwrite: bool = False,
         progress: bool = False,
     ) -> dict[str, int]:
         """Stream an export into a Parquet dataset; see :func:`toolkit.exports.export_to_parquet`.
@@ -625,6 +626,7 @@ class Client:
             path,
             window=window,
             partition_cols=partition_cols,
+            overwrite=overwrite,
             progress=progress,
         )
 

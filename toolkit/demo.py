@@ -190,7 +190,7 @@ def _export(run: _Run) -> str:
     run.until = pd.Timestamp.now(tz="UTC")
     run.after = (run.until - pd.Timedelta(days=DEMO_DAYS + 1)).normalize()
     target = run.out / "export"
-    totals = run.client.export_to_parquet(run.after, run.until, target, window="1D")
+    totals = run.client.export_to_parquet(run.after, run.until, target, window="1D", overwrite=True)
     run.export = Export.read_parquet(target)
     if totals["entries"] != run.released or len(run.export) != run.released:
         raise _StepFailed(
@@ -224,8 +224,9 @@ def _acknowledge(run: _Run) -> str:
             "externalId": [
                 None if bad else f"WIP-{n:05d}" for n, bad in enumerate(internal, start=1)
             ],
-            "errors": [["internal matter: there is no client to bill"] if bad else None
-                       for bad in internal],
+            "errors": [
+                ["internal matter: there is no client to bill"] if bad else None for bad in internal
+            ],
         }
     )
     result = run.client.acknowledge(acks, workers=run.workers, progress=False)
@@ -299,9 +300,7 @@ def _reconcile(run: _Run) -> str:
     assert run.export is not None
     entries = run.export.entries
     billing = planted_billing_extract(entries, seed=run.seed)
-    rec = reconcile(
-        entries, billing, duration="hours", duration_unit="hours", tolerance_seconds=18
-    )
+    rec = reconcile(entries, billing, duration="hours", duration_unit="hours", tolerance_seconds=18)
     run.note(rec.summary)
     acks = rec.to_acknowledge()
     acks = acks[acks["entryId"].isin(run.pending)]
@@ -457,8 +456,13 @@ def _find_sample(sample: str | os.PathLike[str] | None) -> Path:
 
 def _clear(out: Path) -> None:
     """Remove what an earlier run left, so every run starts from an empty sandbox."""
-    for name in ("sandbox.db", "sandbox.db-wal", "sandbox.db-shm", "sandbox.db-journal",
-                 "hours_by_client.png"):
+    for name in (
+        "sandbox.db",
+        "sandbox.db-wal",
+        "sandbox.db-shm",
+        "sandbox.db-journal",
+        "hours_by_client.png",
+    ):
         (out / name).unlink(missing_ok=True)
     shutil.rmtree(out / "export", ignore_errors=True)
 

@@ -10,6 +10,7 @@ memory stays that of one window whatever the range.
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -106,6 +107,7 @@ def export_to_parquet(
     *,
     window: str = "1D",
     partition_cols: Sequence[str] | None = None,
+    overwrite: bool = False,
     progress: bool = False,
 ) -> dict[str, int]:
     """Stream an export window by window into a Parquet dataset (``entries/`` and ``codes/``).
@@ -120,10 +122,15 @@ def export_to_parquet(
         window: sub-window size (a pandas offset).
         partition_cols: hive partition columns of the entries (default: as
             :meth:`Export.to_parquet`).
+        overwrite: replace an existing dataset at ``path``; without it an existing one is an
+            error (appending would silently double it).
         progress: show a progress bar.
 
     Returns:
         ``{"entries": n, "codes": m, "windows": k}``.
+
+    Raises:
+        ConfigError: ``path`` already holds a dataset and ``overwrite`` is false.
 
     Example:
         >>> client.export_to_parquet("2026-01-01", "2027-01-01", "out/export")  # doctest: +SKIP
@@ -132,7 +139,13 @@ def export_to_parquet(
     if not window:
         raise ConfigError("export_to_parquet needs a window")
     totals = {"entries": 0, "codes": 0, "windows": 0}
-    Path(path).mkdir(parents=True, exist_ok=True)
+    root = Path(path)
+    existing = [root / sub for sub in ("entries", "codes") if (root / sub).exists()]
+    if existing and not overwrite:
+        raise ConfigError(f"{root} already holds an export; pass overwrite=True to replace it")
+    for folder in existing:
+        shutil.rmtree(folder)
+    root.mkdir(parents=True, exist_ok=True)
     for part in iter_export(
         client, released_after, released_on_or_before, window=window, progress=progress
     ):

@@ -337,39 +337,52 @@ def starred_many(
         limit: raw props fetched per page.
 
     Returns:
-        ``timekeeperExternalId``, ``initiativeExternalId``, ``page``, ``error`` (null unless
-        the list of that timekeeper could not be read). A timekeeper with nothing starred, or
-        whose list failed, has one row with a null ``initiativeExternalId``.
+        ``timekeeperExternalId``, ``initiativeExternalId``, ``page``, ``httpStatus``, ``error``
+        (the problem's detail when the list of that timekeeper could not be read). A
+        timekeeper with nothing starred, or whose list failed, has one row with a null
+        ``initiativeExternalId``.
 
     Example:
         >>> client.starred_many(["TK-001", "TK-002"])  # doctest: +SKIP
     """
-    from toolkit.errors import ToolkitError
+    from toolkit.errors import ApiError, ToolkitError
 
+    cols = ["timekeeperExternalId", "initiativeExternalId", "page", "httpStatus", "error"]
     frames = []
     for tk in dict.fromkeys(timekeepers):
         try:
-            f = starred(client, tk, limit=limit).assign(error=pd.NA)
+            f = starred(client, tk, limit=limit).assign(httpStatus=200, error=pd.NA)
             if f.empty:  # keep the timekeeper visible: one row, no initiative
                 f = pd.DataFrame(
-                    {"initiativeExternalId": [pd.NA], "page": [pd.NA], "error": [pd.NA]}
+                    {
+                        "initiativeExternalId": [pd.NA],
+                        "page": [pd.NA],
+                        "httpStatus": [200],
+                        "error": [pd.NA],
+                    }
                 )
         except ToolkitError as exc:
+            status = exc.status if isinstance(exc, ApiError) else pd.NA
+            detail = exc.detail if isinstance(exc, ApiError) else str(exc)
             f = pd.DataFrame(
-                {"initiativeExternalId": [pd.NA], "page": [pd.NA], "error": [str(exc)]}
+                {
+                    "initiativeExternalId": [pd.NA],
+                    "page": [pd.NA],
+                    "httpStatus": [status],
+                    "error": [detail],
+                }
             )
         f.insert(0, "timekeeperExternalId", tk)
         frames.append(f)
     if not frames:
-        return pd.DataFrame(
-            columns=["timekeeperExternalId", "initiativeExternalId", "page", "error"]
-        )
-    out = pd.concat(frames, ignore_index=True)
+        return pd.DataFrame(columns=cols)
+    out = pd.concat(frames, ignore_index=True)[cols]
     return out.astype(
         {
             "timekeeperExternalId": "string",
             "initiativeExternalId": "string",
             "page": "Int64",
+            "httpStatus": "Int64",
             "error": "string",
         }
     )
