@@ -30,7 +30,7 @@ def env_file(fresh_client, sandbox, tmp_path, monkeypatch) -> Path:
 
 def test_validate_exit_status_tells_good_from_broken(capsys) -> None:
     assert main(["validate", str(SAMPLE)]) == 0
-    assert main(["validate", str(REPO / "tests" / "broken_sample")]) == 1
+    assert main(["validate", str(REPO / "sample_data" / "broken")]) == 1
     out = capsys.readouterr().out
     assert "externalId" in out and "column" in out
 
@@ -45,7 +45,7 @@ def test_onboard_dry_run_then_real_run_with_journal(env_file, tmp_path, sandbox,
     assert main([*base, "onboard", str(SAMPLE), "--journal", str(journal)]) == 0
     out = capsys.readouterr().out
     assert "journaled" in out
-    assert main([*base, "onboard", str(REPO / "tests" / "broken_sample")]) == 1
+    assert main([*base, "onboard", str(REPO / "sample_data" / "broken")]) == 1
 
 
 def test_star_starred_export_pending_and_acknowledge(env_file, tmp_path, sandbox, capsys):

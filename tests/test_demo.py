@@ -70,7 +70,7 @@ def test_demo_starts_from_a_fresh_sandbox_database(demo_out: tuple[Path, int, st
 
 
 def test_demo_stops_at_a_failing_step(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    status = run_demo(tmp_path, workers=2, sample=REPO / "tests" / "broken_sample")
+    status = run_demo(tmp_path, workers=2, sample=REPO / "sample_data" / "broken")
     printed = capsys.readouterr().out
     assert status == 1
     assert "validate     FAILED" in printed

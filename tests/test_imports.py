@@ -155,7 +155,7 @@ def test_onboard_never_posts_a_child_of_a_failed_parent(fresh_client: Client, sa
 def test_broken_sample_is_reported_in_one_pass_with_rows_and_columns(fresh_client, sandbox):
     sandbox.admin.reset_stats()
     with pytest.raises(ValidationError) as info:
-        fresh_client.onboard(REPO / "tests" / "broken_sample", progress=False)
+        fresh_client.onboard(REPO / "sample_data" / "broken", progress=False)
     cases = info.value.failure_cases
     assert cases["table"].nunique() >= 3
     assert cases["column"].notna().all()

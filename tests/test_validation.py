@@ -19,7 +19,7 @@ from toolkit.validation import ValidationReport, bad_rows, load_folder, validate
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"
-BROKEN = Path(__file__).resolve().parent / "broken_sample"
+BROKEN = Path(__file__).resolve().parent.parent / "sample_data" / "broken"
 
 
 def triples(report: ValidationReport) -> set[tuple[str, Any, str | None, str]]:
