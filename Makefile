@@ -28,8 +28,10 @@ lint: $(STAMP)
 lab: $(STAMP)
 	$(PY) -m toolkit lab
 
+# serves out/sandbox.db (what `make demo` left, or a new one seeded with sample_data)
 sandbox: $(STAMP)
-	$(PY) -m toolkit sandbox --seed sample_data
+	mkdir -p out
+	$(PY) -m toolkit sandbox --seed sample_data --db out/sandbox.db
 
 bench: $(STAMP)
 	$(PY) -m bench

@@ -2,7 +2,7 @@
 
 ::
 
-    sandbox (out/sandbox.db, fresh each run) -> a fresh customer
+    sandbox (out/sandbox.db, fresh each run) -> its demo customer
       1 validate sample_data       5 export to out/export (Parquet)   9 star from a frame, list
       2 onboard it                 6 chart out/hours_by_client.png   10 reconcile with a billing
       3 timekeepers as users       7 acknowledge a mix                  extract, acknowledge the
@@ -477,8 +477,8 @@ def run_demo(
 ) -> int:
     """Run the whole flow headless against a fresh sandbox, printing a summary per step.
 
-    Starts a sandbox whose database is ``out/sandbox.db`` (recreated each run), creates a
-    customer, then: validates and onboards ``sample_data``, creates the timekeepers as users,
+    Starts a sandbox whose database is ``out/sandbox.db`` (recreated each run) and, as its demo
+    customer: validates and onboards ``sample_data``, creates the timekeepers as users,
     records and releases ``entries`` entries over the last three weeks (reproducible for a
     seed), exports them to the Parquet dataset ``out/export``, writes
     ``out/hours_by_client.png``, acknowledges the earliest third (a mix of succeeded and
@@ -515,17 +515,9 @@ def run_demo(
     out_dir.mkdir(parents=True, exist_ok=True)
     _clear(out_dir)
     with running(db=out_dir / "sandbox.db") as sb:
-        creds = sb.admin.create_customer("Harbor & Lane LLP")
-        client = Client(
-            customer_id=creds["customerId"],
-            client_id=creds["clientId"],
-            client_secret=creds["clientSecret"],
-            auth_url=sb.url,
-            time_url=sb.url,
-            audience=creds["audience"],
-            workers=workers,
-        )
-        admin = Admin(sb.url, customer_id=creds["customerId"])
+        # the sandbox's own demo customer, so `toolkit sandbox --db out/sandbox.db` serves it again
+        client = Client.from_env(None, environ=sb.env(), workers=workers)
+        admin = Admin(sb.url, customer_id=sb.customer_id)
         print(f"sandbox at {sb.url}, customer {client.customer_id}", flush=True)
         run = _Run(client, admin, sample_dir, out_dir, workers, entries, seed)
         try:
@@ -544,6 +536,8 @@ def run_demo(
     elapsed = time.perf_counter() - started
     print(
         f"done in {elapsed:.1f} s: {out_dir / 'export'} (Parquet dataset), "
-        f"{out_dir / 'hours_by_client.png'}"
+        f"{out_dir / 'hours_by_client.png'}\n"
+        f"The sandbox's data stays in {out_dir / 'sandbox.db'}. To serve it again and get its "
+        f"credentials (with curl commands for a token and a star request): make sandbox"
     )
     return 0
