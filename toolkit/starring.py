@@ -85,10 +85,12 @@ def _pairs(
         bad = frame.index[frame.isna().any(axis=1)].tolist()
         raise ConfigError(f"empty timekeeper or initiative id in row(s) {bad[:10]}")
     frame = frame.astype(str)
-    wanted: dict[str, list[str]] = {}
-    for tk, group in frame.groupby("timekeeperExternalId", sort=False):
-        wanted[str(tk)] = list(dict.fromkeys(group["initiativeExternalId"]))
-    return frame, wanted
+    seen: dict[str, dict[str, None]] = {}
+    for tk, i in zip(
+        frame["timekeeperExternalId"].tolist(), frame["initiativeExternalId"].tolist(), strict=True
+    ):
+        seen.setdefault(tk, {})[i] = None
+    return frame, {tk: list(ids) for tk, ids in seen.items()}
 
 
 def _chunks(wanted: dict[str, list[str]]) -> list[tuple[str, list[str]]]:
@@ -172,7 +174,13 @@ def _star_op(
             row["attempts"] = (row["attempts"] or 0) + (results[pair]["attempts"] or 0)
             results[pair] = row
     if isinstance(timekeeper_or_frame, pd.DataFrame):
-        pairs = list(zip(frame["timekeeperExternalId"], frame["initiativeExternalId"], strict=True))
+        pairs = list(
+            zip(
+                frame["timekeeperExternalId"].tolist(),
+                frame["initiativeExternalId"].tolist(),
+                strict=True,
+            )
+        )
         index = frame.index
     else:
         pairs = [(tk, i) for tk, ids in wanted.items() for i in ids]
@@ -249,6 +257,41 @@ def unstar(
     )
 
 
+def _pages(
+    client: Client, timekeeper_external_id: str, limit: int, max_pages: int
+) -> Iterator[list[str]]:
+    """The starred list's pages as plain lists, following ``nextCursor`` to the end."""
+    if not 1 <= int(limit) <= MAX_LIMIT:
+        raise ConfigError(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
+    cursor: str | None = None
+    seen: set[str] = set()
+    page = 0
+    while True:
+        if page >= max_pages:
+            raise PaginationError(f"more than {max_pages} pages; stopped")
+        params: dict[str, Any] = {"timekeeperExternalId": timekeeper_external_id, "limit": limit}
+        if cursor is not None:
+            params["cursor"] = cursor
+        body = client.call("starred", params=params)
+        yield [str(i) for i in body.get("initiativeExternalIds") or []]
+        cursor = body.get("nextCursor")
+        if cursor is None:
+            return
+        if cursor in seen:
+            raise PaginationError(f"the service repeated cursor {cursor!r} at page {page}")
+        seen.add(cursor)
+        page += 1
+
+
+def _frame(ids: list[str], pages: list[int]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "initiativeExternalId": pd.array(ids, dtype="string"),
+            "page": pd.array(pages, dtype="Int64"),
+        }
+    )
+
+
 def starred_pages(
     client: Client,
     timekeeper_external_id: str,
@@ -279,41 +322,24 @@ def starred_pages(
         >>> for page in client.starred_pages("TK-001", limit=10):  # doctest: +SKIP
         ...     print(len(page))
     """
-    if not 1 <= int(limit) <= MAX_LIMIT:
-        raise ConfigError(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
-    cursor: str | None = None
-    seen: set[str] = set()
-    page = 0
-    while True:
-        if page >= max_pages:
-            raise PaginationError(f"more than {max_pages} pages; stopped")
-        params: dict[str, Any] = {"timekeeperExternalId": timekeeper_external_id, "limit": limit}
-        if cursor is not None:
-            params["cursor"] = cursor
-        body = client.call("starred", params=params)
-        ids = list(body.get("initiativeExternalIds") or [])
-        yield pd.DataFrame(
-            {
-                "initiativeExternalId": pd.array(ids, dtype="string"),
-                "page": pd.array([page] * len(ids), dtype="Int64"),
-            }
-        )
-        cursor = body.get("nextCursor")
-        if cursor is None:
-            return
-        if cursor in seen:
-            raise PaginationError(f"the service repeated cursor {cursor!r} at page {page}")
-        seen.add(cursor)
-        page += 1
+    for number, ids in enumerate(_pages(client, timekeeper_external_id, limit, max_pages)):
+        yield _frame(ids, [number] * len(ids))
 
 
-def starred(client: Client, timekeeper_external_id: str, *, limit: int = MAX_LIMIT) -> pd.DataFrame:
+def starred(
+    client: Client,
+    timekeeper_external_id: str,
+    *,
+    limit: int = MAX_LIMIT,
+    max_pages: int = 100_000,
+) -> pd.DataFrame:
     """A timekeeper's whole starred list as one frame.
 
     Args:
         client: the connection.
         timekeeper_external_id: the user's timekeeper id.
         limit: raw props fetched per page, 1 to 2500.
+        max_pages: stop with :class:`PaginationError` past this many pages.
 
     Returns:
         ``initiativeExternalId``, ``page``.
@@ -322,8 +348,12 @@ def starred(client: Client, timekeeper_external_id: str, *, limit: int = MAX_LIM
         >>> client.starred("TK-001").initiativeExternalId.tolist()  # doctest: +SKIP
         ['M-1001-001']
     """
-    pages = list(starred_pages(client, timekeeper_external_id, limit=limit))
-    return pd.concat(pages, ignore_index=True)
+    ids: list[str] = []
+    pages: list[int] = []
+    for number, page in enumerate(_pages(client, timekeeper_external_id, limit, max_pages)):
+        ids.extend(page)
+        pages.extend([number] * len(page))
+    return _frame(ids, pages)
 
 
 def starred_many(

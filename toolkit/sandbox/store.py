@@ -138,6 +138,7 @@ CREATE TABLE IF NOT EXISTS walls (
 CREATE TABLE IF NOT EXISTS pins (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, user_id TEXT NOT NULL,
     initiative_id TEXT NOT NULL, UNIQUE (user_id, initiative_id));
+CREATE INDEX IF NOT EXISTS pins_user_seq ON pins (user_id, seq);
 CREATE TABLE IF NOT EXISTS entries (
     id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, user_id TEXT NOT NULL,
     initiative_id TEXT NOT NULL, work_date TEXT NOT NULL, summary TEXT NOT NULL,
