@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -107,6 +107,63 @@ def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
             value = value[1:-1]
         out[key.strip()] = value
     return out
+
+
+def _importer(table: str, what: str) -> Callable[..., pd.DataFrame]:
+    """A ``Client.import_<table>`` method: explicit keywords (they complete in Jupyter) and
+    its own docstring, all five driven by :func:`toolkit.imports.import_table`."""
+
+    def method(
+        self: Client,
+        df: pd.DataFrame,
+        *,
+        columns: Mapping[str, str] | None = None,
+        validate: bool = True,
+        workers: int | None = None,
+        progress: bool = True,
+        journal: str | os.PathLike[str] | None = None,
+        dry_run: bool = False,
+    ) -> pd.DataFrame:
+        from toolkit.imports import import_table
+
+        return import_table(
+            self,
+            table,
+            df,
+            columns=columns,
+            validate=validate,
+            workers=workers,
+            progress=progress,
+            journal=journal,
+            dry_run=dry_run,
+        )
+
+    method.__name__ = f"import_{table}"
+    method.__qualname__ = f"Client.import_{table}"
+    method.__doc__ = f"""Validate and import {what}, one record per request.
+
+        Args:
+            df: the records, columns named as in the spec's field table.
+            columns: renames applied first, e.g. ``{{"call_sign": "callSign"}}``.
+            validate: check the frame first and raise before anything is sent.
+            workers: worker threads (default: the client's).
+            progress: show a progress bar.
+            journal: path of a journal; records it holds with the same payload are skipped.
+            dry_run: return the payloads instead of sending them.
+
+        Returns:
+            One row per input row, aligned to its index (see
+            :func:`toolkit.imports.import_table`).
+
+        Raises:
+            ValidationError: the frame failed its schema (``.failure_cases``).
+
+        Example:
+            >>> result = client.import_{table}(frame, progress=False)  # doctest: +SKIP
+            >>> result.ok.all()  # doctest: +SKIP
+            True
+        """
+    return method
 
 
 class Client:
@@ -380,175 +437,13 @@ class Client:
 
     # -- capabilities (implemented in their own modules) -----------------------------------
 
-    def import_clients(
-        self,
-        df: pd.DataFrame,
-        *,
-        columns: Mapping[str, str] | None = None,
-        validate: bool = True,
-        workers: int | None = None,
-        progress: bool = True,
-        journal: str | os.PathLike[str] | None = None,
-        dry_run: bool = False,
-    ) -> pd.DataFrame:
-        """Validate and import clients.
-
-        One record per request; see :func:`toolkit.imports.import_table`.
-
-        Example:
-            >>> result = client.import_clients(frame, progress=False)  # doctest: +SKIP
-            >>> result.ok.all()  # doctest: +SKIP
-            True
-        """
-        from toolkit.imports import import_table
-
-        return import_table(
-            self,
-            "clients",
-            df,
-            columns=columns,
-            validate=validate,
-            workers=workers,
-            progress=progress,
-            journal=journal,
-            dry_run=dry_run,
-        )
-
-    def import_initiatives(
-        self,
-        df: pd.DataFrame,
-        *,
-        columns: Mapping[str, str] | None = None,
-        validate: bool = True,
-        workers: int | None = None,
-        progress: bool = True,
-        journal: str | os.PathLike[str] | None = None,
-        dry_run: bool = False,
-    ) -> pd.DataFrame:
-        """Validate and import initiatives (matters or projects).
-
-        One record per request; see :func:`toolkit.imports.import_table`.
-
-        Example:
-            >>> result = client.import_initiatives(frame, progress=False)  # doctest: +SKIP
-            >>> result.ok.all()  # doctest: +SKIP
-            True
-        """
-        from toolkit.imports import import_table
-
-        return import_table(
-            self,
-            "initiatives",
-            df,
-            columns=columns,
-            validate=validate,
-            workers=workers,
-            progress=progress,
-            journal=journal,
-            dry_run=dry_run,
-        )
-
-    def import_code_types(
-        self,
-        df: pd.DataFrame,
-        *,
-        columns: Mapping[str, str] | None = None,
-        validate: bool = True,
-        workers: int | None = None,
-        progress: bool = True,
-        journal: str | os.PathLike[str] | None = None,
-        dry_run: bool = False,
-    ) -> pd.DataFrame:
-        """Validate and import code types.
-
-        One record per request; see :func:`toolkit.imports.import_table`.
-
-        Example:
-            >>> result = client.import_code_types(frame, progress=False)  # doctest: +SKIP
-            >>> result.ok.all()  # doctest: +SKIP
-            True
-        """
-        from toolkit.imports import import_table
-
-        return import_table(
-            self,
-            "code_types",
-            df,
-            columns=columns,
-            validate=validate,
-            workers=workers,
-            progress=progress,
-            journal=journal,
-            dry_run=dry_run,
-        )
-
-    def import_codes(
-        self,
-        df: pd.DataFrame,
-        *,
-        columns: Mapping[str, str] | None = None,
-        validate: bool = True,
-        workers: int | None = None,
-        progress: bool = True,
-        journal: str | os.PathLike[str] | None = None,
-        dry_run: bool = False,
-    ) -> pd.DataFrame:
-        """Validate and import codes.
-
-        One record per request; see :func:`toolkit.imports.import_table`.
-
-        Example:
-            >>> result = client.import_codes(frame, progress=False)  # doctest: +SKIP
-            >>> result.ok.all()  # doctest: +SKIP
-            True
-        """
-        from toolkit.imports import import_table
-
-        return import_table(
-            self,
-            "codes",
-            df,
-            columns=columns,
-            validate=validate,
-            workers=workers,
-            progress=progress,
-            journal=journal,
-            dry_run=dry_run,
-        )
-
-    def import_code_ranges(
-        self,
-        df: pd.DataFrame,
-        *,
-        columns: Mapping[str, str] | None = None,
-        validate: bool = True,
-        workers: int | None = None,
-        progress: bool = True,
-        journal: str | os.PathLike[str] | None = None,
-        dry_run: bool = False,
-    ) -> pd.DataFrame:
-        """Validate and import code ranges (long form: initiativeExternalId, codeExternalId).
-
-        One record per request; see :func:`toolkit.imports.import_table`.
-
-        Example:
-            >>> result = client.import_code_ranges(frame, progress=False)  # doctest: +SKIP
-            >>> result.ok.all()  # doctest: +SKIP
-            True
-        """
-        from toolkit.imports import import_table
-
-        return import_table(
-            self,
-            "code_ranges",
-            df,
-            columns=columns,
-            validate=validate,
-            workers=workers,
-            progress=progress,
-            journal=journal,
-            dry_run=dry_run,
-        )
+    import_clients = _importer("clients", "clients")
+    import_initiatives = _importer("initiatives", "initiatives (matters or projects)")
+    import_code_types = _importer("code_types", "code types")
+    import_codes = _importer("codes", "codes")
+    import_code_ranges = _importer(
+        "code_ranges", "code ranges (long form: initiativeExternalId, codeExternalId)"
+    )
 
     def onboard(
         self,
