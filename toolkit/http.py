@@ -9,14 +9,17 @@ a ``requests`` exception to the caller.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 import requests
 from requests.adapters import HTTPAdapter
+from requests.utils import get_environ_proxies
 from urllib3.util.retry import Retry
 
 __all__ = ["RETRY_STATUSES", "Reply", "Transport"]
@@ -47,7 +50,6 @@ class Reply:
     elapsed: float = 0.0
     method: str = ""
     url: str = ""
-    headers: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -99,6 +101,30 @@ class Transport:
         self.jitter = jitter
         self.pool_size = pool_size
         self._local = threading.local()
+        self._proxies: dict[str, dict[str, str]] = {}
+        self._verify: str | bool = (
+            os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
+        )
+
+    def proxies(self, url: str) -> dict[str, str]:
+        """Proxy settings for a URL, read from the environment once per scheme and host.
+
+        ``requests`` re-reads the whole environment on every request when ``trust_env`` is on
+        (and would let a ``.netrc`` entry replace the bearer header); the sessions here turn
+        it off and take the same proxy settings, ``NO_PROXY`` included, from this cache.
+
+        Args:
+            url: a request URL.
+
+        Returns:
+            The proxies for that URL's scheme and host (often empty).
+        """
+        parts = urlsplit(url)
+        key = f"{parts.scheme}://{parts.netloc}"
+        found = self._proxies.get(key)
+        if found is None:
+            found = self._proxies[key] = get_environ_proxies(key)
+        return found
 
     def _retry(self, total: int) -> Retry:
         return Retry(
@@ -123,6 +149,8 @@ class Transport:
         sess = getattr(self._local, attr, None)
         if sess is None:
             sess = requests.Session()
+            sess.trust_env = False  # proxies and CA bundle are read once, in __init__/proxies()
+            sess.verify = self._verify
             adapter = HTTPAdapter(
                 pool_connections=self.pool_size,
                 pool_maxsize=self.pool_size,
@@ -171,7 +199,13 @@ class Transport:
             hdrs["Content-Type"] = "application/json"
         try:
             resp = self.session(retry).request(
-                method, url, headers=hdrs, params=params, data=data, timeout=self.timeout
+                method,
+                url,
+                headers=hdrs,
+                params=params,
+                data=data,
+                timeout=self.timeout,
+                proxies=self.proxies(url),
             )
         except requests.RequestException as exc:
             elapsed = time.perf_counter() - start
@@ -201,5 +235,4 @@ class Transport:
             elapsed,
             method,
             url,
-            {k: v for k, v in resp.headers.items() if k.lower() != "set-cookie"},
         )
