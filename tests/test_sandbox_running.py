@@ -92,9 +92,15 @@ def test_custom_audience_and_ttl() -> None:
 
 
 def test_start_failure_is_reported_not_hung(tmp_path: Path) -> None:
-    with pytest.raises(RuntimeError):
-        with running(db=tmp_path / "s.db", start_timeout=0.000001, log_level="critical"):
-            pass
+    import socket
+
+    with socket.socket() as busy:  # a port someone else already listens on
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises((RuntimeError, OSError)):
+            with running(db=tmp_path / "s.db", port=port, start_timeout=10, log_level="critical"):
+                pass
 
 
 # --- sample data ------------------------------------------------------------------------------
