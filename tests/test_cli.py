@@ -82,3 +82,10 @@ def test_missing_configuration_is_exit_2_with_a_message(tmp_path, sandbox, monke
         monkeypatch.delenv(var, raising=False)
     assert main(["--env-file", str(tmp_path / "nope.env"), "starred", "TK"]) == 2
     assert "TOOLKIT_CLIENT_SECRET" in capsys.readouterr().err
+
+
+def test_a_missing_input_file_is_exit_2_with_one_line(env_file, tmp_path, capsys) -> None:
+    code = main(["--env-file", str(env_file), "acknowledge", str(tmp_path / "nope.csv")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "no such file" in err and "Traceback" not in err

@@ -143,4 +143,21 @@ def test_log_lines_never_hold_the_token(fresh_client: Client, caplog) -> None:
     fresh_client.users(["a"])
     token = fresh_client.auth.token()
     assert token not in caplog.text
+    assert fresh_client.auth._secret.reveal() not in caplog.text
     assert "Bearer" not in caplog.text
+
+
+def test_proxy_settings_apply_to_the_token_request_too(sandbox, monkeypatch, unused_port) -> None:
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{unused_port}")
+    monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{unused_port}")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    through_dead_proxy = Client.from_env(None, environ=sandbox.env(), retries=0)
+    with pytest.raises(TransportError):
+        through_dead_proxy.call("user", path={"userId": "x"})
+    assert through_dead_proxy.auth.fetches == 0
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    direct = Client.from_env(None, environ=sandbox.env(), retries=0)
+    with pytest.raises(NotFoundError):
+        direct.call("user", path={"userId": "0" * 24})

@@ -172,3 +172,26 @@ def test_users_frame_reports_unknown_ids_as_rows(released) -> None:
     assert frame["_id"].tolist() == ids
     assert frame["error"].isna().tolist() == [True, True, False]
     assert client.user(ids[0])["timekeeperExternalId"] == "TK-1"
+
+
+def test_acknowledge_nothing_is_an_empty_result(released, sandbox) -> None:
+    sandbox.admin.reset_stats()
+    res = released["client"].acknowledge(
+        pd.DataFrame(columns=["userId", "entryId", "outcome"]), progress=False
+    )
+    assert res.empty and "ok" in res.columns
+    assert sandbox.admin.stats()["total"] == 0
+
+
+def test_acknowledgement_failures_name_the_column_that_is_wrong(released) -> None:
+    bad = pd.DataFrame(
+        {"userId": ["u", "u"], "entryId": ["e1", "e2"], "outcome": ["succeeded", "failed"]},
+        index=[4, 4],
+    )
+    with pytest.raises(ValidationError) as info:
+        released["client"].acknowledge(bad, progress=False)
+    cases = info.value.failure_cases
+    assert sorted(zip(cases["row"], cases["column"], cases["externalId"], strict=True)) == [
+        (0, "externalId", "e1"),
+        (1, "errors", "e2"),
+    ]

@@ -239,3 +239,52 @@ def test_kill_9_mid_onboarding_then_rerun_with_journal_sends_only_the_rest(
     assert sent_again <= n - acknowledged
     stored = sandbox.admin.records("clients", customer_id=fresh_client.customer_id)
     assert len(stored) == n
+
+
+def test_results_follow_rows_even_when_index_labels_repeat(fresh_client: Client) -> None:
+    assert fresh_client.import_clients(_clients(1), progress=False)["ok"].all()
+    initiatives = pd.DataFrame(
+        {
+            "billingType": "billable",
+            "externalId": ["DUP-A", "DUP-B", "DUP-C"],
+            "name": "n",
+            "description": "d",
+            "callSign": "c",
+            "clientExternalId": ["NO-SUCH-CLIENT", "C-00000", "NO-SUCH-CLIENT"],
+            "unitIncrements": 360,
+            "status": "active",
+        },
+        index=[7, 7, 8],
+    )
+    res = fresh_client.import_initiatives(initiatives, progress=False)
+    assert list(res.index) == [7, 7, 8]
+    assert res["externalId"].tolist() == ["DUP-A", "DUP-B", "DUP-C"]
+    assert res["ok"].tolist() == [False, True, False]
+    assert res["httpStatus"].tolist()[1] == 201 and res["httpStatus"].tolist()[0] >= 400
+    dry = fresh_client.import_clients(_clients(2).set_index(pd.Index([0, 0])), dry_run=True)
+    assert [p["externalId"] for p in dry["payload"]] == ["C-00000", "C-00001"]
+
+
+def test_a_journal_never_skips_calls_to_another_customer(sandbox, tmp_path) -> None:
+    journal = tmp_path / "shared.jsonl"
+    firms = []
+    for name in ("First", "Second"):
+        creds = sandbox.admin.create_customer(name)
+        firms.append(Client(creds["customerId"], creds["clientId"], creds["clientSecret"],
+                            sandbox.url, sandbox.url, audience=creds["audience"]))
+    for firm in firms:
+        res = firm.import_clients(_clients(3), journal=journal, progress=False)
+        assert res["status"].tolist() == ["sent"] * 3
+        assert len(sandbox.admin.records("clients", customer_id=firm.customer_id)) == 3
+
+
+def test_wrong_credentials_cost_one_token_request_not_one_per_row(sandbox) -> None:
+    bad = Client(sandbox.customer_id, sandbox.client_id, "not-the-secret", sandbox.url,
+                 sandbox.url, audience=sandbox.audience)
+    sandbox.admin.reset_stats()
+    res = bad.import_clients(_clients(50), progress=False, workers=4)
+    assert not res["ok"].any()
+    assert res["error"].str.contains("token request refused").all()
+    routes = sandbox.admin.stats()["routes"]
+    assert sum(v["count"] for k, v in routes.items() if "oauth/token" in k) == 1
+    assert _import_count(sandbox, "clients/import") == 0

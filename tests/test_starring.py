@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from toolkit import Client, ConflictError, NotFoundError, load_folder
-from toolkit.errors import PaginationError
+from toolkit.errors import ConfigError, PaginationError
 from toolkit.starring import (
     INITIATIVE_ACCESS_DENIED,
     INITIATIVE_INACTIVE,
@@ -103,6 +103,7 @@ def test_per_item_500_is_retried_once_on_its_own(firm, sandbox, no_faults) -> No
     assert (res["attempts"] >= 1).all()
     retried = res[res["attempts"] > 1]
     assert len(retried) > 0
+    assert res["attempts"].max() == 2  # once: the first request, then one retry on its own
     assert set(res["status"]) <= {200, 500}
     # whatever still failed after its one retry is reported with a message, never dropped
     assert len(res) == 30
@@ -173,3 +174,21 @@ def test_a_repeating_cursor_stops_with_a_clear_error(firm, monkeypatch) -> None:
 def test_every_item_error_code_has_an_explanation() -> None:
     assert set(ITEM_ERRORS) == {20080, 20081, 20083}
     assert all(text for text in ITEM_ERRORS.values())
+
+
+def test_ids_read_from_a_spreadsheet_are_sent_as_their_digits(firm) -> None:
+    frame = pd.DataFrame({"timekeeperExternalId": ["TK-A"], "initiativeExternalId": [1001.0]})
+    res = firm["client"].star(frame, progress=False)
+    assert res["initiativeExternalId"].tolist() == ["1001"]
+    with pytest.raises(ConfigError):
+        firm["client"].star(pd.DataFrame({"timekeeperExternalId": ["TK-A", "TK-A"],
+                                          "initiativeExternalId": ["M-1", None]}))
+
+
+def test_bad_listing_arguments_are_config_errors(firm) -> None:
+    with pytest.raises(ConfigError):
+        firm["client"].starred_many("TK-A")
+    with pytest.raises(ConfigError):
+        firm["client"].starred("TK-A", limit="bogus")
+    with pytest.raises(ConfigError):
+        firm["client"].starred("TK-A", limit=2501)

@@ -14,8 +14,9 @@ import pandas as pd
 import pandera.pandas as pa
 
 from toolkit.bulk import Call, Journal, result_frame, run_bulk
-from toolkit.errors import ValidationError
-from toolkit.schemas.acknowledgements import AcknowledgementSchema
+from toolkit.errors import ConfigError, ValidationError
+from toolkit.imports import unique_rows
+from toolkit.schemas.acknowledgements import CROSS_RULES, AcknowledgementSchema
 
 if TYPE_CHECKING:
     from toolkit.client import Client
@@ -36,11 +37,33 @@ def _as_list(value: Any) -> list[str] | None:
     return [str(value)]
 
 
+def _failures(
+    rows: list[Any],
+    entry_ids: list[Any],
+    columns: list[str],
+    checks: list[str],
+    values: list[Any],
+    messages: list[str],
+) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "table": "acknowledgements",
+            "row": rows,
+            "externalId": entry_ids,
+            "column": columns,
+            "check": checks,
+            "value": values,
+            "message": messages,
+        }
+    )
+
+
 def check_acknowledgements(frame: pd.DataFrame) -> pd.DataFrame:
     """Normalise and validate an acknowledgement frame.
 
     Accepts ``_id`` for ``entryId`` (as exported) and ``errors`` as a list or ``;``-separated
-    text; missing ``externalId`` / ``errors`` columns are added empty.
+    text; missing ``externalId`` / ``errors`` columns are added empty. An index with repeated
+    labels is replaced by row positions.
 
     Args:
         frame: ``userId``, ``entryId`` (or ``_id``), ``outcome``, ``externalId``, ``errors``.
@@ -49,7 +72,8 @@ def check_acknowledgements(frame: pd.DataFrame) -> pd.DataFrame:
         The normalised frame (``errors`` as lists).
 
     Raises:
-        ValidationError: with ``.failure_cases`` naming every bad row and column.
+        ValidationError: with ``.failure_cases`` naming every bad row and column (the
+            ``externalId`` column of the failure frame holds the row's ``entryId``).
 
     Example:
         >>> df = pd.DataFrame({"userId": ["u1"], "entryId": ["e1"], "outcome": ["failed"],
@@ -57,7 +81,7 @@ def check_acknowledgements(frame: pd.DataFrame) -> pd.DataFrame:
         >>> check_acknowledgements(df).loc[0, "errors"]
         ['client closed', 'rate missing']
     """
-    df = frame.copy()
+    df = unique_rows(frame).copy()
     if "entryId" not in df and "_id" in df:
         df = df.rename(columns={"_id": "entryId"})
     for col in ("externalId", "errors"):
@@ -65,44 +89,69 @@ def check_acknowledgements(frame: pd.DataFrame) -> pd.DataFrame:
             df[col] = None
     missing = [c for c in ("userId", "entryId", "outcome") if c not in df]
     if missing:
-        cases = pd.DataFrame(
-            {
-                "table": "acknowledgements",
-                "row": None,
-                "externalId": None,
-                "column": missing,
-                "check": "column_in_dataframe",
-                "value": None,
-                "message": [f"missing column {c!r}" for c in missing],
-            }
+        cases = _failures(
+            [None] * len(missing),
+            [None] * len(missing),
+            missing,
+            ["column_in_dataframe"] * len(missing),
+            [None] * len(missing),
+            [f"missing column {c!r}" for c in missing],
         )
         raise ValidationError(f"missing column(s): {', '.join(missing)}", cases)
     for col in ("userId", "entryId", "outcome", "externalId"):
-        df[col] = df[col].astype(object).where(df[col].notna(), None)
-        df[col] = df[col].map(lambda v: None if v is None else str(v))
-    df["errors"] = df["errors"].astype(object).map(_as_list)
+        df[col] = pd.Series(
+            [None if pd.isna(v) else str(v) for v in df[col].astype(object).tolist()],
+            index=df.index,
+            dtype=object,
+        )
+    df["errors"] = pd.Series(
+        [_as_list(v) for v in df["errors"].astype(object).tolist()], index=df.index, dtype=object
+    )
+    if df.empty:
+        return df[["userId", "entryId", "outcome", "externalId", "errors"]]
+    parts: list[pd.DataFrame] = []
     try:
-        return AcknowledgementSchema.validate(df, lazy=True)
+        checked = AcknowledgementSchema.validate(df, lazy=True)
     except pa.errors.SchemaErrors as exc:
         fc = exc.failure_cases
+        checked = df
         rows = fc["index"].tolist()
-        cases = pd.DataFrame(
-            {
-                "table": "acknowledgements",
-                "row": rows,
-                "externalId": [
-                    df.at[r, "entryId"] if r is not None and r in df.index else None for r in rows
-                ],
-                "column": fc["column"].tolist(),
-                "check": fc["check"].astype(str).tolist(),
-                "value": fc["failure_case"].tolist(),
-                "message": [
+        parts.append(
+            _failures(
+                rows,
+                [df.at[r, "entryId"] if r in df.index else None for r in rows],
+                fc["column"].tolist(),
+                fc["check"].astype(str).tolist(),
+                fc["failure_case"].tolist(),
+                [
                     f"{c}: {chk} failed for {v!r}"
                     for c, chk, v in zip(fc["column"], fc["check"], fc["failure_case"], strict=True)
                 ],
-            }
+            )
         )
-        raise ValidationError(f"{len(cases)} acknowledgement failure(s)", cases) from None
+    for column, outcome, message in CROSS_RULES:
+        values = df[column]
+        present = (
+            values.map(lambda v: isinstance(v, list) and len(v) > 0)
+            if column == "errors"
+            else values.map(lambda v: isinstance(v, str) and v.strip() != "")
+        )
+        bad = df.index[(df["outcome"] == outcome) & ~present.astype(bool)]
+        if len(bad):
+            parts.append(
+                _failures(
+                    list(bad),
+                    df.loc[bad, "entryId"].tolist(),
+                    [column] * len(bad),
+                    [f"required_when_{outcome}"] * len(bad),
+                    df.loc[bad, column].tolist(),
+                    [message] * len(bad),
+                )
+            )
+    if parts:
+        cases = pd.concat(parts, ignore_index=True)
+        raise ValidationError(f"{len(cases)} acknowledgement failure(s); nothing was sent", cases)
+    return checked
 
 
 def acknowledge(
@@ -138,10 +187,25 @@ def acknowledge(
         >>> client.acknowledge(acks).ok.all()  # doctest: +SKIP
         True
     """
-    df = check_acknowledgements(frame) if validate else frame.rename(columns={"_id": "entryId"})
+    original = frame.index
+    if validate:
+        df = check_acknowledgements(frame)
+    else:
+        df = unique_rows(frame).rename(columns={"_id": "entryId"})
+        for col in ("externalId", "errors"):
+            if col not in df:
+                df[col] = None
+        missing = [c for c in ("userId", "entryId", "outcome") if c not in df]
+        if missing:
+            raise ConfigError(f"the frame needs column(s) {missing}")
     calls = []
     for user, entry, outcome, ext, errs in zip(
-        df["userId"], df["entryId"], df["outcome"], df["externalId"], df["errors"], strict=True
+        df["userId"].tolist(),
+        df["entryId"].tolist(),
+        df["outcome"].tolist(),
+        df["externalId"].tolist(),
+        df["errors"].tolist(),
+        strict=True,
     ):
         path = {"userId": user, "entryId": entry}
         if outcome == "succeeded":
@@ -151,7 +215,19 @@ def acknowledge(
     replies = run_bulk(
         client, calls, workers=workers, progress=progress, journal=journal, desc="acknowledge"
     )
-    res = result_frame(df.index, df["entryId"].tolist(), replies, key_name="entryId")
+    res = result_frame(original, df["entryId"].tolist(), replies, key_name="entryId")
     res.insert(0, "userId", pd.array(df["userId"].tolist(), dtype="string"))
     res.insert(2, "outcome", pd.array(df["outcome"].tolist(), dtype="string"))
+    # the spec does not say a repeated acknowledgement is harmless: a 409 that follows a
+    # retried attempt may mean the first attempt was applied and only its answer was lost
+    retried_conflict = (res["httpStatus"] == 409).fillna(False) & (res["attempts"] > 1).fillna(
+        False
+    )
+    if retried_conflict.any():
+        res["error"] = res["error"].astype(object)
+        res.loc[retried_conflict, "error"] = (
+            "409 after a retried attempt (the first may have been applied; check the entry): "
+            + res.loc[retried_conflict, "error"].fillna("").astype(str)
+        )
+        res["error"] = res["error"].astype("string")
     return res

@@ -11,9 +11,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import requests
-
 from toolkit.errors import AuthError, TransportError, api_error_for
+from toolkit.http import Transport
 
 __all__ = ["Secret", "TokenProvider"]
 
@@ -58,15 +57,17 @@ class TokenProvider:
 
     The token is fetched on first use, cached, refreshed ``refresh_margin`` seconds before it
     expires (or at 90% of its life for short lifetimes), and dropped by :meth:`invalidate`
-    (the client calls it once when the service answers 401). Thread-safe.
+    (the client calls it once when the service answers 401). A refusal (400/401/403) is
+    remembered: later calls raise it again without another request, so a bulk run with wrong
+    credentials makes one token request, not one per row. Thread-safe.
 
     Args:
         token_url: full URL of ``POST /api/v1/oauth/token``.
         client_id: the application's ``clientId``.
         client_secret: the application's ``clientSecret``.
         audience: the operator-supplied audience, sent when given.
-        session_factory: returns the ``requests.Session`` to post with.
-        timeout: seconds for the token request.
+        transport: the HTTP layer to post with (the client's, so proxies and timeouts match).
+        timeout: seconds for the token request when no transport is given.
         refresh_margin: refresh this many seconds before expiry.
         clock: returns the current time in seconds (for tests).
 
@@ -83,7 +84,7 @@ class TokenProvider:
         client_secret: str | Secret,
         audience: str | None = None,
         *,
-        session_factory: Callable[[], requests.Session] | None = None,
+        transport: Transport | None = None,
         timeout: float = 30.0,
         refresh_margin: float = 300.0,
         clock: Callable[[], float] = time.monotonic,
@@ -92,13 +93,13 @@ class TokenProvider:
         self.client_id = client_id
         self._secret = client_secret if isinstance(client_secret, Secret) else Secret(client_secret)
         self.audience = audience
-        self._session_factory = session_factory or requests.Session
-        self._timeout = timeout
+        self._transport = transport or Transport(timeout=timeout, retries=0)
         self._margin = refresh_margin
         self._clock = clock
         self._lock = threading.Lock()
         self._token: Secret | None = None
         self._refresh_at = 0.0
+        self._refused: AuthError | None = None
         self.fetches = 0
 
     def __repr__(self) -> str:
@@ -118,6 +119,8 @@ class TokenProvider:
             TransportError: the identity service could not be reached.
         """
         with self._lock:
+            if self._refused is not None:
+                raise self._refused
             if self._token is None or self._clock() >= self._refresh_at:
                 self._fetch()
             assert self._token is not None
@@ -137,25 +140,21 @@ class TokenProvider:
         }
         if self.audience:
             body["audience"] = self.audience
-        try:
-            resp = self._session_factory().post(self.token_url, json=body, timeout=self._timeout)
-        except requests.RequestException as exc:
-            # The exception text of requests never includes the body, but keep only its class.
+        # a token exchange is safe to repeat: connection errors and 5xx are retried
+        reply = self._transport.send("POST", self.token_url, json=body, retry=True)
+        if reply.status is None:
             raise TransportError(
-                f"token request failed: {type(exc).__name__}", method="POST", url=self.token_url
-            ) from None
-        try:
-            data = resp.json()
-        except ValueError:
-            data = None
-        if resp.status_code != 200 or not isinstance(data, dict) or "access_token" not in data:
-            problem = data if isinstance(data, dict) else None
-            if problem is not None:
-                problem = {k: v for k, v in problem.items() if k != "access_token"}
-            err = api_error_for(resp.status_code, problem, "POST", self.token_url)
-            if resp.status_code < 500:
-                raise AuthError(resp.status_code, problem, "POST", self.token_url) from None
-            raise err from None
+                f"token request failed: {reply.error}", method="POST", url=self.token_url
+            )
+        data = reply.body if isinstance(reply.body, dict) else None
+        if reply.status != 200 or data is None or "access_token" not in data:
+            problem = {k: v for k, v in (data or {}).items() if k != "access_token"} or None
+            if reply.status >= 500:
+                raise api_error_for(reply.status, problem, "POST", self.token_url)
+            refused = AuthError(reply.status, problem, "POST", self.token_url)
+            if reply.status in (400, 401, 403):
+                self._refused = refused
+            raise refused
         lifetime = float(data.get("expires_in") or 3600)
         margin = min(self._margin, lifetime * 0.1)
         self._token = Secret(str(data["access_token"]))

@@ -69,9 +69,9 @@ class Call:
     params: dict[str, Any] | None = None
     retry: bool = True
 
-    def journal_id(self) -> str:
-        """The journal line key: endpoint, path and payload digest."""
-        return payload_hash([self.endpoint, self.path or {}, self.key, self.json])
+    def journal_id(self, url: str) -> str:
+        """The journal line key: the full URL (service, customer, path), key and payload."""
+        return payload_hash([self.endpoint, url, self.key, self.json])
 
 
 class Journal:
@@ -85,7 +85,8 @@ class Journal:
         >>> import tempfile, os
         >>> j = Journal(os.path.join(tempfile.mkdtemp(), "j.jsonl"))
         >>> c = Call("import_clients", json={"externalId": "C1"}, key="C1")
-        >>> j.record(c, 201); c in j
+        >>> line = c.journal_id("https://svc/api/v1/customers/c1/clients/import")
+        >>> j.record(line, c, 201); line in j
         True
     """
 
@@ -102,21 +103,21 @@ class Journal:
         self._lock = threading.Lock()
         self._fh = self.path.open("a", encoding="utf-8")
 
-    def __contains__(self, call: object) -> bool:
-        return isinstance(call, Call) and call.journal_id() in self._done
+    def __contains__(self, journal_id: object) -> bool:
+        return journal_id in self._done
 
     def __len__(self) -> int:
         return len(self._done)
 
-    def record(self, call: Call, status: int) -> None:
-        """Append one acknowledged call."""
+    def record(self, journal_id: str, call: Call, status: int) -> None:
+        """Append one acknowledged call under its :meth:`Call.journal_id`."""
         line = json.dumps(
-            {"id": call.journal_id(), "endpoint": call.endpoint, "key": call.key, "status": status}
+            {"id": journal_id, "endpoint": call.endpoint, "key": call.key, "status": status}
         )
         with self._lock:
             self._fh.write(line + "\n")
             self._fh.flush()
-            self._done.add(call.journal_id())
+            self._done.add(journal_id)
 
     def close(self) -> None:
         """Close the file."""
@@ -159,8 +160,14 @@ def run_bulk(
     jr: Journal | None = Journal(journal) if own_journal else journal  # type: ignore[assignment]
     replies: list[Reply | None] = [None] * len(calls)
     todo: list[int] = []
-    for i, call in enumerate(calls):
-        if jr is not None and call in jr:
+    # journal lines name the full URL: another customer or service never matches them
+    ids = (
+        [c.journal_id(client.url(c.endpoint, **(c.path or {}))) for c in calls]
+        if jr is not None
+        else []
+    )
+    for i in range(len(calls)):
+        if jr is not None and ids[i] in jr:
             replies[i] = Reply(None, None, JOURNALED, 0, 0.0, "", "")
         else:
             todo.append(i)
@@ -174,7 +181,7 @@ def run_bulk(
         except Exception as exc:  # a bug must not lose the other rows
             reply = Reply(None, None, f"internal error: {type(exc).__name__}: {exc}", 1)
         if jr is not None and reply.ok:
-            jr.record(call, reply.status or 0)
+            jr.record(ids[i], call, reply.status or 0)
         return i, reply
 
     bar = tqdm(total=len(calls), desc=desc, disable=not progress, unit="req", leave=True)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from toolkit.errors import ToolkitError, ValidationError
+from toolkit.errors import ConfigError, ToolkitError, ValidationError
 
 __all__ = ["main"]
 
@@ -46,11 +46,16 @@ def _print_frame(df: pd.DataFrame, max_rows: int = 30) -> None:
 
 def _read_table(path: str) -> pd.DataFrame:
     p = Path(path)
-    if p.suffix == ".parquet" or p.is_dir():
-        return pd.read_parquet(p)
-    if p.suffix in (".xlsx", ".xls"):
-        return pd.read_excel(p, dtype=str)
-    return pd.read_csv(p, dtype=str, keep_default_na=False, na_values=[""])
+    if not p.exists():
+        raise ConfigError(f"{p}: no such file")
+    try:
+        if p.suffix == ".parquet" or p.is_dir():
+            return pd.read_parquet(p)
+        if p.suffix in (".xlsx", ".xls"):
+            return pd.read_excel(p, dtype=str)
+        return pd.read_csv(p, dtype=str, keep_default_na=False, na_values=[""])
+    except (OSError, ValueError, ImportError) as exc:
+        raise ConfigError(f"{p}: cannot read it as a table ({type(exc).__name__}: {exc})") from None
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

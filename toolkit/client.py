@@ -232,8 +232,7 @@ class Client:
             self.client_id,
             client_secret,
             self.audience,
-            session_factory=lambda: self.transport.session(retry=False),
-            timeout=timeout if isinstance(timeout, int | float) else sum(timeout),
+            transport=self.transport,
         )
 
     @classmethod

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from toolkit.client import Client
     from toolkit.validation import ValidationReport
 
-__all__ = ["IMPORTS", "OnboardReport", "import_table", "onboard"]
+__all__ = ["IMPORTS", "OnboardReport", "import_table", "onboard", "unique_rows"]
 
 #: table -> (endpoint, key column). In the spec's suggested import order.
 IMPORTS: dict[str, tuple[str, str]] = {
@@ -39,6 +39,25 @@ PARENTS: dict[str, list[tuple[str, str]]] = {
     "codes": [("codeTypeExternalId", "code_types")],
     "code_ranges": [("initiativeExternalId", "initiatives"), ("codeExternalId", "codes")],
 }
+
+
+def unique_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The frame itself, or, when its index repeats a label, the frame indexed by position.
+
+    Results are matched to input rows by label, so repeated labels (``pd.concat`` without
+    ``ignore_index``) would mix rows up; with them, failures name the 0-based row position.
+
+    Args:
+        df: an input frame.
+
+    Returns:
+        A frame with a unique index.
+
+    Example:
+        >>> unique_rows(pd.DataFrame({"a": [1, 2]}, index=[7, 7])).index.tolist()
+        [0, 1]
+    """
+    return df if df.index.is_unique else df.reset_index(drop=True)
 
 
 def _table(table: str) -> tuple[str, str]:
@@ -123,8 +142,13 @@ def import_table(
     endpoint, key = _table(table)
     if columns:
         df = df.rename(columns=dict(columns))
+    original = df.index
+    df = unique_rows(df)
     checked = schemas.check(table, df) if validate else df
-    calls, rows = _plan(table, checked)
+    try:
+        calls, rows = _plan(table, checked)
+    except (ValueError, TypeError, KeyError) as exc:  # only reachable with validate=False
+        raise ConfigError(f"cannot build {table} payloads without validation: {exc}") from None
     if dry_run:
         by_label = {}
         for call, labels in zip(calls, rows, strict=True):
@@ -137,14 +161,14 @@ def import_table(
                 "url": [client.url(c.endpoint, **(c.path or {})) for c in ordered],
                 "payload": [c.json for c in ordered],
             },
-            index=checked.index,
+            index=original,
         )
     replies = run_bulk(
         client, calls, workers=workers, progress=progress, journal=journal, desc=table
     )
     per_row = _spread(checked, calls, rows, replies)
     keys = checked[key].astype("string").tolist() if key in checked else [None] * len(checked)
-    return result_frame(checked.index, keys, per_row, key_name=key)
+    return result_frame(original, keys, per_row, key_name=key)
 
 
 @dataclass
@@ -193,7 +217,7 @@ def _read_source(source: Any) -> dict[str, pd.DataFrame]:
         unknown = set(source) - set(IMPORTS)
         if unknown:
             raise ConfigError(f"unknown table(s) {sorted(unknown)}; expected {list(IMPORTS)}")
-        return {k: v for k, v in source.items() if v is not None}
+        return {k: unique_rows(v) for k, v in source.items() if v is not None}
     raise ConfigError("source must be a folder or a mapping of table name -> DataFrame")
 
 

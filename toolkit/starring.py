@@ -81,10 +81,17 @@ def _pairs(
         frame = pd.DataFrame(
             {"timekeeperExternalId": [timekeeper_or_frame] * len(ids), "initiativeExternalId": ids}
         )
-    if frame.isna().any().any():
-        bad = frame.index[frame.isna().any(axis=1)].tolist()
-        raise ConfigError(f"empty timekeeper or initiative id in row(s) {bad[:10]}")
-    frame = frame.astype(str)
+    from toolkit.schemas import coerce_ids
+
+    frame = frame.copy()
+    for col in ("timekeeperExternalId", "initiativeExternalId"):
+        values, problems = coerce_ids(frame[col], col)
+        bad = values.isna() | problems.notna()
+        if bad.any():
+            rows = frame.index[bad.to_numpy()].tolist()[:10]
+            why = next((p for p in problems[bad] if p), f"{col} is empty")
+            raise ConfigError(f"bad {col} in row(s) {rows}: {why}")
+        frame[col] = values
     seen: dict[str, dict[str, None]] = {}
     for tk, i in zip(
         frame["timekeeperExternalId"].tolist(), frame["initiativeExternalId"].tolist(), strict=True
@@ -261,8 +268,8 @@ def _pages(
     client: Client, timekeeper_external_id: str, limit: int, max_pages: int
 ) -> Iterator[list[str]]:
     """The starred list's pages as plain lists, following ``nextCursor`` to the end."""
-    if not 1 <= int(limit) <= MAX_LIMIT:
-        raise ConfigError(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise ConfigError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}")
     cursor: str | None = None
     seen: set[str] = set()
     page = 0
@@ -377,6 +384,8 @@ def starred_many(
     """
     from toolkit.errors import ApiError, ToolkitError
 
+    if isinstance(timekeepers, str):
+        raise ConfigError("timekeepers must be a list of timekeeper ids, not one string")
     cols = ["timekeeperExternalId", "initiativeExternalId", "page", "httpStatus", "error"]
     frames = []
     for tk in dict.fromkeys(timekeepers):

@@ -34,6 +34,7 @@ from toolkit.schemas.imports import (
     TableSpec,
     check,
     check_frame,
+    coerce_ids,
     empty_failures,
     format_failures,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "TableSpec",
     "check",
     "check_frame",
+    "coerce_ids",
     "empty_failures",
     "format_failures",
 ]

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import pandera.pandas as pa
 
-__all__ = ["OUTCOMES", "AcknowledgementSchema"]
+__all__ = ["CROSS_RULES", "OUTCOMES", "AcknowledgementSchema"]
 
 OUTCOMES = ("succeeded", "failed")
 
 
 class AcknowledgementSchema(pa.DataFrameModel):
-    """One acknowledgement per row.
+    """One acknowledgement per row (column rules; see :data:`CROSS_RULES` for the rest).
 
     ``externalId`` is required for ``succeeded`` rows; ``errors`` (a non-empty list of strings)
     for ``failed`` rows.
@@ -26,14 +25,10 @@ class AcknowledgementSchema(pa.DataFrameModel):
     class Config:
         strict = "filter"
 
-    @pa.dataframe_check(error="a succeeded row needs a non-empty externalId")
-    def externalid_for_succeeded(cls, df: pd.DataFrame) -> pd.Series:  # noqa: N805
-        needs = df["outcome"] == "succeeded"
-        has = df["externalId"].fillna("").astype(str).str.len() > 0
-        return ~needs | has
 
-    @pa.dataframe_check(error="a failed row needs at least one error text")
-    def errors_for_failed(cls, df: pd.DataFrame) -> pd.Series:  # noqa: N805
-        needs = df["outcome"] == "failed"
-        has = df["errors"].map(lambda v: isinstance(v, list) and len(v) > 0)
-        return ~needs | has
+#: Rules across columns, checked outside pandera so the failure names the right column:
+#: (column, outcome it applies to, message).
+CROSS_RULES = (
+    ("externalId", "succeeded", "a succeeded row needs a non-empty externalId"),
+    ("errors", "failed", "a failed row needs at least one error text"),
+)

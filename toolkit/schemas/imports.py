@@ -60,6 +60,7 @@ __all__ = [
     "TableSpec",
     "check",
     "check_frame",
+    "coerce_ids",
     "empty_failures",
     "format_failures",
 ]
@@ -1030,3 +1031,25 @@ def check(
 
         raise ValidationError(format_failures(result.failures), result.failures)
     return _finalize(TABLES[table], result.frame)
+
+
+def coerce_ids(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
+    """Identifiers as text, the way the import schemas read them.
+
+    Whole numbers (``1001`` or ``1001.0`` from a CSV column with blanks) become their digits;
+    blank text becomes missing; anything else that is not text is reported.
+
+    Args:
+        s: the values.
+        column: the column's name, for the messages.
+
+    Returns:
+        ``(values, problems)``: the text (missing where blank or unreadable) and, per row, a
+        message or ``None``.
+
+    Example:
+        >>> values, problems = coerce_ids(pd.Series([1001.0, "M-1", " "]), "id")
+        >>> values.tolist()[:2], bool(pd.isna(values.iloc[2]))
+        (['1001', 'M-1'], True)
+    """
+    return _coerce_text(s, column)
