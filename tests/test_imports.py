@@ -288,3 +288,24 @@ def test_wrong_credentials_cost_one_token_request_not_one_per_row(sandbox) -> No
     routes = sandbox.admin.stats()["routes"]
     assert sum(v["count"] for k, v in routes.items() if "oauth/token" in k) == 1
     assert _import_count(sandbox, "clients/import") == 0
+
+
+def test_onboard_with_concatenated_frames_sends_every_valid_row(fresh_client, sandbox) -> None:
+    frames = load_folder(SAMPLE)
+    clients = pd.concat([frames["clients"].head(2), frames["clients"].iloc[2:4]])  # labels 0,1,0,1
+    inits = frames["initiatives"]
+    inits = inits[inits["clientExternalId"].isin(clients["externalId"])].head(4).copy()
+    first, second = inits.head(2), inits.tail(2).copy()
+    second.index = first.index  # repeated labels
+    second.loc[second.index[0], "unitIncrements"] = "-5"  # one invalid row
+    report = fresh_client.onboard(
+        {"clients": clients, "initiatives": pd.concat([first, second])},
+        on_invalid="skip",
+        progress=False,
+    )
+    res = report.results.set_index(["table", "row"])
+    assert res.loc[("initiatives", 2), "status"] == "skipped"
+    assert (res.drop(index=("initiatives", 2))["status"] == "sent").all()
+    stored = {r["externalId"] for r in
+              sandbox.admin.records("initiatives", customer_id=fresh_client.customer_id)}
+    assert stored == set(inits["externalId"]) - {second["externalId"].iloc[0]}
