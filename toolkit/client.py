@@ -344,7 +344,7 @@ class Client:
         Example:
             >>> c = Client("c", "i", "s", "http://127.0.0.1:9", "http://127.0.0.1:9", retries=0)
             >>> c.send("user", path={"userId": "u"}).error
-            'no answer (TransportError)'
+            'no answer from the identity service'
         """
         method = ENDPOINTS[endpoint][0]
         url = self.url(endpoint, **(path or {}))
