@@ -89,3 +89,9 @@ def test_a_missing_input_file_is_exit_2_with_one_line(env_file, tmp_path, capsys
     assert code == 2
     err = capsys.readouterr().err
     assert "no such file" in err and "Traceback" not in err
+
+
+def test_common_options_may_follow_the_command(env_file, sandbox) -> None:
+    sandbox.admin.reset_stats()
+    assert main(["onboard", str(SAMPLE), "--dry-run", "-q", "--env-file", str(env_file)]) == 0
+    assert sandbox.admin.stats()["total"] == 0

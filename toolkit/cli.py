@@ -188,14 +188,24 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="toolkit", description=__doc__.split("\n")[0])
     p.add_argument("--env-file", default=".env", help="file of TOOLKIT_* settings")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    # the same two options after the command too (`toolkit onboard DIR -q`)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--env-file", default=argparse.SUPPRESS, help="file of TOOLKIT_* settings")
+    common.add_argument(
+        "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars"
+    )
     sub = p.add_subparsers(dest="command", required=True)
+
+    def command(name: str, help: str) -> argparse.ArgumentParser:  # noqa: A002
+        return sub.add_parser(name, help=help, parents=[common])
+
     sub.add_parser("sandbox", help="run the local sandbox (see `toolkit sandbox --help`)")
 
-    s = sub.add_parser("validate", help="check a folder of import tables")
+    s = command("validate", help="check a folder of import tables")
     s.add_argument("dir")
     s.set_defaults(func=cmd_validate)
 
-    s = sub.add_parser("onboard", help="validate and import a folder of tables")
+    s = command("onboard", help="validate and import a folder of tables")
     s.add_argument("dir")
     s.add_argument("--dry-run", action="store_true")
     s.add_argument("--journal", help="journal file for resumable runs")
@@ -203,7 +213,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--on-invalid", choices=["raise", "skip"], default="raise")
     s.set_defaults(func=cmd_onboard)
 
-    s = sub.add_parser("export", help="export released entries to a folder")
+    s = command("export", help="export released entries to a folder")
     s.add_argument("--after", required=True, help="releasedAfter (ISO 8601; naive = UTC)")
     s.add_argument("--on-or-before", required=True, help="releasedOnOrBefore")
     s.add_argument("--out", required=True)
@@ -211,35 +221,35 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--window", help="pandas offset, e.g. 1D, to request in sub-windows")
     s.set_defaults(func=cmd_export)
 
-    s = sub.add_parser("pending", help="write the release-pending entries to a folder")
+    s = command("pending", help="write the release-pending entries to a folder")
     s.add_argument("--out", required=True)
     s.add_argument("--format", choices=["parquet", "csv"], default="parquet")
     s.set_defaults(func=cmd_pending)
 
-    s = sub.add_parser("acknowledge", help="acknowledge entries listed in a CSV/Parquet file")
+    s = command("acknowledge", help="acknowledge entries listed in a CSV/Parquet file")
     s.add_argument("file")
     s.add_argument("--journal")
     s.set_defaults(func=cmd_acknowledge)
 
     for name in ("star", "unstar"):
-        s = sub.add_parser(name, help=f"{name} initiatives for a timekeeper")
+        s = command(name, help=f"{name} initiatives for a timekeeper")
         s.add_argument("timekeeper", nargs="?")
         s.add_argument("ids", nargs="*")
         s.add_argument("--file", help="CSV with initiativeExternalId (and timekeeperExternalId)")
         s.set_defaults(func=cmd_star)
 
-    s = sub.add_parser("starred", help="list a timekeeper's starred initiatives")
+    s = command("starred", help="list a timekeeper's starred initiatives")
     s.add_argument("timekeeper")
     s.add_argument("--limit", type=int, default=2500)
     s.add_argument("--out")
     s.set_defaults(func=cmd_starred)
 
-    s = sub.add_parser("demo", help="run the whole flow on a sandbox")
+    s = command("demo", help="run the whole flow on a sandbox")
     s.add_argument("--out", default="out")
     s.add_argument("--workers", type=int, default=8)
     s.set_defaults(func=cmd_demo)
 
-    s = sub.add_parser("lab", help="JupyterLab with the sandbox running")
+    s = command("lab", help="JupyterLab with the sandbox running")
     s.add_argument("--seed", default="sample_data")
     s.add_argument("--db", default=None)
     s.set_defaults(func=cmd_lab)
