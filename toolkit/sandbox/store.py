@@ -1382,9 +1382,10 @@ class Store:
     ) -> dict[str, Any]:
         """One page of the user's starred initiatives.
 
-        The page is ``limit`` raw pinned props in pin order; product-created, walled and
-        inactive initiatives are filtered out *after* the page is fetched, so a page can be
-        short or empty while ``nextCursor`` is not null.
+        The page is ``limit`` raw pinned props in pin order; product-created and walled
+        initiatives (the two filters the spec names) are removed *after* the page is fetched,
+        so a page can be short or empty while ``nextCursor`` is not null. Inactive initiatives
+        the user can still access stay listed.
 
         Args:
             customer_id: The customer.
@@ -1430,7 +1431,7 @@ class Store:
         page = rows[:limit]
         visible = [
             r["external_id"] for r in page
-            if r["source"] == "pms" and r["status"] == "active" and r["external_id"] not in walls
+            if r["source"] == "pms" and r["external_id"] not in walls
         ]
         next_cursor = self._encode_cursor(user_id, page[-1]["seq"]) if len(rows) > limit else None
         return {"initiativeExternalIds": visible, "nextCursor": next_cursor}
