@@ -8,45 +8,28 @@ lets a re-run skip the calls that were already answered 2xx with the same payloa
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
 import pandas as pd
 from tqdm.auto import tqdm
 
 from toolkit.http import Reply
+from toolkit.payloads import payload_hash
 
 if TYPE_CHECKING:
     from toolkit.client import Client
 
-__all__ = ["JOURNALED", "Call", "Journal", "payload_hash", "result_frame", "run_bulk"]
+__all__ = ["JOURNALED", "Call", "Journal", "result_frame", "run_bulk"]
 
 #: ``Reply.error`` of a call skipped because the journal holds it.
 JOURNALED = "already acknowledged (journal)"
-
-
-def payload_hash(payload: Any) -> str:
-    """A stable digest of a JSON payload (keys sorted).
-
-    Args:
-        payload: any JSON-serialisable value.
-
-    Returns:
-        A hex sha256 digest.
-
-    Example:
-        >>> payload_hash({"b": 1, "a": 2}) == payload_hash({"a": 2, "b": 1})
-        True
-    """
-    return hashlib.sha256(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -133,7 +116,6 @@ def run_bulk(
     progress: bool = True,
     journal: str | os.PathLike[str] | Journal | None = None,
     desc: str = "requests",
-    on_reply: Callable[[int, Reply], None] | None = None,
 ) -> list[Reply]:
     """Send every call on a pool of worker threads and return one reply per call, in order.
 
@@ -145,7 +127,6 @@ def run_bulk(
         journal: a path or :class:`Journal`; calls it holds are not sent and get a reply with
             ``status=None`` and ``error=JOURNALED``; answered 2xx calls are added to it.
         desc: label of the progress bar.
-        on_reply: called as ``on_reply(position, reply)`` when each call is answered.
 
     Returns:
         Replies aligned with ``calls``.
@@ -191,8 +172,6 @@ def run_bulk(
         if n_workers == 1:
             for i in todo:
                 _, replies[i] = one(i)
-                if on_reply:
-                    on_reply(i, replies[i])  # type: ignore[arg-type]
                 bar.update(1)
         else:
             with ThreadPoolExecutor(max_workers=n_workers, thread_name_prefix="toolkit") as pool:
@@ -200,8 +179,6 @@ def run_bulk(
                 for fut in as_completed(futures):
                     i, reply = fut.result()
                     replies[i] = reply
-                    if on_reply:
-                        on_reply(i, reply)
                     bar.update(1)
     finally:
         bar.close()

@@ -84,15 +84,13 @@ def _plan(table: str, df: pd.DataFrame) -> tuple[list[Call], list[list[Any]]]:
     return calls, [[label] for label in df.index]
 
 
-def _spread(
-    df: pd.DataFrame, calls: list[Call], rows: list[list[Any]], replies: list[Reply]
-) -> list[Reply]:
-    """One reply per input row (a code range call answers for all its rows)."""
-    by_label: dict[Any, Reply] = {}
-    for labels, reply in zip(rows, replies, strict=True):
+def _spread(index: pd.Index, rows: list[list[Any]], items: list[Any]) -> list[Any]:
+    """One item (call or reply) per input row: a code range call stands for all its rows."""
+    by_label: dict[Any, Any] = {}
+    for labels, item in zip(rows, items, strict=True):
         for label in labels:
-            by_label[label] = reply
-    return [by_label[label] for label in df.index]
+            by_label[label] = item
+    return [by_label[label] for label in index]
 
 
 def import_table(
@@ -139,7 +137,7 @@ def import_table(
     """
     from toolkit import schemas
 
-    endpoint, key = _table(table)
+    _, key = _table(table)
     if columns:
         df = df.rename(columns=dict(columns))
     original = df.index
@@ -150,11 +148,7 @@ def import_table(
     except (ValueError, TypeError, KeyError) as exc:  # only reachable with validate=False
         raise ConfigError(f"cannot build {table} payloads without validation: {exc}") from None
     if dry_run:
-        by_label = {}
-        for call, labels in zip(calls, rows, strict=True):
-            for label in labels:
-                by_label[label] = call
-        ordered = [by_label[label] for label in checked.index]
+        ordered = _spread(checked.index, rows, calls)
         return pd.DataFrame(
             {
                 key: [c.key for c in ordered],
@@ -166,7 +160,7 @@ def import_table(
     replies = run_bulk(
         client, calls, workers=workers, progress=progress, journal=journal, desc=table
     )
-    per_row = _spread(checked, calls, rows, replies)
+    per_row = _spread(checked.index, rows, replies)
     keys = checked[key].astype("string").tolist() if key in checked else [None] * len(checked)
     return result_frame(original, keys, per_row, key_name=key)
 
@@ -307,11 +301,11 @@ def onboard(
                 for label, init in raw["initiativeExternalId"].astype(str).items():
                     if init in bad_inits:
                         reasons.setdefault(label, "another row of this code range failed")
-            good = raw.drop(index=list(reasons))
-            if len(good):
-                checked = schemas.check(table, good)
-            else:
-                checked = good
+            # the validation pass already holds this table's valid rows, typed
+            valid = report.frames.get(table)
+            if valid is None:
+                valid = schemas.check(table, raw.drop(index=list(reasons)))
+            checked = valid.drop(index=list(reasons), errors="ignore")
             calls, rows = _plan(table, checked) if len(checked) else ([], [])
             if dry_run:
                 payloads[table] = pd.DataFrame(
@@ -322,7 +316,7 @@ def onboard(
                 replies = run_bulk(
                     client, calls, workers=workers, progress=progress, journal=jr, desc=table
                 )
-            sent = _spread(checked, calls, rows, replies) if len(checked) else []
+            sent = _spread(checked.index, rows, replies) if len(checked) else []
             by_label = dict(zip(checked.index, sent, strict=True))
             per_row = [by_label.get(label) or _skipped(reasons[label]) for label in raw.index]
             keys = raw[key].astype("string").tolist() if key in raw else [None] * len(raw)
