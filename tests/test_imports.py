@@ -232,6 +232,15 @@ def test_kill_9_mid_onboarding_then_rerun_with_journal_sends_only_the_rest(
             proc.kill()
     acknowledged = len(Journal(journal))
     assert 0 < acknowledged < n, "the kill did not land mid-run"
+    # requests the killed process had in flight may still be answered: let them finish (bounded)
+    # so that the counts below hold only the re-run's requests
+    previous, deadline = -1, time.monotonic() + 10
+    while time.monotonic() < deadline:
+        total = sandbox.admin.stats()["total"]
+        if total == previous:
+            break
+        previous = total
+        time.sleep(0.2)
     sandbox.admin.reset_stats()
     rerun = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
