@@ -181,7 +181,10 @@ def cmd_lab(args: argparse.Namespace) -> int:
         print(f"sandbox at {sb.url}; credentials written to {args.env_file}")
         # the notebooks use this sandbox (TOOLKIT_USE_ENV) instead of starting their own
         env = {**os.environ, **sb.env(), "TOOLKIT_USE_ENV": "1"}
-        return subprocess.call([sys.executable, "-m", "jupyter", "lab", "notebooks"], env=env)
+        cmd = [sys.executable, "-m", "jupyter", "lab", "notebooks"]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers often run as root
+            cmd.append("--allow-root")
+        return subprocess.call(cmd, env=env)
 
 
 def _parser() -> argparse.ArgumentParser:
