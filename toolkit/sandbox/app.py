@@ -12,13 +12,13 @@ per route template and applies fault injection before any route does work.
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends, FastAPI, Query, Request, Response, Security
 from fastapi.openapi.models import OAuthFlowClientCredentials, OAuthFlows
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import OAuth2
 from starlette.routing import BaseRoute, Match
 
@@ -334,8 +334,22 @@ def create_app(
             after, before = parse_datetime(releasedAfter), parse_datetime(releasedOnOrBefore)
         except ValueError as exc:
             raise BadRequest(str(exc), slug="invalid-request") from exc
-        entries = store.export_entries(customerId, after, before)
-        return Response(_dumps(entries), media_type="application/json")
+        chunks = store.iter_export_entries(customerId, after, before)  # checks the window
+
+        def body() -> Iterator[bytes]:
+            # one JSON array, sent a chunk of entries at a time: a large window is never
+            # held whole in memory
+            yield b"["
+            first = True
+            for chunk in chunks:
+                if chunk:
+                    if not first:
+                        yield b","
+                    yield _dumps(chunk)[1:-1]
+                    first = False
+            yield b"]"
+
+        return StreamingResponse(body(), media_type="application/json")
 
     @api.get(
         "/api/v1/customers/{customerId}/entries/release-pending", name="release_pending",

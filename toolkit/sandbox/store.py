@@ -1008,50 +1008,112 @@ class Store:
         >>> store.export_entries(store.create_customer()["customerId"], t, t)
         []
         """
+        chunks = self.iter_export_entries(customer_id, released_after, released_on_or_before)
+        return [entry for chunk in chunks for entry in chunk]
+
+    def iter_export_entries(
+        self,
+        customer_id: str,
+        released_after: datetime,
+        released_on_or_before: datetime,
+        *,
+        batch: int = 5000,
+    ) -> Iterator[list[dict[str, Any]]]:
+        """:meth:`export_entries` in chunks of at most ``batch`` entries, in the same order.
+
+        Each chunk is read in its own short transaction (keyset paging on release time and
+        id), so a large export neither holds the store's lock while it is sent nor builds the
+        whole answer in memory. The window is checked before the first chunk.
+
+        Args:
+            customer_id: The customer.
+            released_after: Exclusive lower bound (aware; naive is taken as UTC).
+            released_on_or_before: Inclusive upper bound.
+            batch: Entries per chunk.
+
+        Returns:
+            An iterator of chunks.
+
+        Raises:
+            BadRequest: The window is inverted (raised by this call, not by the iterator).
+
+        >>> import tempfile, os
+        >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+        >>> t = datetime(2025, 1, 1, tzinfo=UTC)
+        >>> list(store.iter_export_entries(store.create_customer()["customerId"], t, t))
+        []
+        """
         low, high = _to_ms(released_after), _to_ms(released_on_or_before)
         if released_after > released_on_or_before:
             raise BadRequest(
                 "releasedAfter must not be later than releasedOnOrBefore", slug="invalid-window"
             )
+        return self._export_chunks(customer_id, low, high, batch)
+
+    def _export_chunks(
+        self, customer_id: str, low: int, high: int, batch: int
+    ) -> Iterator[list[dict[str, Any]]]:
         # Bounds are compared at millisecond precision against millisecond-precise times:
         # t > after  <=>  t_ms > floor(after_ms); t <= before  <=>  t_ms <= floor(before_ms).
-        where = "e.customer_id = ? AND e.released_at > ? AND e.released_at <= ?"
-        params = (customer_id, low, high)
-        with self._read() as db:
-            cursor = db.cursor()
-            cursor.row_factory = None  # plain tuples: this loop may run a million times
-            rows = cursor.execute(
-                self._ENTRY_SELECT + f"WHERE {where} ORDER BY e.released_at, e.id", params
-            ).fetchall()
-            codes = self._codes_by_entry(db, customer_id, where, params)
+        base = "e.customer_id = ? AND e.released_at > ? AND e.released_at <= ?"
+        last: tuple[int, str] | None = None
         initiatives: dict[str, dict[str, Any]] = {}
-        out = []
-        for (entry_id, created, updated, external_id, duration, summary, user_id, work_date,
-             _released, i_id, i_ext, i_name, _i_desc, _i_cs, _i_bt, unit, c_id, c_ext, c_name,
-             c_desc, c_cs) in rows:
-            initiative = initiatives.get(i_id)
-            if initiative is None:
-                initiative = initiatives[i_id] = {
-                    "client": {"_id": c_id, "externalId": c_ext, "name": c_name,
-                               "description": c_desc, "callSign": c_cs},
-                    "externalId": i_ext,
-                    "name": i_name,
-                }
-            out.append({
-                "_id": entry_id,
-                "codes": [{"code": code, "assignedBy": by} for code, by in codes.get(entry_id, ())],
-                "createdAt": format_timestamp(created),
-                "customerId": customer_id,
-                "externalId": external_id,
-                "incrementDurationInSeconds": duration,
-                "initiative": initiative,
-                "summary": summary,
-                "unitIncrementCount": _increment_count(duration, unit),
-                "updatedAt": format_timestamp(updated),
-                "userId": user_id,
-                "workDate": work_date,
-            })
-        return out
+        while True:
+            where, params = base, [customer_id, low, high]
+            if last is not None:
+                where += " AND (e.released_at > ? OR (e.released_at = ? AND e.id > ?))"
+                params += [last[0], last[0], last[1]]
+            with self._read() as db:
+                cursor = db.cursor()
+                cursor.row_factory = None  # plain tuples: this loop may run a million times
+                rows = cursor.execute(
+                    self._ENTRY_SELECT
+                    + f"WHERE {where} ORDER BY e.released_at, e.id LIMIT {int(batch)}",
+                    params,
+                ).fetchall()
+                if not rows:
+                    return
+                last = (rows[-1][8], rows[-1][0])
+                bounded = where + " AND (e.released_at < ? OR (e.released_at = ? AND e.id <= ?))"
+                codes = self._codes_by_entry(
+                    db, customer_id, bounded, [*params, last[0], last[0], last[1]]
+                )
+            yield [self._export_entry(row, customer_id, codes, initiatives) for row in rows]
+            if len(rows) < batch:
+                return
+
+    @staticmethod
+    def _export_entry(
+        row: tuple[Any, ...],
+        customer_id: str,
+        codes: dict[str, list[tuple[dict[str, Any], str]]],
+        initiatives: dict[str, dict[str, Any]],
+    ) -> dict[str, Any]:
+        (entry_id, created, updated, external_id, duration, summary, user_id, work_date,
+         _released, i_id, i_ext, i_name, _i_desc, _i_cs, _i_bt, unit, c_id, c_ext, c_name,
+         c_desc, c_cs) = row
+        initiative = initiatives.get(i_id)
+        if initiative is None:
+            initiative = initiatives[i_id] = {
+                "client": {"_id": c_id, "externalId": c_ext, "name": c_name,
+                           "description": c_desc, "callSign": c_cs},
+                "externalId": i_ext,
+                "name": i_name,
+            }
+        return {
+            "_id": entry_id,
+            "codes": [{"code": code, "assignedBy": by} for code, by in codes.get(entry_id, ())],
+            "createdAt": format_timestamp(created),
+            "customerId": customer_id,
+            "externalId": external_id,
+            "incrementDurationInSeconds": duration,
+            "initiative": initiative,
+            "summary": summary,
+            "unitIncrementCount": _increment_count(duration, unit),
+            "updatedAt": format_timestamp(updated),
+            "userId": user_id,
+            "workDate": work_date,
+        }
 
     def release_pending(self, customer_id: str) -> list[dict[str, Any]]:
         """Entries still pending, in the spec's detailed form, ordered by release time.
