@@ -34,6 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from toolkit.errors import ConfigError, ValidationError
+from toolkit.schemas.imports import FAILURE_COLUMNS as _SHARED_FAILURE_COLUMNS
 
 __all__ = [
     "ACKNOWLEDGE_COLUMNS",
@@ -76,7 +77,7 @@ _BILLING_ID_CANDIDATES = ("billingId", "recordId")
 _UNIT_SECONDS = {"seconds": 1, "minutes": 60, "hours": 3600}
 _KEY_ALIASES = {"_id": "_id", "entryId": "_id", "externalId": "externalId"}
 
-_FAILURE_COLUMNS = ["table", "row", "externalId", "column", "check", "value", "message"]
+_FAILURE_COLUMNS = list(_SHARED_FAILURE_COLUMNS)  # the one failure-frame shape
 
 #: Columns of :attr:`Reconciliation.rows`, in order.
 ROW_COLUMNS: tuple[str, ...] = (
