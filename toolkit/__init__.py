@@ -13,14 +13,16 @@ Names are loaded on first use, so ``import toolkit.sandbox`` stays light.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from importlib import import_module as _import_module
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 __version__ = "0.1.0"
 
 #: public name -> module that defines it
 _EXPORTS: dict[str, str] = {
     "Client": "toolkit.client",
+    "Connection": "toolkit.connection",
+    "Settings": "toolkit.settings",
     "Export": "toolkit.export",
     "OnboardReport": "toolkit.imports",
     "Reconciliation": "toolkit.reconciliation",
@@ -52,6 +54,7 @@ __all__ = [
     "AuthError",
     "Client",
     "ConfigError",
+    "Connection",
     "ConflictError",
     "Export",
     "FlattenError",
@@ -61,6 +64,7 @@ __all__ = [
     "RateLimitError",
     "Reconciliation",
     "ServerError",
+    "Settings",
     "ToolkitError",
     "TransportError",
     "ValidationError",
@@ -76,10 +80,11 @@ __all__ = [
     "validate",
 ]
 
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
     from toolkit import errors, schemas
     from toolkit.acknowledgements import acknowledge
     from toolkit.client import Client
+    from toolkit.connection import Connection
     from toolkit.errors import (
         ApiError,
         AuthError,
@@ -98,18 +103,19 @@ if TYPE_CHECKING:
     from toolkit.flatten import flatten_export, flatten_pending
     from toolkit.imports import OnboardReport
     from toolkit.reconciliation import Reconciliation, reconcile
+    from toolkit.settings import Settings
     from toolkit.validation import ValidationReport, load_folder, validate
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'toolkit' has no attribute {name!r}")
-    mod = import_module(module)
+    mod = _import_module(module)
     value = mod if module.rsplit(".", 1)[-1] == name else getattr(mod, name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+    return sorted(__all__)

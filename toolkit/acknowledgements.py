@@ -8,18 +8,16 @@ is not retried.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 import pandera.pandas as pa
 
 from toolkit.bulk import Call, Journal, result_frame, run_bulk
+from toolkit.connection import Connection
 from toolkit.errors import ConfigError, ValidationError
 from toolkit.imports import unique_rows
 from toolkit.schemas.acknowledgements import CROSS_RULES, AcknowledgementSchema
-
-if TYPE_CHECKING:
-    from toolkit.client import Client
 
 __all__ = ["AcknowledgementSchema", "acknowledge", "check_acknowledgements"]
 
@@ -155,7 +153,7 @@ def check_acknowledgements(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def acknowledge(
-    client: Client,
+    conn: Connection,
     frame: pd.DataFrame,
     *,
     validate: bool = True,
@@ -166,7 +164,7 @@ def acknowledge(
     """Post release-succeeded / release-failed for every row of a frame.
 
     Args:
-        client: the connection.
+        conn: the connection (a :class:`~toolkit.connection.Connection`).
         frame: ``userId``, ``entryId`` (or ``_id``), ``outcome`` (``succeeded`` / ``failed``),
             ``externalId`` (succeeded rows), ``errors`` (failed rows; list or ``;``-text).
         validate: check the frame first and raise before anything is sent.
@@ -213,7 +211,7 @@ def acknowledge(
         else:
             calls.append(Call("release_failed", path, {"errors": _as_list(errs) or []}, key=entry))
     replies = run_bulk(
-        client, calls, workers=workers, progress=progress, journal=journal, desc="acknowledge"
+        conn, calls, workers=workers, progress=progress, journal=journal, desc="acknowledge"
     )
     res = result_frame(original, df["entryId"].tolist(), replies, key_name="entryId")
     res.insert(0, "userId", pd.array(df["userId"].tolist(), dtype="string"))

@@ -15,16 +15,14 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 from tqdm.auto import tqdm
 
+from toolkit.connection import Connection
 from toolkit.http import Reply
 from toolkit.payloads import payload_hash
-
-if TYPE_CHECKING:
-    from toolkit.client import Client
 
 __all__ = ["JOURNALED", "Call", "Journal", "result_frame", "run_bulk"]
 
@@ -37,7 +35,7 @@ class Call:
     """One request of a bulk operation.
 
     Attributes:
-        endpoint: a key of :data:`toolkit.client.ENDPOINTS`.
+        endpoint: a key of :data:`toolkit.connection.ENDPOINTS`.
         path: path parameters other than ``customerId``.
         json: the JSON body.
         key: what identifies the call in the journal and the progress (an ``externalId``...).
@@ -109,7 +107,7 @@ class Journal:
 
 
 def run_bulk(
-    client: Client,
+    conn: Connection,
     calls: Sequence[Call],
     *,
     workers: int | None = None,
@@ -120,9 +118,9 @@ def run_bulk(
     """Send every call on a pool of worker threads and return one reply per call, in order.
 
     Args:
-        client: the connection.
+        conn: the connection (a :class:`~toolkit.connection.Connection`).
         calls: the requests to send.
-        workers: worker threads (default: ``client.workers``).
+        workers: worker threads (default: ``conn.workers``).
         progress: show a tqdm progress bar (Jupyter or terminal).
         journal: a path or :class:`Journal`; calls it holds are not sent and get a reply with
             ``status=None`` and ``error=JOURNALED``; answered 2xx calls are added to it.
@@ -143,7 +141,7 @@ def run_bulk(
     todo: list[int] = []
     # journal lines name the full URL: another customer or service never matches them
     ids = (
-        [c.journal_id(client.url(c.endpoint, **(c.path or {}))) for c in calls]
+        [c.journal_id(conn.url(c.endpoint, **(c.path or {}))) for c in calls]
         if jr is not None
         else []
     )
@@ -156,7 +154,7 @@ def run_bulk(
     def one(i: int) -> tuple[int, Reply]:
         call = calls[i]
         try:
-            reply = client.send(
+            reply = conn.send(
                 call.endpoint, path=call.path, params=call.params, json=call.json, retry=call.retry
             )
         except Exception as exc:  # a bug must not lose the other rows
@@ -167,7 +165,7 @@ def run_bulk(
 
     bar = tqdm(total=len(calls), desc=desc, disable=not progress, unit="req", leave=True)
     bar.update(len(calls) - len(todo))
-    n_workers = max(1, min(workers or client.workers, len(todo) or 1))
+    n_workers = max(1, min(workers or conn.workers, len(todo) or 1))
     try:
         if n_workers == 1:
             for i in todo:

@@ -22,20 +22,22 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
+from toolkit.client import Client
+from toolkit.demo import run_demo
 from toolkit.errors import ConfigError, ToolkitError, ValidationError
+from toolkit.validation import load_folder, validate
 
 __all__ = ["main"]
 
 
-def _client(args: argparse.Namespace):  # noqa: ANN202
-    from toolkit.client import Client
-
+def _client(args: argparse.Namespace) -> Client:
     return Client.from_env(args.env_file, workers=getattr(args, "workers", None) or 8)
 
 
@@ -59,8 +61,6 @@ def _read_table(path: str) -> pd.DataFrame:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from toolkit.validation import load_folder, validate
-
     report = validate(**load_folder(args.dir))
     print(report)
     if not report.ok:
@@ -166,14 +166,10 @@ def cmd_sandbox(argv: Sequence[str]) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from toolkit.demo import run_demo
-
     return run_demo(out=args.out, workers=args.workers)
 
 
 def cmd_lab(args: argparse.Namespace) -> int:
-    import subprocess
-
     from toolkit.sandbox import running
 
     with running(seed=args.seed, db=args.db) as sb:

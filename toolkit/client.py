@@ -1,112 +1,30 @@
-"""``Client``: the one handle that owns the session, the token and the customer.
+"""``Client``: the facade analysts call, one method per capability.
 
-Every endpoint path of the interface lives in :data:`ENDPOINTS`, keyed by a short name. The
-capabilities (imports, exports, acknowledgements, starring) are methods of ``Client`` implemented
-in their own modules, which call :meth:`Client.call` (one request, raising typed errors) or the
-bulk runner (many requests, one result row each).
+The top of the library's layers. A client builds a :class:`~toolkit.connection.Connection`
+(settings, transport, token, URLs, one request) and hands it to the operation modules:
+:mod:`toolkit.imports`, :mod:`toolkit.exports`, :mod:`toolkit.acknowledgements`,
+:mod:`toolkit.starring`, :mod:`toolkit.users`. Each method is the analyst's entry point and
+carries the whole docstring, so ``client.star?`` in Jupyter is enough. The operations are plain
+functions of a connection and work without a client.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from typing import Any
 
 import pandas as pd
 
+from toolkit import acknowledgements, exports, imports, starring, users
 from toolkit.auth import Secret, TokenProvider
-from toolkit.errors import ApiError, ConfigError, TransportError, api_error_for
+from toolkit.connection import ENDPOINTS, Connection
+from toolkit.export import Export
 from toolkit.http import Reply, Transport
-
-if TYPE_CHECKING:
-    from toolkit.export import Export
-    from toolkit.imports import OnboardReport
+from toolkit.imports import OnboardReport
+from toolkit.settings import Settings, read_env_file
 
 __all__ = ["ENDPOINTS", "Client", "read_env_file"]
-
-log = logging.getLogger("toolkit.client")
-
-#: name -> (method, service, path template). Services: ``auth``, ``time``, ``ingestion``.
-ENDPOINTS: dict[str, tuple[str, str, str]] = {
-    "token": ("POST", "auth", "/api/v1/oauth/token"),
-    "import_clients": ("POST", "ingestion", "/api/v1/customers/{customerId}/clients/import"),
-    "import_initiatives": (
-        "POST",
-        "ingestion",
-        "/api/v1/customers/{customerId}/initiatives/import",
-    ),
-    "import_code_types": (
-        "POST",
-        "ingestion",
-        "/api/v1/customers/{customerId}/code-types/import",
-    ),
-    "import_codes": ("POST", "ingestion", "/api/v1/customers/{customerId}/codes/import"),
-    "import_code_ranges": (
-        "POST",
-        "ingestion",
-        "/api/v1/customers/{customerId}/initiatives/{initiativeExternalId}/codes",
-    ),
-    "export": ("GET", "time", "/api/v2/customers/{customerId}/entries/export"),
-    "release_pending": ("GET", "time", "/api/v1/customers/{customerId}/entries/release-pending"),
-    "release_succeeded": (
-        "POST",
-        "time",
-        "/api/v1/customers/{customerId}/users/{userId}/entries/{entryId}/release-succeeded",
-    ),
-    "release_failed": (
-        "POST",
-        "time",
-        "/api/v1/customers/{customerId}/users/{userId}/entries/{entryId}/release-failed",
-    ),
-    "user": ("GET", "time", "/api/v1/customers/{customerId}/users/{userId}"),
-    "star": ("POST", "time", "/api/v1/public/customers/{customerId}/initiative-props/star"),
-    "unstar": ("POST", "time", "/api/v1/public/customers/{customerId}/initiative-props/unstar"),
-    "starred": ("GET", "time", "/api/v1/public/customers/{customerId}/initiative-props/starred"),
-}
-
-_ENV_KEYS = {
-    "customer_id": "TOOLKIT_CUSTOMER_ID",
-    "client_id": "TOOLKIT_CLIENT_ID",
-    "client_secret": "TOOLKIT_CLIENT_SECRET",
-    "auth_url": "TOOLKIT_AUTH_URL",
-    "time_url": "TOOLKIT_TIME_URL",
-    "ingestion_url": "TOOLKIT_INGESTION_URL",
-    "audience": "TOOLKIT_AUDIENCE",
-}
-
-
-def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
-    """Read ``KEY=value`` lines of a ``.env`` file (comments, ``export`` and quotes allowed).
-
-    Args:
-        path: the file; a missing file gives an empty mapping.
-
-    Returns:
-        The variables it sets.
-
-    Example:
-        >>> read_env_file("/nonexistent/.env")
-        {}
-    """
-    p = Path(path)
-    if not p.is_file():
-        return {}
-    out: dict[str, str] = {}
-    for raw in p.read_text(encoding="utf-8").splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        if line.startswith("export "):
-            line = line[len("export ") :]
-        key, _, value = line.partition("=")
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        out[key.strip()] = value
-    return out
 
 
 def _importer(table: str, what: str) -> Callable[..., pd.DataFrame]:
@@ -124,10 +42,8 @@ def _importer(table: str, what: str) -> Callable[..., pd.DataFrame]:
         journal: str | os.PathLike[str] | None = None,
         dry_run: bool = False,
     ) -> pd.DataFrame:
-        from toolkit.imports import import_table
-
-        return import_table(
-            self,
+        return imports.import_table(
+            self.connection,
             table,
             df,
             columns=columns,
@@ -142,6 +58,9 @@ def _importer(table: str, what: str) -> Callable[..., pd.DataFrame]:
     method.__qualname__ = f"Client.import_{table}"
     method.__doc__ = f"""Validate and import {what}, one record per request.
 
+        Validation runs first and nothing is sent when a row fails; imports are upserts, so a
+        re-run with the same frame changes nothing.
+
         Args:
             df: the records, columns named as in the spec's field table.
             columns: renames applied first, e.g. ``{{"call_sign": "callSign"}}``.
@@ -152,8 +71,9 @@ def _importer(table: str, what: str) -> Callable[..., pd.DataFrame]:
             dry_run: return the payloads instead of sending them.
 
         Returns:
-            One row per input row, aligned to its index (see
-            :func:`toolkit.imports.import_table`).
+            One row per input row, aligned to its index: the key, ``status`` (``sent``,
+            ``journaled``, ``failed``, ``skipped``), ``ok``, ``httpStatus``, ``error``,
+            ``attempts``, ``elapsed``. With ``dry_run``, the key, ``url`` and ``payload``.
 
         Raises:
             ValidationError: the frame failed its schema (``.failure_cases``).
@@ -167,7 +87,7 @@ def _importer(table: str, what: str) -> Callable[..., pd.DataFrame]:
 
 
 class Client:
-    """A connection to one customer of the interface.
+    """A connection to one customer of the interface, with one method per capability.
 
     Args:
         customer_id: the customer's identifier (every customer-scoped path holds it).
@@ -182,6 +102,9 @@ class Client:
         retries: retries of a request that is safe to repeat.
         backoff: base of the exponential backoff in seconds.
         workers: default number of worker threads of bulk operations.
+
+    Raises:
+        ConfigError: a required setting is empty.
 
     Example:
         >>> c = Client("cust", "app", "s3cr3t", "http://127.0.0.1:8765", "http://127.0.0.1:8765")
@@ -204,36 +127,38 @@ class Client:
         backoff: float = 0.25,
         workers: int = 8,
     ) -> None:
-        missing = [
-            name
-            for name, value in (
-                ("customer_id", customer_id),
-                ("client_id", client_id),
-                ("client_secret", client_secret),
-                ("auth_url", auth_url),
-                ("time_url", time_url),
-            )
-            if not value
-        ]
-        if missing:
-            raise ConfigError(f"missing setting(s): {', '.join(missing)}")
-        self.customer_id = str(customer_id)
-        self.client_id = str(client_id)
-        self.urls = {
-            "auth": auth_url.rstrip("/"),
-            "time": time_url.rstrip("/"),
-            "ingestion": (ingestion_url or time_url).rstrip("/"),
-        }
-        self.audience = audience or None
-        self.workers = workers
-        self.transport = Transport(timeout=timeout, retries=retries, backoff=backoff)
-        self.auth = TokenProvider(
-            self.url("token"),
-            self.client_id,
-            client_secret,
-            self.audience,
-            transport=self.transport,
+        settings = Settings(
+            customer_id,
+            client_id,
+            client_secret,  # type: ignore[arg-type]
+            auth_url,
+            time_url,
+            ingestion_url,
+            audience,
         )
+        self.connection = Connection(
+            settings, timeout=timeout, retries=retries, backoff=backoff, workers=workers
+        )
+
+    @classmethod
+    def from_connection(cls, connection: Connection) -> Client:
+        """Wrap an existing connection in the facade (no new session or token).
+
+        Args:
+            connection: the connection to use.
+
+        Returns:
+            A client over that connection.
+
+        Example:
+            >>> from toolkit.settings import Settings
+            >>> conn = Connection(Settings("c", "i", "s", "http://127.0.0.1:1", "http://t"))
+            >>> Client.from_connection(conn).connection is conn
+            True
+        """
+        client = cls.__new__(cls)
+        client.connection = connection
+        return client
 
     @classmethod
     def from_env(
@@ -270,34 +195,55 @@ class Client:
             >>> Client.from_env(None, environ=env).customer_id
             'c'
         """
-        values = read_env_file(env_file) if env_file is not None else {}
-        values.update(environ if environ is not None else os.environ)
-        missing = [
-            var
-            for key, var in _ENV_KEYS.items()
-            if key not in ("ingestion_url", "audience") and not values.get(var)
-        ]
-        if missing:
-            raise ConfigError(
-                f"missing environment variable(s): {', '.join(missing)} "
-                f"(set them, or write them to {env_file or '.env'}; `toolkit sandbox` writes one)"
-            )
-        kwargs = {key: values.get(var) or None for key, var in _ENV_KEYS.items()}
-        return cls(**kwargs, timeout=timeout, retries=retries, workers=workers)  # type: ignore[arg-type]
+        settings = Settings.from_env(env_file, environ=environ)
+        return cls.from_connection(
+            Connection(settings, timeout=timeout, retries=retries, workers=workers)
+        )
 
     def __repr__(self) -> str:
         return (
-            f"Client(customer_id={self.customer_id!r}, client_id={self.client_id!r}, "
+            f"Client(customer_id={self.customer_id!r}, "
+            f"client_id={self.connection.settings.client_id!r}, "
             f"time_url={self.urls['time']!r})"
         )
 
-    # -- addressing ------------------------------------------------------------------------
+    # -- the connection underneath ---------------------------------------------------------
+
+    @property
+    def customer_id(self) -> str:
+        """The customer every path is scoped to."""
+        return self.connection.customer_id
+
+    @property
+    def client_id(self) -> str:
+        """The application's ``clientId``."""
+        return self.connection.settings.client_id
+
+    @property
+    def urls(self) -> dict[str, str]:
+        """Base address of each service (``auth``, ``time``, ``ingestion``)."""
+        return self.connection.urls
+
+    @property
+    def workers(self) -> int:
+        """Default worker threads of bulk operations."""
+        return self.connection.workers
+
+    @property
+    def transport(self) -> Transport:
+        """The HTTP layer (pooled sessions, timeouts, retries)."""
+        return self.connection.transport
+
+    @property
+    def auth(self) -> TokenProvider:
+        """The token provider (lazy, cached, refreshed)."""
+        return self.connection.auth
 
     def url(self, endpoint: str, **path: str) -> str:
-        """Full URL of an endpoint, with path parameters filled in (and escaped).
+        """Full URL of an endpoint, with path parameters filled in and percent-encoded.
 
         Args:
-            endpoint: a key of :data:`ENDPOINTS`.
+            endpoint: a key of :data:`~toolkit.connection.ENDPOINTS`.
             **path: path parameters other than ``customerId``.
 
         Returns:
@@ -308,117 +254,43 @@ class Client:
             >>> c.url("user", userId="u 1")
             'http://t/api/v1/customers/c1/users/u%201'
         """
-        _, service, template = ENDPOINTS[endpoint]
-        values = {"customerId": self.customer_id, **path}
-        filled = template.format(**{k: quote(str(v), safe="") for k, v in values.items()})
-        return self.urls[service] + filled
+        return self.connection.url(endpoint, **path)
 
-    # -- one request -----------------------------------------------------------------------
-
-    def send(
-        self,
-        endpoint: str,
-        *,
-        path: Mapping[str, str] | None = None,
-        params: Mapping[str, Any] | None = None,
-        json: Any = None,
-        retry: bool = True,
-        raw: bool = False,
-    ) -> Reply:
-        """Send one authenticated request and return its :class:`~toolkit.http.Reply`.
-
-        Never raises for an HTTP error; a 401 drops the cached token and is retried once with a
-        fresh one. Used by the bulk runner.
+    def send(self, endpoint: str, **kwargs: Any) -> Reply:
+        """Send one authenticated request; never raises for an HTTP status.
 
         Args:
-            endpoint: a key of :data:`ENDPOINTS`.
-            path: path parameters other than ``customerId``.
-            params: query parameters.
-            json: JSON body.
-            retry: whether the request is safe to repeat.
-            raw: keep a 2xx body as bytes (for parsers faster than building Python objects).
+            endpoint: a key of :data:`~toolkit.connection.ENDPOINTS`.
+            **kwargs: ``path``, ``params``, ``json``, ``retry``, ``raw`` as in
+                :meth:`toolkit.connection.Connection.send`.
 
         Returns:
-            The reply.
+            The :class:`~toolkit.http.Reply`.
 
         Example:
             >>> c = Client("c", "i", "s", "http://127.0.0.1:9", "http://127.0.0.1:9", retries=0)
             >>> c.send("user", path={"userId": "u"}).error
             'no answer from the identity service'
         """
-        method = ENDPOINTS[endpoint][0]
-        url = self.url(endpoint, **(path or {}))
-        attempts = 0
-        elapsed = 0.0
-        for _ in range(2):
-            try:
-                token = self.auth.token()
-            except TransportError:
-                return Reply(
-                    None,
-                    None,
-                    "no answer from the identity service",
-                    attempts + 1,
-                    elapsed,
-                    method,
-                    url,
-                )
-            except ApiError as exc:
-                return Reply(
-                    exc.status,
-                    exc.problem,
-                    f"token request refused: {exc.detail}",
-                    attempts + 1,
-                    elapsed,
-                    method,
-                    url,
-                )
-            reply = self.transport.send(
-                method,
-                url,
-                headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
-                params=dict(params) if params else None,
-                json=json,
-                retry=retry,
-                raw=raw,
-            )
-            attempts += reply.attempts
-            elapsed += reply.elapsed
-            if reply.status != 401:
-                break
-            self.auth.invalidate(token)
-        reply.attempts = attempts
-        reply.elapsed = elapsed
-        return reply
+        return self.connection.send(endpoint, **kwargs)
 
-    def call(
-        self,
-        endpoint: str,
-        *,
-        path: Mapping[str, str] | None = None,
-        params: Mapping[str, Any] | None = None,
-        json: Any = None,
-        retry: bool = True,
-        raw: bool = False,
-    ) -> Any:
+    def call(self, endpoint: str, **kwargs: Any) -> Any:
         """Send one request and return its parsed JSON body, raising typed errors.
 
         Args:
-            endpoint: a key of :data:`ENDPOINTS`.
-            path: path parameters other than ``customerId``.
-            params: query parameters.
-            json: JSON body.
-            retry: whether the request is safe to repeat.
-            raw: return the body's bytes unparsed.
+            endpoint: a key of :data:`~toolkit.connection.ENDPOINTS`.
+            **kwargs: ``path``, ``params``, ``json``, ``retry``, ``raw`` as in
+                :meth:`toolkit.connection.Connection.call`.
 
         Returns:
-            The parsed JSON body (or ``None`` for an empty one), or bytes with ``raw``.
+            The parsed JSON body (or bytes with ``raw=True``).
 
         Raises:
             ApiError: a subclass matching the status (``NotFoundError`` for 404...).
             TransportError: no answer came.
 
         Example:
+            >>> from toolkit.errors import TransportError
             >>> c = Client("c", "i", "s", "http://127.0.0.1:9", "http://127.0.0.1:9", retries=0)
             >>> try:
             ...     c.call("user", path={"userId": "u"})
@@ -426,15 +298,9 @@ class Client:
             ...     print(type(exc).__name__)
             TransportError
         """
-        reply = self.send(endpoint, path=path, params=params, json=json, retry=retry, raw=raw)
-        if reply.status is None:
-            raise TransportError(reply.error or "no answer", method=reply.method, url=reply.url)
-        if not reply.ok:
-            problem = reply.body if isinstance(reply.body, dict) else None
-            raise api_error_for(reply.status, problem, reply.method, reply.url)
-        return reply.body
+        return self.connection.call(endpoint, **kwargs)
 
-    # -- capabilities (implemented in their own modules) -----------------------------------
+    # -- ingress -----------------------------------------------------------------------------
 
     import_clients = _importer("clients", "clients")
     import_initiatives = _importer("initiatives", "initiatives (matters or projects)")
@@ -455,18 +321,39 @@ class Client:
         journal: str | os.PathLike[str] | None = None,
         dry_run: bool = False,
     ) -> OnboardReport:
-        """Validate and import a whole firm in the spec's order.
+        """Validate a whole firm and import it in the spec's order.
 
-        See :func:`toolkit.imports.onboard`.
+        Clients, initiatives, code types, codes, then code ranges. A record whose parent failed
+        (or was itself skipped or invalid) is never posted: it is reported as ``skipped`` with
+        the reason. With a journal, a re-run sends only what was not acknowledged before.
+
+        Args:
+            source: a folder holding ``clients``, ``initiatives``, ``code_types``, ``codes``,
+                ``code_ranges`` as .csv, .parquet or .xlsx, or a mapping of those names to
+                frames.
+            known: ids already in the service, per table, for the reference checks.
+            on_invalid: ``"raise"`` (default) raises before anything is sent; ``"skip"``
+                imports the valid rows and reports the invalid ones as skipped.
+            workers: worker threads (default: the client's).
+            progress: show progress bars.
+            journal: path of a journal shared by all tables, for resumable runs.
+            dry_run: validate and build the payloads, send nothing.
+
+        Returns:
+            An :class:`~toolkit.imports.OnboardReport` (``.ok``, ``.counts``, ``.results``,
+            ``.failures``).
+
+        Raises:
+            ValidationError: a row failed validation and ``on_invalid="raise"``.
+            ConfigError: ``source`` is neither a folder nor a mapping of known tables.
 
         Example:
-            >>> client.onboard("sample_data", journal="onboard.jsonl").ok  # doctest: +SKIP
+            >>> report = client.onboard("sample_data", journal="onboard.jsonl")  # doctest: +SKIP
+            >>> report.ok  # doctest: +SKIP
             True
         """
-        from toolkit.imports import onboard
-
-        return onboard(
-            self,
+        return imports.onboard(
+            self.connection,
             source,
             known=known,
             on_invalid=on_invalid,
@@ -476,6 +363,8 @@ class Client:
             dry_run=dry_run,
         )
 
+    # -- egress ------------------------------------------------------------------------------
+
     def export_entries(
         self,
         released_after: Any,
@@ -484,15 +373,34 @@ class Client:
         window: str | None = None,
         progress: bool = False,
     ) -> Export:
-        """Released entries as flat frames; see :func:`toolkit.exports.export_entries`.
+        """Export the entries released in ``(released_after, released_on_or_before]``.
+
+        Args:
+            released_after: exclusive lower bound (datetime, Timestamp or ISO text; naive is
+                UTC).
+            released_on_or_before: inclusive upper bound.
+            window: request consecutive sub-windows of this pandas offset (e.g. ``"1D"``) and
+                concatenate them without duplicates.
+            progress: show a progress bar over the windows.
+
+        Returns:
+            An :class:`~toolkit.export.Export` with ``.entries``, ``.codes``,
+            ``.codes_wide()``, ``.to_parquet()``, ``.to_csv()``.
+
+        Raises:
+            ConfigError: the bounds are unparseable or inverted.
+            ApiError: the service refused the request.
 
         Example:
-            >>> client.export_entries("2026-11-01", "2026-11-21", window="1D")  # doctest: +SKIP
+            >>> ex = client.export_entries("2026-11-01", "2026-11-21", window="1D") # doctest: +SKIP
+            >>> ex.entries[["_id", "initiative.client.externalId"]].head()  # doctest: +SKIP
         """
-        from toolkit.exports import export_entries
-
-        return export_entries(
-            self, released_after, released_on_or_before, window=window, progress=progress
+        return exports.export_entries(
+            self.connection,
+            released_after,
+            released_on_or_before,
+            window=window,
+            progress=progress,
         )
 
     def export_to_parquet(
@@ -506,15 +414,32 @@ class Client:
         overwrite: bool = False,
         progress: bool = False,
     ) -> dict[str, int]:
-        """Stream an export into a Parquet dataset; see :func:`toolkit.exports.export_to_parquet`.
+        """Stream an export window by window into a Parquet dataset (``entries/``, ``codes/``).
+
+        Only one window is in memory at a time.
+
+        Args:
+            released_after: exclusive lower bound.
+            released_on_or_before: inclusive upper bound.
+            path: the dataset folder.
+            window: sub-window size (a pandas offset).
+            partition_cols: hive partition columns of the entries.
+            overwrite: replace an existing dataset at ``path``; without it an existing one is
+                an error.
+            progress: show a progress bar.
+
+        Returns:
+            ``{"entries": n, "codes": m, "windows": k}``.
+
+        Raises:
+            ConfigError: ``path`` already holds a dataset and ``overwrite`` is false.
 
         Example:
             >>> client.export_to_parquet("2026-01-01", "2027-01-01", "out/x")  # doctest: +SKIP
+            {'entries': 812345, 'codes': 2437035, 'windows': 365}
         """
-        from toolkit.exports import export_to_parquet
-
-        return export_to_parquet(
-            self,
+        return exports.export_to_parquet(
+            self.connection,
             released_after,
             released_on_or_before,
             path,
@@ -525,14 +450,20 @@ class Client:
         )
 
     def release_pending(self) -> Export:
-        """Entries still pending, as frames; see :func:`toolkit.exports.release_pending`.
+        """Entries still pending release, in the detailed form, as frames.
+
+        Returns:
+            An :class:`~toolkit.export.Export` of kind ``pending`` (``initiativeProps.*``
+            columns, ``tags`` as a list, codes without ``assignedBy``).
+
+        Raises:
+            ApiError: the service refused the request.
 
         Example:
             >>> client.release_pending().entries.shape  # doctest: +SKIP
+            (12, 31)
         """
-        from toolkit.exports import release_pending
-
-        return release_pending(self)
+        return exports.release_pending(self.connection)
 
     def acknowledge(
         self,
@@ -543,16 +474,34 @@ class Client:
         progress: bool = True,
         journal: str | os.PathLike[str] | None = None,
     ) -> pd.DataFrame:
-        """Acknowledge entries from a frame; see :func:`toolkit.acknowledgements.acknowledge`.
+        """Post release-succeeded or release-failed for every row of a frame.
+
+        Args:
+            frame: ``userId``, ``entryId`` (or ``_id``), ``outcome`` (``succeeded`` or
+                ``failed``), ``externalId`` (succeeded rows), ``errors`` (failed rows).
+            validate: check the frame first and raise before anything is sent.
+            workers: worker threads (default: the client's).
+            progress: show a progress bar.
+            journal: path of a journal for resumable runs.
+
+        Returns:
+            One row per input row: ``userId``, ``entryId``, ``outcome``, ``status``, ``ok``,
+            ``httpStatus``, ``error``, ``attempts``, ``elapsed``.
+
+        Raises:
+            ValidationError: the frame failed its checks (``.failure_cases``).
 
         Example:
             >>> client.acknowledge(reconciliation.to_acknowledge()).ok.all()  # doctest: +SKIP
             True
         """
-        from toolkit.acknowledgements import acknowledge
-
-        return acknowledge(
-            self, frame, validate=validate, workers=workers, progress=progress, journal=journal
+        return acknowledgements.acknowledge(
+            self.connection,
+            frame,
+            validate=validate,
+            workers=workers,
+            progress=progress,
+            journal=journal,
         )
 
     def user(self, user_id: str) -> dict[str, Any]:
@@ -571,7 +520,7 @@ class Client:
             >>> client.user(user_id)["_id"] == user_id  # doctest: +SKIP
             True
         """
-        return self.call("user", path={"userId": user_id})
+        return users.user(self.connection, user_id)
 
     def users(self, user_ids: Iterable[str], *, workers: int | None = None) -> pd.DataFrame:
         """Several user records as one frame (one row per distinct id; failures as rows).
@@ -586,17 +535,9 @@ class Client:
         Example:
             >>> client.users(["64b...", "64c..."])  # doctest: +SKIP
         """
-        from toolkit.bulk import Call, run_bulk
+        return users.users(self.connection, user_ids, workers=workers)
 
-        ids = list(dict.fromkeys(str(u) for u in user_ids))
-        calls = [Call("user", {"userId": u}, key=u) for u in ids]
-        replies = run_bulk(self, calls, workers=workers, progress=False, desc="users")
-        rows = []
-        for uid, reply in zip(ids, replies, strict=True):
-            row = dict(reply.body) if reply.ok and isinstance(reply.body, dict) else {"_id": uid}
-            row["error"] = None if reply.ok else reply.error
-            rows.append(row)
-        return pd.DataFrame(rows)
+    # -- starring ----------------------------------------------------------------------------
 
     def star(
         self,
@@ -606,18 +547,37 @@ class Client:
         workers: int | None = None,
         progress: bool = True,
     ) -> pd.DataFrame:
-        """Star initiatives for a timekeeper, or many from a frame.
+        """Star initiatives for one timekeeper, or for many from a frame.
 
-        See :func:`toolkit.starring.star`.
+        Duplicates are removed in first-seen order and the rest are sent in requests of at
+        most 100. A whole-request failure (unknown or ambiguous timekeeper, 500) becomes a row
+        for every id of that request.
+
+        Args:
+            timekeeper_or_frame: a ``timekeeperExternalId``, or a frame with columns
+                ``timekeeperExternalId`` and ``initiativeExternalId``.
+            initiative_external_ids: the initiatives (with a timekeeper id).
+            workers: worker threads (default: the client's).
+            progress: show a progress bar.
+
+        Returns:
+            ``timekeeperExternalId``, ``initiativeExternalId``, ``status``, ``errorCode``,
+            ``errorMessage``, ``ok``, ``attempts``: one row per distinct id (for a frame, one
+            row per input row).
+
+        Raises:
+            ConfigError: the arguments or the frame's columns are wrong.
 
         Example:
             >>> client.star("TK-001", ["M-1001-001"]).ok.all()  # doctest: +SKIP
             True
         """
-        from toolkit.starring import star
-
-        return star(
-            self, timekeeper_or_frame, initiative_external_ids, workers=workers, progress=progress
+        return starring.star(
+            self.connection,
+            timekeeper_or_frame,
+            initiative_external_ids,
+            workers=workers,
+            progress=progress,
         )
 
     def unstar(
@@ -628,34 +588,88 @@ class Client:
         workers: int | None = None,
         progress: bool = True,
     ) -> pd.DataFrame:
-        """Unstar initiatives; see :func:`toolkit.starring.unstar`.
+        """Unstar initiatives for one timekeeper, or for many from a frame.
+
+        Args:
+            timekeeper_or_frame: a ``timekeeperExternalId``, or a frame with columns
+                ``timekeeperExternalId`` and ``initiativeExternalId``.
+            initiative_external_ids: the initiatives (with a timekeeper id).
+            workers: worker threads (default: the client's).
+            progress: show a progress bar.
+
+        Returns:
+            The same columns as :meth:`star`.
+
+        Raises:
+            ConfigError: the arguments or the frame's columns are wrong.
 
         Example:
             >>> client.unstar("TK-001", ["M-1001-001"]).ok.all()  # doctest: +SKIP
             True
         """
-        from toolkit.starring import unstar
-
-        return unstar(
-            self, timekeeper_or_frame, initiative_external_ids, workers=workers, progress=progress
+        return starring.unstar(
+            self.connection,
+            timekeeper_or_frame,
+            initiative_external_ids,
+            workers=workers,
+            progress=progress,
         )
 
     def starred(self, timekeeper_external_id: str, *, limit: int = 2500) -> pd.DataFrame:
-        """A timekeeper's whole starred list; see :func:`toolkit.starring.starred`."""
-        from toolkit.starring import starred
+        """A timekeeper's whole starred list as one frame, following every cursor.
 
-        return starred(self, timekeeper_external_id, limit=limit)
+        Args:
+            timekeeper_external_id: the user's timekeeper id.
+            limit: raw props fetched per page, 1 to 2500.
+
+        Returns:
+            ``initiativeExternalId``, ``page``.
+
+        Raises:
+            NotFoundError: the timekeeper cannot be resolved.
+            ConflictError: the timekeeper id resolves to several users.
+            PaginationError: a cursor repeated.
+
+        Example:
+            >>> client.starred("TK-001").initiativeExternalId.tolist()  # doctest: +SKIP
+            ['M-1001-001']
+        """
+        return starring.starred(self.connection, timekeeper_external_id, limit=limit)
 
     def starred_pages(
         self, timekeeper_external_id: str, *, limit: int = 2500
     ) -> Iterator[pd.DataFrame]:
-        """The starred list a page at a time; see :func:`toolkit.starring.starred_pages`."""
-        from toolkit.starring import starred_pages
+        """The starred list a page at a time (pages may be short or empty while more remain).
 
-        return starred_pages(self, timekeeper_external_id, limit=limit)
+        Args:
+            timekeeper_external_id: the user's timekeeper id.
+            limit: raw props fetched per page, 1 to 2500.
+
+        Yields:
+            A frame per page: ``initiativeExternalId``, ``page`` (0-based).
+
+        Raises:
+            NotFoundError: the timekeeper cannot be resolved.
+            PaginationError: a cursor repeated.
+
+        Example:
+            >>> for page in client.starred_pages("TK-001", limit=10):  # doctest: +SKIP
+            ...     print(len(page))
+        """
+        return starring.starred_pages(self.connection, timekeeper_external_id, limit=limit)
 
     def starred_many(self, timekeepers: Sequence[str], *, limit: int = 2500) -> pd.DataFrame:
-        """Starred lists of many timekeepers; see :func:`toolkit.starring.starred_many`."""
-        from toolkit.starring import starred_many
+        """Starred lists of many timekeepers in one frame; a failed timekeeper is one row.
 
-        return starred_many(self, timekeepers, limit=limit)
+        Args:
+            timekeepers: the timekeeper ids.
+            limit: raw props fetched per page, 1 to 2500.
+
+        Returns:
+            ``timekeeperExternalId``, ``initiativeExternalId``, ``page``, ``httpStatus``,
+            ``error``.
+
+        Example:
+            >>> client.starred_many(["TK-001", "TK-002"])  # doctest: +SKIP
+        """
+        return starring.starred_many(self.connection, timekeepers, limit=limit)

@@ -29,9 +29,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from toolkit.client import Client
+from toolkit.export import Export
+from toolkit.reconciliation import reconcile
+from toolkit.validation import load_folder, validate
+
 if TYPE_CHECKING:
-    from toolkit.client import Client
-    from toolkit.export import Export
     from toolkit.sandbox import Admin
 
 __all__ = ["hours_by_client_chart", "planted_billing_extract", "run_demo"]
@@ -79,8 +82,6 @@ class _Run:
 
 
 def _validate(run: _Run) -> str:
-    from toolkit.validation import load_folder, validate
-
     run.frames = load_folder(run.sample)
     report = validate(**run.frames)
     if not report.ok:
@@ -185,8 +186,6 @@ def _entries(run: _Run) -> str:
 
 
 def _export(run: _Run) -> str:
-    from toolkit.export import Export
-
     run.until = pd.Timestamp.now(tz="UTC")
     run.after = (run.until - pd.Timedelta(days=DEMO_DAYS + 1)).normalize()
     target = run.out / "export"
@@ -295,8 +294,6 @@ def _star(run: _Run) -> str:
 
 
 def _reconcile(run: _Run) -> str:
-    from toolkit.reconciliation import reconcile
-
     assert run.export is not None
     entries = run.export.entries
     billing = planted_billing_extract(entries, seed=run.seed)
@@ -502,8 +499,7 @@ def run_demo(
         ...
         0
     """
-    from toolkit.client import Client
-    from toolkit.sandbox import Admin, running
+    from toolkit.sandbox import Admin, running  # optional extra: fastapi, uvicorn
 
     started = time.perf_counter()
     out_dir = Path(out)

@@ -14,15 +14,14 @@ import shutil
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
+from tqdm.auto import tqdm
 
+from toolkit.connection import Connection
 from toolkit.errors import ConfigError
 from toolkit.export import Export, split_windows
-
-if TYPE_CHECKING:
-    from toolkit.client import Client
 
 __all__ = ["export_entries", "export_to_parquet", "iter_export", "release_pending"]
 
@@ -32,7 +31,7 @@ def _iso(ts: pd.Timestamp) -> str:
 
 
 def iter_export(
-    client: Client,
+    conn: Connection,
     released_after: Any,
     released_on_or_before: Any,
     *,
@@ -42,7 +41,7 @@ def iter_export(
     """Yield one flattened :class:`~toolkit.export.Export` per sub-window, in time order.
 
     Args:
-        client: the connection.
+        conn: the connection (a :class:`~toolkit.connection.Connection`).
         released_after: exclusive lower bound (datetime, Timestamp or ISO text; naive = UTC).
         released_on_or_before: inclusive upper bound.
         window: a pandas offset (``"1D"``, ``"7D"``, ``"MS"``...) or ``None`` for one request.
@@ -55,17 +54,15 @@ def iter_export(
         >>> parts = iter_export(client, "2026-11-01", "2026-11-08", window="1D")  # doctest: +SKIP
         >>> [len(p) for p in parts]  # doctest: +SKIP
     """
-    from tqdm.auto import tqdm
-
     windows = split_windows(released_after, released_on_or_before, window)
     for start, end in tqdm(windows, desc="export", unit="window", disable=not progress):
         params = {"releasedAfter": _iso(start), "releasedOnOrBefore": _iso(end)}
-        raw = client.call("export", params=params, raw=True)
+        raw = conn.call("export", params=params, raw=True)
         yield Export.from_json(raw or b"[]", kind="export")
 
 
 def export_entries(
-    client: Client,
+    conn: Connection,
     released_after: Any,
     released_on_or_before: Any,
     *,
@@ -75,7 +72,7 @@ def export_entries(
     """Export the entries released in ``(released_after, released_on_or_before]`` as frames.
 
     Args:
-        client: the connection.
+        conn: the connection (a :class:`~toolkit.connection.Connection`).
         released_after: exclusive lower bound (datetime, Timestamp or ISO text; naive = UTC).
         released_on_or_before: inclusive upper bound.
         window: request consecutive sub-windows of this pandas offset and concatenate them
@@ -94,13 +91,13 @@ def export_entries(
         >>> ex.entries[["_id", "initiative.client.externalId"]].head()  # doctest: +SKIP
     """
     parts = list(
-        iter_export(client, released_after, released_on_or_before, window=window, progress=progress)
+        iter_export(conn, released_after, released_on_or_before, window=window, progress=progress)
     )
     return parts[0] if len(parts) == 1 else Export.concat(parts)
 
 
 def export_to_parquet(
-    client: Client,
+    conn: Connection,
     released_after: Any,
     released_on_or_before: Any,
     path: str | os.PathLike[str],
@@ -115,7 +112,7 @@ def export_to_parquet(
     Only one window is in memory at a time, so a year of a large firm fits in a small process.
 
     Args:
-        client: the connection.
+        conn: the connection (a :class:`~toolkit.connection.Connection`).
         released_after: exclusive lower bound.
         released_on_or_before: inclusive upper bound.
         path: the dataset folder.
@@ -147,7 +144,7 @@ def export_to_parquet(
         shutil.rmtree(folder)
     root.mkdir(parents=True, exist_ok=True)
     for part in iter_export(
-        client, released_after, released_on_or_before, window=window, progress=progress
+        conn, released_after, released_on_or_before, window=window, progress=progress
     ):
         totals["windows"] += 1
         if not len(part.entries):
@@ -162,11 +159,11 @@ def export_to_parquet(
     return totals
 
 
-def release_pending(client: Client) -> Export:
+def release_pending(conn: Connection) -> Export:
     """Entries still pending, in the detailed form, as frames.
 
     Args:
-        client: the connection.
+        conn: the connection (a :class:`~toolkit.connection.Connection`).
 
     Returns:
         An export of kind ``pending`` (``initiativeProps.*`` columns, ``tags`` as a list,
@@ -175,5 +172,5 @@ def release_pending(client: Client) -> Export:
     Example:
         >>> client.release_pending().entries["initiativeProps.tags"].head()  # doctest: +SKIP
     """
-    raw = client.call("release_pending", raw=True)
+    raw = conn.call("release_pending", raw=True)
     return Export.from_json(raw or b"[]", kind="pending")

@@ -10,17 +10,18 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
+from toolkit import schemas
 from toolkit.bulk import Call, Journal, result_frame, run_bulk
+from toolkit.connection import Connection
 from toolkit.errors import ConfigError, ValidationError
 from toolkit.http import Reply
-
-if TYPE_CHECKING:
-    from toolkit.client import Client
-    from toolkit.validation import ValidationReport
+from toolkit.payloads import to_code_range_payloads, to_payloads
+from toolkit.validation import ValidationReport, load_folder
+from toolkit.validation import validate as validate_frames
 
 __all__ = ["IMPORTS", "OnboardReport", "import_table", "onboard", "unique_rows"]
 
@@ -68,8 +69,6 @@ def _table(table: str) -> tuple[str, str]:
 
 def _plan(table: str, df: pd.DataFrame) -> tuple[list[Call], list[list[Any]]]:
     """Calls for a checked frame, and the input row labels each call stands for."""
-    from toolkit.payloads import to_code_range_payloads, to_payloads
-
     endpoint, key = _table(table)
     if table == "code_ranges":
         calls, rows = [], []
@@ -94,7 +93,7 @@ def _spread(index: pd.Index, rows: list[list[Any]], items: list[Any]) -> list[An
 
 
 def import_table(
-    client: Client,
+    conn: Connection,
     table: str,
     df: pd.DataFrame,
     *,
@@ -108,14 +107,14 @@ def import_table(
     """Validate a frame and import it one record per request; one result row per input row.
 
     Args:
-        client: the connection.
+        conn: the connection (a :class:`~toolkit.connection.Connection`).
         table: ``clients``, ``initiatives``, ``code_types``, ``codes`` or ``code_ranges``
             (long form: ``initiativeExternalId``, ``codeExternalId``; one request per
             initiative).
         df: the records, columns named as in the spec's field table.
         columns: renames applied first, e.g. ``{"call_sign": "callSign"}``.
         validate: check the frame against its schema first (raise before anything is sent).
-        workers: worker threads (default: the client's).
+        workers: worker threads (default: the connection's).
         progress: show a progress bar.
         journal: path of a journal; records it holds with the same payload are not sent again.
         dry_run: return the payloads instead of sending them.
@@ -135,8 +134,6 @@ def import_table(
           externalId    ok
         0        C-1  True
     """
-    from toolkit import schemas
-
     _, key = _table(table)
     if columns:
         df = df.rename(columns=dict(columns))
@@ -152,13 +149,13 @@ def import_table(
         return pd.DataFrame(
             {
                 key: [c.key for c in ordered],
-                "url": [client.url(c.endpoint, **(c.path or {})) for c in ordered],
+                "url": [conn.url(c.endpoint, **(c.path or {})) for c in ordered],
                 "payload": [c.json for c in ordered],
             },
             index=original,
         )
     replies = run_bulk(
-        client, calls, workers=workers, progress=progress, journal=journal, desc=table
+        conn, calls, workers=workers, progress=progress, journal=journal, desc=table
     )
     per_row = _spread(checked.index, rows, replies)
     keys = checked[key].astype("string").tolist() if key in checked else [None] * len(checked)
@@ -201,8 +198,6 @@ class OnboardReport:
 
 def _read_source(source: Any) -> dict[str, pd.DataFrame]:
     if isinstance(source, str | os.PathLike):
-        from toolkit.validation import load_folder
-
         path = Path(source)
         if not path.is_dir():
             raise ConfigError(f"{path} is not a folder")
@@ -220,7 +215,7 @@ def _skipped(reason: str) -> Reply:
 
 
 def onboard(
-    client: Client,
+    conn: Connection,
     source: str | os.PathLike[str] | Mapping[str, pd.DataFrame],
     *,
     known: Mapping[str, Iterable[str]] | None = None,
@@ -237,7 +232,7 @@ def onboard(
     reason.
 
     Args:
-        client: the connection.
+        conn: the connection (a :class:`~toolkit.connection.Connection`).
         source: a folder holding ``clients``, ``initiatives``, ``code_types``, ``codes``,
             ``code_ranges`` as .csv, .parquet or .xlsx, or a mapping of those names to frames.
         known: ids already in the service, per table, for the reference checks.
@@ -259,9 +254,6 @@ def onboard(
         >>> report.ok  # doctest: +SKIP
         True
     """
-    from toolkit import schemas
-    from toolkit.validation import validate as validate_frames
-
     if on_invalid not in ("raise", "skip"):
         raise ConfigError("on_invalid must be 'raise' or 'skip'")
     frames = _read_source(source)
@@ -314,7 +306,7 @@ def onboard(
                 replies: list[Reply] = [Reply(None, None, "dry run", 0) for _ in calls]
             else:
                 replies = run_bulk(
-                    client, calls, workers=workers, progress=progress, journal=jr, desc=table
+                    conn, calls, workers=workers, progress=progress, journal=jr, desc=table
                 )
             sent = _spread(checked.index, rows, replies) if len(checked) else []
             by_label = dict(zip(checked.index, sent, strict=True))

@@ -8,16 +8,15 @@ split and sent through the bulk runner. Both operations are idempotent, so retri
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
 from toolkit.bulk import Call, run_bulk
-from toolkit.errors import ConfigError, PaginationError
+from toolkit.connection import Connection
+from toolkit.errors import ApiError, ConfigError, PaginationError, ToolkitError
 from toolkit.http import Reply
-
-if TYPE_CHECKING:
-    from toolkit.client import Client
+from toolkit.schemas import coerce_ids
 
 __all__ = [
     "INITIATIVE_ACCESS_DENIED",
@@ -81,8 +80,6 @@ def _pairs(
         frame = pd.DataFrame(
             {"timekeeperExternalId": [timekeeper_or_frame] * len(ids), "initiativeExternalId": ids}
         )
-    from toolkit.schemas import coerce_ids
-
     frame = frame.copy()
     for col in ("timekeeperExternalId", "initiativeExternalId"):
         values, problems = coerce_ids(frame[col], col)
@@ -141,7 +138,7 @@ def _rows(tk: str, ids: list[str], reply: Reply) -> dict[tuple[str, str], dict[s
 
 
 def _send(
-    client: Client,
+    conn: Connection,
     endpoint: str,
     wanted: dict[str, list[str]],
     *,
@@ -153,7 +150,7 @@ def _send(
         Call(endpoint, None, {"timekeeperExternalId": tk, "initiativeExternalIds": ids}, key=tk)
         for tk, ids in chunks
     ]
-    replies = run_bulk(client, calls, workers=workers, progress=progress, desc=endpoint)
+    replies = run_bulk(conn, calls, workers=workers, progress=progress, desc=endpoint)
     results: dict[tuple[str, str], dict[str, Any]] = {}
     for (tk, ids), reply in zip(chunks, replies, strict=True):
         results.update(_rows(tk, ids, reply))
@@ -161,7 +158,7 @@ def _send(
 
 
 def _star_op(
-    client: Client,
+    conn: Connection,
     endpoint: str,
     timekeeper_or_frame: str | pd.DataFrame,
     initiative_external_ids: Iterable[str] | None,
@@ -169,14 +166,14 @@ def _star_op(
     progress: bool,
 ) -> pd.DataFrame:
     frame, wanted = _pairs(timekeeper_or_frame, initiative_external_ids)
-    results = _send(client, endpoint, wanted, workers=workers, progress=progress)
+    results = _send(conn, endpoint, wanted, workers=workers, progress=progress)
     # a per-item 500 is retried once, on its own
     again: dict[str, list[str]] = {}
     for (tk, i), row in results.items():
         if row["status"] == 500 and row["errorCode"] is None:
             again.setdefault(tk, []).append(i)
     if again:
-        retried = _send(client, endpoint, again, workers=workers, progress=False)
+        retried = _send(conn, endpoint, again, workers=workers, progress=False)
         for pair, row in retried.items():
             row["attempts"] = (row["attempts"] or 0) + (results[pair]["attempts"] or 0)
             results[pair] = row
@@ -209,7 +206,7 @@ def _star_op(
 
 
 def star(
-    client: Client,
+    conn: Connection,
     timekeeper_or_frame: str | pd.DataFrame,
     initiative_external_ids: Iterable[str] | None = None,
     *,
@@ -223,7 +220,7 @@ def star(
     becomes a row for every id of that request; a per-item 500 is retried once on its own.
 
     Args:
-        client: the connection.
+        conn: the connection (a :class:`~toolkit.connection.Connection`).
         timekeeper_or_frame: a ``timekeeperExternalId``, or a frame with columns
             ``timekeeperExternalId`` and ``initiativeExternalId``.
         initiative_external_ids: the initiatives (with a timekeeper id).
@@ -242,11 +239,11 @@ def star(
         0           M-1001-001     200
         1           M-1001-002     422
     """
-    return _star_op(client, "star", timekeeper_or_frame, initiative_external_ids, workers, progress)
+    return _star_op(conn, "star", timekeeper_or_frame, initiative_external_ids, workers, progress)
 
 
 def unstar(
-    client: Client,
+    conn: Connection,
     timekeeper_or_frame: str | pd.DataFrame,
     initiative_external_ids: Iterable[str] | None = None,
     *,
@@ -260,12 +257,12 @@ def unstar(
         True
     """
     return _star_op(
-        client, "unstar", timekeeper_or_frame, initiative_external_ids, workers, progress
+        conn, "unstar", timekeeper_or_frame, initiative_external_ids, workers, progress
     )
 
 
 def _pages(
-    client: Client, timekeeper_external_id: str, limit: int, max_pages: int
+    conn: Connection, timekeeper_external_id: str, limit: int, max_pages: int
 ) -> Iterator[list[str]]:
     """The starred list's pages as plain lists, following ``nextCursor`` to the end."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
@@ -279,7 +276,7 @@ def _pages(
         params: dict[str, Any] = {"timekeeperExternalId": timekeeper_external_id, "limit": limit}
         if cursor is not None:
             params["cursor"] = cursor
-        body = client.call("starred", params=params)
+        body = conn.call("starred", params=params)
         yield [str(i) for i in body.get("initiativeExternalIds") or []]
         cursor = body.get("nextCursor")
         if cursor is None:
@@ -300,7 +297,7 @@ def _frame(ids: list[str], pages: list[int]) -> pd.DataFrame:
 
 
 def starred_pages(
-    client: Client,
+    conn: Connection,
     timekeeper_external_id: str,
     *,
     limit: int = MAX_LIMIT,
@@ -312,7 +309,7 @@ def starred_pages(
     generator goes on until ``nextCursor`` is null.
 
     Args:
-        client: the connection.
+        conn: the connection (a :class:`~toolkit.connection.Connection`).
         timekeeper_external_id: the user's timekeeper id.
         limit: raw props fetched per page, 1 to 2500.
         max_pages: stop with :class:`PaginationError` past this many pages.
@@ -329,12 +326,12 @@ def starred_pages(
         >>> for page in client.starred_pages("TK-001", limit=10):  # doctest: +SKIP
         ...     print(len(page))
     """
-    for number, ids in enumerate(_pages(client, timekeeper_external_id, limit, max_pages)):
+    for number, ids in enumerate(_pages(conn, timekeeper_external_id, limit, max_pages)):
         yield _frame(ids, [number] * len(ids))
 
 
 def starred(
-    client: Client,
+    conn: Connection,
     timekeeper_external_id: str,
     *,
     limit: int = MAX_LIMIT,
@@ -343,7 +340,7 @@ def starred(
     """A timekeeper's whole starred list as one frame.
 
     Args:
-        client: the connection.
+        conn: the connection (a :class:`~toolkit.connection.Connection`).
         timekeeper_external_id: the user's timekeeper id.
         limit: raw props fetched per page, 1 to 2500.
         max_pages: stop with :class:`PaginationError` past this many pages.
@@ -357,19 +354,19 @@ def starred(
     """
     ids: list[str] = []
     pages: list[int] = []
-    for number, page in enumerate(_pages(client, timekeeper_external_id, limit, max_pages)):
+    for number, page in enumerate(_pages(conn, timekeeper_external_id, limit, max_pages)):
         ids.extend(page)
         pages.extend([number] * len(page))
     return _frame(ids, pages)
 
 
 def starred_many(
-    client: Client, timekeepers: Sequence[str], *, limit: int = MAX_LIMIT
+    conn: Connection, timekeepers: Sequence[str], *, limit: int = MAX_LIMIT
 ) -> pd.DataFrame:
     """Starred lists of many timekeepers as one frame; a failing timekeeper becomes a row.
 
     Args:
-        client: the connection.
+        conn: the connection (a :class:`~toolkit.connection.Connection`).
         timekeepers: timekeeper ids.
         limit: raw props fetched per page.
 
@@ -382,15 +379,13 @@ def starred_many(
     Example:
         >>> client.starred_many(["TK-001", "TK-002"])  # doctest: +SKIP
     """
-    from toolkit.errors import ApiError, ToolkitError
-
     if isinstance(timekeepers, str):
         raise ConfigError("timekeepers must be a list of timekeeper ids, not one string")
     cols = ["timekeeperExternalId", "initiativeExternalId", "page", "httpStatus", "error"]
     frames = []
     for tk in dict.fromkeys(timekeepers):
         try:
-            f = starred(client, tk, limit=limit).assign(httpStatus=200, error=pd.NA)
+            f = starred(conn, tk, limit=limit).assign(httpStatus=200, error=pd.NA)
             if f.empty:  # keep the timekeeper visible: one row, no initiative
                 f = pd.DataFrame(
                     {

@@ -1,0 +1,250 @@
+"""``Connection``: one customer's conversation with the service, and nothing more.
+
+The bottom of the toolkit's layers, beside :mod:`toolkit.settings`, :mod:`toolkit.auth` and
+:mod:`toolkit.http`. A connection owns the settings, the pooled HTTP transport, the token
+provider, the endpoint paths (:data:`ENDPOINTS`, with path segments percent-encoded) and one
+request (:meth:`Connection.send`, which never raises for an HTTP status, and
+:meth:`Connection.call`, which raises typed errors). It knows no operation: imports, exports,
+acknowledgements and starring are functions of a connection in their own modules, and
+:class:`~toolkit.client.Client` is the facade over them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+from toolkit.auth import TokenProvider
+from toolkit.errors import ApiError, TransportError, api_error_for
+from toolkit.http import Reply, Transport
+from toolkit.settings import Settings
+
+__all__ = ["ENDPOINTS", "Connection"]
+
+log = logging.getLogger("toolkit.connection")
+
+#: name -> (method, service, path template). Services: ``auth``, ``time``, ``ingestion``.
+ENDPOINTS: dict[str, tuple[str, str, str]] = {
+    "token": ("POST", "auth", "/api/v1/oauth/token"),
+    "import_clients": ("POST", "ingestion", "/api/v1/customers/{customerId}/clients/import"),
+    "import_initiatives": (
+        "POST",
+        "ingestion",
+        "/api/v1/customers/{customerId}/initiatives/import",
+    ),
+    "import_code_types": (
+        "POST",
+        "ingestion",
+        "/api/v1/customers/{customerId}/code-types/import",
+    ),
+    "import_codes": ("POST", "ingestion", "/api/v1/customers/{customerId}/codes/import"),
+    "import_code_ranges": (
+        "POST",
+        "ingestion",
+        "/api/v1/customers/{customerId}/initiatives/{initiativeExternalId}/codes",
+    ),
+    "export": ("GET", "time", "/api/v2/customers/{customerId}/entries/export"),
+    "release_pending": ("GET", "time", "/api/v1/customers/{customerId}/entries/release-pending"),
+    "release_succeeded": (
+        "POST",
+        "time",
+        "/api/v1/customers/{customerId}/users/{userId}/entries/{entryId}/release-succeeded",
+    ),
+    "release_failed": (
+        "POST",
+        "time",
+        "/api/v1/customers/{customerId}/users/{userId}/entries/{entryId}/release-failed",
+    ),
+    "user": ("GET", "time", "/api/v1/customers/{customerId}/users/{userId}"),
+    "star": ("POST", "time", "/api/v1/public/customers/{customerId}/initiative-props/star"),
+    "unstar": ("POST", "time", "/api/v1/public/customers/{customerId}/initiative-props/unstar"),
+    "starred": ("GET", "time", "/api/v1/public/customers/{customerId}/initiative-props/starred"),
+}
+
+
+class Connection:
+    """One customer's session with the service: transport, token, URLs and one request.
+
+    Args:
+        settings: the customer, credentials and base addresses.
+        timeout: request timeout in seconds (connect, read) or one number.
+        retries: retries of a request that is safe to repeat.
+        backoff: base of the exponential backoff in seconds.
+        workers: default number of worker threads of bulk operations over this connection.
+
+    Example:
+        >>> conn = Connection(Settings("c1", "app", "s3cr3t", "http://a", "http://t"))
+        >>> conn.url("user", userId="u 1")
+        'http://t/api/v1/customers/c1/users/u%201'
+        >>> "s3cr3t" in repr(conn)
+        False
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        timeout: float | tuple[float, float] = (5.0, 120.0),
+        retries: int = 5,
+        backoff: float = 0.25,
+        workers: int = 8,
+    ) -> None:
+        self.settings = settings
+        self.customer_id = settings.customer_id
+        self.urls = settings.urls
+        self.workers = workers
+        self.transport = Transport(timeout=timeout, retries=retries, backoff=backoff)
+        self.auth = TokenProvider(
+            self.url("token"),
+            settings.client_id,
+            settings.client_secret,
+            settings.audience,
+            transport=self.transport,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"Connection(customer_id={self.customer_id!r}, "
+            f"client_id={self.settings.client_id!r}, time_url={self.urls['time']!r})"
+        )
+
+    def url(self, endpoint: str, **path: str) -> str:
+        """Full URL of an endpoint, with path parameters filled in and percent-encoded.
+
+        Args:
+            endpoint: a key of :data:`ENDPOINTS`.
+            **path: path parameters other than ``customerId``.
+
+        Returns:
+            The URL.
+
+        Example:
+            >>> conn = Connection(Settings("c1", "i", "s", "http://a", "http://t"))
+            >>> conn.url("user", userId="a/b")
+            'http://t/api/v1/customers/c1/users/a%2Fb'
+        """
+        _, service, template = ENDPOINTS[endpoint]
+        values = {"customerId": self.customer_id, **path}
+        filled = template.format(**{k: quote(str(v), safe="") for k, v in values.items()})
+        return self.urls[service] + filled
+
+    def send(
+        self,
+        endpoint: str,
+        *,
+        path: Mapping[str, str] | None = None,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        retry: bool = True,
+        raw: bool = False,
+    ) -> Reply:
+        """Send one authenticated request and return its :class:`~toolkit.http.Reply`.
+
+        Never raises for an HTTP error; a 401 drops the cached token and is retried once with a
+        fresh one. The bulk runner sends through this.
+
+        Args:
+            endpoint: a key of :data:`ENDPOINTS`.
+            path: path parameters other than ``customerId``.
+            params: query parameters.
+            json: JSON body.
+            retry: whether the request is safe to repeat.
+            raw: keep a 2xx body as bytes (for parsers faster than building Python objects).
+
+        Returns:
+            The reply.
+
+        Example:
+            >>> s = Settings("c", "i", "s", "http://127.0.0.1:9", "http://127.0.0.1:9")
+            >>> Connection(s, retries=0).send("user", path={"userId": "u"}).error
+            'no answer from the identity service'
+        """
+        method = ENDPOINTS[endpoint][0]
+        url = self.url(endpoint, **(path or {}))
+        attempts = 0
+        elapsed = 0.0
+        for _ in range(2):
+            try:
+                token = self.auth.token()
+            except TransportError:
+                return Reply(
+                    None,
+                    None,
+                    "no answer from the identity service",
+                    attempts + 1,
+                    elapsed,
+                    method,
+                    url,
+                )
+            except ApiError as exc:
+                return Reply(
+                    exc.status,
+                    exc.problem,
+                    f"token request refused: {exc.detail}",
+                    attempts + 1,
+                    elapsed,
+                    method,
+                    url,
+                )
+            reply = self.transport.send(
+                method,
+                url,
+                headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
+                params=dict(params) if params else None,
+                json=json,
+                retry=retry,
+                raw=raw,
+            )
+            attempts += reply.attempts
+            elapsed += reply.elapsed
+            if reply.status != 401:
+                break
+            self.auth.invalidate(token)
+        reply.attempts = attempts
+        reply.elapsed = elapsed
+        return reply
+
+    def call(
+        self,
+        endpoint: str,
+        *,
+        path: Mapping[str, str] | None = None,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        retry: bool = True,
+        raw: bool = False,
+    ) -> Any:
+        """Send one request and return its parsed JSON body, raising typed errors.
+
+        Args:
+            endpoint: a key of :data:`ENDPOINTS`.
+            path: path parameters other than ``customerId``.
+            params: query parameters.
+            json: JSON body.
+            retry: whether the request is safe to repeat.
+            raw: return the body's bytes unparsed.
+
+        Returns:
+            The parsed JSON body (or ``None`` for an empty one), or bytes with ``raw``.
+
+        Raises:
+            ApiError: a subclass matching the status (``NotFoundError`` for 404...).
+            TransportError: no answer came.
+
+        Example:
+            >>> s = Settings("c", "i", "s", "http://127.0.0.1:9", "http://127.0.0.1:9")
+            >>> try:
+            ...     Connection(s, retries=0).call("user", path={"userId": "u"})
+            ... except TransportError as exc:
+            ...     print(type(exc).__name__)
+            TransportError
+        """
+        reply = self.send(endpoint, path=path, params=params, json=json, retry=retry, raw=raw)
+        if reply.status is None:
+            raise TransportError(reply.error or "no answer", method=reply.method, url=reply.url)
+        if not reply.ok:
+            problem = reply.body if isinstance(reply.body, dict) else None
+            raise api_error_for(reply.status, problem, reply.method, reply.url)
+        return reply.body

@@ -1,0 +1,160 @@
+"""Settings of one customer's connection: credentials and base addresses.
+
+The bottom of the toolkit's layers. :class:`Settings` holds what a :class:`~toolkit.connection.
+Connection` needs and nothing else: the customer, the application's credentials (the secret in a
+masked :class:`~toolkit.auth.Secret`), and the base address of each service. They come from
+arguments, or from ``TOOLKIT_*`` variables and a ``.env`` file (:meth:`Settings.from_env`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from toolkit.auth import Secret
+from toolkit.errors import ConfigError
+
+__all__ = ["ENV_KEYS", "Settings", "read_env_file"]
+
+#: setting -> environment variable
+ENV_KEYS: dict[str, str] = {
+    "customer_id": "TOOLKIT_CUSTOMER_ID",
+    "client_id": "TOOLKIT_CLIENT_ID",
+    "client_secret": "TOOLKIT_CLIENT_SECRET",
+    "auth_url": "TOOLKIT_AUTH_URL",
+    "time_url": "TOOLKIT_TIME_URL",
+    "ingestion_url": "TOOLKIT_INGESTION_URL",
+    "audience": "TOOLKIT_AUDIENCE",
+}
+
+_OPTIONAL = ("ingestion_url", "audience")
+
+
+def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
+    """Read ``KEY=value`` lines of a ``.env`` file (comments, ``export`` and quotes allowed).
+
+    Args:
+        path: the file; a missing file gives an empty mapping.
+
+    Returns:
+        The variables it sets.
+
+    Example:
+        >>> read_env_file("/nonexistent/.env")
+        {}
+    """
+    p = Path(path)
+    if not p.is_file():
+        return {}
+    out: dict[str, str] = {}
+    for raw in p.read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        if line.startswith("export "):
+            line = line[len("export ") :]
+        key, _, value = line.partition("=")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        out[key.strip()] = value
+    return out
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What one customer's conversation with the service needs.
+
+    Args:
+        customer_id: the customer's identifier (every customer-scoped path holds it).
+        client_id: the application's ``clientId``.
+        client_secret: the application's ``clientSecret`` (kept masked).
+        auth_url: base address of the identity service.
+        time_url: base address of the time service (customer-scoped v1 and v2 paths).
+        ingestion_url: base address of the import paths; defaults to ``time_url``.
+        audience: the operator-supplied audience of the token request.
+
+    Raises:
+        ConfigError: a required setting is empty.
+
+    Example:
+        >>> s = Settings("cust", "app", "s3cr3t", "http://127.0.0.1:1/", "http://127.0.0.1:2")
+        >>> s.urls["auth"], s.urls["ingestion"]
+        ('http://127.0.0.1:1', 'http://127.0.0.1:2')
+        >>> "s3cr3t" in repr(s)
+        False
+    """
+
+    customer_id: str
+    client_id: str
+    client_secret: Secret = field(repr=False)
+    auth_url: str
+    time_url: str
+    ingestion_url: str | None = None
+    audience: str | None = None
+
+    def __post_init__(self) -> None:
+        missing = [
+            name
+            for name in ("customer_id", "client_id", "client_secret", "auth_url", "time_url")
+            if not getattr(self, name)
+        ]
+        if missing:
+            raise ConfigError(f"missing setting(s): {', '.join(missing)}")
+        if not isinstance(self.client_secret, Secret):
+            object.__setattr__(self, "client_secret", Secret(str(self.client_secret)))
+        object.__setattr__(self, "customer_id", str(self.customer_id))
+        object.__setattr__(self, "client_id", str(self.client_id))
+        object.__setattr__(self, "audience", self.audience or None)
+
+    @property
+    def urls(self) -> dict[str, str]:
+        """Base address of each service (``auth``, ``time``, ``ingestion``), no trailing ``/``."""
+        return {
+            "auth": self.auth_url.rstrip("/"),
+            "time": self.time_url.rstrip("/"),
+            "ingestion": (self.ingestion_url or self.time_url).rstrip("/"),
+        }
+
+    @classmethod
+    def from_env(
+        cls,
+        env_file: str | os.PathLike[str] | None = ".env",
+        *,
+        environ: Mapping[str, str] | None = None,
+    ) -> Settings:
+        """Read the settings from ``TOOLKIT_*`` variables and a ``.env`` file.
+
+        The process environment wins over the file.
+
+        Args:
+            env_file: path of a ``.env`` file, or ``None`` to read none.
+            environ: variables to use instead of ``os.environ``.
+
+        Returns:
+            The settings.
+
+        Raises:
+            ConfigError: a required variable is missing.
+
+        Example:
+            >>> env = {"TOOLKIT_CUSTOMER_ID": "c", "TOOLKIT_CLIENT_ID": "i",
+            ...        "TOOLKIT_CLIENT_SECRET": "s", "TOOLKIT_AUTH_URL": "http://127.0.0.1:1",
+            ...        "TOOLKIT_TIME_URL": "http://127.0.0.1:1"}
+            >>> Settings.from_env(None, environ=env).customer_id
+            'c'
+        """
+        values = read_env_file(env_file) if env_file is not None else {}
+        values.update(environ if environ is not None else os.environ)
+        missing = [
+            var for key, var in ENV_KEYS.items() if key not in _OPTIONAL and not values.get(var)
+        ]
+        if missing:
+            raise ConfigError(
+                f"missing environment variable(s): {', '.join(missing)} "
+                f"(set them, or write them to {env_file or '.env'}; `toolkit sandbox` writes one)"
+            )
+        kwargs = {key: values.get(var) or None for key, var in ENV_KEYS.items()}
+        return cls(**kwargs)  # type: ignore[arg-type]
