@@ -10,7 +10,12 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pandas as pd
 import pytest
+
+from toolkit import exports, imports
+from toolkit.connection import Connection
+from toolkit.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1] / "toolkit"
 
@@ -214,3 +219,20 @@ def test_no_sandbox_module_is_over_800_lines():
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > 800
     }
     assert long == {}
+
+
+def test_operations_work_on_a_bare_connection_without_a_client(sandbox):
+    # a new customer, reached through a Connection alone: no Client is built anywhere
+    creds = sandbox.admin.create_customer("Connection-only firm")
+    conn = Connection(
+        Settings(creds["customerId"], creds["clientId"], creds["clientSecret"], sandbox.url,
+                 sandbox.url, audience=creds["audience"]),
+        retries=1,
+    )
+    clients = pd.DataFrame(
+        [{"externalId": "C-1", "name": "Acme", "callSign": "ACME", "description": "Widgets"}]
+    )
+    result = imports.import_table(conn, "clients", clients, progress=False)
+    assert result["ok"].tolist() == [True]
+    assert result["httpStatus"].tolist() == [201]
+    assert len(exports.release_pending(conn).entries) == 0

@@ -165,7 +165,9 @@ def test_unknown_and_ambiguous_timekeepers_raise_typed_errors_when_listing(firm)
 def test_a_repeating_cursor_stops_with_a_clear_error(firm, monkeypatch) -> None:
     client = firm["client"]
     monkeypatch.setattr(  # the sandbox never repeats a cursor: this is the one thing mocked
-        client, "call", lambda *a, **k: {"initiativeExternalIds": [], "nextCursor": "same"}
+        client.connection,
+        "call",
+        lambda *a, **k: {"initiativeExternalIds": [], "nextCursor": "same"},
     )
     with pytest.raises(PaginationError, match="repeated"):
         client.starred("TK-A")
