@@ -6,6 +6,8 @@
     toolkit validate DIR                                      check a folder of import tables
     toolkit onboard DIR [--dry-run] [--journal F] [--workers N]
     toolkit export --after T --on-or-before T --out DIR [--format parquet|csv] [--window 1D]
+    toolkit sync PATH [--since T] [--until T] [--window 1D] [--lag 10min]
+    toolkit sync PATH --status | --compact
     toolkit pending --out DIR
     toolkit acknowledge FILE [--journal F]
     toolkit star TK ID... | --file F        (unstar likewise)
@@ -31,7 +33,8 @@ import pandas as pd
 
 from toolkit.client import Client
 from toolkit.demo import run_demo
-from toolkit.errors import ConfigError, ToolkitError, ValidationError
+from toolkit.errors import ConcurrentWriteError, ConfigError, ToolkitError, ValidationError
+from toolkit.sync import DEFAULT_LAG, compact, sync_status
 from toolkit.validation import load_folder, validate
 
 __all__ = ["main"]
@@ -94,6 +97,33 @@ def cmd_export(args: argparse.Namespace) -> int:
     export = client.export_entries(args.after, args.on_or_before, window=args.window)
     _write(export, args.out, args.format)
     print(export)
+    return 0
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    if args.status or args.compact:
+        if args.since or args.until:
+            print("--status and --compact take no --since/--until", file=sys.stderr)
+            return 2
+        if args.compact:
+            metrics = compact(args.path)
+            for table, m in metrics.items():
+                print(f"{table}: {m.get('numFilesRemoved', 0)} files compacted into"
+                      f" {m.get('numFilesAdded', 0)}")
+        status = sync_status(args.path)
+        mark = status["watermark"]
+        print(f"{status['path']}: watermark {mark.isoformat() if mark is not None else 'none'}")
+        for table in ("entries", "codes"):
+            print(f"  {table}: {status[table]:,} rows, version {status[table + '_version']},"
+                  f" {status[table + '_files']} files")
+        return 0
+    try:
+        report = _client(args).sync(args.path, since=args.since, until=args.until,
+                                    window=args.window, lag=args.lag, progress=not args.quiet)
+    except ConcurrentWriteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(report)
     return 0
 
 
@@ -219,6 +249,17 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--format", choices=["parquet", "csv"], default="parquet")
     s.add_argument("--window", help="pandas offset, e.g. 1D, to request in sub-windows")
     s.set_defaults(func=cmd_export)
+
+    s = command("sync", help="incrementally sync released time into Delta tables at PATH")
+    s.add_argument("path", help="the sync folder (entries/ and codes/ Delta tables)")
+    s.add_argument("--since", help="releasedAfter: needed the first time; default the watermark")
+    s.add_argument("--until", help="releasedOnOrBefore; default now minus --lag")
+    s.add_argument("--window", default="1D", help="window size, a pandas offset (default 1D)")
+    s.add_argument("--lag", default=DEFAULT_LAG,
+                   help=f"how far --until stays behind now (default {DEFAULT_LAG})")
+    s.add_argument("--status", action="store_true", help="print watermark, rows and versions")
+    s.add_argument("--compact", action="store_true", help="compact small files (optimize)")
+    s.set_defaults(func=cmd_sync)
 
     s = command("pending", help="write the release-pending entries to a folder")
     s.add_argument("--out", required=True)

@@ -471,6 +471,87 @@ class Export:
 
     # ----------------------------------------------------------------- files
 
+    def to_arrow(
+        self, partition_cols: Sequence[str] | None = None
+    ) -> tuple[pa.Table, pa.Table]:
+        """The two tables as Arrow with the file types, ready for Parquet or Delta Lake.
+
+        ``workDate`` becomes a ``date32``, timestamps stay UTC, tags ``list<string>``; the
+        partition columns are appended to the entries (``workMonth``, the ``YYYY-MM`` of
+        ``workDate``, is derived) and copied onto each code from its entry.
+
+        Args:
+            partition_cols: As :meth:`to_parquet`: ``None`` means
+                :data:`DEFAULT_PARTITION_COLS`, ``[]`` none.
+
+        Returns:
+            ``(entries, codes)``.
+
+        Raises:
+            ConfigError: A partition column is not a column of ``entries``.
+
+        >>> from toolkit.testing import fake_export_entries
+        >>> entries, codes = Export.from_records(fake_export_entries(2)).to_arrow()
+        >>> str(entries.schema.field("workDate").type), "workMonth" in codes.column_names
+        ('date32[day]', True)
+        """
+        parts = list(DEFAULT_PARTITION_COLS if partition_cols is None else partition_cols)
+        entries_schema, codes_schema = _file_schemas(self.kind)
+        entries = _to_arrow(self.entries, entries_schema)
+        codes = _to_arrow(self.codes, codes_schema)
+        for col in parts:
+            if col in entries.column_names:
+                continue
+            if col == "workMonth":
+                month = pc.strftime(entries["workDate"], format="%Y-%m")
+                entries = entries.append_column("workMonth", month)
+            else:
+                raise ConfigError(
+                    f"cannot partition by {col!r}: not a column of the entries"
+                    " (nor 'workMonth', the month of workDate)"
+                )
+        if parts:
+            at = pc.index_in(codes["entryId"], value_set=entries["_id"].combine_chunks())
+            for col in parts:
+                if col in codes.column_names:
+                    codes = codes.drop_columns([col])
+                codes = codes.append_column(col, entries[col].take(at))
+        return entries, codes
+
+    @classmethod
+    def from_arrow(cls, entries: pa.Table, codes: pa.Table, kind: Kind = "export") -> Export:
+        """Build an export from Arrow tables as stored (Parquet, Delta Lake).
+
+        Columns are cast back to the documented dtypes; the derived ``workMonth`` is dropped
+        from both tables, and codes columns that are not code fields (partition copies) too.
+
+        Args:
+            entries: The entries table.
+            codes: The codes table.
+            kind: ``"export"`` or ``"pending"``.
+
+        Returns:
+            The export.
+
+        >>> from toolkit.testing import fake_export_entries
+        >>> ex = Export.from_records(fake_export_entries(3))
+        >>> back = Export.from_arrow(*ex.to_arrow())
+        >>> len(back), "workMonth" in back.entries
+        (3, False)
+        """
+        if kind not in _SCHEMAS:
+            raise ConfigError(f"kind must be 'export' or 'pending', not {kind!r}")
+        entries_schema, codes_schema = _file_schemas(kind)
+        return cls(
+            _from_arrow(entries, entries_schema, drop=_DERIVED),
+            _from_arrow(
+                codes,
+                codes_schema,
+                drop=[c for c in codes.column_names if c not in codes_schema.names],
+            ),
+            kind=kind,
+        )
+
     def to_parquet(
         self,
         path: str | os.PathLike[str],
@@ -510,26 +591,7 @@ class Export:
         """
         root = Path(path)
         parts = list(DEFAULT_PARTITION_COLS if partition_cols is None else partition_cols)
-        entries_schema, codes_schema = _file_schemas(self.kind)
-        entries = _to_arrow(self.entries, entries_schema)
-        codes = _to_arrow(self.codes, codes_schema)
-        for col in parts:
-            if col in entries.column_names:
-                continue
-            if col == "workMonth":
-                month = pc.strftime(entries["workDate"], format="%Y-%m")
-                entries = entries.append_column("workMonth", month)
-            else:
-                raise ConfigError(
-                    f"cannot partition by {col!r}: not a column of the entries"
-                    " (nor 'workMonth', the month of workDate)"
-                )
-        if parts:
-            at = pc.index_in(codes["entryId"], value_set=entries["_id"].combine_chunks())
-            for col in parts:
-                if col in codes.column_names:
-                    codes = codes.drop_columns([col])
-                codes = codes.append_column(col, entries[col].take(at))
+        entries, codes = self.to_arrow(parts)
         if basename_template is None:
             for sub in ("entries", "codes"):
                 shutil.rmtree(root / sub, ignore_errors=True)

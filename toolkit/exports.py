@@ -23,11 +23,41 @@ from toolkit.connection import Connection
 from toolkit.errors import ConfigError
 from toolkit.export import Export, split_windows
 
-__all__ = ["export_entries", "export_to_parquet", "iter_export", "release_pending"]
+__all__ = [
+    "export_entries",
+    "export_to_parquet",
+    "fetch_window",
+    "iter_export",
+    "release_pending",
+]
 
 
 def _iso(ts: pd.Timestamp) -> str:
     return ts.tz_convert("UTC").strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Export:
+    """Request one window ``(start, end]`` of the v2 export and flatten it.
+
+    Args:
+        conn: the connection (a :class:`~toolkit.connection.Connection`).
+        start: exclusive lower bound (tz-aware).
+        end: inclusive upper bound (tz-aware).
+
+    Returns:
+        The window's export.
+
+    Raises:
+        ApiError: the service refused the request.
+
+    Example:
+        >>> a, b = split_windows("2026-11-01", "2026-11-02")[0]
+        >>> len(fetch_window(client.connection, a, b))  # doctest: +SKIP
+        42
+    """
+    params = {"releasedAfter": _iso(start), "releasedOnOrBefore": _iso(end)}
+    raw = conn.call("export", params=params, raw=True)
+    return Export.from_json(raw or b"[]", kind="export")
 
 
 def iter_export(
@@ -56,9 +86,7 @@ def iter_export(
     """
     windows = split_windows(released_after, released_on_or_before, window)
     for start, end in tqdm(windows, desc="export", unit="window", disable=not progress):
-        params = {"releasedAfter": _iso(start), "releasedOnOrBefore": _iso(end)}
-        raw = conn.call("export", params=params, raw=True)
-        yield Export.from_json(raw or b"[]", kind="export")
+        yield fetch_window(conn, start, end)
 
 
 def export_entries(
