@@ -356,3 +356,40 @@ def test_readme_reader_snippets_run_on_a_synced_table(
     total = sum(600 + 60 * i for i in range(5)) / 3600
     assert scope["hours"]["hours"].sum() == pytest.approx(total)  # type: ignore[index]
     assert len(scope["per_code"]) == len({c for e in entries for c in e["codes"]})  # type: ignore[arg-type]
+
+
+def test_cli_export_twice_refuses_and_keeps_the_first_unless_overwrite(
+    firm_client: Client, sandbox, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _release(sandbox, firm_client, 6, every=timedelta(hours=12))
+    env_file = tmp_path / ".env"
+    env_file.write_text("".join(f"{k}={v}\n" for k, v in _env(firm_client, sandbox).items()
+                                if k.startswith("TOOLKIT_")))
+    out = tmp_path / "exp"
+    base = ["--env-file", str(env_file), "-q", "export", "--out", str(out)]
+    first = ["--after", T0.isoformat(), "--on-or-before", "2026-10-02T12:00:00Z"]
+    assert main([*base, *first]) == 0
+    assert "to " + str(out) + "/entries" in capsys.readouterr().out
+    files = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+    second = ["--after", "2026-10-02T12:00:00Z", "--on-or-before", "2026-10-05"]
+    assert main([*base, *second]) == 2
+    assert "already holds data" in capsys.readouterr().err
+    assert sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file()) == files
+    assert len(pd.read_parquet(out / "entries")) == 3
+    assert main([*base, *second, "--overwrite"]) == 0
+    entries = pd.read_parquet(out / "entries")
+    assert len(entries) == 3 and len(pd.read_parquet(out / "codes")) == len(
+        toolkit.Export.read_parquet(out).codes)
+    # an empty range still writes both tables with their schema
+    empty = tmp_path / "empty"
+    assert main(["--env-file", str(env_file), "-q", "export", "--out", str(empty),
+                 "--after", "2027-01-01", "--on-or-before", "2027-01-02"]) == 0
+    assert list(pd.read_parquet(empty / "codes").columns)[:2] == ["entryId", "position"]
+    assert len(pd.read_parquet(empty / "entries")) == 0
+    # CSV for Excel, and one workbook
+    assert main([*base[:-1], str(tmp_path / "csv"), *first, "--format", "csv",
+                 "--encoding", "utf-8-sig"]) == 0
+    assert (tmp_path / "csv" / "entries.csv").read_bytes()[:3] == b"\xef\xbb\xbf"
+    assert "Müller" in (tmp_path / "csv" / "entries.csv").read_text(encoding="utf-8-sig")
+    assert main([*base[:-1], str(tmp_path / "x.xlsx"), *first, "--format", "xlsx"]) == 0
+    assert len(pd.read_excel(tmp_path / "x.xlsx", sheet_name="entries")) == 3
