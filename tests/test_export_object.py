@@ -299,12 +299,44 @@ def test_parquet_rejects_an_unknown_partition_column(export, tmp_path):
         export.to_parquet(tmp_path / "ds", partition_cols=["nope"])
 
 
-def test_parquet_without_template_replaces_the_previous_dataset(export, tmp_path):
+def test_parquet_refuses_a_folder_holding_data_unless_overwrite(export, tmp_path):
     root = tmp_path / "ds"
     export.to_parquet(root, partition_cols=["userId"])
     small = Export.from_records([fake_export_entry(_id="only")])
-    back = Export.read_parquet(small.to_parquet(root))
+    with pytest.raises(ConfigError, match="already holds data"):
+        small.to_parquet(root)
+    assert len(Export.read_parquet(root)) == len(export)
+    back = Export.read_parquet(small.to_parquet(root, overwrite=True))
     assert back.entries["_id"].tolist() == ["only"]
+
+
+def test_csv_refuses_a_folder_holding_data_and_writes_excel_friendly_utf8(export, tmp_path):
+    root = export.to_csv(tmp_path / "csv", encoding="utf-8-sig")
+    assert (root / "entries.csv").read_bytes().startswith(b"\xef\xbb\xbf")
+    with pytest.raises(ConfigError, match="already holds data"):
+        export.to_csv(root)
+    header, first = (root / "entries.csv").read_text(encoding="utf-8-sig").splitlines()[:2]
+    assert header.startswith('"_id"')
+    assert "+00:00" not in first and "Z" in first  # ISO 8601 UTC, e.g. 2026-03-01T10:00:00Z
+    assert_same_export(Export.read_csv(root), export)
+
+
+def test_empty_export_writes_both_tables_with_their_schema(tmp_path):
+    import pyarrow.parquet as pq
+
+    root = Export.empty().to_parquet(tmp_path / "ds")
+    for sub in ("entries", "codes"):
+        schema = pq.read_schema(next((root / sub).rglob("*.parquet")))
+        assert "_id" in schema.names or "entryId" in schema.names
+    assert len(pd.read_parquet(root / "entries")) == 0
+
+
+def test_excel_has_one_sheet_per_table(export, tmp_path):
+    out = export.to_excel(tmp_path / "x.xlsx")
+    sheets = pd.read_excel(out, sheet_name=None)
+    assert len(sheets["entries"]) == len(export) and len(sheets["codes"]) == len(export.codes)
+    with pytest.raises(ConfigError):
+        export.to_excel(out)
 
 
 def test_parquet_with_a_template_appends_window_after_window(tmp_path):

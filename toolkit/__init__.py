@@ -33,10 +33,13 @@ _EXPORTS: dict[str, str] = {
     "flatten_pending": "toolkit.flatten",
     "load_folder": "toolkit.validation",
     "reconcile": "toolkit.reconciliation",
+    "read_sync": "toolkit.sync",
+    "SyncReport": "toolkit.sync",
     "schemas": "toolkit.schemas",
     "validate": "toolkit.validation",
     "ApiError": "toolkit.errors",
     "AuthError": "toolkit.errors",
+    "ConcurrentWriteError": "toolkit.errors",
     "ConfigError": "toolkit.errors",
     "ConflictError": "toolkit.errors",
     "FlattenError": "toolkit.errors",
@@ -53,6 +56,7 @@ __all__ = [
     "ApiError",
     "AuthError",
     "Client",
+    "ConcurrentWriteError",
     "ConfigError",
     "Connection",
     "ConflictError",
@@ -65,6 +69,7 @@ __all__ = [
     "Reconciliation",
     "ServerError",
     "Settings",
+    "SyncReport",
     "ToolkitError",
     "TransportError",
     "ValidationError",
@@ -75,6 +80,7 @@ __all__ = [
     "flatten_export",
     "flatten_pending",
     "load_folder",
+    "read_sync",
     "reconcile",
     "schemas",
     "validate",
@@ -88,6 +94,7 @@ if _TYPE_CHECKING:
     from toolkit.errors import (
         ApiError,
         AuthError,
+        ConcurrentWriteError,
         ConfigError,
         ConflictError,
         FlattenError,
@@ -104,6 +111,7 @@ if _TYPE_CHECKING:
     from toolkit.imports import OnboardReport
     from toolkit.reconciliation import Reconciliation, reconcile
     from toolkit.settings import Settings
+    from toolkit.sync import SyncReport, read_sync
     from toolkit.validation import ValidationReport, load_folder, validate
 
 

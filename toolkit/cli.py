@@ -5,7 +5,9 @@
     toolkit sandbox [--port 8765] [--seed sample_data] ...   run the local sandbox
     toolkit validate DIR                                      check a folder of import tables
     toolkit onboard DIR [--dry-run] [--journal F] [--workers N]
-    toolkit export --after T --on-or-before T --out DIR [--format parquet|csv] [--window 1D]
+    toolkit export --after T --on-or-before T --out DIR [--format parquet|csv|xlsx] [--overwrite]
+    toolkit sync PATH [--since T] [--until T] [--window 1D] [--lag 10min]
+    toolkit sync PATH --status | --compact
     toolkit pending --out DIR
     toolkit acknowledge FILE [--journal F]
     toolkit star TK ID... | --file F        (unstar likewise)
@@ -31,7 +33,9 @@ import pandas as pd
 
 from toolkit.client import Client
 from toolkit.demo import run_demo
-from toolkit.errors import ConfigError, ToolkitError, ValidationError
+from toolkit.errors import ConcurrentWriteError, ConfigError, ToolkitError, ValidationError
+from toolkit.export import Export, claim_target
+from toolkit.sync import DEFAULT_LAG, compact, sync_status
 from toolkit.validation import load_folder, validate
 
 __all__ = ["main"]
@@ -91,25 +95,68 @@ def cmd_onboard(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     client = _client(args)
-    export = client.export_entries(args.after, args.on_or_before, window=args.window)
-    _write(export, args.out, args.format)
+    if args.format == "parquet":  # streamed window by window: memory of one buffer
+        totals = client.export_to_parquet(
+            args.after, args.on_or_before, args.out, window=args.window or "1D",
+            overwrite=args.overwrite, progress=not args.quiet,
+        )
+        print(f"wrote {totals['entries']} entries and {totals['codes']} codes in"
+              f" {totals['windows']} window(s) to {args.out}/entries and {args.out}/codes")
+        return 0
+    claim_target(args.out, overwrite=args.overwrite)  # refuse before fetching anything
+    export = client.export_entries(args.after, args.on_or_before, window=args.window,
+                                   progress=not args.quiet)
+    _write(export, args)
     print(export)
     return 0
 
 
 def cmd_pending(args: argparse.Namespace) -> int:
     export = _client(args).release_pending()
-    _write(export, args.out, args.format)
+    _write(export, args)
     print(export)
     return 0
 
 
-def _write(export, out: str, fmt: str) -> None:  # noqa: ANN001
-    if fmt == "csv":
-        export.to_csv(out)
+def _write(export: Export, args: argparse.Namespace) -> None:
+    out, overwrite = args.out, getattr(args, "overwrite", False)
+    if args.format == "csv":
+        export.to_csv(out, encoding=getattr(args, "encoding", "utf-8"), overwrite=overwrite)
+        where = f"{out}/entries.csv and {out}/codes.csv"
+    elif args.format == "xlsx":
+        export.to_excel(out, overwrite=overwrite)
+        where = f"{out} (sheets entries and codes)"
     else:
-        export.to_parquet(out)
-    print(f"wrote {len(export.entries)} entries and {len(export.codes)} codes to {out}/")
+        export.to_parquet(out, overwrite=overwrite)
+        where = f"{out}/entries and {out}/codes"
+    print(f"wrote {len(export.entries)} entries and {len(export.codes)} codes to {where}")
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    if args.status or args.compact:
+        if args.since or args.until:
+            print("--status and --compact take no --since/--until", file=sys.stderr)
+            return 2
+        if args.compact:
+            metrics = compact(args.path)
+            for table, m in metrics.items():
+                print(f"{table}: {m.get('numFilesRemoved', 0)} files compacted into"
+                      f" {m.get('numFilesAdded', 0)}")
+        status = sync_status(args.path)
+        mark = status["watermark"]
+        print(f"{status['path']}: watermark {mark.isoformat() if mark is not None else 'none'}")
+        for table in ("entries", "codes"):
+            print(f"  {table}: {status[table]:,} rows, version {status[table + '_version']},"
+                  f" {status[table + '_files']} files")
+        return 0
+    try:
+        report = _client(args).sync(args.path, since=args.since, until=args.until,
+                                    window=args.window, lag=args.lag, progress=not args.quiet)
+    except ConcurrentWriteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(report)
+    return 0
 
 
 def cmd_acknowledge(args: argparse.Namespace) -> int:
@@ -215,14 +262,31 @@ def _parser() -> argparse.ArgumentParser:
     s = command("export", help="export released entries to a folder")
     s.add_argument("--after", required=True, help="releasedAfter (ISO 8601; naive = UTC)")
     s.add_argument("--on-or-before", required=True, help="releasedOnOrBefore")
-    s.add_argument("--out", required=True)
-    s.add_argument("--format", choices=["parquet", "csv"], default="parquet")
-    s.add_argument("--window", help="pandas offset, e.g. 1D, to request in sub-windows")
+    s.add_argument("--out", required=True,
+                   help="folder (parquet: OUT/entries and OUT/codes; csv) or .xlsx file")
+    s.add_argument("--format", choices=["parquet", "csv", "xlsx"], default="parquet")
+    s.add_argument("--window", help="pandas offset of the sub-windows (parquet default 1D)")
+    s.add_argument("--encoding", default="utf-8",
+                   help="CSV encoding; utf-8-sig lets Excel show accents (default utf-8)")
+    s.add_argument("--overwrite", action="store_true",
+                   help="replace an earlier export at --out (otherwise refused, exit 2)")
     s.set_defaults(func=cmd_export)
+
+    s = command("sync", help="incrementally sync released time into Delta tables at PATH")
+    s.add_argument("path", help="the sync folder (entries/ and codes/ Delta tables)")
+    s.add_argument("--since", help="releasedAfter: needed the first time; default the watermark")
+    s.add_argument("--until", help="releasedOnOrBefore; default now minus --lag")
+    s.add_argument("--window", default="1D", help="window size, a pandas offset (default 1D)")
+    s.add_argument("--lag", default=DEFAULT_LAG,
+                   help=f"how far --until stays behind now (default {DEFAULT_LAG})")
+    s.add_argument("--status", action="store_true", help="print watermark, rows and versions")
+    s.add_argument("--compact", action="store_true", help="compact small files (optimize)")
+    s.set_defaults(func=cmd_sync)
 
     s = command("pending", help="write the release-pending entries to a folder")
     s.add_argument("--out", required=True)
-    s.add_argument("--format", choices=["parquet", "csv"], default="parquet")
+    s.add_argument("--format", choices=["parquet", "csv", "xlsx"], default="parquet")
+    s.add_argument("--overwrite", action="store_true", help="replace an earlier export")
     s.set_defaults(func=cmd_pending)
 
     s = command("acknowledge", help="acknowledge entries listed in a CSV/Parquet file")

@@ -16,13 +16,14 @@ from typing import Any
 
 import pandas as pd
 
-from toolkit import acknowledgements, exports, imports, starring, users
+from toolkit import acknowledgements, exports, imports, starring, sync, users
 from toolkit.auth import Secret, TokenProvider
 from toolkit.connection import ENDPOINTS, Connection
 from toolkit.export import Export
 from toolkit.http import Reply, Transport
 from toolkit.imports import OnboardReport
 from toolkit.settings import Settings, read_env_file
+from toolkit.sync import DEFAULT_LAG, SyncReport
 
 __all__ = ["ENDPOINTS", "Client", "read_env_file"]
 
@@ -448,6 +449,85 @@ class Client:
             overwrite=overwrite,
             progress=progress,
         )
+
+    def sync(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        since: Any = None,
+        until: Any = None,
+        window: str = "1D",
+        lag: Any = DEFAULT_LAG,
+        progress: bool = False,
+    ) -> SyncReport:
+        """Incrementally sync released time into two Delta Lake tables at ``path``.
+
+        ``path/entries`` holds one row per entry ``_id`` (partitioned by ``workMonth``),
+        ``path/codes`` one row per entry and code. Each window is fetched, merged on ``_id``
+        (a newer ``updatedAt`` replaces the row, a new id is inserted, an older or equal one
+        changes nothing; an entry's codes are replaced with it) and committed before the next
+        is fetched. The watermark (``toolkit.releasedOnOrBefore`` in the entries table's
+        commit metadata) moves only once both tables hold a window, so a killed sync resumes
+        to the same end state and a repeated one adds nothing.
+
+        Args:
+            path: The sync folder (created if new).
+            since: Exclusive start (``releasedAfter``): needed by the first sync of a path;
+                later ones start from the watermark. An earlier ``since`` re-syncs that range.
+            until: Inclusive end (``releasedOnOrBefore``); default now minus ``lag``.
+            window: Window size, a pandas offset (``"1D"``, ``"6h"``, ``"7D"``).
+            lag: Duration ``until`` stays behind now by default (``"10min"``), for entries
+                that become visible in the export late.
+            progress: Show a progress bar over the windows.
+
+        Returns:
+            A :class:`~toolkit.sync.SyncReport` (windows, inserted, updated, unchanged,
+            codes_written, watermark).
+
+        Raises:
+            ConfigError: Bad bounds, window or lag; a first sync without ``since``; a
+                ``since`` after the watermark; a path holding something else or tables of
+                another schema. Nothing is written.
+            ConcurrentWriteError: Another sync wrote to the same tables meanwhile.
+            ApiError: The service refused a request.
+
+        Example:
+            >>> client.sync("out/time", since="2026-11-01")  # doctest: +SKIP
+            >>> print(client.sync("out/time"))  # doctest: +SKIP
+            sync out/time: (2026-11-21T08:50:00Z, ...] in 1 window(s): 12 inserted, ...
+            >>> toolkit.read_sync("out/time").entries.shape  # doctest: +SKIP
+        """
+        return sync.sync(
+            self.connection,
+            path,
+            since=since,
+            until=until,
+            window=window,
+            lag=lag,
+            progress=progress,
+        )
+
+    def compact(self, path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+        """Compact the small files of a sync folder's two tables (delta-rs ``optimize``).
+
+        Run it every few weeks of daily syncs, or before heavy reading. The data does not
+        change; the replaced files stay for time travel until a ``vacuum`` removes them.
+
+        Args:
+            path: The sync folder.
+
+        Returns:
+            The optimize metrics of each table (``{"entries": {...}, "codes": {...}}``).
+
+        Raises:
+            ConfigError: ``path`` is not a sync folder.
+            ConcurrentWriteError: A sync wrote to the tables meanwhile.
+
+        Example:
+            >>> client.compact("out/time")["entries"]["numFilesRemoved"]  # doctest: +SKIP
+            120
+        """
+        return sync.compact(path)
 
     def release_pending(self) -> Export:
         """Entries still pending release, in the detailed form, as frames.

@@ -10,6 +10,7 @@
      ├── FlattenError(ToolkitError, ValueError)       JSON not in the export / detailed form
      ├── PaginationError(ToolkitError, RuntimeError)  a cursor repeated or pages never ended
      ├── TransportError(ToolkitError, ConnectionError) no HTTP answer (connection, timeout)
+     ├── ConcurrentWriteError(ToolkitError, RuntimeError) a concurrent commit won (two syncs)
      └── ApiError(ToolkitError)                       the service answered with an error status
           ├── AuthError                               401 / 403, or the token exchange failed
           ├── NotFoundError(ApiError, LookupError)    404
@@ -32,6 +33,7 @@ import pandas as pd
 __all__ = [
     "ApiError",
     "AuthError",
+    "ConcurrentWriteError",
     "ConfigError",
     "ConflictError",
     "FlattenError",
@@ -60,6 +62,10 @@ class FlattenError(ToolkitError, ValueError):
 
 class PaginationError(ToolkitError, RuntimeError):
     """Paging did not end: a cursor repeated or the page bound was passed."""
+
+
+class ConcurrentWriteError(ToolkitError, RuntimeError):
+    """Another writer committed to the same Delta table meanwhile (e.g. two syncs at once)."""
 
 
 class ValidationError(ToolkitError, ValueError):

@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 from pandas.tseries.frequencies import to_offset
 from pandas.tseries.offsets import Day, Tick
 
@@ -54,7 +55,14 @@ from toolkit.schemas.exports import (
     PendingEntriesSchema,
 )
 
-__all__ = ["Export", "split_windows", "DEFAULT_PARTITION_COLS", "MAX_WINDOWS"]
+__all__ = [
+    "DEFAULT_PARTITION_COLS",
+    "MAX_WINDOWS",
+    "ROWS_PER_GROUP",
+    "Export",
+    "claim_target",
+    "split_windows",
+]
 
 Kind = Literal["export", "pending"]
 TimeLike = str | dt.datetime | dt.date | pd.Timestamp | np.datetime64
@@ -64,6 +72,8 @@ TimeLike = str | dt.datetime | dt.date | pd.Timestamp | np.datetime64
 DEFAULT_PARTITION_COLS: tuple[str, ...] = ("workMonth",)
 #: :func:`split_windows` refuses to cut a range into more windows than this.
 MAX_WINDOWS = 100_000
+#: Rows per Parquet row group (and the size a streamed export buffers before writing a file).
+ROWS_PER_GROUP = 100_000
 
 _DERIVED = {"workMonth"}
 _META_FILE = "_toolkit_export.json"
@@ -205,6 +215,14 @@ def _from_arrow(table: pa.Table, schema: pa.Schema, drop: Iterable[str] = ()) ->
     return arrow_to_pandas(table)
 
 
+def _iso_text(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """UTC timestamps as ISO 8601 text with only the fraction digits they need, and ``Z``."""
+    utc = pc.cast(column, pa.timestamp("us", tz="UTC"))
+    text = pc.strftime(utc, format="%Y-%m-%dT%H:%M:%S")  # %S carries the fraction
+    text = pc.replace_substring_regex(text, pattern=r"\.?0+$", replacement="")
+    return pc.binary_join_element_wise(text, pa.scalar("Z"), "")
+
+
 def _kind_of(columns: Iterable[str]) -> Kind:
     return "pending" if any(str(c).startswith("initiativeProps.") for c in columns) else "export"
 
@@ -216,6 +234,58 @@ def _hive_keys(folder: Path) -> list[str]:
             rel = Path(dirpath).relative_to(folder)
             return [unquote(part.split("=", 1)[0]) for part in rel.parts if "=" in part]
     return []
+
+
+_OUR_FILES = ("entries", "codes", _META_FILE, "entries.csv", "codes.csv")
+
+
+def claim_target(path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+    """Make sure an export may write to ``path``: it is new or empty, or ``overwrite`` is set.
+
+    With ``overwrite``, what an earlier export wrote there (``entries/``, ``codes/``, the
+    CSV files, or the file itself) is removed first; other files are left alone.
+
+    Args:
+        path: The target folder (or file, for one-file formats such as ``.xlsx``).
+        overwrite: Replace an earlier export instead of refusing.
+
+    Returns:
+        The target path.
+
+    Raises:
+        ConfigError: The target holds data and ``overwrite`` is false.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = Export.empty().to_csv(tmp)
+    ...     claim_target(tmp)
+    Traceback (most recent call last):
+    ...
+    toolkit.errors.ConfigError: ... already holds data (codes.csv, entries.csv); pass ...
+    """
+    root = Path(path)
+    if root.is_file():
+        if not overwrite:
+            raise ConfigError(
+                f"{root} already exists; pass overwrite=True (--overwrite) to replace it"
+            )
+        root.unlink()
+        return root
+    if not root.is_dir():
+        return root
+    held = sorted(p.name for p in root.iterdir() if not p.name.startswith("."))
+    if held and not overwrite:
+        raise ConfigError(
+            f"{root} already holds data ({', '.join(held[:5])}); pass overwrite=True"
+            " (--overwrite) to replace it"
+        )
+    for name in _OUR_FILES:
+        target = root / name
+        if target.is_dir():
+            shutil.rmtree(target)
+        elif target.exists():
+            target.unlink()
+    return root
 
 
 def _has_parquet(folder: Path) -> bool:
@@ -471,44 +541,30 @@ class Export:
 
     # ----------------------------------------------------------------- files
 
-    def to_parquet(
-        self,
-        path: str | os.PathLike[str],
-        partition_cols: Sequence[str] | None = None,
-        *,
-        basename_template: str | None = None,
-    ) -> Path:
-        """Write a Parquet dataset: ``path/entries/`` and ``path/codes/``, hive-partitioned.
+    def to_arrow(
+        self, partition_cols: Sequence[str] | None = None
+    ) -> tuple[pa.Table, pa.Table]:
+        """The two tables as Arrow with the file types, ready for Parquet or Delta Lake.
 
-        Both tables are partitioned alike (codes take their entry's values), so a reader
-        can prune both: ``duckdb.sql("select * from 'out/entries/**/*.parquet'")``.
-        ``workDate`` is stored as a ``date``, timestamps as UTC, tags as ``list<string>``.
+        ``workDate`` becomes a ``date32``, timestamps stay UTC, tags ``list<string>``; the
+        partition columns are appended to the entries (``workMonth``, the ``YYYY-MM`` of
+        ``workDate``, is derived) and copied onto each code from its entry.
 
         Args:
-            path: The dataset folder (created if needed).
-            partition_cols: Entries columns to partition by. ``None`` means
-                :data:`DEFAULT_PARTITION_COLS` (``workMonth``, the ``YYYY-MM`` of
-                ``workDate``); ``[]`` writes unpartitioned files.
-            basename_template: File name template with ``{i}`` (e.g.
-                ``"part-<uuid>-{i}.parquet"``). Given: files are added to what the folder
-                holds (a windowed export streams window after window). ``None``: the
-                ``entries/`` and ``codes/`` folders are replaced.
+            partition_cols: As :meth:`to_parquet`: ``None`` means
+                :data:`DEFAULT_PARTITION_COLS`, ``[]`` none.
 
         Returns:
-            The dataset folder.
+            ``(entries, codes)``.
 
         Raises:
             ConfigError: A partition column is not a column of ``entries``.
 
-        >>> import tempfile
         >>> from toolkit.testing import fake_export_entries
-        >>> ex = Export.from_records(fake_export_entries(5))
-        >>> with tempfile.TemporaryDirectory() as tmp:
-        ...     back = Export.read_parquet(ex.to_parquet(tmp))
-        >>> len(back), len(back.codes)
-        (5, 15)
+        >>> entries, codes = Export.from_records(fake_export_entries(2)).to_arrow()
+        >>> str(entries.schema.field("workDate").type), "workMonth" in codes.column_names
+        ('date32[day]', True)
         """
-        root = Path(path)
         parts = list(DEFAULT_PARTITION_COLS if partition_cols is None else partition_cols)
         entries_schema, codes_schema = _file_schemas(self.kind)
         entries = _to_arrow(self.entries, entries_schema)
@@ -530,15 +586,101 @@ class Export:
                 if col in codes.column_names:
                     codes = codes.drop_columns([col])
                 codes = codes.append_column(col, entries[col].take(at))
+        return entries, codes
+
+    @classmethod
+    def from_arrow(cls, entries: pa.Table, codes: pa.Table, kind: Kind = "export") -> Export:
+        """Build an export from Arrow tables as stored (Parquet, Delta Lake).
+
+        Columns are cast back to the documented dtypes; the derived ``workMonth`` is dropped
+        from both tables, and codes columns that are not code fields (partition copies) too.
+
+        Args:
+            entries: The entries table.
+            codes: The codes table.
+            kind: ``"export"`` or ``"pending"``.
+
+        Returns:
+            The export.
+
+        >>> from toolkit.testing import fake_export_entries
+        >>> ex = Export.from_records(fake_export_entries(3))
+        >>> back = Export.from_arrow(*ex.to_arrow())
+        >>> len(back), "workMonth" in back.entries
+        (3, False)
+        """
+        if kind not in _SCHEMAS:
+            raise ConfigError(f"kind must be 'export' or 'pending', not {kind!r}")
+        entries_schema, codes_schema = _file_schemas(kind)
+        return cls(
+            _from_arrow(entries, entries_schema, drop=_DERIVED),
+            _from_arrow(
+                codes,
+                codes_schema,
+                drop=[c for c in codes.column_names if c not in codes_schema.names],
+            ),
+            kind=kind,
+        )
+
+    def to_parquet(
+        self,
+        path: str | os.PathLike[str],
+        partition_cols: Sequence[str] | None = None,
+        *,
+        overwrite: bool = False,
+        basename_template: str | None = None,
+    ) -> Path:
+        """Write a Parquet dataset: ``path/entries/`` and ``path/codes/``, hive-partitioned.
+
+        Both tables are partitioned alike (codes take their entry's values), so a reader
+        can prune both: ``duckdb.sql("select * from 'out/entries/**/*.parquet'")``. Read
+        ``path/entries`` and ``path/codes`` separately, never ``path`` as one dataset.
+        ``workDate`` is stored as a ``date``, timestamps as UTC, tags as ``list<string>``;
+        row groups hold up to :data:`ROWS_PER_GROUP` rows. Both tables are written even
+        when empty, with their schema.
+
+        Args:
+            path: The dataset folder (created if needed).
+            partition_cols: Entries columns to partition by. ``None`` means
+                :data:`DEFAULT_PARTITION_COLS` (``workMonth``, the ``YYYY-MM`` of
+                ``workDate``); ``[]`` writes unpartitioned files.
+            overwrite: Replace an earlier export at ``path``; without it a folder that holds
+                data is refused.
+            basename_template: File name template with ``{i}`` (e.g.
+                ``"part-<uuid>-{i}.parquet"``). Given: files are added to what the folder
+                holds (a windowed export streams window after window).
+
+        Returns:
+            The dataset folder.
+
+        Raises:
+            ConfigError: A partition column is not a column of ``entries``, or ``path``
+                holds data and neither ``overwrite`` nor ``basename_template`` is given.
+
+        >>> import tempfile
+        >>> from toolkit.testing import fake_export_entries
+        >>> ex = Export.from_records(fake_export_entries(5))
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     back = Export.read_parquet(ex.to_parquet(tmp))
+        >>> len(back), len(back.codes)
+        (5, 15)
+        """
+        root = Path(path)
+        parts = list(DEFAULT_PARTITION_COLS if partition_cols is None else partition_cols)
+        entries, codes = self.to_arrow(parts)
         if basename_template is None:
-            for sub in ("entries", "codes"):
-                shutil.rmtree(root / sub, ignore_errors=True)
+            claim_target(root, overwrite=overwrite)
         root.mkdir(parents=True, exist_ok=True)
         (root / _META_FILE).write_text(
             json.dumps({"kind": self.kind, "partition_cols": parts, "format": 1}) + "\n"
         )
         for sub, table in (("entries", entries), ("codes", codes)):
             table = table.replace_schema_metadata({"toolkit.kind": self.kind})
+            if table.num_rows == 0:
+                if not _has_parquet(root / sub):  # the schema, for every reader
+                    (root / sub).mkdir(parents=True, exist_ok=True)
+                    pq.write_table(table.drop_columns(parts), root / sub / "part-empty.parquet")
+                continue
             ds.write_dataset(
                 table,
                 root / sub,
@@ -547,6 +689,8 @@ class Export:
                 partitioning_flavor="hive" if parts else None,
                 basename_template=basename_template or "part-{i}.parquet",
                 existing_data_behavior="overwrite_or_ignore",
+                max_rows_per_group=ROWS_PER_GROUP,
+                min_rows_per_group=min(ROWS_PER_GROUP, max(table.num_rows, 1)),
                 create_dir=True,
             )
         return root
@@ -613,29 +757,48 @@ class Export:
             kind=kind,
         )
 
-    def to_csv(self, path: str | os.PathLike[str]) -> Path:
-        """Write ``path/entries.csv`` and ``path/codes.csv`` (UTF-8, header, RFC 4180 quoting).
+    def to_csv(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        encoding: str = "utf-8",
+        overwrite: bool = False,
+    ) -> Path:
+        """Write ``path/entries.csv`` and ``path/codes.csv`` (header, RFC 4180 quoting).
 
-        ``workDate`` is written ``YYYY-MM-DD``, timestamps ``YYYY-MM-DD HH:MM:SS.ffffffZ``,
+        ``workDate`` is written ``YYYY-MM-DD``, timestamps as ISO 8601 UTC with only the
+        digits they need (``2026-11-02T09:30:00Z``, ``2026-11-02T09:30:00.25Z``),
         ``initiativeProps.tags`` joined with ``;``. A missing value is an empty field and
         an empty text is ``""``, so :meth:`read_csv` tells them apart.
 
         Args:
             path: The folder (created if needed).
+            encoding: Text encoding; ``"utf-8-sig"`` adds the byte-order mark Excel needs to
+                show ``Müller`` rather than ``MÃ¼ller``.
+            overwrite: Replace an earlier export in ``path``; without it a folder that holds
+                data is refused.
 
         Returns:
             The folder.
+
+        Raises:
+            ConfigError: ``path`` holds data and ``overwrite`` is false, or the encoding
+                is unknown or cannot encode a value.
 
         >>> import tempfile
         >>> from toolkit.testing import fake_pending_entries
         >>> ex = Export.from_records(fake_pending_entries(3), kind="pending")
         >>> with tempfile.TemporaryDirectory() as tmp:
-        ...     back = Export.read_csv(ex.to_csv(tmp))
+        ...     back = Export.read_csv(ex.to_csv(tmp, encoding="utf-8-sig"))
         >>> back.kind, back.entries["initiativeProps.tags"].tolist() == (
         ...     ex.entries["initiativeProps.tags"].tolist())
         ('pending', True)
         """
-        root = Path(path)
+        try:
+            "".encode(encoding)
+        except LookupError:
+            raise ConfigError(f"unknown encoding {encoding!r}") from None
+        root = claim_target(path, overwrite=overwrite)
         root.mkdir(parents=True, exist_ok=True)
         entries_schema, codes_schema = _file_schemas(self.kind)
         for name, frame, schema in (
@@ -647,8 +810,62 @@ class Export:
                 if pa.types.is_list(field.type) or pa.types.is_large_list(field.type):
                     joined = pc.binary_join(table[field.name], _TAG_SEPARATOR)
                     table = table.set_column(i, field.name, joined)
-            pa_csv.write_csv(table, root / f"{name}.csv")
+                elif pa.types.is_timestamp(field.type):
+                    table = table.set_column(i, field.name, _iso_text(table[field.name]))
+            sink = pa.BufferOutputStream()
+            pa_csv.write_csv(table, sink)
+            data = sink.getvalue().to_pybytes()
+            if encoding.replace("_", "-").lower() not in ("utf-8", "utf8"):
+                try:
+                    data = data.decode("utf-8").encode(encoding)
+                except UnicodeEncodeError as exc:
+                    raise ConfigError(
+                        f"{name}.csv: {encoding} cannot encode {exc.object[exc.start:exc.end]!r};"
+                        " use utf-8 or utf-8-sig"
+                    ) from None
+            (root / f"{name}.csv").write_bytes(data)
         return root
+
+    def to_excel(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+        """Write one ``.xlsx`` workbook with a sheet per table (``entries``, ``codes``).
+
+        Timestamps are written as UTC without a zone (Excel has none), tags joined with
+        ``;``. Needs ``openpyxl`` (the ``excel`` extra).
+
+        Args:
+            path: The workbook file.
+            overwrite: Replace an existing file; without it an existing one is refused.
+
+        Returns:
+            The file.
+
+        Raises:
+            ConfigError: The file exists and ``overwrite`` is false.
+
+        >>> import tempfile, os
+        >>> from toolkit.testing import fake_export_entries
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     out = Export.from_records(fake_export_entries(2)).to_excel(
+        ...         os.path.join(tmp, "x.xlsx"))
+        ...     sorted(pd.read_excel(out, sheet_name=None))
+        ['codes', 'entries']
+        """
+        target = claim_target(path, overwrite=overwrite)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with pd.ExcelWriter(target, engine="openpyxl") as writer:
+            for name, frame in (("entries", self.entries), ("codes", self.codes)):
+                out = frame.copy()
+                for col in out.columns:
+                    if isinstance(out[col].dtype, pd.DatetimeTZDtype):
+                        out[col] = out[col].dt.tz_convert("UTC").dt.tz_localize(None)
+                    elif isinstance(out[col].dtype, pd.ArrowDtype) and pa.types.is_list(
+                        out[col].dtype.pyarrow_dtype
+                    ):
+                        out[col] = out[col].map(
+                            lambda v: None if v is None else _TAG_SEPARATOR.join(v)
+                        )
+                out.to_excel(writer, sheet_name=name, index=False)
+        return target
 
     @classmethod
     def read_csv(cls, path: str | os.PathLike[str], kind: Kind | None = None) -> Export:

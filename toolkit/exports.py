@@ -10,10 +10,8 @@ memory stays that of one window whatever the range.
 from __future__ import annotations
 
 import os
-import shutil
 import uuid
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -21,13 +19,43 @@ from tqdm.auto import tqdm
 
 from toolkit.connection import Connection
 from toolkit.errors import ConfigError
-from toolkit.export import Export, split_windows
+from toolkit.export import ROWS_PER_GROUP, Export, claim_target, split_windows
 
-__all__ = ["export_entries", "export_to_parquet", "iter_export", "release_pending"]
+__all__ = [
+    "export_entries",
+    "export_to_parquet",
+    "fetch_window",
+    "iter_export",
+    "release_pending",
+]
 
 
 def _iso(ts: pd.Timestamp) -> str:
     return ts.tz_convert("UTC").strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Export:
+    """Request one window ``(start, end]`` of the v2 export and flatten it.
+
+    Args:
+        conn: the connection (a :class:`~toolkit.connection.Connection`).
+        start: exclusive lower bound (tz-aware).
+        end: inclusive upper bound (tz-aware).
+
+    Returns:
+        The window's export.
+
+    Raises:
+        ApiError: the service refused the request.
+
+    Example:
+        >>> a, b = split_windows("2026-11-01", "2026-11-02")[0]
+        >>> len(fetch_window(client.connection, a, b))  # doctest: +SKIP
+        42
+    """
+    params = {"releasedAfter": _iso(start), "releasedOnOrBefore": _iso(end)}
+    raw = conn.call("export", params=params, raw=True)
+    return Export.from_json(raw or b"[]", kind="export")
 
 
 def iter_export(
@@ -56,9 +84,7 @@ def iter_export(
     """
     windows = split_windows(released_after, released_on_or_before, window)
     for start, end in tqdm(windows, desc="export", unit="window", disable=not progress):
-        params = {"releasedAfter": _iso(start), "releasedOnOrBefore": _iso(end)}
-        raw = conn.call("export", params=params, raw=True)
-        yield Export.from_json(raw or b"[]", kind="export")
+        yield fetch_window(conn, start, end)
 
 
 def export_entries(
@@ -109,25 +135,27 @@ def export_to_parquet(
 ) -> dict[str, int]:
     """Stream an export window by window into a Parquet dataset (``entries/`` and ``codes/``).
 
-    Only one window is in memory at a time, so a year of a large firm fits in a small process.
+    Windows are buffered up to :data:`~toolkit.export.ROWS_PER_GROUP` entries, then written
+    as files of that many rows (not one small file per window), so memory stays that of one
+    buffer whatever the range. Both tables are written even when empty, with their schema.
 
     Args:
         conn: the connection (a :class:`~toolkit.connection.Connection`).
         released_after: exclusive lower bound.
         released_on_or_before: inclusive upper bound.
-        path: the dataset folder.
+        path: the dataset folder; read ``path/entries`` and ``path/codes``, not ``path``.
         window: sub-window size (a pandas offset).
         partition_cols: hive partition columns of the entries (default: as
             :meth:`Export.to_parquet`).
-        overwrite: replace an existing dataset at ``path``; without it an existing one is an
-            error (appending would silently double it).
+        overwrite: replace an earlier export at ``path``; without it a folder that holds
+            data is refused (appending would silently double it).
         progress: show a progress bar.
 
     Returns:
         ``{"entries": n, "codes": m, "windows": k}``.
 
     Raises:
-        ConfigError: ``path`` already holds a dataset and ``overwrite`` is false.
+        ConfigError: ``path`` holds data and ``overwrite`` is false; bad bounds or window.
 
     Example:
         >>> client.export_to_parquet("2026-01-01", "2027-01-01", "out/export")  # doctest: +SKIP
@@ -135,27 +163,36 @@ def export_to_parquet(
     """
     if not window:
         raise ConfigError("export_to_parquet needs a window")
+    split_windows(released_after, released_on_or_before, window)  # bad input: nothing written
     totals = {"entries": 0, "codes": 0, "windows": 0}
-    root = Path(path)
-    existing = [root / sub for sub in ("entries", "codes") if (root / sub).exists()]
-    if existing and not overwrite:
-        raise ConfigError(f"{root} already holds an export; pass overwrite=True to replace it")
-    for folder in existing:
-        shutil.rmtree(folder)
+    root = claim_target(path, overwrite=overwrite)
     root.mkdir(parents=True, exist_ok=True)
+    buffer: list[Export] = []
+
+    def flush() -> None:
+        if buffer:
+            part = buffer[0] if len(buffer) == 1 else Export.concat(buffer)
+            part.to_parquet(
+                root,
+                partition_cols=partition_cols,
+                basename_template=f"part-{uuid.uuid4().hex}-{{i}}.parquet",
+            )
+            buffer.clear()
+
     for part in iter_export(
         conn, released_after, released_on_or_before, window=window, progress=progress
     ):
         totals["windows"] += 1
         if not len(part.entries):
             continue
-        part.to_parquet(
-            path,
-            partition_cols=partition_cols,
-            basename_template=f"part-{uuid.uuid4().hex}-{{i}}.parquet",
-        )
+        buffer.append(part)
         totals["entries"] += len(part.entries)
         totals["codes"] += len(part.codes)
+        if sum(len(p) for p in buffer) >= ROWS_PER_GROUP:
+            flush()
+    flush()
+    if not totals["entries"]:
+        Export.empty().to_parquet(root, partition_cols=partition_cols, overwrite=True)
     return totals
 
 

@@ -1,0 +1,395 @@
+"""Incremental sync into Delta tables, against the sandbox: overlaps, re-releases, kill -9,
+empty ranges, other engines, bad input."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from deltalake import DeltaTable
+
+import toolkit
+from toolkit import Client, ConcurrentWriteError, ConfigError
+from toolkit.cli import main
+from toolkit.sync import WATERMARK_KEY, read_watermark, sync_status
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
+T0 = datetime(2026, 10, 1, tzinfo=UTC)
+
+
+def _env(client: Client, sandbox) -> dict[str, str]:  # noqa: ANN001
+    return {
+        **os.environ,
+        "TOOLKIT_CUSTOMER_ID": client.customer_id,
+        "TOOLKIT_CLIENT_ID": client.client_id,
+        "TOOLKIT_CLIENT_SECRET": client.auth._secret.reveal(),
+        "TOOLKIT_AUTH_URL": sandbox.url,
+        "TOOLKIT_TIME_URL": sandbox.url,
+        "TOOLKIT_AUDIENCE": sandbox.audience,
+    }
+
+
+def _release(sandbox, client: Client, n: int, *, every: timedelta, start: datetime = T0,
+             month_of_work: str = "2026-09") -> list[dict]:  # noqa: ANN001
+    """``n`` entries released one per ``every`` from ``start + every``; i-th has i % 4 codes."""
+    cid = client.customer_id
+    users = [sandbox.admin.create_user(f"TK-{i}", f"User {i}", customer_id=cid) for i in (1, 2)]
+    out = []
+    for i in range(n):
+        user = users[i % 2]
+        codes = ["L110", "A101", "L120"][: i % 4]
+        entry = sandbox.admin.create_entry(
+            user["_id"], "M-1001-002", work_date=f"{month_of_work}-{1 + i % 28:02d}",
+            increment_duration_in_seconds=600 + 60 * i, summary=f"Work {i} — Müller",
+            codes=codes, customer_id=cid,
+        )
+        sandbox.admin.release_entry(user["_id"], entry["_id"], at=start + every * (i + 1),
+                                    customer_id=cid)
+        out.append({**entry, "userId": user["_id"], "codes": codes})
+    return out
+
+
+@pytest.fixture
+def firm_client(fresh_client: Client) -> Client:
+    assert fresh_client.onboard(SAMPLE, progress=False).ok
+    return fresh_client
+
+
+def _sorted(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    return frame.sort_values(keys).reset_index(drop=True)
+
+
+def test_overlapping_syncs_with_a_rerelease_hold_each_entry_once(
+    firm_client: Client, sandbox, tmp_path: Path
+) -> None:
+    entries = _release(sandbox, firm_client, 10, every=timedelta(hours=6))
+    path = tmp_path / "time"
+    first = firm_client.sync(path, since=T0, until=T0 + timedelta(hours=36))
+    assert (first.inserted, first.updated, first.windows) == (6, 0, 2)
+    assert first.watermark == pd.Timestamp(T0 + timedelta(hours=36))
+
+    # entry 2 fails in billing, is fixed and released again later
+    again = entries[2]
+    res = firm_client.acknowledge(
+        pd.DataFrame({"userId": [again["userId"]], "entryId": [again["_id"]],
+                      "outcome": ["failed"], "errors": ["rate missing"]}),
+        progress=False,
+    )
+    assert res["ok"].all()
+    rereleased_at = T0 + timedelta(hours=63)
+    sandbox.admin.release_entry(again["userId"], again["_id"], at=rereleased_at,
+                                customer_id=firm_client.customer_id)
+
+    until = T0 + timedelta(hours=66)
+    second = firm_client.sync(path, since=T0 + timedelta(hours=12), until=until)
+    assert second.updated == 1 and second.inserted == 4
+    ex = toolkit.read_sync(path)
+    ids = ex.entries["_id"]
+    assert len(ids) == ids.nunique() == len(entries)
+    assert set(ids) == {e["_id"] for e in entries}
+    updated = ex.entries.set_index("_id").loc[again["_id"], "updatedAt"]
+    assert updated == pd.Timestamp(rereleased_at)
+    assert len(ex.codes) == sum(len(e["codes"]) for e in entries)
+    assert set(ex.codes["entryId"]) <= set(ids)
+    assert not ex.codes.duplicated(["entryId", "position"]).any()
+    assert read_watermark(DeltaTable(str(path / "entries"))) == pd.Timestamp(until)
+    assert "Müller" in ex.entries["summary"].iloc[0]
+
+    # a third sync with nothing new adds no row, from the watermark or over the same range
+    before = sync_status(path)
+    third = firm_client.sync(path, until=until + timedelta(hours=12))
+    again_all = firm_client.sync(path, since=T0, until=until)
+    assert third.rows_written == again_all.rows_written == 0
+    assert again_all.unchanged == len(entries)
+    after = sync_status(path)
+    assert (after["entries"], after["codes"]) == (before["entries"], before["codes"])
+    assert after["watermark"] == pd.Timestamp(until + timedelta(hours=12))
+    assert after["codes_version"] == before["codes_version"]  # nothing rewritten
+
+
+def test_watermark_is_the_newest_commits_metadata(firm_client: Client, sandbox,
+                                                  tmp_path: Path) -> None:
+    _release(sandbox, firm_client, 3, every=timedelta(hours=1))
+    path = tmp_path / "time"
+    firm_client.sync(path, since=T0, until=T0 + timedelta(hours=5), window="2h")
+    history = DeltaTable(str(path / "entries")).history(1)
+    assert history[0][WATERMARK_KEY] == "2026-10-01T05:00:00Z"
+    firm_client.compact(path)
+    assert sync_status(path)["watermark"] == pd.Timestamp(T0 + timedelta(hours=5))
+
+
+def test_sync_killed_with_sigkill_resumes_to_the_uninterrupted_tables(
+    firm_client: Client, sandbox, tmp_path: Path
+) -> None:
+    n = 40
+    _release(sandbox, firm_client, n, every=timedelta(hours=1))
+    until = (T0 + timedelta(hours=n)).isoformat()
+    env = _env(firm_client, sandbox)
+    killed = tmp_path / "killed"
+    cmd = [sys.executable, "-m", "toolkit", "--env-file", str(tmp_path / "none.env"), "-q",
+           "sync", str(killed), "--until", until, "--window", "1h"]
+    first = [*cmd, "--since", T0.isoformat()]
+    kills = 0
+    for target in (2, 6, 11):  # kill right after the codes commit of these windows
+        proc = subprocess.Popen(first if kills == 0 else cmd, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        try:
+            while time.monotonic() < deadline and proc.poll() is None:
+                log = killed / "codes" / "_delta_log"
+                commits = len(list(log.glob("*.json"))) if log.exists() else 0
+                if commits > target:
+                    proc.send_signal(signal.SIGKILL)
+                    kills += 1
+                    break
+                time.sleep(0.005)
+            proc.wait(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == -signal.SIGKILL, proc.stderr.read() if proc.stderr else ""
+        # the killed tables open and read
+        assert len(toolkit.read_sync(killed)) < n
+    assert kills == 3
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+    straight = tmp_path / "straight"
+    firm_client.sync(straight, since=T0, until=until, window="1h")
+    a, b = toolkit.read_sync(killed), toolkit.read_sync(straight)
+    pd.testing.assert_frame_equal(_sorted(a.entries, ["_id"]), _sorted(b.entries, ["_id"]))
+    pd.testing.assert_frame_equal(_sorted(a.codes, ["entryId", "position"]),
+                                  _sorted(b.codes, ["entryId", "position"]))
+    assert len(a) == n
+    assert sync_status(killed)["watermark"] == sync_status(straight)["watermark"]
+
+
+def test_empty_range_creates_both_tables_that_every_engine_reads(
+    fresh_client: Client, tmp_path: Path
+) -> None:
+    path = tmp_path / "time"
+    report = fresh_client.sync(path, since=T0, until=T0 + timedelta(days=3))
+    assert report.windows == 3 and report.rows_written == 0
+    assert report.watermark == pd.Timestamp(T0 + timedelta(days=3))
+    empty = toolkit.Export.empty()
+    back = toolkit.read_sync(path)
+    assert list(back.entries.columns) == list(empty.entries.columns)
+    assert list(back.codes.columns) == list(empty.codes.columns)
+    _engines_read(path, entries=0, codes=0)
+
+
+def _engines_read(path: Path, *, entries: int, codes: int) -> None:
+    """The README's snippets: pandas through deltalake, Polars, DuckDB over Arrow datasets."""
+    import duckdb
+    import polars as pl
+
+    # pandas
+    frame = DeltaTable(str(path / "entries")).to_pandas()
+    assert len(frame) == entries and "_id" in frame.columns and "workMonth" in frame.columns
+    # Polars
+    assert pl.read_delta(str(path / "codes")).height == codes
+    lazy = pl.scan_delta(str(path / "entries")).select(pl.len()).collect()
+    assert lazy.item() == entries
+    # DuckDB over the Arrow datasets (no extension download)
+    con = duckdb.connect()
+    con.register("entries", DeltaTable(str(path / "entries")).to_pyarrow_dataset())
+    con.register("codes", DeltaTable(str(path / "codes")).to_pyarrow_dataset())
+    n = con.execute("select count(*) from entries").fetchone()[0]
+    joined = con.execute(
+        "select count(*) from codes c join entries e on c.entryId = e._id"
+    ).fetchone()[0]
+    assert (n, joined) == (entries, codes)
+
+
+def test_engines_read_a_synced_table(firm_client: Client, sandbox, tmp_path: Path) -> None:
+    entries = _release(sandbox, firm_client, 6, every=timedelta(hours=2))
+    path = tmp_path / "time"
+    firm_client.sync(path, since=T0, until=T0 + timedelta(days=1))
+    _engines_read(path, entries=6, codes=sum(len(e["codes"]) for e in entries))
+
+
+def test_moved_workdate_moves_the_row_and_its_codes_to_the_new_partition(tmp_path: Path) -> None:
+    from toolkit.export import Export
+    from toolkit.sync import _schemas, _write_window, create_tables
+    from toolkit.testing import fake_export_entry
+
+    path = create_tables(tmp_path / "time")
+    at = datetime(2026, 11, 3, tzinfo=UTC)
+    old = fake_export_entry(_id="e1", updated_at=at, codes=3)
+    old["workDate"] = "2026-10-30"
+    new = fake_export_entry(_id="e1", updated_at=at + timedelta(hours=1), codes=1)
+    new["workDate"] = "2026-11-02"
+    _write_window(path, Export.from_records([old]), _schemas(), pd.Timestamp(at))
+    unchanged = _write_window(path, Export.from_records([old]), _schemas(), pd.Timestamp(at))
+    assert unchanged == (0, 0, 1, 0)
+    _write_window(path, Export.from_records([new]), _schemas(), pd.Timestamp(at))
+    entries = DeltaTable(str(path / "entries")).to_pandas()
+    codes = DeltaTable(str(path / "codes")).to_pandas()
+    assert entries["workMonth"].tolist() == ["2026-11"]
+    assert codes["workMonth"].tolist() == ["2026-11"] and codes["position"].tolist() == [0]
+    # an older updatedAt changes nothing
+    older = _write_window(path, Export.from_records([old]), _schemas(), pd.Timestamp(at))
+    assert older == (0, 0, 1, 0)
+
+
+def test_two_syncs_writing_at_once_one_fails_and_nothing_doubles(
+    firm_client: Client, sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import toolkit.sync as sync_module
+
+    entries = _release(sandbox, firm_client, 4, every=timedelta(hours=1))
+    path = tmp_path / "time"
+    until = T0 + timedelta(hours=5)
+    real = sync_module.DeltaTable
+
+    def racing(uri: str, *args: object, **kwargs: object) -> object:
+        table = real(uri, *args, **kwargs)
+        if uri.endswith("entries"):
+            # the other sync runs whole between this one's read and its commit
+            monkeypatch.setattr(sync_module, "DeltaTable", real)
+            other = firm_client.sync(path, since=T0, until=until)
+            assert other.inserted == len(entries)
+        return table
+
+    monkeypatch.setattr(sync_module, "DeltaTable", racing)
+    with pytest.raises(ConcurrentWriteError, match="another writer"):
+        firm_client.sync(path, since=T0, until=until)
+    ex = toolkit.read_sync(path)
+    assert len(ex) == ex.entries["_id"].nunique() == len(entries)
+    assert len(ex.codes) == sum(len(e["codes"]) for e in entries)
+    assert not ex.codes.duplicated(["entryId", "position"]).any()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--since", "yesterday-ish"], "since"),
+        (["--since", "2026-10-01", "--window", "fortnight"], "window"),
+        (["--since", "2026-10-01", "--lag", "soon"], "lag"),
+        ([], "needs since"),
+    ],
+)
+def test_bad_sync_input_exits_2_and_writes_nothing(
+    argv: list[str], message: str, tmp_path: Path, sandbox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env_file = tmp_path / ".env"
+    sandbox.write_env(env_file)
+    path = tmp_path / "time"
+    code = main(["--env-file", str(env_file), "-q", "sync", str(path), *argv])
+    assert code == 2
+    assert message in capsys.readouterr().err
+    assert not path.exists()
+
+
+def test_sync_refuses_a_folder_holding_something_else(fresh_client: Client,
+                                                       tmp_path: Path) -> None:
+    path = tmp_path / "export"
+    path.mkdir()
+    (path / "entries.csv").write_text("_id\n")
+    with pytest.raises(ConfigError, match="something other"):
+        fresh_client.sync(path, since=T0, until=T0 + timedelta(days=1))
+    assert sorted(p.name for p in path.iterdir()) == ["entries.csv"]
+
+
+def test_sync_refuses_a_table_of_another_schema(fresh_client: Client, tmp_path: Path) -> None:
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    path = tmp_path / "time"
+    fresh_client.sync(path, since=T0, until=T0 + timedelta(hours=1))
+    write_deltalake(str(path / "codes"), pa.table({"entryId": ["x"], "workMonth": ["2026-10"]}),
+                    mode="overwrite", schema_mode="overwrite", partition_by=["workMonth"])
+    version = DeltaTable(str(path / "codes")).version()
+    with pytest.raises(ConfigError, match="another schema"):
+        fresh_client.sync(path, until=T0 + timedelta(hours=2))
+    assert DeltaTable(str(path / "codes")).version() == version
+
+
+def test_since_after_the_watermark_is_refused(fresh_client: Client, tmp_path: Path) -> None:
+    path = tmp_path / "time"
+    fresh_client.sync(path, since=T0, until=T0 + timedelta(hours=1))
+    with pytest.raises(ConfigError, match="skipped"):
+        fresh_client.sync(path, since=T0 + timedelta(days=2), until=T0 + timedelta(days=3))
+
+
+def test_cli_sync_prints_a_summary_and_status(firm_client: Client, sandbox, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    _release(sandbox, firm_client, 3, every=timedelta(hours=1))
+    env_file = tmp_path / ".env"
+    env_file.write_text("".join(f"{k}={v}\n" for k, v in _env(firm_client, sandbox).items()
+                                if k.startswith("TOOLKIT_")))
+    path = tmp_path / "time"
+    base = ["--env-file", str(env_file), "-q", "sync", str(path)]
+    assert main([*base, "--since", T0.isoformat(), "--until", "2026-10-02"]) == 0
+    assert "3 inserted" in capsys.readouterr().out
+    assert main([*base, "--compact"]) == 0
+    out = capsys.readouterr().out
+    assert "watermark 2026-10-02T00:00:00+00:00" in out and "entries: 3 rows" in out
+    assert main([*base, "--status"]) == 0
+    assert "entries: 3 rows" in capsys.readouterr().out
+
+
+def _readme_block(marker: str) -> str:
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    after = text.split(f"<!-- readme-test: {marker} -->", 1)[1]
+    return after.split("```python\n", 1)[1].split("\n```", 1)[0]
+
+
+def test_readme_reader_snippets_run_on_a_synced_table(
+    firm_client: Client, sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entries = _release(sandbox, firm_client, 5, every=timedelta(hours=2))
+    monkeypatch.chdir(tmp_path)
+    firm_client.sync("out/time", since=T0, until=T0 + timedelta(days=1))
+    scope: dict[str, object] = {}
+    exec(compile(_readme_block("sync-readers"), "README.md", "exec"), scope)  # noqa: S102
+    assert len(scope["entries"]) == 5  # type: ignore[arg-type]
+    n_codes = sum(len(e["codes"]) for e in entries)
+    assert len(scope["codes"]) == scope["codes_pl"].height == n_codes  # type: ignore[attr-defined,arg-type]
+    total = sum(600 + 60 * i for i in range(5)) / 3600
+    assert scope["hours"]["hours"].sum() == pytest.approx(total)  # type: ignore[index]
+    assert len(scope["per_code"]) == len({c for e in entries for c in e["codes"]})  # type: ignore[arg-type]
+
+
+def test_cli_export_twice_refuses_and_keeps_the_first_unless_overwrite(
+    firm_client: Client, sandbox, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _release(sandbox, firm_client, 6, every=timedelta(hours=12))
+    env_file = tmp_path / ".env"
+    env_file.write_text("".join(f"{k}={v}\n" for k, v in _env(firm_client, sandbox).items()
+                                if k.startswith("TOOLKIT_")))
+    out = tmp_path / "exp"
+    base = ["--env-file", str(env_file), "-q", "export", "--out", str(out)]
+    first = ["--after", T0.isoformat(), "--on-or-before", "2026-10-02T12:00:00Z"]
+    assert main([*base, *first]) == 0
+    assert "to " + str(out) + "/entries" in capsys.readouterr().out
+    files = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+    second = ["--after", "2026-10-02T12:00:00Z", "--on-or-before", "2026-10-05"]
+    assert main([*base, *second]) == 2
+    assert "already holds data" in capsys.readouterr().err
+    assert sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file()) == files
+    assert len(pd.read_parquet(out / "entries")) == 3
+    assert main([*base, *second, "--overwrite"]) == 0
+    entries = pd.read_parquet(out / "entries")
+    assert len(entries) == 3 and len(pd.read_parquet(out / "codes")) == len(
+        toolkit.Export.read_parquet(out).codes)
+    # an empty range still writes both tables with their schema
+    empty = tmp_path / "empty"
+    assert main(["--env-file", str(env_file), "-q", "export", "--out", str(empty),
+                 "--after", "2027-01-01", "--on-or-before", "2027-01-02"]) == 0
+    assert list(pd.read_parquet(empty / "codes").columns)[:2] == ["entryId", "position"]
+    assert len(pd.read_parquet(empty / "entries")) == 0
+    # CSV for Excel, and one workbook
+    assert main([*base[:-1], str(tmp_path / "csv"), *first, "--format", "csv",
+                 "--encoding", "utf-8-sig"]) == 0
+    assert (tmp_path / "csv" / "entries.csv").read_bytes()[:3] == b"\xef\xbb\xbf"
+    assert "Müller" in (tmp_path / "csv" / "entries.csv").read_text(encoding="utf-8-sig")
+    assert main([*base[:-1], str(tmp_path / "x.xlsx"), *first, "--format", "xlsx"]) == 0
+    assert len(pd.read_excel(tmp_path / "x.xlsx", sheet_name="entries")) == 3
