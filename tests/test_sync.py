@@ -18,7 +18,7 @@ from deltalake import DeltaTable
 import toolkit
 from toolkit import Client, ConcurrentWriteError, ConfigError
 from toolkit.cli import main
-from toolkit.sync import WATERMARK_KEY, read_watermark, sync_status
+from toolkit.sync import LOCK_NAME, WATERMARK_KEY, read_watermark, sync_status
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
 T0 = datetime(2026, 10, 1, tzinfo=UTC)
@@ -239,28 +239,53 @@ def test_moved_workdate_moves_the_row_and_its_codes_to_the_new_partition(tmp_pat
     assert older == (0, 0, 1, 0)
 
 
-def test_two_syncs_writing_at_once_one_fails_and_nothing_doubles(
-    firm_client: Client, sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_sync_of_a_folder_another_process_holds_fails_at_once_naming_it(
+    firm_client: Client, sandbox, tmp_path: Path
 ) -> None:
-    import toolkit.sync as sync_module
-
     entries = _release(sandbox, firm_client, 4, every=timedelta(hours=1))
     path = tmp_path / "time"
-    until = T0 + timedelta(hours=5)
-    real = sync_module.DeltaTable
+    path.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import fcntl, os, sys, time\n"
+         "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\n"
+         "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+         "os.write(fd, str(os.getpid()).encode())\n"
+         "print('held', flush=True)\n"
+         "time.sleep(60)\n",
+         str(path / LOCK_NAME)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(ConcurrentWriteError, match=f"process {holder.pid}"):
+            firm_client.sync(path, since=T0, until=T0 + timedelta(hours=5))
+        assert not (path / "entries").exists()  # stopped before writing anything
+    finally:
+        holder.kill()
+        holder.wait(timeout=10)
+    firm_client.sync(path, since=T0, until=T0 + timedelta(hours=5))
+    ex = toolkit.read_sync(path)
+    assert len(ex) == ex.entries["_id"].nunique() == len(entries)
 
-    def racing(uri: str, *args: object, **kwargs: object) -> object:
-        table = real(uri, *args, **kwargs)
-        if uri.endswith("entries"):
-            # the other sync runs whole between this one's read and its commit
-            monkeypatch.setattr(sync_module, "DeltaTable", real)
-            other = firm_client.sync(path, since=T0, until=until)
-            assert other.inserted == len(entries)
-        return table
 
-    monkeypatch.setattr(sync_module, "DeltaTable", racing)
-    with pytest.raises(ConcurrentWriteError, match="another writer"):
-        firm_client.sync(path, since=T0, until=until)
+def test_two_sync_processes_started_at_once_never_double_a_row(
+    firm_client: Client, sandbox, tmp_path: Path
+) -> None:
+    entries = _release(sandbox, firm_client, 12, every=timedelta(hours=1))
+    path = tmp_path / "time"
+    env = _env(firm_client, sandbox)
+    cmd = [sys.executable, "-m", "toolkit", "--env-file", str(tmp_path / "none.env"), "-q",
+           "sync", str(path), "--since", T0.isoformat(),
+           "--until", (T0 + timedelta(hours=13)).isoformat(), "--window", "1h"]
+    procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    codes = sorted(p.returncode for p in procs)
+    assert codes[0] == 0, outs
+    if codes[1] != 0:  # they overlapped: the loser says why and wrote nothing of its own
+        assert codes[1] == 1
+        assert any("another writer" in err for _, err in outs)
     ex = toolkit.read_sync(path)
     assert len(ex) == ex.entries["_id"].nunique() == len(entries)
     assert len(ex.codes) == sum(len(e["codes"]) for e in entries)

@@ -34,7 +34,11 @@ duplicated.
 
 from __future__ import annotations
 
+import fcntl
 import os
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,6 +57,7 @@ from toolkit.exports import fetch_window
 
 __all__ = [
     "DEFAULT_LAG",
+    "LOCK_NAME",
     "PARTITION_COLS",
     "WATERMARK_KEY",
     "SyncReport",
@@ -322,6 +327,15 @@ def _held(table: DeltaTable, ids: pa.Array) -> pa.Table:
     return pa.Table.from_batches(found, schema=schema) if found else schema.empty_table()
 
 
+def _any_codes(table: DeltaTable, ids: pa.Array) -> bool:
+    """Whether the codes table holds a row of any of these entries (left by a sync killed
+    between its codes commit and its entries commit), read a batch at a time."""
+    for batch in table.to_pyarrow_dataset().to_batches(columns=["entryId"]):
+        if pc.any(pc.is_in(batch.column(0).cast(pa.string()), value_set=ids)).as_py():
+            return True
+    return False
+
+
 def _write_window(
     root: Path,
     export: Export,
@@ -359,6 +373,18 @@ def _write_window(
 
     code_rows = codes.filter(pc.is_in(codes["entryId"], value_set=changed_ids))
     codes_table = DeltaTable(str(root / "codes"))
+    if held.num_rows == 0 and not _any_codes(codes_table, changed_ids):
+        # the usual case: none of these entries, nor any of their codes, is stored yet, so
+        # two appends write what two merges would (the sync's lock keeps other writers out)
+        write_deltalake(codes_table, code_rows, mode="append", writer_properties=_WRITER)
+        write_deltalake(
+            entries_table,
+            source,
+            mode="append",
+            writer_properties=_WRITER,
+            commit_properties=_commit(mark),
+        )
+        return source.num_rows, 0, entries.num_rows - source.num_rows, code_rows.num_rows
     (
         codes_table.merge(
             code_rows,
@@ -388,6 +414,57 @@ def _write_window(
     inserted = int(metrics["num_target_rows_inserted"])
     updated = int(metrics["num_target_rows_updated"])
     return inserted, updated, entries.num_rows - inserted - updated, code_rows.num_rows
+
+
+# --------------------------------------------------------------------------- the lock
+
+#: The lock file inside a sync folder (hidden, so it is not taken for a table).
+LOCK_NAME = ".toolkit-sync.lock"
+
+
+@contextmanager
+def _locked(root: Path) -> Iterator[None]:
+    """Hold the sync folder's advisory lock, or fail at once naming the process that holds it.
+
+    One writer at a time on a folder: a second sync or compaction of the same folder stops
+    before it writes anything (Delta's optimistic concurrency still guards a writer on
+    another machine: its conflicting commit fails with :class:`ConcurrentWriteError`).
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / LOCK_NAME
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+            raise ConcurrentWriteError(
+                f"another writer is syncing {root} (process {holder}): this one stopped before"
+                f" writing anything; run it again once the other has finished"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def _prefetch(
+    conn: Connection, windows: list[tuple[pd.Timestamp, pd.Timestamp]]
+) -> Iterator[tuple[pd.Timestamp, pd.Timestamp, Export]]:
+    """Each window with its export, the next one fetched while the caller writes this one
+    (memory: two windows at most, whatever the range)."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolkit-sync") as pool:
+        ahead: Future[Export] | None = None
+        try:
+            for i, (lo, hi) in enumerate(windows):
+                part = ahead.result() if ahead is not None else fetch_window(conn, lo, hi)
+                ahead = pool.submit(fetch_window, conn, *windows[i + 1]) if i + 1 < len(
+                    windows) else None
+                yield lo, hi, part
+        finally:
+            if ahead is not None:
+                ahead.cancel()
 
 
 # --------------------------------------------------------------------------- operations
@@ -457,16 +534,29 @@ def sync(
         create_tables(root)
         return SyncReport(str(root), None, None, 0, 0, 0, 0, 0, watermark)
     windows = split_windows(start, end, window)
-    create_tables(root)
+    with _locked(root):  # the arguments are good: from here on, one writer at a time
+        create_tables(root)
+        watermark = read_watermark(DeltaTable(str(root / "entries"))) or watermark
+        return _write_windows(conn, root, start, end, windows, watermark, progress)
+
+
+def _write_windows(
+    conn: Connection,
+    root: Path,
+    start: pd.Timestamp,
+    end: pd.Timestamp,
+    windows: list[tuple[pd.Timestamp, pd.Timestamp]],
+    watermark: pd.Timestamp | None,
+    progress: bool,
+) -> SyncReport:
     schemas = _schemas()
     totals = [0, 0, 0, 0]
     pending: pd.Timestamp | None = None
     done = 0
-    bar = tqdm(windows, desc="sync", unit="window", disable=not progress)
+    bar = tqdm(total=len(windows), desc="sync", unit="window", disable=not progress)
     try:
-        for lo, hi in bar:
+        for _lo, hi, part in _prefetch(conn, windows):
             mark = hi if watermark is None else max(hi, watermark)
-            part = fetch_window(conn, lo, hi)
             written = _write_window(root, part, schemas, mark)
             done += 1
             if written[0] + written[1] + written[3] == 0:
@@ -475,6 +565,7 @@ def sync(
                 pending = None
                 watermark = mark
             totals = [a + b for a, b in zip(totals, written, strict=True)]
+            bar.update(1)
             bar.set_postfix(inserted=totals[0], updated=totals[1], refresh=False)
         if pending is not None and pending != watermark:
             write_deltalake(
@@ -548,17 +639,19 @@ def compact(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
     0
     """
     root = Path(path)
-    entries, codes = _tables(root)
-    mark = read_watermark(entries)
-    try:
-        return {
-            "codes": codes.optimize.compact(writer_properties=_WRITER),
-            "entries": entries.optimize.compact(
-                writer_properties=_WRITER, commit_properties=_commit(mark)
-            ),
-        }
-    except CommitFailedError as exc:
-        raise _conflict(root, exc) from None
+    _tables(root)
+    with _locked(root):
+        entries, codes = _tables(root)
+        mark = read_watermark(entries)
+        try:
+            return {
+                "codes": codes.optimize.compact(writer_properties=_WRITER),
+                "entries": entries.optimize.compact(
+                    writer_properties=_WRITER, commit_properties=_commit(mark)
+                ),
+            }
+        except CommitFailedError as exc:
+            raise _conflict(root, exc) from None
 
 
 def read_sync(path: str | os.PathLike[str]) -> Export:
