@@ -140,9 +140,17 @@ def _records(text: str, delimiter: str, limit: int | None = None) -> Iterable[tu
     """(first line, fields) of each non-blank record; raises csv.Error with ``line_num`` set."""
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     start = 1
-    for n, record in enumerate(reader):
-        if limit is not None and n >= limit:
+    n = 0
+    while limit is None or n < limit:
+        try:
+            record = next(reader)
+        except StopIteration:
             return
+        except csv.Error as exc:
+            end = reader.line_num
+            where = f"line {start}" + (f" (to line {end})" if end > start else "")
+            raise csv.Error(f"{where}: {exc}") from None
+        n += 1
         if record and any(f.strip() for f in record):
             yield start, record
         start = reader.line_num + 1
@@ -175,10 +183,8 @@ def _read_csv(path: Path) -> pd.DataFrame:
     header: list[str] | None = None
     rows: list[list[str]] = []
     lines: list[int] = []
-    reader_line = 1
     try:
         for start, record in _records(text, delimiter):
-            reader_line = start
             if header is None:
                 header = [h.strip() for h in record]
                 continue
@@ -194,7 +200,11 @@ def _read_csv(path: Path) -> pd.DataFrame:
             rows.append(record)
             lines.append(start)
     except csv.Error as exc:
-        raise ConfigError(f"{path}, line {reader_line}: cannot read it as CSV ({exc})") from None
+        where, _, why = str(exc).partition(": ")
+        raise ConfigError(
+            f"{path}, {where}: cannot read it as {_shown(delimiter)}-separated CSV ({why}); "
+            "check the double quotes"
+        ) from None
     if header is None:
         raise ConfigError(f"{path}: empty file, no header line")
     # a trailing delimiter on every line makes an unnamed, empty last column: drop it
