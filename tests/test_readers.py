@@ -72,7 +72,7 @@ def test_a_stray_quote_names_file_and_line(tmp_path) -> None:
     with pytest.raises(ConfigError, match=r"c\.csv, line 3: cannot read it as comma-separated"):
         read_table(f)
     f = _write(tmp_path / "c.csv", 'a,b\n1,2\n3,"x\n4,5\n')
-    with pytest.raises(ConfigError, match=r"c\.csv, line 3 \(to line 5\)"):
+    with pytest.raises(ConfigError, match=r"c\.csv, line 3 \(to line 4\)"):
         read_table(f)
 
 
