@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pandera.pandas as pa
 
@@ -17,7 +18,7 @@ from toolkit.bulk import Call, Journal, result_frame, run_bulk
 from toolkit.connection import Connection
 from toolkit.errors import ConfigError, ValidationError
 from toolkit.imports import unique_rows
-from toolkit.schemas.acknowledgements import CROSS_RULES, AcknowledgementSchema
+from toolkit.schemas.acknowledgements import CROSS_RULES, OUTCOMES, AcknowledgementSchema
 
 __all__ = ["AcknowledgementSchema", "acknowledge", "check_acknowledgements"]
 
@@ -56,6 +57,31 @@ def _failures(
     )
 
 
+def _check_name(pandera_check: str) -> str:
+    """Pandera's check name in the import failure frame's words (:data:`schemas.CHECKS`)."""
+    if pandera_check.startswith("isin"):
+        return "allowed_values"
+    if pandera_check.startswith(("str_length", "not_nullable")):
+        return "required"
+    if "uniqueness" in pandera_check:
+        return "unique"
+    if pandera_check.startswith("dtype"):
+        return "type"
+    return pandera_check
+
+
+def _message(df: pd.DataFrame, column: str, check: str, value: Any) -> str:
+    """The failure in words, as the import tables word theirs."""
+    if check == "required":
+        return f"{column} is required but {'empty' if isinstance(value, str) else 'missing'}"
+    if check == "allowed_values":
+        return f"{column} must be one of {', '.join(OUTCOMES)} (case-sensitive); got {value!r}"
+    if check == "unique":
+        rows = df.index[df[column] == value].tolist()
+        return f"{column} {value!r} is not unique: rows {', '.join(map(str, rows[:5]))} share it"
+    return f"{column}: failed {check}; got {value!r}"
+
+
 def check_acknowledgements(frame: pd.DataFrame) -> pd.DataFrame:
     """Normalise and validate an acknowledgement frame.
 
@@ -91,7 +117,7 @@ def check_acknowledgements(frame: pd.DataFrame) -> pd.DataFrame:
             [None] * len(missing),
             [None] * len(missing),
             missing,
-            ["column_in_dataframe"] * len(missing),
+            ["column_missing"] * len(missing),
             [None] * len(missing),
             [f"missing column {c!r}" for c in missing],
         )
@@ -114,16 +140,17 @@ def check_acknowledgements(frame: pd.DataFrame) -> pd.DataFrame:
         fc = exc.failure_cases
         checked = df
         rows = fc["index"].tolist()
+        checks = [_check_name(str(c)) for c in fc["check"]]
         parts.append(
             _failures(
                 rows,
                 [df.at[r, "entryId"] if r in df.index else None for r in rows],
                 fc["column"].tolist(),
-                fc["check"].astype(str).tolist(),
+                checks,
                 fc["failure_case"].tolist(),
                 [
-                    f"{c}: {chk} failed for {v!r}"
-                    for c, chk, v in zip(fc["column"], fc["check"], fc["failure_case"], strict=True)
+                    _message(df, str(col), chk, v)
+                    for col, chk, v in zip(fc["column"], checks, fc["failure_case"], strict=True)
                 ],
             )
         )
@@ -141,13 +168,16 @@ def check_acknowledgements(frame: pd.DataFrame) -> pd.DataFrame:
                     list(bad),
                     df.loc[bad, "entryId"].tolist(),
                     [column] * len(bad),
-                    [f"required_when_{outcome}"] * len(bad),
+                    ["required"] * len(bad),
                     df.loc[bad, column].tolist(),
                     [message] * len(bad),
                 )
             )
     if parts:
         cases = pd.concat(parts, ignore_index=True)
+        position = {label: i for i, label in enumerate(df.index)}  # in row order, as imports
+        order = [position.get(r, -1) if r is not None else -1 for r in cases["row"]]
+        cases = cases.iloc[np.argsort(order, kind="stable")].reset_index(drop=True)
         raise ValidationError(f"{len(cases)} acknowledgement failure(s); nothing was sent", cases)
     return checked
 

@@ -3,21 +3,23 @@
 ::
 
     toolkit sandbox [--port 8765] [--seed sample_data] ...   run the local sandbox
-    toolkit validate DIR                                      check a folder of import tables
-    toolkit onboard DIR [--dry-run] [--journal F] [--workers N]
+    toolkit validate DIR [--out F]                            check a folder of import tables
+    toolkit onboard DIR [--dry-run] [--journal F] [--workers N] [--out F]
     toolkit export --after T --on-or-before T --out DIR [--format parquet|csv|xlsx] [--overwrite]
     toolkit sync PATH [--since T] [--until T] [--window 1D] [--lag 10min]
     toolkit sync PATH --status | --compact
     toolkit pending --out DIR
-    toolkit acknowledge FILE [--journal F]
-    toolkit star TK ID... | --file F        (unstar likewise)
+    toolkit acknowledge FILE [--journal F] [--out F]
+    toolkit star TK ID... | --file F [--out F]     (unstar likewise)
     toolkit starred TK [--out F]
     toolkit demo [--out out]                                  the whole flow on a sandbox
     toolkit lab                                               JupyterLab with a sandbox running
 
 Commands that talk to the service read ``TOOLKIT_*`` variables and ``--env-file`` (default
-``.env``, which ``toolkit sandbox`` writes). The exit status is 0 when everything succeeded,
-1 when any row failed or was skipped, 2 for bad usage or configuration.
+``.env``, which ``toolkit sandbox`` writes). Table files may be CSV (any of ``,`` ``;`` tab
+``|``; UTF-8 with or without BOM), ``.xlsx`` or Parquet (:mod:`toolkit.readers`); ``--out``
+writes ``.csv``, ``.xlsx`` or ``.parquet`` by its extension, with ``row`` (0-based data row)
+and ``line`` (the input file's line, header = 1). Exit status: see :data:`EXIT_CODES`.
 """
 
 from __future__ import annotations
@@ -26,57 +28,136 @@ import argparse
 import os
 import subprocess
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pandas as pd
 
 from toolkit.client import Client
+from toolkit.connection import ENDPOINTS, Connection
 from toolkit.demo import run_demo
-from toolkit.errors import ConcurrentWriteError, ConfigError, ToolkitError, ValidationError
+from toolkit.errors import (
+    ApiError,
+    AuthError,
+    ConcurrentWriteError,
+    ConfigError,
+    ToolkitError,
+    TransportError,
+    ValidationError,
+)
 from toolkit.export import Export, claim_target
+from toolkit.imports import IMPORTS, OnboardReport
+from toolkit.readers import InputWarning, check_out_path, read_table, with_lines, write_table
+from toolkit.settings import ENV_KEYS, Settings
 from toolkit.sync import DEFAULT_LAG, compact, sync_status
 from toolkit.validation import load_folder, validate
 
-__all__ = ["main"]
+__all__ = ["EXIT_CODES", "main"]
+
+#: exit status -> meaning (also shown by ``toolkit --help``)
+EXIT_CODES: dict[int, str] = {
+    0: "everything done (every row valid, sent or already journaled)",
+    1: "some rows invalid, failed or skipped (see the table printed, or --out)",
+    2: "usage or input error: bad arguments, an unreadable file, missing or refused "
+    "settings, an unreachable service",
+    130: "interrupted (Ctrl+C)",
+}
 
 
 def _client(args: argparse.Namespace) -> Client:
-    return Client.from_env(args.env_file, workers=getattr(args, "workers", None) or 8)
+    """A client from the settings, with a token fetched first: bad credentials fail fast."""
+    client = Client.from_env(args.env_file, workers=getattr(args, "workers", None) or 8)
+    args.settings = client.connection.settings
+    client.connection.auth.token()
+    return client
+
+
+def _dry_run_client(args: argparse.Namespace) -> Client:
+    """A client that sends nothing: no secret and no address is needed."""
+    try:
+        settings = Settings.from_env(args.env_file)
+    except ConfigError:
+        unset = "http://not-configured.invalid"
+        settings = Settings("<customerId>", "<clientId>", "<unused>", unset, unset)
+    return Client.from_connection(Connection(settings))
+
+
+def _cut(value: object, width: int = 80) -> object:
+    text = value if isinstance(value, str) else None
+    return text[: width - 3] + "..." if text is not None and len(text) > width else value
 
 
 def _print_frame(df: pd.DataFrame, max_rows: int = 30) -> None:
-    with pd.option_context("display.max_rows", max_rows, "display.width", 160):
-        print(df.to_string(max_rows=max_rows))
+    shown = df.head(max_rows).copy()
+    for col in shown.select_dtypes(include=["object", "string"]).columns:
+        shown[col] = shown[col].astype(object).map(_cut)
+    with pd.option_context("display.width", 200):
+        print(shown.to_string(index=False))
+    if len(df) > max_rows:
+        print(f"... {len(df) - max_rows} more (write them all with --out FILE)")
+
+
+def _out(args: argparse.Namespace) -> Path | None:
+    """The ``--out`` file, checked before any work is done."""
+    return check_out_path(args.out) if getattr(args, "out", None) else None
+
+
+def _write_out(frame: pd.DataFrame, out: Path | None, what: str) -> None:
+    if out is not None:
+        write_table(frame, out)
+        print(f"wrote {len(frame)} {what} to {out}")
+
+
+def _with_row(frame: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
+    """A result frame aligned to a file's rows, with ``row`` and ``line`` first."""
+    out = frame.reset_index(drop=True)
+    out.insert(0, "row", range(len(out)))
+    return with_lines(out, source)
 
 
 def _read_table(path: str) -> pd.DataFrame:
-    p = Path(path)
-    if not p.exists():
-        raise ConfigError(f"{p}: no such file")
-    try:
-        if p.suffix == ".parquet" or p.is_dir():
-            return pd.read_parquet(p)
-        if p.suffix in (".xlsx", ".xls"):
-            return pd.read_excel(p, dtype=str)
-        return pd.read_csv(p, dtype=str, keep_default_na=False, na_values=[""])
-    except (OSError, ValueError, ImportError) as exc:
-        raise ConfigError(f"{p}: cannot read it as a table ({type(exc).__name__}: {exc})") from None
+    return read_table(path)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    report = validate(**load_folder(args.dir))
+    out = _out(args)
+    frames = load_folder(args.dir)
+    report = validate(**frames)
     print(report)
+    failures = with_lines(report.failures, frames)
     if not report.ok:
-        _print_frame(report.failures, 200)
+        _print_frame(failures, 200)
+    _write_out(failures, out, "failures")
     return 0 if report.ok else 1
 
 
+def _dry_run_plan(report: OnboardReport) -> pd.DataFrame:
+    """Per table: rows, requests that would be sent, rows held back, and where to."""
+    res = report.results
+    data = []
+    for table, group in res.groupby("table", sort=False):
+        method, _, path = ENDPOINTS[IMPORTS[str(table)][0]]
+        data.append(
+            {
+                "table": table,
+                "rows": len(group),
+                "requests": len(report.payloads.get(table, ())),
+                "held back": int((group["error"] != "dry run").sum()),
+                "would send": f"{method} {path}",
+            }
+        )
+    return pd.DataFrame(data)
+
+
 def cmd_onboard(args: argparse.Namespace) -> int:
-    client = _client(args)
+    out = _out(args)
+    frames = load_folder(args.dir)
+    client = _dry_run_client(args) if args.dry_run else _client(args)
     try:
         report = client.onboard(
-            args.dir,
+            frames,
             journal=args.journal,
             workers=args.workers,
             dry_run=args.dry_run,
@@ -85,12 +166,25 @@ def cmd_onboard(args: argparse.Namespace) -> int:
         )
     except ValidationError as exc:
         print(f"validation failed, nothing sent: {exc}", file=sys.stderr)
-        _print_frame(exc.failure_cases, 200)
+        failures = with_lines(exc.failure_cases, frames)
+        _print_frame(failures, 200)
+        _write_out(failures, out, "failures")
         return 1
+    results = with_lines(report.results, frames)
+    if args.dry_run:
+        valid = report.validation is None or report.validation.ok
+        print(f"dry run: nothing sent; validation {'ok' if valid else 'NOT ok'}")
+        _print_frame(_dry_run_plan(report), 50)
+        if not valid:
+            _print_frame(results[results["error"] != "dry run"], 200)
+        _write_out(results, out, "results")
+        return 0 if valid else 1
     print(report)
-    if not report.ok and not args.dry_run:
-        _print_frame(report.failures[["table", "row", "externalId", "status", "error"]])
-    return 0 if report.ok or args.dry_run else 1
+    if not report.ok:
+        cols = ["table", "row", "line", "externalId", "status", "error"]
+        _print_frame(results[~results["ok"]][cols])
+    _write_out(results, out, "results")
+    return 0 if report.ok else 1
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -160,47 +254,53 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
 
 def cmd_acknowledge(args: argparse.Namespace) -> int:
-    client = _client(args)
+    out = _out(args)
     frame = _read_table(args.file)
+    client = _client(args)
     try:
         res = client.acknowledge(frame, journal=args.journal, progress=not args.quiet)
     except ValidationError as exc:
         print(f"validation failed, nothing sent: {exc}", file=sys.stderr)
-        _print_frame(exc.failure_cases, 200)
+        failures = with_lines(exc.failure_cases, frame)
+        _print_frame(failures, 200)
+        _write_out(failures, out, "failures")
         return 1
+    res = _with_row(res, frame)
     print(res.groupby(["outcome", "status"], observed=True).size().to_string())
     if not res["ok"].all():
-        _print_frame(res[~res["ok"]][["userId", "entryId", "outcome", "httpStatus", "error"]])
+        cols = ["row", "line", "userId", "entryId", "outcome", "httpStatus", "error"]
+        _print_frame(res[~res["ok"]][cols])
+    _write_out(res, out, "results")
     return 0 if res["ok"].all() else 1
 
 
 def cmd_star(args: argparse.Namespace) -> int:
-    client = _client(args)
+    out = _out(args)
     if args.file:
         frame = _read_table(args.file)
         if "timekeeperExternalId" not in frame:
             if not args.timekeeper:
-                print("--file without a timekeeperExternalId column needs TK", file=sys.stderr)
-                return 2
+                raise ConfigError(f"{args.file} has no timekeeperExternalId column: give TK")
             frame = frame.assign(timekeeperExternalId=args.timekeeper)
-        res = getattr(client, args.command)(frame, progress=not args.quiet)
+        client = _client(args)
+        res = _with_row(getattr(client, args.command)(frame, progress=not args.quiet), frame)
     else:
         if not args.timekeeper or not args.ids:
-            print("give TK and at least one ID, or --file", file=sys.stderr)
-            return 2
+            raise ConfigError("give TK and at least one ID, or --file")
+        client = _client(args)
         res = getattr(client, args.command)(args.timekeeper, args.ids, progress=not args.quiet)
     print(res.groupby(["status"], dropna=False).size().to_string())
     if not res["ok"].all():
         _print_frame(res[~res["ok"]])
+    _write_out(res, out, "results")
     return 0 if res["ok"].all() else 1
 
 
 def cmd_starred(args: argparse.Namespace) -> int:
+    out = _out(args)
     res = _client(args).starred(args.timekeeper, limit=args.limit)
-    if args.out:
-        out = Path(args.out)
-        res.to_parquet(out) if out.suffix == ".parquet" else res.to_csv(out, index=False)
-        print(f"wrote {len(res)} starred initiatives to {out}")
+    if out is not None:
+        _write_out(res, out, "starred initiatives")
     else:
         _print_frame(res, 100)
     return 0
@@ -230,8 +330,28 @@ def cmd_lab(args: argparse.Namespace) -> int:
         return subprocess.call(cmd, env=env)
 
 
+def _epilog(*examples: str) -> str:
+    return "examples:\n" + "\n".join(f"  {e}" for e in examples)
+
+
+_TABLE_FILES = "CSV (, ; tab or | separated; UTF-8 or cp1252), .xlsx or .parquet"
+_OUT_HELP = "also write {} to this file: .csv, .xlsx or .parquet (with row and line columns)"
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="toolkit", description=__doc__.split("\n")[0])
+    exits = "\n".join(f"  {code:<4} {text}" for code, text in EXIT_CODES.items())
+    p = argparse.ArgumentParser(
+        prog="toolkit",
+        description="Move DataFrames through the time-billing connector interface.",
+        epilog=f"exit status:\n{exits}\n\n"
+        + _epilog(
+            "toolkit sandbox --seed sample_data      # a local service; writes .env",
+            "toolkit validate sample_data",
+            "toolkit onboard sample_data --journal onboard.jsonl",
+            "toolkit <command> --help                # each command's options and examples",
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--env-file", default=".env", help="file of TOOLKIT_* settings")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     # the same two options after the command too (`toolkit onboard DIR -q`)
@@ -240,31 +360,74 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument(
         "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars"
     )
-    sub = p.add_subparsers(dest="command", required=True)
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", help="one of:")
 
-    def command(name: str, help: str) -> argparse.ArgumentParser:  # noqa: A002
-        return sub.add_parser(name, help=help, parents=[common])
+    def command(name: str, help: str, *examples: str) -> argparse.ArgumentParser:  # noqa: A002
+        return sub.add_parser(
+            name,
+            help=help,
+            description=help,
+            parents=[common],
+            epilog=_epilog(*examples),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
 
-    sub.add_parser("sandbox", help="run the local sandbox (see `toolkit sandbox --help`)")
+    sub.add_parser(
+        "sandbox",
+        help="run the local sandbox (see `toolkit sandbox --help`)",
+        epilog=_epilog("toolkit sandbox --seed sample_data --db out/sandbox.db"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
 
-    s = command("validate", help="check a folder of import tables")
-    s.add_argument("dir")
+    s = command(
+        "validate",
+        "check a folder of import tables, sending nothing",
+        "toolkit validate sample_data",
+        "toolkit validate exports/firm --out failures.xlsx",
+    )
+    s.add_argument(
+        "dir",
+        help="folder of clients, initiatives (or matters), code_types, codes, code_ranges "
+        f"files: {_TABLE_FILES}; names match case-insensitively",
+    )
+    s.add_argument("--out", help=_OUT_HELP.format("the failures"))
     s.set_defaults(func=cmd_validate)
 
-    s = command("onboard", help="validate and import a folder of tables")
-    s.add_argument("dir")
-    s.add_argument("--dry-run", action="store_true")
-    s.add_argument("--journal", help="journal file for resumable runs")
-    s.add_argument("--workers", type=int, default=8)
-    s.add_argument("--on-invalid", choices=["raise", "skip"], default="raise")
+    s = command(
+        "onboard",
+        "validate and import a folder of tables, parents first",
+        "toolkit onboard sample_data --dry-run            # no secret, no network",
+        "toolkit onboard sample_data --journal onboard.jsonl --out results.csv",
+        "toolkit onboard firm/ --on-invalid skip           # import the valid rows",
+    )
+    s.add_argument("dir", help=f"folder of import tables ({_TABLE_FILES}), as for validate")
+    s.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="validate and count the requests per table; send nothing, need no secret",
+    )
+    s.add_argument("--journal", help="journal file: a re-run skips what it already sent")
+    s.add_argument("--workers", type=int, default=8, help="parallel requests (default 8)")
+    s.add_argument(
+        "--on-invalid",
+        choices=["raise", "skip"],
+        default="raise",
+        help="raise: send nothing when any row is invalid (default); skip: send the valid rows",
+    )
+    s.add_argument("--out", help=_OUT_HELP.format("every row's result"))
     s.set_defaults(func=cmd_onboard)
 
-    s = command("export", help="export released entries to a folder")
+    s = command(
+        "export",
+        "export released entries to a folder",
+        "toolkit export --after 2024-03-01 --on-or-before 2024-04-01 --out out/march",
+    )
     s.add_argument("--after", required=True, help="releasedAfter (ISO 8601; naive = UTC)")
     s.add_argument("--on-or-before", required=True, help="releasedOnOrBefore")
     s.add_argument("--out", required=True,
                    help="folder (parquet: OUT/entries and OUT/codes; csv) or .xlsx file")
-    s.add_argument("--format", choices=["parquet", "csv", "xlsx"], default="parquet")
+    s.add_argument("--format", choices=["parquet", "csv", "xlsx"], default="parquet",
+                   help="file format (default parquet)")
     s.add_argument("--window", help="pandas offset of the sub-windows (parquet default 1D)")
     s.add_argument("--encoding", default="utf-8",
                    help="CSV encoding; utf-8-sig lets Excel show accents (default utf-8)")
@@ -272,7 +435,14 @@ def _parser() -> argparse.ArgumentParser:
                    help="replace an earlier export at --out (otherwise refused, exit 2)")
     s.set_defaults(func=cmd_export)
 
-    s = command("sync", help="incrementally sync released time into Delta tables at PATH")
+    s = command(
+        "sync",
+        "incrementally sync released time into Delta tables at PATH",
+        "toolkit sync out/time --since 2026-11-01",
+        "toolkit sync out/time",
+        "toolkit sync out/time --status",
+        "toolkit sync out/time --compact",
+    )
     s.add_argument("path", help="the sync folder (entries/ and codes/ Delta tables)")
     s.add_argument("--since", help="releasedAfter: needed the first time; default the watermark")
     s.add_argument("--until", help="releasedOnOrBefore; default now minus --lag")
@@ -283,40 +453,110 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--compact", action="store_true", help="compact small files (optimize)")
     s.set_defaults(func=cmd_sync)
 
-    s = command("pending", help="write the release-pending entries to a folder")
-    s.add_argument("--out", required=True)
-    s.add_argument("--format", choices=["parquet", "csv", "xlsx"], default="parquet")
+    s = command(
+        "pending",
+        "write the release-pending entries to a folder",
+        "toolkit pending --out out/pending --format csv",
+    )
+    s.add_argument("--out", required=True, help="folder to write entries/ and codes/ to")
+    s.add_argument("--format", choices=["parquet", "csv", "xlsx"], default="parquet",
+                   help="file format (default parquet)")
     s.add_argument("--overwrite", action="store_true", help="replace an earlier export")
     s.set_defaults(func=cmd_pending)
 
-    s = command("acknowledge", help="acknowledge entries listed in a CSV/Parquet file")
-    s.add_argument("file")
-    s.add_argument("--journal")
+    s = command(
+        "acknowledge",
+        "acknowledge released entries listed in a file",
+        "toolkit acknowledge acks.csv --journal acks.jsonl --out ack-results.xlsx",
+    )
+    s.add_argument(
+        "file",
+        help=f"{_TABLE_FILES} with userId, entryId (or _id), outcome (succeeded/failed), "
+        "externalId (succeeded rows), errors (failed rows; ;-separated)",
+    )
+    s.add_argument("--journal", help="journal file: a re-run skips what it already sent")
+    s.add_argument("--out", help=_OUT_HELP.format("every row's result"))
     s.set_defaults(func=cmd_acknowledge)
 
     for name in ("star", "unstar"):
-        s = command(name, help=f"{name} initiatives for a timekeeper")
-        s.add_argument("timekeeper", nargs="?")
-        s.add_argument("ids", nargs="*")
-        s.add_argument("--file", help="CSV with initiativeExternalId (and timekeeperExternalId)")
+        s = command(
+            name,
+            f"{name} initiatives for a timekeeper",
+            f"toolkit {name} TK-101 M-1001-001 M-1001-002",
+            f"toolkit {name} --file stars.csv --out {name}-results.csv",
+        )
+        s.add_argument("timekeeper", nargs="?", metavar="TK", help="timekeeperExternalId")
+        s.add_argument("ids", nargs="*", metavar="ID", help="initiativeExternalId(s)")
+        s.add_argument(
+            "--file",
+            help=f"{_TABLE_FILES} with initiativeExternalId (and timekeeperExternalId, else TK)",
+        )
+        s.add_argument("--out", help=_OUT_HELP.format("every row's result"))
         s.set_defaults(func=cmd_star)
 
-    s = command("starred", help="list a timekeeper's starred initiatives")
-    s.add_argument("timekeeper")
-    s.add_argument("--limit", type=int, default=2500)
-    s.add_argument("--out")
+    s = command(
+        "starred",
+        "list a timekeeper's starred initiatives",
+        "toolkit starred TK-101",
+        "toolkit starred TK-101 --out starred.xlsx",
+    )
+    s.add_argument("timekeeper", metavar="TK", help="timekeeperExternalId")
+    s.add_argument("--limit", type=int, default=2500, help="page size (default 2500)")
+    s.add_argument("--out", help="write the list to this file: .csv, .xlsx or .parquet")
     s.set_defaults(func=cmd_starred)
 
-    s = command("demo", help="run the whole flow on a sandbox")
-    s.add_argument("--out", default="out")
-    s.add_argument("--workers", type=int, default=8)
+    s = command("demo", "run the whole flow on a sandbox", "toolkit demo --out out")
+    s.add_argument("--out", default="out", help="folder for the demo's files (default out)")
+    s.add_argument("--workers", type=int, default=8, help="parallel requests (default 8)")
     s.set_defaults(func=cmd_demo)
 
-    s = command("lab", help="JupyterLab with the sandbox running")
-    s.add_argument("--seed", default="sample_data")
-    s.add_argument("--db", default=None)
+    s = command("lab", "JupyterLab with the sandbox running", "toolkit lab --seed sample_data")
+    s.add_argument("--seed", default="sample_data", help="folder of sample CSV files to load")
+    s.add_argument("--db", default=None, help="SQLite file of the sandbox (default: temporary)")
     s.set_defaults(func=cmd_lab)
     return p
+
+
+def _setting_of(url: str, settings: Settings | None) -> tuple[str, str]:
+    """(host, the TOOLKIT_* variable whose address the URL starts with) for a message."""
+    host = urlsplit(url).netloc or url
+    if settings is not None:
+        for name in ("auth_url", "ingestion_url", "time_url"):
+            base = getattr(settings, name)
+            if base and url.startswith(base.rstrip("/")):
+                return host, ENV_KEYS[name]
+    return host, "TOOLKIT_AUTH_URL / TOOLKIT_TIME_URL"
+
+
+def _explain(exc: ToolkitError, args: argparse.Namespace | None) -> str:
+    """One line saying what went wrong and which setting to check."""
+    settings = getattr(args, "settings", None)
+    env_file = getattr(args, "env_file", ".env")
+    if isinstance(exc, AuthError):
+        problem = exc.problem or {}
+        code = problem.get("error") or ("invalid_client" if exc.status == 401 else None)
+        token_url = settings is not None and exc.url.startswith(settings.urls["auth"])
+        if code == "invalid_client" or token_url:
+            return (
+                f"the identity service refused the application's credentials "
+                f"({code or exc.status}: {exc.detail}); check TOOLKIT_CLIENT_ID and "
+                f"TOOLKIT_CLIENT_SECRET in {env_file} or the environment"
+                + ("" if code != "invalid_audience" else ", and TOOLKIT_AUDIENCE")
+            )
+        return f"{exc} (check the permissions of TOOLKIT_CLIENT_ID)"
+    if isinstance(exc, TransportError):
+        host, var = _setting_of(exc.url, settings)
+        return (
+            f"no answer from {host} ({exc}); check {var} in {env_file} and that the "
+            "service is running and reachable"
+        )
+    if isinstance(exc, ApiError):
+        return str(exc)
+    return str(exc)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    print(f"warning: {message}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -326,7 +566,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: arguments (default: ``sys.argv[1:]``).
 
     Returns:
-        The exit status.
+        The exit status (:data:`EXIT_CODES`): 0 all done, 1 some rows invalid or failed, 2 a
+        usage or input error, 130 interrupted. Bad input never ends in a traceback.
 
     Example:
         >>> main(["validate", "sample_data"])  # doctest: +SKIP
@@ -335,14 +576,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "sandbox":
         return cmd_sandbox(argv[1:])
-    args = _parser().parse_args(argv)
     try:
-        return args.func(args)
-    except ToolkitError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error (2, already printed)
+        return exc.code if isinstance(exc.code, int) else 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", InputWarning)
+        warnings.showwarning = _show_warning
+        try:
+            return args.func(args)
+        except ToolkitError as exc:
+            print(f"error: {_explain(exc, args)}", file=sys.stderr)
+            return 2
+        except OSError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            return 130
 
 
 if __name__ == "__main__":

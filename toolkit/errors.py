@@ -114,6 +114,9 @@ class ApiError(ToolkitError):
         >>> err = ApiError(404, {"title": "Not Found", "detail": "no such entry"}, "GET", "/x")
         >>> str(err)
         'GET /x -> 404: no such entry'
+        >>> problem = {"error": "invalid_client", "error_description": "bad secret"}
+        >>> str(ApiError(401, problem, "POST", "/token"))
+        'POST /token -> 401 invalid_client: bad secret'
     """
 
     def __init__(
@@ -123,7 +126,9 @@ class ApiError(ToolkitError):
         self.problem = problem
         self.method = method
         self.url = url
-        super().__init__(f"{method} {url} -> {status}: {self.detail}")
+        code = (problem or {}).get("error")
+        code = f" {code}" if isinstance(code, str) and code and code != self.detail else ""
+        super().__init__(f"{method} {url} -> {status}{code}: {self.detail}")
 
     @property
     def detail(self) -> str:

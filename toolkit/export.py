@@ -18,6 +18,7 @@ requests in turn.
 from __future__ import annotations
 
 import datetime as dt
+import html
 import json
 import os
 import shutil
@@ -908,3 +909,28 @@ class Export:
                     table = table.set_column(i, field.name, lists)
             frames.append(_from_arrow(table, schema))
         return cls(frames[0], frames[1], kind=kind)
+
+    def _repr_html_(self, head: int = 5) -> str:
+        """Jupyter's view: counts and the date range, then the first rows of each table.
+
+        >>> "<table" in Export.empty()._repr_html_()
+        True
+        """
+        e = self.entries
+        facts: dict[str, Any] = {"entries": len(e), "codes": len(self.codes)}
+        if "workDate" in e and e["workDate"].notna().any():
+            facts["workDate from"] = f"{e['workDate'].min():%Y-%m-%d}"
+            facts["workDate to"] = f"{e['workDate'].max():%Y-%m-%d}"
+        if "userId" in e:
+            facts["users"] = int(e["userId"].nunique())
+        if "incrementDurationInSeconds" in e:
+            facts["hours"] = round(float(e["incrementDurationInSeconds"].sum()) / 3600, 1)
+        parts = [
+            f"<p><b>Export</b> ({html.escape(self.kind)})</p>",
+            pd.DataFrame({"value": facts}).to_html(),
+        ]
+        for name, frame in (("entries", e), ("codes", self.codes)):
+            shown = min(head, len(frame))
+            parts.append(f"<p><code>.{name}</code>: first {shown} of {len(frame)}</p>")
+            parts.append(frame.head(head).to_html(max_cols=20, index=False))
+        return "\n".join(parts)

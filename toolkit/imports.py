@@ -6,6 +6,7 @@ The five import operations differ only in their endpoint and schema, so one tabl
 
 from __future__ import annotations
 
+import html
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -193,7 +194,23 @@ class OnboardReport:
         return f"{head}: {'ok' if self.ok else 'NOT ok'}\n{self.counts.to_string()}"
 
     def _repr_html_(self) -> str:
-        return f"<b>{'ok' if self.ok else 'NOT ok'}</b>" + self.counts.to_html()
+        """Jupyter's view: the outcome, counts per table, and the first failed rows."""
+        head = "OnboardReport (dry run, nothing sent)" if self.dry_run else "OnboardReport"
+        if self.dry_run:
+            valid = self.validation is None or self.validation.ok
+            state = "validation ok" if valid else "validation NOT ok"
+        else:
+            state = "ok" if self.ok else f"NOT ok: {len(self.failures)} row(s) failed or skipped"
+        parts = [f"<p><b>{head}</b>: {html.escape(state)}</p>", self.counts.to_html()]
+        shown = self.failures
+        if self.dry_run:
+            shown = shown[shown["error"] != "dry run"]
+        if len(shown):
+            cols = [c for c in ("table", "row", "externalId", "status", "error") if c in shown]
+            parts.append(shown[cols].head(20).to_html(index=False))
+            if len(shown) > 20:
+                parts.append(f"<p>... {len(shown) - 20} more in <code>.failures</code></p>")
+        return "\n".join(parts)
 
 
 def _read_source(source: Any) -> dict[str, pd.DataFrame]:

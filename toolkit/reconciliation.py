@@ -24,6 +24,7 @@ Errors (all ``ValueError`` subclasses from :mod:`toolkit.errors`, never a raw pa
 from __future__ import annotations
 
 import difflib
+import html
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -377,6 +378,29 @@ class Reconciliation:
         billed = self.rows["billed_seconds"].sum() / 3600
         lines.append(f"  hours exported {exported:,.2f}, billed {billed:,.2f}")
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: a table of the classes with their counts, and the hours.
+
+        >>> rec = reconcile(pd.DataFrame({"_id": ["e1"], "userId": ["u1"],
+        ...     "workDate": ["2024-03-01"], "incrementDurationInSeconds": [60],
+        ...     "initiative.externalId": ["M-1"]}),
+        ...     pd.DataFrame({"entryId": ["e1"], "duration": [60],
+        ...     "workDate": ["2024-03-01"], "matter": ["M-1"]}))
+        >>> "<table" in rec._repr_html_() and "matched" in rec._repr_html_()
+        True
+        """
+        table = self.summary.to_frame()
+        table["share"] = (table["count"] / max(len(self.rows), 1)).map("{:.1%}".format)
+        exported = self.rows["exported_seconds"].sum() / 3600
+        billed = self.rows["billed_seconds"].sum() / 3600
+        head = (
+            f"<p><b>Reconciliation</b> of {len(self.rows):,} rows on "
+            f"<code>{html.escape(self.key)}</code> = "
+            f"<code>{html.escape(self.billing_key)}</code>; hours exported {exported:,.2f}, "
+            f"billed {billed:,.2f}</p>"
+        )
+        return head + table.to_html()
 
 
 def reconcile(

@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from toolkit.auth import Secret
 from toolkit.errors import ConfigError
@@ -63,6 +64,24 @@ def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
     return out
 
 
+def _check_url(name: str, value: str | None) -> None:
+    """Refuse a base address that is not ``http(s)://host[:port][/path]``, naming its variable."""
+    if value is None:
+        return
+    try:
+        parts = urlsplit(str(value).strip())
+        parts.port  # noqa: B018 -- raises ValueError for a port that is not a number
+    except ValueError as exc:
+        raise ConfigError(
+            f"{name} {value!r} is not a valid address ({exc}); check {ENV_KEYS[name]}"
+        ) from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(
+            f"{name} {value!r} is not an http(s) address such as https://host.example; "
+            f"check {ENV_KEYS[name]}"
+        )
+
+
 @dataclass(frozen=True)
 class Settings:
     """What one customer's conversation with the service needs.
@@ -77,7 +96,8 @@ class Settings:
         audience: the operator-supplied audience of the token request.
 
     Raises:
-        ConfigError: a required setting is empty.
+        ConfigError: a required setting is empty, or an address is not ``http(s)://host``
+            (the message names its ``TOOLKIT_*`` variable).
 
     Example:
         >>> s = Settings("cust", "app", "s3cr3t", "http://127.0.0.1:1/", "http://127.0.0.1:2")
@@ -103,6 +123,8 @@ class Settings:
         ]
         if missing:
             raise ConfigError(f"missing setting(s): {', '.join(missing)}")
+        for name in ("auth_url", "time_url", "ingestion_url"):
+            _check_url(name, getattr(self, name))
         if not isinstance(self.client_secret, Secret):
             object.__setattr__(self, "client_secret", Secret(str(self.client_secret)))
         object.__setattr__(self, "customer_id", str(self.customer_id))

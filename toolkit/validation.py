@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import html
 import os
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,11 +32,15 @@ from typing import Any
 import pandas as pd
 
 from toolkit.errors import ConfigError, ValidationError
+from toolkit.readers import IGNORED, TABLE_SUFFIXES, InputWarning, read_table, table_for
 from toolkit.schemas import TABLES, CheckResult, check_frame, empty_failures, format_failures
 
 __all__ = ["ValidationReport", "bad_rows", "load_folder", "validate"]
 
-_SUFFIXES = (".csv", ".parquet", ".xlsx")
+_EXPECTED = (
+    "clients, initiatives (or matters, projects), code_types (or code-types, codetypes), "
+    "codes, code_ranges (or code-ranges, ranges)"
+)
 
 
 @dataclass(repr=False)
@@ -335,12 +340,17 @@ def validate(
 def load_folder(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
     """Read the import tables of a folder, as raw as possible, for :func:`validate`.
 
-    Each table is ``<name>.csv``, ``<name>.parquet`` or ``<name>.xlsx`` (first sheet); a table
-    without a file is left out. CSV is read as UTF-8 text (a BOM is accepted) with every value a
-    string and nothing turned into NaN, so ``""`` stays ``""`` and ``"NA"`` stays ``"NA"``;
-    Excel cells keep their own types and an empty cell becomes ``""``. Types are coerced later,
-    by the schemas. Index: 0-based data row (the spreadsheet row is ``row + 2``);
-    ``df.attrs["source"]`` names the file.
+    Each table is a ``.csv`` (also ``.tsv``, ``.txt``), ``.xlsx`` (first sheet) or ``.parquet``
+    file named after it, matched case-insensitively and through
+    :data:`toolkit.readers.ALIASES`: ``Clients.csv``, ``matters.csv`` or ``projects.xlsx``
+    (initiatives), ``code-types.csv`` or ``CodeTypes.csv``, ``ranges.csv`` or
+    ``code-ranges.csv``. A table file matching no table is named in an
+    :class:`~toolkit.readers.InputWarning` and passed over (``timekeepers.csv`` silently). Files
+    are read by :func:`toolkit.readers.read_table`: CSV with any of ``,`` ``;`` tab ``|``, UTF-8
+    with or without BOM, every value a string and nothing turned into NaN; Excel cells keep
+    their types. Types are coerced later, by the schemas. Index: 0-based data row;
+    ``df.attrs["source"]`` names the file and :func:`toolkit.readers.line_numbers` gives the
+    line of a row.
 
     Args:
         path: The folder.
@@ -349,7 +359,9 @@ def load_folder(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
         ``{table: frame}`` in import order.
 
     Raises:
-        toolkit.errors.ConfigError: ``path`` is not a folder, or a table has more than one file.
+        toolkit.errors.ConfigError: ``path`` is not a folder, no file in it names an import
+            table, a table has more than one file, or a file cannot be read (the message names
+            the file and line).
 
     >>> frames = load_folder("sample_data")  # doctest: +SKIP
     >>> list(frames)  # doctest: +SKIP
@@ -358,22 +370,35 @@ def load_folder(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
     folder = Path(path)
     if not folder.is_dir():
         raise ConfigError(f"{folder} is not a folder")
+    files: dict[str, list[Path]] = {}
+    unknown: list[str] = []
+    for file in sorted(folder.iterdir()):
+        if file.name.startswith((".", "~$")):
+            continue
+        table = table_for(file.name)
+        if table is not None and (file.is_file() or file.suffix.casefold() == ".parquet"):
+            files.setdefault(table, []).append(file)
+        elif file.is_file() and file.suffix.casefold() in TABLE_SUFFIXES:
+            if file.stem.casefold() not in IGNORED:
+                unknown.append(file.name)
+    if unknown:
+        warnings.warn(
+            f"{folder}: passed over {', '.join(unknown)}: no import table has that name "
+            f"(expected {_EXPECTED}; rename the file)",
+            InputWarning,
+            stacklevel=2,
+        )
+    if not files:
+        raise ConfigError(
+            f"{folder}: no import table found; expected files named {_EXPECTED}, "
+            f"as .csv, .xlsx or .parquet"
+        )
     frames: dict[str, pd.DataFrame] = {}
     for table in TABLES:
-        found = [folder / f"{table}{suffix}" for suffix in _SUFFIXES]
-        found = [f for f in found if f.is_file()]
+        found = files.get(table, [])
         if len(found) > 1:
             names = ", ".join(f.name for f in found)
             raise ConfigError(f"{table} has more than one file in {folder}: {names}; keep one")
-        if not found:
-            continue
-        file = found[0]
-        if file.suffix == ".csv":
-            df = pd.read_csv(file, dtype=str, keep_default_na=False, encoding="utf-8-sig")
-        elif file.suffix == ".parquet":
-            df = pd.read_parquet(file)
-        else:
-            df = pd.read_excel(file, dtype=object, keep_default_na=False)
-        df.attrs["source"] = str(file)
-        frames[table] = df
+        if found:
+            frames[table] = read_table(found[0])
     return frames

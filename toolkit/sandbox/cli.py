@@ -130,9 +130,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         creds = store.demo_customer()
         if args.seed is not None:
-            counts = store.seed_sample(args.seed, creds["customerId"])
-            print("Seeded from " + str(args.seed) + ": "
-                  + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
+            store.seed_sample(args.seed, creds["customerId"])
+        held = {kind: len(store.records(creds["customerId"], kind))
+                for kind in ("clients", "initiatives", "codes", "users", "entries")}
+        print("Serving the demo customer with "
+              + ", ".join(f"{n} {kind}" for kind, n in held.items())
+              + (f" (seeded from {args.seed})" if args.seed is not None else "")
+              + ("" if any(held.values()) else
+                 ": an empty database; seed it with --seed sample_data (`make sandbox` does),"
+                 " or import into it with `toolkit onboard sample_data`"))
         bound_host, port = sock.getsockname()[:2]
         url = f"http://{f'[{bound_host}]' if ':' in bound_host else bound_host}:{port}"
         env = env_for(url, creds["customerId"], creds["clientId"], creds["clientSecret"],

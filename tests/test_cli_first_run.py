@@ -1,0 +1,265 @@
+"""The first run goes right: files as people have them, exit codes, messages and help."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from toolkit import cli
+from toolkit.cli import EXIT_CODES, main
+from toolkit.client import Client
+from toolkit.readers import read_table
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "sample_data"
+TABLES = ("clients", "initiatives", "code_types", "codes", "code_ranges")
+
+
+def _env_text(sandbox, customer: str, client_id: str, secret: str, **override: str) -> str:
+    values = {
+        "TOOLKIT_CUSTOMER_ID": customer,
+        "TOOLKIT_CLIENT_ID": client_id,
+        "TOOLKIT_CLIENT_SECRET": secret,
+        "TOOLKIT_AUTH_URL": sandbox.url,
+        "TOOLKIT_TIME_URL": sandbox.url,
+        "TOOLKIT_AUDIENCE": sandbox.audience,
+        **override,
+    }
+    return "".join(f"{k}={v}\n" for k, v in values.items())
+
+
+@pytest.fixture
+def no_env(sandbox, monkeypatch) -> None:
+    """No TOOLKIT_* variable leaks in from outside."""
+    for var in sandbox.env():
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def env_file(fresh_client, sandbox, tmp_path, no_env) -> Path:
+    path = tmp_path / ".env"
+    path.write_text(
+        _env_text(sandbox, fresh_client.customer_id, fresh_client.client_id,
+                  fresh_client.auth._secret.reveal())
+    )
+    return path
+
+
+def _european_folder(folder: Path) -> Path:
+    """The sample firm as Excel in most of Europe writes it: ; separated, BOM, odd names."""
+    folder.mkdir()
+    names = {"clients": "Clients", "initiatives": "matters", "code_types": "Code-Types",
+             "codes": "codes", "code_ranges": "ranges"}
+    for table, name in names.items():
+        df = pd.read_csv(SAMPLE / f"{table}.csv", dtype=str, keep_default_na=False)
+        df.to_csv(folder / f"{name}.csv", sep=";", index=False, encoding="utf-8-sig")
+    return folder
+
+
+def test_a_semicolon_bom_folder_with_people_names_onboards(env_file, tmp_path, capsys) -> None:
+    folder = _european_folder(tmp_path / "firm")
+    (folder / "notes.csv").write_text("a\n1\n")
+    base = ["--env-file", str(env_file), "-q"]
+    assert main([*base, "validate", str(folder)]) == 0
+    assert main([*base, "onboard", str(folder), "--out", str(tmp_path / "res.csv")]) == 0
+    err = capsys.readouterr().err
+    assert "notes.csv" in err and "warning" in err
+    res = pd.read_csv(tmp_path / "res.csv")
+    assert set(res["table"]) == set(TABLES) and res["ok"].all()
+    assert main([*base, "onboard", str(folder), "--dry-run"]) == 0
+
+
+def test_a_folder_where_nothing_matches_is_exit_2(tmp_path, capsys) -> None:
+    (tmp_path / "notes.csv").write_text("a\n1\n")
+    assert main(["validate", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "no import table found" in err and "notes.csv" in err
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".xlsx", ".parquet"])
+def test_validate_out_writes_each_format_and_line_matches_the_file(tmp_path, suffix) -> None:
+    folder = tmp_path / "firm"
+    folder.mkdir()
+    shutil.copy(SAMPLE / "codes.csv", folder / "codes.csv")
+    lines = (folder / "codes.csv").read_text().splitlines()
+    lines[7] = lines[7].replace("task-code", "")  # file line 8: a required value emptied
+    lines.insert(3, "")  # a blank line before it: now file line 9, data row 6
+    (folder / "codes.csv").write_text("\n".join(lines) + "\n")
+    out = tmp_path / f"failures{suffix}"
+    assert main(["validate", str(folder), "--out", str(out)]) == 1
+    failures = read_table(out)
+    assert [int(v) for v in failures["row"]] == [6]
+    assert [int(v) for v in failures["line"]] == [9]
+    assert (folder / "codes.csv").read_text().splitlines()[8].endswith(",")
+
+
+def test_an_unknown_out_format_is_exit_2_before_any_work(tmp_path, capsys) -> None:
+    assert main(["validate", str(SAMPLE), "--out", str(tmp_path / "f.txt")]) == 2
+    assert ".csv, .xlsx or .parquet" in capsys.readouterr().err
+
+
+def test_onboard_dry_run_needs_no_secret_and_no_network(sandbox, tmp_path, no_env, capsys):
+    nothing = ["--env-file", str(tmp_path / "none.env"), "-q"]
+    sandbox.admin.reset_stats()
+    assert main([*nothing, "onboard", str(SAMPLE), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "nothing sent" in out and "/clients/import" in out and "requests" in out
+    broken = SAMPLE / "broken"
+    assert main([*nothing, "onboard", str(broken), "--dry-run"]) == 1
+    assert main([*nothing, "onboard", str(broken), "--dry-run", "--on-invalid", "skip"]) == 1
+    assert sandbox.admin.stats()["total"] == 0
+
+
+def test_onboard_and_acknowledge_out_carry_row_and_line(env_file, tmp_path, sandbox) -> None:
+    base = ["--env-file", str(env_file), "-q"]
+    out = tmp_path / "res.xlsx"
+    assert main([*base, "onboard", str(SAMPLE / "broken"), "--on-invalid", "skip",
+                 "--out", str(out)]) == 1
+    res = read_table(out)
+    assert (res["line"].astype(int) == res["row"].astype(int) + 2).all()  # no blank lines
+    acks = tmp_path / "acks.csv"
+    acks.write_text("userId;entryId;outcome;externalId\nu-1;e-1;done;X\n\nu-2;e-2;succeeded;\n")
+    out = tmp_path / "ack-failures.csv"
+    assert main([*base, "acknowledge", str(acks), "--out", str(out)]) == 1
+    failures = pd.read_csv(out)
+    assert failures[["row", "line", "check"]].values.tolist() == [
+        [0, 2, "allowed_values"], [1, 4, "required"]]
+    assert not failures["message"].str.contains(r"isin\(|failed for").any()
+
+
+def test_star_out_writes_results(env_file, tmp_path, sandbox) -> None:
+    base = ["--env-file", str(env_file), "-q"]
+    out = tmp_path / "stars.parquet"
+    assert main([*base, "star", "TK-NOBODY", "M-1", "--out", str(out)]) == 1
+    assert len(pd.read_parquet(out)) == 1
+
+
+def test_exit_codes_are_listed_in_help(capsys) -> None:
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for code, text in EXIT_CODES.items():
+        assert f"{code}" in out and text.split()[0] in out
+    assert main(["validate"]) == 2  # usage error
+    assert main(["no-such-command"]) == 2
+
+
+def test_an_interrupt_is_exit_130(monkeypatch) -> None:
+    def interrupted(args: argparse.Namespace) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "cmd_validate", interrupted)
+    assert main(["validate", str(SAMPLE)]) == 130
+
+
+def test_a_refused_secret_names_invalid_client_and_the_setting(
+    fresh_client, sandbox, tmp_path, no_env, capsys
+) -> None:
+    env = tmp_path / ".env"
+    env.write_text(_env_text(sandbox, fresh_client.customer_id, fresh_client.client_id, "wrong"))
+    for argv in (["starred", "TK"], ["star", "TK", "M-1"], ["onboard", str(SAMPLE)]):
+        assert main(["--env-file", str(env), "-q", *argv]) == 2
+        err = capsys.readouterr().err
+        assert "invalid_client" in err and "TOOLKIT_CLIENT_SECRET" in err
+        assert "GET" not in err and "Traceback" not in err
+
+
+def test_a_malformed_url_names_its_setting(fresh_client, sandbox, tmp_path, no_env, capsys):
+    env = tmp_path / ".env"
+    env.write_text(_env_text(sandbox, fresh_client.customer_id, fresh_client.client_id, "s",
+                             TOOLKIT_TIME_URL="htp:/time.example"))
+    assert main(["--env-file", str(env), "starred", "TK"]) == 2
+    err = capsys.readouterr().err
+    assert "TOOLKIT_TIME_URL" in err and "htp:/time.example" in err
+
+
+def test_an_unreachable_url_names_the_host_and_its_setting(
+    fresh_client, sandbox, tmp_path, no_env, unused_port, monkeypatch, capsys
+) -> None:
+    original = Client.from_env.__func__
+
+    def no_retries(cls, *args, **kwargs):  # noqa: ANN001, ANN202
+        return original(cls, *args, **{**kwargs, "retries": 0})
+
+    monkeypatch.setattr(Client, "from_env", classmethod(no_retries))
+    env = tmp_path / ".env"
+    env.write_text(_env_text(sandbox, fresh_client.customer_id, fresh_client.client_id, "s",
+                             TOOLKIT_AUTH_URL=f"http://127.0.0.1:{unused_port}"))
+    assert main(["--env-file", str(env), "starred", "TK"]) == 2
+    err = capsys.readouterr().err
+    assert f"127.0.0.1:{unused_port}" in err and "TOOLKIT_AUTH_URL" in err
+
+
+def _broken_inputs(folder: Path) -> dict[str, Path]:
+    folder.mkdir()
+    files = {
+        "ragged.csv": "a,b\n1,2\n3,4,5\n",
+        "quote.csv": 'a,b\n1,"x\n',
+        "binary.csv": "a,b\n\x00,1\n",
+        "empty.csv": "",
+        "notexcel.xlsx": "plain text",
+        "notparquet.parquet": "plain text",
+        "latin.csv": "userId;entryId;outcome\nü;\xa0;x\n",
+        "old.xls": "x",
+    }
+    paths = {}
+    for name, text in files.items():
+        paths[name] = folder / name
+        paths[name].write_bytes(text.encode("cp1252" if name == "latin.csv" else "utf-8"))
+    (folder / "tables").mkdir()
+    (folder / "tables" / "clients.csv").write_text("externalId,name\nC-1,A,extra\n")
+    (folder / "tables" / "codes.csv").write_bytes(b"\x81\x8d\x8f")
+    (folder / "nothing").mkdir()
+    (folder / "nothing" / "readme.txt").write_text("hi")
+    return paths
+
+
+def test_no_command_ends_in_a_traceback_on_broken_inputs(env_file, tmp_path, capsys) -> None:
+    paths = _broken_inputs(tmp_path / "broken")
+    base = ["--env-file", str(env_file), "-q"]
+    folders = [tmp_path / "broken" / "tables", tmp_path / "broken" / "nothing",
+               tmp_path / "missing", paths["ragged.csv"]]
+    runs: list[list[str]] = []
+    for folder in folders:
+        runs += [["validate", str(folder)], ["onboard", str(folder)],
+                 ["onboard", str(folder), "--dry-run"]]
+    for path in [*paths.values(), tmp_path / "missing.csv"]:
+        runs += [["acknowledge", str(path)], ["star", "--file", str(path)],
+                 ["unstar", "TK", "--file", str(path)]]
+    runs += [["validate", str(SAMPLE), "--out", str(tmp_path / "no" / "such" / "dir.csv")],
+             ["starred", "TK", "--limit", "many"], ["star"],
+             ["export", "--after", "not a date", "--on-or-before", "2024-01-01",
+              "--out", str(tmp_path / "exp")]]
+    for argv in runs:
+        code = main([*base, *argv])
+        captured = capsys.readouterr()
+        assert "Traceback" not in captured.out + captured.err, argv
+        assert code in (1, 2), (argv, code, captured.err)
+        assert captured.err.strip(), argv
+
+
+def test_every_parser_argument_has_help_and_every_command_an_example() -> None:
+    parser = cli._parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    missing = [a.dest for a in parser._actions if not a.help]
+    for name, sub in subparsers.choices.items():
+        missing += [f"{name} {a.dest}" for a in sub._actions if not a.help]
+        assert sub.epilog and f"toolkit {name}" in sub.epilog, name
+    assert missing == []
+
+
+def test_every_public_client_method_has_an_example() -> None:
+    methods = [
+        name for name, member in inspect.getmembers(Client)
+        if not name.startswith("_") and callable(member)
+    ]
+    assert len(methods) > 15
+    lacking = [m for m in methods if ">>>" not in (inspect.getdoc(getattr(Client, m)) or "")]
+    assert lacking == []
+    for m in methods:
+        doc = inspect.getdoc(getattr(Client, m))
+        assert "Returns" in doc or "Yields" in doc, m
