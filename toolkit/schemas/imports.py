@@ -2,7 +2,10 @@
 the import endpoints accept.
 
 Each model follows one field table of the interface spec (Client, Initiative, Code type, Code,
-and Code range in long form: one row per ``(initiativeExternalId, codeExternalId)`` pair).
+and Code range in long form: one row per ``(initiativeExternalId, codeExternalId)`` pair), one
+column per line, declared with the shared rules of :mod:`toolkit.schemas.rules`
+(``external_id()``, ``required_text()``, ``reference(table)``, ``one_of(values)``,
+``positive()``). :data:`TABLES` reads each table's key and references from its model.
 
 :func:`check_frame` runs one table through four steps and never raises on bad data::
 
@@ -43,6 +46,18 @@ import pandas as pd
 import pandera.pandas as pa
 from pandera.errors import SchemaErrors
 from pandera.typing import Series
+
+from toolkit.errors import ValidationError
+from toolkit.schemas.rules import (
+    CHECK_NAMES,
+    KEY,
+    REFERENCES,
+    external_id,
+    one_of,
+    positive,
+    reference,
+    required_text,
+)
 
 __all__ = [
     "BILLING_TYPES",
@@ -106,14 +121,6 @@ _MAX_WHOLE = 2**53  # beyond this a float cannot tell one whole number from the 
 # --------------------------------------------------------------------------------------------
 
 
-def _not_blank(s: pd.Series) -> pd.Series:
-    return s.str.strip() != ""
-
-
-def _trimmed(s: pd.Series) -> pd.Series:
-    return s.str.strip() == s
-
-
 class ClientSchema(pa.DataFrameModel):
     """Rows of the client import (spec: Client import payload).
 
@@ -124,20 +131,10 @@ class ClientSchema(pa.DataFrameModel):
     1
     """
 
-    externalId: Series[str] = pa.Field(unique=True)
-    name: Series[str]
-    callSign: Series[str]
-    description: Series[str]
-
-    @pa.check("externalId", "name", "callSign", "description", name="not_blank")
-    @classmethod
-    def _not_blank(cls, s: pd.Series) -> pd.Series:
-        return _not_blank(s)
-
-    @pa.check("externalId", name="trimmed")
-    @classmethod
-    def _trimmed(cls, s: pd.Series) -> pd.Series:
-        return _trimmed(s)
+    externalId: Series[str] = external_id()
+    name: Series[str] = required_text()
+    callSign: Series[str] = required_text()
+    description: Series[str] = required_text()
 
     class Config:
         name = "clients"
@@ -157,24 +154,14 @@ class InitiativeSchema(pa.DataFrameModel):
     1
     """
 
-    billingType: Series[str] = pa.Field(isin=BILLING_TYPES)
-    externalId: Series[str] = pa.Field(unique=True)
-    name: Series[str]
-    description: Series[str]
-    callSign: Series[str]
-    clientExternalId: Series[str]
-    unitIncrements: Series[int] = pa.Field(gt=0)
-    status: Series[str] = pa.Field(isin=STATUSES)
-
-    @pa.check("externalId", "name", "description", "callSign", "clientExternalId", name="not_blank")
-    @classmethod
-    def _not_blank(cls, s: pd.Series) -> pd.Series:
-        return _not_blank(s)
-
-    @pa.check("externalId", "clientExternalId", name="trimmed")
-    @classmethod
-    def _trimmed(cls, s: pd.Series) -> pd.Series:
-        return _trimmed(s)
+    billingType: Series[str] = one_of(BILLING_TYPES)
+    externalId: Series[str] = external_id()
+    name: Series[str] = required_text()
+    description: Series[str] = required_text()
+    callSign: Series[str] = required_text()
+    clientExternalId: Series[str] = reference("clients")
+    unitIncrements: Series[int] = positive()
+    status: Series[str] = one_of(STATUSES)
 
     class Config:
         name = "initiatives"
@@ -195,21 +182,11 @@ class CodeTypeSchema(pa.DataFrameModel):
     1
     """
 
-    externalId: Series[str] = pa.Field(unique=True)
-    name: Series[str]
-    semanticType: Series[str] = pa.Field(nullable=True, isin=SEMANTIC_TYPES)
+    externalId: Series[str] = external_id()
+    name: Series[str] = required_text()
+    semanticType: Series[str] = one_of(SEMANTIC_TYPES, nullable=True)
     customerDefaultable: Series[bool]
     userDefaultable: Series[bool]
-
-    @pa.check("externalId", "name", name="not_blank")
-    @classmethod
-    def _not_blank(cls, s: pd.Series) -> pd.Series:
-        return _not_blank(s)
-
-    @pa.check("externalId", name="trimmed")
-    @classmethod
-    def _trimmed(cls, s: pd.Series) -> pd.Series:
-        return _trimmed(s)
 
     class Config:
         name = "code_types"
@@ -228,20 +205,10 @@ class CodeSchema(pa.DataFrameModel):
     1
     """
 
-    externalId: Series[str] = pa.Field(unique=True)
-    name: Series[str]
-    description: Series[str]
-    codeTypeExternalId: Series[str]
-
-    @pa.check("externalId", "name", "description", "codeTypeExternalId", name="not_blank")
-    @classmethod
-    def _not_blank(cls, s: pd.Series) -> pd.Series:
-        return _not_blank(s)
-
-    @pa.check("externalId", "codeTypeExternalId", name="trimmed")
-    @classmethod
-    def _trimmed(cls, s: pd.Series) -> pd.Series:
-        return _trimmed(s)
+    externalId: Series[str] = external_id()
+    name: Series[str] = required_text()
+    description: Series[str] = required_text()
+    codeTypeExternalId: Series[str] = reference("code_types")
 
     class Config:
         name = "codes"
@@ -263,18 +230,8 @@ class CodeRangeSchema(pa.DataFrameModel):
     2
     """
 
-    initiativeExternalId: Series[str]
-    codeExternalId: Series[str]
-
-    @pa.check("initiativeExternalId", "codeExternalId", name="not_blank")
-    @classmethod
-    def _not_blank(cls, s: pd.Series) -> pd.Series:
-        return _not_blank(s)
-
-    @pa.check("initiativeExternalId", "codeExternalId", name="trimmed")
-    @classmethod
-    def _trimmed(cls, s: pd.Series) -> pd.Series:
-        return _trimmed(s)
+    initiativeExternalId: Series[str] = reference("initiatives")
+    codeExternalId: Series[str] = reference("codes")
 
     class Config:
         name = "code_ranges"
@@ -318,48 +275,34 @@ class TableSpec:
         return self.key[0]
 
 
-def _spec(
-    name: str,
-    schema: type[pa.DataFrameModel],
-    key: tuple[str, ...],
-    references: tuple[tuple[str, str], ...] = (),
-) -> TableSpec:
+def _spec(schema: type[pa.DataFrameModel]) -> TableSpec:
+    """A table's spec, read from its model: the name (``Config.name``), the key (the
+    :func:`~toolkit.schemas.rules.external_id` column, or ``Config.unique``), the references
+    (:func:`~toolkit.schemas.rules.reference` columns) and each column's coercion kind."""
     full = schema.to_schema()
     kinds: dict[str, str] = {}
     for col, column in full.columns.items():
         dtype = str(column.dtype)
         kinds[col] = "whole" if "int" in dtype else "bool" if "bool" in dtype else "text"
-    nullable = frozenset(col for col, column in full.columns.items() if column.nullable)
+    meta = {col: column.metadata or {} for col, column in full.columns.items()}
+    key = tuple(full.unique or [col for col, m in meta.items() if m.get(KEY)])
     return TableSpec(
-        name=name,
+        name=str(full.name),
         schema=schema,
         key=key,
         columns=tuple(full.columns),
-        references=references,
+        references=tuple((col, m[REFERENCES]) for col, m in meta.items() if REFERENCES in m),
         kinds=MappingProxyType(kinds),
-        nullable=nullable,
+        nullable=frozenset(col for col, column in full.columns.items() if column.nullable),
     )
 
 
 TABLES: Mapping[str, TableSpec] = MappingProxyType(
     {
-        "clients": _spec("clients", ClientSchema, ("externalId",)),
-        "initiatives": _spec(
-            "initiatives",
-            InitiativeSchema,
-            ("externalId",),
-            (("clientExternalId", "clients"),),
-        ),
-        "code_types": _spec("code_types", CodeTypeSchema, ("externalId",)),
-        "codes": _spec(
-            "codes", CodeSchema, ("externalId",), (("codeTypeExternalId", "code_types"),)
-        ),
-        "code_ranges": _spec(
-            "code_ranges",
-            CodeRangeSchema,
-            ("initiativeExternalId", "codeExternalId"),
-            (("initiativeExternalId", "initiatives"), ("codeExternalId", "codes")),
-        ),
+        spec.name: spec
+        for spec in map(
+            _spec, (ClientSchema, InitiativeSchema, CodeTypeSchema, CodeSchema, CodeRangeSchema)
+        )
     }
 )
 """The import tables in the spec's suggested import order: name -> :class:`TableSpec`."""
@@ -725,25 +668,9 @@ def _pandera_failures(spec: TableSpec, work: pd.DataFrame) -> list[tuple[int, st
     else:
         return []
     out: list[tuple[int, str, str]] = []
-    names = {
-        "not_nullable": "required",
-        "not_blank": "required",
-        "trimmed": "whitespace",
-        "field_uniqueness": "unique",
-        "multiple_fields_uniqueness": "unique",
-    }
     for idx, col, chk in zip(fc["index"], fc["column"], fc["check"], strict=True):
         chk = str(chk)
-        if chk in names:
-            ours = names[chk]
-        elif chk.startswith("isin"):
-            ours = "allowed_values"
-        elif chk.startswith("greater_than"):
-            ours = "positive"
-        elif chk.startswith("dtype"):
-            ours = "type"
-        else:
-            ours = chk
+        ours = CHECK_NAMES.get(chk.split("(")[0], chk)
         pos = -1 if idx is None or pd.isna(idx) else int(idx)
         if chk == "multiple_fields_uniqueness":
             col = spec.key[-1]
@@ -1027,8 +954,6 @@ def check(
     """
     result = check_frame(table, df, columns=columns)
     if not result.ok:
-        from toolkit.errors import ValidationError
-
         raise ValidationError(format_failures(result.failures), result.failures)
     return _finalize(TABLES[table], result.frame)
 
