@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import requests
 
@@ -186,6 +187,48 @@ def firm(sandbox: Sandbox, tenant: Tenant) -> Iterator[Firm]:
              for tk in ("TK1", "TK2")}
     yield Firm(tenant, admin, users)
     admin.close()
+
+
+# -- a firm the service accepts but that looks wrong (validation warnings only) -----------------
+
+
+@pytest.fixture
+def firm_with_warnings() -> dict[str, pd.DataFrame]:
+    """Import tables the service accepts as given, each with something that looks wrong: empty
+    descriptions, blank call signs (one a missing cell), spaces around ids, fractional
+    ``unitIncrements`` and a code range listing a pair twice."""
+    return {
+        "clients": pd.DataFrame({
+            "externalId": [" C-1 ", "C-2"],
+            "name": ["Acme", "Beta"],
+            "callSign": ["", None],
+            "description": ["", "Banking"],
+        }),
+        "initiatives": pd.DataFrame({
+            "billingType": ["billable", "non-billable"],
+            "externalId": ["M-1 ", "M-2"],
+            "name": ["Acme v. Roe", "Advice"],
+            "description": ["", ""],
+            "callSign": ["", "2-001"],
+            "clientExternalId": [" C-1 ", "C-2"],
+            "unitIncrements": ["360.5", 90.25],
+            "status": ["active", "inactive"],
+        }),
+        "code_types": pd.DataFrame({
+            "externalId": ["task-code"], "name": ["task-code"], "semanticType": ["task"],
+            "customerDefaultable": [True], "userDefaultable": [False],
+        }),
+        "codes": pd.DataFrame({
+            "externalId": ["L110", " L120"],
+            "name": ["L110", "L120"],
+            "description": ["", "Analysis"],
+            "codeTypeExternalId": ["task-code", "task-code"],
+        }),
+        "code_ranges": pd.DataFrame({
+            "initiativeExternalId": ["M-1 ", "M-1 ", "M-1 "],
+            "codeExternalId": ["L110", " L120", "L110"],
+        }),
+    }
 
 
 # -- toolkit client fixtures --------------------------------------------------------------------

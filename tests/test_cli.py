@@ -35,6 +35,14 @@ def test_validate_exit_status_tells_good_from_broken(capsys) -> None:
     assert "externalId" in out and "column" in out
 
 
+def test_validate_shows_warnings_but_exits_zero(firm_with_warnings, tmp_path, capsys) -> None:
+    for table, frame in firm_with_warnings.items():
+        frame.to_csv(tmp_path / f"{table}.csv", index=False)
+    assert main(["validate", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "19 warnings" in out and "fractional" in out and "severity" in out
+
+
 def test_onboard_dry_run_then_real_run_with_journal(env_file, tmp_path, sandbox, capsys) -> None:
     base = ["--env-file", str(env_file), "-q"]
     sandbox.admin.reset_stats()

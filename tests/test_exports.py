@@ -122,6 +122,19 @@ def test_acknowledge_every_outcome(released, sandbox) -> None:
     assert e[6]["_id"] in set(pending.entries["_id"])
 
 
+def test_acknowledgement_error_containing_a_semicolon_is_stored_as_one_message(
+    released, sandbox
+) -> None:
+    client = released["client"]
+    entry = released["entries"][2]
+    acks = pd.DataFrame({"userId": [entry["userId"]], "entryId": [entry["_id"]],
+                         "outcome": ["failed"], "errors": ["rate missing; client closed"]})
+    assert client.acknowledge(acks, progress=False)["ok"].all()
+    stored = {e["_id"]: e for e in
+              sandbox.admin.records("entries", customer_id=client.customer_id)}
+    assert stored[entry["_id"]]["errors"] == ["rate missing; client closed"]
+
+
 def test_acknowledge_validates_before_sending(released, sandbox) -> None:
     bad = pd.DataFrame(
         {"userId": ["u", "u"], "entryId": ["e1", "e2"], "outcome": ["succeeded", "Failed"],

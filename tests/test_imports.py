@@ -134,7 +134,8 @@ def test_onboard_imports_everything_in_order(fresh_client: Client, sandbox) -> N
 
 def test_onboard_never_posts_a_child_of_a_failed_parent(fresh_client: Client, sandbox) -> None:
     frames = load_folder(SAMPLE)
-    frames["clients"].loc[0, "name"] = ""  # invalid parent
+    frames["clients"] = frames["clients"].astype({"name": object})
+    frames["clients"].loc[0, "name"] = 12.5  # invalid parent: a number is not a name
     bad_client = frames["clients"].loc[0, "externalId"]
     with pytest.raises(ValidationError):
         fresh_client.onboard(frames, progress=False)
@@ -150,6 +151,34 @@ def test_onboard_never_posts_a_child_of_a_failed_parent(fresh_client: Client, sa
               sandbox.admin.records("initiatives", customer_id=fresh_client.customer_id)}
     assert not stored & set(children["externalId"])
     assert not report.ok and len(report.failures) >= len(children) + 1
+
+
+def test_a_firm_with_only_warnings_onboards_with_every_row_stored_as_given(
+    fresh_client: Client, sandbox, firm_with_warnings: dict[str, pd.DataFrame]
+) -> None:
+    report = fresh_client.onboard(firm_with_warnings, progress=False)
+    assert report.ok, report.failures
+    assert report.validation is not None and report.validation.ok
+    assert len(report.validation.warnings) == 19
+    assert (report.results["status"] == "sent").all()
+
+    def stored(kind: str, *fields: str) -> list[tuple]:
+        records = sandbox.admin.records(kind, customer_id=fresh_client.customer_id)
+        return sorted(tuple(r[f] for f in fields) for r in records)
+
+    assert stored("clients", "externalId", "name", "callSign", "description") == [
+        (" C-1 ", "Acme", "", ""),
+        ("C-2", "Beta", "", "Banking"),
+    ]
+    assert stored(
+        "initiatives", "externalId", "description", "callSign", "clientExternalId",
+        "unitIncrements",
+    ) == [("M-1 ", "", "", " C-1 ", 360.5), ("M-2", "", "2-001", "C-2", 90.25)]
+    assert stored("codes", "externalId", "description") == [(" L120", "Analysis"), ("L110", "")]
+    ranges = sandbox.admin.records("code-ranges", customer_id=fresh_client.customer_id)
+    assert [(r["initiativeExternalId"], r["codeExternalIds"]) for r in ranges] == [
+        ("M-1 ", ["L110", " L120"])
+    ]
 
 
 def test_broken_sample_is_reported_in_one_pass_with_rows_and_columns(fresh_client, sandbox):

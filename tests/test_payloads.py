@@ -130,9 +130,16 @@ def test_unchecked_frame_with_a_missing_required_value_is_refused() -> None:
         to_payloads("initiatives", df)
 
 
-def test_unchecked_frame_with_a_fraction_is_refused() -> None:
+def test_fractional_unit_increments_are_sent_as_a_float() -> None:
     df = check("initiatives", _initiative()).astype({"unitIncrements": "float64"})
     df["unitIncrements"] = 360.5
+    body = to_payloads("initiatives", df)[0]
+    assert type(body["unitIncrements"]) is float and body["unitIncrements"] == 360.5
+
+
+def test_unchecked_frame_with_an_infinite_number_is_refused() -> None:
+    df = check("initiatives", _initiative()).astype({"unitIncrements": "float64"})
+    df["unitIncrements"] = math.inf
     with pytest.raises(ValueError, match="check the frame first"):
         to_payloads("initiatives", df)
 

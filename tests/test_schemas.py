@@ -199,8 +199,31 @@ REQUIRED = [
     (table, column)
     for table, spec in TABLES.items()
     for column in spec.columns
-    if column not in spec.nullable
+    if column not in spec.nullable and spec.kinds[column] != "free_text"
 ]
+"""Ids, references, enums, numbers and booleans: a missing value is an error."""
+
+FREE_TEXT = [
+    (table, column)
+    for table, spec in TABLES.items()
+    for column in spec.columns
+    if spec.kinds[column] == "free_text"
+]
+"""Required free text (name, callSign, description): the service accepts ``""``."""
+
+
+def test_free_text_columns_are_the_spec_names_call_signs_and_descriptions() -> None:
+    assert FREE_TEXT == [
+        ("clients", "name"),
+        ("clients", "callSign"),
+        ("clients", "description"),
+        ("initiatives", "name"),
+        ("initiatives", "description"),
+        ("initiatives", "callSign"),
+        ("code_types", "name"),
+        ("codes", "name"),
+        ("codes", "description"),
+    ]
 
 
 @pytest.mark.parametrize(("table", "column"), REQUIRED)
@@ -212,12 +235,32 @@ def test_every_required_field_reports_a_missing_value(
     assert (failure["row"], failure["column"], failure["check"]) == (0, column, "required")
     assert column in failure["message"]
     assert ("empty" if isinstance(missing, str) else "missing") in failure["message"]
+    assert failure["severity"] == "error"
 
 
-def test_description_may_not_be_empty_but_may_hold_na_text() -> None:
+@pytest.mark.parametrize(("table", "column"), FREE_TEXT)
+@pytest.mark.parametrize("blank", ["", "   ", None, np.nan])
+def test_blank_free_text_is_a_warning_and_is_sent_as_empty_text(
+    table: str, column: str, blank: Any
+) -> None:
+    result = check_frame(table, rows(table, {column: blank}))
+    assert result.ok
+    failure = one_failure(table, rows(table, {column: blank}))
+    assert (failure["row"], failure["column"], failure["check"], failure["severity"]) == (
+        0,
+        column,
+        "blank",
+        "warning",
+    )
+    assert "sent as ''" in failure["message"]
+    assert check(table, rows(table, {column: blank}))[column].tolist() == [""]
+
+
+def test_description_may_be_empty_and_may_hold_na_text() -> None:
     assert check("clients", rows("clients", {"description": "N/A"}))["description"].iloc[0] == (
         "N/A"
     )
+    assert check("clients", rows("clients", {"description": ""}))["description"].iloc[0] == ""
 
 
 # --- enums ------------------------------------------------------------------------------------
@@ -297,14 +340,29 @@ def test_unit_increments_coerces_whole_numbers(value: Any, expected: int) -> Non
     assert isinstance(out["unitIncrements"].iloc[0], np.integer)
 
 
-@pytest.mark.parametrize(
-    "value", ["360.5", 360.5, "abc", "1,000", "6 min", True, "inf", math.inf, "nan", 1e300]
-)
-def test_unit_increments_reports_what_is_not_a_whole_number(value: Any) -> None:
+@pytest.mark.parametrize("value", ["abc", "1,000", "6 min", True, "inf", math.inf, "nan"])
+def test_unit_increments_reports_what_is_not_a_number(value: Any) -> None:
     failure = one_failure("initiatives", rows("initiatives", {"unitIncrements": value}))
     assert (failure["column"], failure["check"]) == ("unitIncrements", "type")
     assert "whole number" in failure["message"]
     assert failure["value"] == value or (isinstance(value, float) and math.isinf(value))
+
+
+@pytest.mark.parametrize(("value", "expected"), [("360.5", 360.5), (360.5, 360.5), (1e300, 1e300)])
+def test_fractional_unit_increments_are_a_warning_and_kept_as_given(
+    value: Any, expected: float
+) -> None:
+    df = rows("initiatives", {"unitIncrements": value})
+    failure = one_failure("initiatives", df)
+    assert (failure["column"], failure["check"], failure["severity"]) == (
+        "unitIncrements",
+        "fractional",
+        "warning",
+    )
+    assert failure["value"] == value
+    out = check("initiatives", df)
+    assert out["unitIncrements"].dtype == np.dtype("float64")
+    assert out["unitIncrements"].tolist() == [expected]
 
 
 @pytest.mark.parametrize("value", [0, "0", -360, "-360", -0.0])
@@ -345,7 +403,7 @@ def test_unit_increments_float_column_with_nan_reports_required_and_fraction() -
     df["unitIncrements"] = [360.0, np.nan, 0.5]
     assert failures_of("initiatives", df) == {
         (1, "unitIncrements", "required"),
-        (2, "unitIncrements", "type"),
+        (2, "unitIncrements", "fractional"),
     }
 
 
@@ -442,6 +500,18 @@ def test_identifiers_with_surrounding_whitespace_are_reported(
     assert (failure["column"], failure["check"], failure["value"]) == (column, "whitespace", value)
 
 
+@pytest.mark.parametrize(("table", "column"), IDENTIFIERS)
+def test_identifiers_with_surrounding_whitespace_are_warnings_and_kept_as_given(
+    table: str, column: str
+) -> None:
+    df = rows(table, {column: " X-1 "})
+    result = check_frame(table, df)
+    assert result.ok
+    assert result.failures["severity"].tolist() == ["warning"]
+    assert "sent as given" in result.failures["message"].iloc[0]
+    assert check(table, df)[column].tolist() == [" X-1 "]
+
+
 def test_names_may_have_surrounding_whitespace() -> None:
     assert check("clients", rows("clients", {"name": " Acme "}))["name"].iloc[0] == " Acme "
 
@@ -463,19 +533,21 @@ def test_external_id_uniqueness_is_case_sensitive() -> None:
     )
 
 
-def test_code_range_pair_must_be_unique() -> None:
+def test_code_range_pair_listed_twice_is_a_warning_and_every_row_is_kept() -> None:
     df = pd.DataFrame(
         {
             "initiativeExternalId": ["M-1", "M-1", "M-2", "M-1"],
             "codeExternalId": ["L110", "L120", "L110", "L110"],
         }
     )
-    fc = check_frame("code_ranges", df).failures
-    assert set(zip(fc["row"], fc["column"], fc["check"], strict=True)) == {
-        (0, "codeExternalId", "unique"),
-        (3, "codeExternalId", "unique"),
+    result = check_frame("code_ranges", df)
+    fc = result.failures
+    assert set(zip(fc["row"], fc["column"], fc["check"], fc["severity"], strict=True)) == {
+        (0, "codeExternalId", "repeated", "warning"),
+        (3, "codeExternalId", "repeated", "warning"),
     }
     assert "'L110' is listed more than once for initiativeExternalId 'M-1'" in fc["message"][0]
+    assert result.ok and len(result.valid_frame()) == 4
 
 
 # --- columns ----------------------------------------------------------------------------------
@@ -519,7 +591,7 @@ def test_misnamed_column_still_reports_every_row_problem_of_the_other_columns() 
     assert failures_of("clients", df) == {
         (None, "callSign", "column_missing"),
         (None, "call_sign", "column_unexpected"),
-        (0, "name", "required"),
+        (0, "name", "blank"),
     }
 
 
@@ -586,18 +658,18 @@ def test_check_raises_validation_error_with_every_failure_at_once() -> None:
     assert isinstance(err, ValueError) and isinstance(err, ToolkitError)
     fc = err.failure_cases
     assert list(fc.columns) == list(FAILURE_COLUMNS)
-    assert list(zip(fc["row"], fc["column"], fc["check"], strict=True)) == [
-        (10, "billingType", "allowed_values"),
-        (10, "unitIncrements", "type"),
-        (11, "name", "required"),
-        (11, "status", "allowed_values"),
-        (12, "clientExternalId", "whitespace"),
-        (12, "unitIncrements", "positive"),
+    assert list(zip(fc["row"], fc["column"], fc["check"], fc["severity"], strict=True)) == [
+        (10, "billingType", "allowed_values", "error"),
+        (10, "unitIncrements", "fractional", "warning"),
+        (11, "name", "blank", "warning"),
+        (11, "status", "allowed_values", "error"),
+        (12, "clientExternalId", "whitespace", "warning"),
+        (12, "unitIncrements", "positive", "error"),
     ]
     assert fc["table"].eq("initiatives").all()
     assert fc["externalId"].tolist() == ["M-1", "M-1", "M-1-1", "M-1-1", "M-1-2", "M-1-2"]
     assert fc["value"].tolist() == ["Billable", "360.5", "", "closed", " C-1", "-6"]
-    assert "6 problems" in str(err)
+    assert "6 problems (3 errors, 3 warnings)" in str(err)
     assert "initiatives row 10 [M-1] billingType" in str(err)
 
 

@@ -22,8 +22,8 @@ SAMPLE = ROOT / "sample_data"
 BROKEN = Path(__file__).resolve().parent.parent / "sample_data" / "broken"
 
 
-def triples(report: ValidationReport) -> set[tuple[str, Any, str | None, str]]:
-    fc = report.failures
+def triples(report: ValidationReport | pd.DataFrame) -> set[tuple[str, Any, str | None, str]]:
+    fc = report if isinstance(report, pd.DataFrame) else report.failures
     return set(zip(fc["table"], fc["row"], fc["column"], fc["check"], strict=True))
 
 
@@ -129,10 +129,10 @@ def test_load_folder_keeps_na_text_and_unicode(sample: dict[str, pd.DataFrame]) 
 
 BROKEN_EXPECTED = {
     ("clients", 2, "externalId", "unique"),
-    ("clients", 4, "name", "required"),
+    ("clients", 4, "name", "blank"),
     ("clients", 20, "externalId", "unique"),
     ("initiatives", 1, "billingType", "allowed_values"),
-    ("initiatives", 5, "unitIncrements", "type"),
+    ("initiatives", 5, "unitIncrements", "fractional"),
     ("initiatives", 13, "unitIncrements", "positive"),
     ("initiatives", 20, "status", "allowed_values"),
     ("initiatives", 26, "clientExternalId", "reference"),
@@ -143,9 +143,16 @@ BROKEN_EXPECTED = {
     ("codes", 32, "externalId", "whitespace"),
     ("codes", 35, "codeTypeExternalId", "reference"),
     ("code_ranges", 3, "codeExternalId", "reference"),
-    ("code_ranges", 12, "codeExternalId", "unique"),
+    ("code_ranges", 12, "codeExternalId", "repeated"),
     ("code_ranges", 20, "initiativeExternalId", "reference"),
-    ("code_ranges", 41, "codeExternalId", "unique"),
+    ("code_ranges", 41, "codeExternalId", "repeated"),
+}
+BROKEN_WARNINGS = {
+    ("clients", 4, "name", "blank"),
+    ("initiatives", 5, "unitIncrements", "fractional"),
+    ("codes", 32, "externalId", "whitespace"),
+    ("code_ranges", 12, "codeExternalId", "repeated"),
+    ("code_ranges", 41, "codeExternalId", "repeated"),
 }
 
 
@@ -154,6 +161,8 @@ def test_broken_sample_reports_every_planted_error_in_one_pass() -> None:
     assert not report.ok
     assert triples(report) == BROKEN_EXPECTED
     assert len(report.failures) == len(BROKEN_EXPECTED)
+    assert triples(report.warnings) == BROKEN_WARNINGS
+    assert len(report.errors) == len(BROKEN_EXPECTED - BROKEN_WARNINGS) == 13
     fc = report.failures
     assert list(fc.columns) == list(FAILURE_COLUMNS)
     assert fc["message"].map(lambda m: isinstance(m, str) and len(m) > 10).all()
@@ -187,21 +196,74 @@ def test_broken_sample_raise_if_failed_carries_the_same_frame() -> None:
 
 def test_broken_sample_report_frames_hold_only_importable_rows() -> None:
     report = validate(**load_folder(BROKEN))
-    assert 4 not in report.frames["clients"].index
+    assert 4 in report.frames["clients"].index  # a blank name is only a warning
     assert 2 not in report.frames["clients"].index
     assert report.frames["code_types"].empty  # a column is wrong
-    held = {"M-1001-001", "M-1006-002", "M-1016-02"}
+    held = {"M-1001-001", "M-1016-02"}
     assert not set(report.frames["code_ranges"]["initiativeExternalId"]) & held
     assert "M-1016-002" in set(report.frames["code_ranges"]["initiativeExternalId"])
+    assert "M-1006-002" in set(report.frames["code_ranges"]["initiativeExternalId"])
 
 
 def test_broken_sample_bad_rows_and_bad_ids() -> None:
     report = validate(**load_folder(BROKEN))
-    assert report.bad_rows("clients") == {2, 4, 20}
+    assert report.bad_rows("clients") == {2, 20}
     assert bad_rows(report, "code_types") == {0, 1, 2}
-    assert report.bad_ids("clients") == {"C-1003", "C-1005"}
-    assert report.bad_ids("code_ranges") == {"M-1001-001", "M-1006-002", "M-1016-02"}
+    assert report.bad_ids("clients") == {"C-1003"}
+    assert report.bad_ids("code_ranges") == {"M-1001-001", "M-1016-02"}
     assert report.bad_rows("nothing-given") == set()
+
+
+# --- severity: what the service refuses is an error, what only looks wrong a warning -----------
+
+
+def test_a_firm_with_blank_text_spaced_ids_and_fractional_increments_has_warnings_only(
+    firm_with_warnings: dict[str, pd.DataFrame],
+) -> None:
+    report = validate(**firm_with_warnings)
+    assert report.ok, report.errors.to_string()
+    report.raise_if_failed()
+    assert report.errors.empty and set(report.failures["severity"]) == {"warning"}
+    assert triples(report) == {
+        ("clients", 0, "externalId", "whitespace"),
+        ("clients", 0, "callSign", "blank"),
+        ("clients", 0, "description", "blank"),
+        ("clients", 1, "callSign", "blank"),
+        ("initiatives", 0, "externalId", "whitespace"),
+        ("initiatives", 0, "description", "blank"),
+        ("initiatives", 0, "callSign", "blank"),
+        ("initiatives", 0, "clientExternalId", "whitespace"),
+        ("initiatives", 0, "unitIncrements", "fractional"),
+        ("initiatives", 1, "description", "blank"),
+        ("initiatives", 1, "unitIncrements", "fractional"),
+        ("codes", 0, "description", "blank"),
+        ("codes", 1, "externalId", "whitespace"),
+        ("code_ranges", 0, "initiativeExternalId", "whitespace"),
+        ("code_ranges", 0, "codeExternalId", "repeated"),
+        ("code_ranges", 1, "initiativeExternalId", "whitespace"),
+        ("code_ranges", 1, "codeExternalId", "whitespace"),
+        ("code_ranges", 2, "initiativeExternalId", "whitespace"),
+        ("code_ranges", 2, "codeExternalId", "repeated"),
+    }
+    # every row is kept, as given; a blank cell becomes ""
+    assert {t: len(f) for t, f in report.frames.items()} == {
+        t: len(f) for t, f in firm_with_warnings.items()
+    }
+    assert report.frames["clients"]["callSign"].tolist() == ["", ""]
+    assert report.frames["initiatives"]["unitIncrements"].tolist() == [360.5, 90.25]
+    assert report.frames["initiatives"]["clientExternalId"].tolist() == [" C-1 ", "C-2"]
+    assert repr(report).startswith("ValidationReport: ok, 10 rows in 5 table(s), 19 warnings")
+    assert report.summary()["warnings"].sum() == 19
+
+
+def test_warnings_are_counted_beside_errors_in_the_message() -> None:
+    df = clients("C-1", "C-1")
+    df.loc[0, "description"] = ""
+    report = validate(clients=df)
+    assert not report.ok
+    with pytest.raises(ValidationError, match=r"3 problems \(2 errors, 1 warning\)") as info:
+        report.raise_if_failed()
+    assert "warning: description is empty; it is sent as ''" in str(info.value)
 
 
 # --- references -------------------------------------------------------------------------------
@@ -261,10 +323,10 @@ def test_reference_message_suggests_an_id_differing_only_in_case_or_spaces() -> 
 
 
 def test_a_parent_row_that_failed_still_counts_as_existing() -> None:
-    parents = clients("C-1")
-    parents.loc[0, "name"] = ""
+    parents = clients("C-1").astype({"name": object})
+    parents.loc[0, "name"] = 2.5
     report = validate(clients=parents, initiatives=initiatives(("M-1", "C-1")))
-    assert triples(report) == {("clients", 0, "name", "required")}
+    assert triples(report) == {("clients", 0, "name", "type")}
     assert report.bad_ids("clients") == {"C-1"}
 
 
@@ -278,9 +340,13 @@ def test_references_without_a_parent_are_listed_as_unchecked() -> None:
     assert "unchecked references" in repr(report)
 
 
-def test_a_value_already_failing_its_own_rule_is_not_also_a_reference_failure() -> None:
+def test_a_reference_with_surrounding_spaces_warns_and_must_match_the_parent_as_given() -> None:
     report = validate(clients=clients("C-1"), initiatives=initiatives(("M-1", " C-1")))
-    assert triples(report) == {("initiatives", 0, "clientExternalId", "whitespace")}
+    assert triples(report.warnings) == {("initiatives", 0, "clientExternalId", "whitespace")}
+    assert triples(report.errors) == {("initiatives", 0, "clientExternalId", "reference")}
+    assert "did you mean 'C-1'?" in report.errors["message"].iloc[0]
+    spaced = validate(clients=clients(" C-1"), initiatives=initiatives(("M-1", " C-1")))
+    assert spaced.ok and set(spaced.failures["check"]) == {"whitespace"}
 
 
 def test_known_with_an_unknown_table_is_a_config_error() -> None:
@@ -340,8 +406,9 @@ def test_empty_call_is_ok() -> None:
 def test_report_summary_and_html() -> None:
     report = validate(**load_folder(BROKEN))
     summary = report.summary()
-    assert summary.loc["clients"].tolist() == [21, 18, 3, 3]
-    assert summary.loc["code_types"].tolist() == [3, 0, 3, 4]
+    assert list(summary.columns) == ["rows", "valid", "bad", "errors", "warnings"]
+    assert summary.loc["clients"].tolist() == [21, 19, 2, 2, 1]
+    assert summary.loc["code_types"].tolist() == [3, 0, 3, 4, 0]
     assert repr(report).startswith("ValidationReport: NOT ok, 18 problems")
     html = report._repr_html_()
     assert "<table" in html and "user_defaultable" in html
@@ -395,8 +462,10 @@ def test_load_folder_excel_keeps_na_text_and_reports_empty_cells(tmp_path: Path)
     df.loc[1, "description"] = None
     df.to_excel(tmp_path / "clients.xlsx", index=False)
     report = validate(**load_folder(tmp_path))
-    assert triples(report) == {("clients", 1, "description", "required")}
+    assert triples(report) == {("clients", 1, "description", "blank")}
+    assert report.ok and report.failures["severity"].tolist() == ["warning"]
     assert report.failures["externalId"].tolist() == ["NA"]
+    assert report.frames["clients"]["description"].tolist() == ["x", ""]
 
 
 def test_load_folder_reads_csv_with_a_bom(tmp_path: Path) -> None:
@@ -435,6 +504,6 @@ def test_validates_tens_of_thousands_of_rows_quickly() -> None:
     started = time.perf_counter()
     report = validate(clients=parents, initiatives=matters)
     elapsed = time.perf_counter() - started
-    assert len(report.failures) == 30
-    assert len(report.frames["initiatives"]) == n - 30
+    assert len(report.failures) == 30 and set(report.failures["check"]) == {"fractional"}
+    assert report.ok and len(report.frames["initiatives"]) == n
     assert elapsed < 10, elapsed

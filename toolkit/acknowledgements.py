@@ -23,11 +23,14 @@ from toolkit.schemas.acknowledgements import CROSS_RULES, OUTCOMES, Acknowledgem
 __all__ = ["AcknowledgementSchema", "acknowledge", "check_acknowledgements"]
 
 
-def _as_list(value: Any) -> list[str] | None:
+def _as_list(value: Any, separator: str | None = None) -> list[str] | None:
+    """``errors`` as given: a list stays a list; text is one message unless ``separator``."""
     if value is None or (isinstance(value, float) and pd.isna(value)):
         return None
     if isinstance(value, str):
-        parts = [p.strip() for p in value.split(";")]
+        if not separator:
+            return [value] if value.strip() else None
+        parts = [p.strip() for p in value.split(separator)]
         return [p for p in parts if p] or None
     if hasattr(value, "tolist"):
         value = value.tolist()
@@ -51,6 +54,7 @@ def _failures(
             "externalId": entry_ids,
             "column": columns,
             "check": checks,
+            "severity": "error",  # the service refuses every one of these
             "value": values,
             "message": messages,
         }
@@ -82,15 +86,18 @@ def _message(df: pd.DataFrame, column: str, check: str, value: Any) -> str:
     return f"{column}: failed {check}; got {value!r}"
 
 
-def check_acknowledgements(frame: pd.DataFrame) -> pd.DataFrame:
+def check_acknowledgements(frame: pd.DataFrame, *, separator: str | None = None) -> pd.DataFrame:
     """Normalise and validate an acknowledgement frame.
 
-    Accepts ``_id`` for ``entryId`` (as exported) and ``errors`` as a list or ``;``-separated
-    text; missing ``externalId`` / ``errors`` columns are added empty. An index with repeated
-    labels is replaced by row positions.
+    Accepts ``_id`` for ``entryId`` (as exported). ``errors`` are taken as given: a list stays a
+    list, and text is one message (``"client closed; rate missing"`` is one reason) unless a
+    ``separator`` is given. Missing ``externalId`` / ``errors`` columns are added empty. An
+    index with repeated labels is replaced by row positions.
 
     Args:
         frame: ``userId``, ``entryId`` (or ``_id``), ``outcome``, ``externalId``, ``errors``.
+        separator: Split text ``errors`` on it into several messages (stripped, blanks
+            dropped), e.g. ``";"``. Lists are never split.
 
     Returns:
         The normalised frame (``errors`` as lists).
@@ -103,6 +110,8 @@ def check_acknowledgements(frame: pd.DataFrame) -> pd.DataFrame:
         >>> df = pd.DataFrame({"userId": ["u1"], "entryId": ["e1"], "outcome": ["failed"],
         ...                    "errors": ["client closed; rate missing"]})
         >>> check_acknowledgements(df).loc[0, "errors"]
+        ['client closed; rate missing']
+        >>> check_acknowledgements(df, separator=";").loc[0, "errors"]
         ['client closed', 'rate missing']
     """
     df = unique_rows(frame).copy()
@@ -129,7 +138,9 @@ def check_acknowledgements(frame: pd.DataFrame) -> pd.DataFrame:
             dtype=object,
         )
     df["errors"] = pd.Series(
-        [_as_list(v) for v in df["errors"].astype(object).tolist()], index=df.index, dtype=object
+        [_as_list(v, separator) for v in df["errors"].astype(object).tolist()],
+        index=df.index,
+        dtype=object,
     )
     if df.empty:
         return df[["userId", "entryId", "outcome", "externalId", "errors"]]
@@ -196,7 +207,9 @@ def acknowledge(
     Args:
         conn: the connection (a :class:`~toolkit.connection.Connection`).
         frame: ``userId``, ``entryId`` (or ``_id``), ``outcome`` (``succeeded`` / ``failed``),
-            ``externalId`` (succeeded rows), ``errors`` (failed rows; list or ``;``-text).
+            ``externalId`` (succeeded rows), ``errors`` (failed rows; a list, or text sent as
+            one message: to split text, pass the frame through
+            ``check_acknowledgements(frame, separator=";")`` first).
         validate: check the frame first and raise before anything is sent.
         workers: worker threads.
         progress: show a progress bar.

@@ -127,7 +127,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     report = validate(**frames)
     print(report)
     failures = with_lines(report.failures, frames)
-    if not report.ok:
+    if not failures.empty:  # errors and warnings; only errors fail the command
         _print_frame(failures, 200)
     _write_out(failures, out, "failures")
     return 0 if report.ok else 1

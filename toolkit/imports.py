@@ -293,7 +293,7 @@ def onboard(
             raw = frames[table]
             reasons: dict[Any, str] = {}
             if table in report.results:
-                tfails = fails[fails["table"] == table]
+                tfails = fails[(fails["table"] == table) & (fails["severity"] == "error")]
                 whole = tfails[tfails["row"].isna()]["message"].tolist()
                 for label in report.bad_rows(table):
                     msgs = tfails[tfails["row"] == label]["message"].tolist() or whole

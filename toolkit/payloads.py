@@ -1,6 +1,7 @@
 """Checked frames -> JSON-ready request bodies, exactly as the spec's field tables.
 
-Every value is a native Python ``str``, ``int``, ``bool`` or ``None``: no numpy scalar, no NaN.
+Every value is a native Python ``str``, ``int``, ``bool`` or ``None`` (and ``float`` for a
+fractional ``unitIncrements``, which the spec's ``number`` allows): no numpy scalar, no NaN.
 A client, initiative, code type or code row is one payload; code ranges (long form) are
 grouped per initiative into one ``{"codeExternalIds": [...]}`` payload each, together with
 the input row labels the payload stands for.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from typing import Any, NamedTuple
 
 import pandas as pd
@@ -47,8 +49,8 @@ def _native_column(s: pd.Series, kind: str, nullable: bool, column: str) -> list
             "(toolkit.schemas.check or toolkit.validate)"
         )
     try:
-        if kind == "whole":
-            values: list[Any] = [int(v) for v in s.astype("Int64").fillna(0).tolist()]
+        if kind == "number":
+            values: list[Any] = [_number(v) for v in s.astype("Float64").fillna(0).tolist()]
         elif kind == "bool":
             values = [bool(v) for v in s.astype("boolean").fillna(False).tolist()]
         else:
@@ -63,6 +65,13 @@ def _native_column(s: pd.Series, kind: str, nullable: bool, column: str) -> list
     return values
 
 
+def _number(value: float) -> int | float:
+    """A JSON number: an ``int`` when whole (``360``), else the ``float`` as given."""
+    if not math.isfinite(value):
+        raise ValueError(f"{value} is not a finite number")
+    return int(value) if value.is_integer() and abs(value) < 2**53 else float(value)
+
+
 def to_payloads(table: str, df: pd.DataFrame) -> list[dict[str, Any]]:
     """Build one request body per row of a checked frame, in row order.
 
@@ -73,7 +82,8 @@ def to_payloads(table: str, df: pd.DataFrame) -> list[dict[str, Any]]:
 
     Returns:
         One dict per row with the spec's fields in field-table order and native types
-        (``unitIncrements`` an ``int``, booleans ``bool``, a null ``semanticType`` ``None``).
+        (``unitIncrements`` an ``int``, or a ``float`` when fractional; booleans ``bool``; a
+        null ``semanticType`` ``None``).
 
     Raises:
         ValueError: ``table`` is unknown or ``code_ranges`` (use

@@ -17,6 +17,11 @@ References checked (``check == "reference"``)::
 
 A reference is checked only when its parent table is given or listed in ``known``; the
 others are named in :attr:`ValidationReport.unchecked`.
+
+Each failure has a ``severity``: an ``error`` is what the service refuses and blocks posting;
+a ``warning`` (blank free text, spaces around an id, a fractional ``unitIncrements``, a code
+range listing a pair twice) is shown and counted, and the row is imported as given.
+:attr:`ValidationReport.ok` means no errors.
 """
 
 from __future__ import annotations
@@ -48,13 +53,14 @@ class ValidationReport:
     """The outcome of :func:`validate`.
 
     Attributes:
-        failures: Every failure of every table, in import order then row order. Columns:
-            ``table``, ``row``, ``externalId``, ``column``, ``check``, ``value``, ``message``.
+        failures: Every failure of every table, errors and warnings, in import order then row
+            order. Columns: ``table``, ``row``, ``externalId``, ``column``, ``check``,
+            ``severity``, ``value``, ``message``.
         frames: Per given table, the rows safe to import on their own: coerced to the spec's
-            types, failed rows removed, input index kept. For ``code_ranges``, every row of an
-            initiative whose range has a failed row is removed too (a range is posted whole, and a
-            partial one would permit too few codes). A table with a missing, unexpected or
-            duplicated column gets an empty frame.
+            types, rows with an error removed (rows with only warnings kept), input index kept.
+            For ``code_ranges``, every row of an initiative whose range has a row with an error
+            is removed too (a range is posted whole, and a partial one would permit too few
+            codes). A table with a missing, unexpected or duplicated column gets an empty frame.
         rows: Number of input rows per given table.
         unchecked: References that could not be checked because neither the parent frame nor
             ``known`` ids of it were given, e.g. ``"initiatives.clientExternalId -> clients"``.
@@ -79,14 +85,32 @@ class ValidationReport:
 
     @property
     def ok(self) -> bool:
-        """True when no table has any failure."""
-        return self.failures.empty
+        """True when no table has an error; warnings do not count.
+
+        >>> import pandas as pd
+        >>> report = validate(clients=pd.DataFrame({"externalId": ["C-1"], "name": ["Acme"],
+        ...                                         "callSign": [""], "description": [""]}))
+        >>> report.ok, len(report.warnings), len(report.errors)
+        (True, 2, 0)
+        """
+        return self.errors.empty
+
+    @property
+    def errors(self) -> pd.DataFrame:
+        """The failures of severity ``error``: what the service would refuse."""
+        return self.failures[self.failures["severity"] == "error"]
+
+    @property
+    def warnings(self) -> pd.DataFrame:
+        """The failures of severity ``warning``: sent as given, but worth a look."""
+        return self.failures[self.failures["severity"] == "warning"]
 
     def raise_if_failed(self) -> None:
-        """Raise :class:`toolkit.errors.ValidationError` when there is any failure.
+        """Raise :class:`toolkit.errors.ValidationError` when there is any error.
 
         Raises:
-            toolkit.errors.ValidationError: ``.failure_cases`` is :attr:`failures`.
+            toolkit.errors.ValidationError: ``.failure_cases`` is :attr:`failures` (warnings
+                included, marked in ``severity``).
 
         >>> import pandas as pd
         >>> validate(codes=pd.DataFrame({"externalId": ["L110"]})).raise_if_failed()
@@ -101,7 +125,7 @@ class ValidationReport:
     def bad_rows(self, table: str) -> set[Any]:
         """Input index labels of the rows of ``table`` that must not be imported.
 
-        The rows with at least one failure; every row when a column is missing, unexpected or
+        The rows with at least one error; every row when a column is missing, unexpected or
         duplicated; an empty set for a table that was not given.
 
         Args:
@@ -111,8 +135,8 @@ class ValidationReport:
             A set of index labels.
 
         >>> import pandas as pd
-        >>> clients = pd.DataFrame({"externalId": ["C-1", "C-1"], "name": ["A", "B"],
-        ...                         "callSign": ["1", "2"], "description": ["", "x"]})
+        >>> clients = pd.DataFrame({"externalId": ["C-1", "C-1", "C-2"], "name": ["A", "B", ""],
+        ...                         "callSign": ["1", "2", "3"], "description": ["", "x", "y"]})
         >>> sorted(validate(clients=clients).bad_rows("clients"))
         [0, 1]
         """
@@ -132,7 +156,7 @@ class ValidationReport:
             A set of ids (missing ids are left out).
 
         >>> import pandas as pd
-        >>> clients = pd.DataFrame({"externalId": ["C-1", "C-2"], "name": ["A", ""],
+        >>> clients = pd.DataFrame({"externalId": ["C-1", "C-2"], "name": ["A", 2.5],
         ...                         "callSign": ["1", "2"], "description": ["a", "b"]})
         >>> validate(clients=clients).bad_ids("clients")
         {'C-2'}
@@ -147,14 +171,16 @@ class ValidationReport:
         return set(frame[col].dropna().astype(str).tolist())
 
     def summary(self) -> pd.DataFrame:
-        """One row per given table: ``rows``, ``valid``, ``bad`` (rows) and ``failures``.
+        """One row per given table: ``rows``, ``valid``, ``bad`` (rows), ``errors`` and
+        ``warnings``.
 
         >>> import pandas as pd
-        >>> validate(code_ranges=pd.DataFrame({"initiativeExternalId": ["M-1"],
-        ...          "codeExternalId": ["L1"]})).summary().loc["code_ranges"].tolist()
-        [1, 1, 0, 0]
+        >>> validate(code_ranges=pd.DataFrame({"initiativeExternalId": ["M-1", "M-1"],
+        ...          "codeExternalId": ["L1", "L1"]})).summary().loc["code_ranges"].tolist()
+        [2, 2, 0, 0, 2]
         """
-        counts = self.failures["table"].value_counts() if not self.failures.empty else pd.Series()
+        errors = self.errors["table"].value_counts()
+        warnings = self.warnings["table"].value_counts()
         data = []
         for table, n in self.rows.items():
             bad = len(self.bad_rows(table))
@@ -163,7 +189,8 @@ class ValidationReport:
                     "rows": n,
                     "valid": len(self.frames.get(table, ())),
                     "bad": bad,
-                    "failures": int(counts.get(table, 0)),
+                    "errors": int(errors.get(table, 0)),
+                    "warnings": int(warnings.get(table, 0)),
                 }
             )
         return pd.DataFrame(data, index=pd.Index(list(self.rows), name="table"))
@@ -173,7 +200,9 @@ class ValidationReport:
             return "ValidationReport: nothing to validate"
         if self.ok:
             total = sum(self.rows.values())
-            return f"ValidationReport: ok, {total} rows in {len(self.rows)} table(s)"
+            head = f"ValidationReport: ok, {total} rows in {len(self.rows)} table(s)"
+            n = len(self.warnings)
+            return head + (f", {n} warning{'s' if n != 1 else ''}" if n else "")
         return f"ValidationReport: NOT ok, {format_failures(self.failures).splitlines()[0]}"
 
     def __repr__(self) -> str:
@@ -192,7 +221,7 @@ class ValidationReport:
             parts.append(
                 "<p>unchecked references: " + html.escape("; ".join(self.unchecked)) + "</p>"
             )
-        if not self.ok:
+        if not self.failures.empty:
             parts.append(self.failures.head(50).to_html(index=False))
             if len(self.failures) > 50:
                 parts.append(f"<p>... {len(self.failures) - 50} more in <code>.failures</code></p>")
@@ -212,10 +241,10 @@ def bad_rows(report: ValidationReport, table: str) -> set[Any]:
         A set of index labels.
 
     >>> import pandas as pd
-    >>> report = validate(code_ranges=pd.DataFrame({"initiativeExternalId": ["M-1", "M-1"],
+    >>> report = validate(code_ranges=pd.DataFrame({"initiativeExternalId": ["M-1", ""],
     ...                                             "codeExternalId": ["L1", "L1"]}))
     >>> sorted(bad_rows(report, "code_ranges"))
-    [0, 1]
+    [1]
     """
     return report.bad_rows(table)
 

@@ -2,7 +2,17 @@
 the import endpoints accept.
 
 Each model follows one field table of the interface spec (Client, Initiative, Code type, Code,
-and Code range in long form: one row per ``(initiativeExternalId, codeExternalId)`` pair).
+and Code range in long form: one row per ``(initiativeExternalId, codeExternalId)`` pair), one
+column per line, declared with the shared rules of :mod:`toolkit.schemas.rules`
+(``external_id()``, ``required_text()``, ``reference(table)``, ``one_of(values)``,
+``seconds()``). :data:`TABLES` reads each table's key and references from its model.
+
+Every failure has a ``severity``, following the spec's line: what the service refuses is an
+``error`` and blocks posting (missing ids, unknown references, values outside an enum,
+``unitIncrements <= 0``, text where a number belongs, a repeated ``externalId``); what it allows
+but looks wrong is a ``warning`` and the row is sent as given (blank free text, sent as ``""``;
+spaces around an id; a fractional ``unitIncrements``; a code range listing a pair twice, sent
+once). :attr:`CheckResult.ok` means no errors.
 
 :func:`check_frame` runs one table through four steps and never raises on bad data::
 
@@ -14,17 +24,18 @@ and Code range in long form: one row per ``(initiativeExternalId, codeExternalId
    column is reported with the closest match (``call_sign`` -> ``callSign``).
 2. Coercion, a step we control rather than pandera's ``coerce``: what CSV, Excel and Parquet
    loading commonly yields becomes a proper value where that is unambiguous (``360.0``,
-   ``"360"`` -> 360; ``TRUE``, ``"false"``, 1, 0 -> booleans; an empty cell -> missing, or null
-   for ``semanticType``) and a ``type`` failure row where it is not (``360.5``, ``"abc"``,
-   ``"yes"``).
+   ``"360"`` -> 360, ``"360.5"`` -> 360.5; ``TRUE``, ``"false"``, 1, 0 -> booleans; an empty
+   cell -> missing in an id or enum column, ``""`` in a free-text column, null for
+   ``semanticType``) and a ``type`` failure row where it is not (``"abc"``, ``"yes"``).
 3. The pandera model, with ``lazy=True``: required values, non-blank text, case-sensitive enums,
-   ``unitIncrements > 0``, unique keys, identifiers without surrounding whitespace.
+   ``unitIncrements > 0`` and whole, unique keys, identifiers without surrounding whitespace.
 4. Optional references (column -> set of allowed ids), used by :func:`toolkit.validation.validate`.
 
 Failure frame columns (:data:`FAILURE_COLUMNS`): ``table``, ``row`` (the input index label;
 None for a column-level problem), ``externalId`` (the row's key; for code ranges the
-``initiativeExternalId``), ``column``, ``check`` (one of :data:`CHECKS`), ``value`` (the raw input
-value) and ``message``.
+``initiativeExternalId``), ``column``, ``check`` (one of :data:`CHECKS`), ``severity``
+(``error`` or ``warning``, set by the check: :data:`toolkit.schemas.rules.SEVERITY`), ``value``
+(the raw input value) and ``message``.
 """
 
 from __future__ import annotations
@@ -43,6 +54,20 @@ import pandas as pd
 import pandera.pandas as pa
 from pandera.errors import SchemaErrors
 from pandera.typing import Series
+
+from toolkit.errors import ValidationError
+from toolkit.schemas.rules import (
+    CHECK_NAMES,
+    KEY,
+    KIND,
+    REFERENCES,
+    SEVERITY,
+    external_id,
+    one_of,
+    reference,
+    required_text,
+    seconds,
+)
 
 __all__ = [
     "BILLING_TYPES",
@@ -78,6 +103,7 @@ FAILURE_COLUMNS: tuple[str, ...] = (
     "externalId",
     "column",
     "check",
+    "severity",
     "value",
     "message",
 )
@@ -95,8 +121,11 @@ CHECKS: tuple[str, ...] = (
     "unique",
     "reference",
     "internal",
+    "blank",
+    "fractional",
+    "repeated",
 )
-"""Values of the failure frame's ``check`` column."""
+"""Values of the failure frame's ``check`` column (the last three are warnings)."""
 
 _MAX_WHOLE = 2**53  # beyond this a float cannot tell one whole number from the next
 
@@ -104,14 +133,6 @@ _MAX_WHOLE = 2**53  # beyond this a float cannot tell one whole number from the 
 # --------------------------------------------------------------------------------------------
 # Models
 # --------------------------------------------------------------------------------------------
-
-
-def _not_blank(s: pd.Series) -> pd.Series:
-    return s.str.strip() != ""
-
-
-def _trimmed(s: pd.Series) -> pd.Series:
-    return s.str.strip() == s
 
 
 class ClientSchema(pa.DataFrameModel):
@@ -124,20 +145,10 @@ class ClientSchema(pa.DataFrameModel):
     1
     """
 
-    externalId: Series[str] = pa.Field(unique=True)
-    name: Series[str]
-    callSign: Series[str]
-    description: Series[str]
-
-    @pa.check("externalId", "name", "callSign", "description", name="not_blank")
-    @classmethod
-    def _not_blank(cls, s: pd.Series) -> pd.Series:
-        return _not_blank(s)
-
-    @pa.check("externalId", name="trimmed")
-    @classmethod
-    def _trimmed(cls, s: pd.Series) -> pd.Series:
-        return _trimmed(s)
+    externalId: Series[str] = external_id()
+    name: Series[str] = required_text()
+    callSign: Series[str] = required_text()
+    description: Series[str] = required_text()
 
     class Config:
         name = "clients"
@@ -157,24 +168,14 @@ class InitiativeSchema(pa.DataFrameModel):
     1
     """
 
-    billingType: Series[str] = pa.Field(isin=BILLING_TYPES)
-    externalId: Series[str] = pa.Field(unique=True)
-    name: Series[str]
-    description: Series[str]
-    callSign: Series[str]
-    clientExternalId: Series[str]
-    unitIncrements: Series[int] = pa.Field(gt=0)
-    status: Series[str] = pa.Field(isin=STATUSES)
-
-    @pa.check("externalId", "name", "description", "callSign", "clientExternalId", name="not_blank")
-    @classmethod
-    def _not_blank(cls, s: pd.Series) -> pd.Series:
-        return _not_blank(s)
-
-    @pa.check("externalId", "clientExternalId", name="trimmed")
-    @classmethod
-    def _trimmed(cls, s: pd.Series) -> pd.Series:
-        return _trimmed(s)
+    billingType: Series[str] = one_of(BILLING_TYPES)
+    externalId: Series[str] = external_id()
+    name: Series[str] = required_text()
+    description: Series[str] = required_text()
+    callSign: Series[str] = required_text()
+    clientExternalId: Series[str] = reference("clients")
+    unitIncrements: Series[Any] = seconds()
+    status: Series[str] = one_of(STATUSES)
 
     class Config:
         name = "initiatives"
@@ -195,21 +196,11 @@ class CodeTypeSchema(pa.DataFrameModel):
     1
     """
 
-    externalId: Series[str] = pa.Field(unique=True)
-    name: Series[str]
-    semanticType: Series[str] = pa.Field(nullable=True, isin=SEMANTIC_TYPES)
+    externalId: Series[str] = external_id()
+    name: Series[str] = required_text()
+    semanticType: Series[str] = one_of(SEMANTIC_TYPES, nullable=True)
     customerDefaultable: Series[bool]
     userDefaultable: Series[bool]
-
-    @pa.check("externalId", "name", name="not_blank")
-    @classmethod
-    def _not_blank(cls, s: pd.Series) -> pd.Series:
-        return _not_blank(s)
-
-    @pa.check("externalId", name="trimmed")
-    @classmethod
-    def _trimmed(cls, s: pd.Series) -> pd.Series:
-        return _trimmed(s)
 
     class Config:
         name = "code_types"
@@ -228,20 +219,10 @@ class CodeSchema(pa.DataFrameModel):
     1
     """
 
-    externalId: Series[str] = pa.Field(unique=True)
-    name: Series[str]
-    description: Series[str]
-    codeTypeExternalId: Series[str]
-
-    @pa.check("externalId", "name", "description", "codeTypeExternalId", name="not_blank")
-    @classmethod
-    def _not_blank(cls, s: pd.Series) -> pd.Series:
-        return _not_blank(s)
-
-    @pa.check("externalId", "codeTypeExternalId", name="trimmed")
-    @classmethod
-    def _trimmed(cls, s: pd.Series) -> pd.Series:
-        return _trimmed(s)
+    externalId: Series[str] = external_id()
+    name: Series[str] = required_text()
+    description: Series[str] = required_text()
+    codeTypeExternalId: Series[str] = reference("code_types")
 
     class Config:
         name = "codes"
@@ -263,18 +244,8 @@ class CodeRangeSchema(pa.DataFrameModel):
     2
     """
 
-    initiativeExternalId: Series[str]
-    codeExternalId: Series[str]
-
-    @pa.check("initiativeExternalId", "codeExternalId", name="not_blank")
-    @classmethod
-    def _not_blank(cls, s: pd.Series) -> pd.Series:
-        return _not_blank(s)
-
-    @pa.check("initiativeExternalId", "codeExternalId", name="trimmed")
-    @classmethod
-    def _trimmed(cls, s: pd.Series) -> pd.Series:
-        return _trimmed(s)
+    initiativeExternalId: Series[str] = reference("initiatives")
+    codeExternalId: Series[str] = reference("codes")
 
     class Config:
         name = "code_ranges"
@@ -300,7 +271,8 @@ class TableSpec:
         columns: The spec's columns, in the field table's order.
         references: ``(column, parent table)`` pairs checked by
             :func:`toolkit.validation.validate`.
-        kinds: Coercion kind of each column: ``text``, ``whole`` or ``bool``.
+        kinds: Coercion kind of each column: ``text`` (ids and enums: blank is missing),
+            ``free_text`` (blank is ``""``), ``number`` or ``bool``.
         nullable: Columns whose missing value means null rather than a failure.
     """
 
@@ -318,54 +290,39 @@ class TableSpec:
         return self.key[0]
 
 
-def _spec(
-    name: str,
-    schema: type[pa.DataFrameModel],
-    key: tuple[str, ...],
-    references: tuple[tuple[str, str], ...] = (),
-) -> TableSpec:
+def _spec(schema: type[pa.DataFrameModel]) -> TableSpec:
+    """A table's spec, read from its model: the name (``Config.name``), the key (the
+    :func:`~toolkit.schemas.rules.external_id` column, or ``Config.unique``), the references
+    (:func:`~toolkit.schemas.rules.reference` columns) and each column's coercion kind."""
     full = schema.to_schema()
+    meta = {col: column.metadata or {} for col, column in full.columns.items()}
     kinds: dict[str, str] = {}
     for col, column in full.columns.items():
-        dtype = str(column.dtype)
-        kinds[col] = "whole" if "int" in dtype else "bool" if "bool" in dtype else "text"
-    nullable = frozenset(col for col, column in full.columns.items() if column.nullable)
+        kinds[col] = meta[col].get(KIND) or ("bool" if "bool" in str(column.dtype) else "text")
+    key = tuple(full.unique or [col for col, m in meta.items() if m.get(KEY)])
     return TableSpec(
-        name=name,
+        name=str(full.name),
         schema=schema,
         key=key,
         columns=tuple(full.columns),
-        references=references,
+        references=tuple((col, m[REFERENCES]) for col, m in meta.items() if REFERENCES in m),
         kinds=MappingProxyType(kinds),
-        nullable=nullable,
+        nullable=frozenset(col for col, column in full.columns.items() if column.nullable),
     )
 
 
 TABLES: Mapping[str, TableSpec] = MappingProxyType(
     {
-        "clients": _spec("clients", ClientSchema, ("externalId",)),
-        "initiatives": _spec(
-            "initiatives",
-            InitiativeSchema,
-            ("externalId",),
-            (("clientExternalId", "clients"),),
-        ),
-        "code_types": _spec("code_types", CodeTypeSchema, ("externalId",)),
-        "codes": _spec(
-            "codes", CodeSchema, ("externalId",), (("codeTypeExternalId", "code_types"),)
-        ),
-        "code_ranges": _spec(
-            "code_ranges",
-            CodeRangeSchema,
-            ("initiativeExternalId", "codeExternalId"),
-            (("initiativeExternalId", "initiatives"), ("codeExternalId", "codes")),
-        ),
+        spec.name: spec
+        for spec in map(
+            _spec, (ClientSchema, InitiativeSchema, CodeTypeSchema, CodeSchema, CodeRangeSchema)
+        )
     }
 )
 """The import tables in the spec's suggested import order: name -> :class:`TableSpec`."""
 
-_FINAL_DTYPES = {"text": "str", "whole": "int64", "bool": "bool"}
-_WORK_DTYPES = {"text": "str", "whole": "Int64", "bool": "boolean"}
+_FINAL_DTYPES = {"text": "str", "free_text": "str", "number": "int64", "bool": "bool"}
+_WORK_DTYPES = {"text": "str", "free_text": "str", "number": "Float64", "bool": "boolean"}
 
 
 def _spec_for(table: str) -> TableSpec:
@@ -460,6 +417,12 @@ def _coerce_text(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
     return values, problems
 
 
+def _coerce_free_text(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
+    """Free text: as :func:`_coerce_text`, but a blank or missing cell becomes ``""``."""
+    values, problems = _coerce_text(s, column)
+    return values.where(values.notna() | problems.notna(), ""), problems
+
+
 def _numeric_text(v: Any) -> Any:
     """A value ``pandas.to_numeric`` can read: stripped text or a number; else unreadable text."""
     if isinstance(v, str):
@@ -469,15 +432,16 @@ def _numeric_text(v: Any) -> Any:
     return "not a number"
 
 
-def _coerce_whole(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
-    """Whole numbers: ints, whole floats and numeric text; blank -> missing."""
+def _coerce_number(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
+    """Numbers: ints, floats and numeric text, finite; blank -> missing."""
     s = _plain(s)
     problems = _no_problems(s)
+    expected = f"{column} must be a number of seconds (normally a whole number, such as 360)"
     if pd.api.types.is_bool_dtype(s.dtype):
-        problems[s.notna()] = f"{column} must be a whole number, not a boolean"
-        return pd.Series(pd.NA, index=s.index, dtype="Int64"), problems
+        problems[s.notna()] = f"{expected}, not a boolean"
+        return pd.Series(pd.NA, index=s.index, dtype="Float64"), problems
     if pd.api.types.is_integer_dtype(s.dtype):
-        return s.astype("Int64"), problems
+        return s.astype("Float64"), problems
     if pd.api.types.is_float_dtype(s.dtype):
         num = s.astype("float64")
         given = s.notna()
@@ -491,19 +455,12 @@ def _coerce_whole(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
         given = ~blank | is_bool
         num = pd.to_numeric(stripped.where(~blank), errors="coerce").astype("float64")
     arr = num.to_numpy(dtype="float64", na_value=np.nan)
-    finite = np.isfinite(arr)
-    whole = np.zeros(len(arr), dtype=bool)
-    whole[finite] = np.mod(arr[finite], 1) == 0
-    in_range = np.zeros(len(arr), dtype=bool)
-    in_range[finite] = np.abs(arr[finite]) < _MAX_WHOLE
-    ok = given.to_numpy() & ~is_bool.to_numpy() & whole & in_range
     bad_bool = is_bool.to_numpy()
-    not_number = given.to_numpy() & ~bad_bool & num.isna().to_numpy()
-    bad_other = given.to_numpy() & ~bad_bool & ~not_number & ~ok
-    problems[bad_bool] = f"{column} must be a whole number, not a boolean"
-    problems[not_number | bad_other] = f"{column} must be a whole number"
-    values = pd.Series(pd.NA, index=s.index, dtype="Int64")
-    values[ok] = num[ok].round().astype("int64")
+    ok = given.to_numpy() & ~bad_bool & np.isfinite(arr)
+    problems[bad_bool] = f"{expected}, not a boolean"
+    problems[given.to_numpy() & ~bad_bool & ~ok] = expected
+    values = pd.Series(pd.NA, index=s.index, dtype="Float64")
+    values[ok] = arr[ok]
     return values, problems
 
 
@@ -536,7 +493,8 @@ def _coerce_bool(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
 
 _COERCERS: dict[str, Callable[[pd.Series, str], tuple[pd.Series, pd.Series]]] = {
     "text": _coerce_text,
-    "whole": _coerce_whole,
+    "free_text": _coerce_free_text,
+    "number": _coerce_number,
     "bool": _coerce_bool,
 }
 
@@ -568,11 +526,12 @@ class CheckResult:
 
     Attributes:
         table: Table name.
-        frame: Every input row with coerced values in nullable dtypes (``str``, ``Int64``,
+        frame: Every input row with coerced values in nullable dtypes (``str``, ``Float64``,
             ``boolean``); a value that failed coercion is missing. Index is the input index.
             Only the spec's columns that were present.
-        failures: The failure frame (:data:`FAILURE_COLUMNS`), in row then column order.
-        bad: Boolean array by position: True for each row with at least one failure.
+        failures: The failure frame (:data:`FAILURE_COLUMNS`), in row then column order,
+            errors and warnings.
+        bad: Boolean array by position: True for each row with at least one error.
         columns_ok: False when a column is missing, unexpected or duplicated.
     """
 
@@ -584,13 +543,18 @@ class CheckResult:
 
     @property
     def ok(self) -> bool:
-        """True when there is no failure at all."""
-        return self.failures.empty
+        """True when there is no error (warnings do not count)."""
+        return not (self.failures["severity"] == "error").any()
+
+    @property
+    def warnings(self) -> pd.DataFrame:
+        """The failures of severity ``warning``: rows that are imported as given."""
+        return self.failures[self.failures["severity"] == "warning"]
 
     def bad_rows(self) -> set[Any]:
         """Input index labels of rows that must not be imported.
 
-        Every row when a column is wrong, else the rows with at least one failure.
+        Every row when a column is wrong, else the rows with at least one error.
 
         >>> import pandas as pd
         >>> r = check_frame("code_ranges", pd.DataFrame(
@@ -603,9 +567,10 @@ class CheckResult:
         return set(self.frame.index[self.bad].tolist())
 
     def valid_frame(self) -> pd.DataFrame:
-        """The rows without failures, in final dtypes (``str``, ``int64``, ``bool``).
+        """The rows without errors, in final dtypes (``str``, ``int64``, ``bool``).
 
-        Empty when a column is wrong.
+        ``unitIncrements`` is ``int64`` unless a value is fractional, then ``float64``. Empty
+        when a column is wrong.
 
         >>> import pandas as pd
         >>> r = check_frame("code_ranges", pd.DataFrame(
@@ -630,14 +595,22 @@ def _finalize(spec: TableSpec, frame: pd.DataFrame) -> pd.DataFrame:
     dtypes = {
         c: "str" if c in spec.nullable else _FINAL_DTYPES[spec.kinds[c]] for c in spec.columns
     }
+    for c in spec.columns:
+        if spec.kinds[c] == "number" and not _all_whole(out[c]):
+            dtypes[c] = "float64"  # a fraction is sent as given
     return out.astype(dtypes)
+
+
+def _all_whole(values: pd.Series) -> bool:
+    numbers = values.astype("float64").dropna()
+    return bool(((numbers % 1 == 0) & (numbers.abs() < _MAX_WHOLE)).all())
 
 
 def empty_failures() -> pd.DataFrame:
     """An empty failure frame with :data:`FAILURE_COLUMNS`.
 
     >>> list(empty_failures().columns)
-    ['table', 'row', 'externalId', 'column', 'check', 'value', 'message']
+    ['table', 'row', 'externalId', 'column', 'check', 'severity', 'value', 'message']
     """
     return pd.DataFrame({c: pd.Series([], dtype=object) for c in FAILURE_COLUMNS})
 
@@ -680,6 +653,7 @@ def _column_row(table: str, col: str, check_: str, message: str, order: int) -> 
         "externalId": None,
         "column": col,
         "check": check_,
+        "severity": SEVERITY[check_],
         "value": None,
         "message": message,
     }
@@ -725,28 +699,12 @@ def _pandera_failures(spec: TableSpec, work: pd.DataFrame) -> list[tuple[int, st
     else:
         return []
     out: list[tuple[int, str, str]] = []
-    names = {
-        "not_nullable": "required",
-        "not_blank": "required",
-        "trimmed": "whitespace",
-        "field_uniqueness": "unique",
-        "multiple_fields_uniqueness": "unique",
-    }
     for idx, col, chk in zip(fc["index"], fc["column"], fc["check"], strict=True):
         chk = str(chk)
-        if chk in names:
-            ours = names[chk]
-        elif chk.startswith("isin"):
-            ours = "allowed_values"
-        elif chk.startswith("greater_than"):
-            ours = "positive"
-        elif chk.startswith("dtype"):
-            ours = "type"
-        else:
-            ours = chk
+        ours = CHECK_NAMES.get(chk.split("(")[0], chk)
         pos = -1 if idx is None or pd.isna(idx) else int(idx)
         if chk == "multiple_fields_uniqueness":
-            col = spec.key[-1]
+            col = spec.key[-1]  # the pair is reported once, on its last column
         out.append((pos, str(col) if col is not None else None, ours))
     return list(dict.fromkeys(out))  # a pair's uniqueness failure comes once per column
 
@@ -779,8 +737,11 @@ def check_frame(
     >>> import pandas as pd
     >>> df = pd.DataFrame({"initiativeExternalId": ["M-1", "M-1"],
     ...                    "codeExternalId": ["L110", "L110"]})
-    >>> check_frame("code_ranges", df).failures[["row", "column", "check"]].values.tolist()
-    [[0, 'codeExternalId', 'unique'], [1, 'codeExternalId', 'unique']]
+    >>> result = check_frame("code_ranges", df)
+    >>> result.failures[["row", "column", "check", "severity"]].values.tolist()
+    [[0, 'codeExternalId', 'repeated', 'warning'], [1, 'codeExternalId', 'repeated', 'warning']]
+    >>> result.ok
+    True
     """
     spec = _spec_for(table)
     if not isinstance(df, pd.DataFrame):
@@ -829,7 +790,7 @@ def check_frame(
             if col not in frame.columns:
                 continue
             values = frame[col]
-            already = {p for p, c, _, _ in found if c == col}
+            already = {p for p, c, chk, _ in found if c == col and SEVERITY[chk] == "error"}
             allowed_index = allowed if isinstance(allowed, pd.Index) else pd.Index(list(allowed))
             mask = (values.notna() & ~values.isin(allowed_index)).to_numpy()
             if not mask.any():
@@ -855,7 +816,7 @@ def check_frame(
     keys = [frame[c].to_numpy(dtype=object, na_value=None) for c in spec.key if c in frame.columns]
     label_list = labels.tolist()
     dup_groups: dict[tuple[Any, ...], list[Any]] = {}
-    for p in sorted({p for p, _, chk, _ in found if chk == "unique" and p >= 0}):
+    for p in sorted({p for p, _, chk, _ in found if chk in ("unique", "repeated") and p >= 0}):
         dup_groups.setdefault(tuple(k[p] for k in keys), []).append(label_list[p])
     order = {c: i for i, c in enumerate(spec.columns)}
     for pos, col, chk, message in found:
@@ -874,6 +835,7 @@ def check_frame(
                 "externalId": None if rid is None else str(rid),
                 "column": col,
                 "check": chk,
+                "severity": SEVERITY[chk],
                 "value": _native(value),
                 "message": message,
             }
@@ -881,7 +843,7 @@ def check_frame(
 
     failures = _failure_frame(rows, labels)
     bad = np.zeros(len(raw), dtype=bool)
-    positions = [r["_pos"] for r in rows if r["_pos"] >= 0]
+    positions = [r["_pos"] for r in rows if r["_pos"] >= 0 and r["severity"] == "error"]
     bad[positions] = True
     frame.index = labels
     return CheckResult(table=table, frame=frame, failures=failures, bad=bad, columns_ok=columns_ok)
@@ -915,14 +877,19 @@ def _message(
     if chk == "positive":
         return f"{col} must be greater than 0; got {_show(value)}"
     if chk == "whitespace":
-        return f"{col} {value!r} has leading or trailing whitespace"
-    if chk == "unique":
+        return f"{col} {value!r} has leading or trailing whitespace; it is sent as given"
+    if chk == "blank":
+        what = "missing" if not isinstance(value, str) else "empty" if value == "" else "blank"
+        return f"{col} is {what}; it is sent as ''"
+    if chk == "fractional":
+        return f"{col} {_show(value)} is not a whole number of seconds; it is sent as given"
+    if chk in ("unique", "repeated"):
         rows = dup_groups.get(key, [])
         shown = ", ".join(str(r) for r in rows[:5]) + (", ..." if len(rows) > 5 else "")
-        if len(spec.key) > 1:
+        if chk == "repeated":
             return (
                 f"{spec.key[-1]} {key[-1]!r} is listed more than once for "
-                f"{spec.key[0]} {key[0]!r} (rows {shown})"
+                f"{spec.key[0]} {key[0]!r} (rows {shown}); it is sent once"
             )
         return f"{col} {value!r} is not unique: rows {shown} share it"
     return f"{col}: failed {chk}; got {_show(value)}"
@@ -961,14 +928,18 @@ def format_failures(failures: pd.DataFrame, limit: int = 10) -> str:
         limit: How many failures to list.
 
     Returns:
-        Text such as ``"2 problems: clients 2 (1 row)"`` followed by one line per failure.
+        Text such as ``"2 problems: clients 2 (1 row)"`` (with ``" (1 error, 1 warning)"``
+        after the count when there are warnings) followed by one line per failure, a warning's
+        message prefixed ``warning:``.
 
     >>> import pandas as pd
     >>> r = check_frame("code_ranges", pd.DataFrame(
-    ...     {"initiativeExternalId": ["M-1"], "codeExternalId": [""]}))
+    ...     {"initiativeExternalId": ["M-1", "M-2 "], "codeExternalId": ["", "L110"]}))
     >>> print(format_failures(r.failures))
-    1 problem: code_ranges 1 (1 row)
+    2 problems (1 error, 1 warning): code_ranges 2 (2 rows)
       code_ranges row 0 [M-1] codeExternalId: codeExternalId is required but empty
+      code_ranges row 1 [M-2 ] initiativeExternalId: warning: initiativeExternalId 'M-2 ' \
+has leading or trailing whitespace; it is sent as given
     """
     if failures.empty:
         return "no problems"
@@ -983,9 +954,21 @@ def format_failures(failures: pd.DataFrame, limit: int = 10) -> str:
         if cols:
             bits.append(f"{cols} column-level")
         parts.append(f"{table} {len(group)} ({', '.join(bits)})")
-    head = f"{n} problem{'s' if n != 1 else ''}: {'; '.join(parts)}"
-    lines = [head]
-    for rec in failures.head(limit).itertuples(index=False):
+    head = f"{n} problem{'s' if n != 1 else ''}"
+    severity = (
+        failures["severity"] if "severity" in failures else pd.Series("error", index=failures.index)
+    )
+    n_warnings = int((severity == "warning").sum())
+    if n_warnings:
+        n_errors = n - n_warnings
+        head += (
+            f" ({n_errors} error{'s' if n_errors != 1 else ''}, "
+            f"{n_warnings} warning{'s' if n_warnings != 1 else ''})"
+        )
+    lines = [f"{head}: {'; '.join(parts)}"]
+    for rec, sev in zip(
+        failures.head(limit).itertuples(index=False), severity.head(limit), strict=True
+    ):
         where = f"{rec.table}"
         if rec.row is not None and not (isinstance(rec.row, float) and np.isnan(rec.row)):
             where += f" row {rec.row}"
@@ -993,7 +976,7 @@ def format_failures(failures: pd.DataFrame, limit: int = 10) -> str:
             where += f" [{rec.externalId}]"
         if rec.column is not None:
             where += f" {rec.column}"
-        lines.append(f"  {where}: {rec.message}")
+        lines.append(f"  {where}: {'warning: ' if sev == 'warning' else ''}{rec.message}")
     if n > limit:
         lines.append(f"  ... and {n - limit} more (see .failure_cases)")
     return "\n".join(lines)
@@ -1011,12 +994,13 @@ def check(
 
     Returns:
         The spec's columns in field-table order, with dtypes ``str`` (``semanticType``: ``str``
-        with NaN for null), ``int64`` for ``unitIncrements`` and ``bool`` for the booleans;
-        index as given.
+        with NaN for null; a blank free-text cell ``""``), ``int64`` for ``unitIncrements``
+        (``float64`` when a value is fractional) and ``bool`` for the booleans; index as given.
+        Warnings do not stop it: see :func:`check_frame` for them.
 
     Raises:
-        toolkit.errors.ValidationError: Any problem; ``.failure_cases`` holds every one of them
-            (:data:`FAILURE_COLUMNS`).
+        toolkit.errors.ValidationError: Any error; ``.failure_cases`` holds every failure,
+            warnings included (:data:`FAILURE_COLUMNS`).
         ValueError: ``table`` is not a known table.
 
     >>> import pandas as pd
@@ -1027,8 +1011,6 @@ def check(
     """
     result = check_frame(table, df, columns=columns)
     if not result.ok:
-        from toolkit.errors import ValidationError
-
         raise ValidationError(format_failures(result.failures), result.failures)
     return _finalize(TABLES[table], result.frame)
 
