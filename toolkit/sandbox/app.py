@@ -556,12 +556,18 @@ def create_app(
     def starred(
         customerId: str,
         timekeeperExternalId: Annotated[str, Query(min_length=1)],
-        limit: Annotated[int, Query(ge=1, le=2500, description="Raw pinned props fetched.")]
-        = 2500,
+        limit: Annotated[str, Query(
+            pattern=r"^[1-9][0-9]{0,3}$",
+            description="Raw pinned props fetched: an integer from 1 to 2500, digits only "
+            "(`5.0`, `+5`, ` 5` are refused).")] = "2500",
         cursor: Annotated[str | None, Query(
             description="`nextCursor` of the previous page (empty = first page).")] = None,
     ) -> dict[str, Any]:
-        return store.starred(customerId, timekeeperExternalId, limit, cursor)
+        if int(limit) > 2500:
+            raise BadRequest("limit must be between 1 and 2500", slug="invalid-request",
+                             errors=[{"in": "query", "field": "limit",
+                                      "detail": "an integer from 1 to 2500"}])
+        return store.starred(customerId, timekeeperExternalId, int(limit), cursor)
 
     # --- administration -----------------------------------------------------------------------
 
