@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-from toolkit.auth import TokenProvider
+from toolkit.auth import BearerAuth, TokenProvider
 from toolkit.errors import ApiError, TransportError, api_error_for
 from toolkit.http import Reply, Transport
 from toolkit.settings import Settings
@@ -62,6 +62,16 @@ ENDPOINTS: dict[str, tuple[str, str, str]] = {
     "unstar": ("POST", "time", "/api/v1/public/customers/{customerId}/initiative-props/unstar"),
     "starred": ("GET", "time", "/api/v1/public/customers/{customerId}/initiative-props/starred"),
 }
+
+
+def _segment(value: object) -> str:
+    """Percent-encode one path segment completely, ``.`` included.
+
+    ``quote(safe="")`` leaves ``.``, ``-``, ``_`` and ``~`` alone, and a segment ``.`` or ``..``
+    would then be removed on the way (RFC 3986 dot segments), so every ``.`` is sent as
+    ``%2E`` (the transport keeps it so); an empty id is sent as an empty segment.
+    """
+    return quote(str(value), safe="").replace(".", "%2E")
 
 
 class Connection:
@@ -113,6 +123,9 @@ class Connection:
     def url(self, endpoint: str, **path: str) -> str:
         """Full URL of an endpoint, with path parameters filled in and percent-encoded.
 
+        Every character outside ``A-Z a-z 0-9 - _ ~`` is encoded (``.`` as ``%2E``), so ids
+        holding ``/``, ``.``, ``..``, ``?``, ``#``, ``%`` or spaces address their own record.
+
         Args:
             endpoint: a key of :data:`ENDPOINTS`.
             **path: path parameters other than ``customerId``.
@@ -124,10 +137,12 @@ class Connection:
             >>> conn = Connection(Settings("c1", "i", "s", "http://a", "http://t"))
             >>> conn.url("user", userId="a/b")
             'http://t/api/v1/customers/c1/users/a%2Fb'
+            >>> conn.url("user", userId="..")
+            'http://t/api/v1/customers/c1/users/%2E%2E'
         """
         _, service, template = ENDPOINTS[endpoint]
         values = {"customerId": self.customer_id, **path}
-        filled = template.format(**{k: quote(str(v), safe="") for k, v in values.items()})
+        filled = template.format(**{k: _segment(v) for k, v in values.items()})
         return self.urls[service] + filled
 
     def send(
@@ -167,7 +182,7 @@ class Connection:
         elapsed = 0.0
         for _ in range(2):
             try:
-                token = self.auth.token()
+                token = self.auth.secret_token()  # stays wrapped until requests writes the header
             except TransportError:
                 return Reply(
                     None,
@@ -191,9 +206,10 @@ class Connection:
             reply = self.transport.send(
                 method,
                 url,
-                headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
+                headers={"Accept": "application/json"},
                 params=dict(params) if params else None,
                 json=json,
+                auth=BearerAuth(token),
                 retry=retry,
                 raw=raw,
             )

@@ -31,7 +31,18 @@ __all__ = [
 
 
 def _iso(ts: pd.Timestamp) -> str:
-    return ts.tz_convert("UTC").strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    """An export bound as RFC 3339 in UTC with ``Z``: milliseconds, microseconds when it has them.
+
+    A naive time is UTC; nanoseconds are truncated (the service keeps milliseconds).
+
+    >>> _iso(pd.Timestamp("2026-03-01 10:30:00.123456789+01:00"))
+    '2026-03-01T09:30:00.123456Z'
+    >>> _iso(pd.Timestamp("2026-03-01"))
+    '2026-03-01T00:00:00.000Z'
+    """
+    ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+    text = ts.strftime("%Y-%m-%dT%H:%M:%S.%f")
+    return (text[:-3] if text.endswith("000") else text) + "Z"
 
 
 def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Export:

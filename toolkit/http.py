@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import time
+import traceback
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import orjson
 import requests
@@ -57,6 +59,32 @@ class Reply:
         return self.status is not None and 200 <= self.status < 300
 
 
+#: a path that is already percent-encoded (RFC 3986 ``pchar``s and ``/``)
+_ENCODED_PATH = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*")
+
+
+def _request(session: requests.Session, method: str, url: str, **kwargs: Any) -> requests.Response:
+    """``session.request``, except that an already percent-encoded path is sent as given.
+
+    ``requests`` decodes escapes of unreserved characters (``%2E`` becomes ``.``), and a
+    segment ``.`` or ``..`` is then removed by any HTTP stack on the way, so an id ``..`` would
+    address its parent. The path the caller encoded is put back after preparation.
+    """
+    timeout = kwargs.pop("timeout", None)
+    proxies = kwargs.pop("proxies", None) or {}
+    prep = session.prepare_request(requests.Request(method, url, **kwargs))
+    ours = urlsplit(url).path
+    theirs = urlsplit(prep.url)
+    if (
+        ours != theirs.path
+        and _ENCODED_PATH.fullmatch(ours)
+        and unquote(ours) == unquote(theirs.path)
+    ):
+        prep.url = urlunsplit(theirs._replace(path=ours))
+    settings = session.merge_environment_settings(prep.url, proxies, None, None, None)
+    return session.send(prep, timeout=timeout, allow_redirects=True, **settings)
+
+
 def _detail(body: Any, status: int | None) -> str | None:
     if status is not None and 200 <= status < 300:
         return None
@@ -65,6 +93,17 @@ def _detail(body: Any, status: int | None) -> str | None:
             if isinstance(body.get(key), str) and body[key]:
                 return body[key]
     return f"HTTP {status}" if status is not None else "no answer"
+
+
+def _clear_locals(exc: BaseException) -> None:
+    """Drop the locals of the finished frames of ``exc`` (and its causes) below the caller."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if current.__traceback__ is not None:
+            traceback.clear_frames(current.__traceback__)
+        current = current.__cause__ or current.__context__
 
 
 class Transport:
@@ -169,6 +208,7 @@ class Transport:
         headers: dict[str, str] | None = None,
         params: dict[str, Any] | None = None,
         json: Any = None,
+        auth: requests.auth.AuthBase | None = None,
         retry: bool = True,
         raw: bool = False,
     ) -> Reply:
@@ -177,9 +217,11 @@ class Transport:
         Args:
             method: HTTP method.
             url: full URL.
-            headers: request headers (never logged).
+            headers: request headers (never logged); credentials go in ``auth``.
             params: query parameters.
             json: JSON body.
+            auth: a ``requests`` auth hook that writes credentials into the prepared request
+                (so they are never a local of this frame).
             retry: whether the request is safe to repeat.
             raw: keep a 2xx body as the raw bytes instead of parsing it (error bodies are
                 always parsed).
@@ -198,12 +240,14 @@ class Transport:
             data = orjson.dumps(json)
             hdrs["Content-Type"] = "application/json"
         try:
-            resp = self.session(retry).request(
+            resp = _request(
+                self.session(retry),
                 method,
                 url,
                 headers=hdrs,
                 params=params,
                 data=data,
+                auth=auth,
                 timeout=self.timeout,
                 proxies=self.proxies(url),
             )
@@ -213,6 +257,11 @@ class Transport:
             reason = type(exc).__name__
             log.warning("%s %s failed after %d attempts: %s", method, url, attempts, reason)
             return Reply(None, None, f"no answer ({reason})", attempts, elapsed, method, url)
+        except BaseException as exc:
+            # anything else (an interrupt, a bug) goes up; the frames of requests and urllib3
+            # below hold the prepared headers and body as locals: clear them first
+            _clear_locals(exc)
+            raise
         elapsed = time.perf_counter() - start
         history = getattr(getattr(resp.raw, "retries", None), "history", ()) or ()
         attempts = 1 + len(history)

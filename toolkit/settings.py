@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from dotenv import dotenv_values
+
 from toolkit.auth import Secret
 from toolkit.errors import ConfigError
 
@@ -34,7 +36,12 @@ _OPTIONAL = ("ingestion_url", "audience")
 
 
 def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
-    """Read ``KEY=value`` lines of a ``.env`` file (comments, ``export`` and quotes allowed).
+    """Read a ``.env`` file with python-dotenv.
+
+    Everything python-dotenv understands: ``#`` comments on their own line and after a value
+    (``KEY=value # comment``), single and double quotes (``#`` inside quotes is kept),
+    ``export`` prefixes, multi-line quoted values. Values are taken literally: ``${VAR}`` is not
+    expanded, so a secret holding ``$`` arrives as written. A key without ``=`` is skipped.
 
     Args:
         path: the file; a missing file gives an empty mapping.
@@ -43,25 +50,19 @@ def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
         The variables it sets.
 
     Example:
+        >>> import os, tempfile
+        >>> p = os.path.join(tempfile.mkdtemp(), ".env")
+        >>> _ = open(p, "w").write("export A=1 # the first\\nB='x # y'\\n")
+        >>> read_env_file(p)
+        {'A': '1', 'B': 'x # y'}
         >>> read_env_file("/nonexistent/.env")
         {}
     """
     p = Path(path)
     if not p.is_file():
         return {}
-    out: dict[str, str] = {}
-    for raw in p.read_text(encoding="utf-8").splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        if line.startswith("export "):
-            line = line[len("export ") :]
-        key, _, value = line.partition("=")
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        out[key.strip()] = value
-    return out
+    values = dotenv_values(p, interpolate=False, encoding="utf-8")
+    return {key: value for key, value in values.items() if value is not None}
 
 
 def _check_url(name: str, value: str | None) -> None:

@@ -18,7 +18,10 @@ Layout, like moto: :mod:`.store` (state and rules), :mod:`.app` (thin routes),
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -82,8 +85,21 @@ def env_for(url: str, customer_id: str, client_id: str, client_secret: str,
     }
 
 
+def _env_value(value: str) -> str:
+    """A value as a ``.env`` line holds it: bare when plain, else single-quoted (dotenv rules)."""
+    if re.fullmatch(r"[A-Za-z0-9_./:@+,=-]*", value):
+        return value
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 def write_env_file(path: str | os.PathLike[str], env: dict[str, str]) -> Path:
-    """Write ``KEY=value`` lines to ``path``, readable by the owner only.
+    """Write ``KEY=value`` lines to ``path``, readable by the owner only (mode 0600).
+
+    The file is written beside the target and renamed over it, so a new file and a rewritten
+    one alike end up 0600 (an existing file's looser mode is not kept) and a reader never sees
+    half a file. A symlink at ``path`` is refused rather than followed: a secret is never
+    written through a link to somewhere else. Values other than plain ones are single-quoted,
+    as python-dotenv reads them.
 
     Args:
         path: The file (for example ``.env``).
@@ -92,16 +108,32 @@ def write_env_file(path: str | os.PathLike[str], env: dict[str, str]) -> Path:
     Returns:
         The path written.
 
+    Raises:
+        OSError: ``path`` is a symlink (``errno.ELOOP``), or the file cannot be written.
+
     >>> import tempfile, os
-    >>> p = write_env_file(os.path.join(tempfile.mkdtemp(), ".env"), {"A": "1"})
+    >>> p = write_env_file(os.path.join(tempfile.mkdtemp(), ".env"), {"A": "1", "B": "x y"})
     >>> p.read_text()
-    'A=1\\n'
+    "A=1\\nB='x y'\\n"
+    >>> oct(p.stat().st_mode & 0o777)
+    '0o600'
     """
     target = Path(path)
+    if target.is_symlink():
+        raise OSError(errno.ELOOP, "refusing to write secrets through a symlink", str(target))
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.writelines(f"{key}={value}\n" for key, value in env.items())
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)  # mode 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.writelines(f"{key}={_env_value(value)}\n" for key, value in env.items())
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     return target
 
 

@@ -6,24 +6,38 @@ returns its dict; errors are raised by the store and rendered by the one handler
 (``/api/v1/oauth/token``), time and ingestion paths of the spec, and the sandbox's own
 administration paths under ``/sandbox/v1``.
 
-One ASGI middleware sits in front of the interface paths (``/api/...``): it counts requests
-per route template and applies fault injection before any route does work.
+Two ASGI middlewares sit in front. The outer one, on every path, routes on the path as sent
+(percent-encoded: an id holding ``/`` sent as ``%2F``, or ``.``/``..`` sent as ``%2E``, is one
+segment, decoded by the ``seg`` convertor of every path parameter) and refuses a body over the
+size limit (413). The inner one, on the interface paths (``/api/...``), counts requests per
+route template and applies fault injection before any route does work.
 """
 
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from typing import Annotated, Any, Literal
+from urllib.parse import quote, unquote
 
 from fastapi import APIRouter, Body, Depends, FastAPI, Query, Request, Response, Security
 from fastapi.openapi.models import OAuthFlowClientCredentials, OAuthFlows
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import OAuth2
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.routing import BaseRoute, Match
 
-from .exceptions import PROBLEM_MEDIA_TYPE, BadRequest, InjectedFault, install_handlers
+from .exceptions import (
+    PROBLEM_MEDIA_TYPE,
+    BadRequest,
+    InjectedFault,
+    InvalidClient,
+    PayloadTooLarge,
+    install_handlers,
+    safe_body,
+)
 from .faults import Faults, Stats
+from .oauth import TokenRequest, read_token_request
 from .payloads import (
     DATETIME_PATTERN,
     AckFailedIn,
@@ -56,7 +70,7 @@ from .payloads import (
     StarRequest,
     StarResponse,
     StatsOut,
-    TokenIn,
+    TokenIn,  # noqa: F401 - documented in the OpenAPI components (the token request body)
     TokenOut,
     UserIn,
     UserOut,
@@ -75,10 +89,31 @@ except ImportError:  # pragma: no cover
     def _dumps(value: Any) -> bytes:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
-__all__ = ["TOKEN_PATH", "create_app"]
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "TOKEN_PATH", "create_app"]
 
 TOKEN_PATH = "/api/v1/oauth/token"
 """Path of the token endpoint (identity service)."""
+DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+"""Largest request body accepted (4 MiB); a larger one is answered 413."""
+_DRAIN_LIMIT = 64 * 1024 * 1024
+"""A body over the limit is read (and dropped) up to this size before the 413 is sent, so an
+ordinary client reads the answer instead of a reset connection."""
+_PATH_SAFE = "/%:@!$&'()*+,;=-._~"
+
+
+class _Segment(Convertor[str]):
+    """One path segment as sent (``%2F`` stays inside it), percent-decoded for the route."""
+
+    regex = "[^/]+"
+
+    def convert(self, value: str) -> str:
+        return unquote(value)
+
+    def to_string(self, value: str) -> str:
+        return quote(value, safe="")
+
+
+register_url_convertor("seg", _Segment())
 
 _STATUS_TEXT = {
     400: "Bad request: a query parameter, cursor or identifier list outside its bounds.",
@@ -86,6 +121,7 @@ _STATUS_TEXT = {
     403: "The token belongs to another customer than the path's `customerId`.",
     404: "Not found.",
     409: "Conflict with the resource's state.",
+    413: "The body is larger than the sandbox's limit (4 MiB by default).",
     422: "Invalid body (every invalid field is listed in `errors`) or unknown references "
          "(listed in `unknownIds`).",
     429: "Too many requests (fault injection); retry after `Retry-After` seconds.",
@@ -125,6 +161,78 @@ def _bearer(request: Request) -> str | None:
     return value.strip() or None
 
 
+class _RequestGuard:
+    """Route on the path as sent, and refuse bodies over the size limit with a 413 problem."""
+
+    def __init__(self, app: Any, *, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def _too_large(
+        self, scope: MutableMapping[str, Any], receive: Callable[[], Awaitable[Any]],
+        send: Callable[[Any], Awaitable[None]],
+    ) -> None:
+        err = PayloadTooLarge(
+            f"the body is larger than the sandbox's limit of {self.max_body_bytes} bytes",
+            limitBytes=self.max_body_bytes,
+        )
+        response = JSONResponse(
+            safe_body(err.to_problem(scope["path"])), status_code=413,
+            media_type=PROBLEM_MEDIA_TYPE, headers={"Connection": "close"},
+        )
+        await response(scope, receive, send)
+
+    async def __call__(
+        self,
+        scope: MutableMapping[str, Any],
+        receive: Callable[[], Awaitable[Any]],
+        send: Callable[[Any], Awaitable[None]],
+    ) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        raw = scope.get("raw_path")
+        if raw:
+            # route on the percent-encoded path: "a%2Fb" is one segment, not two
+            scope = {**scope, "path": quote(bytes(raw), safe=_PATH_SAFE)}
+        declared = None
+        for key, value in scope.get("headers", ()):
+            if key == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = None
+        chunks: list[bytes] = []
+        size = 0
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            more = bool(message.get("more_body"))
+            if size > self.max_body_bytes or (declared or 0) > self.max_body_bytes:
+                while more and size <= _DRAIN_LIMIT:
+                    message = await receive()
+                    size += len(message.get("body", b""))
+                    more = message["type"] == "http.request" and bool(message.get("more_body"))
+                await self._too_large(scope, receive, send)
+                return
+            chunks.append(chunk)
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
 class _InterfaceMiddleware:
     """Count interface requests and inject faults before any route does work."""
 
@@ -140,7 +248,7 @@ class _InterfaceMiddleware:
         for route in self.routes:
             match, _ = route.matches(scope)
             if match == Match.FULL:
-                return str(getattr(route, "path", ""))
+                return str(getattr(route, "path_format", getattr(route, "path", "")))
         return None
 
     async def __call__(
@@ -207,9 +315,12 @@ def _openapi(app: FastAPI) -> Callable[[], dict[str, Any]]:
                         response["headers"] = dict(_RETRY_AFTER)
                     if status == "401" and ref.endswith("/Problem"):
                         response["headers"] = dict(_WWW_AUTHENTICATE)
-        components = schema.get("components", {}).get("schemas", {})
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
         for name in ("HTTPValidationError", "ValidationError"):
             components.pop(name, None)
+        components["TokenIn"] = TokenIn.model_json_schema(
+            ref_template="#/components/schemas/{model}"
+        )
         app.openapi_schema = schema
         return schema
 
@@ -217,7 +328,8 @@ def _openapi(app: FastAPI) -> Callable[[], dict[str, Any]]:
 
 
 def create_app(
-    store: Store, *, faults: Faults | None = None, stats: Stats | None = None
+    store: Store, *, faults: Faults | None = None, stats: Stats | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
 ) -> FastAPI:
     """Build the sandbox application over a store.
 
@@ -225,6 +337,7 @@ def create_app(
         store: State and rules.
         faults: Fault injection settings (a fresh, switched-off one by default).
         stats: Request counters (fresh by default).
+        max_body_bytes: Largest request body accepted; larger ones are answered 413.
 
     Returns:
         The FastAPI application; ``app.state`` holds ``store``, ``faults`` and ``stats``.
@@ -270,23 +383,43 @@ def create_app(
 
     # --- identity -----------------------------------------------------------------------------
 
+    token_body = {
+        "required": True,
+        "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/TokenIn"}},
+            "application/x-www-form-urlencoded": {
+                "schema": {"$ref": "#/components/schemas/TokenIn"}
+            },
+        },
+    }
+
     @identity.post(
         TOKEN_PATH, name="token", operation_id="token", response_model=TokenOut,
         summary="Exchange client credentials for an access token",
+        description="A JSON body (as the spec shows) or a form body (RFC 6749 section 4.4.2); "
+        "client credentials in the body or in HTTP Basic authentication (section 2.3.1).",
+        openapi_extra={"requestBody": token_body},
         responses={
             400: {"model": OAuthErrorOut,
                   "description": "`invalid_request` or `unsupported_grant_type`."},
             401: {"model": OAuthErrorOut, "description": "`invalid_client`."},
-            **_problems(*_FAULTS),
+            **_problems(413, *_FAULTS),
         },
     )
-    def token(body: TokenIn, response: Response) -> dict[str, Any]:
+    def token(
+        response: Response, body: Annotated[TokenRequest, Depends(read_token_request)]
+    ) -> dict[str, Any]:
         response.headers["Cache-Control"] = "no-store"
         response.headers["Pragma"] = "no-cache"
-        return store.token(
-            grant_type=body.grant_type, client_id=body.client_id,
-            client_secret=body.client_secret, audience=body.audience,
-        )
+        try:
+            return store.token(
+                grant_type=body.grant_type, client_id=body.client_id,
+                client_secret=body.client_secret, audience=body.audience,
+            )
+        except InvalidClient as exc:
+            if body.basic:
+                raise InvalidClient(exc.description, basic=True) from None
+            raise
 
     # --- ingress ------------------------------------------------------------------------------
 
@@ -302,7 +435,7 @@ def create_app(
         _add_import_route(api, kind, model_in, model_out, importer, summary)
 
     @api.post(
-        "/api/v1/customers/{customerId}/initiatives/{initiativeExternalId}/codes",
+        "/api/v1/customers/{customerId:seg}/initiatives/{initiativeExternalId:seg}/codes",
         name="set_code_range", operation_id="set_code_range", status_code=201,
         response_model=CodeRangeOut, tags=["ingress"],
         summary="Replace the code range of one initiative",
@@ -316,7 +449,7 @@ def create_app(
     # --- egress -------------------------------------------------------------------------------
 
     @api.get(
-        "/api/v2/customers/{customerId}/entries/export", name="export_entries",
+        "/api/v2/customers/{customerId:seg}/entries/export", name="export_entries",
         operation_id="export_entries", response_model=list[ExportEntry], tags=["egress"],
         summary="Entries released in (releasedAfter, releasedOnOrBefore], export form",
         responses=_problems(400, *_AUTH, *_FAULTS),
@@ -352,7 +485,7 @@ def create_app(
         return StreamingResponse(body(), media_type="application/json")
 
     @api.get(
-        "/api/v1/customers/{customerId}/entries/release-pending", name="release_pending",
+        "/api/v1/customers/{customerId:seg}/entries/release-pending", name="release_pending",
         operation_id="release_pending", response_model=list[PendingEntry], tags=["egress"],
         summary="Entries still pending, detailed form",
         responses=_problems(*_AUTH, *_FAULTS),
@@ -360,7 +493,7 @@ def create_app(
     def release_pending(customerId: str) -> Response:
         return Response(_dumps(store.release_pending(customerId)), media_type="application/json")
 
-    ack_path = "/api/v1/customers/{customerId}/users/{userId}/entries/{entryId}"
+    ack_path = "/api/v1/customers/{customerId:seg}/users/{userId:seg}/entries/{entryId:seg}"
 
     @api.post(
         ack_path + "/release-succeeded", name="release_succeeded",
@@ -385,7 +518,7 @@ def create_app(
         return store.release_failed(customerId, userId, entryId, body.model_dump())
 
     @api.get(
-        "/api/v1/customers/{customerId}/users/{userId}", name="get_user",
+        "/api/v1/customers/{customerId:seg}/users/{userId:seg}", name="get_user",
         operation_id="get_user", response_model=UserOut, tags=["egress"],
         summary="User record", responses=_problems(*_AUTH, 404, *_FAULTS),
     )
@@ -394,7 +527,7 @@ def create_app(
 
     # --- starring -----------------------------------------------------------------------------
 
-    props = "/api/v1/public/customers/{customerId}/initiative-props"
+    props = "/api/v1/public/customers/{customerId:seg}/initiative-props"
     star_responses = _problems(400, *_AUTH, 404, 409, *_FAULTS)
 
     @api.post(
@@ -423,17 +556,23 @@ def create_app(
     def starred(
         customerId: str,
         timekeeperExternalId: Annotated[str, Query(min_length=1)],
-        limit: Annotated[int, Query(ge=1, le=2500, description="Raw pinned props fetched.")]
-        = 2500,
+        limit: Annotated[str, Query(
+            pattern=r"^[1-9][0-9]{0,3}$",
+            description="Raw pinned props fetched: an integer from 1 to 2500, digits only "
+            "(`5.0`, `+5`, ` 5` are refused).")] = "2500",
         cursor: Annotated[str | None, Query(
             description="`nextCursor` of the previous page (empty = first page).")] = None,
     ) -> dict[str, Any]:
-        return store.starred(customerId, timekeeperExternalId, limit, cursor)
+        if int(limit) > 2500:
+            raise BadRequest("limit must be between 1 and 2500", slug="invalid-request",
+                             errors=[{"in": "query", "field": "limit",
+                                      "detail": "an integer from 1 to 2500"}])
+        return store.starred(customerId, timekeeperExternalId, int(limit), cursor)
 
     # --- administration -----------------------------------------------------------------------
 
-    customer_path = "/customers/{customerId}"
-    user_path = customer_path + "/users/{userId}"
+    customer_path = "/customers/{customerId:seg}"
+    user_path = customer_path + "/users/{userId:seg}"
 
     @admin.post(
         "/customers", name="admin_create_customer", operation_id="admin_create_customer",
@@ -468,7 +607,7 @@ def create_app(
         return store.create_entry(customerId, userId, body.model_dump())
 
     @admin.post(
-        user_path + "/entries/{entryId}/release", name="admin_release_entry",
+        user_path + "/entries/{entryId:seg}/release", name="admin_release_entry",
         operation_id="admin_release_entry", response_model=EntryAdminOut,
         summary="The user releases an entry (editable or failed -> pending)",
         responses=_problems(404, 409, 422),
@@ -492,7 +631,7 @@ def create_app(
         return store.create_product_initiative(customerId, userId, body.model_dump())
 
     @admin.get(
-        customer_path + "/records/{kind}", name="admin_records", operation_id="admin_records",
+        customer_path + "/records/{kind:seg}", name="admin_records", operation_id="admin_records",
         response_model=list[dict[str, Any]], summary="Every stored record of one kind",
         responses=_problems(400, 404),
     )
@@ -543,6 +682,7 @@ def create_app(
     app.add_middleware(
         _InterfaceMiddleware, routes=[*identity.routes, *api.routes], faults=faults, stats=stats
     )
+    app.add_middleware(_RequestGuard, max_body_bytes=max_body_bytes)  # outermost
     app.openapi = _openapi(app)  # type: ignore[method-assign]
     return app
 
@@ -558,7 +698,7 @@ def _add_import_route(
 
     name = "import_" + kind.replace("-", "_")
     router.add_api_route(
-        f"/api/v1/customers/{{customerId}}/{kind}/import", endpoint, methods=["POST"],
+        f"/api/v1/customers/{{customerId:seg}}/{kind}/import", endpoint, methods=["POST"],
         name=name, operation_id=name, status_code=201, response_model=model_out,
         tags=["ingress"], summary=summary + " (upsert by externalId)",
         responses=_problems(*_AUTH, 422, *_FAULTS),

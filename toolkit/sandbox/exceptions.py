@@ -11,6 +11,7 @@ token endpoint answers RFC 6749 section 5.2 bodies instead::
     |   +-- Forbidden         403    (also PermissionError)  token of another customer
     |   +-- NotFound          404    (also LookupError)
     |   +-- Conflict          409
+    |   +-- PayloadTooLarge   413    a body over the size limit
     |   +-- Unprocessable     422    (also ValueError)   bad body, unknown references
     |   +-- InjectedFault     429/500/503            fault injection, with Retry-After
     +-- OAuthError                   {"error": ..., "error_description": ...}
@@ -20,11 +21,16 @@ token endpoint answers RFC 6749 section 5.2 bodies instead::
 
 :func:`install_handlers` registers the one handler for each family, plus handlers that give
 FastAPI's own validation errors and unknown routes (404/405) problem bodies too.
+
+No error body echoes more than :data:`MAX_ECHO` characters of any string (a 10 MB id sent by
+mistake comes back as its prefix and ``…``), and a lone surrogate is never echoed (it is
+replaced by U+FFFD), so an error body can always be encoded.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable, Mapping
 from http import HTTPStatus
 from typing import Any
@@ -43,15 +49,23 @@ __all__ = [
     "InjectedFault",
     "InvalidClient",
     "InvalidRequest",
+    "MAX_ECHO",
     "NotFound",
     "OAuthError",
+    "PayloadTooLarge",
     "SandboxError",
     "Unauthorized",
     "Unprocessable",
     "UnsupportedGrantType",
     "install_handlers",
     "problem_type",
+    "safe_body",
 ]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+MAX_ECHO = 200
+"""Longest string (in characters) an error body carries; longer ones are cut and end in ``…``."""
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 """Media type of every whole-request error body except the token endpoint's."""
@@ -64,6 +78,32 @@ _log = logging.getLogger("toolkit.sandbox")
 BAD_REQUEST_ROUTES = frozenset({"star", "unstar"})
 #: Route name of the token endpoint, whose errors follow RFC 6749 instead of RFC 9457.
 TOKEN_ROUTE = "token"
+
+
+def safe_body(value: Any) -> Any:
+    """Return an error body fit to send: every string cut to :data:`MAX_ECHO` characters and
+    free of lone surrogates.
+
+    Args:
+        value: A JSON-like value (dicts, lists, strings, numbers).
+
+    Returns:
+        The same structure with its strings made safe.
+
+    >>> safe_body({"detail": "x" * 500})["detail"][-3:]
+    'xx…'
+    >>> safe_body(["a\\ud800"]) == ["a\\ufffd"]
+    True
+    """
+    if isinstance(value, str):
+        if len(value) > MAX_ECHO:
+            value = value[: MAX_ECHO - 1] + "…"
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {safe_body(k): safe_body(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [safe_body(v) for v in value]
+    return value
 
 
 def problem_type(slug: str) -> str:
@@ -192,6 +232,14 @@ class Conflict(SandboxError):
     slug = "conflict"
 
 
+class PayloadTooLarge(SandboxError):
+    """413: the request body is larger than the sandbox's limit."""
+
+    status = 413
+    title = "Content too large"
+    slug = "content-too-large"
+
+
 class Unprocessable(SandboxError, ValueError):
     """422: a body that breaks a field rule or names records that do not exist."""
 
@@ -239,10 +287,11 @@ class OAuthError(Exception):
     def __init__(self, description: str) -> None:
         super().__init__(description)
         self.description = description
+        self.headers: dict[str, str] = {}
 
     def to_body(self) -> dict[str, str]:
         """Return ``{"error", "error_description"}``."""
-        return {"error": self.error, "error_description": self.description}
+        return safe_body({"error": self.error, "error_description": self.description})
 
 
 class InvalidRequest(OAuthError):
@@ -260,15 +309,29 @@ class UnsupportedGrantType(OAuthError):
 
 
 class InvalidClient(OAuthError):
-    """401 ``invalid_client``: unknown client id or wrong secret."""
+    """401 ``invalid_client``: unknown client id or wrong secret.
+
+    Args:
+        description: The ``error_description``.
+        basic: The client tried HTTP Basic authentication: the answer then carries
+            ``WWW-Authenticate: Basic`` (RFC 6749 section 5.2).
+
+    >>> InvalidClient("bad secret", basic=True).headers
+    {'WWW-Authenticate': 'Basic realm="sandbox"'}
+    """
 
     status = 401
     error = "invalid_client"
 
+    def __init__(self, description: str, *, basic: bool = False) -> None:
+        super().__init__(description)
+        if basic:
+            self.headers = {"WWW-Authenticate": 'Basic realm="sandbox"'}
+
 
 def _problem_response(err: SandboxError, request: Request) -> JSONResponse:
     return JSONResponse(
-        err.to_problem(request.url.path),
+        safe_body(err.to_problem(request.url.path)),
         status_code=err.status,
         headers=err.headers,
         media_type=PROBLEM_MEDIA_TYPE,
@@ -287,6 +350,9 @@ def _field_errors(errors: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
         where = str(loc[0]) if loc else "body"
         field = ".".join(str(part) for part in loc[1:])
         detail = str(err.get("msg", "invalid"))
+        if err.get("type") == "lone_surrogate":
+            inner = str((err.get("ctx") or {}).get("path", ""))
+            field = ".".join(p for p in (field, inner) if p)
         if err.get("type") == "json_invalid":
             field = ""
             reason = (err.get("ctx") or {}).get("error", "")
@@ -305,7 +371,7 @@ async def _on_oauth_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(
         exc.to_body(),
         status_code=exc.status,
-        headers={"Cache-Control": "no-store", "Pragma": "no-cache"},
+        headers={"Cache-Control": "no-store", "Pragma": "no-cache", **exc.headers},
     )
 
 
@@ -379,7 +445,8 @@ async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
         "instance": request.url.path,
     }
     return JSONResponse(
-        body, status_code=exc.status_code, headers=headers, media_type=PROBLEM_MEDIA_TYPE
+        safe_body(body), status_code=exc.status_code, headers=headers,
+        media_type=PROBLEM_MEDIA_TYPE,
     )
 
 

@@ -11,13 +11,24 @@ table); the referential and state rules live in :mod:`toolkit.sandbox.store`.
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 __all__ = [
     "DATETIME_PATTERN",
+    "MAX_DURATION_SECONDS",
+    "MAX_UNIT_INCREMENTS",
+    "MIN_UNIT_INCREMENTS",
     "AckFailedIn",
     "AckOut",
     "AckSucceededIn",
@@ -56,23 +67,88 @@ __all__ = [
     "UserOut",
     "WallsIn",
     "WallsOut",
+    "lone_surrogate_path",
     "parse_datetime",
 ]
 
-#: ISO 8601 date-time the sandbox accepts: ``YYYY-MM-DDTHH:MM[:SS[.fff…]]`` and an optional
-#: ``Z`` or ``±HH:MM`` offset. Without an offset the time is UTC.
+MIN_UNIT_INCREMENTS = 1e-6
+"""Smallest ``unitIncrements`` the sandbox keeps (seconds)."""
+MAX_UNIT_INCREMENTS = 1e9
+"""Largest ``unitIncrements`` the sandbox keeps (seconds)."""
+MAX_DURATION_SECONDS = 2**31 - 1
+"""Largest ``incrementDurationInSeconds`` (about 68 years). With the increment bounds every
+``unitIncrementCount`` stays below 2**53, exact as a JSON number in every language."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate_path(value: Any, path: str = "") -> str | None:
+    """Return the dotted path of the first string (value or key) holding a lone surrogate.
+
+    JSON's ``\\ud800`` escape decodes to a code point no UTF-8 text can hold; such a string
+    could be neither stored nor sent back, so every body is checked before any rule runs.
+
+    Args:
+        value: A decoded JSON value.
+        path: The path of ``value`` itself.
+
+    Returns:
+        The path (``""`` for the value itself), or ``None`` when every string is clean.
+
+    >>> lone_surrogate_path({"a": ["x", "\\ud800"]})
+    'a.1'
+    >>> lone_surrogate_path({"a": "fine"}) is None
+    True
+    """
+    if isinstance(value, str):
+        return path if _SURROGATE.search(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            inner = f"{path}.{key}" if path else str(key)
+            if isinstance(key, str) and _SURROGATE.search(key):
+                return path
+            found = lone_surrogate_path(item, inner)
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = lone_surrogate_path(item, f"{path}.{index}" if path else str(index))
+            if found is not None:
+                return found
+    return None
+
+
+def _refuse_lone_surrogates(data: Any) -> Any:
+    found = lone_surrogate_path(data)
+    if found is not None:
+        raise PydanticCustomError(
+            "lone_surrogate",
+            "a string holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape), which is "
+            "not Unicode text",
+            {"path": found},
+        )
+    return data
+
+#: RFC 3339 / ISO 8601 date-time the sandbox accepts: ``YYYY-MM-DD``, ``T``, ``t`` or a space,
+#: ``HH:MM[:SS[.f…]]`` with 1 to 9 fraction digits (``.`` or ``,``), and an optional offset
+#: ``Z``, ``±HH:MM``, ``±HHMM`` or ``±HH``. Without an offset the time is UTC. A ``+`` sent
+#: unencoded in a query string arrives as a space; a space before the offset is read as ``+``.
 DATETIME_PATTERN = (
-    r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt]([01]\d|2[0-3]):[0-5]\d"
-    r"(:[0-5]\d(\.\d{1,6})?)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)?$"
+    r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt ]([01]\d|2[0-3]):[0-5]\d"
+    r"(:[0-5]\d([.,]\d{1,9})?)?([Zz]|[+ -]([01]\d|2[0-3])(:?[0-5]\d)?)?$"
 )
-_DATETIME_RE = re.compile(DATETIME_PATTERN)
+_DATETIME_RE = re.compile(
+    r"^(?P<date>\d{4}-\d{2}-\d{2})[Tt ](?P<h>\d{2}):(?P<m>\d{2})"
+    r"(?::(?P<s>\d{2})(?:[.,](?P<f>\d{1,9}))?)?"
+    r"(?P<tz>[Zz]|(?P<sign>[+ -])(?P<oh>\d{2})(?::?(?P<om>\d{2}))?)?$"
+)
 _DATE_PATTERN = r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$"
 
 
 def parse_datetime(text: str) -> datetime:
-    """Parse an ISO 8601 date-time of :data:`DATETIME_PATTERN` into an aware UTC datetime.
+    """Parse an RFC 3339 / ISO 8601 date-time of :data:`DATETIME_PATTERN` into UTC.
 
-    A value without an offset is taken as UTC.
+    A value without an offset is taken as UTC. Fractions beyond microseconds are truncated.
 
     Args:
         text: The value, for example ``2025-03-01T09:30:00Z``.
@@ -87,16 +163,29 @@ def parse_datetime(text: str) -> datetime:
     '2025-03-01T09:30:00+00:00'
     >>> parse_datetime("2025-03-01T09:30").isoformat()
     '2025-03-01T09:30:00+00:00'
+    >>> parse_datetime("2025-03-01 10:30:00.123456789+0100").isoformat()
+    '2025-03-01T09:30:00.123456+00:00'
+    >>> parse_datetime("2025-03-01T10:30:00 01").isoformat()  # "+01" unencoded in a query
+    '2025-03-01T09:30:00+00:00'
     """
-    if not isinstance(text, str) or not _DATETIME_RE.match(text):
-        raise ValueError(f"not an ISO 8601 date-time: {text!r}")
+    match = _DATETIME_RE.match(text) if isinstance(text, str) else None
+    if match is None or not re.match(DATETIME_PATTERN, text):
+        raise ValueError(f"not an ISO 8601 date-time: {text!r:.80}")
     try:
-        value = datetime.fromisoformat(text.upper().replace("Z", "+00:00"))
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=UTC)
+        day = date.fromisoformat(match["date"])
+        fraction = (match["f"] or "").ljust(6, "0")[:6]
+        offset = timedelta(0)
+        if match["sign"]:
+            offset = timedelta(hours=int(match["oh"]), minutes=int(match["om"] or 0))
+            if match["sign"] == "-":
+                offset = -offset
+        value = datetime(
+            day.year, day.month, day.day, int(match["h"]), int(match["m"]),
+            int(match["s"] or 0), int(fraction), tzinfo=timezone(offset),
+        )
         return value.astimezone(UTC)
-    except OverflowError as exc:
-        raise ValueError(f"date-time out of range: {text!r}") from exc
+    except (ValueError, OverflowError) as exc:
+        raise ValueError(f"no such date-time: {text!r:.80}") from exc
 
 
 def _check_date(text: str) -> str:
@@ -120,9 +209,14 @@ SemanticType = Literal["action", "activity", "location", "phase", "task"]
 
 
 class _In(BaseModel):
-    """Base of request bodies: strict JSON types, unknown fields rejected."""
+    """Base of request bodies: strict JSON types, unknown fields rejected, Unicode text only."""
 
     model_config = ConfigDict(strict=True, extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unicode_only(cls, data: Any) -> Any:
+        return _refuse_lone_surrogates(data)
 
 
 class _Out(BaseModel):
@@ -210,8 +304,11 @@ class InitiativeIn(_In):
     description: str
     callSign: str
     clientExternalId: NonEmpty
-    unitIncrements: Annotated[float, Field(gt=0, allow_inf_nan=False)] = Field(
-        description="Smallest billable unit in seconds; a positive JSON number."
+    unitIncrements: Annotated[
+        float, Field(ge=MIN_UNIT_INCREMENTS, le=MAX_UNIT_INCREMENTS, allow_inf_nan=False)
+    ] = Field(
+        description="Smallest billable unit in seconds; a JSON number from 0.000001 to "
+        "1000000000 (the sandbox's bounds; integer or fraction, returned as sent)."
     )
     status: Literal["active", "inactive"]
 
@@ -267,7 +364,7 @@ class InitiativeOut(_Stored):
     description: str | None
     callSign: str | None
     clientExternalId: str | None
-    unitIncrements: float | None
+    unitIncrements: int | float | None
     status: str
 
 
@@ -371,7 +468,7 @@ class PropsInitiative(_Out):
     id: str = Field(alias="_id")
     billingType: str
     callSign: str
-    unitIncrements: float
+    unitIncrements: int | float
     externalId: str
     name: str
     description: str
@@ -522,7 +619,7 @@ class EntryIn(_In):
     initiativeExternalId: NonEmpty
     workDate: DateText
     summary: str
-    incrementDurationInSeconds: Annotated[int, Field(ge=0)]
+    incrementDurationInSeconds: Annotated[int, Field(ge=0, le=MAX_DURATION_SECONDS)]
     codes: list[EntryCodeIn] = Field(default_factory=list)
 
 
