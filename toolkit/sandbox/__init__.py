@@ -11,7 +11,8 @@ state in one SQLite file. From Python::
         sb.admin.create_user("TK-1", "Ann Lee", "ann@example.com")
 
 From a shell: ``toolkit sandbox --seed sample_data`` (or ``python -m toolkit.sandbox``).
-Layout, like moto: :mod:`.store` (state and rules), :mod:`.app` (thin routes),
+Layout, like moto: :mod:`.store` (state and rules, composed from one module per part of
+the interface in :mod:`.models`), :mod:`.app` (thin routes),
 :mod:`.exceptions` (errors and the one handler), :mod:`.payloads` (pydantic models),
 :mod:`.faults`, :mod:`.server`, :mod:`.admin` and :mod:`.cli`.
 """

@@ -1,0 +1,418 @@
+"""Egress: the v2 export, release-pending, the two acknowledgements and the user lookup.
+
+The export selects entries by release time in ``(releasedAfter, releasedOnOrBefore]`` and
+streams them in chunks read in short transactions. Release-pending lists entries awaiting an
+acknowledgement; release-succeeded and release-failed move a pending entry to its final state
+(repeating the same acknowledgement is a no-op, any other is a conflict).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+import sqlite3
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from fractions import Fraction
+from typing import Any
+
+from ..exceptions import BadRequest, Conflict, NotFound
+from .core import StoreCore, format_timestamp, number, to_ms
+
+__all__ = ["EgressStore"]
+
+
+def _increment_count(duration: int, unit: float | None) -> int:
+    if not unit:
+        return 0
+    if float(unit).is_integer():
+        return -(-duration // int(unit))
+    return math.ceil(Fraction(duration) / _exact(float(unit)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _exact(unit: float) -> Fraction:
+    """The decimal the client sent (0.3 is 3/10, not the nearest binary fraction)."""
+    return Fraction(repr(unit))
+
+
+def _color(initiative_id: str) -> str:
+    return hashlib.sha256(initiative_id.encode()).hexdigest()[:6]
+
+
+class EgressStore(StoreCore):
+    """Entries out of the product: export, release-pending, acknowledgements, users.
+
+    >>> import tempfile, os
+    >>> from toolkit.sandbox.store import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> store.release_pending(store.create_customer()["customerId"])
+    []
+    """
+
+    _ENTRY_SELECT = (
+        "SELECT e.id, e.created_at, e.updated_at, e.external_id, e.duration, e.summary, "
+        "e.user_id, e.work_date, e.released_at, i.id AS i_id, i.external_id AS i_ext, "
+        "i.name AS i_name, i.description AS i_desc, i.call_sign AS i_cs, "
+        "i.billing_type AS i_bt, i.unit_increments, c.id AS c_id, c.external_id AS c_ext, "
+        "c.name AS c_name, c.description AS c_desc, c.call_sign AS c_cs "
+        "FROM entries e JOIN initiatives i ON i.id = e.initiative_id "
+        "JOIN clients c ON c.id = i.client_id "
+    )
+
+    def export_entries(
+        self, customer_id: str, released_after: datetime, released_on_or_before: datetime
+    ) -> list[dict[str, Any]]:
+        """v2 export: entries released in ``(released_after, released_on_or_before]``.
+
+        Selection is by the entry's (latest) release time, whatever its acknowledgement state
+        since. Entries come ordered by release time, then id. Nested initiative objects are
+        shared between entries of the same initiative (treat the result as read-only).
+
+        Args:
+            customer_id: The customer.
+            released_after: Exclusive lower bound (aware; naive is taken as UTC).
+            released_on_or_before: Inclusive upper bound.
+
+        Returns:
+            Entries in the spec's export form.
+
+        Raises:
+            BadRequest: The window is inverted.
+
+        >>> import tempfile, os
+        >>> from toolkit.sandbox.store import Store
+        >>> from datetime import UTC, datetime
+        >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+        >>> t = datetime(2025, 1, 1, tzinfo=UTC)
+        >>> store.export_entries(store.create_customer()["customerId"], t, t)
+        []
+        """
+        chunks = self.iter_export_entries(customer_id, released_after, released_on_or_before)
+        return [entry for chunk in chunks for entry in chunk]
+
+    def iter_export_entries(
+        self,
+        customer_id: str,
+        released_after: datetime,
+        released_on_or_before: datetime,
+        *,
+        batch: int = 5000,
+    ) -> Iterator[list[dict[str, Any]]]:
+        """:meth:`export_entries` in chunks of at most ``batch`` entries, in the same order.
+
+        Each chunk is read in its own short transaction (keyset paging on release time and
+        id), so a large export neither holds the store's lock while it is sent nor builds the
+        whole answer in memory. The window is checked before the first chunk.
+
+        Args:
+            customer_id: The customer.
+            released_after: Exclusive lower bound (aware; naive is taken as UTC).
+            released_on_or_before: Inclusive upper bound.
+            batch: Entries per chunk.
+
+        Returns:
+            An iterator of chunks.
+
+        Raises:
+            BadRequest: The window is inverted (raised by this call, not by the iterator).
+
+        >>> import tempfile, os
+        >>> from toolkit.sandbox.store import Store
+        >>> from datetime import UTC, datetime
+        >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+        >>> t = datetime(2025, 1, 1, tzinfo=UTC)
+        >>> list(store.iter_export_entries(store.create_customer()["customerId"], t, t))
+        []
+        """
+        low, high = to_ms(released_after), to_ms(released_on_or_before)
+        if released_after > released_on_or_before:
+            raise BadRequest(
+                "releasedAfter must not be later than releasedOnOrBefore", slug="invalid-window"
+            )
+        return self._export_chunks(customer_id, low, high, batch)
+
+    def _export_chunks(
+        self, customer_id: str, low: int, high: int, batch: int
+    ) -> Iterator[list[dict[str, Any]]]:
+        # Bounds are compared at millisecond precision against millisecond-precise times:
+        # t > after  <=>  t_ms > floor(after_ms); t <= before  <=>  t_ms <= floor(before_ms).
+        base = "e.customer_id = ? AND e.released_at > ? AND e.released_at <= ?"
+        last: tuple[int, str] | None = None
+        initiatives: dict[str, dict[str, Any]] = {}
+        while True:
+            where, params = base, [customer_id, low, high]
+            if last is not None:
+                where += " AND (e.released_at > ? OR (e.released_at = ? AND e.id > ?))"
+                params += [last[0], last[0], last[1]]
+            with self._read() as db:
+                cursor = db.cursor()
+                cursor.row_factory = None  # plain tuples: this loop may run a million times
+                rows = cursor.execute(
+                    self._ENTRY_SELECT
+                    + f"WHERE {where} ORDER BY e.released_at, e.id LIMIT {int(batch)}",
+                    params,
+                ).fetchall()
+                if not rows:
+                    return
+                last = (rows[-1][8], rows[-1][0])
+                bounded = where + " AND (e.released_at < ? OR (e.released_at = ? AND e.id <= ?))"
+                codes = self._codes_by_entry(
+                    db, customer_id, bounded, [*params, last[0], last[0], last[1]]
+                )
+            yield [self._export_entry(row, customer_id, codes, initiatives) for row in rows]
+            if len(rows) < batch:
+                return
+
+    @staticmethod
+    def _export_entry(
+        row: tuple[Any, ...],
+        customer_id: str,
+        codes: dict[str, list[tuple[dict[str, Any], str]]],
+        initiatives: dict[str, dict[str, Any]],
+    ) -> dict[str, Any]:
+        (entry_id, created, updated, external_id, duration, summary, user_id, work_date,
+         _released, i_id, i_ext, i_name, _i_desc, _i_cs, _i_bt, unit, c_id, c_ext, c_name,
+         c_desc, c_cs) = row
+        initiative = initiatives.get(i_id)
+        if initiative is None:
+            initiative = initiatives[i_id] = {
+                "client": {"_id": c_id, "externalId": c_ext, "name": c_name,
+                           "description": c_desc, "callSign": c_cs},
+                "externalId": i_ext,
+                "name": i_name,
+            }
+        return {
+            "_id": entry_id,
+            "codes": [{"code": code, "assignedBy": by} for code, by in codes.get(entry_id, ())],
+            "createdAt": format_timestamp(created),
+            "customerId": customer_id,
+            "externalId": external_id,
+            "incrementDurationInSeconds": duration,
+            "initiative": initiative,
+            "summary": summary,
+            "unitIncrementCount": _increment_count(duration, unit),
+            "updatedAt": format_timestamp(updated),
+            "userId": user_id,
+            "workDate": work_date,
+        }
+
+    def _codes_by_entry(
+        self, db: sqlite3.Connection, customer_id: str, where: str, params: Sequence[Any]
+    ) -> dict[str, list[tuple[dict[str, Any], str]]]:
+        code_objs: dict[str, dict[str, Any]] = {}
+        for r in db.execute(
+            "SELECT co.id, co.external_id, co.name, co.description, ct.id AS t_id, "
+            "ct.external_id AS t_ext, ct.name AS t_name, ct.semantic_type FROM codes co "
+            "JOIN code_types ct ON ct.id = co.code_type_id WHERE co.customer_id = ?",
+            (customer_id,),
+        ):
+            code_objs[r["id"]] = {
+                "_id": r["id"], "externalId": r["external_id"], "name": r["name"],
+                "description": r["description"],
+                "type": {"_id": r["t_id"], "externalId": r["t_ext"], "name": r["t_name"],
+                         "semanticType": r["semantic_type"]},
+            }
+        out: dict[str, list[tuple[dict[str, Any], str]]] = {}
+        cursor = db.cursor()
+        cursor.row_factory = None
+        for entry_id, code_id, assigned_by in cursor.execute(
+            "SELECT ec.entry_id, ec.code_id, ec.assigned_by FROM entry_codes ec "
+            f"JOIN entries e ON e.id = ec.entry_id WHERE {where} "
+            "ORDER BY ec.entry_id, ec.position",
+            params,
+        ):
+            out.setdefault(entry_id, []).append((code_objs[code_id], assigned_by))
+        return out
+
+    def release_pending(self, customer_id: str) -> list[dict[str, Any]]:
+        """Entries still pending, in the spec's detailed form, ordered by release time.
+
+        Args:
+            customer_id: The customer.
+
+        Returns:
+            Entries in the detailed form (``initiativeProps`` tags hold ``pinned`` when the
+            entry's user starred the initiative).
+
+        >>> import tempfile, os
+        >>> from toolkit.sandbox.store import Store
+        >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+        >>> store.release_pending(store.create_customer()["customerId"])
+        []
+        """
+        where = "e.customer_id = ? AND e.state = 'pending'"
+        params = (customer_id,)
+        with self._read() as db:
+            rows = db.execute(
+                self._ENTRY_SELECT + f"WHERE {where} ORDER BY e.released_at, e.id", params
+            ).fetchall()
+            codes = self._codes_by_entry(db, customer_id, where, params)
+            pinned = {
+                (r["user_id"], r["initiative_id"])
+                for r in db.execute(
+                    "SELECT p.user_id, p.initiative_id FROM pins p JOIN users u "
+                    "ON u.id = p.user_id WHERE u.customer_id = ?",
+                    (customer_id,),
+                )
+            }
+        out = []
+        for r in rows:
+            client = {"_id": r["c_id"], "externalId": r["c_ext"], "name": r["c_name"],
+                      "description": r["c_desc"], "callSign": r["c_cs"]}
+            out.append({
+                "_id": r["id"],
+                "customerId": customer_id,
+                "userId": r["user_id"],
+                "workDate": r["work_date"],
+                "summary": r["summary"],
+                "unitIncrementCount": _increment_count(r["duration"], r["unit_increments"]),
+                "incrementDurationInSeconds": r["duration"],
+                "initiativeProps": {
+                    "type": "pms",
+                    "colorHex": _color(r["i_id"]),
+                    "tags": ["pinned"] if (r["user_id"], r["i_id"]) in pinned else [],
+                    "nickname": r["i_name"],
+                    "initiative": {
+                        "type": "pms", "_id": r["i_id"], "billingType": r["i_bt"],
+                        "callSign": r["i_cs"], "unitIncrements": number(r["unit_increments"]),
+                        "externalId": r["i_ext"], "name": r["i_name"],
+                        "description": r["i_desc"], "client": client,
+                    },
+                },
+                "externalId": r["external_id"],
+                "codes": [code for code, _ in codes.get(r["id"], [])],
+            })
+        return out
+
+    def release_succeeded(
+        self, customer_id: str, user_id: str, entry_id: str, body: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Acknowledge a pending entry as written to the billing system.
+
+        Repeating the same acknowledgement is a no-op.
+
+        Args:
+            customer_id: The customer.
+            user_id: The entry's user.
+            entry_id: The entry.
+            body: ``{"externalId": str}``, stored on the entry.
+
+        Returns:
+            ``{_id, userId, state, externalId, errors, updatedAt}``.
+
+        Raises:
+            NotFound: No such entry for this user.
+            Conflict: Not released yet, failed, or succeeded with another ``externalId``.
+
+        >>> import tempfile, os
+        >>> from toolkit.sandbox.store import Store
+        >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+        >>> store.release_succeeded("c", "u", "e", {"externalId": "X1"})
+        Traceback (most recent call last):
+        ...
+        toolkit.sandbox.exceptions.NotFound: no entry 'e' for user 'u'
+        """
+        return self._acknowledge(customer_id, user_id, entry_id, "succeeded", body["externalId"])
+
+    def release_failed(
+        self, customer_id: str, user_id: str, entry_id: str, body: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Acknowledge a pending entry as failed to write; the errors are stored.
+
+        Repeating the same acknowledgement (same errors) is a no-op.
+
+        Args:
+            customer_id: The customer.
+            user_id: The entry's user.
+            entry_id: The entry.
+            body: ``{"errors": [str, ...]}``.
+
+        Returns:
+            ``{_id, userId, state, externalId, errors, updatedAt}``.
+
+        Raises:
+            NotFound: No such entry for this user.
+            Conflict: Not released yet, succeeded, or failed with other errors.
+
+        >>> import tempfile, os
+        >>> from toolkit.sandbox.store import Store
+        >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+        >>> store.release_failed("c", "u", "e", {"errors": ["x"]})
+        Traceback (most recent call last):
+        ...
+        toolkit.sandbox.exceptions.NotFound: no entry 'e' for user 'u'
+        """
+        return self._acknowledge(customer_id, user_id, entry_id, "failed", list(body["errors"]))
+
+    def _acknowledge(
+        self, customer_id: str, user_id: str, entry_id: str, state: str, value: Any
+    ) -> dict[str, Any]:
+        column = "external_id" if state == "succeeded" else "errors"
+        stored_value = value if state == "succeeded" else json.dumps(value, ensure_ascii=False)
+        with self._tx() as db:
+            row = db.execute(
+                "SELECT * FROM entries WHERE id = ? AND customer_id = ? AND user_id = ?",
+                (entry_id, customer_id, user_id),
+            ).fetchone()
+            if row is None:
+                raise NotFound(
+                    f"no entry {entry_id!r} for user {user_id!r}", slug="unknown-entry"
+                )
+            current = row["state"]
+            if current == "editable":
+                raise Conflict(
+                    "the entry has not been released by its user", slug="entry-not-released",
+                    state=current,
+                )
+            if current == "pending":
+                db.execute(
+                    f"UPDATE entries SET state = ?, {column} = ?, updated_at = ? "
+                    "WHERE id = ?",
+                    (state, stored_value, self.now_ms(), entry_id),
+                )
+            elif current != state:
+                raise Conflict(
+                    f"the entry was already acknowledged as {current}",
+                    slug="conflicting-acknowledgement", state=current,
+                )
+            elif row[column] != stored_value:
+                raise Conflict(
+                    f"the entry was already acknowledged as {current} with other "
+                    f"{'externalId' if state == 'succeeded' else 'errors'}",
+                    slug="conflicting-acknowledgement", state=current,
+                )
+            r = db.execute("SELECT * FROM entries WHERE id = ?", (entry_id,)).fetchone()
+        return {
+            "_id": r["id"], "userId": r["user_id"], "state": r["state"],
+            "externalId": r["external_id"],
+            "errors": json.loads(r["errors"]) if r["errors"] else None,
+            "updatedAt": format_timestamp(r["updated_at"]),
+        }
+
+    def get_user(self, customer_id: str, user_id: str) -> dict[str, Any]:
+        """Return a user record ``{_id, customerId, timekeeperExternalId, name, email}``.
+
+        Args:
+            customer_id: The customer.
+            user_id: The user.
+
+        Returns:
+            The user record.
+
+        Raises:
+            NotFound: No such user for this customer.
+
+        >>> import tempfile, os
+        >>> from toolkit.sandbox.store import Store
+        >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+        >>> cid = store.create_customer()["customerId"]
+        >>> u = store.create_user(cid, {"timekeeperExternalId": "TK1", "name": "Ann",
+        ...     "email": "ann@example.com"})
+        >>> store.get_user(cid, u["_id"])["timekeeperExternalId"]
+        'TK1'
+        """
+        with self._read() as db:
+            return self._user_record(self._require_user(db, customer_id, user_id))

@@ -1,0 +1,348 @@
+"""Ingress: the five imports (clients, initiatives, code types, codes, code ranges).
+
+Imports upsert by ``externalId`` within the customer; references (an initiative's client, a
+code's code type, a code range's initiative and codes) must exist, otherwise nothing is
+stored and the error lists the unknown ids. The record renderers here also serve the
+administration listing.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from ..exceptions import NotFound, Unprocessable
+from .core import StoreCore, dedupe, format_timestamp, new_id, number
+
+__all__ = ["IngressStore"]
+
+
+class IngressStore(StoreCore):
+    """The five imports of reference data, with their reference rules.
+
+    >>> import tempfile, os
+    >>> from toolkit.sandbox.store import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> cid = store.create_customer()["customerId"]
+    >>> store.import_client(cid, {"externalId": "C1", "name": "Acme", "callSign": "A",
+    ...     "description": ""})["externalId"]
+    'C1'
+    """
+
+    def import_client(self, customer_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Create or update (by ``externalId``) one client.
+
+        Args:
+            customer_id: The customer.
+            body: A valid Client payload.
+
+        Returns:
+            The stored client.
+
+        >>> import tempfile, os
+        >>> from toolkit.sandbox.store import Store
+        >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+        >>> cid = store.create_customer()["customerId"]
+        >>> store.import_client(cid, {"externalId": "C1", "name": "Acme", "callSign": "A",
+        ...     "description": ""})["name"]
+        'Acme'
+        """
+        with self._tx() as db:
+            record_id = self._upsert(
+                db, "clients", customer_id, body["externalId"],
+                {"name": body["name"], "call_sign": body["callSign"],
+                 "description": body["description"]},
+            )
+            return self._client_record(db, record_id)
+
+    def import_initiative(self, customer_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Create or update (by ``externalId``) one initiative; its client must exist.
+
+        Args:
+            customer_id: The customer.
+            body: A valid Initiative payload.
+
+        Returns:
+            The stored initiative.
+
+        Raises:
+            Unprocessable: ``clientExternalId`` names no client (``unknownIds`` lists it).
+
+        >>> import tempfile, os
+        >>> from toolkit.sandbox.store import Store
+        >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+        >>> cid = store.create_customer()["customerId"]
+        >>> store.import_initiative(cid, {"externalId": "M1", "clientExternalId": "nope",
+        ...     "billingType": "billable", "name": "", "description": "", "callSign": "",
+        ...     "unitIncrements": 360, "status": "active"})
+        Traceback (most recent call last):
+        ...
+        toolkit.sandbox.exceptions.Unprocessable: unknown client externalId 'nope'
+        """
+        with self._tx() as db:
+            client = db.execute(
+                "SELECT id FROM clients WHERE customer_id = ? AND external_id = ?",
+                (customer_id, body["clientExternalId"]),
+            ).fetchone()
+            if client is None:
+                raise self._unknown("client", "clientExternalId", [body["clientExternalId"]])
+            record_id = self._upsert(
+                db, "initiatives", customer_id, body["externalId"],
+                {"source": "pms", "billing_type": body["billingType"], "name": body["name"],
+                 "description": body["description"], "call_sign": body["callSign"],
+                 "client_id": client["id"], "unit_increments": float(body["unitIncrements"]),
+                 "status": body["status"]},
+            )
+            return self._initiative_record(db, record_id)
+
+    def import_code_type(self, customer_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Create or update (by ``externalId``) one code type.
+
+        Args:
+            customer_id: The customer.
+            body: A valid Code type payload.
+
+        Returns:
+            The stored code type.
+
+        >>> import tempfile, os
+        >>> from toolkit.sandbox.store import Store
+        >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+        >>> cid = store.create_customer()["customerId"]
+        >>> store.import_code_type(cid, {"externalId": "task-code", "name": "task-code",
+        ...     "semanticType": "task", "customerDefaultable": True,
+        ...     "userDefaultable": False})["semanticType"]
+        'task'
+        """
+        with self._tx() as db:
+            record_id = self._upsert(
+                db, "code_types", customer_id, body["externalId"],
+                {"name": body["name"], "semantic_type": body["semanticType"],
+                 "customer_defaultable": int(body["customerDefaultable"]),
+                 "user_defaultable": int(body["userDefaultable"])},
+            )
+            return self._code_type_record(db, record_id)
+
+    def import_code(self, customer_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Create or update (by ``externalId``) one code; its code type must exist.
+
+        Args:
+            customer_id: The customer.
+            body: A valid Code payload.
+
+        Returns:
+            The stored code.
+
+        Raises:
+            Unprocessable: ``codeTypeExternalId`` names no code type.
+
+        >>> import tempfile, os
+        >>> from toolkit.sandbox.store import Store
+        >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+        >>> cid = store.create_customer()["customerId"]
+        >>> store.import_code(cid, {"externalId": "L110", "name": "L110", "description": "",
+        ...     "codeTypeExternalId": "task-code"})
+        Traceback (most recent call last):
+        ...
+        toolkit.sandbox.exceptions.Unprocessable: unknown code type externalId 'task-code'
+        """
+        with self._tx() as db:
+            code_type = db.execute(
+                "SELECT id FROM code_types WHERE customer_id = ? AND external_id = ?",
+                (customer_id, body["codeTypeExternalId"]),
+            ).fetchone()
+            if code_type is None:
+                raise self._unknown(
+                    "code type", "codeTypeExternalId", [body["codeTypeExternalId"]]
+                )
+            record_id = self._upsert(
+                db, "codes", customer_id, body["externalId"],
+                {"name": body["name"], "description": body["description"],
+                 "code_type_id": code_type["id"]},
+            )
+            return self._code_record(db, record_id)
+
+    def set_code_range(
+        self, customer_id: str, initiative_external_id: str, body: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Replace the code range of one initiative (an empty list removes it).
+
+        Args:
+            customer_id: The customer.
+            initiative_external_id: The initiative's ``externalId``.
+            body: A valid Code range payload; duplicate ids are dropped.
+
+        Returns:
+            ``{initiativeExternalId, codeExternalIds, updatedAt}``.
+
+        Raises:
+            NotFound: No such initiative.
+            Unprocessable: Some codes do not exist; ``unknownIds`` lists every one.
+
+        >>> import tempfile, os
+        >>> from toolkit.sandbox.store import Store
+        >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+        >>> cid = store.create_customer()["customerId"]
+        >>> store.set_code_range(cid, "M1", {"codeExternalIds": []})
+        Traceback (most recent call last):
+        ...
+        toolkit.sandbox.exceptions.NotFound: no initiative with externalId 'M1'
+        """
+        wanted = dedupe(body["codeExternalIds"])
+        with self._tx() as db:
+            initiative = self._pms_initiative(db, customer_id, initiative_external_id)
+            if initiative is None:
+                raise NotFound(
+                    f"no initiative with externalId {initiative_external_id!r}",
+                    slug="unknown-initiative",
+                )
+            codes = self._code_ids(db, customer_id, wanted)
+            missing = [code for code in wanted if code not in codes]
+            if missing:
+                raise self._unknown(
+                    "code", "codeExternalIds", missing, positions=body["codeExternalIds"]
+                )
+            now = self.now_ms()
+            db.execute("DELETE FROM code_ranges WHERE initiative_id = ?", (initiative["id"],))
+            db.executemany(
+                "INSERT INTO code_ranges (initiative_id, position, code_id, updated_at) "
+                "VALUES (?, ?, ?, ?)",
+                [(initiative["id"], i, codes[c], now) for i, c in enumerate(wanted)],
+            )
+        return {
+            "initiativeExternalId": initiative_external_id,
+            "codeExternalIds": wanted,
+            "updatedAt": format_timestamp(now),
+        }
+
+    def _upsert(
+        self, db: sqlite3.Connection, table: str, customer_id: str, external_id: str,
+        values: dict[str, Any],
+    ) -> str:
+        now = self.now_ms()
+        row = db.execute(
+            f"SELECT id FROM {table} WHERE customer_id = ? AND external_id = ?",
+            (customer_id, external_id),
+        ).fetchone()
+        if row is None:
+            record_id = new_id()
+            cols = ["id", "customer_id", "external_id", *values, "created_at", "updated_at"]
+            db.execute(
+                f"INSERT INTO {table} ({', '.join(cols)}) "
+                f"VALUES ({', '.join('?' * len(cols))})",
+                (record_id, customer_id, external_id, *values.values(), now, now),
+            )
+            return record_id
+        sets = ", ".join(f"{col} = ?" for col in values)
+        db.execute(
+            f"UPDATE {table} SET {sets}, updated_at = ? WHERE id = ?",
+            (*values.values(), now, row["id"]),
+        )
+        return str(row["id"])
+
+    @staticmethod
+    def _unknown(
+        what: str, field: str, ids: Sequence[str], positions: Sequence[str] | None = None
+    ) -> Unprocessable:
+        errors = []
+        for value in ids:
+            where = field
+            if positions is not None:
+                where = f"{field}.{list(positions).index(value)}"
+            errors.append(
+                {"in": "body", "field": where, "detail": f"unknown {what} externalId {value!r}"}
+            )
+        listed = ", ".join(repr(v) for v in ids)
+        plural = "s" if len(ids) > 1 else ""
+        return Unprocessable(
+            f"unknown {what} externalId{plural} {listed}",
+            slug="unknown-reference",
+            errors=errors,
+            unknownIds=list(ids),
+        )
+
+    @staticmethod
+    def _code_ids(db: sqlite3.Connection, customer_id: str, external_ids: Sequence[str]
+                  ) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for start in range(0, len(external_ids), 500):
+            chunk = list(external_ids[start:start + 500])
+            marks = ", ".join("?" * len(chunk))
+            for row in db.execute(
+                f"SELECT id, external_id FROM codes WHERE customer_id = ? "
+                f"AND external_id IN ({marks})",
+                (customer_id, *chunk),
+            ):
+                found[row["external_id"]] = row["id"]
+        return found
+
+    @staticmethod
+    def _client_record(db: sqlite3.Connection, record_id: str) -> dict[str, Any]:
+        r = db.execute("SELECT * FROM clients WHERE id = ?", (record_id,)).fetchone()
+        return {
+            "_id": r["id"], "externalId": r["external_id"], "name": r["name"],
+            "callSign": r["call_sign"], "description": r["description"],
+            "createdAt": format_timestamp(r["created_at"]),
+            "updatedAt": format_timestamp(r["updated_at"]),
+        }
+
+    @staticmethod
+    def _initiative_record(db: sqlite3.Connection, record_id: str) -> dict[str, Any]:
+        r = db.execute(
+            "SELECT i.*, c.external_id AS client_external_id FROM initiatives i "
+            "LEFT JOIN clients c ON c.id = i.client_id WHERE i.id = ?",
+            (record_id,),
+        ).fetchone()
+        return {
+            "_id": r["id"], "source": r["source"], "billingType": r["billing_type"],
+            "externalId": r["external_id"], "name": r["name"], "description": r["description"],
+            "callSign": r["call_sign"], "clientExternalId": r["client_external_id"],
+            "unitIncrements": number(r["unit_increments"]), "status": r["status"],
+            "createdAt": format_timestamp(r["created_at"]),
+            "updatedAt": format_timestamp(r["updated_at"]),
+        }
+
+    @staticmethod
+    def _code_type_record(db: sqlite3.Connection, record_id: str) -> dict[str, Any]:
+        r = db.execute("SELECT * FROM code_types WHERE id = ?", (record_id,)).fetchone()
+        return {
+            "_id": r["id"], "externalId": r["external_id"], "name": r["name"],
+            "semanticType": r["semantic_type"],
+            "customerDefaultable": bool(r["customer_defaultable"]),
+            "userDefaultable": bool(r["user_defaultable"]),
+            "createdAt": format_timestamp(r["created_at"]),
+            "updatedAt": format_timestamp(r["updated_at"]),
+        }
+
+    @staticmethod
+    def _code_record(db: sqlite3.Connection, record_id: str) -> dict[str, Any]:
+        r = db.execute(
+            "SELECT co.*, ct.external_id AS type_external_id FROM codes co "
+            "JOIN code_types ct ON ct.id = co.code_type_id WHERE co.id = ?",
+            (record_id,),
+        ).fetchone()
+        return {
+            "_id": r["id"], "externalId": r["external_id"], "name": r["name"],
+            "description": r["description"], "codeTypeExternalId": r["type_external_id"],
+            "createdAt": format_timestamp(r["created_at"]),
+            "updatedAt": format_timestamp(r["updated_at"]),
+        }
+
+    @staticmethod
+    def _code_ranges(db: sqlite3.Connection, customer_id: str) -> list[dict[str, Any]]:
+        ranges: dict[str, dict[str, Any]] = {}
+        for r in db.execute(
+            "SELECT i.external_id AS ini, co.external_id AS code, cr.updated_at "
+            "FROM code_ranges cr JOIN initiatives i ON i.id = cr.initiative_id "
+            "JOIN codes co ON co.id = cr.code_id WHERE i.customer_id = ? "
+            "ORDER BY i.created_at, i.rowid, cr.position",
+            (customer_id,),
+        ):
+            item = ranges.setdefault(
+                r["ini"],
+                {"initiativeExternalId": r["ini"], "codeExternalIds": [],
+                 "updatedAt": format_timestamp(r["updated_at"])},
+            )
+            item["codeExternalIds"].append(r["code"])
+        return list(ranges.values())
