@@ -52,11 +52,15 @@ def test_per_item_results_in_first_seen_order_without_duplicates(firm: Firm, op:
     response = star(firm, ["M9", "M1", "M2", "M1", "M3", "M9"], op=op)
     assert response.status_code == 207
     items = response.json()["response"]
-    assert [(i["initiativeExternalId"], i["status"], i.get("errorCode")) for i in items] == [
-        ("M9", 404, 20080), ("M1", 200, None), ("M2", 403, 20083), ("M3", 422, 20081)]
+    if op == "star":
+        assert [(i["initiativeExternalId"], i["status"], i.get("errorCode")) for i in items] == [
+            ("M9", 404, 20080), ("M1", 200, None), ("M2", 403, 20083), ("M3", 422, 20081)]
+        assert items[2]["errorMessage"] == "initiative access denied"
+    else:  # none of them is starred: already in the target state wins over 403 and 422
+        assert [(i["initiativeExternalId"], i["status"], i.get("errorCode")) for i in items] == [
+            ("M9", 404, 20080), ("M1", 200, None), ("M2", 200, None), ("M3", 200, None)]
     assert set(items[1]) == ITEM_KEYS  # no errorCode, no errorMessage on success
     assert all(set(i) == ERROR_KEYS for i in items if i["status"] != 200)
-    assert items[2]["errorMessage"] == "initiative access denied"
     assert all(isinstance(i["errorMessage"], str) and i["errorMessage"] for i in items
                if "errorCode" in i)
 
@@ -269,3 +273,37 @@ def test_cursor_survives_unstarring_of_the_last_seen_item(firm: Firm) -> None:
     star(firm, ["M1"], op="unstar")
     assert starred(firm, limit=1, cursor=cursor).json() == {
         "initiativeExternalIds": ["M2"], "nextCursor": None}
+
+
+def test_a_starred_initiative_that_became_inactive_can_be_unstarred(firm: Firm) -> None:
+    assert star(firm, ["M1", "M2"]).status_code == 207
+    _import_initiatives(firm, ["M1"], status="inactive")
+    assert all_starred(firm) == ["M1", "M2"]  # still listed: the spec filters access only
+    again = star(firm, ["M1"]).json()["response"]
+    assert again == [{"initiativeExternalId": "M1", "status": 200}]  # already starred
+    gone = star(firm, ["M1"], op="unstar").json()["response"]
+    assert gone == [{"initiativeExternalId": "M1", "status": 200}]
+    assert all_starred(firm) == ["M2"]
+    # starring it anew is refused: it is inactive
+    assert star(firm, ["M1"]).json()["response"][0]["status"] == 422
+
+
+def test_already_in_the_target_state_wins_over_a_wall(firm: Firm) -> None:
+    assert star(firm, ["M2"]).status_code == 207
+    firm.admin.set_walls(firm.users["TK1"], ["M2"])
+    assert star(firm, ["M2"]).json()["response"] == [
+        {"initiativeExternalId": "M2", "status": 200}]
+    walled = star(firm, ["M2"], op="unstar").json()["response"][0]
+    assert (walled["status"], walled["errorCode"]) == (403, 20083)
+
+
+def test_an_edited_cursor_is_400(firm: Firm) -> None:
+    assert star(firm, ["M1", "M2"]).status_code == 207
+    cursor = starred(firm, limit=1).json()["nextCursor"]
+    text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    version, user, seq, mac = text.split(":")
+    edited = base64.urlsafe_b64encode(f"{version}:{user}:0:{mac}".encode()).decode()
+    assert starred(firm, limit=1, cursor=cursor).status_code == 200
+    response = starred(firm, limit=1, cursor=edited)
+    assert response.status_code == 400
+    assert response.headers["content-type"].startswith("application/problem+json")

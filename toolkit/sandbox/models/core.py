@@ -104,6 +104,8 @@ CREATE TABLE IF NOT EXISTS entries (
     external_id TEXT, errors TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS entries_released ON entries (customer_id, released_at);
 CREATE INDEX IF NOT EXISTS entries_state ON entries (customer_id, state);
+CREATE TABLE IF NOT EXISTS sandbox_keys (
+    name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS entry_codes (
     entry_id TEXT NOT NULL, position INTEGER NOT NULL, code_id TEXT NOT NULL,
     assigned_by TEXT NOT NULL, PRIMARY KEY (entry_id, position));
@@ -221,6 +223,14 @@ class StoreCore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.executescript(_SCHEMA)
+        # a key of this database's own (kept across restarts): it signs the starred cursors
+        self._db.execute(
+            "INSERT OR IGNORE INTO sandbox_keys (name, value) VALUES ('cursor', ?)",
+            (secrets.token_hex(32),),
+        )
+        self._cursor_key = bytes.fromhex(
+            self._db.execute("SELECT value FROM sandbox_keys WHERE name = 'cursor'").fetchone()[0]
+        )
 
     def close(self) -> None:
         """Close the connection (idempotent).

@@ -1,15 +1,26 @@
 """Starring: star and unstar initiatives for a timekeeper, and page through the stars.
 
 A timekeeper id must resolve to exactly one user. Each initiative of a star or unstar request
-gets its own status (found, not walled off, active); the starred list pages through the raw
-pinned props with an opaque cursor and filters product-created and walled initiatives after
-the page is fetched, as the spec describes.
+gets its own status, decided in this order (the spec gives the codes, not their precedence):
+
+1. 404 (20080): no initiative with that ``externalId``;
+2. 200: the initiative is already in the requested state (starred, or not starred): unchanged;
+3. 403 (20083): the initiative is walled off for the user;
+4. 422 (20081): star only: the initiative is inactive (so a starred initiative that became
+   inactive can always be unstarred);
+5. 200: applied.
+
+The starred list pages through the raw pinned props with an opaque cursor, signed with a key of
+the database's own (HMAC-SHA256: an edited cursor is a 400), and filters product-created and
+walled initiatives after the page is fetched, as the spec describes.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import hmac
 import sqlite3
 from collections.abc import Callable
 from typing import Any
@@ -179,9 +190,11 @@ class StarringStore(StoreCore):
                     item["status"] = 500
                 elif initiative is None:
                     item["status"], error = 404, ERR_NOT_FOUND
+                elif self._is_pinned(db, user_id, initiative["id"]) == star:
+                    item["status"] = 200  # already in the requested state: unchanged
                 elif external_id in walls:
                     item["status"], error = 403, ERR_ACCESS
-                elif initiative["status"] != "active":
+                elif star and initiative["status"] != "active":
                     item["status"], error = 422, ERR_INACTIVE
                 else:
                     item["status"] = 200
@@ -221,17 +234,28 @@ class StarringStore(StoreCore):
         return str(rows[0]["id"])
 
     @staticmethod
-    def _encode_cursor(user_id: str, seq: int) -> str:
-        raw = f"v1:{user_id}:{seq}".encode()
+    def _is_pinned(db: sqlite3.Connection, user_id: str, initiative_id: str) -> bool:
+        return db.execute(
+            "SELECT 1 FROM pins WHERE user_id = ? AND initiative_id = ?", (user_id, initiative_id)
+        ).fetchone() is not None
+
+    def _sign(self, text: str) -> str:
+        return hmac.new(self._cursor_key, text.encode(), hashlib.sha256).hexdigest()[:32]
+
+    def _encode_cursor(self, user_id: str, seq: int) -> str:
+        text = f"v2:{user_id}:{seq}"
+        raw = f"{text}:{self._sign(text)}".encode()
         return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
-    @staticmethod
-    def _decode_cursor(cursor: str) -> tuple[str, int]:
+    def _decode_cursor(self, cursor: str) -> tuple[str, int]:
         try:
             padded = cursor + "=" * (-len(cursor) % 4)
             text = base64.urlsafe_b64decode(padded.encode("ascii")).decode("ascii")
-            version, user_id, seq = text.split(":")
-            if version != "v1" or not seq.isdigit() or len(seq) > 18:
+            version, user_id, seq, mac = text.split(":")
+            signed = f"{version}:{user_id}:{seq}"
+            if version != "v2" or not hmac.compare_digest(mac, self._sign(signed)):
+                raise ValueError("unsigned or edited cursor")
+            if not seq.isdigit() or len(seq) > 18:
                 raise ValueError(text)
             return user_id, int(seq)
         except (ValueError, UnicodeError, binascii.Error) as exc:
