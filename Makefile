@@ -16,30 +16,34 @@ LOCKFLAGS ?=
 SANDBOX_DB ?= out/sandbox.db
 SANDBOX_SEED ?= sample_data
 
-# Shell fragment: sets $uv to a working uv (PATH's, else one pip puts into .venv), or to ''.
+# The venv is made without pip (ensurepip takes seconds); pip is added only for the fallback.
+ENSURE_PIP = { $(PY) -m pip --version >/dev/null 2>&1 || $(PY) -m ensurepip >/dev/null; }
+# Shell fragment: sets $uv to a working uv (PATH's, else one that pip puts into .venv: the
+# outer Python's pip, pip >= 22.3, targets the venv; else the venv's own pip), or to ''.
 FIND_UV = uv=$$(command -v uv || true); \
-	if [ -z "$$uv" ] && { [ -x $(VENV)/bin/uv ] || $(PY) -m pip install -q uv; }; then \
-	  uv=$(VENV)/bin/uv; fi; \
+	if [ -z "$$uv" ]; then uv=$(VENV)/bin/uv; [ -x "$$uv" ] \
+	  || $(PYTHON) -m pip --python $(PY) install -q uv 2>/dev/null \
+	  || { $(ENSURE_PIP) && $(PY) -m pip install -q uv; } || uv=; fi; \
 	if [ -n "$$uv" ] && ! "$$uv" --version >/dev/null 2>&1; then uv=; fi
 
 .PHONY: install lock demo test lint lab sandbox bench clean
 
 $(STAMP): pyproject.toml $(LOCK)
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)
 	@$(FIND_UV); \
 	if [ -n "$$uv" ] && echo "installing $(LOCK) with $$uv" \
 	    && "$$uv" pip sync -q --python $(PY) $(LOCK) \
 	    && "$$uv" pip install -q --python $(PY) --no-deps -e .; then :; \
 	else \
 	  echo "uv unavailable or failed: installing $(LOCK) with pip"; \
-	  $(PY) -m pip install -q -r $(LOCK) && $(PY) -m pip install -q --no-deps -e . || exit 1; \
+	  $(ENSURE_PIP) && $(PY) -m pip install -q -r $(LOCK) && $(PY) -m pip install -q --no-deps -e . || exit 1; \
 	fi
 	touch $(STAMP)
 
 install: $(STAMP)
 
 lock:
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)
 	@$(FIND_UV); test -n "$$uv" || { echo "make lock needs uv (pip install uv)"; exit 1; }; \
 	mkdir -p $(dir $(LOCK)); \
 	"$$uv" pip compile -q pyproject.toml --all-extras --python-version $(LOCK_PYTHON) \
