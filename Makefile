@@ -16,6 +16,8 @@ LOCKFLAGS ?=
 SANDBOX_DB ?= out/sandbox.db
 SANDBOX_SEED ?= sample_data
 
+# `uv pip sync` makes .venv exactly the lock plus the project ("-e ." read from stdin), with no
+# dependency of the project's own beyond the lock, as `pip install --no-deps -e .` does.
 # The venv is made without pip (ensurepip takes seconds); pip is added only for the fallback.
 ENSURE_PIP = { $(PY) -m pip --version >/dev/null 2>&1 || $(PY) -m ensurepip >/dev/null; }
 # Shell fragment: sets $uv to a working uv (PATH's, else one that pip puts into .venv: the
@@ -31,9 +33,8 @@ FIND_UV = uv=$$(command -v uv || true); \
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)
 	@$(FIND_UV); \
-	if [ -n "$$uv" ] && echo "installing $(LOCK) with $$uv" \
-	    && "$$uv" pip sync -q --python $(PY) $(LOCK) \
-	    && "$$uv" pip install -q --python $(PY) --no-deps -e .; then :; \
+	if [ -n "$$uv" ] && echo "installing $(LOCK) and the project (editable) with $$uv" \
+	    && echo "-e ." | "$$uv" pip sync -q --python $(PY) $(LOCK) -; then :; \
 	else \
 	  echo "uv unavailable or failed: installing $(LOCK) with pip"; \
 	  $(ENSURE_PIP) && $(PY) -m pip install -q -r $(LOCK) && $(PY) -m pip install -q --no-deps -e . || exit 1; \
