@@ -1,19 +1,55 @@
 # Two set-up commands on a fresh machine: `make demo` and `make test`.
-# Each creates .venv and installs what it needs; a re-run with nothing changed reinstalls nothing.
+# Each creates .venv and installs every package at the version pinned in requirements/lock.txt
+# (`make lock` regenerates it from pyproject.toml); a re-run with nothing changed reinstalls nothing.
+# The installer is uv (the one on PATH, else pip installs it into .venv); plain pip is the
+# fallback when uv cannot be had or fails.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+LOCK := requirements/lock.txt
+# the Python and platform the lock is resolved for: that of these machines
+LOCK_PYTHON := 3.11
+LOCK_PLATFORM := x86_64-unknown-linux-gnu
+# `make lock LOCKFLAGS=--upgrade` moves every pin to the newest allowed version
+LOCKFLAGS ?=
+SANDBOX_DB ?= out/sandbox.db
+SANDBOX_SEED ?= sample_data
 
-.PHONY: install demo test lint lab sandbox bench clean
+# `uv pip sync` makes .venv exactly the lock plus the project ("-e ." read from stdin), with no
+# dependency of the project's own beyond the lock, as `pip install --no-deps -e .` does.
+# The venv is made without pip (ensurepip takes seconds); pip is added only for the fallback.
+ENSURE_PIP = { $(PY) -m pip --version >/dev/null 2>&1 || $(PY) -m ensurepip >/dev/null; }
+# Shell fragment: sets $uv to a working uv (PATH's, else one that pip puts into .venv: the
+# outer Python's pip, pip >= 22.3, targets the venv; else the venv's own pip), or to ''.
+FIND_UV = uv=$$(command -v uv || true); \
+	if [ -z "$$uv" ]; then uv=$(VENV)/bin/uv; [ -x "$$uv" ] \
+	  || $(PYTHON) -m pip --python $(PY) install -q uv 2>/dev/null \
+	  || { $(ENSURE_PIP) && $(PY) -m pip install -q uv; } || uv=; fi; \
+	if [ -n "$$uv" ] && ! "$$uv" --version >/dev/null 2>&1; then uv=; fi
 
-$(STAMP): pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[all]'
+.PHONY: install lock demo test lint lab sandbox bench clean
+
+$(STAMP): pyproject.toml $(LOCK)
+	test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)
+	@$(FIND_UV); \
+	if [ -n "$$uv" ] && echo "installing $(LOCK) and the project (editable) with $$uv" \
+	    && echo "-e ." | "$$uv" pip sync -q --python $(PY) $(LOCK) -; then :; \
+	else \
+	  echo "uv unavailable or failed: installing $(LOCK) with pip"; \
+	  $(ENSURE_PIP) && $(PY) -m pip install -q -r $(LOCK) && $(PY) -m pip install -q --no-deps -e . || exit 1; \
+	fi
 	touch $(STAMP)
 
 install: $(STAMP)
+
+lock:
+	test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)
+	@$(FIND_UV); test -n "$$uv" || { echo "make lock needs uv (pip install uv)"; exit 1; }; \
+	mkdir -p $(dir $(LOCK)); \
+	"$$uv" pip compile -q pyproject.toml --all-extras --python-version $(LOCK_PYTHON) \
+	  --python-platform $(LOCK_PLATFORM) --custom-compile-command "make lock" $(LOCKFLAGS) \
+	  -o $(LOCK)
 
 demo: $(STAMP)
 	$(PY) -m toolkit demo --out out
@@ -28,10 +64,14 @@ lint: $(STAMP)
 lab: $(STAMP)
 	$(PY) -m toolkit lab
 
-# serves out/sandbox.db (what `make demo` left, or a new one seeded with sample_data)
+# serves $(SANDBOX_DB) (what `make demo` left, or a new one seeded with sample_data)
 sandbox: $(STAMP)
-	mkdir -p out
-	$(PY) -m toolkit sandbox --seed sample_data --db out/sandbox.db
+	mkdir -p $(dir $(SANDBOX_DB))
+	@echo "make sandbox: serves $(SANDBOX_DB) on http://127.0.0.1:8765 until Ctrl+C, after loading"
+	@echo "  the CSV files of $(SANDBOX_SEED)/ into it through the import rules (upserts; entries are"
+	@echo "  made only when it has none). Seed another firm: make sandbox SANDBOX_SEED=DIR;"
+	@echo "  another database: make sandbox SANDBOX_DB=FILE; start afresh: rm $(SANDBOX_DB) first."
+	$(PY) -m toolkit sandbox --seed $(SANDBOX_SEED) --db $(SANDBOX_DB)
 
 bench: $(STAMP)
 	$(PY) -m bench
