@@ -717,8 +717,7 @@ def _as_date(
 
 
 def _naive(values: pd.Series, **options: object) -> pd.Series:
-    """``pd.to_datetime`` (``errors="coerce"``) as naive wall-clock times, value by value if the
-    column mixes time zones."""
+    """``pd.to_datetime`` as naive wall-clock times; value by value if zones are mixed."""
     try:
         parsed = pd.to_datetime(values, **options)
     except (TypeError, ValueError, OverflowError):
