@@ -539,8 +539,8 @@ def test_missing_billing_column_names_the_closest(exported: pd.DataFrame) -> Non
     billing = pd.DataFrame(
         {"entryId": ["e1"], "durationHours": [1.0], "workDate": ["2024-03-01"], "matter": ["M"]}
     )
-    with pytest.raises(MissingColumnError) as info:
-        reconcile(exported, billing)
+    with pytest.raises(MissingColumnError) as info:  # named: a missing one is an error
+        reconcile(exported, billing, duration="duration")
     err = info.value
     assert isinstance(err, ValueError) and isinstance(err, ValidationError)
     assert err.table == "billing" and err.missing == ["duration"]
@@ -671,3 +671,125 @@ def test_all_is_complete() -> None:
 def test_docstring_examples_run() -> None:
     result = doctest.testmod(reconcile_module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+# --- value columns present on one side only, and text dates ---------------------------------
+
+
+def test_id_and_duration_only_billing_extract_reconciles(exported: pd.DataFrame) -> None:
+    billing = pd.DataFrame(
+        {"entryId": ["e1", "e2", "e3", "e9"], "duration": [3600, 2160, 3600, 60]}
+    )
+    rec = reconcile(exported, billing)
+    assert rec.compared == ("duration",)
+    assert status_of(rec) == {
+        "e1": "matched",
+        "e2": "duration_differs",
+        "e3": "matched",  # its date differs in the full extract: not compared here
+        "e4": "missing_in_billing",
+        "e5": "missing_in_billing",
+        "e6": "missing_in_billing",
+        "e9": "only_in_billing",
+    }
+    paired = rec.rows[rec.rows["key"].isin(["e1", "e2", "e3"])]
+    assert paired["date_differs"].isna().all() and paired["matter_differs"].isna().all()
+    assert paired["billed_date"].isna().all() and paired["billed_matter"].isna().all()
+    assert "compared duration (not compared: date, matter)" in repr(rec)
+    assert "not compared: date, matter" in rec._repr_html_()
+
+
+def test_skipped_comparisons_never_make_a_difference(exported: pd.DataFrame) -> None:
+    exported = exported.drop(columns=["workDate", "incrementDurationInSeconds"])
+    rec = reconcile(exported, pd.DataFrame({"entryId": ["e1"], "matter": ["M-1"]}))
+    assert rec.compared == ("matter",)
+    assert rec.rows.loc[0, "status"] == "matched"
+    assert rec.to_acknowledge().iloc[0]["outcome"] == "succeeded"
+
+
+def test_key_only_billing_extract_compares_presence_only(exported: pd.DataFrame) -> None:
+    rec = reconcile(exported, pd.DataFrame({"entryId": ["e1", "e2"]}))
+    assert rec.compared == ()
+    assert rec.summary[["matched", "missing_in_billing"]].tolist() == [2, 4]
+    assert "compared nothing but the keys" in repr(rec)
+
+
+@pytest.mark.parametrize("argument", ["duration", "date", "matter"])
+def test_a_named_value_column_that_is_missing_is_an_error(
+    exported: pd.DataFrame, argument: str
+) -> None:
+    billing = pd.DataFrame({"entryId": ["e1"], "duration": [3600]})
+    with pytest.raises(MissingColumnError, match="billing frame has no column 'billed'"):
+        reconcile(exported, billing, **{argument: "billed"})
+
+
+def test_a_default_column_missing_with_a_similar_one_warns_how_to_compare_it(
+    exported: pd.DataFrame,
+) -> None:
+    billing = pd.DataFrame({"entryId": ["e1"], "durationHours": [1.0]})
+    with pytest.warns(UserWarning, match="pass duration='durationHours'"):
+        rec = reconcile(exported, billing)
+    assert rec.compared == ()
+
+
+def test_a_compared_value_needs_its_exported_column(exported: pd.DataFrame, billing) -> None:
+    with pytest.raises(MissingColumnError, match="exported frame has no column 'workDate'"):
+        reconcile(exported.drop(columns=["workDate"]), billing)
+
+
+def _dated(dates: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    exported = make_exported(
+        [{"_id": "e1", "workDate": "2026-04-03"}, {"_id": "e2", "workDate": "2026-04-13"}]
+    )
+    billing = pd.DataFrame({"entryId": ["e1", "e2"], "duration": [3600, 3600],
+                            "workDate": dates, "matter": ["M-1", "M-1"]})
+    return exported, billing
+
+
+def test_ambiguous_dates_are_refused_naming_the_column_and_the_value() -> None:
+    exported, billing = _dated(["03/04/2026", "13/04/2026"])
+    billing = billing.rename(columns={"workDate": "Date worked"})
+    with pytest.raises(ValidationError) as info:
+        reconcile(exported, billing, date="Date worked")
+    message = str(info.value)
+    assert "'Date worked'" in message and "'03/04/2026'" in message
+    assert "dayfirst" in message
+    assert info.value.failure_cases["row"].tolist() == [0]
+    assert info.value.failure_cases["value"].tolist() == ["03/04/2026"]
+
+
+def test_dayfirst_reads_ambiguous_dates() -> None:
+    exported, billing = _dated(["03/04/2026", "13/04/2026"])
+    assert reconcile(exported, billing, dayfirst=True).summary["matched"] == 2
+    month_first = reconcile(exported, billing, dayfirst=False)
+    assert status_of(month_first) == {"e1": "date_or_matter_differs", "e2": "matched"}
+    assert month_first.rows.loc[0, "billed_date"] == pd.Timestamp("2026-03-04")
+
+
+@pytest.mark.parametrize(
+    "dates",
+    [["3 Apr 2026", "Apr 13, 2026"], ["2026-04-03", "13/04/2026"], [" 2026-04-03 ", "13.04.2026"]],
+    ids=["named-month", "iso-and-one-order-only", "padded-iso-and-dots"],
+)
+def test_dates_that_read_the_same_both_ways_are_accepted(dates: list[str]) -> None:
+    exported, billing = _dated(dates)
+    rec = reconcile(exported, billing)
+    assert rec.summary["matched"] == 2
+
+
+def test_iso_dates_ignore_dayfirst() -> None:
+    exported, billing = _dated(["2026-04-03", "2026-04-13T09:00:00+02:00"])
+    assert reconcile(exported, billing, dayfirst=True).summary["matched"] == 2
+
+
+def test_blank_billing_cells_are_missing_values(exported: pd.DataFrame) -> None:
+    billing = pd.DataFrame(
+        {"entryId": ["e1"], "duration": [" "], "workDate": [""], "matter": ["M-1"]}
+    )
+    row = reconcile(exported, billing).rows.iloc[0]
+    assert row["status"] == "duration_differs"
+    assert pd.isna(row["billed_seconds"]) and pd.isna(row["billed_date"])
+
+
+def test_dayfirst_must_be_a_boolean(exported: pd.DataFrame, billing) -> None:
+    with pytest.raises(ConfigError, match="dayfirst"):
+        reconcile(exported, billing, dayfirst="yes")

@@ -10,6 +10,7 @@
     toolkit sync PATH --status | --compact
     toolkit pending --out DIR
     toolkit acknowledge FILE [--journal F] [--out F]
+    toolkit reconcile EXPORT BILLING [--out F]     compare an export or sync with billing
     toolkit star TK ID... | --file F [--out F]     (unstar likewise)
     toolkit starred TK [--out F]
     toolkit demo [--out out]                                  the whole flow on a sandbox
@@ -50,8 +51,9 @@ from toolkit.errors import (
 from toolkit.export import Export, claim_target
 from toolkit.imports import IMPORTS, OnboardReport
 from toolkit.readers import InputWarning, check_out_path, read_table, with_lines, write_table
+from toolkit.reconciliation import COMPARISONS, reconcile
 from toolkit.settings import ENV_KEYS, Settings
-from toolkit.sync import DEFAULT_LAG, compact, sync_status
+from toolkit.sync import DEFAULT_LAG, compact, read_sync, sync_status
 from toolkit.validation import load_folder, validate
 
 __all__ = ["EXIT_CODES", "main"]
@@ -274,6 +276,63 @@ def cmd_acknowledge(args: argparse.Namespace) -> int:
     return 0 if res["ok"].all() else 1
 
 
+def _read_exported(path: str) -> pd.DataFrame:
+    """The entries of a sync folder, an exported folder or workbook, or one entries table."""
+    p = Path(path)
+    if not p.exists():
+        raise ConfigError(f"{p}: no such file or folder")
+    try:
+        if p.is_dir():
+            if (p / "entries" / "_delta_log").is_dir():
+                return read_sync(p).entries
+            if (p / "entries.csv").is_file():
+                return Export.read_csv(p).entries
+            if (p / "entries").is_dir() or (p / "_toolkit_export.json").is_file():
+                return Export.read_parquet(p).entries
+            raise ConfigError(
+                f"{p}: neither a synced folder (entries/_delta_log, from toolkit sync) nor an "
+                "exported folder (entries/ Parquet or entries.csv, from toolkit export)"
+            )
+        if p.suffix.casefold() in (".xlsx", ".xlsm"):  # toolkit export --format xlsx
+            return pd.read_excel(p, sheet_name="entries", engine="openpyxl")
+        return read_table(p)
+    except ToolkitError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any unreadable input is a one-line message
+        raise ConfigError(f"{p}: cannot read it as exported entries ({exc})") from None
+
+
+def cmd_reconcile(args: argparse.Namespace) -> int:
+    out = _out(args)
+    exported = _read_exported(args.export)
+    billing = _read_table(args.billing)
+    rec = reconcile(
+        exported,
+        billing,
+        key=args.key,
+        billing_key=args.billing_key,
+        billing_id=args.billing_id,
+        duration=args.duration,
+        date=args.date,
+        matter=args.matter,
+        duration_unit=args.duration_unit,
+        tolerance_seconds=args.tolerance_seconds,
+        dayfirst=args.dayfirst,
+    )
+    print(rec)
+    rows = rec.rows
+    differ = rows[rows["status"] != "matched"]
+    shown = 30
+    for key, status, detail in differ[["key", "status", "detail"]].head(shown).itertuples(
+        index=False
+    ):  # whole details: they carry the numbers
+        print(f"{key}  {status}: {detail}")
+    if len(differ) > shown:
+        print(f"... {len(differ) - shown} more (write them all with --out FILE)")
+    _write_out(rows, out, "reconciliation rows")
+    return 0 if differ.empty else 1
+
+
 def cmd_star(args: argparse.Namespace) -> int:
     out = _out(args)
     if args.file:
@@ -477,6 +536,80 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--journal", help="journal file: a re-run skips what it already sent")
     s.add_argument("--out", help=_OUT_HELP.format("every row's result"))
     s.set_defaults(func=cmd_acknowledge)
+
+    s = command(
+        "reconcile",
+        "compare exported or synced entries with a billing extract, entry by entry",
+        "toolkit reconcile out/time billing.csv                 # a folder from toolkit sync",
+        "toolkit reconcile out/march billing.xlsx --out rec.xlsx  # from toolkit export",
+        "toolkit reconcile out/time ids-and-hours.csv --duration hours --duration-unit hours",
+        "toolkit reconcile out/time billing.csv --date 'Date worked' --dayfirst",
+    )
+    s.epilog += (
+        "\n\nonly the values the billing file holds are compared (duration, workDate, matter"
+        "\nby default); exit status 0 every entry matched, 1 some differ, 2 bad input"
+    )
+    s.add_argument(
+        "export",
+        metavar="EXPORT",
+        help="a synced folder (toolkit sync), an exported folder or .xlsx (toolkit export), "
+        f"or one table of entries ({_TABLE_FILES})",
+    )
+    s.add_argument(
+        "billing",
+        metavar="BILLING",
+        help=f"the billing extract, one row per record: {_TABLE_FILES}",
+    )
+    s.add_argument(
+        "--key",
+        choices=["auto", "_id", "entryId", "externalId"],
+        default="auto",
+        help="the entry column the billing key refers to (default auto: the one it hits most)",
+    )
+    s.add_argument(
+        "--billing-key",
+        metavar="COL",
+        help="billing column holding the key (default the first of entryId, _id, externalId)",
+    )
+    s.add_argument(
+        "--billing-id",
+        metavar="COL",
+        help="billing record id column (default billingId or recordId if present)",
+    )
+    defaults = {"duration": "duration", "date": "workDate", "matter": "matter"}
+    what = {"duration": "duration", "date": "date worked", "matter": "matter"}
+    for name in COMPARISONS:
+        s.add_argument(
+            f"--{name}",
+            metavar="COL",
+            help=f"billing column with the {what[name]} (default {defaults[name]} if present, "
+            "else not compared)",
+        )
+    s.add_argument(
+        "--duration-unit",
+        choices=["seconds", "minutes", "hours"],
+        default="seconds",
+        help="unit of the billing durations (default seconds)",
+    )
+    s.add_argument(
+        "--tolerance-seconds",
+        type=float,
+        default=0,
+        metavar="S",
+        help="largest duration difference still counted as equal (default 0)",
+    )
+    s.add_argument(
+        "--dayfirst",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="read text dates that are not ISO 8601 day first (--dayfirst: 03/04/2026 is "
+        "3 April) or month first (--no-dayfirst); without either, such dates are read only "
+        "when they read the same both ways",
+    )
+    s.add_argument(
+        "--out", help="also write every reconciliation row to this file: .csv, .xlsx or .parquet"
+    )
+    s.set_defaults(func=cmd_reconcile)
 
     for name in ("star", "unstar"):
         s = command(

@@ -13,10 +13,16 @@ Data flow::
     billing extract frame ──┘                                      └─> .to_acknowledge()
                                                                          └─> client.acknowledge()
 
+Only the value columns present on both sides are compared: a billing extract of the entry id
+and the duration alone reconciles durations (``Reconciliation.compared`` says which). Text dates
+are read as ISO 8601, or day first / month first when ``dayfirst`` says so; a text date that
+reads differently either way (``03/04/2026``) is refused, never guessed.
+
 Errors (all ``ValueError`` subclasses from :mod:`toolkit.errors`, never a raw pandas traceback)::
 
     ConfigError                 a bad argument (key, unit, tolerance, include)
-    ValidationError             a value that cannot be read as a date or a number (.failure_cases)
+    ValidationError             a value that cannot be read as a date or a number, or an
+                                ambiguous date without ``dayfirst`` (.failure_cases)
      ├── MissingColumnError     a column is absent; names the closest existing column
      └── DuplicateKeyError      a key occurs more than once on one side; lists the keys
 """
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import difflib
 import html
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -35,10 +42,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from toolkit.errors import ConfigError, ValidationError
+from toolkit.readers import InputWarning
 from toolkit.schemas.imports import FAILURE_COLUMNS as _SHARED_FAILURE_COLUMNS
 
 __all__ = [
     "ACKNOWLEDGE_COLUMNS",
+    "COMPARISONS",
     "FAILED_STATUSES",
     "ROW_COLUMNS",
     "STATUSES",
@@ -66,13 +75,16 @@ FAILED_STATUSES: tuple[str, ...] = (
 
 _STATUS_DTYPE = pd.CategoricalDtype(list(STATUSES), ordered=False)
 
-_EXPORTED_REQUIRED = (
-    "_id",
-    "userId",
-    "workDate",
-    "incrementDurationInSeconds",
-    "initiative.externalId",
-)
+#: The value comparisons :func:`reconcile` can make, in order.
+COMPARISONS: tuple[str, ...] = ("duration", "date", "matter")
+
+_EXPORTED_REQUIRED = ("_id", "userId")
+#: comparison -> (reconcile() argument, default billing column, exported column)
+_VALUE_COLUMNS = {
+    "duration": ("duration", "duration", "incrementDurationInSeconds"),
+    "date": ("date", "workDate", "workDate"),
+    "matter": ("matter", "matter", "initiative.externalId"),
+}
 _BILLING_KEY_CANDIDATES = ("entryId", "_id", "externalId")
 _BILLING_ID_CANDIDATES = ("billingId", "recordId")
 _UNIT_SECONDS = {"seconds": 1, "minutes": 60, "hours": 3600}
@@ -210,10 +222,13 @@ class Reconciliation:
             :data:`STATUSES`), ``duration_differs``, ``date_differs``, ``matter_differs``
             (nullable booleans, missing when one side is absent), ``differences`` (list of
             ``"duration"``, ``"date"``, ``"matter"``) and ``detail`` (human-readable text).
+            A value not compared has its billed column and its ``*_differs`` flag missing.
         key: the entry column joined on, ``"_id"`` or ``"externalId"``.
         billing_key: the billing column joined on.
         billing_id: the billing record id column, or ``None``.
         tolerance_seconds: the duration tolerance used.
+        compared: the values compared, a subset of :data:`COMPARISONS` in its order (a value
+            whose billing column is absent is not compared, so it never differs).
 
     Example:
         >>> exported = pd.DataFrame({"_id": ["e1"], "externalId": ["B-1"], "userId": ["u1"],
@@ -231,6 +246,7 @@ class Reconciliation:
     billing_key: str
     billing_id: str | None = None
     tolerance_seconds: float = 0
+    compared: tuple[str, ...] = COMPARISONS
 
     @property
     def summary(self) -> pd.Series:
@@ -377,7 +393,15 @@ class Reconciliation:
         exported = self.rows["exported_seconds"].sum() / 3600
         billed = self.rows["billed_seconds"].sum() / 3600
         lines.append(f"  hours exported {exported:,.2f}, billed {billed:,.2f}")
+        lines.append(f"  {self._compared_text()}")
         return "\n".join(lines)
+
+    def _compared_text(self) -> str:
+        """``"compared duration, date, matter"``, naming what was not compared."""
+        shown = ", ".join(self.compared) if self.compared else "nothing but the keys"
+        skipped = [c for c in COMPARISONS if c not in self.compared]
+        rest = f" (not compared: {', '.join(skipped)})" if skipped else ""
+        return f"compared {shown}{rest}"
 
     def _repr_html_(self) -> str:
         """Jupyter's view: a table of the classes with their counts, and the hours.
@@ -398,7 +422,7 @@ class Reconciliation:
             f"<p><b>Reconciliation</b> of {len(self.rows):,} rows on "
             f"<code>{html.escape(self.key)}</code> = "
             f"<code>{html.escape(self.billing_key)}</code>; hours exported {exported:,.2f}, "
-            f"billed {billed:,.2f}</p>"
+            f"billed {billed:,.2f}; {html.escape(self._compared_text())}</p>"
         )
         return head + table.to_html()
 
@@ -410,11 +434,12 @@ def reconcile(
     key: Literal["auto", "_id", "entryId", "externalId"] = "auto",
     billing_key: str | None = None,
     billing_id: str | None = None,
-    duration: str = "duration",
-    date: str = "workDate",
-    matter: str = "matter",
+    duration: str | None = None,
+    date: str | None = None,
+    matter: str | None = None,
     duration_unit: Literal["seconds", "minutes", "hours"] = "seconds",
     tolerance_seconds: float = 0,
+    dayfirst: bool | None = None,
 ) -> Reconciliation:
     """Compare exported time entries with a billing extract, entry by entry.
 
@@ -425,10 +450,17 @@ def reconcile(
     record are ``missing_in_billing`` (so is an entry whose ``externalId`` is missing when
     joining on ``externalId``); records with no entry are ``only_in_billing``.
 
+    Only the values the billing frame holds are compared: with ``duration``, ``date`` or
+    ``matter`` left out, its default column (``duration``, ``workDate``, ``matter``) is
+    compared when the billing frame has it, and otherwise that value is not compared (an
+    :class:`~toolkit.readers.InputWarning` names a similar column if there is one). A value
+    not compared never makes a difference; ``Reconciliation.compared`` lists the ones that
+    were.
+
     Args:
         exported: exported entries, one row per entry, as flattened from the v2 export:
-            ``_id``, ``userId``, ``workDate`` (datetime, date or ISO string),
-            ``incrementDurationInSeconds``, ``initiative.externalId``, and optionally
+            ``_id``, ``userId``, and for each value compared ``incrementDurationInSeconds``,
+            ``workDate`` (datetime, date or text), ``initiative.externalId``; optionally
             ``externalId`` and ``initiative.client.externalId``. Other columns are ignored.
         billing: the billing extract, one row per billing record.
         key: the entry column the billing key refers to: ``"_id"`` (alias ``"entryId"``),
@@ -439,22 +471,31 @@ def reconcile(
         billing_id: the billing record id column, sent as ``externalId`` when acknowledging
             success; by default ``billingId`` or ``recordId`` if present, else none.
         duration: billing column with the duration, in ``duration_unit`` (a timedelta column
-            is read as is). Durations are rounded to whole seconds.
-        date: billing column with the date worked (datetime, date or string; a time of day
-            is ignored; prefer ISO ``YYYY-MM-DD``, since other text is read month first).
+            is read as is). Durations are rounded to whole seconds. Default: ``duration``
+            if present, else durations are not compared.
+        date: billing column with the date worked (datetime, date or text; a time of day is
+            ignored). Default: ``workDate`` if present, else dates are not compared.
         matter: billing column with the matter, compared with ``initiative.externalId``.
+            Default: ``matter`` if present, else matters are not compared.
         duration_unit: ``"seconds"``, ``"minutes"`` or ``"hours"``.
         tolerance_seconds: largest absolute duration difference still counted as equal.
+        dayfirst: how text dates that are not ISO 8601 are read, on either side: ``True``
+            day first (``03/04/2026`` is 3 April), ``False`` month first (4 March). ``None``
+            (default): ISO 8601 text is read as such, and other text only when it reads the
+            same both ways; a value that does not (``03/04/2026``) is refused.
 
     Returns:
         A :class:`Reconciliation`; its ``rows`` list exported entries in their order, then the
         billing-only records in theirs.
 
     Raises:
-        MissingColumnError: a needed column is absent (the message names the closest one).
+        MissingColumnError: a needed column is absent, or a column named by ``duration``,
+            ``date`` or ``matter`` (the message names the closest one).
         DuplicateKeyError: a key occurs twice in the billing frame (or in the export).
-        ValidationError: a date or a duration cannot be read.
-        ConfigError: a bad ``key``, ``duration_unit`` or ``tolerance_seconds``.
+        ValidationError: a date or a duration cannot be read, or a text date reads
+            differently day first and month first and ``dayfirst`` is not given (the message
+            names the column and the value).
+        ConfigError: a bad ``key``, ``duration_unit``, ``tolerance_seconds`` or ``dayfirst``.
         TypeError: ``exported`` or ``billing`` is not a DataFrame.
 
     Example:
@@ -472,6 +513,12 @@ def reconcile(
         ['matched', 'duration_differs', 'only_in_billing']
         >>> rec.rows.loc[1, "detail"]
         'duration differs: exported 0.50 h (1800 s), billed 0.60 h (2160 s), difference +360 s'
+
+        A billing extract of the id and the duration alone compares durations only:
+
+        >>> only = reconcile(exported, pd.DataFrame({"entryId": ["e1"], "duration": [3600]}))
+        >>> only.compared, only.rows["status"].tolist()
+        (('duration',), ['matched', 'missing_in_billing'])
     """
     _check_frame("exported", exported)
     _check_frame("billing", billing)
@@ -490,15 +537,28 @@ def reconcile(
             f"tolerance_seconds must be a non-negative number, got {tolerance_seconds!r}"
         )
 
-    _require("exported", exported, _EXPORTED_REQUIRED)
-    if key_choice == "externalId":
-        _require("exported", exported, ["externalId"])
+    if dayfirst is not None and not isinstance(dayfirst, bool | np.bool_):
+        raise ConfigError(f"dayfirst must be True, False or None, got {dayfirst!r}")
+
     bkey = _billing_key_column(billing, billing_key, key_choice)
     bid = _billing_id_column(billing, billing_id)
-    _require("billing", billing, [bkey, duration, date, matter])
+    given = {"duration": duration, "date": date, "matter": matter}
+    columns: dict[str, str | None] = {}
+    for name in COMPARISONS:  # a loop, not a comprehension: the warning names the caller
+        columns[name] = _value_column(billing, name, given[name], exclude=(bkey, bid))
+    _require("billing", billing, [bkey, *(c for c in columns.values() if c is not None)])
+    compared = tuple(name for name in COMPARISONS if columns[name] is not None)
+    _require(
+        "exported",
+        exported,
+        [*_EXPORTED_REQUIRED, *(_VALUE_COLUMNS[name][2] for name in compared)],
+    )
+    if key_choice == "externalId":
+        _require("exported", exported, ["externalId"])
 
-    exp = _exported_frame(exported)
-    bil = _billing_frame(billing, bkey, bid, duration, date, matter, _UNIT_SECONDS[duration_unit])
+    first = None if dayfirst is None else bool(dayfirst)
+    exp = _exported_frame(exported, first)
+    bil = _billing_frame(billing, bkey, bid, columns, _UNIT_SECONDS[duration_unit], first)
     if key_choice == "auto":
         key_choice = _detect_key(exp, bil, bkey)
     exp["key"] = exp["entryId"] if key_choice == "_id" else exp["externalId"]
@@ -509,13 +569,14 @@ def reconcile(
     _check_unique("billing", bkey, bil["key"])
 
     rows = _join(exp, bil)
-    rows = _classify(rows, float(tolerance_seconds), key_choice)
+    rows = _classify(rows, float(tolerance_seconds), key_choice, compared)
     return Reconciliation(
         rows=rows,
         key=key_choice,
         billing_key=bkey,
         billing_id=bid,
         tolerance_seconds=tolerance_seconds,
+        compared=compared,
     )
 
 
@@ -562,6 +623,32 @@ def _billing_key_column(billing: pd.DataFrame, billing_key: str | None, key: str
     raise MissingColumnError("billing", [order[0]], billing.columns)
 
 
+def _value_column(
+    billing: pd.DataFrame, name: str, given: str | None, exclude: Iterable[str | None]
+) -> str | None:
+    """The billing column compared for ``name``: the one given, else the default if present.
+
+    A default that is absent means "not compared"; when a similar column exists (``Duration``,
+    ``durationHours``), an :class:`InputWarning` says how to compare it.
+    """
+    if given is not None:
+        return given
+    argument, default, _ = _VALUE_COLUMNS[name]
+    if default in billing.columns:
+        return default
+    names = [str(c) for c in billing.columns if c not in set(exclude)]
+    near = _closest(default, names)
+    if near is not None:
+        what = {"duration": "durations", "date": "dates", "matter": "matters"}[name]
+        warnings.warn(
+            f"billing frame has no {default!r} column, so {what} are not compared; to compare "
+            f"them with its column {near!r}, pass {argument}={near!r}",
+            InputWarning,
+            stacklevel=3,
+        )
+    return None
+
+
 def _billing_id_column(billing: pd.DataFrame, billing_id: str | None) -> str | None:
     if billing_id is not None:
         _require("billing", billing, [billing_id])
@@ -591,20 +678,102 @@ def _as_str(values: pd.Series) -> pd.Series:
     return values.astype("str")
 
 
-def _as_date(values: pd.Series, table: str, column: str) -> pd.Series:
-    """Dates as ``datetime64[ns]`` at midnight; wall-clock date of tz-aware values."""
+def _as_date(
+    values: pd.Series, table: str, column: str, dayfirst: bool | None = None
+) -> pd.Series:
+    """Dates as ``datetime64[ns]`` at midnight; wall-clock date of tz-aware values.
+
+    Text is read as ISO 8601; other text day first or month first as ``dayfirst`` says, or,
+    when it is ``None``, only if it reads the same both ways. Blank text is missing.
+    """
     if isinstance(values.dtype, pd.DatetimeTZDtype):
         values = values.dt.tz_localize(None)
-    try:
-        parsed = pd.to_datetime(values, errors="coerce", format="mixed")
-    except (TypeError, ValueError, OverflowError):
-        parsed = pd.to_datetime(values.astype("str"), errors="coerce", format="mixed")
-    if isinstance(parsed.dtype, pd.DatetimeTZDtype):
-        parsed = parsed.dt.tz_localize(None)
-    bad = parsed.isna() & values.notna()
+    if pd.api.types.is_datetime64_dtype(values.dtype):
+        return values.dt.normalize().astype("datetime64[ns]")
+    items = values.tolist()
+    is_text = np.fromiter((isinstance(v, str) for v in items), dtype=bool, count=len(items))
+    # positions, not labels: the caller's index may repeat
+    parsed = np.full(len(items), np.datetime64("NaT"), dtype="datetime64[ns]")
+    other = ~is_text & values.notna().to_numpy()
+    if other.any():
+        chosen = values.iloc[np.flatnonzero(other)].reset_index(drop=True)
+        parsed[other] = _naive(chosen, errors="coerce", format="mixed").to_numpy()
+    missing = ~is_text & ~other
+    if is_text.any():
+        text = values.iloc[np.flatnonzero(is_text)].astype("str").str.strip()
+        text = pd.Series(text.to_numpy(), dtype="str")
+        blank = (text == "").to_numpy()
+        missing[np.flatnonzero(is_text)[blank]] = True
+        uniques = pd.Series(text[~blank].unique(), dtype="str")
+        rows = pd.Series(np.asarray(items, dtype=object), index=values.index)[is_text][~blank]
+        dates = _text_dates(uniques, table, column, dayfirst, rows)
+        codes = pd.Index(uniques).get_indexer(text[~blank])
+        parsed[np.flatnonzero(is_text)[~blank]] = dates.to_numpy()[codes]
+    bad = np.isnat(parsed) & ~missing
     if bad.any():
         _raise_values(table, column, values[bad], "date", "not a date")
-    return parsed.dt.normalize().astype("datetime64[ns]")
+    out = pd.Series(parsed, index=values.index, dtype="datetime64[ns]")
+    return out.dt.normalize()
+
+
+def _naive(values: pd.Series, **options: object) -> pd.Series:
+    """``pd.to_datetime`` as naive wall-clock times; value by value if zones are mixed."""
+    try:
+        parsed = pd.to_datetime(values, **options)
+    except (TypeError, ValueError, OverflowError):
+        parsed = pd.Series([_naive_one(v, options) for v in values.tolist()], index=values.index)
+    if isinstance(parsed.dtype, pd.DatetimeTZDtype):
+        parsed = parsed.dt.tz_localize(None)
+    return parsed.astype("datetime64[ns]")
+
+
+def _naive_one(value: object, options: dict) -> pd.Timestamp:
+    try:
+        stamp = pd.to_datetime(value, **options)
+    except (TypeError, ValueError, OverflowError):
+        try:
+            stamp = pd.to_datetime(str(value), **options)
+        except (TypeError, ValueError, OverflowError):
+            return pd.NaT
+    if stamp is pd.NaT or pd.isna(stamp):
+        return pd.NaT
+    return stamp.tz_localize(None) if stamp.tzinfo is not None else stamp
+
+
+def _text_dates(
+    texts: pd.Series, table: str, column: str, dayfirst: bool | None, rows: pd.Series
+) -> pd.Series:
+    """Distinct date texts parsed (NaT when unreadable); ambiguous ones refused."""
+    parsed = _naive(texts, format="ISO8601", errors="coerce")
+    rest = parsed.isna().to_numpy()
+    if not rest.any():
+        return parsed
+    other = texts[rest]
+    if dayfirst is not None:
+        parsed[rest] = _naive(other, format="mixed", dayfirst=dayfirst, errors="coerce")
+        return parsed
+    month_first = _naive(other, format="mixed", dayfirst=False, errors="coerce")
+    day_first = _naive(other, format="mixed", dayfirst=True, errors="coerce")
+    ambiguous = (month_first.notna() & day_first.notna() & (month_first != day_first)).to_numpy()
+    if ambiguous.any():
+        example = other[ambiguous].iloc[0]
+        first = ambiguous.nonzero()[0][0]
+        read_d, read_m = day_first.iloc[first], month_first.iloc[first]
+        hit = rows.astype("str").str.strip().isin(other[ambiguous])
+        _raise_values(
+            table,
+            column,
+            rows[hit],
+            "date",
+            "ambiguous dates",
+            f"{table} column {column!r}: {int(hit.sum())} date(s) read differently day first "
+            f"and month first, for example {example!r} ({read_d:%Y-%m-%d} day first, "
+            f"{read_m:%Y-%m-%d} month first); pass dayfirst=True or dayfirst=False "
+            f"(toolkit reconcile --dayfirst or --no-dayfirst), or write the dates as ISO 8601 "
+            f"(YYYY-MM-DD)",
+        )
+    parsed[rest] = month_first.fillna(day_first).to_numpy()
+    return parsed
 
 
 def _as_seconds(values: pd.Series, table: str, column: str, unit: int) -> pd.Series:
@@ -612,6 +781,9 @@ def _as_seconds(values: pd.Series, table: str, column: str, unit: int) -> pd.Ser
     if pd.api.types.is_timedelta64_dtype(values.dtype):
         seconds = values.dt.total_seconds()
     else:
+        if values.dtype == object or pd.api.types.is_string_dtype(values.dtype):
+            blank = values.map(lambda v: isinstance(v, str) and not v.strip(), na_action="ignore")
+            values = values.mask(blank.fillna(False).astype(bool))  # a blank cell is missing
         seconds = pd.to_numeric(values, errors="coerce").astype("float64") * unit
         bad = seconds.isna() & values.notna()
         if bad.any():
@@ -621,7 +793,9 @@ def _as_seconds(values: pd.Series, table: str, column: str, unit: int) -> pd.Ser
     )
 
 
-def _raise_values(table: str, column: str, bad: pd.Series, check: str, what: str) -> None:
+def _raise_values(
+    table: str, column: str, bad: pd.Series, check: str, what: str, message: str | None = None
+) -> None:
     shown = ", ".join(repr(v) for v in bad.head(5).tolist())
     cases = pd.DataFrame(
         {
@@ -636,18 +810,38 @@ def _raise_values(table: str, column: str, bad: pd.Series, check: str, what: str
         columns=_FAILURE_COLUMNS,
     )
     raise ValidationError(
-        f"{table} column {column!r}: {len(bad)} value(s) {what}, for example {shown}", cases
+        message or f"{table} column {column!r}: {len(bad)} value(s) {what}, for example {shown}",
+        cases,
     )
 
 
-def _exported_frame(exported: pd.DataFrame) -> pd.DataFrame:
+def _missing(n: int, dtype: str) -> pd.Series:
+    if dtype == "str":
+        return pd.Series(np.full(n, np.nan, dtype=object), dtype="str")
+    return pd.Series(pd.array([pd.NA] * n, dtype="Int64") if dtype == "Int64" else
+                     np.full(n, np.datetime64("NaT"), dtype="datetime64[ns]"))
+
+
+def _exported_frame(exported: pd.DataFrame, dayfirst: bool | None) -> pd.DataFrame:
     n = len(exported)
 
     def col(name: str) -> pd.Series:
         if name in exported.columns:
             return _as_str(exported[name]).reset_index(drop=True)
-        return pd.Series(np.full(n, np.nan, dtype=object), dtype="str")
+        return _missing(n, "str")
 
+    seconds = (
+        _as_seconds(
+            exported["incrementDurationInSeconds"], "exported", "incrementDurationInSeconds", 1
+        ).reset_index(drop=True)
+        if "incrementDurationInSeconds" in exported.columns
+        else _missing(n, "Int64")
+    )
+    dates = (
+        _as_date(exported["workDate"], "exported", "workDate", dayfirst).reset_index(drop=True)
+        if "workDate" in exported.columns
+        else _missing(n, "datetime64[ns]")
+    )
     return pd.DataFrame(
         {
             "entryId": col("_id"),
@@ -655,12 +849,8 @@ def _exported_frame(exported: pd.DataFrame) -> pd.DataFrame:
             "userId": col("userId"),
             "initiative.externalId": col("initiative.externalId"),
             "initiative.client.externalId": col("initiative.client.externalId"),
-            "exported_seconds": _as_seconds(
-                exported["incrementDurationInSeconds"], "exported", "incrementDurationInSeconds", 1
-            ).reset_index(drop=True),
-            "exported_date": _as_date(exported["workDate"], "exported", "workDate").reset_index(
-                drop=True
-            ),
+            "exported_seconds": seconds,
+            "exported_date": dates,
         }
     )
 
@@ -669,26 +859,26 @@ def _billing_frame(
     billing: pd.DataFrame,
     bkey: str,
     bid: str | None,
-    duration: str,
-    date: str,
-    matter: str,
+    columns: dict[str, str | None],
     unit: int,
+    dayfirst: bool | None,
 ) -> pd.DataFrame:
     n = len(billing)
-    ids = (
-        _as_str(billing[bid]).reset_index(drop=True)
-        if bid is not None
-        else pd.Series(np.full(n, np.nan, dtype=object), dtype="str")
-    )
-    columns = {
+    duration, date, matter = columns["duration"], columns["date"], columns["matter"]
+    ids = _as_str(billing[bid]) if bid is not None else _missing(n, "str")
+    values = {
         "key": _as_str(billing[bkey]),
         "billingId": ids,
-        "billed_seconds": _as_seconds(billing[duration], "billing", duration, unit),
-        "billed_date": _as_date(billing[date], "billing", date),
-        "billed_matter": _as_str(billing[matter]),
+        "billed_seconds": _as_seconds(billing[duration], "billing", duration, unit)
+        if duration is not None
+        else _missing(n, "Int64"),
+        "billed_date": _as_date(billing[date], "billing", date, dayfirst)
+        if date is not None
+        else _missing(n, "datetime64[ns]"),
+        "billed_matter": _as_str(billing[matter]) if matter is not None else _missing(n, "str"),
     }
     # position, not the caller's index, pairs the columns up
-    return pd.DataFrame({name: values.reset_index(drop=True) for name, values in columns.items()})
+    return pd.DataFrame({name: v.reset_index(drop=True) for name, v in values.items()})
 
 
 def _isin(values: pd.Series, pool: pd.Series) -> np.ndarray:
@@ -722,19 +912,32 @@ def _join(exp: pd.DataFrame, bil: pd.DataFrame) -> pd.DataFrame:
     return rows
 
 
-def _classify(rows: pd.DataFrame, tolerance: float, key: str) -> pd.DataFrame:
+def _classify(
+    rows: pd.DataFrame, tolerance: float, key: str, compared: Sequence[str]
+) -> pd.DataFrame:
     both = (rows["_merge"] == "both").to_numpy()
     left_only = (rows["_merge"] == "left_only").to_numpy()
     right_only = (rows["_merge"] == "right_only").to_numpy()
+    never = np.zeros(len(rows), dtype=bool)  # a value not compared never differs
 
     diff = rows["billed_seconds"] - rows["exported_seconds"]
-    dur_bad = _differs(rows["exported_seconds"], rows["billed_seconds"], diff.abs() > tolerance)
-    date_bad = _differs(
-        rows["exported_date"], rows["billed_date"], rows["exported_date"] != rows["billed_date"]
+    dur_bad = (
+        _differs(rows["exported_seconds"], rows["billed_seconds"], diff.abs() > tolerance)
+        if "duration" in compared
+        else never
+    )
+    date_bad = (
+        _differs(
+            rows["exported_date"], rows["billed_date"], rows["exported_date"] != rows["billed_date"]
+        )
+        if "date" in compared
+        else never
     )
     exported_matter = rows["initiative.externalId"]
-    matter_bad = _differs(
-        exported_matter, rows["billed_matter"], exported_matter != rows["billed_matter"]
+    matter_bad = (
+        _differs(exported_matter, rows["billed_matter"], exported_matter != rows["billed_matter"])
+        if "matter" in compared
+        else never
     )
 
     status = np.full(len(rows), "matched", dtype=object)
@@ -743,9 +946,9 @@ def _classify(rows: pd.DataFrame, tolerance: float, key: str) -> pd.DataFrame:
     status[left_only] = "missing_in_billing"
     status[right_only] = "only_in_billing"
 
-    def flag(mask: np.ndarray) -> pd.Series:
+    def flag(mask: np.ndarray, name: str) -> pd.Series:
         out = pd.Series(mask, dtype="boolean")
-        out[~both] = pd.NA
+        out[~both if name in compared else slice(None)] = pd.NA
         return out
 
     code = dur_bad.astype(np.int8) * 4 + date_bad.astype(np.int8) * 2 + matter_bad.astype(np.int8)
@@ -773,9 +976,9 @@ def _classify(rows: pd.DataFrame, tolerance: float, key: str) -> pd.DataFrame:
             "exported_matter": exported_matter,
             "billed_matter": rows["billed_matter"],
             "status": pd.Categorical(status, dtype=_STATUS_DTYPE),
-            "duration_differs": flag(dur_bad),
-            "date_differs": flag(date_bad),
-            "matter_differs": flag(matter_bad),
+            "duration_differs": flag(dur_bad, "duration"),
+            "date_differs": flag(date_bad, "date"),
+            "matter_differs": flag(matter_bad, "matter"),
             "differences": differences,
         }
     )
