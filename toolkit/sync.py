@@ -71,6 +71,8 @@ __all__ = [
 
 #: Commit metadata key of the entries table holding the watermark (ISO 8601, UTC).
 WATERMARK_KEY = "toolkit.releasedOnOrBefore"
+#: Commit metadata key of the codes table: the window whose codes a commit wrote.
+WINDOW_KEY = "toolkit.window"
 #: Default ``lag``: ``until`` defaults to now minus this, so that an entry released a moment
 #: ago but not yet visible in the export is not skipped for good.
 DEFAULT_LAG = "10min"
@@ -307,32 +309,50 @@ def _conflict(root: Path, exc: Exception) -> ConcurrentWriteError:
 
 
 def _held(table: DeltaTable, ids: pa.Array) -> pa.Table:
-    """``_id``, ``updatedAt``, ``workMonth`` of the table's rows among ``ids``, read a batch
-    at a time (memory: one batch and the matches, whatever the table's size)."""
-    columns = ["_id", "updatedAt", "workMonth"]
-    found = []
-    for batch in table.to_pyarrow_dataset().to_batches(columns=columns):
-        batch = pa.RecordBatch.from_arrays(
-            [batch.column(c).cast(pa.string()) for c in ("_id", "workMonth")]
-            + [batch.column("updatedAt")],
-            names=["_id", "workMonth", "updatedAt"],
-        )
-        hit = pc.is_in(batch.column("_id"), value_set=ids)
-        if pc.any(hit).as_py():
-            found.append(batch.filter(hit))
+    """``_id``, ``updatedAt``, ``workMonth`` of the table's rows among ``ids``.
+
+    The ``_id`` column alone is read, a batch at a time (memory: one batch, whatever the
+    table's size); the other two are read only for the few rows that match.
+    """
     schema = pa.schema(
-        [("_id", pa.string()), ("workMonth", pa.string()), ("updatedAt", _schemas()[0].field(
-            "updatedAt").type)]
+        [("_id", pa.string()), ("workMonth", pa.string()),
+         ("updatedAt", _schemas()[0].field("updatedAt").type)]
     )
-    return pa.Table.from_batches(found, schema=schema) if found else schema.empty_table()
+    dataset = table.to_pyarrow_dataset()
+    found: list[pa.Array] = []
+    id_type = dataset.schema.field("_id").type
+    wanted = ids.cast(id_type)
+    for batch in dataset.to_batches(columns=["_id"]):
+        column = batch.column(0)
+        hit = pc.is_in(column, value_set=wanted)
+        if pc.any(hit).as_py():
+            found.append(column.filter(hit))
+    if not found:
+        return schema.empty_table()
+    matches = pa.concat_arrays(found)
+    parts = []  # the rare second pass (entries seen before): their two other columns
+    for batch in dataset.to_batches(columns=["_id", "workMonth", "updatedAt"]):
+        hit = pc.is_in(batch.column(0), value_set=matches)
+        if pc.any(hit).as_py():
+            rows = batch.filter(hit)
+            parts.append(pa.table(
+                [rows.column(c).cast(schema.field(c).type) for c in schema.names],
+                schema=schema,
+            ))
+    return pa.concat_tables(parts) if parts else schema.empty_table()
 
 
-def _any_codes(table: DeltaTable, ids: pa.Array) -> bool:
-    """Whether the codes table holds a row of any of these entries (left by a sync killed
-    between its codes commit and its entries commit), read a batch at a time."""
-    for batch in table.to_pyarrow_dataset().to_batches(columns=["entryId"]):
-        if pc.any(pc.is_in(batch.column(0).cast(pa.string()), value_set=ids)).as_py():
-            return True
+def _codes_ahead(codes: DeltaTable, watermark: pd.Timestamp | None) -> bool:
+    """Whether the codes table holds a window the entries table does not: a sync was killed
+    between a window's codes commit (marked with its window) and its entries commit."""
+    for limit in (20, None):
+        history = codes.history(limit)
+        for commit in history:
+            value = commit.get(WINDOW_KEY)
+            if value:
+                return watermark is None or _utc(value, WINDOW_KEY) > watermark
+        if limit is not None and len(history) < limit:
+            break
     return False
 
 
@@ -341,6 +361,7 @@ def _write_window(
     export: Export,
     schemas: tuple[pa.Schema, pa.Schema],
     mark: pd.Timestamp,
+    codes_clean: bool = False,
 ) -> tuple[int, int, int, int]:
     """Merge one window; write nothing when it changes nothing.
 
@@ -373,10 +394,16 @@ def _write_window(
 
     code_rows = codes.filter(pc.is_in(codes["entryId"], value_set=changed_ids))
     codes_table = DeltaTable(str(root / "codes"))
-    if held.num_rows == 0 and not _any_codes(codes_table, changed_ids):
+    if held.num_rows == 0 and codes_clean:
         # the usual case: none of these entries, nor any of their codes, is stored yet, so
         # two appends write what two merges would (the sync's lock keeps other writers out)
-        write_deltalake(codes_table, code_rows, mode="append", writer_properties=_WRITER)
+        write_deltalake(
+            codes_table,
+            code_rows,
+            mode="append",
+            writer_properties=_WRITER,
+            commit_properties=CommitProperties(custom_metadata={WINDOW_KEY: _iso(mark)}),
+        )
         write_deltalake(
             entries_table,
             source,
@@ -392,6 +419,7 @@ def _write_window(
             source_alias="s",
             target_alias="t",
             writer_properties=_WRITER,
+            commit_properties=CommitProperties(custom_metadata={WINDOW_KEY: _iso(mark)}),
         )
         .when_matched_update_all()
         .when_not_matched_insert_all()
@@ -550,6 +578,9 @@ def _write_windows(
     progress: bool,
 ) -> SyncReport:
     schemas = _schemas()
+    # codes written by a killed sync past the watermark: merge (which replaces them) until
+    # this sync has written past that point; otherwise nothing of a new window is stored yet
+    codes_clean = not _codes_ahead(DeltaTable(str(root / "codes")), watermark)
     totals = [0, 0, 0, 0]
     pending: pd.Timestamp | None = None
     done = 0
@@ -557,13 +588,16 @@ def _write_windows(
     try:
         for _lo, hi, part in _prefetch(conn, windows):
             mark = hi if watermark is None else max(hi, watermark)
-            written = _write_window(root, part, schemas, mark)
+            written = _write_window(root, part, schemas, mark, codes_clean)
             done += 1
             if written[0] + written[1] + written[3] == 0:
                 pending = mark
             else:
                 pending = None
                 watermark = mark
+                codes_clean = codes_clean or not _codes_ahead(
+                    DeltaTable(str(root / "codes")), watermark
+                )
             totals = [a + b for a, b in zip(totals, written, strict=True)]
             bar.update(1)
             bar.set_postfix(inserted=totals[0], updated=totals[1], refresh=False)
