@@ -108,8 +108,12 @@ class TokenProvider:
             f"client_secret=Secret('********'), has_token={self._token is not None})"
         )
 
-    def token(self) -> str:
+    def token(self, retry: bool = True) -> str:
         """Return a valid access token, fetching one if none is cached or it is about to expire.
+
+        Args:
+            retry: let the transport retry a failed token request (the bulk runner passes
+                ``False``: it applies one retry policy to the whole run instead of each row).
 
         Returns:
             The bearer token value.
@@ -122,7 +126,7 @@ class TokenProvider:
             if self._refused is not None:
                 raise self._refused
             if self._token is None or self._clock() >= self._refresh_at:
-                self._fetch()
+                self._fetch(retry)
             assert self._token is not None
             return self._token.reveal()
 
@@ -132,7 +136,7 @@ class TokenProvider:
             if token is None or (self._token is not None and self._token.reveal() == token):
                 self._token = None
 
-    def _fetch(self) -> None:
+    def _fetch(self, retry: bool = True) -> None:
         body: dict[str, str] = {
             "grant_type": "client_credentials",
             "client_id": self.client_id,
@@ -140,11 +144,15 @@ class TokenProvider:
         }
         if self.audience:
             body["audience"] = self.audience
-        # a token exchange is safe to repeat: connection errors and 5xx are retried
-        reply = self._transport.send("POST", self.token_url, json=body, retry=True)
+        # a token exchange is safe to repeat: connection errors and 5xx are retried, unless the
+        # caller (the bulk runner) retries for the whole run itself
+        reply = self._transport.send("POST", self.token_url, json=body, retry=retry)
         if reply.status is None:
             raise TransportError(
-                f"token request failed: {reply.error}", method="POST", url=self.token_url
+                f"token request failed: {reply.error}",
+                method="POST",
+                url=self.token_url,
+                failure=reply.failure or "",
             )
         data = reply.body if isinstance(reply.body, dict) else None
         if reply.status != 200 or data is None or "access_token" not in data:

@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from toolkit.auth import Secret
 from toolkit.errors import ConfigError
@@ -30,6 +31,27 @@ ENV_KEYS: dict[str, str] = {
 }
 
 _OPTIONAL = ("ingestion_url", "audience")
+
+
+def _check_url(name: str, value: str | None) -> None:
+    """Refuse a base address that cannot be requested, naming its ``TOOLKIT_*`` variable."""
+    if value is None:
+        return
+    try:
+        parts = urlsplit(str(value).strip())
+        port = parts.port  # raises for a port that is not a number
+    except ValueError as exc:
+        parts, port = None, exc
+    if (
+        parts is None
+        or parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or isinstance(port, ValueError)
+    ):
+        raise ConfigError(
+            f"{ENV_KEYS[name]} ({name}) is not an http(s) URL: {value!r}; "
+            "give it as http(s)://host[:port][/path]"
+        )
 
 
 def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
@@ -77,7 +99,8 @@ class Settings:
         audience: the operator-supplied audience of the token request.
 
     Raises:
-        ConfigError: a required setting is empty.
+        ConfigError: a required setting is empty, or a base address is not an http(s) URL
+            with a host (the message names its ``TOOLKIT_*`` variable).
 
     Example:
         >>> s = Settings("cust", "app", "s3cr3t", "http://127.0.0.1:1/", "http://127.0.0.1:2")
@@ -103,6 +126,8 @@ class Settings:
         ]
         if missing:
             raise ConfigError(f"missing setting(s): {', '.join(missing)}")
+        for name in ("auth_url", "time_url", "ingestion_url"):
+            _check_url(name, getattr(self, name) or None)
         if not isinstance(self.client_secret, Secret):
             object.__setattr__(self, "client_secret", Secret(str(self.client_secret)))
         object.__setattr__(self, "customer_id", str(self.customer_id))
