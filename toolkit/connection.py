@@ -73,6 +73,7 @@ class Connection:
         retries: retries of a request that is safe to repeat.
         backoff: base of the exponential backoff in seconds.
         workers: default number of worker threads of bulk operations over this connection.
+        max_rate: requests per second a bulk run never exceeds (``None``: found on its own).
 
     Example:
         >>> conn = Connection(Settings("c1", "app", "s3cr3t", "http://a", "http://t"))
@@ -90,8 +91,10 @@ class Connection:
         retries: int = 5,
         backoff: float = 0.25,
         workers: int = 8,
+        max_rate: float | None = None,
     ) -> None:
         self.settings = settings
+        self.max_rate = max_rate
         self.customer_id = settings.customer_id
         self.urls = settings.urls
         self.workers = workers
@@ -183,7 +186,9 @@ class Connection:
         Example:
             >>> s = Settings("c", "i", "s", "http://127.0.0.1:9", "http://127.0.0.1:9")
             >>> print(Connection(s, retries=0).send("user", path={"userId": "u"}).error)
-            cannot reach the identity service at 127.0.0.1:9 (connection refused); check TOOLKIT_AUTH_URL
+            ... # doctest: +NORMALIZE_WHITESPACE
+            cannot reach the identity service at 127.0.0.1:9 (connection refused);
+            check TOOLKIT_AUTH_URL
         """
         method, service, _ = ENDPOINTS[endpoint]
         url = self.url(endpoint, **(path or {}))
