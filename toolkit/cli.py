@@ -15,15 +15,20 @@
 
 Commands that talk to the service read ``TOOLKIT_*`` variables and ``--env-file`` (default
 ``.env``, which ``toolkit sandbox`` writes). The exit status is 0 when everything succeeded,
-1 when any row failed or was skipped, 2 for bad usage or configuration.
+1 when any row failed or was skipped, 2 for bad usage or configuration, 130 when interrupted
+(Ctrl+C or SIGTERM: sending stops at once, the summary and the command that resumes are
+printed).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,7 +36,7 @@ import pandas as pd
 
 from toolkit.client import Client
 from toolkit.demo import run_demo
-from toolkit.errors import ConfigError, ToolkitError, ValidationError
+from toolkit.errors import ConfigError, Interrupted, ToolkitError, ValidationError
 from toolkit.validation import load_folder, validate
 
 __all__ = ["main"]
@@ -60,6 +65,46 @@ def _read_table(path: str) -> pd.DataFrame:
         raise ConfigError(f"{p}: cannot read it as a table ({type(exc).__name__}: {exc})") from None
 
 
+def _interrupted(exc: Interrupted, args: argparse.Namespace, key: str = "externalId") -> int:
+    """Print what an interrupted run did and the command that resumes it; exit status 130."""
+    res = exc.result
+    print("\ninterrupted: no request was sent after the interrupt", file=sys.stderr)
+    if res is not None and len(res):
+        status = res["status"].astype(str)
+        counts = {
+            "ok": int(res["ok"].sum()),
+            "failed": int((status == "failed").sum()),
+            "unknown": int((status == "unknown").sum()),
+            "not sent": int((status == "not_sent").sum()),
+        }
+        print(", ".join(f"{k}: {n}" for k, n in counts.items()), file=sys.stderr)
+        cols = [c for c in ("table", "row", key, "status", "error") if c in res]
+        todo = res[status.isin(["not_sent", "unknown"])]
+        if len(todo):
+            print("rows not sent (or unknown):", file=sys.stderr)
+            with pd.option_context("display.max_rows", 20, "display.width", 160):
+                print(todo[cols].to_string(max_rows=20), file=sys.stderr)
+    command = "toolkit " + " ".join(shlex.quote(a) for a in args.argv)
+    if getattr(args, "journal", None):
+        print(f"resume with: {command}", file=sys.stderr)
+    else:
+        print(
+            f"resume with: {command} --journal journal.jsonl "
+            "(without a journal the rows already sent are sent again: harmless, but slower)",
+            file=sys.stderr,
+        )
+    return 130
+
+
+def _main_thread() -> bool:
+    """Whether this is the main thread (only it may install signal handlers)."""
+    return threading.current_thread() is threading.main_thread()
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     report = validate(**load_folder(args.dir))
     print(report)
@@ -83,6 +128,11 @@ def cmd_onboard(args: argparse.Namespace) -> int:
         print(f"validation failed, nothing sent: {exc}", file=sys.stderr)
         _print_frame(exc.failure_cases, 200)
         return 1
+    except Interrupted as exc:
+        report = getattr(exc, "report", None)
+        if report is not None:
+            print(report.counts.to_string())
+        return _interrupted(exc, args)
     print(report)
     if not report.ok and not args.dry_run:
         _print_frame(report.failures[["table", "row", "externalId", "status", "error"]])
@@ -121,6 +171,8 @@ def cmd_acknowledge(args: argparse.Namespace) -> int:
         print(f"validation failed, nothing sent: {exc}", file=sys.stderr)
         _print_frame(exc.failure_cases, 200)
         return 1
+    except Interrupted as exc:
+        return _interrupted(exc, args, key="entryId")
     print(res.groupby(["outcome", "status"], observed=True).size().to_string())
     if not res["ok"].all():
         _print_frame(res[~res["ok"]][["userId", "entryId", "outcome", "httpStatus", "error"]])
@@ -272,8 +324,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] == "sandbox":
         return cmd_sandbox(argv[1:])
     args = _parser().parse_args(argv)
+    args.argv = argv
+    if _main_thread():  # SIGTERM stops a run as Ctrl+C does
+        signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         return args.func(args)
+    except Interrupted as exc:
+        if exc.result is not None:
+            return _interrupted(exc, args, key="entryId" if args.command == "acknowledge" else "")
+        print("interrupted", file=sys.stderr)
+        return 130
     except ToolkitError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
