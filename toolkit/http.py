@@ -157,7 +157,10 @@ def _why(exc: BaseException, failure: str) -> str:
         return "TLS failure"
     if isinstance(exc, requests.exceptions.ConnectTimeout):
         return "connect timeout"
-    if isinstance(exc, requests.exceptions.ReadTimeout):
+    reason = getattr(exc.args[0], "reason", None) if exc.args else None
+    if isinstance(exc, requests.exceptions.ReadTimeout) or isinstance(
+        reason, urllib3.exceptions.ReadTimeoutError
+    ):
         return "read timeout: the request was sent, its answer did not come"
     if failure == LOST:
         return f"connection lost after sending ({type(exc).__name__})"
