@@ -313,3 +313,30 @@ def test_the_cli_reports_a_journal_folder_without_a_traceback(tmp_path) -> None:
                           env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "is a folder" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# -- the sandbox's rate limit ---------------------------------------------------------------------
+
+
+def test_the_sandbox_rate_limit_answers_429_with_retry_after_per_customer(
+    sandbox, tenant_factory, no_faults
+) -> None:
+    a, b = tenant_factory(), tenant_factory()
+    assert sandbox.admin.rate_limit()["perSecond"] is None
+    try:
+        settings = sandbox.admin.set_rate_limit(2, burst=3)
+        assert (settings["perSecond"], settings["burst"]) == (2.0, 3)
+        statuses = [a.api("GET", "/api/v1/customers/{cid}/users/nobody").status_code
+                    for _ in range(5)]
+        other = b.api("GET", "/api/v1/customers/{cid}/users/nobody")
+        limited = a.api("GET", "/api/v1/customers/{cid}/users/nobody")
+    finally:
+        off = sandbox.admin.set_rate_limit(None)
+    assert statuses[:3] == [404, 404, 404] and statuses[3:] == [429, 429]
+    assert other.status_code == 404  # another customer has its own bucket
+    assert limited.status_code == 429 and limited.headers["Retry-After"] == "1"
+    assert limited.headers["content-type"].startswith("application/problem+json")
+    assert limited.json()["status"] == 429 and "rate limit" in limited.json()["detail"]
+    assert off["perSecond"] is None
+    openapi = a.http.get(f"{sandbox.url}/openapi.json", timeout=10).json()
+    assert "put" in openapi["paths"]["/sandbox/v1/rate-limit"]

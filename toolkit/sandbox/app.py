@@ -7,7 +7,8 @@ returns its dict; errors are raised by the store and rendered by the one handler
 administration paths under ``/sandbox/v1``.
 
 One ASGI middleware sits in front of the interface paths (``/api/...``): it counts requests
-per route template and applies fault injection before any route does work.
+per route template and applies fault injection and the rate limit (one token bucket per
+customer, :mod:`toolkit.sandbox.ratelimit`) before any route does work.
 """
 
 import asyncio
@@ -64,6 +65,7 @@ from .payloads import (
     WallsOut,
     parse_datetime,
 )
+from .ratelimit import RateLimit, RateLimited, RateLimitIn, RateLimitOut, customer_of
 from .store import RECORD_KINDS, Store
 
 try:  # orjson is a toolkit dependency; the sandbox also works without it
@@ -88,7 +90,8 @@ _STATUS_TEXT = {
     409: "Conflict with the resource's state.",
     422: "Invalid body (every invalid field is listed in `errors`) or unknown references "
          "(listed in `unknownIds`).",
-    429: "Too many requests (fault injection); retry after `Retry-After` seconds.",
+    429: "Too many requests (rate limit or fault injection); retry after `Retry-After` "
+         "seconds.",
     500: "Internal error (or fault injection).",
     503: "Unavailable (fault injection); retry after `Retry-After` seconds.",
 }
@@ -129,12 +132,14 @@ class _InterfaceMiddleware:
     """Count interface requests and inject faults before any route does work."""
 
     def __init__(
-        self, app: Any, *, routes: list[BaseRoute], faults: Faults, stats: Stats
+        self, app: Any, *, routes: list[BaseRoute], faults: Faults, stats: Stats,
+        limit: RateLimit | None = None,
     ) -> None:
         self.app = app
         self.routes = routes
         self.faults = faults
         self.stats = stats
+        self.limit = limit or RateLimit()
 
     def _template(self, scope: MutableMapping[str, Any]) -> str | None:
         for route in self.routes:
@@ -169,8 +174,14 @@ class _InterfaceMiddleware:
             if self.faults.latency_ms:
                 await asyncio.sleep(self.faults.latency_ms / 1000)
             fault = self.faults.decide()
-            if fault is not None:
-                err = InjectedFault(fault, retry_after=self.faults.retry_after)
+            wait = self.limit.take(customer_of(scope["path"])) if fault is None else None
+            if fault is not None or wait is not None:
+                err = (
+                    InjectedFault(fault, retry_after=self.faults.retry_after)
+                    if fault is not None
+                    else RateLimited(wait or 1)
+                )
+                fault = err.status
                 response = JSONResponse(
                     err.to_problem(scope["path"]), status_code=fault, headers=err.headers,
                     media_type=PROBLEM_MEDIA_TYPE,
@@ -217,7 +228,8 @@ def _openapi(app: FastAPI) -> Callable[[], dict[str, Any]]:
 
 
 def create_app(
-    store: Store, *, faults: Faults | None = None, stats: Stats | None = None
+    store: Store, *, faults: Faults | None = None, stats: Stats | None = None,
+    limit: RateLimit | None = None,
 ) -> FastAPI:
     """Build the sandbox application over a store.
 
@@ -225,6 +237,7 @@ def create_app(
         store: State and rules.
         faults: Fault injection settings (a fresh, switched-off one by default).
         stats: Request counters (fresh by default).
+        limit: The rate limit of the interface routes (a fresh, switched-off one by default).
 
     Returns:
         The FastAPI application; ``app.state`` holds ``store``, ``faults`` and ``stats``.
@@ -236,6 +249,7 @@ def create_app(
     """
     faults = faults or Faults()
     stats = stats or Stats()
+    limit = limit or RateLimit()
     app = FastAPI(
         title="Time-billing connector sandbox",
         version="1.0.0",
@@ -255,6 +269,7 @@ def create_app(
     app.state.store = store
     app.state.faults = faults
     app.state.stats = stats
+    app.state.rate_limit = limit
 
     def authenticate_request(request: Request) -> str:
         return store.authenticate(_bearer(request), request.path_params.get("customerId"))
@@ -520,6 +535,24 @@ def create_app(
     def get_faults() -> dict[str, Any]:
         return faults.snapshot()
 
+    @admin.put(
+        "/rate-limit", name="admin_set_rate_limit", operation_id="admin_set_rate_limit",
+        response_model=RateLimitOut, summary="Set the rate limit of the interface routes",
+        description="A token bucket per customer: `perSecond` tokens a second, at most "
+        "`burst` stored (default: one second's worth); `perSecond: null` turns it off. Over "
+        "the limit an interface request is answered 429 with an integer `Retry-After`.",
+        responses=_problems(422),
+    )
+    def set_rate_limit(body: RateLimitIn) -> dict[str, Any]:
+        return limit.configure(per_second=body.perSecond, burst=body.burst)
+
+    @admin.get(
+        "/rate-limit", name="admin_get_rate_limit", operation_id="admin_get_rate_limit",
+        response_model=RateLimitOut, summary="Rate limit settings and counters",
+    )
+    def get_rate_limit() -> dict[str, Any]:
+        return limit.snapshot()
+
     @admin.get(
         "/stats", name="admin_stats", operation_id="admin_stats", response_model=StatsOut,
         summary="Interface request counts per route template and method",
@@ -541,7 +574,8 @@ def create_app(
     app.state.sandbox_routes = [*identity.routes, *api.routes, *admin.routes]
     install_handlers(app)
     app.add_middleware(
-        _InterfaceMiddleware, routes=[*identity.routes, *api.routes], faults=faults, stats=stats
+        _InterfaceMiddleware, routes=[*identity.routes, *api.routes], faults=faults, stats=stats,
+        limit=limit,
     )
     app.openapi = _openapi(app)  # type: ignore[method-assign]
     return app
