@@ -120,6 +120,7 @@ def test_sigint_to_onboard_exits_130_fast_and_the_rerun_sends_exactly_the_rest(
         sent_at = time.monotonic()
         out, err = proc.communicate(timeout=20)
         exited = time.monotonic() - sent_at
+        print(f"exited {exited:.2f} s after SIGINT")
         at_exit = sandbox.admin.stats()["total"]
         time.sleep(1.0)
         after = sandbox.admin.stats()["total"]

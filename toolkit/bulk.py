@@ -64,7 +64,7 @@ JOURNALED = "already acknowledged (journal)"
 STATUSES = ["sent", "journaled", "failed", "unknown", "not_sent", "skipped"]
 
 #: Seconds the requests in flight get to finish after an interrupt.
-GRACE = 0.8
+GRACE = 0.5
 
 _INTERRUPTED = "not sent: the run was interrupted"
 
@@ -380,9 +380,9 @@ def run_bulk(
                 reply = Reply(None, None, f"internal error: {type(exc).__name__}: {exc}", 1)
             if jr is not None and reply.ok:
                 jr.record(ids[i], calls[i], reply.status or 0)
+            answers.put((i, reply))  # before leaving in_flight: the interrupt relies on it
             with lock:
                 in_flight.discard(i)
-            answers.put((i, reply))
 
     bar = tqdm(total=len(calls), desc=desc, disable=not progress, unit="req", leave=True)
     bar.update(len(calls) - len(todo))
@@ -421,6 +421,9 @@ def run_bulk(
             replies[i] = reply
         with lock:
             late = set(in_flight)
+        while not answers.empty():  # answers put before their worker left in_flight
+            i, reply = answers.get_nowait()
+            replies[i] = reply
         for i in todo:
             if replies[i] is None:
                 replies[i] = (

@@ -288,8 +288,8 @@ class Client:
 
         Example:
             >>> c = Client("c", "i", "s", "http://127.0.0.1:9", "http://127.0.0.1:9", retries=0)
-            >>> c.send("user", path={"userId": "u"}).error
-            'no answer from the identity service'
+            >>> c.send("user", path={"userId": "u"}).error  # doctest: +ELLIPSIS
+            'cannot reach the identity service at 127.0.0.1:9 (connection refused); ...'
         """
         return self.connection.send(endpoint, **kwargs)
 
