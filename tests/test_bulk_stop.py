@@ -92,7 +92,8 @@ def test_interrupt_in_the_main_thread_raises_interrupted_within_a_second_with_ev
                                                             customer_id=fresh_client.customer_id)}
     sent = set(result.loc[result["status"] == "sent", "externalId"])
     never = set(result.loc[result["status"] == "not_sent", "externalId"])
-    assert sent <= stored and not (never & stored)
+    both = result[result["externalId"].isin(never & stored)]
+    assert sent <= stored and not (never & stored), both[["externalId", "attempts", "error"]].head().to_string()
 
 
 def test_sigint_to_onboard_exits_130_fast_and_the_rerun_sends_exactly_the_rest(

@@ -363,7 +363,9 @@ def run_bulk(
     lock = threading.Lock()
     pending = iter(todo)
     in_flight: set[int] = set()
-    answers: queue.SimpleQueue[tuple[int, Reply]] = queue.SimpleQueue()
+    # workers store each reply themselves, then say so on this queue: a KeyboardInterrupt can
+    # land between any two bytecodes of the waiting thread, and must not lose an answer
+    answers: queue.SimpleQueue[int] = queue.SimpleQueue()
 
     def work() -> None:
         while True:
@@ -380,9 +382,10 @@ def run_bulk(
                 reply = Reply(None, None, f"internal error: {type(exc).__name__}: {exc}", 1)
             if jr is not None and reply.ok:
                 jr.record(ids[i], calls[i], reply.status or 0)
-            answers.put((i, reply))  # before leaving in_flight: the interrupt relies on it
+            replies[i] = reply  # before leaving in_flight: the interrupt relies on it
             with lock:
                 in_flight.discard(i)
+            answers.put(i)
 
     bar = tqdm(total=len(calls), desc=desc, disable=not progress, unit="req", leave=True)
     bar.update(len(calls) - len(todo))
@@ -397,12 +400,11 @@ def run_bulk(
             t.start()
         while left:
             try:
-                i, reply = answers.get(timeout=0.1)
+                answers.get(timeout=0.1)
             except queue.Empty:
                 if not any(t.is_alive() for t in threads) and answers.empty():
                     break  # the run failed: the workers took no more calls
                 continue
-            replies[i] = reply
             left -= 1
             bar.update(1)
     except KeyboardInterrupt:
@@ -411,22 +413,15 @@ def run_bulk(
         deadline = time.monotonic() + GRACE
         while time.monotonic() < deadline:
             with lock:
-                busy = bool(in_flight)
-            if not busy and answers.empty():
-                break
-            try:
-                i, reply = answers.get(timeout=0.02)
-            except queue.Empty:
-                continue
-            replies[i] = reply
+                if not in_flight:
+                    break
+            time.sleep(0.02)
         with lock:
             late = set(in_flight)
-        while not answers.empty():  # answers put before their worker left in_flight
-            i, reply = answers.get_nowait()
-            replies[i] = reply
+            final = list(replies)  # answers arriving from now on do not change the result
         for i in todo:
-            if replies[i] is None:
-                replies[i] = (
+            if final[i] is None:
+                final[i] = (
                     Reply(None, None, "interrupted while its answer was awaited", 1, 0.0,
                           failure=LOST)
                     if i in late
@@ -436,8 +431,8 @@ def run_bulk(
             jr.close()
             own_journal = False
         raise Interrupted(
-            f"interrupted: {_tally(replies)}; the journal, if any, holds what was answered",
-            replies=replies,
+            f"interrupted: {_tally(final)}; the journal, if any, holds what was answered",
+            replies=final,
         ) from None
     finally:
         bar.close()
