@@ -1,5 +1,5 @@
 """``python -m toolkit``: the command line."""
 
-from toolkit.cli import main
+from toolkit.cli import console
 
-raise SystemExit(main())
+console()

@@ -2,12 +2,15 @@
 
 The frame is validated first (:class:`AcknowledgementSchema`), then posted through the bulk
 runner. A 409 (the entry is already in another state) is reported with the service's detail and
-is not retried.
+is not retried. An acknowledgement whose answer was lost is retried; a 409 on that retry naming
+the requested state means the first attempt landed (the row is ``sent``), any other answer
+leaves the row ``unknown``.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -16,7 +19,8 @@ import pandera.pandas as pa
 
 from toolkit.bulk import Call, Journal, result_frame, run_bulk
 from toolkit.connection import Connection
-from toolkit.errors import ConfigError, ValidationError
+from toolkit.errors import ConfigError, Interrupted, ValidationError
+from toolkit.http import Reply
 from toolkit.imports import unique_rows
 from toolkit.schemas.acknowledgements import CROSS_RULES, OUTCOMES, AcknowledgementSchema
 
@@ -84,6 +88,16 @@ def _message(df: pd.DataFrame, column: str, check: str, value: Any) -> str:
         rows = df.index[df[column] == value].tolist()
         return f"{column} {value!r} is not unique: rows {', '.join(map(str, rows[:5]))} share it"
     return f"{column}: failed {check}; got {value!r}"
+
+
+def _landed(state: str) -> Callable[[Reply], bool]:
+    """Whether a 409 answering a retry says the entry is already in ``state``."""
+
+    def landed(reply: Reply) -> bool:
+        body = reply.body if isinstance(reply.body, dict) else {}
+        return body.get("state") == state
+
+    return landed
 
 
 def check_acknowledgements(frame: pd.DataFrame, *, separator: str | None = None) -> pd.DataFrame:
@@ -221,6 +235,7 @@ def acknowledge(
 
     Raises:
         ValidationError: the frame failed its checks (with ``.failure_cases``).
+        Interrupted: Ctrl+C or Jupyter's stop; ``.result`` is the frame so far.
 
     Example:
         >>> acks = pd.DataFrame({"userId": [u], "entryId": [e], "outcome": ["succeeded"],
@@ -250,19 +265,33 @@ def acknowledge(
     ):
         path = {"userId": user, "entryId": entry}
         if outcome == "succeeded":
-            calls.append(Call("release_succeeded", path, {"externalId": ext}, key=entry))
+            body: dict[str, Any] = {"externalId": ext}
+            landed = _landed("succeeded")
+            calls.append(Call("release_succeeded", path, body, key=entry, landed=landed))
         else:
-            calls.append(Call("release_failed", path, {"errors": _as_list(errs) or []}, key=entry))
-    replies = run_bulk(
-        conn, calls, workers=workers, progress=progress, journal=journal, desc="acknowledge"
-    )
-    res = result_frame(original, df["entryId"].tolist(), replies, key_name="entryId")
-    res.insert(0, "userId", pd.array(df["userId"].tolist(), dtype="string"))
-    res.insert(2, "outcome", pd.array(df["outcome"].tolist(), dtype="string"))
+            body = {"errors": _as_list(errs) or []}
+            calls.append(Call("release_failed", path, body, key=entry, landed=_landed("failed")))
+
+    def frame(replies: list[Reply]) -> pd.DataFrame:
+        res = result_frame(original, df["entryId"].tolist(), replies, key_name="entryId")
+        res.insert(0, "userId", pd.array(df["userId"].tolist(), dtype="string"))
+        res.insert(2, "outcome", pd.array(df["outcome"].tolist(), dtype="string"))
+        return res
+
+    try:
+        replies = run_bulk(
+            conn, calls, workers=workers, progress=progress, journal=journal, desc="acknowledge"
+        )
+    except Interrupted as exc:
+        exc.result = frame(exc.replies)
+        raise
+    res = frame(replies)
     # the spec does not say a repeated acknowledgement is harmless: a 409 that follows a
     # retried attempt may mean the first attempt was applied and only its answer was lost
-    retried_conflict = (res["httpStatus"] == 409).fillna(False) & (res["attempts"] > 1).fillna(
-        False
+    retried_conflict = (
+        (res["httpStatus"] == 409).fillna(False)
+        & (res["attempts"] > 1).fillna(False)
+        & (res["status"] == "failed")
     )
     if retried_conflict.any():
         res["error"] = res["error"].astype(object)

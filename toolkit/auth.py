@@ -219,11 +219,15 @@ class TokenProvider:
             f"client_secret=Secret('********'), has_token={self._token is not None})"
         )
 
-    def secret_token(self) -> Secret:
+    def secret_token(self, retry: bool = True) -> Secret:
         """Return a valid access token, still wrapped, fetching one when needed.
 
         What the request path uses: the token is revealed only when :class:`BearerAuth` writes
         the header.
+
+        Args:
+            retry: let the transport retry a failed token request (the bulk runner passes
+                ``False``: it applies one retry policy to the whole run instead of each row).
 
         Returns:
             The bearer token in a :class:`Secret`.
@@ -242,7 +246,7 @@ class TokenProvider:
             if self._refused is not None:
                 raise self._refused
             if self._token is None or self._clock() >= self._refresh_at:
-                self._fetch()
+                self._fetch(retry)
             assert self._token is not None
             return self._token
 
@@ -286,19 +290,23 @@ class TokenProvider:
             if token is None or self._token == token:
                 self._token = None
 
-    def _fetch(self) -> None:
+    def _fetch(self, retry: bool = True) -> None:
         # the body is written by the ClientCredentials hook while requests prepares the
         # request: no frame here holds the plain secret. A token exchange is safe to repeat:
-        # connection errors and 5xx are retried.
+        # connection errors and 5xx are retried, unless the caller (the bulk runner) retries
+        # for the whole run itself.
         reply = self._transport.send(
             "POST",
             self.token_url,
             auth=ClientCredentials(self.client_id, self._secret, self.audience),
-            retry=True,
+            retry=retry,
         )
         if reply.status is None:
             raise TransportError(
-                f"token request failed: {reply.error}", method="POST", url=self.token_url
+                f"token request failed: {reply.error}",
+                method="POST",
+                url=self.token_url,
+                failure=reply.failure or "",
             )
         data = reply.body if isinstance(reply.body, dict) else None
         # take the token out of the parsed body at once, straight into its wrapper

@@ -1,18 +1,30 @@
-"""The one bulk runner: many requests on a pool of workers, with progress and a journal.
+"""The one bulk runner: many requests on a pool of workers, with pacing, progress and a journal.
 
 Imports, acknowledgements, user look-ups and starring all go through :func:`run_bulk`. Each
 :class:`Call` gets exactly one :class:`~toolkit.http.Reply` back, in input order; nothing is
-dropped. A :class:`Journal` (JSON lines, one per acknowledged call, flushed as it is written)
-lets a re-run skip the calls that were already answered 2xx with the same payload.
+dropped. A :class:`Journal` (JSON lines, one per acknowledged call, flushed as it is written,
+locked against a second run) lets a re-run skip the calls that were already answered 2xx with
+the same payload.
+
+The workers are daemon threads; the calling thread only waits, in short steps, so Ctrl+C (or
+Jupyter's stop) reaches it at once. Then no new request leaves, the requests in flight get about
+a second to finish (else they are ``unknown``), the journal is flushed, and
+:class:`~toolkit.errors.Interrupted` is raised with a reply for every call. One
+:class:`~toolkit.pacing.Pacer` per run spaces the requests, backs every worker off together on
+429 and 503, and fails the run when the service cannot be reached.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import queue
+import random
+import sys
 import threading
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,13 +33,40 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from toolkit.connection import Connection
-from toolkit.http import Reply
+from toolkit.errors import ConfigError, Interrupted, JournalInUseError
+from toolkit.http import (
+    INVALID_URL,
+    LANDED,
+    LOST,
+    NOT_SENT,
+    RETRY_STATUSES,
+    UNREACHABLE,
+    Reply,
+)
+from toolkit.pacing import Pacer
 from toolkit.payloads import payload_hash
 
-__all__ = ["JOURNALED", "Call", "Journal", "result_frame", "run_bulk"]
+__all__ = [
+    "JOURNALED",
+    "STATUSES",
+    "Call",
+    "Journal",
+    "not_sent",
+    "pacer_for",
+    "result_frame",
+    "run_bulk",
+]
 
 #: ``Reply.error`` of a call skipped because the journal holds it.
 JOURNALED = "already acknowledged (journal)"
+
+#: Values of the ``status`` column of a result frame.
+STATUSES = ["sent", "journaled", "failed", "unknown", "not_sent", "skipped"]
+
+#: Seconds the requests in flight get to finish after an interrupt.
+GRACE = 0.5
+
+_INTERRUPTED = "not sent: the run was interrupted"
 
 
 @dataclass(frozen=True)
@@ -41,6 +80,9 @@ class Call:
         key: what identifies the call in the journal and the progress (an ``externalId``...).
         params: query parameters.
         retry: whether the call is safe to repeat.
+        landed: for a call that is not idempotent: given the answer to a retry that followed an
+            attempt whose answer was lost, whether it shows that attempt was applied (a 409
+            naming the requested state).
     """
 
     endpoint: str
@@ -49,10 +91,50 @@ class Call:
     key: str = ""
     params: dict[str, Any] | None = None
     retry: bool = True
+    landed: Callable[[Reply], bool] | None = None
 
     def journal_id(self, url: str) -> str:
         """The journal line key: the full URL (service, customer, path), key and payload."""
         return payload_hash([self.endpoint, url, self.key, self.json])
+
+
+def not_sent(reason: str = _INTERRUPTED) -> Reply:
+    """The reply of a call that was never sent.
+
+    Args:
+        reason: why.
+
+    Returns:
+        A reply with ``failure="not_sent"``.
+
+    Example:
+        >>> not_sent().failure
+        'not_sent'
+    """
+    return Reply(None, None, reason, 0, 0.0, failure=NOT_SENT)
+
+
+def pacer_for(conn: Connection, *, max_rate: float | None = None) -> Pacer:
+    """A fresh pacer for one run over a connection (its retries, backoff and ``max_rate``).
+
+    Args:
+        conn: the connection.
+        max_rate: requests per second never exceeded (default: the connection's).
+
+    Returns:
+        The pacer; pass it to several :func:`run_bulk` calls to make them one run.
+
+    Example:
+        >>> from toolkit.settings import Settings
+        >>> conn = Connection(Settings("c", "i", "s", "http://a", "http://t"), max_rate=5)
+        >>> pacer_for(conn).max_rate
+        5.0
+    """
+    return Pacer(
+        max_rate=max_rate if max_rate is not None else conn.max_rate,
+        retries=min(conn.transport.retries, 4),
+        backoff=conn.transport.backoff,
+    )
 
 
 class Journal:
@@ -60,7 +142,14 @@ class Journal:
 
     Args:
         path: a JSON-lines file; created if missing. Lines survive ``kill -9`` because each is
-            written and flushed as soon as its call is acknowledged.
+            written and flushed as soon as its call is acknowledged; a torn last line is cut
+            off when the journal is opened again, and bytes that are not a journal line are
+            skipped.
+
+    Raises:
+        ConfigError: the path is a folder or cannot be written.
+        JournalInUseError: another run holds the journal (an advisory lock on
+            ``<path>.lock``, which names the process).
 
     Example:
         >>> import tempfile, os
@@ -69,20 +158,64 @@ class Journal:
         >>> line = c.journal_id("https://svc/api/v1/customers/c1/clients/import")
         >>> j.record(line, c, 201); line in j
         True
+        >>> j.close()
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._done: set[str] = set()
-        if self.path.exists():
-            for line in self.path.read_text(encoding="utf-8").splitlines():
-                try:
-                    self._done.add(json.loads(line)["id"])
-                except (ValueError, KeyError, TypeError):
-                    continue  # a line torn by a kill: that call is simply sent again
+        if self.path.is_dir():
+            raise ConfigError(f"the journal {self.path} is a folder; give the path of a file")
         self._lock = threading.Lock()
-        self._fh = self.path.open("a", encoding="utf-8")
+        self._done: set[str] = set()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._holder = (self.path.parent / (self.path.name + ".lock")).open("a+")
+        except OSError as exc:
+            raise ConfigError(f"cannot write the journal {self.path}: {exc.strerror}") from None
+        try:
+            fcntl.flock(self._holder, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._holder.seek(0)
+            who = self._holder.read().strip() or "another process"
+            self._holder.close()
+            raise JournalInUseError(
+                f"the journal {self.path} is in use by {who}; wait for that run to end "
+                "(or stop it) before starting another on the same journal"
+            ) from None
+        self._holder.seek(0)
+        self._holder.truncate()
+        command = " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv))
+        self._holder.write(f"process {os.getpid()} ({command[:200]})\n")
+        self._holder.flush()
+        try:
+            self._fh = self._load()
+        except OSError as exc:
+            self._release()
+            raise ConfigError(f"cannot write the journal {self.path}: {exc.strerror}") from None
+
+    def _load(self) -> Any:
+        """Read the acknowledged ids; cut a torn last line; open for appending."""
+        fh = self.path.open("a+b")
+        fh.seek(0)
+        data = fh.read()
+        end = len(data)
+        if data and not data.endswith(b"\n"):
+            # the last line was torn by a kill: drop it (that call is simply sent again)
+            end = data.rfind(b"\n") + 1
+            fh.truncate(end)
+            fh.flush()
+        for raw in data[:end].splitlines():
+            try:
+                self._done.add(str(json.loads(raw)["id"]))
+            except (ValueError, KeyError, TypeError):
+                continue  # bytes that are not a journal line (not UTF-8, not JSON)
+        return fh
+
+    def _release(self) -> None:
+        try:
+            fcntl.flock(self._holder, fcntl.LOCK_UN)
+        finally:
+            self._holder.close()
 
     def __contains__(self, journal_id: object) -> bool:
         return journal_id in self._done
@@ -96,14 +229,75 @@ class Journal:
             {"id": journal_id, "endpoint": call.endpoint, "key": call.key, "status": status}
         )
         with self._lock:
-            self._fh.write(line + "\n")
+            if self._fh.closed:  # an answer that came after an interrupt closed the journal
+                return
+            self._fh.write(line.encode("utf-8") + b"\n")
             self._fh.flush()
             self._done.add(journal_id)
 
     def close(self) -> None:
-        """Close the file."""
+        """Flush and close the file and release the lock (closing twice is harmless)."""
         with self._lock:
+            if self._fh.closed:
+                return
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
             self._fh.close()
+            self._release()
+
+
+def _backoff(conn: Connection, attempt: int) -> float:
+    t = conn.transport
+    return min(t.backoff_max, t.backoff * 2 ** (attempt - 1)) + random.uniform(0, t.jitter)
+
+
+def _attempt_all(conn: Connection, call: Call, pacer: Pacer) -> Reply:
+    """Send one call until it is answered for good, under the run's pacer and retry policy."""
+    method = ""
+    url = ""
+    attempts = 0
+    elapsed = 0.0
+    lost = False  # an attempt was sent and its answer lost: it may have been applied
+    limit = 1 + conn.transport.retries
+    while True:
+        ticket = pacer.acquire()
+        if ticket is None:  # stopped, or the run failed
+            reason = pacer.fatal or _INTERRUPTED
+            if lost:
+                reason = "an attempt was sent and its answer lost; then " + reason
+            failure = LOST if lost else NOT_SENT
+            return Reply(None, None, reason, attempts, elapsed, method, url, failure)
+        reply = conn.send(
+            call.endpoint, path=call.path, params=call.params, json=call.json, retry=False
+        )
+        pacer.observe(ticket, reply)
+        method, url = reply.method, reply.url
+        attempts += reply.attempts
+        elapsed += reply.elapsed
+        reply.attempts, reply.elapsed = attempts, elapsed
+        if reply.ok:
+            return reply
+        if reply.failure in (UNREACHABLE, INVALID_URL):
+            if attempts > 50 * limit:  # a safety net; the pacer fails the run long before
+                return reply
+            continue  # the pacer made the whole run wait, or failed it
+        if reply.failure == LOST:
+            lost = True
+        elif lost and call.landed is not None and reply.status == 409:
+            if call.landed(reply):
+                reply.failure = LANDED
+                reply.error = f"{reply.error} (a retry: the attempt whose answer was lost landed)"
+            else:
+                reply.failure = LOST
+                reply.error = f"{reply.error} (after an attempt whose answer was lost)"
+            return reply
+        retryable = reply.failure == LOST or reply.status in RETRY_STATUSES
+        if not (call.retry or call.landed is not None) or not retryable or attempts >= limit:
+            if lost and reply.status is not None and reply.status >= 500:
+                reply.failure = LOST  # the last word is an error, the lost attempt may stand
+            return reply
+        if reply.status not in (429, 503):  # those made the pacer pause the whole run
+            pacer.stop.wait(_backoff(conn, attempts))
 
 
 def run_bulk(
@@ -114,8 +308,15 @@ def run_bulk(
     progress: bool = True,
     journal: str | os.PathLike[str] | Journal | None = None,
     desc: str = "requests",
+    pacer: Pacer | None = None,
 ) -> list[Reply]:
     """Send every call on a pool of worker threads and return one reply per call, in order.
+
+    Every call is retried under one policy: a 5xx or a lost answer is retried with exponential
+    backoff up to the connection's ``retries`` (calls marked ``retry=False`` are not, unless
+    they say how to read a conflict with ``landed``); a 429 or 503 makes the run's pacer pause
+    every worker; a service that cannot be reached is waited for once for the whole run, then
+    every call not yet answered is ``not_sent``.
 
     Args:
         conn: the connection (a :class:`~toolkit.connection.Connection`).
@@ -125,9 +326,16 @@ def run_bulk(
         journal: a path or :class:`Journal`; calls it holds are not sent and get a reply with
             ``status=None`` and ``error=JOURNALED``; answered 2xx calls are added to it.
         desc: label of the progress bar.
+        pacer: the run's pacer (:func:`pacer_for`); pass one to make several calls of this
+            function one run (as onboarding does for its tables).
 
     Returns:
-        Replies aligned with ``calls``.
+        Replies aligned with ``calls``; ``Reply.failure`` says ``not_sent`` or ``lost``
+        (unknown) for calls without an answer.
+
+    Raises:
+        Interrupted: Ctrl+C or Jupyter's stop (a ``KeyboardInterrupt``); its ``replies`` hold
+            one reply per call (``not_sent`` for the calls never sent).
 
     Example:
         >>> calls = [Call("user", {"userId": u}, key=u) for u in ids]  # doctest: +SKIP
@@ -137,6 +345,7 @@ def run_bulk(
     """
     own_journal = journal is not None and not isinstance(journal, Journal)
     jr: Journal | None = Journal(journal) if own_journal else journal  # type: ignore[assignment]
+    pacer = pacer or pacer_for(conn)
     replies: list[Reply | None] = [None] * len(calls)
     todo: list[int] = []
     # journal lines name the full URL: another customer or service never matches them
@@ -151,38 +360,100 @@ def run_bulk(
         else:
             todo.append(i)
 
-    def one(i: int) -> tuple[int, Reply]:
-        call = calls[i]
-        try:
-            reply = conn.send(
-                call.endpoint, path=call.path, params=call.params, json=call.json, retry=call.retry
-            )
-        except Exception as exc:  # a bug must not lose the other rows
-            reply = Reply(None, None, f"internal error: {type(exc).__name__}: {exc}", 1)
-        if jr is not None and reply.ok:
-            jr.record(ids[i], call, reply.status or 0)
-        return i, reply
+    lock = threading.Lock()
+    pending = iter(todo)
+    in_flight: set[int] = set()
+    # workers store each reply themselves, then say so on this queue: a KeyboardInterrupt can
+    # land between any two bytecodes of the waiting thread, and must not lose an answer
+    answers: queue.SimpleQueue[int] = queue.SimpleQueue()
+
+    def work() -> None:
+        while True:
+            with lock:
+                if pacer.stop.is_set() or pacer.fatal is not None:
+                    return
+                i = next(pending, None)
+                if i is None:
+                    return
+                in_flight.add(i)
+            try:
+                reply = _attempt_all(conn, calls[i], pacer)
+            except Exception as exc:  # a bug must not lose the other rows
+                reply = Reply(None, None, f"internal error: {type(exc).__name__}: {exc}", 1)
+            if jr is not None and reply.ok:
+                jr.record(ids[i], calls[i], reply.status or 0)
+            replies[i] = reply  # before leaving in_flight: the interrupt relies on it
+            with lock:
+                in_flight.discard(i)
+            answers.put(i)
 
     bar = tqdm(total=len(calls), desc=desc, disable=not progress, unit="req", leave=True)
     bar.update(len(calls) - len(todo))
     n_workers = max(1, min(workers or conn.workers, len(todo) or 1))
+    threads = [
+        threading.Thread(target=work, name=f"toolkit-{desc}-{n}", daemon=True)
+        for n in range(n_workers if todo else 0)
+    ]
+    left = len(todo)
     try:
-        if n_workers == 1:
-            for i in todo:
-                _, replies[i] = one(i)
-                bar.update(1)
-        else:
-            with ThreadPoolExecutor(max_workers=n_workers, thread_name_prefix="toolkit") as pool:
-                futures = [pool.submit(one, i) for i in todo]
-                for fut in as_completed(futures):
-                    i, reply = fut.result()
-                    replies[i] = reply
-                    bar.update(1)
+        for t in threads:
+            t.start()
+        while left:
+            try:
+                answers.get(timeout=0.1)
+            except queue.Empty:
+                if not any(t.is_alive() for t in threads) and answers.empty():
+                    break  # the run failed: the workers took no more calls
+                continue
+            left -= 1
+            bar.update(1)
+    except KeyboardInterrupt:
+        pacer.stop.set()
+        pacer.wake()
+        deadline = time.monotonic() + GRACE
+        while time.monotonic() < deadline:
+            with lock:
+                if not in_flight:
+                    break
+            time.sleep(0.02)
+        with lock:
+            late = set(in_flight)
+            final = list(replies)  # answers arriving from now on do not change the result
+        for i in todo:
+            if final[i] is None:
+                final[i] = (
+                    Reply(None, None, "interrupted while its answer was awaited", 1, 0.0,
+                          failure=LOST)
+                    if i in late
+                    else not_sent()
+                )
+        if own_journal and jr is not None:
+            jr.close()
+            own_journal = False
+        raise Interrupted(
+            f"interrupted: {_tally(final)}; the journal, if any, holds what was answered",
+            replies=final,
+        ) from None
     finally:
         bar.close()
         if own_journal and jr is not None:
             jr.close()
+    for i in todo:  # calls left when the run failed
+        if replies[i] is None:
+            replies[i] = not_sent(pacer.fatal or _INTERRUPTED)
     return replies  # type: ignore[return-value]
+
+
+def _tally(replies: Sequence[Reply | None]) -> str:
+    counts = {"answered": 0, "unknown": 0, "not sent": 0}
+    for r in replies:
+        if r is None or r.failure in (NOT_SENT, UNREACHABLE, INVALID_URL):
+            counts["not sent"] += 1
+        elif r.failure == LOST:
+            counts["unknown"] += 1
+        else:
+            counts["answered"] += 1
+    return ", ".join(f"{n} {k}" for k, n in counts.items())
 
 
 def result_frame(
@@ -194,8 +465,12 @@ def result_frame(
 ) -> pd.DataFrame:
     """The standard result frame of a bulk operation: one row per input row.
 
-    Columns: ``<key_name>``, ``status`` (``sent``, ``journaled``, ``failed``, ``skipped``),
-    ``ok``, ``httpStatus``, ``error``, ``attempts``, ``elapsed``.
+    Columns: ``<key_name>``, ``status``, ``ok``, ``httpStatus``, ``error``, ``attempts``,
+    ``elapsed``. ``status`` is ``sent`` (answered 2xx), ``journaled`` (a journal holds it),
+    ``failed`` (answered with an error), ``unknown`` (sent, answer lost: it may have been
+    applied), ``not_sent`` (never left: interrupted, or the service could not be reached) or
+    ``skipped`` (held back: invalid, or its parent failed). ``ok`` is ``sent`` or
+    ``journaled``.
 
     Args:
         index: the input frame's index (the result is aligned to it).
@@ -217,6 +492,10 @@ def result_frame(
             status.append("journaled")
         elif r.ok:
             status.append("sent")
+        elif r.failure in (NOT_SENT, UNREACHABLE, INVALID_URL):
+            status.append("not_sent")
+        elif r.failure == LOST:
+            status.append("unknown")
         elif r.status is None and r.attempts == 0:
             status.append("skipped")
         else:
@@ -224,7 +503,7 @@ def result_frame(
     frame = pd.DataFrame(
         {
             key_name: pd.array(list(keys), dtype="string"),
-            "status": pd.Categorical(status, categories=["sent", "journaled", "failed", "skipped"]),
+            "status": pd.Categorical(status, categories=STATUSES),
             "ok": [s in ("sent", "journaled") for s in status],
             "httpStatus": pd.array([r.status for r in replies], dtype="Int64"),
             "error": pd.array(

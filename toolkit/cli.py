@@ -20,15 +20,20 @@ Commands that talk to the service read ``TOOLKIT_*`` variables and ``--env-file`
 ``.env``, which ``toolkit sandbox`` writes). Table files may be CSV (any of ``,`` ``;`` tab
 ``|``; UTF-8 with or without BOM), ``.xlsx`` or Parquet (:mod:`toolkit.readers`); ``--out``
 writes ``.csv``, ``.xlsx`` or ``.parquet`` by its extension, with ``row`` (0-based data row)
-and ``line`` (the input file's line, header = 1). Exit status: see :data:`EXIT_CODES`.
+and ``line`` (the input file's line, header = 1). Exit status: see :data:`EXIT_CODES`; on
+Ctrl+C or SIGTERM sending stops at once and the summary and the command that resumes are
+printed.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
+import signal
 import subprocess
 import sys
+import threading
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,6 +49,7 @@ from toolkit.errors import (
     AuthError,
     ConcurrentWriteError,
     ConfigError,
+    Interrupted,
     ToolkitError,
     TransportError,
     ValidationError,
@@ -56,7 +62,7 @@ from toolkit.settings import ENV_KEYS, Settings
 from toolkit.sync import DEFAULT_LAG, compact, read_sync, sync_status
 from toolkit.validation import load_folder, validate
 
-__all__ = ["EXIT_CODES", "main"]
+__all__ = ["EXIT_CODES", "console", "main"]
 
 #: exit status -> meaning (also shown by ``toolkit --help``)
 EXIT_CODES: dict[int, str] = {
@@ -64,7 +70,8 @@ EXIT_CODES: dict[int, str] = {
     1: "some rows invalid, failed or skipped (see the table printed, or --out)",
     2: "usage or input error: bad arguments, an unreadable file, missing or refused "
     "settings, an unreachable service",
-    130: "interrupted (Ctrl+C)",
+    130: "interrupted (Ctrl+C or SIGTERM): the rows not sent are listed, with the command "
+    "that resumes",
 }
 
 
@@ -123,6 +130,46 @@ def _read_table(path: str) -> pd.DataFrame:
     return read_table(path)
 
 
+def _interrupted(exc: Interrupted, args: argparse.Namespace, key: str = "externalId") -> int:
+    """Print what an interrupted run did and the command that resumes it; exit status 130."""
+    res = exc.result
+    print("\ninterrupted: no request was sent after the interrupt", file=sys.stderr)
+    if res is not None and len(res):
+        status = res["status"].astype(str)
+        counts = {
+            "ok": int(res["ok"].sum()),
+            "failed": int((status == "failed").sum()),
+            "unknown": int((status == "unknown").sum()),
+            "not sent": int((status == "not_sent").sum()),
+        }
+        print(", ".join(f"{k}: {n}" for k, n in counts.items()), file=sys.stderr)
+        cols = [c for c in ("table", "row", key, "status", "error") if c in res]
+        todo = res[status.isin(["not_sent", "unknown"])]
+        if len(todo):
+            print("rows not sent (or unknown):", file=sys.stderr)
+            with pd.option_context("display.max_rows", 20, "display.width", 160):
+                print(todo[cols].to_string(max_rows=20), file=sys.stderr)
+    command = "toolkit " + " ".join(shlex.quote(a) for a in args.argv)
+    if getattr(args, "journal", None):
+        print(f"resume with: {command}", file=sys.stderr)
+    else:
+        print(
+            f"resume with: {command} --journal journal.jsonl "
+            "(without a journal the rows already sent are sent again: harmless, but slower)",
+            file=sys.stderr,
+        )
+    return 130
+
+
+def _main_thread() -> bool:
+    """Whether this is the main thread (only it may install signal handlers)."""
+    return threading.current_thread() is threading.main_thread()
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     out = _out(args)
     frames = load_folder(args.dir)
@@ -172,6 +219,11 @@ def cmd_onboard(args: argparse.Namespace) -> int:
         _print_frame(failures, 200)
         _write_out(failures, out, "failures")
         return 1
+    except Interrupted as exc:
+        report = getattr(exc, "report", None)
+        if report is not None:
+            print(report.counts.to_string())
+        return _interrupted(exc, args)
     results = with_lines(report.results, frames)
     if args.dry_run:
         valid = report.validation is None or report.validation.ok
@@ -267,6 +319,8 @@ def cmd_acknowledge(args: argparse.Namespace) -> int:
         _print_frame(failures, 200)
         _write_out(failures, out, "failures")
         return 1
+    except Interrupted as exc:
+        return _interrupted(exc, args, key="entryId")
     res = _with_row(res, frame)
     print(res.groupby(["outcome", "status"], observed=True).size().to_string())
     if not res["ok"].all():
@@ -713,11 +767,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _parser().parse_args(argv)
     except SystemExit as exc:  # --help (0) or a usage error (2, already printed)
         return exc.code if isinstance(exc.code, int) else 2
+    args.argv = argv
+    if _main_thread():  # SIGTERM stops a run as Ctrl+C does
+        signal.signal(signal.SIGTERM, _raise_interrupt)
     with warnings.catch_warnings():
         warnings.simplefilter("always", InputWarning)
         warnings.showwarning = _show_warning
         try:
             return args.func(args)
+        except Interrupted as exc:
+            if exc.result is not None:
+                key = "entryId" if args.command == "acknowledge" else ""
+                return _interrupted(exc, args, key=key)
+            print("interrupted", file=sys.stderr)
+            return 130
         except ToolkitError as exc:
             print(f"error: {_explain(exc, args)}", file=sys.stderr)
             return 2
@@ -728,5 +791,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 130
 
 
+def console() -> None:
+    """The ``toolkit`` executable: :func:`main`, and after an interrupt a prompt exit.
+
+    An interrupted run has already closed its journal and printed its summary; the process
+    then ends at once instead of tearing the interpreter down (about a second with pandas and
+    pyarrow loaded), so Ctrl+C ends the command within the second it promises.
+
+    Example:
+        >>> console()  # doctest: +SKIP
+    """
+    code = main()
+    if code == 130:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    raise SystemExit(code)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    console()

@@ -19,6 +19,7 @@ import pandas as pd
 from toolkit import acknowledgements, exports, imports, starring, sync, users
 from toolkit.auth import Secret, TokenProvider
 from toolkit.connection import ENDPOINTS, Connection
+from toolkit.errors import ConfigError
 from toolkit.export import Export
 from toolkit.http import Reply, Transport
 from toolkit.imports import OnboardReport
@@ -73,11 +74,14 @@ def _importer(table: str, what: str) -> Callable[..., pd.DataFrame]:
 
         Returns:
             One row per input row, aligned to its index: the key, ``status`` (``sent``,
-            ``journaled``, ``failed``, ``skipped``), ``ok``, ``httpStatus``, ``error``,
-            ``attempts``, ``elapsed``. With ``dry_run``, the key, ``url`` and ``payload``.
+            ``journaled``, ``failed``, ``unknown`` (sent, answer lost), ``not_sent``),
+            ``ok``, ``httpStatus``, ``error``, ``attempts``, ``elapsed``. With ``dry_run``,
+            the key, ``url`` and ``payload``.
 
         Raises:
             ValidationError: the frame failed its schema (``.failure_cases``).
+            Interrupted: Ctrl+C or Jupyter's stop (no request leaves after it); ``.result``
+                is this frame so far, the rows never sent ``not_sent``.
 
         Example:
             >>> result = client.import_{table}(frame, progress=False)  # doctest: +SKIP
@@ -103,9 +107,12 @@ class Client:
         retries: retries of a request that is safe to repeat.
         backoff: base of the exponential backoff in seconds.
         workers: default number of worker threads of bulk operations.
+        max_rate: requests per second a bulk operation never exceeds, for users who know their
+            quota; without it each run finds the service's pace on its own (it backs off
+            together on 429 and 503 and probes upward again).
 
     Raises:
-        ConfigError: a required setting is empty.
+        ConfigError: a required setting is empty, or a URL is not an http(s) URL with a host.
 
     Example:
         >>> c = Client("cust", "app", "s3cr3t", "http://127.0.0.1:8765", "http://127.0.0.1:8765")
@@ -127,7 +134,10 @@ class Client:
         retries: int = 5,
         backoff: float = 0.25,
         workers: int = 8,
+        max_rate: float | None = None,
     ) -> None:
+        if max_rate is not None and not max_rate > 0:
+            raise ConfigError("max_rate must be a positive number of requests per second")
         settings = Settings(
             customer_id,
             client_id,
@@ -138,7 +148,12 @@ class Client:
             audience,
         )
         self.connection = Connection(
-            settings, timeout=timeout, retries=retries, backoff=backoff, workers=workers
+            settings,
+            timeout=timeout,
+            retries=retries,
+            backoff=backoff,
+            workers=workers,
+            max_rate=max_rate,
         )
 
     @classmethod
@@ -170,6 +185,7 @@ class Client:
         timeout: float | tuple[float, float] = (5.0, 120.0),
         retries: int = 5,
         workers: int = 8,
+        max_rate: float | None = None,
     ) -> Client:
         """Build a client from ``TOOLKIT_*`` variables and a ``.env`` file.
 
@@ -182,6 +198,7 @@ class Client:
             timeout: request timeout in seconds.
             retries: retries of a request that is safe to repeat.
             workers: default worker threads of bulk operations.
+            max_rate: requests per second a bulk operation never exceeds.
 
         Returns:
             A configured client.
@@ -198,7 +215,9 @@ class Client:
         """
         settings = Settings.from_env(env_file, environ=environ)
         return cls.from_connection(
-            Connection(settings, timeout=timeout, retries=retries, workers=workers)
+            Connection(
+                settings, timeout=timeout, retries=retries, workers=workers, max_rate=max_rate
+            )
         )
 
     def __repr__(self) -> str:
@@ -270,8 +289,8 @@ class Client:
 
         Example:
             >>> c = Client("c", "i", "s", "http://127.0.0.1:9", "http://127.0.0.1:9", retries=0)
-            >>> c.send("user", path={"userId": "u"}).error
-            'no answer from the identity service'
+            >>> c.send("user", path={"userId": "u"}).error  # doctest: +ELLIPSIS
+            'cannot reach the identity service at 127.0.0.1:9 (connection refused); ...'
         """
         return self.connection.send(endpoint, **kwargs)
 
@@ -346,7 +365,11 @@ class Client:
 
         Raises:
             ValidationError: a row failed validation and ``on_invalid="raise"``.
-            ConfigError: ``source`` is neither a folder nor a mapping of known tables.
+            ConfigError: ``source`` is neither a folder nor a mapping of known tables, or the
+                journal path is a folder or cannot be written.
+            JournalInUseError: another run holds the journal.
+            Interrupted: Ctrl+C or Jupyter's stop; ``.result`` holds every row's result so
+                far (rows never sent are ``not_sent``) and ``.report`` the report.
 
         Example:
             >>> report = client.onboard("sample_data", journal="onboard.jsonl")  # doctest: +SKIP

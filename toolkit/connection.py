@@ -14,12 +14,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from toolkit.auth import BearerAuth, TokenProvider
 from toolkit.errors import ApiError, TransportError, api_error_for
-from toolkit.http import Reply, Transport
-from toolkit.settings import Settings
+from toolkit.http import INVALID_URL, UNREACHABLE, Reply, Transport
+from toolkit.settings import ENV_KEYS, Settings
 
 __all__ = ["ENDPOINTS", "Connection"]
 
@@ -83,6 +83,7 @@ class Connection:
         retries: retries of a request that is safe to repeat.
         backoff: base of the exponential backoff in seconds.
         workers: default number of worker threads of bulk operations over this connection.
+        max_rate: requests per second a bulk run never exceeds (``None``: found on its own).
 
     Example:
         >>> conn = Connection(Settings("c1", "app", "s3cr3t", "http://a", "http://t"))
@@ -100,8 +101,10 @@ class Connection:
         retries: int = 5,
         backoff: float = 0.25,
         workers: int = 8,
+        max_rate: float | None = None,
     ) -> None:
         self.settings = settings
+        self.max_rate = max_rate
         self.customer_id = settings.customer_id
         self.urls = settings.urls
         self.workers = workers
@@ -145,6 +148,30 @@ class Connection:
         filled = template.format(**{k: _segment(v) for k, v in values.items()})
         return self.urls[service] + filled
 
+    def setting(self, service: str) -> str:
+        """The ``TOOLKIT_*`` variable that sets a service's base address.
+
+        Args:
+            service: ``auth``, ``time`` or ``ingestion``.
+
+        Returns:
+            The variable's name.
+
+        Example:
+            >>> Connection(Settings("c", "i", "s", "http://a", "http://t")).setting("ingestion")
+            'TOOLKIT_TIME_URL'
+        """
+        if service == "ingestion" and not self.settings.ingestion_url:
+            service = "time"
+        return ENV_KEYS[f"{service}_url"]
+
+    def _unreachable(self, service: str, url: str, error: str | None) -> str:
+        """A reason naming the host and the setting to check."""
+        why = (error or "no answer").removeprefix("no answer (").removesuffix(")")
+        host = urlsplit(url).netloc or url
+        what = "the identity service" if service == "auth" else f"the {service} service"
+        return f"cannot reach {what} at {host} ({why}); check {self.setting(service)}"
+
     def send(
         self,
         endpoint: str,
@@ -173,25 +200,28 @@ class Connection:
 
         Example:
             >>> s = Settings("c", "i", "s", "http://127.0.0.1:9", "http://127.0.0.1:9")
-            >>> Connection(s, retries=0).send("user", path={"userId": "u"}).error
-            'no answer from the identity service'
+            >>> print(Connection(s, retries=0).send("user", path={"userId": "u"}).error)
+            ... # doctest: +NORMALIZE_WHITESPACE
+            cannot reach the identity service at 127.0.0.1:9 (connection refused);
+            check TOOLKIT_AUTH_URL
         """
-        method = ENDPOINTS[endpoint][0]
+        method, service, _ = ENDPOINTS[endpoint]
         url = self.url(endpoint, **(path or {}))
         attempts = 0
         elapsed = 0.0
         for _ in range(2):
             try:
-                token = self.auth.secret_token()  # stays wrapped until requests writes the header
-            except TransportError:
+                token = self.auth.secret_token(retry=retry)  # wrapped until the header is built
+            except TransportError as exc:
                 return Reply(
                     None,
                     None,
-                    "no answer from the identity service",
+                    self._unreachable("auth", self.auth.token_url, str(exc).split(": ", 1)[-1]),
                     attempts + 1,
                     elapsed,
                     method,
                     url,
+                    exc.failure or UNREACHABLE,
                 )
             except ApiError as exc:
                 return Reply(
@@ -215,6 +245,8 @@ class Connection:
             )
             attempts += reply.attempts
             elapsed += reply.elapsed
+            if reply.failure in (UNREACHABLE, INVALID_URL):
+                reply.error = self._unreachable(service, url, reply.error)
             if reply.status != 401:
                 break
             self.auth.invalidate(token)

@@ -9,6 +9,7 @@
      │    └── reconciliation.DuplicateKeyError        a reconcile key repeats
      ├── FlattenError(ToolkitError, ValueError)       JSON not in the export / detailed form
      ├── PaginationError(ToolkitError, RuntimeError)  a cursor repeated or pages never ended
+     ├── JournalInUseError(ToolkitError, RuntimeError) another run holds the journal's lock
      ├── TransportError(ToolkitError, ConnectionError) no HTTP answer (connection, timeout)
      ├── ConcurrentWriteError(ToolkitError, RuntimeError) a concurrent commit won (two syncs)
      └── ApiError(ToolkitError)                       the service answered with an error status
@@ -17,6 +18,12 @@
           ├── ConflictError                           409
           ├── RateLimitError                          429
           └── ServerError                             5xx
+
+    KeyboardInterrupt
+     └── Interrupted                                  a bulk run was stopped (.result)
+
+:class:`Interrupted` is deliberately not a :class:`ToolkitError` (not an ``Exception``): an
+``except Exception`` must not swallow Ctrl+C.
 
 An :class:`ApiError` carries the HTTP ``status``, the parsed ``problem`` body (RFC 9457 or
 RFC 6749 error JSON when the service sent one), and the ``method`` and ``url`` of the request.
@@ -37,6 +44,8 @@ __all__ = [
     "ConfigError",
     "ConflictError",
     "FlattenError",
+    "Interrupted",
+    "JournalInUseError",
     "NotFoundError",
     "PaginationError",
     "RateLimitError",
@@ -93,12 +102,41 @@ class TransportError(ToolkitError, ConnectionError):
     Attributes:
         method: HTTP method of the request.
         url: URL of the request (no credentials are ever in a URL).
+        failure: ``unreachable``, ``invalid_url`` or ``lost`` (see :mod:`toolkit.http`).
     """
 
-    def __init__(self, message: str, *, method: str = "", url: str = "") -> None:
+    def __init__(self, message: str, *, method: str = "", url: str = "", failure: str = "") -> None:
         super().__init__(message)
         self.method = method
         self.url = url
+        self.failure = failure
+
+
+class JournalInUseError(ToolkitError, RuntimeError):
+    """Another run holds the journal's lock; the message names its process."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """A bulk run was stopped (Ctrl+C, Jupyter's stop, SIGTERM) before it ended.
+
+    No request leaves after the interrupt; requests in flight either finished or are reported
+    ``unknown``; the journal is flushed.
+
+    Attributes:
+        result: the partial result frame: a row per input row, the rows never sent with status
+            ``not_sent`` (``None`` while the runner builds it).
+        replies: the runner's replies, one per call (for the operation building ``result``).
+
+    Example:
+        >>> exc = Interrupted("stopped")
+        >>> isinstance(exc, KeyboardInterrupt), isinstance(exc, Exception)
+        (True, False)
+    """
+
+    def __init__(self, message: str, *, result: Any = None, replies: Any = None) -> None:
+        super().__init__(message)
+        self.result = result
+        self.replies = replies
 
 
 class ApiError(ToolkitError):

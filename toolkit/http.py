@@ -4,6 +4,12 @@ Retries use urllib3's :class:`~urllib3.util.retry.Retry` (capped exponential bac
 ``Retry-After`` honoured) on connection errors and on 429, 500, 502, 503 and 504, for requests the
 caller marks as safe to repeat. Every answer comes back as a :class:`Reply`; nothing here raises
 a ``requests`` exception to the caller.
+
+A request that got no answer says why in :attr:`Reply.failure`: :data:`UNREACHABLE` (it never
+left: connection refused, name not resolved, TLS failure, connect timeout), :data:`INVALID_URL`
+(the URL cannot be requested at all) or :data:`LOST` (it was sent and its answer was lost: read
+timeout, connection dropped; the service may have applied it). The bulk runner retries the
+first two once for the whole run, not per row, and reports the third as ``unknown``.
 """
 
 from __future__ import annotations
@@ -20,15 +26,37 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 import orjson
 import requests
+import urllib3.exceptions
 from requests.adapters import HTTPAdapter
 from requests.utils import get_environ_proxies
 from urllib3.util.retry import Retry
 
-__all__ = ["RETRY_STATUSES", "Reply", "Transport"]
+__all__ = [
+    "INVALID_URL",
+    "LANDED",
+    "LOST",
+    "NOT_SENT",
+    "RETRY_STATUSES",
+    "UNREACHABLE",
+    "Reply",
+    "Transport",
+    "classify",
+]
 
 log = logging.getLogger("toolkit.http")
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
+
+#: ``Reply.failure``: the request never left (refused, name not resolved, TLS, connect timeout).
+UNREACHABLE = "unreachable"
+#: ``Reply.failure``: the URL cannot be requested (no scheme, no host, unknown scheme).
+INVALID_URL = "invalid_url"
+#: ``Reply.failure``: the request was sent and its answer was lost; it may have been applied.
+LOST = "lost"
+#: ``Reply.failure``: the bulk runner never sent the request (stopped, or the run failed).
+NOT_SENT = "not_sent"
+#: ``Reply.failure``: a conflict on a retry shows that a lost first attempt had been applied.
+LANDED = "landed"
 
 
 @dataclass
@@ -43,6 +71,9 @@ class Reply:
         elapsed: seconds from first send to final answer.
         method: HTTP method.
         url: request URL.
+        failure: why no usable answer came: :data:`UNREACHABLE`, :data:`INVALID_URL`,
+            :data:`LOST`, :data:`NOT_SENT`, or :data:`LANDED` (an ``ok`` reply); else ``None``.
+        retry_after: seconds of the answer's ``Retry-After`` header, when it had one.
     """
 
     status: int | None
@@ -52,10 +83,14 @@ class Reply:
     elapsed: float = 0.0
     method: str = ""
     url: str = ""
+    failure: str | None = None
+    retry_after: float | None = None
 
     @property
     def ok(self) -> bool:
-        """True for a 2xx status."""
+        """True for a 2xx status, or a conflict that proves an earlier attempt landed."""
+        if self.failure == LANDED:
+            return True
         return self.status is not None and 200 <= self.status < 300
 
 
@@ -83,6 +118,90 @@ def _request(session: requests.Session, method: str, url: str, **kwargs: Any) ->
         prep.url = urlunsplit(theirs._replace(path=ours))
     settings = session.merge_environment_settings(prep.url, proxies, None, None, None)
     return session.send(prep, timeout=timeout, allow_redirects=True, **settings)
+
+
+def classify(exc: BaseException) -> str:
+    """Say what a ``requests`` exception means for the request: never sent, bad URL, or lost.
+
+    Args:
+        exc: the exception ``requests`` raised.
+
+    Returns:
+        :data:`INVALID_URL`, :data:`UNREACHABLE` or :data:`LOST`.
+
+    Example:
+        >>> classify(requests.exceptions.MissingSchema("no scheme"))
+        'invalid_url'
+        >>> classify(requests.exceptions.ReadTimeout("read timed out"))
+        'lost'
+    """
+    if isinstance(
+        exc,
+        requests.exceptions.InvalidURL
+        | requests.exceptions.MissingSchema
+        | requests.exceptions.InvalidSchema
+        | requests.exceptions.URLRequired,
+    ):
+        return INVALID_URL
+    if isinstance(
+        exc,
+        requests.exceptions.SSLError
+        | requests.exceptions.ConnectTimeout
+        | requests.exceptions.ProxyError,
+    ):
+        return UNREACHABLE
+    if isinstance(exc, requests.exceptions.ConnectionError) and not isinstance(
+        exc, requests.exceptions.ReadTimeout
+    ):
+        reason = exc.args[0] if exc.args else None
+        reason = getattr(reason, "reason", reason)
+        if isinstance(
+            reason,
+            urllib3.exceptions.NewConnectionError  # refused, and name not resolved
+            | urllib3.exceptions.ConnectTimeoutError
+            | urllib3.exceptions.SSLError
+            | urllib3.exceptions.ProxyError,
+        ):
+            return UNREACHABLE
+    return LOST
+
+
+def _why(exc: BaseException, failure: str) -> str:
+    """A short reason without the URL (the caller names the host and the setting)."""
+    if failure == INVALID_URL:
+        return "malformed URL"
+    text = str(exc.args[0] if exc.args else exc)
+    for needle, why in (
+        ("Name or service not known", "name not resolved"),
+        ("NameResolutionError", "name not resolved"),
+        ("nodename nor servname", "name not resolved"),
+        ("Temporary failure in name resolution", "name not resolved"),
+        ("Connection refused", "connection refused"),
+        ("CERTIFICATE_VERIFY_FAILED", "TLS certificate not trusted"),
+    ):
+        if needle in text:
+            return why
+    if isinstance(exc, requests.exceptions.SSLError):
+        return "TLS failure"
+    if isinstance(exc, requests.exceptions.ConnectTimeout):
+        return "connect timeout"
+    reason = getattr(exc.args[0], "reason", None) if exc.args else None
+    if isinstance(exc, requests.exceptions.ReadTimeout) or isinstance(
+        reason, urllib3.exceptions.ReadTimeoutError
+    ):
+        return "read timeout: the request was sent, its answer did not come"
+    if failure == LOST:
+        return f"connection lost after sending ({type(exc).__name__})"
+    return type(exc).__name__
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
 
 
 def _detail(body: Any, status: int | None) -> str | None:
@@ -185,7 +304,7 @@ class Transport:
     def session(self, retry: bool = True) -> requests.Session:
         """The calling thread's session (one with retries and one without)."""
         attr = "retrying" if retry else "plain"
-        sess = getattr(self._local, attr, None)
+        sess: requests.Session | None = getattr(self._local, attr, None)
         if sess is None:
             sess = requests.Session()
             sess.trust_env = False  # proxies and CA bundle are read once, in __init__/proxies()
@@ -253,10 +372,13 @@ class Transport:
             )
         except requests.RequestException as exc:
             elapsed = time.perf_counter() - start
-            attempts = 1 + (self.retries if retry else 0)
-            reason = type(exc).__name__
+            failure = classify(exc)
+            attempts = 1 + (self.retries if retry and failure != INVALID_URL else 0)
+            reason = _why(exc, failure)
             log.warning("%s %s failed after %d attempts: %s", method, url, attempts, reason)
-            return Reply(None, None, f"no answer ({reason})", attempts, elapsed, method, url)
+            return Reply(
+                None, None, f"no answer ({reason})", attempts, elapsed, method, url, failure
+            )
         except BaseException as exc:
             # anything else (an interrupt, a bug) goes up; the frames of requests and urllib3
             # below hold the prepared headers and body as locals: clear them first
@@ -284,4 +406,5 @@ class Transport:
             elapsed,
             method,
             url,
+            retry_after=_retry_after(resp.headers.get("Retry-After")),
         )

@@ -16,9 +16,9 @@ from typing import Any
 import pandas as pd
 
 from toolkit import schemas
-from toolkit.bulk import Call, Journal, result_frame, run_bulk
+from toolkit.bulk import STATUSES, Call, Journal, not_sent, pacer_for, result_frame, run_bulk
 from toolkit.connection import Connection
-from toolkit.errors import ConfigError, ValidationError
+from toolkit.errors import ConfigError, Interrupted, ValidationError
 from toolkit.http import Reply
 from toolkit.payloads import to_code_range_payloads, to_payloads
 from toolkit.validation import ValidationReport, load_folder
@@ -122,11 +122,14 @@ def import_table(
 
     Returns:
         Aligned to ``df.index``: ``externalId`` (``initiativeExternalId`` for code ranges),
-        ``status``, ``ok``, ``httpStatus``, ``error``, ``attempts``, ``elapsed``; with
-        ``dry_run`` the columns are the key, ``url`` and ``payload``.
+        ``status`` (``sent``, ``journaled``, ``failed``, ``unknown``, ``not_sent``), ``ok``,
+        ``httpStatus``, ``error``, ``attempts``, ``elapsed``; with ``dry_run`` the columns are
+        the key, ``url`` and ``payload``.
 
     Raises:
         ValidationError: the frame failed its schema (``.failure_cases`` lists every failure).
+        Interrupted: Ctrl+C or Jupyter's stop; ``.result`` is the frame so far (rows never
+            sent are ``not_sent``).
 
     Example:
         >>> clients = pd.DataFrame([{"externalId": "C-1", "name": "Acme", "callSign": "ACME",
@@ -155,11 +158,16 @@ def import_table(
             },
             index=original,
         )
-    replies = run_bulk(
-        conn, calls, workers=workers, progress=progress, journal=journal, desc=table
-    )
-    per_row = _spread(checked.index, rows, replies)
     keys = checked[key].astype("string").tolist() if key in checked else [None] * len(checked)
+    try:
+        replies = run_bulk(
+            conn, calls, workers=workers, progress=progress, journal=journal, desc=table
+        )
+    except Interrupted as exc:
+        per_row = _spread(checked.index, rows, exc.replies)
+        exc.result = result_frame(original, keys, per_row, key_name=key)
+        raise
+    per_row = _spread(checked.index, rows, replies)
     return result_frame(original, keys, per_row, key_name=key)
 
 
@@ -168,7 +176,8 @@ class OnboardReport:
     """What an onboarding did, table by table.
 
     Attributes:
-        counts: one row per table: ``rows``, ``sent``, ``journaled``, ``failed``, ``skipped``.
+        counts: one row per table: ``rows``, ``sent``, ``journaled``, ``failed``, ``unknown``,
+            ``not_sent``, ``skipped``.
         results: every input row's result, with a ``table`` column first.
         validation: the validation report of the whole source.
     """
@@ -265,6 +274,8 @@ def onboard(
 
     Raises:
         ValidationError: a row failed validation and ``on_invalid="raise"``.
+        Interrupted: Ctrl+C or Jupyter's stop; ``.result`` holds every row's result so far
+            (rows never sent are ``not_sent``) and ``.report`` the :class:`OnboardReport`.
 
     Example:
         >>> report = client.onboard("sample_data", progress=False)  # doctest: +SKIP
@@ -283,15 +294,18 @@ def onboard(
         )
     fails = report.failures
     jr = Journal(journal) if journal and not dry_run else None
+    pacer = pacer_for(conn)  # one run: one pace, one stop, one verdict on reachability
     results: list[pd.DataFrame] = []
     payloads: dict[str, pd.DataFrame] = {}
     bad_ids: dict[str, dict[str, str]] = {t: {} for t in IMPORTS}
+    interrupted: Interrupted | None = None
     try:
         for table, (_endpoint, key) in IMPORTS.items():
             if table not in frames:
                 continue
             raw = frames[table]
             reasons: dict[Any, str] = {}
+            stopped = interrupted is not None or pacer.fatal is not None
             if table in report.results:
                 tfails = fails[(fails["table"] == table) & (fails["severity"] == "error")]
                 whole = tfails[tfails["row"].isna()]["message"].tolist()
@@ -299,7 +313,7 @@ def onboard(
                     msgs = tfails[tfails["row"] == label]["message"].tolist() or whole
                     reasons[label] = "invalid: " + "; ".join(str(m) for m in msgs[:3])
             # rows whose parent failed or was skipped
-            for col, parent in PARENTS.get(table, []):
+            for col, parent in PARENTS.get(table, []) if not stopped else []:
                 if col in raw and bad_ids[parent]:
                     hits = raw[col].astype("string").map(bad_ids[parent])
                     for label, why in hits.dropna().items():
@@ -321,10 +335,23 @@ def onboard(
                     {"key": [c.key for c in calls], "payload": [c.json for c in calls]}
                 )
                 replies: list[Reply] = [Reply(None, None, "dry run", 0) for _ in calls]
+            elif stopped:  # interrupted, or the service could not be reached
+                why = pacer.fatal if interrupted is None and pacer.fatal else None
+                replies = [not_sent(why) if why else not_sent() for _ in calls]
             else:
-                replies = run_bulk(
-                    conn, calls, workers=workers, progress=progress, journal=jr, desc=table
-                )
+                try:
+                    replies = run_bulk(
+                        conn,
+                        calls,
+                        workers=workers,
+                        progress=progress,
+                        journal=jr,
+                        desc=table,
+                        pacer=pacer,
+                    )
+                except Interrupted as exc:
+                    interrupted = exc
+                    replies = exc.replies
             sent = _spread(checked.index, rows, replies) if len(checked) else []
             by_label = dict(zip(checked.index, sent, strict=True))
             per_row = [by_label.get(label) or _skipped(reasons[label]) for label in raw.index]
@@ -343,6 +370,20 @@ def onboard(
     finally:
         if jr is not None:
             jr.close()
+    onboard_report = _report(results, report, dry_run, payloads)
+    if interrupted is not None:
+        interrupted.result = onboard_report.results
+        interrupted.report = onboard_report  # type: ignore[attr-defined]
+        raise interrupted
+    return onboard_report
+
+
+def _report(
+    results: list[pd.DataFrame],
+    report: ValidationReport,
+    dry_run: bool,
+    payloads: dict[str, pd.DataFrame],
+) -> OnboardReport:
     combined = (
         pd.concat(results, ignore_index=True)
         if results
@@ -352,7 +393,7 @@ def onboard(
         combined.groupby("table", observed=True, sort=False)["status"]
         .value_counts()
         .unstack(fill_value=0)
-        .reindex(columns=["sent", "journaled", "failed", "skipped"], fill_value=0)
+        .reindex(columns=STATUSES, fill_value=0)
     )
     counts.insert(0, "rows", counts.sum(axis=1))
     counts.columns.name = None

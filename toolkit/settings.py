@@ -35,6 +35,27 @@ ENV_KEYS: dict[str, str] = {
 _OPTIONAL = ("ingestion_url", "audience")
 
 
+def _check_url(name: str, value: str | None) -> None:
+    """Refuse a base address that cannot be requested, naming its ``TOOLKIT_*`` variable."""
+    if value is None:
+        return
+    try:
+        parts = urlsplit(str(value).strip())
+        port = parts.port  # raises for a port that is not a number
+    except ValueError as exc:
+        parts, port = None, exc
+    if (
+        parts is None
+        or parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or isinstance(port, ValueError)
+    ):
+        raise ConfigError(
+            f"{ENV_KEYS[name]} ({name}) is not an http(s) URL: {value!r}; "
+            "give it as http(s)://host[:port][/path]"
+        )
+
+
 def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
     """Read a ``.env`` file with python-dotenv.
 
@@ -125,7 +146,7 @@ class Settings:
         if missing:
             raise ConfigError(f"missing setting(s): {', '.join(missing)}")
         for name in ("auth_url", "time_url", "ingestion_url"):
-            _check_url(name, getattr(self, name))
+            _check_url(name, getattr(self, name) or None)
         if not isinstance(self.client_secret, Secret):
             object.__setattr__(self, "client_secret", Secret(str(self.client_secret)))
         object.__setattr__(self, "customer_id", str(self.customer_id))

@@ -7,15 +7,17 @@ split and sent through the bulk runner. Both operations are idempotent, so retri
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import pandas as pd
 
-from toolkit.bulk import Call, run_bulk
+from toolkit.bulk import Call, pacer_for, run_bulk
 from toolkit.connection import Connection
-from toolkit.errors import ApiError, ConfigError, PaginationError, ToolkitError
-from toolkit.http import Reply
+from toolkit.errors import ApiError, ConfigError, Interrupted, PaginationError, ToolkitError
+from toolkit.http import LOST, NOT_SENT, Reply
+from toolkit.pacing import Pacer
 from toolkit.schemas import coerce_ids
 
 __all__ = [
@@ -127,6 +129,10 @@ def _rows(tk: str, ids: list[str], reply: Reply) -> dict[tuple[str, str], dict[s
     else:
         missing = ids
         detail = reply.error or f"HTTP {reply.status}"
+        if reply.failure == LOST:
+            detail = f"unknown: {detail}"
+        elif reply.failure == NOT_SENT or (reply.status is None and reply.failure):
+            detail = f"not sent: {detail}".replace("not sent: not sent: ", "not sent: ")
     for i in missing:
         out[(tk, i)] = {
             "status": reply.status if reply.status != 207 else None,
@@ -144,14 +150,25 @@ def _send(
     *,
     workers: int | None,
     progress: bool,
+    pacer: Pacer,
 ) -> dict[tuple[str, str], dict[str, Any]]:
     chunks = _chunks(wanted)
     calls = [
         Call(endpoint, None, {"timekeeperExternalId": tk, "initiativeExternalIds": ids}, key=tk)
         for tk, ids in chunks
     ]
-    replies = run_bulk(conn, calls, workers=workers, progress=progress, desc=endpoint)
-    results: dict[tuple[str, str], dict[str, Any]] = {}
+    try:
+        replies = run_bulk(
+            conn, calls, workers=workers, progress=progress, desc=endpoint, pacer=pacer
+        )
+    except Interrupted as exc:
+        replies = exc.replies
+        results: dict[tuple[str, str], dict[str, Any]] = {}
+        for (tk, ids), reply in zip(chunks, replies, strict=True):
+            results.update(_rows(tk, ids, reply))
+        exc.partial = results  # type: ignore[attr-defined]
+        raise
+    results = {}
     for (tk, ids), reply in zip(chunks, replies, strict=True):
         results.update(_rows(tk, ids, reply))
     return results
@@ -166,17 +183,42 @@ def _star_op(
     progress: bool,
 ) -> pd.DataFrame:
     frame, wanted = _pairs(timekeeper_or_frame, initiative_external_ids)
-    results = _send(conn, endpoint, wanted, workers=workers, progress=progress)
-    # a per-item 500 is retried once, on its own
-    again: dict[str, list[str]] = {}
-    for (tk, i), row in results.items():
-        if row["status"] == 500 and row["errorCode"] is None:
-            again.setdefault(tk, []).append(i)
-    if again:
-        retried = _send(conn, endpoint, again, workers=workers, progress=False)
-        for pair, row in retried.items():
-            row["attempts"] = (row["attempts"] or 0) + (results[pair]["attempts"] or 0)
+    pacer = pacer_for(conn)
+    results: dict[tuple[str, str], dict[str, Any]] = {}
+    try:
+        results = _send(conn, endpoint, wanted, workers=workers, progress=progress, pacer=pacer)
+        # per-item 500s get the same policy as whole requests: backoff, up to `retries` more
+        transport = conn.transport
+        for attempt in range(1, transport.retries + 1):
+            again: dict[str, list[str]] = {}
+            for (tk, i), row in results.items():
+                if row["status"] == 500 and row["errorCode"] is None:
+                    again.setdefault(tk, []).append(i)
+            if not again or pacer.fatal is not None:
+                break
+            delay = min(transport.backoff_max, transport.backoff * 2 ** (attempt - 1))
+            if pacer.stop.wait(delay + random.uniform(0, transport.jitter)):
+                break
+            retried = _send(conn, endpoint, again, workers=workers, progress=False, pacer=pacer)
+            for pair, row in retried.items():
+                row["attempts"] = (row["attempts"] or 0) + (results[pair]["attempts"] or 0)
+                results[pair] = row
+    except Interrupted as exc:
+        for pair, row in getattr(exc, "partial", {}).items():
+            if pair in results:
+                row["attempts"] = (row["attempts"] or 0) + (results[pair]["attempts"] or 0)
             results[pair] = row
+        exc.result = _frame_of(timekeeper_or_frame, frame, wanted, results)
+        raise
+    return _frame_of(timekeeper_or_frame, frame, wanted, results)
+
+
+def _frame_of(
+    timekeeper_or_frame: str | pd.DataFrame,
+    frame: pd.DataFrame,
+    wanted: dict[str, list[str]],
+    results: dict[tuple[str, str], dict[str, Any]],
+) -> pd.DataFrame:
     if isinstance(timekeeper_or_frame, pd.DataFrame):
         pairs = list(
             zip(
@@ -189,7 +231,8 @@ def _star_op(
     else:
         pairs = [(tk, i) for tk, ids in wanted.items() for i in ids]
         index = pd.RangeIndex(len(pairs))
-    rows = [results[p] for p in pairs]
+    missing = {"status": None, "errorCode": None, "errorMessage": "not sent", "attempts": 0}
+    rows = [results.get(p, missing) for p in pairs]
     out = pd.DataFrame(
         {
             "timekeeperExternalId": pd.array([p[0] for p in pairs], dtype="string"),
@@ -217,7 +260,10 @@ def star(
 
     Any number of ids: duplicates are removed in first-seen order and the rest are sent in
     requests of at most 100. A whole-request failure (unknown or ambiguous timekeeper, 500)
-    becomes a row for every id of that request; a per-item 500 is retried once on its own.
+    becomes a row for every id of that request; per-item 500s are retried on their own, with
+    the same backoff and number of retries as whole requests. A request that was never sent
+    (interrupted, service unreachable) says ``not sent: ...`` in ``errorMessage``; one whose
+    answer was lost says ``unknown: ...``.
 
     Args:
         conn: the connection (a :class:`~toolkit.connection.Connection`).
@@ -231,6 +277,9 @@ def star(
         ``timekeeperExternalId``, ``initiativeExternalId``, ``status`` (per-item, or the
         whole request's), ``errorCode``, ``errorMessage``, ``ok``, ``attempts``: one row per
         distinct id (for a frame: one row per input row, aligned to its index).
+
+    Raises:
+        Interrupted: Ctrl+C or Jupyter's stop; ``.result`` is the frame so far.
 
     Example:
         >>> res = client.star("TK-001", ["M-1001-001", "M-1001-002"])  # doctest: +SKIP

@@ -278,6 +278,31 @@ class Admin:
         """
         return dict(self._call("GET", "/faults"))
 
+    def set_rate_limit(
+        self, per_second: float | None, *, burst: int | None = None
+    ) -> dict[str, Any]:
+        """Set the rate limit of the interface routes: a token bucket per customer.
+
+        Args:
+            per_second: requests a second each customer may make; ``None`` turns it off.
+            burst: requests that may come at once (default: one second's worth).
+
+        Returns:
+            The settings and counters (``allowed``, ``limited``).
+
+        >>> sb.admin.set_rate_limit(40, burst=10)["perSecond"]  # doctest: +SKIP
+        40.0
+        """
+        return dict(self._call("PUT", "/rate-limit", {"perSecond": per_second, "burst": burst}))
+
+    def rate_limit(self) -> dict[str, Any]:
+        """Return the rate limit settings and counters.
+
+        >>> sb.admin.rate_limit()["perSecond"] is None  # doctest: +SKIP
+        True
+        """
+        return dict(self._call("GET", "/rate-limit"))
+
     def stats(self) -> dict[str, Any]:
         """Return interface request counts per ``"METHOD /route/template"``.
 

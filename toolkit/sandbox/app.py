@@ -10,7 +10,8 @@ Two ASGI middlewares sit in front. The outer one, on every path, routes on the p
 (percent-encoded: an id holding ``/`` sent as ``%2F``, or ``.``/``..`` sent as ``%2E``, is one
 segment, decoded by the ``seg`` convertor of every path parameter) and refuses a body over the
 size limit (413). The inner one, on the interface paths (``/api/...``), counts requests per
-route template and applies fault injection before any route does work.
+route template and applies fault injection and the rate limit (one token bucket per customer,
+:mod:`toolkit.sandbox.ratelimit`) before any route does work.
 """
 
 import asyncio
@@ -78,6 +79,7 @@ from .payloads import (
     WallsOut,
     parse_datetime,
 )
+from .ratelimit import RateLimit, RateLimited, RateLimitIn, RateLimitOut, customer_of
 from .store import RECORD_KINDS, Store
 
 try:  # orjson is a toolkit dependency; the sandbox also works without it
@@ -124,7 +126,8 @@ _STATUS_TEXT = {
     413: "The body is larger than the sandbox's limit (4 MiB by default).",
     422: "Invalid body (every invalid field is listed in `errors`) or unknown references "
          "(listed in `unknownIds`).",
-    429: "Too many requests (fault injection); retry after `Retry-After` seconds.",
+    429: "Too many requests (rate limit or fault injection); retry after `Retry-After` "
+         "seconds.",
     500: "Internal error (or fault injection).",
     503: "Unavailable (fault injection); retry after `Retry-After` seconds.",
 }
@@ -237,12 +240,14 @@ class _InterfaceMiddleware:
     """Count interface requests and inject faults before any route does work."""
 
     def __init__(
-        self, app: Any, *, routes: list[BaseRoute], faults: Faults, stats: Stats
+        self, app: Any, *, routes: list[BaseRoute], faults: Faults, stats: Stats,
+        limit: RateLimit | None = None,
     ) -> None:
         self.app = app
         self.routes = routes
         self.faults = faults
         self.stats = stats
+        self.limit = limit or RateLimit()
 
     def _template(self, scope: MutableMapping[str, Any]) -> str | None:
         for route in self.routes:
@@ -277,8 +282,14 @@ class _InterfaceMiddleware:
             if self.faults.latency_ms:
                 await asyncio.sleep(self.faults.latency_ms / 1000)
             fault = self.faults.decide()
-            if fault is not None:
-                err = InjectedFault(fault, retry_after=self.faults.retry_after)
+            wait = self.limit.take(customer_of(scope["path"])) if fault is None else None
+            if fault is not None or wait is not None:
+                err = (
+                    InjectedFault(fault, retry_after=self.faults.retry_after)
+                    if fault is not None
+                    else RateLimited(wait or 1)
+                )
+                fault = err.status
                 response = JSONResponse(
                     err.to_problem(scope["path"]), status_code=fault, headers=err.headers,
                     media_type=PROBLEM_MEDIA_TYPE,
@@ -330,6 +341,7 @@ def _openapi(app: FastAPI) -> Callable[[], dict[str, Any]]:
 def create_app(
     store: Store, *, faults: Faults | None = None, stats: Stats | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    limit: RateLimit | None = None,
 ) -> FastAPI:
     """Build the sandbox application over a store.
 
@@ -338,6 +350,7 @@ def create_app(
         faults: Fault injection settings (a fresh, switched-off one by default).
         stats: Request counters (fresh by default).
         max_body_bytes: Largest request body accepted; larger ones are answered 413.
+        limit: The rate limit of the interface routes (a fresh, switched-off one by default).
 
     Returns:
         The FastAPI application; ``app.state`` holds ``store``, ``faults`` and ``stats``.
@@ -349,6 +362,7 @@ def create_app(
     """
     faults = faults or Faults()
     stats = stats or Stats()
+    limit = limit or RateLimit()
     app = FastAPI(
         title="Time-billing connector sandbox",
         version="1.0.0",
@@ -368,6 +382,7 @@ def create_app(
     app.state.store = store
     app.state.faults = faults
     app.state.stats = stats
+    app.state.rate_limit = limit
 
     def authenticate_request(request: Request) -> str:
         return store.authenticate(_bearer(request), request.path_params.get("customerId"))
@@ -659,6 +674,24 @@ def create_app(
     def get_faults() -> dict[str, Any]:
         return faults.snapshot()
 
+    @admin.put(
+        "/rate-limit", name="admin_set_rate_limit", operation_id="admin_set_rate_limit",
+        response_model=RateLimitOut, summary="Set the rate limit of the interface routes",
+        description="A token bucket per customer: `perSecond` tokens a second, at most "
+        "`burst` stored (default: one second's worth); `perSecond: null` turns it off. Over "
+        "the limit an interface request is answered 429 with an integer `Retry-After`.",
+        responses=_problems(422),
+    )
+    def set_rate_limit(body: RateLimitIn) -> dict[str, Any]:
+        return limit.configure(per_second=body.perSecond, burst=body.burst)
+
+    @admin.get(
+        "/rate-limit", name="admin_get_rate_limit", operation_id="admin_get_rate_limit",
+        response_model=RateLimitOut, summary="Rate limit settings and counters",
+    )
+    def get_rate_limit() -> dict[str, Any]:
+        return limit.snapshot()
+
     @admin.get(
         "/stats", name="admin_stats", operation_id="admin_stats", response_model=StatsOut,
         summary="Interface request counts per route template and method",
@@ -680,7 +713,8 @@ def create_app(
     app.state.sandbox_routes = [*identity.routes, *api.routes, *admin.routes]
     install_handlers(app)
     app.add_middleware(
-        _InterfaceMiddleware, routes=[*identity.routes, *api.routes], faults=faults, stats=stats
+        _InterfaceMiddleware, routes=[*identity.routes, *api.routes], faults=faults, stats=stats,
+        limit=limit,
     )
     app.add_middleware(_RequestGuard, max_body_bytes=max_body_bytes)  # outermost
     app.openapi = _openapi(app)  # type: ignore[method-assign]
