@@ -63,6 +63,7 @@ __all__ = [
     "Export",
     "claim_target",
     "split_windows",
+    "to_utc",
 ]
 
 Kind = Literal["export", "pending"]
@@ -88,8 +89,23 @@ _SCHEMAS: dict[str, tuple[type, type]] = {
 # --------------------------------------------------------------------------- windows
 
 
-def _utc(value: TimeLike, name: str) -> pd.Timestamp:
-    """Read a bound as a UTC timestamp (naive means UTC)."""
+def to_utc(value: TimeLike, name: str) -> pd.Timestamp:
+    """Read a bound as a UTC timestamp (naive means UTC).
+
+    Args:
+        value: a datetime, Timestamp, date or ISO 8601 text.
+        name: what the value is, for the message.
+
+    Returns:
+        The tz-aware UTC timestamp.
+
+    Raises:
+        ConfigError: the value is not a date-time.
+
+    Example:
+        >>> to_utc("2026-11-01T10:00:00+01:00", "since")
+        Timestamp('2026-11-01 09:00:00+0000', tz='UTC')
+    """
     try:
         ts = pd.Timestamp(value)
     except (ValueError, TypeError) as exc:
@@ -136,8 +152,8 @@ def split_windows(
     >>> [b.strftime("%m-%d") for _, b in split_windows("2026-01-15", "2026-03-10", "MS")]
     ['02-01', '03-01', '03-10']
     """
-    start = _utc(after, "after")
-    end = _utc(on_or_before, "on_or_before")
+    start = to_utc(after, "after")
+    end = to_utc(on_or_before, "on_or_before")
     if start >= end:
         raise ConfigError(
             f"after ({start.isoformat()}) must be before on_or_before ({end.isoformat()}):"

@@ -52,7 +52,7 @@ from tqdm.auto import tqdm
 
 from toolkit.connection import Connection
 from toolkit.errors import ConcurrentWriteError, ConfigError
-from toolkit.export import Export, split_windows
+from toolkit.export import Export, split_windows, to_utc
 from toolkit.exports import fetch_window
 
 __all__ = [
@@ -151,16 +151,6 @@ def _iso(ts: pd.Timestamp) -> str:
     """ISO 8601 UTC with a ``Z`` and only the fraction digits needed."""
     text = ts.tz_convert("UTC").isoformat()
     return text.replace("+00:00", "Z")
-
-
-def _utc(value: Any, name: str) -> pd.Timestamp:
-    try:
-        ts = pd.Timestamp(value)
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(f"{name}: cannot read {value!r} as a date-time ({exc})") from None
-    if ts is pd.NaT:
-        raise ConfigError(f"{name}: {value!r} is not a date-time")
-    return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
 
 
 def _lag(value: Any) -> pd.Timedelta:
@@ -287,7 +277,7 @@ def read_watermark(table: DeltaTable) -> pd.Timestamp | None:
         for commit in history:
             value = commit.get(WATERMARK_KEY)
             if value:
-                return _utc(value, WATERMARK_KEY)
+                return to_utc(value, WATERMARK_KEY)
         if limit is not None and len(history) < limit:
             break
     return None
@@ -350,7 +340,7 @@ def _codes_ahead(codes: DeltaTable, watermark: pd.Timestamp | None) -> bool:
         for commit in history:
             value = commit.get(WINDOW_KEY)
             if value:
-                return watermark is None or _utc(value, WINDOW_KEY) > watermark
+                return watermark is None or to_utc(value, WINDOW_KEY) > watermark
         if limit is not None and len(history) < limit:
             break
     return False
@@ -548,14 +538,14 @@ def sync(
     watermark = read_watermark(entries_table) if entries_table is not None else None
     if since is None and watermark is None:
         raise ConfigError(f"the first sync of {root} needs since (releasedAfter)")
-    start = watermark if since is None else _utc(since, "since")
+    start = watermark if since is None else to_utc(since, "since")
     if watermark is not None and start > watermark:
         raise ConfigError(
             f"since ({_iso(start)}) is after the watermark of {root} ({_iso(watermark)}):"
             f" entries released in between would be skipped; leave since out or give an"
             f" earlier one"
         )
-    end = _utc(until, "until") if until is not None else pd.Timestamp.now("UTC") - _lag(lag)
+    end = to_utc(until, "until") if until is not None else pd.Timestamp.now("UTC") - _lag(lag)
     if until is None:
         end = end.floor("s")
     if since is None and end <= start:
