@@ -41,6 +41,7 @@ from urllib.parse import urlsplit
 
 import pandas as pd
 
+from toolkit.bulk import Journal
 from toolkit.client import Client
 from toolkit.connection import ENDPOINTS, Connection
 from toolkit.demo import run_demo
@@ -79,8 +80,16 @@ def _client(args: argparse.Namespace) -> Client:
     """A client from the settings, with a token fetched first: bad credentials fail fast."""
     client = Client.from_env(args.env_file, workers=getattr(args, "workers", None) or 8)
     args.settings = client.connection.settings
-    client.connection.auth.token()
+    # one attempt: an unreachable identity service ends the command at once, with the setting
+    client.connection.auth.secret_token(retry=False)
     return client
+
+
+def _check_journal(args: argparse.Namespace) -> None:
+    """Open and close the journal before any request: a folder, an unwritable path or a
+    journal another run holds is an error before anything is sent."""
+    if getattr(args, "journal", None) and not getattr(args, "dry_run", False):
+        Journal(args.journal).close()
 
 
 def _dry_run_client(args: argparse.Namespace) -> Client:
@@ -203,6 +212,7 @@ def _dry_run_plan(report: OnboardReport) -> pd.DataFrame:
 def cmd_onboard(args: argparse.Namespace) -> int:
     out = _out(args)
     frames = load_folder(args.dir)
+    _check_journal(args)
     client = _dry_run_client(args) if args.dry_run else _client(args)
     try:
         report = client.onboard(
@@ -310,6 +320,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
 def cmd_acknowledge(args: argparse.Namespace) -> int:
     out = _out(args)
     frame = _read_table(args.file)
+    _check_journal(args)
     client = _client(args)
     try:
         res = client.acknowledge(frame, journal=args.journal, progress=not args.quiet)
