@@ -134,7 +134,7 @@ def test_sync_killed_with_sigkill_resumes_to_the_uninterrupted_tables(
     env = _env(firm_client, sandbox)
     killed = tmp_path / "killed"
     cmd = [sys.executable, "-m", "toolkit", "--env-file", str(tmp_path / "none.env"), "-q",
-           "sync", str(killed), "--until", until, "--window", "1h"]
+           "sync", str(killed), "--until", until, "--window", "1h", "--batch-rows", "1"]
     first = [*cmd, "--since", T0.isoformat()]
     kills = 0
     for target in (2, 6, 11):  # kill right after the codes commit of these windows

@@ -309,7 +309,8 @@ def cmd_sync(args: argparse.Namespace) -> int:
         return 0
     try:
         report = _client(args).sync(args.path, since=args.since, until=args.until,
-                                    window=args.window, lag=args.lag, progress=not args.quiet)
+                                    window=args.window, lag=args.lag,
+                                    batch_rows=args.batch_rows, progress=not args.quiet)
     except ConcurrentWriteError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -573,6 +574,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--window", default="1D", help="window size, a pandas offset (default 1D)")
     s.add_argument("--lag", default=DEFAULT_LAG,
                    help=f"how far --until stays behind now (default {DEFAULT_LAG})")
+    s.add_argument("--batch-rows", type=int, default=100_000,
+                   help="entries of consecutive windows written per commit (default 100000)")
     s.add_argument("--status", action="store_true", help="print watermark, rows and versions")
     s.add_argument("--compact", action="store_true", help="compact small files (optimize)")
     s.set_defaults(func=cmd_sync)

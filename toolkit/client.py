@@ -24,7 +24,7 @@ from toolkit.export import Export
 from toolkit.http import Reply, Transport
 from toolkit.imports import OnboardReport
 from toolkit.settings import Settings, read_env_file
-from toolkit.sync import DEFAULT_LAG, SyncReport
+from toolkit.sync import DEFAULT_LAG, ROWS_PER_GROUP, SyncReport
 
 __all__ = ["ENDPOINTS", "Client", "read_env_file"]
 
@@ -481,17 +481,19 @@ class Client:
         until: Any = None,
         window: str = "1D",
         lag: Any = DEFAULT_LAG,
+        batch_rows: int = ROWS_PER_GROUP,
         progress: bool = False,
     ) -> SyncReport:
         """Incrementally sync released time into two Delta Lake tables at ``path``.
 
         ``path/entries`` holds one row per entry ``_id`` (partitioned by ``workMonth``),
-        ``path/codes`` one row per entry and code. Each window is fetched, merged on ``_id``
+        ``path/codes`` one row per entry and code. Windows are fetched, merged on ``_id``
         (a newer ``updatedAt`` replaces the row, a new id is inserted, an older or equal one
-        changes nothing; an entry's codes are replaced with it) and committed before the next
-        is fetched. The watermark (``toolkit.releasedOnOrBefore`` in the entries table's
-        commit metadata) moves only once both tables hold a window, so a killed sync resumes
-        to the same end state and a repeated one adds nothing.
+        changes nothing; an entry's codes are replaced with it) and committed, up to
+        ``batch_rows`` entries a commit, so memory stays flat whatever the range. The
+        watermark (``toolkit.releasedOnOrBefore`` in the entries table's commit metadata)
+        moves only once both tables hold a window, so a killed sync resumes to the same end
+        state and a repeated one adds nothing.
 
         Args:
             path: The sync folder (created if new).
@@ -501,6 +503,8 @@ class Client:
             window: Window size, a pandas offset (``"1D"``, ``"6h"``, ``"7D"``).
             lag: Duration ``until`` stays behind now by default (``"10min"``), for entries
                 that become visible in the export late.
+            batch_rows: Entries of consecutive windows written in one commit (default
+                100,000); ``1`` commits every window on its own.
             progress: Show a progress bar over the windows.
 
         Returns:
@@ -527,6 +531,7 @@ class Client:
             until=until,
             window=window,
             lag=lag,
+            batch_rows=batch_rows,
             progress=progress,
         )
 

@@ -8,23 +8,32 @@ merges each window into two Delta Lake tables (delta-rs, no JVM):
 * ``PATH/codes``: one row per entry and code (:attr:`Export.codes`), linked by ``entryId``,
   partitioned by its entry's ``workMonth``.
 
-Per window, in this order:
+Window by window, in this order:
 
-1. the window is fetched and flattened (memory: one window's, whatever the range);
+1. the window is fetched and flattened (the next one is fetched meanwhile); consecutive windows
+   are gathered until they hold :data:`ROWS_PER_GROUP` entries (or the range ends), so a commit
+   writes files of about that many rows, not one small file per window (memory: that many
+   entries and two windows, whatever the range);
 2. its entries are compared with the table (``_id``, ``updatedAt``): an entry not yet there
    or with a newer ``updatedAt`` is *changed*; the others are left alone;
-3. the codes of the changed entries replace theirs in ``codes`` (one merge commit);
+3. the codes of the changed entries replace theirs in ``codes`` (one commit, marked with its
+   window under ``toolkit.window``);
 4. the changed entries are merged into ``entries`` on ``_id`` (a newer ``updatedAt``
    replaces the row, wherever its partition; a new id is inserted) in one commit whose
    metadata carries the watermark, ``toolkit.releasedOnOrBefore`` (ISO 8601, UTC).
+
+When nothing of a batch is stored yet (the usual case), steps 3 and 4 are plain appends; when
+some of it is (a re-released entry, an overlapping range, codes left by a killed sync), they
+are Delta merges.
 
 Every write is one atomic Delta commit, and the watermark moves only in the entries commit,
 after the codes are written: a sync killed at any moment leaves readable tables, and the next
 sync redoes the unfinished window from the watermark, with the same end state. A window with
 nothing to change writes nothing; the watermark it reached is committed with the next write
-or, at the end, in a commit without data. Two syncs on one path at once: Delta's optimistic
-concurrency makes one fail (:class:`~toolkit.errors.ConcurrentWriteError`); nothing is
-duplicated.
+or, at the end, in a commit without data. One writer at a time: a sync or compaction holds an
+advisory lock on the folder (:data:`LOCK_NAME`), and a second one fails at once naming the
+first (:class:`~toolkit.errors.ConcurrentWriteError`); a writer elsewhere that commits meanwhile
+makes a merge fail the same way (Delta's optimistic concurrency). Nothing is duplicated.
 
 >>> import tempfile
 >>> with tempfile.TemporaryDirectory() as tmp:
@@ -59,6 +68,7 @@ __all__ = [
     "DEFAULT_LAG",
     "LOCK_NAME",
     "PARTITION_COLS",
+    "ROWS_PER_GROUP",
     "WATERMARK_KEY",
     "SyncReport",
     "compact",
@@ -496,6 +506,7 @@ def sync(
     until: Any = None,
     window: str = "1D",
     lag: Any = DEFAULT_LAG,
+    batch_rows: int = ROWS_PER_GROUP,
     progress: bool = False,
 ) -> SyncReport:
     """Bring the Delta tables at ``path`` up to date with the entries released since last time.
@@ -514,6 +525,8 @@ def sync(
         window: Window size, a pandas offset (``"1D"``, ``"6h"``, ``"7D"``...).
         lag: How far behind now ``until`` defaults to, as a duration (default
             :data:`DEFAULT_LAG`), for entries that become visible in the export late.
+        batch_rows: Entries gathered from consecutive windows before a commit (default
+            :data:`ROWS_PER_GROUP`): fewer, larger files; ``1`` commits every window alone.
         progress: Show a progress bar over the windows.
 
     Returns:
@@ -532,30 +545,36 @@ def sync(
         Timestamp('2026-11-21 08:50:00+0000', tz='UTC')
     """
     root = Path(path)
+    # the arguments first: bad ones are refused before the folder is touched
+    first = to_utc(since, "since") if since is not None else None
+    last = to_utc(until, "until") if until is not None else None
+    behind = _lag(lag)
+    split_windows(pd.Timestamp(0, tz="UTC"), pd.Timestamp(1, tz="UTC"), window)
     _check_folder(root)
-    entries_table = _open(root, "entries")
-    _open(root, "codes")
-    watermark = read_watermark(entries_table) if entries_table is not None else None
-    if since is None and watermark is None:
+    if first is None and not (root / "entries" / "_delta_log").is_dir():
         raise ConfigError(f"the first sync of {root} needs since (releasedAfter)")
-    start = watermark if since is None else to_utc(since, "since")
-    if watermark is not None and start > watermark:
-        raise ConfigError(
-            f"since ({_iso(start)}) is after the watermark of {root} ({_iso(watermark)}):"
-            f" entries released in between would be skipped; leave since out or give an"
-            f" earlier one"
-        )
-    end = to_utc(until, "until") if until is not None else pd.Timestamp.now("UTC") - _lag(lag)
-    if until is None:
-        end = end.floor("s")
-    if since is None and end <= start:
+    with _locked(root):  # from here on, one writer at a time: read the state under the lock
+        _check_folder(root)
+        entries_table = _open(root, "entries")
+        _open(root, "codes")
+        watermark = read_watermark(entries_table) if entries_table is not None else None
+        if first is None and watermark is None:
+            raise ConfigError(f"the first sync of {root} needs since (releasedAfter)")
+        start = watermark if first is None else first
+        assert start is not None
+        if watermark is not None and start > watermark:
+            raise ConfigError(
+                f"since ({_iso(start)}) is after the watermark of {root} ({_iso(watermark)}):"
+                f" entries released in between would be skipped; leave since out or give an"
+                f" earlier one"
+            )
+        end = last if last is not None else (pd.Timestamp.now("UTC") - behind).floor("s")
+        if first is None and end <= start:
+            create_tables(root)
+            return SyncReport(str(root), None, None, 0, 0, 0, 0, 0, watermark)
+        windows = split_windows(start, end, window)
         create_tables(root)
-        return SyncReport(str(root), None, None, 0, 0, 0, 0, 0, watermark)
-    windows = split_windows(start, end, window)
-    with _locked(root):  # the arguments are good: from here on, one writer at a time
-        create_tables(root)
-        watermark = read_watermark(DeltaTable(str(root / "entries"))) or watermark
-        return _write_windows(conn, root, start, end, windows, watermark, progress)
+        return _write_windows(conn, root, start, end, windows, watermark, batch_rows, progress)
 
 
 def _write_windows(
@@ -565,6 +584,7 @@ def _write_windows(
     end: pd.Timestamp,
     windows: list[tuple[pd.Timestamp, pd.Timestamp]],
     watermark: pd.Timestamp | None,
+    batch_rows: int,
     progress: bool,
 ) -> SyncReport:
     schemas = _schemas()
@@ -575,11 +595,18 @@ def _write_windows(
     pending: pd.Timestamp | None = None
     done = 0
     bar = tqdm(total=len(windows), desc="sync", unit="window", disable=not progress)
+    buffer: list[Export] = []
     try:
-        for _lo, hi, part in _prefetch(conn, windows):
+        for i, (_lo, hi, part) in enumerate(_prefetch(conn, windows)):
+            bar.update(1)
+            buffer.append(part)
+            if sum(len(p) for p in buffer) < batch_rows and i + 1 < len(windows):
+                continue  # consecutive windows are written together, up to batch_rows entries
             mark = hi if watermark is None else max(hi, watermark)
-            written = _write_window(root, part, schemas, mark, codes_clean)
-            done += 1
+            batch = buffer[0] if len(buffer) == 1 else Export.concat(buffer)
+            written = _write_window(root, batch, schemas, mark, codes_clean)
+            done += len(buffer)
+            buffer = []
             if written[0] + written[1] + written[3] == 0:
                 pending = mark
             else:
@@ -589,7 +616,6 @@ def _write_windows(
                     DeltaTable(str(root / "codes")), watermark
                 )
             totals = [a + b for a, b in zip(totals, written, strict=True)]
-            bar.update(1)
             bar.set_postfix(inserted=totals[0], updated=totals[1], refresh=False)
         if pending is not None and pending != watermark:
             write_deltalake(

@@ -16,11 +16,22 @@ from collections.abc import Callable
 from http import HTTPStatus
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from .exceptions import SandboxError
 
 __all__ = ["RateLimit", "RateLimitIn", "RateLimitOut", "RateLimited", "customer_of"]
+
+
+def _whole(value: Any) -> Any:
+    """``2.0`` as ``2`` (JSON Schema's integer); anything else as given, for the strict check.
+
+    >>> _whole(2.0), _whole(2.5), _whole("2")
+    (2, 2.5, '2')
+    """
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 class RateLimitIn(BaseModel):
@@ -29,7 +40,10 @@ class RateLimitIn(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid")
 
     perSecond: Annotated[float, Field(gt=0, le=100_000)] | None = None
-    burst: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    # JSON Schema counts 2.0 as an integer: take a whole number written with a fraction too
+    burst: Annotated[
+        int, BeforeValidator(_whole), Field(ge=1, le=1_000_000)
+    ] | None = None
 
 
 class RateLimitOut(BaseModel):
