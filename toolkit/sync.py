@@ -183,8 +183,9 @@ def _sql_list(values: list[str]) -> str:
     return ", ".join("'" + str(v).replace("'", "''") + "'" for v in values)
 
 
-def _check_folder(root: Path) -> None:
-    """Refuse a path that holds anything but our two tables (hidden files aside)."""
+def _check_folder(root: Path, *, tables: bool = True) -> None:
+    """Refuse a path that holds anything but our two tables (hidden files aside); with
+    ``tables=False``, without looking inside them (another sync may be creating them)."""
     if root.exists() and not root.is_dir():
         raise ConfigError(f"{root} is a file, not a sync folder")
     if not root.exists():
@@ -196,7 +197,7 @@ def _check_folder(root: Path) -> None:
             f"{root} holds something other than a sync's two tables (entries/, codes/):"
             f" {', '.join(others[:5])}; choose an empty or new folder"
         )
-    for name in _TABLES:
+    for name in _TABLES if tables else ():
         sub = root / name
         if sub.exists() and not (sub / "_delta_log").is_dir():
             raise ConfigError(f"{sub} exists but is not a Delta table (no _delta_log/)")
@@ -550,7 +551,7 @@ def sync(
     last = to_utc(until, "until") if until is not None else None
     behind = _lag(lag)
     split_windows(pd.Timestamp(0, tz="UTC"), pd.Timestamp(1, tz="UTC"), window)
-    _check_folder(root)
+    _check_folder(root, tables=False)
     if first is None and not (root / "entries" / "_delta_log").is_dir():
         raise ConfigError(f"the first sync of {root} needs since (releasedAfter)")
     with _locked(root):  # from here on, one writer at a time: read the state under the lock

@@ -42,7 +42,7 @@ class RateLimitIn(BaseModel):
     perSecond: Annotated[float, Field(gt=0, le=100_000)] | None = None
     # JSON Schema counts 2.0 as an integer: take a whole number written with a fraction too
     burst: Annotated[
-        int, BeforeValidator(_whole), Field(ge=1, le=1_000_000)
+        Annotated[int, Field(ge=1, le=1_000_000)], BeforeValidator(_whole)
     ] | None = None
 
 
