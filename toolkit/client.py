@@ -598,6 +598,8 @@ class Client:
 
         Raises:
             ValidationError: the frame failed its checks (``.failure_cases``).
+            Interrupted: Ctrl+C, Jupyter's stop or SIGTERM: sending stopped at once;
+                ``.result`` holds a row per input (unsent rows ``not_sent``).
 
         Example:
             >>> client.acknowledge(reconciliation.to_acknowledge()).ok.all()  # doctest: +SKIP
@@ -675,6 +677,8 @@ class Client:
 
         Raises:
             ConfigError: the arguments or the frame's columns are wrong.
+            Interrupted: Ctrl+C, Jupyter's stop or SIGTERM: sending stopped at once;
+                ``.result`` holds a row per input (unsent rows ``not_sent``).
 
         Example:
             >>> client.star("TK-001", ["M-1001-001"]).ok.all()  # doctest: +SKIP
@@ -710,6 +714,8 @@ class Client:
 
         Raises:
             ConfigError: the arguments or the frame's columns are wrong.
+            Interrupted: Ctrl+C, Jupyter's stop or SIGTERM: sending stopped at once;
+                ``.result`` holds a row per input (unsent rows ``not_sent``).
 
         Example:
             >>> client.unstar("TK-001", ["M-1001-001"]).ok.all()  # doctest: +SKIP
