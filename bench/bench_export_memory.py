@@ -120,9 +120,11 @@ def _child(argv: list[str]) -> int:
 # --- the orchestrating parent ------------------------------------------------------------------
 
 
-def _measure(mode: str, env: dict[str, str], *extra: str) -> dict[str, Any]:
-    """Run ``_child`` in a fresh interpreter; return the figures it printed."""
-    cmd = [sys.executable, "-m", "bench.bench_export_memory", "--child", mode, *extra]
+def _measure(
+    mode: str, env: dict[str, str], *extra: str, module: str = "bench.bench_export_memory"
+) -> dict[str, Any]:
+    """Run ``module``'s ``_child`` in a fresh interpreter; return the figures it printed."""
+    cmd = [sys.executable, "-m", module, "--child", mode, *extra]
     done = subprocess.run(cmd, cwd=_ROOT, env=env, capture_output=True, text=True,
                           timeout=_CHILD_TIMEOUT, check=False)
     if done.returncode != 0:

@@ -24,12 +24,13 @@ import datetime as dt
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from bench.bench_export_memory import _measure as measure_child
 
 __all__ = ["MEMORY_TOLERANCE", "THROUGHPUT_FLOOR", "add_arguments", "run"]
 
@@ -78,12 +79,8 @@ def _child(argv: list[str]) -> int:
 
 
 def _measure(mode: str, env: dict[str, str], *extra: str) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "bench.bench_sync", "--child", mode, *extra]
-    done = subprocess.run(cmd, cwd=_ROOT, env=env, capture_output=True, text=True,
-                          timeout=_CHILD_TIMEOUT, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"{mode} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+    """One measurement of this module's ``_child`` in a fresh interpreter."""
+    return measure_child(mode, env, *extra, module="bench.bench_sync")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
