@@ -29,7 +29,7 @@ from typing import Any
 import orjson
 import pandas as pd
 
-from toolkit import flatten as flat
+from toolkit.egress import flatten as flat
 from toolkit.testing import fake_export_entries
 
 __all__ = ["add_arguments", "run", "best_of"]

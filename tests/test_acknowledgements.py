@@ -1,11 +1,11 @@
-"""toolkit.acknowledgements: the acknowledgement frame's ``errors`` are taken as given."""
+"""toolkit.egress.acknowledgements: the acknowledgement frame's ``errors`` are taken as given."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from toolkit.acknowledgements import check_acknowledgements
+from toolkit.egress.acknowledgements import check_acknowledgements
 from toolkit.errors import ValidationError
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from toolkit import Client, ConfigError, Interrupted, JournalInUseError
-from toolkit.bulk import Call, Journal
+from toolkit.bulk.runner import Call, Journal
 
 JOURNAL_URL = "https://svc/api/v1/customers/c1/clients/import"
 
@@ -241,7 +241,7 @@ def test_a_second_run_on_the_same_journal_fails_at_once_naming_the_process(tmp_p
 def test_a_second_process_on_the_same_journal_is_refused(tmp_path) -> None:
     first = Journal(tmp_path / "j.jsonl")
     try:
-        code = ("import sys; from toolkit.bulk import Journal\n"
+        code = ("import sys; from toolkit.bulk.runner import Journal\n"
                 "try:\n    Journal(sys.argv[1])\nexcept Exception as e:\n    print(e); sys.exit(3)")
         proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "j.jsonl")],
                               capture_output=True, text=True, timeout=60)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from toolkit.cli import main
+from toolkit.cli.app import main
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample_data"

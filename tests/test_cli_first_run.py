@@ -10,10 +10,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from toolkit import cli
-from toolkit.cli import EXIT_CODES, main
+from toolkit.cli import app as cli
+from toolkit.cli.app import EXIT_CODES, main
 from toolkit.client import Client
-from toolkit.readers import read_table
+from toolkit.ingress.readers import read_table
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample_data"

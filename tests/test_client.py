@@ -9,7 +9,7 @@ import pytest
 
 import toolkit
 from toolkit import Client
-from toolkit.auth import Secret, TokenProvider
+from toolkit.core.auth import Secret, TokenProvider
 from toolkit.errors import (
     ApiError,
     AuthError,

@@ -8,7 +8,7 @@ import pandas as pd
 import pyarrow.dataset as ds
 import pytest
 
-from toolkit.cli import main
+from toolkit.cli.app import main
 from toolkit.demo import hours_by_client_chart, planted_billing_extract, run_demo
 
 REPO = Path(__file__).resolve().parent.parent

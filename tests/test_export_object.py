@@ -11,14 +11,15 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from toolkit.errors import ConfigError, ValidationError
-from toolkit.export import MAX_WINDOWS, Export, split_windows
-from toolkit.schemas.exports import (
+from toolkit.core.windows import MAX_WINDOWS, split_windows
+from toolkit.egress.export import Export
+from toolkit.egress.schemas import (
     ExportCodesSchema,
     ExportEntriesSchema,
     PendingCodesSchema,
     PendingEntriesSchema,
 )
+from toolkit.errors import ConfigError, ValidationError
 from toolkit.testing import fake_export_entries, fake_export_entry, fake_pending_entries
 
 SAMPLES = Path(__file__).parent / "sample_payloads"

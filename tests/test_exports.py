@@ -10,7 +10,7 @@ import pyarrow.dataset as ds
 import pytest
 
 from toolkit import Client, ValidationError, reconcile
-from toolkit.schemas.exports import ExportCodesSchema, ExportEntriesSchema
+from toolkit.egress.schemas import ExportCodesSchema, ExportEntriesSchema
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
 T0 = datetime(2026, 10, 1, tzinfo=UTC)

@@ -11,9 +11,8 @@ import pandas as pd
 import pandera.errors
 import pytest
 
-from toolkit import flatten as flatten_module
-from toolkit.errors import ToolkitError
-from toolkit.flatten import (
+from toolkit.egress import flatten as flatten_module
+from toolkit.egress.flatten import (
     FlattenError,
     codes_wide,
     flatten_export,
@@ -23,12 +22,13 @@ from toolkit.flatten import (
     parse_and_flatten_export,
     parse_and_flatten_pending,
 )
-from toolkit.schemas.exports import (
+from toolkit.egress.schemas import (
     ExportCodesSchema,
     ExportEntriesSchema,
     PendingCodesSchema,
     PendingEntriesSchema,
 )
+from toolkit.errors import ToolkitError
 from toolkit.testing import (
     fake_export_entries,
     fake_export_entry,

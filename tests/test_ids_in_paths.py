@@ -34,8 +34,8 @@ def odd_firm(fresh_client, sandbox):  # noqa: ANN001, ANN201
 
 
 def test_the_toolkit_encodes_every_reserved_character_and_the_dot() -> None:
-    from toolkit.connection import Connection
-    from toolkit.settings import Settings
+    from toolkit.core.connection import Connection
+    from toolkit.core.settings import Settings
 
     conn = Connection(Settings("c", "i", "s", "http://a", "http://t"))
     url = conn.url("import_code_ranges", initiativeExternalId="../a?b#c%d e")

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from toolkit import Client, ValidationError, load_folder
-from toolkit.bulk import Journal
+from toolkit.bulk.runner import Journal
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample_data"

@@ -1,8 +1,11 @@
-"""The package's layers, read from its imports with ``ast``: no cycle, nothing imports upward.
+"""The package's layers, read from its imports with ``ast``: the folders are the layers.
 
-Layers from the bottom: settings and the connection; the data's shapes (schemas, payloads,
-flattening, the export object, validation); the operations over a connection; the ``Client``
-facade; the CLI and demo on top. ``toolkit.sandbox`` stands beside them and shares nothing.
+From the bottom: ``core/`` (with ``errors.py``) imports no other toolkit folder; ``bulk/`` only
+``core``; the operations (``ingress/``, ``egress/``, ``starring/``, ``reconciliation/``) only
+what is below them, never each other; the facade (``client.py``, ``schemas.py``, ``testing.py``,
+the package's name table) above them; ``cli/`` and ``demo.py`` on top. ``toolkit.sandbox``
+stands beside them and shares nothing. No cycle, no import inside a function, no module over
+800 lines.
 """
 
 from __future__ import annotations
@@ -13,40 +16,31 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from toolkit import exports, imports
-from toolkit.connection import Connection
-from toolkit.settings import Settings
+from toolkit.core.connection import Connection
+from toolkit.core.settings import Settings
+from toolkit.egress import fetch as exports
+from toolkit.ingress import imports
 
 ROOT = Path(__file__).resolve().parents[1] / "toolkit"
 
-#: module (without ``toolkit.``) -> layer; a module may import its own layer or lower ones
+#: top-level module or folder (without ``toolkit.``) -> layer; a module may import its own
+#: layer or lower ones, and an operation folder only itself and the layers below operations
 LAYERS: dict[str, int] = {
     "errors": 0,
-    "http": 0,
-    "auth": 1,
-    "settings": 2,
-    "connection": 3,
-    "schemas": 4,
-    "flatten": 4,
-    "payloads": 5,
-    "export": 5,
-    "validation": 5,
-    "testing": 5,
-    "bulk": 6,
-    "imports": 7,
-    "exports": 7,
-    "acknowledgements": 7,
-    "starring": 7,
-    "users": 7,
-    "reconciliation": 7,
-    "sync": 7,
-    "pacing": 6,
-    "readers": 4,
-    "client": 8,
-    "demo": 9,
-    "cli": 10,
-    "__main__": 10,
+    "core": 0,
+    "bulk": 1,
+    "ingress": 2,
+    "egress": 2,
+    "starring": 2,
+    "reconciliation": 2,
+    "testing": 3,
+    "schemas": 3,
+    "client": 3,
+    "demo": 4,
+    "cli": 5,
+    "__main__": 5,
 }
+OPERATIONS = {"ingress", "egress", "starring", "reconciliation"}
 FACADE = LAYERS["client"]
 
 
@@ -102,8 +96,8 @@ def _imports(module: str, path: Path) -> list[tuple[str, int, bool]]:
 
 
 def _layer(module: str) -> int | None:
-    if module == "toolkit":  # the package's lazy table of public names: the very top
-        return LAYERS["cli"]
+    if module == "toolkit":  # the package's lazy table of public names: the facade
+        return LAYERS["client"]
     name = module.removeprefix("toolkit.").split(".")[0]
     return LAYERS.get(name)
 
@@ -181,7 +175,8 @@ def test_no_function_level_imports_of_toolkit_modules():
         f"{module}:{line} imports {target}"
         for module, path in MODULES.items()
         for target, line, in_function in _imports(module, path)
-        if in_function and not (target.startswith("toolkit.sandbox") and _layer(module) in (9, 10))
+        if in_function
+        and not (target.startswith("toolkit.sandbox") and (_layer(module) or 0) >= LAYERS["demo"])
         and not module.startswith("toolkit.sandbox")
     ]
     assert deferred == []
@@ -212,10 +207,50 @@ def test_facade_has_no_import_inside_a_function(module):
     assert inner == []
 
 
-def test_no_sandbox_module_is_over_800_lines():
+def _folder(module: str) -> str:
+    return module.removeprefix("toolkit.").split(".")[0]
+
+
+def test_operations_never_import_each_other():
+    crossing = [
+        f"{module}:{line} imports {target}"
+        for module, path in MODULES.items()
+        if _folder(module) in OPERATIONS
+        for target, line, _ in _imports(module, path)
+        if _folder(target) in OPERATIONS and _folder(target) != _folder(module)
+    ]
+    assert crossing == []
+
+
+def test_core_imports_no_other_toolkit_folder_and_bulk_only_core():
+    allowed = {"core": {"core", "errors"}, "bulk": {"bulk", "core", "errors"}}
+    wrong = [
+        f"{module}:{line} imports {target}"
+        for module, path in MODULES.items()
+        if _folder(module) in allowed
+        for target, line, _ in _imports(module, path)
+        if _folder(target) not in allowed[_folder(module)]
+    ]
+    assert wrong == []
+
+
+def test_the_cli_calls_the_facade_and_the_folders_public_names_only():
+    # ``toolkit.cli`` imports ``toolkit``, the client, errors, the demo and the operation
+    # folders' packages (their ``__all__``), never a module inside core, bulk or an operation
+    deep = [
+        f"{module}:{line} imports {target}"
+        for module, path in MODULES.items()
+        if _folder(module) == "cli"
+        for target, line, _ in _imports(module, path)
+        if _folder(target) in {"core", "bulk", *OPERATIONS} and target.count(".") > 1
+    ]
+    assert deep == []
+
+
+def test_no_module_is_over_800_lines():
     long = {
         str(p.relative_to(ROOT)): n
-        for p in (ROOT / "sandbox").rglob("*.py")
+        for p in ROOT.rglob("*.py")
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > 800
     }
     assert long == {}

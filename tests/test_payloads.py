@@ -1,4 +1,4 @@
-"""toolkit.payloads: checked frames -> JSON-ready bodies exactly as the spec's field tables."""
+"""toolkit.ingress.payloads: checked frames -> JSON bodies exactly as the spec's field tables."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from toolkit import payloads
-from toolkit.payloads import (
+from toolkit.bulk.journal import payload_hash
+from toolkit.ingress import payloads
+from toolkit.ingress.payloads import (
     CodeRangePayload,
-    payload_hash,
     to_code_range_payloads,
     to_payloads,
 )
+from toolkit.ingress.validation import load_folder, validate
 from toolkit.schemas import TABLES, check
-from toolkit.validation import load_folder, validate
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 NATIVE = (str, int, bool, type(None))

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from toolkit.errors import ConfigError
-from toolkit.readers import (
+from toolkit.ingress.readers import (
     InputWarning,
     line_numbers,
     read_table,
@@ -17,7 +17,7 @@ from toolkit.readers import (
     with_lines,
     write_table,
 )
-from toolkit.validation import load_folder, validate
+from toolkit.ingress.validation import load_folder, validate
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
 IMPORT_FILES = ("clients", "initiatives", "code_types", "codes", "code_ranges")

@@ -10,9 +10,9 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-import toolkit.reconciliation as reconcile_module
+import toolkit.reconciliation.reconciliation as reconcile_module
 from toolkit.errors import ConfigError, ValidationError
-from toolkit.reconciliation import (
+from toolkit.reconciliation.reconciliation import (
     ACKNOWLEDGE_COLUMNS,
     ROW_COLUMNS,
     STATUSES,
@@ -436,7 +436,7 @@ def test_failed_carries_reasons_and_no_external_id(rec: Reconciliation) -> None:
 
 
 def test_to_acknowledge_frame_passes_the_acknowledge_checks(rec: Reconciliation) -> None:
-    from toolkit.acknowledgements import check_acknowledgements
+    from toolkit.egress.acknowledgements import check_acknowledgements
 
     checked = check_acknowledgements(rec.to_acknowledge())
     assert checked["entryId"].tolist() == ["e1", "e2", "e3", "e4", "e5", "e6"]

@@ -14,8 +14,8 @@ from test_sync import SAMPLE, T0, _release
 
 import toolkit
 from toolkit import Client
-from toolkit.cli import main
-from toolkit.reconciliation import ROW_COLUMNS
+from toolkit.cli.app import main
+from toolkit.reconciliation.reconciliation import ROW_COLUMNS
 from toolkit.testing import fake_export_entries
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 
 from toolkit import Export, reconcile, validate
+from toolkit.ingress.validation import load_folder
 from toolkit.testing import fake_export_entries
-from toolkit.validation import load_folder
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
 

@@ -132,7 +132,10 @@ def test_table_keys_and_schemas() -> None:
 
 
 def test_public_names_are_all_exported_and_documented_with_an_example() -> None:
-    from toolkit.schemas import acknowledgements, exports, imports
+    from toolkit.core import failures, frames
+    from toolkit.egress import ack_schema as acknowledgements
+    from toolkit.egress import schemas as exports
+    from toolkit.ingress import models as imports
 
     public = {
         name
@@ -143,6 +146,7 @@ def test_public_names_are_all_exported_and_documented_with_an_example() -> None:
     }
     assert public <= set(imports.__all__)
     parts = [*imports.__all__, *exports.__all__, *acknowledgements.__all__]
+    parts += [*failures.__all__, *frames.__all__]
     assert set(schemas.__all__) <= set(parts)
     assert set(imports.__all__) <= set(schemas.__all__)
     for name in schemas.__all__:

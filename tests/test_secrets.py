@@ -13,11 +13,11 @@ import pytest
 import urllib3
 
 from toolkit import Client
-from toolkit.auth import Secret
-from toolkit.connection import Connection
+from toolkit.core.auth import Secret
+from toolkit.core.connection import Connection
+from toolkit.core.settings import Settings, read_env_file
 from toolkit.errors import AuthError
 from toolkit.sandbox import write_env_file
-from toolkit.settings import Settings, read_env_file
 
 README_LINES = """\
 # written by hand, as the README shows

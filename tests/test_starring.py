@@ -10,7 +10,7 @@ import pytest
 
 from toolkit import Client, ConflictError, NotFoundError, load_folder
 from toolkit.errors import ConfigError, PaginationError
-from toolkit.starring import (
+from toolkit.starring.operations import (
     INITIATIVE_ACCESS_DENIED,
     INITIATIVE_INACTIVE,
     INITIATIVE_NOT_FOUND,

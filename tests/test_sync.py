@@ -17,8 +17,8 @@ from deltalake import DeltaTable
 
 import toolkit
 from toolkit import Client, ConcurrentWriteError, ConfigError
-from toolkit.cli import main
-from toolkit.sync import LOCK_NAME, WATERMARK_KEY, read_watermark, sync_status
+from toolkit.cli.app import main
+from toolkit.egress.sync import LOCK_NAME, WATERMARK_KEY, read_watermark, sync_status
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
 T0 = datetime(2026, 10, 1, tzinfo=UTC)
@@ -216,8 +216,8 @@ def test_engines_read_a_synced_table(firm_client: Client, sandbox, tmp_path: Pat
 
 
 def test_moved_workdate_moves_the_row_and_its_codes_to_the_new_partition(tmp_path: Path) -> None:
-    from toolkit.export import Export
-    from toolkit.sync import _schemas, _write_window, create_tables
+    from toolkit.egress.export import Export
+    from toolkit.egress.sync import _schemas, _write_window, create_tables
     from toolkit.testing import fake_export_entry
 
     path = create_tables(tmp_path / "time")

@@ -1,4 +1,4 @@
-"""toolkit.validation: whole-firm validation, cross-table references, the report, load_folder."""
+"""toolkit.ingress.validation: whole-firm validation, cross-table references, load_folder."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from toolkit import validation
 from toolkit.errors import ConfigError, ValidationError
+from toolkit.ingress import validation
+from toolkit.ingress.validation import ValidationReport, bad_rows, load_folder, validate
 from toolkit.schemas import FAILURE_COLUMNS, TABLES
-from toolkit.validation import ValidationReport, bad_rows, load_folder, validate
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"

@@ -21,22 +21,22 @@ __version__ = "0.1.0"
 #: public name -> module that defines it
 _EXPORTS: dict[str, str] = {
     "Client": "toolkit.client",
-    "Connection": "toolkit.connection",
-    "Settings": "toolkit.settings",
-    "Export": "toolkit.export",
-    "OnboardReport": "toolkit.imports",
-    "Reconciliation": "toolkit.reconciliation",
-    "ValidationReport": "toolkit.validation",
-    "acknowledge": "toolkit.acknowledgements",
+    "Connection": "toolkit.core.connection",
+    "Settings": "toolkit.core.settings",
+    "Export": "toolkit.egress.export",
+    "OnboardReport": "toolkit.ingress.imports",
+    "Reconciliation": "toolkit.reconciliation.reconciliation",
+    "ValidationReport": "toolkit.ingress.validation",
+    "acknowledge": "toolkit.egress.acknowledgements",
     "errors": "toolkit.errors",
-    "flatten_export": "toolkit.flatten",
-    "flatten_pending": "toolkit.flatten",
-    "load_folder": "toolkit.validation",
-    "reconcile": "toolkit.reconciliation",
-    "read_sync": "toolkit.sync",
-    "SyncReport": "toolkit.sync",
+    "flatten_export": "toolkit.egress.flatten",
+    "flatten_pending": "toolkit.egress.flatten",
+    "load_folder": "toolkit.ingress.validation",
+    "reconcile": "toolkit.reconciliation.reconciliation",
+    "read_sync": "toolkit.egress.sync",
+    "SyncReport": "toolkit.egress.sync",
     "schemas": "toolkit.schemas",
-    "validate": "toolkit.validation",
+    "validate": "toolkit.ingress.validation",
     "ApiError": "toolkit.errors",
     "AuthError": "toolkit.errors",
     "ConcurrentWriteError": "toolkit.errors",
@@ -92,9 +92,13 @@ __all__ = [
 
 if _TYPE_CHECKING:
     from toolkit import errors, schemas
-    from toolkit.acknowledgements import acknowledge
     from toolkit.client import Client
-    from toolkit.connection import Connection
+    from toolkit.core.connection import Connection
+    from toolkit.core.settings import Settings
+    from toolkit.egress.acknowledgements import acknowledge
+    from toolkit.egress.export import Export
+    from toolkit.egress.flatten import flatten_export, flatten_pending
+    from toolkit.egress.sync import SyncReport, read_sync
     from toolkit.errors import (
         ApiError,
         AuthError,
@@ -112,13 +116,9 @@ if _TYPE_CHECKING:
         TransportError,
         ValidationError,
     )
-    from toolkit.export import Export
-    from toolkit.flatten import flatten_export, flatten_pending
-    from toolkit.imports import OnboardReport
-    from toolkit.reconciliation import Reconciliation, reconcile
-    from toolkit.settings import Settings
-    from toolkit.sync import SyncReport, read_sync
-    from toolkit.validation import ValidationReport, load_folder, validate
+    from toolkit.ingress.imports import OnboardReport
+    from toolkit.ingress.validation import ValidationReport, load_folder, validate
+    from toolkit.reconciliation.reconciliation import Reconciliation, reconcile
 
 
 def __getattr__(name: str) -> object:

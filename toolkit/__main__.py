@@ -1,5 +1,5 @@
 """``python -m toolkit``: the command line."""
 
-from toolkit.cli import console
+from toolkit.cli.app import console
 
 console()

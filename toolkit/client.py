@@ -1,9 +1,10 @@
 """``Client``: the facade analysts call, one method per capability.
 
-The top of the library's layers. A client builds a :class:`~toolkit.connection.Connection`
+The top of the library's layers. A client builds a :class:`~toolkit.core.connection.Connection`
 (settings, transport, token, URLs, one request) and hands it to the operation modules:
-:mod:`toolkit.imports`, :mod:`toolkit.exports`, :mod:`toolkit.acknowledgements`,
-:mod:`toolkit.starring`, :mod:`toolkit.users`. Each method is the analyst's entry point and
+:mod:`toolkit.ingress.imports`, :mod:`toolkit.egress.fetch`, :mod:`toolkit.egress.acknowledgements`,
+:mod:`toolkit.starring.operations`, :mod:`toolkit.egress.users`. Each method is the analyst's
+entry point and
 carries the whole docstring, so ``client.star?`` in Jupyter is enough. The operations are plain
 functions of a connection and work without a client.
 """
@@ -16,22 +17,25 @@ from typing import Any
 
 import pandas as pd
 
-from toolkit import acknowledgements, exports, imports, starring, sync, users
-from toolkit.auth import Secret, TokenProvider
-from toolkit.connection import ENDPOINTS, Connection
+from toolkit.core.auth import Secret, TokenProvider
+from toolkit.core.connection import ENDPOINTS, Connection
+from toolkit.core.http import Reply, Transport
+from toolkit.core.settings import Settings, read_env_file
+from toolkit.egress import acknowledgements, sync, users
+from toolkit.egress import fetch as exports
+from toolkit.egress.export import Export
+from toolkit.egress.sync import DEFAULT_LAG, ROWS_PER_GROUP, SyncReport
 from toolkit.errors import ConfigError
-from toolkit.export import Export
-from toolkit.http import Reply, Transport
-from toolkit.imports import OnboardReport
-from toolkit.settings import Settings, read_env_file
-from toolkit.sync import DEFAULT_LAG, ROWS_PER_GROUP, SyncReport
+from toolkit.ingress import imports
+from toolkit.ingress.imports import OnboardReport
+from toolkit.starring import operations as starring
 
 __all__ = ["ENDPOINTS", "Client", "read_env_file"]
 
 
 def _importer(table: str, what: str) -> Callable[..., pd.DataFrame]:
     """A ``Client.import_<table>`` method: explicit keywords (they complete in Jupyter) and
-    its own docstring, all five driven by :func:`toolkit.imports.import_table`."""
+    its own docstring, all five driven by :func:`toolkit.ingress.imports.import_table`."""
 
     def method(
         self: Client,
@@ -167,7 +171,7 @@ class Client:
             A client over that connection.
 
         Example:
-            >>> from toolkit.settings import Settings
+            >>> from toolkit.core.settings import Settings
             >>> conn = Connection(Settings("c", "i", "s", "http://127.0.0.1:1", "http://t"))
             >>> Client.from_connection(conn).connection is conn
             True
@@ -263,7 +267,7 @@ class Client:
         """Full URL of an endpoint, with path parameters filled in and percent-encoded.
 
         Args:
-            endpoint: a key of :data:`~toolkit.connection.ENDPOINTS`.
+            endpoint: a key of :data:`~toolkit.core.connection.ENDPOINTS`.
             **path: path parameters other than ``customerId``.
 
         Returns:
@@ -280,12 +284,12 @@ class Client:
         """Send one authenticated request; never raises for an HTTP status.
 
         Args:
-            endpoint: a key of :data:`~toolkit.connection.ENDPOINTS`.
+            endpoint: a key of :data:`~toolkit.core.connection.ENDPOINTS`.
             **kwargs: ``path``, ``params``, ``json``, ``retry``, ``raw`` as in
-                :meth:`toolkit.connection.Connection.send`.
+                :meth:`toolkit.core.connection.Connection.send`.
 
         Returns:
-            The :class:`~toolkit.http.Reply`.
+            The :class:`~toolkit.core.http.Reply`.
 
         Example:
             >>> c = Client("c", "i", "s", "http://127.0.0.1:9", "http://127.0.0.1:9", retries=0)
@@ -298,9 +302,9 @@ class Client:
         """Send one request and return its parsed JSON body, raising typed errors.
 
         Args:
-            endpoint: a key of :data:`~toolkit.connection.ENDPOINTS`.
+            endpoint: a key of :data:`~toolkit.core.connection.ENDPOINTS`.
             **kwargs: ``path``, ``params``, ``json``, ``retry``, ``raw`` as in
-                :meth:`toolkit.connection.Connection.call`.
+                :meth:`toolkit.core.connection.Connection.call`.
 
         Returns:
             The parsed JSON body (or bytes with ``raw=True``).
@@ -360,7 +364,7 @@ class Client:
             dry_run: validate and build the payloads, send nothing.
 
         Returns:
-            An :class:`~toolkit.imports.OnboardReport` (``.ok``, ``.counts``, ``.results``,
+            An :class:`~toolkit.ingress.imports.OnboardReport` (``.ok``, ``.counts``, ``.results``,
             ``.failures``).
 
         Raises:
@@ -408,7 +412,7 @@ class Client:
             progress: show a progress bar over the windows.
 
         Returns:
-            An :class:`~toolkit.export.Export` with ``.entries``, ``.codes``,
+            An :class:`~toolkit.egress.export.Export` with ``.entries``, ``.codes``,
             ``.codes_wide()``, ``.to_parquet()``, ``.to_csv()``.
 
         Raises:
@@ -508,7 +512,7 @@ class Client:
             progress: Show a progress bar over the windows.
 
         Returns:
-            A :class:`~toolkit.sync.SyncReport` (windows, inserted, updated, unchanged,
+            A :class:`~toolkit.egress.sync.SyncReport` (windows, inserted, updated, unchanged,
             codes_written, watermark).
 
         Raises:
@@ -561,7 +565,7 @@ class Client:
         """Entries still pending release, in the detailed form, as frames.
 
         Returns:
-            An :class:`~toolkit.export.Export` of kind ``pending`` (``initiativeProps.*``
+            An :class:`~toolkit.egress.export.Export` of kind ``pending`` (``initiativeProps.*``
             columns, ``tags`` as a list, codes without ``assignedBy``).
 
         Raises:

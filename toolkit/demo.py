@@ -30,9 +30,9 @@ import numpy as np
 import pandas as pd
 
 from toolkit.client import Client
-from toolkit.export import Export
-from toolkit.reconciliation import reconcile
-from toolkit.validation import load_folder, validate
+from toolkit.egress.export import Export
+from toolkit.ingress.validation import load_folder, validate
+from toolkit.reconciliation.reconciliation import reconcile
 
 if TYPE_CHECKING:
     from toolkit.sandbox import Admin

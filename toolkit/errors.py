@@ -5,8 +5,8 @@
     ToolkitError
      ├── ConfigError(ToolkitError, ValueError)        bad or missing settings / arguments
      ├── ValidationError(ToolkitError, ValueError)    a frame failed its schema (.failure_cases)
-     │    ├── reconciliation.MissingColumnError       a reconcile input lacks a column
-     │    └── reconciliation.DuplicateKeyError        a reconcile key repeats
+     │    ├── MissingColumnError                      a reconcile input lacks a column
+     │    └── DuplicateKeyError                       a reconcile key repeats
      ├── FlattenError(ToolkitError, ValueError)       JSON not in the export / detailed form
      ├── PaginationError(ToolkitError, RuntimeError)  a cursor repeated or pages never ended
      ├── JournalInUseError(ToolkitError, RuntimeError) another run holds the journal's lock
@@ -18,6 +18,9 @@
           ├── ConflictError                           409
           ├── RateLimitError                          429
           └── ServerError                             5xx
+
+    UserWarning
+     └── InputWarning                                 a file was read, but not quite as given
 
     KeyboardInterrupt
      └── Interrupted                                  a bulk run was stopped (.result)
@@ -33,9 +36,13 @@ not kept.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pandas as pd
+
+from toolkit.core.failures import FAILURE_COLUMNS
 
 __all__ = [
     "ApiError",
@@ -43,9 +50,12 @@ __all__ = [
     "ConcurrentWriteError",
     "ConfigError",
     "ConflictError",
+    "DuplicateKeyError",
     "FlattenError",
+    "InputWarning",
     "Interrupted",
     "JournalInUseError",
+    "MissingColumnError",
     "NotFoundError",
     "PaginationError",
     "RateLimitError",
@@ -96,13 +106,118 @@ class ValidationError(ToolkitError, ValueError):
         self.failure_cases = failure_cases
 
 
+def _closest(name: str, names: Sequence[str]) -> str | None:
+    lowered = {n.lower(): n for n in names}
+    if name.lower() in lowered:
+        return lowered[name.lower()]
+    match = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.5)
+    return lowered[match[0]] if match else None
+
+
+class MissingColumnError(ValidationError):
+    """A frame passed to :func:`reconcile` lacks a column it needs.
+
+    Attributes:
+        table: ``"exported"`` or ``"billing"``.
+        missing: the missing column names.
+        suggestions: for each missing name, the closest existing column (or ``None``).
+        failure_cases: one row per missing column (see :class:`toolkit.errors.ValidationError`).
+
+    Example:
+        >>> err = MissingColumnError("billing", ["duration"], ["durationHours", "matter"])
+        >>> err.suggestions
+        {'duration': 'durationHours'}
+        >>> isinstance(err, ValueError)
+        True
+    """
+
+    def __init__(self, table: str, missing: Sequence[str], available: Iterable[object]) -> None:
+        names = [str(c) for c in available]
+        self.table = table
+        self.missing = list(missing)
+        self.suggestions = {m: _closest(m, names) for m in self.missing}
+        parts = []
+        for name, near in self.suggestions.items():
+            hint = f" (closest: {near!r})" if near is not None else ""
+            parts.append(f"{name!r}{hint}")
+        message = f"{table} frame has no column {', '.join(parts)}; it has {names[:20]!r}"
+        cases = pd.DataFrame(
+            {
+                "table": table,
+                "row": None,
+                "externalId": None,
+                "column": self.missing,
+                "check": "column_present",
+                "value": [self.suggestions[m] for m in self.missing],
+                "message": [f"missing column {m!r}" for m in self.missing],
+            },
+            columns=list(FAILURE_COLUMNS),
+        )
+        super().__init__(message, cases)
+
+
+class DuplicateKeyError(ValidationError):
+    """A join key occurs more than once in one of the frames.
+
+    Reconciliation is one entry to one billing record; aggregate split billing records (or drop
+    repeated ones) before reconciling.
+
+    Attributes:
+        table: ``"exported"`` or ``"billing"``.
+        column: the key column.
+        keys: every duplicated key value, in first-seen order.
+        failure_cases: one row per record that shares a key.
+
+    Example:
+        >>> err = DuplicateKeyError("billing", "entryId", ["e1"], pd.Series([0, 1]))
+        >>> err.keys
+        ['e1']
+    """
+
+    def __init__(self, table: str, column: str, keys: Sequence[object], rows: pd.Series) -> None:
+        self.table = table
+        self.column = column
+        self.keys = list(keys)
+        shown = ", ".join(repr(k) for k in self.keys[:10])
+        more = f" and {len(self.keys) - 10} more" if len(self.keys) > 10 else ""
+        message = (
+            f"{table} frame has {len(self.keys)} duplicated key(s) in column {column!r}: "
+            f"{shown}{more}. Reconcile pairs one entry with one billing record: aggregate or "
+            f"drop the repeated records first (for example "
+            f"frame.drop_duplicates({column!r}) or frame.groupby({column!r}).agg(...))."
+        )
+        values = rows.tolist()
+        cases = pd.DataFrame(
+            {
+                "table": table,
+                "row": rows.index.tolist(),
+                "externalId": values,
+                "column": column,
+                "check": "unique",
+                "value": values,
+                "message": [f"duplicated key {v!r}" for v in values],
+            },
+            columns=list(FAILURE_COLUMNS),
+        )
+        super().__init__(message, cases)
+
+
+class InputWarning(UserWarning):
+    """An input file was read, but not quite as given (an encoding guessed, a file passed over).
+
+    Example:
+        >>> issubclass(InputWarning, UserWarning)
+        True
+    """
+
+
 class TransportError(ToolkitError, ConnectionError):
     """The request got no HTTP answer (connection refused, reset, timed out).
 
     Attributes:
         method: HTTP method of the request.
         url: URL of the request (no credentials are ever in a URL).
-        failure: ``unreachable``, ``invalid_url`` or ``lost`` (see :mod:`toolkit.http`).
+        failure: ``unreachable``, ``invalid_url`` or ``lost`` (see :mod:`toolkit.core.http`).
     """
 
     def __init__(self, message: str, *, method: str = "", url: str = "", failure: str = "") -> None:

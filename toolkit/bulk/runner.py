@@ -1,0 +1,404 @@
+"""The one bulk runner: many requests on a pool of workers, with pacing, progress and a journal.
+
+Imports, acknowledgements, user look-ups and starring all go through :func:`run_bulk`. Each
+:class:`Call` gets exactly one :class:`~toolkit.core.http.Reply` back, in input order; nothing is
+dropped. A :class:`Journal` (JSON lines, one per acknowledged call, flushed as it is written,
+locked against a second run) lets a re-run skip the calls that were already answered 2xx with
+the same payload.
+
+The workers are daemon threads; the calling thread only waits, in short steps, so Ctrl+C (or
+Jupyter's stop) reaches it at once. Then no new request leaves, the requests in flight get about
+a second to finish (else they are ``unknown``), the journal is flushed, and
+:class:`~toolkit.errors.Interrupted` is raised with a reply for every call. One
+:class:`~toolkit.bulk.pacer.Pacer` per run spaces the requests, backs every worker off together on
+429 and 503, and fails the run when the service cannot be reached.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from toolkit.bulk.journal import Journal, payload_hash
+from toolkit.bulk.pacer import Pacer
+from toolkit.core.connection import Connection
+from toolkit.core.http import (
+    INVALID_URL,
+    LANDED,
+    LOST,
+    NOT_SENT,
+    RETRY_STATUSES,
+    UNREACHABLE,
+    Reply,
+)
+from toolkit.errors import Interrupted
+
+__all__ = [
+    "JOURNALED",
+    "STATUSES",
+    "Call",
+    "Journal",
+    "not_sent",
+    "pacer_for",
+    "result_frame",
+    "run_bulk",
+]
+
+#: ``Reply.error`` of a call skipped because the journal holds it.
+JOURNALED = "already acknowledged (journal)"
+
+#: Values of the ``status`` column of a result frame.
+STATUSES = ["sent", "journaled", "failed", "unknown", "not_sent", "skipped"]
+
+#: Seconds the requests in flight get to finish after an interrupt.
+GRACE = 0.5
+
+_INTERRUPTED = "not sent: the run was interrupted"
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request of a bulk operation.
+
+    Attributes:
+        endpoint: a key of :data:`toolkit.core.connection.ENDPOINTS`.
+        path: path parameters other than ``customerId``.
+        json: the JSON body.
+        key: what identifies the call in the journal and the progress (an ``externalId``...).
+        params: query parameters.
+        retry: whether the call is safe to repeat.
+        landed: for a call that is not idempotent: given the answer to a retry that followed an
+            attempt whose answer was lost, whether it shows that attempt was applied (a 409
+            naming the requested state).
+    """
+
+    endpoint: str
+    path: dict[str, str] | None = None
+    json: Any = None
+    key: str = ""
+    params: dict[str, Any] | None = None
+    retry: bool = True
+    landed: Callable[[Reply], bool] | None = None
+
+    def journal_id(self, url: str) -> str:
+        """The journal line key: the full URL (service, customer, path), key and payload."""
+        return payload_hash([self.endpoint, url, self.key, self.json])
+
+
+def not_sent(reason: str = _INTERRUPTED) -> Reply:
+    """The reply of a call that was never sent.
+
+    Args:
+        reason: why.
+
+    Returns:
+        A reply with ``failure="not_sent"``.
+
+    Example:
+        >>> not_sent().failure
+        'not_sent'
+    """
+    return Reply(None, None, reason, 0, 0.0, failure=NOT_SENT)
+
+
+def pacer_for(conn: Connection, *, max_rate: float | None = None) -> Pacer:
+    """A fresh pacer for one run over a connection (its retries, backoff and ``max_rate``).
+
+    Args:
+        conn: the connection.
+        max_rate: requests per second never exceeded (default: the connection's).
+
+    Returns:
+        The pacer; pass it to several :func:`run_bulk` calls to make them one run.
+
+    Example:
+        >>> from toolkit.core.settings import Settings
+        >>> conn = Connection(Settings("c", "i", "s", "http://a", "http://t"), max_rate=5)
+        >>> pacer_for(conn).max_rate
+        5.0
+    """
+    return Pacer(
+        max_rate=max_rate if max_rate is not None else conn.max_rate,
+        retries=min(conn.transport.retries, 4),
+        backoff=conn.transport.backoff,
+    )
+
+
+def _backoff(conn: Connection, attempt: int) -> float:
+    t = conn.transport
+    return min(t.backoff_max, t.backoff * 2 ** (attempt - 1)) + random.uniform(0, t.jitter)
+
+
+def _attempt_all(conn: Connection, call: Call, pacer: Pacer) -> Reply:
+    """Send one call until it is answered for good, under the run's pacer and retry policy."""
+    method = ""
+    url = ""
+    attempts = 0
+    elapsed = 0.0
+    lost = False  # an attempt was sent and its answer lost: it may have been applied
+    limit = 1 + conn.transport.retries
+    while True:
+        ticket = pacer.acquire()
+        if ticket is None:  # stopped, or the run failed
+            reason = pacer.fatal or _INTERRUPTED
+            if lost:
+                reason = "an attempt was sent and its answer lost; then " + reason
+            failure = LOST if lost else NOT_SENT
+            return Reply(None, None, reason, attempts, elapsed, method, url, failure)
+        reply = conn.send(
+            call.endpoint, path=call.path, params=call.params, json=call.json, retry=False
+        )
+        pacer.observe(ticket, reply)
+        method, url = reply.method, reply.url
+        attempts += reply.attempts
+        elapsed += reply.elapsed
+        reply.attempts, reply.elapsed = attempts, elapsed
+        if reply.ok:
+            return reply
+        if reply.failure in (UNREACHABLE, INVALID_URL):
+            if attempts > 50 * limit:  # a safety net; the pacer fails the run long before
+                return reply
+            continue  # the pacer made the whole run wait, or failed it
+        if reply.failure == LOST:
+            lost = True
+        elif lost and call.landed is not None and reply.status == 409:
+            if call.landed(reply):
+                reply.failure = LANDED
+                reply.error = f"{reply.error} (a retry: the attempt whose answer was lost landed)"
+            else:
+                reply.failure = LOST
+                reply.error = f"{reply.error} (after an attempt whose answer was lost)"
+            return reply
+        retryable = reply.failure == LOST or reply.status in RETRY_STATUSES
+        if not (call.retry or call.landed is not None) or not retryable or attempts >= limit:
+            if lost and reply.status is not None and reply.status >= 500:
+                reply.failure = LOST  # the last word is an error, the lost attempt may stand
+            return reply
+        if reply.status not in (429, 503):  # those made the pacer pause the whole run
+            pacer.stop.wait(_backoff(conn, attempts))
+
+
+def run_bulk(
+    conn: Connection,
+    calls: Sequence[Call],
+    *,
+    workers: int | None = None,
+    progress: bool = True,
+    journal: str | os.PathLike[str] | Journal | None = None,
+    desc: str = "requests",
+    pacer: Pacer | None = None,
+) -> list[Reply]:
+    """Send every call on a pool of worker threads and return one reply per call, in order.
+
+    Every call is retried under one policy: a 5xx or a lost answer is retried with exponential
+    backoff up to the connection's ``retries`` (calls marked ``retry=False`` are not, unless
+    they say how to read a conflict with ``landed``); a 429 or 503 makes the run's pacer pause
+    every worker; a service that cannot be reached is waited for once for the whole run, then
+    every call not yet answered is ``not_sent``.
+
+    Args:
+        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
+        calls: the requests to send.
+        workers: worker threads (default: ``conn.workers``).
+        progress: show a tqdm progress bar (Jupyter or terminal).
+        journal: a path or :class:`Journal`; calls it holds are not sent and get a reply with
+            ``status=None`` and ``error=JOURNALED``; answered 2xx calls are added to it.
+        desc: label of the progress bar.
+        pacer: the run's pacer (:func:`pacer_for`); pass one to make several calls of this
+            function one run (as onboarding does for its tables).
+
+    Returns:
+        Replies aligned with ``calls``; ``Reply.failure`` says ``not_sent`` or ``lost``
+        (unknown) for calls without an answer.
+
+    Raises:
+        Interrupted: Ctrl+C or Jupyter's stop (a ``KeyboardInterrupt``); its ``replies`` hold
+            one reply per call (``not_sent`` for the calls never sent).
+
+    Example:
+        >>> calls = [Call("user", {"userId": u}, key=u) for u in ids]  # doctest: +SKIP
+        >>> replies = run_bulk(client, calls)  # doctest: +SKIP
+        >>> [r.status for r in replies]  # doctest: +SKIP
+        [200, 404]
+    """
+    own_journal = journal is not None and not isinstance(journal, Journal)
+    jr: Journal | None = Journal(journal) if own_journal else journal  # type: ignore[assignment]
+    pacer = pacer or pacer_for(conn)
+    replies: list[Reply | None] = [None] * len(calls)
+    todo: list[int] = []
+    # journal lines name the full URL: another customer or service never matches them
+    ids = (
+        [c.journal_id(conn.url(c.endpoint, **(c.path or {}))) for c in calls]
+        if jr is not None
+        else []
+    )
+    for i in range(len(calls)):
+        if jr is not None and ids[i] in jr:
+            replies[i] = Reply(None, None, JOURNALED, 0, 0.0, "", "")
+        else:
+            todo.append(i)
+
+    lock = threading.Lock()
+    pending = iter(todo)
+    in_flight: set[int] = set()
+    # workers store each reply themselves, then say so on this queue: a KeyboardInterrupt can
+    # land between any two bytecodes of the waiting thread, and must not lose an answer
+    answers: queue.SimpleQueue[int] = queue.SimpleQueue()
+
+    def work() -> None:
+        while True:
+            with lock:
+                if pacer.stop.is_set() or pacer.fatal is not None:
+                    return
+                i = next(pending, None)
+                if i is None:
+                    return
+                in_flight.add(i)
+            try:
+                reply = _attempt_all(conn, calls[i], pacer)
+            except Exception as exc:  # a bug must not lose the other rows
+                reply = Reply(None, None, f"internal error: {type(exc).__name__}: {exc}", 1)
+            if jr is not None and reply.ok:
+                jr.record(ids[i], calls[i], reply.status or 0)
+            replies[i] = reply  # before leaving in_flight: the interrupt relies on it
+            with lock:
+                in_flight.discard(i)
+            answers.put(i)
+
+    bar = tqdm(total=len(calls), desc=desc, disable=not progress, unit="req", leave=True)
+    bar.update(len(calls) - len(todo))
+    n_workers = max(1, min(workers or conn.workers, len(todo) or 1))
+    threads = [
+        threading.Thread(target=work, name=f"toolkit-{desc}-{n}", daemon=True)
+        for n in range(n_workers if todo else 0)
+    ]
+    left = len(todo)
+    try:
+        for t in threads:
+            t.start()
+        while left:
+            try:
+                answers.get(timeout=0.1)
+            except queue.Empty:
+                if not any(t.is_alive() for t in threads) and answers.empty():
+                    break  # the run failed: the workers took no more calls
+                continue
+            left -= 1
+            bar.update(1)
+    except KeyboardInterrupt:
+        pacer.stop.set()
+        pacer.wake()
+        deadline = time.monotonic() + GRACE
+        while time.monotonic() < deadline:
+            with lock:
+                if not in_flight:
+                    break
+            time.sleep(0.02)
+        with lock:
+            late = set(in_flight)
+            final = list(replies)  # answers arriving from now on do not change the result
+        for i in todo:
+            if final[i] is None:
+                final[i] = (
+                    Reply(None, None, "interrupted while its answer was awaited", 1, 0.0,
+                          failure=LOST)
+                    if i in late
+                    else not_sent()
+                )
+        if own_journal and jr is not None:
+            jr.close()
+            own_journal = False
+        raise Interrupted(
+            f"interrupted: {_tally(final)}; the journal, if any, holds what was answered",
+            replies=final,
+        ) from None
+    finally:
+        bar.close()
+        if own_journal and jr is not None:
+            jr.close()
+    for i in todo:  # calls left when the run failed
+        if replies[i] is None:
+            replies[i] = not_sent(pacer.fatal or _INTERRUPTED)
+    return replies  # type: ignore[return-value]
+
+
+def _tally(replies: Sequence[Reply | None]) -> str:
+    counts = {"answered": 0, "unknown": 0, "not sent": 0}
+    for r in replies:
+        if r is None or r.failure in (NOT_SENT, UNREACHABLE, INVALID_URL):
+            counts["not sent"] += 1
+        elif r.failure == LOST:
+            counts["unknown"] += 1
+        else:
+            counts["answered"] += 1
+    return ", ".join(f"{n} {k}" for k, n in counts.items())
+
+
+def result_frame(
+    index: pd.Index | Sequence[Any],
+    keys: Sequence[Any],
+    replies: Sequence[Reply],
+    *,
+    key_name: str = "externalId",
+) -> pd.DataFrame:
+    """The standard result frame of a bulk operation: one row per input row.
+
+    Columns: ``<key_name>``, ``status``, ``ok``, ``httpStatus``, ``error``, ``attempts``,
+    ``elapsed``. ``status`` is ``sent`` (answered 2xx), ``journaled`` (a journal holds it),
+    ``failed`` (answered with an error), ``unknown`` (sent, answer lost: it may have been
+    applied), ``not_sent`` (never left: interrupted, or the service could not be reached) or
+    ``skipped`` (held back: invalid, or its parent failed). ``ok`` is ``sent`` or
+    ``journaled``.
+
+    Args:
+        index: the input frame's index (the result is aligned to it).
+        keys: the identifying value of each row.
+        replies: one reply per row.
+        key_name: name of the key column.
+
+    Returns:
+        The result frame.
+
+    Example:
+        >>> r = result_frame([0], ["C1"], [Reply(201)])
+        >>> r.loc[0, "status"], bool(r.loc[0, "ok"])
+        ('sent', True)
+    """
+    status = []
+    for r in replies:
+        if r.error == JOURNALED:
+            status.append("journaled")
+        elif r.ok:
+            status.append("sent")
+        elif r.failure in (NOT_SENT, UNREACHABLE, INVALID_URL):
+            status.append("not_sent")
+        elif r.failure == LOST:
+            status.append("unknown")
+        elif r.status is None and r.attempts == 0:
+            status.append("skipped")
+        else:
+            status.append("failed")
+    frame = pd.DataFrame(
+        {
+            key_name: pd.array(list(keys), dtype="string"),
+            "status": pd.Categorical(status, categories=STATUSES),
+            "ok": [s in ("sent", "journaled") for s in status],
+            "httpStatus": pd.array([r.status for r in replies], dtype="Int64"),
+            "error": pd.array(
+                [None if r.error == JOURNALED else r.error for r in replies], dtype="string"
+            ),
+            "attempts": pd.array([r.attempts for r in replies], dtype="Int64"),
+            "elapsed": [round(r.elapsed, 6) for r in replies],
+        },
+        index=pd.Index(index) if not isinstance(index, pd.Index) else index,
+    )
+    return frame

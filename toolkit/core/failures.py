@@ -1,0 +1,155 @@
+"""Failure frames: the one shape every check reports in (validation, acknowledgements,
+reconciliation), the names of its checks, and pandera's check names in those words.
+
+A failure frame has one row per problem and the columns :data:`FAILURE_COLUMNS`: ``table``,
+``row`` (the input's index label, ``None`` for a column-level problem), ``externalId``,
+``column``, ``check`` (one of :data:`CHECKS`), ``severity`` (``error``: the service refuses it;
+``warning``: it is sent as given but looks wrong), ``value`` and ``message``.
+
+>>> failure_frame(table="clients", row=[0], column="name", check="required",
+...               message="name is required").iloc[0].tolist()
+['clients', 0, None, 'name', 'required', 'error', None, 'name is required']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Literal
+
+import pandas as pd
+
+__all__ = [
+    "CHECKS",
+    "CHECK_NAMES",
+    "FAILURE_COLUMNS",
+    "SEVERITIES",
+    "SEVERITY",
+    "Severity",
+    "check_name",
+    "empty_failures",
+    "failure_frame",
+]
+
+FAILURE_COLUMNS: tuple[str, ...] = (
+    "table",
+    "row",
+    "externalId",
+    "column",
+    "check",
+    "severity",
+    "value",
+    "message",
+)
+"""Columns of every failure frame, in order."""
+
+Severity = Literal["error", "warning"]
+SEVERITIES: tuple[Severity, ...] = ("error", "warning")
+"""Values of the failure frame's ``severity`` column."""
+
+SEVERITY: Mapping[str, Severity] = MappingProxyType(
+    {
+        "column_missing": "error",
+        "column_unexpected": "error",
+        "column_duplicate": "error",
+        "column_present": "error",
+        "type": "error",
+        "required": "error",
+        "allowed_values": "error",
+        "positive": "error",
+        "unique": "error",
+        "reference": "error",
+        "internal": "error",
+        "blank": "warning",
+        "whitespace": "warning",
+        "fractional": "warning",
+        "repeated": "warning",
+    }
+)
+"""Failure ``check`` -> severity. An ``error`` is what the service refuses (or what is ambiguous,
+like a repeated ``externalId``) and blocks posting; a ``warning`` is sent as given."""
+
+CHECKS: tuple[str, ...] = (
+    "column_missing",
+    "column_unexpected",
+    "column_duplicate",
+    "type",
+    "required",
+    "allowed_values",
+    "positive",
+    "whitespace",
+    "unique",
+    "reference",
+    "internal",
+    "blank",
+    "fractional",
+    "repeated",
+)
+"""Values of the import failure frame's ``check`` column (the last three are warnings)."""
+
+CHECK_NAMES: Mapping[str, str] = MappingProxyType(
+    {
+        "not_nullable": "required",
+        "not_blank": "required",
+        "str_length": "required",
+        "has_text": "blank",
+        "trimmed": "whitespace",
+        "field_uniqueness": "unique",
+        "multiple_fields_uniqueness": "repeated",
+        "isin": "allowed_values",
+        "greater_than": "positive",
+        "whole_number": "fractional",
+        "dtype": "type",
+    }
+)
+"""pandera check name (before any ``(`` of its statistics) -> the failure frame's ``check``."""
+
+
+def check_name(pandera_check: str) -> str:
+    """A pandera check name in the failure frame's words (unknown names pass through).
+
+    >>> check_name("isin(['succeeded', 'failed'])"), check_name("str_length(1, None)")
+    ('allowed_values', 'required')
+    """
+    return CHECK_NAMES.get(pandera_check.split("(")[0], pandera_check)
+
+
+def empty_failures() -> pd.DataFrame:
+    """An empty failure frame with :data:`FAILURE_COLUMNS`.
+
+    >>> list(empty_failures().columns)
+    ['table', 'row', 'externalId', 'column', 'check', 'severity', 'value', 'message']
+    """
+    return pd.DataFrame({c: pd.Series([], dtype=object) for c in FAILURE_COLUMNS})
+
+
+def failure_frame(
+    *,
+    table: Any,
+    row: Any = None,
+    externalId: Any = None,  # noqa: N803 - the failure frame's own column name
+    column: Any = None,
+    check: Any,
+    severity: Any = "error",
+    value: Any = None,
+    message: Any,
+) -> pd.DataFrame:
+    """Build a failure frame from columns (lists, or scalars broadcast over the lists).
+
+    Returns:
+        A frame with exactly :data:`FAILURE_COLUMNS`, object dtype, ``None`` for missing.
+    """
+    data = {
+        "table": table,
+        "row": row,
+        "externalId": externalId,
+        "column": column,
+        "check": check,
+        "severity": severity,
+        "value": value,
+        "message": message,
+    }
+    if not any(isinstance(v, list | tuple | pd.Series | pd.Index) for v in data.values()):
+        data = {k: [v] for k, v in data.items()}
+    frame = pd.DataFrame(data, columns=list(FAILURE_COLUMNS)).astype(object)
+    return frame.where(frame.notna(), None)

@@ -1,0 +1,106 @@
+"""Frames as the toolkit takes them in: unique row labels, identifiers read as text.
+
+>>> unique_rows(pd.DataFrame({"a": [1, 2]}, index=[7, 7])).index.tolist()
+[0, 1]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["MAX_WHOLE", "coerce_ids", "coerce_text", "no_problems", "plain", "unique_rows"]
+
+#: Beyond this a float cannot tell one whole number from the next.
+MAX_WHOLE = 2**53
+
+
+def unique_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The frame itself, or, when its index repeats a label, the frame indexed by position.
+
+    Results are matched to input rows by label, so repeated labels (``pd.concat`` without
+    ``ignore_index``) would mix rows up; with them, failures name the 0-based row position.
+
+    Args:
+        df: an input frame.
+
+    Returns:
+        A frame with a unique index.
+
+    Example:
+        >>> unique_rows(pd.DataFrame({"a": [1, 2]}, index=[7, 7])).index.tolist()
+        [0, 1]
+    """
+    return df if df.index.is_unique else df.reset_index(drop=True)
+
+
+def plain(s: pd.Series) -> pd.Series:
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        return s.astype(object)
+    return s
+
+
+def no_problems(s: pd.Series) -> pd.Series:
+    return pd.Series(None, index=s.index, dtype=object)
+
+
+def _text_value(v: Any) -> tuple[str | None, str | None]:
+    if v is None or v is pd.NA or v is pd.NaT:
+        return None, None
+    if isinstance(v, str):
+        return v, None
+    if isinstance(v, bool | np.bool_):
+        return None, "must be text, not a boolean"
+    if isinstance(v, int | np.integer):
+        return str(int(v)), None
+    if isinstance(v, float | np.floating):
+        if np.isnan(v):
+            return None, None
+        if np.isfinite(v) and float(v).is_integer() and abs(v) < MAX_WHOLE:
+            return str(int(v)), None
+        return None, "must be text, not a number"
+    return None, f"must be text, not {type(v).__name__}"
+
+
+def coerce_text(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
+    """Text: strings stay as they are; whole numbers become their digits; blank -> missing."""
+    s = plain(s)
+    problems = no_problems(s)
+    if isinstance(s.dtype, pd.StringDtype) or (
+        s.dtype == object and pd.api.types.infer_dtype(s, skipna=True) in ("string", "empty")
+    ):
+        values = s.astype("str")
+    else:
+        pairs = [_text_value(v) for v in s.tolist()]
+        values = pd.Series([p[0] for p in pairs], index=s.index, dtype="str")
+        problems = pd.Series(
+            [None if p[1] is None else f"{column} {p[1]}" for p in pairs],
+            index=s.index,
+            dtype=object,
+        )
+    values = values.where(values.str.strip() != "")
+    return values, problems
+
+
+def coerce_ids(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
+    """Identifiers as text, the way the import schemas read them.
+
+    Whole numbers (``1001`` or ``1001.0`` from a CSV column with blanks) become their digits;
+    blank text becomes missing; anything else that is not text is reported.
+
+    Args:
+        s: the values.
+        column: the column's name, for the messages.
+
+    Returns:
+        ``(values, problems)``: the text (missing where blank or unreadable) and, per row, a
+        message or ``None``.
+
+    Example:
+        >>> values, problems = coerce_ids(pd.Series([1001.0, "M-1", " "]), "id")
+        >>> values.tolist()[:2], bool(pd.isna(values.iloc[2]))
+        (['1001', 'M-1'], True)
+    """
+    return coerce_text(s, column)

@@ -1,0 +1,410 @@
+"""The HTTP layer: one pooled ``requests.Session`` per thread, timeouts and retries.
+
+Retries use urllib3's :class:`~urllib3.util.retry.Retry` (capped exponential backoff with jitter,
+``Retry-After`` honoured) on connection errors and on 429, 500, 502, 503 and 504, for requests the
+caller marks as safe to repeat. Every answer comes back as a :class:`Reply`; nothing here raises
+a ``requests`` exception to the caller.
+
+A request that got no answer says why in :attr:`Reply.failure`: :data:`UNREACHABLE` (it never
+left: connection refused, name not resolved, TLS failure, connect timeout), :data:`INVALID_URL`
+(the URL cannot be requested at all) or :data:`LOST` (it was sent and its answer was lost: read
+timeout, connection dropped; the service may have applied it). The bulk runner retries the
+first two once for the whole run, not per row, and reports the third as ``unknown``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+import orjson
+import requests
+import urllib3.exceptions
+from requests.adapters import HTTPAdapter
+from requests.utils import get_environ_proxies
+from urllib3.util.retry import Retry
+
+__all__ = [
+    "INVALID_URL",
+    "LANDED",
+    "LOST",
+    "NOT_SENT",
+    "RETRY_STATUSES",
+    "UNREACHABLE",
+    "Reply",
+    "Transport",
+    "classify",
+]
+
+log = logging.getLogger("toolkit.core.http")
+
+RETRY_STATUSES = (429, 500, 502, 503, 504)
+
+#: ``Reply.failure``: the request never left (refused, name not resolved, TLS, connect timeout).
+UNREACHABLE = "unreachable"
+#: ``Reply.failure``: the URL cannot be requested (no scheme, no host, unknown scheme).
+INVALID_URL = "invalid_url"
+#: ``Reply.failure``: the request was sent and its answer was lost; it may have been applied.
+LOST = "lost"
+#: ``Reply.failure``: the bulk runner never sent the request (stopped, or the run failed).
+NOT_SENT = "not_sent"
+#: ``Reply.failure``: a conflict on a retry shows that a lost first attempt had been applied.
+LANDED = "landed"
+
+
+@dataclass
+class Reply:
+    """What one request came back with, after its retries.
+
+    Attributes:
+        status: final HTTP status, or ``None`` when no answer came.
+        body: the parsed JSON body, or ``None``.
+        error: a one-line reason when the request did not succeed.
+        attempts: how many times the request was sent.
+        elapsed: seconds from first send to final answer.
+        method: HTTP method.
+        url: request URL.
+        failure: why no usable answer came: :data:`UNREACHABLE`, :data:`INVALID_URL`,
+            :data:`LOST`, :data:`NOT_SENT`, or :data:`LANDED` (an ``ok`` reply); else ``None``.
+        retry_after: seconds of the answer's ``Retry-After`` header, when it had one.
+    """
+
+    status: int | None
+    body: Any = None
+    error: str | None = None
+    attempts: int = 1
+    elapsed: float = 0.0
+    method: str = ""
+    url: str = ""
+    failure: str | None = None
+    retry_after: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True for a 2xx status, or a conflict that proves an earlier attempt landed."""
+        if self.failure == LANDED:
+            return True
+        return self.status is not None and 200 <= self.status < 300
+
+
+#: a path that is already percent-encoded (RFC 3986 ``pchar``s and ``/``)
+_ENCODED_PATH = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*")
+
+
+def _request(session: requests.Session, method: str, url: str, **kwargs: Any) -> requests.Response:
+    """``session.request``, except that an already percent-encoded path is sent as given.
+
+    ``requests`` decodes escapes of unreserved characters (``%2E`` becomes ``.``), and a
+    segment ``.`` or ``..`` is then removed by any HTTP stack on the way, so an id ``..`` would
+    address its parent. The path the caller encoded is put back after preparation.
+    """
+    timeout = kwargs.pop("timeout", None)
+    proxies = kwargs.pop("proxies", None) or {}
+    prep = session.prepare_request(requests.Request(method, url, **kwargs))
+    ours = urlsplit(url).path
+    theirs = urlsplit(prep.url)
+    if (
+        ours != theirs.path
+        and _ENCODED_PATH.fullmatch(ours)
+        and unquote(ours) == unquote(theirs.path)
+    ):
+        prep.url = urlunsplit(theirs._replace(path=ours))
+    settings = session.merge_environment_settings(prep.url, proxies, None, None, None)
+    return session.send(prep, timeout=timeout, allow_redirects=True, **settings)
+
+
+def classify(exc: BaseException) -> str:
+    """Say what a ``requests`` exception means for the request: never sent, bad URL, or lost.
+
+    Args:
+        exc: the exception ``requests`` raised.
+
+    Returns:
+        :data:`INVALID_URL`, :data:`UNREACHABLE` or :data:`LOST`.
+
+    Example:
+        >>> classify(requests.exceptions.MissingSchema("no scheme"))
+        'invalid_url'
+        >>> classify(requests.exceptions.ReadTimeout("read timed out"))
+        'lost'
+    """
+    if isinstance(
+        exc,
+        requests.exceptions.InvalidURL
+        | requests.exceptions.MissingSchema
+        | requests.exceptions.InvalidSchema
+        | requests.exceptions.URLRequired,
+    ):
+        return INVALID_URL
+    if isinstance(
+        exc,
+        requests.exceptions.SSLError
+        | requests.exceptions.ConnectTimeout
+        | requests.exceptions.ProxyError,
+    ):
+        return UNREACHABLE
+    if isinstance(exc, requests.exceptions.ConnectionError) and not isinstance(
+        exc, requests.exceptions.ReadTimeout
+    ):
+        reason = exc.args[0] if exc.args else None
+        reason = getattr(reason, "reason", reason)
+        if isinstance(
+            reason,
+            urllib3.exceptions.NewConnectionError  # refused, and name not resolved
+            | urllib3.exceptions.ConnectTimeoutError
+            | urllib3.exceptions.SSLError
+            | urllib3.exceptions.ProxyError,
+        ):
+            return UNREACHABLE
+    return LOST
+
+
+def _why(exc: BaseException, failure: str) -> str:
+    """A short reason without the URL (the caller names the host and the setting)."""
+    if failure == INVALID_URL:
+        return "malformed URL"
+    text = str(exc.args[0] if exc.args else exc)
+    for needle, why in (
+        ("Name or service not known", "name not resolved"),
+        ("NameResolutionError", "name not resolved"),
+        ("nodename nor servname", "name not resolved"),
+        ("Temporary failure in name resolution", "name not resolved"),
+        ("Connection refused", "connection refused"),
+        ("CERTIFICATE_VERIFY_FAILED", "TLS certificate not trusted"),
+    ):
+        if needle in text:
+            return why
+    if isinstance(exc, requests.exceptions.SSLError):
+        return "TLS failure"
+    if isinstance(exc, requests.exceptions.ConnectTimeout):
+        return "connect timeout"
+    reason = getattr(exc.args[0], "reason", None) if exc.args else None
+    if isinstance(exc, requests.exceptions.ReadTimeout) or isinstance(
+        reason, urllib3.exceptions.ReadTimeoutError
+    ):
+        return "read timeout: the request was sent, its answer did not come"
+    if failure == LOST:
+        return f"connection lost after sending ({type(exc).__name__})"
+    return type(exc).__name__
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+def _detail(body: Any, status: int | None) -> str | None:
+    if status is not None and 200 <= status < 300:
+        return None
+    if isinstance(body, dict):
+        for key in ("detail", "error_description", "title", "error", "message"):
+            if isinstance(body.get(key), str) and body[key]:
+                return body[key]
+    return f"HTTP {status}" if status is not None else "no answer"
+
+
+def _clear_locals(exc: BaseException) -> None:
+    """Drop the locals of the finished frames of ``exc`` (and its causes) below the caller."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if current.__traceback__ is not None:
+            traceback.clear_frames(current.__traceback__)
+        current = current.__cause__ or current.__context__
+
+
+class Transport:
+    """Thread-local pooled sessions with timeouts and retries.
+
+    Args:
+        timeout: (connect, read) seconds, or one number for both.
+        retries: how many times a retryable request is repeated after the first try.
+        backoff: base of the exponential backoff in seconds.
+        backoff_max: cap of one backoff sleep in seconds.
+        jitter: random seconds added to each backoff.
+        pool_size: connections kept per host per thread.
+
+    Example:
+        >>> t = Transport(timeout=5, retries=2)
+        >>> t.retries
+        2
+    """
+
+    def __init__(
+        self,
+        *,
+        timeout: float | tuple[float, float] = (5.0, 60.0),
+        retries: int = 5,
+        backoff: float = 0.25,
+        backoff_max: float = 10.0,
+        jitter: float = 0.25,
+        pool_size: int = 4,
+    ) -> None:
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self.backoff_max = backoff_max
+        self.jitter = jitter
+        self.pool_size = pool_size
+        self._local = threading.local()
+        self._proxies: dict[str, dict[str, str]] = {}
+        self._verify: str | bool = (
+            os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
+        )
+
+    def proxies(self, url: str) -> dict[str, str]:
+        """Proxy settings for a URL, read from the environment once per scheme and host.
+
+        ``requests`` re-reads the whole environment on every request when ``trust_env`` is on
+        (and would let a ``.netrc`` entry replace the bearer header); the sessions here turn
+        it off and take the same proxy settings, ``NO_PROXY`` included, from this cache.
+
+        Args:
+            url: a request URL.
+
+        Returns:
+            The proxies for that URL's scheme and host (often empty).
+        """
+        parts = urlsplit(url)
+        key = f"{parts.scheme}://{parts.netloc}"
+        found = self._proxies.get(key)
+        if found is None:
+            found = self._proxies[key] = get_environ_proxies(key)
+        return found
+
+    def _retry(self, total: int) -> Retry:
+        return Retry(
+            total=total,
+            connect=total,
+            read=total,
+            status=total,
+            other=0,
+            allowed_methods=None,  # the caller decides what is safe to repeat
+            status_forcelist=RETRY_STATUSES,
+            backoff_factor=self.backoff,
+            backoff_max=self.backoff_max,
+            backoff_jitter=self.jitter,
+            respect_retry_after_header=True,
+            raise_on_status=False,
+            raise_on_redirect=False,
+        )
+
+    def session(self, retry: bool = True) -> requests.Session:
+        """The calling thread's session (one with retries and one without)."""
+        attr = "retrying" if retry else "plain"
+        sess: requests.Session | None = getattr(self._local, attr, None)
+        if sess is None:
+            sess = requests.Session()
+            sess.trust_env = False  # proxies and CA bundle are read once, in __init__/proxies()
+            sess.verify = self._verify
+            adapter = HTTPAdapter(
+                pool_connections=self.pool_size,
+                pool_maxsize=self.pool_size,
+                max_retries=self._retry(self.retries if retry else 0),
+            )
+            sess.mount("http://", adapter)
+            sess.mount("https://", adapter)
+            setattr(self._local, attr, sess)
+        return sess
+
+    def send(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        params: dict[str, Any] | None = None,
+        json: Any = None,
+        auth: requests.auth.AuthBase | None = None,
+        retry: bool = True,
+        raw: bool = False,
+    ) -> Reply:
+        """Send one request (with its retries) and return a :class:`Reply`; never raises.
+
+        Args:
+            method: HTTP method.
+            url: full URL.
+            headers: request headers (never logged); credentials go in ``auth``.
+            params: query parameters.
+            json: JSON body.
+            auth: a ``requests`` auth hook that writes credentials into the prepared request
+                (so they are never a local of this frame).
+            retry: whether the request is safe to repeat.
+            raw: keep a 2xx body as the raw bytes instead of parsing it (error bodies are
+                always parsed).
+
+        Returns:
+            The final reply.
+
+        Example:
+            >>> Transport(timeout=0.5, retries=0).send("GET", "http://127.0.0.1:9/").status is None
+            True
+        """
+        start = time.perf_counter()
+        data = None
+        hdrs = dict(headers or {})
+        if json is not None:
+            data = orjson.dumps(json)
+            hdrs["Content-Type"] = "application/json"
+        try:
+            resp = _request(
+                self.session(retry),
+                method,
+                url,
+                headers=hdrs,
+                params=params,
+                data=data,
+                auth=auth,
+                timeout=self.timeout,
+                proxies=self.proxies(url),
+            )
+        except requests.RequestException as exc:
+            elapsed = time.perf_counter() - start
+            failure = classify(exc)
+            attempts = 1 + (self.retries if retry and failure != INVALID_URL else 0)
+            reason = _why(exc, failure)
+            log.warning("%s %s failed after %d attempts: %s", method, url, attempts, reason)
+            return Reply(
+                None, None, f"no answer ({reason})", attempts, elapsed, method, url, failure
+            )
+        except BaseException as exc:
+            # anything else (an interrupt, a bug) goes up; the frames of requests and urllib3
+            # below hold the prepared headers and body as locals: clear them first
+            _clear_locals(exc)
+            raise
+        elapsed = time.perf_counter() - start
+        history = getattr(getattr(resp.raw, "retries", None), "history", ()) or ()
+        attempts = 1 + len(history)
+        body: Any = None
+        if raw and 200 <= resp.status_code < 300:
+            body = resp.content
+        elif resp.content:
+            try:
+                body = orjson.loads(resp.content)
+            except orjson.JSONDecodeError:
+                body = None
+        log.debug(
+            "%s %s -> %s (%d attempts, %.3fs)", method, url, resp.status_code, attempts, elapsed
+        )
+        return Reply(
+            resp.status_code,
+            body,
+            _detail(body, resp.status_code),
+            attempts,
+            elapsed,
+            method,
+            url,
+            retry_after=_retry_after(resp.headers.get("Retry-After")),
+        )

@@ -1,0 +1,204 @@
+"""Settings of one customer's connection: credentials and base addresses.
+
+The bottom of the toolkit's layers. :class:`Settings` holds what a :class:`~toolkit.core.connection.
+Connection` needs and nothing else: the customer, the application's credentials (the secret in a
+masked :class:`~toolkit.core.auth.Secret`), and the base address of each service. They come from
+arguments, or from ``TOOLKIT_*`` variables and a ``.env`` file (:meth:`Settings.from_env`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from dotenv import dotenv_values
+
+from toolkit.core.auth import Secret
+from toolkit.errors import ConfigError
+
+__all__ = ["ENV_KEYS", "Settings", "read_env_file"]
+
+#: setting -> environment variable
+ENV_KEYS: dict[str, str] = {
+    "customer_id": "TOOLKIT_CUSTOMER_ID",
+    "client_id": "TOOLKIT_CLIENT_ID",
+    "client_secret": "TOOLKIT_CLIENT_SECRET",
+    "auth_url": "TOOLKIT_AUTH_URL",
+    "time_url": "TOOLKIT_TIME_URL",
+    "ingestion_url": "TOOLKIT_INGESTION_URL",
+    "audience": "TOOLKIT_AUDIENCE",
+}
+
+_OPTIONAL = ("ingestion_url", "audience")
+
+
+def _check_url(name: str, value: str | None) -> None:
+    """Refuse a base address that cannot be requested, naming its ``TOOLKIT_*`` variable."""
+    if value is None:
+        return
+    try:
+        parts = urlsplit(str(value).strip())
+        port = parts.port  # raises for a port that is not a number
+    except ValueError as exc:
+        parts, port = None, exc
+    if (
+        parts is None
+        or parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or isinstance(port, ValueError)
+    ):
+        raise ConfigError(
+            f"{ENV_KEYS[name]} ({name}) is not an http(s) URL: {value!r}; "
+            "give it as http(s)://host[:port][/path]"
+        )
+
+
+def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
+    """Read a ``.env`` file with python-dotenv.
+
+    Everything python-dotenv understands: ``#`` comments on their own line and after a value
+    (``KEY=value # comment``), single and double quotes (``#`` inside quotes is kept),
+    ``export`` prefixes, multi-line quoted values. Values are taken literally: ``${VAR}`` is not
+    expanded, so a secret holding ``$`` arrives as written. A key without ``=`` is skipped.
+
+    Args:
+        path: the file; a missing file gives an empty mapping.
+
+    Returns:
+        The variables it sets.
+
+    Example:
+        >>> import os, tempfile
+        >>> p = os.path.join(tempfile.mkdtemp(), ".env")
+        >>> _ = open(p, "w").write("export A=1 # the first\\nB='x # y'\\n")
+        >>> read_env_file(p)
+        {'A': '1', 'B': 'x # y'}
+        >>> read_env_file("/nonexistent/.env")
+        {}
+    """
+    p = Path(path)
+    if not p.is_file():
+        return {}
+    values = dotenv_values(p, interpolate=False, encoding="utf-8")
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def _check_url(name: str, value: str | None) -> None:
+    """Refuse a base address that is not ``http(s)://host[:port][/path]``, naming its variable."""
+    if value is None:
+        return
+    try:
+        parts = urlsplit(str(value).strip())
+        parts.port  # noqa: B018 -- raises ValueError for a port that is not a number
+    except ValueError as exc:
+        raise ConfigError(
+            f"{name} {value!r} is not a valid address ({exc}); check {ENV_KEYS[name]}"
+        ) from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(
+            f"{name} {value!r} is not an http(s) address such as https://host.example; "
+            f"check {ENV_KEYS[name]}"
+        )
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What one customer's conversation with the service needs.
+
+    Args:
+        customer_id: the customer's identifier (every customer-scoped path holds it).
+        client_id: the application's ``clientId``.
+        client_secret: the application's ``clientSecret`` (kept masked).
+        auth_url: base address of the identity service.
+        time_url: base address of the time service (customer-scoped v1 and v2 paths).
+        ingestion_url: base address of the import paths; defaults to ``time_url``.
+        audience: the operator-supplied audience of the token request.
+
+    Raises:
+        ConfigError: a required setting is empty, or an address is not ``http(s)://host``
+            (the message names its ``TOOLKIT_*`` variable).
+
+    Example:
+        >>> s = Settings("cust", "app", "s3cr3t", "http://127.0.0.1:1/", "http://127.0.0.1:2")
+        >>> s.urls["auth"], s.urls["ingestion"]
+        ('http://127.0.0.1:1', 'http://127.0.0.1:2')
+        >>> "s3cr3t" in repr(s)
+        False
+    """
+
+    customer_id: str
+    client_id: str
+    client_secret: Secret = field(repr=False)
+    auth_url: str
+    time_url: str
+    ingestion_url: str | None = None
+    audience: str | None = None
+
+    def __post_init__(self) -> None:
+        missing = [
+            name
+            for name in ("customer_id", "client_id", "client_secret", "auth_url", "time_url")
+            if not getattr(self, name)
+        ]
+        if missing:
+            raise ConfigError(f"missing setting(s): {', '.join(missing)}")
+        for name in ("auth_url", "time_url", "ingestion_url"):
+            _check_url(name, getattr(self, name) or None)
+        if not isinstance(self.client_secret, Secret):
+            object.__setattr__(self, "client_secret", Secret(str(self.client_secret)))
+        object.__setattr__(self, "customer_id", str(self.customer_id))
+        object.__setattr__(self, "client_id", str(self.client_id))
+        object.__setattr__(self, "audience", self.audience or None)
+
+    @property
+    def urls(self) -> dict[str, str]:
+        """Base address of each service (``auth``, ``time``, ``ingestion``), no trailing ``/``."""
+        return {
+            "auth": self.auth_url.rstrip("/"),
+            "time": self.time_url.rstrip("/"),
+            "ingestion": (self.ingestion_url or self.time_url).rstrip("/"),
+        }
+
+    @classmethod
+    def from_env(
+        cls,
+        env_file: str | os.PathLike[str] | None = ".env",
+        *,
+        environ: Mapping[str, str] | None = None,
+    ) -> Settings:
+        """Read the settings from ``TOOLKIT_*`` variables and a ``.env`` file.
+
+        The process environment wins over the file.
+
+        Args:
+            env_file: path of a ``.env`` file, or ``None`` to read none.
+            environ: variables to use instead of ``os.environ``.
+
+        Returns:
+            The settings.
+
+        Raises:
+            ConfigError: a required variable is missing.
+
+        Example:
+            >>> env = {"TOOLKIT_CUSTOMER_ID": "c", "TOOLKIT_CLIENT_ID": "i",
+            ...        "TOOLKIT_CLIENT_SECRET": "s", "TOOLKIT_AUTH_URL": "http://127.0.0.1:1",
+            ...        "TOOLKIT_TIME_URL": "http://127.0.0.1:1"}
+            >>> Settings.from_env(None, environ=env).customer_id
+            'c'
+        """
+        values = read_env_file(env_file) if env_file is not None else {}
+        values.update(environ if environ is not None else os.environ)
+        missing = [
+            var for key, var in ENV_KEYS.items() if key not in _OPTIONAL and not values.get(var)
+        ]
+        if missing:
+            raise ConfigError(
+                f"missing environment variable(s): {', '.join(missing)} "
+                f"(set them, or write them to {env_file or '.env'}; `toolkit sandbox` writes one)"
+            )
+        kwargs = {key: values.get(var) or None for key, var in ENV_KEYS.items()}
+        return cls(**kwargs)  # type: ignore[arg-type]

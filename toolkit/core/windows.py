@@ -1,0 +1,154 @@
+"""Time windows: reading bounds as UTC, cutting a range into windows, one ISO 8601 formatter.
+
+Every time the toolkit reads from a user (``after``, ``since``, ``on_or_before``) goes through
+:func:`to_utc`; every time it writes into a request or a commit goes through :func:`iso`.
+
+>>> iso(to_utc("2026-11-01T10:00:00+01:00", "since"))
+'2026-11-01T09:00:00.000Z'
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from pandas.tseries.frequencies import to_offset
+from pandas.tseries.offsets import Day, Tick
+
+from toolkit.errors import ConfigError
+
+__all__ = ["MAX_WINDOWS", "TimeLike", "iso", "split_windows", "to_utc"]
+
+#: What a time argument may be: ISO 8601 text, a datetime, a date, a Timestamp or a datetime64.
+TimeLike = str | dt.datetime | dt.date | pd.Timestamp | np.datetime64
+#: :func:`split_windows` refuses to cut a range into more windows than this.
+MAX_WINDOWS = 100_000
+
+
+def iso(ts: pd.Timestamp, *, fraction: Literal["ms", "needed"] = "ms") -> str:
+    """A time as RFC 3339 in UTC with ``Z``.
+
+    The one formatter for request parameters, commit metadata and messages. A naive time is
+    UTC; nanoseconds are truncated (the service keeps milliseconds).
+
+    Args:
+        ts: the time.
+        fraction: ``"ms"``: milliseconds always, microseconds when it has them (what requests
+            carry); ``"needed"``: only the fraction digits the time needs (metadata, messages).
+
+    >>> iso(pd.Timestamp("2026-03-01 10:30:00.123456789+01:00"))
+    '2026-03-01T09:30:00.123456Z'
+    >>> iso(pd.Timestamp("2026-03-01"))
+    '2026-03-01T00:00:00.000Z'
+    >>> iso(pd.Timestamp("2026-03-01"), fraction="needed")
+    '2026-03-01T00:00:00Z'
+    """
+    ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+    text = ts.strftime("%Y-%m-%dT%H:%M:%S.%f")
+    if fraction == "needed":
+        return text.rstrip("0").rstrip(".") + "Z"
+    return (text[:-3] if text.endswith("000") else text) + "Z"
+
+
+
+def to_utc(value: TimeLike, name: str) -> pd.Timestamp:
+    """Read a bound as a UTC timestamp (naive means UTC).
+
+    Args:
+        value: a datetime, Timestamp, date or ISO 8601 text.
+        name: what the value is, for the message.
+
+    Returns:
+        The tz-aware UTC timestamp.
+
+    Raises:
+        ConfigError: the value is not a date-time.
+
+    Example:
+        >>> to_utc("2026-11-01T10:00:00+01:00", "since")
+        Timestamp('2026-11-01 09:00:00+0000', tz='UTC')
+    """
+    try:
+        ts = pd.Timestamp(value)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{name}: cannot read {value!r} as a date-time ({exc})") from exc
+    if ts is pd.NaT:
+        raise ConfigError(f"{name}: {value!r} is not a date-time")
+    return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+
+
+def split_windows(
+    after: TimeLike, on_or_before: TimeLike, window: str | None = None
+) -> list[tuple[pd.Timestamp, pd.Timestamp]]:
+    """Cut ``(after, on_or_before]`` into consecutive half-open windows ``(a, b]``.
+
+    Sub-day offsets (``"6h"``, ``"30min"``) step from ``after`` exactly. Day and calendar
+    offsets (``"1D"``, ``"7D"``, ``"W"``, ``"MS"``, ``"QS"``) put the inner edges at midnight
+    UTC of the dates they reach (``"1D"``: every midnight; ``"MS"``: the first of each
+    month), so only the first window can be shorter at its start. The last window ends at
+    ``on_or_before``.
+
+    Args:
+        after: Exclusive lower bound: ``datetime``, ``date``, ``pandas.Timestamp`` or ISO
+            text; naive means UTC.
+        on_or_before: Inclusive upper bound, same forms.
+        window: A pandas offset alias, or ``None`` for one window.
+
+    Returns:
+        ``[(a0, b0), (b0, b1), ...]`` of tz-aware UTC timestamps: each window starts where
+        the previous ended, the first at ``after``, the last ends at ``on_or_before``.
+
+    Raises:
+        ConfigError: (a ``ValueError``) ``after`` is not before ``on_or_before``, a bound is
+            not a date-time, ``window`` is not a positive offset alias, or the range would
+            need more than :data:`MAX_WINDOWS` windows.
+
+    >>> [(a.isoformat(), b.isoformat()) for a, b in split_windows(
+    ...     "2026-11-01T18:00", "2026-11-03T12:00", "1D")]  # doctest: +NORMALIZE_WHITESPACE
+    [('2026-11-01T18:00:00+00:00', '2026-11-02T00:00:00+00:00'),
+     ('2026-11-02T00:00:00+00:00', '2026-11-03T00:00:00+00:00'),
+     ('2026-11-03T00:00:00+00:00', '2026-11-03T12:00:00+00:00')]
+    >>> [b.strftime("%H:%M") for _, b in split_windows(
+    ...     "2026-11-01T01:00", "2026-11-01T12:00", "4h")]
+    ['05:00', '09:00', '12:00']
+    >>> [b.strftime("%m-%d") for _, b in split_windows("2026-01-15", "2026-03-10", "MS")]
+    ['02-01', '03-01', '03-10']
+    """
+    start = to_utc(after, "after")
+    end = to_utc(on_or_before, "on_or_before")
+    if start >= end:
+        raise ConfigError(
+            f"after ({start.isoformat()}) must be before on_or_before ({end.isoformat()}):"
+            " the window (after, on_or_before] is empty"
+        )
+    if window is None:
+        return [(start, end)]
+    try:
+        offset = to_offset(window)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(
+            f"window {window!r} is not a pandas offset alias such as '1D', '7D', '6h' or 'MS'"
+        ) from exc
+    if offset.n <= 0:
+        raise ConfigError(f"window {window!r} must be a positive length")
+    # Day is a Tick in pandas 2 and a calendar offset in pandas 3: treat it as calendar in both.
+    tick = isinstance(offset, Tick) and not isinstance(offset, Day)
+    if tick and (end - start) / pd.Timedelta(offset) > MAX_WINDOWS:
+        raise ConfigError(f"window {window!r} cuts the range into more than {MAX_WINDOWS} windows")
+    edges = [start]
+    current = start
+    while current < end:
+        step = current + offset
+        if not tick and step.normalize() > current:
+            step = step.normalize()
+        if step <= current:
+            raise ConfigError(f"window {window!r} does not advance from {current.isoformat()}")
+        current = min(step, end)
+        edges.append(current)
+        if len(edges) > MAX_WINDOWS + 1:
+            raise ConfigError(
+                f"window {window!r} cuts the range into more than {MAX_WINDOWS} windows"
+            )
+    return list(zip(edges[:-1], edges[1:], strict=True))

@@ -1,0 +1,273 @@
+"""Acknowledge released entries from a frame: release-succeeded or release-failed, per row.
+
+The frame is validated first (:class:`AcknowledgementSchema`), then posted through the bulk
+runner. A 409 (the entry is already in another state) is reported with the service's detail and
+is not retried. An acknowledgement whose answer was lost is retried; a 409 on that retry naming
+the requested state means the first attempt landed (the row is ``sent``), any other answer
+leaves the row ``unknown``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pandera.pandas as pa
+
+from toolkit.bulk.runner import Call, Journal, result_frame, run_bulk
+from toolkit.core.connection import Connection
+from toolkit.core.failures import check_name, failure_frame
+from toolkit.core.frames import unique_rows
+from toolkit.core.http import Reply
+from toolkit.egress.ack_schema import CROSS_RULES, OUTCOMES, AcknowledgementSchema
+from toolkit.errors import ConfigError, Interrupted, ValidationError
+
+__all__ = ["AcknowledgementSchema", "acknowledge", "check_acknowledgements"]
+
+#: the ``table`` of this module's failure frames
+TABLE = "acknowledgements"
+
+
+def _as_list(value: Any, separator: str | None = None) -> list[str] | None:
+    """``errors`` as given: a list stays a list; text is one message unless ``separator``."""
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return None
+    if isinstance(value, str):
+        if not separator:
+            return [value] if value.strip() else None
+        parts = [p.strip() for p in value.split(separator)]
+        return [p for p in parts if p] or None
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, list | tuple):
+        return [str(v) for v in value if v is not None and str(v).strip()] or None
+    return [str(value)]
+
+
+def _message(df: pd.DataFrame, column: str, check: str, value: Any) -> str:
+    """The failure in words, as the import tables word theirs."""
+    if check == "required":
+        return f"{column} is required but {'empty' if isinstance(value, str) else 'missing'}"
+    if check == "allowed_values":
+        return f"{column} must be one of {', '.join(OUTCOMES)} (case-sensitive); got {value!r}"
+    if check == "unique":
+        rows = df.index[df[column] == value].tolist()
+        return f"{column} {value!r} is not unique: rows {', '.join(map(str, rows[:5]))} share it"
+    return f"{column}: failed {check}; got {value!r}"
+
+
+def _landed(state: str) -> Callable[[Reply], bool]:
+    """Whether a 409 answering a retry says the entry is already in ``state``."""
+
+    def landed(reply: Reply) -> bool:
+        body = reply.body if isinstance(reply.body, dict) else {}
+        return body.get("state") == state
+
+    return landed
+
+
+def check_acknowledgements(frame: pd.DataFrame, *, separator: str | None = None) -> pd.DataFrame:
+    """Normalise and validate an acknowledgement frame.
+
+    Accepts ``_id`` for ``entryId`` (as exported). ``errors`` are taken as given: a list stays a
+    list, and text is one message (``"client closed; rate missing"`` is one reason) unless a
+    ``separator`` is given. Missing ``externalId`` / ``errors`` columns are added empty. An
+    index with repeated labels is replaced by row positions.
+
+    Args:
+        frame: ``userId``, ``entryId`` (or ``_id``), ``outcome``, ``externalId``, ``errors``.
+        separator: Split text ``errors`` on it into several messages (stripped, blanks
+            dropped), e.g. ``";"``. Lists are never split.
+
+    Returns:
+        The normalised frame (``errors`` as lists).
+
+    Raises:
+        ValidationError: with ``.failure_cases`` naming every bad row and column (the
+            ``externalId`` column of the failure frame holds the row's ``entryId``).
+
+    Example:
+        >>> df = pd.DataFrame({"userId": ["u1"], "entryId": ["e1"], "outcome": ["failed"],
+        ...                    "errors": ["client closed; rate missing"]})
+        >>> check_acknowledgements(df).loc[0, "errors"]
+        ['client closed; rate missing']
+        >>> check_acknowledgements(df, separator=";").loc[0, "errors"]
+        ['client closed', 'rate missing']
+    """
+    df = unique_rows(frame).copy()
+    if "entryId" not in df and "_id" in df:
+        df = df.rename(columns={"_id": "entryId"})
+    for col in ("externalId", "errors"):
+        if col not in df:
+            df[col] = None
+    missing = [c for c in ("userId", "entryId", "outcome") if c not in df]
+    if missing:
+        cases = failure_frame(
+            table=TABLE,
+            row=[None] * len(missing),
+            column=missing,
+            check="column_missing",
+            message=[f"missing column {c!r}" for c in missing],
+        )
+        raise ValidationError(f"missing column(s): {', '.join(missing)}", cases)
+    for col in ("userId", "entryId", "outcome", "externalId"):
+        df[col] = pd.Series(
+            [None if pd.isna(v) else str(v) for v in df[col].astype(object).tolist()],
+            index=df.index,
+            dtype=object,
+        )
+    df["errors"] = pd.Series(
+        [_as_list(v, separator) for v in df["errors"].astype(object).tolist()],
+        index=df.index,
+        dtype=object,
+    )
+    if df.empty:
+        return df[["userId", "entryId", "outcome", "externalId", "errors"]]
+    parts: list[pd.DataFrame] = []
+    try:
+        checked = AcknowledgementSchema.validate(df, lazy=True)
+    except pa.errors.SchemaErrors as exc:
+        fc = exc.failure_cases
+        checked = df
+        rows = fc["index"].tolist()
+        checks = [check_name(str(c)) for c in fc["check"]]
+        parts.append(
+            failure_frame(
+                table=TABLE,
+                row=rows,
+                externalId=[df.at[r, "entryId"] if r in df.index else None for r in rows],
+                column=fc["column"].tolist(),
+                check=checks,
+                value=fc["failure_case"].tolist(),
+                message=[
+                    _message(df, str(col), chk, v)
+                    for col, chk, v in zip(fc["column"], checks, fc["failure_case"], strict=True)
+                ],
+            )
+        )
+    for column, outcome, message in CROSS_RULES:
+        values = df[column]
+        present = (
+            values.map(lambda v: isinstance(v, list) and len(v) > 0)
+            if column == "errors"
+            else values.map(lambda v: isinstance(v, str) and v.strip() != "")
+        )
+        bad = df.index[(df["outcome"] == outcome) & ~present.astype(bool)]
+        if len(bad):
+            parts.append(
+                failure_frame(
+                    table=TABLE,
+                    row=list(bad),
+                    externalId=df.loc[bad, "entryId"].tolist(),
+                    column=column,
+                    check="required",
+                    value=df.loc[bad, column].tolist(),
+                    message=message,
+                )
+            )
+    if parts:
+        cases = pd.concat(parts, ignore_index=True)
+        position = {label: i for i, label in enumerate(df.index)}  # in row order, as imports
+        order = [position.get(r, -1) if r is not None else -1 for r in cases["row"]]
+        cases = cases.iloc[np.argsort(order, kind="stable")].reset_index(drop=True)
+        raise ValidationError(f"{len(cases)} acknowledgement failure(s); nothing was sent", cases)
+    return checked
+
+
+def acknowledge(
+    conn: Connection,
+    frame: pd.DataFrame,
+    *,
+    validate: bool = True,
+    workers: int | None = None,
+    progress: bool = True,
+    journal: str | os.PathLike[str] | Journal | None = None,
+) -> pd.DataFrame:
+    """Post release-succeeded / release-failed for every row of a frame.
+
+    Args:
+        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
+        frame: ``userId``, ``entryId`` (or ``_id``), ``outcome`` (``succeeded`` / ``failed``),
+            ``externalId`` (succeeded rows), ``errors`` (failed rows; a list, or text sent as
+            one message: to split text, pass the frame through
+            ``check_acknowledgements(frame, separator=";")`` first).
+        validate: check the frame first and raise before anything is sent.
+        workers: worker threads.
+        progress: show a progress bar.
+        journal: path of a journal for resumable runs.
+
+    Returns:
+        Aligned to the input: ``userId``, ``entryId``, ``outcome``, ``status``, ``ok``,
+        ``httpStatus``, ``error`` (for a 409, the entry's conflict), ``attempts``, ``elapsed``.
+
+    Raises:
+        ValidationError: the frame failed its checks (with ``.failure_cases``).
+        Interrupted: Ctrl+C or Jupyter's stop; ``.result`` is the frame so far.
+
+    Example:
+        >>> acks = pd.DataFrame({"userId": [u], "entryId": [e], "outcome": ["succeeded"],
+        ...                      "externalId": ["INV-1"]})  # doctest: +SKIP
+        >>> client.acknowledge(acks).ok.all()  # doctest: +SKIP
+        True
+    """
+    original = frame.index
+    if validate:
+        df = check_acknowledgements(frame)
+    else:
+        df = unique_rows(frame).rename(columns={"_id": "entryId"})
+        for col in ("externalId", "errors"):
+            if col not in df:
+                df[col] = None
+        missing = [c for c in ("userId", "entryId", "outcome") if c not in df]
+        if missing:
+            raise ConfigError(f"the frame needs column(s) {missing}")
+    calls = []
+    for user, entry, outcome, ext, errs in zip(
+        df["userId"].tolist(),
+        df["entryId"].tolist(),
+        df["outcome"].tolist(),
+        df["externalId"].tolist(),
+        df["errors"].tolist(),
+        strict=True,
+    ):
+        path = {"userId": user, "entryId": entry}
+        if outcome == "succeeded":
+            body: dict[str, Any] = {"externalId": ext}
+            landed = _landed("succeeded")
+            calls.append(Call("release_succeeded", path, body, key=entry, landed=landed))
+        else:
+            body = {"errors": _as_list(errs) or []}
+            calls.append(Call("release_failed", path, body, key=entry, landed=_landed("failed")))
+
+    def frame(replies: list[Reply]) -> pd.DataFrame:
+        res = result_frame(original, df["entryId"].tolist(), replies, key_name="entryId")
+        res.insert(0, "userId", pd.array(df["userId"].tolist(), dtype="string"))
+        res.insert(2, "outcome", pd.array(df["outcome"].tolist(), dtype="string"))
+        return res
+
+    try:
+        replies = run_bulk(
+            conn, calls, workers=workers, progress=progress, journal=journal, desc="acknowledge"
+        )
+    except Interrupted as exc:
+        exc.result = frame(exc.replies)
+        raise
+    res = frame(replies)
+    # the spec does not say a repeated acknowledgement is harmless: a 409 that follows a
+    # retried attempt may mean the first attempt was applied and only its answer was lost
+    retried_conflict = (
+        (res["httpStatus"] == 409).fillna(False)
+        & (res["attempts"] > 1).fillna(False)
+        & (res["status"] == "failed")
+    )
+    if retried_conflict.any():
+        res["error"] = res["error"].astype(object)
+        res.loc[retried_conflict, "error"] = (
+            "409 after a retried attempt (the first may have been applied; check the entry): "
+            + res.loc[retried_conflict, "error"].fillna("").astype(str)
+        )
+        res["error"] = res["error"].astype("string")
+    return res

@@ -1,0 +1,563 @@
+"""Flatten exported time entries (parsed JSON) into typed pandas tables.
+
+Two JSON forms come out of the service (see the interface spec):
+
+* the *export form* of ``GET /api/v2/customers/{customerId}/entries/export``;
+* the *detailed form* of ``GET /api/v1/customers/{customerId}/entries/release-pending``.
+
+Each flattens into two tables, linked like a parent and a child table:
+
+* **entries**: one row per entry; nested objects become columns named by their dotted path
+  (``initiative.client.externalId``);
+* **codes**: one row per (entry, code), with ``entryId`` (the entry's ``_id``) and ``position``
+  (0-based index in the entry's ``codes`` list). An entry without codes has no codes rows.
+
+How (measured, see ``bench/README.md``): the parsed records are converted to Arrow in one
+C++ pass against a *declared* struct type (no type inference, no per-row Python code), the
+structs are flattened in Arrow, text timestamps are cast in Arrow, and the tables are handed
+to pandas without copying the strings. Parsing raw bytes runs with the cyclic garbage
+collector paused (:func:`gc_paused`): the collector otherwise re-scans every parsed dict
+while ``orjson.loads`` builds hundreds of thousands of them, which costs several times the
+parse itself.
+
+Only the fields of the spec are kept; unknown fields are ignored, missing fields and
+``null`` objects become nulls.
+
+>>> from toolkit.testing import fake_export_entries
+>>> entries, codes = flatten_export(fake_export_entries(2, codes_per_entry=3))
+>>> len(entries), len(codes), codes["position"].tolist()
+(2, 6, [0, 1, 2, 0, 1, 2])
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Literal
+
+import numpy as np
+import orjson
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pa_json
+
+from toolkit.errors import FlattenError
+
+__all__ = [
+    "FlattenError",
+    "EXPORT_RECORD_TYPE",
+    "PENDING_RECORD_TYPE",
+    "gc_paused",
+    "flatten_export",
+    "flatten_pending",
+    "flatten_export_arrow",
+    "flatten_pending_arrow",
+    "parse_and_flatten_export",
+    "parse_and_flatten_pending",
+    "arrow_to_pandas",
+    "codes_wide",
+]
+
+Kind = Literal["export", "pending"]
+
+
+_STR = pa.string()
+_CLIENT = pa.struct(
+    [
+        ("_id", _STR),
+        ("externalId", _STR),
+        ("name", _STR),
+        ("description", _STR),
+        ("callSign", _STR),
+    ]
+)
+_CODE = pa.struct(
+    [
+        ("_id", _STR),
+        ("externalId", _STR),
+        ("name", _STR),
+        ("description", _STR),
+        (
+            "type",
+            pa.struct(
+                [("_id", _STR), ("externalId", _STR), ("name", _STR), ("semanticType", _STR)]
+            ),
+        ),
+    ]
+)
+
+#: Arrow type one export-form entry is read as (field order = column order of ``entries``).
+EXPORT_RECORD_TYPE = pa.struct(
+    [
+        ("_id", _STR),
+        ("customerId", _STR),
+        ("userId", _STR),
+        ("externalId", _STR),
+        ("workDate", _STR),
+        ("summary", _STR),
+        ("unitIncrementCount", pa.int64()),
+        ("incrementDurationInSeconds", pa.int64()),
+        ("createdAt", _STR),
+        ("updatedAt", _STR),
+        ("initiative", pa.struct([("externalId", _STR), ("name", _STR), ("client", _CLIENT)])),
+        ("codes", pa.list_(pa.struct([("code", _CODE), ("assignedBy", _STR)]))),
+    ]
+)
+
+#: Arrow type one detailed-form (release-pending) entry is read as.
+PENDING_RECORD_TYPE = pa.struct(
+    [
+        ("_id", _STR),
+        ("customerId", _STR),
+        ("userId", _STR),
+        ("externalId", _STR),
+        ("workDate", _STR),
+        ("summary", _STR),
+        ("unitIncrementCount", pa.int64()),
+        ("incrementDurationInSeconds", pa.int64()),
+        (
+            "initiativeProps",
+            pa.struct(
+                [
+                    ("type", _STR),
+                    ("colorHex", _STR),
+                    ("tags", pa.list_(_STR)),
+                    ("nickname", _STR),
+                    (
+                        "initiative",
+                        pa.struct(
+                            [
+                                ("type", _STR),
+                                ("_id", _STR),
+                                ("billingType", _STR),
+                                ("callSign", _STR),
+                                ("unitIncrements", pa.float64()),
+                                ("externalId", _STR),
+                                ("name", _STR),
+                                ("description", _STR),
+                                ("client", _CLIENT),
+                            ]
+                        ),
+                    ),
+                ]
+            ),
+        ),
+        ("codes", pa.list_(_CODE)),
+    ]
+)
+
+_RECORD_TYPES: dict[str, pa.DataType] = {
+    "export": EXPORT_RECORD_TYPE,
+    "pending": PENDING_RECORD_TYPE,
+}
+_TIMESTAMP = pa.timestamp("us", tz="UTC")
+_DATE_TS = pa.timestamp("us")
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector for the block, restoring its previous state.
+
+    Building many containers (``orjson.loads`` of a large array of objects) triggers a
+    collection every few hundred allocations, and the older generations grow with the data,
+    so the collector re-scans the whole parsed tree again and again. JSON cannot contain
+    reference cycles, so pausing it loses nothing.
+
+    >>> import gc
+    >>> with gc_paused():
+    ...     gc.isenabled()
+    False
+    >>> gc.isenabled()
+    True
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+_JSON_NAMES = {int: "number", float: "number", bool: "boolean", str: "string", list: "array"}
+
+
+def _explain(records: Sequence[Any], record_type: pa.StructType, kind: str) -> str:
+    """Find which field (or record) the Arrow conversion choked on, for the error text."""
+    for i, rec in enumerate(records):
+        if rec is None:
+            return f"entry {i} is null, expected an object"
+        if not isinstance(rec, dict):
+            what = _JSON_NAMES.get(type(rec), type(rec).__name__)
+            return f"entry {i} is a {what}, expected an object"
+    for field in record_type:
+        column = [rec.get(field.name) for rec in records]
+        try:
+            pa.array(column, type=field.type)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            return f"field {field.name!r} of the {kind} form: {exc}"
+    return f"records do not match the {kind} form"
+
+
+def _struct_array(records: Iterable[dict[str, Any]], kind: str) -> pa.Table:
+    """Convert records into an Arrow table of the declared record type (nested, untyped text)."""
+    if isinstance(records, dict | str | bytes):
+        raise FlattenError(f"expected a list of {kind} entries, got a {type(records).__name__}")
+    if not isinstance(records, list | tuple):
+        records = list(records)
+    record_type = _RECORD_TYPES[kind]
+    try:
+        arr = pa.array(records, type=record_type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise FlattenError(_explain(records, record_type, kind)) from exc
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    if any(c.null_count for c in chunks):
+        raise FlattenError(_explain(records, record_type, kind))
+    batches = [pa.RecordBatch.from_struct_array(c) for c in chunks]
+    return pa.Table.from_batches(batches, schema=pa.schema(list(record_type)))
+
+
+def _flatten_structs(table: pa.Table) -> pa.Table:
+    """Flatten struct columns recursively; children are named ``parent.child``."""
+    while any(pa.types.is_struct(f.type) for f in table.schema):
+        table = table.flatten()
+    return table
+
+
+def _cast_timestamp(column: pa.ChunkedArray, name: str) -> pa.ChunkedArray:
+    """ISO 8601 text to UTC microseconds; naive text is taken as UTC."""
+    try:
+        return pc.cast(column, _TIMESTAMP)
+    except pa.ArrowInvalid:
+        pass
+    try:
+        parsed = pd.to_datetime(column.to_pandas(), utc=True, format="ISO8601")
+    except (ValueError, TypeError) as exc:
+        raise FlattenError(
+            f"{name!r} holds a value that is not an ISO 8601 timestamp: {exc}"
+        ) from exc
+    return pa.chunked_array([pa.array(parsed.dt.as_unit("us"), type=_TIMESTAMP)])
+
+
+def _cast_date(column: pa.ChunkedArray, name: str) -> pa.ChunkedArray:
+    """``YYYY-MM-DD`` text (anything after the 10th character ignored) to naive midnight."""
+    try:
+        return pc.cast(pc.cast(pc.utf8_slice_codeunits(column, 0, 10), pa.date32()), _DATE_TS)
+    except pa.ArrowInvalid as exc:
+        raise FlattenError(f"{name!r} holds a value that is not a YYYY-MM-DD date: {exc}") from exc
+
+
+def _type_entries(table: pa.Table) -> pa.Table:
+    for name in ("createdAt", "updatedAt"):
+        if name in table.column_names:
+            i = table.schema.get_field_index(name)
+            table = table.set_column(i, name, _cast_timestamp(table[name], name))
+    i = table.schema.get_field_index("workDate")
+    return table.set_column(i, "workDate", _cast_date(table["workDate"], "workDate"))
+
+
+def _split(table: pa.Table, kind: str) -> tuple[pa.Table, pa.Table]:
+    """Split the nested record table into the flat entries and codes tables."""
+    codes_list = table["codes"].combine_chunks()
+    entries = _type_entries(_flatten_structs(table.drop_columns(["codes"])))
+
+    lengths = pc.fill_null(pc.list_value_length(codes_list), 0).to_numpy(zero_copy_only=False)
+    lengths = lengths.astype(np.int64, copy=False)
+    total = int(lengths.sum())
+    parents = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    starts = np.cumsum(lengths) - lengths
+    position = np.arange(total, dtype=np.int64) - np.repeat(starts, lengths)
+
+    values = codes_list.flatten()  # skips null lists, honours offsets
+    # StructArray.flatten() (unlike Table.from_struct_array) keeps a null element null.
+    children = _flatten_structs(pa.table(values.flatten(), names=[f.name for f in values.type]))
+    if kind == "pending":  # flat code objects: prefix to match the export form's names
+        children = children.rename_columns([f"code.{n}" for n in children.column_names])
+    entry_ids = table["_id"].combine_chunks().take(pa.array(parents))
+    codes = pa.table(
+        [entry_ids, pa.array(position), *children.columns],
+        names=["entryId", "position", *children.column_names],
+    )
+    return entries, codes
+
+
+def _pandas_type(arrow_type: pa.DataType) -> Any:
+    """types_mapper: nullable integers and floats, Arrow-backed lists; strings stay ``str``."""
+    if pa.types.is_integer(arrow_type):
+        return pd.Int64Dtype()
+    if pa.types.is_floating(arrow_type):
+        return pd.Float64Dtype()
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        return pd.ArrowDtype(pa.list_(pa.string()))
+    return None
+
+
+def arrow_to_pandas(table: pa.Table) -> pd.DataFrame:
+    """Convert a flat Arrow table of this module to pandas with the documented dtypes.
+
+    Text becomes the pandas ``str`` dtype (Arrow-backed, no copy), integers ``Int64``,
+    floats ``Float64``, lists ``ArrowDtype(list<string>)``, timestamps stay ``datetime64[us]``
+    (tz-aware where the Arrow type is). A ``position`` column becomes plain ``int64``.
+
+    Args:
+        table: A table as returned by :func:`flatten_export_arrow` (or read from Parquet).
+
+    Returns:
+        The DataFrame, with a fresh ``RangeIndex``.
+
+    >>> import pyarrow as pa
+    >>> arrow_to_pandas(pa.table({"n": [1, None], "s": ["a", None]})).dtypes.astype(str).tolist()
+    ['Int64', 'str']
+    """
+    df = table.to_pandas(types_mapper=_pandas_type)
+    if "position" in df.columns:
+        df["position"] = df["position"].astype("int64")
+    return df
+
+
+def flatten_export_arrow(records: Iterable[dict[str, Any]]) -> tuple[pa.Table, pa.Table]:
+    """Flatten export-form entries into typed Arrow tables (entries, codes).
+
+    Same columns as :func:`flatten_export`, without the pandas conversion: use it to stream
+    window after window straight to Parquet.
+
+    Args:
+        records: Parsed entries in the export form.
+
+    Returns:
+        ``(entries, codes)`` as :class:`pyarrow.Table`.
+
+    Raises:
+        FlattenError: A record is not an object, or a field has the wrong JSON type.
+
+    >>> from toolkit.testing import fake_export_entries
+    >>> entries, codes = flatten_export_arrow(fake_export_entries(3, codes_per_entry=2))
+    >>> entries.num_rows, codes.num_rows, str(entries.schema.field("createdAt").type)
+    (3, 6, 'timestamp[us, tz=UTC]')
+    """
+    return _split(_struct_array(records, "export"), "export")
+
+
+def flatten_pending_arrow(records: Iterable[dict[str, Any]]) -> tuple[pa.Table, pa.Table]:
+    """Flatten detailed-form (release-pending) entries into typed Arrow tables.
+
+    Args:
+        records: Parsed entries in the detailed form.
+
+    Returns:
+        ``(entries, codes)`` as :class:`pyarrow.Table`.
+
+    Raises:
+        FlattenError: A record is not an object, or a field has the wrong JSON type.
+
+    >>> from toolkit.testing import fake_pending_entries
+    >>> entries, codes = flatten_pending_arrow(fake_pending_entries(2, codes_per_entry=1))
+    >>> entries.num_rows, codes.num_rows
+    (2, 2)
+    """
+    return _split(_struct_array(records, "pending"), "pending")
+
+
+def flatten_export(records: Iterable[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Flatten export-form entries (v2 export) into typed ``entries`` and ``codes`` frames.
+
+    Columns and dtypes are the contract of
+    :class:`toolkit.egress.schemas.ExportEntriesSchema` and
+    :class:`toolkit.egress.schemas.ExportCodesSchema`.
+
+    Args:
+        records: Parsed entries in the export form (a list of dicts, as ``orjson.loads``
+            returns).
+
+    Returns:
+        ``(entries, codes)``: one row per entry; one row per (entry, code) with ``entryId``
+        and 0-based ``position``.
+
+    Raises:
+        FlattenError: A record is not an object, or a field has the wrong JSON type.
+
+    >>> from toolkit.testing import fake_export_entry
+    >>> entries, codes = flatten_export([fake_export_entry(codes=2, initiative=None)])
+    >>> entries["initiative.client.externalId"].isna().tolist(), len(codes)
+    ([True], 2)
+    >>> str(entries["updatedAt"].dtype), str(entries["workDate"].dtype)
+    ('datetime64[us, UTC]', 'datetime64[us]')
+    """
+    entries, codes = flatten_export_arrow(records)
+    return arrow_to_pandas(entries), arrow_to_pandas(codes)
+
+
+def flatten_pending(records: Iterable[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Flatten detailed-form entries (release-pending) into typed ``entries`` and ``codes``.
+
+    ``initiativeProps`` becomes ``initiativeProps.*`` columns (``initiativeProps.tags`` a list
+    column), the nested initiative ``initiativeProps.initiative.*``. Codes are named
+    ``code.*`` as in the export form, without ``assignedBy`` (the form has none).
+
+    Args:
+        records: Parsed entries in the detailed form.
+
+    Returns:
+        ``(entries, codes)`` as in :func:`flatten_export`; see
+        :class:`toolkit.egress.schemas.PendingEntriesSchema` for the columns.
+
+    Raises:
+        FlattenError: A record is not an object, or a field has the wrong JSON type.
+
+    >>> from toolkit.testing import fake_pending_entry
+    >>> entries, codes = flatten_pending([fake_pending_entry(tags=["pinned"], codes=0)])
+    >>> entries["initiativeProps.tags"].tolist(), len(codes)
+    ([['pinned']], 0)
+    """
+    entries, codes = flatten_pending_arrow(records)
+    return arrow_to_pandas(entries), arrow_to_pandas(codes)
+
+
+def _loads(raw: bytes | bytearray | memoryview | str, kind: str) -> list[dict[str, Any]]:
+    try:
+        parsed = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise FlattenError(f"not valid JSON: {exc}") from exc
+    if not isinstance(parsed, list):
+        raise FlattenError(f"expected a JSON array of {kind} entries, got {type(parsed).__name__}")
+    return parsed
+
+
+def _read_json_arrow(raw: bytes | bytearray | memoryview | str, kind: str) -> pa.Table | None:
+    """Parse a JSON array of entries straight into Arrow, or ``None`` if Arrow can't.
+
+    Arrow's JSON reader wants one object per line, so the array is wrapped as the one field
+    of one object (``{"r": [...]}``), read against the declared type in a single block.
+    Anything it cannot read (not an array, null entries, a number where text is declared,
+    a body too large for one block) returns ``None`` and the caller takes the orjson path,
+    which either succeeds or names the offending field.
+    """
+    data = raw.encode() if isinstance(raw, str) else raw
+    if len(data) >= 2**31 - 16:
+        return None
+    wrapped = b"".join((b'{"r":', data, b"}"))
+    record_type = _RECORD_TYPES[kind]
+    try:
+        table = pa_json.read_json(
+            pa.BufferReader(wrapped),
+            read_options=pa_json.ReadOptions(block_size=len(wrapped) + 1),
+            parse_options=pa_json.ParseOptions(
+                explicit_schema=pa.schema([("r", pa.list_(record_type))]),
+                unexpected_field_behavior="ignore",
+                newlines_in_values=b"\n" in data,
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return None
+    del wrapped
+    if table.num_rows != 1 or table["r"].null_count:
+        return None
+    entries = table["r"].combine_chunks().values
+    if entries.null_count:
+        return None
+    return pa.Table.from_batches(
+        [pa.RecordBatch.from_struct_array(entries)], schema=pa.schema(list(record_type))
+    )
+
+
+def _parse_and_flatten(
+    raw: bytes | bytearray | memoryview | str, kind: str
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    table = _read_json_arrow(raw, kind)
+    if table is not None:
+        entries, codes = _split(table, kind)
+        return arrow_to_pandas(entries), arrow_to_pandas(codes)
+    # The collector stays paused until the parsed objects are gone: re-enabled while they
+    # are alive, its next full pass would walk all of them once more.
+    with gc_paused():
+        records = _loads(raw, kind)
+        entries, codes = _split(_struct_array(records, kind), kind)
+        del records
+        return arrow_to_pandas(entries), arrow_to_pandas(codes)
+
+
+def parse_and_flatten_export(
+    raw: bytes | bytearray | memoryview | str,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Parse a v2 export response body (a JSON array) and flatten it; see :func:`flatten_export`.
+
+    Parsing runs with the garbage collector paused (:func:`gc_paused`), and the parsed
+    objects are freed before returning.
+
+    Args:
+        raw: The response body.
+
+    Returns:
+        ``(entries, codes)``.
+
+    Raises:
+        FlattenError: Not JSON, not an array, or not the export form.
+
+    >>> entries, codes = parse_and_flatten_export(b'[{"_id": "a1", "workDate": "2026-11-02"}]')
+    >>> entries["_id"].tolist(), entries["workDate"].tolist(), len(codes)
+    (['a1'], [Timestamp('2026-11-02 00:00:00')], 0)
+    """
+    return _parse_and_flatten(raw, "export")
+
+
+def parse_and_flatten_pending(
+    raw: bytes | bytearray | memoryview | str,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Parse a release-pending response body and flatten it; see :func:`flatten_pending`.
+
+    Args:
+        raw: The response body.
+
+    Returns:
+        ``(entries, codes)``.
+
+    Raises:
+        FlattenError: Not JSON, not an array, or not the detailed form.
+
+    >>> body = b'[{"_id": "a1", "initiativeProps": {"tags": ["pinned"]}, "codes": null}]'
+    >>> entries, codes = parse_and_flatten_pending(body)
+    >>> entries["initiativeProps.tags"].tolist(), len(codes)
+    ([['pinned']], 0)
+    """
+    return _parse_and_flatten(raw, "pending")
+
+
+def codes_wide(entries: pd.DataFrame, codes: pd.DataFrame) -> pd.DataFrame:
+    """Pivot codes to one row per entry and one column per code type.
+
+    Each column is named by the code type's ``externalId`` and holds the ``externalId`` of
+    the entry's code of that type (the first by position if there are several). Columns are
+    ordered by the code types' first position; entries without a code of a type hold a
+    missing value.
+
+    Args:
+        entries: The entries table (its ``_id`` column gives rows and their order).
+        codes: The codes table (``entryId``, ``position``, ``code.externalId``,
+            ``code.type.externalId``).
+
+    Returns:
+        A frame indexed by ``_id`` (same order as ``entries``), ``str`` columns.
+
+    >>> from toolkit.testing import fake_export_entry
+    >>> entries, codes = flatten_export(
+    ...     [fake_export_entry(_id="e1", codes=2), fake_export_entry(_id="e2", codes=0)])
+    >>> wide = codes_wide(entries, codes)
+    >>> wide.columns.tolist(), wide.index.tolist(), wide.loc["e2"].isna().all()
+    (['task-code', 'activity-code'], ['e1', 'e2'], np.True_)
+    """
+    index = pd.Index(entries["_id"], name="_id")
+    kept = codes.loc[
+        codes["code.type.externalId"].notna(),
+        ["entryId", "position", "code.type.externalId", "code.externalId"],
+    ]
+    if kept.empty:
+        return pd.DataFrame(index=index)
+    kept = kept.sort_values(["position"], kind="stable")
+    order = pd.unique(kept["code.type.externalId"])
+    kept = kept.drop_duplicates(["entryId", "code.type.externalId"], keep="first")
+    wide = kept.pivot(index="entryId", columns="code.type.externalId", values="code.externalId")
+    wide = wide.reindex(index=index, columns=order)
+    wide.columns = pd.Index(list(order))
+    return wide.astype("str")

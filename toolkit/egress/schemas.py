@@ -1,0 +1,203 @@
+"""pandera models of the exported tables: the column names and dtypes are a contract.
+
+The flattening functions (:mod:`toolkit.egress.flatten`) and :class:`toolkit.egress.export.Export`
+produce
+frames that validate against these models; tests check it. Dotted column names (the path
+of a field in the JSON) are given with ``alias``.
+
+Dtypes:
+
+========================================  ==============================================
+column kind                               dtype
+========================================  ==============================================
+text (ids, names, ``assignedBy`` ...)     ``str`` (pandas 3 default string dtype;
+                                          missing is ``NaN``)
+``workDate``                              ``datetime64[us]``, naive midnight of the day
+``createdAt``, ``updatedAt``              ``datetime64[us, UTC]``
+counts and seconds                        ``Int64`` (nullable)
+``initiativeProps.initiative.unitIncrements``  ``Float64`` (the spec says "number")
+``position``                              ``int64``
+``initiativeProps.tags``                  ``list<string>[pyarrow]`` (``pd.ArrowDtype``)
+========================================  ==============================================
+
+Every column except the identifiers linking the tables (``_id``, ``entryId``,
+``position``) is nullable: the service may leave any field or nested object out.
+
+>>> from toolkit.egress.flatten import flatten_export
+>>> from toolkit.testing import fake_export_entries
+>>> entries, codes = flatten_export(fake_export_entries(5))
+>>> ExportEntriesSchema.validate(entries) is not None, ExportCodesSchema.validate(codes) is not None
+(True, True)
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import pandas as pd
+import pandera.pandas as pa
+import pyarrow
+from pandera.engines import pandas_engine
+from pandera.typing import Series
+
+__all__ = [
+    "ExportEntriesSchema",
+    "ExportCodesSchema",
+    "PendingEntriesSchema",
+    "PendingCodesSchema",
+    "SEMANTIC_TYPES",
+    "ASSIGNED_BY",
+    "BILLING_TYPES",
+]
+
+#: Allowed ``code.type.semanticType`` values (null means "other").
+SEMANTIC_TYPES = ("action", "activity", "location", "phase", "task")
+#: Allowed ``assignedBy`` values.
+ASSIGNED_BY = ("user", "service")
+#: Allowed ``initiativeProps.initiative.billingType`` values.
+BILLING_TYPES = ("billable", "non-billable")
+
+UtcTimestamp = pandas_engine.DateTime
+_UTC = {"unit": "us", "tz": "UTC"}
+_DAY = {"unit": "us"}
+TagList = Annotated[pd.ArrowDtype, pyarrow.list_(pyarrow.string())]
+
+
+def _text(alias: str | None = None, **checks: object) -> object:
+    """A nullable text column (named ``alias`` when the name has dots)."""
+    return pa.Field(alias=alias, nullable=True, **checks)  # type: ignore[arg-type]
+
+
+class _EntryScalars(pa.DataFrameModel):
+    """Scalar fields shared by both forms of a time entry."""
+
+    id_: Series[str] = pa.Field(alias="_id", unique=True)
+    customerId: Series[str] = _text()
+    userId: Series[str] = _text()
+    externalId: Series[str] = _text()
+    workDate: Series[pandas_engine.DateTime] = pa.Field(nullable=True, dtype_kwargs=_DAY)
+    summary: Series[str] = _text()
+    unitIncrementCount: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0)
+    incrementDurationInSeconds: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0)
+
+    class Config:
+        strict = True
+        coerce = False
+
+
+class ExportEntriesSchema(_EntryScalars):
+    """Entries of the v2 export: one row per entry (see
+    :func:`toolkit.egress.flatten.flatten_export`).
+
+    Columns, in order: ``_id``, ``customerId``, ``userId``, ``externalId``, ``workDate``,
+    ``summary``, ``unitIncrementCount``, ``incrementDurationInSeconds``, ``createdAt``,
+    ``updatedAt``, ``initiative.externalId``, ``initiative.name``, ``initiative.client._id``,
+    ``initiative.client.externalId``, ``initiative.client.name``,
+    ``initiative.client.description``, ``initiative.client.callSign``.
+
+    >>> from toolkit.egress.flatten import flatten_export
+    >>> from toolkit.testing import fake_export_entry
+    >>> entries, _ = flatten_export([fake_export_entry(initiative=None)])
+    >>> len(ExportEntriesSchema.validate(entries))
+    1
+    """
+
+    createdAt: Series[UtcTimestamp] = pa.Field(nullable=True, dtype_kwargs=_UTC)
+    updatedAt: Series[UtcTimestamp] = pa.Field(nullable=True, dtype_kwargs=_UTC)
+    initiative_externalId: Series[str] = _text("initiative.externalId")
+    initiative_name: Series[str] = _text("initiative.name")
+    initiative_client_id: Series[str] = _text("initiative.client._id")
+    initiative_client_externalId: Series[str] = _text("initiative.client.externalId")
+    initiative_client_name: Series[str] = _text("initiative.client.name")
+    initiative_client_description: Series[str] = _text("initiative.client.description")
+    initiative_client_callSign: Series[str] = _text("initiative.client.callSign")
+
+
+class PendingEntriesSchema(_EntryScalars):
+    """Entries of the release-pending list (detailed form), one row per entry.
+
+    Columns, in order: the scalars of :class:`ExportEntriesSchema` up to
+    ``incrementDurationInSeconds`` (the detailed form has no ``createdAt``/``updatedAt``),
+    then ``initiativeProps.type``, ``initiativeProps.colorHex``, ``initiativeProps.tags``
+    (list of text), ``initiativeProps.nickname``, ``initiativeProps.initiative.type``,
+    ``._id``, ``.billingType``, ``.callSign``, ``.unitIncrements``, ``.externalId``,
+    ``.name``, ``.description`` and ``initiativeProps.initiative.client.*`` (``_id``,
+    ``externalId``, ``name``, ``description``, ``callSign``).
+
+    >>> from toolkit.egress.flatten import flatten_pending
+    >>> from toolkit.testing import fake_pending_entries
+    >>> entries, _ = flatten_pending(fake_pending_entries(3))
+    >>> len(PendingEntriesSchema.validate(entries))
+    3
+    """
+
+    props_type: Series[str] = _text("initiativeProps.type")
+    props_colorHex: Series[str] = _text("initiativeProps.colorHex", str_matches=r"^[0-9A-Fa-f]*$")
+    props_tags: Series[TagList] = pa.Field(alias="initiativeProps.tags", nullable=True)
+    props_nickname: Series[str] = _text("initiativeProps.nickname")
+    init_type: Series[str] = _text("initiativeProps.initiative.type")
+    init_id: Series[str] = _text("initiativeProps.initiative._id")
+    init_billingType: Series[str] = _text(
+        "initiativeProps.initiative.billingType", isin=list(BILLING_TYPES)
+    )
+    init_callSign: Series[str] = _text("initiativeProps.initiative.callSign")
+    init_unitIncrements: Series[pd.Float64Dtype] = pa.Field(
+        alias="initiativeProps.initiative.unitIncrements", nullable=True, ge=0
+    )
+    init_externalId: Series[str] = _text("initiativeProps.initiative.externalId")
+    init_name: Series[str] = _text("initiativeProps.initiative.name")
+    init_description: Series[str] = _text("initiativeProps.initiative.description")
+    client_id: Series[str] = _text("initiativeProps.initiative.client._id")
+    client_externalId: Series[str] = _text("initiativeProps.initiative.client.externalId")
+    client_name: Series[str] = _text("initiativeProps.initiative.client.name")
+    client_description: Series[str] = _text("initiativeProps.initiative.client.description")
+    client_callSign: Series[str] = _text("initiativeProps.initiative.client.callSign")
+
+
+class PendingCodesSchema(pa.DataFrameModel):
+    """Codes of the release-pending list: one row per (entry, code), no ``assignedBy``.
+
+    Columns, in order: ``entryId`` (the entry's ``_id``), ``position`` (0-based index in the
+    entry's ``codes``), ``code._id``, ``code.externalId``, ``code.name``,
+    ``code.description``, ``code.type._id``, ``code.type.externalId``, ``code.type.name``,
+    ``code.type.semanticType``. The names carry the ``code.`` prefix although the detailed
+    form's codes are flat, so both forms' codes tables line up.
+
+    >>> from toolkit.egress.flatten import flatten_pending
+    >>> from toolkit.testing import fake_pending_entries
+    >>> _, codes = flatten_pending(fake_pending_entries(2, codes_per_entry=4))
+    >>> len(PendingCodesSchema.validate(codes))
+    8
+    """
+
+    entryId: Series[str] = pa.Field()
+    position: Series[int] = pa.Field(ge=0)
+    code_id: Series[str] = _text("code._id")
+    code_externalId: Series[str] = _text("code.externalId")
+    code_name: Series[str] = _text("code.name")
+    code_description: Series[str] = _text("code.description")
+    type_id: Series[str] = _text("code.type._id")
+    type_externalId: Series[str] = _text("code.type.externalId")
+    type_name: Series[str] = _text("code.type.name")
+    type_semanticType: Series[str] = _text("code.type.semanticType", isin=list(SEMANTIC_TYPES))
+
+    class Config:
+        strict = True
+        coerce = False
+        unique = ["entryId", "position"]
+
+
+class ExportCodesSchema(PendingCodesSchema):
+    """Codes of the v2 export: one row per (entry, code).
+
+    Columns: those of :class:`PendingCodesSchema`, then ``assignedBy`` (``user`` or
+    ``service``).
+
+    >>> from toolkit.egress.flatten import flatten_export
+    >>> from toolkit.testing import fake_export_entries
+    >>> _, codes = flatten_export(fake_export_entries(2, codes_per_entry=3))
+    >>> ExportCodesSchema.validate(codes)["assignedBy"].isin(ASSIGNED_BY).all()
+    np.True_
+    """
+
+    assignedBy: Series[str] = _text(isin=list(ASSIGNED_BY))

@@ -1,0 +1,720 @@
+"""Recurring export: an incremental, idempotent sync of released time into two Delta tables.
+
+``sync(conn, "out/time", since="2026-11-01")`` fetches the v2 export window after window and
+merges each window into two Delta Lake tables (delta-rs, no JVM):
+
+* ``PATH/entries``: one row per entry ``_id`` (the columns of :attr:`Export.entries`, with
+  ``workDate`` a date), partitioned by ``workMonth`` (``YYYY-MM`` of ``workDate``);
+* ``PATH/codes``: one row per entry and code (:attr:`Export.codes`), linked by ``entryId``,
+  partitioned by its entry's ``workMonth``.
+
+Window by window, in this order:
+
+1. the window is fetched and flattened (the next one is fetched meanwhile); consecutive windows
+   are gathered until they hold :data:`ROWS_PER_GROUP` entries (or the range ends), so a commit
+   writes files of about that many rows, not one small file per window (memory: that many
+   entries and two windows, whatever the range);
+2. its entries are compared with the table (``_id``, ``updatedAt``): an entry not yet there
+   or with a newer ``updatedAt`` is *changed*; the others are left alone;
+3. the codes of the changed entries replace theirs in ``codes`` (one commit, marked with its
+   window under ``toolkit.window``);
+4. the changed entries are merged into ``entries`` on ``_id`` (a newer ``updatedAt``
+   replaces the row, wherever its partition; a new id is inserted) in one commit whose
+   metadata carries the watermark, ``toolkit.releasedOnOrBefore`` (ISO 8601, UTC).
+
+When nothing of a batch is stored yet (the usual case), steps 3 and 4 are plain appends; when
+some of it is (a re-released entry, an overlapping range, codes left by a killed sync), they
+are Delta merges.
+
+Every write is one atomic Delta commit, and the watermark moves only in the entries commit,
+after the codes are written: a sync killed at any moment leaves readable tables, and the next
+sync redoes the unfinished window from the watermark, with the same end state. A window with
+nothing to change writes nothing; the watermark it reached is committed with the next write
+or, at the end, in a commit without data. One writer at a time: a sync or compaction holds an
+advisory lock on the folder (:data:`LOCK_NAME`), and a second one fails at once naming the
+first (:class:`~toolkit.errors.ConcurrentWriteError`); a writer elsewhere that commits meanwhile
+makes a merge fail the same way (Delta's optimistic concurrency). Nothing is duplicated.
+
+>>> import tempfile
+>>> with tempfile.TemporaryDirectory() as tmp:
+...     sync_status(create_tables(tmp))["entries"]
+0
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+from deltalake import CommitProperties, DeltaTable, Schema, WriterProperties, write_deltalake
+from deltalake.exceptions import CommitFailedError, DeltaError
+from tqdm.auto import tqdm
+
+from toolkit.core.connection import Connection
+from toolkit.core.lock import FileLock, LockHeld
+from toolkit.core.windows import iso, split_windows, to_utc
+from toolkit.egress.export import Export
+from toolkit.egress.fetch import fetch_window
+from toolkit.errors import ConcurrentWriteError, ConfigError
+
+__all__ = [
+    "DEFAULT_LAG",
+    "LOCK_NAME",
+    "PARTITION_COLS",
+    "ROWS_PER_GROUP",
+    "WATERMARK_KEY",
+    "SyncReport",
+    "compact",
+    "create_tables",
+    "read_sync",
+    "read_watermark",
+    "sync",
+    "sync_status",
+]
+
+#: Commit metadata key of the entries table holding the watermark (ISO 8601, UTC).
+WATERMARK_KEY = "toolkit.releasedOnOrBefore"
+#: Commit metadata key of the codes table: the window whose codes a commit wrote.
+WINDOW_KEY = "toolkit.window"
+#: Default ``lag``: ``until`` defaults to now minus this, so that an entry released a moment
+#: ago but not yet visible in the export is not skipped for good.
+DEFAULT_LAG = "10min"
+#: Partition column of both tables.
+PARTITION_COLS = ("workMonth",)
+#: Rows per Parquet row group written by a merge or a compaction.
+ROWS_PER_GROUP = 100_000
+
+_TABLES = ("entries", "codes")
+_NAMES = {"entries": "toolkit_sync_entries", "codes": "toolkit_sync_codes"}
+_WRITER = WriterProperties(max_row_group_size=ROWS_PER_GROUP, compression="SNAPPY")
+
+
+# --------------------------------------------------------------------------- report
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    """What one sync did.
+
+    Attributes:
+        path: The sync folder.
+        since: Exclusive start of the range synced (``None`` when there was nothing to do).
+        until: Inclusive end of the range synced.
+        windows: Windows fetched and written.
+        inserted: Entries new to the table.
+        updated: Entries replaced by a newer ``updatedAt``.
+        unchanged: Entries fetched again that the table already held as they are.
+        codes_written: Code rows written (those of the inserted and updated entries).
+        watermark: The watermark after the sync.
+
+    >>> SyncReport("out", None, None, 0, 0, 0, 0, 0, None).rows_written
+    0
+    """
+
+    path: str
+    since: pd.Timestamp | None
+    until: pd.Timestamp | None
+    windows: int
+    inserted: int
+    updated: int
+    unchanged: int
+    codes_written: int
+    watermark: pd.Timestamp | None
+
+    @property
+    def rows_written(self) -> int:
+        """Entries inserted or updated.
+
+        >>> SyncReport("out", None, None, 1, 2, 3, 0, 9, None).rows_written
+        5
+        """
+        return self.inserted + self.updated
+
+    def __str__(self) -> str:
+        """A one-paragraph summary.
+
+        >>> print(SyncReport("out", None, None, 0, 0, 0, 0, 0, None))
+        sync out: nothing to do; watermark none
+        """
+        mark = "none" if self.watermark is None else _iso(self.watermark)
+        if self.since is None or self.until is None:
+            return f"sync {self.path}: nothing to do; watermark {mark}"
+        return (
+            f"sync {self.path}: ({_iso(self.since)}, {_iso(self.until)}] in {self.windows}"
+            f" window(s): {self.inserted:,} inserted, {self.updated:,} updated,"
+            f" {self.unchanged:,} unchanged, {self.codes_written:,} codes written;"
+            f" watermark {mark}"
+        )
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _iso(ts: pd.Timestamp) -> str:
+    """Times in commit metadata and messages: only the fraction digits needed."""
+    return iso(ts, fraction="needed")
+
+
+def _lag(value: Any) -> pd.Timedelta:
+    try:
+        lag = pd.Timedelta(value)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"lag: cannot read {value!r} as a duration such as '10min'") from exc
+    if lag is pd.NaT or lag < pd.Timedelta(0):
+        raise ConfigError(f"lag: {value!r} must be a duration of zero or more")
+    return lag
+
+
+def _schemas() -> tuple[pa.Schema, pa.Schema]:
+    """The Arrow schemas of the two tables (those of an empty export, partition included)."""
+    entries, codes = Export.empty().to_arrow(PARTITION_COLS)
+    return entries.schema, codes.schema
+
+
+def _sql_list(values: list[str]) -> str:
+    return ", ".join("'" + str(v).replace("'", "''") + "'" for v in values)
+
+
+def _check_folder(root: Path, *, tables: bool = True) -> None:
+    """Refuse a path that holds anything but our two tables (hidden files aside); with
+    ``tables=False``, without looking inside them (another sync may be creating them)."""
+    if root.exists() and not root.is_dir():
+        raise ConfigError(f"{root} is a file, not a sync folder")
+    if not root.exists():
+        return
+    others = sorted(p.name for p in root.iterdir() if not p.name.startswith("."))
+    others = [n for n in others if n not in _TABLES]
+    if others:
+        raise ConfigError(
+            f"{root} holds something other than a sync's two tables (entries/, codes/):"
+            f" {', '.join(others[:5])}; choose an empty or new folder"
+        )
+    for name in _TABLES if tables else ():
+        sub = root / name
+        if sub.exists() and not (sub / "_delta_log").is_dir():
+            raise ConfigError(f"{sub} exists but is not a Delta table (no _delta_log/)")
+
+
+def _open(root: Path, name: str) -> DeltaTable | None:
+    """Open one of the two tables, checking that it is ours and of the current schema."""
+    sub = root / name
+    if not (sub / "_delta_log").is_dir():
+        return None
+    try:
+        table = DeltaTable(str(sub))
+    except DeltaError as exc:
+        raise ConfigError(f"{sub}: cannot open it as a Delta table ({exc})") from None
+    expected = _schemas()[_TABLES.index(name)]
+    want = [(f.name, repr(f.type)) for f in Schema.from_arrow(expected).fields]
+    have = [(f.name, repr(f.type)) for f in table.schema().fields]
+    if have != want:
+        missing = [n for n, _ in want if n not in dict(have)]
+        extra = [n for n, _ in have if n not in dict(want)]
+        changed = [n for n, t in have if n in dict(want) and dict(want)[n] != t]
+        raise ConfigError(
+            f"{sub} was written with another schema than this toolkit's (missing columns:"
+            f" {missing or 'none'}; unknown columns: {extra or 'none'}; other types:"
+            f" {changed or 'none'}); sync into a new folder, or re-create it from scratch"
+        )
+    return table
+
+
+def _tables(root: Path) -> tuple[DeltaTable, DeltaTable]:
+    _check_folder(root)
+    entries, codes = _open(root, "entries"), _open(root, "codes")
+    if entries is None or codes is None:
+        raise ConfigError(f"{root} is not a sync folder (it needs entries/ and codes/ tables)")
+    return entries, codes
+
+
+def create_tables(path: str | os.PathLike[str]) -> Path:
+    """Create the two empty tables with their full schema, if they are not there yet.
+
+    Args:
+        path: The sync folder.
+
+    Returns:
+        The folder.
+
+    Raises:
+        ConfigError: The folder holds something else, or tables of another schema.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     sorted(p.name for p in create_tables(tmp).iterdir())
+    ['codes', 'entries']
+    """
+    root = Path(path)
+    _check_folder(root)
+    root.mkdir(parents=True, exist_ok=True)
+    # codes first: a folder whose entries table exists always has its codes table too
+    for name, schema in zip(("codes", "entries"), reversed(_schemas()), strict=True):
+        if _open(root, name) is None:
+            write_deltalake(
+                str(root / name),
+                schema.empty_table(),
+                partition_by=list(PARTITION_COLS),
+                mode="error",
+                name=_NAMES[name],
+                description=f"timebill-toolkit sync: {name}",
+            )
+    return root
+
+
+def read_watermark(table: DeltaTable) -> pd.Timestamp | None:
+    """The watermark stored in an entries table's commits (the newest that has one).
+
+    Args:
+        table: The entries table.
+
+    Returns:
+        The ``releasedOnOrBefore`` of the last window written to both tables, or ``None``.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     print(read_watermark(DeltaTable(str(create_tables(tmp) / "entries"))))
+    None
+    """
+    for limit in (20, None):
+        history = table.history(limit)
+        for commit in history:
+            value = commit.get(WATERMARK_KEY)
+            if value:
+                return to_utc(value, WATERMARK_KEY)
+        if limit is not None and len(history) < limit:
+            break
+    return None
+
+
+def _commit(mark: pd.Timestamp | None) -> CommitProperties | None:
+    return None if mark is None else CommitProperties(custom_metadata={WATERMARK_KEY: _iso(mark)})
+
+
+def _conflict(root: Path, exc: Exception) -> ConcurrentWriteError:
+    return ConcurrentWriteError(
+        f"another writer committed to {root} while this sync was writing (Delta optimistic"
+        f" concurrency): this sync stopped, nothing is duplicated, and the watermark is where"
+        f" the last complete window left it; run it again once the other has finished ({exc})"
+    )
+
+
+# --------------------------------------------------------------------------- one window
+
+
+def _held(table: DeltaTable, ids: pa.Array) -> pa.Table:
+    """``_id``, ``updatedAt``, ``workMonth`` of the table's rows among ``ids``.
+
+    The ``_id`` column alone is read, a batch at a time (memory: one batch, whatever the
+    table's size); the other two are read only for the few rows that match.
+    """
+    schema = pa.schema(
+        [("_id", pa.string()), ("workMonth", pa.string()),
+         ("updatedAt", _schemas()[0].field("updatedAt").type)]
+    )
+    dataset = table.to_pyarrow_dataset()
+    found: list[pa.Array] = []
+    id_type = dataset.schema.field("_id").type
+    wanted = ids.cast(id_type)
+    for batch in dataset.to_batches(columns=["_id"]):
+        column = batch.column(0)
+        hit = pc.is_in(column, value_set=wanted)
+        if pc.any(hit).as_py():
+            found.append(column.filter(hit))
+    if not found:
+        return schema.empty_table()
+    matches = pa.concat_arrays(found)
+    parts = []  # the rare second pass (entries seen before): their two other columns
+    for batch in dataset.to_batches(columns=["_id", "workMonth", "updatedAt"]):
+        hit = pc.is_in(batch.column(0), value_set=matches)
+        if pc.any(hit).as_py():
+            rows = batch.filter(hit)
+            parts.append(pa.table(
+                [rows.column(c).cast(schema.field(c).type) for c in schema.names],
+                schema=schema,
+            ))
+    return pa.concat_tables(parts) if parts else schema.empty_table()
+
+
+def _codes_ahead(codes: DeltaTable, watermark: pd.Timestamp | None) -> bool:
+    """Whether the codes table holds a window the entries table does not: a sync was killed
+    between a window's codes commit (marked with its window) and its entries commit."""
+    for limit in (20, None):
+        history = codes.history(limit)
+        for commit in history:
+            value = commit.get(WINDOW_KEY)
+            if value:
+                return watermark is None or to_utc(value, WINDOW_KEY) > watermark
+        if limit is not None and len(history) < limit:
+            break
+    return False
+
+
+def _write_window(
+    root: Path,
+    export: Export,
+    schemas: tuple[pa.Schema, pa.Schema],
+    mark: pd.Timestamp,
+    codes_clean: bool = False,
+) -> tuple[int, int, int, int]:
+    """Merge one window; write nothing when it changes nothing.
+
+    Returns:
+        ``(inserted, updated, unchanged, codes_written)``; all but ``unchanged`` are 0 when
+        nothing was written.
+    """
+    entries, codes = export.to_arrow(PARTITION_COLS)
+    entries = entries.select(schemas[0].names).cast(schemas[0])
+    codes = codes.select(schemas[1].names).cast(schemas[1])
+    if entries.num_rows == 0:
+        return 0, 0, 0, 0
+    entries_table = DeltaTable(str(root / "entries"))
+    ids = entries["_id"].combine_chunks()
+    held = _held(entries_table, ids)
+    at = pc.index_in(ids, value_set=held["_id"].combine_chunks())
+    held_updated = held["updatedAt"].combine_chunks().take(at)
+    new = pc.is_null(at)
+    newer = pc.fill_null(pc.greater(entries["updatedAt"].combine_chunks(), held_updated), False)
+    changed = pc.or_(new, newer)
+    n_changed = pc.sum(changed).as_py() or 0
+    if n_changed == 0:
+        return 0, 0, entries.num_rows, 0
+    source = entries.filter(changed)
+    changed_ids = source["_id"].combine_chunks()
+    old_months = held["workMonth"].combine_chunks().take(at).filter(newer)
+    months = sorted(set(source["workMonth"].to_pylist()) | set(old_months.to_pylist()))
+    in_months = f"t.workMonth IN ({_sql_list(months)})"
+    ids_sql = _sql_list(changed_ids.to_pylist())
+
+    code_rows = codes.filter(pc.is_in(codes["entryId"], value_set=changed_ids))
+    codes_table = DeltaTable(str(root / "codes"))
+    if held.num_rows == 0 and codes_clean:
+        # the usual case: none of these entries, nor any of their codes, is stored yet, so
+        # two appends write what two merges would (the sync's lock keeps other writers out)
+        write_deltalake(
+            codes_table,
+            code_rows,
+            mode="append",
+            writer_properties=_WRITER,
+            commit_properties=CommitProperties(custom_metadata={WINDOW_KEY: _iso(mark)}),
+        )
+        write_deltalake(
+            entries_table,
+            source,
+            mode="append",
+            writer_properties=_WRITER,
+            commit_properties=_commit(mark),
+        )
+        return source.num_rows, 0, entries.num_rows - source.num_rows, code_rows.num_rows
+    (
+        codes_table.merge(
+            code_rows,
+            predicate=f"t.entryId = s.entryId AND t.position = s.position AND {in_months}",
+            source_alias="s",
+            target_alias="t",
+            writer_properties=_WRITER,
+            commit_properties=CommitProperties(custom_metadata={WINDOW_KEY: _iso(mark)}),
+        )
+        .when_matched_update_all()
+        .when_not_matched_insert_all()
+        .when_not_matched_by_source_delete(predicate=f"t.entryId IN ({ids_sql})")
+        .execute()
+    )
+    metrics = (
+        entries_table.merge(
+            source,
+            predicate=f"t._id = s._id AND {in_months}",
+            source_alias="s",
+            target_alias="t",
+            writer_properties=_WRITER,
+            commit_properties=_commit(mark),
+        )
+        .when_matched_update_all(predicate="s.updatedAt > t.updatedAt")
+        .when_not_matched_insert_all()
+        .execute()
+    )
+    inserted = int(metrics["num_target_rows_inserted"])
+    updated = int(metrics["num_target_rows_updated"])
+    return inserted, updated, entries.num_rows - inserted - updated, code_rows.num_rows
+
+
+# --------------------------------------------------------------------------- the lock
+
+#: The lock file inside a sync folder (hidden, so it is not taken for a table).
+LOCK_NAME = ".toolkit-sync.lock"
+
+
+@contextmanager
+def _locked(root: Path) -> Iterator[None]:
+    """Hold the sync folder's advisory lock, or fail at once naming the process that holds it.
+
+    One writer at a time on a folder: a second sync or compaction of the same folder stops
+    before it writes anything (Delta's optimistic concurrency still guards a writer on
+    another machine: its conflicting commit fails with :class:`ConcurrentWriteError`).
+    """
+    try:
+        with FileLock(root / LOCK_NAME):
+            yield
+    except LockHeld as held:
+        raise ConcurrentWriteError(
+            f"another writer is syncing {root} ({held.holder}): this one stopped before"
+            f" writing anything; run it again once the other has finished"
+        ) from None
+
+
+def _prefetch(
+    conn: Connection, windows: list[tuple[pd.Timestamp, pd.Timestamp]]
+) -> Iterator[tuple[pd.Timestamp, pd.Timestamp, Export]]:
+    """Each window with its export, the next one fetched while the caller writes this one
+    (memory: two windows at most, whatever the range)."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolkit-sync") as pool:
+        ahead: Future[Export] | None = None
+        try:
+            for i, (lo, hi) in enumerate(windows):
+                part = ahead.result() if ahead is not None else fetch_window(conn, lo, hi)
+                ahead = pool.submit(fetch_window, conn, *windows[i + 1]) if i + 1 < len(
+                    windows) else None
+                yield lo, hi, part
+        finally:
+            if ahead is not None:
+                ahead.cancel()
+
+
+# --------------------------------------------------------------------------- operations
+
+
+def sync(
+    conn: Connection,
+    path: str | os.PathLike[str],
+    *,
+    since: Any = None,
+    until: Any = None,
+    window: str = "1D",
+    lag: Any = DEFAULT_LAG,
+    batch_rows: int = ROWS_PER_GROUP,
+    progress: bool = False,
+) -> SyncReport:
+    """Bring the Delta tables at ``path`` up to date with the entries released since last time.
+
+    The range is ``(since, until]``: ``since`` defaults to the stored watermark, ``until`` to
+    now minus ``lag``. It is cut into windows; each is fetched, merged into both tables and
+    committed before the next is fetched.
+
+    Args:
+        conn: The connection (a :class:`~toolkit.core.connection.Connection`).
+        path: The sync folder (``entries/`` and ``codes/`` Delta tables; created if new).
+        since: Exclusive start (``releasedAfter``): needed by the first sync of a path; later
+            ones start from the watermark. Earlier than the watermark re-syncs that range
+            (harmless: the merge changes only what changed).
+        until: Inclusive end (``releasedOnOrBefore``); default now minus ``lag``.
+        window: Window size, a pandas offset (``"1D"``, ``"6h"``, ``"7D"``...).
+        lag: How far behind now ``until`` defaults to, as a duration (default
+            :data:`DEFAULT_LAG`), for entries that become visible in the export late.
+        batch_rows: Entries gathered from consecutive windows before a commit (default
+            :data:`ROWS_PER_GROUP`): fewer, larger files; ``1`` commits every window alone.
+        progress: Show a progress bar over the windows.
+
+    Returns:
+        A :class:`SyncReport`.
+
+    Raises:
+        ConfigError: Bad ``since``/``until``/``window``/``lag``, a first sync without
+            ``since``, a ``since`` after the watermark (it would leave a gap), or a path
+            holding something other than a sync's tables; nothing is written.
+        ConcurrentWriteError: Another sync wrote to the same tables meanwhile.
+        ApiError: The service refused a request.
+
+    Example:
+        >>> report = sync(client.connection, "out/time", since="2026-11-01")  # doctest: +SKIP
+        >>> report.watermark  # doctest: +SKIP
+        Timestamp('2026-11-21 08:50:00+0000', tz='UTC')
+    """
+    root = Path(path)
+    # the arguments first: bad ones are refused before the folder is touched
+    first = to_utc(since, "since") if since is not None else None
+    last = to_utc(until, "until") if until is not None else None
+    behind = _lag(lag)
+    split_windows(pd.Timestamp(0, tz="UTC"), pd.Timestamp(1, tz="UTC"), window)
+    _check_folder(root, tables=False)
+    if first is None and not (root / "entries" / "_delta_log").is_dir():
+        raise ConfigError(f"the first sync of {root} needs since (releasedAfter)")
+    with _locked(root):  # from here on, one writer at a time: read the state under the lock
+        _check_folder(root)
+        entries_table = _open(root, "entries")
+        _open(root, "codes")
+        watermark = read_watermark(entries_table) if entries_table is not None else None
+        if first is None and watermark is None:
+            raise ConfigError(f"the first sync of {root} needs since (releasedAfter)")
+        start = watermark if first is None else first
+        assert start is not None
+        if watermark is not None and start > watermark:
+            raise ConfigError(
+                f"since ({_iso(start)}) is after the watermark of {root} ({_iso(watermark)}):"
+                f" entries released in between would be skipped; leave since out or give an"
+                f" earlier one"
+            )
+        end = last if last is not None else (pd.Timestamp.now("UTC") - behind).floor("s")
+        if first is None and end <= start:
+            create_tables(root)
+            return SyncReport(str(root), None, None, 0, 0, 0, 0, 0, watermark)
+        windows = split_windows(start, end, window)
+        create_tables(root)
+        return _write_windows(conn, root, start, end, windows, watermark, batch_rows, progress)
+
+
+def _write_windows(
+    conn: Connection,
+    root: Path,
+    start: pd.Timestamp,
+    end: pd.Timestamp,
+    windows: list[tuple[pd.Timestamp, pd.Timestamp]],
+    watermark: pd.Timestamp | None,
+    batch_rows: int,
+    progress: bool,
+) -> SyncReport:
+    schemas = _schemas()
+    # codes written by a killed sync past the watermark: merge (which replaces them) until
+    # this sync has written past that point; otherwise nothing of a new window is stored yet
+    codes_clean = not _codes_ahead(DeltaTable(str(root / "codes")), watermark)
+    totals = [0, 0, 0, 0]
+    pending: pd.Timestamp | None = None
+    done = 0
+    bar = tqdm(total=len(windows), desc="sync", unit="window", disable=not progress)
+    buffer: list[Export] = []
+    try:
+        for i, (_lo, hi, part) in enumerate(_prefetch(conn, windows)):
+            bar.update(1)
+            buffer.append(part)
+            if sum(len(p) for p in buffer) < batch_rows and i + 1 < len(windows):
+                continue  # consecutive windows are written together, up to batch_rows entries
+            mark = hi if watermark is None else max(hi, watermark)
+            batch = buffer[0] if len(buffer) == 1 else Export.concat(buffer)
+            written = _write_window(root, batch, schemas, mark, codes_clean)
+            done += len(buffer)
+            buffer = []
+            if written[0] + written[1] + written[3] == 0:
+                pending = mark
+            else:
+                pending = None
+                watermark = mark
+                codes_clean = codes_clean or not _codes_ahead(
+                    DeltaTable(str(root / "codes")), watermark
+                )
+            totals = [a + b for a, b in zip(totals, written, strict=True)]
+            bar.set_postfix(inserted=totals[0], updated=totals[1], refresh=False)
+        if pending is not None and pending != watermark:
+            write_deltalake(
+                str(root / "entries"),
+                schemas[0].empty_table(),
+                mode="append",
+                partition_by=list(PARTITION_COLS),
+                commit_properties=_commit(pending),
+            )
+            watermark = pending
+    except CommitFailedError as exc:
+        raise _conflict(root, exc) from None
+    finally:
+        bar.close()
+    return SyncReport(str(root), start, end, done, *totals, watermark)
+
+
+def sync_status(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The state of a sync folder: watermark, row counts, versions and files.
+
+    Args:
+        path: The sync folder.
+
+    Returns:
+        ``{"path", "watermark", "entries", "codes", "entries_version", "codes_version",
+        "entries_files", "codes_files"}``.
+
+    Raises:
+        ConfigError: ``path`` is not a sync folder.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     status = sync_status(create_tables(tmp))
+    >>> status["watermark"], status["entries"], status["codes"], status["entries_version"]
+    (None, 0, 0, 0)
+    """
+    root = Path(path)
+    entries, codes = _tables(root)
+    return {
+        "path": str(root),
+        "watermark": read_watermark(entries),
+        "entries": entries.to_pyarrow_dataset().count_rows(),
+        "codes": codes.to_pyarrow_dataset().count_rows(),
+        "entries_version": entries.version(),
+        "codes_version": codes.version(),
+        "entries_files": len(entries.file_uris()),
+        "codes_files": len(codes.file_uris()),
+    }
+
+
+def compact(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """Rewrite the many small files of both tables into few large ones (delta-rs optimize).
+
+    Daily syncs add a few small files per window and partition; compacting every few weeks
+    keeps reads fast. The data does not change (the old files stay, for time travel, until a
+    ``vacuum``); the watermark is carried into the compaction's commit.
+
+    Args:
+        path: The sync folder.
+
+    Returns:
+        The optimize metrics of each table (``numFilesAdded``, ``numFilesRemoved``...).
+
+    Raises:
+        ConfigError: ``path`` is not a sync folder.
+        ConcurrentWriteError: A sync wrote to the tables meanwhile.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     compact(create_tables(tmp))["entries"]["numFilesAdded"]
+    0
+    """
+    root = Path(path)
+    _tables(root)
+    with _locked(root):
+        entries, codes = _tables(root)
+        mark = read_watermark(entries)
+        try:
+            return {
+                "codes": codes.optimize.compact(writer_properties=_WRITER),
+                "entries": entries.optimize.compact(
+                    writer_properties=_WRITER, commit_properties=_commit(mark)
+                ),
+            }
+        except CommitFailedError as exc:
+            raise _conflict(root, exc) from None
+
+
+def read_sync(path: str | os.PathLike[str]) -> Export:
+    """Read a sync folder back as an :class:`~toolkit.egress.export.Export` (entries, codes).
+
+    The same object as :func:`toolkit.egress.fetch.export_entries` returns, so ``codes_wide()``,
+    :func:`toolkit.reconcile` and the notebooks use a synced table like any export.
+
+    Args:
+        path: The sync folder.
+
+    Returns:
+        The export (one row per entry; codes of the current entries).
+
+    Raises:
+        ConfigError: ``path`` is not a sync folder.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     read_sync(create_tables(tmp))
+    Export(kind='export', entries=0, codes=0)
+    """
+    entries, codes = _tables(Path(path))
+    return Export.from_arrow(entries.to_pyarrow_table(), codes.to_pyarrow_table())

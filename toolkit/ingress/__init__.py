@@ -1,0 +1,29 @@
+"""Ingress: master data in. Files and frames are read, checked against the spec's field tables,
+turned into payloads and imported.
+
+- :mod:`~toolkit.ingress.readers`: table files (CSV sniffed, .xlsx, Parquet), folder aliases
+- :mod:`~toolkit.ingress.rules`, :mod:`~toolkit.ingress.models`: the pandera models of the five
+  import tables and the check engine
+- :mod:`~toolkit.ingress.validation`: ``validate`` across tables, ``load_folder``
+- :mod:`~toolkit.ingress.payloads`: frames to request JSON
+- :mod:`~toolkit.ingress.imports`: ``import_table``, ``onboard``
+"""
+
+from toolkit.ingress.imports import IMPORTS, OnboardReport, import_table, onboard
+from toolkit.ingress.readers import check_out_path, read_table, table_for, with_lines, write_table
+from toolkit.ingress.validation import ValidationReport, load_folder, validate
+
+__all__ = [
+    "IMPORTS",
+    "OnboardReport",
+    "ValidationReport",
+    "check_out_path",
+    "import_table",
+    "load_folder",
+    "onboard",
+    "read_table",
+    "table_for",
+    "validate",
+    "with_lines",
+    "write_table",
+]

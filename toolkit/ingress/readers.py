@@ -1,0 +1,471 @@
+"""Table files as people have them: one reader and one writer for CSV, Excel and Parquet.
+
+::
+
+    read_table(path)            -> frame (every CSV value a string, nothing turned into NaN)
+        .csv .tsv .txt          delimiter sniffed among , ; tab |   UTF-8 (BOM or not),
+                                cp1252 with an InputWarning when it is not UTF-8
+        .xlsx .xlsm             first sheet (openpyxl), cells keep their types, empty -> ""
+        .parquet (file or dir)  as stored
+    line_numbers(frame, rows)   -> the file line of each row (header = line 1)
+    table_for(file name)        -> import table it names (case-insensitive, with ALIASES)
+    write_table(frame, path)    -> .csv, .xlsx or .parquet by the path's extension
+
+A file it cannot read raises one :class:`~toolkit.errors.ConfigError` naming the file and, for
+CSV, the line; never a parser's traceback.
+"""
+
+from __future__ import annotations
+
+import bisect
+import csv
+import io
+import json
+import os
+import re
+import warnings
+import zipfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from toolkit.errors import ConfigError, InputWarning
+
+__all__ = [
+    "ALIASES",
+    "DELIMITERS",
+    "IGNORED",
+    "OUT_FORMATS",
+    "TABLE_SUFFIXES",
+    "InputWarning",
+    "check_out_path",
+    "line_numbers",
+    "read_table",
+    "table_for",
+    "with_lines",
+    "write_table",
+]
+
+#: Delimiters a CSV file may use, in order of preference when two fit equally well.
+DELIMITERS: tuple[str, ...] = (",", ";", "\t", "|")
+
+#: File extensions read as tables.
+TABLE_SUFFIXES: tuple[str, ...] = (".csv", ".tsv", ".txt", ".xlsx", ".xlsm", ".parquet")
+
+#: Extensions :func:`write_table` writes.
+OUT_FORMATS: tuple[str, ...] = (".csv", ".xlsx", ".parquet")
+
+#: Import table -> the file names (without extension, compared case-insensitively, with ``-``,
+#: spaces and dots read as ``_``) that hold it in a folder.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "clients": ("clients", "client"),
+    "initiatives": ("initiatives", "initiative", "matters", "matter", "projects", "project"),
+    "code_types": ("code_types", "code_type", "codetypes", "codetype"),
+    "codes": ("codes", "code"),
+    "code_ranges": ("code_ranges", "code_range", "coderanges", "ranges", "range"),
+}
+
+#: File names (normalised as for :data:`ALIASES`) that are known but not import tables: they
+#: are passed over without a warning (``timekeepers`` seeds the sandbox's users).
+IGNORED: tuple[str, ...] = ("timekeepers", "readme")
+
+_BY_NAME = {alias: table for table, names in ALIASES.items() for alias in names}
+_SNIFF_LINES = 200
+
+
+def _norm(stem: str) -> str:
+    return re.sub(r"[-\s.]+", "_", stem.strip().casefold())
+
+
+def table_for(name: str | os.PathLike[str]) -> str | None:
+    """The import table a file name stands for, or ``None``.
+
+    Case-insensitive; ``-``, spaces and dots count as ``_``; :data:`ALIASES` apply. The file
+    must have one of :data:`TABLE_SUFFIXES`.
+
+    Args:
+        name: a file name or path.
+
+    Returns:
+        ``clients``, ``initiatives``, ``code_types``, ``codes``, ``code_ranges`` or ``None``.
+
+    Example:
+        >>> table_for("Matters.csv"), table_for("code-types.xlsx"), table_for("notes.csv")
+        ('initiatives', 'code_types', None)
+    """
+    p = Path(name)
+    if p.suffix.casefold() not in TABLE_SUFFIXES:
+        return None
+    return _BY_NAME.get(_norm(p.stem))
+
+
+# -------------------------------------------------------------------------------------- CSV
+
+
+def _decode(path: Path, data: bytes) -> str:
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        try:
+            text = data.decode("cp1252")
+        except UnicodeDecodeError:
+            raise ConfigError(
+                f"{path}, line {line}: not UTF-8 text (nor Windows-1252); save it as UTF-8 CSV"
+            ) from None
+        warnings.warn(
+            f"{path} is not UTF-8 (first odd byte on line {line}); read it as Windows-1252 "
+            "(cp1252). Save it as 'CSV UTF-8' to be sure of accented characters.",
+            InputWarning,
+            stacklevel=3,
+        )
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise ConfigError(f"{path}, line {line}: binary data, not a text (CSV) file")
+    return text
+
+
+def _records(text: str, delimiter: str, limit: int | None = None) -> Iterable[tuple[int, list]]:
+    """(first line, fields) of each non-blank record; raises csv.Error with ``line_num`` set."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    start = 1
+    n = 0
+    while limit is None or n < limit:
+        try:
+            record = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            end = reader.line_num
+            where = f"line {start}" + (f" (to line {end})" if end > start else "")
+            raise csv.Error(f"{where}: {exc}") from None
+        n += 1
+        if record and any(f.strip() for f in record):
+            yield start, record
+        start = reader.line_num + 1
+
+
+def _sniff(text: str) -> str:
+    """The delimiter whose first records have the most fields and agree on their number."""
+    best, best_score = ",", (0, 0)
+    for d in DELIMITERS:
+        try:
+            counts = [len(r) for _, r in _records(text, d, _SNIFF_LINES)]
+        except csv.Error:
+            continue
+        if not counts or counts[0] < 2:
+            continue
+        agree = sum(c == counts[0] for c in counts) / len(counts)
+        score = (agree >= 0.99, counts[0] if agree >= 0.99 else agree)
+        if score > best_score:
+            best, best_score = d, score
+    return best
+
+
+def _shown(d: str) -> str:
+    return {"\t": "tab", ",": "comma", ";": "semicolon", "|": "pipe"}[d]
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    text = _decode(path, path.read_bytes())
+    delimiter = "\t" if path.suffix.casefold() == ".tsv" else _sniff(text)
+    header: list[str] | None = None
+    rows: list[list[str]] = []
+    lines: list[int] = []
+    try:
+        for start, record in _records(text, delimiter):
+            if header is None:
+                header = [h.strip() for h in record]
+                continue
+            extra = record[len(header) :]
+            if any(f.strip() for f in extra):
+                raise ConfigError(
+                    f"{path}, line {start}: {len(record)} fields where the header has "
+                    f"{len(header)} ({_shown(delimiter)}-separated); a value holding the "
+                    f"delimiter needs double quotes"
+                )
+            record = record[: len(header)]
+            record += [""] * (len(header) - len(record))
+            rows.append(record)
+            lines.append(start)
+    except csv.Error as exc:
+        where, _, why = str(exc).partition(": ")
+        raise ConfigError(
+            f"{path}, {where}: cannot read it as {_shown(delimiter)}-separated CSV ({why}); "
+            "check the double quotes"
+        ) from None
+    if header is None:
+        raise ConfigError(f"{path}: empty file, no header line")
+    # a trailing delimiter on every line makes an unnamed, empty last column: drop it
+    while header and header[-1] == "" and all(r[len(header) - 1] == "" for r in rows):
+        header.pop()
+        rows = [r[: len(header)] for r in rows]
+    df = pd.DataFrame(rows, columns=header, dtype=object)
+    df.attrs["source"] = str(path)
+    df.attrs["delimiter"] = delimiter
+    df.attrs["line_shifts"] = _shifts(lines)
+    return df
+
+
+def _shifts(lines: Sequence[int]) -> tuple[tuple[int, int], ...]:
+    """Compact line map: (first row, lines beyond ``row + 2``) wherever that number changes."""
+    shifts: list[tuple[int, int]] = []
+    for i, line in enumerate(lines):
+        extra = line - (i + 2)
+        if extra != (shifts[-1][1] if shifts else 0):
+            shifts.append((i, extra))
+    return tuple(shifts)
+
+
+# -------------------------------------------------------------------------------- the rest
+
+
+def _read_excel(path: Path) -> pd.DataFrame:
+    try:
+        df = pd.read_excel(path, dtype=object, keep_default_na=False, engine="openpyxl")
+    except ImportError:
+        raise ConfigError(
+            f"{path}: reading .xlsx needs openpyxl (pip install 'timebill-toolkit[excel]')"
+        ) from None
+    except (zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:
+        raise ConfigError(
+            f"{path}: not a readable Excel workbook ({type(exc).__name__}: {exc}); "
+            "save it as .xlsx or CSV"
+        ) from None
+    df.columns = [str(c).strip() for c in df.columns]
+    blank = df.map(lambda v: v is None or (isinstance(v, str) and not v.strip())).all(axis=1)
+    lines = [i + 2 for i in range(len(df)) if not blank.iloc[i]]
+    df = df.loc[~blank.to_numpy()].reset_index(drop=True)
+    df.attrs["source"] = str(path)
+    df.attrs["line_shifts"] = _shifts(lines)
+    return df
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    try:
+        df = pd.read_parquet(path)
+    except (OSError, ValueError, ImportError) as exc:  # pyarrow's errors derive from these
+        raise ConfigError(
+            f"{path}: not a readable Parquet file ({type(exc).__name__}: {exc})"
+        ) from None
+    df.attrs["source"] = str(path)
+    return df
+
+
+def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read one table file, whatever its delimiter, encoding or format.
+
+    CSV (``.csv``, ``.txt``; ``.tsv`` is always tab-separated): the delimiter is sniffed
+    among :data:`DELIMITERS`; the text is UTF-8 with or without a BOM, or else Windows-1252
+    (cp1252) with an :class:`InputWarning`; every value is a string and nothing becomes NaN
+    (``""`` stays ``""``, ``"NA"`` stays ``"NA"``); blank lines are skipped; a short line is
+    padded with ``""``. Excel (``.xlsx``, ``.xlsm``): the first sheet, cells keep their types,
+    an empty cell is ``""``. Parquet: as stored (a file or a dataset folder).
+
+    The index is the 0-based data row; ``df.attrs["source"]`` names the file, and
+    :func:`line_numbers` gives each row's line in it.
+
+    Args:
+        path: the file.
+
+    Returns:
+        The frame.
+
+    Raises:
+        toolkit.errors.ConfigError: the file is missing or cannot be read; the message names
+            the file and, for CSV, the line.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> f = pathlib.Path(tempfile.mkdtemp()) / "clients.csv"
+        >>> _ = f.write_bytes("\\ufeffexternalId;name\\nC-1;Müller, Søn\\n".encode())
+        >>> read_table(f).to_dict("records")
+        [{'externalId': 'C-1', 'name': 'Müller, Søn'}]
+    """
+    p = Path(path)
+    if not p.exists():
+        raise ConfigError(f"{p}: no such file")
+    suffix = p.suffix.casefold()
+    if suffix == ".parquet" or p.is_dir():
+        return _read_parquet(p)
+    if suffix in (".xlsx", ".xlsm"):
+        return _read_excel(p)
+    if suffix == ".xls":
+        raise ConfigError(f"{p}: old Excel .xls is not read; save it as .xlsx or CSV")
+    try:
+        return _read_csv(p)
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read it ({exc.strerror or exc})") from None
+
+
+def line_numbers(frame: pd.DataFrame, rows: Iterable[Any]) -> list[int | None]:
+    """The file line of each 0-based data row of a frame from :func:`read_table`.
+
+    The header is line 1; in CSV a record spanning several lines (a quoted line break) counts
+    its first line, and blank lines are counted. For Excel it is the sheet's row number. For
+    Parquet, a frame built in pandas, or a row that is ``None``, it is ``None``.
+
+    Args:
+        frame: a frame returned by :func:`read_table` (or :func:`toolkit.load_folder`).
+        rows: 0-based data rows (the failure or result frame's ``row`` column).
+
+    Returns:
+        One line number (or ``None``) per row.
+
+    Example:
+        >>> df = pd.DataFrame({"a": ["x", "y"]})
+        >>> df.attrs["line_shifts"] = ((1, 2),)  # two blank lines before the second row
+        >>> line_numbers(df, [0, 1, None])
+        [2, 5, None]
+    """
+    shifts = frame.attrs.get("line_shifts")
+    if shifts is None:
+        return [None for _ in rows]
+    starts = [s for s, _ in shifts]
+    out: list[int | None] = []
+    for row in rows:
+        if row is None or (isinstance(row, float) and pd.isna(row)) or row is pd.NA:
+            out.append(None)
+            continue
+        try:
+            r = int(row)
+        except (TypeError, ValueError):
+            out.append(None)
+            continue
+        i = bisect.bisect_right(starts, r) - 1
+        out.append(r + 2 + (shifts[i][1] if i >= 0 else 0))
+    return out
+
+
+def with_lines(
+    frame: pd.DataFrame, sources: pd.DataFrame | dict[str, pd.DataFrame]
+) -> pd.DataFrame:
+    """A failure or result frame with a ``line`` column right after its ``row`` column.
+
+    Args:
+        frame: a frame with a ``row`` column (0-based data rows), and a ``table`` column when
+            ``sources`` holds several tables.
+        sources: the frame the rows were read into, or ``{table: frame}`` as from
+            :func:`toolkit.load_folder`.
+
+    Returns:
+        A copy with ``line`` (nullable integers; empty where no line is known).
+
+    Example:
+        >>> src = pd.DataFrame({"a": ["x"]})
+        >>> src.attrs["line_shifts"] = ()
+        >>> with_lines(pd.DataFrame({"row": [0], "error": ["bad"]}), src).columns.tolist()
+        ['row', 'line', 'error']
+    """
+    out = frame.copy()
+    if "row" not in out.columns:
+        return out
+    if isinstance(sources, pd.DataFrame):
+        lines = line_numbers(sources, out["row"].tolist())
+    else:
+        lines = []
+        for table, row in zip(out.get("table", [None] * len(out)), out["row"], strict=True):
+            src = sources.get(table) if table is not None else None
+            lines.append(line_numbers(src, [row])[0] if src is not None else None)
+    out.insert(out.columns.get_loc("row") + 1, "line", pd.array(lines, dtype="Int64"))
+    return out
+
+
+# ------------------------------------------------------------------------------------ write
+
+
+def check_out_path(path: str | os.PathLike[str]) -> Path:
+    """Check that a path can be written by :func:`write_table`, before any work is done.
+
+    Args:
+        path: the output file.
+
+    Returns:
+        The path.
+
+    Raises:
+        toolkit.errors.ConfigError: the extension is not one of :data:`OUT_FORMATS`, or the
+            folder does not exist.
+
+    Example:
+        >>> check_out_path("failures.txt")
+        Traceback (most recent call last):
+        ...
+        toolkit.errors.ConfigError: failures.txt: write .csv, .xlsx or .parquet
+    """
+    p = Path(path)
+    if p.suffix.casefold() not in OUT_FORMATS:
+        raise ConfigError(f"{p}: write .csv, .xlsx or .parquet")
+    if not p.parent.is_dir():
+        raise ConfigError(f"{p}: the folder {p.parent} does not exist")
+    return p
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict | list | tuple):
+        return json.dumps(value, default=str, ensure_ascii=False)
+    return value
+
+
+def _writable(frame: pd.DataFrame, excel: bool) -> pd.DataFrame:
+    df = frame.reset_index(drop=True).copy()
+    for col in df.columns:
+        s = df[col]
+        if s.dtype == object:
+            values = [_plain(v) for v in s.tolist()]
+            kinds = {type(v) for v in values if v is not None and not _isna(v)}
+            if len(kinds) > 1 or (kinds and not kinds <= {str, int, float, bool}):
+                values = [None if v is None or _isna(v) else str(v) for v in values]
+            df[col] = pd.Series(values, dtype=object)
+        elif excel and isinstance(s.dtype, pd.DatetimeTZDtype):
+            df[col] = s.dt.tz_convert("UTC").dt.tz_localize(None)
+    return df
+
+
+def _isna(value: Any) -> bool:
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def write_table(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """Write a frame to ``.csv`` (UTF-8), ``.xlsx`` or ``.parquet``, chosen by the extension.
+
+    The index is not written (failure and result frames carry ``row`` as a column). Nested
+    values (lists, dicts) are written as JSON text; a column mixing types as text.
+
+    Args:
+        frame: the frame.
+        path: the output file.
+
+    Returns:
+        The path written.
+
+    Raises:
+        toolkit.errors.ConfigError: see :func:`check_out_path`.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> out = pathlib.Path(tempfile.mkdtemp()) / "failures.csv"
+        >>> write_table(pd.DataFrame({"row": [0], "value": [[1, 2]]}), out).read_text()
+        'row,value\\n0,"[1, 2]"\\n'
+    """
+    p = check_out_path(path)
+    suffix = p.suffix.casefold()
+    df = _writable(frame, excel=suffix == ".xlsx")
+    if suffix == ".csv":
+        df.to_csv(p, index=False)
+    elif suffix == ".xlsx":
+        try:
+            df.to_excel(p, index=False, engine="openpyxl")
+        except ImportError:
+            raise ConfigError(
+                f"{p}: writing .xlsx needs openpyxl (pip install 'timebill-toolkit[excel]')"
+            ) from None
+    else:
+        df.to_parquet(p, index=False)
+    return p
+

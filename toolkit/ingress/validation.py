@@ -1,0 +1,434 @@
+"""Validate a whole firm's import tables at once: every schema rule and every cross-table reference.
+
+::
+
+    load_folder(dir) -> {table: raw frame}
+    validate(clients=..., initiatives=..., ..., known=...) -> ValidationReport
+        for each table in import order (parents before children):
+            toolkit.schemas.check_frame(table, df, references={column: parent ids})
+        parent ids = the parent frame's externalIds (valid or not) + known[parent]
+
+References checked (``check == "reference"``)::
+
+    initiatives.clientExternalId      -> clients
+    codes.codeTypeExternalId          -> code_types
+    code_ranges.initiativeExternalId  -> initiatives
+    code_ranges.codeExternalId        -> codes
+
+A reference is checked only when its parent table is given or listed in ``known``; the
+others are named in :attr:`ValidationReport.unchecked`.
+
+Each failure has a ``severity``: an ``error`` is what the service refuses and blocks posting;
+a ``warning`` (blank free text, spaces around an id, a fractional ``unitIncrements``, a code
+range listing a pair twice) is shown and counted, and the row is imported as given.
+:attr:`ValidationReport.ok` means no errors.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from toolkit.core.failures import empty_failures
+from toolkit.errors import ConfigError, InputWarning, ValidationError
+from toolkit.ingress.models import TABLES, CheckResult, check_frame, format_failures
+from toolkit.ingress.readers import IGNORED, TABLE_SUFFIXES, read_table, table_for
+
+__all__ = ["ValidationReport", "bad_rows", "load_folder", "validate"]
+
+_EXPECTED = (
+    "clients, initiatives (or matters, projects), code_types (or code-types, codetypes), "
+    "codes, code_ranges (or code-ranges, ranges)"
+)
+
+
+@dataclass(repr=False)
+class ValidationReport:
+    """The outcome of :func:`validate`.
+
+    Attributes:
+        failures: Every failure of every table, errors and warnings, in import order then row
+            order. Columns: ``table``, ``row``, ``externalId``, ``column``, ``check``,
+            ``severity``, ``value``, ``message``.
+        frames: Per given table, the rows safe to import on their own: coerced to the spec's
+            types, rows with an error removed (rows with only warnings kept), input index kept.
+            For ``code_ranges``, every row of an initiative whose range has a row with an error
+            is removed too (a range is posted whole, and a partial one would permit too few
+            codes). A table with a missing, unexpected or duplicated column gets an empty frame.
+        rows: Number of input rows per given table.
+        unchecked: References that could not be checked because neither the parent frame nor
+            ``known`` ids of it were given, e.g. ``"initiatives.clientExternalId -> clients"``.
+        results: The per-table :class:`toolkit.schemas.CheckResult` (coerced frame of every
+            row, failures, bad rows).
+
+    >>> import pandas as pd
+    >>> report = validate(code_ranges=pd.DataFrame({"initiativeExternalId": ["M-1", "M-1"],
+    ...                                             "codeExternalId": ["L1", "L2"]}),
+    ...                   known={"initiatives": ["M-1"], "codes": ["L1"]})
+    >>> report.ok, len(report.frames["code_ranges"])
+    (False, 0)
+    >>> report.failures[["row", "column", "check"]].values.tolist()
+    [[1, 'codeExternalId', 'reference']]
+    """
+
+    failures: pd.DataFrame
+    frames: dict[str, pd.DataFrame]
+    rows: dict[str, int]
+    unchecked: tuple[str, ...] = ()
+    results: dict[str, CheckResult] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """True when no table has an error; warnings do not count.
+
+        >>> import pandas as pd
+        >>> report = validate(clients=pd.DataFrame({"externalId": ["C-1"], "name": ["Acme"],
+        ...                                         "callSign": [""], "description": [""]}))
+        >>> report.ok, len(report.warnings), len(report.errors)
+        (True, 2, 0)
+        """
+        return self.errors.empty
+
+    @property
+    def errors(self) -> pd.DataFrame:
+        """The failures of severity ``error``: what the service would refuse."""
+        return self.failures[self.failures["severity"] == "error"]
+
+    @property
+    def warnings(self) -> pd.DataFrame:
+        """The failures of severity ``warning``: sent as given, but worth a look."""
+        return self.failures[self.failures["severity"] == "warning"]
+
+    def raise_if_failed(self) -> None:
+        """Raise :class:`toolkit.errors.ValidationError` when there is any error.
+
+        Raises:
+            toolkit.errors.ValidationError: ``.failure_cases`` is :attr:`failures` (warnings
+                included, marked in ``severity``).
+
+        >>> import pandas as pd
+        >>> validate(codes=pd.DataFrame({"externalId": ["L110"]})).raise_if_failed()
+        Traceback (most recent call last):
+        ...
+        toolkit.errors.ValidationError: 3 problems: codes 3 (3 column-level)
+        ...
+        """
+        if not self.ok:
+            raise ValidationError(format_failures(self.failures), self.failures)
+
+    def bad_rows(self, table: str) -> set[Any]:
+        """Input index labels of the rows of ``table`` that must not be imported.
+
+        The rows with at least one error; every row when a column is missing, unexpected or
+        duplicated; an empty set for a table that was not given.
+
+        Args:
+            table: Table name.
+
+        Returns:
+            A set of index labels.
+
+        >>> import pandas as pd
+        >>> clients = pd.DataFrame({"externalId": ["C-1", "C-1", "C-2"], "name": ["A", "B", ""],
+        ...                         "callSign": ["1", "2", "3"], "description": ["", "x", "y"]})
+        >>> sorted(validate(clients=clients).bad_rows("clients"))
+        [0, 1]
+        """
+        result = self.results.get(table)
+        return set() if result is None else result.bad_rows()
+
+    def bad_ids(self, table: str) -> set[str]:
+        """Key values (``externalId``; ``initiativeExternalId`` for code ranges) of bad rows.
+
+        Children of these ids should not be imported; for ``code_ranges`` these are the
+        initiatives whose range must be held back whole.
+
+        Args:
+            table: Table name.
+
+        Returns:
+            A set of ids (missing ids are left out).
+
+        >>> import pandas as pd
+        >>> clients = pd.DataFrame({"externalId": ["C-1", "C-2"], "name": ["A", 2.5],
+        ...                         "callSign": ["1", "2"], "description": ["a", "b"]})
+        >>> validate(clients=clients).bad_ids("clients")
+        {'C-2'}
+        """
+        result = self.results.get(table)
+        if result is None:
+            return set()
+        col = TABLES[table].id_column
+        if col not in result.frame.columns:
+            return set()
+        frame = result.frame if not result.columns_ok else result.frame.loc[result.bad]
+        return set(frame[col].dropna().astype(str).tolist())
+
+    def summary(self) -> pd.DataFrame:
+        """One row per given table: ``rows``, ``valid``, ``bad`` (rows), ``errors`` and
+        ``warnings``.
+
+        >>> import pandas as pd
+        >>> validate(code_ranges=pd.DataFrame({"initiativeExternalId": ["M-1", "M-1"],
+        ...          "codeExternalId": ["L1", "L1"]})).summary().loc["code_ranges"].tolist()
+        [2, 2, 0, 0, 2]
+        """
+        errors = self.errors["table"].value_counts()
+        warnings = self.warnings["table"].value_counts()
+        data = []
+        for table, n in self.rows.items():
+            bad = len(self.bad_rows(table))
+            data.append(
+                {
+                    "rows": n,
+                    "valid": len(self.frames.get(table, ())),
+                    "bad": bad,
+                    "errors": int(errors.get(table, 0)),
+                    "warnings": int(warnings.get(table, 0)),
+                }
+            )
+        return pd.DataFrame(data, index=pd.Index(list(self.rows), name="table"))
+
+    def _headline(self) -> str:
+        if not self.rows:
+            return "ValidationReport: nothing to validate"
+        if self.ok:
+            total = sum(self.rows.values())
+            head = f"ValidationReport: ok, {total} rows in {len(self.rows)} table(s)"
+            n = len(self.warnings)
+            return head + (f", {n} warning{'s' if n != 1 else ''}" if n else "")
+        return f"ValidationReport: NOT ok, {format_failures(self.failures).splitlines()[0]}"
+
+    def __repr__(self) -> str:
+        lines = [self._headline()]
+        if self.rows:
+            lines.append(self.summary().to_string())
+        if self.unchecked:
+            lines.append("unchecked references: " + "; ".join(self.unchecked))
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        parts = [f"<p><b>{html.escape(self._headline())}</b></p>"]
+        if self.rows:
+            parts.append(self.summary().to_html())
+        if self.unchecked:
+            parts.append(
+                "<p>unchecked references: " + html.escape("; ".join(self.unchecked)) + "</p>"
+            )
+        if not self.failures.empty:
+            parts.append(self.failures.head(50).to_html(index=False))
+            if len(self.failures) > 50:
+                parts.append(f"<p>... {len(self.failures) - 50} more in <code>.failures</code></p>")
+        return "\n".join(parts)
+
+
+def bad_rows(report: ValidationReport, table: str) -> set[Any]:
+    """Input index labels of the rows of ``table`` that must not be imported.
+
+    Same as :meth:`ValidationReport.bad_rows`.
+
+    Args:
+        report: A report from :func:`validate`.
+        table: Table name.
+
+    Returns:
+        A set of index labels.
+
+    >>> import pandas as pd
+    >>> report = validate(code_ranges=pd.DataFrame({"initiativeExternalId": ["M-1", ""],
+    ...                                             "codeExternalId": ["L1", "L1"]}))
+    >>> sorted(bad_rows(report, "code_ranges"))
+    [1]
+    """
+    return report.bad_rows(table)
+
+
+def _ids(values: Iterable[Any]) -> pd.Index:
+    if isinstance(values, str):
+        raise ConfigError("known ids must be a collection of ids, not one string")
+    if isinstance(values, pd.DataFrame):
+        raise ConfigError("known ids must be a collection of ids, not a DataFrame")
+    return pd.Index([str(v) for v in values if v is not None and not pd.isna(v)], dtype=object)
+
+
+def _columns_for(table: str, columns: Mapping[str, Any] | None) -> Mapping[str, str] | None:
+    if not columns:
+        return None
+    if all(isinstance(v, Mapping) for v in columns.values()):
+        unknown = set(columns) - set(TABLES)
+        if unknown:
+            raise ConfigError(f"columns= names unknown table(s) {sorted(unknown)}")
+        return columns.get(table)
+    return columns
+
+
+def validate(
+    *,
+    clients: pd.DataFrame | None = None,
+    initiatives: pd.DataFrame | None = None,
+    code_types: pd.DataFrame | None = None,
+    codes: pd.DataFrame | None = None,
+    code_ranges: pd.DataFrame | None = None,
+    known: Mapping[str, Iterable[str]] | None = None,
+    columns: Mapping[str, str] | Mapping[str, Mapping[str, str]] | None = None,
+) -> ValidationReport:
+    """Check every given import table and the references between them, reporting all at once.
+
+    Args:
+        clients: Client rows.
+        initiatives: Initiative rows.
+        code_types: Code type rows.
+        codes: Code rows.
+        code_ranges: Code range rows in long form (``initiativeExternalId``,
+            ``codeExternalId``).
+        known: Ids already in the service, per table, e.g. ``{"clients": ["C-1001"]}``; a
+            reference may point at them as well as at the given frames.
+        columns: Renames applied first: either one mapping for every table
+            (``{"call_sign": "callSign"}``) or one per table
+            (``{"clients": {"Client Code": "callSign"}}``).
+
+    Returns:
+        A :class:`ValidationReport`; it never raises on bad data (see
+        :meth:`ValidationReport.raise_if_failed`).
+
+    Raises:
+        toolkit.errors.ConfigError: ``known`` or ``columns`` names an unknown table.
+
+    >>> import pandas as pd
+    >>> initiatives = pd.DataFrame({
+    ...     "billingType": ["billable"], "externalId": ["M-1"], "name": ["A v B"],
+    ...     "description": ["Suit"], "callSign": ["1-1"], "clientExternalId": ["C-9"],
+    ...     "unitIncrements": ["360"], "status": ["active"]})
+    >>> report = validate(initiatives=initiatives, known={"clients": ["C-1"]})
+    >>> report.failures[["row", "column", "check"]].values.tolist()
+    [[0, 'clientExternalId', 'reference']]
+    >>> validate(initiatives=initiatives, known={"clients": ["C-9"]}).ok
+    True
+    """
+    given = {
+        "clients": clients,
+        "initiatives": initiatives,
+        "code_types": code_types,
+        "codes": codes,
+        "code_ranges": code_ranges,
+    }
+    known = dict(known or {})
+    unknown = set(known) - set(TABLES)
+    if unknown:
+        raise ConfigError(
+            f"known= names unknown table(s) {sorted(unknown)}; tables: {', '.join(TABLES)}"
+        )
+    known_ids = {t: _ids(v) for t, v in known.items() if v is not None}
+
+    results: dict[str, CheckResult] = {}
+    unchecked: list[str] = []
+    for table, spec in TABLES.items():
+        df = given[table]
+        if df is None:
+            continue
+        references: dict[str, pd.Index] = {}
+        for col, parent in spec.references:
+            parts: list[pd.Index] = []
+            parent_result = results.get(parent)
+            parent_key = TABLES[parent].id_column
+            if parent_result is not None and parent_key in parent_result.frame.columns:
+                parts.append(pd.Index(parent_result.frame[parent_key].dropna().astype(object)))
+            if parent in known_ids:
+                parts.append(known_ids[parent])
+            if parts:
+                references[col] = parts[0].append(parts[1:]) if len(parts) > 1 else parts[0]
+            else:
+                unchecked.append(f"{table}.{col} -> {parent}")
+        results[table] = check_frame(
+            table, df, columns=_columns_for(table, columns), references=references
+        )
+
+    failure_parts = [r.failures for r in results.values() if not r.failures.empty]
+    failures = pd.concat(failure_parts, ignore_index=True) if failure_parts else empty_failures()
+    frames = {table: r.valid_frame() for table, r in results.items()}
+    if "code_ranges" in frames and not results["code_ranges"].ok:
+        held = results["code_ranges"].frame.loc[results["code_ranges"].bad]
+        held_ids = set(held["initiativeExternalId"].dropna().tolist()) if len(held) else set()
+        ranges = frames["code_ranges"]
+        frames["code_ranges"] = ranges.loc[~ranges["initiativeExternalId"].isin(held_ids)]
+    return ValidationReport(
+        failures=failures,
+        frames=frames,
+        rows={t: len(r.frame) for t, r in results.items()},
+        unchecked=tuple(unchecked),
+        results=results,
+    )
+
+
+def load_folder(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
+    """Read the import tables of a folder, as raw as possible, for :func:`validate`.
+
+    Each table is a ``.csv`` (also ``.tsv``, ``.txt``), ``.xlsx`` (first sheet) or ``.parquet``
+    file named after it, matched case-insensitively and through
+    :data:`toolkit.ingress.readers.ALIASES`: ``Clients.csv``, ``matters.csv`` or ``projects.xlsx``
+    (initiatives), ``code-types.csv`` or ``CodeTypes.csv``, ``ranges.csv`` or
+    ``code-ranges.csv``. A table file matching no table is named in an
+    :class:`~toolkit.errors.InputWarning` and passed over (``timekeepers.csv`` silently). Files
+    are read by :func:`toolkit.ingress.readers.read_table`: CSV with any of ``,`` ``;`` tab
+    ``|``, UTF-8 with or without BOM, every value a string and nothing turned into NaN; Excel
+    cells keep their types. Types are coerced later, by the schemas. Index: 0-based data row;
+    ``df.attrs["source"]`` names the file and :func:`toolkit.ingress.readers.line_numbers` gives the
+    line of a row.
+
+    Args:
+        path: The folder.
+
+    Returns:
+        ``{table: frame}`` in import order.
+
+    Raises:
+        toolkit.errors.ConfigError: ``path`` is not a folder, no file in it names an import
+            table, a table has more than one file, or a file cannot be read (the message names
+            the file and line).
+
+    >>> frames = load_folder("sample_data")  # doctest: +SKIP
+    >>> list(frames)  # doctest: +SKIP
+    ['clients', 'initiatives', 'code_types', 'codes', 'code_ranges']
+    """
+    folder = Path(path)
+    if not folder.is_dir():
+        raise ConfigError(f"{folder} is not a folder")
+    files: dict[str, list[Path]] = {}
+    unknown: list[str] = []
+    for file in sorted(folder.iterdir()):
+        if file.name.startswith((".", "~$")):
+            continue
+        table = table_for(file.name)
+        if table is not None and (file.is_file() or file.suffix.casefold() == ".parquet"):
+            files.setdefault(table, []).append(file)
+        elif file.is_file() and file.suffix.casefold() in TABLE_SUFFIXES:
+            if file.stem.casefold() not in IGNORED:
+                unknown.append(file.name)
+    if unknown:
+        warnings.warn(
+            f"{folder}: passed over {', '.join(unknown)}: no import table has that name "
+            f"(expected {_EXPECTED}; rename the file)",
+            InputWarning,
+            stacklevel=2,
+        )
+    if not files:
+        raise ConfigError(
+            f"{folder}: no import table found; expected files named {_EXPECTED}, "
+            f"as .csv, .xlsx or .parquet"
+        )
+    frames: dict[str, pd.DataFrame] = {}
+    for table in TABLES:
+        found = files.get(table, [])
+        if len(found) > 1:
+            names = ", ".join(f.name for f in found)
+            raise ConfigError(f"{table} has more than one file in {folder}: {names}; keep one")
+        if found:
+            frames[table] = read_table(found[0])
+    return frames

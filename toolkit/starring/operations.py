@@ -1,0 +1,471 @@
+"""Starring as frames: star and unstar any number of initiatives for many timekeepers, and read
+starred lists page by page.
+
+Star and unstar requests carry at most 100 ids each (:data:`MAX_IDS_PER_REQUEST`); larger sets are
+split and sent through the bulk runner. Both operations are idempotent, so retries are safe.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import pandas as pd
+
+from toolkit.bulk.pacer import Pacer
+from toolkit.bulk.runner import Call, pacer_for, run_bulk
+from toolkit.core.connection import Connection
+from toolkit.core.frames import coerce_ids
+from toolkit.core.http import LOST, NOT_SENT, Reply
+from toolkit.errors import ApiError, ConfigError, Interrupted, PaginationError, ToolkitError
+
+__all__ = [
+    "INITIATIVE_ACCESS_DENIED",
+    "INITIATIVE_INACTIVE",
+    "INITIATIVE_NOT_FOUND",
+    "ITEM_ERRORS",
+    "MAX_IDS_PER_REQUEST",
+    "MAX_LIMIT",
+    "star",
+    "starred",
+    "starred_many",
+    "starred_pages",
+    "unstar",
+]
+
+#: Per-item ``errorCode``: the initiative identifier does not exist for the customer (404).
+INITIATIVE_NOT_FOUND = 20080
+#: Per-item ``errorCode``: the initiative is inactive (422).
+INITIATIVE_INACTIVE = 20081
+#: Per-item ``errorCode``: the target user has no access to the initiative (403).
+INITIATIVE_ACCESS_DENIED = 20083
+
+#: One-line explanation of each per-item error code, used when the service sends no message.
+ITEM_ERRORS: dict[int, str] = {
+    INITIATIVE_NOT_FOUND: "initiative not found: the identifier does not exist for the customer",
+    INITIATIVE_INACTIVE: "initiative is inactive",
+    INITIATIVE_ACCESS_DENIED: "initiative access denied: the timekeeper has no access to it",
+}
+_STATUS_TEXT = {500: "unexpected processing error"}
+
+MAX_IDS_PER_REQUEST = 100
+MAX_LIMIT = 2500
+_COLUMNS = [
+    "timekeeperExternalId",
+    "initiativeExternalId",
+    "status",
+    "errorCode",
+    "errorMessage",
+    "ok",
+    "attempts",
+]
+
+
+def _pairs(
+    timekeeper_or_frame: str | pd.DataFrame, initiative_external_ids: Iterable[str] | None
+) -> tuple[pd.DataFrame, dict[str, list[str]]]:
+    """The input as a frame of pairs, and each timekeeper's distinct ids in first-seen order."""
+    if isinstance(timekeeper_or_frame, pd.DataFrame):
+        if initiative_external_ids is not None:
+            raise ConfigError("pass either a frame or a timekeeper and ids, not both")
+        missing = {"timekeeperExternalId", "initiativeExternalId"} - set(timekeeper_or_frame)
+        if missing:
+            raise ConfigError(f"the frame needs column(s) {sorted(missing)}")
+        frame = timekeeper_or_frame[["timekeeperExternalId", "initiativeExternalId"]]
+    else:
+        if initiative_external_ids is None:
+            raise ConfigError("initiative_external_ids is required with a timekeeper id")
+        if isinstance(initiative_external_ids, str):
+            initiative_external_ids = [initiative_external_ids]
+        ids = list(initiative_external_ids)
+        frame = pd.DataFrame(
+            {"timekeeperExternalId": [timekeeper_or_frame] * len(ids), "initiativeExternalId": ids}
+        )
+    frame = frame.copy()
+    for col in ("timekeeperExternalId", "initiativeExternalId"):
+        values, problems = coerce_ids(frame[col], col)
+        bad = values.isna() | problems.notna()
+        if bad.any():
+            rows = frame.index[bad.to_numpy()].tolist()[:10]
+            why = next((p for p in problems[bad] if p), f"{col} is empty")
+            raise ConfigError(f"bad {col} in row(s) {rows}: {why}")
+        frame[col] = values
+    seen: dict[str, dict[str, None]] = {}
+    for tk, i in zip(
+        frame["timekeeperExternalId"].tolist(), frame["initiativeExternalId"].tolist(), strict=True
+    ):
+        seen.setdefault(tk, {})[i] = None
+    return frame, {tk: list(ids) for tk, ids in seen.items()}
+
+
+def _chunks(wanted: dict[str, list[str]]) -> list[tuple[str, list[str]]]:
+    return [
+        (tk, ids[i : i + MAX_IDS_PER_REQUEST])
+        for tk, ids in wanted.items()
+        for i in range(0, len(ids), MAX_IDS_PER_REQUEST)
+    ]
+
+
+def _rows(tk: str, ids: list[str], reply: Reply) -> dict[tuple[str, str], dict[str, Any]]:
+    """Per-item rows of one request; a whole-request failure gives a row per id."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    items = reply.body.get("response") if isinstance(reply.body, dict) else None
+    if reply.status == 207 and isinstance(items, list):
+        for item in items:
+            if not isinstance(item, dict) or "initiativeExternalId" not in item:
+                continue
+            code = item.get("errorCode")
+            status = item.get("status")
+            message = item.get("errorMessage") or ITEM_ERRORS.get(code) or _STATUS_TEXT.get(status)
+            out[(tk, str(item["initiativeExternalId"]))] = {
+                "status": status,
+                "errorCode": code,
+                "errorMessage": None if status == 200 else message,
+                "attempts": reply.attempts,
+            }
+        missing = [i for i in ids if (tk, i) not in out]
+        detail = "no result for this id in the 207 response"
+    else:
+        missing = ids
+        detail = reply.error or f"HTTP {reply.status}"
+        if reply.failure == LOST:
+            detail = f"unknown: {detail}"
+        elif reply.failure == NOT_SENT or (reply.status is None and reply.failure):
+            detail = f"not sent: {detail}".replace("not sent: not sent: ", "not sent: ")
+    for i in missing:
+        out[(tk, i)] = {
+            "status": reply.status if reply.status != 207 else None,
+            "errorCode": None,
+            "errorMessage": detail,
+            "attempts": reply.attempts,
+        }
+    return out
+
+
+def _send(
+    conn: Connection,
+    endpoint: str,
+    wanted: dict[str, list[str]],
+    *,
+    workers: int | None,
+    progress: bool,
+    pacer: Pacer,
+) -> dict[tuple[str, str], dict[str, Any]]:
+    chunks = _chunks(wanted)
+    calls = [
+        Call(endpoint, None, {"timekeeperExternalId": tk, "initiativeExternalIds": ids}, key=tk)
+        for tk, ids in chunks
+    ]
+    try:
+        replies = run_bulk(
+            conn, calls, workers=workers, progress=progress, desc=endpoint, pacer=pacer
+        )
+    except Interrupted as exc:
+        replies = exc.replies
+        results: dict[tuple[str, str], dict[str, Any]] = {}
+        for (tk, ids), reply in zip(chunks, replies, strict=True):
+            results.update(_rows(tk, ids, reply))
+        exc.partial = results  # type: ignore[attr-defined]
+        raise
+    results = {}
+    for (tk, ids), reply in zip(chunks, replies, strict=True):
+        results.update(_rows(tk, ids, reply))
+    return results
+
+
+def _star_op(
+    conn: Connection,
+    endpoint: str,
+    timekeeper_or_frame: str | pd.DataFrame,
+    initiative_external_ids: Iterable[str] | None,
+    workers: int | None,
+    progress: bool,
+) -> pd.DataFrame:
+    frame, wanted = _pairs(timekeeper_or_frame, initiative_external_ids)
+    pacer = pacer_for(conn)
+    results: dict[tuple[str, str], dict[str, Any]] = {}
+    try:
+        results = _send(conn, endpoint, wanted, workers=workers, progress=progress, pacer=pacer)
+        # per-item 500s get the same policy as whole requests: backoff, up to `retries` more
+        transport = conn.transport
+        for attempt in range(1, transport.retries + 1):
+            again: dict[str, list[str]] = {}
+            for (tk, i), row in results.items():
+                if row["status"] == 500 and row["errorCode"] is None:
+                    again.setdefault(tk, []).append(i)
+            if not again or pacer.fatal is not None:
+                break
+            delay = min(transport.backoff_max, transport.backoff * 2 ** (attempt - 1))
+            if pacer.stop.wait(delay + random.uniform(0, transport.jitter)):
+                break
+            retried = _send(conn, endpoint, again, workers=workers, progress=False, pacer=pacer)
+            for pair, row in retried.items():
+                row["attempts"] = (row["attempts"] or 0) + (results[pair]["attempts"] or 0)
+                results[pair] = row
+    except Interrupted as exc:
+        for pair, row in getattr(exc, "partial", {}).items():
+            if pair in results:
+                row["attempts"] = (row["attempts"] or 0) + (results[pair]["attempts"] or 0)
+            results[pair] = row
+        exc.result = _frame_of(timekeeper_or_frame, frame, wanted, results)
+        raise
+    return _frame_of(timekeeper_or_frame, frame, wanted, results)
+
+
+def _frame_of(
+    timekeeper_or_frame: str | pd.DataFrame,
+    frame: pd.DataFrame,
+    wanted: dict[str, list[str]],
+    results: dict[tuple[str, str], dict[str, Any]],
+) -> pd.DataFrame:
+    if isinstance(timekeeper_or_frame, pd.DataFrame):
+        pairs = list(
+            zip(
+                frame["timekeeperExternalId"].tolist(),
+                frame["initiativeExternalId"].tolist(),
+                strict=True,
+            )
+        )
+        index = frame.index
+    else:
+        pairs = [(tk, i) for tk, ids in wanted.items() for i in ids]
+        index = pd.RangeIndex(len(pairs))
+    missing = {"status": None, "errorCode": None, "errorMessage": "not sent", "attempts": 0}
+    rows = [results.get(p, missing) for p in pairs]
+    out = pd.DataFrame(
+        {
+            "timekeeperExternalId": pd.array([p[0] for p in pairs], dtype="string"),
+            "initiativeExternalId": pd.array([p[1] for p in pairs], dtype="string"),
+            "status": pd.array([r["status"] for r in rows], dtype="Int64"),
+            "errorCode": pd.array([r["errorCode"] for r in rows], dtype="Int64"),
+            "errorMessage": pd.array([r["errorMessage"] for r in rows], dtype="string"),
+            "attempts": pd.array([r["attempts"] for r in rows], dtype="Int64"),
+        },
+        index=index,
+    )
+    out.insert(5, "ok", (out["status"] == 200).fillna(False).astype(bool))
+    return out[_COLUMNS]
+
+
+def star(
+    conn: Connection,
+    timekeeper_or_frame: str | pd.DataFrame,
+    initiative_external_ids: Iterable[str] | None = None,
+    *,
+    workers: int | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Star initiatives for one timekeeper, or for many from a frame.
+
+    Any number of ids: duplicates are removed in first-seen order and the rest are sent in
+    requests of at most 100. A whole-request failure (unknown or ambiguous timekeeper, 500)
+    becomes a row for every id of that request; per-item 500s are retried on their own, with
+    the same backoff and number of retries as whole requests. A request that was never sent
+    (interrupted, service unreachable) says ``not sent: ...`` in ``errorMessage``; one whose
+    answer was lost says ``unknown: ...``.
+
+    Args:
+        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
+        timekeeper_or_frame: a ``timekeeperExternalId``, or a frame with columns
+            ``timekeeperExternalId`` and ``initiativeExternalId``.
+        initiative_external_ids: the initiatives (with a timekeeper id).
+        workers: worker threads.
+        progress: show a progress bar.
+
+    Returns:
+        ``timekeeperExternalId``, ``initiativeExternalId``, ``status`` (per-item, or the
+        whole request's), ``errorCode``, ``errorMessage``, ``ok``, ``attempts``: one row per
+        distinct id (for a frame: one row per input row, aligned to its index).
+
+    Raises:
+        Interrupted: Ctrl+C or Jupyter's stop; ``.result`` is the frame so far.
+
+    Example:
+        >>> res = client.star("TK-001", ["M-1001-001", "M-1001-002"])  # doctest: +SKIP
+        >>> res[["initiativeExternalId", "status"]]  # doctest: +SKIP
+          initiativeExternalId  status
+        0           M-1001-001     200
+        1           M-1001-002     422
+    """
+    return _star_op(conn, "star", timekeeper_or_frame, initiative_external_ids, workers, progress)
+
+
+def unstar(
+    conn: Connection,
+    timekeeper_or_frame: str | pd.DataFrame,
+    initiative_external_ids: Iterable[str] | None = None,
+    *,
+    workers: int | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Unstar initiatives; same arguments and result as :func:`star`.
+
+    Example:
+        >>> client.unstar("TK-001", ["M-1001-001"]).ok.all()  # doctest: +SKIP
+        True
+    """
+    return _star_op(
+        conn, "unstar", timekeeper_or_frame, initiative_external_ids, workers, progress
+    )
+
+
+def _pages(
+    conn: Connection, timekeeper_external_id: str, limit: int, max_pages: int
+) -> Iterator[list[str]]:
+    """The starred list's pages as plain lists, following ``nextCursor`` to the end."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise ConfigError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}")
+    cursor: str | None = None
+    seen: set[str] = set()
+    page = 0
+    while True:
+        if page >= max_pages:
+            raise PaginationError(f"more than {max_pages} pages; stopped")
+        params: dict[str, Any] = {"timekeeperExternalId": timekeeper_external_id, "limit": limit}
+        if cursor is not None:
+            params["cursor"] = cursor
+        body = conn.call("starred", params=params)
+        yield [str(i) for i in body.get("initiativeExternalIds") or []]
+        cursor = body.get("nextCursor")
+        if cursor is None:
+            return
+        if cursor in seen:
+            raise PaginationError(f"the service repeated cursor {cursor!r} at page {page}")
+        seen.add(cursor)
+        page += 1
+
+
+def _frame(ids: list[str], pages: list[int]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "initiativeExternalId": pd.array(ids, dtype="string"),
+            "page": pd.array(pages, dtype="Int64"),
+        }
+    )
+
+
+def starred_pages(
+    conn: Connection,
+    timekeeper_external_id: str,
+    *,
+    limit: int = MAX_LIMIT,
+    max_pages: int = 100_000,
+) -> Iterator[pd.DataFrame]:
+    """Yield a timekeeper's starred list one page at a time, following ``nextCursor``.
+
+    Pages can be short or empty while more remain (the service filters after fetching); the
+    generator goes on until ``nextCursor`` is null.
+
+    Args:
+        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
+        timekeeper_external_id: the user's timekeeper id.
+        limit: raw props fetched per page, 1 to 2500.
+        max_pages: stop with :class:`PaginationError` past this many pages.
+
+    Yields:
+        A frame per page: ``initiativeExternalId``, ``page`` (0-based).
+
+    Raises:
+        PaginationError: a cursor repeated, or ``max_pages`` was passed.
+        NotFoundError: the timekeeper cannot be resolved.
+        ConflictError: the timekeeper id resolves to several users.
+
+    Example:
+        >>> for page in client.starred_pages("TK-001", limit=10):  # doctest: +SKIP
+        ...     print(len(page))
+    """
+    for number, ids in enumerate(_pages(conn, timekeeper_external_id, limit, max_pages)):
+        yield _frame(ids, [number] * len(ids))
+
+
+def starred(
+    conn: Connection,
+    timekeeper_external_id: str,
+    *,
+    limit: int = MAX_LIMIT,
+    max_pages: int = 100_000,
+) -> pd.DataFrame:
+    """A timekeeper's whole starred list as one frame.
+
+    Args:
+        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
+        timekeeper_external_id: the user's timekeeper id.
+        limit: raw props fetched per page, 1 to 2500.
+        max_pages: stop with :class:`PaginationError` past this many pages.
+
+    Returns:
+        ``initiativeExternalId``, ``page``.
+
+    Example:
+        >>> client.starred("TK-001").initiativeExternalId.tolist()  # doctest: +SKIP
+        ['M-1001-001']
+    """
+    ids: list[str] = []
+    pages: list[int] = []
+    for number, page in enumerate(_pages(conn, timekeeper_external_id, limit, max_pages)):
+        ids.extend(page)
+        pages.extend([number] * len(page))
+    return _frame(ids, pages)
+
+
+def starred_many(
+    conn: Connection, timekeepers: Sequence[str], *, limit: int = MAX_LIMIT
+) -> pd.DataFrame:
+    """Starred lists of many timekeepers as one frame; a failing timekeeper becomes a row.
+
+    Args:
+        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
+        timekeepers: timekeeper ids.
+        limit: raw props fetched per page.
+
+    Returns:
+        ``timekeeperExternalId``, ``initiativeExternalId``, ``page``, ``httpStatus``, ``error``
+        (the problem's detail when the list of that timekeeper could not be read). A
+        timekeeper with nothing starred, or whose list failed, has one row with a null
+        ``initiativeExternalId``.
+
+    Example:
+        >>> client.starred_many(["TK-001", "TK-002"])  # doctest: +SKIP
+    """
+    if isinstance(timekeepers, str):
+        raise ConfigError("timekeepers must be a list of timekeeper ids, not one string")
+    cols = ["timekeeperExternalId", "initiativeExternalId", "page", "httpStatus", "error"]
+    frames = []
+    for tk in dict.fromkeys(timekeepers):
+        try:
+            f = starred(conn, tk, limit=limit).assign(httpStatus=200, error=pd.NA)
+            if f.empty:  # keep the timekeeper visible: one row, no initiative
+                f = pd.DataFrame(
+                    {
+                        "initiativeExternalId": [pd.NA],
+                        "page": [pd.NA],
+                        "httpStatus": [200],
+                        "error": [pd.NA],
+                    }
+                )
+        except ToolkitError as exc:
+            status = exc.status if isinstance(exc, ApiError) else pd.NA
+            detail = exc.detail if isinstance(exc, ApiError) else str(exc)
+            f = pd.DataFrame(
+                {
+                    "initiativeExternalId": [pd.NA],
+                    "page": [pd.NA],
+                    "httpStatus": [status],
+                    "error": [detail],
+                }
+            )
+        f.insert(0, "timekeeperExternalId", tk)
+        frames.append(f)
+    if not frames:
+        return pd.DataFrame(columns=cols)
+    out = pd.concat(frames, ignore_index=True)[cols]
+    return out.astype(
+        {
+            "timekeeperExternalId": "string",
+            "initiativeExternalId": "string",
+            "page": "Int64",
+            "httpStatus": "Int64",
+            "error": "string",
+        }
+    )
