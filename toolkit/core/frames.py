@@ -1,20 +1,103 @@
-"""Frames as the toolkit takes them in: unique row labels, identifiers read as text.
+"""Frames as the toolkit takes them in: any frame made pandas once, unique row labels,
+identifiers read as text.
+
+:func:`as_pandas` is the one input boundary: every public entry point (``validate``, the
+imports, ``onboard``, ``acknowledge``, ``star``/``unstar``, ``reconcile``) passes what the user
+handed in through it, so a Polars frame, a PyArrow table or anything that speaks the Arrow
+PyCapsule stream protocol (``__arrow_c_stream__``) works wherever a pandas frame does. Results
+stay pandas.
 
 >>> unique_rows(pd.DataFrame({"a": [1, 2]}, index=[7, 7])).index.tolist()
 [0, 1]
+>>> import pyarrow as pa
+>>> as_pandas(pa.table({"externalId": ["C-1"]}), "clients")["externalId"].tolist()
+['C-1']
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
-__all__ = ["MAX_WHOLE", "coerce_ids", "coerce_text", "no_problems", "plain", "unique_rows"]
+from toolkit.errors import ConfigError
+
+__all__ = [
+    "MAX_WHOLE",
+    "FrameLike",
+    "as_frames",
+    "as_pandas",
+    "coerce_ids",
+    "coerce_text",
+    "no_problems",
+    "plain",
+    "unique_rows",
+]
 
 #: Beyond this a float cannot tell one whole number from the next.
 MAX_WHOLE = 2**53
+
+
+@runtime_checkable
+class ArrowStreamExportable(Protocol):
+    """Anything that exports an Arrow C stream: Polars, DuckDB relations, PyArrow, nanoarrow."""
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
+
+
+#: What a public entry point takes as a frame.
+FrameLike = pd.DataFrame | pa.Table | pa.RecordBatch | ArrowStreamExportable
+
+
+def as_pandas(frame: object, name: str = "frame") -> pd.DataFrame:
+    """The one input boundary: a pandas frame from pandas, PyArrow, Polars or any Arrow stream.
+
+    A pandas frame is returned as it is (not copied). Anything else goes through Arrow once:
+    ``pyarrow.table(frame)`` reads a PyArrow table or batch and any object with
+    ``__arrow_c_stream__`` (Polars >= 1.0, DuckDB, nanoarrow) without a dependency on its
+    library; then ``to_pandas()``. An Arrow table keeps its column names exactly; its index is
+    0, 1, 2, ... as the rows of a file would be.
+
+    Args:
+        frame: the user's table.
+        name: what it is, for the message (``"clients"``, ``"billing"``).
+
+    Returns:
+        A pandas DataFrame.
+
+    Raises:
+        ConfigError: ``frame`` is not a table (a list, a path, ``None``).
+
+    >>> import pyarrow as pa
+    >>> as_pandas(pa.table({"a": [1, 2]})).index.tolist()
+    [0, 1]
+    >>> as_pandas([1, 2], "clients")
+    Traceback (most recent call last):
+    ...
+    toolkit.errors.ConfigError: clients must be a table (pandas, Polars or PyArrow), not list
+    """
+    if isinstance(frame, pd.DataFrame):
+        return frame
+    if isinstance(frame, pa.Table):
+        return frame.to_pandas()
+    if isinstance(frame, pa.RecordBatch) or hasattr(frame, "__arrow_c_stream__"):
+        return pa.table(frame).to_pandas()
+    raise ConfigError(
+        f"{name} must be a table (pandas, Polars or PyArrow), not {type(frame).__name__}"
+    )
+
+
+def as_frames(frames: Mapping[str, object]) -> dict[str, pd.DataFrame]:
+    """:func:`as_pandas` for each value of a mapping of table name to table.
+
+    >>> import pyarrow as pa
+    >>> list(as_frames({"clients": pa.table({"externalId": ["C-1"]})}))
+    ['clients']
+    """
+    return {name: as_pandas(frame, name) for name, frame in frames.items()}
 
 
 def unique_rows(df: pd.DataFrame) -> pd.DataFrame:
