@@ -11,10 +11,12 @@ state in one SQLite file. From Python::
         sb.admin.create_user("TK-1", "Ann Lee", "ann@example.com")
 
 From a shell: ``toolkit sandbox --seed sample_data`` (or ``python -m toolkit.sandbox``).
-Layout, like moto: :mod:`.store` (state and rules, composed from one module per part of
-the interface in :mod:`.models`), :mod:`.app` (thin routes),
-:mod:`.exceptions` (errors and the one handler), :mod:`.payloads` (pydantic models),
-:mod:`.faults`, :mod:`.server`, :mod:`.admin` and :mod:`.cli`.
+Layout, like moto (``models.py`` beside ``responses.py`` per service): :mod:`.store` (state
+and rules, composed from one module per part of the interface in :mod:`.models`), :mod:`.routes`
+(thin routes, one router module per part, named like its :mod:`.models` module), :mod:`.app`
+(the app factory and its middlewares), :mod:`.exceptions` (errors and the one handler),
+:mod:`.bodies` (pydantic request and response bodies), :mod:`.faults`, :mod:`.ratelimit`,
+:mod:`.server`, :mod:`.admin` and :mod:`.cli`.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 interface's operations, take and return plain JSON-ready dicts, know nothing about HTTP and
 raise the errors of :mod:`toolkit.sandbox.exceptions`. Field-level rules (types, enums,
 required fields) are checked before a body reaches the store, by the models of
-:mod:`toolkit.sandbox.payloads`; the store checks references and states.
+:mod:`toolkit.sandbox.bodies`; the store checks references and states.
 
 It is composed of one mixin per part of the interface, each in its own module of
 :mod:`toolkit.sandbox.models`, all over one core:

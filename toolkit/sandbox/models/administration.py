@@ -22,8 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..exceptions import Conflict, NotFound, Unprocessable
-from ..payloads import (
+from ..bodies import (
     ClientIn,
     CodeIn,
     CodeRangeIn,
@@ -32,6 +31,7 @@ from ..payloads import (
     UserIn,
     parse_datetime,
 )
+from ..exceptions import Conflict, NotFound, Unprocessable
 from .core import EPOCH, dedupe, format_timestamp, new_id, to_ms
 from .ingress import IngressStore
 
