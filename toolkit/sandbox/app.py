@@ -7,15 +7,21 @@ the one handler of :mod:`toolkit.sandbox.exceptions`. All paths share one base a
 identity (``/api/v1/oauth/token``), time and ingestion paths of the spec, and the sandbox's own
 administration paths under ``/sandbox/v1``.
 
-Two ASGI middlewares sit in front. The outer one, on every path, routes on the path as sent
-(percent-encoded: an id holding ``/`` sent as ``%2F``, or ``.``/``..`` sent as ``%2E``, is one
-segment, decoded by the ``seg`` convertor of every path parameter) and refuses a body over the
-size limit (413). The inner one, on the interface paths (``/api/...``), counts requests per
-route template and applies fault injection and the rate limit (one token bucket per customer,
-:mod:`toolkit.sandbox.ratelimit`) before any route does work.
+Three ASGI middlewares sit in front, from the outside in:
+
+1. ``_ProfileAnswers``, on the interface paths (``/api/...``), shapes every answer as the
+   customer's profile (:mod:`toolkit.sandbox.profiles`) says: the body of an error, the form of
+   ``Retry-After``, the rate limit headers.
+2. ``_RequestGuard``, on every path, routes on the path as sent (percent-encoded: an id holding
+   ``/`` sent as ``%2F``, or ``.``/``..`` sent as ``%2E``, is one segment, decoded by the ``seg``
+   convertor of every path parameter) and refuses a body over the size limit (413).
+3. ``_InterfaceMiddleware``, on the interface routes, counts requests per route template and
+   applies fault injection, the customer's rate limit (:mod:`toolkit.sandbox.ratelimit`) and
+   its latency, before any route does work.
 """
 
 import asyncio
+import random
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import quote
@@ -23,6 +29,7 @@ from urllib.parse import quote
 from fastapi import Depends, FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.routing import BaseRoute, Match
 
 from .bodies import TokenIn
@@ -30,13 +37,22 @@ from .exceptions import (
     PROBLEM_MEDIA_TYPE,
     InjectedFault,
     PayloadTooLarge,
+    SandboxError,
     install_handlers,
+    render_error_body,
     safe_body,
 )
-from .faults import Faults, Stats
-from .ratelimit import RateLimit, RateLimited, customer_of
-from .routes import administration, auth, egress, ingress, starring
-from .routes.core import RETRY_AFTER, TOKEN_PATH, WWW_AUTHENTICATE
+from .faults import Faults, Stats, latency_seconds
+from .ratelimit import (
+    Admission,
+    Limits,
+    RateLimited,
+    customer_of,
+    limit_headers,
+    retry_after_value,
+)
+from .routes import administration, auth, egress, ingress, profiles, starring
+from .routes.core import NOTE, RETRY_AFTER, TOKEN_PATH, WWW_AUTHENTICATE
 from .store import Store
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "TOKEN_PATH", "create_app"]
@@ -122,17 +138,20 @@ class _RequestGuard:
 
 
 class _InterfaceMiddleware:
-    """Count interface requests and inject faults before any route does work."""
+    """Count interface requests; inject faults, apply the rate limit and latency before any
+    route does work."""
 
     def __init__(
-        self, app: Any, *, routes: list[BaseRoute], faults: Faults, stats: Stats,
-        limit: RateLimit | None = None,
+        self, app: Any, *, routes: list[BaseRoute], store: Store, faults: Faults, stats: Stats,
+        limits: Limits,
     ) -> None:
         self.app = app
         self.routes = routes
+        self.store = store
         self.faults = faults
         self.stats = stats
-        self.limit = limit or RateLimit()
+        self.limits = limits
+        self._random = random.Random()
 
     def _template(self, scope: MutableMapping[str, Any]) -> str | None:
         for route in self.routes:
@@ -156,6 +175,10 @@ class _InterfaceMiddleware:
             return
         method = scope["method"]
         status_seen = 500
+        customer = customer_of(scope["path"])
+        profile = self.store.profile(customer)
+        note = scope.get(NOTE)
+        admission = None
 
         async def counting_send(message: Any) -> None:
             nonlocal status_seen
@@ -167,23 +190,122 @@ class _InterfaceMiddleware:
             if self.faults.latency_ms:
                 await asyncio.sleep(self.faults.latency_ms / 1000)
             fault = self.faults.decide()
-            wait = self.limit.take(customer_of(scope["path"])) if fault is None else None
-            if fault is not None or wait is not None:
-                err = (
-                    InjectedFault(fault, retry_after=self.faults.retry_after)
-                    if fault is not None
-                    else RateLimited(wait or 1)
+            if fault is None:
+                admission = self.limits.admit(customer, profile["rateLimit"])
+            if isinstance(note, dict):
+                note["limit"] = admission or self.limits.peek(customer, profile["rateLimit"])
+            err: SandboxError | None = None
+            if fault is not None:
+                err = InjectedFault(fault, retry_after=self.faults.retry_after)
+            elif admission is not None and not admission.allowed:
+                err = RateLimited(
+                    admission.retry_after or 1, status=admission.status,
+                    detail=None if admission.policy != "concurrency" else
+                    f"too many requests in flight (at most {admission.limit}); retry after "
+                    f"{admission.retry_after or 1} s",
                 )
-                fault = err.status
+            if err is not None:
                 response = JSONResponse(
-                    err.to_problem(scope["path"]), status_code=fault, headers=err.headers,
+                    err.to_problem(scope["path"]), status_code=err.status, headers=err.headers,
                     media_type=PROBLEM_MEDIA_TYPE,
                 )
                 await response(scope, receive, counting_send)
                 return
+            delay = latency_seconds(profile["latency"], self._random)
+            if delay > 0:
+                await asyncio.sleep(delay)
             await self.app(scope, receive, counting_send)
         finally:
+            if admission is not None and admission.release is not None:
+                admission.release()
             self.stats.record(method, template, status_seen)
+
+
+class _ProfileAnswers:
+    """Shape every answer under ``/api/`` as its customer's profile says: the body of an error
+    (``errorBody``), ``Retry-After`` (``retryAfter``) and the rate limit headers
+    (``rateLimitHeaders``).
+
+    The customer is the path's ``customerId``, or the one a route noted (the token route notes
+    the client's); otherwise the default profile applies. Outermost, so that the 413 of an
+    oversized body is shaped too.
+    """
+
+    def __init__(self, app: Any, *, store: Store) -> None:
+        self.app = app
+        self.store = store
+
+    async def __call__(
+        self,
+        scope: MutableMapping[str, Any],
+        receive: Callable[[], Awaitable[Any]],
+        send: Callable[[Any], Awaitable[None]],
+    ) -> None:
+        if scope["type"] != "http" or not scope["path"].startswith("/api/"):
+            await self.app(scope, receive, send)
+            return
+        note: dict[str, Any] = {}
+        scope = {**scope, NOTE: note}
+        hint = customer_of(scope["path"])
+        held: tuple[dict[str, Any], str] | None = None
+        chunks: list[bytes] = []
+
+        async def shaping_send(message: Any) -> None:
+            nonlocal held
+            if message["type"] == "http.response.start":
+                profile = self.store.profile(note.get("customer", hint))
+                start = _shape_start(message, profile, note.get("limit"))
+                headers = Headers(raw=start["headers"])
+                if (
+                    start["status"] >= 400 and profile["errorBody"] != "problem"
+                    and headers.get("content-type", "").startswith(PROBLEM_MEDIA_TYPE)
+                ):
+                    held = (start, profile["errorBody"])
+                    return
+                await send(start)
+                return
+            if held is not None and message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+                if message.get("more_body"):
+                    return
+                start, style = held
+                body, media = render_error_body(style, b"".join(chunks))
+                headers = MutableHeaders(raw=list(start["headers"]))
+                del headers["content-type"]
+                if media is not None:
+                    headers["content-type"] = media
+                headers["content-length"] = str(len(body))
+                await send({**start, "headers": headers.raw})
+                await send({"type": "http.response.body", "body": body, "more_body": False})
+                return
+            await send(message)
+
+        await self.app(scope, receive, shaping_send)
+
+
+def _shape_start(
+    message: dict[str, Any], profile: dict[str, Any], limit: Admission | None
+) -> dict[str, Any]:
+    """The response start with the profile's ``Retry-After`` and rate limit headers."""
+    style = profile["rateLimitHeaders"]
+    retry_style = profile["retryAfter"]
+    status = message["status"]
+    if (limit is None or style == "none") and (
+        retry_style == "seconds" or status not in (429, 503)
+    ):
+        return message
+    headers = MutableHeaders(raw=list(message.get("headers", [])))
+    if limit is not None:
+        for name, value in limit_headers(style, limit).items():
+            headers[name] = value
+    retry = headers.get("retry-after")
+    if status in (429, 503) and retry is not None and retry.isdigit():
+        value = retry_after_value(retry_style, int(retry))
+        if value is None:
+            del headers["retry-after"]
+        else:
+            headers["retry-after"] = value
+    return {**message, "headers": headers.raw}
 
 
 def _openapi(app: FastAPI) -> Callable[[], dict[str, Any]]:
@@ -226,7 +348,7 @@ def _openapi(app: FastAPI) -> Callable[[], dict[str, Any]]:
 def create_app(
     store: Store, *, faults: Faults | None = None, stats: Stats | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-    limit: RateLimit | None = None,
+    limits: Limits | None = None,
 ) -> FastAPI:
     """Build the sandbox application over a store.
 
@@ -235,10 +357,12 @@ def create_app(
         faults: Fault injection settings (a fresh, switched-off one by default).
         stats: Request counters (fresh by default).
         max_body_bytes: Largest request body accepted; larger ones are answered 413.
-        limit: The rate limit of the interface routes (a fresh, switched-off one by default).
+        limits: The rate limiters of the customers (fresh by default); their settings are
+            in the customers' profiles.
 
     Returns:
-        The FastAPI application; ``app.state`` holds ``store``, ``faults`` and ``stats``.
+        The FastAPI application; ``app.state`` holds ``store``, ``faults``, ``stats`` and
+        ``limits``.
 
     >>> import tempfile, os
     >>> app = create_app(Store(os.path.join(tempfile.mkdtemp(), "s.db")))
@@ -247,7 +371,7 @@ def create_app(
     """
     faults = faults or Faults()
     stats = stats or Stats()
-    limit = limit or RateLimit()
+    limits = limits or Limits()
     app = FastAPI(
         title="Time-billing connector sandbox",
         version="1.0.0",
@@ -267,7 +391,7 @@ def create_app(
     app.state.store = store
     app.state.faults = faults
     app.state.stats = stats
-    app.state.rate_limit = limit
+    app.state.limits = limits
 
     app.state.authenticate_request = auth.authenticator(store)
     guarded = [Depends(auth.token_guard(store))]
@@ -276,16 +400,19 @@ def create_app(
         ingress.router(store, dependencies=guarded),
         egress.router(store, dependencies=guarded),
         starring.router(store, faults, dependencies=guarded),
-        administration.router(store, faults=faults, stats=stats, limit=limit),
+        administration.router(store, faults=faults, stats=stats, limits=limits),
+        profiles.router(store, limits=limits),
     ]
+    interface = routers[:4]
     for router in routers:
         app.include_router(router)
     app.state.sandbox_routes = [route for router in routers for route in router.routes]
     install_handlers(app)
     app.add_middleware(
-        _InterfaceMiddleware, routes=[route for router in routers[:-1] for route in router.routes],
-        faults=faults, stats=stats, limit=limit,
+        _InterfaceMiddleware, routes=[route for router in interface for route in router.routes],
+        store=store, faults=faults, stats=stats, limits=limits,
     )
-    app.add_middleware(_RequestGuard, max_body_bytes=max_body_bytes)  # outermost
+    app.add_middleware(_RequestGuard, max_body_bytes=max_body_bytes)
+    app.add_middleware(_ProfileAnswers, store=store)  # outermost
     app.openapi = _openapi(app)  # type: ignore[method-assign]
     return app

@@ -10,6 +10,7 @@ It is composed of one mixin per part of the interface, each in its own module of
 :mod:`toolkit.sandbox.models`, all over one core:
 
 - :mod:`~toolkit.sandbox.models.core`: the connection, its lock, transactions, the schema.
+- :mod:`~toolkit.sandbox.models.profiles`: each customer's profile over the default one.
 - :mod:`~toolkit.sandbox.models.auth`: customers, API clients, OAuth tokens.
 - :mod:`~toolkit.sandbox.models.ingress`: clients, initiatives, code types, codes, code ranges.
 - :mod:`~toolkit.sandbox.models.egress`: export, release-pending, acknowledgements, users.
@@ -54,9 +55,12 @@ class Store(AdministrationStore, AuthStore, IngressStore, EgressStore, StarringS
 
     Args:
         path: SQLite file; created with its schema when missing, reused as is otherwise.
-        token_ttl: Lifetime in seconds of the access tokens issued from now on.
+        token_ttl: Lifetime in seconds of the access tokens issued from now on (the default
+            profile's ``tokenLifetimeSeconds``, unless ``profile`` sets it).
         audience: The audience the token endpoint requires.
         clock: Source of "now" (an aware datetime); tests pass a fake to expire tokens.
+        profile: Switches of the default profile (see :mod:`toolkit.sandbox.profiles`), which
+            every customer starts from.
 
     >>> import tempfile, os
     >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))

@@ -11,13 +11,16 @@ name of its part in :mod:`toolkit.sandbox.models`, so one word means one part on
 - :mod:`.egress`: the export, release-pending, the acknowledgements, the user record.
 - :mod:`.starring`: star, unstar, starred pages.
 - :mod:`.administration`: the ``/sandbox/v1`` routes (not the interface).
+- :mod:`.profiles`: the ``/sandbox/v1`` routes of the customers' profiles.
 
 :func:`toolkit.sandbox.app.create_app` includes them in this order.
 """
 
 from __future__ import annotations
 
-from . import administration, auth, egress, ingress, starring
+from . import administration, auth, egress, ingress, profiles, starring
 from .core import TOKEN_PATH
 
-__all__ = ["TOKEN_PATH", "administration", "auth", "egress", "ingress", "starring"]
+__all__ = [
+    "TOKEN_PATH", "administration", "auth", "egress", "ingress", "profiles", "starring",
+]

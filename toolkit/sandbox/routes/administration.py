@@ -2,8 +2,10 @@
 
 Not the interface: no authentication. Customers, users, walls, entries and their release,
 product initiatives and the records listing call the store
-(:mod:`toolkit.sandbox.models.administration`); fault injection, the rate limit and the request
-counts are in-memory controls (:mod:`toolkit.sandbox.faults`, :mod:`toolkit.sandbox.ratelimit`).
+(:mod:`toolkit.sandbox.models.administration`); fault injection and the request counts are
+in-memory controls (:mod:`toolkit.sandbox.faults`). ``/rate-limit`` is the older way to set a
+token bucket for every customer: it sets the default profile's ``rateLimit``
+(:mod:`toolkit.sandbox.routes.profiles` has the profiles).
 """
 
 from typing import Annotated, Any, Literal
@@ -27,7 +29,7 @@ from ..bodies import (
     WallsOut,
 )
 from ..faults import Faults, Stats
-from ..ratelimit import RateLimit, RateLimitIn, RateLimitOut
+from ..ratelimit import Limits, RateLimitIn, RateLimitOut
 from ..store import RECORD_KINDS, Store
 from .core import problems
 
@@ -37,21 +39,21 @@ _CUSTOMER = "/customers/{customerId:seg}"
 _USER = _CUSTOMER + "/users/{userId:seg}"
 
 
-def router(store: Store, *, faults: Faults, stats: Stats, limit: RateLimit) -> APIRouter:
+def router(store: Store, *, faults: Faults, stats: Stats, limits: Limits) -> APIRouter:
     """Return the administration router (prefix ``/sandbox/v1``, tag ``sandbox``).
 
     Args:
         store: State and rules.
         faults: Fault injection settings.
         stats: Request counters.
-        limit: The rate limit of the interface routes.
+        limits: The customers' rate limiters (``/rate-limit`` resets them).
 
     Returns:
         The router.
 
     >>> import tempfile, os
     >>> admin = router(Store(os.path.join(tempfile.mkdtemp(), "s.db")), faults=Faults(),
-    ...                stats=Stats(), limit=RateLimit())
+    ...                stats=Stats(), limits=Limits())
     >>> admin.routes[0].path
     '/sandbox/v1/customers'
     """
@@ -151,14 +153,26 @@ def router(store: Store, *, faults: Faults, stats: Stats, limit: RateLimit) -> A
         responses=problems(422),
     )
     def set_rate_limit(body: RateLimitIn) -> dict[str, Any]:
-        return limit.configure(per_second=body.perSecond, burst=body.burst)
+        bucket = None
+        if body.perSecond is not None:
+            bucket = {"kind": "token-bucket", "perSecond": body.perSecond, "burst": body.burst}
+            bucket = {k: v for k, v in bucket.items() if v is not None}
+        store.set_default_profile({"rateLimit": bucket})
+        limits.reset()  # every bucket full again, counters zero
+        return get_rate_limit()
 
     @admin.get(
         "/rate-limit", name="admin_get_rate_limit", operation_id="admin_get_rate_limit",
         response_model=RateLimitOut, summary="Rate limit settings and counters",
     )
     def get_rate_limit() -> dict[str, Any]:
-        return limit.snapshot()
+        setting = store.default_profile()["rateLimit"]
+        bucket = setting if setting is not None and setting["kind"] == "token-bucket" else None
+        return {
+            "perSecond": float(bucket["perSecond"]) if bucket else None,
+            "burst": bucket["burst"] if bucket else None,
+            "counters": limits.counters(),
+        }
 
     @admin.get(
         "/stats", name="admin_stats", operation_id="admin_stats", response_model=StatsOut,

@@ -2,19 +2,23 @@
 
 Thin, like moto's ``responses.py``: :mod:`toolkit.sandbox.oauth` reads the request (JSON, form
 or HTTP Basic) and :meth:`~toolkit.sandbox.models.auth.AuthStore.token` applies the rules.
-:func:`token_guard` is the dependency every customer-scoped interface router declares.
+Once the request is read, the client's customer's ``tokenFaults`` (its profile) may answer a
+fault instead, before the credentials are checked. :func:`token_guard` is the dependency every
+customer-scoped interface router declares.
 """
 
+import random
 from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response, Security
 
 from ..bodies import OAuthErrorOut, TokenOut
-from ..exceptions import InvalidClient
+from ..exceptions import InjectedFault, InvalidClient
+from ..faults import token_fault
 from ..oauth import TokenRequest, read_token_request
 from ..store import Store
-from .core import FAULTS, OAUTH2, TOKEN_PATH, bearer, problems
+from .core import FAULTS, NOTE, OAUTH2, TOKEN_PATH, bearer, problems
 
 __all__ = ["authenticator", "router", "token_guard"]
 
@@ -90,6 +94,7 @@ def router(store: Store) -> APIRouter:
     ['/api/v1/oauth/token']
     """
     identity = APIRouter(tags=["identity"])
+    rng = random.Random()
 
     @identity.post(
         TOKEN_PATH, name="token", operation_id="token", response_model=TokenOut,
@@ -105,8 +110,17 @@ def router(store: Store) -> APIRouter:
         },
     )
     def token(
-        response: Response, body: Annotated[TokenRequest, Depends(read_token_request)]
+        request: Request, response: Response,
+        body: Annotated[TokenRequest, Depends(read_token_request)],
     ) -> dict[str, Any]:
+        customer = store.client_customer(body.client_id)
+        note = request.scope.get(NOTE)
+        if isinstance(note, dict):
+            note["customer"] = customer  # its profile shapes this answer
+        faults = store.profile(customer)["tokenFaults"]
+        status = token_fault(faults, rng)
+        if status is not None:
+            raise InjectedFault(status, retry_after=faults["retryAfterSeconds"])
         response.headers["Cache-Control"] = "no-store"
         response.headers["Pragma"] = "no-cache"
         try:

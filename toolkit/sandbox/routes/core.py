@@ -6,6 +6,8 @@
 - :data:`OAUTH2`: the ``clientCredentials`` security scheme the interface routes declare.
 - :func:`bearer`: the token of an ``Authorization: Bearer`` header.
 - :func:`dumps`: JSON bytes (orjson when installed).
+- :data:`NOTE`: the scope key of the note the app's middlewares and the routes share (the
+  customer an answer belongs to when its path names none, the rate limit's state).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ except ImportError:  # pragma: no cover
 __all__ = [
     "AUTH",
     "FAULTS",
+    "NOTE",
     "OAUTH2",
     "RETRY_AFTER",
     "STATUS_TEXT",
@@ -41,6 +44,10 @@ __all__ = [
 
 TOKEN_PATH = "/api/v1/oauth/token"
 """Path of the token endpoint (identity service)."""
+NOTE = "toolkit.sandbox.note"
+"""Scope key of a dict the middlewares put on every interface request: ``customer`` (set by a
+route whose path names no customer, such as the token route) and ``limit`` (the customer's rate
+limit state, for the rate limit headers)."""
 
 
 class _Segment(Convertor[str]):
