@@ -11,11 +11,17 @@ state in one SQLite file. From Python::
         sb.admin.create_user("TK-1", "Ann Lee", "ann@example.com")
 
 From a shell: ``toolkit sandbox --seed sample_data`` (or ``python -m toolkit.sandbox``).
+
+Where the spec leaves behaviour open, a per-customer profile switches it (:mod:`.profiles`:
+reimport conflicts, 204 imports, text error bodies, rate limiters, latency, short tokens...):
+``running(profile=PROFILES["strict"])``, ``sb.admin.set_profile(reimport="conflict")``, or
+``toolkit sandbox --profile FILE|PRESET`` for every customer.
 Layout, like moto (``models.py`` beside ``responses.py`` per service): :mod:`.store` (state
 and rules, composed from one module per part of the interface in :mod:`.models`), :mod:`.routes`
 (thin routes, one router module per part, named like its :mod:`.models` module), :mod:`.app`
 (the app factory and its middlewares), :mod:`.exceptions` (errors and the one handler),
-:mod:`.bodies` (pydantic request and response bodies), :mod:`.faults`, :mod:`.ratelimit`,
+:mod:`.bodies` (pydantic request and response bodies), :mod:`.profiles` (the profile's
+switches, defaults and presets), :mod:`.faults`, :mod:`.ratelimit`,
 :mod:`.server`, :mod:`.admin` and :mod:`.cli`.
 """
 
