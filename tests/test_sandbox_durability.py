@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,13 +31,16 @@ def _read_env(path: Path) -> dict[str, str]:
 
 
 @contextmanager
-def sandbox_process(db: Path, env_file: Path) -> Iterator[tuple[subprocess.Popen, str]]:
-    """Start ``python -m toolkit.sandbox`` on a free port; yield the process and its URL."""
+def sandbox_process(
+    db: Path, env_file: Path, extra: Sequence[str] = ()
+) -> Iterator[tuple[subprocess.Popen, str]]:
+    """Start ``python -m toolkit.sandbox`` on a free port (with ``extra`` arguments); yield the
+    process and its URL."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
     proc = subprocess.Popen(
         [sys.executable, "-m", "toolkit.sandbox", "--port", "0", "--db", str(db),
-         "--env-file", str(env_file), "--log-level", "warning"],
+         "--env-file", str(env_file), "--log-level", "warning", *extra],
         cwd=db.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     ready = threading.Event()

@@ -55,9 +55,13 @@ def _openapi_document() -> dict:
         store.close()
 
 
-# Fault injection stays off: schemathesis must not switch it on.
-schema = schemathesis.openapi.from_dict(_openapi_document(), config=_config()).exclude(
-    path="/sandbox/v1/faults", method="PUT"
+# Fault injection stays off and the profile stays the default: schemathesis must not switch
+# them (a profile changes error bodies, statuses and latency away from the document).
+schema = (
+    schemathesis.openapi.from_dict(_openapi_document(), config=_config())
+    .exclude(path="/sandbox/v1/faults", method="PUT")
+    .exclude(path="/sandbox/v1/customers/{customerId}/profile", method="PUT")
+    .exclude(path="/sandbox/v1/customers/{customerId}/profile", method="DELETE")
 )
 
 

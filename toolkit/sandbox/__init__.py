@@ -11,10 +11,18 @@ state in one SQLite file. From Python::
         sb.admin.create_user("TK-1", "Ann Lee", "ann@example.com")
 
 From a shell: ``toolkit sandbox --seed sample_data`` (or ``python -m toolkit.sandbox``).
-Layout, like moto: :mod:`.store` (state and rules, composed from one module per part of
-the interface in :mod:`.models`), :mod:`.app` (thin routes),
-:mod:`.exceptions` (errors and the one handler), :mod:`.payloads` (pydantic models),
-:mod:`.faults`, :mod:`.server`, :mod:`.admin` and :mod:`.cli`.
+
+Where the spec leaves behaviour open, a per-customer profile switches it (:mod:`.profiles`:
+reimport conflicts, 204 imports, text error bodies, rate limiters, latency, short tokens...):
+``running(profile=PROFILES["strict"])``, ``sb.admin.set_profile(reimport="conflict")``, or
+``toolkit sandbox --profile FILE|PRESET`` for every customer.
+Layout, like moto (``models.py`` beside ``responses.py`` per service): :mod:`.store` (state
+and rules, composed from one module per part of the interface in :mod:`.models`), :mod:`.routes`
+(thin routes, one router module per part, named like its :mod:`.models` module), :mod:`.app`
+(the app factory and its middlewares), :mod:`.exceptions` (errors and the one handler),
+:mod:`.bodies` (pydantic request and response bodies), :mod:`.profiles` (the profile's
+switches, defaults and presets), :mod:`.faults`, :mod:`.ratelimit`,
+:mod:`.server`, :mod:`.admin` and :mod:`.cli`.
 """
 
 from __future__ import annotations
@@ -25,21 +33,25 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .admin import Admin, AdminError
 from .app import create_app
 from .exceptions import SandboxError
 from .faults import Faults, Stats
+from .profiles import DEFAULT_PROFILE, PROFILES
 from .server import ServerThread, bind
 from .store import DEFAULT_AUDIENCE, DEFAULT_TOKEN_TTL, Clock, Store
 
 __all__ = [
     "DEFAULT_AUDIENCE",
+    "DEFAULT_PROFILE",
     "DEFAULT_TOKEN_TTL",
+    "PROFILES",
     "Admin",
     "AdminError",
     "Faults",
@@ -206,6 +218,7 @@ def running(
     clock: Clock | None = None,
     log_level: str = "warning",
     start_timeout: float = 30.0,
+    profile: Mapping[str, Any] | None = None,
 ) -> Iterator[Sandbox]:
     """Run the sandbox in a background thread for the duration of a ``with`` block.
 
@@ -223,12 +236,16 @@ def running(
         clock: Source of "now" for the store (tests pass a fake to expire tokens).
         log_level: uvicorn's log level.
         start_timeout: Seconds to wait for the server to start.
+        profile: Switches set in the demo customer's profile (see
+            :mod:`toolkit.sandbox.profiles`; a preset is ``PROFILES["strict"]``), for
+            example ``{"reimport": "conflict"}``; other customers keep the defaults.
 
     Yields:
         The :class:`Sandbox`.
 
     Raises:
         RuntimeError: The server did not start in time.
+        SandboxError: ``profile`` holds an unknown switch or a bad value (422).
 
     >>> import requests
     >>> with running() as sb:
@@ -247,6 +264,8 @@ def running(
         creds = store.demo_customer()
         if seed is not None:
             store.seed_sample(seed, creds["customerId"])
+        if profile:
+            store.set_profile(creds["customerId"], profile)
         sock = bind(host, port)
         server = ServerThread(create_app(store), sock, log_level=log_level)
         server.start(start_timeout)

@@ -1,20 +1,31 @@
 """A small client of the sandbox's administration routes (``/sandbox/v1``).
 
 These routes stand in for what users do inside the product (create users, time entries,
-release them, wall initiatives off) and for test controls (faults, request counts, stored
-records). They are not part of the interface.
+release them, wall initiatives off) and for test controls (faults, profiles, request counts,
+stored records). They are not part of the interface.
 """
 
 from __future__ import annotations
 
+import enum
 import threading
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime
-from typing import Any
+from typing import Any, Literal
 
 import requests
 
-__all__ = ["Admin", "AdminError"]
+__all__ = ["KEEP", "Admin", "AdminError", "Keep"]
+
+
+class Keep(enum.Enum):
+    """The type of :data:`KEEP`: a profile switch left as it is."""
+
+    KEEP = "keep"
+
+
+KEEP = Keep.KEEP
+"""Default of every switch of :meth:`Admin.set_profile`: leave it as it is."""
 
 
 class AdminError(RuntimeError):
@@ -283,6 +294,9 @@ class Admin:
     ) -> dict[str, Any]:
         """Set the rate limit of the interface routes: a token bucket per customer.
 
+        It sets the default profile's ``rateLimit``: customers whose own profile sets one
+        keep theirs (see :meth:`set_profile`).
+
         Args:
             per_second: requests a second each customer may make; ``None`` turns it off.
             burst: requests that may come at once (default: one second's worth).
@@ -302,6 +316,108 @@ class Admin:
         True
         """
         return dict(self._call("GET", "/rate-limit"))
+
+    def set_profile(
+        self,
+        *,
+        customer_id: str | None = None,
+        tokenLifetimeSeconds: int | Keep = KEEP,
+        tokenFaults: Mapping[str, Any] | Keep = KEEP,
+        rateLimit: Mapping[str, Any] | None | Keep = KEEP,
+        retryAfter: Literal["seconds", "http-date", "absent"] | Keep = KEEP,
+        rateLimitHeaders: Literal["none", "ietf", "x-ratelimit"] | Keep = KEEP,
+        importAnswer: Literal["201-record", "200-record", "204", "202"] | Keep = KEEP,
+        reimport: Literal["upsert", "conflict"] | Keep = KEEP,
+        errorBody: Literal["problem", "message", "text", "empty"] | Keep = KEEP,
+        ackRepeat: Literal["200", "409", "422"] | Keep = KEEP,
+        exportMaxEntries: int | None | Keep = KEEP,
+        exportRefusal: Literal[400, 413, 422] | Keep = KEEP,
+        exportMaxWindowDays: float | None | Keep = KEEP,
+        latency: Mapping[str, Any] | Keep = KEEP,
+    ) -> dict[str, Any]:
+        """Set some switches of a customer's profile; the switches not given keep their value.
+
+        The keywords are the switches' JSON names, so a preset applies as
+        ``admin.set_profile(**PROFILES["strict"])``. docs/sandbox.md describes each switch.
+
+        Args:
+            customer_id: Customer, default the admin's.
+            tokenLifetimeSeconds: Lifetime of new tokens (``expires_in``).
+            tokenFaults: ``{"rate", "statuses", "retryAfterSeconds"}`` of the token route.
+            rateLimit: None, or ``{"kind": "token-bucket", "perSecond", "burst"}``,
+                ``{"kind": "fixed-window", "limit", "windowSeconds"}`` or
+                ``{"kind": "concurrency", "maxInFlight", "status"}``.
+            retryAfter: How 429 and 503 answers carry ``Retry-After``.
+            rateLimitHeaders: Rate limit headers on every answer when a limit is set.
+            importAnswer: Status and body of the five imports.
+            reimport: An import of an existing ``externalId``: update it, or 409.
+            errorBody: Body of error answers on the interface routes.
+            ackRepeat: Status of acknowledging an entry already in the requested state.
+            exportMaxEntries: Most entries an export window may hold (None: no limit).
+            exportRefusal: Status refusing a window over ``exportMaxEntries``.
+            exportMaxWindowDays: Longest export window in days (None: no limit).
+            latency: ``{"p50Ms", "p99Ms", "stallRate", "stallMs"}``.
+
+        Returns:
+            The whole profile now in force.
+
+        Raises:
+            AdminError: Unknown customer (404) or a bad value (422; nothing is changed).
+
+        >>> sb.admin.set_profile(reimport="conflict", ackRepeat="409")["reimport"]  # doctest: +SKIP
+        'conflict'
+        """
+        given = {
+            "tokenLifetimeSeconds": tokenLifetimeSeconds, "tokenFaults": tokenFaults,
+            "rateLimit": rateLimit, "retryAfter": retryAfter,
+            "rateLimitHeaders": rateLimitHeaders, "importAnswer": importAnswer,
+            "reimport": reimport, "errorBody": errorBody, "ackRepeat": ackRepeat,
+            "exportMaxEntries": exportMaxEntries, "exportRefusal": exportRefusal,
+            "exportMaxWindowDays": exportMaxWindowDays, "latency": latency,
+        }
+        body = {
+            name: dict(value) if isinstance(value, Mapping) else value
+            for name, value in given.items() if value is not KEEP
+        }
+        return dict(self._call(
+            "PUT", f"/customers/{self._customer(customer_id)}/profile", body
+        ))
+
+    def get_profile(self, *, customer_id: str | None = None) -> dict[str, Any]:
+        """Return a customer's whole profile, every switch filled in.
+
+        Args:
+            customer_id: Customer, default the admin's.
+
+        Returns:
+            The profile.
+
+        >>> sb.admin.get_profile()["importAnswer"]  # doctest: +SKIP
+        '201-record'
+        """
+        return dict(self._call("GET", f"/customers/{self._customer(customer_id)}/profile"))
+
+    def reset_profile(self, *, customer_id: str | None = None) -> dict[str, Any]:
+        """Forget every switch set for a customer: the default profile applies again.
+
+        Args:
+            customer_id: Customer, default the admin's.
+
+        Returns:
+            The whole profile now in force.
+
+        >>> sb.admin.reset_profile()["reimport"]  # doctest: +SKIP
+        'upsert'
+        """
+        return dict(self._call("DELETE", f"/customers/{self._customer(customer_id)}/profile"))
+
+    def default_profile(self) -> dict[str, Any]:
+        """Return the default profile every customer starts from (the CLI's ``--profile``).
+
+        >>> sb.admin.default_profile()["errorBody"]  # doctest: +SKIP
+        'problem'
+        """
+        return dict(self._call("GET", "/profile"))
 
     def stats(self) -> dict[str, Any]:
         """Return interface request counts per ``"METHOD /route/template"``.

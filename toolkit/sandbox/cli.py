@@ -1,11 +1,15 @@
 """``toolkit sandbox``: run the sandbox in the foreground.
 
     toolkit sandbox [--host 127.0.0.1] [--port 8765] [--db PATH] [--seed DIR]
-                    [--token-ttl SECONDS] [--audience URL] [--allow-remote] [--env-file .env]
+                    [--token-ttl SECONDS] [--audience URL] [--profile FILE|PRESET]
+                    [--allow-remote] [--env-file .env]
 
 It prints the demo customer's credentials and URLs, writes them to the env file and serves
-until Ctrl+C. The administration routes have no authentication, so a host other than a
-loopback address is refused unless ``--allow-remote`` is given.
+until Ctrl+C. ``--profile`` sets the default profile (every customer's switches unless set for
+it; see :mod:`toolkit.sandbox.profiles`): a JSON file holding one object of switches, or the
+name of a preset of :data:`toolkit.sandbox.profiles.PROFILES`. The administration routes have no
+authentication, so a host other than a loopback address is refused unless ``--allow-remote``
+is given.
 """
 
 from __future__ import annotations
@@ -18,13 +22,15 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from . import env_for, write_env_file
 from .app import TOKEN_PATH, create_app
+from .profiles import PROFILES, validate_profile
 from .server import bind, serve_forever
 from .store import DEFAULT_AUDIENCE, DEFAULT_TOKEN_TTL, Store
 
-__all__ = ["READY_MARKER", "is_loopback", "main"]
+__all__ = ["READY_MARKER", "is_loopback", "main", "read_profile"]
 
 READY_MARKER = "Sandbox ready at"
 """Start of the line printed (and flushed) once the server accepts requests."""
@@ -50,6 +56,39 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def read_profile(source: str) -> dict[str, Any]:
+    """Read ``--profile``: a preset's name, or a JSON file holding one object of switches.
+
+    The switches are not checked here (:func:`~toolkit.sandbox.profiles.validate_profile`
+    does).
+
+    Args:
+        source: A name in :data:`~toolkit.sandbox.profiles.PROFILES`, or a path.
+
+    Returns:
+        The switches.
+
+    Raises:
+        ValueError: The file cannot be read, is not JSON, or holds no object.
+
+    >>> read_profile("strict")["reimport"]
+    'conflict'
+    """
+    if source in PROFILES and not Path(source).exists():
+        return dict(PROFILES[source])
+    try:
+        data = json.loads(Path(source).read_text(encoding="utf-8"))
+    except OSError as exc:
+        presets = ", ".join(sorted(PROFILES))
+        raise ValueError(f"cannot read {source!r} ({exc.strerror or exc}); a profile is a JSON "
+                         f"file or one of the presets {presets}") from None
+    except ValueError as exc:
+        raise ValueError(f"{source!r} is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{source!r} must hold one JSON object of switches")
+    return data
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="toolkit sandbox",
@@ -63,6 +102,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--token-ttl", type=int, default=DEFAULT_TOKEN_TTL,
                         help=f"access token lifetime in seconds (default {DEFAULT_TOKEN_TTL})")
     parser.add_argument("--audience", default=DEFAULT_AUDIENCE, help="token audience")
+    parser.add_argument("--profile", metavar="FILE|PRESET",
+                        help="default profile: a JSON file of switches, or a preset ("
+                        + ", ".join(sorted(PROFILES)) + "); see docs/sandbox.md")
     parser.add_argument("--allow-remote", action="store_true",
                         help="allow a non-loopback host (admin routes are unauthenticated!)")
     parser.add_argument("--env-file", type=Path, default=Path(".env"),
@@ -105,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Returns:
         The exit status: 0 after a clean stop, 2 for a refused host, 1 when the port cannot
-        be bound or the seed folder does not exist.
+        be bound, the seed folder does not exist or the profile is unreadable or invalid.
 
     >>> main(["--host", "0.0.0.0"])  # doctest: +SKIP
     2
@@ -114,6 +156,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.seed is not None and not args.seed.is_dir():
         print(f"toolkit sandbox: no sample data folder {str(args.seed)!r}", file=sys.stderr)
         return 1
+    profile: dict[str, Any] = {}
+    if args.profile is not None:
+        try:
+            profile = validate_profile(read_profile(args.profile))
+        except ValueError as exc:  # ProfileError too
+            print(f"toolkit sandbox: --profile: {exc}", file=sys.stderr)
+            return 1
     if not is_loopback(args.host) and not args.allow_remote:
         print(f"toolkit sandbox: refusing to listen on non-loopback host {args.host!r}: the "
               "administration routes have no authentication. Pass --allow-remote to do it "
@@ -126,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return 1
     db = args.db or Path(tempfile.mkdtemp(prefix="toolkit-sandbox-")) / "sandbox.db"
-    store = Store(db, token_ttl=args.token_ttl, audience=args.audience)
+    store = Store(db, token_ttl=args.token_ttl, audience=args.audience, profile=profile)
     try:
         creds = store.demo_customer()
         if args.seed is not None:

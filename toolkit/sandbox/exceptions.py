@@ -29,6 +29,7 @@ replaced by U+FFFD), so an error body can always be encoded.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Iterable, Mapping
@@ -59,6 +60,7 @@ __all__ = [
     "UnsupportedGrantType",
     "install_handlers",
     "problem_type",
+    "render_error_body",
     "safe_body",
 ]
 
@@ -253,7 +255,7 @@ class InjectedFault(SandboxError):
 
     Args:
         status: 429, 500 or 503.
-        retry_after: Seconds for ``Retry-After`` (sent on 429 and 503 only).
+        retry_after: Seconds for ``Retry-After`` (sent on 429 and 503 only); None sends none.
 
     >>> InjectedFault(503, retry_after=2).headers
     {'Retry-After': '2'}
@@ -261,9 +263,12 @@ class InjectedFault(SandboxError):
 
     slug = "injected-fault"
 
-    def __init__(self, status: int, *, retry_after: int = 1) -> None:
+    def __init__(self, status: int, *, retry_after: int | None = 1) -> None:
         self.status = status
-        headers = {"Retry-After": str(retry_after)} if status in (429, 503) else {}
+        headers = (
+            {"Retry-After": str(retry_after)}
+            if status in (429, 503) and retry_after is not None else {}
+        )
         super().__init__(
             "fault injected by the sandbox",
             title=HTTPStatus(status).phrase,
@@ -327,6 +332,41 @@ class InvalidClient(OAuthError):
         super().__init__(description)
         if basic:
             self.headers = {"WWW-Authenticate": 'Basic realm="sandbox"'}
+
+
+def render_error_body(style: str, problem: bytes) -> tuple[bytes, str | None]:
+    """Re-render a problem body in a profile's ``errorBody`` style.
+
+    ``problem`` keeps the body as it is; ``message`` answers ``{"message": detail}`` JSON;
+    ``text`` answers the detail as ``text/plain``; ``empty`` answers no body. The detail is the
+    problem's ``detail`` (its ``title`` when it has none).
+
+    Args:
+        style: ``problem``, ``message``, ``text`` or ``empty``.
+        problem: An RFC 9457 JSON body.
+
+    Returns:
+        The new body and its media type (None when there is no body).
+
+    >>> render_error_body("message", b'{"title": "Conflict", "detail": "taken"}')
+    (b'{"message": "taken"}', 'application/json')
+    >>> render_error_body("empty", b'{"detail": "taken"}')
+    (b'', None)
+    """
+    if style == "problem":
+        return problem, PROBLEM_MEDIA_TYPE
+    if style == "empty":
+        return b"", None
+    try:
+        parsed = json.loads(problem)
+    except ValueError:
+        parsed = {}
+    if not isinstance(parsed, dict):
+        parsed = {}
+    detail = str(parsed.get("detail") or parsed.get("title") or "error")
+    if style == "text":
+        return detail.encode("utf-8"), "text/plain; charset=utf-8"
+    return json.dumps({"message": detail}, ensure_ascii=False).encode("utf-8"), "application/json"
 
 
 def _problem_response(err: SandboxError, request: Request) -> JSONResponse:

@@ -1,18 +1,81 @@
-"""Seeded fault injection and request counting for the interface routes.
+"""Seeded fault injection and request counting for the interface routes; profile draws.
 
-Both are plain thread-safe objects; :mod:`toolkit.sandbox.app` consults them in one ASGI
-middleware before any route does work, and exposes them on ``/sandbox/v1/faults`` and
-``/sandbox/v1/stats``.
+:class:`Faults` and :class:`Stats` are plain thread-safe objects; :mod:`toolkit.sandbox.app`
+consults them in one ASGI middleware before any route does work, and exposes them on
+``/sandbox/v1/faults`` and ``/sandbox/v1/stats``. :func:`latency_seconds` and
+:func:`token_fault` draw what a customer's profile (:mod:`toolkit.sandbox.profiles`) asks for:
+the added delay of one request, and the fault of one token request.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["Faults", "Stats"]
+__all__ = ["Faults", "Stats", "latency_seconds", "token_fault"]
+
+_Z99 = 2.3263478740408408
+"""The standard normal's 99th percentile."""
+_TAIL_CAP = 4
+"""A latency draw is at most this many times ``p99Ms``."""
+
+
+def latency_seconds(setting: Mapping[str, Any], rng: random.Random) -> float:
+    """Draw the delay a profile's ``latency`` adds to one request, in seconds.
+
+    With probability ``stallRate`` the request stalls ``stallMs``. Otherwise the delay is
+    log-normal with median ``p50Ms`` and 99th percentile ``p99Ms`` (constant when they are
+    equal), capped at four times ``p99Ms``.
+
+    Args:
+        setting: ``{"p50Ms", "p99Ms", "stallRate", "stallMs"}``.
+        rng: The random source.
+
+    Returns:
+        Seconds to sleep (0 for none).
+
+    >>> rng = random.Random(1)
+    >>> latency_seconds({"p50Ms": 20, "p99Ms": 20, "stallRate": 0, "stallMs": 0}, rng)
+    0.02
+    >>> latency_seconds({"p50Ms": 0, "p99Ms": 0, "stallRate": 1, "stallMs": 1500}, rng)
+    1.5
+    """
+    stall_rate = setting.get("stallRate") or 0
+    if stall_rate and rng.random() < stall_rate:
+        return float(setting.get("stallMs") or 0) / 1000
+    p50 = float(setting.get("p50Ms") or 0)
+    p99 = float(setting.get("p99Ms") or p50)
+    if p50 <= 0:
+        return 0.0
+    if p99 <= p50:
+        return p50 / 1000
+    sigma = math.log(p99 / p50) / _Z99
+    return min(p50 * math.exp(sigma * rng.gauss(0.0, 1.0)), _TAIL_CAP * p99) / 1000
+
+
+def token_fault(setting: Mapping[str, Any], rng: random.Random) -> int | None:
+    """Draw whether one token request fails, as a profile's ``tokenFaults`` says.
+
+    Args:
+        setting: ``{"rate", "statuses", "retryAfterSeconds"}``.
+        rng: The random source.
+
+    Returns:
+        The status to answer, or None to serve the request.
+
+    >>> token_fault({"rate": 1.0, "statuses": [429]}, random.Random(0))
+    429
+    >>> token_fault({"rate": 0.0, "statuses": [503]}, random.Random(0)) is None
+    True
+    """
+    rate = setting.get("rate") or 0
+    if rate <= 0 or rng.random() >= rate:
+        return None
+    return int(rng.choice(list(setting.get("statuses") or [503])))
 
 
 class Faults:

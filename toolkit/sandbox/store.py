@@ -4,12 +4,13 @@
 interface's operations, take and return plain JSON-ready dicts, know nothing about HTTP and
 raise the errors of :mod:`toolkit.sandbox.exceptions`. Field-level rules (types, enums,
 required fields) are checked before a body reaches the store, by the models of
-:mod:`toolkit.sandbox.payloads`; the store checks references and states.
+:mod:`toolkit.sandbox.bodies`; the store checks references and states.
 
 It is composed of one mixin per part of the interface, each in its own module of
 :mod:`toolkit.sandbox.models`, all over one core:
 
 - :mod:`~toolkit.sandbox.models.core`: the connection, its lock, transactions, the schema.
+- :mod:`~toolkit.sandbox.models.profiles`: each customer's profile over the default one.
 - :mod:`~toolkit.sandbox.models.auth`: customers, API clients, OAuth tokens.
 - :mod:`~toolkit.sandbox.models.ingress`: clients, initiatives, code types, codes, code ranges.
 - :mod:`~toolkit.sandbox.models.egress`: export, release-pending, acknowledgements, users.
@@ -54,9 +55,12 @@ class Store(AdministrationStore, AuthStore, IngressStore, EgressStore, StarringS
 
     Args:
         path: SQLite file; created with its schema when missing, reused as is otherwise.
-        token_ttl: Lifetime in seconds of the access tokens issued from now on.
+        token_ttl: Lifetime in seconds of the access tokens issued from now on (the default
+            profile's ``tokenLifetimeSeconds``, unless ``profile`` sets it).
         audience: The audience the token endpoint requires.
         clock: Source of "now" (an aware datetime); tests pass a fake to expire tokens.
+        profile: Switches of the default profile (see :mod:`toolkit.sandbox.profiles`), which
+            every customer starts from.
 
     >>> import tempfile, os
     >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))

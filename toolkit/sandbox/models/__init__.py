@@ -5,6 +5,8 @@ transactions); :class:`toolkit.sandbox.store.Store` composes them. Like moto's `
 state and rules, methods named like the operations, no HTTP.
 
 - :mod:`.core`: connection, lock, transactions, schema, shared helpers.
+- :mod:`.profiles`: each customer's profile (switches for what the spec leaves open), over the
+  default profile; auth, ingress and egress build on it.
 - :mod:`.auth`: customers, API clients, OAuth tokens.
 - :mod:`.ingress`: clients, initiatives, code types, codes, code ranges.
 - :mod:`.egress`: export, release-pending, release-succeeded/failed, users.
@@ -19,6 +21,7 @@ from .auth import AuthStore
 from .core import DEFAULT_AUDIENCE, DEFAULT_TOKEN_TTL, Clock, StoreCore, format_timestamp, new_id
 from .egress import EgressStore
 from .ingress import IngressStore
+from .profiles import ProfileStore
 from .starring import StarringStore
 
 __all__ = [
@@ -30,6 +33,7 @@ __all__ = [
     "Clock",
     "EgressStore",
     "IngressStore",
+    "ProfileStore",
     "StarringStore",
     "StoreCore",
     "format_timestamp",

@@ -22,8 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..exceptions import Conflict, NotFound, Unprocessable
-from ..payloads import (
+from ..bodies import (
     ClientIn,
     CodeIn,
     CodeRangeIn,
@@ -32,6 +31,7 @@ from ..payloads import (
     UserIn,
     parse_datetime,
 )
+from ..exceptions import Conflict, NotFound, Unprocessable
 from .core import EPOCH, dedupe, format_timestamp, new_id, to_ms
 from .ingress import IngressStore
 
@@ -490,7 +490,8 @@ class AdministrationStore(IngressStore):
         for kind, filename, model, importer, convert in steps:
             for line, row in enumerate(rows(filename), start=2):
                 try:
-                    importer(customer_id, _validated(model, convert(row)))
+                    # seeding upserts whatever the customer's profile says
+                    importer(customer_id, _validated(model, convert(row)), reimport="upsert")
                 except Unprocessable as exc:
                     raise Unprocessable(f"{filename} line {line}: {exc.detail}",
                                         errors=exc.extra.get("errors", [])) from exc
@@ -684,16 +685,17 @@ class AdministrationStore(IngressStore):
                 "email": "bench@example.com"})["_id"]]
         if not initiatives:
             self.import_client(customer_id, {"externalId": "BENCH-C", "name": "Bench client",
-                                             "callSign": "BENCH", "description": ""})
+                                             "callSign": "BENCH", "description": ""},
+                               reimport="upsert")
             initiatives = [self.import_initiative(customer_id, {
                 "externalId": "BENCH-M", "name": "Bench matter", "description": "",
                 "callSign": "BENCH-M", "clientExternalId": "BENCH-C", "billingType": "billable",
-                "unitIncrements": 360, "status": "active"})["_id"]]
+                "unitIncrements": 360, "status": "active"}, reimport="upsert")["_id"]]
         if not codes:
             self.import_code_type(customer_id, {
                 "externalId": "bench-code", "name": "bench-code", "semanticType": "task",
-                "customerDefaultable": False, "userDefaultable": False})
+                "customerDefaultable": False, "userDefaultable": False}, reimport="upsert")
             codes = [self.import_code(customer_id, {
                 "externalId": f"B{k}", "name": f"B{k}", "description": "",
-                "codeTypeExternalId": "bench-code"})["_id"] for k in range(3)]
+                "codeTypeExternalId": "bench-code"}, reimport="upsert")["_id"] for k in range(3)]
         return users, initiatives, codes

@@ -19,7 +19,8 @@ from ..exceptions import (
     Unauthorized,
     UnsupportedGrantType,
 )
-from .core import StoreCore, new_id
+from .core import new_id
+from .profiles import ProfileStore
 
 __all__ = ["AuthStore"]
 
@@ -30,7 +31,7 @@ def _hash(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-class AuthStore(StoreCore):
+class AuthStore(ProfileStore):
     """Customers, API clients, secrets and access tokens (the identity service).
 
     >>> import tempfile, os
@@ -132,7 +133,8 @@ class AuthStore(StoreCore):
             audience: Must equal the store's audience.
 
         Returns:
-            ``{access_token, expires_in, token_type}``.
+            ``{access_token, expires_in, token_type}``; the lifetime is the client's customer's
+            ``tokenLifetimeSeconds`` (its profile).
 
         Raises:
             UnsupportedGrantType: Any other grant type.
@@ -168,14 +170,40 @@ class AuthStore(StoreCore):
         if not hmac.compare_digest(audience.encode(), self.audience.encode()):
             raise InvalidRequest(f"unknown audience {audience!r}")
         token = secrets.token_urlsafe(32)
+        lifetime = int(self.profile(client["customer_id"])["tokenLifetimeSeconds"])
         with self._tx() as db:
             db.execute(
                 "INSERT INTO tokens (token_hash, customer_id, client_id, expires_at) "
                 "VALUES (?, ?, ?, ?)",
                 (_hash(token), client["customer_id"], client_id,
-                 self.now_ms() + self.token_ttl * 1000),
+                 self.now_ms() + lifetime * 1000),
             )
-        return {"access_token": token, "expires_in": self.token_ttl, "token_type": "Bearer"}
+        return {"access_token": token, "expires_in": lifetime, "token_type": "Bearer"}
+
+    def client_customer(self, client_id: str) -> str | None:
+        """Return the customer an API client belongs to, or None for an unknown client.
+
+        No secret is checked: the token route uses it to pick the profile whose
+        ``tokenFaults`` apply, before the credentials are.
+
+        Args:
+            client_id: The API client's id.
+
+        Returns:
+            The customer id, or None.
+
+        >>> import tempfile, os
+        >>> from toolkit.sandbox.store import Store
+        >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+        >>> c = store.create_customer()
+        >>> store.client_customer(c["clientId"]) == c["customerId"], store.client_customer("x")
+        (True, None)
+        """
+        with self._read() as db:
+            row = db.execute(
+                "SELECT customer_id FROM oauth_clients WHERE client_id = ?", (client_id,)
+            ).fetchone()
+        return None if row is None else str(row["customer_id"])
 
     def authenticate(self, token: str | None, customer_id: str | None = None) -> str:
         """Return the customer of a bearer token, checking the path's customer.

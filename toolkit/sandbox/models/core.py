@@ -3,9 +3,9 @@
 :class:`StoreCore` opens the file (creating the schema when missing), serializes every use of
 the connection on one lock and runs each write in its own transaction (:meth:`StoreCore._tx`)
 and each read in its own snapshot (:meth:`StoreCore._read`). The parts of the interface are
-mixins over it (:mod:`.auth`, :mod:`.ingress`, :mod:`.egress`, :mod:`.starring`,
-:mod:`.administration`), composed into :class:`toolkit.sandbox.store.Store`. It also holds
-the few lookups and helpers that more than one part uses.
+mixins over it (:mod:`.profiles`, :mod:`.auth`, :mod:`.ingress`, :mod:`.egress`,
+:mod:`.starring`, :mod:`.administration`), composed into :class:`toolkit.sandbox.store.Store`.
+It also holds the few lookups and helpers that more than one part uses.
 
 Durability: WAL journal, ``synchronous=FULL``, and every write runs in its own
 ``BEGIN IMMEDIATE ... COMMIT`` before the method returns, so an answered write survives
@@ -106,6 +106,8 @@ CREATE INDEX IF NOT EXISTS entries_released ON entries (customer_id, released_at
 CREATE INDEX IF NOT EXISTS entries_state ON entries (customer_id, state);
 CREATE TABLE IF NOT EXISTS sandbox_keys (
     name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS profiles (
+    customer_id TEXT PRIMARY KEY, switches TEXT NOT NULL, updated_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS entry_codes (
     entry_id TEXT NOT NULL, position INTEGER NOT NULL, code_id TEXT NOT NULL,
     assigned_by TEXT NOT NULL, PRIMARY KEY (entry_id, position));

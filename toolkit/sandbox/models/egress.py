@@ -4,6 +4,10 @@ The export selects entries by release time in ``(releasedAfter, releasedOnOrBefo
 streams them in chunks read in short transactions. Release-pending lists entries awaiting an
 acknowledgement; release-succeeded and release-failed move a pending entry to its final state
 (repeating the same acknowledgement is a no-op, any other is a conflict).
+
+The customer's profile may refuse an export window over ``exportMaxEntries`` entries (with the
+status ``exportRefusal``) or longer than ``exportMaxWindowDays`` (400), and may answer a repeated
+acknowledgement 409 or 422 instead of 200 (``ackRepeat``).
 """
 
 from __future__ import annotations
@@ -18,8 +22,16 @@ from datetime import datetime
 from fractions import Fraction
 from typing import Any
 
-from ..exceptions import BadRequest, Conflict, NotFound
-from .core import StoreCore, format_timestamp, number, to_ms
+from ..exceptions import (
+    BadRequest,
+    Conflict,
+    NotFound,
+    PayloadTooLarge,
+    SandboxError,
+    Unprocessable,
+)
+from .core import format_timestamp, number, to_ms
+from .profiles import ProfileStore
 
 __all__ = ["EgressStore"]
 
@@ -42,7 +54,7 @@ def _color(initiative_id: str) -> str:
     return hashlib.sha256(initiative_id.encode()).hexdigest()[:6]
 
 
-class EgressStore(StoreCore):
+class EgressStore(ProfileStore):
     """Entries out of the product: export, release-pending, acknowledgements, users.
 
     >>> import tempfile, os
@@ -80,7 +92,7 @@ class EgressStore(StoreCore):
             Entries in the spec's export form.
 
         Raises:
-            BadRequest: The window is inverted.
+            BadRequest: The window is inverted (or see :meth:`iter_export_entries`).
 
         >>> import tempfile, os
         >>> from toolkit.sandbox.store import Store
@@ -117,7 +129,11 @@ class EgressStore(StoreCore):
             An iterator of chunks.
 
         Raises:
-            BadRequest: The window is inverted (raised by this call, not by the iterator).
+            BadRequest: The window is inverted, or longer than the customer's
+                ``exportMaxWindowDays`` (raised by this call, not by the iterator).
+            SandboxError: The window holds more than the customer's ``exportMaxEntries``:
+                :class:`BadRequest`, :class:`PayloadTooLarge` or :class:`Unprocessable` as its
+                ``exportRefusal`` says.
 
         >>> import tempfile, os
         >>> from toolkit.sandbox.store import Store
@@ -132,7 +148,36 @@ class EgressStore(StoreCore):
             raise BadRequest(
                 "releasedAfter must not be later than releasedOnOrBefore", slug="invalid-window"
             )
+        self._check_export_window(customer_id, low, high)
         return self._export_chunks(customer_id, low, high, batch)
+
+    _REFUSALS: dict[int, type[SandboxError]] = {
+        400: BadRequest, 413: PayloadTooLarge, 422: Unprocessable,
+    }
+
+    def _check_export_window(self, customer_id: str, low: int, high: int) -> None:
+        """Refuse a window the customer's profile does not serve (longest first, then size)."""
+        profile = self.profile(customer_id)
+        days = profile["exportMaxWindowDays"]
+        if days is not None and high - low > days * 86_400_000:
+            raise BadRequest(
+                f"the export window is longer than {days:g} days", slug="window-too-long",
+                maxWindowDays=days,
+            )
+        most = profile["exportMaxEntries"]
+        if most is None:
+            return
+        with self._read() as db:
+            held = db.execute(
+                "SELECT COUNT(*) FROM entries WHERE customer_id = ? AND released_at > ? "
+                "AND released_at <= ?", (customer_id, low, high),
+            ).fetchone()[0]
+        if held > most:
+            refusal = self._REFUSALS[profile["exportRefusal"]]
+            raise refusal(
+                f"the export window holds {held} entries, more than {most}; ask for a shorter "
+                "window", slug="export-too-large", entries=held, maxEntries=most,
+            )
 
     def _export_chunks(
         self, customer_id: str, low: int, high: int, batch: int
@@ -292,7 +337,8 @@ class EgressStore(StoreCore):
     ) -> dict[str, Any]:
         """Acknowledge a pending entry as written to the billing system.
 
-        Repeating the same acknowledgement is a no-op.
+        Repeating the same acknowledgement is a no-op (or, as the customer's profile's
+        ``ackRepeat`` says, a 409 or 422 for any acknowledgement of an entry already succeeded).
 
         Args:
             customer_id: The customer.
@@ -306,6 +352,7 @@ class EgressStore(StoreCore):
         Raises:
             NotFound: No such entry for this user.
             Conflict: Not released yet, failed, or succeeded with another ``externalId``.
+            Unprocessable: Already succeeded, when the profile's ``ackRepeat`` is ``422``.
 
         >>> import tempfile, os
         >>> from toolkit.sandbox.store import Store
@@ -322,7 +369,9 @@ class EgressStore(StoreCore):
     ) -> dict[str, Any]:
         """Acknowledge a pending entry as failed to write; the errors are stored.
 
-        Repeating the same acknowledgement (same errors) is a no-op.
+        Repeating the same acknowledgement (same errors) is a no-op (or, as the customer's
+        profile's ``ackRepeat`` says, a 409 or 422 for any acknowledgement of an entry already
+        failed).
 
         Args:
             customer_id: The customer.
@@ -336,6 +385,7 @@ class EgressStore(StoreCore):
         Raises:
             NotFound: No such entry for this user.
             Conflict: Not released yet, succeeded, or failed with other errors.
+            Unprocessable: Already failed, when the profile's ``ackRepeat`` is ``422``.
 
         >>> import tempfile, os
         >>> from toolkit.sandbox.store import Store
@@ -352,6 +402,7 @@ class EgressStore(StoreCore):
     ) -> dict[str, Any]:
         column = "external_id" if state == "succeeded" else "errors"
         stored_value = value if state == "succeeded" else json.dumps(value, ensure_ascii=False)
+        repeat = self.profile(customer_id)["ackRepeat"]
         with self._tx() as db:
             row = db.execute(
                 "SELECT * FROM entries WHERE id = ? AND customer_id = ? AND user_id = ?",
@@ -377,6 +428,12 @@ class EgressStore(StoreCore):
                 raise Conflict(
                     f"the entry was already acknowledged as {current}",
                     slug="conflicting-acknowledgement", state=current,
+                )
+            elif repeat != "200":
+                refusal = Conflict if repeat == "409" else Unprocessable
+                raise refusal(
+                    f"the entry was already acknowledged as {current}",
+                    slug="already-acknowledged", state=current,
                 )
             elif row[column] != stored_value:
                 raise Conflict(

@@ -1,9 +1,10 @@
 """Ingress: the five imports (clients, initiatives, code types, codes, code ranges).
 
-Imports upsert by ``externalId`` within the customer; references (an initiative's client, a
-code's code type, a code range's initiative and codes) must exist, otherwise nothing is
-stored and the error lists the unknown ids. The record renderers here also serve the
-administration listing.
+Imports upsert by ``externalId`` within the customer (or, when the customer's profile says
+``reimport: conflict``, refuse an existing ``externalId`` with a 409 and leave it unchanged);
+references (an initiative's client, a code's code type, a code range's initiative and codes)
+must exist, otherwise nothing is stored and the error lists the unknown ids. The record
+renderers here also serve the administration listing.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from ..exceptions import NotFound, Unprocessable
-from .core import StoreCore, dedupe, format_timestamp, new_id, number
+from ..exceptions import Conflict, NotFound, Unprocessable
+from .core import dedupe, format_timestamp, new_id, number
+from .profiles import ProfileStore
 
 __all__ = ["IngressStore"]
 
 
-class IngressStore(StoreCore):
+class IngressStore(ProfileStore):
     """The five imports of reference data, with their reference rules.
 
     >>> import tempfile, os
@@ -30,15 +32,21 @@ class IngressStore(StoreCore):
     'C1'
     """
 
-    def import_client(self, customer_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    def import_client(
+        self, customer_id: str, body: dict[str, Any], *, reimport: str | None = None
+    ) -> dict[str, Any]:
         """Create or update (by ``externalId``) one client.
 
         Args:
             customer_id: The customer.
             body: A valid Client payload.
+            reimport: ``upsert`` or ``conflict``; default the customer's profile.
 
         Returns:
             The stored client.
+
+        Raises:
+            Conflict: The client exists and ``reimport`` is ``conflict``.
 
         >>> import tempfile, os
         >>> from toolkit.sandbox.store import Store
@@ -48,26 +56,31 @@ class IngressStore(StoreCore):
         ...     "description": ""})["name"]
         'Acme'
         """
+        mode = reimport or self.profile(customer_id)["reimport"]
         with self._tx() as db:
             record_id = self._upsert(
-                db, "clients", customer_id, body["externalId"],
+                db, "clients", customer_id, body["externalId"], mode,
                 {"name": body["name"], "call_sign": body["callSign"],
                  "description": body["description"]},
             )
             return self._client_record(db, record_id)
 
-    def import_initiative(self, customer_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    def import_initiative(
+        self, customer_id: str, body: dict[str, Any], *, reimport: str | None = None
+    ) -> dict[str, Any]:
         """Create or update (by ``externalId``) one initiative; its client must exist.
 
         Args:
             customer_id: The customer.
             body: A valid Initiative payload.
+            reimport: ``upsert`` or ``conflict``; default the customer's profile.
 
         Returns:
             The stored initiative.
 
         Raises:
             Unprocessable: ``clientExternalId`` names no client (``unknownIds`` lists it).
+            Conflict: The initiative exists and ``reimport`` is ``conflict``.
 
         >>> import tempfile, os
         >>> from toolkit.sandbox.store import Store
@@ -80,6 +93,7 @@ class IngressStore(StoreCore):
         ...
         toolkit.sandbox.exceptions.Unprocessable: unknown client externalId 'nope'
         """
+        mode = reimport or self.profile(customer_id)["reimport"]
         with self._tx() as db:
             client = db.execute(
                 "SELECT id FROM clients WHERE customer_id = ? AND external_id = ?",
@@ -88,7 +102,7 @@ class IngressStore(StoreCore):
             if client is None:
                 raise self._unknown("client", "clientExternalId", [body["clientExternalId"]])
             record_id = self._upsert(
-                db, "initiatives", customer_id, body["externalId"],
+                db, "initiatives", customer_id, body["externalId"], mode,
                 {"source": "pms", "billing_type": body["billingType"], "name": body["name"],
                  "description": body["description"], "call_sign": body["callSign"],
                  "client_id": client["id"], "unit_increments": float(body["unitIncrements"]),
@@ -96,15 +110,21 @@ class IngressStore(StoreCore):
             )
             return self._initiative_record(db, record_id)
 
-    def import_code_type(self, customer_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    def import_code_type(
+        self, customer_id: str, body: dict[str, Any], *, reimport: str | None = None
+    ) -> dict[str, Any]:
         """Create or update (by ``externalId``) one code type.
 
         Args:
             customer_id: The customer.
             body: A valid Code type payload.
+            reimport: ``upsert`` or ``conflict``; default the customer's profile.
 
         Returns:
             The stored code type.
+
+        Raises:
+            Conflict: The code type exists and ``reimport`` is ``conflict``.
 
         >>> import tempfile, os
         >>> from toolkit.sandbox.store import Store
@@ -115,27 +135,32 @@ class IngressStore(StoreCore):
         ...     "userDefaultable": False})["semanticType"]
         'task'
         """
+        mode = reimport or self.profile(customer_id)["reimport"]
         with self._tx() as db:
             record_id = self._upsert(
-                db, "code_types", customer_id, body["externalId"],
+                db, "code_types", customer_id, body["externalId"], mode,
                 {"name": body["name"], "semantic_type": body["semanticType"],
                  "customer_defaultable": int(body["customerDefaultable"]),
                  "user_defaultable": int(body["userDefaultable"])},
             )
             return self._code_type_record(db, record_id)
 
-    def import_code(self, customer_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    def import_code(
+        self, customer_id: str, body: dict[str, Any], *, reimport: str | None = None
+    ) -> dict[str, Any]:
         """Create or update (by ``externalId``) one code; its code type must exist.
 
         Args:
             customer_id: The customer.
             body: A valid Code payload.
+            reimport: ``upsert`` or ``conflict``; default the customer's profile.
 
         Returns:
             The stored code.
 
         Raises:
             Unprocessable: ``codeTypeExternalId`` names no code type.
+            Conflict: The code exists and ``reimport`` is ``conflict``.
 
         >>> import tempfile, os
         >>> from toolkit.sandbox.store import Store
@@ -147,6 +172,7 @@ class IngressStore(StoreCore):
         ...
         toolkit.sandbox.exceptions.Unprocessable: unknown code type externalId 'task-code'
         """
+        mode = reimport or self.profile(customer_id)["reimport"]
         with self._tx() as db:
             code_type = db.execute(
                 "SELECT id FROM code_types WHERE customer_id = ? AND external_id = ?",
@@ -157,7 +183,7 @@ class IngressStore(StoreCore):
                     "code type", "codeTypeExternalId", [body["codeTypeExternalId"]]
                 )
             record_id = self._upsert(
-                db, "codes", customer_id, body["externalId"],
+                db, "codes", customer_id, body["externalId"], mode,
                 {"name": body["name"], "description": body["description"],
                  "code_type_id": code_type["id"]},
             )
@@ -218,13 +244,19 @@ class IngressStore(StoreCore):
 
     def _upsert(
         self, db: sqlite3.Connection, table: str, customer_id: str, external_id: str,
-        values: dict[str, Any],
+        reimport: str, values: dict[str, Any],
     ) -> str:
         now = self.now_ms()
         row = db.execute(
             f"SELECT id FROM {table} WHERE customer_id = ? AND external_id = ?",
             (customer_id, external_id),
         ).fetchone()
+        if row is not None and reimport == "conflict":
+            what = table.rstrip("s").replace("_", " ")
+            raise Conflict(
+                f"a {what} with externalId {external_id!r} already exists",
+                slug="already-exists", externalId=external_id,
+            )
         if row is None:
             record_id = new_id()
             cols = ["id", "customer_id", "external_id", *values, "created_at", "updated_at"]

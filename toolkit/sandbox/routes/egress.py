@@ -1,0 +1,121 @@
+"""Routes of egress: the v2 export, release-pending, the two acknowledgements, the user record.
+
+The export streams one JSON array a chunk of entries at a time, so a large window is never
+held whole in memory. The rules are the store's (:mod:`toolkit.sandbox.models.egress`).
+"""
+
+from collections.abc import Iterator, Sequence
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Response, params
+from fastapi.responses import StreamingResponse
+
+from ..bodies import (
+    DATETIME_PATTERN,
+    AckFailedIn,
+    AckOut,
+    AckSucceededIn,
+    ExportEntry,
+    PendingEntry,
+    UserOut,
+    parse_datetime,
+)
+from ..exceptions import BadRequest
+from ..store import Store
+from .core import AUTH, FAULTS, dumps, problems
+
+__all__ = ["router"]
+
+_ACK_PATH = "/api/v1/customers/{customerId:seg}/users/{userId:seg}/entries/{entryId:seg}"
+
+
+def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIRouter:
+    """Return the egress router.
+
+    Args:
+        store: State and rules.
+        dependencies: Dependencies of every route (the bearer check).
+
+    Returns:
+        The router (tag ``egress``).
+
+    >>> import tempfile, os
+    >>> len(router(Store(os.path.join(tempfile.mkdtemp(), "s.db"))).routes)
+    5
+    """
+    egress = APIRouter(dependencies=list(dependencies), tags=["egress"])
+
+    @egress.get(
+        "/api/v2/customers/{customerId:seg}/entries/export", name="export_entries",
+        operation_id="export_entries", response_model=list[ExportEntry],
+        summary="Entries released in (releasedAfter, releasedOnOrBefore], export form",
+        responses=problems(400, *AUTH, *FAULTS),
+    )
+    def export_entries(
+        customerId: str,
+        releasedAfter: Annotated[str, Query(
+            pattern=DATETIME_PATTERN,
+            description="Exclusive lower bound of release time, ISO 8601 (naive = UTC).")],
+        releasedOnOrBefore: Annotated[str, Query(
+            pattern=DATETIME_PATTERN,
+            description="Inclusive upper bound of release time, ISO 8601 (naive = UTC).")],
+    ) -> Response:
+        try:
+            after, before = parse_datetime(releasedAfter), parse_datetime(releasedOnOrBefore)
+        except ValueError as exc:
+            raise BadRequest(str(exc), slug="invalid-request") from exc
+        chunks = store.iter_export_entries(customerId, after, before)  # checks the window
+
+        def body() -> Iterator[bytes]:
+            # one JSON array, sent a chunk of entries at a time
+            yield b"["
+            first = True
+            for chunk in chunks:
+                if chunk:
+                    if not first:
+                        yield b","
+                    yield dumps(chunk)[1:-1]
+                    first = False
+            yield b"]"
+
+        return StreamingResponse(body(), media_type="application/json")
+
+    @egress.get(
+        "/api/v1/customers/{customerId:seg}/entries/release-pending", name="release_pending",
+        operation_id="release_pending", response_model=list[PendingEntry],
+        summary="Entries still pending, detailed form",
+        responses=problems(*AUTH, *FAULTS),
+    )
+    def release_pending(customerId: str) -> Response:
+        return Response(dumps(store.release_pending(customerId)), media_type="application/json")
+
+    @egress.post(
+        _ACK_PATH + "/release-succeeded", name="release_succeeded",
+        operation_id="release_succeeded", response_model=AckOut,
+        summary="Acknowledge a pending entry as written to the billing system",
+        responses=problems(*AUTH, 404, 409, 422, *FAULTS),
+    )
+    def release_succeeded(
+        customerId: str, userId: str, entryId: str, body: AckSucceededIn
+    ) -> dict[str, Any]:
+        return store.release_succeeded(customerId, userId, entryId, body.model_dump())
+
+    @egress.post(
+        _ACK_PATH + "/release-failed", name="release_failed", operation_id="release_failed",
+        response_model=AckOut, summary="Acknowledge a pending entry as failed to write",
+        responses=problems(*AUTH, 404, 409, 422, *FAULTS),
+    )
+    def release_failed(
+        customerId: str, userId: str, entryId: str, body: AckFailedIn
+    ) -> dict[str, Any]:
+        return store.release_failed(customerId, userId, entryId, body.model_dump())
+
+    @egress.get(
+        "/api/v1/customers/{customerId:seg}/users/{userId:seg}", name="get_user",
+        operation_id="get_user", response_model=UserOut,
+        summary="User record", responses=problems(*AUTH, 404, *FAULTS),
+    )
+    def get_user(customerId: str, userId: str) -> dict[str, Any]:
+        return store.get_user(customerId, userId)
+
+    return egress
