@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from toolkit.cli import app as cli
+from toolkit.cli import validate as cli_validate
 from toolkit.cli.app import EXIT_CODES, main
 from toolkit.client import Client
 from toolkit.ingress.readers import read_table
@@ -152,7 +153,7 @@ def test_an_interrupt_is_exit_130(monkeypatch) -> None:
     def interrupted(args: argparse.Namespace) -> int:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "cmd_validate", interrupted)
+    monkeypatch.setattr(cli_validate, "run", interrupted)
     assert main(["validate", str(SAMPLE)]) == 130
 
 

@@ -17,10 +17,11 @@ from typing import Any
 
 import pandas as pd
 
+from toolkit.bulk.journal import Journal
 from toolkit.core.auth import Secret, TokenProvider
 from toolkit.core.connection import ENDPOINTS, Connection
 from toolkit.core.http import Reply, Transport
-from toolkit.core.settings import Settings, read_env_file
+from toolkit.core.settings import ENV_KEYS, Settings, read_env_file
 from toolkit.egress import acknowledgements, sync, users
 from toolkit.egress import fetch as exports
 from toolkit.egress.export import Export
@@ -30,7 +31,9 @@ from toolkit.ingress import imports
 from toolkit.ingress.imports import OnboardReport
 from toolkit.starring import operations as starring
 
-__all__ = ["ENDPOINTS", "Client", "read_env_file"]
+# besides the facade, the lower names the command line needs (``toolkit.cli`` reads no module
+# inside core/ or bulk/): the endpoint table, the setting -> variable table, the journal
+__all__ = ["ENDPOINTS", "ENV_KEYS", "Client", "Journal", "read_env_file"]
 
 
 def _importer(table: str, what: str) -> Callable[..., pd.DataFrame]:

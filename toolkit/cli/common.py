@@ -1,0 +1,323 @@
+"""What every command shares: the client from the settings, printed frames, ``--out`` files,
+the summary of an interrupted run and the one-line explanation of an error."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pandas as pd
+
+from toolkit import Client, Connection, Settings
+from toolkit.client import ENV_KEYS, Journal
+from toolkit.errors import (
+    ApiError,
+    AuthError,
+    ConfigError,
+    Interrupted,
+    ToolkitError,
+    TransportError,
+)
+from toolkit.ingress import check_out_path, with_lines, write_table
+
+__all__ = [
+    "OUT_HELP",
+    "TABLE_FILES",
+    "check_journal",
+    "client_from",
+    "command_of",
+    "dry_run_client",
+    "epilog",
+    "explain",
+    "interrupted",
+    "out_path",
+    "print_frame",
+    "with_row",
+    "write_out",
+]
+
+#: the table files a command reads, for its help
+TABLE_FILES = "CSV (, ; tab or | separated; UTF-8 or cp1252), .xlsx or .parquet"
+#: the help of ``--out``; ``{}`` is what is written
+OUT_HELP = "also write {} to this file: .csv, .xlsx or .parquet (with row and line columns)"
+
+
+def epilog(*examples: str) -> str:
+    """The ``examples:`` block at the end of a command's help.
+
+    Args:
+        *examples: command lines, one a line.
+
+    Returns:
+        The epilog text.
+
+    Example:
+        >>> print(epilog("toolkit validate sample_data"))
+        examples:
+          toolkit validate sample_data
+    """
+    return "examples:\n" + "\n".join(f"  {e}" for e in examples)
+
+
+def command_of(parser: argparse.ArgumentParser) -> str:
+    """The command a sub-parser belongs to (the last word of its ``prog``), for a module that
+    adds the options of several commands.
+
+    Args:
+        parser: the command's parser.
+
+    Returns:
+        The command's name.
+
+    Example:
+        >>> command_of(argparse.ArgumentParser(prog="toolkit unstar"))
+        'unstar'
+    """
+    return parser.prog.rpartition(" ")[2]
+
+
+def client_from(args: argparse.Namespace) -> Client:
+    """A client from the settings, with a token fetched first: bad credentials fail fast.
+
+    Args:
+        args: the parsed arguments (``env_file``, and ``workers`` where the command has it);
+            ``args.settings`` is set, for :func:`explain`.
+
+    Returns:
+        The client.
+
+    Raises:
+        toolkit.errors.ConfigError: missing or refused settings.
+        toolkit.errors.AuthError: the identity service refused the credentials.
+        toolkit.errors.TransportError: the identity service did not answer.
+
+    Example:
+        >>> client_from(argparse.Namespace(env_file=".env"))  # doctest: +SKIP
+    """
+    client = Client.from_env(args.env_file, workers=getattr(args, "workers", None) or 8)
+    args.settings = client.connection.settings
+    # one attempt: an unreachable identity service ends the command at once, with the setting
+    client.connection.auth.secret_token(retry=False)
+    return client
+
+
+def check_journal(args: argparse.Namespace) -> None:
+    """Open and close the journal before any request: a folder, an unwritable path or a
+    journal another run holds is an error before anything is sent.
+
+    Args:
+        args: the parsed arguments (``journal`` and ``dry_run`` where the command has them).
+
+    Raises:
+        toolkit.errors.ConfigError: the journal cannot be written.
+        toolkit.errors.JournalInUseError: another run holds it.
+
+    Example:
+        >>> check_journal(argparse.Namespace(journal=None))  # no journal: nothing to check
+    """
+    if getattr(args, "journal", None) and not getattr(args, "dry_run", False):
+        Journal(args.journal).close()
+
+
+def dry_run_client(args: argparse.Namespace) -> Client:
+    """A client that sends nothing: no secret and no address is needed.
+
+    Args:
+        args: the parsed arguments (``env_file``).
+
+    Returns:
+        A client over the settings if they are complete, else over placeholders.
+
+    Example:
+        >>> client = dry_run_client(argparse.Namespace(env_file="no-such.env"))
+        >>> isinstance(client, Client)
+        True
+    """
+    try:
+        settings = Settings.from_env(args.env_file)
+    except ConfigError:
+        unset = "http://not-configured.invalid"
+        settings = Settings("<customerId>", "<clientId>", "<unused>", unset, unset)
+    return Client.from_connection(Connection(settings))
+
+
+def _cut(value: object, width: int = 80) -> object:
+    text = value if isinstance(value, str) else None
+    return text[: width - 3] + "..." if text is not None and len(text) > width else value
+
+
+def print_frame(df: pd.DataFrame, max_rows: int = 30) -> None:
+    """Print the first rows of a frame, long texts cut, and how many more there are.
+
+    Args:
+        df: the frame.
+        max_rows: rows printed at most.
+
+    Example:
+        >>> print_frame(pd.DataFrame({"row": [0, 1], "error": ["bad", "worse"]}), max_rows=1)
+         row error
+           0   bad
+        ... 1 more (write them all with --out FILE)
+    """
+    shown = df.head(max_rows).copy()
+    for col in shown.select_dtypes(include=["object", "string"]).columns:
+        shown[col] = shown[col].astype(object).map(_cut)
+    with pd.option_context("display.width", 200):
+        print(shown.to_string(index=False))
+    if len(df) > max_rows:
+        print(f"... {len(df) - max_rows} more (write them all with --out FILE)")
+
+
+def out_path(args: argparse.Namespace) -> Path | None:
+    """The ``--out`` file, checked before any work is done.
+
+    Args:
+        args: the parsed arguments (``out`` where the command has it).
+
+    Returns:
+        The path, or ``None`` without ``--out``.
+
+    Raises:
+        toolkit.errors.ConfigError: an extension that is not .csv, .xlsx or .parquet, or a
+            folder that does not exist.
+
+    Example:
+        >>> out_path(argparse.Namespace(out=None)) is None
+        True
+    """
+    return check_out_path(args.out) if getattr(args, "out", None) else None
+
+
+def write_out(frame: pd.DataFrame, out: Path | None, what: str) -> None:
+    """Write a frame to the ``--out`` file, if there is one, and say so.
+
+    Args:
+        frame: the rows.
+        out: the file (from :func:`out_path`), or ``None``.
+        what: what the rows are, for the message (``"results"``).
+
+    Example:
+        >>> write_out(pd.DataFrame({"row": [0]}), None, "results")  # no --out: nothing
+    """
+    if out is not None:
+        write_table(frame, out)
+        print(f"wrote {len(frame)} {what} to {out}")
+
+
+def with_row(frame: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
+    """A result frame aligned to a file's rows, with ``row`` and ``line`` first.
+
+    Args:
+        frame: one row per row of ``source``.
+        source: the frame read from the file.
+
+    Returns:
+        ``frame`` with ``row`` (0-based) and ``line`` (the file's line) first.
+
+    Example:
+        >>> src = pd.DataFrame({"a": ["x"]})
+        >>> src.attrs["line_shifts"] = ()
+        >>> with_row(pd.DataFrame({"ok": [True]}), src).columns.tolist()
+        ['row', 'line', 'ok']
+    """
+    out = frame.reset_index(drop=True)
+    out.insert(0, "row", range(len(out)))
+    return with_lines(out, source)
+
+
+def interrupted(exc: Interrupted, args: argparse.Namespace, key: str = "externalId") -> int:
+    """Print what an interrupted run did and the command that resumes it; exit status 130.
+
+    Args:
+        exc: the interrupt, with the partial result frame if there is one.
+        args: the parsed arguments (``argv``, and ``journal`` where the command has it).
+        key: the key column shown for the rows not sent.
+
+    Returns:
+        130.
+
+    Example:
+        >>> interrupted(Interrupted("stopped"), argparse.Namespace(argv=["onboard", "firm"]))
+        130
+    """
+    res = exc.result
+    print("\ninterrupted: no request was sent after the interrupt", file=sys.stderr)
+    if res is not None and len(res):
+        status = res["status"].astype(str)
+        counts = {
+            "ok": int(res["ok"].sum()),
+            "failed": int((status == "failed").sum()),
+            "unknown": int((status == "unknown").sum()),
+            "not sent": int((status == "not_sent").sum()),
+        }
+        print(", ".join(f"{k}: {n}" for k, n in counts.items()), file=sys.stderr)
+        cols = [c for c in ("table", "row", key, "status", "error") if c in res]
+        todo = res[status.isin(["not_sent", "unknown"])]
+        if len(todo):
+            print("rows not sent (or unknown):", file=sys.stderr)
+            with pd.option_context("display.max_rows", 20, "display.width", 160):
+                print(todo[cols].to_string(max_rows=20), file=sys.stderr)
+    command = "toolkit " + " ".join(shlex.quote(a) for a in args.argv)
+    if getattr(args, "journal", None):
+        print(f"resume with: {command}", file=sys.stderr)
+    else:
+        print(
+            f"resume with: {command} --journal journal.jsonl "
+            "(without a journal the rows already sent are sent again: harmless, but slower)",
+            file=sys.stderr,
+        )
+    return 130
+
+
+def _setting_of(url: str, settings: Settings | None) -> tuple[str, str]:
+    """(host, the TOOLKIT_* variable whose address the URL starts with) for a message."""
+    host = urlsplit(url).netloc or url
+    if settings is not None:
+        for name in ("auth_url", "ingestion_url", "time_url"):
+            base = getattr(settings, name)
+            if base and url.startswith(base.rstrip("/")):
+                return host, ENV_KEYS[name]
+    return host, "TOOLKIT_AUTH_URL / TOOLKIT_TIME_URL"
+
+
+def explain(exc: ToolkitError, args: argparse.Namespace | None) -> str:
+    """One line saying what went wrong and which setting to check.
+
+    Args:
+        exc: the error that ended the command.
+        args: the parsed arguments (``env_file``, and ``settings`` once a client was built),
+            or ``None``.
+
+    Returns:
+        The line, without the ``error:`` prefix.
+
+    Example:
+        >>> explain(ConfigError("firm/: no such folder"), None)
+        'firm/: no such folder'
+    """
+    settings = getattr(args, "settings", None)
+    env_file = getattr(args, "env_file", ".env")
+    if isinstance(exc, AuthError):
+        problem = exc.problem or {}
+        code = problem.get("error") or ("invalid_client" if exc.status == 401 else None)
+        token_url = settings is not None and exc.url.startswith(settings.urls["auth"])
+        if code == "invalid_client" or token_url:
+            return (
+                f"the identity service refused the application's credentials "
+                f"({code or exc.status}: {exc.detail}); check TOOLKIT_CLIENT_ID and "
+                f"TOOLKIT_CLIENT_SECRET in {env_file} or the environment"
+                + ("" if code != "invalid_audience" else ", and TOOLKIT_AUDIENCE")
+            )
+        return f"{exc} (check the permissions of TOOLKIT_CLIENT_ID)"
+    if isinstance(exc, TransportError):
+        host, var = _setting_of(exc.url, settings)
+        return (
+            f"no answer from {host} ({exc}); check {var} in {env_file} and that the "
+            "service is running and reachable"
+        )
+    if isinstance(exc, ApiError):
+        return str(exc)
+    return str(exc)

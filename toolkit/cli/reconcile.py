@@ -1,0 +1,194 @@
+"""``toolkit reconcile EXPORT BILLING``: compare exported or synced entries with a billing
+extract, entry by entry."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+
+from toolkit.cli.common import TABLE_FILES, out_path, write_out
+from toolkit.egress import Export, read_sync
+from toolkit.errors import ConfigError, ToolkitError
+from toolkit.ingress import read_table
+from toolkit.reconciliation import COMPARISONS, reconcile
+
+__all__ = ["COMMANDS", "add_arguments", "run"]
+
+#: command -> (help, examples)
+COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "reconcile": (
+        "compare exported or synced entries with a billing extract, entry by entry",
+        (
+            "toolkit reconcile out/time billing.csv                 # a folder from toolkit sync",
+            "toolkit reconcile out/march billing.xlsx --out rec.xlsx  # from toolkit export",
+            "toolkit reconcile out/time ids-and-hours.csv --duration hours --duration-unit hours",
+            "toolkit reconcile out/time billing.csv --date 'Date worked' --dayfirst",
+        ),
+    ),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``toolkit reconcile``, and the exit statuses to its epilog.
+
+    Args:
+        parser: the command's parser.
+
+    Example:
+        >>> parser = argparse.ArgumentParser(prog="toolkit reconcile", epilog="")
+        >>> add_arguments(parser)
+        >>> parser.parse_args(["out/time", "billing.csv"]).duration_unit
+        'seconds'
+    """
+    parser.epilog = (parser.epilog or "") + (
+        "\n\nonly the values the billing file holds are compared (duration, workDate, matter"
+        "\nby default); exit status 0 every entry matched, 1 some differ, 2 bad input"
+    )
+    parser.add_argument(
+        "export",
+        metavar="EXPORT",
+        help="a synced folder (toolkit sync), an exported folder or .xlsx (toolkit export), "
+        f"or one table of entries ({TABLE_FILES})",
+    )
+    parser.add_argument(
+        "billing",
+        metavar="BILLING",
+        help=f"the billing extract, one row per record: {TABLE_FILES}",
+    )
+    parser.add_argument(
+        "--key",
+        choices=["auto", "_id", "entryId", "externalId"],
+        default="auto",
+        help="the entry column the billing key refers to (default auto: the one it hits most)",
+    )
+    parser.add_argument(
+        "--billing-key",
+        metavar="COL",
+        help="billing column holding the key (default the first of entryId, _id, externalId)",
+    )
+    parser.add_argument(
+        "--billing-id",
+        metavar="COL",
+        help="billing record id column (default billingId or recordId if present)",
+    )
+    defaults = {"duration": "duration", "date": "workDate", "matter": "matter"}
+    what = {"duration": "duration", "date": "date worked", "matter": "matter"}
+    for name in COMPARISONS:
+        parser.add_argument(
+            f"--{name}",
+            metavar="COL",
+            help=f"billing column with the {what[name]} (default {defaults[name]} if present, "
+            "else not compared)",
+        )
+    parser.add_argument(
+        "--duration-unit",
+        choices=["seconds", "minutes", "hours"],
+        default="seconds",
+        help="unit of the billing durations (default seconds)",
+    )
+    parser.add_argument(
+        "--tolerance-seconds",
+        type=float,
+        default=0,
+        metavar="S",
+        help="largest duration difference still counted as equal (default 0)",
+    )
+    parser.add_argument(
+        "--dayfirst",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="read text dates that are not ISO 8601 day first (--dayfirst: 03/04/2026 is "
+        "3 April) or month first (--no-dayfirst); without either, such dates are read only "
+        "when they read the same both ways",
+    )
+    parser.add_argument(
+        "--out", help="also write every reconciliation row to this file: .csv, .xlsx or .parquet"
+    )
+
+
+def _read_exported(path: str) -> pd.DataFrame:
+    """The entries of a sync folder, an exported folder or workbook, or one entries table.
+
+    Args:
+        path: a folder from ``toolkit sync`` or ``toolkit export``, an exported ``.xlsx``, or
+            one table file of entries.
+
+    Returns:
+        The entries.
+
+    Raises:
+        toolkit.errors.ConfigError: no such path, or nothing readable as exported entries.
+
+    Example:
+        >>> _read_exported("no/such/folder")
+        Traceback (most recent call last):
+        ...
+        toolkit.errors.ConfigError: no/such/folder: no such file or folder
+    """
+    p = Path(path)
+    if not p.exists():
+        raise ConfigError(f"{p}: no such file or folder")
+    try:
+        if p.is_dir():
+            if (p / "entries" / "_delta_log").is_dir():
+                return read_sync(p).entries
+            if (p / "entries.csv").is_file():
+                return Export.read_csv(p).entries
+            if (p / "entries").is_dir() or (p / "_toolkit_export.json").is_file():
+                return Export.read_parquet(p).entries
+            raise ConfigError(
+                f"{p}: neither a synced folder (entries/_delta_log, from toolkit sync) nor an "
+                "exported folder (entries/ Parquet or entries.csv, from toolkit export)"
+            )
+        if p.suffix.casefold() in (".xlsx", ".xlsm"):  # toolkit export --format xlsx
+            return pd.read_excel(p, sheet_name="entries", engine="openpyxl")
+        return read_table(p)
+    except ToolkitError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any unreadable input is a one-line message
+        raise ConfigError(f"{p}: cannot read it as exported entries ({exc})") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Reconcile; print the summary and the entries that differ (whole details).
+
+    Args:
+        args: the parsed arguments.
+
+    Returns:
+        0 every entry matched, 1 some differ.
+
+    Example:
+        >>> run(args)  # doctest: +SKIP
+        1
+    """
+    out = out_path(args)
+    exported = _read_exported(args.export)
+    billing = read_table(args.billing)
+    rec = reconcile(
+        exported,
+        billing,
+        key=args.key,
+        billing_key=args.billing_key,
+        billing_id=args.billing_id,
+        duration=args.duration,
+        date=args.date,
+        matter=args.matter,
+        duration_unit=args.duration_unit,
+        tolerance_seconds=args.tolerance_seconds,
+        dayfirst=args.dayfirst,
+    )
+    print(rec)
+    rows = rec.rows
+    differ = rows[rows["status"] != "matched"]
+    shown = 30
+    for key, status, detail in differ[["key", "status", "detail"]].head(shown).itertuples(
+        index=False
+    ):  # whole details: they carry the numbers
+        print(f"{key}  {status}: {detail}")
+    if len(differ) > shown:
+        print(f"... {len(differ) - shown} more (write them all with --out FILE)")
+    write_out(rows, out, "reconciliation rows")
+    return 0 if differ.empty else 1

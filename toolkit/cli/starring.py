@@ -1,0 +1,115 @@
+"""``toolkit star`` / ``toolkit unstar`` (initiatives for a timekeeper, from arguments or a
+file) and ``toolkit starred`` (a timekeeper's list)."""
+
+from __future__ import annotations
+
+import argparse
+
+from toolkit.cli.common import (
+    OUT_HELP,
+    TABLE_FILES,
+    client_from,
+    command_of,
+    out_path,
+    print_frame,
+    with_row,
+    write_out,
+)
+from toolkit.errors import ConfigError
+from toolkit.ingress import read_table
+
+__all__ = ["COMMANDS", "add_arguments", "run"]
+
+#: command -> (help, examples)
+COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    **{
+        name: (
+            f"{name} initiatives for a timekeeper",
+            (
+                f"toolkit {name} TK-101 M-1001-001 M-1001-002",
+                f"toolkit {name} --file stars.csv --out {name}-results.csv",
+            ),
+        )
+        for name in ("star", "unstar")
+    },
+    "starred": (
+        "list a timekeeper's starred initiatives",
+        ("toolkit starred TK-101", "toolkit starred TK-101 --out starred.xlsx"),
+    ),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``toolkit star``, ``unstar`` or ``starred`` (by the parser's prog).
+
+    Args:
+        parser: the command's parser.
+
+    Example:
+        >>> parser = argparse.ArgumentParser(prog="toolkit star")
+        >>> add_arguments(parser)
+        >>> parser.parse_args(["TK-101", "M-1", "M-2"]).ids
+        ['M-1', 'M-2']
+    """
+    if command_of(parser) == "starred":
+        parser.add_argument("timekeeper", metavar="TK", help="timekeeperExternalId")
+        parser.add_argument("--limit", type=int, default=2500, help="page size (default 2500)")
+        parser.add_argument("--out", help="write the list to this file: .csv, .xlsx or .parquet")
+        return
+    parser.add_argument("timekeeper", nargs="?", metavar="TK", help="timekeeperExternalId")
+    parser.add_argument("ids", nargs="*", metavar="ID", help="initiativeExternalId(s)")
+    parser.add_argument(
+        "--file",
+        help=f"{TABLE_FILES} with initiativeExternalId (and timekeeperExternalId, else TK)",
+    )
+    parser.add_argument("--out", help=OUT_HELP.format("every row's result"))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Star or unstar (``args.command``) and print the counts, or list the starred ones.
+
+    Args:
+        args: the parsed arguments.
+
+    Returns:
+        0 every row done (always for ``starred``), 1 some failed.
+
+    Raises:
+        toolkit.errors.ConfigError: neither TK and IDs nor ``--file``, or a file without
+            ``timekeeperExternalId`` and no TK.
+
+    Example:
+        >>> run(args)  # doctest: +SKIP
+        0
+    """
+    if args.command == "starred":
+        return _starred(args)
+    out = out_path(args)
+    if args.file:
+        frame = read_table(args.file)
+        if "timekeeperExternalId" not in frame:
+            if not args.timekeeper:
+                raise ConfigError(f"{args.file} has no timekeeperExternalId column: give TK")
+            frame = frame.assign(timekeeperExternalId=args.timekeeper)
+        client = client_from(args)
+        res = with_row(getattr(client, args.command)(frame, progress=not args.quiet), frame)
+    else:
+        if not args.timekeeper or not args.ids:
+            raise ConfigError("give TK and at least one ID, or --file")
+        client = client_from(args)
+        res = getattr(client, args.command)(args.timekeeper, args.ids, progress=not args.quiet)
+    print(res.groupby(["status"], dropna=False).size().to_string())
+    if not res["ok"].all():
+        print_frame(res[~res["ok"]])
+    write_out(res, out, "results")
+    return 0 if res["ok"].all() else 1
+
+
+def _starred(args: argparse.Namespace) -> int:
+    out = out_path(args)
+    res = client_from(args).starred(args.timekeeper, limit=args.limit)
+    if out is not None:
+        write_out(res, out, "starred initiatives")
+    else:
+        print_frame(res, 100)
+    return 0

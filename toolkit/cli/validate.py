@@ -1,0 +1,65 @@
+"""``toolkit validate DIR``: check a folder of import tables, sending nothing."""
+
+from __future__ import annotations
+
+import argparse
+
+from toolkit.cli.common import OUT_HELP, TABLE_FILES, out_path, print_frame, write_out
+from toolkit.ingress import load_folder, validate, with_lines
+
+__all__ = ["COMMANDS", "add_arguments", "run"]
+
+#: command -> (help, examples)
+COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "validate": (
+        "check a folder of import tables, sending nothing",
+        (
+            "toolkit validate sample_data",
+            "toolkit validate exports/firm --out failures.xlsx",
+        ),
+    ),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``toolkit validate``.
+
+    Args:
+        parser: the command's parser.
+
+    Example:
+        >>> parser = argparse.ArgumentParser(prog="toolkit validate")
+        >>> add_arguments(parser)
+        >>> parser.parse_args(["sample_data"]).dir
+        'sample_data'
+    """
+    parser.add_argument(
+        "dir",
+        help="folder of clients, initiatives (or matters), code_types, codes, code_ranges "
+        f"files: {TABLE_FILES}; names match case-insensitively",
+    )
+    parser.add_argument("--out", help=OUT_HELP.format("the failures"))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Validate the folder; print the report and the failures (errors and warnings).
+
+    Args:
+        args: the parsed arguments.
+
+    Returns:
+        0 when every row is valid, 1 when some are not (warnings alone do not fail).
+
+    Example:
+        >>> run(argparse.Namespace(dir="sample_data", out=None))  # doctest: +SKIP
+        0
+    """
+    out = out_path(args)
+    frames = load_folder(args.dir)
+    report = validate(**frames)
+    print(report)
+    failures = with_lines(report.failures, frames)
+    if not failures.empty:  # errors and warnings; only errors fail the command
+        print_frame(failures, 200)
+    write_out(failures, out, "failures")
+    return 0 if report.ok else 1
