@@ -128,7 +128,8 @@ def _parser() -> argparse.ArgumentParser:
         help=help_,
         epilog=epilog(*examples),
         formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+        add_help=False,
+    ).add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     for name, group in _COMMANDS.items():
         help_, examples = group.COMMANDS[name]
         s = sub.add_parser(
@@ -170,6 +171,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help (0) or a usage error (2, already printed)
         return exc.code if isinstance(exc.code, int) else 2
     args.argv = argv
+    if args.command == "sandbox":  # `toolkit -q sandbox ...`: the sandbox's own command line
+        return sandbox.run_sandbox(args.rest)
     if _main_thread():  # SIGTERM stops a run as Ctrl+C does
         signal.signal(signal.SIGTERM, _raise_interrupt)
     with warnings.catch_warnings():
