@@ -128,8 +128,7 @@ def _parser() -> argparse.ArgumentParser:
         help=help_,
         epilog=epilog(*examples),
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        add_help=False,
-    ).add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    )
     for name, group in _COMMANDS.items():
         help_, examples = group.COMMANDS[name]
         s = sub.add_parser(
@@ -149,6 +148,14 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"warning: {message}", file=sys.stderr)
 
 
+def _command_index(argv: list[str]) -> int | None:
+    """Where the command word is, past the global options (``-q``, ``--env-file F``)."""
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 2 if argv[i] == "--env-file" else 1
+    return i if i < len(argv) else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line.
 
@@ -164,15 +171,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         0
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "sandbox":
-        return sandbox.run_sandbox(argv[1:])
+    command = _command_index(argv)
+    if command is not None and argv[command] == "sandbox":  # the sandbox's own command line
+        return sandbox.run_sandbox(argv[command + 1 :])
     try:
         args = _parser().parse_args(argv)
     except SystemExit as exc:  # --help (0) or a usage error (2, already printed)
         return exc.code if isinstance(exc.code, int) else 2
     args.argv = argv
-    if args.command == "sandbox":  # `toolkit -q sandbox ...`: the sandbox's own command line
-        return sandbox.run_sandbox(args.rest)
     if _main_thread():  # SIGTERM stops a run as Ctrl+C does
         signal.signal(signal.SIGTERM, _raise_interrupt)
     with warnings.catch_warnings():
