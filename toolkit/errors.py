@@ -38,11 +38,12 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
 from toolkit.core.failures import FAILURE_COLUMNS
+from toolkit.core.http import Failure, Reply
 
 __all__ = [
     "ApiError",
@@ -217,10 +218,18 @@ class TransportError(ToolkitError, ConnectionError):
     Attributes:
         method: HTTP method of the request.
         url: URL of the request (no credentials are ever in a URL).
-        failure: ``unreachable``, ``invalid_url`` or ``lost`` (see :mod:`toolkit.core.http`).
+        failure: ``unreachable``, ``invalid_url`` or ``lost`` (see :mod:`toolkit.core.http`),
+            or ``""`` when not known.
     """
 
-    def __init__(self, message: str, *, method: str = "", url: str = "", failure: str = "") -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        method: str = "",
+        url: str = "",
+        failure: Failure | Literal[""] = "",
+    ) -> None:
         super().__init__(message)
         self.method = method
         self.url = url
@@ -235,23 +244,44 @@ class Interrupted(KeyboardInterrupt):
     """A bulk run was stopped (Ctrl+C, Jupyter's stop, SIGTERM) before it ended.
 
     No request leaves after the interrupt; requests in flight either finished or are reported
-    ``unknown``; the journal is flushed.
+    ``unknown``; the journal is flushed. The bulk runner raises it with ``replies``; each
+    operation catches it on its way up, fills in what it knows and raises it again.
 
     Attributes:
         result: the partial result frame: a row per input row, the rows never sent with status
             ``not_sent`` (``None`` while the runner builds it).
         replies: the runner's replies, one per call (for the operation building ``result``).
+        report: onboarding's report so far (an ``OnboardReport``), or ``None`` for the other
+            operations.
+        partial: what an inner step had collected when it was stopped, for the step that
+            called it (starring: its rows per pair so far); empty when there is none.
 
     Example:
         >>> exc = Interrupted("stopped")
         >>> isinstance(exc, KeyboardInterrupt), isinstance(exc, Exception)
         (True, False)
+        >>> exc.result is None, exc.replies, exc.report is None, exc.partial
+        (True, [], True, {})
     """
 
-    def __init__(self, message: str, *, result: Any = None, replies: Any = None) -> None:
+    result: pd.DataFrame | None
+    replies: list[Reply]
+    #: Any: the report's class (in ``toolkit.ingress``) sits above this module's layer
+    report: Any
+    partial: dict[Any, Any]
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        result: pd.DataFrame | None = None,
+        replies: Sequence[Reply] = (),
+    ) -> None:
         super().__init__(message)
         self.result = result
-        self.replies = replies
+        self.replies = list(replies)
+        self.report = None
+        self.partial = {}
 
 
 class ApiError(ToolkitError):
@@ -288,8 +318,9 @@ class ApiError(ToolkitError):
         """The most specific human-readable text of the error body."""
         p = self.problem or {}
         for key in ("detail", "error_description", "title", "error", "message"):
-            if isinstance(p.get(key), str) and p[key]:
-                return p[key]
+            text = p.get(key)
+            if isinstance(text, str) and text:
+                return text
         return "no detail given"
 
 

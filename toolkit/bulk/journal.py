@@ -46,7 +46,7 @@ class Journal:
     Example:
         >>> import tempfile, os
         >>> j = Journal(os.path.join(tempfile.mkdtemp(), "j.jsonl"))
-        >>> from toolkit.bulk import Call
+        >>> from toolkit.bulk.runner import Call
         >>> c = Call("import_clients", json={"externalId": "C1"}, key="C1")
         >>> line = c.journal_id("https://svc/api/v1/customers/c1/clients/import")
         >>> j.record(line, c, 201); line in j

@@ -23,14 +23,14 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 from tqdm.auto import tqdm
 
 from toolkit.bulk.journal import Journal, payload_hash
 from toolkit.bulk.pacer import Pacer
-from toolkit.core.connection import Connection
+from toolkit.core.connection import Connection, Endpoint
 from toolkit.core.http import (
     INVALID_URL,
     LANDED,
@@ -38,6 +38,7 @@ from toolkit.core.http import (
     NOT_SENT,
     RETRY_STATUSES,
     UNREACHABLE,
+    Failure,
     Reply,
 )
 from toolkit.errors import Interrupted
@@ -46,6 +47,7 @@ __all__ = [
     "JOURNALED",
     "STATUSES",
     "Call",
+    "Status",
     "Journal",
     "not_sent",
     "pacer_for",
@@ -56,8 +58,11 @@ __all__ = [
 #: ``Reply.error`` of a call skipped because the journal holds it.
 JOURNALED = "already acknowledged (journal)"
 
-#: Values of the ``status`` column of a result frame.
-STATUSES = ["sent", "journaled", "failed", "unknown", "not_sent", "skipped"]
+#: A value of the ``status`` column of a result frame (see :func:`result_frame`).
+Status = Literal["sent", "journaled", "failed", "unknown", "not_sent", "skipped"]
+
+#: Values of the ``status`` column of a result frame, in the order of its categories.
+STATUSES: list[Status] = ["sent", "journaled", "failed", "unknown", "not_sent", "skipped"]
 
 #: Seconds the requests in flight get to finish after an interrupt.
 GRACE = 0.5
@@ -81,7 +86,7 @@ class Call:
             naming the requested state).
     """
 
-    endpoint: str
+    endpoint: Endpoint
     path: dict[str, str] | None = None
     json: Any = None
     key: str = ""
@@ -135,7 +140,7 @@ def pacer_for(conn: Connection, *, max_rate: float | None = None) -> Pacer:
 
 def _backoff(conn: Connection, attempt: int) -> float:
     t = conn.transport
-    return min(t.backoff_max, t.backoff * 2 ** (attempt - 1)) + random.uniform(0, t.jitter)
+    return min(t.backoff_max, t.backoff * 2.0 ** (attempt - 1)) + random.uniform(0, t.jitter)
 
 
 def _attempt_all(conn: Connection, call: Call, pacer: Pacer) -> Reply:
@@ -152,7 +157,7 @@ def _attempt_all(conn: Connection, call: Call, pacer: Pacer) -> Reply:
             reason = pacer.fatal or _INTERRUPTED
             if lost:
                 reason = "an attempt was sent and its answer lost; then " + reason
-            failure = LOST if lost else NOT_SENT
+            failure: Failure = LOST if lost else NOT_SENT
             return Reply(None, None, reason, attempts, elapsed, method, url, failure)
         reply = conn.send(
             call.endpoint, path=call.path, params=call.params, json=call.json, retry=False
@@ -231,7 +236,7 @@ def run_bulk(
         [200, 404]
     """
     own_journal = journal is not None and not isinstance(journal, Journal)
-    jr: Journal | None = Journal(journal) if own_journal else journal  # type: ignore[assignment]
+    jr = journal if journal is None or isinstance(journal, Journal) else Journal(journal)
     pacer = pacer or pacer_for(conn)
     replies: list[Reply | None] = [None] * len(calls)
     todo: list[int] = []
@@ -305,15 +310,17 @@ def run_bulk(
             time.sleep(0.02)
         with lock:
             late = set(in_flight)
-            final = list(replies)  # answers arriving from now on do not change the result
-        for i in todo:
-            if final[i] is None:
-                final[i] = (
+            snapshot = list(replies)  # answers arriving from now on do not change the result
+        final: list[Reply] = []
+        for i, reply in enumerate(snapshot):
+            if reply is None:  # only a call that was to be sent can lack its reply
+                reply = (
                     Reply(None, None, "interrupted while its answer was awaited", 1, 0.0,
                           failure=LOST)
                     if i in late
                     else not_sent()
                 )
+            final.append(reply)
         if own_journal and jr is not None:
             jr.close()
             own_journal = False
@@ -325,10 +332,10 @@ def run_bulk(
         bar.close()
         if own_journal and jr is not None:
             jr.close()
-    for i in todo:  # calls left when the run failed
-        if replies[i] is None:
-            replies[i] = not_sent(pacer.fatal or _INTERRUPTED)
-    return replies  # type: ignore[return-value]
+    # calls left when the run failed (every other one has its reply)
+    return [
+        reply if reply is not None else not_sent(pacer.fatal or _INTERRUPTED) for reply in replies
+    ]
 
 
 def _tally(replies: Sequence[Reply | None]) -> str:
@@ -373,7 +380,7 @@ def result_frame(
         >>> r.loc[0, "status"], bool(r.loc[0, "ok"])
         ('sent', True)
     """
-    status = []
+    status: list[Status] = []
     for r in replies:
         if r.error == JOURNALED:
             status.append("journaled")

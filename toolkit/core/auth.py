@@ -311,7 +311,7 @@ class TokenProvider:
         data = reply.body if isinstance(reply.body, dict) else None
         # take the token out of the parsed body at once, straight into its wrapper
         token = Secret(str(data.pop("access_token"))) if data and "access_token" in data else None
-        if reply.status != 200 or token is None:
+        if reply.status != 200 or token is None or data is None:  # no token means no data too
             problem = data or None
             if reply.status >= 500:
                 raise api_error_for(reply.status, problem, "POST", self.token_url)
@@ -320,7 +320,7 @@ class TokenProvider:
                 self._refused = refused
             raise refused
         try:
-            lifetime = float(data.get("expires_in") or 3600)  # type: ignore[union-attr]
+            lifetime = float(data.get("expires_in") or 3600)
         except (TypeError, ValueError):
             lifetime = 3600.0
         margin = min(self._margin, lifetime * 0.1)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote, urlsplit
 
 from toolkit.core.auth import BearerAuth, TokenProvider
@@ -22,12 +22,32 @@ from toolkit.core.http import INVALID_URL, UNREACHABLE, Reply, Transport
 from toolkit.core.settings import ENV_KEYS, Settings
 from toolkit.errors import ApiError, TransportError, api_error_for
 
-__all__ = ["ENDPOINTS", "Connection"]
+__all__ = ["ENDPOINTS", "Connection", "Endpoint", "Service"]
 
 log = logging.getLogger("toolkit.core.connection")
 
-#: name -> (method, service, path template). Services: ``auth``, ``time``, ``ingestion``.
-ENDPOINTS: dict[str, tuple[str, str, str]] = {
+#: The name of an operation of the interface (a key of :data:`ENDPOINTS`).
+Endpoint = Literal[
+    "token",
+    "import_clients",
+    "import_initiatives",
+    "import_code_types",
+    "import_codes",
+    "import_code_ranges",
+    "export",
+    "release_pending",
+    "release_succeeded",
+    "release_failed",
+    "user",
+    "star",
+    "unstar",
+    "starred",
+]
+#: A service with its own base address.
+Service = Literal["auth", "time", "ingestion"]
+
+#: name -> (method, service, path template).
+ENDPOINTS: dict[Endpoint, tuple[Literal["GET", "POST"], Service, str]] = {
     "token": ("POST", "auth", "/api/v1/oauth/token"),
     "import_clients": ("POST", "ingestion", "/api/v1/customers/{customerId}/clients/import"),
     "import_initiatives": (
@@ -124,7 +144,7 @@ class Connection:
             f"client_id={self.settings.client_id!r}, time_url={self.urls['time']!r})"
         )
 
-    def url(self, endpoint: str, **path: str) -> str:
+    def url(self, endpoint: Endpoint, **path: str) -> str:
         """Full URL of an endpoint, with path parameters filled in and percent-encoded.
 
         Every character outside ``A-Z a-z 0-9 - _ ~`` is encoded (``.`` as ``%2E``), so ids
@@ -149,7 +169,7 @@ class Connection:
         filled = template.format(**{k: _segment(v) for k, v in values.items()})
         return self.urls[service] + filled
 
-    def setting(self, service: str) -> str:
+    def setting(self, service: Service) -> str:
         """The ``TOOLKIT_*`` variable that sets a service's base address.
 
         Args:
@@ -166,7 +186,7 @@ class Connection:
             service = "time"
         return ENV_KEYS[f"{service}_url"]
 
-    def _unreachable(self, service: str, url: str, error: str | None) -> str:
+    def _unreachable(self, service: Service, url: str, error: str | None) -> str:
         """A reason naming the host and the setting to check."""
         why = (error or "no answer").removeprefix("no answer (").removesuffix(")")
         host = urlsplit(url).netloc or url
@@ -175,7 +195,7 @@ class Connection:
 
     def send(
         self,
-        endpoint: str,
+        endpoint: Endpoint,
         *,
         path: Mapping[str, str] | None = None,
         params: Mapping[str, Any] | None = None,
@@ -257,7 +277,7 @@ class Connection:
 
     def call(
         self,
-        endpoint: str,
+        endpoint: Endpoint,
         *,
         path: Mapping[str, str] | None = None,
         params: Mapping[str, Any] | None = None,

@@ -139,10 +139,11 @@ def _text_value(v: Any) -> tuple[str | None, str | None]:
     if isinstance(v, int | np.integer):
         return str(int(v)), None
     if isinstance(v, float | np.floating):
-        if np.isnan(v):
+        number = float(v)
+        if np.isnan(number):
             return None, None
-        if np.isfinite(v) and float(v).is_integer() and abs(v) < MAX_WHOLE:
-            return str(int(v)), None
+        if np.isfinite(number) and number.is_integer() and abs(number) < MAX_WHOLE:
+            return str(int(number)), None
         return None, "must be text, not a number"
     return None, f"must be text, not {type(v).__name__}"
 

@@ -21,7 +21,7 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final, Literal
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import orjson
@@ -38,6 +38,7 @@ __all__ = [
     "NOT_SENT",
     "RETRY_STATUSES",
     "UNREACHABLE",
+    "Failure",
     "Reply",
     "Transport",
     "classify",
@@ -47,16 +48,19 @@ log = logging.getLogger("toolkit.core.http")
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 
+#: What :attr:`Reply.failure` may say (the constants below name each).
+Failure = Literal["unreachable", "invalid_url", "lost", "not_sent", "landed"]
+
 #: ``Reply.failure``: the request never left (refused, name not resolved, TLS, connect timeout).
-UNREACHABLE = "unreachable"
+UNREACHABLE: Final = "unreachable"
 #: ``Reply.failure``: the URL cannot be requested (no scheme, no host, unknown scheme).
-INVALID_URL = "invalid_url"
+INVALID_URL: Final = "invalid_url"
 #: ``Reply.failure``: the request was sent and its answer was lost; it may have been applied.
-LOST = "lost"
+LOST: Final = "lost"
 #: ``Reply.failure``: the bulk runner never sent the request (stopped, or the run failed).
-NOT_SENT = "not_sent"
+NOT_SENT: Final = "not_sent"
 #: ``Reply.failure``: a conflict on a retry shows that a lost first attempt had been applied.
-LANDED = "landed"
+LANDED: Final = "landed"
 
 
 @dataclass
@@ -83,7 +87,7 @@ class Reply:
     elapsed: float = 0.0
     method: str = ""
     url: str = ""
-    failure: str | None = None
+    failure: Failure | None = None
     retry_after: float | None = None
 
     @property
@@ -108,19 +112,22 @@ def _request(session: requests.Session, method: str, url: str, **kwargs: Any) ->
     timeout = kwargs.pop("timeout", None)
     proxies = kwargs.pop("proxies", None) or {}
     prep = session.prepare_request(requests.Request(method, url, **kwargs))
+    # a prepared request of a str URL has a str URL (``requests`` types it ``str | None``)
+    prepared_url = str(prep.url)
     ours = urlsplit(url).path
-    theirs = urlsplit(prep.url)
+    theirs = urlsplit(prepared_url)
     if (
         ours != theirs.path
         and _ENCODED_PATH.fullmatch(ours)
         and unquote(ours) == unquote(theirs.path)
     ):
-        prep.url = urlunsplit(theirs._replace(path=ours))
-    settings = session.merge_environment_settings(prep.url, proxies, None, None, None)
+        prepared_url = urlunsplit(theirs._replace(path=ours))
+        prep.url = prepared_url
+    settings = session.merge_environment_settings(prepared_url, proxies, None, None, None)
     return session.send(prep, timeout=timeout, allow_redirects=True, **settings)
 
 
-def classify(exc: BaseException) -> str:
+def classify(exc: BaseException) -> Literal["invalid_url", "unreachable", "lost"]:
     """Say what a ``requests`` exception means for the request: never sent, bad URL, or lost.
 
     Args:
@@ -209,8 +216,9 @@ def _detail(body: Any, status: int | None) -> str | None:
         return None
     if isinstance(body, dict):
         for key in ("detail", "error_description", "title", "error", "message"):
-            if isinstance(body.get(key), str) and body[key]:
-                return body[key]
+            text = body.get(key)
+            if isinstance(text, str) and text:
+                return text
     return f"HTTP {status}" if status is not None else "no answer"
 
 

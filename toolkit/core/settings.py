@@ -35,27 +35,6 @@ ENV_KEYS: dict[str, str] = {
 _OPTIONAL = ("ingestion_url", "audience")
 
 
-def _check_url(name: str, value: str | None) -> None:
-    """Refuse a base address that cannot be requested, naming its ``TOOLKIT_*`` variable."""
-    if value is None:
-        return
-    try:
-        parts = urlsplit(str(value).strip())
-        port = parts.port  # raises for a port that is not a number
-    except ValueError as exc:
-        parts, port = None, exc
-    if (
-        parts is None
-        or parts.scheme not in ("http", "https")
-        or not parts.hostname
-        or isinstance(port, ValueError)
-    ):
-        raise ConfigError(
-            f"{ENV_KEYS[name]} ({name}) is not an http(s) URL: {value!r}; "
-            "give it as http(s)://host[:port][/path]"
-        )
-
-
 def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
     """Read a ``.env`` file with python-dotenv.
 
@@ -104,14 +83,16 @@ def _check_url(name: str, value: str | None) -> None:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Settings:
     """What one customer's conversation with the service needs.
 
     Args:
         customer_id: the customer's identifier (every customer-scoped path holds it).
         client_id: the application's ``clientId``.
-        client_secret: the application's ``clientSecret`` (kept masked).
+        client_secret: the application's ``clientSecret``, plain or already a
+            :class:`~toolkit.core.auth.Secret` (kept masked: the attribute is always a
+            ``Secret``).
         auth_url: base address of the identity service.
         time_url: base address of the time service (customer-scoped v1 and v2 paths).
         ingestion_url: base address of the import paths; defaults to ``time_url``.
@@ -125,8 +106,8 @@ class Settings:
         >>> s = Settings("cust", "app", "s3cr3t", "http://127.0.0.1:1/", "http://127.0.0.1:2")
         >>> s.urls["auth"], s.urls["ingestion"]
         ('http://127.0.0.1:1', 'http://127.0.0.1:2')
-        >>> "s3cr3t" in repr(s)
-        False
+        >>> "s3cr3t" in repr(s), s.client_secret
+        (False, Secret('********'))
     """
 
     customer_id: str
@@ -137,21 +118,39 @@ class Settings:
     ingestion_url: str | None = None
     audience: str | None = None
 
-    def __post_init__(self) -> None:
-        missing = [
-            name
-            for name in ("customer_id", "client_id", "client_secret", "auth_url", "time_url")
-            if not getattr(self, name)
-        ]
+    # the dataclass's own __init__ would type ``client_secret`` as ``Secret`` only; this one
+    # takes the plain text too and wraps it, so the attribute is a ``Secret`` in every case
+    def __init__(
+        self,
+        customer_id: str,
+        client_id: str,
+        client_secret: str | Secret,
+        auth_url: str,
+        time_url: str,
+        ingestion_url: str | None = None,
+        audience: str | None = None,
+    ) -> None:
+        given = {
+            "customer_id": customer_id,
+            "client_id": client_id,
+            "client_secret": client_secret,
+            "auth_url": auth_url,
+            "time_url": time_url,
+        }
+        missing = [name for name, value in given.items() if not value]
         if missing:
             raise ConfigError(f"missing setting(s): {', '.join(missing)}")
-        for name in ("auth_url", "time_url", "ingestion_url"):
-            _check_url(name, getattr(self, name) or None)
-        if not isinstance(self.client_secret, Secret):
-            object.__setattr__(self, "client_secret", Secret(str(self.client_secret)))
-        object.__setattr__(self, "customer_id", str(self.customer_id))
-        object.__setattr__(self, "client_id", str(self.client_id))
-        object.__setattr__(self, "audience", self.audience or None)
+        for name, url in (("auth_url", auth_url), ("time_url", time_url)):
+            _check_url(name, url)
+        _check_url("ingestion_url", ingestion_url or None)
+        secret = client_secret if isinstance(client_secret, Secret) else Secret(str(client_secret))
+        object.__setattr__(self, "customer_id", str(customer_id))
+        object.__setattr__(self, "client_id", str(client_id))
+        object.__setattr__(self, "client_secret", secret)
+        object.__setattr__(self, "auth_url", auth_url)
+        object.__setattr__(self, "time_url", time_url)
+        object.__setattr__(self, "ingestion_url", ingestion_url)
+        object.__setattr__(self, "audience", audience or None)
 
     @property
     def urls(self) -> dict[str, str]:
@@ -200,5 +199,16 @@ class Settings:
                 f"missing environment variable(s): {', '.join(missing)} "
                 f"(set them, or write them to {env_file or '.env'}; `toolkit sandbox` writes one)"
             )
-        kwargs = {key: values.get(var) or None for key, var in ENV_KEYS.items()}
-        return cls(**kwargs)  # type: ignore[arg-type]
+        def optional(key: str) -> str | None:
+            return values.get(ENV_KEYS[key]) or None
+
+        # the required ones are present and not empty (checked above)
+        return cls(
+            values[ENV_KEYS["customer_id"]],
+            values[ENV_KEYS["client_id"]],
+            values[ENV_KEYS["client_secret"]],
+            values[ENV_KEYS["auth_url"]],
+            values[ENV_KEYS["time_url"]],
+            ingestion_url=optional("ingestion_url"),
+            audience=optional("audience"),
+        )

@@ -74,7 +74,7 @@ def to_utc(value: TimeLike, name: str) -> pd.Timestamp:
         ts = pd.Timestamp(value)
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"{name}: cannot read {value!r} as a date-time ({exc})") from exc
-    if ts is pd.NaT:
+    if pd.isna(ts):  # "NaT", or a missing value: pandas gives NaT, not a Timestamp
         raise ConfigError(f"{name}: {value!r} is not a date-time")
     return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
 
@@ -135,7 +135,8 @@ def split_windows(
         raise ConfigError(f"window {window!r} must be a positive length")
     # Day is a Tick in pandas 2 and a calendar offset in pandas 3: treat it as calendar in both.
     tick = isinstance(offset, Tick) and not isinstance(offset, Day)
-    if tick and (end - start) / pd.Timedelta(offset) > MAX_WINDOWS:
+    # (isinstance again: it narrows ``offset`` to a fixed length for pd.Timedelta)
+    if tick and isinstance(offset, Tick) and (end - start) / pd.Timedelta(offset) > MAX_WINDOWS:
         raise ConfigError(f"window {window!r} cuts the range into more than {MAX_WINDOWS} windows")
     edges = [start]
     current = start
