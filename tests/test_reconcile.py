@@ -10,17 +10,11 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-import toolkit.reconciliation.reconciliation as reconcile_module
-from toolkit.errors import ConfigError, ValidationError
-from toolkit.reconciliation.reconciliation import (
-    ACKNOWLEDGE_COLUMNS,
-    ROW_COLUMNS,
-    STATUSES,
-    DuplicateKeyError,
-    MissingColumnError,
-    Reconciliation,
-    reconcile,
-)
+import toolkit.reconciliation.api as reconcile_module
+from toolkit.errors import ConfigError, DuplicateKeyError, MissingColumnError, ValidationError
+from toolkit.reconciliation import Reconciliation, reconcile
+from toolkit.reconciliation.classify import ROW_COLUMNS, STATUSES
+from toolkit.reconciliation.result import ACKNOWLEDGE_COLUMNS
 
 UTC = pd.Timestamp("2024-03-05T10:00:00Z")
 

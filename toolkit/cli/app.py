@@ -62,7 +62,7 @@ from toolkit.errors import (
 from toolkit.ingress.imports import IMPORTS, OnboardReport
 from toolkit.ingress.readers import check_out_path, read_table, with_lines, write_table
 from toolkit.ingress.validation import load_folder, validate
-from toolkit.reconciliation.reconciliation import COMPARISONS, reconcile
+from toolkit.reconciliation import COMPARISONS, reconcile
 
 __all__ = ["EXIT_CODES", "console", "main"]
 
