@@ -7,6 +7,7 @@ import doctest
 
 import numpy as np
 import pandas as pd
+import polars as pl
 import pyarrow as pa
 import pytest
 
@@ -603,6 +604,22 @@ def test_bad_arguments_raise_value_errors(exported, billing, kwargs: dict, match
 def test_non_frames_raise_type_error(exported: pd.DataFrame) -> None:
     with pytest.raises(TypeError, match="billing must be a pandas DataFrame, got list"):
         reconcile(exported, [{"entryId": "e1"}])
+
+
+def test_a_polars_export_and_a_pyarrow_billing_table_reconcile_like_pandas(
+    exported: pd.DataFrame, billing: pd.DataFrame
+) -> None:
+    expected = reconcile(exported, billing)
+    rec = reconcile(pl.from_pandas(exported), pa.Table.from_pandas(billing, preserve_index=False))
+    assert isinstance(rec.rows, pd.DataFrame)
+    pd.testing.assert_frame_equal(rec.rows, expected.rows)
+    pd.testing.assert_frame_equal(rec.to_acknowledge(), expected.to_acknowledge())
+    assert (rec.key, rec.billing_key, rec.billing_id, rec.compared) == (
+        expected.key,
+        expected.billing_key,
+        expected.billing_id,
+        expected.compared,
+    )
 
 
 # --- scale and module hygiene ------------------------------------------------------------------

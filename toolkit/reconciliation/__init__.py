@@ -15,7 +15,8 @@ Data flow, one module per step::
                  └─ result.py: Reconciliation.rows ─┬─> .summary / .by_user() / ...
                                                     └─> .to_acknowledge() -> client.acknowledge()
 
-:func:`reconcile` (``api.py``) runs them.
+:func:`reconcile` (``api.py``) runs them, after making both frames pandas once
+(:func:`toolkit.core.frames.as_pandas`: a Polars frame or a PyArrow table works too).
 
 Only the value columns present on both sides are compared: a billing extract of the entry id
 and the duration alone reconciles durations (``Reconciliation.compared`` says which). Text dates

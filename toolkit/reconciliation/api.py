@@ -16,6 +16,8 @@ from typing import Literal
 
 import pandas as pd
 
+from toolkit.core.frames import FrameLike, as_pandas
+from toolkit.errors import ConfigError
 from toolkit.reconciliation.classify import classify, join
 from toolkit.reconciliation.inputs import (
     billing_columns,
@@ -32,8 +34,8 @@ __all__ = ["reconcile"]
 
 
 def reconcile(
-    exported: pd.DataFrame,
-    billing: pd.DataFrame,
+    exported: FrameLike,
+    billing: FrameLike,
     *,
     key: Literal["auto", "_id", "entryId", "externalId"] = "auto",
     billing_key: str | None = None,
@@ -62,11 +64,12 @@ def reconcile(
     were.
 
     Args:
-        exported: exported entries, one row per entry, as flattened from the v2 export:
+        exported: exported entries (pandas, Polars or PyArrow; results are pandas), one row
+            per entry, as flattened from the v2 export:
             ``_id``, ``userId``, and for each value compared ``incrementDurationInSeconds``,
             ``workDate`` (datetime, date or text), ``initiative.externalId``; optionally
             ``externalId`` and ``initiative.client.externalId``. Other columns are ignored.
-        billing: the billing extract, one row per billing record.
+        billing: the billing extract (pandas, Polars or PyArrow), one row per billing record.
         key: the entry column the billing key refers to: ``"_id"`` (alias ``"entryId"``),
             ``"externalId"``, or ``"auto"``: the one whose values the billing keys hit most
             (on a tie, ``externalId`` if the billing key column is named so, else ``_id``).
@@ -100,7 +103,7 @@ def reconcile(
             differently day first and month first and ``dayfirst`` is not given (the message
             names the column and the value).
         ConfigError: a bad ``key``, ``duration_unit``, ``tolerance_seconds`` or ``dayfirst``.
-        TypeError: ``exported`` or ``billing`` is not a DataFrame.
+        TypeError: ``exported`` or ``billing`` is not a table (pandas, Polars, PyArrow).
 
     Example:
         >>> exported = pd.DataFrame({"_id": ["e1", "e2"], "externalId": ["B-1", "B-2"],
@@ -124,8 +127,8 @@ def reconcile(
         >>> only.compared, only.rows["status"].tolist()
         (('duration',), ['matched', 'missing_in_billing'])
     """
-    _check_frame("exported", exported)
-    _check_frame("billing", billing)
+    exported = _table(exported, "exported")
+    billing = _table(billing, "billing")
     key_choice = check_options(key, duration_unit, tolerance_seconds, dayfirst)
     bkey, bid, columns = billing_columns(
         billing,
@@ -162,6 +165,12 @@ def reconcile(
     )
 
 
-def _check_frame(name: str, frame: object) -> None:
-    if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
+def _table(frame: object, name: str) -> pd.DataFrame:
+    """:func:`~toolkit.core.frames.as_pandas`, refusing what is not a table with a TypeError."""
+    try:
+        return as_pandas(frame, name)
+    except ConfigError:
+        raise TypeError(
+            f"{name} must be a pandas DataFrame, got {type(frame).__name__} "
+            "(a Polars or PyArrow table works too)"
+        ) from None
