@@ -7,20 +7,15 @@ import doctest
 
 import numpy as np
 import pandas as pd
+import polars as pl
 import pyarrow as pa
 import pytest
 
-import toolkit.reconciliation.reconciliation as reconcile_module
-from toolkit.errors import ConfigError, ValidationError
-from toolkit.reconciliation.reconciliation import (
-    ACKNOWLEDGE_COLUMNS,
-    ROW_COLUMNS,
-    STATUSES,
-    DuplicateKeyError,
-    MissingColumnError,
-    Reconciliation,
-    reconcile,
-)
+import toolkit.reconciliation.api as reconcile_module
+from toolkit.errors import ConfigError, DuplicateKeyError, MissingColumnError, ValidationError
+from toolkit.reconciliation import Reconciliation, reconcile
+from toolkit.reconciliation.classify import ROW_COLUMNS, STATUSES
+from toolkit.reconciliation.result import ACKNOWLEDGE_COLUMNS
 
 UTC = pd.Timestamp("2024-03-05T10:00:00Z")
 
@@ -609,6 +604,22 @@ def test_bad_arguments_raise_value_errors(exported, billing, kwargs: dict, match
 def test_non_frames_raise_type_error(exported: pd.DataFrame) -> None:
     with pytest.raises(TypeError, match="billing must be a pandas DataFrame, got list"):
         reconcile(exported, [{"entryId": "e1"}])
+
+
+def test_a_polars_export_and_a_pyarrow_billing_table_reconcile_like_pandas(
+    exported: pd.DataFrame, billing: pd.DataFrame
+) -> None:
+    expected = reconcile(exported, billing)
+    rec = reconcile(pl.from_pandas(exported), pa.Table.from_pandas(billing, preserve_index=False))
+    assert isinstance(rec.rows, pd.DataFrame)
+    pd.testing.assert_frame_equal(rec.rows, expected.rows)
+    pd.testing.assert_frame_equal(rec.to_acknowledge(), expected.to_acknowledge())
+    assert (rec.key, rec.billing_key, rec.billing_id, rec.compared) == (
+        expected.key,
+        expected.billing_key,
+        expected.billing_id,
+        expected.compared,
+    )
 
 
 # --- scale and module hygiene ------------------------------------------------------------------

@@ -15,7 +15,7 @@ from test_sync import SAMPLE, T0, _release
 import toolkit
 from toolkit import Client
 from toolkit.cli.app import main
-from toolkit.reconciliation.reconciliation import ROW_COLUMNS
+from toolkit.reconciliation.classify import ROW_COLUMNS
 from toolkit.testing import fake_export_entries
 
 

@@ -25,14 +25,14 @@ _EXPORTS: dict[str, str] = {
     "Settings": "toolkit.core.settings",
     "Export": "toolkit.egress.export",
     "OnboardReport": "toolkit.ingress.imports",
-    "Reconciliation": "toolkit.reconciliation.reconciliation",
+    "Reconciliation": "toolkit.reconciliation.result",
     "ValidationReport": "toolkit.ingress.validation",
     "acknowledge": "toolkit.egress.acknowledgements",
     "errors": "toolkit.errors",
     "flatten_export": "toolkit.egress.flatten",
     "flatten_pending": "toolkit.egress.flatten",
     "load_folder": "toolkit.ingress.validation",
-    "reconcile": "toolkit.reconciliation.reconciliation",
+    "reconcile": "toolkit.reconciliation.api",
     "read_sync": "toolkit.egress.sync",
     "SyncReport": "toolkit.egress.sync",
     "schemas": "toolkit.schemas",
@@ -118,7 +118,8 @@ if _TYPE_CHECKING:
     )
     from toolkit.ingress.imports import OnboardReport
     from toolkit.ingress.validation import ValidationReport, load_folder, validate
-    from toolkit.reconciliation.reconciliation import Reconciliation, reconcile
+    from toolkit.reconciliation.api import reconcile
+    from toolkit.reconciliation.result import Reconciliation
 
 
 def __getattr__(name: str) -> object:

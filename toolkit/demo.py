@@ -32,7 +32,7 @@ import pandas as pd
 from toolkit.client import Client
 from toolkit.egress.export import Export
 from toolkit.ingress.validation import load_folder, validate
-from toolkit.reconciliation.reconciliation import reconcile
+from toolkit.reconciliation import reconcile
 
 if TYPE_CHECKING:
     from toolkit.sandbox import Admin

@@ -1,0 +1,212 @@
+"""The join of the two sides and the class of every entry and billing record.
+
+:func:`join` pairs each exported entry with the billing record of the same key (missing keys
+never pair) and appends the billing records no entry has; :func:`classify` compares the values
+of each pair and gives every row one of :data:`STATUSES`, the ``*_differs`` flags, the list of
+differences and the ``detail`` text: the columns :data:`ROW_COLUMNS`.
+
+>>> STATUSES[0], FAILED_STATUSES[0]
+('matched', 'missing_in_billing')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from toolkit.reconciliation.inputs import isin
+from toolkit.reconciliation.messages import details
+
+__all__ = ["FAILED_STATUSES", "ROW_COLUMNS", "STATUSES", "classify", "join"]
+
+#: Status of a reconciled row, in the order of the ``status`` categorical.
+STATUSES: tuple[str, ...] = (
+    "matched",
+    "missing_in_billing",
+    "only_in_billing",
+    "duration_differs",
+    "date_or_matter_differs",
+)
+
+#: Statuses of an exported entry that is acknowledged as failed.
+FAILED_STATUSES: tuple[str, ...] = (
+    "missing_in_billing",
+    "duration_differs",
+    "date_or_matter_differs",
+)
+
+_STATUS_DTYPE = pd.CategoricalDtype(list(STATUSES), ordered=False)
+
+#: Columns of :attr:`Reconciliation.rows`, in order.
+ROW_COLUMNS: tuple[str, ...] = (
+    "key",
+    "entryId",
+    "externalId",
+    "billingId",
+    "userId",
+    "initiative.externalId",
+    "initiative.client.externalId",
+    "exported_seconds",
+    "billed_seconds",
+    "difference_seconds",
+    "exported_date",
+    "billed_date",
+    "exported_matter",
+    "billed_matter",
+    "status",
+    "duration_differs",
+    "date_differs",
+    "matter_differs",
+    "differences",
+    "detail",
+)
+
+_TEXT_COLUMNS = (
+    "key",
+    "entryId",
+    "externalId",
+    "billingId",
+    "userId",
+    "initiative.externalId",
+    "initiative.client.externalId",
+    "exported_matter",
+    "billed_matter",
+)
+
+
+def join(exp: pd.DataFrame, bil: pd.DataFrame) -> pd.DataFrame:
+    """Exported entries left-joined with billing records on ``key``, then the unmatched records.
+
+    Missing keys never pair (pandas would pair NaN with NaN): keyless billing records are
+    billing-only, keyless entries are missing in billing.
+
+    Args:
+        exp: the exported side with its ``key`` column (from ``exported_frame``).
+        bil: the billing side (from ``billing_frame``), its keys unique.
+
+    Returns:
+        The entries in their order, then the billing-only records in theirs; ``_merge`` says
+        ``both``, ``left_only`` or ``right_only``.
+
+    Example:
+        >>> exp = pd.DataFrame({"entryId": ["e1", "e2"]}).assign(key=lambda f: f["entryId"])
+        >>> bil = pd.DataFrame({"key": ["e2", "e3"], "billingId": ["B-2", "B-3"]})
+        >>> join(exp, bil)["_merge"].tolist()
+        ['left_only', 'both', 'right_only']
+    """
+    right = bil[bil["key"].notna()]
+    left = exp.merge(right, how="left", on="key", indicator=True, validate="many_to_one")
+    only = bil[~isin(bil["key"], exp["key"])].assign(_merge="right_only")
+    rows = pd.concat([left, only], ignore_index=True, sort=False)
+    return rows
+
+
+def classify(
+    rows: pd.DataFrame, tolerance: float, key: str, compared: Sequence[str]
+) -> pd.DataFrame:
+    """Give every joined row its status, its ``*_differs`` flags, differences and detail.
+
+    A pair is ``matched`` when every value compared agrees (durations within ``tolerance``);
+    ``duration_differs`` wins over ``date_or_matter_differs``. One side missing differs, both
+    missing agree; a value not compared never differs and its flag is missing.
+
+    Args:
+        rows: from :func:`join`.
+        tolerance: largest absolute duration difference, in seconds, still equal.
+        key: the entry column joined on, ``"_id"`` or ``"externalId"``, for the text.
+        compared: the comparisons made, a subset of ``("duration", "date", "matter")``.
+
+    Returns:
+        A frame with the columns :data:`ROW_COLUMNS`.
+
+    Example:
+        >>> rows = pd.DataFrame({"key": ["e1", "e2"], "entryId": ["e1", "e2"],
+        ...     "externalId": None, "billingId": None, "userId": "u1",
+        ...     "initiative.externalId": "M-1", "initiative.client.externalId": None,
+        ...     "exported_seconds": [3600, 60], "billed_seconds": [3600, None],
+        ...     "exported_date": pd.NaT, "billed_date": pd.NaT, "billed_matter": None,
+        ...     "_merge": ["both", "left_only"]})
+        >>> classify(rows, 0, "_id", ("duration",))["status"].tolist()
+        ['matched', 'missing_in_billing']
+    """
+    both = (rows["_merge"] == "both").to_numpy()
+    left_only = (rows["_merge"] == "left_only").to_numpy()
+    right_only = (rows["_merge"] == "right_only").to_numpy()
+    never = np.zeros(len(rows), dtype=bool)  # a value not compared never differs
+
+    diff = rows["billed_seconds"] - rows["exported_seconds"]
+    dur_bad = (
+        _differs(rows["exported_seconds"], rows["billed_seconds"], diff.abs() > tolerance)
+        if "duration" in compared
+        else never
+    )
+    date_bad = (
+        _differs(
+            rows["exported_date"], rows["billed_date"], rows["exported_date"] != rows["billed_date"]
+        )
+        if "date" in compared
+        else never
+    )
+    exported_matter = rows["initiative.externalId"]
+    matter_bad = (
+        _differs(exported_matter, rows["billed_matter"], exported_matter != rows["billed_matter"])
+        if "matter" in compared
+        else never
+    )
+
+    status = np.full(len(rows), "matched", dtype=object)
+    status[date_bad | matter_bad] = "date_or_matter_differs"
+    status[dur_bad] = "duration_differs"
+    status[left_only] = "missing_in_billing"
+    status[right_only] = "only_in_billing"
+
+    def flag(mask: np.ndarray, name: str) -> pd.Series:
+        out = pd.Series(mask, dtype="boolean")
+        out[~both if name in compared else slice(None)] = pd.NA
+        return out
+
+    code = dur_bad.astype(np.int8) * 4 + date_bad.astype(np.int8) * 2 + matter_bad.astype(np.int8)
+    names = {
+        c: [n for bit, n in ((4, "duration"), (2, "date"), (1, "matter")) if c & bit]
+        for c in range(8)
+    }
+    code = np.where(both, code, 0)
+    differences = [list(names[c]) for c in code.tolist()]
+
+    out = pd.DataFrame(
+        {
+            "key": rows["key"],
+            "entryId": rows["entryId"],
+            "externalId": rows["externalId"],
+            "billingId": rows["billingId"],
+            "userId": rows["userId"],
+            "initiative.externalId": rows["initiative.externalId"],
+            "initiative.client.externalId": rows["initiative.client.externalId"],
+            "exported_seconds": rows["exported_seconds"].astype("Int64"),
+            "billed_seconds": rows["billed_seconds"].astype("Int64"),
+            "difference_seconds": diff.astype("Int64"),
+            "exported_date": rows["exported_date"].astype("datetime64[ns]"),
+            "billed_date": rows["billed_date"].astype("datetime64[ns]"),
+            "exported_matter": exported_matter,
+            "billed_matter": rows["billed_matter"],
+            "status": pd.Categorical(status, dtype=_STATUS_DTYPE),
+            "duration_differs": flag(dur_bad, "duration"),
+            "date_differs": flag(date_bad, "date"),
+            "matter_differs": flag(matter_bad, "matter"),
+            "differences": differences,
+        }
+    )
+    for name in _TEXT_COLUMNS:
+        out[name] = out[name].astype("str")
+    out["detail"] = details(out, key)
+    return out
+
+
+def _differs(left: pd.Series, right: pd.Series, unequal: pd.Series) -> np.ndarray:
+    """True where values differ; one side missing differs, both missing agree."""
+    lna = left.isna().to_numpy()
+    rna = right.isna().to_numpy()
+    neq = unequal.fillna(False).to_numpy(dtype=bool)
+    return np.where(lna | rna, lna != rna, neq)

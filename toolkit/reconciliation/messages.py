@@ -1,0 +1,167 @@
+"""The words of a reconciliation: each row's ``detail`` and the ``errors`` an entry is
+acknowledged as failed with.
+
+Both read the classified rows (``status``, the ``*_differs`` flags and the values on each side)
+and say, per row, what differs: ``"duration differs: exported 0.50 h (1800 s), billed 0.60 h
+(2160 s), difference +360 s"``, ``"missing in billing: no billing record has _id e2"``.
+
+>>> _fmt_seconds(pd.Series([5400, None], dtype="Int64")).tolist()
+['1.50 h (5400 s)', 'nothing']
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["details", "error_lists"]
+
+
+def details(rows: pd.DataFrame, key: str) -> pd.Series:
+    """The ``detail`` column: what each row's status means, in words.
+
+    Args:
+        rows: classified rows (``status``, ``key``, ``billingId``, the value columns of both
+            sides, ``difference_seconds`` and the ``*_differs`` flags).
+        key: the entry column joined on, ``"_id"`` or ``"externalId"``, named in the text.
+
+    Returns:
+        One string per row: the differences joined with ``"; "``, why a row is missing on one
+        side, or ``"matched"`` (with the difference when within the tolerance).
+
+    Example:
+        >>> rows = pd.DataFrame({"key": ["e1", "e2"], "billingId": [None, None],
+        ...     "status": ["matched", "missing_in_billing"],
+        ...     "difference_seconds": pd.array([60, None], dtype="Int64"),
+        ...     "duration_differs": pd.array([False, None], dtype="boolean"),
+        ...     "date_differs": pd.array([False, None], dtype="boolean"),
+        ...     "matter_differs": pd.array([False, None], dtype="boolean")})
+        >>> details(rows, "_id").tolist()
+        ['matched (duration within tolerance: +60 s)', 'missing in billing: no billing record has _id e2']
+    """  # noqa: E501 - a doctest's output is one line
+    dur_msg, date_msg, matter_msg = _messages(rows)
+    text = _missing_messages(rows, key)
+    parts = pd.concat([dur_msg, date_msg, matter_msg], axis=1)
+    differ = parts.notna().any(axis=1).to_numpy()
+    if differ.any():
+        sub = parts.loc[differ]
+        joined = sub.iloc[:, 0].fillna("")
+        for i in (1, 2):
+            nxt = sub.iloc[:, i]
+            sep = np.where((joined != "").to_numpy() & nxt.notna().to_numpy(), "; ", "")
+            joined = joined + sep + nxt.fillna("")
+        text.loc[differ] = joined
+    matched = (rows["status"] == "matched").to_numpy()
+    if matched.any():
+        diff = rows.loc[matched, "difference_seconds"].fillna(0)
+        within = diff != 0
+        sign = np.where(diff.to_numpy() > 0, "+", "")
+        note = "matched (duration within tolerance: " + sign + diff.astype("str") + " s)"
+        text.loc[matched] = note.where(within, "matched")
+    return text.astype("str")
+
+
+def error_lists(rows: pd.DataFrame, key: str) -> list[list[str]]:
+    """The failure reasons of each row as a list of strings (empty when matched).
+
+    Args:
+        rows: classified rows, as for :func:`details`.
+        key: the entry column joined on, named in the text.
+
+    Returns:
+        One list per row, in the rows' order: one string per difference, or the reason the
+        row has no partner.
+
+    Example:
+        >>> rows = pd.DataFrame({"key": ["e1", "e2"], "billingId": [None, None],
+        ...     "status": ["matched", "missing_in_billing"],
+        ...     "duration_differs": pd.array([False, None], dtype="boolean"),
+        ...     "date_differs": pd.array([False, None], dtype="boolean"),
+        ...     "matter_differs": pd.array([False, None], dtype="boolean")})
+        >>> error_lists(rows, "_id")
+        [[], ['missing in billing: no billing record has _id e2']]
+    """
+    out: list[list[str]] = [[] for _ in range(len(rows))]
+    failed = (rows["status"] != "matched").to_numpy()
+    if not failed.any():
+        return out
+    sub = rows.loc[failed]
+    columns = [_missing_messages(sub, key), *_messages(sub)]
+    texts = zip(*(c.tolist() for c in columns), strict=True)
+    for position, messages in zip(np.flatnonzero(failed).tolist(), texts, strict=True):
+        out[position] = [m for m in messages if isinstance(m, str)]
+    return out
+
+
+def _fmt_seconds(seconds: pd.Series) -> pd.Series:
+    """``"1.50 h (5400 s)"``; ``"nothing"`` when missing."""
+    hours = seconds.astype("float64") / 3600
+    hours = hours.map(lambda h: f"{h:.2f}", na_action="ignore").astype("str")
+    text = hours + " h (" + seconds.astype("str") + " s)"
+    return text.fillna("nothing").astype("str")
+
+
+def _fmt_missing(values: pd.Series) -> pd.Series:
+    return values.astype("str").fillna("nothing")
+
+
+def _messages(rows: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """The duration, date and matter messages of the rows that differ (missing elsewhere)."""
+    dur = rows["duration_differs"].fillna(False).to_numpy(dtype=bool)
+    date = rows["date_differs"].fillna(False).to_numpy(dtype=bool)
+    matter = rows["matter_differs"].fillna(False).to_numpy(dtype=bool)
+    na = pd.Series(np.full(len(rows), np.nan, dtype=object), index=rows.index, dtype="str")
+    dur_msg, date_msg, matter_msg = na.copy(), na.copy(), na.copy()
+    if dur.any():
+        r = rows.loc[dur]
+        diff = r["difference_seconds"]
+        sign = pd.Series(np.where(diff.fillna(0).to_numpy() > 0, "+", ""), index=r.index)
+        diff_text = (sign + diff.astype("str")).where(diff.notna(), "unknown")
+        dur_msg.loc[dur] = (
+            "duration differs: exported "
+            + _fmt_seconds(r["exported_seconds"])
+            + ", billed "
+            + _fmt_seconds(r["billed_seconds"])
+            + ", difference "
+            + diff_text.astype("str")
+            + np.where(diff_text == "unknown", "", " s")
+        )
+    if date.any():
+        r = rows.loc[date]
+        date_msg.loc[date] = (
+            "date differs: exported "
+            + _fmt_missing(r["exported_date"].dt.strftime("%Y-%m-%d"))
+            + ", billed "
+            + _fmt_missing(r["billed_date"].dt.strftime("%Y-%m-%d"))
+        )
+    if matter.any():
+        r = rows.loc[matter]
+        matter_msg.loc[matter] = (
+            "matter differs: exported "
+            + _fmt_missing(r["exported_matter"])
+            + ", billed "
+            + _fmt_missing(r["billed_matter"])
+        )
+    return dur_msg, date_msg, matter_msg
+
+
+def _missing_messages(rows: pd.DataFrame, key: str) -> pd.Series:
+    """Text of the rows missing in billing or only in billing (missing elsewhere)."""
+    out = pd.Series(np.full(len(rows), np.nan, dtype=object), index=rows.index, dtype="str")
+    status = rows["status"]
+    missing = (status == "missing_in_billing").to_numpy()
+    if missing.any():
+        keys = rows.loc[missing, "key"]
+        out.loc[missing] = (f"missing in billing: no billing record has {key} " + keys).where(
+            keys.notna(),
+            f"missing in billing: the entry has no {key}, so no billing record can refer to it",
+        )
+    only = (status == "only_in_billing").to_numpy()
+    if only.any():
+        sub = rows.loc[only]
+        record = (" (billing record " + sub["billingId"] + ")").fillna("")
+        text = f"only in billing: no exported entry has {key} " + sub["key"] + record
+        out.loc[only] = text.where(
+            sub["key"].notna(), "only in billing: the billing record has no key" + record
+        )
+    return out

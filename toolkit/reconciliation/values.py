@@ -1,0 +1,233 @@
+"""One column of either side read as the reconciliation compares it: identifiers as text,
+dates at midnight, durations in whole seconds.
+
+A value that cannot be read raises :class:`~toolkit.errors.ValidationError` naming the table,
+the column and the values, with one failure row per value (``check`` ``date`` or ``number``).
+A text date is read as ISO 8601, or day first / month first as ``dayfirst`` says; without
+``dayfirst`` a text date that reads differently either way (``03/04/2026``) is refused, never
+guessed.
+
+>>> as_str(pd.Series([1234.0, None])).tolist()
+['1234', nan]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from toolkit.core.failures import failure_frame
+from toolkit.errors import ValidationError
+
+__all__ = ["as_date", "as_seconds", "as_str", "empty_column"]
+
+
+def as_str(values: pd.Series) -> pd.Series:
+    """Identifiers as strings; integral floats (a spreadsheet's ``1234.0``) as ``"1234"``.
+
+    Args:
+        values: ids, matters or any other column compared as text.
+
+    Returns:
+        A string Series, missing where the value is.
+
+    Example:
+        >>> as_str(pd.Series([1234.0, 99.0])).tolist()
+        ['1234', '99']
+    """
+    if pd.api.types.is_float_dtype(values.dtype):
+        finite = values.dropna()
+        if len(finite) and bool((finite == np.floor(finite)).all()):
+            values = values.astype("Int64")
+    elif pd.api.types.is_bool_dtype(values.dtype):
+        values = values.astype("object")
+    return values.astype("str")
+
+
+def as_date(
+    values: pd.Series, table: str, column: str, dayfirst: bool | None = None
+) -> pd.Series:
+    """Dates as ``datetime64[ns]`` at midnight; wall-clock date of tz-aware values.
+
+    Text is read as ISO 8601; other text day first or month first as ``dayfirst`` says, or,
+    when it is ``None``, only if it reads the same both ways. Blank text is missing.
+
+    Args:
+        values: datetimes, dates or text.
+        table: ``"exported"`` or ``"billing"``, for the error.
+        column: the column's name, for the error.
+        dayfirst: ``True`` day first, ``False`` month first, ``None`` refuse ambiguous text.
+
+    Returns:
+        A ``datetime64[ns]`` Series at midnight, on ``values``' index.
+
+    Raises:
+        ValidationError: a value is not a date, or a text date is ambiguous without
+            ``dayfirst``; ``failure_cases`` has one row per value.
+
+    Example:
+        >>> as_date(pd.Series(["2026-04-03T17:00", "13/04/2026"]), "billing", "workDate").tolist()
+        [Timestamp('2026-04-03 00:00:00'), Timestamp('2026-04-13 00:00:00')]
+        >>> as_date(pd.Series(["03/04/2026"]), "billing", "workDate", dayfirst=True).tolist()
+        [Timestamp('2026-04-03 00:00:00')]
+    """
+    if isinstance(values.dtype, pd.DatetimeTZDtype):
+        values = values.dt.tz_localize(None)
+    if pd.api.types.is_datetime64_dtype(values.dtype):
+        return values.dt.normalize().astype("datetime64[ns]")
+    items = values.tolist()
+    is_text = np.fromiter((isinstance(v, str) for v in items), dtype=bool, count=len(items))
+    # positions, not labels: the caller's index may repeat
+    parsed = np.full(len(items), np.datetime64("NaT"), dtype="datetime64[ns]")
+    other = ~is_text & values.notna().to_numpy()
+    if other.any():
+        chosen = values.iloc[np.flatnonzero(other)].reset_index(drop=True)
+        parsed[other] = _naive(chosen, errors="coerce", format="mixed").to_numpy()
+    missing = ~is_text & ~other
+    if is_text.any():
+        text = values.iloc[np.flatnonzero(is_text)].astype("str").str.strip()
+        text = pd.Series(text.to_numpy(), dtype="str")
+        blank = (text == "").to_numpy()
+        missing[np.flatnonzero(is_text)[blank]] = True
+        uniques = pd.Series(text[~blank].unique(), dtype="str")
+        rows = pd.Series(np.asarray(items, dtype=object), index=values.index)[is_text][~blank]
+        dates = _text_dates(uniques, table, column, dayfirst, rows)
+        codes = pd.Index(uniques).get_indexer(text[~blank])
+        parsed[np.flatnonzero(is_text)[~blank]] = dates.to_numpy()[codes]
+    bad = np.isnat(parsed) & ~missing
+    if bad.any():
+        _raise_values(table, column, values[bad], "date", "not a date")
+    out = pd.Series(parsed, index=values.index, dtype="datetime64[ns]")
+    return out.dt.normalize()
+
+
+def _naive(values: pd.Series, **options: object) -> pd.Series:
+    """``pd.to_datetime`` as naive wall-clock times; value by value if zones are mixed."""
+    try:
+        parsed = pd.to_datetime(values, **options)
+    except (TypeError, ValueError, OverflowError):
+        parsed = pd.Series([_naive_one(v, options) for v in values.tolist()], index=values.index)
+    if isinstance(parsed.dtype, pd.DatetimeTZDtype):
+        parsed = parsed.dt.tz_localize(None)
+    return parsed.astype("datetime64[ns]")
+
+
+def _naive_one(value: object, options: dict) -> pd.Timestamp:
+    try:
+        stamp = pd.to_datetime(value, **options)
+    except (TypeError, ValueError, OverflowError):
+        try:
+            stamp = pd.to_datetime(str(value), **options)
+        except (TypeError, ValueError, OverflowError):
+            return pd.NaT
+    if stamp is pd.NaT or pd.isna(stamp):
+        return pd.NaT
+    return stamp.tz_localize(None) if stamp.tzinfo is not None else stamp
+
+
+def _text_dates(
+    texts: pd.Series, table: str, column: str, dayfirst: bool | None, rows: pd.Series
+) -> pd.Series:
+    """Distinct date texts parsed (NaT when unreadable); ambiguous ones refused."""
+    parsed = _naive(texts, format="ISO8601", errors="coerce")
+    rest = parsed.isna().to_numpy()
+    if not rest.any():
+        return parsed
+    other = texts[rest]
+    if dayfirst is not None:
+        parsed[rest] = _naive(other, format="mixed", dayfirst=dayfirst, errors="coerce")
+        return parsed
+    month_first = _naive(other, format="mixed", dayfirst=False, errors="coerce")
+    day_first = _naive(other, format="mixed", dayfirst=True, errors="coerce")
+    ambiguous = (month_first.notna() & day_first.notna() & (month_first != day_first)).to_numpy()
+    if ambiguous.any():
+        example = other[ambiguous].iloc[0]
+        first = ambiguous.nonzero()[0][0]
+        read_d, read_m = day_first.iloc[first], month_first.iloc[first]
+        hit = rows.astype("str").str.strip().isin(other[ambiguous])
+        _raise_values(
+            table,
+            column,
+            rows[hit],
+            "date",
+            "ambiguous dates",
+            f"{table} column {column!r}: {int(hit.sum())} date(s) read differently day first "
+            f"and month first, for example {example!r} ({read_d:%Y-%m-%d} day first, "
+            f"{read_m:%Y-%m-%d} month first); pass dayfirst=True or dayfirst=False "
+            f"(toolkit reconcile --dayfirst or --no-dayfirst), or write the dates as ISO 8601 "
+            f"(YYYY-MM-DD)",
+        )
+    parsed[rest] = month_first.fillna(day_first).to_numpy()
+    return parsed
+
+
+def as_seconds(values: pd.Series, table: str, column: str, unit: int) -> pd.Series:
+    """Durations as whole seconds (nullable ``Int64``).
+
+    Args:
+        values: numbers (or their text) in ``unit``, or timedeltas (read as they are).
+        table: ``"exported"`` or ``"billing"``, for the error.
+        column: the column's name, for the error.
+        unit: seconds per unit of ``values``: 1, 60 or 3600.
+
+    Returns:
+        An ``Int64`` Series, rounded to whole seconds; blank text is missing.
+
+    Raises:
+        ValidationError: a value is not a number.
+
+    Example:
+        >>> as_seconds(pd.Series(["1.5", " ", None]), "billing", "hours", 3600).tolist()
+        [5400, <NA>, <NA>]
+    """
+    if pd.api.types.is_timedelta64_dtype(values.dtype):
+        seconds = values.dt.total_seconds()
+    else:
+        if values.dtype == object or pd.api.types.is_string_dtype(values.dtype):
+            blank = values.map(lambda v: isinstance(v, str) and not v.strip(), na_action="ignore")
+            values = values.mask(blank.fillna(False).astype(bool))  # a blank cell is missing
+        seconds = pd.to_numeric(values, errors="coerce").astype("float64") * unit
+        bad = seconds.isna() & values.notna()
+        if bad.any():
+            _raise_values(table, column, values[bad], "number", "not a number")
+    return pd.Series(np.round(seconds.to_numpy(dtype="float64")), index=values.index).astype(
+        "Int64"
+    )
+
+
+def _raise_values(
+    table: str, column: str, bad: pd.Series, check: str, what: str, message: str | None = None
+) -> None:
+    shown = ", ".join(repr(v) for v in bad.head(5).tolist())
+    cases = failure_frame(
+        table=table,
+        row=bad.index.tolist(),
+        column=column,
+        check=check,
+        value=bad.tolist(),
+        message=what,
+    )
+    raise ValidationError(
+        message or f"{table} column {column!r}: {len(bad)} value(s) {what}, for example {shown}",
+        cases,
+    )
+
+
+def empty_column(n: int, dtype: str) -> pd.Series:
+    """A column of ``n`` missing values, for a value a side does not have.
+
+    Args:
+        n: its length.
+        dtype: ``"str"``, ``"Int64"`` or ``"datetime64[ns]"``.
+
+    Returns:
+        The Series, indexed 0 to ``n - 1``.
+
+    Example:
+        >>> str(empty_column(2, "Int64").dtype), empty_column(2, "str").isna().all()
+        ('Int64', np.True_)
+    """
+    if dtype == "str":
+        return pd.Series(np.full(n, np.nan, dtype=object), dtype="str")
+    return pd.Series(pd.array([pd.NA] * n, dtype="Int64") if dtype == "Int64" else
+                     np.full(n, np.datetime64("NaT"), dtype="datetime64[ns]"))
