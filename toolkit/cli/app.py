@@ -46,7 +46,7 @@ from toolkit.client import Client
 from toolkit.core.connection import ENDPOINTS, Connection
 from toolkit.core.settings import ENV_KEYS, Settings
 from toolkit.demo import run_demo
-from toolkit.egress.export import Export, claim_target
+from toolkit.egress import Export, claim_target
 from toolkit.egress.sync import DEFAULT_LAG, compact, read_sync, sync_status
 from toolkit.errors import (
     ApiError,
