@@ -135,6 +135,7 @@ def test_public_names_are_all_exported_and_documented_with_an_example() -> None:
     from toolkit.core import failures, frames
     from toolkit.egress import ack_schema as acknowledgements
     from toolkit.egress import schemas as exports
+    from toolkit.ingress import checks
     from toolkit.ingress import models as imports
 
     public = {
@@ -146,7 +147,7 @@ def test_public_names_are_all_exported_and_documented_with_an_example() -> None:
     }
     assert public <= set(imports.__all__)
     parts = [*imports.__all__, *exports.__all__, *acknowledgements.__all__]
-    parts += [*failures.__all__, *frames.__all__]
+    parts += [*checks.__all__, *failures.__all__, *frames.__all__]
     assert set(schemas.__all__) <= set(parts)
     assert set(imports.__all__) <= set(schemas.__all__)
     for name in schemas.__all__:
@@ -726,3 +727,17 @@ def test_unit_increments_odd_objects_are_reported_not_raised(value: Any) -> None
 def test_boolean_odd_objects_are_reported_not_raised(value: Any) -> None:
     failure = one_failure("code_types", rows("code_types", {"userDefaultable": value}))
     assert (failure["column"], failure["check"]) == ("userDefaultable", "type")
+
+
+def test_check_engine_names_are_all_exported_through_schemas() -> None:
+    from toolkit.ingress import checks
+
+    public = {
+        name
+        for name, obj in vars(checks).items()
+        if not name.startswith("_")
+        and getattr(obj, "__module__", None) == checks.__name__
+        and (inspect.isfunction(obj) or inspect.isclass(obj))
+    }
+    assert public <= set(checks.__all__)
+    assert set(checks.__all__) <= set(schemas.__all__)

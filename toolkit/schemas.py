@@ -20,21 +20,18 @@ from toolkit.egress.schemas import (
     PendingCodesSchema,
     PendingEntriesSchema,
 )
+from toolkit.ingress.checks import CheckResult, check, check_frame, format_failures
 from toolkit.ingress.models import (
     BILLING_TYPES,
     SEMANTIC_TYPES,
     STATUSES,
     TABLES,
-    CheckResult,
     ClientSchema,
     CodeRangeSchema,
     CodeSchema,
     CodeTypeSchema,
     InitiativeSchema,
     TableSpec,
-    check,
-    check_frame,
-    format_failures,
 )
 
 __all__ = [

@@ -3,7 +3,8 @@
 - :mod:`~toolkit.egress.fetch`: the v2 export and release-pending requests, window by window
 - :mod:`~toolkit.egress.flatten`: nested JSON to flat Arrow and pandas tables
 - :mod:`~toolkit.egress.schemas`, :mod:`~toolkit.egress.ack_schema`: output and input schemas
-- :mod:`~toolkit.egress.export`: the ``Export`` result and its files
+- :mod:`~toolkit.egress.export`: the ``Export`` result
+- :mod:`~toolkit.egress.files`: its files (Parquet, CSV, Excel) and ``claim_target``
 - :mod:`~toolkit.egress.sync`: incremental sync into Delta tables
 - :mod:`~toolkit.egress.acknowledgements`: ``acknowledge`` from a frame
 - :mod:`~toolkit.egress.users`: user records
@@ -13,8 +14,9 @@ functions of the same names: ``toolkit.egress.sync.sync``, ``toolkit.egress.user
 """
 
 from toolkit.egress.acknowledgements import acknowledge
-from toolkit.egress.export import Export, claim_target
+from toolkit.egress.export import Export
 from toolkit.egress.fetch import export_entries, export_to_parquet, iter_export, release_pending
+from toolkit.egress.files import claim_target
 from toolkit.egress.sync import (
     DEFAULT_LAG,
     SyncReport,

@@ -19,7 +19,8 @@ from tqdm.auto import tqdm
 
 from toolkit.core.connection import Connection
 from toolkit.core.windows import iso, split_windows
-from toolkit.egress.export import ROWS_PER_GROUP, Export, claim_target
+from toolkit.egress.export import Export
+from toolkit.egress.files import ROWS_PER_GROUP, claim_target
 from toolkit.errors import ConfigError
 
 __all__ = [
@@ -132,7 +133,7 @@ def export_to_parquet(
 ) -> dict[str, int]:
     """Stream an export window by window into a Parquet dataset (``entries/`` and ``codes/``).
 
-    Windows are buffered up to :data:`~toolkit.egress.export.ROWS_PER_GROUP` entries, then written
+    Windows are buffered up to :data:`~toolkit.egress.files.ROWS_PER_GROUP` entries, then written
     as files of that many rows (not one small file per window), so memory stays that of one
     buffer whatever the range. Both tables are written even when empty, with their schema.
 

@@ -175,8 +175,8 @@ def _lag(value: Any) -> pd.Timedelta:
 
 def _schemas() -> tuple[pa.Schema, pa.Schema]:
     """The Arrow schemas of the two tables (those of an empty export, partition included)."""
-    entries, codes = Export.empty().to_arrow(PARTITION_COLS)
-    return entries.schema, codes.schema
+    tables = Export.empty().to_arrow(partition_cols=PARTITION_COLS)
+    return tables["entries"].schema, tables["codes"].schema
 
 
 def _sql_list(values: list[str]) -> str:
@@ -370,7 +370,8 @@ def _write_window(
         ``(inserted, updated, unchanged, codes_written)``; all but ``unchanged`` are 0 when
         nothing was written.
     """
-    entries, codes = export.to_arrow(PARTITION_COLS)
+    tables = export.to_arrow(partition_cols=PARTITION_COLS)
+    entries, codes = tables["entries"], tables["codes"]
     entries = entries.select(schemas[0].names).cast(schemas[0])
     codes = codes.select(schemas[1].names).cast(schemas[1])
     if entries.num_rows == 0:

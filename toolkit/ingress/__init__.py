@@ -3,7 +3,8 @@ turned into payloads and imported.
 
 - :mod:`~toolkit.ingress.readers`: table files (CSV sniffed, .xlsx, Parquet), folder aliases
 - :mod:`~toolkit.ingress.rules`, :mod:`~toolkit.ingress.models`: the pandera models of the five
-  import tables and the check engine
+  import tables (the spec's field tables) and the table registry
+- :mod:`~toolkit.ingress.checks`: the check engine (coercion, failure frames, ``check_frame``)
 - :mod:`~toolkit.ingress.validation`: ``validate`` across tables, ``load_folder``
 - :mod:`~toolkit.ingress.payloads`: frames to request JSON
 - :mod:`~toolkit.ingress.imports`: ``import_table``, ``onboard``

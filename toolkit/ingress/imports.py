@@ -20,7 +20,7 @@ from toolkit.core.connection import Connection
 from toolkit.core.frames import unique_rows
 from toolkit.core.http import Reply
 from toolkit.errors import ConfigError, Interrupted, ValidationError
-from toolkit.ingress import models as schemas
+from toolkit.ingress.checks import check
 from toolkit.ingress.payloads import to_code_range_payloads, to_payloads
 from toolkit.ingress.validation import ValidationReport, load_folder
 from toolkit.ingress.validation import validate as validate_frames
@@ -125,7 +125,7 @@ def import_table(
         df = df.rename(columns=dict(columns))
     original = df.index
     df = unique_rows(df)
-    checked = schemas.check(table, df) if validate else df
+    checked = check(table, df) if validate else df
     try:
         calls, rows = _plan(table, checked)
     except (ValueError, TypeError, KeyError) as exc:  # only reachable with validate=False
@@ -309,7 +309,7 @@ def onboard(
             # the validation pass already holds this table's valid rows, typed
             valid = report.frames.get(table)
             if valid is None:
-                valid = schemas.check(table, raw.drop(index=list(reasons)))
+                valid = check(table, raw.drop(index=list(reasons)))
             checked = valid.drop(index=list(reasons), errors="ignore")
             calls, rows = _plan(table, checked) if len(checked) else ([], [])
             if dry_run:

@@ -38,7 +38,8 @@ import pandas as pd
 
 from toolkit.core.failures import empty_failures
 from toolkit.errors import ConfigError, InputWarning, ValidationError
-from toolkit.ingress.models import TABLES, CheckResult, check_frame, format_failures
+from toolkit.ingress.checks import CheckResult, check_frame, format_failures
+from toolkit.ingress.models import TABLES
 from toolkit.ingress.readers import IGNORED, TABLE_SUFFIXES, read_table, table_for
 
 __all__ = ["ValidationReport", "bad_rows", "load_folder", "validate"]

@@ -1,0 +1,714 @@
+"""The check engine: turns a loaded frame into one the import endpoints accept, or says why not.
+
+The tables and their rules are the pandera models of :mod:`toolkit.ingress.models` (one per
+field table of the spec, registered in :data:`~toolkit.ingress.models.TABLES`); this module
+runs a frame through them.
+
+Every failure has a ``severity``, following the spec's line: what the service refuses is an
+``error`` and blocks posting (missing ids, unknown references, values outside an enum,
+``unitIncrements <= 0``, text where a number belongs, a repeated ``externalId``); what it allows
+but looks wrong is a ``warning`` and the row is sent as given (blank free text, sent as ``""``;
+spaces around an id; a fractional ``unitIncrements``; a code range listing a pair twice, sent
+once). :attr:`CheckResult.ok` means no errors.
+
+:func:`check_frame` runs one table through four steps and never raises on bad data::
+
+    rename (columns=)  ->  column names  ->  coercion per column kind  ->  pandera (lazy=True)
+                               |                    |                          |
+                               +---------- one failure frame -----------------+
+
+1. Column names: the frame must hold exactly the spec's columns. A missing or unexpected
+   column is reported with the closest match (``call_sign`` -> ``callSign``).
+2. Coercion, a step we control rather than pandera's ``coerce``: what CSV, Excel and Parquet
+   loading commonly yields becomes a proper value where that is unambiguous (``360.0``,
+   ``"360"`` -> 360, ``"360.5"`` -> 360.5; ``TRUE``, ``"false"``, 1, 0 -> booleans; an empty
+   cell -> missing in an id or enum column, ``""`` in a free-text column, null for
+   ``semanticType``) and a ``type`` failure row where it is not (``"abc"``, ``"yes"``).
+3. The pandera model, with ``lazy=True``: required values, non-blank text, case-sensitive enums,
+   ``unitIncrements > 0`` and whole, unique keys, identifiers without surrounding whitespace.
+4. Optional references (column -> set of allowed ids), used by
+   :func:`toolkit.ingress.validation.validate`.
+
+Failure frame columns (:data:`FAILURE_COLUMNS`): ``table``, ``row`` (the input index label;
+None for a column-level problem), ``externalId`` (the row's key; for code ranges the
+``initiativeExternalId``), ``column``, ``check`` (one of :data:`CHECKS`), ``severity``
+(``error`` or ``warning``, set by the check: :data:`toolkit.ingress.rules.SEVERITY`), ``value``
+(the raw input value) and ``message``.
+
+>>> import pandas as pd
+>>> check("code_ranges", pd.DataFrame({"initiativeExternalId": ["M-1"],
+...                                    "codeExternalId": ["L110"]})).shape
+(1, 2)
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import re
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pandera.pandas as pa
+from pandera.errors import SchemaErrors
+
+from toolkit.core.failures import (
+    CHECKS,
+    FAILURE_COLUMNS,
+    SEVERITY,
+    check_name,
+    empty_failures,
+)
+from toolkit.core.frames import MAX_WHOLE, coerce_text, no_problems, plain
+from toolkit.errors import ValidationError
+from toolkit.ingress.models import TABLES, TableSpec
+
+__all__ = [
+    "CHECKS",
+    "FAILURE_COLUMNS",
+    "CheckResult",
+    "check",
+    "check_frame",
+    "empty_failures",
+    "format_failures",
+]
+
+_FINAL_DTYPES = {"text": "str", "free_text": "str", "number": "int64", "bool": "bool"}
+_WORK_DTYPES = {"text": "str", "free_text": "str", "number": "Float64", "bool": "boolean"}
+
+
+def _spec_for(table: str) -> TableSpec:
+    try:
+        return TABLES[table]
+    except KeyError:
+        hint = _closest(table, list(TABLES))
+        extra = f"; did you mean {hint!r}?" if hint else ""
+        raise ValueError(f"unknown table {table!r}{extra} (tables: {', '.join(TABLES)})") from None
+
+
+# --------------------------------------------------------------------------------------------
+# Names
+# --------------------------------------------------------------------------------------------
+
+
+def _norm(name: object) -> str:
+    return re.sub(r"[^0-9a-z]", "", str(name).lower())
+
+
+def _closest(name: object, candidates: Collection[str]) -> str | None:
+    """The candidate closest to ``name``: same letters ignoring case and separators, or difflib."""
+    if not candidates:
+        return None
+    by_norm = {_norm(c): c for c in candidates}
+    if _norm(name) in by_norm:
+        return by_norm[_norm(name)]
+    match = difflib.get_close_matches(_norm(name), list(by_norm), n=1, cutoff=0.6)
+    if match:
+        return by_norm[match[0]]
+    match = difflib.get_close_matches(str(name), list(candidates), n=1, cutoff=0.6)
+    return match[0] if match else None
+
+
+def _show(value: object) -> str:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "nothing"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+# --------------------------------------------------------------------------------------------
+# Coercion: one function per column kind, each returning (values, problems)
+# where problems holds a message at each position whose value could not be coerced.
+# --------------------------------------------------------------------------------------------
+
+
+def _coerce_free_text(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
+    """Free text: as :func:`coerce_text`, but a blank or missing cell becomes ``""``."""
+    values, problems = coerce_text(s, column)
+    return values.where(values.notna() | problems.notna(), ""), problems
+
+
+def _numeric_text(v: Any) -> Any:
+    """A value ``pandas.to_numeric`` can read: stripped text or a number; else unreadable text."""
+    if isinstance(v, str):
+        return v.strip()
+    if isinstance(v, int | float | np.integer | np.floating):
+        return v
+    return "not a number"
+
+
+def _coerce_number(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
+    """Numbers: ints, floats and numeric text, finite; blank -> missing."""
+    s = plain(s)
+    problems = no_problems(s)
+    expected = f"{column} must be a number of seconds (normally a whole number, such as 360)"
+    if pd.api.types.is_bool_dtype(s.dtype):
+        problems[s.notna()] = f"{expected}, not a boolean"
+        return pd.Series(pd.NA, index=s.index, dtype="Float64"), problems
+    if pd.api.types.is_integer_dtype(s.dtype):
+        return s.astype("Float64"), problems
+    if pd.api.types.is_float_dtype(s.dtype):
+        num = s.astype("float64")
+        given = s.notna()
+        is_bool = pd.Series(False, index=s.index)
+    else:
+        obj = s.astype(object)
+        is_bool = obj.map(lambda v: isinstance(v, bool | np.bool_), na_action="ignore")
+        is_bool = is_bool.fillna(False).astype(bool)
+        stripped = obj.where(~is_bool).map(_numeric_text, na_action="ignore")
+        blank = stripped.isna() | (stripped.astype(object) == "")
+        given = ~blank | is_bool
+        num = pd.to_numeric(stripped.where(~blank), errors="coerce").astype("float64")
+    arr = num.to_numpy(dtype="float64", na_value=np.nan)
+    bad_bool = is_bool.to_numpy()
+    ok = given.to_numpy() & ~bad_bool & np.isfinite(arr)
+    problems[bad_bool] = f"{expected}, not a boolean"
+    problems[given.to_numpy() & ~bad_bool & ~ok] = expected
+    values = pd.Series(pd.NA, index=s.index, dtype="Float64")
+    values[ok] = arr[ok]
+    return values, problems
+
+
+_BOOL_WORDS = {
+    "true": True,
+    "false": False,
+    "1": True,
+    "0": False,
+    "1.0": True,
+    "0.0": False,
+}
+
+
+def _coerce_bool(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
+    """Booleans: real booleans, 1/0, and true/false in any case; blank -> missing."""
+    s = plain(s)
+    problems = no_problems(s)
+    if pd.api.types.is_bool_dtype(s.dtype):
+        return s.astype("boolean"), problems
+    words = s.astype("str").str.strip().str.lower()
+    blank = (words.isna() | (words == "")).to_numpy()
+    mapped = words.map(_BOOL_WORDS)
+    bad = ~blank & mapped.isna().to_numpy()
+    problems[bad] = f"{column} must be true or false (or 1 or 0)"
+    values = pd.Series(pd.NA, index=s.index, dtype="boolean")
+    good = ~blank & ~bad
+    values[good] = mapped[good].astype(bool)
+    return values, problems
+
+
+_COERCERS: dict[str, Callable[[pd.Series, str], tuple[pd.Series, pd.Series]]] = {
+    "text": coerce_text,
+    "free_text": _coerce_free_text,
+    "number": _coerce_number,
+    "bool": _coerce_bool,
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Running one table
+# --------------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=128)
+def _runtime_schema(table: str, present: frozenset[str]) -> pa.DataFrameSchema:
+    """The table's pandera schema for the present columns; dtypes are ensured by coercion."""
+    spec = TABLES[table]
+    schema = spec.schema.to_schema()
+    schema = schema.update_columns({c: {"dtype": None} for c in schema.columns})
+    missing = [c for c in spec.columns if c not in present]
+    if missing:
+        schema = schema.remove_columns(missing)
+    schema = copy.deepcopy(schema)
+    if schema.unique and not set(schema.unique) <= present:
+        schema.unique = None
+    schema.strict = False
+    return schema
+
+
+@dataclass
+class CheckResult:
+    """Outcome of :func:`check_frame` for one table; it never raises on bad data.
+
+    Attributes:
+        table: Table name.
+        frame: Every input row with coerced values in nullable dtypes (``str``, ``Float64``,
+            ``boolean``); a value that failed coercion is missing. Index is the input index.
+            Only the spec's columns that were present.
+        failures: The failure frame (:data:`FAILURE_COLUMNS`), in row then column order,
+            errors and warnings.
+        bad: Boolean array by position: True for each row with at least one error.
+        columns_ok: False when a column is missing, unexpected or duplicated.
+    """
+
+    table: str
+    frame: pd.DataFrame
+    failures: pd.DataFrame
+    bad: np.ndarray
+    columns_ok: bool
+
+    @property
+    def ok(self) -> bool:
+        """True when there is no error (warnings do not count)."""
+        return not (self.failures["severity"] == "error").any()
+
+    @property
+    def warnings(self) -> pd.DataFrame:
+        """The failures of severity ``warning``: rows that are imported as given."""
+        return self.failures[self.failures["severity"] == "warning"]
+
+    def bad_rows(self) -> set[Any]:
+        """Input index labels of rows that must not be imported.
+
+        Every row when a column is wrong, else the rows with at least one error.
+
+        >>> import pandas as pd
+        >>> r = check_frame("code_ranges", pd.DataFrame(
+        ...     {"initiativeExternalId": ["M-1", ""], "codeExternalId": ["L110", "L110"]}))
+        >>> r.bad_rows()
+        {1}
+        """
+        if not self.columns_ok:
+            return set(self.frame.index.tolist())
+        return set(self.frame.index[self.bad].tolist())
+
+    def valid_frame(self) -> pd.DataFrame:
+        """The rows without errors, in final dtypes (``str``, ``int64``, ``bool``).
+
+        ``unitIncrements`` is ``int64`` unless a value is fractional, then ``float64``. Empty
+        when a column is wrong.
+
+        >>> import pandas as pd
+        >>> r = check_frame("code_ranges", pd.DataFrame(
+        ...     {"initiativeExternalId": ["M-1", ""], "codeExternalId": ["L110", "L110"]}))
+        >>> r.valid_frame().index.tolist()
+        [0]
+        """
+        spec = TABLES[self.table]
+        if not self.columns_ok:
+            return _finalize(spec, _empty_frame(spec, self.frame.index[:0]))
+        return _finalize(spec, self.frame.loc[~self.bad])
+
+
+def _empty_frame(spec: TableSpec, index: pd.Index) -> pd.DataFrame:
+    return pd.DataFrame(
+        {c: pd.Series([], index=index, dtype=_WORK_DTYPES[spec.kinds[c]]) for c in spec.columns}
+    )
+
+
+def _finalize(spec: TableSpec, frame: pd.DataFrame) -> pd.DataFrame:
+    out = frame.loc[:, list(spec.columns)]
+    dtypes = {
+        c: "str" if c in spec.nullable else _FINAL_DTYPES[spec.kinds[c]] for c in spec.columns
+    }
+    for c in spec.columns:
+        if spec.kinds[c] == "number" and not _all_whole(out[c]):
+            dtypes[c] = "float64"  # a fraction is sent as given
+    return out.astype(dtypes)
+
+
+def _all_whole(values: pd.Series) -> bool:
+    numbers = values.astype("float64").dropna()
+    return bool(((numbers % 1 == 0) & (numbers.abs() < MAX_WHOLE)).all())
+
+
+def _column_failures(table: str, names: list[Any], spec: TableSpec) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    expected = list(spec.columns)
+    present = [str(c) for c in names]
+    duplicated = sorted({c for c in present if present.count(c) > 1}, key=present.index)
+    missing = [c for c in expected if c not in present]
+    unexpected = [c for c in dict.fromkeys(present) if c not in expected]
+    for col in missing:
+        near = _closest(col, unexpected)
+        msg = f"missing column {col!r}"
+        if near:
+            msg += f"; the frame has {near!r}: rename it with columns={{{near!r}: {col!r}}}"
+        out.append(_column_row(table, col, "column_missing", msg, expected.index(col)))
+    for col in unexpected:
+        near = _closest(col, missing) or _closest(col, expected)
+        msg = f"unexpected column {col!r}"
+        if near and near in missing:
+            msg += f"; did you mean {near!r}? rename it with columns={{{col!r}: {near!r}}}"
+        elif near:
+            msg += f" (closest expected column {near!r} is present); drop it"
+        else:
+            msg += f"; expected exactly: {', '.join(expected)}"
+        out.append(_column_row(table, col, "column_unexpected", msg, len(expected)))
+    for col in duplicated:
+        msg = f"column {col!r} appears {present.count(col)} times; keep one"
+        order = expected.index(col) if col in expected else len(expected)
+        out.append(_column_row(table, col, "column_duplicate", msg, order))
+    return out
+
+
+def _column_row(table: str, col: str, check_: str, message: str, order: int) -> dict[str, Any]:
+    return {
+        "table": table,
+        "_pos": -1,
+        "_order": order,
+        "externalId": None,
+        "column": col,
+        "check": check_,
+        "severity": SEVERITY[check_],
+        "value": None,
+        "message": message,
+    }
+
+
+@lru_cache(maxsize=64)
+def _allowed(table: str, column: str) -> tuple[str, ...]:
+    for chk in TABLES[table].schema.to_schema().columns[column].checks:
+        if chk.name == "isin":
+            return tuple(chk.statistics["allowed_values"])
+    return ()
+
+
+def _allowed_message(spec: TableSpec, column: str, raw: Any) -> str:
+    if isinstance(raw, str):
+        return _allowed_text_message(spec.name, column, raw)
+    return _allowed_text_message(spec.name, column, None) + f"; got {_show(raw)}"
+
+
+@lru_cache(maxsize=4096)
+def _allowed_text_message(table: str, column: str, raw: str | None) -> str:
+    allowed = _allowed(table, column)
+    msg = f"{column} must be one of {', '.join(allowed)} (case-sensitive)"
+    if column in TABLES[table].nullable:
+        msg += ", or empty for null"
+    if raw is None:
+        return msg
+    msg += f"; got {raw!r}"
+    near = next((a for a in allowed if a.casefold() == raw.strip().casefold()), None)
+    near = near or _closest(raw, allowed)
+    if near:
+        msg += f"; did you mean {near!r}?"
+    return msg
+
+
+def _pandera_failures(spec: TableSpec, work: pd.DataFrame) -> list[tuple[int, str, str]]:
+    """(position, column, check name) of every pandera failure, with our check names."""
+    schema = _runtime_schema(spec.name, frozenset(work.columns))
+    try:
+        schema.validate(work, lazy=True)
+    except SchemaErrors as exc:
+        fc = exc.failure_cases
+    else:
+        return []
+    out: list[tuple[int, str, str]] = []
+    for idx, col, chk in zip(fc["index"], fc["column"], fc["check"], strict=True):
+        chk = str(chk)
+        ours = check_name(chk)
+        pos = -1 if idx is None or pd.isna(idx) else int(idx)
+        if chk == "multiple_fields_uniqueness":
+            col = spec.key[-1]  # the pair is reported once, on its last column
+        out.append((pos, str(col) if col is not None else None, ours))
+    return list(dict.fromkeys(out))  # a pair's uniqueness failure comes once per column
+
+
+def check_frame(
+    table: str,
+    df: pd.DataFrame,
+    *,
+    columns: Mapping[str, str] | None = None,
+    references: Mapping[str, Collection[str]] | None = None,
+) -> CheckResult:
+    """Check one import table and report every problem at once, without raising on bad data.
+
+    Args:
+        table: One of :data:`TABLES` (``clients``, ``initiatives``, ``code_types``, ``codes``,
+            ``code_ranges``).
+        df: The rows, as loaded (any dtypes; see the module docstring for the coercions).
+        columns: Renames applied first, ``{name in df: spec name}``; names not in ``df`` are
+            ignored.
+        references: ``{column: allowed ids}``; a non-missing value outside them is a
+            ``reference`` failure. Used by :func:`toolkit.ingress.validation.validate`.
+
+    Returns:
+        A :class:`CheckResult` with the coerced frame, the failure frame and the bad rows.
+
+    Raises:
+        ValueError: ``table`` is not a known table.
+        TypeError: ``df`` is not a DataFrame.
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"initiativeExternalId": ["M-1", "M-1"],
+    ...                    "codeExternalId": ["L110", "L110"]})
+    >>> result = check_frame("code_ranges", df)
+    >>> result.failures[["row", "column", "check", "severity"]].values.tolist()
+    [[0, 'codeExternalId', 'repeated', 'warning'], [1, 'codeExternalId', 'repeated', 'warning']]
+    >>> result.ok
+    True
+    """
+    spec = _spec_for(table)
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"{table}: expected a pandas DataFrame, got {type(df).__name__}")
+    if columns:
+        df = df.rename(columns=dict(columns))
+    labels = df.index
+    names = list(df.columns)
+    rows: list[dict[str, Any]] = _column_failures(table, names, spec)
+    columns_ok = not rows
+
+    raw = df.loc[:, ~pd.Index([str(c) for c in names]).duplicated()]
+    raw = raw.set_axis([str(c) for c in raw.columns], axis=1).reset_index(drop=True)
+    present = [c for c in spec.columns if c in raw.columns]
+
+    work: dict[str, pd.Series] = {}
+    failed_cells: dict[str, np.ndarray] = {}
+    coercion: list[tuple[np.ndarray, str, np.ndarray]] = []
+    for col in present:
+        values, problems = _COERCERS[spec.kinds[col]](raw[col], col)
+        work[col] = values
+        mask = problems.notna().to_numpy()
+        failed_cells[col] = mask
+        if mask.any():
+            coercion.append((np.flatnonzero(mask), col, problems.to_numpy()[mask]))
+    frame = pd.DataFrame(work, index=pd.RangeIndex(len(raw)))
+
+    found: list[tuple[int, str, str, str | None]] = []  # pos, column, check, message
+    for positions, col, messages in coercion:
+        found.extend((int(p), col, "type", m) for p, m in zip(positions, messages, strict=True))
+
+    try:
+        pandera_found = _pandera_failures(spec, frame) if present else []
+    except Exception as exc:  # never let a pandera internal error reach the user as a traceback
+        pandera_found = []
+        rows.append(
+            _column_row(table, None, "internal", f"schema validation could not run: {exc!r}", 0)
+        )
+    for pos, col, chk in pandera_found:
+        if pos >= 0 and col in failed_cells and failed_cells[col][pos] and chk == "required":
+            continue  # already reported as a type failure
+        found.append((pos, col, chk, None))
+
+    if references:
+        for col, allowed in references.items():
+            if col not in frame.columns:
+                continue
+            values = frame[col]
+            already = {p for p, c, chk, _ in found if c == col and SEVERITY[chk] == "error"}
+            allowed_index = allowed if isinstance(allowed, pd.Index) else pd.Index(list(allowed))
+            mask = (values.notna() & ~values.isin(allowed_index)).to_numpy()
+            if not mask.any():
+                continue
+            parent = dict(spec.references).get(col, "the parent table")
+            missing = values[mask]
+            near = _near_ids(missing, allowed_index)
+            for p, value, hint in zip(np.flatnonzero(mask), missing, near, strict=True):
+                if int(p) in already:
+                    continue
+                message = f"{col} {value!r} is not an externalId of {parent}"
+                if hint is not None:
+                    message += f"; did you mean {hint!r}?"
+                found.append((int(p), col, "reference", message))
+
+    used = {col for _, col, _, _ in found if col is not None}
+    raw_values = {c: raw[c].to_numpy(dtype=object) for c in used if c in raw.columns}
+    ids = (
+        frame[spec.id_column].to_numpy(dtype=object, na_value=None)
+        if spec.id_column in frame.columns
+        else None
+    )
+    keys = [frame[c].to_numpy(dtype=object, na_value=None) for c in spec.key if c in frame.columns]
+    label_list = labels.tolist()
+    dup_groups: dict[tuple[Any, ...], list[Any]] = {}
+    for p in sorted({p for p, _, chk, _ in found if chk in ("unique", "repeated") and p >= 0}):
+        dup_groups.setdefault(tuple(k[p] for k in keys), []).append(label_list[p])
+    order = {c: i for i, c in enumerate(spec.columns)}
+    for pos, col, chk, message in found:
+        value = raw_values[col][pos] if pos >= 0 and col in raw_values else None
+        if message is None:
+            key = tuple(k[pos] for k in keys) if pos >= 0 else ()
+            message = _message(spec, col, chk, value, key, dup_groups)
+        elif chk == "type":
+            message = f"{message}; got {_show(value)}"
+        rid = ids[pos] if pos >= 0 and ids is not None else None
+        rows.append(
+            {
+                "table": table,
+                "_pos": pos,
+                "_order": order.get(col, len(order)),
+                "externalId": None if rid is None else str(rid),
+                "column": col,
+                "check": chk,
+                "severity": SEVERITY[chk],
+                "value": _native(value),
+                "message": message,
+            }
+        )
+
+    failures = _failure_frame(rows, labels)
+    bad = np.zeros(len(raw), dtype=bool)
+    positions = [r["_pos"] for r in rows if r["_pos"] >= 0 and r["severity"] == "error"]
+    bad[positions] = True
+    frame.index = labels
+    return CheckResult(table=table, frame=frame, failures=failures, bad=bad, columns_ok=columns_ok)
+
+
+def _near_ids(missing: pd.Series, allowed: pd.Index) -> list[str | None]:
+    """For each missing id, an allowed id equal to it ignoring case and surrounding spaces."""
+    if not len(allowed):
+        return [None] * len(missing)
+    text = pd.Series(allowed.astype(str), dtype="str")
+    lookup = pd.Series(text.to_numpy(), index=text.str.strip().str.casefold().to_numpy())
+    lookup = lookup[~lookup.index.duplicated()]
+    keys = missing.astype("str").str.strip().str.casefold()
+    hints = keys.map(lookup)
+    return [None if pd.isna(h) else str(h) for h in hints.tolist()]
+
+
+def _message(
+    spec: TableSpec,
+    col: str,
+    chk: str,
+    value: Any,
+    key: tuple[Any, ...],
+    dup_groups: dict[tuple[Any, ...], list[Any]],
+) -> str:
+    if chk == "required":
+        empty = isinstance(value, str)
+        return f"{col} is required but {'empty' if empty else 'missing'}"
+    if chk == "allowed_values":
+        return _allowed_message(spec, col, value)
+    if chk == "positive":
+        return f"{col} must be greater than 0; got {_show(value)}"
+    if chk == "whitespace":
+        return f"{col} {value!r} has leading or trailing whitespace; it is sent as given"
+    if chk == "blank":
+        what = "missing" if not isinstance(value, str) else "empty" if value == "" else "blank"
+        return f"{col} is {what}; it is sent as ''"
+    if chk == "fractional":
+        return f"{col} {_show(value)} is not a whole number of seconds; it is sent as given"
+    if chk in ("unique", "repeated"):
+        rows = dup_groups.get(key, [])
+        shown = ", ".join(str(r) for r in rows[:5]) + (", ..." if len(rows) > 5 else "")
+        if chk == "repeated":
+            return (
+                f"{spec.key[-1]} {key[-1]!r} is listed more than once for "
+                f"{spec.key[0]} {key[0]!r} (rows {shown}); it is sent once"
+            )
+        return f"{col} {value!r} is not unique: rows {shown} share it"
+    return f"{col}: failed {chk}; got {_show(value)}"
+
+
+def _native(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _failure_frame(rows: list[dict[str, Any]], labels: pd.Index) -> pd.DataFrame:
+    if not rows:
+        return empty_failures()
+    df = pd.DataFrame(rows)
+    df = df.sort_values(["_pos", "_order", "check"], kind="stable")
+    pos = df["_pos"].to_numpy()
+    row = np.full(len(df), None, dtype=object)
+    for i in np.flatnonzero(pos >= 0):
+        row[i] = labels[pos[i]]
+    df["row"] = row
+    out = df.loc[:, list(FAILURE_COLUMNS)].astype(object).reset_index(drop=True)
+    return out.where(out.notna(), None)
+
+
+# --------------------------------------------------------------------------------------------
+# Public entry point
+# --------------------------------------------------------------------------------------------
+
+
+def format_failures(failures: pd.DataFrame, limit: int = 10) -> str:
+    """A short human summary of a failure frame: counts, then up to ``limit`` lines.
+
+    Args:
+        failures: A failure frame (:data:`FAILURE_COLUMNS`).
+        limit: How many failures to list.
+
+    Returns:
+        Text such as ``"2 problems: clients 2 (1 row)"`` (with ``" (1 error, 1 warning)"``
+        after the count when there are warnings) followed by one line per failure, a warning's
+        message prefixed ``warning:``.
+
+    >>> import pandas as pd
+    >>> r = check_frame("code_ranges", pd.DataFrame(
+    ...     {"initiativeExternalId": ["M-1", "M-2 "], "codeExternalId": ["", "L110"]}))
+    >>> print(format_failures(r.failures))
+    2 problems (1 error, 1 warning): code_ranges 2 (2 rows)
+      code_ranges row 0 [M-1] codeExternalId: codeExternalId is required but empty
+      code_ranges row 1 [M-2 ] initiativeExternalId: warning: initiativeExternalId 'M-2 ' \
+has leading or trailing whitespace; it is sent as given
+    """
+    if failures.empty:
+        return "no problems"
+    n = len(failures)
+    parts = []
+    for table, group in failures.groupby("table", sort=False):
+        n_rows = group["row"].dropna().nunique()
+        cols = int(group["row"].isna().sum())
+        bits = []
+        if n_rows:
+            bits.append(f"{n_rows} row{'s' if n_rows != 1 else ''}")
+        if cols:
+            bits.append(f"{cols} column-level")
+        parts.append(f"{table} {len(group)} ({', '.join(bits)})")
+    head = f"{n} problem{'s' if n != 1 else ''}"
+    severity = (
+        failures["severity"] if "severity" in failures else pd.Series("error", index=failures.index)
+    )
+    n_warnings = int((severity == "warning").sum())
+    if n_warnings:
+        n_errors = n - n_warnings
+        head += (
+            f" ({n_errors} error{'s' if n_errors != 1 else ''}, "
+            f"{n_warnings} warning{'s' if n_warnings != 1 else ''})"
+        )
+    lines = [f"{head}: {'; '.join(parts)}"]
+    for rec, sev in zip(
+        failures.head(limit).itertuples(index=False), severity.head(limit), strict=True
+    ):
+        where = f"{rec.table}"
+        if rec.row is not None and not (isinstance(rec.row, float) and np.isnan(rec.row)):
+            where += f" row {rec.row}"
+        if rec.externalId is not None:
+            where += f" [{rec.externalId}]"
+        if rec.column is not None:
+            where += f" {rec.column}"
+        lines.append(f"  {where}: {'warning: ' if sev == 'warning' else ''}{rec.message}")
+    if n > limit:
+        lines.append(f"  ... and {n - limit} more (see .failure_cases)")
+    return "\n".join(lines)
+
+
+def check(
+    table: str, df: pd.DataFrame, *, columns: Mapping[str, str] | None = None
+) -> pd.DataFrame:
+    """Coerce and validate one import table, returning the frame ready for payloads.
+
+    Args:
+        table: One of :data:`TABLES`.
+        df: The rows as loaded from CSV, Excel, Parquet or built in pandas.
+        columns: Renames applied first, ``{name in df: spec name}``.
+
+    Returns:
+        The spec's columns in field-table order, with dtypes ``str`` (``semanticType``: ``str``
+        with NaN for null; a blank free-text cell ``""``), ``int64`` for ``unitIncrements``
+        (``float64`` when a value is fractional) and ``bool`` for the booleans; index as given.
+        Warnings do not stop it: see :func:`check_frame` for them.
+
+    Raises:
+        toolkit.errors.ValidationError: Any error; ``.failure_cases`` holds every failure,
+            warnings included (:data:`FAILURE_COLUMNS`).
+        ValueError: ``table`` is not a known table.
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"externalId": ["C-1"], "name": ["Acme"], "call_sign": ["1"],
+    ...                    "description": ["Widgets"]})
+    >>> check("clients", df, columns={"call_sign": "callSign"})["callSign"].tolist()
+    ['1']
+    """
+    result = check_frame(table, df, columns=columns)
+    if not result.ok:
+        raise ValidationError(format_failures(result.failures), result.failures)
+    return _finalize(TABLES[table], result.frame)
