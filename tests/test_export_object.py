@@ -423,50 +423,50 @@ def _python_values(series: pd.Series) -> list[object]:
 
 def test_to_arrow_gives_the_typed_tables_by_name(export):
     tables = export.to_arrow()
-    assert list(tables) == ["entries", "codes"]
-    entries = tables["entries"]
+    assert list(tables._fields) == ["entries", "codes"]
+    entries = tables.entries
     assert str(entries.schema.field("workDate").type) == "date32[day]"
     assert str(entries.schema.field("incrementDurationInSeconds").type) == "int64"
     assert str(entries.schema.field("createdAt").type) == "timestamp[us, tz=UTC]"
     assert entries.column_names == list(export.entries.columns)
-    assert tables["codes"].column_names == list(export.codes.columns)
-    assert (entries.num_rows, tables["codes"].num_rows) == (len(export), len(export.codes))
+    assert tables.codes.column_names == list(export.codes.columns)
+    assert (entries.num_rows, tables.codes.num_rows) == (len(export), len(export.codes))
 
 
 def test_to_arrow_values_equal_the_pandas_values(export):
-    entries = export.to_arrow()["entries"]
+    entries = export.to_arrow().entries
     for col in TYPED_COLUMNS:
         assert entries[col].to_pylist() == _python_values(export.entries[col]), col
 
 
 def test_to_arrow_adds_partition_columns_only_when_asked(export):
-    assert "workMonth" not in export.to_arrow()["entries"].column_names
+    assert "workMonth" not in export.to_arrow().entries.column_names
     tables = export.to_arrow(partition_cols=["workMonth"])
-    assert "workMonth" in tables["entries"].column_names
-    assert "workMonth" in tables["codes"].column_names
+    assert "workMonth" in tables.entries.column_names
+    assert "workMonth" in tables.codes.column_names
 
 
 @pytest.mark.parametrize("name", ["export", "pending"])
 def test_to_arrow_round_trips_through_from_arrow(name, request):
     ex = request.getfixturevalue(name)
-    assert_same_export(Export.from_arrow(**ex.to_arrow(), kind=ex.kind), ex, ordered=True)
+    assert_same_export(Export.from_arrow(*ex.to_arrow(), kind=ex.kind), ex, ordered=True)
 
 
 def test_to_polars_gives_frames_with_the_arrow_types(export, pending):
     pl = pytest.importorskip("polars")
     frames = export.to_polars()
-    assert list(frames) == ["entries", "codes"]
-    schema = frames["entries"].schema
+    assert list(frames._fields) == ["entries", "codes"]
+    schema = frames.entries.schema
     assert schema["workDate"] == pl.Date
     assert schema["incrementDurationInSeconds"] == pl.Int64
     assert schema["createdAt"] == pl.Datetime("us", "UTC")
-    assert frames["codes"].height == len(export.codes)
-    tags = pending.to_polars()["entries"].schema["initiativeProps.tags"]
+    assert frames.codes.height == len(export.codes)
+    tags = pending.to_polars().entries.schema["initiativeProps.tags"]
     assert tags == pl.List(pl.String)
 
 
 def test_to_polars_values_equal_the_pandas_values(export):
-    entries = export.to_polars()["entries"]
+    entries = export.to_polars().entries
     for col in TYPED_COLUMNS:
         assert entries[col].to_list() == _python_values(export.entries[col]), col
 
@@ -475,7 +475,7 @@ def test_to_polars_values_equal_the_pandas_values(export):
 def test_to_polars_round_trips_through_from_arrow(name, request):
     ex = request.getfixturevalue(name)
     frames = ex.to_polars()
-    back = Export.from_arrow(frames["entries"].to_arrow(), frames["codes"].to_arrow(), ex.kind)
+    back = Export.from_arrow(frames.entries.to_arrow(), frames.codes.to_arrow(), ex.kind)
     assert_same_export(back, ex, ordered=True)
 
 
@@ -483,3 +483,9 @@ def test_to_polars_without_polars_says_how_to_install_it(export, monkeypatch):
     monkeypatch.setitem(sys.modules, "polars", None)  # import polars now raises ImportError
     with pytest.raises(ConfigError, match="pip install polars"):
         export.to_polars()
+
+
+def test_to_arrow_still_unpacks_as_the_pair_it_always_was(export):
+    entries, codes = export.to_arrow()
+    assert (entries.num_rows, codes.num_rows) == (len(export), len(export.codes))
+    assert export.to_arrow()._asdict().keys() == {"entries", "codes"}

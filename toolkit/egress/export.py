@@ -23,7 +23,7 @@ import importlib
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -58,7 +58,9 @@ from toolkit.errors import ConfigError, ValidationError
 if TYPE_CHECKING:
     import polars
 
-__all__ = ["Export"]
+__all__ = ["Export", "Tables"]
+
+T = TypeVar("T")
 
 _SCHEMAS: dict[str, tuple[type, type]] = {
     "export": (ExportEntriesSchema, ExportCodesSchema),
@@ -69,6 +71,19 @@ _SCHEMAS: dict[str, tuple[type, type]] = {
 def _check_kind(kind: str) -> None:
     if kind not in _SCHEMAS:
         raise ConfigError(f"kind must be 'export' or 'pending', not {kind!r}")
+
+
+class Tables(NamedTuple, Generic[T]):
+    """An export's two tables in another library's form: unpack, or read them by name.
+
+    >>> from toolkit.testing import fake_export_entries
+    >>> entries, codes = Export.from_records(fake_export_entries(1)).to_arrow()
+    >>> entries.num_rows, codes.num_rows
+    (1, 3)
+    """
+
+    entries: T
+    codes: T
 
 
 class Export:
@@ -312,13 +327,13 @@ class Export:
 
     # ----------------------------------------------------------------- Arrow and Polars
 
-    def to_arrow(self, *, partition_cols: Sequence[str] = ()) -> dict[str, pa.Table]:
-        """The two tables as typed Arrow tables: ``{"entries": ..., "codes": ...}``.
+    def to_arrow(self, *, partition_cols: Sequence[str] = ()) -> Tables[pa.Table]:
+        """The two tables as typed Arrow tables: ``(entries, codes)``, also by name.
 
         The types are those of the files (Parquet, Delta Lake): ``workDate`` a ``date32``,
         timestamps ``timestamp[us, tz=UTC]``, counts ``int64``, tags ``list<string>``,
         missing values null; columns you added are kept at the end. :meth:`from_arrow` takes
-        the dict back: ``Export.from_arrow(**ex.to_arrow(), kind=ex.kind)``.
+        the pair back: ``Export.from_arrow(*ex.to_arrow(), kind=ex.kind)``.
 
         Args:
             partition_cols: Columns appended for partitioning, as :meth:`to_parquet` does
@@ -326,39 +341,40 @@ class Export:
                 each code from its entry. None by default.
 
         Returns:
-            ``{"entries": pyarrow.Table, "codes": pyarrow.Table}``.
+            :class:`Tables` of ``pyarrow.Table``: unpacks as ``entries, codes``; ``.entries``,
+            ``.codes`` and ``._asdict()`` by name.
 
         Raises:
             ConfigError: A partition column is not a column of ``entries``.
 
         >>> from toolkit.testing import fake_export_entries
         >>> tables = Export.from_records(fake_export_entries(2)).to_arrow()
-        >>> str(tables["entries"].schema.field("workDate").type), tables["codes"].num_rows
+        >>> str(tables.entries.schema.field("workDate").type), tables.codes.num_rows
         ('date32[day]', 6)
         >>> tables = Export.from_records(fake_export_entries(2)).to_arrow(
         ...     partition_cols=["workMonth"])
-        >>> "workMonth" in tables["codes"].column_names
+        >>> "workMonth" in tables.codes.column_names
         True
         """
         entries, codes = to_arrow_tables(self.entries, self.codes, self.kind, partition_cols)
-        return {"entries": entries, "codes": codes}
+        return Tables(entries, codes)
 
-    def to_polars(self) -> dict[str, polars.DataFrame]:
-        """The two tables as Polars frames: ``{"entries": ..., "codes": ...}``.
+    def to_polars(self) -> Tables[polars.DataFrame]:
+        """The two tables as Polars frames: ``(entries, codes)``, also by name.
 
         Built from :meth:`to_arrow`, so the types are the same: ``workDate`` a ``Date``,
         timestamps ``Datetime("us", "UTC")``, counts ``Int64``, tags ``List(String)``.
         Polars is optional: ``pip install polars``.
 
         Returns:
-            ``{"entries": polars.DataFrame, "codes": polars.DataFrame}``.
+            :class:`Tables` of ``polars.DataFrame``.
 
         Raises:
             ConfigError: Polars is not installed.
 
         >>> from toolkit.testing import fake_export_entries
         >>> frames = Export.from_records(fake_export_entries(2)).to_polars()
-        >>> str(frames["entries"].schema["workDate"]), frames["codes"].height
+        >>> str(frames.entries.schema["workDate"]), frames.codes.height
         ('Date', 6)
         """
         try:
@@ -367,7 +383,8 @@ class Export:
             raise ConfigError(
                 "Export.to_polars needs Polars, an optional dependency: pip install polars"
             ) from None
-        return {name: pl.from_arrow(table) for name, table in self.to_arrow().items()}
+        entries, codes = self.to_arrow()
+        return Tables(pl.from_arrow(entries), pl.from_arrow(codes))
 
     @classmethod
     def from_arrow(cls, entries: pa.Table, codes: pa.Table, kind: Kind = "export") -> Export:
@@ -386,7 +403,7 @@ class Export:
 
         >>> from toolkit.testing import fake_export_entries
         >>> ex = Export.from_records(fake_export_entries(3))
-        >>> back = Export.from_arrow(**ex.to_arrow(partition_cols=["workMonth"]))
+        >>> back = Export.from_arrow(*ex.to_arrow(partition_cols=["workMonth"]))
         >>> len(back), "workMonth" in back.entries
         (3, False)
         """

@@ -176,7 +176,7 @@ def _lag(value: Any) -> pd.Timedelta:
 def _schemas() -> tuple[pa.Schema, pa.Schema]:
     """The Arrow schemas of the two tables (those of an empty export, partition included)."""
     tables = Export.empty().to_arrow(partition_cols=PARTITION_COLS)
-    return tables["entries"].schema, tables["codes"].schema
+    return tables.entries.schema, tables.codes.schema
 
 
 def _sql_list(values: list[str]) -> str:
@@ -371,7 +371,7 @@ def _write_window(
         nothing was written.
     """
     tables = export.to_arrow(partition_cols=PARTITION_COLS)
-    entries, codes = tables["entries"], tables["codes"]
+    entries, codes = tables
     entries = entries.select(schemas[0].names).cast(schemas[0])
     codes = codes.select(schemas[1].names).cast(schemas[1])
     if entries.num_rows == 0:
