@@ -24,7 +24,7 @@ import pandas as pd
 
 from toolkit.bulk.journal import Journal
 from toolkit.core.auth import Secret, TokenProvider
-from toolkit.core.connection import ENDPOINTS, Connection
+from toolkit.core.connection import ENDPOINTS, Connection, Endpoint
 from toolkit.core.http import Transport
 from toolkit.core.settings import ENV_KEYS, Settings, read_env_file
 from toolkit.egress import acknowledgements
@@ -290,7 +290,7 @@ class Client:
         """The token provider (lazy, cached, refreshed)."""
         return self.connection.auth
 
-    def url(self, endpoint: str, *, path: Mapping[str, str] | None = None) -> str:
+    def url(self, endpoint: Endpoint, *, path: Mapping[str, str] | None = None) -> str:
         """Full URL of an endpoint, with path parameters filled in and percent-encoded.
 
         Args:
