@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import pickle
 
+import pandas as pd
 import pytest
 
 import toolkit
@@ -19,6 +21,7 @@ from toolkit.errors import (
     ToolkitError,
     TransportError,
 )
+from toolkit.ingress.imports import import_table
 
 
 def test_all_is_complete_and_every_name_resolves() -> None:
@@ -162,3 +165,89 @@ def test_proxy_settings_apply_to_the_token_request_too(sandbox, monkeypatch, unu
     direct = Client.from_env(None, environ=sandbox.env(), retries=0)
     with pytest.raises(NotFoundError):
         direct.call("user", path={"userId": "0" * 24})
+
+
+# -- the facade: one source per operation ------------------------------------------------------
+
+_SELF_OR_CONN = {"self", "conn"}
+
+
+def _public_methods() -> dict[str, object]:
+    return {
+        name: member
+        for name, member in vars(Client).items()
+        if not name.startswith("_") and not isinstance(member, property)
+    }
+
+
+def _params(fn: object, drop: set[str]) -> list[tuple[str, object, object, object]]:
+    sig = inspect.signature(fn)  # type: ignore[arg-type]
+    return [
+        (p.name, p.kind, p.default, p.annotation)
+        for p in sig.parameters.values()
+        if p.name not in drop
+    ]
+
+
+def test_every_public_client_method_has_real_keywords_and_a_docstring() -> None:
+    methods = _public_methods()
+    assert {"import_clients", "import_code_ranges", "onboard", "send", "call", "close"} <= set(
+        methods
+    )
+    for name in methods:
+        method = getattr(Client, name)
+        params = inspect.signature(method).parameters.values()
+        variadic = [p.name for p in params if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        assert variadic == [], f"Client.{name} takes {variadic}"
+        loose = [p.name for p in params if "Callable[...," in str(p.annotation)]
+        assert loose == [], f"Client.{name} takes untyped callables {loose}"
+        assert inspect.getdoc(method), f"Client.{name} has no docstring"
+        assert ">>>" in inspect.getdoc(method), f"Client.{name} has no example"
+
+
+def test_each_wrapped_method_shows_its_operations_parameters_and_docstring() -> None:
+    wrapped = 0
+    for name in _public_methods():
+        method = getattr(Client, name)
+        operation = getattr(method, "__wrapped__", None)
+        if operation is None and method.__module__ != "toolkit.client":
+            operation = method  # a function of no connection, used as it is (compact)
+        if operation is None:
+            continue
+        wrapped += 1
+        first = next(iter(inspect.signature(operation).parameters))
+        assert _params(method, {"self"}) == _params(operation, {first} & _SELF_OR_CONN), name
+        assert "conn:" not in (method.__doc__ or ""), name
+        assert inspect.signature(method).return_annotation == inspect.signature(
+            operation
+        ).return_annotation
+    assert wrapped >= 15
+
+
+@pytest.mark.parametrize(
+    "table", ["clients", "initiatives", "code_types", "codes", "code_ranges"]
+)
+def test_each_import_method_takes_import_tables_keywords_and_docstring(table: str) -> None:
+    method = getattr(Client, f"import_{table}")
+    assert method.__qualname__ == f"Client.import_{table}"
+    assert _params(method, {"self"}) == _params(import_table, {"conn", "table"})
+    doc = method.__doc__ or ""
+    assert "one result row per input row" in doc and f"client.import_{table}(" in doc
+    assert "table:" not in doc and "conn:" not in doc
+
+
+def test_import_methods_send_to_their_own_table(fresh_client: Client, tmp_path) -> None:
+    frame = pd.DataFrame([{"externalId": "C-1", "name": "Acme", "callSign": "1",
+                           "description": "Widgets"}])
+    dry = fresh_client.import_clients(frame, dry_run=True)
+    assert dry["url"].iloc[0] == fresh_client.url("import_clients")
+    result = fresh_client.import_clients(frame, progress=False, journal=tmp_path / "j.jsonl")
+    assert result["ok"].all()
+
+
+def test_a_client_closes_its_sessions_and_works_in_a_with_block(sandbox) -> None:
+    with Client.from_env(None, environ=sandbox.env()) as c:
+        c.users(["a"])
+        assert c.transport._sessions
+    assert c.transport._sessions == []
+    assert c.call("starred", params={"timekeeperExternalId": "TK-101"}) is not None

@@ -5,8 +5,11 @@ posted; exports become flat, typed tables; starred lists become frames; exports 
 against billing records. ``toolkit.sandbox`` runs the whole interface locally.
 
 >>> import toolkit
->>> client = toolkit.Client.from_env()          # doctest: +SKIP
->>> report = client.onboard("sample_data")      # doctest: +SKIP
+>>> env_file = sb.write_env(tmp / ".env")  # what ``toolkit sandbox`` writes
+>>> with toolkit.Client.from_env(env_file) as client:
+...     report = client.onboard("sample_data", progress=False)
+>>> report.ok
+True
 
 Names are loaded on first use, so ``import toolkit.sandbox`` stays light.
 """

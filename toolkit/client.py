@@ -1,101 +1,125 @@
 """``Client``: the facade analysts call, one method per capability.
 
 The top of the library's layers. A client builds a :class:`~toolkit.core.connection.Connection`
-(settings, transport, token, URLs, one request) and hands it to the operation modules:
-:mod:`toolkit.ingress.imports`, :mod:`toolkit.egress.fetch`, :mod:`toolkit.egress.acknowledgements`,
-:mod:`toolkit.starring.operations`, :mod:`toolkit.egress.users`. Each method is the analyst's
-entry point and
-carries the whole docstring, so ``client.star?`` in Jupyter is enough. The operations are plain
-functions of a connection and work without a client.
+(settings, transport, token, URLs, one request) and hands it to the operations, plain functions
+of a connection: :mod:`toolkit.ingress.imports`, :mod:`toolkit.egress.fetch`,
+:mod:`toolkit.egress.sync`, :mod:`toolkit.egress.acknowledgements`, :mod:`toolkit.egress.users`,
+:mod:`toolkit.starring.operations`. Each method is made from the operation it calls
+(:func:`_operation`): the same signature without the connection, the same docstring, so the
+text exists once and ``client.star?`` in Jupyter shows the operation's whole documentation.
+The five ``import_<table>`` methods call :func:`~toolkit.ingress.imports.import_table` with
+their table and carry its docstring.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Mapping
+from types import TracebackType
+from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
 import pandas as pd
 
 from toolkit.bulk.journal import Journal
 from toolkit.core.auth import Secret, TokenProvider
-from toolkit.core.connection import ENDPOINTS, Connection
-from toolkit.core.http import Reply, Transport
+from toolkit.core.connection import ENDPOINTS, Connection, Endpoint
+from toolkit.core.http import Transport
 from toolkit.core.settings import ENV_KEYS, Settings, read_env_file
-from toolkit.egress import acknowledgements, sync, users
+from toolkit.egress import acknowledgements
 from toolkit.egress import fetch as exports
-from toolkit.egress.export import Export
-from toolkit.egress.sync import DEFAULT_LAG, ROWS_PER_GROUP, SyncReport
+from toolkit.egress import sync as syncing
+from toolkit.egress import users as people
 from toolkit.errors import ConfigError
 from toolkit.ingress import imports
-from toolkit.ingress.imports import OnboardReport
 from toolkit.starring import operations as starring
 
 # besides the facade, the lower names the command line needs (``toolkit.cli`` reads no module
 # inside core/ or bulk/): the endpoint table, the setting -> variable table, the journal
 __all__ = ["ENDPOINTS", "ENV_KEYS", "Client", "Journal", "read_env_file"]
 
+P = ParamSpec("P")
+R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
 
-def _importer(table: str, what: str) -> Callable[..., pd.DataFrame]:
-    """A ``Client.import_<table>`` method: explicit keywords (they complete in Jupyter) and
-    its own docstring, all five driven by :func:`toolkit.ingress.imports.import_table`."""
 
-    def method(
-        self: Client,
-        df: pd.DataFrame,
-        *,
-        columns: Mapping[str, str] | None = None,
-        validate: bool = True,
-        workers: int | None = None,
-        progress: bool = True,
-        journal: str | os.PathLike[str] | None = None,
-        dry_run: bool = False,
-    ) -> pd.DataFrame:
-        return imports.import_table(
-            self.connection,
-            table,
-            df,
-            columns=columns,
-            validate=validate,
-            workers=workers,
-            progress=progress,
-            journal=journal,
-            dry_run=dry_run,
-        )
+def _without_args(doc: str | None, names: Collection[str]) -> str:
+    r"""A Google-style docstring without the ``Args:`` entries of ``names`` (and their
+    continuation lines).
 
-    method.__name__ = f"import_{table}"
-    method.__qualname__ = f"Client.import_{table}"
-    method.__doc__ = f"""Validate and import {what}, one record per request.
+    >>> print(_without_args("Do.\n\nArgs:\n    conn: c\n        more.\n    x: y", ["conn"]))
+    Do.
+    <BLANKLINE>
+    Args:
+        x: y
+    """
+    out: list[str] = []
+    args_indent: int | None = None  # indentation of the "Args:" header while inside it
+    dropping: int | None = None  # indentation of the entry being dropped
+    for line in (doc or "").splitlines():
+        text = line.lstrip()
+        indent = len(line) - len(text)
+        if dropping is not None:
+            if text and indent > dropping:
+                continue
+            dropping = None
+        if text == "Args:":
+            args_indent = indent
+        elif args_indent is not None and text and indent <= args_indent:
+            args_indent = None
+        if args_indent is not None and indent > args_indent and text.split(":")[0] in names:
+            dropping = indent
+            continue
+        out.append(line)
+    return "\n".join(out) + ("\n" if (doc or "").endswith("\n") else "")
 
-        Validation runs first and nothing is sent when a row fails; imports are upserts, so a
-        re-run with the same frame changes nothing.
 
-        Args:
-            df: the records, columns named as in the spec's field table.
-            columns: renames applied first, e.g. ``{{"call_sign": "callSign"}}``.
-            validate: check the frame first and raise before anything is sent.
-            workers: worker threads (default: the client's).
-            progress: show a progress bar.
-            journal: path of a journal; records it holds with the same payload are skipped.
-            dry_run: return the payloads instead of sending them.
+def _operation(fn: Callable[Concatenate[Connection, P], R]) -> Callable[Concatenate[Client, P], R]:
+    """A ``Client`` method that calls ``fn`` with the client's connection.
 
-        Returns:
-            One row per input row, aligned to its index: the key, ``status`` (``sent``,
-            ``journaled``, ``failed``, ``unknown`` (sent, answer lost), ``not_sent``),
-            ``ok``, ``httpStatus``, ``error``, ``attempts``, ``elapsed``. With ``dry_run``,
-            the key, ``url`` and ``payload``.
+    The method shows ``fn``'s signature without its first (connection) parameter and
+    ``fn``'s docstring without that argument, so both exist once, in the operation;
+    ``__wrapped__`` is the operation.
 
-        Raises:
-            ValidationError: the frame failed its schema (``.failure_cases``).
-            Interrupted: Ctrl+C or Jupyter's stop (no request leaves after it); ``.result``
-                is this frame so far, the rows never sent ``not_sent``.
+    Args:
+        fn: an operation: a function whose first parameter is a
+            :class:`~toolkit.core.connection.Connection`.
 
-        Example:
-            >>> result = client.import_{table}(frame, progress=False)  # doctest: +SKIP
-            >>> result.ok.all()  # doctest: +SKIP
-            True
-        """
+    Returns:
+        The method.
+
+    Example:
+        >>> str(inspect.signature(_operation(people.user)))
+        "(self, user_id: 'str') -> 'dict[str, Any]'"
+    """
+
+    @functools.wraps(fn)
+    def method(self: Client, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return fn(self.connection, *args, **kwargs)
+
+    sig = inspect.signature(fn)
+    params = list(sig.parameters.values())
+    self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    method.__signature__ = sig.replace(parameters=[self_param, *params[1:]])  # type: ignore[attr-defined]
+    method.__doc__ = _without_args(fn.__doc__, [params[0].name])
+    method.__module__ = __name__
+    method.__qualname__ = f"Client.{fn.__name__}"
     return method
+
+
+def _import_doc(table: str) -> Callable[[F], F]:
+    """Give ``Client.import_<table>`` the docstring of
+    :func:`~toolkit.ingress.imports.import_table`, without its ``conn`` and ``table``
+    arguments, its example run on ``table``."""
+
+    def decorate(method: F) -> F:
+        doc = _without_args(imports.import_table.__doc__, ["conn", "table"])
+        text, _, example = doc.partition("Example:")
+        method.__doc__ = f"{text}Example:{example.replace('clients', table)}"
+        return method
+
+    return decorate
 
 
 class Client:
@@ -266,531 +290,152 @@ class Client:
         """The token provider (lazy, cached, refreshed)."""
         return self.connection.auth
 
-    def url(self, endpoint: str, **path: str) -> str:
+    def url(self, endpoint: Endpoint, *, path: Mapping[str, str] | None = None) -> str:
         """Full URL of an endpoint, with path parameters filled in and percent-encoded.
 
         Args:
             endpoint: a key of :data:`~toolkit.core.connection.ENDPOINTS`.
-            **path: path parameters other than ``customerId``.
+            path: path parameters other than ``customerId`` (as in :meth:`send`).
 
         Returns:
             The URL.
 
         Example:
             >>> c = Client("c1", "i", "s", "http://a", "http://t")
-            >>> c.url("user", userId="u 1")
+            >>> c.url("user", path={"userId": "u 1"})
             'http://t/api/v1/customers/c1/users/u%201'
         """
-        return self.connection.url(endpoint, **path)
+        return self.connection.url(endpoint, **(path or {}))
 
-    def send(self, endpoint: str, **kwargs: Any) -> Reply:
-        """Send one authenticated request; never raises for an HTTP status.
+    send = _operation(Connection.send)
+    call = _operation(Connection.call)
 
-        Args:
-            endpoint: a key of :data:`~toolkit.core.connection.ENDPOINTS`.
-            **kwargs: ``path``, ``params``, ``json``, ``retry``, ``raw`` as in
-                :meth:`toolkit.core.connection.Connection.send`.
-
-        Returns:
-            The :class:`~toolkit.core.http.Reply`.
+    def close(self) -> None:
+        """Close the client's HTTP sessions; ``with Client.from_env() as client:`` does it
+        at the end of the block. A later request opens new ones.
 
         Example:
-            >>> c = Client("c", "i", "s", "http://127.0.0.1:9", "http://127.0.0.1:9", retries=0)
-            >>> c.send("user", path={"userId": "u"}).error  # doctest: +ELLIPSIS
-            'cannot reach the identity service at 127.0.0.1:9 (connection refused); ...'
+            >>> with Client("c", "i", "s", "http://127.0.0.1:9", "http://127.0.0.1:9") as c:
+            ...     c.customer_id
+            'c'
         """
-        return self.connection.send(endpoint, **kwargs)
+        self.connection.close()
 
-    def call(self, endpoint: str, **kwargs: Any) -> Any:
-        """Send one request and return its parsed JSON body, raising typed errors.
+    def __enter__(self) -> Self:
+        return self
 
-        Args:
-            endpoint: a key of :data:`~toolkit.core.connection.ENDPOINTS`.
-            **kwargs: ``path``, ``params``, ``json``, ``retry``, ``raw`` as in
-                :meth:`toolkit.core.connection.Connection.call`.
-
-        Returns:
-            The parsed JSON body (or bytes with ``raw=True``).
-
-        Raises:
-            ApiError: a subclass matching the status (``NotFoundError`` for 404...).
-            TransportError: no answer came.
-
-        Example:
-            >>> from toolkit.errors import TransportError
-            >>> c = Client("c", "i", "s", "http://127.0.0.1:9", "http://127.0.0.1:9", retries=0)
-            >>> try:
-            ...     c.call("user", path={"userId": "u"})
-            ... except TransportError as exc:
-            ...     print(type(exc).__name__)
-            TransportError
-        """
-        return self.connection.call(endpoint, **kwargs)
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
 
     # -- ingress -----------------------------------------------------------------------------
 
-    import_clients = _importer("clients", "clients")
-    import_initiatives = _importer("initiatives", "initiatives (matters or projects)")
-    import_code_types = _importer("code_types", "code types")
-    import_codes = _importer("codes", "codes")
-    import_code_ranges = _importer(
-        "code_ranges", "code ranges (long form: initiativeExternalId, codeExternalId)"
-    )
-
-    def onboard(
+    @_import_doc("clients")
+    def import_clients(
         self,
-        source: str | os.PathLike[str] | Mapping[str, pd.DataFrame],
+        df: pd.DataFrame,
         *,
-        known: Mapping[str, Iterable[str]] | None = None,
-        on_invalid: str = "raise",
-        workers: int | None = None,
-        progress: bool = True,
-        journal: str | os.PathLike[str] | None = None,
-        dry_run: bool = False,
-    ) -> OnboardReport:
-        """Validate a whole firm and import it in the spec's order.
-
-        Clients, initiatives, code types, codes, then code ranges. A record whose parent failed
-        (or was itself skipped or invalid) is never posted: it is reported as ``skipped`` with
-        the reason. With a journal, a re-run sends only what was not acknowledged before.
-
-        Args:
-            source: a folder holding ``clients``, ``initiatives``, ``code_types``, ``codes``,
-                ``code_ranges`` as .csv, .parquet or .xlsx, or a mapping of those names to
-                frames.
-            known: ids already in the service, per table, for the reference checks.
-            on_invalid: ``"raise"`` (default) raises before anything is sent; ``"skip"``
-                imports the valid rows and reports the invalid ones as skipped.
-            workers: worker threads (default: the client's).
-            progress: show progress bars.
-            journal: path of a journal shared by all tables, for resumable runs.
-            dry_run: validate and build the payloads, send nothing.
-
-        Returns:
-            An :class:`~toolkit.ingress.imports.OnboardReport` (``.ok``, ``.counts``, ``.results``,
-            ``.failures``).
-
-        Raises:
-            ValidationError: a row failed validation and ``on_invalid="raise"``.
-            ConfigError: ``source`` is neither a folder nor a mapping of known tables, or the
-                journal path is a folder or cannot be written.
-            JournalInUseError: another run holds the journal.
-            Interrupted: Ctrl+C or Jupyter's stop; ``.result`` holds every row's result so
-                far (rows never sent are ``not_sent``) and ``.report`` the report.
-
-        Example:
-            >>> report = client.onboard("sample_data", journal="onboard.jsonl")  # doctest: +SKIP
-            >>> report.ok  # doctest: +SKIP
-            True
-        """
-        return imports.onboard(
-            self.connection,
-            source,
-            known=known,
-            on_invalid=on_invalid,
-            workers=workers,
-            progress=progress,
-            journal=journal,
-            dry_run=dry_run,
-        )
-
-    # -- egress ------------------------------------------------------------------------------
-
-    def export_entries(
-        self,
-        released_after: Any,
-        released_on_or_before: Any,
-        *,
-        window: str | None = None,
-        progress: bool = False,
-    ) -> Export:
-        """Export the entries released in ``(released_after, released_on_or_before]``.
-
-        Args:
-            released_after: exclusive lower bound (datetime, Timestamp or ISO text; naive is
-                UTC).
-            released_on_or_before: inclusive upper bound.
-            window: request consecutive sub-windows of this pandas offset (e.g. ``"1D"``) and
-                concatenate them without duplicates.
-            progress: show a progress bar over the windows.
-
-        Returns:
-            An :class:`~toolkit.egress.export.Export` with ``.entries``, ``.codes``,
-            ``.codes_wide()``, ``.to_parquet()``, ``.to_csv()``.
-
-        Raises:
-            ConfigError: the bounds are unparseable or inverted.
-            ApiError: the service refused the request.
-
-        Example:
-            >>> ex = client.export_entries("2026-11-01", "2026-11-21", window="1D") # doctest: +SKIP
-            >>> ex.entries[["_id", "initiative.client.externalId"]].head()  # doctest: +SKIP
-        """
-        return exports.export_entries(
-            self.connection,
-            released_after,
-            released_on_or_before,
-            window=window,
-            progress=progress,
-        )
-
-    def export_to_parquet(
-        self,
-        released_after: Any,
-        released_on_or_before: Any,
-        path: str | os.PathLike[str],
-        *,
-        window: str = "1D",
-        partition_cols: Sequence[str] | None = None,
-        overwrite: bool = False,
-        progress: bool = False,
-    ) -> dict[str, int]:
-        """Stream an export window by window into a Parquet dataset (``entries/``, ``codes/``).
-
-        Only one window is in memory at a time.
-
-        Args:
-            released_after: exclusive lower bound.
-            released_on_or_before: inclusive upper bound.
-            path: the dataset folder.
-            window: sub-window size (a pandas offset).
-            partition_cols: hive partition columns of the entries.
-            overwrite: replace an existing dataset at ``path``; without it an existing one is
-                an error.
-            progress: show a progress bar.
-
-        Returns:
-            ``{"entries": n, "codes": m, "windows": k}``.
-
-        Raises:
-            ConfigError: ``path`` already holds a dataset and ``overwrite`` is false.
-
-        Example:
-            >>> client.export_to_parquet("2026-01-01", "2027-01-01", "out/x")  # doctest: +SKIP
-            {'entries': 812345, 'codes': 2437035, 'windows': 365}
-        """
-        return exports.export_to_parquet(
-            self.connection,
-            released_after,
-            released_on_or_before,
-            path,
-            window=window,
-            partition_cols=partition_cols,
-            overwrite=overwrite,
-            progress=progress,
-        )
-
-    def sync(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        since: Any = None,
-        until: Any = None,
-        window: str = "1D",
-        lag: Any = DEFAULT_LAG,
-        batch_rows: int = ROWS_PER_GROUP,
-        progress: bool = False,
-    ) -> SyncReport:
-        """Incrementally sync released time into two Delta Lake tables at ``path``.
-
-        ``path/entries`` holds one row per entry ``_id`` (partitioned by ``workMonth``),
-        ``path/codes`` one row per entry and code. Windows are fetched, merged on ``_id``
-        (a newer ``updatedAt`` replaces the row, a new id is inserted, an older or equal one
-        changes nothing; an entry's codes are replaced with it) and committed, up to
-        ``batch_rows`` entries a commit, so memory stays flat whatever the range. The
-        watermark (``toolkit.releasedOnOrBefore`` in the entries table's commit metadata)
-        moves only once both tables hold a window, so a killed sync resumes to the same end
-        state and a repeated one adds nothing.
-
-        Args:
-            path: The sync folder (created if new).
-            since: Exclusive start (``releasedAfter``): needed by the first sync of a path;
-                later ones start from the watermark. An earlier ``since`` re-syncs that range.
-            until: Inclusive end (``releasedOnOrBefore``); default now minus ``lag``.
-            window: Window size, a pandas offset (``"1D"``, ``"6h"``, ``"7D"``).
-            lag: Duration ``until`` stays behind now by default (``"10min"``), for entries
-                that become visible in the export late.
-            batch_rows: Entries of consecutive windows written in one commit (default
-                100,000); ``1`` commits every window on its own.
-            progress: Show a progress bar over the windows.
-
-        Returns:
-            A :class:`~toolkit.egress.sync.SyncReport` (windows, inserted, updated, unchanged,
-            codes_written, watermark).
-
-        Raises:
-            ConfigError: Bad bounds, window or lag; a first sync without ``since``; a
-                ``since`` after the watermark; a path holding something else or tables of
-                another schema. Nothing is written.
-            ConcurrentWriteError: Another sync wrote to the same tables meanwhile.
-            ApiError: The service refused a request.
-
-        Example:
-            >>> client.sync("out/time", since="2026-11-01")  # doctest: +SKIP
-            >>> print(client.sync("out/time"))  # doctest: +SKIP
-            sync out/time: (2026-11-21T08:50:00Z, ...] in 1 window(s): 12 inserted, ...
-            >>> toolkit.read_sync("out/time").entries.shape  # doctest: +SKIP
-        """
-        return sync.sync(
-            self.connection,
-            path,
-            since=since,
-            until=until,
-            window=window,
-            lag=lag,
-            batch_rows=batch_rows,
-            progress=progress,
-        )
-
-    def compact(self, path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
-        """Compact the small files of a sync folder's two tables (delta-rs ``optimize``).
-
-        Run it every few weeks of daily syncs, or before heavy reading. The data does not
-        change; the replaced files stay for time travel until a ``vacuum`` removes them.
-
-        Args:
-            path: The sync folder.
-
-        Returns:
-            The optimize metrics of each table (``{"entries": {...}, "codes": {...}}``).
-
-        Raises:
-            ConfigError: ``path`` is not a sync folder.
-            ConcurrentWriteError: A sync wrote to the tables meanwhile.
-
-        Example:
-            >>> client.compact("out/time")["entries"]["numFilesRemoved"]  # doctest: +SKIP
-            120
-        """
-        return sync.compact(path)
-
-    def release_pending(self) -> Export:
-        """Entries still pending release, in the detailed form, as frames.
-
-        Returns:
-            An :class:`~toolkit.egress.export.Export` of kind ``pending`` (``initiativeProps.*``
-            columns, ``tags`` as a list, codes without ``assignedBy``).
-
-        Raises:
-            ApiError: the service refused the request.
-
-        Example:
-            >>> client.release_pending().entries.shape  # doctest: +SKIP
-            (12, 31)
-        """
-        return exports.release_pending(self.connection)
-
-    def acknowledge(
-        self,
-        frame: pd.DataFrame,
-        *,
+        columns: Mapping[str, str] | None = None,
         validate: bool = True,
         workers: int | None = None,
         progress: bool = True,
-        journal: str | os.PathLike[str] | None = None,
+        journal: str | os.PathLike[str] | Journal | None = None,
+        dry_run: bool = False,
     ) -> pd.DataFrame:
-        """Post release-succeeded or release-failed for every row of a frame.
-
-        Args:
-            frame: ``userId``, ``entryId`` (or ``_id``), ``outcome`` (``succeeded`` or
-                ``failed``), ``externalId`` (succeeded rows), ``errors`` (failed rows).
-            validate: check the frame first and raise before anything is sent.
-            workers: worker threads (default: the client's).
-            progress: show a progress bar.
-            journal: path of a journal for resumable runs.
-
-        Returns:
-            One row per input row: ``userId``, ``entryId``, ``outcome``, ``status``, ``ok``,
-            ``httpStatus``, ``error``, ``attempts``, ``elapsed``.
-
-        Raises:
-            ValidationError: the frame failed its checks (``.failure_cases``).
-            Interrupted: Ctrl+C, Jupyter's stop or SIGTERM: sending stopped at once;
-                ``.result`` holds a row per input (unsent rows ``not_sent``).
-
-        Example:
-            >>> client.acknowledge(reconciliation.to_acknowledge()).ok.all()  # doctest: +SKIP
-            True
-        """
-        return acknowledgements.acknowledge(
-            self.connection,
-            frame,
-            validate=validate,
-            workers=workers,
-            progress=progress,
-            journal=journal,
+        return imports.import_table(
+            self.connection, "clients", df, columns=columns, validate=validate, workers=workers,
+            progress=progress, journal=journal, dry_run=dry_run,
         )
 
-    def user(self, user_id: str) -> dict[str, Any]:
-        """One user record.
+    @_import_doc("initiatives")
+    def import_initiatives(
+        self,
+        df: pd.DataFrame,
+        *,
+        columns: Mapping[str, str] | None = None,
+        validate: bool = True,
+        workers: int | None = None,
+        progress: bool = True,
+        journal: str | os.PathLike[str] | Journal | None = None,
+        dry_run: bool = False,
+    ) -> pd.DataFrame:
+        return imports.import_table(
+            self.connection, "initiatives", df, columns=columns, validate=validate, workers=workers,
+            progress=progress, journal=journal, dry_run=dry_run,
+        )
 
-        Args:
-            user_id: the user's ``_id``.
+    @_import_doc("code_types")
+    def import_code_types(
+        self,
+        df: pd.DataFrame,
+        *,
+        columns: Mapping[str, str] | None = None,
+        validate: bool = True,
+        workers: int | None = None,
+        progress: bool = True,
+        journal: str | os.PathLike[str] | Journal | None = None,
+        dry_run: bool = False,
+    ) -> pd.DataFrame:
+        return imports.import_table(
+            self.connection, "code_types", df, columns=columns, validate=validate, workers=workers,
+            progress=progress, journal=journal, dry_run=dry_run,
+        )
 
-        Returns:
-            The record as the service returns it.
+    @_import_doc("codes")
+    def import_codes(
+        self,
+        df: pd.DataFrame,
+        *,
+        columns: Mapping[str, str] | None = None,
+        validate: bool = True,
+        workers: int | None = None,
+        progress: bool = True,
+        journal: str | os.PathLike[str] | Journal | None = None,
+        dry_run: bool = False,
+    ) -> pd.DataFrame:
+        return imports.import_table(
+            self.connection, "codes", df, columns=columns, validate=validate, workers=workers,
+            progress=progress, journal=journal, dry_run=dry_run,
+        )
 
-        Raises:
-            NotFoundError: no such user.
+    @_import_doc("code_ranges")
+    def import_code_ranges(
+        self,
+        df: pd.DataFrame,
+        *,
+        columns: Mapping[str, str] | None = None,
+        validate: bool = True,
+        workers: int | None = None,
+        progress: bool = True,
+        journal: str | os.PathLike[str] | Journal | None = None,
+        dry_run: bool = False,
+    ) -> pd.DataFrame:
+        return imports.import_table(
+            self.connection, "code_ranges", df, columns=columns, validate=validate, workers=workers,
+            progress=progress, journal=journal, dry_run=dry_run,
+        )
 
-        Example:
-            >>> client.user(user_id)["_id"] == user_id  # doctest: +SKIP
-            True
-        """
-        return users.user(self.connection, user_id)
+    onboard = _operation(imports.onboard)
 
-    def users(self, user_ids: Iterable[str], *, workers: int | None = None) -> pd.DataFrame:
-        """Several user records as one frame (one row per distinct id; failures as rows).
+    # -- egress ------------------------------------------------------------------------------
 
-        Args:
-            user_ids: the ``_id`` values.
-            workers: worker threads (default: the client's).
-
-        Returns:
-            A frame of the records, with an ``error`` column naming users that failed.
-
-        Example:
-            >>> client.users(["64b...", "64c..."])  # doctest: +SKIP
-        """
-        return users.users(self.connection, user_ids, workers=workers)
+    export_entries = _operation(exports.export_entries)
+    export_to_parquet = _operation(exports.export_to_parquet)
+    release_pending = _operation(exports.release_pending)
+    sync = _operation(syncing.sync)
+    compact = staticmethod(syncing.compact)
+    acknowledge = _operation(acknowledgements.acknowledge)
+    user = _operation(people.user)
+    users = _operation(people.users)
 
     # -- starring ----------------------------------------------------------------------------
 
-    def star(
-        self,
-        timekeeper_or_frame: str | pd.DataFrame,
-        initiative_external_ids: Iterable[str] | None = None,
-        *,
-        workers: int | None = None,
-        progress: bool = True,
-    ) -> pd.DataFrame:
-        """Star initiatives for one timekeeper, or for many from a frame.
-
-        Duplicates are removed in first-seen order and the rest are sent in requests of at
-        most 100. A whole-request failure (unknown or ambiguous timekeeper, 500) becomes a row
-        for every id of that request.
-
-        Args:
-            timekeeper_or_frame: a ``timekeeperExternalId``, or a frame with columns
-                ``timekeeperExternalId`` and ``initiativeExternalId``.
-            initiative_external_ids: the initiatives (with a timekeeper id).
-            workers: worker threads (default: the client's).
-            progress: show a progress bar.
-
-        Returns:
-            ``timekeeperExternalId``, ``initiativeExternalId``, ``status``, ``errorCode``,
-            ``errorMessage``, ``ok``, ``attempts``: one row per distinct id (for a frame, one
-            row per input row).
-
-        Raises:
-            ConfigError: the arguments or the frame's columns are wrong.
-            Interrupted: Ctrl+C, Jupyter's stop or SIGTERM: sending stopped at once;
-                ``.result`` holds a row per input (unsent rows ``not_sent``).
-
-        Example:
-            >>> client.star("TK-001", ["M-1001-001"]).ok.all()  # doctest: +SKIP
-            True
-        """
-        return starring.star(
-            self.connection,
-            timekeeper_or_frame,
-            initiative_external_ids,
-            workers=workers,
-            progress=progress,
-        )
-
-    def unstar(
-        self,
-        timekeeper_or_frame: str | pd.DataFrame,
-        initiative_external_ids: Iterable[str] | None = None,
-        *,
-        workers: int | None = None,
-        progress: bool = True,
-    ) -> pd.DataFrame:
-        """Unstar initiatives for one timekeeper, or for many from a frame.
-
-        Args:
-            timekeeper_or_frame: a ``timekeeperExternalId``, or a frame with columns
-                ``timekeeperExternalId`` and ``initiativeExternalId``.
-            initiative_external_ids: the initiatives (with a timekeeper id).
-            workers: worker threads (default: the client's).
-            progress: show a progress bar.
-
-        Returns:
-            The same columns as :meth:`star`.
-
-        Raises:
-            ConfigError: the arguments or the frame's columns are wrong.
-            Interrupted: Ctrl+C, Jupyter's stop or SIGTERM: sending stopped at once;
-                ``.result`` holds a row per input (unsent rows ``not_sent``).
-
-        Example:
-            >>> client.unstar("TK-001", ["M-1001-001"]).ok.all()  # doctest: +SKIP
-            True
-        """
-        return starring.unstar(
-            self.connection,
-            timekeeper_or_frame,
-            initiative_external_ids,
-            workers=workers,
-            progress=progress,
-        )
-
-    def starred(self, timekeeper_external_id: str, *, limit: int = 2500) -> pd.DataFrame:
-        """A timekeeper's whole starred list as one frame, following every cursor.
-
-        Args:
-            timekeeper_external_id: the user's timekeeper id.
-            limit: raw props fetched per page, 1 to 2500.
-
-        Returns:
-            ``initiativeExternalId``, ``page``.
-
-        Raises:
-            NotFoundError: the timekeeper cannot be resolved.
-            ConflictError: the timekeeper id resolves to several users.
-            PaginationError: a cursor repeated.
-
-        Example:
-            >>> client.starred("TK-001").initiativeExternalId.tolist()  # doctest: +SKIP
-            ['M-1001-001']
-        """
-        return starring.starred(self.connection, timekeeper_external_id, limit=limit)
-
-    def starred_pages(
-        self, timekeeper_external_id: str, *, limit: int = 2500
-    ) -> Iterator[pd.DataFrame]:
-        """The starred list a page at a time (pages may be short or empty while more remain).
-
-        Args:
-            timekeeper_external_id: the user's timekeeper id.
-            limit: raw props fetched per page, 1 to 2500.
-
-        Yields:
-            A frame per page: ``initiativeExternalId``, ``page`` (0-based).
-
-        Raises:
-            NotFoundError: the timekeeper cannot be resolved.
-            PaginationError: a cursor repeated.
-
-        Example:
-            >>> for page in client.starred_pages("TK-001", limit=10):  # doctest: +SKIP
-            ...     print(len(page))
-        """
-        return starring.starred_pages(self.connection, timekeeper_external_id, limit=limit)
-
-    def starred_many(self, timekeepers: Sequence[str], *, limit: int = 2500) -> pd.DataFrame:
-        """Starred lists of many timekeepers in one frame; a failed timekeeper is one row.
-
-        Args:
-            timekeepers: the timekeeper ids.
-            limit: raw props fetched per page, 1 to 2500.
-
-        Returns:
-            ``timekeeperExternalId``, ``initiativeExternalId``, ``page``, ``httpStatus``,
-            ``error``.
-
-        Example:
-            >>> client.starred_many(["TK-001", "TK-002"])  # doctest: +SKIP
-        """
-        return starring.starred_many(self.connection, timekeepers, limit=limit)
+    star = _operation(starring.star)
+    unstar = _operation(starring.unstar)
+    starred = _operation(starring.starred)
+    starred_pages = _operation(starring.starred_pages)
+    starred_many = _operation(starring.starred_many)

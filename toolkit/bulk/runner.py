@@ -230,9 +230,9 @@ def run_bulk(
             one reply per call (``not_sent`` for the calls never sent).
 
     Example:
-        >>> calls = [Call("user", {"userId": u}, key=u) for u in ids]  # doctest: +SKIP
-        >>> replies = run_bulk(client, calls)  # doctest: +SKIP
-        >>> [r.status for r in replies]  # doctest: +SKIP
+        >>> calls = [Call("user", {"userId": u}, key=u) for u in (user_id, "0" * 24)]
+        >>> replies = run_bulk(client.connection, calls, progress=False)
+        >>> [r.status for r in replies]
         [200, 404]
     """
     own_journal = journal is not None and not isinstance(journal, Journal)

@@ -303,6 +303,7 @@ class Connection:
             TransportError: no answer came.
 
         Example:
+            >>> from toolkit.errors import TransportError
             >>> s = Settings("c", "i", "s", "http://127.0.0.1:9", "http://127.0.0.1:9")
             >>> try:
             ...     Connection(s, retries=0).call("user", path={"userId": "u"})
@@ -317,3 +318,12 @@ class Connection:
             problem = reply.body if isinstance(reply.body, dict) else None
             raise api_error_for(reply.status, problem, reply.method, reply.url)
         return reply.body
+
+    def close(self) -> None:
+        """Close the pooled HTTP sessions (the token stays cached; a later request reconnects).
+
+        Example:
+            >>> conn = Connection(Settings("c", "i", "s", "http://a", "http://t"))
+            >>> conn.close()
+        """
+        self.transport.close()

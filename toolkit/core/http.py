@@ -267,6 +267,8 @@ class Transport:
         self.jitter = jitter
         self.pool_size = pool_size
         self._local = threading.local()
+        self._sessions: list[requests.Session] = []  # every thread's, for close()
+        self._sessions_lock = threading.Lock()
         self._proxies: dict[str, dict[str, str]] = {}
         self._verify: str | bool = (
             os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
@@ -325,7 +327,27 @@ class Transport:
             sess.mount("http://", adapter)
             sess.mount("https://", adapter)
             setattr(self._local, attr, sess)
+            with self._sessions_lock:
+                self._sessions.append(sess)
         return sess
+
+    def close(self) -> None:
+        """Close every thread's sessions and their pooled connections.
+
+        The transport stays usable: a later request opens a new session.
+
+        Example:
+            >>> t = Transport()
+            >>> first = t.session()
+            >>> t.close()
+            >>> t.session() is first
+            False
+        """
+        with self._sessions_lock:
+            sessions, self._sessions = self._sessions, []
+            self._local = threading.local()
+        for sess in sessions:
+            sess.close()
 
     def send(
         self,

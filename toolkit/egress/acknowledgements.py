@@ -195,7 +195,7 @@ def acknowledge(
             one message: to split text, pass the frame through
             ``check_acknowledgements(frame, separator=";")`` first).
         validate: check the frame first and raise before anything is sent.
-        workers: worker threads.
+        workers: worker threads (default: the connection's).
         progress: show a progress bar.
         journal: path of a journal for resumable runs.
 
@@ -205,13 +205,16 @@ def acknowledge(
 
     Raises:
         ValidationError: the frame failed its checks (with ``.failure_cases``).
-        Interrupted: Ctrl+C or Jupyter's stop; ``.result`` is the frame so far.
+        Interrupted: Ctrl+C, Jupyter's stop or SIGTERM: sending stopped at once; ``.result``
+            holds a row per input (unsent rows ``not_sent``).
 
     Example:
-        >>> acks = pd.DataFrame({"userId": [u], "entryId": [e], "outcome": ["succeeded"],
-        ...                      "externalId": ["INV-1"]})  # doctest: +SKIP
-        >>> client.acknowledge(acks).ok.all()  # doctest: +SKIP
-        True
+        >>> entry = client.release_pending().entries.iloc[0]
+        >>> acks = pd.DataFrame({"userId": [entry["userId"]], "entryId": [entry["_id"]],
+        ...                      "outcome": ["succeeded"], "externalId": ["INV-1"]})
+        >>> client.acknowledge(acks, progress=False)[["outcome", "status", "httpStatus"]]
+             outcome status  httpStatus
+        0  succeeded   sent         200
     """
     original = frame.index
     if validate:

@@ -533,9 +533,13 @@ def sync(
         ApiError: The service refused a request.
 
     Example:
-        >>> report = sync(client.connection, "out/time", since="2026-11-01")  # doctest: +SKIP
-        >>> report.watermark  # doctest: +SKIP
-        Timestamp('2026-11-21 08:50:00+0000', tz='UTC')
+        >>> report = client.sync(tmp / "time", since="2026-11-01", until="2026-11-21")
+        >>> report.inserted, report.codes_written, report.watermark
+        (224, 334, Timestamp('2026-11-21 00:00:00+0000', tz='UTC'))
+        >>> client.sync(tmp / "time", until="2026-11-21 09:00").inserted  # from the watermark
+        2
+        >>> len(toolkit.read_sync(tmp / "time").entries)
+        226
     """
     root = Path(path)
     # the arguments first: bad ones are refused before the folder is touched

@@ -17,7 +17,7 @@ def user(conn: Connection, user_id: str) -> dict[str, Any]:
     """One user record.
 
     Args:
-        conn: the connection.
+        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
         user_id: the user's ``_id``.
 
     Returns:
@@ -27,8 +27,8 @@ def user(conn: Connection, user_id: str) -> dict[str, Any]:
         NotFoundError: no such user.
 
     Example:
-        >>> user(conn, user_id)["_id"] == user_id  # doctest: +SKIP
-        True
+        >>> client.user(user_id)["timekeeperExternalId"]
+        'TK-101'
     """
     return conn.call("user", path={"userId": user_id})
 
@@ -39,7 +39,7 @@ def users(
     """Several user records as one frame: one row per distinct id, failures as rows.
 
     Args:
-        conn: the connection.
+        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
         user_ids: the ``_id`` values (repeats are asked once).
         workers: worker threads (default: the connection's).
 
@@ -47,7 +47,11 @@ def users(
         A frame of the records, with an ``error`` column naming the users that failed.
 
     Example:
-        >>> users(conn, ["64b...", "64c..."])  # doctest: +SKIP
+        >>> found = client.users([user_id, "0" * 24])
+        >>> found["timekeeperExternalId"].tolist()
+        ['TK-101', nan]
+        >>> print(found["error"][1])
+        no user '000000000000000000000000' for this customer
     """
     ids = list(dict.fromkeys(str(u) for u in user_ids))
     calls = [Call("user", {"userId": u}, key=u) for u in ids]

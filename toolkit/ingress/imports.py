@@ -89,12 +89,14 @@ def import_table(
 ) -> pd.DataFrame:
     """Validate a frame and import it one record per request; one result row per input row.
 
+    Validation runs first and nothing is sent when a row fails; imports are upserts, so a
+    re-run with the same frame changes nothing.
+
     Args:
         conn: the connection (a :class:`~toolkit.core.connection.Connection`).
-        table: ``clients``, ``initiatives``, ``code_types``, ``codes`` or ``code_ranges``
-            (long form: ``initiativeExternalId``, ``codeExternalId``; one request per
-            initiative).
-        df: the records, columns named as in the spec's field table.
+        table: ``clients``, ``initiatives``, ``code_types``, ``codes`` or ``code_ranges``.
+        df: the records, columns named as in the spec's field table; code ranges in long form
+            (``initiativeExternalId``, ``codeExternalId``), sent as one request per initiative.
         columns: renames applied first, e.g. ``{"call_sign": "callSign"}``.
         validate: check the frame against its schema first (raise before anything is sent).
         workers: worker threads (default: the connection's).
@@ -104,21 +106,21 @@ def import_table(
 
     Returns:
         Aligned to ``df.index``: ``externalId`` (``initiativeExternalId`` for code ranges),
-        ``status`` (``sent``, ``journaled``, ``failed``, ``unknown``, ``not_sent``), ``ok``,
-        ``httpStatus``, ``error``, ``attempts``, ``elapsed``; with ``dry_run`` the columns are
-        the key, ``url`` and ``payload``.
+        ``status`` (``sent``, ``journaled``, ``failed``, ``unknown`` (sent, answer lost),
+        ``not_sent``), ``ok``, ``httpStatus``, ``error``, ``attempts``, ``elapsed``; with
+        ``dry_run`` the columns are the key, ``url`` and ``payload``.
 
     Raises:
         ValidationError: the frame failed its schema (``.failure_cases`` lists every failure).
-        Interrupted: Ctrl+C or Jupyter's stop; ``.result`` is the frame so far (rows never
-            sent are ``not_sent``).
+        Interrupted: Ctrl+C or Jupyter's stop (no request leaves after it); ``.result`` is the
+            frame so far (rows never sent are ``not_sent``).
 
     Example:
-        >>> clients = pd.DataFrame([{"externalId": "C-1", "name": "Acme", "callSign": "ACME",
-        ...                          "description": "Widgets"}])
-        >>> client.import_clients(clients, progress=False)[["externalId", "ok"]]  # doctest: +SKIP
-          externalId    ok
-        0        C-1  True
+        >>> result = client.import_clients(clients, progress=False)
+        >>> result["status"].unique().tolist()
+        ['sent']
+        >>> "payload" in client.import_clients(clients, dry_run=True)
+        True
     """
     _, key = _table(table)
     if columns:
@@ -237,7 +239,7 @@ def onboard(
 
     Clients, initiatives, code types, codes, then code ranges. A record whose parent failed
     (or was itself skipped or invalid) is never posted: it is reported as ``skipped`` with the
-    reason.
+    reason. With a journal, a re-run sends only what was not acknowledged before.
 
     Args:
         conn: the connection (a :class:`~toolkit.core.connection.Connection`).
@@ -246,23 +248,28 @@ def onboard(
         known: ids already in the service, per table, for the reference checks.
         on_invalid: ``"raise"`` (default) raises :class:`ValidationError` before anything is
             sent; ``"skip"`` imports the valid rows and reports the invalid ones as skipped.
-        workers: worker threads.
+        workers: worker threads (default: the connection's).
         progress: show progress bars.
         journal: path of a journal shared by all tables, for resumable runs.
         dry_run: validate and build the payloads, send nothing.
 
     Returns:
-        The report (``.ok``, ``.counts``, ``.results``, ``.failures``).
+        An :class:`OnboardReport` (``.ok``, ``.counts``, ``.results``, ``.failures``).
 
     Raises:
         ValidationError: a row failed validation and ``on_invalid="raise"``.
+        ConfigError: ``source`` is neither a folder nor a mapping of known tables, or the
+            journal path is a folder or cannot be written.
+        JournalInUseError: another run holds the journal.
         Interrupted: Ctrl+C or Jupyter's stop; ``.result`` holds every row's result so far
             (rows never sent are ``not_sent``) and ``.report`` the :class:`OnboardReport`.
 
     Example:
-        >>> report = client.onboard("sample_data", progress=False)  # doctest: +SKIP
-        >>> report.ok  # doctest: +SKIP
+        >>> report = client.onboard("sample_data", journal=tmp / "onboard.jsonl", progress=False)
+        >>> report.ok
         True
+        >>> report.counts["sent"].to_dict()
+        {'clients': 20, 'initiatives': 62, 'code_types': 3, 'codes': 36, 'code_ranges': 41}
     """
     if on_invalid not in ("raise", "skip"):
         raise ConfigError("on_invalid must be 'raise' or 'skip'")

@@ -394,8 +394,8 @@ def load_folder(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
             table, a table has more than one file, or a file cannot be read (the message names
             the file and line).
 
-    >>> frames = load_folder("sample_data")  # doctest: +SKIP
-    >>> list(frames)  # doctest: +SKIP
+    >>> frames = load_folder("sample_data")
+    >>> list(frames)
     ['clients', 'initiatives', 'code_types', 'codes', 'code_ranges']
     """
     folder = Path(path)

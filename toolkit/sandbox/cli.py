@@ -149,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         The exit status: 0 after a clean stop, 2 for a refused host, 1 when the port cannot
         be bound, the seed folder does not exist or the profile is unreadable or invalid.
 
-    >>> main(["--host", "0.0.0.0"])  # doctest: +SKIP
+    >>> main(["--host", "0.0.0.0"])
     2
     """
     args = _parser().parse_args(argv)

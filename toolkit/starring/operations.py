@@ -270,7 +270,7 @@ def star(
         timekeeper_or_frame: a ``timekeeperExternalId``, or a frame with columns
             ``timekeeperExternalId`` and ``initiativeExternalId``.
         initiative_external_ids: the initiatives (with a timekeeper id).
-        workers: worker threads.
+        workers: worker threads (default: the connection's).
         progress: show a progress bar.
 
     Returns:
@@ -279,14 +279,17 @@ def star(
         distinct id (for a frame: one row per input row, aligned to its index).
 
     Raises:
-        Interrupted: Ctrl+C or Jupyter's stop; ``.result`` is the frame so far.
+        ConfigError: the arguments or the frame's columns are wrong.
+        Interrupted: Ctrl+C, Jupyter's stop or SIGTERM: sending stopped at once; ``.result``
+            holds a row per input (unsent rows ``not_sent``).
 
     Example:
-        >>> res = client.star("TK-001", ["M-1001-001", "M-1001-002"])  # doctest: +SKIP
-        >>> res[["initiativeExternalId", "status"]]  # doctest: +SKIP
+        >>> res = client.star("TK-101", ["M-1001-001", "M-1001-004", "M-1001-001"],
+        ...                   progress=False)
+        >>> res[["initiativeExternalId", "status"]]  # M-1001-004 is inactive
           initiativeExternalId  status
         0           M-1001-001     200
-        1           M-1001-002     422
+        1           M-1001-004     422
     """
     return _star_op(conn, "star", timekeeper_or_frame, initiative_external_ids, workers, progress)
 
@@ -299,11 +302,34 @@ def unstar(
     workers: int | None = None,
     progress: bool = True,
 ) -> pd.DataFrame:
-    """Unstar initiatives; same arguments and result as :func:`star`.
+    """Unstar initiatives for one timekeeper, or for many from a frame.
+
+    Sent as :func:`star` sends: duplicates removed, requests of at most 100, a whole-request
+    failure a row for every id of that request.
+
+    Args:
+        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
+        timekeeper_or_frame: a ``timekeeperExternalId``, or a frame with columns
+            ``timekeeperExternalId`` and ``initiativeExternalId``.
+        initiative_external_ids: the initiatives (with a timekeeper id).
+        workers: worker threads (default: the connection's).
+        progress: show a progress bar.
+
+    Returns:
+        The same columns as :func:`star`.
+
+    Raises:
+        ConfigError: the arguments or the frame's columns are wrong.
+        Interrupted: Ctrl+C, Jupyter's stop or SIGTERM: sending stopped at once; ``.result``
+            holds a row per input (unsent rows ``not_sent``).
 
     Example:
-        >>> client.unstar("TK-001", ["M-1001-001"]).ok.all()  # doctest: +SKIP
-        True
+        >>> pairs = pd.DataFrame({"timekeeperExternalId": ["TK-101", "TK-102"],
+        ...                       "initiativeExternalId": ["M-1001-001", "M-1001-001"]})
+        >>> client.unstar(pairs, progress=False)[["timekeeperExternalId", "status"]]
+          timekeeperExternalId  status
+        0               TK-101     200
+        1               TK-102     200
     """
     return _star_op(
         conn, "unstar", timekeeper_or_frame, initiative_external_ids, workers, progress
@@ -372,8 +398,10 @@ def starred_pages(
         ConflictError: the timekeeper id resolves to several users.
 
     Example:
-        >>> for page in client.starred_pages("TK-001", limit=10):  # doctest: +SKIP
-        ...     print(len(page))
+        >>> for page in client.starred_pages("TK-102", limit=2):
+        ...     print(page["initiativeExternalId"].tolist())
+        ['M-1003-004', 'M-1005-001']
+        ['M-1003-003']
     """
     for number, ids in enumerate(_pages(conn, timekeeper_external_id, limit, max_pages)):
         yield _frame(ids, [number] * len(ids))
@@ -397,9 +425,14 @@ def starred(
     Returns:
         ``initiativeExternalId``, ``page``.
 
+    Raises:
+        NotFoundError: the timekeeper cannot be resolved.
+        ConflictError: the timekeeper id resolves to several users.
+        PaginationError: a cursor repeated, or ``max_pages`` was passed.
+
     Example:
-        >>> client.starred("TK-001").initiativeExternalId.tolist()  # doctest: +SKIP
-        ['M-1001-001']
+        >>> client.starred("TK-102")["initiativeExternalId"].tolist()
+        ['M-1003-004', 'M-1005-001', 'M-1003-003']
     """
     ids: list[str] = []
     pages: list[int] = []
@@ -417,7 +450,7 @@ def starred_many(
     Args:
         conn: the connection (a :class:`~toolkit.core.connection.Connection`).
         timekeepers: timekeeper ids.
-        limit: raw props fetched per page.
+        limit: raw props fetched per page, 1 to 2500.
 
     Returns:
         ``timekeeperExternalId``, ``initiativeExternalId``, ``page``, ``httpStatus``, ``error``
@@ -426,7 +459,12 @@ def starred_many(
         ``initiativeExternalId``.
 
     Example:
-        >>> client.starred_many(["TK-001", "TK-002"])  # doctest: +SKIP
+        >>> client.starred_many(["TK-102", "TK-999"])[["timekeeperExternalId", "httpStatus"]]
+          timekeeperExternalId  httpStatus
+        0               TK-102         200
+        1               TK-102         200
+        2               TK-102         200
+        3               TK-999         404
     """
     if isinstance(timekeepers, str):
         raise ConfigError("timekeepers must be a list of timekeeper ids, not one string")
