@@ -2,7 +2,8 @@
 
 ``pd`` and ``toolkit`` are always there. A doctest that names ``client`` (a
 :class:`toolkit.Client`), ``sb`` (the running :class:`toolkit.sandbox.Sandbox`), ``user_id``
-(the user of timekeeper ``TK-101``) or one of the import frames ``clients``, ``initiatives``,
+(the user of timekeeper ``TK-101``), ``env_file`` (a ``.env`` of its credentials, for the
+command line's examples) or one of the import frames ``clients``, ``initiatives``,
 ``code_types``, ``codes``, ``code_ranges`` (a few rows of each ``sample_data/`` table) gets
 them from one sandbox per session, seeded from ``sample_data/`` with its clock stopped at
 :data:`NOW` (so the seeded entries, released over the four weeks before it, are the same in
@@ -33,7 +34,7 @@ NOW = datetime(2026, 11, 21, 9, 0, tzinfo=UTC)
 
 #: names a doctest may use that come from the sandbox
 SERVICE_NAMES = ("client", "sb", "user_id", "clients", "initiatives", "code_types", "codes",
-                 "code_ranges")
+                 "code_ranges", "env_file")
 _NAMED = re.compile(r"(?<![\w.\"'])(" + "|".join(SERVICE_NAMES) + r")\b")
 
 
@@ -65,13 +66,17 @@ def doctest_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbo
 
 
 @pytest.fixture(scope="session")
-def doctest_service(doctest_sandbox: Sandbox) -> Iterator[dict[str, Any]]:
+def doctest_service(
+    doctest_sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Any]]:
     """The sandbox's names for the doctests; the client is closed at the end."""
     users = doctest_sandbox.admin.records("users")
+    env_file = doctest_sandbox.write_env(tmp_path_factory.mktemp("doctest-env") / ".env")
     with toolkit.Client.from_env(None, environ=doctest_sandbox.env(), retries=3) as client:
         yield {
             "client": client,
             "sb": doctest_sandbox,
+            "env_file": str(env_file),
             "user_id": next(u["_id"] for u in users if u["timekeeperExternalId"] == "TK-101"),
             **_frames(),
         }

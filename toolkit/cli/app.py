@@ -167,8 +167,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         usage or input error, 130 interrupted. Bad input never ends in a traceback.
 
     Example:
-        >>> main(["validate", "sample_data"])  # doctest: +SKIP
-        0
+        >>> import contextlib, io
+        >>> with contextlib.redirect_stdout(io.StringIO()):
+        ...     main(["validate", "sample_data"])
+        >>> main(["validate", "no/such/folder"])  # the message goes to stderr
+        2
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     command = _command_index(argv)

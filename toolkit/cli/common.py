@@ -95,7 +95,9 @@ def client_from(args: argparse.Namespace) -> Client:
         toolkit.errors.TransportError: the identity service did not answer.
 
     Example:
-        >>> client_from(argparse.Namespace(env_file=".env"))  # doctest: +SKIP
+        >>> with client_from(argparse.Namespace(env_file=env_file)) as c:
+        ...     c.connection.settings.customer_id == sb.customer_id
+        True
     """
     client = Client.from_env(args.env_file, workers=getattr(args, "workers", None) or 8)
     args.settings = client.connection.settings

@@ -65,8 +65,13 @@ def run(args: argparse.Namespace) -> int:
         0 (errors end the command with status 2 by :func:`toolkit.cli.main`).
 
     Example:
-        >>> run(args)  # doctest: +SKIP
-        0
+        >>> import contextlib, io
+        >>> from toolkit.cli import main
+        >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+        ...     code = main(["-q", "--env-file", env_file, "export", "--after", "2026-11-01",
+        ...                  "--on-or-before", "2026-11-21", "--out", str(tmp / "export")])
+        >>> code, out.getvalue().split()[0]
+        (0, 'wrote')
     """
     if args.command == "pending":
         return _pending(args)

@@ -95,8 +95,12 @@ def run(args: argparse.Namespace) -> int:
         interrupted.
 
     Example:
-        >>> run(args)  # doctest: +SKIP
-        0
+        >>> import contextlib, io
+        >>> from toolkit.cli import main
+        >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+        ...     code = main(["-q", "--env-file", env_file, "onboard", "sample_data", "--dry-run"])
+        >>> code, out.getvalue().splitlines()[0]
+        (0, 'dry run: nothing sent; validation ok')
     """
     out = out_path(args)
     frames = load_folder(args.dir)

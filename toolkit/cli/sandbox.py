@@ -38,8 +38,14 @@ def run_sandbox(argv: Sequence[str]) -> int:
         The sandbox's exit status.
 
     Example:
-        >>> run_sandbox(["--seed", "sample_data"])  # doctest: +SKIP
-        0
+        >>> import contextlib, io
+        >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+        ...     try:
+        ...         run_sandbox(["--help"])
+        ...     except SystemExit as done:  # --help prints the usage and exits
+        ...         code = done.code
+        >>> code, out.getvalue().split()[:2]
+        (0, ['usage:', 'toolkit'])
     """
     from toolkit.sandbox.cli import main as sandbox_main
 

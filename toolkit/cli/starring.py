@@ -79,8 +79,12 @@ def run(args: argparse.Namespace) -> int:
             ``timekeeperExternalId`` and no TK.
 
     Example:
-        >>> run(args)  # doctest: +SKIP
-        0
+        >>> import contextlib, io
+        >>> from toolkit.cli import main
+        >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+        ...     code = main(["-q", "--env-file", env_file, "starred", "TK-101"])
+        >>> code, out.getvalue().split()[:2]
+        (0, ['initiativeExternalId', 'page'])
     """
     if args.command == "starred":
         return _starred(args)

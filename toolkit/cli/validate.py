@@ -51,8 +51,12 @@ def run(args: argparse.Namespace) -> int:
         0 when every row is valid, 1 when some are not (warnings alone do not fail).
 
     Example:
-        >>> run(argparse.Namespace(dir="sample_data", out=None))  # doctest: +SKIP
-        0
+        >>> import contextlib, io
+        >>> from toolkit.cli import main
+        >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+        ...     code = main(["validate", "sample_data"])
+        >>> code, out.getvalue().split(",")[0]
+        (0, 'ValidationReport: ok')
     """
     out = out_path(args)
     frames = load_folder(args.dir)
