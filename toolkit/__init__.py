@@ -6,6 +6,7 @@ against billing records. ``toolkit.sandbox`` runs the whole interface locally.
 
 >>> import toolkit
 >>> client = toolkit.Client.from_env()          # doctest: +SKIP
+>>> client = toolkit.connect()                  # doctest: +SKIP
 >>> report = client.onboard("sample_data")      # doctest: +SKIP
 
 Names are loaded on first use, so ``import toolkit.sandbox`` stays light.
@@ -28,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "Reconciliation": "toolkit.reconciliation.result",
     "ValidationReport": "toolkit.ingress.validation",
     "acknowledge": "toolkit.egress.acknowledgements",
+    "connect": "toolkit.notebook",
     "errors": "toolkit.errors",
     "flatten_export": "toolkit.egress.flatten",
     "flatten_pending": "toolkit.egress.flatten",
@@ -80,6 +82,7 @@ __all__ = [
     "ValidationReport",
     "__version__",
     "acknowledge",
+    "connect",
     "errors",
     "flatten_export",
     "flatten_pending",
@@ -118,6 +121,7 @@ if _TYPE_CHECKING:
     )
     from toolkit.ingress.imports import OnboardReport
     from toolkit.ingress.validation import ValidationReport, load_folder, validate
+    from toolkit.notebook import connect
     from toolkit.reconciliation.api import reconcile
     from toolkit.reconciliation.result import Reconciliation
 
