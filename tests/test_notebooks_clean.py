@@ -53,4 +53,4 @@ def test_notebook_checks_results(path: Path) -> None:
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_closes_its_sandbox(path: Path) -> None:
     sources = ["".join(cell["source"]) for cell in _code_cells(path)]
-    assert "sb_ctx.__exit__(None, None, None)" in sources[-1]
+    assert "toolkit.notebook.stop()" in sources[-1]  # the sandbox toolkit.connect() started

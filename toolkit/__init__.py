@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "Reconciliation": "toolkit.reconciliation.result",
     "ValidationReport": "toolkit.ingress.validation",
     "acknowledge": "toolkit.egress.acknowledgements",
+    "connect": "toolkit.notebook",
     "errors": "toolkit.errors",
     "flatten_export": "toolkit.egress.flatten",
     "flatten_pending": "toolkit.egress.flatten",
@@ -83,6 +84,7 @@ __all__ = [
     "ValidationReport",
     "__version__",
     "acknowledge",
+    "connect",
     "errors",
     "flatten_export",
     "flatten_pending",
@@ -121,6 +123,7 @@ if _TYPE_CHECKING:
     )
     from toolkit.ingress.imports import OnboardReport
     from toolkit.ingress.validation import ValidationReport, load_folder, validate
+    from toolkit.notebook import connect
     from toolkit.reconciliation.api import reconcile
     from toolkit.reconciliation.result import Reconciliation
 

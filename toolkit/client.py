@@ -25,6 +25,7 @@ import pandas as pd
 from toolkit.bulk.journal import Journal
 from toolkit.core.auth import Secret, TokenProvider
 from toolkit.core.connection import ENDPOINTS, Connection, Endpoint
+from toolkit.core.frames import FrameLike
 from toolkit.core.http import Transport
 from toolkit.core.settings import ENV_KEYS, Settings, read_env_file
 from toolkit.egress import acknowledgements
@@ -337,7 +338,7 @@ class Client:
     @_import_doc("clients")
     def import_clients(
         self,
-        df: pd.DataFrame,
+        df: FrameLike,
         *,
         columns: Mapping[str, str] | None = None,
         validate: bool = True,
@@ -354,7 +355,7 @@ class Client:
     @_import_doc("initiatives")
     def import_initiatives(
         self,
-        df: pd.DataFrame,
+        df: FrameLike,
         *,
         columns: Mapping[str, str] | None = None,
         validate: bool = True,
@@ -371,7 +372,7 @@ class Client:
     @_import_doc("code_types")
     def import_code_types(
         self,
-        df: pd.DataFrame,
+        df: FrameLike,
         *,
         columns: Mapping[str, str] | None = None,
         validate: bool = True,
@@ -388,7 +389,7 @@ class Client:
     @_import_doc("codes")
     def import_codes(
         self,
-        df: pd.DataFrame,
+        df: FrameLike,
         *,
         columns: Mapping[str, str] | None = None,
         validate: bool = True,
@@ -405,7 +406,7 @@ class Client:
     @_import_doc("code_ranges")
     def import_code_ranges(
         self,
-        df: pd.DataFrame,
+        df: FrameLike,
         *,
         columns: Mapping[str, str] | None = None,
         validate: bool = True,

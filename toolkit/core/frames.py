@@ -81,12 +81,31 @@ def as_pandas(frame: object, name: str = "frame") -> pd.DataFrame:
     """
     if isinstance(frame, pd.DataFrame):
         return frame
-    if isinstance(frame, pa.Table):
-        return frame.to_pandas()
-    if isinstance(frame, pa.RecordBatch) or hasattr(frame, "__arrow_c_stream__"):
-        return pa.table(frame).to_pandas()
+    if isinstance(frame, pa.Table | pa.RecordBatch) or hasattr(frame, "__arrow_c_stream__"):
+        table = pa.table(frame)
+        return table.cast(_without_views(table.schema)).to_pandas()
     raise ConfigError(
         f"{name} must be a table (pandas, Polars or PyArrow), not {type(frame).__name__}"
+    )
+
+
+def _without_view(kind: pa.DataType) -> pa.DataType:
+    """A type pandas can take: ``string_view``/``binary_view`` (Polars' strings) as large ones,
+    inside lists and structs too."""
+    if pa.types.is_string_view(kind):
+        return pa.large_string()
+    if pa.types.is_binary_view(kind):
+        return pa.large_binary()
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_list_view(kind):
+        return pa.large_list(_without_view(kind.value_type))
+    if pa.types.is_struct(kind):
+        return pa.struct([f.with_type(_without_view(f.type)) for f in kind.fields])
+    return kind
+
+
+def _without_views(schema: pa.Schema) -> pa.Schema:
+    return pa.schema(
+        [f.with_type(_without_view(f.type)) for f in schema], metadata=schema.metadata
     )
 
 

@@ -20,7 +20,7 @@ import pandera.pandas as pa
 from toolkit.bulk.runner import Call, Journal, result_frame, run_bulk
 from toolkit.core.connection import Connection
 from toolkit.core.failures import check_name, failure_frame
-from toolkit.core.frames import unique_rows
+from toolkit.core.frames import FrameLike, as_pandas, unique_rows
 from toolkit.core.http import Reply
 from toolkit.egress.ack_schema import CROSS_RULES, OUTCOMES, AcknowledgementSchema
 from toolkit.errors import ConfigError, Interrupted, ValidationError
@@ -69,7 +69,7 @@ def _landed(state: str) -> Callable[[Reply], bool]:
     return landed
 
 
-def check_acknowledgements(frame: pd.DataFrame, *, separator: str | None = None) -> pd.DataFrame:
+def check_acknowledgements(frame: FrameLike, *, separator: str | None = None) -> pd.DataFrame:
     """Normalise and validate an acknowledgement frame.
 
     Accepts ``_id`` for ``entryId`` (as exported). ``errors`` are taken as given: a list stays a
@@ -78,7 +78,8 @@ def check_acknowledgements(frame: pd.DataFrame, *, separator: str | None = None)
     index with repeated labels is replaced by row positions.
 
     Args:
-        frame: ``userId``, ``entryId`` (or ``_id``), ``outcome``, ``externalId``, ``errors``.
+        frame: ``userId``, ``entryId`` (or ``_id``), ``outcome``, ``externalId``, ``errors``;
+            a pandas, Polars or PyArrow frame.
         separator: Split text ``errors`` on it into several messages (stripped, blanks
             dropped), e.g. ``";"``. Lists are never split.
 
@@ -88,6 +89,7 @@ def check_acknowledgements(frame: pd.DataFrame, *, separator: str | None = None)
     Raises:
         ValidationError: with ``.failure_cases`` naming every bad row and column (the
             ``externalId`` column of the failure frame holds the row's ``entryId``).
+        ConfigError: ``frame`` is not a frame.
 
     Example:
         >>> df = pd.DataFrame({"userId": ["u1"], "entryId": ["e1"], "outcome": ["failed"],
@@ -97,7 +99,7 @@ def check_acknowledgements(frame: pd.DataFrame, *, separator: str | None = None)
         >>> check_acknowledgements(df, separator=";").loc[0, "errors"]
         ['client closed', 'rate missing']
     """
-    df = unique_rows(frame).copy()
+    df = unique_rows(as_pandas(frame, "frame")).copy()
     if "entryId" not in df and "_id" in df:
         df = df.rename(columns={"_id": "entryId"})
     for col in ("externalId", "errors"):
@@ -179,7 +181,7 @@ def check_acknowledgements(frame: pd.DataFrame, *, separator: str | None = None)
 
 def acknowledge(
     conn: Connection,
-    frame: pd.DataFrame,
+    frame: FrameLike,
     *,
     validate: bool = True,
     workers: int | None = None,
@@ -193,7 +195,8 @@ def acknowledge(
         frame: ``userId``, ``entryId`` (or ``_id``), ``outcome`` (``succeeded`` / ``failed``),
             ``externalId`` (succeeded rows), ``errors`` (failed rows; a list, or text sent as
             one message: to split text, pass the frame through
-            ``check_acknowledgements(frame, separator=";")`` first).
+            ``check_acknowledgements(frame, separator=";")`` first); a pandas, Polars or
+            PyArrow frame.
         validate: check the frame first and raise before anything is sent.
         workers: worker threads (default: the connection's).
         progress: show a progress bar.
@@ -205,6 +208,7 @@ def acknowledge(
 
     Raises:
         ValidationError: the frame failed its checks (with ``.failure_cases``).
+        ConfigError: ``frame`` is not a frame, or (``validate=False``) lacks a column.
         Interrupted: Ctrl+C, Jupyter's stop or SIGTERM: sending stopped at once; ``.result``
             holds a row per input (unsent rows ``not_sent``).
 
@@ -216,6 +220,7 @@ def acknowledge(
              outcome status  httpStatus
         0  succeeded   sent         200
     """
+    frame = as_pandas(frame, "frame")
     original = frame.index
     if validate:
         df = check_acknowledgements(frame)

@@ -17,7 +17,7 @@ import pandas as pd
 
 from toolkit.bulk.runner import STATUSES, Call, Journal, not_sent, pacer_for, result_frame, run_bulk
 from toolkit.core.connection import Connection
-from toolkit.core.frames import unique_rows
+from toolkit.core.frames import FrameLike, as_frames, as_pandas, unique_rows
 from toolkit.core.http import Reply
 from toolkit.errors import ConfigError, Interrupted, ValidationError
 from toolkit.ingress.checks import check
@@ -78,7 +78,7 @@ def _spread(index: pd.Index, rows: list[list[Any]], items: list[Any]) -> list[An
 def import_table(
     conn: Connection,
     table: str,
-    df: pd.DataFrame,
+    df: FrameLike,
     *,
     columns: Mapping[str, str] | None = None,
     validate: bool = True,
@@ -94,9 +94,11 @@ def import_table(
 
     Args:
         conn: the connection (a :class:`~toolkit.core.connection.Connection`).
-        table: ``clients``, ``initiatives``, ``code_types``, ``codes`` or ``code_ranges``.
-        df: the records, columns named as in the spec's field table; code ranges in long form
-            (``initiativeExternalId``, ``codeExternalId``), sent as one request per initiative.
+        table: ``clients``, ``initiatives``, ``code_types``, ``codes`` or ``code_ranges``
+            (long form: ``initiativeExternalId``, ``codeExternalId``; one request per
+            initiative).
+        df: the records (a pandas, Polars or PyArrow frame), columns named as in the spec's
+            field table.
         columns: renames applied first, e.g. ``{"call_sign": "callSign"}``.
         validate: check the frame against its schema first (raise before anything is sent).
         workers: worker threads (default: the connection's).
@@ -112,6 +114,7 @@ def import_table(
 
     Raises:
         ValidationError: the frame failed its schema (``.failure_cases`` lists every failure).
+        ConfigError: ``df`` is not a frame, or ``table`` is unknown.
         Interrupted: Ctrl+C or Jupyter's stop (no request leaves after it); ``.result`` is the
             frame so far (rows never sent are ``not_sent``).
 
@@ -123,6 +126,7 @@ def import_table(
         True
     """
     _, key = _table(table)
+    df = as_pandas(df, "df")
     if columns:
         df = df.rename(columns=dict(columns))
     original = df.index
@@ -216,8 +220,12 @@ def _read_source(source: Any) -> dict[str, pd.DataFrame]:
         unknown = set(source) - set(IMPORTS)
         if unknown:
             raise ConfigError(f"unknown table(s) {sorted(unknown)}; expected {list(IMPORTS)}")
-        return {k: unique_rows(v) for k, v in source.items() if v is not None}
-    raise ConfigError("source must be a folder or a mapping of table name -> DataFrame")
+        frames = as_frames({k: v for k, v in source.items() if v is not None})
+        return {k: unique_rows(v) for k, v in frames.items()}
+    raise ConfigError(
+        "source must be a folder or a mapping of table name -> frame "
+        f"(pandas, Polars or PyArrow), not {type(source).__name__}"
+    )
 
 
 def _skipped(reason: str) -> Reply:
@@ -226,7 +234,7 @@ def _skipped(reason: str) -> Reply:
 
 def onboard(
     conn: Connection,
-    source: str | os.PathLike[str] | Mapping[str, pd.DataFrame],
+    source: str | os.PathLike[str] | Mapping[str, FrameLike],
     *,
     known: Mapping[str, Iterable[str]] | None = None,
     on_invalid: str = "raise",
@@ -244,7 +252,8 @@ def onboard(
     Args:
         conn: the connection (a :class:`~toolkit.core.connection.Connection`).
         source: a folder holding ``clients``, ``initiatives``, ``code_types``, ``codes``,
-            ``code_ranges`` as .csv, .parquet or .xlsx, or a mapping of those names to frames.
+            ``code_ranges`` as .csv, .parquet or .xlsx, or a mapping of those names to frames
+            (pandas, Polars or PyArrow).
         known: ids already in the service, per table, for the reference checks.
         on_invalid: ``"raise"`` (default) raises :class:`ValidationError` before anything is
             sent; ``"skip"`` imports the valid rows and reports the invalid ones as skipped.
@@ -258,8 +267,8 @@ def onboard(
 
     Raises:
         ValidationError: a row failed validation and ``on_invalid="raise"``.
-        ConfigError: ``source`` is neither a folder nor a mapping of known tables, or the
-            journal path is a folder or cannot be written.
+        ConfigError: ``source`` is neither a folder nor a mapping of known tables to frames, or
+            the journal path is a folder or cannot be written.
         JournalInUseError: another run holds the journal.
         Interrupted: Ctrl+C or Jupyter's stop; ``.result`` holds every row's result so far
             (rows never sent are ``not_sent``) and ``.report`` the :class:`OnboardReport`.

@@ -37,6 +37,7 @@ from typing import Any
 import pandas as pd
 
 from toolkit.core.failures import empty_failures
+from toolkit.core.frames import FrameLike, as_pandas
 from toolkit.errors import ConfigError, InputWarning, ValidationError
 from toolkit.ingress.checks import CheckResult, check_frame, format_failures
 from toolkit.ingress.models import TABLES
@@ -254,8 +255,10 @@ def bad_rows(report: ValidationReport, table: str) -> set[Any]:
 def _ids(values: Iterable[Any]) -> pd.Index:
     if isinstance(values, str):
         raise ConfigError("known ids must be a collection of ids, not one string")
-    if isinstance(values, pd.DataFrame):
-        raise ConfigError("known ids must be a collection of ids, not a DataFrame")
+    if isinstance(values, pd.DataFrame) or (
+        hasattr(values, "__arrow_c_stream__") and hasattr(values, "columns")
+    ):  # a pandas, Polars or PyArrow table: its columns are not ids
+        raise ConfigError(f"known ids must be a collection of ids, not a {type(values).__name__}")
     return pd.Index([str(v) for v in values if v is not None and not pd.isna(v)], dtype=object)
 
 
@@ -272,15 +275,18 @@ def _columns_for(table: str, columns: Mapping[str, Any] | None) -> Mapping[str, 
 
 def validate(
     *,
-    clients: pd.DataFrame | None = None,
-    initiatives: pd.DataFrame | None = None,
-    code_types: pd.DataFrame | None = None,
-    codes: pd.DataFrame | None = None,
-    code_ranges: pd.DataFrame | None = None,
+    clients: FrameLike | None = None,
+    initiatives: FrameLike | None = None,
+    code_types: FrameLike | None = None,
+    codes: FrameLike | None = None,
+    code_ranges: FrameLike | None = None,
     known: Mapping[str, Iterable[str]] | None = None,
     columns: Mapping[str, str] | Mapping[str, Mapping[str, str]] | None = None,
 ) -> ValidationReport:
     """Check every given import table and the references between them, reporting all at once.
+
+    Each table may be a pandas, Polars or PyArrow frame (anything
+    :func:`toolkit.core.frames.as_pandas` reads); the report's frames are pandas.
 
     Args:
         clients: Client rows.
@@ -300,7 +306,8 @@ def validate(
         :meth:`ValidationReport.raise_if_failed`).
 
     Raises:
-        toolkit.errors.ConfigError: ``known`` or ``columns`` names an unknown table.
+        toolkit.errors.ConfigError: ``known`` or ``columns`` names an unknown table, or a
+            table is not a frame.
 
     >>> import pandas as pd
     >>> initiatives = pd.DataFrame({
@@ -314,11 +321,14 @@ def validate(
     True
     """
     given = {
-        "clients": clients,
-        "initiatives": initiatives,
-        "code_types": code_types,
-        "codes": codes,
-        "code_ranges": code_ranges,
+        table: None if frame is None else as_pandas(frame, table)
+        for table, frame in {
+            "clients": clients,
+            "initiatives": initiatives,
+            "code_types": code_types,
+            "codes": codes,
+            "code_ranges": code_ranges,
+        }.items()
     }
     known = dict(known or {})
     unknown = set(known) - set(TABLES)

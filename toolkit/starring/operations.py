@@ -16,7 +16,7 @@ import pandas as pd
 from toolkit.bulk.pacer import Pacer
 from toolkit.bulk.runner import Call, pacer_for, run_bulk
 from toolkit.core.connection import Connection
-from toolkit.core.frames import coerce_ids
+from toolkit.core.frames import FrameLike, as_pandas, coerce_ids
 from toolkit.core.http import LOST, NOT_SENT, Reply
 from toolkit.errors import ApiError, ConfigError, Interrupted, PaginationError, ToolkitError
 
@@ -62,17 +62,29 @@ _COLUMNS = [
 ]
 
 
+def _as_frame(timekeeper_or_frame: str | FrameLike) -> pd.DataFrame | None:
+    """The input boundary: a frame of any library as pandas; ``None`` for a timekeeper id."""
+    if isinstance(timekeeper_or_frame, FrameLike):
+        return as_pandas(timekeeper_or_frame, "timekeeper_or_frame")
+    return None
+
+
 def _pairs(
-    timekeeper_or_frame: str | pd.DataFrame, initiative_external_ids: Iterable[str] | None
+    given: pd.DataFrame | None,
+    timekeeper_or_frame: str | FrameLike,
+    initiative_external_ids: Iterable[str] | None,
 ) -> tuple[pd.DataFrame, dict[str, list[str]]]:
-    """The input as a frame of pairs, and each timekeeper's distinct ids in first-seen order."""
-    if isinstance(timekeeper_or_frame, pd.DataFrame):
+    """The input as a frame of pairs, and each timekeeper's distinct ids in first-seen order.
+
+    ``given`` is the input frame through :func:`_as_frame` (``None`` for a timekeeper id).
+    """
+    if given is not None:
         if initiative_external_ids is not None:
             raise ConfigError("pass either a frame or a timekeeper and ids, not both")
-        missing = {"timekeeperExternalId", "initiativeExternalId"} - set(timekeeper_or_frame)
+        missing = {"timekeeperExternalId", "initiativeExternalId"} - set(given.columns)
         if missing:
             raise ConfigError(f"the frame needs column(s) {sorted(missing)}")
-        frame = timekeeper_or_frame[["timekeeperExternalId", "initiativeExternalId"]]
+        frame = given[["timekeeperExternalId", "initiativeExternalId"]]
     else:
         if initiative_external_ids is None:
             raise ConfigError("initiative_external_ids is required with a timekeeper id")
@@ -177,12 +189,13 @@ def _send(
 def _star_op(
     conn: Connection,
     endpoint: str,
-    timekeeper_or_frame: str | pd.DataFrame,
+    timekeeper_or_frame: str | FrameLike,
     initiative_external_ids: Iterable[str] | None,
     workers: int | None,
     progress: bool,
 ) -> pd.DataFrame:
-    frame, wanted = _pairs(timekeeper_or_frame, initiative_external_ids)
+    given = _as_frame(timekeeper_or_frame)
+    frame, wanted = _pairs(given, timekeeper_or_frame, initiative_external_ids)
     pacer = pacer_for(conn)
     results: dict[tuple[str, str], dict[str, Any]] = {}
     try:
@@ -208,18 +221,19 @@ def _star_op(
             if pair in results:
                 row["attempts"] = (row["attempts"] or 0) + (results[pair]["attempts"] or 0)
             results[pair] = row
-        exc.result = _frame_of(timekeeper_or_frame, frame, wanted, results)
+        exc.result = _frame_of(given is not None, frame, wanted, results)
         raise
-    return _frame_of(timekeeper_or_frame, frame, wanted, results)
+    return _frame_of(given is not None, frame, wanted, results)
 
 
 def _frame_of(
-    timekeeper_or_frame: str | pd.DataFrame,
+    per_row: bool,
     frame: pd.DataFrame,
     wanted: dict[str, list[str]],
     results: dict[tuple[str, str], dict[str, Any]],
 ) -> pd.DataFrame:
-    if isinstance(timekeeper_or_frame, pd.DataFrame):
+    """The result: per input row for a frame (``per_row``), else per distinct id."""
+    if per_row:
         pairs = list(
             zip(
                 frame["timekeeperExternalId"].tolist(),
@@ -250,7 +264,7 @@ def _frame_of(
 
 def star(
     conn: Connection,
-    timekeeper_or_frame: str | pd.DataFrame,
+    timekeeper_or_frame: str | FrameLike,
     initiative_external_ids: Iterable[str] | None = None,
     *,
     workers: int | None = None,
@@ -267,8 +281,8 @@ def star(
 
     Args:
         conn: the connection (a :class:`~toolkit.core.connection.Connection`).
-        timekeeper_or_frame: a ``timekeeperExternalId``, or a frame with columns
-            ``timekeeperExternalId`` and ``initiativeExternalId``.
+        timekeeper_or_frame: a ``timekeeperExternalId``, or a frame (pandas, Polars or
+            PyArrow) with columns ``timekeeperExternalId`` and ``initiativeExternalId``.
         initiative_external_ids: the initiatives (with a timekeeper id).
         workers: worker threads (default: the connection's).
         progress: show a progress bar.
@@ -296,7 +310,7 @@ def star(
 
 def unstar(
     conn: Connection,
-    timekeeper_or_frame: str | pd.DataFrame,
+    timekeeper_or_frame: str | FrameLike,
     initiative_external_ids: Iterable[str] | None = None,
     *,
     workers: int | None = None,

@@ -1,0 +1,228 @@
+"""Notebooks start in one line: :func:`connect` gives a client on the configured service, or on
+a sandbox of the notebook's own.
+
+::
+
+    import toolkit
+    client = toolkit.connect()            # prints which service it is
+    sb = toolkit.notebook.sandbox()       # that sandbox (admin routes), or None
+
+Which service :func:`connect` uses, first match wins:
+
+1. ``TOOLKIT_NOTEBOOK_SANDBOX=1`` or ``TOOLKIT_USE_ENV=0``: the notebook's own sandbox.
+2. ``env_file=`` given, ``TOOLKIT_USE_ENV=1`` (``toolkit lab`` sets it), or a ``TOOLKIT_*``
+   connection variable set in the environment or in the ``.env`` that python-dotenv's
+   ``find_dotenv(usecwd=True)`` finds (this folder, then each parent): the configured service,
+   through :meth:`toolkit.Client.from_env`. Every notebook writes, so a service that is not on
+   this machine is refused unless ``allow_writes=True`` or ``TOOLKIT_ALLOW_WRITES=1``.
+3. Otherwise a sandbox (``toolkit.sandbox.running``, an optional extra) seeded with
+   ``sample_data/``, kept running for the kernel's life and stopped at exit; a second
+   :func:`connect` stops it and starts a fresh one, so re-running a notebook starts afresh.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import socket
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from dotenv import find_dotenv
+
+from toolkit.client import Client
+from toolkit.core.settings import ENV_KEYS, read_env_file
+from toolkit.errors import ConfigError
+
+if TYPE_CHECKING:
+    from toolkit.sandbox import Sandbox
+
+__all__ = ["SAMPLE_DATA", "connect", "sandbox", "stop"]
+
+#: The repository's sample firm, the sandbox's default seed (absent from an installed wheel).
+SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
+
+#: Host names of this machine: a service there is a sandbox or a developer's own.
+_LOCAL = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+class _Kernel:
+    """The sandbox this kernel started, if any, and the context that stops it."""
+
+    context: AbstractContextManager[Sandbox] | None = None
+    sandbox: Sandbox | None = None
+    hooked: bool = False
+
+
+_KERNEL = _Kernel()
+
+
+def sandbox() -> Sandbox | None:
+    """The sandbox :func:`connect` started, or ``None`` (a configured service, or none yet).
+
+    Its ``admin`` handle plants what happens inside "the product" (users, walls, entries); its
+    ``url`` and ``env()`` make more clients.
+
+    Returns:
+        The running :class:`toolkit.sandbox.Sandbox`, or ``None``.
+
+    Example:
+        >>> sandbox() is None
+        True
+    """
+    return _KERNEL.sandbox
+
+
+def stop() -> bool:
+    """Stop the sandbox :func:`connect` started (its temporary database goes with it).
+
+    Runs by itself when the kernel exits; a notebook's last cell may call it to be tidy.
+
+    Returns:
+        ``True`` when a sandbox was running.
+
+    Example:
+        >>> stop()
+        False
+    """
+    context, _KERNEL.context, _KERNEL.sandbox = _KERNEL.context, None, None
+    if context is None:
+        return False
+    context.__exit__(None, None, None)
+    return True
+
+
+def _env_file(env_file: str | os.PathLike[str] | None) -> Path | None:
+    if env_file is not None:
+        path = Path(env_file)
+        if not path.is_file():
+            raise ConfigError(f"env_file {path} is not a file")
+        return path
+    found = find_dotenv(usecwd=True)
+    return Path(found) if found else None
+
+
+def _configured(path: Path | None, explicit: bool) -> bool:
+    """Whether the configured service is to be used (see the module's docstring)."""
+    if os.environ.get("TOOLKIT_NOTEBOOK_SANDBOX") == "1":
+        return False
+    use_env = os.environ.get("TOOLKIT_USE_ENV")
+    if use_env in ("0", "1"):
+        return use_env == "1"
+    if explicit:
+        return True
+    values = {**(read_env_file(path) if path is not None else {}), **os.environ}
+    return any(values.get(var) for var in ENV_KEYS.values())
+
+
+def _check_service(client: Client, where: str, allow_writes: bool | None) -> None:
+    """Refuse a service elsewhere unless writes are allowed; a local one must answer."""
+    if allow_writes is None:
+        allow_writes = os.environ.get("TOOLKIT_ALLOW_WRITES") == "1"
+    urls = client.urls
+    for url in dict.fromkeys((urls["time"], urls["ingestion"], urls["auth"])):
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if host not in _LOCAL:
+            if not allow_writes:
+                raise ConfigError(
+                    f"{url} is not on this machine and this notebook writes to it; pass "
+                    "allow_writes=True or set TOOLKIT_ALLOW_WRITES=1 to go ahead"
+                )
+            continue
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        try:
+            socket.create_connection((host, port), timeout=2).close()
+        except OSError:
+            raise ConfigError(
+                f"{where} configures {url}, where nothing answers: start that service "
+                "(make sandbox), remove the .env, or set TOOLKIT_NOTEBOOK_SANDBOX=1 for the "
+                "notebook's own sandbox"
+            ) from None
+
+
+def _seed(seed: str | os.PathLike[str] | None) -> Path | None:
+    if seed is None:
+        return SAMPLE_DATA if SAMPLE_DATA.is_dir() else None
+    path = Path(seed)
+    if not path.is_dir():
+        raise ConfigError(f"seed {path} is not a folder of sample CSV files")
+    return path
+
+
+def connect(
+    *,
+    seed: str | os.PathLike[str] | None = None,
+    env_file: str | os.PathLike[str] | None = None,
+    allow_writes: bool | None = None,
+) -> Client:
+    """A client for a notebook: the configured service, or a sandbox of the notebook's own.
+
+    Prints one line saying which. The rules are in :mod:`toolkit.notebook`: the configured
+    service when ``TOOLKIT_*`` variables or a ``.env`` (this folder or a parent) set one,
+    else a fresh sandbox seeded with ``seed`` that lives as long as the kernel (see
+    :func:`sandbox` and :func:`stop`). ``TOOLKIT_NOTEBOOK_SANDBOX=1`` always starts the
+    sandbox; ``TOOLKIT_USE_ENV=1`` always uses the configured service.
+
+    Args:
+        seed: folder of sample CSV files for the sandbox's demo customer; default the
+            repository's ``sample_data/`` when it exists (else the customer starts empty).
+        env_file: a ``.env`` to read instead of the one found from the working folder up;
+            giving one means the configured service is used.
+        allow_writes: whether the notebook may write to a configured service that is not on
+            this machine; ``None`` allows it when ``TOOLKIT_ALLOW_WRITES=1``.
+
+    Returns:
+        A :class:`toolkit.Client`.
+
+    Raises:
+        ConfigError: the service is elsewhere and writes are not allowed; a configured local
+            service does not answer; a ``TOOLKIT_*`` variable is missing or malformed;
+            ``seed`` or ``env_file`` does not exist; or no service is configured and the
+            sandbox extra (fastapi, uvicorn) is not installed.
+
+    Example:
+        >>> client = connect(seed="../sample_data")  # doctest: +SKIP
+        using the notebook's own sandbox (demo customer seeded with sample_data/)
+        >>> import pathlib, tempfile
+        >>> env = pathlib.Path(tempfile.mkdtemp()) / ".env"
+        >>> _ = env.write_text("TOOLKIT_CUSTOMER_ID=c\\nTOOLKIT_CLIENT_ID=i\\n"
+        ...     "TOOLKIT_CLIENT_SECRET=s\\nTOOLKIT_AUTH_URL=https://auth.example.com\\n"
+        ...     "TOOLKIT_TIME_URL=https://time.example.com\\n")
+        >>> connect(env_file=env)
+        Traceback (most recent call last):
+        ...
+        toolkit.errors.ConfigError: https://time.example.com is not on this machine and ...
+        >>> client = connect(env_file=env, allow_writes=True)  # doctest: +ELLIPSIS
+        using the configured service (.../.env): customer c at https://time.example.com
+    """
+    path = _env_file(env_file)
+    stop()  # a re-run starts afresh, as the notebook did before
+    if _configured(path, explicit=env_file is not None):
+        client = Client.from_env(path)
+        where = str(path) if path is not None else "TOOLKIT_* variables"
+        _check_service(client, where, allow_writes)
+        print(
+            f"using the configured service ({where}): "
+            f"customer {client.customer_id} at {client.urls['time']}"
+        )
+        return client
+    folder = _seed(seed)
+    try:
+        from toolkit.sandbox import running  # optional extra: fastapi, uvicorn
+    except ImportError as exc:
+        raise ConfigError(
+            f"no service is configured (TOOLKIT_* variables or a .env) and the sandbox "
+            f"cannot start: {exc}; install the sandbox extra or configure a service"
+        ) from None
+    context = running(seed=folder)
+    _KERNEL.sandbox = context.__enter__()
+    _KERNEL.context = context
+    if not _KERNEL.hooked:
+        atexit.register(stop)
+        _KERNEL.hooked = True
+    what = f"seeded with {folder.name}/" if folder is not None else "empty"
+    print(f"using the notebook's own sandbox (demo customer {what})")
+    return Client.from_env(None, environ=_KERNEL.sandbox.env())
