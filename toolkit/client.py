@@ -315,6 +315,9 @@ class Client:
         """Close the client's HTTP sessions; ``with Client.from_env() as client:`` does it
         at the end of the block. A later request opens new ones.
 
+        Returns:
+            Nothing; closing twice is harmless.
+
         Example:
             >>> with Client("c", "i", "s", "http://127.0.0.1:9", "http://127.0.0.1:9") as c:
             ...     c.customer_id
