@@ -59,10 +59,18 @@ __all__ = [
 JOURNALED = "already acknowledged (journal)"
 
 #: A value of the ``status`` column of a result frame (see :func:`result_frame`).
-Status = Literal["sent", "journaled", "failed", "unknown", "not_sent", "skipped"]
+Status = Literal["sent", "journaled", "failed", "unknown", "not_sent", "skipped", "conflict"]
 
 #: Values of the ``status`` column of a result frame, in the order of its categories.
-STATUSES: list[Status] = ["sent", "journaled", "failed", "unknown", "not_sent", "skipped"]
+STATUSES: list[Status] = [
+    "sent",
+    "journaled",
+    "failed",
+    "unknown",
+    "not_sent",
+    "skipped",
+    "conflict",
+]
 
 #: Seconds the requests in flight get to finish after an interrupt.
 GRACE = 0.5
@@ -81,9 +89,12 @@ class Call:
         key: what identifies the call in the journal and the progress (an ``externalId``...).
         params: query parameters.
         retry: whether the call is safe to repeat.
-        landed: for a call that is not idempotent: given the answer to a retry that followed an
-            attempt whose answer was lost, whether it shows that attempt was applied (a 409
-            naming the requested state).
+        landed: for a call that is not idempotent: given a 409 or 422 answer, whether it
+            shows the requested state is in force (an acknowledgement of an entry already in
+            that state); ``Reply.lost`` says whether an earlier attempt's answer was lost.
+        conflict: a 409 means the service keeps a record of its own under this key (a
+            repeated import refused): the call's status is ``conflict``, never retried, and it
+            proves the record is stored even after an attempt whose answer was lost.
     """
 
     endpoint: Endpoint
@@ -93,6 +104,7 @@ class Call:
     params: dict[str, Any] | None = None
     retry: bool = True
     landed: Callable[[Reply], bool] | None = None
+    conflict: bool = False
 
     def journal_id(self, url: str) -> str:
         """The journal line key: the full URL (service, customer, path), key and payload."""
@@ -144,7 +156,12 @@ def _backoff(conn: Connection, attempt: int) -> float:
 
 
 def _attempt_all(conn: Connection, call: Call, pacer: Pacer) -> Reply:
-    """Send one call until it is answered for good, under the run's pacer and retry policy."""
+    """Send one call until it is answered for good, under the run's pacer and retry policy.
+
+    Once an attempt was sent and its answer lost, the call stays ``unknown`` (``failure``
+    :data:`LOST`) unless a later answer proves its state: a 2xx, a 409 or 422 its ``landed``
+    reads as the requested state, or (``conflict``) a 409 saying the record exists.
+    """
     method = ""
     url = ""
     attempts = 0
@@ -158,7 +175,7 @@ def _attempt_all(conn: Connection, call: Call, pacer: Pacer) -> Reply:
             if lost:
                 reason = "an attempt was sent and its answer lost; then " + reason
             failure: Failure = LOST if lost else NOT_SENT
-            return Reply(None, None, reason, attempts, elapsed, method, url, failure)
+            return Reply(None, None, reason, attempts, elapsed, method, url, failure, lost=lost)
         reply = conn.send(
             call.endpoint, path=call.path, params=call.params, json=call.json, retry=False
         )
@@ -167,29 +184,44 @@ def _attempt_all(conn: Connection, call: Call, pacer: Pacer) -> Reply:
         attempts += reply.attempts
         elapsed += reply.elapsed
         reply.attempts, reply.elapsed = attempts, elapsed
+        reply.lost = lost
         if reply.ok:
             return reply
         if reply.failure in (UNREACHABLE, INVALID_URL):
             if attempts > 50 * limit:  # a safety net; the pacer fails the run long before
-                return reply
+                return _unproven(reply) if lost else reply
             continue  # the pacer made the whole run wait, or failed it
         if reply.failure == LOST:
             lost = True
-        elif lost and call.landed is not None and reply.status == 409:
+        elif call.landed is not None and reply.status in (409, 422):
             if call.landed(reply):
                 reply.failure = LANDED
-                reply.error = f"{reply.error} (a retry: the attempt whose answer was lost landed)"
-            else:
-                reply.failure = LOST
-                reply.error = f"{reply.error} (after an attempt whose answer was lost)"
-            return reply
+                why = "the attempt whose answer was lost landed" if lost else "already done"
+                reply.error = f"{reply.error} (the requested state is in force: {why})"
+                return reply
+            return _unproven(reply) if lost else reply
+        elif call.conflict and reply.status == 409:
+            if lost:
+                reply.error = (
+                    f"{reply.error} (after an attempt whose answer was lost: the stored "
+                    "record may be that attempt's)"
+                )
+            return reply  # the record exists: stored, with the service's version
         retryable = reply.failure == LOST or reply.status in RETRY_STATUSES
         if not (call.retry or call.landed is not None) or not retryable or attempts >= limit:
-            if lost and reply.status is not None and reply.status >= 500:
-                reply.failure = LOST  # the last word is an error, the lost attempt may stand
-            return reply
+            return _unproven(reply) if lost else reply
         if reply.status not in (429, 503):  # those made the pacer pause the whole run
             pacer.stop.wait(_backoff(conn, attempts))
+
+
+def _unproven(reply: Reply) -> Reply:
+    """A final answer after an attempt whose answer was lost, that does not prove the call's
+    state (any error, whatever its status): the call is ``unknown``."""
+    if reply.failure != LOST:
+        reply.error = f"{reply.error} (after an attempt whose answer was lost: it may have landed)"
+        reply.failure = LOST
+    reply.lost = True
+    return reply
 
 
 def run_bulk(
@@ -356,21 +388,24 @@ def result_frame(
     replies: Sequence[Reply],
     *,
     key_name: str = "externalId",
+    conflict: bool = False,
 ) -> pd.DataFrame:
     """The standard result frame of a bulk operation: one row per input row.
 
     Columns: ``<key_name>``, ``status``, ``ok``, ``httpStatus``, ``error``, ``attempts``,
     ``elapsed``. ``status`` is ``sent`` (answered 2xx), ``journaled`` (a journal holds it),
     ``failed`` (answered with an error), ``unknown`` (sent, answer lost: it may have been
-    applied), ``not_sent`` (never left: interrupted, or the service could not be reached) or
-    ``skipped`` (held back: invalid, or its parent failed). ``ok`` is ``sent`` or
-    ``journaled``.
+    applied), ``not_sent`` (never left: interrupted, or the service could not be reached),
+    ``skipped`` (held back: invalid, or its parent failed) or, with ``conflict``, ``conflict``
+    (answered 409: the service holds a record under that key and keeps its version). ``ok``
+    is ``sent`` or ``journaled``.
 
     Args:
         index: the input frame's index (the result is aligned to it).
         keys: the identifying value of each row.
         replies: one reply per row.
         key_name: name of the key column.
+        conflict: a 409 is ``conflict`` (imports), not ``failed``.
 
     Returns:
         The result frame.
@@ -379,6 +414,8 @@ def result_frame(
         >>> r = result_frame([0], ["C1"], [Reply(201)])
         >>> r.loc[0, "status"], bool(r.loc[0, "ok"])
         ('sent', True)
+        >>> result_frame([0], ["C1"], [Reply(409)], conflict=True).loc[0, "status"]
+        'conflict'
     """
     status: list[Status] = []
     for r in replies:
@@ -392,6 +429,8 @@ def result_frame(
             status.append("unknown")
         elif r.status is None and r.attempts == 0:
             status.append("skipped")
+        elif conflict and r.status == 409:
+            status.append("conflict")
         else:
             status.append("failed")
     frame = pd.DataFrame(

@@ -62,7 +62,8 @@ __all__ = ["EXIT_CODES", "console", "main"]
 #: exit status -> meaning (also shown by ``toolkit --help``)
 EXIT_CODES: dict[int, str] = {
     0: "everything done (every row valid, sent or already journaled)",
-    1: "some rows invalid, failed or skipped (see the table printed, or --out)",
+    1: "some rows invalid, failed, skipped, unknown or in conflict (see the table printed, "
+    "or --out)",
     2: "usage or input error: bad arguments, an unreadable file, missing or refused "
     "settings, an unreachable service",
     130: "interrupted (Ctrl+C or SIGTERM): the rows not sent are listed, with the command "

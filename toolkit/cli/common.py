@@ -13,6 +13,8 @@ import pandas as pd
 
 from toolkit import Client, Connection, Settings
 from toolkit.client import ENV_KEYS, Journal
+from toolkit.core.auth import credentials_refused
+from toolkit.core.connection import ENDPOINTS
 from toolkit.errors import (
     ApiError,
     AuthError,
@@ -38,6 +40,9 @@ __all__ = [
     "with_row",
     "write_out",
 ]
+
+#: the path of the token request (what tells its errors from the other requests)
+TOKEN_PATH = ENDPOINTS["token"][2]
 
 #: the table files a command reads, for its help
 TABLE_FILES = "CSV (, ; tab or | separated; UTF-8 or cp1252), .xlsx or .parquet"
@@ -101,7 +106,8 @@ def client_from(args: argparse.Namespace) -> Client:
     """
     client = Client.from_env(args.env_file, workers=getattr(args, "workers", None) or 8)
     args.settings = client.connection.settings
-    # one attempt: an unreachable identity service ends the command at once, with the setting
+    # an unreachable identity service ends the command at once, with the setting; a 429 or
+    # 5xx is retried like any request (Retry-After, backoff) before the command gives up
     client.connection.auth.secret_token(retry=False)
     return client
 
@@ -285,6 +291,30 @@ def _setting_of(url: str, settings: Settings | None) -> tuple[str, str]:
     return host, "TOOLKIT_AUTH_URL / TOOLKIT_TIME_URL"
 
 
+def _token_refusal(exc: ApiError, env_file: str) -> str:
+    """The line for an error answer of the token request: the credentials only when the
+    identity service says so (``invalid_client``, ``unauthorized_client``, a bare 400/401)."""
+    code = (exc.problem or {}).get("error")
+    what = f"{code}: {exc.detail}" if isinstance(code, str) and code else f"{exc.detail}"
+    host = urlsplit(exc.url).netloc or exc.url
+    if isinstance(exc, AuthError) and credentials_refused(exc):
+        return (
+            f"the identity service refused the application's credentials "
+            f"({code or exc.status}: {exc.detail}); check TOOLKIT_CLIENT_ID and "
+            f"TOOLKIT_CLIENT_SECRET in {env_file} or the environment"
+        )
+    if isinstance(exc, AuthError):
+        return (
+            f"the identity service at {host} refused the token request ({exc.status} {what}); "
+            f"check TOOLKIT_AUDIENCE and TOOLKIT_AUTH_URL in {env_file} or the environment"
+        )
+    busy = "is limiting requests" if exc.status == 429 else "is failing or unavailable"
+    return (
+        f"the identity service at {host} answered the token request {exc.status} ({what}) "
+        f"on every attempt: it {busy}; try again later (the credentials were not checked)"
+    )
+
+
 def explain(exc: ToolkitError, args: argparse.Namespace | None) -> str:
     """One line saying what went wrong and which setting to check.
 
@@ -302,6 +332,8 @@ def explain(exc: ToolkitError, args: argparse.Namespace | None) -> str:
     """
     settings = getattr(args, "settings", None)
     env_file = getattr(args, "env_file", ".env")
+    if isinstance(exc, ApiError) and urlsplit(exc.url).path.endswith(TOKEN_PATH):
+        return _token_refusal(exc, env_file)
     if isinstance(exc, AuthError):
         problem = exc.problem or {}
         code = problem.get("error") or ("invalid_client" if exc.status == 401 else None)

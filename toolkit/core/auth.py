@@ -12,6 +12,7 @@ tracker) hold a plain secret or token.
 from __future__ import annotations
 
 import hmac
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -20,10 +21,24 @@ from typing import Any
 import orjson
 import requests
 
-from toolkit.core.http import Transport
-from toolkit.errors import AuthError, TransportError, api_error_for
+from toolkit.core.http import INVALID_URL, RETRY_STATUSES, Transport, problem_of
+from toolkit.errors import ApiError, AuthError, TransportError, api_error_for
 
-__all__ = ["MASK", "BearerAuth", "ClientCredentials", "Secret", "TokenProvider"]
+__all__ = [
+    "CREDENTIAL_ERRORS",
+    "MASK",
+    "BearerAuth",
+    "ClientCredentials",
+    "Secret",
+    "TokenProvider",
+    "credentials_refused",
+]
+
+#: The OAuth 2.0 error codes (RFC 6749 section 5.2) that say the credentials are wrong.
+CREDENTIAL_ERRORS = ("invalid_client", "unauthorized_client")
+
+#: The longest ``Retry-After`` of the identity service waited for, in seconds.
+_MAX_RETRY_AFTER = 60.0
 
 #: what a :class:`Secret` shows instead of its value (and what its pickled form holds)
 MASK = "********"
@@ -292,15 +307,30 @@ class TokenProvider:
 
     def _fetch(self, retry: bool = True) -> None:
         # the body is written by the ClientCredentials hook while requests prepares the
-        # request: no frame here holds the plain secret. A token exchange is safe to repeat:
-        # connection errors and 5xx are retried, unless the caller (the bulk runner) retries
-        # for the whole run itself.
-        reply = self._transport.send(
-            "POST",
-            self.token_url,
-            auth=ClientCredentials(self.client_id, self._secret, self.audience),
-            retry=retry,
-        )
+        # request: no frame here holds the plain secret. A token exchange is safe to repeat,
+        # and goes through the same policy as any request: 429 and 5xx are retried (after
+        # Retry-After, else with backoff) up to the transport's retries, always; a request
+        # that got no answer is retried only with ``retry`` (the bulk runner passes False: its
+        # pacer gives the verdict on an unreachable service for the whole run).
+        transport = self._transport
+        limit = 1 + transport.retries
+        attempt = 0
+        while True:
+            attempt += 1
+            reply = transport.send(
+                "POST",
+                self.token_url,
+                auth=ClientCredentials(self.client_id, self._secret, self.audience),
+                retry=False,
+            )
+            if attempt >= limit:
+                break
+            if reply.status is None and retry and reply.failure != INVALID_URL:
+                self._sleep(None, attempt)
+            elif reply.status in RETRY_STATUSES:
+                self._sleep(reply.retry_after, attempt)
+            else:
+                break
         if reply.status is None:
             raise TransportError(
                 f"token request failed: {reply.error}",
@@ -312,13 +342,21 @@ class TokenProvider:
         # take the token out of the parsed body at once, straight into its wrapper
         token = Secret(str(data.pop("access_token"))) if data and "access_token" in data else None
         if reply.status != 200 or token is None or data is None:  # no token means no data too
-            problem = data or None
-            if reply.status >= 500:
-                raise api_error_for(reply.status, problem, "POST", self.token_url)
-            refused = AuthError(reply.status, problem, "POST", self.token_url)
+            problem = problem_of(reply)
             if reply.status in (400, 401, 403):
-                self._refused = refused
-            raise refused
+                # a refusal of the request or of the credentials: asking again cannot help
+                self._refused = AuthError(reply.status, problem, "POST", self.token_url)
+                raise self._refused
+            if 200 <= reply.status < 300:
+                raise ApiError(
+                    reply.status,
+                    {"detail": "the identity service's answer holds no access_token"},
+                    "POST",
+                    self.token_url,
+                )
+            # 429, 5xx after the retries, or another status: the identity service's answer,
+            # not a verdict on the credentials (a later call asks again)
+            raise api_error_for(reply.status, problem, "POST", self.token_url)
         try:
             lifetime = float(data.get("expires_in") or 3600)
         except (TypeError, ValueError):
@@ -327,3 +365,41 @@ class TokenProvider:
         self._token = token
         self._refresh_at = self._clock() + lifetime - margin
         self.fetches += 1
+
+    def _sleep(self, retry_after: float | None, attempt: int) -> None:
+        """Wait before the next token request: ``Retry-After`` when given, else backoff."""
+        t = self._transport
+        if retry_after is not None:
+            delay = min(retry_after, _MAX_RETRY_AFTER)
+        else:
+            delay = min(t.backoff_max, t.backoff * 2.0 ** (attempt - 1))
+            delay += random.uniform(0, t.jitter)
+        time.sleep(delay)
+
+
+def credentials_refused(error: ApiError) -> bool:
+    """Whether an answer of the identity service says the application's credentials are wrong.
+
+    Only the OAuth 2.0 errors ``invalid_client`` and ``unauthorized_client`` say so, or a 400
+    or 401 that names no OAuth error at all; a 429, a 5xx or ``invalid_request`` (a wrong
+    audience, a malformed request) do not.
+
+    Args:
+        error: the error of a token request.
+
+    Returns:
+        True when the client id or secret is to be checked.
+
+    Example:
+        >>> credentials_refused(AuthError(401, {"error": "invalid_client"}))
+        True
+        >>> credentials_refused(AuthError(400, {"error": "invalid_request"}))
+        False
+        >>> from toolkit.errors import RateLimitError
+        >>> credentials_refused(RateLimitError(429, None))
+        False
+    """
+    code = (error.problem or {}).get("error")
+    if isinstance(code, str) and code:
+        return code in CREDENTIAL_ERRORS
+    return error.status in (400, 401)

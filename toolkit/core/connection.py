@@ -18,9 +18,9 @@ from typing import Any, Literal
 from urllib.parse import quote, urlsplit
 
 from toolkit.core.auth import BearerAuth, TokenProvider
-from toolkit.core.http import INVALID_URL, UNREACHABLE, Reply, Transport
+from toolkit.core.http import INVALID_URL, UNREACHABLE, Reply, Transport, problem_of
 from toolkit.core.settings import ENV_KEYS, Settings
-from toolkit.errors import ApiError, TransportError, api_error_for
+from toolkit.errors import ApiError, AuthError, TransportError, api_error_for
 
 __all__ = ["ENDPOINTS", "Connection", "Endpoint", "Service"]
 
@@ -245,10 +245,11 @@ class Connection:
                     exc.failure or UNREACHABLE,
                 )
             except ApiError as exc:
+                what = "refused" if isinstance(exc, AuthError) else f"answered {exc.status}"
                 return Reply(
                     exc.status,
                     exc.problem,
-                    f"token request refused: {exc.detail}",
+                    f"token request {what}: {exc.detail}",
                     attempts + 1,
                     elapsed,
                     method,
@@ -315,8 +316,7 @@ class Connection:
         if reply.status is None:
             raise TransportError(reply.error or "no answer", method=reply.method, url=reply.url)
         if not reply.ok:
-            problem = reply.body if isinstance(reply.body, dict) else None
-            raise api_error_for(reply.status, problem, reply.method, reply.url)
+            raise api_error_for(reply.status, problem_of(reply), reply.method, reply.url)
         return reply.body
 
     def close(self) -> None:

@@ -42,6 +42,7 @@ __all__ = [
     "Reply",
     "Transport",
     "classify",
+    "problem_of",
 ]
 
 log = logging.getLogger("toolkit.core.http")
@@ -78,6 +79,9 @@ class Reply:
         failure: why no usable answer came: :data:`UNREACHABLE`, :data:`INVALID_URL`,
             :data:`LOST`, :data:`NOT_SENT`, or :data:`LANDED` (an ``ok`` reply); else ``None``.
         retry_after: seconds of the answer's ``Retry-After`` header, when it had one.
+        lost: an earlier attempt of the same call was sent and its answer lost (it may have
+            been applied); set by the bulk runner, so an answer that does not prove the
+            call's state is read as ``unknown``.
     """
 
     status: int | None
@@ -89,6 +93,7 @@ class Reply:
     url: str = ""
     failure: Failure | None = None
     retry_after: float | None = None
+    lost: bool = False
 
     @property
     def ok(self) -> bool:
@@ -211,15 +216,47 @@ def _retry_after(value: str | None) -> float | None:
         return None
 
 
-def _detail(body: Any, status: int | None) -> str | None:
+def _detail(body: Any, status: int | None, text: bytes = b"") -> str | None:
+    """The reason of an error answer: its problem body's text, else the status and the body's
+    first line (a service may answer errors as plain text, ``{"message": ...}`` or nothing)."""
     if status is not None and 200 <= status < 300:
         return None
     if isinstance(body, dict):
         for key in ("detail", "error_description", "title", "error", "message"):
-            text = body.get(key)
-            if isinstance(text, str) and text:
-                return text
-    return f"HTTP {status}" if status is not None else "no answer"
+            value = body.get(key)
+            if isinstance(value, str) and value:
+                return value
+    if status is None:
+        return "no answer"
+    plain = text.decode("utf-8", "replace").strip().splitlines() if text else []
+    first = " ".join(plain[0].split())[:200] if plain and body is None else ""
+    return f"HTTP {status}: {first}" if first else f"HTTP {status}"
+
+
+def problem_of(reply: Reply) -> dict[str, Any] | None:
+    """The error body of an answer as a problem: the parsed JSON object when there is one,
+    else ``{"detail": <the body's text>}`` for a plain-text answer, else ``None`` (no body).
+
+    Args:
+        reply: an answer.
+
+    Returns:
+        The problem, or ``None``.
+
+    Example:
+        >>> problem_of(Reply(409, {"detail": "exists"}))
+        {'detail': 'exists'}
+        >>> problem_of(Reply(409, None, "HTTP 409: externalId 'C1' exists"))
+        {'detail': "externalId 'C1' exists"}
+        >>> problem_of(Reply(409, None, "HTTP 409")) is None
+        True
+    """
+    if isinstance(reply.body, dict):
+        return reply.body
+    prefix = f"HTTP {reply.status}: "
+    if reply.error and reply.error.startswith(prefix):
+        return {"detail": reply.error.removeprefix(prefix)}
+    return None
 
 
 def _clear_locals(exc: BaseException) -> None:
@@ -431,7 +468,7 @@ class Transport:
         return Reply(
             resp.status_code,
             body,
-            _detail(body, resp.status_code),
+            _detail(body, resp.status_code, resp.content),
             attempts,
             elapsed,
             method,

@@ -2,9 +2,12 @@
 
 The frame is validated first (:class:`AcknowledgementSchema`), then posted through the bulk
 runner. A 409 (the entry is already in another state) is reported with the service's detail and
-is not retried. An acknowledgement whose answer was lost is retried; a 409 on that retry naming
-the requested state means the first attempt landed (the row is ``sent``), any other answer
-leaves the row ``unknown``.
+is not retried. An acknowledgement whose answer was lost is retried; a 409 or 422 on that retry
+naming the requested state means the first attempt landed (the row is ``sent``), any other
+answer leaves the row ``unknown``. A service that refuses a repeated acknowledgement (409 or
+422 for an entry already in that state) is read the same way: ``sent`` where its body shows the
+entry in the requested state with the same ``externalId`` or ``errors``, else ``failed`` with
+the service's reason.
 """
 
 from __future__ import annotations
@@ -59,12 +62,22 @@ def _message(df: pd.DataFrame, column: str, check: str, value: Any) -> str:
     return f"{column}: failed {check}; got {value!r}"
 
 
-def _landed(state: str) -> Callable[[Reply], bool]:
-    """Whether a 409 answering a retry says the entry is already in ``state``."""
+def _landed(state: str, value: Any) -> Callable[[Reply], bool]:
+    """Whether a 409 or 422 shows the entry already in ``state`` with what was asked.
+
+    A service may refuse to acknowledge an entry again (409 or 422, ``ackRepeat``). The
+    answer counts as landed only when its body names the requested ``state``, and then only
+    after an attempt whose answer was lost (that attempt landed), or when the body also shows
+    the same ``externalId`` (succeeded) or ``errors`` (failed): a body naming the state alone
+    may be refusing other values. A body without ``state`` (plain text, none) proves nothing.
+    """
+    field = "externalId" if state == "succeeded" else "errors"
 
     def landed(reply: Reply) -> bool:
         body = reply.body if isinstance(reply.body, dict) else {}
-        return body.get("state") == state
+        if body.get("state") != state:
+            return False
+        return reply.lost or (field in body and body[field] == value)
 
     return landed
 
@@ -244,11 +257,12 @@ def acknowledge(
         path = {"userId": user, "entryId": entry}
         if outcome == "succeeded":
             body: dict[str, Any] = {"externalId": ext}
-            landed = _landed("succeeded")
+            landed = _landed("succeeded", ext)
             calls.append(Call("release_succeeded", path, body, key=entry, landed=landed))
         else:
             body = {"errors": _as_list(errs) or []}
-            calls.append(Call("release_failed", path, body, key=entry, landed=_landed("failed")))
+            landed = _landed("failed", body["errors"])
+            calls.append(Call("release_failed", path, body, key=entry, landed=landed))
 
     def frame(replies: list[Reply]) -> pd.DataFrame:
         res = result_frame(original, df["entryId"].tolist(), replies, key_name="entryId")

@@ -44,6 +44,11 @@ PARENTS: dict[str, list[tuple[str, str]]] = {
 }
 
 
+#: statuses of a row whose record is known not to be stored by this run: its children are
+#: skipped (``unknown`` and ``conflict`` rows may be or are stored: their children are sent)
+NOT_STORED = ("failed", "skipped", "not_sent")
+
+
 def _table(table: str) -> tuple[str, str]:
     if table not in IMPORTS:
         raise ConfigError(f"unknown table {table!r}; expected one of {', '.join(IMPORTS)}")
@@ -62,7 +67,8 @@ def _plan(table: str, df: pd.DataFrame) -> tuple[list[Call], list[list[Any]]]:
             rows.append(list(labels))
         return calls, rows
     payloads = to_payloads(table, df)
-    calls = [Call(endpoint, None, p, key=str(p.get(key))) for p in payloads]
+    # a 409 on an import: the service holds this externalId and keeps its version
+    calls = [Call(endpoint, None, p, key=str(p.get(key)), conflict=True) for p in payloads]
     return calls, [[label] for label in df.index]
 
 
@@ -108,9 +114,10 @@ def import_table(
 
     Returns:
         Aligned to ``df.index``: ``externalId`` (``initiativeExternalId`` for code ranges),
-        ``status`` (``sent``, ``journaled``, ``failed``, ``unknown`` (sent, answer lost),
-        ``not_sent``), ``ok``, ``httpStatus``, ``error``, ``attempts``, ``elapsed``; with
-        ``dry_run`` the columns are the key, ``url`` and ``payload``.
+        ``status`` (``sent``, ``journaled``, ``conflict`` (a 409: the service keeps its
+        version), ``failed``, ``unknown`` (sent, answer lost), ``not_sent``), ``ok``,
+        ``httpStatus``, ``error``, ``attempts``, ``elapsed``; with ``dry_run`` the columns are
+        the key, ``url`` and ``payload``.
 
     Raises:
         ValidationError: the frame failed its schema (``.failure_cases`` lists every failure).
@@ -153,10 +160,10 @@ def import_table(
         )
     except Interrupted as exc:
         per_row = _spread(checked.index, rows, exc.replies)
-        exc.result = result_frame(original, keys, per_row, key_name=key)
+        exc.result = result_frame(original, keys, per_row, key_name=key, conflict=True)
         raise
     per_row = _spread(checked.index, rows, replies)
-    return result_frame(original, keys, per_row, key_name=key)
+    return result_frame(original, keys, per_row, key_name=key, conflict=True)
 
 
 @dataclass
@@ -165,7 +172,7 @@ class OnboardReport:
 
     Attributes:
         counts: one row per table: ``rows``, ``sent``, ``journaled``, ``failed``, ``unknown``,
-            ``not_sent``, ``skipped``.
+            ``not_sent``, ``skipped``, ``conflict``.
         results: every input row's result, with a ``table`` column first.
         validation: the validation report of the whole source.
     """
@@ -245,9 +252,13 @@ def onboard(
 ) -> OnboardReport:
     """Validate a whole firm and import it in the spec's order.
 
-    Clients, initiatives, code types, codes, then code ranges. A record whose parent failed
-    (or was itself skipped or invalid) is never posted: it is reported as ``skipped`` with the
-    reason. With a journal, a re-run sends only what was not acknowledged before.
+    Clients, initiatives, code types, codes, then code ranges. A record whose parent is
+    known not to be stored (``failed``, ``skipped`` or invalid, ``not_sent``) is never posted:
+    it is reported as ``skipped`` with the reason. A parent whose answer was lost
+    (``unknown``) or that the service already held (``conflict``, a 409 on a repeated import)
+    does not hold its children back. A ``conflict`` row is not journaled: a re-run sends it
+    once more and reports it ``conflict`` again (one request, never retried). With a journal, a re-run sends only what was not acknowledged
+    before.
 
     Args:
         conn: the connection (a :class:`~toolkit.core.connection.Connection`).
@@ -354,16 +365,16 @@ def onboard(
             by_label = dict(zip(checked.index, sent, strict=True))
             per_row = [by_label.get(label) or _skipped(reasons[label]) for label in raw.index]
             keys = raw[key].astype("string").tolist() if key in raw else [None] * len(raw)
-            res = result_frame(raw.index, keys, per_row, key_name="externalId")
+            res = result_frame(raw.index, keys, per_row, key_name="externalId", conflict=True)
             if dry_run:
                 res.loc[res["error"] == "dry run", "status"] = "skipped"
             res.insert(0, "table", table)
             res.insert(1, "row", raw.index)
             results.append(res.reset_index(drop=True))
-            for k, ok, status, err in zip(
-                keys, res["ok"], res["status"], res["error"], strict=True
-            ):
-                if not ok and k is not None and not dry_run:
+            for k, status, err in zip(keys, res["status"], res["error"], strict=True):
+                # only a parent known not to be stored holds its children back: an unknown
+                # one may be stored, a conflict one is (the service's version)
+                if status in NOT_STORED and k is not None and not dry_run:
                     bad_ids[table].setdefault(str(k), f"{status}: {err}")
     finally:
         if jr is not None:
