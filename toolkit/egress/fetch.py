@@ -9,6 +9,7 @@ memory stays that of one window whatever the range.
 
 from __future__ import annotations
 
+import logging
 import os
 import uuid
 from collections.abc import Iterator, Sequence
@@ -21,9 +22,11 @@ from toolkit.core.connection import Connection
 from toolkit.core.windows import iso, split_windows
 from toolkit.egress.export import Export
 from toolkit.egress.files import ROWS_PER_GROUP, claim_target
-from toolkit.errors import ConfigError
+from toolkit.errors import ApiError, ConfigError
 
 __all__ = [
+    "SMALLEST",
+    "TOO_LARGE",
     "export_entries",
     "export_to_parquet",
     "fetch_window",
@@ -31,9 +34,24 @@ __all__ = [
     "release_pending",
 ]
 
+log = logging.getLogger("toolkit.egress.fetch")
+
+
+#: statuses a service may refuse a window with as too large (entries or days)
+TOO_LARGE = (400, 413, 422)
+
+#: the smallest window a refused one is split into
+SMALLEST = pd.Timedelta(seconds=1)
+
 
 def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Export:
     """Request one window ``(start, end]`` of the v2 export and flatten it.
+
+    A window the service refuses as too large (400, 413 or 422: too many entries, too many
+    days) is split in two halves, each requested the same way, down to one second; then the
+    refusal is raised. The windows actually requested are in ``export.entries.attrs``:
+    ``"windows"`` (a list of ``(releasedAfter, releasedOnOrBefore)`` ISO pairs) and
+    ``"split"`` (how many refused windows were split; 0 when none was).
 
     Args:
         conn: the connection (a :class:`~toolkit.core.connection.Connection`).
@@ -44,16 +62,45 @@ def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Ex
         The window's export.
 
     Raises:
-        ApiError: the service refused the request.
+        ApiError: the service refused the request (a window of one second, or another
+            refusal than 400, 413 or 422).
 
     Example:
         >>> a, b = split_windows("2026-11-01", "2026-11-02")[0]
-        >>> len(fetch_window(client.connection, a, b))
-        9
+        >>> ex = fetch_window(client.connection, a, b)
+        >>> len(ex), ex.entries.attrs["split"]
+        (9, 0)
     """
-    params = {"releasedAfter": iso(start), "releasedOnOrBefore": iso(end)}
-    raw = conn.call("export", params=params, raw=True)
-    return Export.from_json(raw or b"[]", kind="export")
+    parts: list[Export] = []
+    windows: list[tuple[str, str]] = []
+    split = 0
+    todo = [(start, end)]
+    while todo:
+        lo, hi = todo.pop()
+        params = {"releasedAfter": iso(lo), "releasedOnOrBefore": iso(hi)}
+        try:
+            raw = conn.call("export", params=params, raw=True)
+        except ApiError as exc:
+            mid = _middle(lo, hi)
+            if exc.status not in TOO_LARGE or mid is None:
+                raise
+            log.info("export window %s..%s refused (%s): split in two", *params.values(), exc)
+            split += 1
+            todo += [(mid, hi), (lo, mid)]  # the earlier half first: parts stay in time order
+            continue
+        windows.append((params["releasedAfter"], params["releasedOnOrBefore"]))
+        parts.append(Export.from_json(raw or b"[]", kind="export"))
+    result = parts[0] if len(parts) == 1 else Export.concat(parts)
+    result.entries.attrs.update(windows=windows, split=split)
+    return result
+
+
+def _middle(lo: pd.Timestamp, hi: pd.Timestamp) -> pd.Timestamp | None:
+    """The millisecond between two bounds, or ``None`` when the window is one second or less."""
+    if hi - lo <= SMALLEST:
+        return None
+    mid = (lo + (hi - lo) / 2).floor("ms")
+    return mid if lo < mid < hi else None
 
 
 def iter_export(
@@ -106,7 +153,9 @@ def export_entries(
 
     Returns:
         An :class:`~toolkit.egress.export.Export` with ``.entries``, ``.codes``,
-        ``.codes_wide()``, ``.to_parquet()``, ``.to_csv()``.
+        ``.codes_wide()``, ``.to_parquet()``, ``.to_csv()``; ``.entries.attrs["windows"]``
+        lists the windows requested and ``["split"]`` how many the service refused as too
+        large and were split (see :func:`fetch_window`).
 
     Raises:
         ConfigError: the bounds are unparseable or inverted.
@@ -122,7 +171,14 @@ def export_entries(
     parts = list(
         iter_export(conn, released_after, released_on_or_before, window=window, progress=progress)
     )
-    return parts[0] if len(parts) == 1 else Export.concat(parts)
+    if len(parts) == 1:
+        return parts[0]
+    result = Export.concat(parts)
+    result.entries.attrs.update(
+        windows=[w for p in parts for w in p.entries.attrs.get("windows", [])],
+        split=sum(p.entries.attrs.get("split", 0) for p in parts),
+    )
+    return result
 
 
 def export_to_parquet(
@@ -155,19 +211,20 @@ def export_to_parquet(
         progress: show a progress bar.
 
     Returns:
-        ``{"entries": n, "codes": m, "windows": k}``.
+        ``{"entries": n, "codes": m, "windows": k, "split": s}``: ``s`` windows were refused
+        by the service as too large and split (see :func:`fetch_window`).
 
     Raises:
         ConfigError: ``path`` holds data and ``overwrite`` is false; bad bounds or window.
 
     Example:
         >>> client.export_to_parquet("2026-11-01", "2026-11-21", tmp / "export")
-        {'entries': 224, 'codes': 334, 'windows': 20}
+        {'entries': 224, 'codes': 334, 'windows': 20, 'split': 0}
     """
     if not window:
         raise ConfigError("export_to_parquet needs a window")
     split_windows(released_after, released_on_or_before, window)  # bad input: nothing written
-    totals = {"entries": 0, "codes": 0, "windows": 0}
+    totals = {"entries": 0, "codes": 0, "windows": 0, "split": 0}
     root = claim_target(path, overwrite=overwrite)
     root.mkdir(parents=True, exist_ok=True)
     buffer: list[Export] = []
@@ -186,6 +243,7 @@ def export_to_parquet(
         conn, released_after, released_on_or_before, window=window, progress=progress
     ):
         totals["windows"] += 1
+        totals["split"] += int(part.entries.attrs.get("split", 0))
         if not len(part.entries):
             continue
         buffer.append(part)

@@ -135,6 +135,7 @@ def _rows(tk: str, ids: list[str], reply: Reply) -> dict[tuple[str, str], dict[s
                 "errorCode": code,
                 "errorMessage": None if status == 200 else message,
                 "attempts": reply.attempts,
+                "lost": reply.lost,
             }
         missing = [i for i in ids if (tk, i) not in out]
         detail = "no result for this id in the 207 response"
@@ -151,8 +152,23 @@ def _rows(tk: str, ids: list[str], reply: Reply) -> dict[tuple[str, str], dict[s
             "errorCode": None,
             "errorMessage": detail,
             "attempts": reply.attempts,
+            "lost": reply.lost or reply.failure == LOST,
         }
     return out
+
+
+def _settle(results: dict[tuple[str, str], dict[str, Any]]) -> None:
+    """An item one of whose attempts had its answer lost is unknown, unless its last answer
+    is a per-item 200 (the requested state): a later 500, 403... does not undo a star that
+    the lost attempt may have applied. Its ``status`` becomes null, ``errorMessage`` says
+    ``unknown: ...``."""
+    for row in results.values():
+        if row.get("lost") and row["status"] != 200:
+            message = str(row["errorMessage"] or f"HTTP {row['status']}")
+            if not message.startswith("unknown: "):
+                last = f"then {row['status']}: " if row["status"] is not None else ""
+                message = f"unknown: an attempt's answer was lost; {last}{message}"
+            row["status"], row["errorCode"], row["errorMessage"] = None, None, message
 
 
 def _send(
@@ -215,14 +231,18 @@ def _star_op(
             retried = _send(conn, endpoint, again, workers=workers, progress=False, pacer=pacer)
             for pair, row in retried.items():
                 row["attempts"] = (row["attempts"] or 0) + (results[pair]["attempts"] or 0)
+                row["lost"] = row["lost"] or results[pair]["lost"]
                 results[pair] = row
     except Interrupted as exc:
         for pair, row in getattr(exc, "partial", {}).items():
             if pair in results:
                 row["attempts"] = (row["attempts"] or 0) + (results[pair]["attempts"] or 0)
+                row["lost"] = row["lost"] or results[pair]["lost"]
             results[pair] = row
+        _settle(results)
         exc.result = _frame_of(given is not None, frame, wanted, results)
         raise
+    _settle(results)
     return _frame_of(given is not None, frame, wanted, results)
 
 
@@ -276,8 +296,9 @@ def star(
     requests of at most 100. A whole-request failure (unknown or ambiguous timekeeper, 500)
     becomes a row for every id of that request; per-item 500s are retried on their own, with
     the same backoff and number of retries as whole requests. A request that was never sent
-    (interrupted, service unreachable) says ``not sent: ...`` in ``errorMessage``; one whose
-    answer was lost says ``unknown: ...``.
+    (interrupted, service unreachable) says ``not sent: ...`` in ``errorMessage``; an item
+    with an attempt whose answer was lost and no later per-item 200 has a null ``status`` and
+    says ``unknown: ...`` (the lost attempt may have applied it).
 
     Args:
         conn: the connection (a :class:`~toolkit.core.connection.Connection`).
