@@ -207,7 +207,8 @@ def _attempt_all(conn: Connection, call: Call, pacer: Pacer) -> Reply:
                     "record may be that attempt's)"
                 )
             return reply  # the record exists: stored, with the service's version
-        retryable = reply.failure == LOST or reply.status in RETRY_STATUSES
+        # NOT_SENT here: the token request's answer was lost, this request never left
+        retryable = reply.failure in (LOST, NOT_SENT) or reply.status in RETRY_STATUSES
         if not (call.retry or call.landed is not None) or not retryable or attempts >= limit:
             return _unproven(reply) if lost else reply
         if reply.status not in (429, 503):  # those made the pacer pause the whole run

@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 import requests
 
-from toolkit.core.http import INVALID_URL, RETRY_STATUSES, Transport, problem_of
+from toolkit.core.http import LOST, RETRY_STATUSES, UNREACHABLE, Transport, problem_of
 from toolkit.errors import ApiError, AuthError, TransportError, api_error_for
 
 __all__ = [
@@ -309,9 +309,9 @@ class TokenProvider:
         # the body is written by the ClientCredentials hook while requests prepares the
         # request: no frame here holds the plain secret. A token exchange is safe to repeat,
         # and goes through the same policy as any request: 429 and 5xx are retried (after
-        # Retry-After, else with backoff) up to the transport's retries, always; a request
-        # that got no answer is retried only with ``retry`` (the bulk runner passes False: its
-        # pacer gives the verdict on an unreachable service for the whole run).
+        # Retry-After, else with backoff) up to the transport's retries, and so is a lost
+        # answer, always; a service that cannot be reached is retried only with ``retry``
+        # (the bulk runner passes False: its pacer gives the verdict for the whole run).
         transport = self._transport
         limit = 1 + transport.retries
         attempt = 0
@@ -325,8 +325,10 @@ class TokenProvider:
             )
             if attempt >= limit:
                 break
-            if reply.status is None and retry and reply.failure != INVALID_URL:
-                self._sleep(None, attempt)
+            if reply.status is None and (
+                reply.failure == LOST or (retry and reply.failure == UNREACHABLE)
+            ):
+                self._sleep(None, attempt)  # a lost answer: the service is there, ask again
             elif reply.status in RETRY_STATUSES:
                 self._sleep(reply.retry_after, attempt)
             else:

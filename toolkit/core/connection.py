@@ -18,7 +18,15 @@ from typing import Any, Literal
 from urllib.parse import quote, urlsplit
 
 from toolkit.core.auth import BearerAuth, TokenProvider
-from toolkit.core.http import INVALID_URL, UNREACHABLE, Reply, Transport, problem_of
+from toolkit.core.http import (
+    INVALID_URL,
+    LOST,
+    NOT_SENT,
+    UNREACHABLE,
+    Reply,
+    Transport,
+    problem_of,
+)
 from toolkit.core.settings import ENV_KEYS, Settings
 from toolkit.errors import ApiError, AuthError, TransportError, api_error_for
 
@@ -234,10 +242,16 @@ class Connection:
             try:
                 token = self.auth.secret_token(retry=retry)  # wrapped until the header is built
             except TransportError as exc:
+                why = str(exc).split(": ", 1)[-1]
+                if exc.failure == LOST:  # the identity service is there; this request never left
+                    return Reply(
+                        None, None, f"not sent: the token request's answer was lost ({why})",
+                        attempts, elapsed, method, url, NOT_SENT,
+                    )
                 return Reply(
                     None,
                     None,
-                    self._unreachable("auth", self.auth.token_url, str(exc).split(": ", 1)[-1]),
+                    self._unreachable("auth", self.auth.token_url, why),
                     attempts + 1,
                     elapsed,
                     method,
