@@ -43,6 +43,7 @@ import threading
 import warnings
 from collections.abc import Sequence
 from types import ModuleType
+from typing import TextIO
 
 from toolkit.cli import (
     acknowledge,
@@ -145,7 +146,14 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
 
@@ -189,7 +197,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.simplefilter("always", InputWarning)
         warnings.showwarning = _show_warning
         try:
-            return args.func(args)
+            code: int = args.func(args)
+            return code
         except Interrupted as exc:
             if exc.result is not None:
                 key = "entryId" if args.command == "acknowledge" else ""

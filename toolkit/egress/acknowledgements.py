@@ -142,6 +142,7 @@ def check_acknowledgements(frame: FrameLike, *, separator: str | None = None) ->
     if df.empty:
         return df[["userId", "entryId", "outcome", "externalId", "errors"]]
     parts: list[pd.DataFrame] = []
+    checked: pd.DataFrame
     try:
         checked = AcknowledgementSchema.validate(df, lazy=True)
     except pa.errors.SchemaErrors as exc:
@@ -264,20 +265,20 @@ def acknowledge(
             landed = _landed("failed", body["errors"])
             calls.append(Call("release_failed", path, body, key=entry, landed=landed))
 
-    def frame(replies: list[Reply]) -> pd.DataFrame:
+    def as_result(replies: list[Reply]) -> pd.DataFrame:
         res = result_frame(original, df["entryId"].tolist(), replies, key_name="entryId")
-        res.insert(0, "userId", pd.array(df["userId"].tolist(), dtype="string"))
-        res.insert(2, "outcome", pd.array(df["outcome"].tolist(), dtype="string"))
-        return res
+        res.insert(0, "userId", df["userId"].tolist())
+        res.insert(2, "outcome", df["outcome"].tolist())
+        return res.astype({"userId": "string", "outcome": "string"})
 
     try:
         replies = run_bulk(
             conn, calls, workers=workers, progress=progress, journal=journal, desc="acknowledge"
         )
     except Interrupted as exc:
-        exc.result = frame(exc.replies)
+        exc.result = as_result(exc.replies)
         raise
-    res = frame(replies)
+    res = as_result(replies)
     # the spec does not say a repeated acknowledgement is harmless: a 409 that follows a
     # retried attempt may mean the first attempt was applied and only its answer was lost
     retried_conflict = (

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from toolkit.bulk.runner import STATUSES, Call, Journal, not_sent, pacer_for, result_frame, run_bulk
-from toolkit.core.connection import Connection
+from toolkit.core.connection import Connection, Endpoint
 from toolkit.core.frames import FrameLike, as_frames, as_pandas, unique_rows
 from toolkit.core.http import Reply
 from toolkit.errors import ConfigError, Interrupted, ValidationError
@@ -28,7 +28,7 @@ from toolkit.ingress.validation import validate as validate_frames
 __all__ = ["IMPORTS", "OnboardReport", "import_table", "onboard"]
 
 #: table -> (endpoint, key column). In the spec's suggested import order.
-IMPORTS: dict[str, tuple[str, str]] = {
+IMPORTS: dict[str, tuple[Endpoint, str]] = {
     "clients": ("import_clients", "externalId"),
     "initiatives": ("import_initiatives", "externalId"),
     "code_types": ("import_code_types", "externalId"),
@@ -49,7 +49,7 @@ PARENTS: dict[str, list[tuple[str, str]]] = {
 NOT_STORED = ("failed", "skipped", "not_sent")
 
 
-def _table(table: str) -> tuple[str, str]:
+def _table(table: str) -> tuple[Endpoint, str]:
     if table not in IMPORTS:
         raise ConfigError(f"unknown table {table!r}; expected one of {', '.join(IMPORTS)}")
     return IMPORTS[table]
@@ -256,9 +256,9 @@ def onboard(
     known not to be stored (``failed``, ``skipped`` or invalid, ``not_sent``) is never posted:
     it is reported as ``skipped`` with the reason. A parent whose answer was lost
     (``unknown``) or that the service already held (``conflict``, a 409 on a repeated import)
-    does not hold its children back. A ``conflict`` row is not journaled: a re-run sends it
-    once more and reports it ``conflict`` again (one request, never retried). With a journal, a re-run sends only what was not acknowledged
-    before.
+    does not hold its children back. With a journal, a re-run sends only what was not
+    acknowledged before; a ``conflict`` row is not journaled: a re-run sends it once more and
+    reports it ``conflict`` again (one request, never retried).
 
     Args:
         conn: the connection (a :class:`~toolkit.core.connection.Connection`).
@@ -294,7 +294,14 @@ def onboard(
     if on_invalid not in ("raise", "skip"):
         raise ConfigError("on_invalid must be 'raise' or 'skip'")
     frames = _read_source(source)
-    report = validate_frames(**frames, known=known)
+    report = validate_frames(
+        clients=frames.get("clients"),
+        initiatives=frames.get("initiatives"),
+        code_types=frames.get("code_types"),
+        codes=frames.get("codes"),
+        code_ranges=frames.get("code_ranges"),
+        known=known,
+    )
     if not report.ok and on_invalid == "raise":
         raise ValidationError(
             f"{len(report.failures)} validation failure(s); nothing was sent "
@@ -345,8 +352,8 @@ def onboard(
                 )
                 replies: list[Reply] = [Reply(None, None, "dry run", 0) for _ in calls]
             elif stopped:  # interrupted, or the service could not be reached
-                why = pacer.fatal if interrupted is None and pacer.fatal else None
-                replies = [not_sent(why) if why else not_sent() for _ in calls]
+                fatal = pacer.fatal if interrupted is None and pacer.fatal else None
+                replies = [not_sent(fatal) if fatal else not_sent() for _ in calls]
             else:
                 try:
                     replies = run_bulk(
@@ -382,7 +389,7 @@ def onboard(
     onboard_report = _report(results, report, dry_run, payloads)
     if interrupted is not None:
         interrupted.result = onboard_report.results
-        interrupted.report = onboard_report  # type: ignore[attr-defined]
+        interrupted.report = onboard_report
         raise interrupted
     return onboard_report
 

@@ -15,7 +15,7 @@ import pandas as pd
 
 from toolkit.bulk.pacer import Pacer
 from toolkit.bulk.runner import Call, pacer_for, run_bulk
-from toolkit.core.connection import Connection
+from toolkit.core.connection import Connection, Endpoint
 from toolkit.core.frames import FrameLike, as_pandas, coerce_ids
 from toolkit.core.http import LOST, NOT_SENT, Reply
 from toolkit.errors import ApiError, ConfigError, Interrupted, PaginationError, ToolkitError
@@ -129,7 +129,11 @@ def _rows(tk: str, ids: list[str], reply: Reply) -> dict[tuple[str, str], dict[s
                 continue
             code = item.get("errorCode")
             status = item.get("status")
-            message = item.get("errorMessage") or ITEM_ERRORS.get(code) or _STATUS_TEXT.get(status)
+            message = (
+                item.get("errorMessage")
+                or (ITEM_ERRORS.get(code) if isinstance(code, int) else None)
+                or (_STATUS_TEXT.get(status) if isinstance(status, int) else None)
+            )
             out[(tk, str(item["initiativeExternalId"]))] = {
                 "status": status,
                 "errorCode": code,
@@ -173,7 +177,7 @@ def _settle(results: dict[tuple[str, str], dict[str, Any]]) -> None:
 
 def _send(
     conn: Connection,
-    endpoint: str,
+    endpoint: Endpoint,
     wanted: dict[str, list[str]],
     *,
     workers: int | None,
@@ -194,7 +198,7 @@ def _send(
         results: dict[tuple[str, str], dict[str, Any]] = {}
         for (tk, ids), reply in zip(chunks, replies, strict=True):
             results.update(_rows(tk, ids, reply))
-        exc.partial = results  # type: ignore[attr-defined]
+        exc.partial = results
         raise
     results = {}
     for (tk, ids), reply in zip(chunks, replies, strict=True):
@@ -204,7 +208,7 @@ def _send(
 
 def _star_op(
     conn: Connection,
-    endpoint: str,
+    endpoint: Endpoint,
     timekeeper_or_frame: str | FrameLike,
     initiative_external_ids: Iterable[str] | None,
     workers: int | None,
@@ -507,7 +511,7 @@ def starred_many(
     frames = []
     for tk in dict.fromkeys(timekeepers):
         try:
-            f = starred(conn, tk, limit=limit).assign(httpStatus=200, error=pd.NA)
+            f = starred(conn, tk, limit=limit).assign(httpStatus=200, error=None)
             if f.empty:  # keep the timekeeper visible: one row, no initiative
                 f = pd.DataFrame(
                     {
