@@ -206,7 +206,7 @@ def test_main_flows_hold_against_the_profile(name: str, sb: Sandbox, tmp_path: P
     first = report.results.set_index(["table", "row"])["status"]
     second = again.results.set_index(["table", "row"])["status"]
     assert (second[first == "sent"] == "journaled").all()
-    if report.ok:
+    if report.ok and not lossy:  # a stalled request of the first run may still be counted
         assert _import_requests(sb) == before, "the re-run sent imports again"
 
     # released entries: two overlapping syncs hold each exactly once; the export is split

@@ -46,6 +46,7 @@ from toolkit.core.failures import FAILURE_COLUMNS
 from toolkit.core.http import Failure, Reply
 
 __all__ = [
+    "CREDENTIAL_ERRORS",
     "ApiError",
     "AuthError",
     "ConcurrentWriteError",
@@ -324,8 +325,33 @@ class ApiError(ToolkitError):
         return "no detail given"
 
 
+#: The OAuth 2.0 error codes (RFC 6749 section 5.2) that say the credentials are wrong.
+CREDENTIAL_ERRORS = ("invalid_client", "unauthorized_client")
+
+
 class AuthError(ApiError):
     """401 or 403, or the token exchange was refused."""
+
+    @property
+    def refuses_credentials(self) -> bool:
+        """Whether the answer says the application's client id or secret is wrong.
+
+        Only the OAuth 2.0 errors ``invalid_client`` and ``unauthorized_client`` say so, or a
+        400 or 401 naming no OAuth error at all; ``invalid_request`` (a wrong audience, a
+        malformed request) does not, nor does any 429 or 5xx (not an ``AuthError``).
+
+        Example:
+            >>> AuthError(401, {"error": "invalid_client"}).refuses_credentials
+            True
+            >>> AuthError(400, {"error": "invalid_request"}).refuses_credentials
+            False
+            >>> AuthError(401, None).refuses_credentials
+            True
+        """
+        code = (self.problem or {}).get("error")
+        if isinstance(code, str) and code:
+            return code in CREDENTIAL_ERRORS
+        return self.status in (400, 401)
 
 
 class NotFoundError(ApiError, LookupError):

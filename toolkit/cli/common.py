@@ -12,9 +12,7 @@ from urllib.parse import urlsplit
 import pandas as pd
 
 from toolkit import Client, Connection, Settings
-from toolkit.client import ENV_KEYS, Journal
-from toolkit.core.auth import credentials_refused
-from toolkit.core.connection import ENDPOINTS
+from toolkit.client import ENDPOINTS, ENV_KEYS, Journal
 from toolkit.errors import (
     ApiError,
     AuthError,
@@ -297,7 +295,7 @@ def _token_refusal(exc: ApiError, env_file: str) -> str:
     code = (exc.problem or {}).get("error")
     what = f"{code}: {exc.detail}" if isinstance(code, str) and code else f"{exc.detail}"
     host = urlsplit(exc.url).netloc or exc.url
-    if isinstance(exc, AuthError) and credentials_refused(exc):
+    if isinstance(exc, AuthError) and exc.refuses_credentials:
         return (
             f"the identity service refused the application's credentials "
             f"({code or exc.status}: {exc.detail}); check TOOLKIT_CLIENT_ID and "

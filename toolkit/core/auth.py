@@ -25,17 +25,12 @@ from toolkit.core.http import LOST, RETRY_STATUSES, UNREACHABLE, Transport, prob
 from toolkit.errors import ApiError, AuthError, TransportError, api_error_for
 
 __all__ = [
-    "CREDENTIAL_ERRORS",
     "MASK",
     "BearerAuth",
     "ClientCredentials",
     "Secret",
     "TokenProvider",
-    "credentials_refused",
 ]
-
-#: The OAuth 2.0 error codes (RFC 6749 section 5.2) that say the credentials are wrong.
-CREDENTIAL_ERRORS = ("invalid_client", "unauthorized_client")
 
 #: The longest ``Retry-After`` of the identity service waited for, in seconds.
 _MAX_RETRY_AFTER = 60.0
@@ -378,30 +373,3 @@ class TokenProvider:
             delay += random.uniform(0, t.jitter)
         time.sleep(delay)
 
-
-def credentials_refused(error: ApiError) -> bool:
-    """Whether an answer of the identity service says the application's credentials are wrong.
-
-    Only the OAuth 2.0 errors ``invalid_client`` and ``unauthorized_client`` say so, or a 400
-    or 401 that names no OAuth error at all; a 429, a 5xx or ``invalid_request`` (a wrong
-    audience, a malformed request) do not.
-
-    Args:
-        error: the error of a token request.
-
-    Returns:
-        True when the client id or secret is to be checked.
-
-    Example:
-        >>> credentials_refused(AuthError(401, {"error": "invalid_client"}))
-        True
-        >>> credentials_refused(AuthError(400, {"error": "invalid_request"}))
-        False
-        >>> from toolkit.errors import RateLimitError
-        >>> credentials_refused(RateLimitError(429, None))
-        False
-    """
-    code = (error.problem or {}).get("error")
-    if isinstance(code, str) and code:
-        return code in CREDENTIAL_ERRORS
-    return error.status in (400, 401)
