@@ -137,7 +137,7 @@ BROKEN_EXPECTED = {
     ("initiatives", 20, "status", "allowed_values"),
     ("initiatives", 26, "clientExternalId", "reference"),
     ("code_types", None, "userDefaultable", "column_missing"),
-    ("code_types", None, "user_defaultable", "column_unexpected"),
+    ("code_types", None, "user_default", "column_unexpected"),
     ("code_types", 0, "semanticType", "allowed_values"),
     ("code_types", 1, "customerDefaultable", "type"),
     ("codes", 32, "externalId", "whitespace"),
@@ -411,7 +411,7 @@ def test_report_summary_and_html() -> None:
     assert summary.loc["code_types"].tolist() == [3, 0, 3, 4, 0]
     assert repr(report).startswith("ValidationReport: NOT ok, 18 problems")
     html = report._repr_html_()
-    assert "<table" in html and "user_defaultable" in html
+    assert "<table" in html and "user_default" in html
 
 
 def test_report_frames_are_typed_and_keep_the_input_index() -> None:

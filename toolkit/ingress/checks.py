@@ -13,12 +13,16 @@ once). :attr:`CheckResult.ok` means no errors.
 
 :func:`check_frame` runs one table through four steps and never raises on bad data::
 
-    rename (columns=)  ->  column names  ->  coercion per column kind  ->  pandera (lazy=True)
-                               |                    |                          |
-                               +---------- one failure frame -----------------+
+    rename (columns=)  ->  headers matched  ->  column names  ->  coercion per column kind
+        ->  pandera (lazy=True); every step adds to one failure frame
 
-1. Column names: the frame must hold exactly the spec's columns. A missing or unexpected
-   column is reported with the closest match (``call_sign`` -> ``callSign``).
+1. Headers as people write them: a header matches a spec field ignoring case, spaces, ``_``
+   and ``-`` (``ExternalID``, ``external_id``, ``Call Sign``), or through
+   :data:`toolkit.ingress.readers.COLUMN_ALIASES` (``Matter ID`` -> ``initiativeExternalId`` in
+   code ranges, ``Client Code`` -> ``callSign``). A header named exactly as the spec wins; two
+   other headers for one field, or one header fitting two fields, is an error naming both.
+   Column names: the frame must then hold exactly the spec's columns. A missing or unexpected
+   column is reported with the closest match (``callSigns`` -> ``callSign``).
 2. Coercion, a step we control rather than pandera's ``coerce``: what CSV, Excel and Parquet
    loading commonly yields becomes a proper value where that is unambiguous (``360.0``,
    ``"360"`` -> 360, ``"360.5"`` -> 360.5; ``TRUE``, ``"false"``, 1, 0 -> booleans; an empty
@@ -47,7 +51,7 @@ import copy
 import difflib
 import re
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -66,6 +70,7 @@ from toolkit.core.failures import (
 from toolkit.core.frames import MAX_WHOLE, coerce_text, no_problems, plain
 from toolkit.errors import ValidationError
 from toolkit.ingress.models import TABLES, TableSpec
+from toolkit.ingress.readers import COLUMN_ALIASES, header_key
 
 __all__ = [
     "CHECKS",
@@ -241,6 +246,9 @@ class CheckResult:
             errors and warnings.
         bad: Boolean array by position: True for each row with at least one error.
         columns_ok: False when a column is missing, unexpected or duplicated.
+        headers: Each name the failure frame's ``column`` can hold -> the input's header(s)
+            that show it (before ``columns=``): ``{"externalId": ("External ID",)}``; for a
+            missing column, the unexpected header it was probably meant to be.
     """
 
     table: str
@@ -248,6 +256,7 @@ class CheckResult:
     failures: pd.DataFrame
     bad: np.ndarray
     columns_ok: bool
+    headers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -314,7 +323,62 @@ def _all_whole(values: pd.Series) -> bool:
     return bool(((numbers % 1 == 0) & (numbers.abs() < MAX_WHOLE)).all())
 
 
-def _column_failures(table: str, names: list[Any], spec: TableSpec) -> list[dict[str, Any]]:
+def _match_headers(
+    spec: TableSpec, names: list[str]
+) -> tuple[list[str], list[dict[str, Any]], set[str], dict[str, list[int]]]:
+    """Headers as people write them -> the spec's names.
+
+    Returns the new names (a header left as it is when it matches nothing, or when its match
+    is ambiguous), the failure rows of ambiguous headers, the names whose plain
+    missing/unexpected failure those rows replace, and each field claimed by several headers
+    -> their positions.
+    """
+    fields = list(spec.columns)
+    keys: dict[str, list[tuple[int, str]]] = {}
+    for f in fields:
+        keys.setdefault(header_key(f), []).append((1, f))
+    for f, aliases in COLUMN_ALIASES.get(spec.name, {}).items():
+        keys.update({header_key(a): keys.get(header_key(a), []) + [(2, f)] for a in aliases})
+    exact = set(names) & set(fields)
+    out = list(names)
+    rows: list[dict[str, Any]] = []
+    replaced: set[str] = set()
+    claims: dict[str, list[int]] = {}
+    for i, name in enumerate(names):
+        candidates = keys.get(header_key(name), [])
+        if name in exact or not candidates:
+            continue
+        best = min(rank for rank, _ in candidates)
+        found = sorted({f for rank, f in candidates if rank == best}, key=fields.index)
+        if len(found) > 1:
+            shown = " or ".join(repr(f) for f in found)
+            msg = (
+                f"column {name!r} could be {shown}; say which with "
+                f"columns={{{name!r}: {found[0]!r}}}"
+            )
+            rows.append(_column_row(spec.name, name, "column_unexpected", msg, len(fields)))
+            replaced.add(name)
+        elif found[0] not in exact:  # a header named exactly as the spec wins
+            claims.setdefault(found[0], []).append(i)
+    shared: dict[str, list[int]] = {}
+    for f, positions in claims.items():
+        if len(positions) == 1:
+            out[positions[0]] = f
+            continue
+        shared[f] = positions
+        shown = " and ".join(repr(names[p]) for p in positions)
+        both = "both" if len(positions) == 2 else "all"
+        msg = f"columns {shown} {both} stand for {f!r}; keep one, or rename the others"
+        rows.append(_column_row(spec.name, f, "column_duplicate", msg, fields.index(f)))
+        replaced.update([f, *(names[p] for p in positions)])
+    return out, rows, replaced, shared
+
+
+def _column_failures(
+    table: str, names: list[Any], spec: TableSpec, headers: dict[str, tuple[str, ...]]
+) -> list[dict[str, Any]]:
+    """Missing, unexpected and duplicated columns; a missing column's likely header is added
+    to ``headers``."""
     out: list[dict[str, Any]] = []
     expected = list(spec.columns)
     present = [str(c) for c in names]
@@ -326,6 +390,7 @@ def _column_failures(table: str, names: list[Any], spec: TableSpec) -> list[dict
         msg = f"missing column {col!r}"
         if near:
             msg += f"; the frame has {near!r}: rename it with columns={{{near!r}: {col!r}}}"
+            headers.setdefault(col, headers.get(near, (near,)))
         out.append(_column_row(table, col, "column_missing", msg, expected.index(col)))
     for col in unexpected:
         near = _closest(col, missing) or _closest(col, expected)
@@ -344,7 +409,9 @@ def _column_failures(table: str, names: list[Any], spec: TableSpec) -> list[dict
     return out
 
 
-def _column_row(table: str, col: str, check_: str, message: str, order: int) -> dict[str, Any]:
+def _column_row(
+    table: str, col: str | None, check_: str, message: str, order: int
+) -> dict[str, Any]:
     return {
         "table": table,
         "_pos": -1,
@@ -445,11 +512,20 @@ def check_frame(
     spec = _spec_for(table)
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"{table}: expected a pandas DataFrame, got {type(df).__name__}")
+    source = [str(c) for c in df.columns]
     if columns:
         df = df.rename(columns=dict(columns))
     labels = df.index
-    names = list(df.columns)
-    rows: list[dict[str, Any]] = _column_failures(table, names, spec)
+    names, rows, replaced, shared = _match_headers(spec, [str(c) for c in df.columns])
+    df = df.set_axis(names, axis=1)
+    headers: dict[str, tuple[str, ...]] = {}
+    for name, header in zip(names, source, strict=True):
+        headers[name] = (*headers.get(name, ()), header)
+    for f, positions in shared.items():  # two headers for one field: show them both
+        headers[f] = tuple(source[p] for p in positions)
+    rows += [
+        r for r in _column_failures(table, names, spec, headers) if r["column"] not in replaced
+    ]
     columns_ok = not rows
 
     raw = df.loc[:, ~pd.Index([str(c) for c in names]).duplicated()]
@@ -545,7 +621,14 @@ def check_frame(
     positions = [r["_pos"] for r in rows if r["_pos"] >= 0 and r["severity"] == "error"]
     bad[positions] = True
     frame.index = labels
-    return CheckResult(table=table, frame=frame, failures=failures, bad=bad, columns_ok=columns_ok)
+    return CheckResult(
+        table=table,
+        frame=frame,
+        failures=failures,
+        bad=bad,
+        columns_ok=columns_ok,
+        headers=headers,
+    )
 
 
 def _near_ids(missing: pd.Series, allowed: pd.Index) -> list[str | None]:

@@ -7,8 +7,10 @@
                                 cp1252 with an InputWarning when it is not UTF-8
         .xlsx .xlsm             first sheet (openpyxl), cells keep their types, empty -> ""
         .parquet (file or dir)  as stored
+    read_workbook(path)         -> {table: frame}, one per sheet named after a table
     line_numbers(frame, rows)   -> the file line of each row (header = line 1)
     table_for(file name)        -> import table it names (case-insensitive, with ALIASES)
+    header_key(column name)     -> the name as compared with the spec's (COLUMN_ALIASES)
     write_table(frame, path)    -> .csv, .xlsx or .parquet by the path's extension
 
 A file it cannot read raises one :class:`~toolkit.errors.ConfigError` naming the file and, for
@@ -35,14 +37,18 @@ from toolkit.errors import ConfigError, InputWarning
 
 __all__ = [
     "ALIASES",
+    "COLUMN_ALIASES",
     "DELIMITERS",
     "IGNORED",
     "OUT_FORMATS",
+    "REPORT_SHEETS",
     "TABLE_SUFFIXES",
     "InputWarning",
     "check_out_path",
+    "header_key",
     "line_numbers",
     "read_table",
+    "read_workbook",
     "table_for",
     "with_lines",
     "write_table",
@@ -71,12 +77,87 @@ ALIASES: dict[str, tuple[str, ...]] = {
 #: are passed over without a warning (``timekeepers`` seeds the sandbox's users).
 IGNORED: tuple[str, ...] = ("timekeepers", "readme")
 
+#: Sheets of a workbook that are not tables: the ones
+#: :meth:`~toolkit.ingress.validation.ValidationReport.to_excel` writes beside the tables.
+#: :func:`read_workbook` passes over them.
+REPORT_SHEETS: tuple[str, ...] = ("errors", "summary")
+
+#: Import table -> spec field -> other headers a billing export uses for it. A header matches a
+#: field when :func:`header_key` of the two agree (case, spaces, ``_`` and ``-`` ignored:
+#: ``ExternalID``, ``external_id`` and ``External ID`` are ``externalId``), else when it is one
+#: of these aliases. A header that fits two fields (``Matter Number``: the id or the call sign?)
+#: is an error naming both; say which with ``columns=``.
+COLUMN_ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
+    "clients": {
+        "externalId": ("id", "client id", "client number"),
+        "name": ("client name",),
+        "callSign": ("client code", "client number"),
+        "description": ("client description",),
+    },
+    "initiatives": {
+        "externalId": (
+            "id",
+            "matter id",
+            "matter external id",
+            "matter number",
+            "project id",
+            "project external id",
+            "initiative id",
+        ),
+        "name": ("matter name", "project name", "initiative name"),
+        "description": ("matter description", "project description"),
+        "callSign": ("matter code", "matter number", "project code", "project number"),
+        "clientExternalId": ("client", "client id"),
+        "unitIncrements": ("unit increment", "increment", "increments", "billing increment"),
+        "status": ("matter status", "project status"),
+    },
+    "code_types": {
+        "externalId": ("id", "code type", "code type id"),
+        "name": ("code type name",),
+    },
+    "codes": {
+        "externalId": ("id", "code", "code id"),
+        "name": ("code name",),
+        "description": ("code description",),
+        "codeTypeExternalId": ("code type", "code type id", "type"),
+    },
+    "code_ranges": {
+        "initiativeExternalId": (
+            "initiative",
+            "initiative id",
+            "matter",
+            "matter id",
+            "matter external id",
+            "project",
+            "project id",
+            "project external id",
+        ),
+        "codeExternalId": ("code", "code id"),
+    },
+}
+
 _BY_NAME = {alias: table for table, names in ALIASES.items() for alias in names}
 _SNIFF_LINES = 200
 
 
 def _norm(stem: str) -> str:
     return re.sub(r"[-\s.]+", "_", stem.strip().casefold())
+
+
+def header_key(name: object) -> str:
+    """A column name as it is compared with the spec's: case, spaces, ``_`` and ``-`` ignored.
+
+    Args:
+        name: a column header.
+
+    Returns:
+        The key.
+
+    Example:
+        >>> header_key("External ID"), header_key("external_id"), header_key("externalId")
+        ('externalid', 'externalid', 'externalid')
+    """
+    return re.sub(r"[\s_\-]+", "", str(name)).casefold()
 
 
 def table_for(name: str | os.PathLike[str]) -> str | None:
@@ -222,9 +303,11 @@ def _shifts(lines: Sequence[int]) -> tuple[tuple[int, int], ...]:
 # -------------------------------------------------------------------------------- the rest
 
 
-def _read_excel(path: Path) -> pd.DataFrame:
+def _read_excel(path: Path, sheet: str | int = 0) -> pd.DataFrame:
     try:
-        df = pd.read_excel(path, dtype=object, keep_default_na=False, engine="openpyxl")
+        df = pd.read_excel(
+            path, sheet_name=sheet, dtype=object, keep_default_na=False, engine="openpyxl"
+        )
     except ImportError:
         raise ConfigError(
             f"{path}: reading .xlsx needs openpyxl (pip install 'timebill-toolkit[excel]')"
@@ -239,8 +322,87 @@ def _read_excel(path: Path) -> pd.DataFrame:
     lines = [i + 2 for i in range(len(df)) if not blank.iloc[i]]
     df = df.loc[~blank.to_numpy()].reset_index(drop=True)
     df.attrs["source"] = str(path)
+    if isinstance(sheet, str):
+        df.attrs["sheet"] = sheet
     df.attrs["line_shifts"] = _shifts(lines)
     return df
+
+
+def _sheet_names(path: Path) -> list[str]:
+    try:
+        with pd.ExcelFile(path, engine="openpyxl") as book:
+            return [str(name) for name in book.sheet_names]
+    except ImportError:
+        raise ConfigError(
+            f"{path}: reading .xlsx needs openpyxl (pip install 'timebill-toolkit[excel]')"
+        ) from None
+    except (zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:
+        raise ConfigError(
+            f"{path}: not a readable Excel workbook ({type(exc).__name__}: {exc}); "
+            "save it as .xlsx or CSV"
+        ) from None
+
+
+def read_workbook(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
+    """Read a workbook whose sheets are named after import tables: a folder of tables in a file.
+
+    Sheet names match as file names do (:func:`table_for`: case-insensitive, with
+    :data:`ALIASES`); the sheets :data:`REPORT_SHEETS` (``errors``, ``summary``, written by
+    :meth:`~toolkit.ingress.validation.ValidationReport.to_excel`) and :data:`IGNORED` are passed
+    over, any other sheet with an :class:`InputWarning`. Each sheet is read as
+    :func:`read_table` reads an ``.xlsx`` file: cells keep their types, a text cell stays text
+    (``"007"``), an empty cell is ``""``, blank rows are skipped; ``attrs["sheet"]`` names it.
+
+    Args:
+        path: the ``.xlsx`` or ``.xlsm`` file.
+
+    Returns:
+        ``{table: frame}`` in import order.
+
+    Raises:
+        toolkit.errors.ConfigError: the file is missing or unreadable, no sheet names an import
+            table, or two sheets name the same table.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> book = pathlib.Path(tempfile.mkdtemp()) / "firm.xlsx"
+        >>> with pd.ExcelWriter(book) as w:
+        ...     pd.DataFrame({"externalId": ["007"]}).to_excel(w, sheet_name="Clients", index=False)
+        ...     pd.DataFrame({"message": ["x"]}).to_excel(w, sheet_name="errors", index=False)
+        >>> read_workbook(book)["clients"].to_dict("records")
+        [{'externalId': '007'}]
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"{p}: no such file")
+    found: dict[str, list[str]] = {}
+    unknown: list[str] = []
+    for sheet in _sheet_names(p):
+        key = _norm(sheet)
+        table = _BY_NAME.get(key)
+        if table is not None:
+            found.setdefault(table, []).append(sheet)
+        elif key not in REPORT_SHEETS and key not in IGNORED:
+            unknown.append(sheet)
+    if unknown:
+        warnings.warn(
+            f"{p}: passed over the sheet(s) {', '.join(unknown)}: no import table has that name",
+            InputWarning,
+            stacklevel=2,
+        )
+    if not found:
+        raise ConfigError(
+            f"{p}: no sheet names an import table; expected sheets named "
+            f"{', '.join(ALIASES)} (or their aliases)"
+        )
+    frames: dict[str, pd.DataFrame] = {}
+    for table in ALIASES:
+        sheets = found.get(table, [])
+        if len(sheets) > 1:
+            raise ConfigError(f"{p}: {table} is in more than one sheet: {', '.join(sheets)}")
+        if sheets:
+            frames[table] = _read_excel(p, sheets[0])
+    return frames
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
