@@ -630,4 +630,3 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     else:
         df.to_parquet(p, index=False)
     return p
-
