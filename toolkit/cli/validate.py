@@ -1,10 +1,15 @@
-"""``toolkit validate DIR``: check a folder of import tables, sending nothing."""
+"""``toolkit validate DIR``: check a folder of import tables, sending nothing.
+
+With ``--out failures.xlsx`` it writes the workbook the analyst fixes (the tables with every
+failing cell marked, then ``errors`` and ``summary`` sheets; the ``errors`` sheet comes first);
+``toolkit validate failures.xlsx`` checks the fixed workbook.
+"""
 
 from __future__ import annotations
 
 import argparse
 
-from toolkit.cli.common import OUT_HELP, TABLE_FILES, out_path, print_frame, write_out
+from toolkit.cli.common import TABLE_FILES, out_path, print_frame, write_out
 from toolkit.ingress import load_folder, validate, with_lines
 
 __all__ = ["COMMANDS", "add_arguments", "run"]
@@ -16,6 +21,7 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
         (
             "toolkit validate sample_data",
             "toolkit validate exports/firm --out failures.xlsx",
+            "toolkit validate failures.xlsx",
         ),
     ),
 }
@@ -36,9 +42,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "dir",
         help="folder of clients, initiatives (or matters), code_types, codes, code_ranges "
-        f"files: {TABLE_FILES}; names match case-insensitively",
+        f"files: {TABLE_FILES}; names match case-insensitively; or a workbook (.xlsx) with "
+        "one sheet per table, such as a fixed --out workbook",
     )
-    parser.add_argument("--out", help=OUT_HELP.format("the failures"))
+    parser.add_argument(
+        "--out",
+        help="also write the failures to this file (with row and line columns): .csv or "
+        ".parquet; .xlsx writes the workbook to fix: the tables with every failing cell "
+        "marked and commented, plus errors and summary sheets",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,10 +72,20 @@ def run(args: argparse.Namespace) -> int:
     """
     out = out_path(args)
     frames = load_folder(args.dir)
-    report = validate(**frames)
+    report = validate(
+        clients=frames.get("clients"),
+        initiatives=frames.get("initiatives"),
+        code_types=frames.get("code_types"),
+        codes=frames.get("codes"),
+        code_ranges=frames.get("code_ranges"),
+    )
     print(report)
     failures = with_lines(report.failures, frames)
     if not failures.empty:  # errors and warnings; only errors fail the command
         print_frame(failures, 200)
-    write_out(failures, out, "failures")
+    if out is not None and out.suffix.casefold() == ".xlsx":
+        report.to_excel(out)
+        print(f"wrote {len(failures)} failures to {out}, with the tables, failing cells marked")
+    else:
+        write_out(failures, out, "failures")
     return 0 if report.ok else 1

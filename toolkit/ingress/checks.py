@@ -268,6 +268,19 @@ class CheckResult:
         """The failures of severity ``warning``: rows that are imported as given."""
         return self.failures[self.failures["severity"] == "warning"]
 
+    @property
+    def renames(self) -> dict[str, str]:
+        """Input header -> spec name, for each header matched to another name (by
+        ``columns=``, case and separators, or an alias); empty when a column is wrong.
+
+        >>> import pandas as pd
+        >>> check_frame("code_ranges", pd.DataFrame({"Matter ID": ["M-1"], "code": ["L1"]})).renames
+        {'Matter ID': 'initiativeExternalId', 'code': 'codeExternalId'}
+        """
+        if not self.columns_ok:
+            return {}
+        return {h: name for name, shown in self.headers.items() for h in shown if h != name}
+
     def bad_rows(self) -> set[Any]:
         """Input index labels of rows that must not be imported.
 

@@ -249,6 +249,7 @@ def onboard(
     progress: bool = True,
     journal: str | os.PathLike[str] | None = None,
     dry_run: bool = False,
+    columns: Mapping[str, str] | Mapping[str, Mapping[str, str]] | None = None,
 ) -> OnboardReport:
     """Validate a whole firm and import it in the spec's order.
 
@@ -272,6 +273,9 @@ def onboard(
         progress: show progress bars.
         journal: path of a journal shared by all tables, for resumable runs.
         dry_run: validate and build the payloads, send nothing.
+        columns: renames applied first, one mapping for every table or one per table, as
+            for :func:`~toolkit.ingress.validation.validate` (headers that differ from the
+            spec's only in case, spaces, ``_`` or ``-``, or are known aliases, match anyway).
 
     Returns:
         An :class:`OnboardReport` (``.ok``, ``.counts``, ``.results``, ``.failures``).
@@ -301,7 +305,13 @@ def onboard(
         codes=frames.get("codes"),
         code_ranges=frames.get("code_ranges"),
         known=known,
+        columns=columns,
     )
+    # the rows under the spec's names, as the checks matched their headers
+    frames = {
+        t: df.rename(columns=report.results[t].renames) if t in report.results else df
+        for t, df in frames.items()
+    }
     if not report.ok and on_invalid == "raise":
         raise ValidationError(
             f"{len(report.failures)} validation failure(s); nothing was sent "

@@ -18,6 +18,10 @@ References checked (``check == "reference"``)::
 A reference is checked only when its parent table is given or listed in ``known``; the
 others are named in :attr:`ValidationReport.unchecked`.
 
+:meth:`ValidationReport.to_excel` writes the workbook the analyst fixes (the input tables with
+every failing cell marked, :mod:`toolkit.ingress.workbook`); :func:`load_folder` reads it back,
+as it reads any workbook whose sheets are named after the tables.
+
 Each failure has a ``severity``: an ``error`` is what the service refuses and blocks posting;
 a ``warning`` (blank free text, spaces around an id, a fractional ``unitIncrements``, a code
 range listing a pair twice) is shown and counted, and the row is imported as given.
@@ -41,7 +45,15 @@ from toolkit.core.frames import FrameLike, as_pandas
 from toolkit.errors import ConfigError, InputWarning, ValidationError
 from toolkit.ingress.checks import CheckResult, check_frame, format_failures
 from toolkit.ingress.models import TABLES
-from toolkit.ingress.readers import IGNORED, TABLE_SUFFIXES, read_table, table_for
+from toolkit.ingress.readers import (
+    IGNORED,
+    TABLE_SUFFIXES,
+    read_table,
+    read_workbook,
+    table_for,
+    with_lines,
+)
+from toolkit.ingress.workbook import write_workbook
 
 __all__ = ["ValidationReport", "bad_rows", "load_folder", "validate"]
 
@@ -69,6 +81,7 @@ class ValidationReport:
             ``known`` ids of it were given, e.g. ``"initiatives.clientExternalId -> clients"``.
         results: The per-table :class:`toolkit.schemas.CheckResult` (coerced frame of every
             row, failures, bad rows).
+        inputs: The frames as given, per table (what :meth:`to_excel` writes back).
 
     >>> import pandas as pd
     >>> report = validate(code_ranges=pd.DataFrame({"initiativeExternalId": ["M-1", "M-1"],
@@ -85,6 +98,7 @@ class ValidationReport:
     rows: dict[str, int]
     unchecked: tuple[str, ...] = ()
     results: dict[str, CheckResult] = field(default_factory=dict)
+    inputs: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -197,6 +211,37 @@ class ValidationReport:
                 }
             )
         return pd.DataFrame(data, index=pd.Index(list(self.rows), name="table"))
+
+    def to_excel(self, path: str | os.PathLike[str]) -> Path:
+        """Write the workbook the analyst fixes, then reads back with :func:`load_folder`.
+
+        One sheet per given table with its rows as given (same order, same columns): each
+        failing cell is filled (errors red, warnings amber) and holds the message as an Excel
+        comment; a column-level failure marks the header cell. Before them, a sheet ``errors``
+        (``table``, ``row``, ``line``, ``externalId``, ``column``, ``check``, ``severity``,
+        ``value``, ``message``) and a sheet ``summary`` (failures per table, check and
+        severity). Text stays text (``"007"``). See :mod:`toolkit.ingress.workbook`.
+
+        Args:
+            path: the ``.xlsx`` file.
+
+        Returns:
+            The path written.
+
+        Raises:
+            toolkit.errors.ConfigError: not an ``.xlsx`` path, a missing folder, or no
+                openpyxl.
+
+        >>> import pandas as pd, tempfile, pathlib
+        >>> report = validate(code_ranges=pd.DataFrame({"initiativeExternalId": ["M-1", ""],
+        ...                                             "codeExternalId": ["L1", "L1"]}))
+        >>> out = report.to_excel(pathlib.Path(tempfile.mkdtemp()) / "failures.xlsx")
+        >>> validate(**load_folder(out)).failures[["row", "column", "check"]].values.tolist()
+        [[1, 'initiativeExternalId', 'required']]
+        """
+        failures = with_lines(self.failures, self.inputs)
+        headers = {table: result.headers for table, result in self.results.items()}
+        return write_workbook(path, self.inputs, failures, headers)
 
     def _headline(self) -> str:
         if not self.rows:
@@ -375,11 +420,16 @@ def validate(
         rows={t: len(r.frame) for t, r in results.items()},
         unchecked=tuple(unchecked),
         results=results,
+        inputs={t: df for t, df in given.items() if df is not None and t in results},
     )
 
 
 def load_folder(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
     """Read the import tables of a folder, as raw as possible, for :func:`validate`.
+
+    A workbook (``.xlsx``, ``.xlsm``) whose sheets are named after the tables is read as a
+    folder of them (:func:`toolkit.ingress.readers.read_workbook`), its ``errors`` and
+    ``summary`` sheets passed over: the file :meth:`ValidationReport.to_excel` wrote, fixed.
 
     Each table is a ``.csv`` (also ``.tsv``, ``.txt``), ``.xlsx`` (first sheet) or ``.parquet``
     file named after it, matched case-insensitively and through
@@ -394,23 +444,25 @@ def load_folder(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
     line of a row.
 
     Args:
-        path: The folder.
+        path: The folder, or a workbook of table sheets.
 
     Returns:
         ``{table: frame}`` in import order.
 
     Raises:
-        toolkit.errors.ConfigError: ``path`` is not a folder, no file in it names an import
-            table, a table has more than one file, or a file cannot be read (the message names
-            the file and line).
+        toolkit.errors.ConfigError: ``path`` is neither a folder nor a workbook, no file (or
+            sheet) in it names an import table, a table has more than one file, or a file
+            cannot be read (the message names the file and line).
 
     >>> frames = load_folder("sample_data")
     >>> list(frames)
     ['clients', 'initiatives', 'code_types', 'codes', 'code_ranges']
     """
     folder = Path(path)
+    if folder.is_file() and folder.suffix.casefold() in (".xlsx", ".xlsm"):
+        return read_workbook(folder)
     if not folder.is_dir():
-        raise ConfigError(f"{folder} is not a folder")
+        raise ConfigError(f"{folder} is not a folder (nor a workbook of table sheets)")
     files: dict[str, list[Path]] = {}
     unknown: list[str] = []
     for file in sorted(folder.iterdir()):

@@ -1,0 +1,218 @@
+"""The workbook the analyst fixes: the input tables as read, with every failing cell marked.
+
+::
+
+    write_workbook(path, tables, failures, headers)
+        errors     one row per failure: table, row, line, externalId, column, check,
+                   severity, value, message (first, so that reading the file as one table
+                   still gives the failure frame)
+        summary    failures per table, check and severity
+        <table>    per input table: its rows as read (same order, same columns); a failing cell
+                   is filled (errors red, warnings amber) and holds the message as an Excel
+                   comment; a column-level failure (a missing, unexpected or doubled column)
+                   marks the header cell
+
+Text is written as text (``"007"`` stays ``"007"``, ``"=1+1"`` is not a formula) in cells
+formatted as text, so a value typed over it in Excel stays text too. The fixed file is read
+back by :func:`toolkit.ingress.readers.read_workbook` (and so by
+:func:`toolkit.ingress.validation.load_folder` and ``toolkit validate failures.xlsx``), which
+reads the table sheets and passes over ``errors`` and ``summary``.
+
+Needs ``openpyxl`` (the ``excel`` extra).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from toolkit.errors import ConfigError
+
+try:
+    from openpyxl import Workbook  # type: ignore[import-untyped]
+    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE  # type: ignore[import-untyped]
+    from openpyxl.comments import Comment  # type: ignore[import-untyped]
+    from openpyxl.styles import Font, PatternFill  # type: ignore[import-untyped]
+except ImportError:  # the excel extra is not installed: write_workbook says so
+    _EXCEL = False
+else:
+    _EXCEL = True
+
+__all__ = ["ERROR_FILL", "SUMMARY_COLUMNS", "WARNING_FILL", "write_workbook"]
+
+#: Fill (RGB) of a cell with an error: what the service would refuse.
+ERROR_FILL = "FFC7CE"
+#: Fill (RGB) of a cell with only warnings: sent as given, but worth a look.
+WARNING_FILL = "FFEB9C"
+#: Columns of the ``summary`` sheet.
+SUMMARY_COLUMNS: tuple[str, ...] = ("table", "check", "severity", "failures")
+
+_AUTHOR = "toolkit validate"
+_MAX_WIDTH = 60
+
+
+def _cell_value(value: Any) -> tuple[Any, bool]:
+    """The value openpyxl writes, and whether it is text."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None, False
+    if isinstance(value, str):
+        return (ILLEGAL_CHARACTERS_RE.sub("", value) or None), True
+    if isinstance(value, bool | np.bool_):
+        return bool(value), False
+    if isinstance(value, int | np.integer):
+        return int(value), False
+    if isinstance(value, float | np.floating):
+        return (None if np.isnan(value) else float(value)), False
+    if isinstance(value, pd.Timestamp):
+        value = value.to_pydatetime()
+    if isinstance(value, dt.datetime):
+        return value.replace(tzinfo=None) if value.tzinfo else value, False
+    if isinstance(value, dt.date):
+        return value, False
+    return ILLEGAL_CHARACTERS_RE.sub("", str(value)), True
+
+
+def _write_frame(sheet: Any, frame: pd.DataFrame) -> None:
+    """Header then rows, text as text; header bold and frozen; columns wide enough."""
+    bold = Font(bold=True)
+    widths: list[int] = []
+    for j, name in enumerate(frame.columns, start=1):
+        cell = sheet.cell(row=1, column=j, value=str(name))
+        cell.data_type = "s"
+        cell.font = bold
+        widths.append(len(str(name)))
+    for i, record in enumerate(frame.itertuples(index=False, name=None), start=2):
+        for j, raw in enumerate(record, start=1):
+            value, text = _cell_value(raw)
+            cell = sheet.cell(row=i, column=j, value=value)
+            if text:
+                cell.data_type = "s"  # never a formula, whatever it starts with
+                cell.number_format = "@"
+            if value is not None:
+                widths[j - 1] = max(widths[j - 1], len(str(value)))
+    for j, width in enumerate(widths, start=1):
+        letter = sheet.cell(row=1, column=j).column_letter
+        sheet.column_dimensions[letter].width = min(width + 2, _MAX_WIDTH)
+    sheet.freeze_panes = "A2"
+
+
+def _cells(
+    frame: pd.DataFrame, failures: pd.DataFrame, headers: Mapping[str, tuple[str, ...]]
+) -> dict[tuple[int, int], list[tuple[str, str]]]:
+    """(sheet row, sheet column) -> [(severity, message)] of the failures of one table."""
+    names = [str(c) for c in frame.columns]
+    position: dict[Any, int] = {}
+    for i, label in enumerate(frame.index.tolist()):
+        position.setdefault(label, i)
+    out: dict[tuple[int, int], list[tuple[str, str]]] = {}
+    for rec in failures.itertuples(index=False):
+        column = None if rec.column is None else str(rec.column)
+        shown = headers.get(column, (column,)) if column is not None else ()
+        columns = [j + 1 for j, name in enumerate(names) if name in shown]
+        row = rec.row
+        if row is None or (isinstance(row, float) and np.isnan(row)):
+            sheet_rows = [1]  # a column-level failure: on the header
+            columns = columns or [1]  # a column with no header at all: on the first
+        elif row in position:
+            sheet_rows = [position[row] + 2]
+        else:
+            continue
+        for r in sheet_rows:
+            for c in columns:
+                out.setdefault((r, c), []).append((str(rec.severity), str(rec.message)))
+    return out
+
+
+def _mark(sheet: Any, cells: Mapping[tuple[int, int], list[tuple[str, str]]]) -> None:
+    fills = {
+        "error": PatternFill("solid", start_color=ERROR_FILL, end_color=ERROR_FILL),
+        "warning": PatternFill("solid", start_color=WARNING_FILL, end_color=WARNING_FILL),
+    }
+    for (r, c), found in cells.items():
+        cell = sheet.cell(row=r, column=c)
+        severity = "error" if any(s == "error" for s, _ in found) else "warning"
+        cell.fill = fills[severity]
+        text = "\n".join(f"{s}: {m}" for s, m in dict.fromkeys(found))
+        comment = Comment(text, _AUTHOR)
+        comment.width = 360
+        comment.height = 40 + 18 * (len(text) // 50 + len(found))
+        cell.comment = comment
+
+
+def _summary(failures: pd.DataFrame) -> pd.DataFrame:
+    if failures.empty:
+        return pd.DataFrame(columns=list(SUMMARY_COLUMNS))
+    counts = failures.groupby(["table", "check", "severity"], sort=False).size()
+    return counts.rename("failures").reset_index()
+
+
+def write_workbook(
+    path: str | os.PathLike[str],
+    tables: Mapping[str, pd.DataFrame],
+    failures: pd.DataFrame,
+    headers: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
+) -> Path:
+    """Write the input tables with their failing cells marked, the failures and a summary.
+
+    Args:
+        path: the ``.xlsx`` file (replaced if it exists).
+        tables: ``{table: frame as read}``; one sheet each, in this order.
+        failures: the failure frame, with a ``line`` column after ``row`` if known
+            (:func:`toolkit.ingress.readers.with_lines`); its ``row`` is a label of the
+            table's index.
+        headers: per table, the failure frame's ``column`` -> the header(s) of the frame
+            showing it (:attr:`toolkit.ingress.checks.CheckResult.headers`); a column not
+            in it is looked up by its own name.
+
+    Returns:
+        The path written.
+
+    Raises:
+        toolkit.errors.ConfigError: not an ``.xlsx`` path, its folder is missing, or
+            openpyxl is not installed.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from openpyxl import load_workbook
+        >>> out = pathlib.Path(tempfile.mkdtemp()) / "failures.xlsx"
+        >>> clients = pd.DataFrame({"externalId": ["007", ""]})
+        >>> failures = pd.DataFrame({"table": ["clients"], "row": [1], "column": ["externalId"],
+        ...                          "check": ["required"], "severity": ["error"],
+        ...                          "message": ["externalId is required but empty"]})
+        >>> book = load_workbook(write_workbook(out, {"clients": clients}, failures))
+        >>> book.sheetnames
+        ['errors', 'summary', 'clients']
+        >>> sheet = book["clients"]
+        >>> sheet["A2"].value, sheet["A3"].fill.start_color.rgb, sheet["A3"].comment.text
+        ('007', '00FFC7CE', 'error: externalId is required but empty')
+    """
+    p = Path(path)
+    if p.suffix.casefold() != ".xlsx":
+        raise ConfigError(f"{p}: the workbook is written as .xlsx")
+    if not p.parent.is_dir():
+        raise ConfigError(f"{p}: the folder {p.parent} does not exist")
+    if not _EXCEL:
+        raise ConfigError(
+            f"{p}: writing .xlsx needs openpyxl (pip install 'timebill-toolkit[excel]')"
+        )
+    book = Workbook()
+    book.remove(book.active)
+    _write_frame(book.create_sheet("errors"), failures.reset_index(drop=True))
+    _write_frame(book.create_sheet("summary"), _summary(failures))
+    headers = headers or {}
+    for table, frame in tables.items():
+        sheet = book.create_sheet(table[:31])
+        _write_frame(sheet, frame)
+        mine = failures[failures["table"] == table] if "table" in failures else failures[:0]
+        _mark(sheet, _cells(frame, mine, headers.get(table, {})))
+    try:
+        book.save(p)
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot write it ({exc.strerror or exc})") from None
+    return p
