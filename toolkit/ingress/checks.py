@@ -70,7 +70,7 @@ from toolkit.core.failures import (
 from toolkit.core.frames import MAX_WHOLE, coerce_text, no_problems, plain
 from toolkit.errors import ValidationError
 from toolkit.ingress.models import TABLES, TableSpec
-from toolkit.ingress.readers import COLUMN_ALIASES, header_key
+from toolkit.ingress.readers import match_headers
 
 __all__ = [
     "CHECKS",
@@ -339,52 +339,24 @@ def _all_whole(values: pd.Series) -> bool:
 def _match_headers(
     spec: TableSpec, names: list[str]
 ) -> tuple[list[str], list[dict[str, Any]], set[str], dict[str, list[int]]]:
-    """Headers as people write them -> the spec's names.
-
-    Returns the new names (a header left as it is when it matches nothing, or when its match
-    is ambiguous), the failure rows of ambiguous headers, the names whose plain
-    missing/unexpected failure those rows replace, and each field claimed by several headers
-    -> their positions.
-    """
+    """:func:`~toolkit.ingress.readers.match_headers`, with a failure row per ambiguity and the
+    names whose plain missing/unexpected failure those rows replace."""
+    matched = match_headers(spec.name, spec.columns, names)
     fields = list(spec.columns)
-    keys: dict[str, list[tuple[int, str]]] = {}
-    for f in fields:
-        keys.setdefault(header_key(f), []).append((1, f))
-    for f, aliases in COLUMN_ALIASES.get(spec.name, {}).items():
-        keys.update({header_key(a): keys.get(header_key(a), []) + [(2, f)] for a in aliases})
-    exact = set(names) & set(fields)
-    out = list(names)
     rows: list[dict[str, Any]] = []
     replaced: set[str] = set()
-    claims: dict[str, list[int]] = {}
-    for i, name in enumerate(names):
-        candidates = keys.get(header_key(name), [])
-        if name in exact or not candidates:
-            continue
-        best = min(rank for rank, _ in candidates)
-        found = sorted({f for rank, f in candidates if rank == best}, key=fields.index)
-        if len(found) > 1:
-            shown = " or ".join(repr(f) for f in found)
-            msg = (
-                f"column {name!r} could be {shown}; say which with "
-                f"columns={{{name!r}: {found[0]!r}}}"
-            )
-            rows.append(_column_row(spec.name, name, "column_unexpected", msg, len(fields)))
-            replaced.add(name)
-        elif found[0] not in exact:  # a header named exactly as the spec wins
-            claims.setdefault(found[0], []).append(i)
-    shared: dict[str, list[int]] = {}
-    for f, positions in claims.items():
-        if len(positions) == 1:
-            out[positions[0]] = f
-            continue
-        shared[f] = positions
+    for name, found in matched.fitting_two.items():
+        shown = " or ".join(repr(f) for f in found)
+        msg = f"column {name!r} could be {shown}; say which with columns={{{name!r}: {found[0]!r}}}"
+        rows.append(_column_row(spec.name, name, "column_unexpected", msg, len(fields)))
+        replaced.add(name)
+    for f, positions in matched.shared.items():
         shown = " and ".join(repr(names[p]) for p in positions)
         both = "both" if len(positions) == 2 else "all"
         msg = f"columns {shown} {both} stand for {f!r}; keep one, or rename the others"
         rows.append(_column_row(spec.name, f, "column_duplicate", msg, fields.index(f)))
         replaced.update([f, *(names[p] for p in positions)])
-    return out, rows, replaced, shared
+    return matched.names, rows, replaced, matched.shared
 
 
 def _column_failures(
@@ -468,7 +440,7 @@ def _allowed_text_message(table: str, column: str, raw: str | None) -> str:
     return msg
 
 
-def _pandera_failures(spec: TableSpec, work: pd.DataFrame) -> list[tuple[int, str, str]]:
+def _pandera_failures(spec: TableSpec, work: pd.DataFrame) -> list[tuple[int, str | None, str]]:
     """(position, column, check name) of every pandera failure, with our check names."""
     schema = _runtime_schema(spec.name, frozenset(work.columns))
     try:
@@ -477,7 +449,7 @@ def _pandera_failures(spec: TableSpec, work: pd.DataFrame) -> list[tuple[int, st
         fc = exc.failure_cases
     else:
         return []
-    out: list[tuple[int, str, str]] = []
+    out: list[tuple[int, str | None, str]] = []
     for idx, col, chk in zip(fc["index"], fc["column"], fc["check"], strict=True):
         chk = str(chk)
         ours = check_name(chk)
@@ -534,8 +506,8 @@ def check_frame(
     headers: dict[str, tuple[str, ...]] = {}
     for name, header in zip(names, source, strict=True):
         headers[name] = (*headers.get(name, ()), header)
-    for f, positions in shared.items():  # two headers for one field: show them both
-        headers[f] = tuple(source[p] for p in positions)
+    for f, where in shared.items():  # two headers for one field: show them both
+        headers[f] = tuple(source[i] for i in where)
     rows += [
         r for r in _column_failures(table, names, spec, headers) if r["column"] not in replaced
     ]
@@ -557,7 +529,7 @@ def check_frame(
             coercion.append((np.flatnonzero(mask), col, problems.to_numpy()[mask]))
     frame = pd.DataFrame(work, index=pd.RangeIndex(len(raw)))
 
-    found: list[tuple[int, str, str, str | None]] = []  # pos, column, check, message
+    found: list[tuple[int, str | None, str, str | None]] = []  # pos, column, check, message
     for positions, col, messages in coercion:
         found.extend((int(p), col, "type", m) for p, m in zip(positions, messages, strict=True))
 
@@ -568,10 +540,10 @@ def check_frame(
         rows.append(
             _column_row(table, None, "internal", f"schema validation could not run: {exc!r}", 0)
         )
-    for pos, col, chk in pandera_found:
-        if pos >= 0 and col in failed_cells and failed_cells[col][pos] and chk == "required":
+    for pos, pcol, chk in pandera_found:
+        if pos >= 0 and pcol in failed_cells and failed_cells[pcol][pos] and chk == "required":
             continue  # already reported as a type failure
-        found.append((pos, col, chk, None))
+        found.append((pos, pcol, chk, None))
 
     if references:
         for col, allowed in references.items():
@@ -596,43 +568,38 @@ def check_frame(
 
     used = {col for _, col, _, _ in found if col is not None}
     raw_values = {c: raw[c].to_numpy(dtype=object) for c in used if c in raw.columns}
-    ids = (
-        frame[spec.id_column].to_numpy(dtype=object, na_value=None)
-        if spec.id_column in frame.columns
-        else None
-    )
-    keys = [frame[c].to_numpy(dtype=object, na_value=None) for c in spec.key if c in frame.columns]
+    ids = _objects(frame[spec.id_column]) if spec.id_column in frame.columns else None
+    keys = [_objects(frame[c]) for c in spec.key if c in frame.columns]
     label_list = labels.tolist()
     dup_groups: dict[tuple[Any, ...], list[Any]] = {}
-    for p in sorted({p for p, _, chk, _ in found if chk in ("unique", "repeated") and p >= 0}):
-        dup_groups.setdefault(tuple(k[p] for k in keys), []).append(label_list[p])
+    for i in sorted({p for p, _, chk, _ in found if chk in ("unique", "repeated") and p >= 0}):
+        dup_groups.setdefault(tuple(k[i] for k in keys), []).append(label_list[i])
     order = {c: i for i, c in enumerate(spec.columns)}
-    for pos, col, chk, message in found:
-        value = raw_values[col][pos] if pos >= 0 and col in raw_values else None
-        if message is None:
+    for pos, fcol, chk, text in found:
+        value = raw_values[fcol][pos] if pos >= 0 and fcol in raw_values else None
+        if text is None:
             key = tuple(k[pos] for k in keys) if pos >= 0 else ()
-            message = _message(spec, col, chk, value, key, dup_groups)
+            text = _message(spec, fcol, chk, value, key, dup_groups)
         elif chk == "type":
-            message = f"{message}; got {_show(value)}"
+            text = f"{text}; got {_show(value)}"
         rid = ids[pos] if pos >= 0 and ids is not None else None
         rows.append(
             {
                 "table": table,
                 "_pos": pos,
-                "_order": order.get(col, len(order)),
+                "_order": len(order) if fcol is None else order.get(fcol, len(order)),
                 "externalId": None if rid is None else str(rid),
-                "column": col,
+                "column": fcol,
                 "check": chk,
                 "severity": SEVERITY[chk],
                 "value": _native(value),
-                "message": message,
+                "message": text,
             }
         )
 
     failures = _failure_frame(rows, labels)
     bad = np.zeros(len(raw), dtype=bool)
-    positions = [r["_pos"] for r in rows if r["_pos"] >= 0 and r["severity"] == "error"]
-    bad[positions] = True
+    bad[[r["_pos"] for r in rows if r["_pos"] >= 0 and r["severity"] == "error"]] = True
     frame.index = labels
     return CheckResult(
         table=table,
@@ -642,6 +609,13 @@ def check_frame(
         columns_ok=columns_ok,
         headers=headers,
     )
+
+
+def _objects(values: pd.Series) -> np.ndarray:
+    """The values as an object array, ``None`` where missing."""
+    out = values.to_numpy(dtype=object)
+    out[pd.isna(out)] = None
+    return out
 
 
 def _near_ids(missing: pd.Series, allowed: pd.Index) -> list[str | None]:
@@ -658,7 +632,7 @@ def _near_ids(missing: pd.Series, allowed: pd.Index) -> list[str | None]:
 
 def _message(
     spec: TableSpec,
-    col: str,
+    col: str | None,
     chk: str,
     value: Any,
     key: tuple[Any, ...],
@@ -667,7 +641,7 @@ def _message(
     if chk == "required":
         empty = isinstance(value, str)
         return f"{col} is required but {'empty' if empty else 'missing'}"
-    if chk == "allowed_values":
+    if chk == "allowed_values" and col is not None:
         return _allowed_message(spec, col, value)
     if chk == "positive":
         return f"{col} must be greater than 0; got {_show(value)}"
@@ -766,11 +740,11 @@ has leading or trailing whitespace; it is sent as given
     ):
         where = f"{rec.table}"
         if rec.row is not None and not (isinstance(rec.row, float) and np.isnan(rec.row)):
-            where += f" row {rec.row}"
+            where += f" row {rec.row!s}"
         if rec.externalId is not None:
-            where += f" [{rec.externalId}]"
+            where += f" [{rec.externalId!s}]"
         if rec.column is not None:
-            where += f" {rec.column}"
+            where += f" {rec.column!s}"
         lines.append(f"  {where}: {'warning: ' if sev == 'warning' else ''}{rec.message}")
     if n > limit:
         lines.append(f"  ... and {n - limit} more (see .failure_cases)")

@@ -29,7 +29,7 @@ import warnings
 import zipfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -45,8 +45,10 @@ __all__ = [
     "TABLE_SUFFIXES",
     "InputWarning",
     "check_out_path",
+    "HeaderMatch",
     "header_key",
     "line_numbers",
+    "match_headers",
     "read_table",
     "read_workbook",
     "table_for",
@@ -160,6 +162,73 @@ def header_key(name: object) -> str:
     return re.sub(r"[\s_\-]+", "", str(name)).casefold()
 
 
+class HeaderMatch(NamedTuple):
+    """What :func:`match_headers` made of a table's headers.
+
+    Attributes:
+        names: The headers under the spec's names; a header that matches nothing, or more
+            than one thing, is left as it is.
+        fitting_two: Each header that fits several fields -> those fields.
+        shared: Each field that several headers stand for -> their positions.
+    """
+
+    names: list[str]
+    fitting_two: dict[str, tuple[str, ...]]
+    shared: dict[str, list[int]]
+
+
+def match_headers(table: str, fields: Sequence[str], names: Sequence[str]) -> HeaderMatch:
+    """Match headers as people write them to the spec's field names.
+
+    A header named exactly as a field keeps it; otherwise it matches the field whose name has
+    the same :func:`header_key`, else the field it is an alias of in :data:`COLUMN_ALIASES`.
+    A field that an exact header holds is not matched again (the other header stays as it is,
+    and is reported as unexpected); a header fitting two fields, and two headers standing for
+    one field, are left as they are and returned.
+
+    Args:
+        table: the import table (for its aliases).
+        fields: the spec's field names of the table.
+        names: the headers.
+
+    Returns:
+        A :class:`HeaderMatch`.
+
+    Example:
+        >>> m = match_headers("initiatives", ["externalId", "callSign", "status"],
+        ...                   ["Matter Number", "Status", "STATUS"])
+        >>> m.names, m.fitting_two, m.shared
+        (['Matter Number', 'Status', 'STATUS'], {'Matter Number': ('externalId', 'callSign')}, \
+{'status': [1, 2]})
+    """
+    fields = list(fields)
+    keys: dict[str, list[tuple[int, str]]] = {}
+    for f in fields:
+        keys.setdefault(header_key(f), []).append((1, f))
+    for f, aliases in COLUMN_ALIASES.get(table, {}).items():
+        for alias in aliases:
+            keys.setdefault(header_key(alias), []).append((2, f))
+    exact = set(names) & set(fields)
+    claims: dict[str, list[int]] = {}
+    fitting_two: dict[str, tuple[str, ...]] = {}
+    for i, name in enumerate(names):
+        candidates = [(r, f) for r, f in keys.get(header_key(name), []) if f in fields]
+        if name in exact or not candidates:
+            continue
+        best = min(rank for rank, _ in candidates)
+        found = sorted({f for rank, f in candidates if rank == best}, key=fields.index)
+        if len(found) > 1:
+            fitting_two[name] = tuple(found)
+        elif found[0] not in exact:  # a header named exactly as the spec wins
+            claims.setdefault(found[0], []).append(i)
+    out = list(names)
+    for f, positions in claims.items():
+        if len(positions) == 1:
+            out[positions[0]] = f
+    shared = {f: positions for f, positions in claims.items() if len(positions) > 1}
+    return HeaderMatch(out, fitting_two, shared)
+
+
 def table_for(name: str | os.PathLike[str]) -> str | None:
     """The import table a file name stands for, or ``None``.
 
@@ -208,7 +277,9 @@ def _decode(path: Path, data: bytes) -> str:
     return text
 
 
-def _records(text: str, delimiter: str, limit: int | None = None) -> Iterable[tuple[int, list]]:
+def _records(
+    text: str, delimiter: str, limit: int | None = None
+) -> Iterable[tuple[int, list[str]]]:
     """(first line, fields) of each non-blank record; raises csv.Error with ``line_num`` set."""
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     start = 1
@@ -230,7 +301,7 @@ def _records(text: str, delimiter: str, limit: int | None = None) -> Iterable[tu
 
 def _sniff(text: str) -> str:
     """The delimiter whose first records have the most fields and agree on their number."""
-    best, best_score = ",", (0, 0)
+    best, best_score = ",", (False, 0.0)
     for d in DELIMITERS:
         try:
             counts = [len(r) for _, r in _records(text, d, _SNIFF_LINES)]
@@ -531,7 +602,8 @@ def with_lines(
         for table, row in zip(out.get("table", [None] * len(out)), out["row"], strict=True):
             src = sources.get(table) if table is not None else None
             lines.append(line_numbers(src, [row])[0] if src is not None else None)
-    out.insert(out.columns.get_loc("row") + 1, "line", pd.array(lines, dtype="Int64"))
+    at = list(out.columns).index("row") + 1
+    out.insert(at, "line", pd.Series(lines, index=out.index, dtype="Int64"))
     return out
 
 
