@@ -1,5 +1,5 @@
-"""``python -m toolkit``: the command line."""
+"""``python -m toolkit``: the command line (import-light: Ctrl+C is handled while it loads)."""
 
-from toolkit.cli.app import console
+from toolkit.cli import console
 
 console()

@@ -56,6 +56,7 @@ from toolkit.cli import (
     validate,
 )
 from toolkit.cli.common import epilog, explain, interrupted
+from toolkit.egress import sync_status
 from toolkit.errors import InputWarning, Interrupted, ToolkitError
 
 __all__ = ["EXIT_CODES", "console", "main"]
@@ -212,7 +213,34 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
+            print(f"\ninterrupted: {_what_was_written(args)}", file=sys.stderr)
             return 130
+
+
+def _what_was_written(args: argparse.Namespace) -> str:
+    """What a command stopped by Ctrl+C (with no partial result frame) left behind."""
+    command = args.command
+    out = getattr(args, "out", None)
+    if command == "sync":
+        try:
+            mark = sync_status(args.path)["watermark"]
+        except (ToolkitError, OSError):
+            mark = None
+        upto = f"up to {mark.isoformat()}" if mark is not None else "none yet"
+        return (
+            f"{args.path} holds every window committed before the interrupt ({upto}); "
+            "nothing half-written: run the same command to continue from there"
+        )
+    if command == "export" and getattr(args, "format", None) == "parquet" and out:
+        return (
+            f"{out}/entries and {out}/codes hold only the windows written before the "
+            "interrupt (incomplete): run the command again with --overwrite"
+        )
+    if command in ("export", "pending") and out:
+        return f"nothing was written to {out}"
+    if out:
+        return f"{command} stopped before it finished; nothing was written to {out}"
+    return f"{command} stopped before it finished"
 
 
 def console() -> None:
@@ -225,7 +253,13 @@ def console() -> None:
     Example:
         >>> console()  # doctest: +SKIP
     """
-    code = main()
+    try:
+        code = main()
+    except KeyboardInterrupt:  # between the command's own handlers: nothing half-done
+        print("\ninterrupted", file=sys.stderr)
+        code = 130
+    if _main_thread():  # a Ctrl+C from here on ends quietly with the same status
+        signal.signal(signal.SIGINT, lambda signum, frame: os._exit(130))
     if code == 130:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -35,6 +35,7 @@ __all__ = [
     "interrupted",
     "out_path",
     "print_frame",
+    "unsent_path",
     "with_row",
     "write_out",
 ]
@@ -234,8 +235,34 @@ def with_row(frame: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
     return with_lines(out, source)
 
 
+def unsent_path(args: argparse.Namespace) -> Path:
+    """Where an interrupted run writes its unsent rows: ``<journal or --out>.unsent.csv``.
+
+    Without a journal or ``--out`` it is ``<command>.unsent.csv`` in the current folder.
+
+    Args:
+        args: the parsed arguments (``journal``, ``out``, ``command`` where they exist).
+
+    Returns:
+        The path of the CSV file.
+
+    Example:
+        >>> unsent_path(argparse.Namespace(journal="onboard.jsonl", out=None)).name
+        'onboard.jsonl.unsent.csv'
+        >>> unsent_path(argparse.Namespace(command="star")).name
+        'star.unsent.csv'
+    """
+    base = getattr(args, "journal", None) or getattr(args, "out", None)
+    if base:
+        return Path(f"{base}.unsent.csv")
+    return Path(f"{getattr(args, 'command', None) or 'toolkit'}.unsent.csv")
+
+
 def interrupted(exc: Interrupted, args: argparse.Namespace, key: str = "externalId") -> int:
     """Print what an interrupted run did and the command that resumes it; exit status 130.
+
+    The rows not sent (or whose outcome is unknown) go to :func:`unsent_path`, named in the
+    summary, never to the terminal (a 200,000-row run would print them all).
 
     Args:
         exc: the interrupt, with the partial result frame if there is one.
@@ -260,12 +287,13 @@ def interrupted(exc: Interrupted, args: argparse.Namespace, key: str = "external
             "not sent": int((status == "not_sent").sum()),
         }
         print(", ".join(f"{k}: {n}" for k, n in counts.items()), file=sys.stderr)
-        cols = [c for c in ("table", "row", key, "status", "error") if c in res]
+        cols = [c for c in ("table", "row", "line", key, "status", "error") if c in res]
         todo = res[status.isin(["not_sent", "unknown"])]
         if len(todo):
-            print("rows not sent (or unknown):", file=sys.stderr)
-            with pd.option_context("display.max_rows", 20, "display.width", 160):
-                print(todo[cols].to_string(max_rows=20), file=sys.stderr)
+            where = unsent_path(args)
+            todo[cols].to_csv(where, index=False)
+            print(f"{len(todo)} row(s) not sent (or unknown) written to {where}",
+                  file=sys.stderr)
     command = "toolkit " + " ".join(shlex.quote(a) for a in args.argv)
     if getattr(args, "journal", None):
         print(f"resume with: {command}", file=sys.stderr)

@@ -1,0 +1,103 @@
+"""Issue 20, items 6, 7, 10, 11, 13, 15, 16, 17, 18, 19: what a newcomer and a fault hunt ran into."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from toolkit.cli import app as cli_app
+from toolkit.cli import common as cli_common
+from toolkit.cli import export as cli_export
+from toolkit.cli import sync as cli_sync
+from toolkit.errors import Interrupted
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+# -- 7. SIGINT from the first instruction to the last --------------------------------------------
+
+
+def test_the_command_line_entry_point_loads_no_pandas_before_its_handler() -> None:
+    code = "import sys, toolkit.cli; print('pandas' in sys.modules, 'pyarrow' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert out.stdout.split() == ["False", "False"], out.stderr
+    assert "from toolkit.cli import console" in (REPO / "toolkit" / "__main__.py").read_text()
+
+
+def test_ctrl_c_while_the_commands_load_exits_130_without_a_traceback() -> None:
+    code = textwrap.dedent(
+        """
+        import os, signal, sys
+        import toolkit.cli as cli
+        real = cli.import_module
+        def interrupted_while_loading(name):
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl+C while pandas loads
+            return real(name)
+        cli.import_module = interrupted_while_loading
+        sys.argv = ["toolkit", "validate", "sample_data"]
+        cli.console()
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert out.returncode == 130
+    assert "Traceback" not in out.stderr and "KeyboardInterrupt" not in out.stderr
+    assert "interrupted" in out.stderr
+
+
+def _stopping_client(method: str) -> Any:
+    def stop(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    return SimpleNamespace(**{method: stop})
+
+
+def test_ctrl_c_during_sync_says_what_the_folder_holds(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(cli_sync, "client_from", lambda args: _stopping_client("sync"))
+    path = tmp_path / "time"
+    assert cli_app.main(["-q", "sync", str(path)]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted" in err and str(path) in err and "committed" in err
+    assert "Traceback" not in err
+
+
+def test_ctrl_c_during_export_says_what_was_written(tmp_path, monkeypatch, capsys) -> None:
+    client = _stopping_client("export_to_parquet")
+    monkeypatch.setattr(cli_export, "client_from", lambda args: client)
+    out = tmp_path / "export"
+    argv = ["-q", "export", "--after", "2026-11-01", "--on-or-before", "2026-11-02",
+            "--out", str(out)]
+    assert cli_app.main(argv) == 130
+    err = capsys.readouterr().err
+    assert "interrupted" in err and f"{out}/entries" in err and "incomplete" in err
+
+
+def test_an_interrupted_run_writes_its_unsent_rows_to_a_file_not_the_terminal(
+    tmp_path, capsys
+) -> None:
+    result = pd.DataFrame(
+        {
+            "table": "clients",
+            "row": pd.array(range(5000), dtype="Int64"),
+            "externalId": [f"C{i}" for i in range(5000)],
+            "status": ["sent"] * 10 + ["not_sent"] * 4990,
+            "ok": [True] * 10 + [False] * 4990,
+            "error": None,
+        }
+    )
+    journal = tmp_path / "onboard.jsonl"
+    args = argparse.Namespace(argv=["onboard", "firm", "--journal", str(journal)],
+                              journal=str(journal), command="onboard")
+    assert cli_common.interrupted(Interrupted("stopped", result=result), args) == 130
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) < 10
+    unsent = Path(f"{journal}.unsent.csv")
+    assert str(unsent) in err
+    assert len(pd.read_csv(unsent)) == 4990
