@@ -1,4 +1,4 @@
-"""Issue 20, items 6, 7, 10, 11, 13, 15, 16, 17, 18, 19: what a newcomer and a fault hunt ran into."""
+"""Issue 20, items 6, 7, 10, 11, 13, 15-19: what a newcomer and a fault hunt ran into."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import pandas as pd
-import pytest
 
 from toolkit.cli import app as cli_app
 from toolkit.cli import common as cli_common
@@ -101,3 +100,56 @@ def test_an_interrupted_run_writes_its_unsent_rows_to_a_file_not_the_terminal(
     unsent = Path(f"{journal}.unsent.csv")
     assert str(unsent) in err
     assert len(pd.read_csv(unsent)) == 4990
+
+
+# -- 6. row and line: nullable integers everywhere; messages name the line -----------------------
+
+
+def _clients_csv(folder: Path) -> Path:
+    folder.mkdir(exist_ok=True)
+    path = folder / "clients.csv"
+    path.write_text(
+        "externalId,name,callSign\n"  # a missing column: a failure with no row
+        "C1,Acme,AC\n"
+        "\n"  # a blank line: lines and rows part ways
+        "C1,Acme again,AG\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_failure_rows_are_nullable_integers_and_messages_name_the_lines(tmp_path) -> None:
+    from toolkit import load_folder, validate
+
+    _clients_csv(tmp_path)
+    report = validate(**load_folder(tmp_path))
+    failures = report.failures
+    assert str(failures["row"].dtype) == "Int64"
+    assert failures["row"].isna().any()  # the column-level failure
+    unique = failures[failures["check"] == "unique"]
+    assert unique["row"].tolist() == [0, 1]
+    assert set(unique["message"]) == {"externalId 'C1' is not unique: lines 2, 4 share it"}
+
+
+def test_a_frame_built_in_pandas_names_rows_in_messages() -> None:
+    from toolkit.ingress.checks import check_frame
+
+    df = pd.DataFrame({"externalId": ["C1", "C1"], "name": ["a", "b"], "callSign": ["a", "b"],
+                       "description": ["", ""]})
+    failures = check_frame("clients", df).failures
+    assert str(failures["row"].dtype) == "Int64"
+    assert "rows 0, 1 share it" in failures["message"].iloc[0]
+
+
+def test_the_cli_prints_and_writes_row_and_line_as_integers(tmp_path, capsys) -> None:
+    _clients_csv(tmp_path / "firm")
+    out = tmp_path / "failures.csv"
+    assert cli_app.main(["validate", str(tmp_path / "firm"), "--out", str(out)]) == 1
+    printed = capsys.readouterr().out
+    assert "NaN" not in printed and "1.0" not in printed and "<NA>" not in printed
+    written = out.read_text().splitlines()
+    assert written[0].startswith("table,row,line,")
+    assert any(line.startswith("clients,1,4,C1,") for line in written)
+    assert any(line.startswith("clients,,,") for line in written)
+    back = pd.read_csv(out, dtype={"row": "Int64", "line": "Int64"})
+    assert back["row"].dropna().tolist() == [0, 1]

@@ -75,13 +75,16 @@ def rows(table: str, *changes: dict[str, Any], index: list[Any] | None = None) -
 
 def failures_of(table: str, df: pd.DataFrame, **kwargs: Any) -> set[tuple[Any, Any, str]]:
     fc = check_frame(table, df, **kwargs).failures
-    return set(zip(fc["row"], fc["column"], fc["check"], strict=True))
+    rows = [None if pd.isna(r) else r for r in fc["row"]]  # row is Int64: <NA> when missing
+    return set(zip(rows, fc["column"], fc["check"], strict=True))
 
 
 def one_failure(table: str, df: pd.DataFrame) -> pd.Series:
     fc = check_frame(table, df).failures
     assert len(fc) == 1, fc.to_string()
-    return fc.iloc[0]
+    one = fc.iloc[0].copy()
+    one["row"] = None if pd.isna(one["row"]) else one["row"]  # row is Int64: <NA> when missing
+    return one
 
 
 # --- the registry ---------------------------------------------------------------------------

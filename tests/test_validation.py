@@ -24,7 +24,8 @@ BROKEN = Path(__file__).resolve().parent.parent / "sample_data" / "broken"
 
 def triples(report: ValidationReport | pd.DataFrame) -> set[tuple[str, Any, str | None, str]]:
     fc = report if isinstance(report, pd.DataFrame) else report.failures
-    return set(zip(fc["table"], fc["row"], fc["column"], fc["check"], strict=True))
+    rows = [None if pd.isna(r) else r for r in fc["row"]]  # row is Int64: <NA> when missing
+    return set(zip(fc["table"], rows, fc["column"], fc["check"], strict=True))
 
 
 def clients(*ids: str) -> pd.DataFrame:

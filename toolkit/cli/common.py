@@ -172,8 +172,10 @@ def print_frame(df: pd.DataFrame, max_rows: int = 30) -> None:
     shown = df.head(max_rows).copy()
     for col in shown.select_dtypes(include=["object", "string"]).columns:
         shown[col] = shown[col].astype(object).map(_cut)
+    for col in shown.select_dtypes(include=["Int64"]).columns:  # row, line: blank when missing
+        shown[col] = [("" if pd.isna(v) else int(v)) for v in shown[col]]
     with pd.option_context("display.width", 200):
-        print(shown.to_string(index=False))
+        print(shown.to_string(index=False, na_rep=""))  # a missing row or line: blank
     if len(df) > max_rows:
         print(f"... {len(df) - max_rows} more (write them all with --out FILE)")
 
@@ -231,7 +233,7 @@ def with_row(frame: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
         ['row', 'line', 'ok']
     """
     out = frame.reset_index(drop=True)
-    out.insert(0, "row", range(len(out)))
+    out.insert(0, "row", pd.Series(range(len(out)), index=out.index, dtype="Int64"))
     return with_lines(out, source)
 
 

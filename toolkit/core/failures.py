@@ -29,6 +29,7 @@ __all__ = [
     "check_name",
     "empty_failures",
     "failure_frame",
+    "nullable_rows",
 ]
 
 FAILURE_COLUMNS: tuple[str, ...] = (
@@ -120,7 +121,42 @@ def empty_failures() -> pd.DataFrame:
     >>> list(empty_failures().columns)
     ['table', 'row', 'externalId', 'column', 'check', 'severity', 'value', 'message']
     """
-    return pd.DataFrame({c: pd.Series([], dtype=object) for c in FAILURE_COLUMNS})
+    return nullable_rows(pd.DataFrame({c: pd.Series([], dtype=object) for c in FAILURE_COLUMNS}))
+
+
+def nullable_rows(frame: pd.DataFrame, columns: tuple[str, ...] = ("row", "line")) -> pd.DataFrame:
+    """``row`` and ``line`` as nullable integers (``Int64``): never ``1.0``, ``NaN`` or ``None``.
+
+    A column holding anything but whole numbers and missing values (a frame indexed by text
+    labels: ``row`` is then the label) is left as it is.
+
+    Args:
+        frame: a failure or result frame.
+        columns: the columns to convert, where present.
+
+    Returns:
+        The frame (converted in place, and returned for chaining).
+
+    Example:
+        >>> out = nullable_rows(pd.DataFrame({"row": [0, None, 2.0], "line": [2, None, 4]}))
+        >>> out.dtypes.astype(str).tolist(), out["row"].tolist()
+        (['Int64', 'Int64'], [0, <NA>, 2])
+        >>> nullable_rows(pd.DataFrame({"row": ["x", None]}))["row"].dtype
+        dtype('O')
+    """
+    for col in columns:
+        if col not in frame.columns or str(frame[col].dtype) == "Int64":
+            continue
+        values = frame[col].tolist()
+        if any(isinstance(v, bool | str | bytes) for v in values):
+            continue
+        try:
+            frame[col] = pd.array(
+                [None if v is None or v is pd.NA or v != v else v for v in values], dtype="Int64"
+            )
+        except (TypeError, ValueError):
+            continue
+    return frame
 
 
 def failure_frame(
@@ -137,7 +173,8 @@ def failure_frame(
     """Build a failure frame from columns (lists, or scalars broadcast over the lists).
 
     Returns:
-        A frame with exactly :data:`FAILURE_COLUMNS`, object dtype, ``None`` for missing.
+        A frame with exactly :data:`FAILURE_COLUMNS`, object dtype, ``None`` for missing;
+        ``row`` is ``Int64`` (:func:`nullable_rows`).
     """
     data = {
         "table": table,
@@ -152,4 +189,4 @@ def failure_frame(
     if not any(isinstance(v, list | tuple | pd.Series | pd.Index) for v in data.values()):
         data = {k: [v] for k, v in data.items()}
     frame = pd.DataFrame(data, columns=list(FAILURE_COLUMNS)).astype(object)
-    return frame.where(frame.notna(), None)
+    return nullable_rows(frame.where(frame.notna(), None))

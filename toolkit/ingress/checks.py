@@ -66,11 +66,12 @@ from toolkit.core.failures import (
     SEVERITY,
     check_name,
     empty_failures,
+    nullable_rows,
 )
 from toolkit.core.frames import MAX_WHOLE, coerce_text, no_problems, plain
 from toolkit.errors import ValidationError
 from toolkit.ingress.models import TABLES, TableSpec
-from toolkit.ingress.readers import match_headers
+from toolkit.ingress.readers import line_numbers, match_headers
 
 __all__ = [
     "CHECKS",
@@ -572,14 +573,18 @@ def check_frame(
     keys = [_objects(frame[c]) for c in spec.key if c in frame.columns]
     label_list = labels.tolist()
     dup_groups: dict[tuple[Any, ...], list[Any]] = {}
+    # messages name the file's line when the frame was read from a file, else the row label
+    lines = line_numbers(df, label_list) if "line_shifts" in df.attrs else []
+    unit = "lines" if lines and None not in lines else "rows"
     for i in sorted({p for p, _, chk, _ in found if chk in ("unique", "repeated") and p >= 0}):
-        dup_groups.setdefault(tuple(k[i] for k in keys), []).append(label_list[i])
+        where = lines[i] if unit == "lines" else label_list[i]
+        dup_groups.setdefault(tuple(k[i] for k in keys), []).append(where)
     order = {c: i for i, c in enumerate(spec.columns)}
     for pos, fcol, chk, text in found:
         value = raw_values[fcol][pos] if pos >= 0 and fcol in raw_values else None
         if text is None:
             key = tuple(k[pos] for k in keys) if pos >= 0 else ()
-            text = _message(spec, fcol, chk, value, key, dup_groups)
+            text = _message(spec, fcol, chk, value, key, dup_groups, unit)
         elif chk == "type":
             text = f"{text}; got {_show(value)}"
         rid = ids[pos] if pos >= 0 and ids is not None else None
@@ -637,6 +642,7 @@ def _message(
     value: Any,
     key: tuple[Any, ...],
     dup_groups: dict[tuple[Any, ...], list[Any]],
+    unit: str = "rows",
 ) -> str:
     if chk == "required":
         empty = isinstance(value, str)
@@ -658,9 +664,9 @@ def _message(
         if chk == "repeated":
             return (
                 f"{spec.key[-1]} {key[-1]!r} is listed more than once for "
-                f"{spec.key[0]} {key[0]!r} (rows {shown}); it is sent once"
+                f"{spec.key[0]} {key[0]!r} ({unit} {shown}); it is sent once"
             )
-        return f"{col} {value!r} is not unique: rows {shown} share it"
+        return f"{col} {value!r} is not unique: {unit} {shown} share it"
     return f"{col}: failed {chk}; got {_show(value)}"
 
 
@@ -681,7 +687,7 @@ def _failure_frame(rows: list[dict[str, Any]], labels: pd.Index) -> pd.DataFrame
         row[i] = labels[pos[i]]
     df["row"] = row
     out = df.loc[:, list(FAILURE_COLUMNS)].astype(object).reset_index(drop=True)
-    return out.where(out.notna(), None)
+    return nullable_rows(out.where(out.notna(), None))
 
 
 # --------------------------------------------------------------------------------------------

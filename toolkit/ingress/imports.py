@@ -17,6 +17,7 @@ import pandas as pd
 
 from toolkit.bulk.runner import STATUSES, Call, Journal, not_sent, pacer_for, result_frame, run_bulk
 from toolkit.core.connection import Connection, Endpoint
+from toolkit.core.failures import nullable_rows
 from toolkit.core.frames import FrameLike, as_frames, as_pandas, unique_rows
 from toolkit.core.http import Reply
 from toolkit.errors import ConfigError, Interrupted, ValidationError
@@ -410,7 +411,7 @@ def _report(
     dry_run: bool,
     payloads: dict[str, pd.DataFrame],
 ) -> OnboardReport:
-    combined = (
+    combined = nullable_rows(  # row: Int64, like every failure and result frame
         pd.concat(results, ignore_index=True)
         if results
         else result_frame([], [], []).assign(table=[], row=[])
