@@ -2,12 +2,12 @@
 reconciliation), the names of its checks, and pandera's check names in those words.
 
 A failure frame has one row per problem and the columns :data:`FAILURE_COLUMNS`: ``table``,
-``row`` (the input's index label, ``None`` for a column-level problem), ``externalId``,
+``row`` (the input's index label, ``Int64``: ``<NA>`` for a column-level problem), ``externalId``,
 ``column``, ``check`` (one of :data:`CHECKS`), ``severity`` (``error``: the service refuses it;
 ``warning``: it is sent as given but looks wrong), ``value`` and ``message``.
 
 >>> failure_frame(table="clients", row=[0], column="name", check="required",
-...               message="name is required").iloc[0].tolist()
+...               message="name is required").astype(object).iloc[0].tolist()
 ['clients', 0, None, 'name', 'required', 'error', None, 'name is required']
 """
 
@@ -141,8 +141,8 @@ def nullable_rows(frame: pd.DataFrame, columns: tuple[str, ...] = ("row", "line"
         >>> out = nullable_rows(pd.DataFrame({"row": [0, None, 2.0], "line": [2, None, 4]}))
         >>> out.dtypes.astype(str).tolist(), out["row"].tolist()
         (['Int64', 'Int64'], [0, <NA>, 2])
-        >>> nullable_rows(pd.DataFrame({"row": ["x", None]}))["row"].dtype
-        dtype('O')
+        >>> str(nullable_rows(pd.DataFrame({"row": ["x", None]}))["row"].dtype) == "Int64"
+        False
     """
     for col in columns:
         if col not in frame.columns or str(frame[col].dtype) == "Int64":
