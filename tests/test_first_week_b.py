@@ -11,6 +11,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pandas as pd
+import pytest
 
 from toolkit.cli import app as cli_app
 from toolkit.cli import common as cli_common
@@ -153,3 +154,79 @@ def test_the_cli_prints_and_writes_row_and_line_as_integers(tmp_path, capsys) ->
     assert any(line.startswith("clients,,,") for line in written)
     back = pd.read_csv(out, dtype={"row": "Int64", "line": "Int64"})
     assert back["row"].dropna().tolist() == [0, 1]
+
+
+# -- 17. export answers are checked ----------------------------------------------------------------
+
+
+def _answer(*entries: dict[str, Any]) -> bytes:
+    import orjson
+
+    return orjson.dumps(list(entries))
+
+
+def _entry(**changes: Any) -> dict[str, Any]:
+    from toolkit.testing import fake_export_entry
+
+    return {**fake_export_entry(), **changes}
+
+
+@pytest.mark.parametrize("flatten", ["raw", "records"])
+def test_an_entry_without_id_is_refused_and_named(flatten: str) -> None:
+    from toolkit.egress.flatten import flatten_export, parse_and_flatten_export
+    from toolkit.errors import FlattenError
+
+    entry = _entry()
+    del entry["_id"]
+    with pytest.raises(FlattenError, match=r"entry 1 .*has no _id"):
+        if flatten == "raw":
+            parse_and_flatten_export(_answer(_entry(_id="e0"), entry))
+        else:
+            flatten_export([_entry(_id="e0"), entry])
+
+
+def test_a_duplicated_id_is_refused_and_named() -> None:
+    from toolkit.egress.flatten import parse_and_flatten_export
+    from toolkit.errors import FlattenError
+
+    with pytest.raises(FlattenError, match="entry 'e1': its _id comes more than once"):
+        parse_and_flatten_export(_answer(_entry(_id="e1"), _entry(_id="e1")))
+
+
+@pytest.mark.parametrize("flatten", ["raw", "records"])
+def test_a_fractional_duration_is_refused_not_truncated(flatten: str) -> None:
+    from toolkit.egress.flatten import flatten_export, parse_and_flatten_export
+    from toolkit.errors import FlattenError
+
+    bad = _entry(_id="e9", incrementDurationInSeconds=360.5)
+    with pytest.raises(FlattenError, match=r"entry 'e9': incrementDurationInSeconds is 360\.5"):
+        if flatten == "raw":
+            parse_and_flatten_export(_answer(bad))
+        else:
+            flatten_export([bad])
+    entries, _ = parse_and_flatten_export(_answer(_entry(incrementDurationInSeconds=360.0)))
+    assert entries["incrementDurationInSeconds"].tolist() == [360]
+
+
+def test_a_bad_timestamp_names_the_field_and_entry_not_pandas_hint() -> None:
+    from toolkit.egress.flatten import parse_and_flatten_export
+    from toolkit.errors import FlattenError
+
+    with pytest.raises(FlattenError) as info:
+        parse_and_flatten_export(_answer(_entry(_id="e5", createdAt="yesterday at noon")))
+    text = str(info.value)
+    assert "entry 'e5'" in text and "createdAt" in text and "'yesterday at noon'" in text
+    assert "format" not in text and "dayfirst" not in text
+
+
+def test_a_malformed_export_answer_names_the_window(monkeypatch) -> None:
+    from toolkit.egress import fetch
+    from toolkit.errors import FlattenError
+
+    class Conn:
+        def call(self, *args: object, **kwargs: object) -> bytes:
+            return _answer(_entry(_id="e1"), _entry(_id="e1"))
+
+    start, end = fetch.split_windows("2026-11-01", "2026-11-02")[0]
+    with pytest.raises(FlattenError, match=r"'e1'.*window 2026-11-01"):
+        fetch.fetch_window(Conn(), start, end)  # type: ignore[arg-type]

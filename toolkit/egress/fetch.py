@@ -22,7 +22,7 @@ from toolkit.core.connection import Connection
 from toolkit.core.windows import iso, split_windows
 from toolkit.egress.export import Export
 from toolkit.egress.files import ROWS_PER_GROUP, claim_target
-from toolkit.errors import ApiError, ConfigError
+from toolkit.errors import ApiError, ConfigError, FlattenError
 
 __all__ = [
     "SMALLEST",
@@ -89,7 +89,10 @@ def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Ex
             todo += [(mid, hi), (lo, mid)]  # the earlier half first: parts stay in time order
             continue
         windows.append((params["releasedAfter"], params["releasedOnOrBefore"]))
-        parts.append(Export.from_json(raw or b"[]", kind="export"))
+        try:
+            parts.append(Export.from_json(raw or b"[]", kind="export"))
+        except FlattenError as exc:  # name the window: the same request shows the answer again
+            raise FlattenError(f"{exc} (export window {iso(lo)} .. {iso(hi)})") from exc
     result = parts[0] if len(parts) == 1 else Export.concat(parts)
     result.entries.attrs.update(windows=windows, split=split)
     return result

@@ -20,8 +20,10 @@ collector paused (:func:`gc_paused`): the collector otherwise re-scans every par
 while ``orjson.loads`` builds hundreds of thousands of them, which costs several times the
 parse itself.
 
-Only the fields of the spec are kept; unknown fields are ignored, missing fields and
-``null`` objects become nulls.
+Answers are checked: an entry without ``_id``, an ``_id`` twice in one answer, a non-integer
+count or duration (``360.5``) and a timestamp that is not ISO 8601 raise :class:`FlattenError`
+naming the entry (the export names the window too). Only the fields of the spec are kept;
+unknown fields are ignored, missing fields and ``null`` objects become nulls.
 
 >>> from toolkit.testing import fake_export_entries
 >>> entries, codes = flatten_export(fake_export_entries(2, codes_per_entry=3))
@@ -32,6 +34,7 @@ Only the fields of the spec are kept; unknown fields are ignored, missing fields
 from __future__ import annotations
 
 import gc
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
@@ -219,6 +222,58 @@ def _struct_array(records: Iterable[dict[str, Any]], kind: str) -> pa.Table:
     return pa.Table.from_batches(batches, schema=pa.schema(list(record_type)))
 
 
+#: integer fields of both forms: a JSON number with a fraction there is refused, not truncated
+_INTEGER_FIELDS = ("unitIncrementCount", "incrementDurationInSeconds")
+#: a fraction or exponent after an integer field: the raw answer takes the checked path
+_FRACTION = re.compile(
+    rb'"(?:unitIncrementCount|incrementDurationInSeconds)"\s*:\s*-?\d+(?:\.\d*[1-9]|[eE])'
+)
+
+
+def _entry_name(rec: Any, i: int) -> str:
+    rid = rec.get("_id") if isinstance(rec, dict) else None
+    return f"entry {rid!r}" if rid else f"entry {i} (no _id)"
+
+
+def _check_records(records: Sequence[Any]) -> None:
+    """Refuse a fraction in an integer field (Arrow would truncate 360.5 to 360)."""
+    for i, rec in enumerate(records):
+        if not isinstance(rec, dict):
+            continue  # _struct_array names it
+        for name in _INTEGER_FIELDS:
+            v = rec.get(name)
+            if isinstance(v, float) and not v.is_integer():
+                raise FlattenError(f"{_entry_name(rec, i)}: {name} is {v!r}, not a whole number")
+
+
+def _check_ids(table: pa.Table) -> None:
+    """Every entry has an ``_id``, and no ``_id`` comes twice."""
+    ids = table["_id"]
+    if ids.null_count:
+        first = pc.index(pc.is_null(ids), True).as_py()
+        raise FlattenError(f"entry {first} (0-based, in the answer) has no _id")
+    if len(ids) and pc.count_distinct(ids).as_py() != len(ids):
+        counts = pc.value_counts(ids)
+        twice = [
+            v.as_py()
+            for v, n in zip(counts.field("values"), counts.field("counts"), strict=True)
+            if n.as_py() > 1
+        ]
+        more = f" (and {len(twice) - 1} other _id(s))" if len(twice) > 1 else ""
+        raise FlattenError(f"entry {twice[0]!r}: its _id comes more than once{more}")
+
+
+def _flatten_records(
+    records: Iterable[dict[str, Any]], kind: str
+) -> tuple[pa.Table, pa.Table]:
+    """Records (parsed JSON) -> checked, flat (entries, codes) Arrow tables."""
+    if not isinstance(records, list | tuple | dict | str | bytes):
+        records = list(records)
+    if isinstance(records, list | tuple):
+        _check_records(records)
+    return _split(_struct_array(records, kind), kind)
+
+
 def _flatten_structs(table: pa.Table) -> pa.Table:
     """Flatten struct columns recursively; children are named ``parent.child``."""
     while any(pa.types.is_struct(f.type) for f in table.schema):
@@ -226,18 +281,23 @@ def _flatten_structs(table: pa.Table) -> pa.Table:
     return table
 
 
-def _cast_timestamp(column: pa.ChunkedArray, name: str) -> pa.ChunkedArray:
+def _cast_timestamp(
+    column: pa.ChunkedArray, name: str, ids: pa.ChunkedArray[Any] | None = None
+) -> pa.ChunkedArray:
     """ISO 8601 text to UTC microseconds; naive text is taken as UTC."""
     try:
         return pc.cast(column, _TIMESTAMP)
     except pa.ArrowInvalid:
         pass
-    try:
-        parsed = pd.to_datetime(column.to_pandas(), utc=True, format="ISO8601")
-    except (ValueError, TypeError) as exc:
+    parsed = pd.to_datetime(column.to_pandas(), utc=True, format="ISO8601", errors="coerce")
+    bad = parsed.isna() & column.to_pandas().notna()
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        rid = ids[i].as_py() if ids is not None else None
+        entry = f"entry {rid!r}" if rid else f"entry {i}"
         raise FlattenError(
-            f"{name!r} holds a value that is not an ISO 8601 timestamp: {exc}"
-        ) from exc
+            f"{entry}: {name} {column[i].as_py()!r} is not an ISO 8601 timestamp"
+        )
     return pa.chunked_array([pa.array(parsed.dt.as_unit("us"), type=_TIMESTAMP)])
 
 
@@ -253,13 +313,15 @@ def _type_entries(table: pa.Table) -> pa.Table:
     for name in ("createdAt", "updatedAt"):
         if name in table.column_names:
             i = table.schema.get_field_index(name)
-            table = table.set_column(i, name, _cast_timestamp(table[name], name))
+            ids = table["_id"] if "_id" in table.column_names else None
+            table = table.set_column(i, name, _cast_timestamp(table[name], name, ids))
     i = table.schema.get_field_index("workDate")
     return table.set_column(i, "workDate", _cast_date(table["workDate"], "workDate"))
 
 
 def _split(table: pa.Table, kind: str) -> tuple[pa.Table, pa.Table]:
     """Split the nested record table into the flat entries and codes tables."""
+    _check_ids(table)
     codes_list = table["codes"].combine_chunks()
     entries = _type_entries(_flatten_structs(table.drop_columns(["codes"])))
 
@@ -337,7 +399,7 @@ def flatten_export_arrow(records: Iterable[dict[str, Any]]) -> tuple[pa.Table, p
     >>> entries.num_rows, codes.num_rows, str(entries.schema.field("createdAt").type)
     (3, 6, 'timestamp[us, tz=UTC]')
     """
-    return _split(_struct_array(records, "export"), "export")
+    return _flatten_records(records, "export")
 
 
 def flatten_pending_arrow(records: Iterable[dict[str, Any]]) -> tuple[pa.Table, pa.Table]:
@@ -357,7 +419,7 @@ def flatten_pending_arrow(records: Iterable[dict[str, Any]]) -> tuple[pa.Table, 
     >>> entries.num_rows, codes.num_rows
     (2, 2)
     """
-    return _split(_struct_array(records, "pending"), "pending")
+    return _flatten_records(records, "pending")
 
 
 def flatten_export(records: Iterable[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -435,7 +497,7 @@ def _read_json_arrow(raw: bytes | bytearray | memoryview | str, kind: str) -> pa
     which either succeeds or names the offending field.
     """
     data = raw.encode() if isinstance(raw, str) else raw
-    if len(data) >= 2**31 - 16:
+    if len(data) >= 2**31 - 16 or _FRACTION.search(data):  # Arrow would truncate 360.5
         return None
     wrapped = b"".join((b'{"r":', data, b"}"))
     record_type = _RECORD_TYPES[kind]
@@ -473,7 +535,7 @@ def _parse_and_flatten(
     # are alive, its next full pass would walk all of them once more.
     with gc_paused():
         records = _loads(raw, kind)
-        entries, codes = _split(_struct_array(records, kind), kind)
+        entries, codes = _flatten_records(records, kind)
         del records
         return arrow_to_pandas(entries), arrow_to_pandas(codes)
 
