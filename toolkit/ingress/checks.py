@@ -577,8 +577,8 @@ def check_frame(
     lines = line_numbers(df, label_list) if "line_shifts" in df.attrs else []
     unit = "lines" if lines and None not in lines else "rows"
     for i in sorted({p for p, _, chk, _ in found if chk in ("unique", "repeated") and p >= 0}):
-        where = lines[i] if unit == "lines" else label_list[i]
-        dup_groups.setdefault(tuple(k[i] for k in keys), []).append(where)
+        at: Any = lines[i] if unit == "lines" else label_list[i]
+        dup_groups.setdefault(tuple(k[i] for k in keys), []).append(at)
     order = {c: i for i, c in enumerate(spec.columns)}
     for pos, fcol, chk, text in found:
         value = raw_values[fcol][pos] if pos >= 0 and fcol in raw_values else None
