@@ -37,6 +37,8 @@ LAYERS: dict[str, int] = {
     "schemas": 3,
     "client": 3,
     "demo": 4,
+    "firms": 4,
+    "dagster": 4,
     "cli": 5,
     "__main__": 5,
 }
