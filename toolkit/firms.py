@@ -521,8 +521,8 @@ def load(path: str | os.PathLike[str]) -> Firms:
             where = getattr(firm, key).resolve()
             if where in seen:
                 raise ConfigError(
-                    f"{_where(firm.key, key)}: {str(getattr(firm, key))!r} is also firm "
-                    f"{seen[where]!r}'s: each firm needs its own (one writer per folder)"
+                    f"{_where(firm.key, key)}: the same {key} as firm {seen[where]!r} "
+                    f"({getattr(firm, key)}); each firm needs its own (one writer per folder)"
                 )
             seen[where] = firm.key
     return Firms(file, firms)

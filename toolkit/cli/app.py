@@ -42,6 +42,7 @@ from urllib.parse import urlsplit
 import pandas as pd
 
 from toolkit.bulk.runner import Journal
+from toolkit.cli import firms as firms_cli
 from toolkit.client import Client
 from toolkit.core.connection import ENDPOINTS, Connection
 from toolkit.core.settings import ENV_KEYS, Settings
@@ -712,6 +713,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--workers", type=int, default=8, help="parallel requests (default 8)")
     s.set_defaults(func=cmd_demo)
 
+    firms_cli.add_arguments(command("firms", "many firms from one firms.toml: their status"))
     s = command("lab", "JupyterLab with the sandbox running", "toolkit lab --seed sample_data")
     s.add_argument("--seed", default="sample_data", help="folder of sample CSV files to load")
     s.add_argument("--db", default=None, help="SQLite file of the sandbox (default: temporary)")
