@@ -131,7 +131,7 @@ def _one_run(path: str, key: str, home: str) -> int:
     os.environ[_FIRMS_ENV] = path
     with dg.DagsterInstance.from_config(home) as instance:
         result = dg.execute_job(dg.reconstructable(firms_job), instance=instance,
-                                partition_key=key, raise_on_error=False)
+                                tags={"dagster/partition": key}, raise_on_error=False)
         return 0 if result.success else 1
 
 
@@ -145,12 +145,19 @@ def _multiprocess(path: Path, home: Path) -> tuple[float, int]:
         subprocess.Popen(
             [sys.executable, "-m", "bench.bench_dagster", "--run", str(path), key, str(home)],
             cwd=Path(__file__).resolve().parents[1], stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=(home / f"{key}.log").open("wb"),
         )
         for key in keys
     ]
     ok = sum(p.wait() == 0 for p in procs)
-    return time.perf_counter() - start, ok
+    elapsed = time.perf_counter() - start
+    if ok < len(keys):  # say why, from the first failed run's log
+        for key, p in zip(keys, procs, strict=True):
+            if p.returncode != 0:
+                tail = (home / f"{key}.log").read_text(errors="replace").splitlines()[-15:]
+                print(f"run of {key} failed:", *tail, sep="\n  ")
+                break
+    return elapsed, ok
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

@@ -4,6 +4,8 @@ relative paths, one firm's steps against the sandbox, and ``toolkit firms status
 from __future__ import annotations
 
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -194,3 +196,11 @@ def test_a_firm_without_source_cannot_push(tmp_path):
                 client_secret_env="X")
     with pytest.raises(ConfigError, match="firm 'a': no source"):
         firm.push()
+
+
+def test_import_toolkit_and_toolkit_firms_never_import_dagster():
+    code = ("import sys, toolkit, toolkit.firms, toolkit.cli; toolkit.Client; "
+            "print('dagster' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "False"
