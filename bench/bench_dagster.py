@@ -136,10 +136,16 @@ def _one_run(path: str, key: str, home: str) -> int:
 
 
 def _multiprocess(path: Path, home: Path) -> tuple[float, int]:
+    import dagster as dg  # noqa: PLC0415
+
     from toolkit.firms import load  # noqa: PLC0415
 
     keys = list(load(path))
     home.mkdir(parents=True, exist_ok=True)
+    # the instance's SQLite storage is created once here: eight runs creating it at once race
+    # on its schema migration (as a daemon's instance exists before its runs)
+    with dg.DagsterInstance.from_config(str(home)):
+        pass
     start = time.perf_counter()
     procs = [
         subprocess.Popen(
