@@ -28,7 +28,7 @@ FIND_UV = uv=$$(command -v uv || true); \
 	  || { $(ENSURE_PIP) && $(PY) -m pip install -q uv; } || uv=; fi; \
 	if [ -n "$$uv" ] && ! "$$uv" --version >/dev/null 2>&1; then uv=; fi
 
-.PHONY: install lock demo test lint lab sandbox bench clean
+.PHONY: install lock demo test lint lab sandbox bench clean firms-demo
 
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)
@@ -72,6 +72,11 @@ sandbox: $(STAMP)
 	@echo "  made only when it has none). Seed another firm: make sandbox SANDBOX_SEED=DIR;"
 	@echo "  another database: make sandbox SANDBOX_DB=FILE; start afresh: rm $(SANDBOX_DB) first."
 	$(PY) -m toolkit sandbox --seed $(SANDBOX_SEED) --db $(SANDBOX_DB)
+
+# three firms as three sandbox customers (out/firms-demo/firms.toml, .env), then `dagster dev`
+# on http://127.0.0.1:3000 (examples/dagster/README.md)
+firms-demo: $(STAMP)
+	$(PY) examples/dagster/firms_demo.py --out out/firms-demo
 
 bench: $(STAMP)
 	$(PY) -m bench

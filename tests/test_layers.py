@@ -38,6 +38,8 @@ LAYERS: dict[str, int] = {
     "client": 3,
     "demo": 4,
     "notebook": 4,
+    "firms": 4,
+    "dagster": 4,
     "cli": 5,
     "__main__": 5,
 }

@@ -48,6 +48,7 @@ from typing import TextIO
 from toolkit.cli import (
     acknowledge,
     export,
+    firms,
     onboard,
     reconcile,
     sandbox,
@@ -88,6 +89,7 @@ _COMMANDS: dict[str, ModuleType] = {
     "unstar": starring,
     "starred": starring,
     "demo": sandbox,
+    "firms": firms,
     "lab": sandbox,
 }
 

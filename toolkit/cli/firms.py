@@ -1,0 +1,92 @@
+"""``toolkit firms status FIRMS.toml [--out F]``: one row per firm of a firms file.
+
+Each row: the last push and its counts, the rows still failing, the Delta folder's watermark
+and its age, its version and its entries. Only local files are read (the push records beside
+the journals and the Delta folders): no secret is needed and no request is sent.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import pandas as pd
+
+from toolkit.firms import load, status
+from toolkit.ingress import check_out_path, write_table
+
+__all__ = ["COMMANDS", "add_arguments", "run"]
+
+#: command -> (help, examples)
+COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "firms": (
+        "many firms from one firms.toml: their status",
+        ("toolkit firms status firms.toml", "toolkit firms status firms.toml --out status.xlsx"),
+    ),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``firms``' sub-commands to its parser (``toolkit firms status ...``).
+
+    Args:
+        parser: The ``firms`` command's parser.
+
+    Example:
+        >>> p = argparse.ArgumentParser()
+        >>> add_arguments(p)
+        >>> p.parse_args(["status", "firms.toml"]).firms_file
+        'firms.toml'
+    """
+    sub = parser.add_subparsers(dest="firms_command", required=True, metavar="SUBCOMMAND")
+    s = sub.add_parser(
+        "status",
+        help="one row per firm: last push, rows failing, watermark and its age, Delta version",
+        description="one row per firm of FIRMS.toml: its last push and counts, the rows still "
+        "failing, the watermark and its age, the Delta version (reads local files only)",
+    )
+    s.add_argument("firms_file", metavar="FIRMS.toml", help="the firms file")
+    s.add_argument("--out", help="also write the table to this file: .csv, .xlsx or .parquet")
+    parser.set_defaults(func=run)
+
+
+def _shown(frame: pd.DataFrame) -> pd.DataFrame:
+    """The table as printed: times to the second, missing values as ``-``."""
+    out = frame.copy()
+    for col in ("last_push", "watermark"):
+        out[col] = out[col].dt.strftime("%Y-%m-%d %H:%M:%SZ")
+    out["watermark_age"] = out["watermark_age"].astype(str).replace("NaT", None)
+    return out.astype(object).where(out.notna(), "-")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the firms' status, and write it to ``--out``.
+
+    Args:
+        args: ``firms_file`` and ``out``.
+
+    Returns:
+        0; 1 when a firm has rows still failing.
+
+    Raises:
+        ConfigError: the firms file is wrong, or ``--out`` cannot be written.
+
+    Example:
+        >>> run(argparse.Namespace(firms_file="firms.toml", out=None))  # doctest: +SKIP
+        0
+    """
+    out = check_out_path(args.out) if getattr(args, "out", None) else None
+    frame = status(load(args.firms_file))
+    with pd.option_context("display.width", 200, "display.max_columns", None):
+        print(_shown(frame).to_string(index=False))
+    if out is not None:
+        written = frame.copy()
+        for col in ("last_push", "watermark"):  # Excel keeps no time zone: UTC, said in the name
+            written[col] = written[col].dt.tz_convert("UTC").dt.tz_localize(None)
+        written = written.rename(columns={"last_push": "last_push_utc",
+                                          "watermark": "watermark_utc"})
+        written["watermark_age"] = written["watermark_age"].dt.total_seconds()
+        written = written.rename(columns={"watermark_age": "watermark_age_seconds"})
+        write_table(written, out)
+        print(f"wrote {len(written)} firm(s) to {out}")
+    failing = frame["failing"].fillna(0)
+    return 1 if bool((failing > 0).any()) else 0
