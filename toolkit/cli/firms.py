@@ -37,7 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         >>> p.parse_args(["status", "firms.toml"]).firms_file
         'firms.toml'
     """
-    sub = parser.add_subparsers(dest="firms_command", required=True, metavar="SUBCOMMAND")
+    sub = parser.add_subparsers(
+        dest="firms_command", required=True, metavar="SUBCOMMAND", help="status: one row per firm"
+    )
     s = sub.add_parser(
         "status",
         help="one row per firm: last push, rows failing, watermark and its age, Delta version",
