@@ -1,7 +1,19 @@
-"""The journal: an append-only, locked record of the calls the service acknowledged.
+"""The journal: an append-only, locked record of what the service holds.
 
-A re-run skips a call whose journal line (endpoint, URL, key and payload hashed together)
-is already there: it was answered 2xx with the same content.
+Each line is one answer: a call the service accepted (2xx), with its URL, key, payload and
+time; or a call that failed (answered with an error) or whose answer was lost (``unknown``),
+with its error and time. Read in order, the lines give, for each record (the call's URL, which
+names the service, the customer and the table, and its key, the ``externalId``), an
+:class:`Entry`: the last payload the service accepted and when, and the failure that followed
+it, if any, with the time of the first failure of the streak. That one state serves both jobs:
+
+- crash resume: a call is skipped when its record's last accepted payload is the same and
+  nothing failed since (:meth:`Ledger.acknowledged`);
+- change detection: :func:`toolkit.ingress.plan.plan` compares a source with the entries.
+
+Journals written before the state existed hold lines ``{"id", "endpoint", "key", "status"}``
+only (no URL, no payload): they are read as they are, and their ids still skip a call whose
+digest (endpoint, URL, key and payload hashed together) matches.
 """
 
 from __future__ import annotations
@@ -10,17 +22,22 @@ import hashlib
 import json
 import os
 import threading
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Literal, Protocol
 
 from toolkit.core.lock import FileLock, LockHeld
 from toolkit.errors import ConfigError, JournalInUseError
 
-__all__ = ["Journal", "Recorded", "payload_hash"]
+__all__ = ["Entry", "Journal", "Ledger", "Outcome", "Recorded", "payload_hash", "read_ledger"]
+
+#: How a call that was not accepted ended: answered with an error, or its answer was lost.
+Outcome = Literal["failed", "unknown"]
 
 
 class Recorded(Protocol):
-    """What the journal writes of a call: its endpoint and key."""
+    """What the journal writes of a call: its endpoint, key and payload."""
 
     @property
     def endpoint(self) -> str: ...
@@ -28,13 +45,204 @@ class Recorded(Protocol):
     @property
     def key(self) -> Any: ...
 
+    @property
+    def json(self) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What the journal knows of one record: the service's state as far as answers tell.
+
+    Attributes:
+        endpoint: the call's endpoint (``import_initiatives``...).
+        url: the full URL the record was sent to (service, customer, path).
+        key: the record's key (its ``externalId``; ``initiativeExternalId`` for code ranges).
+        customer: the customer, when the line named it.
+        payload: the last payload the service accepted (``None``: never accepted).
+        accepted_id: the digest of that accepted call (see ``Call.journal_id``).
+        accepted_at: when it was accepted (ISO 8601, UTC).
+        failure: ``failed`` or ``unknown`` when the last answer was not an acceptance, else
+            ``None``.
+        error: the last failure's message.
+        failed_status: the last failure's HTTP status (``None`` when unknown).
+        failed_at: the last failure's time.
+        failing_since: the first failure since the last acceptance (kept while it fails).
+        failures: how many failures since the last acceptance.
+
+    Example:
+        >>> e = Entry("import_clients", "https://svc/x", "C1", payload={"name": "A"})
+        >>> e.failing, e.active
+        (False, False)
+    """
+
+    endpoint: str
+    url: str
+    key: str
+    customer: str | None = None
+    payload: Any = None
+    accepted_id: str | None = None
+    accepted_at: str | None = None
+    failure: Outcome | None = None
+    error: str | None = None
+    failed_status: int | None = None
+    failed_at: str | None = None
+    failing_since: str | None = None
+    failures: int = 0
+
+    @property
+    def failing(self) -> bool:
+        """True when the last answer for this record was a failure (or lost)."""
+        return self.failure is not None
+
+    @property
+    def active(self) -> bool:
+        """True for an accepted payload whose ``status`` is ``active`` (an initiative)."""
+        return isinstance(self.payload, dict) and self.payload.get("status") == "active"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class Ledger:
+    """The state a journal's lines add up to: the acknowledged digests and one :class:`Entry`
+    per record.
+
+    Example:
+        >>> ledger = Ledger()
+        >>> ledger.apply({"id": "d1", "endpoint": "import_clients", "url": "u", "key": "C1",
+        ...               "status": 201, "payload": {"name": "A"}, "at": "2025-01-01T00:00:00Z"})
+        >>> ledger.apply({"outcome": "failed", "endpoint": "import_clients", "url": "u",
+        ...               "key": "C1", "status": 422, "error": "bad", "at": "2025-01-02T00:00:00Z"})
+        >>> e = ledger.get("u", "C1")
+        >>> e.payload, e.failure, e.failing_since
+        ({'name': 'A'}, 'failed', '2025-01-02T00:00:00Z')
+        >>> ledger.acknowledged("d1", "u", "C1")
+        False
+    """
+
+    def __init__(self) -> None:
+        self.ids: set[str] = set()
+        self.entries: dict[tuple[str, str], Entry] = {}
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def get(self, url: str, key: str) -> Entry | None:
+        """The entry of a record, or ``None`` when no line with a URL names it."""
+        return self.entries.get((url, key))
+
+    def acknowledged(self, journal_id: str, url: str, key: str) -> bool:
+        """Whether a call needs no sending: its record's last answer accepted this very call.
+
+        Args:
+            journal_id: the call's digest (``Call.journal_id(url)``).
+            url: the call's full URL.
+            key: the call's key.
+
+        Returns:
+            True when the service holds this payload (as far as the journal knows).
+        """
+        entry = self.entries.get((url, key))
+        if entry is None:  # no line of the new form: the old lines' digests decide
+            return journal_id in self.ids
+        return not entry.failing and entry.accepted_id == journal_id
+
+    def apply(self, line: dict[str, Any]) -> None:
+        """Add one journal line to the state (lines are applied in file order).
+
+        Args:
+            line: the decoded line.
+
+        Raises:
+            KeyError: a line of neither form.
+            TypeError: a line that is not an object.
+        """
+        outcome = line.get("outcome", "accepted")
+        url, key = line.get("url"), line.get("key")
+        if outcome == "accepted":
+            journal_id = str(line["id"])
+            self.ids.add(journal_id)
+            if url is None:
+                return  # an old line: its digest only
+            self.entries[(str(url), str(key))] = Entry(
+                str(line.get("endpoint", "")),
+                str(url),
+                str(key),
+                line.get("customer"),
+                line.get("payload"),
+                journal_id,
+                line.get("at"),
+            )
+            return
+        if outcome not in ("failed", "unknown") or url is None:
+            raise KeyError("outcome")
+        at = line.get("at")
+        previous = self.entries.get((str(url), str(key)))
+        if previous is None:
+            endpoint = str(line.get("endpoint", ""))
+            previous = Entry(endpoint, str(url), str(key), line.get("customer"))
+        self.entries[(str(url), str(key))] = replace(
+            previous,
+            failure=outcome,
+            error=line.get("error"),
+            failed_status=line.get("status"),
+            failed_at=at,
+            failing_since=previous.failing_since if previous.failing else at,
+            failures=previous.failures + 1,
+        )
+
+
+def _read(data: bytes, ledger: Ledger) -> int:
+    """Apply every whole line of ``data``; return where the whole lines end."""
+    end = len(data) if not data or data.endswith(b"\n") else data.rfind(b"\n") + 1
+    for raw in data[:end].splitlines():
+        try:
+            ledger.apply(json.loads(raw))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue  # bytes that are not a journal line (not UTF-8, not JSON)
+    return end
+
+
+def read_ledger(path: str | os.PathLike[str]) -> Ledger:
+    """Read a journal's state without locking or changing it (a plan reads; a run writes).
+
+    A torn last line is left out; a missing file is an empty ledger.
+
+    Args:
+        path: the journal file.
+
+    Returns:
+        The :class:`Ledger`.
+
+    Raises:
+        ConfigError: the path is a folder or cannot be read.
+
+    Example:
+        >>> import tempfile, os
+        >>> len(read_ledger(os.path.join(tempfile.mkdtemp(), "none.jsonl")))
+        0
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise ConfigError(f"the journal {p} is a folder; give the path of a file")
+    ledger = Ledger()
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        return ledger
+    except OSError as exc:
+        raise ConfigError(f"cannot read the journal {p}: {exc.strerror}") from None
+    _read(data, ledger)
+    return ledger
+
 
 class Journal:
-    """An append-only record of calls the service acknowledged (2xx).
+    """An append-only record of the answers of the service, and the state they add up to.
 
     Args:
         path: a JSON-lines file; created if missing. Lines survive ``kill -9`` because each is
-            written and flushed as soon as its call is acknowledged; a torn last line is cut
+            written and flushed as soon as its call is answered; a torn last line is cut
             off when the journal is opened again, and bytes that are not a journal line are
             skipped.
 
@@ -48,9 +256,12 @@ class Journal:
         >>> j = Journal(os.path.join(tempfile.mkdtemp(), "j.jsonl"))
         >>> from toolkit.bulk.runner import Call
         >>> c = Call("import_clients", json={"externalId": "C1"}, key="C1")
-        >>> line = c.journal_id("https://svc/api/v1/customers/c1/clients/import")
-        >>> j.record(line, c, 201); line in j
+        >>> url = "https://svc/api/v1/customers/c1/clients/import"
+        >>> line = c.journal_id(url)
+        >>> j.record(line, c, 201, url=url); line in j
         True
+        >>> j.ledger.get(url, "C1").payload
+        {'externalId': 'C1'}
         >>> j.close()
     """
 
@@ -59,7 +270,7 @@ class Journal:
         if self.path.is_dir():
             raise ConfigError(f"the journal {self.path} is a folder; give the path of a file")
         self._lock = threading.Lock()
-        self._done: set[str] = set()
+        self.ledger = Ledger()
         self._holder = FileLock(self.path.parent / (self.path.name + ".lock"))
         try:
             self._holder.acquire()
@@ -76,44 +287,92 @@ class Journal:
             self._release()
             raise ConfigError(f"cannot write the journal {self.path}: {exc.strerror}") from None
 
-    def _load(self) -> Any:
-        """Read the acknowledged ids; cut a torn last line; open for appending."""
-        fh = self.path.open("a+b")
+    def _load(self) -> BinaryIO:
+        """Read the state; cut a torn last line; open for appending."""
+        fh: BinaryIO = self.path.open("a+b")
         fh.seek(0)
         data = fh.read()
-        end = len(data)
-        if data and not data.endswith(b"\n"):
+        end = _read(data, self.ledger)
+        if end < len(data):
             # the last line was torn by a kill: drop it (that call is simply sent again)
-            end = data.rfind(b"\n") + 1
             fh.truncate(end)
             fh.flush()
-        for raw in data[:end].splitlines():
-            try:
-                self._done.add(str(json.loads(raw)["id"]))
-            except (ValueError, KeyError, TypeError):
-                continue  # bytes that are not a journal line (not UTF-8, not JSON)
         return fh
 
     def _release(self) -> None:
         self._holder.release()
 
     def __contains__(self, journal_id: object) -> bool:
-        return journal_id in self._done
+        return journal_id in self.ledger.ids
 
     def __len__(self) -> int:
-        return len(self._done)
+        return len(self.ledger)
 
-    def record(self, journal_id: str, call: Recorded, status: int) -> None:
-        """Append one acknowledged call under its :meth:`Call.journal_id`."""
-        line = json.dumps(
-            {"id": journal_id, "endpoint": call.endpoint, "key": call.key, "status": status}
-        )
+    def acknowledged(self, journal_id: str, url: str, key: str) -> bool:
+        """Whether a call needs no sending (see :meth:`Ledger.acknowledged`)."""
+        return self.ledger.acknowledged(journal_id, url, key)
+
+    def _write(self, line: dict[str, Any]) -> None:
+        data = json.dumps(line, ensure_ascii=False, default=str).encode("utf-8") + b"\n"
         with self._lock:
             if self._fh.closed:  # an answer that came after an interrupt closed the journal
                 return
-            self._fh.write(line.encode("utf-8") + b"\n")
+            self._fh.write(data)
             self._fh.flush()
-            self._done.add(journal_id)
+            self.ledger.apply(line)
+
+    def record(
+        self,
+        journal_id: str,
+        call: Recorded,
+        status: int,
+        *,
+        url: str | None = None,
+        customer: str | None = None,
+    ) -> None:
+        """Append one accepted call under its ``Call.journal_id``.
+
+        Args:
+            journal_id: the call's digest.
+            call: the call.
+            status: the HTTP status of the answer.
+            url: the call's full URL; with it the line carries the payload and time and
+                becomes the record's state (without it, only the digest is kept).
+            customer: the customer, for :func:`toolkit.ingress.plan.failures`.
+        """
+        line: dict[str, Any] = {
+            "id": journal_id, "endpoint": call.endpoint, "key": call.key, "status": status,
+        }
+        if url is not None:
+            line.update(url=url, customer=customer, payload=call.json, at=_now())
+        self._write(line)
+
+    def record_failure(
+        self,
+        call: Recorded,
+        url: str,
+        *,
+        outcome: Outcome,
+        status: int | None,
+        error: str | None,
+        customer: str | None = None,
+    ) -> None:
+        """Append one call that was answered with an error, or whose answer was lost.
+
+        Args:
+            call: the call.
+            url: its full URL.
+            outcome: ``failed`` (answered with an error) or ``unknown`` (answer lost).
+            status: the HTTP status, if there was one.
+            error: the message.
+            customer: the customer.
+        """
+        self._write(
+            {
+                "outcome": outcome, "endpoint": call.endpoint, "key": call.key, "url": url,
+                "customer": customer, "status": status, "error": error, "at": _now(),
+            }
+        )
 
     def close(self) -> None:
         """Flush and close the file and release the lock (closing twice is harmless)."""

@@ -28,7 +28,7 @@ from typing import Any, Literal
 import pandas as pd
 from tqdm.auto import tqdm
 
-from toolkit.bulk.journal import Journal, payload_hash
+from toolkit.bulk.journal import Journal, Outcome, payload_hash
 from toolkit.bulk.pacer import Pacer
 from toolkit.core.connection import Connection, Endpoint
 from toolkit.core.http import (
@@ -248,8 +248,9 @@ def run_bulk(
         calls: the requests to send.
         workers: worker threads (default: ``conn.workers``).
         progress: show a tqdm progress bar (Jupyter or terminal).
-        journal: a path or :class:`Journal`; calls it holds are not sent and get a reply with
-            ``status=None`` and ``error=JOURNALED``; answered 2xx calls are added to it.
+        journal: a path or :class:`Journal`; calls whose record's last answer accepted the
+            same payload are not sent and get a reply with ``status=None`` and
+            ``error=JOURNALED``; every answer is added to it (accepted, failed, or lost).
         desc: label of the progress bar.
         pacer: the run's pacer (:func:`pacer_for`); pass one to make several calls of this
             function one run (as onboarding does for its tables).
@@ -274,13 +275,10 @@ def run_bulk(
     replies: list[Reply | None] = [None] * len(calls)
     todo: list[int] = []
     # journal lines name the full URL: another customer or service never matches them
-    ids = (
-        [c.journal_id(conn.url(c.endpoint, **(c.path or {}))) for c in calls]
-        if jr is not None
-        else []
-    )
+    urls = [conn.url(c.endpoint, **(c.path or {})) for c in calls] if jr is not None else []
+    ids = [c.journal_id(u) for c, u in zip(calls, urls, strict=False)]
     for i in range(len(calls)):
-        if jr is not None and ids[i] in jr:
+        if jr is not None and jr.acknowledged(ids[i], urls[i], calls[i].key):
             replies[i] = Reply(None, None, JOURNALED, 0, 0.0, "", "")
         else:
             todo.append(i)
@@ -305,8 +303,8 @@ def run_bulk(
                 reply = _attempt_all(conn, calls[i], pacer)
             except Exception as exc:  # a bug must not lose the other rows
                 reply = Reply(None, None, f"internal error: {type(exc).__name__}: {exc}", 1)
-            if jr is not None and reply.ok:
-                jr.record(ids[i], calls[i], reply.status or 0)
+            if jr is not None:
+                _journal(jr, conn, calls[i], ids[i], urls[i], reply)
             replies[i] = reply  # before leaving in_flight: the interrupt relies on it
             with lock:
                 in_flight.discard(i)
@@ -344,6 +342,12 @@ def run_bulk(
         with lock:
             late = set(in_flight)
             snapshot = list(replies)  # answers arriving from now on do not change the result
+        if jr is not None:  # their answers may never come: a re-run retries them
+            for i in sorted(late):
+                if snapshot[i] is None:
+                    jr.record_failure(calls[i], urls[i], outcome="unknown", status=None,
+                                      error="interrupted while its answer was awaited",
+                                      customer=conn.customer_id)
         final: list[Reply] = []
         for i, reply in enumerate(snapshot):
             if reply is None:  # only a call that was to be sent can lack its reply
@@ -369,6 +373,16 @@ def run_bulk(
     return [
         reply if reply is not None else not_sent(pacer.fatal or _INTERRUPTED) for reply in replies
     ]
+
+
+def _journal(jr: Journal, conn: Connection, call: Call, jid: str, url: str, reply: Reply) -> None:
+    """Write an answer to the journal: accepted, failed, or lost; a call never sent is not."""
+    if reply.ok:
+        jr.record(jid, call, reply.status or 0, url=url, customer=conn.customer_id)
+    elif reply.failure == LOST or (reply.status is not None and reply.failure is None):
+        outcome: Outcome = "unknown" if reply.failure == LOST else "failed"
+        jr.record_failure(call, url, outcome=outcome, status=reply.status, error=reply.error,
+                          customer=conn.customer_id)
 
 
 def _tally(replies: Sequence[Reply | None]) -> str:
