@@ -2,13 +2,13 @@
 
 The top of the library's layers. A client builds a :class:`~toolkit.core.connection.Connection`
 (settings, transport, token, URLs, one request) and hands it to the operations, plain functions
-of a connection: :mod:`toolkit.ingress.imports`, :mod:`toolkit.egress.fetch`,
-:mod:`toolkit.egress.sync`, :mod:`toolkit.egress.acknowledgements`, :mod:`toolkit.egress.users`,
-:mod:`toolkit.starring.operations`. Each method is made from the operation it calls
-(:func:`_operation`): the same signature without the connection, the same docstring, so the
-text exists once and ``client.star?`` in Jupyter shows the operation's whole documentation.
-The five ``import_<table>`` methods call :func:`~toolkit.ingress.imports.import_table` with
-their table and carry its docstring.
+of a connection: :mod:`toolkit.ingress.imports`, :mod:`toolkit.ingress.plan`,
+:mod:`toolkit.egress.fetch`, :mod:`toolkit.egress.sync`, :mod:`toolkit.egress.acknowledgements`,
+:mod:`toolkit.egress.users`, :mod:`toolkit.starring.operations`. Each method is made from the
+operation it calls (:func:`_operation`): the same signature without the connection, the same
+docstring, so the text exists once and ``client.star?`` in Jupyter shows the operation's whole
+documentation. The five ``import_<table>`` methods call
+:func:`~toolkit.ingress.imports.import_table` with their table and carry its docstring.
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ from toolkit.egress import sync as syncing
 from toolkit.egress import users as people
 from toolkit.errors import ConfigError
 from toolkit.ingress import imports
+from toolkit.ingress.plan import failures as plan_failures
+from toolkit.ingress.plan import plan as make_plan
 from toolkit.starring import operations as starring
 
 # besides the facade, the lower names the command line needs (``toolkit.cli`` reads no module
@@ -173,7 +175,7 @@ class Client:
         settings = Settings(
             customer_id,
             client_id,
-            client_secret,  # type: ignore[arg-type]
+            client_secret,
             auth_url,
             time_url,
             ingestion_url,
@@ -424,6 +426,8 @@ class Client:
         )
 
     onboard = _operation(imports.onboard)
+    plan = _operation(make_plan)
+    failures = _operation(plan_failures)
 
     # -- egress ------------------------------------------------------------------------------
 

@@ -7,21 +7,27 @@ turned into payloads and imported.
 - :mod:`~toolkit.ingress.checks`: the check engine (coercion, failure frames, ``check_frame``)
 - :mod:`~toolkit.ingress.validation`: ``validate`` across tables, ``load_folder``
 - :mod:`~toolkit.ingress.payloads`: frames to request JSON
-- :mod:`~toolkit.ingress.imports`: ``import_table``, ``onboard``
+- :mod:`~toolkit.ingress.plan`: ``plan`` (what a run will do, record by record, against the
+  journal), ``failures`` (what is still failing)
+- :mod:`~toolkit.ingress.imports`: ``import_table``, ``onboard`` (sends the plan)
 """
 
 from toolkit.ingress.imports import IMPORTS, OnboardReport, import_table, onboard
+from toolkit.ingress.plan import Plan, failures, plan
 from toolkit.ingress.readers import check_out_path, read_table, table_for, with_lines, write_table
 from toolkit.ingress.validation import ValidationReport, load_folder, validate
 
 __all__ = [
     "IMPORTS",
     "OnboardReport",
+    "Plan",
     "ValidationReport",
     "check_out_path",
+    "failures",
     "import_table",
     "load_folder",
     "onboard",
+    "plan",
     "read_table",
     "table_for",
     "validate",

@@ -10,68 +10,30 @@ import html
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from toolkit.bulk.runner import STATUSES, Call, Journal, not_sent, pacer_for, result_frame, run_bulk
-from toolkit.core.connection import Connection, Endpoint
+from toolkit.bulk.runner import (
+    JOURNALED,
+    STATUSES,
+    Journal,
+    not_sent,
+    pacer_for,
+    result_frame,
+    run_bulk,
+)
+from toolkit.core.connection import Connection
 from toolkit.core.failures import nullable_rows
-from toolkit.core.frames import FrameLike, as_frames, as_pandas, unique_rows
+from toolkit.core.frames import FrameLike, as_pandas, unique_rows
 from toolkit.core.http import Reply
 from toolkit.errors import ConfigError, Interrupted, ValidationError
 from toolkit.ingress.checks import check
-from toolkit.ingress.payloads import to_code_range_payloads, to_payloads
-from toolkit.ingress.validation import ValidationReport, load_folder
-from toolkit.ingress.validation import validate as validate_frames
+from toolkit.ingress.plan import ACTION_DTYPE, IMPORTS, PARENTS, Plan, read_source, table_calls
+from toolkit.ingress.plan import plan as make_plan
+from toolkit.ingress.validation import ValidationReport
 
 __all__ = ["IMPORTS", "OnboardReport", "import_table", "onboard"]
-
-#: table -> (endpoint, key column). In the spec's suggested import order.
-IMPORTS: dict[str, tuple[Endpoint, str]] = {
-    "clients": ("import_clients", "externalId"),
-    "initiatives": ("import_initiatives", "externalId"),
-    "code_types": ("import_code_types", "externalId"),
-    "codes": ("import_codes", "externalId"),
-    "code_ranges": ("import_code_ranges", "initiativeExternalId"),
-}
-
-#: child table -> [(column, parent table)] for "never post a record whose parent failed".
-PARENTS: dict[str, list[tuple[str, str]]] = {
-    "initiatives": [("clientExternalId", "clients")],
-    "codes": [("codeTypeExternalId", "code_types")],
-    "code_ranges": [("initiativeExternalId", "initiatives"), ("codeExternalId", "codes")],
-}
-
-
-#: statuses of a row whose record is known not to be stored by this run: its children are
-#: skipped (``unknown`` and ``conflict`` rows may be or are stored: their children are sent)
-NOT_STORED = ("failed", "skipped", "not_sent")
-
-
-def _table(table: str) -> tuple[Endpoint, str]:
-    if table not in IMPORTS:
-        raise ConfigError(f"unknown table {table!r}; expected one of {', '.join(IMPORTS)}")
-    return IMPORTS[table]
-
-
-def _plan(table: str, df: pd.DataFrame) -> tuple[list[Call], list[list[Any]]]:
-    """Calls for a checked frame, and the input row labels each call stands for."""
-    endpoint, key = _table(table)
-    if table == "code_ranges":
-        calls, rows = [], []
-        for initiative_id, payload, labels in to_code_range_payloads(df):
-            calls.append(
-                Call(endpoint, {"initiativeExternalId": initiative_id}, payload, key=initiative_id)
-            )
-            rows.append(list(labels))
-        return calls, rows
-    payloads = to_payloads(table, df)
-    # a 409 on an import: the service holds this externalId and keeps its version
-    calls = [Call(endpoint, None, p, key=str(p.get(key)), conflict=True) for p in payloads]
-    return calls, [[label] for label in df.index]
-
 
 def _spread(index: pd.Index, rows: list[list[Any]], items: list[Any]) -> list[Any]:
     """One item (call or reply) per input row: a code range call stands for all its rows."""
@@ -133,7 +95,9 @@ def import_table(
         >>> "payload" in client.import_clients(clients, dry_run=True)
         True
     """
-    _, key = _table(table)
+    if table not in IMPORTS:
+        raise ConfigError(f"unknown table {table!r}; expected one of {', '.join(IMPORTS)}")
+    _, key = IMPORTS[table]
     df = as_pandas(df, "df")
     if columns:
         df = df.rename(columns=dict(columns))
@@ -141,7 +105,7 @@ def import_table(
     df = unique_rows(df)
     checked = check(table, df) if validate else df
     try:
-        calls, rows = _plan(table, checked)
+        calls, rows = table_calls(table, checked)
     except (ValueError, TypeError, KeyError) as exc:  # only reachable with validate=False
         raise ConfigError(f"cannot build {table} payloads without validation: {exc}") from None
     if dry_run:
@@ -174,8 +138,11 @@ class OnboardReport:
     Attributes:
         counts: one row per table: ``rows``, ``sent``, ``journaled``, ``failed``, ``unknown``,
             ``not_sent``, ``skipped``, ``conflict``.
-        results: every input row's result, with a ``table`` column first.
+        results: every input row's result, with a ``table`` column first and the plan's
+            ``action`` beside its ``status`` (plus a row per deactivated initiative, with no
+            ``row``).
         validation: the validation report of the whole source.
+        plan: the plan the run sent.
     """
 
     counts: pd.DataFrame
@@ -183,6 +150,7 @@ class OnboardReport:
     validation: ValidationReport | None = None
     dry_run: bool = False
     payloads: dict[str, pd.DataFrame] = field(default_factory=dict)
+    plan: Plan | None = None
 
     @property
     def ok(self) -> bool:
@@ -218,22 +186,9 @@ class OnboardReport:
         return "\n".join(parts)
 
 
-def _read_source(source: Any) -> dict[str, pd.DataFrame]:
-    if isinstance(source, str | os.PathLike):
-        path = Path(source)
-        if not path.is_dir():
-            raise ConfigError(f"{path} is not a folder")
-        return load_folder(path)
-    if isinstance(source, Mapping):
-        unknown = set(source) - set(IMPORTS)
-        if unknown:
-            raise ConfigError(f"unknown table(s) {sorted(unknown)}; expected {list(IMPORTS)}")
-        frames = as_frames({k: v for k, v in source.items() if v is not None})
-        return {k: unique_rows(v) for k, v in frames.items()}
-    raise ConfigError(
-        "source must be a folder or a mapping of table name -> frame "
-        f"(pandas, Polars or PyArrow), not {type(source).__name__}"
-    )
+#: statuses of a row whose record is known not to be stored by this run: its children are
+#: skipped (``unknown`` and ``conflict`` rows may be or are stored: their children are sent)
+NOT_STORED = ("failed", "skipped", "not_sent")
 
 
 def _skipped(reason: str) -> Reply:
@@ -250,17 +205,21 @@ def onboard(
     progress: bool = True,
     journal: str | os.PathLike[str] | None = None,
     dry_run: bool = False,
+    mirror: bool = False,
+    max_deactivate: int | None = None,
     columns: Mapping[str, str] | Mapping[str, Mapping[str, str]] | None = None,
 ) -> OnboardReport:
-    """Validate a whole firm and import it in the spec's order.
+    """Validate a whole firm, plan it against the journal and send the plan, parents first.
 
-    Clients, initiatives, code types, codes, then code ranges. A record whose parent is
-    known not to be stored (``failed``, ``skipped`` or invalid, ``not_sent``) is never posted:
-    it is reported as ``skipped`` with the reason. A parent whose answer was lost
-    (``unknown``) or that the service already held (``conflict``, a 409 on a repeated import)
-    does not hold its children back. With a journal, a re-run sends only what was not
-    acknowledged before; a ``conflict`` row is not journaled: a re-run sends it once more and
-    reports it ``conflict`` again (one request, never retried).
+    Clients, initiatives, code types, codes, then code ranges. The plan
+    (:func:`~toolkit.ingress.plan.plan`) decides every row: only its ``send``, ``update``,
+    ``retry`` and ``deactivate`` rows cost a request; an ``unchanged`` row is ``journaled``.
+    A record whose parent is known not to be stored (``failed``, ``skipped`` or invalid,
+    ``not_sent``) is never posted: it is reported as ``skipped`` with the reason. A parent
+    whose answer was lost (``unknown``) or that the service already held (``conflict``, a 409
+    on a repeated import) does not hold its children back. A ``conflict`` row is journaled as
+    a failure: the next plan retries it (one request, never retried within the run) and
+    :func:`~toolkit.ingress.plan.failures` lists it.
 
     Args:
         conn: the connection (a :class:`~toolkit.core.connection.Connection`).
@@ -272,19 +231,25 @@ def onboard(
             sent; ``"skip"`` imports the valid rows and reports the invalid ones as skipped.
         workers: worker threads (default: the connection's).
         progress: show progress bars.
-        journal: path of a journal shared by all tables, for resumable runs.
-        dry_run: validate and build the payloads, send nothing.
+        journal: path of a journal shared by all tables: what the service holds, for
+            resumable runs that send only what changed or failed.
+        dry_run: validate and plan, send nothing.
+        mirror: deactivate the initiatives the journal holds as active and the source lacks.
+        max_deactivate: the most initiatives a mirror run may deactivate (default 5% of the
+            journal's active initiatives, at least 1); a plan over it is refused.
         columns: renames applied first, one mapping for every table or one per table, as
             for :func:`~toolkit.ingress.validation.validate` (headers that differ from the
             spec's only in case, spaces, ``_`` or ``-``, or are known aliases, match anyway).
 
     Returns:
-        An :class:`OnboardReport` (``.ok``, ``.counts``, ``.results``, ``.failures``).
+        An :class:`OnboardReport` (``.ok``, ``.counts``, ``.results`` with the plan's
+        ``action`` beside each row's ``status``, ``.failures``, ``.plan``).
 
     Raises:
         ValidationError: a row failed validation and ``on_invalid="raise"``.
-        ConfigError: ``source`` is neither a folder nor a mapping of known tables to frames, or
-            the journal path is a folder or cannot be written.
+        ConfigError: ``source`` is neither a folder nor a mapping of known tables to frames,
+            the journal path is a folder or cannot be written, or the plan deactivates more than
+            ``max_deactivate`` initiatives (before any request).
         JournalInUseError: another run holds the journal.
         Interrupted: Ctrl+C or Jupyter's stop; ``.result`` holds every row's result so far
             (rows never sent are ``not_sent``) and ``.report`` the :class:`OnboardReport`.
@@ -298,111 +263,132 @@ def onboard(
     """
     if on_invalid not in ("raise", "skip"):
         raise ConfigError("on_invalid must be 'raise' or 'skip'")
-    frames = _read_source(source)
-    report = validate_frames(
-        clients=frames.get("clients"),
-        initiatives=frames.get("initiatives"),
-        code_types=frames.get("code_types"),
-        codes=frames.get("codes"),
-        code_ranges=frames.get("code_ranges"),
-        known=known,
-        columns=columns,
-    )
-    # the rows under the spec's names, as the checks matched their headers
-    frames = {
-        t: df.rename(columns=report.results[t].renames) if t in report.results else df
-        for t, df in frames.items()
-    }
-    if not report.ok and on_invalid == "raise":
-        raise ValidationError(
-            f"{len(report.failures)} validation failure(s); nothing was sent "
-            "(see .failure_cases, or pass on_invalid='skip')",
-            report.failures,
-        )
-    fails = report.failures
+    frames = read_source(source)
     jr = Journal(journal) if journal and not dry_run else None
-    pacer = pacer_for(conn)  # one run: one pace, one stop, one verdict on reachability
-    results: list[pd.DataFrame] = []
-    payloads: dict[str, pd.DataFrame] = {}
-    bad_ids: dict[str, dict[str, str]] = {t: {} for t in IMPORTS}
-    interrupted: Interrupted | None = None
     try:
-        for table, (_endpoint, key) in IMPORTS.items():
-            if table not in frames:
-                continue
-            raw = frames[table]
-            reasons: dict[Any, str] = {}
-            stopped = interrupted is not None or pacer.fatal is not None
-            if table in report.results:
-                tfails = fails[(fails["table"] == table) & (fails["severity"] == "error")]
-                whole = tfails[tfails["row"].isna()]["message"].tolist()
-                for label in report.bad_rows(table):
-                    msgs = tfails[tfails["row"] == label]["message"].tolist() or whole
-                    reasons[label] = "invalid: " + "; ".join(str(m) for m in msgs[:3])
-            # rows whose parent failed or was skipped
-            for col, parent in PARENTS.get(table, []) if not stopped else []:
-                if col in raw and bad_ids[parent]:
-                    hits = raw[col].astype("string").map(bad_ids[parent])
-                    for label, why in hits.dropna().items():
-                        reasons.setdefault(label, f"parent {parent} {raw.at[label, col]!r} {why}")
-            if table == "code_ranges" and reasons:
-                # a range is sent whole per initiative: a bad row holds back its initiative
-                bad_inits = set(raw.loc[list(reasons), "initiativeExternalId"].astype(str))
-                for label, init in raw["initiativeExternalId"].astype(str).items():
-                    if init in bad_inits:
-                        reasons.setdefault(label, "another row of this code range failed")
-            # the validation pass already holds this table's valid rows, typed
-            valid = report.frames.get(table)
-            if valid is None:
-                valid = check(table, raw.drop(index=list(reasons)))
-            checked = valid.drop(index=list(reasons), errors="ignore")
-            calls, rows = _plan(table, checked) if len(checked) else ([], [])
-            if dry_run:
-                payloads[table] = pd.DataFrame(
-                    {"key": [c.key for c in calls], "payload": [c.json for c in calls]}
-                )
-                replies: list[Reply] = [Reply(None, None, "dry run", 0) for _ in calls]
-            elif stopped:  # interrupted, or the service could not be reached
-                fatal = pacer.fatal if interrupted is None and pacer.fatal else None
-                replies = [not_sent(fatal) if fatal else not_sent() for _ in calls]
-            else:
-                try:
-                    replies = run_bulk(
-                        conn,
-                        calls,
-                        workers=workers,
-                        progress=progress,
-                        journal=jr,
-                        desc=table,
-                        pacer=pacer,
-                    )
-                except Interrupted as exc:
-                    interrupted = exc
-                    replies = exc.replies
-            sent = _spread(checked.index, rows, replies) if len(checked) else []
-            by_label = dict(zip(checked.index, sent, strict=True))
-            per_row = [by_label.get(label) or _skipped(reasons[label]) for label in raw.index]
-            keys = raw[key].astype("string").tolist() if key in raw else [None] * len(raw)
-            res = result_frame(raw.index, keys, per_row, key_name="externalId", conflict=True)
-            if dry_run:
-                res.loc[res["error"] == "dry run", "status"] = "skipped"
-            res.insert(0, "table", table)
-            res.insert(1, "row", raw.index)
-            results.append(res.reset_index(drop=True))
-            for k, status, err in zip(keys, res["status"], res["error"], strict=True):
-                # only a parent known not to be stored holds its children back: an unknown
-                # one may be stored, a conflict one is (the service's version)
-                if status in NOT_STORED and k is not None and not dry_run:
-                    bad_ids[table].setdefault(str(k), f"{status}: {err}")
+        the_plan = make_plan(
+            conn, frames, journal=jr if jr is not None else journal, mirror=mirror,
+            columns=columns, known=known, max_deactivate=max_deactivate,
+        )
+        report = the_plan.validation
+        if not report.ok and on_invalid == "raise":
+            raise ValidationError(
+                f"{len(report.failures)} validation failure(s); nothing was sent "
+                "(see .failure_cases, or pass on_invalid='skip')",
+                report.failures,
+            )
+        if not dry_run:
+            the_plan.check()
+        results, payloads, interrupted = _send(
+            conn, frames, the_plan, jr, dry_run=dry_run, workers=workers, progress=progress
+        )
     finally:
         if jr is not None:
             jr.close()
     onboard_report = _report(results, report, dry_run, payloads)
+    onboard_report.plan = the_plan
     if interrupted is not None:
         interrupted.result = onboard_report.results
         interrupted.report = onboard_report
         raise interrupted
     return onboard_report
+
+
+def _send(
+    conn: Connection,
+    frames: dict[str, pd.DataFrame],
+    the_plan: Plan,
+    jr: Journal | None,
+    *,
+    dry_run: bool,
+    workers: int | None,
+    progress: bool,
+) -> tuple[list[pd.DataFrame], dict[str, pd.DataFrame], Interrupted | None]:
+    """Send the plan's calls table by table; one result row per plan row of the source."""
+    pacer = pacer_for(conn)  # one run: one pace, one stop, one verdict on reachability
+    results: list[pd.DataFrame] = []
+    payloads: dict[str, pd.DataFrame] = {}
+    failed: dict[str, dict[str, str]] = {t: {} for t in IMPORTS}  # this run's failures
+    interrupted: Interrupted | None = None
+    planned = the_plan.rows
+    for table, todo in the_plan.calls.items():
+        raw = frames[table]
+        checked = the_plan.validation.results.get(table)
+        named = checked.frame if checked is not None else raw  # the spec's column names
+        rows = planned[planned["table"] == table]
+        source = rows[rows["row"].notna()]
+        action = dict(zip(source["row"], source["action"].astype(str), strict=True))
+        reason = dict(zip(source["row"], source["reason"], strict=True))
+        keys = dict(zip(source["row"], source["externalId"], strict=True))
+        stopped = interrupted is not None or pacer.fatal is not None
+        # rows whose parent failed in this run
+        held: dict[Any, str] = {}
+        for col, parent in PARENTS.get(table, []) if not stopped else []:
+            if col in named and failed[parent]:
+                hits = named[col].astype("string").map(failed[parent])
+                for label, why in hits.dropna().items():
+                    held.setdefault(label, f"parent {parent} {named.at[label, col]!r} {why}")
+        keep = [i for i, labels in enumerate(todo.rows) if not any(lb in held for lb in labels)]
+        if table == "code_ranges":  # a range is sent whole: a held row holds its call
+            for i, labels in enumerate(todo.rows):
+                if i not in keep:
+                    for label in labels:
+                        held.setdefault(label, "another row of this code range failed")
+        calls = [todo.calls[i] for i in keep]
+        if dry_run:
+            payloads[table] = pd.DataFrame(
+                {"key": [c.key for c in calls], "payload": [c.json for c in calls]}
+            )
+            replies: list[Reply] = [Reply(None, None, "dry run", 0) for _ in calls]
+        elif stopped:  # interrupted, or the service could not be reached
+            fatal = pacer.fatal if interrupted is None and pacer.fatal else None
+            replies = [not_sent(fatal) if fatal else not_sent() for _ in calls]
+        else:
+            try:
+                replies = run_bulk(
+                    conn, calls, workers=workers, progress=progress, journal=jr, desc=table,
+                    pacer=pacer,
+                )
+            except Interrupted as exc:
+                interrupted = exc
+                replies = exc.replies
+        by_label: dict[Any, Reply] = {}
+        extra: list[tuple[str, Reply]] = []  # deactivations: no source row
+        for i, reply in zip(keep, replies, strict=True):
+            for label in todo.rows[i]:
+                by_label[label] = reply
+            if not todo.rows[i]:
+                extra.append((todo.calls[i].key, reply))
+        per_row: list[Reply] = []
+        for label in raw.index:
+            if label in by_label:
+                per_row.append(by_label[label])
+            elif label in held:
+                per_row.append(_skipped(held[label]))
+            elif action.get(label) == "unchanged":
+                per_row.append(Reply(None, None, JOURNALED, 0, 0.0, "", ""))
+            else:
+                per_row.append(_skipped(f"{action.get(label)}: {reason.get(label)}"))
+        res = result_frame(
+            list(raw.index) + [None] * len(extra),
+            [keys.get(label) for label in raw.index] + [k for k, _ in extra],
+            per_row + [r for _, r in extra],
+            key_name="externalId",
+            conflict=True,
+        )
+        res.insert(0, "table", table)
+        res.insert(1, "row", list(raw.index) + [None] * len(extra))
+        planned_actions = [action.get(label) for label in raw.index] + ["deactivate"] * len(extra)
+        res.insert(3, "action", pd.Series(planned_actions, index=res.index, dtype=ACTION_DTYPE))
+        if dry_run:
+            res.loc[res["error"] == "dry run", "status"] = "skipped"
+        results.append(res.reset_index(drop=True))
+        for k, status, err in zip(res["externalId"], res["status"], res["error"], strict=True):
+            # only a parent known not to be stored holds its children back: an unknown
+            # one may be stored, a conflict one is (the service's version)
+            if status in NOT_STORED and pd.notna(k) and not dry_run:
+                failed[table].setdefault(str(k), f"{status}: {err}")
+    return results, payloads, interrupted
 
 
 def _report(

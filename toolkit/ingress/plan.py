@@ -1,0 +1,558 @@
+"""The plan: what an onboarding will do, record by record, before anything is sent.
+
+::
+
+    source -> validate -> payloads (one call per record; one per initiative for code ranges)
+           -> each call beside the journal's entry of its record -> one action per row
+
+Actions (:data:`ACTIONS`):
+
+=============  ==============================================================================
+``send``       not in the journal
+``update``     in it with another payload (``changed`` holds each field, old and new)
+``unchanged``  the service holds this very payload: no request
+``retry``      the last answer for it was a failure, or was lost
+``deactivate`` mirror only: an initiative the journal holds as active, absent from the source;
+               sent as its last accepted payload with ``status: inactive``
+``missing``    in the journal, absent from the source, and never deactivated (clients, codes,
+               code types and code ranges have no such state in the spec; initiatives without
+               ``mirror``)
+``invalid``    fails validation
+``skipped``    its parent is invalid or skipped (a code range: another row of it is)
+=============  ==============================================================================
+
+:func:`~toolkit.ingress.imports.onboard` sends exactly the ``send``, ``update``, ``retry`` and
+``deactivate`` calls of the plan; :func:`failures` lists what is still failing.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+
+from toolkit.bulk.journal import Entry, Journal, Ledger, read_ledger
+from toolkit.bulk.runner import Call
+from toolkit.core.connection import Connection, Endpoint
+from toolkit.core.failures import nullable_rows
+from toolkit.core.frames import FrameLike, as_frames, unique_rows
+from toolkit.errors import ConfigError
+from toolkit.ingress.models import TABLES
+from toolkit.ingress.payloads import to_code_range_payloads, to_payloads
+from toolkit.ingress.readers import with_lines, write_table
+from toolkit.ingress.validation import ValidationReport, load_folder, validate
+
+__all__ = [
+    "ACTIONS",
+    "ACTION_DTYPE",
+    "IMPORTS",
+    "PARENTS",
+    "SENDING",
+    "Action",
+    "Plan",
+    "TableCalls",
+    "failures",
+    "plan",
+    "read_source",
+    "table_calls",
+]
+
+#: table -> (endpoint, key column). In the spec's suggested import order.
+IMPORTS: dict[str, tuple[Endpoint, str]] = {
+    "clients": ("import_clients", "externalId"),
+    "initiatives": ("import_initiatives", "externalId"),
+    "code_types": ("import_code_types", "externalId"),
+    "codes": ("import_codes", "externalId"),
+    "code_ranges": ("import_code_ranges", "initiativeExternalId"),
+}
+
+#: child table -> [(column, parent table)] for "never post a record whose parent failed".
+PARENTS: dict[str, list[tuple[str, str]]] = {
+    "initiatives": [("clientExternalId", "clients")],
+    "codes": [("codeTypeExternalId", "code_types")],
+    "code_ranges": [("initiativeExternalId", "initiatives"), ("codeExternalId", "codes")],
+}
+
+#: What the plan does with a record.
+Action = Literal[
+    "send", "update", "retry", "deactivate", "unchanged", "missing", "invalid", "skipped"
+]
+
+#: Every action, in the order of the plan's counts.
+ACTIONS: list[Action] = [
+    "send", "update", "retry", "deactivate", "unchanged", "missing", "invalid", "skipped"
+]
+
+#: The dtype of an ``action`` column.
+ACTION_DTYPE = pd.CategoricalDtype(ACTIONS)
+
+#: The actions that cost a request.
+SENDING: tuple[Action, ...] = ("send", "update", "retry", "deactivate")
+
+#: Default share of the journal's active initiatives a mirror may deactivate.
+DEACTIVATE_SHARE = 0.05
+
+_COLUMNS = [
+    "table", "row", "externalId", "action", "changed", "reason", "lastAccepted", "failingSince",
+]
+
+
+def _table(table: str) -> tuple[Endpoint, str]:
+    if table not in IMPORTS:
+        raise ConfigError(f"unknown table {table!r}; expected one of {', '.join(IMPORTS)}")
+    return IMPORTS[table]
+
+
+def table_calls(table: str, df: pd.DataFrame) -> tuple[list[Call], list[list[Any]]]:
+    """The calls of a checked frame, and the input row labels each call stands for.
+
+    Args:
+        table: an import table.
+        df: its rows, checked (coerced to the spec's types).
+
+    Returns:
+        ``(calls, rows)``: one call per record (per initiative for code ranges) and, for each,
+        the labels of the rows it carries.
+
+    Example:
+        >>> df = pd.DataFrame({"initiativeExternalId": ["M-1", "M-1"],
+        ...                    "codeExternalId": ["L1", "L2"]})
+        >>> calls, rows = table_calls("code_ranges", df)
+        >>> calls[0].json, rows
+        ({'codeExternalIds': ['L1', 'L2']}, [[0, 1]])
+    """
+    endpoint, key = _table(table)
+    if table == "code_ranges":
+        calls, rows = [], []
+        for initiative_id, payload, labels in to_code_range_payloads(df):
+            calls.append(
+                Call(endpoint, {"initiativeExternalId": initiative_id}, payload, key=initiative_id)
+            )
+            rows.append(list(labels))
+        return calls, rows
+    payloads = to_payloads(table, df)
+    # a 409 on an import: the service holds this externalId and keeps its version
+    calls = [Call(endpoint, None, p, key=str(p.get(key)), conflict=True) for p in payloads]
+    return calls, [[label] for label in df.index]
+
+
+def read_source(source: Any) -> dict[str, pd.DataFrame]:
+    """The import tables of a source: a folder (see :func:`load_folder`) or ``{table: frame}``.
+
+    Args:
+        source: a folder, or a mapping of table names to frames (pandas, Polars or PyArrow).
+
+    Returns:
+        ``{table: frame}``, each with a unique index.
+
+    Raises:
+        ConfigError: neither a folder nor a mapping of known tables.
+
+    Example:
+        >>> list(read_source({"clients": pd.DataFrame({"externalId": ["C-1"]})}))
+        ['clients']
+    """
+    if isinstance(source, str | os.PathLike):
+        path = Path(source)
+        if not path.is_dir():
+            raise ConfigError(f"{path} is not a folder")
+        return load_folder(path)
+    if isinstance(source, Mapping):
+        unknown = set(source) - set(IMPORTS)
+        if unknown:
+            raise ConfigError(f"unknown table(s) {sorted(unknown)}; expected {list(IMPORTS)}")
+        frames = as_frames({k: v for k, v in source.items() if v is not None})
+        return {k: unique_rows(v) for k, v in frames.items()}
+    raise ConfigError(
+        "source must be a folder or a mapping of table name -> frame "
+        f"(pandas, Polars or PyArrow), not {type(source).__name__}"
+    )
+
+
+@dataclass
+class TableCalls:
+    """The requests a plan makes for one table.
+
+    Attributes:
+        calls: the calls, in source order, deactivations last.
+        rows: for each call, the labels of the source rows it carries (none for a
+            deactivation).
+        actions: for each call, its action (``send``, ``update``, ``retry``, ``deactivate``).
+    """
+
+    calls: list[Call]
+    rows: list[list[Any]]
+    actions: list[Action]
+
+
+@dataclass(repr=False)
+class Plan:
+    """What an onboarding will do, one row per record (see the module's table of actions).
+
+    Attributes:
+        rows: ``table``, ``row`` (the source's 0-based data row; empty for a record only the
+            journal holds), ``line`` (of the file, when read from one), ``externalId``
+            (``initiativeExternalId`` for code ranges), ``action``, ``changed`` (for an
+            ``update``, a ``retry`` or a ``deactivate``: ``{field: {"old": ..., "new": ...}}``),
+            ``reason`` (why a row is invalid, skipped, retried, missing), ``lastAccepted``
+            (when the service accepted the record last) and ``failingSince`` (its first
+            failure since then).
+        calls: per table, the requests to send.
+        validation: the source's validation report.
+        max_deactivate: the most initiatives a run of this plan may deactivate.
+        active: initiatives the journal holds as active (for this customer).
+    """
+
+    rows: pd.DataFrame
+    calls: dict[str, TableCalls]
+    validation: ValidationReport
+    max_deactivate: int = 1
+    active: int = 0
+
+    @property
+    def counts(self) -> pd.DataFrame:
+        """Rows per table and action (and ``requests``, the calls to send per table)."""
+        counts = (
+            self.rows.groupby("table", observed=True, sort=False)["action"]
+            .value_counts()
+            .unstack(fill_value=0)
+            .reindex(columns=ACTIONS, fill_value=0)
+        )
+        counts.columns = pd.Index([str(c) for c in counts.columns])
+        counts["requests"] = [len(self.calls[str(t)].calls) for t in counts.index]
+        counts.index.name = "table"
+        return counts
+
+    @property
+    def requests(self) -> int:
+        """How many requests the plan sends."""
+        return sum(len(t.calls) for t in self.calls.values())
+
+    @property
+    def deactivations(self) -> int:
+        """How many initiatives the plan deactivates."""
+        return int((self.rows["action"] == "deactivate").sum())
+
+    @property
+    def refused(self) -> str | None:
+        """Why a run of this plan is refused (too many deactivations), or ``None``."""
+        n = self.deactivations
+        if n <= self.max_deactivate:
+            return None
+        return (
+            f"the plan deactivates {n} initiatives, more than max_deactivate="
+            f"{self.max_deactivate} (of {self.active} active in the journal); nothing was sent. "
+            f"Check that the source is whole, or allow it with max_deactivate={n} "
+            f"(--max-deactivate {n})"
+        )
+
+    def check(self) -> None:
+        """Raise when a run of this plan must be refused.
+
+        Raises:
+            ConfigError: the plan deactivates more than :attr:`max_deactivate` initiatives.
+        """
+        if self.refused:
+            raise ConfigError(self.refused)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The plan's rows (a copy)."""
+        return self.rows.copy()
+
+    def write(self, path: str | os.PathLike[str]) -> Path:
+        """Write the rows to .csv, .xlsx or .parquet; ``changed`` as JSON text.
+
+        Args:
+            path: the file; its extension picks the format.
+
+        Returns:
+            The path written.
+        """
+        out = self.rows.copy()
+        out["changed"] = [
+            None if c is None else json.dumps(c, ensure_ascii=False, default=str)
+            for c in out["changed"]
+        ]
+        return write_table(out, path)
+
+    def _headline(self) -> str:
+        counts = self.rows["action"].value_counts()
+        parts = [f"{int(counts[a])} {a}" for a in ACTIONS if counts.get(a, 0)]
+        head = f"Plan: {self.requests} request(s); " + (", ".join(parts) or "nothing")
+        return head + (f"; REFUSED: {self.refused}" if self.refused else "")
+
+    def __repr__(self) -> str:
+        return f"{self._headline()}\n{self.counts.to_string()}"
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: counts per table and action, then the rows that are not unchanged."""
+        parts = [f"<p><b>{html.escape(self._headline())}</b></p>", self.counts.to_html()]
+        shown = self.rows[self.rows["action"] != "unchanged"]
+        if len(shown):
+            parts.append(shown.head(50).to_html(index=False))
+            if len(shown) > 50:
+                parts.append(f"<p>... {len(shown) - 50} more in <code>.rows</code></p>")
+        hidden = len(self.rows) - len(shown)
+        if hidden:
+            parts.append(f"<p>{hidden} unchanged row(s) not shown</p>")
+        return "\n".join(parts)
+
+
+def _diff(old: Any, new: Any) -> dict[str, dict[str, Any]]:
+    """The fields that differ between two payloads, with old and new values."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return {} if old == new else {"payload": {"old": old, "new": new}}
+    return {
+        k: {"old": old.get(k), "new": new.get(k)}
+        for k in dict.fromkeys([*old, *new])
+        if old.get(k) != new.get(k)
+    }
+
+
+def _ledger(journal: str | os.PathLike[str] | Journal | Ledger | None) -> Ledger:
+    if journal is None:
+        return Ledger()
+    if isinstance(journal, Ledger):
+        return journal
+    if isinstance(journal, Journal):
+        return journal.ledger
+    return read_ledger(journal)
+
+
+def _path(table: str, key: str) -> dict[str, str]:
+    return {"initiativeExternalId": key} if table == "code_ranges" else {}
+
+
+def _mine(conn: Connection, table: str, entries: Iterable[Entry]) -> list[Entry]:
+    """The entries of one table of this connection's customer (and service)."""
+    endpoint = IMPORTS[table][0]
+    return [
+        e for e in entries
+        if e.endpoint == endpoint and e.url == conn.url(endpoint, **_path(table, e.key))
+    ]
+
+
+def _row(table: str, row: Any, key: Any, action: Action, **more: Any) -> dict[str, Any]:
+    return {"table": table, "row": row, "externalId": key, "action": action, **more}
+
+
+def _held_back(
+    table: str, frame: pd.DataFrame, report: ValidationReport, bad: dict[str, dict[str, str]]
+) -> dict[Any, tuple[Action, str]]:
+    """Rows of a table that are not sent: invalid ones, and those whose parent is not sent."""
+    held: dict[Any, tuple[Action, str]] = {}
+    errors = report.errors[report.errors["table"] == table]
+    whole = errors[errors["row"].isna()]["message"].tolist()
+    for label in report.bad_rows(table):
+        msgs = errors[errors["row"] == label]["message"].tolist() or whole
+        held[label] = ("invalid", "; ".join(str(m) for m in msgs[:3]))
+    for col, parent in PARENTS.get(table, []):
+        if col not in frame or not bad.get(parent):
+            continue
+        for label, value in frame[col].astype("string").items():
+            if label not in held and pd.notna(value) and str(value) in bad[parent]:
+                why = bad[parent][str(value)]
+                held[label] = ("skipped", f"parent {parent} {str(value)!r} is {why}")
+    if table == "code_ranges" and held and "initiativeExternalId" in frame:
+        inits = frame["initiativeExternalId"].astype("string")
+        holding = {str(inits[label]) for label in held}
+        for label, init in inits.items():
+            if label not in held and str(init) in holding:
+                held[label] = ("skipped", "another row of this code range is not sent")
+    return held
+
+
+def plan(
+    conn: Connection,
+    source: str | os.PathLike[str] | Mapping[str, FrameLike],
+    *,
+    journal: str | os.PathLike[str] | Journal | None = None,
+    mirror: bool = False,
+    columns: Mapping[str, str] | Mapping[str, Mapping[str, str]] | None = None,
+    known: Mapping[str, Iterable[str]] | None = None,
+    max_deactivate: int | None = None,
+) -> Plan:
+    """What onboarding ``source`` will do, record by record; nothing is sent.
+
+    Each record's payload is compared with the journal's entry of it: the last payload the
+    service accepted, and any failure since (see the actions in :mod:`toolkit.ingress.plan`).
+    Reading the journal takes no lock and changes nothing.
+
+    Args:
+        conn: the connection (its customer and URLs name the journal's records).
+        source: a folder of import tables or ``{table: frame}``, as for
+            :func:`~toolkit.ingress.imports.onboard`.
+        journal: the journal of earlier runs (a path, or an open :class:`Journal`); without
+            one every valid record is ``send``.
+        mirror: plan initiatives the journal holds as active and the source lacks as
+            ``deactivate``.
+        columns: renames applied first, one mapping for every table or one per table.
+        known: ids already in the service, per table, for the reference checks.
+        max_deactivate: the most initiatives a run may deactivate (default 5% of the
+            journal's active initiatives, at least 1).
+
+    Returns:
+        The :class:`Plan` (``.rows``, ``.counts``, ``.requests``, ``.to_frame()``).
+
+    Raises:
+        ConfigError: the source is neither a folder nor a mapping of known tables, or the
+            journal cannot be read.
+
+    Example:
+        >>> p = client.plan("sample_data")
+        >>> p.counts.loc["clients", "send"], p.requests
+        (20, 162)
+    """
+    frames = read_source(source)
+    report = validate(
+        clients=frames.get("clients"),
+        initiatives=frames.get("initiatives"),
+        code_types=frames.get("code_types"),
+        codes=frames.get("codes"),
+        code_ranges=frames.get("code_ranges"),
+        known=known,
+        columns=columns,
+    )
+    ledger = _ledger(journal)
+    entries = list(ledger.entries.values())
+    rows: list[dict[str, Any]] = []
+    calls: dict[str, TableCalls] = {}
+    bad: dict[str, dict[str, str]] = {}  # table -> id -> action, of the records not sent
+    active = sum(e.active for e in _mine(conn, "initiatives", entries))
+    for table, (endpoint, _) in IMPORTS.items():
+        if table not in frames:
+            continue
+        raw = frames[table]
+        result = report.results.get(table)
+        frame = result.frame if result is not None else raw
+        id_col = TABLES[table].id_column
+        keys = frame[id_col].astype("string") if id_col in frame else pd.Series(pd.NA, raw.index)
+        held = _held_back(table, frame, report, bad)
+        bad[table] = {str(keys[lb]): a for lb, (a, _) in held.items() if pd.notna(keys[lb])}
+        valid = report.frames.get(table, raw.iloc[:0])
+        checked = valid.drop(index=[lb for lb in held if lb in valid.index])
+        tcalls, trows = table_calls(table, checked) if len(checked) else ([], [])
+        by_label: dict[Any, dict[str, Any]] = {}
+        todo = TableCalls([], [], [])
+        for call, labels in zip(tcalls, trows, strict=True):
+            url = conn.url(endpoint, **(call.path or {}))
+            entry = ledger.get(url, call.key)
+            action: Action = "send"
+            more: dict[str, Any] = {}
+            if entry is None:
+                action = "unchanged" if call.journal_id(url) in ledger.ids else "send"
+            else:
+                more = {"lastAccepted": entry.accepted_at, "failingSince": entry.failing_since}
+                if entry.failing:
+                    action = "retry"
+                    more["reason"] = f"{entry.failure} {entry.failures}x: {entry.error}"
+                elif entry.accepted_id != call.journal_id(url):
+                    action = "update"
+                else:
+                    action = "unchanged"
+                if action != "unchanged" and entry.payload is not None:
+                    more["changed"] = _diff(entry.payload, call.json) or None
+            if action in SENDING:
+                todo.calls.append(call)
+                todo.rows.append(labels)
+                todo.actions.append(action)
+            for label in labels:
+                by_label[label] = {"action": action, **more}
+        for label in raw.index:
+            if label in held:
+                action, reason = held[label]
+                rows.append(_row(table, label, keys.get(label), action, reason=reason))
+            else:
+                rows.append(_row(table, label, keys.get(label), **by_label[label]))
+        present = set(keys.dropna().astype(str))
+        for entry in _mine(conn, table, entries):
+            if entry.key in present or entry.payload is None:
+                continue
+            seen = {"lastAccepted": entry.accepted_at, "failingSince": entry.failing_since}
+            if mirror and table == "initiatives" and entry.active:
+                payload = {**entry.payload, "status": "inactive"}
+                todo.calls.append(Call(endpoint, None, payload, key=entry.key, conflict=True))
+                todo.rows.append([])
+                todo.actions.append("deactivate")
+                changed = {"status": {"old": "active", "new": "inactive"}}
+                rows.append(_row(table, None, entry.key, "deactivate", changed=changed,
+                                 reason="absent from the source (mirror)", **seen))
+            elif mirror and table == "initiatives":
+                rows.append(_row(table, None, entry.key, "unchanged",
+                                 reason="absent from the source, inactive", **seen))
+            else:
+                rows.append(_row(table, None, entry.key, "missing",
+                                 reason="absent from the source; not deactivated", **seen))
+        calls[table] = todo
+    frame_rows = pd.DataFrame(rows, columns=_COLUMNS)
+    frame_rows["row"] = frame_rows["row"].astype(object).where(frame_rows["row"].notna(), None)
+    frame_rows["externalId"] = frame_rows["externalId"].astype("string")
+    frame_rows["action"] = frame_rows["action"].astype(ACTION_DTYPE)
+    frame_rows["changed"] = frame_rows["changed"].astype(object).where(
+        frame_rows["changed"].notna(), None
+    )
+    for col in ("reason", "lastAccepted", "failingSince"):
+        frame_rows[col] = frame_rows[col].astype("string")
+    frame_rows = nullable_rows(with_lines(frame_rows, frames))  # row, line: Int64
+    limit = max_deactivate if max_deactivate is not None else max(1, int(active * DEACTIVATE_SHARE))
+    return Plan(frame_rows, calls, report, limit, active)
+
+
+def failures(
+    conn: Connection, journal: str | os.PathLike[str] | Journal
+) -> pd.DataFrame:
+    """The records whose last answer was a failure (or was lost), oldest failure first.
+
+    A record stays here while it keeps failing (``failingSince`` is its first failure since
+    the service last accepted it) and leaves once the service accepts it.
+
+    Args:
+        conn: the connection (only its customer's records are listed).
+        journal: the journal (a path, or an open :class:`Journal`).
+
+    Returns:
+        ``table``, ``externalId``, ``outcome`` (``failed`` or ``unknown``), ``httpStatus``,
+        ``error``, ``failingSince``, ``lastFailed``, ``failures`` (how many since the last
+        acceptance), ``lastAccepted``.
+
+    Raises:
+        ConfigError: the journal cannot be read.
+
+    Example:
+        >>> client.failures(tmp / "no-journal-yet.jsonl").empty
+        True
+    """
+    tables: dict[str, str] = {endpoint: table for table, (endpoint, _) in IMPORTS.items()}
+    bases = tuple(conn.urls.values())
+    data = [
+        {
+            "table": tables.get(e.endpoint, e.endpoint),
+            "externalId": e.key,
+            "outcome": e.failure,
+            "httpStatus": e.failed_status,
+            "error": e.error,
+            "failingSince": e.failing_since,
+            "lastFailed": e.failed_at,
+            "failures": e.failures,
+            "lastAccepted": e.accepted_at,
+        }
+        for e in _ledger(journal).entries.values()
+        if e.failing and e.url.startswith(bases)
+        and (e.customer is None or e.customer == conn.customer_id)
+    ]
+    out = pd.DataFrame(
+        data,
+        columns=[
+            "table", "externalId", "outcome", "httpStatus", "error", "failingSince",
+            "lastFailed", "failures", "lastAccepted",
+        ],
+    )
+    out["httpStatus"] = out["httpStatus"].astype("Int64")
+    out["failures"] = out["failures"].astype("int64")
+    return out.sort_values("failingSince", kind="stable").reset_index(drop=True)
