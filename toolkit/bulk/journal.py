@@ -262,6 +262,9 @@ class Journal:
         True
         >>> j.ledger.get(url, "C1").payload
         {'externalId': 'C1'}
+        >>> j.record_failure(c, url, outcome="failed", status=422, error="bad")
+        >>> j.acknowledged(line, url, "C1"), j.ledger.get(url, "C1").failures
+        (False, 1)
         >>> j.close()
     """
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 import pandas as pd
 
+from toolkit import Client, Connection, Settings
 from toolkit.cli.common import (
     OUT_HELP,
     TABLE_FILES,
@@ -18,9 +20,9 @@ from toolkit.cli.common import (
     print_frame,
     write_out,
 )
-from toolkit.client import ENDPOINTS
-from toolkit.errors import Interrupted, ValidationError
-from toolkit.ingress import IMPORTS, OnboardReport, load_folder, with_lines
+from toolkit.client import ENDPOINTS, ENV_KEYS
+from toolkit.errors import ConfigError, Interrupted, ValidationError
+from toolkit.ingress import IMPORTS, Plan, load_folder, with_lines
 
 __all__ = ["COMMANDS", "add_arguments", "run"]
 
@@ -31,6 +33,9 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
         (
             "toolkit onboard sample_data --dry-run            # no secret, no network",
             "toolkit onboard sample_data --journal onboard.jsonl --out results.csv",
+            "toolkit onboard firm/ --journal j.jsonl --dry-run --out plan.xlsx  # the plan",
+            "toolkit onboard firm/ --journal j.jsonl --mirror  # retire closed matters",
+            "toolkit onboard --journal j.jsonl --failures     # what is still failing",
             "toolkit onboard firm/ --on-invalid skip           # import the valid rows",
         ),
     ),
@@ -49,13 +54,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         >>> parser.parse_args(["sample_data", "--dry-run"]).dry_run
         True
     """
-    parser.add_argument("dir", help=f"folder of import tables ({TABLE_FILES}), as for validate")
+    parser.add_argument(
+        "dir", nargs="?", help=f"folder of import tables ({TABLE_FILES}), as for validate"
+    )
     parser.add_argument(
         "--dry-run",
         action="store_true",
-        help="validate and count the requests per table; send nothing, need no secret",
+        help="validate and show the plan (send, update, unchanged, retry, deactivate... per "
+        "record, against the journal); send nothing, need no secret",
     )
-    parser.add_argument("--journal", help="journal file: a re-run skips what it already sent")
+    parser.add_argument(
+        "--journal",
+        help="journal file: what the service holds; a re-run sends only what is new, changed "
+        "or failed",
+    )
+    parser.add_argument(
+        "--mirror",
+        action="store_true",
+        help="deactivate (status inactive) the initiatives the journal holds as active and "
+        "the folder lacks",
+    )
+    parser.add_argument(
+        "--max-deactivate",
+        type=int,
+        metavar="N",
+        help="with --mirror: refuse a run deactivating more than N initiatives (default 5%% "
+        "of the journal's active initiatives, at least 1)",
+    )
+    parser.add_argument(
+        "--failures",
+        action="store_true",
+        help="list the records of --journal still failing, oldest first; send nothing",
+    )
     parser.add_argument("--workers", type=int, default=8, help="parallel requests (default 8)")
     parser.add_argument(
         "--on-invalid",
@@ -63,29 +93,52 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="raise",
         help="raise: send nothing when any row is invalid (default); skip: send the valid rows",
     )
-    parser.add_argument("--out", help=OUT_HELP.format("every row's result"))
+    parser.add_argument(
+        "--out", help=OUT_HELP.format("every row's result (the plan with --dry-run)")
+    )
 
 
-def _dry_run_plan(report: OnboardReport) -> pd.DataFrame:
-    """Per table: rows, requests that would be sent, rows held back, and where to."""
-    res = report.results
-    data = []
-    for table, group in res.groupby("table", sort=False):
-        method, _, path = ENDPOINTS[IMPORTS[str(table)][0]]
-        data.append(
-            {
-                "table": table,
-                "rows": len(group),
-                "requests": len(report.payloads.get(table, ())),
-                "held back": int((group["error"] != "dry run").sum()),
-                "would send": f"{method} {path}",
-            }
-        )
-    return pd.DataFrame(data)
+def _offline_client(args: argparse.Namespace) -> Client:
+    """A client for a run that sends nothing: the settings' customer and addresses (they name
+    the journal's records) without needing the secret; placeholders without settings."""
+    env = dict(os.environ)
+    secret = ENV_KEYS["client_secret"]
+    env[secret] = env.get(secret) or "<unused>"
+    try:
+        settings = Settings.from_env(args.env_file, environ=env)
+    except ConfigError:
+        return dry_run_client(args)
+    return Client.from_connection(Connection(settings))
+
+
+def _plan_table(plan: Plan) -> pd.DataFrame:
+    """The plan's counts per table and action, and where each table's requests go."""
+    counts = plan.counts.reset_index()
+    counts = counts.loc[:, (counts != 0).any(axis=0) | counts.columns.isin(["requests"])]
+    counts["would send"] = [
+        " ".join(ENDPOINTS[IMPORTS[str(t)][0]][::2]) for t in counts["table"]
+    ]
+    return counts
+
+
+def _failures(args: argparse.Namespace) -> int:
+    """``--failures``: the journal's records still failing."""
+    if not args.journal:
+        raise ConfigError("--failures needs --journal FILE")
+    out = out_path(args)
+    failing = _offline_client(args).failures(args.journal)
+    if failing.empty:
+        print("nothing is failing")
+    else:
+        print(f"{len(failing)} record(s) still failing, oldest first:")
+        print_frame(failing, 200)
+    write_out(failing, out, "failing records")
+    return 0 if failing.empty else 1
 
 
 def run(args: argparse.Namespace) -> int:
-    """Onboard the folder (or, with ``--dry-run``, show what would be sent).
+    """Onboard the folder (with ``--dry-run``, show the plan; with ``--failures``, what is
+    still failing).
 
     Args:
         args: the parsed arguments.
@@ -102,10 +155,14 @@ def run(args: argparse.Namespace) -> int:
         >>> code, out.getvalue().splitlines()[0]
         (0, 'dry run: nothing sent; validation ok')
     """
+    if args.failures:
+        return _failures(args)
+    if not args.dir:
+        raise ConfigError("give the folder of import tables: toolkit onboard DIR")
     out = out_path(args)
     frames = load_folder(args.dir)
     check_journal(args)
-    client = dry_run_client(args) if args.dry_run else client_from(args)
+    client = _offline_client(args) if args.dry_run else client_from(args)
     try:
         report = client.onboard(
             frames,
@@ -114,6 +171,8 @@ def run(args: argparse.Namespace) -> int:
             dry_run=args.dry_run,
             on_invalid=args.on_invalid,
             progress=not args.quiet,
+            mirror=args.mirror,
+            max_deactivate=args.max_deactivate,
         )
     except ValidationError as exc:
         print(f"validation failed, nothing sent: {exc}", file=sys.stderr)
@@ -122,19 +181,26 @@ def run(args: argparse.Namespace) -> int:
         write_out(failures, out, "failures")
         return 1
     except Interrupted as exc:
-        report = getattr(exc, "report", None)
-        if report is not None:
-            print(report.counts.to_string())
+        partial = getattr(exc, "report", None)
+        if partial is not None:
+            print(partial.counts.to_string())
         return interrupted(exc, args)
     results = with_lines(report.results, frames)
-    if args.dry_run:
+    if args.dry_run and report.plan is not None:
+        plan = report.plan
         valid = report.validation is None or report.validation.ok
         print(f"dry run: nothing sent; validation {'ok' if valid else 'NOT ok'}")
-        print_frame(_dry_run_plan(report), 50)
-        if not valid:
-            print_frame(results[results["error"] != "dry run"], 200)
-        write_out(results, out, "results")
-        return 0 if valid else 1
+        print(f"plan: {plan.requests} request(s)")
+        print_frame(_plan_table(plan), 50)
+        changes = plan.rows[~plan.rows["action"].isin(["unchanged", "send"])]
+        if len(changes):
+            print_frame(changes.drop(columns=["lastAccepted"]), 200)
+        if plan.refused:
+            print(f"a run would be refused: {plan.refused}", file=sys.stderr)
+        if out is not None:
+            plan.write(out)
+            print(f"wrote the plan's {len(plan.rows)} rows to {out}")
+        return 0 if valid and not plan.refused else 1
     print(report)
     if not report.ok:
         cols = ["table", "row", "line", "externalId", "status", "error"]

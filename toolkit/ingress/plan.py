@@ -207,6 +207,11 @@ class Plan:
         validation: the source's validation report.
         max_deactivate: the most initiatives a run of this plan may deactivate.
         active: initiatives the journal holds as active (for this customer).
+
+    Example:
+        >>> p = client.plan({"clients": clients})
+        >>> p.to_frame()["action"].tolist(), p.refused is None
+        (['send', 'send', 'send'], True)
     """
 
     rows: pd.DataFrame
@@ -257,6 +262,9 @@ class Plan:
 
         Raises:
             ConfigError: the plan deactivates more than :attr:`max_deactivate` initiatives.
+
+        Example:
+            >>> client.plan({"clients": clients}).check()  # nothing deactivated: no error
         """
         if self.refused:
             raise ConfigError(self.refused)
@@ -273,6 +281,10 @@ class Plan:
 
         Returns:
             The path written.
+
+        Example:
+            >>> client.plan({"clients": clients}).write(tmp / "plan.csv").name
+            'plan.csv'
         """
         out = self.rows.copy()
         out["changed"] = [
@@ -406,8 +418,8 @@ def plan(
 
     Example:
         >>> p = client.plan("sample_data")
-        >>> p.counts.loc["clients", "send"], p.requests
-        (20, 162)
+        >>> p.counts["send"].to_dict(), p.requests
+        ({'clients': 20, 'initiatives': 62, 'code_types': 3, 'codes': 36, 'code_ranges': 41}, 126)
     """
     frames = read_source(source)
     report = validate(

@@ -1,0 +1,310 @@
+"""The plan before sending, against the journal: only what changed goes out, what failed is
+retried until it succeeds, what disappeared is deactivated (mirror, opt-in and capped), and a
+kill -9 mid-push costs nothing but the rows in flight."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from toolkit import Client
+from toolkit.bulk.journal import read_ledger
+from toolkit.cli import main
+from toolkit.errors import ConfigError
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "sample_data"
+TABLE_FILES = ("clients", "initiatives", "code_types", "codes", "code_ranges")
+#: active, and in no code range: the initiative a test removes
+REMOVED = "M-1001-002"
+RENAMED = ["M-1003-001", "M-1005-002", "M-1012-003"]
+
+
+def _requests(sandbox) -> int:
+    """Interface requests since the last reset, the token exchange left out."""
+    routes = sandbox.admin.stats()["routes"]
+    return sum(v["count"] for k, v in routes.items() if "oauth/token" not in k)
+
+
+def _folder(tmp_path: Path, name: str = "firm") -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    for table in TABLE_FILES:
+        shutil.copy(SAMPLE / f"{table}.csv", folder / f"{table}.csv")
+    return folder
+
+
+def _read(folder: Path, table: str) -> pd.DataFrame:
+    return pd.read_csv(folder / f"{table}.csv", dtype=str, keep_default_na=False)
+
+
+def _change(folder: Path) -> dict[str, str]:
+    """Rename 3 initiatives, add 2, remove 1; return the old names of the renamed ones."""
+    df = _read(folder, "initiatives")
+    old = dict(zip(df["externalId"], df["name"], strict=True))
+    df.loc[df["externalId"].isin(RENAMED), "name"] += " (renamed)"
+    new = df[df["externalId"] == "M-1001-001"].copy()
+    new = pd.concat([new, new], ignore_index=True)
+    new["externalId"] = ["M-NEW-1", "M-NEW-2"]
+    new["callSign"] = ["9999-001", "9999-002"]
+    df = pd.concat([df[df["externalId"] != REMOVED], new], ignore_index=True)
+    df.to_csv(folder / "initiatives.csv", index=False)
+    return {k: old[k] for k in RENAMED}
+
+
+def _env_file(client: Client, sandbox, path: Path) -> Path:
+    path.write_text(
+        f"TOOLKIT_CUSTOMER_ID={client.customer_id}\nTOOLKIT_CLIENT_ID={client.client_id}\n"
+        f"TOOLKIT_CLIENT_SECRET={client.auth._secret.reveal()}\nTOOLKIT_AUTH_URL={sandbox.url}\n"
+        f"TOOLKIT_TIME_URL={sandbox.url}\nTOOLKIT_AUDIENCE={sandbox.audience}\n"
+    )
+    return path
+
+
+@pytest.fixture
+def clean_env(sandbox, monkeypatch) -> None:
+    for var in sandbox.env():
+        monkeypatch.delenv(var, raising=False)
+
+
+def test_an_unchanged_folder_costs_no_request_the_second_time(
+    fresh_client: Client, sandbox, tmp_path
+) -> None:
+    folder, journal = _folder(tmp_path), tmp_path / "j.jsonl"
+    assert fresh_client.onboard(folder, journal=journal, progress=False).ok
+    sandbox.admin.reset_stats()
+    again = fresh_client.onboard(folder, journal=journal, progress=False)
+    assert _requests(sandbox) == 0
+    assert again.ok and set(again.results["action"]) == {"unchanged"}
+    assert set(again.results["status"]) == {"journaled"}
+    assert fresh_client.plan(folder, journal=journal).requests == 0
+
+
+def test_the_plan_says_2_send_3_update_1_deactivate_and_the_run_sends_exactly_that(
+    sandbox, tmp_path, clean_env, capsys
+) -> None:
+    runs = {}
+    for mirror in (False, True):
+        creds = sandbox.admin.create_customer("Plan firm")
+        client = Client(creds["customerId"], creds["clientId"], creds["clientSecret"],
+                        sandbox.url, sandbox.url, audience=creds["audience"], retries=3)
+        folder = _folder(tmp_path, f"firm-{mirror}")
+        journal = tmp_path / f"j-{mirror}.jsonl"
+        assert client.onboard(folder, journal=journal, progress=False).ok
+        old_names = _change(folder)
+
+        plan = client.plan(folder, journal=journal, mirror=mirror)
+        rows = plan.rows
+        ini = rows[rows["table"] == "initiatives"]
+        assert sorted(ini.loc[ini["action"] == "send", "externalId"]) == ["M-NEW-1", "M-NEW-2"]
+        updates = ini[ini["action"] == "update"]
+        assert sorted(updates["externalId"]) == sorted(RENAMED)
+        for key, changed in zip(updates["externalId"], updates["changed"], strict=True):
+            assert changed == {"name": {"old": old_names[key],
+                                        "new": old_names[key] + " (renamed)"}}
+        gone = rows[rows["externalId"] == REMOVED]
+        assert gone["action"].tolist() == (["deactivate"] if mirror else ["missing"])
+        others = rows[~rows["externalId"].isin([*RENAMED, "M-NEW-1", "M-NEW-2", REMOVED])]
+        assert set(others["action"]) == {"unchanged"}
+        assert plan.requests == (6 if mirror else 5)
+        assert "<table" in plan._repr_html_() and "update" in plan._repr_html_()
+
+        # the same plan from the command line: no request, and written with --out
+        env_file = _env_file(client, sandbox, tmp_path / f"{mirror}.env")
+        out = tmp_path / f"plan-{mirror}.csv"
+        argv = ["--env-file", str(env_file), "-q", "onboard", str(folder), "--journal",
+                str(journal), "--dry-run", "--out", str(out)] + (["--mirror"] if mirror else [])
+        sandbox.admin.reset_stats()
+        assert main(argv) == 0
+        assert _requests(sandbox) == 0
+        assert "nothing sent" in capsys.readouterr().out
+        written = pd.read_csv(out)
+        assert written["action"].value_counts()["update"] == 3
+        assert json.loads(written.loc[written["action"] == "update", "changed"].iloc[0])["name"]
+
+        sandbox.admin.reset_stats()
+        report = client.onboard(folder, journal=journal, progress=False, mirror=mirror)
+        runs[mirror] = _requests(sandbox)
+        assert report.ok, report.failures
+        assert (report.results["action"] == "deactivate").sum() == int(mirror)
+        stored = {r["externalId"]: r for r in
+                  sandbox.admin.records("initiatives", customer_id=client.customer_id)}
+        assert stored[REMOVED]["status"] == ("inactive" if mirror else "active")
+        assert stored[RENAMED[0]]["name"].endswith("(renamed)")
+        sandbox.admin.reset_stats()
+        assert client.onboard(folder, journal=journal, progress=False, mirror=mirror).ok
+        assert _requests(sandbox) == 0
+    assert runs == {False: 5, True: 6}
+
+
+def _small_firm(n: int = 30, prefix: str = "F") -> dict[str, pd.DataFrame]:
+    clients = pd.DataFrame({"externalId": [f"{prefix}C1"], "name": ["Acme"],
+                            "callSign": ["1"], "description": ["d"]})
+    initiatives = pd.DataFrame({
+        "billingType": "billable", "externalId": [f"{prefix}M{i:02d}" for i in range(n)],
+        "name": [f"Matter {i}" for i in range(n)], "description": "d",
+        "callSign": [f"1-{i:02d}" for i in range(n)], "clientExternalId": f"{prefix}C1",
+        "unitIncrements": 360, "status": "active",
+    })
+    return {"clients": clients, "initiatives": initiatives}
+
+
+def test_failed_rows_are_retried_alone_and_listed_until_they_succeed(
+    fresh_client: Client, sandbox, tmp_path, clean_env, capsys
+) -> None:
+    journal = tmp_path / "j.jsonl"
+    firm = _small_firm()
+    # 10 initiatives name a client the service does not have yet: it refuses them
+    firm["initiatives"].loc[firm["initiatives"].index[:10], "clientExternalId"] = "LATER"
+    source = {"initiatives": firm["initiatives"]}
+    assert fresh_client.onboard({"clients": firm["clients"]}, journal=journal,
+                                progress=False).ok
+    first = fresh_client.onboard(source, journal=journal, progress=False)
+    failed = set(first.results.loc[~first.results["ok"], "externalId"])
+    assert len(failed) == 10
+
+    plan = fresh_client.plan(source, journal=journal)
+    retry = plan.rows[plan.rows["action"] == "retry"]
+    assert set(retry["externalId"]) == failed and retry["failingSince"].notna().all()
+    assert set(plan.rows["action"]) == {"retry", "unchanged"}
+    listed = fresh_client.failures(journal)
+    assert set(listed["externalId"]) == failed and (listed["failures"] == 1).all()
+    since = dict(zip(listed["externalId"], listed["failingSince"], strict=True))
+    assert listed["failingSince"].is_monotonic_increasing
+
+    sandbox.admin.reset_stats()
+    second = fresh_client.onboard(source, journal=journal, progress=False)
+    assert _requests(sandbox) == 10
+    assert set(second.results.loc[~second.results["ok"], "externalId"]) == failed
+    listed = fresh_client.failures(journal)
+    assert (listed["failures"] == 2).all()
+    assert dict(zip(listed["externalId"], listed["failingSince"], strict=True)) == since
+    again = fresh_client.plan(source, journal=journal).rows
+    assert set(again.loc[again["action"] == "retry", "externalId"]) == failed
+
+    env_file = _env_file(fresh_client, sandbox, tmp_path / ".env")
+    base = ["--env-file", str(env_file), "-q", "onboard", "--journal", str(journal)]
+    assert main([*base, "--failures"]) == 1
+    assert "10 record(s) still failing" in capsys.readouterr().out
+
+    fresh_client.import_clients(pd.DataFrame({"externalId": ["LATER"], "name": ["Later"],
+                                              "callSign": ["2"], "description": ["d"]}),
+                                progress=False)
+    sandbox.admin.reset_stats()
+    third = fresh_client.onboard(source, journal=journal, progress=False)
+    assert third.ok and _requests(sandbox) == 10
+    assert fresh_client.failures(journal).empty
+    assert main([*base, "--failures"]) == 0
+    assert fresh_client.plan(source, journal=journal).requests == 0
+
+
+def test_a_mirror_deactivating_40_percent_is_refused_before_any_request(
+    fresh_client: Client, sandbox, tmp_path
+) -> None:
+    journal = tmp_path / "j.jsonl"
+    firm = _small_firm(20, prefix="X")
+    assert fresh_client.onboard(firm, journal=journal, progress=False).ok
+    shrunk = {**firm, "initiatives": firm["initiatives"].head(12)}  # 8 of 20 gone
+    sandbox.admin.reset_stats()
+    with pytest.raises(ConfigError, match="deactivates 8 initiatives"):
+        fresh_client.onboard(shrunk, journal=journal, progress=False, mirror=True)
+    assert sandbox.admin.stats()["total"] == 0
+    assert fresh_client.plan(shrunk, journal=journal, mirror=True).refused
+    assert fresh_client.onboard(shrunk, journal=journal, progress=False).ok  # no mirror: kept
+    assert _requests(sandbox) == 0
+    report = fresh_client.onboard(shrunk, journal=journal, progress=False, mirror=True,
+                                  max_deactivate=8)
+    assert report.ok and _requests(sandbox) == 8
+    stored = sandbox.admin.records("initiatives", customer_id=fresh_client.customer_id)
+    assert sum(r["status"] == "inactive" for r in stored) == 8
+
+
+def test_kill_9_mid_push_then_the_same_command_ends_as_an_uninterrupted_run(
+    fresh_client: Client, sandbox, tmp_path, no_faults
+) -> None:
+    n = 1500
+    folder, journal = tmp_path / "firm", tmp_path / "j.jsonl"
+    folder.mkdir()
+    clients = pd.DataFrame({"externalId": [f"K{i:05d}" for i in range(n)],
+                            "name": [f"Client {i}" for i in range(n)],
+                            "callSign": [str(i) for i in range(n)], "description": "d"})
+    clients.to_csv(folder / "clients.csv", index=False)
+    assert fresh_client.onboard(folder, journal=journal, progress=False).ok
+    clients["name"] += " v2"  # the next push changes every row
+    clients.to_csv(folder / "clients.csv", index=False)
+    env = {
+        **os.environ,
+        "TOOLKIT_CUSTOMER_ID": fresh_client.customer_id,
+        "TOOLKIT_CLIENT_ID": fresh_client.client_id,
+        "TOOLKIT_CLIENT_SECRET": fresh_client.auth._secret.reveal(),
+        "TOOLKIT_AUTH_URL": sandbox.url, "TOOLKIT_TIME_URL": sandbox.url,
+        "TOOLKIT_AUDIENCE": sandbox.audience,
+    }
+    cmd = [sys.executable, "-m", "toolkit", "--env-file", str(tmp_path / "none.env"), "-q",
+           "onboard", str(folder), "--journal", str(journal), "--workers", "4"]
+    start_lines = journal.read_bytes().count(b"\n")
+    sandbox.admin.set_faults(latency_ms=5)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if journal.read_bytes().count(b"\n") - start_lines >= n // 4:
+                break
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        sandbox.admin.clear_faults()
+        if proc.poll() is None:
+            proc.kill()
+    # answers of requests the dead process had in flight: let them land before counting
+    previous, deadline = -1, time.monotonic() + 10
+    while time.monotonic() < deadline:
+        total = sandbox.admin.stats()["total"]
+        if total == previous:
+            break
+        previous = total
+        time.sleep(0.2)
+    ledger = read_ledger(journal)
+    done = sum(1 for e in ledger.entries.values()
+               if not e.failing and str(e.payload["name"]).endswith(" v2"))
+    assert 0 < done < n, "the kill did not land mid-push"
+    plan = fresh_client.plan(folder, journal=journal)
+    assert plan.requests == n - done
+    sandbox.admin.reset_stats()
+    rerun = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert _requests(sandbox) == n - done  # each row not acknowledged: once, no more
+    stored = sandbox.admin.records("clients", customer_id=fresh_client.customer_id)
+    got = pd.DataFrame(stored)[["externalId", "name", "callSign", "description"]]
+    want = clients.astype(str)
+    pd.testing.assert_frame_equal(got.sort_values("externalId").reset_index(drop=True),
+                                  want.sort_values("externalId").reset_index(drop=True))
+    sandbox.admin.reset_stats()
+    assert subprocess.run(cmd, env=env, capture_output=True, timeout=120).returncode == 0
+    assert _requests(sandbox) == 0
+
+
+def test_a_journal_of_the_old_form_still_skips_what_it_holds(
+    fresh_client: Client, sandbox, tmp_path
+) -> None:
+    journal = tmp_path / "old.jsonl"
+    firm = _small_firm(5, prefix="O")
+    assert fresh_client.onboard(firm, journal=journal, progress=False).ok
+    lines = [json.loads(line) for line in journal.read_text().splitlines()]
+    old = [{k: d[k] for k in ("id", "endpoint", "key", "status")} for d in lines if "id" in d]
+    journal.write_text("".join(json.dumps(d) + "\n" for d in old))  # as written before
+    assert len(read_ledger(journal)) == 6
+    sandbox.admin.reset_stats()
+    assert set(fresh_client.plan(firm, journal=journal).rows["action"]) == {"unchanged"}
+    assert fresh_client.onboard(firm, journal=journal, progress=False).ok
+    assert _requests(sandbox) == 0
