@@ -173,7 +173,7 @@ class Client:
         settings = Settings(
             customer_id,
             client_id,
-            client_secret,  # type: ignore[arg-type]
+            client_secret,
             auth_url,
             time_url,
             ingestion_url,
@@ -221,11 +221,13 @@ class Client:
     ) -> Client:
         """Build a client from ``TOOLKIT_*`` variables and a ``.env`` file.
 
-        The process environment wins over the file. The file written by ``toolkit sandbox``
-        works as is.
+        The file is found as python-dotenv's ``find_dotenv(usecwd=True)`` finds it: in the
+        current folder, else the nearest parent (a notebook in ``notebooks/`` reads the
+        repository's ``.env``); ``client.settings.source`` names it. The environment wins over
+        the file. The file written by ``toolkit sandbox`` works as is.
 
         Args:
-            env_file: path of a ``.env`` file, or ``None`` to read none.
+            env_file: name or path of the ``.env`` file, or ``None`` to read none.
             environ: variables to use instead of ``os.environ``.
             timeout: request timeout in seconds.
             retries: retries of a request that is safe to repeat.
@@ -265,6 +267,11 @@ class Client:
     def customer_id(self) -> str:
         """The customer every path is scoped to."""
         return self.connection.customer_id
+
+    @property
+    def settings(self) -> Settings:
+        """The settings; ``.source`` is the ``.env`` file read, or ``"environment"``."""
+        return self.connection.settings
 
     @property
     def client_id(self) -> str:

@@ -1,0 +1,143 @@
+"""What a newcomer's first week ran into (issue 20, items 1-5, 8, 9, 12 and 14), each kept fixed.
+
+The README walk-through (item 12) is ``tests/test_readme_walkthrough.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import toolkit
+import toolkit.sandbox
+from toolkit.cli import sandbox as cli_sandbox
+from toolkit.cli.app import main
+from toolkit.core.settings import ENV_KEYS
+from toolkit.errors import ConfigError
+from toolkit.sandbox import Sandbox, write_env_file
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def no_toolkit_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No TOOLKIT_* variable leaks in from outside: the settings come from files only."""
+    for var in (*ENV_KEYS.values(), "TOOLKIT_USE_ENV"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def project(tmp_path: Path, sandbox: Sandbox, no_toolkit_env: None,
+            monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A project folder whose .env names the running sandbox, with the cwd in its notebooks/."""
+    write_env_file(tmp_path / ".env", sandbox.env())
+    (tmp_path / "notebooks").mkdir()
+    monkeypatch.chdir(tmp_path / "notebooks")
+    yield tmp_path
+
+
+# -- 1: make lab reuses a running sandbox and never writes over .env -----------------------------
+
+
+def _capture_jupyter(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, str]]:
+    """Replace the JupyterLab process by a recorder of its environment."""
+    calls: list[dict[str, str]] = []
+
+    def call(cmd: list[str], env: dict[str, str]) -> int:
+        assert cmd[1:4] == ["-m", "jupyter", "lab"]
+        calls.append(env)
+        return 0
+
+    monkeypatch.setattr(cli_sandbox.subprocess, "call", call)
+    return calls
+
+
+def test_lab_reuses_the_running_sandbox_the_env_file_names(
+    project: Path, sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    before = (project / ".env").read_bytes()
+    calls = _capture_jupyter(monkeypatch)
+
+    def no_new_sandbox(**kwargs: Any) -> None:
+        raise AssertionError("make lab started a sandbox of its own")
+
+    monkeypatch.setattr(toolkit.sandbox, "running", no_new_sandbox)
+    assert main(["lab"]) == 0
+    assert (project / ".env").read_bytes() == before
+    assert calls[0]["TOOLKIT_USE_ENV"] == "1"
+    assert f"using the sandbox running at {sandbox.url}" in capsys.readouterr().out
+
+
+def test_lab_with_no_sandbox_running_leaves_the_env_file_alone(
+    tmp_path: Path, no_toolkit_env: None, unused_port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dead = f"http://127.0.0.1:{unused_port}"
+    env = toolkit.sandbox.env_for(dead, "c", "i", "s", "aud")
+    write_env_file(tmp_path / ".env", env)
+    before = (tmp_path / ".env").read_bytes()
+    monkeypatch.chdir(tmp_path)
+    calls = _capture_jupyter(monkeypatch)
+    assert main(["lab", "--seed", str(REPO / "sample_data")]) == 0
+    assert (tmp_path / ".env").read_bytes() == before
+    assert calls[0]["TOOLKIT_TIME_URL"] not in (dead, "")
+    assert calls[0]["TOOLKIT_USE_ENV"] == "1"
+
+
+# -- 2: .env is found as find_dotenv finds it, and the settings say which file -------------------
+
+
+def test_from_env_in_a_subfolder_finds_the_env_file_above_and_connects(
+    project: Path, sandbox: Sandbox
+) -> None:
+    client = toolkit.Client.from_env()
+    assert client.settings.source == str((project / ".env").resolve())
+    assert client.customer_id == sandbox.customer_id
+    assert client.auth.secret_token().reveal()
+
+
+def test_from_env_without_a_file_says_environment_or_that_none_was_found(
+    tmp_path: Path, sandbox: Sandbox, no_toolkit_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert toolkit.Client.from_env(environ=sandbox.env()).settings.source == "environment"
+    with pytest.raises(ConfigError, match=r"no \.env file in this folder or a parent"):
+        toolkit.Client.from_env(environ={})
+
+
+def test_the_cli_in_a_subfolder_reads_the_env_file_above(project: Path, capsys: Any) -> None:
+    assert main(["-q", "pending", "--out", "pending", "--format", "csv"]) == 0
+    assert (project / "notebooks" / "pending" / "entries.csv").is_file()
+
+
+# -- 8: messages name the setting that is wrong ---------------------------------------------------
+
+
+def test_a_wrong_audience_names_toolkit_audience(
+    project: Path, sandbox: Sandbox, capsys: Any
+) -> None:
+    write_env_file(project / ".env", {**sandbox.env(), "TOOLKIT_AUDIENCE": "wrong"})
+    assert main(["-q", "pending", "--out", "p"]) == 2
+    err = capsys.readouterr().err
+    assert "TOOLKIT_AUDIENCE" in err and str(project / ".env") in err
+    assert "TOOLKIT_CLIENT_SECRET" not in err
+
+
+def test_a_missing_env_file_is_named_as_absent(project: Path, capsys: Any) -> None:
+    assert main(["--env-file", "nope.env", "-q", "pending", "--out", "p"]) == 2
+    assert f"{project / 'notebooks' / 'nope.env'}: no such file" in capsys.readouterr().err
+
+
+def test_an_unreachable_service_says_could_not_reach_the_host(
+    tmp_path: Path, no_toolkit_env: None, unused_port: int, monkeypatch: pytest.MonkeyPatch,
+    capsys: Any
+) -> None:
+    write_env_file(tmp_path / ".env",
+                   toolkit.sandbox.env_for(f"http://127.0.0.1:{unused_port}", "c", "i", "s", "a"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["-q", "pending", "--out", "p"]) == 2
+    err = capsys.readouterr().err
+    assert f"could not reach 127.0.0.1:{unused_port}" in err
+    assert "failed after" not in err and "TOOLKIT_AUTH_URL" in err
