@@ -5,18 +5,21 @@ The README walk-through (item 12) is ``tests/test_readme_walkthrough.py``.
 
 from __future__ import annotations
 
+import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 import toolkit
 import toolkit.sandbox
-from toolkit.cli import sandbox as cli_sandbox
 from toolkit.cli.app import main
 from toolkit.core.settings import ENV_KEYS
-from toolkit.errors import ConfigError
+from toolkit.core.windows import ambiguous_date, ambiguous_date_message, to_utc
+from toolkit.errors import ConfigError, ValidationError
 from toolkit.sandbox import Sandbox, write_env_file
 
 REPO = Path(__file__).resolve().parent.parent
@@ -51,7 +54,7 @@ def _capture_jupyter(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, str]]:
         calls.append(env)
         return 0
 
-    monkeypatch.setattr(cli_sandbox.subprocess, "call", call)
+    monkeypatch.setattr(subprocess, "call", call)  # what toolkit.cli.sandbox starts
     return calls
 
 
@@ -141,3 +144,32 @@ def test_an_unreachable_service_says_could_not_reach_the_host(
     err = capsys.readouterr().err
     assert f"could not reach 127.0.0.1:{unused_port}" in err
     assert "failed after" not in err and "TOOLKIT_AUTH_URL" in err
+
+
+# -- 5: ambiguous dates are refused everywhere, with one message ----------------------------------
+
+
+def test_export_refuses_an_ambiguous_date_before_any_request(unused_port: int) -> None:
+    dead = f"http://127.0.0.1:{unused_port}"
+    client = toolkit.Client("c", "i", "s", dead, dead)
+    with pytest.raises(ConfigError) as info:
+        client.export_entries("11/12/2026", "2026-12-20")
+    assert str(info.value) == ambiguous_date_message("after", "11/12/2026",
+                                                     *ambiguous_date("11/12/2026") or ())
+
+
+def test_export_sync_and_reconcile_refuse_ambiguous_dates_with_the_same_words(
+    tmp_path: Path, unused_port: int
+) -> None:
+    dead = f"http://127.0.0.1:{unused_port}"
+    client = toolkit.Client("c", "i", "s", dead, dead)
+    core = re.escape("'11/12/2026' reads differently day first (2026-12-11) and month first "
+                     "(2026-11-12), so it is refused, never guessed")
+    with pytest.raises(ConfigError, match=core):
+        client.sync(tmp_path / "time", since="11/12/2026")
+    exported = pd.DataFrame({"_id": ["e1"], "userId": ["u1"], "workDate": ["2026-11-12"]})
+    with pytest.raises(ValidationError, match=core):
+        toolkit.reconcile(exported, pd.DataFrame({"entryId": ["e1"], "workDate": ["11/12/2026"]}))
+    assert main(["export", "--after", "11/12/2026", "--on-or-before", "2026-12-20",
+                 "--out", str(tmp_path / "x")]) == 2
+    assert to_utc("13/12/2026", "after") == pd.Timestamp("2026-12-13", tz="UTC")
