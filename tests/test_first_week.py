@@ -173,3 +173,27 @@ def test_export_sync_and_reconcile_refuse_ambiguous_dates_with_the_same_words(
     assert main(["export", "--after", "11/12/2026", "--on-or-before", "2026-12-20",
                  "--out", str(tmp_path / "x")]) == 2
     assert to_utc("13/12/2026", "after") == pd.Timestamp("2026-12-13", tz="UTC")
+
+
+# -- 4: export --out infers the format, never a folder named like a file -------------------------
+
+
+def test_export_to_an_xlsx_name_writes_a_workbook(project: Path) -> None:
+    out = project / "march.xlsx"
+    assert main(["-q", "export", "--after", "2000-01-01", "--on-or-before", "2030-01-01",
+                 "--out", str(out)]) == 0
+    assert out.is_file()
+    assert sorted(pd.read_excel(out, sheet_name=None)) == ["codes", "entries"]
+
+
+@pytest.mark.parametrize("name", ["march.csv", "march.parquet"])
+def test_export_to_another_file_name_is_refused_before_any_request(
+    project: Path, name: str, capsys: Any
+) -> None:
+    out = project / name
+    assert main(["-q", "export", "--after", "2000-01-01", "--on-or-before", "2030-01-01",
+                 "--out", str(out)]) == 2
+    assert not out.exists()
+    assert "two tables" in capsys.readouterr().err
+    assert main(["-q", "pending", "--out", str(out)]) == 2
+    assert not out.exists()
