@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
             "toolkit reconcile out/march billing.xlsx --out rec.xlsx  # from toolkit export",
             "toolkit reconcile out/time ids-and-hours.csv --duration hours --duration-unit hours",
             "toolkit reconcile out/time billing.csv --date 'Date worked' --dayfirst",
+            "toolkit reconcile out/time week-47.csv --after 2026-11-16 --on-or-before 2026-11-23",
         ),
     ),
 }
@@ -102,6 +103,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="read text dates that are not ISO 8601 day first (--dayfirst: 03/04/2026 is "
         "3 April) or month first (--no-dayfirst); without either, such dates are read only "
         "when they read the same both ways",
+    )
+    parser.add_argument(
+        "--after",
+        metavar="T",
+        help="compare only the entries released after T (ISO 8601; naive = UTC), by releasedAt "
+        "or updatedAt: a weekly billing extract against a sync of many weeks",
+    )
+    parser.add_argument(
+        "--on-or-before",
+        metavar="T",
+        help="compare only the entries released on or before T",
     )
     parser.add_argument(
         "--out", help="also write every reconciliation row to this file: .csv, .xlsx or .parquet"
@@ -188,6 +200,8 @@ def run(args: argparse.Namespace) -> int:
         duration_unit=args.duration_unit,
         tolerance_seconds=args.tolerance_seconds,
         dayfirst=args.dayfirst,
+        after=args.after,
+        on_or_before=args.on_or_before,
     )
     print(rec)
     rows = rec.rows

@@ -53,6 +53,8 @@ class Reconciliation:
         compared: the values compared, a subset of :data:`~toolkit.reconciliation.COMPARISONS`
             in its order (a value whose billing column is absent is not compared, so it never
             differs).
+        window: with ``after`` / ``on_or_before``, which entries were compared (``"entries
+            released in (A, B] by updatedAt: 12 of 213"``); ``None`` when all were.
 
     Example:
         >>> exported = pd.DataFrame({"_id": ["e1"], "externalId": ["B-1"], "userId": ["u1"],
@@ -72,6 +74,7 @@ class Reconciliation:
     billing_id: str | None = None
     tolerance_seconds: float = 0
     compared: tuple[str, ...] = COMPARISONS
+    window: str | None = None
 
     @property
     def summary(self) -> pd.Series:
@@ -223,6 +226,8 @@ class Reconciliation:
         billed = self.rows["billed_seconds"].sum() / 3600
         lines.append(f"  hours exported {exported:,.2f}, billed {billed:,.2f}")
         lines.append(f"  {self._compared_text()}")
+        if self.window is not None:
+            lines.append(f"  only the {self.window}")
         return "\n".join(lines)
 
     def _compared_text(self) -> str:
@@ -253,7 +258,9 @@ class Reconciliation:
             f"<p><b>Reconciliation</b> of {len(self.rows):,} rows on "
             f"<code>{html.escape(self.key)}</code> = "
             f"<code>{html.escape(self.billing_key)}</code>; hours exported {exported:,.2f}, "
-            f"billed {billed:,.2f}; {html.escape(self._compared_text())}</p>"
+            f"billed {billed:,.2f}; {html.escape(self._compared_text())}"
+            + (f"; only the {html.escape(self.window)}" if self.window is not None else "")
+            + "</p>"
         )
         return head + table.to_html()
 
