@@ -240,3 +240,21 @@ def test_reconcile_cli_takes_the_release_window(tmp_path: Path, capsys: Any) -> 
     assert main([*argv, "--after", "16/11/2026"]) == 0  # reads one way only: a date
     assert main([*argv, "--after", "11/12/2026"]) == 2
     assert "reads differently day first" in capsys.readouterr().err
+
+
+# -- 9: onboard validates before any token or request ---------------------------------------------
+
+
+def test_onboard_with_the_service_down_shows_the_data_errors(
+    tmp_path: Path, no_toolkit_env: None, unused_port: int, monkeypatch: pytest.MonkeyPatch,
+    capsys: Any
+) -> None:
+    write_env_file(tmp_path / ".env",
+                   toolkit.sandbox.env_for(f"http://127.0.0.1:{unused_port}", "c", "i", "s", "a"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["-q", "onboard", str(REPO / "sample_data" / "broken")]) == 1
+    captured = capsys.readouterr()
+    assert "validation failed, nothing sent" in captured.err
+    assert "could not reach" not in captured.err and "externalId" in captured.out
+    assert main(["-q", "onboard", str(REPO / "sample_data")]) == 2  # valid: then the service
+    assert "could not reach" in capsys.readouterr().err

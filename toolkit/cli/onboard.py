@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -20,7 +22,7 @@ from toolkit.cli.common import (
 )
 from toolkit.client import ENDPOINTS
 from toolkit.errors import Interrupted, ValidationError
-from toolkit.ingress import IMPORTS, OnboardReport, load_folder, with_lines
+from toolkit.ingress import IMPORTS, OnboardReport, load_folder, validate, with_lines
 
 __all__ = ["COMMANDS", "add_arguments", "run"]
 
@@ -71,17 +73,29 @@ def _dry_run_plan(report: OnboardReport) -> pd.DataFrame:
     res = report.results
     data = []
     for table, group in res.groupby("table", sort=False):
-        method, _, path = ENDPOINTS[IMPORTS[str(table)][0]]
+        endpoint: Any = IMPORTS[str(table)][0]  # a key of ENDPOINTS, typed as text there
+        method, _, path = ENDPOINTS[endpoint]
         data.append(
             {
                 "table": table,
                 "rows": len(group),
-                "requests": len(report.payloads.get(table, ())),
+                "requests": len(report.payloads.get(str(table), ())),
                 "held back": int((group["error"] != "dry run").sum()),
                 "would send": f"{method} {path}",
             }
         )
     return pd.DataFrame(data)
+
+
+def _invalid(
+    message: str, failures: pd.DataFrame, frames: dict[str, pd.DataFrame], out: Path | None
+) -> int:
+    """Print (and write) the validation failures; exit status 1."""
+    print(f"validation failed, nothing sent: {message}", file=sys.stderr)
+    failures = with_lines(failures, frames)
+    print_frame(failures, 200)
+    write_out(failures, out, "failures")
+    return 1
 
 
 def run(args: argparse.Namespace) -> int:
@@ -105,6 +119,19 @@ def run(args: argparse.Namespace) -> int:
     out = out_path(args)
     frames = load_folder(args.dir)
     check_journal(args)
+    if not args.dry_run and args.on_invalid == "raise":
+        # the data's errors before any token or request: they need no service to be found
+        checked = validate(
+            clients=frames.get("clients"),
+            initiatives=frames.get("initiatives"),
+            code_types=frames.get("code_types"),
+            codes=frames.get("codes"),
+            code_ranges=frames.get("code_ranges"),
+        )
+        if not checked.ok:
+            failures = checked.failures
+            message = f"{len(failures)} validation failure(s); nothing was sent"
+            return _invalid(message, failures, frames, out)
     client = dry_run_client(args) if args.dry_run else client_from(args)
     try:
         report = client.onboard(
@@ -116,15 +143,11 @@ def run(args: argparse.Namespace) -> int:
             progress=not args.quiet,
         )
     except ValidationError as exc:
-        print(f"validation failed, nothing sent: {exc}", file=sys.stderr)
-        failures = with_lines(exc.failure_cases, frames)
-        print_frame(failures, 200)
-        write_out(failures, out, "failures")
-        return 1
+        return _invalid(str(exc), exc.failure_cases, frames, out)
     except Interrupted as exc:
-        report = getattr(exc, "report", None)
-        if report is not None:
-            print(report.counts.to_string())
+        partial = getattr(exc, "report", None)
+        if partial is not None:
+            print(partial.counts.to_string())
         return interrupted(exc, args)
     results = with_lines(report.results, frames)
     if args.dry_run:
