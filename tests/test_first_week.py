@@ -19,8 +19,10 @@ import toolkit.sandbox
 from toolkit.cli.app import main
 from toolkit.core.settings import ENV_KEYS
 from toolkit.core.windows import ambiguous_date, ambiguous_date_message, to_utc
+from toolkit.demo import run_demo
 from toolkit.errors import ConfigError, ValidationError
 from toolkit.sandbox import Sandbox, write_env_file
+from toolkit.sandbox.cli import _pending_line
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -316,3 +318,31 @@ def test_acknowledge_of_a_file_that_is_neither_is_an_input_error(
     pd.DataFrame({"entryId": ["e1"], "status": ["matched"]}).to_csv(path, index=False)
     assert main(["--env-file", str(firm_env), "-q", "acknowledge", str(path)]) == 2
     assert "missing column(s) userId, outcome" in capsys.readouterr().err
+
+
+# -- 12: after make demo, make sandbox has entries pending, or says there are none ---------------
+
+
+class _Entries:
+    """A store holding entries in the given states."""
+
+    def __init__(self, *states: str) -> None:
+        self.states = states
+
+    def records(self, customer_id: str, kind: str) -> list[dict[str, str]]:
+        return [{"state": state} for state in self.states]
+
+
+def test_the_sandbox_banner_says_what_is_pending_and_how_to_release_more() -> None:
+    assert _pending_line(_Entries("pending", "succeeded"), "c") == (  # type: ignore[arg-type]
+        "1 of its 2 entries are pending: release-pending and the acknowledgements act on them")
+    nothing = _pending_line(_Entries("succeeded", "failed"), "c")  # type: ignore[arg-type]
+    assert nothing.startswith("Nothing is pending") and "make demo" in nothing
+    assert "/release" in nothing
+
+
+def test_the_demo_leaves_a_batch_pending(tmp_path: Path, capsys: Any) -> None:
+    assert run_demo(tmp_path, workers=8, entries=20) == 0
+    printed = capsys.readouterr().out
+    assert "0 pending now" in printed  # the reconcile step acknowledged every pending entry
+    assert "12 new entries released and left pending (12 pending now)" in printed

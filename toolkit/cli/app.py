@@ -113,7 +113,7 @@ def _parser() -> argparse.ArgumentParser:
         + epilog(
             "toolkit sandbox --seed sample_data      # a local service; writes .env",
             "toolkit validate sample_data",
-            "toolkit onboard sample_data --journal onboard.jsonl",
+            "toolkit onboard sample_data --journal out/onboard.jsonl",
             "toolkit <command> --help                # each command's options and examples",
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -32,7 +32,7 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
         "validate and import a folder of tables, parents first",
         (
             "toolkit onboard sample_data --dry-run            # no secret, no network",
-            "toolkit onboard sample_data --journal onboard.jsonl --out results.csv",
+            "toolkit onboard sample_data --journal out/onboard.jsonl --out out/results.csv",
             "toolkit onboard firm/ --on-invalid skip           # import the valid rows",
         ),
     ),
