@@ -16,13 +16,13 @@ import pytest
 
 import toolkit
 import toolkit.sandbox
+import toolkit.sandbox.cli
 from toolkit.cli.app import main
 from toolkit.core.settings import ENV_KEYS
-from toolkit.core.windows import ambiguous_date, ambiguous_date_message, to_utc
+from toolkit.core.windows import to_utc
 from toolkit.demo import run_demo
 from toolkit.errors import ConfigError, ValidationError
 from toolkit.sandbox import Sandbox, write_env_file
-from toolkit.sandbox.cli import _pending_line
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -124,7 +124,7 @@ def test_a_wrong_audience_names_toolkit_audience(
     project: Path, sandbox: Sandbox, capsys: Any
 ) -> None:
     write_env_file(project / ".env", {**sandbox.env(), "TOOLKIT_AUDIENCE": "wrong"})
-    assert main(["-q", "pending", "--out", "p"]) == 2
+    assert main(["--env-file", str(project / ".env"), "-q", "pending", "--out", "p"]) == 2
     err = capsys.readouterr().err
     assert "TOOLKIT_AUDIENCE" in err and str(project / ".env") in err
     assert "TOOLKIT_CLIENT_SECRET" not in err
@@ -156,8 +156,9 @@ def test_export_refuses_an_ambiguous_date_before_any_request(unused_port: int) -
     client = toolkit.Client("c", "i", "s", dead, dead)
     with pytest.raises(ConfigError) as info:
         client.export_entries("11/12/2026", "2026-12-20")
-    assert str(info.value) == ambiguous_date_message("after", "11/12/2026",
-                                                     *ambiguous_date("11/12/2026") or ())
+    assert str(info.value) == (
+        "after: '11/12/2026' reads differently day first (2026-12-11) and month first "
+        "(2026-11-12), so it is refused, never guessed; write it as ISO 8601 (YYYY-MM-DD)")
 
 
 def test_export_sync_and_reconcile_refuse_ambiguous_dates_with_the_same_words(
@@ -182,8 +183,8 @@ def test_export_sync_and_reconcile_refuse_ambiguous_dates_with_the_same_words(
 
 def test_export_to_an_xlsx_name_writes_a_workbook(project: Path) -> None:
     out = project / "march.xlsx"
-    assert main(["-q", "export", "--after", "2000-01-01", "--on-or-before", "2030-01-01",
-                 "--out", str(out)]) == 0
+    assert main(["--env-file", str(project / ".env"), "-q", "export", "--after", "2026-11-01",
+                 "--on-or-before", "2026-11-03", "--out", str(out)]) == 0
     assert out.is_file()
     assert sorted(pd.read_excel(out, sheet_name=None)) == ["codes", "entries"]
 
@@ -193,11 +194,12 @@ def test_export_to_another_file_name_is_refused_before_any_request(
     project: Path, name: str, capsys: Any
 ) -> None:
     out = project / name
-    assert main(["-q", "export", "--after", "2000-01-01", "--on-or-before", "2030-01-01",
+    env = ["--env-file", str(project / ".env")]
+    assert main([*env, "-q", "export", "--after", "2026-11-01", "--on-or-before", "2026-11-03",
                  "--out", str(out)]) == 2
     assert not out.exists()
     assert "two tables" in capsys.readouterr().err
-    assert main(["-q", "pending", "--out", str(out)]) == 2
+    assert main([*env, "-q", "pending", "--out", str(out)]) == 2
     assert not out.exists()
 
 
@@ -334,6 +336,7 @@ class _Entries:
 
 
 def test_the_sandbox_banner_says_what_is_pending_and_how_to_release_more() -> None:
+    _pending_line = toolkit.sandbox.cli._pending_line
     assert _pending_line(_Entries("pending", "succeeded"), "c") == (  # type: ignore[arg-type]
         "1 of its 2 entries are pending: release-pending and the acknowledgements act on them")
     nothing = _pending_line(_Entries("succeeded", "failed"), "c")  # type: ignore[arg-type]
