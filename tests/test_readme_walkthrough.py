@@ -2,8 +2,9 @@
 ```python block in order, in a fresh copy of the repository: no error, no untracked file.
 
 A block line that cannot run as written (a ``[...]`` placeholder for the reader's own values)
-must carry ``# readme-test: skip``; the test skips those lines and refuses an unmarked ``[...]``,
-so a placeholder is always a deliberate choice.
+must carry ``# readme-test: skip``, and a block that does not belong to the walk-through (a
+notebook's cell) follows a ``<!-- readme-test: skip (why) -->`` line; the test leaves those out
+and refuses an unmarked ``[...]``, so a placeholder is always a deliberate choice.
 """
 
 from __future__ import annotations
@@ -22,13 +23,17 @@ from toolkit.sandbox import running
 REPO = Path(__file__).resolve().parent.parent
 PLACEHOLDER = "[...]"
 SKIP = "# readme-test: skip"
+SKIP_BLOCK = "<!-- readme-test: skip"
 
 
 def python_blocks(text: str) -> list[str]:
-    """The README's ```python blocks, in order, with the lines marked :data:`SKIP` left out."""
-    blocks = re.findall(r"^```python\n(.*?)^```", text, flags=re.DOTALL | re.MULTILINE)
+    """The README's ```python blocks, in order, with the lines marked :data:`SKIP` and the
+    blocks after a :data:`SKIP_BLOCK` line left out."""
+    found = re.findall(r"^([^\n]*)\n```python\n(.*?)^```", text, flags=re.DOTALL | re.MULTILINE)
     kept = []
-    for block in blocks:
+    for before, block in found:
+        if before.startswith(SKIP_BLOCK):
+            continue
         lines = [line for line in block.splitlines() if SKIP not in line]
         unmarked = [line for line in lines if PLACEHOLDER in line]
         assert not unmarked, f"a placeholder the README does not mark with {SKIP!r}: {unmarked}"

@@ -31,7 +31,7 @@ __all__ = [
     "client_from",
     "command_of",
     "dry_run_client",
-    "env_file",
+    "env_file_of",
     "epilog",
     "explain",
     "interrupted",
@@ -89,7 +89,7 @@ def command_of(parser: argparse.ArgumentParser) -> str:
     return parser.prog.rpartition(" ")[2]
 
 
-def env_file(args: argparse.Namespace) -> str:
+def env_file_of(args: argparse.Namespace) -> str:
     """The ``.env`` file to read: ``--env-file`` if given (that file only, not searched for),
     else ``.env`` searched from the current folder upwards
     (:func:`toolkit.core.settings.find_env_file`).
@@ -104,9 +104,9 @@ def env_file(args: argparse.Namespace) -> str:
         The name or path to hand to :meth:`toolkit.Client.from_env`.
 
     Example:
-        >>> env_file(argparse.Namespace(env_file=None))
+        >>> env_file_of(argparse.Namespace(env_file=None))
         '.env'
-        >>> Path(env_file(argparse.Namespace(env_file="my.env"))).is_absolute()
+        >>> Path(env_file_of(argparse.Namespace(env_file="my.env"))).is_absolute()
         True
     """
     given = getattr(args, "env_file", None)
@@ -133,7 +133,7 @@ def client_from(args: argparse.Namespace) -> Client:
         ...     c.connection.settings.customer_id == sb.customer_id
         True
     """
-    client = Client.from_env(env_file(args), workers=getattr(args, "workers", None) or 8)
+    client = Client.from_env(env_file_of(args), workers=getattr(args, "workers", None) or 8)
     args.settings = client.connection.settings
     # an unreachable identity service ends the command at once, with the setting; a 429 or
     # 5xx is retried like any request (Retry-After, backoff) before the command gives up

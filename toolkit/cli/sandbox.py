@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from toolkit import Connection, Settings
-from toolkit.cli.common import command_of, env_file
+from toolkit.cli.common import command_of, env_file_of
 from toolkit.demo import run_demo
 from toolkit.errors import ToolkitError
 
@@ -137,7 +137,7 @@ def _lab(args: argparse.Namespace) -> int:
     cmd = [sys.executable, "-m", "jupyter", "lab", "notebooks"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers often run as root
         cmd.append("--allow-root")
-    settings = running_sandbox(env_file(args))
+    settings = running_sandbox(env_file_of(args))
     if settings is not None:
         print(f"using the sandbox running at {settings.urls['time']} (settings from "
               f"{settings.source})")
