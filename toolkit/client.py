@@ -223,11 +223,13 @@ class Client:
     ) -> Client:
         """Build a client from ``TOOLKIT_*`` variables and a ``.env`` file.
 
-        The process environment wins over the file. The file written by ``toolkit sandbox``
-        works as is.
+        The file is found as python-dotenv's ``find_dotenv(usecwd=True)`` finds it: in the
+        current folder, else the nearest parent (a notebook in ``notebooks/`` reads the
+        repository's ``.env``); ``client.settings.source`` names it. The environment wins over
+        the file. The file written by ``toolkit sandbox`` works as is.
 
         Args:
-            env_file: path of a ``.env`` file, or ``None`` to read none.
+            env_file: name or path of the ``.env`` file, or ``None`` to read none.
             environ: variables to use instead of ``os.environ``.
             timeout: request timeout in seconds.
             retries: retries of a request that is safe to repeat.
@@ -267,6 +269,11 @@ class Client:
     def customer_id(self) -> str:
         """The customer every path is scoped to."""
         return self.connection.customer_id
+
+    @property
+    def settings(self) -> Settings:
+        """The settings; ``.source`` is the ``.env`` file read, or ``"environment"``."""
+        return self.connection.settings
 
     @property
     def client_id(self) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+import pandas as pd
+
 from toolkit.cli.common import (
     OUT_HELP,
     TABLE_FILES,
@@ -16,8 +18,9 @@ from toolkit.cli.common import (
     with_row,
     write_out,
 )
-from toolkit.errors import Interrupted, ValidationError
+from toolkit.errors import ConfigError, Interrupted, ValidationError
 from toolkit.ingress import read_table, with_lines
+from toolkit.reconciliation import acknowledgements_from_rows, is_reconciliation
 
 __all__ = ["COMMANDS", "add_arguments", "run"]
 
@@ -25,7 +28,10 @@ __all__ = ["COMMANDS", "add_arguments", "run"]
 COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "acknowledge": (
         "acknowledge released entries listed in a file",
-        ("toolkit acknowledge acks.csv --journal acks.jsonl --out ack-results.xlsx",),
+        (
+            "toolkit acknowledge acks.csv --journal acks.jsonl --out ack-results.xlsx",
+            "toolkit acknowledge rec.xlsx            # written by toolkit reconcile --out",
+        ),
     ),
 }
 
@@ -45,10 +51,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "file",
         help=f"{TABLE_FILES} with userId, entryId (or _id), outcome (succeeded/failed), "
-        "externalId (succeeded rows), errors (failed rows; ;-separated)",
+        "externalId (succeeded rows), errors (failed rows); or the rows written by "
+        "toolkit reconcile --out (matched: succeeded, differing or missing: failed)",
     )
     parser.add_argument("--journal", help="journal file: a re-run skips what it already sent")
     parser.add_argument("--out", help=OUT_HELP.format("every row's result"))
+
+
+def _acknowledgements(source: pd.DataFrame, name: str) -> pd.DataFrame:
+    """The file's acknowledgements: as given, or those of a reconciliation's rows
+    (``toolkit reconcile --out``); a file that is neither is an input error (exit 2)."""
+    if is_reconciliation(source):
+        frame = acknowledgements_from_rows(source)
+        failed = int((frame["outcome"] == "failed").sum())
+        print(f"{name}: a reconciliation (toolkit reconcile --out): {len(frame) - failed} "
+              f"matched entries to acknowledge as succeeded, {failed} as failed (their detail "
+              f"as the error); {len(source) - len(frame)} billing-only rows have no entry")
+        return frame
+    missing = [c for c in ("userId", "outcome") if c not in source.columns]
+    if "entryId" not in source.columns and "_id" not in source.columns:
+        missing.insert(1, "entryId")
+    if missing:
+        raise ConfigError(
+            f"{name}: missing column(s) {', '.join(missing)}: acknowledge reads userId, entryId "
+            "(or _id), outcome, externalId, errors; or the rows of toolkit reconcile --out "
+            "(or the file of toolkit reconcile --acknowledge-out)"
+        )
+    return source
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,20 +101,26 @@ def run(args: argparse.Namespace) -> int:
         (1, 'validation failed')
     """
     out = out_path(args)
-    frame = read_table(args.file)
+    source = read_table(args.file)
+    frame = _acknowledgements(source, args.file)
     check_journal(args)
     client = client_from(args)
     try:
         res = client.acknowledge(frame, journal=args.journal, progress=not args.quiet)
     except ValidationError as exc:
         print(f"validation failed, nothing sent: {exc}", file=sys.stderr)
-        failures = with_lines(exc.failure_cases, frame)
+        failures = with_lines(exc.failure_cases, source)
         print_frame(failures, 200)
         write_out(failures, out, "failures")
         return 1
     except Interrupted as exc:
         return interrupted(exc, args, key="entryId")
-    res = with_row(res, frame)
+    if frame is source:
+        res = with_row(res, source)
+    else:  # the rows of a reconciliation that were acknowledged: their own rows and lines
+        res = res.reset_index(drop=True)
+        res.insert(0, "row", frame.index.to_numpy())
+        res = with_lines(res, source)
     print(res.groupby(["outcome", "status"], observed=True).size().to_string())
     if not res["ok"].all():
         cols = ["row", "line", "userId", "entryId", "outcome", "httpStatus", "error"]

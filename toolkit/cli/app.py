@@ -17,12 +17,13 @@
     toolkit lab                                               JupyterLab with a sandbox running
 
 Commands that talk to the service read ``TOOLKIT_*`` variables and ``--env-file`` (default
-``.env``, which ``toolkit sandbox`` writes). Table files may be CSV (any of ``,`` ``;`` tab
-``|``; UTF-8 with or without BOM), ``.xlsx`` or Parquet (:mod:`toolkit.ingress.readers`); ``--out``
-writes ``.csv``, ``.xlsx`` or ``.parquet`` by its extension, with ``row`` (0-based data row)
-and ``line`` (the input file's line, header = 1). Exit status: see :data:`EXIT_CODES`; on
-Ctrl+C or SIGTERM sending stops at once and the summary and the command that resumes are
-printed.
+``.env`` in the current folder or the nearest parent holding one, as python-dotenv's
+``find_dotenv`` finds it; ``toolkit sandbox`` writes it; a ``--env-file`` given must exist).
+Table files may be CSV (any of ``,`` ``;`` tab ``|``; UTF-8 with or without BOM), ``.xlsx`` or
+Parquet (:mod:`toolkit.ingress.readers`); ``--out`` writes ``.csv``, ``.xlsx`` or ``.parquet``
+by its extension, with ``row`` (0-based data row) and ``line`` (the input file's line, header =
+1). Exit status: see :data:`EXIT_CODES`; on Ctrl+C or SIGTERM sending stops at once and the
+summary and the command that resumes are printed.
 
 This module holds the parser and :func:`main`; each command group is a module beside it with
 ``COMMANDS`` (help and examples), ``add_arguments(parser)`` and ``run(args)``:
@@ -56,7 +57,7 @@ from toolkit.cli import (
     sync,
     validate,
 )
-from toolkit.cli.common import epilog, explain, interrupted
+from toolkit.cli.common import ENV_FILE_HELP, epilog, explain, interrupted
 from toolkit.egress import sync_status
 from toolkit.errors import InputWarning, Interrupted, ToolkitError
 
@@ -112,16 +113,16 @@ def _parser() -> argparse.ArgumentParser:
         + epilog(
             "toolkit sandbox --seed sample_data      # a local service; writes .env",
             "toolkit validate sample_data",
-            "toolkit onboard sample_data --journal onboard.jsonl",
+            "toolkit onboard sample_data --journal out/onboard.jsonl",
             "toolkit <command> --help                # each command's options and examples",
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--env-file", default=".env", help="file of TOOLKIT_* settings")
+    p.add_argument("--env-file", default=None, help=ENV_FILE_HELP)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     # the same two options after the command too (`toolkit onboard DIR -q`)
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--env-file", default=argparse.SUPPRESS, help="file of TOOLKIT_* settings")
+    common.add_argument("--env-file", default=argparse.SUPPRESS, help=ENV_FILE_HELP)
     common.add_argument(
         "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars"
     )

@@ -24,12 +24,14 @@ from toolkit.errors import (
 from toolkit.ingress import check_out_path, with_lines, write_table
 
 __all__ = [
+    "ENV_FILE_HELP",
     "OUT_HELP",
     "TABLE_FILES",
     "check_journal",
     "client_from",
     "command_of",
     "dry_run_client",
+    "env_file_of",
     "epilog",
     "explain",
     "interrupted",
@@ -45,6 +47,10 @@ TOKEN_PATH = ENDPOINTS["token"][2]
 
 #: the table files a command reads, for its help
 TABLE_FILES = "CSV (, ; tab or | separated; UTF-8 or cp1252), .xlsx or .parquet"
+#: the help of ``--env-file``
+ENV_FILE_HELP = (
+    "file of TOOLKIT_* settings (default: .env here or in the nearest parent folder)"
+)
 #: the help of ``--out``; ``{}`` is what is written
 OUT_HELP = "also write {} to this file: .csv, .xlsx or .parquet (with row and line columns)"
 
@@ -83,6 +89,30 @@ def command_of(parser: argparse.ArgumentParser) -> str:
     return parser.prog.rpartition(" ")[2]
 
 
+def env_file_of(args: argparse.Namespace) -> str:
+    """The ``.env`` file to read: ``--env-file`` if given (that file only, not searched for),
+    else ``.env`` searched from the current folder upwards
+    (:func:`toolkit.core.settings.find_env_file`).
+
+    A ``--env-file`` that does not exist is no error while the environment holds every
+    setting; otherwise the message says the file is absent.
+
+    Args:
+        args: the parsed arguments (``env_file``: ``None`` when not given).
+
+    Returns:
+        The name or path to hand to :meth:`toolkit.Client.from_env`.
+
+    Example:
+        >>> env_file_of(argparse.Namespace(env_file=None))
+        '.env'
+        >>> Path(env_file_of(argparse.Namespace(env_file="my.env"))).is_absolute()
+        True
+    """
+    given = getattr(args, "env_file", None)
+    return ".env" if given is None else str(Path(given).absolute())
+
+
 def client_from(args: argparse.Namespace) -> Client:
     """A client from the settings, with a token fetched first: bad credentials fail fast.
 
@@ -103,7 +133,7 @@ def client_from(args: argparse.Namespace) -> Client:
         ...     c.connection.settings.customer_id == sb.customer_id
         True
     """
-    client = Client.from_env(args.env_file, workers=getattr(args, "workers", None) or 8)
+    client = Client.from_env(env_file_of(args), workers=getattr(args, "workers", None) or 8)
     args.settings = client.connection.settings
     # an unreachable identity service ends the command at once, with the setting; a 429 or
     # 5xx is retried like any request (Retry-After, backoff) before the command gives up
@@ -139,12 +169,12 @@ def dry_run_client(args: argparse.Namespace) -> Client:
         A client over the settings if they are complete, else over placeholders.
 
     Example:
-        >>> client = dry_run_client(argparse.Namespace(env_file="no-such.env"))
+        >>> client = dry_run_client(argparse.Namespace(env_file=None))
         >>> isinstance(client, Client)
         True
     """
     try:
-        settings = Settings.from_env(args.env_file)
+        settings = Settings.from_env(getattr(args, "env_file", None) or ".env")
     except ConfigError:
         unset = "http://not-configured.invalid"
         settings = Settings("<customerId>", "<clientId>", "<unused>", unset, unset)
@@ -359,7 +389,11 @@ def explain(exc: ToolkitError, args: argparse.Namespace | None) -> str:
         'firm/: no such folder'
     """
     settings = getattr(args, "settings", None)
-    env_file = getattr(args, "env_file", ".env")
+    if settings is not None and settings.source not in ("environment", "arguments"):
+        env_file = settings.source  # the .env file read, wherever it was found
+    else:
+        env_file = getattr(args, "env_file", None) or ".env"
+    where = f"in {env_file} or the environment"
     if isinstance(exc, ApiError) and urlsplit(exc.url).path.endswith(TOKEN_PATH):
         return _token_refusal(exc, env_file)
     if isinstance(exc, AuthError):
@@ -370,14 +404,15 @@ def explain(exc: ToolkitError, args: argparse.Namespace | None) -> str:
             return (
                 f"the identity service refused the application's credentials "
                 f"({code or exc.status}: {exc.detail}); check TOOLKIT_CLIENT_ID and "
-                f"TOOLKIT_CLIENT_SECRET in {env_file} or the environment"
+                f"TOOLKIT_CLIENT_SECRET {where}"
                 + ("" if code != "invalid_audience" else ", and TOOLKIT_AUDIENCE")
             )
         return f"{exc} (check the permissions of TOOLKIT_CLIENT_ID)"
     if isinstance(exc, TransportError):
         host, var = _setting_of(exc.url, settings)
+        reason = str(exc).rpartition("no answer (")[2].rstrip(")") or str(exc)
         return (
-            f"no answer from {host} ({exc}); check {var} in {env_file} and that the "
+            f"could not reach {host} ({reason}); check {var} {where} and that the "
             "service is running and reachable"
         )
     if isinstance(exc, ApiError):

@@ -4,17 +4,30 @@ release-pending entries): written to a folder or workbook."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from toolkit.cli.common import client_from, command_of
 from toolkit.egress import Export, claim_target
+from toolkit.errors import ConfigError
 
-__all__ = ["COMMANDS", "add_arguments", "run"]
+__all__ = ["COMMANDS", "add_arguments", "out_format", "run"]
+
+#: suffixes of a file, never given to a folder: ``--out`` with one is a workbook or refused
+FILE_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".csv", ".tsv", ".txt", ".parquet", ".pq", ".json")
+#: the help of ``--out``
+OUT_FOLDER_HELP = (
+    "a folder (Parquet: OUT/entries and OUT/codes; CSV with --format csv: OUT/entries.csv and "
+    "OUT/codes.csv) or a .xlsx workbook (sheets entries and codes); the format follows"
+)
 
 #: command -> (help, examples)
 COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "export": (
         "export released entries to a folder",
-        ("toolkit export --after 2024-03-01 --on-or-before 2024-04-01 --out out/march",),
+        (
+            "toolkit export --after 2024-03-01 --on-or-before 2024-04-01 --out out/march",
+            "toolkit export --after 2024-03-01 --on-or-before 2024-04-01 --out march.xlsx",
+        ),
     ),
     "pending": (
         "write the release-pending entries to a folder",
@@ -32,27 +45,70 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     Example:
         >>> parser = argparse.ArgumentParser(prog="toolkit pending")
         >>> add_arguments(parser)
-        >>> parser.parse_args(["--out", "out/pending"]).format
-        'parquet'
+        >>> parser.parse_args(["--out", "out/pending"]).format is None  # from --out
+        True
     """
+    format_help = "file format (default: xlsx for a .xlsx --out, else parquet)"
     if command_of(parser) == "pending":
-        parser.add_argument("--out", required=True, help="folder to write entries/ and codes/ to")
-        parser.add_argument("--format", choices=["parquet", "csv", "xlsx"], default="parquet",
-                            help="file format (default parquet)")
+        parser.add_argument("--out", required=True, help=OUT_FOLDER_HELP)
+        parser.add_argument("--format", choices=["parquet", "csv", "xlsx"], default=None,
+                            help=format_help)
         parser.add_argument("--overwrite", action="store_true", help="replace an earlier export")
         return
     parser.add_argument("--after", required=True, help="releasedAfter (ISO 8601; naive = UTC)")
     parser.add_argument("--on-or-before", required=True, help="releasedOnOrBefore")
-    parser.add_argument("--out", required=True,
-                        help="folder (parquet: OUT/entries and OUT/codes; csv) or .xlsx file")
-    parser.add_argument("--format", choices=["parquet", "csv", "xlsx"], default="parquet",
-                        help="file format (default parquet)")
+    parser.add_argument("--out", required=True, help=OUT_FOLDER_HELP)
+    parser.add_argument("--format", choices=["parquet", "csv", "xlsx"], default=None,
+                        help=format_help)
     parser.add_argument("--window",
                         help="pandas offset of the sub-windows (parquet default 1D)")
     parser.add_argument("--encoding", default="utf-8",
                         help="CSV encoding; utf-8-sig lets Excel show accents (default utf-8)")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace an earlier export at --out (otherwise refused, exit 2)")
+
+
+def out_format(out: str, given: str | None) -> str:
+    """The format of ``--out``: ``--format`` if given, else from the suffix; a folder is never
+    named like a file.
+
+    Args:
+        out: the ``--out`` path.
+        given: ``--format``, or ``None``.
+
+    Returns:
+        ``"xlsx"`` for a ``.xlsx`` file, else ``"parquet"`` or ``"csv"`` (folders).
+
+    Raises:
+        ConfigError: ``--out`` names a file that is not a workbook (``x.csv``: an export is
+            two tables, so CSV goes to a folder), or ``--format`` disagrees with the suffix.
+
+    Example:
+        >>> out_format("march.xlsx", None), out_format("out/march", None)
+        ('xlsx', 'parquet')
+        >>> out_format("march.csv", None)
+        Traceback (most recent call last):
+        ...
+        toolkit.errors.ConfigError: --out march.csv: an export is two tables (entries and codes); write a .xlsx workbook, or a folder: --out march --format csv (march/entries.csv and march/codes.csv) or --out march (Parquet)
+    """  # noqa: E501 - a doctest's output is one line
+    suffix = Path(out).suffix.casefold()
+    if suffix in (".xlsx", ".xlsm"):
+        if given not in (None, "xlsx"):
+            raise ConfigError(
+                f"--out {out} is a workbook, but --format {given} writes a folder; "
+                f"leave --format out, or give a folder to --out"
+            )
+        return "xlsx"
+    if suffix in FILE_SUFFIXES:
+        stem = str(Path(out).with_suffix(""))
+        raise ConfigError(
+            f"--out {out}: an export is two tables (entries and codes); write a .xlsx "
+            f"workbook, or a folder: --out {stem} --format csv ({stem}/entries.csv and "
+            f"{stem}/codes.csv) or --out {stem} (Parquet)"
+        )
+    if given == "xlsx":
+        raise ConfigError(f"--format xlsx writes a workbook: give --out a .xlsx name, not {out}")
+    return given or "parquet"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -73,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
         >>> code, out.getvalue().split()[0]
         (0, 'wrote')
     """
+    args.format = out_format(args.out, args.format)  # before any request
     if args.command == "pending":
         return _pending(args)
     client = client_from(args)

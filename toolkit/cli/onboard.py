@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 import pandas as pd
 
@@ -22,7 +23,7 @@ from toolkit.cli.common import (
 )
 from toolkit.client import ENDPOINTS, ENV_KEYS
 from toolkit.errors import ConfigError, Interrupted, ValidationError
-from toolkit.ingress import IMPORTS, Plan, load_folder, with_lines
+from toolkit.ingress import IMPORTS, Plan, load_folder, validate, with_lines
 
 __all__ = ["COMMANDS", "add_arguments", "run"]
 
@@ -32,7 +33,7 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
         "validate and import a folder of tables, parents first",
         (
             "toolkit onboard sample_data --dry-run            # no secret, no network",
-            "toolkit onboard sample_data --journal onboard.jsonl --out results.csv",
+            "toolkit onboard sample_data --journal out/onboard.jsonl --out out/results.csv",
             "toolkit onboard firm/ --journal j.jsonl --dry-run --out plan.xlsx  # the plan",
             "toolkit onboard firm/ --journal j.jsonl --mirror  # retire closed matters",
             "toolkit onboard --journal j.jsonl --failures     # what is still failing",
@@ -136,6 +137,17 @@ def _failures(args: argparse.Namespace) -> int:
     return 0 if failing.empty else 1
 
 
+def _invalid(
+    message: str, failures: pd.DataFrame, frames: dict[str, pd.DataFrame], out: Path | None
+) -> int:
+    """Print (and write) the validation failures; exit status 1."""
+    print(f"validation failed, nothing sent: {message}", file=sys.stderr)
+    failures = with_lines(failures, frames)
+    print_frame(failures, 200)
+    write_out(failures, out, "failures")
+    return 1
+
+
 def run(args: argparse.Namespace) -> int:
     """Onboard the folder (with ``--dry-run``, show the plan; with ``--failures``, what is
     still failing).
@@ -162,6 +174,19 @@ def run(args: argparse.Namespace) -> int:
     out = out_path(args)
     frames = load_folder(args.dir)
     check_journal(args)
+    if not args.dry_run and args.on_invalid == "raise":
+        # the data's errors before any token or request: they need no service to be found
+        checked = validate(
+            clients=frames.get("clients"),
+            initiatives=frames.get("initiatives"),
+            code_types=frames.get("code_types"),
+            codes=frames.get("codes"),
+            code_ranges=frames.get("code_ranges"),
+        )
+        if not checked.ok:
+            failures = checked.failures
+            message = f"{len(failures)} validation failure(s); nothing was sent"
+            return _invalid(message, failures, frames, out)
     client = _offline_client(args) if args.dry_run else client_from(args)
     try:
         report = client.onboard(
@@ -175,11 +200,7 @@ def run(args: argparse.Namespace) -> int:
             max_deactivate=args.max_deactivate,
         )
     except ValidationError as exc:
-        print(f"validation failed, nothing sent: {exc}", file=sys.stderr)
-        failures = with_lines(exc.failure_cases, frames)
-        print_frame(failures, 200)
-        write_out(failures, out, "failures")
-        return 1
+        return _invalid(str(exc), exc.failure_cases, frames, out)
     except Interrupted as exc:
         partial = getattr(exc, "report", None)
         if partial is not None:

@@ -11,7 +11,7 @@ import pandas as pd
 from toolkit.cli.common import TABLE_FILES, out_path, write_out
 from toolkit.egress import Export, read_sync
 from toolkit.errors import ConfigError, ToolkitError
-from toolkit.ingress import read_table
+from toolkit.ingress import check_out_path, read_table
 from toolkit.reconciliation import COMPARISONS, reconcile
 
 __all__ = ["COMMANDS", "add_arguments", "run"]
@@ -23,8 +23,10 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
         (
             "toolkit reconcile out/time billing.csv                 # a folder from toolkit sync",
             "toolkit reconcile out/march billing.xlsx --out rec.xlsx  # from toolkit export",
+            "toolkit acknowledge rec.xlsx                            # then acknowledge it",
             "toolkit reconcile out/time ids-and-hours.csv --duration hours --duration-unit hours",
             "toolkit reconcile out/time billing.csv --date 'Date worked' --dayfirst",
+            "toolkit reconcile out/time week-47.csv --after 2026-11-16 --on-or-before 2026-11-23",
         ),
     ),
 }
@@ -104,7 +106,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "when they read the same both ways",
     )
     parser.add_argument(
+        "--after",
+        metavar="T",
+        help="compare only the entries released after T (ISO 8601; naive = UTC), by releasedAt "
+        "or updatedAt: a weekly billing extract against a sync of many weeks",
+    )
+    parser.add_argument(
+        "--on-or-before",
+        metavar="T",
+        help="compare only the entries released on or before T",
+    )
+    parser.add_argument(
         "--out", help="also write every reconciliation row to this file: .csv, .xlsx or .parquet"
+        " (toolkit acknowledge reads it)"
+    )
+    parser.add_argument(
+        "--acknowledge-out",
+        metavar="FILE",
+        help="also write what toolkit acknowledge takes: matched entries as succeeded, the "
+        "others as failed with their reasons (.csv, .xlsx or .parquet)",
     )
 
 
@@ -174,6 +194,7 @@ def run(args: argparse.Namespace) -> int:
         (0, True)
     """
     out = out_path(args)
+    ack_out = check_out_path(args.acknowledge_out) if args.acknowledge_out else None
     exported = _read_exported(args.export)
     billing = read_table(args.billing)
     rec = reconcile(
@@ -188,6 +209,8 @@ def run(args: argparse.Namespace) -> int:
         duration_unit=args.duration_unit,
         tolerance_seconds=args.tolerance_seconds,
         dayfirst=args.dayfirst,
+        after=args.after,
+        on_or_before=args.on_or_before,
     )
     print(rec)
     rows = rec.rows
@@ -200,4 +223,9 @@ def run(args: argparse.Namespace) -> int:
     if len(differ) > shown:
         print(f"... {len(differ) - shown} more (write them all with --out FILE)")
     write_out(rows, out, "reconciliation rows")
+    if ack_out is not None:
+        acks = rec.to_acknowledge()
+        # one message per entry, the reasons joined: what a text file holds and acknowledge sends
+        acks["errors"] = [("; ".join(e) or None) for e in acks["errors"].tolist()]
+        write_out(acks, ack_out, "acknowledgements (toolkit acknowledge FILE sends them)")
     return 0 if differ.empty else 1

@@ -9,11 +9,14 @@ import os
 import subprocess
 import sys
 from collections.abc import Sequence
+from urllib.parse import urlsplit
 
-from toolkit.cli.common import command_of
+from toolkit import Connection, Settings
+from toolkit.cli.common import command_of, env_file_of
 from toolkit.demo import run_demo
+from toolkit.errors import ToolkitError
 
-__all__ = ["COMMANDS", "SANDBOX", "add_arguments", "run", "run_sandbox"]
+__all__ = ["COMMANDS", "SANDBOX", "add_arguments", "run", "run_sandbox", "running_sandbox"]
 
 #: ``toolkit sandbox``: (help, examples); its arguments are the sandbox's own
 SANDBOX: tuple[str, tuple[str, ...]] = (
@@ -24,7 +27,10 @@ SANDBOX: tuple[str, tuple[str, ...]] = (
 #: command -> (help, examples)
 COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "demo": ("run the whole flow on a sandbox", ("toolkit demo --out out",)),
-    "lab": ("JupyterLab with the sandbox running", ("toolkit lab --seed sample_data",)),
+    "lab": (
+        "JupyterLab with a sandbox: the one .env names if it runs (make sandbox), else its own",
+        ("toolkit lab --seed sample_data",),
+    ),
 }
 
 
@@ -92,15 +98,53 @@ def run(args: argparse.Namespace) -> int:
     return run_demo(out=args.out, workers=args.workers)
 
 
+def running_sandbox(name: str = ".env") -> Settings | None:
+    """The settings of a sandbox already running on this machine (``make sandbox``), if the
+    ``.env`` file (found as :meth:`toolkit.Client.from_env` finds it) points at one that
+    answers.
+
+    Only a loopback address is probed, with one token request and short timeouts.
+
+    Args:
+        name: the ``.env`` file's name or path.
+
+    Returns:
+        The settings (their ``source`` is the file read), or ``None`` when the settings are
+        incomplete, not on this machine, or nothing answers there.
+
+    Example:
+        >>> running_sandbox("no-such.env") is None
+        True
+    """
+    try:
+        settings = Settings.from_env(name)
+    except ToolkitError:
+        return None
+    if urlsplit(settings.urls["time"]).hostname not in ("127.0.0.1", "localhost", "::1"):
+        return None
+    probe = Connection(settings, timeout=(2.0, 5.0), retries=0)
+    try:
+        probe.auth.secret_token(retry=False)
+    except ToolkitError:
+        return None
+    return settings
+
+
 def _lab(args: argparse.Namespace) -> int:
+    """JupyterLab over the sandbox the ``.env`` names if it is running, else over a sandbox of
+    its own whose credentials go to JupyterLab's environment only: ``.env`` is never written."""
+    # the notebooks use the configured service (TOOLKIT_USE_ENV) instead of starting their own
+    cmd = [sys.executable, "-m", "jupyter", "lab", "notebooks"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers often run as root
+        cmd.append("--allow-root")
+    settings = running_sandbox(env_file_of(args))
+    if settings is not None:
+        print(f"using the sandbox running at {settings.urls['time']} (settings from "
+              f"{settings.source})")
+        return subprocess.call(cmd, env={**os.environ, "TOOLKIT_USE_ENV": "1"})
     from toolkit.sandbox import running
 
     with running(seed=args.seed, db=args.db) as sb:
-        sb.write_env(args.env_file)
-        print(f"sandbox at {sb.url}; credentials written to {args.env_file}")
-        # the notebooks use this sandbox (TOOLKIT_USE_ENV) instead of starting their own
-        env = {**os.environ, **sb.env(), "TOOLKIT_USE_ENV": "1"}
-        cmd = [sys.executable, "-m", "jupyter", "lab", "notebooks"]
-        if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers often run as root
-            cmd.append("--allow-root")
-        return subprocess.call(cmd, env=env)
+        print(f"sandbox at {sb.url}, for JupyterLab only: its credentials are in JupyterLab's "
+              "environment (.env is left as it is; `make sandbox` serves one for every command)")
+        return subprocess.call(cmd, env={**os.environ, **sb.env(), "TOOLKIT_USE_ENV": "1"})

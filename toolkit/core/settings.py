@@ -3,7 +3,9 @@
 The bottom of the toolkit's layers. :class:`Settings` holds what a :class:`~toolkit.core.connection.
 Connection` needs and nothing else: the customer, the application's credentials (the secret in a
 masked :class:`~toolkit.core.auth.Secret`), and the base address of each service. They come from
-arguments, or from ``TOOLKIT_*`` variables and a ``.env`` file (:meth:`Settings.from_env`).
+arguments, or from ``TOOLKIT_*`` variables and a ``.env`` file (:meth:`Settings.from_env`), found
+as python-dotenv's ``find_dotenv(usecwd=True)`` finds it: in the current folder, else the
+nearest parent folder holding one (:func:`find_env_file`).
 """
 
 from __future__ import annotations
@@ -14,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from dotenv import dotenv_values
+from dotenv import dotenv_values, find_dotenv
 
 from toolkit.core.auth import Secret
 from toolkit.errors import ConfigError
 
-__all__ = ["ENV_KEYS", "Settings", "read_env_file"]
+__all__ = ["ENV_KEYS", "ENVIRONMENT", "Settings", "find_env_file", "read_env_file"]
 
 #: setting -> environment variable
 ENV_KEYS: dict[str, str] = {
@@ -33,6 +35,39 @@ ENV_KEYS: dict[str, str] = {
 }
 
 _OPTIONAL = ("ingestion_url", "audience")
+
+#: :attr:`Settings.source` of settings read from the environment alone (no file found)
+ENVIRONMENT = "environment"
+
+
+def find_env_file(name: str | os.PathLike[str] = ".env") -> Path | None:
+    """The file python-dotenv's ``find_dotenv(name, usecwd=True)`` finds.
+
+    ``name`` in the current folder, else in its parent, and so on up to the root: a notebook
+    in ``notebooks/`` finds the ``.env`` that ``make sandbox`` wrote at the repository's root.
+    An absolute path is found where it is, or not at all.
+
+    Args:
+        name: the file's name (or a relative or absolute path).
+
+    Returns:
+        The absolute path of the file, or ``None`` when there is none.
+
+    Example:
+        >>> import os, tempfile
+        >>> root = tempfile.mkdtemp()
+        >>> _ = open(os.path.join(root, ".env"), "w").write("A=1\\n")
+        >>> os.makedirs(os.path.join(root, "notebooks"))
+        >>> here = os.getcwd()
+        >>> os.chdir(os.path.join(root, "notebooks"))
+        >>> find_env_file() == Path(root, ".env").resolve()
+        True
+        >>> find_env_file("no-such.env") is None
+        True
+        >>> os.chdir(here)
+    """
+    found = find_dotenv(os.fspath(name), usecwd=True)
+    return Path(found).resolve() if found else None
 
 
 def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
@@ -97,6 +132,8 @@ class Settings:
         time_url: base address of the time service (customer-scoped v1 and v2 paths).
         ingestion_url: base address of the import paths; defaults to ``time_url``.
         audience: the operator-supplied audience of the token request.
+        source: where the settings came from: the ``.env`` file read, ``"environment"``
+            (:data:`ENVIRONMENT`), or ``"arguments"`` (the default) when given directly.
 
     Raises:
         ConfigError: a required setting is empty, or an address is not ``http(s)://host``
@@ -117,6 +154,7 @@ class Settings:
     time_url: str
     ingestion_url: str | None = None
     audience: str | None = None
+    source: str = field(default="arguments", compare=False)
 
     # the dataclass's own __init__ would type ``client_secret`` as ``Secret`` only; this one
     # takes the plain text too and wraps it, so the attribute is a ``Secret`` in every case
@@ -129,6 +167,8 @@ class Settings:
         time_url: str,
         ingestion_url: str | None = None,
         audience: str | None = None,
+        *,
+        source: str = "arguments",
     ) -> None:
         given = {
             "customer_id": customer_id,
@@ -151,6 +191,7 @@ class Settings:
         object.__setattr__(self, "time_url", time_url)
         object.__setattr__(self, "ingestion_url", ingestion_url)
         object.__setattr__(self, "audience", audience or None)
+        object.__setattr__(self, "source", str(source))
 
     @property
     def urls(self) -> dict[str, str]:
@@ -170,34 +211,49 @@ class Settings:
     ) -> Settings:
         """Read the settings from ``TOOLKIT_*`` variables and a ``.env`` file.
 
-        The process environment wins over the file.
+        The file is found as python-dotenv's ``find_dotenv(usecwd=True)`` finds it
+        (:func:`find_env_file`): in the current folder, else the nearest parent folder holding
+        one. The process environment wins over the file. :attr:`source` says which file was
+        read, or ``"environment"`` when none was.
 
         Args:
-            env_file: path of a ``.env`` file, or ``None`` to read none.
+            env_file: name or path of the ``.env`` file, or ``None`` to read none.
             environ: variables to use instead of ``os.environ``.
 
         Returns:
             The settings.
 
         Raises:
-            ConfigError: a required variable is missing.
+            ConfigError: a required variable is missing (the message says which file was read,
+                or that none was found).
 
         Example:
             >>> env = {"TOOLKIT_CUSTOMER_ID": "c", "TOOLKIT_CLIENT_ID": "i",
             ...        "TOOLKIT_CLIENT_SECRET": "s", "TOOLKIT_AUTH_URL": "http://127.0.0.1:1",
             ...        "TOOLKIT_TIME_URL": "http://127.0.0.1:1"}
-            >>> Settings.from_env(None, environ=env).customer_id
-            'c'
+            >>> s = Settings.from_env(None, environ=env)
+            >>> s.customer_id, s.source
+            ('c', 'environment')
         """
-        values = read_env_file(env_file) if env_file is not None else {}
+        path = find_env_file(env_file) if env_file is not None else None
+        values = read_env_file(path) if path is not None else {}
         values.update(environ if environ is not None else os.environ)
         missing = [
             var for key, var in ENV_KEYS.items() if key not in _OPTIONAL and not values.get(var)
         ]
         if missing:
+            name = os.fspath(env_file) if env_file is not None else None
+            if path is not None:
+                where = f"read {path}"
+            elif name is None:
+                where = "no file read"
+            elif Path(name).is_absolute():
+                where = f"{name}: no such file"
+            else:
+                where = f"no {name} file in this folder or a parent"
             raise ConfigError(
-                f"missing environment variable(s): {', '.join(missing)} "
-                f"(set them, or write them to {env_file or '.env'}; `toolkit sandbox` writes one)"
+                f"missing environment variable(s): {', '.join(missing)} ({where}; set them, "
+                f"or write them to {env_file or '.env'}; `toolkit sandbox` writes one)"
             )
         def optional(key: str) -> str | None:
             return values.get(ENV_KEYS[key]) or None
@@ -211,4 +267,5 @@ class Settings:
             values[ENV_KEYS["time_url"]],
             ingestion_url=optional("ingestion_url"),
             audience=optional("audience"),
+            source=str(path) if path is not None else ENVIRONMENT,
         )

@@ -19,7 +19,15 @@ from pandas.tseries.offsets import Day, Tick
 
 from toolkit.errors import ConfigError
 
-__all__ = ["MAX_WINDOWS", "TimeLike", "iso", "split_windows", "to_utc"]
+__all__ = [
+    "MAX_WINDOWS",
+    "TimeLike",
+    "ambiguous_date",
+    "ambiguous_date_message",
+    "iso",
+    "split_windows",
+    "to_utc",
+]
 
 #: What a time argument may be: ISO 8601 text, a datetime, a date, a Timestamp or a datetime64.
 TimeLike = str | dt.datetime | dt.date | pd.Timestamp | np.datetime64
@@ -52,6 +60,65 @@ def iso(ts: pd.Timestamp, *, fraction: Literal["ms", "needed"] = "ms") -> str:
     return (text[:-3] if text.endswith("000") else text) + "Z"
 
 
+def ambiguous_date(text: str) -> tuple[pd.Timestamp, pd.Timestamp] | None:
+    """How a text date that is not ISO 8601 reads day first and month first, if differently.
+
+    Args:
+        text: a date or date-time as text.
+
+    Returns:
+        ``(day first, month first)`` when both readings are dates and differ; ``None`` for
+        ISO 8601 text, text that reads the same both ways, and text that is no date.
+
+    Example:
+        >>> ambiguous_date("11/12/2026")
+        (Timestamp('2026-12-11 00:00:00'), Timestamp('2026-11-12 00:00:00'))
+        >>> ambiguous_date("2026-11-12"), ambiguous_date("13/12/2026")
+        (None, None)
+    """
+    try:
+        pd.to_datetime(text, format="ISO8601")
+        return None
+    except (ValueError, TypeError, OverflowError):
+        pass
+    try:
+        day_first = pd.to_datetime(text, format="mixed", dayfirst=True)
+        month_first = pd.to_datetime(text, format="mixed", dayfirst=False)
+    except (ValueError, TypeError, OverflowError):
+        return None
+    if pd.isna(day_first) or pd.isna(month_first) or day_first == month_first:
+        return None
+    return day_first, month_first
+
+
+def ambiguous_date_message(
+    where: str,
+    text: str,
+    day_first: pd.Timestamp,
+    month_first: pd.Timestamp,
+    remedy: str = "write it as ISO 8601 (YYYY-MM-DD)",
+) -> str:
+    """The one message refusing an ambiguous date, wherever a date is read.
+
+    Args:
+        where: what the value is (``"after"``, ``"billing column 'workDate'"``).
+        text: the text as given.
+        day_first: its reading day first.
+        month_first: its reading month first.
+        remedy: what to do instead.
+
+    Returns:
+        The message.
+
+    Example:
+        >>> print(ambiguous_date_message("after", "11/12/2026", *ambiguous_date("11/12/2026")))
+        after: '11/12/2026' reads differently day first (2026-12-11) and month first (2026-11-12), so it is refused, never guessed; write it as ISO 8601 (YYYY-MM-DD)
+    """  # noqa: E501 - a doctest's output is one line
+    return (
+        f"{where}: {text!r} reads differently day first ({day_first:%Y-%m-%d}) and month "
+        f"first ({month_first:%Y-%m-%d}), so it is refused, never guessed; {remedy}"
+    )
+
 
 def to_utc(value: TimeLike, name: str) -> pd.Timestamp:
     """Read a bound as a UTC timestamp (naive means UTC).
@@ -64,12 +131,17 @@ def to_utc(value: TimeLike, name: str) -> pd.Timestamp:
         The tz-aware UTC timestamp.
 
     Raises:
-        ConfigError: the value is not a date-time.
+        ConfigError: the value is not a date-time, or is text that reads differently day
+            first and month first (``11/12/2026``: :func:`ambiguous_date_message`).
 
     Example:
         >>> to_utc("2026-11-01T10:00:00+01:00", "since")
         Timestamp('2026-11-01 09:00:00+0000', tz='UTC')
+        >>> to_utc("12/13/2026", "since")  # reads one way only
+        Timestamp('2026-12-13 00:00:00+0000', tz='UTC')
     """
+    if isinstance(value, str) and (readings := ambiguous_date(value.strip())) is not None:
+        raise ConfigError(ambiguous_date_message(name, value, *readings))
     try:
         ts = pd.Timestamp(value)
     except (ValueError, TypeError) as exc:

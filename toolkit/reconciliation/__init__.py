@@ -37,6 +37,16 @@ Errors (all ``ValueError`` subclasses from :mod:`toolkit.errors`, never a raw pa
 
 from toolkit.reconciliation.api import reconcile
 from toolkit.reconciliation.inputs import COMPARISONS
-from toolkit.reconciliation.result import Reconciliation
+from toolkit.reconciliation.result import (
+    Reconciliation,
+    acknowledgements_from_rows,
+    is_reconciliation,
+)
 
-__all__ = ["COMPARISONS", "Reconciliation", "reconcile"]
+__all__ = [
+    "COMPARISONS",
+    "Reconciliation",
+    "acknowledgements_from_rows",
+    "is_reconciliation",
+    "reconcile",
+]

@@ -17,6 +17,7 @@ from typing import Literal
 import pandas as pd
 
 from toolkit.core.frames import FrameLike, as_pandas
+from toolkit.core.windows import TimeLike
 from toolkit.errors import ConfigError
 from toolkit.reconciliation.classify import classify, join
 from toolkit.reconciliation.inputs import (
@@ -26,6 +27,7 @@ from toolkit.reconciliation.inputs import (
     check_unique,
     detect_key,
     exported_frame,
+    released_in,
     require_exported,
 )
 from toolkit.reconciliation.result import Reconciliation
@@ -46,6 +48,8 @@ def reconcile(
     duration_unit: Literal["seconds", "minutes", "hours"] = "seconds",
     tolerance_seconds: float = 0,
     dayfirst: bool | None = None,
+    after: TimeLike | None = None,
+    on_or_before: TimeLike | None = None,
 ) -> Reconciliation:
     """Compare exported time entries with a billing extract, entry by entry.
 
@@ -90,6 +94,12 @@ def reconcile(
             day first (``03/04/2026`` is 3 April), ``False`` month first (4 March). ``None``
             (default): ISO 8601 text is read as such, and other text only when it reads the
             same both ways; a value that does not (``03/04/2026``) is refused.
+        after: compare only the entries released after this time (exclusive; ISO 8601 text,
+            a datetime or a date; naive means UTC), by their ``releasedAt`` or, in the
+            export's columns, ``updatedAt``. A weekly billing extract against a synced table
+            of many weeks then leaves the other weeks' entries out instead of calling them
+            ``missing_in_billing``; the summary says how many were compared.
+        on_or_before: compare only the entries released on or before this time (inclusive).
 
     Returns:
         A :class:`Reconciliation`; its ``rows`` list exported entries in their order, then the
@@ -102,7 +112,9 @@ def reconcile(
         ValidationError: a date or a duration cannot be read, or a text date reads
             differently day first and month first and ``dayfirst`` is not given (the message
             names the column and the value).
-        ConfigError: a bad ``key``, ``duration_unit``, ``tolerance_seconds`` or ``dayfirst``.
+        ConfigError: a bad ``key``, ``duration_unit``, ``tolerance_seconds`` or ``dayfirst``;
+            a bad or ambiguous ``after`` / ``on_or_before``, or a window over entries with no
+            release time.
         TypeError: ``exported`` or ``billing`` is not a table (pandas, Polars, PyArrow).
 
     Example:
@@ -130,6 +142,7 @@ def reconcile(
     exported = _table(exported, "exported")
     billing = _table(billing, "billing")
     key_choice = check_options(key, duration_unit, tolerance_seconds, dayfirst)
+    exported, window = released_in(exported, after, on_or_before)
     bkey, bid, columns = billing_columns(
         billing,
         key_choice,
@@ -162,6 +175,7 @@ def reconcile(
         billing_id=bid,
         tolerance_seconds=tolerance_seconds,
         compared=compared,
+        window=window,
     )
 
 

@@ -22,6 +22,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from toolkit.core.windows import TimeLike, iso, to_utc
 from toolkit.errors import (
     ConfigError,
     DuplicateKeyError,
@@ -39,8 +40,13 @@ __all__ = [
     "detect_key",
     "exported_frame",
     "isin",
+    "released_in",
     "require_exported",
 ]
+
+#: Columns holding an exported entry's release time, in order of preference: ``releasedAt``
+#: when the entries carry it, else ``updatedAt`` (the spec sets it when the entry is released).
+RELEASE_COLUMNS: tuple[str, ...] = ("releasedAt", "updatedAt")
 
 #: The value comparisons :func:`~toolkit.reconciliation.reconcile` can make, in order.
 COMPARISONS: tuple[str, ...] = ("duration", "date", "matter")
@@ -271,6 +277,67 @@ def _billing_id_column(billing: pd.DataFrame, billing_id: str | None) -> str | N
         _require("billing", billing, [billing_id])
         return billing_id
     return next((c for c in _BILLING_ID_CANDIDATES if c in billing.columns), None)
+
+
+def released_in(
+    exported: pd.DataFrame, after: TimeLike | None, on_or_before: TimeLike | None
+) -> tuple[pd.DataFrame, str | None]:
+    """The exported entries released in ``(after, on_or_before]``, and the window in words.
+
+    The release time is the first of :data:`RELEASE_COLUMNS` the entries have (datetimes, or
+    ISO 8601 text; naive means UTC). An entry with no release time is outside every window.
+
+    Args:
+        exported: the exported entries.
+        after: exclusive lower bound, or ``None`` for none.
+        on_or_before: inclusive upper bound, or ``None`` for none.
+
+    Returns:
+        The entries in the window (all of them, and ``None``, without bounds) and the text
+        ``"entries released in (A, B] by updatedAt: 12 of 213"``.
+
+    Raises:
+        ConfigError: a bound is not a date-time or is ambiguous, ``after`` is not before
+            ``on_or_before``, or the entries have no release time column.
+
+    Example:
+        >>> exported = pd.DataFrame({"_id": ["e1", "e2"], "userId": ["u1", "u1"],
+        ...     "updatedAt": ["2026-11-02T10:00:00Z", "2026-11-09T10:00:00Z"]})
+        >>> kept, text = released_in(exported, "2026-11-01", "2026-11-08")
+        >>> kept["_id"].tolist(), text
+        (['e1'], 'entries released in (2026-11-01T00:00:00Z, 2026-11-08T00:00:00Z] by updatedAt: 1 of 2')
+    """  # noqa: E501 - a doctest's output is one line
+    if after is None and on_or_before is None:
+        return exported, None
+    low = to_utc(after, "after") if after is not None else None
+    high = to_utc(on_or_before, "on_or_before") if on_or_before is not None else None
+    if low is not None and high is not None and low >= high:
+        raise ConfigError(
+            f"after ({iso(low, fraction='needed')}) must be before on_or_before "
+            f"({iso(high, fraction='needed')}): the window (after, on_or_before] is empty"
+        )
+    column = next((c for c in RELEASE_COLUMNS if c in exported.columns), None)
+    if column is None:
+        raise ConfigError(
+            "after / on_or_before compare the entries released in that window, but the "
+            f"exported entries have no release time ({' or '.join(RELEASE_COLUMNS)} column)"
+        )
+    values = exported[column]
+    if pd.api.types.is_object_dtype(values.dtype) or pd.api.types.is_string_dtype(values.dtype):
+        released = pd.to_datetime(values, utc=True, format="ISO8601", errors="coerce")
+    else:
+        released = pd.to_datetime(values, utc=True, errors="coerce")
+    keep = released.notna()
+    if low is not None:
+        keep &= released > low
+    if high is not None:
+        keep &= released <= high
+    kept = exported.loc[keep.to_numpy()]
+    shown = (
+        f"({iso(low, fraction='needed') if low is not None else '...'}, "
+        f"{iso(high, fraction='needed') if high is not None else '...'}]"
+    )
+    return kept, f"entries released in {shown} by {column}: {len(kept)} of {len(exported)}"
 
 
 # --- normalising the two sides -----------------------------------------------------------------

@@ -24,7 +24,12 @@ from toolkit.reconciliation.classify import FAILED_STATUSES, STATUSES
 from toolkit.reconciliation.inputs import COMPARISONS
 from toolkit.reconciliation.messages import error_lists
 
-__all__ = ["ACKNOWLEDGE_COLUMNS", "Reconciliation"]
+__all__ = [
+    "ACKNOWLEDGE_COLUMNS",
+    "Reconciliation",
+    "acknowledgements_from_rows",
+    "is_reconciliation",
+]
 
 #: Columns of :meth:`Reconciliation.to_acknowledge`, as ``client.acknowledge`` expects them.
 ACKNOWLEDGE_COLUMNS: tuple[str, ...] = ("userId", "entryId", "outcome", "externalId", "errors")
@@ -53,6 +58,8 @@ class Reconciliation:
         compared: the values compared, a subset of :data:`~toolkit.reconciliation.COMPARISONS`
             in its order (a value whose billing column is absent is not compared, so it never
             differs).
+        window: with ``after`` / ``on_or_before``, which entries were compared (``"entries
+            released in (A, B] by updatedAt: 12 of 213"``); ``None`` when all were.
 
     Example:
         >>> exported = pd.DataFrame({"_id": ["e1"], "externalId": ["B-1"], "userId": ["u1"],
@@ -72,6 +79,7 @@ class Reconciliation:
     billing_id: str | None = None
     tolerance_seconds: float = 0
     compared: tuple[str, ...] = COMPARISONS
+    window: str | None = None
 
     @property
     def summary(self) -> pd.Series:
@@ -223,6 +231,8 @@ class Reconciliation:
         billed = self.rows["billed_seconds"].sum() / 3600
         lines.append(f"  hours exported {exported:,.2f}, billed {billed:,.2f}")
         lines.append(f"  {self._compared_text()}")
+        if self.window is not None:
+            lines.append(f"  only the {self.window}")
         return "\n".join(lines)
 
     def _compared_text(self) -> str:
@@ -253,7 +263,9 @@ class Reconciliation:
             f"<p><b>Reconciliation</b> of {len(self.rows):,} rows on "
             f"<code>{html.escape(self.key)}</code> = "
             f"<code>{html.escape(self.billing_key)}</code>; hours exported {exported:,.2f}, "
-            f"billed {billed:,.2f}; {html.escape(self._compared_text())}</p>"
+            f"billed {billed:,.2f}; {html.escape(self._compared_text())}"
+            + (f"; only the {html.escape(self.window)}" if self.window is not None else "")
+            + "</p>"
         )
         return head + table.to_html()
 
@@ -303,3 +315,78 @@ def _acknowledge_statuses(include: Iterable[str]) -> list[str]:
                 f"include takes 'matched', 'failed' or one of {list(FAILED_STATUSES)}, got {item!r}"
             )
     return list(dict.fromkeys(statuses))
+
+
+#: Columns that make a table a reconciliation's rows (``toolkit reconcile --out``).
+_ROW_COLUMNS = ("status", "entryId", "userId", "detail")
+
+
+def is_reconciliation(frame: pd.DataFrame) -> bool:
+    """Whether a table read from a file holds a reconciliation's rows (``toolkit reconcile
+    --out``, or :attr:`Reconciliation.rows` written out) rather than acknowledgements.
+
+    Args:
+        frame: the table.
+
+    Returns:
+        True when it has ``status``, ``entryId``, ``userId`` and ``detail`` and no ``outcome``.
+
+    Example:
+        >>> is_reconciliation(pd.DataFrame(columns=["status", "entryId", "userId", "detail"]))
+        True
+    """
+    return "outcome" not in frame.columns and all(c in frame.columns for c in _ROW_COLUMNS)
+
+
+def acknowledgements_from_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """What :meth:`Reconciliation.to_acknowledge` returns, from its rows read back from a file.
+
+    ``matched`` rows are ``succeeded`` with the billing record id as ``externalId`` (else the
+    entry's ``externalId``, else the key); ``missing_in_billing`` and ``*_differs`` rows are
+    ``failed`` with their ``detail`` as the one error message; ``only_in_billing`` rows have
+    no entry and are left out.
+
+    Args:
+        rows: the reconciliation rows (``status``, ``entryId``, ``userId``, ``detail``;
+            ``billingId``, ``externalId`` and ``key`` when written).
+
+    Returns:
+        The :data:`ACKNOWLEDGE_COLUMNS`, indexed like the rows they come from.
+
+    Example:
+        >>> rows = pd.DataFrame({"key": ["e1", "e2", "x"], "entryId": ["e1", "e2", None],
+        ...     "userId": ["u1", "u1", None], "billingId": ["B-1", None, "B-9"],
+        ...     "status": ["matched", "missing_in_billing", "only_in_billing"],
+        ...     "detail": ["matched", "missing in billing: no billing record has _id e2",
+        ...                "only in billing"]})
+        >>> acks = acknowledgements_from_rows(rows)
+        >>> acks[["entryId", "outcome", "externalId"]].values.tolist()
+        [['e1', 'succeeded', 'B-1'], ['e2', 'failed', nan]]
+        >>> acks.loc[1, "errors"]
+        ['missing in billing: no billing record has _id e2']
+    """
+    status = rows["status"].astype("str").str.strip()
+    sel = rows.loc[status.isin(["matched", *FAILED_STATUSES]).to_numpy()]
+    succeeded = (sel["status"].astype("str").str.strip() == "matched").to_numpy()
+    ext = pd.Series(None, index=sel.index, dtype="object")
+    for col in ("key", "externalId", "billingId"):  # the last present wins
+        if col in sel.columns:
+            ext = sel[col].astype("object").where(sel[col].notna(), ext)
+    return pd.DataFrame(
+        {
+            "userId": sel["userId"].astype("str"),
+            "entryId": sel["entryId"].astype("str"),
+            "outcome": np.where(succeeded, "succeeded", "failed"),
+            "externalId": [
+                str(v) if ok and v is not None and not pd.isna(v) else None
+                for v, ok in zip(ext.tolist(), succeeded.tolist(), strict=True)
+            ],
+            "errors": [
+                None if ok else [str(d)] for d, ok in zip(
+                    sel["detail"].tolist(), succeeded.tolist(), strict=True
+                )
+            ],
+        },
+        index=sel.index,
+        columns=list(ACKNOWLEDGE_COLUMNS),
+    )

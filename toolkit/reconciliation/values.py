@@ -13,10 +13,13 @@ guessed.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from toolkit.core.failures import failure_frame
+from toolkit.core.windows import ambiguous_date_message
 from toolkit.errors import ValidationError
 
 __all__ = ["as_date", "as_seconds", "as_str", "empty_column"]
@@ -74,7 +77,8 @@ def as_date(
     if isinstance(values.dtype, pd.DatetimeTZDtype):
         values = values.dt.tz_localize(None)
     if pd.api.types.is_datetime64_dtype(values.dtype):
-        return values.dt.normalize().astype("datetime64[ns]")
+        normalized: pd.Series = values.dt.normalize().astype("datetime64[ns]")
+        return normalized
     items = values.tolist()
     is_text = np.fromiter((isinstance(v, str) for v in items), dtype=bool, count=len(items))
     # positions, not labels: the caller's index may repeat
@@ -101,18 +105,21 @@ def as_date(
     return out.dt.normalize()
 
 
-def _naive(values: pd.Series, **options: object) -> pd.Series:
+def _naive(values: pd.Series, **options: Any) -> pd.Series:
     """``pd.to_datetime`` as naive wall-clock times; value by value if zones are mixed."""
+    parsed: pd.Series
     try:
         parsed = pd.to_datetime(values, **options)
     except (TypeError, ValueError, OverflowError):
         parsed = pd.Series([_naive_one(v, options) for v in values.tolist()], index=values.index)
     if isinstance(parsed.dtype, pd.DatetimeTZDtype):
         parsed = parsed.dt.tz_localize(None)
-    return parsed.astype("datetime64[ns]")
+    naive: pd.Series = parsed.astype("datetime64[ns]")
+    return naive
 
 
-def _naive_one(value: object, options: dict) -> pd.Timestamp:
+def _naive_one(value: Any, options: dict[str, Any]) -> object:
+    """One value as a naive Timestamp, or ``NaT``."""
     try:
         stamp = pd.to_datetime(value, **options)
     except (TypeError, ValueError, OverflowError):
@@ -151,11 +158,15 @@ def _text_dates(
             rows[hit],
             "date",
             "ambiguous dates",
-            f"{table} column {column!r}: {int(hit.sum())} date(s) read differently day first "
-            f"and month first, for example {example!r} ({read_d:%Y-%m-%d} day first, "
-            f"{read_m:%Y-%m-%d} month first); pass dayfirst=True or dayfirst=False "
-            f"(toolkit reconcile --dayfirst or --no-dayfirst), or write the dates as ISO 8601 "
-            f"(YYYY-MM-DD)",
+            ambiguous_date_message(
+                f"{table} column {column!r}",
+                str(example),
+                read_d,
+                read_m,
+                f"{int(hit.sum())} date(s) read differently either way; pass dayfirst=True "
+                "or dayfirst=False (toolkit reconcile --dayfirst or --no-dayfirst), or write "
+                "the dates as ISO 8601 (YYYY-MM-DD)",
+            ),
         )
     parsed[rest] = month_first.fillna(day_first).to_numpy()
     return parsed

@@ -139,6 +139,22 @@ def _curl_examples(store: Store, url: str, creds: dict[str, str]) -> list[str]:
     return lines
 
 
+def _pending_line(store: Store, customer_id: str) -> str:
+    """How many entries are pending (what release-pending and the acknowledgements act on),
+    and how to get more when none is."""
+    entries = store.records(customer_id, "entries")
+    pending = sum(1 for entry in entries if entry.get("state") == "pending")
+    if pending:
+        return (f"{pending} of its {len(entries)} entries are pending: release-pending and "
+                "the acknowledgements act on them")
+    return ("Nothing is pending: every entry is acknowledged, so release-pending is empty and "
+            "an acknowledgement has nothing to act on. Release more with `make demo` (a fresh "
+            "database ending with a pending batch), start afresh with `rm out/sandbox.db` "
+            "(a new database is seeded with pending entries), or release one through POST "
+            "/sandbox/v1/customers/{customerId}/users/{userId}/entries/{entryId}/release "
+            "(docs/sandbox.md)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``toolkit sandbox`` with ``argv`` (default ``sys.argv[1:]``).
 
@@ -190,6 +206,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                  " or import into it with `toolkit onboard sample_data`"))
         bound_host, port = sock.getsockname()[:2]
         url = f"http://{f'[{bound_host}]' if ':' in bound_host else bound_host}:{port}"
+        if held["entries"]:
+            print(_pending_line(store, creds["customerId"]))
         env = env_for(url, creds["customerId"], creds["clientId"], creds["clientSecret"],
                       creds["audience"])
         write_env_file(args.env_file, env)
