@@ -130,3 +130,22 @@ def test_a_windows_1252_file_still_falls_back_with_a_warning(tmp_path: Path) -> 
     with pytest.warns(InputWarning, match="Windows-1252"):
         df = read_table(f)
     assert df["name"].iloc[0] == "Müller & Søn GmbH"
+
+
+# -- 13: progress on by default for the long operations, off for a single request -------------
+
+
+def test_long_operations_show_progress_by_default() -> None:
+    import inspect
+
+    from toolkit.egress import fetch
+    from toolkit.egress import sync as syncing
+
+    for func in (fetch.export_entries, fetch.iter_export, fetch.export_to_parquet, syncing.sync):
+        assert inspect.signature(func).parameters["progress"].default is True, func.__name__
+
+
+def test_a_single_star_request_shows_no_bar(fresh_client: Client,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    fresh_client.star("TK-NOBODY", ["I-1"])
+    assert "1/1" not in capsys.readouterr().err

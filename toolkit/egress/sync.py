@@ -561,7 +561,7 @@ def sync(
     window: str = "1D",
     lag: Any = DEFAULT_LAG,
     batch_rows: int = ROWS_PER_GROUP,
-    progress: bool = False,
+    progress: bool = True,
 ) -> SyncReport:
     """Bring the Delta tables at ``path`` up to date with the entries released since last time.
 
@@ -581,7 +581,8 @@ def sync(
             :data:`DEFAULT_LAG`), for entries that become visible in the export late.
         batch_rows: Entries gathered from consecutive windows before a commit (default
             :data:`ROWS_PER_GROUP`): fewer, larger files; ``1`` commits every window alone.
-        progress: Show a progress bar over the windows.
+        progress: A progress bar over the windows (tqdm.auto: a widget in Jupyter, text on
+            a terminal), on by default like onboard; none for a single window.
 
     Returns:
         A :class:`SyncReport`.
@@ -654,7 +655,8 @@ def _write_windows(
     totals = [0, 0, 0, 0]
     pending: pd.Timestamp | None = None
     done = 0
-    bar = tqdm(total=len(windows), desc="sync", unit="window", disable=not progress)
+    bar = tqdm(total=len(windows), desc="sync", unit="window",
+               disable=not progress or len(windows) <= 1)
     buffer: list[Export] = []
     try:
         for i, (_lo, hi, part) in enumerate(_prefetch(conn, windows)):
