@@ -310,7 +310,9 @@ def run_bulk(
                 in_flight.discard(i)
             answers.put(i)
 
-    bar = tqdm(total=len(calls), desc=desc, disable=not progress, unit="req", leave=True)
+    # a single request shows no 1/1 bar
+    bar = tqdm(total=len(calls), desc=desc, disable=not progress or len(calls) <= 1, unit="req",
+               leave=True)
     bar.update(len(calls) - len(todo))
     n_workers = max(1, min(workers or conn.workers, len(todo) or 1))
     threads = [

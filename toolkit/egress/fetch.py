@@ -112,7 +112,7 @@ def iter_export(
     released_on_or_before: Any,
     *,
     window: str | None = None,
-    progress: bool = False,
+    progress: bool = True,
 ) -> Iterator[Export]:
     """Yield one flattened :class:`~toolkit.egress.export.Export` per sub-window, in time order.
 
@@ -121,7 +121,8 @@ def iter_export(
         released_after: exclusive lower bound (datetime, Timestamp or ISO text; naive = UTC).
         released_on_or_before: inclusive upper bound.
         window: a pandas offset (``"1D"``, ``"7D"``, ``"MS"``...) or ``None`` for one request.
-        progress: show a progress bar over the windows.
+        progress: a progress bar over the windows (tqdm.auto: a widget in Jupyter, text on
+            a terminal), on by default like onboard; none for a single window.
 
     Yields:
         One export per window.
@@ -132,7 +133,8 @@ def iter_export(
         [9, 13, 15, 11, 6, 9, 13]
     """
     windows = split_windows(released_after, released_on_or_before, window)
-    for start, end in tqdm(windows, desc="export", unit="window", disable=not progress):
+    for start, end in tqdm(windows, desc="export", unit="window",
+                           disable=not progress or len(windows) <= 1):
         yield fetch_window(conn, start, end)
 
 
@@ -142,7 +144,7 @@ def export_entries(
     released_on_or_before: Any,
     *,
     window: str | None = None,
-    progress: bool = False,
+    progress: bool = True,
 ) -> Export:
     """Export the entries released in ``(released_after, released_on_or_before]`` as frames.
 
@@ -152,7 +154,8 @@ def export_entries(
         released_on_or_before: inclusive upper bound.
         window: request consecutive sub-windows of this pandas offset (e.g. ``"1D"``) and
             concatenate them without duplicates; ``None``: one request.
-        progress: show a progress bar over the windows.
+        progress: a progress bar over the windows (tqdm.auto: a widget in Jupyter, text on
+            a terminal), on by default like onboard; none for a single window.
 
     Returns:
         An :class:`~toolkit.egress.export.Export` with ``.entries``, ``.codes``,
@@ -193,7 +196,7 @@ def export_to_parquet(
     window: str = "1D",
     partition_cols: Sequence[str] | None = None,
     overwrite: bool = False,
-    progress: bool = False,
+    progress: bool = True,
 ) -> dict[str, int]:
     """Stream an export window by window into a Parquet dataset (``entries/`` and ``codes/``).
 
@@ -211,7 +214,7 @@ def export_to_parquet(
             :meth:`Export.to_parquet`).
         overwrite: replace an earlier export at ``path``; without it a folder that holds
             data is refused (appending would silently double it).
-        progress: show a progress bar.
+        progress: a progress bar over the windows (tqdm.auto), on by default.
 
     Returns:
         ``{"entries": n, "codes": m, "windows": k, "split": s}``: ``s`` windows were refused

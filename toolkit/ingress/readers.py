@@ -254,11 +254,51 @@ def table_for(name: str | os.PathLike[str]) -> str | None:
 # -------------------------------------------------------------------------------------- CSV
 
 
-def _decode(path: Path, data: bytes) -> str:
+def _bad_lines(data: bytes) -> list[int]:
+    """The 1-based lines of ``data`` that are not UTF-8."""
+    bad = []
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            bad.append(number)
+    return bad
+
+
+def _decode(path: Path, data: bytes, encoding: str | None = None) -> str:
+    """The text of a CSV file.
+
+    UTF-8 (BOM or not) by default. A file that is UTF-8 but for a few bytes (it holds valid
+    multi-byte sequences) is read as UTF-8 with U+FFFD for the bad bytes, and a warning names
+    their lines; a file with no valid multi-byte sequence is read as Windows-1252, with a
+    warning. ``encoding`` overrides both guesses.
+    """
+    if encoding is not None:
+        try:
+            text = data.decode(encoding)
+        except LookupError:
+            raise ConfigError(f"encoding={encoding!r}: no such encoding") from None
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            raise ConfigError(f"{path}, line {line}: not {encoding} text") from None
+        return _no_binary(path, text.removeprefix("\ufeff"))
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
+        lenient = data.decode("utf-8-sig", errors="replace")
+        if any(ord(c) > 127 and c != "\ufffd" for c in lenient):
+            bad = _bad_lines(data)
+            shown = ", ".join(map(str, bad[:10])) + (", ..." if len(bad) > 10 else "")
+            warnings.warn(
+                f"{path}: bytes that are not UTF-8 on line{'s' if len(bad) > 1 else ''} {shown};"
+                " read as UTF-8 with "
+                "\ufffd in their place. Fix those lines, or pass encoding= if the file is "
+                "in another encoding.",
+                InputWarning,
+                stacklevel=3,
+            )
+            return _no_binary(path, lenient)
         try:
             text = data.decode("cp1252")
         except UnicodeDecodeError:
@@ -271,6 +311,10 @@ def _decode(path: Path, data: bytes) -> str:
             InputWarning,
             stacklevel=3,
         )
+    return _no_binary(path, text)
+
+
+def _no_binary(path: Path, text: str) -> str:
     if "\x00" in text:
         line = text[: text.index("\x00")].count("\n") + 1
         raise ConfigError(f"{path}, line {line}: binary data, not a text (CSV) file")
@@ -320,8 +364,8 @@ def _shown(d: str) -> str:
     return {"\t": "tab", ",": "comma", ";": "semicolon", "|": "pipe"}[d]
 
 
-def _read_csv(path: Path) -> pd.DataFrame:
-    text = _decode(path, path.read_bytes())
+def _read_csv(path: Path, encoding: str | None = None) -> pd.DataFrame:
+    text = _decode(path, path.read_bytes(), encoding)
     delimiter = "\t" if path.suffix.casefold() == ".tsv" else _sniff(text)
     header: list[str] | None = None
     rows: list[list[str]] = []
@@ -487,12 +531,14 @@ def _read_parquet(path: Path) -> pd.DataFrame:
     return df
 
 
-def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
+def read_table(path: str | os.PathLike[str], *, encoding: str | None = None) -> pd.DataFrame:
     """Read one table file, whatever its delimiter, encoding or format.
 
     CSV (``.csv``, ``.txt``; ``.tsv`` is always tab-separated): the delimiter is sniffed
     among :data:`DELIMITERS`; the text is UTF-8 with or without a BOM, or else Windows-1252
-    (cp1252) with an :class:`InputWarning`; every value is a string and nothing becomes NaN
+    (cp1252) with an :class:`InputWarning`; a UTF-8 file with a few bad bytes stays UTF-8,
+    the bad bytes read as U+FFFD and their lines named in an :class:`InputWarning`; every
+    value is a string and nothing becomes NaN
     (``""`` stays ``""``, ``"NA"`` stays ``"NA"``); blank lines are skipped; a short line is
     padded with ``""``. Excel (``.xlsx``, ``.xlsm``): the first sheet, cells keep their types,
     an empty cell is ``""``. Parquet: as stored (a file or a dataset folder).
@@ -502,6 +548,7 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
 
     Args:
         path: the file.
+        encoding: the text encoding of a CSV file (``"cp1252"``, ``"latin-1"``...): no guess.
 
     Returns:
         The frame.
@@ -528,7 +575,7 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     if suffix == ".xls":
         raise ConfigError(f"{p}: old Excel .xls is not read; save it as .xlsx or CSV")
     try:
-        return _read_csv(p)
+        return _read_csv(p, encoding)
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read it ({exc.strerror or exc})") from None
 

@@ -424,7 +424,9 @@ def validate(
     )
 
 
-def load_folder(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
+def load_folder(
+    path: str | os.PathLike[str], *, encoding: str | None = None
+) -> dict[str, pd.DataFrame]:
     """Read the import tables of a folder, as raw as possible, for :func:`validate`.
 
     A workbook (``.xlsx``, ``.xlsm``) whose sheets are named after the tables is read as a
@@ -445,6 +447,7 @@ def load_folder(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
 
     Args:
         path: The folder, or a workbook of table sheets.
+        encoding: The text encoding of its CSV files (default: UTF-8, guessed otherwise).
 
     Returns:
         ``{table: frame}`` in import order.
@@ -493,5 +496,5 @@ def load_folder(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
             names = ", ".join(f.name for f in found)
             raise ConfigError(f"{table} has more than one file in {folder}: {names}; keep one")
         if found:
-            frames[table] = read_table(found[0])
+            frames[table] = read_table(found[0], encoding=encoding)
     return frames

@@ -130,12 +130,16 @@ def _refuse_lone_surrogates(data: Any) -> Any:
         )
     return data
 
+# a year from 0001 to 9999: year 0000 names no date
+_YEAR = r"(000[1-9]|00[1-9]\d|0[1-9]\d{2}|[1-9]\d{3})"
+
 #: RFC 3339 / ISO 8601 date-time the sandbox accepts: ``YYYY-MM-DD``, ``T``, ``t`` or a space,
 #: ``HH:MM[:SS[.f…]]`` with 1 to 9 fraction digits (``.`` or ``,``), and an optional offset
 #: ``Z``, ``±HH:MM``, ``±HHMM`` or ``±HH``. Without an offset the time is UTC. A ``+`` sent
 #: unencoded in a query string arrives as a space; a space before the offset is read as ``+``.
+#: The year runs from 0001 (year 0000 is refused, and the pattern says so in ``/openapi.json``).
 DATETIME_PATTERN = (
-    r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt ]([01]\d|2[0-3]):[0-5]\d"
+    r"^" + _YEAR + r"-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt ]([01]\d|2[0-3]):[0-5]\d"
     r"(:[0-5]\d([.,]\d{1,9})?)?([Zz]|[+ -]([01]\d|2[0-3])(:?[0-5]\d)?)?$"
 )
 _DATETIME_RE = re.compile(
@@ -143,7 +147,7 @@ _DATETIME_RE = re.compile(
     r"(?::(?P<s>\d{2})(?:[.,](?P<f>\d{1,9}))?)?"
     r"(?P<tz>[Zz]|(?P<sign>[+ -])(?P<oh>\d{2})(?::?(?P<om>\d{2}))?)?$"
 )
-_DATE_PATTERN = r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$"
+_DATE_PATTERN = r"^" + _YEAR + r"-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$"
 
 
 def parse_datetime(text: str) -> datetime:

@@ -14,6 +14,7 @@ Durability: WAL journal, ``synchronous=FULL``, and every write runs in its own
 
 from __future__ import annotations
 
+import os
 import secrets
 import sqlite3
 import threading
@@ -189,6 +190,29 @@ def dedupe(values: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(values))
 
 
+def _create_private(path: Path) -> None:
+    """Create the database file readable by its owner only (it holds every secret's hash)."""
+    if str(path) == ":memory:":
+        return
+    os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+    os.chmod(path, 0o600)
+
+
+def _make_private(path: Path) -> None:
+    """Make the database and its ``-wal``/``-shm`` files readable by their owner only.
+
+    SQLite gives the two side files the database's mode; this also mends files an older
+    sandbox left readable by all.
+    """
+    if str(path) == ":memory:":
+        return
+    for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
+        try:
+            os.chmod(name, 0o600)
+        except FileNotFoundError:
+            pass
+
+
 class StoreCore:
     """The connection, its lock and transactions, under every part of the store.
 
@@ -218,12 +242,14 @@ class StoreCore:
         self.audience = audience
         self._clock: Clock = clock or (lambda: datetime.now(UTC))
         self._lock = threading.Lock()
+        _create_private(self.path)
         self._db = sqlite3.connect(
             str(self.path), check_same_thread=False, isolation_level=None, timeout=30
         )
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
+        _make_private(self.path)
         self._db.executescript(_SCHEMA)
         # a key of this database's own (kept across restarts): it signs the starred cursors
         self._db.execute(

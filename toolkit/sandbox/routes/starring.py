@@ -15,7 +15,10 @@ from ..faults import Faults
 from ..store import Store
 from .core import AUTH, FAULTS, problems
 
-__all__ = ["router"]
+__all__ = ["LIMIT_PATTERN", "router"]
+
+LIMIT_PATTERN = r"^([1-9][0-9]{0,2}|1[0-9]{3}|2[0-4][0-9]{2}|2500)$"
+"""The starred ``limit``: an integer from 1 to 2500 in plain digits, stated in the schema."""
 
 _PROPS = "/api/v1/public/customers/{customerId:seg}/initiative-props"
 
@@ -66,7 +69,7 @@ def router(
         customerId: str,
         timekeeperExternalId: Annotated[str, Query(min_length=1)],
         limit: Annotated[str, Query(
-            pattern=r"^[1-9][0-9]{0,3}$",
+            pattern=LIMIT_PATTERN,
             description="Raw pinned props fetched: an integer from 1 to 2500, digits only "
             "(`5.0`, `+5`, ` 5` are refused).")] = "2500",
         cursor: Annotated[str | None, Query(
