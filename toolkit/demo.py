@@ -83,7 +83,14 @@ class _Run:
 
 def _validate(run: _Run) -> str:
     run.frames = load_folder(run.sample)
-    report = validate(**run.frames)
+    frames = run.frames
+    report = validate(
+        clients=frames.get("clients"),
+        initiatives=frames.get("initiatives"),
+        code_types=frames.get("code_types"),
+        codes=frames.get("codes"),
+        code_ranges=frames.get("code_ranges"),
+    )
     if not report.ok:
         run.note(report.failures[["table", "row", "column", "check", "message"]])
         raise _StepFailed(f"{len(report.failures)} validation failure(s) in {run.sample}")
@@ -97,14 +104,16 @@ def _onboard(run: _Run) -> str:
         run.note(report.failures[["table", "externalId", "status", "error"]].head(20))
         raise _StepFailed(f"{len(report.failures)} row(s) not imported")
     sent = report.counts["sent"]
-    return ", ".join(f"{int(n)} {table.replace('_', ' ')}" for table, n in sent.items()) + " sent"
+    counts = ", ".join(f"{int(n)} {str(table).replace('_', ' ')}" for table, n in sent.items())
+    return f"{counts} sent"
 
 
 def _users(run: _Run) -> str:
     timekeepers = pd.read_csv(run.sample / "timekeepers.csv", dtype=str, keep_default_na=False)
-    for row in timekeepers.itertuples(index=False):
-        user = run.admin.create_user(row.timekeeperExternalId, row.name, row.email)
-        run.users[row.timekeeperExternalId] = user["_id"]
+    columns = timekeepers[["timekeeperExternalId", "name", "email"]]
+    for external_id, name, email in columns.itertuples(index=False, name=None):
+        user = run.admin.create_user(external_id, name, email)
+        run.users[external_id] = user["_id"]
     return f"{len(run.users)} timekeepers created as users: {', '.join(run.users)}"
 
 
@@ -126,8 +135,9 @@ def _entry_plan(
     activity = sorted(codes.loc[codes["codeTypeExternalId"] == "activity-code", "externalId"])
     ranges: dict[str, list[str]] = {}
     if "code_ranges" in frames:
-        for row in frames["code_ranges"].itertuples(index=False):
-            ranges.setdefault(row.initiativeExternalId, []).append(row.codeExternalId)
+        pairs = frames["code_ranges"][["initiativeExternalId", "codeExternalId"]]
+        for matter, code in pairs.itertuples(index=False, name=None):
+            ranges.setdefault(matter, []).append(code)
     plan = []
     for _ in range(n):
         matter = rng.choice(active)
@@ -376,7 +386,7 @@ def planted_billing_extract(entries: pd.DataFrame, *, seed: int = 7) -> pd.DataF
     shifted = pd.to_datetime(billing.loc[late, "workDate"]) + pd.Timedelta(days=1)
     billing.loc[late, "workDate"] = shifted.dt.strftime("%Y-%m-%d")
     billing.loc[moved, "matter"] = billing.loc[moved, "matter"] + "-X"
-    billing = billing.drop(index=left_out)
+    billing = billing.drop(index=left_out.tolist())  # labels are positions (a RangeIndex)
     last = billing["workDate"].max() if len(billing) else "2026-01-01"
     typed_in = pd.DataFrame(
         {
@@ -387,7 +397,8 @@ def planted_billing_extract(entries: pd.DataFrame, *, seed: int = 7) -> pd.DataF
             "hours": [1.5, 0.75],
         }
     )
-    return pd.concat([billing, typed_in], ignore_index=True)
+    planted: pd.DataFrame = pd.concat([billing, typed_in], ignore_index=True)
+    return planted
 
 
 def hours_by_client_chart(
@@ -427,7 +438,7 @@ def hours_by_client_chart(
     FigureCanvasAgg(fig)
     ax = fig.subplots()
     ax.barh(hours.index.astype(str), hours.to_numpy(), color="tab:blue")
-    for y, value in enumerate(hours.to_numpy()):
+    for y, value in enumerate(hours.tolist()):
         ax.text(value, y, f" {value:,.1f}", va="center", fontsize=8)
     ax.set_xlabel("hours")
     ax.set_title(title or f"Released hours by client ({len(entries)} entries)")
