@@ -14,6 +14,7 @@ Durability: WAL journal, ``synchronous=FULL``, and every write runs in its own
 
 from __future__ import annotations
 
+import os
 import secrets
 import sqlite3
 import threading
@@ -207,7 +208,7 @@ class StoreCore:
 
     def __init__(
         self,
-        path: str | Path,
+        path: str | os.PathLike[str],
         *,
         token_ttl: int = DEFAULT_TOKEN_TTL,
         audience: str = DEFAULT_AUDIENCE,
@@ -284,7 +285,7 @@ class StoreCore:
 
     @staticmethod
     def _require_user(db: sqlite3.Connection, customer_id: str, user_id: str) -> sqlite3.Row:
-        row = db.execute(
+        row: sqlite3.Row | None = db.execute(
             "SELECT * FROM users WHERE id = ? AND customer_id = ?", (user_id, customer_id)
         ).fetchone()
         if row is None:
