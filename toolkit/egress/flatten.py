@@ -265,7 +265,7 @@ def _check_ids(table: pa.Table) -> None:
 
 
 def _flatten_records(
-    records: Iterable[dict[str, Any]], kind: str
+    records: Iterable[dict[str, Any]], kind: Kind
 ) -> tuple[pa.Table, pa.Table]:
     """Records (parsed JSON) -> checked, flat (entries, codes) Arrow tables."""
     if not isinstance(records, list | tuple | dict | str | bytes):
