@@ -173,7 +173,7 @@ class Client:
         settings = Settings(
             customer_id,
             client_id,
-            client_secret,  # type: ignore[arg-type]
+            client_secret,
             auth_url,
             time_url,
             ingestion_url,
