@@ -49,13 +49,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import CommitProperties, DeltaTable, Schema, WriterProperties, write_deltalake
 from deltalake.exceptions import CommitFailedError, DeltaError
+from pandas.api.typing import NaTType
 from tqdm.auto import tqdm
 
 from toolkit.core.connection import Connection
@@ -165,10 +166,10 @@ def _iso(ts: pd.Timestamp) -> str:
 
 def _lag(value: Any) -> pd.Timedelta:
     try:
-        lag = pd.Timedelta(value)
+        lag: pd.Timedelta | NaTType = pd.Timedelta(value)  # "NaT" reads as NaT
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"lag: cannot read {value!r} as a duration such as '10min'") from exc
-    if lag is pd.NaT or lag < pd.Timedelta(0):
+    if isinstance(lag, NaTType) or lag < pd.Timedelta(0):
         raise ConfigError(f"lag: {value!r} must be a duration of zero or more")
     return lag
 
@@ -309,7 +310,7 @@ def _conflict(root: Path, exc: Exception) -> ConcurrentWriteError:
 # --------------------------------------------------------------------------- one window
 
 
-def _held(table: DeltaTable, ids: pa.Array) -> pa.Table:
+def _held(table: DeltaTable, ids: pa.Array[Any]) -> pa.Table:
     """``_id``, ``updatedAt``, ``workMonth`` of the table's rows among ``ids``.
 
     The ``_id`` column alone is read, a batch at a time (memory: one batch, whatever the
@@ -320,7 +321,7 @@ def _held(table: DeltaTable, ids: pa.Array) -> pa.Table:
          ("updatedAt", _schemas()[0].field("updatedAt").type)]
     )
     dataset = table.to_pyarrow_dataset()
-    found: list[pa.Array] = []
+    found: list[pa.Array[Any]] = []
     id_type = dataset.schema.field("_id").type
     wanted = ids.cast(id_type)
     for batch in dataset.to_batches(columns=["_id"]):
@@ -382,17 +383,22 @@ def _write_window(
     at = pc.index_in(ids, value_set=held["_id"].combine_chunks())
     held_updated = held["updatedAt"].combine_chunks().take(at)
     new = pc.is_null(at)
-    newer = pc.fill_null(pc.greater(entries["updatedAt"].combine_chunks(), held_updated), False)
+    newer = pc.greater(entries["updatedAt"].combine_chunks(), held_updated).fill_null(False)
+    newer = cast("pa.BooleanArray", newer)  # a boolean array (the stubs lose its type)
     changed = pc.or_(new, newer)
-    n_changed = pc.sum(changed).as_py() or 0
+    n_changed = changed.true_count
     if n_changed == 0:
         return 0, 0, entries.num_rows, 0
     source = entries.filter(changed)
     changed_ids = source["_id"].combine_chunks()
     old_months = held["workMonth"].combine_chunks().take(at).filter(newer)
-    months = sorted(set(source["workMonth"].to_pylist()) | set(old_months.to_pylist()))
-    in_months = f"t.workMonth IN ({_sql_list(months)})"
-    ids_sql = _sql_list(changed_ids.to_pylist())
+    months = set(source["workMonth"].to_pylist()) | set(old_months.to_pylist())
+    # an entry without workDate has a null workMonth: its partition is matched by IS NULL
+    named = sorted(m for m in months if m is not None)
+    terms = [f"t.workMonth IN ({_sql_list(named)})"] if named else []
+    terms += ["t.workMonth IS NULL"] if None in months else []
+    in_months = f"({' OR '.join(terms)})"
+    ids_sql = _sql_list(cast("list[str]", changed_ids.to_pylist()))  # no null _id (flatten)
 
     code_rows = codes.filter(pc.is_in(codes["entryId"], value_set=changed_ids))
     codes_table = DeltaTable(str(root / "codes"))
@@ -627,7 +633,10 @@ def _write_windows(
         raise _conflict(root, exc) from None
     finally:
         bar.close()
-    return SyncReport(str(root), start, end, done, *totals, watermark)
+    inserted, updated, unchanged, codes_written = totals
+    return SyncReport(
+        str(root), start, end, done, inserted, updated, unchanged, codes_written, watermark
+    )
 
 
 def sync_status(path: str | os.PathLike[str]) -> dict[str, Any]:
