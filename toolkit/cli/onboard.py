@@ -76,7 +76,7 @@ def _dry_run_plan(report: OnboardReport) -> pd.DataFrame:
             {
                 "table": table,
                 "rows": len(group),
-                "requests": len(report.payloads.get(table, ())),
+                "requests": len(report.payloads.get(str(table), ())),
                 "held back": int((group["error"] != "dry run").sum()),
                 "would send": f"{method} {path}",
             }
@@ -122,9 +122,9 @@ def run(args: argparse.Namespace) -> int:
         write_out(failures, out, "failures")
         return 1
     except Interrupted as exc:
-        report = getattr(exc, "report", None)
-        if report is not None:
-            print(report.counts.to_string())
+        partial: OnboardReport | None = getattr(exc, "report", None)
+        if partial is not None:
+            print(partial.counts.to_string())
         return interrupted(exc, args)
     results = with_lines(report.results, frames)
     if args.dry_run:
