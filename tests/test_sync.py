@@ -239,6 +239,30 @@ def test_moved_workdate_moves_the_row_and_its_codes_to_the_new_partition(tmp_pat
     assert older == (0, 0, 1, 0)
 
 
+def test_an_entry_without_workdate_is_updated_in_place_beside_dated_ones(tmp_path: Path) -> None:
+    from toolkit.egress.export import Export
+    from toolkit.egress.sync import _schemas, _write_window, create_tables
+    from toolkit.testing import fake_export_entry
+
+    path = create_tables(tmp_path / "time")
+    at = datetime(2026, 11, 3, tzinfo=UTC)
+    undated = fake_export_entry(_id="e1", updated_at=at, codes=2)
+    undated["workDate"] = None
+    dated = fake_export_entry(_id="e2", updated_at=at, codes=1)
+    dated["workDate"] = "2026-10-30"
+    _write_window(path, Export.from_records([undated]), _schemas(), pd.Timestamp(at))
+    later = (at + timedelta(hours=1)).isoformat()
+    both = [dict(undated, updatedAt=later), dict(dated, updatedAt=later)]
+    assert _write_window(path, Export.from_records(both), _schemas(), pd.Timestamp(at)) == (
+        1, 1, 0, 3,
+    )
+    entries = DeltaTable(str(path / "entries")).to_pandas().sort_values("_id")
+    assert entries["_id"].tolist() == ["e1", "e2"]
+    assert entries["workMonth"].isna().tolist() == [True, False]
+    codes = DeltaTable(str(path / "codes")).to_pandas()
+    assert sorted(codes["entryId"]) == ["e1", "e1", "e2"]
+
+
 def test_a_sync_of_a_folder_another_process_holds_fails_at_once_naming_it(
     firm_client: Client, sandbox, tmp_path: Path
 ) -> None:

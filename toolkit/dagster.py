@@ -31,7 +31,7 @@ firm's time service is one host; ``timebill`` otherwise), and every run carries 
 import os
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 import dagster as dg
 import pandas as pd
@@ -52,6 +52,15 @@ SERVICE_TAG = "timebill/service"
 RETRY = dg.RetryPolicy(max_retries=3, delay=30, backoff=dg.Backoff.EXPONENTIAL)
 
 T = TypeVar("T")
+
+
+class _AssetOptions(TypedDict):
+    """The options the three assets share (typed, so ``@dg.asset(**options)`` is checked)."""
+
+    partitions_def: dg.PartitionsDefinition[str]
+    group_name: str
+    retry_policy: dg.RetryPolicy | None
+    pool: str
 
 
 def pool_for(firms: Mapping[str, Firm]) -> str:
@@ -152,7 +161,7 @@ def assets(
     partitions = dg.StaticPartitionsDefinition(list(firms))
     clients = _Clients(firms)
     pool = pool_for(firms) if len(firms) else "timebill"
-    common: dict[str, Any] = {
+    common: _AssetOptions = {
         "partitions_def": partitions,
         "group_name": GROUP,
         "retry_policy": retry_policy,
@@ -160,7 +169,7 @@ def assets(
     }
 
     @dg.asset(description="The firm's master data pushed with its journal.", **common)
-    def master_data(context: AssetExecutionContext) -> dg.MaterializeResult:
+    def master_data(context: AssetExecutionContext) -> dg.MaterializeResult[Any]:
         firm = firms[context.partition_key]
         if firm.source is None:
             return dg.MaterializeResult(metadata={"skipped": "no source configured"})
@@ -195,7 +204,7 @@ def assets(
         return dg.MaterializeResult(metadata=metadata)
 
     @dg.asset(description="The firm's released time in its Delta folder.", **common)
-    def time_entries(context: AssetExecutionContext) -> dg.MaterializeResult:
+    def time_entries(context: AssetExecutionContext) -> dg.MaterializeResult[Any]:
         firm = firms[context.partition_key]
         report = _guard(firm, lambda: firm.sync_tables(_client(clients, firm)))
         state = sync_status(firm.sync)
@@ -221,7 +230,7 @@ def assets(
         deps=[time_entries],
         **common,
     )
-    def reconciliation(context: AssetExecutionContext) -> dg.MaterializeResult:
+    def reconciliation(context: AssetExecutionContext) -> dg.MaterializeResult[Any]:
         firm = firms[context.partition_key]
         if firm.billing is None:
             return dg.MaterializeResult(metadata={"skipped": "no billing configured"})

@@ -7,8 +7,6 @@
       2 onboard it                 6 chart out/hours_by_client.png   10 reconcile with a billing
       3 timekeepers as users       7 acknowledge a mix                  extract, acknowledge the
       4 record and release entries 8 release-pending afterwards         rest
-                                                                    11 release a new batch and
-                                                                       leave it pending
 
 Each step prints one summary line (and a small table where it helps). The sandbox's URL and
 the customer id are printed; the client secret never is. ``make demo`` runs
@@ -48,8 +46,6 @@ DEMO_DAYS = 21
 ACKNOWLEDGED_SHARE = 0.35
 #: Client of the firm's own matters: its entries are acknowledged as failed in step 7.
 INTERNAL_CLIENT = "C-1020"
-#: Entries released at the end and left pending (step 11), for what comes after the demo.
-LEFT_PENDING = 12
 
 
 class _StepFailed(Exception):
@@ -87,7 +83,14 @@ class _Run:
 
 def _validate(run: _Run) -> str:
     run.frames = load_folder(run.sample)
-    report = validate(**run.frames)  # type: ignore[arg-type]  # the five tables' frames
+    frames = run.frames
+    report = validate(
+        clients=frames.get("clients"),
+        initiatives=frames.get("initiatives"),
+        code_types=frames.get("code_types"),
+        codes=frames.get("codes"),
+        code_ranges=frames.get("code_ranges"),
+    )
     if not report.ok:
         run.note(report.failures[["table", "row", "column", "check", "message"]])
         raise _StepFailed(f"{len(report.failures)} validation failure(s) in {run.sample}")
@@ -101,18 +104,16 @@ def _onboard(run: _Run) -> str:
         run.note(report.failures[["table", "externalId", "status", "error"]].head(20))
         raise _StepFailed(f"{len(report.failures)} row(s) not imported")
     sent = report.counts["sent"]
-    return ", ".join(f"{int(n)} {str(table).replace('_', ' ')}" for table, n in sent.items()) + (
-        " sent"
-    )
+    counts = ", ".join(f"{int(n)} {str(table).replace('_', ' ')}" for table, n in sent.items())
+    return f"{counts} sent"
 
 
 def _users(run: _Run) -> str:
     timekeepers = pd.read_csv(run.sample / "timekeepers.csv", dtype=str, keep_default_na=False)
-    for tk, name, email in timekeepers[["timekeeperExternalId", "name", "email"]].itertuples(
-        index=False
-    ):
-        user = run.admin.create_user(str(tk), str(name), str(email))
-        run.users[str(tk)] = user["_id"]
+    columns = timekeepers[["timekeeperExternalId", "name", "email"]]
+    for external_id, name, email in columns.itertuples(index=False, name=None):
+        user = run.admin.create_user(external_id, name, email)
+        run.users[external_id] = user["_id"]
     return f"{len(run.users)} timekeepers created as users: {', '.join(run.users)}"
 
 
@@ -135,8 +136,8 @@ def _entry_plan(
     ranges: dict[str, list[str]] = {}
     if "code_ranges" in frames:
         pairs = frames["code_ranges"][["initiativeExternalId", "codeExternalId"]]
-        for initiative, code in pairs.itertuples(index=False):
-            ranges.setdefault(str(initiative), []).append(str(code))
+        for matter, code in pairs.itertuples(index=False, name=None):
+            ranges.setdefault(matter, []).append(code)
     plan = []
     for _ in range(n):
         matter = rng.choice(active)
@@ -323,31 +324,6 @@ def _reconcile(run: _Run) -> str:
     )
 
 
-def _leave_pending(run: _Run) -> str:
-    """A new batch released just now and left pending: what `make sandbox` then serves to the
-    README's release-pending and acknowledge examples."""
-    now = datetime.now(UTC)
-    plan = _entry_plan(
-        run.frames, list(run.users), n=LEFT_PENDING, days=1, seed=run.seed + 1, now=now
-    )
-    for item in plan:
-        user = run.users[item["timekeeper"]]
-        entry = run.admin.create_entry(
-            user,
-            item["matter"],
-            work_date=item["work_date"],
-            increment_duration_in_seconds=item["seconds"],
-            summary=item["summary"],
-            codes=item["codes"],
-        )
-        run.admin.release_entry(user, entry["_id"], at=item["released"])
-    left = len(run.client.release_pending())
-    return (
-        f"{len(plan)} new entries released and left pending ({left} pending now), for "
-        "`make sandbox` and the README's acknowledge examples"
-    )
-
-
 _STEPS: list[tuple[str, Callable[[_Run], str]]] = [
     ("validate", _validate),
     ("onboard", _onboard),
@@ -359,7 +335,6 @@ _STEPS: list[tuple[str, Callable[[_Run], str]]] = [
     ("pending", _pending),
     ("star", _star),
     ("reconcile", _reconcile),
-    ("leave", _leave_pending),
 ]
 
 
@@ -411,7 +386,7 @@ def planted_billing_extract(entries: pd.DataFrame, *, seed: int = 7) -> pd.DataF
     shifted = pd.to_datetime(billing.loc[late, "workDate"]) + pd.Timedelta(days=1)
     billing.loc[late, "workDate"] = shifted.dt.strftime("%Y-%m-%d")
     billing.loc[moved, "matter"] = billing.loc[moved, "matter"] + "-X"
-    billing = billing.drop(index=billing.index[left_out])
+    billing = billing.drop(index=left_out.tolist())  # labels are positions (a RangeIndex)
     last = billing["workDate"].max() if len(billing) else "2026-01-01"
     typed_in = pd.DataFrame(
         {
@@ -422,8 +397,8 @@ def planted_billing_extract(entries: pd.DataFrame, *, seed: int = 7) -> pd.DataF
             "hours": [1.5, 0.75],
         }
     )
-    extract: pd.DataFrame = pd.concat([billing, typed_in], ignore_index=True)
-    return extract
+    planted: pd.DataFrame = pd.concat([billing, typed_in], ignore_index=True)
+    return planted
 
 
 def hours_by_client_chart(
@@ -463,8 +438,8 @@ def hours_by_client_chart(
     FigureCanvasAgg(fig)
     ax = fig.subplots()
     ax.barh(hours.index.astype(str), hours.to_numpy(), color="tab:blue")
-    for y, value in enumerate(hours.to_numpy()):
-        ax.text(float(value), y, f" {value:,.1f}", va="center", fontsize=8)
+    for y, value in enumerate(hours.tolist()):
+        ax.text(value, y, f" {value:,.1f}", va="center", fontsize=8)
     ax.set_xlabel("hours")
     ax.set_title(title or f"Released hours by client ({len(entries)} entries)")
     ax.margins(x=0.12)
@@ -516,9 +491,7 @@ def run_demo(
     seed), exports them to the Parquet dataset ``out/export``, writes
     ``out/hours_by_client.png``, acknowledges the earliest third (a mix of succeeded and
     failed), checks release-pending, stars matters from a frame and lists them, and reconciles
-    the export with a billing extract with planted differences, acknowledging the rest. Last,
-    it releases a new batch of entries and leaves them pending, so that the sandbox it leaves
-    (``make sandbox`` serves it again) has entries to acknowledge.
+    the export with a billing extract with planted differences, acknowledging the rest.
 
     Args:
         out: Output folder.
@@ -533,7 +506,7 @@ def run_demo(
     Example:
         >>> run_demo("out")  # doctest: +SKIP
         sandbox at http://127.0.0.1:50123, customer 64b7...
-        [ 1/11] validate     ok: 162 rows in 5 tables
+        [ 1/10] validate     ok: 162 rows in 5 tables
         ...
         0
     """

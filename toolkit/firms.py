@@ -174,7 +174,7 @@ class Firm:
     def _secret(self) -> str:
         if self.client_secret_file is not None:
             try:
-                value = self.client_secret_file.read_text(encoding="utf-8").strip()
+                value: str | None = self.client_secret_file.read_text(encoding="utf-8").strip()
             except OSError as exc:
                 raise ConfigError(
                     f"firm {self.key!r}: client_secret_file {str(self.client_secret_file)!r} "
@@ -572,7 +572,8 @@ def _write_push_record(firm: Firm, report: OnboardReport) -> None:
 
 def _watermark(folder: Path) -> pd.Timestamp | None:
     try:
-        return sync_status(folder)["watermark"]
+        mark: pd.Timestamp | None = sync_status(folder)["watermark"]
+        return mark
     except ConfigError:
         return None
 

@@ -104,9 +104,8 @@ def _without_view(kind: pa.DataType) -> pa.DataType:
 
 
 def _without_views(schema: pa.Schema) -> pa.Schema:
-    return pa.schema(
-        [f.with_type(_without_view(f.type)) for f in schema], metadata=schema.metadata
-    )
+    plain = pa.schema([f.with_type(_without_view(f.type)) for f in schema])
+    return plain.with_metadata(schema.metadata) if schema.metadata else plain
 
 
 def as_frames(frames: Mapping[str, object]) -> dict[str, pd.DataFrame]:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 import numpy as np
 import pandas as pd
 import pandera.errors
+import pandera.pandas
 import pyarrow as pa
 
 from toolkit.egress.files import (
@@ -62,7 +63,8 @@ __all__ = ["Export", "Tables"]
 
 T = TypeVar("T")
 
-_SCHEMAS: dict[str, tuple[type, type]] = {
+_Schema = type[pandera.pandas.DataFrameModel]
+_SCHEMAS: dict[Kind, tuple[_Schema, _Schema]] = {
     "export": (ExportEntriesSchema, ExportCodesSchema),
     "pending": (PendingEntriesSchema, PendingCodesSchema),
 }

@@ -29,7 +29,7 @@ import os
 import shutil
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, cast
 from urllib.parse import unquote
 
 import pandas as pd
@@ -119,12 +119,13 @@ def _from_arrow(table: pa.Table, schema: pa.Schema, drop: Iterable[str] = ()) ->
     return arrow_to_pandas(table)
 
 
-def _iso_text(column: pa.ChunkedArray) -> pa.ChunkedArray:
+def _iso_text(column: pa.ChunkedArray[Any]) -> pa.ChunkedArray[Any]:
     """UTC timestamps as ISO 8601 text with only the fraction digits they need, and ``Z``."""
-    utc = pc.cast(column, pa.timestamp("us", tz="UTC"))
-    text = pc.strftime(utc, format="%Y-%m-%dT%H:%M:%S")  # %S carries the fraction
-    text = pc.replace_substring_regex(text, pattern=r"\.?0+$", replacement="")
-    return pc.binary_join_element_wise(text, pa.scalar("Z"), "")
+    utc: pa.ChunkedArray[Any] = pc.cast(column, pa.timestamp("us", tz="UTC"))
+    # %S carries the fraction; chunked in, chunked out (the stubs say Array)
+    text = cast("pa.ChunkedArray[Any]", pc.strftime(utc, format="%Y-%m-%dT%H:%M:%S"))
+    # the fraction's trailing zeros (and its dot when all are) become the "Z"
+    return pc.replace_substring_regex(text, pattern=r"\.?0*$", replacement="Z", max_replacements=1)
 
 
 def _kind_of(columns: Iterable[str]) -> Kind:
@@ -339,8 +340,9 @@ def write_parquet(
     (root / _META_FILE).write_text(
         json.dumps({"kind": kind, "partition_cols": parts, "format": 1}) + "\n"
     )
+    metadata: dict[str, str] = {"toolkit.kind": kind}
     for sub, table in (("entries", entries_table), ("codes", codes_table)):
-        table = table.replace_schema_metadata({"toolkit.kind": kind})
+        table = table.replace_schema_metadata(metadata)
         if table.num_rows == 0:
             if not _has_parquet(root / sub):  # the schema, for every reader
                 (root / sub).mkdir(parents=True, exist_ok=True)
@@ -477,7 +479,8 @@ def write_csv(
         for i, field in enumerate(table.schema):
             if pa.types.is_list(field.type) or pa.types.is_large_list(field.type):
                 joined = pc.binary_join(table[field.name], _TAG_SEPARATOR)
-                table = table.set_column(i, field.name, joined)
+                joined_chunks = cast("pa.ChunkedArray[Any]", joined)  # chunked in, chunked out
+                table = table.set_column(i, field.name, joined_chunks)
             elif pa.types.is_timestamp(field.type):
                 table = table.set_column(i, field.name, _iso_text(table[field.name]))
         sink = pa.BufferOutputStream()
@@ -532,8 +535,8 @@ def read_csv(
         for field in schema:
             if pa.types.is_list(field.type) and field.name in table.column_names:
                 text = table[field.name]
-                split = pc.split_pattern(text, _TAG_SEPARATOR)
-                lists = pc.if_else(pc.equal(text, ""), pc.list_slice(split, 0, 0), split)
+                split = pc.split_pattern(text, _TAG_SEPARATOR)  # type: ignore[call-overload]  # stubs: takes a ChunkedArray too
+                lists = pc.if_else(pc.equal(text, pa.scalar("")), pc.list_slice(split, 0, 0), split)
                 i = table.schema.get_field_index(field.name)
                 table = table.set_column(i, field.name, lists)
         frames.append(_from_arrow(table, schema))
@@ -577,11 +580,10 @@ def write_excel(
         for name, frame in (("entries", entries), ("codes", codes)):
             out = frame.copy()
             for col in out.columns:
-                if isinstance(out[col].dtype, pd.DatetimeTZDtype):
+                dtype = out[col].dtype
+                if isinstance(dtype, pd.DatetimeTZDtype):
                     out[col] = out[col].dt.tz_convert("UTC").dt.tz_localize(None)
-                elif isinstance(out[col].dtype, pd.ArrowDtype) and pa.types.is_list(
-                    out[col].dtype.pyarrow_dtype
-                ):
+                elif isinstance(dtype, pd.ArrowDtype) and pa.types.is_list(dtype.pyarrow_dtype):
                     out[col] = out[col].map(lambda v: None if v is None else _TAG_SEPARATOR.join(v))
             out.to_excel(writer, sheet_name=name, index=False)
     return target

@@ -37,7 +37,7 @@ import gc
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 import orjson
@@ -151,7 +151,7 @@ PENDING_RECORD_TYPE = pa.struct(
     ]
 )
 
-_RECORD_TYPES: dict[str, pa.DataType] = {
+_RECORD_TYPES: dict[Kind, pa.StructType] = {
     "export": EXPORT_RECORD_TYPE,
     "pending": PENDING_RECORD_TYPE,
 }
@@ -187,7 +187,7 @@ def gc_paused() -> Iterator[None]:
 _JSON_NAMES = {int: "number", float: "number", bool: "boolean", str: "string", list: "array"}
 
 
-def _explain(records: Sequence[Any], record_type: pa.StructType, kind: str) -> str:
+def _explain(records: Sequence[Any], record_type: pa.StructType, kind: Kind) -> str:
     """Find which field (or record) the Arrow conversion choked on, for the error text."""
     for i, rec in enumerate(records):
         if rec is None:
@@ -204,7 +204,7 @@ def _explain(records: Sequence[Any], record_type: pa.StructType, kind: str) -> s
     return f"records do not match the {kind} form"
 
 
-def _struct_array(records: Iterable[dict[str, Any]], kind: str) -> pa.Table:
+def _struct_array(records: Iterable[dict[str, Any]], kind: Kind) -> pa.Table:
     """Convert records into an Arrow table of the declared record type (nested, untyped text)."""
     if isinstance(records, dict | str | bytes):
         raise FlattenError(f"expected a list of {kind} entries, got a {type(records).__name__}")
@@ -215,7 +215,8 @@ def _struct_array(records: Iterable[dict[str, Any]], kind: str) -> pa.Table:
         arr = pa.array(records, type=record_type)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise FlattenError(_explain(records, record_type, kind)) from exc
-    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    # an array of a struct type is a StructArray (the stubs type pa.array's result by its items)
+    chunks = cast("list[pa.StructArray]", arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr])
     if any(c.null_count for c in chunks):
         raise FlattenError(_explain(records, record_type, kind))
     batches = [pa.RecordBatch.from_struct_array(c) for c in chunks]
@@ -264,7 +265,7 @@ def _check_ids(table: pa.Table) -> None:
 
 
 def _flatten_records(
-    records: Iterable[dict[str, Any]], kind: str
+    records: Iterable[dict[str, Any]], kind: Kind
 ) -> tuple[pa.Table, pa.Table]:
     """Records (parsed JSON) -> checked, flat (entries, codes) Arrow tables."""
     if not isinstance(records, list | tuple | dict | str | bytes):
@@ -282,8 +283,8 @@ def _flatten_structs(table: pa.Table) -> pa.Table:
 
 
 def _cast_timestamp(
-    column: pa.ChunkedArray, name: str, ids: pa.ChunkedArray[Any] | None = None
-) -> pa.ChunkedArray:
+    column: pa.ChunkedArray[Any], name: str, ids: pa.ChunkedArray[Any] | None = None
+) -> pa.ChunkedArray[Any]:
     """ISO 8601 text to UTC microseconds; naive text is taken as UTC."""
     try:
         return pc.cast(column, _TIMESTAMP)
@@ -301,7 +302,7 @@ def _cast_timestamp(
     return pa.chunked_array([pa.array(parsed.dt.as_unit("us"), type=_TIMESTAMP)])
 
 
-def _cast_date(column: pa.ChunkedArray, name: str) -> pa.ChunkedArray:
+def _cast_date(column: pa.ChunkedArray[Any], name: str) -> pa.ChunkedArray[Any]:
     """``YYYY-MM-DD`` text (anything after the 10th character ignored) to naive midnight."""
     try:
         return pc.cast(pc.cast(pc.utf8_slice_codeunits(column, 0, 10), pa.date32()), _DATE_TS)
@@ -319,10 +320,10 @@ def _type_entries(table: pa.Table) -> pa.Table:
     return table.set_column(i, "workDate", _cast_date(table["workDate"], "workDate"))
 
 
-def _split(table: pa.Table, kind: str) -> tuple[pa.Table, pa.Table]:
+def _split(table: pa.Table, kind: Kind) -> tuple[pa.Table, pa.Table]:
     """Split the nested record table into the flat entries and codes tables."""
     _check_ids(table)
-    codes_list = table["codes"].combine_chunks()
+    codes_list = cast("pa.ListArray[Any]", table["codes"].combine_chunks())
     entries = _type_entries(_flatten_structs(table.drop_columns(["codes"])))
 
     lengths = pc.fill_null(pc.list_value_length(codes_list), 0).to_numpy(zero_copy_only=False)
@@ -332,12 +333,12 @@ def _split(table: pa.Table, kind: str) -> tuple[pa.Table, pa.Table]:
     starts = np.cumsum(lengths) - lengths
     position = np.arange(total, dtype=np.int64) - np.repeat(starts, lengths)
 
-    values = codes_list.flatten()  # skips null lists, honours offsets
+    values = cast("pa.StructArray", codes_list.flatten())  # skips null lists, honours offsets
     # StructArray.flatten() (unlike Table.from_struct_array) keeps a null element null.
     children = _flatten_structs(pa.table(values.flatten(), names=[f.name for f in values.type]))
     if kind == "pending":  # flat code objects: prefix to match the export form's names
         children = children.rename_columns([f"code.{n}" for n in children.column_names])
-    entry_ids = table["_id"].combine_chunks().take(pa.array(parents))
+    entry_ids = table["_id"].combine_chunks().take(pa.array(parents, type=pa.int64()))
     codes = pa.table(
         [entry_ids, pa.array(position), *children.columns],
         names=["entryId", "position", *children.column_names],
@@ -477,7 +478,7 @@ def flatten_pending(records: Iterable[dict[str, Any]]) -> tuple[pd.DataFrame, pd
     return arrow_to_pandas(entries), arrow_to_pandas(codes)
 
 
-def _loads(raw: bytes | bytearray | memoryview | str, kind: str) -> list[dict[str, Any]]:
+def _loads(raw: bytes | bytearray | memoryview | str, kind: Kind) -> list[dict[str, Any]]:
     try:
         parsed = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
@@ -487,7 +488,7 @@ def _loads(raw: bytes | bytearray | memoryview | str, kind: str) -> list[dict[st
     return parsed
 
 
-def _read_json_arrow(raw: bytes | bytearray | memoryview | str, kind: str) -> pa.Table | None:
+def _read_json_arrow(raw: bytes | bytearray | memoryview | str, kind: Kind) -> pa.Table | None:
     """Parse a JSON array of entries straight into Arrow, or ``None`` if Arrow can't.
 
     Arrow's JSON reader wants one object per line, so the array is wrapped as the one field
@@ -503,7 +504,7 @@ def _read_json_arrow(raw: bytes | bytearray | memoryview | str, kind: str) -> pa
     record_type = _RECORD_TYPES[kind]
     try:
         table = pa_json.read_json(
-            pa.BufferReader(wrapped),
+            pa.BufferReader(wrapped),  # type: ignore[arg-type]  # stubs: input_file omits NativeFile
             read_options=pa_json.ReadOptions(block_size=len(wrapped) + 1),
             parse_options=pa_json.ParseOptions(
                 explicit_schema=pa.schema([("r", pa.list_(record_type))]),
@@ -516,7 +517,8 @@ def _read_json_arrow(raw: bytes | bytearray | memoryview | str, kind: str) -> pa
     del wrapped
     if table.num_rows != 1 or table["r"].null_count:
         return None
-    entries = table["r"].combine_chunks().values
+    listed = cast("pa.ListArray[Any]", table["r"].combine_chunks())  # list<struct>: its items
+    entries = cast("pa.StructArray", listed.values)
     if entries.null_count:
         return None
     return pa.Table.from_batches(
@@ -525,7 +527,7 @@ def _read_json_arrow(raw: bytes | bytearray | memoryview | str, kind: str) -> pa
 
 
 def _parse_and_flatten(
-    raw: bytes | bytearray | memoryview | str, kind: str
+    raw: bytes | bytearray | memoryview | str, kind: Kind
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     table = _read_json_arrow(raw, kind)
     if table is not None:

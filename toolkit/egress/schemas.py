@@ -32,7 +32,7 @@ Every column except the identifiers linking the tables (``_id``, ``entryId``,
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import pandas as pd
 import pandera.pandas as pa
@@ -63,9 +63,11 @@ _DAY = {"unit": "us"}
 TagList = Annotated[pd.ArrowDtype, pyarrow.list_(pyarrow.string())]
 
 
-def _text(alias: str | None = None, **checks: object) -> object:
-    """A nullable text column (named ``alias`` when the name has dots)."""
-    return pa.Field(alias=alias, nullable=True, **checks)  # type: ignore[arg-type]
+def _text(
+    alias: str | None = None, *, isin: list[str] | None = None, str_matches: str | None = None
+) -> Any:
+    """A nullable text column (named ``alias`` when the name has dots), as ``pa.Field`` makes it."""
+    return pa.Field(alias=alias, nullable=True, isin=isin, str_matches=str_matches)
 
 
 class _EntryScalars(pa.DataFrameModel):

@@ -43,21 +43,20 @@ makes a merge fail the same way (Delta's optimistic concurrency). Nothing is dup
 
 from __future__ import annotations
 
-import dataclasses
-import html
 import os
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import CommitProperties, DeltaTable, Schema, WriterProperties, write_deltalake
 from deltalake.exceptions import CommitFailedError, DeltaError
+from pandas.api.typing import NaTType
 from tqdm.auto import tqdm
 
 from toolkit.core.connection import Connection
@@ -116,10 +115,6 @@ class SyncReport:
         unchanged: Entries fetched again that the table already held as they are.
         codes_written: Code rows written (those of the inserted and updated entries).
         watermark: The watermark after the sync.
-        lag: The lag that set ``until`` (``None`` when ``until`` was given): entries released
-            in that last stretch are held back for the next sync.
-
-    In Jupyter a report shows as a small table (times in ISO 8601, UTC).
 
     >>> SyncReport("out", None, None, 0, 0, 0, 0, 0, None).rows_written
     0
@@ -134,7 +129,6 @@ class SyncReport:
     unchanged: int
     codes_written: int
     watermark: pd.Timestamp | None
-    lag: pd.Timedelta | None = None
 
     @property
     def rows_written(self) -> int:
@@ -153,57 +147,13 @@ class SyncReport:
         """
         mark = "none" if self.watermark is None else _iso(self.watermark)
         if self.since is None or self.until is None:
-            text = f"sync {self.path}: nothing to do; watermark {mark}"
-        else:
-            text = (
-                f"sync {self.path}: ({_iso(self.since)}, {_iso(self.until)}] in {self.windows}"
-                f" window(s): {self.inserted:,} inserted, {self.updated:,} updated,"
-                f" {self.unchanged:,} unchanged, {self.codes_written:,} codes written;"
-                f" watermark {mark}"
-            )
-        held = self.held_back()
-        return text if held is None else f"{text}; {held}"
-
-    def held_back(self) -> str | None:
-        """What the lag held back, said when a sync with a default ``until`` found nothing new.
-
-        Returns:
-            A sentence, or ``None`` when the sync wrote rows or ``until`` was given.
-
-        >>> at = pd.Timestamp("2026-11-21 09:50", tz="UTC")
-        >>> report = SyncReport("out", None, None, 0, 0, 0, 0, 0, at, pd.Timedelta("10min"))
-        >>> print(report.held_back())  # doctest: +NORMALIZE_WHITESPACE
-        nothing new up to 2026-11-21 09:50 UTC; entries released in the last 10min are held
-        back by lag=10min and come with the next sync.
-        """
-        upto = self.until if self.until is not None else self.watermark
-        if self.lag is None or self.rows_written or upto is None:
-            return None
-        clock = to_utc(upto, "until").strftime("%Y-%m-%d %H:%M")
-        lag = _lag_text(self.lag)
+            return f"sync {self.path}: nothing to do; watermark {mark}"
         return (
-            f"nothing new up to {clock} UTC; entries released in the last {lag} are held back"
-            f" by lag={lag} and come with the next sync."
+            f"sync {self.path}: ({_iso(self.since)}, {_iso(self.until)}] in {self.windows}"
+            f" window(s): {self.inserted:,} inserted, {self.updated:,} updated,"
+            f" {self.unchanged:,} unchanged, {self.codes_written:,} codes written;"
+            f" watermark {mark}"
         )
-
-    def _repr_html_(self) -> str:
-        """A small HTML table of the report's fields (times in ISO 8601, UTC), for Jupyter."""
-        rows: list[tuple[str, str]] = [("path", self.path)]
-        for name in ("since", "until", "watermark"):
-            value = getattr(self, name)
-            rows.append((name, "" if value is None else _iso(value)))
-        for name in ("windows", "inserted", "updated", "unchanged", "codes_written"):
-            rows.append((name, f"{getattr(self, name):,}"))
-        rows.append(("lag", "" if self.lag is None else _lag_text(self.lag)))
-        held = self.held_back()
-        if held is not None:
-            rows.append(("note", held))
-        body = "".join(
-            f"<tr><th style=\"text-align:left\">{html.escape(k)}</th>"
-            f"<td style=\"text-align:left\">{html.escape(v)}</td></tr>"
-            for k, v in rows
-        )
-        return f"<table><caption>SyncReport</caption>{body}</table>"
 
 
 # --------------------------------------------------------------------------- helpers
@@ -214,22 +164,12 @@ def _iso(ts: pd.Timestamp) -> str:
     return iso(ts, fraction="needed")
 
 
-def _lag_text(lag: pd.Timedelta) -> str:
-    """A lag as a user writes it: ``10min``, ``90s``, ``2h``."""
-    seconds = int(lag.total_seconds())
-    if seconds and seconds % 3600 == 0:
-        return f"{seconds // 3600}h"
-    if seconds and seconds % 60 == 0:
-        return f"{seconds // 60}min"
-    return f"{lag.total_seconds():g}s"
-
-
 def _lag(value: Any) -> pd.Timedelta:
     try:
-        lag = pd.Timedelta(value)
+        lag: pd.Timedelta | NaTType = pd.Timedelta(value)  # "NaT" reads as NaT
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"lag: cannot read {value!r} as a duration such as '10min'") from exc
-    if lag is pd.NaT or lag < pd.Timedelta(0):
+    if isinstance(lag, NaTType) or lag < pd.Timedelta(0):
         raise ConfigError(f"lag: {value!r} must be a duration of zero or more")
     return lag
 
@@ -370,7 +310,7 @@ def _conflict(root: Path, exc: Exception) -> ConcurrentWriteError:
 # --------------------------------------------------------------------------- one window
 
 
-def _held(table: DeltaTable, ids: pa.Array) -> pa.Table:
+def _held(table: DeltaTable, ids: pa.Array[Any]) -> pa.Table:
     """``_id``, ``updatedAt``, ``workMonth`` of the table's rows among ``ids``.
 
     The ``_id`` column alone is read, a batch at a time (memory: one batch, whatever the
@@ -381,7 +321,7 @@ def _held(table: DeltaTable, ids: pa.Array) -> pa.Table:
          ("updatedAt", _schemas()[0].field("updatedAt").type)]
     )
     dataset = table.to_pyarrow_dataset()
-    found: list[pa.Array] = []
+    found: list[pa.Array[Any]] = []
     id_type = dataset.schema.field("_id").type
     wanted = ids.cast(id_type)
     for batch in dataset.to_batches(columns=["_id"]):
@@ -443,17 +383,22 @@ def _write_window(
     at = pc.index_in(ids, value_set=held["_id"].combine_chunks())
     held_updated = held["updatedAt"].combine_chunks().take(at)
     new = pc.is_null(at)
-    newer = pc.fill_null(pc.greater(entries["updatedAt"].combine_chunks(), held_updated), False)
+    newer = pc.greater(entries["updatedAt"].combine_chunks(), held_updated).fill_null(False)
+    newer = cast("pa.BooleanArray", newer)  # a boolean array (the stubs lose its type)
     changed = pc.or_(new, newer)
-    n_changed = pc.sum(changed).as_py() or 0
+    n_changed = changed.true_count
     if n_changed == 0:
         return 0, 0, entries.num_rows, 0
     source = entries.filter(changed)
     changed_ids = source["_id"].combine_chunks()
     old_months = held["workMonth"].combine_chunks().take(at).filter(newer)
-    months = sorted(set(source["workMonth"].to_pylist()) | set(old_months.to_pylist()))
-    in_months = f"t.workMonth IN ({_sql_list(months)})"
-    ids_sql = _sql_list(changed_ids.to_pylist())
+    months = set(source["workMonth"].to_pylist()) | set(old_months.to_pylist())
+    # an entry without workDate has a null workMonth: its partition is matched by IS NULL
+    named = sorted(m for m in months if m is not None)
+    terms = [f"t.workMonth IN ({_sql_list(named)})"] if named else []
+    terms += ["t.workMonth IS NULL"] if None in months else []
+    in_months = f"({' OR '.join(terms)})"
+    ids_sql = _sql_list(cast("list[str]", changed_ids.to_pylist()))  # no null _id (flatten)
 
     code_rows = codes.filter(pc.is_in(codes["entryId"], value_set=changed_ids))
     codes_table = DeltaTable(str(root / "codes"))
@@ -561,7 +506,7 @@ def sync(
     window: str = "1D",
     lag: Any = DEFAULT_LAG,
     batch_rows: int = ROWS_PER_GROUP,
-    progress: bool = True,
+    progress: bool = False,
 ) -> SyncReport:
     """Bring the Delta tables at ``path`` up to date with the entries released since last time.
 
@@ -581,8 +526,7 @@ def sync(
             :data:`DEFAULT_LAG`), for entries that become visible in the export late.
         batch_rows: Entries gathered from consecutive windows before a commit (default
             :data:`ROWS_PER_GROUP`): fewer, larger files; ``1`` commits every window alone.
-        progress: A progress bar over the windows (tqdm.auto: a widget in Jupyter, text on
-            a terminal), on by default like onboard; none for a single window.
+        progress: Show a progress bar over the windows.
 
     Returns:
         A :class:`SyncReport`.
@@ -630,12 +574,10 @@ def sync(
         end = last if last is not None else (pd.Timestamp.now("UTC") - behind).floor("s")
         if first is None and end <= start:
             create_tables(root)
-            return SyncReport(str(root), None, None, 0, 0, 0, 0, 0, watermark,
-                              behind if last is None else None)
+            return SyncReport(str(root), None, None, 0, 0, 0, 0, 0, watermark)
         windows = split_windows(start, end, window)
         create_tables(root)
-        report = _write_windows(conn, root, start, end, windows, watermark, batch_rows, progress)
-        return report if last is not None else dataclasses.replace(report, lag=behind)
+        return _write_windows(conn, root, start, end, windows, watermark, batch_rows, progress)
 
 
 def _write_windows(
@@ -655,8 +597,7 @@ def _write_windows(
     totals = [0, 0, 0, 0]
     pending: pd.Timestamp | None = None
     done = 0
-    bar = tqdm(total=len(windows), desc="sync", unit="window",
-               disable=not progress or len(windows) <= 1)
+    bar = tqdm(total=len(windows), desc="sync", unit="window", disable=not progress)
     buffer: list[Export] = []
     try:
         for i, (_lo, hi, part) in enumerate(_prefetch(conn, windows)):
@@ -692,8 +633,10 @@ def _write_windows(
         raise _conflict(root, exc) from None
     finally:
         bar.close()
-    inserted, updated, unchanged, codes = totals
-    return SyncReport(str(root), start, end, done, inserted, updated, unchanged, codes, watermark)
+    inserted, updated, unchanged, codes_written = totals
+    return SyncReport(
+        str(root), start, end, done, inserted, updated, unchanged, codes_written, watermark
+    )
 
 
 def sync_status(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -30,7 +30,8 @@ def user(conn: Connection, user_id: str) -> dict[str, Any]:
         >>> client.user(user_id)["timekeeperExternalId"]
         'TK-101'
     """
-    return conn.call("user", path={"userId": user_id})
+    record: dict[str, Any] = conn.call("user", path={"userId": user_id})
+    return record
 
 
 def users(

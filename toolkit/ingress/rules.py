@@ -49,7 +49,7 @@ from typing import Any
 
 import pandas as pd
 import pandera.pandas as pa
-from pandera.extensions import register_check_method
+from pandera.api.extensions import register_check_method  # pandera.extensions re-exports it
 
 __all__ = [
     "KEY",

@@ -55,7 +55,7 @@ def details(rows: pd.DataFrame, key: str) -> pd.Series:
     if matched.any():
         diff = rows.loc[matched, "difference_seconds"].fillna(0)
         within = diff != 0
-        sign = np.where(diff.to_numpy() > 0, "+", "")
+        sign = pd.Series(np.where(diff.to_numpy() > 0, "+", ""), index=diff.index, dtype="str")
         note = "matched (duration within tolerance: " + sign + diff.astype("str") + " s)"
         text.loc[matched] = note.where(within, "matched")
     return text.astype("str")
@@ -96,8 +96,8 @@ def error_lists(rows: pd.DataFrame, key: str) -> list[list[str]]:
 def _fmt_seconds(seconds: pd.Series) -> pd.Series:
     """``"1.50 h (5400 s)"``; ``"nothing"`` when missing."""
     hours = seconds.astype("float64") / 3600
-    hours = hours.map(lambda h: f"{h:.2f}", na_action="ignore").astype("str")
-    text = hours + " h (" + seconds.astype("str") + " s)"
+    hours_text = hours.map(lambda h: f"{h:.2f}", na_action="ignore").astype("str")
+    text = hours_text + " h (" + seconds.astype("str") + " s)"
     return text.fillna("nothing").astype("str")
 
 
@@ -115,7 +115,9 @@ def _messages(rows: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
     if dur.any():
         r = rows.loc[dur]
         diff = r["difference_seconds"]
-        sign = pd.Series(np.where(diff.fillna(0).to_numpy() > 0, "+", ""), index=r.index)
+        sign = pd.Series(
+            np.where(diff.fillna(0).to_numpy() > 0, "+", ""), index=r.index, dtype="str"
+        )
         diff_text = (sign + diff.astype("str")).where(diff.notna(), "unknown")
         dur_msg.loc[dur] = (
             "duration differs: exported "

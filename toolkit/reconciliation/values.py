@@ -13,13 +13,13 @@ guessed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+from pandas.api.typing import NaTType
 
 from toolkit.core.failures import failure_frame
-from toolkit.core.windows import ambiguous_date_message
 from toolkit.errors import ValidationError
 
 __all__ = ["as_date", "as_seconds", "as_str", "empty_column"]
@@ -77,8 +77,8 @@ def as_date(
     if isinstance(values.dtype, pd.DatetimeTZDtype):
         values = values.dt.tz_localize(None)
     if pd.api.types.is_datetime64_dtype(values.dtype):
-        normalized: pd.Series = values.dt.normalize().astype("datetime64[ns]")
-        return normalized
+        days: pd.Series = values.dt.normalize().astype("datetime64[ns]")
+        return days
     items = values.tolist()
     is_text = np.fromiter((isinstance(v, str) for v in items), dtype=bool, count=len(items))
     # positions, not labels: the caller's index may repeat
@@ -86,7 +86,7 @@ def as_date(
     other = ~is_text & values.notna().to_numpy()
     if other.any():
         chosen = values.iloc[np.flatnonzero(other)].reset_index(drop=True)
-        parsed[other] = _naive(chosen, errors="coerce", format="mixed").to_numpy()
+        parsed[other] = _naive(chosen, format="mixed").to_numpy()
     missing = ~is_text & ~other
     if is_text.any():
         text = values.iloc[np.flatnonzero(is_text)].astype("str").str.strip()
@@ -105,29 +105,35 @@ def as_date(
     return out.dt.normalize()
 
 
-def _naive(values: pd.Series, **options: Any) -> pd.Series:
-    """``pd.to_datetime`` as naive wall-clock times; value by value if zones are mixed."""
-    parsed: pd.Series
+_Format = Literal["ISO8601", "mixed"]
+
+
+def _naive(values: pd.Series, *, format: _Format, dayfirst: bool = False) -> pd.Series:
+    """``pd.to_datetime`` as naive wall-clock times, NaT where unreadable; value by value if
+    zones are mixed."""
     try:
-        parsed = pd.to_datetime(values, **options)
+        parsed = pd.to_datetime(values, errors="coerce", format=format, dayfirst=dayfirst)
     except (TypeError, ValueError, OverflowError):
-        parsed = pd.Series([_naive_one(v, options) for v in values.tolist()], index=values.index)
+        parsed = pd.Series(
+            [_naive_one(v, format=format, dayfirst=dayfirst) for v in values.tolist()],
+            index=values.index,
+        )
     if isinstance(parsed.dtype, pd.DatetimeTZDtype):
         parsed = parsed.dt.tz_localize(None)
     naive: pd.Series = parsed.astype("datetime64[ns]")
     return naive
 
 
-def _naive_one(value: Any, options: dict[str, Any]) -> object:
-    """One value as a naive Timestamp, or ``NaT``."""
+def _naive_one(value: Any, *, format: _Format, dayfirst: bool) -> pd.Timestamp | NaTType:
+    stamp: pd.Timestamp | NaTType
     try:
-        stamp = pd.to_datetime(value, **options)
+        stamp = pd.to_datetime(value, errors="coerce", format=format, dayfirst=dayfirst)
     except (TypeError, ValueError, OverflowError):
         try:
-            stamp = pd.to_datetime(str(value), **options)
+            stamp = pd.to_datetime(str(value), errors="coerce", format=format, dayfirst=dayfirst)
         except (TypeError, ValueError, OverflowError):
             return pd.NaT
-    if stamp is pd.NaT or pd.isna(stamp):
+    if isinstance(stamp, NaTType) or pd.isna(stamp):  # NaT is NaTType's one instance
         return pd.NaT
     return stamp.tz_localize(None) if stamp.tzinfo is not None else stamp
 
@@ -136,16 +142,16 @@ def _text_dates(
     texts: pd.Series, table: str, column: str, dayfirst: bool | None, rows: pd.Series
 ) -> pd.Series:
     """Distinct date texts parsed (NaT when unreadable); ambiguous ones refused."""
-    parsed = _naive(texts, format="ISO8601", errors="coerce")
+    parsed = _naive(texts, format="ISO8601")
     rest = parsed.isna().to_numpy()
     if not rest.any():
         return parsed
     other = texts[rest]
     if dayfirst is not None:
-        parsed[rest] = _naive(other, format="mixed", dayfirst=dayfirst, errors="coerce")
+        parsed[rest] = _naive(other, format="mixed", dayfirst=dayfirst)
         return parsed
-    month_first = _naive(other, format="mixed", dayfirst=False, errors="coerce")
-    day_first = _naive(other, format="mixed", dayfirst=True, errors="coerce")
+    month_first = _naive(other, format="mixed", dayfirst=False)
+    day_first = _naive(other, format="mixed", dayfirst=True)
     ambiguous = (month_first.notna() & day_first.notna() & (month_first != day_first)).to_numpy()
     if ambiguous.any():
         example = other[ambiguous].iloc[0]
@@ -158,15 +164,11 @@ def _text_dates(
             rows[hit],
             "date",
             "ambiguous dates",
-            ambiguous_date_message(
-                f"{table} column {column!r}",
-                str(example),
-                read_d,
-                read_m,
-                f"{int(hit.sum())} date(s) read differently either way; pass dayfirst=True "
-                "or dayfirst=False (toolkit reconcile --dayfirst or --no-dayfirst), or write "
-                "the dates as ISO 8601 (YYYY-MM-DD)",
-            ),
+            f"{table} column {column!r}: {int(hit.sum())} date(s) read differently day first "
+            f"and month first, for example {example!r} ({read_d:%Y-%m-%d} day first, "
+            f"{read_m:%Y-%m-%d} month first); pass dayfirst=True or dayfirst=False "
+            f"(toolkit reconcile --dayfirst or --no-dayfirst), or write the dates as ISO 8601 "
+            f"(YYYY-MM-DD)",
         )
     parsed[rest] = month_first.fillna(day_first).to_numpy()
     return parsed

@@ -300,11 +300,11 @@ def _shape_start(
             headers[name] = value
     retry = headers.get("retry-after")
     if status in (429, 503) and retry is not None and retry.isdigit():
-        value = retry_after_value(retry_style, int(retry))
-        if value is None:
+        retry_value = retry_after_value(retry_style, int(retry))
+        if retry_value is None:
             del headers["retry-after"]
         else:
-            headers["retry-after"] = value
+            headers["retry-after"] = retry_value
     return {**message, "headers": headers.raw}
 
 

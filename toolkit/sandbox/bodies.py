@@ -674,12 +674,17 @@ class ProductInitiativeOut(_Out):
     pinned: bool
 
 
+def _only_503() -> list[Literal[429, 500, 503]]:
+    """The default statuses of faults: 503 alone."""
+    return [503]
+
+
 class FaultsIn(_In):
     """Fault injection settings for interface routes (all off by default)."""
 
     rate: Rate = 0.0
     statuses: Annotated[list[Literal[429, 500, 503]], Field(min_length=1)] = Field(
-        default_factory=lambda: [503]
+        default_factory=_only_503
     )
     retryAfterSeconds: Annotated[int, Field(ge=0, le=3600)] = 1
     latencyMs: Annotated[int, Field(ge=0, le=60_000)] = 0

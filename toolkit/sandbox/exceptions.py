@@ -296,7 +296,10 @@ class OAuthError(Exception):
 
     def to_body(self) -> dict[str, str]:
         """Return ``{"error", "error_description"}``."""
-        return safe_body({"error": self.error, "error_description": self.description})
+        body: dict[str, str] = safe_body(
+            {"error": self.error, "error_description": self.description}
+        )
+        return body
 
 
 class InvalidRequest(OAuthError):
@@ -445,12 +448,12 @@ async def _on_validation_error(request: Request, exc: Exception) -> JSONResponse
         BadRequest if in_query or name in BAD_REQUEST_ROUTES else Unprocessable
     )
     fields = ", ".join(f"{e['in']}.{e['field']}" if e["field"] else e["in"] for e in errors)
-    err = cls(
+    problem = cls(
         f"invalid request: {fields}",
         slug="invalid-request" if cls is BadRequest else "validation-failed",
         errors=errors,
     )
-    return _problem_response(err, request)
+    return _problem_response(problem, request)
 
 
 def _allowed_methods(request: Request) -> list[str]:

@@ -73,6 +73,12 @@ InFlight = Annotated[Annotated[int, Field(ge=1, le=10_000)], BeforeValidator(who
 Entries = Annotated[Annotated[int, Field(ge=0, le=1_000_000_000)], BeforeValidator(whole)]
 Millis = Annotated[Annotated[int, Field(ge=0, le=600_000)], BeforeValidator(whole)]
 Rate = Annotated[float, Field(ge=0, le=1)]
+FaultStatus = Literal[429, 500, 503]
+
+
+def _only_503() -> list[FaultStatus]:
+    """The default statuses of faults: 503 alone."""
+    return [503]
 
 
 class _Switch(BaseModel):
@@ -84,8 +90,8 @@ class TokenFaults(_Switch):
 
     rate: Rate = Field(
         0.0, description="Fraction (0 to 1) of token requests answered with a fault.")
-    statuses: list[Literal[429, 500, 503]] = Field(
-        default_factory=lambda: [503], min_length=1,
+    statuses: list[FaultStatus] = Field(
+        default_factory=_only_503, min_length=1,
         description="Statuses drawn from (429, 500, 503).")
     retryAfterSeconds: Seconds | None = Field(
         1, description="`Retry-After` of 429 and 503 faults; null sends none.")

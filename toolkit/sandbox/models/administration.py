@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import random
 import secrets
 import sqlite3
@@ -420,7 +421,12 @@ class AdministrationStore(IngressStore):
         }
 
     def seed_sample(
-        self, directory: str | Path, customer_id: str, *, seed: int = 0, entries: int = 300
+        self,
+        directory: str | os.PathLike[str],
+        customer_id: str,
+        *,
+        seed: int = 0,
+        entries: int = 300,
     ) -> dict[str, int]:
         """Load the sample firm from CSV files through the import rules, then make entries.
 

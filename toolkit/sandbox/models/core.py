@@ -231,7 +231,7 @@ class StoreCore:
 
     def __init__(
         self,
-        path: str | Path,
+        path: str | os.PathLike[str],
         *,
         token_ttl: int = DEFAULT_TOKEN_TTL,
         audience: str = DEFAULT_AUDIENCE,
@@ -310,7 +310,7 @@ class StoreCore:
 
     @staticmethod
     def _require_user(db: sqlite3.Connection, customer_id: str, user_id: str) -> sqlite3.Row:
-        row = db.execute(
+        row: sqlite3.Row | None = db.execute(
             "SELECT * FROM users WHERE id = ? AND customer_id = ?", (user_id, customer_id)
         ).fetchone()
         if row is None:

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import threading
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from ..exceptions import Unprocessable
@@ -60,7 +60,7 @@ class ProfileStore(StoreCore):
 
     def __init__(
         self,
-        path: str | Path,
+        path: str | os.PathLike[str],
         *,
         token_ttl: int = DEFAULT_TOKEN_TTL,
         audience: str = DEFAULT_AUDIENCE,

@@ -11,6 +11,7 @@ from typing import Any
 
 from fastapi import APIRouter, Response, params
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 
 from ..bodies import (
     ClientIn,
@@ -106,16 +107,16 @@ def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIR
 
 
 def _add_import_route(
-    router: APIRouter, store: Store, kind: str, model_in: type[Any], model_out: type[Any],
+    router: APIRouter, store: Store, kind: str, model_in: type[BaseModel], model_out: type[Any],
     importer: Callable[..., dict[str, Any]], summary: str,
 ) -> None:
     """Add one import route; the four differ only in path, schema and store method."""
 
-    def endpoint(
-        customerId: str, body: model_in, response: Response  # type: ignore[valid-type]
-    ) -> Any:
+    def endpoint(customerId: str, body: BaseModel, response: Response) -> Any:
         stored = importer(customerId, body.model_dump())
         return import_answer(store.profile(customerId)["importAnswer"], stored, response)
+
+    endpoint.__annotations__["body"] = model_in  # FastAPI reads the body's model from here
 
     name = "import_" + kind.replace("-", "_")
     router.add_api_route(
