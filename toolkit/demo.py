@@ -7,6 +7,8 @@
       2 onboard it                 6 chart out/hours_by_client.png   10 reconcile with a billing
       3 timekeepers as users       7 acknowledge a mix                  extract, acknowledge the
       4 record and release entries 8 release-pending afterwards         rest
+                                                                    11 release a new batch and
+                                                                       leave it pending
 
 Each step prints one summary line (and a small table where it helps). The sandbox's URL and
 the customer id are printed; the client secret never is. ``make demo`` runs
@@ -46,6 +48,8 @@ DEMO_DAYS = 21
 ACKNOWLEDGED_SHARE = 0.35
 #: Client of the firm's own matters: its entries are acknowledged as failed in step 7.
 INTERNAL_CLIENT = "C-1020"
+#: Entries released at the end and left pending (step 11), for what comes after the demo.
+LEFT_PENDING = 12
 
 
 class _StepFailed(Exception):
@@ -324,6 +328,31 @@ def _reconcile(run: _Run) -> str:
     )
 
 
+def _leave_pending(run: _Run) -> str:
+    """A new batch released just now and left pending: what `make sandbox` then serves to the
+    README's release-pending and acknowledge examples."""
+    now = datetime.now(UTC)
+    plan = _entry_plan(
+        run.frames, list(run.users), n=LEFT_PENDING, days=1, seed=run.seed + 1, now=now
+    )
+    for item in plan:
+        user = run.users[item["timekeeper"]]
+        entry = run.admin.create_entry(
+            user,
+            item["matter"],
+            work_date=item["work_date"],
+            increment_duration_in_seconds=item["seconds"],
+            summary=item["summary"],
+            codes=item["codes"],
+        )
+        run.admin.release_entry(user, entry["_id"], at=item["released"])
+    left = len(run.client.release_pending())
+    return (
+        f"{len(plan)} new entries released and left pending ({left} pending now), for "
+        "`make sandbox` and the README's acknowledge examples"
+    )
+
+
 _STEPS: list[tuple[str, Callable[[_Run], str]]] = [
     ("validate", _validate),
     ("onboard", _onboard),
@@ -335,6 +364,7 @@ _STEPS: list[tuple[str, Callable[[_Run], str]]] = [
     ("pending", _pending),
     ("star", _star),
     ("reconcile", _reconcile),
+    ("leave", _leave_pending),
 ]
 
 
@@ -491,7 +521,9 @@ def run_demo(
     seed), exports them to the Parquet dataset ``out/export``, writes
     ``out/hours_by_client.png``, acknowledges the earliest third (a mix of succeeded and
     failed), checks release-pending, stars matters from a frame and lists them, and reconciles
-    the export with a billing extract with planted differences, acknowledging the rest.
+    the export with a billing extract with planted differences, acknowledging the rest. Last,
+    it releases a new batch of entries and leaves them pending, so that the sandbox it leaves
+    (``make sandbox`` serves it again) has entries to acknowledge.
 
     Args:
         out: Output folder.
@@ -506,7 +538,7 @@ def run_demo(
     Example:
         >>> run_demo("out")  # doctest: +SKIP
         sandbox at http://127.0.0.1:50123, customer 64b7...
-        [ 1/10] validate     ok: 162 rows in 5 tables
+        [ 1/11] validate     ok: 162 rows in 5 tables
         ...
         0
     """

@@ -43,6 +43,8 @@ makes a merge fail the same way (Delta's optimistic concurrency). Nothing is dup
 
 from __future__ import annotations
 
+import dataclasses
+import html
 import os
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -115,6 +117,10 @@ class SyncReport:
         unchanged: Entries fetched again that the table already held as they are.
         codes_written: Code rows written (those of the inserted and updated entries).
         watermark: The watermark after the sync.
+        lag: The lag that set ``until`` (``None`` when ``until`` was given): entries released
+            in that last stretch are held back for the next sync.
+
+    In Jupyter a report shows as a small table (times in ISO 8601, UTC).
 
     >>> SyncReport("out", None, None, 0, 0, 0, 0, 0, None).rows_written
     0
@@ -129,6 +135,7 @@ class SyncReport:
     unchanged: int
     codes_written: int
     watermark: pd.Timestamp | None
+    lag: pd.Timedelta | None = None
 
     @property
     def rows_written(self) -> int:
@@ -147,13 +154,57 @@ class SyncReport:
         """
         mark = "none" if self.watermark is None else _iso(self.watermark)
         if self.since is None or self.until is None:
-            return f"sync {self.path}: nothing to do; watermark {mark}"
+            text = f"sync {self.path}: nothing to do; watermark {mark}"
+        else:
+            text = (
+                f"sync {self.path}: ({_iso(self.since)}, {_iso(self.until)}] in {self.windows}"
+                f" window(s): {self.inserted:,} inserted, {self.updated:,} updated,"
+                f" {self.unchanged:,} unchanged, {self.codes_written:,} codes written;"
+                f" watermark {mark}"
+            )
+        held = self.held_back()
+        return text if held is None else f"{text}; {held}"
+
+    def held_back(self) -> str | None:
+        """What the lag held back, said when a sync with a default ``until`` found nothing new.
+
+        Returns:
+            A sentence, or ``None`` when the sync wrote rows or ``until`` was given.
+
+        >>> at = pd.Timestamp("2026-11-21 09:50", tz="UTC")
+        >>> report = SyncReport("out", None, None, 0, 0, 0, 0, 0, at, pd.Timedelta("10min"))
+        >>> print(report.held_back())  # doctest: +NORMALIZE_WHITESPACE
+        nothing new up to 2026-11-21 09:50 UTC; entries released in the last 10min are held
+        back by lag=10min and come with the next sync.
+        """
+        upto = self.until if self.until is not None else self.watermark
+        if self.lag is None or self.rows_written or upto is None:
+            return None
+        clock = to_utc(upto, "until").strftime("%Y-%m-%d %H:%M")
+        lag = _lag_text(self.lag)
         return (
-            f"sync {self.path}: ({_iso(self.since)}, {_iso(self.until)}] in {self.windows}"
-            f" window(s): {self.inserted:,} inserted, {self.updated:,} updated,"
-            f" {self.unchanged:,} unchanged, {self.codes_written:,} codes written;"
-            f" watermark {mark}"
+            f"nothing new up to {clock} UTC; entries released in the last {lag} are held back"
+            f" by lag={lag} and come with the next sync."
         )
+
+    def _repr_html_(self) -> str:
+        """A small HTML table of the report's fields (times in ISO 8601, UTC), for Jupyter."""
+        rows: list[tuple[str, str]] = [("path", self.path)]
+        for name in ("since", "until", "watermark"):
+            value = getattr(self, name)
+            rows.append((name, "" if value is None else _iso(value)))
+        for name in ("windows", "inserted", "updated", "unchanged", "codes_written"):
+            rows.append((name, f"{getattr(self, name):,}"))
+        rows.append(("lag", "" if self.lag is None else _lag_text(self.lag)))
+        held = self.held_back()
+        if held is not None:
+            rows.append(("note", held))
+        body = "".join(
+            f"<tr><th style=\"text-align:left\">{html.escape(k)}</th>"
+            f"<td style=\"text-align:left\">{html.escape(v)}</td></tr>"
+            for k, v in rows
+        )
+        return f"<table><caption>SyncReport</caption>{body}</table>"
 
 
 # --------------------------------------------------------------------------- helpers
@@ -162,6 +213,16 @@ class SyncReport:
 def _iso(ts: pd.Timestamp) -> str:
     """Times in commit metadata and messages: only the fraction digits needed."""
     return iso(ts, fraction="needed")
+
+
+def _lag_text(lag: pd.Timedelta) -> str:
+    """A lag as a user writes it: ``10min``, ``90s``, ``2h``."""
+    seconds = int(lag.total_seconds())
+    if seconds and seconds % 3600 == 0:
+        return f"{seconds // 3600}h"
+    if seconds and seconds % 60 == 0:
+        return f"{seconds // 60}min"
+    return f"{lag.total_seconds():g}s"
 
 
 def _lag(value: Any) -> pd.Timedelta:
@@ -506,7 +567,7 @@ def sync(
     window: str = "1D",
     lag: Any = DEFAULT_LAG,
     batch_rows: int = ROWS_PER_GROUP,
-    progress: bool = False,
+    progress: bool = True,
 ) -> SyncReport:
     """Bring the Delta tables at ``path`` up to date with the entries released since last time.
 
@@ -526,7 +587,8 @@ def sync(
             :data:`DEFAULT_LAG`), for entries that become visible in the export late.
         batch_rows: Entries gathered from consecutive windows before a commit (default
             :data:`ROWS_PER_GROUP`): fewer, larger files; ``1`` commits every window alone.
-        progress: Show a progress bar over the windows.
+        progress: A progress bar over the windows (tqdm.auto: a widget in Jupyter, text on
+            a terminal), on by default like onboard; none for a single window.
 
     Returns:
         A :class:`SyncReport`.
@@ -574,10 +636,12 @@ def sync(
         end = last if last is not None else (pd.Timestamp.now("UTC") - behind).floor("s")
         if first is None and end <= start:
             create_tables(root)
-            return SyncReport(str(root), None, None, 0, 0, 0, 0, 0, watermark)
+            return SyncReport(str(root), None, None, 0, 0, 0, 0, 0, watermark,
+                              behind if last is None else None)
         windows = split_windows(start, end, window)
         create_tables(root)
-        return _write_windows(conn, root, start, end, windows, watermark, batch_rows, progress)
+        report = _write_windows(conn, root, start, end, windows, watermark, batch_rows, progress)
+        return report if last is not None else dataclasses.replace(report, lag=behind)
 
 
 def _write_windows(
@@ -597,7 +661,8 @@ def _write_windows(
     totals = [0, 0, 0, 0]
     pending: pd.Timestamp | None = None
     done = 0
-    bar = tqdm(total=len(windows), desc="sync", unit="window", disable=not progress)
+    bar = tqdm(total=len(windows), desc="sync", unit="window",
+               disable=not progress or len(windows) <= 1)
     buffer: list[Export] = []
     try:
         for i, (_lo, hi, part) in enumerate(_prefetch(conn, windows)):

@@ -20,6 +20,7 @@ import pandas as pd
 from pandas.api.typing import NaTType
 
 from toolkit.core.failures import failure_frame
+from toolkit.core.windows import ambiguous_date_message
 from toolkit.errors import ValidationError
 
 __all__ = ["as_date", "as_seconds", "as_str", "empty_column"]
@@ -164,11 +165,15 @@ def _text_dates(
             rows[hit],
             "date",
             "ambiguous dates",
-            f"{table} column {column!r}: {int(hit.sum())} date(s) read differently day first "
-            f"and month first, for example {example!r} ({read_d:%Y-%m-%d} day first, "
-            f"{read_m:%Y-%m-%d} month first); pass dayfirst=True or dayfirst=False "
-            f"(toolkit reconcile --dayfirst or --no-dayfirst), or write the dates as ISO 8601 "
-            f"(YYYY-MM-DD)",
+            ambiguous_date_message(
+                f"{table} column {column!r}",
+                str(example),
+                read_d,
+                read_m,
+                f"{int(hit.sum())} date(s) read differently either way; pass dayfirst=True "
+                "or dayfirst=False (toolkit reconcile --dayfirst or --no-dayfirst), or write "
+                "the dates as ISO 8601 (YYYY-MM-DD)",
+            ),
         )
     parsed[rest] = month_first.fillna(day_first).to_numpy()
     return parsed
