@@ -5,6 +5,7 @@ The README walk-through (item 12) is ``tests/test_readme_walkthrough.py``.
 
 from __future__ import annotations
 
+import argparse
 import re
 import subprocess
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ import pytest
 import toolkit
 import toolkit.sandbox
 import toolkit.sandbox.cli
+from toolkit.cli import onboard as cli_onboard
 from toolkit.cli.app import main
 from toolkit.core.settings import ENV_KEYS
 from toolkit.core.windows import to_utc
@@ -349,3 +351,16 @@ def test_the_demo_leaves_a_batch_pending(tmp_path: Path, capsys: Any) -> None:
     printed = capsys.readouterr().out
     assert "0 pending now" in printed  # the reconcile step acknowledged every pending entry
     assert "12 new entries released and left pending (12 pending now)" in printed
+
+
+def test_a_dry_run_plan_in_a_subfolder_reads_the_env_file_above(
+    project: Path, sandbox: Sandbox, capsys: Any
+) -> None:
+    no_secret = {k: v for k, v in sandbox.env().items() if k != "TOOLKIT_CLIENT_SECRET"}
+    write_env_file(project / ".env", no_secret)  # a dry run needs no secret
+    journal = project / "j.jsonl"
+    assert main(["-q", "onboard", str(REPO / "sample_data"), "--journal", str(journal),
+                 "--dry-run"]) == 0
+    assert "dry run: nothing sent" in capsys.readouterr().out
+    offline = cli_onboard._offline_client(argparse.Namespace(env_file=None))
+    assert offline.customer_id == sandbox.customer_id  # the .env above's, not a placeholder

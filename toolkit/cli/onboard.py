@@ -16,6 +16,7 @@ from toolkit.cli.common import (
     check_journal,
     client_from,
     dry_run_client,
+    env_file_of,
     interrupted,
     out_path,
     print_frame,
@@ -106,7 +107,7 @@ def _offline_client(args: argparse.Namespace) -> Client:
     secret = ENV_KEYS["client_secret"]
     env[secret] = env.get(secret) or "<unused>"
     try:
-        settings = Settings.from_env(args.env_file, environ=env)
+        settings = Settings.from_env(env_file_of(args), environ=env)
     except ConfigError:
         return dry_run_client(args)
     return Client.from_connection(Connection(settings))
