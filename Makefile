@@ -56,10 +56,12 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m ruff check toolkit tests bench
+	$(PY) -m mypy toolkit
 	TOOLKIT_NOTEBOOK_SANDBOX=1 $(PY) -m pytest tests toolkit bench notebooks --doctest-modules --nbval-lax --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
 
 lint: $(STAMP)
 	$(PY) -m ruff check toolkit tests bench
+	$(PY) -m mypy toolkit
 
 lab: $(STAMP)
 	$(PY) -m toolkit lab

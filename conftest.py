@@ -2,7 +2,8 @@
 
 ``pd`` and ``toolkit`` are always there. A doctest that names ``client`` (a
 :class:`toolkit.Client`), ``sb`` (the running :class:`toolkit.sandbox.Sandbox`), ``user_id``
-(the user of timekeeper ``TK-101``), ``env_file`` (a ``.env`` of its credentials, for the
+(the user of timekeeper ``TK-101``), ``firm`` (a :class:`toolkit.firms.Firm` of the
+sandbox's customer, its source ``sample_data/``, from ``firms_file``), ``env_file`` (a ``.env`` of its credentials, for the
 command line's examples) or one of the import frames ``clients``, ``initiatives``,
 ``code_types``, ``codes``, ``code_ranges`` (a few rows of each ``sample_data/`` table) gets
 them from one sandbox per session, seeded from ``sample_data/`` with its clock stopped at
@@ -25,6 +26,7 @@ import pytest
 from _pytest.doctest import DoctestItem
 
 import toolkit
+import toolkit.firms as toolkit_firms
 from toolkit.sandbox import Sandbox, running
 
 ROOT = Path(__file__).resolve().parent
@@ -34,7 +36,7 @@ NOW = datetime(2026, 11, 21, 9, 0, tzinfo=UTC)
 
 #: names a doctest may use that come from the sandbox
 SERVICE_NAMES = ("client", "sb", "user_id", "clients", "initiatives", "code_types", "codes",
-                 "code_ranges", "env_file")
+                 "code_ranges", "env_file", "firm", "firms_file")
 _NAMED = re.compile(r"(?<![\w.\"'])(" + "|".join(SERVICE_NAMES) + r")\b")
 
 
@@ -65,6 +67,22 @@ def doctest_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbo
         yield sb
 
 
+def _firms_file(sb: Sandbox, folder: Path) -> Path:
+    """A firms file of one firm, ``sample``: the doctest sandbox's customer and sample_data."""
+    (folder / ".env").write_text(f"SAMPLE_SECRET={sb.client_secret}\n")
+    (folder / ".env").chmod(0o600)
+    path = folder / "firms.toml"
+    path.write_text(
+        "[firms.sample]\n"
+        f'customer_id = "{sb.customer_id}"\nclient_id = "{sb.client_id}"\n'
+        'client_secret_env = "SAMPLE_SECRET"\n'
+        f'auth_url = "{sb.url}"\ntime_url = "{sb.url}"\naudience = "{sb.audience}"\n'
+        f'source = "{SAMPLE}"\njournal = "state/sample.jsonl"\nsync = "lake/sample"\n'
+        'sync_since = "2026-11-01"\n'
+    )
+    return path
+
+
 @pytest.fixture(scope="session")
 def doctest_service(
     doctest_sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory
@@ -72,11 +90,14 @@ def doctest_service(
     """The sandbox's names for the doctests; the client is closed at the end."""
     users = doctest_sandbox.admin.records("users")
     env_file = doctest_sandbox.write_env(tmp_path_factory.mktemp("doctest-env") / ".env")
+    firms_file = _firms_file(doctest_sandbox, tmp_path_factory.mktemp("doctest-firms"))
     with toolkit.Client.from_env(None, environ=doctest_sandbox.env(), retries=3) as client:
         yield {
             "client": client,
             "sb": doctest_sandbox,
             "env_file": str(env_file),
+            "firm": toolkit_firms.load(firms_file)["sample"],
+            "firms_file": str(firms_file),
             "user_id": next(u["_id"] for u in users if u["timekeeperExternalId"] == "TK-101"),
             **_frames(),
         }

@@ -280,8 +280,9 @@ def definitions(
         ConfigError: the firms file is wrong (the message names the firm and the key).
 
     Example:
-        >>> defs = definitions("examples/dagster/firms.toml")  # doctest: +SKIP
-        >>> sorted(defs.resolve_asset_graph().get_all_asset_keys())  # doctest: +SKIP
+        >>> defs = definitions(firms_file)
+        >>> sorted(key.to_user_string() for key in defs.resolve_asset_graph().get_all_asset_keys())
+        ['master_data', 'reconciliation', 'time_entries']
     """
     firms = load(firms_file)
     built = assets(firms, retry_policy=retry_policy)

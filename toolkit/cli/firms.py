@@ -73,8 +73,11 @@ def run(args: argparse.Namespace) -> int:
         ConfigError: the firms file is wrong, or ``--out`` cannot be written.
 
     Example:
-        >>> run(argparse.Namespace(firms_file="firms.toml", out=None))  # doctest: +SKIP
-        0
+        >>> import contextlib, io
+        >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+        ...     code = run(argparse.Namespace(firms_file=firms_file, out=None))
+        >>> code, out.getvalue().split()[0]
+        (0, 'firm')
     """
     out = check_out_path(args.out) if getattr(args, "out", None) else None
     frame = status(load(args.firms_file))
