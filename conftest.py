@@ -2,15 +2,15 @@
 
 ``pd`` and ``toolkit`` are always there. A doctest that names ``client`` (a
 :class:`toolkit.Client`), ``sb`` (the running :class:`toolkit.sandbox.Sandbox`), ``user_id``
-(the user of timekeeper ``TK-101``), ``firm`` (a :class:`toolkit.firms.Firm` of the
-sandbox's customer, its source ``sample_data/``, from ``firms_file``), ``env_file`` (a ``.env`` of its credentials, for the
-command line's examples) or one of the import frames ``clients``, ``initiatives``,
-``code_types``, ``codes``, ``code_ranges`` (a few rows of each ``sample_data/`` table) gets
-them from one sandbox per session, seeded from ``sample_data/`` with its clock stopped at
-:data:`NOW` (so the seeded entries, released over the four weeks before it, are the same in
-every run). The sandbox starts with the first doctest that needs it, so a run of plain module
-doctests never starts one. ``tmp`` is a fresh folder for each doctest that names it; every
-doctest runs in the repository's root, where ``sample_data/`` is.
+(the user of timekeeper ``TK-101``), ``firm`` (a :class:`toolkit.firms.Firm` of the sandbox's
+customer, its source ``sample_data/``, from ``firms_file``), ``env_file`` (a ``.env`` of its
+credentials, for the command line's examples) or one of the import frames ``clients``,
+``initiatives``, ``code_types``, ``codes``, ``code_ranges`` (a few rows of each
+``sample_data/`` table) gets them from one sandbox per session, seeded from ``sample_data/``
+with its clock stopped at :data:`NOW` (so the seeded entries, released over the four weeks
+before it, are the same in every run). The sandbox starts with the first doctest that needs it,
+so a run of plain module doctests never starts one. ``tmp`` is a fresh folder for each doctest
+that names it; every doctest runs in the repository's root, where ``sample_data/`` is.
 """
 
 from __future__ import annotations
