@@ -32,10 +32,10 @@ __all__ = ["add_arguments", "initiatives", "run"]
 _ROUTE = "POST /api/v1/customers/{customerId}/initiatives/import"
 
 
-def initiatives(n: int, client: str = "PACE-C") -> pd.DataFrame:
+def make_initiatives(n: int, client: str = "PACE-C") -> pd.DataFrame:
     """``n`` valid initiatives of one client.
 
-    >>> len(initiatives(3))
+    >>> len(make_initiatives(3))
     3
     """
     return pd.DataFrame(
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     Returns:
         The figures of each measurement and the verdicts.
     """
-    frame = initiatives(args.pacing_rows)
+    frame = make_initiatives(args.pacing_rows)
     workers = args.pacing_workers
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(dir=memory_tmp()) as tmp:

@@ -9,13 +9,14 @@ a sandbox of the notebook's own.
 
 Which service :func:`connect` uses, first match wins:
 
-1. ``TOOLKIT_NOTEBOOK_SANDBOX=1`` or ``TOOLKIT_USE_ENV=0``: the notebook's own sandbox.
-2. ``env_file=`` given, ``TOOLKIT_USE_ENV=1`` (``toolkit lab`` sets it), or a ``TOOLKIT_*``
+1. ``env_file=`` given: the service that file configures.
+2. ``TOOLKIT_NOTEBOOK_SANDBOX=1`` or ``TOOLKIT_USE_ENV=0``: the notebook's own sandbox.
+3. ``TOOLKIT_USE_ENV=1`` (``toolkit lab`` sets it), or a ``TOOLKIT_*``
    connection variable set in the environment or in the ``.env`` that python-dotenv's
    ``find_dotenv(usecwd=True)`` finds (this folder, then each parent): the configured service,
    through :meth:`toolkit.Client.from_env`. Every notebook writes, so a service that is not on
    this machine is refused unless ``allow_writes=True`` or ``TOOLKIT_ALLOW_WRITES=1``.
-3. Otherwise a sandbox (``toolkit.sandbox.running``, an optional extra) seeded with
+4. Otherwise a sandbox (``toolkit.sandbox.running``, an optional extra) seeded with
    ``sample_data/``, kept running for the kernel's life and stopped at exit; a second
    :func:`connect` stops it and starts a fresh one, so re-running a notebook starts afresh.
 """
@@ -106,13 +107,13 @@ def _env_file(env_file: str | os.PathLike[str] | None) -> Path | None:
 
 def _configured(path: Path | None, explicit: bool) -> bool:
     """Whether the configured service is to be used (see the module's docstring)."""
+    if explicit:
+        return True
     if os.environ.get("TOOLKIT_NOTEBOOK_SANDBOX") == "1":
         return False
     use_env = os.environ.get("TOOLKIT_USE_ENV")
     if use_env in ("0", "1"):
         return use_env == "1"
-    if explicit:
-        return True
     values = {**(read_env_file(path) if path is not None else {}), **os.environ}
     return any(values.get(var) for var in ENV_KEYS.values())
 

@@ -116,7 +116,7 @@ def _cells(
         shown = headers.get(column, (column,)) if column is not None else ()
         columns = [j + 1 for j, name in enumerate(names) if name in shown]
         row = rec.row
-        if row is None or (isinstance(row, float) and np.isnan(row)):
+        if row is None or row is pd.NA or (isinstance(row, float) and np.isnan(row)):
             sheet_rows = [1]  # a column-level failure: on the header
             columns = columns or [1]  # a column with no header at all: on the first
         elif row in position:
