@@ -27,7 +27,7 @@ import pandas as pd
 
 from bench.bench_imports import client_for, memory_tmp, sandbox_process
 
-__all__ = ["add_arguments", "initiatives", "run"]
+__all__ = ["add_arguments", "make_initiatives", "run"]
 
 _ROUTE = "POST /api/v1/customers/{customerId}/initiatives/import"
 
