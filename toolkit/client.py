@@ -104,7 +104,7 @@ def _operation(fn: Callable[Concatenate[Connection, P], R]) -> Callable[Concaten
     sig = inspect.signature(fn)
     params = list(sig.parameters.values())
     self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    method.__signature__ = sig.replace(parameters=[self_param, *params[1:]])  # type: ignore[attr-defined]
+    method.__signature__ = sig.replace(parameters=[self_param, *params[1:]])  # type: ignore[attr-defined]  # inspect reads __signature__
     method.__doc__ = _without_args(fn.__doc__, [params[0].name])
     method.__module__ = __name__
     method.__qualname__ = f"Client.{fn.__name__}"

@@ -35,10 +35,10 @@ import pandas as pd
 from toolkit.errors import ConfigError
 
 try:
-    from openpyxl import Workbook  # type: ignore[import-untyped]
-    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE  # type: ignore[import-untyped]
-    from openpyxl.comments import Comment  # type: ignore[import-untyped]
-    from openpyxl.styles import Font, PatternFill  # type: ignore[import-untyped]
+    from openpyxl import Workbook  # type: ignore[import-untyped]  # openpyxl has no types
+    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE  # type: ignore[import-untyped]  # openpyxl has no types
+    from openpyxl.comments import Comment  # type: ignore[import-untyped]  # openpyxl has no types
+    from openpyxl.styles import Font, PatternFill  # type: ignore[import-untyped]  # openpyxl has no types
 except ImportError:  # the excel extra is not installed: write_workbook says so
     _EXCEL = False
 else:

@@ -414,5 +414,5 @@ def create_app(
     )
     app.add_middleware(_RequestGuard, max_body_bytes=max_body_bytes)
     app.add_middleware(_ProfileAnswers, store=store)  # outermost
-    app.openapi = _openapi(app)  # type: ignore[method-assign]
+    app.openapi = _openapi(app)  # type: ignore[method-assign]  # FastAPI's documented override
     return app

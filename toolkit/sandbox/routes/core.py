@@ -26,7 +26,7 @@ from ..bodies import Problem
 try:  # orjson is a toolkit dependency; the sandbox also works without it
     import orjson
 except ImportError:  # pragma: no cover
-    orjson = None  # type: ignore[assignment]
+    orjson = None  # type: ignore[assignment]  # optional: absent means json
 
 __all__ = [
     "AUTH",
