@@ -1,52 +1,745 @@
-"""The pace of a bulk run: one controller shared by all its workers.
+"""The pace of bulk runs: a budget per service, learned from the answers, shared by every run.
 
-A :class:`Pacer` decides when the next request of a run may leave. It finds the service's pace
-on its own, with additive increase and multiplicative decrease (AIMD) of the request rate, as
-TCP does and as Netflix's concurrency-limits and Vector's adaptive request concurrency do:
+A :class:`Budget` decides when the next request to one service may leave. It finds the
+service's limit from what the answers say, the way TCP BBR finds a bottleneck's bandwidth from
+the delivery rate rather than from loss alone, and bounds the requests in flight the way
+Vector's adaptive request concurrency and Netflix's concurrency-limits do:
 
-* it starts unpaced (the workers are the only bound), or at ``max_rate`` when given;
-* a 429 or 503 pauses **every** worker for the answer's ``Retry-After`` (one second when it
-  has none) and cuts the rate to ``decrease`` times the pace the service was actually
-  answering at; only the first throttled answer of an episode cuts (the others were already
-  in flight), at most once a second; ``Retry-After: 0`` (go on at once) neither pauses nor
-  cuts;
-* between cuts the rate grows by ``increase`` of its post-cut value per second, never above
-  twice the measured pace (so a rate that no longer binds cannot run away);
-* ``max_rate`` caps it for users who know their quota.
+* **start**: unpaced (the workers are the only bound), the requests in flight growing from one
+  by one per accepted answer (a slow start, so a first refusal costs one or two requests);
+* **seek**, on the first throttled answer (429 or 503): the limiter is empty at that moment, so
+  holding a pace above the limit for half a second or so and counting the accepted answers
+  measures the limit itself (a token bucket's rate, a concurrency cap's throughput); a pace far
+  above it is quartered at once; a pace that draws no refusal is below it: **ramp** doubles it
+  every quarter second until the next refusal, and seeks again from the accepted rate;
+* **cruise**: the pace is just under the measured limit (:data:`HEADROOM`), requests evenly
+  spaced (a token bucket of burst 1 refuses any two requests closer than one over its rate),
+  probing upward by 1% a second while no refusal comes (faster the longer it stays quiet). A
+  refusal sets the limit to the accepted rate *between this refusal and the previous one*: the
+  limiter was empty at both moments, so that rate is what it let through, however its burst
+  and the pauses fell;
+* **in flight**: a refusal of a request sent while others were in flight bounds the requests in
+  flight below that count (a concurrency cap refuses only beyond its cap; a rate limiter also
+  refuses a request sent alone, which lifts the bound), never below what the pace needs at the
+  current latency; the bound probes one higher after 5 quiet seconds; when the latency rises
+  well above its floor (the service queues), the bound shrinks by the ratio (a gradient);
+* **pauses**: a ``Retry-After`` (seconds or an HTTP date) of 2.5 seconds or more, or a
+  ``RateLimit``/``X-RateLimit-*`` header saying nothing remains until a reset that far, or
+  refusals with no accepted answer for a quarter of a second (a quota used up), pause every
+  run of the budget until then, and the pace resumes at the rate the last cycle was allowed.
+  A shorter ``Retry-After`` holds back the refused request only (the pace does the rest);
+  ``Retry-After: 0`` (go on at once) changes nothing. ``RateLimit-Policy`` (or
+  ``X-RateLimit-Limit`` over the longest reset seen) gives a floor to the first estimate.
 
-It is also the run's one retry policy for a service that cannot be reached (connection
-refused, name not resolved, TLS failure): the whole run waits ``backoff``, ``2 * backoff``...
-for ``retries`` rounds, not each row, and then the run fails (:attr:`Pacer.fatal`); a
-malformed URL fails it at once. Every wait ends early when the run's ``stop`` event is set.
+A budget belongs to a connection and a service (:func:`budgets_of`): concurrent runs of one
+``Client`` against one service (an import and an acknowledgement in the same notebook) share it,
+and so share one limit. It forgets what it learned after :data:`IDLE` seconds without requests.
+
+A :class:`Pacer` is one run's view of its connection's budgets: the run's ``stop`` event,
+``max_rate`` (a cap for users who know their quota), counters, and the run's one retry policy
+for a service that cannot be reached (connection refused, name not resolved, TLS failure): the
+whole run waits ``backoff``, ``2 * backoff``... for ``retries`` rounds, not each row, and then
+the run fails (:attr:`Pacer.fatal`); a malformed URL fails it at once. Every wait ends early
+when the run's ``stop`` event is set.
 """
 
 from __future__ import annotations
 
+import math
+import re
 import threading
 import time
+import weakref
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 
 from toolkit.core.http import INVALID_URL, UNREACHABLE, Reply
 
-__all__ = ["THROTTLE_STATUSES", "Pacer"]
+__all__ = [
+    "HEADROOM",
+    "IDLE",
+    "THROTTLE_STATUSES",
+    "Budget",
+    "Budgets",
+    "LimitHints",
+    "Pacer",
+    "Ticket",
+    "budgets_of",
+    "limit_hints",
+]
 
-#: Answers that slow the whole run down.
+#: Answers that slow the pace down.
 THROTTLE_STATUSES = (429, 503)
 
-_WINDOW = 2.0  # seconds of answers the measured pace is read from
-_MIN_RATE = 0.5
+#: The pace as a share of the measured limit.
+HEADROOM = 0.96
+
+#: Seconds without a request after which a budget forgets what it learned.
+IDLE = 10.0
+
+_MIN_RATE = 0.2  # requests per second: the slowest pace
+_ROUND = 0.25  # seconds: the shortest hold of a seek
+_LONG_WAIT = 2.5  # a Retry-After this long (seconds) pauses every run of the budget
+_DRY = 1.0  # refusals (5 or more) and no accepted answer for this long: the quota is used up
+_PROBE = 0.005  # growth of the estimate per second of quiet (doubling every _PROBE_DOUBLING)
+_PROBE_DOUBLING = 3.0
+_PROBE_MAX = 0.5
+_LIMIT_PROBE = 5.0  # quiet seconds before the in-flight bound probes one higher
+_WINDOW = 2.0  # seconds of answers the measured rate is read from
+
+
+@dataclass(frozen=True)
+class LimitHints:
+    """What an answer's rate limit headers say (every field ``None`` when not said).
+
+    Attributes:
+        quota: requests the policy allows per ``window`` (``q``, ``X-RateLimit-Limit``).
+        window: seconds of the policy's window (``w``), when said.
+        remaining: requests left now (``r``, ``X-RateLimit-Remaining``).
+        reset: seconds until the quota is whole again (``t``, ``X-RateLimit-Reset``).
+    """
+
+    quota: float | None = None
+    window: float | None = None
+    remaining: float | None = None
+    reset: float | None = None
+
+
+_PARAM = re.compile(r";\s*([a-z]+)\s*=\s*([0-9.]+)")
+
+
+def _params(value: str) -> dict[str, float]:
+    """The numeric parameters of the first item of a structured-field list."""
+    first = value.split(",", 1)[0]
+    out: dict[str, float] = {}
+    for key, number in _PARAM.findall(first):
+        try:
+            out[key] = float(number)
+        except ValueError:
+            continue
+    return out
+
+
+def _number(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value.strip())
+    except ValueError:
+        return None
+    return number if math.isfinite(number) and number >= 0 else None
+
+
+def limit_hints(headers: Mapping[str, str] | None, *, now: float | None = None) -> LimitHints:
+    """Read ``RateLimit``/``RateLimit-Policy`` (IETF draft) or ``X-RateLimit-*`` headers.
+
+    Args:
+        headers: header names (any case) and values; ``None`` for none.
+        now: the wall clock (epoch seconds), to read an ``X-RateLimit-Reset`` given as an
+            epoch time; default ``time.time()``.
+
+    Returns:
+        The hints; every field ``None`` when the headers say nothing.
+
+    Example:
+        >>> limit_hints({"RateLimit-Policy": '"w";q=300;w=10', "RateLimit": '"w";r=0;t=6'})
+        LimitHints(quota=300.0, window=10.0, remaining=0.0, reset=6.0)
+        >>> limit_hints({"x-ratelimit-limit": "60", "x-ratelimit-reset": "3"}).reset
+        3.0
+    """
+    if not headers:
+        return LimitHints()
+    low = {k.lower(): v for k, v in headers.items()}
+    quota = window = remaining = reset = None
+    if "ratelimit-policy" in low:
+        policy = _params(low["ratelimit-policy"])
+        quota, window = policy.get("q"), policy.get("w")
+    if "ratelimit" in low:
+        state = _params(low["ratelimit"])
+        remaining, reset = state.get("r"), state.get("t")
+    if quota is None:
+        quota = _number(low.get("x-ratelimit-limit"))
+    if remaining is None:
+        remaining = _number(low.get("x-ratelimit-remaining"))
+    if reset is None:
+        reset = _number(low.get("x-ratelimit-reset"))
+        if reset is not None and reset > 1e9:  # an epoch time (GitHub and others)
+            reset = max(0.0, reset - (time.time() if now is None else now))
+    return LimitHints(quota, window, remaining, reset)
+
+
+@dataclass(frozen=True)
+class Ticket:
+    """One request let through by a budget; hand it back with the answer.
+
+    Attributes:
+        budget: the budget that let it through.
+        sent: when (the budget's clock).
+        in_flight: requests of the budget in flight when it left, itself included.
+        epoch: the budget's reaction count when it left (a refusal reacts once).
+        outage: the run's count of outage waits when it left.
+        early: it left less than an interval after the one before (catching up a late slot).
+        cap: the concurrency cap the budget supposed when it left (``None``: none).
+    """
+
+    budget: Budget
+    sent: float
+    in_flight: int
+    epoch: int
+    outage: int = 0
+    early: bool = False
+    cap: int | None = None
+
+
+class Budget:
+    """The pace of one service for one connection, learned from the answers.
+
+    Thread-safe: every method takes :attr:`cond`. The core is non-blocking (:meth:`delay`,
+    :meth:`take`, :meth:`answer`), so it runs as well on a simulated clock.
+
+    Args:
+        clock: monotonic seconds.
+
+    Example:
+        >>> budget = Budget()
+        >>> budget.delay(), budget.rate
+        (0.0, None)
+        >>> ticket = budget.take()
+        >>> budget.answer(ticket, 201)
+        >>> budget.phase, budget.in_flight
+        ('start', 0)
+    """
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.cond = threading.Condition()
+        self._clock = clock
+        self._forget(clock())
+
+    def _forget(self, now: float) -> None:
+        #: the pace in requests per second (``None``: unpaced).
+        self.rate: float | None = None
+        #: the measured limit in requests per second (``None``: not known yet).
+        self.estimate: float | None = None
+        #: ``start``, ``seek`` or ``cruise`` (see the module's docstring).
+        self.phase = "start"
+        #: the bound on requests in flight (``None``: the workers are the only bound).
+        self.limit: int | None = 1
+        #: requests let through and not answered yet.
+        self.in_flight = 0
+        #: until when every run of the budget waits (the budget's clock).
+        self.paused_until = now
+        self._slow_start = True
+        self._fresh = False
+        self._slack = 0.5  # of an interval: how early a late worker may catch up a slot
+        self._rate_limited = False  # no concurrency cap: refused within the supposed cap
+        self._cap: int | None = None  # the concurrency cap the refusals suggest
+        self._within_ok = self._within_refused = 0  # answers to requests within it
+        self._next = now
+        self._epoch = 0
+        self._started = now
+        self._last_send = now
+        self._cycle_start = now
+        self._cycle_oks = 0
+        self._ok: deque[float] = deque()  # times of accepted answers, the last _WINDOW seconds
+        self._oks = 0  # accepted answers in all
+        self._last_ok = now
+        self._dry = 0  # refusals since the last accepted answer
+        self._reacted_at: float | None = None
+        self._oks_at_reaction = 0
+        self._sent_at_reaction = 0
+        self._quiet_since = now  # the last refusal (or the start)
+        self._grown_at = now
+        self._dry_pauses = 0  # pauses in a row with no accepted answer between them
+        # seek: counting from the first refusal of the hold
+        self._seek_from: float | None = None
+        self._hold_from, self._hold_oks, self._hold_sent = now, 0, 0
+        self._stalls = 0  # holds in a row that could not keep their pace
+        self._sent = 0
+        self._seek_lo: float | None = None  # a pace that drew no refusal
+        self._seek_hi: float | None = None  # a pace that did
+        self._seek_until = now
+        # latency of accepted answers, and the in-flight bound's last change
+        self._latency: deque[float] = deque(maxlen=64)
+        self._latency_floor: float | None = None
+        self._limit_at = now
+        self._limit_hit = -math.inf  # when a request last waited for the in-flight bound
+        self._hint_rate: float | None = None
+        #: how many times every run of the budget was paused.
+        self.counts_pauses = 0
+        self._longest_reset = 0.0
+
+    def __repr__(self) -> str:
+        rate = "unpaced" if self.rate is None else f"{self.rate:.1f}/s"
+        limit = "-" if self.limit is None else str(self.limit)
+        return f"Budget(phase={self.phase!r}, rate={rate}, in_flight_limit={limit})"
+
+    # -- the non-blocking core -------------------------------------------------------------
+
+    def delay(self, now: float | None = None) -> float:
+        """Seconds until a request may leave (0: now; ``math.inf``: when one is answered).
+
+        Args:
+            now: the budget's clock (default: read it).
+
+        Returns:
+            The wait.
+        """
+        with self.cond:
+            now = self._clock() if now is None else now
+            if self.in_flight == 0 and now - max(self._last_send, self.paused_until) > IDLE:
+                if self.phase != "start" or self.limit != 1:
+                    self._forget(now)
+            if now < self.paused_until:
+                return self.paused_until - now
+            if self.limit is not None and self.in_flight >= self.limit:
+                self._limit_hit = now
+                return math.inf
+            if self.rate is None:
+                return 0.0
+            self._grow(now)
+            assert self.rate is not None
+            slot = max(self._next, now - self._slack / self.rate)
+            return max(0.0, slot - now)
+
+    def take(self, now: float | None = None) -> Ticket:
+        """Let one request leave now (after :meth:`delay` said 0).
+
+        Args:
+            now: the budget's clock (default: read it).
+
+        Returns:
+            The request's ticket.
+        """
+        with self.cond:
+            now = self._clock() if now is None else now
+            early = False
+            if self.rate is not None:
+                # a late worker may catch its slot up by the slack: no time is lost, and no two
+                # requests leave closer than (1 - slack) intervals
+                self._next = max(self._next, now - self._slack / self.rate) + 1.0 / self.rate
+                early = now - self._last_send < 0.95 / self.rate
+            self.in_flight += 1
+            self._sent += 1
+            self._last_send = now
+            return Ticket(self, now, self.in_flight, self._epoch, early=early, cap=self._cap)
+
+    def forget(self, ticket: Ticket) -> None:
+        """Give back a ticket whose request got no answer at all (not sent, or a bug).
+
+        Args:
+            ticket: what :meth:`take` returned.
+        """
+        with self.cond:
+            self.in_flight = max(0, self.in_flight - 1)
+            self.cond.notify_all()
+
+    def answer(
+        self,
+        ticket: Ticket,
+        status: int | None,
+        *,
+        retry_after: float | None = None,
+        hints: LimitHints | None = None,
+        now: float | None = None,
+    ) -> None:
+        """Learn from the answer to one request.
+
+        Args:
+            ticket: what :meth:`take` returned for it.
+            status: its HTTP status (``None``: no answer came).
+            retry_after: seconds of its ``Retry-After``, when it had one.
+            hints: what its rate limit headers said.
+            now: the budget's clock (default: read it).
+        """
+        with self.cond:
+            now = self._clock() if now is None else now
+            self.in_flight = max(0, self.in_flight - 1)
+            if hints is not None:
+                self._learn_hints(hints)
+            if status is None:
+                pass  # no answer: nothing to learn about the limit
+            elif status in THROTTLE_STATUSES:
+                if retry_after is None or retry_after > 0:  # "Retry-After: 0": go on
+                    self._refused(now, ticket, retry_after, hints)
+            else:
+                self._accepted(now, ticket)
+            self.cond.notify_all()
+
+    def measured(self, now: float | None = None) -> float | None:
+        """Accepted answers per second over the last two seconds, or ``None`` (too early).
+
+        Args:
+            now: the budget's clock (default: read it).
+
+        Returns:
+            The rate.
+
+        Example:
+            >>> Budget().measured() is None
+            True
+        """
+        with self.cond:
+            now = self._clock() if now is None else now
+            start = max(now - _WINDOW, self._started, min(self.paused_until, now))
+            if now - start < 0.25:
+                return None
+            self._recent(now)
+            return self._count_since(start) / (now - start)
+
+    # -- internals (called with the condition held) ----------------------------------------
+
+    def _count_since(self, start: float) -> int:
+        """Accepted answers since ``start`` (at most :data:`_WINDOW` seconds ago)."""
+        n = 0
+        for t in reversed(self._ok):
+            if t < start:
+                break
+            n += 1
+        return n
+
+    def _recent(self, now: float) -> int:
+        """Accepted answers in the last :data:`_WINDOW` seconds."""
+        while self._ok and self._ok[0] < now - _WINDOW:
+            self._ok.popleft()
+        return len(self._ok)
+
+    def _accepted(self, now: float, ticket: Ticket) -> None:
+        self._ok.append(now)
+        self._recent(now)
+        self._oks += 1
+        self._last_ok = now
+        self._dry = 0
+        if ticket.cap is not None and ticket.in_flight <= ticket.cap:
+            self._within_ok += 1
+        latency = now - ticket.sent
+        self._latency.append(latency)
+        if self._latency_floor is None or latency < self._latency_floor:
+            self._latency_floor = latency
+        if self._slow_start and self.limit is not None:
+            self.limit += 1
+            if self.limit >= 64:
+                self.limit, self._slow_start = None, False
+        if self.phase == "seek":
+            self._seek_check(now)
+        self._gradient(now)
+
+    def _refused(
+        self, now: float, ticket: Ticket, retry_after: float | None, hints: LimitHints | None
+    ) -> None:
+        self._dry += 1
+        self._quiet_since = now
+        wait = retry_after
+        if wait is None and hints is not None and hints.remaining == 0 and hints.reset:
+            wait = hints.reset
+        crowded = self._bound_in_flight(now, ticket)
+        if ticket.epoch != self._epoch and self.phase != "start":
+            return  # sent before the last reaction: accounted for
+        used_up = self._dry >= 5 and now - self._last_ok >= _DRY and self.phase != "start"
+        if (wait is not None and wait >= _LONG_WAIT) or used_up:
+            self._pause(now, wait)
+        elif crowded:  # too many in flight: the bound answers it, not the pace
+            self._epoch += 1
+        elif self._stalled(now - ticket.sent):
+            pass  # it waited far longer than answers do: bunched up behind a stall, no evidence
+        elif ticket.early and self._slack > 0.02:
+            # refused when it caught up a late slot: the limiter keeps no burst (a token
+            # bucket of 1 refuses two requests closer than one over its rate); the pace may
+            # be right, the spacing was not
+            self._slack /= 4
+            self._epoch += 1
+        elif self.phase == "seek":
+            self._seek_refused(now)
+        else:
+            self._react(now)
+
+    def _stalled(self, latency: float) -> bool:
+        """Whether a request took far longer than answers usually do (a stall on the way)."""
+        if len(self._latency) < 8:
+            return False
+        typical = sorted(self._latency)[len(self._latency) // 2]
+        return latency > max(4 * typical, typical + 0.05)
+
+    def _react(self, now: float) -> None:
+        """One reaction to a refusal in ``start`` or ``cruise``."""
+        self._epoch += 1
+        previous, oks_then = self._reacted_at, self._oks_at_reaction
+        self._reacted_at, self._oks_at_reaction = now, self._oks
+        sent_then, self._sent_at_reaction = self._sent_at_reaction, self._sent
+        if self.phase == "start":
+            self._slow_start = False
+            self._seek_lo = self._seek_hi = None
+            first = self._oks / max(now - self._started, _ROUND)
+            self._seek(now, max(first, self._hint_rate or 0.0), empty=True)
+            return
+        # cruise: the limiter was empty at the last reaction and is empty now
+        assert self.estimate is not None and self.rate is not None
+        span = now - previous if previous is not None else 0.0
+        between = (self._oks - oks_then) / span if span > 0 else 0.0
+        if span >= 1.0 or self._fresh:
+            # what went through is a floor; the pace that was refused, a ceiling
+            self.estimate = max(between, min(self.rate, self.estimate), _MIN_RATE)
+        else:  # refusals in quick succession: one in every n sent means about 1/n too fast
+            n = max(self._sent - sent_then, 1)
+            cut = min(0.95, max(1.0 - 1.0 / n, 0.9))
+            self.estimate = max(between, cut * self.estimate, _MIN_RATE)
+        self._fresh = False
+        self._set_rate(HEADROOM * self.estimate, now)
+        assert self.rate is not None
+        self._next = max(self._next, now + 1.0 / self.rate)  # the limiter is empty now
+
+    def _seek(self, now: float, rate: float, *, empty: bool) -> None:
+        """Hold a pace: refused (above the limit) or not within the hold (below it).
+
+        Args:
+            now: the clock.
+            rate: the pace to hold.
+            empty: the limiter is known empty now (just refused): count what it lets through
+                from now, a lower bound of its rate.
+        """
+        self.phase = "seek"
+        self._epoch += 1
+        self._set_rate(rate, now)
+        assert self.rate is not None
+        self._next = max(self._next, now + 1.0 / self.rate)
+        self._hold_from, self._hold_oks, self._hold_sent = now, self._oks, self._sent
+        self._seek_until = now + max(_ROUND, 3.0 / self.rate)
+        self._seek_from = now if empty else None
+
+    def _seek_refused(self, now: float) -> None:
+        """A refusal in a hold: its pace is above the limit; bisect on."""
+        assert self.rate is not None
+        self._seek_hi = min(self._seek_hi or math.inf, self.rate)
+        if self._seek_from is not None:  # what went through since the limiter was empty
+            span, n = now - self._seek_from, self._oks - self._hold_oks
+            if span >= 0.2 and n >= 2:
+                self._seek_lo = max(self._seek_lo or 0.0, (n - 1) / span)
+        self._seek_next(now, empty=True)
+
+    def _seek_check(self, now: float) -> None:
+        """The end of a hold without a refusal: its pace is below the limit, if it was kept."""
+        if now < self._seek_until:
+            return
+        assert self.rate is not None
+        span = now - self._hold_from
+        sent = self._sent - self._hold_sent
+        if sent < 0.7 * span * self.rate - 1:
+            if self._limit_hit < self._hold_from and self._stalls < 2:
+                self._stalls += 1  # a stall (the machine was busy): hold this pace again
+                self._seek(now, self.rate, empty=False)
+                return
+            # the pace did not bind (the in-flight bound or the workers did): keep it above
+            self._cruise(now, 1.25 * (self._oks - self._hold_oks) / span)
+            return
+        self._stalls = 0
+        # what passed is the pace the requests actually left at (late wake-ups slow it)
+        self._seek_lo = max(self._seek_lo or 0.0, min(self.rate, (sent + 1) / span))
+        self._seek_next(now, empty=False)
+
+    def _seek_next(self, now: float, *, empty: bool) -> None:
+        lo, hi = self._seek_lo, self._seek_hi
+        if hi is None:
+            assert lo is not None
+            pace = 2.0 * lo
+        elif lo is None:
+            pace = hi / 4.0
+        elif hi - lo <= 0.05 * hi:
+            self._cruise(now, lo)
+            return
+        else:
+            pace = math.sqrt(lo * hi) if hi > 2 * lo else (lo + hi) / 2
+        self._seek(now, max(pace, _MIN_RATE), empty=empty)
+
+    def _cruise(self, now: float, estimate: float) -> None:
+        self.estimate = max(estimate, _MIN_RATE)
+        self.phase = "cruise"
+        self._fresh = True  # its first refusal is no refusal "in quick succession"
+        self._epoch += 1
+        self._reacted_at, self._oks_at_reaction = now, self._oks
+        self._quiet_since = now
+        self._set_rate(HEADROOM * self.estimate, now)
+
+    def _set_rate(self, rate: float, now: float) -> None:
+        self.rate = max(rate, _MIN_RATE)
+        self._grown_at = now
+
+    def _grow(self, now: float) -> None:
+        """Ramp or probe the pace (called when a request may leave)."""
+        assert self.rate is not None
+        dt = now - self._grown_at
+        if dt <= 0:
+            return
+        self._grown_at = now
+        if self.phase == "seek":
+            self._seek_check(now)
+            return
+        quiet = now - self._quiet_since
+        if quiet >= _WINDOW and self._recent(now) < 0.5 * self.rate * _WINDOW:
+            return  # the pace does not bind (the in-flight bound does): no runaway
+        if self.phase == "cruise" and self.estimate is not None:
+            growth = min(_PROBE_MAX, _PROBE * 2.0 ** (quiet / _PROBE_DOUBLING))
+            self.estimate *= 1.0 + growth * dt
+            self.rate = HEADROOM * self.estimate
+
+    def _pause(self, now: float, seconds: float | None) -> None:
+        """The quota is used up: every run waits, then the pace resumes at the cycle's rate."""
+        self.counts_pauses += 1
+        allowed = self._oks - self._cycle_oks
+        self._dry_pauses = 0 if allowed else self._dry_pauses + 1
+        if seconds is None:  # nothing said how long: 1 s, doubling while nothing goes through
+            seconds = min(30.0, 2.0 ** max(self._dry_pauses - 1, 0))
+        self.paused_until = max(self.paused_until, now + max(seconds, 0.0))
+        if allowed:  # the rate this cycle was allowed, its pause included
+            self.estimate = allowed / (self.paused_until - self._cycle_start)
+            self._cycle_start, self._cycle_oks = self.paused_until, self._oks
+        self.estimate = max(self.estimate or 0.0, self._hint_rate or 0.0, _MIN_RATE)
+        self._next = self.paused_until
+        self._slow_start = False
+        self._epoch += 1
+        self._dry = 0
+        self._last_ok = self.paused_until
+        self._reacted_at, self._oks_at_reaction = now, self._oks  # the limiter is empty now
+        self._quiet_since = self.paused_until
+        self.phase = "cruise"
+        # a quota per window: the cycle's rate is the quota's, no headroom needed
+        self._set_rate(0.99 * self.estimate, self.paused_until)
+
+    def _learn_hints(self, hints: LimitHints) -> None:
+        if hints.reset is not None:
+            self._longest_reset = max(self._longest_reset, hints.reset)
+        window = hints.window or (self._longest_reset or None)
+        if hints.quota and window:
+            self._hint_rate = hints.quota / window
+
+    def _bound_in_flight(self, now: float, ticket: Ticket) -> bool:
+        """Bound the requests in flight below a refused request's count (a concurrency cap).
+
+        Returns:
+            Whether the refusal is explained by too many requests in flight (not the pace).
+        """
+        self._slow_start = False
+        if self._rate_limited:
+            return False
+        if ticket.cap is None and ticket.in_flight <= 1:  # refused alone: a rate limit
+            self._rate_limited = True
+            self.limit = self._cap = None
+            return False
+        if ticket.cap is not None and ticket.in_flight <= ticket.cap:
+            # refused within the cap the earlier refusals suggested: a cap refuses so only in
+            # a race (an answer out before its place is free); a rate limiter, mostly
+            self._within_refused += 1
+            if self._within_refused >= 2 and self._within_refused > self._within_ok:
+                self._rate_limited = True
+                self.limit = self._cap = None
+                return False
+            return True
+        # never below what the accepted rate needs at the current latency (Little's law)
+        need = 1
+        if self._latency and self.phase != "start":
+            latency = sorted(self._latency)[len(self._latency) // 2]
+            need = math.ceil(self._recent(now) / _WINDOW * latency)
+        bound = max(1, need, ticket.in_flight - 1)
+        if self._cap is None or bound < self._cap:
+            self._cap, self._within_ok, self._within_refused = bound, 0, 0
+        if self.limit is None or bound < self.limit:
+            self.limit = bound
+            self._limit_at = now
+        return ticket.in_flight > bound
+
+    def _gradient(self, now: float) -> None:
+        """Probe the in-flight bound up when quiet; shrink it when the latency climbs."""
+        if self.limit is None or self._slow_start:
+            return
+        since = max(self._quiet_since, self._limit_at)
+        if now - since >= _LIMIT_PROBE and self._limit_hit > since:
+            self.limit += 1
+            self._limit_at = now
+            if self.limit >= 64:
+                self.limit = None
+            return
+        floor = self._latency_floor
+        if floor is None or len(self._latency) < 16:
+            return
+        recent = sorted(list(self._latency)[-16:])[8]
+        if recent > 2.0 * floor + 0.05 and now - self._limit_at >= 1.0:
+            self.limit = max(1, math.floor(self.limit * 2.0 * floor / recent + 1))
+            self._limit_at = now
+
+
+class Budgets:
+    """The budgets of one connection, one per service (its base URL).
+
+    Example:
+        >>> budgets = Budgets()
+        >>> budgets.get("http://svc") is budgets.get("http://svc")
+        True
+    """
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._by_key: dict[str, Budget] = {}
+
+    def get(self, key: str = "") -> Budget:
+        """The budget of a service (made on first use).
+
+        Args:
+            key: the service's base URL.
+
+        Returns:
+            The budget.
+        """
+        with self._lock:
+            budget = self._by_key.get(key)
+            if budget is None:
+                budget = self._by_key[key] = Budget(clock=self._clock)
+            return budget
+
+    def all(self) -> list[Budget]:
+        """Every budget made so far.
+
+        Returns:
+            The budgets.
+        """
+        with self._lock:
+            return list(self._by_key.values())
+
+
+_REGISTRY: weakref.WeakKeyDictionary[object, Budgets] = weakref.WeakKeyDictionary()
+_REGISTRY_LOCK = threading.Lock()
+
+
+def budgets_of(owner: object) -> Budgets:
+    """The budgets shared by every run over one connection (made on first use).
+
+    Args:
+        owner: the connection (any object that can be weakly referenced); its budgets go
+            when it goes.
+
+    Returns:
+        Its budgets.
+
+    Example:
+        >>> class Conn: ...
+        >>> conn = Conn()
+        >>> budgets_of(conn) is budgets_of(conn), budgets_of(conn) is budgets_of(Conn())
+        (True, False)
+    """
+    with _REGISTRY_LOCK:
+        found = _REGISTRY.get(owner)
+        if found is None:
+            found = _REGISTRY[owner] = Budgets()
+        return found
 
 
 class Pacer:
     """When the next request of a run may leave; shared by all the run's worker threads.
 
     Args:
-        max_rate: requests per second never exceeded (``None``: no cap).
+        max_rate: requests per second this run never exceeds (``None``: no cap).
         retries: rounds of waiting for an unreachable service before the run fails.
         backoff: first wait of those rounds in seconds (doubled each round).
-        decrease: factor applied to the pace on a throttled answer (0 to 1).
-        increase: growth per second, as a fraction of the rate set by the last cut.
+        budgets: the connection's budgets (:func:`budgets_of`); a private set by default.
         stop: the run's stop event (a new one by default); set it to end every wait.
         clock: monotonic seconds (for tests).
 
@@ -64,8 +757,7 @@ class Pacer:
         max_rate: float | None = None,
         retries: int = 4,
         backoff: float = 0.25,
-        decrease: float = 0.85,
-        increase: float = 0.03,
+        budgets: Budgets | None = None,
         stop: threading.Event | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -74,142 +766,117 @@ class Pacer:
         self.max_rate = float(max_rate) if max_rate is not None else None
         self.retries = retries
         self.backoff = backoff
-        self.decrease = decrease
-        self.increase = increase
+        self.budgets = budgets if budgets is not None else Budgets(clock=clock)
         self.stop = stop or threading.Event()
         self._clock = clock
-        self._cond = threading.Condition()
-        self.rate: float | None = self.max_rate
-        self._base = self.rate or 0.0
-        self._grown_at = clock()
-        self._next = 0.0
-        self._paused_until = 0.0
-        self._resumed_at = clock()
-        self._epoch = 0
+        self._lock = threading.Lock()
+        self._next = 0.0  # the run's own slot under max_rate
+        self._paused_until = 0.0  # the run's wait for an unreachable service
+        self._outage = 0
         self._outages = 0
-        self._cut_at = -1e9
-        self._ok: deque[float] = deque()
+        self._used: set[Budget] = set()
         #: why the run failed (a service that cannot be reached), or ``None``.
         self.fatal: str | None = None
-        #: counters: ``requests``, ``throttled``, ``pauses``, ``cuts``.
-        self.counts = {"requests": 0, "throttled": 0, "pauses": 0, "cuts": 0}
+        #: counters: ``requests``, ``throttled``, ``pauses``.
+        self.counts = {"requests": 0, "throttled": 0, "pauses": 0}
 
     def __repr__(self) -> str:
         rate = "unpaced" if self.rate is None else f"{self.rate:.1f}/s"
         return f"Pacer(rate={rate}, fatal={self.fatal!r})"
 
+    @property
+    def rate(self) -> float | None:
+        """This run's pace in requests per second (``None``: unpaced)."""
+        rates = [b.rate for b in self._budgets_used() if b.rate is not None]
+        if self.max_rate is not None:
+            rates.append(self.max_rate)
+        return min(rates) if rates else None
+
+    def _budgets_used(self) -> list[Budget]:
+        with self._lock:
+            return list(self._used)
+
     def wake(self) -> None:
         """Wake every waiting worker (after setting :attr:`stop`)."""
-        with self._cond:
-            self._cond.notify_all()
+        for budget in self._budgets_used():
+            with budget.cond:
+                budget.cond.notify_all()
 
-    def acquire(self) -> int | None:
-        """Wait until a request may leave.
+    def acquire(self, key: str = "") -> Ticket | None:
+        """Wait until a request to a service may leave.
+
+        Args:
+            key: the service's base URL (its budget).
 
         Returns:
             A ticket to hand to :meth:`observe`, or ``None`` when the run was stopped or failed
             (then nothing may be sent).
         """
-        with self._cond:
+        budget = self.budgets.get(key)
+        with self._lock:
+            self._used.add(budget)
+        with budget.cond:
             while True:
                 if self.stop.is_set() or self.fatal is not None:
                     return None
                 now = self._clock()
-                if now < self._paused_until:
-                    self._cond.wait(min(self._paused_until - now, 0.05))
+                wait = self._paused_until - now
+                if wait <= 0 and self.max_rate is not None:
+                    wait = max(self._next, now - 0.5 / self.max_rate) - now
+                if wait <= 0:
+                    wait = budget.delay(now)
+                if wait > 0:
+                    budget.cond.wait(min(wait, 0.05))
                     continue
-                if self.rate is None:
-                    break
-                self._grow(now)
-                if now >= self._next:
-                    # a little slack, so scheduling jitter does not lose time
-                    self._next = max(self._next, now - 0.05) + 1.0 / self.rate
-                    break
-                self._cond.wait(min(self._next - now, 0.05))
-            self.counts["requests"] += 1
-            return self._epoch
+                if self.max_rate is not None:
+                    self._next = max(self._next, now - 0.5 / self.max_rate) + 1 / self.max_rate
+                ticket = budget.take(now)
+                self.counts["requests"] += 1
+                return replace(ticket, outage=self._outage)
 
-    def observe(self, ticket: int, reply: Reply) -> None:
+    def release(self, ticket: Ticket) -> None:
+        """Give back a ticket whose request was not sent after all.
+
+        Args:
+            ticket: what :meth:`acquire` returned.
+        """
+        ticket.budget.forget(ticket)
+
+    def observe(self, ticket: Ticket, reply: Reply) -> None:
         """Learn from one answer (or failure) of a request sent with ``ticket``.
 
         Args:
             ticket: what :meth:`acquire` returned for the request.
             reply: what came back.
         """
-        with self._cond:
-            now = self._clock()
+        budget = ticket.budget
+        hints = limit_hints(reply.headers) if reply.headers else None
+        budget.answer(ticket, reply.status, retry_after=reply.retry_after, hints=hints)
+        with budget.cond:
+            if reply.status in THROTTLE_STATUSES:
+                self.counts["throttled"] += 1
             if reply.failure == INVALID_URL:
                 self.fatal = reply.error or "malformed URL"
             elif reply.failure == UNREACHABLE:
-                if ticket == self._epoch:  # the first failure since the last wait
-                    self._epoch += 1
+                if ticket.outage == self._outage:  # the first failure since the last wait
+                    self._outage += 1
                     self._outages += 1
                     if self._outages > self.retries:
                         self.fatal = reply.error or "the service cannot be reached"
                     else:
-                        self._pause(now, self.backoff * 2 ** (self._outages - 1))
+                        self.counts["pauses"] += 1
+                        wait = self.backoff * 2 ** (self._outages - 1)
+                        self._paused_until = max(self._paused_until, self._clock() + wait)
             elif reply.status is not None:
                 self._outages = 0
-                if reply.status in THROTTLE_STATUSES:
-                    self.counts["throttled"] += 1
-                    wait = reply.retry_after if reply.retry_after is not None else 1.0
-                    # "Retry-After: 0" asks for no slowing down; one cut per episode and second
-                    if wait > 0 and ticket == self._epoch and now - self._cut_at >= 1.0:
-                        self._epoch += 1
-                        self._cut(now)
-                        self._pause(now, wait)
-                else:
-                    self._ok.append(now)
-            self._cond.notify_all()
+            budget.cond.notify_all()
 
     def measured(self) -> float | None:
-        """Answers per second over the last two seconds of sending, or ``None`` (too early).
+        """Accepted answers per second over the last two seconds, or ``None`` (too early).
 
         Example:
             >>> Pacer().measured() is None
             True
         """
-        with self._cond:
-            return self._measured(self._clock())
-
-    # -- internals (called with the condition held) ----------------------------------------
-
-    def _measured(self, now: float) -> float | None:
-        while self._ok and self._ok[0] < now - _WINDOW:
-            self._ok.popleft()
-        span = now - max(now - _WINDOW, self._resumed_at)
-        if span < 0.25:
-            return None
-        return sum(1 for t in self._ok if t >= self._resumed_at) / span
-
-    def _pause(self, now: float, seconds: float) -> None:
-        self.counts["pauses"] += 1
-        self._paused_until = max(self._paused_until, now + seconds)
-        self._resumed_at = self._paused_until
-        self._next = self._paused_until
-
-    def _cut(self, now: float) -> None:
-        measured = self._measured(now)
-        if measured is None:  # throttled at once: the answers so far, over at least a second
-            measured = len(self._ok) / max(1.0, now - self._resumed_at)
-        pace = measured if self.rate is None else min(self.rate, measured or self.rate)
-        self.rate = max(_MIN_RATE, self.decrease * pace)
-        if self.max_rate is not None:
-            self.rate = min(self.rate, self.max_rate)
-        self._base = self.rate
-        self._cut_at = now
-        self._grown_at = max(now, self._paused_until)
-        self.counts["cuts"] += 1
-
-    def _grow(self, now: float) -> None:
-        assert self.rate is not None
-        dt = now - self._grown_at
-        self._grown_at = now
-        if dt <= 0 or (self.max_rate is not None and self.rate >= self.max_rate):
-            return
-        measured = self._measured(now)
-        if measured is not None and now - self._resumed_at >= 1.0 and self.rate > 2 * measured:
-            return  # the rate no longer binds: do not let it run away
-        self.rate += self.increase * max(self._base, 1.0) * dt
-        if self.max_rate is not None:
-            self.rate = min(self.rate, self.max_rate)
+        rates = [m for b in self._budgets_used() if (m := b.measured()) is not None]
+        return sum(rates) if rates else None
