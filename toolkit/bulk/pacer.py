@@ -82,7 +82,7 @@ _MIN_RATE = 0.2  # requests per second: the slowest pace
 _ROUND = 0.25  # seconds: the shortest hold of a seek
 _LONG_WAIT = 2.5  # a Retry-After this long (seconds) pauses every run of the budget
 _DRY = 1.0  # refusals (5 or more) and no accepted answer for this long: the quota is used up
-_PROBE = 0.005  # growth of the estimate per second of quiet (doubling every _PROBE_DOUBLING)
+_PROBE = 0.0025  # growth of the estimate per second of quiet (doubling every _PROBE_DOUBLING)
 _PROBE_DOUBLING = 3.0
 _PROBE_MAX = 0.5
 _LIMIT_PROBE = 5.0  # quiet seconds before the in-flight bound probes one higher
@@ -231,10 +231,13 @@ class Budget:
         self.paused_until = now
         self._slow_start = True
         self._fresh = False
+        self._w_max = 0.0  # the estimate at the last refusal in cruise
         self._slack = 0.5  # of an interval: how early a late worker may catch up a slot
         self._rate_limited = False  # no concurrency cap: refused within the supposed cap
         self._cap: int | None = None  # the concurrency cap the refusals suggest
         self._within_ok = self._within_refused = 0  # answers to requests within it
+        self._ok_at: dict[int, int] = {}  # accepted and refused requests within it, by the
+        self._refused_at: dict[int, int] = {}  # count in flight when they left
         self._next = now
         self._epoch = 0
         self._started = now
@@ -412,6 +415,7 @@ class Budget:
         self._dry = 0
         if ticket.cap is not None and ticket.in_flight <= ticket.cap:
             self._within_ok += 1
+            self._ok_at[ticket.in_flight] = self._ok_at.get(ticket.in_flight, 0) + 1
         latency = now - ticket.sent
         self._latency.append(latency)
         if self._latency_floor is None or latency < self._latency_floor:
@@ -435,7 +439,12 @@ class Budget:
         crowded = self._bound_in_flight(now, ticket)
         if ticket.epoch != self._epoch and self.phase != "start":
             return  # sent before the last reaction: accounted for
-        used_up = self._dry >= 5 and now - self._last_ok >= _DRY and self.phase != "start"
+        # nothing went through for a while, or three refusals in a row that name a wait: the
+        # quota is used up until then (a fixed window); a pace cannot help
+        used_up = self.phase != "start" and (
+            (self._dry >= 5 and now - self._last_ok >= _DRY)
+            or (self._dry >= 3 and wait is not None and wait > 0)
+        )
         if (wait is not None and wait >= _LONG_WAIT) or used_up:
             self._pause(now, wait)
         elif crowded:  # too many in flight: the bound answers it, not the pace
@@ -476,13 +485,18 @@ class Budget:
         assert self.estimate is not None and self.rate is not None
         span = now - previous if previous is not None else 0.0
         between = (self._oks - oks_then) / span if span > 0 else 0.0
-        if span >= 1.0 or self._fresh:
-            # what went through is a floor; the pace that was refused, a ceiling
-            self.estimate = max(between, min(self.rate, self.estimate), _MIN_RATE)
+        refused_at = min(self.rate, self.estimate)  # the pace that was refused
+        if span >= 3.0 and between < 0.8 * self.rate and not self._fresh:
+            # far less went through than was sent, for long: the limit is lower
+            self.estimate = max(between, _MIN_RATE)
+        elif span >= 1.0 or self._fresh:  # the pace that was refused is about the limit
+            self.estimate = max(refused_at, _MIN_RATE)
         else:  # refusals in quick succession: one in every n sent means about 1/n too fast
             n = max(self._sent - sent_then, 1)
             cut = min(0.95, max(1.0 - 1.0 / n, 0.9))
-            self.estimate = max(between, cut * self.estimate, _MIN_RATE)
+            self.estimate = max(between, cut * refused_at, _MIN_RATE)
+        # a pace refused once (noise, or a late slot) is tried again soon, and not beyond
+        self._w_max = refused_at if self._fresh or span >= 1.0 else min(self._w_max, refused_at)
         self._fresh = False
         self._set_rate(HEADROOM * self.estimate, now)
         assert self.rate is not None
@@ -541,8 +555,8 @@ class Budget:
         if hi is None:
             assert lo is not None
             pace = 2.0 * lo
-        elif lo is None:
-            pace = hi / 4.0
+        elif lo is None:  # far over; not below a few a second, so a used-up quota shows
+            pace = max(hi / 4.0, min(hi, 5.0 / _DRY))
         elif hi - lo <= 0.05 * hi:
             self._cruise(now, lo)
             return
@@ -577,8 +591,11 @@ class Budget:
         if quiet >= _WINDOW and self._recent(now) < 0.5 * self.rate * _WINDOW:
             return  # the pace does not bind (the in-flight bound does): no runaway
         if self.phase == "cruise" and self.estimate is not None:
-            growth = min(_PROBE_MAX, _PROBE * 2.0 ** (quiet / _PROBE_DOUBLING))
-            self.estimate *= 1.0 + growth * dt
+            if self.estimate < 0.98 * self._w_max:  # back toward the last refused pace
+                self.estimate += (self._w_max - self.estimate) * min(1.0, 0.5 * dt)
+            else:  # beyond it: probe, slowly at first, faster the longer it stays quiet
+                growth = min(_PROBE_MAX, _PROBE * 2.0 ** (quiet / _PROBE_DOUBLING))
+                self.estimate *= 1.0 + growth * dt
             self.rate = HEADROOM * self.estimate
 
     def _pause(self, now: float, seconds: float | None) -> None:
@@ -590,7 +607,11 @@ class Budget:
             seconds = min(30.0, 2.0 ** max(self._dry_pauses - 1, 0))
         self.paused_until = max(self.paused_until, now + max(seconds, 0.0))
         if allowed:  # the rate this cycle was allowed, its pause included
-            self.estimate = allowed / (self.paused_until - self._cycle_start)
+            span = self.paused_until - self._cycle_start
+            self.estimate = allowed / span
+            # a wait in whole seconds is rounded up: the quota came back half a second
+            # earlier on average; the pace goes there, and a refusal says if too far
+            self._w_max = allowed / max(span - 0.5, span / 2)
             self._cycle_start, self._cycle_oks = self.paused_until, self._oks
         self.estimate = max(self.estimate or 0.0, self._hint_rate or 0.0, _MIN_RATE)
         self._next = self.paused_until
@@ -625,14 +646,17 @@ class Budget:
             self.limit = self._cap = None
             return False
         if ticket.cap is not None and ticket.in_flight <= ticket.cap:
-            # refused within the cap the earlier refusals suggested: a cap refuses so only in
-            # a race (an answer out before its place is free); a rate limiter, mostly
+            # refused within the cap the earlier refusals suggested: a lower cap, or a rate
+            # limit; a cap lets the requests within it through, a drained rate limiter does not
             self._within_refused += 1
-            if self._within_refused >= 2 and self._within_refused > self._within_ok:
+            if self._within_refused >= 3 and self._within_refused > 2 * self._within_ok:
                 self._rate_limited = True
                 self.limit = self._cap = None
                 return False
-            return True
+            k = ticket.in_flight
+            self._refused_at[k] = self._refused_at.get(k, 0) + 1
+            if self._ok_at.get(k, 0) > 10 * self._refused_at[k]:
+                return True  # this many in flight mostly goes through: a race at the edge
         # never below what the accepted rate needs at the current latency (Little's law)
         need = 1
         if self._latency and self.phase != "start":
@@ -640,7 +664,7 @@ class Budget:
             need = math.ceil(self._recent(now) / _WINDOW * latency)
         bound = max(1, need, ticket.in_flight - 1)
         if self._cap is None or bound < self._cap:
-            self._cap, self._within_ok, self._within_refused = bound, 0, 0
+            self._cap = bound
         if self.limit is None or bound < self.limit:
             self.limit = bound
             self._limit_at = now
