@@ -191,6 +191,7 @@ class Budget:
         self._slow_start = True
         self._fresh = False
         self._w_max = 0.0  # the estimate at the last refusal in cruise
+        self._burst = 0  # answers accepted before the first refusal
         self._slack = 0.5  # of an interval: how early a late worker may catch up a slot
         self._rate_limited = False  # no concurrency cap: refused within the supposed cap
         self._cap: int | None = None  # the concurrency cap the refusals suggest
@@ -437,6 +438,7 @@ class Budget:
         if self.phase == "start":
             self._slow_start = False
             self._seek_lo = self._seek_hi = None
+            self._burst = self._oks  # what went through before the first refusal
             first = self._oks / max(now - self._started, _ROUND)
             self._seek(now, max(first, self._hint_rate or 0.0), empty=True)
             return
@@ -476,7 +478,12 @@ class Budget:
         assert self.rate is not None
         self._next = max(self._next, now + 1.0 / self.rate)
         self._hold_from, self._hold_oks, self._hold_sent = now, self._oks, self._sent
-        self._seek_until = now + max(_ROUND, 3.0 / self.rate)
+        hold = max(_ROUND, 3.0 / self.rate)
+        if not empty and self._burst >= 3:
+            # below the limit so far, the limiter may hold a burst like the one seen at the
+            # start: hold long enough to use it up before calling this pace below the limit
+            hold = max(hold, min(2.0, self._burst / (0.15 * self.rate)))
+        self._seek_until = now + hold
         self._seek_from = now if empty else None
 
     def _seek_refused(self, now: float) -> None:
@@ -600,7 +607,7 @@ class Budget:
         self._slow_start = False
         if self._rate_limited:
             return False
-        if ticket.cap is None and ticket.in_flight <= 1:  # refused alone: a rate limit
+        if ticket.in_flight <= 1:  # refused alone: a rate limit (no cap is below one)
             self._rate_limited = True
             self.limit = self._cap = None
             return False
