@@ -191,6 +191,7 @@ class Budget:
         self._slow_start = True
         self._fresh = False
         self._w_max = 0.0  # the estimate at the last refusal in cruise
+        self._headroom = HEADROOM  # the pace's share of the estimate (1 for a quota window)
         self._burst = 0  # answers accepted before the first refusal
         self._slack = 0.5  # of an interval: how early a late worker may catch up a slot
         self._rate_limited = False  # no concurrency cap: refused within the supposed cap
@@ -459,7 +460,7 @@ class Budget:
         # a pace refused once (noise, or a late slot) is tried again soon, and not beyond
         self._w_max = refused_at if self._fresh or span >= 1.0 else min(self._w_max, refused_at)
         self._fresh = False
-        self._set_rate(HEADROOM * self.estimate, now)
+        self._set_rate(self._headroom * self.estimate, now)
         assert self.rate is not None
         self._next = max(self._next, now + 1.0 / self.rate)  # the limiter is empty now
 
@@ -537,7 +538,7 @@ class Budget:
         self._epoch += 1
         self._reacted_at, self._oks_at_reaction = now, self._oks
         self._quiet_since = now
-        self._set_rate(HEADROOM * self.estimate, now)
+        self._set_rate(self._headroom * self.estimate, now)
 
     def _set_rate(self, rate: float, now: float) -> None:
         self.rate = max(rate, _MIN_RATE)
@@ -562,7 +563,7 @@ class Budget:
             else:  # beyond it: probe, slowly at first, faster the longer it stays quiet
                 growth = min(_PROBE_MAX, _PROBE * 2.0 ** (quiet / _PROBE_DOUBLING))
                 self.estimate *= 1.0 + growth * dt
-            self.rate = HEADROOM * self.estimate
+            self.rate = self._headroom * self.estimate
 
     def _pause(self, now: float, seconds: float | None) -> None:
         """The quota is used up: every run waits, then the pace resumes at the cycle's rate."""
@@ -574,10 +575,9 @@ class Budget:
         self.paused_until = max(self.paused_until, now + max(seconds, 0.0))
         if allowed:  # the rate this cycle was allowed, its pause included
             span = self.paused_until - self._cycle_start
-            self.estimate = allowed / span
-            # a wait in whole seconds is rounded up: the quota came back half a second
-            # earlier on average; the pace goes there, and a refusal says if too far
-            self._w_max = allowed / max(span - 0.5, span / 2)
+            # a wait in whole seconds is rounded up: the quota came back half a second earlier
+            # on average; a refusal says if that is too fast
+            self.estimate = self._w_max = allowed / max(span - 0.5, span / 2)
             self._cycle_start, self._cycle_oks = self.paused_until, self._oks
         self.estimate = max(self.estimate or 0.0, self._hint_rate or 0.0, _MIN_RATE)
         self._next = self.paused_until
@@ -588,8 +588,10 @@ class Budget:
         self._reacted_at, self._oks_at_reaction = now, self._oks  # the limiter is empty now
         self._quiet_since = self.paused_until
         self.phase = "cruise"
-        # a quota per window: the cycle's rate is the quota's, no headroom needed
-        self._set_rate(0.99 * self.estimate, self.paused_until)
+        # a quota per window: the cycle's rate is the quota's, no headroom needed (a window
+        # refills whatever the spacing)
+        self._headroom = 1.0
+        self._set_rate(self.estimate, self.paused_until)
 
     def _learn_hints(self, hints: LimitHints) -> None:
         if hints.reset is not None:
