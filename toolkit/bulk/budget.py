@@ -38,6 +38,7 @@ HEADROOM = 0.96
 IDLE = 10.0
 
 _MIN_RATE = 0.2  # requests per second: the slowest pace
+_QUOTA_HEADROOM = 0.98  # the pace's share of a quota window's rate
 _ROUND = 0.25  # seconds: the shortest hold of a seek
 _LONG_WAIT = 2.5  # a Retry-After this long (seconds) pauses every run of the budget
 _DRY = 1.0  # refusals (5 or more) and no accepted answer for this long: the quota is used up
@@ -405,6 +406,7 @@ class Budget:
         used_up = self.phase != "start" and (
             (self._dry >= 5 and now - self._last_ok >= _DRY)
             or (self._dry >= 3 and wait is not None and wait > 0)
+            or (self._headroom == _QUOTA_HEADROOM and wait is not None and wait > 0)
         )
         if (wait is not None and wait >= _LONG_WAIT) or used_up:
             self._pause(now, wait)
@@ -448,7 +450,8 @@ class Budget:
         span = now - previous if previous is not None else 0.0
         between = (self._oks - oks_then) / span if span > 0 else 0.0
         refused_at = min(self.rate, self.estimate)  # the pace that was refused
-        if span >= 3.0 and between < 0.8 * self.rate and not self._fresh:
+        paused = previous is not None and self.paused_until > previous
+        if span >= 3.0 and between < 0.8 * self.rate and not (self._fresh or paused):
             # far less went through than was sent, for long: the limit is lower
             self.estimate = max(between, _MIN_RATE)
         elif span >= 1.0 or self._fresh:  # the pace that was refused is about the limit
@@ -560,7 +563,9 @@ class Budget:
         if self.phase == "cruise" and self.estimate is not None:
             if self.estimate < 0.98 * self._w_max:  # back toward the last refused pace
                 self.estimate += (self._w_max - self.estimate) * min(1.0, 0.5 * dt)
-            else:  # beyond it: probe, slowly at first, faster the longer it stays quiet
+            elif self._hint_rate is None or self.estimate < self._hint_rate:
+                # beyond it: probe, slowly at first, faster the longer it stays quiet (not
+                # beyond a quota the service says)
                 growth = min(_PROBE_MAX, _PROBE * 2.0 ** (quiet / _PROBE_DOUBLING))
                 self.estimate *= 1.0 + growth * dt
             self.rate = self._headroom * self.estimate
@@ -588,10 +593,10 @@ class Budget:
         self._reacted_at, self._oks_at_reaction = now, self._oks  # the limiter is empty now
         self._quiet_since = self.paused_until
         self.phase = "cruise"
-        # a quota per window: the cycle's rate is the quota's, no headroom needed (a window
-        # refills whatever the spacing)
-        self._headroom = 1.0
-        self._set_rate(self.estimate, self.paused_until)
+        # a quota per window: the cycle's rate is the quota's, hardly any headroom needed (a
+        # window refills whatever the spacing)
+        self._headroom = _QUOTA_HEADROOM
+        self._set_rate(self._headroom * self.estimate, self.paused_until)
 
     def _learn_hints(self, hints: LimitHints) -> None:
         if hints.reset is not None:
