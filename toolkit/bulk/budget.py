@@ -628,7 +628,7 @@ class Budget:
                 return False
             k = ticket.in_flight
             self._refused_at[k] = self._refused_at.get(k, 0) + 1
-            if self._ok_at.get(k, 0) > 10 * self._refused_at[k]:
+            if self._refused_at[k] < 2 or self._ok_at.get(k, 0) > 5 * self._refused_at[k]:
                 return True  # this many in flight mostly goes through: a race at the edge
         # never below what the accepted rate needs at the current latency (Little's law)
         need = 1
