@@ -375,7 +375,7 @@ class Budget:
         self._oks += 1
         self._last_ok = now
         self._dry = 0
-        if ticket.cap is not None and ticket.in_flight <= ticket.cap:
+        if self._cap is not None and ticket.in_flight <= self._cap:
             self._within_ok += 1
             self._ok_at[ticket.in_flight] = self._ok_at.get(ticket.in_flight, 0) + 1
         latency = now - ticket.sent
@@ -618,7 +618,7 @@ class Budget:
             self._rate_limited = True
             self.limit = self._cap = None
             return False
-        if ticket.cap is not None and ticket.in_flight <= ticket.cap:
+        if self._cap is not None and ticket.in_flight <= self._cap:
             # refused within the cap the earlier refusals suggested: a lower cap, or a rate
             # limit; a cap lets the requests within it through, a drained rate limiter does not
             self._within_refused += 1
