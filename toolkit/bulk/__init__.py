@@ -2,5 +2,6 @@
 
 - :mod:`~toolkit.bulk.runner`: ``Call``, ``run_bulk``, the standard result frame
 - :mod:`~toolkit.bulk.journal`: ``Journal``, what the service acknowledged
-- :mod:`~toolkit.bulk.pacer`: ``Pacer``, one per run: the rate, backoff, an unreachable service
+- :mod:`~toolkit.bulk.pacer`: ``Pacer``, one per run: the pace, backoff, an unreachable service
+- :mod:`~toolkit.bulk.budget`: ``Budget``, one per service and connection: the limit, learned
 """

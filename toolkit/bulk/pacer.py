@@ -1,52 +1,97 @@
-"""The pace of a bulk run: one controller shared by all its workers.
+"""The pace of bulk runs: a budget per service, learned from the answers, shared by every run.
 
-A :class:`Pacer` decides when the next request of a run may leave. It finds the service's pace
-on its own, with additive increase and multiplicative decrease (AIMD) of the request rate, as
-TCP does and as Netflix's concurrency-limits and Vector's adaptive request concurrency do:
+A :class:`~toolkit.bulk.budget.Budget` decides when the next request to one service may leave.
+It finds the service's limit from the answers, as TCP BBR reads a bottleneck's bandwidth from
+what gets delivered rather than from the first losses, and bounds the requests in flight as
+Vector's adaptive request concurrency and Netflix's concurrency-limits do:
 
-* it starts unpaced (the workers are the only bound), or at ``max_rate`` when given;
-* a 429 or 503 pauses **every** worker for the answer's ``Retry-After`` (one second when it
-  has none) and cuts the rate to ``decrease`` times the pace the service was actually
-  answering at; only the first throttled answer of an episode cuts (the others were already
-  in flight), at most once a second; ``Retry-After: 0`` (go on at once) neither pauses nor
-  cuts;
-* between cuts the rate grows by ``increase`` of its post-cut value per second, never above
-  twice the measured pace (so a rate that no longer binds cannot run away);
-* ``max_rate`` caps it for users who know their quota.
+* **start**: unpaced (the workers are the only bound), the requests in flight growing from one,
+  by one per accepted answer (a slow start: a first refusal costs one or two requests);
+* **seek**, on the first refusal (429, or 503): a bisection on the pace. A pace is held for a
+  few intervals: refused, it is above the limit; not refused (and kept), below it. Below with no
+  upper bound yet, it doubles; far above (more refused than accepted), it is quartered. What
+  went through since a refusal (the limiter was empty then) is a floor. When the two bounds
+  are within 5%, the limit is the lower one. Counting alone would not do: a token bucket of
+  burst 1 paced 20% over its rate lets only 60% of it through (each refusal wastes the refill).
+* **cruise**: the pace is just under the limit (:data:`~toolkit.bulk.budget.HEADROOM`), requests
+  evenly spaced (a late worker may catch its slot up by half an interval; a refusal of a
+  request that did so quarters that slack instead of the pace, since such a limiter keeps no
+  burst). A refusal makes the refused pace the limit (a few percent lower); a pace that let
+  through far less than it sent for 3 s or more takes the rate that went through; refusals in
+  quick succession cut by the share of requests refused. Then the pace goes back toward the
+  refused one within a few seconds and, beyond it, probes upward slowly (0.25% a second,
+  doubling every 3 quiet seconds). A refusal of a request that took far longer than answers
+  do (bunched up behind a stall) is no evidence.
+* **in flight**: a refusal of a request sent with others in flight bounds the requests in flight
+  below that count (a concurrency cap refuses only beyond its cap), never below what the
+  accepted rate needs at the current latency; refusals within that bound, which a cap lets
+  through and a drained rate limiter does not, mark a rate limit and lift the bound, as does
+  a refusal of a request sent alone. The bound probes one higher after 5 quiet seconds spent
+  at it, and shrinks when the latency climbs far above its floor (a gradient).
+* **pauses**: a ``Retry-After`` (seconds or an HTTP date) of 2.5 s or more, a ``RateLimit`` or
+  ``X-RateLimit-*`` header saying nothing remains until such a reset, three refusals in a row
+  naming a wait, or refusals with nothing going through for a second (a used-up quota: a fixed
+  window) pause every run of the budget; then the pace is the rate the quota allowed over the
+  last cycle, pause included. A shorter ``Retry-After`` is left to the pace: the refused request
+  goes back through it (holding it would idle a worker). ``Retry-After: 0`` changes nothing.
+  ``RateLimit-Policy`` (or ``X-RateLimit-Limit`` over the longest reset seen) is a floor of the
+  first estimate. No header is needed.
 
-It is also the run's one retry policy for a service that cannot be reached (connection
-refused, name not resolved, TLS failure): the whole run waits ``backoff``, ``2 * backoff``...
-for ``retries`` rounds, not each row, and then the run fails (:attr:`Pacer.fatal`); a
-malformed URL fails it at once. Every wait ends early when the run's ``stop`` event is set.
+A budget belongs to a connection and a service (:func:`~toolkit.bulk.budget.budgets_of`):
+concurrent runs of one ``Client`` against one service (an import and an acknowledgement in the
+same notebook) share it, and so one limit. It forgets what it learned after
+:data:`~toolkit.bulk.budget.IDLE` seconds without requests.
+
+A :class:`Pacer` is one run's view of its connection's budgets: the run's ``stop`` event,
+``max_rate`` (a cap for users who know their quota), counters, and the run's one retry policy
+for a service that cannot be reached (connection refused, name not resolved, TLS failure): the
+whole run waits ``backoff``, ``2 * backoff``... for ``retries`` rounds, not each row, and then
+the run fails (:attr:`Pacer.fatal`); a malformed URL fails it at once. Every wait ends early
+when the run's ``stop`` event is set.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
+from dataclasses import replace
 
+from toolkit.bulk.budget import (
+    HEADROOM,
+    IDLE,
+    THROTTLE_STATUSES,
+    Budget,
+    Budgets,
+    LimitHints,
+    Ticket,
+    budgets_of,
+    limit_hints,
+)
 from toolkit.core.http import INVALID_URL, UNREACHABLE, Reply
 
-__all__ = ["THROTTLE_STATUSES", "Pacer"]
-
-#: Answers that slow the whole run down.
-THROTTLE_STATUSES = (429, 503)
-
-_WINDOW = 2.0  # seconds of answers the measured pace is read from
-_MIN_RATE = 0.5
+__all__ = [
+    "HEADROOM",
+    "IDLE",
+    "THROTTLE_STATUSES",
+    "Budget",
+    "Budgets",
+    "LimitHints",
+    "Pacer",
+    "Ticket",
+    "budgets_of",
+    "limit_hints",
+]
 
 
 class Pacer:
     """When the next request of a run may leave; shared by all the run's worker threads.
 
     Args:
-        max_rate: requests per second never exceeded (``None``: no cap).
+        max_rate: requests per second this run never exceeds (``None``: no cap).
         retries: rounds of waiting for an unreachable service before the run fails.
         backoff: first wait of those rounds in seconds (doubled each round).
-        decrease: factor applied to the pace on a throttled answer (0 to 1).
-        increase: growth per second, as a fraction of the rate set by the last cut.
+        budgets: the connection's budgets (:func:`budgets_of`); a private set by default.
         stop: the run's stop event (a new one by default); set it to end every wait.
         clock: monotonic seconds (for tests).
 
@@ -64,8 +109,7 @@ class Pacer:
         max_rate: float | None = None,
         retries: int = 4,
         backoff: float = 0.25,
-        decrease: float = 0.85,
-        increase: float = 0.03,
+        budgets: Budgets | None = None,
         stop: threading.Event | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -74,142 +118,117 @@ class Pacer:
         self.max_rate = float(max_rate) if max_rate is not None else None
         self.retries = retries
         self.backoff = backoff
-        self.decrease = decrease
-        self.increase = increase
+        self.budgets = budgets if budgets is not None else Budgets(clock=clock)
         self.stop = stop or threading.Event()
         self._clock = clock
-        self._cond = threading.Condition()
-        self.rate: float | None = self.max_rate
-        self._base = self.rate or 0.0
-        self._grown_at = clock()
-        self._next = 0.0
-        self._paused_until = 0.0
-        self._resumed_at = clock()
-        self._epoch = 0
+        self._lock = threading.Lock()
+        self._next = 0.0  # the run's own slot under max_rate
+        self._paused_until = 0.0  # the run's wait for an unreachable service
+        self._outage = 0
         self._outages = 0
-        self._cut_at = -1e9
-        self._ok: deque[float] = deque()
+        self._used: set[Budget] = set()
         #: why the run failed (a service that cannot be reached), or ``None``.
         self.fatal: str | None = None
-        #: counters: ``requests``, ``throttled``, ``pauses``, ``cuts``.
-        self.counts = {"requests": 0, "throttled": 0, "pauses": 0, "cuts": 0}
+        #: counters: ``requests``, ``throttled``, ``pauses``.
+        self.counts = {"requests": 0, "throttled": 0, "pauses": 0}
 
     def __repr__(self) -> str:
         rate = "unpaced" if self.rate is None else f"{self.rate:.1f}/s"
         return f"Pacer(rate={rate}, fatal={self.fatal!r})"
 
+    @property
+    def rate(self) -> float | None:
+        """This run's pace in requests per second (``None``: unpaced)."""
+        rates = [b.rate for b in self._budgets_used() if b.rate is not None]
+        if self.max_rate is not None:
+            rates.append(self.max_rate)
+        return min(rates) if rates else None
+
+    def _budgets_used(self) -> list[Budget]:
+        with self._lock:
+            return list(self._used)
+
     def wake(self) -> None:
         """Wake every waiting worker (after setting :attr:`stop`)."""
-        with self._cond:
-            self._cond.notify_all()
+        for budget in self._budgets_used():
+            with budget.cond:
+                budget.cond.notify_all()
 
-    def acquire(self) -> int | None:
-        """Wait until a request may leave.
+    def acquire(self, key: str = "") -> Ticket | None:
+        """Wait until a request to a service may leave.
+
+        Args:
+            key: the service's base URL (its budget).
 
         Returns:
             A ticket to hand to :meth:`observe`, or ``None`` when the run was stopped or failed
             (then nothing may be sent).
         """
-        with self._cond:
+        budget = self.budgets.get(key)
+        with self._lock:
+            self._used.add(budget)
+        with budget.cond:
             while True:
                 if self.stop.is_set() or self.fatal is not None:
                     return None
                 now = self._clock()
-                if now < self._paused_until:
-                    self._cond.wait(min(self._paused_until - now, 0.05))
+                wait = self._paused_until - now
+                if wait <= 0 and self.max_rate is not None:
+                    wait = max(self._next, now - 0.5 / self.max_rate) - now
+                if wait <= 0:
+                    wait = budget.delay(now)
+                if wait > 0:
+                    budget.cond.wait(min(wait, 0.05))
                     continue
-                if self.rate is None:
-                    break
-                self._grow(now)
-                if now >= self._next:
-                    # a little slack, so scheduling jitter does not lose time
-                    self._next = max(self._next, now - 0.05) + 1.0 / self.rate
-                    break
-                self._cond.wait(min(self._next - now, 0.05))
-            self.counts["requests"] += 1
-            return self._epoch
+                if self.max_rate is not None:
+                    self._next = max(self._next, now - 0.5 / self.max_rate) + 1 / self.max_rate
+                ticket = budget.take(now)
+                self.counts["requests"] += 1
+                return replace(ticket, outage=self._outage)
 
-    def observe(self, ticket: int, reply: Reply) -> None:
+    def release(self, ticket: Ticket) -> None:
+        """Give back a ticket whose request was not sent after all.
+
+        Args:
+            ticket: what :meth:`acquire` returned.
+        """
+        ticket.budget.forget(ticket)
+
+    def observe(self, ticket: Ticket, reply: Reply) -> None:
         """Learn from one answer (or failure) of a request sent with ``ticket``.
 
         Args:
             ticket: what :meth:`acquire` returned for the request.
             reply: what came back.
         """
-        with self._cond:
-            now = self._clock()
+        budget = ticket.budget
+        hints = limit_hints(reply.headers) if reply.headers else None
+        budget.answer(ticket, reply.status, retry_after=reply.retry_after, hints=hints)
+        with budget.cond:
+            if reply.status in THROTTLE_STATUSES:
+                self.counts["throttled"] += 1
             if reply.failure == INVALID_URL:
                 self.fatal = reply.error or "malformed URL"
             elif reply.failure == UNREACHABLE:
-                if ticket == self._epoch:  # the first failure since the last wait
-                    self._epoch += 1
+                if ticket.outage == self._outage:  # the first failure since the last wait
+                    self._outage += 1
                     self._outages += 1
                     if self._outages > self.retries:
                         self.fatal = reply.error or "the service cannot be reached"
                     else:
-                        self._pause(now, self.backoff * 2 ** (self._outages - 1))
+                        self.counts["pauses"] += 1
+                        wait = self.backoff * 2 ** (self._outages - 1)
+                        self._paused_until = max(self._paused_until, self._clock() + wait)
             elif reply.status is not None:
                 self._outages = 0
-                if reply.status in THROTTLE_STATUSES:
-                    self.counts["throttled"] += 1
-                    wait = reply.retry_after if reply.retry_after is not None else 1.0
-                    # "Retry-After: 0" asks for no slowing down; one cut per episode and second
-                    if wait > 0 and ticket == self._epoch and now - self._cut_at >= 1.0:
-                        self._epoch += 1
-                        self._cut(now)
-                        self._pause(now, wait)
-                else:
-                    self._ok.append(now)
-            self._cond.notify_all()
+            budget.cond.notify_all()
 
     def measured(self) -> float | None:
-        """Answers per second over the last two seconds of sending, or ``None`` (too early).
+        """Accepted answers per second over the last two seconds, or ``None`` (too early).
 
         Example:
             >>> Pacer().measured() is None
             True
         """
-        with self._cond:
-            return self._measured(self._clock())
-
-    # -- internals (called with the condition held) ----------------------------------------
-
-    def _measured(self, now: float) -> float | None:
-        while self._ok and self._ok[0] < now - _WINDOW:
-            self._ok.popleft()
-        span = now - max(now - _WINDOW, self._resumed_at)
-        if span < 0.25:
-            return None
-        return sum(1 for t in self._ok if t >= self._resumed_at) / span
-
-    def _pause(self, now: float, seconds: float) -> None:
-        self.counts["pauses"] += 1
-        self._paused_until = max(self._paused_until, now + seconds)
-        self._resumed_at = self._paused_until
-        self._next = self._paused_until
-
-    def _cut(self, now: float) -> None:
-        measured = self._measured(now)
-        if measured is None:  # throttled at once: the answers so far, over at least a second
-            measured = len(self._ok) / max(1.0, now - self._resumed_at)
-        pace = measured if self.rate is None else min(self.rate, measured or self.rate)
-        self.rate = max(_MIN_RATE, self.decrease * pace)
-        if self.max_rate is not None:
-            self.rate = min(self.rate, self.max_rate)
-        self._base = self.rate
-        self._cut_at = now
-        self._grown_at = max(now, self._paused_until)
-        self.counts["cuts"] += 1
-
-    def _grow(self, now: float) -> None:
-        assert self.rate is not None
-        dt = now - self._grown_at
-        self._grown_at = now
-        if dt <= 0 or (self.max_rate is not None and self.rate >= self.max_rate):
-            return
-        measured = self._measured(now)
-        if measured is not None and now - self._resumed_at >= 1.0 and self.rate > 2 * measured:
-            return  # the rate no longer binds: do not let it run away
-        self.rate += self.increase * max(self._base, 1.0) * dt
-        if self.max_rate is not None:
-            self.rate = min(self.rate, self.max_rate)
+        rates = [m for b in self._budgets_used() if (m := b.measured()) is not None]
+        return sum(rates) if rates else None

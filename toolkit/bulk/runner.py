@@ -10,8 +10,9 @@ The workers are daemon threads; the calling thread only waits, in short steps, s
 Jupyter's stop) reaches it at once. Then no new request leaves, the requests in flight get about
 a second to finish (else they are ``unknown``), the journal is flushed, and
 :class:`~toolkit.errors.Interrupted` is raised with a reply for every call. One
-:class:`~toolkit.bulk.pacer.Pacer` per run spaces the requests, backs every worker off together on
-429 and 503, and fails the run when the service cannot be reached.
+:class:`~toolkit.bulk.pacer.Pacer` per run paces the requests under its connection's shared
+budget for the service (learned from the answers, 429 and 503 above all), and fails the run when
+the service cannot be reached.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from toolkit.bulk.journal import Journal, Outcome, payload_hash
-from toolkit.bulk.pacer import Pacer
-from toolkit.core.connection import Connection, Endpoint
+from toolkit.bulk.pacer import Pacer, budgets_of
+from toolkit.core.connection import ENDPOINTS, Connection, Endpoint
 from toolkit.core.http import (
     INVALID_URL,
     LANDED,
@@ -128,7 +129,10 @@ def not_sent(reason: str = _INTERRUPTED) -> Reply:
 
 
 def pacer_for(conn: Connection, *, max_rate: float | None = None) -> Pacer:
-    """A fresh pacer for one run over a connection (its retries, backoff and ``max_rate``).
+    """A pacer for one run over a connection (its retries, backoff and ``max_rate``).
+
+    Every run over one connection shares the connection's budget per service
+    (:func:`~toolkit.bulk.pacer.budgets_of`): two runs at once share one limit.
 
     Args:
         conn: the connection.
@@ -147,6 +151,7 @@ def pacer_for(conn: Connection, *, max_rate: float | None = None) -> Pacer:
         max_rate=max_rate if max_rate is not None else conn.max_rate,
         retries=min(conn.transport.retries, 4),
         backoff=conn.transport.backoff,
+        budgets=budgets_of(conn),
     )
 
 
@@ -168,17 +173,23 @@ def _attempt_all(conn: Connection, call: Call, pacer: Pacer) -> Reply:
     elapsed = 0.0
     lost = False  # an attempt was sent and its answer lost: it may have been applied
     limit = 1 + conn.transport.retries
+    throttled = 0  # refusals to pace (429, 503), not counted against the retries
+    service = conn.urls[ENDPOINTS[call.endpoint][1]]  # the budget: one per service
     while True:
-        ticket = pacer.acquire()
+        ticket = pacer.acquire(service)
         if ticket is None:  # stopped, or the run failed
             reason = pacer.fatal or _INTERRUPTED
             if lost:
                 reason = "an attempt was sent and its answer lost; then " + reason
             failure: Failure = LOST if lost else NOT_SENT
             return Reply(None, None, reason, attempts, elapsed, method, url, failure, lost=lost)
-        reply = conn.send(
-            call.endpoint, path=call.path, params=call.params, json=call.json, retry=False
-        )
+        try:
+            reply = conn.send(
+                call.endpoint, path=call.path, params=call.params, json=call.json, retry=False
+            )
+        except BaseException:
+            pacer.release(ticket)  # no answer to learn from: give the place in flight back
+            raise
         pacer.observe(ticket, reply)
         method, url = reply.method, reply.url
         attempts += reply.attempts
@@ -209,9 +220,13 @@ def _attempt_all(conn: Connection, call: Call, pacer: Pacer) -> Reply:
             return reply  # the record exists: stored, with the service's version
         # NOT_SENT here: the token request's answer was lost, this request never left
         retryable = reply.failure in (LOST, NOT_SENT) or reply.status in RETRY_STATUSES
-        if not (call.retry or call.landed is not None) or not retryable or attempts >= limit:
+        if reply.status in (429, 503) and throttled < 10 * limit:
+            # a refusal to pace: the pacer slowed down; it does not use up the call's retries
+            throttled += 1
+        spent = attempts - throttled
+        if not (call.retry or call.landed is not None) or not retryable or spent >= limit:
             return _unproven(reply) if lost else reply
-        if reply.status not in (429, 503):  # those made the pacer pause the whole run
+        if reply.status not in (429, 503):  # those go back through the pacer, which slowed
             pacer.stop.wait(_backoff(conn, attempts))
 
 
@@ -239,9 +254,10 @@ def run_bulk(
 
     Every call is retried under one policy: a 5xx or a lost answer is retried with exponential
     backoff up to the connection's ``retries`` (calls marked ``retry=False`` are not, unless
-    they say how to read a conflict with ``landed``); a 429 or 503 makes the run's pacer pause
-    every worker; a service that cannot be reached is waited for once for the whole run, then
-    every call not yet answered is ``not_sent``.
+    they say how to read a conflict with ``landed``); a 429 or 503 slows the pacer down (a long
+    ``Retry-After`` pauses every worker) and the call is sent again at its pace; a service that
+    cannot be reached is waited for once for the whole run, then every call not yet answered is
+    ``not_sent``.
 
     Args:
         conn: the connection (a :class:`~toolkit.core.connection.Connection`).

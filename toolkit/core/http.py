@@ -14,6 +14,7 @@ first two once for the whole run, not per row, and reports the third as ``unknow
 
 from __future__ import annotations
 
+import email.utils
 import logging
 import os
 import re
@@ -28,6 +29,7 @@ import orjson
 import requests
 import urllib3.exceptions
 from requests.adapters import HTTPAdapter
+from requests.structures import CaseInsensitiveDict
 from requests.utils import get_environ_proxies
 from urllib3.util.retry import Retry
 
@@ -78,10 +80,13 @@ class Reply:
         url: request URL.
         failure: why no usable answer came: :data:`UNREACHABLE`, :data:`INVALID_URL`,
             :data:`LOST`, :data:`NOT_SENT`, or :data:`LANDED` (an ``ok`` reply); else ``None``.
-        retry_after: seconds of the answer's ``Retry-After`` header, when it had one.
         lost: an earlier attempt of the same call was sent and its answer lost (it may have
             been applied); set by the bulk runner, so an answer that does not prove the
             call's state is read as ``unknown``.
+        retry_after: seconds of the answer's ``Retry-After`` header (a number of seconds, or
+            an HTTP date), when it had one.
+        headers: the answer's rate limit headers (``RateLimit``, ``RateLimit-Policy``,
+            ``X-RateLimit-*``), names in lower case, when it had any.
     """
 
     status: int | None
@@ -94,6 +99,7 @@ class Reply:
     failure: Failure | None = None
     retry_after: float | None = None
     lost: bool = False
+    headers: dict[str, str] | None = None
 
     @property
     def ok(self) -> bool:
@@ -207,13 +213,50 @@ def _why(exc: BaseException, failure: str) -> str:
     return type(exc).__name__
 
 
-def _retry_after(value: str | None) -> float | None:
+def _retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` value: a number of seconds, or an HTTP date.
+
+    >>> _retry_after("2"), _retry_after("soon")
+    (2.0, None)
+    >>> _retry_after("Thu, 01 Jan 1970 00:00:03 GMT", now=1.0)
+    2.0
+    """
     if not value:
         return None
     try:
         return max(0.0, float(value))
     except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value.strip())
+    except (TypeError, ValueError, IndexError):
         return None
+    if when.tzinfo is None:  # an HTTP date is GMT
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+#: rate limit headers kept on a reply (lower case): draft-ietf-httpapi-ratelimit-headers and
+#: the common ``X-RateLimit-*``
+_LIMIT_HEADERS = (
+    "ratelimit",
+    "ratelimit-policy",
+    "x-ratelimit-limit",
+    "x-ratelimit-remaining",
+    "x-ratelimit-reset",
+)
+
+
+def _limit_headers(headers: Any) -> dict[str, str] | None:
+    """The rate limit headers of an answer (names in lower case), or ``None``.
+
+    >>> _limit_headers({"RateLimit": '"b";r=0;t=1', "Server": "x"})
+    {'ratelimit': '"b";r=0;t=1'}
+    """
+    if not isinstance(headers, CaseInsensitiveDict):
+        headers = CaseInsensitiveDict(headers)
+    found = {name: str(headers[name]) for name in _LIMIT_HEADERS if name in headers}
+    return found or None
 
 
 def _detail(body: Any, status: int | None, text: bytes = b"") -> str | None:
@@ -475,4 +518,5 @@ class Transport:
             method,
             url,
             retry_after=_retry_after(resp.headers.get("Retry-After")),
+            headers=_limit_headers(resp.headers),
         )

@@ -1,0 +1,729 @@
+"""The budget of one service: its limit, learned from the answers, shared by every run over it.
+
+See :mod:`toolkit.bulk.pacer` for how a :class:`Budget` finds a limit. This module holds the
+non-blocking core (it runs on a simulated clock as well), the reading of rate limit headers
+(:func:`limit_hints`) and the budgets of a connection (:func:`budgets_of`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+__all__ = [
+    "HEADROOM",
+    "IDLE",
+    "THROTTLE_STATUSES",
+    "Budget",
+    "Budgets",
+    "LimitHints",
+    "Ticket",
+    "budgets_of",
+    "limit_hints",
+]
+
+#: Answers that slow the pace down.
+THROTTLE_STATUSES = (429, 503)
+
+#: The pace as a share of the measured limit.
+HEADROOM = 0.96
+
+#: Seconds without a request after which a budget forgets what it learned.
+IDLE = 10.0
+
+_MIN_RATE = 0.2  # requests per second: the slowest pace
+_QUOTA_HEADROOM = 0.98  # the pace's share of a quota window's rate
+_ROUND = 0.25  # seconds: the shortest hold of a seek
+_LONG_WAIT = 2.5  # a Retry-After this long (seconds) pauses every run of the budget
+_DRY = 1.0  # refusals (5 or more) and no accepted answer for this long: the quota is used up
+_PROBE = 0.0025  # growth of the estimate per second of quiet (doubling every _PROBE_DOUBLING)
+_PROBE_DOUBLING = 3.0
+_PROBE_MAX = 0.5
+_LIMIT_PROBE = 5.0  # quiet seconds before the in-flight bound probes one higher
+_WINDOW = 2.0  # seconds of answers the measured rate is read from
+
+
+@dataclass(frozen=True)
+class LimitHints:
+    """What an answer's rate limit headers say (every field ``None`` when not said).
+
+    Attributes:
+        quota: requests the policy allows per ``window`` (``q``, ``X-RateLimit-Limit``).
+        window: seconds of the policy's window (``w``), when said.
+        remaining: requests left now (``r``, ``X-RateLimit-Remaining``).
+        reset: seconds until the quota is whole again (``t``, ``X-RateLimit-Reset``).
+    """
+
+    quota: float | None = None
+    window: float | None = None
+    remaining: float | None = None
+    reset: float | None = None
+
+
+_PARAM = re.compile(r";\s*([a-z]+)\s*=\s*([0-9.]+)")
+
+
+def _params(value: str) -> dict[str, float]:
+    """The numeric parameters of the first item of a structured-field list."""
+    first = value.split(",", 1)[0]
+    out: dict[str, float] = {}
+    for key, number in _PARAM.findall(first):
+        try:
+            out[key] = float(number)
+        except ValueError:
+            continue
+    return out
+
+
+def _number(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value.strip())
+    except ValueError:
+        return None
+    return number if math.isfinite(number) and number >= 0 else None
+
+
+def limit_hints(headers: Mapping[str, str] | None, *, now: float | None = None) -> LimitHints:
+    """Read ``RateLimit``/``RateLimit-Policy`` (IETF draft) or ``X-RateLimit-*`` headers.
+
+    Args:
+        headers: header names (any case) and values; ``None`` for none.
+        now: the wall clock (epoch seconds), to read an ``X-RateLimit-Reset`` given as an
+            epoch time; default ``time.time()``.
+
+    Returns:
+        The hints; every field ``None`` when the headers say nothing.
+
+    Example:
+        >>> limit_hints({"RateLimit-Policy": '"w";q=300;w=10', "RateLimit": '"w";r=0;t=6'})
+        LimitHints(quota=300.0, window=10.0, remaining=0.0, reset=6.0)
+        >>> limit_hints({"x-ratelimit-limit": "60", "x-ratelimit-reset": "3"}).reset
+        3.0
+    """
+    if not headers:
+        return LimitHints()
+    low = {k.lower(): v for k, v in headers.items()}
+    quota = window = remaining = reset = None
+    if "ratelimit-policy" in low:
+        policy = _params(low["ratelimit-policy"])
+        quota, window = policy.get("q"), policy.get("w")
+    if "ratelimit" in low:
+        state = _params(low["ratelimit"])
+        remaining, reset = state.get("r"), state.get("t")
+    if quota is None:
+        quota = _number(low.get("x-ratelimit-limit"))
+    if remaining is None:
+        remaining = _number(low.get("x-ratelimit-remaining"))
+    if reset is None:
+        reset = _number(low.get("x-ratelimit-reset"))
+        if reset is not None and reset > 1e9:  # an epoch time (GitHub and others)
+            reset = max(0.0, reset - (time.time() if now is None else now))
+    return LimitHints(quota, window, remaining, reset)
+
+
+@dataclass(frozen=True)
+class Ticket:
+    """One request let through by a budget; hand it back with the answer.
+
+    Attributes:
+        budget: the budget that let it through.
+        sent: when (the budget's clock).
+        in_flight: requests of the budget in flight when it left, itself included.
+        epoch: the budget's reaction count when it left (a refusal reacts once).
+        outage: the run's count of outage waits when it left.
+        early: it left less than an interval after the one before (catching up a late slot).
+        cap: the concurrency cap the budget supposed when it left (``None``: none).
+    """
+
+    budget: Budget
+    sent: float
+    in_flight: int
+    epoch: int
+    outage: int = 0
+    early: bool = False
+    cap: int | None = None
+
+
+class Budget:
+    """The pace of one service for one connection, learned from the answers.
+
+    Thread-safe: every method takes :attr:`cond`. The core is non-blocking (:meth:`delay`,
+    :meth:`take`, :meth:`answer`), so it runs as well on a simulated clock.
+
+    Args:
+        clock: monotonic seconds.
+
+    Example:
+        >>> budget = Budget()
+        >>> budget.delay(), budget.rate
+        (0.0, None)
+        >>> ticket = budget.take()
+        >>> budget.answer(ticket, 201)
+        >>> budget.phase, budget.in_flight
+        ('start', 0)
+    """
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.cond = threading.Condition()
+        self._clock = clock
+        self._forget(clock())
+
+    def _forget(self, now: float) -> None:
+        #: the pace in requests per second (``None``: unpaced).
+        self.rate: float | None = None
+        #: the measured limit in requests per second (``None``: not known yet).
+        self.estimate: float | None = None
+        #: ``start``, ``seek`` or ``cruise`` (see the module's docstring).
+        self.phase = "start"
+        #: the bound on requests in flight (``None``: the workers are the only bound).
+        self.limit: int | None = 1
+        #: requests let through and not answered yet.
+        self.in_flight = 0
+        #: until when every run of the budget waits (the budget's clock).
+        self.paused_until = now
+        self._slow_start = True
+        self._fresh = False
+        self._w_max = 0.0  # the estimate at the last refusal in cruise
+        self._headroom = HEADROOM  # the pace's share of the estimate (1 for a quota window)
+        self._burst = 0  # answers accepted before the first refusal
+        self._slack = 0.5  # of an interval: how early a late worker may catch up a slot
+        self._rate_limited = False  # no concurrency cap: refused within the supposed cap
+        self._cap: int | None = None  # the concurrency cap the refusals suggest
+        self._within_ok = self._within_refused = 0  # answers to requests within it
+        self._ok_at: dict[int, int] = {}  # accepted and refused requests within it, by the
+        self._refused_at: dict[int, int] = {}  # count in flight when they left
+        self._next = now
+        self._epoch = 0
+        self._started = now
+        self._last_send = now
+        self._cycle_start = now
+        self._cycle_oks = 0
+        self._ok: deque[float] = deque()  # times of accepted answers, the last _WINDOW seconds
+        self._oks = 0  # accepted answers in all
+        self._last_ok = now
+        self._dry = 0  # refusals since the last accepted answer
+        self._reacted_at: float | None = None
+        self._oks_at_reaction = 0
+        self._sent_at_reaction = 0
+        self._quiet_since = now  # the last refusal (or the start)
+        self._grown_at = now
+        self._dry_pauses = 0  # pauses in a row with no accepted answer between them
+        # seek: counting from the first refusal of the hold
+        self._seek_from: float | None = None
+        self._hold_from, self._hold_oks, self._hold_sent = now, 0, 0
+        self._stalls = 0  # holds in a row that could not keep their pace
+        self._sent = 0
+        self._seek_lo: float | None = None  # a pace that drew no refusal
+        self._seek_hi: float | None = None  # a pace that did
+        self._seek_until = now
+        # latency of accepted answers, and the in-flight bound's last change
+        self._latency: deque[float] = deque(maxlen=64)
+        self._latency_floor: float | None = None
+        self._limit_at = now
+        self._limit_hit = -math.inf  # when a request last waited for the in-flight bound
+        self._hint_rate: float | None = None
+        #: how many times every run of the budget was paused.
+        self.counts_pauses = 0
+        self._longest_reset = 0.0
+
+    def __repr__(self) -> str:
+        rate = "unpaced" if self.rate is None else f"{self.rate:.1f}/s"
+        limit = "-" if self.limit is None else str(self.limit)
+        return f"Budget(phase={self.phase!r}, rate={rate}, in_flight_limit={limit})"
+
+    # -- the non-blocking core -------------------------------------------------------------
+
+    def delay(self, now: float | None = None) -> float:
+        """Seconds until a request may leave (0: now; ``math.inf``: when one is answered).
+
+        Args:
+            now: the budget's clock (default: read it).
+
+        Returns:
+            The wait.
+        """
+        with self.cond:
+            now = self._clock() if now is None else now
+            if self.in_flight == 0 and now - max(self._last_send, self.paused_until) > IDLE:
+                if self.phase != "start" or self.limit != 1:
+                    self._forget(now)
+            if now < self.paused_until:
+                return self.paused_until - now
+            if self.limit is not None and self.in_flight >= self.limit:
+                self._limit_hit = now
+                return math.inf
+            if self.rate is None:
+                return 0.0
+            self._grow(now)
+            assert self.rate is not None
+            slot = max(self._next, now - self._slack / self.rate)
+            return max(0.0, slot - now)
+
+    def take(self, now: float | None = None) -> Ticket:
+        """Let one request leave now (after :meth:`delay` said 0).
+
+        Args:
+            now: the budget's clock (default: read it).
+
+        Returns:
+            The request's ticket.
+        """
+        with self.cond:
+            now = self._clock() if now is None else now
+            early = False
+            if self.rate is not None:
+                # a late worker may catch its slot up by the slack: no time is lost, and no two
+                # requests leave closer than (1 - slack) intervals
+                self._next = max(self._next, now - self._slack / self.rate) + 1.0 / self.rate
+                early = now - self._last_send < 0.95 / self.rate
+            self.in_flight += 1
+            self._sent += 1
+            self._last_send = now
+            return Ticket(self, now, self.in_flight, self._epoch, early=early, cap=self._cap)
+
+    def forget(self, ticket: Ticket) -> None:
+        """Give back a ticket whose request got no answer at all (not sent, or a bug).
+
+        Args:
+            ticket: what :meth:`take` returned.
+        """
+        with self.cond:
+            self.in_flight = max(0, self.in_flight - 1)
+            self.cond.notify_all()
+
+    def answer(
+        self,
+        ticket: Ticket,
+        status: int | None,
+        *,
+        retry_after: float | None = None,
+        hints: LimitHints | None = None,
+        now: float | None = None,
+    ) -> None:
+        """Learn from the answer to one request.
+
+        Args:
+            ticket: what :meth:`take` returned for it.
+            status: its HTTP status (``None``: no answer came).
+            retry_after: seconds of its ``Retry-After``, when it had one.
+            hints: what its rate limit headers said.
+            now: the budget's clock (default: read it).
+        """
+        with self.cond:
+            now = self._clock() if now is None else now
+            self.in_flight = max(0, self.in_flight - 1)
+            if hints is not None:
+                self._learn_hints(hints)
+            if status is None:
+                pass  # no answer: nothing to learn about the limit
+            elif status in THROTTLE_STATUSES:
+                if retry_after is None or retry_after > 0:  # "Retry-After: 0": go on
+                    self._refused(now, ticket, retry_after, hints)
+            else:
+                self._accepted(now, ticket)
+            self.cond.notify_all()
+
+    def measured(self, now: float | None = None) -> float | None:
+        """Accepted answers per second over the last two seconds, or ``None`` (too early).
+
+        Args:
+            now: the budget's clock (default: read it).
+
+        Returns:
+            The rate.
+
+        Example:
+            >>> Budget().measured() is None
+            True
+        """
+        with self.cond:
+            now = self._clock() if now is None else now
+            start = max(now - _WINDOW, self._started, min(self.paused_until, now))
+            if now - start < 0.25:
+                return None
+            self._recent(now)
+            return self._count_since(start) / (now - start)
+
+    # -- internals (called with the condition held) ----------------------------------------
+
+    def _count_since(self, start: float) -> int:
+        """Accepted answers since ``start`` (at most :data:`_WINDOW` seconds ago)."""
+        n = 0
+        for t in reversed(self._ok):
+            if t < start:
+                break
+            n += 1
+        return n
+
+    def _recent(self, now: float) -> int:
+        """Accepted answers in the last :data:`_WINDOW` seconds."""
+        while self._ok and self._ok[0] < now - _WINDOW:
+            self._ok.popleft()
+        return len(self._ok)
+
+    def _accepted(self, now: float, ticket: Ticket) -> None:
+        self._ok.append(now)
+        self._recent(now)
+        self._oks += 1
+        self._last_ok = now
+        self._dry = 0
+        if self._cap is not None and ticket.in_flight <= self._cap:
+            self._within_ok += 1
+            self._ok_at[ticket.in_flight] = self._ok_at.get(ticket.in_flight, 0) + 1
+        latency = now - ticket.sent
+        self._latency.append(latency)
+        if self._latency_floor is None or latency < self._latency_floor:
+            self._latency_floor = latency
+        if self._slow_start and self.limit is not None:
+            self.limit += 1
+            if self.limit >= 64:
+                self.limit, self._slow_start = None, False
+        if self.phase == "seek":
+            self._seek_check(now)
+        self._gradient(now)
+
+    def _refused(
+        self, now: float, ticket: Ticket, retry_after: float | None, hints: LimitHints | None
+    ) -> None:
+        self._dry += 1
+        self._quiet_since = now
+        wait = retry_after
+        if wait is None and hints is not None and hints.remaining == 0 and hints.reset:
+            wait = hints.reset
+        crowded = self._bound_in_flight(now, ticket)
+        if ticket.epoch != self._epoch and self.phase != "start":
+            return  # sent before the last reaction: accounted for
+        # nothing went through for a while, or three refusals in a row that name a wait: the
+        # quota is used up until then (a fixed window); a pace cannot help
+        used_up = self.phase != "start" and (
+            (self._dry >= 5 and now - self._last_ok >= _DRY)
+            or (self._dry >= 3 and wait is not None and wait > 0)
+            or (self._headroom == _QUOTA_HEADROOM and wait is not None and wait > 0)
+        )
+        if (wait is not None and wait >= _LONG_WAIT) or used_up:
+            self._pause(now, wait)
+        elif crowded:  # too many in flight: the bound answers it, not the pace
+            self._epoch += 1
+        elif self._stalled(now - ticket.sent):
+            pass  # it waited far longer than answers do: bunched up behind a stall, no evidence
+        elif ticket.early and self._slack > 0.02:
+            # refused when it caught up a late slot: the limiter keeps no burst (a token
+            # bucket of 1 refuses two requests closer than one over its rate); the pace may
+            # be right, the spacing was not
+            self._slack /= 4
+            self._epoch += 1
+        elif self.phase == "seek":
+            self._seek_refused(now)
+        else:
+            self._react(now)
+
+    def _stalled(self, latency: float) -> bool:
+        """Whether a request took far longer than answers usually do (a stall on the way)."""
+        if len(self._latency) < 8:
+            return False
+        typical = sorted(self._latency)[len(self._latency) // 2]
+        return latency > max(4 * typical, typical + 0.05)
+
+    def _react(self, now: float) -> None:
+        """One reaction to a refusal in ``start`` or ``cruise``."""
+        self._epoch += 1
+        previous, oks_then = self._reacted_at, self._oks_at_reaction
+        self._reacted_at, self._oks_at_reaction = now, self._oks
+        sent_then, self._sent_at_reaction = self._sent_at_reaction, self._sent
+        if self.phase == "start":
+            self._slow_start = False
+            self._seek_lo = self._seek_hi = None
+            self._burst = self._oks  # what went through before the first refusal
+            first = self._oks / max(now - self._started, _ROUND)
+            self._seek(now, max(first, self._hint_rate or 0.0), empty=True)
+            return
+        # cruise: the limiter was empty at the last reaction and is empty now
+        assert self.estimate is not None and self.rate is not None
+        span = now - previous if previous is not None else 0.0
+        between = (self._oks - oks_then) / span if span > 0 else 0.0
+        refused_at = min(self.rate, self.estimate)  # the pace that was refused
+        paused = previous is not None and self.paused_until > previous
+        if span >= 3.0 and between < 0.8 * self.rate and not (self._fresh or paused):
+            # far less went through than was sent, for long: the limit is lower
+            self.estimate = max(between, _MIN_RATE)
+        elif span >= 1.0 or self._fresh:  # the pace that was refused is about the limit
+            self.estimate = max(refused_at, _MIN_RATE)
+        else:  # refusals in quick succession: one in every n sent means about 1/n too fast
+            n = max(self._sent - sent_then, 1)
+            cut = min(0.95, max(1.0 - 1.0 / n, 0.9))
+            self.estimate = max(between, cut * refused_at, _MIN_RATE)
+        # a pace refused once (noise, or a late slot) is tried again soon, and not beyond
+        self._w_max = refused_at if self._fresh or span >= 1.0 else min(self._w_max, refused_at)
+        self._fresh = False
+        self._set_rate(self._headroom * self.estimate, now)
+        assert self.rate is not None
+        self._next = max(self._next, now + 1.0 / self.rate)  # the limiter is empty now
+
+    def _seek(self, now: float, rate: float, *, empty: bool) -> None:
+        """Hold a pace: refused (above the limit) or not within the hold (below it).
+
+        Args:
+            now: the clock.
+            rate: the pace to hold.
+            empty: the limiter is known empty now (just refused): count what it lets through
+                from now, a lower bound of its rate.
+        """
+        self.phase = "seek"
+        self._epoch += 1
+        self._set_rate(rate, now)
+        assert self.rate is not None
+        self._next = max(self._next, now + 1.0 / self.rate)
+        self._hold_from, self._hold_oks, self._hold_sent = now, self._oks, self._sent
+        hold = max(_ROUND, 3.0 / self.rate)
+        if not empty and self._burst >= 3:
+            # below the limit so far, the limiter may hold a burst like the one seen at the
+            # start: hold long enough to use it up before calling this pace below the limit
+            hold = max(hold, min(2.0, self._burst / (0.15 * self.rate)))
+        self._seek_until = now + hold
+        self._seek_from = now if empty else None
+
+    def _seek_refused(self, now: float) -> None:
+        """A refusal in a hold: its pace is above the limit; bisect on."""
+        assert self.rate is not None
+        self._seek_hi = min(self._seek_hi or math.inf, self.rate)
+        if self._seek_from is not None:  # what went through since the limiter was empty
+            span, n = now - self._seek_from, self._oks - self._hold_oks
+            if span >= 0.2 and n >= 2:
+                self._seek_lo = max(self._seek_lo or 0.0, (n - 1) / span)
+        self._seek_next(now, empty=True)
+
+    def _seek_check(self, now: float) -> None:
+        """The end of a hold without a refusal: its pace is below the limit, if it was kept."""
+        if now < self._seek_until:
+            return
+        assert self.rate is not None
+        span = now - self._hold_from
+        sent = self._sent - self._hold_sent
+        if sent < 0.7 * span * self.rate - 1:
+            if self._limit_hit < self._hold_from and self._stalls < 2:
+                self._stalls += 1  # a stall (the machine was busy): hold this pace again
+                self._seek(now, self.rate, empty=False)
+                return
+            # the pace did not bind (the in-flight bound or the workers did): keep it above
+            self._cruise(now, 1.25 * (self._oks - self._hold_oks) / span)
+            return
+        self._stalls = 0
+        # what passed is the pace the requests actually left at (late wake-ups slow it)
+        self._seek_lo = max(self._seek_lo or 0.0, min(self.rate, (sent + 1) / span))
+        self._seek_next(now, empty=False)
+
+    def _seek_next(self, now: float, *, empty: bool) -> None:
+        lo, hi = self._seek_lo, self._seek_hi
+        if hi is None:
+            assert lo is not None
+            pace = 2.0 * lo
+        elif lo is None:  # far over; not below a few a second, so a used-up quota shows
+            pace = max(hi / 4.0, min(hi, 5.0 / _DRY))
+        elif hi - lo <= 0.05 * hi:
+            self._cruise(now, lo)
+            return
+        else:
+            pace = math.sqrt(lo * hi) if hi > 2 * lo else (lo + hi) / 2
+        self._seek(now, max(pace, _MIN_RATE), empty=empty)
+
+    def _cruise(self, now: float, estimate: float) -> None:
+        self.estimate = max(estimate, _MIN_RATE)
+        self.phase = "cruise"
+        self._fresh = True  # its first refusal is no refusal "in quick succession"
+        self._epoch += 1
+        self._reacted_at, self._oks_at_reaction = now, self._oks
+        self._quiet_since = now
+        self._set_rate(self._headroom * self.estimate, now)
+
+    def _set_rate(self, rate: float, now: float) -> None:
+        self.rate = max(rate, _MIN_RATE)
+        self._grown_at = now
+
+    def _grow(self, now: float) -> None:
+        """Ramp or probe the pace (called when a request may leave)."""
+        assert self.rate is not None
+        dt = now - self._grown_at
+        if dt <= 0:
+            return
+        self._grown_at = now
+        if self.phase == "seek":
+            self._seek_check(now)
+            return
+        quiet = now - self._quiet_since
+        if quiet >= _WINDOW and self._recent(now) < 0.5 * self.rate * _WINDOW:
+            return  # the pace does not bind (the in-flight bound does): no runaway
+        if self.phase == "cruise" and self.estimate is not None:
+            if self.estimate < 0.98 * self._w_max:  # back toward the last refused pace
+                self.estimate += (self._w_max - self.estimate) * min(1.0, 0.5 * dt)
+            elif self._hint_rate is None or self.estimate < self._hint_rate:
+                # beyond it: probe, slowly at first, faster the longer it stays quiet (not
+                # beyond a quota the service says)
+                growth = min(_PROBE_MAX, _PROBE * 2.0 ** (quiet / _PROBE_DOUBLING))
+                self.estimate *= 1.0 + growth * dt
+            self.rate = self._headroom * self.estimate
+
+    def _pause(self, now: float, seconds: float | None) -> None:
+        """The quota is used up: every run waits, then the pace resumes at the cycle's rate."""
+        self.counts_pauses += 1
+        allowed = self._oks - self._cycle_oks
+        self._dry_pauses = 0 if allowed else self._dry_pauses + 1
+        if seconds is None:  # nothing said how long: 1 s, doubling while nothing goes through
+            seconds = min(30.0, 2.0 ** max(self._dry_pauses - 1, 0))
+        self.paused_until = max(self.paused_until, now + max(seconds, 0.0))
+        if allowed:  # the rate this cycle was allowed, its pause included
+            span = self.paused_until - self._cycle_start
+            # a wait in whole seconds is rounded up: the quota came back half a second earlier
+            # on average; a refusal says if that is too fast
+            self.estimate = self._w_max = allowed / max(span - 0.5, span / 2)
+            self._cycle_start, self._cycle_oks = self.paused_until, self._oks
+        self.estimate = max(self.estimate or 0.0, self._hint_rate or 0.0, _MIN_RATE)
+        self._next = self.paused_until
+        self._slow_start = False
+        self._epoch += 1
+        self._dry = 0
+        self._last_ok = self.paused_until
+        self._reacted_at, self._oks_at_reaction = now, self._oks  # the limiter is empty now
+        self._quiet_since = self.paused_until
+        self.phase = "cruise"
+        # a quota per window: the cycle's rate is the quota's, hardly any headroom needed (a
+        # window refills whatever the spacing)
+        self._headroom = _QUOTA_HEADROOM
+        self._set_rate(self._headroom * self.estimate, self.paused_until)
+
+    def _learn_hints(self, hints: LimitHints) -> None:
+        if hints.reset is not None:
+            self._longest_reset = max(self._longest_reset, hints.reset)
+        window = hints.window or (self._longest_reset or None)
+        if hints.quota and window:
+            self._hint_rate = hints.quota / window
+
+    def _bound_in_flight(self, now: float, ticket: Ticket) -> bool:
+        """Bound the requests in flight below a refused request's count (a concurrency cap).
+
+        Returns:
+            Whether the refusal is explained by too many requests in flight (not the pace).
+        """
+        self._slow_start = False
+        if self._rate_limited:
+            return False
+        if ticket.in_flight <= 1:  # refused alone: a rate limit (no cap is below one)
+            self._rate_limited = True
+            self.limit = self._cap = None
+            return False
+        if self._cap is not None and ticket.in_flight <= self._cap:
+            # refused within the cap the earlier refusals suggested: a lower cap, or a rate
+            # limit; a cap lets the requests within it through, a drained rate limiter does not
+            self._within_refused += 1
+            if self._within_refused >= 3 and self._within_refused > 2 * self._within_ok:
+                self._rate_limited = True
+                self.limit = self._cap = None
+                return False
+            k = ticket.in_flight
+            self._refused_at[k] = self._refused_at.get(k, 0) + 1
+            if self._refused_at[k] < 2 or self._ok_at.get(k, 0) > 5 * self._refused_at[k]:
+                return True  # this many in flight mostly goes through: a race at the edge
+        # never below what the accepted rate needs at the current latency (Little's law)
+        need = 1
+        if self._latency and self.phase != "start":
+            latency = sorted(self._latency)[len(self._latency) // 2]
+            need = math.ceil(self._recent(now) / _WINDOW * latency)
+        bound = max(1, need, ticket.in_flight - 1)
+        if self._cap is None or bound < self._cap:
+            self._cap = bound
+        if self.limit is None or bound < self.limit:
+            self.limit = bound
+            self._limit_at = now
+        return ticket.in_flight > bound
+
+    def _gradient(self, now: float) -> None:
+        """Probe the in-flight bound up when quiet; shrink it when the latency climbs."""
+        if self.limit is None or self._slow_start:
+            return
+        since = max(self._quiet_since, self._limit_at)
+        if now - since >= _LIMIT_PROBE and self._limit_hit > since:
+            self.limit += 1
+            self._limit_at = now
+            if self.limit >= 64:
+                self.limit = None
+            return
+        floor = self._latency_floor
+        if floor is None or len(self._latency) < 16:
+            return
+        recent = sorted(list(self._latency)[-16:])[8]
+        if recent > 2.0 * floor + 0.05 and now - self._limit_at >= 1.0:
+            self.limit = max(1, math.floor(self.limit * 2.0 * floor / recent + 1))
+            self._limit_at = now
+
+
+class Budgets:
+    """The budgets of one connection, one per service (its base URL).
+
+    Example:
+        >>> budgets = Budgets()
+        >>> budgets.get("http://svc") is budgets.get("http://svc")
+        True
+    """
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._by_key: dict[str, Budget] = {}
+
+    def get(self, key: str = "") -> Budget:
+        """The budget of a service (made on first use).
+
+        Args:
+            key: the service's base URL.
+
+        Returns:
+            The budget.
+        """
+        with self._lock:
+            budget = self._by_key.get(key)
+            if budget is None:
+                budget = self._by_key[key] = Budget(clock=self._clock)
+            return budget
+
+    def all(self) -> list[Budget]:
+        """Every budget made so far.
+
+        Returns:
+            The budgets.
+        """
+        with self._lock:
+            return list(self._by_key.values())
+
+
+_REGISTRY: weakref.WeakKeyDictionary[object, Budgets] = weakref.WeakKeyDictionary()
+_REGISTRY_LOCK = threading.Lock()
+
+
+def budgets_of(owner: object) -> Budgets:
+    """The budgets shared by every run over one connection (made on first use).
+
+    Args:
+        owner: the connection (any object that can be weakly referenced); its budgets go
+            when it goes.
+
+    Returns:
+        Its budgets.
+
+    Example:
+        >>> class Conn: ...
+        >>> conn = Conn()
+        >>> budgets_of(conn) is budgets_of(conn), budgets_of(conn) is budgets_of(Conn())
+        (True, False)
+    """
+    with _REGISTRY_LOCK:
+        found = _REGISTRY.get(owner)
+        if found is None:
+            found = _REGISTRY[owner] = Budgets()
+        return found
