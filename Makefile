@@ -84,4 +84,4 @@ bench: $(STAMP)
 	$(PY) -m bench
 
 clean:
-	rm -rf out .pytest_cache
+	rm -rf out .pytest_cache .mypy_cache
