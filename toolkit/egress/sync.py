@@ -44,6 +44,7 @@ makes a merge fail the same way (Delta's optimistic concurrency). Nothing is dup
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import html
 import os
 from collections.abc import Iterator
@@ -63,7 +64,7 @@ from tqdm.auto import tqdm
 
 from toolkit.core.connection import Connection
 from toolkit.core.lock import FileLock, LockHeld
-from toolkit.core.windows import iso, split_windows, to_utc
+from toolkit.core.windows import TimeLike, iso, split_windows, to_utc
 from toolkit.egress.export import Export
 from toolkit.egress.fetch import fetch_window
 from toolkit.errors import ConcurrentWriteError, ConfigError
@@ -562,10 +563,10 @@ def sync(
     conn: Connection,
     path: str | os.PathLike[str],
     *,
-    since: Any = None,
-    until: Any = None,
+    since: TimeLike | None = None,
+    until: TimeLike | None = None,
     window: str = "1D",
-    lag: Any = DEFAULT_LAG,
+    lag: str | dt.timedelta = DEFAULT_LAG,
     batch_rows: int = ROWS_PER_GROUP,
     progress: bool = True,
 ) -> SyncReport:
