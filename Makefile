@@ -15,6 +15,8 @@ LOCK_PLATFORM := x86_64-unknown-linux-gnu
 LOCKFLAGS ?=
 SANDBOX_DB ?= out/sandbox.db
 SANDBOX_SEED ?= sample_data
+# test processes (pytest-xdist; a file's tests stay in one process, notebooks' cells in order)
+TEST_WORKERS ?= 2
 
 # `uv pip sync` makes .venv exactly the lock plus the project ("-e ." read from stdin), with no
 # dependency of the project's own beyond the lock, as `pip install --no-deps -e .` does.
@@ -57,7 +59,8 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m ruff check toolkit tests bench
 	$(PY) -m mypy toolkit
-	TOOLKIT_NOTEBOOK_SANDBOX=1 $(PY) -m pytest tests toolkit bench notebooks --doctest-modules --nbval-lax --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
+	TOOLKIT_NOTEBOOK_SANDBOX=1 $(PY) -m pytest tests toolkit bench notebooks --doctest-modules --nbval-lax --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider \
+	  -n $(TEST_WORKERS) --dist loadfile
 
 lint: $(STAMP)
 	$(PY) -m ruff check toolkit tests bench

@@ -120,7 +120,7 @@ def time_to_share(
     >>> time_to_share([0.1 * i for i in range(100)], 2.0, 10.0, 2.0)
     0.0
     >>> time_to_share([5.0 + 0.1 * i for i in range(50)], 2.0, 10.0, 2.0)
-    4.6
+    4.5
     """
     need = share * limit * window
     for end in sorted(t for t in accepted if t >= start):

@@ -87,9 +87,11 @@ def test_a_fixed_window_is_paced_at_its_quota_per_window(sandbox: Any) -> None:
     client = _client(sandbox, rateLimit={"kind": "fixed-window", "limit": 160,
                                          "windowSeconds": 4})
     statuses = _noted(client)
-    rate, result = _import(client, 320)  # two windows
+    rate, result = _import(client, 320)  # two windows' quota
     assert result["ok"].all()
-    assert rate >= SHARE * 40, rate
+    # the windows are the service's, not aligned to the run's start: two windows' quota takes
+    # at most three windows (the first one partly gone), never more (a wasted window)
+    assert rate >= 320 / (3 * 4), rate
     assert _refused(statuses) <= REFUSED, _refused(statuses)
 
 
