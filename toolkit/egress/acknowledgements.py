@@ -6,8 +6,8 @@ is not retried. An acknowledgement whose answer was lost is retried; a 409 or 42
 naming the requested state means the first attempt landed (the row is ``sent``), any other
 answer leaves the row ``unknown``. A service that refuses a repeated acknowledgement (409 or
 422 for an entry already in that state) is read the same way: ``sent`` where its body shows the
-entry in the requested state with the same ``externalId`` or ``errors``, else ``failed`` with
-the service's reason.
+entry in the requested state and no other ``externalId`` or ``errors`` than those asked for,
+else ``failed`` with the service's reason.
 """
 
 from __future__ import annotations
@@ -66,10 +66,10 @@ def _landed(state: str, value: Any) -> Callable[[Reply], bool]:
     """Whether a 409 or 422 shows the entry already in ``state`` with what was asked.
 
     A service may refuse to acknowledge an entry again (409 or 422, ``ackRepeat``). The
-    answer counts as landed only when its body names the requested ``state``, and then only
-    after an attempt whose answer was lost (that attempt landed), or when the body also shows
-    the same ``externalId`` (succeeded) or ``errors`` (failed): a body naming the state alone
-    may be refusing other values. A body without ``state`` (plain text, none) proves nothing.
+    answer counts as landed when its body names the requested ``state`` and does not show
+    another ``externalId`` (succeeded) or other ``errors`` (failed) than those asked for: the
+    entry is in the requested state. A body without ``state`` (plain text, none) proves
+    nothing.
     """
     field = "externalId" if state == "succeeded" else "errors"
 
@@ -77,7 +77,7 @@ def _landed(state: str, value: Any) -> Callable[[Reply], bool]:
         body = reply.body if isinstance(reply.body, dict) else {}
         if body.get("state") != state:
             return False
-        return reply.lost or (field in body and body[field] == value)
+        return field not in body or body[field] == value
 
     return landed
 

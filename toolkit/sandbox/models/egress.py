@@ -429,18 +429,21 @@ class EgressStore(ProfileStore):
                     f"the entry was already acknowledged as {current}",
                     slug="conflicting-acknowledgement", state=current,
                 )
-            elif repeat != "200":
-                refusal = Conflict if repeat == "409" else Unprocessable
-                raise refusal(
-                    f"the entry was already acknowledged as {current}",
-                    slug="already-acknowledged", state=current,
-                )
-            elif row[column] != stored_value:
-                raise Conflict(
-                    f"the entry was already acknowledged as {current} with other "
-                    f"{'externalId' if state == 'succeeded' else 'errors'}",
-                    slug="conflicting-acknowledgement", state=current,
-                )
+            else:  # already in the requested state: the stored value goes with a refusal,
+                # so a client can tell a repeat from a clash
+                field = "externalId" if state == "succeeded" else "errors"
+                held = row[column] if state == "succeeded" else json.loads(row[column] or "null")
+                if row[column] != stored_value:
+                    raise Conflict(
+                        f"the entry was already acknowledged as {current} with other {field}",
+                        slug="conflicting-acknowledgement", state=current, **{field: held},
+                    )
+                if repeat != "200":
+                    refusal = Conflict if repeat == "409" else Unprocessable
+                    raise refusal(
+                        f"the entry was already acknowledged as {current}",
+                        slug="already-acknowledged", state=current, **{field: held},
+                    )
             r = db.execute("SELECT * FROM entries WHERE id = ?", (entry_id,)).fetchone()
         return {
             "_id": r["id"], "userId": r["user_id"], "state": r["state"],
