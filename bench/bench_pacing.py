@@ -43,7 +43,7 @@ from bench.bench_imports import Server, client_for, memory_tmp, sandbox_process
 from toolkit import Client
 from toolkit.core.http import Reply
 
-__all__ = ["CASES", "Case", "add_arguments", "make_clients", "run", "time_to_share"]
+__all__ = ["CASES", "EDGES", "Case", "add_arguments", "make_clients", "run", "time_to_share"]
 
 _REFUSED = (429, 503)
 
@@ -84,6 +84,16 @@ CASES = [
     Case("concurrency cap 4, 50 ms latency",
          {"kind": "concurrency", "maxInFlight": 4, "status": 429}, None, latency_ms=50),
 ]
+
+
+def _bucket(rate: int, burst: int) -> Case:
+    return Case(f"token bucket {rate}/s burst {burst}",
+                {"kind": "token-bucket", "perSecond": rate, "burst": burst}, float(rate))
+
+
+#: ``--pacing-edges``: the ends of the range issue 18 asks for (5 to 200 a second, burst 1 to
+#: twice the rate), run after the table's cases.
+EDGES = [_bucket(5, 1), _bucket(5, 10), _bucket(200, 1), _bucket(200, 400)]
 
 
 def make_clients(n: int, prefix: str) -> pd.DataFrame:
@@ -194,19 +204,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--pacing-workers", type=int, default=8, help="worker threads (8)")
     group.add_argument("--pacing-only", nargs="+", default=None, metavar="WORD",
                        help="run only the cases whose name holds one of these words")
+    group.add_argument("--pacing-edges", action="store_true",
+                       help="also the ends of the range: 5/s and 200/s, burst 1 and twice the rate")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Start a sandbox process, run every case, print the table.
 
     Args:
-        args: ``pacing_seconds``, ``pacing_workers``, ``pacing_only``.
+        args: ``pacing_seconds``, ``pacing_workers``, ``pacing_only``, ``pacing_edges``.
 
     Returns:
         The figures of each case and the verdicts.
     """
     workers = args.pacing_workers
-    cases = [c for c in CASES
+    cases = [c for c in CASES + (EDGES if getattr(args, "pacing_edges", False) else [])
              if not args.pacing_only or any(w in c.name for w in args.pacing_only)]
     out: dict[str, Any] = {}
     head = (f"{'case':34} {'limit':>7} {'achieved':>9} {'share':>6} {'429s':>6} "
