@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import requests
 
@@ -128,3 +130,50 @@ def test_body_without_json_content_type_says_so(tenant: Tenant) -> None:
                           headers={"Content-Type": "application/x-www-form-urlencoded"})
     assert response.status_code == 422
     assert "Content-Type: application/json" in response.json()["errors"][-1]["detail"]
+
+
+# -- every bound the sandbox enforces is stated (issue 20, item 19) ----------------------------
+
+
+def _query(openapi: dict, path: str, name: str) -> dict:
+    params = openapi["paths"][path]["get"]["parameters"]
+    return next(p for p in params if p["name"] == name and p["in"] == "query")
+
+
+def test_openapi_states_the_starred_limit_bounds(openapi: dict) -> None:
+    limit = _query(openapi, "/api/v1/public/customers/{customerId}/initiative-props/starred",
+                   "limit")["schema"]
+    assert limit["type"] == "integer"
+    assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 2500, 2500)
+
+
+@pytest.mark.parametrize("name", ["releasedAfter", "releasedOnOrBefore"])
+def test_openapi_states_the_export_years_0001_to_9999(openapi: dict, name: str) -> None:
+    param = _query(openapi, "/api/v2/customers/{customerId}/entries/export", name)
+    pattern = re.compile(param["schema"]["pattern"])
+    assert not pattern.match("0000-01-01T00:00:00Z")
+    assert pattern.match("0001-01-01T00:00:00Z") and pattern.match("9999-12-31T23:59:59Z")
+    assert "0001 to 9999" in param["description"]
+
+
+def test_openapi_states_the_body_size_limit_on_every_body(openapi: dict) -> None:
+    for path, operations in openapi["paths"].items():
+        for method, op in operations.items():
+            if "requestBody" not in op:
+                continue
+            response = op["responses"].get("413")
+            assert response is not None, (method, path)
+            assert "4194304 bytes" in response["description"]
+            assert list(response["content"]) == [PROBLEM]
+
+
+def test_stated_bounds_are_the_enforced_ones(tenant: Tenant) -> None:
+    path = "/api/v1/public/customers/{cid}/initiative-props/starred"
+    for limit, status in (("2500", 404), ("2501", 400), ("1", 404), ("0", 400)):
+        response = tenant.api("GET", path, params={"timekeeperExternalId": "NOBODY",
+                                                   "limit": limit})
+        assert response.status_code == status, (limit, response.text)
+    response = tenant.api("GET", "/api/v2/customers/{cid}/entries/export",
+                          params={"releasedAfter": "0000-01-01T00:00:00Z",
+                                  "releasedOnOrBefore": "2025-01-01T00:00:00Z"})
+    assert response.status_code == 400

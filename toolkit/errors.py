@@ -20,7 +20,7 @@
           └── ServerError                             5xx
 
     UserWarning
-     └── InputWarning                                 a file was read, but not quite as given
+     └── InputWarning                                 an input read, but not quite as given
 
     KeyboardInterrupt
      └── Interrupted                                  a bulk run was stopped (.result)
@@ -205,7 +205,8 @@ class DuplicateKeyError(ValidationError):
 
 
 class InputWarning(UserWarning):
-    """An input file was read, but not quite as given (an encoding guessed, a file passed over).
+    """An input was read, but not quite as given or as it looks (an encoding guessed, a file
+    passed over, two ids that look alike).
 
     Example:
         >>> issubclass(InputWarning, UserWarning)

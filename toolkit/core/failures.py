@@ -55,6 +55,7 @@ SEVERITY: Mapping[str, Severity] = MappingProxyType(
         "column_duplicate": "error",
         "column_present": "error",
         "type": "error",
+        "encoding": "error",
         "required": "error",
         "allowed_values": "error",
         "positive": "error",
@@ -65,6 +66,8 @@ SEVERITY: Mapping[str, Severity] = MappingProxyType(
         "whitespace": "warning",
         "fractional": "warning",
         "repeated": "warning",
+        "length": "warning",
+        "lookalike": "warning",
     }
 )
 """Failure ``check`` -> severity. An ``error`` is what the service refuses (or what is ambiguous,
@@ -75,6 +78,7 @@ CHECKS: tuple[str, ...] = (
     "column_unexpected",
     "column_duplicate",
     "type",
+    "encoding",
     "required",
     "allowed_values",
     "positive",
@@ -85,8 +89,11 @@ CHECKS: tuple[str, ...] = (
     "blank",
     "fractional",
     "repeated",
+    "length",
+    "lookalike",
 )
-"""Values of the import failure frame's ``check`` column (the last three are warnings)."""
+"""Values of the import failure frame's ``check`` column (:data:`SEVERITY` gives each one's
+severity)."""
 
 CHECK_NAMES: Mapping[str, str] = MappingProxyType(
     {

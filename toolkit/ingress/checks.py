@@ -72,6 +72,7 @@ from toolkit.core.frames import MAX_WHOLE, coerce_text, no_problems, plain
 from toolkit.errors import ValidationError
 from toolkit.ingress.models import TABLES, TableSpec
 from toolkit.ingress.readers import line_numbers, match_headers
+from toolkit.ingress.text import lookalikes, unsendable_text, warn_lookalikes
 
 __all__ = [
     "CHECKS",
@@ -517,6 +518,7 @@ def check_frame(
     raw = df.loc[:, ~pd.Index([str(c) for c in names]).duplicated()]
     raw = raw.set_axis([str(c) for c in raw.columns], axis=1).reset_index(drop=True)
     present = [c for c in spec.columns if c in raw.columns]
+    raw, unsendable = unsendable_text(raw, present)
 
     work: dict[str, pd.Series] = {}
     failed_cells: dict[str, np.ndarray] = {}
@@ -530,7 +532,7 @@ def check_frame(
             coercion.append((np.flatnonzero(mask), col, problems.to_numpy()[mask]))
     frame = pd.DataFrame(work, index=pd.RangeIndex(len(raw)))
 
-    found: list[tuple[int, str | None, str, str | None]] = []  # pos, column, check, message
+    found: list[tuple[int, str | None, str, str | None]] = [*unsendable]  # pos, col, check, msg
     for positions, col, messages in coercion:
         found.extend((int(p), col, "type", m) for p, m in zip(positions, messages, strict=True))
 
@@ -567,15 +569,18 @@ def check_frame(
                     message += f"; did you mean {hint!r}?"
                 found.append((int(p), col, "reference", message))
 
+    label_list = labels.tolist()
+    # messages name the file's line when the frame was read from a file, else the row label
+    lines = line_numbers(df, label_list) if "line_shifts" in df.attrs else []
+    unit = "lines" if lines and None not in lines else "rows"
+    shown = [f"line {n}" for n in lines] if unit == "lines" else [f"row {r}" for r in label_list]
+    found += lookalikes(frame, [spec.id_column, *dict(spec.references)], shown)
+
     used = {col for _, col, _, _ in found if col is not None}
     raw_values = {c: raw[c].to_numpy(dtype=object) for c in used if c in raw.columns}
     ids = _objects(frame[spec.id_column]) if spec.id_column in frame.columns else None
     keys = [_objects(frame[c]) for c in spec.key if c in frame.columns]
-    label_list = labels.tolist()
     dup_groups: dict[tuple[Any, ...], list[Any]] = {}
-    # messages name the file's line when the frame was read from a file, else the row label
-    lines = line_numbers(df, label_list) if "line_shifts" in df.attrs else []
-    unit = "lines" if lines and None not in lines else "rows"
     for i in sorted({p for p, _, chk, _ in found if chk in ("unique", "repeated") and p >= 0}):
         at: Any = lines[i] if unit == "lines" else label_list[i]
         dup_groups.setdefault(tuple(k[i] for k in keys), []).append(at)
@@ -787,4 +792,5 @@ def check(
     result = check_frame(table, df, columns=columns)
     if not result.ok:
         raise ValidationError(format_failures(result.failures), result.failures)
+    warn_lookalikes(result.failures)
     return _finalize(TABLES[table], result.frame)

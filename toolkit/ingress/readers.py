@@ -5,6 +5,7 @@
     read_table(path)            -> frame (every CSV value a string, nothing turned into NaN)
         .csv .tsv .txt          delimiter sniffed among , ; tab |   UTF-8 (BOM or not),
                                 cp1252 with an InputWarning when it is not UTF-8
+                                a cell of any length (validation warns past 131,072)
         .xlsx .xlsm             first sheet (openpyxl), cells keep their types, empty -> ""
         .parquet (file or dir)  as stored
     read_workbook(path)         -> {table: frame}, one per sheet named after a table
@@ -64,6 +65,11 @@ TABLE_SUFFIXES: tuple[str, ...] = (".csv", ".tsv", ".txt", ".xlsx", ".xlsm", ".p
 
 #: Extensions :func:`write_table` writes.
 OUT_FORMATS: tuple[str, ...] = (".csv", ".xlsx", ".parquet")
+
+# A CSV cell of any length is read (Python's csv stops at 131,072 characters): validation
+# reports a cell that long (toolkit.ingress.text), naming its row and column. Set once, for
+# the process; 2**31 - 1 fits the C long of every platform.
+csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
 
 #: Import table -> the file names (without extension, compared case-insensitively, with ``-``,
 #: spaces and dots read as ``_``) that hold it in a folder.

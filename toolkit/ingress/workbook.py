@@ -61,8 +61,9 @@ def _cell_value(value: Any) -> tuple[Any, bool]:
     """The value openpyxl writes, and whether it is text."""
     if value is None or value is pd.NA or value is pd.NaT:
         return None, False
-    if isinstance(value, str):
-        return (ILLEGAL_CHARACTERS_RE.sub("", value) or None), True
+    if isinstance(value, str):  # a lone surrogate is written escaped (``\ud800``), as shown
+        text = value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return (ILLEGAL_CHARACTERS_RE.sub("", text) or None), True
     if isinstance(value, bool | np.bool_):
         return bool(value), False
     if isinstance(value, int | np.integer):

@@ -308,8 +308,9 @@ def _shape_start(
     return {**message, "headers": headers.raw}
 
 
-def _openapi(app: FastAPI) -> Callable[[], dict[str, Any]]:
-    """Build the OpenAPI document with problem bodies under ``application/problem+json``."""
+def _openapi(app: FastAPI, max_body_bytes: int) -> Callable[[], dict[str, Any]]:
+    """Build the OpenAPI document with problem bodies under ``application/problem+json``, and
+    the 413 of a body over ``max_body_bytes`` on every operation that takes a body."""
 
     def build() -> dict[str, Any]:
         if app.openapi_schema:
@@ -321,6 +322,13 @@ def _openapi(app: FastAPI) -> Callable[[], dict[str, Any]]:
         for operations in schema.get("paths", {}).values():
             for operation in operations.values():
                 responses = operation.get("responses", {})
+                if "requestBody" in operation:
+                    responses["413"] = {
+                        "description": f"The body is larger than {max_body_bytes} bytes "
+                        "(`limitBytes` in the problem body); nothing is stored.",
+                        "content": {"application/json": {
+                            "schema": {"$ref": "#/components/schemas/Problem"}}},
+                    }
                 for status, response in list(responses.items()):
                     content = response.get("content", {})
                     ref = content.get("application/json", {}).get("schema", {}).get("$ref", "")
@@ -414,5 +422,5 @@ def create_app(
     )
     app.add_middleware(_RequestGuard, max_body_bytes=max_body_bytes)
     app.add_middleware(_ProfileAnswers, store=store)  # outermost
-    app.openapi = _openapi(app)  # type: ignore[method-assign]  # FastAPI's documented override
+    app.openapi = _openapi(app, max_body_bytes)  # type: ignore[method-assign]  # FastAPI's documented override
     return app

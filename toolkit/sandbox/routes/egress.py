@@ -55,10 +55,12 @@ def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIR
         customerId: str,
         releasedAfter: Annotated[str, Query(
             pattern=DATETIME_PATTERN,
-            description="Exclusive lower bound of release time, ISO 8601 (naive = UTC).")],
+            description="Exclusive lower bound of release time, ISO 8601 (naive = UTC), "
+            "year 0001 to 9999 (year 0000 is refused).")],
         releasedOnOrBefore: Annotated[str, Query(
             pattern=DATETIME_PATTERN,
-            description="Inclusive upper bound of release time, ISO 8601 (naive = UTC).")],
+            description="Inclusive upper bound of release time, ISO 8601 (naive = UTC), "
+            "year 0001 to 9999 (year 0000 is refused).")],
     ) -> Response:
         try:
             after, before = parse_datetime(releasedAfter), parse_datetime(releasedOnOrBefore)

@@ -4,21 +4,47 @@ Star and unstar answer 207 with one result per distinct id; fault injection may 
 items (``item_fault``). The rules are the store's (:mod:`toolkit.sandbox.models.starring`).
 """
 
+import re
 from collections.abc import Sequence
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, params
+from pydantic import BeforeValidator
 
 from ..bodies import StarredPage, StarRequest, StarResponse
-from ..exceptions import BadRequest
 from ..faults import Faults
 from ..store import Store
 from .core import AUTH, FAULTS, problems
 
-__all__ = ["LIMIT_PATTERN", "router"]
+__all__ = ["LIMIT_MAX", "plain_digits", "router"]
 
-LIMIT_PATTERN = r"^([1-9][0-9]{0,2}|1[0-9]{3}|2[0-4][0-9]{2}|2500)$"
-"""The starred ``limit``: an integer from 1 to 2500 in plain digits, stated in the schema."""
+LIMIT_MAX = 2500
+"""The largest starred ``limit`` (the spec's bound; the smallest is 1), stated in the schema as
+``maximum``."""
+
+def plain_digits(value: object) -> object:
+    """Let an integer written in plain digits through, as text for pydantic to read; refuse
+    any other text (``5.0``, ``+5``, `` 5``, ``05``, ``1e3``) rather than coerce it.
+
+    Args:
+        value: The query parameter as sent.
+
+    Returns:
+        The value.
+
+    Raises:
+        ValueError: Text that is not plain digits without a leading zero.
+
+    >>> plain_digits("25")
+    '25'
+    >>> plain_digits("5.0")
+    Traceback (most recent call last):
+    ...
+    ValueError: an integer from 1 to 2500 in plain digits
+    """
+    if isinstance(value, str) and not re.fullmatch(r"[1-9][0-9]{0,8}", value):
+        raise ValueError(f"an integer from 1 to {LIMIT_MAX} in plain digits")
+    return value
 
 _PROPS = "/api/v1/public/customers/{customerId:seg}/initiative-props"
 
@@ -68,17 +94,13 @@ def router(
     def starred(
         customerId: str,
         timekeeperExternalId: Annotated[str, Query(min_length=1)],
-        limit: Annotated[str, Query(
-            pattern=LIMIT_PATTERN,
+        limit: Annotated[int, Query(
+            ge=1, le=LIMIT_MAX,
             description="Raw pinned props fetched: an integer from 1 to 2500, digits only "
-            "(`5.0`, `+5`, ` 5` are refused).")] = "2500",
+            "(`5.0`, `+5`, ` 5`, `05` are refused)."), BeforeValidator(plain_digits)] = LIMIT_MAX,
         cursor: Annotated[str | None, Query(
             description="`nextCursor` of the previous page (empty = first page).")] = None,
     ) -> dict[str, Any]:
-        if int(limit) > 2500:
-            raise BadRequest("limit must be between 1 and 2500", slug="invalid-request",
-                             errors=[{"in": "query", "field": "limit",
-                                      "detail": "an integer from 1 to 2500"}])
-        return store.starred(customerId, timekeeperExternalId, int(limit), cursor)
+        return store.starred(customerId, timekeeperExternalId, limit, cursor)
 
     return starring
