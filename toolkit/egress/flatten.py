@@ -397,10 +397,9 @@ def _finish(entries: pa.Table, codes: pa.Table, kind: Kind) -> tuple[pa.Table, p
             continue
         table = table.select([*known, *extra])
         for name in extra:
-            column = table[name]
-            if pa.types.is_null(column.type):
+            if pa.types.is_null(table[name].type):
                 i = table.schema.get_field_index(name)
-                table = table.set_column(i, name, column.cast(_STR))
+                table = table.set_column(i, name, table[name].cast(_STR))
         fields = sorted({_field_of(name, kind, bool(prefix)) for name in extra})
         for field in fields:
             cols = [n for n in extra if _field_of(n, kind, bool(prefix)) == field]
@@ -700,13 +699,8 @@ def _parse_and_flatten(
     table = _read_json_arrow(raw, kind)
     if table is not None:
         entries, codes = _finish(*_split(table, kind), kind)
-        known_entries, known_codes = _known(kind)
-        inferred = [
-            f.type
-            for t, known in ((entries, known_entries), (codes, known_codes))
-            for f in t.schema
-            if f.name not in known
-        ]
+        known = set(_known(kind)[0]) | set(_known(kind)[1])
+        inferred = [f.type for t in (entries, codes) for f in t.schema if f.name not in known]
         # Arrow's reader takes ISO text of an unknown field for a timestamp: the parsed
         # path keeps it text, as it came
         if not any(_is_temporal(t) for t in inferred):
