@@ -468,12 +468,12 @@ def result_frame(
             status.append("failed")
     frame = pd.DataFrame(
         {
-            key_name: pd.array(list(keys), dtype="string"),
+            key_name: pd.array(list(keys), dtype="str"),
             "status": pd.Categorical(status, categories=STATUSES),
             "ok": [s in ("sent", "journaled") for s in status],
             "httpStatus": pd.array([r.status for r in replies], dtype="Int64"),
             "error": pd.array(
-                [None if r.error == JOURNALED else r.error for r in replies], dtype="string"
+                [None if r.error == JOURNALED else r.error for r in replies], dtype="str"
             ),
             "attempts": pd.array([r.attempts for r in replies], dtype="Int64"),
             "elapsed": [round(r.elapsed, 6) for r in replies],

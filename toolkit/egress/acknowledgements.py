@@ -269,7 +269,7 @@ def acknowledge(
         res = result_frame(original, df["entryId"].tolist(), replies, key_name="entryId")
         res.insert(0, "userId", df["userId"].tolist())
         res.insert(2, "outcome", df["outcome"].tolist())
-        return res.astype({"userId": "string", "outcome": "string"})
+        return res.astype({"userId": "str", "outcome": "str"})
 
     try:
         replies = run_bulk(
@@ -292,5 +292,5 @@ def acknowledge(
             "409 after a retried attempt (the first may have been applied; check the entry): "
             + res.loc[retried_conflict, "error"].fillna("").astype(str)
         )
-        res["error"] = res["error"].astype("string")
+        res["error"] = res["error"].astype("str")
     return res

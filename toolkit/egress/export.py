@@ -42,6 +42,7 @@ from toolkit.egress.files import (
     write_parquet,
 )
 from toolkit.egress.flatten import (
+    UNKNOWN_FIELDS,
     codes_wide,
     flatten_export,
     flatten_pending,
@@ -59,7 +60,28 @@ from toolkit.errors import ConfigError, ValidationError
 if TYPE_CHECKING:
     import polars
 
-__all__ = ["Export", "Tables"]
+__all__ = ["PREVIEW_COLUMNS", "Export", "Tables"]
+
+#: The columns an entries preview leads with, per kind: date, timekeeper, client, matter and
+#: time worked (the spec's field names), then the rest (``summary``, the ids) in table order.
+PREVIEW_COLUMNS: dict[str, tuple[str, ...]] = {
+    "export": (
+        "workDate",
+        "userId",
+        "initiative.client.externalId",
+        "initiative.externalId",
+        "incrementDurationInSeconds",
+        "summary",
+    ),
+    "pending": (
+        "workDate",
+        "userId",
+        "initiativeProps.initiative.client.externalId",
+        "initiativeProps.initiative.externalId",
+        "incrementDurationInSeconds",
+        "summary",
+    ),
+}
 
 T = TypeVar("T")
 
@@ -216,11 +238,12 @@ class Export:
         owner = codes["entryId"].map(winner)
         code_keep = owner.isna().to_numpy() | (owner.to_numpy() == code_source)
         codes = codes.loc[code_keep].drop_duplicates(["entryId", "position"], keep="last")
-        return cls(
-            entries.loc[keep].reset_index(drop=True),
-            codes.reset_index(drop=True),
-            kind=parts[0].kind,
-        )
+        entries = entries.loc[keep].reset_index(drop=True)
+        unknown: dict[str, Any] = {}
+        for p in parts:
+            unknown = {**p.entries.attrs.get(UNKNOWN_FIELDS, {}), **unknown}
+        entries.attrs = {UNKNOWN_FIELDS: unknown} if unknown else {}
+        return cls(entries, codes.reset_index(drop=True), kind=parts[0].kind)
 
     # ----------------------------------------------------------------- views
 
@@ -289,6 +312,24 @@ class Export:
             raise ValidationError(f"{len(cases)} problem(s) in the {self.kind} tables", cases)
         return self
 
+    def preview(self, n: int = 5) -> pd.DataFrame:
+        """The first entries as a notebook shows them: date, timekeeper, client, matter and
+        time worked first (:data:`PREVIEW_COLUMNS`), then the rest, the hex ids last.
+
+        Args:
+            n: How many entries.
+
+        Returns:
+            A copy of the first ``n`` rows of :attr:`entries`, columns reordered.
+
+        >>> from toolkit.testing import fake_export_entries
+        >>> Export.from_records(fake_export_entries(3)).preview(2).columns[:3].tolist()
+        ['workDate', 'userId', 'initiative.client.externalId']
+        """
+        first = [c for c in PREVIEW_COLUMNS[self.kind] if c in self.entries]
+        rest = [c for c in self.entries.columns if c not in first]
+        return self.entries.head(n)[first + rest].copy()
+
     def __len__(self) -> int:
         """Number of entries.
 
@@ -332,10 +373,11 @@ class Export:
     def to_arrow(self, *, partition_cols: Sequence[str] = ()) -> Tables[pa.Table]:
         """The two tables as typed Arrow tables: ``(entries, codes)``, also by name.
 
-        The types are those of the files (Parquet, Delta Lake): ``workDate`` a ``date32``,
-        timestamps ``timestamp[us, tz=UTC]``, counts ``int64``, tags ``list<string>``,
-        missing values null; columns you added are kept at the end. :meth:`from_arrow` takes
-        the pair back: ``Export.from_arrow(*ex.to_arrow(), kind=ex.kind)``.
+        The types are those of the files (Parquet, Delta Lake): ``workDate`` a naive
+        ``timestamp[us]`` at midnight, timestamps ``timestamp[us, tz=UTC]``, counts
+        ``int64``, tags ``list<string>``, missing values null; columns you added (and fields
+        the spec does not list) are kept at the end. :meth:`from_arrow` takes the pair back:
+        ``Export.from_arrow(*ex.to_arrow(), kind=ex.kind)``.
 
         Args:
             partition_cols: Columns appended for partitioning, as :meth:`to_parquet` does
@@ -352,7 +394,7 @@ class Export:
         >>> from toolkit.testing import fake_export_entries
         >>> tables = Export.from_records(fake_export_entries(2)).to_arrow()
         >>> str(tables.entries.schema.field("workDate").type), tables.codes.num_rows
-        ('date32[day]', 6)
+        ('timestamp[us]', 6)
         >>> tables = Export.from_records(fake_export_entries(2)).to_arrow(
         ...     partition_cols=["workMonth"])
         >>> "workMonth" in tables.codes.column_names
@@ -364,9 +406,9 @@ class Export:
     def to_polars(self) -> Tables[polars.DataFrame]:
         """The two tables as Polars frames: ``(entries, codes)``, also by name.
 
-        Built from :meth:`to_arrow`, so the types are the same: ``workDate`` a ``Date``,
-        timestamps ``Datetime("us", "UTC")``, counts ``Int64``, tags ``List(String)``.
-        Polars is optional: ``pip install polars``.
+        Built from :meth:`to_arrow`, so the types are the same: ``workDate`` a
+        ``Datetime("us")``, timestamps ``Datetime("us", "UTC")``, counts ``Int64``, tags
+        ``List(String)``. Polars is optional: ``pip install polars``.
 
         Returns:
             :class:`Tables` of ``polars.DataFrame``.
@@ -377,7 +419,7 @@ class Export:
         >>> from toolkit.testing import fake_export_entries
         >>> frames = Export.from_records(fake_export_entries(2)).to_polars()
         >>> str(frames.entries.schema["workDate"]), frames.codes.height
-        ('Date', 6)
+        ("Datetime(time_unit='us', time_zone=None)", 6)
         """
         try:
             pl = importlib.import_module("polars")
@@ -427,7 +469,8 @@ class Export:
         Both tables are partitioned alike (codes take their entry's values), so a reader
         can prune both: ``duckdb.sql("select * from 'out/entries/**/*.parquet'")``. Read
         ``path/entries`` and ``path/codes`` separately, never ``path`` as one dataset.
-        ``workDate`` is stored as a ``date``, timestamps as UTC, tags as ``list<string>``;
+        ``workDate`` is stored as a naive ``timestamp[us]`` at midnight (pandas, Polars and
+        DuckDB read it as a datetime), timestamps as UTC, tags as ``list<string>``;
         row groups hold up to :data:`~toolkit.egress.files.ROWS_PER_GROUP` rows. Both tables
         are written even when empty, with their schema.
 
@@ -578,7 +621,8 @@ class Export:
         return cls(entries, codes, kind=found)
 
     def _repr_html_(self, head: int = 5) -> str:
-        """Jupyter's view: counts and the date range, then the first rows of each table.
+        """Jupyter's view: counts and the date range, then the first rows of each table
+        (the entries as :meth:`preview` orders them).
 
         >>> "<table" in Export.empty()._repr_html_()
         True
@@ -596,8 +640,11 @@ class Export:
             f"<p><b>Export</b> ({html.escape(self.kind)})</p>",
             pd.DataFrame({"value": facts}).to_html(),
         ]
-        for name, frame in (("entries", e), ("codes", self.codes)):
-            shown = min(head, len(frame))
-            parts.append(f"<p><code>.{name}</code>: first {shown} of {len(frame)}</p>")
+        for name, frame, total in (
+            ("entries", self.preview(head), len(e)),  # date, timekeeper, client... first
+            ("codes", self.codes, len(self.codes)),
+        ):
+            shown = min(head, total)
+            parts.append(f"<p><code>.{name}</code>: first {shown} of {total}</p>")
             parts.append(frame.head(head).to_html(max_cols=20, index=False))
         return "\n".join(parts)

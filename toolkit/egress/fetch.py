@@ -5,6 +5,11 @@ optionally in consecutive sub-windows so that no single response is huge, and fl
 answer's raw bytes with :mod:`toolkit.egress.flatten` (straight into Arrow, no Python objects).
 ``export_to_parquet`` writes each window as it arrives, so its
 memory stays that of one window whatever the range.
+
+A field of an answer that the spec's time-entry table does not list is kept as a column (see
+:mod:`toolkit.egress.flatten`), and an export warns about it once per field name
+(:class:`~toolkit.errors.InputWarning`), naming the field, the first entry holding it and its
+window.
 """
 
 from __future__ import annotations
@@ -12,22 +17,25 @@ from __future__ import annotations
 import logging
 import os
 import uuid
+import warnings
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 import pandas as pd
 from tqdm.auto import tqdm
 
 from toolkit.core.connection import Connection
-from toolkit.core.windows import iso, split_windows
+from toolkit.core.windows import TimeLike, iso, split_windows
 from toolkit.egress.export import Export
 from toolkit.egress.files import ROWS_PER_GROUP, claim_target
-from toolkit.errors import ApiError, ConfigError, FlattenError
+from toolkit.egress.flatten import UNKNOWN_FIELDS
+from toolkit.errors import ApiError, ConfigError, FlattenError, InputWarning
 
 __all__ = [
     "SMALLEST",
     "TOO_LARGE",
+    "UNKNOWN_FIELD_WINDOWS",
     "export_entries",
+    "warn_unknown_fields",
     "export_to_parquet",
     "fetch_window",
     "iter_export",
@@ -43,6 +51,10 @@ TOO_LARGE = (400, 413, 422)
 #: the smallest window a refused one is split into
 SMALLEST = pd.Timedelta(seconds=1)
 
+#: Key of ``entries.attrs``: each unknown field's window, ``(releasedAfter, releasedOnOrBefore)``
+#: (beside ``attrs["unknownFields"]``, its first entry's ``_id``).
+UNKNOWN_FIELD_WINDOWS = "unknownFieldWindows"
+
 
 def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Export:
     """Request one window ``(start, end]`` of the v2 export and flatten it.
@@ -51,7 +63,9 @@ def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Ex
     days) is split in two halves, each requested the same way, down to one second; then the
     refusal is raised. The windows actually requested are in ``export.entries.attrs``:
     ``"windows"`` (a list of ``(releasedAfter, releasedOnOrBefore)`` ISO pairs) and
-    ``"split"`` (how many refused windows were split; 0 when none was).
+    ``"split"`` (how many refused windows were split; 0 when none was); fields the spec does
+    not list are under ``"unknownFields"`` (field -> first entry ``_id``) and
+    ``"unknownFieldWindows"`` (field -> its window). It does not warn: its callers do.
 
     Args:
         conn: the connection (a :class:`~toolkit.core.connection.Connection`).
@@ -73,6 +87,7 @@ def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Ex
     """
     parts: list[Export] = []
     windows: list[tuple[str, str]] = []
+    seen: dict[str, tuple[str, str]] = {}
     split = 0
     todo = [(start, end)]
     while todo:
@@ -88,14 +103,56 @@ def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Ex
             split += 1
             todo += [(mid, hi), (lo, mid)]  # the earlier half first: parts stay in time order
             continue
-        windows.append((params["releasedAfter"], params["releasedOnOrBefore"]))
+        where = (params["releasedAfter"], params["releasedOnOrBefore"])
+        windows.append(where)
         try:
-            parts.append(Export.from_json(raw or b"[]", kind="export"))
+            part = Export.from_json(raw or b"[]", kind="export")
         except FlattenError as exc:  # name the window: the same request shows the answer again
             raise FlattenError(f"{exc} (export window {iso(lo)} .. {iso(hi)})") from exc
+        for name in part.entries.attrs.get(UNKNOWN_FIELDS, {}):
+            seen.setdefault(name, where)
+        parts.append(part)
     result = parts[0] if len(parts) == 1 else Export.concat(parts)
     result.entries.attrs.update(windows=windows, split=split)
+    if seen:
+        result.entries.attrs[UNKNOWN_FIELD_WINDOWS] = seen
     return result
+
+
+def warn_unknown_fields(export: Export, seen: set[str], *, kept: bool = True) -> None:
+    """Warn once per unknown field name (those not in ``seen``, which it extends).
+
+    Args:
+        export: A window's export (its ``entries.attrs`` say which fields, entries, windows).
+        seen: Field names already warned about in this export or sync.
+        kept: The field is kept as a column (an export); ``False``: left out (a sync).
+
+    >>> warn_unknown_fields(Export.empty(), set())  # no unknown field: no warning
+    """
+    attrs = export.entries.attrs
+    for name, entry in attrs.get(UNKNOWN_FIELDS, {}).items():
+        if name in seen:
+            continue
+        seen.add(name)
+        after, on_or_before = attrs.get(UNKNOWN_FIELD_WINDOWS, {}).get(name, ("?", "?"))
+        table, frame, column = "entries", export.entries, name
+        if name.startswith("codes."):
+            rest = name.removeprefix("codes.")
+            table, frame = "codes", export.codes
+            column = rest if export.kind == "export" else f"code.{rest}"
+        columns = ", ".join(c for c in frame.columns if c == column or c.startswith(column + "."))
+        done = (
+            f"kept as Export.{table} column(s) {columns}"
+            if kept
+            else "left out of the Delta tables, whose schema stays as it is"
+            " (export_entries and export_to_parquet keep it as a column)"
+        )
+        warnings.warn(
+            f"the export answer holds {name!r}, a field the spec's time-entry table does not"
+            f" list (first on entry {entry!r}, window {after} .. {on_or_before}): {done}",
+            InputWarning,
+            stacklevel=3,
+        )
 
 
 def _middle(lo: pd.Timestamp, hi: pd.Timestamp) -> pd.Timestamp | None:
@@ -108,8 +165,8 @@ def _middle(lo: pd.Timestamp, hi: pd.Timestamp) -> pd.Timestamp | None:
 
 def iter_export(
     conn: Connection,
-    released_after: Any,
-    released_on_or_before: Any,
+    released_after: TimeLike,
+    released_on_or_before: TimeLike,
     *,
     window: str | None = None,
     progress: bool = True,
@@ -133,15 +190,18 @@ def iter_export(
         [9, 13, 15, 11, 6, 9, 13]
     """
     windows = split_windows(released_after, released_on_or_before, window)
+    warned: set[str] = set()
     for start, end in tqdm(windows, desc="export", unit="window",
                            disable=not progress or len(windows) <= 1):
-        yield fetch_window(conn, start, end)
+        part = fetch_window(conn, start, end)
+        warn_unknown_fields(part, warned)
+        yield part
 
 
 def export_entries(
     conn: Connection,
-    released_after: Any,
-    released_on_or_before: Any,
+    released_after: TimeLike,
+    released_on_or_before: TimeLike,
     *,
     window: str | None = None,
     progress: bool = True,
@@ -184,13 +244,18 @@ def export_entries(
         windows=[w for p in parts for w in p.entries.attrs.get("windows", [])],
         split=sum(p.entries.attrs.get("split", 0) for p in parts),
     )
+    found: dict[str, tuple[str, str]] = {}
+    for p in parts:
+        found = {**p.entries.attrs.get(UNKNOWN_FIELD_WINDOWS, {}), **found}
+    if found:
+        result.entries.attrs[UNKNOWN_FIELD_WINDOWS] = found
     return result
 
 
 def export_to_parquet(
     conn: Connection,
-    released_after: Any,
-    released_on_or_before: Any,
+    released_after: TimeLike,
+    released_on_or_before: TimeLike,
     path: str | os.PathLike[str],
     *,
     window: str = "1D",

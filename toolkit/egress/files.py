@@ -8,8 +8,13 @@ on the two frames of an export (``entries`` and ``codes``) and its ``kind`` (``"
     pandas  --to_arrow_tables-->  Arrow (file types)  --write_parquet / write_csv-->  files
     pandas  <--from_arrow_tables--  Arrow (file types)  <--read_parquet / read_csv--  files
 
-On disk ``workDate`` is a ``date32``, timestamps are UTC, ``initiativeProps.tags`` a
-``list<string>`` (joined with ``;`` in CSV and Excel). :func:`claim_target` refuses to write
+On disk ``workDate`` is a naive ``timestamp[us]`` at midnight (pandas reads
+``datetime64[us]``, Polars ``Datetime("us")``, DuckDB ``TIMESTAMP``: the type of
+:attr:`Export.entries`, in every reader), timestamps are UTC, ``initiativeProps.tags`` a
+``list<string>`` (joined with ``;`` in CSV and Excel), and the pandas dtypes ride along in the
+files' pandas metadata, so ``pd.read_parquet(path / "entries")`` gives the frame's dtypes
+(``Int64`` counts, ``str`` text). A file written as ``date32`` by an earlier version reads
+back as ``datetime64[us]`` too. :func:`claim_target` refuses to write
 over data unless asked (``overwrite=True``), like ``write_deltalake``'s ``mode="error"``.
 
 >>> import tempfile
@@ -74,6 +79,7 @@ ROWS_PER_GROUP = 100_000
 _DERIVED = {"workMonth"}
 _META_FILE = "_toolkit_export.json"
 _TAG_SEPARATOR = ";"
+_DAY = pa.timestamp("us")
 _OUR_FILES = ("entries", "codes", _META_FILE, "entries.csv", "codes.csv")
 
 
@@ -81,11 +87,27 @@ _OUR_FILES = ("entries", "codes", _META_FILE, "entries.csv", "codes.csv")
 
 
 def _file_schemas(kind: str) -> tuple[pa.Schema, pa.Schema]:
-    """Arrow schemas of the tables on disk: as flattened, but ``workDate`` is a ``date32``."""
+    """Arrow schemas of the tables on disk: those of the flattened tables."""
     entries, codes = (flatten_export_arrow if kind == "export" else flatten_pending_arrow)([])
-    schema = entries.schema
-    i = schema.get_field_index("workDate")
-    return schema.set(i, pa.field("workDate", pa.date32())), codes.schema
+    return entries.schema, codes.schema
+
+
+def _work_date(column: pa.ChunkedArray[Any]) -> pa.ChunkedArray[Any]:
+    """``workDate`` as naive midnight ``timestamp[us]``: a time of day is dropped, a zone's
+    wall clock kept, a ``date32`` (an earlier version's files) taken as its midnight."""
+    if pa.types.is_string(column.type):  # a hive partition value: "2026-11-02 00:00:00"
+        column = pc.cast(column, _DAY)
+    if pa.types.is_timestamp(column.type) and column.type.tz is not None:
+        column = cast("pa.ChunkedArray[Any]", pc.local_timestamp(column))
+    day = pc.cast(column, pa.date32(), safe=False)
+    return cast("pa.ChunkedArray[Any]", pc.cast(day, _DAY))
+
+
+def _pandas_metadata(table: pa.Table) -> pa.Table:
+    """Attach the pandas metadata of the frame the table reads back as (``Int64``, ``str``)."""
+    frame = arrow_to_pandas(table.schema.empty_table())
+    meta = pa.Schema.from_pandas(frame, preserve_index=False).metadata or {}
+    return table.replace_schema_metadata({**(table.schema.metadata or {}), **meta})
 
 
 def _to_arrow(frame: pd.DataFrame, schema: pa.Schema) -> pa.Table:
@@ -95,8 +117,10 @@ def _to_arrow(frame: pd.DataFrame, schema: pa.Schema) -> pa.Table:
     for field in schema:
         if field.name not in table.column_names:
             raise ConfigError(f"column {field.name!r} is missing from the table")
-        safe = field.name != "workDate"  # a time of day is dropped, not an error
-        columns.append(pc.cast(table[field.name], field.type, safe=safe))
+        if field.name == "workDate":
+            columns.append(_work_date(table[field.name]))
+        else:
+            columns.append(pc.cast(table[field.name], field.type))
         fields.append(field)
     for name in table.column_names:
         if name not in schema.names:
@@ -110,13 +134,12 @@ def _from_arrow(table: pa.Table, schema: pa.Schema, drop: Iterable[str] = ()) ->
     table = table.drop_columns([c for c in drop if c in table.column_names])
     known = [f for f in schema if f.name in table.column_names]
     extra = [n for n in table.column_names if n not in schema.names]
-    columns = [pc.cast(table[f.name], f.type) for f in known] + [table[n] for n in extra]
+    columns = [
+        _work_date(table[f.name]) if f.name == "workDate" else pc.cast(table[f.name], f.type)
+        for f in known
+    ] + [table[n] for n in extra]
     names = [f.name for f in known] + extra
-    table = pa.table(columns, names=names)
-    if "workDate" in names:
-        i = names.index("workDate")
-        table = table.set_column(i, "workDate", pc.cast(table["workDate"], pa.timestamp("us")))
-    return arrow_to_pandas(table)
+    return arrow_to_pandas(pa.table(columns, names=names))
 
 
 def _iso_text(column: pa.ChunkedArray[Any]) -> pa.ChunkedArray[Any]:
@@ -233,7 +256,7 @@ def to_arrow_tables(
     >>> from toolkit.testing import fake_export_entries
     >>> e, c = to_arrow_tables(*flatten_export(fake_export_entries(2)), "export", ["workMonth"])
     >>> str(e.schema.field("workDate").type), "workMonth" in c.column_names
-    ('date32[day]', True)
+    ('timestamp[us]', True)
     """
     parts = list(partition_cols)
     entries_schema, codes_schema = _file_schemas(kind)
@@ -342,7 +365,7 @@ def write_parquet(
     )
     metadata: dict[str, str] = {"toolkit.kind": kind}
     for sub, table in (("entries", entries_table), ("codes", codes_table)):
-        table = table.replace_schema_metadata(metadata)
+        table = _pandas_metadata(table.replace_schema_metadata(metadata))
         if table.num_rows == 0:
             if not _has_parquet(root / sub):  # the schema, for every reader
                 (root / sub).mkdir(parents=True, exist_ok=True)
@@ -481,6 +504,9 @@ def write_csv(
                 joined = pc.binary_join(table[field.name], _TAG_SEPARATOR)
                 joined_chunks = cast("pa.ChunkedArray[Any]", joined)  # chunked in, chunked out
                 table = table.set_column(i, field.name, joined_chunks)
+            elif field.name == "workDate":
+                day = pc.strftime(table[field.name], format="%Y-%m-%d")
+                table = table.set_column(i, field.name, cast("pa.ChunkedArray[Any]", day))
             elif pa.types.is_timestamp(field.type):
                 table = table.set_column(i, field.name, _iso_text(table[field.name]))
         sink = pa.BufferOutputStream()

@@ -22,8 +22,15 @@ parse itself.
 
 Answers are checked: an entry without ``_id``, an ``_id`` twice in one answer, a non-integer
 count or duration (``360.5``) and a timestamp that is not ISO 8601 raise :class:`FlattenError`
-naming the entry (the export names the window too). Only the fields of the spec are kept;
-unknown fields are ignored, missing fields and ``null`` objects become nulls.
+naming the entry (the export names the window too). Missing fields and ``null`` objects become
+nulls. A field the spec does not list is kept: as a column named by its dotted path
+(``futureField``, ``initiative.client.region``; an object's fields ``futureField.flag``), after
+the spec's columns, sorted by name, typed as the JSON holds it (text ``str``, whole numbers
+``Int64``, numbers ``Float64``, booleans ``boolean``, lists Arrow lists; a field whose values
+mix JSON types is kept as JSON text). ``entries.attrs["unknownFields"]`` maps each such field
+(``codes.code.color`` for one inside a code) to the ``_id`` of the first entry holding it;
+:func:`toolkit.egress.fetch.export_entries` warns about each once, naming it, that entry and
+the window.
 
 >>> from toolkit.testing import fake_export_entries
 >>> entries, codes = flatten_export(fake_export_entries(2, codes_per_entry=3))
@@ -34,9 +41,11 @@ unknown fields are ignored, missing fields and ``null`` objects become nulls.
 from __future__ import annotations
 
 import gc
+import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import cache
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -61,7 +70,12 @@ __all__ = [
     "parse_and_flatten_pending",
     "arrow_to_pandas",
     "codes_wide",
+    "UNKNOWN_FIELDS",
 ]
+
+#: Key of ``entries.attrs`` (and of the entries Arrow schema's metadata) mapping each field the
+#: spec does not list to the ``_id`` of the first entry that holds it.
+UNKNOWN_FIELDS = "unknownFields"
 
 Kind = Literal["export", "pending"]
 
@@ -272,7 +286,152 @@ def _flatten_records(
         records = list(records)
     if isinstance(records, list | tuple):
         _check_records(records)
-    return _split(_struct_array(records, kind), kind)
+    entries, codes = _split(_struct_array(records, kind), kind)
+    entries, codes = _add_unknown(entries, codes, cast("Sequence[dict[str, Any]]", records), kind)
+    return _finish(entries, codes, kind)
+
+
+# --------------------------------------------------------------------------- unknown fields
+
+
+@cache
+def _known(kind: Kind) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Column names of the entries and codes tables the spec's fields make."""
+    entries, codes = _split(_struct_array([], kind), kind)
+    return tuple(entries.column_names), tuple(codes.column_names)
+
+
+def _unknown_paths(
+    dicts: list[dict[str, Any]], declared: pa.StructType, prefix: tuple[str, ...]
+) -> list[tuple[str, ...]]:
+    """Paths of the keys of ``dicts`` (objects at one level) that ``declared`` does not list,
+    looking inside the declared objects and lists of objects."""
+    names = {f.name for f in declared}
+    found = [(*prefix, k) for k in sorted(set().union(*dicts)) if k not in names]
+    for field in declared:
+        t = field.type
+        if pa.types.is_struct(t):
+            sub = [v for d in dicts if isinstance(v := d.get(field.name), dict)]
+        elif pa.types.is_list(t) and pa.types.is_struct(t.value_type):
+            t = t.value_type
+            sub = [
+                e
+                for d in dicts
+                if isinstance(v := d.get(field.name), list)
+                for e in v
+                if isinstance(e, dict)
+            ]
+        else:
+            continue
+        if sub:
+            found += _unknown_paths(sub, t, (*prefix, field.name))
+    return found
+
+
+def _get(obj: Any, path: Sequence[str]) -> Any:
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def _json_column(values: list[Any]) -> pa.Array[Any]:
+    """Values of an unknown field as JSON gives them, or as JSON text when their types mix."""
+    try:
+        inferred: pa.Array[Any] = pa.array(values)
+        return inferred
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        return pa.array(
+            [None if v is None else orjson.dumps(v).decode() for v in values], type=_STR
+        )
+
+
+def _add_unknown(
+    entries: pa.Table, codes: pa.Table, records: Sequence[dict[str, Any]], kind: Kind
+) -> tuple[pa.Table, pa.Table]:
+    """Append the fields the spec does not list (parsed records) as dotted columns."""
+    if not isinstance(records, list | tuple) or not records:
+        return entries, codes
+    paths = _unknown_paths(list(records), _RECORD_TYPES[kind], ())
+    if not paths:
+        return entries, codes
+    rows: list[Any] | None = None
+    for path in paths:
+        if path[0] == "codes":
+            if rows is None:  # code elements, in the codes table's row order
+                rows = [e for r in records if isinstance(c := r.get("codes"), list) for e in c]
+            name = ".".join(path[1:]) if kind == "export" else ".".join(("code", *path[1:]))
+            part = pa.table([_json_column([_get(e, path[1:]) for e in rows])], names=[name])
+            part = _flatten_structs(part)
+            for column, col_name in zip(part.columns, part.column_names, strict=True):
+                codes = codes.append_column(col_name, column)
+        else:
+            values = [_get(r, path) for r in records]
+            part = pa.table([_json_column(values)], names=[".".join(path)])
+            part = _flatten_structs(part)
+            for column, col_name in zip(part.columns, part.column_names, strict=True):
+                entries = entries.append_column(col_name, column)
+    return entries, codes
+
+
+def _is_temporal(t: pa.DataType) -> bool:
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _is_temporal(t.value_type)
+    return bool(pa.types.is_temporal(t))
+
+
+def _finish(entries: pa.Table, codes: pa.Table, kind: Kind) -> tuple[pa.Table, pa.Table]:
+    """The spec's columns first, then the unknown ones sorted by name (an all-null one as
+    text); the unknown fields and their first entry in the entries' schema metadata."""
+    known_entries, known_codes = _known(kind)
+    unknown: dict[str, str | None] = {}
+    out = []
+    for table, known, id_col, prefix in (
+        (entries, known_entries, "_id", ""),
+        (codes, known_codes, "entryId", "codes."),
+    ):
+        extra = sorted(n for n in table.column_names if n not in known)
+        if not extra:
+            out.append(table)
+            continue
+        table = table.select([*known, *extra])
+        for name in extra:
+            if pa.types.is_null(table[name].type):
+                i = table.schema.get_field_index(name)
+                table = table.set_column(i, name, table[name].cast(_STR))
+        fields = sorted({_field_of(name, kind, bool(prefix)) for name in extra})
+        for field in fields:
+            cols = [n for n in extra if _field_of(n, kind, bool(prefix)) == field]
+            present = pc.is_valid(table[cols[0]])
+            for col in cols[1:]:
+                present = pc.or_(present, pc.is_valid(table[col]))
+            at = pc.index(present, True).as_py() if table.num_rows else -1
+            ids = table[id_col]
+            unknown[prefix + field] = ids[at if at >= 0 else 0].as_py() if len(ids) else None
+        out.append(table)
+    entries, codes = out
+    if unknown:
+        metadata: dict[bytes, bytes] = dict(entries.schema.metadata or {})
+        metadata[UNKNOWN_FIELDS.encode()] = json.dumps(unknown).encode()
+        entries = entries.replace_schema_metadata(metadata)
+    return entries, codes
+
+
+def _field_of(column: str, kind: Kind, in_codes: bool) -> str:
+    """The unknown field a column comes from: the first name of its path the spec lacks."""
+    parts = column.split(".")
+    if in_codes and kind == "pending":
+        parts = parts[1:]  # the code. prefix of the detailed form's flat codes
+    record_type = _RECORD_TYPES[kind]
+    declared: pa.DataType = record_type.field("codes").type.value_type if in_codes else record_type
+    taken: list[str] = []
+    for part in parts:
+        taken.append(part)
+        if not pa.types.is_struct(declared) or declared.get_field_index(part) < 0:
+            break
+        declared = declared.field(part).type
+    return ".".join(taken)
 
 
 def _flatten_structs(table: pa.Table) -> pa.Table:
@@ -347,13 +506,16 @@ def _split(table: pa.Table, kind: Kind) -> tuple[pa.Table, pa.Table]:
 
 
 def _pandas_type(arrow_type: pa.DataType) -> Any:
-    """types_mapper: nullable integers and floats, Arrow-backed lists; strings stay ``str``."""
+    """types_mapper: nullable integers, floats and booleans, Arrow-backed lists; strings stay
+    ``str``."""
     if pa.types.is_integer(arrow_type):
         return pd.Int64Dtype()
     if pa.types.is_floating(arrow_type):
         return pd.Float64Dtype()
+    if pa.types.is_boolean(arrow_type):
+        return pd.BooleanDtype()
     if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
-        return pd.ArrowDtype(pa.list_(pa.string()))
+        return pd.ArrowDtype(arrow_type)
     return None
 
 
@@ -361,8 +523,10 @@ def arrow_to_pandas(table: pa.Table) -> pd.DataFrame:
     """Convert a flat Arrow table of this module to pandas with the documented dtypes.
 
     Text becomes the pandas ``str`` dtype (Arrow-backed, no copy), integers ``Int64``,
-    floats ``Float64``, lists ``ArrowDtype(list<string>)``, timestamps stay ``datetime64[us]``
-    (tz-aware where the Arrow type is). A ``position`` column becomes plain ``int64``.
+    floats ``Float64``, booleans ``boolean``, lists ``ArrowDtype`` of their Arrow type,
+    timestamps stay ``datetime64[us]`` (tz-aware where the Arrow type is). A ``position``
+    column becomes plain ``int64``. The unknown fields noted in the schema's metadata go to
+    ``attrs["unknownFields"]``.
 
     Args:
         table: A table as returned by :func:`flatten_export_arrow` (or read from Parquet).
@@ -377,6 +541,9 @@ def arrow_to_pandas(table: pa.Table) -> pd.DataFrame:
     df = table.to_pandas(types_mapper=_pandas_type)
     if "position" in df.columns:
         df["position"] = df["position"].astype("int64")
+    found = (table.schema.metadata or {}).get(UNKNOWN_FIELDS.encode())
+    if found:
+        df.attrs[UNKNOWN_FIELDS] = json.loads(found)
     return df
 
 
@@ -501,14 +668,14 @@ def _read_json_arrow(raw: bytes | bytearray | memoryview | str, kind: Kind) -> p
     if len(data) >= 2**31 - 16 or _FRACTION.search(data):  # Arrow would truncate 360.5
         return None
     wrapped = b"".join((b'{"r":', data, b"}"))
-    record_type = _RECORD_TYPES[kind]
+    record_type = _RECORD_TYPES[kind]  # fields it lacks are inferred (kept as columns)
     try:
         table = pa_json.read_json(
             pa.BufferReader(wrapped),  # type: ignore[arg-type]  # stubs: input_file omits NativeFile
             read_options=pa_json.ReadOptions(block_size=len(wrapped) + 1),
             parse_options=pa_json.ParseOptions(
                 explicit_schema=pa.schema([("r", pa.list_(record_type))]),
-                unexpected_field_behavior="ignore",
+                unexpected_field_behavior="infer",
                 newlines_in_values=b"\n" in data,
             ),
         )
@@ -522,7 +689,7 @@ def _read_json_arrow(raw: bytes | bytearray | memoryview | str, kind: Kind) -> p
     if entries.null_count:
         return None
     return pa.Table.from_batches(
-        [pa.RecordBatch.from_struct_array(entries)], schema=pa.schema(list(record_type))
+        [pa.RecordBatch.from_struct_array(entries)], schema=pa.schema(list(entries.type))
     )
 
 
@@ -531,8 +698,13 @@ def _parse_and_flatten(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     table = _read_json_arrow(raw, kind)
     if table is not None:
-        entries, codes = _split(table, kind)
-        return arrow_to_pandas(entries), arrow_to_pandas(codes)
+        entries, codes = _finish(*_split(table, kind), kind)
+        known = set(_known(kind)[0]) | set(_known(kind)[1])
+        inferred = [f.type for t in (entries, codes) for f in t.schema if f.name not in known]
+        # Arrow's reader takes ISO text of an unknown field for a timestamp: the parsed
+        # path keeps it text, as it came
+        if not any(_is_temporal(t) for t in inferred):
+            return arrow_to_pandas(entries), arrow_to_pandas(codes)
     # The collector stays paused until the parsed objects are gone: re-enabled while they
     # are alive, its next full pass would walk all of them once more.
     with gc_paused():

@@ -21,7 +21,9 @@ counts and seconds                        ``Int64`` (nullable)
 ========================================  ==============================================
 
 Every column except the identifiers linking the tables (``_id``, ``entryId``,
-``position``) is nullable: the service may leave any field or nested object out.
+``position``) is nullable: the service may leave any field or nested object out. A field the
+spec does not list becomes a column after these (see :mod:`toolkit.egress.flatten`), so the
+models allow columns they do not name (``strict = False``); the named ones are checked.
 
 >>> from toolkit.egress.flatten import flatten_export
 >>> from toolkit.testing import fake_export_entries
@@ -83,7 +85,7 @@ class _EntryScalars(pa.DataFrameModel):
     incrementDurationInSeconds: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0)
 
     class Config:
-        strict = True
+        strict = False  # fields the spec does not list are kept as further columns
         coerce = False
 
 
@@ -184,7 +186,7 @@ class PendingCodesSchema(pa.DataFrameModel):
     type_semanticType: Series[str] = _text("code.type.semanticType", isin=list(SEMANTIC_TYPES))
 
     class Config:
-        strict = True
+        strict = False  # fields the spec does not list are kept as further columns
         coerce = False
         unique = ["entryId", "position"]
 

@@ -3,8 +3,10 @@
 ``sync(conn, "out/time", since="2026-11-01")`` fetches the v2 export window after window and
 merges each window into two Delta Lake tables (delta-rs, no JVM):
 
-* ``PATH/entries``: one row per entry ``_id`` (the columns of :attr:`Export.entries`, with
-  ``workDate`` a date), partitioned by ``workMonth`` (``YYYY-MM`` of ``workDate``);
+* ``PATH/entries``: one row per entry ``_id`` (the columns of :attr:`Export.entries`;
+  ``workDate`` a naive ``timestamp_ntz``, or the ``date`` of a table an earlier version
+  created, kept as it is), partitioned by ``workMonth`` (``YYYY-MM`` of ``workDate``). A field
+  the spec does not list is left out (the tables' schema never changes) and warned about;
 * ``PATH/codes``: one row per entry and code (:attr:`Export.codes`), linked by ``entryId``,
   partitioned by its entry's ``workMonth``.
 
@@ -66,28 +68,17 @@ from toolkit.core.connection import Connection
 from toolkit.core.lock import FileLock, LockHeld
 from toolkit.core.windows import TimeLike, iso, split_windows, to_utc
 from toolkit.egress.export import Export
-from toolkit.egress.fetch import fetch_window
+from toolkit.egress.fetch import fetch_window, warn_unknown_fields
 from toolkit.errors import ConcurrentWriteError, ConfigError
 
 __all__ = [
-    "DEFAULT_LAG",
-    "LOCK_NAME",
-    "PARTITION_COLS",
-    "ROWS_PER_GROUP",
-    "WATERMARK_KEY",
-    "SyncReport",
-    "compact",
-    "create_tables",
-    "read_sync",
-    "read_watermark",
-    "sync",
-    "sync_status",
+    "DEFAULT_LAG", "LOCK_NAME", "PARTITION_COLS", "ROWS_PER_GROUP", "WATERMARK_KEY", "SyncReport",
+    "compact", "create_tables", "read_sync", "read_watermark", "sync", "sync_status",
 ]
 
 #: Commit metadata key of the entries table holding the watermark (ISO 8601, UTC).
 WATERMARK_KEY = "toolkit.releasedOnOrBefore"
-#: Commit metadata key of the codes table: the window whose codes a commit wrote.
-WINDOW_KEY = "toolkit.window"
+WINDOW_KEY = "toolkit.window"  # codes commits: the window whose codes a commit wrote
 #: Default ``lag``: ``until`` defaults to now minus this, so that an entry released a moment
 #: ago but not yet visible in the export is not skipped for good.
 DEFAULT_LAG = "10min"
@@ -99,6 +90,9 @@ ROWS_PER_GROUP = 100_000
 _TABLES = ("entries", "codes")
 _NAMES = {"entries": "toolkit_sync_entries", "codes": "toolkit_sync_codes"}
 _WRITER = WriterProperties(max_row_group_size=ROWS_PER_GROUP, compression="SNAPPY")
+_DATE = 'PrimitiveType("date")'
+#: types an earlier version wrote, accepted as the current ones: workDate was a date
+_LEGACY = {("workDate", _DATE): 'PrimitiveType("timestamp_ntz")'}
 
 
 # --------------------------------------------------------------------------- report
@@ -236,10 +230,15 @@ def _lag(value: Any) -> pd.Timedelta:
     return lag
 
 
-def _schemas() -> tuple[pa.Schema, pa.Schema]:
-    """The Arrow schemas of the two tables (those of an empty export, partition included)."""
-    tables = Export.empty().to_arrow(partition_cols=PARTITION_COLS)
-    return tables.entries.schema, tables.codes.schema
+def _schemas(root: Path | None = None) -> tuple[pa.Schema, pa.Schema]:
+    """The Arrow schemas of the two tables (those of an empty export, partition included);
+    with ``root``, a ``date32`` ``workDate`` where an earlier version created it so (kept)."""
+    entries, codes = Export.empty().to_arrow(partition_cols=PARTITION_COLS)
+    held = DeltaTable(str(root / "entries")).schema().fields if root is not None else []
+    if any(f.name == "workDate" and repr(f.type) == _DATE for f in held):
+        i = entries.column_names.index("workDate")
+        entries = entries.set_column(i, "workDate", entries["workDate"].cast(pa.date32()))
+    return entries.schema, codes.schema
 
 
 def _sql_list(values: list[str]) -> str:
@@ -277,7 +276,8 @@ def _open(root: Path, name: str) -> DeltaTable | None:
         raise ConfigError(f"{sub}: cannot open it as a Delta table ({exc})") from None
     expected = _schemas()[_TABLES.index(name)]
     want = [(f.name, repr(f.type)) for f in Schema.from_arrow(expected).fields]
-    have = [(f.name, repr(f.type)) for f in table.schema().fields]
+    have = [(f.name, _LEGACY.get((f.name, repr(f.type)), repr(f.type)))
+            for f in table.schema().fields]
     if have != want:
         missing = [n for n, _ in want if n not in dict(have)]
         extra = [n for n, _ in have if n not in dict(want)]
@@ -378,10 +378,8 @@ def _held(table: DeltaTable, ids: pa.Array[Any]) -> pa.Table:
     The ``_id`` column alone is read, a batch at a time (memory: one batch, whatever the
     table's size); the other two are read only for the few rows that match.
     """
-    schema = pa.schema(
-        [("_id", pa.string()), ("workMonth", pa.string()),
-         ("updatedAt", _schemas()[0].field("updatedAt").type)]
-    )
+    updated = ("updatedAt", _schemas()[0].field("updatedAt").type)
+    schema = pa.schema([("_id", pa.string()), ("workMonth", pa.string()), updated])
     dataset = table.to_pyarrow_dataset()
     found: list[pa.Array[Any]] = []
     id_type = dataset.schema.field("_id").type
@@ -655,7 +653,8 @@ def _write_windows(
     batch_rows: int,
     progress: bool,
 ) -> SyncReport:
-    schemas = _schemas()
+    schemas = _schemas(root)
+    warned: set[str] = set()
     # codes written by a killed sync past the watermark: merge (which replaces them) until
     # this sync has written past that point; otherwise nothing of a new window is stored yet
     codes_clean = not _codes_ahead(DeltaTable(str(root / "codes")), watermark)
@@ -668,6 +667,7 @@ def _write_windows(
     try:
         for i, (_lo, hi, part) in enumerate(_prefetch(conn, windows)):
             bar.update(1)
+            warn_unknown_fields(part, warned, kept=False)
             buffer.append(part)
             if sum(len(p) for p in buffer) < batch_rows and i + 1 < len(windows):
                 continue  # consecutive windows are written together, up to batch_rows entries

@@ -27,6 +27,7 @@ __all__ = [
     "ITEM_ERRORS",
     "MAX_IDS_PER_REQUEST",
     "MAX_LIMIT",
+    "STARRED_COLUMNS",
     "star",
     "starred",
     "starred_many",
@@ -273,11 +274,11 @@ def _frame_of(
     rows = [results.get(p, missing) for p in pairs]
     out = pd.DataFrame(
         {
-            "timekeeperExternalId": pd.array([p[0] for p in pairs], dtype="string"),
-            "initiativeExternalId": pd.array([p[1] for p in pairs], dtype="string"),
+            "timekeeperExternalId": pd.array([p[0] for p in pairs], dtype="str"),
+            "initiativeExternalId": pd.array([p[1] for p in pairs], dtype="str"),
             "status": pd.array([r["status"] for r in rows], dtype="Int64"),
             "errorCode": pd.array([r["errorCode"] for r in rows], dtype="Int64"),
-            "errorMessage": pd.array([r["errorMessage"] for r in rows], dtype="string"),
+            "errorMessage": pd.array([r["errorMessage"] for r in rows], dtype="str"),
             "attempts": pd.array([r["attempts"] for r in rows], dtype="Int64"),
         },
         index=index,
@@ -401,11 +402,23 @@ def _pages(
         page += 1
 
 
-def _frame(ids: list[str], pages: list[int]) -> pd.DataFrame:
+#: Columns of every starred-list frame (``starred_pages``, ``starred``, ``starred_many``).
+STARRED_COLUMNS = ["timekeeperExternalId", "initiativeExternalId", "page", "httpStatus", "error"]
+
+
+def _frame(
+    tk: str, ids: list[str | None], pages: list[int | None], status: int | None = 200,
+    error: str | None = None,
+) -> pd.DataFrame:
+    """A starred-list frame: one row per id, the timekeeper and the list's answer on each."""
+    n = len(ids)
     return pd.DataFrame(
         {
-            "initiativeExternalId": pd.array(ids, dtype="string"),
+            "timekeeperExternalId": pd.array([tk] * n, dtype="str"),
+            "initiativeExternalId": pd.array(ids, dtype="str"),
             "page": pd.array(pages, dtype="Int64"),
+            "httpStatus": pd.array([status] * n, dtype="Int64"),
+            "error": pd.array([error] * n, dtype="str"),
         }
     )
 
@@ -429,7 +442,7 @@ def starred_pages(
         max_pages: stop with :class:`PaginationError` past this many pages.
 
     Yields:
-        A frame per page: ``initiativeExternalId``, ``page`` (0-based).
+        A frame per page, with the columns of :func:`starred` (``page`` 0-based).
 
     Raises:
         PaginationError: a cursor repeated, or ``max_pages`` was passed.
@@ -443,7 +456,7 @@ def starred_pages(
         ['M-1003-003']
     """
     for number, ids in enumerate(_pages(conn, timekeeper_external_id, limit, max_pages)):
-        yield _frame(ids, [number] * len(ids))
+        yield _frame(timekeeper_external_id, list(ids), [number] * len(ids))
 
 
 def starred(
@@ -462,7 +475,9 @@ def starred(
         max_pages: stop with :class:`PaginationError` past this many pages.
 
     Returns:
-        ``initiativeExternalId``, ``page``.
+        :data:`STARRED_COLUMNS`: ``timekeeperExternalId``, ``initiativeExternalId``, ``page``
+        (0-based), ``httpStatus`` (200: the list was read) and ``error`` (null), the columns
+        of :func:`starred_many` in its order, so frames of several timekeepers concatenate.
 
     Raises:
         NotFoundError: the timekeeper cannot be resolved.
@@ -473,12 +488,12 @@ def starred(
         >>> client.starred("TK-102")["initiativeExternalId"].tolist()
         ['M-1003-004', 'M-1005-001', 'M-1003-003']
     """
-    ids: list[str] = []
-    pages: list[int] = []
+    ids: list[str | None] = []
+    pages: list[int | None] = []
     for number, page in enumerate(_pages(conn, timekeeper_external_id, limit, max_pages)):
         ids.extend(page)
         pages.extend([number] * len(page))
-    return _frame(ids, pages)
+    return _frame(timekeeper_external_id, ids, pages)
 
 
 def starred_many(
@@ -492,10 +507,10 @@ def starred_many(
         limit: raw props fetched per page, 1 to 2500.
 
     Returns:
-        ``timekeeperExternalId``, ``initiativeExternalId``, ``page``, ``httpStatus``, ``error``
-        (the problem's detail when the list of that timekeeper could not be read). A
-        timekeeper with nothing starred, or whose list failed, has one row with a null
-        ``initiativeExternalId``.
+        The columns of :func:`starred`, in its order (:data:`STARRED_COLUMNS`), and no
+        other: ``httpStatus`` and ``error`` (the problem's detail) say when the list of that
+        timekeeper could not be read. A timekeeper with nothing starred, or whose list failed,
+        has one row with a null ``initiativeExternalId``.
 
     Example:
         >>> client.starred_many(["TK-102", "TK-999"])[["timekeeperExternalId", "httpStatus"]]
@@ -507,42 +522,17 @@ def starred_many(
     """
     if isinstance(timekeepers, str):
         raise ConfigError("timekeepers must be a list of timekeeper ids, not one string")
-    cols = ["timekeeperExternalId", "initiativeExternalId", "page", "httpStatus", "error"]
     frames = []
     for tk in dict.fromkeys(timekeepers):
         try:
-            f = starred(conn, tk, limit=limit).assign(httpStatus=200, error=None)
+            f = starred(conn, tk, limit=limit)
             if f.empty:  # keep the timekeeper visible: one row, no initiative
-                f = pd.DataFrame(
-                    {
-                        "initiativeExternalId": [pd.NA],
-                        "page": [pd.NA],
-                        "httpStatus": [200],
-                        "error": [pd.NA],
-                    }
-                )
+                f = _frame(tk, [None], [None])
         except ToolkitError as exc:
-            status = exc.status if isinstance(exc, ApiError) else pd.NA
+            status = exc.status if isinstance(exc, ApiError) else None
             detail = exc.detail if isinstance(exc, ApiError) else str(exc)
-            f = pd.DataFrame(
-                {
-                    "initiativeExternalId": [pd.NA],
-                    "page": [pd.NA],
-                    "httpStatus": [status],
-                    "error": [detail],
-                }
-            )
-        f.insert(0, "timekeeperExternalId", tk)
+            f = _frame(tk, [None], [None], status, detail)
         frames.append(f)
     if not frames:
-        return pd.DataFrame(columns=cols)
-    out = pd.concat(frames, ignore_index=True)[cols]
-    return out.astype(
-        {
-            "timekeeperExternalId": "string",
-            "initiativeExternalId": "string",
-            "page": "Int64",
-            "httpStatus": "Int64",
-            "error": "string",
-        }
-    )
+        return _frame("", [], [])
+    return pd.concat(frames, ignore_index=True)[STARRED_COLUMNS]

@@ -1,0 +1,215 @@
+"""One dtype per field in every frame and file the toolkit writes (issue 20, items 11, 15, 17):
+``workDate`` a datetime in pandas, Polars and DuckDB from Parquet and Delta, ``str`` text,
+``[us]`` timestamps, one column set for starred lists, the entries preview, unknown fields."""
+
+from __future__ import annotations
+
+import typing
+import warnings
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import orjson
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable, write_deltalake
+
+from toolkit import Client, Export
+from toolkit.core.windows import TimeLike
+from toolkit.egress.fetch import export_entries
+from toolkit.egress.sync import PARTITION_COLS, _schemas, _write_window, read_sync, sync
+from toolkit.errors import InputWarning
+from toolkit.starring.operations import STARRED_COLUMNS, starred, starred_many
+from toolkit.testing import fake_export_entries, fake_export_entry
+
+AT = datetime(2026, 11, 3, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def export() -> Export:
+    return Export.from_records(fake_export_entries(20, codes_per_entry=2, seed=3))
+
+
+def _dtypes(frame: pd.DataFrame) -> dict[str, str]:
+    return {c: str(t) for c, t in frame.dtypes.items()}
+
+
+# ----------------------------------------------------------------------------- Parquet
+
+
+@pytest.mark.parametrize("partition_cols", [[], None])
+def test_pandas_reads_an_exported_parquet_with_the_frames_dtypes(
+    export: Export, tmp_path: Path, partition_cols: list[str] | None
+) -> None:
+    root = export.to_parquet(tmp_path / "ds", partition_cols=partition_cols)
+    for name, frame in (("entries", export.entries), ("codes", export.codes)):
+        back = pd.read_parquet(root / name)
+        back = back.drop(columns=[c for c in ("workMonth",) if c in back])  # a partition
+        assert _dtypes(back) == _dtypes(frame), name
+    assert str(pd.read_parquet(root / "entries")["workDate"].dtype) == "datetime64[us]"
+
+
+def test_polars_and_duckdb_read_work_date_from_parquet_as_a_timestamp(
+    export: Export, tmp_path: Path
+) -> None:
+    root = export.to_parquet(tmp_path / "ds")
+    files = str(root / "entries" / "**" / "*.parquet")
+    assert pl.read_parquet(files).schema["workDate"] == pl.Datetime("us")
+    kind = duckdb.sql(f"select typeof(workDate) from read_parquet('{files}') limit 1")
+    assert kind.fetchall() == [("TIMESTAMP",)]
+
+
+def test_csv_keeps_work_date_as_a_day(export: Export, tmp_path: Path) -> None:
+    root = export.to_csv(tmp_path / "csv")
+    text = pd.read_csv(root / "entries.csv", dtype=str)["workDate"]
+    assert text.str.fullmatch(r"\d{4}-\d{2}-\d{2}").all()
+    assert _dtypes(Export.read_csv(root).entries) == _dtypes(export.entries)
+
+
+# ----------------------------------------------------------------------------- Delta
+
+
+def _synced(path: Path, records: list[dict[str, Any]]) -> Path:
+    from toolkit.egress.sync import create_tables
+
+    create_tables(path)
+    _write_window(path, Export.from_records(records), _schemas(path), pd.Timestamp(AT))
+    return path
+
+
+def test_a_new_delta_table_reads_work_date_as_a_timestamp_everywhere(tmp_path: Path) -> None:
+    path = _synced(tmp_path / "time", fake_export_entries(5, seed=8))
+    table = DeltaTable(str(path / "entries"))
+    assert "timestampNtz" in (table.protocol().reader_features or [])
+    frame = table.to_pandas()
+    assert str(frame["workDate"].dtype) == "datetime64[us]"
+    assert str(frame["updatedAt"].dtype) == "datetime64[us, UTC]"
+    assert str(frame["summary"].dtype) == "str"
+    assert pl.read_delta(str(path / "entries")).schema["workDate"] == pl.Datetime("us")
+    con = duckdb.connect()
+    con.register("entries", table.to_pyarrow_dataset())
+    assert con.execute("select typeof(workDate) from entries limit 1").fetchone() == (
+        "TIMESTAMP",
+    )
+    back = read_sync(path)
+    assert _dtypes(back.entries) == _dtypes(Export.empty().entries)
+    assert _dtypes(back.codes) == _dtypes(Export.empty().codes)
+
+
+def test_an_existing_date32_delta_table_keeps_its_schema(tmp_path: Path) -> None:
+    path = tmp_path / "time"
+    entries, codes = _schemas()
+    i = entries.get_field_index("workDate")
+    old = entries.set(i, pa.field("workDate", pa.date32()))  # as an earlier version made it
+    for name, schema in (("codes", codes), ("entries", old)):
+        write_deltalake(str(path / name), schema.empty_table(), partition_by=list(PARTITION_COLS))
+    record = fake_export_entry(_id="e1", updated_at=AT, codes=1)
+    record["workDate"] = "2026-10-30"
+    _write_window(path, Export.from_records([record]), _schemas(path), pd.Timestamp(AT))
+    held = {f.name: repr(f.type) for f in DeltaTable(str(path / "entries")).schema().fields}
+    assert held["workDate"] == 'PrimitiveType("date")'
+    back = read_sync(path).entries
+    assert str(back["workDate"].dtype) == "datetime64[us]"
+    assert back["workDate"].tolist() == [pd.Timestamp("2026-10-30")]
+    assert back["workDate"].dt.strftime("%Y-%m").tolist() == ["2026-10"]
+
+
+# ----------------------------------------------------------------------------- unknown fields
+
+
+class _Answers:
+    """A connection stand-in: the export answers each window with the same entries."""
+
+    def __init__(self, records: list[dict[str, Any]]) -> None:
+        self.records = records
+
+    def call(self, name: str, params: dict[str, str], raw: bool = False) -> bytes:
+        assert name == "export" and raw
+        return orjson.dumps(self.records)
+
+
+def _with_unknown() -> list[dict[str, Any]]:
+    first = fake_export_entry(_id="e1", updated_at=AT, codes=1)
+    second = fake_export_entry(_id="e2", updated_at=AT, codes=1)
+    second["futureField"] = {"flag": True}
+    second["initiative"]["client"]["region"] = "EU"
+    return [first, second]
+
+
+def test_an_unknown_field_is_kept_as_a_column_and_warned_once_with_entry_and_window() -> None:
+    conn: Any = _Answers(_with_unknown())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ex = export_entries(conn, "2026-11-01", "2026-11-03", window="1D", progress=False)
+    assert ex.entries["futureField.flag"].tolist() == [pd.NA, True]
+    assert ex.entries["initiative.client.region"].tolist()[1] == "EU"
+    said = [str(w.message) for w in caught if issubclass(w.category, InputWarning)]
+    assert len(said) == 2  # two fields, two windows: once per name
+    future = next(m for m in said if "'futureField'" in m)
+    assert "'e2'" in future and "2026-11-01T00:00:00.000Z .. 2026-11-02T00:00:00.000Z" in future
+    assert "futureField.flag" in future
+
+
+def test_sync_leaves_an_unknown_field_out_of_the_delta_tables_and_says_so(
+    tmp_path: Path,
+) -> None:
+    conn: Any = _Answers(_with_unknown())
+    with pytest.warns(InputWarning, match="left out of the Delta tables"):
+        sync(conn, tmp_path / "time", since=AT - timedelta(days=1), until=AT, progress=False)
+    table = DeltaTable(str(tmp_path / "time" / "entries"))
+    names = [f.name for f in table.schema().fields]
+    assert names == _schemas()[0].names
+    assert len(read_sync(tmp_path / "time")) == 2
+
+
+# ----------------------------------------------------------------------------- frames
+
+
+def test_the_entries_preview_leads_with_date_timekeeper_client_matter_hours(
+    export: Export,
+) -> None:
+    lead = [
+        "workDate",
+        "userId",
+        "initiative.client.externalId",
+        "initiative.externalId",
+        "incrementDurationInSeconds",
+    ]
+    assert export.preview().columns[:5].tolist() == lead
+    html = export._repr_html_()
+    table = html[html.index("<code>.entries</code>") : html.index("<code>.codes</code>")]
+    heads = [table.index(f"<th>{name}</th>") for name in lead]
+    assert heads == sorted(heads) and table.index("<th>_id</th>") > heads[-1]
+
+
+class _Starred:
+    def call(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
+        if params["timekeeperExternalId"] == "TK-0":
+            return {"initiativeExternalIds": [], "nextCursor": None}
+        return {"initiativeExternalIds": ["M-1", "M-2"], "nextCursor": None}
+
+
+def test_starred_and_starred_many_have_the_same_columns_and_dtypes() -> None:
+    conn: Any = _Starred()
+    one = starred(conn, "TK-1")
+    many = starred_many(conn, ["TK-1", "TK-0"])
+    assert one.columns.tolist() == many.columns.tolist() == STARRED_COLUMNS
+    assert _dtypes(one) == _dtypes(many)
+    assert _dtypes(one)["initiativeExternalId"] == "str"
+    pd.testing.assert_frame_equal(many.iloc[:2], one)
+
+
+def test_star_results_hold_text_as_str(fresh_client: Client) -> None:
+    res = fresh_client.star("TK-NOBODY", ["M-1"], progress=False)
+    types = _dtypes(res)
+    assert types["timekeeperExternalId"] == types["errorMessage"] == "str"
+
+
+def test_export_bounds_are_typed_time_like() -> None:
+    for fn in (Client.export_entries, Client.export_to_parquet):
+        hints = typing.get_type_hints(fn)
+        assert hints["released_after"] == hints["released_on_or_before"] == TimeLike
