@@ -114,6 +114,6 @@ def _starred(args: argparse.Namespace) -> int:
     res = client_from(args).starred(args.timekeeper, limit=args.limit)
     if out is not None:
         write_out(res, out, "starred initiatives")
-    else:
-        print_frame(res, 100)
+    else:  # one timekeeper's listing: its ids and pages (the other columns are constant)
+        print_frame(res[["initiativeExternalId", "page"]], 100)
     return 0
