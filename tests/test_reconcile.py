@@ -111,8 +111,8 @@ def test_rows_have_documented_columns_and_types(rec: Reconciliation) -> None:
     assert list(rows["status"].cat.categories) == list(STATUSES)
     assert str(rows["exported_seconds"].dtype) == "Int64"
     assert str(rows["billed_seconds"].dtype) == "Int64"
-    assert rows["exported_date"].dtype == "datetime64[ns]"
-    assert rows["billed_date"].dtype == "datetime64[ns]"
+    assert rows["exported_date"].dtype == "datetime64[us]"  # one unit in every frame
+    assert rows["billed_date"].dtype == "datetime64[us]"
     assert str(rows["duration_differs"].dtype) == "boolean"
     assert isinstance(rows.index, pd.RangeIndex)
 
@@ -804,3 +804,11 @@ def test_blank_billing_cells_are_missing_values(exported: pd.DataFrame) -> None:
 def test_dayfirst_must_be_a_boolean(exported: pd.DataFrame, billing) -> None:
     with pytest.raises(ConfigError, match="dayfirst"):
         reconcile(exported, billing, dayfirst="yes")
+
+
+def test_every_timestamp_of_the_result_is_in_microseconds(rec: Reconciliation) -> None:
+    # one unit in every frame the toolkit returns: that of pd.read_parquet of its own files
+    frames = {"rows": rec.rows, "acknowledge": rec.to_acknowledge()}
+    units = {f"{name}.{col}": str(frame[col].dtype) for name, frame in frames.items()
+             for col in frame if pd.api.types.is_datetime64_any_dtype(frame[col])}
+    assert units and all("[us" in u for u in units.values()), units

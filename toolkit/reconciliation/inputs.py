@@ -381,7 +381,7 @@ def exported_frame(exported: pd.DataFrame, dayfirst: bool | None) -> pd.DataFram
     dates = (
         as_date(exported["workDate"], "exported", "workDate", dayfirst).reset_index(drop=True)
         if "workDate" in exported.columns
-        else empty_column(n, "datetime64[ns]")
+        else empty_column(n, "datetime64[us]")
     )
     return pd.DataFrame(
         {
@@ -440,7 +440,7 @@ def billing_frame(
         else empty_column(n, "Int64"),
         "billed_date": as_date(billing[date], "billing", date, dayfirst)
         if date is not None
-        else empty_column(n, "datetime64[ns]"),
+        else empty_column(n, "datetime64[us]"),
         "billed_matter": as_str(billing[matter]) if matter is not None else empty_column(n, "str"),
     }
     # position, not the caller's index, pairs the columns up

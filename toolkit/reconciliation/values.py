@@ -51,7 +51,7 @@ def as_str(values: pd.Series) -> pd.Series:
 def as_date(
     values: pd.Series, table: str, column: str, dayfirst: bool | None = None
 ) -> pd.Series:
-    """Dates as ``datetime64[ns]`` at midnight; wall-clock date of tz-aware values.
+    """Dates as ``datetime64[us]`` at midnight; wall-clock date of tz-aware values.
 
     Text is read as ISO 8601; other text day first or month first as ``dayfirst`` says, or,
     when it is ``None``, only if it reads the same both ways. Blank text is missing.
@@ -63,7 +63,7 @@ def as_date(
         dayfirst: ``True`` day first, ``False`` month first, ``None`` refuse ambiguous text.
 
     Returns:
-        A ``datetime64[ns]`` Series at midnight, on ``values``' index.
+        A ``datetime64[us]`` Series at midnight, on ``values``' index.
 
     Raises:
         ValidationError: a value is not a date, or a text date is ambiguous without
@@ -78,12 +78,12 @@ def as_date(
     if isinstance(values.dtype, pd.DatetimeTZDtype):
         values = values.dt.tz_localize(None)
     if pd.api.types.is_datetime64_dtype(values.dtype):
-        days: pd.Series = values.dt.normalize().astype("datetime64[ns]")
+        days: pd.Series = values.dt.normalize().astype("datetime64[us]")
         return days
     items = values.tolist()
     is_text = np.fromiter((isinstance(v, str) for v in items), dtype=bool, count=len(items))
     # positions, not labels: the caller's index may repeat
-    parsed = np.full(len(items), np.datetime64("NaT"), dtype="datetime64[ns]")
+    parsed = np.full(len(items), np.datetime64("NaT"), dtype="datetime64[us]")
     other = ~is_text & values.notna().to_numpy()
     if other.any():
         chosen = values.iloc[np.flatnonzero(other)].reset_index(drop=True)
@@ -102,7 +102,7 @@ def as_date(
     bad = np.isnat(parsed) & ~missing
     if bad.any():
         _raise_values(table, column, values[bad], "date", "not a date")
-    out = pd.Series(parsed, index=values.index, dtype="datetime64[ns]")
+    out = pd.Series(parsed, index=values.index, dtype="datetime64[us]")
     return out.dt.normalize()
 
 
@@ -121,7 +121,7 @@ def _naive(values: pd.Series, *, format: _Format, dayfirst: bool = False) -> pd.
         )
     if isinstance(parsed.dtype, pd.DatetimeTZDtype):
         parsed = parsed.dt.tz_localize(None)
-    naive: pd.Series = parsed.astype("datetime64[ns]")
+    naive: pd.Series = parsed.astype("datetime64[us]")
     return naive
 
 
@@ -236,7 +236,7 @@ def empty_column(n: int, dtype: str) -> pd.Series:
 
     Args:
         n: its length.
-        dtype: ``"str"``, ``"Int64"`` or ``"datetime64[ns]"``.
+        dtype: ``"str"``, ``"Int64"`` or ``"datetime64[us]"``.
 
     Returns:
         The Series, indexed 0 to ``n - 1``.
@@ -248,4 +248,4 @@ def empty_column(n: int, dtype: str) -> pd.Series:
     if dtype == "str":
         return pd.Series(np.full(n, np.nan, dtype=object), dtype="str")
     return pd.Series(pd.array([pd.NA] * n, dtype="Int64") if dtype == "Int64" else
-                     np.full(n, np.datetime64("NaT"), dtype="datetime64[ns]"))
+                     np.full(n, np.datetime64("NaT"), dtype="datetime64[us]"))
