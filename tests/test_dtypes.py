@@ -177,9 +177,11 @@ def test_the_entries_preview_leads_with_date_timekeeper_client_matter_hours(
         "userId",
         "initiative.client.externalId",
         "initiative.externalId",
+        "hours",
         "incrementDurationInSeconds",
     ]
-    assert export.preview().columns[:5].tolist() == lead
+    assert export.preview().columns[:6].tolist() == lead
+    assert "hours" not in export.entries  # shown, not a column of the table
     html = export._repr_html_()
     table = html[html.index("<code>.entries</code>") : html.index("<code>.codes</code>")]
     heads = [table.index(f"<th>{name}</th>") for name in lead]

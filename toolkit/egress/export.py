@@ -314,21 +314,29 @@ class Export:
 
     def preview(self, n: int = 5) -> pd.DataFrame:
         """The first entries as a notebook shows them: date, timekeeper, client, matter and
-        time worked first (:data:`PREVIEW_COLUMNS`), then the rest, the hex ids last.
+        hours first (:data:`PREVIEW_COLUMNS`), then the rest, the hex ids last.
+
+        ``hours`` (``incrementDurationInSeconds`` / 3600, to 2 places) is shown here only; it
+        is not a column of :attr:`entries`.
 
         Args:
             n: How many entries.
 
         Returns:
-            A copy of the first ``n`` rows of :attr:`entries`, columns reordered.
+            A copy of the first ``n`` rows of :attr:`entries`, columns reordered, with ``hours``.
 
         >>> from toolkit.testing import fake_export_entries
-        >>> Export.from_records(fake_export_entries(3)).preview(2).columns[:3].tolist()
-        ['workDate', 'userId', 'initiative.client.externalId']
+        >>> Export.from_records(fake_export_entries(3)).preview(2).columns[:5].tolist()
+        ['workDate', 'userId', 'initiative.client.externalId', 'initiative.externalId', 'hours']
         """
         first = [c for c in PREVIEW_COLUMNS[self.kind] if c in self.entries]
         rest = [c for c in self.entries.columns if c not in first]
-        return self.entries.head(n)[first + rest].copy()
+        shown = self.entries.head(n)[first + rest].copy()
+        if "incrementDurationInSeconds" in shown:
+            at = shown.columns.get_loc("incrementDurationInSeconds")
+            hours = (shown["incrementDurationInSeconds"] / 3600).round(2)
+            shown.insert(int(at), "hours", hours)  # type: ignore[arg-type]
+        return shown
 
     def __len__(self) -> int:
         """Number of entries.
