@@ -44,6 +44,7 @@ _LONG_WAIT = 2.5  # a Retry-After this long (seconds) pauses every run of the bu
 _DRY = 1.0  # refusals (5 or more) and no accepted answer for this long: the quota is used up
 _PROBE = 0.0025  # growth of the estimate per second of quiet (doubling every _PROBE_DOUBLING)
 _PROBE_DOUBLING = 3.0
+_PROBE_REQUESTS = 50  # ... or every this many requests at the pace, if that is longer
 _PROBE_MAX = 0.5
 _LIMIT_PROBE = 5.0  # quiet seconds before the in-flight bound probes one higher
 _WINDOW = 2.0  # seconds of answers the measured rate is read from
@@ -385,6 +386,8 @@ class Budget:
             self._within_ok += 1
         if ticket.cap is not None:
             self._capped_ok += 1
+            if self._capped_ok == 1 and self._cap is not None and self.limit is not None:
+                self.limit = max(self.limit, self._cap)  # a cap: the test request went through
             self._ok_at[ticket.in_flight] = self._ok_at.get(ticket.in_flight, 0) + 1
         latency = now - ticket.sent
         self._latency.append(latency)
@@ -395,7 +398,7 @@ class Budget:
             # adaptive request concurrency grows: the requests in flight when a burst runs out
             # are all refused, so they grow as the square root of the answers, not with them
             self._round_oks += 1
-            if self._round_oks < self.limit:
+            if self._round_oks <= self.limit:  # (the first after two answers alone)
                 return self._after_accepted(now)
             self._round_oks = 0
             self.limit += 1
@@ -453,7 +456,7 @@ class Budget:
         pace (two requests arrive closer than an interval); BBR (v2) likewise bears a loss rate
         of 2% before it calls a rate too high. At a few a second, one refusal is already more.
         """
-        if self.phase != "cruise" or self._fresh:
+        if self.phase != "cruise":
             return False
         recent = self._recent(now)
         return len(self._no) <= _NOISE * (recent + len(self._no))
@@ -531,7 +534,8 @@ class Budget:
             span, n = now - self._seek_from, self._oks - self._hold_oks
             if span >= 0.2 and n >= 2:
                 self._seek_lo = max(self._seek_lo or 0.0, (n - 1) / span)
-        self._seek_next(now, empty=True)
+        # more refused than accepted in the hold: far over; else just over
+        self._seek_next(now, empty=True, far=self._oks == self._hold_oks)
 
     def _seek_check(self, now: float) -> None:
         """The end of a hold without a refusal: its pace is below the limit, if it was kept."""
@@ -553,13 +557,13 @@ class Budget:
         self._seek_lo = max(self._seek_lo or 0.0, min(self.rate, (sent + 1) / span))
         self._seek_next(now, empty=False)
 
-    def _seek_next(self, now: float, *, empty: bool) -> None:
+    def _seek_next(self, now: float, *, empty: bool, far: bool = True) -> None:
         lo, hi = self._seek_lo, self._seek_hi
         if hi is None:
             assert lo is not None
             pace = 2.0 * lo
-        elif lo is None:  # far over; not below a few a second, so a used-up quota shows
-            pace = max(hi / 4.0, min(hi, 5.0 / _DRY))
+        elif lo is None:  # over; not below a few a second, so a used-up quota shows
+            pace = max(hi / (4.0 if far else 2.0), min(hi, 5.0 / _DRY))
         elif hi - lo <= 0.05 * hi:
             self._cruise(now, lo)
             return
@@ -599,7 +603,9 @@ class Budget:
             elif self._hint_rate is None or self.estimate < self._hint_rate:
                 # beyond it: probe, slowly at first, faster the longer it stays quiet (not
                 # beyond a quota the service says)
-                growth = min(_PROBE_MAX, _PROBE * 2.0 ** (quiet / _PROBE_DOUBLING))
+                # at a few a second, seconds are cheap and refusals dear: probe in requests
+                doubling = max(_PROBE_DOUBLING, _PROBE_REQUESTS / self.rate)
+                growth = min(_PROBE_MAX, _PROBE * 2.0 ** (quiet / doubling))
                 self.estimate *= 1.0 + growth * dt
             self.rate = self._headroom * self.estimate
 
@@ -680,6 +686,10 @@ class Budget:
         if self.limit is None or bound < self.limit:
             self.limit = bound
             self._limit_at = now
+        if self._capped_ok == 0:
+            # the first request under it goes alone: a cap lets it through, a rate limiter
+            # whose burst the start used up refuses it, and the others it would refuse too
+            self.limit = 1
         return ticket.in_flight > bound
 
     def _gradient(self, now: float) -> None:
