@@ -3,6 +3,9 @@ concurrent runs of one client share one budget; the headers help and are never n
 
 from __future__ import annotations
 
+import heapq
+import math
+import random
 import threading
 import time
 from typing import Any
@@ -11,7 +14,7 @@ import pandas as pd
 import pytest
 
 from toolkit import Client
-from toolkit.bulk.pacer import Budget, Budgets, Pacer, budgets_of, limit_hints
+from toolkit.bulk.pacer import Budget, Budgets, Pacer, Ticket, budgets_of, limit_hints
 from toolkit.core.http import Reply, _retry_after
 
 # margins: each case runs a few seconds against the session's sandbox (a thread of this
@@ -186,6 +189,8 @@ def test_a_refusal_with_others_in_flight_bounds_the_requests_in_flight() -> None
     for ticket in tickets[:4]:
         budget.answer(ticket, 201)
     budget.answer(tickets[4], 429, retry_after=1.0)  # the fifth in flight was refused
+    assert budget.limit == 1  # the next goes alone, a test of the cap
+    budget.answer(budget.take(), 201)
     assert budget.limit == 4
     assert budget.rate is None  # a concurrency cap: no pace needed
 
@@ -229,3 +234,116 @@ def test_x_ratelimit_headers_are_read() -> None:
     assert (hints.quota, hints.remaining, hints.reset) == (100.0, 0.0, 7.0)
     assert limit_hints({"x-ratelimit-reset": "1000000050"}, now=1000000000).reset == 50.0
     assert limit_hints(None).quota is None
+
+
+# -- the budget against a simulated token bucket (the ends of issue 18's range) ------------------
+
+
+def _simulate(rate: float, burst: int, seconds: float = 20.0, *, workers: int = 8,
+              latency: float = 0.004, jitter: float = 0.0005) -> tuple[float, int, int]:
+    """Import ``seconds`` worth of rows at ``rate`` through one budget and a token bucket.
+
+    Every request takes ``latency`` (±50%) and reaches the bucket up to ``jitter`` late; a
+    worker waiting for the budget wakes up to ``jitter`` late too. A refused row goes again.
+
+    Returns:
+        accepted per second, accepted, refused.
+    """
+    rnd = random.Random(18)
+    clock = _Clock()
+    clock.now = 0.0
+    budget = Budget(clock=clock)
+    tokens, filled = float(burst), 0.0
+    rows, ok, refused = int(rate * seconds), 0, 0
+    events = [(0.0, w, "try") for w in range(workers)]
+    pending: dict[int, tuple[Ticket, int]] = {}
+    waiting: set[int] = set()
+    while events and ok < rows:
+        now, worker, kind = heapq.heappop(events)
+        clock.now = now
+        if kind == "answer":
+            ticket, status = pending.pop(worker)
+            budget.answer(ticket, status, retry_after=1.0 if status == 429 else None)
+            ok, refused = (ok + 1, refused) if status == 201 else (ok, refused + 1)
+            for other in waiting:
+                heapq.heappush(events, (now, other, "try"))
+            waiting.clear()
+        wait = budget.delay()
+        if wait == math.inf:
+            waiting.add(worker)
+        elif wait > 0:
+            heapq.heappush(events, (now + min(wait, 0.05) + rnd.random() * jitter, worker, "try"))
+        else:
+            ticket = budget.take()
+            arrives = max(filled, now + latency / 2 + rnd.random() * jitter)
+            tokens, filled = min(float(burst), tokens + (arrives - filled) * rate), arrives
+            status = 201 if tokens >= 1.0 else 429
+            tokens -= status == 201
+            pending[worker] = (ticket, status)
+            heapq.heappush(events, (now + latency * (0.5 + rnd.random()), worker, "answer"))
+    return ok / clock.now, ok, refused
+
+
+def test_a_slow_bucket_with_no_burst_costs_a_few_refusals() -> None:
+    achieved, ok, refused = _simulate(5, 1)  # 100 rows: each refusal is 1% of the run
+    assert achieved >= 0.9 * 5, achieved
+    assert refused <= 6, refused
+
+
+def test_the_start_does_not_flood_a_slow_bucket_once_its_burst_is_spent() -> None:
+    achieved, ok, refused = _simulate(5, 10)
+    assert achieved >= 0.9 * 5, achieved
+    assert refused <= 0.1 * (ok + refused), refused  # was 19% (every worker refused at once)
+
+
+@pytest.mark.parametrize(("rate", "burst"), [(10, 1), (40, 10), (100, 5), (60, 120), (25, 50)])
+def test_the_table_of_issue_18_on_a_simulated_clock(rate: int, burst: int) -> None:
+    achieved, ok, refused = _simulate(rate, burst)
+    assert achieved >= 0.9 * rate, achieved
+    assert refused <= 0.05 * (ok + refused), refused
+
+
+def test_a_fast_bucket_with_no_burst_is_not_given_up_for_a_few_refusals() -> None:
+    # 3 ms of jitter on a 5 ms interval: some refusals whatever the pace
+    achieved, ok, refused = _simulate(200, 1, jitter=0.003)
+    assert achieved >= 0.6 * 200, achieved  # was 52%: each refusal cut the pace
+    assert refused <= 0.02 * (ok + refused), refused
+
+
+def test_refusals_of_two_percent_at_a_high_rate_do_not_cut_the_pace() -> None:
+    clock = _Clock()
+    budget = Budget(clock=clock)
+    budget.limit = None
+    budget._cruise(clock.now, 200.0)
+    rate = budget.rate
+    for i in range(400):  # two seconds at the pace, one answer in a hundred refused
+        clock.now += 1 / 200
+        budget.answer(budget.take(), 429 if i % 100 == 99 else 201, retry_after=1.0)
+    assert budget.rate is not None and rate is not None and budget.rate >= rate
+    for _ in range(20):  # many refused: too fast after all
+        clock.now += 1 / 200
+        budget.answer(budget.take(), 429, retry_after=1.0)
+    assert budget.rate < rate
+
+
+def test_a_refusal_under_a_supposed_cap_before_any_went_through_is_a_rate_limit() -> None:
+    budget = Budget(clock=_Clock())
+    budget.limit = None
+    tickets = [budget.take() for _ in range(5)]
+    budget.answer(tickets[4], 429)  # the fifth in flight: a cap of 4?
+    assert budget.limit == 1  # the next goes alone: the test of the cap
+    for ticket in tickets[:4]:
+        budget.answer(ticket, 429)
+    budget.answer(budget.take(), 429)  # refused alone: a rate limit
+    assert budget.limit is None and budget.phase == "seek"
+
+
+def test_the_request_that_tests_a_cap_going_through_restores_the_cap() -> None:
+    budget = Budget(clock=_Clock())
+    budget.limit = None
+    tickets = [budget.take() for _ in range(5)]
+    budget.answer(tickets[4], 429, retry_after=1.0)
+    for ticket in tickets[:4]:
+        budget.answer(ticket, 201)
+    budget.answer(budget.take(), 201)
+    assert budget.limit == 4 and budget.rate is None

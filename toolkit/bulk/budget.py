@@ -44,9 +44,11 @@ _LONG_WAIT = 2.5  # a Retry-After this long (seconds) pauses every run of the bu
 _DRY = 1.0  # refusals (5 or more) and no accepted answer for this long: the quota is used up
 _PROBE = 0.0025  # growth of the estimate per second of quiet (doubling every _PROBE_DOUBLING)
 _PROBE_DOUBLING = 3.0
+_PROBE_REQUESTS = 50  # ... or every this many requests at the pace, if that is longer
 _PROBE_MAX = 0.5
 _LIMIT_PROBE = 5.0  # quiet seconds before the in-flight bound probes one higher
 _WINDOW = 2.0  # seconds of answers the measured rate is read from
+_NOISE = 0.02  # refusals (a share of the last _WINDOW's answers) a pace in cruise shrugs off
 
 
 @dataclass(frozen=True)
@@ -190,6 +192,7 @@ class Budget:
         #: until when every run of the budget waits (the budget's clock).
         self.paused_until = now
         self._slow_start = True
+        self._round_oks = 0  # accepted answers since the in-flight bound last grew
         self._fresh = False
         self._w_max = 0.0  # the estimate at the last refusal in cruise
         self._headroom = HEADROOM  # the pace's share of the estimate (1 for a quota window)
@@ -198,6 +201,7 @@ class Budget:
         self._rate_limited = False  # no concurrency cap: refused within the supposed cap
         self._cap: int | None = None  # the concurrency cap the refusals suggest
         self._within_ok = self._within_refused = 0  # answers to requests within it
+        self._capped_ok = 0  # accepted answers to requests sent under a supposed cap
         self._ok_at: dict[int, int] = {}  # accepted and refused requests within it, by the
         self._refused_at: dict[int, int] = {}  # count in flight when they left
         self._next = now
@@ -207,6 +211,7 @@ class Budget:
         self._cycle_start = now
         self._cycle_oks = 0
         self._ok: deque[float] = deque()  # times of accepted answers, the last _WINDOW seconds
+        self._no: deque[float] = deque()  # times of refusals, the last _WINDOW seconds
         self._oks = 0  # accepted answers in all
         self._last_ok = now
         self._dry = 0  # refusals since the last accepted answer
@@ -367,6 +372,8 @@ class Budget:
         """Accepted answers in the last :data:`_WINDOW` seconds."""
         while self._ok and self._ok[0] < now - _WINDOW:
             self._ok.popleft()
+        while self._no and self._no[0] < now - _WINDOW:
+            self._no.popleft()
         return len(self._ok)
 
     def _accepted(self, now: float, ticket: Ticket) -> None:
@@ -377,15 +384,29 @@ class Budget:
         self._dry = 0
         if self._cap is not None and ticket.in_flight <= self._cap:
             self._within_ok += 1
+        if ticket.cap is not None:
+            self._capped_ok += 1
+            if self._capped_ok == 1 and self._cap is not None and self.limit is not None:
+                self.limit = max(self.limit, self._cap)  # a cap: the test request went through
             self._ok_at[ticket.in_flight] = self._ok_at.get(ticket.in_flight, 0) + 1
         latency = now - ticket.sent
         self._latency.append(latency)
         if self._latency_floor is None or latency < self._latency_floor:
             self._latency_floor = latency
         if self._slow_start and self.limit is not None:
+            # one more in flight per round trip (a window's worth of answers), as Vector's
+            # adaptive request concurrency grows: the requests in flight when a burst runs out
+            # are all refused, so they grow as the square root of the answers, not with them
+            self._round_oks += 1
+            if self._round_oks <= self.limit:  # (the first after two answers alone)
+                return self._after_accepted(now)
+            self._round_oks = 0
             self.limit += 1
             if self.limit >= 64:
                 self.limit, self._slow_start = None, False
+        self._after_accepted(now)
+
+    def _after_accepted(self, now: float) -> None:
         if self.phase == "seek":
             self._seek_check(now)
         self._gradient(now)
@@ -394,7 +415,10 @@ class Budget:
         self, now: float, ticket: Ticket, retry_after: float | None, hints: LimitHints | None
     ) -> None:
         self._dry += 1
-        self._quiet_since = now
+        self._no.append(now)
+        noise = self._noise(now)
+        if not noise:
+            self._quiet_since = now
         wait = retry_after
         if wait is None and hints is not None and hints.remaining == 0 and hints.reset:
             wait = hints.reset
@@ -422,8 +446,20 @@ class Budget:
             self._epoch += 1
         elif self.phase == "seek":
             self._seek_refused(now)
-        else:
+        elif not noise:
             self._react(now)
+
+    def _noise(self, now: float) -> bool:
+        """Whether a refusal in cruise is one of a few (at most 2% of the answers of late).
+
+        At a few hundred a second, a limiter with no burst refuses now and then whatever the
+        pace (two requests arrive closer than an interval); BBR (v2) likewise bears a loss rate
+        of 2% before it calls a rate too high. At a few a second, one refusal is already more.
+        """
+        if self.phase != "cruise":
+            return False
+        recent = self._recent(now)
+        return len(self._no) <= _NOISE * (recent + len(self._no))
 
     def _stalled(self, latency: float) -> bool:
         """Whether a request took far longer than answers usually do (a stall on the way)."""
@@ -498,7 +534,8 @@ class Budget:
             span, n = now - self._seek_from, self._oks - self._hold_oks
             if span >= 0.2 and n >= 2:
                 self._seek_lo = max(self._seek_lo or 0.0, (n - 1) / span)
-        self._seek_next(now, empty=True)
+        # more refused than accepted in the hold: far over; else just over
+        self._seek_next(now, empty=True, far=self._oks == self._hold_oks)
 
     def _seek_check(self, now: float) -> None:
         """The end of a hold without a refusal: its pace is below the limit, if it was kept."""
@@ -520,13 +557,13 @@ class Budget:
         self._seek_lo = max(self._seek_lo or 0.0, min(self.rate, (sent + 1) / span))
         self._seek_next(now, empty=False)
 
-    def _seek_next(self, now: float, *, empty: bool) -> None:
+    def _seek_next(self, now: float, *, empty: bool, far: bool = True) -> None:
         lo, hi = self._seek_lo, self._seek_hi
         if hi is None:
             assert lo is not None
             pace = 2.0 * lo
-        elif lo is None:  # far over; not below a few a second, so a used-up quota shows
-            pace = max(hi / 4.0, min(hi, 5.0 / _DRY))
+        elif lo is None:  # over; not below a few a second, so a used-up quota shows
+            pace = max(hi / (4.0 if far else 2.0), min(hi, 5.0 / _DRY))
         elif hi - lo <= 0.05 * hi:
             self._cruise(now, lo)
             return
@@ -566,7 +603,9 @@ class Budget:
             elif self._hint_rate is None or self.estimate < self._hint_rate:
                 # beyond it: probe, slowly at first, faster the longer it stays quiet (not
                 # beyond a quota the service says)
-                growth = min(_PROBE_MAX, _PROBE * 2.0 ** (quiet / _PROBE_DOUBLING))
+                # at a few a second, seconds are cheap and refusals dear: probe in requests
+                doubling = max(_PROBE_DOUBLING, _PROBE_REQUESTS / self.rate)
+                growth = min(_PROBE_MAX, _PROBE * 2.0 ** (quiet / doubling))
                 self.estimate *= 1.0 + growth * dt
             self.rate = self._headroom * self.estimate
 
@@ -622,6 +661,12 @@ class Budget:
             # refused within the cap the earlier refusals suggested: a lower cap, or a rate
             # limit; a cap lets the requests within it through, a drained rate limiter does not
             self._within_refused += 1
+            if ticket.cap is not None and self._capped_ok == 0:
+                # sent within it, and nothing within it went through yet: a rate limit whose
+                # burst the start used up (waiting for more refusals would be refused too)
+                self._rate_limited = True
+                self.limit = self._cap = None
+                return False
             if self._within_refused >= 3 and self._within_refused > 2 * self._within_ok:
                 self._rate_limited = True
                 self.limit = self._cap = None
@@ -641,6 +686,10 @@ class Budget:
         if self.limit is None or bound < self.limit:
             self.limit = bound
             self._limit_at = now
+        if self._capped_ok == 0:
+            # the first request under it goes alone: a cap lets it through, a rate limiter
+            # whose burst the start used up refuses it, and the others it would refuse too
+            self.limit = 1
         return ticket.in_flight > bound
 
     def _gradient(self, now: float) -> None:

@@ -6,11 +6,14 @@ what gets delivered rather than from the first losses, and bounds the requests i
 Vector's adaptive request concurrency and Netflix's concurrency-limits do:
 
 * **start**: unpaced (the workers are the only bound), the requests in flight growing from one,
-  by one per accepted answer (a slow start: a first refusal costs one or two requests);
+  by one a round trip (as Vector's adaptive request concurrency grows; the first after two
+  answers alone): the requests in flight when a burst runs out are all refused, so they stay
+  about the square root of the answers so far (a burst of 10 costs 3 or 4 refusals, not 8);
 * **seek**, on the first refusal (429, or 503): a bisection on the pace. A pace is held for a
   few intervals: refused, it is above the limit; not refused (and kept), below it. Below with no
   upper bound yet, it doubles; far above (more refused than accepted), it is quartered. What
-  went through since a refusal (the limiter was empty then) is a floor. When the two bounds
+  went through since a refusal (the limiter was empty then) is a floor; refused after some went
+  through (just over), the pace is halved. When the two bounds
   are within 5%, the limit is the lower one. Counting alone would not do: a token bucket of
   burst 1 paced 20% over its rate lets only 60% of it through (each refusal wastes the refill).
 * **cruise**: the pace is just under the limit (:data:`~toolkit.bulk.budget.HEADROOM`), requests
@@ -18,13 +21,19 @@ Vector's adaptive request concurrency and Netflix's concurrency-limits do:
   request that did so quarters that slack instead of the pace, since such a limiter keeps no
   burst). A refusal makes the refused pace the limit (a few percent lower); a pace that let
   through far less than it sent for 3 s or more takes the rate that went through; refusals in
-  quick succession cut by the share of requests refused. Then the pace goes back toward the
-  refused one within a few seconds and, beyond it, probes upward slowly (0.25% a second,
-  doubling every 3 quiet seconds). A refusal of a request that took far longer than answers
-  do (bunched up behind a stall) is no evidence.
+  quick succession cut by the share of requests refused. Refusals of up to 2% of the last two
+  seconds' answers are noise (BBRv2 bears the same loss rate): at a few hundred a second, a
+  limiter with no burst refuses now and then whatever the pace; at a few a second one refusal
+  is more than that. Then the pace goes back toward the refused one within a few seconds and,
+  beyond it, probes upward slowly (0.25% a second, doubling every 3 quiet seconds, or every 50
+  requests at the pace if that is longer: at a few a second, refusals are dear and seconds
+  cheap). A refusal of a request that took far longer than answers do (bunched up behind a
+  stall) is no evidence.
 * **in flight**: a refusal of a request sent with others in flight bounds the requests in flight
   below that count (a concurrency cap refuses only beyond its cap), never below what the
-  accepted rate needs at the current latency; refusals within that bound, which a cap lets
+  accepted rate needs at the current latency; the first request under that bound goes alone,
+  and refused before any went through under it, it marks a rate limit whose burst the start
+  used up (else the bound is restored); later refusals within the bound, which a cap lets
   through and a drained rate limiter does not, mark a rate limit and lift the bound, as does
   a refusal of a request sent alone. The bound probes one higher after 5 quiet seconds spent
   at it, and shrinks when the latency climbs far above its floor (a gradient).
