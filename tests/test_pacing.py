@@ -19,9 +19,10 @@ from toolkit.core.http import Reply, _retry_after
 
 # margins: each case runs a few seconds against the session's sandbox (a thread of this
 # process); finding the limit costs up to ~1 s of that, and a loaded machine delays wake-ups
-# by several ms. The issue's own targets (90%, 5%) are measured on 20 s runs, with the sandbox
-# in its own process, by bench/bench_pacing.py
-SHARE = 0.85
+# by several ms (the suite runs two test processes at once). The issue's own targets (90%, 5%)
+# are asserted below on a simulated clock, and measured on 20 s runs, with the sandbox in its
+# own process, by bench/bench_pacing.py
+SHARE = 0.8
 REFUSED = 0.05
 
 
@@ -149,9 +150,9 @@ def test_rate_limit_headers_and_http_date_retry_after_are_read(sandbox: Any) -> 
     assert reply.headers is not None and "ratelimit-policy" in reply.headers
     assert limit_hints(reply.headers).quota == 60
     statuses = _noted(client)
-    rate, result = _import(client, 180)
+    rate, result = _import(client, 180)  # three windows' quota
     assert result["ok"].all()
-    assert rate >= SHARE * 20, rate
+    assert rate >= 180 / (4 * 3), rate  # at most one window lost to the windows' alignment
     assert _refused(statuses) <= REFUSED
 
 
