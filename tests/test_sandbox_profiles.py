@@ -256,6 +256,17 @@ def test_token_faults_answer_their_status_and_retry_after(
     assert customer.api("GET", NOBODY).status_code == 404  # the token route only
 
 
+def test_seeded_token_faults_draw_the_same_way_every_time(
+    new_customer: Callable[[], Customer]
+) -> None:
+    runs = []
+    for _ in range(2):
+        customer = new_customer()
+        customer.admin.set_profile(tokenFaults={"rate": 0.5, "statuses": [503], "seed": 8})
+        runs.append([customer.new_token().status_code for _ in range(8)])
+    assert runs[0] == runs[1] == [503, 503, 503, 200, 200, 503, 503, 503]
+
+
 def test_token_faults_rate_is_a_fraction_and_other_customers_are_spared(
     new_customer: Callable[[], Customer]
 ) -> None:

@@ -33,7 +33,9 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     ValidationError,
+    model_serializer,
     model_validator,
 )
 
@@ -95,6 +97,16 @@ class TokenFaults(_Switch):
         description="Statuses drawn from (429, 500, 503).")
     retryAfterSeconds: Seconds | None = Field(
         1, description="`Retry-After` of 429 and 503 faults; null sends none.")
+    seed: Annotated[int, Field(ge=0, le=2**32)] | None = Field(
+        None, description="Makes the draws repeatable: the customer's token requests draw, in "
+        "order, from a random source of their own seeded with it; null draws freely.")
+
+    @model_serializer(mode="wrap")
+    def _without_a_null_seed(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("seed") is None:  # shown only when set: the profile's shape is unchanged
+            data.pop("seed", None)
+        return data
 
 
 class TokenBucket(_Switch):

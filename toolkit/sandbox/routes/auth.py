@@ -95,6 +95,7 @@ def router(store: Store) -> APIRouter:
     """
     identity = APIRouter(tags=["identity"])
     rng = random.Random()
+    seeded: dict[tuple[str | None, int], random.Random] = {}  # (customer, seed): its own draws
 
     @identity.post(
         TOKEN_PATH, name="token", operation_id="token", response_model=TokenOut,
@@ -118,7 +119,9 @@ def router(store: Store) -> APIRouter:
         if isinstance(note, dict):
             note["customer"] = customer  # its profile shapes this answer
         faults = store.profile(customer)["tokenFaults"]
-        status = token_fault(faults, rng)
+        seed = faults.get("seed")
+        draws = rng if seed is None else seeded.setdefault((customer, seed), random.Random(seed))
+        status = token_fault(faults, draws)
         if status is not None:
             raise InjectedFault(status, retry_after=faults["retryAfterSeconds"])
         response.headers["Cache-Control"] = "no-store"
