@@ -9,6 +9,7 @@ each exercises are listed in docs/sandbox.md, "The service matrix".
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,10 +22,14 @@ from tests.proxy import DroppingProxy
 from toolkit import Client, read_sync
 from toolkit.cli.app import main
 from toolkit.sandbox import Admin, Sandbox, running
+from toolkit.sandbox.faults import token_fault
 
 # -- the profiles: every setting of every switch at least once, and combined harsh ones -------
 
-#: name -> (switches, whether an answer may be lost: a stall past the read timeout)
+#: name -> (switches, whether an answer may be lost: a stall past the read timeout). Token faults
+#: are seeded (the same answers every run) with seeds whose first 400 draws never refuse more than
+#: 4 token requests in a row: free draws at 50% refuse 6 in a row (every attempt of one token
+#: request) about once in 64 token requests, and a command then rightly exits 2
 PROFILES: dict[str, tuple[dict[str, Any], bool]] = {
     "default": ({}, False),
     "answers-200": (
@@ -72,7 +77,8 @@ PROFILES: dict[str, tuple[dict[str, Any], bool]] = {
             "reimport": "upsert",
             "errorBody": "problem",
             "tokenLifetimeSeconds": 2,
-            "tokenFaults": {"rate": 0.5, "statuses": [429], "retryAfterSeconds": 0},
+            "tokenFaults": {"rate": 0.5, "statuses": [429], "retryAfterSeconds": 0,
+                            "seed": 1208},
             "rateLimit": {"kind": "concurrency", "maxInFlight": 3, "status": 429},
             "rateLimitHeaders": "none",
             "exportMaxWindowDays": 1,
@@ -81,7 +87,8 @@ PROFILES: dict[str, tuple[dict[str, Any], bool]] = {
     ),
     "flaky-identity": (
         {
-            "tokenFaults": {"rate": 0.5, "statuses": [503, 500], "retryAfterSeconds": None},
+            "tokenFaults": {"rate": 0.5, "statuses": [503, 500], "retryAfterSeconds": None,
+                            "seed": 1882},
             "tokenLifetimeSeconds": 3,
             "latency": {"p50Ms": 5, "p99Ms": 60},
         },
@@ -105,7 +112,8 @@ PROFILES: dict[str, tuple[dict[str, Any], bool]] = {
             "retryAfter": "http-date",
             "rateLimitHeaders": "ietf",
             "tokenLifetimeSeconds": 2,
-            "tokenFaults": {"rate": 0.3, "statuses": [429, 503], "retryAfterSeconds": 0},
+            "tokenFaults": {"rate": 0.3, "statuses": [429, 503], "retryAfterSeconds": 0,
+                            "seed": 1},
             "latency": {"p50Ms": 2, "p99Ms": 30, "stallRate": 0.05, "stallMs": 1200},
         },
         True,
@@ -299,6 +307,18 @@ def _check_stars(res: pd.DataFrame, admin: Admin, *, starring: bool) -> None:
             assert (ext in held) == starring, (ext, held)
         elif starring:
             assert ext not in held, (ext, status)
+
+
+def test_the_seeded_token_faults_never_refuse_five_token_requests_in_a_row() -> None:
+    for name, (switches, _) in PROFILES.items():
+        faults = switches.get("tokenFaults")
+        if faults is None:
+            continue
+        draws, run, longest = random.Random(faults["seed"]), 0, 0
+        for _ in range(400):
+            run = run + 1 if token_fault(faults, draws) is not None else 0
+            longest = max(longest, run)
+        assert longest <= 4, name
 
 
 # -- the identity service answering 429 or 503 -------------------------------------------------
