@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import logging
 import pickle
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -75,6 +76,25 @@ def test_token_is_refreshed_before_it_expires(sandbox) -> None:
                        sandbox.audience, clock=lambda: now[0])
     first = tp.token()
     now[0] = 86400 - 301  # just before the refresh margin
+    assert tp.token() == first and tp.fetches == 1
+    now[0] = 86400 - 299
+    assert tp.token() != first and tp.fetches == 2
+
+
+def test_a_token_s_life_counts_from_its_request_not_its_late_answer(sandbox) -> None:
+    now = [0.0]
+    tp = TokenProvider(sandbox.token_url, sandbox.client_id, sandbox.client_secret,
+                       sandbox.audience, clock=lambda: now[0])
+    send = tp._transport.send
+
+    def late(*args: Any, **kwargs: Any) -> Any:
+        reply = send(*args, **kwargs)
+        now[0] += 1000.0  # the answer took 1000 s to come back
+        return reply
+
+    tp._transport.send = late  # type: ignore[method-assign]
+    first = tp.token()
+    now[0] = 86400 - 301  # seconds after the request: just before the refresh margin
     assert tp.token() == first and tp.fetches == 1
     now[0] = 86400 - 299
     assert tp.token() != first and tp.fetches == 2

@@ -312,6 +312,9 @@ class TokenProvider:
         attempt = 0
         while True:
             attempt += 1
+            # a token's life runs from when the service issued it, at the latest: count it
+            # from the request, so an answer that came late does not outlive its token
+            asked = self._clock()
             reply = transport.send(
                 "POST",
                 self.token_url,
@@ -360,7 +363,7 @@ class TokenProvider:
             lifetime = 3600.0
         margin = min(self._margin, lifetime * 0.1)
         self._token = token
-        self._refresh_at = self._clock() + lifetime - margin
+        self._refresh_at = asked + lifetime - margin
         self.fetches += 1
 
     def _sleep(self, retry_after: float | None, attempt: int) -> None:
