@@ -47,12 +47,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import html
 import os
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -66,19 +64,31 @@ from tqdm.auto import tqdm
 
 from toolkit.core.connection import Connection
 from toolkit.core.lock import FileLock, LockHeld
-from toolkit.core.windows import TimeLike, iso, split_windows, to_utc
+from toolkit.core.windows import TimeLike, split_windows, to_utc
 from toolkit.egress.export import Export
 from toolkit.egress.fetch import fetch_window, warn_unknown_fields
+from toolkit.egress.sync_report import SyncReport, _iso
 from toolkit.errors import ConcurrentWriteError, ConfigError
 
 __all__ = [
-    "DEFAULT_LAG", "LOCK_NAME", "PARTITION_COLS", "ROWS_PER_GROUP", "WATERMARK_KEY", "SyncReport",
-    "compact", "create_tables", "read_sync", "read_watermark", "sync", "sync_status",
+    "DEFAULT_LAG",
+    "LOCK_NAME",
+    "PARTITION_COLS",
+    "ROWS_PER_GROUP",
+    "WATERMARK_KEY",
+    "SyncReport",
+    "compact",
+    "create_tables",
+    "read_sync",
+    "read_watermark",
+    "sync",
+    "sync_status",
 ]
 
 #: Commit metadata key of the entries table holding the watermark (ISO 8601, UTC).
 WATERMARK_KEY = "toolkit.releasedOnOrBefore"
-WINDOW_KEY = "toolkit.window"  # codes commits: the window whose codes a commit wrote
+#: Commit metadata key of the codes table: the window whose codes a commit wrote.
+WINDOW_KEY = "toolkit.window"
 #: Default ``lag``: ``until`` defaults to now minus this, so that an entry released a moment
 #: ago but not yet visible in the export is not skipped for good.
 DEFAULT_LAG = "10min"
@@ -95,129 +105,7 @@ _DATE = 'PrimitiveType("date")'
 _LEGACY = {("workDate", _DATE): 'PrimitiveType("timestamp_ntz")'}
 
 
-# --------------------------------------------------------------------------- report
-
-
-@dataclass(frozen=True)
-class SyncReport:
-    """What one sync did.
-
-    Attributes:
-        path: The sync folder.
-        since: Exclusive start of the range synced (``None`` when there was nothing to do).
-        until: Inclusive end of the range synced.
-        windows: Windows fetched and written.
-        inserted: Entries new to the table.
-        updated: Entries replaced by a newer ``updatedAt``.
-        unchanged: Entries fetched again that the table already held as they are.
-        codes_written: Code rows written (those of the inserted and updated entries).
-        watermark: The watermark after the sync.
-        lag: The lag that set ``until`` (``None`` when ``until`` was given): entries released
-            in that last stretch are held back for the next sync.
-
-    In Jupyter a report shows as a small table (times in ISO 8601, UTC).
-
-    >>> SyncReport("out", None, None, 0, 0, 0, 0, 0, None).rows_written
-    0
-    """
-
-    path: str
-    since: pd.Timestamp | None
-    until: pd.Timestamp | None
-    windows: int
-    inserted: int
-    updated: int
-    unchanged: int
-    codes_written: int
-    watermark: pd.Timestamp | None
-    lag: pd.Timedelta | None = None
-
-    @property
-    def rows_written(self) -> int:
-        """Entries inserted or updated.
-
-        >>> SyncReport("out", None, None, 1, 2, 3, 0, 9, None).rows_written
-        5
-        """
-        return self.inserted + self.updated
-
-    def __str__(self) -> str:
-        """A one-paragraph summary.
-
-        >>> print(SyncReport("out", None, None, 0, 0, 0, 0, 0, None))
-        sync out: nothing to do; watermark none
-        """
-        mark = "none" if self.watermark is None else _iso(self.watermark)
-        if self.since is None or self.until is None:
-            text = f"sync {self.path}: nothing to do; watermark {mark}"
-        else:
-            text = (
-                f"sync {self.path}: ({_iso(self.since)}, {_iso(self.until)}] in {self.windows}"
-                f" window(s): {self.inserted:,} inserted, {self.updated:,} updated,"
-                f" {self.unchanged:,} unchanged, {self.codes_written:,} codes written;"
-                f" watermark {mark}"
-            )
-        held = self.held_back()
-        return text if held is None else f"{text}; {held}"
-
-    def held_back(self) -> str | None:
-        """What the lag held back, said when a sync with a default ``until`` found nothing new.
-
-        Returns:
-            A sentence, or ``None`` when the sync wrote rows or ``until`` was given.
-
-        >>> at = pd.Timestamp("2026-11-21 09:50", tz="UTC")
-        >>> report = SyncReport("out", None, None, 0, 0, 0, 0, 0, at, pd.Timedelta("10min"))
-        >>> print(report.held_back())  # doctest: +NORMALIZE_WHITESPACE
-        nothing new up to 2026-11-21 09:50 UTC; entries released in the last 10min are held
-        back by lag=10min and come with the next sync.
-        """
-        upto = self.until if self.until is not None else self.watermark
-        if self.lag is None or self.rows_written or upto is None:
-            return None
-        clock = to_utc(upto, "until").strftime("%Y-%m-%d %H:%M")
-        lag = _lag_text(self.lag)
-        return (
-            f"nothing new up to {clock} UTC; entries released in the last {lag} are held back"
-            f" by lag={lag} and come with the next sync."
-        )
-
-    def _repr_html_(self) -> str:
-        """A small HTML table of the report's fields (times in ISO 8601, UTC), for Jupyter."""
-        rows: list[tuple[str, str]] = [("path", self.path)]
-        for name in ("since", "until", "watermark"):
-            value = getattr(self, name)
-            rows.append((name, "" if value is None else _iso(value)))
-        for name in ("windows", "inserted", "updated", "unchanged", "codes_written"):
-            rows.append((name, f"{getattr(self, name):,}"))
-        rows.append(("lag", "" if self.lag is None else _lag_text(self.lag)))
-        held = self.held_back()
-        if held is not None:
-            rows.append(("note", held))
-        body = "".join(
-            f"<tr><th style=\"text-align:left\">{html.escape(k)}</th>"
-            f"<td style=\"text-align:left\">{html.escape(v)}</td></tr>"
-            for k, v in rows
-        )
-        return f"<table><caption>SyncReport</caption>{body}</table>"
-
-
 # --------------------------------------------------------------------------- helpers
-
-
-def _iso(ts: pd.Timestamp) -> str:
-    """Times in commit metadata and messages: only the fraction digits needed."""
-    return iso(ts, fraction="needed")
-
-
-def _lag_text(lag: pd.Timedelta) -> str:
-    """A lag as a user writes it: ``10min``, ``90s``, ``2h``."""
-    seconds = int(lag.total_seconds())
-    if seconds and seconds % 3600 == 0:
-        return f"{seconds // 3600}h"
-    if seconds and seconds % 60 == 0:
-        return f"{seconds // 60}min"
-    return f"{lag.total_seconds():g}s"
 
 
 def _lag(value: Any) -> pd.Timedelta:
