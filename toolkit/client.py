@@ -132,9 +132,9 @@ class Client:
         customer_id: the customer's identifier (every customer-scoped path holds it).
         client_id: the application's ``clientId``.
         client_secret: the application's ``clientSecret`` (kept masked).
-        auth_url: base address of the identity service.
+        auth_url: base address of the identity service (the token and the user records).
         time_url: base address of the time service (also used for the customer-scoped v1 and
-            v2 paths).
+            v2 paths other than the user records).
         ingestion_url: base address for the import paths; defaults to ``time_url``.
         audience: the operator-supplied audience of the token request.
         timeout: request timeout in seconds (connect, read) or one number.
@@ -313,7 +313,7 @@ class Client:
         Example:
             >>> c = Client("c1", "i", "s", "http://a", "http://t")
             >>> c.url("user", path={"userId": "u 1"})
-            'http://t/api/v1/customers/c1/users/u%201'
+            'http://a/api/v1/customers/c1/users/u%201'
         """
         return self.connection.url(endpoint, **(path or {}))
 

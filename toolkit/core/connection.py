@@ -86,7 +86,7 @@ ENDPOINTS: dict[Endpoint, tuple[Literal["GET", "POST"], Service, str]] = {
         "time",
         "/api/v1/customers/{customerId}/users/{userId}/entries/{entryId}/release-failed",
     ),
-    "user": ("GET", "time", "/api/v1/customers/{customerId}/users/{userId}"),
+    "user": ("GET", "auth", "/api/v1/customers/{customerId}/users/{userId}"),  # identity only
     "star": ("POST", "time", "/api/v1/public/customers/{customerId}/initiative-props/star"),
     "unstar": ("POST", "time", "/api/v1/public/customers/{customerId}/initiative-props/unstar"),
     "starred": ("GET", "time", "/api/v1/public/customers/{customerId}/initiative-props/starred"),
@@ -117,7 +117,7 @@ class Connection:
     Example:
         >>> conn = Connection(Settings("c1", "app", "s3cr3t", "http://a", "http://t"))
         >>> conn.url("user", userId="u 1")
-        'http://t/api/v1/customers/c1/users/u%201'
+        'http://a/api/v1/customers/c1/users/u%201'
         >>> "s3cr3t" in repr(conn)
         False
     """
@@ -168,9 +168,9 @@ class Connection:
         Example:
             >>> conn = Connection(Settings("c1", "i", "s", "http://a", "http://t"))
             >>> conn.url("user", userId="a/b")
-            'http://t/api/v1/customers/c1/users/a%2Fb'
+            'http://a/api/v1/customers/c1/users/a%2Fb'
             >>> conn.url("user", userId="..")
-            'http://t/api/v1/customers/c1/users/%2E%2E'
+            'http://a/api/v1/customers/c1/users/%2E%2E'
         """
         _, service, template = ENDPOINTS[endpoint]
         values = {"customerId": self.customer_id, **path}

@@ -128,8 +128,9 @@ class Settings:
         client_secret: the application's ``clientSecret``, plain or already a
             :class:`~toolkit.core.auth.Secret` (kept masked: the attribute is always a
             ``Secret``).
-        auth_url: base address of the identity service.
-        time_url: base address of the time service (customer-scoped v1 and v2 paths).
+        auth_url: base address of the identity service (the token and the user records).
+        time_url: base address of the time service (the other customer-scoped v1 and v2
+            paths).
         ingestion_url: base address of the import paths; defaults to ``time_url``.
         audience: the operator-supplied audience of the token request.
         source: where the settings came from: the ``.env`` file read, ``"environment"``

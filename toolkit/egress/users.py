@@ -1,4 +1,11 @@
-"""User look-ups: the time service's user records, one or many, as a frame."""
+"""User look-ups: the identity service's user records, one or many, as a frame.
+
+The identity service publishes a user with ``_id``, ``email``, ``firstName``, ``lastName``,
+``status``, ``identities`` (``[{type, value, customerId?}]``), ``roles``, ``customer``... and no
+``timekeeperExternalId``: a timekeeper's billing-system id is the identity of type
+``external-billing-system`` (:data:`BILLING_IDENTITY`). The frame of :func:`users` carries it as
+a ``timekeeperExternalId`` column all the same, the name the starring operations take.
+"""
 
 from __future__ import annotations
 
@@ -10,25 +17,56 @@ import pandas as pd
 from toolkit.bulk.runner import Call, run_bulk
 from toolkit.core.connection import Connection
 
-__all__ = ["user", "users"]
+__all__ = ["BILLING_IDENTITY", "timekeeper_id", "user", "users"]
+
+#: The ``type`` of the identity holding a user's timekeeper id in the billing system.
+BILLING_IDENTITY = "external-billing-system"
+
+
+def timekeeper_id(record: dict[str, Any]) -> str | None:
+    """A user record's timekeeper id: its ``timekeeperExternalId`` field, else the value of its
+    first identity of type :data:`BILLING_IDENTITY`.
+
+    Args:
+        record: A user record as the service returns it.
+
+    Returns:
+        The timekeeper id, or ``None`` when the record holds none.
+
+    Example:
+        >>> timekeeper_id({"identities": [{"type": "email", "value": "ann@example.com"},
+        ...                               {"type": "external-billing-system", "value": "TK-1"}]})
+        'TK-1'
+        >>> timekeeper_id({"timekeeperExternalId": "TK-2"}), timekeeper_id({}) is None
+        ('TK-2', True)
+    """
+    if isinstance(record.get("timekeeperExternalId"), str):
+        return str(record["timekeeperExternalId"])
+    identities = record.get("identities")
+    for identity in identities if isinstance(identities, list) else []:
+        if isinstance(identity, dict) and identity.get("type") == BILLING_IDENTITY:
+            value = identity.get("value")
+            return None if value is None else str(value)
+    return None
 
 
 def user(conn: Connection, user_id: str) -> dict[str, Any]:
-    """One user record.
+    """One user record, from the identity service.
 
     Args:
         conn: the connection (a :class:`~toolkit.core.connection.Connection`).
         user_id: the user's ``_id``.
 
     Returns:
-        The record as the service returns it.
+        The record as the service returns it (:func:`timekeeper_id` finds its timekeeper id).
 
     Raises:
         NotFoundError: no such user.
 
     Example:
-        >>> client.user(user_id)["timekeeperExternalId"]
-        'TK-101'
+        >>> record = client.user(user_id)
+        >>> record["identities"][0]
+        {'type': 'external-billing-system', 'value': 'TK-101'}
     """
     record: dict[str, Any] = conn.call("user", path={"userId": user_id})
     return record
@@ -38,6 +76,10 @@ def users(
     conn: Connection, user_ids: Iterable[str], *, workers: int | None = None
 ) -> pd.DataFrame:
     """Several user records as one frame: one row per distinct id, failures as rows.
+
+    The columns are the records' own field names (a nested object's by dotted path, such as
+    ``customer._id``; lists such as ``identities`` stay one cell), plus ``timekeeperExternalId``
+    (see :func:`timekeeper_id`) and ``error``.
 
     Args:
         conn: the connection (a :class:`~toolkit.core.connection.Connection`).
@@ -60,6 +102,7 @@ def users(
     rows = []
     for uid, reply in zip(ids, replies, strict=True):
         row = dict(reply.body) if reply.ok and isinstance(reply.body, dict) else {"_id": uid}
+        row["timekeeperExternalId"] = timekeeper_id(row) if reply.ok else None
         row["error"] = None if reply.ok else reply.error
         rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.json_normalize(rows)

@@ -1,13 +1,15 @@
 """A local, faithful implementation of the whole time-billing interface.
 
-One FastAPI app serves the identity, time and ingestion paths at one base address, with its
-state in one SQLite file. From Python::
+One FastAPI app serves the identity, time and ingestion paths, with its state in one SQLite
+file. Each service has its own base on the one server (``{url}/identity``, ``{url}/time``,
+``{url}/ingestion``, the paths the real service publishes on each host), and the root ``{url}``
+serves every path (one base address for everything). From Python::
 
     from toolkit.sandbox import running
 
     with running(seed="sample_data") as sb:
         sb.url, sb.customer_id, sb.client_id    # credentials of the demo customer
-        sb.env()                                 # TOOLKIT_* variables for the toolkit
+        sb.env()                                 # TOOLKIT_* variables (the three bases)
         sb.admin.create_user("TK-1", "Ann Lee", "ann@example.com")
 
 From a shell: ``toolkit sandbox --seed sample_data`` (or ``python -m toolkit.sandbox``).
@@ -70,10 +72,11 @@ def env_for(url: str, customer_id: str, client_id: str, client_secret: str,
             audience: str) -> dict[str, str]:
     """Return the ``TOOLKIT_*`` environment variables for a sandbox's credentials.
 
-    All three services share the sandbox's one base address.
+    Each service gets its own base on the sandbox (``{url}/identity``, ``{url}/time``,
+    ``{url}/ingestion``), as the real service has three hosts; ``url`` itself would serve all.
 
     Args:
-        url: Base address.
+        url: The sandbox's root address.
         customer_id: Customer id.
         client_id: API client id.
         client_secret: API client secret.
@@ -85,15 +88,15 @@ def env_for(url: str, customer_id: str, client_id: str, client_secret: str,
         ``TOOLKIT_AUDIENCE``.
 
     >>> env_for("http://127.0.0.1:8765", "c", "i", "s", "aud")["TOOLKIT_TIME_URL"]
-    'http://127.0.0.1:8765'
+    'http://127.0.0.1:8765/time'
     """
     return {
         "TOOLKIT_CUSTOMER_ID": customer_id,
         "TOOLKIT_CLIENT_ID": client_id,
         "TOOLKIT_CLIENT_SECRET": client_secret,
-        "TOOLKIT_AUTH_URL": url,
-        "TOOLKIT_TIME_URL": url,
-        "TOOLKIT_INGESTION_URL": url,
+        "TOOLKIT_AUTH_URL": f"{url}/identity",
+        "TOOLKIT_TIME_URL": f"{url}/time",
+        "TOOLKIT_INGESTION_URL": f"{url}/ingestion",
         "TOOLKIT_AUDIENCE": audience,
     }
 
@@ -155,7 +158,8 @@ class Sandbox:
     """A running sandbox and the demo customer's credentials (the secret is not in repr).
 
     Attributes:
-        url: Base address of every service (identity, time, ingestion, administration).
+        url: Root address: it serves every path (identity, time, ingestion,
+            administration); each service's own base is a prefix under it (see :meth:`env`).
         customer_id: The demo customer.
         client_id: Its API client id.
         client_secret: Its API client secret.
@@ -176,18 +180,18 @@ class Sandbox:
 
     @property
     def token_url(self) -> str:
-        """The token endpoint.
+        """The token endpoint, on the identity service's base.
 
-        >>> sb.token_url == sb.url + "/api/v1/oauth/token"
+        >>> sb.token_url == sb.url + "/identity/api/v1/oauth/token"
         True
         """
-        return f"{self.url}/api/v1/oauth/token"
+        return f"{self.url}/identity/api/v1/oauth/token"
 
     def env(self) -> dict[str, str]:
-        """Return the ``TOOLKIT_*`` variables of the demo customer.
+        """Return the ``TOOLKIT_*`` variables of the demo customer (see :func:`env_for`).
 
-        >>> sorted(sb.env())[0]
-        'TOOLKIT_AUDIENCE'
+        >>> sorted(sb.env())[0], sb.env()["TOOLKIT_AUTH_URL"] == sb.url + "/identity"
+        ('TOOLKIT_AUDIENCE', True)
         """
         return env_for(self.url, self.customer_id, self.client_id, self.client_secret,
                        self.audience)

@@ -345,14 +345,19 @@ class Admin:
         rateLimit: Mapping[str, Any] | None | Keep = KEEP,
         retryAfter: Literal["seconds", "http-date", "absent"] | Keep = KEEP,
         rateLimitHeaders: Literal["none", "ietf", "x-ratelimit"] | Keep = KEEP,
-        importAnswer: Literal["201-record", "200-record", "204", "202"] | Keep = KEEP,
+        importAnswer: (
+            Literal["201-empty", "201-record", "200-record", "204", "202"] | Keep
+        ) = KEEP,
         reimport: Literal["upsert", "conflict"] | Keep = KEEP,
-        errorBody: Literal["problem", "message", "text", "empty"] | Keep = KEEP,
+        errorBody: Literal["problem", "message", "text", "empty", "nestjs"] | Keep = KEEP,
         ackRepeat: Literal["200", "409", "422"] | Keep = KEEP,
         exportMaxEntries: int | None | Keep = KEEP,
         exportRefusal: Literal[400, 413, 422] | Keep = KEEP,
         exportMaxWindowDays: float | None | Keep = KEEP,
         latency: Mapping[str, Any] | Keep = KEEP,
+        ackAnswer: Literal["200-empty", "200-record"] | Keep = KEEP,
+        userRecord: Literal["published", "legacy"] | Keep = KEEP,
+        expiresIn: Literal["integer", "double"] | Keep = KEEP,
     ) -> dict[str, Any]:
         """Set some switches of a customer's profile; the switches not given keep their value.
 
@@ -376,6 +381,9 @@ class Admin:
             exportRefusal: Status refusing a window over ``exportMaxEntries``.
             exportMaxWindowDays: Longest export window in days (None: no limit).
             latency: ``{"p50Ms", "p99Ms", "stallRate", "stallMs"}``.
+            ackAnswer: Answer of the acknowledgements: no body, or the entry's state.
+            userRecord: Shape of the user record: the identity service's, or the legacy one.
+            expiresIn: ``expires_in`` of the token answer: an integer or a double.
 
         Returns:
             The whole profile now in force.
@@ -394,6 +402,7 @@ class Admin:
             "reimport": reimport, "errorBody": errorBody, "ackRepeat": ackRepeat,
             "exportMaxEntries": exportMaxEntries, "exportRefusal": exportRefusal,
             "exportMaxWindowDays": exportMaxWindowDays, "latency": latency,
+            "ackAnswer": ackAnswer, "userRecord": userRecord, "expiresIn": expiresIn,
         }
         body = {
             name: dict(value) if isinstance(value, Mapping) else value
@@ -413,7 +422,7 @@ class Admin:
             The profile.
 
         >>> sb.admin.get_profile()["importAnswer"]
-        '201-record'
+        '201-empty'
         """
         return dict(self._call("GET", f"/customers/{self._customer(customer_id)}/profile"))
 

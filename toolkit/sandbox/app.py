@@ -3,12 +3,18 @@
 The routes live in :mod:`toolkit.sandbox.routes`, one router per part of the interface beside
 the store's parts in :mod:`toolkit.sandbox.models` (moto's ``responses.py`` beside
 ``models.py``); :func:`create_app` includes them. Errors are raised by the store and rendered by
-the one handler of :mod:`toolkit.sandbox.exceptions`. All paths share one base address: the
-identity (``/api/v1/oauth/token``), time and ingestion paths of the spec, and the sandbox's own
-administration paths under ``/sandbox/v1``.
+the one handler of :mod:`toolkit.sandbox.exceptions`. The root serves every path: the identity
+(``/api/v1/oauth/token``, the user record), time and ingestion paths of the spec, and the
+sandbox's own administration paths under ``/sandbox/v1``. Each service also has its own base,
+a path prefix on the same server (:data:`SERVICE_BASES`): ``/identity``, ``/time`` and
+``/ingestion`` serve the interface paths the real service publishes on that host, and answer
+404 for the others (the user record under ``/time``, as on the service).
 
-Three ASGI middlewares sit in front, from the outside in:
+Four ASGI middlewares sit in front, from the outside in:
 
+0. ``_ServiceBases`` strips a service's prefix from a path that service serves, so every other
+   layer (profile answers, rate limit, faults, latency, request counts per route template, the
+   body limit) sees it exactly as the root path.
 1. ``_ProfileAnswers``, on the interface paths (``/api/...``), shapes every answer as the
    customer's profile (:mod:`toolkit.sandbox.profiles`) says: the body of an error, the form of
    ``Retry-After``, the rate limit headers.
@@ -55,7 +61,10 @@ from .routes import administration, auth, egress, ingress, profiles, starring
 from .routes.core import NOTE, RETRY_AFTER, TOKEN_PATH, WWW_AUTHENTICATE
 from .store import Store
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "TOKEN_PATH", "create_app"]
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES", "IDENTITY_ROUTES", "INGESTION_ROUTES", "SERVICE_BASES",
+    "TOKEN_PATH", "create_app", "split_base",
+]
 
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 """Largest request body accepted (4 MiB); a larger one is answered 413."""
@@ -63,6 +72,85 @@ _DRAIN_LIMIT = 64 * 1024 * 1024
 """A body over the limit is read (and dropped) up to this size before the 413 is sent, so an
 ordinary client reads the answer instead of a reset connection."""
 _PATH_SAFE = "/%:@!$&'()*+,;=-._~"
+SERVICE_BASES = ("identity", "time", "ingestion")
+"""The services' path prefixes: ``{url}/identity``, ``{url}/time``, ``{url}/ingestion``."""
+IDENTITY_ROUTES = frozenset({"token", "get_user"})
+"""Routes (by name) served under ``/identity``; ``/time`` serves every other interface route."""
+INGESTION_ROUTES = frozenset({
+    "import_clients", "import_initiatives", "import_code_types", "import_codes",
+    "set_code_range", "release_pending",
+})
+"""Routes (by name) served under ``/ingestion``: the imports, the code range, release-pending."""
+
+
+def split_base(path: str) -> tuple[str | None, str]:
+    """Split a service's prefix off an interface path.
+
+    Args:
+        path: A request path.
+
+    Returns:
+        The service (a name in :data:`SERVICE_BASES`) and the path under it, or None and the
+        path unchanged when it is not an interface path under a service's prefix.
+
+    >>> split_base("/time/api/v1/customers/c/entries/release-pending")
+    ('time', '/api/v1/customers/c/entries/release-pending')
+    >>> split_base("/api/v1/oauth/token"), split_base("/time/docs")
+    ((None, '/api/v1/oauth/token'), (None, '/time/docs'))
+    """
+    head, _, rest = path[1:].partition("/")
+    if head in SERVICE_BASES and rest.startswith("api/"):
+        return head, "/" + rest
+    return None, path
+
+
+def _serves(base: str, name: str) -> bool:
+    """Whether the service ``base`` serves the route ``name``."""
+    if base == "identity":
+        return name in IDENTITY_ROUTES
+    if base == "ingestion":
+        return name in INGESTION_ROUTES
+    return name not in IDENTITY_ROUTES
+
+
+class _ServiceBases:
+    """Serve each service's interface paths under its prefix too, as the root serves them.
+
+    A path under ``/identity``, ``/time`` or ``/ingestion`` whose route that service serves
+    goes on with the prefix stripped (``path`` and ``raw_path``); any other is left as sent,
+    which no route matches: a 404 like any unknown path.
+    """
+
+    def __init__(self, app: Any, *, routes: list[BaseRoute]) -> None:
+        self.app = app
+        self.routes = routes
+
+    def _route_name(self, scope: MutableMapping[str, Any]) -> str | None:
+        for route in self.routes:
+            match, _ = route.matches(scope)
+            if match != Match.NONE:
+                return str(getattr(route, "name", ""))
+        return None
+
+    async def __call__(
+        self,
+        scope: MutableMapping[str, Any],
+        receive: Callable[[], Awaitable[Any]],
+        send: Callable[[Any], Awaitable[None]],
+    ) -> None:
+        if scope["type"] == "http":
+            base, rest = split_base(scope["path"])
+            prefix = f"/{base}".encode()
+            raw = scope.get("raw_path")
+            if base is not None and (not raw or bytes(raw).startswith(prefix + b"/")):
+                inner = {**scope, "path": rest}
+                if raw:
+                    inner["raw_path"] = bytes(raw)[len(prefix):]
+                as_sent = quote(inner["raw_path"], safe=_PATH_SAFE) if raw else rest
+                name = self._route_name({**inner, "path": as_sent})
+                if name is not None and _serves(base, name):
+                    scope = inner
+        await self.app(scope, receive, send)
 
 
 class _RequestGuard:
@@ -227,8 +315,9 @@ class _ProfileAnswers:
     (``rateLimitHeaders``).
 
     The customer is the path's ``customerId``, or the one a route noted (the token route notes
-    the client's); otherwise the default profile applies. Outermost, so that the 413 of an
-    oversized body is shaped too.
+    the client's); otherwise the default profile applies. Outside the body limit, so that the
+    413 of an oversized body is shaped too; a path under a service's prefix that the service
+    does not serve (a 404) is shaped as well.
     """
 
     def __init__(self, app: Any, *, store: Store) -> None:
@@ -241,12 +330,13 @@ class _ProfileAnswers:
         receive: Callable[[], Awaitable[Any]],
         send: Callable[[Any], Awaitable[None]],
     ) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith("/api/"):
+        path = split_base(scope["path"])[1] if scope["type"] == "http" else ""
+        if not path.startswith("/api/"):  # a prefixed path left as sent (a 404) is shaped too
             await self.app(scope, receive, send)
             return
         note: dict[str, Any] = {}
         scope = {**scope, NOTE: note}
-        hint = customer_of(scope["path"])
+        hint = customer_of(path)
         held: tuple[dict[str, Any], str] | None = None
         chunks: list[bytes] = []
 
@@ -385,8 +475,11 @@ def create_app(
         version="1.0.0",
         description=(
             "A local implementation of the time-billing connector and starred-initiatives "
-            "interface (identity, time and ingestion paths at one base address), plus "
-            "sandbox administration routes under `/sandbox/v1`. See docs/sandbox.md."
+            "interface, plus sandbox administration routes under `/sandbox/v1`. The paths "
+            "below are served at the root (one base address for everything) and under each "
+            "service's base: `/identity` (token, user record), `/time` (every other "
+            "interface path) and `/ingestion` (imports, code range, release-pending). See "
+            "docs/sandbox.md."
         ),
         openapi_tags=[
             {"name": "identity", "description": "Token exchange (client credentials)."},
@@ -421,6 +514,9 @@ def create_app(
         store=store, faults=faults, stats=stats, limits=limits,
     )
     app.add_middleware(_RequestGuard, max_body_bytes=max_body_bytes)
-    app.add_middleware(_ProfileAnswers, store=store)  # outermost
+    app.add_middleware(_ProfileAnswers, store=store)
+    app.add_middleware(  # outermost
+        _ServiceBases, routes=[route for router in interface for route in router.routes]
+    )
     app.openapi = _openapi(app, max_body_bytes)  # type: ignore[method-assign]  # FastAPI's documented override
     return app

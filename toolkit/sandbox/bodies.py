@@ -49,6 +49,7 @@ __all__ = [
     "FaultsIn",
     "FaultsOut",
     "FieldError",
+    "IdentityOut",
     "InitiativeIn",
     "InitiativeOut",
     "OAuthErrorOut",
@@ -66,6 +67,7 @@ __all__ = [
     "TokenOut",
     "UserIn",
     "UserOut",
+    "UserRecordOut",
     "WallsIn",
     "WallsOut",
     "lone_surrogate_path",
@@ -248,7 +250,9 @@ class TokenOut(_Out):
     """Token response of the spec."""
 
     access_token: str
-    expires_in: int = Field(description="Lifetime in seconds (86400 by default).")
+    expires_in: int | float = Field(
+        description="Lifetime in seconds (86400 by default; 86400.0 when the profile's "
+        "`expiresIn` is `double`).")
     token_type: Literal["Bearer"]
 
 
@@ -529,13 +533,40 @@ class AckOut(_Out):
 
 
 class UserOut(_Out):
-    """User record."""
+    """User record (the administration routes' shape; the interface's as profile ``legacy``)."""
 
     id: str = Field(alias="_id")
     customerId: str
     timekeeperExternalId: str
     name: str
     email: str
+
+
+class IdentityOut(_Out):
+    """One external identity of a user; the timekeeper id is ``external-billing-system``."""
+
+    type: str
+    value: str
+    customerId: str | None = None
+
+
+class UserRecordOut(_Out):
+    """User record as the identity service publishes it (the profile's default ``published``)."""
+
+    id: str = Field(alias="_id")
+    createdAt: str
+    updatedAt: str
+    email: str
+    firstName: str
+    lastName: str
+    nickname: str
+    jobTitle: str
+    status: Literal["active", "adminDisabled", "firmDisabled"] | None
+    identities: list[IdentityOut]
+    roles: list[dict[str, Any]]
+    delegators: list[dict[str, Any]]
+    delegates: list[dict[str, Any]]
+    customer: dict[str, Any]
 
 
 # --- starring ---------------------------------------------------------------------------------

@@ -93,7 +93,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="toolkit sandbox",
         description="Run the time-billing interface sandbox (identity, time and ingestion "
-        "paths at one base address) in the foreground.",
+        "services, each under its own base on one server) in the foreground.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="interface (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8765, help="port; 0 = any free port")
@@ -121,7 +121,7 @@ def _curl_examples(store: Store, url: str, creds: dict[str, str]) -> list[str]:
     })
     lines = [
         "Get a token:",
-        f"  curl -s -X POST {url}{TOKEN_PATH} -H 'Content-Type: application/json' "
+        f"  curl -s -X POST {url}/identity{TOKEN_PATH} -H 'Content-Type: application/json' "
         f"-d {shlex.quote(token_body)}",
     ]
     users = store.records(creds["customerId"], "users")
@@ -132,7 +132,7 @@ def _curl_examples(store: Store, url: str, creds: dict[str, str]) -> list[str]:
                                 "initiativeExternalIds": [initiatives[0]["externalId"]]})
         lines += [
             "Star an initiative (207):",
-            f"  curl -s -X POST {url}/api/v1/public/customers/{creds['customerId']}"
+            f"  curl -s -X POST {url}/time/api/v1/public/customers/{creds['customerId']}"
             "/initiative-props/star -H \"Authorization: Bearer $TOKEN\" "
             f"-H 'Content-Type: application/json' -d {shlex.quote(star_body)}",
         ]
@@ -212,7 +212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                       creds["audience"])
         write_env_file(args.env_file, env)
         print(f"Time-billing sandbox, database {db}")
-        print(f"Base address (identity, time and ingestion): {url}")
+        print(f"Base addresses: {url}/identity, {url}/time, {url}/ingestion ({url} serves "
+              "them all)")
         for key, value in env.items():
             print(f"  {key}={value}")
         print(f"Written to {args.env_file}")

@@ -51,6 +51,7 @@ __all__ = [
     "InvalidClient",
     "InvalidRequest",
     "MAX_ECHO",
+    "NESTJS_ERRORS",
     "NotFound",
     "OAuthError",
     "PayloadTooLarge",
@@ -337,15 +338,27 @@ class InvalidClient(OAuthError):
             self.headers = {"WWW-Authenticate": 'Basic realm="sandbox"'}
 
 
+#: The ``error`` member of a NestJS error body: NestJS's names of the statuses.
+NESTJS_ERRORS = {
+    400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+    405: "Method Not Allowed", 409: "Conflict", 413: "Payload Too Large",
+    422: "Unprocessable Entity", 429: "Too Many Requests", 500: "Internal Server Error",
+    503: "Service Unavailable",
+}
+
+
 def render_error_body(style: str, problem: bytes) -> tuple[bytes, str | None]:
     """Re-render a problem body in a profile's ``errorBody`` style.
 
     ``problem`` keeps the body as it is; ``message`` answers ``{"message": detail}`` JSON;
-    ``text`` answers the detail as ``text/plain``; ``empty`` answers no body. The detail is the
-    problem's ``detail`` (its ``title`` when it has none).
+    ``text`` answers the detail as ``text/plain``; ``empty`` answers no body; ``nestjs``
+    answers what a NestJS service (as the real one is) answers: ``{"statusCode", "message",
+    "error"}`` JSON, whose ``message`` is a list of reasons (one per invalid field, as NestJS's
+    validation pipe lists them) when the problem lists ``errors``, else the detail. The detail
+    is the problem's ``detail`` (its ``title`` when it has none).
 
     Args:
-        style: ``problem``, ``message``, ``text`` or ``empty``.
+        style: ``problem``, ``message``, ``text``, ``empty`` or ``nestjs``.
         problem: An RFC 9457 JSON body.
 
     Returns:
@@ -355,6 +368,11 @@ def render_error_body(style: str, problem: bytes) -> tuple[bytes, str | None]:
     (b'{"message": "taken"}', 'application/json')
     >>> render_error_body("empty", b'{"detail": "taken"}')
     (b'', None)
+    >>> render_error_body("nestjs", b'{"status": 409, "detail": "taken"}')[0]
+    b'{"statusCode": 409, "message": "taken", "error": "Conflict"}'
+    >>> json.loads(render_error_body("nestjs", b'{"status": 422, "detail": "invalid", '
+    ...     b'"errors": [{"in": "body", "field": "name", "detail": "Field required"}]}')[0])
+    {'statusCode': 422, 'message': ['name: Field required'], 'error': 'Unprocessable Entity'}
     """
     if style == "problem":
         return problem, PROBLEM_MEDIA_TYPE
@@ -369,7 +387,27 @@ def render_error_body(style: str, problem: bytes) -> tuple[bytes, str | None]:
     detail = str(parsed.get("detail") or parsed.get("title") or "error")
     if style == "text":
         return detail.encode("utf-8"), "text/plain; charset=utf-8"
+    if style == "nestjs":
+        return _nestjs_body(parsed, detail), "application/json"
     return json.dumps({"message": detail}, ensure_ascii=False).encode("utf-8"), "application/json"
+
+
+def _nestjs_body(problem: dict[str, Any], detail: str) -> bytes:
+    """``{"statusCode", "message", "error"}`` of a problem (see :func:`render_error_body`)."""
+    try:
+        status = HTTPStatus(int(problem["status"]))
+    except (KeyError, TypeError, ValueError):
+        status = HTTPStatus.INTERNAL_SERVER_ERROR
+    errors = problem.get("errors")
+    message: str | list[str] = detail
+    if isinstance(errors, list) and errors:
+        message = [
+            f"{e.get('field')}: {e.get('detail')}" if e.get("field") else str(e.get("detail"))
+            for e in errors if isinstance(e, dict)
+        ] or detail
+    error = NESTJS_ERRORS.get(status.value, status.phrase)
+    body = {"statusCode": status.value, "message": message, "error": error}
+    return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
 
 def _problem_response(err: SandboxError, request: Request) -> JSONResponse:

@@ -1,13 +1,15 @@
 """Sandbox profiles: per-customer switches for what the spec leaves open ("not shown").
 
 A profile is one JSON object of switches; :class:`Profile` is its schema (strict, unknown keys
-refused), :data:`DEFAULT_PROFILE` its defaults (today's behaviour, so a sandbox without a
-profile answers as it always did) and :data:`PROFILES` a few named presets. The store keeps one
-profile per customer (:mod:`toolkit.sandbox.models.profiles`); the rules read it where they
-apply: the token exchange (``tokenLifetimeSeconds``), the imports (``reimport``), the
-acknowledgements (``ackRepeat``) and the export (``exportMaxEntries``,
-``exportMaxWindowDays``) in the store; the answer of an import (``importAnswer``) and token
-faults (``tokenFaults``) in the routes; the rate limit, latency and the shape of error answers
+refused), :data:`DEFAULT_PROFILE` its defaults (interface.md, and where it is silent what the
+real service publishes: imports answer 201 and acknowledgements 200 with no body, the user
+record has the identity service's shape) and :data:`PROFILES` a few named presets. The store
+keeps one profile per customer (:mod:`toolkit.sandbox.models.profiles`); the rules read it where
+they apply: the token exchange (``tokenLifetimeSeconds``, ``expiresIn``), the imports
+(``reimport``), the acknowledgements (``ackRepeat``), the export (``exportMaxEntries``,
+``exportMaxWindowDays``) and the user record (``userRecord``) in the store; the answer of an
+import (``importAnswer``) or an acknowledgement (``ackAnswer``) and token faults
+(``tokenFaults``) in the routes; the rate limit, latency and the shape of error answers
 (``rateLimit``, ``retryAfter``, ``rateLimitHeaders``, ``errorBody``, ``latency``) in the app's
 middlewares.
 
@@ -171,7 +173,7 @@ class Latency(_Switch):
 
 
 class Profile(_Switch):
-    """Every switch of a sandbox profile, with its default (today's behaviour)."""
+    """Every switch of a sandbox profile, with its default."""
 
     tokenLifetimeSeconds: Lifetime = Field(
         86_400, description="`expires_in` of new tokens, and their lifetime.")
@@ -182,11 +184,12 @@ class Profile(_Switch):
         "seconds", description="How 429 and 503 answers carry `Retry-After`.")
     rateLimitHeaders: Literal["none", "ietf", "x-ratelimit"] = Field(
         "none", description="Rate limit headers on every interface answer when a limit is set.")
-    importAnswer: Literal["201-record", "200-record", "204", "202"] = Field(
-        "201-record", description="Status and body of the five imports.")
+    importAnswer: Literal["201-empty", "201-record", "200-record", "204", "202"] = Field(
+        "201-empty", description="Status and body of the five imports (published: 201, no "
+        "body).")
     reimport: Literal["upsert", "conflict"] = Field(
         "upsert", description="An import of an existing externalId: update it, or 409.")
-    errorBody: Literal["problem", "message", "text", "empty"] = Field(
+    errorBody: Literal["problem", "message", "text", "empty", "nestjs"] = Field(
         "problem", description="Body of every 4xx/5xx problem answer on the interface routes.")
     ackRepeat: Literal["200", "409", "422"] = Field(
         "200", description="Acknowledging an entry already in the requested state.")
@@ -197,13 +200,23 @@ class Profile(_Switch):
     exportMaxWindowDays: Annotated[float, Field(gt=0, le=36_500)] | None = Field(
         None, description="An export window longer than this many days is refused (400).")
     latency: Latency = Field(default_factory=Latency)
+    # where interface.md is silent and the published documents speak (published.md)
+    ackAnswer: Literal["200-empty", "200-record"] = Field(
+        "200-empty", description="Answer of the two acknowledgements: 200 with no body (as "
+        "published) or with the entry's state after the call.")
+    userRecord: Literal["published", "legacy"] = Field(
+        "published", description="Shape of the user record: the identity service's "
+        "published user, or `{_id, customerId, timekeeperExternalId, name, email}`.")
+    expiresIn: Literal["integer", "double"] = Field(
+        "integer", description="`expires_in` of the token answer: an integer (interface.md) or "
+        "a double such as 86400.0 (published).")
 
 
 DEFAULT_PROFILE: dict[str, Any] = Profile().model_dump()
 """Every switch at its default: the sandbox's behaviour without a profile.
 
->>> DEFAULT_PROFILE["importAnswer"], DEFAULT_PROFILE["rateLimit"]
-('201-record', None)
+>>> DEFAULT_PROFILE["importAnswer"], DEFAULT_PROFILE["ackAnswer"], DEFAULT_PROFILE["rateLimit"]
+('201-empty', '200-empty', None)
 """
 
 PROFILES: dict[str, dict[str, Any]] = {
@@ -238,6 +251,16 @@ PROFILES: dict[str, dict[str, Any]] = {
         "errorBody": "message",
         "rateLimit": {"kind": "concurrency", "maxInFlight": 2, "status": 503},
     },
+    "published": {
+        "importAnswer": "201-empty",
+        "ackAnswer": "200-empty",
+        "userRecord": "published",
+        "errorBody": "nestjs",
+        "expiresIn": "double",
+        # the data shapes of published.md join here as their switches come: counts as
+        # doubles, assignedBy "laurel", the digests' extra fields, a null callSign, an absent
+        # semanticType
+    },
 }
 """Named presets, each a profile (a JSON object of switches) to apply as a whole.
 
@@ -253,9 +276,13 @@ PROFILES: dict[str, dict[str, Any]] = {
   and 429/503 answers carry no ``Retry-After``.
 - ``queued``: imports answer 202 (stored all the same), errors are ``{"message"}`` JSON, and
   at most 2 requests in flight (503 beyond).
+- ``published``: where interface.md and the service's published documents differ (see
+  docs/sandbox.md), as published: ``expires_in`` a double, NestJS error bodies
+  (``{statusCode, message, error}``), imports 201 and acknowledgements 200 with no body, the
+  identity service's user record.
 
 >>> sorted(PROFILES)
-['queued', 'slow', 'stingy', 'strict', 'terse']
+['published', 'queued', 'slow', 'stingy', 'strict', 'terse']
 >>> all(validate_profile(p) == p for p in PROFILES.values())
 True
 """

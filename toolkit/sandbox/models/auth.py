@@ -134,7 +134,8 @@ class AuthStore(ProfileStore):
 
         Returns:
             ``{access_token, expires_in, token_type}``; the lifetime is the client's customer's
-            ``tokenLifetimeSeconds`` (its profile).
+            ``tokenLifetimeSeconds`` (its profile), an integer or, when the profile's
+            ``expiresIn`` is ``double``, a float (``86400.0``).
 
         Raises:
             UnsupportedGrantType: Any other grant type.
@@ -170,7 +171,8 @@ class AuthStore(ProfileStore):
         if not hmac.compare_digest(audience.encode(), self.audience.encode()):
             raise InvalidRequest(f"unknown audience {audience!r}")
         token = secrets.token_urlsafe(32)
-        lifetime = int(self.profile(client["customer_id"])["tokenLifetimeSeconds"])
+        profile = self.profile(client["customer_id"])
+        lifetime = int(profile["tokenLifetimeSeconds"])
         with self._tx() as db:
             db.execute(
                 "INSERT INTO tokens (token_hash, customer_id, client_id, expires_at) "
@@ -178,7 +180,8 @@ class AuthStore(ProfileStore):
                 (_hash(token), client["customer_id"], client_id,
                  self.now_ms() + lifetime * 1000),
             )
-        return {"access_token": token, "expires_in": lifetime, "token_type": "Bearer"}
+        expires_in = float(lifetime) if profile["expiresIn"] == "double" else lifetime
+        return {"access_token": token, "expires_in": expires_in, "token_type": "Bearer"}
 
     def client_customer(self, client_id: str) -> str | None:
         """Return the customer an API client belongs to, or None for an unknown client.

@@ -7,7 +7,8 @@ acknowledgement; release-succeeded and release-failed move a pending entry to it
 
 The customer's profile may refuse an export window over ``exportMaxEntries`` entries (with the
 status ``exportRefusal``) or longer than ``exportMaxWindowDays`` (400), and may answer a repeated
-acknowledgement 409 or 422 instead of 200 (``ackRepeat``).
+acknowledgement 409 or 422 instead of 200 (``ackRepeat``); it also shapes the user record
+(``userRecord``).
 """
 
 from __future__ import annotations
@@ -453,7 +454,15 @@ class EgressStore(ProfileStore):
         }
 
     def get_user(self, customer_id: str, user_id: str) -> dict[str, Any]:
-        """Return a user record ``{_id, customerId, timekeeperExternalId, name, email}``.
+        """Return a user record, in the shape the customer's profile's ``userRecord`` says.
+
+        ``published`` (the default) is the identity service's user: ``_id``, ``createdAt``,
+        ``updatedAt``, ``email``, ``firstName`` and ``lastName`` (the name split at its first
+        space), ``nickname`` and ``jobTitle`` (empty), ``status`` (``active``),
+        ``identities`` (the timekeeper id as ``{"type": "external-billing-system", "value"}``,
+        then the email as ``{"type": "email", "value"}`` when there is one), ``roles``,
+        ``delegators``, ``delegates`` (empty) and ``customer`` (``_id``, ``fullName``,
+        ``tenant``). ``legacy`` is ``{_id, customerId, timekeeperExternalId, name, email}``.
 
         Args:
             customer_id: The customer.
@@ -469,10 +478,41 @@ class EgressStore(ProfileStore):
         >>> from toolkit.sandbox.store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> cid = store.create_customer()["customerId"]
-        >>> u = store.create_user(cid, {"timekeeperExternalId": "TK1", "name": "Ann",
+        >>> u = store.create_user(cid, {"timekeeperExternalId": "TK1", "name": "Ann Lee",
         ...     "email": "ann@example.com"})
+        >>> record = store.get_user(cid, u["_id"])
+        >>> record["firstName"], record["lastName"], record["identities"][0]
+        ('Ann', 'Lee', {'type': 'external-billing-system', 'value': 'TK1'})
+        >>> _ = store.set_profile(cid, {"userRecord": "legacy"})
         >>> store.get_user(cid, u["_id"])["timekeeperExternalId"]
         'TK1'
         """
+        shape = self.profile(customer_id)["userRecord"]
         with self._read() as db:
-            return self._user_record(self._require_user(db, customer_id, user_id))
+            row = self._require_user(db, customer_id, user_id)
+            if shape == "legacy":
+                return self._user_record(row)
+            customer = db.execute(
+                "SELECT name FROM customers WHERE id = ?", (customer_id,)
+            ).fetchone()
+        return _published_user(row, customer_id, customer["name"])
+
+
+#: The tenant (region) of every sandbox customer, in the published user record's ``customer``.
+_TENANT = {"_id": "000000000000000000000001", "description": "sandbox", "name": "iad"}
+
+
+def _published_user(row: sqlite3.Row, customer_id: str, customer_name: str) -> dict[str, Any]:
+    """A user row as the identity service publishes its user (see ``get_user``)."""
+    first, _, last = row["name"].partition(" ")
+    created = format_timestamp(row["created_at"])
+    identities = [{"type": "external-billing-system", "value": row["timekeeper_external_id"]}]
+    if row["email"]:
+        identities.append({"type": "email", "value": row["email"]})
+    return {
+        "_id": row["id"], "createdAt": created, "updatedAt": created, "email": row["email"],
+        "firstName": first, "lastName": last, "nickname": "", "jobTitle": "",
+        "status": "active", "identities": identities, "roles": [], "delegators": [],
+        "delegates": [],
+        "customer": {"_id": customer_id, "fullName": customer_name, "tenant": dict(_TENANT)},
+    }

@@ -18,15 +18,38 @@ from ..bodies import (
     ExportEntry,
     PendingEntry,
     UserOut,
+    UserRecordOut,
     parse_datetime,
 )
 from ..exceptions import BadRequest
 from ..store import Store
 from .core import AUTH, FAULTS, dumps, problems
 
-__all__ = ["router"]
+__all__ = ["ack_answer", "router"]
 
 _ACK_PATH = "/api/v1/customers/{customerId:seg}/users/{userId:seg}/entries/{entryId:seg}"
+_ACK_TEXT = ("Answers 200 with no body (as the service publishes), or with the entry's state "
+             "after the call when the profile's `ackAnswer` is `200-record`.")
+
+
+def ack_answer(style: str, state: dict[str, Any]) -> dict[str, Any] | Response:
+    """Answer an acknowledgement (already applied) as a profile's ``ackAnswer`` says.
+
+    Args:
+        style: ``200-empty`` (the default: 200, no body) or ``200-record`` (the entry's state).
+        state: The entry's state after the call.
+
+    Returns:
+        The state (FastAPI serializes it) or an empty response.
+
+    >>> ack_answer("200-empty", {"_id": "e"}).body
+    b''
+    >>> ack_answer("200-record", {"_id": "e"})
+    {'_id': 'e'}
+    """
+    if style == "200-empty":
+        return Response(status_code=200)
+    return state
 
 
 def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIRouter:
@@ -95,27 +118,32 @@ def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIR
         _ACK_PATH + "/release-succeeded", name="release_succeeded",
         operation_id="release_succeeded", response_model=AckOut,
         summary="Acknowledge a pending entry as written to the billing system",
-        responses=problems(*AUTH, 404, 409, 422, *FAULTS),
+        description=_ACK_TEXT, responses=problems(*AUTH, 404, 409, 422, *FAULTS),
     )
     def release_succeeded(
         customerId: str, userId: str, entryId: str, body: AckSucceededIn
-    ) -> dict[str, Any]:
-        return store.release_succeeded(customerId, userId, entryId, body.model_dump())
+    ) -> Any:
+        state = store.release_succeeded(customerId, userId, entryId, body.model_dump())
+        return ack_answer(store.profile(customerId)["ackAnswer"], state)
 
     @egress.post(
         _ACK_PATH + "/release-failed", name="release_failed", operation_id="release_failed",
         response_model=AckOut, summary="Acknowledge a pending entry as failed to write",
-        responses=problems(*AUTH, 404, 409, 422, *FAULTS),
+        description=_ACK_TEXT, responses=problems(*AUTH, 404, 409, 422, *FAULTS),
     )
     def release_failed(
         customerId: str, userId: str, entryId: str, body: AckFailedIn
-    ) -> dict[str, Any]:
-        return store.release_failed(customerId, userId, entryId, body.model_dump())
+    ) -> Any:
+        state = store.release_failed(customerId, userId, entryId, body.model_dump())
+        return ack_answer(store.profile(customerId)["ackAnswer"], state)
 
     @egress.get(
         "/api/v1/customers/{customerId:seg}/users/{userId:seg}", name="get_user",
-        operation_id="get_user", response_model=UserOut,
-        summary="User record", responses=problems(*AUTH, 404, *FAULTS),
+        operation_id="get_user", response_model=UserRecordOut | UserOut,
+        response_model_exclude_unset=True, summary="User record (identity service)",
+        description="The identity service's published user by default; the profile's "
+        "`userRecord: legacy` answers `{_id, customerId, timekeeperExternalId, name, email}`.",
+        responses=problems(*AUTH, 404, *FAULTS),
     )
     def get_user(customerId: str, userId: str) -> dict[str, Any]:
         return store.get_user(customerId, userId)

@@ -32,6 +32,8 @@ __all__ = ["ACCEPTED_BODY", "import_answer", "router"]
 
 ACCEPTED_BODY = {"status": "accepted"}
 """The body of an import answered 202 (``importAnswer: "202"``)."""
+_ANSWER_TEXT = ("Answers 201 with no body (as the service publishes); the profile's "
+                "`importAnswer` may answer the stored record (201 or 200), 204, or 202.")
 
 
 def import_answer(
@@ -39,11 +41,12 @@ def import_answer(
 ) -> dict[str, Any] | Response:
     """Answer an import (already stored) as a profile's ``importAnswer`` says.
 
-    ``201-record`` (the default) and ``200-record`` answer the stored record with that
-    status; ``204`` answers no body; ``202`` answers :data:`ACCEPTED_BODY`.
+    ``201-empty`` (the default, as the service publishes) answers 201 with no body;
+    ``201-record`` and ``200-record`` answer the stored record with that status; ``204``
+    answers no body; ``202`` answers :data:`ACCEPTED_BODY`.
 
     Args:
-        style: ``201-record``, ``200-record``, ``204`` or ``202``.
+        style: ``201-empty``, ``201-record``, ``200-record``, ``204`` or ``202``.
         record: The stored record.
         response: The route's response, whose status a ``200-record`` answer sets.
 
@@ -52,11 +55,14 @@ def import_answer(
 
     >>> import_answer("204", {"_id": "x"}, Response()).status_code
     204
+    >>> empty = import_answer("201-empty", {"_id": "x"}, Response())
+    >>> empty.status_code, empty.body
+    (201, b'')
     >>> r = Response(); import_answer("200-record", {"_id": "x"}, r)["_id"], r.status_code
     ('x', 200)
     """
-    if style == "204":
-        return Response(status_code=204)
+    if style in ("201-empty", "204"):
+        return Response(status_code=int(style[:3]))
     if style == "202":
         return JSONResponse(ACCEPTED_BODY, status_code=202)
     if style == "200-record":
@@ -95,6 +101,7 @@ def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIR
         name="set_code_range", operation_id="set_code_range", status_code=201,
         response_model=CodeRangeOut, tags=["ingress"],
         summary="Replace the code range of one initiative",
+        description=_ANSWER_TEXT,
         responses=problems(*AUTH, 404, 422, *FAULTS),
     )
     def set_code_range(
@@ -122,6 +129,6 @@ def _add_import_route(
     router.add_api_route(
         f"/api/v1/customers/{{customerId:seg}}/{kind}/import", endpoint, methods=["POST"],
         name=name, operation_id=name, status_code=201, response_model=model_out,
-        tags=["ingress"], summary=summary + " (upsert by externalId)",
+        tags=["ingress"], summary=summary + " (upsert by externalId)", description=_ANSWER_TEXT,
         responses=problems(*AUTH, 422, *FAULTS),
     )
