@@ -89,7 +89,9 @@ def test_a_user_id_with_odd_characters_is_one_segment_answered_404(odd_firm, use
     assert reply.body["detail"] == f"no user {user_id!r} for this customer"
 
 
-def test_the_sandbox_routes_encoded_slashes_and_dots_to_the_record(tenant) -> None:
+def test_the_sandbox_routes_encoded_slashes_and_dots_to_the_record(sandbox, tenant) -> None:
+    # the code range answers its stored record under this switch (the default: no body)
+    sandbox.admin.set_profile(customer_id=tenant.customer_id, importAnswer="201-record")
     body = {"billingType": "billable", "externalId": "x/..", "name": "n", "description": "",
             "callSign": "", "clientExternalId": "C", "unitIncrements": 6, "status": "active"}
     assert tenant.api("POST", "/api/v1/customers/{cid}/clients/import", json={

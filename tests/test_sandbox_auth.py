@@ -190,11 +190,12 @@ def test_restart_on_the_same_file_keeps_tokens_data_and_customer(tmp_path) -> No
     with running(db=db) as first:
         token = fetch_token(first.url, first.client_id, first.client_secret, first.audience)
         headers = {"Authorization": f"Bearer {token}"}
-        created = requests.post(
+        assert requests.post(
             f"{first.url}/api/v1/customers/{first.customer_id}/clients/import",
             json={"externalId": "C1", "name": "Acme", "callSign": "A", "description": ""},
             headers=headers, timeout=TIMEOUT,
-        ).json()
+        ).status_code == 201
+        created = first.admin.records("clients")[0]
         old_secret = first.client_secret
         customer_id, client_id = first.customer_id, first.client_id
     with running(db=db) as second:

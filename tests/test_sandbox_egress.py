@@ -235,11 +235,7 @@ def test_release_succeeded_moves_pending_to_succeeded_and_stores_external_id(
 ) -> None:
     entry = firm.entry(released_at="2025-03-01T10:00:00Z")
     response = ack(firm, entry, "release-succeeded", {"externalId": "BILL-77"})
-    assert response.status_code == 200
-    body = response.json()
-    assert set(body) == {"_id", "userId", "state", "externalId", "errors", "updatedAt"}
-    assert (body["_id"], body["state"], body["externalId"]) == (entry["_id"], "succeeded",
-                                                                "BILL-77")
+    assert (response.status_code, response.content) == (200, b"")  # ackAnswer 200-empty
     stored = _state(firm, entry["_id"])
     assert (stored["state"], stored["externalId"]) == ("succeeded", "BILL-77")
 
@@ -248,9 +244,9 @@ def test_release_failed_moves_pending_to_failed_and_stores_errors(firm: Firm) ->
     entry = firm.entry(released_at="2025-03-01T10:00:00Z")
     errors = ["Matter closed for time entry", "Rate missing — 税率"]
     response = ack(firm, entry, "release-failed", {"errors": errors})
-    assert response.status_code == 200
-    assert (response.json()["state"], response.json()["errors"]) == ("failed", errors)
-    assert _state(firm, entry["_id"])["errors"] == errors
+    assert (response.status_code, response.content) == (200, b"")
+    stored = _state(firm, entry["_id"])
+    assert (stored["state"], stored["errors"]) == ("failed", errors)
 
 
 @pytest.mark.parametrize(
@@ -264,7 +260,7 @@ def test_repeating_the_same_acknowledgement_is_a_200_no_op(
     first = ack(firm, entry, kind, body)
     again = ack(firm, entry, kind, body)
     assert (first.status_code, again.status_code) == (200, 200)
-    assert again.json() == first.json()
+    assert again.content == first.content == b""
 
 
 @pytest.mark.parametrize(
@@ -351,6 +347,7 @@ def test_failed_entry_released_again_can_then_succeed(firm: Firm) -> None:
 
 
 def test_user_record_has_id_customer_timekeeper_name_email(firm: Firm) -> None:
+    firm.admin.set_profile(userRecord="legacy")  # the default is the identity service's shape
     user_id = firm.users["TK1"]
     response = firm.api("GET", f"/api/v1/customers/{{cid}}/users/{user_id}")
     assert response.status_code == 200

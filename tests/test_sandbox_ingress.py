@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import Firm, Tenant
+from toolkit.sandbox import Sandbox
 
 PROBLEM = "application/problem+json"
 
@@ -92,6 +93,14 @@ def _assert_invalid_field(response, field: str, status: int = 422) -> None:
     body = response.json()
     assert body["status"] == status
     assert field in [e["field"] for e in body["errors"]], body
+
+
+@pytest.fixture
+def tenant(tenant: Tenant, sandbox: Sandbox) -> Tenant:
+    """A fresh customer whose imports answer the stored record (the ``201-record`` switch;
+    the default is a 201 with no body): these tests read the record from the answer."""
+    sandbox.admin.set_profile(customer_id=tenant.customer_id, importAnswer="201-record")
+    return tenant
 
 
 @pytest.mark.parametrize("kind", ORDER)

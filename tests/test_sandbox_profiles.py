@@ -429,7 +429,7 @@ def test_import_answer_and_the_record_is_stored(
 def test_reimport_upsert_updates_the_record(customer: Customer) -> None:
     assert customer.imports("clients", CLIENT).status_code == 201
     again = customer.imports("clients", {**CLIENT, "name": "Acme Ltd"})
-    assert again.status_code == 201 and again.json()["name"] == "Acme Ltd"
+    assert (again.status_code, again.content) == (201, b"")  # importAnswer 201-empty
     assert [c["name"] for c in customer.admin.records("clients")] == ["Acme Ltd"]
 
 
@@ -506,11 +506,12 @@ def test_ack_repeat(customer: Customer, setting: str, status: int) -> None:
     customer.admin.set_profile(ackRepeat=setting)
     path = f"/api/v1/customers/{{cid}}/users/{user}/entries/{entry}"
     first = customer.api("POST", path + "/release-succeeded", json={"externalId": "X1"})
-    assert first.status_code == 200 and first.json()["state"] == "succeeded"
+    assert first.status_code == 200 and first.content == b""  # ackAnswer 200-empty
+    assert customer.admin.records("entries")[0]["state"] == "succeeded"
     again = customer.api("POST", path + "/release-succeeded", json={"externalId": "X1"})
     assert again.status_code == status
     if status == 200:
-        assert again.json() == first.json()
+        assert again.content == first.content
     else:
         assert again.json()["type"].endswith("already-acknowledged")
         assert again.json()["state"] == "succeeded"

@@ -31,14 +31,15 @@ def test_all_is_complete() -> None:
     assert {"running", "Sandbox", "Admin", "AdminError", "Store", "create_app"} <= exported
 
 
-def test_sandbox_exposes_url_credentials_and_one_base_address(sandbox: Sandbox) -> None:
+def test_sandbox_exposes_url_credentials_and_a_base_per_service(sandbox: Sandbox) -> None:
     assert sandbox.url.startswith("http://127.0.0.1:")
     env = sandbox.env()
     assert set(env) == ENV_KEYS
-    assert env["TOOLKIT_AUTH_URL"] == env["TOOLKIT_TIME_URL"] == sandbox.url
-    assert env["TOOLKIT_INGESTION_URL"] == sandbox.url
+    assert env["TOOLKIT_AUTH_URL"] == sandbox.url + "/identity"
+    assert env["TOOLKIT_TIME_URL"] == sandbox.url + "/time"
+    assert env["TOOLKIT_INGESTION_URL"] == sandbox.url + "/ingestion"
     assert env["TOOLKIT_CLIENT_SECRET"] == sandbox.client_secret
-    assert sandbox.token_url == sandbox.url + "/api/v1/oauth/token"
+    assert sandbox.token_url == sandbox.url + "/identity/api/v1/oauth/token"
 
 
 def test_repr_hides_the_secret(sandbox: Sandbox) -> None:
