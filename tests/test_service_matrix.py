@@ -23,6 +23,7 @@ from toolkit import Client, read_sync
 from toolkit.cli.app import main
 from toolkit.sandbox import Admin, Sandbox, running
 from toolkit.sandbox.faults import token_fault
+from toolkit.sandbox.profiles import PROFILES as PRESETS
 
 # -- the profiles: every setting of every switch at least once, and combined harsh ones -------
 
@@ -118,6 +119,8 @@ PROFILES: dict[str, tuple[dict[str, Any], bool]] = {
         },
         True,
     ),
+    # where interface.md and the service's published documents differ, as published
+    "published": (dict(PRESETS["published"]), False),
 }
 
 #: a read timeout below the profiles' stalls: a stalled answer is lost
@@ -165,8 +168,9 @@ def _customer(sb: Sandbox, switches: dict[str, Any], url: str | None = None
     creds = sb.admin.create_customer("Matrix firm")
     admin = Admin(sb.url, customer_id=creds["customerId"])
     admin.set_profile(**switches)
-    base = url or sb.url
-    client = Client(creds["customerId"], creds["clientId"], creds["clientSecret"], base, base,
+    base = url or sb.url  # each service on its own base, as the real service has them
+    client = Client(creds["customerId"], creds["clientId"], creds["clientSecret"],
+                    f"{base}/identity", f"{base}/time", f"{base}/ingestion",
                     audience=creds["audience"], retries=5, backoff=0.05, timeout=TIMEOUT)
     return client, admin, creds
 
@@ -269,8 +273,8 @@ def test_main_flows_hold_against_the_profile(name: str, sb: Sandbox, tmp_path: P
     env = tmp_path / ".env"
     env.write_text(
         f"TOOLKIT_CUSTOMER_ID={creds['customerId']}\nTOOLKIT_CLIENT_ID={creds['clientId']}\n"
-        f"TOOLKIT_CLIENT_SECRET={creds['clientSecret']}\nTOOLKIT_AUTH_URL={sb.url}\n"
-        f"TOOLKIT_TIME_URL={sb.url}\nTOOLKIT_AUDIENCE={creds['audience']}\n"
+        f"TOOLKIT_CLIENT_SECRET={creds['clientSecret']}\nTOOLKIT_AUTH_URL={sb.url}/identity\n"
+        f"TOOLKIT_TIME_URL={sb.url}/time\nTOOLKIT_AUDIENCE={creds['audience']}\n"
     )
     capsys.readouterr()
     base = ["--env-file", str(env), "-q"]
