@@ -38,7 +38,7 @@ from fastapi.responses import JSONResponse
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.routing import BaseRoute, Match
 
-from .bodies import TokenIn
+from .bodies import AckOut, TokenIn
 from .exceptions import (
     PROBLEM_MEDIA_TYPE,
     InjectedFault,
@@ -434,9 +434,10 @@ def _openapi(app: FastAPI, max_body_bytes: int) -> Callable[[], dict[str, Any]]:
         components = schema.setdefault("components", {}).setdefault("schemas", {})
         for name in ("HTTPValidationError", "ValidationError"):
             components.pop(name, None)
-        components["TokenIn"] = TokenIn.model_json_schema(
-            ref_template="#/components/schemas/{model}"
-        )
+        for model in (TokenIn, AckOut):  # the token's body; an acknowledgement's record answer
+            components[model.__name__] = model.model_json_schema(
+                ref_template="#/components/schemas/{model}"
+            )
         app.openapi_schema = schema
         return schema
 

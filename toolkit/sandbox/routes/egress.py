@@ -28,28 +28,33 @@ from .core import AUTH, FAULTS, dumps, problems
 __all__ = ["ack_answer", "router"]
 
 _ACK_PATH = "/api/v1/customers/{customerId:seg}/users/{userId:seg}/entries/{entryId:seg}"
-_ACK_TEXT = ("Answers 200 with no body (as the service publishes), or with the entry's state "
-             "after the call when the profile's `ackAnswer` is `200-record`.")
+_ACK_ANSWERS: dict[int | str, dict[str, Any]] = {200: {
+    "description": "Applied; no body (as the service publishes). When the profile's "
+    "`ackAnswer` is `200-record`, the entry's state after the call (`AckOut`).",
+}}
 
 
-def ack_answer(style: str, state: dict[str, Any]) -> dict[str, Any] | Response:
+def ack_answer(style: str, state: dict[str, Any]) -> Response:
     """Answer an acknowledgement (already applied) as a profile's ``ackAnswer`` says.
 
     Args:
-        style: ``200-empty`` (the default: 200, no body) or ``200-record`` (the entry's state).
+        style: ``200-empty`` (the default: 200, no body) or ``200-record`` (the entry's state
+            after the call, as :class:`~toolkit.sandbox.bodies.AckOut`).
         state: The entry's state after the call.
 
     Returns:
-        The state (FastAPI serializes it) or an empty response.
+        The response.
 
-    >>> ack_answer("200-empty", {"_id": "e"}).body
+    >>> ack_answer("200-empty", {}).body
     b''
-    >>> ack_answer("200-record", {"_id": "e"})
-    {'_id': 'e'}
+    >>> ack_answer("200-record", {"_id": "e", "userId": "u", "state": "failed",
+    ...     "externalId": None, "errors": ["x"], "updatedAt": "t"}).body[:30]
+    b'{"_id":"e","userId":"u","state'
     """
     if style == "200-empty":
         return Response(status_code=200)
-    return state
+    body = AckOut.model_validate(state).model_dump_json(by_alias=True)
+    return Response(body, status_code=200, media_type="application/json")
 
 
 def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIRouter:
@@ -116,24 +121,24 @@ def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIR
 
     @egress.post(
         _ACK_PATH + "/release-succeeded", name="release_succeeded",
-        operation_id="release_succeeded", response_model=AckOut,
+        operation_id="release_succeeded", response_class=Response,
         summary="Acknowledge a pending entry as written to the billing system",
-        description=_ACK_TEXT, responses=problems(*AUTH, 404, 409, 422, *FAULTS),
+        responses={**_ACK_ANSWERS, **problems(*AUTH, 404, 409, 422, *FAULTS)},
     )
     def release_succeeded(
         customerId: str, userId: str, entryId: str, body: AckSucceededIn
-    ) -> Any:
+    ) -> Response:
         state = store.release_succeeded(customerId, userId, entryId, body.model_dump())
         return ack_answer(store.profile(customerId)["ackAnswer"], state)
 
     @egress.post(
         _ACK_PATH + "/release-failed", name="release_failed", operation_id="release_failed",
-        response_model=AckOut, summary="Acknowledge a pending entry as failed to write",
-        description=_ACK_TEXT, responses=problems(*AUTH, 404, 409, 422, *FAULTS),
+        response_class=Response, summary="Acknowledge a pending entry as failed to write",
+        responses={**_ACK_ANSWERS, **problems(*AUTH, 404, 409, 422, *FAULTS)},
     )
     def release_failed(
         customerId: str, userId: str, entryId: str, body: AckFailedIn
-    ) -> Any:
+    ) -> Response:
         state = store.release_failed(customerId, userId, entryId, body.model_dump())
         return ack_answer(store.profile(customerId)["ackAnswer"], state)
 

@@ -36,38 +36,45 @@ _ANSWER_TEXT = ("Answers 201 with no body (as the service publishes); the profil
                 "`importAnswer` may answer the stored record (201 or 200), 204, or 202.")
 
 
-def import_answer(
-    style: str, record: dict[str, Any], response: Response
-) -> dict[str, Any] | Response:
+def import_answer(style: str, record: dict[str, Any], model: type[BaseModel]) -> Response:
     """Answer an import (already stored) as a profile's ``importAnswer`` says.
 
     ``201-empty`` (the default, as the service publishes) answers 201 with no body;
-    ``201-record`` and ``200-record`` answer the stored record with that status; ``204``
-    answers no body; ``202`` answers :data:`ACCEPTED_BODY`.
+    ``201-record`` and ``200-record`` answer the stored record (as ``model``) with that
+    status; ``204`` answers no body; ``202`` answers :data:`ACCEPTED_BODY`.
 
     Args:
         style: ``201-empty``, ``201-record``, ``200-record``, ``204`` or ``202``.
         record: The stored record.
-        response: The route's response, whose status a ``200-record`` answer sets.
+        model: The record's response model.
 
     Returns:
-        The record (FastAPI serializes it) or a whole response.
+        The response.
 
-    >>> import_answer("204", {"_id": "x"}, Response()).status_code
-    204
-    >>> empty = import_answer("201-empty", {"_id": "x"}, Response())
+    >>> empty = import_answer("201-empty", {}, CodeRangeOut)
     >>> empty.status_code, empty.body
     (201, b'')
-    >>> r = Response(); import_answer("200-record", {"_id": "x"}, r)["_id"], r.status_code
-    ('x', 200)
+    >>> stored = {"initiativeExternalId": "M1", "codeExternalIds": ["L1"], "updatedAt": "t"}
+    >>> answer = import_answer("200-record", stored, CodeRangeOut)
+    >>> answer.status_code, answer.body
+    (200, b'{"initiativeExternalId":"M1","codeExternalIds":["L1"],"updatedAt":"t"}')
     """
     if style in ("201-empty", "204"):
         return Response(status_code=int(style[:3]))
     if style == "202":
         return JSONResponse(ACCEPTED_BODY, status_code=202)
-    if style == "200-record":
-        response.status_code = 200
-    return record
+    body = model.model_validate(record).model_dump_json(by_alias=True)
+    return Response(body, status_code=int(style[:3]), media_type="application/json")
+
+
+def _answers(model: type[BaseModel]) -> dict[int | str, dict[str, Any]]:
+    """The documented answers of an import: 201 with no body, and the record's shape (the
+    ``200-record`` answer) so that the document holds it."""
+    return {
+        201: {"description": "Stored; no body (as the service publishes)."},
+        200: {"model": model, "description": "Stored; the stored record, when the profile's "
+              "`importAnswer` is `200-record` (`201-record` answers it with 201)."},
+    }
 
 
 def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIRouter:
@@ -99,16 +106,14 @@ def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIR
     @ingress.post(
         "/api/v1/customers/{customerId:seg}/initiatives/{initiativeExternalId:seg}/codes",
         name="set_code_range", operation_id="set_code_range", status_code=201,
-        response_model=CodeRangeOut, tags=["ingress"],
+        response_class=Response, tags=["ingress"],
         summary="Replace the code range of one initiative",
         description=_ANSWER_TEXT,
-        responses=problems(*AUTH, 404, 422, *FAULTS),
+        responses={**_answers(CodeRangeOut), **problems(*AUTH, 404, 422, *FAULTS)},
     )
-    def set_code_range(
-        customerId: str, initiativeExternalId: str, body: CodeRangeIn, response: Response
-    ) -> Any:
+    def set_code_range(customerId: str, initiativeExternalId: str, body: CodeRangeIn) -> Response:
         stored = store.set_code_range(customerId, initiativeExternalId, body.model_dump())
-        return import_answer(store.profile(customerId)["importAnswer"], stored, response)
+        return import_answer(store.profile(customerId)["importAnswer"], stored, CodeRangeOut)
 
     return ingress
 
@@ -119,16 +124,16 @@ def _add_import_route(
 ) -> None:
     """Add one import route; the four differ only in path, schema and store method."""
 
-    def endpoint(customerId: str, body: BaseModel, response: Response) -> Any:
+    def endpoint(customerId: str, body: BaseModel) -> Response:
         stored = importer(customerId, body.model_dump())
-        return import_answer(store.profile(customerId)["importAnswer"], stored, response)
+        return import_answer(store.profile(customerId)["importAnswer"], stored, model_out)
 
     endpoint.__annotations__["body"] = model_in  # FastAPI reads the body's model from here
 
     name = "import_" + kind.replace("-", "_")
     router.add_api_route(
         f"/api/v1/customers/{{customerId:seg}}/{kind}/import", endpoint, methods=["POST"],
-        name=name, operation_id=name, status_code=201, response_model=model_out,
+        name=name, operation_id=name, status_code=201, response_class=Response,
         tags=["ingress"], summary=summary + " (upsert by externalId)", description=_ANSWER_TEXT,
-        responses=problems(*AUTH, 422, *FAULTS),
+        responses={**_answers(model_out), **problems(*AUTH, 422, *FAULTS)},
     )
