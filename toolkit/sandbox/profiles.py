@@ -42,6 +42,7 @@ from pydantic import (
 __all__ = [
     "DEFAULT_PROFILE",
     "PROFILES",
+    "PUBLISHED_EGRESS",
     "Concurrency",
     "FixedWindow",
     "Latency",
@@ -197,6 +198,22 @@ class Profile(_Switch):
     exportMaxWindowDays: Annotated[float, Field(gt=0, le=36_500)] | None = Field(
         None, description="An export window longer than this many days is refused (400).")
     latency: Latency = Field(default_factory=Latency)
+    # --- egress: what the published documents say where interface.md differs (issue 25)
+    counts: Literal["integer", "double"] = Field(
+        "integer", description="`unitIncrementCount` and `incrementDurationInSeconds` in "
+        "entries: whole numbers as JSON integers (interface.md; a stored fraction is rounded "
+        "up), or JSON doubles as stored (published), fractions included; under `double` "
+        "seeded entries carry some fractions.")
+    codeAssigner: Literal["service", "laurel"] = Field(
+        "service", description="`assignedBy` of a code the service assigned: `service` "
+        "(interface.md) or `laurel` (published).")
+    digests: Literal["spec", "published"] = Field(
+        "spec", description="Digests of release-pending: as interface.md, or with the "
+        "published extras (initiative `status`, `locale`; client `type`, `parentClientId`; "
+        "code type `orderingSequence`, `semanticType` absent where null; `callSign` may be "
+        "null).")
+    batchAck: bool = Field(
+        True, description="Serve the published batch release-succeeded route (false: 404).")
 
 
 DEFAULT_PROFILE: dict[str, Any] = Profile().model_dump()
@@ -257,6 +274,21 @@ PROFILES: dict[str, dict[str, Any]] = {
 >>> sorted(PROFILES)
 ['queued', 'slow', 'stingy', 'strict', 'terse']
 >>> all(validate_profile(p) == p for p in PROFILES.values())
+True
+"""
+
+
+PUBLISHED_EGRESS: dict[str, Any] = {
+    "counts": "double",
+    "codeAssigner": "laurel",
+    "digests": "published",
+    "batchAck": True,
+}
+"""The egress switches of the published contract, to be folded into a ``published`` preset:
+counts as JSON doubles (some fractional), ``assignedBy`` ``laurel``, the published digests,
+and the batch release-succeeded route.
+
+>>> validate_profile(PUBLISHED_EGRESS) == PUBLISHED_EGRESS
 True
 """
 
