@@ -151,7 +151,8 @@ def _check_whole(root: Path, entries: pa.Table, schema: pa.Schema) -> None:
         if not pa.types.is_integer(schema.field(name).type):
             continue
         values = entries[name]
-        fraction = pc.not_equal(values, pc.floor(values)).fill_null(False)
+        fraction = cast("pa.ChunkedArray[Any]",  # booleans (the stubs lose the type)
+                        pc.not_equal(values, pc.floor(values)).fill_null(False))
         if pc.any(fraction).as_py():
             at = pc.index(fraction, True).as_py()
             raise ConfigError(
