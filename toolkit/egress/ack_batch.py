@@ -199,21 +199,20 @@ def send_batches(
             run.replies[i] = Reply(None, None, JOURNALED, 0, 0.0, "", "")
         else:
             todo.append(i)
-    rounds = 0
+    rest: list[int] = []  # rows held back while the first batch finds out about the route
+    if conn.ack_batch is None:
+        todo, rest = todo[:BATCH_SIZE], todo[BATCH_SIZE:]
+    retries = 0  # rounds in a row that send again items answered 429 or 5xx
     while todo and conn.ack_batch is not False:
-        try:  # items to send again wait a backoff, as the runner's retries do
-            if rounds and pacer.stop.wait(min(conn.transport.backoff * 2.0 ** rounds, 10.0)):
-                break
-        except KeyboardInterrupt:
-            pacer.stop.set()
-            raise Interrupted("interrupted between batches",
-                              replies=[r or not_sent() for r in run.replies]) from None
-        rounds += 1
+        if retries:
+            try:  # items sent again wait a backoff, as the runner's retries do
+                if pacer.stop.wait(min(conn.transport.backoff * 2.0 ** retries, 10.0)):
+                    break
+            except KeyboardInterrupt:
+                pacer.stop.set()
+                raise Interrupted("interrupted between batches",
+                                  replies=[r or not_sent() for r in run.replies]) from None
         groups = [todo[k:k + BATCH_SIZE] for k in range(0, len(todo), BATCH_SIZE)]
-        if conn.ack_batch is None:  # the first batch alone: the service may lack the route
-            groups, rest = groups[:1], [i for g in groups[1:] for i in g]
-        else:
-            rest = []
         batch_calls = [
             Call("release_succeeded_batch", None, {"request": [_item(calls[i]) for i in g]},
                  key=f"{len(g)} entries from {run._entry(g[0])}")
@@ -226,8 +225,10 @@ def send_batches(
             for group, answer in zip(groups, exc.replies, strict=True):
                 run.read(group, answer)
             raise Interrupted(str(exc), replies=[r or not_sent() for r in run.replies]) from None
-        todo = [i for group, answer in zip(groups, answers, strict=True)
-                for i in run.read(group, answer)] + rest
+        again = [i for group, answer in zip(groups, answers, strict=True)
+                 for i in run.read(group, answer)]
+        retries = retries + 1 if again else 0
+        todo, rest = again + rest, []
     for i in todo if conn.ack_batch is not False else ():
         if run.replies[i] is None:  # stopped between rounds
             run.replies[i] = not_sent()
