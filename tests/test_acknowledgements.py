@@ -185,6 +185,7 @@ def test_a_journal_resumes_batches_without_sending_twice(
 def test_a_batch_whose_answer_was_lost_makes_every_row_of_it_unknown(sandbox: Sandbox) -> None:
     client = _other_client(sandbox)
     acks = _succeeded(client, sandbox, 30)
+    sandbox.admin.reset_stats()
     with DroppingProxy(int(sandbox.url.rsplit(":", 1)[1]), before=1.0, after=0.0) as proxy:
         lossy = Client(client.customer_id, client.connection.settings.client_id,
                        client.connection.settings.client_secret, sandbox.url, proxy.url,
@@ -192,4 +193,7 @@ def test_a_batch_whose_answer_was_lost_makes_every_row_of_it_unknown(sandbox: Sa
         res = lossy.acknowledge(acks, progress=False)
     assert res["status"].eq("unknown").all()
     assert res["httpStatus"].isna().all()
+    # two batches (20, then the 10 held back while the first found out), each sent twice
+    assert _ack_requests(sandbox) == {"batch": 4, "single": 0}
+    assert res["attempts"].eq(2).all()
     assert client.release_pending().entries.empty  # they landed: only the answers were lost
