@@ -24,6 +24,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
 __all__ = [
@@ -539,14 +540,15 @@ class PendingEntry(_Out):
 class AckSucceededIn(_In):
     """release-succeeded payload (``externalId`` optional, as published)."""
 
-    externalId: NonEmpty | None = None
-    reReleaseFailedMessages: list[str] | None = None
+    # optional means left out: a null is refused, and the schema does not offer it
+    externalId: NonEmpty | SkipJsonSchema[None] = None
+    reReleaseFailedMessages: list[str] | SkipJsonSchema[None] = None
 
-    @field_validator("externalId", mode="before")
+    @field_validator("externalId", "reReleaseFailedMessages", mode="before")
     @classmethod
     def _absent_not_null(cls, value: Any) -> Any:
-        if value is None:  # optional means left out: a null is not a string
-            raise ValueError("externalId may be left out, but not null")
+        if value is None:
+            raise ValueError("may be left out, but not null")
         return value
 
 

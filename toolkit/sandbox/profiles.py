@@ -9,7 +9,10 @@ acknowledgements (``ackRepeat``) and the export (``exportMaxEntries``,
 ``exportMaxWindowDays``) in the store; the answer of an import (``importAnswer``) and token
 faults (``tokenFaults``) in the routes; the rate limit, latency and the shape of error answers
 (``rateLimit``, ``retryAfter``, ``rateLimitHeaders``, ``errorBody``, ``latency``) in the app's
-middlewares.
+middlewares; the shape of entries where interface.md and the published documents differ
+(``counts``, ``codeAssigner``, ``digests``) and the published batch release-succeeded route
+(``batchAck``) in the store's egress part (:data:`PUBLISHED_EGRESS` gathers their published
+values).
 
 A nested switch (``tokenFaults``, ``rateLimit``, ``latency``) is replaced whole: its members left
 out take their defaults.
