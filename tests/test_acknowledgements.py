@@ -3,6 +3,8 @@ without ``externalId`` is sent without it; succeeded rows go through the batch r
 
 from __future__ import annotations
 
+import _thread
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -13,7 +15,7 @@ import pytest
 from tests.proxy import DroppingProxy
 from toolkit import Client
 from toolkit.egress.acknowledgements import check_acknowledgements
-from toolkit.errors import InputWarning, ValidationError
+from toolkit.errors import InputWarning, Interrupted, ValidationError
 from toolkit.sandbox import Sandbox
 
 
@@ -197,3 +199,23 @@ def test_a_batch_whose_answer_was_lost_makes_every_row_of_it_unknown(sandbox: Sa
     assert _ack_requests(sandbox) == {"batch": 4, "single": 0}
     assert res["attempts"].eq(2).all()
     assert client.release_pending().entries.empty  # they landed: only the answers were lost
+
+
+def test_ctrl_c_during_batches_gives_a_row_per_input(
+    fresh_client: Client, sandbox: Sandbox, no_faults: None
+) -> None:
+    acks = _succeeded(fresh_client, sandbox, 200)
+    sandbox.admin.set_faults(latency_ms=400)
+    timer = threading.Timer(0.2, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.raises(Interrupted) as info:
+            fresh_client.acknowledge(acks, progress=False)
+            time.sleep(5)  # the interrupt lands here if the run ended first (it must not)
+    finally:
+        timer.cancel()
+    result = info.value.result
+    assert result is not None and len(result) == 200
+    assert list(result.index) == list(acks.index)
+    assert set(result["status"]) <= {"sent", "unknown", "not_sent"}
+    assert result["status"].eq("not_sent").sum() >= 180  # only the first batch had left
