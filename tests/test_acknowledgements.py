@@ -1,12 +1,22 @@
-"""toolkit.egress.acknowledgements: the acknowledgement frame's ``errors`` are taken as given."""
+"""toolkit.egress.acknowledgements: the frame's ``errors`` are taken as given; a succeeded row
+without ``externalId`` is sent without it; succeeded rows go through the batch route."""
 
 from __future__ import annotations
+
+import _thread
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from tests.proxy import DroppingProxy
+from toolkit import Client
 from toolkit.egress.acknowledgements import check_acknowledgements
-from toolkit.errors import ValidationError
+from toolkit.errors import InputWarning, Interrupted, ValidationError
+from toolkit.sandbox import Sandbox
 
 
 def failed(*errors: object) -> pd.DataFrame:
@@ -41,3 +51,171 @@ def test_a_failed_row_without_error_text_is_refused(blank: object) -> None:
     with pytest.raises(ValidationError) as info:
         check_acknowledgements(failed(blank))
     assert info.value.failure_cases["column"].tolist() == ["errors"]
+
+
+# -- issue 25: the published contract (optional externalId, the batch route) -------------------
+
+T0 = datetime(2026, 10, 1, tzinfo=UTC)
+ACK_COLUMNS = ["outcome", "status", "ok", "httpStatus", "error", "attempts"]
+
+
+def _succeeded(client: Client, sandbox: Sandbox, n: int) -> pd.DataFrame:
+    """``n`` pending entries of the client's customer, as succeeded acknowledgements."""
+    sandbox.store.seed_entries_bulk(client.customer_id, n, released_from=T0,
+                                    released_to=T0 + timedelta(days=1), codes_per_entry=1)
+    pending = client.release_pending().entries
+    return pd.DataFrame({"userId": pending["userId"], "entryId": pending["_id"],
+                         "outcome": "succeeded",
+                         "externalId": [f"B-{i}" for i in range(len(pending))]})
+
+
+def _ack_requests(sandbox: Sandbox) -> dict[str, int]:
+    routes = sandbox.admin.stats()["routes"]
+    count = {"batch": 0, "single": 0}
+    for key, value in routes.items():
+        if key.endswith("/release-succeeded/batch"):
+            count["batch"] += value["count"]
+        elif key.endswith("/release-succeeded"):
+            count["single"] += value["count"]
+    return count
+
+
+def _other_client(sandbox: Sandbox) -> Client:
+    creds = sandbox.admin.create_customer("Second firm")
+    return Client(creds["customerId"], creds["clientId"], creds["clientSecret"], sandbox.url,
+                  sandbox.url, audience=creds["audience"], retries=3)
+
+
+def test_a_succeeded_row_without_external_id_is_sent_without_it_with_a_warning(
+    fresh_client: Client, sandbox: Sandbox
+) -> None:
+    acks = _succeeded(fresh_client, sandbox, 3)
+    acks.loc[1, "externalId"] = None
+    with pytest.warns(InputWarning, match=r"1 succeeded row\(s\) without externalId \(rows 1\)"):
+        res = fresh_client.acknowledge(acks, progress=False)
+    assert res["status"].tolist() == ["sent"] * 3
+    stored = {e["_id"]: e for e in sandbox.admin.records("entries",
+                                                         customer_id=fresh_client.customer_id)}
+    held = [stored[e]["externalId"] for e in acks["entryId"]]
+    assert held == ["B-0", None, "B-2"]
+    assert {stored[e]["state"] for e in acks["entryId"]} == {"succeeded"}
+
+
+def test_a_thousand_succeeded_rows_take_50_batch_requests_or_1000_single_ones(
+    fresh_client: Client, sandbox: Sandbox
+) -> None:
+    batched = _succeeded(fresh_client, sandbox, 1000)
+    single_client = _other_client(sandbox)
+    single = _succeeded(single_client, sandbox, 1000)
+    single_client.connection.ack_batch = False  # as after a 404 from the batch route
+
+    sandbox.admin.reset_stats()
+    started = time.perf_counter()
+    with_batches = fresh_client.acknowledge(batched, progress=False)
+    took = {"batch": time.perf_counter() - started}
+    requests = {"batch": _ack_requests(sandbox)}
+
+    sandbox.admin.reset_stats()
+    started = time.perf_counter()
+    one_by_one = single_client.acknowledge(single, progress=False)
+    took["single"] = time.perf_counter() - started
+    requests["single"] = _ack_requests(sandbox)
+
+    print(f"\n1,000 succeeded acknowledgements: {requests} requests, "
+          + ", ".join(f"{k} {v:.2f} s" for k, v in took.items()))
+    assert requests["batch"] == {"batch": 50, "single": 0}
+    assert requests["single"] == {"batch": 0, "single": 1000}
+    assert fresh_client.connection.ack_batch is True
+    pd.testing.assert_frame_equal(with_batches[ACK_COLUMNS], one_by_one[ACK_COLUMNS])
+    assert with_batches["status"].eq("sent").all()
+    assert with_batches["entryId"].tolist() == batched["entryId"].tolist()
+    assert fresh_client.release_pending().entries.empty
+
+
+def test_a_service_without_the_batch_route_gets_one_request_per_entry_and_it_is_remembered(
+    fresh_client: Client, sandbox: Sandbox
+) -> None:
+    sandbox.admin.set_profile(customer_id=fresh_client.customer_id, batchAck=False)
+    acks = _succeeded(fresh_client, sandbox, 45)
+    sandbox.admin.reset_stats()
+    res = fresh_client.acknowledge(acks.iloc[:30], progress=False)
+    assert res["status"].eq("sent").all() and res["httpStatus"].eq(200).all()
+    assert _ack_requests(sandbox) == {"batch": 1, "single": 30}  # the first batch finds out
+    assert fresh_client.connection.ack_batch is False
+    again = fresh_client.acknowledge(acks.iloc[30:], progress=False)
+    assert again["status"].eq("sent").all()
+    assert _ack_requests(sandbox) == {"batch": 1, "single": 45}
+
+
+def test_batch_items_have_their_own_status_and_error(
+    fresh_client: Client, sandbox: Sandbox
+) -> None:
+    acks = _succeeded(fresh_client, sandbox, 3)
+    acks.loc[1, "entryId"] = "0" * 24  # no such entry
+    first = fresh_client.acknowledge(acks.iloc[[0]], progress=False)
+    assert first.loc[0, "status"] == "sent"
+    sandbox.admin.reset_stats()
+    res = fresh_client.acknowledge(acks.assign(externalId=["OTHER", "B-1", "B-2"]),
+                                   progress=False)
+    assert res["status"].tolist() == ["failed", "failed", "sent"]
+    assert res["httpStatus"].tolist() == [409, 404, 200]
+    assert "0" * 24 in res.loc[1, "error"]
+    # the CONFLICT item went once more on the per-entry route, whose answer names the state
+    assert _ack_requests(sandbox) == {"batch": 1, "single": 1}
+    assert res["attempts"].tolist() == [2, 1, 1]
+
+
+def test_a_journal_resumes_batches_without_sending_twice(
+    fresh_client: Client, sandbox: Sandbox, tmp_path: Path
+) -> None:
+    acks = _succeeded(fresh_client, sandbox, 25)
+    journal = tmp_path / "acks.jsonl"
+    first = fresh_client.acknowledge(acks.iloc[:10], journal=journal, progress=False)
+    assert first["status"].eq("sent").all()
+    sandbox.admin.reset_stats()
+    res = fresh_client.acknowledge(acks, journal=journal, progress=False)
+    assert res["status"].tolist() == ["journaled"] * 10 + ["sent"] * 15
+    assert _ack_requests(sandbox) == {"batch": 1, "single": 0}
+    # the per-entry route reads the same journal lines
+    fresh_client.connection.ack_batch = False
+    sandbox.admin.reset_stats()
+    again = fresh_client.acknowledge(acks, journal=journal, progress=False)
+    assert again["status"].eq("journaled").all()
+    assert _ack_requests(sandbox) == {"batch": 0, "single": 0}
+
+
+def test_a_batch_whose_answer_was_lost_makes_every_row_of_it_unknown(sandbox: Sandbox) -> None:
+    client = _other_client(sandbox)
+    acks = _succeeded(client, sandbox, 30)
+    sandbox.admin.reset_stats()
+    with DroppingProxy(int(sandbox.url.rsplit(":", 1)[1]), before=1.0, after=0.0) as proxy:
+        lossy = Client(client.customer_id, client.connection.settings.client_id,
+                       client.connection.settings.client_secret, sandbox.url, proxy.url,
+                       audience=sandbox.audience, retries=1, backoff=0.01)
+        res = lossy.acknowledge(acks, progress=False)
+    assert res["status"].eq("unknown").all()
+    assert res["httpStatus"].isna().all()
+    # two batches (20, then the 10 held back while the first found out), each sent twice
+    assert _ack_requests(sandbox) == {"batch": 4, "single": 0}
+    assert res["attempts"].eq(2).all()
+    assert client.release_pending().entries.empty  # they landed: only the answers were lost
+
+
+def test_ctrl_c_during_batches_gives_a_row_per_input(
+    fresh_client: Client, sandbox: Sandbox, no_faults: None
+) -> None:
+    acks = _succeeded(fresh_client, sandbox, 200)
+    sandbox.admin.set_faults(latency_ms=400)
+    timer = threading.Timer(0.2, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.raises(Interrupted) as info:
+            fresh_client.acknowledge(acks, progress=False)
+            time.sleep(5)  # the interrupt lands here if the run ended first (it must not)
+    finally:
+        timer.cancel()
+    result = info.value.result
+    assert result is not None and len(result) == 200
+    assert list(result.index) == list(acks.index)
+    assert set(result["status"]) <= {"sent", "unknown", "not_sent"}
+    assert result["status"].eq("not_sent").sum() >= 180  # only the first batch had left

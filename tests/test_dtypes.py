@@ -215,3 +215,132 @@ def test_export_bounds_are_typed_time_like() -> None:
     for fn in (Client.export_entries, Client.export_to_parquet):
         hints = typing.get_type_hints(fn)
         assert hints["released_after"] == hints["released_on_or_before"] == TimeLike
+
+
+# ----------------------------------------------------------------------------- issue 25: counts
+
+COUNTS = ("unitIncrementCount", "incrementDurationInSeconds")
+
+
+def _fractional(client: Client, sandbox: Any) -> list[str]:
+    """Two released entries of the client's customer: one whose counts are fractions."""
+    sandbox.admin.set_profile(customer_id=client.customer_id, counts="double")
+    sandbox.store.seed_entries_bulk(client.customer_id, 1, released_from=AT,
+                                    released_to=AT + timedelta(hours=1))
+    user = sandbox.admin.records("users", customer_id=client.customer_id)[0]["_id"]
+    entry = sandbox.admin.create_entry(
+        user, "BENCH-M", work_date="2026-11-02", increment_duration_in_seconds=1234.5,
+        unit_increment_count=2.5, customer_id=client.customer_id)
+    sandbox.admin.release_entry(user, entry["_id"], at=AT + timedelta(minutes=30),
+                                customer_id=client.customer_id)
+    return [entry["_id"]]
+
+
+def test_fractional_counts_are_kept_exactly_in_every_frame_and_file(
+    fresh_client: Client, sandbox: Any, tmp_path: Path
+) -> None:
+    [odd] = _fractional(fresh_client, sandbox)
+    ex = fresh_client.export_entries(AT, AT + timedelta(hours=1))
+    pending = fresh_client.release_pending()
+    report = fresh_client.sync(tmp_path / "time", since=AT, until=AT + timedelta(hours=1))
+    assert report.inserted == 2
+    synced = read_sync(tmp_path / "time")
+    parquet = Export.read_parquet(ex.to_parquet(tmp_path / "ds"))
+    csv = Export.read_csv(ex.to_csv(tmp_path / "csv"))
+    for name, frame in (("export", ex.entries), ("pending", pending.entries),
+                        ("sync", synced.entries), ("parquet", parquet.entries),
+                        ("csv", csv.entries)):
+        row = frame.set_index("_id").loc[odd]
+        assert (row["unitIncrementCount"], row["incrementDurationInSeconds"]) == (2.5, 1234.5), name
+        assert {str(frame[c].dtype) for c in COUNTS} == {"Float64"}, name
+    files = pd.read_parquet(tmp_path / "ds" / "entries")
+    assert {str(files[c].dtype) for c in COUNTS} == {"Float64"}
+    delta = DeltaTable(str(tmp_path / "time" / "entries")).schema().fields
+    assert {repr(f.type) for f in delta if f.name in COUNTS} == {'PrimitiveType("double")'}
+
+
+def _old_tables(path: Path) -> None:
+    """Empty tables with long counts, as an earlier version created them."""
+    entries, codes = _schemas()
+    for name in COUNTS:
+        entries = entries.set(entries.get_field_index(name), pa.field(name, pa.int64()))
+    for name, schema in (("codes", codes), ("entries", entries)):
+        write_deltalake(str(path / name), schema.empty_table(), partition_by=list(PARTITION_COLS))
+
+
+def test_an_existing_int64_delta_table_keeps_working_and_a_fraction_stops_before_writing(
+    tmp_path: Path,
+) -> None:
+    from toolkit.egress.sync import widen_counts
+    from toolkit.errors import ConfigError
+
+    path = tmp_path / "time"
+    _old_tables(path)
+    whole = fake_export_entry(_id="e1", updated_at=AT, codes=1)
+    _write_window(path, Export.from_records([whole]), _schemas(path), pd.Timestamp(AT))
+    held = {f.name: repr(f.type) for f in DeltaTable(str(path / "entries")).schema().fields}
+    assert {held[c] for c in COUNTS} == {'PrimitiveType("long")'}
+    back = read_sync(path).entries
+    assert {str(back[c].dtype) for c in COUNTS} == {"Float64"}
+    assert back["unitIncrementCount"].tolist() == [whole["unitIncrementCount"]]
+
+    odd = fake_export_entry(_id="e2", updated_at=AT, codes=1)
+    odd["unitIncrementCount"] = 2.5
+    version = DeltaTable(str(path / "entries")).version()
+    with pytest.raises(ConfigError, match=r"entry 'e2' has unitIncrementCount 2\.5.*widen_counts"):
+        _write_window(path, Export.from_records([odd]), _schemas(path), pd.Timestamp(AT))
+    assert DeltaTable(str(path / "entries")).version() == version  # nothing written
+
+    assert widen_counts(path) is True
+    _write_window(path, Export.from_records([odd]), _schemas(path), pd.Timestamp(AT))
+    back = read_sync(path).entries.set_index("_id")
+    assert back.loc["e2", "unitIncrementCount"] == 2.5
+    assert back.loc["e1", "unitIncrementCount"] == whole["unitIncrementCount"]
+    assert widen_counts(path) is False
+
+
+def test_a_laurel_assigner_is_accepted_and_an_unknown_one_warned_once() -> None:
+    records = [fake_export_entry(_id=f"e{i}", updated_at=AT, codes=2) for i in range(2)]
+    records[0]["codes"][0]["assignedBy"] = "laurel"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ex = export_entries(_Answers(records), "2026-11-01", "2026-11-03", window="1D",
+                            progress=False)  # type: ignore[arg-type]
+    assert not [w for w in caught if issubclass(w.category, InputWarning)]
+    assert ex.validate() is ex
+    records[1]["codes"][1]["assignedBy"] = "robot"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ex = export_entries(_Answers(records), "2026-11-01", "2026-11-04", window="1D",
+                            progress=False)  # type: ignore[arg-type]
+    said = [str(w.message) for w in caught if issubclass(w.category, InputWarning)]
+    assert len(said) == 1 and "'robot'" in said[0] and "'e1'" in said[0]  # 3 windows, once
+    assert "robot" in set(ex.codes["assignedBy"])
+    assert ex.validate() is ex
+
+
+def test_an_entry_on_a_user_initiative_is_kept_with_empty_initiative_columns(
+    client: Client, sandbox: Any
+) -> None:
+    answer = client.release_pending()
+    assert answer.validate() is answer
+    pending = answer.entries
+    assert not pending.attrs.get("unknownFields")  # the published extras are known columns
+    assert str(pending["releaseCount"].dtype) == "Int64"
+    assert str(pending["firstReleaseAttemptedAt"].dtype) == "datetime64[us, UTC]"
+    assert str(pending["isShared"].dtype) == "boolean"
+    mine = pending[pending["initiativeProps.type"] == "user"]
+    assert len(mine) == 1
+    row = mine.iloc[0]
+    assert pd.notna(row["initiativeProps.initiative._id"])
+    assert pd.notna(row["initiativeProps.initiative.name"])
+    empty = [c for c in pending.columns if c.startswith("initiativeProps.initiative.")
+             and c not in ("initiativeProps.initiative.type", "initiativeProps.initiative._id",
+                           "initiativeProps.initiative.name")]
+    assert mine[empty].isna().all().all()
+    now = pd.Timestamp.now("UTC")
+    ex = client.export_entries(now - pd.Timedelta(days=40), now)
+    kept = ex.entries.set_index("_id").loc[row["_id"]]
+    assert pd.isna(kept["initiative.externalId"]) and pd.isna(kept["initiative.client._id"])
+    assert kept["initiative.name"] == row["initiativeProps.initiative.name"]
+    assert not ex.entries.attrs.get("unknownFields")

@@ -204,13 +204,13 @@ def test_validate_passes_good_tables_and_collects_failures(export):
     assert export.validate() is export
     broken = Export(
         export.entries.assign(unitIncrementCount=-1),
-        export.codes.assign(assignedBy="robot"),
+        export.codes.assign(**{"code.type.semanticType": "mood"}),
     )
     with pytest.raises(ValidationError) as info:
         broken.validate()
     cases = info.value.failure_cases
     assert set(cases["table"]) == {"entries", "codes"}
-    assert {"unitIncrementCount", "assignedBy"} <= set(cases["column"])
+    assert {"unitIncrementCount", "code.type.semanticType"} <= set(cases["column"])
     assert cases["externalId"].notna().any()
 
 
@@ -428,7 +428,7 @@ def test_to_arrow_gives_the_typed_tables_by_name(export):
     assert list(tables._fields) == ["entries", "codes"]
     entries = tables.entries
     assert str(entries.schema.field("workDate").type) == "timestamp[us]"  # issue 20: was date32
-    assert str(entries.schema.field("incrementDurationInSeconds").type) == "int64"
+    assert str(entries.schema.field("incrementDurationInSeconds").type) == "double"  # issue 25
     assert str(entries.schema.field("createdAt").type) == "timestamp[us, tz=UTC]"
     assert entries.column_names == list(export.entries.columns)
     assert tables.codes.column_names == list(export.codes.columns)
@@ -460,7 +460,7 @@ def test_to_polars_gives_frames_with_the_arrow_types(export, pending):
     assert list(frames._fields) == ["entries", "codes"]
     schema = frames.entries.schema
     assert schema["workDate"] == pl.Datetime("us")  # issue 20: was pl.Date
-    assert schema["incrementDurationInSeconds"] == pl.Int64
+    assert schema["incrementDurationInSeconds"] == pl.Float64  # issue 25: was Int64
     assert schema["createdAt"] == pl.Datetime("us", "UTC")
     assert frames.codes.height == len(export.codes)
     tags = pending.to_polars().entries.schema["initiativeProps.tags"]

@@ -194,16 +194,14 @@ def test_a_duplicated_id_is_refused_and_named() -> None:
 
 
 @pytest.mark.parametrize("flatten", ["raw", "records"])
-def test_a_fractional_duration_is_refused_not_truncated(flatten: str) -> None:
+def test_a_fractional_duration_is_kept_not_truncated(flatten: str) -> None:
+    # issue 25: the published service sends counts as doubles; a fraction is kept as it is
     from toolkit.egress.flatten import flatten_export, parse_and_flatten_export
-    from toolkit.errors import FlattenError
 
-    bad = _entry(_id="e9", incrementDurationInSeconds=360.5)
-    with pytest.raises(FlattenError, match=r"entry 'e9': incrementDurationInSeconds is 360\.5"):
-        if flatten == "raw":
-            parse_and_flatten_export(_answer(bad))
-        else:
-            flatten_export([bad])
+    odd = _entry(_id="e9", incrementDurationInSeconds=360.5)
+    entries, _ = parse_and_flatten_export(_answer(odd)) if flatten == "raw" else flatten_export(
+        [odd])
+    assert entries["incrementDurationInSeconds"].tolist() == [360.5]
     entries, _ = parse_and_flatten_export(_answer(_entry(incrementDurationInSeconds=360.0)))
     assert entries["incrementDurationInSeconds"].tolist() == [360]
 

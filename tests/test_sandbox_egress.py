@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 import pytest
 
-from tests.conftest import Firm, Tenant
+from tests.conftest import Firm, Tenant, sample_dir
+from toolkit.sandbox.store import Store
 
 EXPORT = "/api/v2/customers/{cid}/entries/export"
 PENDING = "/api/v1/customers/{cid}/entries/release-pending"
@@ -19,7 +21,10 @@ CLIENT_KEYS = {"_id", "externalId", "name", "description", "callSign"}
 CODE_KEYS = {"_id", "externalId", "name", "description", "type"}
 TYPE_KEYS = {"_id", "externalId", "name", "semanticType"}
 DETAILED_KEYS = {"_id", "customerId", "userId", "workDate", "summary", "unitIncrementCount",
-                 "incrementDurationInSeconds", "initiativeProps", "externalId", "codes"}
+                 "incrementDurationInSeconds", "initiativeProps", "externalId", "codes",
+                 # the published extras (interface.md is silent on them)
+                 "notes", "releaseCount", "lastSyncedAt", "firstReleaseAttemptedAt",
+                 "isShared", "sharedFrom"}
 PROPS_KEYS = {"type", "colorHex", "tags", "nickname", "initiative"}
 PROPS_INITIATIVE_KEYS = {"type", "_id", "billingType", "callSign", "unitIncrements",
                          "externalId", "name", "description", "client"}
@@ -184,7 +189,7 @@ def test_release_pending_lists_only_pending_entries(firm: Firm) -> None:
     assert [e["_id"] for e in got] == [pending["_id"]]
 
 
-def test_release_pending_detailed_form_has_exactly_the_spec_fields(firm: Firm) -> None:
+def test_release_pending_detailed_form_has_the_spec_and_published_fields(firm: Firm) -> None:
     firm.entry(duration=700, codes=("L120",), released_at="2025-03-01T10:00:00Z",
                summary="Draft")
     [got] = firm.api("GET", PENDING).json()
@@ -317,13 +322,13 @@ def test_entry_of_another_customer_is_404(firm: Firm, tenant_factory) -> None:
 
 @pytest.mark.parametrize(
     ("kind", "body"),
-    [("release-succeeded", {}), ("release-succeeded", {"externalId": ""}),
+    [("release-succeeded", {"externalId": ""}),
      ("release-succeeded", {"externalId": 77}), ("release-succeeded", {"externalId": None}),
      ("release-succeeded", {"externalId": "B", "note": "x"}), ("release-succeeded", ["B"]),
      ("release-failed", {}), ("release-failed", {"errors": []}),
      ("release-failed", {"errors": "x"}), ("release-failed", {"errors": [1]}),
      ("release-failed", {"errors": [None]}), ("release-failed", {"errors": ["x"], "a": 1})],
-    ids=["ok-missing", "ok-empty", "ok-number", "ok-null", "ok-extra", "ok-array",
+    ids=["ok-empty", "ok-number", "ok-null", "ok-extra", "ok-array",
          "failed-missing", "failed-empty-list", "failed-string", "failed-number-item",
          "failed-null-item", "failed-extra"],
 )
@@ -361,3 +366,147 @@ def test_unknown_user_is_404(firm: Firm, tenant_factory) -> None:
     other = tenant_factory()
     path = f"/api/v1/customers/{{cid}}/users/{firm.users['TK1']}"
     assert other.api("GET", path).status_code == 404
+
+
+# --- issue 25: the published contract (profile switches, the batch route) ---------------------
+
+BATCH = "/api/v1/customers/{cid}/entries/release-succeeded/batch"
+DAY = ("2025-03-01T00:00:00Z", "2025-03-02T00:00:00Z")
+
+
+def test_counts_double_sends_doubles_and_keeps_a_stored_fraction(firm: Firm) -> None:
+    firm.admin.create_entry(firm.users["TK1"], "M1", work_date="2025-03-03",
+                            increment_duration_in_seconds=1234.5, unit_increment_count=2.5)
+    entry = firm.admin.records("entries")[0]
+    firm.admin.release_entry(firm.users["TK1"], entry["_id"], at="2025-03-01T10:00:00Z")
+    [spec] = export(firm, *DAY).json()
+    assert (spec["unitIncrementCount"], spec["incrementDurationInSeconds"]) == (3, 1235)
+    assert isinstance(spec["unitIncrementCount"], int)
+    firm.admin.set_profile(counts="double")
+    [got] = export(firm, *DAY).json()
+    [pending] = firm.api("GET", PENDING).json()
+    for answer in (got, pending):
+        assert (answer["unitIncrementCount"], answer["incrementDurationInSeconds"]) == (
+            2.5, 1234.5)
+    raw = firm.api("GET", PENDING).text
+    assert '"unitIncrementCount":2.5' in raw.replace(" ", "")
+
+
+def test_counts_double_seeds_some_fractions(tmp_path) -> None:
+    folder = sample_dir()
+    if folder is None:
+        pytest.skip("no sample_data/")
+    store = Store(tmp_path / "s.db")
+    try:
+        cid = store.create_customer()["customerId"]
+        store.set_profile(cid, {"counts": "double"})
+        store.seed_sample(folder, cid, entries=100)
+        pending = store.release_pending(cid)
+        counts = [e["unitIncrementCount"] for e in pending]
+        seconds = [e["incrementDurationInSeconds"] for e in pending]
+        assert all(isinstance(c, float) for c in counts + seconds)
+        assert sum(c % 1 == 0.5 for c in counts) >= 5
+        assert sum(s % 1 == 0.5 for s in seconds) >= 2
+    finally:
+        store.close()
+
+
+def test_code_assigner_laurel_names_the_service_laurel(firm: Firm) -> None:
+    firm.entry(codes=("L110", ("A101", "service")), released_at="2025-03-01T10:00:00Z")
+    firm.admin.set_profile(codeAssigner="laurel")
+    [got] = export(firm, *DAY).json()
+    assert [c["assignedBy"] for c in got["codes"]] == ["user", "laurel"]
+
+
+def test_published_digests_carry_the_published_extras(firm: Firm) -> None:
+    body = {"externalId": "misc", "name": "misc", "semanticType": None,
+            "customerDefaultable": False, "userDefaultable": False}
+    assert firm.api("POST", "/api/v1/customers/{cid}/code-types/import", json=body
+                    ).status_code == 201
+    body = {"externalId": "X1", "name": "X1", "description": "", "codeTypeExternalId": "misc"}
+    assert firm.api("POST", "/api/v1/customers/{cid}/codes/import", json=body).status_code == 201
+    firm.entry(codes=("L110", "X1"), released_at="2025-03-01T10:00:00Z")
+    [spec] = firm.api("GET", PENDING).json()
+    assert set(spec["initiativeProps"]["initiative"]) == PROPS_INITIATIVE_KEYS
+    firm.admin.set_profile(digests="published")
+    [got] = firm.api("GET", PENDING).json()
+    initiative = got["initiativeProps"]["initiative"]
+    assert set(initiative) == PROPS_INITIATIVE_KEYS | {"status", "locale"}
+    assert (initiative["status"], initiative["locale"]) == ("active", None)
+    assert set(initiative["client"]) == CLIENT_KEYS | {"type", "parentClientId"}
+    task, misc = (code["type"] for code in got["codes"])
+    assert set(task) == TYPE_KEYS | {"orderingSequence"}
+    assert set(misc) == TYPE_KEYS - {"semanticType"} | {"orderingSequence"}
+
+
+def test_the_seeded_entries_include_one_on_a_user_initiative(sandbox) -> None:
+    cid = sandbox.customer_id
+    pending = sandbox.store.release_pending(cid)
+    users = [e for e in pending if e["initiativeProps"]["type"] == "user"]
+    assert len(users) == 1
+    [entry] = users
+    assert set(entry["initiativeProps"]["initiative"]) == {"type", "_id", "name"}
+    assert entry["initiativeProps"]["initiative"]["type"] == "user"
+    released = sandbox.store.export_entries(cid, datetime(2000, 1, 1, tzinfo=UTC),
+                                            datetime(2100, 1, 1, tzinfo=UTC))
+    [exported] = [e for e in released if e["_id"] == entry["_id"]]
+    assert "externalId" not in exported["initiative"] and "client" not in exported["initiative"]
+    assert exported["initiative"]["name"] == entry["initiativeProps"]["initiative"]["name"]
+
+
+def test_batch_release_succeeded_answers_207_with_one_status_per_item(firm: Firm) -> None:
+    a = firm.entry(released_at="2025-03-01T10:00:00Z")
+    b = firm.entry(released_at="2025-03-01T10:00:00Z")
+    editable = firm.entry()
+    ack(firm, b, "release-succeeded", {"externalId": "B-1"})
+    items = [{"entryId": a["_id"], "userId": a["userId"], "externalId": "A-1"},
+             {"entryId": b["_id"], "userId": b["userId"], "externalId": "B-2"},
+             {"entryId": editable["_id"], "userId": editable["userId"]},
+             {"entryId": "0" * 24, "userId": a["userId"], "reReleaseFailedMessages": ["x"]}]
+    response = firm.api("POST", BATCH, json={"request": items})
+    assert response.status_code == 207
+    answer = response.json()["response"]
+    assert [r["entryId"] for r in answer] == [i["entryId"] for i in items]
+    assert [r["status"] for r in answer] == ["OK", "CONFLICT", "CONFLICT", "NOT_FOUND"]
+    assert set(answer[0]) == {"entryId", "status"}
+    assert all({"errorCode", "errorMessage"} <= set(r) for r in answer[1:])
+    assert (_state(firm, a["_id"])["state"], _state(firm, a["_id"])["externalId"]) == (
+        "succeeded", "A-1")
+    again = firm.api("POST", BATCH, json={"request": items[:1]}).json()["response"]
+    assert again == [{"entryId": a["_id"], "status": "OK"}]  # a repeat, as the single route
+
+
+@pytest.mark.parametrize("n", [0, 21])
+def test_batch_release_succeeded_takes_1_to_20_items(firm: Firm, n: int) -> None:
+    entry = firm.entry(released_at="2025-03-01T10:00:00Z")
+    item = {"entryId": entry["_id"], "userId": entry["userId"]}
+    response = firm.api("POST", BATCH, json={"request": [item] * n})
+    assert response.status_code == 422
+    assert _state(firm, entry["_id"])["state"] == "pending"
+
+
+def test_batch_release_succeeded_is_404_when_the_profile_turns_it_off(firm: Firm) -> None:
+    entry = firm.entry(released_at="2025-03-01T10:00:00Z")
+    firm.admin.set_profile(batchAck=False)
+    item = {"entryId": entry["_id"], "userId": entry["userId"], "externalId": "B"}
+    assert firm.api("POST", BATCH, json={"request": [item]}).status_code == 404
+    assert _state(firm, entry["_id"])["state"] == "pending"
+
+
+def test_batch_release_succeeded_is_counted_and_documented(firm: Firm, sandbox) -> None:
+    entry = firm.entry(released_at="2025-03-01T10:00:00Z")
+    sandbox.admin.reset_stats()
+    firm.api("POST", BATCH, json={"request": [{"entryId": entry["_id"],
+                                               "userId": entry["userId"]}]})
+    routes = sandbox.admin.stats()["routes"]
+    [(key, value)] = [(k, v) for k, v in routes.items() if k.endswith("/batch")]
+    assert key.startswith("POST ") and value["count"] == 1 and value["statuses"] == {"207": 1}
+    paths = firm.api("GET", "/openapi.json").json()["paths"]
+    assert "207" in paths[BATCH.replace("{cid}", "{customerId}")]["post"]["responses"]
+
+
+def test_release_succeeded_takes_no_external_id(firm: Firm) -> None:
+    entry = firm.entry(released_at="2025-03-01T10:00:00Z")
+    response = ack(firm, entry, "release-succeeded", {})
+    assert response.status_code == 200
+    assert (response.json()["state"], response.json()["externalId"]) == ("succeeded", None)

@@ -46,6 +46,7 @@ Endpoint = Literal[
     "release_pending",
     "release_succeeded",
     "release_failed",
+    "release_succeeded_batch",
     "user",
     "star",
     "unstar",
@@ -87,6 +88,12 @@ ENDPOINTS: dict[Endpoint, tuple[Literal["GET", "POST"], Service, str]] = {
         "/api/v1/customers/{customerId}/users/{userId}/entries/{entryId}/release-failed",
     ),
     "user": ("GET", "auth", "/api/v1/customers/{customerId}/users/{userId}"),  # identity only
+    # published, not in interface.md: 1 to 20 release-succeeded in one request, a 207 answer
+    "release_succeeded_batch": (
+        "POST",
+        "time",
+        "/api/v1/customers/{customerId}/entries/release-succeeded/batch",
+    ),
     "star": ("POST", "time", "/api/v1/public/customers/{customerId}/initiative-props/star"),
     "unstar": ("POST", "time", "/api/v1/public/customers/{customerId}/initiative-props/unstar"),
     "starred": ("GET", "time", "/api/v1/public/customers/{customerId}/initiative-props/starred"),
@@ -138,6 +145,10 @@ class Connection:
         self.urls = settings.urls
         self.workers = workers
         self.transport = Transport(timeout=timeout, retries=retries, backoff=backoff)
+        #: whether the service serves the batch release-succeeded route: ``None`` until an
+        #: acknowledgement finds out, ``False`` once it answered 404 or 405 (then every
+        #: acknowledgement over this connection goes one request per entry)
+        self.ack_batch: bool | None = None
         self.auth = TokenProvider(
             self.url("token"),
             settings.client_id,

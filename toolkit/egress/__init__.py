@@ -7,6 +7,7 @@
 - :mod:`~toolkit.egress.files`: its files (Parquet, CSV, Excel) and ``claim_target``
 - :mod:`~toolkit.egress.sync`: incremental sync into Delta tables
 - :mod:`~toolkit.egress.acknowledgements`: ``acknowledge`` from a frame
+- :mod:`~toolkit.egress.ack_batch`: its succeeded rows through the published batch route
 - :mod:`~toolkit.egress.users`: user records
 
 The package names the public functions; ``sync`` and ``users`` are its modules (their
@@ -23,6 +24,7 @@ from toolkit.egress.sync import (
     compact,
     read_sync,
     sync_status,
+    widen_counts,
 )
 
 __all__ = [
@@ -38,4 +40,5 @@ __all__ = [
     "read_sync",
     "release_pending",
     "sync_status",
+    "widen_counts",
 ]

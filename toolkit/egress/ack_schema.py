@@ -12,8 +12,9 @@ OUTCOMES = ("succeeded", "failed")
 class AcknowledgementSchema(pa.DataFrameModel):
     """One acknowledgement per row (column rules; see :data:`CROSS_RULES` for the rest).
 
-    ``externalId`` is required for ``succeeded`` rows; ``errors`` (a non-empty list of strings)
-    for ``failed`` rows.
+    ``errors`` (a non-empty list of strings) is required for ``failed`` rows. ``externalId`` is
+    optional, as published: a ``succeeded`` row without one is sent without it (with a
+    warning).
     """
 
     userId: str = pa.Field(str_length={"min_value": 1})
@@ -28,7 +29,4 @@ class AcknowledgementSchema(pa.DataFrameModel):
 
 #: Rules across columns, checked outside pandera so the failure names the right column:
 #: (column, outcome it applies to, message).
-CROSS_RULES = (
-    ("externalId", "succeeded", "a succeeded row needs a non-empty externalId"),
-    ("errors", "failed", "a failed row needs at least one error text"),
-)
+CROSS_RULES = (("errors", "failed", "a failed row needs at least one error text"),)

@@ -1,7 +1,12 @@
 """Acknowledge released entries from a frame: release-succeeded or release-failed, per row.
 
 The frame is validated first (:class:`AcknowledgementSchema`), then posted through the bulk
-runner. A 409 (the entry is already in another state) is reported with the service's detail and
+runner. Succeeded rows go through the published batch route, 20 a request
+(:mod:`toolkit.egress.ack_batch`), where the service has it, else one request per entry as
+failed rows always do. A succeeded row without ``externalId`` is sent without it (the
+published body has it optional), with an :class:`~toolkit.errors.InputWarning`.
+
+A 409 (the entry is already in another state) is reported with the service's detail and
 is not retried. An acknowledgement whose answer was lost is retried; a 409 or 422 on that retry
 naming the requested state means the first attempt landed (the row is ``sent``), any other
 answer leaves the row ``unknown``. A service that refuses a repeated acknowledgement (409 or
@@ -13,6 +18,7 @@ else ``failed`` with the service's reason.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -20,13 +26,14 @@ import numpy as np
 import pandas as pd
 import pandera.pandas as pa
 
-from toolkit.bulk.runner import Call, Journal, result_frame, run_bulk
+from toolkit.bulk.runner import Call, Journal, not_sent, pacer_for, result_frame, run_bulk
 from toolkit.core.connection import Connection
 from toolkit.core.failures import check_name, failure_frame
 from toolkit.core.frames import FrameLike, as_pandas, unique_rows
 from toolkit.core.http import Reply
+from toolkit.egress.ack_batch import send_batches
 from toolkit.egress.ack_schema import CROSS_RULES, OUTCOMES, AcknowledgementSchema
-from toolkit.errors import ConfigError, Interrupted, ValidationError
+from toolkit.errors import ConfigError, InputWarning, Interrupted, ValidationError
 
 __all__ = ["AcknowledgementSchema", "acknowledge", "check_acknowledgements"]
 
@@ -69,7 +76,7 @@ def _landed(state: str, value: Any) -> Callable[[Reply], bool]:
     answer counts as landed when its body names the requested ``state`` and does not show
     another ``externalId`` (succeeded) or other ``errors`` (failed) than those asked for: the
     entry is in the requested state. A body without ``state`` (plain text, none) proves
-    nothing.
+    nothing. A succeeded acknowledgement sent without ``externalId`` asks for the state alone.
     """
     field = "externalId" if state == "succeeded" else "errors"
 
@@ -77,7 +84,7 @@ def _landed(state: str, value: Any) -> Callable[[Reply], bool]:
         body = reply.body if isinstance(reply.body, dict) else {}
         if body.get("state") != state:
             return False
-        return field not in body or body[field] == value
+        return value is None or field not in body or body[field] == value
 
     return landed
 
@@ -193,6 +200,55 @@ def check_acknowledgements(frame: FrameLike, *, separator: str | None = None) ->
     return checked
 
 
+def _send(
+    conn: Connection,
+    calls: list[Call],
+    *,
+    workers: int | None,
+    progress: bool,
+    journal: str | os.PathLike[str] | Journal | None,
+    as_result: Callable[[list[Reply]], pd.DataFrame],
+) -> list[Reply]:
+    """Succeeded calls in batches where the service has the route, the rest one by one; one
+    run (one pacer, one journal); an interrupt gets its result frame of every row."""
+    jr = journal if journal is None or isinstance(journal, Journal) else Journal(journal)
+    pacer = pacer_for(conn)
+    replies: list[Reply | None] = [None] * len(calls)
+    carried = [0] * len(calls)  # batch requests that carried a row left to the per-entry route
+    succeeded = [i for i, c in enumerate(calls) if c.endpoint == "release_succeeded"]
+    try:
+        todo = list(range(len(calls)))
+        for batched in (True, False):
+            if batched and (not succeeded or conn.ack_batch is False):
+                continue
+            part = succeeded if batched else todo
+            try:
+                if batched:
+                    got, counts = send_batches(conn, [calls[i] for i in part], pacer=pacer,
+                                               journal=jr, workers=workers, progress=progress)
+                    for i, n in zip(part, counts, strict=True):
+                        carried[i] = n
+                else:
+                    got = list(run_bulk(conn, [calls[i] for i in part], workers=workers,
+                                        progress=progress, journal=jr, desc="acknowledge",
+                                        pacer=pacer))
+            except Interrupted as exc:
+                for i, reply in zip(part, exc.replies, strict=True):
+                    replies[i] = reply
+                exc.replies = [r or not_sent() for r in replies]
+                exc.result = as_result(exc.replies)
+                raise
+            for i, answer in zip(part, got, strict=True):
+                if answer is not None and not batched:
+                    answer.attempts += carried[i]
+                replies[i] = answer
+            todo = [i for i in todo if replies[i] is None]  # the batch route's leftovers
+    finally:
+        if jr is not None and jr is not journal:
+            jr.close()
+    return [r or not_sent() for r in replies]
+
+
 def acknowledge(
     conn: Connection,
     frame: FrameLike,
@@ -219,6 +275,8 @@ def acknowledge(
     Returns:
         Aligned to the input: ``userId``, ``entryId``, ``outcome``, ``status``, ``ok``,
         ``httpStatus``, ``error`` (for a 409, the entry's conflict), ``attempts``, ``elapsed``.
+        A row sent in a batch has its item's status as ``httpStatus`` and its
+        ``errorMessage`` as ``error``; ``attempts`` counts the requests that carried it.
 
     Raises:
         ValidationError: the frame failed its checks (with ``.failure_cases``).
@@ -247,7 +305,9 @@ def acknowledge(
         if missing:
             raise ConfigError(f"the frame needs column(s) {missing}")
     calls = []
-    for user, entry, outcome, ext, errs in zip(
+    bare: list[Any] = []  # succeeded rows without externalId: sent without it
+    for label, user, entry, outcome, ext, errs in zip(
+        df.index.tolist(),
         df["userId"].tolist(),
         df["entryId"].tolist(),
         df["outcome"].tolist(),
@@ -257,8 +317,11 @@ def acknowledge(
     ):
         path = {"userId": user, "entryId": entry}
         if outcome == "succeeded":
-            body: dict[str, Any] = {"externalId": ext}
-            landed = _landed("succeeded", ext)
+            given = isinstance(ext, str) and ext.strip() != ""
+            body: dict[str, Any] = {"externalId": ext} if given else {}
+            if not given:
+                bare.append(label)
+            landed = _landed("succeeded", ext if given else None)
             calls.append(Call("release_succeeded", path, body, key=entry, landed=landed))
         else:
             body = {"errors": _as_list(errs) or []}
@@ -271,13 +334,18 @@ def acknowledge(
         res.insert(2, "outcome", df["outcome"].tolist())
         return res.astype({"userId": "str", "outcome": "str"})
 
-    try:
-        replies = run_bulk(
-            conn, calls, workers=workers, progress=progress, journal=journal, desc="acknowledge"
+    if bare:
+        rows = ", ".join(map(str, bare[:5])) + (f" and {len(bare) - 5} more" if len(bare) > 5
+                                                 else "")
+        warnings.warn(
+            f"{len(bare)} succeeded row(s) without externalId (rows {rows}) are sent without"
+            " it: the published service takes it as optional, and the entry then holds no"
+            " billing-system id",
+            InputWarning,
+            stacklevel=2,
         )
-    except Interrupted as exc:
-        exc.result = as_result(exc.replies)
-        raise
+    replies = _send(conn, calls, workers=workers, progress=progress, journal=journal,
+                    as_result=as_result)
     res = as_result(replies)
     # the spec does not say a repeated acknowledgement is harmless: a 409 that follows a
     # retried attempt may mean the first attempt was applied and only its answer was lost

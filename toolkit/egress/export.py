@@ -383,7 +383,7 @@ class Export:
 
         The types are those of the files (Parquet, Delta Lake): ``workDate`` a naive
         ``timestamp[us]`` at midnight, timestamps ``timestamp[us, tz=UTC]``, counts
-        ``int64``, tags ``list<string>``, missing values null; columns you added (and fields
+        ``double``, tags ``list<string>``, missing values null; columns you added (and fields
         the spec does not list) are kept at the end. :meth:`from_arrow` takes the pair back:
         ``Export.from_arrow(*ex.to_arrow(), kind=ex.kind)``.
 
@@ -415,7 +415,7 @@ class Export:
         """The two tables as Polars frames: ``(entries, codes)``, also by name.
 
         Built from :meth:`to_arrow`, so the types are the same: ``workDate`` a
-        ``Datetime("us")``, timestamps ``Datetime("us", "UTC")``, counts ``Int64``, tags
+        ``Datetime("us")``, timestamps ``Datetime("us", "UTC")``, counts ``Float64``, tags
         ``List(String)``. Polars is optional: ``pip install polars``.
 
         Returns:

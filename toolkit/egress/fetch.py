@@ -9,7 +9,8 @@ memory stays that of one window whatever the range.
 A field of an answer that the spec's time-entry table does not list is kept as a column (see
 :mod:`toolkit.egress.flatten`), and an export warns about it once per field name
 (:class:`~toolkit.errors.InputWarning`), naming the field, the first entry holding it and its
-window.
+window. An ``assignedBy`` other than ``user``, ``service`` or ``laurel`` (the published name of
+the service) is kept as it is, and warned about once per export.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from toolkit.core.windows import TimeLike, iso, split_windows
 from toolkit.egress.export import Export
 from toolkit.egress.files import ROWS_PER_GROUP, claim_target
 from toolkit.egress.flatten import UNKNOWN_FIELDS
+from toolkit.egress.schemas import ASSIGNED_BY
 from toolkit.errors import ApiError, ConfigError, FlattenError, InputWarning
 
 __all__ = [
@@ -120,7 +122,8 @@ def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Ex
 
 
 def warn_unknown_fields(export: Export, seen: set[str], *, kept: bool = True) -> None:
-    """Warn once per unknown field name (those not in ``seen``, which it extends).
+    """Warn once per unknown field name (those not in ``seen``, which it extends), and once
+    about an ``assignedBy`` none of :data:`~toolkit.egress.schemas.ASSIGNED_BY`.
 
     Args:
         export: A window's export (its ``entries.attrs`` say which fields, entries, windows).
@@ -150,6 +153,20 @@ def warn_unknown_fields(export: Export, seen: set[str], *, kept: bool = True) ->
         warnings.warn(
             f"the export answer holds {name!r}, a field the spec's time-entry table does not"
             f" list (first on entry {entry!r}, window {after} .. {on_or_before}): {done}",
+            InputWarning,
+            stacklevel=3,
+        )
+    codes = export.codes
+    if "assignedBy" in seen or "assignedBy" not in codes or not len(codes):
+        return
+    odd = codes["assignedBy"].notna() & ~codes["assignedBy"].isin(ASSIGNED_BY)
+    if odd.any():
+        seen.add("assignedBy")
+        first = codes.loc[odd].iloc[0]
+        warnings.warn(
+            f"the export answer holds assignedBy {first['assignedBy']!r} (first on entry"
+            f" {first['entryId']!r}), none of {', '.join(ASSIGNED_BY)}: kept as it is (this"
+            " export warns about it once)",
             InputWarning,
             stacklevel=3,
         )

@@ -13,7 +13,7 @@ On disk ``workDate`` is a naive ``timestamp[us]`` at midnight (pandas reads
 :attr:`Export.entries`, in every reader), timestamps are UTC, ``initiativeProps.tags`` a
 ``list<string>`` (joined with ``;`` in CSV and Excel), and the pandas dtypes ride along in the
 files' pandas metadata, so ``pd.read_parquet(path / "entries")`` gives the frame's dtypes
-(``Int64`` counts, ``str`` text). A file written as ``date32`` by an earlier version reads
+(``Float64`` counts, ``str`` text). A file written as ``date32`` by an earlier version reads
 back as ``datetime64[us]`` too. :func:`claim_target` refuses to write
 over data unless asked (``overwrite=True``), like ``write_deltalake``'s ``mode="error"``.
 
@@ -104,7 +104,7 @@ def _work_date(column: pa.ChunkedArray[Any]) -> pa.ChunkedArray[Any]:
 
 
 def _pandas_metadata(table: pa.Table) -> pa.Table:
-    """Attach the pandas metadata of the frame the table reads back as (``Int64``, ``str``)."""
+    """Attach the pandas metadata of the frame the table reads back as (``Float64``, ``str``)."""
     frame = arrow_to_pandas(table.schema.empty_table())
     meta = pa.Schema.from_pandas(frame, preserve_index=False).metadata or {}
     return table.replace_schema_metadata({**(table.schema.metadata or {}), **meta})

@@ -20,9 +20,15 @@ collector paused (:func:`gc_paused`): the collector otherwise re-scans every par
 while ``orjson.loads`` builds hundreds of thousands of them, which costs several times the
 parse itself.
 
-Answers are checked: an entry without ``_id``, an ``_id`` twice in one answer, a non-integer
-count or duration (``360.5``) and a timestamp that is not ISO 8601 raise :class:`FlattenError`
-naming the entry (the export names the window too). Missing fields and ``null`` objects become
+Answers are checked: an entry without ``_id``, an ``_id`` twice in one answer, a field of
+the wrong JSON type and a timestamp that is not ISO 8601 raise :class:`FlattenError` naming
+the entry (the export names the window too). Counts (``unitIncrementCount``,
+``incrementDurationInSeconds``) are JSON numbers, read as ``float64`` whatever their form
+(``3``, ``2.5``): the published service sends doubles, so a fraction is kept as it is. The
+detailed form also knows the published extras (``notes``, ``releaseCount``, ``lastSyncedAt``,
+``firstReleaseAttemptedAt``, ``isShared``, ``sharedFrom`` as JSON text; the initiative's
+``status`` and ``locale``, the client's ``type`` and ``parentClientId``, the code type's
+``orderingSequence``). Missing fields and ``null`` objects become
 nulls. A field the spec does not list is kept: as a column named by its dotted path
 (``futureField``, ``initiative.client.region``; an object's fields ``futureField.flag``), after
 the spec's columns, sorted by name, typed as the JSON holds it (text ``str``, whole numbers
@@ -42,7 +48,6 @@ from __future__ import annotations
 
 import gc
 import json
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
@@ -90,20 +95,18 @@ _CLIENT = pa.struct(
         ("callSign", _STR),
     ]
 )
-_CODE = pa.struct(
-    [
-        ("_id", _STR),
-        ("externalId", _STR),
-        ("name", _STR),
-        ("description", _STR),
-        (
-            "type",
-            pa.struct(
-                [("_id", _STR), ("externalId", _STR), ("name", _STR), ("semanticType", _STR)]
-            ),
-        ),
-    ]
+_CODE_TYPE = [("_id", _STR), ("externalId", _STR), ("name", _STR), ("semanticType", _STR)]
+_CODE_FIELDS = [("_id", _STR), ("externalId", _STR), ("name", _STR), ("description", _STR)]
+_CODE = pa.struct([*_CODE_FIELDS, ("type", pa.struct(_CODE_TYPE))])
+#: the detailed form's digests carry the published extras
+_PENDING_CODE = pa.struct(
+    [*_CODE_FIELDS, ("type", pa.struct([*_CODE_TYPE, ("orderingSequence", _STR)]))]
 )
+_PENDING_CLIENT = pa.struct([*_CLIENT, ("type", _STR), ("parentClientId", _STR)])
+#: one dtype per count field in every frame, file and table: a JSON number may be a double
+_COUNT = pa.float64()
+#: timestamps of the detailed form's published extras (cast like createdAt)
+_PENDING_TIMES = ("lastSyncedAt", "firstReleaseAttemptedAt")
 
 #: Arrow type one export-form entry is read as (field order = column order of ``entries``).
 EXPORT_RECORD_TYPE = pa.struct(
@@ -114,8 +117,8 @@ EXPORT_RECORD_TYPE = pa.struct(
         ("externalId", _STR),
         ("workDate", _STR),
         ("summary", _STR),
-        ("unitIncrementCount", pa.int64()),
-        ("incrementDurationInSeconds", pa.int64()),
+        ("unitIncrementCount", _COUNT),
+        ("incrementDurationInSeconds", _COUNT),
         ("createdAt", _STR),
         ("updatedAt", _STR),
         ("initiative", pa.struct([("externalId", _STR), ("name", _STR), ("client", _CLIENT)])),
@@ -132,8 +135,8 @@ PENDING_RECORD_TYPE = pa.struct(
         ("externalId", _STR),
         ("workDate", _STR),
         ("summary", _STR),
-        ("unitIncrementCount", pa.int64()),
-        ("incrementDurationInSeconds", pa.int64()),
+        ("unitIncrementCount", _COUNT),
+        ("incrementDurationInSeconds", _COUNT),
         (
             "initiativeProps",
             pa.struct(
@@ -154,14 +157,22 @@ PENDING_RECORD_TYPE = pa.struct(
                                 ("externalId", _STR),
                                 ("name", _STR),
                                 ("description", _STR),
-                                ("client", _CLIENT),
+                                ("client", _PENDING_CLIENT),
+                                ("status", _STR),
+                                ("locale", _STR),
                             ]
                         ),
                     ),
                 ]
             ),
         ),
-        ("codes", pa.list_(_CODE)),
+        ("codes", pa.list_(_PENDING_CODE)),
+        ("notes", _STR),
+        ("releaseCount", pa.int64()),
+        ("lastSyncedAt", _STR),
+        ("firstReleaseAttemptedAt", _STR),
+        ("isShared", pa.bool_()),
+        ("sharedFrom", _STR),
     ]
 )
 
@@ -237,28 +248,16 @@ def _struct_array(records: Iterable[dict[str, Any]], kind: Kind) -> pa.Table:
     return pa.Table.from_batches(batches, schema=pa.schema(list(record_type)))
 
 
-#: integer fields of both forms: a JSON number with a fraction there is refused, not truncated
-_INTEGER_FIELDS = ("unitIncrementCount", "incrementDurationInSeconds")
-#: a fraction or exponent after an integer field: the raw answer takes the checked path
-_FRACTION = re.compile(
-    rb'"(?:unitIncrementCount|incrementDurationInSeconds)"\s*:\s*-?\d+(?:\.\d*[1-9]|[eE])'
-)
-
-
-def _entry_name(rec: Any, i: int) -> str:
-    rid = rec.get("_id") if isinstance(rec, dict) else None
-    return f"entry {rid!r}" if rid else f"entry {i} (no _id)"
-
-
-def _check_records(records: Sequence[Any]) -> None:
-    """Refuse a fraction in an integer field (Arrow would truncate 360.5 to 360)."""
-    for i, rec in enumerate(records):
-        if not isinstance(rec, dict):
-            continue  # _struct_array names it
-        for name in _INTEGER_FIELDS:
-            v = rec.get(name)
-            if isinstance(v, float) and not v.is_integer():
-                raise FlattenError(f"{_entry_name(rec, i)}: {name} is {v!r}, not a whole number")
+def _json_text(records: Sequence[Any], name: str) -> Sequence[Any]:
+    """Records with an object or list under ``name`` turned into its JSON text (a column of
+    text: the published ``sharedFrom`` is an object whose fields are not given)."""
+    if not any(isinstance(r, dict) and isinstance(r.get(name), dict | list) for r in records):
+        return records
+    return [
+        {**r, name: orjson.dumps(r[name]).decode()}
+        if isinstance(r, dict) and isinstance(r.get(name), dict | list) else r
+        for r in records
+    ]
 
 
 def _check_ids(table: pa.Table) -> None:
@@ -284,8 +283,8 @@ def _flatten_records(
     """Records (parsed JSON) -> checked, flat (entries, codes) Arrow tables."""
     if not isinstance(records, list | tuple | dict | str | bytes):
         records = list(records)
-    if isinstance(records, list | tuple):
-        _check_records(records)
+    if isinstance(records, list | tuple) and kind == "pending":
+        records = _json_text(records, "sharedFrom")
     entries, codes = _split(_struct_array(records, kind), kind)
     entries, codes = _add_unknown(entries, codes, cast("Sequence[dict[str, Any]]", records), kind)
     return _finish(entries, codes, kind)
@@ -470,7 +469,7 @@ def _cast_date(column: pa.ChunkedArray[Any], name: str) -> pa.ChunkedArray[Any]:
 
 
 def _type_entries(table: pa.Table) -> pa.Table:
-    for name in ("createdAt", "updatedAt"):
+    for name in ("createdAt", "updatedAt", *_PENDING_TIMES):
         if name in table.column_names:
             i = table.schema.get_field_index(name)
             ids = table["_id"] if "_id" in table.column_names else None
@@ -665,7 +664,7 @@ def _read_json_arrow(raw: bytes | bytearray | memoryview | str, kind: Kind) -> p
     which either succeeds or names the offending field.
     """
     data = raw.encode() if isinstance(raw, str) else raw
-    if len(data) >= 2**31 - 16 or _FRACTION.search(data):  # Arrow would truncate 360.5
+    if len(data) >= 2**31 - 16:
         return None
     wrapped = b"".join((b'{"r":', data, b"}"))
     record_type = _RECORD_TYPES[kind]  # fields it lacks are inferred (kept as columns)

@@ -14,10 +14,16 @@ text (ids, names, ``assignedBy`` ...)     ``str`` (pandas 3 default string dtype
                                           missing is ``NaN``)
 ``workDate``                              ``datetime64[us]``, naive midnight of the day
 ``createdAt``, ``updatedAt``              ``datetime64[us, UTC]``
-counts and seconds                        ``Int64`` (nullable)
+``unitIncrementCount``,                   ``Float64`` (nullable): the published service
+``incrementDurationInSeconds``            sends doubles, so ``2.5`` is kept as it is
 ``initiativeProps.initiative.unitIncrements``  ``Float64`` (the spec says "number")
 ``position``                              ``int64``
 ``initiativeProps.tags``                  ``list<string>[pyarrow]`` (``pd.ArrowDtype``)
+``lastSyncedAt``,                         ``datetime64[us, UTC]`` (published extras of the
+``firstReleaseAttemptedAt``               detailed form, as the other timestamps)
+``releaseCount``                          ``Int64``
+``isShared``                              ``boolean``
+``sharedFrom``                            ``str`` (the object as JSON text)
 ========================================  ==============================================
 
 Every column except the identifiers linking the tables (``_id``, ``entryId``,
@@ -54,8 +60,9 @@ __all__ = [
 
 #: Allowed ``code.type.semanticType`` values (null means "other").
 SEMANTIC_TYPES = ("action", "activity", "location", "phase", "task")
-#: Allowed ``assignedBy`` values.
-ASSIGNED_BY = ("user", "service")
+#: Known ``assignedBy`` values: interface.md's ``user`` and ``service``, and ``laurel``, the
+#: published name of the service. Any other text is kept, and an export warns about it once.
+ASSIGNED_BY = ("user", "service", "laurel")
 #: Allowed ``initiativeProps.initiative.billingType`` values.
 BILLING_TYPES = ("billable", "non-billable")
 
@@ -81,8 +88,8 @@ class _EntryScalars(pa.DataFrameModel):
     externalId: Series[str] = _text()
     workDate: Series[pandas_engine.DateTime] = pa.Field(nullable=True, dtype_kwargs=_DAY)
     summary: Series[str] = _text()
-    unitIncrementCount: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0)
-    incrementDurationInSeconds: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0)
+    unitIncrementCount: Series[pd.Float64Dtype] = pa.Field(nullable=True, ge=0)
+    incrementDurationInSeconds: Series[pd.Float64Dtype] = pa.Field(nullable=True, ge=0)
 
     class Config:
         strict = False  # fields the spec does not list are kept as further columns
@@ -126,7 +133,12 @@ class PendingEntriesSchema(_EntryScalars):
     (list of text), ``initiativeProps.nickname``, ``initiativeProps.initiative.type``,
     ``._id``, ``.billingType``, ``.callSign``, ``.unitIncrements``, ``.externalId``,
     ``.name``, ``.description`` and ``initiativeProps.initiative.client.*`` (``_id``,
-    ``externalId``, ``name``, ``description``, ``callSign``).
+    ``externalId``, ``name``, ``description``, ``callSign``, and the published ``type`` and
+    ``parentClientId``), the initiative's published ``status`` and ``locale``, then the
+    published extras ``notes``, ``releaseCount``, ``lastSyncedAt``,
+    ``firstReleaseAttemptedAt``, ``isShared`` and ``sharedFrom``. An entry on a user
+    initiative (``initiativeProps.type`` ``user``) has only ``type``, ``_id`` and ``name``
+    of its initiative; the other initiative and client columns are empty.
 
     >>> from toolkit.egress.flatten import flatten_pending
     >>> from toolkit.testing import fake_pending_entries
@@ -156,23 +168,20 @@ class PendingEntriesSchema(_EntryScalars):
     client_name: Series[str] = _text("initiativeProps.initiative.client.name")
     client_description: Series[str] = _text("initiativeProps.initiative.client.description")
     client_callSign: Series[str] = _text("initiativeProps.initiative.client.callSign")
+    client_type: Series[str] = _text("initiativeProps.initiative.client.type")
+    client_parent: Series[str] = _text("initiativeProps.initiative.client.parentClientId")
+    init_status: Series[str] = _text("initiativeProps.initiative.status")
+    init_locale: Series[str] = _text("initiativeProps.initiative.locale")
+    notes: Series[str] = _text()
+    releaseCount: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0)
+    lastSyncedAt: Series[UtcTimestamp] = pa.Field(nullable=True, dtype_kwargs=_UTC)
+    firstReleaseAttemptedAt: Series[UtcTimestamp] = pa.Field(nullable=True, dtype_kwargs=_UTC)
+    isShared: Series[pd.BooleanDtype] = pa.Field(nullable=True)
+    sharedFrom: Series[str] = _text()
 
 
-class PendingCodesSchema(pa.DataFrameModel):
-    """Codes of the release-pending list: one row per (entry, code), no ``assignedBy``.
-
-    Columns, in order: ``entryId`` (the entry's ``_id``), ``position`` (0-based index in the
-    entry's ``codes``), ``code._id``, ``code.externalId``, ``code.name``,
-    ``code.description``, ``code.type._id``, ``code.type.externalId``, ``code.type.name``,
-    ``code.type.semanticType``. The names carry the ``code.`` prefix although the detailed
-    form's codes are flat, so both forms' codes tables line up.
-
-    >>> from toolkit.egress.flatten import flatten_pending
-    >>> from toolkit.testing import fake_pending_entries
-    >>> _, codes = flatten_pending(fake_pending_entries(2, codes_per_entry=4))
-    >>> len(PendingCodesSchema.validate(codes))
-    8
-    """
+class _Codes(pa.DataFrameModel):
+    """The columns both forms' codes tables share."""
 
     entryId: Series[str] = pa.Field()
     position: Series[int] = pa.Field(ge=0)
@@ -191,11 +200,32 @@ class PendingCodesSchema(pa.DataFrameModel):
         unique = ["entryId", "position"]
 
 
-class ExportCodesSchema(PendingCodesSchema):
+class PendingCodesSchema(_Codes):
+    """Codes of the release-pending list: one row per (entry, code), no ``assignedBy``.
+
+    Columns, in order: ``entryId`` (the entry's ``_id``), ``position`` (0-based index in the
+    entry's ``codes``), ``code._id``, ``code.externalId``, ``code.name``,
+    ``code.description``, ``code.type._id``, ``code.type.externalId``, ``code.type.name``,
+    ``code.type.semanticType``, ``code.type.orderingSequence`` (published). The names carry
+    the ``code.`` prefix although the detailed form's codes are flat, so both forms' codes
+    tables line up.
+
+    >>> from toolkit.egress.flatten import flatten_pending
+    >>> from toolkit.testing import fake_pending_entries
+    >>> _, codes = flatten_pending(fake_pending_entries(2, codes_per_entry=4))
+    >>> len(PendingCodesSchema.validate(codes))
+    8
+    """
+
+    type_ordering: Series[str] = _text("code.type.orderingSequence")
+
+
+class ExportCodesSchema(_Codes):
     """Codes of the v2 export: one row per (entry, code).
 
-    Columns: those of :class:`PendingCodesSchema`, then ``assignedBy`` (``user`` or
-    ``service``).
+    Columns: those of :class:`PendingCodesSchema` but ``code.type.orderingSequence`` (the
+    detailed form's alone), then ``assignedBy`` (any text: ``user``,
+    ``service`` or ``laurel`` are known).
 
     >>> from toolkit.egress.flatten import flatten_export
     >>> from toolkit.testing import fake_export_entries
@@ -204,4 +234,4 @@ class ExportCodesSchema(PendingCodesSchema):
     np.True_
     """
 
-    assignedBy: Series[str] = _text(isin=list(ASSIGNED_BY))
+    assignedBy: Series[str] = _text()

@@ -6,7 +6,12 @@ merges each window into two Delta Lake tables (delta-rs, no JVM):
 * ``PATH/entries``: one row per entry ``_id`` (the columns of :attr:`Export.entries`;
   ``workDate`` a naive ``timestamp_ntz``, or the ``date`` of a table an earlier version
   created, kept as it is), partitioned by ``workMonth`` (``YYYY-MM`` of ``workDate``). A field
-  the spec does not list is left out (the tables' schema never changes) and warned about;
+  the spec does not list is left out (the tables' schema never changes) and warned about.
+  Counts are ``double`` (a fraction is kept); a table an earlier version created with
+  ``long`` counts is kept as it is, takes whole counts as before and reads back as ``double``;
+  a fraction for it stops the sync before that window is written (:class:`ConfigError`
+  naming the entry; the watermark stays at the last complete window), for
+  :func:`widen_counts` to convert the table first;
 * ``PATH/codes``: one row per entry and code (:attr:`Export.codes`), linked by ``entryId``,
   partitioned by its entry's ``workMonth``.
 
@@ -83,6 +88,7 @@ __all__ = [
     "read_watermark",
     "sync",
     "sync_status",
+    "widen_counts",
 ]
 
 #: Commit metadata key of the entries table holding the watermark (ISO 8601, UTC).
@@ -101,8 +107,15 @@ _TABLES = ("entries", "codes")
 _NAMES = {"entries": "toolkit_sync_entries", "codes": "toolkit_sync_codes"}
 _WRITER = WriterProperties(max_row_group_size=ROWS_PER_GROUP, compression="SNAPPY")
 _DATE = 'PrimitiveType("date")'
-#: types an earlier version wrote, accepted as the current ones: workDate was a date
-_LEGACY = {("workDate", _DATE): 'PrimitiveType("timestamp_ntz")'}
+_LONG = 'PrimitiveType("long")'
+#: the count fields: ``double`` since the published service sends doubles, ``long`` before
+_COUNTS = ("unitIncrementCount", "incrementDurationInSeconds")
+#: types an earlier version wrote, accepted as the current ones: workDate was a date, the
+#: counts whole numbers
+_LEGACY = {
+    ("workDate", _DATE): 'PrimitiveType("timestamp_ntz")',
+    **{(name, _LONG): 'PrimitiveType("double")' for name in _COUNTS},
+}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -120,13 +133,36 @@ def _lag(value: Any) -> pd.Timedelta:
 
 def _schemas(root: Path | None = None) -> tuple[pa.Schema, pa.Schema]:
     """The Arrow schemas of the two tables (those of an empty export, partition included);
-    with ``root``, a ``date32`` ``workDate`` where an earlier version created it so (kept)."""
+    with ``root``, a ``date32`` ``workDate`` and ``int64`` counts where an earlier version
+    created them so (kept)."""
     entries, codes = Export.empty().to_arrow(partition_cols=PARTITION_COLS)
     held = DeltaTable(str(root / "entries")).schema().fields if root is not None else []
-    if any(f.name == "workDate" and repr(f.type) == _DATE for f in held):
-        i = entries.column_names.index("workDate")
-        entries = entries.set_column(i, "workDate", entries["workDate"].cast(pa.date32()))
+    kept = {"workDate": (_DATE, pa.date32()), **{n: (_LONG, pa.int64()) for n in _COUNTS}}
+    for f in held:
+        if f.name in kept and repr(f.type) == kept[f.name][0]:
+            i = entries.column_names.index(f.name)
+            entries = entries.set_column(i, f.name, entries[f.name].cast(kept[f.name][1]))
     return entries.schema, codes.schema
+
+
+def _check_whole(root: Path, entries: pa.Table, schema: pa.Schema) -> None:
+    """Refuse a fraction for a table whose counts are whole numbers (an earlier version's)."""
+    for name in _COUNTS:
+        if not pa.types.is_integer(schema.field(name).type):
+            continue
+        values = entries[name]
+        fraction = cast("pa.ChunkedArray[Any]",  # booleans (the stubs lose the type)
+                        pc.not_equal(values, pc.floor(values)).fill_null(False))
+        if pc.any(fraction).as_py():
+            at = pc.index(fraction, True).as_py()
+            raise ConfigError(
+                f"entry {entries['_id'][at].as_py()!r} has {name}"
+                f" {values[at].as_py()!r}, a fraction, and {root / 'entries'} keeps whole"
+                f" {name} (an earlier version created it): nothing of this window was written"
+                f" and the watermark stays where the last complete window left it; convert"
+                f" the table with toolkit.egress.sync.widen_counts({str(root)!r}), then sync"
+                f" again"
+            )
 
 
 def _sql_list(values: list[str]) -> str:
@@ -321,6 +357,7 @@ def _write_window(
     """
     tables = export.to_arrow(partition_cols=PARTITION_COLS)
     entries, codes = tables
+    _check_whole(root, entries, schemas[0])
     entries = entries.select(schemas[0].names).cast(schemas[0])
     codes = codes.select(schemas[1].names).cast(schemas[1])
     if entries.num_rows == 0:
@@ -662,6 +699,47 @@ def compact(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
             }
         except CommitFailedError as exc:
             raise _conflict(root, exc) from None
+
+
+def widen_counts(path: str | os.PathLike[str]) -> bool:
+    """Convert the whole-number counts of an entries table an earlier version created to
+    ``double``, so it takes fractions (one overwrite commit carrying the watermark; the data
+    is unchanged, and the old files stay for time travel until a ``vacuum``).
+
+    Args:
+        path: The sync folder.
+
+    Returns:
+        Whether the table was converted (``False``: its counts were ``double`` already).
+
+    Raises:
+        ConfigError: ``path`` is not a sync folder.
+        ConcurrentWriteError: A sync wrote to the tables meanwhile.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     widen_counts(create_tables(tmp))
+    False
+    """
+    root = Path(path)
+    _tables(root)
+    with _locked(root):
+        entries, _ = _tables(root)
+        held = {f.name: repr(f.type) for f in entries.schema().fields}
+        if not any(held.get(name) == _LONG for name in _COUNTS):
+            return False
+        mark = read_watermark(entries)
+        data = entries.to_pyarrow_table()
+        for name in _COUNTS:
+            i = data.schema.get_field_index(name)
+            data = data.set_column(i, name, data[name].cast(pa.float64()))
+        try:
+            write_deltalake(entries, data, mode="overwrite", schema_mode="overwrite",
+                            partition_by=list(PARTITION_COLS), writer_properties=_WRITER,
+                            commit_properties=_commit(mark))
+        except CommitFailedError as exc:
+            raise _conflict(root, exc) from None
+        return True
 
 
 def read_sync(path: str | os.PathLike[str]) -> Export:

@@ -267,10 +267,10 @@ def running(
     admin: Admin | None = None
     try:
         creds = store.demo_customer()
+        if profile:  # first: seeding follows the profile (counts: double makes fractions)
+            store.set_profile(creds["customerId"], profile)
         if seed is not None:
             store.seed_sample(seed, creds["customerId"])
-        if profile:
-            store.set_profile(creds["customerId"], profile)
         sock = bind(host, port)
         server = ServerThread(create_app(store), sock, log_level=log_level)
         server.start(start_timeout)

@@ -172,9 +172,9 @@ class Admin:
 
     def create_entry(
         self, user_id: str, initiative_external_id: str, *,
-        work_date: date | str, increment_duration_in_seconds: int, summary: str = "",
+        work_date: date | str, increment_duration_in_seconds: float, summary: str = "",
         codes: Sequence[str | tuple[str, str] | Mapping[str, str]] = (),
-        customer_id: str | None = None,
+        customer_id: str | None = None, unit_increment_count: float | None = None,
     ) -> dict[str, Any]:
         """Create a time entry in the editable state.
 
@@ -182,11 +182,13 @@ class Admin:
             user_id: The entry's user.
             initiative_external_id: The initiative worked on.
             work_date: Date worked.
-            increment_duration_in_seconds: Time worked.
+            increment_duration_in_seconds: Time worked (a fraction is kept).
             summary: Description of the work.
             codes: Codes: an externalId (assigned by ``user``), a ``(externalId, assignedBy)``
                 pair, or a ``{codeExternalId, assignedBy}`` mapping.
             customer_id: Customer, default the admin's.
+            unit_increment_count: The entry's count, stored as given (2.5 too); default the
+                duration over the initiative's ``unitIncrements``, rounded up.
 
         Returns:
             The entry (administration view, ``state`` ``editable``).
@@ -209,7 +211,9 @@ class Admin:
             "POST", f"/customers/{self._customer(customer_id)}/users/{user_id}/entries",
             {"initiativeExternalId": initiative_external_id, "workDate": _iso(work_date),
              "summary": summary, "incrementDurationInSeconds": increment_duration_in_seconds,
-             "codes": items},
+             "codes": items,
+             **({} if unit_increment_count is None
+                else {"unitIncrementCount": unit_increment_count})},
         ))
 
     def release_entry(
@@ -358,6 +362,10 @@ class Admin:
         ackAnswer: Literal["200-empty", "200-record"] | Keep = KEEP,
         userRecord: Literal["published", "legacy"] | Keep = KEEP,
         expiresIn: Literal["integer", "double"] | Keep = KEEP,
+        counts: Literal["integer", "double"] | Keep = KEEP,
+        codeAssigner: Literal["service", "laurel"] | Keep = KEEP,
+        digests: Literal["spec", "published"] | Keep = KEEP,
+        batchAck: bool | Keep = KEEP,
     ) -> dict[str, Any]:
         """Set some switches of a customer's profile; the switches not given keep their value.
 
@@ -384,6 +392,10 @@ class Admin:
             ackAnswer: Answer of the acknowledgements: no body, or the entry's state.
             userRecord: Shape of the user record: the identity service's, or the legacy one.
             expiresIn: ``expires_in`` of the token answer: an integer or a double.
+            counts: Counts in entries as JSON integers (spec) or doubles (published).
+            codeAssigner: ``assignedBy`` of the service's codes: ``service`` or ``laurel``.
+            digests: Digests of release-pending as the spec shows them or as published.
+            batchAck: Serve the batch release-succeeded route (false: 404).
 
         Returns:
             The whole profile now in force.
@@ -403,6 +415,8 @@ class Admin:
             "exportMaxEntries": exportMaxEntries, "exportRefusal": exportRefusal,
             "exportMaxWindowDays": exportMaxWindowDays, "latency": latency,
             "ackAnswer": ackAnswer, "userRecord": userRecord, "expiresIn": expiresIn,
+            "counts": counts, "codeAssigner": codeAssigner, "digests": digests,
+            "batchAck": batchAck,
         }
         body = {
             name: dict(value) if isinstance(value, Mapping) else value

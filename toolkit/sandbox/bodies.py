@@ -21,8 +21,10 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
+    field_validator,
     model_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
 __all__ = [
@@ -33,6 +35,8 @@ __all__ = [
     "AckFailedIn",
     "AckOut",
     "AckSucceededIn",
+    "BatchAckIn",
+    "BatchAckOut",
     "ClientIn",
     "ClientOut",
     "CodeIn",
@@ -407,14 +411,21 @@ class CodeRangeOut(_Out):
 # --- egress -----------------------------------------------------------------------------------
 
 
+Count = int | float
+"""``unitIncrementCount`` and ``incrementDurationInSeconds``: integers (interface.md), or
+doubles (published; profile switch ``counts``)."""
+
+
 class ClientRef(_Out):
-    """Client as nested in entries."""
+    """Client as nested in entries (``type`` and ``parentClientId`` with published digests)."""
 
     id: str = Field(alias="_id")
     externalId: str
     name: str
     description: str
     callSign: str
+    type: Literal["client", "parent"] | None = None
+    parentClientId: str | None = None
 
 
 class CodeTypeRef(_Out):
@@ -423,7 +434,9 @@ class CodeTypeRef(_Out):
     id: str = Field(alias="_id")
     externalId: str
     name: str
-    semanticType: SemanticType | None
+    semanticType: SemanticType | None = Field(
+        None, description="Absent where null with published digests.")
+    orderingSequence: str | None = Field(None, description="With published digests.")
 
 
 class CodeRef(_Out):
@@ -440,14 +453,16 @@ class AssignedCode(_Out):
     """Element of ``codes`` in the export form."""
 
     code: CodeRef
-    assignedBy: Literal["user", "service"]
+    assignedBy: Literal["user", "service", "laurel"] = Field(
+        description="`service` or `laurel` (profile switch `codeAssigner`) for the service.")
 
 
 class ExportInitiative(_Out):
-    """Initiative as nested in the export form."""
+    """Initiative as nested in the export form (an initiative made in the product, a user
+    initiative, has neither ``externalId`` nor ``client``)."""
 
-    client: ClientRef
-    externalId: str
+    client: ClientRef | None = None
+    externalId: str | None = None
     name: str
 
 
@@ -461,10 +476,10 @@ class ExportEntry(_Out):
     externalId: str | None = Field(
         description="Billing-system id stored by release-succeeded; null until then."
     )
-    incrementDurationInSeconds: int
+    incrementDurationInSeconds: Count
     initiative: ExportInitiative
     summary: str
-    unitIncrementCount: int
+    unitIncrementCount: Count
     updatedAt: str
     userId: str
     workDate: str
@@ -476,22 +491,33 @@ class PropsInitiative(_Out):
     type: Literal["pms"]
     id: str = Field(alias="_id")
     billingType: str
-    callSign: str
+    callSign: str | None
     unitIncrements: int | float
     externalId: str
     name: str
     description: str
     client: ClientRef
+    status: Literal["active", "inactive"] | None = Field(
+        None, description="With published digests.")
+    locale: str | None = Field(None, description="With published digests.")
+
+
+class UserInitiative(_Out):
+    """An initiative made in the product (``initiativeProps.type`` ``user``)."""
+
+    type: Literal["user"]
+    id: str = Field(alias="_id")
+    name: str
 
 
 class InitiativeProps(_Out):
     """The user's view of an initiative (detailed form)."""
 
-    type: Literal["pms"]
+    type: Literal["pms", "user"]
     colorHex: str
     tags: list[str]
     nickname: str
-    initiative: PropsInitiative
+    initiative: PropsInitiative | UserInitiative
 
 
 class PendingEntry(_Out):
@@ -502,17 +528,60 @@ class PendingEntry(_Out):
     userId: str
     workDate: str
     summary: str
-    unitIncrementCount: int
-    incrementDurationInSeconds: int
+    unitIncrementCount: Count
+    incrementDurationInSeconds: Count
     initiativeProps: InitiativeProps
     externalId: str | None
     codes: list[CodeRef]
+    notes: str | None = Field(description="Published extra; the sandbox keeps none.")
+    releaseCount: int | None = Field(description="Published extra: times released.")
+    lastSyncedAt: str | None = Field(description="Published extra; null in the sandbox.")
+    firstReleaseAttemptedAt: str | None = Field(description="Published extra: release time.")
+    isShared: bool | None = Field(description="Published extra; false in the sandbox.")
+    sharedFrom: dict[str, Any] | None = Field(description="Published extra; null here.")
 
 
 class AckSucceededIn(_In):
-    """release-succeeded payload."""
+    """release-succeeded payload (``externalId`` optional, as published)."""
 
-    externalId: NonEmpty
+    # optional means left out: a null is refused, and the schema does not offer it
+    externalId: NonEmpty | SkipJsonSchema[None] = None
+    reReleaseFailedMessages: list[str] | SkipJsonSchema[None] = None
+
+    @field_validator("externalId", "reReleaseFailedMessages", mode="before")
+    @classmethod
+    def _absent_not_null(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be left out, but not null")
+        return value
+
+
+class BatchAckItem(AckSucceededIn):
+    """One acknowledgement of the batch release-succeeded route."""
+
+    entryId: NonEmpty
+    userId: NonEmpty
+
+
+class BatchAckIn(_In):
+    """Batch release-succeeded payload: 1 to 20 acknowledgements."""
+
+    request: Annotated[list[BatchAckItem], Field(min_length=1, max_length=20)]
+
+
+class BatchAckItemOut(_Out):
+    """Per-item result of the batch route."""
+
+    entryId: str
+    status: str = Field(description="An HTTP status name: `OK`, `NOT_FOUND`, `CONFLICT`...")
+    errorCode: str | None = Field(default=None, description="Only when status is not OK.")
+    errorMessage: str | None = Field(default=None, description="Only when status is not OK.")
+
+
+class BatchAckOut(_Out):
+    """207 body of the batch route: one result per item, in order."""
+
+    response: list[BatchAckItemOut]
 
 
 class AckFailedIn(_In):
@@ -655,7 +724,12 @@ class EntryIn(_In):
     initiativeExternalId: NonEmpty
     workDate: DateText
     summary: str
-    incrementDurationInSeconds: Annotated[int, Field(ge=0, le=MAX_DURATION_SECONDS)]
+    incrementDurationInSeconds: Annotated[
+        int | float, Field(ge=0, le=MAX_DURATION_SECONDS, allow_inf_nan=False)]
+    unitIncrementCount: Annotated[
+        int | float, Field(ge=0, le=MAX_DURATION_SECONDS, allow_inf_nan=False)] | None = Field(
+        None, description="Stored as given (fractions too); default: from the duration and "
+        "the initiative's unitIncrements.")
     codes: list[EntryCodeIn] = Field(default_factory=list)
 
 
@@ -680,7 +754,8 @@ class EntryAdminOut(_Out):
     initiativeExternalId: str | None
     workDate: str
     summary: str
-    incrementDurationInSeconds: int
+    incrementDurationInSeconds: Count
+    unitIncrementCount: Count | None = None
     codes: list[EntryCodeOut]
     state: Literal["editable", "pending", "succeeded", "failed"]
     releasedAt: str | None

@@ -11,7 +11,10 @@ they apply: the token exchange (``tokenLifetimeSeconds``, ``expiresIn``), the im
 import (``importAnswer``) or an acknowledgement (``ackAnswer``) and token faults
 (``tokenFaults``) in the routes; the rate limit, latency and the shape of error answers
 (``rateLimit``, ``retryAfter``, ``rateLimitHeaders``, ``errorBody``, ``latency``) in the app's
-middlewares.
+middlewares; the shape of entries where interface.md and the published documents differ
+(``counts``, ``codeAssigner``, ``digests``) and the published batch release-succeeded route
+(``batchAck``) in the store's egress part (the ``published`` preset sets their published
+values).
 
 A nested switch (``tokenFaults``, ``rateLimit``, ``latency``) is replaced whole: its members left
 out take their defaults.
@@ -210,6 +213,22 @@ class Profile(_Switch):
     expiresIn: Literal["integer", "double"] = Field(
         "integer", description="`expires_in` of the token answer: an integer (interface.md) or "
         "a double such as 86400.0 (published).")
+    # --- egress: what the published documents say where interface.md differs (issue 25)
+    counts: Literal["integer", "double"] = Field(
+        "integer", description="`unitIncrementCount` and `incrementDurationInSeconds` in "
+        "entries: whole numbers as JSON integers (interface.md; a stored fraction is rounded "
+        "up), or JSON doubles as stored (published), fractions included; under `double` "
+        "seeded entries carry some fractions.")
+    codeAssigner: Literal["service", "laurel"] = Field(
+        "service", description="`assignedBy` of a code the service assigned: `service` "
+        "(interface.md) or `laurel` (published).")
+    digests: Literal["spec", "published"] = Field(
+        "spec", description="Digests of release-pending: as interface.md, or with the "
+        "published extras (initiative `status`, `locale`; client `type`, `parentClientId`; "
+        "code type `orderingSequence`, `semanticType` absent where null; `callSign` may be "
+        "null).")
+    batchAck: bool = Field(
+        True, description="Serve the published batch release-succeeded route (false: 404).")
 
 
 DEFAULT_PROFILE: dict[str, Any] = Profile().model_dump()
@@ -257,9 +276,12 @@ PROFILES: dict[str, dict[str, Any]] = {
         "userRecord": "published",
         "errorBody": "nestjs",
         "expiresIn": "double",
-        # the data shapes of published.md join here as their switches come: counts as
-        # doubles, assignedBy "laurel", the digests' extra fields, a null callSign, an absent
-        # semanticType
+        # the entries' shapes: counts as doubles (some fractional), assignedBy "laurel", the
+        # digests' published extras (a null callSign, an absent semanticType), the batch route
+        "counts": "double",
+        "codeAssigner": "laurel",
+        "digests": "published",
+        "batchAck": True,
     },
 }
 """Named presets, each a profile (a JSON object of switches) to apply as a whole.
@@ -279,7 +301,8 @@ PROFILES: dict[str, dict[str, Any]] = {
 - ``published``: where interface.md and the service's published documents differ (see
   docs/sandbox.md), as published: ``expires_in`` a double, NestJS error bodies
   (``{statusCode, message, error}``), imports 201 and acknowledgements 200 with no body, the
-  identity service's user record.
+  identity service's user record, counts as doubles (some fractional), ``assignedBy``
+  ``laurel``, release-pending's digests with their published extras, the batch route.
 
 >>> sorted(PROFILES)
 ['published', 'queued', 'slow', 'stingy', 'strict', 'terse']

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import random
 import secrets
@@ -168,7 +169,9 @@ class AdministrationStore(IngressStore):
             customer_id: The customer.
             user_id: The entry's user.
             body: ``{initiativeExternalId, workDate, summary, incrementDurationInSeconds,
-                codes: [{codeExternalId, assignedBy}]}``.
+                unitIncrementCount?, codes: [{codeExternalId, assignedBy}]}``; the duration
+                and count may hold fractions (kept as given; the count defaults to the
+                duration over the initiative's ``unitIncrements``).
 
         Returns:
             The entry (administration view).
@@ -316,10 +319,11 @@ class AdministrationStore(IngressStore):
         entry_id = new_id()
         db.execute(
             "INSERT INTO entries (id, customer_id, user_id, initiative_id, work_date, summary, "
-            "duration, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'editable', "
-            "?, ?)",
+            "duration, state, created_at, updated_at, unit_count) VALUES (?, ?, ?, ?, ?, ?, ?, "
+            "'editable', ?, ?, ?)",
             (entry_id, customer_id, user_id, initiative["id"], body["workDate"], body["summary"],
-             body["incrementDurationInSeconds"], created_at, created_at),
+             body["incrementDurationInSeconds"], created_at, created_at,
+             body.get("unitIncrementCount")),
         )
         db.executemany(
             "INSERT INTO entry_codes (entry_id, position, code_id, assigned_by) "
@@ -411,7 +415,7 @@ class AdministrationStore(IngressStore):
             "_id": r["id"], "userId": r["user_id"],
             "initiativeExternalId": r["initiative_external_id"], "workDate": r["work_date"],
             "summary": r["summary"], "incrementDurationInSeconds": r["duration"],
-            "codes": codes, "state": r["state"],
+            "unitIncrementCount": r["unit_count"], "codes": codes, "state": r["state"],
             "releasedAt": format_timestamp(r["released_at"]) if r["released_at"] is not None
             else None,
             "externalId": r["external_id"],
@@ -435,7 +439,11 @@ class AdministrationStore(IngressStore):
         Imports upsert, users are created for timekeepers not yet present, and when the
         customer has no entries yet, ``entries`` entries released over the last four weeks
         (relative to the clock) are created, deterministically for a given ``seed``, and
-        each user stars three initiatives and gets one product-created initiative.
+        each user stars three initiatives and gets one product-created initiative; the
+        latest of those entries is moved to its user's product-created initiative (a user
+        initiative). Under the profile switch ``counts: double`` every tenth entry stores a
+        fractional count (2.5 for 3 increments) and every 25th a fractional duration (1234.5
+        for 1235 seconds), so a whole-number reading of them is unchanged.
 
         Args:
             directory: The folder holding the CSV files.
@@ -551,8 +559,10 @@ class AdministrationStore(IngressStore):
         now = self.now_ms()
         four_weeks = 28 * 24 * 3_600_000
         made = 0
+        fractions = self.profile(customer_id)["counts"] == "double"
+        latest: tuple[int, str, str] | None = None  # (released, entry, user)
         with self._tx() as db:
-            for _ in range(n):
+            for i in range(n):
                 user = rng.choice(users)
                 initiative_id, initiative_ext = rng.choice(initiatives)
                 pool = ranges.get(initiative_id, all_codes)
@@ -561,7 +571,9 @@ class AdministrationStore(IngressStore):
                 released = now - rng.randrange(1, four_weeks)
                 created = released - rng.randrange(60_000, 3 * 24 * 3_600_000)
                 work_date = (EPOCH + timedelta(milliseconds=created)).date()
-                duration = rng.choice((360 * rng.randint(1, 30), rng.randint(60, 14_400)))
+                duration: float = rng.choice((360 * rng.randint(1, 30), rng.randint(60, 14_400)))
+                if fractions and i % 25 == 7:
+                    duration -= 0.5
                 body = {
                     "initiativeExternalId": initiative_ext,
                     "workDate": date.isoformat(work_date),
@@ -575,10 +587,14 @@ class AdministrationStore(IngressStore):
                 }
                 entry_id = self._insert_entry(db, customer_id, user, body, created)
                 db.execute(
-                    "UPDATE entries SET state = 'pending', released_at = ?, updated_at = ? "
-                    "WHERE id = ?",
-                    (released, released, entry_id),
+                    "UPDATE entries SET state = 'pending', released_at = ?, updated_at = ?, "
+                    "unit_count = ? WHERE id = ?",
+                    (released, released,
+                     self._fraction_below(db, entry_id) if fractions and i % 10 == 3 else None,
+                     entry_id),
                 )
+                if latest is None or (released, entry_id) > latest[:2]:
+                    latest = (released, entry_id, user)
                 made += 1
             for user in users:
                 for initiative_id, _ in rng.sample(initiatives, min(3, len(initiatives))):
@@ -596,7 +612,21 @@ class AdministrationStore(IngressStore):
                 db.execute(
                     "INSERT INTO pins (user_id, initiative_id) VALUES (?, ?)", (user, product_id)
                 )
+                if latest is not None and latest[2] == user:  # one entry on a user initiative
+                    db.execute("UPDATE entries SET initiative_id = ? WHERE id = ?",
+                               (product_id, latest[1]))
         return made
+
+    @staticmethod
+    def _fraction_below(db: sqlite3.Connection, entry_id: str) -> float | None:
+        """Half an increment below the entry's whole count (2.5 for 3), or None for 0."""
+        r = db.execute(
+            "SELECT e.duration, i.unit_increments FROM entries e JOIN initiatives i "
+            "ON i.id = e.initiative_id WHERE e.id = ?", (entry_id,),
+        ).fetchone()
+        unit = r["unit_increments"]
+        whole = math.ceil(r["duration"] / unit) if unit else 0
+        return whole - 0.5 if whole else None
 
     def seed_entries_bulk(
         self,
@@ -643,6 +673,8 @@ class AdministrationStore(IngressStore):
         span = high - low
         prefix = secrets.token_hex(6)
         created = 0
+        # under counts: double every tenth entry stores a count half an increment below its own
+        fraction = 0.5 if self.profile(customer_id)["counts"] == "double" else None
         for start in range(0, n, batch):
             stop = min(n, start + batch)
             entry_rows = []
@@ -655,6 +687,7 @@ class AdministrationStore(IngressStore):
                     entry_id, customer_id, users[i % len(users)],
                     initiatives[i % len(initiatives)], work_date, f"Bench entry {i}",
                     360 * (1 + i % 20), "pending", released, released - 3_600_000, released,
+                    (1 + i % 20) - fraction if fraction is not None and i % 10 == 3 else None,
                 ))
                 for k in range(codes_per_entry):
                     code_rows.append(
@@ -663,8 +696,8 @@ class AdministrationStore(IngressStore):
             with self._tx() as db:
                 db.executemany(
                     "INSERT INTO entries (id, customer_id, user_id, initiative_id, work_date, "
-                    "summary, duration, state, released_at, created_at, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "summary, duration, state, released_at, created_at, updated_at, "
+                    "unit_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     entry_rows,
                 )
                 db.executemany(

@@ -102,7 +102,8 @@ CREATE TABLE IF NOT EXISTS entries (
     id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, user_id TEXT NOT NULL,
     initiative_id TEXT NOT NULL, work_date TEXT NOT NULL, summary TEXT NOT NULL,
     duration INTEGER NOT NULL, state TEXT NOT NULL, released_at INTEGER,
-    external_id TEXT, errors TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+    external_id TEXT, errors TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+    unit_count REAL);
 CREATE INDEX IF NOT EXISTS entries_released ON entries (customer_id, released_at);
 CREATE INDEX IF NOT EXISTS entries_state ON entries (customer_id, state);
 CREATE TABLE IF NOT EXISTS sandbox_keys (
@@ -251,6 +252,9 @@ class StoreCore:
         self._db.execute("PRAGMA synchronous=FULL")
         _make_private(self.path)
         self._db.executescript(_SCHEMA)
+        columns = {r[1] for r in self._db.execute("PRAGMA table_info(entries)")}
+        if "unit_count" not in columns:  # a file an earlier version made: counts were derived
+            self._db.execute("ALTER TABLE entries ADD COLUMN unit_count REAL")
         # a key of this database's own (kept across restarts): it signs the starred cursors
         self._db.execute(
             "INSERT OR IGNORE INTO sandbox_keys (name, value) VALUES ('cursor', ?)",

@@ -8,7 +8,16 @@ acknowledgement; release-succeeded and release-failed move a pending entry to it
 The customer's profile may refuse an export window over ``exportMaxEntries`` entries (with the
 status ``exportRefusal``) or longer than ``exportMaxWindowDays`` (400), and may answer a repeated
 acknowledgement 409 or 422 instead of 200 (``ackRepeat``); it also shapes the user record
-(``userRecord``).
+(``userRecord``). It also says how entries look where
+interface.md and the published documents differ: counts as integers or doubles (``counts``),
+the ``assignedBy`` of the service's codes (``codeAssigner``), the digests of release-pending
+(``digests``), and whether the batch release-succeeded route is served (``batchAck``).
+
+An entry's ``unitIncrementCount`` is the one stored with it (an administrator may give one,
+fractions included), else ``incrementDurationInSeconds`` over the initiative's
+``unitIncrements``, rounded up. Under ``counts: integer`` a stored fraction is sent rounded up.
+An entry on an initiative made in the product (a user initiative) has ``initiativeProps.type``
+``user`` and, in the export form, an ``initiative`` without ``externalId`` and ``client``.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from fractions import Fraction
+from http import HTTPStatus
 from typing import Any
 
 from ..exceptions import (
@@ -37,12 +47,26 @@ from .profiles import ProfileStore
 __all__ = ["EgressStore"]
 
 
-def _increment_count(duration: int, unit: float | None) -> int:
+def _increment_count(duration: float, unit: float | None) -> int:
     if not unit:
         return 0
-    if float(unit).is_integer():
-        return -(-duration // int(unit))
+    if float(unit).is_integer() and float(duration).is_integer():
+        return -(-int(duration) // int(unit))
     return math.ceil(Fraction(duration) / _exact(float(unit)))
+
+
+def _counts(
+    duration: float, stored: float | None, unit: float | None, mode: str
+) -> tuple[int | float, int | float]:
+    """``(unitIncrementCount, incrementDurationInSeconds)`` as the profile's ``counts`` says.
+
+    >>> _counts(900, None, 360, "integer"), _counts(900, 2.5, 360, "double")
+    ((3, 900), (2.5, 900.0))
+    """
+    count = stored if stored is not None else _increment_count(duration, unit)
+    if mode == "double":
+        return float(count), float(duration)
+    return math.ceil(count), math.ceil(duration)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -70,9 +94,10 @@ class EgressStore(ProfileStore):
         "e.user_id, e.work_date, e.released_at, i.id AS i_id, i.external_id AS i_ext, "
         "i.name AS i_name, i.description AS i_desc, i.call_sign AS i_cs, "
         "i.billing_type AS i_bt, i.unit_increments, c.id AS c_id, c.external_id AS c_ext, "
-        "c.name AS c_name, c.description AS c_desc, c.call_sign AS c_cs "
+        "c.name AS c_name, c.description AS c_desc, c.call_sign AS c_cs, "
+        "e.unit_count, i.source AS i_source, i.status AS i_status "
         "FROM entries e JOIN initiatives i ON i.id = e.initiative_id "
-        "JOIN clients c ON c.id = i.client_id "
+        "LEFT JOIN clients c ON c.id = i.client_id "
     )
 
     def export_entries(
@@ -188,6 +213,8 @@ class EgressStore(ProfileStore):
         base = "e.customer_id = ? AND e.released_at > ? AND e.released_at <= ?"
         last: tuple[int, str] | None = None
         initiatives: dict[str, dict[str, Any]] = {}
+        profile = self.profile(customer_id)
+        shown = (profile["counts"], profile["codeAssigner"])
         while True:
             where, params = base, [customer_id, low, high]
             if last is not None:
@@ -208,7 +235,9 @@ class EgressStore(ProfileStore):
                 codes = self._codes_by_entry(
                     db, customer_id, bounded, [*params, last[0], last[0], last[1]]
                 )
-            yield [self._export_entry(row, customer_id, codes, initiatives) for row in rows]
+            yield [
+                self._export_entry(row, customer_id, codes, initiatives, shown) for row in rows
+            ]
             if len(rows) < batch:
                 return
 
@@ -218,35 +247,41 @@ class EgressStore(ProfileStore):
         customer_id: str,
         codes: dict[str, list[tuple[dict[str, Any], str]]],
         initiatives: dict[str, dict[str, Any]],
+        shown: tuple[str, str],
     ) -> dict[str, Any]:
         (entry_id, created, updated, external_id, duration, summary, user_id, work_date,
          _released, i_id, i_ext, i_name, _i_desc, _i_cs, _i_bt, unit, c_id, c_ext, c_name,
-         c_desc, c_cs) = row
+         c_desc, c_cs, stored, source, *_) = row
         initiative = initiatives.get(i_id)
         if initiative is None:
-            initiative = initiatives[i_id] = {
+            initiative = initiatives[i_id] = {"name": i_name} if source == "product" else {
                 "client": {"_id": c_id, "externalId": c_ext, "name": c_name,
                            "description": c_desc, "callSign": c_cs},
                 "externalId": i_ext,
                 "name": i_name,
             }
+        count, seconds = _counts(duration, stored, unit, shown[0])
         return {
             "_id": entry_id,
-            "codes": [{"code": code, "assignedBy": by} for code, by in codes.get(entry_id, ())],
+            "codes": [
+                {"code": code, "assignedBy": shown[1] if by == "service" else by}
+                for code, by in codes.get(entry_id, ())
+            ],
             "createdAt": format_timestamp(created),
             "customerId": customer_id,
             "externalId": external_id,
-            "incrementDurationInSeconds": duration,
+            "incrementDurationInSeconds": seconds,
             "initiative": initiative,
             "summary": summary,
-            "unitIncrementCount": _increment_count(duration, unit),
+            "unitIncrementCount": count,
             "updatedAt": format_timestamp(updated),
             "userId": user_id,
             "workDate": work_date,
         }
 
     def _codes_by_entry(
-        self, db: sqlite3.Connection, customer_id: str, where: str, params: Sequence[Any]
+        self, db: sqlite3.Connection, customer_id: str, where: str, params: Sequence[Any],
+        published: bool = False,
     ) -> dict[str, list[tuple[dict[str, Any], str]]]:
         code_objs: dict[str, dict[str, Any]] = {}
         for r in db.execute(
@@ -255,11 +290,14 @@ class EgressStore(ProfileStore):
             "JOIN code_types ct ON ct.id = co.code_type_id WHERE co.customer_id = ?",
             (customer_id,),
         ):
+            kind = {"_id": r["t_id"], "externalId": r["t_ext"], "name": r["t_name"],
+                    "semanticType": r["semantic_type"]}
+            if published:  # semanticType absent where null; orderingSequence (none stored)
+                kind = {k: v for k, v in kind.items() if v is not None or k != "semanticType"}
+                kind["orderingSequence"] = None
             code_objs[r["id"]] = {
                 "_id": r["id"], "externalId": r["external_id"], "name": r["name"],
-                "description": r["description"],
-                "type": {"_id": r["t_id"], "externalId": r["t_ext"], "name": r["t_name"],
-                         "semanticType": r["semantic_type"]},
+                "description": r["description"], "type": kind,
             }
         out: dict[str, list[tuple[dict[str, Any], str]]] = {}
         cursor = db.cursor()
@@ -291,11 +329,13 @@ class EgressStore(ProfileStore):
         """
         where = "e.customer_id = ? AND e.state = 'pending'"
         params = (customer_id,)
+        profile = self.profile(customer_id)
+        published = profile["digests"] == "published"
         with self._read() as db:
             rows = db.execute(
                 self._ENTRY_SELECT + f"WHERE {where} ORDER BY e.released_at, e.id", params
             ).fetchall()
-            codes = self._codes_by_entry(db, customer_id, where, params)
+            codes = self._codes_by_entry(db, customer_id, where, params, published)
             pinned = {
                 (r["user_id"], r["initiative_id"])
                 for r in db.execute(
@@ -306,32 +346,55 @@ class EgressStore(ProfileStore):
             }
         out = []
         for r in rows:
-            client = {"_id": r["c_id"], "externalId": r["c_ext"], "name": r["c_name"],
-                      "description": r["c_desc"], "callSign": r["c_cs"]}
+            count, seconds = _counts(
+                r["duration"], r["unit_count"], r["unit_increments"], profile["counts"]
+            )
+            kind = "user" if r["i_source"] == "product" else "pms"
             out.append({
                 "_id": r["id"],
                 "customerId": customer_id,
                 "userId": r["user_id"],
                 "workDate": r["work_date"],
                 "summary": r["summary"],
-                "unitIncrementCount": _increment_count(r["duration"], r["unit_increments"]),
-                "incrementDurationInSeconds": r["duration"],
+                "unitIncrementCount": count,
+                "incrementDurationInSeconds": seconds,
                 "initiativeProps": {
-                    "type": "pms",
+                    "type": kind,
                     "colorHex": _color(r["i_id"]),
                     "tags": ["pinned"] if (r["user_id"], r["i_id"]) in pinned else [],
                     "nickname": r["i_name"],
-                    "initiative": {
-                        "type": "pms", "_id": r["i_id"], "billingType": r["i_bt"],
-                        "callSign": r["i_cs"], "unitIncrements": number(r["unit_increments"]),
-                        "externalId": r["i_ext"], "name": r["i_name"],
-                        "description": r["i_desc"], "client": client,
-                    },
+                    "initiative": self._props_initiative(r, published),
                 },
                 "externalId": r["external_id"],
                 "codes": [code for code, _ in codes.get(r["id"], [])],
+                # the published extras: the sandbox keeps no notes, syncs and shares, and
+                # counts no releases beyond the one that made the entry pending
+                "notes": None,
+                "releaseCount": 1,
+                "lastSyncedAt": None,
+                "firstReleaseAttemptedAt": format_timestamp(r["released_at"]),
+                "isShared": False,
+                "sharedFrom": None,
             })
         return out
+
+    @staticmethod
+    def _props_initiative(r: sqlite3.Row, published: bool) -> dict[str, Any]:
+        """``initiativeProps.initiative``: a user initiative's three fields, or the pms one."""
+        if r["i_source"] == "product":
+            return {"type": "user", "_id": r["i_id"], "name": r["i_name"]}
+        client = {"_id": r["c_id"], "externalId": r["c_ext"], "name": r["c_name"],
+                  "description": r["c_desc"], "callSign": r["c_cs"]}
+        initiative = {
+            "type": "pms", "_id": r["i_id"], "billingType": r["i_bt"],
+            "callSign": r["i_cs"], "unitIncrements": number(r["unit_increments"]),
+            "externalId": r["i_ext"], "name": r["i_name"],
+            "description": r["i_desc"], "client": client,
+        }
+        if published:  # no locale, client type or parent is stored: their defaults
+            initiative.update(status=r["i_status"], locale=None)
+            client.update(type="client", parentClientId=None)
+        return initiative
 
     def release_succeeded(
         self, customer_id: str, user_id: str, entry_id: str, body: dict[str, Any]
@@ -345,7 +408,9 @@ class EgressStore(ProfileStore):
             customer_id: The customer.
             user_id: The entry's user.
             entry_id: The entry.
-            body: ``{"externalId": str}``, stored on the entry.
+            body: ``{"externalId": str}``, stored on the entry; ``externalId`` is optional
+                (published), and a repeat without it is the same acknowledgement;
+                ``reReleaseFailedMessages`` is accepted and not kept.
 
         Returns:
             ``{_id, userId, state, externalId, errors, updatedAt}``.
@@ -363,7 +428,45 @@ class EgressStore(ProfileStore):
         ...
         toolkit.sandbox.exceptions.NotFound: no entry 'e' for user 'u'
         """
-        return self._acknowledge(customer_id, user_id, entry_id, "succeeded", body["externalId"])
+        return self._acknowledge(
+            customer_id, user_id, entry_id, "succeeded", body.get("externalId")
+        )
+
+    def release_succeeded_batch(
+        self, customer_id: str, items: Sequence[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """The published batch release-succeeded: each item as :meth:`release_succeeded`.
+
+        Args:
+            customer_id: The customer.
+            items: ``{entryId, userId, externalId?, reReleaseFailedMessages?}`` each.
+
+        Returns:
+            One ``{entryId, status}`` per item, in order; ``status`` is the HTTP status name
+            the single route would answer (``OK``, ``NOT_FOUND``, ``CONFLICT``...), and a
+            refused item adds ``errorCode`` (the problem's slug) and ``errorMessage``.
+
+        Raises:
+            NotFound: The customer's profile turns the route off (``batchAck`` false).
+
+        >>> import tempfile, os
+        >>> from toolkit.sandbox.store import Store
+        >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+        >>> store.release_succeeded_batch("c", [{"entryId": "e", "userId": "u"}])[0]["status"]
+        'NOT_FOUND'
+        """
+        if not self.profile(customer_id)["batchAck"]:
+            raise NotFound("no batch release-succeeded route here", slug="not-found")
+        out: list[dict[str, Any]] = []
+        for item in items:
+            try:
+                self.release_succeeded(customer_id, item["userId"], item["entryId"], item)
+            except SandboxError as exc:
+                out.append({"entryId": item["entryId"], "status": HTTPStatus(exc.status).name,
+                            "errorCode": exc.slug, "errorMessage": exc.detail})
+            else:
+                out.append({"entryId": item["entryId"], "status": "OK"})
+        return out
 
     def release_failed(
         self, customer_id: str, user_id: str, entry_id: str, body: dict[str, Any]
@@ -434,7 +537,7 @@ class EgressStore(ProfileStore):
                 # so a client can tell a repeat from a clash
                 field = "externalId" if state == "succeeded" else "errors"
                 held = row[column] if state == "succeeded" else json.loads(row[column] or "null")
-                if row[column] != stored_value:
+                if row[column] != stored_value and value is not None:
                     raise Conflict(
                         f"the entry was already acknowledged as {current} with other {field}",
                         slug="conflicting-acknowledgement", state=current, **{field: held},

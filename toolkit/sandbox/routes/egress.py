@@ -1,4 +1,7 @@
-"""Routes of egress: the v2 export, release-pending, the two acknowledgements, the user record.
+"""Routes of egress: the v2 export, release-pending, the acknowledgements, the user record.
+
+Besides interface.md's routes, the published batch release-succeeded (1 to 20 items, a 207
+answer with one result per item) is served unless the customer's profile turns it off.
 
 The export streams one JSON array a chunk of entries at a time, so a large window is never
 held whole in memory. The rules are the store's (:mod:`toolkit.sandbox.models.egress`).
@@ -15,6 +18,8 @@ from ..bodies import (
     AckFailedIn,
     AckOut,
     AckSucceededIn,
+    BatchAckIn,
+    BatchAckOut,
     ExportEntry,
     PendingEntry,
     UserOut,
@@ -69,7 +74,7 @@ def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIR
 
     >>> import tempfile, os
     >>> len(router(Store(os.path.join(tempfile.mkdtemp(), "s.db"))).routes)
-    5
+    6
     """
     egress = APIRouter(dependencies=list(dependencies), tags=["egress"])
 
@@ -130,6 +135,18 @@ def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIR
     ) -> Response:
         state = store.release_succeeded(customerId, userId, entryId, body.model_dump())
         return ack_answer(store.profile(customerId)["ackAnswer"], state)
+
+    @egress.post(
+        "/api/v1/customers/{customerId:seg}/entries/release-succeeded/batch",
+        name="release_succeeded_batch", operation_id="release_succeeded_batch",
+        status_code=207, response_model=BatchAckOut,
+        summary="Acknowledge 1 to 20 pending entries as written (published; not in the spec)",
+        responses=problems(*AUTH, 404, 422, *FAULTS),
+    )
+    def release_succeeded_batch(customerId: str, body: BatchAckIn) -> Response:
+        items = [item.model_dump() for item in body.request]
+        answer = {"response": store.release_succeeded_batch(customerId, items)}
+        return Response(dumps(answer), status_code=207, media_type="application/json")
 
     @egress.post(
         _ACK_PATH + "/release-failed", name="release_failed", operation_id="release_failed",

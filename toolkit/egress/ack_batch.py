@@ -1,0 +1,235 @@
+"""Batch acknowledgements: release-succeeded for up to 20 entries a request (published route).
+
+The published service has ``POST .../entries/release-succeeded/batch`` (interface.md does not
+show it): ``{"request": [...]}`` of 1 to 20 ``{entryId, userId, externalId?,
+reReleaseFailedMessages?}``, answered 207 with one ``{entryId, status, errorCode?,
+errorMessage?}`` per item, ``status`` an HTTP status name (``OK``, ``NOT_FOUND``...).
+:func:`send_batches` sends the succeeded rows of
+:func:`toolkit.egress.acknowledgements.acknowledge` through it, with the same bulk runner,
+pacer and retries, and gives back one reply per row, as the per-entry route would:
+
+- an item answered ``OK`` (any 2xx name) is ``sent``; another status is the row's
+  ``httpStatus`` (``NOT_FOUND`` is 404), its ``errorMessage`` the row's ``error``; an item
+  answered 429 or 5xx goes again in a later batch that holds only the unsettled items, up to
+  the connection's retries;
+- an item refused 409 or 422 is left to the per-entry route: its answer's body names the
+  entry's state, which tells a repeat the service refuses (the entry is in the requested
+  state: ``sent``) from a conflict (``failed``), as for any per-entry acknowledgement; an
+  item's answer has no such body;
+- a batch refused whole (after the runner's retries) gives every row of it that answer; a
+  batch whose answer was lost makes every row of it ``unknown``, and so does any other item
+  refused after an attempt whose answer was lost (it may have landed);
+- a 404 or 405 from the route means the service lacks it: the connection remembers it
+  (:attr:`~toolkit.core.connection.Connection.ack_batch`) and those rows are left to the
+  per-entry route. While the connection does not know yet, the first batch goes alone.
+
+The journal gets one line per entry, the line the per-entry route would write, so a run
+resumed with or without batches skips what was acknowledged and sends nothing twice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from http import HTTPStatus
+from typing import Any
+
+from toolkit.bulk.journal import Journal
+from toolkit.bulk.pacer import Pacer
+from toolkit.bulk.runner import JOURNALED, Call, not_sent, run_bulk
+from toolkit.core.connection import Connection
+from toolkit.core.http import LOST, RETRY_STATUSES, Reply
+from toolkit.errors import Interrupted
+
+__all__ = ["BATCH_SIZE", "FALLBACK", "item_status", "send_batches"]
+
+#: Most acknowledgements in one batch request (the published bound).
+BATCH_SIZE = 20
+#: Statuses of the batch route that mean the service lacks it.
+FALLBACK = (404, 405)
+
+_LOST_BEFORE = " (after an attempt whose answer was lost: it may have landed)"
+
+
+def item_status(name: Any) -> int | None:
+    """The HTTP status an item's ``status`` names (``"NOT_FOUND"`` is 404), or ``None``.
+
+    Args:
+        name: The item's ``status``: a name, or a number some services send instead.
+
+    Returns:
+        The status code, or ``None`` for a name no HTTP status has.
+
+    >>> item_status("OK"), item_status("UNPROCESSABLE_ENTITY"), item_status(409)
+    (200, 422, 409)
+    >>> print(item_status("MAYBE"))
+    None
+    """
+    if isinstance(name, int) and not isinstance(name, bool):
+        return name
+    try:
+        return HTTPStatus[str(name).upper()].value
+    except KeyError:
+        return None
+
+
+def _item(call: Call) -> dict[str, Any]:
+    return {**(call.path or {}), **(call.json or {})}
+
+
+def _journal(jr: Journal | None, conn: Connection, call: Call, url: str, reply: Reply) -> None:
+    """The journal line of one entry, as the per-entry route's run writes it."""
+    if jr is None:
+        return
+    if reply.ok:
+        jr.record(call.journal_id(url), call, reply.status or 0, url=url,
+                  customer=conn.customer_id)
+    elif reply.failure == LOST or (reply.status is not None and reply.failure is None):
+        jr.record_failure(call, url, outcome="unknown" if reply.failure == LOST else "failed",
+                          status=reply.status, error=reply.error, customer=conn.customer_id)
+
+
+class _Batches:
+    """The state of one run: a reply per call once settled, attempts and time so far."""
+
+    def __init__(self, conn: Connection, calls: Sequence[Call], jr: Journal | None) -> None:
+        self.conn, self.calls, self.jr = conn, calls, jr
+        self.urls = [conn.url(c.endpoint, **(c.path or {})) for c in calls]
+        self.replies: list[Reply | None] = [None] * len(calls)
+        self.attempts = [0] * len(calls)
+        self.elapsed = [0.0] * len(calls)
+
+    def settle(self, i: int, reply: Reply) -> None:
+        reply.attempts, reply.elapsed = self.attempts[i], self.elapsed[i]
+        self.replies[i] = reply
+        _journal(self.jr, self.conn, self.calls[i], self.urls[i], reply)
+
+    def read(self, group: list[int], answer: Reply) -> list[int]:
+        """Settle a batch's rows from its answer; return those to send again."""
+        if answer.status in FALLBACK and answer.failure is None and not answer.lost:
+            self.conn.ack_batch = False  # left to the per-entry route
+            return []
+        for i in group:
+            self.attempts[i] += answer.attempts
+            self.elapsed[i] += answer.elapsed
+        body = answer.body if isinstance(answer.body, dict) else {}
+        items = body.get("response")
+        if not answer.ok or not isinstance(items, list):
+            for i in group:
+                reply = dataclasses.replace(answer)
+                if answer.ok:  # answered, but not with one result per item
+                    reply = dataclasses.replace(
+                        answer, failure=LOST, lost=True,
+                        error="the batch answer holds no per-item results (it may have landed)")
+                self.settle(i, reply)
+            return []
+        self.conn.ack_batch = True
+        found: dict[str, dict[str, Any]] = {}
+        for item in items:
+            if isinstance(item, dict) and isinstance(item.get("entryId"), str):
+                found.setdefault(item["entryId"], item)
+        again = []
+        limit = 1 + self.conn.transport.retries
+        for i in group:
+            item = found.get(self._entry(i))
+            if item is None:
+                self.settle(i, Reply(None, None, "the batch answer names no result for this"
+                                     " entry (it may have landed)", method=answer.method,
+                                     url=answer.url, failure=LOST, lost=True))
+                continue
+            status = item_status(item.get("status"))
+            if status is not None and 200 <= status < 300:
+                self.settle(i, Reply(status, item, None, method=answer.method, url=answer.url))
+                continue
+            if status in RETRY_STATUSES and self.attempts[i] < limit:
+                again.append(i)
+                continue
+            if status in (409, 422):
+                continue  # left to the per-entry route, whose answer names the state
+            error = str(item.get("errorMessage") or item.get("errorCode") or item.get("status"))
+            if answer.lost:
+                self.settle(i, Reply(status, item, error + _LOST_BEFORE, method=answer.method,
+                                     url=answer.url, failure=LOST, lost=True))
+            else:
+                self.settle(i, Reply(status, item, error, method=answer.method, url=answer.url))
+        return again
+
+    def _entry(self, i: int) -> str:
+        return (self.calls[i].path or {}).get("entryId", "")
+
+
+def send_batches(
+    conn: Connection,
+    calls: Sequence[Call],
+    *,
+    pacer: Pacer,
+    journal: Journal | None = None,
+    workers: int | None = None,
+    progress: bool = True,
+) -> tuple[list[Reply | None], list[int]]:
+    """Send release-succeeded calls in batches of :data:`BATCH_SIZE`; one reply per call.
+
+    Args:
+        conn: The connection.
+        calls: The per-entry ``release_succeeded`` calls (their path and body make the items).
+        pacer: The run's pacer (:func:`toolkit.bulk.runner.pacer_for`).
+        journal: The run's journal: calls it holds are not sent; each answer is added to it.
+        workers: Worker threads (default: the connection's).
+        progress: Show a progress bar.
+
+    Returns:
+        Replies aligned with ``calls``, ``None`` for the calls left to the per-entry route
+        (the service has no batch route, or refused the item 409 or 422); and the batch
+        requests that carried each call (to add to its ``attempts``).
+
+    Raises:
+        Interrupted: Ctrl+C; its ``replies`` hold one reply per call (``not_sent`` where none
+            came).
+
+    Example:
+        >>> from toolkit.bulk.runner import pacer_for
+        >>> send_batches(client.connection, [], pacer=pacer_for(client.connection))
+        ([], [])
+    """
+    run = _Batches(conn, calls, journal)
+    todo = []
+    for i, call in enumerate(calls):
+        if journal is not None and journal.acknowledged(call.journal_id(run.urls[i]),
+                                                        run.urls[i], call.key):
+            run.replies[i] = Reply(None, None, JOURNALED, 0, 0.0, "", "")
+        else:
+            todo.append(i)
+    rest: list[int] = []  # rows held back while the first batch finds out about the route
+    if conn.ack_batch is None:
+        todo, rest = todo[:BATCH_SIZE], todo[BATCH_SIZE:]
+    retries = 0  # rounds in a row that send again items answered 429 or 5xx
+    while todo and conn.ack_batch is not False:
+        if retries:
+            try:  # items sent again wait a backoff, as the runner's retries do
+                if pacer.stop.wait(min(conn.transport.backoff * 2.0 ** retries, 10.0)):
+                    break
+            except KeyboardInterrupt:
+                pacer.stop.set()
+                raise Interrupted("interrupted between batches",
+                                  replies=[r or not_sent() for r in run.replies]) from None
+        groups = [todo[k:k + BATCH_SIZE] for k in range(0, len(todo), BATCH_SIZE)]
+        batch_calls = [
+            Call("release_succeeded_batch", None, {"request": [_item(calls[i]) for i in g]},
+                 key=f"{len(g)} entries from {run._entry(g[0])}")
+            for g in groups
+        ]
+        try:
+            answers = run_bulk(conn, batch_calls, workers=workers, progress=progress,
+                               desc="acknowledge", pacer=pacer)
+        except Interrupted as exc:
+            for group, answer in zip(groups, exc.replies, strict=True):
+                run.read(group, answer)
+            raise Interrupted(str(exc), replies=[r or not_sent() for r in run.replies]) from None
+        again = [i for group, answer in zip(groups, answers, strict=True)
+                 for i in run.read(group, answer)]
+        retries = retries + 1 if again else 0
+        todo, rest = again + rest, []
+    for i in todo if conn.ack_batch is not False else ():
+        if run.replies[i] is None:  # stopped between rounds
+            run.replies[i] = not_sent()
+    return run.replies, run.attempts
