@@ -218,15 +218,23 @@ class Reconciliation:
             out[col] = out[col].astype("str")
         return out
 
-    def __repr__(self) -> str:
+    def describe(self) -> str:
+        """The counts per status, the hours on each side, what was compared and the window,
+        one indented line each: the body of the repr, under a header of the caller's.
+
+        Returns:
+            The lines joined with newlines.
+
+        Example:
+            >>> from toolkit.reconciliation import reconcile
+            >>> rec = reconcile(pd.DataFrame({"_id": ["e1"], "userId": ["u1"]}),
+            ...                 pd.DataFrame({"entryId": ["e1"]}))
+            >>> print(rec.describe().splitlines()[0])
+              matched                          1
+        """
         counts = self.summary
         width = max(len(s) for s in STATUSES)
-        lines = [
-            f"Reconciliation(key={self.key!r}, billing_key={self.billing_key!r}, "
-            f"billing_id={self.billing_id!r}, tolerance_seconds={self.tolerance_seconds!r}, "
-            f"{len(self.rows):,} rows)"
-        ]
-        lines += [f"  {status:<{width}}  {counts[status]:>10,}" for status in STATUSES]
+        lines = [f"  {status:<{width}}  {counts[status]:>10,}" for status in STATUSES]
         exported = self.rows["exported_seconds"].sum() / 3600
         billed = self.rows["billed_seconds"].sum() / 3600
         lines.append(f"  hours exported {exported:,.2f}, billed {billed:,.2f}")
@@ -234,6 +242,13 @@ class Reconciliation:
         if self.window is not None:
             lines.append(f"  only the {self.window}")
         return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (
+            f"Reconciliation(key={self.key!r}, billing_key={self.billing_key!r}, "
+            f"billing_id={self.billing_id!r}, tolerance_seconds={self.tolerance_seconds!r}, "
+            f"{len(self.rows):,} rows)\n{self.describe()}"
+        )
 
     def _compared_text(self) -> str:
         """``"compared duration, date, matter"``, naming what was not compared."""
@@ -338,7 +353,9 @@ def is_reconciliation(frame: pd.DataFrame) -> bool:
     return "outcome" not in frame.columns and all(c in frame.columns for c in _ROW_COLUMNS)
 
 
-def acknowledgements_from_rows(rows: pd.DataFrame) -> pd.DataFrame:
+def acknowledgements_from_rows(
+    rows: pd.DataFrame, include: Iterable[str] = ("matched", "failed")
+) -> pd.DataFrame:
     """What :meth:`Reconciliation.to_acknowledge` returns, from its rows read back from a file.
 
     ``matched`` rows are ``succeeded`` with the billing record id as ``externalId`` (else the
@@ -349,9 +366,13 @@ def acknowledgements_from_rows(rows: pd.DataFrame) -> pd.DataFrame:
     Args:
         rows: the reconciliation rows (``status``, ``entryId``, ``userId``, ``detail``;
             ``billingId``, ``externalId`` and ``key`` when written).
+        include: which rows, as :meth:`Reconciliation.to_acknowledge` takes it.
 
     Returns:
         The :data:`ACKNOWLEDGE_COLUMNS`, indexed like the rows they come from.
+
+    Raises:
+        ConfigError: an unknown value in ``include``, or ``only_in_billing``.
 
     Example:
         >>> rows = pd.DataFrame({"key": ["e1", "e2", "x"], "entryId": ["e1", "e2", None],
@@ -364,9 +385,11 @@ def acknowledgements_from_rows(rows: pd.DataFrame) -> pd.DataFrame:
         [['e1', 'succeeded', 'B-1'], ['e2', 'failed', nan]]
         >>> acks.loc[1, "errors"]
         ['missing in billing: no billing record has _id e2']
+        >>> acknowledgements_from_rows(rows, include=["matched"])["entryId"].tolist()
+        ['e1']
     """
     status = rows["status"].astype("str").str.strip()
-    sel = rows.loc[status.isin(["matched", *FAILED_STATUSES]).to_numpy()]
+    sel = rows.loc[status.isin(_acknowledge_statuses(include)).to_numpy()]
     succeeded = (sel["status"].astype("str").str.strip() == "matched").to_numpy()
     ext = pd.Series(None, index=sel.index, dtype="object")
     for col in ("key", "externalId", "billingId"):  # the last present wins
