@@ -13,8 +13,10 @@ reasons), and Jupyter shows it as a table of the classes.
 from __future__ import annotations
 
 import html
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,7 +43,9 @@ class Reconciliation:
 
     Attributes:
         rows: one row per exported entry, plus one per billing record that matches no entry.
-            Columns: ``key`` (the join value), ``entryId`` (the entry's ``_id``), ``externalId``
+            Columns: ``key`` (the join value), ``_id`` (the entry's, as the export names it;
+            ``rows["entryId"]``, its name before, still works for one release with a
+            ``DeprecationWarning``), ``externalId``
             (the entry's), ``billingId`` (the billing record id, when given), ``userId``,
             ``initiative.externalId``, ``initiative.client.externalId``, ``exported_seconds``,
             ``billed_seconds``, ``difference_seconds`` (billed minus exported), ``exported_date``,
@@ -80,6 +84,10 @@ class Reconciliation:
     tolerance_seconds: float = 0
     compared: tuple[str, ...] = COMPARISONS
     window: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.rows, _Rows):  # rows["entryId"] keeps working, warned about
+            object.__setattr__(self, "rows", _Rows(self.rows))
 
     @property
     def summary(self) -> pd.Series:
@@ -207,7 +215,7 @@ class Reconciliation:
         out = pd.DataFrame(
             {
                 "userId": sel["userId"].to_numpy(),
-                "entryId": sel["entryId"].to_numpy(),
+                "entryId": sel["_id"].to_numpy(),
                 "outcome": np.where(succeeded, "succeeded", "failed"),
                 "externalId": ext.to_numpy(),
                 "errors": errors,
@@ -294,7 +302,7 @@ def _summarise(rows: pd.DataFrame, group: pd.Series, name: str) -> pd.DataFrame:
     grouped = rows.assign(
         _exp=rows["exported_seconds"].astype("float64") / 3600,
         _bil=rows["billed_seconds"].astype("float64") / 3600,
-        _entry=rows["entryId"].notna(),
+        _entry=rows["_id"].notna(),
     ).groupby(group, dropna=False, sort=True)
     totals = pd.DataFrame(
         {
@@ -332,8 +340,31 @@ def _acknowledge_statuses(include: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(statuses))
 
 
-#: Columns that make a table a reconciliation's rows (``toolkit reconcile --out``).
-_ROW_COLUMNS = ("status", "entryId", "userId", "detail")
+class _Rows(pd.DataFrame):
+    """:attr:`Reconciliation.rows`: a DataFrame whose ``["entryId"]`` (the entry id's name
+    before ``_id``) still answers, with a ``DeprecationWarning``, for one release. Frames
+    derived from it are plain DataFrames."""
+
+    @property
+    def _constructor(self) -> type[pd.DataFrame]:
+        return pd.DataFrame
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str) and key == "entryId" and "entryId" not in self.columns:
+            warnings.warn(
+                "Reconciliation.rows['entryId'] is now rows['_id'] (the export's name for the "
+                "entry id); 'entryId' goes in the next release",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            key = "_id"
+        return super().__getitem__(key)
+
+
+#: Columns that make a table a reconciliation's rows (``toolkit reconcile --out``); files
+#: written before the entry id was ``_id`` have ``entryId``.
+_ROW_COLUMNS = ("status", "userId", "detail")
+_ENTRY_ID_COLUMNS = ("_id", "entryId")
 
 
 def is_reconciliation(frame: pd.DataFrame) -> bool:
@@ -344,13 +375,18 @@ def is_reconciliation(frame: pd.DataFrame) -> bool:
         frame: the table.
 
     Returns:
-        True when it has ``status``, ``entryId``, ``userId`` and ``detail`` and no ``outcome``.
+        True when it has ``status``, ``_id`` (or ``entryId``, as written before), ``userId`` and
+        ``detail`` and no ``outcome``.
 
     Example:
-        >>> is_reconciliation(pd.DataFrame(columns=["status", "entryId", "userId", "detail"]))
+        >>> is_reconciliation(pd.DataFrame(columns=["status", "_id", "userId", "detail"]))
         True
     """
-    return "outcome" not in frame.columns and all(c in frame.columns for c in _ROW_COLUMNS)
+    return (
+        "outcome" not in frame.columns
+        and all(c in frame.columns for c in _ROW_COLUMNS)
+        and any(c in frame.columns for c in _ENTRY_ID_COLUMNS)
+    )
 
 
 def acknowledgements_from_rows(
@@ -364,7 +400,7 @@ def acknowledgements_from_rows(
     no entry and are left out.
 
     Args:
-        rows: the reconciliation rows (``status``, ``entryId``, ``userId``, ``detail``;
+        rows: the reconciliation rows (``status``, ``_id`` or ``entryId``, ``userId``, ``detail``;
             ``billingId``, ``externalId`` and ``key`` when written).
         include: which rows, as :meth:`Reconciliation.to_acknowledge` takes it.
 
@@ -375,7 +411,7 @@ def acknowledgements_from_rows(
         ConfigError: an unknown value in ``include``, or ``only_in_billing``.
 
     Example:
-        >>> rows = pd.DataFrame({"key": ["e1", "e2", "x"], "entryId": ["e1", "e2", None],
+        >>> rows = pd.DataFrame({"key": ["e1", "e2", "x"], "_id": ["e1", "e2", None],
         ...     "userId": ["u1", "u1", None], "billingId": ["B-1", None, "B-9"],
         ...     "status": ["matched", "missing_in_billing", "only_in_billing"],
         ...     "detail": ["matched", "missing in billing: no billing record has _id e2",
@@ -398,7 +434,7 @@ def acknowledgements_from_rows(
     return pd.DataFrame(
         {
             "userId": sel["userId"].astype("str"),
-            "entryId": sel["entryId"].astype("str"),
+            "entryId": sel[next(c for c in _ENTRY_ID_COLUMNS if c in sel.columns)].astype("str"),
             "outcome": np.where(succeeded, "succeeded", "failed"),
             "externalId": [
                 str(v) if ok and v is not None and not pd.isna(v) else None
