@@ -341,23 +341,26 @@ def _acknowledge_statuses(include: Iterable[str]) -> list[str]:
 
 
 class _Rows(pd.DataFrame):
-    """:attr:`Reconciliation.rows`: a DataFrame whose ``["entryId"]`` (the entry id's name
-    before ``_id``) still answers, with a ``DeprecationWarning``, for one release. Frames
-    derived from it are plain DataFrames."""
+    """:attr:`Reconciliation.rows`: a DataFrame where ``["entryId"]`` (the entry id's name
+    before ``_id``), alone or in a list, still answers with ``_id``, and a
+    ``DeprecationWarning``, for one release; so do the frames derived from it."""
 
     @property
-    def _constructor(self) -> type[pd.DataFrame]:
-        return pd.DataFrame
+    def _constructor(self) -> type[_Rows]:
+        return _Rows
 
     def __getitem__(self, key: Any) -> Any:
-        if isinstance(key, str) and key == "entryId" and "entryId" not in self.columns:
+        if "entryId" not in self.columns and "_id" in self.columns and (
+            (isinstance(key, str) and key == "entryId")
+            or (isinstance(key, list) and "entryId" in key)
+        ):
             warnings.warn(
                 "Reconciliation.rows['entryId'] is now rows['_id'] (the export's name for the "
                 "entry id); 'entryId' goes in the next release",
                 DeprecationWarning,
                 stacklevel=2,
             )
-            key = "_id"
+            key = "_id" if isinstance(key, str) else ["_id" if k == "entryId" else k for k in key]
         return super().__getitem__(key)
 
 
