@@ -20,8 +20,11 @@ from toolkit.cli.common import (
 )
 from toolkit.errors import ConfigError, Interrupted, ValidationError
 from toolkit.ingress import read_table, with_lines
-from toolkit.reconciliation import acknowledgements_from_rows, is_reconciliation
-from toolkit.reconciliation.classify import FAILED_STATUSES
+from toolkit.reconciliation import (
+    FAILED_STATUSES,
+    acknowledgements_from_rows,
+    is_reconciliation,
+)
 
 __all__ = ["COMMANDS", "add_arguments", "run"]
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-import warnings
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -14,12 +13,10 @@ import pandas as pd
 
 from toolkit import Client, Connection, Settings
 from toolkit.client import ENDPOINTS, ENV_KEYS, Journal
-from toolkit.core.windows import date_only, end_of_day, iso, to_utc
 from toolkit.errors import (
     ApiError,
     AuthError,
     ConfigError,
-    InputWarning,
     Interrupted,
     ToolkitError,
     TransportError,
@@ -28,6 +25,7 @@ from toolkit.ingress import check_out_path, with_lines, write_table
 
 __all__ = [
     "ENV_FILE_HELP",
+    "FLAGS",
     "OUT_HELP",
     "TABLE_FILES",
     "check_journal",
@@ -40,7 +38,6 @@ __all__ = [
     "interrupted",
     "out_path",
     "print_frame",
-    "release_window",
     "unsent_path",
     "with_row",
     "write_out",
@@ -49,6 +46,8 @@ __all__ = [
 #: the path of the token request (what tells its errors from the other requests)
 TOKEN_PATH = ENDPOINTS["token"][2]
 
+#: the names of a release window's bounds on the command line
+FLAGS = ("--after", "--on-or-before")
 #: the table files a command reads, for its help
 TABLE_FILES = "CSV (, ; tab or | separated; UTF-8 or cp1252), .xlsx or .parquet"
 #: the help of ``--env-file``
@@ -183,48 +182,6 @@ def dry_run_client(args: argparse.Namespace) -> Client:
         unset = "http://not-configured.invalid"
         settings = Settings("<customerId>", "<clientId>", "<unused>", unset, unset)
     return Client.from_connection(Connection(settings))
-
-
-def release_window(
-    after: str | None, on_or_before: str | None
-) -> tuple[pd.Timestamp | None, pd.Timestamp | None, str]:
-    """Read ``--after`` and ``--on-or-before``: a bare date as ``--on-or-before`` means the end
-    of that day (:func:`~toolkit.core.windows.end_of_day`), with a warning saying so.
-
-    Args:
-        after: ``--after`` as given, or ``None``.
-        on_or_before: ``--on-or-before`` as given, or ``None``.
-
-    Returns:
-        ``(after, on or before, the window in words)``, the bounds as UTC timestamps (``None``
-        when not given).
-
-    Raises:
-        ConfigError: a bound is not a date-time, or is ambiguous.
-
-    Example:
-        >>> import warnings
-        >>> with warnings.catch_warnings(record=True) as caught:
-        ...     warnings.simplefilter("always")
-        ...     low, high, text = release_window("2026-11-16", "2026-11-22")
-        >>> text
-        'released after 2026-11-16T00:00:00.000Z, on or before 2026-11-22T23:59:59.999Z'
-        >>> str(caught[0].message).split(":")[0]
-        "--on-or-before '2026-11-22' is a date"
-    """
-    low = to_utc(after, "--after") if after is not None else None
-    high = end_of_day(on_or_before, "--on-or-before") if on_or_before is not None else None
-    if on_or_before is not None and high is not None and date_only(on_or_before):
-        warnings.warn(
-            f"--on-or-before {on_or_before!r} is a date: read as the end of that day, "
-            f"{iso(high)}, so the entries released during it are included (give a time, "
-            f"e.g. {high:%Y-%m-%d}T12:00Z, to end elsewhere)",
-            InputWarning,
-            stacklevel=2,
-        )
-    parts = [f"after {iso(low)}" if low is not None else "",
-             f"on or before {iso(high)}" if high is not None else ""]
-    return low, high, "released " + ", ".join(p for p in parts if p)
 
 
 def _cut(value: object, width: int = 80) -> object:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from toolkit.cli.common import client_from, command_of, release_window
-from toolkit.egress import Export, claim_target
+from toolkit.cli.common import FLAGS, client_from, command_of
+from toolkit.egress import Export, claim_target, release_window
 from toolkit.errors import ConfigError
 
 __all__ = ["COMMANDS", "add_arguments", "out_format", "run"]
@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     args.format = out_format(args.out, args.format)  # before any request
     if args.command == "pending":
         return _pending(args)
-    after, on_or_before, window = release_window(args.after, args.on_or_before)
+    after, on_or_before, window = release_window(args.after, args.on_or_before, FLAGS)
     assert after is not None and on_or_before is not None  # both are required arguments
     print(f"export window: entries {window}")
     client = client_from(args)

@@ -9,13 +9,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from toolkit.cli.common import TABLE_FILES, client_from, out_path, release_window, write_out
-from toolkit.core.windows import iso
-from toolkit.egress import Export, read_sync
+from toolkit.cli.common import FLAGS, TABLE_FILES, client_from, out_path, write_out
+from toolkit.egress import Export, read_sync, release_window
 from toolkit.errors import ConfigError, MissingColumnError, ToolkitError
 from toolkit.ingress import check_out_path, read_table
-from toolkit.reconciliation import COMPARISONS, Reconciliation, reconcile
-from toolkit.reconciliation.messages import spoken_as_cli
+from toolkit.reconciliation import COMPARISONS, Reconciliation, reconcile, spoken_as_cli
 
 __all__ = ["COMMANDS", "add_arguments", "run"]
 
@@ -267,7 +265,7 @@ def _header(rec: Reconciliation, args: argparse.Namespace) -> str:
 def _released_in(exported: pd.DataFrame, args: argparse.Namespace) -> tuple[pd.DataFrame, str]:
     """The exported entries the service released in ``(--after, --on-or-before]``, by asking
     it for that window's export (``updatedAt`` is no release time: acknowledging moves it)."""
-    low, high, words = release_window(args.after, args.on_or_before)
+    low, high, words = release_window(args.after, args.on_or_before, FLAGS)
     if high is None:
         high = pd.Timestamp.now(tz="UTC")
     if low is None:  # an entry is released after it is created
@@ -285,7 +283,7 @@ def _released_in(exported: pd.DataFrame, args: argparse.Namespace) -> tuple[pd.D
         print(f"{absent} entries released in the window are not in {args.export}: sync or "
               "export again to compare them")
     return kept, (
-        f"entries released in ({iso(low)}, {iso(high)}] (the service's export of that window): "
+        f"entries {release_window(low, high)[2]} (the service's export of that window): "
         f"{len(kept)} of {len(exported)}"
     )
 

@@ -29,6 +29,7 @@ __all__ = [
     "date_only",
     "end_of_day",
     "iso",
+    "release_window",
     "split_windows",
     "to_utc",
 ]
@@ -214,6 +215,51 @@ def end_of_day(value: TimeLike, name: str) -> pd.Timestamp:
     """
     ts = to_utc(value, name)
     return ts + pd.Timedelta(days=1) - RESOLUTION if date_only(value) else ts
+
+
+def release_window(
+    after: TimeLike | None,
+    on_or_before: TimeLike | None,
+    names: tuple[str, str] = ("after", "on_or_before"),
+) -> tuple[pd.Timestamp | None, pd.Timestamp | None, str]:
+    """Read a release window as a person gives it: a bare date as the upper bound means the
+    end of that day (:func:`end_of_day`), with an :class:`~toolkit.errors.InputWarning` saying
+    so. What the command line reads ``--after`` and ``--on-or-before`` with.
+
+    Args:
+        after: exclusive lower bound, or ``None``.
+        on_or_before: inclusive upper bound, or ``None``.
+        names: the bounds' names in messages (``("--after", "--on-or-before")``).
+
+    Returns:
+        ``(after, on or before, the window in words)``, the bounds as UTC timestamps (``None``
+        when not given).
+
+    Raises:
+        ConfigError: a bound is not a date-time, or is ambiguous.
+
+    Example:
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     low, high, text = release_window("2026-11-16", "2026-11-22")
+        >>> text
+        'released after 2026-11-16T00:00:00.000Z, on or before 2026-11-22T23:59:59.999Z'
+        >>> str(caught[0].message).split(":")[0]
+        "on_or_before '2026-11-22' is a date"
+    """
+    low = to_utc(after, names[0]) if after is not None else None
+    high = end_of_day(on_or_before, names[1]) if on_or_before is not None else None
+    if on_or_before is not None and high is not None and date_only(on_or_before):
+        warnings.warn(
+            f"{names[1]} {str(on_or_before)!r} is a date: read as the end of that day, "
+            f"{iso(high)}, so the entries released during it are included (give a time, "
+            f"e.g. {high:%Y-%m-%d}T12:00Z, to end elsewhere)",
+            InputWarning,
+            stacklevel=2,
+        )
+    parts = [f"after {iso(low)}" if low is not None else "",
+             f"on or before {iso(high)}" if high is not None else ""]
+    return low, high, "released " + ", ".join(p for p in parts if p)
 
 
 def split_windows(
