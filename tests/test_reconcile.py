@@ -835,3 +835,14 @@ def test_rows_written_before_the_rename_still_read_as_a_reconciliation() -> None
     assert is_reconciliation(old)
     acks = acknowledgements_from_rows(old)
     assert acks[["entryId", "outcome"]].values.tolist() == [["e1", "succeeded"], ["e2", "failed"]]
+
+
+def test_a_bare_date_upper_bound_is_warned_about_as_midnight() -> None:
+    from toolkit.errors import InputWarning
+
+    exported = pd.DataFrame({"_id": ["e1", "e2"], "userId": ["u1", "u1"],
+                             "updatedAt": ["2026-11-22T00:00:00Z", "2026-11-22T10:00:00Z"]})
+    with pytest.warns(InputWarning, match="on_or_before '2026-11-22' is a date, read as its "
+                      "first instant 2026-11-22T00:00:00Z"):
+        rec = reconcile(exported, pd.DataFrame({"entryId": ["e1"]}), on_or_before="2026-11-22")
+    assert rec.rows["_id"].tolist() == ["e1"]  # Python keeps the instant it was given

@@ -32,6 +32,7 @@ __all__ = [
     "release_window",
     "split_windows",
     "to_utc",
+    "warn_bare_date",
 ]
 
 #: What a time argument may be: ISO 8601 text, a datetime, a date, a Timestamp or a datetime64.
@@ -262,6 +263,36 @@ def release_window(
     return low, high, "released " + ", ".join(p for p in parts if p)
 
 
+def warn_bare_date(on_or_before: TimeLike, *, stacklevel: int = 2) -> None:
+    """Warn that a bare-date upper bound given to Python is that day's first instant.
+
+    Python reads every bound as the instant pandas reads (``pd.Timestamp("2026-11-22")`` is
+    midnight), so the day itself is left out; the command line reads it as the end of the
+    day instead (:func:`release_window`). The warning says how to include the day.
+
+    Args:
+        on_or_before: the upper bound as given.
+        stacklevel: as :func:`warnings.warn` takes it.
+
+    Example:
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     warn_bare_date("2026-11-22")
+        >>> str(caught[0].message).split(":")[0]
+        "on_or_before '2026-11-22' is a date, read as its first instant 2026-11-22T00"
+    """
+    if not date_only(on_or_before):
+        return
+    start = to_utc(on_or_before, "on_or_before")
+    warnings.warn(
+        f"on_or_before {str(on_or_before)!r} is a date, read as its first instant "
+        f"{iso(start, fraction='needed')}: entries released during {start:%Y-%m-%d} are left "
+        f"out; to include that day pass on_or_before={iso(end_of_day(on_or_before, ''))!r}",
+        InputWarning,
+        stacklevel=stacklevel,
+    )
+
+
 def split_windows(
     after: TimeLike, on_or_before: TimeLike, window: str | None = None
 ) -> list[tuple[pd.Timestamp, pd.Timestamp]]:
@@ -306,14 +337,7 @@ def split_windows(
     """
     start = to_utc(after, "after")
     end = to_utc(on_or_before, "on_or_before")
-    if date_only(on_or_before):
-        warnings.warn(
-            f"on_or_before {str(on_or_before)!r} is a date, read as its first instant "
-            f"{iso(end, fraction='needed')}: entries released during {end:%Y-%m-%d} are left "
-            f"out; to include that day pass on_or_before={iso(end_of_day(on_or_before, ''))!r}",
-            InputWarning,
-            stacklevel=2,
-        )
+    warn_bare_date(on_or_before, stacklevel=3)
     if start >= end:
         raise ConfigError(
             f"after ({start.isoformat()}) must be before on_or_before ({end.isoformat()}):"

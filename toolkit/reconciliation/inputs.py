@@ -22,7 +22,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from toolkit.core.windows import TimeLike, iso, to_utc
+from toolkit.core.windows import TimeLike, iso, to_utc, warn_bare_date
 from toolkit.errors import (
     ConfigError,
     DuplicateKeyError,
@@ -343,6 +343,8 @@ def released_in(
         return exported, None
     low = to_utc(after, "after") if after is not None else None
     high = to_utc(on_or_before, "on_or_before") if on_or_before is not None else None
+    if on_or_before is not None:  # points at reconcile()'s caller
+        warn_bare_date(on_or_before, stacklevel=4)
     if low is not None and high is not None and low >= high:
         raise ConfigError(
             f"after ({iso(low, fraction='needed')}) must be before on_or_before "
