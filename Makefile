@@ -53,6 +53,8 @@ lock:
 	  --python-platform $(LOCK_PLATFORM) --custom-compile-command "make lock" $(LOCKFLAGS) \
 	  -o $(LOCK)
 
+# writes out/export, out/hours_by_client.png and a new out/sandbox.db (an existing one is moved
+# to out/sandbox.previous.db); refuses, changing nothing, while a sandbox serves out/sandbox.db
 demo: $(STAMP)
 	$(PY) -m toolkit demo --out out
 

@@ -103,3 +103,36 @@ def test_common_options_may_follow_the_command(env_file, sandbox) -> None:
     sandbox.admin.reset_stats()
     assert main(["onboard", str(SAMPLE), "--dry-run", "-q", "--env-file", str(env_file)]) == 0
     assert sandbox.admin.stats()["total"] == 0
+
+
+@pytest.mark.parametrize("out", ["exp", "exp.xlsx"], ids=["parquet", "xlsx"])
+def test_export_with_a_bare_date_takes_that_whole_day_and_prints_its_window(
+    env_file, fresh_client, sandbox, tmp_path, capsys, out
+) -> None:
+    user = sandbox.admin.create_user("TK-DAY", "Day User", customer_id=fresh_client.customer_id)
+    assert fresh_client.onboard(SAMPLE, progress=False).ok
+    for at in ("2026-11-21T18:00:00Z", "2026-11-22T09:30:00Z", "2026-11-22T23:59:59.500Z",
+               "2026-11-23T00:00:00Z"):
+        entry = sandbox.admin.create_entry(
+            user["_id"], "M-1001-002", work_date="2026-11-21", increment_duration_in_seconds=600,
+            customer_id=fresh_client.customer_id)
+        sandbox.admin.release_entry(user["_id"], entry["_id"], at=at,
+                                    customer_id=fresh_client.customer_id)
+    assert main(["--env-file", str(env_file), "-q", "export", "--after", "2026-11-22",
+                 "--on-or-before", "2026-11-22", "--out", str(tmp_path / out)]) == 0
+    captured = capsys.readouterr()
+    assert "--on-or-before '2026-11-22' is a date: read as the end of that day, " \
+        "2026-11-22T23:59:59.999Z" in captured.err
+    assert ("export window: entries released after 2026-11-22T00:00:00.000Z, on or before "
+            "2026-11-22T23:59:59.999Z") in captured.out
+    assert "wrote 2 entries" in captured.out  # 09:30 and 23:59:59.5 of the 22nd
+
+
+def test_python_export_warns_that_a_bare_date_upper_bound_is_midnight(fresh_client) -> None:
+    from toolkit.errors import InputWarning
+
+    with pytest.warns(InputWarning, match="on_or_before '2026-11-22' is a date, read as its "
+                      "first instant 2026-11-22T00:00:00Z: entries released during 2026-11-22 "
+                      "are left out; to include that day pass "
+                      "on_or_before='2026-11-22T23:59:59.999Z'"):
+        fresh_client.export_entries("2026-11-21", "2026-11-22", progress=False)

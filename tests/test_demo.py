@@ -95,3 +95,56 @@ def test_hours_by_client_chart_writes_a_png(tmp_path: Path) -> None:
                             "incrementDurationInSeconds": [3600, 7200]})
     path = hours_by_client_chart(entries, tmp_path / "sub" / "chart.png")
     assert path.read_bytes()[:4] == b"\x89PNG"
+
+
+def _records(db: Path) -> dict[str, int]:
+    """Rows per table of a sandbox database, read-only (it may be served meanwhile)."""
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    try:
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        return {t: con.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in tables}
+    finally:
+        con.close()
+
+
+def test_demo_refuses_a_database_a_running_sandbox_serves(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    from tests.test_sandbox_durability import sandbox_process
+
+    db, env_file = tmp_path / "sandbox.db", tmp_path / ".env"
+    with sandbox_process(db, env_file, ["--seed", str(REPO / "sample_data")]) as (proc, url):
+        held = _records(db)
+        assert held["clients"] > 0
+        assert run_demo(tmp_path, workers=2) == 2
+        printed = capsys.readouterr().out
+        assert f"{db} is open in another process, a running sandbox" in printed
+        assert "changes nothing" in printed
+        assert _records(db) == held
+        assert proc.poll() is None  # still serving the same customer
+        creds = dict(line.split("=", 1) for line in env_file.read_text().splitlines())
+        from tests.conftest import fetch_token
+
+        assert fetch_token(url, creds["TOOLKIT_CLIENT_ID"], creds["TOOLKIT_CLIENT_SECRET"],
+                           creds["TOOLKIT_AUDIENCE"])
+    assert not (tmp_path / "export").exists()
+    assert not (tmp_path / "sandbox.previous.db").exists()
+
+
+def test_demo_keeps_an_earlier_database_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    import sqlite3
+
+    con = sqlite3.connect(tmp_path / "sandbox.db")
+    con.execute("CREATE TABLE clients (externalId TEXT)")
+    con.execute("INSERT INTO clients VALUES ('C-mine')")
+    con.commit()
+    con.close()
+    run_demo(tmp_path, workers=2, sample=REPO / "sample_data" / "broken")  # stops at validate
+    printed = capsys.readouterr().out
+    kept = tmp_path / "sandbox.previous.db"
+    assert f"{tmp_path / 'sandbox.db'} existed: moved to {kept}" in printed
+    assert _records(kept) == {"clients": 1}

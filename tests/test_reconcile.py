@@ -119,7 +119,20 @@ def test_rows_have_documented_columns_and_types(rec: Reconciliation) -> None:
 
 def test_entries_keep_export_order_then_billing_only_records(rec: Reconciliation) -> None:
     assert rec.rows["key"].tolist() == ["e1", "e2", "e3", "e4", "e5", "e6", "e9"]
-    assert rec.rows["entryId"].isna().tolist() == [False] * 6 + [True]
+    assert rec.rows["_id"].isna().tolist() == [False] * 6 + [True]
+
+
+def test_rows_name_the_entry_id_as_the_export_does(rec: Reconciliation) -> None:
+    export_ids = ["e1", "e2", "e3", "e4", "e5", "e6"]
+    assert rec.rows["_id"].tolist()[:6] == export_ids
+    assert "entryId" not in rec.rows.columns
+    with pytest.warns(DeprecationWarning, match=r"rows\['entryId'\] is now rows\['_id'\]"):
+        old = rec.rows["entryId"]  # the name before: one more release
+    assert old.tolist() == rec.rows["_id"].tolist()
+    differ = rec.rows[rec.rows["status"] != "matched"]
+    with pytest.warns(DeprecationWarning):
+        shown = differ[["entryId", "status"]]
+    assert shown["_id"].tolist() == differ["_id"].tolist()
 
 
 def test_duration_differs_wins_when_date_differs_too(rec: Reconciliation) -> None:
@@ -812,3 +825,24 @@ def test_every_timestamp_of_the_result_is_in_microseconds(rec: Reconciliation) -
     units = {f"{name}.{col}": str(frame[col].dtype) for name, frame in frames.items()
              for col in frame if pd.api.types.is_datetime64_any_dtype(frame[col])}
     assert units and all("[us" in u for u in units.values()), units
+
+
+def test_rows_written_before_the_rename_still_read_as_a_reconciliation() -> None:
+    from toolkit.reconciliation import acknowledgements_from_rows, is_reconciliation
+
+    old = pd.DataFrame({"key": ["e1", "e2"], "entryId": ["e1", "e2"], "userId": ["u1", "u1"],
+                        "status": ["matched", "missing_in_billing"], "detail": ["matched", "x"]})
+    assert is_reconciliation(old)
+    acks = acknowledgements_from_rows(old)
+    assert acks[["entryId", "outcome"]].values.tolist() == [["e1", "succeeded"], ["e2", "failed"]]
+
+
+def test_a_bare_date_upper_bound_is_warned_about_as_midnight() -> None:
+    from toolkit.errors import InputWarning
+
+    exported = pd.DataFrame({"_id": ["e1", "e2"], "userId": ["u1", "u1"],
+                             "updatedAt": ["2026-11-22T00:00:00Z", "2026-11-22T10:00:00Z"]})
+    with pytest.warns(InputWarning, match="on_or_before '2026-11-22' is a date, read as its "
+                      "first instant 2026-11-22T00:00:00Z"):
+        rec = reconcile(exported, pd.DataFrame({"entryId": ["e1"]}), on_or_before="2026-11-22")
+    assert rec.rows["_id"].tolist() == ["e1"]  # Python keeps the instant it was given

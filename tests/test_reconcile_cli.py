@@ -16,6 +16,7 @@ import toolkit
 from toolkit import Client
 from toolkit.cli.app import main
 from toolkit.reconciliation.classify import ROW_COLUMNS
+from toolkit.sandbox import env_for, write_env_file
 from toolkit.testing import fake_export_entries
 
 
@@ -176,3 +177,160 @@ def test_cli_export_that_is_not_an_export_is_exit_2_without_traceback(
     assert done.returncode == 2
     assert message in done.stderr
     assert "Traceback" not in done.stderr + done.stdout
+
+
+def _env_file(client: Client, sandbox, tmp_path: Path) -> Path:  # noqa: ANN001
+    """A .env of ``client``'s customer, for the command line."""
+    return write_env_file(tmp_path / "firm.env", env_for(
+        sandbox.url, client.customer_id, client.client_id, client.auth._secret.reveal(),
+        sandbox.audience))
+
+
+def test_reconcile_window_selects_by_release_time_also_after_acknowledging(
+    firm_client: Client, released: list[dict], sandbox, tmp_path: Path, capsys  # noqa: ANN001
+) -> None:
+    # released at T0 + 6 h, 12 h, ... 36 h: three of them in the window (T0, T0 + 20 h]
+    env = ["--env-file", str(_env_file(firm_client, sandbox, tmp_path)), "-q"]
+    window = ["--after", "2026-10-01T00:00Z", "--on-or-before", "2026-10-01T20:00Z"]
+    firm_client.sync(tmp_path / "before", since=T0, until=T0 + timedelta(days=2))
+    billing = tmp_path / "billing.csv"
+    _billing(toolkit.read_sync(tmp_path / "before").entries).to_csv(billing, index=False)
+    rec = tmp_path / "rec.csv"
+    argv = [*env, "reconcile", str(tmp_path / "before"), str(billing), "--duration-unit",
+            "hours", "--tolerance-seconds", "1", *window]
+    assert main([*argv, "--out", str(rec)]) == 1  # three billing records are outside it
+    text = capsys.readouterr().out
+    assert "released after 2026-10-01T00:00:00.000Z, on or before 2026-10-01T20:00:00.000Z" in text
+    assert "(the service's export of that window): 3 of 6" in text
+    assert re.search(r"^  matched +3$", text, re.MULTILINE)
+
+    assert main([*env, "acknowledge", str(rec)]) == 0  # moves their updatedAt to now
+    firm_client.sync(tmp_path / "after", since=T0, until=T0 + timedelta(days=2))
+    after = toolkit.read_sync(tmp_path / "after").entries
+    assert after["updatedAt"].max() > pd.Timestamp("2026-11-01", tz="UTC")
+    argv[argv.index(str(tmp_path / "before"))] = str(tmp_path / "after")
+    assert main(argv) == 1
+    text = capsys.readouterr().out
+    assert "(the service's export of that window): 3 of 6" in text  # the same entries
+    assert re.search(r"^  matched +3$", text, re.MULTILINE)
+
+
+def test_reconcile_window_with_a_bare_date_takes_the_whole_day(
+    firm_client: Client, released: list[dict], sandbox, tmp_path: Path, capsys  # noqa: ANN001
+) -> None:
+    env = ["--env-file", str(_env_file(firm_client, sandbox, tmp_path)), "-q"]
+    export = firm_client.export_entries(T0, T0 + timedelta(days=2)).to_parquet(tmp_path / "ex")
+    billing = tmp_path / "billing.csv"
+    _billing(toolkit.Export.read_parquet(export).entries).to_csv(billing, index=False)
+    assert main([*env, "reconcile", str(export), str(billing), "--duration-unit", "hours",
+                 "--tolerance-seconds", "1", "--after", "2026-09-30",
+                 "--on-or-before", "2026-10-01"]) == 1
+    captured = capsys.readouterr()
+    assert "--on-or-before '2026-10-01' is a date: read as the end of that day" in captured.err
+    assert "on or before 2026-10-01T23:59:59.999Z" in captured.out
+    assert "3 of 6" in captured.out  # T0 + 6, 12, 18 h; not T0 + 24 h, the next midnight
+
+
+def _reconciled(firm_client: Client, sandbox, tmp_path: Path) -> tuple[list[str], Path, list]:  # noqa: ANN001
+    """Six released entries reconciled: one not billed, one billed 15 minutes more."""
+    env = ["--env-file", str(_env_file(firm_client, sandbox, tmp_path)), "-q"]
+    entries = firm_client.export_entries(T0, T0 + timedelta(days=2)).entries
+    entries.to_csv(tmp_path / "entries.csv", index=False)
+    billing = _billing(entries)
+    billing.loc[0, "duration"] = str(float(billing.loc[0, "duration"]) + 0.25)
+    billing.drop(index=1).to_csv(tmp_path / "billing.csv", index=False)
+    rec = tmp_path / "rec.xlsx"
+    assert main([*env, "reconcile", str(tmp_path / "entries.csv"), str(tmp_path / "billing.csv"),
+                 "--duration-unit", "hours", "--tolerance-seconds", "1", "--out", str(rec)]) == 1
+    return entries["_id"].tolist(), rec, env
+
+
+def test_acknowledge_of_a_reconciliation_sends_only_the_matched_by_default(
+    firm_client: Client, released: list[dict], sandbox, tmp_path: Path, capsys  # noqa: ANN001
+) -> None:
+    ids, rec, env = _reconciled(firm_client, sandbox, tmp_path)
+    capsys.readouterr()
+    assert main([*env, "acknowledge", str(rec), "--out", str(tmp_path / "res.csv")]) == 0
+    text = capsys.readouterr().out
+    assert "4 matched entries to acknowledge as succeeded, 0 as failed" in text
+    assert "left pending: 1 duration_differs, 1 missing_in_billing" in text
+    res = pd.read_csv(tmp_path / "res.csv")
+    assert set(res["entryId"]) == set(ids[2:]) and (res["outcome"] == "succeeded").all()
+    assert set(firm_client.release_pending().entries["_id"]) == set(ids[:2])
+
+
+def test_acknowledge_include_names_the_classes_to_acknowledge(
+    firm_client: Client, released: list[dict], sandbox, tmp_path: Path, capsys  # noqa: ANN001
+) -> None:
+    ids, rec, env = _reconciled(firm_client, sandbox, tmp_path)
+    assert main([*env, "acknowledge", str(rec), "--include", "only_in_billing"]) == 2
+    assert main([*env, "acknowledge", str(rec), "--include", "maybe"]) == 2
+    assert "include takes 'matched', 'failed'" in capsys.readouterr().err
+    assert main([*env, "acknowledge", str(rec), "--include", "missing_in_billing",
+                 "--out", str(tmp_path / "res.csv")]) == 0
+    res = pd.read_csv(tmp_path / "res.csv")
+    assert res[["entryId", "outcome"]].values.tolist() == [[ids[1], "failed"]]
+    assert main([*env, "acknowledge", str(rec), "--include", "matched,failed"]) == 0
+    assert firm_client.release_pending().entries.empty
+
+
+def test_acknowledge_help_says_the_default(capsys) -> None:  # noqa: ANN001
+    assert main(["acknowledge", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--include STATUSES" in text
+    assert "Default: matched only, what the billing extract proves" in text
+
+
+def _ids_billing(tmp_path: Path, n: int = 40) -> tuple[Path, pd.DataFrame]:
+    folder = toolkit.Export.from_records(fake_export_entries(n, seed=5)).to_parquet(
+        tmp_path / "export")
+    entries = toolkit.Export.read_parquet(folder).entries
+    return folder, entries
+
+
+def test_reconcile_messages_name_the_options_as_flags(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    folder, entries = _ids_billing(tmp_path)
+    billing = pd.DataFrame({"Entry": entries["_id"],
+                            "Work Date": entries["workDate"].dt.strftime("%Y-%m-%d"),
+                            "Hours": (entries["incrementDurationInSeconds"] / 3600 + 1).round(2)})
+    path = tmp_path / "billing.csv"
+    billing.to_csv(path, index=False)
+    assert main(["reconcile", str(folder), str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "billing file " + str(path) + " has no column 'entryId' (closest: 'Entry') (choose " \
+        "the key column with --billing-key)" in err
+    argv = ["reconcile", str(folder), str(path), "--billing-key", "Entry"]
+    assert main(argv) == 0  # nothing compared but the keys
+    captured = capsys.readouterr()
+    assert "To compare them with it, add --date 'Work Date'" in captured.err
+    assert "did you mean its column 'Hours'? To compare them with it, add --duration Hours " \
+        "--duration-unit hours" in captured.err
+    assert "pass " not in captured.err and "Reconciliation(" not in captured.out
+    assert captured.out.startswith(f"{folder} against {path}: 40 rows")
+
+    argv += ["--duration", "Hours", "--duration-unit", "hours", "--date", "Work Date"]
+    assert main(argv) == 1  # every duration billed an hour more
+    assert "(write them all with --out FILE)" in capsys.readouterr().out
+    out = tmp_path / "rec.csv"
+    assert main([*argv, "--out", str(out)]) == 1
+    text = capsys.readouterr().out
+    assert "--out FILE" not in text and f"... 10 more (all of them are in {out})" in text
+
+
+def test_reconcile_reads_decimal_commas_with_the_decimal_option(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    folder, entries = _ids_billing(tmp_path)
+    hours = (entries["incrementDurationInSeconds"] / 3600).round(2)
+    billing = pd.DataFrame({"entryId": entries["_id"],
+                            "duration": hours.map(lambda h: f"{h:.2f}".replace(".", ","))})
+    path = tmp_path / "billing.csv"
+    billing.to_csv(path, index=False, sep=";")
+    argv = ["reconcile", str(folder), str(path), "--duration-unit", "hours",
+            "--tolerance-seconds", "18"]
+    assert main(argv) == 2
+    assert "(decimal commas? add --decimal ,)" in capsys.readouterr().err
+    assert main([*argv, "--decimal", ","]) == 0
+    with pytest.raises(toolkit.errors.ValidationError, match=r"decimal commas\? pass decimal=','"):
+        toolkit.reconcile(entries, billing, duration_unit="hours")
+    rec = toolkit.reconcile(entries, billing, duration_unit="hours", decimal=",",
+                            tolerance_seconds=18)
+    assert rec.summary["matched"] == len(entries)

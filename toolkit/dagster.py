@@ -248,7 +248,7 @@ def assets(
         }
         rows = rec.rows[rec.rows["status"] != "matched"]
         if len(rows):
-            shown = rows[["entryId", "status", "detail"]].head(20)
+            shown = rows[["_id", "status", "detail"]].head(20)
             metadata["not_matched"] = dg.MetadataValue.md(shown.to_markdown(index=False))
         context.log.info(f"firm {firm.key}: {metadata['matched']} matched, {differing} differ")
         return dg.MaterializeResult(metadata=metadata)

@@ -2,7 +2,7 @@
 
 ::
 
-    sandbox (out/sandbox.db, fresh each run) -> its demo customer
+    sandbox (out/sandbox.db, new each run) -> its demo customer
       1 validate sample_data       5 export to out/export (Parquet)   9 star from a frame, list
       2 onboard it                 6 chart out/hours_by_client.png   10 reconcile with a billing
       3 timekeepers as users       7 acknowledge a mix                  extract, acknowledge the
@@ -13,6 +13,12 @@
 Each step prints one summary line (and a small table where it helps). The sandbox's URL and
 the customer id are printed; the client secret never is. ``make demo`` runs
 ``toolkit demo --out out``.
+
+What it writes and resets: ``out/export`` and ``out/hours_by_client.png`` are replaced; a
+``out/sandbox.db`` left by an earlier run (or served by ``make sandbox`` before) is moved to
+``out/sandbox.previous.db``, saying so, and a new one is made. While a sandbox serves
+``out/sandbox.db`` (another process holds it open), the demo refuses, naming it, and touches
+nothing.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import os
 import random
 import shutil
+import sqlite3
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +39,9 @@ import numpy as np
 import pandas as pd
 
 from toolkit.client import Client
+from toolkit.core.settings import Settings
 from toolkit.egress.export import Export
+from toolkit.errors import ToolkitError
 from toolkit.ingress.validation import load_folder, validate
 from toolkit.reconciliation import reconcile
 
@@ -492,16 +501,51 @@ def _find_sample(sample: str | os.PathLike[str] | None) -> Path:
     raise FileNotFoundError(f"no sample data (clients.csv, timekeepers.csv) in {candidates}")
 
 
+def _in_use(db: Path) -> bool:
+    """Whether another connection holds the SQLite file ``db`` open: a running sandbox.
+
+    Leaving WAL mode needs the only connection to the file, so SQLite refuses it at once
+    (``database is locked``) while a sandbox (in this process or another) has it open. When
+    the switch succeeds the file is no longer in WAL mode, which is harmless: it is then
+    moved aside, and a sandbox opening it puts it back in WAL mode.
+    """
+    if not db.exists():
+        return False
+    con = sqlite3.connect(db, timeout=0, isolation_level=None)
+    try:
+        con.execute("PRAGMA journal_mode=DELETE").fetchone()
+    except sqlite3.OperationalError as exc:
+        return "locked" in str(exc) or "busy" in str(exc)
+    except sqlite3.DatabaseError:  # not a SQLite file: no sandbox serves it
+        return False
+    finally:
+        con.close()
+    return False
+
+
+def _serving(db: Path) -> str:
+    """Words naming the sandbox that holds ``db``: the URL the ``.env`` here names, if any."""
+    try:
+        url = Settings.from_env(".env").urls["time"]
+    except ToolkitError:
+        return f"a running sandbox (make sandbox, or toolkit sandbox --db {db})"
+    return f"a running sandbox (the .env here names {url}; make sandbox, or toolkit sandbox " \
+        f"--db {db})"
+
+
 def _clear(out: Path) -> None:
-    """Remove what an earlier run left, so every run starts from an empty sandbox."""
-    for name in (
-        "sandbox.db",
-        "sandbox.db-wal",
-        "sandbox.db-shm",
-        "sandbox.db-journal",
-        "hours_by_client.png",
-    ):
-        (out / name).unlink(missing_ok=True)
+    """Move an earlier run's database aside, saying so, and remove its export and chart, so
+    every run starts from an empty sandbox."""
+    db = out / "sandbox.db"
+    if db.exists():
+        kept = out / "sandbox.previous.db"
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(f"{kept}{suffix}").unlink(missing_ok=True)
+            if Path(f"{db}{suffix}").exists():
+                Path(f"{db}{suffix}").replace(f"{kept}{suffix}")
+        print(f"{db} existed: moved to {kept} (its records stay there); the demo starts a "
+              "new sandbox database", flush=True)
+    (out / "hours_by_client.png").unlink(missing_ok=True)
     shutil.rmtree(out / "export", ignore_errors=True)
 
 
@@ -515,14 +559,15 @@ def run_demo(
 ) -> int:
     """Run the whole flow headless against a fresh sandbox, printing a summary per step.
 
-    Starts a sandbox whose database is ``out/sandbox.db`` (recreated each run) and, as its demo
-    customer: validates and onboards ``sample_data``, creates the timekeepers as users,
-    records and releases ``entries`` entries over the last three weeks (reproducible for a
-    seed), exports them to the Parquet dataset ``out/export``, writes
+    Starts a sandbox whose database is ``out/sandbox.db`` (new each run: an earlier one is moved
+    to ``out/sandbox.previous.db``; while a running sandbox serves it, the demo refuses and
+    changes nothing) and, as its demo customer: validates and onboards ``sample_data``, creates
+    the timekeepers as users, records and releases ``entries`` entries over the last three weeks
+    (reproducible for a seed), exports them to the Parquet dataset ``out/export``, writes
     ``out/hours_by_client.png``, acknowledges the earliest third (a mix of succeeded and
     failed), checks release-pending, stars matters from a frame and lists them, and reconciles
-    the export with a billing extract with planted differences, acknowledging the rest. Last,
-    it releases a new batch of entries and leaves them pending, so that the sandbox it leaves
+    the export with a billing extract with planted differences, acknowledging the rest. Last, it
+    releases a new batch of entries and leaves them pending, so that the sandbox it leaves
     (``make sandbox`` serves it again) has entries to acknowledge.
 
     Args:
@@ -533,7 +578,8 @@ def run_demo(
         seed: Seed of the generated entries and the planted differences.
 
     Returns:
-        0 when every step succeeded, 1 when one failed (the run stops there).
+        0 when every step succeeded, 1 when one failed (the run stops there), 2 when a
+        running sandbox serves ``out/sandbox.db`` (nothing is touched).
 
     Example:
         >>> run_demo("out")  # doctest: +SKIP
@@ -551,6 +597,13 @@ def run_demo(
     except FileNotFoundError as exc:
         print(f"demo: {exc}")
         return 1
+    db = out_dir / "sandbox.db"
+    if _in_use(db):
+        print(f"demo: {db} is open in another process, {_serving(db)}; the demo makes a new "
+              f"database there, so it stops and changes nothing. Stop that sandbox (Ctrl+C "
+              f"where it runs) and run the demo again, or give the demo another folder: "
+              f"toolkit demo --out OTHER")
+        return 2
     out_dir.mkdir(parents=True, exist_ok=True)
     _clear(out_dir)
     with running(db=out_dir / "sandbox.db") as sb:

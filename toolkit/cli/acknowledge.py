@@ -20,7 +20,11 @@ from toolkit.cli.common import (
 )
 from toolkit.errors import ConfigError, Interrupted, ValidationError
 from toolkit.ingress import read_table, with_lines
-from toolkit.reconciliation import acknowledgements_from_rows, is_reconciliation
+from toolkit.reconciliation import (
+    FAILED_STATUSES,
+    acknowledgements_from_rows,
+    is_reconciliation,
+)
 
 __all__ = ["COMMANDS", "add_arguments", "run"]
 
@@ -31,6 +35,7 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
         (
             "toolkit acknowledge acks.csv --journal acks.jsonl --out ack-results.xlsx",
             "toolkit acknowledge rec.xlsx            # written by toolkit reconcile --out",
+            "toolkit acknowledge rec.xlsx --include matched,duration_differs",
         ),
     ),
 }
@@ -52,22 +57,45 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "file",
         help=f"{TABLE_FILES} with userId, entryId (or _id), outcome (succeeded/failed), "
         "externalId (succeeded rows), errors (failed rows); or the rows written by "
-        "toolkit reconcile --out (matched: succeeded, differing or missing: failed)",
+        "toolkit reconcile --out (see --include)",
+    )
+    parser.add_argument(
+        "--include",
+        metavar="STATUSES",
+        type=lambda text: [part.strip() for part in text.split(",") if part.strip()],
+        default=None,
+        help="for the rows of toolkit reconcile --out: which to acknowledge, comma-separated: "
+        f"matched (as succeeded), failed (all of {', '.join(FAILED_STATUSES)}) or any of "
+        "those (as failed, their detail as the error). Default: matched only, what the "
+        "billing extract proves; an entry missing in billing (perhaps not written yet) or "
+        "differing is left pending unless named here",
     )
     parser.add_argument("--journal", help="journal file: a re-run skips what it already sent")
     parser.add_argument("--out", help=OUT_HELP.format("every row's result"))
 
 
-def _acknowledgements(source: pd.DataFrame, name: str) -> pd.DataFrame:
+def _acknowledgements(
+    source: pd.DataFrame, name: str, include: list[str] | None = None
+) -> pd.DataFrame:
     """The file's acknowledgements: as given, or those of a reconciliation's rows
-    (``toolkit reconcile --out``); a file that is neither is an input error (exit 2)."""
+    (``toolkit reconcile --out``) whose status ``include`` names (default matched only); a
+    file that is neither is an input error (exit 2)."""
     if is_reconciliation(source):
-        frame = acknowledgements_from_rows(source)
+        frame = acknowledgements_from_rows(source, include=include or ["matched"])
         failed = int((frame["outcome"] == "failed").sum())
+        status = source["status"].astype("str").str.strip()
+        left = status[~source.index.isin(frame.index) & (status != "only_in_billing")]
+        counts = ", ".join(f"{n} {s}" for s, n in left.value_counts().items())
         print(f"{name}: a reconciliation (toolkit reconcile --out): {len(frame) - failed} "
               f"matched entries to acknowledge as succeeded, {failed} as failed (their detail "
-              f"as the error); {len(source) - len(frame)} billing-only rows have no entry")
+              f"as the error); {int((status == 'only_in_billing').sum())} billing-only rows "
+              "have no entry"
+              + (f"; left pending: {counts} (name them with --include to acknowledge them "
+                 "as failed)" if counts else ""))
         return frame
+    if include is not None:
+        raise ConfigError(f"{name}: --include chooses among the rows of toolkit reconcile "
+                          "--out; this file holds acknowledgements, sent as they are")
     missing = [c for c in ("userId", "outcome") if c not in source.columns]
     if "entryId" not in source.columns and "_id" not in source.columns:
         missing.insert(1, "entryId")
@@ -102,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
     """
     out = out_path(args)
     source = read_table(args.file)
-    frame = _acknowledgements(source, args.file)
+    frame = _acknowledgements(source, args.file, args.include)
     check_journal(args)
     client = client_from(args)
     try:

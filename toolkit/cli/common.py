@@ -25,6 +25,7 @@ from toolkit.ingress import check_out_path, with_lines, write_table
 
 __all__ = [
     "ENV_FILE_HELP",
+    "FLAGS",
     "OUT_HELP",
     "TABLE_FILES",
     "check_journal",
@@ -45,6 +46,8 @@ __all__ = [
 #: the path of the token request (what tells its errors from the other requests)
 TOKEN_PATH = ENDPOINTS["token"][2]
 
+#: the names of a release window's bounds on the command line
+FLAGS = ("--after", "--on-or-before")
 #: the table files a command reads, for its help
 TABLE_FILES = "CSV (, ; tab or | separated; UTF-8 or cp1252), .xlsx or .parquet"
 #: the help of ``--env-file``

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from toolkit.cli.common import client_from, command_of
-from toolkit.egress import Export, claim_target
+from toolkit.cli.common import FLAGS, client_from, command_of
+from toolkit.egress import Export, claim_target, release_window
 from toolkit.errors import ConfigError
 
 __all__ = ["COMMANDS", "add_arguments", "out_format", "run"]
@@ -56,7 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--overwrite", action="store_true", help="replace an earlier export")
         return
     parser.add_argument("--after", required=True, help="releasedAfter (ISO 8601; naive = UTC)")
-    parser.add_argument("--on-or-before", required=True, help="releasedOnOrBefore")
+    parser.add_argument("--on-or-before", required=True,
+                        help="releasedOnOrBefore; a bare date (2026-11-22) means the end of "
+                        "that day (23:59:59.999), with a warning")
     parser.add_argument("--out", required=True, help=OUT_FOLDER_HELP)
     parser.add_argument("--format", choices=["parquet", "csv", "xlsx"], default=None,
                         help=format_help)
@@ -126,23 +128,26 @@ def run(args: argparse.Namespace) -> int:
         >>> with contextlib.redirect_stdout(io.StringIO()) as out:
         ...     code = main(["-q", "--env-file", env_file, "export", "--after", "2026-11-01",
         ...                  "--on-or-before", "2026-11-21", "--out", str(tmp / "export")])
-        >>> code, out.getvalue().split()[0]
-        (0, 'wrote')
+        >>> code, out.getvalue().splitlines()[0][-37:]  # a bare date: the whole day
+        (0, 'on or before 2026-11-21T23:59:59.999Z')
     """
     args.format = out_format(args.out, args.format)  # before any request
     if args.command == "pending":
         return _pending(args)
+    after, on_or_before, window = release_window(args.after, args.on_or_before, FLAGS)
+    assert after is not None and on_or_before is not None  # both are required arguments
+    print(f"export window: entries {window}")
     client = client_from(args)
     if args.format == "parquet":  # streamed window by window: memory of one buffer
         totals = client.export_to_parquet(
-            args.after, args.on_or_before, args.out, window=args.window or "1D",
+            after, on_or_before, args.out, window=args.window or "1D",
             overwrite=args.overwrite, progress=not args.quiet,
         )
         print(f"wrote {totals['entries']} entries and {totals['codes']} codes in"
               f" {totals['windows']} window(s) to {args.out}/entries and {args.out}/codes")
         return 0
     claim_target(args.out, overwrite=args.overwrite)  # refuse before fetching anything
-    export = client.export_entries(args.after, args.on_or_before, window=args.window,
+    export = client.export_entries(after, on_or_before, window=args.window,
                                    progress=not args.quiet)
     _write(export, args)
     print(export)

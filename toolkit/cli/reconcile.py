@@ -4,15 +4,16 @@ extract, entry by entry."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
 import pandas as pd
 
-from toolkit.cli.common import TABLE_FILES, out_path, write_out
-from toolkit.egress import Export, read_sync
-from toolkit.errors import ConfigError, ToolkitError
+from toolkit.cli.common import FLAGS, TABLE_FILES, client_from, out_path, write_out
+from toolkit.egress import Export, read_sync, release_window
+from toolkit.errors import ConfigError, MissingColumnError, ToolkitError
 from toolkit.ingress import check_out_path, read_table
-from toolkit.reconciliation import COMPARISONS, reconcile
+from toolkit.reconciliation import COMPARISONS, Reconciliation, reconcile, spoken_as_cli
 
 __all__ = ["COMMANDS", "add_arguments", "run"]
 
@@ -91,6 +92,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="unit of the billing durations (default seconds)",
     )
     parser.add_argument(
+        "--decimal",
+        choices=[".", ","],
+        default=".",
+        help="decimal mark of the billing durations written as text (default .; --decimal , "
+        "reads 1,5 hours, as a ;-separated CSV from a European spreadsheet holds them)",
+    )
+    parser.add_argument(
         "--tolerance-seconds",
         type=float,
         default=0,
@@ -108,13 +116,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--after",
         metavar="T",
-        help="compare only the entries released after T (ISO 8601; naive = UTC), by releasedAt "
-        "or updatedAt: a weekly billing extract against a sync of many weeks",
+        help="compare only the entries released after T (ISO 8601; naive = UTC): a weekly "
+        "billing extract against a sync of many weeks. The release times are the service's: "
+        "it is asked for the entries its export holds in that window (the .env settings)",
     )
     parser.add_argument(
         "--on-or-before",
         metavar="T",
-        help="compare only the entries released on or before T",
+        help="compare only the entries released on or before T; a bare date (2026-11-22) "
+        "means the end of that day",
     )
     parser.add_argument(
         "--out", help="also write every reconciliation row to this file: .csv, .xlsx or .parquet"
@@ -197,22 +207,32 @@ def run(args: argparse.Namespace) -> int:
     ack_out = check_out_path(args.acknowledge_out) if args.acknowledge_out else None
     exported = _read_exported(args.export)
     billing = read_table(args.billing)
-    rec = reconcile(
-        exported,
-        billing,
-        key=args.key,
-        billing_key=args.billing_key,
-        billing_id=args.billing_id,
-        duration=args.duration,
-        date=args.date,
-        matter=args.matter,
-        duration_unit=args.duration_unit,
-        tolerance_seconds=args.tolerance_seconds,
-        dayfirst=args.dayfirst,
-        after=args.after,
-        on_or_before=args.on_or_before,
-    )
-    print(rec)
+    window = None
+    if args.after is not None or args.on_or_before is not None:
+        exported, window = _released_in(exported, args)
+    try:
+        with spoken_as_cli():  # its warnings and errors name the options as flags
+            rec = reconcile(
+                exported,
+                billing,
+                key=args.key,
+                billing_key=args.billing_key,
+                billing_id=args.billing_id,
+                duration=args.duration,
+                date=args.date,
+                matter=args.matter,
+                duration_unit=args.duration_unit,
+                tolerance_seconds=args.tolerance_seconds,
+                dayfirst=args.dayfirst,
+                decimal=args.decimal,
+            )
+    except MissingColumnError as exc:
+        columns = billing.columns if exc.table == "billing" else exported.columns
+        raise ConfigError(_missing_column(exc, args, [str(c) for c in columns])) from None
+    if window is not None:
+        rec = dataclasses.replace(rec, window=window)
+    print(_header(rec, args))
+    print(rec.describe())
     rows = rec.rows
     differ = rows[rows["status"] != "matched"]
     shown = 30
@@ -221,7 +241,8 @@ def run(args: argparse.Namespace) -> int:
     ):  # whole details: they carry the numbers
         print(f"{key}  {status}: {detail}")
     if len(differ) > shown:
-        print(f"... {len(differ) - shown} more (write them all with --out FILE)")
+        where = f"all of them are in {out}" if out is not None else "write them all with --out FILE"
+        print(f"... {len(differ) - shown} more ({where})")
     write_out(rows, out, "reconciliation rows")
     if ack_out is not None:
         acks = rec.to_acknowledge()
@@ -229,3 +250,59 @@ def run(args: argparse.Namespace) -> int:
         acks["errors"] = [("; ".join(e) or None) for e in acks["errors"].tolist()]
         write_out(acks, ack_out, "acknowledgements (toolkit acknowledge FILE sends them)")
     return 0 if differ.empty else 1
+
+
+def _header(rec: Reconciliation, args: argparse.Namespace) -> str:
+    """The summary's first line, in the words of the command line."""
+    billed_id = f", billing record id {rec.billing_id}" if rec.billing_id else ""
+    tolerance = f", durations within {rec.tolerance_seconds:g} s" if rec.tolerance_seconds else ""
+    return (
+        f"{args.export} against {args.billing}: {len(rec.rows):,} rows, entries' {rec.key} "
+        f"joined with billing column {rec.billing_key}{billed_id}{tolerance}"
+    )
+
+
+def _released_in(exported: pd.DataFrame, args: argparse.Namespace) -> tuple[pd.DataFrame, str]:
+    """The exported entries the service released in ``(--after, --on-or-before]``, by asking
+    it for that window's export (``updatedAt`` is no release time: acknowledging moves it)."""
+    low, high, words = release_window(args.after, args.on_or_before, FLAGS)
+    if high is None:
+        high = pd.Timestamp.now(tz="UTC")
+    if low is None:  # an entry is released after it is created
+        created = pd.to_datetime(
+            exported.get("createdAt", pd.Series(dtype="object")), utc=True, errors="coerce"
+        ).min()
+        first = created if isinstance(created, pd.Timestamp) else pd.Timestamp(0, tz="UTC")
+        low = first - pd.Timedelta(1, "ms")
+    print(f"release window: entries {words} (asking the service for that window's export)")
+    released = client_from(args).export_entries(low, high, progress=False).entries["_id"]
+    ids = set(released.astype("str"))
+    kept = exported.loc[exported["_id"].astype("str").isin(ids).to_numpy()]
+    absent = len(ids - set(kept["_id"].astype("str")))
+    if absent:
+        print(f"{absent} entries released in the window are not in {args.export}: sync or "
+              "export again to compare them")
+    return kept, (
+        f"entries {release_window(low, high)[2]} (the service's export of that window): "
+        f"{len(kept)} of {len(exported)}"
+    )
+
+
+def _missing_column(
+    exc: MissingColumnError, args: argparse.Namespace, names: list[str]
+) -> str:
+    """A missing column in the words of the command line: the file, and the option to use."""
+    options = {args.billing_key: "--billing-key", args.billing_id: "--billing-id",
+               args.duration: "--duration", args.date: "--date", args.matter: "--matter"}
+    parts = []
+    for name, near in exc.suggestions.items():
+        closest = f" (closest: {near!r})" if near is not None else ""
+        if exc.table == "billing" and name in options:
+            how = f"given with {options[name]}"
+        elif exc.table == "billing":
+            how = "choose the key column with --billing-key"
+        else:
+            how = "an exported entries table has it"
+        parts.append(f"no column {name!r}{closest} ({how})")
+    source = args.billing if exc.table == "billing" else args.export
+    return f"{exc.table} file {source} has " + "; ".join(parts) + f"; it has {names[:20]!r}"

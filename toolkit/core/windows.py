@@ -10,6 +10,8 @@ Every time the toolkit reads from a user (``after``, ``since``, ``on_or_before``
 from __future__ import annotations
 
 import datetime as dt
+import re
+import warnings
 from typing import Literal
 
 import numpy as np
@@ -17,22 +19,31 @@ import pandas as pd
 from pandas.tseries.frequencies import to_offset
 from pandas.tseries.offsets import Day, Tick
 
-from toolkit.errors import ConfigError
+from toolkit.errors import ConfigError, InputWarning
 
 __all__ = [
     "MAX_WINDOWS",
     "TimeLike",
     "ambiguous_date",
     "ambiguous_date_message",
+    "date_only",
+    "end_of_day",
     "iso",
+    "release_window",
     "split_windows",
     "to_utc",
+    "warn_bare_date",
 ]
 
 #: What a time argument may be: ISO 8601 text, a datetime, a date, a Timestamp or a datetime64.
 TimeLike = str | dt.datetime | dt.date | pd.Timestamp | np.datetime64
 #: :func:`split_windows` refuses to cut a range into more windows than this.
 MAX_WINDOWS = 100_000
+#: The smallest step of the service's times (it keeps milliseconds): :func:`end_of_day` is
+#: the next midnight minus this.
+RESOLUTION = pd.Timedelta(milliseconds=1)
+#: a time of day in text: ``10:00``, or ``T10`` / `` 10`` after a date's digits
+_TIME_OF_DAY = re.compile(r":|\d[T ]\d")
 
 
 def iso(ts: pd.Timestamp, *, fraction: Literal["ms", "needed"] = "ms") -> str:
@@ -151,6 +162,137 @@ def to_utc(value: TimeLike, name: str) -> pd.Timestamp:
     return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
 
 
+def date_only(value: TimeLike) -> bool:
+    """Whether a bound is a calendar date with no time of day (``"2026-11-22"``, a ``date``).
+
+    Args:
+        value: a bound as given.
+
+    Returns:
+        True for a ``datetime.date`` (not a datetime) and for text without a time of day that
+        reads as a midnight; False for every time with a clock.
+
+    Example:
+        >>> date_only("2026-11-22"), date_only(dt.date(2026, 11, 22))
+        (True, True)
+        >>> date_only("2026-11-22T00:00"), date_only(pd.Timestamp("2026-11-22"))
+        (False, False)
+    """
+    if isinstance(value, dt.datetime | pd.Timestamp | np.datetime64):
+        return False
+    if isinstance(value, dt.date):
+        return True
+    if not isinstance(value, str) or _TIME_OF_DAY.search(value.strip()):
+        return False
+    try:
+        ts = to_utc(value, "bound")
+    except ConfigError:
+        return False
+    return bool(ts == ts.normalize())
+
+
+def end_of_day(value: TimeLike, name: str) -> pd.Timestamp:
+    """Read an inclusive upper bound; a bare date means the end of that day.
+
+    ``"2026-11-22"`` becomes ``2026-11-22T23:59:59.999Z``: the next midnight minus
+    :data:`RESOLUTION`, the last instant the service can hold on that day. A bound with a
+    time of day is read as :func:`to_utc` reads it.
+
+    Args:
+        value: the bound as given.
+        name: what the value is, for the message.
+
+    Returns:
+        The tz-aware UTC timestamp.
+
+    Raises:
+        ConfigError: as :func:`to_utc`.
+
+    Example:
+        >>> iso(end_of_day("2026-11-22", "on_or_before"))
+        '2026-11-22T23:59:59.999Z'
+        >>> iso(end_of_day("2026-11-22T12:00", "on_or_before"))
+        '2026-11-22T12:00:00.000Z'
+    """
+    ts = to_utc(value, name)
+    return ts + pd.Timedelta(days=1) - RESOLUTION if date_only(value) else ts
+
+
+def release_window(
+    after: TimeLike | None,
+    on_or_before: TimeLike | None,
+    names: tuple[str, str] = ("after", "on_or_before"),
+) -> tuple[pd.Timestamp | None, pd.Timestamp | None, str]:
+    """Read a release window as a person gives it: a bare date as the upper bound means the
+    end of that day (:func:`end_of_day`), with an :class:`~toolkit.errors.InputWarning` saying
+    so. What the command line reads ``--after`` and ``--on-or-before`` with.
+
+    Args:
+        after: exclusive lower bound, or ``None``.
+        on_or_before: inclusive upper bound, or ``None``.
+        names: the bounds' names in messages (``("--after", "--on-or-before")``).
+
+    Returns:
+        ``(after, on or before, the window in words)``, the bounds as UTC timestamps (``None``
+        when not given).
+
+    Raises:
+        ConfigError: a bound is not a date-time, or is ambiguous.
+
+    Example:
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     low, high, text = release_window("2026-11-16", "2026-11-22")
+        >>> text
+        'released after 2026-11-16T00:00:00.000Z, on or before 2026-11-22T23:59:59.999Z'
+        >>> str(caught[0].message).split(":")[0]
+        "on_or_before '2026-11-22' is a date"
+    """
+    low = to_utc(after, names[0]) if after is not None else None
+    high = end_of_day(on_or_before, names[1]) if on_or_before is not None else None
+    if on_or_before is not None and high is not None and date_only(on_or_before):
+        warnings.warn(
+            f"{names[1]} {str(on_or_before)!r} is a date: read as the end of that day, "
+            f"{iso(high)}, so the entries released during it are included (give a time, "
+            f"e.g. {high:%Y-%m-%d}T12:00Z, to end elsewhere)",
+            InputWarning,
+            stacklevel=2,
+        )
+    parts = [f"after {iso(low)}" if low is not None else "",
+             f"on or before {iso(high)}" if high is not None else ""]
+    return low, high, "released " + ", ".join(p for p in parts if p)
+
+
+def warn_bare_date(on_or_before: TimeLike, *, stacklevel: int = 2) -> None:
+    """Warn that a bare-date upper bound given to Python is that day's first instant.
+
+    Python reads every bound as the instant pandas reads (``pd.Timestamp("2026-11-22")`` is
+    midnight), so the day itself is left out; the command line reads it as the end of the
+    day instead (:func:`release_window`). The warning says how to include the day.
+
+    Args:
+        on_or_before: the upper bound as given.
+        stacklevel: as :func:`warnings.warn` takes it.
+
+    Example:
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     warn_bare_date("2026-11-22")
+        >>> str(caught[0].message).split(":")[0]
+        "on_or_before '2026-11-22' is a date, read as its first instant 2026-11-22T00"
+    """
+    if not date_only(on_or_before):
+        return
+    start = to_utc(on_or_before, "on_or_before")
+    warnings.warn(
+        f"on_or_before {str(on_or_before)!r} is a date, read as its first instant "
+        f"{iso(start, fraction='needed')}: entries released during {start:%Y-%m-%d} are left "
+        f"out; to include that day pass on_or_before={iso(end_of_day(on_or_before, ''))!r}",
+        InputWarning,
+        stacklevel=stacklevel,
+    )
+
+
 def split_windows(
     after: TimeLike, on_or_before: TimeLike, window: str | None = None
 ) -> list[tuple[pd.Timestamp, pd.Timestamp]]:
@@ -177,6 +319,11 @@ def split_windows(
             not a date-time, ``window`` is not a positive offset alias, or the range would
             need more than :data:`MAX_WINDOWS` windows.
 
+    Warns:
+        InputWarning: ``on_or_before`` is a bare date: it is read as that day's midnight, so
+            what was released during the day is left out; the message says how to include it
+            (the command line reads a bare date as the end of the day: :func:`end_of_day`).
+
     >>> [(a.isoformat(), b.isoformat()) for a, b in split_windows(
     ...     "2026-11-01T18:00", "2026-11-03T12:00", "1D")]  # doctest: +NORMALIZE_WHITESPACE
     [('2026-11-01T18:00:00+00:00', '2026-11-02T00:00:00+00:00'),
@@ -185,11 +332,12 @@ def split_windows(
     >>> [b.strftime("%H:%M") for _, b in split_windows(
     ...     "2026-11-01T01:00", "2026-11-01T12:00", "4h")]
     ['05:00', '09:00', '12:00']
-    >>> [b.strftime("%m-%d") for _, b in split_windows("2026-01-15", "2026-03-10", "MS")]
+    >>> [b.strftime("%m-%d") for _, b in split_windows("2026-01-15", "2026-03-10T00:00", "MS")]
     ['02-01', '03-01', '03-10']
     """
     start = to_utc(after, "after")
     end = to_utc(on_or_before, "on_or_before")
+    warn_bare_date(on_or_before, stacklevel=3)
     if start >= end:
         raise ConfigError(
             f"after ({start.isoformat()}) must be before on_or_before ({end.isoformat()}):"

@@ -14,6 +14,7 @@ The package names the public functions; ``sync`` and ``users`` are its modules (
 functions of the same names: ``toolkit.egress.sync.sync``, ``toolkit.egress.users.users``).
 """
 
+from toolkit.core.windows import release_window
 from toolkit.egress.acknowledgements import acknowledge
 from toolkit.egress.export import Export
 from toolkit.egress.fetch import export_entries, export_to_parquet, iter_export, release_pending
@@ -39,6 +40,7 @@ __all__ = [
     "iter_export",
     "read_sync",
     "release_pending",
+    "release_window",
     "sync_status",
     "widen_counts",
 ]

@@ -36,7 +36,9 @@ Errors (all ``ValueError`` subclasses from :mod:`toolkit.errors`, never a raw pa
 """
 
 from toolkit.reconciliation.api import reconcile
+from toolkit.reconciliation.classify import FAILED_STATUSES
 from toolkit.reconciliation.inputs import COMPARISONS
+from toolkit.reconciliation.messages import spoken_as_cli
 from toolkit.reconciliation.result import (
     Reconciliation,
     acknowledgements_from_rows,
@@ -45,8 +47,10 @@ from toolkit.reconciliation.result import (
 
 __all__ = [
     "COMPARISONS",
+    "FAILED_STATUSES",
     "Reconciliation",
     "acknowledgements_from_rows",
     "is_reconciliation",
     "reconcile",
+    "spoken_as_cli",
 ]

@@ -50,6 +50,7 @@ def reconcile(
     dayfirst: bool | None = None,
     after: TimeLike | None = None,
     on_or_before: TimeLike | None = None,
+    decimal: Literal[".", ","] = ".",
 ) -> Reconciliation:
     """Compare exported time entries with a billing extract, entry by entry.
 
@@ -100,6 +101,12 @@ def reconcile(
             of many weeks then leaves the other weeks' entries out instead of calling them
             ``missing_in_billing``; the summary says how many were compared.
         on_or_before: compare only the entries released on or before this time (inclusive).
+            ``updatedAt`` is moved by an acknowledgement, so a window over entries read after
+            acknowledging loses them: to select by release time itself, reconcile the
+            entries of ``client.export_entries(after, on_or_before)`` (what ``toolkit
+            reconcile --after/--on-or-before`` does).
+        decimal: the decimal mark of text durations in the billing frame: ``"."``, or ``","``
+            for ``"1,5"`` hours (a CSV with ``;`` separators, from a European spreadsheet).
 
     Returns:
         A :class:`Reconciliation`; its ``rows`` list exported entries in their order, then the
@@ -113,8 +120,8 @@ def reconcile(
             differently day first and month first and ``dayfirst`` is not given (the message
             names the column and the value).
         ConfigError: a bad ``key``, ``duration_unit``, ``tolerance_seconds`` or ``dayfirst``;
-            a bad or ambiguous ``after`` / ``on_or_before``, or a window over entries with no
-            release time.
+            a bad ``decimal``; a bad or ambiguous ``after`` / ``on_or_before``, or a window
+            over entries with no release time.
         TypeError: ``exported`` or ``billing`` is not a table (pandas, Polars, PyArrow).
 
     Example:
@@ -141,7 +148,7 @@ def reconcile(
     """
     exported = _table(exported, "exported")
     billing = _table(billing, "billing")
-    key_choice = check_options(key, duration_unit, tolerance_seconds, dayfirst)
+    key_choice = check_options(key, duration_unit, tolerance_seconds, dayfirst, decimal)
     exported, window = released_in(exported, after, on_or_before)
     bkey, bid, columns = billing_columns(
         billing,
@@ -151,13 +158,14 @@ def reconcile(
         duration=duration,
         date=date,
         matter=matter,
+        duration_unit=duration_unit,
     )
     compared = tuple(name for name, column in columns.items() if column is not None)
     require_exported(exported, compared, key_choice)
 
     first = None if dayfirst is None else bool(dayfirst)
     exp = exported_frame(exported, first)
-    bil = billing_frame(billing, bkey, bid, columns, duration_unit, first)
+    bil = billing_frame(billing, bkey, bid, columns, duration_unit, first, decimal)
     if key_choice == "auto":
         key_choice = detect_key(exp, bil, bkey)
     exp["key"] = exp["entryId"] if key_choice == "_id" else exp["externalId"]

@@ -42,7 +42,7 @@ _STATUS_DTYPE = pd.CategoricalDtype(list(STATUSES), ordered=False)
 #: Columns of :attr:`Reconciliation.rows`, in order.
 ROW_COLUMNS: tuple[str, ...] = (
     "key",
-    "entryId",
+    "_id",
     "externalId",
     "billingId",
     "userId",
@@ -65,7 +65,7 @@ ROW_COLUMNS: tuple[str, ...] = (
 
 _TEXT_COLUMNS = (
     "key",
-    "entryId",
+    "_id",
     "externalId",
     "billingId",
     "userId",
@@ -178,7 +178,7 @@ def classify(
     out = pd.DataFrame(
         {
             "key": rows["key"],
-            "entryId": rows["entryId"],
+            "_id": rows["entryId"],  # the exported entry's own name for it
             "externalId": rows["externalId"],
             "billingId": rows["billingId"],
             "userId": rows["userId"],

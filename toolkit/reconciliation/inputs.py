@@ -22,13 +22,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from toolkit.core.windows import TimeLike, iso, to_utc
+from toolkit.core.windows import TimeLike, iso, to_utc, warn_bare_date
 from toolkit.errors import (
     ConfigError,
     DuplicateKeyError,
     InputWarning,
     MissingColumnError,
 )
+from toolkit.reconciliation.messages import advise, table_name
 from toolkit.reconciliation.values import as_date, as_seconds, as_str, empty_column
 
 __all__ = [
@@ -58,6 +59,15 @@ _VALUE_COLUMNS = {
     "date": ("date", "workDate", "workDate"),
     "matter": ("matter", "matter", "initiative.externalId"),
 }
+#: words in a billing column's name that suggest a value, beyond look-alikes of its default
+#: column (lower case); for durations, the unit the word says
+_HINT_WORDS: dict[str, tuple[str, ...]] = {
+    "duration": ("hour", "hrs", "minute", "mins", "second", "secs", "time", "qty", "quantity"),
+    "date": ("date", "day"),
+    "matter": ("matter", "initiative", "case", "project"),
+}
+_WORD_UNITS = {"hour": "hours", "hrs": "hours", "minute": "minutes", "mins": "minutes",
+               "second": "seconds", "secs": "seconds"}
 _BILLING_KEY_CANDIDATES = ("entryId", "_id", "externalId")
 _BILLING_ID_CANDIDATES = ("billingId", "recordId")
 _UNIT_SECONDS = {"seconds": 1, "minutes": 60, "hours": 3600}
@@ -68,7 +78,11 @@ _KEY_ALIASES = {"_id": "_id", "entryId": "_id", "externalId": "externalId"}
 
 
 def check_options(
-    key: str, duration_unit: str, tolerance_seconds: float, dayfirst: bool | None
+    key: str,
+    duration_unit: str,
+    tolerance_seconds: float,
+    dayfirst: bool | None,
+    decimal: str = ".",
 ) -> str:
     """Check ``reconcile``'s plain arguments and name the key it joins on.
 
@@ -77,6 +91,7 @@ def check_options(
         duration_unit: ``"seconds"``, ``"minutes"`` or ``"hours"``.
         tolerance_seconds: a non-negative finite number.
         dayfirst: ``True``, ``False`` or ``None``.
+        decimal: ``"."`` or ``","``.
 
     Returns:
         ``"auto"``, ``"_id"`` or ``"externalId"`` (``"entryId"`` is an alias of ``"_id"``).
@@ -93,6 +108,8 @@ def check_options(
         toolkit.errors.ConfigError: duration_unit must be one of ['hours', 'minutes', 'seconds'], got 'days'
     """  # noqa: E501 - a doctest's output is one line
     key_choice = _check_key(key)
+    if decimal not in (".", ","):
+        raise ConfigError(f"decimal must be '.' or ',', got {decimal!r}")
     if duration_unit not in _UNIT_SECONDS:
         raise ConfigError(
             f"duration_unit must be one of {sorted(_UNIT_SECONDS)}, got {duration_unit!r}"
@@ -121,6 +138,7 @@ def billing_columns(
     duration: str | None = None,
     date: str | None = None,
     matter: str | None = None,
+    duration_unit: str = "seconds",
 ) -> tuple[str, str | None, dict[str, str | None]]:
     """The billing columns a reconciliation reads: the key, the record id, the values compared.
 
@@ -137,6 +155,7 @@ def billing_columns(
         duration: the duration column given, or ``None``.
         date: the date column given, or ``None``.
         matter: the matter column given, or ``None``.
+        duration_unit: the unit given; a hint for a column named in another unit says it.
 
     Returns:
         ``(billing key column, billing id column or None, comparison -> column or None)``,
@@ -154,7 +173,9 @@ def billing_columns(
     given = {"duration": duration, "date": date, "matter": matter}
     columns: dict[str, str | None] = {}
     for name in COMPARISONS:  # a loop, not a comprehension: the warning names the caller
-        columns[name] = _value_column(billing, name, given[name], exclude=(bkey, bid))
+        columns[name] = _value_column(
+            billing, name, given[name], exclude=(bkey, bid), duration_unit=duration_unit
+        )
     _require("billing", billing, [bkey, *(c for c in columns.values() if c is not None)])
     return bkey, bid, columns
 
@@ -247,12 +268,17 @@ def _billing_key_column(billing: pd.DataFrame, billing_key: str | None, key: str
 
 
 def _value_column(
-    billing: pd.DataFrame, name: str, given: str | None, exclude: Iterable[str | None]
+    billing: pd.DataFrame,
+    name: str,
+    given: str | None,
+    exclude: Iterable[str | None],
+    duration_unit: str = "seconds",
 ) -> str | None:
     """The billing column compared for ``name``: the one given, else the default if present.
 
     A default that is absent means "not compared"; when a similar column exists (``Duration``,
-    ``durationHours``), an :class:`InputWarning` says how to compare it.
+    ``durationHours``, ``Hours``), an :class:`InputWarning` says how to compare it (with the
+    unit a column named ``Hours`` or ``Minutes`` is in).
     """
     if given is not None:
         return given
@@ -261,11 +287,17 @@ def _value_column(
         return default
     names = [str(c) for c in billing.columns if c not in set(exclude)]
     near = _closest(default, names)
+    if near is None:
+        near = next((c for c in names if any(w in c.lower() for w in _HINT_WORDS[name])), None)
     if near is not None:
         what = {"duration": "durations", "date": "dates", "matter": "matters"}[name]
+        pairs = [(argument, near)]
+        unit = next((u for w, u in _WORD_UNITS.items() if w in near.lower()), None)
+        if name == "duration" and unit is not None and unit != duration_unit:
+            pairs.append(("duration_unit", unit))
         warnings.warn(  # points at reconcile()'s caller: _value_column, billing_columns, reconcile
-            f"billing frame has no {default!r} column, so {what} are not compared; to compare "
-            f"them with its column {near!r}, pass {argument}={near!r}",
+            f"{table_name('billing')} has no {default!r} column, so {what} are not compared; "
+            f"did you mean its column {near!r}? To compare them with it, {advise(*pairs)}",
             InputWarning,
             stacklevel=4,
         )
@@ -311,6 +343,8 @@ def released_in(
         return exported, None
     low = to_utc(after, "after") if after is not None else None
     high = to_utc(on_or_before, "on_or_before") if on_or_before is not None else None
+    if on_or_before is not None:  # points at reconcile()'s caller
+        warn_bare_date(on_or_before, stacklevel=4)
     if low is not None and high is not None and low >= high:
         raise ConfigError(
             f"after ({iso(low, fraction='needed')}) must be before on_or_before "
@@ -403,6 +437,7 @@ def billing_frame(
     columns: dict[str, str | None],
     duration_unit: str,
     dayfirst: bool | None,
+    decimal: str = ".",
 ) -> pd.DataFrame:
     """The billing extract as the join reads it, one row per record, indexed by position.
 
@@ -414,6 +449,7 @@ def billing_frame(
         duration_unit: ``"seconds"``, ``"minutes"`` or ``"hours"``; a timedelta column is
             read as is. Durations are rounded to whole seconds.
         dayfirst: how text dates that are not ISO 8601 are read (see ``reconcile``).
+        decimal: the decimal mark of text durations, ``"."`` or ``","``.
 
     Returns:
         A frame of ``key``, ``billingId``, ``billed_seconds`` (``Int64``), ``billed_date``
@@ -435,7 +471,7 @@ def billing_frame(
     values = {
         "key": as_str(billing[key]),
         "billingId": ids,
-        "billed_seconds": as_seconds(billing[duration], "billing", duration, unit)
+        "billed_seconds": as_seconds(billing[duration], "billing", duration, unit, decimal)
         if duration is not None
         else empty_column(n, "Int64"),
         "billed_date": as_date(billing[date], "billing", date, dayfirst)

@@ -11,10 +11,96 @@ and say, per row, what differs: ``"duration differs: exported 0.50 h (1800 s), b
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 import numpy as np
 import pandas as pd
 
-__all__ = ["details", "error_lists"]
+__all__ = ["advise", "details", "error_lists", "option", "spoken_as_cli", "table_name"]
+
+#: How a message names an argument: ``"python"`` (``date='Work Date'``) or ``"cli"``
+#: (``--date 'Work Date'``); the command line sets it with :func:`spoken_as_cli`.
+_SPELLING: ContextVar[str] = ContextVar("toolkit_reconcile_spelling", default="python")
+
+
+@contextmanager
+def spoken_as_cli() -> Iterator[None]:
+    """Within it, messages name options as flags (``--date 'Work Date'``) and the tables as
+    files: what ``toolkit reconcile`` prints.
+
+    Example:
+        >>> with spoken_as_cli():
+        ...     option("date", "Work Date")
+        "--date 'Work Date'"
+        >>> option("date", "Work Date")
+        "date='Work Date'"
+    """
+    token = _SPELLING.set("cli")
+    try:
+        yield
+    finally:
+        _SPELLING.reset(token)
+
+
+def option(name: str, value: str) -> str:
+    """An argument and its value as the reader types them: ``name='value'`` in Python,
+    ``--name value`` on the command line (:func:`spoken_as_cli`).
+
+    Args:
+        name: the Python argument's name (``duration_unit``).
+        value: its value.
+
+    Returns:
+        The text.
+
+    Example:
+        >>> option("duration_unit", "hours")
+        "duration_unit='hours'"
+    """
+    if _SPELLING.get() == "cli":
+        return f"--{name.replace('_', '-')} {shlex.quote(value)}"
+    return f"{name}={value!r}"
+
+
+def advise(*pairs: tuple[str, str]) -> str:
+    """What to add: ``pass a='x', b='y'`` in Python, ``add --a x --b y`` on the command line.
+
+    Args:
+        pairs: ``(argument, value)`` pairs.
+
+    Returns:
+        The text.
+
+    Example:
+        >>> advise(("duration", "Hours"), ("duration_unit", "hours"))
+        "pass duration='Hours', duration_unit='hours'"
+        >>> with spoken_as_cli():
+        ...     advise(("duration", "Hours"), ("duration_unit", "hours"))
+        'add --duration Hours --duration-unit hours'
+    """
+    cli = _SPELLING.get() == "cli"
+    return ("add " if cli else "pass ") + (" " if cli else ", ").join(
+        option(name, value) for name, value in pairs
+    )
+
+
+def table_name(table: str) -> str:
+    """``"billing frame"`` in Python, ``"billing file"`` on the command line.
+
+    Args:
+        table: ``"exported"`` or ``"billing"``.
+
+    Returns:
+        The words.
+
+    Example:
+        >>> table_name("billing")
+        'billing frame'
+    """
+    return f"{table} {'file' if _SPELLING.get() == 'cli' else 'frame'}"
 
 
 def details(rows: pd.DataFrame, key: str) -> pd.Series:

@@ -13,8 +13,10 @@ reasons), and Jupyter shows it as a table of the classes.
 from __future__ import annotations
 
 import html
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,7 +43,9 @@ class Reconciliation:
 
     Attributes:
         rows: one row per exported entry, plus one per billing record that matches no entry.
-            Columns: ``key`` (the join value), ``entryId`` (the entry's ``_id``), ``externalId``
+            Columns: ``key`` (the join value), ``_id`` (the entry's, as the export names it;
+            ``rows["entryId"]``, its name before, still works for one release with a
+            ``DeprecationWarning``), ``externalId``
             (the entry's), ``billingId`` (the billing record id, when given), ``userId``,
             ``initiative.externalId``, ``initiative.client.externalId``, ``exported_seconds``,
             ``billed_seconds``, ``difference_seconds`` (billed minus exported), ``exported_date``,
@@ -80,6 +84,10 @@ class Reconciliation:
     tolerance_seconds: float = 0
     compared: tuple[str, ...] = COMPARISONS
     window: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.rows, _Rows):  # rows["entryId"] keeps working, warned about
+            object.__setattr__(self, "rows", _Rows(self.rows))
 
     @property
     def summary(self) -> pd.Series:
@@ -207,7 +215,7 @@ class Reconciliation:
         out = pd.DataFrame(
             {
                 "userId": sel["userId"].to_numpy(),
-                "entryId": sel["entryId"].to_numpy(),
+                "entryId": sel["_id"].to_numpy(),
                 "outcome": np.where(succeeded, "succeeded", "failed"),
                 "externalId": ext.to_numpy(),
                 "errors": errors,
@@ -218,15 +226,23 @@ class Reconciliation:
             out[col] = out[col].astype("str")
         return out
 
-    def __repr__(self) -> str:
+    def describe(self) -> str:
+        """The counts per status, the hours on each side, what was compared and the window,
+        one indented line each: the body of the repr, under a header of the caller's.
+
+        Returns:
+            The lines joined with newlines.
+
+        Example:
+            >>> from toolkit.reconciliation import reconcile
+            >>> rec = reconcile(pd.DataFrame({"_id": ["e1"], "userId": ["u1"]}),
+            ...                 pd.DataFrame({"entryId": ["e1"]}))
+            >>> print(rec.describe().splitlines()[0])
+              matched                          1
+        """
         counts = self.summary
         width = max(len(s) for s in STATUSES)
-        lines = [
-            f"Reconciliation(key={self.key!r}, billing_key={self.billing_key!r}, "
-            f"billing_id={self.billing_id!r}, tolerance_seconds={self.tolerance_seconds!r}, "
-            f"{len(self.rows):,} rows)"
-        ]
-        lines += [f"  {status:<{width}}  {counts[status]:>10,}" for status in STATUSES]
+        lines = [f"  {status:<{width}}  {counts[status]:>10,}" for status in STATUSES]
         exported = self.rows["exported_seconds"].sum() / 3600
         billed = self.rows["billed_seconds"].sum() / 3600
         lines.append(f"  hours exported {exported:,.2f}, billed {billed:,.2f}")
@@ -234,6 +250,13 @@ class Reconciliation:
         if self.window is not None:
             lines.append(f"  only the {self.window}")
         return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (
+            f"Reconciliation(key={self.key!r}, billing_key={self.billing_key!r}, "
+            f"billing_id={self.billing_id!r}, tolerance_seconds={self.tolerance_seconds!r}, "
+            f"{len(self.rows):,} rows)\n{self.describe()}"
+        )
 
     def _compared_text(self) -> str:
         """``"compared duration, date, matter"``, naming what was not compared."""
@@ -279,7 +302,7 @@ def _summarise(rows: pd.DataFrame, group: pd.Series, name: str) -> pd.DataFrame:
     grouped = rows.assign(
         _exp=rows["exported_seconds"].astype("float64") / 3600,
         _bil=rows["billed_seconds"].astype("float64") / 3600,
-        _entry=rows["entryId"].notna(),
+        _entry=rows["_id"].notna(),
     ).groupby(group, dropna=False, sort=True)
     totals = pd.DataFrame(
         {
@@ -317,8 +340,34 @@ def _acknowledge_statuses(include: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(statuses))
 
 
-#: Columns that make a table a reconciliation's rows (``toolkit reconcile --out``).
-_ROW_COLUMNS = ("status", "entryId", "userId", "detail")
+class _Rows(pd.DataFrame):
+    """:attr:`Reconciliation.rows`: a DataFrame where ``["entryId"]`` (the entry id's name
+    before ``_id``), alone or in a list, still answers with ``_id``, and a
+    ``DeprecationWarning``, for one release; so do the frames derived from it."""
+
+    @property
+    def _constructor(self) -> type[_Rows]:
+        return _Rows
+
+    def __getitem__(self, key: Any) -> Any:
+        if "entryId" not in self.columns and "_id" in self.columns and (
+            (isinstance(key, str) and key == "entryId")
+            or (isinstance(key, list) and "entryId" in key)
+        ):
+            warnings.warn(
+                "Reconciliation.rows['entryId'] is now rows['_id'] (the export's name for the "
+                "entry id); 'entryId' goes in the next release",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            key = "_id" if isinstance(key, str) else ["_id" if k == "entryId" else k for k in key]
+        return super().__getitem__(key)
+
+
+#: Columns that make a table a reconciliation's rows (``toolkit reconcile --out``); files
+#: written before the entry id was ``_id`` have ``entryId``.
+_ROW_COLUMNS = ("status", "userId", "detail")
+_ENTRY_ID_COLUMNS = ("_id", "entryId")
 
 
 def is_reconciliation(frame: pd.DataFrame) -> bool:
@@ -329,16 +378,23 @@ def is_reconciliation(frame: pd.DataFrame) -> bool:
         frame: the table.
 
     Returns:
-        True when it has ``status``, ``entryId``, ``userId`` and ``detail`` and no ``outcome``.
+        True when it has ``status``, ``_id`` (or ``entryId``, as written before), ``userId`` and
+        ``detail`` and no ``outcome``.
 
     Example:
-        >>> is_reconciliation(pd.DataFrame(columns=["status", "entryId", "userId", "detail"]))
+        >>> is_reconciliation(pd.DataFrame(columns=["status", "_id", "userId", "detail"]))
         True
     """
-    return "outcome" not in frame.columns and all(c in frame.columns for c in _ROW_COLUMNS)
+    return (
+        "outcome" not in frame.columns
+        and all(c in frame.columns for c in _ROW_COLUMNS)
+        and any(c in frame.columns for c in _ENTRY_ID_COLUMNS)
+    )
 
 
-def acknowledgements_from_rows(rows: pd.DataFrame) -> pd.DataFrame:
+def acknowledgements_from_rows(
+    rows: pd.DataFrame, include: Iterable[str] = ("matched", "failed")
+) -> pd.DataFrame:
     """What :meth:`Reconciliation.to_acknowledge` returns, from its rows read back from a file.
 
     ``matched`` rows are ``succeeded`` with the billing record id as ``externalId`` (else the
@@ -347,14 +403,18 @@ def acknowledgements_from_rows(rows: pd.DataFrame) -> pd.DataFrame:
     no entry and are left out.
 
     Args:
-        rows: the reconciliation rows (``status``, ``entryId``, ``userId``, ``detail``;
+        rows: the reconciliation rows (``status``, ``_id`` or ``entryId``, ``userId``, ``detail``;
             ``billingId``, ``externalId`` and ``key`` when written).
+        include: which rows, as :meth:`Reconciliation.to_acknowledge` takes it.
 
     Returns:
         The :data:`ACKNOWLEDGE_COLUMNS`, indexed like the rows they come from.
 
+    Raises:
+        ConfigError: an unknown value in ``include``, or ``only_in_billing``.
+
     Example:
-        >>> rows = pd.DataFrame({"key": ["e1", "e2", "x"], "entryId": ["e1", "e2", None],
+        >>> rows = pd.DataFrame({"key": ["e1", "e2", "x"], "_id": ["e1", "e2", None],
         ...     "userId": ["u1", "u1", None], "billingId": ["B-1", None, "B-9"],
         ...     "status": ["matched", "missing_in_billing", "only_in_billing"],
         ...     "detail": ["matched", "missing in billing: no billing record has _id e2",
@@ -364,9 +424,11 @@ def acknowledgements_from_rows(rows: pd.DataFrame) -> pd.DataFrame:
         [['e1', 'succeeded', 'B-1'], ['e2', 'failed', nan]]
         >>> acks.loc[1, "errors"]
         ['missing in billing: no billing record has _id e2']
+        >>> acknowledgements_from_rows(rows, include=["matched"])["entryId"].tolist()
+        ['e1']
     """
     status = rows["status"].astype("str").str.strip()
-    sel = rows.loc[status.isin(["matched", *FAILED_STATUSES]).to_numpy()]
+    sel = rows.loc[status.isin(_acknowledge_statuses(include)).to_numpy()]
     succeeded = (sel["status"].astype("str").str.strip() == "matched").to_numpy()
     ext = pd.Series(None, index=sel.index, dtype="object")
     for col in ("key", "externalId", "billingId"):  # the last present wins
@@ -375,7 +437,7 @@ def acknowledgements_from_rows(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "userId": sel["userId"].astype("str"),
-            "entryId": sel["entryId"].astype("str"),
+            "entryId": sel[next(c for c in _ENTRY_ID_COLUMNS if c in sel.columns)].astype("str"),
             "outcome": np.where(succeeded, "succeeded", "failed"),
             "externalId": [
                 str(v) if ok and v is not None and not pd.isna(v) else None

@@ -22,6 +22,7 @@ from pandas.api.typing import NaTType
 from toolkit.core.failures import failure_frame
 from toolkit.core.windows import ambiguous_date_message
 from toolkit.errors import ValidationError
+from toolkit.reconciliation.messages import advise
 
 __all__ = ["as_date", "as_seconds", "as_str", "empty_column"]
 
@@ -179,7 +180,9 @@ def _text_dates(
     return parsed
 
 
-def as_seconds(values: pd.Series, table: str, column: str, unit: int) -> pd.Series:
+def as_seconds(
+    values: pd.Series, table: str, column: str, unit: int, decimal: str = "."
+) -> pd.Series:
     """Durations as whole seconds (nullable ``Int64``).
 
     Args:
@@ -187,34 +190,57 @@ def as_seconds(values: pd.Series, table: str, column: str, unit: int) -> pd.Seri
         table: ``"exported"`` or ``"billing"``, for the error.
         column: the column's name, for the error.
         unit: seconds per unit of ``values``: 1, 60 or 3600.
+        decimal: the decimal mark of text numbers, ``"."`` or ``","`` (``"1,5"``; text with
+            a ``"."`` is then not a number: no thousands separators are guessed).
 
     Returns:
         An ``Int64`` Series, rounded to whole seconds; blank text is missing.
 
     Raises:
-        ValidationError: a value is not a number.
+        ValidationError: a value is not a number; when such values have a decimal comma, the
+            message names the ``decimal`` option.
 
     Example:
         >>> as_seconds(pd.Series(["1.5", " ", None]), "billing", "hours", 3600).tolist()
         [5400, <NA>, <NA>]
+        >>> as_seconds(pd.Series(["1,5", 2.0]), "billing", "hours", 3600, decimal=",").tolist()
+        [5400, 7200]
     """
     if pd.api.types.is_timedelta64_dtype(values.dtype):
         seconds = values.dt.total_seconds()
     else:
+        read = values
         if values.dtype == object or pd.api.types.is_string_dtype(values.dtype):
             blank = values.map(lambda v: isinstance(v, str) and not v.strip(), na_action="ignore")
             values = values.mask(blank.fillna(False).astype(bool))  # a blank cell is missing
-        seconds = pd.to_numeric(values, errors="coerce").astype("float64") * unit
+            read = values
+            if decimal == ",":
+                read = values.map(
+                    lambda v: v if not isinstance(v, str) or "." in v else v.replace(",", "."),
+                    na_action="ignore",
+                )
+        seconds = pd.to_numeric(read, errors="coerce").astype("float64") * unit
         bad = seconds.isna() & values.notna()
         if bad.any():
-            _raise_values(table, column, values[bad], "number", "not a number")
+            comma = values[bad].astype("str").str.fullmatch(r"\s*[+-]?\d*,\d+\s*")
+            hint = (
+                f" (decimal commas? {advise(('decimal', ','))})"
+                if decimal != "," and bool(comma.any()) else ""
+            )
+            _raise_values(table, column, values[bad], "number", "not a number", hint=hint)
     return pd.Series(np.round(seconds.to_numpy(dtype="float64")), index=values.index).astype(
         "Int64"
     )
 
 
 def _raise_values(
-    table: str, column: str, bad: pd.Series, check: str, what: str, message: str | None = None
+    table: str,
+    column: str,
+    bad: pd.Series,
+    check: str,
+    what: str,
+    message: str | None = None,
+    hint: str = "",
 ) -> None:
     shown = ", ".join(repr(v) for v in bad.head(5).tolist())
     cases = failure_frame(
@@ -226,7 +252,8 @@ def _raise_values(
         message=what,
     )
     raise ValidationError(
-        message or f"{table} column {column!r}: {len(bad)} value(s) {what}, for example {shown}",
+        message or f"{table} column {column!r}: {len(bad)} value(s) {what}, for example "
+        f"{shown}{hint}",
         cases,
     )
 
