@@ -1,0 +1,1 @@
+"""The published contract: a fixture derived from the service's OpenAPI documents, its checks."""
