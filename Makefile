@@ -30,7 +30,7 @@ FIND_UV = uv=$$(command -v uv || true); \
 	  || { $(ENSURE_PIP) && $(PY) -m pip install -q uv; } || uv=; fi; \
 	if [ -n "$$uv" ] && ! "$$uv" --version >/dev/null 2>&1; then uv=; fi
 
-.PHONY: install lock demo test lint lab sandbox bench clean firms-demo
+.PHONY: install lock demo test lint lab sandbox bench clean firms-demo docs
 
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)
@@ -85,8 +85,13 @@ sandbox: $(STAMP)
 firms-demo: $(STAMP)
 	$(PY) examples/dagster/firms_demo.py --out out/firms-demo
 
+# the documentation site (MkDocs, Material, mkdocstrings, mkdocs-jupyter) into site/, with
+# --strict; the notebooks are run against a sandbox of their own while it builds
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 DOCS_EXECUTE=true TOOLKIT_NOTEBOOK_SANDBOX=1 $(PY) -m mkdocs build --strict -d site
+
 bench: $(STAMP)
 	$(PY) -m bench
 
 clean:
-	rm -rf out .pytest_cache .mypy_cache
+	rm -rf out site .cache .pytest_cache .mypy_cache

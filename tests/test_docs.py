@@ -1,0 +1,73 @@
+"""The documentation site: it builds with ``--strict``, and every public name has its entry.
+
+The build here does not run the notebooks (``make docs`` does, against a sandbox of their own);
+it renders them as committed, without outputs.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import toolkit
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "DOCS_EXECUTE": "false"}
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(out)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=240,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out
+
+
+def _anchors(page: Path) -> set[str]:
+    return set(re.findall(r'id="([^"]+)"', page.read_text(encoding="utf-8")))
+
+
+def test_every_public_name_of_the_package_has_a_reference_entry(site: Path) -> None:
+    anchors = _anchors(site / "reference" / "api" / "index.html")
+    missing = []
+    for name in toolkit.__all__:
+        if name == "__version__":
+            continue
+        module = toolkit._EXPORTS[name]
+        path = module if module.rsplit(".", 1)[-1] == name else f"{module}.{name}"
+        if path not in anchors:
+            missing.append(name)
+    assert missing == []
+
+
+def test_every_public_client_method_has_a_reference_entry_with_its_docstring(
+    site: Path,
+) -> None:
+    anchors = _anchors(site / "reference" / "api" / "index.html")
+    methods = [name for name, _ in inspect.getmembers(toolkit.Client)
+               if not name.startswith("_")]
+    assert "onboard" in methods and "export_entries" in methods
+    assert [m for m in methods if f"toolkit.client.Client.{m}" not in anchors] == []
+
+
+def test_the_command_line_page_holds_every_command_s_help(site: Path) -> None:
+    page = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
+    for command in ("sandbox", "validate", "onboard", "export", "sync", "pending",
+                    "acknowledge", "reconcile", "star", "unstar", "starred", "demo", "firms",
+                    "lab"):
+        assert f"usage: toolkit {command}" in page, command
+
+
+def test_the_notebooks_are_pages_of_the_site(site: Path) -> None:
+    for name in ("01_onboarding", "02_export_and_release", "03_starring",
+                 "04_reconciliation"):
+        assert (site / "notebooks" / name / "index.html").is_file(), name
