@@ -90,7 +90,7 @@ def _run_main_flows(sb: Sandbox, switches: dict[str, Any]) -> tuple[list[Exchang
             e = admin.create_entry(user["_id"], "M1", work_date=day, summary="Work",
                                    increment_duration_in_seconds=720)
             entries.append(admin.release_entry(user["_id"], e["_id"], at=f"{day}T10:00:00Z"))
-        export = client.export_entries("2025-02-28", "2025-03-05")
+        export = client.export_entries("2025-02-28T00:00:00Z", "2025-03-05T00:00:00Z")
         assert len(export.entries) == len(entries)
         pending = client.release_pending()
         assert set(pending.entries["_id"]) >= {e["_id"] for e in entries}
@@ -155,6 +155,12 @@ def test_the_checks_refuse_what_the_documents_do_not_publish() -> None:
                             {"codeExternalIds": [f"K{i}" for i in range(2501)]})
     assert request_problems("time", "GET", "/api/v2/customers/c/entries/export",
                             {"releasedAfter": ["2025-03-01"]}, None)
+    # where interface.md speaks, it wins: a null semanticType; a kind outside the enum does not
+    code_type = {"externalId": "place", "name": "place", "semanticType": None,
+                 "customerDefaultable": True, "userDefaultable": False}
+    path = "/api/v1/customers/c/code-types/import"
+    assert request_problems("time", "POST", path, {}, code_type) == []
+    assert request_problems("time", "POST", path, {}, {**code_type, "semanticType": "venue"})
     pending = [{"_id": "0" * 24, "unitIncrementCount": "2"}]
     assert answer_problems("time", "GET", "/api/v1/customers/c/entries/release-pending", 200,
                            pending)
