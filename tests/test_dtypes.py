@@ -144,7 +144,7 @@ def test_an_unknown_field_is_kept_as_a_column_and_warned_once_with_entry_and_win
     conn: Any = _Answers(_with_unknown())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ex = export_entries(conn, "2026-11-01", "2026-11-03", window="1D", progress=False)
+        ex = export_entries(conn, "2026-11-01", "2026-11-03T00:00:00Z", window="1D", progress=False)
     assert ex.entries["futureField.flag"].tolist() == [pd.NA, True]
     assert ex.entries["initiative.client.region"].tolist()[1] == "EU"
     said = [str(w.message) for w in caught if issubclass(w.category, InputWarning)]
@@ -304,14 +304,14 @@ def test_a_laurel_assigner_is_accepted_and_an_unknown_one_warned_once() -> None:
     records[0]["codes"][0]["assignedBy"] = "laurel"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ex = export_entries(_Answers(records), "2026-11-01", "2026-11-03", window="1D",
+        ex = export_entries(_Answers(records), "2026-11-01", "2026-11-03T00:00:00Z", window="1D",
                             progress=False)  # type: ignore[arg-type]
     assert not [w for w in caught if issubclass(w.category, InputWarning)]
     assert ex.validate() is ex
     records[1]["codes"][1]["assignedBy"] = "robot"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ex = export_entries(_Answers(records), "2026-11-01", "2026-11-04", window="1D",
+        ex = export_entries(_Answers(records), "2026-11-01", "2026-11-04T00:00:00Z", window="1D",
                             progress=False)  # type: ignore[arg-type]
     said = [str(w.message) for w in caught if issubclass(w.category, InputWarning)]
     assert len(said) == 1 and "'robot'" in said[0] and "'e1'" in said[0]  # 3 windows, once
