@@ -666,7 +666,7 @@ def _message(
         what = "missing" if not isinstance(value, str) else "empty" if value == "" else "blank"
         return f"{col} is {what}; it is sent as ''"
     if chk == "fractional":
-        return fractional_message(col, _show(value))
+        return fractional_message(str(col), _show(value))
     if chk in ("unique", "repeated"):
         rows = dup_groups.get(key, [])
         shown = ", ".join(str(r) for r in rows[:5]) + (", ..." if len(rows) > 5 else "")
