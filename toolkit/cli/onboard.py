@@ -167,9 +167,10 @@ def _print_warnings(warnings: pd.DataFrame, results: pd.DataFrame, shown: int = 
         f"{len(rows)} warning(s) on {len(warned)} row(s) sent as given "
         "(--strict sends nothing while one stands):"
     )
-    for rec in rows.head(shown).itertuples(index=False):
-        where = f"line {rec.line}" if pd.notna(rec.line) else f"row {rec.row}"
-        print(f"  {rec.table} {where} [{rec.externalId}] {rec.column}: {rec.message}")
+    for rec in rows.head(shown).to_dict("records"):
+        line = rec.get("line")
+        where = f"line {line}" if line is not None and line is not pd.NA else f"row {rec['row']}"
+        print(f"  {rec['table']} {where} [{rec['externalId']}] {rec['column']}: {rec['message']}")
     if len(rows) > shown:
         print(f"  ... and {len(rows) - shown} more (each row's warnings: --out FILE)")
 
