@@ -17,11 +17,16 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import json
+import os
 import shlex
+import shutil
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from . import env_for, write_env_file
@@ -155,6 +160,29 @@ def _pending_line(store: Store, customer_id: str) -> str:
             "(docs/sandbox.md)")
 
 
+def _say(text: str) -> None:
+    """Print a line to stdout; once stdout is a closed pipe (``toolkit sandbox | head``), the
+    rest goes nowhere instead of ending the sandbox with a ``BrokenPipeError``."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)  # also for the flush at interpreter exit
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _stop_on_sigterm() -> Any:
+    """SIGTERM stops the sandbox as Ctrl+C does (uvicorn shuts down, then re-raises it here);
+    returns the handler to restore, or ``None`` off the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _interrupt)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``toolkit sandbox`` with ``argv`` (default ``sys.argv[1:]``).
 
@@ -162,8 +190,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: Command-line arguments after ``sandbox``.
 
     Returns:
-        The exit status: 0 after a clean stop, 2 for a refused host, 1 when the port cannot
-        be bound, the seed folder does not exist or the profile is unreadable or invalid.
+        The exit status: 0 after a clean stop (Ctrl+C or SIGTERM; a temporary database is
+        removed), 2 for a refused host, 1 when the port cannot be bound, the seed folder does
+        not exist or the profile is unreadable or invalid.
 
     >>> main(["--host", "0.0.0.0"])
     2
@@ -191,6 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return 1
     db = args.db or Path(tempfile.mkdtemp(prefix="toolkit-sandbox-")) / "sandbox.db"
+    previous = _stop_on_sigterm()
     store = Store(db, token_ttl=args.token_ttl, audience=args.audience, profile=profile)
     try:
         creds = store.demo_customer()
@@ -198,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             store.seed_sample(args.seed, creds["customerId"])
         held = {kind: len(store.records(creds["customerId"], kind))
                 for kind in ("clients", "initiatives", "codes", "users", "entries")}
-        print("Serving the demo customer with "
+        _say("Serving the demo customer with "
               + ", ".join(f"{n} {kind}" for kind, n in held.items())
               + (f" (seeded from {args.seed})" if args.seed is not None else "")
               + ("" if any(held.values()) else
@@ -207,28 +237,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         bound_host, port = sock.getsockname()[:2]
         url = f"http://{f'[{bound_host}]' if ':' in bound_host else bound_host}:{port}"
         if held["entries"]:
-            print(_pending_line(store, creds["customerId"]))
+            _say(_pending_line(store, creds["customerId"]))
         env = env_for(url, creds["customerId"], creds["clientId"], creds["clientSecret"],
                       creds["audience"])
         write_env_file(args.env_file, env)
-        print(f"Time-billing sandbox, database {db}")
-        print(f"Base address (identity, time and ingestion): {url}")
+        _say(f"Time-billing sandbox, database {db}")
+        _say(f"Base address (identity, time and ingestion): {url}")
         for key, value in env.items():
-            print(f"  {key}={value}")
-        print(f"Written to {args.env_file}")
+            _say(f"  {key}={value}")
+        _say(f"Written to {args.env_file}")
         for line in _curl_examples(store, url, creds):
-            print(line)
-        print(f"API docs: {url}/docs   Administration: {url}/sandbox/v1 (see docs/sandbox.md)")
-        sys.stdout.flush()
+            _say(line)
+        _say(f"API docs: {url}/docs   Administration: {url}/sandbox/v1 (see docs/sandbox.md)")
         try:
             serve_forever(
                 create_app(store), sock, log_level=args.log_level,
-                on_started=lambda: print(f"{READY_MARKER} {url} (Ctrl+C to stop)", flush=True),
+                on_started=lambda: _say(f"{READY_MARKER} {url} (Ctrl+C to stop)"),
             )
-        except KeyboardInterrupt:  # uvicorn re-raises Ctrl+C after its graceful shutdown
+        except KeyboardInterrupt:  # uvicorn re-raises Ctrl+C or SIGTERM after its shutdown
             pass
-        print("Sandbox stopped.")
+        _say("Sandbox stopped." if args.db else
+             f"Sandbox stopped; its temporary database {db} is removed.")
     finally:
         sock.close()
         store.close()
+        if args.db is None:
+            shutil.rmtree(db.parent, ignore_errors=True)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return 0
