@@ -101,7 +101,9 @@ def test_star_starred_export_pending_and_acknowledge(env_file, tmp_path, sandbox
     acks = tmp_path / "acks.csv"
     pd.DataFrame({"userId": [user["_id"]], "entryId": [entry["_id"]], "outcome": ["succeeded"],
                   "externalId": ["INV-9"]}).to_csv(acks, index=False)
-    assert main([*base, "acknowledge", str(acks)]) == 0
+    journal = tmp_path / "acks.jsonl"
+    assert main([*base, "acknowledge", str(acks), "--journal", str(journal)]) == 0
+    assert journal.is_file() and list(tmp_path.glob("*.lock")) == []  # no lock left behind
     assert main([*base, "acknowledge", str(acks)]) == 0  # the same acknowledgement: a no-op
     pd.DataFrame({"userId": [user["_id"]], "entryId": [entry["_id"]], "outcome": ["failed"],
                   "errors": ["late"]}).to_csv(acks, index=False)
