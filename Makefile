@@ -30,7 +30,7 @@ FIND_UV = uv=$$(command -v uv || true); \
 	  || { $(ENSURE_PIP) && $(PY) -m pip install -q uv; } || uv=; fi; \
 	if [ -n "$$uv" ] && ! "$$uv" --version >/dev/null 2>&1; then uv=; fi
 
-.PHONY: install lock demo test lint lab sandbox bench clean firms-demo
+.PHONY: install lock demo test lint lab sandbox bench clean firms-demo dist
 
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)
@@ -82,6 +82,12 @@ sandbox: $(STAMP)
 # on http://127.0.0.1:3000 (examples/dagster/README.md)
 firms-demo: $(STAMP)
 	$(PY) examples/dagster/firms_demo.py --out out/firms-demo
+
+# the wheel and the sdist in dist/ (uv build; the wheel carries the sample firm, so that
+# `pip install 'dist/timebill_toolkit-0.1.0-py3-none-any.whl[sandbox]'` runs `toolkit demo`)
+dist: $(STAMP)
+	@$(FIND_UV); test -n "$$uv" || { echo "make dist needs uv (pip install uv)"; exit 1; }; \
+	rm -rf dist && "$$uv" build -q --out-dir dist . && ls dist
 
 bench: $(STAMP)
 	$(PY) -m bench

@@ -18,6 +18,7 @@ from toolkit import Connection, Settings
 from toolkit.cli.common import command_of, env_file_of
 from toolkit.demo import run_demo
 from toolkit.errors import ToolkitError
+from toolkit.notebook import SAMPLE_DATA
 
 __all__ = [
     "COMMANDS",
@@ -40,7 +41,8 @@ NOTEBOOKS_EXTRA = (
 #: ``toolkit sandbox``: (help, examples); its arguments are the sandbox's own
 SANDBOX: tuple[str, tuple[str, ...]] = (
     "run the local sandbox (see `toolkit sandbox --help`)",
-    ("toolkit sandbox --seed sample_data --db out/sandbox.db",),
+    ("toolkit sandbox --demo                 # the sample firm the package carries",
+     "toolkit sandbox --seed sample_data --db out/sandbox.db"),
 )
 
 #: command -> (help, examples)
@@ -86,12 +88,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     Example:
         >>> parser = argparse.ArgumentParser(prog="toolkit lab")
         >>> add_arguments(parser)
-        >>> parser.parse_args([]).seed
-        'sample_data'
+        >>> parser.parse_args([]).seed is None
+        True
     """
     if command_of(parser) == "lab":
-        parser.add_argument("--seed", default="sample_data",
-                            help="folder of sample CSV files to load")
+        parser.add_argument("--seed", default=None,
+                            help="folder of sample CSV files to load (default ./sample_data, "
+                            "else the sample firm the package carries)")
         parser.add_argument("--db", default=None,
                             help="SQLite file of the sandbox (default: temporary)")
         parser.add_argument("--dir", default=os.path.join("out", "lab"),
@@ -220,7 +223,8 @@ def _lab(args: argparse.Namespace) -> int:
         return subprocess.call(cmd, env={**os.environ, "TOOLKIT_USE_ENV": "1"})
     from toolkit.sandbox import running
 
-    with running(seed=args.seed, db=args.db) as sb:
+    seed = args.seed or ("sample_data" if os.path.isdir("sample_data") else SAMPLE_DATA)
+    with running(seed=seed, db=args.db) as sb:
         print(f"sandbox at {sb.url}, for JupyterLab only: its credentials are in JupyterLab's "
               "environment (.env is left as it is; `make sandbox` serves one for every command)")
         return subprocess.call(cmd, env={**os.environ, **sb.env(), "TOOLKIT_USE_ENV": "1"})

@@ -1,6 +1,6 @@
 """``toolkit sandbox``: run the sandbox in the foreground.
 
-    toolkit sandbox [--host 127.0.0.1] [--port 8765] [--db PATH] [--seed DIR]
+    toolkit sandbox [--host 127.0.0.1] [--port 8765] [--db PATH] [--seed DIR | --demo]
                     [--token-ttl SECONDS] [--audience URL] [--profile FILE|PRESET]
                     [--allow-remote] [--env-file .env]
 
@@ -39,6 +39,13 @@ __all__ = ["READY_MARKER", "is_loopback", "main", "read_profile"]
 
 READY_MARKER = "Sandbox ready at"
 """Start of the line printed (and flushed) once the server accepts requests."""
+
+SAMPLE_FIRM = Path(__file__).resolve().parent.parent / "sample_data"
+"""The sample firm the package carries (``--demo``): in a clone, ``toolkit/sample_data``
+links to the repository's ``sample_data/``."""
+
+#: where the profile switches are described, in the wheel as in a clone
+_PROFILE_DOC = "python -m pydoc toolkit.sandbox.profiles"
 
 
 def is_loopback(host: str) -> bool:
@@ -104,12 +111,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=8765, help="port; 0 = any free port")
     parser.add_argument("--db", type=Path, help="SQLite file (default: a new temporary file)")
     parser.add_argument("--seed", type=Path, help="folder of sample CSV files to load")
+    parser.add_argument("--demo", action="store_true",
+                        help="load the sample firm the package carries (its clients, matters, "
+                        "codes and timekeepers, and released entries): no folder needed")
     parser.add_argument("--token-ttl", type=int, default=DEFAULT_TOKEN_TTL,
                         help=f"access token lifetime in seconds (default {DEFAULT_TOKEN_TTL})")
     parser.add_argument("--audience", default=DEFAULT_AUDIENCE, help="token audience")
     parser.add_argument("--profile", metavar="FILE|PRESET",
                         help="default profile: a JSON file of switches, or a preset ("
-                        + ", ".join(sorted(PROFILES)) + "); see docs/sandbox.md")
+                        + ", ".join(sorted(PROFILES)) + f"); the switches: {_PROFILE_DOC}")
     parser.add_argument("--allow-remote", action="store_true",
                         help="allow a non-loopback host (admin routes are unauthenticated!)")
     parser.add_argument("--env-file", type=Path, default=Path(".env"),
@@ -157,7 +167,7 @@ def _pending_line(store: Store, customer_id: str) -> str:
             "database ending with a pending batch), start afresh with `rm out/sandbox.db` "
             "(a new database is seeded with pending entries), or release one through POST "
             "/sandbox/v1/customers/{customerId}/users/{userId}/entries/{entryId}/release "
-            "(docs/sandbox.md)")
+            "(every route: the API docs at /docs)")
 
 
 def _say(text: str) -> None:
@@ -198,6 +208,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     2
     """
     args = _parser().parse_args(argv)
+    if args.demo:
+        if args.seed is not None:
+            print("toolkit sandbox: give --seed DIR or --demo, not both", file=sys.stderr)
+            return 2
+        args.seed = SAMPLE_FIRM
     if args.seed is not None and not args.seed.is_dir():
         print(f"toolkit sandbox: no sample data folder {str(args.seed)!r}", file=sys.stderr)
         return 1
@@ -232,8 +247,9 @@ def main(argv: Sequence[str] | None = None) -> int:
               + ", ".join(f"{n} {kind}" for kind, n in held.items())
               + (f" (seeded from {args.seed})" if args.seed is not None else "")
               + ("" if any(held.values()) else
-                 ": an empty database; seed it with --seed sample_data (`make sandbox` does),"
-                 " or import into it with `toolkit onboard sample_data`"))
+                 ": an empty database; load the sample firm with --demo (or a folder of CSV "
+                 "files with --seed DIR; `make sandbox` does), or import into it with "
+                 "`toolkit onboard DIR`"))
         bound_host, port = sock.getsockname()[:2]
         url = f"http://{f'[{bound_host}]' if ':' in bound_host else bound_host}:{port}"
         if held["entries"]:
@@ -248,7 +264,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(f"Written to {args.env_file}")
         for line in _curl_examples(store, url, creds):
             _say(line)
-        _say(f"API docs: {url}/docs   Administration: {url}/sandbox/v1 (see docs/sandbox.md)")
+        _say(f"API docs (every route, the administration ones too): {url}/docs   "
+             f"Administration: {url}/sandbox/v1; profiles: {_PROFILE_DOC}")
         try:
             serve_forever(
                 create_app(store), sock, log_level=args.log_level,
