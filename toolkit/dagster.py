@@ -187,6 +187,7 @@ def assets(
             "sent": int(counts.get("sent", 0)),
             "unchanged": int(counts.get("journaled", 0)),
             "failed": len(report.failures),
+            "warned": len(report.warned),  # rows sent as given with a validation warning
             "source": str(firm.source),
             "journal": str(firm.journal),
             "counts": dg.MetadataValue.md(report.counts.to_markdown()),
@@ -202,8 +203,11 @@ def assets(
                 metadata=metadata,
                 allow_retries=False,
             )
+        if len(report.warned):
+            shown = report.warned[["table", "externalId", "status", "warning"]].head(20)
+            metadata["warnings"] = dg.MetadataValue.md(shown.to_markdown(index=False))
         context.log.info(f"firm {firm.key}: {metadata['sent']} sent, "
-                         f"{metadata['unchanged']} unchanged")
+                         f"{metadata['unchanged']} unchanged, {metadata['warned']} warned")
         return dg.MaterializeResult(metadata=metadata)
 
     @dg.asset(description="The firm's released time in its Delta folder.", **common)
