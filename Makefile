@@ -30,7 +30,7 @@ FIND_UV = uv=$$(command -v uv || true); \
 	  || { $(ENSURE_PIP) && $(PY) -m pip install -q uv; } || uv=; fi; \
 	if [ -n "$$uv" ] && ! "$$uv" --version >/dev/null 2>&1; then uv=; fi
 
-.PHONY: install lock demo test lint lab sandbox bench clean firms-demo docs
+.PHONY: install lock demo test lint lab sandbox bench clean firms-demo docs dist
 
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)
@@ -89,6 +89,12 @@ firms-demo: $(STAMP)
 # --strict; the notebooks are run against a sandbox of their own while it builds
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 DOCS_EXECUTE=true TOOLKIT_NOTEBOOK_SANDBOX=1 $(PY) -m mkdocs build --strict -d site
+
+# the wheel and the sdist in dist/ (uv build; the wheel carries the sample firm, so that
+# `pip install 'dist/timebill_toolkit-0.1.0-py3-none-any.whl[sandbox]'` runs `toolkit demo`)
+dist: $(STAMP)
+	@$(FIND_UV); test -n "$$uv" || { echo "make dist needs uv (pip install uv)"; exit 1; }; \
+	rm -rf dist && "$$uv" build -q --out-dir dist . && ls dist
 
 bench: $(STAMP)
 	$(PY) -m bench

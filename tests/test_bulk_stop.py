@@ -343,3 +343,21 @@ def test_the_sandbox_rate_limit_answers_429_with_retry_after_per_customer(
     assert off["perSecond"] is None
     openapi = a.http.get(f"{sandbox.url}/openapi.json", timeout=10).json()
     assert "put" in openapi["paths"]["/sandbox/v1/rate-limit"]
+
+
+def test_a_closed_journal_leaves_no_lock_file_and_an_open_one_still_excludes(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "acks.jsonl"
+    lock = tmp_path / "acks.jsonl.lock"
+    journal = Journal(path)
+    assert lock.is_file()
+    with pytest.raises(JournalInUseError):
+        Journal(path)
+    journal.close()
+    assert not lock.exists() and path.exists()
+    again = Journal(path)  # taken afresh, and held as before
+    with pytest.raises(JournalInUseError):
+        Journal(path)
+    again.close()
+    assert not lock.exists()

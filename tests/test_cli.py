@@ -43,6 +43,30 @@ def test_validate_shows_warnings_but_exits_zero(firm_with_warnings, tmp_path, ca
     assert "19 warnings" in out and "fractional" in out and "severity" in out
 
 
+def test_onboard_prints_the_warnings_of_the_rows_it_sent_and_strict_sends_nothing(
+    firm_with_warnings, env_file, tmp_path, sandbox, capsys
+) -> None:
+    folder = tmp_path / "firm"
+    folder.mkdir()
+    for table, frame in firm_with_warnings.items():
+        frame.to_csv(folder / f"{table}.csv", index=False)
+    base = ["--env-file", str(env_file), "-q", "onboard", str(folder)]
+    sandbox.admin.reset_stats()
+    assert main([*base, "--strict"]) == 1
+    assert sandbox.admin.stats()["total"] == 0
+    assert "19 warning(s) and --strict; nothing was sent" in capsys.readouterr().err
+    assert main([*base, "--out", str(tmp_path / "results.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "with a warning" in out and "warned" in out
+    assert "19 warning(s) on 9 row(s) sent as given" in out
+    assert "initiatives line 2 [M-1 ] unitIncrements: unitIncrements '360.5' is not a whole " \
+        "number of seconds; it is sent as given; unitIncrements is in SECONDS" in out
+    assert "clients line 2 [ C-1 ] description: description is empty" in out
+    assert "... and 9 more" in out  # the first 10 shown, the rest counted
+    written = pd.read_csv(tmp_path / "results.csv")
+    assert written["warning"].notna().sum() == 9
+
+
 def test_onboard_dry_run_then_real_run_with_journal(env_file, tmp_path, sandbox, capsys) -> None:
     base = ["--env-file", str(env_file), "-q"]
     sandbox.admin.reset_stats()
@@ -77,7 +101,9 @@ def test_star_starred_export_pending_and_acknowledge(env_file, tmp_path, sandbox
     acks = tmp_path / "acks.csv"
     pd.DataFrame({"userId": [user["_id"]], "entryId": [entry["_id"]], "outcome": ["succeeded"],
                   "externalId": ["INV-9"]}).to_csv(acks, index=False)
-    assert main([*base, "acknowledge", str(acks)]) == 0
+    journal = tmp_path / "acks.jsonl"
+    assert main([*base, "acknowledge", str(acks), "--journal", str(journal)]) == 0
+    assert journal.is_file() and list(tmp_path.glob("*.lock")) == []  # no lock left behind
     assert main([*base, "acknowledge", str(acks)]) == 0  # the same acknowledgement: a no-op
     pd.DataFrame({"userId": [user["_id"]], "entryId": [entry["_id"]], "outcome": ["failed"],
                   "errors": ["late"]}).to_csv(acks, index=False)

@@ -17,7 +17,7 @@ dg = pytest.importorskip("dagster")
 
 from toolkit import Client, read_sync  # noqa: E402
 from toolkit.dagster import SERVICE_TAG, assets, definitions  # noqa: E402
-from toolkit.firms import load  # noqa: E402
+from toolkit.firms import load, status  # noqa: E402
 from toolkit.sandbox import running  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
@@ -152,6 +152,7 @@ def test_three_firms_materialize_on_their_own_and_a_second_pass_changes_nothing(
         assert first[key].success, _failure(first[key])
         pushed = _meta(first[key], "master_data")
         assert pushed["failed"] == 0 and pushed["sent"] == pushed["rows"] > 0
+        assert pushed["warned"] >= 0  # rows sent with a validation warning, counted
         journal = (root / "state" / f"{key}.jsonl").read_text().splitlines()
         assert len(journal) > 0 and all(json.loads(line)["status"] < 300 for line in journal)
         synced = _meta(first[key], "time_entries")
@@ -184,6 +185,14 @@ def test_three_firms_materialize_on_their_own_and_a_second_pass_changes_nothing(
         assert synced["entries"] == ENTRIES
         assert len(read_sync(root / "lake" / key).entries) == ENTRIES
     assert not again["wrong-key"].success
+
+    # `toolkit firms status` shows the failing firm as failing: its count and last error
+    shown = status(load(root / "firms.toml")).set_index("firm")
+    assert shown.loc["wrong-key", "state"] == "failing"
+    assert shown.loc["wrong-key", "failed_runs"] == 2  # push and sync failed twice in a row
+    assert ": Failure: firm 'wrong-key': the identity service refused" in shown.loc[
+        "wrong-key", "last_error"]
+    assert shown.loc["harbor-lane", ["state", "failed_runs"]].tolist() == ["ok", 0]
 
     # no secret in any event, log line or metadata of any run
     logs = "\n".join(

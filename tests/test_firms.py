@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from toolkit.cli import main
-from toolkit.errors import ConfigError
+from toolkit.errors import AuthError, ConfigError
 from toolkit.firms import Firm, load, status
 
 GOOD = """
@@ -183,6 +183,55 @@ sync_since = "2D"
     written = pd.read_excel(out)
     assert written.loc[0, "firm"] == "status-firm" and written.loc[0, "unchanged"] == 1
     assert "watermark_utc" in written
+
+
+def test_a_failing_firm_shows_as_failing_with_its_count_and_last_error(
+    sandbox, tmp_path, monkeypatch, capsys
+):
+    creds = sandbox.admin.create_customer("Failing firm")
+    monkeypatch.setenv("FAILING_SECRET", "not-the-secret")
+    (tmp_path / "src").mkdir()
+    pd.DataFrame([{"externalId": "C-1", "name": "Acme", "callSign": "ACME",
+                   "description": "Widgets"}]).to_csv(tmp_path / "src" / "clients.csv",
+                                                      index=False)
+    path = _write(tmp_path, f"""
+[firms.failing-firm]
+customer_id = "{creds['customerId']}"
+client_id = "{creds['clientId']}"
+client_secret_env = "FAILING_SECRET"
+auth_url = "{sandbox.url}"
+time_url = "{sandbox.url}"
+audience = "{creds['audience']}"
+source = "src"
+journal = "state/failing.jsonl"
+sync = "lake/failing"
+""")
+    firm = load(path)["failing-firm"]
+    assert status(load(path)).loc[0, "state"] == "never run"
+    for _ in range(2):
+        with pytest.raises(AuthError), firm.recorded("sync"):
+            firm.sync_tables()
+    row = status(load(path)).iloc[0]
+    assert (row["state"], row["failed_runs"]) == ("failing", 2)
+    assert row["last_error"].startswith("sync: AuthError: ")
+    assert pd.Timestamp.now(tz="UTC") - row["last_error_at"] < pd.Timedelta("1min")
+    assert main(["firms", "status", str(path)]) == 1
+    printed = capsys.readouterr().out
+    assert "failing" in printed and "sync: AuthError" in printed
+    with firm.recorded("push"):  # a push whose rows all failed: failing, its rows counted
+        assert not firm.push().ok
+    row = status(load(path)).iloc[0]
+    assert (row["state"], row["failing"], row["failed_runs"]) == ("failing", 1, 2)
+
+    monkeypatch.setenv("FAILING_SECRET", creds["clientSecret"])
+    with firm.recorded("push"):
+        assert firm.push().ok
+    with firm.recorded("sync"):
+        firm.sync_tables()
+    row = status(load(path)).iloc[0]
+    assert (row["state"], row["failed_runs"], row["failing"], row["sent"]) == ("ok", 0, 0, 1)
+    assert pd.isna(row["last_error"])
+    assert main(["firms", "status", str(path)]) == 0
 
 
 def test_the_status_command_refuses_a_bad_file_with_exit_status_2(tmp_path, capsys):

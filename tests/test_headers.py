@@ -204,3 +204,43 @@ def test_onboard_takes_columns_and_builds_payloads_under_the_spec_names(fresh_cl
     ]
     assert report.payloads["code_ranges"]["key"].tolist() == ["M-1"]
     assert report.results["externalId"].tolist() == ["C-1", "M-1"]
+
+
+def test_a_client_code_column_in_a_matters_sheet_is_hinted_to_client_external_id() -> None:
+    df = one_row("initiatives", {"clientExternalId": "Client Code"})
+    found = problems("initiatives", df)
+    missing = [m for col, chk, m in found if chk == "column_missing"]
+    assert missing == [
+        "missing column 'clientExternalId'; the frame has 'Client Code': rename it with "
+        "columns={'Client Code': 'clientExternalId'}"
+    ]
+    unexpected = [m for col, chk, m in found if col == "Client Code"]
+    assert "did you mean 'clientExternalId'?" in unexpected[0]
+
+
+def test_a_rename_hint_into_unit_increments_says_it_counts_seconds() -> None:
+    df = one_row("initiatives", {"unitIncrements": "Time Increment (hrs)"})
+    messages = [m for _, _, m in problems("initiatives", df)]
+    assert messages and all("unitIncrements is in SECONDS: 0.1 h = 6 min = 360" in m
+                            for m in messages)
+    fractional = one_row("initiatives").assign(unitIncrements="0.1")
+    [(_, chk, message)] = problems("initiatives", fractional)
+    assert chk == "fractional" and "in SECONDS" in message
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "suggested"),
+    [
+        ("status", "Open", "active"),
+        ("status", "Closed", "inactive"),
+        ("billingType", "Pro Bono", "non-billable"),
+        ("billingType", "Billable", "billable"),
+    ],
+)
+def test_a_firms_word_for_an_allowed_value_gets_a_suggestion(
+    column: str, value: str, suggested: str
+) -> None:
+    df = one_row("initiatives").assign(**{column: value})
+    [(col, chk, message)] = problems("initiatives", df)
+    assert (col, chk) == (column, "allowed_values")
+    assert message.endswith(f"got {value!r}; did you mean {suggested!r}?")

@@ -182,6 +182,58 @@ def test_a_firm_with_only_warnings_onboards_with_every_row_stored_as_given(
     ]
 
 
+def _matter(increments: object, description: str = "Suit") -> pd.DataFrame:
+    return pd.DataFrame({
+        "billingType": ["billable"], "externalId": ["M-1"], "name": ["A v B"],
+        "description": [description], "callSign": ["1-1"], "clientExternalId": ["C-00000"],
+        "unitIncrements": [increments], "status": ["active"],
+    })
+
+
+def test_an_import_sent_with_a_warning_says_so_in_its_result(fresh_client: Client) -> None:
+    fresh_client.import_clients(_clients(1), progress=False)
+    res = fresh_client.import_initiatives(_matter(0.1, description=""), progress=False)
+    assert res.loc[0, "status"] == "sent"
+    warning = res.loc[0, "warning"]
+    assert "unitIncrements 0.1 is not a whole number of seconds" in warning
+    assert "0.1 h = 6 min = 360" in warning and "description is empty" in warning
+    assert list(res.columns).index("warning") == list(res.columns).index("error") + 1
+    clean = fresh_client.import_initiatives(_matter(360), progress=False)
+    assert clean["warning"].isna().all()
+    dry = fresh_client.import_initiatives(_matter(0.1), dry_run=True)
+    assert "whole number of seconds" in dry.loc[0, "warning"]
+
+
+def test_on_warning_raise_sends_nothing_while_a_warning_stands(
+    fresh_client: Client, sandbox
+) -> None:
+    sandbox.admin.reset_stats()
+    with pytest.raises(ValidationError) as info:
+        fresh_client.import_initiatives(_matter(0.1), progress=False, on_warning="raise")
+    assert info.value.failure_cases["check"].tolist() == ["fractional"]
+    assert "on_warning='raise'" in str(info.value)
+    assert sandbox.admin.stats()["total"] == 0
+
+
+def test_onboard_results_carry_the_warnings_of_the_rows_they_sent(
+    fresh_client: Client, sandbox, firm_with_warnings: dict[str, pd.DataFrame]
+) -> None:
+    sandbox.admin.reset_stats()
+    with pytest.raises(ValidationError):
+        fresh_client.onboard(firm_with_warnings, progress=False, on_warning="raise")
+    assert sandbox.admin.stats()["total"] == 0
+    report = fresh_client.onboard(firm_with_warnings, progress=False)
+    assert report.ok
+    warned = report.warned.set_index(["table", "row"])["warning"]
+    assert "description is empty" in warned[("clients", 0)]
+    assert "not a whole number of seconds" in warned[("initiatives", 1)]
+    assert "'L110' is listed more than once" in warned[("code_ranges", 2)]
+    assert report.counts["warned"].to_dict() == {
+        "clients": 2, "initiatives": 2, "code_types": 0, "codes": 2, "code_ranges": 3,
+    }
+    assert "with a warning" in repr(report)
+
+
 def test_broken_sample_is_reported_in_one_pass_with_rows_and_columns(fresh_client, sandbox):
     sandbox.admin.reset_stats()
     with pytest.raises(ValidationError) as info:

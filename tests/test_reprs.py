@@ -22,7 +22,8 @@ def test_the_onboard_report_renders_counts_and_failed_rows(fresh_client) -> None
     report = fresh_client.onboard(SAMPLE / "broken", on_invalid="skip", dry_run=True,
                                   progress=False)
     html = report._repr_html_()
-    assert html.count("<table") == 2 and "dry run" in html and "C-1003" in html
+    assert html.count("<table") == 3 and "dry run" in html and "C-1003" in html
+    assert "row(s) with a warning" in html  # the counts, the failed rows, the warned rows
 
 
 def test_the_export_renders_counts_date_range_and_a_head_of_each_table() -> None:

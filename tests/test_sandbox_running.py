@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import stat
+import subprocess
+import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -13,9 +17,10 @@ import requests
 import toolkit.sandbox as sandbox_pkg
 from tests.conftest import SAMPLE_DIR, TIMEOUT, fetch_token, sample_dir
 from toolkit.sandbox import Sandbox, Store, running
-from toolkit.sandbox.cli import is_loopback, main
+from toolkit.sandbox.cli import READY_MARKER, is_loopback, main
 from toolkit.sandbox.server import bind
 
+REPO = Path(__file__).resolve().parent.parent
 ENV_KEYS = {"TOOLKIT_CUSTOMER_ID", "TOOLKIT_CLIENT_ID", "TOOLKIT_CLIENT_SECRET",
             "TOOLKIT_AUTH_URL", "TOOLKIT_TIME_URL", "TOOLKIT_INGESTION_URL", "TOOLKIT_AUDIENCE"}
 
@@ -260,3 +265,48 @@ def test_cli_reports_a_busy_port(capsys) -> None:
 def test_cli_reports_a_missing_seed_folder(tmp_path: Path, capsys) -> None:
     assert main(["--port", "0", "--seed", str(tmp_path / "nope")]) == 1
     assert "no sample data folder" in capsys.readouterr().err
+
+
+def _serving(tmp_path: Path, *extra: str) -> subprocess.Popen[str]:
+    """``toolkit sandbox`` as a user starts it, its temporary folder under ``tmp_path``; returns
+    once it prints that it is ready."""
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolkit", "sandbox", "--port", "0", "--env-file",
+         str(tmp_path / ".env"), "--log-level", "warning", *extra],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 60
+    for line in proc.stdout:  # the ready line comes within seconds; the deadline guards it
+        if line.startswith(READY_MARKER) or time.monotonic() > deadline:
+            break
+    else:
+        proc.kill()
+        pytest.fail(f"the sandbox never said it was ready: {proc.communicate(timeout=10)}")
+    return proc
+
+
+def test_sigterm_stops_a_serving_sandbox_with_the_right_words_and_removes_its_folder(
+    tmp_path: Path,
+) -> None:
+    proc = _serving(tmp_path)
+    assert len(list(tmp_path.glob("toolkit-sandbox-*"))) == 1
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "Sandbox stopped; its temporary database" in out
+    assert "interrupted while starting" not in err and "Traceback" not in err
+    assert list(tmp_path.glob("toolkit-sandbox-*")) == []
+
+
+def test_a_sandbox_whose_output_pipe_closed_stops_without_a_traceback(tmp_path: Path) -> None:
+    proc = _serving(tmp_path, "--db", str(tmp_path / "kept.db"))
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # as `toolkit sandbox | head` leaves it
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+    err = proc.stderr.read()
+    assert proc.returncode == 0, err
+    assert "BrokenPipeError" not in err and "Traceback" not in err
+    assert (tmp_path / "kept.db").is_file()  # a database it was given stays

@@ -158,11 +158,22 @@ def test_an_empty_page_with_a_cursor_is_followed(firm, sandbox) -> None:
     assert sum(len(p) for p in pages) == 1
 
 
-def test_unknown_and_ambiguous_timekeepers_raise_typed_errors_when_listing(firm) -> None:
+def test_an_unknown_timekeeper_s_list_is_a_404_row_as_star_makes_it(firm) -> None:
+    client, active = firm["client"], firm["active"]
+    starred = client.starred("TK-GHOST")
+    assert starred["httpStatus"].tolist() == [404]
+    assert starred["initiativeExternalId"].isna().all() and "TK-GHOST" in starred.loc[0, "error"]
+    assert client.star("TK-GHOST", active[:1], progress=False)["status"].tolist() == [404]
+    assert client.starred("TK-DUP")["httpStatus"].tolist() == [409]
+    many = client.starred_many(["TK-GHOST"])
+    pd.testing.assert_frame_equal(many, starred)
+
+
+def test_the_starred_pages_of_unknown_and_ambiguous_timekeepers_raise_typed_errors(firm) -> None:
     with pytest.raises(NotFoundError):
-        firm["client"].starred("TK-GHOST")
+        next(firm["client"].starred_pages("TK-GHOST"))
     with pytest.raises(ConflictError):
-        firm["client"].starred("TK-DUP")
+        next(firm["client"].starred_pages("TK-DUP"))
 
 
 def test_a_repeating_cursor_stops_with_a_clear_error(firm, monkeypatch) -> None:

@@ -165,7 +165,8 @@ def test_broken_sample_reports_every_planted_error_in_one_pass() -> None:
     assert triples(report.warnings) == BROKEN_WARNINGS
     assert len(report.errors) == len(BROKEN_EXPECTED - BROKEN_WARNINGS) == 13
     fc = report.failures
-    assert list(fc.columns) == list(FAILURE_COLUMNS)
+    assert list(fc.drop(columns="line").columns) == list(FAILURE_COLUMNS)
+    assert fc["line"].notna().equals(fc["row"].notna())  # read from files: every row's line
     assert fc["message"].map(lambda m: isinstance(m, str) and len(m) > 10).all()
     row_level = fc[fc["row"].notna()]
     assert row_level["value"].notna().all()
@@ -394,8 +395,23 @@ def test_clean_report_is_ok_and_does_not_raise() -> None:
     report = validate(clients=clients("C-1", "C-2"))
     assert report.ok
     report.raise_if_failed()
-    assert report.failures.empty and list(report.failures.columns) == list(FAILURE_COLUMNS)
+    assert report.failures.empty
+    assert list(report.failures.columns) == ["table", "row", "line", *FAILURE_COLUMNS[2:]]
     assert repr(report).startswith("ValidationReport: ok, 2 rows in 1 table(s)")
+
+
+def test_failures_give_the_line_of_the_file_each_row_came_from(tmp_path: Path) -> None:
+    (tmp_path / "clients.csv").write_text(
+        "externalId,name,callSign,description\nC-1,Acme,1,\n\nC-2,Beta,2,\n", encoding="utf-8"
+    )
+    report = validate(**load_folder(tmp_path))
+    assert report.failures[["row", "line", "check"]].values.tolist() == [
+        [0, 2, "blank"],
+        [1, 4, "blank"],  # the blank line 3 counts
+    ]
+    assert str(report.failures["line"].dtype) == "Int64"
+    built = validate(clients=clients("C-1").assign(description=""))
+    assert built.failures["line"].isna().all()  # a frame built in Python has no lines
 
 
 def test_empty_call_is_ok() -> None:

@@ -358,10 +358,11 @@ class Client:
         progress: bool = True,
         journal: str | os.PathLike[str] | Journal | None = None,
         dry_run: bool = False,
+        on_warning: str = "send",
     ) -> pd.DataFrame:
         return imports.import_table(
             self.connection, "clients", df, columns=columns, validate=validate, workers=workers,
-            progress=progress, journal=journal, dry_run=dry_run,
+            progress=progress, journal=journal, dry_run=dry_run, on_warning=on_warning,
         )
 
     @_import_doc("initiatives")
@@ -375,10 +376,11 @@ class Client:
         progress: bool = True,
         journal: str | os.PathLike[str] | Journal | None = None,
         dry_run: bool = False,
+        on_warning: str = "send",
     ) -> pd.DataFrame:
         return imports.import_table(
             self.connection, "initiatives", df, columns=columns, validate=validate, workers=workers,
-            progress=progress, journal=journal, dry_run=dry_run,
+            progress=progress, journal=journal, dry_run=dry_run, on_warning=on_warning,
         )
 
     @_import_doc("code_types")
@@ -392,10 +394,11 @@ class Client:
         progress: bool = True,
         journal: str | os.PathLike[str] | Journal | None = None,
         dry_run: bool = False,
+        on_warning: str = "send",
     ) -> pd.DataFrame:
         return imports.import_table(
             self.connection, "code_types", df, columns=columns, validate=validate, workers=workers,
-            progress=progress, journal=journal, dry_run=dry_run,
+            progress=progress, journal=journal, dry_run=dry_run, on_warning=on_warning,
         )
 
     @_import_doc("codes")
@@ -409,10 +412,11 @@ class Client:
         progress: bool = True,
         journal: str | os.PathLike[str] | Journal | None = None,
         dry_run: bool = False,
+        on_warning: str = "send",
     ) -> pd.DataFrame:
         return imports.import_table(
             self.connection, "codes", df, columns=columns, validate=validate, workers=workers,
-            progress=progress, journal=journal, dry_run=dry_run,
+            progress=progress, journal=journal, dry_run=dry_run, on_warning=on_warning,
         )
 
     @_import_doc("code_ranges")
@@ -426,10 +430,11 @@ class Client:
         progress: bool = True,
         journal: str | os.PathLike[str] | Journal | None = None,
         dry_run: bool = False,
+        on_warning: str = "send",
     ) -> pd.DataFrame:
         return imports.import_table(
             self.connection, "code_ranges", df, columns=columns, validate=validate, workers=workers,
-            progress=progress, journal=journal, dry_run=dry_run,
+            progress=progress, journal=journal, dry_run=dry_run, on_warning=on_warning,
         )
 
     onboard = _operation(imports.onboard)

@@ -173,7 +173,10 @@ def assets(
         firm = firms[context.partition_key]
         if firm.source is None:
             return dg.MaterializeResult(metadata={"skipped": "no source configured"})
+        with firm.recorded("push"):  # a failure shows in `toolkit firms status`
+            return _push(context, firm)
 
+    def _push(context: AssetExecutionContext, firm: Firm) -> dg.MaterializeResult[Any]:
         def push() -> Any:
             return firm.push(_client(clients, firm))
 
@@ -184,6 +187,7 @@ def assets(
             "sent": int(counts.get("sent", 0)),
             "unchanged": int(counts.get("journaled", 0)),
             "failed": len(report.failures),
+            "warned": len(report.warned),  # rows sent as given with a validation warning
             "source": str(firm.source),
             "journal": str(firm.journal),
             "counts": dg.MetadataValue.md(report.counts.to_markdown()),
@@ -199,14 +203,18 @@ def assets(
                 metadata=metadata,
                 allow_retries=False,
             )
+        if len(report.warned):
+            shown = report.warned[["table", "externalId", "status", "warning"]].head(20)
+            metadata["warnings"] = dg.MetadataValue.md(shown.to_markdown(index=False))
         context.log.info(f"firm {firm.key}: {metadata['sent']} sent, "
-                         f"{metadata['unchanged']} unchanged")
+                         f"{metadata['unchanged']} unchanged, {metadata['warned']} warned")
         return dg.MaterializeResult(metadata=metadata)
 
     @dg.asset(description="The firm's released time in its Delta folder.", **common)
     def time_entries(context: AssetExecutionContext) -> dg.MaterializeResult[Any]:
         firm = firms[context.partition_key]
-        report = _guard(firm, lambda: firm.sync_tables(_client(clients, firm)))
+        with firm.recorded("sync"):
+            report = _guard(firm, lambda: firm.sync_tables(_client(clients, firm)))
         state = sync_status(firm.sync)
         mark = state["watermark"]
         age = (pd.Timestamp.now(tz="UTC") - mark).floor("s") if mark is not None else None
@@ -234,7 +242,8 @@ def assets(
         firm = firms[context.partition_key]
         if firm.billing is None:
             return dg.MaterializeResult(metadata={"skipped": "no billing configured"})
-        rec = _guard(firm, firm.reconcile)
+        with firm.recorded("reconcile"):
+            rec = _guard(firm, firm.reconcile)
         assert rec is not None
         summary = rec.summary
         differing = int(summary.get("duration_differs", 0) + summary.get(

@@ -23,6 +23,7 @@ nothing.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import random
 import shutil
@@ -43,6 +44,7 @@ from toolkit.core.settings import Settings
 from toolkit.egress.export import Export
 from toolkit.errors import ToolkitError
 from toolkit.ingress.validation import load_folder, validate
+from toolkit.notebook import SAMPLE_DATA
 from toolkit.reconciliation import reconcile
 
 if TYPE_CHECKING:
@@ -228,6 +230,9 @@ def _export(run: _Run) -> str:
 
 def _chart(run: _Run) -> str:
     assert run.export is not None
+    if importlib.util.find_spec("matplotlib") is None:  # the notebooks extra is optional
+        return ("skipped: no matplotlib (pip install 'timebill-toolkit[notebooks]' draws "
+                "out/hours_by_client.png)")
     path = hours_by_client_chart(run.export.entries, run.out / "hours_by_client.png")
     clients = run.export.entries["initiative.client.externalId"].nunique()
     return f"hours of {clients} clients -> {path}"
@@ -493,7 +498,7 @@ def _find_sample(sample: str | os.PathLike[str] | None) -> Path:
     candidates = (
         [Path(sample)]
         if sample is not None
-        else [Path.cwd() / "sample_data", Path(__file__).resolve().parent.parent / "sample_data"]
+        else [Path.cwd() / "sample_data", SAMPLE_DATA]  # ./sample_data, else the packaged one
     )
     for folder in candidates:
         if (folder / "clients.csv").is_file() and (folder / "timekeepers.csv").is_file():
@@ -573,7 +578,8 @@ def run_demo(
     Args:
         out: Output folder.
         workers: Worker threads of the bulk calls.
-        sample: Folder of the sample firm; default ``./sample_data`` or the repository's.
+        sample: Folder of the sample firm; default ``./sample_data``, else the one the
+            package carries (:data:`toolkit.notebook.SAMPLE_DATA`).
         entries: Number of entries to record and release.
         seed: Seed of the generated entries and the planted differences.
 

@@ -34,6 +34,7 @@ import os
 import re
 import tomllib
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -51,6 +52,7 @@ from toolkit.reconciliation import Reconciliation, reconcile
 __all__ = [
     "DEFAULT_SINCE",
     "STATUS_COLUMNS",
+    "STEPS",
     "Firm",
     "Firms",
     "load",
@@ -60,6 +62,9 @@ __all__ = [
 
 #: How far back a firm's first sync starts when ``sync_since`` is not given.
 DEFAULT_SINCE = "30D"
+
+#: the steps a run of a firm takes (:meth:`Firm.recorded` keeps each one's failures)
+STEPS: tuple[str, ...] = ("push", "sync", "reconcile")
 
 #: key -> (type(s) accepted, required)
 _KEYS: dict[str, tuple[tuple[type, ...], bool]] = {
@@ -170,6 +175,45 @@ class Firm:
         'state/a.last-push.json'
         """
         return self.journal.with_name(self.journal.stem + ".last-push.json")
+
+    @property
+    def run_record(self) -> Path:
+        """The file beside the journal holding each step's failures in a row and last error.
+
+        >>> Firm("a", "c", "i", "http://x", "http://x", Path("state/a.jsonl"),
+        ...      Path("s")).run_record.as_posix()
+        'state/a.runs.json'
+        """
+        return self.journal.with_name(self.journal.stem + ".runs.json")
+
+    @contextmanager
+    def recorded(self, step: str) -> Iterator[None]:
+        """Run a step of the firm, keeping in :attr:`run_record` whether it failed, so that
+        ``toolkit firms status`` shows a failing firm as failing, with its count and error.
+
+        A step that raises counts one more failure in a row (the error is kept, the exception
+        goes on); one that ends counts none again. :mod:`toolkit.dagster`'s assets run their
+        steps in it.
+
+        Args:
+            step: one of :data:`STEPS`.
+
+        Example:
+            >>> with firm.recorded("sync"):
+            ...     pass
+            >>> row = status({firm.key: firm}).iloc[0]
+            >>> row["state"], int(row["failed_runs"])
+            ('ok', 0)
+        """
+        if step not in STEPS:
+            raise ConfigError(f"step must be one of {', '.join(STEPS)}, got {step!r}")
+        try:
+            yield
+        except Exception as exc:
+            text = getattr(exc, "description", None) or str(exc) or "no message"
+            _write_run(self, step, f"{type(exc).__name__}: {text}")
+            raise
+        _write_run(self, step, None)
 
     def _secret(self) -> str:
         if self.client_secret_file is not None:
@@ -574,6 +618,48 @@ def _write_push_record(firm: Firm, report: OnboardReport) -> None:
     tmp.replace(firm.push_record)
 
 
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def _write_run(firm: Firm, step: str, error: str | None) -> None:
+    """Count a failure of ``step`` in a row (``error``), or none again (``None``)."""
+    record = _read_json(firm.run_record)
+    now = pd.Timestamp.now(tz="UTC").isoformat()
+    found = record.get(step)
+    entry: dict[str, Any] = found if isinstance(found, dict) else {}
+    if error is None:
+        entry.update({"failed_runs": 0, "last_ok_at": now})
+    else:
+        entry.update({"failed_runs": int(entry.get("failed_runs", 0)) + 1,
+                      "last_error": error, "last_error_at": now})
+    record[step] = entry
+    firm.run_record.parent.mkdir(parents=True, exist_ok=True)
+    tmp = firm.run_record.with_name(firm.run_record.name + ".tmp")
+    tmp.write_text(json.dumps(record, indent=1), encoding="utf-8")
+    tmp.replace(firm.run_record)
+
+
+def _run_state(firm: Firm) -> dict[str, Any]:
+    """``failed_runs`` (the most failures in a row of a step still failing: the runs that
+    failed), the latest ``last_error`` (of a step still failing, named) and its time."""
+    record = _read_json(firm.run_record)
+    failing = [(str(e.get("last_error_at")), step, e) for step, e in record.items()
+               if isinstance(e, dict) and int(e.get("failed_runs", 0)) > 0]
+    if not failing:
+        return {"failed_runs": 0 if record else pd.NA, "last_error": None, "last_error_at": None}
+    at, step, entry = max(failing)
+    return {
+        "failed_runs": max(int(e.get("failed_runs", 0)) for _, _, e in failing),
+        "last_error": f"{step}: {entry.get('last_error')}",
+        "last_error_at": pd.Timestamp(at),
+    }
+
+
 def _watermark(folder: Path) -> pd.Timestamp | None:
     try:
         mark: pd.Timestamp | None = sync_status(folder)["watermark"]
@@ -586,8 +672,8 @@ def _watermark(folder: Path) -> pd.Timestamp | None:
 
 #: the columns of :func:`status`
 STATUS_COLUMNS = [
-    "firm", "customer_id", "last_push", "sent", "unchanged", "failing", "watermark",
-    "watermark_age", "delta_version", "entries",
+    "firm", "customer_id", "state", "last_push", "sent", "unchanged", "failing", "failed_runs",
+    "last_error", "last_error_at", "watermark", "watermark_age", "delta_version", "entries",
 ]
 
 
@@ -615,10 +701,14 @@ def status(firms: Mapping[str, Firm], *, now: pd.Timestamp | None = None) -> pd.
         now: The present, for ``watermark_age`` (default: now).
 
     Returns:
-        Columns ``firm``, ``customer_id``, ``last_push`` (UTC), ``sent``, ``unchanged``
-        (journaled) and ``failing`` (rows still failing) of the last push, ``watermark``
-        (UTC), ``watermark_age``, ``delta_version`` and ``entries`` of the entries table; a
-        firm never pushed or synced has them missing.
+        Columns ``firm``, ``customer_id``, ``state`` (``failing``: a step's last run failed
+        or rows are still failing; ``ok``; ``never run``), ``last_push`` (UTC), ``sent``,
+        ``unchanged`` (journaled) and ``failing`` (rows still failing) of the last push,
+        ``failed_runs`` (the runs in a row that failed: the most failures in a row of a step
+        still failing, as :meth:`Firm.recorded` keeps them), ``last_error`` (``step: error``) and
+        ``last_error_at`` (UTC), ``watermark`` (UTC), ``watermark_age``, ``delta_version``
+        and ``entries`` of the entries table; a firm never pushed or synced has them
+        missing.
 
     Example:
         >>> f = Firm("a", "c", "i", "http://x", "http://x", Path("/nonexistent/j"),
@@ -632,6 +722,11 @@ def status(firms: Mapping[str, Firm], *, now: pd.Timestamp | None = None) -> pd.
     for firm in firms.values():
         row: dict[str, Any] = {"firm": firm.key, "customer_id": firm.customer_id}
         row.update(_push_state(firm))
+        row.update(_run_state(firm))
+        failing = (row["failed_runs"] is not pd.NA and row["failed_runs"] > 0) or (
+            row["failing"] is not pd.NA and row["failing"] > 0)
+        ran = row["last_push"] is not None or row["failed_runs"] is not pd.NA
+        row["state"] = "failing" if failing else "ok" if ran else "never run"
         try:
             state = sync_status(firm.sync)
         except ConfigError:
@@ -643,8 +738,10 @@ def status(firms: Mapping[str, Firm], *, now: pd.Timestamp | None = None) -> pd.
         row["entries"] = state.get("entries", pd.NA)
         rows.append(row)
     frame = pd.DataFrame(rows, columns=STATUS_COLUMNS)
-    for col in ("sent", "unchanged", "failing", "delta_version", "entries"):
+    for col in ("sent", "unchanged", "failing", "failed_runs", "delta_version", "entries"):
         frame[col] = frame[col].astype("Int64")
+    frame["last_error"] = frame["last_error"].astype("str")
+    frame["last_error_at"] = pd.to_datetime(frame["last_error_at"], utc=True)
     frame["last_push"] = pd.to_datetime(frame["last_push"], utc=True)
     frame["watermark"] = pd.to_datetime(frame["watermark"], utc=True)
     frame["watermark_age"] = pd.to_timedelta(frame["watermark_age"].astype(object))

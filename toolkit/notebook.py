@@ -42,8 +42,9 @@ if TYPE_CHECKING:
 
 __all__ = ["SAMPLE_DATA", "connect", "sandbox", "stop"]
 
-#: The repository's sample firm, the sandbox's default seed (absent from an installed wheel).
-SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
+#: The sample firm, the sandbox's default seed: package data of the wheel (in a clone,
+#: ``toolkit/sample_data`` links to the repository's ``sample_data/``, the one copy).
+SAMPLE_DATA = Path(__file__).resolve().parent / "sample_data"
 
 #: Host names of this machine: a service there is a sandbox or a developer's own.
 _LOCAL = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -169,7 +170,7 @@ def connect(
 
     Args:
         seed: folder of sample CSV files for the sandbox's demo customer; default the
-            repository's ``sample_data/`` when it exists (else the customer starts empty).
+            sample firm the package carries (:data:`SAMPLE_DATA`).
         env_file: a ``.env`` to read instead of the one found from the working folder up;
             giving one means the configured service is used.
         allow_writes: whether the notebook may write to a configured service that is not on

@@ -15,6 +15,7 @@ import argparse
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -125,6 +126,42 @@ def seed(sb, out: Path) -> None:
     os.chmod(env_path, 0o600)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def run_until_stopped(command: list[str], env: dict[str, str], cwd: Path,
+                      grace: float = 20.0) -> int:
+    """Run ``command`` (``dagster dev``) in a process group of its own until it ends or this
+    process is stopped (Ctrl+C, SIGTERM as ``make`` forwards it, SIGHUP); then stop the whole
+    group (``dagster dev`` and the webserver, daemon and code servers it started): SIGTERM,
+    and SIGKILL for what is left after ``grace`` seconds. Nothing stays on the port."""
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _interrupt)
+    proc = subprocess.Popen(command, env=env, cwd=cwd, start_new_session=True)
+    print(f"{Path(command[0]).name} runs as process group {proc.pid}", flush=True)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        print("stopping dagster dev and its processes", flush=True)
+        _stop_group(proc, grace)
+        return 130
+
+
+def _stop_group(proc: subprocess.Popen[bytes], grace: float) -> None:
+    """SIGTERM to the group, ``grace`` seconds for its leader to end, then SIGKILL to what
+    is left of the group."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return  # the group is gone
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            pass
+
+
 def main(argv: list[str] | None = None) -> int:
     """Seed the firms and run ``dagster dev`` (or stop after seeding with ``--no-dev``)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -147,11 +184,9 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         command = [sys.executable, "-m", "dagster", "dev", "-f", str(HERE / "definitions.py"),
                    "-h", "127.0.0.1", "-p", str(args.port)]
-        print(f"starting dagster dev on http://127.0.0.1:{args.port} (Ctrl+C stops both)")
-        try:
-            return subprocess.call(command, env=environ, cwd=out)
-        except KeyboardInterrupt:
-            return 130
+        print(f"starting dagster dev on http://127.0.0.1:{args.port} (Ctrl+C or SIGTERM stops "
+              "both)")
+        return run_until_stopped(command, environ, out)
 
 
 if __name__ == "__main__":

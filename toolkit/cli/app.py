@@ -2,9 +2,9 @@
 
 ::
 
-    toolkit sandbox [--port 8765] [--seed sample_data] ...   run the local sandbox
+    toolkit sandbox [--port 8765] [--seed DIR | --demo] ...   run the local sandbox
     toolkit validate DIR [--out F]                            check a folder of import tables
-    toolkit onboard DIR [--dry-run] [--journal F] [--workers N] [--out F]
+    toolkit onboard DIR [--dry-run] [--journal F] [--strict] [--workers N] [--out F]
     toolkit export --after T --on-or-before T --out DIR [--format parquet|csv|xlsx] [--overwrite]
     toolkit sync PATH [--since T] [--until T] [--window 1D] [--lag 10min]
     toolkit sync PATH --status | --compact
@@ -111,7 +111,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Move DataFrames through the time-billing connector interface.",
         epilog=f"exit status:\n{exits}\n\n"
         + epilog(
-            "toolkit sandbox --seed sample_data      # a local service; writes .env",
+            "toolkit sandbox --demo                  # a local service with the sample firm",
             "toolkit validate sample_data",
             "toolkit onboard sample_data --journal out/onboard.jsonl",
             "toolkit <command> --help                # each command's options and examples",

@@ -54,8 +54,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _shown(frame: pd.DataFrame) -> pd.DataFrame:
     """The table as printed: times to the second, missing values as ``-``."""
     out = frame.copy()
-    for col in ("last_push", "watermark"):
+    for col in ("last_push", "last_error_at", "watermark"):
         out[col] = out[col].dt.strftime("%Y-%m-%d %H:%M:%SZ")
+    out["last_error"] = [e[:77] + "..." if isinstance(e, str) and len(e) > 80 else e
+                         for e in out["last_error"]]
     out["watermark_age"] = out["watermark_age"].astype(str).replace("NaT", None)
     return out.astype(object).where(out.notna(), "-")
 
@@ -67,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         args: ``firms_file`` and ``out``.
 
     Returns:
-        0; 1 when a firm has rows still failing.
+        0; 1 when a firm is failing (a step's last run failed, or rows are still failing).
 
     Raises:
         ConfigError: the firms file is wrong, or ``--out`` cannot be written.
@@ -85,13 +87,13 @@ def run(args: argparse.Namespace) -> int:
         print(_shown(frame).to_string(index=False))
     if out is not None:
         written = frame.copy()
-        for col in ("last_push", "watermark"):  # Excel keeps no time zone: UTC, said in the name
-            written[col] = written[col].dt.tz_convert("UTC").dt.tz_localize(None)
+        for col in ("last_push", "last_error_at", "watermark"):  # Excel keeps no time zone:
+            written[col] = written[col].dt.tz_convert("UTC").dt.tz_localize(None)  # UTC, named
         written = written.rename(columns={"last_push": "last_push_utc",
+                                          "last_error_at": "last_error_at_utc",
                                           "watermark": "watermark_utc"})
         written["watermark_age"] = written["watermark_age"].dt.total_seconds()
         written = written.rename(columns={"watermark_age": "watermark_age_seconds"})
         write_table(written, out)
         print(f"wrote {len(written)} firm(s) to {out}")
-    failing = frame["failing"].fillna(0)
-    return 1 if bool((failing > 0).any()) else 0
+    return 1 if bool((frame["state"] == "failing").any()) else 0

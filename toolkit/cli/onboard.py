@@ -96,6 +96,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="raise: send nothing when any row is invalid (default); skip: send the valid rows",
     )
     parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="send nothing while a validation warning stands (a blank description, a "
+        "fractional unitIncrements, a code range listing a pair twice...); by default such "
+        "rows are sent as given and their warnings printed",
+    )
+    parser.add_argument(
         "--out", help=OUT_HELP.format("every row's result (the plan with --dry-run)")
     )
 
@@ -149,6 +156,25 @@ def _invalid(
     return 1
 
 
+def _print_warnings(warnings: pd.DataFrame, results: pd.DataFrame, shown: int = 10) -> None:
+    """The validation warnings of the rows sent as given: counted, the first few in full."""
+    warned = results[results["warning"].notna()]
+    sent = set(zip(warned["table"], warned["row"], strict=True))
+    rows = warnings[[k in sent for k in zip(warnings["table"], warnings["row"], strict=True)]]
+    if rows.empty:
+        return
+    print(
+        f"{len(rows)} warning(s) on {len(warned)} row(s) sent as given "
+        "(--strict sends nothing while one stands):"
+    )
+    for rec in rows.head(shown).to_dict("records"):
+        line = rec.get("line")
+        where = f"line {line}" if line is not None and line is not pd.NA else f"row {rec['row']}"
+        print(f"  {rec['table']} {where} [{rec['externalId']}] {rec['column']}: {rec['message']}")
+    if len(rows) > shown:
+        print(f"  ... and {len(rows) - shown} more (each row's warnings: --out FILE)")
+
+
 def run(args: argparse.Namespace) -> int:
     """Onboard the folder (with ``--dry-run``, show the plan; with ``--failures``, what is
     still failing).
@@ -175,8 +201,9 @@ def run(args: argparse.Namespace) -> int:
     out = out_path(args)
     frames = load_folder(args.dir)
     check_journal(args)
-    if not args.dry_run and args.on_invalid == "raise":
-        # the data's errors before any token or request: they need no service to be found
+    if args.strict or (not args.dry_run and args.on_invalid == "raise"):
+        # the data's errors (and, with --strict, warnings) before any token or request: they
+        # need no service to be found
         checked = validate(
             clients=frames.get("clients"),
             initiatives=frames.get("initiatives"),
@@ -184,10 +211,13 @@ def run(args: argparse.Namespace) -> int:
             codes=frames.get("codes"),
             code_ranges=frames.get("code_ranges"),
         )
-        if not checked.ok:
+        if not checked.ok and args.on_invalid == "raise":
             failures = checked.failures
             message = f"{len(failures)} validation failure(s); nothing was sent"
             return _invalid(message, failures, frames, out)
+        if args.strict and len(checked.warnings):
+            message = f"{len(checked.warnings)} warning(s) and --strict; nothing was sent"
+            return _invalid(message, checked.warnings, frames, out)
     client = _offline_client(args) if args.dry_run else client_from(args)
     try:
         report = client.onboard(
@@ -199,6 +229,7 @@ def run(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             mirror=args.mirror,
             max_deactivate=args.max_deactivate,
+            on_warning="raise" if args.strict else "send",
         )
     except ValidationError as exc:
         return _invalid(str(exc), exc.failure_cases, frames, out)
@@ -227,5 +258,7 @@ def run(args: argparse.Namespace) -> int:
     if not report.ok:
         cols = ["table", "row", "line", "externalId", "status", "error"]
         print_frame(results[~results["ok"]][cols])
+    if report.validation is not None:
+        _print_warnings(report.validation.warnings, results)
     write_out(results, out, "results")
     return 0 if report.ok else 1

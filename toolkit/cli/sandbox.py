@@ -5,23 +5,44 @@ running). The sandbox is an optional extra (FastAPI, uvicorn): it is imported on
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from toolkit import Connection, Settings
 from toolkit.cli.common import command_of, env_file_of
 from toolkit.demo import run_demo
 from toolkit.errors import ToolkitError
+from toolkit.notebook import SAMPLE_DATA
 
-__all__ = ["COMMANDS", "SANDBOX", "add_arguments", "run", "run_sandbox", "running_sandbox"]
+__all__ = [
+    "COMMANDS",
+    "NOTEBOOKS_EXTRA",
+    "SANDBOX",
+    "add_arguments",
+    "lab_folder",
+    "run",
+    "run_sandbox",
+    "running_sandbox",
+]
+
+#: what ``toolkit lab`` says when JupyterLab is not installed
+NOTEBOOKS_EXTRA = (
+    "toolkit lab needs JupyterLab, which comes with the notebooks extra: "
+    "pip install 'timebill-toolkit[notebooks]' (in a clone of the repository, `make lab` "
+    "installs it)"
+)
 
 #: ``toolkit sandbox``: (help, examples); its arguments are the sandbox's own
 SANDBOX: tuple[str, tuple[str, ...]] = (
     "run the local sandbox (see `toolkit sandbox --help`)",
-    ("toolkit sandbox --seed sample_data --db out/sandbox.db",),
+    ("toolkit sandbox --demo                 # the sample firm the package carries",
+     "toolkit sandbox --seed sample_data --db out/sandbox.db"),
 )
 
 #: command -> (help, examples)
@@ -67,14 +88,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     Example:
         >>> parser = argparse.ArgumentParser(prog="toolkit lab")
         >>> add_arguments(parser)
-        >>> parser.parse_args([]).seed
-        'sample_data'
+        >>> parser.parse_args([]).seed is None
+        True
     """
     if command_of(parser) == "lab":
-        parser.add_argument("--seed", default="sample_data",
-                            help="folder of sample CSV files to load")
+        parser.add_argument("--seed", default=None,
+                            help="folder of sample CSV files to load (default ./sample_data, "
+                            "else the sample firm the package carries)")
         parser.add_argument("--db", default=None,
                             help="SQLite file of the sandbox (default: temporary)")
+        parser.add_argument("--dir", default=os.path.join("out", "lab"),
+                            help="JupyterLab's working folder, where your notebooks and files "
+                            "go (default out/lab, which git ignores): the example notebooks of "
+                            "./notebooks are copied into its notebooks/ when missing there")
         return
     parser.add_argument("--out", default="out", help="folder for the demo's files (default out)")
     parser.add_argument("--workers", type=int, default=8, help="parallel requests (default 8)")
@@ -130,11 +156,64 @@ def running_sandbox(name: str = ".env") -> Settings | None:
     return settings
 
 
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent that fails, or an import blocked in sys.modules
+        return False
+
+
+def lab_folder(folder: str | os.PathLike[str], source: str | os.PathLike[str] = ".") -> Path:
+    """Make JupyterLab's working folder: the example notebooks of ``source/notebooks`` are
+    copied into ``folder/notebooks`` (an existing copy, perhaps changed, is kept), and
+    ``folder/sample_data`` points at ``source/sample_data``, so the notebooks' relative paths
+    (``../sample_data``) hold. What an analyst saves lands in ``folder``, never in the
+    repository's tracked files.
+
+    Args:
+        folder: the working folder (made if missing).
+        source: the folder holding ``notebooks/`` and ``sample_data/`` (a clone of the
+            repository); from a wheel there may be neither, and nothing is copied.
+
+    Returns:
+        ``folder``, as a path.
+
+    Example:
+        >>> import tempfile
+        >>> work = lab_folder(Path(tempfile.mkdtemp()) / "lab", source=".")
+        >>> sorted(p.name for p in (work / "notebooks").glob("0[12]*.ipynb"))
+        ['01_onboarding.ipynb', '02_export_and_release.ipynb']
+        >>> (work / "sample_data" / "clients.csv").is_file()
+        True
+    """
+    work, src = Path(folder), Path(source)
+    work.mkdir(parents=True, exist_ok=True)
+    if (src / "notebooks").is_dir():
+        (work / "notebooks").mkdir(exist_ok=True)
+        for nb in sorted((src / "notebooks").glob("*.ipynb")):
+            if not (work / "notebooks" / nb.name).exists():
+                shutil.copy2(nb, work / "notebooks" / nb.name)
+    data = work / "sample_data"
+    if (src / "sample_data").is_dir() and not data.exists() and not data.is_symlink():
+        try:
+            data.symlink_to((src / "sample_data").resolve(), target_is_directory=True)
+        except OSError:  # no symlinks here (Windows without the right): a copy
+            shutil.copytree(src / "sample_data", data)
+    return work
+
+
 def _lab(args: argparse.Namespace) -> int:
     """JupyterLab over the sandbox the ``.env`` names if it is running, else over a sandbox of
-    its own whose credentials go to JupyterLab's environment only: ``.env`` is never written."""
+    its own whose credentials go to JupyterLab's environment only: ``.env`` is never written.
+    It is rooted at a working folder outside the tracked files (:func:`lab_folder`)."""
+    if not (_installed("jupyterlab") and _installed("jupyter_core")):
+        print(NOTEBOOKS_EXTRA, file=sys.stderr)
+        return 2
+    work = lab_folder(args.dir)
+    print(f"JupyterLab's folder: {work} (your notebooks and files go there; the examples are "
+          "copies of notebooks/, kept once changed: delete one to get it afresh)")
     # the notebooks use the configured service (TOOLKIT_USE_ENV) instead of starting their own
-    cmd = [sys.executable, "-m", "jupyter", "lab", "notebooks"]
+    cmd = [sys.executable, "-m", "jupyter", "lab", str(work)]
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers often run as root
         cmd.append("--allow-root")
     settings = running_sandbox(env_file_of(args))
@@ -144,7 +223,8 @@ def _lab(args: argparse.Namespace) -> int:
         return subprocess.call(cmd, env={**os.environ, "TOOLKIT_USE_ENV": "1"})
     from toolkit.sandbox import running
 
-    with running(seed=args.seed, db=args.db) as sb:
+    seed = args.seed or ("sample_data" if os.path.isdir("sample_data") else SAMPLE_DATA)
+    with running(seed=seed, db=args.db) as sb:
         print(f"sandbox at {sb.url}, for JupyterLab only: its credentials are in JupyterLab's "
               "environment (.env is left as it is; `make sandbox` serves one for every command)")
         return subprocess.call(cmd, env={**os.environ, **sb.env(), "TOOLKIT_USE_ENV": "1"})

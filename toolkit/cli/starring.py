@@ -4,6 +4,7 @@ file) and ``toolkit starred`` (a timekeeper's list)."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 from toolkit.cli.common import (
     OUT_HELP,
@@ -72,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
         args: the parsed arguments.
 
     Returns:
-        0 every row done (always for ``starred``), 1 some failed.
+        0 every row done (``starred``: the list was read), 1 some failed (``starred``: the
+        timekeeper is unknown or ambiguous).
 
     Raises:
         toolkit.errors.ConfigError: neither TK and IDs nor ``--file``, or a file without
@@ -114,6 +116,10 @@ def _starred(args: argparse.Namespace) -> int:
     res = client_from(args).starred(args.timekeeper, limit=args.limit)
     if out is not None:
         write_out(res, out, "starred initiatives")
-    else:  # one timekeeper's listing: its ids and pages (the other columns are constant)
+    failed = res[res["httpStatus"] != 200]
+    if len(failed):  # the timekeeper could not be resolved: one row, no initiative
+        print(f"{args.timekeeper}: {failed['httpStatus'].iloc[0]} {failed['error'].iloc[0]}",
+              file=sys.stderr)
+    elif out is None:  # one timekeeper's listing: its ids and pages (the others are constant)
         print_frame(res[["initiativeExternalId", "page"]], 100)
-    return 0
+    return 1 if len(failed) else 0

@@ -30,6 +30,7 @@ __all__ = [
     "empty_failures",
     "failure_frame",
     "nullable_rows",
+    "row_warnings",
 ]
 
 FAILURE_COLUMNS: tuple[str, ...] = (
@@ -197,3 +198,33 @@ def failure_frame(
         data = {k: [v] for k, v in data.items()}
     frame = pd.DataFrame(data, columns=list(FAILURE_COLUMNS)).astype(object)
     return nullable_rows(frame.where(frame.notna(), None))
+
+
+def row_warnings(failures: pd.DataFrame, rows: Any, tables: Any = None) -> pd.Series:
+    """Each row's warning messages, joined with ``"; "``: a result frame's ``warning`` column.
+
+    Args:
+        failures: a failure frame (its ``severity == "warning"`` rows count).
+        rows: the input row labels, one per result row (``None`` for a row of no input).
+        tables: the table of each result row, for a failure frame of several tables.
+
+    Returns:
+        A ``str`` series, one value per row of ``rows`` (missing where the row has no
+        warning), on a default index.
+
+    Example:
+        >>> fc = failure_frame(table="clients", row=[1, 1], column=["name", "description"],
+        ...                    check="blank", severity="warning",
+        ...                    message=["name is blank", "description is blank"])
+        >>> row_warnings(fc, [0, 1]).tolist()
+        [nan, 'name is blank; description is blank']
+    """
+    warned = failures[failures["severity"] == "warning"]
+    labels = list(rows)
+    by_key: dict[tuple[Any, Any], list[str]] = {}
+    for table, row, message in zip(warned["table"], warned["row"], warned["message"], strict=True):
+        if not pd.isna(row):
+            by_key.setdefault((table if tables is not None else None, row), []).append(message)
+    keys = zip(tables if tables is not None else [None] * len(labels), labels, strict=True)
+    joined = ["; ".join(by_key[k]) if k in by_key else None for k in keys]
+    return pd.Series(pd.array(joined, dtype="str"))

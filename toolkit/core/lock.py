@@ -2,7 +2,9 @@
 
 The lock is ``fcntl.flock`` on a small file that names its holder (process id and command),
 so a second run can say who holds it. The kernel releases it when the process dies, even by
-``kill -9``: there is no stale lock to clean up.
+``kill -9``: there is no stale lock to clean up. A holder that releases it removes the file
+(while still holding it), so a run leaves no ``.lock`` file behind; a process that took the
+lock on a file removed meanwhile sees that the path names another file and takes it again.
 
 >>> import os, tempfile
 >>> path = os.path.join(tempfile.mkdtemp(), "x.lock")
@@ -12,6 +14,8 @@ so a second run can say who holds it. The kernel releases it when the process di
 ...     except LockHeld as held:
 ...         print("held by", held.holder.split()[0])
 held by process
+>>> os.path.exists(path)  # released: removed
+False
 """
 
 from __future__ import annotations
@@ -57,23 +61,39 @@ class FileLock:
     def acquire(self) -> None:
         """Take the lock at once or raise :class:`LockHeld`; write who holds it."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 400, 0).decode("utf-8", "replace").strip() or "another process"
-            if holder.isdigit():  # a bare process id, as an older toolkit wrote it
-                holder = f"process {holder}"
-            os.close(fd)
-            raise LockHeld(self.path, holder) from None
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 400, 0).decode("utf-8", "replace").strip()
+                if holder.isdigit():  # a bare process id, as an older toolkit wrote it
+                    holder = f"process {holder}"
+                os.close(fd)
+                raise LockHeld(self.path, holder or "another process") from None
+            if self._names(fd):
+                break
+            os.close(fd)  # its holder removed the file as it let go: lock the path's file
         os.ftruncate(fd, 0)
         os.pwrite(fd, (_describe() + "\n").encode("utf-8"), 0)
         self._fd = fd
 
+    def _names(self, fd: int) -> bool:
+        """Whether :attr:`path` still names the open file ``fd``."""
+        try:
+            return os.path.samestat(os.fstat(fd), os.stat(self.path))
+        except OSError:
+            return False
+
     def release(self) -> None:
-        """Release the lock (releasing twice is harmless)."""
+        """Release the lock and remove its file (releasing twice is harmless)."""
         fd, self._fd = self._fd, None
         if fd is not None:
+            if self._names(fd):
+                try:
+                    self.path.unlink()  # while held: no one else has it locked
+                except OSError:
+                    pass
             os.close(fd)  # closing the descriptor releases the lock
 
     def __del__(self) -> None:

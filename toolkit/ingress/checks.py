@@ -70,6 +70,7 @@ from toolkit.core.failures import (
 )
 from toolkit.core.frames import MAX_WHOLE, coerce_text, no_problems, plain
 from toolkit.errors import ValidationError
+from toolkit.ingress.hints import fractional_message, header_hint, unit_note, value_hint
 from toolkit.ingress.models import TABLES, TableSpec
 from toolkit.ingress.readers import line_numbers, match_headers
 from toolkit.ingress.text import lookalikes, unsendable_text, warn_lookalikes
@@ -373,17 +374,20 @@ def _column_failures(
     missing = [c for c in expected if c not in present]
     unexpected = [c for c in dict.fromkeys(present) if c not in expected]
     for col in missing:
-        near = _closest(col, unexpected)
+        near = _closest(col, unexpected) or header_hint(table, col, unexpected)
         msg = f"missing column {col!r}"
         if near:
             msg += f"; the frame has {near!r}: rename it with columns={{{near!r}: {col!r}}}"
+            msg += unit_note(col)
             headers.setdefault(col, headers.get(near, (near,)))
         out.append(_column_row(table, col, "column_missing", msg, expected.index(col)))
     for col in unexpected:
-        near = _closest(col, missing) or _closest(col, expected)
+        hinted = [f for f in missing if header_hint(table, f, [col])]
+        near = _closest(col, missing) or (hinted[0] if hinted else _closest(col, expected))
         msg = f"unexpected column {col!r}"
         if near and near in missing:
             msg += f"; did you mean {near!r}? rename it with columns={{{col!r}: {near!r}}}"
+            msg += unit_note(near)
         elif near:
             msg += f" (closest expected column {near!r} is present); drop it"
         else:
@@ -436,7 +440,7 @@ def _allowed_text_message(table: str, column: str, raw: str | None) -> str:
         return msg
     msg += f"; got {raw!r}"
     near = next((a for a in allowed if a.casefold() == raw.strip().casefold()), None)
-    near = near or _closest(raw, allowed)
+    near = near or value_hint(column, raw) or _closest(raw, allowed)
     if near:
         msg += f"; did you mean {near!r}?"
     return msg
@@ -662,7 +666,7 @@ def _message(
         what = "missing" if not isinstance(value, str) else "empty" if value == "" else "blank"
         return f"{col} is {what}; it is sent as ''"
     if chk == "fractional":
-        return f"{col} {_show(value)} is not a whole number of seconds; it is sent as given"
+        return fractional_message(str(col), _show(value))
     if chk in ("unique", "repeated"):
         rows = dup_groups.get(key, [])
         shown = ", ".join(str(r) for r in rows[:5]) + (", ..." if len(rows) > 5 else "")

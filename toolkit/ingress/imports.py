@@ -24,16 +24,48 @@ from toolkit.bulk.runner import (
     run_bulk,
 )
 from toolkit.core.connection import Connection
-from toolkit.core.failures import nullable_rows
+from toolkit.core.failures import empty_failures, nullable_rows, row_warnings
 from toolkit.core.frames import FrameLike, as_pandas, unique_rows
 from toolkit.core.http import Reply
 from toolkit.errors import ConfigError, Interrupted, ValidationError
-from toolkit.ingress.checks import check
+from toolkit.ingress.checks import check_frame, format_failures
 from toolkit.ingress.plan import ACTION_DTYPE, IMPORTS, PARENTS, Plan, read_source, table_calls
 from toolkit.ingress.plan import plan as make_plan
+from toolkit.ingress.text import warn_lookalikes
 from toolkit.ingress.validation import ValidationReport
 
-__all__ = ["IMPORTS", "OnboardReport", "import_table", "onboard"]
+__all__ = ["IMPORTS", "ON_WARNING", "OnboardReport", "import_table", "onboard"]
+
+#: what an import does with rows that only have warnings: ``send`` them as given (and show the
+#: warnings in the result), or ``raise`` :class:`ValidationError` before anything is sent
+ON_WARNING: tuple[str, ...] = ("send", "raise")
+
+
+def _on_warning(on_warning: str) -> None:
+    if on_warning not in ON_WARNING:
+        raise ConfigError(f"on_warning must be one of {', '.join(map(repr, ON_WARNING))}")
+
+
+def _refuse_warnings(warnings: pd.DataFrame) -> None:
+    """Raise :class:`ValidationError` for the warnings of ``on_warning="raise"``."""
+    if len(warnings):
+        raise ValidationError(
+            f"on_warning='raise' and {format_failures(warnings)}\nnothing was sent "
+            "(fix them, or pass on_warning='send' to send them as given)",
+            warnings,
+        )
+
+
+def _checked(table: str, df: pd.DataFrame, on_warning: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The frame ready for payloads and its warnings (:func:`~toolkit.ingress.checks.check`)."""
+    result = check_frame(table, df)
+    if not result.ok:
+        raise ValidationError(format_failures(result.failures), result.failures)
+    if on_warning == "raise":
+        _refuse_warnings(result.warnings)
+    warn_lookalikes(result.failures)
+    return result.valid_frame(), result.warnings
+
 
 def _spread(index: pd.Index, rows: list[list[Any]], items: list[Any]) -> list[Any]:
     """One item (call or reply) per input row: a code range call stands for all its rows."""
@@ -55,11 +87,14 @@ def import_table(
     progress: bool = True,
     journal: str | os.PathLike[str] | Journal | None = None,
     dry_run: bool = False,
+    on_warning: str = "send",
 ) -> pd.DataFrame:
     """Validate a frame and import it one record per request; one result row per input row.
 
     Validation runs first and nothing is sent when a row fails; imports are upserts, so a
-    re-run with the same frame changes nothing.
+    re-run with the same frame changes nothing. A row with only warnings (a blank
+    description, a fractional ``unitIncrements``, a code range listing a pair twice) is sent
+    as given and its result row's ``warning`` says why it looked wrong.
 
     Args:
         conn: the connection (a :class:`~toolkit.core.connection.Connection`).
@@ -74,16 +109,20 @@ def import_table(
         progress: show a progress bar.
         journal: path of a journal; records it holds with the same payload are not sent again.
         dry_run: return the payloads instead of sending them.
+        on_warning: ``"send"`` (default) sends rows with warnings as given; ``"raise"`` raises
+            :class:`ValidationError` before anything is sent while any warning stands.
 
     Returns:
         Aligned to ``df.index``: ``externalId`` (``initiativeExternalId`` for code ranges),
         ``status`` (``sent``, ``journaled``, ``conflict`` (a 409: the service keeps its
         version), ``failed``, ``unknown`` (sent, answer lost), ``not_sent``), ``ok``,
-        ``httpStatus``, ``error``, ``attempts``, ``elapsed``; with ``dry_run`` the columns are
-        the key, ``url`` and ``payload``.
+        ``httpStatus``, ``error``, ``warning`` (the row's validation warnings, joined with
+        ``"; "``; missing when none), ``attempts``, ``elapsed``; with ``dry_run`` the columns
+        are the key, ``url``, ``payload`` and ``warning``.
 
     Raises:
-        ValidationError: the frame failed its schema (``.failure_cases`` lists every failure).
+        ValidationError: the frame failed its schema (``.failure_cases`` lists every failure),
+            or has a warning and ``on_warning="raise"``.
         ConfigError: ``df`` is not a frame, or ``table`` is unknown.
         Interrupted: Ctrl+C or Jupyter's stop (no request leaves after it); ``.result`` is the
             frame so far (rows never sent are ``not_sent``).
@@ -97,13 +136,16 @@ def import_table(
     """
     if table not in IMPORTS:
         raise ConfigError(f"unknown table {table!r}; expected one of {', '.join(IMPORTS)}")
+    _on_warning(on_warning)
     _, key = IMPORTS[table]
     df = as_pandas(df, "df")
     if columns:
         df = df.rename(columns=dict(columns))
     original = df.index
     df = unique_rows(df)
-    checked = check(table, df) if validate else df
+    checked, warnings = _checked(table, df, on_warning) if validate else (df, empty_failures())
+    warning = row_warnings(warnings, checked.index)
+    warning.index = original
     try:
         calls, rows = table_calls(table, checked)
     except (ValueError, TypeError, KeyError) as exc:  # only reachable with validate=False
@@ -115,6 +157,7 @@ def import_table(
                 key: [c.key for c in ordered],
                 "url": [conn.url(c.endpoint, **(c.path or {})) for c in ordered],
                 "payload": [c.json for c in ordered],
+                "warning": warning,
             },
             index=original,
         )
@@ -125,10 +168,19 @@ def import_table(
         )
     except Interrupted as exc:
         per_row = _spread(checked.index, rows, exc.replies)
-        exc.result = result_frame(original, keys, per_row, key_name=key, conflict=True)
+        exc.result = _with_warnings(
+            result_frame(original, keys, per_row, key_name=key, conflict=True), warning
+        )
         raise
     per_row = _spread(checked.index, rows, replies)
-    return result_frame(original, keys, per_row, key_name=key, conflict=True)
+    result = result_frame(original, keys, per_row, key_name=key, conflict=True)
+    return _with_warnings(result, warning)
+
+
+def _with_warnings(result: pd.DataFrame, warning: pd.Series) -> pd.DataFrame:
+    """The result frame with its ``warning`` column right after ``error``."""
+    result.insert(list(result.columns).index("error") + 1, "warning", warning.array)
+    return result
 
 
 @dataclass
@@ -137,10 +189,11 @@ class OnboardReport:
 
     Attributes:
         counts: one row per table: ``rows``, ``sent``, ``journaled``, ``failed``, ``unknown``,
-            ``not_sent``, ``skipped``, ``conflict``.
+            ``not_sent``, ``skipped``, ``conflict``, and ``warned`` (rows with a validation
+            warning, whatever their status).
         results: every input row's result, with a ``table`` column first and the plan's
             ``action`` beside its ``status`` (plus a row per deactivated initiative, with no
-            ``row``).
+            ``row``); ``warning`` holds the row's validation warnings (sent as given).
         validation: the validation report of the whole source.
         plan: the plan the run sent.
     """
@@ -162,9 +215,20 @@ class OnboardReport:
         """The rows that failed or were skipped."""
         return self.results[~self.results["ok"]]
 
+    @property
+    def warned(self) -> pd.DataFrame:
+        """The rows with a validation warning (``warning``), whatever their status."""
+        return self.results[self.results["warning"].notna()]
+
+    def _state(self) -> str:
+        n = len(self.warned)
+        return ("ok" if self.ok else "NOT ok") + (
+            f", {n} row{'s' if n != 1 else ''} with a warning" if n else ""
+        )
+
     def __repr__(self) -> str:
         head = "OnboardReport(dry run)" if self.dry_run else "OnboardReport"
-        return f"{head}: {'ok' if self.ok else 'NOT ok'}\n{self.counts.to_string()}"
+        return f"{head}: {self._state()}\n{self.counts.to_string()}"
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the outcome, counts per table, and the first failed rows."""
@@ -173,7 +237,9 @@ class OnboardReport:
             valid = self.validation is None or self.validation.ok
             state = "validation ok" if valid else "validation NOT ok"
         else:
-            state = "ok" if self.ok else f"NOT ok: {len(self.failures)} row(s) failed or skipped"
+            state = self._state() if self.ok else (
+                f"NOT ok: {len(self.failures)} row(s) failed or skipped"
+            )
         parts = [f"<p><b>{head}</b>: {html.escape(state)}</p>", self.counts.to_html()]
         shown = self.failures
         if self.dry_run:
@@ -183,6 +249,10 @@ class OnboardReport:
             parts.append(shown[cols].head(20).to_html(index=False))
             if len(shown) > 20:
                 parts.append(f"<p>... {len(shown) - 20} more in <code>.failures</code></p>")
+        if len(self.warned):
+            cols = ["table", "row", "externalId", "status", "warning"]
+            parts.append(f"<p>{len(self.warned)} row(s) with a warning:</p>")
+            parts.append(self.warned[cols].head(20).to_html(index=False))
         return "\n".join(parts)
 
 
@@ -208,6 +278,7 @@ def onboard(
     mirror: bool = False,
     max_deactivate: int | None = None,
     columns: Mapping[str, str] | Mapping[str, Mapping[str, str]] | None = None,
+    on_warning: str = "send",
 ) -> OnboardReport:
     """Validate a whole firm, plan it against the journal and send the plan, parents first.
 
@@ -240,13 +311,18 @@ def onboard(
         columns: renames applied first, one mapping for every table or one per table, as
             for :func:`~toolkit.ingress.validation.validate` (headers that differ from the
             spec's only in case, spaces, ``_`` or ``-``, or are known aliases, match anyway).
+        on_warning: ``"send"`` (default) sends rows with only warnings as given, each result
+            row's ``warning`` saying why; ``"raise"`` raises :class:`ValidationError` before
+            anything is sent while any warning stands.
 
     Returns:
         An :class:`OnboardReport` (``.ok``, ``.counts``, ``.results`` with the plan's
-        ``action`` beside each row's ``status``, ``.failures``, ``.plan``).
+        ``action`` beside each row's ``status`` and its ``warning``, ``.failures``,
+        ``.warned``, ``.plan``).
 
     Raises:
-        ValidationError: a row failed validation and ``on_invalid="raise"``.
+        ValidationError: a row failed validation and ``on_invalid="raise"``, or has a warning
+            and ``on_warning="raise"``.
         ConfigError: ``source`` is neither a folder nor a mapping of known tables to frames,
             the journal path is a folder or cannot be written, or the plan deactivates more than
             ``max_deactivate`` initiatives (before any request).
@@ -263,6 +339,7 @@ def onboard(
     """
     if on_invalid not in ("raise", "skip"):
         raise ConfigError("on_invalid must be 'raise' or 'skip'")
+    _on_warning(on_warning)
     frames = read_source(source)
     jr = Journal(journal) if journal and not dry_run else None
     try:
@@ -277,6 +354,8 @@ def onboard(
                 "(see .failure_cases, or pass on_invalid='skip')",
                 report.failures,
             )
+        if on_warning == "raise":
+            _refuse_warnings(report.warnings)
         if not dry_run:
             the_plan.check()
         results, payloads, interrupted = _send(
@@ -409,5 +488,12 @@ def _report(
         .reindex(columns=STATUSES, fill_value=0)
     )
     counts.insert(0, "rows", counts.sum(axis=1))
+    combined.insert(
+        list(combined.columns).index("error") + 1,
+        "warning",
+        row_warnings(report.failures, combined["row"], combined["table"]).array,
+    )
+    warned = combined[combined["warning"].notna()]["table"].value_counts()
+    counts["warned"] = [int(warned.get(t, 0)) for t in counts.index]
     counts.columns.name = None
     return OnboardReport(counts, combined, report, dry_run, payloads)

@@ -645,7 +645,7 @@ def with_lines(
         >>> with_lines(pd.DataFrame({"row": [0], "error": ["bad"]}), src).columns.tolist()
         ['row', 'line', 'error']
     """
-    out = frame.copy()
+    out = frame.drop(columns="line", errors="ignore")  # a copy; lines found again
     if "row" not in out.columns:
         return out
     if isinstance(sources, pd.DataFrame):

@@ -69,8 +69,10 @@ class ValidationReport:
 
     Attributes:
         failures: Every failure of every table, errors and warnings, in import order then row
-            order. Columns: ``table``, ``row``, ``externalId``, ``column``, ``check``,
-            ``severity``, ``value``, ``message``.
+            order. Columns: ``table``, ``row``, ``line`` (the row's line in the file it was
+            read from, as messages count; NA for a frame built in Python or a column-level
+            failure), ``externalId``, ``column``, ``check``, ``severity``, ``value``,
+            ``message``.
         frames: Per given table, the rows safe to import on their own: coerced to the spec's
             types, rows with an error removed (rows with only warnings kept), input index kept.
             For ``code_ranges``, every row of an initiative whose range has a row with an error
@@ -408,6 +410,8 @@ def validate(
 
     failure_parts = [r.failures for r in results.values() if not r.failures.empty]
     failures = pd.concat(failure_parts, ignore_index=True) if failure_parts else empty_failures()
+    inputs = {t: df for t, df in given.items() if df is not None and t in results}
+    failures = with_lines(failures, inputs)  # the file's line of each row (NA for a frame)
     frames = {table: r.valid_frame() for table, r in results.items()}
     if "code_ranges" in frames and not results["code_ranges"].ok:
         held = results["code_ranges"].frame.loc[results["code_ranges"].bad]
@@ -420,7 +424,7 @@ def validate(
         rows={t: len(r.frame) for t, r in results.items()},
         unchecked=tuple(unchecked),
         results=results,
-        inputs={t: df for t, df in given.items() if df is not None and t in results},
+        inputs=inputs,
     )
 
 

@@ -1,6 +1,6 @@
 """``toolkit sandbox``: run the sandbox in the foreground.
 
-    toolkit sandbox [--host 127.0.0.1] [--port 8765] [--db PATH] [--seed DIR]
+    toolkit sandbox [--host 127.0.0.1] [--port 8765] [--db PATH] [--seed DIR | --demo]
                     [--token-ttl SECONDS] [--audience URL] [--profile FILE|PRESET]
                     [--allow-remote] [--env-file .env]
 
@@ -17,11 +17,16 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import json
+import os
 import shlex
+import shutil
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from . import env_for, write_env_file
@@ -34,6 +39,13 @@ __all__ = ["READY_MARKER", "is_loopback", "main", "read_profile"]
 
 READY_MARKER = "Sandbox ready at"
 """Start of the line printed (and flushed) once the server accepts requests."""
+
+SAMPLE_FIRM = Path(__file__).resolve().parent.parent / "sample_data"
+"""The sample firm the package carries (``--demo``): in a clone, ``toolkit/sample_data``
+links to the repository's ``sample_data/``."""
+
+#: where the profile switches are described, in the wheel as in a clone
+_PROFILE_DOC = "python -m pydoc toolkit.sandbox.profiles"
 
 
 def is_loopback(host: str) -> bool:
@@ -99,12 +111,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=8765, help="port; 0 = any free port")
     parser.add_argument("--db", type=Path, help="SQLite file (default: a new temporary file)")
     parser.add_argument("--seed", type=Path, help="folder of sample CSV files to load")
+    parser.add_argument("--demo", action="store_true",
+                        help="load the sample firm the package carries (its clients, matters, "
+                        "codes and timekeepers, and released entries): no folder needed")
     parser.add_argument("--token-ttl", type=int, default=DEFAULT_TOKEN_TTL,
                         help=f"access token lifetime in seconds (default {DEFAULT_TOKEN_TTL})")
     parser.add_argument("--audience", default=DEFAULT_AUDIENCE, help="token audience")
     parser.add_argument("--profile", metavar="FILE|PRESET",
                         help="default profile: a JSON file of switches, or a preset ("
-                        + ", ".join(sorted(PROFILES)) + "); see docs/sandbox.md")
+                        + ", ".join(sorted(PROFILES)) + f"); the switches: {_PROFILE_DOC}")
     parser.add_argument("--allow-remote", action="store_true",
                         help="allow a non-loopback host (admin routes are unauthenticated!)")
     parser.add_argument("--env-file", type=Path, default=Path(".env"),
@@ -152,7 +167,30 @@ def _pending_line(store: Store, customer_id: str) -> str:
             "database ending with a pending batch), start afresh with `rm out/sandbox.db` "
             "(a new database is seeded with pending entries), or release one through POST "
             "/sandbox/v1/customers/{customerId}/users/{userId}/entries/{entryId}/release "
-            "(docs/sandbox.md)")
+            "(every route: the API docs at /docs)")
+
+
+def _say(text: str) -> None:
+    """Print a line to stdout; once stdout is a closed pipe (``toolkit sandbox | head``), the
+    rest goes nowhere instead of ending the sandbox with a ``BrokenPipeError``."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)  # also for the flush at interpreter exit
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _stop_on_sigterm() -> Any:
+    """SIGTERM stops the sandbox as Ctrl+C does (uvicorn shuts down, then re-raises it here);
+    returns the handler to restore, or ``None`` off the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _interrupt)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -162,13 +200,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: Command-line arguments after ``sandbox``.
 
     Returns:
-        The exit status: 0 after a clean stop, 2 for a refused host, 1 when the port cannot
-        be bound, the seed folder does not exist or the profile is unreadable or invalid.
+        The exit status: 0 after a clean stop (Ctrl+C or SIGTERM; a temporary database is
+        removed), 2 for a refused host, 1 when the port cannot be bound, the seed folder does
+        not exist or the profile is unreadable or invalid.
 
     >>> main(["--host", "0.0.0.0"])
     2
     """
     args = _parser().parse_args(argv)
+    if args.demo:
+        if args.seed is not None:
+            print("toolkit sandbox: give --seed DIR or --demo, not both", file=sys.stderr)
+            return 2
+        args.seed = SAMPLE_FIRM
     if args.seed is not None and not args.seed.is_dir():
         print(f"toolkit sandbox: no sample data folder {str(args.seed)!r}", file=sys.stderr)
         return 1
@@ -191,6 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return 1
     db = args.db or Path(tempfile.mkdtemp(prefix="toolkit-sandbox-")) / "sandbox.db"
+    previous = _stop_on_sigterm()
     store = Store(db, token_ttl=args.token_ttl, audience=args.audience, profile=profile)
     try:
         creds = store.demo_customer()
@@ -198,38 +243,44 @@ def main(argv: Sequence[str] | None = None) -> int:
             store.seed_sample(args.seed, creds["customerId"])
         held = {kind: len(store.records(creds["customerId"], kind))
                 for kind in ("clients", "initiatives", "codes", "users", "entries")}
-        print("Serving the demo customer with "
+        _say("Serving the demo customer with "
               + ", ".join(f"{n} {kind}" for kind, n in held.items())
               + (f" (seeded from {args.seed})" if args.seed is not None else "")
               + ("" if any(held.values()) else
-                 ": an empty database; seed it with --seed sample_data (`make sandbox` does),"
-                 " or import into it with `toolkit onboard sample_data`"))
+                 ": an empty database; load the sample firm with --demo (or a folder of CSV "
+                 "files with --seed DIR; `make sandbox` does), or import into it with "
+                 "`toolkit onboard DIR`"))
         bound_host, port = sock.getsockname()[:2]
         url = f"http://{f'[{bound_host}]' if ':' in bound_host else bound_host}:{port}"
         if held["entries"]:
-            print(_pending_line(store, creds["customerId"]))
+            _say(_pending_line(store, creds["customerId"]))
         env = env_for(url, creds["customerId"], creds["clientId"], creds["clientSecret"],
                       creds["audience"])
         write_env_file(args.env_file, env)
-        print(f"Time-billing sandbox, database {db}")
-        print(f"Base addresses: {url}/identity, {url}/time, {url}/ingestion ({url} serves "
-              "them all)")
+        _say(f"Time-billing sandbox, database {db}")
+        _say(f"Base addresses: {url}/identity, {url}/time, {url}/ingestion ({url} serves "
+             "them all)")
         for key, value in env.items():
-            print(f"  {key}={value}")
-        print(f"Written to {args.env_file}")
+            _say(f"  {key}={value}")
+        _say(f"Written to {args.env_file}")
         for line in _curl_examples(store, url, creds):
-            print(line)
-        print(f"API docs: {url}/docs   Administration: {url}/sandbox/v1 (see docs/sandbox.md)")
-        sys.stdout.flush()
+            _say(line)
+        _say(f"API docs (every route, the administration ones too): {url}/docs   "
+             f"Administration: {url}/sandbox/v1; profiles: {_PROFILE_DOC}")
         try:
             serve_forever(
                 create_app(store), sock, log_level=args.log_level,
-                on_started=lambda: print(f"{READY_MARKER} {url} (Ctrl+C to stop)", flush=True),
+                on_started=lambda: _say(f"{READY_MARKER} {url} (Ctrl+C to stop)"),
             )
-        except KeyboardInterrupt:  # uvicorn re-raises Ctrl+C after its graceful shutdown
+        except KeyboardInterrupt:  # uvicorn re-raises Ctrl+C or SIGTERM after its shutdown
             pass
-        print("Sandbox stopped.")
+        _say("Sandbox stopped." if args.db else
+             f"Sandbox stopped; its temporary database {db} is removed.")
     finally:
         sock.close()
         store.close()
+        if args.db is None:
+            shutil.rmtree(db.parent, ignore_errors=True)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return 0

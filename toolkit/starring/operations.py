@@ -18,7 +18,15 @@ from toolkit.bulk.runner import Call, pacer_for, run_bulk
 from toolkit.core.connection import Connection, Endpoint
 from toolkit.core.frames import FrameLike, as_pandas, coerce_ids
 from toolkit.core.http import LOST, NOT_SENT, Reply
-from toolkit.errors import ApiError, ConfigError, Interrupted, PaginationError, ToolkitError
+from toolkit.errors import (
+    ApiError,
+    ConfigError,
+    ConflictError,
+    Interrupted,
+    NotFoundError,
+    PaginationError,
+    ToolkitError,
+)
 
 __all__ = [
     "INITIATIVE_ACCESS_DENIED",
@@ -468,6 +476,11 @@ def starred(
 ) -> pd.DataFrame:
     """A timekeeper's whole starred list as one frame.
 
+    A timekeeper the service cannot resolve (404) or finds several users for (409) is a row,
+    as :func:`star` and :func:`starred_many` make it: one row with a null
+    ``initiativeExternalId``, its ``httpStatus`` and the service's ``error``; nothing is
+    raised, so a frame of many timekeepers' lists can be built without a ``try``.
+
     Args:
         conn: the connection (a :class:`~toolkit.core.connection.Connection`).
         timekeeper_external_id: the user's timekeeper id.
@@ -476,23 +489,28 @@ def starred(
 
     Returns:
         :data:`STARRED_COLUMNS`: ``timekeeperExternalId``, ``initiativeExternalId``, ``page``
-        (0-based), ``httpStatus`` (200: the list was read) and ``error`` (null), the columns
-        of :func:`starred_many` in its order, so frames of several timekeepers concatenate.
+        (0-based), ``httpStatus`` (200: the list was read; 404 or 409: the timekeeper could
+        not be resolved) and ``error`` (null, or the service's detail), the columns of
+        :func:`starred_many` in its order, so frames of several timekeepers concatenate.
 
     Raises:
-        NotFoundError: the timekeeper cannot be resolved.
-        ConflictError: the timekeeper id resolves to several users.
         PaginationError: a cursor repeated, or ``max_pages`` was passed.
 
     Example:
         >>> client.starred("TK-102")["initiativeExternalId"].tolist()
         ['M-1003-004', 'M-1005-001', 'M-1003-003']
+        >>> client.starred("TK-999")[["initiativeExternalId", "httpStatus"]]
+          initiativeExternalId  httpStatus
+        0                  NaN         404
     """
     ids: list[str | None] = []
     pages: list[int | None] = []
-    for number, page in enumerate(_pages(conn, timekeeper_external_id, limit, max_pages)):
-        ids.extend(page)
-        pages.extend([number] * len(page))
+    try:
+        for number, page in enumerate(_pages(conn, timekeeper_external_id, limit, max_pages)):
+            ids.extend(page)
+            pages.extend([number] * len(page))
+    except (NotFoundError, ConflictError) as exc:  # the timekeeper, not the call, is wrong
+        return _frame(timekeeper_external_id, [None], [None], exc.status, exc.detail)
     return _frame(timekeeper_external_id, ids, pages)
 
 
