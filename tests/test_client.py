@@ -271,3 +271,43 @@ def test_a_client_closes_its_sessions_and_works_in_a_with_block(sandbox) -> None
         assert c.transport._sessions
     assert c.transport._sessions == []
     assert c.call("starred", params={"timekeeperExternalId": "TK-101"}) is not None
+
+
+# -- error texts: the reason of an error body, whatever its shape -------------------------------
+
+#: the bytes a NestJS service answers for a body its ValidationPipe refuses
+NESTJS_400 = (
+    b'{"statusCode":400,"message":["name must be shorter than or equal to 10 characters",'
+    b'"callSign should not be empty"],"error":"Bad Request"}'
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "text", "expected"),
+    [
+        (NESTJS_400, 400, b"", "name must be shorter than or equal to 10 characters; "
+                                "callSign should not be empty"),
+        (b'{"statusCode":404,"message":"Cannot POST /x","error":"Not Found"}', 404, b"",
+         "Cannot POST /x"),
+        (b'{"statusCode":500,"message":"Internal server error"}', 500, b"",
+         "Internal server error"),
+        (b'{"title":"Conflict","detail":"taken"}', 409, b"", "taken"),
+        (b'{"title":"Conflict"}', 409, b"", "Conflict"),
+        (b'{"errors":[{"pointer":"#/name","detail":"too long"}]}', 422, b"",
+         "#/name: too long"),
+        (b'{"message":"rate limit exceeded"}', 429, b"", "rate limit exceeded"),
+        (b'{"error":"invalid_client","error_description":"bad secret"}', 401, b"", "bad secret"),
+        (None, 409, b"externalId 'C1' exists\n", "HTTP 409: externalId 'C1' exists"),
+        (None, 400, b"", "HTTP 400 Bad Request"),
+        (b"{}", 400, b"", "HTTP 400 Bad Request"),
+    ],
+)
+def test_error_text_reads_every_body_shape(
+    body: bytes | None, status: int, text: bytes, expected: str
+) -> None:
+    import orjson
+
+    from toolkit.core.http import error_text
+
+    parsed = orjson.loads(body) if body is not None else None
+    assert error_text(parsed, status, body or text) == expected

@@ -348,3 +348,47 @@ def test_onboard_with_concatenated_frames_sends_every_valid_row(fresh_client, sa
     stored = {r["externalId"] for r in
               sandbox.admin.records("initiatives", customer_id=fresh_client.customer_id)}
     assert stored == set(inits["externalId"]) - {second["externalId"].iloc[0]}
+
+
+# -- the result row's error is the body's reason, whatever its shape ---------------------------
+
+
+_UNKNOWN_CLIENT = "unknown client externalId 'C-NOPE'"
+
+
+@pytest.mark.parametrize(
+    ("style", "expected"),
+    [
+        ("problem", _UNKNOWN_CLIENT),
+        ("message", _UNKNOWN_CLIENT),
+        ("text", f"HTTP 422: {_UNKNOWN_CLIENT}"),
+        ("empty", "HTTP 422 Unprocessable Entity"),  # no body: the status and its phrase
+    ],
+)
+def test_result_error_is_the_reason_of_each_error_body_style(
+    fresh_client: Client, sandbox, style: str, expected: str
+) -> None:
+    sandbox.admin.set_profile(customer_id=fresh_client.customer_id, errorBody=style)
+    initiative = pd.DataFrame({
+        "billingType": ["billable"], "externalId": ["M-1"], "name": ["A v B"],
+        "description": [""], "callSign": ["1"], "clientExternalId": ["C-NOPE"],
+        "unitIncrements": [360], "status": ["active"],
+    })
+    res = fresh_client.import_initiatives(initiative, progress=False)
+    assert res["httpStatus"].tolist() == [422]
+    assert res["error"].tolist() == [expected]
+
+
+def test_a_problem_s_field_errors_follow_its_detail(fresh_client: Client) -> None:
+    # values outside the enums reach the service only when validation is off
+    initiative = pd.DataFrame({
+        "billingType": ["Billable"], "externalId": ["M-1"], "name": ["A v B"],
+        "description": [""], "callSign": ["1"], "clientExternalId": ["C-1"],
+        "unitIncrements": [360], "status": ["ACTIVE"],
+    })
+    res = fresh_client.import_initiatives(initiative, validate=False, progress=False)
+    assert res["httpStatus"].tolist() == [422]
+    assert res["error"].iloc[0] == (
+        "invalid request: body.billingType, body.status (billingType: Input should be "
+        "'billable' or 'non-billable'; status: Input should be 'active' or 'inactive')"
+    )
