@@ -188,7 +188,7 @@ def test_closed_port_fails_the_whole_onboarding_once_not_per_table(
 @pytest.mark.parametrize("url", ["localhost:8765", "http://", "ftp://host", "http://h:port"])
 def test_a_malformed_url_is_refused_when_the_client_is_built(url: str) -> None:
     with pytest.raises(ConfigError, match="TOOLKIT_TIME_URL"):
-        Client("c", "i", "s", "http://127.0.0.1:1", url)
+        Client("c", "i", "s", "http://127.0.0.1:1", url, audience="a")
 
 
 # -- what cannot be known -------------------------------------------------------------------------

@@ -56,12 +56,57 @@ def test_from_env_reads_the_env_file_the_sandbox_writes(sandbox, tmp_path, monke
 
 def test_from_env_names_every_missing_variable(tmp_path, monkeypatch) -> None:
     for var in ("TOOLKIT_CUSTOMER_ID", "TOOLKIT_CLIENT_ID", "TOOLKIT_CLIENT_SECRET",
-                "TOOLKIT_AUTH_URL", "TOOLKIT_TIME_URL"):
+                "TOOLKIT_AUTH_URL", "TOOLKIT_TIME_URL", "TOOLKIT_AUDIENCE"):
         monkeypatch.delenv(var, raising=False)
     with pytest.raises(ConfigError) as info:
         Client.from_env(tmp_path / "missing.env")
-    for var in ("TOOLKIT_CUSTOMER_ID", "TOOLKIT_CLIENT_SECRET", "TOOLKIT_TIME_URL"):
+    for var in ("TOOLKIT_CUSTOMER_ID", "TOOLKIT_CLIENT_SECRET", "TOOLKIT_TIME_URL",
+                "TOOLKIT_AUDIENCE"):
         assert var in str(info.value)
+
+
+def _token_requests(sandbox) -> int:  # noqa: ANN001
+    routes = sandbox.admin.stats()["routes"]
+    return sum(v["count"] for k, v in routes.items() if "oauth/token" in k)
+
+
+def test_a_missing_audience_is_a_config_error_naming_it_before_any_request(
+    sandbox, tmp_path
+) -> None:
+    sandbox.admin.reset_stats()
+    creds = (sandbox.customer_id, sandbox.client_id, sandbox.client_secret, sandbox.url,
+             sandbox.url)
+    for audience in (None, ""):
+        with pytest.raises(ConfigError, match="TOOLKIT_AUDIENCE"):
+            Client(*creds, audience=audience)
+    env = {k: v for k, v in sandbox.env().items() if k != "TOOLKIT_AUDIENCE"}
+    with pytest.raises(ConfigError, match="TOOLKIT_AUDIENCE"):
+        Client.from_env(None, environ=env)
+    with pytest.raises(ConfigError, match="TOOLKIT_AUDIENCE"):
+        TokenProvider(sandbox.token_url, sandbox.client_id, sandbox.client_secret, "")
+    assert _token_requests(sandbox) == 0 and sandbox.admin.stats()["total"] == 0
+    # with it, the token request carries it and the service accepts it
+    Client(*creds, audience=sandbox.audience).auth.token()
+    assert _token_requests(sandbox) == 1
+
+
+def test_an_expires_in_given_as_a_double_sets_the_same_lifetime(sandbox) -> None:
+    now = [0.0]
+    tp = TokenProvider(sandbox.token_url, sandbox.client_id, sandbox.client_secret,
+                       sandbox.audience, clock=lambda: now[0])
+    send = tp._transport.send
+
+    def as_double(*args: Any, **kwargs: Any) -> Any:
+        reply = send(*args, **kwargs)
+        reply.body["expires_in"] = float(reply.body["expires_in"])  # 86400.0, as published
+        return reply
+
+    tp._transport.send = as_double  # type: ignore[method-assign]
+    first = tp.token()
+    now[0] = 86400 - 301
+    assert tp.token() == first and tp.fetches == 1
+    now[0] = 86400 - 299
+    assert tp.token() != first and tp.fetches == 2
 
 
 def test_token_is_fetched_lazily_once_and_reused(fresh_client: Client, sandbox) -> None:
@@ -140,7 +185,7 @@ def test_another_customers_path_is_refused(client: Client, sandbox) -> None:
 
 def test_no_answer_is_a_transport_error(unused_port: int) -> None:
     url = f"http://127.0.0.1:{unused_port}"
-    c = Client("c", "i", "s", url, url, retries=1, timeout=1)
+    c = Client("c", "i", "s", url, url, audience="a", retries=1, timeout=1)
     with pytest.raises(TransportError) as info:
         c.call("user", path={"userId": "x"})
     assert isinstance(info.value, ConnectionError)

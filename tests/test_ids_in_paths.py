@@ -37,7 +37,7 @@ def test_the_toolkit_encodes_every_reserved_character_and_the_dot() -> None:
     from toolkit.core.connection import Connection
     from toolkit.core.settings import Settings
 
-    conn = Connection(Settings("c", "i", "s", "http://a", "http://t"))
+    conn = Connection(Settings("c", "i", "s", "http://a", "http://t", audience="a"))
     url = conn.url("import_code_ranges", initiativeExternalId="../a?b#c%d e")
     assert url.endswith("/initiatives/%2E%2E%2Fa%3Fb%23c%25d%20e/codes")
 

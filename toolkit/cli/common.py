@@ -177,7 +177,9 @@ def dry_run_client(args: argparse.Namespace) -> Client:
         settings = Settings.from_env(getattr(args, "env_file", None) or ".env")
     except ConfigError:
         unset = "http://not-configured.invalid"
-        settings = Settings("<customerId>", "<clientId>", "<unused>", unset, unset)
+        settings = Settings(
+            "<customerId>", "<clientId>", "<unused>", unset, unset, audience="<unused>"
+        )
     return Client.from_connection(Connection(settings))
 
 

@@ -102,10 +102,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _offline_client(args: argparse.Namespace) -> Client:
     """A client for a run that sends nothing: the settings' customer and addresses (they name
-    the journal's records) without needing the secret; placeholders without settings."""
+    the journal's records) without needing the secret or the audience; placeholders without
+    settings."""
     env = dict(os.environ)
-    secret = ENV_KEYS["client_secret"]
-    env[secret] = env.get(secret) or "<unused>"
+    for unused in (ENV_KEYS["client_secret"], ENV_KEYS["audience"]):  # no token is asked for
+        env[unused] = env.get(unused) or "<unused>"
     try:
         settings = Settings.from_env(env_file_of(args), environ=env)
     except ConfigError:
