@@ -258,10 +258,32 @@ def test_code_range_replaces_the_previous_one_and_drops_duplicates(firm: Firm) -
     assert _records(firm.tenant, "code-ranges")[0]["codeExternalIds"] == ["L120", "L110"]
 
 
-def test_empty_code_range_removes_the_restriction(firm: Firm) -> None:
+def test_a_code_range_carries_1_to_2500_ids(firm: Firm) -> None:
+    # published: codeExternalIds has 1 to 2500 items (removal is a separate DELETE)
     firm.api("POST", RANGE, json={"codeExternalIds": ["L110"]})
-    assert firm.api("POST", RANGE, json={"codeExternalIds": []}).status_code == 201
-    assert _records(firm.tenant, "code-ranges") == []
+    _assert_invalid_field(firm.api("POST", RANGE, json={"codeExternalIds": []}),
+                          "codeExternalIds")
+    too_many = firm.api("POST", RANGE, json={"codeExternalIds": [f"X{i}" for i in range(2501)]})
+    _assert_invalid_field(too_many, "codeExternalIds")
+    assert "at most 2500" in too_many.json()["detail"]
+    at_most = firm.api("POST", RANGE, json={"codeExternalIds": [f"X{i}" for i in range(2500)]})
+    assert at_most.status_code == 422 and len(at_most.json()["unknownIds"]) == 2500
+    assert _records(firm.tenant, "code-ranges")[0]["codeExternalIds"] == ["L110"]
+
+
+def test_code_range_max_and_post_are_profile_switches(firm: Firm) -> None:
+    firm.admin.set_profile(codeRangeMax=2)
+    three = firm.api("POST", RANGE, json={"codeExternalIds": ["L110", "L120", "A101"]})
+    _assert_invalid_field(three, "codeExternalIds")
+    assert firm.api("POST", RANGE, json={"codeExternalIds": ["L110", "L120"]}).status_code == 201
+    firm.admin.set_profile(codeRangePost="add")
+    added = firm.api("POST", RANGE, json={"codeExternalIds": ["A101", "L110"]})
+    assert added.status_code == 201
+    assert added.json()["codeExternalIds"] == ["L110", "L120", "A101"]
+    assert _records(firm.tenant, "code-ranges")[0]["codeExternalIds"] == ["L110", "L120", "A101"]
+    firm.admin.set_profile(codeRangePost="replace")
+    firm.api("POST", RANGE, json={"codeExternalIds": ["A101"]})
+    assert _records(firm.tenant, "code-ranges")[0]["codeExternalIds"] == ["A101"]
 
 
 def test_code_range_of_unknown_initiative_is_404(firm: Firm) -> None:

@@ -353,6 +353,8 @@ class Admin:
         exportRefusal: Literal[400, 413, 422] | Keep = KEEP,
         exportMaxWindowDays: float | None | Keep = KEEP,
         latency: Mapping[str, Any] | Keep = KEEP,
+        codeRangePost: Literal["replace", "add"] | Keep = KEEP,
+        codeRangeMax: int | Keep = KEEP,
     ) -> dict[str, Any]:
         """Set some switches of a customer's profile; the switches not given keep their value.
 
@@ -376,6 +378,8 @@ class Admin:
             exportRefusal: Status refusing a window over ``exportMaxEntries``.
             exportMaxWindowDays: Longest export window in days (None: no limit).
             latency: ``{"p50Ms", "p99Ms", "stallRate", "stallMs"}``.
+            codeRangePost: A code range request replaces the range, or adds to it.
+            codeRangeMax: Most ids one code range request may carry.
 
         Returns:
             The whole profile now in force.
@@ -394,6 +398,7 @@ class Admin:
             "reimport": reimport, "errorBody": errorBody, "ackRepeat": ackRepeat,
             "exportMaxEntries": exportMaxEntries, "exportRefusal": exportRefusal,
             "exportMaxWindowDays": exportMaxWindowDays, "latency": latency,
+            "codeRangePost": codeRangePost, "codeRangeMax": codeRangeMax,
         }
         body = {
             name: dict(value) if isinstance(value, Mapping) else value

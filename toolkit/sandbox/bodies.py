@@ -338,10 +338,11 @@ class CodeIn(_In):
 
 
 class CodeRangeIn(_In):
-    """Code range payload: the permitted codes of one initiative (replaces the previous range;
-    an empty list removes the restriction)."""
+    """Code range payload: the permitted codes of one initiative, 1 to ``codeRangeMax`` ids
+    (2500 by default, as published); it replaces the previous range, or adds to it under a
+    profile's ``codeRangePost: add``."""
 
-    codeExternalIds: list[NonEmpty]
+    codeExternalIds: Annotated[list[NonEmpty], Field(min_length=1)]
 
 
 class _Stored(_Out):

@@ -192,7 +192,8 @@ class IngressStore(ProfileStore):
     def set_code_range(
         self, customer_id: str, initiative_external_id: str, body: dict[str, Any]
     ) -> dict[str, Any]:
-        """Replace the code range of one initiative (an empty list removes it).
+        """Set the code range of one initiative: replace it, or add to it (the profile's
+        ``codeRangePost``).
 
         Args:
             customer_id: The customer.
@@ -200,11 +201,12 @@ class IngressStore(ProfileStore):
             body: A valid Code range payload; duplicate ids are dropped.
 
         Returns:
-            ``{initiativeExternalId, codeExternalIds, updatedAt}``.
+            ``{initiativeExternalId, codeExternalIds, updatedAt}``: the whole range now stored.
 
         Raises:
             NotFound: No such initiative.
-            Unprocessable: Some codes do not exist; ``unknownIds`` lists every one.
+            Unprocessable: More ids than the profile's ``codeRangeMax``, or some codes do not
+                exist (``unknownIds`` lists every one).
 
         >>> import tempfile, os
         >>> from toolkit.sandbox.store import Store
@@ -215,6 +217,16 @@ class IngressStore(ProfileStore):
         ...
         toolkit.sandbox.exceptions.NotFound: no initiative with externalId 'M1'
         """
+        profile = self.profile(customer_id)
+        most = profile["codeRangeMax"]
+        if len(body["codeExternalIds"]) > most:
+            raise Unprocessable(
+                f"invalid request: body.codeExternalIds holds {len(body['codeExternalIds'])} "
+                f"ids; at most {most} per request",
+                slug="validation-failed",
+                errors=[{"in": "body", "field": "codeExternalIds",
+                         "detail": f"at most {most} items"}],
+            )
         wanted = dedupe(body["codeExternalIds"])
         with self._tx() as db:
             initiative = self._pms_initiative(db, customer_id, initiative_external_id)
@@ -230,6 +242,12 @@ class IngressStore(ProfileStore):
                     "code", "codeExternalIds", missing, positions=body["codeExternalIds"]
                 )
             now = self.now_ms()
+            if profile["codeRangePost"] == "add":  # the stored ids first, the new ones after
+                held = [r[0] for r in db.execute(
+                    "SELECT c.external_id FROM code_ranges r JOIN codes c ON c.id = r.code_id "
+                    "WHERE r.initiative_id = ? ORDER BY r.position", (initiative["id"],))]
+                wanted = dedupe([*held, *wanted])
+                codes.update(self._code_ids(db, customer_id, held))
             db.execute("DELETE FROM code_ranges WHERE initiative_id = ?", (initiative["id"],))
             db.executemany(
                 "INSERT INTO code_ranges (initiative_id, position, code_id, updated_at) "

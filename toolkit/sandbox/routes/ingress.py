@@ -94,7 +94,7 @@ def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIR
         "/api/v1/customers/{customerId:seg}/initiatives/{initiativeExternalId:seg}/codes",
         name="set_code_range", operation_id="set_code_range", status_code=201,
         response_model=CodeRangeOut, tags=["ingress"],
-        summary="Replace the code range of one initiative",
+        summary="Set the code range of one initiative (replace, or add: a profile switch)",
         responses=problems(*AUTH, 404, 422, *FAULTS),
     )
     def set_code_range(
