@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from toolkit import Client, ValidationError, load_folder
+from toolkit import Client, ValidationError, load_folder, validate
 from toolkit.bulk.runner import Journal
 
 REPO = Path(__file__).resolve().parent.parent
@@ -392,3 +392,76 @@ def test_a_problem_s_field_errors_follow_its_detail(fresh_client: Client) -> Non
         "invalid request: body.billingType, body.status (billingType: Input should be "
         "'billable' or 'non-billable'; status: Input should be 'active' or 'inactive')"
     )
+
+
+# -- code ranges: at most 2500 ids per request -------------------------------------------------
+
+
+def _long_range(n: int, initiative: str = "M-1") -> pd.DataFrame:
+    return pd.DataFrame({"initiativeExternalId": [initiative] * n,
+                         "codeExternalId": [f"L{i:05d}" for i in range(n)]})
+
+
+def _range_requests(sandbox) -> int:
+    return _import_count(sandbox, "{initiativeExternalId}/codes")
+
+
+def test_a_range_over_2500_codes_is_refused_before_sending_naming_the_bound(
+    fresh_client: Client, sandbox
+) -> None:
+    ranges = pd.concat([_long_range(3000), _long_range(2, "M-2")], ignore_index=True)
+    sandbox.admin.reset_stats()
+    report = validate(code_ranges=ranges)
+    errors = report.errors
+    assert set(errors["row"]) == set(range(3000)) and set(errors["check"]) == {"range_size"}
+    assert "holds 3000 codes; one request carries at most 2500" in errors["message"].iloc[0]
+    assert report.bad_rows("code_ranges") == set(range(3000))
+    with pytest.raises(ValidationError) as info:
+        fresh_client.import_code_ranges(ranges, progress=False)
+    assert "at most 2500" in str(info.value)
+    # onboarding the valid rows: the long range's rows are skipped, naming the bound
+    result = fresh_client.onboard({"code_ranges": ranges}, on_invalid="skip", progress=False)
+    rows = result.results.set_index("row")
+    assert (rows.loc[list(range(3000)), "status"] == "skipped").all()
+    assert rows.loc[0, "error"].count("at most 2500") == 1
+    assert sandbox.admin.stats()["routes"].get(
+        "POST /api/v1/customers/{customerId}/initiatives/{initiativeExternalId}/codes", {}
+    ).get("count", 0) == 1  # M-2 only (404: no such initiative)
+    assert _range_requests(sandbox) == 1
+
+
+def test_a_long_range_is_sent_in_parts_of_2500_when_the_service_adds(
+    fresh_client: Client, sandbox, tmp_path
+) -> None:
+    cid = fresh_client.customer_id
+    sandbox.admin.set_profile(customer_id=cid, codeRangePost="add")
+    ranges = _long_range(3000)
+    codes = ranges["codeExternalId"].tolist()
+    setup = {
+        "clients": _clients(1).assign(externalId="C-1"),
+        "initiatives": pd.DataFrame({
+            "billingType": ["billable"], "externalId": ["M-1"], "name": ["A v B"],
+            "description": [""], "callSign": ["1"], "clientExternalId": ["C-1"],
+            "unitIncrements": [360], "status": ["active"]}),
+        "code_types": pd.DataFrame({
+            "externalId": ["T"], "name": ["T"], "semanticType": ["task"],
+            "customerDefaultable": [True], "userDefaultable": [True]}),
+        "codes": pd.DataFrame({"externalId": codes, "name": codes, "description": "",
+                               "codeTypeExternalId": "T"}),
+    }
+    assert fresh_client.onboard(setup, progress=False, workers=8).ok
+    sandbox.admin.reset_stats()
+    res = fresh_client.import_code_ranges(ranges, code_range_post="add", progress=False)
+    assert len(res) == 3000 and res["ok"].all()
+    assert (res["attempts"] == 2).all() and (res["httpStatus"] == 201).all()  # both parts
+    assert _range_requests(sandbox) == 2
+    stored = sandbox.admin.records("code-ranges", customer_id=cid)
+    assert [r["codeExternalIds"] for r in stored] == [codes]  # every id, in order
+    # onboarding with a journal: the parts are planned and journaled like any record
+    journal = tmp_path / "ranges.jsonl"
+    first = fresh_client.onboard({"code_ranges": ranges}, journal=journal,
+                                 code_range_post="add", progress=False)
+    assert first.ok and (first.results["status"] == "sent").all()
+    again = fresh_client.plan({"code_ranges": ranges}, journal=journal, code_range_post="add")
+    assert again.requests == 0 and set(again.rows["action"]) == {"unchanged"}
+    assert _range_requests(sandbox) == 4

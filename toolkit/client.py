@@ -18,7 +18,7 @@ import inspect
 import os
 from collections.abc import Callable, Collection, Mapping
 from types import TracebackType
-from typing import Any, Concatenate, ParamSpec, Self, TypeVar
+from typing import Any, Concatenate, Literal, ParamSpec, Self, TypeVar
 
 import pandas as pd
 
@@ -117,7 +117,8 @@ def _import_doc(table: str) -> Callable[[F], F]:
     arguments, its example run on ``table``."""
 
     def decorate(method: F) -> F:
-        doc = _without_args(imports.import_table.__doc__, ["conn", "table"])
+        only_ranges = [] if table == "code_ranges" else ["code_range_post"]
+        doc = _without_args(imports.import_table.__doc__, ["conn", "table", *only_ranges])
         text, _, example = doc.partition("Example:")
         method.__doc__ = f"{text}Example:{example.replace('clients', table)}"
         return method
@@ -431,10 +432,11 @@ class Client:
         progress: bool = True,
         journal: str | os.PathLike[str] | Journal | None = None,
         dry_run: bool = False,
+        code_range_post: Literal["replace", "add"] = "replace",
     ) -> pd.DataFrame:
         return imports.import_table(
             self.connection, "code_ranges", df, columns=columns, validate=validate, workers=workers,
-            progress=progress, journal=journal, dry_run=dry_run,
+            progress=progress, journal=journal, dry_run=dry_run, code_range_post=code_range_post,
         )
 
     onboard = _operation(imports.onboard)

@@ -24,6 +24,7 @@ from toolkit.errors import (
 from toolkit.ingress import check_out_path, with_lines, write_table
 
 __all__ = [
+    "CODE_RANGE_POST_HELP",
     "ENV_FILE_HELP",
     "OUT_HELP",
     "TABLE_FILES",
@@ -45,6 +46,12 @@ __all__ = [
 #: the path of the token request (what tells its errors from the other requests)
 TOKEN_PATH = ENDPOINTS["token"][2]
 
+#: the help of ``--code-range-post`` (onboard, validate)
+CODE_RANGE_POST_HELP = (
+    "what the service does with a code range request (its documents do not say): replace "
+    "(default: a range over 2500 codes is invalid) or add (such a range is sent in parts of "
+    "2500)"
+)
 #: the table files a command reads, for its help
 TABLE_FILES = "CSV (, ; tab or | separated; UTF-8 or cp1252), .xlsx or .parquet"
 #: the help of ``--env-file``

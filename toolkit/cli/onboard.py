@@ -11,6 +11,7 @@ import pandas as pd
 
 from toolkit import Client, Connection, Settings
 from toolkit.cli.common import (
+    CODE_RANGE_POST_HELP,
     OUT_HELP,
     TABLE_FILES,
     check_journal,
@@ -24,7 +25,7 @@ from toolkit.cli.common import (
 )
 from toolkit.client import ENDPOINTS, ENV_KEYS
 from toolkit.errors import ConfigError, Interrupted, ValidationError
-from toolkit.ingress import IMPORTS, Plan, load_folder, validate, with_lines
+from toolkit.ingress import CODE_RANGE_POSTS, IMPORTS, Plan, load_folder, validate, with_lines
 
 __all__ = ["COMMANDS", "add_arguments", "run"]
 
@@ -94,6 +95,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=["raise", "skip"],
         default="raise",
         help="raise: send nothing when any row is invalid (default); skip: send the valid rows",
+    )
+    parser.add_argument(
+        "--code-range-post", choices=CODE_RANGE_POSTS, default="replace",
+        help=CODE_RANGE_POST_HELP,
     )
     parser.add_argument(
         "--out", help=OUT_HELP.format("every row's result (the plan with --dry-run)")
@@ -184,6 +189,7 @@ def run(args: argparse.Namespace) -> int:
             code_types=frames.get("code_types"),
             codes=frames.get("codes"),
             code_ranges=frames.get("code_ranges"),
+            code_range_post=args.code_range_post,
         )
         if not checked.ok:
             failures = checked.failures
@@ -200,6 +206,7 @@ def run(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             mirror=args.mirror,
             max_deactivate=args.max_deactivate,
+            code_range_post=args.code_range_post,
         )
     except ValidationError as exc:
         return _invalid(str(exc), exc.failure_cases, frames, out)

@@ -10,6 +10,7 @@ import html
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import pandas as pd
@@ -31,16 +32,23 @@ from toolkit.errors import ConfigError, Interrupted, ValidationError
 from toolkit.ingress.checks import check
 from toolkit.ingress.plan import ACTION_DTYPE, IMPORTS, PARENTS, Plan, read_source, table_calls
 from toolkit.ingress.plan import plan as make_plan
+from toolkit.ingress.ranges import check_post, merge_parts, send_in_parts
 from toolkit.ingress.validation import ValidationReport
 
 __all__ = ["IMPORTS", "OnboardReport", "import_table", "onboard"]
 
 def _spread(index: pd.Index, rows: list[list[Any]], items: list[Any]) -> list[Any]:
-    """One item (call or reply) per input row: a code range call stands for all its rows."""
+    """One item (call or reply) per input row: a code range call stands for all its rows, and
+    the replies of a range sent in parts merge into one (:func:`merge_parts`)."""
     by_label: dict[Any, Any] = {}
     for labels, item in zip(rows, items, strict=True):
         for label in labels:
-            by_label[label] = item
+            seen = by_label.get(label)
+            if seen is None:
+                by_label[label] = item
+            elif isinstance(seen, Reply) and isinstance(item, Reply):
+                by_label[label] = merge_parts(seen, item)
+            # (a dry run: the first part's call stands for its rows)
     return [by_label[label] for label in index]
 
 
@@ -55,6 +63,7 @@ def import_table(
     progress: bool = True,
     journal: str | os.PathLike[str] | Journal | None = None,
     dry_run: bool = False,
+    code_range_post: str = "replace",
 ) -> pd.DataFrame:
     """Validate a frame and import it one record per request; one result row per input row.
 
@@ -74,6 +83,10 @@ def import_table(
         progress: show a progress bar.
         journal: path of a journal; records it holds with the same payload are not sent again.
         dry_run: return the payloads instead of sending them.
+        code_range_post: what the service does with a code range request: ``"replace"`` (the
+            default; a range over 2500 codes cannot be one request and fails validation,
+            naming the bound) or ``"add"`` (such a range is sent in parts of at most 2500, in
+            order; its rows' result covers every part). See :mod:`toolkit.ingress.ranges`.
 
     Returns:
         Aligned to ``df.index``: ``externalId`` (``initiativeExternalId`` for code ranges),
@@ -84,7 +97,8 @@ def import_table(
 
     Raises:
         ValidationError: the frame failed its schema (``.failure_cases`` lists every failure).
-        ConfigError: ``df`` is not a frame, or ``table`` is unknown.
+        ConfigError: ``df`` is not a frame, ``table`` is unknown, or ``code_range_post`` is
+            neither ``"replace"`` nor ``"add"``.
         Interrupted: Ctrl+C or Jupyter's stop (no request leaves after it); ``.result`` is the
             frame so far (rows never sent are ``not_sent``).
 
@@ -98,14 +112,15 @@ def import_table(
     if table not in IMPORTS:
         raise ConfigError(f"unknown table {table!r}; expected one of {', '.join(IMPORTS)}")
     _, key = IMPORTS[table]
+    check_post(code_range_post)
     df = as_pandas(df, "df")
     if columns:
         df = df.rename(columns=dict(columns))
     original = df.index
     df = unique_rows(df)
-    checked = check(table, df) if validate else df
+    checked = check(table, df, code_range_post=code_range_post) if validate else df
     try:
-        calls, rows = table_calls(table, checked)
+        calls, rows = table_calls(table, checked, code_range_post)
     except (ValueError, TypeError, KeyError) as exc:  # only reachable with validate=False
         raise ConfigError(f"cannot build {table} payloads without validation: {exc}") from None
     if dry_run:
@@ -120,9 +135,9 @@ def import_table(
         )
     keys = checked[key].astype("string").tolist() if key in checked else [None] * len(checked)
     try:
-        replies = run_bulk(
-            conn, calls, workers=workers, progress=progress, journal=journal, desc=table
-        )
+        replies = send_in_parts(partial(
+            run_bulk, conn, workers=workers, progress=progress, journal=journal, desc=table
+        ), calls)
     except Interrupted as exc:
         per_row = _spread(checked.index, rows, exc.replies)
         exc.result = result_frame(original, keys, per_row, key_name=key, conflict=True)
@@ -208,6 +223,7 @@ def onboard(
     mirror: bool = False,
     max_deactivate: int | None = None,
     columns: Mapping[str, str] | Mapping[str, Mapping[str, str]] | None = None,
+    code_range_post: str = "replace",
 ) -> OnboardReport:
     """Validate a whole firm, plan it against the journal and send the plan, parents first.
 
@@ -240,6 +256,8 @@ def onboard(
         columns: renames applied first, one mapping for every table or one per table, as
             for :func:`~toolkit.ingress.validation.validate` (headers that differ from the
             spec's only in case, spaces, ``_`` or ``-``, or are known aliases, match anyway).
+        code_range_post: ``"replace"`` (default) or ``"add"``, as for
+            :func:`import_table`: with ``"add"`` a code range over 2500 codes is sent in parts.
 
     Returns:
         An :class:`OnboardReport` (``.ok``, ``.counts``, ``.results`` with the plan's
@@ -269,6 +287,7 @@ def onboard(
         the_plan = make_plan(
             conn, frames, journal=jr if jr is not None else journal, mirror=mirror,
             columns=columns, known=known, max_deactivate=max_deactivate,
+            code_range_post=code_range_post,
         )
         report = the_plan.validation
         if not report.ok and on_invalid == "raise":
@@ -345,18 +364,19 @@ def _send(
             replies = [not_sent(fatal) if fatal else not_sent() for _ in calls]
         else:
             try:
-                replies = run_bulk(
-                    conn, calls, workers=workers, progress=progress, journal=jr, desc=table,
+                replies = send_in_parts(partial(
+                    run_bulk, conn, workers=workers, progress=progress, journal=jr, desc=table,
                     pacer=pacer,
-                )
+                ), calls)
             except Interrupted as exc:
                 interrupted = exc
                 replies = exc.replies
         by_label: dict[Any, Reply] = {}
         extra: list[tuple[str, Reply]] = []  # deactivations: no source row
         for i, reply in zip(keep, replies, strict=True):
-            for label in todo.rows[i]:
-                by_label[label] = reply
+            for label in todo.rows[i]:  # the parts of a range merge into one reply
+                seen = by_label.get(label)
+                by_label[label] = reply if seen is None else merge_parts(seen, reply)
             if not todo.rows[i]:
                 extra.append((todo.calls[i].key, reply))
         per_row: list[Reply] = []
