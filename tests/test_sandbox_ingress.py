@@ -138,7 +138,8 @@ def test_missing_required_field_is_422_naming_it(tenant: Tenant, kind: str, fiel
                          ids=[f"{k}.{f}={v!r}" for k, f, v in WRONG_TYPES])
 def test_json_types_are_strict(tenant: Tenant, kind: str, field: str, value: object) -> None:
     _with_references(tenant, kind)
-    _assert_invalid_field(_import(tenant, kind, {**VALID[kind], field: value}), field)
+    name = field.split(".")[0]
+    _assert_invalid_field(_import(tenant, kind, {**VALID[kind], name: value}), field)
 
 
 @pytest.mark.parametrize(("kind", "field", "value"), BAD_VALUES,
@@ -147,7 +148,8 @@ def test_enums_are_case_sensitive_and_values_checked(
     tenant: Tenant, kind: str, field: str, value: object
 ) -> None:
     _with_references(tenant, kind)
-    _assert_invalid_field(_import(tenant, kind, {**VALID[kind], field: value}), field)
+    name = field.split(".")[0]
+    _assert_invalid_field(_import(tenant, kind, {**VALID[kind], name: value}), field)
 
 
 def test_every_invalid_field_is_listed(tenant: Tenant) -> None:
@@ -312,3 +314,54 @@ def test_code_range_with_unknown_codes_is_422_listing_every_one(firm: Firm) -> N
 )
 def test_code_range_body_is_validated(firm: Firm, body: dict) -> None:
     assert firm.api("POST", RANGE, json=body).status_code == 422
+
+
+# --- optional fields the service publishes beyond the spec ------------------------------------
+
+OPTIONAL = {
+    "clients": {"type": "parent"},
+    "initiatives": {"externalGroupIds": ["G1", "G2"], "locale": "fr-CA",
+                    "allowFrom": "2026-01-01", "allowTo": "2026-12-31"},
+    "code-types": {"orderingSequence": "010"},
+    "codes": {"orderingSequence": "a1", "group": "litigation", "isDisabled": True,
+              "userGroupExternalIds": ["UG1"]},
+}
+
+
+@pytest.mark.parametrize("kind", list(OPTIONAL))
+def test_published_optional_fields_are_stored_and_shown_only_when_sent(
+    tenant: Tenant, kind: str
+) -> None:
+    _with_references(tenant, kind)
+    response = _import(tenant, kind, {**VALID[kind], **OPTIONAL[kind]})
+    assert response.status_code == 201, response.text
+    for field, value in OPTIONAL[kind].items():
+        assert response.json()[field] == value
+        assert _records(tenant, kind)[0][field] == value
+    plain = _import(tenant, kind, VALID[kind])  # an import without them no longer holds them
+    assert plain.status_code == 201 and not set(OPTIONAL[kind]) & set(plain.json())
+    assert not set(OPTIONAL[kind]) & set(_records(tenant, kind)[0])
+
+
+@pytest.mark.parametrize(
+    ("kind", "field", "value"),
+    [("clients", "type", "Parent"), ("clients", "type", None),
+     ("initiatives", "locale", "fr-BE"), ("initiatives", "allowFrom", "2026-02-30"),
+     ("initiatives", "allowTo", "31/12/2026"), ("initiatives", "externalGroupIds", "G1"),
+     ("initiatives", "externalGroupIds.0", [1]), ("code-types", "orderingSequence", 10),
+     ("code-types", "orderingSequence", None), ("codes", "isDisabled", "true"),
+     ("codes", "group", None), ("codes", "userGroupExternalIds", None)],
+)
+def test_published_optional_fields_are_validated(
+    tenant: Tenant, kind: str, field: str, value: object
+) -> None:
+    _with_references(tenant, kind)
+    name = field.split(".")[0]
+    _assert_invalid_field(_import(tenant, kind, {**VALID[kind], name: value}), field)
+
+
+def test_nullable_published_fields_take_null(tenant: Tenant) -> None:
+    _with_references(tenant, "initiatives")
+    body = {**VALID["initiatives"], "locale": None, "allowFrom": None, "allowTo": None,
+            "externalGroupIds": None}
+    assert _import(tenant, "initiatives", body).status_code == 201

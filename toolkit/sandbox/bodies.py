@@ -21,6 +21,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
+    field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
@@ -211,6 +212,18 @@ DateTimeText = Annotated[
 ]
 Rate = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 SemanticType = Literal["action", "activity", "location", "phase", "task"]
+Locale = Literal[
+    "da-DK", "de-DE", "en-CA", "en-GB", "en-US", "es-ES", "es-MX", "fi-FI", "fr-CA", "fr-FR",
+    "is-IS", "it-IT", "ko-KR", "nl-NL", "no-NO", "pt-PT", "sv-SE",
+]
+"""The 17 BCP-47 tags an initiative's ``locale`` may be (published)."""
+
+
+def _not_null(value: Any) -> Any:
+    """An optional field the service publishes without ``nullable``: absent, never null."""
+    if value is None:
+        raise PydanticCustomError("not_null", "may be left out, but not null")
+    return value
 
 
 class _In(BaseModel):
@@ -292,12 +305,16 @@ class Problem(BaseModel):
 
 
 class ClientIn(_In):
-    """Client import payload."""
+    """Client import payload (``type``: optional, published beyond the spec)."""
 
     externalId: NonEmpty
     name: str
     callSign: str
     description: str
+    type: Literal["client", "parent"] | None = Field(
+        None, description="Optional (published): `client` or `parent`; not null.")
+
+    _never_null = field_validator("type", mode="before")(_not_null)
 
 
 class InitiativeIn(_In):
@@ -316,6 +333,14 @@ class InitiativeIn(_In):
         "1000000000 (the sandbox's bounds; integer or fraction, returned as sent)."
     )
     status: Literal["active", "inactive"]
+    externalGroupIds: list[str] | None = Field(
+        None, description="Optional (published): external group ids with access, or null.")
+    locale: Locale | None = Field(
+        None, description="Optional (published): one of 17 BCP-47 tags, or null.")
+    allowFrom: DateText | None = Field(
+        None, description="Optional (published): first date of use (YYYY-MM-DD), or null.")
+    allowTo: DateText | None = Field(
+        None, description="Optional (published): last date of use (YYYY-MM-DD), or null.")
 
 
 class CodeTypeIn(_In):
@@ -326,6 +351,10 @@ class CodeTypeIn(_In):
     semanticType: SemanticType | None
     customerDefaultable: bool
     userDefaultable: bool
+    orderingSequence: str | None = Field(
+        None, description="Optional (published): sort key in the product; not null.")
+
+    _never_null = field_validator("orderingSequence", mode="before")(_not_null)
 
 
 class CodeIn(_In):
@@ -335,6 +364,17 @@ class CodeIn(_In):
     name: str
     description: str
     codeTypeExternalId: NonEmpty
+    orderingSequence: str | None = Field(
+        None, description="Optional (published): sort key in the product; not null.")
+    group: str | None = Field(None, description="Optional (published): a group; not null.")
+    userGroupExternalIds: list[str] | None = Field(
+        None, description="Optional (published): user group external ids; not null.")
+    isDisabled: bool | None = Field(
+        None, description="Optional (published): the code is disabled; not null.")
+
+    _never_null = field_validator(
+        "orderingSequence", "group", "userGroupExternalIds", "isDisabled", mode="before"
+    )(_not_null)
 
 
 class CodeRangeIn(_In):
@@ -358,6 +398,7 @@ class ClientOut(_Stored):
     name: str
     callSign: str
     description: str
+    type: str | None = None
 
 
 class InitiativeOut(_Stored):
@@ -372,6 +413,10 @@ class InitiativeOut(_Stored):
     clientExternalId: str | None
     unitIncrements: int | float | None
     status: str
+    externalGroupIds: list[str] | None = None
+    locale: str | None = None
+    allowFrom: str | None = None
+    allowTo: str | None = None
 
 
 class CodeTypeOut(_Stored):
@@ -382,6 +427,7 @@ class CodeTypeOut(_Stored):
     semanticType: SemanticType | None
     customerDefaultable: bool
     userDefaultable: bool
+    orderingSequence: str | None = None
 
 
 class CodeOut(_Stored):
@@ -391,6 +437,10 @@ class CodeOut(_Stored):
     name: str
     description: str
     codeTypeExternalId: str
+    orderingSequence: str | None = None
+    group: str | None = None
+    userGroupExternalIds: list[str] | None = None
+    isDisabled: bool | None = None
 
 
 class CodeRangeOut(_Out):

@@ -9,6 +9,7 @@ renderers here also serve the administration listing.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -17,7 +18,17 @@ from ..exceptions import Conflict, NotFound, Unprocessable
 from .core import dedupe, format_timestamp, new_id, number
 from .profiles import ProfileStore
 
-__all__ = ["IngressStore"]
+__all__ = ["OPTIONAL_FIELDS", "IngressStore"]
+
+#: The optional fields the service publishes beyond the spec, per import: stored as sent
+#: (an import replaces them: a field left out, or null, is no longer held) and shown in the
+#: record only when held.
+OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
+    "clients": ("type",),
+    "initiatives": ("externalGroupIds", "locale", "allowFrom", "allowTo"),
+    "code_types": ("orderingSequence",),
+    "codes": ("orderingSequence", "group", "userGroupExternalIds", "isDisabled"),
+}
 
 
 class IngressStore(ProfileStore):
@@ -63,6 +74,7 @@ class IngressStore(ProfileStore):
                 {"name": body["name"], "call_sign": body["callSign"],
                  "description": body["description"]},
             )
+            self._set_extras(db, record_id, "clients", body)
             return self._client_record(db, record_id)
 
     def import_initiative(
@@ -108,6 +120,7 @@ class IngressStore(ProfileStore):
                  "client_id": client["id"], "unit_increments": float(body["unitIncrements"]),
                  "status": body["status"]},
             )
+            self._set_extras(db, record_id, "initiatives", body)
             return self._initiative_record(db, record_id)
 
     def import_code_type(
@@ -143,6 +156,7 @@ class IngressStore(ProfileStore):
                  "customer_defaultable": int(body["customerDefaultable"]),
                  "user_defaultable": int(body["userDefaultable"])},
             )
+            self._set_extras(db, record_id, "code_types", body)
             return self._code_type_record(db, record_id)
 
     def import_code(
@@ -187,6 +201,7 @@ class IngressStore(ProfileStore):
                 {"name": body["name"], "description": body["description"],
                  "code_type_id": code_type["id"]},
             )
+            self._set_extras(db, record_id, "codes", body)
             return self._code_record(db, record_id)
 
     def set_code_range(
@@ -328,11 +343,29 @@ class IngressStore(ProfileStore):
         return found
 
     @staticmethod
+    def _set_extras(
+        db: sqlite3.Connection, record_id: str, table: str, body: dict[str, Any]
+    ) -> None:
+        extras = {k: body[k] for k in OPTIONAL_FIELDS[table] if body.get(k) is not None}
+        db.execute("DELETE FROM import_extras WHERE record_id = ?", (record_id,))
+        if extras:
+            db.execute("INSERT INTO import_extras (record_id, fields) VALUES (?, ?)",
+                       (record_id, json.dumps(extras)))
+
+    @staticmethod
+    def _extras(db: sqlite3.Connection, record_id: str) -> dict[str, Any]:
+        row = db.execute(
+            "SELECT fields FROM import_extras WHERE record_id = ?", (record_id,)
+        ).fetchone()
+        return dict(json.loads(row[0])) if row is not None else {}
+
+    @staticmethod
     def _client_record(db: sqlite3.Connection, record_id: str) -> dict[str, Any]:
         r = db.execute("SELECT * FROM clients WHERE id = ?", (record_id,)).fetchone()
         return {
             "_id": r["id"], "externalId": r["external_id"], "name": r["name"],
             "callSign": r["call_sign"], "description": r["description"],
+            **IngressStore._extras(db, record_id),
             "createdAt": format_timestamp(r["created_at"]),
             "updatedAt": format_timestamp(r["updated_at"]),
         }
@@ -349,6 +382,7 @@ class IngressStore(ProfileStore):
             "externalId": r["external_id"], "name": r["name"], "description": r["description"],
             "callSign": r["call_sign"], "clientExternalId": r["client_external_id"],
             "unitIncrements": number(r["unit_increments"]), "status": r["status"],
+            **IngressStore._extras(db, record_id),
             "createdAt": format_timestamp(r["created_at"]),
             "updatedAt": format_timestamp(r["updated_at"]),
         }
@@ -361,6 +395,7 @@ class IngressStore(ProfileStore):
             "semanticType": r["semantic_type"],
             "customerDefaultable": bool(r["customer_defaultable"]),
             "userDefaultable": bool(r["user_defaultable"]),
+            **IngressStore._extras(db, record_id),
             "createdAt": format_timestamp(r["created_at"]),
             "updatedAt": format_timestamp(r["updated_at"]),
         }
@@ -375,6 +410,7 @@ class IngressStore(ProfileStore):
         return {
             "_id": r["id"], "externalId": r["external_id"], "name": r["name"],
             "description": r["description"], "codeTypeExternalId": r["type_external_id"],
+            **IngressStore._extras(db, record_id),
             "createdAt": format_timestamp(r["created_at"]),
             "updatedAt": format_timestamp(r["updated_at"]),
         }

@@ -122,6 +122,7 @@ def _add_import_route(
     router.add_api_route(
         f"/api/v1/customers/{{customerId:seg}}/{kind}/import", endpoint, methods=["POST"],
         name=name, operation_id=name, status_code=201, response_model=model_out,
+        response_model_exclude_unset=True,  # an optional field not held is not shown
         tags=["ingress"], summary=summary + " (upsert by externalId)",
         responses=problems(*AUTH, 422, *FAULTS),
     )
