@@ -465,3 +465,57 @@ def test_a_long_range_is_sent_in_parts_of_2500_when_the_service_adds(
     again = fresh_client.plan({"code_ranges": ranges}, journal=journal, code_range_post="add")
     assert again.requests == 0 and set(again.rows["action"]) == {"unchanged"}
     assert _range_requests(sandbox) == 4
+
+
+# -- the optional fields the service publishes: validated, sent when given, stored -------------
+
+
+def test_published_optional_fields_round_trip_to_the_service(
+    fresh_client: Client, sandbox, tmp_path
+) -> None:
+    firm = {
+        "clients": pd.DataFrame({"externalId": ["C-1", "C-2"], "name": "n", "callSign": "1",
+                                 "description": "d", "type": ["parent", ""]}),
+        "initiatives": pd.DataFrame({
+            "billingType": ["billable"] * 2, "externalId": ["M-1", "M-2"], "name": "n",
+            "description": "d", "callSign": "1", "clientExternalId": "C-1",
+            "unitIncrements": 360, "status": "active", "locale": ["fr-CA", None],
+            "allowFrom": ["2026-01-01", ""], "allowTo": ["2026-12-31", ""],
+            "externalGroupIds": ["G1; G2", ""]}),
+        "code_types": pd.DataFrame({
+            "externalId": ["T"], "name": ["T"], "semanticType": ["task"],
+            "customerDefaultable": [True], "userDefaultable": [True],
+            "orderingSequence": ["010"]}),
+        "codes": pd.DataFrame({
+            "externalId": ["L1", "L2"], "name": "n", "description": "",
+            "codeTypeExternalId": "T", "orderingSequence": ["a", ""], "group": ["lit", ""],
+            "isDisabled": ["TRUE", ""], "userGroupExternalIds": ['["UG 1", "UG;2"]', ""]}),
+    }
+    planned = fresh_client.onboard(firm, dry_run=True, progress=False).payloads
+    assert planned["clients"]["payload"].tolist()[1] == {
+        "externalId": "C-2", "name": "n", "callSign": "1", "description": "d"}  # none sent
+    journal = tmp_path / "firm.jsonl"
+    report = fresh_client.onboard(firm, journal=journal, progress=False)
+    assert report.ok, report.failures
+    cid = fresh_client.customer_id
+
+    def held(kind: str) -> dict[str, dict]:
+        return {r["externalId"]: r for r in sandbox.admin.records(kind, customer_id=cid)}
+
+    assert held("clients")["C-1"]["type"] == "parent" and "type" not in held("clients")["C-2"]
+    m1, m2 = held("initiatives")["M-1"], held("initiatives")["M-2"]
+    assert (m1["locale"], m1["allowFrom"], m1["allowTo"], m1["externalGroupIds"]) == (
+        "fr-CA", "2026-01-01", "2026-12-31", ["G1", "G2"])
+    assert not {"locale", "allowFrom", "allowTo", "externalGroupIds"} & set(m2)
+    assert held("code-types")["T"]["orderingSequence"] == "010"
+    l1, l2 = held("codes")["L1"], held("codes")["L2"]
+    assert (l1["orderingSequence"], l1["group"], l1["isDisabled"],
+            l1["userGroupExternalIds"]) == ("a", "lit", True, ["UG 1", "UG;2"])
+    assert not {"orderingSequence", "group", "isDisabled", "userGroupExternalIds"} & set(l2)
+    # the plan compares them like any field: a change is an update of that field only
+    changed = {**firm, "codes": firm["codes"].assign(group=["tax", ""])}
+    plan = fresh_client.plan(changed, journal=journal)
+    assert plan.requests == 1
+    update = plan.rows[plan.rows["action"] == "update"].iloc[0]
+    assert (update["externalId"], update["changed"]) == ("L1", {"group": {"old": "lit",
+                                                                          "new": "tax"}})

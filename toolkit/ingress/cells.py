@@ -155,6 +155,8 @@ def _coerce_list(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
 
 def _date_value(v: Any) -> tuple[str | None, bool]:
     """One cell as ``YYYY-MM-DD``, and whether it could be read."""
+    if v is None or v is pd.NaT or v is pd.NA or (isinstance(v, float) and np.isnan(v)):
+        return None, True
     if isinstance(v, pd.Timestamp | dt.datetime):
         moment = pd.Timestamp(v)
         return moment.strftime("%Y-%m-%d"), moment == moment.normalize()
@@ -168,8 +170,6 @@ def _date_value(v: Any) -> tuple[str | None, bool]:
             return text, bool(_DATE.fullmatch(text)) and bool(dt.date.fromisoformat(text))
         except ValueError:
             return text, False
-    if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA or v is pd.NaT:
-        return None, True
     return None, False
 
 

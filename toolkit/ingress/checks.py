@@ -86,8 +86,13 @@ __all__ = [
     "format_failures",
 ]
 
-_FINAL_DTYPES = {"text": "str", "free_text": "str", "number": "int64", "bool": "bool"}
-_WORK_DTYPES = {"text": "str", "free_text": "str", "number": "Float64", "bool": "boolean"}
+_FINAL_DTYPES = {
+    "text": "str", "free_text": "str", "number": "int64", "bool": "bool", "list": "object",
+    "date": "str",
+}
+_WORK_DTYPES = {**_FINAL_DTYPES, "number": "Float64", "bool": "boolean"}
+#: final dtype of a nullable column, per kind (``str`` for the others)
+_NULLABLE_DTYPES = {"bool": "boolean", "list": "object"}
 
 
 def _spec_for(table: str) -> TableSpec:
@@ -237,11 +242,14 @@ def _empty_frame(spec: TableSpec, index: pd.Index) -> pd.DataFrame:
 
 
 def _finalize(spec: TableSpec, frame: pd.DataFrame) -> pd.DataFrame:
-    out = frame.loc[:, list(spec.columns)]
+    columns = [c for c in spec.columns if c in frame.columns]  # optional ones may be left out
+    out = frame.loc[:, columns]
     dtypes = {
-        c: "str" if c in spec.nullable else _FINAL_DTYPES[spec.kinds[c]] for c in spec.columns
+        c: _NULLABLE_DTYPES.get(spec.kinds[c], "str") if c in spec.nullable
+        else _FINAL_DTYPES[spec.kinds[c]]
+        for c in columns
     }
-    for c in spec.columns:
+    for c in columns:
         if spec.kinds[c] == "number" and not _all_whole(out[c]):
             dtypes[c] = "float64"  # a fraction is sent as given
     return out.astype(dtypes)
@@ -284,7 +292,7 @@ def _column_failures(
     expected = list(spec.columns)
     present = [str(c) for c in names]
     duplicated = sorted({c for c in present if present.count(c) > 1}, key=present.index)
-    missing = [c for c in expected if c not in present]
+    missing = [c for c in expected if c not in present and c not in spec.optional]
     unexpected = [c for c in dict.fromkeys(present) if c not in expected]
     for col in missing:
         near = _closest(col, unexpected)
@@ -344,7 +352,9 @@ def _allowed_message(spec: TableSpec, column: str, raw: Any) -> str:
 def _allowed_text_message(table: str, column: str, raw: str | None) -> str:
     allowed = _allowed(table, column)
     msg = f"{column} must be one of {', '.join(allowed)} (case-sensitive)"
-    if column in TABLES[table].nullable:
+    if column in TABLES[table].optional:
+        msg += ", or empty (not sent)"
+    elif column in TABLES[table].nullable:
         msg += ", or empty for null"
     if raw is None:
         return msg
