@@ -18,7 +18,7 @@ import inspect
 import os
 from collections.abc import Callable, Collection, Mapping
 from types import TracebackType
-from typing import Any, Concatenate, Literal, ParamSpec, Self, TypeVar
+from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
 import pandas as pd
 
@@ -36,6 +36,7 @@ from toolkit.errors import ConfigError
 from toolkit.ingress import imports
 from toolkit.ingress.plan import failures as plan_failures
 from toolkit.ingress.plan import plan as make_plan
+from toolkit.ingress.ranges import CodeRangePost
 from toolkit.starring import operations as starring
 
 # besides the facade, the lower names the command line needs (``toolkit.cli`` reads no module
@@ -432,7 +433,7 @@ class Client:
         progress: bool = True,
         journal: str | os.PathLike[str] | Journal | None = None,
         dry_run: bool = False,
-        code_range_post: Literal["replace", "add"] = "replace",
+        code_range_post: CodeRangePost = "replace",
     ) -> pd.DataFrame:
         return imports.import_table(
             self.connection, "code_ranges", df, columns=columns, validate=validate, workers=workers,

@@ -72,7 +72,7 @@ from toolkit.core.frames import MAX_WHOLE
 from toolkit.errors import ValidationError
 from toolkit.ingress.cells import COERCERS
 from toolkit.ingress.models import TABLES, TableSpec
-from toolkit.ingress.ranges import check_post, long_ranges
+from toolkit.ingress.ranges import CodeRangePost, check_post, long_ranges
 from toolkit.ingress.readers import line_numbers, match_headers
 from toolkit.ingress.text import lookalikes, unsendable_text, warn_lookalikes
 
@@ -392,7 +392,7 @@ def check_frame(
     *,
     columns: Mapping[str, str] | None = None,
     references: Mapping[str, Collection[str]] | None = None,
-    code_range_post: str = "replace",
+    code_range_post: CodeRangePost = "replace",
 ) -> CheckResult:
     """Check one import table and report every problem at once, without raising on bad data.
 
@@ -698,7 +698,7 @@ def check(
     df: pd.DataFrame,
     *,
     columns: Mapping[str, str] | None = None,
-    code_range_post: str = "replace",
+    code_range_post: CodeRangePost = "replace",
 ) -> pd.DataFrame:
     """Coerce and validate one import table, returning the frame ready for payloads.
 

@@ -32,7 +32,7 @@ from toolkit.errors import ConfigError, Interrupted, ValidationError
 from toolkit.ingress.checks import check
 from toolkit.ingress.plan import ACTION_DTYPE, IMPORTS, PARENTS, Plan, read_source, table_calls
 from toolkit.ingress.plan import plan as make_plan
-from toolkit.ingress.ranges import check_post, merge_parts, send_in_parts
+from toolkit.ingress.ranges import CodeRangePost, check_post, merge_parts, send_in_parts
 from toolkit.ingress.validation import ValidationReport
 
 __all__ = ["IMPORTS", "OnboardReport", "import_table", "onboard"]
@@ -63,7 +63,7 @@ def import_table(
     progress: bool = True,
     journal: str | os.PathLike[str] | Journal | None = None,
     dry_run: bool = False,
-    code_range_post: str = "replace",
+    code_range_post: CodeRangePost = "replace",
 ) -> pd.DataFrame:
     """Validate a frame and import it one record per request; one result row per input row.
 
@@ -223,7 +223,7 @@ def onboard(
     mirror: bool = False,
     max_deactivate: int | None = None,
     columns: Mapping[str, str] | Mapping[str, Mapping[str, str]] | None = None,
-    code_range_post: str = "replace",
+    code_range_post: CodeRangePost = "replace",
 ) -> OnboardReport:
     """Validate a whole firm, plan it against the journal and send the plan, parents first.
 

@@ -45,7 +45,7 @@ from toolkit.core.frames import FrameLike, as_frames, unique_rows
 from toolkit.errors import ConfigError
 from toolkit.ingress.models import TABLES
 from toolkit.ingress.payloads import to_code_range_payloads, to_payloads
-from toolkit.ingress.ranges import split
+from toolkit.ingress.ranges import CodeRangePost, split
 from toolkit.ingress.readers import with_lines, write_table
 from toolkit.ingress.validation import ValidationReport, load_folder, validate
 
@@ -111,7 +111,7 @@ def _table(table: str) -> tuple[Endpoint, str]:
 
 
 def table_calls(
-    table: str, df: pd.DataFrame, code_range_post: str = "replace"
+    table: str, df: pd.DataFrame, code_range_post: CodeRangePost = "replace"
 ) -> tuple[list[Call], list[list[Any]]]:
     """The calls of a checked frame, and the input row labels each call stands for.
 
@@ -399,7 +399,7 @@ def plan(
     columns: Mapping[str, str] | Mapping[str, Mapping[str, str]] | None = None,
     known: Mapping[str, Iterable[str]] | None = None,
     max_deactivate: int | None = None,
-    code_range_post: str = "replace",
+    code_range_post: CodeRangePost = "replace",
 ) -> Plan:
     """What onboarding ``source`` will do, record by record; nothing is sent.
 

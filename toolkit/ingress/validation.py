@@ -45,6 +45,7 @@ from toolkit.core.frames import FrameLike, as_pandas
 from toolkit.errors import ConfigError, InputWarning, ValidationError
 from toolkit.ingress.checks import CheckResult, check_frame, format_failures
 from toolkit.ingress.models import TABLES
+from toolkit.ingress.ranges import CodeRangePost
 from toolkit.ingress.readers import (
     IGNORED,
     TABLE_SUFFIXES,
@@ -327,7 +328,7 @@ def validate(
     code_ranges: FrameLike | None = None,
     known: Mapping[str, Iterable[str]] | None = None,
     columns: Mapping[str, str] | Mapping[str, Mapping[str, str]] | None = None,
-    code_range_post: str = "replace",
+    code_range_post: CodeRangePost = "replace",
 ) -> ValidationReport:
     """Check every given import table and the references between them, reporting all at once.
 
