@@ -156,7 +156,7 @@ def test_closed_identity_port_ends_a_1000_row_run_within_10_seconds_naming_the_h
 ) -> None:
     client = Client(fresh_client.customer_id, fresh_client.client_id,
                     fresh_client.auth._secret, f"http://127.0.0.1:{unused_port}", sandbox.url,
-                    retries=5)
+                    audience=sandbox.audience, retries=5)
     start = time.monotonic()
     result = client.import_clients(_clients(1000, prefix="CLOSED"), progress=False)
     assert time.monotonic() - start < 10
