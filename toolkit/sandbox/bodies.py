@@ -219,6 +219,14 @@ Locale = Literal[
 """The 17 BCP-47 tags an initiative's ``locale`` may be (published)."""
 
 
+def _never_null_schema(schema: dict[str, Any]) -> None:
+    """The JSON schema of a field that may be left out but is never null: its non-null form."""
+    branches = [b for b in schema.pop("anyOf", []) if b.get("type") != "null"]
+    if branches:
+        schema.update(branches[0])
+    schema.pop("default", None)
+
+
 def _not_null(value: Any) -> Any:
     """An optional field the service publishes without ``nullable``: absent, never null."""
     if value is None:
@@ -312,7 +320,8 @@ class ClientIn(_In):
     callSign: str
     description: str
     type: Literal["client", "parent"] | None = Field(
-        None, description="Optional (published): `client` or `parent`; not null.")
+        None, description="Optional (published): `client` or `parent`; not null.",
+        json_schema_extra=_never_null_schema)
 
     _never_null = field_validator("type", mode="before")(_not_null)
 
@@ -352,7 +361,8 @@ class CodeTypeIn(_In):
     customerDefaultable: bool
     userDefaultable: bool
     orderingSequence: str | None = Field(
-        None, description="Optional (published): sort key in the product; not null.")
+        None, description="Optional (published): sort key in the product; not null.",
+        json_schema_extra=_never_null_schema)
 
     _never_null = field_validator("orderingSequence", mode="before")(_not_null)
 
@@ -365,12 +375,17 @@ class CodeIn(_In):
     description: str
     codeTypeExternalId: NonEmpty
     orderingSequence: str | None = Field(
-        None, description="Optional (published): sort key in the product; not null.")
-    group: str | None = Field(None, description="Optional (published): a group; not null.")
+        None, description="Optional (published): sort key in the product; not null.",
+        json_schema_extra=_never_null_schema)
+    group: str | None = Field(
+        None, description="Optional (published): a group; not null.",
+        json_schema_extra=_never_null_schema)
     userGroupExternalIds: list[str] | None = Field(
-        None, description="Optional (published): user group external ids; not null.")
+        None, description="Optional (published): user group external ids; not null.",
+        json_schema_extra=_never_null_schema)
     isDisabled: bool | None = Field(
-        None, description="Optional (published): the code is disabled; not null.")
+        None, description="Optional (published): the code is disabled; not null.",
+        json_schema_extra=_never_null_schema)
 
     _never_null = field_validator(
         "orderingSequence", "group", "userGroupExternalIds", "isDisabled", mode="before"
