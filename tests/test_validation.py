@@ -543,3 +543,18 @@ def test_published_optional_fields_are_validated_as_published() -> None:
     assert "fr-CA" in message and "not sent" in message
     # a frame without them is complete: they are optional columns
     assert validate(clients=clients.drop(columns="type")).ok
+
+
+def test_a_list_cell_goes_to_the_workbook_as_a_json_list_and_reads_back(tmp_path) -> None:
+    codes = pd.DataFrame({"externalId": ["L1"], "name": ["n"], "description": ["d"],
+                          "codeTypeExternalId": ["T"], "userGroupExternalIds": [["UG1", "U;G2"]],
+                          "isDisabled": ["maybe"]})
+    report = validate(codes=codes)
+    assert set(report.errors["column"]) == {"isDisabled"}
+    back = load_folder(report.to_excel(tmp_path / "fix.xlsx"))
+    assert back["codes"]["userGroupExternalIds"].tolist() == ['["UG1", "U;G2"]']
+    again = validate(codes=back["codes"])
+    assert set(again.errors["column"]) == {"isDisabled"}
+    assert again.frames["codes"].empty
+    fixed = validate(codes=back["codes"].assign(isDisabled="false"))
+    assert fixed.frames["codes"]["userGroupExternalIds"].tolist() == [["UG1", "U;G2"]]

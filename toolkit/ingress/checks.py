@@ -21,17 +21,21 @@ once). :attr:`CheckResult.ok` means no errors.
    :data:`toolkit.ingress.readers.COLUMN_ALIASES` (``Matter ID`` -> ``initiativeExternalId`` in
    code ranges, ``Client Code`` -> ``callSign``). A header named exactly as the spec wins; two
    other headers for one field, or one header fitting two fields, is an error naming both.
-   Column names: the frame must then hold exactly the spec's columns. A missing or unexpected
-   column is reported with the closest match (``callSigns`` -> ``callSign``).
-2. Coercion, a step we control rather than pandera's ``coerce``: what CSV, Excel and Parquet
-   loading commonly yields becomes a proper value where that is unambiguous (``360.0``,
-   ``"360"`` -> 360, ``"360.5"`` -> 360.5; ``TRUE``, ``"false"``, 1, 0 -> booleans; an empty
-   cell -> missing in an id or enum column, ``""`` in a free-text column, null for
-   ``semanticType``) and a ``type`` failure row where it is not (``"abc"``, ``"yes"``).
+   Column names: the frame must then hold exactly the spec's columns, plus any of the optional
+   columns the service publishes beyond the spec (:mod:`toolkit.ingress.models`). A missing or
+   unexpected column is reported with the closest match (``callSigns`` -> ``callSign``).
+2. Coercion (:mod:`toolkit.ingress.cells`), a step we control rather than pandera's
+   ``coerce``: what CSV, Excel and Parquet loading commonly yields becomes a proper value where
+   that is unambiguous (``360.0``, ``"360"`` -> 360, ``"360.5"`` -> 360.5; ``TRUE``,
+   ``"false"``, 1, 0 -> booleans; an empty cell -> missing in an id or enum column, ``""`` in a
+   free-text column, null for ``semanticType``, not sent in an optional column) and a ``type``
+   failure row where it is not (``"abc"``, ``"yes"``).
 3. The pandera model, with ``lazy=True``: required values, non-blank text, case-sensitive enums,
    ``unitIncrements > 0`` and whole, unique keys, identifiers without surrounding whitespace.
 4. Optional references (column -> set of allowed ids), used by
-   :func:`toolkit.ingress.validation.validate`.
+   :func:`toolkit.ingress.validation.validate`; and the size of each code range
+   (``range_size``: at most 2500 codes, unless ``code_range_post="add"``,
+   :mod:`toolkit.ingress.ranges`).
 
 Failure frame columns (:data:`FAILURE_COLUMNS`): ``table``, ``row`` (the input index label;
 None for a column-level problem), ``externalId`` (the row's key; for code ranges the
