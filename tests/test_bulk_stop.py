@@ -156,7 +156,7 @@ def test_closed_identity_port_ends_a_1000_row_run_within_10_seconds_naming_the_h
 ) -> None:
     client = Client(fresh_client.customer_id, fresh_client.client_id,
                     fresh_client.auth._secret, f"http://127.0.0.1:{unused_port}", sandbox.url,
-                    retries=5)
+                    audience=sandbox.audience, retries=5)
     start = time.monotonic()
     result = client.import_clients(_clients(1000, prefix="CLOSED"), progress=False)
     assert time.monotonic() - start < 10
@@ -188,7 +188,7 @@ def test_closed_port_fails_the_whole_onboarding_once_not_per_table(
 @pytest.mark.parametrize("url", ["localhost:8765", "http://", "ftp://host", "http://h:port"])
 def test_a_malformed_url_is_refused_when_the_client_is_built(url: str) -> None:
     with pytest.raises(ConfigError, match="TOOLKIT_TIME_URL"):
-        Client("c", "i", "s", "http://127.0.0.1:1", url)
+        Client("c", "i", "s", "http://127.0.0.1:1", url, audience="a")
 
 
 # -- what cannot be known -------------------------------------------------------------------------

@@ -56,12 +56,57 @@ def test_from_env_reads_the_env_file_the_sandbox_writes(sandbox, tmp_path, monke
 
 def test_from_env_names_every_missing_variable(tmp_path, monkeypatch) -> None:
     for var in ("TOOLKIT_CUSTOMER_ID", "TOOLKIT_CLIENT_ID", "TOOLKIT_CLIENT_SECRET",
-                "TOOLKIT_AUTH_URL", "TOOLKIT_TIME_URL"):
+                "TOOLKIT_AUTH_URL", "TOOLKIT_TIME_URL", "TOOLKIT_AUDIENCE"):
         monkeypatch.delenv(var, raising=False)
     with pytest.raises(ConfigError) as info:
         Client.from_env(tmp_path / "missing.env")
-    for var in ("TOOLKIT_CUSTOMER_ID", "TOOLKIT_CLIENT_SECRET", "TOOLKIT_TIME_URL"):
+    for var in ("TOOLKIT_CUSTOMER_ID", "TOOLKIT_CLIENT_SECRET", "TOOLKIT_TIME_URL",
+                "TOOLKIT_AUDIENCE"):
         assert var in str(info.value)
+
+
+def _token_requests(sandbox) -> int:  # noqa: ANN001
+    routes = sandbox.admin.stats()["routes"]
+    return sum(v["count"] for k, v in routes.items() if "oauth/token" in k)
+
+
+def test_a_missing_audience_is_a_config_error_naming_it_before_any_request(
+    sandbox, tmp_path
+) -> None:
+    sandbox.admin.reset_stats()
+    creds = (sandbox.customer_id, sandbox.client_id, sandbox.client_secret, sandbox.url,
+             sandbox.url)
+    for audience in (None, ""):
+        with pytest.raises(ConfigError, match="TOOLKIT_AUDIENCE"):
+            Client(*creds, audience=audience)
+    env = {k: v for k, v in sandbox.env().items() if k != "TOOLKIT_AUDIENCE"}
+    with pytest.raises(ConfigError, match="TOOLKIT_AUDIENCE"):
+        Client.from_env(None, environ=env)
+    with pytest.raises(ConfigError, match="TOOLKIT_AUDIENCE"):
+        TokenProvider(sandbox.token_url, sandbox.client_id, sandbox.client_secret, "")
+    assert _token_requests(sandbox) == 0 and sandbox.admin.stats()["total"] == 0
+    # with it, the token request carries it and the service accepts it
+    Client(*creds, audience=sandbox.audience).auth.token()
+    assert _token_requests(sandbox) == 1
+
+
+def test_an_expires_in_given_as_a_double_sets_the_same_lifetime(sandbox) -> None:
+    now = [0.0]
+    tp = TokenProvider(sandbox.token_url, sandbox.client_id, sandbox.client_secret,
+                       sandbox.audience, clock=lambda: now[0])
+    send = tp._transport.send
+
+    def as_double(*args: Any, **kwargs: Any) -> Any:
+        reply = send(*args, **kwargs)
+        reply.body["expires_in"] = float(reply.body["expires_in"])  # 86400.0, as published
+        return reply
+
+    tp._transport.send = as_double  # type: ignore[method-assign]
+    first = tp.token()
+    now[0] = 86400 - 301
+    assert tp.token() == first and tp.fetches == 1
+    now[0] = 86400 - 299
+    assert tp.token() != first and tp.fetches == 2
 
 
 def test_token_is_fetched_lazily_once_and_reused(fresh_client: Client, sandbox) -> None:
@@ -140,7 +185,7 @@ def test_another_customers_path_is_refused(client: Client, sandbox) -> None:
 
 def test_no_answer_is_a_transport_error(unused_port: int) -> None:
     url = f"http://127.0.0.1:{unused_port}"
-    c = Client("c", "i", "s", url, url, retries=1, timeout=1)
+    c = Client("c", "i", "s", url, url, audience="a", retries=1, timeout=1)
     with pytest.raises(TransportError) as info:
         c.call("user", path={"userId": "x"})
     assert isinstance(info.value, ConnectionError)
@@ -250,7 +295,8 @@ def test_each_wrapped_method_shows_its_operations_parameters_and_docstring() -> 
 def test_each_import_method_takes_import_tables_keywords_and_docstring(table: str) -> None:
     method = getattr(Client, f"import_{table}")
     assert method.__qualname__ == f"Client.import_{table}"
-    assert _params(method, {"self"}) == _params(import_table, {"conn", "table"})
+    only_ranges = set() if table == "code_ranges" else {"code_range_post"}
+    assert _params(method, {"self"}) == _params(import_table, {"conn", "table", *only_ranges})
     doc = method.__doc__ or ""
     assert "one result row per input row" in doc and f"client.import_{table}(" in doc
     assert "table:" not in doc and "conn:" not in doc
@@ -271,3 +317,43 @@ def test_a_client_closes_its_sessions_and_works_in_a_with_block(sandbox) -> None
         assert c.transport._sessions
     assert c.transport._sessions == []
     assert c.call("starred", params={"timekeeperExternalId": "TK-101"}) is not None
+
+
+# -- error texts: the reason of an error body, whatever its shape -------------------------------
+
+#: the bytes a NestJS service answers for a body its ValidationPipe refuses
+NESTJS_400 = (
+    b'{"statusCode":400,"message":["name must be shorter than or equal to 10 characters",'
+    b'"callSign should not be empty"],"error":"Bad Request"}'
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "text", "expected"),
+    [
+        (NESTJS_400, 400, b"", "name must be shorter than or equal to 10 characters; "
+                                "callSign should not be empty"),
+        (b'{"statusCode":404,"message":"Cannot POST /x","error":"Not Found"}', 404, b"",
+         "Cannot POST /x"),
+        (b'{"statusCode":500,"message":"Internal server error"}', 500, b"",
+         "Internal server error"),
+        (b'{"title":"Conflict","detail":"taken"}', 409, b"", "taken"),
+        (b'{"title":"Conflict"}', 409, b"", "Conflict"),
+        (b'{"errors":[{"pointer":"#/name","detail":"too long"}]}', 422, b"",
+         "#/name: too long"),
+        (b'{"message":"rate limit exceeded"}', 429, b"", "rate limit exceeded"),
+        (b'{"error":"invalid_client","error_description":"bad secret"}', 401, b"", "bad secret"),
+        (None, 409, b"externalId 'C1' exists\n", "HTTP 409: externalId 'C1' exists"),
+        (None, 400, b"", "HTTP 400 Bad Request"),
+        (b"{}", 400, b"", "HTTP 400 Bad Request"),
+    ],
+)
+def test_error_text_reads_every_body_shape(
+    body: bytes | None, status: int, text: bytes, expected: str
+) -> None:
+    import orjson
+
+    from toolkit.core.http import error_text
+
+    parsed = orjson.loads(body) if body is not None else None
+    assert error_text(parsed, status, body or text) == expected

@@ -210,6 +210,7 @@ def test_an_unreachable_service_is_retried_by_the_retry_policy(tmp_path, monkeyp
     (tmp_path / "firms.toml").write_text(
         '[firms.nowhere]\ncustomer_id = "c"\nclient_id = "i"\nclient_secret_env = '
         '"NOWHERE_SECRET"\nauth_url = "http://127.0.0.1:9"\ntime_url = "http://127.0.0.1:9"\n'
+        'audience = "a"\n'
         'journal = "j.jsonl"\nsync = "lake"\n'
     )
     built = assets(load(tmp_path / "firms.toml"), retry_policy=dg.RetryPolicy(max_retries=2))

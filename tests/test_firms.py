@@ -22,6 +22,7 @@ client_id = "app-1"
 client_secret_env = "HARBOR_LANE_SECRET"
 auth_url = "https://auth.example"
 time_url = "https://time.example"
+audience = "https://time.example"
 source = "extracts/harbor-lane"
 journal = "state/harbor-lane.jsonl"
 sync = "lake/harbor-lane"
@@ -33,6 +34,7 @@ client_id = "app-2"
 client_secret_file = "secrets/north-quay"
 auth_url = "https://auth.example"
 time_url = "https://time.example"
+audience = "https://time.example"
 journal = "state/north-quay.jsonl"
 sync = "lake/north-quay"
 sync_since = 2026-01-31
@@ -67,7 +69,7 @@ def _firm(**changes: object) -> str:
     base = {
         "customer_id": '"c"', "client_id": '"i"', "client_secret_env": '"S"',
         "auth_url": '"https://a.example"', "time_url": '"https://t.example"',
-        "journal": '"j.jsonl"', "sync": '"lake"',
+        "audience": '"https://t.example"', "journal": '"j.jsonl"', "sync": '"lake"',
     }
     base.update({k: v for k, v in changes.items() if v is not None})
     lines = [f"{k} = {v}" for k, v in base.items() if changes.get(k, "") is not None]
@@ -80,6 +82,7 @@ def _firm(**changes: object) -> str:
         (_firm(customer_id=None), "firm 'acme', key 'customer_id': is missing"),
         (_firm(customer_id="7"), "firm 'acme', key 'customer_id': must be a string, not 7"),
         (_firm(client_id='""'), "firm 'acme', key 'client_id': is empty"),
+        (_firm(audience=None), "firm 'acme', key 'audience': is missing"),
         (_firm(clent_id='"x"'), "firm 'acme', key 'clent_id': unknown key (did you mean "
                                 "'client_id'?)"),
         (_firm(client_secret_env=None), "firm 'acme', key 'client_secret_env': give the secret "

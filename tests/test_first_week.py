@@ -155,7 +155,7 @@ def test_an_unreachable_service_says_could_not_reach_the_host(
 
 def test_export_refuses_an_ambiguous_date_before_any_request(unused_port: int) -> None:
     dead = f"http://127.0.0.1:{unused_port}"
-    client = toolkit.Client("c", "i", "s", dead, dead)
+    client = toolkit.Client("c", "i", "s", dead, dead, audience="a")
     with pytest.raises(ConfigError) as info:
         client.export_entries("11/12/2026", "2026-12-20")
     assert str(info.value) == (
@@ -167,7 +167,7 @@ def test_export_sync_and_reconcile_refuse_ambiguous_dates_with_the_same_words(
     tmp_path: Path, unused_port: int
 ) -> None:
     dead = f"http://127.0.0.1:{unused_port}"
-    client = toolkit.Client("c", "i", "s", dead, dead)
+    client = toolkit.Client("c", "i", "s", dead, dead, audience="a")
     core = re.escape("'11/12/2026' reads differently day first (2026-12-11) and month first "
                      "(2026-11-12), so it is refused, never guessed")
     with pytest.raises(ConfigError, match=core):

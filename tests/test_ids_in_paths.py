@@ -37,7 +37,7 @@ def test_the_toolkit_encodes_every_reserved_character_and_the_dot() -> None:
     from toolkit.core.connection import Connection
     from toolkit.core.settings import Settings
 
-    conn = Connection(Settings("c", "i", "s", "http://a", "http://t"))
+    conn = Connection(Settings("c", "i", "s", "http://a", "http://t", audience="a"))
     url = conn.url("import_code_ranges", initiativeExternalId="../a?b#c%d e")
     assert url.endswith("/initiatives/%2E%2E%2Fa%3Fb%23c%25d%20e/codes")
 
@@ -98,10 +98,16 @@ def test_the_sandbox_routes_encoded_slashes_and_dots_to_the_record(sandbox, tena
         "externalId": "C", "name": "", "callSign": "", "description": ""}).status_code == 201
     assert tenant.api("POST", "/api/v1/customers/{cid}/initiatives/import",
                       json=body).status_code == 201
+    assert tenant.api("POST", "/api/v1/customers/{cid}/code-types/import", json={
+        "externalId": "T", "name": "T", "semanticType": None, "customerDefaultable": True,
+        "userDefaultable": True}).status_code == 201
+    assert tenant.api("POST", "/api/v1/customers/{cid}/codes/import", json={
+        "externalId": "K", "name": "K", "description": "",
+        "codeTypeExternalId": "T"}).status_code == 201
     # requests would turn %2E back into "."; a prepared URL keeps the path as written
     url = tenant.url + f"/api/v1/customers/{tenant.customer_id}/initiatives/x%2F%2E%2E/codes"
     prepared = tenant.http.prepare_request(requests.Request(
-        "POST", url, json={"codeExternalIds": []}, headers=tenant.headers))
+        "POST", url, json={"codeExternalIds": ["K"]}, headers=tenant.headers))
     prepared.url = url
     response = tenant.http.send(prepared, timeout=TIMEOUT)
     assert response.status_code == 201, response.text

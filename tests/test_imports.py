@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from toolkit import Client, ValidationError, load_folder
+from toolkit import Client, ValidationError, load_folder, validate
 from toolkit.bulk.runner import Journal
 
 REPO = Path(__file__).resolve().parent.parent
@@ -400,3 +400,174 @@ def test_onboard_with_concatenated_frames_sends_every_valid_row(fresh_client, sa
     stored = {r["externalId"] for r in
               sandbox.admin.records("initiatives", customer_id=fresh_client.customer_id)}
     assert stored == set(inits["externalId"]) - {second["externalId"].iloc[0]}
+
+
+# -- the result row's error is the body's reason, whatever its shape ---------------------------
+
+
+_UNKNOWN_CLIENT = "unknown client externalId 'C-NOPE'"
+
+
+@pytest.mark.parametrize(
+    ("style", "expected"),
+    [
+        ("problem", _UNKNOWN_CLIENT),
+        ("message", _UNKNOWN_CLIENT),
+        ("text", f"HTTP 422: {_UNKNOWN_CLIENT}"),
+        ("empty", "HTTP 422 Unprocessable Entity"),  # no body: the status and its phrase
+    ],
+)
+def test_result_error_is_the_reason_of_each_error_body_style(
+    fresh_client: Client, sandbox, style: str, expected: str
+) -> None:
+    sandbox.admin.set_profile(customer_id=fresh_client.customer_id, errorBody=style)
+    initiative = pd.DataFrame({
+        "billingType": ["billable"], "externalId": ["M-1"], "name": ["A v B"],
+        "description": [""], "callSign": ["1"], "clientExternalId": ["C-NOPE"],
+        "unitIncrements": [360], "status": ["active"],
+    })
+    res = fresh_client.import_initiatives(initiative, progress=False)
+    assert res["httpStatus"].tolist() == [422]
+    assert res["error"].tolist() == [expected]
+
+
+def test_a_problem_s_field_errors_follow_its_detail(fresh_client: Client) -> None:
+    # values outside the enums reach the service only when validation is off
+    initiative = pd.DataFrame({
+        "billingType": ["Billable"], "externalId": ["M-1"], "name": ["A v B"],
+        "description": [""], "callSign": ["1"], "clientExternalId": ["C-1"],
+        "unitIncrements": [360], "status": ["ACTIVE"],
+    })
+    res = fresh_client.import_initiatives(initiative, validate=False, progress=False)
+    assert res["httpStatus"].tolist() == [422]
+    assert res["error"].iloc[0] == (
+        "invalid request: body.billingType, body.status (billingType: Input should be "
+        "'billable' or 'non-billable'; status: Input should be 'active' or 'inactive')"
+    )
+
+
+# -- code ranges: at most 2500 ids per request -------------------------------------------------
+
+
+def _long_range(n: int, initiative: str = "M-1") -> pd.DataFrame:
+    return pd.DataFrame({"initiativeExternalId": [initiative] * n,
+                         "codeExternalId": [f"L{i:05d}" for i in range(n)]})
+
+
+def _range_requests(sandbox) -> int:
+    return _import_count(sandbox, "{initiativeExternalId}/codes")
+
+
+def test_a_range_over_2500_codes_is_refused_before_sending_naming_the_bound(
+    fresh_client: Client, sandbox
+) -> None:
+    ranges = pd.concat([_long_range(3000), _long_range(2, "M-2")], ignore_index=True)
+    sandbox.admin.reset_stats()
+    report = validate(code_ranges=ranges)
+    errors = report.errors
+    assert set(errors["row"]) == set(range(3000)) and set(errors["check"]) == {"range_size"}
+    assert "holds 3000 codes; one request carries at most 2500" in errors["message"].iloc[0]
+    assert report.bad_rows("code_ranges") == set(range(3000))
+    with pytest.raises(ValidationError) as info:
+        fresh_client.import_code_ranges(ranges, progress=False)
+    assert "at most 2500" in str(info.value)
+    # onboarding the valid rows: the long range's rows are skipped, naming the bound
+    result = fresh_client.onboard({"code_ranges": ranges}, on_invalid="skip", progress=False)
+    rows = result.results.set_index("row")
+    assert (rows.loc[list(range(3000)), "status"] == "skipped").all()
+    assert rows.loc[0, "error"].count("at most 2500") == 1
+    assert sandbox.admin.stats()["routes"].get(
+        "POST /api/v1/customers/{customerId}/initiatives/{initiativeExternalId}/codes", {}
+    ).get("count", 0) == 1  # M-2 only (404: no such initiative)
+    assert _range_requests(sandbox) == 1
+
+
+def test_a_long_range_is_sent_in_parts_of_2500_when_the_service_adds(
+    fresh_client: Client, sandbox, tmp_path
+) -> None:
+    cid = fresh_client.customer_id
+    sandbox.admin.set_profile(customer_id=cid, codeRangePost="add")
+    ranges = _long_range(3000)
+    codes = ranges["codeExternalId"].tolist()
+    setup = {
+        "clients": _clients(1).assign(externalId="C-1"),
+        "initiatives": pd.DataFrame({
+            "billingType": ["billable"], "externalId": ["M-1"], "name": ["A v B"],
+            "description": [""], "callSign": ["1"], "clientExternalId": ["C-1"],
+            "unitIncrements": [360], "status": ["active"]}),
+        "code_types": pd.DataFrame({
+            "externalId": ["T"], "name": ["T"], "semanticType": ["task"],
+            "customerDefaultable": [True], "userDefaultable": [True]}),
+        "codes": pd.DataFrame({"externalId": codes, "name": codes, "description": "",
+                               "codeTypeExternalId": "T"}),
+    }
+    assert fresh_client.onboard(setup, progress=False, workers=8).ok
+    sandbox.admin.reset_stats()
+    res = fresh_client.import_code_ranges(ranges, code_range_post="add", progress=False)
+    assert len(res) == 3000 and res["ok"].all()
+    assert (res["attempts"] == 2).all() and (res["httpStatus"] == 201).all()  # both parts
+    assert _range_requests(sandbox) == 2
+    stored = sandbox.admin.records("code-ranges", customer_id=cid)
+    assert [r["codeExternalIds"] for r in stored] == [codes]  # every id, in order
+    # onboarding with a journal: the parts are planned and journaled like any record
+    journal = tmp_path / "ranges.jsonl"
+    first = fresh_client.onboard({"code_ranges": ranges}, journal=journal,
+                                 code_range_post="add", progress=False)
+    assert first.ok and (first.results["status"] == "sent").all()
+    again = fresh_client.plan({"code_ranges": ranges}, journal=journal, code_range_post="add")
+    assert again.requests == 0 and set(again.rows["action"]) == {"unchanged"}
+    assert _range_requests(sandbox) == 4
+
+
+# -- the optional fields the service publishes: validated, sent when given, stored -------------
+
+
+def test_published_optional_fields_round_trip_to_the_service(
+    fresh_client: Client, sandbox, tmp_path
+) -> None:
+    firm = {
+        "clients": pd.DataFrame({"externalId": ["C-1", "C-2"], "name": "n", "callSign": "1",
+                                 "description": "d", "type": ["parent", ""]}),
+        "initiatives": pd.DataFrame({
+            "billingType": ["billable"] * 2, "externalId": ["M-1", "M-2"], "name": "n",
+            "description": "d", "callSign": "1", "clientExternalId": "C-1",
+            "unitIncrements": 360, "status": "active", "locale": ["fr-CA", None],
+            "allowFrom": ["2026-01-01", ""], "allowTo": ["2026-12-31", ""],
+            "externalGroupIds": ["G1; G2", ""]}),
+        "code_types": pd.DataFrame({
+            "externalId": ["T"], "name": ["T"], "semanticType": ["task"],
+            "customerDefaultable": [True], "userDefaultable": [True],
+            "orderingSequence": ["010"]}),
+        "codes": pd.DataFrame({
+            "externalId": ["L1", "L2"], "name": "n", "description": "",
+            "codeTypeExternalId": "T", "orderingSequence": ["a", ""], "group": ["lit", ""],
+            "isDisabled": ["TRUE", ""], "userGroupExternalIds": ['["UG 1", "UG;2"]', ""]}),
+    }
+    planned = fresh_client.onboard(firm, dry_run=True, progress=False).payloads
+    assert planned["clients"]["payload"].tolist()[1] == {
+        "externalId": "C-2", "name": "n", "callSign": "1", "description": "d"}  # none sent
+    journal = tmp_path / "firm.jsonl"
+    report = fresh_client.onboard(firm, journal=journal, progress=False)
+    assert report.ok, report.failures
+    cid = fresh_client.customer_id
+
+    def held(kind: str) -> dict[str, dict]:
+        return {r["externalId"]: r for r in sandbox.admin.records(kind, customer_id=cid)}
+
+    assert held("clients")["C-1"]["type"] == "parent" and "type" not in held("clients")["C-2"]
+    m1, m2 = held("initiatives")["M-1"], held("initiatives")["M-2"]
+    assert (m1["locale"], m1["allowFrom"], m1["allowTo"], m1["externalGroupIds"]) == (
+        "fr-CA", "2026-01-01", "2026-12-31", ["G1", "G2"])
+    assert not {"locale", "allowFrom", "allowTo", "externalGroupIds"} & set(m2)
+    assert held("code-types")["T"]["orderingSequence"] == "010"
+    l1, l2 = held("codes")["L1"], held("codes")["L2"]
+    assert (l1["orderingSequence"], l1["group"], l1["isDisabled"],
+            l1["userGroupExternalIds"]) == ("a", "lit", True, ["UG 1", "UG;2"])
+    assert not {"orderingSequence", "group", "isDisabled", "userGroupExternalIds"} & set(l2)
+    # the plan compares them like any field: a change is an update of that field only
+    changed = {**firm, "codes": firm["codes"].assign(group=["tax", ""])}
+    plan = fresh_client.plan(changed, journal=journal)
+    assert plan.requests == 1
+    update = plan.rows[plan.rows["action"] == "update"].iloc[0]
+    assert (update["externalId"], update["changed"]) == ("L1", {"group": {"old": "lit",
+                                                                          "new": "tax"}})

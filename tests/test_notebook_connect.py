@@ -39,7 +39,7 @@ def _find(folder: Path) -> str:
 def _remote(monkeypatch) -> None:  # noqa: ANN001
     env = {"TOOLKIT_CUSTOMER_ID": "c", "TOOLKIT_CLIENT_ID": "i", "TOOLKIT_CLIENT_SECRET": "s",
            "TOOLKIT_AUTH_URL": "https://auth.example.com",
-           "TOOLKIT_TIME_URL": "https://time.example.com"}
+           "TOOLKIT_TIME_URL": "https://time.example.com", "TOOLKIT_AUDIENCE": "a"}
     for key, value in env.items():
         monkeypatch.setenv(key, value)
 
@@ -101,7 +101,7 @@ def test_a_local_service_that_does_not_answer_is_a_clear_error(tmp_path, unused_
     url = f"http://127.0.0.1:{unused_port}"
     (tmp_path / ".env").write_text(
         f"TOOLKIT_CUSTOMER_ID=c\nTOOLKIT_CLIENT_ID=i\nTOOLKIT_CLIENT_SECRET=s\n"
-        f"TOOLKIT_AUTH_URL={url}\nTOOLKIT_TIME_URL={url}\n"
+        f"TOOLKIT_AUTH_URL={url}\nTOOLKIT_TIME_URL={url}\nTOOLKIT_AUDIENCE=a\n"
     )
     with pytest.raises(ConfigError, match="nothing answers.*TOOLKIT_NOTEBOOK_SANDBOX=1"):
         toolkit.connect()

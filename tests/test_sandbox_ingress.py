@@ -147,7 +147,8 @@ def test_missing_required_field_is_422_naming_it(tenant: Tenant, kind: str, fiel
                          ids=[f"{k}.{f}={v!r}" for k, f, v in WRONG_TYPES])
 def test_json_types_are_strict(tenant: Tenant, kind: str, field: str, value: object) -> None:
     _with_references(tenant, kind)
-    _assert_invalid_field(_import(tenant, kind, {**VALID[kind], field: value}), field)
+    name = field.split(".")[0]
+    _assert_invalid_field(_import(tenant, kind, {**VALID[kind], name: value}), field)
 
 
 @pytest.mark.parametrize(("kind", "field", "value"), BAD_VALUES,
@@ -156,7 +157,8 @@ def test_enums_are_case_sensitive_and_values_checked(
     tenant: Tenant, kind: str, field: str, value: object
 ) -> None:
     _with_references(tenant, kind)
-    _assert_invalid_field(_import(tenant, kind, {**VALID[kind], field: value}), field)
+    name = field.split(".")[0]
+    _assert_invalid_field(_import(tenant, kind, {**VALID[kind], name: value}), field)
 
 
 def test_every_invalid_field_is_listed(tenant: Tenant) -> None:
@@ -267,10 +269,32 @@ def test_code_range_replaces_the_previous_one_and_drops_duplicates(firm: Firm) -
     assert _records(firm.tenant, "code-ranges")[0]["codeExternalIds"] == ["L120", "L110"]
 
 
-def test_empty_code_range_removes_the_restriction(firm: Firm) -> None:
+def test_a_code_range_carries_1_to_2500_ids(firm: Firm) -> None:
+    # published: codeExternalIds has 1 to 2500 items (removal is a separate DELETE)
     firm.api("POST", RANGE, json={"codeExternalIds": ["L110"]})
-    assert firm.api("POST", RANGE, json={"codeExternalIds": []}).status_code == 201
-    assert _records(firm.tenant, "code-ranges") == []
+    _assert_invalid_field(firm.api("POST", RANGE, json={"codeExternalIds": []}),
+                          "codeExternalIds")
+    too_many = firm.api("POST", RANGE, json={"codeExternalIds": [f"X{i}" for i in range(2501)]})
+    _assert_invalid_field(too_many, "codeExternalIds")
+    assert "at most 2500" in too_many.json()["detail"]
+    at_most = firm.api("POST", RANGE, json={"codeExternalIds": [f"X{i}" for i in range(2500)]})
+    assert at_most.status_code == 422 and len(at_most.json()["unknownIds"]) == 2500
+    assert _records(firm.tenant, "code-ranges")[0]["codeExternalIds"] == ["L110"]
+
+
+def test_code_range_max_and_post_are_profile_switches(firm: Firm) -> None:
+    firm.admin.set_profile(codeRangeMax=2)
+    three = firm.api("POST", RANGE, json={"codeExternalIds": ["L110", "L120", "A101"]})
+    _assert_invalid_field(three, "codeExternalIds")
+    assert firm.api("POST", RANGE, json={"codeExternalIds": ["L110", "L120"]}).status_code == 201
+    firm.admin.set_profile(codeRangePost="add")
+    added = firm.api("POST", RANGE, json={"codeExternalIds": ["A101", "L110"]})
+    assert added.status_code == 201
+    assert added.json()["codeExternalIds"] == ["L110", "L120", "A101"]
+    assert _records(firm.tenant, "code-ranges")[0]["codeExternalIds"] == ["L110", "L120", "A101"]
+    firm.admin.set_profile(codeRangePost="replace")
+    firm.api("POST", RANGE, json={"codeExternalIds": ["A101"]})
+    assert _records(firm.tenant, "code-ranges")[0]["codeExternalIds"] == ["A101"]
 
 
 def test_code_range_of_unknown_initiative_is_404(firm: Firm) -> None:
@@ -299,3 +323,54 @@ def test_code_range_with_unknown_codes_is_422_listing_every_one(firm: Firm) -> N
 )
 def test_code_range_body_is_validated(firm: Firm, body: dict) -> None:
     assert firm.api("POST", RANGE, json=body).status_code == 422
+
+
+# --- optional fields the service publishes beyond the spec ------------------------------------
+
+OPTIONAL = {
+    "clients": {"type": "parent"},
+    "initiatives": {"externalGroupIds": ["G1", "G2"], "locale": "fr-CA",
+                    "allowFrom": "2026-01-01", "allowTo": "2026-12-31"},
+    "code-types": {"orderingSequence": "010"},
+    "codes": {"orderingSequence": "a1", "group": "litigation", "isDisabled": True,
+              "userGroupExternalIds": ["UG1"]},
+}
+
+
+@pytest.mark.parametrize("kind", list(OPTIONAL))
+def test_published_optional_fields_are_stored_and_shown_only_when_sent(
+    tenant: Tenant, kind: str
+) -> None:
+    _with_references(tenant, kind)
+    response = _import(tenant, kind, {**VALID[kind], **OPTIONAL[kind]})
+    assert response.status_code == 201, response.text
+    for field, value in OPTIONAL[kind].items():
+        assert response.json()[field] == value
+        assert _records(tenant, kind)[0][field] == value
+    plain = _import(tenant, kind, VALID[kind])  # an import without them no longer holds them
+    assert plain.status_code == 201 and not set(OPTIONAL[kind]) & set(plain.json())
+    assert not set(OPTIONAL[kind]) & set(_records(tenant, kind)[0])
+
+
+@pytest.mark.parametrize(
+    ("kind", "field", "value"),
+    [("clients", "type", "Parent"), ("clients", "type", None),
+     ("initiatives", "locale", "fr-BE"), ("initiatives", "allowFrom", "2026-02-30"),
+     ("initiatives", "allowTo", "31/12/2026"), ("initiatives", "externalGroupIds", "G1"),
+     ("initiatives", "externalGroupIds.0", [1]), ("code-types", "orderingSequence", 10),
+     ("code-types", "orderingSequence", None), ("codes", "isDisabled", "true"),
+     ("codes", "group", None), ("codes", "userGroupExternalIds", None)],
+)
+def test_published_optional_fields_are_validated(
+    tenant: Tenant, kind: str, field: str, value: object
+) -> None:
+    _with_references(tenant, kind)
+    name = field.split(".")[0]
+    _assert_invalid_field(_import(tenant, kind, {**VALID[kind], name: value}), field)
+
+
+def test_nullable_published_fields_take_null(tenant: Tenant) -> None:
+    _with_references(tenant, "initiatives")
+    body = {**VALID["initiatives"], "locale": None, "allowFrom": None, "allowTo": None,
+            "externalGroupIds": None}
+    assert _import(tenant, "initiatives", body).status_code == 201

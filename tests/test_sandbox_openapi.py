@@ -39,7 +39,7 @@ def test_wrong_method_is_a_405_problem_with_allow(sandbox: Sandbox) -> None:
 
 def test_problem_body_members(tenant: Tenant) -> None:
     response = tenant.api("POST", "/api/v1/customers/{cid}/initiatives/NOPE/codes",
-                          json={"codeExternalIds": []})
+                          json={"codeExternalIds": ["L1"]})
     assert response.status_code == 404
     body = response.json()
     assert PROBLEM_MEMBERS <= set(body)

@@ -410,8 +410,13 @@ def test_import_answer_and_the_record_is_stored(
 ) -> None:
     customer.admin.set_profile(importAnswer=style)
     answers = [customer.imports("clients", CLIENT), customer.imports("initiatives", INITIATIVE),
+               customer.imports("code-types", {"externalId": "T", "name": "T",
+                                               "semanticType": None, "customerDefaultable": True,
+                                               "userDefaultable": True}),
+               customer.imports("codes", {"externalId": "K", "name": "K", "description": "",
+                                          "codeTypeExternalId": "T"}),
                customer.api("POST", "/api/v1/customers/{cid}/initiatives/M1/codes",
-                            json={"codeExternalIds": []})]
+                            json={"codeExternalIds": ["K"]})]
     for answer in answers:
         assert answer.status_code == status, answer.text
         if style == "204":
@@ -419,7 +424,7 @@ def test_import_answer_and_the_record_is_stored(
         elif style == "202":
             assert answer.json() == {"status": "accepted"}
         else:
-            assert answer.json().get("externalId", "M1") in ("C1", "M1")
+            assert answer.json().get("externalId", "M1") in ("C1", "M1", "T", "K")
     if style in ("201-record", "200-record"):
         assert answers[0].json()["_id"] and answers[0].json()["name"] == "Acme"
     assert [c["name"] for c in customer.admin.records("clients")] == ["Acme"]

@@ -94,9 +94,13 @@ def test_tables_are_in_the_spec_import_order() -> None:
     assert list(TABLES) == ["clients", "initiatives", "code_types", "codes", "code_ranges"]
 
 
+def _spec_columns(table: str) -> tuple[str, ...]:
+    return tuple(c for c in TABLES[table].columns if c not in TABLES[table].optional)
+
+
 def test_table_columns_follow_the_spec_field_tables() -> None:
-    assert TABLES["clients"].columns == ("externalId", "name", "callSign", "description")
-    assert TABLES["initiatives"].columns == (
+    assert _spec_columns("clients") == ("externalId", "name", "callSign", "description")
+    assert _spec_columns("initiatives") == (
         "billingType",
         "externalId",
         "name",
@@ -106,15 +110,28 @@ def test_table_columns_follow_the_spec_field_tables() -> None:
         "unitIncrements",
         "status",
     )
-    assert TABLES["code_types"].columns == (
+    assert _spec_columns("code_types") == (
         "externalId",
         "name",
         "semanticType",
         "customerDefaultable",
         "userDefaultable",
     )
-    assert TABLES["codes"].columns == ("externalId", "name", "description", "codeTypeExternalId")
+    assert _spec_columns("codes") == ("externalId", "name", "description", "codeTypeExternalId")
     assert TABLES["code_ranges"].columns == ("initiativeExternalId", "codeExternalId")
+
+
+def test_the_published_optional_fields_are_optional_columns_after_the_spec_s() -> None:
+    assert {t: TABLES[t].columns[len(_spec_columns(t)):] for t in TABLES} == {
+        "clients": ("type",),
+        "initiatives": ("externalGroupIds", "locale", "allowFrom", "allowTo"),
+        "code_types": ("orderingSequence",),
+        "codes": ("orderingSequence", "group", "userGroupExternalIds", "isDisabled"),
+        "code_ranges": (),
+    }
+    assert {t: set(TABLES[t].optional) for t in TABLES} == {
+        t: set(TABLES[t].columns[len(_spec_columns(t)):]) for t in TABLES
+    }
 
 
 def test_table_keys_and_schemas() -> None:
@@ -175,7 +192,7 @@ def test_checked_frame_has_the_spec_columns_types_and_the_input_index() -> None:
     df = rows("initiatives", {}, {"unitIncrements": "600.0"}, index=["a", "b"])
     df = df[list(reversed(df.columns))]
     out = check("initiatives", df)
-    assert list(out.columns) == list(TABLES["initiatives"].columns)
+    assert list(out.columns) == list(_spec_columns("initiatives"))  # no optional column given
     assert out.index.tolist() == ["a", "b"]
     assert out["unitIncrements"].dtype == np.dtype("int64")
     assert out["unitIncrements"].tolist() == [360, 600]

@@ -26,7 +26,7 @@ export TOOLKIT_CLIENT_ID=app-1
 TOOLKIT_CLIENT_SECRET='s3cr#t with spaces'
 TOOLKIT_AUTH_URL="http://127.0.0.1:8765"   # identity
 TOOLKIT_TIME_URL=http://127.0.0.1:8765
-TOOLKIT_AUDIENCE=
+TOOLKIT_AUDIENCE= "https://time.example"  # required
 """
 
 
@@ -40,12 +40,12 @@ def test_env_file_comments_quotes_and_export_prefixes_are_read_as_dotenv_does(tm
         "TOOLKIT_CLIENT_SECRET": "s3cr#t with spaces",
         "TOOLKIT_AUTH_URL": "http://127.0.0.1:8765",
         "TOOLKIT_TIME_URL": "http://127.0.0.1:8765",
-        "TOOLKIT_AUDIENCE": "",
+        "TOOLKIT_AUDIENCE": "https://time.example",
     }
     settings = Settings.from_env(path, environ={})
     assert settings.customer_id == "6f1c0ffee0000000000000aa"
     assert settings.client_secret.reveal() == "s3cr#t with spaces"
-    assert settings.audience is None
+    assert settings.audience == "https://time.example"
 
 
 def test_env_file_values_are_literal_without_variable_expansion(tmp_path) -> None:

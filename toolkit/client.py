@@ -36,6 +36,7 @@ from toolkit.errors import ConfigError
 from toolkit.ingress import imports
 from toolkit.ingress.plan import failures as plan_failures
 from toolkit.ingress.plan import plan as make_plan
+from toolkit.ingress.ranges import CodeRangePost
 from toolkit.starring import operations as starring
 
 # besides the facade, the lower names the command line needs (``toolkit.cli`` reads no module
@@ -117,7 +118,8 @@ def _import_doc(table: str) -> Callable[[F], F]:
     arguments, its example run on ``table``."""
 
     def decorate(method: F) -> F:
-        doc = _without_args(imports.import_table.__doc__, ["conn", "table"])
+        only_ranges = [] if table == "code_ranges" else ["code_range_post"]
+        doc = _without_args(imports.import_table.__doc__, ["conn", "table", *only_ranges])
         text, _, example = doc.partition("Example:")
         method.__doc__ = f"{text}Example:{example.replace('clients', table)}"
         return method
@@ -136,7 +138,8 @@ class Client:
         time_url: base address of the time service (also used for the customer-scoped v1 and
             v2 paths other than the user records).
         ingestion_url: base address for the import paths; defaults to ``time_url``.
-        audience: the operator-supplied audience of the token request.
+        audience: the operator-supplied audience of the token request (required: the identity
+            service refuses a token request without one; ``TOOLKIT_AUDIENCE``).
         timeout: request timeout in seconds (connect, read) or one number.
         retries: retries of a request that is safe to repeat.
         backoff: base of the exponential backoff in seconds.
@@ -146,10 +149,12 @@ class Client:
             together on 429 and 503 and probes upward again).
 
     Raises:
-        ConfigError: a required setting is empty, or a URL is not an http(s) URL with a host.
+        ConfigError: a required setting (the audience too) is empty, or a URL is not an
+            http(s) URL with a host; raised here, before any request.
 
     Example:
-        >>> c = Client("cust", "app", "s3cr3t", "http://127.0.0.1:8765", "http://127.0.0.1:8765")
+        >>> c = Client("cust", "app", "s3cr3t", "http://127.0.0.1:8765", "http://127.0.0.1:8765",
+        ...            audience="https://time.example")
         >>> "s3cr3t" in repr(c)
         False
     """
@@ -202,7 +207,8 @@ class Client:
 
         Example:
             >>> from toolkit.core.settings import Settings
-            >>> conn = Connection(Settings("c", "i", "s", "http://127.0.0.1:1", "http://t"))
+            >>> s = Settings("c", "i", "s", "http://127.0.0.1:1", "http://t", audience="aud")
+            >>> conn = Connection(s)
             >>> Client.from_connection(conn).connection is conn
             True
         """
@@ -245,7 +251,7 @@ class Client:
         Example:
             >>> env = {"TOOLKIT_CUSTOMER_ID": "c", "TOOLKIT_CLIENT_ID": "i",
             ...        "TOOLKIT_CLIENT_SECRET": "s", "TOOLKIT_AUTH_URL": "http://127.0.0.1:1",
-            ...        "TOOLKIT_TIME_URL": "http://127.0.0.1:1"}
+            ...        "TOOLKIT_TIME_URL": "http://127.0.0.1:1", "TOOLKIT_AUDIENCE": "a"}
             >>> Client.from_env(None, environ=env).customer_id
             'c'
         """
@@ -311,7 +317,7 @@ class Client:
             The URL.
 
         Example:
-            >>> c = Client("c1", "i", "s", "http://a", "http://t")
+            >>> c = Client("c1", "i", "s", "http://a", "http://t", audience="aud")
             >>> c.url("user", path={"userId": "u 1"})
             'http://a/api/v1/customers/c1/users/u%201'
         """
@@ -328,7 +334,8 @@ class Client:
             Nothing; closing twice is harmless.
 
         Example:
-            >>> with Client("c", "i", "s", "http://127.0.0.1:9", "http://127.0.0.1:9") as c:
+            >>> url = "http://127.0.0.1:9"
+            >>> with Client("c", "i", "s", url, url, audience="aud") as c:
             ...     c.customer_id
             'c'
         """
@@ -431,10 +438,12 @@ class Client:
         journal: str | os.PathLike[str] | Journal | None = None,
         dry_run: bool = False,
         on_warning: str = "send",
+        code_range_post: CodeRangePost = "replace",
     ) -> pd.DataFrame:
         return imports.import_table(
             self.connection, "code_ranges", df, columns=columns, validate=validate, workers=workers,
             progress=progress, journal=journal, dry_run=dry_run, on_warning=on_warning,
+            code_range_post=code_range_post,
         )
 
     onboard = _operation(imports.onboard)

@@ -9,7 +9,8 @@ never in the file itself; relative paths are read against the file's folder::
     client_secret_env = "HARBOR_LANE_SECRET"     # or client_secret_file = "secrets/harbor"
     auth_url = "https://auth.example"
     time_url = "https://time.example"
-    # ingestion_url, audience: optional, as for Client
+    audience = "https://time.example"            # the token request's audience (required)
+    # ingestion_url: optional, as for Client
     source = "extracts/harbor-lane"              # master data folder (optional)
     journal = "state/harbor-lane.jsonl"
     sync = "lake/harbor-lane"                    # Delta folder
@@ -75,7 +76,7 @@ _KEYS: dict[str, tuple[tuple[type, ...], bool]] = {
     "auth_url": ((str,), True),
     "time_url": ((str,), True),
     "ingestion_url": ((str,), False),
-    "audience": ((str,), False),
+    "audience": ((str,), True),
     "source": ((str,), False),
     "journal": ((str,), True),
     "sync": ((str,), True),
@@ -121,7 +122,8 @@ class Firm:
         client_secret_env: Environment variable holding the secret.
         client_secret_file: File holding the secret (one line).
         ingestion_url: Base address of the imports (default ``time_url``).
-        audience: Audience of the token request.
+        audience: Audience of the token request (required in ``firms.toml``; a firm built
+            without one cannot make a client).
         source: Master data folder (no push without it).
         billing: Billing extract to reconcile the synced entries with.
         sync_since: Start of the first sync: a timestamp, or a duration back from now.
@@ -249,12 +251,14 @@ class Firm:
             A :class:`~toolkit.Client` of the firm's customer.
 
         Raises:
-            ConfigError: the secret's variable is unset, or its file unreadable or empty.
+            ConfigError: the secret's variable is unset, or its file unreadable or empty, or
+                the firm has no audience.
 
         Example:
             >>> os.environ["DOC_SECRET"] = "s3cr3t"
             >>> f = Firm("acme", "c-1", "app", "http://127.0.0.1:1", "http://127.0.0.1:1",
-            ...          Path("j.jsonl"), Path("lake"), client_secret_env="DOC_SECRET")
+            ...          Path("j.jsonl"), Path("lake"), client_secret_env="DOC_SECRET",
+            ...          audience="https://time.example")
             >>> c = f.client(); c.customer_id, "s3cr3t" in repr(c)
             ('c-1', False)
         """
@@ -494,7 +498,7 @@ def _firm(name: str, table: Any, folder: Path, env_file: Path | None) -> Firm:
         client_secret_env=values.get("client_secret_env"),
         client_secret_file=path("client_secret_file"),
         ingestion_url=values.get("ingestion_url"),
-        audience=values.get("audience"),
+        audience=values["audience"],
         source=path("source"),
         billing=path("billing"),
         sync_since=since,
@@ -532,6 +536,7 @@ def load(path: str | os.PathLike[str]) -> Firms:
         ... client_secret_env = "ACME_SECRET"
         ... auth_url = "https://auth.example"
         ... time_url = "https://time.example"
+        ... audience = "https://time.example"
         ... journal = "state/acme.jsonl"
         ... sync = "lake/acme"
         ... ''')

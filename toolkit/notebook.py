@@ -192,7 +192,7 @@ def connect(
         >>> env = pathlib.Path(tempfile.mkdtemp()) / ".env"
         >>> _ = env.write_text("TOOLKIT_CUSTOMER_ID=c\\nTOOLKIT_CLIENT_ID=i\\n"
         ...     "TOOLKIT_CLIENT_SECRET=s\\nTOOLKIT_AUTH_URL=https://auth.example.com\\n"
-        ...     "TOOLKIT_TIME_URL=https://time.example.com\\n")
+        ...     "TOOLKIT_TIME_URL=https://time.example.com\\nTOOLKIT_AUDIENCE=a\\n")
         >>> connect(env_file=env)
         Traceback (most recent call last):
         ...

@@ -23,6 +23,8 @@ from toolkit.egress.schemas import (
 from toolkit.ingress.checks import CheckResult, check, check_frame, format_failures
 from toolkit.ingress.models import (
     BILLING_TYPES,
+    CLIENT_TYPES,
+    LOCALES,
     SEMANTIC_TYPES,
     STATUSES,
     TABLES,
@@ -44,7 +46,9 @@ __all__ = [
     "PendingEntriesSchema",
     "BILLING_TYPES",
     "CHECKS",
+    "CLIENT_TYPES",
     "FAILURE_COLUMNS",
+    "LOCALES",
     "SEMANTIC_TYPES",
     "STATUSES",
     "TABLES",

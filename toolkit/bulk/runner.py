@@ -143,7 +143,8 @@ def pacer_for(conn: Connection, *, max_rate: float | None = None) -> Pacer:
 
     Example:
         >>> from toolkit.core.settings import Settings
-        >>> conn = Connection(Settings("c", "i", "s", "http://a", "http://t"), max_rate=5)
+        >>> settings = Settings("c", "i", "s", "http://a", "http://t", audience="aud")
+        >>> conn = Connection(settings, max_rate=5)
         >>> pacer_for(conn).max_rate
         5.0
     """

@@ -24,6 +24,7 @@ from toolkit.errors import (
 from toolkit.ingress import check_out_path, with_lines, write_table
 
 __all__ = [
+    "CODE_RANGE_POST_HELP",
     "ENV_FILE_HELP",
     "FLAGS",
     "OUT_HELP",
@@ -48,6 +49,12 @@ TOKEN_PATH = ENDPOINTS["token"][2]
 
 #: the names of a release window's bounds on the command line
 FLAGS = ("--after", "--on-or-before")
+#: the help of ``--code-range-post`` (onboard, validate)
+CODE_RANGE_POST_HELP = (
+    "what the service does with a code range request (its documents do not say): replace "
+    "(default: a range over 2500 codes is invalid) or add (such a range is sent in parts of "
+    "2500)"
+)
 #: the table files a command reads, for its help
 TABLE_FILES = "CSV (, ; tab or | separated; UTF-8 or cp1252), .xlsx or .parquet"
 #: the help of ``--env-file``
@@ -180,7 +187,9 @@ def dry_run_client(args: argparse.Namespace) -> Client:
         settings = Settings.from_env(getattr(args, "env_file", None) or ".env")
     except ConfigError:
         unset = "http://not-configured.invalid"
-        settings = Settings("<customerId>", "<clientId>", "<unused>", unset, unset)
+        settings = Settings(
+            "<customerId>", "<clientId>", "<unused>", unset, unset, audience="<unused>"
+        )
     return Client.from_connection(Connection(settings))
 
 

@@ -11,6 +11,7 @@ import pandas as pd
 
 from toolkit import Client, Connection, Settings
 from toolkit.cli.common import (
+    CODE_RANGE_POST_HELP,
     OUT_HELP,
     TABLE_FILES,
     check_journal,
@@ -24,7 +25,7 @@ from toolkit.cli.common import (
 )
 from toolkit.client import ENDPOINTS, ENV_KEYS
 from toolkit.errors import ConfigError, Interrupted, ValidationError
-from toolkit.ingress import IMPORTS, Plan, load_folder, validate, with_lines
+from toolkit.ingress import CODE_RANGE_POSTS, IMPORTS, Plan, load_folder, validate, with_lines
 
 __all__ = ["COMMANDS", "add_arguments", "run"]
 
@@ -103,16 +104,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "rows are sent as given and their warnings printed",
     )
     parser.add_argument(
+        "--code-range-post", choices=CODE_RANGE_POSTS, default="replace",
+        help=CODE_RANGE_POST_HELP,
+    )
+    parser.add_argument(
         "--out", help=OUT_HELP.format("every row's result (the plan with --dry-run)")
     )
 
 
 def _offline_client(args: argparse.Namespace) -> Client:
     """A client for a run that sends nothing: the settings' customer and addresses (they name
-    the journal's records) without needing the secret; placeholders without settings."""
+    the journal's records) without needing the secret or the audience; placeholders without
+    settings."""
     env = dict(os.environ)
-    secret = ENV_KEYS["client_secret"]
-    env[secret] = env.get(secret) or "<unused>"
+    for unused in (ENV_KEYS["client_secret"], ENV_KEYS["audience"]):  # no token is asked for
+        env[unused] = env.get(unused) or "<unused>"
     try:
         settings = Settings.from_env(env_file_of(args), environ=env)
     except ConfigError:
@@ -210,6 +216,7 @@ def run(args: argparse.Namespace) -> int:
             code_types=frames.get("code_types"),
             codes=frames.get("codes"),
             code_ranges=frames.get("code_ranges"),
+            code_range_post=args.code_range_post,
         )
         if not checked.ok and args.on_invalid == "raise":
             failures = checked.failures
@@ -230,6 +237,7 @@ def run(args: argparse.Namespace) -> int:
             mirror=args.mirror,
             max_deactivate=args.max_deactivate,
             on_warning="raise" if args.strict else "send",
+            code_range_post=args.code_range_post,
         )
     except ValidationError as exc:
         return _invalid(str(exc), exc.failure_cases, frames, out)

@@ -9,8 +9,14 @@ from __future__ import annotations
 
 import argparse
 
-from toolkit.cli.common import TABLE_FILES, out_path, print_frame, write_out
-from toolkit.ingress import load_folder, validate, with_lines
+from toolkit.cli.common import (
+    CODE_RANGE_POST_HELP,
+    TABLE_FILES,
+    out_path,
+    print_frame,
+    write_out,
+)
+from toolkit.ingress import CODE_RANGE_POSTS, load_folder, validate, with_lines
 
 __all__ = ["COMMANDS", "add_arguments", "run"]
 
@@ -51,6 +57,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ".parquet; .xlsx writes the workbook to fix: the tables with every failing cell "
         "marked and commented, plus errors and summary sheets",
     )
+    parser.add_argument(
+        "--code-range-post", choices=CODE_RANGE_POSTS, default="replace",
+        help=CODE_RANGE_POST_HELP,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         code_types=frames.get("code_types"),
         codes=frames.get("codes"),
         code_ranges=frames.get("code_ranges"),
+        code_range_post=args.code_range_post,
     )
     print(report)
     failures = with_lines(report.failures, frames)

@@ -22,7 +22,7 @@ import orjson
 import requests
 
 from toolkit.core.http import LOST, RETRY_STATUSES, UNREACHABLE, Transport, problem_of
-from toolkit.errors import ApiError, AuthError, TransportError, api_error_for
+from toolkit.errors import ApiError, AuthError, ConfigError, TransportError, api_error_for
 
 __all__ = [
     "MASK",
@@ -128,14 +128,14 @@ class BearerAuth(requests.auth.AuthBase):
 class ClientCredentials(requests.auth.AuthBase):
     """A ``requests`` auth hook that writes the token exchange's JSON body when called.
 
-    The body is the spec's: ``grant_type``, ``client_id``, ``client_secret`` and ``audience``
-    (when given), as JSON. It is built inside :meth:`__call__`, so the secret is plain text
+    The body is the spec's: ``grant_type``, ``client_id``, ``client_secret`` and ``audience``,
+    as JSON. It is built inside :meth:`__call__`, so the secret is plain text
     only in that short-lived frame and in the prepared request's body.
 
     Args:
         client_id: the application's ``clientId``.
         client_secret: its ``clientSecret``.
-        audience: the operator-supplied audience, or ``None``.
+        audience: the operator-supplied audience.
 
     Example:
         >>> import requests
@@ -149,7 +149,7 @@ class ClientCredentials(requests.auth.AuthBase):
 
     __slots__ = ("audience", "client_id", "client_secret")
 
-    def __init__(self, client_id: str, client_secret: Secret, audience: str | None) -> None:
+    def __init__(self, client_id: str, client_secret: Secret, audience: str) -> None:
         self.client_id = client_id
         self.client_secret = client_secret
         self.audience = audience
@@ -160,7 +160,7 @@ class ClientCredentials(requests.auth.AuthBase):
                 "grant_type": "client_credentials",
                 "client_id": self.client_id,
                 "client_secret": self.client_secret.reveal(),
-                **({"audience": self.audience} if self.audience else {}),
+                "audience": self.audience,
             }
         )
         r.headers["Content-Type"] = "application/json"
@@ -186,16 +186,23 @@ class TokenProvider:
         token_url: full URL of ``POST /api/v1/oauth/token``.
         client_id: the application's ``clientId``.
         client_secret: the application's ``clientSecret``.
-        audience: the operator-supplied audience, sent when given.
+        audience: the operator-supplied audience (the identity service requires it).
         transport: the HTTP layer to post with (the client's, so proxies and timeouts match).
         timeout: seconds for the token request when no transport is given.
         refresh_margin: refresh this many seconds before expiry.
         clock: returns the current time in seconds (for tests).
 
+    Raises:
+        ConfigError: ``audience`` is empty (before any request: the service would refuse it).
+
     Example:
-        >>> tp = TokenProvider("http://127.0.0.1:9/api/v1/oauth/token", "id", "secret")
+        >>> tp = TokenProvider("http://127.0.0.1:9/api/v1/oauth/token", "id", "secret", "aud")
         >>> tp  # doctest: +ELLIPSIS
         TokenProvider(token_url='http://127.0.0.1:9/api/v1/oauth/token', client_id='id', ...)
+        >>> TokenProvider("http://127.0.0.1:9/t", "id", "secret", "")
+        Traceback (most recent call last):
+        ...
+        toolkit.errors.ConfigError: no audience for the token request: set TOOLKIT_AUDIENCE
     """
 
     def __init__(
@@ -203,7 +210,7 @@ class TokenProvider:
         token_url: str,
         client_id: str,
         client_secret: str | Secret,
-        audience: str | None = None,
+        audience: str,
         *,
         transport: Transport | None = None,
         timeout: float = 30.0,
@@ -213,6 +220,8 @@ class TokenProvider:
         self.token_url = token_url
         self.client_id = client_id
         self._secret = client_secret if isinstance(client_secret, Secret) else Secret(client_secret)
+        if not audience:
+            raise ConfigError("no audience for the token request: set TOOLKIT_AUDIENCE")
         self.audience = audience
         self._transport = transport or Transport(timeout=timeout, retries=0)
         self._margin = refresh_margin
@@ -247,7 +256,7 @@ class TokenProvider:
             TransportError: the identity service could not be reached.
 
         Example:
-            >>> tp = TokenProvider("http://127.0.0.1:9/t", "id", "secret")
+            >>> tp = TokenProvider("http://127.0.0.1:9/t", "id", "secret", "aud")
             >>> tp._token, tp._refresh_at = Secret("abc"), float("inf")  # a cached token
             >>> tp.secret_token()
             Secret('********')
@@ -273,7 +282,7 @@ class TokenProvider:
             TransportError: the identity service could not be reached.
 
         Example:
-            >>> tp = TokenProvider("http://127.0.0.1:9/t", "id", "secret")
+            >>> tp = TokenProvider("http://127.0.0.1:9/t", "id", "secret", "aud")
             >>> tp._token, tp._refresh_at = Secret("abc"), float("inf")  # a cached token
             >>> tp.token()
             'abc'
@@ -287,7 +296,7 @@ class TokenProvider:
             token: the token a request was refused with (plain or wrapped), or ``None``.
 
         Example:
-            >>> tp = TokenProvider("http://127.0.0.1:9/t", "id", "secret")
+            >>> tp = TokenProvider("http://127.0.0.1:9/t", "id", "secret", "aud")
             >>> tp._token = Secret("abc")
             >>> tp.invalidate(Secret("other")); tp._token is None
             False

@@ -122,7 +122,7 @@ class Connection:
         max_rate: requests per second a bulk run never exceeds (``None``: found on its own).
 
     Example:
-        >>> conn = Connection(Settings("c1", "app", "s3cr3t", "http://a", "http://t"))
+        >>> conn = Connection(Settings("c1", "app", "s3cr3t", "http://a", "http://t", audience="a"))
         >>> conn.url("user", userId="u 1")
         'http://a/api/v1/customers/c1/users/u%201'
         >>> "s3cr3t" in repr(conn)
@@ -177,7 +177,7 @@ class Connection:
             The URL.
 
         Example:
-            >>> conn = Connection(Settings("c1", "i", "s", "http://a", "http://t"))
+            >>> conn = Connection(Settings("c1", "i", "s", "http://a", "http://t", audience="aud"))
             >>> conn.url("user", userId="a/b")
             'http://a/api/v1/customers/c1/users/a%2Fb'
             >>> conn.url("user", userId="..")
@@ -198,7 +198,8 @@ class Connection:
             The variable's name.
 
         Example:
-            >>> Connection(Settings("c", "i", "s", "http://a", "http://t")).setting("ingestion")
+            >>> s = Settings("c", "i", "s", "http://a", "http://t", audience="aud")
+            >>> Connection(s).setting("ingestion")
             'TOOLKIT_TIME_URL'
         """
         if service == "ingestion" and not self.settings.ingestion_url:
@@ -239,7 +240,8 @@ class Connection:
             The reply.
 
         Example:
-            >>> s = Settings("c", "i", "s", "http://127.0.0.1:9", "http://127.0.0.1:9")
+            >>> url = "http://127.0.0.1:9"
+            >>> s = Settings("c", "i", "s", url, url, audience="aud")
             >>> print(Connection(s, retries=0).send("user", path={"userId": "u"}).error)
             ... # doctest: +NORMALIZE_WHITESPACE
             cannot reach the identity service at 127.0.0.1:9 (connection refused);
@@ -330,7 +332,8 @@ class Connection:
 
         Example:
             >>> from toolkit.errors import TransportError
-            >>> s = Settings("c", "i", "s", "http://127.0.0.1:9", "http://127.0.0.1:9")
+            >>> url = "http://127.0.0.1:9"
+            >>> s = Settings("c", "i", "s", url, url, audience="aud")
             >>> try:
             ...     Connection(s, retries=0).call("user", path={"userId": "u"})
             ... except TransportError as exc:
@@ -348,7 +351,7 @@ class Connection:
         """Close the pooled HTTP sessions (the token stays cached; a later request reconnects).
 
         Example:
-            >>> conn = Connection(Settings("c", "i", "s", "http://a", "http://t"))
+            >>> conn = Connection(Settings("c", "i", "s", "http://a", "http://t", audience="aud"))
             >>> conn.close()
         """
         self.transport.close()

@@ -22,6 +22,7 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any, Final, Literal
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -44,12 +45,16 @@ __all__ = [
     "Reply",
     "Transport",
     "classify",
+    "error_text",
     "problem_of",
 ]
 
 log = logging.getLogger("toolkit.core.http")
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
+
+#: longest reason kept from an error body (a body may list thousands of field errors)
+_MAX_REASON = 2000
 
 #: What :attr:`Reply.failure` may say (the constants below name each).
 Failure = Literal["unreachable", "invalid_url", "lost", "not_sent", "landed"]
@@ -259,21 +264,99 @@ def _limit_headers(headers: Any) -> dict[str, str] | None:
     return found or None
 
 
-def _detail(body: Any, status: int | None, text: bytes = b"") -> str | None:
-    """The reason of an error answer: its problem body's text, else the status and the body's
-    first line (a service may answer errors as plain text, ``{"message": ...}`` or nothing)."""
+#: keys of a JSON error body whose value is its reason, most specific first: RFC 9457
+#: ``detail``, RFC 6749 ``error_description``, ``message`` (a string or, as NestJS answers, a
+#: list), ``msg``, RFC 9457 ``title``, then ``error`` (NestJS puts the status phrase there)
+_REASON_KEYS = ("detail", "error_description", "message", "msg", "title", "error")
+#: keys of one item of an ``errors`` list that name the field it is about
+_FIELD_KEYS = ("field", "pointer", "property", "path", "loc")
+
+
+def _reasons(value: Any) -> list[str]:
+    """The reasons a JSON value holds: a string, a list of them, or objects holding them."""
+    if isinstance(value, str):
+        text = " ".join(value.split())
+        return [text] if text else []
+    if isinstance(value, list):
+        return [reason for item in value for reason in _reasons(item)]
+    if isinstance(value, dict):
+        reason = next((r for key in _REASON_KEYS for r in _reasons(value.get(key))), None)
+        if reason is None:
+            return []
+        where = next((value[k] for k in _FIELD_KEYS if value.get(k) not in (None, "", [])), None)
+        if isinstance(where, list):
+            where = ".".join(str(part) for part in where)
+        if where is not None and str(where) not in reason:
+            return [f"{where}: {reason}"]
+        return [reason]
+    return []
+
+
+def error_text(body: Any, status: int | None, text: bytes = b"") -> str | None:
+    """The reason of an error answer, read from its body whatever its shape.
+
+    A problem (RFC 9457: ``detail``, else ``title``, with the reasons of an ``errors`` list
+    after it), an OAuth error (``error_description``), ``{"message": "..."}``, a NestJS body
+    (``{"statusCode", "message": [...], "error"}``: the messages joined with ``"; "``, not the
+    status phrase in ``error``), a JSON string or list, or plain text (``HTTP <status>: <its
+    first line>``). Only a body that gives no reason falls back to the status and its phrase.
+
+    Args:
+        body: the parsed JSON body, or ``None`` (no body, or not JSON).
+        status: the HTTP status, or ``None`` when no answer came.
+        text: the raw body, read when it is not JSON.
+
+    Returns:
+        The reason, or ``None`` for a 2xx answer.
+
+    Example:
+        >>> error_text({"statusCode": 400, "error": "Bad Request", "message": [
+        ...     "name must be shorter than or equal to 10 characters",
+        ...     "callSign should not be empty"]}, 400)
+        'name must be shorter than or equal to 10 characters; callSign should not be empty'
+        >>> error_text({"title": "Unprocessable Entity", "detail": "invalid request: body.name",
+        ...             "errors": [{"field": "name", "detail": "too long"}]}, 422)
+        'invalid request: body.name (name: too long)'
+        >>> error_text(None, 409, b"externalId 'C1' exists\\n")
+        "HTTP 409: externalId 'C1' exists"
+        >>> error_text(None, 503), error_text({}, 400), error_text(None, None)
+        ('HTTP 503 Service Unavailable', 'HTTP 400 Bad Request', 'no answer')
+    """
     if status is not None and 200 <= status < 300:
         return None
+    reasons: list[str] = []
     if isinstance(body, dict):
-        for key in ("detail", "error_description", "title", "error", "message"):
-            value = body.get(key)
-            if isinstance(value, str) and value:
-                return value
+        for key in _REASON_KEYS:  # the first key that says something: all it says
+            reasons = _reasons(body.get(key))
+            if reasons:
+                break
+        items = body.get("errors")
+        extra: list[str] = []
+        for item in items if isinstance(items, list) else [items]:
+            # an item the headline already says (often without its field) adds nothing
+            bare = _reasons(
+                {key: item.get(key) for key in _REASON_KEYS} if isinstance(item, dict) else item
+            )
+            if not (reasons and bare and all(b in "; ".join(reasons) for b in bare)):
+                extra += _reasons(item)
+        if reasons and extra:
+            reasons = [f"{'; '.join(reasons)} ({'; '.join(extra)})"]
+        reasons = reasons or extra
+    elif body is not None:
+        reasons = _reasons(body)
+    if reasons:
+        return "; ".join(dict.fromkeys(reasons))[:_MAX_REASON]
     if status is None:
         return "no answer"
-    plain = text.decode("utf-8", "replace").strip().splitlines() if text else []
-    first = " ".join(plain[0].split())[:200] if plain and body is None else ""
-    return f"HTTP {status}: {first}" if first else f"HTTP {status}"
+    plain = text.decode("utf-8", "replace").strip().splitlines() if text and body is None else []
+    first = " ".join(plain[0].split())[:200] if plain else ""
+    if first:
+        return f"HTTP {status}: {first}"
+    try:
+        phrase = HTTPStatus(status).phrase
+    except ValueError:
+        return f"HTTP {status}"
+    return f"HTTP {status} {phrase}"
 
 
 def problem_of(reply: Reply) -> dict[str, Any] | None:
@@ -512,7 +595,7 @@ class Transport:
         return Reply(
             resp.status_code,
             body,
-            _detail(body, resp.status_code, resp.content),
+            error_text(body, resp.status_code, resp.content),
             attempts,
             elapsed,
             method,

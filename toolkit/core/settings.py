@@ -34,7 +34,7 @@ ENV_KEYS: dict[str, str] = {
     "audience": "TOOLKIT_AUDIENCE",
 }
 
-_OPTIONAL = ("ingestion_url", "audience")
+_OPTIONAL = ("ingestion_url",)
 
 #: :attr:`Settings.source` of settings read from the environment alone (no file found)
 ENVIRONMENT = "environment"
@@ -132,20 +132,26 @@ class Settings:
         time_url: base address of the time service (the other customer-scoped v1 and v2
             paths).
         ingestion_url: base address of the import paths; defaults to ``time_url``.
-        audience: the operator-supplied audience of the token request.
+        audience: the operator-supplied audience of the token request (required: the identity
+            service refuses a token request without one; ``TOOLKIT_AUDIENCE``).
         source: where the settings came from: the ``.env`` file read, ``"environment"``
             (:data:`ENVIRONMENT`), or ``"arguments"`` (the default) when given directly.
 
     Raises:
-        ConfigError: a required setting is empty, or an address is not ``http(s)://host``
-            (the message names its ``TOOLKIT_*`` variable).
+        ConfigError: a required setting (the audience too) is empty, or an address is not
+            ``http(s)://host`` (the message names its ``TOOLKIT_*`` variable).
 
     Example:
-        >>> s = Settings("cust", "app", "s3cr3t", "http://127.0.0.1:1/", "http://127.0.0.1:2")
+        >>> s = Settings("cust", "app", "s3cr3t", "http://127.0.0.1:1/", "http://127.0.0.1:2",
+        ...              audience="https://time.example")
         >>> s.urls["auth"], s.urls["ingestion"]
         ('http://127.0.0.1:1', 'http://127.0.0.1:2')
         >>> "s3cr3t" in repr(s), s.client_secret
         (False, Secret('********'))
+        >>> Settings("cust", "app", "s3cr3t", "http://127.0.0.1:1", "http://127.0.0.1:2")
+        Traceback (most recent call last):
+        ...
+        toolkit.errors.ConfigError: missing setting(s): audience (TOOLKIT_AUDIENCE)
     """
 
     customer_id: str
@@ -154,7 +160,7 @@ class Settings:
     auth_url: str
     time_url: str
     ingestion_url: str | None = None
-    audience: str | None = None
+    audience: str = ""
     source: str = field(default="arguments", compare=False)
 
     # the dataclass's own __init__ would type ``client_secret`` as ``Secret`` only; this one
@@ -177,8 +183,9 @@ class Settings:
             "client_secret": client_secret,
             "auth_url": auth_url,
             "time_url": time_url,
+            "audience": audience,  # the token request carries it: refused without one
         }
-        missing = [name for name, value in given.items() if not value]
+        missing = [f"{name} ({ENV_KEYS[name]})" for name, value in given.items() if not value]
         if missing:
             raise ConfigError(f"missing setting(s): {', '.join(missing)}")
         for name, url in (("auth_url", auth_url), ("time_url", time_url)):
@@ -191,7 +198,7 @@ class Settings:
         object.__setattr__(self, "auth_url", auth_url)
         object.__setattr__(self, "time_url", time_url)
         object.__setattr__(self, "ingestion_url", ingestion_url)
-        object.__setattr__(self, "audience", audience or None)
+        object.__setattr__(self, "audience", str(audience))
         object.__setattr__(self, "source", str(source))
 
     @property
@@ -231,7 +238,7 @@ class Settings:
         Example:
             >>> env = {"TOOLKIT_CUSTOMER_ID": "c", "TOOLKIT_CLIENT_ID": "i",
             ...        "TOOLKIT_CLIENT_SECRET": "s", "TOOLKIT_AUTH_URL": "http://127.0.0.1:1",
-            ...        "TOOLKIT_TIME_URL": "http://127.0.0.1:1"}
+            ...        "TOOLKIT_TIME_URL": "http://127.0.0.1:1", "TOOLKIT_AUDIENCE": "a"}
             >>> s = Settings.from_env(None, environ=env)
             >>> s.customer_id, s.source
             ('c', 'environment')
@@ -267,6 +274,6 @@ class Settings:
             values[ENV_KEYS["auth_url"]],
             values[ENV_KEYS["time_url"]],
             ingestion_url=optional("ingestion_url"),
-            audience=optional("audience"),
+            audience=values[ENV_KEYS["audience"]],
             source=str(path) if path is not None else ENVIRONMENT,
         )

@@ -21,17 +21,21 @@ once). :attr:`CheckResult.ok` means no errors.
    :data:`toolkit.ingress.readers.COLUMN_ALIASES` (``Matter ID`` -> ``initiativeExternalId`` in
    code ranges, ``Client Code`` -> ``callSign``). A header named exactly as the spec wins; two
    other headers for one field, or one header fitting two fields, is an error naming both.
-   Column names: the frame must then hold exactly the spec's columns. A missing or unexpected
-   column is reported with the closest match (``callSigns`` -> ``callSign``).
-2. Coercion, a step we control rather than pandera's ``coerce``: what CSV, Excel and Parquet
-   loading commonly yields becomes a proper value where that is unambiguous (``360.0``,
-   ``"360"`` -> 360, ``"360.5"`` -> 360.5; ``TRUE``, ``"false"``, 1, 0 -> booleans; an empty
-   cell -> missing in an id or enum column, ``""`` in a free-text column, null for
-   ``semanticType``) and a ``type`` failure row where it is not (``"abc"``, ``"yes"``).
+   Column names: the frame must then hold exactly the spec's columns, plus any of the optional
+   columns the service publishes beyond the spec (:mod:`toolkit.ingress.models`). A missing or
+   unexpected column is reported with the closest match (``callSigns`` -> ``callSign``).
+2. Coercion (:mod:`toolkit.ingress.cells`), a step we control rather than pandera's
+   ``coerce``: what CSV, Excel and Parquet loading commonly yields becomes a proper value where
+   that is unambiguous (``360.0``, ``"360"`` -> 360, ``"360.5"`` -> 360.5; ``TRUE``,
+   ``"false"``, 1, 0 -> booleans; an empty cell -> missing in an id or enum column, ``""`` in a
+   free-text column, null for ``semanticType``, not sent in an optional column) and a ``type``
+   failure row where it is not (``"abc"``, ``"yes"``).
 3. The pandera model, with ``lazy=True``: required values, non-blank text, case-sensitive enums,
    ``unitIncrements > 0`` and whole, unique keys, identifiers without surrounding whitespace.
 4. Optional references (column -> set of allowed ids), used by
-   :func:`toolkit.ingress.validation.validate`.
+   :func:`toolkit.ingress.validation.validate`; and the size of each code range
+   (``range_size``: at most 2500 codes, unless ``code_range_post="add"``,
+   :mod:`toolkit.ingress.ranges`).
 
 Failure frame columns (:data:`FAILURE_COLUMNS`): ``table``, ``row`` (the input index label;
 None for a column-level problem), ``externalId`` (the row's key; for code ranges the
@@ -50,7 +54,7 @@ from __future__ import annotations
 import copy
 import difflib
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -68,10 +72,12 @@ from toolkit.core.failures import (
     empty_failures,
     nullable_rows,
 )
-from toolkit.core.frames import MAX_WHOLE, coerce_text, no_problems, plain
+from toolkit.core.frames import MAX_WHOLE
 from toolkit.errors import ValidationError
+from toolkit.ingress.cells import COERCERS
 from toolkit.ingress.hints import fractional_message, header_hint, unit_note, value_hint
 from toolkit.ingress.models import TABLES, TableSpec
+from toolkit.ingress.ranges import CodeRangePost, check_post, long_ranges
 from toolkit.ingress.readers import line_numbers, match_headers
 from toolkit.ingress.text import lookalikes, unsendable_text, warn_lookalikes
 
@@ -85,8 +91,13 @@ __all__ = [
     "format_failures",
 ]
 
-_FINAL_DTYPES = {"text": "str", "free_text": "str", "number": "int64", "bool": "bool"}
-_WORK_DTYPES = {"text": "str", "free_text": "str", "number": "Float64", "bool": "boolean"}
+_FINAL_DTYPES = {
+    "text": "str", "free_text": "str", "number": "int64", "bool": "bool", "list": "object",
+    "date": "str",
+}
+_WORK_DTYPES = {**_FINAL_DTYPES, "number": "Float64", "bool": "boolean"}
+#: final dtype of a nullable column, per kind (``str`` for the others)
+_NULLABLE_DTYPES = {"bool": "boolean", "list": "object"}
 
 
 def _spec_for(table: str) -> TableSpec:
@@ -125,94 +136,6 @@ def _show(value: object) -> str:
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return "nothing"
     return repr(value) if isinstance(value, str) else str(value)
-
-
-# --------------------------------------------------------------------------------------------
-# Coercion: one function per column kind, each returning (values, problems)
-# where problems holds a message at each position whose value could not be coerced.
-# --------------------------------------------------------------------------------------------
-
-
-def _coerce_free_text(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
-    """Free text: as :func:`coerce_text`, but a blank or missing cell becomes ``""``."""
-    values, problems = coerce_text(s, column)
-    return values.where(values.notna() | problems.notna(), ""), problems
-
-
-def _numeric_text(v: Any) -> Any:
-    """A value ``pandas.to_numeric`` can read: stripped text or a number; else unreadable text."""
-    if isinstance(v, str):
-        return v.strip()
-    if isinstance(v, int | float | np.integer | np.floating):
-        return v
-    return "not a number"
-
-
-def _coerce_number(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
-    """Numbers: ints, floats and numeric text, finite; blank -> missing."""
-    s = plain(s)
-    problems = no_problems(s)
-    expected = f"{column} must be a number of seconds (normally a whole number, such as 360)"
-    if pd.api.types.is_bool_dtype(s.dtype):
-        problems[s.notna()] = f"{expected}, not a boolean"
-        return pd.Series(pd.NA, index=s.index, dtype="Float64"), problems
-    if pd.api.types.is_integer_dtype(s.dtype):
-        return s.astype("Float64"), problems
-    if pd.api.types.is_float_dtype(s.dtype):
-        num = s.astype("float64")
-        given = s.notna()
-        is_bool = pd.Series(False, index=s.index)
-    else:
-        obj = s.astype(object)
-        is_bool = obj.map(lambda v: isinstance(v, bool | np.bool_), na_action="ignore")
-        is_bool = is_bool.fillna(False).astype(bool)
-        stripped = obj.where(~is_bool).map(_numeric_text, na_action="ignore")
-        blank = stripped.isna() | (stripped.astype(object) == "")
-        given = ~blank | is_bool
-        num = pd.to_numeric(stripped.where(~blank), errors="coerce").astype("float64")
-    arr = num.to_numpy(dtype="float64", na_value=np.nan)
-    bad_bool = is_bool.to_numpy()
-    ok = given.to_numpy() & ~bad_bool & np.isfinite(arr)
-    problems[bad_bool] = f"{expected}, not a boolean"
-    problems[given.to_numpy() & ~bad_bool & ~ok] = expected
-    values = pd.Series(pd.NA, index=s.index, dtype="Float64")
-    values[ok] = arr[ok]
-    return values, problems
-
-
-_BOOL_WORDS = {
-    "true": True,
-    "false": False,
-    "1": True,
-    "0": False,
-    "1.0": True,
-    "0.0": False,
-}
-
-
-def _coerce_bool(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
-    """Booleans: real booleans, 1/0, and true/false in any case; blank -> missing."""
-    s = plain(s)
-    problems = no_problems(s)
-    if pd.api.types.is_bool_dtype(s.dtype):
-        return s.astype("boolean"), problems
-    words = s.astype("str").str.strip().str.lower()
-    blank = (words.isna() | (words == "")).to_numpy()
-    mapped = words.map(_BOOL_WORDS)
-    bad = ~blank & mapped.isna().to_numpy()
-    problems[bad] = f"{column} must be true or false (or 1 or 0)"
-    values = pd.Series(pd.NA, index=s.index, dtype="boolean")
-    good = ~blank & ~bad
-    values[good] = mapped[good].astype(bool)
-    return values, problems
-
-
-_COERCERS: dict[str, Callable[[pd.Series, str], tuple[pd.Series, pd.Series]]] = {
-    "text": coerce_text,
-    "free_text": _coerce_free_text,
-    "number": _coerce_number,
-    "bool": _coerce_bool,
-}
 
 
 # --------------------------------------------------------------------------------------------
@@ -324,11 +247,14 @@ def _empty_frame(spec: TableSpec, index: pd.Index) -> pd.DataFrame:
 
 
 def _finalize(spec: TableSpec, frame: pd.DataFrame) -> pd.DataFrame:
-    out = frame.loc[:, list(spec.columns)]
+    columns = [c for c in spec.columns if c in frame.columns]  # optional ones may be left out
+    out = frame.loc[:, columns]
     dtypes = {
-        c: "str" if c in spec.nullable else _FINAL_DTYPES[spec.kinds[c]] for c in spec.columns
+        c: _NULLABLE_DTYPES.get(spec.kinds[c], "str") if c in spec.nullable
+        else _FINAL_DTYPES[spec.kinds[c]]
+        for c in columns
     }
-    for c in spec.columns:
+    for c in columns:
         if spec.kinds[c] == "number" and not _all_whole(out[c]):
             dtypes[c] = "float64"  # a fraction is sent as given
     return out.astype(dtypes)
@@ -371,7 +297,7 @@ def _column_failures(
     expected = list(spec.columns)
     present = [str(c) for c in names]
     duplicated = sorted({c for c in present if present.count(c) > 1}, key=present.index)
-    missing = [c for c in expected if c not in present]
+    missing = [c for c in expected if c not in present and c not in spec.optional]
     unexpected = [c for c in dict.fromkeys(present) if c not in expected]
     for col in missing:
         near = _closest(col, unexpected) or header_hint(table, col, unexpected)
@@ -434,7 +360,9 @@ def _allowed_message(spec: TableSpec, column: str, raw: Any) -> str:
 def _allowed_text_message(table: str, column: str, raw: str | None) -> str:
     allowed = _allowed(table, column)
     msg = f"{column} must be one of {', '.join(allowed)} (case-sensitive)"
-    if column in TABLES[table].nullable:
+    if column in TABLES[table].optional:
+        msg += ", or empty (not sent)"
+    elif column in TABLES[table].nullable:
         msg += ", or empty for null"
     if raw is None:
         return msg
@@ -472,6 +400,7 @@ def check_frame(
     *,
     columns: Mapping[str, str] | None = None,
     references: Mapping[str, Collection[str]] | None = None,
+    code_range_post: CodeRangePost = "replace",
 ) -> CheckResult:
     """Check one import table and report every problem at once, without raising on bad data.
 
@@ -483,6 +412,9 @@ def check_frame(
             ignored.
         references: ``{column: allowed ids}``; a non-missing value outside them is a
             ``reference`` failure. Used by :func:`toolkit.ingress.validation.validate`.
+        code_range_post: ``"replace"`` (a code range is one request: a range over 2500 codes
+            is a ``range_size`` error on each of its rows) or ``"add"`` (sent in parts);
+            see :mod:`toolkit.ingress.ranges`.
 
     Returns:
         A :class:`CheckResult` with the coerced frame, the failure frame and the bad rows.
@@ -490,6 +422,7 @@ def check_frame(
     Raises:
         ValueError: ``table`` is not a known table.
         TypeError: ``df`` is not a DataFrame.
+        ConfigError: ``code_range_post`` is neither ``"replace"`` nor ``"add"``.
 
     >>> import pandas as pd
     >>> df = pd.DataFrame({"initiativeExternalId": ["M-1", "M-1"],
@@ -501,6 +434,7 @@ def check_frame(
     True
     """
     spec = _spec_for(table)
+    check_post(code_range_post)
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"{table}: expected a pandas DataFrame, got {type(df).__name__}")
     source = [str(c) for c in df.columns]
@@ -528,7 +462,7 @@ def check_frame(
     failed_cells: dict[str, np.ndarray] = {}
     coercion: list[tuple[np.ndarray, str, np.ndarray]] = []
     for col in present:
-        values, problems = _COERCERS[spec.kinds[col]](raw[col], col)
+        values, problems = COERCERS[spec.kinds[col]](raw[col], col)
         work[col] = values
         mask = problems.notna().to_numpy()
         failed_cells[col] = mask
@@ -551,7 +485,8 @@ def check_frame(
         if pos >= 0 and pcol in failed_cells and failed_cells[pcol][pos] and chk == "required":
             continue  # already reported as a type failure
         found.append((pos, pcol, chk, None))
-
+    if table == "code_ranges" and code_range_post == "replace":
+        found.extend(long_ranges(frame))
     if references:
         for col, allowed in references.items():
             if col not in frame.columns:
@@ -767,7 +702,11 @@ has leading or trailing whitespace; it is sent as given
 
 
 def check(
-    table: str, df: pd.DataFrame, *, columns: Mapping[str, str] | None = None
+    table: str,
+    df: pd.DataFrame,
+    *,
+    columns: Mapping[str, str] | None = None,
+    code_range_post: CodeRangePost = "replace",
 ) -> pd.DataFrame:
     """Coerce and validate one import table, returning the frame ready for payloads.
 
@@ -775,6 +714,7 @@ def check(
         table: One of :data:`TABLES`.
         df: The rows as loaded from CSV, Excel, Parquet or built in pandas.
         columns: Renames applied first, ``{name in df: spec name}``.
+        code_range_post: ``"replace"`` or ``"add"``, as for :func:`check_frame`.
 
     Returns:
         The spec's columns in field-table order, with dtypes ``str`` (``semanticType``: ``str``
@@ -793,7 +733,7 @@ def check(
     >>> check("clients", df, columns={"call_sign": "callSign"})["callSign"].tolist()
     ['1']
     """
-    result = check_frame(table, df, columns=columns)
+    result = check_frame(table, df, columns=columns, code_range_post=code_range_post)
     if not result.ok:
         raise ValidationError(format_failures(result.failures), result.failures)
     warn_lookalikes(result.failures)

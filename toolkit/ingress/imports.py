@@ -10,6 +10,7 @@ import html
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import pandas as pd
@@ -31,6 +32,7 @@ from toolkit.errors import ConfigError, Interrupted, ValidationError
 from toolkit.ingress.checks import check_frame, format_failures
 from toolkit.ingress.plan import ACTION_DTYPE, IMPORTS, PARENTS, Plan, read_source, table_calls
 from toolkit.ingress.plan import plan as make_plan
+from toolkit.ingress.ranges import CodeRangePost, check_post, merge_parts, send_in_parts
 from toolkit.ingress.text import warn_lookalikes
 from toolkit.ingress.validation import ValidationReport
 
@@ -56,9 +58,11 @@ def _refuse_warnings(warnings: pd.DataFrame) -> None:
         )
 
 
-def _checked(table: str, df: pd.DataFrame, on_warning: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _checked(
+    table: str, df: pd.DataFrame, on_warning: str, code_range_post: CodeRangePost
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The frame ready for payloads and its warnings (:func:`~toolkit.ingress.checks.check`)."""
-    result = check_frame(table, df)
+    result = check_frame(table, df, code_range_post=code_range_post)
     if not result.ok:
         raise ValidationError(format_failures(result.failures), result.failures)
     if on_warning == "raise":
@@ -68,11 +72,17 @@ def _checked(table: str, df: pd.DataFrame, on_warning: str) -> tuple[pd.DataFram
 
 
 def _spread(index: pd.Index, rows: list[list[Any]], items: list[Any]) -> list[Any]:
-    """One item (call or reply) per input row: a code range call stands for all its rows."""
+    """One item (call or reply) per input row: a code range call stands for all its rows, and
+    the replies of a range sent in parts merge into one (:func:`merge_parts`)."""
     by_label: dict[Any, Any] = {}
     for labels, item in zip(rows, items, strict=True):
         for label in labels:
-            by_label[label] = item
+            seen = by_label.get(label)
+            if seen is None:
+                by_label[label] = item
+            elif isinstance(seen, Reply) and isinstance(item, Reply):
+                by_label[label] = merge_parts(seen, item)
+            # (a dry run: the first part's call stands for its rows)
     return [by_label[label] for label in index]
 
 
@@ -88,6 +98,7 @@ def import_table(
     journal: str | os.PathLike[str] | Journal | None = None,
     dry_run: bool = False,
     on_warning: str = "send",
+    code_range_post: CodeRangePost = "replace",
 ) -> pd.DataFrame:
     """Validate a frame and import it one record per request; one result row per input row.
 
@@ -111,6 +122,10 @@ def import_table(
         dry_run: return the payloads instead of sending them.
         on_warning: ``"send"`` (default) sends rows with warnings as given; ``"raise"`` raises
             :class:`ValidationError` before anything is sent while any warning stands.
+        code_range_post: what the service does with a code range request: ``"replace"`` (the
+            default; a range over 2500 codes cannot be one request and fails validation,
+            naming the bound) or ``"add"`` (such a range is sent in parts of at most 2500, in
+            order; its rows' result covers every part). See :mod:`toolkit.ingress.ranges`.
 
     Returns:
         Aligned to ``df.index``: ``externalId`` (``initiativeExternalId`` for code ranges),
@@ -123,7 +138,8 @@ def import_table(
     Raises:
         ValidationError: the frame failed its schema (``.failure_cases`` lists every failure),
             or has a warning and ``on_warning="raise"``.
-        ConfigError: ``df`` is not a frame, or ``table`` is unknown.
+        ConfigError: ``df`` is not a frame, ``table`` is unknown, or ``code_range_post`` is
+            neither ``"replace"`` nor ``"add"``.
         Interrupted: Ctrl+C or Jupyter's stop (no request leaves after it); ``.result`` is the
             frame so far (rows never sent are ``not_sent``).
 
@@ -138,16 +154,19 @@ def import_table(
         raise ConfigError(f"unknown table {table!r}; expected one of {', '.join(IMPORTS)}")
     _on_warning(on_warning)
     _, key = IMPORTS[table]
+    check_post(code_range_post)
     df = as_pandas(df, "df")
     if columns:
         df = df.rename(columns=dict(columns))
     original = df.index
     df = unique_rows(df)
-    checked, warnings = _checked(table, df, on_warning) if validate else (df, empty_failures())
+    checked, warnings = (
+        _checked(table, df, on_warning, code_range_post) if validate else (df, empty_failures())
+    )
     warning = row_warnings(warnings, checked.index)
     warning.index = original
     try:
-        calls, rows = table_calls(table, checked)
+        calls, rows = table_calls(table, checked, code_range_post)
     except (ValueError, TypeError, KeyError) as exc:  # only reachable with validate=False
         raise ConfigError(f"cannot build {table} payloads without validation: {exc}") from None
     if dry_run:
@@ -163,9 +182,9 @@ def import_table(
         )
     keys = checked[key].astype("string").tolist() if key in checked else [None] * len(checked)
     try:
-        replies = run_bulk(
-            conn, calls, workers=workers, progress=progress, journal=journal, desc=table
-        )
+        replies = send_in_parts(partial(
+            run_bulk, conn, workers=workers, progress=progress, journal=journal, desc=table
+        ), calls)
     except Interrupted as exc:
         per_row = _spread(checked.index, rows, exc.replies)
         exc.result = _with_warnings(
@@ -279,6 +298,7 @@ def onboard(
     max_deactivate: int | None = None,
     columns: Mapping[str, str] | Mapping[str, Mapping[str, str]] | None = None,
     on_warning: str = "send",
+    code_range_post: CodeRangePost = "replace",
 ) -> OnboardReport:
     """Validate a whole firm, plan it against the journal and send the plan, parents first.
 
@@ -314,6 +334,8 @@ def onboard(
         on_warning: ``"send"`` (default) sends rows with only warnings as given, each result
             row's ``warning`` saying why; ``"raise"`` raises :class:`ValidationError` before
             anything is sent while any warning stands.
+        code_range_post: ``"replace"`` (default) or ``"add"``, as for
+            :func:`import_table`: with ``"add"`` a code range over 2500 codes is sent in parts.
 
     Returns:
         An :class:`OnboardReport` (``.ok``, ``.counts``, ``.results`` with the plan's
@@ -346,6 +368,7 @@ def onboard(
         the_plan = make_plan(
             conn, frames, journal=jr if jr is not None else journal, mirror=mirror,
             columns=columns, known=known, max_deactivate=max_deactivate,
+            code_range_post=code_range_post,
         )
         report = the_plan.validation
         if not report.ok and on_invalid == "raise":
@@ -424,18 +447,19 @@ def _send(
             replies = [not_sent(fatal) if fatal else not_sent() for _ in calls]
         else:
             try:
-                replies = run_bulk(
-                    conn, calls, workers=workers, progress=progress, journal=jr, desc=table,
+                replies = send_in_parts(partial(
+                    run_bulk, conn, workers=workers, progress=progress, journal=jr, desc=table,
                     pacer=pacer,
-                )
+                ), calls)
             except Interrupted as exc:
                 interrupted = exc
                 replies = exc.replies
         by_label: dict[Any, Reply] = {}
         extra: list[tuple[str, Reply]] = []  # deactivations: no source row
         for i, reply in zip(keep, replies, strict=True):
-            for label in todo.rows[i]:
-                by_label[label] = reply
+            for label in todo.rows[i]:  # the parts of a range merge into one reply
+                seen = by_label.get(label)
+                by_label[label] = reply if seen is None else merge_parts(seen, reply)
             if not todo.rows[i]:
                 extra.append((todo.calls[i].key, reply))
         per_row: list[Reply] = []

@@ -3,8 +3,13 @@
 Client, Initiative, Code type, Code, and Code range in long form (one row per
 ``(initiativeExternalId, codeExternalId)`` pair): one column per line, declared with the shared
 rules of :mod:`toolkit.ingress.rules` (``external_id()``, ``required_text()``,
-``reference(table)``, ``one_of(values)``, ``seconds()``). :data:`TABLES` reads each table's
-key, references and column kinds from its model.
+``reference(table)``, ``one_of(values)``, ``seconds()``, ``optional(kind)``). :data:`TABLES`
+reads each table's key, references, column kinds and optional columns from its model.
+
+The optional columns are the fields the service publishes beyond the spec (typed
+``Series[...] | None``): a frame may leave them out, and a blank cell is not sent. A list
+column (``externalGroupIds``, ``userGroupExternalIds``) holds Python lists in a frame, and
+``;``-separated ids (``G1; G2``) or a JSON list (``["G1", "G2"]``) in a CSV or Excel cell.
 
 The engine that runs a loaded frame through these models (coercion per column kind, the failure
 frame, :func:`~toolkit.ingress.checks.check_frame`, :func:`~toolkit.ingress.checks.check`) is
@@ -32,6 +37,7 @@ from toolkit.ingress.rules import (
     REFERENCES,
     external_id,
     one_of,
+    optional,
     reference,
     required_text,
     seconds,
@@ -39,6 +45,8 @@ from toolkit.ingress.rules import (
 
 __all__ = [
     "BILLING_TYPES",
+    "CLIENT_TYPES",
+    "LOCALES",
     "SEMANTIC_TYPES",
     "STATUSES",
     "TABLES",
@@ -56,6 +64,13 @@ STATUSES: tuple[str, ...] = ("active", "inactive")
 """Allowed initiative ``status`` values (case-sensitive)."""
 SEMANTIC_TYPES: tuple[str, ...] = ("action", "activity", "location", "phase", "task")
 """Allowed non-null ``semanticType`` values (case-sensitive)."""
+CLIENT_TYPES: tuple[str, ...] = ("client", "parent")
+"""Allowed values of a client's optional ``type`` (published beyond the spec)."""
+LOCALES: tuple[str, ...] = (
+    "da-DK", "de-DE", "en-CA", "en-GB", "en-US", "es-ES", "es-MX", "fi-FI", "fr-CA", "fr-FR",
+    "is-IS", "it-IT", "ko-KR", "nl-NL", "no-NO", "pt-PT", "sv-SE",
+)
+"""The 17 BCP-47 tags of an initiative's optional ``locale`` (published beyond the spec)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -77,6 +92,7 @@ class ClientSchema(pa.DataFrameModel):
     name: Series[str] = required_text()
     callSign: Series[str] = required_text()
     description: Series[str] = required_text()
+    type: Series[str] | None = optional(values=CLIENT_TYPES)
 
     class Config:
         name = "clients"
@@ -104,6 +120,10 @@ class InitiativeSchema(pa.DataFrameModel):
     clientExternalId: Series[str] = reference("clients")
     unitIncrements: Series[Any] = seconds()
     status: Series[str] = one_of(STATUSES)
+    externalGroupIds: Series[Any] | None = optional("list")
+    locale: Series[str] | None = optional(values=LOCALES)
+    allowFrom: Series[str] | None = optional("date")
+    allowTo: Series[str] | None = optional("date")
 
     class Config:
         name = "initiatives"
@@ -129,6 +149,7 @@ class CodeTypeSchema(pa.DataFrameModel):
     semanticType: Series[str] = one_of(SEMANTIC_TYPES, nullable=True)
     customerDefaultable: Series[bool]
     userDefaultable: Series[bool]
+    orderingSequence: Series[str] | None = optional()
 
     class Config:
         name = "code_types"
@@ -151,6 +172,10 @@ class CodeSchema(pa.DataFrameModel):
     name: Series[str] = required_text()
     description: Series[str] = required_text()
     codeTypeExternalId: Series[str] = reference("code_types")
+    orderingSequence: Series[str] | None = optional()
+    group: Series[str] | None = optional()
+    userGroupExternalIds: Series[Any] | None = optional("list")
+    isDisabled: Series[bool] | None = optional("bool")
 
     class Config:
         name = "codes"
@@ -202,6 +227,7 @@ class TableSpec:
         kinds: Coercion kind of each column: ``text`` (ids and enums: blank is missing),
             ``free_text`` (blank is ``""``), ``number`` or ``bool``.
         nullable: Columns whose missing value means null rather than a failure.
+        optional: Columns a frame may leave out; a missing value is not sent at all.
     """
 
     name: str
@@ -211,6 +237,7 @@ class TableSpec:
     references: tuple[tuple[str, str], ...] = ()
     kinds: Mapping[str, str] = field(default_factory=dict)
     nullable: frozenset[str] = frozenset()
+    optional: frozenset[str] = frozenset()
 
     @property
     def id_column(self) -> str:
@@ -236,6 +263,7 @@ def _spec(schema: type[pa.DataFrameModel]) -> TableSpec:
         references=tuple((col, m[REFERENCES]) for col, m in meta.items() if REFERENCES in m),
         kinds=MappingProxyType(kinds),
         nullable=frozenset(col for col, column in full.columns.items() if column.nullable),
+        optional=frozenset(col for col, column in full.columns.items() if not column.required),
     )
 
 

@@ -1,7 +1,9 @@
 """Checked frames -> JSON-ready request bodies, exactly as the spec's field tables.
 
 Every value is a native Python ``str``, ``int``, ``bool`` or ``None`` (and ``float`` for a
-fractional ``unitIncrements``, which the spec's ``number`` allows): no numpy scalar, no NaN.
+fractional ``unitIncrements``, which the spec's ``number`` allows; a ``list`` of ``str`` for
+the published array fields): no numpy scalar, no NaN. An optional field (one the service
+publishes beyond the spec) is sent only when the frame has its column and the row a value.
 A client, initiative, code type or code row is one payload; code ranges (long form) are
 grouped per initiative into one ``{"codeExternalIds": [...]}`` payload each, together with
 the input row labels the payload stands for.
@@ -18,6 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
+import numpy as np
 import pandas as pd
 
 from toolkit.ingress.models import TABLES
@@ -51,6 +54,8 @@ def _native_column(s: pd.Series, kind: str, nullable: bool, column: str) -> list
             values: list[Any] = [_number(v) for v in s.astype("Float64").fillna(0).tolist()]
         elif kind == "bool":
             values = [bool(v) for v in s.astype("boolean").fillna(False).tolist()]
+        elif kind == "list":
+            values = [_strings(v, column) for v in s.astype(object).where(~missing).tolist()]
         else:
             values = [str(v) for v in s.astype(object).where(~missing, "").tolist()]
     except (TypeError, ValueError) as exc:
@@ -61,6 +66,15 @@ def _native_column(s: pd.Series, kind: str, nullable: bool, column: str) -> list
     if nullable and missing.any():
         values = [None if m else v for v, m in zip(values, missing.tolist(), strict=True)]
     return values
+
+
+def _strings(value: Any, column: str) -> list[str] | None:
+    """A list cell as a list of ``str`` (``None`` where missing)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if not isinstance(value, list | tuple | np.ndarray):
+        raise TypeError(f"{value!r} is not a list")
+    return [str(item) for item in value]
 
 
 def _number(value: float) -> int | float:
@@ -81,7 +95,7 @@ def to_payloads(table: str, df: pd.DataFrame) -> list[dict[str, Any]]:
     Returns:
         One dict per row with the spec's fields in field-table order and native types
         (``unitIncrements`` an ``int``, or a ``float`` when fractional; booleans ``bool``; a
-        null ``semanticType`` ``None``).
+        null ``semanticType`` ``None``), then the optional fields the row has a value for.
 
     Raises:
         ValueError: ``table`` is unknown or ``code_ranges`` (use
@@ -101,12 +115,16 @@ def to_payloads(table: str, df: pd.DataFrame) -> list[dict[str, Any]]:
     if table not in TABLES:
         raise ValueError(f"unknown table {table!r}; tables: {', '.join(TABLES)}")
     spec = TABLES[table]
-    missing = [c for c in spec.columns if c not in df.columns]
+    missing = [c for c in spec.columns if c not in df.columns and c not in spec.optional]
     if missing:
         raise ValueError(f"{table}: missing column(s) {missing}; check the frame first")
-    columns = {c: _native_column(df[c], spec.kinds[c], c in spec.nullable, c) for c in spec.columns}
+    present = [c for c in spec.columns if c in df.columns]
+    columns = {c: _native_column(df[c], spec.kinds[c], c in spec.nullable, c) for c in present}
     names = list(columns)
-    return [dict(zip(names, row, strict=True)) for row in zip(*columns.values(), strict=True)]
+    return [
+        {k: v for k, v in zip(names, row, strict=True) if v is not None or k not in spec.optional}
+        for row in zip(*columns.values(), strict=True)
+    ]
 
 
 def to_code_range_payloads(df: pd.DataFrame) -> list[CodeRangePayload]:

@@ -45,6 +45,7 @@ from toolkit.core.frames import FrameLike, as_frames, unique_rows
 from toolkit.errors import ConfigError
 from toolkit.ingress.models import TABLES
 from toolkit.ingress.payloads import to_code_range_payloads, to_payloads
+from toolkit.ingress.ranges import CodeRangePost, split
 from toolkit.ingress.readers import with_lines, write_table
 from toolkit.ingress.validation import ValidationReport, load_folder, validate
 
@@ -109,16 +110,22 @@ def _table(table: str) -> tuple[Endpoint, str]:
     return IMPORTS[table]
 
 
-def table_calls(table: str, df: pd.DataFrame) -> tuple[list[Call], list[list[Any]]]:
+def table_calls(
+    table: str, df: pd.DataFrame, code_range_post: CodeRangePost = "replace"
+) -> tuple[list[Call], list[list[Any]]]:
     """The calls of a checked frame, and the input row labels each call stands for.
 
     Args:
         table: an import table.
         df: its rows, checked (coerced to the spec's types).
+        code_range_post: ``"add"`` sends a code range over 2500 codes in parts of at most
+            2500, in order (part k > 1 is journaled under the key ``"<initiative> [part k]"``);
+            ``"replace"`` sends each range whole.
 
     Returns:
-        ``(calls, rows)``: one call per record (per initiative for code ranges) and, for each,
-        the labels of the rows it carries.
+        ``(calls, rows)``: one call per record (per initiative for code ranges, per part of
+        it with ``"add"``) and, for each, the labels of the rows it carries (every part of a
+        range carries all its rows).
 
     Example:
         >>> df = pd.DataFrame({"initiativeExternalId": ["M-1", "M-1"],
@@ -131,10 +138,13 @@ def table_calls(table: str, df: pd.DataFrame) -> tuple[list[Call], list[list[Any
     if table == "code_ranges":
         calls, rows = [], []
         for initiative_id, payload, labels in to_code_range_payloads(df):
-            calls.append(
-                Call(endpoint, {"initiativeExternalId": initiative_id}, payload, key=initiative_id)
-            )
-            rows.append(list(labels))
+            ids = payload["codeExternalIds"]
+            parts = split(ids) if code_range_post == "add" else [ids]
+            for k, part in enumerate(parts, start=1):
+                key = initiative_id if k == 1 else f"{initiative_id} [part {k}]"
+                path = {"initiativeExternalId": initiative_id}
+                calls.append(Call(endpoint, path, {"codeExternalIds": part}, key=key))
+                rows.append(list(labels))
         return calls, rows
     payloads = to_payloads(table, df)
     # a 409 on an import: the service holds this externalId and keeps its version
@@ -389,6 +399,7 @@ def plan(
     columns: Mapping[str, str] | Mapping[str, Mapping[str, str]] | None = None,
     known: Mapping[str, Iterable[str]] | None = None,
     max_deactivate: int | None = None,
+    code_range_post: CodeRangePost = "replace",
 ) -> Plan:
     """What onboarding ``source`` will do, record by record; nothing is sent.
 
@@ -408,6 +419,8 @@ def plan(
         known: ids already in the service, per table, for the reference checks.
         max_deactivate: the most initiatives a run may deactivate (default 5% of the
             journal's active initiatives, at least 1).
+        code_range_post: what a code range request does, ``"replace"`` (a range over 2500
+            codes is invalid) or ``"add"`` (sent in parts); see :mod:`toolkit.ingress.ranges`.
 
     Returns:
         The :class:`Plan` (``.rows``, ``.counts``, ``.requests``, ``.to_frame()``).
@@ -430,6 +443,7 @@ def plan(
         code_ranges=frames.get("code_ranges"),
         known=known,
         columns=columns,
+        code_range_post=code_range_post,
     )
     ledger = _ledger(journal)
     entries = list(ledger.entries.values())
@@ -449,7 +463,7 @@ def plan(
         bad[table] = {str(keys[lb]): a for lb, (a, _) in held.items() if pd.notna(keys[lb])}
         valid = report.frames.get(table, raw.iloc[:0])
         checked = valid.drop(index=[lb for lb in held if lb in valid.index])
-        tcalls, trows = table_calls(table, checked) if len(checked) else ([], [])
+        tcalls, trows = table_calls(table, checked, code_range_post) if len(checked) else ([], [])
         by_label: dict[Any, dict[str, Any]] = {}
         todo = TableCalls([], [], [])
         for call, labels in zip(tcalls, trows, strict=True):
@@ -474,8 +488,9 @@ def plan(
                 todo.calls.append(call)
                 todo.rows.append(labels)
                 todo.actions.append(action)
-            for label in labels:
-                by_label[label] = {"action": action, **more}
+            for label in labels:  # a range in parts: the first part that is sent says
+                if by_label.get(label, {}).get("action", "unchanged") == "unchanged":
+                    by_label[label] = {"action": action, **more}
         for label in raw.index:
             if label in held:
                 action, reason = held[label]

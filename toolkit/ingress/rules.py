@@ -29,6 +29,8 @@ required_text()     ``has_text``                              blank (warning; se
 one_of(values)      isin                                      allowed_values (error)
 seconds()           greater_than 0, ``whole_number``          positive (error); fractional
                                                               (warning)
+optional(kind)      isin (with ``values``); the column may    allowed_values, type (error)
+                    be left out, a blank cell is not sent
 ==================  ========================================  ===================================
 
 A code range listing the same pair twice is a ``repeated`` warning (the pair is sent once).
@@ -59,6 +61,7 @@ __all__ = [
     "has_text",
     "not_blank",
     "one_of",
+    "optional",
     "reference",
     "required_text",
     "seconds",
@@ -72,7 +75,8 @@ REFERENCES = "references"
 """Field metadata key naming the parent table of a reference column (set by :func:`reference`)."""
 KIND = "kind"
 """Field metadata key overriding the coercion kind read from the dtype: ``free_text`` (blank is
-sent as ``""``) or ``number`` (a JSON number: whole values stay ints, fractions floats)."""
+sent as ``""``), ``number`` (a JSON number: whole values stay ints, fractions floats), ``list``
+(an array of strings) or ``date`` (``YYYY-MM-DD``); see :mod:`toolkit.ingress.cells`."""
 
 _MAX_WHOLE = 2**53  # beyond this a float cannot tell one whole number from the next
 
@@ -221,3 +225,28 @@ def seconds() -> Any:
     (['greater_than', 'whole_number'], {'kind': 'number'})
     """
     return pa.Field(gt=0, whole_number=(), metadata={KIND: "number"})
+
+
+def optional(kind: str = "text", values: Iterable[str] | None = None) -> Any:
+    """A field the service publishes beyond the spec: the column may be left out, and a blank
+    cell is not sent (the field is absent from that row's request).
+
+    Declare it ``Series[...] | None`` in the model, so pandera does not require the column.
+
+    Args:
+        kind: How a cell is read: ``text``, ``bool``, ``list`` (an array of strings: ``;``
+            separated or a JSON list in a cell) or ``date`` (``YYYY-MM-DD``).
+        values: The allowed values, case-sensitive, when the service publishes an enum.
+
+    Returns:
+        A nullable pandera ``Field``.
+
+    >>> field = optional("list")
+    >>> field.nullable, field.metadata
+    (True, {'kind': 'list'})
+    >>> optional(values=["client", "parent"]).checks[0].statistics
+    {'allowed_values': ['client', 'parent']}
+    """
+    return pa.Field(
+        isin=list(values) if values is not None else None, nullable=True, metadata={KIND: kind}
+    )

@@ -45,6 +45,7 @@ from toolkit.core.frames import FrameLike, as_pandas
 from toolkit.errors import ConfigError, InputWarning, ValidationError
 from toolkit.ingress.checks import CheckResult, check_frame, format_failures
 from toolkit.ingress.models import TABLES
+from toolkit.ingress.ranges import CodeRangePost
 from toolkit.ingress.readers import (
     IGNORED,
     TABLE_SUFFIXES,
@@ -329,6 +330,7 @@ def validate(
     code_ranges: FrameLike | None = None,
     known: Mapping[str, Iterable[str]] | None = None,
     columns: Mapping[str, str] | Mapping[str, Mapping[str, str]] | None = None,
+    code_range_post: CodeRangePost = "replace",
 ) -> ValidationReport:
     """Check every given import table and the references between them, reporting all at once.
 
@@ -347,14 +349,17 @@ def validate(
         columns: Renames applied first: either one mapping for every table
             (``{"call_sign": "callSign"}``) or one per table
             (``{"clients": {"Client Code": "callSign"}}``).
+        code_range_post: what a code range request does: ``"replace"`` (the default: a range
+            over 2500 codes cannot be sent, each of its rows is a ``range_size`` error) or
+            ``"add"`` (it is sent in parts); see :mod:`toolkit.ingress.ranges`.
 
     Returns:
         A :class:`ValidationReport`; it never raises on bad data (see
         :meth:`ValidationReport.raise_if_failed`).
 
     Raises:
-        toolkit.errors.ConfigError: ``known`` or ``columns`` names an unknown table, or a
-            table is not a frame.
+        toolkit.errors.ConfigError: ``known`` or ``columns`` names an unknown table, a
+            table is not a frame, or ``code_range_post`` is neither ``"replace"`` nor ``"add"``.
 
     >>> import pandas as pd
     >>> initiatives = pd.DataFrame({
@@ -405,7 +410,8 @@ def validate(
             else:
                 unchecked.append(f"{table}.{col} -> {parent}")
         results[table] = check_frame(
-            table, df, columns=_columns_for(table, columns), references=references
+            table, df, columns=_columns_for(table, columns), references=references,
+            code_range_post=code_range_post,
         )
 
     failure_parts = [r.failures for r in results.values() if not r.failures.empty]

@@ -24,6 +24,7 @@ Needs ``openpyxl`` (the ``excel`` extra).
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -76,6 +77,8 @@ def _cell_value(value: Any) -> tuple[Any, bool]:
         return value.replace(tzinfo=None) if value.tzinfo else value, False
     if isinstance(value, dt.date):
         return value, False
+    if isinstance(value, list | tuple | np.ndarray):  # a list column: a JSON list, read back
+        value = json.dumps([str(item) for item in value], ensure_ascii=False)
     return ILLEGAL_CHARACTERS_RE.sub("", str(value)), True
 
 

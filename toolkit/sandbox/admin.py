@@ -366,6 +366,8 @@ class Admin:
         codeAssigner: Literal["service", "laurel"] | Keep = KEEP,
         digests: Literal["spec", "published"] | Keep = KEEP,
         batchAck: bool | Keep = KEEP,
+        codeRangePost: Literal["replace", "add"] | Keep = KEEP,
+        codeRangeMax: int | Keep = KEEP,
     ) -> dict[str, Any]:
         """Set some switches of a customer's profile; the switches not given keep their value.
 
@@ -396,6 +398,8 @@ class Admin:
             codeAssigner: ``assignedBy`` of the service's codes: ``service`` or ``laurel``.
             digests: Digests of release-pending as the spec shows them or as published.
             batchAck: Serve the batch release-succeeded route (false: 404).
+            codeRangePost: A code range request replaces the range, or adds to it.
+            codeRangeMax: Most ids one code range request may carry.
 
         Returns:
             The whole profile now in force.
@@ -417,6 +421,7 @@ class Admin:
             "ackAnswer": ackAnswer, "userRecord": userRecord, "expiresIn": expiresIn,
             "counts": counts, "codeAssigner": codeAssigner, "digests": digests,
             "batchAck": batchAck,
+            "codeRangePost": codeRangePost, "codeRangeMax": codeRangeMax,
         }
         body = {
             name: dict(value) if isinstance(value, Mapping) else value

@@ -217,6 +217,26 @@ DateTimeText = Annotated[
 ]
 Rate = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 SemanticType = Literal["action", "activity", "location", "phase", "task"]
+Locale = Literal[
+    "da-DK", "de-DE", "en-CA", "en-GB", "en-US", "es-ES", "es-MX", "fi-FI", "fr-CA", "fr-FR",
+    "is-IS", "it-IT", "ko-KR", "nl-NL", "no-NO", "pt-PT", "sv-SE",
+]
+"""The 17 BCP-47 tags an initiative's ``locale`` may be (published)."""
+
+
+def _never_null_schema(schema: dict[str, Any]) -> None:
+    """The JSON schema of a field that may be left out but is never null: its non-null form."""
+    branches = [b for b in schema.pop("anyOf", []) if b.get("type") != "null"]
+    if branches:
+        schema.update(branches[0])
+    schema.pop("default", None)
+
+
+def _not_null(value: Any) -> Any:
+    """An optional field the service publishes without ``nullable``: absent, never null."""
+    if value is None:
+        raise PydanticCustomError("not_null", "may be left out, but not null")
+    return value
 
 
 class _In(BaseModel):
@@ -300,12 +320,17 @@ class Problem(BaseModel):
 
 
 class ClientIn(_In):
-    """Client import payload."""
+    """Client import payload (``type``: optional, published beyond the spec)."""
 
     externalId: NonEmpty
     name: str
     callSign: str
     description: str
+    type: Literal["client", "parent"] | None = Field(
+        None, description="Optional (published): `client` or `parent`; not null.",
+        json_schema_extra=_never_null_schema)
+
+    _never_null = field_validator("type", mode="before")(_not_null)
 
 
 class InitiativeIn(_In):
@@ -324,6 +349,14 @@ class InitiativeIn(_In):
         "1000000000 (the sandbox's bounds; integer or fraction, returned as sent)."
     )
     status: Literal["active", "inactive"]
+    externalGroupIds: list[str] | None = Field(
+        None, description="Optional (published): external group ids with access, or null.")
+    locale: Locale | None = Field(
+        None, description="Optional (published): one of 17 BCP-47 tags, or null.")
+    allowFrom: DateText | None = Field(
+        None, description="Optional (published): first date of use (YYYY-MM-DD), or null.")
+    allowTo: DateText | None = Field(
+        None, description="Optional (published): last date of use (YYYY-MM-DD), or null.")
 
 
 class CodeTypeIn(_In):
@@ -334,6 +367,11 @@ class CodeTypeIn(_In):
     semanticType: SemanticType | None
     customerDefaultable: bool
     userDefaultable: bool
+    orderingSequence: str | None = Field(
+        None, description="Optional (published): sort key in the product; not null.",
+        json_schema_extra=_never_null_schema)
+
+    _never_null = field_validator("orderingSequence", mode="before")(_not_null)
 
 
 class CodeIn(_In):
@@ -343,13 +381,30 @@ class CodeIn(_In):
     name: str
     description: str
     codeTypeExternalId: NonEmpty
+    orderingSequence: str | None = Field(
+        None, description="Optional (published): sort key in the product; not null.",
+        json_schema_extra=_never_null_schema)
+    group: str | None = Field(
+        None, description="Optional (published): a group; not null.",
+        json_schema_extra=_never_null_schema)
+    userGroupExternalIds: list[str] | None = Field(
+        None, description="Optional (published): user group external ids; not null.",
+        json_schema_extra=_never_null_schema)
+    isDisabled: bool | None = Field(
+        None, description="Optional (published): the code is disabled; not null.",
+        json_schema_extra=_never_null_schema)
+
+    _never_null = field_validator(
+        "orderingSequence", "group", "userGroupExternalIds", "isDisabled", mode="before"
+    )(_not_null)
 
 
 class CodeRangeIn(_In):
-    """Code range payload: the permitted codes of one initiative (replaces the previous range;
-    an empty list removes the restriction)."""
+    """Code range payload: the permitted codes of one initiative, 1 to ``codeRangeMax`` ids
+    (2500 by default, as published); it replaces the previous range, or adds to it under a
+    profile's ``codeRangePost: add``."""
 
-    codeExternalIds: list[NonEmpty]
+    codeExternalIds: Annotated[list[NonEmpty], Field(min_length=1)]
 
 
 class _Stored(_Out):
@@ -365,6 +420,7 @@ class ClientOut(_Stored):
     name: str
     callSign: str
     description: str
+    type: str | None = None
 
 
 class InitiativeOut(_Stored):
@@ -379,6 +435,10 @@ class InitiativeOut(_Stored):
     clientExternalId: str | None
     unitIncrements: int | float | None
     status: str
+    externalGroupIds: list[str] | None = None
+    locale: str | None = None
+    allowFrom: str | None = None
+    allowTo: str | None = None
 
 
 class CodeTypeOut(_Stored):
@@ -389,6 +449,7 @@ class CodeTypeOut(_Stored):
     semanticType: SemanticType | None
     customerDefaultable: bool
     userDefaultable: bool
+    orderingSequence: str | None = None
 
 
 class CodeOut(_Stored):
@@ -398,6 +459,10 @@ class CodeOut(_Stored):
     name: str
     description: str
     codeTypeExternalId: str
+    orderingSequence: str | None = None
+    group: str | None = None
+    userGroupExternalIds: list[str] | None = None
+    isDisabled: bool | None = None
 
 
 class CodeRangeOut(_Out):

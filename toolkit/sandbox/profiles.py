@@ -229,6 +229,12 @@ class Profile(_Switch):
         "null).")
     batchAck: bool = Field(
         True, description="Serve the published batch release-succeeded route (false: 404).")
+    # -- ingress (the published contract) ---------------------------------------------------
+    codeRangePost: Literal["replace", "add"] = Field(
+        "replace", description="A code range request replaces the initiative's range, or adds "
+        "its ids to it (the published documents do not say which).")
+    codeRangeMax: Annotated[int, Field(ge=1, le=1_000_000)] = Field(
+        2500, description="Most ids one code range request may carry (published: 2500).")
 
 
 DEFAULT_PROFILE: dict[str, Any] = Profile().model_dump()

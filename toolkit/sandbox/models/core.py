@@ -110,6 +110,8 @@ CREATE TABLE IF NOT EXISTS sandbox_keys (
     name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS profiles (
     customer_id TEXT PRIMARY KEY, switches TEXT NOT NULL, updated_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS import_extras (
+    record_id TEXT PRIMARY KEY, fields TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS entry_codes (
     entry_id TEXT NOT NULL, position INTEGER NOT NULL, code_id TEXT NOT NULL,
     assigned_by TEXT NOT NULL, PRIMARY KEY (entry_id, position));

@@ -9,6 +9,7 @@ renderers here also serve the administration listing.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -17,7 +18,17 @@ from ..exceptions import Conflict, NotFound, Unprocessable
 from .core import dedupe, format_timestamp, new_id, number
 from .profiles import ProfileStore
 
-__all__ = ["IngressStore"]
+__all__ = ["OPTIONAL_FIELDS", "IngressStore"]
+
+#: The optional fields the service publishes beyond the spec, per import: stored as sent
+#: (an import replaces them: a field left out, or null, is no longer held) and shown in the
+#: record only when held.
+OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
+    "clients": ("type",),
+    "initiatives": ("externalGroupIds", "locale", "allowFrom", "allowTo"),
+    "code_types": ("orderingSequence",),
+    "codes": ("orderingSequence", "group", "userGroupExternalIds", "isDisabled"),
+}
 
 
 class IngressStore(ProfileStore):
@@ -63,6 +74,7 @@ class IngressStore(ProfileStore):
                 {"name": body["name"], "call_sign": body["callSign"],
                  "description": body["description"]},
             )
+            self._set_extras(db, record_id, "clients", body)
             return self._client_record(db, record_id)
 
     def import_initiative(
@@ -108,6 +120,7 @@ class IngressStore(ProfileStore):
                  "client_id": client["id"], "unit_increments": float(body["unitIncrements"]),
                  "status": body["status"]},
             )
+            self._set_extras(db, record_id, "initiatives", body)
             return self._initiative_record(db, record_id)
 
     def import_code_type(
@@ -143,6 +156,7 @@ class IngressStore(ProfileStore):
                  "customer_defaultable": int(body["customerDefaultable"]),
                  "user_defaultable": int(body["userDefaultable"])},
             )
+            self._set_extras(db, record_id, "code_types", body)
             return self._code_type_record(db, record_id)
 
     def import_code(
@@ -187,12 +201,14 @@ class IngressStore(ProfileStore):
                 {"name": body["name"], "description": body["description"],
                  "code_type_id": code_type["id"]},
             )
+            self._set_extras(db, record_id, "codes", body)
             return self._code_record(db, record_id)
 
     def set_code_range(
         self, customer_id: str, initiative_external_id: str, body: dict[str, Any]
     ) -> dict[str, Any]:
-        """Replace the code range of one initiative (an empty list removes it).
+        """Set the code range of one initiative: replace it, or add to it (the profile's
+        ``codeRangePost``).
 
         Args:
             customer_id: The customer.
@@ -200,11 +216,12 @@ class IngressStore(ProfileStore):
             body: A valid Code range payload; duplicate ids are dropped.
 
         Returns:
-            ``{initiativeExternalId, codeExternalIds, updatedAt}``.
+            ``{initiativeExternalId, codeExternalIds, updatedAt}``: the whole range now stored.
 
         Raises:
             NotFound: No such initiative.
-            Unprocessable: Some codes do not exist; ``unknownIds`` lists every one.
+            Unprocessable: More ids than the profile's ``codeRangeMax``, or some codes do not
+                exist (``unknownIds`` lists every one).
 
         >>> import tempfile, os
         >>> from toolkit.sandbox.store import Store
@@ -215,6 +232,16 @@ class IngressStore(ProfileStore):
         ...
         toolkit.sandbox.exceptions.NotFound: no initiative with externalId 'M1'
         """
+        profile = self.profile(customer_id)
+        most = profile["codeRangeMax"]
+        if len(body["codeExternalIds"]) > most:
+            raise Unprocessable(
+                f"invalid request: body.codeExternalIds holds {len(body['codeExternalIds'])} "
+                f"ids; at most {most} per request",
+                slug="validation-failed",
+                errors=[{"in": "body", "field": "codeExternalIds",
+                         "detail": f"at most {most} items"}],
+            )
         wanted = dedupe(body["codeExternalIds"])
         with self._tx() as db:
             initiative = self._pms_initiative(db, customer_id, initiative_external_id)
@@ -230,6 +257,12 @@ class IngressStore(ProfileStore):
                     "code", "codeExternalIds", missing, positions=body["codeExternalIds"]
                 )
             now = self.now_ms()
+            if profile["codeRangePost"] == "add":  # the stored ids first, the new ones after
+                held = [r[0] for r in db.execute(
+                    "SELECT c.external_id FROM code_ranges r JOIN codes c ON c.id = r.code_id "
+                    "WHERE r.initiative_id = ? ORDER BY r.position", (initiative["id"],))]
+                wanted = dedupe([*held, *wanted])
+                codes.update(self._code_ids(db, customer_id, held))
             db.execute("DELETE FROM code_ranges WHERE initiative_id = ?", (initiative["id"],))
             db.executemany(
                 "INSERT INTO code_ranges (initiative_id, position, code_id, updated_at) "
@@ -310,11 +343,29 @@ class IngressStore(ProfileStore):
         return found
 
     @staticmethod
+    def _set_extras(
+        db: sqlite3.Connection, record_id: str, table: str, body: dict[str, Any]
+    ) -> None:
+        extras = {k: body[k] for k in OPTIONAL_FIELDS[table] if body.get(k) is not None}
+        db.execute("DELETE FROM import_extras WHERE record_id = ?", (record_id,))
+        if extras:
+            db.execute("INSERT INTO import_extras (record_id, fields) VALUES (?, ?)",
+                       (record_id, json.dumps(extras)))
+
+    @staticmethod
+    def _extras(db: sqlite3.Connection, record_id: str) -> dict[str, Any]:
+        row = db.execute(
+            "SELECT fields FROM import_extras WHERE record_id = ?", (record_id,)
+        ).fetchone()
+        return dict(json.loads(row[0])) if row is not None else {}
+
+    @staticmethod
     def _client_record(db: sqlite3.Connection, record_id: str) -> dict[str, Any]:
         r = db.execute("SELECT * FROM clients WHERE id = ?", (record_id,)).fetchone()
         return {
             "_id": r["id"], "externalId": r["external_id"], "name": r["name"],
             "callSign": r["call_sign"], "description": r["description"],
+            **IngressStore._extras(db, record_id),
             "createdAt": format_timestamp(r["created_at"]),
             "updatedAt": format_timestamp(r["updated_at"]),
         }
@@ -331,6 +382,7 @@ class IngressStore(ProfileStore):
             "externalId": r["external_id"], "name": r["name"], "description": r["description"],
             "callSign": r["call_sign"], "clientExternalId": r["client_external_id"],
             "unitIncrements": number(r["unit_increments"]), "status": r["status"],
+            **IngressStore._extras(db, record_id),
             "createdAt": format_timestamp(r["created_at"]),
             "updatedAt": format_timestamp(r["updated_at"]),
         }
@@ -343,6 +395,7 @@ class IngressStore(ProfileStore):
             "semanticType": r["semantic_type"],
             "customerDefaultable": bool(r["customer_defaultable"]),
             "userDefaultable": bool(r["user_defaultable"]),
+            **IngressStore._extras(db, record_id),
             "createdAt": format_timestamp(r["created_at"]),
             "updatedAt": format_timestamp(r["updated_at"]),
         }
@@ -357,6 +410,7 @@ class IngressStore(ProfileStore):
         return {
             "_id": r["id"], "externalId": r["external_id"], "name": r["name"],
             "description": r["description"], "codeTypeExternalId": r["type_external_id"],
+            **IngressStore._extras(db, record_id),
             "createdAt": format_timestamp(r["created_at"]),
             "updatedAt": format_timestamp(r["updated_at"]),
         }

@@ -63,7 +63,8 @@ def import_answer(style: str, record: dict[str, Any], model: type[BaseModel]) ->
         return Response(status_code=int(style[:3]))
     if style == "202":
         return JSONResponse(ACCEPTED_BODY, status_code=202)
-    body = model.model_validate(record).model_dump_json(by_alias=True)
+    # an optional field the record does not hold is not shown
+    body = model.model_validate(record).model_dump_json(by_alias=True, exclude_unset=True)
     return Response(body, status_code=int(style[:3]), media_type="application/json")
 
 
@@ -107,7 +108,7 @@ def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIR
         "/api/v1/customers/{customerId:seg}/initiatives/{initiativeExternalId:seg}/codes",
         name="set_code_range", operation_id="set_code_range", status_code=201,
         response_class=Response, tags=["ingress"],
-        summary="Replace the code range of one initiative",
+        summary="Set the code range of one initiative (replace, or add: a profile switch)",
         description=_ANSWER_TEXT,
         responses={**_answers(CodeRangeOut), **problems(*AUTH, 404, 422, *FAULTS)},
     )

@@ -1,0 +1,220 @@
+"""Code ranges and the published bound: at most 2,500 ids per request.
+
+The service takes 1 to :data:`CODE_RANGE_MAX` ids in one ``POST .../initiatives/{id}/codes``;
+whether that request replaces the initiative's range or adds to it, its documents do not say
+(the time service names it "add initiative codes", the ingestion service "set initiative
+codes"). So the user says which, with ``code_range_post``:
+
+- ``"replace"`` (the default, the safe reading): a range is one request, so a longer range
+  cannot be sent: each of its rows is a ``range_size`` error, found by validation before
+  anything is sent (:func:`long_ranges`).
+- ``"add"``: a longer range is sent in parts of at most :data:`CODE_RANGE_MAX` ids, in order
+  (:func:`split`); part k of every range goes after part k - 1 was accepted
+  (:func:`send_in_parts`), and each input row gets one result that covers every part
+  (:func:`merge_parts`: the first part that failed, else the last; attempts add up).
+
+>>> split(["L1", "L2", "L3"], limit=2)
+[['L1', 'L2'], ['L3']]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any, Final, Literal
+
+import pandas as pd
+
+from toolkit.bulk.runner import JOURNALED, Call, not_sent
+from toolkit.core.http import Reply
+from toolkit.errors import ConfigError, Interrupted
+
+__all__ = [
+    "CODE_RANGE_MAX",
+    "CODE_RANGE_POSTS",
+    "CodeRangePost",
+    "check_post",
+    "long_ranges",
+    "merge_parts",
+    "send_in_parts",
+    "split",
+]
+
+#: Most ids one code range request may carry (published: ``maxItems: 2500``).
+CODE_RANGE_MAX: Final = 2500
+
+#: What a code range request does to the initiative's range, as the user reads the service.
+CodeRangePost = Literal["replace", "add"]
+CODE_RANGE_POSTS: tuple[CodeRangePost, ...] = ("replace", "add")
+
+#: error of a later part not sent because an earlier part of its range failed
+_EARLIER_PART = "not sent: an earlier part of this code range failed"
+
+
+def check_post(code_range_post: str) -> None:
+    """Refuse a ``code_range_post`` other than ``"replace"`` or ``"add"``.
+
+    Args:
+        code_range_post: the user's option.
+
+    Raises:
+        ConfigError: it is neither.
+
+    Example:
+        >>> check_post("add")
+        >>> check_post("append")
+        Traceback (most recent call last):
+        ...
+        toolkit.errors.ConfigError: code_range_post must be 'replace' or 'add', not 'append'
+    """
+    if code_range_post not in CODE_RANGE_POSTS:
+        raise ConfigError(
+            f"code_range_post must be 'replace' or 'add', not {code_range_post!r}"
+        )
+
+
+def split(ids: Sequence[str], limit: int = CODE_RANGE_MAX) -> list[list[str]]:
+    """The ids in parts of at most ``limit``, in order.
+
+    Args:
+        ids: a range's code ids.
+        limit: most ids per part.
+
+    Returns:
+        The parts (one part for a short range).
+
+    Example:
+        >>> [len(p) for p in split([f"L{i}" for i in range(5001)])]
+        [2500, 2500, 1]
+    """
+    return [list(ids[start:start + limit]) for start in range(0, len(ids), limit)] or [[]]
+
+
+def long_ranges(
+    frame: pd.DataFrame, limit: int = CODE_RANGE_MAX
+) -> list[tuple[int, str, str, str]]:
+    """The rows of every range holding more than ``limit`` distinct codes: one request
+    cannot carry it.
+
+    Args:
+        frame: coerced ``code_ranges`` rows (``initiativeExternalId``, ``codeExternalId``).
+        limit: most ids per request.
+
+    Returns:
+        ``(position, column, check, message)`` per row of each such range, ``check`` being
+        ``range_size``.
+
+    Example:
+        >>> df = pd.DataFrame({"initiativeExternalId": ["M-1", "M-1", "M-2"],
+        ...                    "codeExternalId": ["L1", "L2", "L1"]})
+        >>> long_ranges(df, limit=1)[0]  # doctest: +NORMALIZE_WHITESPACE
+        (0, 'codeExternalId', 'range_size', "the code range of initiativeExternalId 'M-1' holds
+        2 codes; one request carries at most 1 (pass code_range_post='add' if the service adds
+        to a range: it is then sent in parts)")
+    """
+    if not {"initiativeExternalId", "codeExternalId"} <= set(frame.columns):
+        return []
+    ranges = frame["initiativeExternalId"].astype("string").reset_index(drop=True)
+    sizes = frame["codeExternalId"].reset_index(drop=True).groupby(ranges).nunique()
+    found = []
+    for position, initiative in enumerate(ranges.tolist()):
+        size = int(sizes.get(initiative, 0)) if not pd.isna(initiative) else 0
+        if size > limit:
+            found.append((position, "codeExternalId", "range_size", (
+                f"the code range of initiativeExternalId {initiative!r} holds {size} codes; "
+                f"one request carries at most {limit} (pass code_range_post='add' if the "
+                "service adds to a range: it is then sent in parts)"
+            )))
+    return found
+
+
+def _accepted(reply: Reply) -> bool:
+    return reply.ok or reply.error == JOURNALED
+
+
+def merge_parts(first: Reply, then: Reply) -> Reply:
+    """One reply for two parts of a range sent in order: the first failure, else the later
+    part's answer (a sent one over a journaled one); attempts and time add up.
+
+    Args:
+        first: the reply (merged so far) of the earlier parts.
+        then: the next part's reply.
+
+    Returns:
+        The merged reply.
+
+    Example:
+        >>> merged = merge_parts(Reply(201, attempts=2, elapsed=0.5), Reply(201, elapsed=0.25))
+        >>> merged.status, merged.attempts, merged.elapsed
+        (201, 3, 0.75)
+        >>> merge_parts(Reply(422, error="bad"), not_sent()).error
+        'bad'
+    """
+    worse = then if _accepted(first) else first
+    if _accepted(first) and _accepted(then) and then.error == JOURNALED:
+        worse = first
+    return replace(
+        worse, attempts=first.attempts + then.attempts, elapsed=first.elapsed + then.elapsed
+    )
+
+
+def _part(call: Call) -> Any:
+    """What identifies a call's range (its path); ``None`` for a call that is not a part."""
+    return tuple(sorted(call.path.items())) if call.path else None
+
+
+def send_in_parts(run: Callable[[list[Call]], list[Reply]], calls: list[Call]) -> list[Reply]:
+    """Send calls with ``run``, the parts of one range in order: part k of every range in the
+    k-th round, and only after its earlier parts were accepted (else ``not_sent``).
+
+    Calls of other tables (no path) and ranges of one part go in the first round, so a table
+    without parts is one ``run``.
+
+    Args:
+        run: sends a list of calls and returns one reply per call (a bulk run).
+        calls: the calls; parts of one range share their path and come in order.
+
+    Returns:
+        One reply per call, in the calls' order.
+
+    Raises:
+        Interrupted: from ``run``; its ``replies`` then hold one reply per call (the calls
+            never sent are ``not_sent``).
+
+    Example:
+        >>> calls = [Call("import_code_ranges", {"initiativeExternalId": "M-1"}, n, key="M-1")
+        ...          for n in (1, 2)]
+        >>> rounds = []
+        >>> replies = send_in_parts(lambda cs: rounds.append(len(cs)) or [Reply(201)] * len(cs),
+        ...                         calls)
+        >>> rounds, [r.status for r in replies]
+        ([1, 1], [201, 201])
+    """
+    rounds: list[list[int]] = []
+    seen: dict[Any, int] = {}
+    for i, call in enumerate(calls):
+        key = _part(call)
+        k = seen.get(key, 0) if key is not None else 0
+        if key is not None:
+            seen[key] = k + 1
+        while len(rounds) <= k:
+            rounds.append([])
+        rounds[k].append(i)
+    replies: list[Reply] = [not_sent() for _ in calls]
+    failed: set[Any] = set()
+    for members in rounds:
+        todo = [i for i in members if _part(calls[i]) not in failed or _part(calls[i]) is None]
+        for i in set(members) - set(todo):
+            replies[i] = not_sent(_EARLIER_PART)
+        try:
+            got = run([calls[i] for i in todo])
+        except Interrupted as exc:
+            for i, reply in zip(todo, exc.replies, strict=False):
+                replies[i] = reply
+            exc.replies = replies
+            raise
+        for i, reply in zip(todo, got, strict=True):
+            replies[i] = reply
+            if not _accepted(reply):
+                failed.add(_part(calls[i]))
+    return replies
