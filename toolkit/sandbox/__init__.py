@@ -22,7 +22,8 @@ Layout, like moto (``models.py`` beside ``responses.py`` per service): :mod:`.st
 and rules, composed from one module per part of the interface in :mod:`.models`), :mod:`.routes`
 (thin routes, one router module per part, named like its :mod:`.models` module), :mod:`.app`
 (the app factory and its middlewares), :mod:`.exceptions` (errors and the one handler),
-:mod:`.bodies` (pydantic request and response bodies), :mod:`.profiles` (the profile's
+:mod:`.bodies` (pydantic request and response bodies; :mod:`.admin_bodies` those of the
+administration routes), :mod:`.profiles` (the profile's
 switches, defaults and presets), :mod:`.faults`, :mod:`.ratelimit`,
 :mod:`.server`, :mod:`.admin` and :mod:`.cli`.
 """

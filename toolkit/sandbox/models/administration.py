@@ -24,13 +24,13 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from ..admin_bodies import UserIn
 from ..bodies import (
     ClientIn,
     CodeIn,
     CodeRangeIn,
     CodeTypeIn,
     InitiativeIn,
-    UserIn,
     parse_datetime,
 )
 from ..exceptions import Conflict, NotFound, Unprocessable

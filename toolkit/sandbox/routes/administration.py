@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body
 
-from ..bodies import (
+from ..admin_bodies import (
     CustomerIn,
     CustomerOut,
     EntryAdminOut,
@@ -24,10 +24,10 @@ from ..bodies import (
     ReleaseIn,
     StatsOut,
     UserIn,
-    UserOut,
     WallsIn,
     WallsOut,
 )
+from ..bodies import UserOut
 from ..faults import Faults, Stats
 from ..ratelimit import Limits, RateLimitIn, RateLimitOut
 from ..store import RECORD_KINDS, Store
