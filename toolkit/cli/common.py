@@ -411,8 +411,9 @@ def explain(exc: ToolkitError, args: argparse.Namespace | None) -> str:
     if isinstance(exc, AuthError):
         problem = exc.problem or {}
         code = problem.get("error") or ("invalid_client" if exc.status == 401 else None)
-        token_url = settings is not None and exc.url.startswith(settings.urls["auth"])
-        if code == "invalid_client" or token_url:
+        # the token request's own refusals were read above: the identity base also serves
+        # the user records, whose 401/403 is no verdict on the credentials
+        if code == "invalid_client":
             return (
                 f"the identity service refused the application's credentials "
                 f"({code or exc.status}: {exc.detail}); check TOOLKIT_CLIENT_ID and "
