@@ -415,6 +415,8 @@ _UNKNOWN_CLIENT = "unknown client externalId 'C-NOPE'"
         ("message", _UNKNOWN_CLIENT),
         ("text", f"HTTP 422: {_UNKNOWN_CLIENT}"),
         ("empty", "HTTP 422 Unprocessable Entity"),  # no body: the status and its phrase
+        # {statusCode, message: ["<field>: <reason>", ...], error}, the reasons joined
+        ("nestjs", f"clientExternalId: {_UNKNOWN_CLIENT}"),
     ],
 )
 def test_result_error_is_the_reason_of_each_error_body_style(
@@ -443,6 +445,22 @@ def test_a_problem_s_field_errors_follow_its_detail(fresh_client: Client) -> Non
     assert res["error"].iloc[0] == (
         "invalid request: body.billingType, body.status (billingType: Input should be "
         "'billable' or 'non-billable'; status: Input should be 'active' or 'inactive')"
+    )
+
+
+def test_a_nestjs_body_s_list_of_reasons_is_the_row_s_error(fresh_client: Client,
+                                                           sandbox) -> None:
+    sandbox.admin.set_profile(customer_id=fresh_client.customer_id, errorBody="nestjs")
+    initiative = pd.DataFrame({
+        "billingType": ["Billable"], "externalId": ["M-1"], "name": ["A v B"],
+        "description": [""], "callSign": ["1"], "clientExternalId": ["C-1"],
+        "unitIncrements": [360], "status": ["ACTIVE"],
+    })
+    res = fresh_client.import_initiatives(initiative, validate=False, progress=False)
+    assert res["httpStatus"].tolist() == [422]
+    assert res["error"].iloc[0] == (
+        "billingType: Input should be 'billable' or 'non-billable'; "
+        "status: Input should be 'active' or 'inactive'"
     )
 
 
