@@ -509,4 +509,5 @@ def test_release_succeeded_takes_no_external_id(firm: Firm) -> None:
     entry = firm.entry(released_at="2025-03-01T10:00:00Z")
     response = ack(firm, entry, "release-succeeded", {})
     assert response.status_code == 200
-    assert (response.json()["state"], response.json()["externalId"]) == ("succeeded", None)
+    stored = _state(firm, entry["_id"])
+    assert (stored["state"], stored["externalId"]) == ("succeeded", None)

@@ -169,9 +169,11 @@ def test_seed_sample_reads_the_contract_columns_and_skips_missing_files(tmp_path
         assert types["task-code"]["userDefaultable"] is False
         m2 = store.records(customer, "initiatives")[1]
         assert (m2["unitIncrements"], m2["status"]) == (0.25, "inactive")
-        # Entries only use active initiatives and respect code ranges.
+        # Entries only use active initiatives and respect code ranges; one of them is on a
+        # user initiative (made in the product: no externalId), as the service publishes
         entries = store.records(customer, "entries")
-        assert {e["initiativeExternalId"] for e in entries} == {"M1"}
+        held = [e["initiativeExternalId"] for e in entries]
+        assert set(held) == {"M1", None} and held.count(None) == 1
         assert {c["codeExternalId"] for e in entries for c in e["codes"]} <= {"L110"}
         # Seeding again changes nothing.
         again = store.seed_sample(tmp_path, customer, entries=20)
