@@ -40,13 +40,17 @@ IDLE = 10.0
 _MIN_RATE = 0.2  # requests per second: the slowest pace
 _QUOTA_HEADROOM = 0.98  # the pace's share of a quota window's rate
 _ROUND = 0.25  # seconds: the shortest hold of a seek
-_LONG_WAIT = 2.5  # a Retry-After this long (seconds) pauses every run of the budget
-_DRY = 1.0  # refusals (5 or more) and no accepted answer for this long: the quota is used up
-_PROBE = 0.0025  # growth of the estimate per second of quiet (doubling every _PROBE_DOUBLING)
-_PROBE_DOUBLING = 3.0
-_PROBE_REQUESTS = 50  # ... or every this many requests at the pace, if that is longer
-_PROBE_MAX = 0.5
-_LIMIT_PROBE = 5.0  # quiet seconds before the in-flight bound probes one higher
+_LONG_WAIT = 2.5  # a wait this long (seconds) with nothing remaining pauses every run
+_DRY = 1.0  # refusals (3 or more) and no accepted answer for this long: the quota is used up
+_PROBE_QUIET = 1.0  # quiet seconds before the pace probes beyond the last refused one...
+_PROBE_REQUESTS = 40  # ... or this many requests at the pace, if that is longer
+_PROBE = 0.05  # then the estimate grows 5% a second, doubling every _PROBE_DOUBLING seconds
+_PROBE_DOUBLING = 1.0
+_PROBE_MAX = 1.0
+_LIMIT_PROBE = 1.5  # quiet seconds before the in-flight bound probes one higher
+_DENSE = 0.1  # refused share of late: over a limit that binds, the accepted rate is the limit
+_SAMPLE = 30  # answers (and at least _SAMPLE_SECONDS) in one sample of the refusal share
+_SAMPLE_SECONDS = 0.25
 _WINDOW = 2.0  # seconds of answers the measured rate is read from
 _NOISE = 0.02  # refusals (a share of the last _WINDOW's answers) a pace in cruise shrugs off
 
@@ -176,6 +180,13 @@ class Budget:
     def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.cond = threading.Condition()
         self._clock = clock
+        #: share of answers refused whatever the pace: faults, not a limit (0: none seen).
+        self.noise = 0.0
+        # samples of (answers/s, accepted/s, refused share): refusals that do not fall when
+        # the pace falls are not a limit
+        self._samples: deque[tuple[float, float, float]] = deque(maxlen=8)
+        self._sample = (clock(), 0, 0, 0)  # its start, answers, refused, accepted
+        self._suspect = False  # the last sample looked random
         self._forget(clock())
 
     def _forget(self, now: float) -> None:
@@ -216,6 +227,7 @@ class Budget:
         self._last_ok = now
         self._dry = 0  # refusals since the last accepted answer
         self._reacted_at: float | None = None
+        self._reacted_at_cruise = now  # when the pace last entered cruise
         self._oks_at_reaction = 0
         self._sent_at_reaction = 0
         self._quiet_since = now  # the last refusal (or the start)
@@ -330,10 +342,22 @@ class Budget:
             if status is None:
                 pass  # no answer: nothing to learn about the limit
             elif status in THROTTLE_STATUSES:
+                wait = retry_after
+                if hints is not None and hints.remaining == 0:
+                    wait = max(wait or 0.0, hints.reset or 0.0)
+                    if wait >= _LONG_WAIT:  # the service says its quota is spent until then
+                        self._pause(now, wait)
+                        self.cond.notify_all()
+                        return
                 if retry_after is None or retry_after > 0:  # "Retry-After: 0": go on
-                    self._refused(now, ticket, retry_after, hints)
-            else:
+                    self._dry += 1
+                    self._no.append(now)
+                    if not self._random(now):
+                        self._refused(now, ticket, wait)
+            elif status < 500:  # through the limiter (a 5xx is no signal of the pace)
                 self._accepted(now, ticket)
+            if status is not None:
+                self._count(now, status)
             self.cond.notify_all()
 
     def measured(self, now: float | None = None) -> float | None:
@@ -411,28 +435,22 @@ class Budget:
             self._seek_check(now)
         self._gradient(now)
 
-    def _refused(
-        self, now: float, ticket: Ticket, retry_after: float | None, hints: LimitHints | None
-    ) -> None:
-        self._dry += 1
-        self._no.append(now)
+    def _refused(self, now: float, ticket: Ticket, wait: float | None) -> None:
         noise = self._noise(now)
         if not noise:
             self._quiet_since = now
-        wait = retry_after
-        if wait is None and hints is not None and hints.remaining == 0 and hints.reset:
-            wait = hints.reset
         crowded = self._bound_in_flight(now, ticket)
         if ticket.epoch != self._epoch and self.phase != "start":
             return  # sent before the last reaction: accounted for
-        # nothing went through for a while, or three refusals in a row that name a wait: the
-        # quota is used up until then (a fixed window); a pace cannot help
+        # refusals in a row and nothing through for a while (a few intervals, at most _DRY):
+        # the quota is used up until the wait (a fixed window); a pace cannot help. A wait
+        # alone is the refused request's (the runner delays its retry), not the run's
+        dry = min(_DRY, max(_ROUND, 3.0 / (self.rate or math.inf)))
         used_up = self.phase != "start" and (
-            (self._dry >= 5 and now - self._last_ok >= _DRY)
-            or (self._dry >= 3 and wait is not None and wait > 0)
-            or (self._headroom == _QUOTA_HEADROOM and wait is not None and wait > 0)
+            (self._dry >= 3 and now - self._last_ok >= dry)
+            or (self._headroom == _QUOTA_HEADROOM and self._dry >= 2 and bool(wait))
         )
-        if (wait is not None and wait >= _LONG_WAIT) or used_up:
+        if used_up:
             self._pause(now, wait)
         elif crowded:  # too many in flight: the bound answers it, not the pace
             self._epoch += 1
@@ -448,6 +466,58 @@ class Budget:
             self._seek_refused(now)
         elif not noise:
             self._react(now)
+
+    def _random(self, now: float) -> bool:
+        """Whether a refusal is one of the random ones (:attr:`noise`) the pace cannot help.
+
+        Refusals up to about 1.5 times the random share of the last two seconds' answers (and
+        a margin for chance) are; more than that is a limit on top of them.
+        """
+        if not self.noise:
+            return False
+        answers = self._recent(now) + len(self._no)
+        expected = self.noise * answers
+        return len(self._no) <= 1.5 * expected + 2.0 * math.sqrt(expected) + 2.0
+
+    def _count(self, now: float, status: int) -> None:
+        """Count one answer in the current sample; judge the sample when it is full."""
+        start, answers, refused, accepted = self._sample
+        answers += 1
+        refused += status in THROTTLE_STATUSES
+        accepted += status < 500 and status not in THROTTLE_STATUSES
+        span = now - start
+        if (answers < _SAMPLE or span < _SAMPLE_SECONDS) and (answers < 10 or span < 1.0):
+            self._sample = (start, answers, refused, accepted)
+            return
+        self._sample = (now, 0, 0, 0)
+        rate, through, share = answers / span, accepted / span, refused / answers
+        if self.noise and share < self.noise:  # fewer random refusals of late: forget some
+            self.noise = 0.8 * self.noise + 0.2 * share
+            if self.noise < 0.005:
+                self.noise = 0.0
+        if self.phase != "cruise" or now - self._reacted_at_cruise < span:
+            self._suspect = False  # the pace is being sought: samples of it are not steady
+            return
+        self._samples.append((rate, through, share))
+        suspect, self._suspect = self._suspect, self._is_random(self._samples[-1])
+        if suspect and self._suspect:  # twice in a row
+            noise = max(self.noise, share)
+            self._forget(now)  # what was learned was learned from noise: start again
+            self.noise = noise
+            self._samples.clear()
+
+    def _is_random(self, last: tuple[float, float, float]) -> bool:
+        """Whether the refusals of the last sample and of an earlier one at a pace a third
+        apart or more are random: the refused share is about the same at both paces, and the
+        accepted answers went with the pace (a limit that binds lets as many through at any
+        pace above it, and refuses none below it). BBRv2 tells random loss from congestion so.
+        """
+        for other in list(self._samples)[:-1]:
+            (r1, a1, s1), (r2, a2, s2) = sorted((other, last))
+            if (r2 >= r1 / 0.75 and min(s1, s2) >= 0.03 and s2 <= 2.0 * s1 + 0.05
+                    and s1 <= 2.0 * s2 + 0.05 and a2 >= 0.8 * a1 * r2 / r1):
+                return True
+        return False
 
     def _noise(self, now: float) -> bool:
         """Whether a refusal in cruise is one of a few (at most 2% of the answers of late).
@@ -479,7 +549,7 @@ class Budget:
             self._seek_lo = self._seek_hi = None
             self._burst = self._oks  # what went through before the first refusal
             first = self._oks / max(now - self._started, _ROUND)
-            self._seek(now, max(first, self._hint_rate or 0.0), empty=True)
+            self._seek(now, max(first, self._hint_rate or 0.0, 5.0 / _DRY), empty=True)
             return
         # cruise: the limiter was empty at the last reaction and is empty now
         assert self.estimate is not None and self.rate is not None
@@ -573,6 +643,7 @@ class Budget:
 
     def _cruise(self, now: float, estimate: float) -> None:
         self.estimate = max(estimate, _MIN_RATE)
+        self._reacted_at_cruise = now
         self.phase = "cruise"
         self._fresh = True  # its first refusal is no refusal "in quick succession"
         self._epoch += 1
