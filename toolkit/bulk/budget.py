@@ -187,6 +187,8 @@ class Budget:
         self._samples: deque[tuple[float, float, float]] = deque(maxlen=8)
         self._sample = (clock(), 0, 0, 0)  # its start, answers, refused, accepted
         self._suspect = False  # the last sample looked random
+        self._probe: float | None = None  # the pace before a probe a half higher
+        self._probed = -math.inf
         self._forget(clock())
 
     def _forget(self, now: float) -> None:
@@ -442,6 +444,8 @@ class Budget:
         crowded = self._bound_in_flight(now, ticket)
         if ticket.epoch != self._epoch and self.phase != "start":
             return  # sent before the last reaction: accounted for
+        if self._probe is not None:
+            return  # a probe above the pace: its sample judges it
         # refusals in a row and nothing through for a while (a few intervals, at most _DRY):
         # the quota is used up until the wait (a fixed window); a pace cannot help. A wait
         # alone is the refused request's (the runner delays its retry), not the run's
@@ -495,12 +499,28 @@ class Budget:
             self.noise = 0.8 * self.noise + 0.2 * share
             if self.noise < 0.005:
                 self.noise = 0.0
-        if self.phase != "cruise" or now - self._reacted_at_cruise < span:
+        if self.phase == "start" or now - self._reacted_at_cruise < span:
             self._suspect = False  # the pace is being sought: samples of it are not steady
             return
         self._samples.append((rate, through, share))
+        probe, self._probe = self._probe, None
+        if probe is not None and not self._is_random(self._samples[-1]):
+            self._set_rate(probe, now)  # the refusals grew with the pace: a limit after all
+            self.estimate = probe / self._headroom
+            self._samples.clear()
+            return
         suspect, self._suspect = self._suspect, self._is_random(self._samples[-1])
-        if suspect and self._suspect:  # twice in a row
+        if (probe is None and share >= 0.05 and len(self._samples) >= 2
+                and self._samples[-2][2] >= 0.05 and now - self._probed >= 10.0):
+            # refused in cruise, sample after sample: a pace a half higher tells a limit (the
+            # refusals grow, as many go through) from random refusals (as many refused)
+            self._probe, self._probed = self.rate, now
+            assert self.rate is not None
+            self.estimate = 1.5 * self.rate / self._headroom
+            self._set_rate(1.5 * self.rate, now)
+            self._epoch += 1
+            return
+        if probe is not None or (suspect and self._suspect):  # twice in a row
             noise = max(self.noise, share)
             self._forget(now)  # what was learned was learned from noise: start again
             self.noise = noise
