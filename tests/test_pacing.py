@@ -14,7 +14,15 @@ import pandas as pd
 import pytest
 
 from toolkit import Client
-from toolkit.bulk.pacer import Budget, Budgets, Pacer, Ticket, budgets_of, limit_hints
+from toolkit.bulk.pacer import (
+    Budget,
+    Budgets,
+    LimitHints,
+    Pacer,
+    Ticket,
+    budgets_of,
+    limit_hints,
+)
 from toolkit.core.http import Reply, _retry_after
 
 # margins: each case runs a few seconds against the session's sandbox (a thread of this
@@ -170,11 +178,13 @@ class _Clock:
         return self.now
 
 
-def test_a_long_retry_after_pauses_every_run_of_the_budget() -> None:
+def test_a_long_retry_after_pauses_every_run_of_the_budget_when_the_quota_is_spent() -> None:
+    # issue 28: a Retry-After alone delays its own request (the runner's business); the run
+    # pauses only when the headers say nothing remains
     clock = _Clock()
     budget = Budget(clock=clock)
     ticket = budget.take()
-    budget.answer(ticket, 429, retry_after=9.0)
+    budget.answer(ticket, 429, retry_after=9.0, hints=LimitHints(remaining=0, reset=9.0))
     assert budget.delay() == pytest.approx(9.0)
     clock.now += 9.0
     assert budget.delay() == 0.0

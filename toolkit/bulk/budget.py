@@ -42,9 +42,8 @@ _QUOTA_HEADROOM = 0.98  # the pace's share of a quota window's rate
 _ROUND = 0.25  # seconds: the shortest hold of a seek
 _LONG_WAIT = 2.5  # a wait this long (seconds) with nothing remaining pauses every run
 _DRY = 1.0  # refusals (3 or more) and no accepted answer for this long: the quota is used up
-_PROBE_QUIET = 1.0  # quiet seconds before the pace probes beyond the last refused one...
-_PROBE_REQUESTS = 40  # ... or this many requests at the pace, if that is longer
-_PROBE = 0.05  # then the estimate grows 5% a second, doubling every _PROBE_DOUBLING seconds
+_PROBE_REQUESTS = 25  # ... or every this many requests at the pace, if that is longer
+_PROBE = 0.01  # growth of the estimate per second of quiet (doubling every _PROBE_DOUBLING)
 _PROBE_DOUBLING = 1.0
 _PROBE_MAX = 1.0
 _LIMIT_PROBE = 1.5  # quiet seconds before the in-flight bound probes one higher
@@ -499,7 +498,7 @@ class Budget:
             self.noise = 0.8 * self.noise + 0.2 * share
             if self.noise < 0.005:
                 self.noise = 0.0
-        if self.phase == "start" or now - self._reacted_at_cruise < span:
+        if self.phase != "cruise" or now - self._reacted_at_cruise < span:
             self._suspect = False  # the pace is being sought: samples of it are not steady
             return
         self._samples.append((rate, through, share))
