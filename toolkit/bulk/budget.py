@@ -43,14 +43,16 @@ _QUOTA_HEADROOM = 0.98  # the pace's share of a quota window's rate
 _ROUND = 0.25  # seconds: the shortest hold of a seek
 _LONG_WAIT = 2.5  # a wait this long (seconds) with nothing remaining pauses every run
 _DRY = 1.0  # refusals (3 or more) and no accepted answer for this long: the quota is used up
-_PROBE_REQUESTS = 25  # ... or every this many requests at the pace, if that is longer
-_PROBE = 0.01  # growth of the estimate per second of quiet (doubling every _PROBE_DOUBLING)
+_PROBE_HOLD = 2.0  # quiet seconds before the pace probes beyond the last refused one...
+_PROBE_REQUESTS = 40  # ... or this many requests at the pace, if that is longer
+_PROBE = 0.05  # then the estimate grows 5% a second, doubling every _PROBE_DOUBLING seconds
 _PROBE_DOUBLING = 1.0
 _PROBE_MAX = 1.0
 _LIMIT_PROBE = 1.5  # quiet seconds before the in-flight bound probes one higher
 _DENSE = 0.1  # refused share of late: over a limit that binds, the accepted rate is the limit
 _SAMPLE = 30  # answers (and at least _SAMPLE_SECONDS) in one sample of the refusal share
 _SAMPLE_SECONDS = 0.25
+_PROBE_EVERY = 5.0  # seconds: at most one probe at half the pace to test refusals
 _WINDOW = 2.0  # seconds of answers the measured rate is read from
 _NOISE = 0.02  # refusals (a share of the last _WINDOW's answers) a pace in cruise shrugs off
 
@@ -102,12 +104,11 @@ class Budget:
         self._clock = clock
         #: share of answers refused whatever the pace: faults, not a limit (0: none seen).
         self.noise = 0.0
-        # samples of (answers/s, accepted/s, refused share): refusals that do not fall when
-        # the pace falls are not a limit
-        self._samples: deque[tuple[float, float, float]] = deque(maxlen=8)
+        # refusals that do not fall when the pace falls are not a limit: samples of the
+        # answers, the refused shares of the last in cruise, a probe at half the pace
         self._sample = (clock(), 0, 0, 0)  # its start, answers, refused, accepted
-        self._suspect = False  # the last sample looked random
-        self._probe: float | None = None  # the pace before a probe a half higher
+        self._suspects: deque[float] = deque(maxlen=4)
+        self._probe: float | None = None  # the pace before a probe at half of it
         self._probed = -math.inf
         self._forget(clock())
 
@@ -358,6 +359,8 @@ class Budget:
         self._gradient(now)
 
     def _refused(self, now: float, ticket: Ticket, wait: float | None) -> None:
+        if self.phase == "start" and self._oks < 10 and len(self._no) < 2:
+            return  # one refusal among the first answers: a fault, or a limit the next tell
         noise = self._noise(now)
         if not noise:
             self._quiet_since = now
@@ -365,7 +368,7 @@ class Budget:
         if ticket.epoch != self._epoch and self.phase != "start":
             return  # sent before the last reaction: accounted for
         if self._probe is not None:
-            return  # a probe above the pace: its sample judges it
+            return  # a probe below the pace: its sample judges it
         # refusals in a row and nothing through for a while (a few intervals, at most _DRY):
         # the quota is used up until the wait (a fixed window); a pace cannot help. A wait
         # alone is the refused request's (the runner delays its retry), not the run's
@@ -404,7 +407,13 @@ class Budget:
         return len(self._no) <= 1.5 * expected + 2.0 * math.sqrt(expected) + 2.0
 
     def _count(self, now: float, status: int) -> None:
-        """Count one answer in the current sample; judge the sample when it is full."""
+        """Count one answer in the current sample; judge the sample when it is full.
+
+        Refused in cruise sample after sample (5% or more, 2 or more each), the pace is halved
+        for one sample: refusals of a limit stop below it, random ones go on (BBRv2 tells random
+        loss from congestion so). Random, the refused share is :attr:`noise`, and what was
+        learned from it is forgotten; else the pace is restored and the limit sought as before.
+        """
         start, answers, refused, accepted = self._sample
         answers += 1
         refused += status in THROTTLE_STATUSES
@@ -414,50 +423,37 @@ class Budget:
             self._sample = (start, answers, refused, accepted)
             return
         self._sample = (now, 0, 0, 0)
-        rate, through, share = answers / span, accepted / span, refused / answers
+        share = refused / answers
         if self.noise and share < self.noise:  # fewer random refusals of late: forget some
             self.noise = 0.8 * self.noise + 0.2 * share
             if self.noise < 0.005:
                 self.noise = 0.0
-        if self.phase != "cruise" or now - self._reacted_at_cruise < span:
-            self._suspect = False  # the pace is being sought: samples of it are not steady
-            return
-        self._samples.append((rate, through, share))
         probe, self._probe = self._probe, None
-        if probe is not None and not self._is_random(self._samples[-1]):
-            self._set_rate(probe, now)  # the refusals grew with the pace: a limit after all
-            self.estimate = probe / self._headroom
-            self._samples.clear()
-            return
-        suspect, self._suspect = self._suspect, self._is_random(self._samples[-1])
-        if (probe is None and share >= 0.05 and len(self._samples) >= 2
-                and self._samples[-2][2] >= 0.05 and now - self._probed >= 10.0):
-            # refused in cruise, sample after sample: a pace a half higher tells a limit (the
-            # refusals grow, as many go through) from random refusals (as many refused)
-            self._probe, self._probed = self.rate, now
-            assert self.rate is not None
-            self.estimate = 1.5 * self.rate / self._headroom
-            self._set_rate(1.5 * self.rate, now)
+        if probe is not None:
+            before = self._suspects[-1]
+            if refused >= 1 and share >= 0.4 * before:  # did not fall with the pace: random
+                self._forget(now)
+                self.noise = max(before, share)
+                return
+            self.estimate = probe / self._headroom  # fell: a limit; resume where it was
+            self._set_rate(probe, now)
             self._epoch += 1
             return
-        if probe is not None or (suspect and self._suspect):  # twice in a row
-            noise = max(self.noise, share)
-            self._forget(now)  # what was learned was learned from noise: start again
-            self.noise = noise
-            self._samples.clear()
-
-    def _is_random(self, last: tuple[float, float, float]) -> bool:
-        """Whether the refusals of the last sample and of an earlier one at a pace a third
-        apart or more are random: the refused share is about the same at both paces, and the
-        accepted answers went with the pace (a limit that binds lets as many through at any
-        pace above it, and refuses none below it). BBRv2 tells random loss from congestion so.
-        """
-        for other in list(self._samples)[:-1]:
-            (r1, a1, s1), (r2, a2, s2) = sorted((other, last))
-            if (r2 >= r1 / 0.75 and min(s1, s2) >= 0.03 and s2 <= 2.0 * s1 + 0.05
-                    and s1 <= 2.0 * s2 + 0.05 and a2 >= 0.8 * a1 * r2 / r1):
-                return True
-        return False
+        if self.phase != "cruise" or now - self._reacted_at_cruise < span:
+            self._suspects.clear()  # the pace is being sought: samples of it are not steady
+            return
+        if refused < 2 or not 0.05 <= share <= 0.5:
+            self._suspects.clear()
+            return
+        self._suspects.append(share)
+        if len(self._suspects) >= 2 and now - self._probed >= _PROBE_EVERY:
+            assert self.rate is not None
+            self._probe, self._probed = self.rate, now
+            self._suspects.append(sum(self._suspects) / len(self._suspects))
+            self.estimate = 0.5 * self.rate / self._headroom
+            self._set_rate(0.5 * self.rate, now)
+            self._epoch += 1
+            self._sample = (now, 0, 0, 0)
 
     def _noise(self, now: float) -> bool:
         """Whether a refusal in cruise is one of a few (at most 2% of the answers of late).
@@ -612,12 +608,14 @@ class Budget:
             if self.estimate < 0.98 * self._w_max:  # back toward the last refused pace
                 self.estimate += (self._w_max - self.estimate) * min(1.0, 0.5 * dt)
             elif self._hint_rate is None or self.estimate < self._hint_rate:
-                # beyond it: probe, slowly at first, faster the longer it stays quiet (not
-                # beyond a quota the service says)
-                # at a few a second, seconds are cheap and refusals dear: probe in requests
-                doubling = max(_PROBE_DOUBLING, _PROBE_REQUESTS / self.rate)
-                growth = min(_PROBE_MAX, _PROBE * 2.0 ** (quiet / doubling))
-                self.estimate *= 1.0 + growth * dt
+                # beyond it, once quiet for a while (at a few a second, seconds are cheap and
+                # refusals dear: a while in requests), probe: faster the longer it stays
+                # quiet, so that a raised limit is found in seconds (not beyond a quota the
+                # service says); a limit that did not move costs a refusal a hold
+                hold = max(_PROBE_HOLD, _PROBE_REQUESTS / self.rate)
+                if quiet >= hold:
+                    doubling = (quiet - hold) / _PROBE_DOUBLING
+                    self.estimate *= 1.0 + min(_PROBE_MAX, _PROBE * 2.0**doubling) * dt
             self.rate = self._headroom * self.estimate
 
     def _pause(self, now: float, seconds: float | None) -> None:
