@@ -107,7 +107,9 @@ class Budget:
         # refusals that do not fall when the pace falls are not a limit: samples of the
         # answers, the refused shares of the last in cruise, a probe at half the pace
         self._sample = (clock(), 0, 0, 0)  # its start, answers, refused, accepted
-        self._suspects: deque[float] = deque(maxlen=4)
+        self._suspect = (0, 0)  # answers and refusals in cruise since the last probe
+        self._reference: tuple[float, float] | None = None  # a pace, and the share it refused
+        self._last_share = 0.0  # refused in the last sample
         self._probe: float | None = None  # the pace before a probe at half of it
         self._probed = -math.inf
         self._forget(clock())
@@ -404,22 +406,28 @@ class Budget:
             return False
         answers = self._recent(now) + len(self._no)
         expected = self.noise * answers
-        return len(self._no) <= 1.5 * expected + 2.0 * math.sqrt(expected) + 2.0
+        limit = min(0.6 * answers, 1.5 * expected + 2.0 * math.sqrt(expected) + 2.0)
+        return len(self._no) <= limit
 
     def _count(self, now: float, status: int) -> None:
         """Count one answer in the current sample; judge the sample when it is full.
 
-        Refused in cruise sample after sample (5% or more, 2 or more each), the pace is halved
-        for one sample: refusals of a limit stop below it, random ones go on (BBRv2 tells random
-        loss from congestion so). Random, the refused share is :attr:`noise`, and what was
-        learned from it is forgotten; else the pace is restored and the limit sought as before.
+        Refusals that neither fall (by more than 60%) nor grow (more than twice) when the pace
+        falls by half are random.
+        Refused in cruise (2% or more of the answers since it began, 4 or more), the pace is
+        halved for a while (40 answers, or 3 s): refusals of a limit stop below it, random ones
+        go on (BBRv2 tells random loss from congestion so). Random, the refused share is
+        :attr:`noise`, and what was learned from it is forgotten; else the pace is restored.
         """
         start, answers, refused, accepted = self._sample
         answers += 1
         refused += status in THROTTLE_STATUSES
         accepted += status < 500 and status not in THROTTLE_STATUSES
         span = now - start
-        if (answers < _SAMPLE or span < _SAMPLE_SECONDS) and (answers < 10 or span < 1.0):
+        full = (answers >= _SAMPLE and span >= _SAMPLE_SECONDS) or (answers >= 10 and span >= 1)
+        if self._probe is not None:
+            full = answers >= 40 or span >= 3.0
+        if not full:
             self._sample = (start, answers, refused, accepted)
             return
         self._sample = (now, 0, 0, 0)
@@ -428,32 +436,39 @@ class Budget:
             self.noise = 0.8 * self.noise + 0.2 * share
             if self.noise < 0.005:
                 self.noise = 0.0
-        probe, self._probe = self._probe, None
-        if probe is not None:
-            before = self._suspects[-1]
-            if refused >= 1 and share >= 0.4 * before:  # did not fall with the pace: random
+        rate, ref = answers / span, self._reference
+        if ref is not None and rate <= 0.5 * ref[0] and answers >= 20 and self._probe is None:
+            # the pace fell by half on its own (sought after refusals): did the refusals fall?
+            if max(2.0, 0.4 * ref[1] * answers) <= refused <= (2 * ref[1] + 0.05) * answers:
                 self._forget(now)
-                self.noise = max(before, share)
+                self.noise, self._reference = min(0.5, max(ref[1], share)), None
                 return
-            self.estimate = probe / self._headroom  # fell: a limit; resume where it was
-            self._set_rate(probe, now)
-            self._epoch += 1
-            return
+            self._reference = None
+        steady = self._last_share >= 0.02  # refused before too: not the onset of a limit
+        self._last_share = share
+        if refused >= 4 and 0.02 <= share <= 0.5 and steady and (ref is None or rate > ref[0]):
+            self._reference = (rate, share)
+        probe, self._probe = self._probe, None
+        seen, no = self._suspect
+        self._suspect = (0, 0)
+        if probe is not None:
+            if max(1.0, 0.4 * no / seen * answers) <= refused <= (2 * no / seen + 0.05) * answers:
+                # the refusals neither fell nor grew with the pace: random
+                self._forget(now)
+                self.noise, self._reference = min(0.5, no / seen), None
+                return
+            return  # fell: a limit; the pace goes back toward the last refused one
         if self.phase != "cruise" or now - self._reacted_at_cruise < span:
-            self._suspects.clear()  # the pace is being sought: samples of it are not steady
-            return
-        if refused < 2 or not 0.05 <= share <= 0.5:
-            self._suspects.clear()
-            return
-        self._suspects.append(share)
-        if len(self._suspects) >= 2 and now - self._probed >= _PROBE_EVERY:
+            return  # the pace is being sought: samples of it are not steady
+        seen, no = seen + answers, no + refused
+        self._suspect = (seen, no)
+        if no >= 4 and 0.02 <= no / seen <= 0.5 and now - self._probed >= _PROBE_EVERY:
             assert self.rate is not None
             self._probe, self._probed = self.rate, now
-            self._suspects.append(sum(self._suspects) / len(self._suspects))
+            self._suspect = (seen, no)
             self.estimate = 0.5 * self.rate / self._headroom
             self._set_rate(0.5 * self.rate, now)
             self._epoch += 1
-            self._sample = (now, 0, 0, 0)
 
     def _noise(self, now: float) -> bool:
         """Whether a refusal in cruise is one of a few (at most 2% of the answers of late).
@@ -682,13 +697,14 @@ class Budget:
                 return False
             k = ticket.in_flight
             self._refused_at[k] = self._refused_at.get(k, 0) + 1
+            self._ok_at[k] = self._ok_at.get(k, 0) // 2  # what went through long ago counts less
             if self._refused_at[k] < 2 or self._ok_at.get(k, 0) > 5 * self._refused_at[k]:
                 return True  # this many in flight mostly goes through: a race at the edge
         # never below what the accepted rate needs at the current latency (Little's law)
         need = 1
         if self._latency and self.phase != "start":
             latency = sorted(self._latency)[len(self._latency) // 2]
-            need = math.ceil(self._recent(now) / _WINDOW * latency)
+            need = math.ceil(self._count_since(now - 0.5) / 0.5 * latency)  # of late
         bound = max(1, need, ticket.in_flight - 1)
         if self._cap is None or bound < self._cap:
             self._cap = bound
