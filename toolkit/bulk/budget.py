@@ -519,6 +519,11 @@ class Budget:
             self.estimate = max(between, cut * refused_at, _MIN_RATE)
         # a pace refused once (noise, or a late slot) is tried again soon, and not beyond
         self._w_max = refused_at if self._fresh or span >= 1.0 else min(self._w_max, refused_at)
+        recent = self._count_since(now - 0.5)
+        refused = sum(1 for t in self._no if t >= now - 0.5)
+        if refused >= _DENSE * (recent + refused) and now - self._started >= 0.5:
+            # over a limit that binds, what goes through is the limit
+            self.estimate = max(min(self.estimate, recent / 0.5), _MIN_RATE)
         self._fresh = False
         self._set_rate(self._headroom * self.estimate, now)
         assert self.rate is not None
