@@ -44,7 +44,7 @@ _ROUND = 0.25  # seconds: the shortest hold of a seek
 _LONG_WAIT = 2.5  # a wait this long (seconds) with nothing remaining pauses every run
 _DRY = 1.0  # refusals (3 or more) and no accepted answer for this long: the quota is used up
 _PROBE_HOLD = 2.0  # quiet seconds before the pace probes beyond the last refused one...
-_PROBE_REQUESTS = 40  # ... or this many requests at the pace, if that is longer
+_PROBE_REQUESTS = 50  # ... or this many requests at the pace, if that is longer
 _PROBE = 0.05  # then the estimate grows 5% a second, doubling every _PROBE_DOUBLING seconds
 _PROBE_DOUBLING = 1.0
 _PROBE_MAX = 1.0
@@ -106,7 +106,7 @@ class Budget:
         self.noise = 0.0
         # refusals that do not fall when the pace falls are not a limit: samples of the
         # answers, the refused shares of the last in cruise, a probe at half the pace
-        self._sample = (clock(), 0, 0, 0)  # its start, answers, refused, accepted
+        self._sample = (clock(), 0, 0)  # its start, answers, refused
         self._suspect = (0, 0)  # answers and refusals in cruise since the last probe
         self._reference: tuple[float, float] | None = None  # a pace, and the share it refused
         self._last_share = 0.0  # refused in the last sample
@@ -361,8 +361,8 @@ class Budget:
         self._gradient(now)
 
     def _refused(self, now: float, ticket: Ticket, wait: float | None) -> None:
-        if self.phase == "start" and self._oks < 10 and len(self._no) < 2:
-            return  # one refusal among the first answers: a fault, or a limit the next tell
+        if self.phase == "start" and self._oks == 0 and len(self._no) < 2 and ticket.in_flight <= 1:
+            return  # the first answer refused: a fault, or a limit the next answers tell
         noise = self._noise(now)
         if not noise:
             self._quiet_since = now
@@ -412,34 +412,31 @@ class Budget:
     def _count(self, now: float, status: int) -> None:
         """Count one answer in the current sample; judge the sample when it is full.
 
-        Refusals that neither fall (by more than 60%) nor grow (more than twice) when the pace
-        falls by half are random.
-        Refused in cruise (2% or more of the answers since it began, 4 or more), the pace is
-        halved for a while (40 answers, or 3 s): refusals of a limit stop below it, random ones
-        go on (BBRv2 tells random loss from congestion so). Random, the refused share is
-        :attr:`noise`, and what was learned from it is forgotten; else the pace is restored.
+        Refusals that neither fall (by 60%) nor grow (twice) when the pace halves are random
+        (BBRv2 tells random loss from congestion so): then their share is :attr:`noise`, and
+        what was learned from them is forgotten. The pace halves on its own (sought after
+        refusals), or, refused in cruise (2% of the answers or more, 4 or more), for a probe.
         """
-        start, answers, refused, accepted = self._sample
-        answers += 1
-        refused += status in THROTTLE_STATUSES
-        accepted += status < 500 and status not in THROTTLE_STATUSES
+        start, answers, refused = self._sample
+        answers, refused = answers + 1, refused + (status in THROTTLE_STATUSES)
         span = now - start
         full = (answers >= _SAMPLE and span >= _SAMPLE_SECONDS) or (answers >= 10 and span >= 1)
-        if self._probe is not None:
-            full = answers >= 40 or span >= 3.0
-        if not full:
-            self._sample = (start, answers, refused, accepted)
+        if not (answers >= 40 or span >= 3.0 if self._probe is not None else full):
+            self._sample = (start, answers, refused)
             return
-        self._sample = (now, 0, 0, 0)
-        share = refused / answers
+        self._sample = (now, 0, 0)
+        rate, share, ref = answers / span, refused / answers, self._reference
         if self.noise and share < self.noise:  # fewer random refusals of late: forget some
             self.noise = 0.8 * self.noise + 0.2 * share
-            if self.noise < 0.005:
-                self.noise = 0.0
-        rate, ref = answers / span, self._reference
-        if ref is not None and rate <= 0.5 * ref[0] and answers >= 20 and self._probe is None:
-            # the pace fell by half on its own (sought after refusals): did the refusals fall?
-            if max(2.0, 0.4 * ref[1] * answers) <= refused <= (2 * ref[1] + 0.05) * answers:
+            self.noise = 0.0 if self.noise < 0.005 else self.noise
+        probe, self._probe = self._probe, None
+        if probe is not None:
+            seen, no = self._suspect
+            self._suspect = (0, 0)
+            ref = (2 * rate, no / seen)  # the pace before the probe (a limit: it fell)
+        if ref is not None and rate <= 0.5 * ref[0] and (answers >= 20 or probe is not None):
+            low = max(1.0 if probe is not None else 2.0, 0.4 * ref[1] * answers)
+            if low <= refused <= (2 * ref[1] + 0.05) * answers:
                 self._forget(now)
                 self.noise, self._reference = min(0.5, max(ref[1], share)), None
                 return
@@ -448,24 +445,13 @@ class Budget:
         self._last_share = share
         if refused >= 4 and 0.02 <= share <= 0.5 and steady and (ref is None or rate > ref[0]):
             self._reference = (rate, share)
-        probe, self._probe = self._probe, None
-        seen, no = self._suspect
-        self._suspect = (0, 0)
-        if probe is not None:
-            if max(1.0, 0.4 * no / seen * answers) <= refused <= (2 * no / seen + 0.05) * answers:
-                # the refusals neither fell nor grew with the pace: random
-                self._forget(now)
-                self.noise, self._reference = min(0.5, no / seen), None
-                return
-            return  # fell: a limit; the pace goes back toward the last refused one
-        if self.phase != "cruise" or now - self._reacted_at_cruise < span:
-            return  # the pace is being sought: samples of it are not steady
-        seen, no = seen + answers, no + refused
+        if probe is not None or self.phase != "cruise" or now - self._reacted_at_cruise < span:
+            return  # after a probe, the pace goes back toward the last refused one
+        seen, no = self._suspect[0] + answers, self._suspect[1] + refused
         self._suspect = (seen, no)
         if no >= 4 and 0.02 <= no / seen <= 0.5 and now - self._probed >= _PROBE_EVERY:
             assert self.rate is not None
             self._probe, self._probed = self.rate, now
-            self._suspect = (seen, no)
             self.estimate = 0.5 * self.rate / self._headroom
             self._set_rate(0.5 * self.rate, now)
             self._epoch += 1
@@ -521,7 +507,7 @@ class Budget:
         self._w_max = refused_at if self._fresh or span >= 1.0 else min(self._w_max, refused_at)
         recent = self._count_since(now - 0.5)
         refused = sum(1 for t in self._no if t >= now - 0.5)
-        if refused >= _DENSE * (recent + refused) and now - self._started >= 0.5:
+        if refused >= max(3.0, _DENSE * (recent + refused)) and now - self._started >= 0.5:
             # over a limit that binds, what goes through is the limit
             self.estimate = max(min(self.estimate, recent / 0.5), _MIN_RATE)
         self._fresh = False
