@@ -365,3 +365,39 @@ def test_the_request_that_tests_a_cap_going_through_restores_the_cap() -> None:
         budget.answer(ticket, 201)
     budget.answer(budget.take(), 201)
     assert budget.limit == 4 and budget.rate is None
+
+
+def test_a_retry_after_delays_the_refused_row_not_the_run(sandbox: Any) -> None:
+    # issue 28: random refusals (not a limit) with "Retry-After: 1": each refused row waits its
+    # second before it is sent again, while the workers send the other rows meanwhile
+    client = _client(sandbox)
+    sent: dict[str, list[tuple[float, float, int | None]]] = {}
+    lock = threading.Lock()
+    send = client.connection.transport.send
+
+    def noting(*args: Any, **kwargs: Any) -> Reply:
+        start = time.monotonic()
+        reply = send(*args, **kwargs)
+        body = kwargs.get("json")
+        if isinstance(body, dict) and "externalId" in body:
+            with lock:
+                sent.setdefault(body["externalId"], []).append(
+                    (start, time.monotonic(), reply.status))
+        return reply
+
+    client.connection.transport.send = noting  # type: ignore[method-assign]
+    sandbox.admin.set_faults(rate=0.2, statuses=[429, 503], retry_after_seconds=1, seed=28)
+    try:
+        result = client.import_clients(_clients(80, "RETRY"), workers=4, progress=False)
+    finally:
+        sandbox.admin.clear_faults()
+    assert result["ok"].all()
+    waits = [
+        later[0] - answered
+        for tries in sent.values()
+        for (_, answered, status), later in zip(tries, tries[1:], strict=False)
+        if status in (429, 503)
+    ]
+    assert waits, "no row was refused"
+    assert min(waits) >= 0.95, min(waits)  # each waited its Retry-After
+    assert budgets_of(client.connection).all()[0].counts_pauses == 0  # the run never paused
