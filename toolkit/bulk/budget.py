@@ -103,7 +103,7 @@ class Budget:
         self.cond = threading.Condition()
         self._clock = clock
         #: share of answers refused whatever the pace: faults, not a limit (0: none seen).
-        self.noise = 0.0
+        self.noise = self._noise_found = 0.0
         # refusals that do not fall when the pace falls are not a limit: samples of the
         # answers, the refused shares of the last in cruise, a probe at half the pace
         self._sample = (clock(), 0, 0)  # its start, answers, refused
@@ -412,22 +412,23 @@ class Budget:
     def _count(self, now: float, status: int) -> None:
         """Count one answer in the current sample; judge the sample when it is full.
 
-        Refusals that neither fall (by 60%) nor grow (twice) when the pace halves are random
-        (BBRv2 tells random loss from congestion so): then their share is :attr:`noise`, and
-        what was learned from them is forgotten. The pace halves on its own (sought after
-        refusals), or, refused in cruise (2% of the answers or more, 4 or more), for a probe.
+        Refusals that neither fall (by 60%; 75% in a probe) nor grow (twice) when the pace
+        halves are random (BBRv2 tells random loss from congestion so): then their share is
+        :attr:`noise`, and what was learned from them is forgotten. The pace halves on its
+        own (sought after refusals), or, refused in cruise (2% of the answers or more, 4 or
+        more), for a probe.
         """
         start, answers, refused = self._sample
         answers, refused = answers + 1, refused + (status in THROTTLE_STATUSES)
         span = now - start
         full = (answers >= _SAMPLE and span >= _SAMPLE_SECONDS) or (answers >= 10 and span >= 1)
-        if not (answers >= 40 or span >= 3.0 if self._probe is not None else full):
+        if not (answers >= 60 or span >= 3.0 if self._probe is not None else full):
             self._sample = (start, answers, refused)
             return
         self._sample = (now, 0, 0)
         rate, share, ref = answers / span, refused / answers, self._reference
-        if self.noise and share < self.noise:  # fewer random refusals of late: forget some
-            self.noise = 0.8 * self.noise + 0.2 * share
+        if self.noise:  # follow the random share (never above the share found)
+            self.noise = min(self._noise_found, 0.9 * self.noise + 0.1 * share)
             self.noise = 0.0 if self.noise < 0.005 else self.noise
         probe, self._probe = self._probe, None
         if probe is not None:
@@ -435,10 +436,12 @@ class Budget:
             self._suspect = (0, 0)
             ref = (2 * rate, no / seen)  # the pace before the probe (a limit: it fell)
         if ref is not None and rate <= 0.5 * ref[0] and (answers >= 20 or probe is not None):
-            low = max(1.0 if probe is not None else 2.0, 0.4 * ref[1] * answers)
+            low = max(1.0, 0.25 * ref[1] * answers) if probe else max(2.0, 0.4 * ref[1] * answers)
             if low <= refused <= (2 * ref[1] + 0.05) * answers:
-                self._forget(now)
-                self.noise, self._reference = min(0.5, max(ref[1], share)), None
+                if not self.noise:  # what was learned was learned from random refusals
+                    self._forget(now)
+                self.noise, self._reference = min(0.5, max(self.noise, ref[1], share)), None
+                self._noise_found = self.noise
                 return
             self._reference = None
         steady = self._last_share >= 0.02  # refused before too: not the onset of a limit

@@ -231,7 +231,7 @@ def _attempts(conn: Connection, call: Call, pacer: Pacer) -> Generator[float, No
         if not (call.retry or call.landed is not None) or not retryable or spent >= limit:
             return _unproven(reply) if lost else reply
         if reply.status not in (429, 503):
-            yield _backoff(conn, attempts)
+            yield _backoff(conn, spent)  # refusals to pace do not lengthen it
         elif reply.retry_after:  # the service's wait for this request (the pace is the pacer's)
             yield reply.retry_after
 
