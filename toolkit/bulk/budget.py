@@ -444,8 +444,7 @@ class Budget:
                 self._noise_found = self.noise
                 return
             self._reference = None
-        # refused before too (not the onset of a limit), or the run's first sample
-        steady = self._last_share >= 0.02 or self._oks <= answers
+        steady = self._last_share >= 0.02  # refused before too: not the onset of a limit
         self._last_share = share
         if refused >= 4 and 0.02 <= share <= 0.5 and steady and (ref is None or rate > ref[0]):
             self._reference = (rate, share)
