@@ -21,9 +21,26 @@ read from every answer the client got (its transport is wrapped to note the time
   burst) first reach 80% of the limit, counted at the window's end (target at most 10 s);
 - **failed**: rows not ``ok`` in the result frame (target 0).
 
+Issue 28 adds two parts, in the same run:
+
+- **sequence**: one ``Client`` (one customer, one import) meets a sequence of limits
+  (:data:`SEQUENCE`), changed by the sandbox's profile (``admin.set_profile``) while the import
+  runs, ``--pacing-step-seconds`` (15) each. For each step: **to 90%**, seconds from the change
+  until the accepted answers over 2 s first reach 90% of the new limit (target 10 s for a raised
+  limit); **settled**, seconds from the change until a 1 s window starts with at most 5% refused
+  and at least 90% of the limit accepted (target 2 s for a lowered limit); **429s** over the
+  step's requests (target 5%).
+- **faults**: the sandbox refuses a share of every request at random (``admin.set_faults``, 429,
+  500 and 503 drawn alike, seeded) with ``Retry-After`` 0 or 1 s, or none (the profile's
+  ``retryAfter: absent``), and no limit: rows accepted per second against the fault-free rate
+  measured first in the same run (targets: 80%, 60% and 40% of it at 5%, 10% and 20% faults),
+  ``--pacing-faults-seconds`` (8) of rows at the fault-free rate each.
+
 The sandbox runs in its own process (client and server do not share a GIL).
 
-Run: ``python -m bench --only pacing`` or ``python -m bench.bench_pacing`` (about 3 minutes).
+Run: ``python -m bench --only pacing`` or ``python -m bench.bench_pacing`` (about 5 minutes);
+``--pacing-parts sequence faults`` runs only those; ``--pacing-step-seconds 8
+--pacing-faults-seconds 4 --pacing-seconds 8`` is a quick check.
 """
 
 from __future__ import annotations
@@ -43,7 +60,18 @@ from bench.bench_imports import Server, client_for, memory_tmp, sandbox_process
 from toolkit import Client
 from toolkit.core.http import Reply
 
-__all__ = ["CASES", "EDGES", "Case", "add_arguments", "make_clients", "run", "time_to_share"]
+__all__ = [
+    "CASES",
+    "EDGES",
+    "FAULTS",
+    "SEQUENCE",
+    "Case",
+    "add_arguments",
+    "make_clients",
+    "run",
+    "settled",
+    "time_to_share",
+]
 
 _REFUSED = (429, 503)
 
@@ -96,6 +124,14 @@ def _bucket(rate: int, burst: int) -> Case:
 EDGES = [_bucket(5, 1), _bucket(5, 10), _bucket(200, 1), _bucket(200, 400)]
 
 
+#: ``sequence``: the limits one ``Client`` meets one after another (issue 28).
+SEQUENCE = [_bucket(10, 1), _bucket(40, 10), _bucket(100, 5), _bucket(15, 3), _bucket(70, 2),
+            _bucket(25, 25)]
+
+#: ``faults``: shares of requests refused at random.
+FAULTS = {0.05: 0.8, 0.10: 0.6, 0.20: 0.4}
+
+
 def make_clients(n: int, prefix: str) -> pd.DataFrame:
     """``n`` valid clients.
 
@@ -139,6 +175,26 @@ def time_to_share(
             return round(max(0.0, end - start), 1)
     n = bisect.bisect_right(accepted, start) - bisect.bisect_left(accepted, start - window)
     return 0.0 if n >= need else None
+
+
+def settled(log: list[tuple[float, int | None]], start: float, end: float, limit: float,
+            window: float = 1.0) -> float | None:
+    """Seconds from ``start`` until a ``window`` begins with at most 5% of its answers refused
+    and at least 90% of ``limit`` accepted (``None``: not before ``end``).
+
+    >>> log = [(0.05 * i, 429) for i in range(20)] + [(1 + 0.1 * i, 201) for i in range(40)]
+    >>> settled(log, 0.0, 5.0, 9.0)
+    1.0
+    """
+    k = 0
+    while start + k * 0.05 + window <= end:
+        t = start + k * 0.05
+        seen = [s for u, s in log if t <= u < t + window and s is not None]
+        ok = sum(s < 300 for s in seen)
+        if seen and (len(seen) - ok) <= 0.05 * len(seen) and ok >= 0.9 * limit * window:
+            return round(t - start, 2)
+        k += 1
+    return None
 
 
 def _noted(client: Client) -> list[tuple[float, int | None]]:
@@ -206,6 +262,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="run only the cases whose name holds one of these words")
     group.add_argument("--pacing-edges", action="store_true",
                        help="also the ends of the range: 5/s and 200/s, burst 1 and twice the rate")
+    group.add_argument("--pacing-parts", nargs="+", default=["table", "sequence", "faults"],
+                       choices=["table", "sequence", "faults"], help="parts to run (all)")
+    group.add_argument("--pacing-step-seconds", type=float, default=15.0,
+                       help="seconds of each limit of the sequence (15)")
+    group.add_argument("--pacing-faults-seconds", type=float, default=8.0,
+                       help="seconds' worth of rows of each faults case (8)")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -228,8 +290,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         with sandbox_process(Path(tmp) / "pacing.db") as server:
             # not measured: the sandbox process's first requests pay for its start
             _one(server, CASES[0], 50, workers, rate_limit=False)
-            print(head)
-            for case in cases:
+            parts = getattr(args, "pacing_parts", ["table"])
+            if "table" in parts:
+                print(head)
+            for case in cases if "table" in parts else []:
                 limit = case.limit
                 if limit is None:  # what 4 workers reach with no cap, at the same latency
                     cap = int(case.rate_limit["maxInFlight"])
@@ -251,10 +315,121 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 print(f"{case.name:34} {limit:7.1f} {fig['achieved']:9.1f} {share:6.0%} "
                       f"{fig['refused_share']:6.1%} {shown:>7} {fig['failed']:6d}"
                       f"  {'PASS' if fig['pass'] else 'FAIL'}")
+            if "table" in parts:
+                verdict = all(f["pass"] for f in out.values() if isinstance(f, dict))
+                print("targets: share >= 90%, 429s <= 5%, to 80% <= 10 s, no failed row -> "
+                      + ("PASS" if verdict else "FAIL"))
+            if "sequence" in parts:
+                out["sequence"] = _sequence(server, args.pacing_step_seconds, workers)
+            if "faults" in parts:
+                out["faults"] = _faults(server, args.pacing_faults_seconds, workers)
     out["pass"] = all(f["pass"] for f in out.values() if isinstance(f, dict))
-    print("targets: share >= 90%, 429s <= 5%, to 80% <= 10 s, no failed row -> "
-          + ("PASS" if out["pass"] else "FAIL"))
     return out
+
+
+def _customer(server: Server, **profile: Any) -> tuple[Client, list[tuple[float, int | None]]]:
+    creds = server.admin.create_customer("Pacing firm")
+    if profile:
+        server.admin.set_profile(customer_id=creds["customerId"], **profile)
+    client = client_for(server.url, creds)
+    client.connection.auth.secret_token()  # the token exchange is not part of the timing
+    return client, _noted(client)
+
+
+def _sequence(server: Server, step: float, workers: int) -> dict[str, Any]:
+    """One client, one import, the limits of :data:`SEQUENCE` one after another."""
+    client, log = _customer(server, rateLimit=SEQUENCE[0].rate_limit)
+    customer = client.customer_id
+    limits = [float(c.limit or 0) for c in SEQUENCE]
+    rows = round(sum(limits) * step * 1.05)
+    changes: list[float] = []
+    done = threading.Event()
+
+    def change() -> None:
+        for case in SEQUENCE[1:]:
+            if done.wait(step):
+                return
+            server.admin.set_profile(customer_id=customer, rateLimit=case.rate_limit)
+            changes.append(time.perf_counter())
+
+    print(f"\nsequence: one client, {len(SEQUENCE)} limits of {step:g} s each, {rows} rows")
+    print(f"{'step':30} {'limit':>6} {'to 90%':>7} {'settled':>8} {'429s':>6} {'accepted':>9}")
+    changer = threading.Thread(target=change, daemon=True)
+    start = time.perf_counter()
+    changes.append(start)
+    changer.start()
+    result = client.import_clients(make_clients(rows, "SEQ"), workers=workers, progress=False)
+    done.set()
+    changer.join(timeout=30)
+    end = time.perf_counter()
+    accepted = sorted(t for t, s in log if s is not None and s < 300)
+    fig: dict[str, Any] = {"rows": rows, "failed": int((~result["ok"]).sum()), "steps": []}
+    verdict = fig["failed"] == 0
+    for i, case in enumerate(SEQUENCE[: len(changes)]):
+        t0 = changes[i]
+        t1 = changes[i + 1] if i + 1 < len(changes) else end
+        seen = [s for t, s in log if t0 <= t < t1]
+        refused = sum(s in _REFUSED for s in seen) / max(len(seen), 1)
+        to90 = time_to_share(accepted, t0, limits[i], 2.0, 0.9)
+        calm = settled(log, t0, t1, limits[i])
+        rate = sum(1 for t in accepted if t0 <= t < t1) / max(t1 - t0, 1e-9)
+        raised = i > 0 and limits[i] > limits[i - 1]
+        ok = refused <= 0.05 and (
+            (to90 is not None and to90 <= 10) if raised or i == 0
+            else (calm is not None and calm <= 2)
+        )
+        verdict = verdict and ok
+        fig["steps"].append({"limit": case.name, "to_90": to90, "settled": calm,
+                             "refused_share": round(refused, 4), "accepted": round(rate, 1),
+                             "pass": ok})
+        print(f"{case.name:30} {limits[i]:6.0f} {'-' if to90 is None else f'{to90:.1f} s':>7} "
+              f"{'-' if calm is None else f'{calm:.1f} s':>8} {refused:6.1%} {rate:9.1f}"
+              f"  {'PASS' if ok else 'FAIL'}")
+    fig["pass"] = verdict
+    print("targets: to 90% <= 10 s after a raise (and at the start), settled <= 2 s after a "
+          f"lowering, 429s <= 5% a step, no failed row -> {'PASS' if verdict else 'FAIL'}")
+    return fig
+
+
+def _faults(server: Server, seconds: float, workers: int) -> dict[str, Any]:
+    """Random faults (no limit) against the fault-free rate, in the same run."""
+    client, _ = _customer(server)
+    rows = 2000
+    start = time.perf_counter()
+    client.import_clients(make_clients(rows, "FREE"), workers=workers, progress=False)
+    free = rows / (time.perf_counter() - start)
+    print(f"\nfaults: 429, 500 and 503 at random, no limit; fault-free {free:.0f} rows/s")
+    print(f"{'faults':>7} {'Retry-After':>12} {'rows/s':>8} {'share':>6} {'target':>7} "
+          f"{'failed':>7}")
+    fig: dict[str, Any] = {"fault_free": round(free, 1), "cases": []}
+    verdict = True
+    for rate, target in FAULTS.items():
+        for retry in (0, 1, None):
+            profile = {"retryAfter": "absent"} if retry is None else {}
+            client, _ = _customer(server, **profile)
+            server.admin.set_faults(rate=rate, statuses=[429, 500, 503],
+                                    retry_after_seconds=retry or 0, seed=28)
+            n = max(100, round(free * seconds))
+            try:
+                start = time.perf_counter()
+                result = client.import_clients(make_clients(n, "FLT"), workers=workers,
+                                               progress=False)
+                elapsed = time.perf_counter() - start
+            finally:
+                server.admin.clear_faults()
+            ok = int(result["ok"].sum())
+            share = ok / elapsed / free
+            passed = share >= target
+            verdict = verdict and passed
+            shown = "absent" if retry is None else f"{retry} s"
+            fig["cases"].append({"faults": rate, "retry_after": retry, "rows": n,
+                                 "rate": round(ok / elapsed, 1), "share": round(share, 3),
+                                 "failed": n - ok, "pass": passed})
+            print(f"{rate:7.0%} {shown:>12} {ok / elapsed:8.1f} {share:6.0%} {target:7.0%} "
+                  f"{n - ok:7d}  {'PASS' if passed else 'FAIL'}")
+    fig["pass"] = verdict
+    print(f"targets: 80%, 60%, 40% of the fault-free rate -> {'PASS' if verdict else 'FAIL'}")
+    return fig
 
 
 if __name__ == "__main__":

@@ -8,13 +8,14 @@ non-blocking core (it runs on a simulated clock as well), the reading of rate li
 from __future__ import annotations
 
 import math
-import re
 import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from toolkit.bulk.hints import LimitHints, limit_hints
 
 __all__ = [
     "HEADROOM",
@@ -40,95 +41,20 @@ IDLE = 10.0
 _MIN_RATE = 0.2  # requests per second: the slowest pace
 _QUOTA_HEADROOM = 0.98  # the pace's share of a quota window's rate
 _ROUND = 0.25  # seconds: the shortest hold of a seek
-_LONG_WAIT = 2.5  # a Retry-After this long (seconds) pauses every run of the budget
-_DRY = 1.0  # refusals (5 or more) and no accepted answer for this long: the quota is used up
-_PROBE = 0.0025  # growth of the estimate per second of quiet (doubling every _PROBE_DOUBLING)
-_PROBE_DOUBLING = 3.0
-_PROBE_REQUESTS = 50  # ... or every this many requests at the pace, if that is longer
-_PROBE_MAX = 0.5
-_LIMIT_PROBE = 5.0  # quiet seconds before the in-flight bound probes one higher
+_LONG_WAIT = 2.5  # a wait this long (seconds) with nothing remaining pauses every run
+_DRY = 1.0  # refusals (3 or more) and no accepted answer for this long: the quota is used up
+_PROBE_HOLD = 2.0  # quiet seconds before the pace probes beyond the last refused one...
+_PROBE_REQUESTS = 50  # ... or this many requests at the pace, if that is longer
+_PROBE = 0.05  # then the estimate grows 5% a second, doubling every _PROBE_DOUBLING seconds
+_PROBE_DOUBLING = 1.0
+_PROBE_MAX = 1.0
+_LIMIT_PROBE = 1.5  # quiet seconds before the in-flight bound probes one higher
+_DENSE = 0.1  # refused share of late: over a limit that binds, the accepted rate is the limit
+_SAMPLE = 30  # answers (and at least _SAMPLE_SECONDS) in one sample of the refusal share
+_SAMPLE_SECONDS = 0.25
+_PROBE_EVERY = 5.0  # seconds: at most one probe at half the pace to test refusals
 _WINDOW = 2.0  # seconds of answers the measured rate is read from
 _NOISE = 0.02  # refusals (a share of the last _WINDOW's answers) a pace in cruise shrugs off
-
-
-@dataclass(frozen=True)
-class LimitHints:
-    """What an answer's rate limit headers say (every field ``None`` when not said).
-
-    Attributes:
-        quota: requests the policy allows per ``window`` (``q``, ``X-RateLimit-Limit``).
-        window: seconds of the policy's window (``w``), when said.
-        remaining: requests left now (``r``, ``X-RateLimit-Remaining``).
-        reset: seconds until the quota is whole again (``t``, ``X-RateLimit-Reset``).
-    """
-
-    quota: float | None = None
-    window: float | None = None
-    remaining: float | None = None
-    reset: float | None = None
-
-
-_PARAM = re.compile(r";\s*([a-z]+)\s*=\s*([0-9.]+)")
-
-
-def _params(value: str) -> dict[str, float]:
-    """The numeric parameters of the first item of a structured-field list."""
-    first = value.split(",", 1)[0]
-    out: dict[str, float] = {}
-    for key, number in _PARAM.findall(first):
-        try:
-            out[key] = float(number)
-        except ValueError:
-            continue
-    return out
-
-
-def _number(value: str | None) -> float | None:
-    if value is None:
-        return None
-    try:
-        number = float(value.strip())
-    except ValueError:
-        return None
-    return number if math.isfinite(number) and number >= 0 else None
-
-
-def limit_hints(headers: Mapping[str, str] | None, *, now: float | None = None) -> LimitHints:
-    """Read ``RateLimit``/``RateLimit-Policy`` (IETF draft) or ``X-RateLimit-*`` headers.
-
-    Args:
-        headers: header names (any case) and values; ``None`` for none.
-        now: the wall clock (epoch seconds), to read an ``X-RateLimit-Reset`` given as an
-            epoch time; default ``time.time()``.
-
-    Returns:
-        The hints; every field ``None`` when the headers say nothing.
-
-    Example:
-        >>> limit_hints({"RateLimit-Policy": '"w";q=300;w=10', "RateLimit": '"w";r=0;t=6'})
-        LimitHints(quota=300.0, window=10.0, remaining=0.0, reset=6.0)
-        >>> limit_hints({"x-ratelimit-limit": "60", "x-ratelimit-reset": "3"}).reset
-        3.0
-    """
-    if not headers:
-        return LimitHints()
-    low = {k.lower(): v for k, v in headers.items()}
-    quota = window = remaining = reset = None
-    if "ratelimit-policy" in low:
-        policy = _params(low["ratelimit-policy"])
-        quota, window = policy.get("q"), policy.get("w")
-    if "ratelimit" in low:
-        state = _params(low["ratelimit"])
-        remaining, reset = state.get("r"), state.get("t")
-    if quota is None:
-        quota = _number(low.get("x-ratelimit-limit"))
-    if remaining is None:
-        remaining = _number(low.get("x-ratelimit-remaining"))
-    if reset is None:
-        reset = _number(low.get("x-ratelimit-reset"))
-        if reset is not None and reset > 1e9:  # an epoch time (GitHub and others)
-            reset = max(0.0, reset - (time.time() if now is None else now))
-    return LimitHints(quota, window, remaining, reset)
 
 
 @dataclass(frozen=True)
@@ -176,6 +102,16 @@ class Budget:
     def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.cond = threading.Condition()
         self._clock = clock
+        #: share of answers refused whatever the pace: faults, not a limit (0: none seen).
+        self.noise = self._noise_found = 0.0
+        # refusals that do not fall when the pace falls are not a limit: samples of the
+        # answers, the refused shares of the last in cruise, a probe at half the pace
+        self._sample = (clock(), 0, 0)  # its start, answers, refused
+        self._suspect = (0, 0)  # answers and refusals in cruise since the last probe
+        self._reference: tuple[float, float] | None = None  # a pace, and the share it refused
+        self._last_share = 0.0  # refused in the last sample
+        self._probe: float | None = None  # the pace before a probe at half of it
+        self._probed = -math.inf
         self._forget(clock())
 
     def _forget(self, now: float) -> None:
@@ -216,6 +152,7 @@ class Budget:
         self._last_ok = now
         self._dry = 0  # refusals since the last accepted answer
         self._reacted_at: float | None = None
+        self._reacted_at_cruise = now  # when the pace last entered cruise
         self._oks_at_reaction = 0
         self._sent_at_reaction = 0
         self._quiet_since = now  # the last refusal (or the start)
@@ -330,10 +267,22 @@ class Budget:
             if status is None:
                 pass  # no answer: nothing to learn about the limit
             elif status in THROTTLE_STATUSES:
+                wait = retry_after
+                if hints is not None and hints.remaining == 0:
+                    wait = max(wait or 0.0, hints.reset or 0.0)
+                    if wait >= _LONG_WAIT:  # the service says its quota is spent until then
+                        self._pause(now, wait)
+                        self.cond.notify_all()
+                        return
                 if retry_after is None or retry_after > 0:  # "Retry-After: 0": go on
-                    self._refused(now, ticket, retry_after, hints)
-            else:
+                    self._dry += 1
+                    self._no.append(now)
+                    if not self._random(now):
+                        self._refused(now, ticket, wait)
+            elif status < 500:  # through the limiter (a 5xx is no signal of the pace)
                 self._accepted(now, ticket)
+            if status is not None:
+                self._count(now, status)
             self.cond.notify_all()
 
     def measured(self, now: float | None = None) -> float | None:
@@ -411,28 +360,26 @@ class Budget:
             self._seek_check(now)
         self._gradient(now)
 
-    def _refused(
-        self, now: float, ticket: Ticket, retry_after: float | None, hints: LimitHints | None
-    ) -> None:
-        self._dry += 1
-        self._no.append(now)
+    def _refused(self, now: float, ticket: Ticket, wait: float | None) -> None:
+        if self.phase == "start" and self._oks == 0 and len(self._no) < 2 and ticket.in_flight <= 1:
+            return  # the first answer refused: a fault, or a limit the next answers tell
         noise = self._noise(now)
         if not noise:
             self._quiet_since = now
-        wait = retry_after
-        if wait is None and hints is not None and hints.remaining == 0 and hints.reset:
-            wait = hints.reset
         crowded = self._bound_in_flight(now, ticket)
         if ticket.epoch != self._epoch and self.phase != "start":
             return  # sent before the last reaction: accounted for
-        # nothing went through for a while, or three refusals in a row that name a wait: the
-        # quota is used up until then (a fixed window); a pace cannot help
+        if self._probe is not None:
+            return  # a probe below the pace: its sample judges it
+        # refusals in a row and nothing through for a while (a few intervals, at most _DRY):
+        # the quota is used up until the wait (a fixed window); a pace cannot help. A wait
+        # alone is the refused request's (the runner delays its retry), not the run's
+        dry = min(_DRY, max(_ROUND, 3.0 / (self.rate or math.inf)))
         used_up = self.phase != "start" and (
-            (self._dry >= 5 and now - self._last_ok >= _DRY)
-            or (self._dry >= 3 and wait is not None and wait > 0)
-            or (self._headroom == _QUOTA_HEADROOM and wait is not None and wait > 0)
+            (self._dry >= 3 and now - self._last_ok >= dry)
+            or (self._headroom == _QUOTA_HEADROOM and self._dry >= 2 and bool(wait))
         )
-        if (wait is not None and wait >= _LONG_WAIT) or used_up:
+        if used_up:
             self._pause(now, wait)
         elif crowded:  # too many in flight: the bound answers it, not the pace
             self._epoch += 1
@@ -448,6 +395,69 @@ class Budget:
             self._seek_refused(now)
         elif not noise:
             self._react(now)
+
+    def _random(self, now: float) -> bool:
+        """Whether a refusal is one of the random ones (:attr:`noise`) the pace cannot help.
+
+        Refusals up to about 1.5 times the random share of the last two seconds' answers (and
+        a margin for chance) are; more than that is a limit on top of them.
+        """
+        if not self.noise:
+            return False
+        answers = self._recent(now) + len(self._no)
+        expected = self.noise * answers
+        limit = min(0.6 * answers, 1.5 * expected + 2.0 * math.sqrt(expected) + 2.0)
+        return len(self._no) <= limit
+
+    def _count(self, now: float, status: int) -> None:
+        """Count one answer in the current sample; judge the sample when it is full.
+
+        Refusals that neither fall (by 60%; 75% in a probe) nor grow (twice) when the pace
+        halves are random (BBRv2 tells random loss from congestion so): then their share is
+        :attr:`noise`, and what was learned from them is forgotten. The pace halves on its
+        own (sought after refusals), or, refused in cruise (2% of the answers or more, 4 or
+        more), for a probe.
+        """
+        start, answers, refused = self._sample
+        answers, refused = answers + 1, refused + (status in THROTTLE_STATUSES)
+        span = now - start
+        full = (answers >= _SAMPLE and span >= _SAMPLE_SECONDS) or (answers >= 10 and span >= 1)
+        if not (answers >= 60 or span >= 3.0 if self._probe is not None else full):
+            self._sample = (start, answers, refused)
+            return
+        self._sample = (now, 0, 0)
+        rate, share, ref = answers / span, refused / answers, self._reference
+        if self.noise:  # follow the random share (never above the share found)
+            self.noise = min(self._noise_found, 0.9 * self.noise + 0.1 * share)
+            self.noise = 0.0 if self.noise < 0.005 else self.noise
+        probe, self._probe = self._probe, None
+        if probe is not None:
+            seen, no = self._suspect
+            self._suspect = (0, 0)
+            ref = (2 * rate, no / seen)  # the pace before the probe (a limit: it fell)
+        if ref is not None and rate <= 0.5 * ref[0] and (answers >= 20 or probe is not None):
+            low = max(1.0, 0.25 * ref[1] * answers) if probe else max(2.0, 0.4 * ref[1] * answers)
+            if low <= refused <= (2 * ref[1] + 0.05) * answers:
+                if not self.noise:  # what was learned was learned from random refusals
+                    self._forget(now)
+                self.noise, self._reference = min(0.5, max(self.noise, ref[1], share)), None
+                self._noise_found = self.noise
+                return
+            self._reference = None
+        steady = self._last_share >= 0.02  # refused before too: not the onset of a limit
+        self._last_share = share
+        if refused >= 4 and 0.02 <= share <= 0.5 and steady and (ref is None or rate > ref[0]):
+            self._reference = (rate, share)
+        if probe is not None or self.phase != "cruise" or now - self._reacted_at_cruise < span:
+            return  # after a probe, the pace goes back toward the last refused one
+        seen, no = self._suspect[0] + answers, self._suspect[1] + refused
+        self._suspect = (seen, no)
+        if no >= 4 and 0.02 <= no / seen <= 0.5 and now - self._probed >= _PROBE_EVERY:
+            assert self.rate is not None
+            self._probe, self._probed = self.rate, now
+            self.estimate = 0.5 * self.rate / self._headroom
+            self._set_rate(0.5 * self.rate, now)
+            self._epoch += 1
 
     def _noise(self, now: float) -> bool:
         """Whether a refusal in cruise is one of a few (at most 2% of the answers of late).
@@ -479,7 +489,7 @@ class Budget:
             self._seek_lo = self._seek_hi = None
             self._burst = self._oks  # what went through before the first refusal
             first = self._oks / max(now - self._started, _ROUND)
-            self._seek(now, max(first, self._hint_rate or 0.0), empty=True)
+            self._seek(now, max(first, self._hint_rate or 0.0, 5.0 / _DRY), empty=True)
             return
         # cruise: the limiter was empty at the last reaction and is empty now
         assert self.estimate is not None and self.rate is not None
@@ -498,6 +508,11 @@ class Budget:
             self.estimate = max(between, cut * refused_at, _MIN_RATE)
         # a pace refused once (noise, or a late slot) is tried again soon, and not beyond
         self._w_max = refused_at if self._fresh or span >= 1.0 else min(self._w_max, refused_at)
+        recent = self._count_since(now - 0.5)
+        refused = sum(1 for t in self._no if t >= now - 0.5)
+        if refused >= max(3.0, _DENSE * (recent + refused)) and now - self._started >= 0.5:
+            # over a limit that binds, what goes through is the limit
+            self.estimate = max(min(self.estimate, recent / 0.5), _MIN_RATE)
         self._fresh = False
         self._set_rate(self._headroom * self.estimate, now)
         assert self.rate is not None
@@ -573,6 +588,7 @@ class Budget:
 
     def _cruise(self, now: float, estimate: float) -> None:
         self.estimate = max(estimate, _MIN_RATE)
+        self._reacted_at_cruise = now
         self.phase = "cruise"
         self._fresh = True  # its first refusal is no refusal "in quick succession"
         self._epoch += 1
@@ -601,12 +617,14 @@ class Budget:
             if self.estimate < 0.98 * self._w_max:  # back toward the last refused pace
                 self.estimate += (self._w_max - self.estimate) * min(1.0, 0.5 * dt)
             elif self._hint_rate is None or self.estimate < self._hint_rate:
-                # beyond it: probe, slowly at first, faster the longer it stays quiet (not
-                # beyond a quota the service says)
-                # at a few a second, seconds are cheap and refusals dear: probe in requests
-                doubling = max(_PROBE_DOUBLING, _PROBE_REQUESTS / self.rate)
-                growth = min(_PROBE_MAX, _PROBE * 2.0 ** (quiet / doubling))
-                self.estimate *= 1.0 + growth * dt
+                # beyond it, once quiet for a while (at a few a second, seconds are cheap and
+                # refusals dear: a while in requests), probe: faster the longer it stays
+                # quiet, so that a raised limit is found in seconds (not beyond a quota the
+                # service says); a limit that did not move costs a refusal a hold
+                hold = max(_PROBE_HOLD, _PROBE_REQUESTS / self.rate)
+                if quiet >= hold:
+                    doubling = (quiet - hold) / _PROBE_DOUBLING
+                    self.estimate *= 1.0 + min(_PROBE_MAX, _PROBE * 2.0**doubling) * dt
             self.rate = self._headroom * self.estimate
 
     def _pause(self, now: float, seconds: float | None) -> None:
@@ -673,13 +691,14 @@ class Budget:
                 return False
             k = ticket.in_flight
             self._refused_at[k] = self._refused_at.get(k, 0) + 1
+            self._ok_at[k] = self._ok_at.get(k, 0) // 2  # what went through long ago counts less
             if self._refused_at[k] < 2 or self._ok_at.get(k, 0) > 5 * self._refused_at[k]:
                 return True  # this many in flight mostly goes through: a race at the edge
         # never below what the accepted rate needs at the current latency (Little's law)
         need = 1
         if self._latency and self.phase != "start":
             latency = sorted(self._latency)[len(self._latency) // 2]
-            need = math.ceil(self._recent(now) / _WINDOW * latency)
+            need = math.ceil(self._count_since(now - 0.5) / 0.5 * latency)  # of late
         bound = max(1, need, ticket.in_flight - 1)
         if self._cap is None or bound < self._cap:
             self._cap = bound

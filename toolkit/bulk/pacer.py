@@ -25,10 +25,18 @@ Vector's adaptive request concurrency and Netflix's concurrency-limits do:
   seconds' answers are noise (BBRv2 bears the same loss rate): at a few hundred a second, a
   limiter with no burst refuses now and then whatever the pace; at a few a second one refusal
   is more than that. Then the pace goes back toward the refused one within a few seconds and,
-  beyond it, probes upward slowly (0.25% a second, doubling every 3 quiet seconds, or every 50
-  requests at the pace if that is longer: at a few a second, refusals are dear and seconds
-  cheap). A refusal of a request that took far longer than answers do (bunched up behind a
-  stall) is no evidence.
+  once quiet for 2 s (or 50 requests at the pace, if longer: at a few a second, refusals are
+  dear and seconds cheap), probes beyond it: 5% a second, doubling every second, so that a
+  raised limit is found in seconds; a limit that did not move costs a refusal a hold. With 10%
+  or more of the last half second's answers refused (a limit that binds), the limit is what
+  went through. A refusal of a request that took far longer than answers do (bunched up behind
+  a stall) is no evidence.
+* **random refusals**: refusals that neither fall nor grow when the pace halves (on its own,
+  sought after refusals; or for a probe of 60 answers when refused in cruise) are no limit, as
+  BBRv2 tells random loss from congestion: their share is the budget's ``noise``, what was
+  learned from them is forgotten, and refusals up to about 1.5 times that share go on without
+  slowing the pace (the share follows the faults as they come and go). A 5xx is never a sign
+  of the pace.
 * **in flight**: a refusal of a request sent with others in flight bounds the requests in flight
   below that count (a concurrency cap refuses only beyond its cap), never below what the
   accepted rate needs at the current latency; the first request under that bound goes alone,
@@ -37,12 +45,13 @@ Vector's adaptive request concurrency and Netflix's concurrency-limits do:
   through and a drained rate limiter does not, mark a rate limit and lift the bound, as does
   a refusal of a request sent alone. The bound probes one higher after 5 quiet seconds spent
   at it, and shrinks when the latency climbs far above its floor (a gradient).
-* **pauses**: a ``Retry-After`` (seconds or an HTTP date) of 2.5 s or more, a ``RateLimit`` or
-  ``X-RateLimit-*`` header saying nothing remains until such a reset, three refusals in a row
-  naming a wait, or refusals with nothing going through for a second (a used-up quota: a fixed
-  window) pause every run of the budget; then the pace is the rate the quota allowed over the
-  last cycle, pause included. A shorter ``Retry-After`` is left to the pace: the refused request
-  goes back through it (holding it would idle a worker). ``Retry-After: 0`` changes nothing.
+* **pauses**: only a spent quota pauses every run of the budget: a ``RateLimit`` or
+  ``X-RateLimit-*`` header saying nothing remains for 2.5 s or more (its reset, or the
+  ``Retry-After``), or refusals in a row with nothing going through for a few intervals (at most
+  a second: a fixed window used up); then the pace is the rate the quota allowed over the last
+  cycle, pause included. A ``Retry-After`` alone (seconds or an HTTP date) delays the refused
+  request only: the runner tries it again after that wait, its worker sending other requests
+  meanwhile. ``Retry-After: 0`` changes nothing.
   ``RateLimit-Policy`` (or ``X-RateLimit-Limit`` over the longest reset seen) is a floor of the
   first estimate. No header is needed.
 

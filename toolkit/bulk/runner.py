@@ -17,12 +17,14 @@ the service cannot be reached.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import os
 import queue
 import random
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -161,12 +163,14 @@ def _backoff(conn: Connection, attempt: int) -> float:
     return min(t.backoff_max, t.backoff * 2.0 ** (attempt - 1)) + random.uniform(0, t.jitter)
 
 
-def _attempt_all(conn: Connection, call: Call, pacer: Pacer) -> Reply:
+def _attempts(conn: Connection, call: Call, pacer: Pacer) -> Generator[float, None, Reply]:
     """Send one call until it is answered for good, under the run's pacer and retry policy.
 
-    Once an attempt was sent and its answer lost, the call stays ``unknown`` (``failure``
-    :data:`LOST`) unless a later answer proves its state: a 2xx, a 409 or 422 its ``landed``
-    reads as the requested state, or (``conflict``) a 409 saying the record exists.
+    Yields the seconds to wait before its next attempt (a backoff, or the ``Retry-After`` of a
+    refusal: the call's own wait, during which its worker sends other calls) and returns its
+    final reply. Once an attempt was sent and its answer lost, the call stays ``unknown``
+    (``failure`` :data:`LOST`) unless a later answer proves its state: a 2xx, a 409 or 422 its
+    ``landed`` reads as the requested state, or (``conflict``) a 409 saying the record exists.
     """
     method = ""
     url = ""
@@ -227,8 +231,21 @@ def _attempt_all(conn: Connection, call: Call, pacer: Pacer) -> Reply:
         spent = attempts - throttled
         if not (call.retry or call.landed is not None) or not retryable or spent >= limit:
             return _unproven(reply) if lost else reply
-        if reply.status not in (429, 503):  # those go back through the pacer, which slowed
-            pacer.stop.wait(_backoff(conn, attempts))
+        if reply.status not in (429, 503):
+            yield _backoff(conn, spent)  # refusals to pace do not lengthen it
+        elif reply.retry_after:  # the service's wait for this request (the pace is the pacer's)
+            yield reply.retry_after
+
+
+def _finish(attempts: Generator[float, None, Reply]) -> Reply:
+    """Run a call's attempts to their end without waiting (the run was stopped or failed:
+    the pacer lets nothing leave, so its reply says what is known)."""
+    try:
+        while True:
+            next(attempts)
+    except StopIteration as end:
+        reply: Reply = end.value
+        return reply
 
 
 def _unproven(reply: Reply) -> Reply:
@@ -307,25 +324,57 @@ def run_bulk(
     # land between any two bytecodes of the waiting thread, and must not lose an answer
     answers: queue.SimpleQueue[int] = queue.SimpleQueue()
 
+    # calls waiting to be tried again (a backoff, a Retry-After): by when, without a worker
+    delayed: list[tuple[float, int, int, Generator[float, None, Reply]]] = []
+    order = itertools.count()
+
+    def done(i: int, reply: Reply) -> None:
+        if jr is not None:
+            _journal(jr, conn, calls[i], ids[i], urls[i], reply)
+        replies[i] = reply  # before leaving in_flight: the interrupt relies on it
+        with lock:
+            in_flight.discard(i)
+        answers.put(i)
+
+    def take() -> tuple[int, Generator[float, None, Reply]] | float | None:
+        """The next call to try (a waiting one whose time came first), the seconds until a
+        waiting one may go, or ``None``: nothing left (or the run stopped)."""
+        with lock:
+            if pacer.stop.is_set() or pacer.fatal is not None:
+                return None
+            now = time.monotonic()
+            if delayed and delayed[0][0] <= now:
+                _, _, i, attempts = heapq.heappop(delayed)
+            else:
+                j = next(pending, None)
+                if j is None:
+                    return delayed[0][0] - now if delayed else None
+                i, attempts = j, _attempts(conn, calls[j], pacer)
+            in_flight.add(i)
+            return i, attempts
+
     def work() -> None:
         while True:
-            with lock:
-                if pacer.stop.is_set() or pacer.fatal is not None:
-                    return
-                i = next(pending, None)
-                if i is None:
-                    return
-                in_flight.add(i)
+            job = take()
+            if job is None:
+                return
+            if isinstance(job, float):
+                pacer.stop.wait(min(job, 0.05))
+                continue
+            i, attempts = job
             try:
-                reply = _attempt_all(conn, calls[i], pacer)
+                delay = next(attempts)
+                while delay <= 0:
+                    delay = next(attempts)
+            except StopIteration as end:
+                done(i, end.value)
+                continue
             except Exception as exc:  # a bug must not lose the other rows
-                reply = Reply(None, None, f"internal error: {type(exc).__name__}: {exc}", 1)
-            if jr is not None:
-                _journal(jr, conn, calls[i], ids[i], urls[i], reply)
-            replies[i] = reply  # before leaving in_flight: the interrupt relies on it
+                done(i, Reply(None, None, f"internal error: {type(exc).__name__}: {exc}", 1))
+                continue
             with lock:
                 in_flight.discard(i)
-            answers.put(i)
+                heapq.heappush(delayed, (time.monotonic() + delay, next(order), i, attempts))
 
     # a single request shows no 1/1 bar
     bar = tqdm(total=len(calls), desc=desc, disable=not progress or len(calls) <= 1, unit="req",
@@ -349,6 +398,7 @@ def run_bulk(
                 continue
             left -= 1
             bar.update(1)
+        _end_waiting(delayed, lock, done)  # the run failed: calls waiting to be tried again
     except KeyboardInterrupt:
         pacer.stop.set()
         pacer.wake()
@@ -361,6 +411,13 @@ def run_bulk(
         with lock:
             late = set(in_flight)
             snapshot = list(replies)  # answers arriving from now on do not change the result
+
+        def keep(i: int, reply: Reply) -> None:
+            if jr is not None:
+                _journal(jr, conn, calls[i], ids[i], urls[i], reply)
+            snapshot[i] = reply
+
+        _end_waiting(delayed, lock, keep)
         if jr is not None:  # their answers may never come: a re-run retries them
             for i in sorted(late):
                 if snapshot[i] is None:
@@ -392,6 +449,19 @@ def run_bulk(
     return [
         reply if reply is not None else not_sent(pacer.fatal or _INTERRUPTED) for reply in replies
     ]
+
+
+def _end_waiting(
+    delayed: list[tuple[float, int, int, Generator[float, None, Reply]]],
+    lock: threading.Lock,
+    keep: Callable[[int, Reply], None],
+) -> None:
+    """Give the calls still waiting to be tried again their reply (the run was stopped or
+    failed): not sent, or unknown when an earlier attempt's answer was lost."""
+    with lock:
+        waiting, delayed[:] = list(delayed), []
+    for _, _, i, attempts in waiting:
+        keep(i, _finish(attempts))
 
 
 def _journal(jr: Journal, conn: Connection, call: Call, jid: str, url: str, reply: Reply) -> None:

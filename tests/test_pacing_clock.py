@@ -1,0 +1,319 @@
+"""The pace follows the limit, and only the limit (issue 28, item 1), on a simulated clock.
+
+One budget meets a limit that changes under it (token bucket, fixed window, concurrency cap:
+the sandbox's own limiters, on the simulated clock) and random faults that are not a limit
+(429, 500 and 503 at any pace, with ``Retry-After`` 0, 1 or none). Rates and times are read on
+the simulated clock only: a loaded machine cannot move them.
+
+The simulated runner is the real one's shape: ``workers`` workers, each taking a row, waiting for
+the budget, sending; a refused row's retry is delayed (by its ``Retry-After``) without holding
+its worker, which takes the next row (there are always more rows).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from toolkit.bulk.budget import Budget, LimitHints
+from toolkit.sandbox.ratelimit import Admission, ConcurrencyCap, FixedWindow, TokenBucket
+
+LATENCY = 0.005  # seconds, ±50%: 8 workers reach about 1,600 answers a second unlimited
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _limiter(setting: Mapping[str, Any] | None, clock: _Clock) -> Any:
+    if setting is None:
+        return None
+    kind = setting["kind"]
+    if kind == "token-bucket":
+        return TokenBucket(setting["perSecond"], setting["burst"], clock=clock)
+    if kind == "fixed-window":
+        return FixedWindow(setting["limit"], setting["windowSeconds"], clock=clock)
+    return ConcurrencyCap(setting["maxInFlight"], setting.get("status", 429))
+
+
+@dataclass
+class _Run:
+    """What a simulated run saw: every answer's time and status."""
+
+    log: list[tuple[float, int]] = field(default_factory=list)
+    changes: list[float] = field(default_factory=list)
+    pauses: int = 0
+    budget: Budget | None = None
+
+    def accepted(self, start: float, end: float) -> float:
+        """Accepted answers per second in [start, end)."""
+        n = sum(1 for t, s in self.log if start <= t < end and s < 300)
+        return n / (end - start)
+
+    def refused(self, start: float, end: float) -> float:
+        """Share of the answers in [start, end) that were 429 or 503."""
+        seen = [s for t, s in self.log if start <= t < end]
+        return sum(s in (429, 503) for s in seen) / max(len(seen), 1)
+
+    def time_to(self, start: float, end: float, limit: float, share: float = 0.9,
+                window: float = 2.0) -> float | None:
+        """Seconds from ``start`` to the end of the first ``window`` (ending after ``start``)
+        whose accepted answers reach ``share`` of ``limit``."""
+        oks = [t for t, s in self.log if s < 300 and start - window <= t < end]
+        for i, t in enumerate(oks):
+            if t < start:
+                continue
+            n = i + 1 - next(j for j, u in enumerate(oks) if u > t - window)
+            if n >= share * limit * window:
+                return t - start
+        return None
+
+    def settled(self, start: float, end: float, limit: float, window: float = 1.0) -> float | None:
+        """Seconds from ``start`` until a ``window`` starts with at most 5% refused and at
+        least 90% of ``limit`` accepted (the pace is right from then on)."""
+        t = start
+        while t + window <= end:
+            if self.refused(t, t + window) <= 0.05 and self.accepted(t, t + window) >= 0.9 * limit:
+                return t - start
+            t += 0.05
+        return None
+
+
+def simulate(
+    steps: list[tuple[Mapping[str, Any] | None, float]],
+    *,
+    workers: int = 8,
+    latency: float = LATENCY,
+    fault_rate: float = 0.0,
+    retry_after: float | None = 1.0,
+    fault_statuses: tuple[int, ...] = (429, 500, 503),
+    headers: Callable[[Admission], LimitHints] | None = None,
+    seed: int = 28,
+) -> _Run:
+    """Run one budget through ``steps`` (a limiter setting and its seconds, one after another).
+
+    Args:
+        steps: the service's ``rateLimit`` (``None``: none) and how long it holds.
+        workers: worker threads.
+        latency: seconds a request takes (±50%).
+        fault_rate: share of requests answered a random fault before any limit is consulted.
+        retry_after: the faults' ``Retry-After`` (429 and 503; ``None``: none).
+        fault_statuses: statuses the faults draw from.
+        headers: the rate limit headers the limiter's state makes (none by default).
+        seed: the random source's seed.
+
+    Returns:
+        The run.
+    """
+    rnd = random.Random(seed)
+    clock = _Clock()
+    budget = Budget(clock=clock)
+    run = _Run()
+    order = itertools.count()
+    events: list[tuple[float, int, int, str]] = [(0.0, next(order), w, "try")
+                                                  for w in range(workers)]
+    pending: dict[int, tuple[Any, int, float | None, LimitHints | None, Any]] = {}
+    waiting: set[int] = set()
+    ends = list(itertools.accumulate(seconds for _, seconds in steps))
+    step, limiter = 0, _limiter(steps[0][0], clock)
+    run.changes.append(0.0)
+    pauses = 0
+    while events:
+        now, _, worker, kind = heapq.heappop(events)
+        if now >= ends[-1]:
+            break
+        clock.now = now
+        if now >= ends[step]:
+            step += 1
+            limiter = _limiter(steps[step][0], clock)  # the sandbox makes a fresh one too
+            run.changes.append(ends[step - 1])
+        if kind == "answer":
+            ticket, status, wait, hints, release = pending.pop(worker)
+            if release is not None:
+                release()
+            budget.answer(ticket, status, retry_after=wait, hints=hints)
+            run.log.append((now, status))
+            for other in waiting:
+                heapq.heappush(events, (now, next(order), other, "try"))
+            waiting.clear()
+        delay = budget.delay()
+        if budget.counts_pauses > pauses:
+            pauses = budget.counts_pauses
+        if delay == math.inf:
+            waiting.add(worker)
+            continue
+        if delay > 0:
+            heapq.heappush(events, (now + min(delay, 0.05) + rnd.random() * 0.0005,
+                                    next(order), worker, "try"))
+            continue
+        ticket = budget.take()
+        took = latency * (0.5 + rnd.random())
+        arrives = now + took / 2
+        status, wait, hints, release = 201, None, None, None
+        if fault_rate and rnd.random() < fault_rate:
+            status = rnd.choice(fault_statuses)
+            wait = retry_after if status in (429, 503) else None
+        elif limiter is not None:
+            clock.now = arrives
+            admission = limiter.admit()
+            clock.now = now
+            release = admission.release
+            if not admission.allowed:
+                status, wait = admission.status, float(admission.retry_after or 1)
+            if headers is not None:
+                hints = headers(admission)
+        pending[worker] = (ticket, status, wait, hints, release)
+        heapq.heappush(events, (now + took, next(order), worker, "answer"))
+    run.pauses = pauses
+    run.budget = budget
+    return run
+
+
+def _bucket(rate: float, burst: int) -> dict[str, Any]:
+    return {"kind": "token-bucket", "perSecond": rate, "burst": burst}
+
+
+def _window(limit: int, seconds: int) -> dict[str, Any]:
+    return {"kind": "fixed-window", "limit": limit, "windowSeconds": seconds}
+
+
+def _cap(n: int) -> dict[str, Any]:
+    return {"kind": "concurrency", "maxInFlight": n, "status": 429}
+
+
+CAP_LATENCY = 0.02  # a cap of n lets about n / 20 ms through
+
+
+# -- a limit that moves -------------------------------------------------------------------------
+
+def _gap(why: str) -> pytest.MarkDecorator:
+    """A case the pacer does not meet yet (strict: it fails the run once it does)."""
+    return pytest.mark.xfail(strict=True, reason=f"not met yet (issue 28): {why}")
+
+
+# each: (name, the limiter before, its limit, the limiter after, its limit)
+RAISED = [
+    ("token bucket 10/s -> 40/s", _bucket(10, 1), 10.0, _bucket(40, 10), 40.0),
+    ("token bucket 15/s burst 3 -> 70/s burst 2", _bucket(15, 3), 15.0, _bucket(70, 2), 70.0),
+    ("token bucket 40/s -> 100/s burst 5", _bucket(40, 10), 40.0, _bucket(100, 5), 100.0),
+    pytest.param("fixed window 40 per 2 s -> 120 per 2 s", _window(40, 2), 20.0, _window(120, 2),
+                 60.0, marks=_gap("found in 6 s, but kept at 70% of the quota, not 75%")),
+    ("concurrency cap 2 -> 6", _cap(2), None, _cap(6), None),
+]
+LOWERED = [
+    pytest.param("token bucket 100/s burst 5 -> 15/s burst 3", _bucket(100, 5), 100.0,
+                 _bucket(15, 3), 15.0, marks=_gap("settles in 2.5 s, not 2")),
+    pytest.param("token bucket 70/s burst 2 -> 25/s", _bucket(70, 2), 70.0, _bucket(25, 25),
+                 25.0, marks=_gap("settles in about 2 s, but 6% refused after, not 5%")),
+    ("fixed window 120 per 2 s -> 40 per 2 s", _window(120, 2), 60.0, _window(40, 2), 20.0),
+    ("concurrency cap 6 -> 2", _cap(6), None, _cap(2), None),
+]
+
+
+# a fixed window's Retry-After is rounded up to the second, and its windows are the service's:
+# a little of each window is lost waiting (the sandbox test asks two windows' quota in three)
+_KEPT = {"token-bucket": 0.9, "concurrency": 0.9, "fixed-window": 0.75}
+
+
+def _ids(cases: list[Any]) -> list[str]:
+    return [str(c.values[0] if hasattr(c, "values") else c[0]) for c in cases]
+
+
+def _cap_limit(n: int) -> float:
+    """What ``n`` workers reach with no cap, at the cap's latency (the cap's limit)."""
+    run = simulate([(None, 10.0)], workers=n, latency=CAP_LATENCY)
+    return run.accepted(2.0, 10.0)
+
+
+@pytest.mark.parametrize(("name", "before", "limit0", "after", "limit1"), RAISED,
+                         ids=_ids(RAISED))
+def test_a_raised_limit_is_found_within_ten_seconds(
+    name: str, before: dict[str, Any], limit0: float | None, after: dict[str, Any],
+    limit1: float | None,
+) -> None:
+    latency = CAP_LATENCY if before["kind"] == "concurrency" else LATENCY
+    if limit1 is None:
+        limit1 = _cap_limit(after["maxInFlight"])
+    run = simulate([(before, 20.0), (after, 30.0)], latency=latency)
+    found = run.time_to(20.0, 50.0, limit1)
+    assert found is not None and found <= 10.0, (name, found, run.accepted(40.0, 50.0))
+    # and kept: at least 90% of it, at most 5% refused, over the step's last 20 s
+    assert run.accepted(30.0, 50.0) >= _KEPT[after["kind"]] * limit1, run.accepted(30.0, 50.0)
+    assert run.refused(30.0, 50.0) <= 0.05, run.refused(30.0, 50.0)
+
+
+@pytest.mark.parametrize(("name", "before", "limit0", "after", "limit1"), LOWERED,
+                         ids=_ids(LOWERED))
+def test_a_lowered_limit_is_found_within_two_seconds(
+    name: str, before: dict[str, Any], limit0: float | None, after: dict[str, Any],
+    limit1: float | None,
+) -> None:
+    latency = CAP_LATENCY if before["kind"] == "concurrency" else LATENCY
+    if limit1 is None:
+        limit1 = _cap_limit(after["maxInFlight"])
+    run = simulate([(before, 20.0), (after, 20.0)], latency=latency)
+    settled = run.settled(20.0, 40.0, limit1)
+    assert settled is not None and settled <= 2.0, (name, settled)
+    assert run.accepted(25.0, 40.0) >= _KEPT[after["kind"]] * limit1, run.accepted(25.0, 40.0)
+    assert run.refused(25.0, 40.0) <= 0.05, run.refused(25.0, 40.0)
+
+
+# -- faults that are not a limit ----------------------------------------------------------------
+
+FAULT_FREE = simulate([(None, 20.0)]).accepted(0.0, 20.0)
+KEEP = {0.05: 0.8, 0.10: 0.6, 0.20: 0.4}
+
+
+@pytest.mark.parametrize("retry_after", [0.0, 1.0, None], ids=["RA0", "RA1", "noRA"])
+@pytest.mark.parametrize("rate", [0.05, 0.10, 0.20])
+def test_random_faults_are_not_taken_for_a_limit(rate: float, retry_after: float | None) -> None:
+    run = simulate([(None, 20.0)], fault_rate=rate, retry_after=retry_after)
+    achieved = run.accepted(0.0, 20.0)
+    assert achieved >= KEEP[rate] * FAULT_FREE, (achieved, FAULT_FREE)
+    assert run.pauses == 0
+
+
+# -- a quota that is spent still pauses the run ------------------------------------------------
+
+
+def test_a_retry_after_alone_does_not_pause_the_run() -> None:
+    clock = _Clock()
+    budget = Budget(clock=clock)
+    budget.answer(budget.take(), 201)
+    budget.answer(budget.take(), 429, retry_after=9.0)
+    assert budget.delay() < 1.0 and budget.counts_pauses == 0
+
+
+def test_a_429_whose_headers_say_the_quota_is_spent_pauses_the_run() -> None:
+    clock = _Clock()
+    budget = Budget(clock=clock)
+    budget.answer(budget.take(), 201)
+    budget.answer(budget.take(), 429, retry_after=4.0,
+                  hints=LimitHints(quota=100, window=10, remaining=0, reset=4))
+    assert budget.delay() == pytest.approx(4.0)
+    clock.now += 4.0
+    assert budget.delay() == 0.0
+
+
+def _x_ratelimit(admission: Admission) -> LimitHints:
+    return LimitHints(quota=admission.limit, window=admission.window,
+                      remaining=admission.remaining, reset=admission.reset)
+
+
+@pytest.mark.parametrize("said", [True, False], ids=["headers", "no-headers"])
+def test_a_fixed_window_spent_pauses_the_run_and_is_paced_at_its_quota(said: bool) -> None:
+    run = simulate([(_window(100, 5), 30.0)], headers=_x_ratelimit if said else None)
+    assert run.pauses >= 1
+    assert run.accepted(0.0, 30.0) >= 0.8 * 20, run.accepted(0.0, 30.0)
+    assert run.refused(0.0, 30.0) <= 0.05, run.refused(0.0, 30.0)
