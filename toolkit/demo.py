@@ -632,10 +632,12 @@ def run_demo(
         finally:
             admin.close()
     elapsed = time.perf_counter() - started
+    chart = out_dir / "hours_by_client.png"
+    wrote = f"{out_dir / 'export'} (Parquet dataset)" + (f", {chart}" if chart.is_file() else "")
     print(
-        f"done in {elapsed:.1f} s: {out_dir / 'export'} (Parquet dataset), "
-        f"{out_dir / 'hours_by_client.png'}\n"
+        f"done in {elapsed:.1f} s: {wrote}\n"
         f"The sandbox's data stays in {out_dir / 'sandbox.db'}. To serve it again and get its "
-        f"credentials (with curl commands for a token and a star request): make sandbox"
+        f"credentials (with curl commands for a token and a star request): make sandbox in "
+        f"the repository, or toolkit sandbox --db {out_dir / 'sandbox.db'}"
     )
     return 0
