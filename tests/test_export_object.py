@@ -9,6 +9,7 @@ from pathlib import Path
 
 import orjson
 import pandas as pd
+import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
@@ -269,6 +270,24 @@ def test_parquet_round_trip_of_pending_keeps_the_tags_list(pending, tmp_path):
     assert str(back.entries["initiativeProps.tags"].dtype) == "list<item: string>[pyarrow]"
     PendingEntriesSchema.validate(back.entries, lazy=True)
     PendingCodesSchema.validate(back.codes, lazy=True)
+
+
+def _listed(value: object) -> list[object] | None:
+    """A list cell as a plain list (None when missing), however the reader holds it."""
+    if value is None or value is pd.NA:
+        return None
+    return list(value)  # type: ignore[call-overload]
+
+
+def test_pandas_and_polars_read_the_pending_files_with_their_tags_list(pending, tmp_path):
+    root = pending.to_parquet(tmp_path / "ds")
+    entries = pd.read_parquet(root / "entries")
+    assert len(entries) == len(pending.entries)
+    tags = entries.set_index("_id")["initiativeProps.tags"]
+    for entry_id, held in zip(pending.entries["_id"], pending.entries["initiativeProps.tags"],
+                              strict=True):
+        assert _listed(tags[entry_id]) == _listed(held)
+    assert pl.read_parquet(root / "entries" / "**" / "*.parquet").height == len(entries)
 
 
 def test_parquet_default_partitions_both_tables_by_work_month(export, tmp_path):

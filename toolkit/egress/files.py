@@ -104,9 +104,20 @@ def _work_date(column: pa.ChunkedArray[Any]) -> pa.ChunkedArray[Any]:
 
 
 def _pandas_metadata(table: pa.Table) -> pa.Table:
-    """Attach the pandas metadata of the frame the table reads back as (``Float64``, ``str``)."""
+    """Attach the pandas metadata of the frame the table reads back as (``Float64``, ``str``).
+
+    A nested column (``initiativeProps.tags``, a list of text) is noted as ``object``: pandas
+    writes its ``ArrowDtype`` as ``list<item: string>[pyarrow]``, which its own
+    ``read_parquet`` cannot read back, so every reader of the file would fail.
+    """
     frame = arrow_to_pandas(table.schema.empty_table())
     meta = pa.Schema.from_pandas(frame, preserve_index=False).metadata or {}
+    if b"pandas" in meta:
+        described = json.loads(meta[b"pandas"])
+        for column in described["columns"]:
+            if str(column.get("numpy_type", "")).startswith(("list<", "large_list<", "struct<")):
+                column["numpy_type"] = "object"
+        meta = {**meta, b"pandas": json.dumps(described).encode()}
     return table.replace_schema_metadata({**(table.schema.metadata or {}), **meta})
 
 
