@@ -8,6 +8,7 @@ import pandas as pd
 import pyarrow.dataset as ds
 import pytest
 
+from tests.conftest import fetch_token, sandbox_process
 from toolkit.cli.app import main
 from toolkit.demo import hours_by_client_chart, planted_billing_extract, run_demo
 
@@ -112,8 +113,6 @@ def _records(db: Path) -> dict[str, int]:
 def test_demo_refuses_a_database_a_running_sandbox_serves(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    from tests.test_sandbox_durability import sandbox_process
-
     db, env_file = tmp_path / "sandbox.db", tmp_path / ".env"
     with sandbox_process(db, env_file, ["--seed", str(REPO / "sample_data")]) as (proc, url):
         held = _records(db)
@@ -125,8 +124,6 @@ def test_demo_refuses_a_database_a_running_sandbox_serves(
         assert _records(db) == held
         assert proc.poll() is None  # still serving the same customer
         creds = dict(line.split("=", 1) for line in env_file.read_text().splitlines())
-        from tests.conftest import fetch_token
-
         assert fetch_token(url, creds["TOOLKIT_CLIENT_ID"], creds["TOOLKIT_CLIENT_SECRET"],
                            creds["TOOLKIT_AUDIENCE"])
     assert not (tmp_path / "export").exists()

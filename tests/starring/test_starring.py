@@ -17,7 +17,7 @@ from toolkit.starring.operations import (
     ITEM_ERRORS,
 )
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 
 
 @pytest.fixture

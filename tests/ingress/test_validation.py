@@ -17,9 +17,9 @@ from toolkit.ingress import validation
 from toolkit.ingress.validation import ValidationReport, bad_rows, load_folder, validate
 from toolkit.schemas import FAILURE_COLUMNS, TABLES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_data"
-BROKEN = Path(__file__).resolve().parent.parent / "sample_data" / "broken"
+BROKEN = Path(__file__).resolve().parents[2] / "sample_data" / "broken"
 
 
 def triples(report: ValidationReport | pd.DataFrame) -> set[tuple[str, Any, str | None, str]]:

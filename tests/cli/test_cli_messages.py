@@ -10,45 +10,21 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests.conftest import write_client_env
 from toolkit.cli import app as cli
 from toolkit.cli import validate as cli_validate
 from toolkit.cli.app import EXIT_CODES, main
 from toolkit.client import Client
 from toolkit.ingress.readers import read_table
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_data"
 TABLES = ("clients", "initiatives", "code_types", "codes", "code_ranges")
 
 
-def _env_text(sandbox, customer: str, client_id: str, secret: str, **override: str) -> str:
-    values = {
-        "TOOLKIT_CUSTOMER_ID": customer,
-        "TOOLKIT_CLIENT_ID": client_id,
-        "TOOLKIT_CLIENT_SECRET": secret,
-        "TOOLKIT_AUTH_URL": sandbox.url,
-        "TOOLKIT_TIME_URL": sandbox.url,
-        "TOOLKIT_AUDIENCE": sandbox.audience,
-        **override,
-    }
-    return "".join(f"{k}={v}\n" for k, v in values.items())
-
-
 @pytest.fixture
-def no_env(sandbox, monkeypatch) -> None:
-    """No TOOLKIT_* variable leaks in from outside."""
-    for var in sandbox.env():
-        monkeypatch.delenv(var, raising=False)
-
-
-@pytest.fixture
-def env_file(fresh_client, sandbox, tmp_path, no_env) -> Path:
-    path = tmp_path / ".env"
-    path.write_text(
-        _env_text(sandbox, fresh_client.customer_id, fresh_client.client_id,
-                  fresh_client.auth._secret.reveal())
-    )
-    return path
+def env_file(fresh_client, sandbox, tmp_path, no_toolkit_env) -> Path:
+    return write_client_env(fresh_client, sandbox, tmp_path / ".env")
 
 
 def _european_folder(folder: Path) -> Path:
@@ -104,7 +80,7 @@ def test_an_unknown_out_format_is_exit_2_before_any_work(tmp_path, capsys) -> No
     assert ".csv, .xlsx or .parquet" in capsys.readouterr().err
 
 
-def test_onboard_dry_run_needs_no_secret_and_no_network(sandbox, tmp_path, no_env, capsys):
+def test_onboard_dry_run_needs_no_secret_and_no_network(sandbox, tmp_path, no_toolkit_env, capsys):
     nothing = ["--env-file", str(tmp_path / "none.env"), "-q"]
     sandbox.admin.reset_stats()
     assert main([*nothing, "onboard", str(SAMPLE), "--dry-run"]) == 0
@@ -159,10 +135,10 @@ def test_an_interrupt_is_exit_130(monkeypatch) -> None:
 
 
 def test_a_refused_secret_names_invalid_client_and_the_setting(
-    fresh_client, sandbox, tmp_path, no_env, capsys
+    fresh_client, sandbox, tmp_path, no_toolkit_env, capsys
 ) -> None:
-    env = tmp_path / ".env"
-    env.write_text(_env_text(sandbox, fresh_client.customer_id, fresh_client.client_id, "wrong"))
+    env = write_client_env(fresh_client, sandbox, tmp_path / ".env",
+                           TOOLKIT_CLIENT_SECRET="wrong")
     for argv in (["starred", "TK"], ["star", "TK", "M-1"], ["onboard", str(SAMPLE)]):
         assert main(["--env-file", str(env), "-q", *argv]) == 2
         err = capsys.readouterr().err
@@ -170,17 +146,16 @@ def test_a_refused_secret_names_invalid_client_and_the_setting(
         assert "GET" not in err and "Traceback" not in err
 
 
-def test_a_malformed_url_names_its_setting(fresh_client, sandbox, tmp_path, no_env, capsys):
-    env = tmp_path / ".env"
-    env.write_text(_env_text(sandbox, fresh_client.customer_id, fresh_client.client_id, "s",
-                             TOOLKIT_TIME_URL="htp:/time.example"))
+def test_a_malformed_url_names_its_setting(fresh_client, sandbox, tmp_path, no_toolkit_env, capsys):
+    env = write_client_env(fresh_client, sandbox, tmp_path / ".env", TOOLKIT_CLIENT_SECRET="s",
+                           TOOLKIT_TIME_URL="htp:/time.example")
     assert main(["--env-file", str(env), "starred", "TK"]) == 2
     err = capsys.readouterr().err
     assert "TOOLKIT_TIME_URL" in err and "htp:/time.example" in err
 
 
 def test_an_unreachable_url_names_the_host_and_its_setting(
-    fresh_client, sandbox, tmp_path, no_env, unused_port, monkeypatch, capsys
+    fresh_client, sandbox, tmp_path, no_toolkit_env, unused_port, monkeypatch, capsys
 ) -> None:
     original = Client.from_env.__func__
 
@@ -188,9 +163,8 @@ def test_an_unreachable_url_names_the_host_and_its_setting(
         return original(cls, *args, **{**kwargs, "retries": 0})
 
     monkeypatch.setattr(Client, "from_env", classmethod(no_retries))
-    env = tmp_path / ".env"
-    env.write_text(_env_text(sandbox, fresh_client.customer_id, fresh_client.client_id, "s",
-                             TOOLKIT_AUTH_URL=f"http://127.0.0.1:{unused_port}"))
+    env = write_client_env(fresh_client, sandbox, tmp_path / ".env", TOOLKIT_CLIENT_SECRET="s",
+                           TOOLKIT_AUTH_URL=f"http://127.0.0.1:{unused_port}")
     assert main(["--env-file", str(env), "starred", "TK"]) == 2
     err = capsys.readouterr().err
     assert f"127.0.0.1:{unused_port}" in err and "TOOLKIT_AUTH_URL" in err

@@ -13,7 +13,7 @@ from toolkit import Client, ValidationError, reconcile
 from toolkit.egress.schemas import ExportCodesSchema, ExportEntriesSchema
 from toolkit.egress.users import timekeeper_id
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 T0 = datetime(2026, 10, 1, tzinfo=UTC)
 
 

@@ -20,7 +20,7 @@ from toolkit.sandbox import Sandbox, Store, running
 from toolkit.sandbox.cli import READY_MARKER, is_loopback, main
 from toolkit.sandbox.server import bind
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 ENV_KEYS = {"TOOLKIT_CUSTOMER_ID", "TOOLKIT_CLIENT_ID", "TOOLKIT_CLIENT_SECRET",
             "TOOLKIT_AUTH_URL", "TOOLKIT_TIME_URL", "TOOLKIT_INGESTION_URL", "TOOLKIT_AUDIENCE"}
 

@@ -7,25 +7,17 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests.conftest import write_client_env
 from toolkit.cli.app import main
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_data"
 
 
 @pytest.fixture
-def env_file(fresh_client, sandbox, tmp_path, monkeypatch) -> Path:
+def env_file(fresh_client, sandbox, tmp_path, no_toolkit_env) -> Path:
     """A .env file for a fresh customer; no TOOLKIT_* variable leaks in from outside."""
-    for var in sandbox.env():
-        monkeypatch.delenv(var, raising=False)
-    path = tmp_path / ".env"
-    secret = fresh_client.auth._secret.reveal()
-    path.write_text(
-        f"TOOLKIT_CUSTOMER_ID={fresh_client.customer_id}\nTOOLKIT_CLIENT_ID="
-        f"{fresh_client.client_id}\nTOOLKIT_CLIENT_SECRET={secret}\nTOOLKIT_AUTH_URL="
-        f"{sandbox.url}\nTOOLKIT_TIME_URL={sandbox.url}\nTOOLKIT_AUDIENCE={sandbox.audience}\n"
-    )
-    return path
+    return write_client_env(fresh_client, sandbox, tmp_path / ".env")
 
 
 def test_validate_exit_status_tells_good_from_broken(capsys) -> None:
@@ -111,9 +103,7 @@ def test_star_starred_export_pending_and_acknowledge(env_file, tmp_path, sandbox
     assert "409" in capsys.readouterr().out
 
 
-def test_missing_configuration_is_exit_2_with_a_message(tmp_path, sandbox, monkeypatch, capsys):
-    for var in sandbox.env():
-        monkeypatch.delenv(var, raising=False)
+def test_missing_configuration_is_exit_2_with_a_message(tmp_path, no_toolkit_env, capsys):
     assert main(["--env-file", str(tmp_path / "nope.env"), "starred", "TK"]) == 2
     assert "TOOLKIT_CLIENT_SECRET" in capsys.readouterr().err
 

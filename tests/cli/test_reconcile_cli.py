@@ -10,26 +10,19 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_sync import SAMPLE, T0, _release
 
 import toolkit
+from tests.conftest import T0, release_entries, write_client_env
 from toolkit import Client
 from toolkit.cli.app import main
 from toolkit.reconciliation.classify import ROW_COLUMNS
-from toolkit.sandbox import env_for, write_env_file
 from toolkit.testing import fake_export_entries
-
-
-@pytest.fixture
-def firm_client(fresh_client: Client) -> Client:
-    assert fresh_client.onboard(SAMPLE, progress=False).ok
-    return fresh_client
 
 
 @pytest.fixture
 def released(firm_client: Client, sandbox) -> list[dict]:  # noqa: ANN001
     """Six entries released one per 6 hours after T0, on one fresh customer."""
-    return _release(sandbox, firm_client, 6, every=timedelta(hours=6))
+    return release_entries(sandbox, firm_client, 6, every=timedelta(hours=6))
 
 
 def _billing(entries: pd.DataFrame) -> pd.DataFrame:
@@ -179,18 +172,11 @@ def test_cli_export_that_is_not_an_export_is_exit_2_without_traceback(
     assert "Traceback" not in done.stderr + done.stdout
 
 
-def _env_file(client: Client, sandbox, tmp_path: Path) -> Path:  # noqa: ANN001
-    """A .env of ``client``'s customer, for the command line."""
-    return write_env_file(tmp_path / "firm.env", env_for(
-        sandbox.url, client.customer_id, client.client_id, client.auth._secret.reveal(),
-        sandbox.audience))
-
-
 def test_reconcile_window_selects_by_release_time_also_after_acknowledging(
     firm_client: Client, released: list[dict], sandbox, tmp_path: Path, capsys  # noqa: ANN001
 ) -> None:
     # released at T0 + 6 h, 12 h, ... 36 h: three of them in the window (T0, T0 + 20 h]
-    env = ["--env-file", str(_env_file(firm_client, sandbox, tmp_path)), "-q"]
+    env = ["--env-file", str(write_client_env(firm_client, sandbox, tmp_path / "firm.env")), "-q"]
     window = ["--after", "2026-10-01T00:00Z", "--on-or-before", "2026-10-01T20:00Z"]
     firm_client.sync(tmp_path / "before", since=T0, until=T0 + timedelta(days=2))
     billing = tmp_path / "billing.csv"
@@ -218,7 +204,7 @@ def test_reconcile_window_selects_by_release_time_also_after_acknowledging(
 def test_reconcile_window_with_a_bare_date_takes_the_whole_day(
     firm_client: Client, released: list[dict], sandbox, tmp_path: Path, capsys  # noqa: ANN001
 ) -> None:
-    env = ["--env-file", str(_env_file(firm_client, sandbox, tmp_path)), "-q"]
+    env = ["--env-file", str(write_client_env(firm_client, sandbox, tmp_path / "firm.env")), "-q"]
     export = firm_client.export_entries(T0, T0 + timedelta(days=2)).to_parquet(tmp_path / "ex")
     billing = tmp_path / "billing.csv"
     _billing(toolkit.Export.read_parquet(export).entries).to_csv(billing, index=False)
@@ -233,7 +219,7 @@ def test_reconcile_window_with_a_bare_date_takes_the_whole_day(
 
 def _reconciled(firm_client: Client, sandbox, tmp_path: Path) -> tuple[list[str], Path, list]:  # noqa: ANN001
     """Six released entries reconciled: one not billed, one billed 15 minutes more."""
-    env = ["--env-file", str(_env_file(firm_client, sandbox, tmp_path)), "-q"]
+    env = ["--env-file", str(write_client_env(firm_client, sandbox, tmp_path / "firm.env")), "-q"]
     entries = firm_client.export_entries(T0, T0 + timedelta(days=2)).entries
     entries.to_csv(tmp_path / "entries.csv", index=False)
     billing = _billing(entries)

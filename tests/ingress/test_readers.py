@@ -19,7 +19,7 @@ from toolkit.ingress.readers import (
 )
 from toolkit.ingress.validation import load_folder, validate
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 IMPORT_FILES = ("clients", "initiatives", "code_types", "codes", "code_ranges")
 
 

@@ -12,10 +12,9 @@ from typing import Any
 import pytest
 
 from toolkit.cli.app import main
-from toolkit.core.settings import ENV_KEYS
 from toolkit.sandbox import Sandbox, write_env_file
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_lab_without_the_notebooks_extra_names_the_extra_and_exits_2(tmp_path: Path) -> None:
@@ -34,10 +33,9 @@ def test_lab_without_the_notebooks_extra_names_the_extra_and_exits_2(tmp_path: P
 
 
 def test_lab_roots_jupyter_in_a_working_folder_with_copies_of_the_notebooks(
-    tmp_path: Path, sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch, capsys: Any
+    tmp_path: Path, sandbox: Sandbox, no_toolkit_env: None, monkeypatch: pytest.MonkeyPatch,
+    capsys: Any
 ) -> None:
-    for var in (*ENV_KEYS.values(), "TOOLKIT_USE_ENV"):
-        monkeypatch.delenv(var, raising=False)
     write_env_file(tmp_path / ".env", sandbox.env())
     shutil.copytree(REPO / "notebooks", tmp_path / "notebooks")
     shutil.copytree(REPO / "sample_data", tmp_path / "sample_data")
