@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pyarrow.dataset as ds
@@ -145,3 +146,13 @@ def test_demo_keeps_an_earlier_database_and_says_so(
     kept = tmp_path / "sandbox.previous.db"
     assert f"{tmp_path / 'sandbox.db'} existed: moved to {kept}" in printed
     assert _records(kept) == {"clients": 1}
+
+
+# -- the demo leaves a batch pending -----------------------------------------------------------
+
+
+def test_the_demo_leaves_a_batch_pending(tmp_path: Path, capsys: Any) -> None:
+    assert run_demo(tmp_path, workers=8, entries=20) == 0
+    printed = capsys.readouterr().out
+    assert "0 pending now" in printed  # the reconcile step acknowledged every pending entry
+    assert "12 new entries released and left pending (12 pending now)" in printed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -152,3 +153,28 @@ def test_python_export_warns_that_a_bare_date_upper_bound_is_midnight(fresh_clie
                       "are left out; to include that day pass "
                       "on_or_before='2026-11-22T23:59:59.999Z'"):
         fresh_client.export_entries("2026-11-21", "2026-11-22", progress=False)
+
+
+# -- export --out infers the format, never a folder named like a file --------------------------
+
+
+def test_export_to_an_xlsx_name_writes_a_workbook(project: Path) -> None:
+    out = project / "march.xlsx"
+    assert main(["--env-file", str(project / ".env"), "-q", "export", "--after", "2026-11-01",
+                 "--on-or-before", "2026-11-03", "--out", str(out)]) == 0
+    assert out.is_file()
+    assert sorted(pd.read_excel(out, sheet_name=None)) == ["codes", "entries"]
+
+
+@pytest.mark.parametrize("name", ["march.csv", "march.parquet"])
+def test_export_to_another_file_name_is_refused_before_any_request(
+    project: Path, name: str, capsys: Any
+) -> None:
+    out = project / name
+    env = ["--env-file", str(project / ".env")]
+    assert main([*env, "-q", "export", "--after", "2026-11-01", "--on-or-before", "2026-11-03",
+                 "--out", str(out)]) == 2
+    assert not out.exists()
+    assert "two tables" in capsys.readouterr().err
+    assert main([*env, "-q", "pending", "--out", str(out)]) == 2
+    assert not out.exists()

@@ -18,7 +18,7 @@ import toolkit
 from tests.conftest import T0, client_env, kill_9_when, release_entries, write_client_env
 from toolkit import Client, ConcurrentWriteError, ConfigError
 from toolkit.cli.app import main
-from toolkit.egress.sync import LOCK_NAME, WATERMARK_KEY, read_watermark, sync_status
+from toolkit.egress.sync import LOCK_NAME, WATERMARK_KEY, SyncReport, read_watermark, sync_status
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 
@@ -393,3 +393,32 @@ def test_cli_export_twice_refuses_and_keeps_the_first_unless_overwrite(
     assert "Müller" in (tmp_path / "csv" / "entries.csv").read_text(encoding="utf-8-sig")
     assert main([*base[:-1], str(tmp_path / "x.xlsx"), *first, "--format", "xlsx"]) == 0
     assert len(pd.read_excel(tmp_path / "x.xlsx", sheet_name="entries")) == 3
+
+
+# -- SyncReport in Jupyter; an empty sync says what the lag holds back -------------------------
+
+
+def test_sync_report_has_an_html_table_with_iso_times() -> None:
+    report = SyncReport("out/time", pd.Timestamp("2026-11-01", tz="UTC"),
+                        pd.Timestamp("2026-11-21 09:00", tz="UTC"), 3, 12, 1, 0, 20,
+                        pd.Timestamp("2026-11-21 09:00", tz="UTC"))
+    html = report._repr_html_()
+    assert html.startswith("<table") and "</table>" in html
+    assert "Timestamp(" not in html
+    assert "2026-11-21T09:00:00Z" in html
+    for name in ("inserted", "updated", "unchanged", "watermark", "out/time"):
+        assert name in html
+
+
+def test_an_empty_sync_says_what_the_lag_holds_back(fresh_client: Client,
+                                                     tmp_path: Path) -> None:
+    since = pd.Timestamp.now("UTC") - pd.Timedelta("1h")
+    report = fresh_client.sync(tmp_path / "time", since=since, progress=False)
+    assert report.rows_written == 0
+    text = str(report)
+    assert "nothing new up to" in text and " UTC" in text
+    assert "held back by lag=10min" in text and "next sync" in text
+    assert "held back by lag=10min" in report._repr_html_()
+    # from the watermark, with the range already covered: the same words
+    again = fresh_client.sync(tmp_path / "time", progress=False)
+    assert "held back by lag=10min" in str(again)

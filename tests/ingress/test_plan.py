@@ -4,12 +4,14 @@ kill -9 mid-push costs nothing but the rows in flight."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -18,7 +20,9 @@ from tests.conftest import client_env, kill_9_when, settle, write_client_env
 from toolkit import Client
 from toolkit.bulk.journal import read_ledger
 from toolkit.cli import main
+from toolkit.cli import onboard as cli_onboard
 from toolkit.errors import ConfigError
+from toolkit.sandbox import Sandbox, write_env_file
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_data"
@@ -270,3 +274,19 @@ def test_a_journal_of_the_old_form_still_skips_what_it_holds(
     assert set(fresh_client.plan(firm, journal=journal).rows["action"]) == {"unchanged"}
     assert fresh_client.onboard(firm, journal=journal, progress=False).ok
     assert _requests(sandbox) == 0
+
+
+# -- a dry run reads the .env of a parent folder -----------------------------------------------
+
+
+def test_a_dry_run_plan_in_a_subfolder_reads_the_env_file_above(
+    project: Path, sandbox: Sandbox, capsys: Any
+) -> None:
+    no_secret = {k: v for k, v in sandbox.env().items() if k != "TOOLKIT_CLIENT_SECRET"}
+    write_env_file(project / ".env", no_secret)  # a dry run needs no secret
+    journal = project / "j.jsonl"
+    assert main(["-q", "onboard", str(REPO / "sample_data"), "--journal", str(journal),
+                 "--dry-run"]) == 0
+    assert "dry run: nothing sent" in capsys.readouterr().out
+    offline = cli_onboard._offline_client(argparse.Namespace(env_file=None))
+    assert offline.customer_id == sandbox.customer_id  # the .env above's, not a placeholder

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 import requests
 
 from tests.conftest import TIMEOUT, fetch_token, read_env, sandbox_process
+from toolkit.sandbox.models.core import StoreCore
 
 IMPORTS = 400
 KILL_AFTER = 120
@@ -79,3 +81,18 @@ def test_ctrl_c_stops_the_foreground_sandbox_cleanly(tmp_path: Path) -> None:
         assert requests.get(f"{url}/openapi.json", timeout=TIMEOUT).status_code == 200
         proc.send_signal(signal.SIGINT)
         assert proc.wait(15) == 0
+
+
+# -- the sandbox's database files are private (0600) -------------------------------------------
+
+
+def test_sandbox_database_files_are_private(tmp_path: Path) -> None:
+    core = StoreCore(tmp_path / "s.db")
+    try:
+        core._db.execute("CREATE TABLE IF NOT EXISTS t (x)")
+        files = [p for p in tmp_path.iterdir() if p.name.startswith("s.db")]
+        assert {p.name for p in files} >= {"s.db", "s.db-wal", "s.db-shm"}
+        for p in files:
+            assert stat.S_IMODE(p.stat().st_mode) == 0o600, p.name
+    finally:
+        core.close()
