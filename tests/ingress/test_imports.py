@@ -62,7 +62,7 @@ def test_invalid_frame_raises_before_any_request(fresh_client: Client, sandbox) 
 
 
 def test_columns_renames_on_the_way_in(fresh_client: Client) -> None:
-    # (a header like call_sign now matches by itself: tests/test_headers.py)
+    # (a header like call_sign now matches by itself: tests/ingress/test_headers.py)
     df = _clients(2).rename(columns={"callSign": "callSigns"})
     with pytest.raises(ValidationError) as info:
         fresh_client.import_clients(df, progress=False)

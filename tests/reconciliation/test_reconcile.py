@@ -888,7 +888,7 @@ def test_reconcile_cli_takes_the_release_window(tmp_path: Path, capsys: Any) -> 
     billing.to_csv(tmp_path / "week.csv", index=False)
     argv = ["reconcile", str(tmp_path / "entries.csv"), str(tmp_path / "week.csv")]
     assert main(argv) == 1
-    # the window's entries are the service's export of it (tests/test_reconcile_cli.py);
+    # the window's entries are the service's export of it (tests/cli/test_reconcile_cli.py);
     # an ambiguous bound is refused before any request
     assert main([*argv, "--after", "11/12/2026"]) == 2
     assert "reads differently day first" in capsys.readouterr().err
