@@ -5,24 +5,44 @@
 ``sandbox_token`` an access token of the demo customer; ``tenant`` makes a fresh, empty
 customer with its own token, so a test's data never meets another's; ``firm`` fills such a
 customer with a small reference set.
+
+The harnesses repeated across files live here once: ``read_env`` and ``client_env`` (a
+``.env``'s variables, a client's ``TOOLKIT_*`` variables), ``write_client_env`` (its ``.env``),
+``no_toolkit_env`` / ``project`` (settings from files only; a project folder whose ``.env``
+names the sandbox), ``sandbox_process`` (``python -m toolkit.sandbox`` as a real process),
+``kill_9_when`` (a command killed with SIGKILL once a condition holds) and ``settle`` (wait
+until a killed run's requests in flight have landed).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 import requests
 
-from toolkit.sandbox import Admin, Sandbox, running
+from toolkit.core.settings import ENV_KEYS
+from toolkit.sandbox import Admin, Sandbox, running, write_env_file
+from toolkit.sandbox.cli import READY_MARKER
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = REPO / "sample_data"
 SAMPLE_FILES = ("clients.csv", "initiatives.csv", "code_types.csv", "codes.csv")
 TIMEOUT = 10
+T0 = datetime(2026, 10, 1, tzinfo=UTC)
+"""Where ``release_entries`` starts releasing by default."""
 
 
 def sample_dir() -> Path | None:
@@ -267,3 +287,146 @@ def unused_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+# -- harnesses shared by many files -------------------------------------------------------------
+
+
+def read_env(path: Path) -> dict[str, str]:
+    """The variables of a ``.env`` file."""
+    return dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
+
+
+def client_env(client: Any, sandbox: Sandbox) -> dict[str, str]:
+    """The ``TOOLKIT_*`` variables of ``client``'s customer on ``sandbox`` (one base for all)."""
+    return {
+        "TOOLKIT_CUSTOMER_ID": client.customer_id,
+        "TOOLKIT_CLIENT_ID": client.client_id,
+        "TOOLKIT_CLIENT_SECRET": client.auth._secret.reveal(),
+        "TOOLKIT_AUTH_URL": sandbox.url,
+        "TOOLKIT_TIME_URL": sandbox.url,
+        "TOOLKIT_AUDIENCE": sandbox.audience,
+    }
+
+
+def write_client_env(client: Any, sandbox: Sandbox, path: Path, **override: str) -> Path:
+    """Write ``client``'s ``TOOLKIT_*`` variables (with ``override``) to the ``.env`` ``path``."""
+    return write_env_file(path, {**client_env(client, sandbox), **override})
+
+
+@pytest.fixture
+def no_toolkit_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No TOOLKIT_* variable leaks in from outside: the settings come from files only."""
+    for var in (*ENV_KEYS.values(), "TOOLKIT_USE_ENV"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def project(tmp_path: Path, sandbox: Sandbox, no_toolkit_env: None,
+            monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A project folder whose .env names the running sandbox, with the cwd in its notebooks/."""
+    write_env_file(tmp_path / ".env", sandbox.env())
+    (tmp_path / "notebooks").mkdir()
+    monkeypatch.chdir(tmp_path / "notebooks")
+    yield tmp_path
+
+
+@contextmanager
+def sandbox_process(
+    db: Path, env_file: Path, extra: Sequence[str] = ()
+) -> Iterator[tuple[subprocess.Popen, str]]:
+    """Start ``python -m toolkit.sandbox`` on a free port (with ``extra`` arguments); yield the
+    process and its URL."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolkit.sandbox", "--port", "0", "--db", str(db),
+         "--env-file", str(env_file), "--log-level", "warning", *extra],
+        cwd=db.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    ready = threading.Event()
+    found: dict[str, str] = {}
+    output: list[str] = []
+
+    def watch() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            output.append(line)
+            if line.startswith(READY_MARKER):
+                found["url"] = line.split()[3]
+                ready.set()
+        ready.set()
+
+    threading.Thread(target=watch, daemon=True).start()
+    try:
+        if not ready.wait(30) or "url" not in found:
+            raise AssertionError("sandbox process did not start:\n" + "".join(output))
+        yield proc, found["url"]
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+
+
+def kill_9_when(cmd: Sequence[str], env: dict[str, str], when: Callable[[], bool],
+                timeout: float = 60, poll: float = 0.02,
+                stderr: int = subprocess.DEVNULL) -> subprocess.Popen:
+    """Run ``cmd`` and kill it with SIGKILL as soon as ``when()`` holds (or ``timeout`` seconds
+    have passed); return the process, dead (its ``returncode`` is ``-SIGKILL``, or its own if
+    it ended first)."""
+    proc = subprocess.Popen(list(cmd), env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and proc.poll() is None:
+            if when():
+                break
+            time.sleep(poll)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc
+
+
+def settle(sandbox: Sandbox, timeout: float = 10) -> None:
+    """Wait (bounded) until the requests a killed process had in flight have been answered:
+    the sandbox's request count stops moving."""
+    previous, deadline = -1, time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        total = sandbox.admin.stats()["total"]
+        if total == previous:
+            break
+        previous = total
+        time.sleep(0.2)
+
+
+def release_entries(sandbox: Sandbox, client: Any, n: int, *, every: timedelta,
+                    start: datetime = T0, month_of_work: str = "2026-09") -> list[dict]:
+    """``n`` entries released one per ``every`` from ``start + every``; i-th has i % 4 codes."""
+    cid = client.customer_id
+    users = [sandbox.admin.create_user(f"TK-{i}", f"User {i}", customer_id=cid) for i in (1, 2)]
+    out = []
+    for i in range(n):
+        user = users[i % 2]
+        codes = ["L110", "A101", "L120"][: i % 4]
+        entry = sandbox.admin.create_entry(
+            user["_id"], "M-1001-002", work_date=f"{month_of_work}-{1 + i % 28:02d}",
+            increment_duration_in_seconds=600 + 60 * i, summary=f"Work {i} — Müller",
+            codes=codes, customer_id=cid,
+        )
+        sandbox.admin.release_entry(user["_id"], entry["_id"], at=start + every * (i + 1),
+                                    customer_id=cid)
+        out.append({**entry, "userId": user["_id"], "codes": codes})
+    return out
+
+
+@pytest.fixture
+def firm_client(fresh_client: Any) -> Any:
+    """A fresh customer onboarded with ``sample_data/``."""
+    assert fresh_client.onboard(SAMPLE_DIR, progress=False).ok
+    return fresh_client

@@ -44,9 +44,7 @@ def test_repr_and_str_never_show_secret_or_token(client: Client, sandbox) -> Non
     assert pickle.loads(pickled).reveal() == "********"
 
 
-def test_from_env_reads_the_env_file_the_sandbox_writes(sandbox, tmp_path, monkeypatch) -> None:
-    for var in list(sandbox.env()):
-        monkeypatch.delenv(var, raising=False)
+def test_from_env_reads_the_env_file_the_sandbox_writes(sandbox, tmp_path, no_toolkit_env) -> None:
     path = sandbox.write_env(tmp_path / ".env")
     c = Client.from_env(path)
     assert c.customer_id == sandbox.customer_id
@@ -54,10 +52,7 @@ def test_from_env_reads_the_env_file_the_sandbox_writes(sandbox, tmp_path, monke
     assert "initiativeExternalIds" in body and "nextCursor" in body
 
 
-def test_from_env_names_every_missing_variable(tmp_path, monkeypatch) -> None:
-    for var in ("TOOLKIT_CUSTOMER_ID", "TOOLKIT_CLIENT_ID", "TOOLKIT_CLIENT_SECRET",
-                "TOOLKIT_AUTH_URL", "TOOLKIT_TIME_URL", "TOOLKIT_AUDIENCE"):
-        monkeypatch.delenv(var, raising=False)
+def test_from_env_names_every_missing_variable(tmp_path, no_toolkit_env) -> None:
     with pytest.raises(ConfigError) as info:
         Client.from_env(tmp_path / "missing.env")
     for var in ("TOOLKIT_CUSTOMER_ID", "TOOLKIT_CLIENT_SECRET", "TOOLKIT_TIME_URL",

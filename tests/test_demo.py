@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pyarrow.dataset as ds
 import pytest
 
+from tests.conftest import fetch_token, sandbox_process
 from toolkit.cli.app import main
 from toolkit.demo import hours_by_client_chart, planted_billing_extract, run_demo
 
@@ -112,8 +114,6 @@ def _records(db: Path) -> dict[str, int]:
 def test_demo_refuses_a_database_a_running_sandbox_serves(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    from tests.test_sandbox_durability import sandbox_process
-
     db, env_file = tmp_path / "sandbox.db", tmp_path / ".env"
     with sandbox_process(db, env_file, ["--seed", str(REPO / "sample_data")]) as (proc, url):
         held = _records(db)
@@ -125,8 +125,6 @@ def test_demo_refuses_a_database_a_running_sandbox_serves(
         assert _records(db) == held
         assert proc.poll() is None  # still serving the same customer
         creds = dict(line.split("=", 1) for line in env_file.read_text().splitlines())
-        from tests.conftest import fetch_token
-
         assert fetch_token(url, creds["TOOLKIT_CLIENT_ID"], creds["TOOLKIT_CLIENT_SECRET"],
                            creds["TOOLKIT_AUDIENCE"])
     assert not (tmp_path / "export").exists()
@@ -148,3 +146,13 @@ def test_demo_keeps_an_earlier_database_and_says_so(
     kept = tmp_path / "sandbox.previous.db"
     assert f"{tmp_path / 'sandbox.db'} existed: moved to {kept}" in printed
     assert _records(kept) == {"clients": 1}
+
+
+# -- the demo leaves a batch pending -----------------------------------------------------------
+
+
+def test_the_demo_leaves_a_batch_pending(tmp_path: Path, capsys: Any) -> None:
+    assert run_demo(tmp_path, workers=8, entries=20) == 0
+    printed = capsys.readouterr().out
+    assert "0 pending now" in printed  # the reconcile step acknowledged every pending entry
+    assert "12 new entries released and left pending (12 pending now)" in printed

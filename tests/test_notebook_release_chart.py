@@ -10,8 +10,8 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 import pandas as pd
-from test_sync import T0, _release
 
+from tests.conftest import T0, release_entries
 from toolkit import Client
 
 matplotlib.use("Agg")
@@ -40,7 +40,7 @@ def test_the_chart_draws_entries_acknowledged_earlier_as_not_pending(
 ) -> None:
     assert fresh_client.onboard(Path(__file__).resolve().parent.parent / "sample_data",
                                 progress=False).ok
-    _release(sandbox, fresh_client, 8, every=timedelta(hours=3))
+    release_entries(sandbox, fresh_client, 8, every=timedelta(hours=3))
     entries = fresh_client.export_entries(T0, T0 + timedelta(days=2), progress=False).entries
     entries = entries.sort_values("updatedAt").reset_index(drop=True)
     earlier = fresh_client.acknowledge(_acks(entries.head(3), "succeeded"), progress=False)

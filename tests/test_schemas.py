@@ -581,7 +581,7 @@ def test_code_range_pair_listed_twice_is_a_warning_and_every_row_is_kept() -> No
 @pytest.mark.parametrize(
     ("table", "given", "expected"),
     [
-        # headers that differ only in case, spaces, _ and - now match: tests/test_headers.py
+        # headers that differ only in case, spaces, _ and - now match: tests/ingress/test_headers.py
         ("clients", "callSigns", "callSign"),
         ("clients", "extId", "externalId"),
         ("initiatives", "clientExtId", "clientExternalId"),

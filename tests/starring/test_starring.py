@@ -17,7 +17,7 @@ from toolkit.starring.operations import (
     ITEM_ERRORS,
 )
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 
 
 @pytest.fixture
@@ -208,3 +208,12 @@ def test_bad_listing_arguments_are_config_errors(firm) -> None:
         firm["client"].starred("TK-A", limit="bogus")
     with pytest.raises(ConfigError):
         firm["client"].starred("TK-A", limit=2501)
+
+
+# -- a single request shows no progress bar ----------------------------------------------------
+
+
+def test_a_single_star_request_shows_no_bar(fresh_client: Client,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    fresh_client.star("TK-NOBODY", ["I-1"])
+    assert "1/1" not in capsys.readouterr().err

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.conftest import SAMPLE_DIR, TIMEOUT, Firm, fetch_token
-from tests.test_sandbox_durability import _read_env, sandbox_process
+from tests.conftest import SAMPLE_DIR, TIMEOUT, Firm, fetch_token, read_env, sandbox_process
 from toolkit import Client
 from toolkit.sandbox import DEFAULT_AUDIENCE, PROFILES, Admin, Sandbox
 from toolkit.sandbox.cli import read_profile
@@ -177,7 +176,7 @@ def test_toolkit_sandbox_takes_the_published_profile(tmp_path: Path) -> None:
     env_file = tmp_path / ".env"
     with sandbox_process(tmp_path / "s.db", env_file,
                          ["--profile", "published", "--seed", str(SAMPLE_DIR)]) as (_, url):
-        env = _read_env(env_file)
+        env = read_env(env_file)
         assert env["TOOLKIT_AUTH_URL"] == url + "/identity"
         admin = Admin(url)
         try:

@@ -3,29 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 
+from tests.conftest import write_client_env
 from toolkit.cli.app import main
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_data"
 
 
 @pytest.fixture
-def env_file(fresh_client, sandbox, tmp_path, monkeypatch) -> Path:
+def env_file(fresh_client, sandbox, tmp_path, no_toolkit_env) -> Path:
     """A .env file for a fresh customer; no TOOLKIT_* variable leaks in from outside."""
-    for var in sandbox.env():
-        monkeypatch.delenv(var, raising=False)
-    path = tmp_path / ".env"
-    secret = fresh_client.auth._secret.reveal()
-    path.write_text(
-        f"TOOLKIT_CUSTOMER_ID={fresh_client.customer_id}\nTOOLKIT_CLIENT_ID="
-        f"{fresh_client.client_id}\nTOOLKIT_CLIENT_SECRET={secret}\nTOOLKIT_AUTH_URL="
-        f"{sandbox.url}\nTOOLKIT_TIME_URL={sandbox.url}\nTOOLKIT_AUDIENCE={sandbox.audience}\n"
-    )
-    return path
+    return write_client_env(fresh_client, sandbox, tmp_path / ".env")
 
 
 def test_validate_exit_status_tells_good_from_broken(capsys) -> None:
@@ -111,9 +104,7 @@ def test_star_starred_export_pending_and_acknowledge(env_file, tmp_path, sandbox
     assert "409" in capsys.readouterr().out
 
 
-def test_missing_configuration_is_exit_2_with_a_message(tmp_path, sandbox, monkeypatch, capsys):
-    for var in sandbox.env():
-        monkeypatch.delenv(var, raising=False)
+def test_missing_configuration_is_exit_2_with_a_message(tmp_path, no_toolkit_env, capsys):
     assert main(["--env-file", str(tmp_path / "nope.env"), "starred", "TK"]) == 2
     assert "TOOLKIT_CLIENT_SECRET" in capsys.readouterr().err
 
@@ -162,3 +153,28 @@ def test_python_export_warns_that_a_bare_date_upper_bound_is_midnight(fresh_clie
                       "are left out; to include that day pass "
                       "on_or_before='2026-11-22T23:59:59.999Z'"):
         fresh_client.export_entries("2026-11-21", "2026-11-22", progress=False)
+
+
+# -- export --out infers the format, never a folder named like a file --------------------------
+
+
+def test_export_to_an_xlsx_name_writes_a_workbook(project: Path) -> None:
+    out = project / "march.xlsx"
+    assert main(["--env-file", str(project / ".env"), "-q", "export", "--after", "2026-11-01",
+                 "--on-or-before", "2026-11-03", "--out", str(out)]) == 0
+    assert out.is_file()
+    assert sorted(pd.read_excel(out, sheet_name=None)) == ["codes", "entries"]
+
+
+@pytest.mark.parametrize("name", ["march.csv", "march.parquet"])
+def test_export_to_another_file_name_is_refused_before_any_request(
+    project: Path, name: str, capsys: Any
+) -> None:
+    out = project / name
+    env = ["--env-file", str(project / ".env")]
+    assert main([*env, "-q", "export", "--after", "2026-11-01", "--on-or-before", "2026-11-03",
+                 "--out", str(out)]) == 2
+    assert not out.exists()
+    assert "two tables" in capsys.readouterr().err
+    assert main([*env, "-q", "pending", "--out", str(out)]) == 2
+    assert not out.exists()

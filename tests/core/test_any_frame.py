@@ -15,7 +15,7 @@ import pytest
 import toolkit
 from toolkit import Client, ConfigError, load_folder
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 BROKEN = SAMPLE / "broken"
 
 

@@ -14,13 +14,15 @@ from pathlib import Path
 import pytest
 import requests
 
+import toolkit.sandbox
 import toolkit.sandbox as sandbox_pkg
+import toolkit.sandbox.cli
 from tests.conftest import SAMPLE_DIR, TIMEOUT, fetch_token, sample_dir
 from toolkit.sandbox import Sandbox, Store, running
 from toolkit.sandbox.cli import READY_MARKER, is_loopback, main
 from toolkit.sandbox.server import bind
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 ENV_KEYS = {"TOOLKIT_CUSTOMER_ID", "TOOLKIT_CLIENT_ID", "TOOLKIT_CLIENT_SECRET",
             "TOOLKIT_AUTH_URL", "TOOLKIT_TIME_URL", "TOOLKIT_INGESTION_URL", "TOOLKIT_AUDIENCE"}
 
@@ -312,3 +314,25 @@ def test_a_sandbox_whose_output_pipe_closed_stops_without_a_traceback(tmp_path: 
     assert proc.returncode == 0, err
     assert "BrokenPipeError" not in err and "Traceback" not in err
     assert (tmp_path / "kept.db").is_file()  # a database it was given stays
+
+
+# -- the banner says what is pending -----------------------------------------------------------
+
+
+class _Entries:
+    """A store holding entries in the given states."""
+
+    def __init__(self, *states: str) -> None:
+        self.states = states
+
+    def records(self, customer_id: str, kind: str) -> list[dict[str, str]]:
+        return [{"state": state} for state in self.states]
+
+
+def test_the_sandbox_banner_says_what_is_pending_and_how_to_release_more() -> None:
+    _pending_line = toolkit.sandbox.cli._pending_line
+    assert _pending_line(_Entries("pending", "succeeded"), "c") == (  # type: ignore[arg-type]
+        "1 of its 2 entries are pending: release-pending and the acknowledgements act on them")
+    nothing = _pending_line(_Entries("succeeded", "failed"), "c")  # type: ignore[arg-type]
+    assert nothing.startswith("Nothing is pending") and "make demo" in nothing
+    assert "/release" in nothing

@@ -177,3 +177,35 @@ def test_stated_bounds_are_the_enforced_ones(tenant: Tenant) -> None:
                           params={"releasedAfter": "0000-01-01T00:00:00Z",
                                   "releasedOnOrBefore": "2025-01-01T00:00:00Z"})
     assert response.status_code == 400
+
+
+# -- every enforced bound in the OpenAPI document ----------------------------------------------
+
+
+def test_openapi_states_the_starred_limit_bound(openapi: dict) -> None:
+    op = openapi["paths"]["/api/v1/public/customers/{customerId}/initiative-props/starred"]
+    (limit,) = [p for p in op["get"]["parameters"] if p["name"] == "limit"]
+    schema = limit["schema"]  # an integer from 1 to 2500
+    assert (schema["type"], schema["minimum"], schema["maximum"]) == ("integer", 1, 2500)
+
+
+def test_openapi_refuses_year_zero_in_date_patterns(openapi: dict) -> None:
+    op = openapi["paths"]["/api/v2/customers/{customerId}/entries/export"]["get"]
+    patterns = [p["schema"]["pattern"] for p in op["parameters"]
+                if p["name"] in ("releasedAfter", "releasedOnOrBefore")]
+    patterns += [found for found in _patterns(openapi["components"]["schemas"])
+                 if "(0[1-9]|1[0-2])" in found]
+    assert len(patterns) >= 3
+    for pattern in patterns:
+        sample = "0000-01-01T00:00Z" if "T" in pattern or ":" in pattern else "0000-01-01"
+        assert not re.match(pattern, sample), pattern
+        assert re.match(pattern, sample.replace("0000", "0001")), pattern
+
+
+def _patterns(node: object) -> list[str]:
+    if isinstance(node, dict):
+        found = [node["pattern"]] if isinstance(node.get("pattern"), str) else []
+        return found + [p for value in node.values() for p in _patterns(value)]
+    if isinstance(node, list):
+        return [p for value in node for p in _patterns(value)]
+    return []

@@ -5,50 +5,38 @@ from __future__ import annotations
 import argparse
 import inspect
 import shutil
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pandas as pd
 import pytest
 
+import toolkit.sandbox
+from tests.conftest import write_client_env
 from toolkit.cli import app as cli
+from toolkit.cli import app as cli_app
+from toolkit.cli import common as cli_common
+from toolkit.cli import export as cli_export
+from toolkit.cli import sync as cli_sync
 from toolkit.cli import validate as cli_validate
 from toolkit.cli.app import EXIT_CODES, main
 from toolkit.client import Client
+from toolkit.errors import Interrupted
 from toolkit.ingress.readers import read_table
+from toolkit.sandbox import Sandbox, write_env_file
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_data"
 TABLES = ("clients", "initiatives", "code_types", "codes", "code_ranges")
 
 
-def _env_text(sandbox, customer: str, client_id: str, secret: str, **override: str) -> str:
-    values = {
-        "TOOLKIT_CUSTOMER_ID": customer,
-        "TOOLKIT_CLIENT_ID": client_id,
-        "TOOLKIT_CLIENT_SECRET": secret,
-        "TOOLKIT_AUTH_URL": sandbox.url,
-        "TOOLKIT_TIME_URL": sandbox.url,
-        "TOOLKIT_AUDIENCE": sandbox.audience,
-        **override,
-    }
-    return "".join(f"{k}={v}\n" for k, v in values.items())
-
-
 @pytest.fixture
-def no_env(sandbox, monkeypatch) -> None:
-    """No TOOLKIT_* variable leaks in from outside."""
-    for var in sandbox.env():
-        monkeypatch.delenv(var, raising=False)
-
-
-@pytest.fixture
-def env_file(fresh_client, sandbox, tmp_path, no_env) -> Path:
-    path = tmp_path / ".env"
-    path.write_text(
-        _env_text(sandbox, fresh_client.customer_id, fresh_client.client_id,
-                  fresh_client.auth._secret.reveal())
-    )
-    return path
+def env_file(fresh_client, sandbox, tmp_path, no_toolkit_env) -> Path:
+    return write_client_env(fresh_client, sandbox, tmp_path / ".env")
 
 
 def _european_folder(folder: Path) -> Path:
@@ -104,7 +92,7 @@ def test_an_unknown_out_format_is_exit_2_before_any_work(tmp_path, capsys) -> No
     assert ".csv, .xlsx or .parquet" in capsys.readouterr().err
 
 
-def test_onboard_dry_run_needs_no_secret_and_no_network(sandbox, tmp_path, no_env, capsys):
+def test_onboard_dry_run_needs_no_secret_and_no_network(sandbox, tmp_path, no_toolkit_env, capsys):
     nothing = ["--env-file", str(tmp_path / "none.env"), "-q"]
     sandbox.admin.reset_stats()
     assert main([*nothing, "onboard", str(SAMPLE), "--dry-run"]) == 0
@@ -159,10 +147,10 @@ def test_an_interrupt_is_exit_130(monkeypatch) -> None:
 
 
 def test_a_refused_secret_names_invalid_client_and_the_setting(
-    fresh_client, sandbox, tmp_path, no_env, capsys
+    fresh_client, sandbox, tmp_path, no_toolkit_env, capsys
 ) -> None:
-    env = tmp_path / ".env"
-    env.write_text(_env_text(sandbox, fresh_client.customer_id, fresh_client.client_id, "wrong"))
+    env = write_client_env(fresh_client, sandbox, tmp_path / ".env",
+                           TOOLKIT_CLIENT_SECRET="wrong")
     for argv in (["starred", "TK"], ["star", "TK", "M-1"], ["onboard", str(SAMPLE)]):
         assert main(["--env-file", str(env), "-q", *argv]) == 2
         err = capsys.readouterr().err
@@ -170,17 +158,16 @@ def test_a_refused_secret_names_invalid_client_and_the_setting(
         assert "GET" not in err and "Traceback" not in err
 
 
-def test_a_malformed_url_names_its_setting(fresh_client, sandbox, tmp_path, no_env, capsys):
-    env = tmp_path / ".env"
-    env.write_text(_env_text(sandbox, fresh_client.customer_id, fresh_client.client_id, "s",
-                             TOOLKIT_TIME_URL="htp:/time.example"))
+def test_a_malformed_url_names_its_setting(fresh_client, sandbox, tmp_path, no_toolkit_env, capsys):
+    env = write_client_env(fresh_client, sandbox, tmp_path / ".env", TOOLKIT_CLIENT_SECRET="s",
+                           TOOLKIT_TIME_URL="htp:/time.example")
     assert main(["--env-file", str(env), "starred", "TK"]) == 2
     err = capsys.readouterr().err
     assert "TOOLKIT_TIME_URL" in err and "htp:/time.example" in err
 
 
 def test_an_unreachable_url_names_the_host_and_its_setting(
-    fresh_client, sandbox, tmp_path, no_env, unused_port, monkeypatch, capsys
+    fresh_client, sandbox, tmp_path, no_toolkit_env, unused_port, monkeypatch, capsys
 ) -> None:
     original = Client.from_env.__func__
 
@@ -188,9 +175,8 @@ def test_an_unreachable_url_names_the_host_and_its_setting(
         return original(cls, *args, **{**kwargs, "retries": 0})
 
     monkeypatch.setattr(Client, "from_env", classmethod(no_retries))
-    env = tmp_path / ".env"
-    env.write_text(_env_text(sandbox, fresh_client.customer_id, fresh_client.client_id, "s",
-                             TOOLKIT_AUTH_URL=f"http://127.0.0.1:{unused_port}"))
+    env = write_client_env(fresh_client, sandbox, tmp_path / ".env", TOOLKIT_CLIENT_SECRET="s",
+                           TOOLKIT_AUTH_URL=f"http://127.0.0.1:{unused_port}")
     assert main(["--env-file", str(env), "starred", "TK"]) == 2
     err = capsys.readouterr().err
     assert f"127.0.0.1:{unused_port}" in err and "TOOLKIT_AUTH_URL" in err
@@ -265,3 +251,133 @@ def test_every_public_client_method_has_an_example() -> None:
     for m in methods:
         doc = inspect.getdoc(getattr(Client, m))
         assert "Returns" in doc or "Yields" in doc, m
+
+
+# -- messages name the setting that is wrong ---------------------------------------------------
+
+
+def test_a_wrong_audience_names_toolkit_audience(
+    project: Path, sandbox: Sandbox, capsys: Any
+) -> None:
+    write_env_file(project / ".env", {**sandbox.env(), "TOOLKIT_AUDIENCE": "wrong"})
+    assert main(["--env-file", str(project / ".env"), "-q", "pending", "--out", "p"]) == 2
+    err = capsys.readouterr().err
+    assert "TOOLKIT_AUDIENCE" in err and str(project / ".env") in err
+    assert "TOOLKIT_CLIENT_SECRET" not in err
+
+
+def test_a_missing_env_file_is_named_as_absent(project: Path, capsys: Any) -> None:
+    assert main(["--env-file", "nope.env", "-q", "pending", "--out", "p"]) == 2
+    assert f"{project / 'notebooks' / 'nope.env'}: no such file" in capsys.readouterr().err
+
+
+def test_an_unreachable_service_says_could_not_reach_the_host(
+    tmp_path: Path, no_toolkit_env: None, unused_port: int, monkeypatch: pytest.MonkeyPatch,
+    capsys: Any
+) -> None:
+    write_env_file(tmp_path / ".env",
+                   toolkit.sandbox.env_for(f"http://127.0.0.1:{unused_port}", "c", "i", "s", "a"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["-q", "pending", "--out", "p"]) == 2
+    err = capsys.readouterr().err
+    assert f"could not reach 127.0.0.1:{unused_port}" in err
+    assert "failed after" not in err and "TOOLKIT_AUTH_URL" in err
+
+
+# -- onboard validates before any token or request ---------------------------------------------
+
+
+def test_onboard_with_the_service_down_shows_the_data_errors(
+    tmp_path: Path, no_toolkit_env: None, unused_port: int, monkeypatch: pytest.MonkeyPatch,
+    capsys: Any
+) -> None:
+    write_env_file(tmp_path / ".env",
+                   toolkit.sandbox.env_for(f"http://127.0.0.1:{unused_port}", "c", "i", "s", "a"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["-q", "onboard", str(REPO / "sample_data" / "broken")]) == 1
+    captured = capsys.readouterr()
+    assert "validation failed, nothing sent" in captured.err
+    assert "could not reach" not in captured.err and "externalId" in captured.out
+    assert main(["-q", "onboard", str(REPO / "sample_data")]) == 2  # valid: then the service
+    assert "could not reach" in capsys.readouterr().err
+
+
+# -- SIGINT from the first instruction to the last ---------------------------------------------
+
+
+def test_the_command_line_entry_point_loads_no_pandas_before_its_handler() -> None:
+    code = "import sys, toolkit.cli; print('pandas' in sys.modules, 'pyarrow' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert out.stdout.split() == ["False", "False"], out.stderr
+    assert "from toolkit.cli import console" in (REPO / "toolkit" / "__main__.py").read_text()
+
+
+def test_ctrl_c_while_the_commands_load_exits_130_without_a_traceback() -> None:
+    code = textwrap.dedent(
+        """
+        import os, signal, sys
+        import toolkit.cli as cli
+        real = cli.import_module
+        def interrupted_while_loading(name):
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl+C while pandas loads
+            return real(name)
+        cli.import_module = interrupted_while_loading
+        sys.argv = ["toolkit", "validate", "sample_data"]
+        cli.console()
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert out.returncode == 130
+    assert "Traceback" not in out.stderr and "KeyboardInterrupt" not in out.stderr
+    assert "interrupted" in out.stderr
+
+
+def _stopping_client(method: str) -> Any:
+    def stop(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    return SimpleNamespace(**{method: stop})
+
+
+def test_ctrl_c_during_sync_says_what_the_folder_holds(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(cli_sync, "client_from", lambda args: _stopping_client("sync"))
+    path = tmp_path / "time"
+    assert cli_app.main(["-q", "sync", str(path)]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted" in err and str(path) in err and "committed" in err
+    assert "Traceback" not in err
+
+
+def test_ctrl_c_during_export_says_what_was_written(tmp_path, monkeypatch, capsys) -> None:
+    client = _stopping_client("export_to_parquet")
+    monkeypatch.setattr(cli_export, "client_from", lambda args: client)
+    out = tmp_path / "export"
+    argv = ["-q", "export", "--after", "2026-11-01", "--on-or-before", "2026-11-02",
+            "--out", str(out)]
+    assert cli_app.main(argv) == 130
+    err = capsys.readouterr().err
+    assert "interrupted" in err and f"{out}/entries" in err and "incomplete" in err
+
+
+def test_an_interrupted_run_writes_its_unsent_rows_to_a_file_not_the_terminal(
+    tmp_path, capsys
+) -> None:
+    result = pd.DataFrame(
+        {
+            "table": "clients",
+            "row": pd.array(range(5000), dtype="Int64"),
+            "externalId": [f"C{i}" for i in range(5000)],
+            "status": ["sent"] * 10 + ["not_sent"] * 4990,
+            "ok": [True] * 10 + [False] * 4990,
+            "error": None,
+        }
+    )
+    journal = tmp_path / "onboard.jsonl"
+    args = argparse.Namespace(argv=["onboard", "firm", "--journal", str(journal)],
+                              journal=str(journal), command="onboard")
+    assert cli_common.interrupted(Interrupted("stopped", result=result), args) == 130
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) < 10
+    unsent = Path(f"{journal}.unsent.csv")
+    assert str(unsent) in err
+    assert len(pd.read_csv(unsent)) == 4990

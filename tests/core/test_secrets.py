@@ -8,16 +8,20 @@ import errno
 import os
 import pickle
 import traceback
+from pathlib import Path
+from typing import Any
 
 import pytest
 import urllib3
 
+import toolkit
 from toolkit import Client
+from toolkit.cli.app import main
 from toolkit.core.auth import Secret
 from toolkit.core.connection import Connection
 from toolkit.core.settings import Settings, read_env_file
-from toolkit.errors import AuthError
-from toolkit.sandbox import write_env_file
+from toolkit.errors import AuthError, ConfigError
+from toolkit.sandbox import Sandbox, write_env_file
 
 README_LINES = """\
 # written by hand, as the README shows
@@ -164,3 +168,29 @@ def test_a_request_refused_by_the_service_leaves_no_token_in_traceback_locals(sa
     text = _formatted_with_locals(info.value)
     assert client.auth.secret_token().reveal() not in text
     assert sandbox.client_secret not in text
+
+
+# -- .env is found as find_dotenv finds it, and the settings say which file --------------------
+
+
+def test_from_env_in_a_subfolder_finds_the_env_file_above_and_connects(
+    project: Path, sandbox: Sandbox
+) -> None:
+    client = toolkit.Client.from_env()
+    assert client.settings.source == str((project / ".env").resolve())
+    assert client.customer_id == sandbox.customer_id
+    assert client.auth.secret_token().reveal()
+
+
+def test_from_env_without_a_file_says_environment_or_that_none_was_found(
+    tmp_path: Path, sandbox: Sandbox, no_toolkit_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert toolkit.Client.from_env(environ=sandbox.env()).settings.source == "environment"
+    with pytest.raises(ConfigError, match=r"no \.env file in this folder or a parent"):
+        toolkit.Client.from_env(environ={})
+
+
+def test_the_cli_in_a_subfolder_reads_the_env_file_above(project: Path, capsys: Any) -> None:
+    assert main(["-q", "pending", "--out", "pending", "--format", "csv"]) == 0
+    assert (project / "notebooks" / "pending" / "entries.csv").is_file()

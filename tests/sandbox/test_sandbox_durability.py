@@ -9,66 +9,18 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
+import stat
 import threading
-from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 
 import requests
 
-from tests.conftest import REPO, TIMEOUT, fetch_token
-from toolkit.sandbox.cli import READY_MARKER
+from tests.conftest import TIMEOUT, fetch_token, read_env, sandbox_process
+from toolkit.sandbox.models.core import StoreCore
 
 IMPORTS = 400
 KILL_AFTER = 120
-
-
-def _read_env(path: Path) -> dict[str, str]:
-    return dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
-
-
-@contextmanager
-def sandbox_process(
-    db: Path, env_file: Path, extra: Sequence[str] = ()
-) -> Iterator[tuple[subprocess.Popen, str]]:
-    """Start ``python -m toolkit.sandbox`` on a free port (with ``extra`` arguments); yield the
-    process and its URL."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "toolkit.sandbox", "--port", "0", "--db", str(db),
-         "--env-file", str(env_file), "--log-level", "warning", *extra],
-        cwd=db.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    ready = threading.Event()
-    found: dict[str, str] = {}
-    output: list[str] = []
-
-    def watch() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            output.append(line)
-            if line.startswith(READY_MARKER):
-                found["url"] = line.split()[3]
-                ready.set()
-        ready.set()
-
-    threading.Thread(target=watch, daemon=True).start()
-    try:
-        if not ready.wait(30) or "url" not in found:
-            raise AssertionError("sandbox process did not start:\n" + "".join(output))
-        yield proc, found["url"]
-    finally:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
 
 
 def test_kill_9_during_concurrent_imports_loses_no_answered_write(tmp_path: Path) -> None:
@@ -78,7 +30,7 @@ def test_kill_9_during_concurrent_imports_loses_no_answered_write(tmp_path: Path
     enough = threading.Event()
 
     with sandbox_process(db, env_file) as (proc, url):
-        creds = _read_env(env_file)
+        creds = read_env(env_file)
         customer = creds["TOOLKIT_CUSTOMER_ID"]
         token = fetch_token(url, creds["TOOLKIT_CLIENT_ID"], creds["TOOLKIT_CLIENT_SECRET"],
                             creds["TOOLKIT_AUDIENCE"])
@@ -112,7 +64,7 @@ def test_kill_9_during_concurrent_imports_loses_no_answered_write(tmp_path: Path
 
     assert KILL_AFTER <= len(answered) < IMPORTS, "the kill must land mid-way"
     with sandbox_process(db, env_file) as (_, url):
-        creds = _read_env(env_file)
+        creds = read_env(env_file)
         assert creds["TOOLKIT_CUSTOMER_ID"] == customer
         stored = requests.get(f"{url}/sandbox/v1/customers/{customer}/records/clients",
                               timeout=TIMEOUT).json()
@@ -129,3 +81,18 @@ def test_ctrl_c_stops_the_foreground_sandbox_cleanly(tmp_path: Path) -> None:
         assert requests.get(f"{url}/openapi.json", timeout=TIMEOUT).status_code == 200
         proc.send_signal(signal.SIGINT)
         assert proc.wait(15) == 0
+
+
+# -- the sandbox's database files are private (0600) -------------------------------------------
+
+
+def test_sandbox_database_files_are_private(tmp_path: Path) -> None:
+    core = StoreCore(tmp_path / "s.db")
+    try:
+        core._db.execute("CREATE TABLE IF NOT EXISTS t (x)")
+        files = [p for p in tmp_path.iterdir() if p.name.startswith("s.db")]
+        assert {p.name for p in files} >= {"s.db", "s.db-wal", "s.db-shm"}
+        for p in files:
+            assert stat.S_IMODE(p.stat().st_mode) == 0o600, p.name
+    finally:
+        core.close()

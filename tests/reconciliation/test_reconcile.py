@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import doctest
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -11,7 +13,9 @@ import polars as pl
 import pyarrow as pa
 import pytest
 
+import toolkit
 import toolkit.reconciliation.api as reconcile_module
+from toolkit.cli.app import main
 from toolkit.errors import ConfigError, DuplicateKeyError, MissingColumnError, ValidationError
 from toolkit.reconciliation import Reconciliation, reconcile
 from toolkit.reconciliation.classify import ROW_COLUMNS, STATUSES
@@ -846,3 +850,45 @@ def test_a_bare_date_upper_bound_is_warned_about_as_midnight() -> None:
                       "first instant 2026-11-22T00:00:00Z"):
         rec = reconcile(exported, pd.DataFrame({"entryId": ["e1"]}), on_or_before="2026-11-22")
     assert rec.rows["_id"].tolist() == ["e1"]  # Python keeps the instant it was given
+
+
+# -- reconcile compares only the entries released in a window ----------------------------------
+
+
+def _synced_and_weekly() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """213 exported entries released over a month, and a billing extract of the 12 released in
+    the week after 2026-11-16."""
+    released = [pd.Timestamp("2026-10-20T09:00Z") + pd.Timedelta(hours=3 * i) for i in range(201)]
+    released += [pd.Timestamp("2026-11-17T09:00Z") + pd.Timedelta(hours=8 * i) for i in range(12)]
+    ids = [f"e{i:03d}" for i in range(len(released))]
+    exported = pd.DataFrame({
+        "_id": ids, "userId": "u1", "workDate": [r.strftime("%Y-%m-%d") for r in released],
+        "incrementDurationInSeconds": 3600, "initiative.externalId": "M-1",
+        "updatedAt": pd.Series(released, dtype="datetime64[us, UTC]"),
+    })
+    week = exported.tail(12)
+    billing = pd.DataFrame({"entryId": week["_id"], "duration": 3600,
+                            "workDate": week["workDate"], "matter": "M-1"})
+    return exported, billing
+
+
+def test_reconcile_in_a_release_window_leaves_the_other_weeks_out() -> None:
+    exported, billing = _synced_and_weekly()
+    assert toolkit.reconcile(exported, billing).summary["missing_in_billing"] == 201
+    rec = toolkit.reconcile(exported, billing, after="2026-11-16", on_or_before="2026-11-23")
+    assert rec.summary.to_dict() == {"matched": 12, "missing_in_billing": 0, "only_in_billing": 0,
+                                     "duration_differs": 0, "date_or_matter_differs": 0}
+    assert "entries released in (2026-11-16T00:00:00Z, 2026-11-23T00:00:00Z] by updatedAt: " \
+           "12 of 213" in repr(rec)
+
+
+def test_reconcile_cli_takes_the_release_window(tmp_path: Path, capsys: Any) -> None:
+    exported, billing = _synced_and_weekly()
+    exported.to_csv(tmp_path / "entries.csv", index=False)
+    billing.to_csv(tmp_path / "week.csv", index=False)
+    argv = ["reconcile", str(tmp_path / "entries.csv"), str(tmp_path / "week.csv")]
+    assert main(argv) == 1
+    # the window's entries are the service's export of it (tests/cli/test_reconcile_cli.py);
+    # an ambiguous bound is refused before any request
+    assert main([*argv, "--after", "11/12/2026"]) == 2
+    assert "reads differently day first" in capsys.readouterr().err

@@ -23,8 +23,7 @@ from typing import Any
 import pytest
 import requests
 
-from tests.conftest import TIMEOUT, fetch_token
-from tests.test_sandbox_durability import _read_env, sandbox_process
+from tests.conftest import TIMEOUT, fetch_token, read_env, sandbox_process
 from toolkit.sandbox import (
     DEFAULT_PROFILE,
     PROFILES,
@@ -640,7 +639,7 @@ def test_cli_profile_file_sets_the_default_profile(tmp_path: Path) -> None:
         try:
             default = admin.default_profile()
             assert {k: default[k] for k in switches} == switches
-            creds = _read_env(env_file)
+            creds = read_env(env_file)
             cid = creds["TOOLKIT_CUSTOMER_ID"]
             assert admin.get_profile(customer_id=cid)["errorBody"] == "text"
             token = fetch_token(url, creds["TOOLKIT_CLIENT_ID"], creds["TOOLKIT_CLIENT_SECRET"],

@@ -12,14 +12,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from toolkit.cli import app as cli_app
 from toolkit.errors import ConfigError, ValidationError
 from toolkit.ingress import validation
 from toolkit.ingress.validation import ValidationReport, bad_rows, load_folder, validate
 from toolkit.schemas import FAILURE_COLUMNS, TABLES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_data"
-BROKEN = Path(__file__).resolve().parent.parent / "sample_data" / "broken"
+BROKEN = Path(__file__).resolve().parents[2] / "sample_data" / "broken"
 
 
 def triples(report: ValidationReport | pd.DataFrame) -> set[tuple[str, Any, str | None, str]]:
@@ -574,3 +575,56 @@ def test_a_list_cell_goes_to_the_workbook_as_a_json_list_and_reads_back(tmp_path
     assert again.frames["codes"].empty
     fixed = validate(codes=back["codes"].assign(isDisabled="false"))
     assert fixed.frames["codes"]["userGroupExternalIds"].tolist() == [["UG1", "U;G2"]]
+
+
+# -- row and line: nullable integers everywhere; messages name the line ------------------------
+
+
+def _clients_csv(folder: Path) -> Path:
+    folder.mkdir(exist_ok=True)
+    path = folder / "clients.csv"
+    path.write_text(
+        "externalId,name,callSign\n"  # a missing column: a failure with no row
+        "C1,Acme,AC\n"
+        "\n"  # a blank line: lines and rows part ways
+        "C1,Acme again,AG\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_failure_rows_are_nullable_integers_and_messages_name_the_lines(tmp_path) -> None:
+    from toolkit import load_folder, validate
+
+    _clients_csv(tmp_path)
+    report = validate(**load_folder(tmp_path))
+    failures = report.failures
+    assert str(failures["row"].dtype) == "Int64"
+    assert failures["row"].isna().any()  # the column-level failure
+    unique = failures[failures["check"] == "unique"]
+    assert unique["row"].tolist() == [0, 1]
+    assert set(unique["message"]) == {"externalId 'C1' is not unique: lines 2, 4 share it"}
+
+
+def test_a_frame_built_in_pandas_names_rows_in_messages() -> None:
+    from toolkit.ingress.checks import check_frame
+
+    df = pd.DataFrame({"externalId": ["C1", "C1"], "name": ["a", "b"], "callSign": ["a", "b"],
+                       "description": ["", ""]})
+    failures = check_frame("clients", df).failures
+    assert str(failures["row"].dtype) == "Int64"
+    assert "rows 0, 1 share it" in failures["message"].iloc[0]
+
+
+def test_the_cli_prints_and_writes_row_and_line_as_integers(tmp_path, capsys) -> None:
+    _clients_csv(tmp_path / "firm")
+    out = tmp_path / "failures.csv"
+    assert cli_app.main(["validate", str(tmp_path / "firm"), "--out", str(out)]) == 1
+    printed = capsys.readouterr().out
+    assert "NaN" not in printed and "1.0" not in printed and "<NA>" not in printed
+    written = out.read_text().splitlines()
+    assert written[0].startswith("table,row,line,")
+    assert any(line.startswith("clients,1,4,C1,") for line in written)
+    assert any(line.startswith("clients,,,") for line in written)
+    back = pd.read_csv(out, dtype={"row": "Int64", "line": "Int64"})
+    assert back["row"].dropna().tolist() == [0, 1]

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -16,50 +15,18 @@ import pytest
 from deltalake import DeltaTable
 
 import toolkit
+from tests.conftest import T0, client_env, kill_9_when, release_entries, write_client_env
 from toolkit import Client, ConcurrentWriteError, ConfigError
 from toolkit.cli.app import main
-from toolkit.egress.sync import LOCK_NAME, WATERMARK_KEY, read_watermark, sync_status
+from toolkit.egress.sync import LOCK_NAME, WATERMARK_KEY, SyncReport, read_watermark, sync_status
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
-T0 = datetime(2026, 10, 1, tzinfo=UTC)
-
-
-def _env(client: Client, sandbox) -> dict[str, str]:  # noqa: ANN001
-    return {
-        **os.environ,
-        "TOOLKIT_CUSTOMER_ID": client.customer_id,
-        "TOOLKIT_CLIENT_ID": client.client_id,
-        "TOOLKIT_CLIENT_SECRET": client.auth._secret.reveal(),
-        "TOOLKIT_AUTH_URL": sandbox.url,
-        "TOOLKIT_TIME_URL": sandbox.url,
-        "TOOLKIT_AUDIENCE": sandbox.audience,
-    }
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 
 
-def _release(sandbox, client: Client, n: int, *, every: timedelta, start: datetime = T0,
-             month_of_work: str = "2026-09") -> list[dict]:  # noqa: ANN001
-    """``n`` entries released one per ``every`` from ``start + every``; i-th has i % 4 codes."""
-    cid = client.customer_id
-    users = [sandbox.admin.create_user(f"TK-{i}", f"User {i}", customer_id=cid) for i in (1, 2)]
-    out = []
-    for i in range(n):
-        user = users[i % 2]
-        codes = ["L110", "A101", "L120"][: i % 4]
-        entry = sandbox.admin.create_entry(
-            user["_id"], "M-1001-002", work_date=f"{month_of_work}-{1 + i % 28:02d}",
-            increment_duration_in_seconds=600 + 60 * i, summary=f"Work {i} — Müller",
-            codes=codes, customer_id=cid,
-        )
-        sandbox.admin.release_entry(user["_id"], entry["_id"], at=start + every * (i + 1),
-                                    customer_id=cid)
-        out.append({**entry, "userId": user["_id"], "codes": codes})
-    return out
-
-
-@pytest.fixture
-def firm_client(fresh_client: Client) -> Client:
-    assert fresh_client.onboard(SAMPLE, progress=False).ok
-    return fresh_client
+def _codes_commits(path: Path) -> int:
+    """The commits of the codes table a sync into ``path`` has written."""
+    log = path / "codes" / "_delta_log"
+    return len(list(log.glob("*.json"))) if log.exists() else 0
 
 
 def _sorted(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -69,7 +36,7 @@ def _sorted(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 def test_overlapping_syncs_with_a_rerelease_hold_each_entry_once(
     firm_client: Client, sandbox, tmp_path: Path
 ) -> None:
-    entries = _release(sandbox, firm_client, 10, every=timedelta(hours=6))
+    entries = release_entries(sandbox, firm_client, 10, every=timedelta(hours=6))
     path = tmp_path / "time"
     first = firm_client.sync(path, since=T0, until=T0 + timedelta(hours=36))
     assert (first.inserted, first.updated, first.windows) == (6, 0, 2)
@@ -116,7 +83,7 @@ def test_overlapping_syncs_with_a_rerelease_hold_each_entry_once(
 
 def test_watermark_is_the_newest_commits_metadata(firm_client: Client, sandbox,
                                                   tmp_path: Path) -> None:
-    _release(sandbox, firm_client, 3, every=timedelta(hours=1))
+    release_entries(sandbox, firm_client, 3, every=timedelta(hours=1))
     path = tmp_path / "time"
     firm_client.sync(path, since=T0, until=T0 + timedelta(hours=5), window="2h")
     history = DeltaTable(str(path / "entries")).history(1)
@@ -129,31 +96,19 @@ def test_sync_killed_with_sigkill_resumes_to_the_uninterrupted_tables(
     firm_client: Client, sandbox, tmp_path: Path
 ) -> None:
     n = 40
-    _release(sandbox, firm_client, n, every=timedelta(hours=1))
+    release_entries(sandbox, firm_client, n, every=timedelta(hours=1))
     until = (T0 + timedelta(hours=n)).isoformat()
-    env = _env(firm_client, sandbox)
+    env = {**os.environ, **client_env(firm_client, sandbox)}
     killed = tmp_path / "killed"
     cmd = [sys.executable, "-m", "toolkit", "--env-file", str(tmp_path / "none.env"), "-q",
            "sync", str(killed), "--until", until, "--window", "1h", "--batch-rows", "1"]
     first = [*cmd, "--since", T0.isoformat()]
     kills = 0
     for target in (2, 6, 11):  # kill right after the codes commit of these windows
-        proc = subprocess.Popen(first if kills == 0 else cmd, env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 60
-        try:
-            while time.monotonic() < deadline and proc.poll() is None:
-                log = killed / "codes" / "_delta_log"
-                commits = len(list(log.glob("*.json"))) if log.exists() else 0
-                if commits > target:
-                    proc.send_signal(signal.SIGKILL)
-                    kills += 1
-                    break
-                time.sleep(0.005)
-            proc.wait(timeout=30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
+        proc = kill_9_when(first if kills == 0 else cmd, env,
+                           lambda target=target: _codes_commits(killed) > target, poll=0.005,
+                           stderr=subprocess.PIPE)
+        kills += _codes_commits(killed) > target
         assert proc.returncode == -signal.SIGKILL, proc.stderr.read() if proc.stderr else ""
         # the killed tables open and read
         assert len(toolkit.read_sync(killed)) < n
@@ -209,7 +164,7 @@ def _engines_read(path: Path, *, entries: int, codes: int) -> None:
 
 
 def test_engines_read_a_synced_table(firm_client: Client, sandbox, tmp_path: Path) -> None:
-    entries = _release(sandbox, firm_client, 6, every=timedelta(hours=2))
+    entries = release_entries(sandbox, firm_client, 6, every=timedelta(hours=2))
     path = tmp_path / "time"
     firm_client.sync(path, since=T0, until=T0 + timedelta(days=1))
     _engines_read(path, entries=6, codes=sum(len(e["codes"]) for e in entries))
@@ -266,7 +221,7 @@ def test_an_entry_without_workdate_is_updated_in_place_beside_dated_ones(tmp_pat
 def test_a_sync_of_a_folder_another_process_holds_fails_at_once_naming_it(
     firm_client: Client, sandbox, tmp_path: Path
 ) -> None:
-    entries = _release(sandbox, firm_client, 4, every=timedelta(hours=1))
+    entries = release_entries(sandbox, firm_client, 4, every=timedelta(hours=1))
     path = tmp_path / "time"
     path.mkdir()
     holder = subprocess.Popen(
@@ -296,9 +251,9 @@ def test_a_sync_of_a_folder_another_process_holds_fails_at_once_naming_it(
 def test_two_sync_processes_started_at_once_never_double_a_row(
     firm_client: Client, sandbox, tmp_path: Path
 ) -> None:
-    entries = _release(sandbox, firm_client, 12, every=timedelta(hours=1))
+    entries = release_entries(sandbox, firm_client, 12, every=timedelta(hours=1))
     path = tmp_path / "time"
-    env = _env(firm_client, sandbox)
+    env = {**os.environ, **client_env(firm_client, sandbox)}
     cmd = [sys.executable, "-m", "toolkit", "--env-file", str(tmp_path / "none.env"), "-q",
            "sync", str(path), "--since", T0.isoformat(),
            "--until", (T0 + timedelta(hours=13)).isoformat(), "--window", "1h"]
@@ -370,10 +325,8 @@ def test_since_after_the_watermark_is_refused(fresh_client: Client, tmp_path: Pa
 
 def test_cli_sync_prints_a_summary_and_status(firm_client: Client, sandbox, tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
-    _release(sandbox, firm_client, 3, every=timedelta(hours=1))
-    env_file = tmp_path / ".env"
-    env_file.write_text("".join(f"{k}={v}\n" for k, v in _env(firm_client, sandbox).items()
-                                if k.startswith("TOOLKIT_")))
+    release_entries(sandbox, firm_client, 3, every=timedelta(hours=1))
+    env_file = write_client_env(firm_client, sandbox, tmp_path / ".env")
     path = tmp_path / "time"
     base = ["--env-file", str(env_file), "-q", "sync", str(path)]
     assert main([*base, "--since", T0.isoformat(), "--until", "2026-10-02"]) == 0
@@ -386,7 +339,7 @@ def test_cli_sync_prints_a_summary_and_status(firm_client: Client, sandbox, tmp_
 
 
 def _readme_block(marker: str) -> str:
-    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     after = text.split(f"<!-- readme-test: {marker} -->", 1)[1]
     return after.split("```python\n", 1)[1].split("\n```", 1)[0]
 
@@ -394,7 +347,7 @@ def _readme_block(marker: str) -> str:
 def test_readme_reader_snippets_run_on_a_synced_table(
     firm_client: Client, sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    entries = _release(sandbox, firm_client, 5, every=timedelta(hours=2))
+    entries = release_entries(sandbox, firm_client, 5, every=timedelta(hours=2))
     monkeypatch.chdir(tmp_path)
     firm_client.sync("out/time", since=T0, until=T0 + timedelta(days=1))
     scope: dict[str, object] = {}
@@ -410,10 +363,8 @@ def test_readme_reader_snippets_run_on_a_synced_table(
 def test_cli_export_twice_refuses_and_keeps_the_first_unless_overwrite(
     firm_client: Client, sandbox, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _release(sandbox, firm_client, 6, every=timedelta(hours=12))
-    env_file = tmp_path / ".env"
-    env_file.write_text("".join(f"{k}={v}\n" for k, v in _env(firm_client, sandbox).items()
-                                if k.startswith("TOOLKIT_")))
+    release_entries(sandbox, firm_client, 6, every=timedelta(hours=12))
+    env_file = write_client_env(firm_client, sandbox, tmp_path / ".env")
     out = tmp_path / "exp"
     base = ["--env-file", str(env_file), "-q", "export", "--out", str(out)]
     first = ["--after", T0.isoformat(), "--on-or-before", "2026-10-02T12:00:00Z"]
@@ -442,3 +393,32 @@ def test_cli_export_twice_refuses_and_keeps_the_first_unless_overwrite(
     assert "Müller" in (tmp_path / "csv" / "entries.csv").read_text(encoding="utf-8-sig")
     assert main([*base[:-1], str(tmp_path / "x.xlsx"), *first, "--format", "xlsx"]) == 0
     assert len(pd.read_excel(tmp_path / "x.xlsx", sheet_name="entries")) == 3
+
+
+# -- SyncReport in Jupyter; an empty sync says what the lag holds back -------------------------
+
+
+def test_sync_report_has_an_html_table_with_iso_times() -> None:
+    report = SyncReport("out/time", pd.Timestamp("2026-11-01", tz="UTC"),
+                        pd.Timestamp("2026-11-21 09:00", tz="UTC"), 3, 12, 1, 0, 20,
+                        pd.Timestamp("2026-11-21 09:00", tz="UTC"))
+    html = report._repr_html_()
+    assert html.startswith("<table") and "</table>" in html
+    assert "Timestamp(" not in html
+    assert "2026-11-21T09:00:00Z" in html
+    for name in ("inserted", "updated", "unchanged", "watermark", "out/time"):
+        assert name in html
+
+
+def test_an_empty_sync_says_what_the_lag_holds_back(fresh_client: Client,
+                                                     tmp_path: Path) -> None:
+    since = pd.Timestamp.now("UTC") - pd.Timedelta("1h")
+    report = fresh_client.sync(tmp_path / "time", since=since, progress=False)
+    assert report.rows_written == 0
+    text = str(report)
+    assert "nothing new up to" in text and " UTC" in text
+    assert "held back by lag=10min" in text and "next sync" in text
+    assert "held back by lag=10min" in report._repr_html_()
+    # from the watermark, with the range already covered: the same words
+    again = fresh_client.sync(tmp_path / "time", progress=False)
+    assert "held back by lag=10min" in str(again)

@@ -22,7 +22,7 @@ from toolkit.ingress.payloads import (
 from toolkit.ingress.validation import load_folder, validate
 from toolkit.schemas import TABLES, check
 
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 NATIVE = (str, int, bool, type(None))
 
 

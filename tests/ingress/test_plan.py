@@ -4,24 +4,27 @@ kill -9 mid-push costs nothing but the rows in flight."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 
+from tests.conftest import client_env, kill_9_when, settle, write_client_env
 from toolkit import Client
 from toolkit.bulk.journal import read_ledger
 from toolkit.cli import main
+from toolkit.cli import onboard as cli_onboard
 from toolkit.errors import ConfigError
+from toolkit.sandbox import Sandbox, write_env_file
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_data"
 TABLE_FILES = ("clients", "initiatives", "code_types", "codes", "code_ranges")
 #: active, and in no code range: the initiative a test removes
@@ -61,21 +64,6 @@ def _change(folder: Path) -> dict[str, str]:
     return {k: old[k] for k in RENAMED}
 
 
-def _env_file(client: Client, sandbox, path: Path) -> Path:
-    path.write_text(
-        f"TOOLKIT_CUSTOMER_ID={client.customer_id}\nTOOLKIT_CLIENT_ID={client.client_id}\n"
-        f"TOOLKIT_CLIENT_SECRET={client.auth._secret.reveal()}\nTOOLKIT_AUTH_URL={sandbox.url}\n"
-        f"TOOLKIT_TIME_URL={sandbox.url}\nTOOLKIT_AUDIENCE={sandbox.audience}\n"
-    )
-    return path
-
-
-@pytest.fixture
-def clean_env(sandbox, monkeypatch) -> None:
-    for var in sandbox.env():
-        monkeypatch.delenv(var, raising=False)
-
-
 def test_an_unchanged_folder_costs_no_request_the_second_time(
     fresh_client: Client, sandbox, tmp_path
 ) -> None:
@@ -90,7 +78,7 @@ def test_an_unchanged_folder_costs_no_request_the_second_time(
 
 
 def test_the_plan_says_2_send_3_update_1_deactivate_and_the_run_sends_exactly_that(
-    sandbox, tmp_path, clean_env, capsys
+    sandbox, tmp_path, no_toolkit_env, capsys
 ) -> None:
     runs = {}
     for mirror in (False, True):
@@ -119,7 +107,7 @@ def test_the_plan_says_2_send_3_update_1_deactivate_and_the_run_sends_exactly_th
         assert "<table" in plan._repr_html_() and "update" in plan._repr_html_()
 
         # the same plan from the command line: no request, and written with --out
-        env_file = _env_file(client, sandbox, tmp_path / f"{mirror}.env")
+        env_file = write_client_env(client, sandbox, tmp_path / f"{mirror}.env")
         out = tmp_path / f"plan-{mirror}.csv"
         argv = ["--env-file", str(env_file), "-q", "onboard", str(folder), "--journal",
                 str(journal), "--dry-run", "--out", str(out)] + (["--mirror"] if mirror else [])
@@ -159,7 +147,7 @@ def _small_firm(n: int = 30, prefix: str = "F") -> dict[str, pd.DataFrame]:
 
 
 def test_failed_rows_are_retried_alone_and_listed_until_they_succeed(
-    fresh_client: Client, sandbox, tmp_path, clean_env, capsys
+    fresh_client: Client, sandbox, tmp_path, no_toolkit_env, capsys
 ) -> None:
     journal = tmp_path / "j.jsonl"
     firm = _small_firm()
@@ -191,7 +179,7 @@ def test_failed_rows_are_retried_alone_and_listed_until_they_succeed(
     again = fresh_client.plan(source, journal=journal).rows
     assert set(again.loc[again["action"] == "retry", "externalId"]) == failed
 
-    env_file = _env_file(fresh_client, sandbox, tmp_path / ".env")
+    env_file = write_client_env(fresh_client, sandbox, tmp_path / ".env")
     base = ["--env-file", str(env_file), "-q", "onboard", "--journal", str(journal)]
     assert main([*base, "--failures"]) == 1
     assert "10 record(s) still failing" in capsys.readouterr().out
@@ -241,39 +229,17 @@ def test_kill_9_mid_push_then_the_same_command_ends_as_an_uninterrupted_run(
     assert fresh_client.onboard(folder, journal=journal, progress=False).ok
     clients["name"] += " v2"  # the next push changes every row
     clients.to_csv(folder / "clients.csv", index=False)
-    env = {
-        **os.environ,
-        "TOOLKIT_CUSTOMER_ID": fresh_client.customer_id,
-        "TOOLKIT_CLIENT_ID": fresh_client.client_id,
-        "TOOLKIT_CLIENT_SECRET": fresh_client.auth._secret.reveal(),
-        "TOOLKIT_AUTH_URL": sandbox.url, "TOOLKIT_TIME_URL": sandbox.url,
-        "TOOLKIT_AUDIENCE": sandbox.audience,
-    }
+    env = {**os.environ, **client_env(fresh_client, sandbox)}
     cmd = [sys.executable, "-m", "toolkit", "--env-file", str(tmp_path / "none.env"), "-q",
            "onboard", str(folder), "--journal", str(journal), "--workers", "4"]
     start_lines = journal.read_bytes().count(b"\n")
     sandbox.admin.set_faults(latency_ms=5)
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and proc.poll() is None:
-            if journal.read_bytes().count(b"\n") - start_lines >= n // 4:
-                break
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
+        kill_9_when(cmd, env, lambda: journal.read_bytes().count(b"\n") - start_lines >= n // 4)
     finally:
         sandbox.admin.clear_faults()
-        if proc.poll() is None:
-            proc.kill()
     # answers of requests the dead process had in flight: let them land before counting
-    previous, deadline = -1, time.monotonic() + 10
-    while time.monotonic() < deadline:
-        total = sandbox.admin.stats()["total"]
-        if total == previous:
-            break
-        previous = total
-        time.sleep(0.2)
+    settle(sandbox)
     ledger = read_ledger(journal)
     done = sum(1 for e in ledger.entries.values()
                if not e.failing and str(e.payload["name"]).endswith(" v2"))
@@ -308,3 +274,19 @@ def test_a_journal_of_the_old_form_still_skips_what_it_holds(
     assert set(fresh_client.plan(firm, journal=journal).rows["action"]) == {"unchanged"}
     assert fresh_client.onboard(firm, journal=journal, progress=False).ok
     assert _requests(sandbox) == 0
+
+
+# -- a dry run reads the .env of a parent folder -----------------------------------------------
+
+
+def test_a_dry_run_plan_in_a_subfolder_reads_the_env_file_above(
+    project: Path, sandbox: Sandbox, capsys: Any
+) -> None:
+    no_secret = {k: v for k, v in sandbox.env().items() if k != "TOOLKIT_CLIENT_SECRET"}
+    write_env_file(project / ".env", no_secret)  # a dry run needs no secret
+    journal = project / "j.jsonl"
+    assert main(["-q", "onboard", str(REPO / "sample_data"), "--journal", str(journal),
+                 "--dry-run"]) == 0
+    assert "dry run: nothing sent" in capsys.readouterr().out
+    offline = cli_onboard._offline_client(argparse.Namespace(env_file=None))
+    assert offline.customer_id == sandbox.customer_id  # the .env above's, not a placeholder

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import re
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pandas as pd
@@ -508,3 +509,77 @@ def test_fake_export_entries_fall_inside_the_requested_range():
     stamps = [e["updatedAt"] for e in entries]
     assert stamps == sorted(stamps)
     assert all("2026-03-01T00:00:00.000Z" < s <= "2026-03-02T00:00:00.000Z" for s in stamps)
+
+
+# -- export answers are checked ----------------------------------------------------------------
+
+
+def _answer(*entries: dict[str, Any]) -> bytes:
+    import orjson
+
+    return orjson.dumps(list(entries))
+
+
+def _entry(**changes: Any) -> dict[str, Any]:
+    from toolkit.testing import fake_export_entry
+
+    return {**fake_export_entry(), **changes}
+
+
+@pytest.mark.parametrize("flatten", ["raw", "records"])
+def test_an_entry_without_id_is_refused_and_named(flatten: str) -> None:
+    from toolkit.egress.flatten import flatten_export, parse_and_flatten_export
+    from toolkit.errors import FlattenError
+
+    entry = _entry()
+    del entry["_id"]
+    with pytest.raises(FlattenError, match=r"entry 1 .*has no _id"):
+        if flatten == "raw":
+            parse_and_flatten_export(_answer(_entry(_id="e0"), entry))
+        else:
+            flatten_export([_entry(_id="e0"), entry])
+
+
+def test_a_duplicated_id_is_refused_and_named() -> None:
+    from toolkit.egress.flatten import parse_and_flatten_export
+    from toolkit.errors import FlattenError
+
+    with pytest.raises(FlattenError, match="entry 'e1': its _id comes more than once"):
+        parse_and_flatten_export(_answer(_entry(_id="e1"), _entry(_id="e1")))
+
+
+@pytest.mark.parametrize("flatten", ["raw", "records"])
+def test_a_fractional_duration_is_kept_not_truncated(flatten: str) -> None:
+    # issue 25: the published service sends counts as doubles; a fraction is kept as it is
+    from toolkit.egress.flatten import flatten_export, parse_and_flatten_export
+
+    odd = _entry(_id="e9", incrementDurationInSeconds=360.5)
+    entries, _ = parse_and_flatten_export(_answer(odd)) if flatten == "raw" else flatten_export(
+        [odd])
+    assert entries["incrementDurationInSeconds"].tolist() == [360.5]
+    entries, _ = parse_and_flatten_export(_answer(_entry(incrementDurationInSeconds=360.0)))
+    assert entries["incrementDurationInSeconds"].tolist() == [360]
+
+
+def test_a_bad_timestamp_names_the_field_and_entry_not_pandas_hint() -> None:
+    from toolkit.egress.flatten import parse_and_flatten_export
+    from toolkit.errors import FlattenError
+
+    with pytest.raises(FlattenError) as info:
+        parse_and_flatten_export(_answer(_entry(_id="e5", createdAt="yesterday at noon")))
+    text = str(info.value)
+    assert "entry 'e5'" in text and "createdAt" in text and "'yesterday at noon'" in text
+    assert "format" not in text and "dayfirst" not in text
+
+
+def test_a_malformed_export_answer_names_the_window(monkeypatch) -> None:
+    from toolkit.egress import fetch
+    from toolkit.errors import FlattenError
+
+    class Conn:
+        def call(self, *args: object, **kwargs: object) -> bytes:
+            return _answer(_entry(_id="e1"), _entry(_id="e1"))
+
+    start, end = fetch.split_windows("2026-11-01", "2026-11-02")[0]
+    with pytest.raises(FlattenError, match=r"'e1'.*window 2026-11-01"):
+        fetch.fetch_window(Conn(), start, end)  # type: ignore[arg-type]

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests.conftest import client_env
 from toolkit import Client, ConfigError, Interrupted, JournalInUseError
 from toolkit.bulk.runner import Call, Journal
 
@@ -42,18 +43,6 @@ def _settle(sandbox, seconds: float = 5.0) -> int:
         previous = total
         time.sleep(0.3)
     return previous
-
-
-def _env(client: Client, sandbox) -> dict[str, str]:
-    return {
-        **os.environ,
-        "TOOLKIT_CUSTOMER_ID": client.customer_id,
-        "TOOLKIT_CLIENT_ID": client.client_id,
-        "TOOLKIT_CLIENT_SECRET": client.auth._secret.reveal(),
-        "TOOLKIT_AUTH_URL": sandbox.url,
-        "TOOLKIT_TIME_URL": sandbox.url,
-        "TOOLKIT_AUDIENCE": sandbox.audience,
-    }
 
 
 # -- stop when asked ------------------------------------------------------------------------------
@@ -107,7 +96,7 @@ def test_sigint_to_onboard_exits_130_fast_and_the_rerun_sends_exactly_the_rest(
     journal = tmp_path / "onboard.jsonl"
     cmd = [sys.executable, "-m", "toolkit", "--env-file", str(tmp_path / "none.env"), "-q",
            "onboard", str(folder), "--journal", str(journal), "--workers", "8"]
-    env = _env(fresh_client, sandbox)
+    env = {**os.environ, **client_env(fresh_client, sandbox)}
     sandbox.admin.set_faults(latency_ms=50)
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)

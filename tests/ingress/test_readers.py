@@ -19,7 +19,7 @@ from toolkit.ingress.readers import (
 )
 from toolkit.ingress.validation import load_folder, validate
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 IMPORT_FILES = ("clients", "initiatives", "code_types", "codes", "code_ranges")
 
 
@@ -172,3 +172,36 @@ def test_write_table_writes_each_format_with_lines(tmp_path, suffix) -> None:
 def test_an_unknown_output_format_is_refused(tmp_path) -> None:
     with pytest.raises(ConfigError, match=r"\.csv, \.xlsx or \.parquet"):
         write_table(pd.DataFrame({"a": [1]}), tmp_path / "out.json")
+
+
+# -- one bad byte in a UTF-8 CSV ---------------------------------------------------------------
+
+
+def test_one_bad_byte_keeps_the_file_utf8_and_names_the_line(tmp_path: Path) -> None:
+    from toolkit.errors import InputWarning
+    from toolkit.ingress.readers import read_table
+    from toolkit.ingress.validation import load_folder
+
+    f = tmp_path / "clients.csv"
+    f.write_bytes("externalId,name\nC-1,Müller & Søn GmbH\n".encode()
+                  + b"C-2,Caf\xe9 Noir\n" + "C-3,Zoë\n".encode())
+    with pytest.warns(InputWarning, match=r"line 3"):
+        df = read_table(f)
+    assert list(df["name"]) == ["Müller & Søn GmbH", "Caf\ufffd Noir", "Zoë"]
+    with pytest.warns(InputWarning, match=r"line 3"):
+        frames = load_folder(tmp_path)
+    assert frames["clients"]["name"].iloc[0] == "Müller & Søn GmbH"
+    # encoding= overrides the guess
+    assert read_table(f, encoding="cp1252")["name"].iloc[0] == "MÃ¼ller & SÃ¸n GmbH"
+    assert load_folder(tmp_path, encoding="latin-1")["clients"]["name"].iloc[1] == "Café Noir"
+
+
+def test_a_windows_1252_file_still_falls_back_with_a_warning(tmp_path: Path) -> None:
+    from toolkit.errors import InputWarning
+    from toolkit.ingress.readers import read_table
+
+    f = tmp_path / "clients.csv"
+    f.write_bytes("externalId,name\nC-1,Müller & Søn GmbH\n".encode("cp1252"))
+    with pytest.warns(InputWarning, match="Windows-1252"):
+        df = read_table(f)
+    assert df["name"].iloc[0] == "Müller & Søn GmbH"

@@ -7,29 +7,25 @@ import subprocess
 import sys
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
-from test_sync import SAMPLE, T0, _release
 
 import toolkit
+import toolkit.sandbox
+from tests.conftest import T0, release_entries, write_client_env
 from toolkit import Client
 from toolkit.cli.app import main
 from toolkit.reconciliation.classify import ROW_COLUMNS
-from toolkit.sandbox import env_for, write_env_file
+from toolkit.sandbox import Sandbox, write_env_file
 from toolkit.testing import fake_export_entries
-
-
-@pytest.fixture
-def firm_client(fresh_client: Client) -> Client:
-    assert fresh_client.onboard(SAMPLE, progress=False).ok
-    return fresh_client
 
 
 @pytest.fixture
 def released(firm_client: Client, sandbox) -> list[dict]:  # noqa: ANN001
     """Six entries released one per 6 hours after T0, on one fresh customer."""
-    return _release(sandbox, firm_client, 6, every=timedelta(hours=6))
+    return release_entries(sandbox, firm_client, 6, every=timedelta(hours=6))
 
 
 def _billing(entries: pd.DataFrame) -> pd.DataFrame:
@@ -179,18 +175,11 @@ def test_cli_export_that_is_not_an_export_is_exit_2_without_traceback(
     assert "Traceback" not in done.stderr + done.stdout
 
 
-def _env_file(client: Client, sandbox, tmp_path: Path) -> Path:  # noqa: ANN001
-    """A .env of ``client``'s customer, for the command line."""
-    return write_env_file(tmp_path / "firm.env", env_for(
-        sandbox.url, client.customer_id, client.client_id, client.auth._secret.reveal(),
-        sandbox.audience))
-
-
 def test_reconcile_window_selects_by_release_time_also_after_acknowledging(
     firm_client: Client, released: list[dict], sandbox, tmp_path: Path, capsys  # noqa: ANN001
 ) -> None:
     # released at T0 + 6 h, 12 h, ... 36 h: three of them in the window (T0, T0 + 20 h]
-    env = ["--env-file", str(_env_file(firm_client, sandbox, tmp_path)), "-q"]
+    env = ["--env-file", str(write_client_env(firm_client, sandbox, tmp_path / "firm.env")), "-q"]
     window = ["--after", "2026-10-01T00:00Z", "--on-or-before", "2026-10-01T20:00Z"]
     firm_client.sync(tmp_path / "before", since=T0, until=T0 + timedelta(days=2))
     billing = tmp_path / "billing.csv"
@@ -218,7 +207,7 @@ def test_reconcile_window_selects_by_release_time_also_after_acknowledging(
 def test_reconcile_window_with_a_bare_date_takes_the_whole_day(
     firm_client: Client, released: list[dict], sandbox, tmp_path: Path, capsys  # noqa: ANN001
 ) -> None:
-    env = ["--env-file", str(_env_file(firm_client, sandbox, tmp_path)), "-q"]
+    env = ["--env-file", str(write_client_env(firm_client, sandbox, tmp_path / "firm.env")), "-q"]
     export = firm_client.export_entries(T0, T0 + timedelta(days=2)).to_parquet(tmp_path / "ex")
     billing = tmp_path / "billing.csv"
     _billing(toolkit.Export.read_parquet(export).entries).to_csv(billing, index=False)
@@ -233,7 +222,7 @@ def test_reconcile_window_with_a_bare_date_takes_the_whole_day(
 
 def _reconciled(firm_client: Client, sandbox, tmp_path: Path) -> tuple[list[str], Path, list]:  # noqa: ANN001
     """Six released entries reconciled: one not billed, one billed 15 minutes more."""
-    env = ["--env-file", str(_env_file(firm_client, sandbox, tmp_path)), "-q"]
+    env = ["--env-file", str(write_client_env(firm_client, sandbox, tmp_path / "firm.env")), "-q"]
     entries = firm_client.export_entries(T0, T0 + timedelta(days=2)).entries
     entries.to_csv(tmp_path / "entries.csv", index=False)
     billing = _billing(entries)
@@ -334,3 +323,62 @@ def test_reconcile_reads_decimal_commas_with_the_decimal_option(tmp_path: Path, 
     rec = toolkit.reconcile(entries, billing, duration_unit="hours", decimal=",",
                             tolerance_seconds=18)
     assert rec.summary["matched"] == len(entries)
+
+
+# -- from reconcile to acknowledge on the command line -----------------------------------------
+
+
+@pytest.fixture
+def firm_env(firm: Any, sandbox: Sandbox, tmp_path: Path, no_toolkit_env: None) -> Path:
+    """A .env of the ``firm`` customer."""
+    t = firm.tenant
+    return write_env_file(tmp_path / "firm.env", toolkit.sandbox.env_for(
+        t.url, t.customer_id, t.client_id, t.client_secret, sandbox.audience))
+
+
+def _reconciled_files(firm: Any, tmp_path: Path, env: Path) -> tuple[list[str], Path, Path]:
+    """Three released entries of the firm reconciled with a billing file: e1 matched, e2's
+    duration differs, e3 missing, one record only in billing."""
+    ids = [firm.entry(duration=1800, released_at="2026-11-02T10:00:00Z")["_id"]
+           for _ in range(3)]
+    client = toolkit.Client.from_env(env)
+    entries = client.export_entries("2026-11-01", "2026-11-03").entries
+    entries.to_csv(tmp_path / "entries.csv", index=False)
+    pd.DataFrame({"entryId": [ids[0], ids[1], "nobody"], "billingId": ["B-1", "B-2", "B-9"],
+                  "duration": [1800, 3600, 60]}).to_csv(tmp_path / "billing.csv", index=False)
+    rec, acks = tmp_path / "rec.xlsx", tmp_path / "acks.csv"
+    base = ["--env-file", str(env), "-q"]
+    assert main([*base, "reconcile", str(tmp_path / "entries.csv"), str(tmp_path / "billing.csv"),
+                 "--out", str(rec), "--acknowledge-out", str(acks)]) == 1
+    return ids, rec, acks
+
+
+def test_acknowledge_takes_the_file_reconcile_wrote(
+    firm: Any, firm_env: Path, tmp_path: Path, capsys: Any
+) -> None:
+    ids, rec, acks = _reconciled_files(firm, tmp_path, firm_env)
+    base = ["--env-file", str(firm_env), "-q"]
+    capsys.readouterr()
+    assert main([*base, "acknowledge", str(rec), "--out", str(tmp_path / "res.csv"),
+                 "--include", "matched,failed"]) == 0  # the default is matched only
+    assert "1 matched entries to acknowledge as succeeded, 2 as failed" in capsys.readouterr().out
+    res = pd.read_csv(tmp_path / "res.csv")
+    assert dict(zip(res["entryId"], res["outcome"], strict=True)) == {
+        ids[0]: "succeeded", ids[1]: "failed", ids[2]: "failed"}
+    assert sorted(res["row"]) == [0, 1, 2] and (res["line"] == res["row"] + 2).all()
+    assert res["ok"].all()
+    client = toolkit.Client.from_env(firm_env)
+    assert client.release_pending().entries.empty
+    written = pd.read_csv(acks).set_index("entryId")
+    assert written.loc[ids[0], "externalId"] == "B-1"
+    assert "duration differs" in str(written.loc[ids[1], "errors"])
+    assert main([*base, "acknowledge", str(acks)]) == 0  # the same acknowledgements: no-ops
+
+
+def test_acknowledge_of_a_file_that_is_neither_is_an_input_error(
+    firm_env: Path, tmp_path: Path, capsys: Any
+) -> None:
+    path = tmp_path / "rec.csv"
+    pd.DataFrame({"entryId": ["e1"], "status": ["matched"]}).to_csv(path, index=False)
+    assert main(["--env-file", str(firm_env), "-q", "acknowledge", str(path)]) == 2
+    assert "missing column(s) userId, outcome" in capsys.readouterr().err

@@ -4,19 +4,18 @@ journals, parents before children, injected faults, and a kill -9 in the middle 
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from tests.conftest import client_env, kill_9_when, settle
 from toolkit import Client, ValidationError, load_folder, validate
 from toolkit.bulk.runner import Journal
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_data"
 
 
@@ -63,7 +62,7 @@ def test_invalid_frame_raises_before_any_request(fresh_client: Client, sandbox) 
 
 
 def test_columns_renames_on_the_way_in(fresh_client: Client) -> None:
-    # (a header like call_sign now matches by itself: tests/test_headers.py)
+    # (a header like call_sign now matches by itself: tests/ingress/test_headers.py)
     df = _clients(2).rename(columns={"callSign": "callSigns"})
     with pytest.raises(ValidationError) as info:
         fresh_client.import_clients(df, progress=False)
@@ -286,43 +285,20 @@ def test_kill_9_mid_onboarding_then_rerun_with_journal_sends_only_the_rest(
     n = 3000
     _clients(n, prefix="K").to_csv(folder / "clients.csv", index=False)
     journal = tmp_path / "onboard.jsonl"
-    env = {
-        **os.environ,
-        "TOOLKIT_CUSTOMER_ID": fresh_client.customer_id,
-        "TOOLKIT_CLIENT_ID": fresh_client.client_id,
-        "TOOLKIT_CLIENT_SECRET": fresh_client.auth._secret.reveal(),
-        "TOOLKIT_AUTH_URL": sandbox.url,
-        "TOOLKIT_TIME_URL": sandbox.url,
-        "TOOLKIT_AUDIENCE": sandbox.audience,
-    }
+    env = {**os.environ, **client_env(fresh_client, sandbox)}
     cmd = [sys.executable, "-m", "toolkit", "--env-file", str(tmp_path / "none.env"), "-q",
            "onboard", str(folder), "--journal", str(journal), "--workers", "4"]
     sandbox.admin.set_faults(latency_ms=3)  # slow enough to stop it halfway
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
     try:
-        while time.monotonic() < deadline:
-            lines = journal.read_text().count("\n") if journal.exists() else 0
-            if lines >= n // 3 or proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
+        kill_9_when(cmd, env, lambda: journal.exists()
+                    and journal.read_text().count("\n") >= n // 3, poll=0.05)
     finally:
         sandbox.admin.clear_faults()
-        if proc.poll() is None:
-            proc.kill()
     acknowledged = len(Journal(journal))
     assert 0 < acknowledged < n, "the kill did not land mid-run"
     # requests the killed process had in flight may still be answered: let them finish (bounded)
     # so that the counts below hold only the re-run's requests
-    previous, deadline = -1, time.monotonic() + 10
-    while time.monotonic() < deadline:
-        total = sandbox.admin.stats()["total"]
-        if total == previous:
-            break
-        previous = total
-        time.sleep(0.2)
+    settle(sandbox)
     sandbox.admin.reset_stats()
     rerun = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr

@@ -18,7 +18,7 @@ from toolkit.ingress.readers import read_table, read_workbook
 from toolkit.ingress.validation import load_folder, validate
 from toolkit.ingress.workbook import ERROR_FILL, WARNING_FILL
 
-BROKEN = Path(__file__).resolve().parent.parent / "sample_data" / "broken"
+BROKEN = Path(__file__).resolve().parents[2] / "sample_data" / "broken"
 
 #: (sheet, cell) -> severity of what is planted in sample_data/broken (see its README): the row's
 #: sheet line is the data row + 2; the header row holds the column-level failures.
