@@ -259,6 +259,7 @@ def test_definitions_hold_the_assets_the_daily_job_and_its_schedule(world):
     keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
     assert keys == {"master_data", "time_entries", "reconciliation"}
     job = defs.resolve_job_def("firms_daily")
+    assert job.executor_def.name == "in_process"  # no process per step of a firm
     assert job.partitions_def.get_partition_keys() == list(FIRMS)
     host = world[0].url.split("//")[1]
     assert job.get_tags_for_partition_key("slow-brook", None)[SERVICE_TAG] == host

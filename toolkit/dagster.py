@@ -289,7 +289,8 @@ def definitions(
     Returns:
         ``Definitions`` with the assets ``master_data``, ``time_entries`` and
         ``reconciliation`` (partitioned by firm key), the job ``firms_daily`` (its runs tagged
-        with the firm's service host) and the schedule ``firms_daily_schedule``.
+        with the firm's service host, its steps in the run's process) and the schedule
+        ``firms_daily_schedule``.
 
     Raises:
         ConfigError: the firms file is wrong (the message names the firm and the key).
@@ -317,6 +318,7 @@ def definitions(
             tags_for_partition_key_fn=tags,
         ),
         description=f"Every step of every firm of {firms.path.name}.",
+        executor_def=dg.in_process_executor,  # a firm's 3 steps: no process per step
     )
 
     @dg.schedule(job=job, cron_schedule=cron, execution_timezone=timezone,
