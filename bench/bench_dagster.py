@@ -1,26 +1,25 @@
-"""Many firms on Dagster: one after another in-process, or concurrent runs, multiprocess.
+"""Many firms on Dagster: one after another, or all at once in one process.
 
-Issue 21 asks: 8 firms at 50 ms latency (the sandbox profile ``latency``), every asset of
-every firm materialized (a) one firm after another in one process (``dagster.materialize``,
-the in-process executor) and (b) as Dagster runs them on a daemon: one run process per firm,
-all at once, each with the multiprocess executor (a process per step), in the same bench run;
-it prints the ratio (a) / (b).
+Issue 28 asks: 8 firms at 50 ms latency (the sandbox profile ``latency``), every asset of
+every firm, one Dagster run per firm, (a) one firm after another in one process
+(``dagster.materialize``, the in-process executor) and (b) the same runs all at once in
+threads of one process (``toolkit.dagster.materialize_firms``), in the same bench run; it
+prints the ratio (a) / (b), the CPU time of each, and what a new process pays to import
+``toolkit.dagster`` (what a run launcher's process per run pays per firm).
 
 The sandbox runs in its own process. Each firm is a customer with the whole sample_data
 folder to push (about 170 imports), ``--dagster-entries`` released entries to sync and a
-billing extract with planted differences to reconcile. Each mode has its own journals and
+billing extract with planted differences to reconcile. Each way has its own journals and
 Delta folders, so both start from nothing.
 
-Run: ``python -m bench --only dagster`` or ``python -m bench.bench_dagster``.
-Measured on the 2-core development machine, shared with other test runs (load average 12 to
-27): in-process 32.9 s, concurrent multiprocess runs 1,060.7 s, ratio 0.03 (8/8 ok each);
-docs/scaling.md says what that means.
+Run: ``python -m bench --only dagster`` or ``python -m bench.bench_dagster`` (smaller:
+``--dagster-firms 4``). Figures in docs/scaling.md.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -33,10 +32,9 @@ import pandas as pd
 
 from bench.bench_imports import client_for, memory_tmp, sandbox_process
 
-__all__ = ["add_arguments", "firms_job", "run"]
+__all__ = ["add_arguments", "run"]
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
-_FIRMS_ENV = "BENCH_DAGSTER_FIRMS"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,14 +49,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="sandbox latency per request, ms (default 50)")
     parser.add_argument("--dagster-entries", type=int, default=40,
                         help="released entries per firm (default 40)")
-
-
-def firms_job() -> Any:
-    """The ``firms_daily`` job of ``$BENCH_DAGSTER_FIRMS`` (for ``reconstructable``)."""
-    from toolkit.dagster import definitions  # noqa: PLC0415  (the optional extra)
-
-    return definitions(os.environ[_FIRMS_ENV], retry_policy=None).resolve_job_def(
-        "firms_daily")
 
 
 def _seed(srv: Any, n: int, latency: int, entries: int) -> list[tuple[str, dict]]:
@@ -112,7 +102,22 @@ def _firms_file(folder: Path, url: str, firms: list[tuple[str, dict]]) -> Path:
     return path
 
 
-def _in_process(path: Path) -> tuple[float, int]:
+def _cpu() -> float:
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    return use.ru_utime + use.ru_stime
+
+
+def _import_seconds() -> float:
+    """Wall time of a fresh Python importing ``toolkit.dagster`` (Dagster, pandas, pyarrow)."""
+    code = "import time; t = time.perf_counter(); import toolkit.dagster; " \
+           "print(time.perf_counter() - t)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=120, cwd=Path(__file__).resolve().parents[1])
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def _sequential(path: Path) -> tuple[float, float, int]:
+    """One firm after another, each its own ``materialize`` run: (wall s, CPU s, runs ok)."""
     import dagster as dg  # noqa: PLC0415
 
     from toolkit.dagster import assets  # noqa: PLC0415
@@ -120,86 +125,62 @@ def _in_process(path: Path) -> tuple[float, int]:
 
     firms = load(path)
     built = assets(firms, retry_policy=None)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), _cpu()
     ok = sum(dg.materialize(built, partition_key=key, raise_on_error=False).success
              for key in firms)
-    return time.perf_counter() - start, ok
+    return time.perf_counter() - start, _cpu() - cpu, ok
 
 
-def _one_run(path: str, key: str, home: str) -> int:
-    """The run of one firm, as the run launcher's process runs it: multiprocess executor."""
-    import dagster as dg  # noqa: PLC0415
-
-    os.environ[_FIRMS_ENV] = path
-    with dg.DagsterInstance.from_config(home) as instance:
-        result = dg.execute_job(dg.reconstructable(firms_job), instance=instance,
-                                tags={"dagster/partition": key}, raise_on_error=False)
-        return 0 if result.success else 1
-
-
-def _multiprocess(path: Path, home: Path) -> tuple[float, int]:
-    import dagster as dg  # noqa: PLC0415
-
+def _concurrent(path: Path, n: int) -> tuple[float, float, int]:
+    """The same runs at once in one process (``materialize_firms``): (wall, CPU, runs ok)."""
+    from toolkit.dagster import materialize_firms  # noqa: PLC0415
     from toolkit.firms import load  # noqa: PLC0415
 
-    keys = list(load(path))
-    home.mkdir(parents=True, exist_ok=True)
-    # the instance's SQLite storage is created once here: eight runs creating it at once race
-    # on its schema migration (as a daemon's instance exists before its runs)
-    with dg.DagsterInstance.from_config(str(home)):
-        pass
-    start = time.perf_counter()
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "bench.bench_dagster", "--run", str(path), key, str(home)],
-            cwd=Path(__file__).resolve().parents[1], stdout=subprocess.DEVNULL,
-            stderr=(home / f"{key}.log").open("wb"),
-        )
-        for key in keys
-    ]
-    ok = sum(p.wait() == 0 for p in procs)
-    elapsed = time.perf_counter() - start
-    if ok < len(keys):  # say why, from the first failed run's log
-        for key, p in zip(keys, procs, strict=True):
-            if p.returncode != 0:
-                tail = (home / f"{key}.log").read_text(errors="replace").splitlines()[-15:]
-                print(f"run of {key} failed:", *tail, sep="\n  ")
-                break
-    return elapsed, ok
+    firms = load(path)
+    start, cpu = time.perf_counter(), _cpu()
+    results = materialize_firms(firms, concurrency=n, retry_policy=None)
+    return time.perf_counter() - start, _cpu() - cpu, sum(r.success for r in results.values())
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    """Seed the firms, time both modes once each, print the table and the ratio.
+    """Seed the firms, time both ways once each, print the table, the ratio and the costs.
 
     Args:
         args: ``dagster_firms``, ``dagster_latency_ms``, ``dagster_entries``.
 
     Returns:
-        ``{"firms", "latency_ms", "in_process_s", "multiprocess_s", "ratio", "ok_in_process",
-        "ok_multiprocess"}``.
+        ``{"firms", "latency_ms", "import_s", "sequential_s", "sequential_cpu_s",
+        "concurrent_s", "concurrent_cpu_s", "ratio", "ok_sequential", "ok_concurrent"}``.
     """
     n, latency = args.dagster_firms, args.dagster_latency_ms
+    imported = _import_seconds()
     with tempfile.TemporaryDirectory(dir=memory_tmp()) as tmp:
         root = Path(tmp)
         with sandbox_process(root / "sandbox.db") as srv:
             firms = _seed(srv, n, latency, args.dagster_entries)
             serial = _firms_file(root / "serial", srv.url, firms)
             parallel = _firms_file(root / "parallel", srv.url, firms)
-            t_serial, ok_serial = _in_process(serial)
-            t_multi, ok_multi = _multiprocess(parallel, root / "dagster_home")
-    ratio = t_serial / t_multi
-    print(f"{n} firms at {latency} ms latency, every asset of every firm:")
-    print(f"  in-process, one after another : {t_serial:7.1f} s  ({ok_serial}/{n} runs ok)")
-    print(f"  {n} concurrent runs, multiprocess: {t_multi:7.1f} s  ({ok_multi}/{n} runs ok)")
-    print(f"  ratio in-process / multiprocess: {ratio:.2f}")
-    return {"firms": n, "latency_ms": latency, "in_process_s": round(t_serial, 2),
-            "multiprocess_s": round(t_multi, 2), "ratio": round(ratio, 2),
-            "ok_in_process": ok_serial, "ok_multiprocess": ok_multi}
+            # the first run of a process imports what Dagster loads lazily: warm it for both
+            t_serial, c_serial, ok_serial = _sequential(serial)
+            t_conc, c_conc, ok_conc = _concurrent(parallel, n)
+    ratio = t_serial / t_conc
+    print(f"{n} firms at {latency} ms latency, every asset of every firm, one run per firm:")
+    print(f"  one after another, one process: {t_serial:6.1f} s  CPU {c_serial:5.1f} s  "
+          f"({ok_serial}/{n} runs ok)")
+    print(f"  {n} at once, threads of one process: {t_conc:6.1f} s  CPU {c_conc:5.1f} s  "
+          f"({ok_conc}/{n} runs ok)")
+    print(f"  ratio one after another / at once: {ratio:.2f}")
+    print(f"  where the time goes: importing toolkit.dagster in a new process {imported:.1f} s "
+          f"(a run process each: {n * imported:.1f} s of CPU for {n} firms); the work of a "
+          f"firm {t_serial / n:.1f} s, of it CPU {c_serial / n:.2f} s (the rest is waiting "
+          "on the service)")
+    return {"firms": n, "latency_ms": latency, "import_s": round(imported, 2),
+            "sequential_s": round(t_serial, 2), "sequential_cpu_s": round(c_serial, 2),
+            "concurrent_s": round(t_conc, 2), "concurrent_cpu_s": round(c_conc, 2),
+            "ratio": round(ratio, 2), "ok_sequential": ok_serial, "ok_concurrent": ok_conc}
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--run"]:
-        raise SystemExit(_one_run(*sys.argv[2:5]))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_arguments(parser)
     run(parser.parse_args())

@@ -16,7 +16,7 @@ import pytest
 dg = pytest.importorskip("dagster")
 
 from toolkit import Client, read_sync  # noqa: E402
-from toolkit.dagster import SERVICE_TAG, assets, definitions  # noqa: E402
+from toolkit.dagster import SERVICE_TAG, assets, definitions, materialize_firms  # noqa: E402
 from toolkit.firms import load, status  # noqa: E402
 from toolkit.sandbox import running  # noqa: E402
 
@@ -205,6 +205,37 @@ def test_three_firms_materialize_on_their_own_and_a_second_pass_changes_nothing(
         assert secret not in logs
 
 
+def test_the_firms_at_once_give_what_one_after_another_gives_and_fail_alone(world):
+    # the same firms, their own journals and Delta folders, all three runs at once
+    _sb, root, _secrets = world
+    text = (root / "firms.toml").read_text()
+    (root / "at-once.toml").write_text(
+        text.replace('"state/', '"state-at-once/').replace('"lake/', '"lake-at-once/'))
+    firms = load(root / "at-once.toml")
+    results = materialize_firms(firms, concurrency=3, retry_policy=None)
+    assert list(results) == list(FIRMS)
+
+    for key in ("harbor-lane", "slow-brook"):
+        assert results[key].success, _failure(results[key])
+        assert results[key].dagster_run.tags["dagster/partition"] == key
+        pushed = _meta(results[key], "master_data")
+        assert pushed["failed"] == 0 and pushed["sent"] == pushed["rows"] > 0
+        synced = _meta(results[key], "time_entries")
+        assert synced["inserted"] == synced["entries"] == ENTRIES
+        rec = _meta(results[key], "reconciliation")
+        assert (rec["matched"], rec["differing"]) == (ENTRIES - 1, 1)
+        ids = sorted(read_sync(root / "lake-at-once" / key).entries["_id"])
+        assert len(ids) == ENTRIES
+        if (root / "lake" / key).exists():  # the sequential pass of the test above
+            assert ids == sorted(read_sync(root / "lake" / key).entries["_id"])
+
+    # the wrong secret fails its own run only, with the credentials message
+    bad = results["wrong-key"]
+    assert not bad.success
+    assert "wrong-key" in _failure(bad) and "refused the firm's credentials" in _failure(bad)
+    assert not (root / "lake-at-once" / "wrong-key").exists()
+
+
 def test_an_unreachable_service_is_retried_by_the_retry_policy(tmp_path, monkeypatch):
     monkeypatch.setenv("NOWHERE_SECRET", "s3cr3t")
     (tmp_path / "firms.toml").write_text(
@@ -228,6 +259,7 @@ def test_definitions_hold_the_assets_the_daily_job_and_its_schedule(world):
     keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
     assert keys == {"master_data", "time_entries", "reconciliation"}
     job = defs.resolve_job_def("firms_daily")
+    assert job.executor_def.name == "in_process"  # no process per step of a firm
     assert job.partitions_def.get_partition_keys() == list(FIRMS)
     host = world[0].url.split("//")[1]
     assert job.get_tags_for_partition_key("slow-brook", None)[SERVICE_TAG] == host

@@ -24,13 +24,19 @@ firm's time service is one host; ``timebill`` otherwise), and every run carries 
 ``timebill/service=<host>`` so the run queue can cap runs per host
 (``tag_concurrency_limits`` with ``applyLimitPerUniqueValue``). A daily schedule runs the job
 ``firms_daily`` for every firm.
+
+Many firms on one machine: :func:`materialize_firms` runs one Dagster run per firm (the
+in-process executor), the runs at once in threads of one process. The work of a firm is
+mostly waiting on the service, and a process per run (the run launcher's way) pays the import
+of Dagster, pandas and pyarrow again for each firm; docs/scaling.md has the figures.
 """
 
 
 # no ``from __future__ import annotations``: Dagster reads the ``context`` annotation itself
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypedDict, TypeVar
 
 import dagster as dg
@@ -42,7 +48,7 @@ from toolkit.egress import sync_status
 from toolkit.errors import AuthError, ConfigError, ValidationError
 from toolkit.firms import Firm, Firms, load
 
-__all__ = ["GROUP", "SERVICE_TAG", "assets", "definitions", "pool_for"]
+__all__ = ["GROUP", "SERVICE_TAG", "assets", "definitions", "materialize_firms", "pool_for"]
 
 #: Dagster asset group of the three assets.
 GROUP = "timebill"
@@ -283,7 +289,8 @@ def definitions(
     Returns:
         ``Definitions`` with the assets ``master_data``, ``time_entries`` and
         ``reconciliation`` (partitioned by firm key), the job ``firms_daily`` (its runs tagged
-        with the firm's service host) and the schedule ``firms_daily_schedule``.
+        with the firm's service host, its steps in the run's process) and the schedule
+        ``firms_daily_schedule``.
 
     Raises:
         ConfigError: the firms file is wrong (the message names the firm and the key).
@@ -311,6 +318,7 @@ def definitions(
             tags_for_partition_key_fn=tags,
         ),
         description=f"Every step of every firm of {firms.path.name}.",
+        executor_def=dg.in_process_executor,  # a firm's 3 steps: no process per step
     )
 
     @dg.schedule(job=job, cron_schedule=cron, execution_timezone=timezone,
@@ -323,3 +331,42 @@ def definitions(
         ]
 
     return dg.Definitions(assets=built, jobs=[job], schedules=[daily])
+
+
+def materialize_firms(
+    firms: Firms,
+    keys: Sequence[str] | None = None,
+    *,
+    concurrency: int = 8,
+    retry_policy: dg.RetryPolicy | None = RETRY,
+) -> dict[str, dg.ExecuteInProcessResult]:
+    """Every asset of each firm, one Dagster run per firm, ``concurrency`` runs at once.
+
+    Each firm is its own run (``dagster.materialize`` of its partition: the in-process
+    executor, its own ephemeral instance), so a failing firm fails only its own run, as with
+    one firm after another; the runs share this process's imports and wait on the service
+    side by side in threads.
+
+    Args:
+        firms: The firms (:func:`toolkit.firms.load`).
+        keys: The firms to run (default: all, in the file's order).
+        concurrency: Runs at once.
+        retry_policy: Retries of a step that raised (an unreachable service); ``None``: none.
+
+    Returns:
+        The result of each firm's run by firm key, in the order of ``keys``.
+
+    Example:
+        >>> from toolkit.firms import Firms
+        >>> from pathlib import Path
+        >>> materialize_firms(Firms(Path("firms.toml"), {}))
+        {}
+    """
+    chosen = list(firms) if keys is None else list(keys)
+    built = assets(firms, retry_policy=retry_policy)
+
+    def run(key: str) -> dg.ExecuteInProcessResult:
+        return dg.materialize(built, partition_key=key, raise_on_error=False)
+
+    with ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="firm") as pool:
+        return dict(zip(chosen, pool.map(run, chosen), strict=True))
