@@ -128,7 +128,7 @@ def test_demo_refuses_a_database_a_running_sandbox_serves(
         assert fetch_token(url, creds["TOOLKIT_CLIENT_ID"], creds["TOOLKIT_CLIENT_SECRET"],
                            creds["TOOLKIT_AUDIENCE"])
     assert not (tmp_path / "export").exists()
-    assert not (tmp_path / "sandbox.previous.db").exists()
+    assert sorted(p.name for p in tmp_path.glob("sandbox*.db")) == ["sandbox.db"]
 
 
 def test_demo_keeps_an_earlier_database_and_says_so(
@@ -143,9 +143,13 @@ def test_demo_keeps_an_earlier_database_and_says_so(
     con.close()
     run_demo(tmp_path, workers=2, sample=REPO / "sample_data" / "broken")  # stops at validate
     printed = capsys.readouterr().out
-    kept = tmp_path / "sandbox.previous.db"
-    assert f"{tmp_path / 'sandbox.db'} existed: moved to {kept}" in printed
-    assert _records(kept) == {"clients": 1}
+    kept = [p for p in tmp_path.glob("sandbox.*.db") if p.name != "sandbox.db"]
+    assert len(kept) == 1
+    assert f"{tmp_path / 'sandbox.db'} existed: moved to {kept[0]}" in printed
+    assert _records(kept[0]) == {"clients": 1}
+    # a second run keeps both earlier databases: none is ever replaced
+    run_demo(tmp_path, workers=2, sample=REPO / "sample_data" / "broken")
+    assert len([p for p in tmp_path.glob("sandbox.*.db") if p.name != "sandbox.db"]) == 2
 
 
 # -- the demo leaves a batch pending -----------------------------------------------------------

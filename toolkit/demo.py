@@ -16,7 +16,8 @@ the customer id are printed; the client secret never is. ``make demo`` runs
 
 What it writes and resets: ``out/export`` and ``out/hours_by_client.png`` are replaced; a
 ``out/sandbox.db`` left by an earlier run (or served by ``make sandbox`` before) is moved to
-``out/sandbox.previous.db``, saying so, and a new one is made. While a sandbox serves
+``out/sandbox.<when it was last written>.db``, saying so (no earlier database is ever
+replaced), and a new one is made. While a sandbox serves
 ``out/sandbox.db`` (another process holds it open), the demo refuses, naming it, and touches
 nothing.
 """
@@ -543,9 +544,14 @@ def _clear(out: Path) -> None:
     every run starts from an empty sandbox."""
     db = out / "sandbox.db"
     if db.exists():
-        kept = out / "sandbox.previous.db"
+        # a name of its own (the time it was set aside): no earlier database is ever replaced
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(db.stat().st_mtime))
+        kept = out / f"sandbox.{stamp}.db"
+        n = 1
+        while kept.exists():
+            n += 1
+            kept = out / f"sandbox.{stamp}-{n}.db"
         for suffix in ("", "-wal", "-shm", "-journal"):
-            Path(f"{kept}{suffix}").unlink(missing_ok=True)
             if Path(f"{db}{suffix}").exists():
                 Path(f"{db}{suffix}").replace(f"{kept}{suffix}")
         print(f"{db} existed: moved to {kept} (its records stay there); the demo starts a "
@@ -565,15 +571,15 @@ def run_demo(
     """Run the whole flow headless against a fresh sandbox, printing a summary per step.
 
     Starts a sandbox whose database is ``out/sandbox.db`` (new each run: an earlier one is moved
-    to ``out/sandbox.previous.db``; while a running sandbox serves it, the demo refuses and
-    changes nothing) and, as its demo customer: validates and onboards ``sample_data``, creates
-    the timekeepers as users, records and releases ``entries`` entries over the last three weeks
-    (reproducible for a seed), exports them to the Parquet dataset ``out/export``, writes
-    ``out/hours_by_client.png``, acknowledges the earliest third (a mix of succeeded and
-    failed), checks release-pending, stars matters from a frame and lists them, and reconciles
-    the export with a billing extract with planted differences, acknowledging the rest. Last, it
-    releases a new batch of entries and leaves them pending, so that the sandbox it leaves
-    (``make sandbox`` serves it again) has entries to acknowledge.
+    to ``out/sandbox.<when it was last written>.db``; while a running sandbox serves it, the
+    demo refuses and changes nothing) and, as its demo customer: validates and onboards
+    ``sample_data``, creates the timekeepers as users, records and releases ``entries`` entries
+    over the last three weeks (reproducible for a seed), exports them to the Parquet dataset
+    ``out/export``, writes ``out/hours_by_client.png``, acknowledges the earliest third (a mix
+    of succeeded and failed), checks release-pending, stars matters from a frame and lists them,
+    and reconciles the export with a billing extract with planted differences, acknowledging the
+    rest. Last, it releases a new batch of entries and leaves them pending, so that the sandbox
+    it leaves (``make sandbox`` serves it again) has entries to acknowledge.
 
     Args:
         out: Output folder.
