@@ -349,8 +349,25 @@ def _reconciled_files(firm: Any, tmp_path: Path, env: Path) -> tuple[list[str], 
     rec, acks = tmp_path / "rec.xlsx", tmp_path / "acks.csv"
     base = ["--env-file", str(env), "-q"]
     assert main([*base, "reconcile", str(tmp_path / "entries.csv"), str(tmp_path / "billing.csv"),
-                 "--out", str(rec), "--acknowledge-out", str(acks)]) == 1
+                 "--out", str(rec), "--acknowledge-out", str(acks),
+                 "--include", "matched,failed"]) == 1
     return ids, rec, acks
+
+
+def test_acknowledge_out_writes_the_matched_entries_unless_include_names_more(
+    firm: Any, firm_env: Path, tmp_path: Path
+) -> None:
+    ids, rec, _ = _reconciled_files(firm, tmp_path, firm_env)
+    base = ["--env-file", str(firm_env), "-q"]
+    for include, expected in ([], {ids[0]: "succeeded"}),  \
+            (["--include", "matched,missing_in_billing"],
+             {ids[0]: "succeeded", ids[2]: "failed"}):
+        acks = tmp_path / f"acks{len(include)}.csv"
+        assert main([*base, "reconcile", str(tmp_path / "entries.csv"),
+                     str(tmp_path / "billing.csv"), "--acknowledge-out", str(acks),
+                     *include]) == 1
+        written = pd.read_csv(acks)
+        assert dict(zip(written["entryId"], written["outcome"], strict=True)) == expected
 
 
 def test_acknowledge_takes_the_file_reconcile_wrote(

@@ -8,8 +8,10 @@ import sys
 import pandas as pd
 
 from toolkit.cli.common import (
+    ACKNOWLEDGED_BY_DEFAULT,
     OUT_HELP,
     TABLE_FILES,
+    add_include,
     check_journal,
     client_from,
     interrupted,
@@ -20,11 +22,7 @@ from toolkit.cli.common import (
 )
 from toolkit.errors import ConfigError, Interrupted, ValidationError
 from toolkit.ingress import read_table, with_lines
-from toolkit.reconciliation import (
-    FAILED_STATUSES,
-    acknowledgements_from_rows,
-    is_reconciliation,
-)
+from toolkit.reconciliation import acknowledgements_from_rows, is_reconciliation
 
 __all__ = ["COMMANDS", "add_arguments", "run"]
 
@@ -59,17 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "externalId (succeeded rows), errors (failed rows); or the rows written by "
         "toolkit reconcile --out (see --include)",
     )
-    parser.add_argument(
-        "--include",
-        metavar="STATUSES",
-        type=lambda text: [part.strip() for part in text.split(",") if part.strip()],
-        default=None,
-        help="for the rows of toolkit reconcile --out: which to acknowledge, comma-separated: "
-        f"matched (as succeeded), failed (all of {', '.join(FAILED_STATUSES)}) or any of "
-        "those (as failed, their detail as the error). Default: matched only, what the "
-        "billing extract proves; an entry missing in billing (perhaps not written yet) or "
-        "differing is left pending unless named here",
-    )
+    add_include(parser, "for the rows of toolkit reconcile --out: which to acknowledge")
     parser.add_argument("--journal", help="journal file: a re-run skips what it already sent")
     parser.add_argument("--out", help=OUT_HELP.format("every row's result"))
 
@@ -81,7 +69,7 @@ def _acknowledgements(
     (``toolkit reconcile --out``) whose status ``include`` names (default matched only); a
     file that is neither is an input error (exit 2)."""
     if is_reconciliation(source):
-        frame = acknowledgements_from_rows(source, include=include or ["matched"])
+        frame = acknowledgements_from_rows(source, include=include or ACKNOWLEDGED_BY_DEFAULT)
         failed = int((frame["outcome"] == "failed").sum())
         status = source["status"].astype("str").str.strip()
         left = status[~source.index.isin(frame.index) & (status != "only_in_billing")]

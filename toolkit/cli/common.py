@@ -22,13 +22,16 @@ from toolkit.errors import (
     TransportError,
 )
 from toolkit.ingress import check_out_path, with_lines, write_table
+from toolkit.reconciliation import FAILED_STATUSES
 
 __all__ = [
+    "ACKNOWLEDGED_BY_DEFAULT",
     "CODE_RANGE_POST_HELP",
     "ENV_FILE_HELP",
     "FLAGS",
     "OUT_HELP",
     "TABLE_FILES",
+    "add_include",
     "check_journal",
     "client_from",
     "command_of",
@@ -55,6 +58,37 @@ CODE_RANGE_POST_HELP = (
     "(default: a range over 2500 codes is invalid) or add (such a range is sent in parts of "
     "2500)"
 )
+#: the reconciliation rows acknowledged when ``--include`` names none: what the billing extract
+#: proves (an entry missing in billing, perhaps not written yet, or differing stays pending)
+ACKNOWLEDGED_BY_DEFAULT = ["matched"]
+
+
+def add_include(parser: argparse.ArgumentParser, what: str) -> None:
+    """Add ``--include`` (``toolkit acknowledge``, ``toolkit reconcile``): which rows of a
+    reconciliation become acknowledgements, as ``Reconciliation.to_acknowledge(include=...)``.
+
+    Args:
+        parser: the command's parser.
+        what: the help's start, saying what the option chooses.
+
+    Example:
+        >>> p = argparse.ArgumentParser()
+        >>> add_include(p, "which to acknowledge")
+        >>> p.parse_args(["--include", "matched, failed"]).include
+        ['matched', 'failed']
+    """
+    parser.add_argument(
+        "--include",
+        metavar="STATUSES",
+        type=lambda text: [part.strip() for part in text.split(",") if part.strip()],
+        default=None,
+        help=f"{what}, comma-separated: matched (as succeeded), failed (all of "
+        f"{', '.join(FAILED_STATUSES)}) or any of those (as failed, their detail as the error). "
+        "Default: matched only, what the billing extract proves; an entry missing in billing "
+        "(perhaps not written yet) or differing is left pending unless named here",
+    )
+
+
 #: the table files a command reads, for its help
 TABLE_FILES = "CSV (, ; tab or | separated; UTF-8 or cp1252), .xlsx or .parquet"
 #: the help of ``--env-file``

@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from toolkit.cli.common import FLAGS, TABLE_FILES, client_from, out_path, write_out
+from toolkit.cli.common import (
+    ACKNOWLEDGED_BY_DEFAULT,
+    FLAGS,
+    TABLE_FILES,
+    add_include,
+    client_from,
+    out_path,
+    write_out,
+)
 from toolkit.egress import Export, read_sync, release_window
 from toolkit.errors import ConfigError, MissingColumnError, ToolkitError
 from toolkit.ingress import check_out_path, read_table
@@ -133,9 +141,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--acknowledge-out",
         metavar="FILE",
-        help="also write what toolkit acknowledge takes: matched entries as succeeded, the "
-        "others as failed with their reasons (.csv, .xlsx or .parquet)",
+        help="also write what toolkit acknowledge takes (.csv, .xlsx or .parquet): the rows "
+        "--include names (default: the matched entries, as succeeded)",
     )
+    add_include(parser, "which rows --acknowledge-out writes")
 
 
 def _read_exported(path: str) -> pd.DataFrame:
@@ -245,7 +254,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"... {len(differ) - shown} more ({where})")
     write_out(rows, out, "reconciliation rows")
     if ack_out is not None:
-        acks = rec.to_acknowledge()
+        acks = rec.to_acknowledge(include=args.include or ACKNOWLEDGED_BY_DEFAULT)
         # one message per entry, the reasons joined: what a text file holds and acknowledge sends
         acks["errors"] = [("; ".join(e) or None) for e in acks["errors"].tolist()]
         write_out(acks, ack_out, "acknowledgements (toolkit acknowledge FILE sends them)")
