@@ -190,6 +190,21 @@ def test_a_long_retry_after_pauses_every_run_of_the_budget_when_the_quota_is_spe
     assert budget.delay() == 0.0
 
 
+def test_two_spent_quotas_said_at_the_same_instant_pause_once_without_an_error() -> None:
+    # requests in flight when the quota ran out answer after the pause was set: the second
+    # pause measures no time and must leave the estimate (it divided by zero, failing a row)
+    clock = _Clock()
+    budget = Budget(clock=clock)
+    spent = LimitHints(remaining=0, reset=9.0)
+    tickets = [budget.take() for _ in range(3)]
+    budget.answer(tickets[0], 200)
+    budget.answer(tickets[1], 429, retry_after=9.0, hints=spent)
+    budget.answer(tickets[2], 200)
+    budget.answer(budget.take(), 429, retry_after=9.0, hints=spent)
+    assert budget.delay() == pytest.approx(9.0)
+    assert budget.estimate is not None and budget.estimate > 0
+
+
 def test_retry_after_zero_changes_nothing() -> None:
     budget = Budget(clock=_Clock())
     budget.answer(budget.take(), 429, retry_after=0.0)

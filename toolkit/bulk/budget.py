@@ -635,8 +635,9 @@ class Budget:
         if seconds is None:  # nothing said how long: 1 s, doubling while nothing goes through
             seconds = min(30.0, 2.0 ** max(self._dry_pauses - 1, 0))
         self.paused_until = max(self.paused_until, now + max(seconds, 0.0))
-        if allowed:  # the rate this cycle was allowed, its pause included
-            span = self.paused_until - self._cycle_start
+        span = self.paused_until - self._cycle_start
+        if allowed and span > 0:  # the rate this cycle was allowed, its pause included (a
+            # second pause of the same instant measures no time: it leaves the estimate)
             # a wait in whole seconds is rounded up: the quota came back half a second earlier
             # on average; a refusal says if that is too fast
             self.estimate = self._w_max = allowed / max(span - 0.5, span / 2)
