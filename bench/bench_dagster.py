@@ -45,10 +45,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     8
     """
     parser.add_argument("--dagster-firms", type=int, default=8, help="firms (default 8)")
-    parser.add_argument("--dagster-latency-ms", type=int, default=50,
-                        help="sandbox latency per request, ms (default 50)")
-    parser.add_argument("--dagster-entries", type=int, default=40,
-                        help="released entries per firm (default 40)")
+    parser.add_argument(
+        "--dagster-latency-ms",
+        type=int,
+        default=50,
+        help="sandbox latency per request, ms (default 50)",
+    )
+    parser.add_argument(
+        "--dagster-entries", type=int, default=40, help="released entries per firm (default 40)"
+    )
 
 
 def _seed(srv: Any, n: int, latency: int, entries: int) -> list[tuple[str, dict]]:
@@ -66,17 +71,27 @@ def _seed(srv: Any, n: int, latency: int, entries: int) -> list[tuple[str, dict]
         rows = []
         for j in range(entries):
             e = srv.admin.create_entry(
-                user["_id"], matter, work_date=(now - timedelta(days=2)).date(),
-                increment_duration_in_seconds=360 * (1 + j % 10), customer_id=cid,
+                user["_id"],
+                matter,
+                work_date=(now - timedelta(days=2)).date(),
+                increment_duration_in_seconds=360 * (1 + j % 10),
+                customer_id=cid,
             )
-            srv.admin.release_entry(user["_id"], e["_id"], at=now - timedelta(hours=2 + j),
-                                    customer_id=cid)
-            rows.append({"_id": e["_id"], "workDate": e["workDate"],
-                         "initiative.externalId": matter,
-                         "incrementDurationInSeconds": e["incrementDurationInSeconds"]})
+            srv.admin.release_entry(
+                user["_id"], e["_id"], at=now - timedelta(hours=2 + j), customer_id=cid
+            )
+            rows.append(
+                {
+                    "_id": e["_id"],
+                    "workDate": e["workDate"],
+                    "initiative.externalId": matter,
+                    "incrementDurationInSeconds": e["incrementDurationInSeconds"],
+                }
+            )
         srv.admin.set_profile(customer_id=cid, latency={"p50Ms": latency})
-        firms.append((f"firm-{i}", {**creds, "billing": planted_billing_extract(
-            pd.DataFrame(rows), seed=i)}))
+        firms.append(
+            (f"firm-{i}", {**creds, "billing": planted_billing_extract(pd.DataFrame(rows), seed=i)})
+        )
     return firms
 
 
@@ -93,7 +108,7 @@ def _firms_file(folder: Path, url: str, firms: list[tuple[str, dict]]) -> Path:
             f'auth_url = "{url}"\ntime_url = "{url}"\naudience = "{creds["audience"]}"\n'
             f'source = "{SAMPLE}"\njournal = "state/{key}.jsonl"\nsync = "lake/{key}"\n'
             f'sync_since = "5D"\nbilling = "{key}-billing.csv"\n'
-            '[firms.' + key + '.reconcile]\nduration = "hours"\nduration_unit = "hours"\n'
+            "[firms." + key + '.reconcile]\nduration = "hours"\nduration_unit = "hours"\n'
             "tolerance_seconds = 18\n"
         )
     (folder / ".env").write_text("\n".join(env) + "\n")
@@ -109,10 +124,18 @@ def _cpu() -> float:
 
 def _import_seconds() -> float:
     """Wall time of a fresh Python importing ``toolkit.dagster`` (Dagster, pandas, pyarrow)."""
-    code = "import time; t = time.perf_counter(); import toolkit.dagster; " \
-           "print(time.perf_counter() - t)"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True, timeout=120, cwd=Path(__file__).resolve().parents[1])
+    code = (
+        "import time; t = time.perf_counter(); import toolkit.dagster; "
+        "print(time.perf_counter() - t)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     return float(done.stdout.strip().splitlines()[-1])
 
 
@@ -126,8 +149,9 @@ def _sequential(path: Path) -> tuple[float, float, int]:
     firms = load(path)
     built = assets(firms, retry_policy=None)
     start, cpu = time.perf_counter(), _cpu()
-    ok = sum(dg.materialize(built, partition_key=key, raise_on_error=False).success
-             for key in firms)
+    ok = sum(
+        dg.materialize(built, partition_key=key, raise_on_error=False).success for key in firms
+    )
     return time.perf_counter() - start, _cpu() - cpu, ok
 
 
@@ -165,19 +189,33 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             t_conc, c_conc, ok_conc = _concurrent(parallel, n)
     ratio = t_serial / t_conc
     print(f"{n} firms at {latency} ms latency, every asset of every firm, one run per firm:")
-    print(f"  one after another, one process: {t_serial:6.1f} s  CPU {c_serial:5.1f} s  "
-          f"({ok_serial}/{n} runs ok)")
-    print(f"  {n} at once, threads of one process: {t_conc:6.1f} s  CPU {c_conc:5.1f} s  "
-          f"({ok_conc}/{n} runs ok)")
+    print(
+        f"  one after another, one process: {t_serial:6.1f} s  CPU {c_serial:5.1f} s  "
+        f"({ok_serial}/{n} runs ok)"
+    )
+    print(
+        f"  {n} at once, threads of one process: {t_conc:6.1f} s  CPU {c_conc:5.1f} s  "
+        f"({ok_conc}/{n} runs ok)"
+    )
     print(f"  ratio one after another / at once: {ratio:.2f}")
-    print(f"  where the time goes: importing toolkit.dagster in a new process {imported:.1f} s "
-          f"(a run process each: {n * imported:.1f} s of CPU for {n} firms); the work of a "
-          f"firm {t_serial / n:.1f} s, of it CPU {c_serial / n:.2f} s (the rest is waiting "
-          "on the service)")
-    return {"firms": n, "latency_ms": latency, "import_s": round(imported, 2),
-            "sequential_s": round(t_serial, 2), "sequential_cpu_s": round(c_serial, 2),
-            "concurrent_s": round(t_conc, 2), "concurrent_cpu_s": round(c_conc, 2),
-            "ratio": round(ratio, 2), "ok_sequential": ok_serial, "ok_concurrent": ok_conc}
+    print(
+        f"  where the time goes: importing toolkit.dagster in a new process {imported:.1f} s "
+        f"(a run process each: {n * imported:.1f} s of CPU for {n} firms); the work of a "
+        f"firm {t_serial / n:.1f} s, of it CPU {c_serial / n:.2f} s (the rest is waiting "
+        "on the service)"
+    )
+    return {
+        "firms": n,
+        "latency_ms": latency,
+        "import_s": round(imported, 2),
+        "sequential_s": round(t_serial, 2),
+        "sequential_cpu_s": round(c_serial, 2),
+        "concurrent_s": round(t_conc, 2),
+        "concurrent_cpu_s": round(c_conc, 2),
+        "ratio": round(ratio, 2),
+        "ok_sequential": ok_serial,
+        "ok_concurrent": ok_conc,
+    }
 
 
 if __name__ == "__main__":

@@ -105,8 +105,7 @@ def _child(argv: list[str]) -> int:
         client = toolkit.Client.from_env(None, timeout=(5.0, _CHILD_TIMEOUT))
         t0 = time.perf_counter()
         if args.mode == "windowed":
-            totals = client.export_to_parquet(args.after, args.before, args.out,
-                                              window=args.window)
+            totals = client.export_to_parquet(args.after, args.before, args.out, window=args.window)
             out.update(totals)
         elif args.mode == "oneshot":
             export = client.export_entries(args.after, args.before)
@@ -125,11 +124,11 @@ def _measure(
 ) -> dict[str, Any]:
     """Run ``module``'s ``_child`` in a fresh interpreter; return the figures it printed."""
     cmd = [sys.executable, "-m", module, "--child", mode, *extra]
-    done = subprocess.run(cmd, cwd=_ROOT, env=env, capture_output=True, text=True,
-                          timeout=_CHILD_TIMEOUT, check=False)
+    done = subprocess.run(
+        cmd, cwd=_ROOT, env=env, capture_output=True, text=True, timeout=_CHILD_TIMEOUT, check=False
+    )
     if done.returncode != 0:
-        raise RuntimeError(f"{mode} measurement failed ({done.returncode}):\n"
-                           f"{done.stderr[-3000:]}")
+        raise RuntimeError(f"{mode} measurement failed ({done.returncode}):\n{done.stderr[-3000:]}")
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
@@ -140,8 +139,13 @@ def _seed(db: Path, n: int, days: int) -> dict[str, str]:
     store = Store(db)
     try:
         creds = store.create_customer("bench export memory")
-        store.seed_entries_bulk(creds["customerId"], n, released_from=_START,
-                                released_to=_START + dt.timedelta(days=days), codes_per_entry=3)
+        store.seed_entries_bulk(
+            creds["customerId"],
+            n,
+            released_from=_START,
+            released_to=_START + dt.timedelta(days=days),
+            codes_per_entry=3,
+        )
     finally:
         store.close()
     return creds
@@ -170,10 +174,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     False
     """
     group = parser.add_argument_group("export_memory")
-    group.add_argument("--export-memory-full", action="store_true",
-                       help="measure 100,000 and 1,000,000 entries (default 100,000 and 300,000)")
-    group.add_argument("--export-memory-per-day", type=int, default=10_000,
-                       help="entries released per day, i.e. per 1D window (default 10,000)")
+    group.add_argument(
+        "--export-memory-full",
+        action="store_true",
+        help="measure 100,000 and 1,000,000 entries (default 100,000 and 300,000)",
+    )
+    group.add_argument(
+        "--export-memory-per-day",
+        type=int,
+        default=10_000,
+        help="entries released per day, i.e. per 1D window (default 10,000)",
+    )
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -190,20 +201,30 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     per_day = args.export_memory_per_day
     small, big = (100_000, 1_000_000) if args.export_memory_full else (100_000, 300_000)
-    print(f"bench export_memory: windowed (1D, {per_day:,} entries a window) at {small:,} and"
-          f" {big:,} entries, one-shot at {big:,}; each in a fresh process", flush=True)
+    print(
+        f"bench export_memory: windowed (1D, {per_day:,} entries a window) at {small:,} and"
+        f" {big:,} entries, one-shot at {big:,}; each in a fresh process",
+        flush=True,
+    )
     with tempfile.TemporaryDirectory(prefix="bench-export-memory-") as tmp:
         db = Path(tmp) / "export.db"
         t0 = time.perf_counter()
         creds = _seed(db, big, -(-big // per_day))
-        print(f"  seeded {big:,} entries x 3 codes in {time.perf_counter() - t0:.1f} s"
-              " (not measured)", flush=True)
+        print(
+            f"  seeded {big:,} entries x 3 codes in {time.perf_counter() - t0:.1f} s"
+            " (not measured)",
+            flush=True,
+        )
         with sandbox_process(db) as server:
-            env = {**os.environ, "TOOLKIT_CUSTOMER_ID": creds["customerId"],
-                   "TOOLKIT_CLIENT_ID": creds["clientId"],
-                   "TOOLKIT_CLIENT_SECRET": creds["clientSecret"],
-                   "TOOLKIT_AUTH_URL": server.url, "TOOLKIT_TIME_URL": server.url,
-                   "TOOLKIT_AUDIENCE": creds["audience"]}
+            env = {
+                **os.environ,
+                "TOOLKIT_CUSTOMER_ID": creds["customerId"],
+                "TOOLKIT_CLIENT_ID": creds["clientId"],
+                "TOOLKIT_CLIENT_SECRET": creds["clientSecret"],
+                "TOOLKIT_AUTH_URL": server.url,
+                "TOOLKIT_TIME_URL": server.url,
+                "TOOLKIT_AUDIENCE": creds["audience"],
+            }
             after = _iso(_START)
 
             def until(n: int) -> str:
@@ -214,21 +235,33 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             rows["imports"] = _measure("imports", env)
             for n in (small, big):
                 out = Path(tmp) / f"parquet-{n}"
-                rows[f"windowed_{n}"] = _measure("windowed", env, "--after", after, "--before",
-                                                 until(n), "--window", "1D", "--out", str(out))
+                rows[f"windowed_{n}"] = _measure(
+                    "windowed",
+                    env,
+                    "--after",
+                    after,
+                    "--before",
+                    until(n),
+                    "--window",
+                    "1D",
+                    "--out",
+                    str(out),
+                )
                 shutil.rmtree(out, ignore_errors=True)
                 if rows[f"windowed_{n}"]["entries"] != n:
                     raise RuntimeError(f"windowed export wrote {rows[f'windowed_{n}']} entries")
-            rows[f"oneshot_{big}"] = _measure("oneshot", env, "--after", after, "--before",
-                                              until(big))
+            rows[f"oneshot_{big}"] = _measure(
+                "oneshot", env, "--after", after, "--before", until(big)
+            )
             if rows[f"oneshot_{big}"]["entries"] != big:
                 raise RuntimeError(f"one-shot export loaded {rows[f'oneshot_{big}']} entries")
             server_peak = _vm_hwm_mb(server.pid)
     return _report(rows, small, big, server_peak)
 
 
-def _report(rows: dict[str, dict[str, Any]], small: int, big: int,
-            server_peak: float | None) -> dict[str, Any]:
+def _report(
+    rows: dict[str, dict[str, Any]], small: int, big: int, server_peak: float | None
+) -> dict[str, Any]:
     base = rows["baseline"]["peak_mb"]
     labels = {
         "baseline": "baseline: import toolkit, pandas",
@@ -237,40 +270,53 @@ def _report(rows: dict[str, dict[str, Any]], small: int, big: int,
         f"windowed_{big}": f"export_to_parquet, window 1D, {big:,}",
         f"oneshot_{big}": f"export_entries, no window, {big:,}",
     }
-    print(f"\n  {'client process':<40} {'entries':>10} {'windows':>8} {'seconds':>8}"
-          f" {'peak RSS MB':>12} {'minus baseline':>15}")
+    print(
+        f"\n  {'client process':<40} {'entries':>10} {'windows':>8} {'seconds':>8}"
+        f" {'peak RSS MB':>12} {'minus baseline':>15}"
+    )
     for key, label in labels.items():
         r = rows[key]
-        print(f"  {label:<40} {r.get('entries', 0):>10,} {r.get('windows', 0):>8}"
-              f" {r.get('seconds', 0.0):>8.1f} {r['peak_mb']:>12,.0f}"
-              f" {r['peak_mb'] - base:>15,.0f}")
+        print(
+            f"  {label:<40} {r.get('entries', 0):>10,} {r.get('windows', 0):>8}"
+            f" {r.get('seconds', 0.0):>8.1f} {r['peak_mb']:>12,.0f}"
+            f" {r['peak_mb'] - base:>15,.0f}"
+        )
     net_small = rows[f"windowed_{small}"]["peak_mb"] - base
     net_big = rows[f"windowed_{big}"]["peak_mb"] - base
     net_one = rows[f"oneshot_{big}"]["peak_mb"] - base
     flat = max(net_small, net_big) / max(min(net_small, net_big), 1.0)
     far = net_one / max(net_big, 1.0)
     flat_ok, far_ok = flat <= WINDOWED_TOLERANCE, far >= ONE_SHOT_FACTOR
-    print(f"  windowed peaks, {big:,} vs {small:,} (net): x{net_big / max(net_small, 1.0):.2f}"
-          f"  (about equal, within x{WINDOWED_TOLERANCE:g}: {'PASS' if flat_ok else 'FAIL'})")
-    print(f"  one-shot {big:,} / windowed {big:,} (net): x{far:.1f}"
-          f"  (far below, at least x{ONE_SHOT_FACTOR:g}: {'PASS' if far_ok else 'FAIL'})")
+    print(
+        f"  windowed peaks, {big:,} vs {small:,} (net): x{net_big / max(net_small, 1.0):.2f}"
+        f"  (about equal, within x{WINDOWED_TOLERANCE:g}: {'PASS' if flat_ok else 'FAIL'})"
+    )
+    print(
+        f"  one-shot {big:,} / windowed {big:,} (net): x{far:.1f}"
+        f"  (far below, at least x{ONE_SHOT_FACTOR:g}: {'PASS' if far_ok else 'FAIL'})"
+    )
     if server_peak is not None:
         print(f"  (the sandbox process peaked at {server_peak:,.0f} MB; not the client's)")
-    figures: dict[str, Any] = {"small": small, "big": big,
-                               "baseline_peak_mb": base,
-                               "imports_peak_mb": rows["imports"]["peak_mb"]}
+    figures: dict[str, Any] = {
+        "small": small,
+        "big": big,
+        "baseline_peak_mb": base,
+        "imports_peak_mb": rows["imports"]["peak_mb"],
+    }
     for key in labels:
         if key not in ("baseline", "imports"):
             figures[f"{key}_peak_mb"] = rows[key]["peak_mb"]
             figures[f"{key}_net_mb"] = round(rows[key]["peak_mb"] - base, 1)
             figures[f"{key}_seconds"] = rows[key]["seconds"]
-    figures.update({
-        "windowed_big_vs_small": round(net_big / max(net_small, 1.0), 3),
-        "oneshot_vs_windowed": round(far, 2),
-        "windowed_about_equal": flat_ok,
-        "oneshot_far_above": far_ok,
-        "sandbox_peak_mb": None if server_peak is None else round(server_peak, 1),
-    })
+    figures.update(
+        {
+            "windowed_big_vs_small": round(net_big / max(net_small, 1.0), 3),
+            "oneshot_vs_windowed": round(far, 2),
+            "windowed_about_equal": flat_ok,
+            "oneshot_far_above": far_ok,
+            "sandbox_peak_mb": None if server_peak is None else round(server_peak, 1),
+        }
+    )
     return figures
 
 
@@ -278,9 +324,11 @@ def _main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--child"]:
         return _child(argv[1:])
-    parser = argparse.ArgumentParser(prog="python -m bench.bench_export_memory",
-                                     description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.bench_export_memory",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_arguments(parser)
     run(parser.parse_args(argv))
     return 0

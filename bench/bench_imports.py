@@ -125,8 +125,19 @@ def sandbox_process(db: Path, *, start_timeout: float = 60.0) -> Iterator[Server
     """
     log = db.with_suffix(".stderr.log")
     cmd = [
-        sys.executable, "-m", "toolkit.sandbox", "--host", "127.0.0.1", "--port", "0",
-        "--db", str(db), "--env-file", str(db.with_suffix(".env")), "--log-level", "warning",
+        sys.executable,
+        "-m",
+        "toolkit.sandbox",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--db",
+        str(db),
+        "--env-file",
+        str(db.with_suffix(".env")),
+        "--log-level",
+        "warning",
     ]
     with log.open("wb") as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
@@ -137,7 +148,7 @@ def sandbox_process(db: Path, *, start_timeout: float = 60.0) -> Iterator[Server
         assert proc.stdout is not None
         for line in proc.stdout:
             if not found and line.startswith(READY_MARKER):
-                found.append(line[len(READY_MARKER):].split()[0])
+                found.append(line[len(READY_MARKER) :].split()[0])
                 ready.set()
         ready.set()  # the child exited
 
@@ -207,7 +218,11 @@ def client_for(url: str, creds: dict[str, str]) -> Client:
         The client (no token fetched yet).
     """
     return Client(
-        creds["customerId"], creds["clientId"], creds["clientSecret"], url, url,
+        creds["customerId"],
+        creds["clientId"],
+        creds["clientSecret"],
+        url,
+        url,
         audience=creds["audience"],
     )
 
@@ -223,8 +238,10 @@ def bare_token(url: str, creds: dict[str, str]) -> str:
         The access token.
     """
     body = {
-        "grant_type": "client_credentials", "client_id": creds["clientId"],
-        "client_secret": creds["clientSecret"], "audience": creds["audience"],
+        "grant_type": "client_credentials",
+        "client_id": creds["clientId"],
+        "client_secret": creds["clientSecret"],
+        "audience": creds["audience"],
     }
     resp = requests.post(f"{url}/api/v1/oauth/token", json=body, timeout=_TIMEOUT)
     resp.raise_for_status()
@@ -233,8 +250,14 @@ def bare_token(url: str, creds: dict[str, str]) -> str:
 
 # --- data and the four measurements ------------------------------------------------------------
 
-_NAMES = ("Northwind Logistics, Inc.", "Müller & Søn GmbH", "Société Générale d'Études",
-          "東京海上 株式会社", "Keystone Freight Lines", "O'Brien & Partners LLP")
+_NAMES = (
+    "Northwind Logistics, Inc.",
+    "Müller & Søn GmbH",
+    "Société Générale d'Études",
+    "東京海上 株式会社",
+    "Keystone Freight Lines",
+    "O'Brien & Partners LLP",
+)
 
 
 def make_clients(n: int) -> pd.DataFrame:
@@ -249,13 +272,16 @@ def make_clients(n: int) -> pd.DataFrame:
     >>> make_clients(2)["externalId"].tolist()
     ['BC-000000', 'BC-000001']
     """
-    return pd.DataFrame({
-        "externalId": [f"BC-{i:06d}" for i in range(n)],
-        "name": [f"{_NAMES[i % len(_NAMES)]} #{i}" for i in range(n)],
-        "callSign": [str(100_000 + i) for i in range(n)],
-        "description": [f"Bench client {i}; referred to as \"BC{i}\" in correspondence."
-                        for i in range(n)],
-    })
+    return pd.DataFrame(
+        {
+            "externalId": [f"BC-{i:06d}" for i in range(n)],
+            "name": [f"{_NAMES[i % len(_NAMES)]} #{i}" for i in range(n)],
+            "callSign": [str(100_000 + i) for i in range(n)],
+            "description": [
+                f'Bench client {i}; referred to as "BC{i}" in correspondence.' for i in range(n)
+            ],
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -304,8 +330,9 @@ def _timed(out: list[Timing]) -> Iterator[None]:
     out.append(Timing(time.perf_counter() - wall, time.process_time() - cpu))
 
 
-def _bare(url: str, creds: dict[str, str], payloads: list[dict[str, Any]],
-          threads: int) -> tuple[Timing, Counter[int]]:
+def _bare(
+    url: str, creds: dict[str, str], payloads: list[dict[str, Any]], threads: int
+) -> tuple[Timing, Counter[int]]:
     """Time a bare ``requests.post`` loop over pre-built ``payloads``; return the statuses."""
     token = bare_token(url, creds)
     endpoint = f"{url}/api/v1/customers/{creds['customerId']}/clients/import"
@@ -328,8 +355,9 @@ def _bare(url: str, creds: dict[str, str], payloads: list[dict[str, Any]],
     return timing[0], Counter(statuses)
 
 
-def _toolkit(url: str, creds: dict[str, str], frame: pd.DataFrame,
-             workers: int) -> tuple[Timing, Counter[int]]:
+def _toolkit(
+    url: str, creds: dict[str, str], frame: pd.DataFrame, workers: int
+) -> tuple[Timing, Counter[int]]:
     """Time ``client.import_clients`` (validated, journaled); return the statuses."""
     client = client_for(url, creds)
     client.auth.token()  # fetched once beforehand, as for the bare loop
@@ -379,8 +407,9 @@ def _measure(server: Server, frame: pd.DataFrame, kind: str, threads: int) -> Ti
     return timing
 
 
-def _bench_server(server: Server, frame: pd.DataFrame, workers: int, rounds: int,
-                  latency_ms: int = 0) -> dict[str, list[Timing]]:
+def _bench_server(
+    server: Server, frame: pd.DataFrame, workers: int, rounds: int, latency_ms: int = 0
+) -> dict[str, list[Timing]]:
     """Time each import once per round, printing each one.
 
     Even rounds run bare before toolkit, odd rounds toolkit before bare, and each toolkit run
@@ -398,9 +427,11 @@ def _bench_server(server: Server, frame: pd.DataFrame, workers: int, rounds: int
             threads = workers if parallel else 1
             t = _measure(server, frame, kind, threads)
             timings[kind].append(t)
-            print(f"  round {r + 1}  {label:<24} {threads:>2} thread(s) {t.seconds:7.2f} s"
-                  f"  {n / t.seconds:7.0f} records/s  {t.cpu / n * 1e6:6.0f} us CPU/record",
-                  flush=True)
+            print(
+                f"  round {r + 1}  {label:<24} {threads:>2} thread(s) {t.seconds:7.2f} s"
+                f"  {n / t.seconds:7.0f} records/s  {t.cpu / n * 1e6:6.0f} us CPU/record",
+                flush=True,
+            )
     return timings
 
 
@@ -442,29 +473,56 @@ def _report(mode: str, n: int, workers: int, timings: dict[str, list[Timing]]) -
     for kind, (label, parallel) in _KINDS.items():
         name = f"{label}, {workers if parallel else 1} thread(s)"
         srv = server_cpu[kind]
-        print(f"  {name:<36} {rates[kind]:14.0f} {cpu[kind]:24.0f} "
-              f"{'-' if srv is None else f'{srv:.0f}':>18}")
+        print(
+            f"  {name:<36} {rates[kind]:14.0f} {cpu[kind]:24.0f} "
+            f"{'-' if srv is None else f'{srv:.0f}':>18}"
+        )
 
     def line(text: str, value: float, rounds: list[float], best: float, verdict: str) -> None:
-        print(f"  {text:<20} = {value:5.2f}  {verdict}"
-              f"\n  {'':<20}   by round: {', '.join(f'{r:.2f}' for r in rounds)};"
-              f" best-of-rounds: {best:.2f}")
+        print(
+            f"  {text:<20} = {value:5.2f}  {verdict}"
+            f"\n  {'':<20}   by round: {', '.join(f'{r:.2f}' for r in rounds)};"
+            f" best-of-rounds: {best:.2f}"
+        )
 
-    line(f"toolkit {workers} / bare {workers}", ratio, ratio_rounds,
-         rates["toolkit_8"] / rates["bare_8"], _verdict(ratio, RATIO_TARGET))
-    line(f"toolkit {workers} / bare 1", speedup, speedup_rounds,
-         rates["toolkit_8"] / rates["bare_1"], _verdict(speedup, SPEEDUP_TARGET))
-    line("toolkit 1 / bare 1", single, single_rounds, rates["toolkit_1"] / rates["bare_1"],
-         "(one thread: the toolkit's own overhead)")
+    line(
+        f"toolkit {workers} / bare {workers}",
+        ratio,
+        ratio_rounds,
+        rates["toolkit_8"] / rates["bare_8"],
+        _verdict(ratio, RATIO_TARGET),
+    )
+    line(
+        f"toolkit {workers} / bare 1",
+        speedup,
+        speedup_rounds,
+        rates["toolkit_8"] / rates["bare_1"],
+        _verdict(speedup, SPEEDUP_TARGET),
+    )
+    line(
+        "toolkit 1 / bare 1",
+        single,
+        single_rounds,
+        rates["toolkit_1"] / rates["bare_1"],
+        "(one thread: the toolkit's own overhead)",
+    )
     total = {k: cpu[k] + (server_cpu[k] or 0.0) for k in cpu}
     cpu_ratio = total["bare_8"] / total["toolkit_8"]
-    print(f"  CPU per record ({own}{'' if mode == 'thread' else ' + server'}), bare {workers}"
-          f" / toolkit {workers} = {cpu_ratio:.2f}  (the rate ratio when the cores are the limit)")
-    out: dict[str, Any] = {f"{mode}_{kind}_records_per_s": round(rate, 1)
-                           for kind, rate in rates.items()}
+    print(
+        f"  CPU per record ({own}{'' if mode == 'thread' else ' + server'}), bare {workers}"
+        f" / toolkit {workers} = {cpu_ratio:.2f}  (the rate ratio when the cores are the limit)"
+    )
+    out: dict[str, Any] = {
+        f"{mode}_{kind}_records_per_s": round(rate, 1) for kind, rate in rates.items()
+    }
     out.update({f"{mode}_{kind}_cpu_us_per_record": round(v, 1) for kind, v in cpu.items()})
-    out.update({f"{mode}_{kind}_server_cpu_us_per_record": round(v, 1)
-                for kind, v in server_cpu.items() if v is not None})
+    out.update(
+        {
+            f"{mode}_{kind}_server_cpu_us_per_record": round(v, 1)
+            for kind, v in server_cpu.items()
+            if v is not None
+        }
+    )
     out[f"{mode}_ratio_toolkit_vs_bare"] = round(ratio, 3)
     out[f"{mode}_ratio_toolkit_vs_bare_by_round"] = [round(r, 3) for r in ratio_rounds]
     out[f"{mode}_ratio_from_cpu_per_record"] = round(cpu_ratio, 3)
@@ -488,16 +546,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """
     group = parser.add_argument_group("imports")
     group.add_argument("--imports-n", type=int, default=5000, help="client records per import")
-    group.add_argument("--imports-workers", type=int, default=8,
-                       help="threads of the bare loop and workers of the toolkit (default 8)")
-    group.add_argument("--imports-server", choices=["process", "thread", "both"],
-                       default="process",
-                       help="run the sandbox in its own process (headline), in a thread, or both")
-    group.add_argument("--imports-rounds", type=int, default=None,
-                       help="rounds of the four measurements (default: --repeat)")
-    group.add_argument("--imports-latency-ms", type=int, default=0,
-                       help="delay the sandbox adds to every request, standing in for network"
-                            " latency (default 0: loopback only)")
+    group.add_argument(
+        "--imports-workers",
+        type=int,
+        default=8,
+        help="threads of the bare loop and workers of the toolkit (default 8)",
+    )
+    group.add_argument(
+        "--imports-server",
+        choices=["process", "thread", "both"],
+        default="process",
+        help="run the sandbox in its own process (headline), in a thread, or both",
+    )
+    group.add_argument(
+        "--imports-rounds",
+        type=int,
+        default=None,
+        help="rounds of the four measurements (default: --repeat)",
+    )
+    group.add_argument(
+        "--imports-latency-ms",
+        type=int,
+        default=0,
+        help="delay the sandbox adds to every request, standing in for network"
+        " latency (default 0: loopback only)",
+    )
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -515,11 +588,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     rounds = args.imports_rounds or getattr(args, "repeat", 3)
     modes = ["process", "thread"] if args.imports_server == "both" else [args.imports_server]
     frame = make_clients(n)
-    print(f"bench imports: {n:,} clients per measurement, {workers} threads, {rounds} round(s),"
-          f" fresh customer each; sandbox in: {', '.join(modes)};"
-          f" added latency {latency} ms", flush=True)
-    figures: dict[str, Any] = {"n": n, "workers": workers, "rounds": rounds,
-                               "latency_ms": latency, "cpus": os.cpu_count() or 0}
+    print(
+        f"bench imports: {n:,} clients per measurement, {workers} threads, {rounds} round(s),"
+        f" fresh customer each; sandbox in: {', '.join(modes)};"
+        f" added latency {latency} ms",
+        flush=True,
+    )
+    figures: dict[str, Any] = {
+        "n": n,
+        "workers": workers,
+        "rounds": rounds,
+        "latency_ms": latency,
+        "cpus": os.cpu_count() or 0,
+    }
     with tempfile.TemporaryDirectory(prefix="bench-imports-", dir=memory_tmp()) as tmp:
         for mode in modes:
             db = Path(tmp) / f"{mode}.db"
@@ -532,8 +613,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.bench_imports", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.bench_imports",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--repeat", type=int, default=3, help="rounds are best of N")
     add_arguments(parser)
     run(parser.parse_args(argv))

@@ -97,26 +97,40 @@ class Case:
 
 #: The cases of issue 18, in table order.
 CASES = [
-    Case("token bucket 10/s burst 1",
-         {"kind": "token-bucket", "perSecond": 10, "burst": 1}, 10.0),
-    Case("token bucket 40/s burst 10",
-         {"kind": "token-bucket", "perSecond": 40, "burst": 10}, 40.0),
-    Case("token bucket 100/s burst 5",
-         {"kind": "token-bucket", "perSecond": 100, "burst": 5}, 100.0),
-    Case("token bucket 60/s burst 120",
-         {"kind": "token-bucket", "perSecond": 60, "burst": 120}, 60.0),
-    Case("token bucket 25/s burst 50",
-         {"kind": "token-bucket", "perSecond": 25, "burst": 50}, 25.0),
-    Case("fixed window 300 per 10 s",
-         {"kind": "fixed-window", "limit": 300, "windowSeconds": 10}, 30.0, window=10.0),
-    Case("concurrency cap 4, 50 ms latency",
-         {"kind": "concurrency", "maxInFlight": 4, "status": 429}, None, latency_ms=50),
+    Case("token bucket 10/s burst 1", {"kind": "token-bucket", "perSecond": 10, "burst": 1}, 10.0),
+    Case(
+        "token bucket 40/s burst 10", {"kind": "token-bucket", "perSecond": 40, "burst": 10}, 40.0
+    ),
+    Case(
+        "token bucket 100/s burst 5", {"kind": "token-bucket", "perSecond": 100, "burst": 5}, 100.0
+    ),
+    Case(
+        "token bucket 60/s burst 120", {"kind": "token-bucket", "perSecond": 60, "burst": 120}, 60.0
+    ),
+    Case(
+        "token bucket 25/s burst 50", {"kind": "token-bucket", "perSecond": 25, "burst": 50}, 25.0
+    ),
+    Case(
+        "fixed window 300 per 10 s",
+        {"kind": "fixed-window", "limit": 300, "windowSeconds": 10},
+        30.0,
+        window=10.0,
+    ),
+    Case(
+        "concurrency cap 4, 50 ms latency",
+        {"kind": "concurrency", "maxInFlight": 4, "status": 429},
+        None,
+        latency_ms=50,
+    ),
 ]
 
 
 def _bucket(rate: int, burst: int) -> Case:
-    return Case(f"token bucket {rate}/s burst {burst}",
-                {"kind": "token-bucket", "perSecond": rate, "burst": burst}, float(rate))
+    return Case(
+        f"token bucket {rate}/s burst {burst}",
+        {"kind": "token-bucket", "perSecond": rate, "burst": burst},
+        float(rate),
+    )
 
 
 #: ``--pacing-edges``: the ends of the range issue 18 asks for (5 to 200 a second, burst 1 to
@@ -125,8 +139,14 @@ EDGES = [_bucket(5, 1), _bucket(5, 10), _bucket(200, 1), _bucket(200, 400)]
 
 
 #: ``sequence``: the limits one ``Client`` meets one after another (issue 28).
-SEQUENCE = [_bucket(10, 1), _bucket(40, 10), _bucket(100, 5), _bucket(15, 3), _bucket(70, 2),
-            _bucket(25, 25)]
+SEQUENCE = [
+    _bucket(10, 1),
+    _bucket(40, 10),
+    _bucket(100, 5),
+    _bucket(15, 3),
+    _bucket(70, 2),
+    _bucket(25, 25),
+]
 
 #: ``faults``: shares of requests refused at random.
 FAULTS = {0.05: 0.8, 0.10: 0.6, 0.20: 0.4}
@@ -177,8 +197,9 @@ def time_to_share(
     return 0.0 if n >= need else None
 
 
-def settled(log: list[tuple[float, int | None]], start: float, end: float, limit: float,
-            window: float = 1.0) -> float | None:
+def settled(
+    log: list[tuple[float, int | None]], start: float, end: float, limit: float, window: float = 1.0
+) -> float | None:
     """Seconds from ``start`` until a ``window`` begins with at most 5% of its answers refused
     and at least 90% of ``limit`` accepted (``None``: not before ``end``).
 
@@ -215,8 +236,9 @@ def _noted(client: Client) -> list[tuple[float, int | None]]:
     return log
 
 
-def _one(server: Server, case: Case, rows: int, workers: int, rate_limit: bool = True
-         ) -> dict[str, Any]:
+def _one(
+    server: Server, case: Case, rows: int, workers: int, rate_limit: bool = True
+) -> dict[str, Any]:
     creds = server.admin.create_customer("Pacing firm")
     profile: dict[str, Any] = {}
     if rate_limit:
@@ -255,19 +277,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     20.0
     """
     group = parser.add_argument_group("pacing")
-    group.add_argument("--pacing-seconds", type=float, default=20.0,
-                       help="seconds' worth of rows at each case's limit (default 20)")
+    group.add_argument(
+        "--pacing-seconds",
+        type=float,
+        default=20.0,
+        help="seconds' worth of rows at each case's limit (default 20)",
+    )
     group.add_argument("--pacing-workers", type=int, default=8, help="worker threads (8)")
-    group.add_argument("--pacing-only", nargs="+", default=None, metavar="WORD",
-                       help="run only the cases whose name holds one of these words")
-    group.add_argument("--pacing-edges", action="store_true",
-                       help="also the ends of the range: 5/s and 200/s, burst 1 and twice the rate")
-    group.add_argument("--pacing-parts", nargs="+", default=["table", "sequence", "faults"],
-                       choices=["table", "sequence", "faults"], help="parts to run (all)")
-    group.add_argument("--pacing-step-seconds", type=float, default=15.0,
-                       help="seconds of each limit of the sequence (15)")
-    group.add_argument("--pacing-faults-seconds", type=float, default=8.0,
-                       help="seconds' worth of rows of each faults case (8)")
+    group.add_argument(
+        "--pacing-only",
+        nargs="+",
+        default=None,
+        metavar="WORD",
+        help="run only the cases whose name holds one of these words",
+    )
+    group.add_argument(
+        "--pacing-edges",
+        action="store_true",
+        help="also the ends of the range: 5/s and 200/s, burst 1 and twice the rate",
+    )
+    group.add_argument(
+        "--pacing-parts",
+        nargs="+",
+        default=["table", "sequence", "faults"],
+        choices=["table", "sequence", "faults"],
+        help="parts to run (all)",
+    )
+    group.add_argument(
+        "--pacing-step-seconds",
+        type=float,
+        default=15.0,
+        help="seconds of each limit of the sequence (15)",
+    )
+    group.add_argument(
+        "--pacing-faults-seconds",
+        type=float,
+        default=8.0,
+        help="seconds' worth of rows of each faults case (8)",
+    )
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -280,11 +327,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         The figures of each case and the verdicts.
     """
     workers = args.pacing_workers
-    cases = [c for c in CASES + (EDGES if getattr(args, "pacing_edges", False) else [])
-             if not args.pacing_only or any(w in c.name for w in args.pacing_only)]
+    cases = [
+        c
+        for c in CASES + (EDGES if getattr(args, "pacing_edges", False) else [])
+        if not args.pacing_only or any(w in c.name for w in args.pacing_only)
+    ]
     out: dict[str, Any] = {}
-    head = (f"{'case':34} {'limit':>7} {'achieved':>9} {'share':>6} {'429s':>6} "
-            f"{'to 80%':>7} {'failed':>6}")
+    head = (
+        f"{'case':34} {'limit':>7} {'achieved':>9} {'share':>6} {'429s':>6} "
+        f"{'to 80%':>7} {'failed':>6}"
+    )
     print(f"pacing: {workers} workers, about {args.pacing_seconds:g} s a case")
     with tempfile.TemporaryDirectory(dir=memory_tmp()) as tmp:
         with sandbox_process(Path(tmp) / "pacing.db") as server:
@@ -299,26 +351,35 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     cap = int(case.rate_limit["maxInFlight"])
                     free = _one(server, case, 100 * cap, cap, rate_limit=False)
                     limit = free["achieved"]
-                    print(f"{'  (' + str(cap) + ' workers, no cap)':34} {'':>7} "
-                          f"{limit:9.1f}")
+                    print(f"{'  (' + str(cap) + ' workers, no cap)':34} {'':>7} {limit:9.1f}")
                 fig = _one(server, case, max(50, round(limit * args.pacing_seconds)), workers)
                 first = fig.pop("first_refusal")
                 accepted = fig.pop("accepted")
-                to80 = (time_to_share(accepted, first, limit, case.window)
-                        if first is not None else 0.0)
+                to80 = (
+                    time_to_share(accepted, first, limit, case.window) if first is not None else 0.0
+                )
                 share = fig["achieved"] / limit
                 fig.update(limit=limit, share=round(share, 3), to_80=to80)
-                fig["pass"] = (share >= 0.9 and fig["refused_share"] <= 0.05
-                               and not fig["failed"] and to80 is not None and to80 <= 10)
+                fig["pass"] = (
+                    share >= 0.9
+                    and fig["refused_share"] <= 0.05
+                    and not fig["failed"]
+                    and to80 is not None
+                    and to80 <= 10
+                )
                 out[case.name] = fig
                 shown = "-" if to80 is None else f"{to80:.1f} s"
-                print(f"{case.name:34} {limit:7.1f} {fig['achieved']:9.1f} {share:6.0%} "
-                      f"{fig['refused_share']:6.1%} {shown:>7} {fig['failed']:6d}"
-                      f"  {'PASS' if fig['pass'] else 'FAIL'}")
+                print(
+                    f"{case.name:34} {limit:7.1f} {fig['achieved']:9.1f} {share:6.0%} "
+                    f"{fig['refused_share']:6.1%} {shown:>7} {fig['failed']:6d}"
+                    f"  {'PASS' if fig['pass'] else 'FAIL'}"
+                )
             if "table" in parts:
                 verdict = all(f["pass"] for f in out.values() if isinstance(f, dict))
-                print("targets: share >= 90%, 429s <= 5%, to 80% <= 10 s, no failed row -> "
-                      + ("PASS" if verdict else "FAIL"))
+                print(
+                    "targets: share >= 90%, 429s <= 5%, to 80% <= 10 s, no failed row -> "
+                    + ("PASS" if verdict else "FAIL")
+                )
             if "sequence" in parts:
                 out["sequence"] = _sequence(server, args.pacing_step_seconds, workers)
             if "faults" in parts:
@@ -375,19 +436,31 @@ def _sequence(server: Server, step: float, workers: int) -> dict[str, Any]:
         rate = sum(1 for t in accepted if t0 <= t < t1) / max(t1 - t0, 1e-9)
         raised = i > 0 and limits[i] > limits[i - 1]
         ok = refused <= 0.05 and (
-            (to90 is not None and to90 <= 10) if raised or i == 0
+            (to90 is not None and to90 <= 10)
+            if raised or i == 0
             else (calm is not None and calm <= 2)
         )
         verdict = verdict and ok
-        fig["steps"].append({"limit": case.name, "to_90": to90, "settled": calm,
-                             "refused_share": round(refused, 4), "accepted": round(rate, 1),
-                             "pass": ok})
-        print(f"{case.name:30} {limits[i]:6.0f} {'-' if to90 is None else f'{to90:.1f} s':>7} "
-              f"{'-' if calm is None else f'{calm:.1f} s':>8} {refused:6.1%} {rate:9.1f}"
-              f"  {'PASS' if ok else 'FAIL'}")
+        fig["steps"].append(
+            {
+                "limit": case.name,
+                "to_90": to90,
+                "settled": calm,
+                "refused_share": round(refused, 4),
+                "accepted": round(rate, 1),
+                "pass": ok,
+            }
+        )
+        print(
+            f"{case.name:30} {limits[i]:6.0f} {'-' if to90 is None else f'{to90:.1f} s':>7} "
+            f"{'-' if calm is None else f'{calm:.1f} s':>8} {refused:6.1%} {rate:9.1f}"
+            f"  {'PASS' if ok else 'FAIL'}"
+        )
     fig["pass"] = verdict
-    print("targets: to 90% <= 10 s after a raise (and at the start), settled <= 2 s after a "
-          f"lowering, 429s <= 5% a step, no failed row -> {'PASS' if verdict else 'FAIL'}")
+    print(
+        "targets: to 90% <= 10 s after a raise (and at the start), settled <= 2 s after a "
+        f"lowering, 429s <= 5% a step, no failed row -> {'PASS' if verdict else 'FAIL'}"
+    )
     return fig
 
 
@@ -399,21 +472,24 @@ def _faults(server: Server, seconds: float, workers: int) -> dict[str, Any]:
     client.import_clients(make_clients(rows, "FREE"), workers=workers, progress=False)
     free = rows / (time.perf_counter() - start)
     print(f"\nfaults: 429, 500 and 503 at random, no limit; fault-free {free:.0f} rows/s")
-    print(f"{'faults':>7} {'Retry-After':>12} {'rows/s':>8} {'share':>6} {'target':>7} "
-          f"{'failed':>7}")
+    print(
+        f"{'faults':>7} {'Retry-After':>12} {'rows/s':>8} {'share':>6} {'target':>7} {'failed':>7}"
+    )
     fig: dict[str, Any] = {"fault_free": round(free, 1), "cases": []}
     verdict = True
     for rate, target in FAULTS.items():
         for retry in (0, 1, None):
             profile = {"retryAfter": "absent"} if retry is None else {}
             client, _ = _customer(server, **profile)
-            server.admin.set_faults(rate=rate, statuses=[429, 500, 503],
-                                    retry_after_seconds=retry or 0, seed=28)
+            server.admin.set_faults(
+                rate=rate, statuses=[429, 500, 503], retry_after_seconds=retry or 0, seed=28
+            )
             n = max(100, round(free * seconds))
             try:
                 start = time.perf_counter()
-                result = client.import_clients(make_clients(n, "FLT"), workers=workers,
-                                               progress=False)
+                result = client.import_clients(
+                    make_clients(n, "FLT"), workers=workers, progress=False
+                )
                 elapsed = time.perf_counter() - start
             finally:
                 server.admin.clear_faults()
@@ -422,11 +498,21 @@ def _faults(server: Server, seconds: float, workers: int) -> dict[str, Any]:
             passed = share >= target
             verdict = verdict and passed
             shown = "absent" if retry is None else f"{retry} s"
-            fig["cases"].append({"faults": rate, "retry_after": retry, "rows": n,
-                                 "rate": round(ok / elapsed, 1), "share": round(share, 3),
-                                 "failed": n - ok, "pass": passed})
-            print(f"{rate:7.0%} {shown:>12} {ok / elapsed:8.1f} {share:6.0%} {target:7.0%} "
-                  f"{n - ok:7d}  {'PASS' if passed else 'FAIL'}")
+            fig["cases"].append(
+                {
+                    "faults": rate,
+                    "retry_after": retry,
+                    "rows": n,
+                    "rate": round(ok / elapsed, 1),
+                    "share": round(share, 3),
+                    "failed": n - ok,
+                    "pass": passed,
+                }
+            )
+            print(
+                f"{rate:7.0%} {shown:>12} {ok / elapsed:8.1f} {share:6.0%} {target:7.0%} "
+                f"{n - ok:7d}  {'PASS' if passed else 'FAIL'}"
+            )
     fig["pass"] = verdict
     print(f"targets: 80%, 60%, 40% of the fault-free rate -> {'PASS' if verdict else 'FAIL'}")
     return fig

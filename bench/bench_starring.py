@@ -71,14 +71,24 @@ def seed(db: Path, *, timekeepers: int, initiatives: int) -> dict[str, str]:
     try:
         creds = store.create_customer("bench starring")
         cid = creds["customerId"]
-        store.import_client(cid, {"externalId": "BC-1", "name": "Bench client",
-                                  "callSign": "BC1", "description": ""})
+        store.import_client(
+            cid,
+            {"externalId": "BC-1", "name": "Bench client", "callSign": "BC1", "description": ""},
+        )
         for i in range(initiatives):
-            store.import_initiative(cid, {
-                "externalId": f"BM-{i:05d}", "name": f"Bench matter {i}", "description": "",
-                "callSign": f"BM{i}", "clientExternalId": "BC-1", "billingType": "billable",
-                "unitIncrements": 360, "status": "active",
-            })
+            store.import_initiative(
+                cid,
+                {
+                    "externalId": f"BM-{i:05d}",
+                    "name": f"Bench matter {i}",
+                    "description": "",
+                    "callSign": f"BM{i}",
+                    "clientExternalId": "BC-1",
+                    "billingType": "billable",
+                    "unitIncrements": 360,
+                    "status": "active",
+                },
+            )
         for tk in [f"BTK-{j:03d}" for j in range(timekeepers)] + [_LIST_TK]:
             store.create_user(cid, {"timekeeperExternalId": tk, "name": tk, "email": ""})
     finally:
@@ -102,7 +112,7 @@ def _chunks(frame: pd.DataFrame) -> list[dict[str, Any]]:
     for tk, group in frame.groupby("timekeeperExternalId", sort=False):
         ids = group["initiativeExternalId"].tolist()
         for i in range(0, len(ids), CHUNK):
-            bodies.append({"timekeeperExternalId": tk, "initiativeExternalIds": ids[i:i + CHUNK]})
+            bodies.append({"timekeeperExternalId": tk, "initiativeExternalIds": ids[i : i + CHUNK]})
     return bodies
 
 
@@ -112,7 +122,9 @@ class _Bare:
     def __init__(self, url: str, creds: dict[str, str]) -> None:
         base = f"{url}/api/v1/public/customers/{creds['customerId']}/initiative-props"
         self.star_url, self.unstar_url, self.starred_url = (
-            f"{base}/star", f"{base}/unstar", f"{base}/starred"
+            f"{base}/star",
+            f"{base}/unstar",
+            f"{base}/starred",
         )
         self.headers = {"Authorization": f"Bearer {bare_token(url, creds)}"}
         self._local = threading.local()
@@ -140,8 +152,9 @@ class _Bare:
         params: dict[str, Any] = {"timekeeperExternalId": tk, "limit": limit}
         pages = 0
         while True:
-            resp = self.session().get(self.starred_url, params=params, headers=self.headers,
-                                      timeout=_TIMEOUT)
+            resp = self.session().get(
+                self.starred_url, params=params, headers=self.headers, timeout=_TIMEOUT
+            )
             resp.raise_for_status()
             body = resp.json()
             pages += 1
@@ -160,20 +173,22 @@ def _time(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[float, Any
 
 def _row(label: str, requests_: int, items: int, seconds: list[float]) -> None:
     best = min(seconds)
-    print(f"  {label:<44} {requests_ / best:10,.0f} {items / best:12,.0f} {best:9.3f}",
-          flush=True)
+    print(f"  {label:<44} {requests_ / best:10,.0f} {items / best:12,.0f} {best:9.3f}", flush=True)
 
 
 def _ratio_line(text: str, toolkit: list[float], bare: list[float]) -> float:
     rounds = [b / t for t, b in zip(toolkit, bare, strict=True)]
     ratio = statistics.median(rounds)
-    print(f"  {text:<44} {ratio:5.2f}   by round: {', '.join(f'{r:.2f}' for r in rounds)};"
-          f" best-of-rounds: {min(bare) / min(toolkit):.2f}")
+    print(
+        f"  {text:<44} {ratio:5.2f}   by round: {', '.join(f'{r:.2f}' for r in rounds)};"
+        f" best-of-rounds: {min(bare) / min(toolkit):.2f}"
+    )
     return ratio
 
 
-def _bench_star(client: Client, bare: _Bare, frame: pd.DataFrame, workers: int,
-                rounds: int) -> dict[str, Any]:
+def _bench_star(
+    client: Client, bare: _Bare, frame: pd.DataFrame, workers: int, rounds: int
+) -> dict[str, Any]:
     bodies = _chunks(frame)
     n_req, n_items = len(bodies), len(frame)
     times: dict[str, list[float]] = {"toolkit": [], "bare": []}
@@ -188,8 +203,10 @@ def _bench_star(client: Client, bare: _Bare, frame: pd.DataFrame, workers: int,
             if ok != n_items:
                 raise RuntimeError(f"star ({side}): {ok} of {n_items} items answered 200")
             times[side].append(seconds)
-    print(f"\n  (a) star {n_items:,} pairs, {frame['timekeeperExternalId'].nunique()} "
-          f"timekeepers, {n_req} requests, {workers} threads, {rounds} rounds")
+    print(
+        f"\n  (a) star {n_items:,} pairs, {frame['timekeeperExternalId'].nunique()} "
+        f"timekeepers, {n_req} requests, {workers} threads, {rounds} rounds"
+    )
     print(f"  {'':<44} {'requests/s':>10} {'items/s':>12} {'best s':>9}")
     _row(f"bare requests loop, {workers} threads", n_req, n_items, times["bare"])
     _row(f"client.star(frame, workers={workers})", n_req, n_items, times["toolkit"])
@@ -205,12 +222,17 @@ def _bench_star(client: Client, bare: _Bare, frame: pd.DataFrame, workers: int,
     }
 
 
-def _bench_list(client: Client, bare: _Bare, size: int, limits: list[int],
-                rounds: int) -> dict[str, Any]:
-    bodies = _chunks(pd.DataFrame({
-        "timekeeperExternalId": [_LIST_TK] * size,
-        "initiativeExternalId": [f"BM-{i:05d}" for i in range(size)],
-    }))
+def _bench_list(
+    client: Client, bare: _Bare, size: int, limits: list[int], rounds: int
+) -> dict[str, Any]:
+    bodies = _chunks(
+        pd.DataFrame(
+            {
+                "timekeeperExternalId": [_LIST_TK] * size,
+                "initiativeExternalId": [f"BM-{i:05d}" for i in range(size)],
+            }
+        )
+    )
     if bare.post_all(bare.star_url, bodies, 8) != size:
         raise RuntimeError(f"could not star {size} initiatives for {_LIST_TK}")
     out: dict[str, Any] = {"list_items": size}
@@ -228,20 +250,23 @@ def _bench_list(client: Client, bare: _Bare, size: int, limits: list[int],
                 if got != size:
                     raise RuntimeError(f"starred ({side}, limit {limit}): {got} of {size} ids")
                 times[side].append(seconds)
-        print(f"\n  (b) starred list of {size:,}, limit={limit}: {pages} requests,"
-              f" {rounds} rounds")
+        print(f"\n  (b) starred list of {size:,}, limit={limit}: {pages} requests, {rounds} rounds")
         print(f"  {'':<44} {'requests/s':>10} {'items/s':>12} {'best s':>9}")
         _row("bare requests loop following nextCursor", pages, size, times["bare"])
         _row(f"client.starred(tk, limit={limit})", pages, size, times["toolkit"])
         ratio = _ratio_line("toolkit / bare (rate)", times["toolkit"], times["bare"])
-        out.update({
-            f"list_limit{limit}_requests": pages,
-            f"list_limit{limit}_bare_requests_per_s": round(pages / min(times["bare"]), 1),
-            f"list_limit{limit}_bare_items_per_s": round(size / min(times["bare"]), 1),
-            f"list_limit{limit}_toolkit_requests_per_s": round(pages / min(times["toolkit"]), 1),
-            f"list_limit{limit}_toolkit_items_per_s": round(size / min(times["toolkit"]), 1),
-            f"list_limit{limit}_ratio_toolkit_vs_bare": round(ratio, 3),
-        })
+        out.update(
+            {
+                f"list_limit{limit}_requests": pages,
+                f"list_limit{limit}_bare_requests_per_s": round(pages / min(times["bare"]), 1),
+                f"list_limit{limit}_bare_items_per_s": round(size / min(times["bare"]), 1),
+                f"list_limit{limit}_toolkit_requests_per_s": round(
+                    pages / min(times["toolkit"]), 1
+                ),
+                f"list_limit{limit}_toolkit_items_per_s": round(size / min(times["toolkit"]), 1),
+                f"list_limit{limit}_ratio_toolkit_vs_bare": round(ratio, 3),
+            }
+        )
     return out
 
 
@@ -256,16 +281,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     10000
     """
     group = parser.add_argument_group("starring")
-    group.add_argument("--starring-pairs", type=int, default=10_000,
-                       help="(timekeeper, initiative) pairs to star (default 10,000)")
-    group.add_argument("--starring-timekeepers", type=int, default=50,
-                       help="timekeepers the pairs are spread over (default 50)")
-    group.add_argument("--starring-list", type=int, default=10_000,
-                       help="size of the starred list read back (default 10,000)")
-    group.add_argument("--starring-workers", type=int, default=8,
-                       help="threads of the bare loop and workers of the toolkit (default 8)")
-    group.add_argument("--starring-rounds", type=int, default=None,
-                       help="rounds of each measurement (default: --repeat, at least 5)")
+    group.add_argument(
+        "--starring-pairs",
+        type=int,
+        default=10_000,
+        help="(timekeeper, initiative) pairs to star (default 10,000)",
+    )
+    group.add_argument(
+        "--starring-timekeepers",
+        type=int,
+        default=50,
+        help="timekeepers the pairs are spread over (default 50)",
+    )
+    group.add_argument(
+        "--starring-list",
+        type=int,
+        default=10_000,
+        help="size of the starred list read back (default 10,000)",
+    )
+    group.add_argument(
+        "--starring-workers",
+        type=int,
+        default=8,
+        help="threads of the bare loop and workers of the toolkit (default 8)",
+    )
+    group.add_argument(
+        "--starring-rounds",
+        type=int,
+        default=None,
+        help="rounds of each measurement (default: --repeat, at least 5)",
+    )
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -283,14 +328,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     frame = _pairs(tks, per_tk).head(args.starring_pairs)
     size = args.starring_list
     rounds = args.starring_rounds or max(5, getattr(args, "repeat", 3))
-    print(f"bench starring: {len(frame):,} pairs for {tks} timekeepers, list of {size:,};"
-          f" sandbox in its own process", flush=True)
+    print(
+        f"bench starring: {len(frame):,} pairs for {tks} timekeepers, list of {size:,};"
+        f" sandbox in its own process",
+        flush=True,
+    )
     with tempfile.TemporaryDirectory(prefix="bench-starring-", dir=memory_tmp()) as tmp:
         db = Path(tmp) / "starring.db"
         t0 = time.perf_counter()
         creds = seed(db, timekeepers=tks, initiatives=max(tks * per_tk, size))
-        print(f"  seeded {max(tks * per_tk, size):,} initiatives and {tks + 1} users"
-              f" in {time.perf_counter() - t0:.1f} s (not timed)", flush=True)
+        print(
+            f"  seeded {max(tks * per_tk, size):,} initiatives and {tks + 1} users"
+            f" in {time.perf_counter() - t0:.1f} s (not timed)",
+            flush=True,
+        )
         with sandbox_process(db) as server:
             client = client_for(server.url, creds)
             client.auth.token()
@@ -305,8 +356,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.bench_starring", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.bench_starring",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--repeat", type=int, default=3, help="rounds of each measurement")
     add_arguments(parser)
     run(parser.parse_args(argv))

@@ -66,9 +66,12 @@ def _child(argv: list[str]) -> int:
         t0 = time.perf_counter()
         if args.mode == "sync":
             report = client.sync(args.out, since=args.after, until=args.before, window="1D")
-            out.update(entries=report.inserted + report.updated + report.unchanged,
-                       inserted=report.inserted, updated=report.updated,
-                       windows=report.windows)
+            out.update(
+                entries=report.inserted + report.updated + report.unchanged,
+                inserted=report.inserted,
+                updated=report.updated,
+                windows=report.windows,
+            )
         else:
             totals = client.export_to_parquet(args.after, args.before, args.out, window="1D")
             out.update(entries=totals["entries"], windows=totals["windows"])
@@ -94,12 +97,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     False
     """
     group = parser.add_argument_group("sync")
-    group.add_argument("--sync-full", action="store_true",
-                       help="measure 100,000 and 1,000,000 entries (default 100,000 and 300,000)")
-    group.add_argument("--sync-small", type=int, default=100_000,
-                       help="the smaller size (default 100,000)")
-    group.add_argument("--sync-per-day", type=int, default=10_000,
-                       help="entries released per day, i.e. per 1D window (default 10,000)")
+    group.add_argument(
+        "--sync-full",
+        action="store_true",
+        help="measure 100,000 and 1,000,000 entries (default 100,000 and 300,000)",
+    )
+    group.add_argument(
+        "--sync-small", type=int, default=100_000, help="the smaller size (default 100,000)"
+    )
+    group.add_argument(
+        "--sync-per-day",
+        type=int,
+        default=10_000,
+        help="entries released per day, i.e. per 1D window (default 10,000)",
+    )
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -117,21 +128,27 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     per_day = args.sync_per_day
     small = args.sync_small
     big = 1_000_000 if args.sync_full else 3 * small
-    print(f"bench sync: 1D windows of {per_day:,} entries; sync at {small:,} and {big:,},"
-          f" re-sync and export_to_parquet at {big:,}; each in a fresh process", flush=True)
+    print(
+        f"bench sync: 1D windows of {per_day:,} entries; sync at {small:,} and {big:,},"
+        f" re-sync and export_to_parquet at {big:,}; each in a fresh process",
+        flush=True,
+    )
     rows: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-sync-") as tmp:
         db = Path(tmp) / "sync.db"
         t0 = time.perf_counter()
         creds = _seed(db, big, -(-big // per_day))
-        print(f"  seeded {big:,} entries x 3 codes in {time.perf_counter() - t0:.1f} s",
-              flush=True)
+        print(f"  seeded {big:,} entries x 3 codes in {time.perf_counter() - t0:.1f} s", flush=True)
         with sandbox_process(db) as server:
-            env = {**os.environ, "TOOLKIT_CUSTOMER_ID": creds["customerId"],
-                   "TOOLKIT_CLIENT_ID": creds["clientId"],
-                   "TOOLKIT_CLIENT_SECRET": creds["clientSecret"],
-                   "TOOLKIT_AUTH_URL": server.url, "TOOLKIT_TIME_URL": server.url,
-                   "TOOLKIT_AUDIENCE": creds["audience"]}
+            env = {
+                **os.environ,
+                "TOOLKIT_CUSTOMER_ID": creds["customerId"],
+                "TOOLKIT_CLIENT_ID": creds["clientId"],
+                "TOOLKIT_CLIENT_SECRET": creds["clientSecret"],
+                "TOOLKIT_AUTH_URL": server.url,
+                "TOOLKIT_TIME_URL": server.url,
+                "TOOLKIT_AUDIENCE": creds["audience"],
+            }
             after = _iso(_START)
 
             def until(n: int) -> str:
@@ -140,17 +157,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             rows["baseline"] = _measure("baseline", env)
             for n in (small, big):
                 out = Path(tmp) / f"sync-{n}"
-                rows[f"sync_{n}"] = _measure("sync", env, "--after", after, "--before",
-                                             until(n), "--out", str(out))
+                rows[f"sync_{n}"] = _measure(
+                    "sync", env, "--after", after, "--before", until(n), "--out", str(out)
+                )
                 print(f"  sync {n:,}: {rows[f'sync_{n}']}", flush=True)
                 if n == big:
-                    rows["resync"] = _measure("sync", env, "--after", after, "--before",
-                                              until(n), "--out", str(out))
+                    rows["resync"] = _measure(
+                        "sync", env, "--after", after, "--before", until(n), "--out", str(out)
+                    )
                     print(f"  re-sync {n:,}: {rows['resync']}", flush=True)
                 shutil.rmtree(out, ignore_errors=True)
             out = Path(tmp) / "export"
-            rows["export"] = _measure("export", env, "--after", after, "--before", until(big),
-                                      "--out", str(out))
+            rows["export"] = _measure(
+                "export", env, "--after", after, "--before", until(big), "--out", str(out)
+            )
             print(f"  export_to_parquet {big:,}: {rows['export']}", flush=True)
     return _report(rows, small, big)
 
@@ -164,31 +184,51 @@ def _report(rows: dict[str, dict[str, Any]], small: int, big: int) -> dict[str, 
     sync_rate = rows[f"sync_{big}"]["entries"] / rows[f"sync_{big}"]["seconds"]
     export_rate = rows["export"]["entries"] / rows["export"]["seconds"]
     speed = sync_rate / export_rate
-    ok_mem, ok_resync, ok_speed = memory_ratio <= MEMORY_TOLERANCE, resync == 0, (
-        speed >= THROUGHPUT_FLOOR)
+    ok_mem, ok_resync, ok_speed = (
+        memory_ratio <= MEMORY_TOLERANCE,
+        resync == 0,
+        (speed >= THROUGHPUT_FLOOR),
+    )
     print(f"\n  baseline peak {base:.0f} MB")
-    print(f"  sync peaks net of baseline: {small:,} {net_small:.0f} MB, {big:,} {net_big:.0f} MB"
-          f" -> x{memory_ratio:.2f} (at most x{MEMORY_TOLERANCE}: "
-          f"{'PASS' if ok_mem else 'FAIL'})")
+    print(
+        f"  sync peaks net of baseline: {small:,} {net_small:.0f} MB, {big:,} {net_big:.0f} MB"
+        f" -> x{memory_ratio:.2f} (at most x{MEMORY_TOLERANCE}: "
+        f"{'PASS' if ok_mem else 'FAIL'})"
+    )
     print(f"  re-sync of {big:,}: {resync} rows written ({'PASS' if ok_resync else 'FAIL'})")
-    print(f"  throughput at {big:,}: sync {sync_rate:,.0f}/s, export_to_parquet"
-          f" {export_rate:,.0f}/s -> x{speed:.2f} (at least x{THROUGHPUT_FLOOR}: "
-          f"{'PASS' if ok_speed else 'FAIL'})")
-    return {"small": small, "big": big, "baseline_peak_mb": base,
-            "sync_small_net_mb": round(net_small, 1), "sync_big_net_mb": round(net_big, 1),
-            "memory_ratio": round(memory_ratio, 3), "resync_rows_written": resync,
-            "sync_rows_per_s": round(sync_rate), "export_rows_per_s": round(export_rate),
-            "throughput_ratio": round(speed, 3), "sync_big_seconds": rows[f"sync_{big}"][
-                "seconds"], "resync_seconds": rows["resync"]["seconds"],
-            "memory_ok": ok_mem, "resync_ok": ok_resync, "throughput_ok": ok_speed}
+    print(
+        f"  throughput at {big:,}: sync {sync_rate:,.0f}/s, export_to_parquet"
+        f" {export_rate:,.0f}/s -> x{speed:.2f} (at least x{THROUGHPUT_FLOOR}: "
+        f"{'PASS' if ok_speed else 'FAIL'})"
+    )
+    return {
+        "small": small,
+        "big": big,
+        "baseline_peak_mb": base,
+        "sync_small_net_mb": round(net_small, 1),
+        "sync_big_net_mb": round(net_big, 1),
+        "memory_ratio": round(memory_ratio, 3),
+        "resync_rows_written": resync,
+        "sync_rows_per_s": round(sync_rate),
+        "export_rows_per_s": round(export_rate),
+        "throughput_ratio": round(speed, 3),
+        "sync_big_seconds": rows[f"sync_{big}"]["seconds"],
+        "resync_seconds": rows["resync"]["seconds"],
+        "memory_ok": ok_mem,
+        "resync_ok": ok_resync,
+        "throughput_ok": ok_speed,
+    }
 
 
 def _main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--child"]:
         return _child(argv[1:])
-    parser = argparse.ArgumentParser(prog="python -m bench.bench_sync", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.bench_sync",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_arguments(parser)
     run(parser.parse_args(argv))
     return 0

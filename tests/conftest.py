@@ -56,8 +56,12 @@ def fetch_token(url: str, client_id: str, client_secret: str, audience: str) -> 
     """Exchange credentials for an access token at a sandbox."""
     response = requests.post(
         f"{url}/api/v1/oauth/token",
-        json={"audience": audience, "grant_type": "client_credentials",
-              "client_id": client_id, "client_secret": client_secret},
+        json={
+            "audience": audience,
+            "grant_type": "client_credentials",
+            "client_id": client_id,
+            "client_secret": client_secret,
+        },
         timeout=TIMEOUT,
     )
     response.raise_for_status()
@@ -115,8 +119,9 @@ def tenant(sandbox: Sandbox) -> Iterator[Tenant]:
     creds = sandbox.admin.create_customer("Test firm")
     token = fetch_token(sandbox.url, creds["clientId"], creds["clientSecret"], creds["audience"])
     with requests.Session() as http:
-        yield Tenant(sandbox.url, creds["customerId"], creds["clientId"],
-                     creds["clientSecret"], token, http)
+        yield Tenant(
+            sandbox.url, creds["customerId"], creds["clientId"], creds["clientSecret"], token, http
+        )
 
 
 @pytest.fixture
@@ -126,12 +131,14 @@ def tenant_factory(sandbox: Sandbox) -> Iterator[Callable[[], Tenant]]:
 
     def make() -> Tenant:
         creds = sandbox.admin.create_customer("Test firm")
-        token = fetch_token(sandbox.url, creds["clientId"], creds["clientSecret"],
-                            creds["audience"])
+        token = fetch_token(
+            sandbox.url, creds["clientId"], creds["clientSecret"], creds["audience"]
+        )
         http = requests.Session()
         sessions.append(http)
-        return Tenant(sandbox.url, creds["customerId"], creds["clientId"],
-                      creds["clientSecret"], token, http)
+        return Tenant(
+            sandbox.url, creds["customerId"], creds["clientId"], creds["clientSecret"], token, http
+        )
 
     yield make
     for http in sessions:
@@ -154,13 +161,25 @@ class Firm:
         """As :meth:`Tenant.api`."""
         return self.tenant.api(method, path, **kwargs)
 
-    def entry(self, user: str = "TK1", initiative: str = "M1", *, duration: int = 1800,
-              codes: tuple = (), summary: str = "Work", work_date: str = "2025-03-03",
-              released_at: str | None = None) -> dict:
+    def entry(
+        self,
+        user: str = "TK1",
+        initiative: str = "M1",
+        *,
+        duration: int = 1800,
+        codes: tuple = (),
+        summary: str = "Work",
+        work_date: str = "2025-03-03",
+        released_at: str | None = None,
+    ) -> dict:
         """Create an entry for a timekeeper; release it at ``released_at`` when given."""
         entry = self.admin.create_entry(
-            self.users[user], initiative, work_date=work_date, summary=summary,
-            increment_duration_in_seconds=duration, codes=codes,
+            self.users[user],
+            initiative,
+            work_date=work_date,
+            summary=summary,
+            increment_duration_in_seconds=duration,
+            codes=codes,
         )
         if released_at is not None:
             entry = self.admin.release_entry(self.users[user], entry["_id"], at=released_at)
@@ -168,28 +187,96 @@ class Firm:
 
 
 FIRM_IMPORTS = [
-    ("clients", {"externalId": "C1", "name": "Acme Corp", "callSign": "1001",
-                 "description": "A client"}),
-    ("initiatives", {"billingType": "billable", "externalId": "M1", "name": "Acme v. Roe",
-                     "description": "Litigation", "callSign": "1001-001",
-                     "clientExternalId": "C1", "unitIncrements": 360, "status": "active"}),
-    ("initiatives", {"billingType": "non-billable", "externalId": "M2", "name": "Pro bono",
-                     "description": "", "callSign": "1001-002", "clientExternalId": "C1",
-                     "unitIncrements": 900, "status": "active"}),
-    ("initiatives", {"billingType": "billable", "externalId": "M3", "name": "Closed matter",
-                     "description": "", "callSign": "1001-003", "clientExternalId": "C1",
-                     "unitIncrements": 360, "status": "inactive"}),
-    ("code-types", {"externalId": "task-code", "name": "task-code", "semanticType": "task",
-                    "customerDefaultable": True, "userDefaultable": False}),
-    ("code-types", {"externalId": "activity-code", "name": "activity-code",
-                    "semanticType": "activity", "customerDefaultable": False,
-                    "userDefaultable": True}),
-    ("codes", {"externalId": "L110", "name": "L110", "description": "Fact investigation",
-               "codeTypeExternalId": "task-code"}),
-    ("codes", {"externalId": "L120", "name": "L120", "description": "Analysis/Strategy",
-               "codeTypeExternalId": "task-code"}),
-    ("codes", {"externalId": "A101", "name": "A101", "description": "Plan and prepare",
-               "codeTypeExternalId": "activity-code"}),
+    (
+        "clients",
+        {"externalId": "C1", "name": "Acme Corp", "callSign": "1001", "description": "A client"},
+    ),
+    (
+        "initiatives",
+        {
+            "billingType": "billable",
+            "externalId": "M1",
+            "name": "Acme v. Roe",
+            "description": "Litigation",
+            "callSign": "1001-001",
+            "clientExternalId": "C1",
+            "unitIncrements": 360,
+            "status": "active",
+        },
+    ),
+    (
+        "initiatives",
+        {
+            "billingType": "non-billable",
+            "externalId": "M2",
+            "name": "Pro bono",
+            "description": "",
+            "callSign": "1001-002",
+            "clientExternalId": "C1",
+            "unitIncrements": 900,
+            "status": "active",
+        },
+    ),
+    (
+        "initiatives",
+        {
+            "billingType": "billable",
+            "externalId": "M3",
+            "name": "Closed matter",
+            "description": "",
+            "callSign": "1001-003",
+            "clientExternalId": "C1",
+            "unitIncrements": 360,
+            "status": "inactive",
+        },
+    ),
+    (
+        "code-types",
+        {
+            "externalId": "task-code",
+            "name": "task-code",
+            "semanticType": "task",
+            "customerDefaultable": True,
+            "userDefaultable": False,
+        },
+    ),
+    (
+        "code-types",
+        {
+            "externalId": "activity-code",
+            "name": "activity-code",
+            "semanticType": "activity",
+            "customerDefaultable": False,
+            "userDefaultable": True,
+        },
+    ),
+    (
+        "codes",
+        {
+            "externalId": "L110",
+            "name": "L110",
+            "description": "Fact investigation",
+            "codeTypeExternalId": "task-code",
+        },
+    ),
+    (
+        "codes",
+        {
+            "externalId": "L120",
+            "name": "L120",
+            "description": "Analysis/Strategy",
+            "codeTypeExternalId": "task-code",
+        },
+    ),
+    (
+        "codes",
+        {
+            "externalId": "A101",
+            "name": "A101",
+            "description": "Plan and prepare",
+            "codeTypeExternalId": "activity-code",
+        },
+    ),
 ]
 """Records of the ``firm`` fixture, in import order."""
 
@@ -203,8 +290,10 @@ def firm(sandbox: Sandbox, tenant: Tenant) -> Iterator[Firm]:
         response = tenant.api("POST", f"/api/v1/customers/{{cid}}/{kind}/import", json=body)
         assert response.status_code == 201, response.text
     admin = Admin(sandbox.url, customer_id=tenant.customer_id)
-    users = {tk: admin.create_user(tk, f"User {tk}", f"{tk.lower()}@example.com")["_id"]
-             for tk in ("TK1", "TK2")}
+    users = {
+        tk: admin.create_user(tk, f"User {tk}", f"{tk.lower()}@example.com")["_id"]
+        for tk in ("TK1", "TK2")
+    }
     yield Firm(tenant, admin, users)
     admin.close()
 
@@ -218,36 +307,49 @@ def firm_with_warnings() -> dict[str, pd.DataFrame]:
     descriptions, blank call signs (one a missing cell), spaces around ids, fractional
     ``unitIncrements`` and a code range listing a pair twice."""
     return {
-        "clients": pd.DataFrame({
-            "externalId": [" C-1 ", "C-2"],
-            "name": ["Acme", "Beta"],
-            "callSign": ["", None],
-            "description": ["", "Banking"],
-        }),
-        "initiatives": pd.DataFrame({
-            "billingType": ["billable", "non-billable"],
-            "externalId": ["M-1 ", "M-2"],
-            "name": ["Acme v. Roe", "Advice"],
-            "description": ["", ""],
-            "callSign": ["", "2-001"],
-            "clientExternalId": [" C-1 ", "C-2"],
-            "unitIncrements": ["360.5", 90.25],
-            "status": ["active", "inactive"],
-        }),
-        "code_types": pd.DataFrame({
-            "externalId": ["task-code"], "name": ["task-code"], "semanticType": ["task"],
-            "customerDefaultable": [True], "userDefaultable": [False],
-        }),
-        "codes": pd.DataFrame({
-            "externalId": ["L110", " L120"],
-            "name": ["L110", "L120"],
-            "description": ["", "Analysis"],
-            "codeTypeExternalId": ["task-code", "task-code"],
-        }),
-        "code_ranges": pd.DataFrame({
-            "initiativeExternalId": ["M-1 ", "M-1 ", "M-1 "],
-            "codeExternalId": ["L110", " L120", "L110"],
-        }),
+        "clients": pd.DataFrame(
+            {
+                "externalId": [" C-1 ", "C-2"],
+                "name": ["Acme", "Beta"],
+                "callSign": ["", None],
+                "description": ["", "Banking"],
+            }
+        ),
+        "initiatives": pd.DataFrame(
+            {
+                "billingType": ["billable", "non-billable"],
+                "externalId": ["M-1 ", "M-2"],
+                "name": ["Acme v. Roe", "Advice"],
+                "description": ["", ""],
+                "callSign": ["", "2-001"],
+                "clientExternalId": [" C-1 ", "C-2"],
+                "unitIncrements": ["360.5", 90.25],
+                "status": ["active", "inactive"],
+            }
+        ),
+        "code_types": pd.DataFrame(
+            {
+                "externalId": ["task-code"],
+                "name": ["task-code"],
+                "semanticType": ["task"],
+                "customerDefaultable": [True],
+                "userDefaultable": [False],
+            }
+        ),
+        "codes": pd.DataFrame(
+            {
+                "externalId": ["L110", " L120"],
+                "name": ["L110", "L120"],
+                "description": ["", "Analysis"],
+                "codeTypeExternalId": ["task-code", "task-code"],
+            }
+        ),
+        "code_ranges": pd.DataFrame(
+            {
+                "initiativeExternalId": ["M-1 ", "M-1 ", "M-1 "],
+                "codeExternalId": ["L110", " L120", "L110"],
+            }
+        ),
     }
 
 
@@ -268,8 +370,15 @@ def fresh_client(sandbox: Sandbox):  # noqa: ANN201
     from toolkit import Client
 
     creds = sandbox.admin.create_customer("Fresh firm")
-    return Client(creds["customerId"], creds["clientId"], creds["clientSecret"], sandbox.url,
-                  sandbox.url, audience=creds["audience"], retries=3)
+    return Client(
+        creds["customerId"],
+        creds["clientId"],
+        creds["clientSecret"],
+        sandbox.url,
+        sandbox.url,
+        audience=creds["audience"],
+        retries=3,
+    )
 
 
 @pytest.fixture
@@ -322,8 +431,9 @@ def no_toolkit_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def project(tmp_path: Path, sandbox: Sandbox, no_toolkit_env: None,
-            monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def project(
+    tmp_path: Path, sandbox: Sandbox, no_toolkit_env: None, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
     """A project folder whose .env names the running sandbox, with the cwd in its notebooks/."""
     write_env_file(tmp_path / ".env", sandbox.env())
     (tmp_path / "notebooks").mkdir()
@@ -337,12 +447,30 @@ def sandbox_process(
 ) -> Iterator[tuple[subprocess.Popen, str]]:
     """Start ``python -m toolkit.sandbox`` on a free port (with ``extra`` arguments); yield the
     process and its URL."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
+    }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "toolkit.sandbox", "--port", "0", "--db", str(db),
-         "--env-file", str(env_file), "--log-level", "warning", *extra],
-        cwd=db.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            sys.executable,
+            "-m",
+            "toolkit.sandbox",
+            "--port",
+            "0",
+            "--db",
+            str(db),
+            "--env-file",
+            str(env_file),
+            "--log-level",
+            "warning",
+            *extra,
+        ],
+        cwd=db.parent,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     ready = threading.Event()
     found: dict[str, str] = {}
@@ -372,9 +500,14 @@ def sandbox_process(
                 proc.wait(10)
 
 
-def kill_9_when(cmd: Sequence[str], env: dict[str, str], when: Callable[[], bool],
-                timeout: float = 60, poll: float = 0.02,
-                stderr: int = subprocess.DEVNULL) -> subprocess.Popen:
+def kill_9_when(
+    cmd: Sequence[str],
+    env: dict[str, str],
+    when: Callable[[], bool],
+    timeout: float = 60,
+    poll: float = 0.02,
+    stderr: int = subprocess.DEVNULL,
+) -> subprocess.Popen:
     """Run ``cmd`` and kill it with SIGKILL as soon as ``when()`` holds (or ``timeout`` seconds
     have passed); return the process, dead (its ``returncode`` is ``-SIGKILL``, or its own if
     it ended first)."""
@@ -405,8 +538,15 @@ def settle(sandbox: Sandbox, timeout: float = 10) -> None:
         time.sleep(0.2)
 
 
-def release_entries(sandbox: Sandbox, client: Any, n: int, *, every: timedelta,
-                    start: datetime = T0, month_of_work: str = "2026-09") -> list[dict]:
+def release_entries(
+    sandbox: Sandbox,
+    client: Any,
+    n: int,
+    *,
+    every: timedelta,
+    start: datetime = T0,
+    month_of_work: str = "2026-09",
+) -> list[dict]:
     """``n`` entries released one per ``every`` from ``start + every``; i-th has i % 4 codes."""
     cid = client.customer_id
     users = [sandbox.admin.create_user(f"TK-{i}", f"User {i}", customer_id=cid) for i in (1, 2)]
@@ -415,12 +555,17 @@ def release_entries(sandbox: Sandbox, client: Any, n: int, *, every: timedelta,
         user = users[i % 2]
         codes = ["L110", "A101", "L120"][: i % 4]
         entry = sandbox.admin.create_entry(
-            user["_id"], "M-1001-002", work_date=f"{month_of_work}-{1 + i % 28:02d}",
-            increment_duration_in_seconds=600 + 60 * i, summary=f"Work {i} — Müller",
-            codes=codes, customer_id=cid,
+            user["_id"],
+            "M-1001-002",
+            work_date=f"{month_of_work}-{1 + i % 28:02d}",
+            increment_duration_in_seconds=600 + 60 * i,
+            summary=f"Work {i} — Müller",
+            codes=codes,
+            customer_id=cid,
         )
-        sandbox.admin.release_entry(user["_id"], entry["_id"], at=start + every * (i + 1),
-                                    customer_id=cid)
+        sandbox.admin.release_entry(
+            user["_id"], entry["_id"], at=start + every * (i + 1), customer_id=cid
+        )
         out.append({**entry, "userId": user["_id"], "codes": codes})
     return out
 

@@ -55,8 +55,12 @@ def test_from_env_reads_the_env_file_the_sandbox_writes(sandbox, tmp_path, no_to
 def test_from_env_names_every_missing_variable(tmp_path, no_toolkit_env) -> None:
     with pytest.raises(ConfigError) as info:
         Client.from_env(tmp_path / "missing.env")
-    for var in ("TOOLKIT_CUSTOMER_ID", "TOOLKIT_CLIENT_SECRET", "TOOLKIT_TIME_URL",
-                "TOOLKIT_AUDIENCE"):
+    for var in (
+        "TOOLKIT_CUSTOMER_ID",
+        "TOOLKIT_CLIENT_SECRET",
+        "TOOLKIT_TIME_URL",
+        "TOOLKIT_AUDIENCE",
+    ):
         assert var in str(info.value)
 
 
@@ -69,8 +73,13 @@ def test_a_missing_audience_is_a_config_error_naming_it_before_any_request(
     sandbox, tmp_path
 ) -> None:
     sandbox.admin.reset_stats()
-    creds = (sandbox.customer_id, sandbox.client_id, sandbox.client_secret, sandbox.url,
-             sandbox.url)
+    creds = (
+        sandbox.customer_id,
+        sandbox.client_id,
+        sandbox.client_secret,
+        sandbox.url,
+        sandbox.url,
+    )
     for audience in (None, ""):
         with pytest.raises(ConfigError, match="TOOLKIT_AUDIENCE"):
             Client(*creds, audience=audience)
@@ -87,8 +96,13 @@ def test_a_missing_audience_is_a_config_error_naming_it_before_any_request(
 
 def test_an_expires_in_given_as_a_double_sets_the_same_lifetime(sandbox) -> None:
     now = [0.0]
-    tp = TokenProvider(sandbox.token_url, sandbox.client_id, sandbox.client_secret,
-                       sandbox.audience, clock=lambda: now[0])
+    tp = TokenProvider(
+        sandbox.token_url,
+        sandbox.client_id,
+        sandbox.client_secret,
+        sandbox.audience,
+        clock=lambda: now[0],
+    )
     send = tp._transport.send
 
     def as_double(*args: Any, **kwargs: Any) -> Any:
@@ -112,8 +126,13 @@ def test_token_is_fetched_lazily_once_and_reused(fresh_client: Client, sandbox) 
 
 def test_token_is_refreshed_before_it_expires(sandbox) -> None:
     now = [0.0]
-    tp = TokenProvider(sandbox.token_url, sandbox.client_id, sandbox.client_secret,
-                       sandbox.audience, clock=lambda: now[0])
+    tp = TokenProvider(
+        sandbox.token_url,
+        sandbox.client_id,
+        sandbox.client_secret,
+        sandbox.audience,
+        clock=lambda: now[0],
+    )
     first = tp.token()
     now[0] = 86400 - 301  # just before the refresh margin
     assert tp.token() == first and tp.fetches == 1
@@ -123,8 +142,13 @@ def test_token_is_refreshed_before_it_expires(sandbox) -> None:
 
 def test_a_token_s_life_counts_from_its_request_not_its_late_answer(sandbox) -> None:
     now = [0.0]
-    tp = TokenProvider(sandbox.token_url, sandbox.client_id, sandbox.client_secret,
-                       sandbox.audience, clock=lambda: now[0])
+    tp = TokenProvider(
+        sandbox.token_url,
+        sandbox.client_id,
+        sandbox.client_secret,
+        sandbox.audience,
+        clock=lambda: now[0],
+    )
     send = tp._transport.send
 
     def late(*args: Any, **kwargs: Any) -> Any:
@@ -149,8 +173,14 @@ def test_a_401_drops_the_token_and_retries_once_with_a_fresh_one(fresh_client, s
 
 
 def test_wrong_secret_is_an_auth_error_that_does_not_hold_the_secret(sandbox) -> None:
-    c = Client(sandbox.customer_id, sandbox.client_id, "wrong-secret-value", sandbox.url,
-               sandbox.url, audience=sandbox.audience)
+    c = Client(
+        sandbox.customer_id,
+        sandbox.client_id,
+        "wrong-secret-value",
+        sandbox.url,
+        sandbox.url,
+        audience=sandbox.audience,
+    )
     with pytest.raises(AuthError) as info:
         c.call("user", path={"userId": "x"})
     assert info.value.status == 401
@@ -171,8 +201,14 @@ def test_http_errors_are_typed_and_carry_status_and_problem(client: Client) -> N
 
 def test_another_customers_path_is_refused(client: Client, sandbox) -> None:
     creds = sandbox.admin.create_customer("Other")
-    other = Client(creds["customerId"], client.client_id, sandbox.client_secret, sandbox.url,
-                   sandbox.url, audience=sandbox.audience)
+    other = Client(
+        creds["customerId"],
+        client.client_id,
+        sandbox.client_secret,
+        sandbox.url,
+        sandbox.url,
+        audience=sandbox.audience,
+    )
     with pytest.raises(AuthError) as info:
         other.call("user", path={"userId": "x"})
     assert info.value.status == 403
@@ -278,15 +314,14 @@ def test_each_wrapped_method_shows_its_operations_parameters_and_docstring() -> 
         first = next(iter(inspect.signature(operation).parameters))
         assert _params(method, {"self"}) == _params(operation, {first} & _SELF_OR_CONN), name
         assert "conn:" not in (method.__doc__ or ""), name
-        assert inspect.signature(method).return_annotation == inspect.signature(
-            operation
-        ).return_annotation
+        assert (
+            inspect.signature(method).return_annotation
+            == inspect.signature(operation).return_annotation
+        )
     assert wrapped >= 15
 
 
-@pytest.mark.parametrize(
-    "table", ["clients", "initiatives", "code_types", "codes", "code_ranges"]
-)
+@pytest.mark.parametrize("table", ["clients", "initiatives", "code_types", "codes", "code_ranges"])
 def test_each_import_method_takes_import_tables_keywords_and_docstring(table: str) -> None:
     method = getattr(Client, f"import_{table}")
     assert method.__qualname__ == f"Client.import_{table}"
@@ -298,8 +333,9 @@ def test_each_import_method_takes_import_tables_keywords_and_docstring(table: st
 
 
 def test_import_methods_send_to_their_own_table(fresh_client: Client, tmp_path) -> None:
-    frame = pd.DataFrame([{"externalId": "C-1", "name": "Acme", "callSign": "1",
-                           "description": "Widgets"}])
+    frame = pd.DataFrame(
+        [{"externalId": "C-1", "name": "Acme", "callSign": "1", "description": "Widgets"}]
+    )
     dry = fresh_client.import_clients(frame, dry_run=True)
     assert dry["url"].iloc[0] == fresh_client.url("import_clients")
     result = fresh_client.import_clients(frame, progress=False, journal=tmp_path / "j.jsonl")
@@ -326,16 +362,27 @@ NESTJS_400 = (
 @pytest.mark.parametrize(
     ("body", "status", "text", "expected"),
     [
-        (NESTJS_400, 400, b"", "name must be shorter than or equal to 10 characters; "
-                                "callSign should not be empty"),
-        (b'{"statusCode":404,"message":"Cannot POST /x","error":"Not Found"}', 404, b"",
-         "Cannot POST /x"),
-        (b'{"statusCode":500,"message":"Internal server error"}', 500, b"",
-         "Internal server error"),
+        (
+            NESTJS_400,
+            400,
+            b"",
+            "name must be shorter than or equal to 10 characters; callSign should not be empty",
+        ),
+        (
+            b'{"statusCode":404,"message":"Cannot POST /x","error":"Not Found"}',
+            404,
+            b"",
+            "Cannot POST /x",
+        ),
+        (
+            b'{"statusCode":500,"message":"Internal server error"}',
+            500,
+            b"",
+            "Internal server error",
+        ),
         (b'{"title":"Conflict","detail":"taken"}', 409, b"", "taken"),
         (b'{"title":"Conflict"}', 409, b"", "Conflict"),
-        (b'{"errors":[{"pointer":"#/name","detail":"too long"}]}', 422, b"",
-         "#/name: too long"),
+        (b'{"errors":[{"pointer":"#/name","detail":"too long"}]}', 422, b"", "#/name: too long"),
         (b'{"message":"rate limit exceeded"}', 429, b"", "rate limit exceeded"),
         (b'{"error":"invalid_client","error_description":"bad secret"}', 401, b"", "bad secret"),
         (None, 409, b"externalId 'C1' exists\n", "HTTP 409: externalId 'C1' exists"),

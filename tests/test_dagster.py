@@ -28,36 +28,47 @@ FIRMS = ("harbor-lane", "slow-brook", "wrong-key")
 def _source(folder: Path) -> Path:
     """A small firm from sample_data: three clients, their matters, a few codes and ranges."""
     folder.mkdir()
-    read = {n: pd.read_csv(SAMPLE / f"{n}.csv", dtype=str, keep_default_na=False)
-            for n in ("clients", "initiatives", "code_types", "codes", "code_ranges")}
+    read = {
+        n: pd.read_csv(SAMPLE / f"{n}.csv", dtype=str, keep_default_na=False)
+        for n in ("clients", "initiatives", "code_types", "codes", "code_ranges")
+    }
     clients = read["clients"].head(3)
-    initiatives = read["initiatives"][read["initiatives"]["clientExternalId"].isin(
-        clients["externalId"])]
+    initiatives = read["initiatives"][
+        read["initiatives"]["clientExternalId"].isin(clients["externalId"])
+    ]
     codes = read["codes"].head(6)
-    ranges = read["code_ranges"][read["code_ranges"]["initiativeExternalId"].isin(
-        initiatives["externalId"]) & read["code_ranges"]["codeExternalId"].isin(
-        codes["externalId"])]
-    for name, frame in [("clients", clients), ("initiatives", initiatives),
-                        ("code_types", read["code_types"]), ("codes", codes),
-                        ("code_ranges", ranges)]:
+    ranges = read["code_ranges"][
+        read["code_ranges"]["initiativeExternalId"].isin(initiatives["externalId"])
+        & read["code_ranges"]["codeExternalId"].isin(codes["externalId"])
+    ]
+    for name, frame in [
+        ("clients", clients),
+        ("initiatives", initiatives),
+        ("code_types", read["code_types"]),
+        ("codes", codes),
+        ("code_ranges", ranges),
+    ]:
         frame.to_csv(folder / f"{name}.csv", index=False)
     return folder
 
 
 def _entries(sb, customer_id: str) -> list[dict]:
     """Six released entries of a new user, the last one two days ago."""
-    user = sb.admin.create_user("TK-101", "Margaret Lane", "m@example.com",
-                                customer_id=customer_id)
+    user = sb.admin.create_user("TK-101", "Margaret Lane", "m@example.com", customer_id=customer_id)
     now = datetime.now(UTC)
     made = []
     for i in range(ENTRIES):
         entry = sb.admin.create_entry(
-            user["_id"], "M-1001-001", work_date=(now - timedelta(days=3 + i)).date(),
-            increment_duration_in_seconds=360 * (i + 1), summary=f"work {i}",
+            user["_id"],
+            "M-1001-001",
+            work_date=(now - timedelta(days=3 + i)).date(),
+            increment_duration_in_seconds=360 * (i + 1),
+            summary=f"work {i}",
             customer_id=customer_id,
         )
-        sb.admin.release_entry(user["_id"], entry["_id"], at=now - timedelta(days=2, hours=i),
-                               customer_id=customer_id)
+        sb.admin.release_entry(
+            user["_id"], entry["_id"], at=now - timedelta(days=2, hours=i), customer_id=customer_id
+        )
         made.append(entry)
     return made
 
@@ -65,8 +76,12 @@ def _entries(sb, customer_id: str) -> list[dict]:
 def _billing(entries: list[dict], path: Path) -> None:
     """The billing extract: every entry, the first one billed ten minutes longer."""
     rows = [
-        {"entryId": e["_id"], "workDate": e["workDate"], "matter": e["initiativeExternalId"],
-         "duration": e["incrementDurationInSeconds"] + (600 if i == 0 else 0)}
+        {
+            "entryId": e["_id"],
+            "workDate": e["workDate"],
+            "matter": e["initiativeExternalId"],
+            "duration": e["incrementDurationInSeconds"] + (600 if i == 0 else 0),
+        }
         for i, e in enumerate(entries)
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -106,10 +121,17 @@ def world(tmp_path_factory):
 
 
 def _setup(sb, creds, source: Path) -> list[dict]:
-    client = Client(creds["customerId"], creds["clientId"], creds["clientSecret"], sb.url,
-                    sb.url, audience=creds["audience"])
-    frames = {name: pd.read_csv(source / f"{name}.csv", dtype=str)
-              for name in ("clients", "initiatives")}
+    client = Client(
+        creds["customerId"],
+        creds["clientId"],
+        creds["clientSecret"],
+        sb.url,
+        sb.url,
+        audience=creds["audience"],
+    )
+    frames = {
+        name: pd.read_csv(source / f"{name}.csv", dtype=str) for name in ("clients", "initiatives")
+    }
     assert client.onboard(frames, progress=False).ok
     return _entries(sb, creds["customerId"])
 
@@ -132,8 +154,13 @@ def _failure(result) -> str:
     for event in result.all_events:
         if event.event_type_value == "STEP_FAILURE":
             data = event.step_failure_data
-            found.append(data.user_failure_data.description if data.user_failure_data
-                         else data.error.message if data.error else "")
+            found.append(
+                data.user_failure_data.description
+                if data.user_failure_data
+                else data.error.message
+                if data.error
+                else ""
+            )
     return "\n".join(found)
 
 
@@ -190,8 +217,10 @@ def test_three_firms_materialize_on_their_own_and_a_second_pass_changes_nothing(
     shown = status(load(root / "firms.toml")).set_index("firm")
     assert shown.loc["wrong-key", "state"] == "failing"
     assert shown.loc["wrong-key", "failed_runs"] == 2  # push and sync failed twice in a row
-    assert ": Failure: firm 'wrong-key': the identity service refused" in shown.loc[
-        "wrong-key", "last_error"]
+    assert (
+        ": Failure: firm 'wrong-key': the identity service refused"
+        in shown.loc["wrong-key", "last_error"]
+    )
     assert shown.loc["harbor-lane", ["state", "failed_runs"]].tolist() == ["ok", 0]
 
     # no secret in any event, log line or metadata of any run
@@ -210,7 +239,8 @@ def test_the_firms_at_once_give_what_one_after_another_gives_and_fail_alone(worl
     _sb, root, _secrets = world
     text = (root / "firms.toml").read_text()
     (root / "at-once.toml").write_text(
-        text.replace('"state/', '"state-at-once/').replace('"lake/', '"lake-at-once/'))
+        text.replace('"state/', '"state-at-once/').replace('"lake/', '"lake-at-once/')
+    )
     firms = load(root / "at-once.toml")
     results = materialize_firms(firms, concurrency=3, retry_policy=None)
     assert list(results) == list(FIRMS)

@@ -32,8 +32,18 @@ def demo_out(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, str]:
 def test_demo_succeeds_and_reports_every_step(demo_out: tuple[Path, int, str]) -> None:
     _, status, printed = demo_out
     assert status == 0, printed
-    for step in ("validate", "onboard", "users", "entries", "export", "chart", "acknowledge",
-                 "pending", "star", "reconcile"):
+    for step in (
+        "validate",
+        "onboard",
+        "users",
+        "entries",
+        "export",
+        "chart",
+        "acknowledge",
+        "pending",
+        "star",
+        "reconcile",
+    ):
         assert f"] {step}" in printed
     assert "FAILED" not in printed
     assert "0 pending now" in printed
@@ -53,8 +63,12 @@ def test_demo_writes_a_parquet_dataset(demo_out: tuple[Path, int, str]) -> None:
     assert codes.count_rows() > 0
     frame = pd.read_parquet(out / "export" / "entries")
     assert frame["_id"].is_unique
-    assert {"userId", "workDate", "incrementDurationInSeconds",
-            "initiative.client.externalId"} <= set(frame.columns)
+    assert {
+        "userId",
+        "workDate",
+        "incrementDurationInSeconds",
+        "initiative.client.externalId",
+    } <= set(frame.columns)
     assert frame["incrementDurationInSeconds"].gt(0).all()
     assert set(pd.read_parquet(out / "export" / "codes")["entryId"]) <= set(frame["_id"])
 
@@ -80,12 +94,14 @@ def test_demo_stops_at_a_failing_step(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_planted_billing_extract_is_reproducible() -> None:
-    entries = pd.DataFrame({
-        "_id": [f"e{i:03d}" for i in range(200)],
-        "workDate": pd.Timestamp("2026-03-02"),
-        "initiative.externalId": "M-1",
-        "incrementDurationInSeconds": 3600,
-    })
+    entries = pd.DataFrame(
+        {
+            "_id": [f"e{i:03d}" for i in range(200)],
+            "workDate": pd.Timestamp("2026-03-02"),
+            "initiative.externalId": "M-1",
+            "incrementDurationInSeconds": 3600,
+        }
+    )
     first = planted_billing_extract(entries, seed=3)
     assert first.equals(planted_billing_extract(entries, seed=3))
     assert len(first) == 200 - 6 + 2
@@ -93,8 +109,9 @@ def test_planted_billing_extract_is_reproducible() -> None:
 
 
 def test_hours_by_client_chart_writes_a_png(tmp_path: Path) -> None:
-    entries = pd.DataFrame({"initiative.client.name": ["Acme", "Globex"],
-                            "incrementDurationInSeconds": [3600, 7200]})
+    entries = pd.DataFrame(
+        {"initiative.client.name": ["Acme", "Globex"], "incrementDurationInSeconds": [3600, 7200]}
+    )
     path = hours_by_client_chart(entries, tmp_path / "sub" / "chart.png")
     assert path.read_bytes()[:4] == b"\x89PNG"
 
@@ -125,8 +142,12 @@ def test_demo_refuses_a_database_a_running_sandbox_serves(
         assert _records(db) == held
         assert proc.poll() is None  # still serving the same customer
         creds = dict(line.split("=", 1) for line in env_file.read_text().splitlines())
-        assert fetch_token(url, creds["TOOLKIT_CLIENT_ID"], creds["TOOLKIT_CLIENT_SECRET"],
-                           creds["TOOLKIT_AUDIENCE"])
+        assert fetch_token(
+            url,
+            creds["TOOLKIT_CLIENT_ID"],
+            creds["TOOLKIT_CLIENT_SECRET"],
+            creds["TOOLKIT_AUDIENCE"],
+        )
     assert not (tmp_path / "export").exists()
     assert sorted(p.name for p in tmp_path.glob("sandbox*.db")) == ["sandbox.db"]
 

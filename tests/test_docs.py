@@ -26,7 +26,11 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "DOCS_EXECUTE": "false"}
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(out)],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=240,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return out
@@ -53,21 +57,32 @@ def test_every_public_client_method_has_a_reference_entry_with_its_docstring(
     site: Path,
 ) -> None:
     anchors = _anchors(site / "reference" / "api" / "index.html")
-    methods = [name for name, _ in inspect.getmembers(toolkit.Client)
-               if not name.startswith("_")]
+    methods = [name for name, _ in inspect.getmembers(toolkit.Client) if not name.startswith("_")]
     assert "onboard" in methods and "export_entries" in methods
     assert [m for m in methods if f"toolkit.client.Client.{m}" not in anchors] == []
 
 
 def test_the_command_line_page_holds_every_command_s_help(site: Path) -> None:
     page = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
-    for command in ("sandbox", "validate", "onboard", "export", "sync", "pending",
-                    "acknowledge", "reconcile", "star", "unstar", "starred", "demo", "firms",
-                    "lab"):
+    for command in (
+        "sandbox",
+        "validate",
+        "onboard",
+        "export",
+        "sync",
+        "pending",
+        "acknowledge",
+        "reconcile",
+        "star",
+        "unstar",
+        "starred",
+        "demo",
+        "firms",
+        "lab",
+    ):
         assert f"usage: toolkit {command}" in page, command
 
 
 def test_the_notebooks_are_pages_of_the_site(site: Path) -> None:
-    for name in ("01_onboarding", "02_export_and_release", "03_starring",
-                 "04_reconciliation"):
+    for name in ("01_onboarding", "02_export_and_release", "03_starring", "04_reconciliation"):
         assert (site / "notebooks" / name / "index.html").is_file(), name

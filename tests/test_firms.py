@@ -67,9 +67,14 @@ def test_a_good_file_reads_every_firm_with_paths_against_its_folder(tmp_path):
 
 def _firm(**changes: object) -> str:
     base = {
-        "customer_id": '"c"', "client_id": '"i"', "client_secret_env": '"S"',
-        "auth_url": '"https://a.example"', "time_url": '"https://t.example"',
-        "audience": '"https://t.example"', "journal": '"j.jsonl"', "sync": '"lake"',
+        "customer_id": '"c"',
+        "client_id": '"i"',
+        "client_secret_env": '"S"',
+        "auth_url": '"https://a.example"',
+        "time_url": '"https://t.example"',
+        "audience": '"https://t.example"',
+        "journal": '"j.jsonl"',
+        "sync": '"lake"',
     }
     base.update({k: v for k, v in changes.items() if v is not None})
     lines = [f"{k} = {v}" for k, v in base.items() if changes.get(k, "") is not None]
@@ -83,26 +88,39 @@ def _firm(**changes: object) -> str:
         (_firm(customer_id="7"), "firm 'acme', key 'customer_id': must be a string, not 7"),
         (_firm(client_id='""'), "firm 'acme', key 'client_id': is empty"),
         (_firm(audience=None), "firm 'acme', key 'audience': is missing"),
-        (_firm(clent_id='"x"'), "firm 'acme', key 'clent_id': unknown key (did you mean "
-                                "'client_id'?)"),
-        (_firm(client_secret_env=None), "firm 'acme', key 'client_secret_env': give the secret "
-                                        "by reference"),
+        (
+            _firm(clent_id='"x"'),
+            "firm 'acme', key 'clent_id': unknown key (did you mean 'client_id'?)",
+        ),
+        (
+            _firm(client_secret_env=None),
+            "firm 'acme', key 'client_secret_env': give the secret by reference",
+        ),
         (_firm(client_secret_file='"s"'), "(both are given)"),
-        (_firm(time_url='"time.example"'), "firm 'acme', key 'time_url': 'time.example' is not "
-                                           "an http(s) address"),
-        (_firm(sync_since='"last tuesday"'), "firm 'acme', key 'sync_since': 'last tuesday' is "
-                                             "neither a date"),
+        (
+            _firm(time_url='"time.example"'),
+            "firm 'acme', key 'time_url': 'time.example' is not an http(s) address",
+        ),
+        (
+            _firm(sync_since='"last tuesday"'),
+            "firm 'acme', key 'sync_since': 'last tuesday' is neither a date",
+        ),
         (_firm(max_rate="0"), "firm 'acme', key 'max_rate': must be a positive number"),
         (_firm(workers="true"), "firm 'acme', key 'workers': must be an integer, not True"),
-        (_firm(reconcile='{ duraton = "hours" }'), "firm 'acme', key 'reconcile.duraton': "
-                                                   "unknown key (did you mean "
-                                                   "'reconcile.duration'?)"),
+        (
+            _firm(reconcile='{ duraton = "hours" }'),
+            "firm 'acme', key 'reconcile.duraton': "
+            "unknown key (did you mean "
+            "'reconcile.duration'?)",
+        ),
         ("[firms.acme]\ncustomer_id = \n", "is not valid TOML"),
         ("[firm.acme]\n", "unknown table 'firm'"),
         ("", "no firm"),
         ('[firms."a b"]\n', "firm 'a b': a firm's key holds letters, digits"),
-        (_firm() + _firm().replace("acme", "other").replace('"j.jsonl"', '"k.jsonl"'),
-         "firm 'other', key 'sync': the same sync as firm 'acme'"),
+        (
+            _firm() + _firm().replace("acme", "other").replace('"j.jsonl"', '"k.jsonl"'),
+            "firm 'other', key 'sync': the same sync as firm 'acme'",
+        ),
     ],
 )
 def test_a_bad_file_is_refused_naming_the_firm_and_the_key(tmp_path, text, expected):
@@ -116,13 +134,13 @@ def test_a_missing_file_is_refused_with_its_path(tmp_path):
         load(tmp_path / "firms.toml")
 
 
-def test_the_secret_is_read_from_the_environment_or_a_dotenv_beside_the_file(
-    tmp_path, monkeypatch
-):
+def test_the_secret_is_read_from_the_environment_or_a_dotenv_beside_the_file(tmp_path, monkeypatch):
     firms = load(_write(tmp_path, GOOD))
     monkeypatch.delenv("HARBOR_LANE_SECRET", raising=False)
-    with pytest.raises(ConfigError, match="firm 'harbor-lane': client_secret_env: the variable "
-                                          "HARBOR_LANE_SECRET is not set"):
+    with pytest.raises(
+        ConfigError,
+        match="firm 'harbor-lane': client_secret_env: the variable HARBOR_LANE_SECRET is not set",
+    ):
         firms["harbor-lane"].client()
     (tmp_path / ".env").write_text("HARBOR_LANE_SECRET=from-dotenv-0001\n")
     client = load(tmp_path / "firms.toml")["harbor-lane"].client()
@@ -150,22 +168,25 @@ def test_a_firm_pushes_syncs_and_shows_its_status(sandbox, tmp_path, monkeypatch
     creds = sandbox.admin.create_customer("Status firm")
     monkeypatch.setenv("STATUS_SECRET", creds["clientSecret"])
     (tmp_path / "src").mkdir()
-    pd.DataFrame([{"externalId": "C-1", "name": "Acme", "callSign": "ACME",
-                   "description": "Widgets"}]).to_csv(tmp_path / "src" / "clients.csv",
-                                                      index=False)
-    path = _write(tmp_path, f"""
+    pd.DataFrame(
+        [{"externalId": "C-1", "name": "Acme", "callSign": "ACME", "description": "Widgets"}]
+    ).to_csv(tmp_path / "src" / "clients.csv", index=False)
+    path = _write(
+        tmp_path,
+        f"""
 [firms.status-firm]
-customer_id = "{creds['customerId']}"
-client_id = "{creds['clientId']}"
+customer_id = "{creds["customerId"]}"
+client_id = "{creds["clientId"]}"
 client_secret_env = "STATUS_SECRET"
 auth_url = "{sandbox.url}"
 time_url = "{sandbox.url}"
-audience = "{creds['audience']}"
+audience = "{creds["audience"]}"
 source = "src"
 journal = "state/status.jsonl"
 sync = "lake/status"
 sync_since = "2D"
-""")
+""",
+    )
     firm = load(path)["status-firm"]
     assert status({"status-firm": firm})["delta_version"].isna().all()
     client = firm.client()
@@ -194,21 +215,24 @@ def test_a_failing_firm_shows_as_failing_with_its_count_and_last_error(
     creds = sandbox.admin.create_customer("Failing firm")
     monkeypatch.setenv("FAILING_SECRET", "not-the-secret")
     (tmp_path / "src").mkdir()
-    pd.DataFrame([{"externalId": "C-1", "name": "Acme", "callSign": "ACME",
-                   "description": "Widgets"}]).to_csv(tmp_path / "src" / "clients.csv",
-                                                      index=False)
-    path = _write(tmp_path, f"""
+    pd.DataFrame(
+        [{"externalId": "C-1", "name": "Acme", "callSign": "ACME", "description": "Widgets"}]
+    ).to_csv(tmp_path / "src" / "clients.csv", index=False)
+    path = _write(
+        tmp_path,
+        f"""
 [firms.failing-firm]
-customer_id = "{creds['customerId']}"
-client_id = "{creds['clientId']}"
+customer_id = "{creds["customerId"]}"
+client_id = "{creds["clientId"]}"
 client_secret_env = "FAILING_SECRET"
 auth_url = "{sandbox.url}"
 time_url = "{sandbox.url}"
-audience = "{creds['audience']}"
+audience = "{creds["audience"]}"
 source = "src"
 journal = "state/failing.jsonl"
 sync = "lake/failing"
-""")
+""",
+    )
     firm = load(path)["failing-firm"]
     assert status(load(path)).loc[0, "state"] == "never run"
     for _ in range(2):
@@ -244,15 +268,17 @@ def test_the_status_command_refuses_a_bad_file_with_exit_status_2(tmp_path, caps
 
 
 def test_a_firm_without_source_cannot_push(tmp_path):
-    firm = Firm("a", "c", "i", "http://x", "http://x", tmp_path / "j", tmp_path / "s",
-                client_secret_env="X")
+    firm = Firm(
+        "a", "c", "i", "http://x", "http://x", tmp_path / "j", tmp_path / "s", client_secret_env="X"
+    )
     with pytest.raises(ConfigError, match="firm 'a': no source"):
         firm.push()
 
 
 def test_import_toolkit_and_toolkit_firms_never_import_dagster():
-    code = ("import sys, toolkit, toolkit.firms, toolkit.cli; toolkit.Client; "
-            "print('dagster' in sys.modules)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
+    code = (
+        "import sys, toolkit, toolkit.firms, toolkit.cli; toolkit.Client; "
+        "print('dagster' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"

@@ -37,7 +37,10 @@ def test_sigterm_to_the_firms_demo_stops_dagster_dev_and_its_children(tmp_path: 
         f"pathlib.Path({str(tmp_path)!r}), grace=5))"
     )
     proc = subprocess.Popen(
-        [sys.executable, "-c", script], cwd=REPO, stdout=subprocess.PIPE, text=True,
+        [sys.executable, "-c", script],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     try:

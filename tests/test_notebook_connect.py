@@ -37,9 +37,14 @@ def _find(folder: Path) -> str:
 
 
 def _remote(monkeypatch) -> None:  # noqa: ANN001
-    env = {"TOOLKIT_CUSTOMER_ID": "c", "TOOLKIT_CLIENT_ID": "i", "TOOLKIT_CLIENT_SECRET": "s",
-           "TOOLKIT_AUTH_URL": "https://auth.example.com",
-           "TOOLKIT_TIME_URL": "https://time.example.com", "TOOLKIT_AUDIENCE": "a"}
+    env = {
+        "TOOLKIT_CUSTOMER_ID": "c",
+        "TOOLKIT_CLIENT_ID": "i",
+        "TOOLKIT_CLIENT_SECRET": "s",
+        "TOOLKIT_AUTH_URL": "https://auth.example.com",
+        "TOOLKIT_TIME_URL": "https://time.example.com",
+        "TOOLKIT_AUDIENCE": "a",
+    }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
 

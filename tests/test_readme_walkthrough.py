@@ -57,8 +57,17 @@ def fresh_copy(dest: Path) -> Path:
             shutil.copy2(source, dest / name)
     _git(dest, "init", "-q")
     _git(dest, "add", "-A")
-    _git(dest, "-c", "user.name=readme", "-c", "user.email=readme@example.invalid",
-         "commit", "-q", "-m", "fresh copy")
+    _git(
+        dest,
+        "-c",
+        "user.name=readme",
+        "-c",
+        "user.email=readme@example.invalid",
+        "commit",
+        "-q",
+        "-m",
+        "fresh copy",
+    )
     return dest
 
 

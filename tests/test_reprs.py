@@ -19,8 +19,9 @@ def test_the_validation_report_renders_its_failures_as_tables() -> None:
 
 
 def test_the_onboard_report_renders_counts_and_failed_rows(fresh_client) -> None:
-    report = fresh_client.onboard(SAMPLE / "broken", on_invalid="skip", dry_run=True,
-                                  progress=False)
+    report = fresh_client.onboard(
+        SAMPLE / "broken", on_invalid="skip", dry_run=True, progress=False
+    )
     html = report._repr_html_()
     assert html.count("<table") == 3 and "dry run" in html and "C-1003" in html
     assert "row(s) with a warning" in html  # the counts, the failed rows, the warned rows
@@ -34,11 +35,17 @@ def test_the_export_renders_counts_date_range_and_a_head_of_each_table() -> None
 
 
 def test_the_reconciliation_renders_a_table_of_classes() -> None:
-    exported = pd.DataFrame({"_id": ["e1", "e2"], "userId": ["u1", "u1"],
-                             "workDate": ["2024-03-01"] * 2,
-                             "incrementDurationInSeconds": [60, 60],
-                             "initiative.externalId": ["M-1", "M-1"]})
-    billing = pd.DataFrame({"entryId": ["e1"], "duration": [60], "workDate": ["2024-03-01"],
-                            "matter": ["M-1"]})
+    exported = pd.DataFrame(
+        {
+            "_id": ["e1", "e2"],
+            "userId": ["u1", "u1"],
+            "workDate": ["2024-03-01"] * 2,
+            "incrementDurationInSeconds": [60, 60],
+            "initiative.externalId": ["M-1", "M-1"],
+        }
+    )
+    billing = pd.DataFrame(
+        {"entryId": ["e1"], "duration": [60], "workDate": ["2024-03-01"], "matter": ["M-1"]}
+    )
     html = reconcile(exported, billing)._repr_html_()
     assert "<table" in html and "matched" in html and "missing_in_billing" in html

@@ -122,7 +122,7 @@ def test_table_columns_follow_the_spec_field_tables() -> None:
 
 
 def test_the_published_optional_fields_are_optional_columns_after_the_spec_s() -> None:
-    assert {t: TABLES[t].columns[len(_spec_columns(t)):] for t in TABLES} == {
+    assert {t: TABLES[t].columns[len(_spec_columns(t)) :] for t in TABLES} == {
         "clients": ("type",),
         "initiatives": ("externalGroupIds", "locale", "allowFrom", "allowTo"),
         "code_types": ("orderingSequence",),
@@ -130,7 +130,7 @@ def test_the_published_optional_fields_are_optional_columns_after_the_spec_s() -
         "code_ranges": (),
     }
     assert {t: set(TABLES[t].optional) for t in TABLES} == {
-        t: set(TABLES[t].columns[len(_spec_columns(t)):]) for t in TABLES
+        t: set(TABLES[t].columns[len(_spec_columns(t)) :]) for t in TABLES
     }
 
 

@@ -78,8 +78,7 @@ PROFILES: dict[str, tuple[dict[str, Any], bool]] = {
             "reimport": "upsert",
             "errorBody": "problem",
             "tokenLifetimeSeconds": 2,
-            "tokenFaults": {"rate": 0.5, "statuses": [429], "retryAfterSeconds": 0,
-                            "seed": 1208},
+            "tokenFaults": {"rate": 0.5, "statuses": [429], "retryAfterSeconds": 0, "seed": 1208},
             "rateLimit": {"kind": "concurrency", "maxInFlight": 3, "status": 429},
             "rateLimitHeaders": "none",
             "exportMaxWindowDays": 1,
@@ -88,8 +87,12 @@ PROFILES: dict[str, tuple[dict[str, Any], bool]] = {
     ),
     "flaky-identity": (
         {
-            "tokenFaults": {"rate": 0.5, "statuses": [503, 500], "retryAfterSeconds": None,
-                            "seed": 1882},
+            "tokenFaults": {
+                "rate": 0.5,
+                "statuses": [503, 500],
+                "retryAfterSeconds": None,
+                "seed": 1882,
+            },
             "tokenLifetimeSeconds": 3,
             "latency": {"p50Ms": 5, "p99Ms": 60},
         },
@@ -113,8 +116,7 @@ PROFILES: dict[str, tuple[dict[str, Any], bool]] = {
             "retryAfter": "http-date",
             "rateLimitHeaders": "ietf",
             "tokenLifetimeSeconds": 2,
-            "tokenFaults": {"rate": 0.3, "statuses": [429, 503], "retryAfterSeconds": 0,
-                            "seed": 1},
+            "tokenFaults": {"rate": 0.3, "statuses": [429, 503], "retryAfterSeconds": 0, "seed": 1},
             "latency": {"p50Ms": 2, "p99Ms": 30, "stallRate": 0.05, "stallMs": 1200},
         },
         True,
@@ -128,30 +130,53 @@ TIMEOUT = (2.0, 1.0)
 
 FIRM: dict[str, pd.DataFrame] = {
     "clients": pd.DataFrame(
-        {"externalId": ["C1", "C2"], "name": ["Acme", "Beta"], "callSign": ["1001", "1002"],
-         "description": ["A client", ""]}
+        {
+            "externalId": ["C1", "C2"],
+            "name": ["Acme", "Beta"],
+            "callSign": ["1001", "1002"],
+            "description": ["A client", ""],
+        }
     ),
     "initiatives": pd.DataFrame(
-        {"billingType": ["billable", "non-billable", "billable"],
-         "externalId": ["M1", "M2", "M3"], "name": ["Acme v. Roe", "Pro bono", "Closed"],
-         "description": ["", "", ""], "callSign": ["1001-001", "1002-001", "1001-002"],
-         "clientExternalId": ["C1", "C2", "C1"], "unitIncrements": [360, 900, 360],
-         "status": ["active", "active", "inactive"]}
+        {
+            "billingType": ["billable", "non-billable", "billable"],
+            "externalId": ["M1", "M2", "M3"],
+            "name": ["Acme v. Roe", "Pro bono", "Closed"],
+            "description": ["", "", ""],
+            "callSign": ["1001-001", "1002-001", "1001-002"],
+            "clientExternalId": ["C1", "C2", "C1"],
+            "unitIncrements": [360, 900, 360],
+            "status": ["active", "active", "inactive"],
+        }
     ),
     "code_types": pd.DataFrame(
-        {"externalId": ["task-code"], "name": ["task-code"], "semanticType": ["task"],
-         "customerDefaultable": [True], "userDefaultable": [False]}
+        {
+            "externalId": ["task-code"],
+            "name": ["task-code"],
+            "semanticType": ["task"],
+            "customerDefaultable": [True],
+            "userDefaultable": [False],
+        }
     ),
     "codes": pd.DataFrame(
-        {"externalId": ["L110", "L120"], "name": ["L110", "L120"],
-         "description": ["Facts", "Analysis"], "codeTypeExternalId": ["task-code"] * 2}
+        {
+            "externalId": ["L110", "L120"],
+            "name": ["L110", "L120"],
+            "description": ["Facts", "Analysis"],
+            "codeTypeExternalId": ["task-code"] * 2,
+        }
     ),
     "code_ranges": pd.DataFrame(
         {"initiativeExternalId": ["M1", "M1"], "codeExternalId": ["L110", "L120"]}
     ),
 }
-KINDS = {"clients": "clients", "initiatives": "initiatives", "code_types": "code-types",
-         "codes": "codes", "code_ranges": "code-ranges"}
+KINDS = {
+    "clients": "clients",
+    "initiatives": "initiatives",
+    "code_types": "code-types",
+    "codes": "codes",
+    "code_ranges": "code-ranges",
+}
 RELEASES = ["2025-03-01T10:00:00Z", "2025-03-02T10:00:00Z", "2025-03-03T10:00:00Z"]
 #: statuses of a row whose record this run cannot have stored
 NOT_STORED = {"failed", "skipped", "not_sent"}
@@ -163,22 +188,35 @@ def sb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
         yield sandbox
 
 
-def _customer(sb: Sandbox, switches: dict[str, Any], url: str | None = None
-              ) -> tuple[Client, Admin, dict[str, str]]:
+def _customer(
+    sb: Sandbox, switches: dict[str, Any], url: str | None = None
+) -> tuple[Client, Admin, dict[str, str]]:
     creds = sb.admin.create_customer("Matrix firm")
     admin = Admin(sb.url, customer_id=creds["customerId"])
     admin.set_profile(**switches)
     base = url or sb.url  # each service on its own base, as the real service has them
-    client = Client(creds["customerId"], creds["clientId"], creds["clientSecret"],
-                    f"{base}/identity", f"{base}/time", f"{base}/ingestion",
-                    audience=creds["audience"], retries=5, backoff=0.05, timeout=TIMEOUT)
+    client = Client(
+        creds["customerId"],
+        creds["clientId"],
+        creds["clientSecret"],
+        f"{base}/identity",
+        f"{base}/time",
+        f"{base}/ingestion",
+        audience=creds["audience"],
+        retries=5,
+        backoff=0.05,
+        timeout=TIMEOUT,
+    )
     return client, admin, creds
 
 
 def _import_requests(sb: Sandbox) -> int:
     routes = sb.admin.stats()["routes"]
-    return sum(v["count"] for k, v in routes.items()
-               if k.startswith("POST") and ("/import" in k or k.endswith("/codes")))
+    return sum(
+        v["count"]
+        for k, v in routes.items()
+        if k.startswith("POST") and ("/import" in k or k.endswith("/codes"))
+    )
 
 
 def _check_onboard(results: pd.DataFrame, admin: Admin) -> None:
@@ -202,8 +240,9 @@ def _check_onboard(results: pd.DataFrame, admin: Admin) -> None:
 
 
 @pytest.mark.parametrize("name", list(PROFILES))
-def test_main_flows_hold_against_the_profile(name: str, sb: Sandbox, tmp_path: Path,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_main_flows_hold_against_the_profile(
+    name: str, sb: Sandbox, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     switches, lossy = PROFILES[name]
     client, admin, creds = _customer(sb, switches)
     journal = tmp_path / "journal.jsonl"
@@ -226,8 +265,9 @@ def test_main_flows_hold_against_the_profile(name: str, sb: Sandbox, tmp_path: P
     user = admin.create_user("TK1", "User One", "tk1@example.com")
     entries = []
     for at in RELEASES:
-        e = admin.create_entry(user["_id"], "M1", work_date=at[:10], summary="Work",
-                               increment_duration_in_seconds=720)
+        e = admin.create_entry(
+            user["_id"], "M1", work_date=at[:10], summary="Work", increment_duration_in_seconds=720
+        )
         entries.append(admin.release_entry(user["_id"], e["_id"], at=at))
     ids = {e["_id"] for e in entries}
     path = tmp_path / "sync"
@@ -241,10 +281,15 @@ def test_main_flows_hold_against_the_profile(name: str, sb: Sandbox, tmp_path: P
     assert (export.entries.attrs["split"] > 0) == bool(limited)
 
     # acknowledge with a journal, its re-run; then the same again without one
-    acks = pd.DataFrame({"userId": [user["_id"]] * 3, "entryId": [e["_id"] for e in entries],
-                         "outcome": ["succeeded", "failed", "succeeded"],
-                         "externalId": ["INV-1", None, "INV-3"],
-                         "errors": [None, ["rate missing"], None]})
+    acks = pd.DataFrame(
+        {
+            "userId": [user["_id"]] * 3,
+            "entryId": [e["_id"] for e in entries],
+            "outcome": ["succeeded", "failed", "succeeded"],
+            "externalId": ["INV-1", None, "INV-3"],
+            "errors": [None, ["rate missing"], None],
+        }
+    )
     ack_journal = tmp_path / "acks.jsonl"
     res = client.acknowledge(acks, journal=ack_journal, progress=False)
     _check_acks(res, acks, admin)
@@ -262,7 +307,11 @@ def test_main_flows_hold_against_the_profile(name: str, sb: Sandbox, tmp_path: P
     _check_stars(starred, admin, starring=True)
     if not lossy:
         assert starred.set_index("initiativeExternalId")["status"].to_dict() == {
-            "M1": 200, "M2": 200, "M3": 422, "M-NOPE": 404}
+            "M1": 200,
+            "M2": 200,
+            "M3": 422,
+            "M-NOPE": 404,
+        }
     unstarred = client.unstar("TK1", ["M2"], progress=False)
     _check_stars(unstarred, admin, starring=False)
     listed = client.starred("TK1", limit=1)
@@ -302,8 +351,9 @@ def _check_acks(res: pd.DataFrame, acks: pd.DataFrame, admin: Admin) -> None:
 
 def _check_stars(res: pd.DataFrame, admin: Admin, *, starring: bool) -> None:
     held = {s["initiativeExternalId"] for s in admin.records("stars")}
-    for ext, status, message in zip(res["initiativeExternalId"], res["status"],
-                                    res["errorMessage"], strict=True):
+    for ext, status, message in zip(
+        res["initiativeExternalId"], res["status"], res["errorMessage"], strict=True
+    ):
         if pd.isna(status):
             assert str(message).startswith(("unknown: ", "not sent: ")), message
             continue
@@ -338,8 +388,9 @@ def test_a_throttled_identity_service_is_retried_and_never_blamed_on_the_credent
     admin.create_user("TK", "T K", "tk@example.com")
     # seeded draws, so the run is the same every time: with seed 8 and half the requests
     # refused, the first three token requests are refused and the fourth is served
-    admin.set_profile(tokenFaults={"rate": rate, "statuses": [status], "retryAfterSeconds": 0,
-                                   "seed": 8})
+    admin.set_profile(
+        tokenFaults={"rate": rate, "statuses": [status], "retryAfterSeconds": 0, "seed": 8}
+    )
     env = tmp_path / ".env"
     env.write_text(
         f"TOOLKIT_CUSTOMER_ID={creds['customerId']}\nTOOLKIT_CLIENT_ID={creds['clientId']}\n"

@@ -54,8 +54,17 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     venv = root / "venv"
     made = _run([uv, "venv", "-q", "--python", sys.executable, str(venv)], 120)
     assert made.returncode == 0, made.stderr
-    install = [uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), "-c",
-               str(LOCK), f"{wheel}[sandbox,excel]"]
+    install = [
+        uv,
+        "pip",
+        "install",
+        "-q",
+        "--python",
+        str(venv / "bin" / "python"),
+        "-c",
+        str(LOCK),
+        f"{wheel}[sandbox,excel]",
+    ]
     done = _run([*install[:3], "--offline", *install[3:]], 300)
     if done.returncode != 0:  # uv's cache lacks a package: from the index
         done = _run(install, 600)
@@ -66,8 +75,12 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def test_the_wheel_carries_the_sample_firm_and_runs_the_demo_from_an_empty_folder(
     installed: Path, tmp_path: Path
 ) -> None:
-    done = _run([str(installed / "toolkit"), "demo", "--out", "out"], 600, cwd=tmp_path,
-                env=_clean_env(tmp_path))
+    done = _run(
+        [str(installed / "toolkit"), "demo", "--out", "out"],
+        600,
+        cwd=tmp_path,
+        env=_clean_env(tmp_path),
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "[ 1/" in done.stdout and "done in" in done.stdout
     assert (tmp_path / "out" / "sandbox.db").is_file()
@@ -78,9 +91,12 @@ def test_the_wheel_s_sandbox_serves_the_sample_firm_with_demo(
     installed: Path, tmp_path: Path
 ) -> None:
     proc = subprocess.Popen(
-        [str(installed / "toolkit"), "sandbox", "--demo", "--port", "0", "--log-level",
-         "warning"], cwd=tmp_path, env=_clean_env(tmp_path), stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
+        [str(installed / "toolkit"), "sandbox", "--demo", "--port", "0", "--log-level", "warning"],
+        cwd=tmp_path,
+        env=_clean_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         out, err = [], ""
@@ -100,16 +116,19 @@ def test_the_wheel_s_sandbox_serves_the_sample_firm_with_demo(
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=10)
-    helped = _run([str(installed / "toolkit"), "sandbox", "--help"], 60, cwd=tmp_path,
-                  env=_clean_env(tmp_path))
+    helped = _run(
+        [str(installed / "toolkit"), "sandbox", "--help"],
+        60,
+        cwd=tmp_path,
+        env=_clean_env(tmp_path),
+    )
     assert "--demo" in helped.stdout and "docs/sandbox.md" not in helped.stdout
 
 
 def test_the_wheel_s_lab_without_the_notebooks_extra_names_it(
     installed: Path, tmp_path: Path
 ) -> None:
-    done = _run([str(installed / "toolkit"), "lab"], 120, cwd=tmp_path,
-                env=_clean_env(tmp_path))
+    done = _run([str(installed / "toolkit"), "lab"], 120, cwd=tmp_path, env=_clean_env(tmp_path))
     assert done.returncode == 2
     assert "pip install 'timebill-toolkit[notebooks]'" in done.stderr
     assert "Traceback" not in done.stderr and "No module named" not in done.stderr

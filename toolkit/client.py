@@ -368,8 +368,16 @@ class Client:
         on_warning: str = "send",
     ) -> pd.DataFrame:
         return imports.import_table(
-            self.connection, "clients", df, columns=columns, validate=validate, workers=workers,
-            progress=progress, journal=journal, dry_run=dry_run, on_warning=on_warning,
+            self.connection,
+            "clients",
+            df,
+            columns=columns,
+            validate=validate,
+            workers=workers,
+            progress=progress,
+            journal=journal,
+            dry_run=dry_run,
+            on_warning=on_warning,
         )
 
     @_import_doc("initiatives")
@@ -386,8 +394,16 @@ class Client:
         on_warning: str = "send",
     ) -> pd.DataFrame:
         return imports.import_table(
-            self.connection, "initiatives", df, columns=columns, validate=validate, workers=workers,
-            progress=progress, journal=journal, dry_run=dry_run, on_warning=on_warning,
+            self.connection,
+            "initiatives",
+            df,
+            columns=columns,
+            validate=validate,
+            workers=workers,
+            progress=progress,
+            journal=journal,
+            dry_run=dry_run,
+            on_warning=on_warning,
         )
 
     @_import_doc("code_types")
@@ -404,8 +420,16 @@ class Client:
         on_warning: str = "send",
     ) -> pd.DataFrame:
         return imports.import_table(
-            self.connection, "code_types", df, columns=columns, validate=validate, workers=workers,
-            progress=progress, journal=journal, dry_run=dry_run, on_warning=on_warning,
+            self.connection,
+            "code_types",
+            df,
+            columns=columns,
+            validate=validate,
+            workers=workers,
+            progress=progress,
+            journal=journal,
+            dry_run=dry_run,
+            on_warning=on_warning,
         )
 
     @_import_doc("codes")
@@ -422,8 +446,16 @@ class Client:
         on_warning: str = "send",
     ) -> pd.DataFrame:
         return imports.import_table(
-            self.connection, "codes", df, columns=columns, validate=validate, workers=workers,
-            progress=progress, journal=journal, dry_run=dry_run, on_warning=on_warning,
+            self.connection,
+            "codes",
+            df,
+            columns=columns,
+            validate=validate,
+            workers=workers,
+            progress=progress,
+            journal=journal,
+            dry_run=dry_run,
+            on_warning=on_warning,
         )
 
     @_import_doc("code_ranges")
@@ -441,8 +473,16 @@ class Client:
         code_range_post: CodeRangePost = "replace",
     ) -> pd.DataFrame:
         return imports.import_table(
-            self.connection, "code_ranges", df, columns=columns, validate=validate, workers=workers,
-            progress=progress, journal=journal, dry_run=dry_run, on_warning=on_warning,
+            self.connection,
+            "code_ranges",
+            df,
+            columns=columns,
+            validate=validate,
+            workers=workers,
+            progress=progress,
+            journal=journal,
+            dry_run=dry_run,
+            on_warning=on_warning,
             code_range_post=code_range_post,
         )
 

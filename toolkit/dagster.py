@@ -31,7 +31,6 @@ mostly waiting on the service, and a process per run (the run launcher's way) pa
 of Dagster, pandas and pyarrow again for each firm; docs/scaling.md has the figures.
 """
 
-
 # no ``from __future__ import annotations``: Dagster reads the ``context`` annotation itself
 import os
 import threading
@@ -212,8 +211,10 @@ def assets(
         if len(report.warned):
             shown = report.warned[["table", "externalId", "status", "warning"]].head(20)
             metadata["warnings"] = dg.MetadataValue.md(shown.to_markdown(index=False))
-        context.log.info(f"firm {firm.key}: {metadata['sent']} sent, "
-                         f"{metadata['unchanged']} unchanged, {metadata['warned']} warned")
+        context.log.info(
+            f"firm {firm.key}: {metadata['sent']} sent, "
+            f"{metadata['unchanged']} unchanged, {metadata['warned']} warned"
+        )
         return dg.MaterializeResult(metadata=metadata)
 
     @dg.asset(description="The firm's released time in its Delta folder.", **common)
@@ -252,8 +253,9 @@ def assets(
             rec = _guard(firm, firm.reconcile)
         assert rec is not None
         summary = rec.summary
-        differing = int(summary.get("duration_differs", 0) + summary.get(
-            "date_or_matter_differs", 0))
+        differing = int(
+            summary.get("duration_differs", 0) + summary.get("date_or_matter_differs", 0)
+        )
         metadata: dict[str, Any] = {
             "matched": int(summary.get("matched", 0)),
             "differing": differing,
@@ -321,8 +323,9 @@ def definitions(
         executor_def=dg.in_process_executor,  # a firm's 3 steps: no process per step
     )
 
-    @dg.schedule(job=job, cron_schedule=cron, execution_timezone=timezone,
-                 name="firms_daily_schedule")
+    @dg.schedule(
+        job=job, cron_schedule=cron, execution_timezone=timezone, name="firms_daily_schedule"
+    )
     def daily(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:
         day = context.scheduled_execution_time.strftime("%Y-%m-%d")
         return [

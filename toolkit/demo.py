@@ -232,8 +232,10 @@ def _export(run: _Run) -> str:
 def _chart(run: _Run) -> str:
     assert run.export is not None
     if importlib.util.find_spec("matplotlib") is None:  # the notebooks extra is optional
-        return ("skipped: no matplotlib (pip install 'timebill-toolkit[notebooks]' draws "
-                "out/hours_by_client.png)")
+        return (
+            "skipped: no matplotlib (pip install 'timebill-toolkit[notebooks]' draws "
+            "out/hours_by_client.png)"
+        )
     path = hours_by_client_chart(run.export.entries, run.out / "hours_by_client.png")
     clients = run.export.entries["initiative.client.externalId"].nunique()
     return f"hours of {clients} clients -> {path}"
@@ -535,8 +537,9 @@ def _serving(db: Path) -> str:
         url = Settings.from_env(".env").urls["time"]
     except ToolkitError:
         return f"a running sandbox (make sandbox, or toolkit sandbox --db {db})"
-    return f"a running sandbox (the .env here names {url}; make sandbox, or toolkit sandbox " \
-        f"--db {db})"
+    return (
+        f"a running sandbox (the .env here names {url}; make sandbox, or toolkit sandbox --db {db})"
+    )
 
 
 def _clear(out: Path) -> None:
@@ -554,8 +557,11 @@ def _clear(out: Path) -> None:
         for suffix in ("", "-wal", "-shm", "-journal"):
             if Path(f"{db}{suffix}").exists():
                 Path(f"{db}{suffix}").replace(f"{kept}{suffix}")
-        print(f"{db} existed: moved to {kept} (its records stay there); the demo starts a "
-              "new sandbox database", flush=True)
+        print(
+            f"{db} existed: moved to {kept} (its records stay there); the demo starts a "
+            "new sandbox database",
+            flush=True,
+        )
     (out / "hours_by_client.png").unlink(missing_ok=True)
     shutil.rmtree(out / "export", ignore_errors=True)
 
@@ -611,10 +617,12 @@ def run_demo(
         return 1
     db = out_dir / "sandbox.db"
     if _in_use(db):
-        print(f"demo: {db} is open in another process, {_serving(db)}; the demo makes a new "
-              f"database there, so it stops and changes nothing. Stop that sandbox (Ctrl+C "
-              f"where it runs) and run the demo again, or give the demo another folder: "
-              f"toolkit demo --out OTHER")
+        print(
+            f"demo: {db} is open in another process, {_serving(db)}; the demo makes a new "
+            f"database there, so it stops and changes nothing. Stop that sandbox (Ctrl+C "
+            f"where it runs) and run the demo again, or give the demo another folder: "
+            f"toolkit demo --out OTHER"
+        )
         return 2
     out_dir.mkdir(parents=True, exist_ok=True)
     _clear(out_dir)

@@ -100,8 +100,15 @@ _RECONCILE_KEYS: dict[str, tuple[type, ...]] = {
 }
 _DURATION = re.compile(r"\d+(\.\d+)?\s*[A-Za-z]+(\s*\d+(\.\d+)?\s*[A-Za-z]+)*")
 _FIRM_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
-_TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", dict: "a table",
-               bool: "true or false", date: "a date", datetime: "a date-time"}
+_TYPE_NAMES = {
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    dict: "a table",
+    bool: "true or false",
+    date: "a date",
+    datetime: "a date-time",
+}
 
 
 @dataclass(frozen=True)
@@ -418,8 +425,7 @@ def _url(firm: str, key: str, value: str) -> str:
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(
-            f"{_where(firm, key)}: {value!r} is not an http(s) address such as "
-            "https://host.example"
+            f"{_where(firm, key)}: {value!r} is not an http(s) address such as https://host.example"
         )
     return value
 
@@ -449,8 +455,9 @@ def _firm(name: str, table: Any, folder: Path, env_file: Path | None) -> Firm:
     values = {key: _typed(name, key, table[key], _KEYS[key][0]) for key in table}
     missing = [key for key, (_, required) in _KEYS.items() if required and key not in values]
     if missing:
-        raise ConfigError(f"{_where(name, missing[0])}: is missing (required: "
-                          f"{', '.join(missing)})")
+        raise ConfigError(
+            f"{_where(name, missing[0])}: is missing (required: {', '.join(missing)})"
+        )
     secrets = [key for key in ("client_secret_env", "client_secret_file") if key in values]
     if len(secrets) != 1:
         raise ConfigError(
@@ -480,8 +487,9 @@ def _firm(name: str, table: Any, folder: Path, env_file: Path | None) -> Firm:
     options = values.get("reconcile", {})
     for key, value in options.items():
         if key not in _RECONCILE_KEYS:
-            raise _unknown(name, f"reconcile.{key}", {f"reconcile.{k}": 0 for k in
-                                                      _RECONCILE_KEYS}, "key")
+            raise _unknown(
+                name, f"reconcile.{key}", {f"reconcile.{k}": 0 for k in _RECONCILE_KEYS}, "key"
+            )
         _typed(name, f"reconcile.{key}", value, _RECONCILE_KEYS[key])
 
     def path(key: str) -> Path | None:
@@ -565,8 +573,10 @@ def load(path: str | os.PathLike[str]) -> Firms:
         raise ConfigError(f"{file}: no firm; give one [firms.KEY] table per firm")
     folder = file.resolve().parent
     env = folder / ".env"
-    firms = {name: _firm(name, table, folder, env if env.is_file() else None)
-             for name, table in tables.items()}
+    firms = {
+        name: _firm(name, table, folder, env if env.is_file() else None)
+        for name, table in tables.items()
+    }
     for key in ("journal", "sync"):
         seen: dict[Path, str] = {}
         for firm in firms.values():
@@ -614,8 +624,13 @@ def _write_push_record(firm: Firm, report: OnboardReport) -> None:
         "counts": counts,
         "failing": [
             {"table": t, "externalId": k, "status": s, "error": e}
-            for t, k, s, e in zip(failing["table"], failing["externalId"], failing["status"],
-                                  failing["error"], strict=True)
+            for t, k, s, e in zip(
+                failing["table"],
+                failing["externalId"],
+                failing["status"],
+                failing["error"],
+                strict=True,
+            )
         ],
     }
     tmp = firm.push_record.with_name(firm.push_record.name + ".tmp")
@@ -640,8 +655,13 @@ def _write_run(firm: Firm, step: str, error: str | None) -> None:
     if error is None:
         entry.update({"failed_runs": 0, "last_ok_at": now})
     else:
-        entry.update({"failed_runs": int(entry.get("failed_runs", 0)) + 1,
-                      "last_error": error, "last_error_at": now})
+        entry.update(
+            {
+                "failed_runs": int(entry.get("failed_runs", 0)) + 1,
+                "last_error": error,
+                "last_error_at": now,
+            }
+        )
     record[step] = entry
     firm.run_record.parent.mkdir(parents=True, exist_ok=True)
     tmp = firm.run_record.with_name(firm.run_record.name + ".tmp")
@@ -653,8 +673,11 @@ def _run_state(firm: Firm) -> dict[str, Any]:
     """``failed_runs`` (the most failures in a row of a step still failing: the runs that
     failed), the latest ``last_error`` (of a step still failing, named) and its time."""
     record = _read_json(firm.run_record)
-    failing = [(str(e.get("last_error_at")), step, e) for step, e in record.items()
-               if isinstance(e, dict) and int(e.get("failed_runs", 0)) > 0]
+    failing = [
+        (str(e.get("last_error_at")), step, e)
+        for step, e in record.items()
+        if isinstance(e, dict) and int(e.get("failed_runs", 0)) > 0
+    ]
     if not failing:
         return {"failed_runs": 0 if record else pd.NA, "last_error": None, "last_error_at": None}
     at, step, entry = max(failing)
@@ -677,8 +700,20 @@ def _watermark(folder: Path) -> pd.Timestamp | None:
 
 #: the columns of :func:`status`
 STATUS_COLUMNS = [
-    "firm", "customer_id", "state", "last_push", "sent", "unchanged", "failing", "failed_runs",
-    "last_error", "last_error_at", "watermark", "watermark_age", "delta_version", "entries",
+    "firm",
+    "customer_id",
+    "state",
+    "last_push",
+    "sent",
+    "unchanged",
+    "failing",
+    "failed_runs",
+    "last_error",
+    "last_error_at",
+    "watermark",
+    "watermark_age",
+    "delta_version",
+    "entries",
 ]
 
 
@@ -729,7 +764,8 @@ def status(firms: Mapping[str, Firm], *, now: pd.Timestamp | None = None) -> pd.
         row.update(_push_state(firm))
         row.update(_run_state(firm))
         failing = (row["failed_runs"] is not pd.NA and row["failed_runs"] > 0) or (
-            row["failing"] is not pd.NA and row["failing"] > 0)
+            row["failing"] is not pd.NA and row["failing"] > 0
+        )
         ran = row["last_push"] is not None or row["failed_runs"] is not pd.NA
         row["state"] = "failing" if failing else "ok" if ran else "never run"
         try:

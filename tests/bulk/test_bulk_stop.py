@@ -77,8 +77,10 @@ def test_interrupt_in_the_main_thread_raises_interrupted_within_a_second_with_ev
     assert set(result["status"].astype(str)) <= {"sent", "unknown", "not_sent"}
     assert result.loc[result["status"] == "not_sent", "error"].str.contains("interrupted").all()
     # every row is accounted for: what was sent is stored, what was not is not
-    stored = {r["externalId"] for r in sandbox.admin.records("clients",
-                                                            customer_id=fresh_client.customer_id)}
+    stored = {
+        r["externalId"]
+        for r in sandbox.admin.records("clients", customer_id=fresh_client.customer_id)
+    }
     sent = set(result.loc[result["status"] == "sent", "externalId"])
     never = set(result.loc[result["status"] == "not_sent", "externalId"])
     both = result[result["externalId"].isin(never & stored)]
@@ -94,12 +96,23 @@ def test_sigint_to_onboard_exits_130_fast_and_the_rerun_sends_exactly_the_rest(
     n = 3000
     _clients(n, prefix="SIG").to_csv(folder / "clients.csv", index=False)
     journal = tmp_path / "onboard.jsonl"
-    cmd = [sys.executable, "-m", "toolkit", "--env-file", str(tmp_path / "none.env"), "-q",
-           "onboard", str(folder), "--journal", str(journal), "--workers", "8"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "toolkit",
+        "--env-file",
+        str(tmp_path / "none.env"),
+        "-q",
+        "onboard",
+        str(folder),
+        "--journal",
+        str(journal),
+        "--workers",
+        "8",
+    ]
     env = {**os.environ, **client_env(fresh_client, sandbox)}
     sandbox.admin.set_faults(latency_ms=50)
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and proc.poll() is None:
@@ -143,9 +156,15 @@ def test_sigint_to_onboard_exits_130_fast_and_the_rerun_sends_exactly_the_rest(
 def test_closed_identity_port_ends_a_1000_row_run_within_10_seconds_naming_the_host(
     fresh_client: Client, sandbox, unused_port: int
 ) -> None:
-    client = Client(fresh_client.customer_id, fresh_client.client_id,
-                    fresh_client.auth._secret, f"http://127.0.0.1:{unused_port}", sandbox.url,
-                    audience=sandbox.audience, retries=5)
+    client = Client(
+        fresh_client.customer_id,
+        fresh_client.client_id,
+        fresh_client.auth._secret,
+        f"http://127.0.0.1:{unused_port}",
+        sandbox.url,
+        audience=sandbox.audience,
+        retries=5,
+    )
     start = time.monotonic()
     result = client.import_clients(_clients(1000, prefix="CLOSED"), progress=False)
     assert time.monotonic() - start < 10
@@ -158,17 +177,30 @@ def test_closed_identity_port_ends_a_1000_row_run_within_10_seconds_naming_the_h
 def test_closed_port_fails_the_whole_onboarding_once_not_per_table(
     fresh_client: Client, sandbox, unused_port: int
 ) -> None:
-    client = Client(fresh_client.customer_id, fresh_client.client_id,
-                    fresh_client.auth._secret, sandbox.url, f"http://127.0.0.1:{unused_port}",
-                    audience=fresh_client.connection.settings.audience)
-    initiatives = pd.DataFrame({
-        "billingType": "billable", "externalId": ["M-1", "M-2"], "name": "n",
-        "description": "d", "callSign": ["1", "2"], "clientExternalId": "CLOSED-00000",
-        "unitIncrements": 360, "status": "active",
-    })
+    client = Client(
+        fresh_client.customer_id,
+        fresh_client.client_id,
+        fresh_client.auth._secret,
+        sandbox.url,
+        f"http://127.0.0.1:{unused_port}",
+        audience=fresh_client.connection.settings.audience,
+    )
+    initiatives = pd.DataFrame(
+        {
+            "billingType": "billable",
+            "externalId": ["M-1", "M-2"],
+            "name": "n",
+            "description": "d",
+            "callSign": ["1", "2"],
+            "clientExternalId": "CLOSED-00000",
+            "unitIncrements": 360,
+            "status": "active",
+        }
+    )
     start = time.monotonic()
-    report = client.onboard({"clients": _clients(50, "CLOSED"), "initiatives": initiatives},
-                            progress=False)
+    report = client.onboard(
+        {"clients": _clients(50, "CLOSED"), "initiatives": initiatives}, progress=False
+    )
     assert time.monotonic() - start < 10
     assert (report.results["status"] == "not_sent").all()
     assert report.results["error"].str.contains("TOOLKIT_TIME_URL").all()
@@ -198,11 +230,22 @@ def test_a_lost_answer_is_unknown_not_failed(fresh_client: Client, sandbox, no_f
 
 
 def test_per_item_500s_are_retried_like_whole_requests(firm, sandbox, no_faults) -> None:
-    client = Client(firm.customer_id, firm.tenant.client_id, firm.tenant.client_secret,
-                    sandbox.url, sandbox.url, audience=sandbox.audience, retries=8,
-                    backoff=0.01)
-    pairs = pd.DataFrame({"timekeeperExternalId": ["TK1", "TK1", "TK2", "TK2"],
-                          "initiativeExternalId": ["M1", "M2", "M1", "M2"]})
+    client = Client(
+        firm.customer_id,
+        firm.tenant.client_id,
+        firm.tenant.client_secret,
+        sandbox.url,
+        sandbox.url,
+        audience=sandbox.audience,
+        retries=8,
+        backoff=0.01,
+    )
+    pairs = pd.DataFrame(
+        {
+            "timekeeperExternalId": ["TK1", "TK1", "TK2", "TK2"],
+            "initiativeExternalId": ["M1", "M2", "M1", "M2"],
+        }
+    )
     sandbox.admin.set_faults(item_error_rate=0.5, seed=5)
     try:
         results = [client.star(pairs, progress=False, workers=1) for _ in range(3)]
@@ -230,10 +273,16 @@ def test_a_second_run_on_the_same_journal_fails_at_once_naming_the_process(tmp_p
 def test_a_second_process_on_the_same_journal_is_refused(tmp_path) -> None:
     first = Journal(tmp_path / "j.jsonl")
     try:
-        code = ("import sys; from toolkit.bulk.runner import Journal\n"
-                "try:\n    Journal(sys.argv[1])\nexcept Exception as e:\n    print(e); sys.exit(3)")
-        proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "j.jsonl")],
-                              capture_output=True, text=True, timeout=60)
+        code = (
+            "import sys; from toolkit.bulk.runner import Journal\n"
+            "try:\n    Journal(sys.argv[1])\nexcept Exception as e:\n    print(e); sys.exit(3)"
+        )
+        proc = subprocess.run(
+            [sys.executable, "-c", code, str(tmp_path / "j.jsonl")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     finally:
         first.close()
     assert proc.returncode == 3 and f"process {os.getpid()}" in proc.stdout
@@ -297,12 +346,32 @@ def test_the_cli_reports_a_journal_folder_without_a_traceback(tmp_path) -> None:
     folder = tmp_path / "firm"
     folder.mkdir()
     _clients(2, "CLI").to_csv(folder / "clients.csv", index=False)
-    env = {**os.environ, "TOOLKIT_CUSTOMER_ID": "c", "TOOLKIT_CLIENT_ID": "i",
-           "TOOLKIT_CLIENT_SECRET": "s", "TOOLKIT_AUTH_URL": "http://127.0.0.1:9",
-           "TOOLKIT_TIME_URL": "http://127.0.0.1:9"}
-    proc = subprocess.run([sys.executable, "-m", "toolkit", "--env-file", "none", "-q",
-                           "onboard", str(folder), "--journal", str(tmp_path)],
-                          env=env, capture_output=True, text=True, timeout=60)
+    env = {
+        **os.environ,
+        "TOOLKIT_CUSTOMER_ID": "c",
+        "TOOLKIT_CLIENT_ID": "i",
+        "TOOLKIT_CLIENT_SECRET": "s",
+        "TOOLKIT_AUTH_URL": "http://127.0.0.1:9",
+        "TOOLKIT_TIME_URL": "http://127.0.0.1:9",
+    }
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "toolkit",
+            "--env-file",
+            "none",
+            "-q",
+            "onboard",
+            str(folder),
+            "--journal",
+            str(tmp_path),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "is a folder" in proc.stderr
     assert "Traceback" not in proc.stderr
 
@@ -318,8 +387,9 @@ def test_the_sandbox_rate_limit_answers_429_with_retry_after_per_customer(
     try:
         settings = sandbox.admin.set_rate_limit(2, burst=3)
         assert (settings["perSecond"], settings["burst"]) == (2.0, 3)
-        statuses = [a.api("GET", "/api/v1/customers/{cid}/users/nobody").status_code
-                    for _ in range(5)]
+        statuses = [
+            a.api("GET", "/api/v1/customers/{cid}/users/nobody").status_code for _ in range(5)
+        ]
         other = b.api("GET", "/api/v1/customers/{cid}/users/nobody")
         limited = a.api("GET", "/api/v1/customers/{cid}/users/nobody")
     finally:

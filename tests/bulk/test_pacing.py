@@ -49,8 +49,15 @@ def _client(sandbox: Any, **profile: Any) -> Client:
     creds = sandbox.admin.create_customer("Pacing firm")
     if profile:
         sandbox.admin.set_profile(customer_id=creds["customerId"], **profile)
-    client = Client(creds["customerId"], creds["clientId"], creds["clientSecret"], sandbox.url,
-                    sandbox.url, audience=creds["audience"], retries=3)
+    client = Client(
+        creds["customerId"],
+        creds["clientId"],
+        creds["clientSecret"],
+        sandbox.url,
+        sandbox.url,
+        audience=creds["audience"],
+        retries=3,
+    )
     client.connection.auth.secret_token()  # the token exchange is not timed
     return client
 
@@ -96,8 +103,7 @@ def test_a_token_bucket_with_a_small_burst_is_found_and_kept(sandbox: Any) -> No
 
 def test_a_fixed_window_is_paced_at_its_quota_per_window(sandbox: Any) -> None:
     # the sandbox rounds Retry-After up to the second: a longer window loses less to it
-    client = _client(sandbox, rateLimit={"kind": "fixed-window", "limit": 160,
-                                         "windowSeconds": 4})
+    client = _client(sandbox, rateLimit={"kind": "fixed-window", "limit": 160, "windowSeconds": 4})
     statuses = _noted(client)
     rate, result = _import(client, 320)  # two windows' quota
     assert result["ok"].all()
@@ -116,8 +122,11 @@ def test_a_concurrency_cap_bounds_the_requests_in_flight_not_the_rate(
     start = time.perf_counter()
     free.import_clients(_clients(120, "FREE"), workers=3, progress=False)
     limit = 120 / (time.perf_counter() - start)  # what 3 workers reach with no cap
-    client = _client(sandbox, latency=latency,
-                     rateLimit={"kind": "concurrency", "maxInFlight": 3, "status": status})
+    client = _client(
+        sandbox,
+        latency=latency,
+        rateLimit={"kind": "concurrency", "maxInFlight": 3, "status": status},
+    )
     statuses = _noted(client)
     rate, result = _import(client, round(4 * limit))  # about 4 s
     assert result["ok"].all()
@@ -136,8 +145,7 @@ def test_two_concurrent_runs_of_one_client_share_one_budget(sandbox: Any) -> Non
     results: dict[str, pd.DataFrame] = {}
 
     def run(prefix: str) -> None:
-        results[prefix] = client.import_clients(_clients(160, prefix), workers=8,
-                                                progress=False)
+        results[prefix] = client.import_clients(_clients(160, prefix), workers=8, progress=False)
 
     threads = [threading.Thread(target=run, args=(p,)) for p in ("A", "B")]
     start = time.perf_counter()
@@ -154,9 +162,12 @@ def test_two_concurrent_runs_of_one_client_share_one_budget(sandbox: Any) -> Non
 
 
 def test_rate_limit_headers_and_http_date_retry_after_are_read(sandbox: Any) -> None:
-    client = _client(sandbox, rateLimit={"kind": "fixed-window", "limit": 60,
-                                         "windowSeconds": 3},
-                     rateLimitHeaders="ietf", retryAfter="http-date")
+    client = _client(
+        sandbox,
+        rateLimit={"kind": "fixed-window", "limit": 60, "windowSeconds": 3},
+        rateLimitHeaders="ietf",
+        retryAfter="http-date",
+    )
     reply = client.connection.send("user", path={"userId": "nobody"})
     assert reply.headers is not None and "ratelimit-policy" in reply.headers
     assert limit_hints(reply.headers).quota == 60
@@ -258,8 +269,9 @@ def test_retry_after_as_an_http_date() -> None:
 
 
 def test_x_ratelimit_headers_are_read() -> None:
-    hints = limit_hints({"X-RateLimit-Limit": "100", "X-RateLimit-Remaining": "0",
-                         "X-RateLimit-Reset": "7"})
+    hints = limit_hints(
+        {"X-RateLimit-Limit": "100", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "7"}
+    )
     assert (hints.quota, hints.remaining, hints.reset) == (100.0, 0.0, 7.0)
     assert limit_hints({"x-ratelimit-reset": "1000000050"}, now=1000000000).reset == 50.0
     assert limit_hints(None).quota is None
@@ -268,8 +280,15 @@ def test_x_ratelimit_headers_are_read() -> None:
 # -- the budget against a simulated token bucket (the ends of issue 18's range) ------------------
 
 
-def _simulate(rate: float, burst: int, seconds: float = 20.0, *, workers: int = 8,
-              latency: float = 0.004, jitter: float = 0.0005) -> tuple[float, int, int]:
+def _simulate(
+    rate: float,
+    burst: int,
+    seconds: float = 20.0,
+    *,
+    workers: int = 8,
+    latency: float = 0.004,
+    jitter: float = 0.0005,
+) -> tuple[float, int, int]:
     """Import ``seconds`` worth of rows at ``rate`` through one budget and a token bucket.
 
     Every request takes ``latency`` (±50%) and reaches the bucket up to ``jitter`` late; a
@@ -397,7 +416,8 @@ def test_a_retry_after_delays_the_refused_row_not_the_run(sandbox: Any) -> None:
         if isinstance(body, dict) and "externalId" in body:
             with lock:
                 sent.setdefault(body["externalId"], []).append(
-                    (start, time.monotonic(), reply.status))
+                    (start, time.monotonic(), reply.status)
+                )
         return reply
 
     client.connection.transport.send = noting  # type: ignore[method-assign]

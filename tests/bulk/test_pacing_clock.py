@@ -66,8 +66,9 @@ class _Run:
         seen = [s for t, s in self.log if start <= t < end]
         return sum(s in (429, 503) for s in seen) / max(len(seen), 1)
 
-    def time_to(self, start: float, end: float, limit: float, share: float = 0.9,
-                window: float = 2.0) -> float | None:
+    def time_to(
+        self, start: float, end: float, limit: float, share: float = 0.9, window: float = 2.0
+    ) -> float | None:
         """Seconds from ``start`` to the end of the first ``window`` (ending after ``start``)
         whose accepted answers reach ``share`` of ``limit``."""
         oks = [t for t, s in self.log if s < 300 and start - window <= t < end]
@@ -121,8 +122,9 @@ def simulate(
     budget = Budget(clock=clock)
     run = _Run()
     order = itertools.count()
-    events: list[tuple[float, int, int, str]] = [(0.0, next(order), w, "try")
-                                                  for w in range(workers)]
+    events: list[tuple[float, int, int, str]] = [
+        (0.0, next(order), w, "try") for w in range(workers)
+    ]
     pending: dict[int, tuple[Any, int, float | None, LimitHints | None, Any]] = {}
     waiting: set[int] = set()
     ends = list(itertools.accumulate(seconds for _, seconds in steps))
@@ -154,8 +156,9 @@ def simulate(
             waiting.add(worker)
             continue
         if delay > 0:
-            heapq.heappush(events, (now + min(delay, 0.05) + rnd.random() * 0.0005,
-                                    next(order), worker, "try"))
+            heapq.heappush(
+                events, (now + min(delay, 0.05) + rnd.random() * 0.0005, next(order), worker, "try")
+            )
             continue
         ticket = budget.take()
         took = latency * (0.5 + rnd.random())
@@ -197,6 +200,7 @@ CAP_LATENCY = 0.02  # a cap of n lets about n / 20 ms through
 
 # -- a limit that moves -------------------------------------------------------------------------
 
+
 def _gap(why: str) -> pytest.MarkDecorator:
     """A case the pacer does not meet yet (strict: it fails the run once it does)."""
     return pytest.mark.xfail(strict=True, reason=f"not met yet (issue 28): {why}")
@@ -207,15 +211,33 @@ RAISED = [
     ("token bucket 10/s -> 40/s", _bucket(10, 1), 10.0, _bucket(40, 10), 40.0),
     ("token bucket 15/s burst 3 -> 70/s burst 2", _bucket(15, 3), 15.0, _bucket(70, 2), 70.0),
     ("token bucket 40/s -> 100/s burst 5", _bucket(40, 10), 40.0, _bucket(100, 5), 100.0),
-    pytest.param("fixed window 40 per 2 s -> 120 per 2 s", _window(40, 2), 20.0, _window(120, 2),
-                 60.0, marks=_gap("found in 6 s, but kept at 70% of the quota, not 75%")),
+    pytest.param(
+        "fixed window 40 per 2 s -> 120 per 2 s",
+        _window(40, 2),
+        20.0,
+        _window(120, 2),
+        60.0,
+        marks=_gap("found in 6 s, but kept at 70% of the quota, not 75%"),
+    ),
     ("concurrency cap 2 -> 6", _cap(2), None, _cap(6), None),
 ]
 LOWERED = [
-    pytest.param("token bucket 100/s burst 5 -> 15/s burst 3", _bucket(100, 5), 100.0,
-                 _bucket(15, 3), 15.0, marks=_gap("settles in 2.5 s, not 2")),
-    pytest.param("token bucket 70/s burst 2 -> 25/s", _bucket(70, 2), 70.0, _bucket(25, 25),
-                 25.0, marks=_gap("settles in about 2 s, but 6% refused after, not 5%")),
+    pytest.param(
+        "token bucket 100/s burst 5 -> 15/s burst 3",
+        _bucket(100, 5),
+        100.0,
+        _bucket(15, 3),
+        15.0,
+        marks=_gap("settles in 2.5 s, not 2"),
+    ),
+    pytest.param(
+        "token bucket 70/s burst 2 -> 25/s",
+        _bucket(70, 2),
+        70.0,
+        _bucket(25, 25),
+        25.0,
+        marks=_gap("settles in about 2 s, but 6% refused after, not 5%"),
+    ),
     ("fixed window 120 per 2 s -> 40 per 2 s", _window(120, 2), 60.0, _window(40, 2), 20.0),
     ("concurrency cap 6 -> 2", _cap(6), None, _cap(2), None),
 ]
@@ -236,10 +258,12 @@ def _cap_limit(n: int) -> float:
     return run.accepted(2.0, 10.0)
 
 
-@pytest.mark.parametrize(("name", "before", "limit0", "after", "limit1"), RAISED,
-                         ids=_ids(RAISED))
+@pytest.mark.parametrize(("name", "before", "limit0", "after", "limit1"), RAISED, ids=_ids(RAISED))
 def test_a_raised_limit_is_found_within_ten_seconds(
-    name: str, before: dict[str, Any], limit0: float | None, after: dict[str, Any],
+    name: str,
+    before: dict[str, Any],
+    limit0: float | None,
+    after: dict[str, Any],
     limit1: float | None,
 ) -> None:
     latency = CAP_LATENCY if before["kind"] == "concurrency" else LATENCY
@@ -253,10 +277,14 @@ def test_a_raised_limit_is_found_within_ten_seconds(
     assert run.refused(30.0, 50.0) <= 0.05, run.refused(30.0, 50.0)
 
 
-@pytest.mark.parametrize(("name", "before", "limit0", "after", "limit1"), LOWERED,
-                         ids=_ids(LOWERED))
+@pytest.mark.parametrize(
+    ("name", "before", "limit0", "after", "limit1"), LOWERED, ids=_ids(LOWERED)
+)
 def test_a_lowered_limit_is_found_within_two_seconds(
-    name: str, before: dict[str, Any], limit0: float | None, after: dict[str, Any],
+    name: str,
+    before: dict[str, Any],
+    limit0: float | None,
+    after: dict[str, Any],
     limit1: float | None,
 ) -> None:
     latency = CAP_LATENCY if before["kind"] == "concurrency" else LATENCY
@@ -299,16 +327,24 @@ def test_a_429_whose_headers_say_the_quota_is_spent_pauses_the_run() -> None:
     clock = _Clock()
     budget = Budget(clock=clock)
     budget.answer(budget.take(), 201)
-    budget.answer(budget.take(), 429, retry_after=4.0,
-                  hints=LimitHints(quota=100, window=10, remaining=0, reset=4))
+    budget.answer(
+        budget.take(),
+        429,
+        retry_after=4.0,
+        hints=LimitHints(quota=100, window=10, remaining=0, reset=4),
+    )
     assert budget.delay() == pytest.approx(4.0)
     clock.now += 4.0
     assert budget.delay() == 0.0
 
 
 def _x_ratelimit(admission: Admission) -> LimitHints:
-    return LimitHints(quota=admission.limit, window=admission.window,
-                      remaining=admission.remaining, reset=admission.reset)
+    return LimitHints(
+        quota=admission.limit,
+        window=admission.window,
+        remaining=admission.remaining,
+        reset=admission.reset,
+    )
 
 
 @pytest.mark.parametrize("said", [True, False], ids=["headers", "no-headers"])

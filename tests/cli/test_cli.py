@@ -52,8 +52,10 @@ def test_onboard_prints_the_warnings_of_the_rows_it_sent_and_strict_sends_nothin
     out = capsys.readouterr().out
     assert "with a warning" in out and "warned" in out
     assert "19 warning(s) on 9 row(s) sent as given" in out
-    assert "initiatives line 2 [M-1 ] unitIncrements: unitIncrements '360.5' is not a whole " \
+    assert (
+        "initiatives line 2 [M-1 ] unitIncrements: unitIncrements '360.5' is not a whole "
         "number of seconds; it is sent as given; unitIncrements is in SECONDS" in out
+    )
     assert "clients line 2 [ C-1 ] description: description is empty" in out
     assert "... and 9 more" in out  # the first 10 shown, the rest counted
     written = pd.read_csv(tmp_path / "results.csv")
@@ -83,23 +85,56 @@ def test_star_starred_export_pending_and_acknowledge(env_file, tmp_path, sandbox
     out_csv = tmp_path / "starred.csv"
     assert main([*base, "starred", "TK-CLI", "--out", str(out_csv)]) == 0
     assert sorted(pd.read_csv(out_csv)["initiativeExternalId"]) == ["M-1001-002", "M-1001-003"]
-    entry = sandbox.admin.create_entry(user["_id"], "M-1001-002", work_date="2026-10-01",
-                                       increment_duration_in_seconds=720, customer_id=cid)
-    sandbox.admin.release_entry(user["_id"], entry["_id"], at="2026-10-02T10:00:00Z",
-                                customer_id=cid)
-    assert main([*base, "export", "--after", "2026-10-01", "--on-or-before", "2026-10-03",
-                 "--out", str(tmp_path / "exp"), "--window", "1D"]) == 0
+    entry = sandbox.admin.create_entry(
+        user["_id"],
+        "M-1001-002",
+        work_date="2026-10-01",
+        increment_duration_in_seconds=720,
+        customer_id=cid,
+    )
+    sandbox.admin.release_entry(
+        user["_id"], entry["_id"], at="2026-10-02T10:00:00Z", customer_id=cid
+    )
+    assert (
+        main(
+            [
+                *base,
+                "export",
+                "--after",
+                "2026-10-01",
+                "--on-or-before",
+                "2026-10-03",
+                "--out",
+                str(tmp_path / "exp"),
+                "--window",
+                "1D",
+            ]
+        )
+        == 0
+    )
     assert (tmp_path / "exp" / "entries").is_dir()
     assert main([*base, "pending", "--out", str(tmp_path / "pend"), "--format", "csv"]) == 0
     acks = tmp_path / "acks.csv"
-    pd.DataFrame({"userId": [user["_id"]], "entryId": [entry["_id"]], "outcome": ["succeeded"],
-                  "externalId": ["INV-9"]}).to_csv(acks, index=False)
+    pd.DataFrame(
+        {
+            "userId": [user["_id"]],
+            "entryId": [entry["_id"]],
+            "outcome": ["succeeded"],
+            "externalId": ["INV-9"],
+        }
+    ).to_csv(acks, index=False)
     journal = tmp_path / "acks.jsonl"
     assert main([*base, "acknowledge", str(acks), "--journal", str(journal)]) == 0
     assert journal.is_file() and list(tmp_path.glob("*.lock")) == []  # no lock left behind
     assert main([*base, "acknowledge", str(acks)]) == 0  # the same acknowledgement: a no-op
-    pd.DataFrame({"userId": [user["_id"]], "entryId": [entry["_id"]], "outcome": ["failed"],
-                  "errors": ["late"]}).to_csv(acks, index=False)
+    pd.DataFrame(
+        {
+            "userId": [user["_id"]],
+            "entryId": [entry["_id"]],
+            "outcome": ["failed"],
+            "errors": ["late"],
+        }
+    ).to_csv(acks, index=False)
     assert main([*base, "acknowledge", str(acks)]) == 1  # conflicting: 409 reported
     assert "409" in capsys.readouterr().out
 
@@ -128,30 +163,61 @@ def test_export_with_a_bare_date_takes_that_whole_day_and_prints_its_window(
 ) -> None:
     user = sandbox.admin.create_user("TK-DAY", "Day User", customer_id=fresh_client.customer_id)
     assert fresh_client.onboard(SAMPLE, progress=False).ok
-    for at in ("2026-11-21T18:00:00Z", "2026-11-22T09:30:00Z", "2026-11-22T23:59:59.500Z",
-               "2026-11-23T00:00:00Z"):
+    for at in (
+        "2026-11-21T18:00:00Z",
+        "2026-11-22T09:30:00Z",
+        "2026-11-22T23:59:59.500Z",
+        "2026-11-23T00:00:00Z",
+    ):
         entry = sandbox.admin.create_entry(
-            user["_id"], "M-1001-002", work_date="2026-11-21", increment_duration_in_seconds=600,
-            customer_id=fresh_client.customer_id)
-        sandbox.admin.release_entry(user["_id"], entry["_id"], at=at,
-                                    customer_id=fresh_client.customer_id)
-    assert main(["--env-file", str(env_file), "-q", "export", "--after", "2026-11-22",
-                 "--on-or-before", "2026-11-22", "--out", str(tmp_path / out)]) == 0
+            user["_id"],
+            "M-1001-002",
+            work_date="2026-11-21",
+            increment_duration_in_seconds=600,
+            customer_id=fresh_client.customer_id,
+        )
+        sandbox.admin.release_entry(
+            user["_id"], entry["_id"], at=at, customer_id=fresh_client.customer_id
+        )
+    assert (
+        main(
+            [
+                "--env-file",
+                str(env_file),
+                "-q",
+                "export",
+                "--after",
+                "2026-11-22",
+                "--on-or-before",
+                "2026-11-22",
+                "--out",
+                str(tmp_path / out),
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
-    assert "--on-or-before '2026-11-22' is a date: read as the end of that day, " \
+    assert (
+        "--on-or-before '2026-11-22' is a date: read as the end of that day, "
         "2026-11-22T23:59:59.999Z" in captured.err
-    assert ("export window: entries released after 2026-11-22T00:00:00.000Z, on or before "
-            "2026-11-22T23:59:59.999Z") in captured.out
+    )
+    assert (
+        "export window: entries released after 2026-11-22T00:00:00.000Z, on or before "
+        "2026-11-22T23:59:59.999Z"
+    ) in captured.out
     assert "wrote 2 entries" in captured.out  # 09:30 and 23:59:59.5 of the 22nd
 
 
 def test_python_export_warns_that_a_bare_date_upper_bound_is_midnight(fresh_client) -> None:
     from toolkit.errors import InputWarning
 
-    with pytest.warns(InputWarning, match="on_or_before '2026-11-22' is a date, read as its "
-                      "first instant 2026-11-22T00:00:00Z: entries released during 2026-11-22 "
-                      "are left out; to include that day pass "
-                      "on_or_before='2026-11-22T23:59:59.999Z'"):
+    with pytest.warns(
+        InputWarning,
+        match="on_or_before '2026-11-22' is a date, read as its "
+        "first instant 2026-11-22T00:00:00Z: entries released during 2026-11-22 "
+        "are left out; to include that day pass "
+        "on_or_before='2026-11-22T23:59:59.999Z'",
+    ):
         fresh_client.export_entries("2026-11-21", "2026-11-22", progress=False)
 
 
@@ -160,8 +226,23 @@ def test_python_export_warns_that_a_bare_date_upper_bound_is_midnight(fresh_clie
 
 def test_export_to_an_xlsx_name_writes_a_workbook(project: Path) -> None:
     out = project / "march.xlsx"
-    assert main(["--env-file", str(project / ".env"), "-q", "export", "--after", "2026-11-01",
-                 "--on-or-before", "2026-11-03", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "--env-file",
+                str(project / ".env"),
+                "-q",
+                "export",
+                "--after",
+                "2026-11-01",
+                "--on-or-before",
+                "2026-11-03",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert out.is_file()
     assert sorted(pd.read_excel(out, sheet_name=None)) == ["codes", "entries"]
 
@@ -172,8 +253,22 @@ def test_export_to_another_file_name_is_refused_before_any_request(
 ) -> None:
     out = project / name
     env = ["--env-file", str(project / ".env")]
-    assert main([*env, "-q", "export", "--after", "2026-11-01", "--on-or-before", "2026-11-03",
-                 "--out", str(out)]) == 2
+    assert (
+        main(
+            [
+                *env,
+                "-q",
+                "export",
+                "--after",
+                "2026-11-01",
+                "--on-or-before",
+                "2026-11-03",
+                "--out",
+                str(out),
+            ]
+        )
+        == 2
+    )
     assert not out.exists()
     assert "two tables" in capsys.readouterr().err
     assert main([*env, "-q", "pending", "--out", str(out)]) == 2

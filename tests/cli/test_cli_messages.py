@@ -42,8 +42,13 @@ def env_file(fresh_client, sandbox, tmp_path, no_toolkit_env) -> Path:
 def _european_folder(folder: Path) -> Path:
     """The sample firm as Excel in most of Europe writes it: ; separated, BOM, odd names."""
     folder.mkdir()
-    names = {"clients": "Clients", "initiatives": "matters", "code_types": "Code-Types",
-             "codes": "codes", "code_ranges": "ranges"}
+    names = {
+        "clients": "Clients",
+        "initiatives": "matters",
+        "code_types": "Code-Types",
+        "codes": "codes",
+        "code_ranges": "ranges",
+    }
     for table, name in names.items():
         df = pd.read_csv(SAMPLE / f"{table}.csv", dtype=str, keep_default_na=False)
         df.to_csv(folder / f"{name}.csv", sep=";", index=False, encoding="utf-8-sig")
@@ -107,8 +112,10 @@ def test_onboard_dry_run_needs_no_secret_and_no_network(sandbox, tmp_path, no_to
 def test_onboard_and_acknowledge_out_carry_row_and_line(env_file, tmp_path, sandbox) -> None:
     base = ["--env-file", str(env_file), "-q"]
     out = tmp_path / "res.xlsx"
-    assert main([*base, "onboard", str(SAMPLE / "broken"), "--on-invalid", "skip",
-                 "--out", str(out)]) == 1
+    assert (
+        main([*base, "onboard", str(SAMPLE / "broken"), "--on-invalid", "skip", "--out", str(out)])
+        == 1
+    )
     res = read_table(out)
     assert (res["line"].astype(int) == res["row"].astype(int) + 2).all()  # no blank lines
     acks = tmp_path / "acks.csv"
@@ -118,7 +125,9 @@ def test_onboard_and_acknowledge_out_carry_row_and_line(env_file, tmp_path, sand
     assert main([*base, "acknowledge", str(acks), "--out", str(out)]) == 1
     failures = pd.read_csv(out)
     assert failures[["row", "line", "check"]].values.tolist() == [
-        [0, 2, "allowed_values"], [1, 4, "required"]]
+        [0, 2, "allowed_values"],
+        [1, 4, "required"],
+    ]
     assert not failures["message"].str.contains(r"isin\(|failed for").any()
 
 
@@ -149,8 +158,7 @@ def test_an_interrupt_is_exit_130(monkeypatch) -> None:
 def test_a_refused_secret_names_invalid_client_and_the_setting(
     fresh_client, sandbox, tmp_path, no_toolkit_env, capsys
 ) -> None:
-    env = write_client_env(fresh_client, sandbox, tmp_path / ".env",
-                           TOOLKIT_CLIENT_SECRET="wrong")
+    env = write_client_env(fresh_client, sandbox, tmp_path / ".env", TOOLKIT_CLIENT_SECRET="wrong")
     for argv in (["starred", "TK"], ["star", "TK", "M-1"], ["onboard", str(SAMPLE)]):
         assert main(["--env-file", str(env), "-q", *argv]) == 2
         err = capsys.readouterr().err
@@ -159,8 +167,13 @@ def test_a_refused_secret_names_invalid_client_and_the_setting(
 
 
 def test_a_malformed_url_names_its_setting(fresh_client, sandbox, tmp_path, no_toolkit_env, capsys):
-    env = write_client_env(fresh_client, sandbox, tmp_path / ".env", TOOLKIT_CLIENT_SECRET="s",
-                           TOOLKIT_TIME_URL="htp:/time.example")
+    env = write_client_env(
+        fresh_client,
+        sandbox,
+        tmp_path / ".env",
+        TOOLKIT_CLIENT_SECRET="s",
+        TOOLKIT_TIME_URL="htp:/time.example",
+    )
     assert main(["--env-file", str(env), "starred", "TK"]) == 2
     err = capsys.readouterr().err
     assert "TOOLKIT_TIME_URL" in err and "htp:/time.example" in err
@@ -175,8 +188,13 @@ def test_an_unreachable_url_names_the_host_and_its_setting(
         return original(cls, *args, **{**kwargs, "retries": 0})
 
     monkeypatch.setattr(Client, "from_env", classmethod(no_retries))
-    env = write_client_env(fresh_client, sandbox, tmp_path / ".env", TOOLKIT_CLIENT_SECRET="s",
-                           TOOLKIT_AUTH_URL=f"http://127.0.0.1:{unused_port}")
+    env = write_client_env(
+        fresh_client,
+        sandbox,
+        tmp_path / ".env",
+        TOOLKIT_CLIENT_SECRET="s",
+        TOOLKIT_AUTH_URL=f"http://127.0.0.1:{unused_port}",
+    )
     assert main(["--env-file", str(env), "starred", "TK"]) == 2
     err = capsys.readouterr().err
     assert f"127.0.0.1:{unused_port}" in err and "TOOLKIT_AUTH_URL" in err
@@ -209,19 +227,39 @@ def _broken_inputs(folder: Path) -> dict[str, Path]:
 def test_no_command_ends_in_a_traceback_on_broken_inputs(env_file, tmp_path, capsys) -> None:
     paths = _broken_inputs(tmp_path / "broken")
     base = ["--env-file", str(env_file), "-q"]
-    folders = [tmp_path / "broken" / "tables", tmp_path / "broken" / "nothing",
-               tmp_path / "missing", paths["ragged.csv"]]
+    folders = [
+        tmp_path / "broken" / "tables",
+        tmp_path / "broken" / "nothing",
+        tmp_path / "missing",
+        paths["ragged.csv"],
+    ]
     runs: list[list[str]] = []
     for folder in folders:
-        runs += [["validate", str(folder)], ["onboard", str(folder)],
-                 ["onboard", str(folder), "--dry-run"]]
+        runs += [
+            ["validate", str(folder)],
+            ["onboard", str(folder)],
+            ["onboard", str(folder), "--dry-run"],
+        ]
     for path in [*paths.values(), tmp_path / "missing.csv"]:
-        runs += [["acknowledge", str(path)], ["star", "--file", str(path)],
-                 ["unstar", "TK", "--file", str(path)]]
-    runs += [["validate", str(SAMPLE), "--out", str(tmp_path / "no" / "such" / "dir.csv")],
-             ["starred", "TK", "--limit", "many"], ["star"],
-             ["export", "--after", "not a date", "--on-or-before", "2024-01-01",
-              "--out", str(tmp_path / "exp")]]
+        runs += [
+            ["acknowledge", str(path)],
+            ["star", "--file", str(path)],
+            ["unstar", "TK", "--file", str(path)],
+        ]
+    runs += [
+        ["validate", str(SAMPLE), "--out", str(tmp_path / "no" / "such" / "dir.csv")],
+        ["starred", "TK", "--limit", "many"],
+        ["star"],
+        [
+            "export",
+            "--after",
+            "not a date",
+            "--on-or-before",
+            "2024-01-01",
+            "--out",
+            str(tmp_path / "exp"),
+        ],
+    ]
     for argv in runs:
         code = main([*base, *argv])
         captured = capsys.readouterr()
@@ -242,7 +280,8 @@ def test_every_parser_argument_has_help_and_every_command_an_example() -> None:
 
 def test_every_public_client_method_has_an_example() -> None:
     methods = [
-        name for name, member in inspect.getmembers(Client)
+        name
+        for name, member in inspect.getmembers(Client)
         if not name.startswith("_") and callable(member)
     ]
     assert len(methods) > 15
@@ -272,11 +311,16 @@ def test_a_missing_env_file_is_named_as_absent(project: Path, capsys: Any) -> No
 
 
 def test_an_unreachable_service_says_could_not_reach_the_host(
-    tmp_path: Path, no_toolkit_env: None, unused_port: int, monkeypatch: pytest.MonkeyPatch,
-    capsys: Any
+    tmp_path: Path,
+    no_toolkit_env: None,
+    unused_port: int,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: Any,
 ) -> None:
-    write_env_file(tmp_path / ".env",
-                   toolkit.sandbox.env_for(f"http://127.0.0.1:{unused_port}", "c", "i", "s", "a"))
+    write_env_file(
+        tmp_path / ".env",
+        toolkit.sandbox.env_for(f"http://127.0.0.1:{unused_port}", "c", "i", "s", "a"),
+    )
     monkeypatch.chdir(tmp_path)
     assert main(["-q", "pending", "--out", "p"]) == 2
     err = capsys.readouterr().err
@@ -288,11 +332,16 @@ def test_an_unreachable_service_says_could_not_reach_the_host(
 
 
 def test_onboard_with_the_service_down_shows_the_data_errors(
-    tmp_path: Path, no_toolkit_env: None, unused_port: int, monkeypatch: pytest.MonkeyPatch,
-    capsys: Any
+    tmp_path: Path,
+    no_toolkit_env: None,
+    unused_port: int,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: Any,
 ) -> None:
-    write_env_file(tmp_path / ".env",
-                   toolkit.sandbox.env_for(f"http://127.0.0.1:{unused_port}", "c", "i", "s", "a"))
+    write_env_file(
+        tmp_path / ".env",
+        toolkit.sandbox.env_for(f"http://127.0.0.1:{unused_port}", "c", "i", "s", "a"),
+    )
     monkeypatch.chdir(tmp_path)
     assert main(["-q", "onboard", str(REPO / "sample_data" / "broken")]) == 1
     captured = capsys.readouterr()
@@ -352,8 +401,16 @@ def test_ctrl_c_during_export_says_what_was_written(tmp_path, monkeypatch, capsy
     client = _stopping_client("export_to_parquet")
     monkeypatch.setattr(cli_export, "client_from", lambda args: client)
     out = tmp_path / "export"
-    argv = ["-q", "export", "--after", "2026-11-01", "--on-or-before", "2026-11-02",
-            "--out", str(out)]
+    argv = [
+        "-q",
+        "export",
+        "--after",
+        "2026-11-01",
+        "--on-or-before",
+        "2026-11-02",
+        "--out",
+        str(out),
+    ]
     assert cli_app.main(argv) == 130
     err = capsys.readouterr().err
     assert "interrupted" in err and f"{out}/entries" in err and "incomplete" in err
@@ -373,8 +430,9 @@ def test_an_interrupted_run_writes_its_unsent_rows_to_a_file_not_the_terminal(
         }
     )
     journal = tmp_path / "onboard.jsonl"
-    args = argparse.Namespace(argv=["onboard", "firm", "--journal", str(journal)],
-                              journal=str(journal), command="onboard")
+    args = argparse.Namespace(
+        argv=["onboard", "firm", "--journal", str(journal)], journal=str(journal), command="onboard"
+    )
     assert cli_common.interrupted(Interrupted("stopped", result=result), args) == 130
     err = capsys.readouterr().err
     assert len(err.splitlines()) < 10

@@ -24,8 +24,12 @@ def test_lab_without_the_notebooks_extra_names_the_extra_and_exits_2(tmp_path: P
         "sys.exit(main(['lab']))"
     )
     done = subprocess.run(
-        [sys.executable, "-c", blocked], cwd=tmp_path, capture_output=True, text=True,
-        timeout=120, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+        [sys.executable, "-c", blocked],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
     )
     assert done.returncode == 2, done.stderr
     assert "pip install 'timebill-toolkit[notebooks]'" in done.stderr
@@ -34,8 +38,11 @@ def test_lab_without_the_notebooks_extra_names_the_extra_and_exits_2(tmp_path: P
 
 
 def test_lab_roots_jupyter_in_a_working_folder_with_copies_of_the_notebooks(
-    tmp_path: Path, sandbox: Sandbox, no_toolkit_env: None, monkeypatch: pytest.MonkeyPatch,
-    capsys: Any
+    tmp_path: Path,
+    sandbox: Sandbox,
+    no_toolkit_env: None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: Any,
 ) -> None:
     write_env_file(tmp_path / ".env", sandbox.env())
     shutil.copytree(REPO / "notebooks", tmp_path / "notebooks")

@@ -51,8 +51,15 @@ def test_cli_reconciles_a_synced_folder(
     billing = _billing(entries)
     good = tmp_path / "billing.csv"
     billing.to_csv(good, index=False, sep=";")
-    args = ["reconcile", str(path), str(good), "--duration-unit", "hours",
-            "--tolerance-seconds", "1"]
+    args = [
+        "reconcile",
+        str(path),
+        str(good),
+        "--duration-unit",
+        "hours",
+        "--tolerance-seconds",
+        "1",
+    ]
     assert main(args) == 0
     text = capsys.readouterr().out
     assert re.search(rf"^  matched +{len(entries)}$", text, re.MULTILINE)
@@ -85,17 +92,31 @@ def test_cli_reconciles_an_exported_folder_with_id_and_duration_only_and_writes_
     billing.to_parquet(billing_file)
     for suffix in ("xlsx", "csv", "parquet"):
         out = tmp_path / f"rec.{suffix}"
-        code = main(["reconcile", str(folder), str(billing_file), "--duration", "seconds",
-                     "--out", str(out)])
+        code = main(
+            [
+                "reconcile",
+                str(folder),
+                str(billing_file),
+                "--duration",
+                "seconds",
+                "--out",
+                str(out),
+            ]
+        )
         assert code == 1  # the first entry is not billed
         text = capsys.readouterr().out
         assert "compared duration (not compared: date, matter)" in text
         assert f"wrote {len(released)} reconciliation rows to {out}" in text
-        rows = pd.read_excel(out) if suffix == "xlsx" else (
-            pd.read_csv(out) if suffix == "csv" else pd.read_parquet(out))
+        rows = (
+            pd.read_excel(out)
+            if suffix == "xlsx"
+            else (pd.read_csv(out) if suffix == "csv" else pd.read_parquet(out))
+        )
         assert list(rows.columns) == list(ROW_COLUMNS)
         assert rows["status"].astype(str).value_counts().to_dict() == {
-            "matched": len(released) - 1, "missing_in_billing": 1}
+            "matched": len(released) - 1,
+            "missing_in_billing": 1,
+        }
 
     # a CSV folder and a workbook written by toolkit export read the same
     csv_folder = export.to_csv(tmp_path / "export-csv")
@@ -104,9 +125,17 @@ def test_cli_reconciles_an_exported_folder_with_id_and_duration_only_and_writes_
         assert main(["reconcile", str(source), str(billing_file), "--duration", "seconds"]) == 1
         assert "missing_in_billing               1" in capsys.readouterr().out
 
-    billing_all = pd.concat([billing, pd.DataFrame(
-        {"entryId": [export.entries["_id"].iloc[0]],
-         "seconds": [export.entries["incrementDurationInSeconds"].iloc[0]]})])
+    billing_all = pd.concat(
+        [
+            billing,
+            pd.DataFrame(
+                {
+                    "entryId": [export.entries["_id"].iloc[0]],
+                    "seconds": [export.entries["incrementDurationInSeconds"].iloc[0]],
+                }
+            ),
+        ]
+    )
     billing_all.to_parquet(billing_file)
     assert main(["reconcile", str(folder), str(billing_file), "--duration", "seconds"]) == 0
 
@@ -127,8 +156,15 @@ def _entries_folder(tmp_path: Path) -> Path:
         ("duplicates", [], "duplicated key"),
         ("garbage", [], "not a readable Excel workbook"),
     ],
-    ids=["missing-file", "ambiguous-date", "named-column-absent", "bad-out", "bad-tolerance",
-         "duplicate-keys", "unreadable-billing"],
+    ids=[
+        "missing-file",
+        "ambiguous-date",
+        "named-column-absent",
+        "bad-out",
+        "bad-tolerance",
+        "duplicate-keys",
+        "unreadable-billing",
+    ],
 )
 def test_cli_bad_input_is_exit_2_with_a_message_and_no_traceback(
     tmp_path: Path, capsys, make_billing: str | None, extra: list[str], message: str
@@ -166,9 +202,19 @@ def test_cli_export_that_is_not_an_export_is_exit_2_without_traceback(
     billing = tmp_path / "billing.csv"
     billing.write_text("entryId,duration\ne1,60\n")
     done = subprocess.run(
-        [sys.executable, "-m", "toolkit", "--env-file", str(tmp_path / "none.env"),
-         "reconcile", str(tmp_path / export), str(billing)],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "toolkit",
+            "--env-file",
+            str(tmp_path / "none.env"),
+            "reconcile",
+            str(tmp_path / export),
+            str(billing),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 2
     assert message in done.stderr
@@ -176,7 +222,11 @@ def test_cli_export_that_is_not_an_export_is_exit_2_without_traceback(
 
 
 def test_reconcile_window_selects_by_release_time_also_after_acknowledging(
-    firm_client: Client, released: list[dict], sandbox, tmp_path: Path, capsys  # noqa: ANN001
+    firm_client: Client,
+    released: list[dict],
+    sandbox,
+    tmp_path: Path,
+    capsys,  # noqa: ANN001
 ) -> None:
     # released at T0 + 6 h, 12 h, ... 36 h: three of them in the window (T0, T0 + 20 h]
     env = ["--env-file", str(write_client_env(firm_client, sandbox, tmp_path / "firm.env")), "-q"]
@@ -185,8 +235,17 @@ def test_reconcile_window_selects_by_release_time_also_after_acknowledging(
     billing = tmp_path / "billing.csv"
     _billing(toolkit.read_sync(tmp_path / "before").entries).to_csv(billing, index=False)
     rec = tmp_path / "rec.csv"
-    argv = [*env, "reconcile", str(tmp_path / "before"), str(billing), "--duration-unit",
-            "hours", "--tolerance-seconds", "1", *window]
+    argv = [
+        *env,
+        "reconcile",
+        str(tmp_path / "before"),
+        str(billing),
+        "--duration-unit",
+        "hours",
+        "--tolerance-seconds",
+        "1",
+        *window,
+    ]
     assert main([*argv, "--out", str(rec)]) == 1  # three billing records are outside it
     text = capsys.readouterr().out
     assert "released after 2026-10-01T00:00:00.000Z, on or before 2026-10-01T20:00:00.000Z" in text
@@ -205,15 +264,35 @@ def test_reconcile_window_selects_by_release_time_also_after_acknowledging(
 
 
 def test_reconcile_window_with_a_bare_date_takes_the_whole_day(
-    firm_client: Client, released: list[dict], sandbox, tmp_path: Path, capsys  # noqa: ANN001
+    firm_client: Client,
+    released: list[dict],
+    sandbox,
+    tmp_path: Path,
+    capsys,  # noqa: ANN001
 ) -> None:
     env = ["--env-file", str(write_client_env(firm_client, sandbox, tmp_path / "firm.env")), "-q"]
     export = firm_client.export_entries(T0, T0 + timedelta(days=2)).to_parquet(tmp_path / "ex")
     billing = tmp_path / "billing.csv"
     _billing(toolkit.Export.read_parquet(export).entries).to_csv(billing, index=False)
-    assert main([*env, "reconcile", str(export), str(billing), "--duration-unit", "hours",
-                 "--tolerance-seconds", "1", "--after", "2026-09-30",
-                 "--on-or-before", "2026-10-01"]) == 1
+    assert (
+        main(
+            [
+                *env,
+                "reconcile",
+                str(export),
+                str(billing),
+                "--duration-unit",
+                "hours",
+                "--tolerance-seconds",
+                "1",
+                "--after",
+                "2026-09-30",
+                "--on-or-before",
+                "2026-10-01",
+            ]
+        )
+        == 1
+    )
     captured = capsys.readouterr()
     assert "--on-or-before '2026-10-01' is a date: read as the end of that day" in captured.err
     assert "on or before 2026-10-01T23:59:59.999Z" in captured.out
@@ -229,13 +308,32 @@ def _reconciled(firm_client: Client, sandbox, tmp_path: Path) -> tuple[list[str]
     billing.loc[0, "duration"] = str(float(billing.loc[0, "duration"]) + 0.25)
     billing.drop(index=1).to_csv(tmp_path / "billing.csv", index=False)
     rec = tmp_path / "rec.xlsx"
-    assert main([*env, "reconcile", str(tmp_path / "entries.csv"), str(tmp_path / "billing.csv"),
-                 "--duration-unit", "hours", "--tolerance-seconds", "1", "--out", str(rec)]) == 1
+    assert (
+        main(
+            [
+                *env,
+                "reconcile",
+                str(tmp_path / "entries.csv"),
+                str(tmp_path / "billing.csv"),
+                "--duration-unit",
+                "hours",
+                "--tolerance-seconds",
+                "1",
+                "--out",
+                str(rec),
+            ]
+        )
+        == 1
+    )
     return entries["_id"].tolist(), rec, env
 
 
 def test_acknowledge_of_a_reconciliation_sends_only_the_matched_by_default(
-    firm_client: Client, released: list[dict], sandbox, tmp_path: Path, capsys  # noqa: ANN001
+    firm_client: Client,
+    released: list[dict],
+    sandbox,
+    tmp_path: Path,
+    capsys,  # noqa: ANN001
 ) -> None:
     ids, rec, env = _reconciled(firm_client, sandbox, tmp_path)
     capsys.readouterr()
@@ -249,14 +347,30 @@ def test_acknowledge_of_a_reconciliation_sends_only_the_matched_by_default(
 
 
 def test_acknowledge_include_names_the_classes_to_acknowledge(
-    firm_client: Client, released: list[dict], sandbox, tmp_path: Path, capsys  # noqa: ANN001
+    firm_client: Client,
+    released: list[dict],
+    sandbox,
+    tmp_path: Path,
+    capsys,  # noqa: ANN001
 ) -> None:
     ids, rec, env = _reconciled(firm_client, sandbox, tmp_path)
     assert main([*env, "acknowledge", str(rec), "--include", "only_in_billing"]) == 2
     assert main([*env, "acknowledge", str(rec), "--include", "maybe"]) == 2
     assert "include takes 'matched', 'failed'" in capsys.readouterr().err
-    assert main([*env, "acknowledge", str(rec), "--include", "missing_in_billing",
-                 "--out", str(tmp_path / "res.csv")]) == 0
+    assert (
+        main(
+            [
+                *env,
+                "acknowledge",
+                str(rec),
+                "--include",
+                "missing_in_billing",
+                "--out",
+                str(tmp_path / "res.csv"),
+            ]
+        )
+        == 0
+    )
     res = pd.read_csv(tmp_path / "res.csv")
     assert res[["entryId", "outcome"]].values.tolist() == [[ids[1], "failed"]]
     assert main([*env, "acknowledge", str(rec), "--include", "matched,failed"]) == 0
@@ -272,28 +386,37 @@ def test_acknowledge_help_says_the_default(capsys) -> None:  # noqa: ANN001
 
 def _ids_billing(tmp_path: Path, n: int = 40) -> tuple[Path, pd.DataFrame]:
     folder = toolkit.Export.from_records(fake_export_entries(n, seed=5)).to_parquet(
-        tmp_path / "export")
+        tmp_path / "export"
+    )
     entries = toolkit.Export.read_parquet(folder).entries
     return folder, entries
 
 
 def test_reconcile_messages_name_the_options_as_flags(tmp_path: Path, capsys) -> None:  # noqa: ANN001
     folder, entries = _ids_billing(tmp_path)
-    billing = pd.DataFrame({"Entry": entries["_id"],
-                            "Work Date": entries["workDate"].dt.strftime("%Y-%m-%d"),
-                            "Hours": (entries["incrementDurationInSeconds"] / 3600 + 1).round(2)})
+    billing = pd.DataFrame(
+        {
+            "Entry": entries["_id"],
+            "Work Date": entries["workDate"].dt.strftime("%Y-%m-%d"),
+            "Hours": (entries["incrementDurationInSeconds"] / 3600 + 1).round(2),
+        }
+    )
     path = tmp_path / "billing.csv"
     billing.to_csv(path, index=False)
     assert main(["reconcile", str(folder), str(path)]) == 2
     err = capsys.readouterr().err
-    assert "billing file " + str(path) + " has no column 'entryId' (closest: 'Entry') (choose " \
+    assert (
+        "billing file " + str(path) + " has no column 'entryId' (closest: 'Entry') (choose "
         "the key column with --billing-key)" in err
+    )
     argv = ["reconcile", str(folder), str(path), "--billing-key", "Entry"]
     assert main(argv) == 0  # nothing compared but the keys
     captured = capsys.readouterr()
     assert "To compare them with it, add --date 'Work Date'" in captured.err
-    assert "did you mean its column 'Hours'? To compare them with it, add --duration Hours " \
+    assert (
+        "did you mean its column 'Hours'? To compare them with it, add --duration Hours "
         "--duration-unit hours" in captured.err
+    )
     assert "pass " not in captured.err and "Reconciliation(" not in captured.out
     assert captured.out.startswith(f"{folder} against {path}: 40 rows")
 
@@ -309,19 +432,28 @@ def test_reconcile_messages_name_the_options_as_flags(tmp_path: Path, capsys) ->
 def test_reconcile_reads_decimal_commas_with_the_decimal_option(tmp_path: Path, capsys) -> None:  # noqa: ANN001
     folder, entries = _ids_billing(tmp_path)
     hours = (entries["incrementDurationInSeconds"] / 3600).round(2)
-    billing = pd.DataFrame({"entryId": entries["_id"],
-                            "duration": hours.map(lambda h: f"{h:.2f}".replace(".", ","))})
+    billing = pd.DataFrame(
+        {"entryId": entries["_id"], "duration": hours.map(lambda h: f"{h:.2f}".replace(".", ","))}
+    )
     path = tmp_path / "billing.csv"
     billing.to_csv(path, index=False, sep=";")
-    argv = ["reconcile", str(folder), str(path), "--duration-unit", "hours",
-            "--tolerance-seconds", "18"]
+    argv = [
+        "reconcile",
+        str(folder),
+        str(path),
+        "--duration-unit",
+        "hours",
+        "--tolerance-seconds",
+        "18",
+    ]
     assert main(argv) == 2
     assert "(decimal commas? add --decimal ,)" in capsys.readouterr().err
     assert main([*argv, "--decimal", ","]) == 0
     with pytest.raises(toolkit.errors.ValidationError, match=r"decimal commas\? pass decimal=','"):
         toolkit.reconcile(entries, billing, duration_unit="hours")
-    rec = toolkit.reconcile(entries, billing, duration_unit="hours", decimal=",",
-                            tolerance_seconds=18)
+    rec = toolkit.reconcile(
+        entries, billing, duration_unit="hours", decimal=",", tolerance_seconds=18
+    )
     assert rec.summary["matched"] == len(entries)
 
 
@@ -332,25 +464,47 @@ def test_reconcile_reads_decimal_commas_with_the_decimal_option(tmp_path: Path, 
 def firm_env(firm: Any, sandbox: Sandbox, tmp_path: Path, no_toolkit_env: None) -> Path:
     """A .env of the ``firm`` customer."""
     t = firm.tenant
-    return write_env_file(tmp_path / "firm.env", toolkit.sandbox.env_for(
-        t.url, t.customer_id, t.client_id, t.client_secret, sandbox.audience))
+    return write_env_file(
+        tmp_path / "firm.env",
+        toolkit.sandbox.env_for(
+            t.url, t.customer_id, t.client_id, t.client_secret, sandbox.audience
+        ),
+    )
 
 
 def _reconciled_files(firm: Any, tmp_path: Path, env: Path) -> tuple[list[str], Path, Path]:
     """Three released entries of the firm reconciled with a billing file: e1 matched, e2's
     duration differs, e3 missing, one record only in billing."""
-    ids = [firm.entry(duration=1800, released_at="2026-11-02T10:00:00Z")["_id"]
-           for _ in range(3)]
+    ids = [firm.entry(duration=1800, released_at="2026-11-02T10:00:00Z")["_id"] for _ in range(3)]
     client = toolkit.Client.from_env(env)
     entries = client.export_entries("2026-11-01", "2026-11-03").entries
     entries.to_csv(tmp_path / "entries.csv", index=False)
-    pd.DataFrame({"entryId": [ids[0], ids[1], "nobody"], "billingId": ["B-1", "B-2", "B-9"],
-                  "duration": [1800, 3600, 60]}).to_csv(tmp_path / "billing.csv", index=False)
+    pd.DataFrame(
+        {
+            "entryId": [ids[0], ids[1], "nobody"],
+            "billingId": ["B-1", "B-2", "B-9"],
+            "duration": [1800, 3600, 60],
+        }
+    ).to_csv(tmp_path / "billing.csv", index=False)
     rec, acks = tmp_path / "rec.xlsx", tmp_path / "acks.csv"
     base = ["--env-file", str(env), "-q"]
-    assert main([*base, "reconcile", str(tmp_path / "entries.csv"), str(tmp_path / "billing.csv"),
-                 "--out", str(rec), "--acknowledge-out", str(acks),
-                 "--include", "matched,failed"]) == 1
+    assert (
+        main(
+            [
+                *base,
+                "reconcile",
+                str(tmp_path / "entries.csv"),
+                str(tmp_path / "billing.csv"),
+                "--out",
+                str(rec),
+                "--acknowledge-out",
+                str(acks),
+                "--include",
+                "matched,failed",
+            ]
+        )
+        == 1
+    )
     return ids, rec, acks
 
 
@@ -359,13 +513,25 @@ def test_acknowledge_out_writes_the_matched_entries_unless_include_names_more(
 ) -> None:
     ids, rec, _ = _reconciled_files(firm, tmp_path, firm_env)
     base = ["--env-file", str(firm_env), "-q"]
-    for include, expected in ([], {ids[0]: "succeeded"}),  \
-            (["--include", "matched,missing_in_billing"],
-             {ids[0]: "succeeded", ids[2]: "failed"}):
+    for include, expected in (
+        ([], {ids[0]: "succeeded"}),
+        (["--include", "matched,missing_in_billing"], {ids[0]: "succeeded", ids[2]: "failed"}),
+    ):
         acks = tmp_path / f"acks{len(include)}.csv"
-        assert main([*base, "reconcile", str(tmp_path / "entries.csv"),
-                     str(tmp_path / "billing.csv"), "--acknowledge-out", str(acks),
-                     *include]) == 1
+        assert (
+            main(
+                [
+                    *base,
+                    "reconcile",
+                    str(tmp_path / "entries.csv"),
+                    str(tmp_path / "billing.csv"),
+                    "--acknowledge-out",
+                    str(acks),
+                    *include,
+                ]
+            )
+            == 1
+        )
         written = pd.read_csv(acks)
         assert dict(zip(written["entryId"], written["outcome"], strict=True)) == expected
 
@@ -376,12 +542,27 @@ def test_acknowledge_takes_the_file_reconcile_wrote(
     ids, rec, acks = _reconciled_files(firm, tmp_path, firm_env)
     base = ["--env-file", str(firm_env), "-q"]
     capsys.readouterr()
-    assert main([*base, "acknowledge", str(rec), "--out", str(tmp_path / "res.csv"),
-                 "--include", "matched,failed"]) == 0  # the default is matched only
+    assert (
+        main(
+            [
+                *base,
+                "acknowledge",
+                str(rec),
+                "--out",
+                str(tmp_path / "res.csv"),
+                "--include",
+                "matched,failed",
+            ]
+        )
+        == 0
+    )  # the default is matched only
     assert "1 matched entries to acknowledge as succeeded, 2 as failed" in capsys.readouterr().out
     res = pd.read_csv(tmp_path / "res.csv")
     assert dict(zip(res["entryId"], res["outcome"], strict=True)) == {
-        ids[0]: "succeeded", ids[1]: "failed", ids[2]: "failed"}
+        ids[0]: "succeeded",
+        ids[1]: "failed",
+        ids[2]: "failed",
+    }
     assert sorted(res["row"]) == [0, 1, 2] and (res["line"] == res["row"] + 2).all()
     assert res["ok"].all()
     client = toolkit.Client.from_env(firm_env)

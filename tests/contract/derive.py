@@ -61,9 +61,25 @@ OPERATIONS: dict[str, tuple[str, list[tuple[str, str]]]] = {
 
 #: schema keywords kept; everything else (description, title, example, default...) is left out
 KEPT = {
-    "type", "format", "enum", "required", "properties", "items", "minItems", "maxItems",
-    "minLength", "maxLength", "minimum", "maximum", "nullable", "oneOf", "anyOf", "allOf",
-    "additionalProperties", "discriminator", "pattern",
+    "type",
+    "format",
+    "enum",
+    "required",
+    "properties",
+    "items",
+    "minItems",
+    "maxItems",
+    "minLength",
+    "maxLength",
+    "minimum",
+    "maximum",
+    "nullable",
+    "oneOf",
+    "anyOf",
+    "allOf",
+    "additionalProperties",
+    "discriminator",
+    "pattern",
 }
 
 

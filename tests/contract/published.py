@@ -79,8 +79,9 @@ def _color(value: object) -> bool:
 @cache
 def contract() -> dict[str, list[dict[str, Any]]]:
     """The fixture's operations by service."""
-    services: dict[str, list[dict[str, Any]]] = json.loads(
-        FIXTURE.read_text(encoding="utf-8"))["services"]
+    services: dict[str, list[dict[str, Any]]] = json.loads(FIXTURE.read_text(encoding="utf-8"))[
+        "services"
+    ]
     return services
 
 
@@ -102,11 +103,15 @@ def json_schema(schema: Any, *, closed: bool = False) -> Any:
         return [json_schema(s, closed=closed) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {k: json_schema(v, closed=closed) for k, v in schema.items()
-           if k not in ("nullable", "properties", "discriminator")}
+    out = {
+        k: json_schema(v, closed=closed)
+        for k, v in schema.items()
+        if k not in ("nullable", "properties", "discriminator")
+    }
     if "properties" in schema:
-        out["properties"] = {k: json_schema(v, closed=closed)
-                             for k, v in schema["properties"].items()}
+        out["properties"] = {
+            k: json_schema(v, closed=closed) for k, v in schema["properties"].items()
+        }
         if closed and "additionalProperties" not in schema:
             out["additionalProperties"] = False
     if schema.get("format") == "double":
@@ -135,8 +140,9 @@ INTERFACE_MD_WINS: tuple[tuple[str, str], ...] = (
 )
 
 
-def request_problems(service: str, method: str, path: str, query: dict[str, list[str]],
-                     body: Any) -> list[str]:
+def request_problems(
+    service: str, method: str, path: str, query: dict[str, list[str]], body: Any
+) -> list[str]:
     """What the published documents of ``service`` refuse in a request (empty: nothing).
 
     Body fields the operation does not declare are refused too: the toolkit sends only fields
@@ -165,12 +171,16 @@ def request_problems(service: str, method: str, path: str, query: dict[str, list
             found.append("body: required")
     else:
         found += _problems(op["requestBody"], body, "body", closed=True)
-    return [p for p in found if not any(
-        op["path"].endswith(end) and p.startswith(start) for end, start in INTERFACE_MD_WINS)]
+    return [
+        p
+        for p in found
+        if not any(
+            op["path"].endswith(end) and p.startswith(start) for end, start in INTERFACE_MD_WINS
+        )
+    ]
 
 
-def answer_problems(service: str, method: str, path: str, status: int,
-                    body: Any) -> list[str]:
+def answer_problems(service: str, method: str, path: str, status: int, body: Any) -> list[str]:
     """What the published documents of ``service`` refuse in an answer with a declared status.
 
     An answer whose status the documents do not declare (they declare no 4xx or 5xx), or

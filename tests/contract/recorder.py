@@ -64,18 +64,24 @@ class RecordingProxy:
                     conn.request(self.command, self.path, body=body or None, headers=headers)
                     answer = conn.getresponse()
                     data = answer.read()
-                    out_headers = [(k, v) for k, v in answer.getheaders()
-                                   if k.lower() not in _HOP]
+                    out_headers = [(k, v) for k, v in answer.getheaders() if k.lower() not in _HOP]
                     status = answer.status
                 finally:
                     conn.close()
                 split = urlsplit(self.path)
                 with lock:
-                    exchanges.append(Exchange(
-                        self.command, split.path, parse_qs(split.query, keep_blank_values=True),
-                        dict(self.headers.items()), body, status, data,
-                        dict(out_headers).get("content-type", ""),
-                    ))
+                    exchanges.append(
+                        Exchange(
+                            self.command,
+                            split.path,
+                            parse_qs(split.query, keep_blank_values=True),
+                            dict(self.headers.items()),
+                            body,
+                            status,
+                            data,
+                            dict(out_headers).get("content-type", ""),
+                        )
+                    )
                 self.send_response_only(status)
                 for key, value in out_headers:
                     self.send_header(key, value)
@@ -89,8 +95,10 @@ class RecordingProxy:
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-            name="recording-proxy", daemon=True,
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="recording-proxy",
+            daemon=True,
         )
 
     def __enter__(self) -> RecordingProxy:

@@ -21,8 +21,15 @@ BROKEN = SAMPLE / "broken"
 
 def _new_client(sandbox) -> Client:  # noqa: ANN001
     creds = sandbox.admin.create_customer("Any frame firm")
-    return Client(creds["customerId"], creds["clientId"], creds["clientSecret"], sandbox.url,
-                  sandbox.url, audience=creds["audience"], retries=3)
+    return Client(
+        creds["customerId"],
+        creds["clientId"],
+        creds["clientSecret"],
+        sandbox.url,
+        sandbox.url,
+        audience=creds["audience"],
+        retries=3,
+    )
 
 
 def _sent(result: pd.DataFrame) -> pd.DataFrame:
@@ -59,10 +66,18 @@ def test_validate_a_whole_broken_firm_from_polars_and_pyarrow() -> None:
 
 
 def test_known_ids_may_be_a_polars_series_but_not_a_table() -> None:
-    initiatives = pl.DataFrame({
-        "billingType": ["billable"], "externalId": ["M-1"], "name": ["A v B"],
-        "description": ["Suit"], "callSign": ["1-1"], "clientExternalId": ["C-9"],
-        "unitIncrements": [360], "status": ["active"]})
+    initiatives = pl.DataFrame(
+        {
+            "billingType": ["billable"],
+            "externalId": ["M-1"],
+            "name": ["A v B"],
+            "description": ["Suit"],
+            "callSign": ["1-1"],
+            "clientExternalId": ["C-9"],
+            "unitIncrements": [360],
+            "status": ["active"],
+        }
+    )
     assert toolkit.validate(initiatives=initiatives, known={"clients": pl.Series(["C-9"])}).ok
     with pytest.raises(ConfigError, match="not a DataFrame"):
         toolkit.validate(initiatives=initiatives, known={"clients": pl.DataFrame({"a": ["C-9"]})})
@@ -72,11 +87,18 @@ def test_known_ids_may_be_a_polars_series_but_not_a_table() -> None:
 
 
 def test_a_dry_run_from_polars_builds_the_same_payloads_as_from_pandas(client: Client) -> None:
-    initiatives = pd.DataFrame({
-        "billingType": ["billable", "non-billable"], "externalId": ["M-1", "M-2"],
-        "name": ["Acme v. Roe", "Advice"], "description": ["Suit", None],
-        "callSign": [1001, None], "clientExternalId": ["C-1", "C-1"],
-        "unitIncrements": [360, 900], "status": ["active", "inactive"]})
+    initiatives = pd.DataFrame(
+        {
+            "billingType": ["billable", "non-billable"],
+            "externalId": ["M-1", "M-2"],
+            "name": ["Acme v. Roe", "Advice"],
+            "description": ["Suit", None],
+            "callSign": [1001, None],
+            "clientExternalId": ["C-1", "C-1"],
+            "unitIncrements": [360, 900],
+            "status": ["active", "inactive"],
+        }
+    )
     from_pandas = client.import_initiatives(initiatives, dry_run=True)
     from_polars = client.import_initiatives(pl.from_pandas(initiatives), dry_run=True)
     pd.testing.assert_frame_equal(from_polars, from_pandas)
@@ -84,8 +106,9 @@ def test_a_dry_run_from_polars_builds_the_same_payloads_as_from_pandas(client: C
 
 
 def test_a_dry_run_of_code_ranges_from_polars_builds_the_same_payloads(client: Client) -> None:
-    ranges = pl.DataFrame({"initiativeExternalId": ["M-1", "M-1", "M-2"],
-                           "codeExternalId": ["L110", "L120", "L110"]})
+    ranges = pl.DataFrame(
+        {"initiativeExternalId": ["M-1", "M-1", "M-2"], "codeExternalId": ["L110", "L120", "L110"]}
+    )
     from_polars = client.import_code_ranges(ranges, dry_run=True)
     from_pandas = client.import_code_ranges(ranges.to_pandas(), dry_run=True)
     pd.testing.assert_frame_equal(from_polars, from_pandas)
@@ -115,8 +138,9 @@ def test_pyarrow_and_polars_frames_import_like_pandas(sandbox) -> None:  # noqa:
     for name in ("polars", "pyarrow"):
         assert results[name][1]["warning"].isna().all()
         for got, expected in zip(results[name], results["pandas"], strict=True):
-            pd.testing.assert_frame_equal(got.drop(columns="warning"),
-                                          expected.drop(columns="warning"))
+            pd.testing.assert_frame_equal(
+                got.drop(columns="warning"), expected.drop(columns="warning")
+            )
 
 
 def test_onboard_takes_a_mapping_of_polars_frames(sandbox) -> None:  # noqa: ANN001
@@ -135,8 +159,7 @@ def onboarded(sandbox):  # noqa: ANN001, ANN201
     """A fresh customer with the sample firm and one timekeeper, TK-A."""
     client = _new_client(sandbox)
     assert client.onboard(SAMPLE, progress=False).ok
-    user = sandbox.admin.create_user("TK-A", "Ann", "ann@x.example",
-                                     customer_id=client.customer_id)
+    user = sandbox.admin.create_user("TK-A", "Ann", "ann@x.example", customer_id=client.customer_id)
     return {"client": client, "user": user}
 
 
@@ -145,11 +168,17 @@ def _released(sandbox, client: Client, user: dict, n: int) -> list[str]:  # noqa
     cid = client.customer_id
     entries = []
     for i in range(n):
-        entry = sandbox.admin.create_entry(user["_id"], "M-1001-002", work_date="2026-09-10",
-                                           increment_duration_in_seconds=600, summary=f"w{i}",
-                                           customer_id=cid)
-        sandbox.admin.release_entry(user["_id"], entry["_id"], at="2026-10-01T10:00:00Z",
-                                    customer_id=cid)
+        entry = sandbox.admin.create_entry(
+            user["_id"],
+            "M-1001-002",
+            work_date="2026-09-10",
+            increment_duration_in_seconds=600,
+            summary=f"w{i}",
+            customer_id=cid,
+        )
+        sandbox.admin.release_entry(
+            user["_id"], entry["_id"], at="2026-10-01T10:00:00Z", customer_id=cid
+        )
         entries.append(entry["_id"])
     return entries
 
@@ -157,13 +186,15 @@ def _released(sandbox, client: Client, user: dict, n: int) -> list[str]:  # noqa
 def test_acknowledge_a_polars_frame(onboarded, sandbox) -> None:  # noqa: ANN001
     client, user = onboarded["client"], onboarded["user"]
     entries = _released(sandbox, client, user, 2)
-    acks = pl.DataFrame({
-        "userId": [user["_id"]] * 2,
-        "entryId": entries,
-        "outcome": ["succeeded", "failed"],
-        "externalId": ["INV-1", None],
-        "errors": [None, "matter closed"],
-    })
+    acks = pl.DataFrame(
+        {
+            "userId": [user["_id"]] * 2,
+            "entryId": entries,
+            "outcome": ["succeeded", "failed"],
+            "externalId": ["INV-1", None],
+            "errors": [None, "matter closed"],
+        }
+    )
     res = client.acknowledge(acks, progress=False)
     assert res["entryId"].tolist() == entries
     assert res["ok"].tolist() == [True, True]
@@ -178,8 +209,14 @@ def test_acknowledge_a_polars_frame(onboarded, sandbox) -> None:  # noqa: ANN001
 def test_acknowledge_a_polars_frame_with_lists_of_errors(onboarded, sandbox) -> None:  # noqa: ANN001
     client, user = onboarded["client"], onboarded["user"]
     entries = _released(sandbox, client, user, 1)
-    acks = pl.DataFrame({"userId": [user["_id"]], "entryId": entries, "outcome": ["failed"],
-                         "errors": [["matter closed", "rate missing"]]})
+    acks = pl.DataFrame(
+        {
+            "userId": [user["_id"]],
+            "entryId": entries,
+            "outcome": ["failed"],
+            "errors": [["matter closed", "rate missing"]],
+        }
+    )
     assert client.acknowledge(acks, progress=False)["ok"].all()
 
 

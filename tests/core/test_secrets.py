@@ -109,8 +109,14 @@ def test_a_refused_token_fetch_leaves_no_secret_in_traceback_locals(sandbox) -> 
     # the test's own frame is in the traceback too: it holds the secret wrapped as well
     wrong = Secret("wrong-" + sandbox.client_secret)
     conn = Connection(
-        Settings(sandbox.customer_id, sandbox.client_id, wrong, sandbox.url, sandbox.url,
-                 audience=sandbox.audience),
+        Settings(
+            sandbox.customer_id,
+            sandbox.client_id,
+            wrong,
+            sandbox.url,
+            sandbox.url,
+            audience=sandbox.audience,
+        ),
         retries=0,
     )
     with pytest.raises(AuthError) as info:
@@ -133,8 +139,14 @@ def test_a_token_fetch_failing_inside_urllib3_leaves_no_secret_in_traceback_loca
     sandbox, monkeypatch
 ) -> None:
     conn = Connection(
-        Settings(sandbox.customer_id, sandbox.client_id, sandbox.client_secret, sandbox.url,
-                 sandbox.url, audience=sandbox.audience),
+        Settings(
+            sandbox.customer_id,
+            sandbox.client_id,
+            sandbox.client_secret,
+            sandbox.url,
+            sandbox.url,
+            audience=sandbox.audience,
+        ),
         retries=0,
     )
     _fail_inside_urllib3(monkeypatch)

@@ -61,12 +61,22 @@ ACK_COLUMNS = ["outcome", "status", "ok", "httpStatus", "error", "attempts"]
 
 def _succeeded(client: Client, sandbox: Sandbox, n: int) -> pd.DataFrame:
     """``n`` pending entries of the client's customer, as succeeded acknowledgements."""
-    sandbox.store.seed_entries_bulk(client.customer_id, n, released_from=T0,
-                                    released_to=T0 + timedelta(days=1), codes_per_entry=1)
+    sandbox.store.seed_entries_bulk(
+        client.customer_id,
+        n,
+        released_from=T0,
+        released_to=T0 + timedelta(days=1),
+        codes_per_entry=1,
+    )
     pending = client.release_pending().entries
-    return pd.DataFrame({"userId": pending["userId"], "entryId": pending["_id"],
-                         "outcome": "succeeded",
-                         "externalId": [f"B-{i}" for i in range(len(pending))]})
+    return pd.DataFrame(
+        {
+            "userId": pending["userId"],
+            "entryId": pending["_id"],
+            "outcome": "succeeded",
+            "externalId": [f"B-{i}" for i in range(len(pending))],
+        }
+    )
 
 
 def _ack_requests(sandbox: Sandbox) -> dict[str, int]:
@@ -82,8 +92,15 @@ def _ack_requests(sandbox: Sandbox) -> dict[str, int]:
 
 def _other_client(sandbox: Sandbox) -> Client:
     creds = sandbox.admin.create_customer("Second firm")
-    return Client(creds["customerId"], creds["clientId"], creds["clientSecret"], sandbox.url,
-                  sandbox.url, audience=creds["audience"], retries=3)
+    return Client(
+        creds["customerId"],
+        creds["clientId"],
+        creds["clientSecret"],
+        sandbox.url,
+        sandbox.url,
+        audience=creds["audience"],
+        retries=3,
+    )
 
 
 def test_a_succeeded_row_without_external_id_is_sent_without_it_with_a_warning(
@@ -94,8 +111,9 @@ def test_a_succeeded_row_without_external_id_is_sent_without_it_with_a_warning(
     with pytest.warns(InputWarning, match=r"1 succeeded row\(s\) without externalId \(rows 1\)"):
         res = fresh_client.acknowledge(acks, progress=False)
     assert res["status"].tolist() == ["sent"] * 3
-    stored = {e["_id"]: e for e in sandbox.admin.records("entries",
-                                                         customer_id=fresh_client.customer_id)}
+    stored = {
+        e["_id"]: e for e in sandbox.admin.records("entries", customer_id=fresh_client.customer_id)
+    }
     held = [stored[e]["externalId"] for e in acks["entryId"]]
     assert held == ["B-0", None, "B-2"]
     assert {stored[e]["state"] for e in acks["entryId"]} == {"succeeded"}
@@ -121,8 +139,10 @@ def test_a_thousand_succeeded_rows_take_50_batch_requests_or_1000_single_ones(
     took["single"] = time.perf_counter() - started
     requests["single"] = _ack_requests(sandbox)
 
-    print(f"\n1,000 succeeded acknowledgements: {requests} requests, "
-          + ", ".join(f"{k} {v:.2f} s" for k, v in took.items()))
+    print(
+        f"\n1,000 succeeded acknowledgements: {requests} requests, "
+        + ", ".join(f"{k} {v:.2f} s" for k, v in took.items())
+    )
     assert requests["batch"] == {"batch": 50, "single": 0}
     assert requests["single"] == {"batch": 0, "single": 1000}
     assert fresh_client.connection.ack_batch is True
@@ -155,8 +175,7 @@ def test_batch_items_have_their_own_status_and_error(
     first = fresh_client.acknowledge(acks.iloc[[0]], progress=False)
     assert first.loc[0, "status"] == "sent"
     sandbox.admin.reset_stats()
-    res = fresh_client.acknowledge(acks.assign(externalId=["OTHER", "B-1", "B-2"]),
-                                   progress=False)
+    res = fresh_client.acknowledge(acks.assign(externalId=["OTHER", "B-1", "B-2"]), progress=False)
     assert res["status"].tolist() == ["failed", "failed", "sent"]
     assert res["httpStatus"].tolist() == [409, 404, 200]
     assert "0" * 24 in res.loc[1, "error"]
@@ -189,9 +208,16 @@ def test_a_batch_whose_answer_was_lost_makes_every_row_of_it_unknown(sandbox: Sa
     acks = _succeeded(client, sandbox, 30)
     sandbox.admin.reset_stats()
     with DroppingProxy(int(sandbox.url.rsplit(":", 1)[1]), before=1.0, after=0.0) as proxy:
-        lossy = Client(client.customer_id, client.connection.settings.client_id,
-                       client.connection.settings.client_secret, sandbox.url, proxy.url,
-                       audience=sandbox.audience, retries=1, backoff=0.01)
+        lossy = Client(
+            client.customer_id,
+            client.connection.settings.client_id,
+            client.connection.settings.client_secret,
+            sandbox.url,
+            proxy.url,
+            audience=sandbox.audience,
+            retries=1,
+            backoff=0.01,
+        )
         res = lossy.acknowledge(acks, progress=False)
     assert res["status"].eq("unknown").all()
     assert res["httpStatus"].isna().all()

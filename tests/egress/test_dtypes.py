@@ -92,9 +92,7 @@ def test_a_new_delta_table_reads_work_date_as_a_timestamp_everywhere(tmp_path: P
     assert pl.read_delta(str(path / "entries")).schema["workDate"] == pl.Datetime("us")
     con = duckdb.connect()
     con.register("entries", table.to_pyarrow_dataset())
-    assert con.execute("select typeof(workDate) from entries limit 1").fetchone() == (
-        "TIMESTAMP",
-    )
+    assert con.execute("select typeof(workDate) from entries limit 1").fetchone() == ("TIMESTAMP",)
     back = read_sync(path)
     assert _dtypes(back.entries) == _dtypes(Export.empty().entries)
     assert _dtypes(back.codes) == _dtypes(Export.empty().codes)
@@ -225,14 +223,21 @@ COUNTS = ("unitIncrementCount", "incrementDurationInSeconds")
 def _fractional(client: Client, sandbox: Any) -> list[str]:
     """Two released entries of the client's customer: one whose counts are fractions."""
     sandbox.admin.set_profile(customer_id=client.customer_id, counts="double")
-    sandbox.store.seed_entries_bulk(client.customer_id, 1, released_from=AT,
-                                    released_to=AT + timedelta(hours=1))
+    sandbox.store.seed_entries_bulk(
+        client.customer_id, 1, released_from=AT, released_to=AT + timedelta(hours=1)
+    )
     user = sandbox.admin.records("users", customer_id=client.customer_id)[0]["_id"]
     entry = sandbox.admin.create_entry(
-        user, "BENCH-M", work_date="2026-11-02", increment_duration_in_seconds=1234.5,
-        unit_increment_count=2.5, customer_id=client.customer_id)
-    sandbox.admin.release_entry(user, entry["_id"], at=AT + timedelta(minutes=30),
-                                customer_id=client.customer_id)
+        user,
+        "BENCH-M",
+        work_date="2026-11-02",
+        increment_duration_in_seconds=1234.5,
+        unit_increment_count=2.5,
+        customer_id=client.customer_id,
+    )
+    sandbox.admin.release_entry(
+        user, entry["_id"], at=AT + timedelta(minutes=30), customer_id=client.customer_id
+    )
     return [entry["_id"]]
 
 
@@ -247,9 +252,13 @@ def test_fractional_counts_are_kept_exactly_in_every_frame_and_file(
     synced = read_sync(tmp_path / "time")
     parquet = Export.read_parquet(ex.to_parquet(tmp_path / "ds"))
     csv = Export.read_csv(ex.to_csv(tmp_path / "csv"))
-    for name, frame in (("export", ex.entries), ("pending", pending.entries),
-                        ("sync", synced.entries), ("parquet", parquet.entries),
-                        ("csv", csv.entries)):
+    for name, frame in (
+        ("export", ex.entries),
+        ("pending", pending.entries),
+        ("sync", synced.entries),
+        ("parquet", parquet.entries),
+        ("csv", csv.entries),
+    ):
         row = frame.set_index("_id").loc[odd]
         assert (row["unitIncrementCount"], row["incrementDurationInSeconds"]) == (2.5, 1234.5), name
         assert {str(frame[c].dtype) for c in COUNTS} == {"Float64"}, name
@@ -304,15 +313,17 @@ def test_a_laurel_assigner_is_accepted_and_an_unknown_one_warned_once() -> None:
     records[0]["codes"][0]["assignedBy"] = "laurel"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ex = export_entries(_Answers(records), "2026-11-01", "2026-11-03T00:00:00Z", window="1D",
-                            progress=False)  # type: ignore[arg-type]
+        ex = export_entries(
+            _Answers(records), "2026-11-01", "2026-11-03T00:00:00Z", window="1D", progress=False
+        )  # type: ignore[arg-type]
     assert not [w for w in caught if issubclass(w.category, InputWarning)]
     assert ex.validate() is ex
     records[1]["codes"][1]["assignedBy"] = "robot"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ex = export_entries(_Answers(records), "2026-11-01", "2026-11-04T00:00:00Z", window="1D",
-                            progress=False)  # type: ignore[arg-type]
+        ex = export_entries(
+            _Answers(records), "2026-11-01", "2026-11-04T00:00:00Z", window="1D", progress=False
+        )  # type: ignore[arg-type]
     said = [str(w.message) for w in caught if issubclass(w.category, InputWarning)]
     assert len(said) == 1 and "'robot'" in said[0] and "'e1'" in said[0]  # 3 windows, once
     assert "robot" in set(ex.codes["assignedBy"])
@@ -334,9 +345,17 @@ def test_an_entry_on_a_user_initiative_is_kept_with_empty_initiative_columns(
     row = mine.iloc[0]
     assert pd.notna(row["initiativeProps.initiative._id"])
     assert pd.notna(row["initiativeProps.initiative.name"])
-    empty = [c for c in pending.columns if c.startswith("initiativeProps.initiative.")
-             and c not in ("initiativeProps.initiative.type", "initiativeProps.initiative._id",
-                           "initiativeProps.initiative.name")]
+    empty = [
+        c
+        for c in pending.columns
+        if c.startswith("initiativeProps.initiative.")
+        and c
+        not in (
+            "initiativeProps.initiative.type",
+            "initiativeProps.initiative._id",
+            "initiativeProps.initiative.name",
+        )
+    ]
     assert mine[empty].isna().all().all()
     now = pd.Timestamp.now("UTC")
     ex = client.export_entries(now - pd.Timedelta(days=40), now)

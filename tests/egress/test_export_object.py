@@ -284,8 +284,9 @@ def test_pandas_and_polars_read_the_pending_files_with_their_tags_list(pending, 
     entries = pd.read_parquet(root / "entries")
     assert len(entries) == len(pending.entries)
     tags = entries.set_index("_id")["initiativeProps.tags"]
-    for entry_id, held in zip(pending.entries["_id"], pending.entries["initiativeProps.tags"],
-                              strict=True):
+    for entry_id, held in zip(
+        pending.entries["_id"], pending.entries["initiativeProps.tags"], strict=True
+    ):
         assert _listed(tags[entry_id]) == _listed(held)
     assert pl.read_parquet(root / "entries" / "**" / "*.parquet").height == len(entries)
 

@@ -28,12 +28,17 @@ def released(fresh_client: Client, sandbox):  # noqa: ANN201
         user = users[i % 2]
         codes = [] if i == 0 else ["L110", "A101", "L120"][: 1 + i % 3]
         entry = sandbox.admin.create_entry(
-            user["_id"], "M-1001-002", work_date=f"2026-09-{10 + i:02d}",
-            increment_duration_in_seconds=600 + 60 * i, summary=f"Work № {i} — résumé ✓",
-            codes=codes, customer_id=cid,
+            user["_id"],
+            "M-1001-002",
+            work_date=f"2026-09-{10 + i:02d}",
+            increment_duration_in_seconds=600 + 60 * i,
+            summary=f"Work № {i} — résumé ✓",
+            codes=codes,
+            customer_id=cid,
         )
-        sandbox.admin.release_entry(user["_id"], entry["_id"], at=T0 + timedelta(hours=i + 1),
-                                    customer_id=cid)
+        sandbox.admin.release_entry(
+            user["_id"], entry["_id"], at=T0 + timedelta(hours=i + 1), customer_id=cid
+        )
         entries.append({**entry, "userId": user["_id"]})
     return {"client": fresh_client, "entries": entries, "users": users}
 
@@ -50,12 +55,14 @@ def test_export_window_is_after_exclusive_and_on_or_before_inclusive(released) -
 def test_windowed_export_equals_one_shot_without_duplicates(released) -> None:
     client = released["client"]
     one = client.export_entries(T0, T0 + timedelta(hours=12))
-    windowed = client.export_entries(T0.isoformat(), pd.Timestamp(T0) + pd.Timedelta("12h"),
-                                     window="90min")
+    windowed = client.export_entries(
+        T0.isoformat(), pd.Timestamp(T0) + pd.Timedelta("12h"), window="90min"
+    )
     assert sorted(windowed.entries["_id"]) == sorted(one.entries["_id"])
     assert windowed.entries["_id"].is_unique
-    assert len(windowed.codes) == len(one.codes) == sum(len(e["codes"]) for e in
-                                                         released["entries"])
+    assert (
+        len(windowed.codes) == len(one.codes) == sum(len(e["codes"]) for e in released["entries"])
+    )
 
 
 def test_exported_tables_are_typed_and_keep_zero_and_many_codes(released) -> None:
@@ -94,8 +101,13 @@ def test_acknowledge_every_outcome(released, sandbox) -> None:
     e = released["entries"]
     acks = pd.DataFrame(
         {
-            "userId": [e[1]["userId"], e[2]["userId"], e[3]["userId"], e[3]["userId"],
-                       e[4]["userId"]],
+            "userId": [
+                e[1]["userId"],
+                e[2]["userId"],
+                e[3]["userId"],
+                e[3]["userId"],
+                e[4]["userId"],
+            ],
             "entryId": [e[1]["_id"], e[2]["_id"], "0" * 24, e[4]["_id"], e[5]["_id"]],
             "outcome": ["succeeded", "failed", "succeeded", "succeeded", "failed"],
             "externalId": ["INV-1", None, "INV-X", "INV-4", None],
@@ -130,18 +142,27 @@ def test_acknowledgement_error_containing_a_semicolon_is_stored_as_one_message(
 ) -> None:
     client = released["client"]
     entry = released["entries"][2]
-    acks = pd.DataFrame({"userId": [entry["userId"]], "entryId": [entry["_id"]],
-                         "outcome": ["failed"], "errors": ["rate missing; client closed"]})
+    acks = pd.DataFrame(
+        {
+            "userId": [entry["userId"]],
+            "entryId": [entry["_id"]],
+            "outcome": ["failed"],
+            "errors": ["rate missing; client closed"],
+        }
+    )
     assert client.acknowledge(acks, progress=False)["ok"].all()
-    stored = {e["_id"]: e for e in
-              sandbox.admin.records("entries", customer_id=client.customer_id)}
+    stored = {e["_id"]: e for e in sandbox.admin.records("entries", customer_id=client.customer_id)}
     assert stored[entry["_id"]]["errors"] == ["rate missing; client closed"]
 
 
 def test_acknowledge_validates_before_sending(released, sandbox) -> None:
     bad = pd.DataFrame(
-        {"userId": ["u", ""], "entryId": ["e1", "e2"], "outcome": ["succeeded", "Failed"],
-         "externalId": [None, None]}
+        {
+            "userId": ["u", ""],
+            "entryId": ["e1", "e2"],
+            "outcome": ["succeeded", "Failed"],
+            "externalId": [None, None],
+        }
     )
     sandbox.admin.reset_stats()
     with pytest.raises(ValidationError) as info:
@@ -154,8 +175,11 @@ def test_release_pending_is_the_detailed_form(released) -> None:
     pending = released["client"].release_pending()
     assert len(pending.entries) == 12
     cols = set(pending.entries.columns)
-    assert {"initiativeProps.colorHex", "initiativeProps.tags",
-            "initiativeProps.initiative.client.externalId"} <= cols
+    assert {
+        "initiativeProps.colorHex",
+        "initiativeProps.tags",
+        "initiativeProps.initiative.client.externalId",
+    } <= cols
     assert "assignedBy" not in set(pending.codes.columns)
 
 

@@ -554,8 +554,9 @@ def test_a_fractional_duration_is_kept_not_truncated(flatten: str) -> None:
     from toolkit.egress.flatten import flatten_export, parse_and_flatten_export
 
     odd = _entry(_id="e9", incrementDurationInSeconds=360.5)
-    entries, _ = parse_and_flatten_export(_answer(odd)) if flatten == "raw" else flatten_export(
-        [odd])
+    entries, _ = (
+        parse_and_flatten_export(_answer(odd)) if flatten == "raw" else flatten_export([odd])
+    )
     assert entries["incrementDurationInSeconds"].tolist() == [360.5]
     entries, _ = parse_and_flatten_export(_answer(_entry(incrementDurationInSeconds=360.0)))
     assert entries["incrementDurationInSeconds"].tolist() == [360]

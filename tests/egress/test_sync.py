@@ -45,14 +45,21 @@ def test_overlapping_syncs_with_a_rerelease_hold_each_entry_once(
     # entry 2 fails in billing, is fixed and released again later
     again = entries[2]
     res = firm_client.acknowledge(
-        pd.DataFrame({"userId": [again["userId"]], "entryId": [again["_id"]],
-                      "outcome": ["failed"], "errors": ["rate missing"]}),
+        pd.DataFrame(
+            {
+                "userId": [again["userId"]],
+                "entryId": [again["_id"]],
+                "outcome": ["failed"],
+                "errors": ["rate missing"],
+            }
+        ),
         progress=False,
     )
     assert res["ok"].all()
     rereleased_at = T0 + timedelta(hours=63)
-    sandbox.admin.release_entry(again["userId"], again["_id"], at=rereleased_at,
-                                customer_id=firm_client.customer_id)
+    sandbox.admin.release_entry(
+        again["userId"], again["_id"], at=rereleased_at, customer_id=firm_client.customer_id
+    )
 
     until = T0 + timedelta(hours=66)
     second = firm_client.sync(path, since=T0 + timedelta(hours=12), until=until)
@@ -81,8 +88,9 @@ def test_overlapping_syncs_with_a_rerelease_hold_each_entry_once(
     assert after["codes_version"] == before["codes_version"]  # nothing rewritten
 
 
-def test_watermark_is_the_newest_commits_metadata(firm_client: Client, sandbox,
-                                                  tmp_path: Path) -> None:
+def test_watermark_is_the_newest_commits_metadata(
+    firm_client: Client, sandbox, tmp_path: Path
+) -> None:
     release_entries(sandbox, firm_client, 3, every=timedelta(hours=1))
     path = tmp_path / "time"
     firm_client.sync(path, since=T0, until=T0 + timedelta(hours=5), window="2h")
@@ -100,14 +108,32 @@ def test_sync_killed_with_sigkill_resumes_to_the_uninterrupted_tables(
     until = (T0 + timedelta(hours=n)).isoformat()
     env = {**os.environ, **client_env(firm_client, sandbox)}
     killed = tmp_path / "killed"
-    cmd = [sys.executable, "-m", "toolkit", "--env-file", str(tmp_path / "none.env"), "-q",
-           "sync", str(killed), "--until", until, "--window", "1h", "--batch-rows", "1"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "toolkit",
+        "--env-file",
+        str(tmp_path / "none.env"),
+        "-q",
+        "sync",
+        str(killed),
+        "--until",
+        until,
+        "--window",
+        "1h",
+        "--batch-rows",
+        "1",
+    ]
     first = [*cmd, "--since", T0.isoformat()]
     kills = 0
     for target in (2, 6, 11):  # kill right after the codes commit of these windows
-        proc = kill_9_when(first if kills == 0 else cmd, env,
-                           lambda target=target: _codes_commits(killed) > target, poll=0.005,
-                           stderr=subprocess.PIPE)
+        proc = kill_9_when(
+            first if kills == 0 else cmd,
+            env,
+            lambda target=target: _codes_commits(killed) > target,
+            poll=0.005,
+            stderr=subprocess.PIPE,
+        )
         kills += _codes_commits(killed) > target
         assert proc.returncode == -signal.SIGKILL, proc.stderr.read() if proc.stderr else ""
         # the killed tables open and read
@@ -120,8 +146,9 @@ def test_sync_killed_with_sigkill_resumes_to_the_uninterrupted_tables(
     firm_client.sync(straight, since=T0, until=until, window="1h")
     a, b = toolkit.read_sync(killed), toolkit.read_sync(straight)
     pd.testing.assert_frame_equal(_sorted(a.entries, ["_id"]), _sorted(b.entries, ["_id"]))
-    pd.testing.assert_frame_equal(_sorted(a.codes, ["entryId", "position"]),
-                                  _sorted(b.codes, ["entryId", "position"]))
+    pd.testing.assert_frame_equal(
+        _sorted(a.codes, ["entryId", "position"]), _sorted(b.codes, ["entryId", "position"])
+    )
     assert len(a) == n
     assert sync_status(killed)["watermark"] == sync_status(straight)["watermark"]
 
@@ -209,7 +236,10 @@ def test_an_entry_without_workdate_is_updated_in_place_beside_dated_ones(tmp_pat
     later = (at + timedelta(hours=1)).isoformat()
     both = [dict(undated, updatedAt=later), dict(dated, updatedAt=later)]
     assert _write_window(path, Export.from_records(both), _schemas(), pd.Timestamp(at)) == (
-        1, 1, 0, 3,
+        1,
+        1,
+        0,
+        3,
     )
     entries = DeltaTable(str(path / "entries")).to_pandas().sort_values("_id")
     assert entries["_id"].tolist() == ["e1", "e2"]
@@ -225,15 +255,19 @@ def test_a_sync_of_a_folder_another_process_holds_fails_at_once_naming_it(
     path = tmp_path / "time"
     path.mkdir()
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import fcntl, os, sys, time\n"
-         "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\n"
-         "fcntl.flock(fd, fcntl.LOCK_EX)\n"
-         "os.write(fd, str(os.getpid()).encode())\n"
-         "print('held', flush=True)\n"
-         "time.sleep(60)\n",
-         str(path / LOCK_NAME)],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys, time\n"
+            "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\n"
+            "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+            "os.write(fd, str(os.getpid()).encode())\n"
+            "print('held', flush=True)\n"
+            "time.sleep(60)\n",
+            str(path / LOCK_NAME),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
@@ -254,11 +288,26 @@ def test_two_sync_processes_started_at_once_never_double_a_row(
     entries = release_entries(sandbox, firm_client, 12, every=timedelta(hours=1))
     path = tmp_path / "time"
     env = {**os.environ, **client_env(firm_client, sandbox)}
-    cmd = [sys.executable, "-m", "toolkit", "--env-file", str(tmp_path / "none.env"), "-q",
-           "sync", str(path), "--since", T0.isoformat(),
-           "--until", (T0 + timedelta(hours=13)).isoformat(), "--window", "1h"]
-    procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for _ in range(2)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "toolkit",
+        "--env-file",
+        str(tmp_path / "none.env"),
+        "-q",
+        "sync",
+        str(path),
+        "--since",
+        T0.isoformat(),
+        "--until",
+        (T0 + timedelta(hours=13)).isoformat(),
+        "--window",
+        "1h",
+    ]
+    procs = [
+        subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
     outs = [p.communicate(timeout=120) for p in procs]
     codes = sorted(p.returncode for p in procs)
     assert codes[0] == 0, outs
@@ -292,8 +341,7 @@ def test_bad_sync_input_exits_2_and_writes_nothing(
     assert not path.exists()
 
 
-def test_sync_refuses_a_folder_holding_something_else(fresh_client: Client,
-                                                       tmp_path: Path) -> None:
+def test_sync_refuses_a_folder_holding_something_else(fresh_client: Client, tmp_path: Path) -> None:
     path = tmp_path / "export"
     path.mkdir()
     (path / "entries.csv").write_text("_id\n")
@@ -308,8 +356,13 @@ def test_sync_refuses_a_table_of_another_schema(fresh_client: Client, tmp_path: 
 
     path = tmp_path / "time"
     fresh_client.sync(path, since=T0, until=T0 + timedelta(hours=1))
-    write_deltalake(str(path / "codes"), pa.table({"entryId": ["x"], "workMonth": ["2026-10"]}),
-                    mode="overwrite", schema_mode="overwrite", partition_by=["workMonth"])
+    write_deltalake(
+        str(path / "codes"),
+        pa.table({"entryId": ["x"], "workMonth": ["2026-10"]}),
+        mode="overwrite",
+        schema_mode="overwrite",
+        partition_by=["workMonth"],
+    )
     version = DeltaTable(str(path / "codes")).version()
     with pytest.raises(ConfigError, match="another schema"):
         fresh_client.sync(path, until=T0 + timedelta(hours=2))
@@ -323,8 +376,9 @@ def test_since_after_the_watermark_is_refused(fresh_client: Client, tmp_path: Pa
         fresh_client.sync(path, since=T0 + timedelta(days=2), until=T0 + timedelta(days=3))
 
 
-def test_cli_sync_prints_a_summary_and_status(firm_client: Client, sandbox, tmp_path: Path,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_sync_prints_a_summary_and_status(
+    firm_client: Client, sandbox, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     release_entries(sandbox, firm_client, 3, every=timedelta(hours=1))
     env_file = write_client_env(firm_client, sandbox, tmp_path / ".env")
     path = tmp_path / "time"
@@ -379,16 +433,44 @@ def test_cli_export_twice_refuses_and_keeps_the_first_unless_overwrite(
     assert main([*base, *second, "--overwrite"]) == 0
     entries = pd.read_parquet(out / "entries")
     assert len(entries) == 3 and len(pd.read_parquet(out / "codes")) == len(
-        toolkit.Export.read_parquet(out).codes)
+        toolkit.Export.read_parquet(out).codes
+    )
     # an empty range still writes both tables with their schema
     empty = tmp_path / "empty"
-    assert main(["--env-file", str(env_file), "-q", "export", "--out", str(empty),
-                 "--after", "2027-01-01", "--on-or-before", "2027-01-02"]) == 0
+    assert (
+        main(
+            [
+                "--env-file",
+                str(env_file),
+                "-q",
+                "export",
+                "--out",
+                str(empty),
+                "--after",
+                "2027-01-01",
+                "--on-or-before",
+                "2027-01-02",
+            ]
+        )
+        == 0
+    )
     assert list(pd.read_parquet(empty / "codes").columns)[:2] == ["entryId", "position"]
     assert len(pd.read_parquet(empty / "entries")) == 0
     # CSV for Excel, and one workbook
-    assert main([*base[:-1], str(tmp_path / "csv"), *first, "--format", "csv",
-                 "--encoding", "utf-8-sig"]) == 0
+    assert (
+        main(
+            [
+                *base[:-1],
+                str(tmp_path / "csv"),
+                *first,
+                "--format",
+                "csv",
+                "--encoding",
+                "utf-8-sig",
+            ]
+        )
+        == 0
+    )
     assert (tmp_path / "csv" / "entries.csv").read_bytes()[:3] == b"\xef\xbb\xbf"
     assert "Müller" in (tmp_path / "csv" / "entries.csv").read_text(encoding="utf-8-sig")
     assert main([*base[:-1], str(tmp_path / "x.xlsx"), *first, "--format", "xlsx"]) == 0
@@ -399,9 +481,17 @@ def test_cli_export_twice_refuses_and_keeps_the_first_unless_overwrite(
 
 
 def test_sync_report_has_an_html_table_with_iso_times() -> None:
-    report = SyncReport("out/time", pd.Timestamp("2026-11-01", tz="UTC"),
-                        pd.Timestamp("2026-11-21 09:00", tz="UTC"), 3, 12, 1, 0, 20,
-                        pd.Timestamp("2026-11-21 09:00", tz="UTC"))
+    report = SyncReport(
+        "out/time",
+        pd.Timestamp("2026-11-01", tz="UTC"),
+        pd.Timestamp("2026-11-21 09:00", tz="UTC"),
+        3,
+        12,
+        1,
+        0,
+        20,
+        pd.Timestamp("2026-11-21 09:00", tz="UTC"),
+    )
     html = report._repr_html_()
     assert html.startswith("<table") and "</table>" in html
     assert "Timestamp(" not in html
@@ -410,8 +500,7 @@ def test_sync_report_has_an_html_table_with_iso_times() -> None:
         assert name in html
 
 
-def test_an_empty_sync_says_what_the_lag_holds_back(fresh_client: Client,
-                                                     tmp_path: Path) -> None:
+def test_an_empty_sync_says_what_the_lag_holds_back(fresh_client: Client, tmp_path: Path) -> None:
     since = pd.Timestamp.now("UTC") - pd.Timedelta("1h")
     report = fresh_client.sync(tmp_path / "time", since=since, progress=False)
     assert report.rows_written == 0

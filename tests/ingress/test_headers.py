@@ -221,8 +221,9 @@ def test_a_client_code_column_in_a_matters_sheet_is_hinted_to_client_external_id
 def test_a_rename_hint_into_unit_increments_says_it_counts_seconds() -> None:
     df = one_row("initiatives", {"unitIncrements": "Time Increment (hrs)"})
     messages = [m for _, _, m in problems("initiatives", df)]
-    assert messages and all("unitIncrements is in SECONDS: 0.1 h = 6 min = 360" in m
-                            for m in messages)
+    assert messages and all(
+        "unitIncrements is in SECONDS: 0.1 h = 6 min = 360" in m for m in messages
+    )
     fractional = one_row("initiatives").assign(unitIncrements="0.1")
     [(_, chk, message)] = problems("initiatives", fractional)
     assert chk == "fractional" and "in SECONDS" in message

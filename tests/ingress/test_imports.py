@@ -73,12 +73,21 @@ def test_columns_renames_on_the_way_in(fresh_client: Client) -> None:
 
 def test_dry_run_returns_the_payloads_and_sends_nothing(fresh_client: Client, sandbox) -> None:
     sandbox.admin.reset_stats()
-    out = fresh_client.import_initiatives(load_folder(SAMPLE)["initiatives"], dry_run=True,
-                                          progress=False)
+    out = fresh_client.import_initiatives(
+        load_folder(SAMPLE)["initiatives"], dry_run=True, progress=False
+    )
     assert sandbox.admin.stats()["total"] == 0
     first = out["payload"].iloc[0]
-    assert set(first) == {"billingType", "externalId", "name", "description", "callSign",
-                          "clientExternalId", "unitIncrements", "status"}
+    assert set(first) == {
+        "billingType",
+        "externalId",
+        "name",
+        "description",
+        "callSign",
+        "clientExternalId",
+        "unitIncrements",
+        "status",
+    }
     assert isinstance(first["unitIncrements"], int)
     assert out["url"].iloc[0].endswith("/initiatives/import")
 
@@ -125,8 +134,12 @@ def test_onboard_imports_everything_in_order(fresh_client: Client, sandbox) -> N
     report = fresh_client.onboard(SAMPLE, progress=False)
     assert report.ok, report.failures
     frames = load_folder(SAMPLE)
-    for table, kind in (("clients", "clients"), ("initiatives", "initiatives"),
-                        ("code_types", "code-types"), ("codes", "codes")):
+    for table, kind in (
+        ("clients", "clients"),
+        ("initiatives", "initiatives"),
+        ("code_types", "code-types"),
+        ("codes", "codes"),
+    ):
         stored = sandbox.admin.records(kind, customer_id=fresh_client.customer_id)
         assert len(stored) == len(frames[table]) == report.counts.loc[table, "sent"]
     assert report.counts["rows"].sum() == len(report.results)
@@ -141,14 +154,19 @@ def test_onboard_never_posts_a_child_of_a_failed_parent(fresh_client: Client, sa
         fresh_client.onboard(frames, progress=False)
     report = fresh_client.onboard(frames, on_invalid="skip", progress=False)
     res = report.results
-    children = res[(res["table"] == "initiatives")
-                   & res["row"].isin(frames["initiatives"].index[
-                       frames["initiatives"]["clientExternalId"] == bad_client])]
+    children = res[
+        (res["table"] == "initiatives")
+        & res["row"].isin(
+            frames["initiatives"].index[frames["initiatives"]["clientExternalId"] == bad_client]
+        )
+    ]
     assert len(children) > 0
     assert (children["status"] == "skipped").all()
     assert children["error"].str.contains(bad_client).all()
-    stored = {r["externalId"] for r in
-              sandbox.admin.records("initiatives", customer_id=fresh_client.customer_id)}
+    stored = {
+        r["externalId"]
+        for r in sandbox.admin.records("initiatives", customer_id=fresh_client.customer_id)
+    }
     assert not stored & set(children["externalId"])
     assert not report.ok and len(report.failures) >= len(children) + 1
 
@@ -171,7 +189,11 @@ def test_a_firm_with_only_warnings_onboards_with_every_row_stored_as_given(
         ("C-2", "Beta", "", "Banking"),
     ]
     assert stored(
-        "initiatives", "externalId", "description", "callSign", "clientExternalId",
+        "initiatives",
+        "externalId",
+        "description",
+        "callSign",
+        "clientExternalId",
         "unitIncrements",
     ) == [("M-1 ", "", "", " C-1 ", 360.5), ("M-2", "", "2-001", "C-2", 90.25)]
     assert stored("codes", "externalId", "description") == [(" L120", "Analysis"), ("L110", "")]
@@ -182,11 +204,18 @@ def test_a_firm_with_only_warnings_onboards_with_every_row_stored_as_given(
 
 
 def _matter(increments: object, description: str = "Suit") -> pd.DataFrame:
-    return pd.DataFrame({
-        "billingType": ["billable"], "externalId": ["M-1"], "name": ["A v B"],
-        "description": [description], "callSign": ["1-1"], "clientExternalId": ["C-00000"],
-        "unitIncrements": [increments], "status": ["active"],
-    })
+    return pd.DataFrame(
+        {
+            "billingType": ["billable"],
+            "externalId": ["M-1"],
+            "name": ["A v B"],
+            "description": [description],
+            "callSign": ["1-1"],
+            "clientExternalId": ["C-00000"],
+            "unitIncrements": [increments],
+            "status": ["active"],
+        }
+    )
 
 
 def test_an_import_sent_with_a_warning_says_so_in_its_result(fresh_client: Client) -> None:
@@ -228,7 +257,11 @@ def test_onboard_results_carry_the_warnings_of_the_rows_they_sent(
     assert "not a whole number of seconds" in warned[("initiatives", 1)]
     assert "'L110' is listed more than once" in warned[("code_ranges", 2)]
     assert report.counts["warned"].to_dict() == {
-        "clients": 2, "initiatives": 2, "code_types": 0, "codes": 2, "code_ranges": 3,
+        "clients": 2,
+        "initiatives": 2,
+        "code_types": 0,
+        "codes": 2,
+        "code_ranges": 3,
     }
     assert "with a warning" in repr(report)
 
@@ -286,12 +319,28 @@ def test_kill_9_mid_onboarding_then_rerun_with_journal_sends_only_the_rest(
     _clients(n, prefix="K").to_csv(folder / "clients.csv", index=False)
     journal = tmp_path / "onboard.jsonl"
     env = {**os.environ, **client_env(fresh_client, sandbox)}
-    cmd = [sys.executable, "-m", "toolkit", "--env-file", str(tmp_path / "none.env"), "-q",
-           "onboard", str(folder), "--journal", str(journal), "--workers", "4"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "toolkit",
+        "--env-file",
+        str(tmp_path / "none.env"),
+        "-q",
+        "onboard",
+        str(folder),
+        "--journal",
+        str(journal),
+        "--workers",
+        "4",
+    ]
     sandbox.admin.set_faults(latency_ms=3)  # slow enough to stop it halfway
     try:
-        kill_9_when(cmd, env, lambda: journal.exists()
-                    and journal.read_text().count("\n") >= n // 3, poll=0.05)
+        kill_9_when(
+            cmd,
+            env,
+            lambda: journal.exists() and journal.read_text().count("\n") >= n // 3,
+            poll=0.05,
+        )
     finally:
         sandbox.admin.clear_faults()
     acknowledged = len(Journal(journal))
@@ -337,8 +386,16 @@ def test_a_journal_never_skips_calls_to_another_customer(sandbox, tmp_path) -> N
     firms = []
     for name in ("First", "Second"):
         creds = sandbox.admin.create_customer(name)
-        firms.append(Client(creds["customerId"], creds["clientId"], creds["clientSecret"],
-                            sandbox.url, sandbox.url, audience=creds["audience"]))
+        firms.append(
+            Client(
+                creds["customerId"],
+                creds["clientId"],
+                creds["clientSecret"],
+                sandbox.url,
+                sandbox.url,
+                audience=creds["audience"],
+            )
+        )
     for firm in firms:
         res = firm.import_clients(_clients(3), journal=journal, progress=False)
         assert res["status"].tolist() == ["sent"] * 3
@@ -346,8 +403,14 @@ def test_a_journal_never_skips_calls_to_another_customer(sandbox, tmp_path) -> N
 
 
 def test_wrong_credentials_cost_one_token_request_not_one_per_row(sandbox) -> None:
-    bad = Client(sandbox.customer_id, sandbox.client_id, "not-the-secret", sandbox.url,
-                 sandbox.url, audience=sandbox.audience)
+    bad = Client(
+        sandbox.customer_id,
+        sandbox.client_id,
+        "not-the-secret",
+        sandbox.url,
+        sandbox.url,
+        audience=sandbox.audience,
+    )
     sandbox.admin.reset_stats()
     res = bad.import_clients(_clients(50), progress=False, workers=4)
     assert not res["ok"].any()
@@ -373,8 +436,10 @@ def test_onboard_with_concatenated_frames_sends_every_valid_row(fresh_client, sa
     res = report.results.set_index(["table", "row"])
     assert res.loc[("initiatives", 2), "status"] == "skipped"
     assert (res.drop(index=("initiatives", 2))["status"] == "sent").all()
-    stored = {r["externalId"] for r in
-              sandbox.admin.records("initiatives", customer_id=fresh_client.customer_id)}
+    stored = {
+        r["externalId"]
+        for r in sandbox.admin.records("initiatives", customer_id=fresh_client.customer_id)
+    }
     assert stored == set(inits["externalId"]) - {second["externalId"].iloc[0]}
 
 
@@ -399,11 +464,18 @@ def test_result_error_is_the_reason_of_each_error_body_style(
     fresh_client: Client, sandbox, style: str, expected: str
 ) -> None:
     sandbox.admin.set_profile(customer_id=fresh_client.customer_id, errorBody=style)
-    initiative = pd.DataFrame({
-        "billingType": ["billable"], "externalId": ["M-1"], "name": ["A v B"],
-        "description": [""], "callSign": ["1"], "clientExternalId": ["C-NOPE"],
-        "unitIncrements": [360], "status": ["active"],
-    })
+    initiative = pd.DataFrame(
+        {
+            "billingType": ["billable"],
+            "externalId": ["M-1"],
+            "name": ["A v B"],
+            "description": [""],
+            "callSign": ["1"],
+            "clientExternalId": ["C-NOPE"],
+            "unitIncrements": [360],
+            "status": ["active"],
+        }
+    )
     res = fresh_client.import_initiatives(initiative, progress=False)
     assert res["httpStatus"].tolist() == [422]
     assert res["error"].tolist() == [expected]
@@ -411,11 +483,18 @@ def test_result_error_is_the_reason_of_each_error_body_style(
 
 def test_a_problem_s_field_errors_follow_its_detail(fresh_client: Client) -> None:
     # values outside the enums reach the service only when validation is off
-    initiative = pd.DataFrame({
-        "billingType": ["Billable"], "externalId": ["M-1"], "name": ["A v B"],
-        "description": [""], "callSign": ["1"], "clientExternalId": ["C-1"],
-        "unitIncrements": [360], "status": ["ACTIVE"],
-    })
+    initiative = pd.DataFrame(
+        {
+            "billingType": ["Billable"],
+            "externalId": ["M-1"],
+            "name": ["A v B"],
+            "description": [""],
+            "callSign": ["1"],
+            "clientExternalId": ["C-1"],
+            "unitIncrements": [360],
+            "status": ["ACTIVE"],
+        }
+    )
     res = fresh_client.import_initiatives(initiative, validate=False, progress=False)
     assert res["httpStatus"].tolist() == [422]
     assert res["error"].iloc[0] == (
@@ -424,14 +503,20 @@ def test_a_problem_s_field_errors_follow_its_detail(fresh_client: Client) -> Non
     )
 
 
-def test_a_nestjs_body_s_list_of_reasons_is_the_row_s_error(fresh_client: Client,
-                                                           sandbox) -> None:
+def test_a_nestjs_body_s_list_of_reasons_is_the_row_s_error(fresh_client: Client, sandbox) -> None:
     sandbox.admin.set_profile(customer_id=fresh_client.customer_id, errorBody="nestjs")
-    initiative = pd.DataFrame({
-        "billingType": ["Billable"], "externalId": ["M-1"], "name": ["A v B"],
-        "description": [""], "callSign": ["1"], "clientExternalId": ["C-1"],
-        "unitIncrements": [360], "status": ["ACTIVE"],
-    })
+    initiative = pd.DataFrame(
+        {
+            "billingType": ["Billable"],
+            "externalId": ["M-1"],
+            "name": ["A v B"],
+            "description": [""],
+            "callSign": ["1"],
+            "clientExternalId": ["C-1"],
+            "unitIncrements": [360],
+            "status": ["ACTIVE"],
+        }
+    )
     res = fresh_client.import_initiatives(initiative, validate=False, progress=False)
     assert res["httpStatus"].tolist() == [422]
     assert res["error"].iloc[0] == (
@@ -444,8 +529,12 @@ def test_a_nestjs_body_s_list_of_reasons_is_the_row_s_error(fresh_client: Client
 
 
 def _long_range(n: int, initiative: str = "M-1") -> pd.DataFrame:
-    return pd.DataFrame({"initiativeExternalId": [initiative] * n,
-                         "codeExternalId": [f"L{i:05d}" for i in range(n)]})
+    return pd.DataFrame(
+        {
+            "initiativeExternalId": [initiative] * n,
+            "codeExternalId": [f"L{i:05d}" for i in range(n)],
+        }
+    )
 
 
 def _range_requests(sandbox) -> int:
@@ -470,9 +559,12 @@ def test_a_range_over_2500_codes_is_refused_before_sending_naming_the_bound(
     rows = result.results.set_index("row")
     assert (rows.loc[list(range(3000)), "status"] == "skipped").all()
     assert rows.loc[0, "error"].count("at most 2500") == 1
-    assert sandbox.admin.stats()["routes"].get(
-        "POST /api/v1/customers/{customerId}/initiatives/{initiativeExternalId}/codes", {}
-    ).get("count", 0) == 1  # M-2 only (404: no such initiative)
+    assert (
+        sandbox.admin.stats()["routes"]
+        .get("POST /api/v1/customers/{customerId}/initiatives/{initiativeExternalId}/codes", {})
+        .get("count", 0)
+        == 1
+    )  # M-2 only (404: no such initiative)
     assert _range_requests(sandbox) == 1
 
 
@@ -485,15 +577,30 @@ def test_a_long_range_is_sent_in_parts_of_2500_when_the_service_adds(
     codes = ranges["codeExternalId"].tolist()
     setup = {
         "clients": _clients(1).assign(externalId="C-1"),
-        "initiatives": pd.DataFrame({
-            "billingType": ["billable"], "externalId": ["M-1"], "name": ["A v B"],
-            "description": [""], "callSign": ["1"], "clientExternalId": ["C-1"],
-            "unitIncrements": [360], "status": ["active"]}),
-        "code_types": pd.DataFrame({
-            "externalId": ["T"], "name": ["T"], "semanticType": ["task"],
-            "customerDefaultable": [True], "userDefaultable": [True]}),
-        "codes": pd.DataFrame({"externalId": codes, "name": codes, "description": "",
-                               "codeTypeExternalId": "T"}),
+        "initiatives": pd.DataFrame(
+            {
+                "billingType": ["billable"],
+                "externalId": ["M-1"],
+                "name": ["A v B"],
+                "description": [""],
+                "callSign": ["1"],
+                "clientExternalId": ["C-1"],
+                "unitIncrements": [360],
+                "status": ["active"],
+            }
+        ),
+        "code_types": pd.DataFrame(
+            {
+                "externalId": ["T"],
+                "name": ["T"],
+                "semanticType": ["task"],
+                "customerDefaultable": [True],
+                "userDefaultable": [True],
+            }
+        ),
+        "codes": pd.DataFrame(
+            {"externalId": codes, "name": codes, "description": "", "codeTypeExternalId": "T"}
+        ),
     }
     assert fresh_client.onboard(setup, progress=False, workers=8).ok
     sandbox.admin.reset_stats()
@@ -505,8 +612,9 @@ def test_a_long_range_is_sent_in_parts_of_2500_when_the_service_adds(
     assert [r["codeExternalIds"] for r in stored] == [codes]  # every id, in order
     # onboarding with a journal: the parts are planned and journaled like any record
     journal = tmp_path / "ranges.jsonl"
-    first = fresh_client.onboard({"code_ranges": ranges}, journal=journal,
-                                 code_range_post="add", progress=False)
+    first = fresh_client.onboard(
+        {"code_ranges": ranges}, journal=journal, code_range_post="add", progress=False
+    )
     assert first.ok and (first.results["status"] == "sent").all()
     again = fresh_client.plan({"code_ranges": ranges}, journal=journal, code_range_post="add")
     assert again.requests == 0 and set(again.rows["action"]) == {"unchanged"}
@@ -520,26 +628,61 @@ def test_published_optional_fields_round_trip_to_the_service(
     fresh_client: Client, sandbox, tmp_path
 ) -> None:
     firm = {
-        "clients": pd.DataFrame({"externalId": ["C-1", "C-2"], "name": "n", "callSign": "1",
-                                 "description": "d", "type": ["parent", ""]}),
-        "initiatives": pd.DataFrame({
-            "billingType": ["billable"] * 2, "externalId": ["M-1", "M-2"], "name": "n",
-            "description": "d", "callSign": "1", "clientExternalId": "C-1",
-            "unitIncrements": 360, "status": "active", "locale": ["fr-CA", None],
-            "allowFrom": ["2026-01-01", ""], "allowTo": ["2026-12-31", ""],
-            "externalGroupIds": ["G1; G2", ""]}),
-        "code_types": pd.DataFrame({
-            "externalId": ["T"], "name": ["T"], "semanticType": ["task"],
-            "customerDefaultable": [True], "userDefaultable": [True],
-            "orderingSequence": ["010"]}),
-        "codes": pd.DataFrame({
-            "externalId": ["L1", "L2"], "name": "n", "description": "",
-            "codeTypeExternalId": "T", "orderingSequence": ["a", ""], "group": ["lit", ""],
-            "isDisabled": ["TRUE", ""], "userGroupExternalIds": ['["UG 1", "UG;2"]', ""]}),
+        "clients": pd.DataFrame(
+            {
+                "externalId": ["C-1", "C-2"],
+                "name": "n",
+                "callSign": "1",
+                "description": "d",
+                "type": ["parent", ""],
+            }
+        ),
+        "initiatives": pd.DataFrame(
+            {
+                "billingType": ["billable"] * 2,
+                "externalId": ["M-1", "M-2"],
+                "name": "n",
+                "description": "d",
+                "callSign": "1",
+                "clientExternalId": "C-1",
+                "unitIncrements": 360,
+                "status": "active",
+                "locale": ["fr-CA", None],
+                "allowFrom": ["2026-01-01", ""],
+                "allowTo": ["2026-12-31", ""],
+                "externalGroupIds": ["G1; G2", ""],
+            }
+        ),
+        "code_types": pd.DataFrame(
+            {
+                "externalId": ["T"],
+                "name": ["T"],
+                "semanticType": ["task"],
+                "customerDefaultable": [True],
+                "userDefaultable": [True],
+                "orderingSequence": ["010"],
+            }
+        ),
+        "codes": pd.DataFrame(
+            {
+                "externalId": ["L1", "L2"],
+                "name": "n",
+                "description": "",
+                "codeTypeExternalId": "T",
+                "orderingSequence": ["a", ""],
+                "group": ["lit", ""],
+                "isDisabled": ["TRUE", ""],
+                "userGroupExternalIds": ['["UG 1", "UG;2"]', ""],
+            }
+        ),
     }
     planned = fresh_client.onboard(firm, dry_run=True, progress=False).payloads
     assert planned["clients"]["payload"].tolist()[1] == {
-        "externalId": "C-2", "name": "n", "callSign": "1", "description": "d"}  # none sent
+        "externalId": "C-2",
+        "name": "n",
+        "callSign": "1",
+        "description": "d",
+    }  # none sent
     journal = tmp_path / "firm.jsonl"
     report = fresh_client.onboard(firm, journal=journal, progress=False)
     assert report.ok, report.failures
@@ -551,17 +694,27 @@ def test_published_optional_fields_round_trip_to_the_service(
     assert held("clients")["C-1"]["type"] == "parent" and "type" not in held("clients")["C-2"]
     m1, m2 = held("initiatives")["M-1"], held("initiatives")["M-2"]
     assert (m1["locale"], m1["allowFrom"], m1["allowTo"], m1["externalGroupIds"]) == (
-        "fr-CA", "2026-01-01", "2026-12-31", ["G1", "G2"])
+        "fr-CA",
+        "2026-01-01",
+        "2026-12-31",
+        ["G1", "G2"],
+    )
     assert not {"locale", "allowFrom", "allowTo", "externalGroupIds"} & set(m2)
     assert held("code-types")["T"]["orderingSequence"] == "010"
     l1, l2 = held("codes")["L1"], held("codes")["L2"]
-    assert (l1["orderingSequence"], l1["group"], l1["isDisabled"],
-            l1["userGroupExternalIds"]) == ("a", "lit", True, ["UG 1", "UG;2"])
+    assert (l1["orderingSequence"], l1["group"], l1["isDisabled"], l1["userGroupExternalIds"]) == (
+        "a",
+        "lit",
+        True,
+        ["UG 1", "UG;2"],
+    )
     assert not {"orderingSequence", "group", "isDisabled", "userGroupExternalIds"} & set(l2)
     # the plan compares them like any field: a change is an update of that field only
     changed = {**firm, "codes": firm["codes"].assign(group=["tax", ""])}
     plan = fresh_client.plan(changed, journal=journal)
     assert plan.requests == 1
     update = plan.rows[plan.rows["action"] == "update"].iloc[0]
-    assert (update["externalId"], update["changed"]) == ("L1", {"group": {"old": "lit",
-                                                                          "new": "tax"}})
+    assert (update["externalId"], update["changed"]) == (
+        "L1",
+        {"group": {"old": "lit", "new": "tax"}},
+    )

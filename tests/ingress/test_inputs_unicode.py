@@ -175,8 +175,9 @@ def test_lookalike_parent_references_are_a_warning() -> None:
 def test_lookalike_code_range_codes_are_a_warning() -> None:
     ranges = pd.DataFrame({"initiativeExternalId": ["M-1", "M-1"], "codeExternalId": ["L1", "l1"]})
     failures = check_frame("code_ranges", ranges).failures
-    assert failures[["row", "column", "check"]].values.tolist() == [[1, "codeExternalId",
-                                                                      "lookalike"]]
+    assert failures[["row", "column", "check"]].values.tolist() == [
+        [1, "codeExternalId", "lookalike"]
+    ]
 
 
 def test_same_id_written_the_same_is_not_a_lookalike() -> None:
@@ -186,8 +187,12 @@ def test_same_id_written_the_same_is_not_a_lookalike() -> None:
 
 @pytest.mark.parametrize("kind", ["polars", "arrow"])
 def test_lookalike_ids_from_polars_and_arrow_frames(kind: str) -> None:
-    data = {"externalId": ["C-1", "c-1"], "name": ["a", "b"], "callSign": ["1", "2"],
-            "description": ["d", "d"]}
+    data = {
+        "externalId": ["C-1", "c-1"],
+        "name": ["a", "b"],
+        "callSign": ["1", "2"],
+        "description": ["d", "d"],
+    }
     frame = pl.DataFrame(data) if kind == "polars" else pa.table(data)
     report = validate(clients=frame)
     assert report.warnings[["row", "check"]].values.tolist() == [[1, "lookalike"]]

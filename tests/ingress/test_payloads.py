@@ -44,38 +44,82 @@ def test_one_payload_per_row_with_exactly_the_spec_fields_in_order(
 
 
 def test_optional_fields_are_sent_only_where_a_row_has_a_value() -> None:
-    codes = pd.DataFrame({
-        "externalId": ["L1", "L2", "L3"], "name": ["a", "b", "c"], "description": "",
-        "codeTypeExternalId": "T", "orderingSequence": [10, "", None],
-        "group": ["lit", " ", None], "isDisabled": ["TRUE", "", "0"],
-        "userGroupExternalIds": ["UG1; UG2", "", ["UG3"]],
-    })
+    codes = pd.DataFrame(
+        {
+            "externalId": ["L1", "L2", "L3"],
+            "name": ["a", "b", "c"],
+            "description": "",
+            "codeTypeExternalId": "T",
+            "orderingSequence": [10, "", None],
+            "group": ["lit", " ", None],
+            "isDisabled": ["TRUE", "", "0"],
+            "userGroupExternalIds": ["UG1; UG2", "", ["UG3"]],
+        }
+    )
     bodies = to_payloads("codes", check("codes", codes))
     assert bodies == [
-        {"externalId": "L1", "name": "a", "description": "", "codeTypeExternalId": "T",
-         "orderingSequence": "10", "group": "lit", "userGroupExternalIds": ["UG1", "UG2"],
-         "isDisabled": True},
+        {
+            "externalId": "L1",
+            "name": "a",
+            "description": "",
+            "codeTypeExternalId": "T",
+            "orderingSequence": "10",
+            "group": "lit",
+            "userGroupExternalIds": ["UG1", "UG2"],
+            "isDisabled": True,
+        },
         {"externalId": "L2", "name": "b", "description": "", "codeTypeExternalId": "T"},
-        {"externalId": "L3", "name": "c", "description": "", "codeTypeExternalId": "T",
-         "userGroupExternalIds": ["UG3"], "isDisabled": False},
+        {
+            "externalId": "L3",
+            "name": "c",
+            "description": "",
+            "codeTypeExternalId": "T",
+            "userGroupExternalIds": ["UG3"],
+            "isDisabled": False,
+        },
     ]
-    initiatives = pd.DataFrame({
-        "billingType": ["billable"] * 2, "externalId": ["M1", "M2"], "name": "n",
-        "description": "", "callSign": "", "clientExternalId": "C", "unitIncrements": 360,
-        "status": "active", "locale": ["fr-CA", ""],
-        "allowFrom": [pd.Timestamp("2026-01-01"), None], "allowTo": ["2026-12-31", ""],
-        "externalGroupIds": ['["G;1", "G2"]', ""],
-    })
+    initiatives = pd.DataFrame(
+        {
+            "billingType": ["billable"] * 2,
+            "externalId": ["M1", "M2"],
+            "name": "n",
+            "description": "",
+            "callSign": "",
+            "clientExternalId": "C",
+            "unitIncrements": 360,
+            "status": "active",
+            "locale": ["fr-CA", ""],
+            "allowFrom": [pd.Timestamp("2026-01-01"), None],
+            "allowTo": ["2026-12-31", ""],
+            "externalGroupIds": ['["G;1", "G2"]', ""],
+        }
+    )
     first, second = to_payloads("initiatives", check("initiatives", initiatives))
     assert {k: first[k] for k in ("locale", "allowFrom", "allowTo", "externalGroupIds")} == {
-        "locale": "fr-CA", "allowFrom": "2026-01-01", "allowTo": "2026-12-31",
-        "externalGroupIds": ["G;1", "G2"]}
+        "locale": "fr-CA",
+        "allowFrom": "2026-01-01",
+        "allowTo": "2026-12-31",
+        "externalGroupIds": ["G;1", "G2"],
+    }
     assert not {"locale", "allowFrom", "allowTo", "externalGroupIds"} & set(second)
-    assert to_payloads("clients", check("clients", pd.DataFrame({
-        "externalId": ["C1", "C2"], "name": "n", "callSign": "", "description": "",
-        "type": ["parent", None]}))) == [
+    assert to_payloads(
+        "clients",
+        check(
+            "clients",
+            pd.DataFrame(
+                {
+                    "externalId": ["C1", "C2"],
+                    "name": "n",
+                    "callSign": "",
+                    "description": "",
+                    "type": ["parent", None],
+                }
+            ),
+        ),
+    ) == [
         {"externalId": "C1", "name": "n", "callSign": "", "description": "", "type": "parent"},
-        {"externalId": "C2", "name": "n", "callSign": "", "description": ""}]
+        {"externalId": "C2", "name": "n", "callSign": "", "description": ""},
+    ]
 
 
 @pytest.mark.parametrize("table", ["clients", "initiatives", "code_types", "codes"])

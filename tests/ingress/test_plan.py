@@ -83,8 +83,15 @@ def test_the_plan_says_2_send_3_update_1_deactivate_and_the_run_sends_exactly_th
     runs = {}
     for mirror in (False, True):
         creds = sandbox.admin.create_customer("Plan firm")
-        client = Client(creds["customerId"], creds["clientId"], creds["clientSecret"],
-                        sandbox.url, sandbox.url, audience=creds["audience"], retries=3)
+        client = Client(
+            creds["customerId"],
+            creds["clientId"],
+            creds["clientSecret"],
+            sandbox.url,
+            sandbox.url,
+            audience=creds["audience"],
+            retries=3,
+        )
         folder = _folder(tmp_path, f"firm-{mirror}")
         journal = tmp_path / f"j-{mirror}.jsonl"
         assert client.onboard(folder, journal=journal, progress=False).ok
@@ -97,8 +104,9 @@ def test_the_plan_says_2_send_3_update_1_deactivate_and_the_run_sends_exactly_th
         updates = ini[ini["action"] == "update"]
         assert sorted(updates["externalId"]) == sorted(RENAMED)
         for key, changed in zip(updates["externalId"], updates["changed"], strict=True):
-            assert changed == {"name": {"old": old_names[key],
-                                        "new": old_names[key] + " (renamed)"}}
+            assert changed == {
+                "name": {"old": old_names[key], "new": old_names[key] + " (renamed)"}
+            }
         gone = rows[rows["externalId"] == REMOVED]
         assert gone["action"].tolist() == (["deactivate"] if mirror else ["missing"])
         others = rows[~rows["externalId"].isin([*RENAMED, "M-NEW-1", "M-NEW-2", REMOVED])]
@@ -109,8 +117,18 @@ def test_the_plan_says_2_send_3_update_1_deactivate_and_the_run_sends_exactly_th
         # the same plan from the command line: no request, and written with --out
         env_file = write_client_env(client, sandbox, tmp_path / f"{mirror}.env")
         out = tmp_path / f"plan-{mirror}.csv"
-        argv = ["--env-file", str(env_file), "-q", "onboard", str(folder), "--journal",
-                str(journal), "--dry-run", "--out", str(out)] + (["--mirror"] if mirror else [])
+        argv = [
+            "--env-file",
+            str(env_file),
+            "-q",
+            "onboard",
+            str(folder),
+            "--journal",
+            str(journal),
+            "--dry-run",
+            "--out",
+            str(out),
+        ] + (["--mirror"] if mirror else [])
         sandbox.admin.reset_stats()
         assert main(argv) == 0
         assert _requests(sandbox) == 0
@@ -124,8 +142,10 @@ def test_the_plan_says_2_send_3_update_1_deactivate_and_the_run_sends_exactly_th
         runs[mirror] = _requests(sandbox)
         assert report.ok, report.failures
         assert (report.results["action"] == "deactivate").sum() == int(mirror)
-        stored = {r["externalId"]: r for r in
-                  sandbox.admin.records("initiatives", customer_id=client.customer_id)}
+        stored = {
+            r["externalId"]: r
+            for r in sandbox.admin.records("initiatives", customer_id=client.customer_id)
+        }
         assert stored[REMOVED]["status"] == ("inactive" if mirror else "active")
         assert stored[RENAMED[0]]["name"].endswith("(renamed)")
         sandbox.admin.reset_stats()
@@ -135,14 +155,21 @@ def test_the_plan_says_2_send_3_update_1_deactivate_and_the_run_sends_exactly_th
 
 
 def _small_firm(n: int = 30, prefix: str = "F") -> dict[str, pd.DataFrame]:
-    clients = pd.DataFrame({"externalId": [f"{prefix}C1"], "name": ["Acme"],
-                            "callSign": ["1"], "description": ["d"]})
-    initiatives = pd.DataFrame({
-        "billingType": "billable", "externalId": [f"{prefix}M{i:02d}" for i in range(n)],
-        "name": [f"Matter {i}" for i in range(n)], "description": "d",
-        "callSign": [f"1-{i:02d}" for i in range(n)], "clientExternalId": f"{prefix}C1",
-        "unitIncrements": 360, "status": "active",
-    })
+    clients = pd.DataFrame(
+        {"externalId": [f"{prefix}C1"], "name": ["Acme"], "callSign": ["1"], "description": ["d"]}
+    )
+    initiatives = pd.DataFrame(
+        {
+            "billingType": "billable",
+            "externalId": [f"{prefix}M{i:02d}" for i in range(n)],
+            "name": [f"Matter {i}" for i in range(n)],
+            "description": "d",
+            "callSign": [f"1-{i:02d}" for i in range(n)],
+            "clientExternalId": f"{prefix}C1",
+            "unitIncrements": 360,
+            "status": "active",
+        }
+    )
     return {"clients": clients, "initiatives": initiatives}
 
 
@@ -154,8 +181,7 @@ def test_failed_rows_are_retried_alone_and_listed_until_they_succeed(
     # 10 initiatives name a client the service does not have yet: it refuses them
     firm["initiatives"].loc[firm["initiatives"].index[:10], "clientExternalId"] = "LATER"
     source = {"initiatives": firm["initiatives"]}
-    assert fresh_client.onboard({"clients": firm["clients"]}, journal=journal,
-                                progress=False).ok
+    assert fresh_client.onboard({"clients": firm["clients"]}, journal=journal, progress=False).ok
     first = fresh_client.onboard(source, journal=journal, progress=False)
     failed = set(first.results.loc[~first.results["ok"], "externalId"])
     assert len(failed) == 10
@@ -184,9 +210,12 @@ def test_failed_rows_are_retried_alone_and_listed_until_they_succeed(
     assert main([*base, "--failures"]) == 1
     assert "10 record(s) still failing" in capsys.readouterr().out
 
-    fresh_client.import_clients(pd.DataFrame({"externalId": ["LATER"], "name": ["Later"],
-                                              "callSign": ["2"], "description": ["d"]}),
-                                progress=False)
+    fresh_client.import_clients(
+        pd.DataFrame(
+            {"externalId": ["LATER"], "name": ["Later"], "callSign": ["2"], "description": ["d"]}
+        ),
+        progress=False,
+    )
     sandbox.admin.reset_stats()
     third = fresh_client.onboard(source, journal=journal, progress=False)
     assert third.ok and _requests(sandbox) == 10
@@ -209,8 +238,9 @@ def test_a_mirror_deactivating_40_percent_is_refused_before_any_request(
     assert fresh_client.plan(shrunk, journal=journal, mirror=True).refused
     assert fresh_client.onboard(shrunk, journal=journal, progress=False).ok  # no mirror: kept
     assert _requests(sandbox) == 0
-    report = fresh_client.onboard(shrunk, journal=journal, progress=False, mirror=True,
-                                  max_deactivate=8)
+    report = fresh_client.onboard(
+        shrunk, journal=journal, progress=False, mirror=True, max_deactivate=8
+    )
     assert report.ok and _requests(sandbox) == 8
     stored = sandbox.admin.records("initiatives", customer_id=fresh_client.customer_id)
     assert sum(r["status"] == "inactive" for r in stored) == 8
@@ -222,16 +252,33 @@ def test_kill_9_mid_push_then_the_same_command_ends_as_an_uninterrupted_run(
     n = 1500
     folder, journal = tmp_path / "firm", tmp_path / "j.jsonl"
     folder.mkdir()
-    clients = pd.DataFrame({"externalId": [f"K{i:05d}" for i in range(n)],
-                            "name": [f"Client {i}" for i in range(n)],
-                            "callSign": [str(i) for i in range(n)], "description": "d"})
+    clients = pd.DataFrame(
+        {
+            "externalId": [f"K{i:05d}" for i in range(n)],
+            "name": [f"Client {i}" for i in range(n)],
+            "callSign": [str(i) for i in range(n)],
+            "description": "d",
+        }
+    )
     clients.to_csv(folder / "clients.csv", index=False)
     assert fresh_client.onboard(folder, journal=journal, progress=False).ok
     clients["name"] += " v2"  # the next push changes every row
     clients.to_csv(folder / "clients.csv", index=False)
     env = {**os.environ, **client_env(fresh_client, sandbox)}
-    cmd = [sys.executable, "-m", "toolkit", "--env-file", str(tmp_path / "none.env"), "-q",
-           "onboard", str(folder), "--journal", str(journal), "--workers", "4"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "toolkit",
+        "--env-file",
+        str(tmp_path / "none.env"),
+        "-q",
+        "onboard",
+        str(folder),
+        "--journal",
+        str(journal),
+        "--workers",
+        "4",
+    ]
     start_lines = journal.read_bytes().count(b"\n")
     sandbox.admin.set_faults(latency_ms=5)
     try:
@@ -241,8 +288,11 @@ def test_kill_9_mid_push_then_the_same_command_ends_as_an_uninterrupted_run(
     # answers of requests the dead process had in flight: let them land before counting
     settle(sandbox)
     ledger = read_ledger(journal)
-    done = sum(1 for e in ledger.entries.values()
-               if not e.failing and str(e.payload["name"]).endswith(" v2"))
+    done = sum(
+        1
+        for e in ledger.entries.values()
+        if not e.failing and str(e.payload["name"]).endswith(" v2")
+    )
     assert 0 < done < n, "the kill did not land mid-push"
     plan = fresh_client.plan(folder, journal=journal)
     assert plan.requests == n - done
@@ -253,8 +303,10 @@ def test_kill_9_mid_push_then_the_same_command_ends_as_an_uninterrupted_run(
     stored = sandbox.admin.records("clients", customer_id=fresh_client.customer_id)
     got = pd.DataFrame(stored)[["externalId", "name", "callSign", "description"]]
     want = clients.astype(str)
-    pd.testing.assert_frame_equal(got.sort_values("externalId").reset_index(drop=True),
-                                  want.sort_values("externalId").reset_index(drop=True))
+    pd.testing.assert_frame_equal(
+        got.sort_values("externalId").reset_index(drop=True),
+        want.sort_values("externalId").reset_index(drop=True),
+    )
     sandbox.admin.reset_stats()
     assert subprocess.run(cmd, env=env, capture_output=True, timeout=120).returncode == 0
     assert _requests(sandbox) == 0
@@ -285,8 +337,10 @@ def test_a_dry_run_plan_in_a_subfolder_reads_the_env_file_above(
     no_secret = {k: v for k, v in sandbox.env().items() if k != "TOOLKIT_CLIENT_SECRET"}
     write_env_file(project / ".env", no_secret)  # a dry run needs no secret
     journal = project / "j.jsonl"
-    assert main(["-q", "onboard", str(REPO / "sample_data"), "--journal", str(journal),
-                 "--dry-run"]) == 0
+    assert (
+        main(["-q", "onboard", str(REPO / "sample_data"), "--journal", str(journal), "--dry-run"])
+        == 0
+    )
     assert "dry run: nothing sent" in capsys.readouterr().out
     offline = cli_onboard._offline_client(argparse.Namespace(env_file=None))
     assert offline.customer_id == sandbox.customer_id  # the .env above's, not a placeholder

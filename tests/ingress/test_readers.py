@@ -130,8 +130,13 @@ def test_folder_names_match_case_insensitively_and_through_aliases(name, table) 
 
 
 def test_a_folder_as_people_name_it_validates(tmp_path) -> None:
-    names = {"clients": "Clients.csv", "initiatives": "matters.csv",
-             "code_types": "Code-Types.csv", "codes": "codes.csv", "code_ranges": "ranges.csv"}
+    names = {
+        "clients": "Clients.csv",
+        "initiatives": "matters.csv",
+        "code_types": "Code-Types.csv",
+        "codes": "codes.csv",
+        "code_ranges": "ranges.csv",
+    }
     for table, name in names.items():
         shutil.copy(SAMPLE / f"{table}.csv", tmp_path / name)
     _write(tmp_path / "notes.csv", "a\n1\n")
@@ -183,8 +188,11 @@ def test_one_bad_byte_keeps_the_file_utf8_and_names_the_line(tmp_path: Path) -> 
     from toolkit.ingress.validation import load_folder
 
     f = tmp_path / "clients.csv"
-    f.write_bytes("externalId,name\nC-1,Müller & Søn GmbH\n".encode()
-                  + b"C-2,Caf\xe9 Noir\n" + "C-3,Zoë\n".encode())
+    f.write_bytes(
+        "externalId,name\nC-1,Müller & Søn GmbH\n".encode()
+        + b"C-2,Caf\xe9 Noir\n"
+        + "C-3,Zoë\n".encode()
+    )
     with pytest.warns(InputWarning, match=r"line 3"):
         df = read_table(f)
     assert list(df["name"]) == ["Müller & Søn GmbH", "Caf\ufffd Noir", "Zoë"]

@@ -531,22 +531,54 @@ def test_validates_tens_of_thousands_of_rows_quickly() -> None:
 
 
 def test_published_optional_fields_are_validated_as_published() -> None:
-    clients = pd.DataFrame({"externalId": ["C1", "C2"], "name": "n", "callSign": "x",
-                            "description": "d", "type": ["Parent", ""]})
-    initiatives = pd.DataFrame({
-        "billingType": ["billable"] * 3, "externalId": ["M1", "M2", "M3"], "name": "n",
-        "description": "d", "callSign": "x", "clientExternalId": "C1", "unitIncrements": 360,
-        "status": "active", "locale": ["fr-BE", "en-US", ""],
-        "allowFrom": ["2026-02-30", "2026-01-01", ""], "allowTo": ["", "31/12/2026", ""],
-        "externalGroupIds": ["[1]", "G1;G2", ""]})
-    codes = pd.DataFrame({"externalId": ["L1", "L2"], "name": "n", "description": "d",
-                          "codeTypeExternalId": "T", "isDisabled": ["yes", "false"]})
-    code_types = pd.DataFrame({"externalId": ["T"], "name": ["T"], "semanticType": ["task"],
-                               "customerDefaultable": [True], "userDefaultable": [True]})
-    report = validate(clients=clients, initiatives=initiatives, code_types=code_types,
-                      codes=codes)
-    found = {(t, r, c, k) for t, r, c, k in report.errors[["table", "row", "column", "check"]]
-             .itertuples(index=False)}
+    clients = pd.DataFrame(
+        {
+            "externalId": ["C1", "C2"],
+            "name": "n",
+            "callSign": "x",
+            "description": "d",
+            "type": ["Parent", ""],
+        }
+    )
+    initiatives = pd.DataFrame(
+        {
+            "billingType": ["billable"] * 3,
+            "externalId": ["M1", "M2", "M3"],
+            "name": "n",
+            "description": "d",
+            "callSign": "x",
+            "clientExternalId": "C1",
+            "unitIncrements": 360,
+            "status": "active",
+            "locale": ["fr-BE", "en-US", ""],
+            "allowFrom": ["2026-02-30", "2026-01-01", ""],
+            "allowTo": ["", "31/12/2026", ""],
+            "externalGroupIds": ["[1]", "G1;G2", ""],
+        }
+    )
+    codes = pd.DataFrame(
+        {
+            "externalId": ["L1", "L2"],
+            "name": "n",
+            "description": "d",
+            "codeTypeExternalId": "T",
+            "isDisabled": ["yes", "false"],
+        }
+    )
+    code_types = pd.DataFrame(
+        {
+            "externalId": ["T"],
+            "name": ["T"],
+            "semanticType": ["task"],
+            "customerDefaultable": [True],
+            "userDefaultable": [True],
+        }
+    )
+    report = validate(clients=clients, initiatives=initiatives, code_types=code_types, codes=codes)
+    found = {
+        (t, r, c, k)
+        for t, r, c, k in report.errors[["table", "row", "column", "check"]].itertuples(index=False)
+    }
     assert found == {
         ("clients", 0, "type", "allowed_values"),
         ("initiatives", 0, "locale", "allowed_values"),
@@ -555,17 +587,23 @@ def test_published_optional_fields_are_validated_as_published() -> None:
         ("initiatives", 1, "allowTo", "type"),
         ("codes", 0, "isDisabled", "type"),
     }
-    message = report.errors.set_index(["table", "column"]).loc[("initiatives", "locale"),
-                                                               "message"]
+    message = report.errors.set_index(["table", "column"]).loc[("initiatives", "locale"), "message"]
     assert "fr-CA" in message and "not sent" in message
     # a frame without them is complete: they are optional columns
     assert validate(clients=clients.drop(columns="type")).ok
 
 
 def test_a_list_cell_goes_to_the_workbook_as_a_json_list_and_reads_back(tmp_path) -> None:
-    codes = pd.DataFrame({"externalId": ["L1"], "name": ["n"], "description": ["d"],
-                          "codeTypeExternalId": ["T"], "userGroupExternalIds": [["UG1", "U;G2"]],
-                          "isDisabled": ["maybe"]})
+    codes = pd.DataFrame(
+        {
+            "externalId": ["L1"],
+            "name": ["n"],
+            "description": ["d"],
+            "codeTypeExternalId": ["T"],
+            "userGroupExternalIds": [["UG1", "U;G2"]],
+            "isDisabled": ["maybe"],
+        }
+    )
     report = validate(codes=codes)
     assert set(report.errors["column"]) == {"isDisabled"}
     back = load_folder(report.to_excel(tmp_path / "fix.xlsx"))
@@ -609,8 +647,14 @@ def test_failure_rows_are_nullable_integers_and_messages_name_the_lines(tmp_path
 def test_a_frame_built_in_pandas_names_rows_in_messages() -> None:
     from toolkit.ingress.checks import check_frame
 
-    df = pd.DataFrame({"externalId": ["C1", "C1"], "name": ["a", "b"], "callSign": ["a", "b"],
-                       "description": ["", ""]})
+    df = pd.DataFrame(
+        {
+            "externalId": ["C1", "C1"],
+            "name": ["a", "b"],
+            "callSign": ["a", "b"],
+            "description": ["", ""],
+        }
+    )
     failures = check_frame("clients", df).failures
     assert str(failures["row"].dtype) == "Int64"
     assert "rows 0, 1 share it" in failures["message"].iloc[0]

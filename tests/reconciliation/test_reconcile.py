@@ -768,8 +768,14 @@ def _dated(dates: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     exported = make_exported(
         [{"_id": "e1", "workDate": "2026-04-03"}, {"_id": "e2", "workDate": "2026-04-13"}]
     )
-    billing = pd.DataFrame({"entryId": ["e1", "e2"], "duration": [3600, 3600],
-                            "workDate": dates, "matter": ["M-1", "M-1"]})
+    billing = pd.DataFrame(
+        {
+            "entryId": ["e1", "e2"],
+            "duration": [3600, 3600],
+            "workDate": dates,
+            "matter": ["M-1", "M-1"],
+        }
+    )
     return exported, billing
 
 
@@ -826,16 +832,27 @@ def test_dayfirst_must_be_a_boolean(exported: pd.DataFrame, billing) -> None:
 def test_every_timestamp_of_the_result_is_in_microseconds(rec: Reconciliation) -> None:
     # one unit in every frame the toolkit returns: that of pd.read_parquet of its own files
     frames = {"rows": rec.rows, "acknowledge": rec.to_acknowledge()}
-    units = {f"{name}.{col}": str(frame[col].dtype) for name, frame in frames.items()
-             for col in frame if pd.api.types.is_datetime64_any_dtype(frame[col])}
+    units = {
+        f"{name}.{col}": str(frame[col].dtype)
+        for name, frame in frames.items()
+        for col in frame
+        if pd.api.types.is_datetime64_any_dtype(frame[col])
+    }
     assert units and all("[us" in u for u in units.values()), units
 
 
 def test_rows_written_before_the_rename_still_read_as_a_reconciliation() -> None:
     from toolkit.reconciliation import acknowledgements_from_rows, is_reconciliation
 
-    old = pd.DataFrame({"key": ["e1", "e2"], "entryId": ["e1", "e2"], "userId": ["u1", "u1"],
-                        "status": ["matched", "missing_in_billing"], "detail": ["matched", "x"]})
+    old = pd.DataFrame(
+        {
+            "key": ["e1", "e2"],
+            "entryId": ["e1", "e2"],
+            "userId": ["u1", "u1"],
+            "status": ["matched", "missing_in_billing"],
+            "detail": ["matched", "x"],
+        }
+    )
     assert is_reconciliation(old)
     acks = acknowledgements_from_rows(old)
     assert acks[["entryId", "outcome"]].values.tolist() == [["e1", "succeeded"], ["e2", "failed"]]
@@ -844,10 +861,17 @@ def test_rows_written_before_the_rename_still_read_as_a_reconciliation() -> None
 def test_a_bare_date_upper_bound_is_warned_about_as_midnight() -> None:
     from toolkit.errors import InputWarning
 
-    exported = pd.DataFrame({"_id": ["e1", "e2"], "userId": ["u1", "u1"],
-                             "updatedAt": ["2026-11-22T00:00:00Z", "2026-11-22T10:00:00Z"]})
-    with pytest.warns(InputWarning, match="on_or_before '2026-11-22' is a date, read as its "
-                      "first instant 2026-11-22T00:00:00Z"):
+    exported = pd.DataFrame(
+        {
+            "_id": ["e1", "e2"],
+            "userId": ["u1", "u1"],
+            "updatedAt": ["2026-11-22T00:00:00Z", "2026-11-22T10:00:00Z"],
+        }
+    )
+    with pytest.warns(
+        InputWarning,
+        match="on_or_before '2026-11-22' is a date, read as its first instant 2026-11-22T00:00:00Z",
+    ):
         rec = reconcile(exported, pd.DataFrame({"entryId": ["e1"]}), on_or_before="2026-11-22")
     assert rec.rows["_id"].tolist() == ["e1"]  # Python keeps the instant it was given
 
@@ -861,14 +885,20 @@ def _synced_and_weekly() -> tuple[pd.DataFrame, pd.DataFrame]:
     released = [pd.Timestamp("2026-10-20T09:00Z") + pd.Timedelta(hours=3 * i) for i in range(201)]
     released += [pd.Timestamp("2026-11-17T09:00Z") + pd.Timedelta(hours=8 * i) for i in range(12)]
     ids = [f"e{i:03d}" for i in range(len(released))]
-    exported = pd.DataFrame({
-        "_id": ids, "userId": "u1", "workDate": [r.strftime("%Y-%m-%d") for r in released],
-        "incrementDurationInSeconds": 3600, "initiative.externalId": "M-1",
-        "updatedAt": pd.Series(released, dtype="datetime64[us, UTC]"),
-    })
+    exported = pd.DataFrame(
+        {
+            "_id": ids,
+            "userId": "u1",
+            "workDate": [r.strftime("%Y-%m-%d") for r in released],
+            "incrementDurationInSeconds": 3600,
+            "initiative.externalId": "M-1",
+            "updatedAt": pd.Series(released, dtype="datetime64[us, UTC]"),
+        }
+    )
     week = exported.tail(12)
-    billing = pd.DataFrame({"entryId": week["_id"], "duration": 3600,
-                            "workDate": week["workDate"], "matter": "M-1"})
+    billing = pd.DataFrame(
+        {"entryId": week["_id"], "duration": 3600, "workDate": week["workDate"], "matter": "M-1"}
+    )
     return exported, billing
 
 
@@ -876,10 +906,17 @@ def test_reconcile_in_a_release_window_leaves_the_other_weeks_out() -> None:
     exported, billing = _synced_and_weekly()
     assert toolkit.reconcile(exported, billing).summary["missing_in_billing"] == 201
     rec = toolkit.reconcile(exported, billing, after="2026-11-16", on_or_before="2026-11-23")
-    assert rec.summary.to_dict() == {"matched": 12, "missing_in_billing": 0, "only_in_billing": 0,
-                                     "duration_differs": 0, "date_or_matter_differs": 0}
-    assert "entries released in (2026-11-16T00:00:00Z, 2026-11-23T00:00:00Z] by updatedAt: " \
-           "12 of 213" in repr(rec)
+    assert rec.summary.to_dict() == {
+        "matched": 12,
+        "missing_in_billing": 0,
+        "only_in_billing": 0,
+        "duration_differs": 0,
+        "date_or_matter_differs": 0,
+    }
+    assert (
+        "entries released in (2026-11-16T00:00:00Z, 2026-11-23T00:00:00Z] by updatedAt: "
+        "12 of 213" in repr(rec)
+    )
 
 
 def test_reconcile_cli_takes_the_release_window(tmp_path: Path, capsys: Any) -> None:

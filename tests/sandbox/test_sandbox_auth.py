@@ -35,8 +35,10 @@ IDS = [f"{m} {p.split('{cid}')[1]}" for m, p, _ in INTERFACE]
 
 def _token_body(sb: Sandbox, **changes: object) -> dict[str, object]:
     body: dict[str, object] = {
-        "audience": sb.audience, "grant_type": "client_credentials",
-        "client_id": sb.client_id, "client_secret": sb.client_secret,
+        "audience": sb.audience,
+        "grant_type": "client_credentials",
+        "client_id": sb.client_id,
+        "client_secret": sb.client_secret,
     }
     body.update(changes)
     return {k: v for k, v in body.items() if v is not None}
@@ -78,9 +80,19 @@ def test_each_token_exchange_issues_a_new_token(sandbox: Sandbox) -> None:
         ({"client_secret": 12345}, 400, "invalid_request"),
         ({"client_id": ["x"]}, 400, "invalid_request"),
     ],
-    ids=["bad-secret", "unknown-client", "password-grant", "code-grant", "wrong-audience",
-         "no-audience", "no-grant-type", "no-client-id", "no-client-secret",
-         "secret-not-string", "client-id-not-string"],
+    ids=[
+        "bad-secret",
+        "unknown-client",
+        "password-grant",
+        "code-grant",
+        "wrong-audience",
+        "no-audience",
+        "no-grant-type",
+        "no-client-id",
+        "no-client-secret",
+        "secret-not-string",
+        "client-id-not-string",
+    ],
 )
 def test_token_errors_follow_rfc6749(
     sandbox: Sandbox, changes: dict[str, object], status: int, error: str
@@ -94,8 +106,12 @@ def test_token_errors_follow_rfc6749(
 
 
 def test_token_body_that_is_not_json_is_invalid_request(sandbox: Sandbox) -> None:
-    response = requests.post(sandbox.url + TOKEN, data="grant_type=client_credentials",
-                             headers={"Content-Type": "application/json"}, timeout=TIMEOUT)
+    response = requests.post(
+        sandbox.url + TOKEN,
+        data="grant_type=client_credentials",
+        headers={"Content-Type": "application/json"},
+        timeout=TIMEOUT,
+    )
     assert response.status_code == 400
     assert response.json()["error"] == "invalid_request"
 
@@ -109,8 +125,9 @@ def test_token_ignores_unknown_request_fields(sandbox: Sandbox) -> None:
 def test_interface_path_without_token_is_401_with_bearer_challenge(
     tenant: Tenant, method: str, path: str, body: object
 ) -> None:
-    response = tenant.http.request(method, tenant.url + path.format(cid=tenant.customer_id),
-                                   json=body, timeout=TIMEOUT)
+    response = tenant.http.request(
+        method, tenant.url + path.format(cid=tenant.customer_id), json=body, timeout=TIMEOUT
+    )
     assert response.status_code == 401
     assert response.headers["WWW-Authenticate"].startswith("Bearer")
     assert response.headers["content-type"] == PROBLEM
@@ -118,13 +135,15 @@ def test_interface_path_without_token_is_401_with_bearer_challenge(
 
 
 @pytest.mark.parametrize(
-    "header", ["Bearer not-a-token", "Basic dXNlcjpwYXNz", "Bearer", "bearer  "],
+    "header",
+    ["Bearer not-a-token", "Basic dXNlcjpwYXNz", "Bearer", "bearer  "],
     ids=["unknown", "basic-scheme", "empty", "blank"],
 )
 def test_unknown_or_malformed_token_is_401(tenant: Tenant, header: str) -> None:
     response = tenant.http.get(
         f"{tenant.url}/api/v1/customers/{tenant.customer_id}/entries/release-pending",
-        headers={"Authorization": header}, timeout=TIMEOUT,
+        headers={"Authorization": header},
+        timeout=TIMEOUT,
     )
     assert response.status_code == 401
     assert "Bearer" in response.headers["WWW-Authenticate"]
@@ -133,7 +152,8 @@ def test_unknown_or_malformed_token_is_401(tenant: Tenant, header: str) -> None:
 def test_bearer_scheme_is_case_insensitive(tenant: Tenant) -> None:
     response = tenant.http.get(
         f"{tenant.url}/api/v1/customers/{tenant.customer_id}/entries/release-pending",
-        headers={"Authorization": f"bearer {tenant.token}"}, timeout=TIMEOUT,
+        headers={"Authorization": f"bearer {tenant.token}"},
+        timeout=TIMEOUT,
     )
     assert response.status_code == 200
 
@@ -141,7 +161,9 @@ def test_bearer_scheme_is_case_insensitive(tenant: Tenant) -> None:
 def test_unauthenticated_request_with_a_broken_body_is_401_not_422(tenant: Tenant) -> None:
     response = tenant.http.post(
         f"{tenant.url}/api/v1/customers/{tenant.customer_id}/clients/import",
-        data="{not json", headers={"Content-Type": "application/json"}, timeout=TIMEOUT,
+        data="{not json",
+        headers={"Content-Type": "application/json"},
+        timeout=TIMEOUT,
     )
     assert response.status_code == 401
 
@@ -152,8 +174,11 @@ def test_token_of_another_customer_is_403(
 ) -> None:
     mine, other = tenant_factory(), tenant_factory()
     response = mine.http.request(
-        method, mine.url + path.format(cid=other.customer_id), json=body,
-        headers=mine.headers, timeout=TIMEOUT,
+        method,
+        mine.url + path.format(cid=other.customer_id),
+        json=body,
+        headers=mine.headers,
+        timeout=TIMEOUT,
     )
     assert response.status_code == 403
     assert response.headers["content-type"] == PROBLEM
@@ -190,11 +215,15 @@ def test_restart_on_the_same_file_keeps_tokens_data_and_customer(tmp_path) -> No
     with running(db=db) as first:
         token = fetch_token(first.url, first.client_id, first.client_secret, first.audience)
         headers = {"Authorization": f"Bearer {token}"}
-        assert requests.post(
-            f"{first.url}/api/v1/customers/{first.customer_id}/clients/import",
-            json={"externalId": "C1", "name": "Acme", "callSign": "A", "description": ""},
-            headers=headers, timeout=TIMEOUT,
-        ).status_code == 201
+        assert (
+            requests.post(
+                f"{first.url}/api/v1/customers/{first.customer_id}/clients/import",
+                json={"externalId": "C1", "name": "Acme", "callSign": "A", "description": ""},
+                headers=headers,
+                timeout=TIMEOUT,
+            ).status_code
+            == 201
+        )
         created = first.admin.records("clients")[0]
         old_secret = first.client_secret
         customer_id, client_id = first.customer_id, first.client_id
@@ -203,7 +232,8 @@ def test_restart_on_the_same_file_keeps_tokens_data_and_customer(tmp_path) -> No
         assert second.client_secret != old_secret
         clients = requests.get(
             f"{second.url}/api/v1/customers/{customer_id}/entries/release-pending",
-            headers=headers, timeout=TIMEOUT,
+            headers=headers,
+            timeout=TIMEOUT,
         )
         assert clients.status_code == 200  # the token issued before the restart still works
         assert second.admin.records("clients") == [created]

@@ -20,21 +20,49 @@ from toolkit.sandbox import DEFAULT_AUDIENCE, Sandbox
 OPERATIONS = {
     "token": ("POST", "/api/v1/oauth/token", "creds", {"identity"}),
     "user": ("GET", "/api/v1/customers/{cid}/users/{uid}", None, {"identity"}),
-    "import": ("POST", "/api/v1/customers/{cid}/clients/import",
-               {"externalId": "C1", "name": "Acme Corp", "callSign": "1001",
-                "description": "A client"}, {"time", "ingestion"}),
-    "code range": ("POST", "/api/v1/customers/{cid}/initiatives/M1/codes",
-                   {"codeExternalIds": ["L110"]}, {"time", "ingestion"}),
-    "export": ("GET", "/api/v2/customers/{cid}/entries/export?releasedAfter=2025-01-01T00:00:00Z"
-               "&releasedOnOrBefore=2025-02-01T00:00:00Z", None, {"time"}),
-    "release-pending": ("GET", "/api/v1/customers/{cid}/entries/release-pending", None,
-                        {"time", "ingestion"}),
-    "release-failed": ("POST", "/api/v1/customers/{cid}/users/{uid}/entries/nope/release-failed",
-                       {"errors": ["x"]}, {"time"}),
-    "star": ("POST", "/api/v1/public/customers/{cid}/initiative-props/star",
-             {"timekeeperExternalId": "TK1", "initiativeExternalIds": ["M1"]}, {"time"}),
-    "starred": ("GET", "/api/v1/public/customers/{cid}/initiative-props/starred"
-                "?timekeeperExternalId=TK1", None, {"time"}),
+    "import": (
+        "POST",
+        "/api/v1/customers/{cid}/clients/import",
+        {"externalId": "C1", "name": "Acme Corp", "callSign": "1001", "description": "A client"},
+        {"time", "ingestion"},
+    ),
+    "code range": (
+        "POST",
+        "/api/v1/customers/{cid}/initiatives/M1/codes",
+        {"codeExternalIds": ["L110"]},
+        {"time", "ingestion"},
+    ),
+    "export": (
+        "GET",
+        "/api/v2/customers/{cid}/entries/export?releasedAfter=2025-01-01T00:00:00Z"
+        "&releasedOnOrBefore=2025-02-01T00:00:00Z",
+        None,
+        {"time"},
+    ),
+    "release-pending": (
+        "GET",
+        "/api/v1/customers/{cid}/entries/release-pending",
+        None,
+        {"time", "ingestion"},
+    ),
+    "release-failed": (
+        "POST",
+        "/api/v1/customers/{cid}/users/{uid}/entries/nope/release-failed",
+        {"errors": ["x"]},
+        {"time"},
+    ),
+    "star": (
+        "POST",
+        "/api/v1/public/customers/{cid}/initiative-props/star",
+        {"timekeeperExternalId": "TK1", "initiativeExternalIds": ["M1"]},
+        {"time"},
+    ),
+    "starred": (
+        "GET",
+        "/api/v1/public/customers/{cid}/initiative-props/starred?timekeeperExternalId=TK1",
+        None,
+        {"time"},
+    ),
 }
 BASES = ["identity", "time", "ingestion"]
 
@@ -44,8 +72,12 @@ def _call(firm: Firm, base: str, operation: str) -> requests.Response:
     path = path.replace("{uid}", firm.users["TK1"])
     if body == "creds":
         t = firm.tenant
-        body = {"audience": DEFAULT_AUDIENCE, "grant_type": "client_credentials",
-                "client_id": t.client_id, "client_secret": t.client_secret}
+        body = {
+            "audience": DEFAULT_AUDIENCE,
+            "grant_type": "client_credentials",
+            "client_id": t.client_id,
+            "client_secret": t.client_secret,
+        }
     return firm.api(method, base + path, json=body)
 
 
@@ -85,7 +117,8 @@ def test_the_root_still_serves_every_path(firm: Firm) -> None:
 def test_an_id_sent_percent_encoded_stays_one_segment_under_a_base(firm: Firm) -> None:
     url = firm.tenant.url + f"/identity/api/v1/customers/{firm.customer_id}/users/a%2F%2E%2E"
     prepared = firm.tenant.http.prepare_request(
-        requests.Request("GET", url, headers=firm.tenant.headers))
+        requests.Request("GET", url, headers=firm.tenant.headers)
+    )
     prepared.url = url  # requests would turn %2E back into "."
     answer = firm.tenant.http.send(prepared, timeout=TIMEOUT)
     assert answer.status_code == 404
@@ -107,8 +140,9 @@ def test_requests_under_a_base_count_under_the_root_route_templates(
 
 
 def test_the_customers_profile_shapes_answers_under_a_base(firm: Firm) -> None:
-    firm.admin.set_profile(errorBody="text",
-                           rateLimit={"kind": "fixed-window", "limit": 2, "windowSeconds": 60})
+    firm.admin.set_profile(
+        errorBody="text", rateLimit={"kind": "fixed-window", "limit": 2, "windowSeconds": 60}
+    )
     invalid = firm.api("POST", "/ingestion/api/v1/customers/{cid}/clients/import", json={})
     assert invalid.status_code == 422
     assert invalid.headers["content-type"].startswith("text/plain")
@@ -122,15 +156,22 @@ def test_the_customers_profile_shapes_answers_under_a_base(firm: Firm) -> None:
 
 def test_a_body_over_the_limit_is_413_under_a_base(firm: Firm) -> None:
     big = b'{"externalId": "' + b"x" * (5 * 1024 * 1024) + b'"}'
-    answer = firm.api("POST", "/ingestion/api/v1/customers/{cid}/clients/import", data=big,
-                      headers={"Content-Type": "application/json"})
+    answer = firm.api(
+        "POST",
+        "/ingestion/api/v1/customers/{cid}/clients/import",
+        data=big,
+        headers={"Content-Type": "application/json"},
+    )
     assert answer.status_code == 413
 
 
 def test_env_names_a_base_per_service(sandbox: Sandbox) -> None:
     env = sandbox.env()
     assert (env["TOOLKIT_AUTH_URL"], env["TOOLKIT_TIME_URL"], env["TOOLKIT_INGESTION_URL"]) == (
-        f"{sandbox.url}/identity", f"{sandbox.url}/time", f"{sandbox.url}/ingestion")
+        f"{sandbox.url}/identity",
+        f"{sandbox.url}/time",
+        f"{sandbox.url}/ingestion",
+    )
     assert sandbox.token_url == f"{sandbox.url}/identity/api/v1/oauth/token"
 
 
@@ -145,7 +186,8 @@ def test_a_client_from_the_sandboxs_env_file_reads_user_records(
         frame = client.users([user["_id"]])
         pending = client.release_pending()  # the time base, through its own prefix
     assert {"type": "external-billing-system", "value": user["timekeeperExternalId"]} in (
-        record["identities"])
+        record["identities"]
+    )
     assert frame["timekeeperExternalId"].tolist() == [user["timekeeperExternalId"]]
     assert pending.entries is not None
 
@@ -156,4 +198,5 @@ def test_one_base_for_everything_still_works(sandbox: Sandbox) -> None:
     del env["TOOLKIT_INGESTION_URL"]
     with Client.from_env(None, environ=env) as client:
         assert client.users([user["_id"]])["timekeeperExternalId"].tolist() == [
-            user["timekeeperExternalId"]]
+            user["timekeeperExternalId"]
+        ]

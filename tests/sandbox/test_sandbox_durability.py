@@ -32,19 +32,30 @@ def test_kill_9_during_concurrent_imports_loses_no_answered_write(tmp_path: Path
     with sandbox_process(db, env_file) as (proc, url):
         creds = read_env(env_file)
         customer = creds["TOOLKIT_CUSTOMER_ID"]
-        token = fetch_token(url, creds["TOOLKIT_CLIENT_ID"], creds["TOOLKIT_CLIENT_SECRET"],
-                            creds["TOOLKIT_AUDIENCE"])
+        token = fetch_token(
+            url,
+            creds["TOOLKIT_CLIENT_ID"],
+            creds["TOOLKIT_CLIENT_SECRET"],
+            creds["TOOLKIT_AUDIENCE"],
+        )
         session = requests.Session()
         adapter = requests.adapters.HTTPAdapter(pool_connections=32, pool_maxsize=32)
         session.mount("http://", adapter)
 
         def send(i: int) -> None:
-            body = {"externalId": f"K{i:04d}", "name": f"Client {i}", "callSign": str(i),
-                    "description": "durability"}
+            body = {
+                "externalId": f"K{i:04d}",
+                "name": f"Client {i}",
+                "callSign": str(i),
+                "description": "durability",
+            }
             try:
                 response = session.post(
-                    f"{url}/api/v1/customers/{customer}/clients/import", json=body,
-                    headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT)
+                    f"{url}/api/v1/customers/{customer}/clients/import",
+                    json=body,
+                    headers={"Authorization": f"Bearer {token}"},
+                    timeout=TIMEOUT,
+                )
             except requests.RequestException:
                 return
             if 200 <= response.status_code < 300:
@@ -66,13 +77,17 @@ def test_kill_9_during_concurrent_imports_loses_no_answered_write(tmp_path: Path
     with sandbox_process(db, env_file) as (_, url):
         creds = read_env(env_file)
         assert creds["TOOLKIT_CUSTOMER_ID"] == customer
-        stored = requests.get(f"{url}/sandbox/v1/customers/{customer}/records/clients",
-                              timeout=TIMEOUT).json()
+        stored = requests.get(
+            f"{url}/sandbox/v1/customers/{customer}/records/clients", timeout=TIMEOUT
+        ).json()
         stored_ids = {c["externalId"] for c in stored}
         assert set(answered) <= stored_ids
         # The token issued before the kill is still valid after the restart.
-        pending = requests.get(f"{url}/api/v1/customers/{customer}/entries/release-pending",
-                               headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT)
+        pending = requests.get(
+            f"{url}/api/v1/customers/{customer}/entries/release-pending",
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=TIMEOUT,
+        )
         assert pending.status_code == 200
 
 

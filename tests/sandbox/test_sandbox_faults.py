@@ -28,20 +28,27 @@ def clean(fsb: Sandbox) -> Iterator[Sandbox]:
 
 @pytest.fixture
 def headers(fsb: Sandbox) -> dict[str, str]:
-    return {"Authorization": "Bearer " + fetch_token(fsb.url, fsb.client_id, fsb.client_secret,
-                                                     fsb.audience)}
+    return {
+        "Authorization": "Bearer "
+        + fetch_token(fsb.url, fsb.client_id, fsb.client_secret, fsb.audience)
+    }
 
 
 def _pending(sb: Sandbox, headers: dict[str, str]) -> requests.Response:
-    return requests.get(f"{sb.url}/api/v1/customers/{sb.customer_id}/entries/release-pending",
-                        headers=headers, timeout=TIMEOUT)
+    return requests.get(
+        f"{sb.url}/api/v1/customers/{sb.customer_id}/entries/release-pending",
+        headers=headers,
+        timeout=TIMEOUT,
+    )
 
 
 def _import(sb: Sandbox, headers: dict[str, str], external_id: str) -> requests.Response:
     return requests.post(
         f"{sb.url}/api/v1/customers/{sb.customer_id}/clients/import",
         json={"externalId": external_id, "name": "", "callSign": "", "description": ""},
-        headers=headers, timeout=TIMEOUT)
+        headers=headers,
+        timeout=TIMEOUT,
+    )
 
 
 def test_faults_are_off_by_default(clean: Sandbox, headers: dict[str, str]) -> None:
@@ -51,8 +58,9 @@ def test_faults_are_off_by_default(clean: Sandbox, headers: dict[str, str]) -> N
 
 
 @pytest.mark.parametrize("status", [429, 503])
-def test_injected_429_and_503_carry_retry_after(clean: Sandbox, headers: dict[str, str],
-                                                status: int) -> None:
+def test_injected_429_and_503_carry_retry_after(
+    clean: Sandbox, headers: dict[str, str], status: int
+) -> None:
     clean.admin.set_faults(rate=1.0, statuses=[status], retry_after_seconds=7)
     response = _pending(clean, headers)
     assert response.status_code == status
@@ -109,18 +117,33 @@ def test_item_errors_answer_500_per_item_without_applying_it(
     sb = clean
     sb.admin.create_user("TKF", "F", "f@example.com")
     _import(sb, headers, "CF")
-    requests.post(f"{sb.url}/api/v1/customers/{sb.customer_id}/initiatives/import",
-                  json={"billingType": "billable", "externalId": "MF", "name": "", "callSign": "",
-                        "description": "", "clientExternalId": "CF", "unitIncrements": 360,
-                        "status": "active"}, headers=headers, timeout=TIMEOUT)
+    requests.post(
+        f"{sb.url}/api/v1/customers/{sb.customer_id}/initiatives/import",
+        json={
+            "billingType": "billable",
+            "externalId": "MF",
+            "name": "",
+            "callSign": "",
+            "description": "",
+            "clientExternalId": "CF",
+            "unitIncrements": 360,
+            "status": "active",
+        },
+        headers=headers,
+        timeout=TIMEOUT,
+    )
     sb.admin.set_faults(item_error_rate=1.0)
     response = requests.post(
         f"{sb.url}/api/v1/public/customers/{sb.customer_id}/initiative-props/star",
         json={"timekeeperExternalId": "TKF", "initiativeExternalIds": ["MF", "M404"]},
-        headers=headers, timeout=TIMEOUT)
+        headers=headers,
+        timeout=TIMEOUT,
+    )
     assert response.status_code == 207
-    assert response.json()["response"] == [{"initiativeExternalId": "MF", "status": 500},
-                                           {"initiativeExternalId": "M404", "status": 500}]
+    assert response.json()["response"] == [
+        {"initiativeExternalId": "MF", "status": 500},
+        {"initiativeExternalId": "M404", "status": 500},
+    ]
     assert sb.admin.records("stars") == []
     assert sb.admin.faults()["counters"]["itemErrors"] == 2
 
@@ -133,9 +156,17 @@ def test_clear_faults_restores_normal_service(clean: Sandbox, headers: dict[str,
 
 @pytest.mark.parametrize(
     "body",
-    [{"rate": 1.5}, {"rate": -0.1}, {"statuses": [404]}, {"statuses": []},
-     {"rate": "0.5"}, {"latencyMs": -1}, {"itemErrorRate": 2}, {"retryAfterSeconds": "1"},
-     {"unknown": 1}],
+    [
+        {"rate": 1.5},
+        {"rate": -0.1},
+        {"statuses": [404]},
+        {"statuses": []},
+        {"rate": "0.5"},
+        {"latencyMs": -1},
+        {"itemErrorRate": 2},
+        {"retryAfterSeconds": "1"},
+        {"unknown": 1},
+    ],
 )
 def test_bad_fault_settings_are_422(clean: Sandbox, body: dict) -> None:
     response = requests.put(f"{clean.url}/sandbox/v1/faults", json=body, timeout=TIMEOUT)
@@ -155,23 +186,26 @@ def test_stats_count_interface_requests_per_route_template_and_method(
     stats = clean.admin.stats()
     assert stats["total"] == 5
     assert stats["routes"] == {
-        "POST /api/v1/customers/{customerId}/clients/import":
-            {"count": 3, "statuses": {"201": 3}},
-        "GET /api/v1/customers/{customerId}/entries/release-pending":
-            {"count": 2, "statuses": {"200": 1, "503": 1}},
+        "POST /api/v1/customers/{customerId}/clients/import": {"count": 3, "statuses": {"201": 3}},
+        "GET /api/v1/customers/{customerId}/entries/release-pending": {
+            "count": 2,
+            "statuses": {"200": 1, "503": 1},
+        },
     }
     assert clean.admin.reset_stats() == {"total": 0, "routes": {}}
 
 
 def test_stats_count_the_token_endpoint_and_401s(clean: Sandbox) -> None:
     clean.admin.reset_stats()
-    requests.get(f"{clean.url}/api/v1/customers/{clean.customer_id}/entries/release-pending",
-                 timeout=TIMEOUT)
+    requests.get(
+        f"{clean.url}/api/v1/customers/{clean.customer_id}/entries/release-pending", timeout=TIMEOUT
+    )
     fetch_token(clean.url, clean.client_id, clean.client_secret, clean.audience)
     routes = clean.admin.stats()["routes"]
     assert routes["POST /api/v1/oauth/token"]["statuses"] == {"200": 1}
-    assert routes["GET /api/v1/customers/{customerId}/entries/release-pending"][
-        "statuses"] == {"401": 1}
+    assert routes["GET /api/v1/customers/{customerId}/entries/release-pending"]["statuses"] == {
+        "401": 1
+    }
 
 
 def test_admin_helper_raises_admin_error_on_bad_settings(clean: Sandbox) -> None:

@@ -10,15 +10,30 @@ from toolkit.sandbox import Sandbox
 PROBLEM = "application/problem+json"
 
 VALID = {
-    "clients": {"externalId": "C1", "name": "Acme", "callSign": "1001",
-                "description": "A client"},
-    "initiatives": {"billingType": "billable", "externalId": "M1", "name": "Acme v. Roe",
-                    "description": "Litigation", "callSign": "1001-001",
-                    "clientExternalId": "C1", "unitIncrements": 360, "status": "active"},
-    "code-types": {"externalId": "task-code", "name": "task-code", "semanticType": "task",
-                   "customerDefaultable": True, "userDefaultable": False},
-    "codes": {"externalId": "L110", "name": "L110", "description": "Fact investigation",
-              "codeTypeExternalId": "task-code"},
+    "clients": {"externalId": "C1", "name": "Acme", "callSign": "1001", "description": "A client"},
+    "initiatives": {
+        "billingType": "billable",
+        "externalId": "M1",
+        "name": "Acme v. Roe",
+        "description": "Litigation",
+        "callSign": "1001-001",
+        "clientExternalId": "C1",
+        "unitIncrements": 360,
+        "status": "active",
+    },
+    "code-types": {
+        "externalId": "task-code",
+        "name": "task-code",
+        "semanticType": "task",
+        "customerDefaultable": True,
+        "userDefaultable": False,
+    },
+    "codes": {
+        "externalId": "L110",
+        "name": "L110",
+        "description": "Fact investigation",
+        "codeTypeExternalId": "task-code",
+    },
 }
 ORDER = ["clients", "initiatives", "code-types", "codes"]
 REQUIRED = [(kind, field) for kind in ORDER for field in VALID[kind]]
@@ -118,8 +133,9 @@ def test_import_answers_201_with_the_stored_record(tenant: Tenant, kind: str) ->
 
 
 def _records(t: Tenant, kind: str) -> list[dict]:
-    response = t.http.get(f"{t.url}/sandbox/v1/customers/{t.customer_id}/records/{kind}",
-                          timeout=10)
+    response = t.http.get(
+        f"{t.url}/sandbox/v1/customers/{t.customer_id}/records/{kind}", timeout=10
+    )
     assert response.status_code == 200
     return response.json()
 
@@ -143,16 +159,18 @@ def test_missing_required_field_is_422_naming_it(tenant: Tenant, kind: str, fiel
     _assert_invalid_field(_import(tenant, kind, body), field)
 
 
-@pytest.mark.parametrize(("kind", "field", "value"), WRONG_TYPES,
-                         ids=[f"{k}.{f}={v!r}" for k, f, v in WRONG_TYPES])
+@pytest.mark.parametrize(
+    ("kind", "field", "value"), WRONG_TYPES, ids=[f"{k}.{f}={v!r}" for k, f, v in WRONG_TYPES]
+)
 def test_json_types_are_strict(tenant: Tenant, kind: str, field: str, value: object) -> None:
     _with_references(tenant, kind)
     name = field.split(".")[0]
     _assert_invalid_field(_import(tenant, kind, {**VALID[kind], name: value}), field)
 
 
-@pytest.mark.parametrize(("kind", "field", "value"), BAD_VALUES,
-                         ids=[f"{k}.{f}={v!r}" for k, f, v in BAD_VALUES])
+@pytest.mark.parametrize(
+    ("kind", "field", "value"), BAD_VALUES, ids=[f"{k}.{f}={v!r}" for k, f, v in BAD_VALUES]
+)
 def test_enums_are_case_sensitive_and_values_checked(
     tenant: Tenant, kind: str, field: str, value: object
 ) -> None:
@@ -207,8 +225,12 @@ def test_body_must_be_one_json_object(tenant: Tenant, body: object) -> None:
 
 
 def test_body_that_is_not_json_is_422(tenant: Tenant) -> None:
-    response = tenant.api("POST", "/api/v1/customers/{cid}/clients/import", data=b"{\"a\":",
-                          headers={"Content-Type": "application/json"})
+    response = tenant.api(
+        "POST",
+        "/api/v1/customers/{cid}/clients/import",
+        data=b'{"a":',
+        headers={"Content-Type": "application/json"},
+    )
     assert response.status_code == 422
     assert "JSON" in response.json()["errors"][0]["detail"]
 
@@ -239,10 +261,15 @@ def test_references_do_not_cross_customers(tenant_factory) -> None:
 
 
 def test_initiative_can_move_to_another_client_and_back_to_active(firm: Firm) -> None:
-    assert _import(firm.tenant, "clients", {**VALID["clients"], "externalId": "C2"}
-                   ).status_code == 201
-    body = {**VALID["initiatives"], "externalId": "M3", "clientExternalId": "C2",
-            "status": "active"}
+    assert (
+        _import(firm.tenant, "clients", {**VALID["clients"], "externalId": "C2"}).status_code == 201
+    )
+    body = {
+        **VALID["initiatives"],
+        "externalId": "M3",
+        "clientExternalId": "C2",
+        "status": "active",
+    }
     record = _import(firm.tenant, "initiatives", body).json()
     assert (record["clientExternalId"], record["status"]) == ("C2", "active")
 
@@ -272,8 +299,7 @@ def test_code_range_replaces_the_previous_one_and_drops_duplicates(firm: Firm) -
 def test_a_code_range_carries_1_to_2500_ids(firm: Firm) -> None:
     # published: codeExternalIds has 1 to 2500 items (removal is a separate DELETE)
     firm.api("POST", RANGE, json={"codeExternalIds": ["L110"]})
-    _assert_invalid_field(firm.api("POST", RANGE, json={"codeExternalIds": []}),
-                          "codeExternalIds")
+    _assert_invalid_field(firm.api("POST", RANGE, json={"codeExternalIds": []}), "codeExternalIds")
     too_many = firm.api("POST", RANGE, json={"codeExternalIds": [f"X{i}" for i in range(2501)]})
     _assert_invalid_field(too_many, "codeExternalIds")
     assert "at most 2500" in too_many.json()["detail"]
@@ -298,16 +324,16 @@ def test_code_range_max_and_post_are_profile_switches(firm: Firm) -> None:
 
 
 def test_code_range_of_unknown_initiative_is_404(firm: Firm) -> None:
-    response = firm.api("POST", "/api/v1/customers/{cid}/initiatives/M404/codes",
-                        json={"codeExternalIds": ["L110"]})
+    response = firm.api(
+        "POST", "/api/v1/customers/{cid}/initiatives/M404/codes", json={"codeExternalIds": ["L110"]}
+    )
     assert response.status_code == 404
     assert response.headers["content-type"] == PROBLEM
     assert "M404" in response.json()["detail"]
 
 
 def test_code_range_with_unknown_codes_is_422_listing_every_one(firm: Firm) -> None:
-    response = firm.api("POST", RANGE,
-                        json={"codeExternalIds": ["L110", "X1", "A101", "X2", "X1"]})
+    response = firm.api("POST", RANGE, json={"codeExternalIds": ["L110", "X1", "A101", "X2", "X1"]})
     assert response.status_code == 422
     body = response.json()
     assert body["unknownIds"] == ["X1", "X2"]
@@ -317,8 +343,14 @@ def test_code_range_with_unknown_codes_is_422_listing_every_one(firm: Firm) -> N
 
 @pytest.mark.parametrize(
     "body",
-    [{}, {"codeExternalIds": "L110"}, {"codeExternalIds": [110]}, {"codeExternalIds": [""]},
-     {"codeExternalIds": None}, {"codeExternalIds": ["L110"], "initiative": "M1"}],
+    [
+        {},
+        {"codeExternalIds": "L110"},
+        {"codeExternalIds": [110]},
+        {"codeExternalIds": [""]},
+        {"codeExternalIds": None},
+        {"codeExternalIds": ["L110"], "initiative": "M1"},
+    ],
     ids=["missing", "string", "number-item", "empty-item", "null", "extra-field"],
 )
 def test_code_range_body_is_validated(firm: Firm, body: dict) -> None:
@@ -329,11 +361,19 @@ def test_code_range_body_is_validated(firm: Firm, body: dict) -> None:
 
 OPTIONAL = {
     "clients": {"type": "parent"},
-    "initiatives": {"externalGroupIds": ["G1", "G2"], "locale": "fr-CA",
-                    "allowFrom": "2026-01-01", "allowTo": "2026-12-31"},
+    "initiatives": {
+        "externalGroupIds": ["G1", "G2"],
+        "locale": "fr-CA",
+        "allowFrom": "2026-01-01",
+        "allowTo": "2026-12-31",
+    },
     "code-types": {"orderingSequence": "010"},
-    "codes": {"orderingSequence": "a1", "group": "litigation", "isDisabled": True,
-              "userGroupExternalIds": ["UG1"]},
+    "codes": {
+        "orderingSequence": "a1",
+        "group": "litigation",
+        "isDisabled": True,
+        "userGroupExternalIds": ["UG1"],
+    },
 }
 
 
@@ -354,12 +394,20 @@ def test_published_optional_fields_are_stored_and_shown_only_when_sent(
 
 @pytest.mark.parametrize(
     ("kind", "field", "value"),
-    [("clients", "type", "Parent"), ("clients", "type", None),
-     ("initiatives", "locale", "fr-BE"), ("initiatives", "allowFrom", "2026-02-30"),
-     ("initiatives", "allowTo", "31/12/2026"), ("initiatives", "externalGroupIds", "G1"),
-     ("initiatives", "externalGroupIds.0", [1]), ("code-types", "orderingSequence", 10),
-     ("code-types", "orderingSequence", None), ("codes", "isDisabled", "true"),
-     ("codes", "group", None), ("codes", "userGroupExternalIds", None)],
+    [
+        ("clients", "type", "Parent"),
+        ("clients", "type", None),
+        ("initiatives", "locale", "fr-BE"),
+        ("initiatives", "allowFrom", "2026-02-30"),
+        ("initiatives", "allowTo", "31/12/2026"),
+        ("initiatives", "externalGroupIds", "G1"),
+        ("initiatives", "externalGroupIds.0", [1]),
+        ("code-types", "orderingSequence", 10),
+        ("code-types", "orderingSequence", None),
+        ("codes", "isDisabled", "true"),
+        ("codes", "group", None),
+        ("codes", "userGroupExternalIds", None),
+    ],
 )
 def test_published_optional_fields_are_validated(
     tenant: Tenant, kind: str, field: str, value: object
@@ -371,6 +419,11 @@ def test_published_optional_fields_are_validated(
 
 def test_nullable_published_fields_take_null(tenant: Tenant) -> None:
     _with_references(tenant, "initiatives")
-    body = {**VALID["initiatives"], "locale": None, "allowFrom": None, "allowTo": None,
-            "externalGroupIds": None}
+    body = {
+        **VALID["initiatives"],
+        "locale": None,
+        "allowFrom": None,
+        "allowTo": None,
+        "externalGroupIds": None,
+    }
     assert _import(tenant, "initiatives", body).status_code == 201

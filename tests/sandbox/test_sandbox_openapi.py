@@ -38,8 +38,9 @@ def test_wrong_method_is_a_405_problem_with_allow(sandbox: Sandbox) -> None:
 
 
 def test_problem_body_members(tenant: Tenant) -> None:
-    response = tenant.api("POST", "/api/v1/customers/{cid}/initiatives/NOPE/codes",
-                          json={"codeExternalIds": ["L1"]})
+    response = tenant.api(
+        "POST", "/api/v1/customers/{cid}/initiatives/NOPE/codes", json={"codeExternalIds": ["L1"]}
+    )
     assert response.status_code == 404
     body = response.json()
     assert PROBLEM_MEMBERS <= set(body)
@@ -59,10 +60,11 @@ def test_openapi_documents_every_interface_path(openapi: dict) -> None:
         ("post", "/api/v1/customers/{customerId}/initiatives/{initiativeExternalId}/codes"),
         ("get", "/api/v2/customers/{customerId}/entries/export"),
         ("get", "/api/v1/customers/{customerId}/entries/release-pending"),
-        ("post", "/api/v1/customers/{customerId}/users/{userId}/entries/{entryId}"
-                 "/release-succeeded"),
-        ("post", "/api/v1/customers/{customerId}/users/{userId}/entries/{entryId}"
-                 "/release-failed"),
+        (
+            "post",
+            "/api/v1/customers/{customerId}/users/{userId}/entries/{entryId}/release-succeeded",
+        ),
+        ("post", "/api/v1/customers/{customerId}/users/{userId}/entries/{entryId}/release-failed"),
         ("get", "/api/v1/customers/{customerId}/users/{userId}"),
         ("post", "/api/v1/public/customers/{customerId}/initiative-props/star"),
         ("post", "/api/v1/public/customers/{customerId}/initiative-props/unstar"),
@@ -78,8 +80,12 @@ def test_openapi_documents_207_with_its_item_schema(openapi: dict) -> None:
     response = schemas[ref.rsplit("/", 1)[1]]
     item_ref = response["properties"]["response"]["items"]["$ref"]
     item = schemas[item_ref.rsplit("/", 1)[1]]
-    assert set(item["properties"]) == {"initiativeExternalId", "status", "errorCode",
-                                       "errorMessage"}
+    assert set(item["properties"]) == {
+        "initiativeExternalId",
+        "status",
+        "errorCode",
+        "errorMessage",
+    }
     assert set(item["required"]) == {"initiativeExternalId", "status"}
 
 
@@ -124,10 +130,12 @@ def test_openapi_body_schemas_are_strict(openapi: dict) -> None:
 
 
 def test_body_without_json_content_type_says_so(tenant: Tenant) -> None:
-    response = tenant.api("POST", "/api/v1/customers/{cid}/clients/import",
-                          data='{"externalId": "C1", "name": "", "callSign": "", '
-                               '"description": ""}',
-                          headers={"Content-Type": "application/x-www-form-urlencoded"})
+    response = tenant.api(
+        "POST",
+        "/api/v1/customers/{cid}/clients/import",
+        data='{"externalId": "C1", "name": "", "callSign": "", "description": ""}',
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
     assert response.status_code == 422
     assert "Content-Type: application/json" in response.json()["errors"][-1]["detail"]
 
@@ -141,8 +149,9 @@ def _query(openapi: dict, path: str, name: str) -> dict:
 
 
 def test_openapi_states_the_starred_limit_bounds(openapi: dict) -> None:
-    limit = _query(openapi, "/api/v1/public/customers/{customerId}/initiative-props/starred",
-                   "limit")["schema"]
+    limit = _query(
+        openapi, "/api/v1/public/customers/{customerId}/initiative-props/starred", "limit"
+    )["schema"]
     assert limit["type"] == "integer"
     assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 2500, 2500)
 
@@ -170,12 +179,18 @@ def test_openapi_states_the_body_size_limit_on_every_body(openapi: dict) -> None
 def test_stated_bounds_are_the_enforced_ones(tenant: Tenant) -> None:
     path = "/api/v1/public/customers/{cid}/initiative-props/starred"
     for limit, status in (("2500", 404), ("2501", 400), ("1", 404), ("0", 400)):
-        response = tenant.api("GET", path, params={"timekeeperExternalId": "NOBODY",
-                                                   "limit": limit})
+        response = tenant.api(
+            "GET", path, params={"timekeeperExternalId": "NOBODY", "limit": limit}
+        )
         assert response.status_code == status, (limit, response.text)
-    response = tenant.api("GET", "/api/v2/customers/{cid}/entries/export",
-                          params={"releasedAfter": "0000-01-01T00:00:00Z",
-                                  "releasedOnOrBefore": "2025-01-01T00:00:00Z"})
+    response = tenant.api(
+        "GET",
+        "/api/v2/customers/{cid}/entries/export",
+        params={
+            "releasedAfter": "0000-01-01T00:00:00Z",
+            "releasedOnOrBefore": "2025-01-01T00:00:00Z",
+        },
+    )
     assert response.status_code == 400
 
 
@@ -191,10 +206,14 @@ def test_openapi_states_the_starred_limit_bound(openapi: dict) -> None:
 
 def test_openapi_refuses_year_zero_in_date_patterns(openapi: dict) -> None:
     op = openapi["paths"]["/api/v2/customers/{customerId}/entries/export"]["get"]
-    patterns = [p["schema"]["pattern"] for p in op["parameters"]
-                if p["name"] in ("releasedAfter", "releasedOnOrBefore")]
-    patterns += [found for found in _patterns(openapi["components"]["schemas"])
-                 if "(0[1-9]|1[0-2])" in found]
+    patterns = [
+        p["schema"]["pattern"]
+        for p in op["parameters"]
+        if p["name"] in ("releasedAfter", "releasedOnOrBefore")
+    ]
+    patterns += [
+        found for found in _patterns(openapi["components"]["schemas"]) if "(0[1-9]|1[0-2])" in found
+    ]
     assert len(patterns) >= 3
     for pattern in patterns:
         sample = "0000-01-01T00:00Z" if "T" in pattern or ":" in pattern else "0000-01-01"

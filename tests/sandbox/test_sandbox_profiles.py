@@ -38,9 +38,16 @@ from toolkit.sandbox.cli import main, read_profile
 PROBLEM = "application/problem+json"
 NOBODY = "/api/v1/customers/{cid}/users/nobody"
 CLIENT = {"externalId": "C1", "name": "Acme", "callSign": "A", "description": ""}
-INITIATIVE = {"billingType": "billable", "externalId": "M1", "name": "Acme v. Roe",
-              "description": "", "callSign": "M1", "clientExternalId": "C1",
-              "unitIncrements": 360, "status": "active"}
+INITIATIVE = {
+    "billingType": "billable",
+    "externalId": "M1",
+    "name": "Acme v. Roe",
+    "description": "",
+    "callSign": "M1",
+    "clientExternalId": "C1",
+    "unitIncrements": 360,
+    "status": "active",
+}
 T0 = datetime(2025, 3, 1, tzinfo=UTC)
 
 
@@ -67,30 +74,42 @@ class Customer:
     def profile_url(self) -> str:
         return f"{self.url}/sandbox/v1/customers/{self.customer_id}/profile"
 
-    def api(self, method: str, path: str, *, token: str | None = "", **kwargs: Any
-            ) -> requests.Response:
+    def api(
+        self, method: str, path: str, *, token: str | None = "", **kwargs: Any
+    ) -> requests.Response:
         """Call ``{url}{path}`` (``{cid}`` is the customer) with the token (None: none)."""
         kwargs.setdefault("timeout", TIMEOUT)
         headers = {} if token is None else {"Authorization": f"Bearer {token or self.token}"}
         headers.update(kwargs.pop("headers", None) or {})
-        return self.http.request(method, self.url + path.format(cid=self.customer_id),
-                                 headers=headers, **kwargs)
+        return self.http.request(
+            method, self.url + path.format(cid=self.customer_id), headers=headers, **kwargs
+        )
 
     def burst(self, n: int) -> list[requests.Response]:
         """``n`` quick requests that reach a route and answer 404 when let through."""
         return [self.api("GET", NOBODY) for _ in range(n)]
 
     def new_token(self) -> requests.Response:
-        return self.http.post(f"{self.url}/api/v1/oauth/token", timeout=TIMEOUT, json={
-            "audience": self.audience, "grant_type": "client_credentials",
-            "client_id": self.client_id, "client_secret": self.client_secret})
+        return self.http.post(
+            f"{self.url}/api/v1/oauth/token",
+            timeout=TIMEOUT,
+            json={
+                "audience": self.audience,
+                "grant_type": "client_credentials",
+                "client_id": self.client_id,
+                "client_secret": self.client_secret,
+            },
+        )
 
     def imports(self, kind: str, body: dict[str, Any]) -> requests.Response:
         return self.api("POST", f"/api/v1/customers/{{cid}}/{kind}/import", json=body)
 
     def export(self, after: datetime, before: datetime) -> requests.Response:
-        return self.api("GET", "/api/v2/customers/{cid}/entries/export", params={
-            "releasedAfter": after.isoformat(), "releasedOnOrBefore": before.isoformat()})
+        return self.api(
+            "GET",
+            "/api/v2/customers/{cid}/entries/export",
+            params={"releasedAfter": after.isoformat(), "releasedOnOrBefore": before.isoformat()},
+        )
 
 
 @pytest.fixture
@@ -100,9 +119,16 @@ def new_customer(sb: Sandbox) -> Iterator[Callable[[], Customer]]:
     def make() -> Customer:
         creds = sb.admin.create_customer("Profile firm")
         token = fetch_token(sb.url, creds["clientId"], creds["clientSecret"], creds["audience"])
-        customer = Customer(sb.url, creds["customerId"], creds["clientId"],
-                            creds["clientSecret"], creds["audience"], token,
-                            requests.Session(), Admin(sb.url, customer_id=creds["customerId"]))
+        customer = Customer(
+            sb.url,
+            creds["customerId"],
+            creds["clientId"],
+            creds["clientSecret"],
+            creds["audience"],
+            token,
+            requests.Session(),
+            Admin(sb.url, customer_id=creds["customerId"]),
+        )
         made.append(customer)
         return customer
 
@@ -124,8 +150,9 @@ def released_entries(c: Customer, hours: list[int]) -> tuple[str, list[str]]:
     user = c.admin.create_user("TK1", "Ann", "ann@example.com")["_id"]
     ids = []
     for h in hours:
-        entry = c.admin.create_entry(user, "M1", work_date="2025-03-01",
-                                     increment_duration_in_seconds=600)
+        entry = c.admin.create_entry(
+            user, "M1", work_date="2025-03-01", increment_duration_in_seconds=600
+        )
         c.admin.release_entry(user, entry["_id"], at=T0 + timedelta(hours=h))
         ids.append(entry["_id"])
     return user, ids
@@ -143,14 +170,12 @@ def test_a_new_customer_has_the_default_profile(customer: Customer) -> None:
 
 
 def test_put_sets_the_given_switches_and_the_others_keep_their_value(customer: Customer) -> None:
-    first = customer.http.put(customer.profile_url, json={"reimport": "conflict"},
-                              timeout=TIMEOUT)
+    first = customer.http.put(customer.profile_url, json={"reimport": "conflict"}, timeout=TIMEOUT)
     assert first.status_code == 200
     assert (first.json()["reimport"], first.json()["ackRepeat"]) == ("conflict", "200")
     second = customer.http.put(customer.profile_url, json={"ackRepeat": "409"}, timeout=TIMEOUT)
     assert (second.json()["reimport"], second.json()["ackRepeat"]) == ("conflict", "409")
-    assert customer.http.put(customer.profile_url, json={}, timeout=TIMEOUT).json() == \
-        second.json()
+    assert customer.http.put(customer.profile_url, json={}, timeout=TIMEOUT).json() == second.json()
     assert customer.http.get(customer.profile_url, timeout=TIMEOUT).json() == second.json()
     assert customer.admin.get_profile() == second.json()
 
@@ -158,29 +183,35 @@ def test_put_sets_the_given_switches_and_the_others_keep_their_value(customer: C
 def test_a_nested_switch_is_replaced_whole_with_its_defaults(customer: Customer) -> None:
     profile = customer.admin.set_profile(
         rateLimit={"kind": "token-bucket", "perSecond": 2.5},
-        tokenFaults={"rate": 0.5}, latency={"p50Ms": 10})
+        tokenFaults={"rate": 0.5},
+        latency={"p50Ms": 10},
+    )
     assert profile["rateLimit"] == {"kind": "token-bucket", "perSecond": 2.5, "burst": 3}
     assert profile["tokenFaults"] == {"rate": 0.5, "statuses": [503], "retryAfterSeconds": 1}
     assert profile["latency"] == {"p50Ms": 10, "p99Ms": 10, "stallRate": 0.0, "stallMs": 0}
 
 
-@pytest.mark.parametrize("body", [
-    {"nope": 1},
-    {"reimport": "never"},
-    {"errorBody": None},
-    {"tokenLifetimeSeconds": 0},
-    {"tokenLifetimeSeconds": "5"},
-    {"tokenFaults": {"rate": 2}},
-    {"tokenFaults": {"statuses": [404]}},
-    {"rateLimit": {"kind": "leaky-bucket", "perSecond": 1}},
-    {"rateLimit": {"kind": "fixed-window", "limit": 3}},
-    {"rateLimit": {"kind": "concurrency", "maxInFlight": 1, "status": 500}},
-    {"latency": {"p50Ms": 100, "p99Ms": 50}},
-    {"exportRefusal": 404},
-    {"exportMaxEntries": -1},
-    {"importAnswer": "201"},
-    [{"reimport": "conflict"}],
-], ids=lambda body: json.dumps(body)[:40])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"nope": 1},
+        {"reimport": "never"},
+        {"errorBody": None},
+        {"tokenLifetimeSeconds": 0},
+        {"tokenLifetimeSeconds": "5"},
+        {"tokenFaults": {"rate": 2}},
+        {"tokenFaults": {"statuses": [404]}},
+        {"rateLimit": {"kind": "leaky-bucket", "perSecond": 1}},
+        {"rateLimit": {"kind": "fixed-window", "limit": 3}},
+        {"rateLimit": {"kind": "concurrency", "maxInFlight": 1, "status": 500}},
+        {"latency": {"p50Ms": 100, "p99Ms": 50}},
+        {"exportRefusal": 404},
+        {"exportMaxEntries": -1},
+        {"importAnswer": "201"},
+        [{"reimport": "conflict"}],
+    ],
+    ids=lambda body: json.dumps(body)[:40],
+)
 def test_unknown_switches_and_bad_values_are_422_problems_that_change_nothing(
     customer: Customer, body: Any
 ) -> None:
@@ -240,14 +271,21 @@ def test_a_5_second_token_expires_after_5_seconds(customer: Customer) -> None:
     assert customer.api("GET", NOBODY).status_code == 404  # a token from before: 86400 s
 
 
-@pytest.mark.parametrize("status, retry_after, header", [
-    (429, 3, "3"), (503, 1, "1"), (503, None, None), (500, 2, None),
-])
+@pytest.mark.parametrize(
+    "status, retry_after, header",
+    [
+        (429, 3, "3"),
+        (503, 1, "1"),
+        (503, None, None),
+        (500, 2, None),
+    ],
+)
 def test_token_faults_answer_their_status_and_retry_after(
     customer: Customer, status: int, retry_after: int | None, header: str | None
 ) -> None:
     customer.admin.set_profile(
-        tokenFaults={"rate": 1, "statuses": [status], "retryAfterSeconds": retry_after})
+        tokenFaults={"rate": 1, "statuses": [status], "retryAfterSeconds": retry_after}
+    )
     answer = customer.new_token()
     assert answer.status_code == status
     assert answer.headers.get("Retry-After") == header
@@ -256,7 +294,7 @@ def test_token_faults_answer_their_status_and_retry_after(
 
 
 def test_seeded_token_faults_draw_the_same_way_every_time(
-    new_customer: Callable[[], Customer]
+    new_customer: Callable[[], Customer],
 ) -> None:
     runs = []
     for _ in range(2):
@@ -267,7 +305,7 @@ def test_seeded_token_faults_draw_the_same_way_every_time(
 
 
 def test_token_faults_rate_is_a_fraction_and_other_customers_are_spared(
-    new_customer: Callable[[], Customer]
+    new_customer: Callable[[], Customer],
 ) -> None:
     faulty, spared = new_customer(), new_customer()
     faulty.admin.set_profile(tokenFaults={"rate": 0.5, "statuses": [503]})
@@ -281,7 +319,7 @@ def test_token_faults_rate_is_a_fraction_and_other_customers_are_spared(
 
 
 def test_a_token_bucket_lets_a_burst_through_then_answers_429(
-    new_customer: Callable[[], Customer]
+    new_customer: Callable[[], Customer],
 ) -> None:
     limited, other = new_customer(), new_customer()
     limited.admin.set_profile(rateLimit={"kind": "token-bucket", "perSecond": 1, "burst": 2})
@@ -294,8 +332,10 @@ def test_a_token_bucket_lets_a_burst_through_then_answers_429(
 
 
 def test_a_fixed_window_counts_requests_per_window(customer: Customer) -> None:
-    customer.admin.set_profile(rateLimit={"kind": "fixed-window", "limit": 3, "windowSeconds": 1},
-                               rateLimitHeaders="x-ratelimit")
+    customer.admin.set_profile(
+        rateLimit={"kind": "fixed-window", "limit": 3, "windowSeconds": 1},
+        rateLimitHeaders="x-ratelimit",
+    )
     opened = time.monotonic()
     answers = customer.burst(5)
     assert [a.status_code for a in answers] == [404, 404, 404, 429, 429]
@@ -312,12 +352,14 @@ def test_a_fixed_window_counts_requests_per_window(customer: Customer) -> None:
 def test_a_concurrency_cap_answers_beyond_max_in_flight(customer: Customer, status: int) -> None:
     customer.admin.set_profile(
         rateLimit={"kind": "concurrency", "maxInFlight": 2, "status": status},
-        latency={"p50Ms": 400})
+        latency={"p50Ms": 400},
+    )
     url = customer.url + NOBODY.format(cid=customer.customer_id)
     headers = {"Authorization": f"Bearer {customer.token}"}
     with ThreadPoolExecutor(5) as pool:
-        answers = list(pool.map(lambda _: requests.get(url, headers=headers, timeout=TIMEOUT),
-                                range(5)))
+        answers = list(
+            pool.map(lambda _: requests.get(url, headers=headers, timeout=TIMEOUT), range(5))
+        )
     codes = sorted(a.status_code for a in answers)
     assert codes == sorted([404, 404] + [status] * 3)
     refused = next(a for a in answers if a.status_code == status)
@@ -335,8 +377,9 @@ def test_rate_limit_null_is_no_limit(customer: Customer) -> None:
 
 @pytest.mark.parametrize("style", ["seconds", "http-date", "absent"])
 def test_retry_after_forms(customer: Customer, style: str) -> None:
-    customer.admin.set_profile(rateLimit={"kind": "token-bucket", "perSecond": 0.5, "burst": 1},
-                               retryAfter=style)
+    customer.admin.set_profile(
+        rateLimit={"kind": "token-bucket", "perSecond": 0.5, "burst": 1}, retryAfter=style
+    )
     limited = customer.burst(2)[1]
     assert limited.status_code == 429
     if style == "seconds":
@@ -351,16 +394,18 @@ def test_retry_after_forms(customer: Customer, style: str) -> None:
 
 
 def test_retry_after_form_applies_to_token_faults_too(customer: Customer) -> None:
-    customer.admin.set_profile(retryAfter="http-date",
-                               tokenFaults={"rate": 1, "statuses": [503], "retryAfterSeconds": 2})
+    customer.admin.set_profile(
+        retryAfter="http-date", tokenFaults={"rate": 1, "statuses": [503], "retryAfterSeconds": 2}
+    )
     answer = customer.new_token()
     assert answer.status_code == 503
     assert email.utils.parsedate_to_datetime(answer.headers["Retry-After"]).tzinfo is not None
 
 
 def test_ietf_rate_limit_headers_on_every_answer(customer: Customer) -> None:
-    customer.admin.set_profile(rateLimit={"kind": "token-bucket", "perSecond": 2, "burst": 4},
-                               rateLimitHeaders="ietf")
+    customer.admin.set_profile(
+        rateLimit={"kind": "token-bucket", "perSecond": 2, "burst": 4}, rateLimitHeaders="ietf"
+    )
     missing = customer.api("GET", NOBODY)
     created = customer.imports("clients", CLIENT)
     assert (missing.status_code, created.status_code) == (404, 201)
@@ -373,8 +418,9 @@ def test_ietf_rate_limit_headers_on_every_answer(customer: Customer) -> None:
 def test_no_rate_limit_headers_with_none_or_without_a_limit(customer: Customer) -> None:
     customer.admin.set_profile(rateLimitHeaders="ietf")  # no limit set
     assert "RateLimit" not in customer.api("GET", NOBODY).headers
-    customer.admin.set_profile(rateLimit={"kind": "token-bucket", "perSecond": 5},
-                               rateLimitHeaders="none")
+    customer.admin.set_profile(
+        rateLimit={"kind": "token-bucket", "perSecond": 5}, rateLimitHeaders="none"
+    )
     headers = customer.api("GET", NOBODY).headers
     assert not {"RateLimit", "RateLimit-Policy", "X-RateLimit-Limit"} & set(headers)
 
@@ -401,21 +447,39 @@ def test_the_rate_limit_route_sets_the_default_token_bucket(
 # -- importAnswer, reimport --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("style, status", [
-    ("201-record", 201), ("200-record", 200), ("204", 204), ("202", 202),
-])
+@pytest.mark.parametrize(
+    "style, status",
+    [
+        ("201-record", 201),
+        ("200-record", 200),
+        ("204", 204),
+        ("202", 202),
+    ],
+)
 def test_import_answer_and_the_record_is_stored(
     customer: Customer, style: str, status: int
 ) -> None:
     customer.admin.set_profile(importAnswer=style)
-    answers = [customer.imports("clients", CLIENT), customer.imports("initiatives", INITIATIVE),
-               customer.imports("code-types", {"externalId": "T", "name": "T",
-                                               "semanticType": None, "customerDefaultable": True,
-                                               "userDefaultable": True}),
-               customer.imports("codes", {"externalId": "K", "name": "K", "description": "",
-                                          "codeTypeExternalId": "T"}),
-               customer.api("POST", "/api/v1/customers/{cid}/initiatives/M1/codes",
-                            json={"codeExternalIds": ["K"]})]
+    answers = [
+        customer.imports("clients", CLIENT),
+        customer.imports("initiatives", INITIATIVE),
+        customer.imports(
+            "code-types",
+            {
+                "externalId": "T",
+                "name": "T",
+                "semanticType": None,
+                "customerDefaultable": True,
+                "userDefaultable": True,
+            },
+        ),
+        customer.imports(
+            "codes", {"externalId": "K", "name": "K", "description": "", "codeTypeExternalId": "T"}
+        ),
+        customer.api(
+            "POST", "/api/v1/customers/{cid}/initiatives/M1/codes", json={"codeExternalIds": ["K"]}
+        ),
+    ]
     for answer in answers:
         assert answer.status_code == status, answer.text
         if style == "204":
@@ -448,8 +512,13 @@ def test_reimport_conflict_is_a_409_and_leaves_the_record_unchanged(customer: Cu
     assert again.json()["externalId"] == "C1"
     assert customer.admin.records("clients") == before  # name and updatedAt unchanged
     assert customer.imports("clients", {**CLIENT, "externalId": "C2"}).status_code == 201
-    code_type = {"externalId": "C1", "name": "c1", "semanticType": None,
-                 "customerDefaultable": False, "userDefaultable": False}
+    code_type = {
+        "externalId": "C1",
+        "name": "c1",
+        "semanticType": None,
+        "customerDefaultable": False,
+        "userDefaultable": False,
+    }
     assert customer.imports("code-types", code_type).status_code == 201  # another table
     assert customer.imports("code-types", code_type).status_code == 409
 
@@ -487,17 +556,22 @@ def test_error_body_of_interface_errors(customer: Customer, style: str) -> None:
 
 def test_error_body_shapes_rate_limited_faulted_and_oversized_answers(customer: Customer) -> None:
     customer.admin.set_profile(
-        errorBody="message", rateLimit={"kind": "token-bucket", "perSecond": 1, "burst": 1},
-        tokenFaults={"rate": 1, "statuses": [503]})
+        errorBody="message",
+        rateLimit={"kind": "token-bucket", "perSecond": 1, "burst": 1},
+        tokenFaults={"rate": 1, "statuses": [503]},
+    )
     limited = customer.burst(2)[1]
     assert limited.status_code == 429 and "rate limit" in limited.json()["message"]
     assert limited.headers["Retry-After"] == "1"
     faulted = customer.new_token()
     assert faulted.status_code == 503 and list(faulted.json()) == ["message"]
     customer.admin.set_profile(rateLimit=None)
-    oversized = customer.api("POST", "/api/v1/customers/{cid}/clients/import",
-                             data=b"x" * (4 * 1024 * 1024 + 1),
-                             headers={"Content-Type": "application/json"})
+    oversized = customer.api(
+        "POST",
+        "/api/v1/customers/{cid}/clients/import",
+        data=b"x" * (4 * 1024 * 1024 + 1),
+        headers={"Content-Type": "application/json"},
+    )
     assert oversized.status_code == 413 and list(oversized.json()) == ["message"]
 
 
@@ -536,7 +610,7 @@ def test_ack_repeat_applies_to_release_failed_too(customer: Customer) -> None:
 
 
 def test_an_export_window_over_max_entries_is_refused_with_the_set_status(
-    customer: Customer
+    customer: Customer,
 ) -> None:
     released_entries(customer, [1, 2, 3])
     whole, two = (T0, T0 + timedelta(days=1)), (T0, T0 + timedelta(hours=2))
@@ -593,7 +667,7 @@ def test_latency_has_a_long_tail(customer: Customer) -> None:
 
 
 def test_a_stall_outlasts_a_read_timeout_without_blocking_the_server(
-    new_customer: Callable[[], Customer]
+    new_customer: Callable[[], Customer],
 ) -> None:
     stalled, other = new_customer(), new_customer()
     stalled.admin.set_profile(latency={"stallRate": 1, "stallMs": 1500})
@@ -614,11 +688,13 @@ def test_a_stall_outlasts_a_read_timeout_without_blocking_the_server(
 def test_running_sets_the_demo_customers_profile() -> None:
     with running(profile={"importAnswer": "204", "reimport": "conflict"}) as sandbox:
         assert sandbox.admin.get_profile()["importAnswer"] == "204"
-        token = fetch_token(sandbox.url, sandbox.client_id, sandbox.client_secret,
-                            sandbox.audience)
+        token = fetch_token(sandbox.url, sandbox.client_id, sandbox.client_secret, sandbox.audience)
         answer = requests.post(
             f"{sandbox.url}/api/v1/customers/{sandbox.customer_id}/clients/import",
-            json=CLIENT, headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT)
+            json=CLIENT,
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=TIMEOUT,
+        )
         assert answer.status_code == 204
         other = sandbox.admin.create_customer()["customerId"]
         assert sandbox.admin.get_profile(customer_id=other) == DEFAULT_PROFILE
@@ -642,14 +718,23 @@ def test_cli_profile_file_sets_the_default_profile(tmp_path: Path) -> None:
             creds = read_env(env_file)
             cid = creds["TOOLKIT_CUSTOMER_ID"]
             assert admin.get_profile(customer_id=cid)["errorBody"] == "text"
-            token = fetch_token(url, creds["TOOLKIT_CLIENT_ID"], creds["TOOLKIT_CLIENT_SECRET"],
-                                creds["TOOLKIT_AUDIENCE"])
+            token = fetch_token(
+                url,
+                creds["TOOLKIT_CLIENT_ID"],
+                creds["TOOLKIT_CLIENT_SECRET"],
+                creds["TOOLKIT_AUDIENCE"],
+            )
             auth = {"Authorization": f"Bearer {token}"}
-            imported = requests.post(f"{url}/api/v1/customers/{cid}/clients/import",
-                                     json=CLIENT, headers=auth, timeout=TIMEOUT)
+            imported = requests.post(
+                f"{url}/api/v1/customers/{cid}/clients/import",
+                json=CLIENT,
+                headers=auth,
+                timeout=TIMEOUT,
+            )
             assert imported.status_code == 202
-            missing = requests.get(f"{url}/api/v1/customers/{cid}/users/nobody", headers=auth,
-                                   timeout=TIMEOUT)
+            missing = requests.get(
+                f"{url}/api/v1/customers/{cid}/users/nobody", headers=auth, timeout=TIMEOUT
+            )
             assert missing.status_code == 404
             assert missing.headers["content-type"].startswith("text/plain")
         finally:
@@ -660,10 +745,15 @@ def test_cli_profile_takes_a_preset_name() -> None:
     assert read_profile("stingy") == PROFILES["stingy"]
 
 
-@pytest.mark.parametrize("content, message", [
-    (None, "cannot read"), ("{not json", "not JSON"), ("[1]", "one JSON object"),
-    ('{"reimport": "never"}', "reimport"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "cannot read"),
+        ("{not json", "not JSON"),
+        ("[1]", "one JSON object"),
+        ('{"reimport": "never"}', "reimport"),
+    ],
+)
 def test_cli_refuses_an_unreadable_or_invalid_profile(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None, message: str
 ) -> None:

@@ -17,26 +17,69 @@ from toolkit.sandbox.cli import read_profile
 
 IMPORTS = [
     ("clients/import", {"externalId": "C9", "name": "Nine", "callSign": "9", "description": ""}),
-    ("initiatives/import", {"billingType": "billable", "externalId": "M9", "name": "Nine",
-                            "description": "", "callSign": "9-1", "clientExternalId": "C1",
-                            "unitIncrements": 360, "status": "active"}),
-    ("code-types/import", {"externalId": "phase-code", "name": "phase-code",
-                           "semanticType": "phase", "customerDefaultable": False,
-                           "userDefaultable": False}),
-    ("codes/import", {"externalId": "L190", "name": "L190", "description": "Other",
-                      "codeTypeExternalId": "task-code"}),
+    (
+        "initiatives/import",
+        {
+            "billingType": "billable",
+            "externalId": "M9",
+            "name": "Nine",
+            "description": "",
+            "callSign": "9-1",
+            "clientExternalId": "C1",
+            "unitIncrements": 360,
+            "status": "active",
+        },
+    ),
+    (
+        "code-types/import",
+        {
+            "externalId": "phase-code",
+            "name": "phase-code",
+            "semanticType": "phase",
+            "customerDefaultable": False,
+            "userDefaultable": False,
+        },
+    ),
+    (
+        "codes/import",
+        {
+            "externalId": "L190",
+            "name": "L190",
+            "description": "Other",
+            "codeTypeExternalId": "task-code",
+        },
+    ),
     ("initiatives/M1/codes", {"codeExternalIds": ["L110"]}),
 ]
-USER_FIELDS = {"_id", "createdAt", "updatedAt", "email", "firstName", "lastName", "nickname",
-               "jobTitle", "status", "identities", "roles", "delegators", "delegates",
-               "customer"}
+USER_FIELDS = {
+    "_id",
+    "createdAt",
+    "updatedAt",
+    "email",
+    "firstName",
+    "lastName",
+    "nickname",
+    "jobTitle",
+    "status",
+    "identities",
+    "roles",
+    "delegators",
+    "delegates",
+    "customer",
+}
 
 
 def _token_answer(sandbox: Sandbox, firm: Firm) -> requests.Response:
-    return requests.post(sandbox.token_url, json={
-        "audience": DEFAULT_AUDIENCE, "grant_type": "client_credentials",
-        "client_id": firm.tenant.client_id, "client_secret": firm.tenant.client_secret,
-    }, timeout=TIMEOUT)
+    return requests.post(
+        sandbox.token_url,
+        json={
+            "audience": DEFAULT_AUDIENCE,
+            "grant_type": "client_credentials",
+            "client_id": firm.tenant.client_id,
+            "client_secret": firm.tenant.client_secret,
+        },
+        timeout=TIMEOUT,
+    )
 
 
 # -- import answers ------------------------------------------------------------------------------
@@ -50,9 +93,7 @@ def test_an_import_answers_201_with_no_body_by_default(firm: Firm, path: str, bo
 
 
 @pytest.mark.parametrize(("path", "body"), IMPORTS, ids=[p for p, _ in IMPORTS])
-def test_the_201_record_switch_answers_the_stored_record(
-    firm: Firm, path: str, body: dict
-) -> None:
+def test_the_201_record_switch_answers_the_stored_record(firm: Firm, path: str, body: dict) -> None:
     firm.admin.set_profile(importAnswer="201-record")
     answer = firm.api("POST", "/api/v1/customers/{cid}/" + path, json=body)
     assert answer.status_code == 201
@@ -69,8 +110,10 @@ def _ack(firm: Firm, kind: str, body: dict) -> requests.Response:
     return firm.api("POST", path, json=body)
 
 
-@pytest.mark.parametrize(("kind", "body"), [("release-succeeded", {"externalId": "INV-1"}),
-                                            ("release-failed", {"errors": ["closed"]})])
+@pytest.mark.parametrize(
+    ("kind", "body"),
+    [("release-succeeded", {"externalId": "INV-1"}), ("release-failed", {"errors": ["closed"]})],
+)
 def test_an_acknowledgement_answers_200_with_no_body_by_default(
     firm: Firm, kind: str, body: dict
 ) -> None:
@@ -98,8 +141,7 @@ def test_the_user_record_has_the_identity_services_published_shape(firm: Firm) -
     record = answer.json()
     assert set(record) == USER_FIELDS
     assert (record["_id"], record["email"]) == (user_id, "tk1@example.com")
-    assert (record["firstName"], record["lastName"], record["status"]) == (
-        "User", "TK1", "active")
+    assert (record["firstName"], record["lastName"], record["status"]) == ("User", "TK1", "active")
     assert record["identities"] == [
         {"type": "external-billing-system", "value": "TK1"},
         {"type": "email", "value": "tk1@example.com"},
@@ -114,9 +156,13 @@ def test_the_legacy_switch_answers_the_former_user_record(firm: Firm) -> None:
     firm.admin.set_profile(userRecord="legacy")
     user_id = firm.users["TK1"]
     record = firm.api("GET", f"/identity/api/v1/customers/{{cid}}/users/{user_id}").json()
-    assert record == {"_id": user_id, "customerId": firm.customer_id,
-                      "timekeeperExternalId": "TK1", "name": "User TK1",
-                      "email": "tk1@example.com"}
+    assert record == {
+        "_id": user_id,
+        "customerId": firm.customer_id,
+        "timekeeperExternalId": "TK1",
+        "name": "User TK1",
+        "email": "tk1@example.com",
+    }
 
 
 # -- NestJS error bodies -------------------------------------------------------------------------
@@ -124,8 +170,11 @@ def test_the_legacy_switch_answers_the_former_user_record(firm: Firm) -> None:
 
 def test_nestjs_error_bodies_list_the_reasons_of_an_invalid_body(firm: Firm) -> None:
     firm.admin.set_profile(errorBody="nestjs")
-    answer = firm.api("POST", "/ingestion/api/v1/customers/{cid}/clients/import",
-                      json={"externalId": "C2", "name": 5})
+    answer = firm.api(
+        "POST",
+        "/ingestion/api/v1/customers/{cid}/clients/import",
+        json={"externalId": "C2", "name": 5},
+    )
     assert answer.status_code == 422
     assert answer.headers["content-type"].startswith("application/json")
     body = answer.json()
@@ -138,10 +187,14 @@ def test_nestjs_error_bodies_list_the_reasons_of_an_invalid_body(firm: Firm) -> 
 def test_nestjs_error_bodies_carry_one_message_otherwise(firm: Firm) -> None:
     firm.admin.set_profile(errorBody="nestjs")
     missing = firm.api("GET", "/identity/api/v1/customers/{cid}/users/nobody")
-    assert missing.json() == {"statusCode": 404, "error": "Not Found",
-                              "message": "no user 'nobody' for this customer"}
-    anonymous = firm.api("GET", "/time/api/v1/customers/{cid}/entries/release-pending",
-                         headers={"Authorization": ""})
+    assert missing.json() == {
+        "statusCode": 404,
+        "error": "Not Found",
+        "message": "no user 'nobody' for this customer",
+    }
+    anonymous = firm.api(
+        "GET", "/time/api/v1/customers/{cid}/entries/release-pending", headers={"Authorization": ""}
+    )
     assert anonymous.status_code == 401
     assert (anonymous.json()["statusCode"], anonymous.json()["error"]) == (401, "Unauthorized")
     assert isinstance(anonymous.json()["message"], str)
@@ -168,14 +221,20 @@ def test_expires_in_is_an_integer_by_default_and_a_double_under_the_switch(
 def test_the_published_preset_holds_the_published_answers() -> None:
     preset = read_profile("published")
     assert preset == PROFILES["published"]
-    assert {"errorBody": "nestjs", "expiresIn": "double", "importAnswer": "201-empty",
-            "ackAnswer": "200-empty", "userRecord": "published"}.items() <= preset.items()
+    assert {
+        "errorBody": "nestjs",
+        "expiresIn": "double",
+        "importAnswer": "201-empty",
+        "ackAnswer": "200-empty",
+        "userRecord": "published",
+    }.items() <= preset.items()
 
 
 def test_toolkit_sandbox_takes_the_published_profile(tmp_path: Path) -> None:
     env_file = tmp_path / ".env"
-    with sandbox_process(tmp_path / "s.db", env_file,
-                         ["--profile", "published", "--seed", str(SAMPLE_DIR)]) as (_, url):
+    with sandbox_process(
+        tmp_path / "s.db", env_file, ["--profile", "published", "--seed", str(SAMPLE_DIR)]
+    ) as (_, url):
         env = read_env(env_file)
         assert env["TOOLKIT_AUTH_URL"] == url + "/identity"
         admin = Admin(url)
@@ -185,13 +244,20 @@ def test_toolkit_sandbox_takes_the_published_profile(tmp_path: Path) -> None:
         finally:
             admin.close()
         assert {k: default[k] for k in PROFILES["published"]} == PROFILES["published"]
-        token = requests.post(env["TOOLKIT_AUTH_URL"] + "/api/v1/oauth/token", json={
-            "audience": env["TOOLKIT_AUDIENCE"], "grant_type": "client_credentials",
-            "client_id": env["TOOLKIT_CLIENT_ID"], "client_secret": env["TOOLKIT_CLIENT_SECRET"],
-        }, timeout=TIMEOUT)
+        token = requests.post(
+            env["TOOLKIT_AUTH_URL"] + "/api/v1/oauth/token",
+            json={
+                "audience": env["TOOLKIT_AUDIENCE"],
+                "grant_type": "client_credentials",
+                "client_id": env["TOOLKIT_CLIENT_ID"],
+                "client_secret": env["TOOLKIT_CLIENT_SECRET"],
+            },
+            timeout=TIMEOUT,
+        )
         assert isinstance(token.json()["expires_in"], float)
-        assert fetch_token(url, env["TOOLKIT_CLIENT_ID"], env["TOOLKIT_CLIENT_SECRET"],
-                           env["TOOLKIT_AUDIENCE"])
+        assert fetch_token(
+            url, env["TOOLKIT_CLIENT_ID"], env["TOOLKIT_CLIENT_SECRET"], env["TOOLKIT_AUDIENCE"]
+        )
         with Client.from_env(env_file) as client:
             frame = client.users([users[0]["_id"]])
         assert frame["timekeeperExternalId"].tolist() == [users[0]["timekeeperExternalId"]]

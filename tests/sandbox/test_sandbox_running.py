@@ -23,15 +23,23 @@ from toolkit.sandbox.cli import READY_MARKER, is_loopback, main
 from toolkit.sandbox.server import bind
 
 REPO = Path(__file__).resolve().parents[2]
-ENV_KEYS = {"TOOLKIT_CUSTOMER_ID", "TOOLKIT_CLIENT_ID", "TOOLKIT_CLIENT_SECRET",
-            "TOOLKIT_AUTH_URL", "TOOLKIT_TIME_URL", "TOOLKIT_INGESTION_URL", "TOOLKIT_AUDIENCE"}
+ENV_KEYS = {
+    "TOOLKIT_CUSTOMER_ID",
+    "TOOLKIT_CLIENT_ID",
+    "TOOLKIT_CLIENT_SECRET",
+    "TOOLKIT_AUTH_URL",
+    "TOOLKIT_TIME_URL",
+    "TOOLKIT_INGESTION_URL",
+    "TOOLKIT_AUDIENCE",
+}
 
 
 def test_all_is_complete() -> None:
     exported = set(sandbox_pkg.__all__)
     assert all(hasattr(sandbox_pkg, name) for name in exported)
     defined_here = {
-        name for name, value in vars(sandbox_pkg).items()
+        name
+        for name, value in vars(sandbox_pkg).items()
         if not name.startswith("_") and getattr(value, "__module__", None) == "toolkit.sandbox"
     }
     assert defined_here <= exported
@@ -92,9 +100,16 @@ def test_demo_customer_is_reused_on_the_same_file(tmp_path: Path) -> None:
 
 def test_custom_audience_and_ttl() -> None:
     with running(audience="https://api.example/time", token_ttl=120) as sb:
-        response = requests.post(sb.token_url, json={
-            "audience": "https://api.example/time", "grant_type": "client_credentials",
-            "client_id": sb.client_id, "client_secret": sb.client_secret}, timeout=TIMEOUT)
+        response = requests.post(
+            sb.token_url,
+            json={
+                "audience": "https://api.example/time",
+                "grant_type": "client_credentials",
+                "client_id": sb.client_id,
+                "client_secret": sb.client_secret,
+            },
+            timeout=TIMEOUT,
+        )
         assert response.json()["expires_in"] == 120
         assert sb.env()["TOOLKIT_AUDIENCE"] == "https://api.example/time"
 
@@ -116,10 +131,14 @@ def test_start_failure_is_reported_not_hung(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(sample_dir() is None, reason="sample_data/ not present")
 def test_session_sandbox_is_seeded_from_sample_data(sandbox: Sandbox) -> None:
-    counts = {kind: len(sandbox.admin.records(kind))
-              for kind in ("clients", "initiatives", "code-types", "codes", "users")}
-    rows = {name: len((SAMPLE_DIR / f"{name}.csv").read_text(encoding="utf-8").splitlines()) - 1
-            for name in ("clients", "initiatives", "code_types", "codes", "timekeepers")}
+    counts = {
+        kind: len(sandbox.admin.records(kind))
+        for kind in ("clients", "initiatives", "code-types", "codes", "users")
+    }
+    rows = {
+        name: len((SAMPLE_DIR / f"{name}.csv").read_text(encoding="utf-8").splitlines()) - 1
+        for name in ("clients", "initiatives", "code_types", "codes", "timekeepers")
+    }
     assert counts["clients"] == rows["clients"]
     assert counts["code-types"] == rows["code_types"]
     assert counts["codes"] == rows["codes"]
@@ -134,9 +153,13 @@ def test_seeded_entries_are_released_over_the_last_four_weeks(sandbox: Sandbox) 
     now = datetime.now(UTC)
     entries = requests.get(
         f"{sandbox.url}/api/v2/customers/{sandbox.customer_id}/entries/export",
-        params={"releasedAfter": (now - timedelta(days=28, minutes=5)).isoformat(),
-                "releasedOnOrBefore": now.isoformat()},
-        headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT).json()
+        params={
+            "releasedAfter": (now - timedelta(days=28, minutes=5)).isoformat(),
+            "releasedOnOrBefore": now.isoformat(),
+        },
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=TIMEOUT,
+    ).json()
     assert 250 <= len(entries) <= 350
     code_counts = {len(e["codes"]) for e in entries}
     assert 0 in code_counts and max(code_counts) >= 2
@@ -149,23 +172,40 @@ def _write(folder: Path, name: str, text: str) -> None:
 
 def test_seed_sample_reads_the_contract_columns_and_skips_missing_files(tmp_path: Path) -> None:
     _write(tmp_path, "clients.csv", "externalId,name,callSign,description\nC1,Acme,1,x\n")
-    _write(tmp_path, "initiatives.csv",
-           "billingType,externalId,name,description,callSign,clientExternalId,unitIncrements,"
-           "status\nbillable,M1,Matter,d,1-1,C1,360,active\nnon-billable,M2,Pro bono,,1-2,C1,"
-           "0.25,inactive\n")
-    _write(tmp_path, "code_types.csv",
-           "externalId,name,semanticType,customerDefaultable,userDefaultable\n"
-           "task-code,task-code,task,true,false\nexpense-code,expense-code,,false,false\n")
-    _write(tmp_path, "codes.csv", "externalId,name,description,codeTypeExternalId\n"
-           "L110,L110,Fact,task-code\nE101,E101,Copies,expense-code\n")
+    _write(
+        tmp_path,
+        "initiatives.csv",
+        "billingType,externalId,name,description,callSign,clientExternalId,unitIncrements,"
+        "status\nbillable,M1,Matter,d,1-1,C1,360,active\nnon-billable,M2,Pro bono,,1-2,C1,"
+        "0.25,inactive\n",
+    )
+    _write(
+        tmp_path,
+        "code_types.csv",
+        "externalId,name,semanticType,customerDefaultable,userDefaultable\n"
+        "task-code,task-code,task,true,false\nexpense-code,expense-code,,false,false\n",
+    )
+    _write(
+        tmp_path,
+        "codes.csv",
+        "externalId,name,description,codeTypeExternalId\n"
+        "L110,L110,Fact,task-code\nE101,E101,Copies,expense-code\n",
+    )
     _write(tmp_path, "code_ranges.csv", "initiativeExternalId,codeExternalId\nM1,L110\n")
     _write(tmp_path, "timekeepers.csv", "timekeeperExternalId,name,email\nTK1,Ann,a@x\n")
     store = Store(tmp_path / "s.db")
     try:
         customer = store.create_customer()["customerId"]
         counts = store.seed_sample(tmp_path, customer, entries=20)
-        assert counts == {"clients": 1, "initiatives": 2, "code-types": 2, "codes": 2,
-                          "code-ranges": 1, "users": 1, "entries": 20}
+        assert counts == {
+            "clients": 1,
+            "initiatives": 2,
+            "code-types": 2,
+            "codes": 2,
+            "code-ranges": 1,
+            "users": 1,
+            "entries": 20,
+        }
         types = {t["externalId"]: t for t in store.records(customer, "code-types")}
         assert types["expense-code"]["semanticType"] is None
         assert types["task-code"]["userDefaultable"] is False
@@ -194,11 +234,14 @@ def test_seed_sample_is_deterministic_for_a_seed(tmp_path: Path) -> None:
         pytest.skip("sample_data/ not present")
     store = Store(tmp_path / "s.db")
     try:
+
         def summaries(seed: int) -> list[tuple]:
             customer = store.create_customer()["customerId"]
             store.seed_sample(SAMPLE_DIR, customer, seed=seed, entries=30)
-            return [(e["initiativeExternalId"], e["summary"], e["incrementDurationInSeconds"])
-                    for e in store.records(customer, "entries")]
+            return [
+                (e["initiativeExternalId"], e["summary"], e["incrementDurationInSeconds"])
+                for e in store.records(customer, "entries")
+            ]
 
         assert summaries(3) == summaries(3)
         assert summaries(3) != summaries(4)
@@ -208,9 +251,12 @@ def test_seed_sample_is_deterministic_for_a_seed(tmp_path: Path) -> None:
 
 def test_seed_sample_names_the_file_and_line_of_a_bad_row(tmp_path: Path) -> None:
     _write(tmp_path, "clients.csv", "externalId,name,callSign,description\nC1,Acme,1,x\n")
-    _write(tmp_path, "initiatives.csv",
-           "billingType,externalId,name,description,callSign,clientExternalId,unitIncrements,"
-           "status\nbillable,M1,Matter,d,1-1,C1,360,active\nBillable,M2,x,,1,C1,360,active\n")
+    _write(
+        tmp_path,
+        "initiatives.csv",
+        "billingType,externalId,name,description,callSign,clientExternalId,unitIncrements,"
+        "status\nbillable,M1,Matter,d,1-1,C1,360,active\nBillable,M2,x,,1,C1,360,active\n",
+    )
     store = Store(tmp_path / "s.db")
     try:
         with pytest.raises(ValueError, match="initiatives.csv line 3"):
@@ -228,9 +274,16 @@ def test_bulk_seeding_spreads_release_times_evenly(tmp_path: Path) -> None:
         customer = store.create_customer()["customerId"]
         t0 = datetime(2025, 1, 1, tzinfo=UTC)
         start = time.perf_counter()
-        assert store.seed_entries_bulk(customer, 100_000, released_from=t0,
-                                       released_to=t0 + timedelta(days=10), batch=20_000
-                                       ) == 100_000
+        assert (
+            store.seed_entries_bulk(
+                customer,
+                100_000,
+                released_from=t0,
+                released_to=t0 + timedelta(days=10),
+                batch=20_000,
+            )
+            == 100_000
+        )
         assert time.perf_counter() - start < 20  # about 1.5 s here; 1,000,000 in ~15 s
         day = store.export_entries(customer, t0, t0 + timedelta(days=1))
         assert len(day) == 10_000
@@ -243,10 +296,18 @@ def test_bulk_seeding_spreads_release_times_evenly(tmp_path: Path) -> None:
 # --- command line -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("host", "expected"), [("127.0.0.1", True), ("localhost", True),
-                                                ("::1", True), ("127.1.2.3", True),
-                                                ("0.0.0.0", False), ("192.168.1.5", False),
-                                                ("example.com", False)])
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    [
+        ("127.0.0.1", True),
+        ("localhost", True),
+        ("::1", True),
+        ("127.1.2.3", True),
+        ("0.0.0.0", False),
+        ("192.168.1.5", False),
+        ("example.com", False),
+    ],
+)
 def test_is_loopback(host: str, expected: bool) -> None:
     assert is_loopback(host) is expected
 
@@ -276,9 +337,24 @@ def _serving(tmp_path: Path, *extra: str) -> subprocess.Popen[str]:
     once it prints that it is ready."""
     env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "toolkit", "sandbox", "--port", "0", "--env-file",
-         str(tmp_path / ".env"), "--log-level", "warning", *extra],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "toolkit",
+            "sandbox",
+            "--port",
+            "0",
+            "--env-file",
+            str(tmp_path / ".env"),
+            "--log-level",
+            "warning",
+            *extra,
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     assert proc.stdout is not None
     deadline = time.monotonic() + 60
@@ -332,7 +408,8 @@ class _Entries:
 def test_the_sandbox_banner_says_what_is_pending_and_how_to_release_more() -> None:
     _pending_line = toolkit.sandbox.cli._pending_line
     assert _pending_line(_Entries("pending", "succeeded"), "c") == (  # type: ignore[arg-type]
-        "1 of its 2 entries are pending: release-pending and the acknowledgements act on them")
+        "1 of its 2 entries are pending: release-pending and the acknowledgements act on them"
+    )
     nothing = _pending_line(_Entries("succeeded", "failed"), "c")  # type: ignore[arg-type]
     assert nothing.startswith("Nothing is pending") and "make demo" in nothing
     assert "/release" in nothing

@@ -73,8 +73,9 @@ def st_sandbox() -> Iterator[Sandbox]:
 
 @pytest.fixture(scope="module")
 def auth_headers(st_sandbox: Sandbox) -> dict[str, str]:
-    token = fetch_token(st_sandbox.url, st_sandbox.client_id, st_sandbox.client_secret,
-                        st_sandbox.audience)
+    token = fetch_token(
+        st_sandbox.url, st_sandbox.client_id, st_sandbox.client_secret, st_sandbox.audience
+    )
     return {"Authorization": f"Bearer {token}"}
 
 

@@ -14,8 +14,9 @@ ERROR_KEYS = ITEM_KEYS | {"errorCode", "errorMessage"}
 
 
 def star(firm: Firm, ids: list[str], tk: str = "TK1", op: str = "star"):
-    return firm.api("POST", f"{PROPS}/{op}",
-                    json={"timekeeperExternalId": tk, "initiativeExternalIds": ids})
+    return firm.api(
+        "POST", f"{PROPS}/{op}", json={"timekeeperExternalId": tk, "initiativeExternalIds": ids}
+    )
 
 
 def starred(firm: Firm, tk: str = "TK1", **params: object):
@@ -39,11 +40,20 @@ def all_starred(firm: Firm, tk: str = "TK1", limit: int = 2500) -> list[str]:
 
 def _import_initiatives(firm: Firm, ids: list[str], status: str = "active") -> None:
     for external_id in ids:
-        body = {"billingType": "billable", "externalId": external_id, "name": external_id,
-                "description": "", "callSign": external_id, "clientExternalId": "C1",
-                "unitIncrements": 360, "status": status}
-        assert firm.api("POST", "/api/v1/customers/{cid}/initiatives/import",
-                        json=body).status_code == 201
+        body = {
+            "billingType": "billable",
+            "externalId": external_id,
+            "name": external_id,
+            "description": "",
+            "callSign": external_id,
+            "clientExternalId": "C1",
+            "unitIncrements": 360,
+            "status": status,
+        }
+        assert (
+            firm.api("POST", "/api/v1/customers/{cid}/initiatives/import", json=body).status_code
+            == 201
+        )
 
 
 @pytest.mark.parametrize("op", ["star", "unstar"])
@@ -54,15 +64,24 @@ def test_per_item_results_in_first_seen_order_without_duplicates(firm: Firm, op:
     items = response.json()["response"]
     if op == "star":
         assert [(i["initiativeExternalId"], i["status"], i.get("errorCode")) for i in items] == [
-            ("M9", 404, 20080), ("M1", 200, None), ("M2", 403, 20083), ("M3", 422, 20081)]
+            ("M9", 404, 20080),
+            ("M1", 200, None),
+            ("M2", 403, 20083),
+            ("M3", 422, 20081),
+        ]
         assert items[2]["errorMessage"] == "initiative access denied"
     else:  # none of them is starred: already in the target state wins over 403 and 422
         assert [(i["initiativeExternalId"], i["status"], i.get("errorCode")) for i in items] == [
-            ("M9", 404, 20080), ("M1", 200, None), ("M2", 200, None), ("M3", 200, None)]
+            ("M9", 404, 20080),
+            ("M1", 200, None),
+            ("M2", 200, None),
+            ("M3", 200, None),
+        ]
     assert set(items[1]) == ITEM_KEYS  # no errorCode, no errorMessage on success
     assert all(set(i) == ERROR_KEYS for i in items if i["status"] != 200)
-    assert all(isinstance(i["errorMessage"], str) and i["errorMessage"] for i in items
-               if "errorCode" in i)
+    assert all(
+        isinstance(i["errorMessage"], str) and i["errorMessage"] for i in items if "errorCode" in i
+    )
 
 
 def test_star_then_list(firm: Firm) -> None:
@@ -106,12 +125,25 @@ def test_starring_a_walled_initiative_grants_nothing(firm: Firm) -> None:
 
 def test_initiative_of_another_customer_is_404(firm: Firm, tenant_factory) -> None:
     other = tenant_factory()
-    other.api("POST", "/api/v1/customers/{cid}/clients/import",
-              json={"externalId": "CX", "name": "", "callSign": "", "description": ""})
-    other.api("POST", "/api/v1/customers/{cid}/initiatives/import",
-              json={"billingType": "billable", "externalId": "MX", "name": "", "callSign": "",
-                    "description": "", "clientExternalId": "CX", "unitIncrements": 6,
-                    "status": "active"})
+    other.api(
+        "POST",
+        "/api/v1/customers/{cid}/clients/import",
+        json={"externalId": "CX", "name": "", "callSign": "", "description": ""},
+    )
+    other.api(
+        "POST",
+        "/api/v1/customers/{cid}/initiatives/import",
+        json={
+            "billingType": "billable",
+            "externalId": "MX",
+            "name": "",
+            "callSign": "",
+            "description": "",
+            "clientExternalId": "CX",
+            "unitIncrements": 6,
+            "status": "active",
+        },
+    )
     assert star(firm, ["MX"]).json()["response"][0]["status"] == 404
 
 
@@ -127,18 +159,30 @@ def test_product_created_initiatives_are_not_addressable_nor_listed(firm: Firm) 
 @pytest.mark.parametrize("op", ["star", "unstar"])
 @pytest.mark.parametrize(
     "body",
-    [{"timekeeperExternalId": "TK1", "initiativeExternalIds": []},
-     {"timekeeperExternalId": "TK1", "initiativeExternalIds": [f"M{i}" for i in range(101)]},
-     {"timekeeperExternalId": "TK1", "initiativeExternalIds": ["M1"] * 101},
-     {"timekeeperExternalId": "TK1"},
-     {"initiativeExternalIds": ["M1"]},
-     {"timekeeperExternalId": "", "initiativeExternalIds": ["M1"]},
-     {"timekeeperExternalId": 101, "initiativeExternalIds": ["M1"]},
-     {"timekeeperExternalId": "TK1", "initiativeExternalIds": "M1"},
-     {"timekeeperExternalId": "TK1", "initiativeExternalIds": [1]},
-     {"timekeeperExternalId": "TK1", "initiativeExternalIds": ["M1"], "x": 1}],
-    ids=["no-ids", "101-ids", "101-duplicates", "no-id-list", "no-timekeeper",
-         "empty-timekeeper", "timekeeper-number", "ids-string", "id-number", "extra-field"],
+    [
+        {"timekeeperExternalId": "TK1", "initiativeExternalIds": []},
+        {"timekeeperExternalId": "TK1", "initiativeExternalIds": [f"M{i}" for i in range(101)]},
+        {"timekeeperExternalId": "TK1", "initiativeExternalIds": ["M1"] * 101},
+        {"timekeeperExternalId": "TK1"},
+        {"initiativeExternalIds": ["M1"]},
+        {"timekeeperExternalId": "", "initiativeExternalIds": ["M1"]},
+        {"timekeeperExternalId": 101, "initiativeExternalIds": ["M1"]},
+        {"timekeeperExternalId": "TK1", "initiativeExternalIds": "M1"},
+        {"timekeeperExternalId": "TK1", "initiativeExternalIds": [1]},
+        {"timekeeperExternalId": "TK1", "initiativeExternalIds": ["M1"], "x": 1},
+    ],
+    ids=[
+        "no-ids",
+        "101-ids",
+        "101-duplicates",
+        "no-id-list",
+        "no-timekeeper",
+        "empty-timekeeper",
+        "timekeeper-number",
+        "ids-string",
+        "id-number",
+        "extra-field",
+    ],
 )
 def test_request_outside_the_bounds_is_400(firm: Firm, op: str, body: dict) -> None:
     response = firm.api("POST", f"{PROPS}/{op}", json=body)
@@ -244,8 +288,14 @@ def test_missing_timekeeper_is_400(firm: Firm) -> None:
 
 @pytest.mark.parametrize(
     "cursor",
-    ["garbage!", "bm90IGEgY3Vyc29y", base64.urlsafe_b64encode(b"v1:x:1").decode(),
-     base64.urlsafe_b64encode(b"v1:abc:-1").decode(), "%%%", "a"],
+    [
+        "garbage!",
+        "bm90IGEgY3Vyc29y",
+        base64.urlsafe_b64encode(b"v1:x:1").decode(),
+        base64.urlsafe_b64encode(b"v1:abc:-1").decode(),
+        "%%%",
+        "a",
+    ],
     ids=["not-base64", "not-ours", "other-user", "negative", "symbols", "short"],
 )
 def test_invalid_cursor_is_400(firm: Firm, cursor: str) -> None:
@@ -272,7 +322,9 @@ def test_cursor_survives_unstarring_of_the_last_seen_item(firm: Firm) -> None:
     cursor = starred(firm, limit=1).json()["nextCursor"]
     star(firm, ["M1"], op="unstar")
     assert starred(firm, limit=1, cursor=cursor).json() == {
-        "initiativeExternalIds": ["M2"], "nextCursor": None}
+        "initiativeExternalIds": ["M2"],
+        "nextCursor": None,
+    }
 
 
 def test_a_starred_initiative_that_became_inactive_can_be_unstarred(firm: Firm) -> None:
@@ -291,8 +343,7 @@ def test_a_starred_initiative_that_became_inactive_can_be_unstarred(firm: Firm) 
 def test_already_in_the_target_state_wins_over_a_wall(firm: Firm) -> None:
     assert star(firm, ["M2"]).status_code == 207
     firm.admin.set_walls(firm.users["TK1"], ["M2"])
-    assert star(firm, ["M2"]).json()["response"] == [
-        {"initiativeExternalId": "M2", "status": 200}]
+    assert star(firm, ["M2"]).json()["response"] == [{"initiativeExternalId": "M2", "status": 200}]
     walled = star(firm, ["M2"], op="unstar").json()["response"][0]
     assert (walled["status"], walled["errorCode"]) == (403, 20083)
 

@@ -197,8 +197,11 @@ def test_ids_read_from_a_spreadsheet_are_sent_as_their_digits(firm) -> None:
     res = firm["client"].star(frame, progress=False)
     assert res["initiativeExternalId"].tolist() == ["1001"]
     with pytest.raises(ConfigError):
-        firm["client"].star(pd.DataFrame({"timekeeperExternalId": ["TK-A", "TK-A"],
-                                          "initiativeExternalId": ["M-1", None]}))
+        firm["client"].star(
+            pd.DataFrame(
+                {"timekeeperExternalId": ["TK-A", "TK-A"], "initiativeExternalId": ["M-1", None]}
+            )
+        )
 
 
 def test_bad_listing_arguments_are_config_errors(firm) -> None:
@@ -213,7 +216,8 @@ def test_bad_listing_arguments_are_config_errors(firm) -> None:
 # -- a single request shows no progress bar ----------------------------------------------------
 
 
-def test_a_single_star_request_shows_no_bar(fresh_client: Client,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_single_star_request_shows_no_bar(
+    fresh_client: Client, capsys: pytest.CaptureFixture[str]
+) -> None:
     fresh_client.star("TK-NOBODY", ["I-1"])
     assert "1/1" not in capsys.readouterr().err

@@ -344,7 +344,10 @@ class Journal:
             customer: the customer, for :func:`toolkit.ingress.plan.failures`.
         """
         line: dict[str, Any] = {
-            "id": journal_id, "endpoint": call.endpoint, "key": call.key, "status": status,
+            "id": journal_id,
+            "endpoint": call.endpoint,
+            "key": call.key,
+            "status": status,
         }
         if url is not None:
             line.update(url=url, customer=customer, payload=call.json, at=_now())
@@ -372,8 +375,14 @@ class Journal:
         """
         self._write(
             {
-                "outcome": outcome, "endpoint": call.endpoint, "key": call.key, "url": url,
-                "customer": customer, "status": status, "error": error, "at": _now(),
+                "outcome": outcome,
+                "endpoint": call.endpoint,
+                "key": call.key,
+                "url": url,
+                "customer": customer,
+                "status": status,
+                "error": error,
+                "at": _now(),
             }
         )
 

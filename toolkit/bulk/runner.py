@@ -377,8 +377,9 @@ def run_bulk(
                 heapq.heappush(delayed, (time.monotonic() + delay, next(order), i, attempts))
 
     # a single request shows no 1/1 bar
-    bar = tqdm(total=len(calls), desc=desc, disable=not progress or len(calls) <= 1, unit="req",
-               leave=True)
+    bar = tqdm(
+        total=len(calls), desc=desc, disable=not progress or len(calls) <= 1, unit="req", leave=True
+    )
     bar.update(len(calls) - len(todo))
     n_workers = max(1, min(workers or conn.workers, len(todo) or 1))
     threads = [
@@ -421,15 +422,21 @@ def run_bulk(
         if jr is not None:  # their answers may never come: a re-run retries them
             for i in sorted(late):
                 if snapshot[i] is None:
-                    jr.record_failure(calls[i], urls[i], outcome="unknown", status=None,
-                                      error="interrupted while its answer was awaited",
-                                      customer=conn.customer_id)
+                    jr.record_failure(
+                        calls[i],
+                        urls[i],
+                        outcome="unknown",
+                        status=None,
+                        error="interrupted while its answer was awaited",
+                        customer=conn.customer_id,
+                    )
         final: list[Reply] = []
         for i, reply in enumerate(snapshot):
             if reply is None:  # only a call that was to be sent can lack its reply
                 reply = (
-                    Reply(None, None, "interrupted while its answer was awaited", 1, 0.0,
-                          failure=LOST)
+                    Reply(
+                        None, None, "interrupted while its answer was awaited", 1, 0.0, failure=LOST
+                    )
                     if i in late
                     else not_sent()
                 )
@@ -470,8 +477,14 @@ def _journal(jr: Journal, conn: Connection, call: Call, jid: str, url: str, repl
         jr.record(jid, call, reply.status or 0, url=url, customer=conn.customer_id)
     elif reply.failure == LOST or (reply.status is not None and reply.failure is None):
         outcome: Outcome = "unknown" if reply.failure == LOST else "failed"
-        jr.record_failure(call, url, outcome=outcome, status=reply.status, error=reply.error,
-                          customer=conn.customer_id)
+        jr.record_failure(
+            call,
+            url,
+            outcome=outcome,
+            status=reply.status,
+            error=reply.error,
+            customer=conn.customer_id,
+        )
 
 
 def _tally(replies: Sequence[Reply | None]) -> str:

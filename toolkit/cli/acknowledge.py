@@ -74,16 +74,23 @@ def _acknowledgements(
         status = source["status"].astype("str").str.strip()
         left = status[~source.index.isin(frame.index) & (status != "only_in_billing")]
         counts = ", ".join(f"{n} {s}" for s, n in left.value_counts().items())
-        print(f"{name}: a reconciliation (toolkit reconcile --out): {len(frame) - failed} "
-              f"matched entries to acknowledge as succeeded, {failed} as failed (their detail "
-              f"as the error); {int((status == 'only_in_billing').sum())} billing-only rows "
-              "have no entry"
-              + (f"; left pending: {counts} (name them with --include to acknowledge them "
-                 "as failed)" if counts else ""))
+        print(
+            f"{name}: a reconciliation (toolkit reconcile --out): {len(frame) - failed} "
+            f"matched entries to acknowledge as succeeded, {failed} as failed (their detail "
+            f"as the error); {int((status == 'only_in_billing').sum())} billing-only rows "
+            "have no entry"
+            + (
+                f"; left pending: {counts} (name them with --include to acknowledge them as failed)"
+                if counts
+                else ""
+            )
+        )
         return frame
     if include is not None:
-        raise ConfigError(f"{name}: --include chooses among the rows of toolkit reconcile "
-                          "--out; this file holds acknowledgements, sent as they are")
+        raise ConfigError(
+            f"{name}: --include chooses among the rows of toolkit reconcile "
+            "--out; this file holds acknowledgements, sent as they are"
+        )
     missing = [c for c in ("userId", "outcome") if c not in source.columns]
     if "entryId" not in source.columns and "_id" not in source.columns:
         missing.insert(1, "entryId")

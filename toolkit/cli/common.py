@@ -92,9 +92,7 @@ def add_include(parser: argparse.ArgumentParser, what: str) -> None:
 #: the table files a command reads, for its help
 TABLE_FILES = "CSV (, ; tab or | separated; UTF-8 or cp1252), .xlsx or .parquet"
 #: the help of ``--env-file``
-ENV_FILE_HELP = (
-    "file of TOOLKIT_* settings (default: .env here or in the nearest parent folder)"
-)
+ENV_FILE_HELP = "file of TOOLKIT_* settings (default: .env here or in the nearest parent folder)"
 #: the help of ``--out``; ``{}`` is what is written
 OUT_HELP = "also write {} to this file: .csv, .xlsx or .parquet (with row and line columns)"
 
@@ -370,8 +368,7 @@ def interrupted(exc: Interrupted, args: argparse.Namespace, key: str = "external
         if len(todo):
             where = unsent_path(args)
             todo[cols].to_csv(where, index=False)
-            print(f"{len(todo)} row(s) not sent (or unknown) written to {where}",
-                  file=sys.stderr)
+            print(f"{len(todo)} row(s) not sent (or unknown) written to {where}", file=sys.stderr)
     command = "toolkit " + " ".join(shlex.quote(a) for a in args.argv)
     if getattr(args, "journal", None):
         print(f"resume with: {command}", file=sys.stderr)

@@ -51,23 +51,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     format_help = "file format (default: xlsx for a .xlsx --out, else parquet)"
     if command_of(parser) == "pending":
         parser.add_argument("--out", required=True, help=OUT_FOLDER_HELP)
-        parser.add_argument("--format", choices=["parquet", "csv", "xlsx"], default=None,
-                            help=format_help)
+        parser.add_argument(
+            "--format", choices=["parquet", "csv", "xlsx"], default=None, help=format_help
+        )
         parser.add_argument("--overwrite", action="store_true", help="replace an earlier export")
         return
     parser.add_argument("--after", required=True, help="releasedAfter (ISO 8601; naive = UTC)")
-    parser.add_argument("--on-or-before", required=True,
-                        help="releasedOnOrBefore; a bare date (2026-11-22) means the end of "
-                        "that day (23:59:59.999), with a warning")
+    parser.add_argument(
+        "--on-or-before",
+        required=True,
+        help="releasedOnOrBefore; a bare date (2026-11-22) means the end of "
+        "that day (23:59:59.999), with a warning",
+    )
     parser.add_argument("--out", required=True, help=OUT_FOLDER_HELP)
-    parser.add_argument("--format", choices=["parquet", "csv", "xlsx"], default=None,
-                        help=format_help)
-    parser.add_argument("--window",
-                        help="pandas offset of the sub-windows (parquet default 1D)")
-    parser.add_argument("--encoding", default="utf-8",
-                        help="CSV encoding; utf-8-sig lets Excel show accents (default utf-8)")
-    parser.add_argument("--overwrite", action="store_true",
-                        help="replace an earlier export at --out (otherwise refused, exit 2)")
+    parser.add_argument(
+        "--format", choices=["parquet", "csv", "xlsx"], default=None, help=format_help
+    )
+    parser.add_argument("--window", help="pandas offset of the sub-windows (parquet default 1D)")
+    parser.add_argument(
+        "--encoding",
+        default="utf-8",
+        help="CSV encoding; utf-8-sig lets Excel show accents (default utf-8)",
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an earlier export at --out (otherwise refused, exit 2)",
+    )
 
 
 def out_format(out: str, given: str | None) -> str:
@@ -140,15 +150,20 @@ def run(args: argparse.Namespace) -> int:
     client = client_from(args)
     if args.format == "parquet":  # streamed window by window: memory of one buffer
         totals = client.export_to_parquet(
-            after, on_or_before, args.out, window=args.window or "1D",
-            overwrite=args.overwrite, progress=not args.quiet,
+            after,
+            on_or_before,
+            args.out,
+            window=args.window or "1D",
+            overwrite=args.overwrite,
+            progress=not args.quiet,
         )
-        print(f"wrote {totals['entries']} entries and {totals['codes']} codes in"
-              f" {totals['windows']} window(s) to {args.out}/entries and {args.out}/codes")
+        print(
+            f"wrote {totals['entries']} entries and {totals['codes']} codes in"
+            f" {totals['windows']} window(s) to {args.out}/entries and {args.out}/codes"
+        )
         return 0
     claim_target(args.out, overwrite=args.overwrite)  # refuse before fetching anything
-    export = client.export_entries(after, on_or_before, window=args.window,
-                                   progress=not args.quiet)
+    export = client.export_entries(after, on_or_before, window=args.window, progress=not args.quiet)
     _write(export, args)
     print(export)
     return 0

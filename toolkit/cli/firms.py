@@ -56,8 +56,9 @@ def _shown(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.copy()
     for col in ("last_push", "last_error_at", "watermark"):
         out[col] = out[col].dt.strftime("%Y-%m-%d %H:%M:%SZ")
-    out["last_error"] = [e[:77] + "..." if isinstance(e, str) and len(e) > 80 else e
-                         for e in out["last_error"]]
+    out["last_error"] = [
+        e[:77] + "..." if isinstance(e, str) and len(e) > 80 else e for e in out["last_error"]
+    ]
     out["watermark_age"] = out["watermark_age"].astype(str).replace("NaT", None)
     return out.astype(object).where(out.notna(), "-")
 
@@ -89,9 +90,13 @@ def run(args: argparse.Namespace) -> int:
         written = frame.copy()
         for col in ("last_push", "last_error_at", "watermark"):  # Excel keeps no time zone:
             written[col] = written[col].dt.tz_convert("UTC").dt.tz_localize(None)  # UTC, named
-        written = written.rename(columns={"last_push": "last_push_utc",
-                                          "last_error_at": "last_error_at_utc",
-                                          "watermark": "watermark_utc"})
+        written = written.rename(
+            columns={
+                "last_push": "last_push_utc",
+                "last_error_at": "last_error_at_utc",
+                "watermark": "watermark_utc",
+            }
+        )
         written["watermark_age"] = written["watermark_age"].dt.total_seconds()
         written = written.rename(columns={"watermark_age": "watermark_age_seconds"})
         write_table(written, out)

@@ -104,7 +104,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "rows are sent as given and their warnings printed",
     )
     parser.add_argument(
-        "--code-range-post", choices=CODE_RANGE_POSTS, default="replace",
+        "--code-range-post",
+        choices=CODE_RANGE_POSTS,
+        default="replace",
         help=CODE_RANGE_POST_HELP,
     )
     parser.add_argument(
@@ -130,9 +132,7 @@ def _plan_table(plan: Plan) -> pd.DataFrame:
     """The plan's counts per table and action, and where each table's requests go."""
     counts = plan.counts.reset_index()
     counts = counts.loc[:, (counts != 0).any(axis=0) | counts.columns.isin(["requests"])]
-    counts["would send"] = [
-        " ".join(ENDPOINTS[IMPORTS[str(t)][0]][::2]) for t in counts["table"]
-    ]
+    counts["would send"] = [" ".join(ENDPOINTS[IMPORTS[str(t)][0]][::2]) for t in counts["table"]]
     return counts
 
 

@@ -135,8 +135,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "means the end of that day",
     )
     parser.add_argument(
-        "--out", help="also write every reconciliation row to this file: .csv, .xlsx or .parquet"
-        " (toolkit acknowledge reads it)"
+        "--out",
+        help="also write every reconciliation row to this file: .csv, .xlsx or .parquet"
+        " (toolkit acknowledge reads it)",
     )
     parser.add_argument(
         "--acknowledge-out",
@@ -245,8 +246,8 @@ def run(args: argparse.Namespace) -> int:
     rows = rec.rows
     differ = rows[rows["status"] != "matched"]
     shown = 30
-    for key, status, detail in differ[["key", "status", "detail"]].head(shown).itertuples(
-        index=False
+    for key, status, detail in (
+        differ[["key", "status", "detail"]].head(shown).itertuples(index=False)
     ):  # whole details: they carry the numbers
         print(f"{key}  {status}: {detail}")
     if len(differ) > shown:
@@ -289,20 +290,25 @@ def _released_in(exported: pd.DataFrame, args: argparse.Namespace) -> tuple[pd.D
     kept = exported.loc[exported["_id"].astype("str").isin(ids).to_numpy()]
     absent = len(ids - set(kept["_id"].astype("str")))
     if absent:
-        print(f"{absent} entries released in the window are not in {args.export}: sync or "
-              "export again to compare them")
+        print(
+            f"{absent} entries released in the window are not in {args.export}: sync or "
+            "export again to compare them"
+        )
     return kept, (
         f"entries {release_window(low, high)[2]} (the service's export of that window): "
         f"{len(kept)} of {len(exported)}"
     )
 
 
-def _missing_column(
-    exc: MissingColumnError, args: argparse.Namespace, names: list[str]
-) -> str:
+def _missing_column(exc: MissingColumnError, args: argparse.Namespace, names: list[str]) -> str:
     """A missing column in the words of the command line: the file, and the option to use."""
-    options = {args.billing_key: "--billing-key", args.billing_id: "--billing-id",
-               args.duration: "--duration", args.date: "--date", args.matter: "--matter"}
+    options = {
+        args.billing_key: "--billing-key",
+        args.billing_id: "--billing-id",
+        args.duration: "--duration",
+        args.date: "--date",
+        args.matter: "--matter",
+    }
     parts = []
     for name, near in exc.suggestions.items():
         closest = f" (closest: {near!r})" if near is not None else ""

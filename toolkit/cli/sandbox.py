@@ -41,8 +41,10 @@ NOTEBOOKS_EXTRA = (
 #: ``toolkit sandbox``: (help, examples); its arguments are the sandbox's own
 SANDBOX: tuple[str, tuple[str, ...]] = (
     "run the local sandbox (see `toolkit sandbox --help`)",
-    ("toolkit sandbox --demo                 # the sample firm the package carries",
-     "toolkit sandbox --seed sample_data --db out/sandbox.db"),
+    (
+        "toolkit sandbox --demo                 # the sample firm the package carries",
+        "toolkit sandbox --seed sample_data --db out/sandbox.db",
+    ),
 )
 
 #: command -> (help, examples)
@@ -92,15 +94,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         True
     """
     if command_of(parser) == "lab":
-        parser.add_argument("--seed", default=None,
-                            help="folder of sample CSV files to load (default ./sample_data, "
-                            "else the sample firm the package carries)")
-        parser.add_argument("--db", default=None,
-                            help="SQLite file of the sandbox (default: temporary)")
-        parser.add_argument("--dir", default=os.path.join("out", "lab"),
-                            help="JupyterLab's working folder, where your notebooks and files "
-                            "go (default out/lab, which git ignores): the example notebooks of "
-                            "./notebooks are copied into its notebooks/ when missing there")
+        parser.add_argument(
+            "--seed",
+            default=None,
+            help="folder of sample CSV files to load (default ./sample_data, "
+            "else the sample firm the package carries)",
+        )
+        parser.add_argument(
+            "--db", default=None, help="SQLite file of the sandbox (default: temporary)"
+        )
+        parser.add_argument(
+            "--dir",
+            default=os.path.join("out", "lab"),
+            help="JupyterLab's working folder, where your notebooks and files "
+            "go (default out/lab, which git ignores): the example notebooks of "
+            "./notebooks are copied into its notebooks/ when missing there",
+        )
         return
     parser.add_argument("--out", default="out", help="folder for the demo's files (default out)")
     parser.add_argument("--workers", type=int, default=8, help="parallel requests (default 8)")
@@ -210,21 +219,27 @@ def _lab(args: argparse.Namespace) -> int:
         print(NOTEBOOKS_EXTRA, file=sys.stderr)
         return 2
     work = lab_folder(args.dir)
-    print(f"JupyterLab's folder: {work} (your notebooks and files go there; the examples are "
-          "copies of notebooks/, kept once changed: delete one to get it afresh)")
+    print(
+        f"JupyterLab's folder: {work} (your notebooks and files go there; the examples are "
+        "copies of notebooks/, kept once changed: delete one to get it afresh)"
+    )
     # the notebooks use the configured service (TOOLKIT_USE_ENV) instead of starting their own
     cmd = [sys.executable, "-m", "jupyter", "lab", str(work)]
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers often run as root
         cmd.append("--allow-root")
     settings = running_sandbox(env_file_of(args))
     if settings is not None:
-        print(f"using the sandbox running at {settings.urls['time']} (settings from "
-              f"{settings.source})")
+        print(
+            f"using the sandbox running at {settings.urls['time']} (settings from "
+            f"{settings.source})"
+        )
         return subprocess.call(cmd, env={**os.environ, "TOOLKIT_USE_ENV": "1"})
     from toolkit.sandbox import running
 
     seed = args.seed or ("sample_data" if os.path.isdir("sample_data") else SAMPLE_DATA)
     with running(seed=seed, db=args.db) as sb:
-        print(f"sandbox at {sb.url}, for JupyterLab only: its credentials are in JupyterLab's "
-              "environment (.env is left as it is; `make sandbox` serves one for every command)")
+        print(
+            f"sandbox at {sb.url}, for JupyterLab only: its credentials are in JupyterLab's "
+            "environment (.env is left as it is; `make sandbox` serves one for every command)"
+        )
         return subprocess.call(cmd, env={**os.environ, **sb.env(), "TOOLKIT_USE_ENV": "1"})

@@ -118,8 +118,10 @@ def _starred(args: argparse.Namespace) -> int:
         write_out(res, out, "starred initiatives")
     failed = res[res["httpStatus"] != 200]
     if len(failed):  # the timekeeper could not be resolved: one row, no initiative
-        print(f"{args.timekeeper}: {failed['httpStatus'].iloc[0]} {failed['error'].iloc[0]}",
-              file=sys.stderr)
+        print(
+            f"{args.timekeeper}: {failed['httpStatus'].iloc[0]} {failed['error'].iloc[0]}",
+            file=sys.stderr,
+        )
     elif out is None:  # one timekeeper's listing: its ids and pages (the others are constant)
         print_frame(res[["initiativeExternalId", "page"]], 100)
     return 1 if len(failed) else 0

@@ -39,19 +39,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         '1D'
     """
     parser.add_argument("path", help="the sync folder (entries/ and codes/ Delta tables)")
-    parser.add_argument("--since",
-                        help="releasedAfter: needed the first time; default the watermark")
+    parser.add_argument(
+        "--since", help="releasedAfter: needed the first time; default the watermark"
+    )
     parser.add_argument("--until", help="releasedOnOrBefore; default now minus --lag")
-    parser.add_argument("--window", default="1D",
-                        help="window size, a pandas offset (default 1D)")
-    parser.add_argument("--lag", default=DEFAULT_LAG,
-                        help=f"how far --until stays behind now (default {DEFAULT_LAG})")
-    parser.add_argument("--batch-rows", type=int, default=100_000,
-                        help="entries of consecutive windows written per commit (default 100000)")
-    parser.add_argument("--status", action="store_true",
-                        help="print watermark, rows and versions")
-    parser.add_argument("--compact", action="store_true",
-                        help="compact small files (optimize)")
+    parser.add_argument("--window", default="1D", help="window size, a pandas offset (default 1D)")
+    parser.add_argument(
+        "--lag",
+        default=DEFAULT_LAG,
+        help=f"how far --until stays behind now (default {DEFAULT_LAG})",
+    )
+    parser.add_argument(
+        "--batch-rows",
+        type=int,
+        default=100_000,
+        help="entries of consecutive windows written per commit (default 100000)",
+    )
+    parser.add_argument("--status", action="store_true", help="print watermark, rows and versions")
+    parser.add_argument("--compact", action="store_true", help="compact small files (optimize)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -79,19 +84,29 @@ def run(args: argparse.Namespace) -> int:
         if args.compact:
             metrics = compact(args.path)
             for table, m in metrics.items():
-                print(f"{table}: {m.get('numFilesRemoved', 0)} files compacted into"
-                      f" {m.get('numFilesAdded', 0)}")
+                print(
+                    f"{table}: {m.get('numFilesRemoved', 0)} files compacted into"
+                    f" {m.get('numFilesAdded', 0)}"
+                )
         status = sync_status(args.path)
         mark = status["watermark"]
         print(f"{status['path']}: watermark {mark.isoformat() if mark is not None else 'none'}")
         for table in ("entries", "codes"):
-            print(f"  {table}: {status[table]:,} rows, version {status[table + '_version']},"
-                  f" {status[table + '_files']} files")
+            print(
+                f"  {table}: {status[table]:,} rows, version {status[table + '_version']},"
+                f" {status[table + '_files']} files"
+            )
         return 0
     try:
-        report = client_from(args).sync(args.path, since=args.since, until=args.until,
-                                        window=args.window, lag=args.lag,
-                                        batch_rows=args.batch_rows, progress=not args.quiet)
+        report = client_from(args).sync(
+            args.path,
+            since=args.since,
+            until=args.until,
+            window=args.window,
+            lag=args.lag,
+            batch_rows=args.batch_rows,
+            progress=not args.quiet,
+        )
     except ConcurrentWriteError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -58,7 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "marked and commented, plus errors and summary sheets",
     )
     parser.add_argument(
-        "--code-range-post", choices=CODE_RANGE_POSTS, default="replace",
+        "--code-range-post",
+        choices=CODE_RANGE_POSTS,
+        default="replace",
         help=CODE_RANGE_POST_HELP,
     )
 

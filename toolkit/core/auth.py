@@ -384,4 +384,3 @@ class TokenProvider:
             delay = min(t.backoff_max, t.backoff * 2.0 ** (attempt - 1))
             delay += random.uniform(0, t.jitter)
         time.sleep(delay)
-

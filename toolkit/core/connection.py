@@ -258,8 +258,14 @@ class Connection:
                 why = str(exc).split(": ", 1)[-1]
                 if exc.failure == LOST:  # the identity service is there; this request never left
                     return Reply(
-                        None, None, f"not sent: the token request's answer was lost ({why})",
-                        attempts, elapsed, method, url, NOT_SENT,
+                        None,
+                        None,
+                        f"not sent: the token request's answer was lost ({why})",
+                        attempts,
+                        elapsed,
+                        method,
+                        url,
+                        NOT_SENT,
                     )
                 return Reply(
                     None,

@@ -568,8 +568,14 @@ class Transport:
             failure = classify(exc)
             attempts = 1 + (self.retries if retry and failure != INVALID_URL else 0)
             reason = _why(exc, failure)
-            log.warning("could not reach %s (%s): %s %s, %d attempt(s)",
-                        urlsplit(url).netloc or url, reason, method, url, attempts)
+            log.warning(
+                "could not reach %s (%s): %s %s, %d attempt(s)",
+                urlsplit(url).netloc or url,
+                reason,
+                method,
+                url,
+                attempts,
+            )
             return Reply(
                 None, None, f"no answer ({reason})", attempts, elapsed, method, url, failure
             )

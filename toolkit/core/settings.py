@@ -263,6 +263,7 @@ class Settings:
                 f"missing environment variable(s): {', '.join(missing)} ({where}; set them, "
                 f"or write them to {env_file or '.env'}; `toolkit sandbox` writes one)"
             )
+
         def optional(key: str) -> str | None:
             return values.get(ENV_KEYS[key]) or None
 

@@ -258,8 +258,10 @@ def release_window(
             InputWarning,
             stacklevel=2,
         )
-    parts = [f"after {iso(low)}" if low is not None else "",
-             f"on or before {iso(high)}" if high is not None else ""]
+    parts = [
+        f"after {iso(low)}" if low is not None else "",
+        f"on or before {iso(high)}" if high is not None else "",
+    ]
     return low, high, "released " + ", ".join(p for p in parts if p)
 
 

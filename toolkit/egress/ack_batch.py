@@ -82,11 +82,16 @@ def _journal(jr: Journal | None, conn: Connection, call: Call, url: str, reply: 
     if jr is None:
         return
     if reply.ok:
-        jr.record(call.journal_id(url), call, reply.status or 0, url=url,
-                  customer=conn.customer_id)
+        jr.record(call.journal_id(url), call, reply.status or 0, url=url, customer=conn.customer_id)
     elif reply.failure == LOST or (reply.status is not None and reply.failure is None):
-        jr.record_failure(call, url, outcome="unknown" if reply.failure == LOST else "failed",
-                          status=reply.status, error=reply.error, customer=conn.customer_id)
+        jr.record_failure(
+            call,
+            url,
+            outcome="unknown" if reply.failure == LOST else "failed",
+            status=reply.status,
+            error=reply.error,
+            customer=conn.customer_id,
+        )
 
 
 class _Batches:
@@ -119,8 +124,11 @@ class _Batches:
                 reply = dataclasses.replace(answer)
                 if answer.ok:  # answered, but not with one result per item
                     reply = dataclasses.replace(
-                        answer, failure=LOST, lost=True,
-                        error="the batch answer holds no per-item results (it may have landed)")
+                        answer,
+                        failure=LOST,
+                        lost=True,
+                        error="the batch answer holds no per-item results (it may have landed)",
+                    )
                 self.settle(i, reply)
             return []
         self.conn.ack_batch = True
@@ -133,9 +141,18 @@ class _Batches:
         for i in group:
             item = found.get(self._entry(i))
             if item is None:
-                self.settle(i, Reply(None, None, "the batch answer names no result for this"
-                                     " entry (it may have landed)", method=answer.method,
-                                     url=answer.url, failure=LOST, lost=True))
+                self.settle(
+                    i,
+                    Reply(
+                        None,
+                        None,
+                        "the batch answer names no result for this entry (it may have landed)",
+                        method=answer.method,
+                        url=answer.url,
+                        failure=LOST,
+                        lost=True,
+                    ),
+                )
                 continue
             status = item_status(item.get("status"))
             if status is not None and 200 <= status < 300:
@@ -148,8 +165,18 @@ class _Batches:
                 continue  # left to the per-entry route, whose answer names the state
             error = str(item.get("errorMessage") or item.get("errorCode") or item.get("status"))
             if answer.lost:
-                self.settle(i, Reply(status, item, error + _LOST_BEFORE, method=answer.method,
-                                     url=answer.url, failure=LOST, lost=True))
+                self.settle(
+                    i,
+                    Reply(
+                        status,
+                        item,
+                        error + _LOST_BEFORE,
+                        method=answer.method,
+                        url=answer.url,
+                        failure=LOST,
+                        lost=True,
+                    ),
+                )
             else:
                 self.settle(i, Reply(status, item, error, method=answer.method, url=answer.url))
         return again
@@ -194,8 +221,9 @@ def send_batches(
     run = _Batches(conn, calls, journal)
     todo = []
     for i, call in enumerate(calls):
-        if journal is not None and journal.acknowledged(call.journal_id(run.urls[i]),
-                                                        run.urls[i], call.key):
+        if journal is not None and journal.acknowledged(
+            call.journal_id(run.urls[i]), run.urls[i], call.key
+        ):
             run.replies[i] = Reply(None, None, JOURNALED, 0, 0.0, "", "")
         else:
             todo.append(i)
@@ -206,27 +234,41 @@ def send_batches(
     while todo and conn.ack_batch is not False:
         if retries:
             try:  # items sent again wait a backoff, as the runner's retries do
-                if pacer.stop.wait(min(conn.transport.backoff * 2.0 ** retries, 10.0)):
+                if pacer.stop.wait(min(conn.transport.backoff * 2.0**retries, 10.0)):
                     break
             except KeyboardInterrupt:
                 pacer.stop.set()
-                raise Interrupted("interrupted between batches",
-                                  replies=[r or not_sent() for r in run.replies]) from None
-        groups = [todo[k:k + BATCH_SIZE] for k in range(0, len(todo), BATCH_SIZE)]
+                raise Interrupted(
+                    "interrupted between batches", replies=[r or not_sent() for r in run.replies]
+                ) from None
+        groups = [todo[k : k + BATCH_SIZE] for k in range(0, len(todo), BATCH_SIZE)]
         batch_calls = [
-            Call("release_succeeded_batch", None, {"request": [_item(calls[i]) for i in g]},
-                 key=f"{len(g)} entries from {run._entry(g[0])}")
+            Call(
+                "release_succeeded_batch",
+                None,
+                {"request": [_item(calls[i]) for i in g]},
+                key=f"{len(g)} entries from {run._entry(g[0])}",
+            )
             for g in groups
         ]
         try:
-            answers = run_bulk(conn, batch_calls, workers=workers, progress=progress,
-                               desc="acknowledge", pacer=pacer)
+            answers = run_bulk(
+                conn,
+                batch_calls,
+                workers=workers,
+                progress=progress,
+                desc="acknowledge",
+                pacer=pacer,
+            )
         except Interrupted as exc:
             for group, answer in zip(groups, exc.replies, strict=True):
                 run.read(group, answer)
             raise Interrupted(str(exc), replies=[r or not_sent() for r in run.replies]) from None
-        again = [i for group, answer in zip(groups, answers, strict=True)
-                 for i in run.read(group, answer)]
+        again = [
+            i
+            for group, answer in zip(groups, answers, strict=True)
+            for i in run.read(group, answer)
+        ]
         retries = retries + 1 if again else 0
         todo, rest = again + rest, []
     for i in todo if conn.ack_batch is not False else ():

@@ -224,14 +224,28 @@ def _send(
             part = succeeded if batched else todo
             try:
                 if batched:
-                    got, counts = send_batches(conn, [calls[i] for i in part], pacer=pacer,
-                                               journal=jr, workers=workers, progress=progress)
+                    got, counts = send_batches(
+                        conn,
+                        [calls[i] for i in part],
+                        pacer=pacer,
+                        journal=jr,
+                        workers=workers,
+                        progress=progress,
+                    )
                     for i, n in zip(part, counts, strict=True):
                         carried[i] = n
                 else:
-                    got = list(run_bulk(conn, [calls[i] for i in part], workers=workers,
-                                        progress=progress, journal=jr, desc="acknowledge",
-                                        pacer=pacer))
+                    got = list(
+                        run_bulk(
+                            conn,
+                            [calls[i] for i in part],
+                            workers=workers,
+                            progress=progress,
+                            journal=jr,
+                            desc="acknowledge",
+                            pacer=pacer,
+                        )
+                    )
             except Interrupted as exc:
                 for i, reply in zip(part, exc.replies, strict=True):
                     replies[i] = reply
@@ -335,8 +349,9 @@ def acknowledge(
         return res.astype({"userId": "str", "outcome": "str"})
 
     if bare:
-        rows = ", ".join(map(str, bare[:5])) + (f" and {len(bare) - 5} more" if len(bare) > 5
-                                                 else "")
+        rows = ", ".join(map(str, bare[:5])) + (
+            f" and {len(bare) - 5} more" if len(bare) > 5 else ""
+        )
         warnings.warn(
             f"{len(bare)} succeeded row(s) without externalId (rows {rows}) are sent without"
             " it: the published service takes it as optional, and the entry then holds no"
@@ -344,8 +359,9 @@ def acknowledge(
             InputWarning,
             stacklevel=2,
         )
-    replies = _send(conn, calls, workers=workers, progress=progress, journal=journal,
-                    as_result=as_result)
+    replies = _send(
+        conn, calls, workers=workers, progress=progress, journal=journal, as_result=as_result
+    )
     res = as_result(replies)
     # the spec does not say a repeated acknowledgement is harmless: a 409 that follows a
     # retried attempt may mean the first attempt was applied and only its answer was lost

@@ -208,8 +208,9 @@ def iter_export(
     """
     windows = split_windows(released_after, released_on_or_before, window)
     warned: set[str] = set()
-    for start, end in tqdm(windows, desc="export", unit="window",
-                           disable=not progress or len(windows) <= 1):
+    for start, end in tqdm(
+        windows, desc="export", unit="window", disable=not progress or len(windows) <= 1
+    ):
         part = fetch_window(conn, start, end)
         warn_unknown_fields(part, warned)
         yield part

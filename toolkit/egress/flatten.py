@@ -255,7 +255,8 @@ def _json_text(records: Sequence[Any], name: str) -> Sequence[Any]:
         return records
     return [
         {**r, name: orjson.dumps(r[name]).decode()}
-        if isinstance(r, dict) and isinstance(r.get(name), dict | list) else r
+        if isinstance(r, dict) and isinstance(r.get(name), dict | list)
+        else r
         for r in records
     ]
 
@@ -277,9 +278,7 @@ def _check_ids(table: pa.Table) -> None:
         raise FlattenError(f"entry {twice[0]!r}: its _id comes more than once{more}")
 
 
-def _flatten_records(
-    records: Iterable[dict[str, Any]], kind: Kind
-) -> tuple[pa.Table, pa.Table]:
+def _flatten_records(records: Iterable[dict[str, Any]], kind: Kind) -> tuple[pa.Table, pa.Table]:
     """Records (parsed JSON) -> checked, flat (entries, codes) Arrow tables."""
     if not isinstance(records, list | tuple | dict | str | bytes):
         records = list(records)
@@ -454,9 +453,7 @@ def _cast_timestamp(
         i = int(np.flatnonzero(bad.to_numpy())[0])
         rid = ids[i].as_py() if ids is not None else None
         entry = f"entry {rid!r}" if rid else f"entry {i}"
-        raise FlattenError(
-            f"{entry}: {name} {column[i].as_py()!r} is not an ISO 8601 timestamp"
-        )
+        raise FlattenError(f"{entry}: {name} {column[i].as_py()!r} is not an ISO 8601 timestamp")
     return pa.chunked_array([pa.array(parsed.dt.as_unit("us"), type=_TIMESTAMP)])
 
 

@@ -151,8 +151,10 @@ def _check_whole(root: Path, entries: pa.Table, schema: pa.Schema) -> None:
         if not pa.types.is_integer(schema.field(name).type):
             continue
         values = entries[name]
-        fraction = cast("pa.ChunkedArray[Any]",  # booleans (the stubs lose the type)
-                        pc.not_equal(values, pc.floor(values)).fill_null(False))
+        fraction = cast(
+            "pa.ChunkedArray[Any]",  # booleans (the stubs lose the type)
+            pc.not_equal(values, pc.floor(values)).fill_null(False),
+        )
         if pc.any(fraction).as_py():
             at = pc.index(fraction, True).as_py()
             raise ConfigError(
@@ -200,8 +202,9 @@ def _open(root: Path, name: str) -> DeltaTable | None:
         raise ConfigError(f"{sub}: cannot open it as a Delta table ({exc})") from None
     expected = _schemas()[_TABLES.index(name)]
     want = [(f.name, repr(f.type)) for f in Schema.from_arrow(expected).fields]
-    have = [(f.name, _LEGACY.get((f.name, repr(f.type)), repr(f.type)))
-            for f in table.schema().fields]
+    have = [
+        (f.name, _LEGACY.get((f.name, repr(f.type)), repr(f.type))) for f in table.schema().fields
+    ]
     if have != want:
         missing = [n for n, _ in want if n not in dict(have)]
         extra = [n for n, _ in have if n not in dict(want)]
@@ -321,10 +324,12 @@ def _held(table: DeltaTable, ids: pa.Array[Any]) -> pa.Table:
         hit = pc.is_in(batch.column(0), value_set=matches)
         if pc.any(hit).as_py():
             rows = batch.filter(hit)
-            parts.append(pa.table(
-                [rows.column(c).cast(schema.field(c).type) for c in schema.names],
-                schema=schema,
-            ))
+            parts.append(
+                pa.table(
+                    [rows.column(c).cast(schema.field(c).type) for c in schema.names],
+                    schema=schema,
+                )
+            )
     return pa.concat_tables(parts) if parts else schema.empty_table()
 
 
@@ -471,8 +476,11 @@ def _prefetch(
         try:
             for i, (lo, hi) in enumerate(windows):
                 part = ahead.result() if ahead is not None else fetch_window(conn, lo, hi)
-                ahead = pool.submit(fetch_window, conn, *windows[i + 1]) if i + 1 < len(
-                    windows) else None
+                ahead = (
+                    pool.submit(fetch_window, conn, *windows[i + 1])
+                    if i + 1 < len(windows)
+                    else None
+                )
                 yield lo, hi, part
         finally:
             if ahead is not None:
@@ -560,8 +568,9 @@ def sync(
         end = last if last is not None else (pd.Timestamp.now("UTC") - behind).floor("s")
         if first is None and end <= start:
             create_tables(root)
-            return SyncReport(str(root), None, None, 0, 0, 0, 0, 0, watermark,
-                              behind if last is None else None)
+            return SyncReport(
+                str(root), None, None, 0, 0, 0, 0, 0, watermark, behind if last is None else None
+            )
         windows = split_windows(start, end, window)
         create_tables(root)
         report = _write_windows(conn, root, start, end, windows, watermark, batch_rows, progress)
@@ -586,8 +595,9 @@ def _write_windows(
     totals = [0, 0, 0, 0]
     pending: pd.Timestamp | None = None
     done = 0
-    bar = tqdm(total=len(windows), desc="sync", unit="window",
-               disable=not progress or len(windows) <= 1)
+    bar = tqdm(
+        total=len(windows), desc="sync", unit="window", disable=not progress or len(windows) <= 1
+    )
     buffer: list[Export] = []
     try:
         for i, (_lo, hi, part) in enumerate(_prefetch(conn, windows)):
@@ -734,9 +744,15 @@ def widen_counts(path: str | os.PathLike[str]) -> bool:
             i = data.schema.get_field_index(name)
             data = data.set_column(i, name, data[name].cast(pa.float64()))
         try:
-            write_deltalake(entries, data, mode="overwrite", schema_mode="overwrite",
-                            partition_by=list(PARTITION_COLS), writer_properties=_WRITER,
-                            commit_properties=_commit(mark))
+            write_deltalake(
+                entries,
+                data,
+                mode="overwrite",
+                schema_mode="overwrite",
+                partition_by=list(PARTITION_COLS),
+                writer_properties=_WRITER,
+                commit_properties=_commit(mark),
+            )
         except CommitFailedError as exc:
             raise _conflict(root, exc) from None
         return True

@@ -109,8 +109,8 @@ class SyncReport:
         if held is not None:
             rows.append(("note", held))
         body = "".join(
-            f"<tr><th style=\"text-align:left\">{html.escape(k)}</th>"
-            f"<td style=\"text-align:left\">{html.escape(v)}</td></tr>"
+            f'<tr><th style="text-align:left">{html.escape(k)}</th>'
+            f'<td style="text-align:left">{html.escape(v)}</td></tr>'
             for k, v in rows
         )
         return f"<table><caption>SyncReport</caption>{body}</table>"

@@ -72,9 +72,7 @@ def user(conn: Connection, user_id: str) -> dict[str, Any]:
     return record
 
 
-def users(
-    conn: Connection, user_ids: Iterable[str], *, workers: int | None = None
-) -> pd.DataFrame:
+def users(conn: Connection, user_ids: Iterable[str], *, workers: int | None = None) -> pd.DataFrame:
     """Several user records as one frame: one row per distinct id, failures as rows.
 
     The columns are the records' own field names (a nested object's by dotted path, such as

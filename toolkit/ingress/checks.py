@@ -92,7 +92,11 @@ __all__ = [
 ]
 
 _FINAL_DTYPES = {
-    "text": "str", "free_text": "str", "number": "int64", "bool": "bool", "list": "object",
+    "text": "str",
+    "free_text": "str",
+    "number": "int64",
+    "bool": "bool",
+    "list": "object",
     "date": "str",
 }
 _WORK_DTYPES = {**_FINAL_DTYPES, "number": "Float64", "bool": "boolean"}
@@ -250,7 +254,8 @@ def _finalize(spec: TableSpec, frame: pd.DataFrame) -> pd.DataFrame:
     columns = [c for c in spec.columns if c in frame.columns]  # optional ones may be left out
     out = frame.loc[:, columns]
     dtypes = {
-        c: _NULLABLE_DTYPES.get(spec.kinds[c], "str") if c in spec.nullable
+        c: _NULLABLE_DTYPES.get(spec.kinds[c], "str")
+        if c in spec.nullable
         else _FINAL_DTYPES[spec.kinds[c]]
         for c in columns
     }

@@ -20,7 +20,9 @@ from collections.abc import Collection, Mapping
 from types import MappingProxyType
 
 __all__ = [
-    "HEADER_HINTS", "UNIT_NOTES", "VALUE_HINTS",
+    "HEADER_HINTS",
+    "UNIT_NOTES",
+    "VALUE_HINTS",
     "fractional_message",
     "header_hint",
     "unit_note",

@@ -182,9 +182,12 @@ def import_table(
         )
     keys = checked[key].astype("string").tolist() if key in checked else [None] * len(checked)
     try:
-        replies = send_in_parts(partial(
-            run_bulk, conn, workers=workers, progress=progress, journal=journal, desc=table
-        ), calls)
+        replies = send_in_parts(
+            partial(
+                run_bulk, conn, workers=workers, progress=progress, journal=journal, desc=table
+            ),
+            calls,
+        )
     except Interrupted as exc:
         per_row = _spread(checked.index, rows, exc.replies)
         exc.result = _with_warnings(
@@ -256,8 +259,10 @@ class OnboardReport:
             valid = self.validation is None or self.validation.ok
             state = "validation ok" if valid else "validation NOT ok"
         else:
-            state = self._state() if self.ok else (
-                f"NOT ok: {len(self.failures)} row(s) failed or skipped"
+            state = (
+                self._state()
+                if self.ok
+                else (f"NOT ok: {len(self.failures)} row(s) failed or skipped")
             )
         parts = [f"<p><b>{head}</b>: {html.escape(state)}</p>", self.counts.to_html()]
         shown = self.failures
@@ -366,8 +371,13 @@ def onboard(
     jr = Journal(journal) if journal and not dry_run else None
     try:
         the_plan = make_plan(
-            conn, frames, journal=jr if jr is not None else journal, mirror=mirror,
-            columns=columns, known=known, max_deactivate=max_deactivate,
+            conn,
+            frames,
+            journal=jr if jr is not None else journal,
+            mirror=mirror,
+            columns=columns,
+            known=known,
+            max_deactivate=max_deactivate,
             code_range_post=code_range_post,
         )
         report = the_plan.validation
@@ -447,10 +457,18 @@ def _send(
             replies = [not_sent(fatal) if fatal else not_sent() for _ in calls]
         else:
             try:
-                replies = send_in_parts(partial(
-                    run_bulk, conn, workers=workers, progress=progress, journal=jr, desc=table,
-                    pacer=pacer,
-                ), calls)
+                replies = send_in_parts(
+                    partial(
+                        run_bulk,
+                        conn,
+                        workers=workers,
+                        progress=progress,
+                        journal=jr,
+                        desc=table,
+                        pacer=pacer,
+                    ),
+                    calls,
+                )
             except Interrupted as exc:
                 interrupted = exc
                 replies = exc.replies

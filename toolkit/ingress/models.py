@@ -67,8 +67,23 @@ SEMANTIC_TYPES: tuple[str, ...] = ("action", "activity", "location", "phase", "t
 CLIENT_TYPES: tuple[str, ...] = ("client", "parent")
 """Allowed values of a client's optional ``type`` (published beyond the spec)."""
 LOCALES: tuple[str, ...] = (
-    "da-DK", "de-DE", "en-CA", "en-GB", "en-US", "es-ES", "es-MX", "fi-FI", "fr-CA", "fr-FR",
-    "is-IS", "it-IT", "ko-KR", "nl-NL", "no-NO", "pt-PT", "sv-SE",
+    "da-DK",
+    "de-DE",
+    "en-CA",
+    "en-GB",
+    "en-US",
+    "es-ES",
+    "es-MX",
+    "fi-FI",
+    "fr-CA",
+    "fr-FR",
+    "is-IS",
+    "it-IT",
+    "ko-KR",
+    "nl-NL",
+    "no-NO",
+    "pt-PT",
+    "sv-SE",
 )
 """The 17 BCP-47 tags of an initiative's optional ``locale`` (published beyond the spec)."""
 

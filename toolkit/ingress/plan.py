@@ -87,7 +87,14 @@ Action = Literal[
 
 #: Every action, in the order of the plan's counts.
 ACTIONS: list[Action] = [
-    "send", "update", "retry", "deactivate", "unchanged", "missing", "invalid", "skipped"
+    "send",
+    "update",
+    "retry",
+    "deactivate",
+    "unchanged",
+    "missing",
+    "invalid",
+    "skipped",
 ]
 
 #: The dtype of an ``action`` column.
@@ -100,7 +107,14 @@ SENDING: tuple[Action, ...] = ("send", "update", "retry", "deactivate")
 DEACTIVATE_SHARE = 0.05
 
 _COLUMNS = [
-    "table", "row", "externalId", "action", "changed", "reason", "lastAccepted", "failingSince",
+    "table",
+    "row",
+    "externalId",
+    "action",
+    "changed",
+    "reason",
+    "lastAccepted",
+    "failingSince",
 ]
 
 
@@ -355,7 +369,8 @@ def _mine(conn: Connection, table: str, entries: Iterable[Entry]) -> list[Entry]
     """The entries of one table of this connection's customer (and service)."""
     endpoint = IMPORTS[table][0]
     return [
-        e for e in entries
+        e
+        for e in entries
         if e.endpoint == endpoint and e.url == conn.url(endpoint, **_path(table, e.key))
     ]
 
@@ -508,21 +523,46 @@ def plan(
                 todo.rows.append([])
                 todo.actions.append("deactivate")
                 changed = {"status": {"old": "active", "new": "inactive"}}
-                rows.append(_row(table, None, entry.key, "deactivate", changed=changed,
-                                 reason="absent from the source (mirror)", **seen))
+                rows.append(
+                    _row(
+                        table,
+                        None,
+                        entry.key,
+                        "deactivate",
+                        changed=changed,
+                        reason="absent from the source (mirror)",
+                        **seen,
+                    )
+                )
             elif mirror and table == "initiatives":
-                rows.append(_row(table, None, entry.key, "unchanged",
-                                 reason="absent from the source, inactive", **seen))
+                rows.append(
+                    _row(
+                        table,
+                        None,
+                        entry.key,
+                        "unchanged",
+                        reason="absent from the source, inactive",
+                        **seen,
+                    )
+                )
             else:
-                rows.append(_row(table, None, entry.key, "missing",
-                                 reason="absent from the source; not deactivated", **seen))
+                rows.append(
+                    _row(
+                        table,
+                        None,
+                        entry.key,
+                        "missing",
+                        reason="absent from the source; not deactivated",
+                        **seen,
+                    )
+                )
         calls[table] = todo
     frame_rows = pd.DataFrame(rows, columns=_COLUMNS)
     frame_rows["row"] = frame_rows["row"].astype(object).where(frame_rows["row"].notna(), None)
     frame_rows["externalId"] = frame_rows["externalId"].astype("string")
     frame_rows["action"] = frame_rows["action"].astype(ACTION_DTYPE)
-    frame_rows["changed"] = frame_rows["changed"].astype(object).where(
-        frame_rows["changed"].notna(), None
+    frame_rows["changed"] = (
+        frame_rows["changed"].astype(object).where(frame_rows["changed"].notna(), None)
     )
     for col in ("reason", "lastAccepted", "failingSince"):
         frame_rows[col] = frame_rows[col].astype("string")
@@ -531,9 +571,7 @@ def plan(
     return Plan(frame_rows, calls, report, limit, active)
 
 
-def failures(
-    conn: Connection, journal: str | os.PathLike[str] | Journal
-) -> pd.DataFrame:
+def failures(conn: Connection, journal: str | os.PathLike[str] | Journal) -> pd.DataFrame:
     """The records whose last answer was a failure (or was lost), oldest failure first.
 
     A record stays here while it keeps failing (``failingSince`` is its first failure since
@@ -570,14 +608,22 @@ def failures(
             "lastAccepted": e.accepted_at,
         }
         for e in _ledger(journal).entries.values()
-        if e.failing and e.url.startswith(bases)
+        if e.failing
+        and e.url.startswith(bases)
         and (e.customer is None or e.customer == conn.customer_id)
     ]
     out = pd.DataFrame(
         data,
         columns=[
-            "table", "externalId", "outcome", "httpStatus", "error", "failingSince",
-            "lastFailed", "failures", "lastAccepted",
+            "table",
+            "externalId",
+            "outcome",
+            "httpStatus",
+            "error",
+            "failingSince",
+            "lastFailed",
+            "failures",
+            "lastAccepted",
         ],
     )
     out["httpStatus"] = out["httpStatus"].astype("Int64")

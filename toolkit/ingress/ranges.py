@@ -68,9 +68,7 @@ def check_post(code_range_post: str) -> None:
         toolkit.errors.ConfigError: code_range_post must be 'replace' or 'add', not 'append'
     """
     if code_range_post not in CODE_RANGE_POSTS:
-        raise ConfigError(
-            f"code_range_post must be 'replace' or 'add', not {code_range_post!r}"
-        )
+        raise ConfigError(f"code_range_post must be 'replace' or 'add', not {code_range_post!r}")
 
 
 def split(ids: Sequence[str], limit: int = CODE_RANGE_MAX) -> list[list[str]]:
@@ -87,7 +85,7 @@ def split(ids: Sequence[str], limit: int = CODE_RANGE_MAX) -> list[list[str]]:
         >>> [len(p) for p in split([f"L{i}" for i in range(5001)])]
         [2500, 2500, 1]
     """
-    return [list(ids[start:start + limit]) for start in range(0, len(ids), limit)] or [[]]
+    return [list(ids[start : start + limit]) for start in range(0, len(ids), limit)] or [[]]
 
 
 def long_ranges(
@@ -120,11 +118,19 @@ def long_ranges(
     for position, initiative in enumerate(ranges.tolist()):
         size = int(sizes.get(initiative, 0)) if not pd.isna(initiative) else 0
         if size > limit:
-            found.append((position, "codeExternalId", "range_size", (
-                f"the code range of initiativeExternalId {initiative!r} holds {size} codes; "
-                f"one request carries at most {limit} (pass code_range_post='add' if the "
-                "service adds to a range: it is then sent in parts)"
-            )))
+            found.append(
+                (
+                    position,
+                    "codeExternalId",
+                    "range_size",
+                    (
+                        f"the code range of initiativeExternalId {initiative!r} holds "
+                        f"{size} codes; one request carries at most {limit} (pass "
+                        "code_range_post='add' if the service adds to a range: it is then "
+                        "sent in parts)"
+                    ),
+                )
+            )
     return found
 
 

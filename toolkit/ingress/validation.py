@@ -410,7 +410,10 @@ def validate(
             else:
                 unchecked.append(f"{table}.{col} -> {parent}")
         results[table] = check_frame(
-            table, df, columns=_columns_for(table, columns), references=references,
+            table,
+            df,
+            columns=_columns_for(table, columns),
+            references=references,
             code_range_post=code_range_post,
         )
 

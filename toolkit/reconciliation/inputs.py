@@ -66,8 +66,14 @@ _HINT_WORDS: dict[str, tuple[str, ...]] = {
     "date": ("date", "day"),
     "matter": ("matter", "initiative", "case", "project"),
 }
-_WORD_UNITS = {"hour": "hours", "hrs": "hours", "minute": "minutes", "mins": "minutes",
-               "second": "seconds", "secs": "seconds"}
+_WORD_UNITS = {
+    "hour": "hours",
+    "hrs": "hours",
+    "minute": "minutes",
+    "mins": "minutes",
+    "second": "seconds",
+    "secs": "seconds",
+}
 _BILLING_KEY_CANDIDATES = ("entryId", "_id", "externalId")
 _BILLING_ID_CANDIDATES = ("billingId", "recordId")
 _UNIT_SECONDS = {"seconds": 1, "minutes": 60, "hours": 3600}

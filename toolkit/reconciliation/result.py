@@ -350,9 +350,13 @@ class _Rows(pd.DataFrame):
         return _Rows
 
     def __getitem__(self, key: Any) -> Any:
-        if "entryId" not in self.columns and "_id" in self.columns and (
-            (isinstance(key, str) and key == "entryId")
-            or (isinstance(key, list) and "entryId" in key)
+        if (
+            "entryId" not in self.columns
+            and "_id" in self.columns
+            and (
+                (isinstance(key, str) and key == "entryId")
+                or (isinstance(key, list) and "entryId" in key)
+            )
         ):
             warnings.warn(
                 "Reconciliation.rows['entryId'] is now rows['_id'] (the export's name for the "
@@ -444,9 +448,8 @@ def acknowledgements_from_rows(
                 for v, ok in zip(ext.tolist(), succeeded.tolist(), strict=True)
             ],
             "errors": [
-                None if ok else [str(d)] for d, ok in zip(
-                    sel["detail"].tolist(), succeeded.tolist(), strict=True
-                )
+                None if ok else [str(d)]
+                for d, ok in zip(sel["detail"].tolist(), succeeded.tolist(), strict=True)
             ],
         },
         index=sel.index,

@@ -49,9 +49,7 @@ def as_str(values: pd.Series) -> pd.Series:
     return values.astype("str")
 
 
-def as_date(
-    values: pd.Series, table: str, column: str, dayfirst: bool | None = None
-) -> pd.Series:
+def as_date(values: pd.Series, table: str, column: str, dayfirst: bool | None = None) -> pd.Series:
     """Dates as ``datetime64[us]`` at midnight; wall-clock date of tz-aware values.
 
     Text is read as ISO 8601; other text day first or month first as ``dayfirst`` says, or,
@@ -225,7 +223,8 @@ def as_seconds(
             comma = values[bad].astype("str").str.fullmatch(r"\s*[+-]?\d*,\d+\s*")
             hint = (
                 f" (decimal commas? {advise(('decimal', ','))})"
-                if decimal != "," and bool(comma.any()) else ""
+                if decimal != "," and bool(comma.any())
+                else ""
             )
             _raise_values(table, column, values[bad], "number", "not a number", hint=hint)
     return pd.Series(np.round(seconds.to_numpy(dtype="float64")), index=values.index).astype(
@@ -252,8 +251,8 @@ def _raise_values(
         message=what,
     )
     raise ValidationError(
-        message or f"{table} column {column!r}: {len(bad)} value(s) {what}, for example "
-        f"{shown}{hint}",
+        message
+        or f"{table} column {column!r}: {len(bad)} value(s) {what}, for example {shown}{hint}",
         cases,
     )
 
@@ -274,5 +273,8 @@ def empty_column(n: int, dtype: str) -> pd.Series:
     """
     if dtype == "str":
         return pd.Series(np.full(n, np.nan, dtype=object), dtype="str")
-    return pd.Series(pd.array([pd.NA] * n, dtype="Int64") if dtype == "Int64" else
-                     np.full(n, np.datetime64("NaT"), dtype="datetime64[us]"))
+    return pd.Series(
+        pd.array([pd.NA] * n, dtype="Int64")
+        if dtype == "Int64"
+        else np.full(n, np.datetime64("NaT"), dtype="datetime64[us]")
+    )

@@ -69,8 +69,9 @@ __all__ = [
 ]
 
 
-def env_for(url: str, customer_id: str, client_id: str, client_secret: str,
-            audience: str) -> dict[str, str]:
+def env_for(
+    url: str, customer_id: str, client_id: str, client_secret: str, audience: str
+) -> dict[str, str]:
     """Return the ``TOOLKIT_*`` environment variables for a sandbox's credentials.
 
     Each service gets its own base on the sandbox (``{url}/identity``, ``{url}/time``,
@@ -194,8 +195,9 @@ class Sandbox:
         >>> sorted(sb.env())[0], sb.env()["TOOLKIT_AUTH_URL"] == sb.url + "/identity"
         ('TOOLKIT_AUDIENCE', True)
         """
-        return env_for(self.url, self.customer_id, self.client_id, self.client_secret,
-                       self.audience)
+        return env_for(
+            self.url, self.customer_id, self.client_id, self.client_secret, self.audience
+        )
 
     def write_env(self, path: str | os.PathLike[str] = ".env") -> Path:
         """Write :meth:`env` as ``KEY=value`` lines (mode 0600).
@@ -281,9 +283,14 @@ def running(
         admin = Admin(url, customer_id=creds["customerId"])
         try:
             yield Sandbox(
-                url=url, customer_id=creds["customerId"], client_id=creds["clientId"],
-                client_secret=creds["clientSecret"], audience=audience,
-                db_path=Path(db), admin=admin, store=store,
+                url=url,
+                customer_id=creds["customerId"],
+                client_id=creds["clientId"],
+                client_secret=creds["clientSecret"],
+                audience=audience,
+                db_path=Path(db),
+                admin=admin,
+                store=store,
             )
         finally:
             server.stop()

@@ -124,7 +124,11 @@ class Admin:
         return dict(self._call("POST", "/customers", {"name": name}))
 
     def create_user(
-        self, timekeeper_external_id: str, name: str = "", email: str = "", *,
+        self,
+        timekeeper_external_id: str,
+        name: str = "",
+        email: str = "",
+        *,
         customer_id: str | None = None,
     ) -> dict[str, Any]:
         """Create a user (repeating a timekeeper id makes it ambiguous).
@@ -142,13 +146,19 @@ class Admin:
         >>> user["timekeeperExternalId"], user["name"]
         ('TK-900', 'Ann Lee')
         """
-        return dict(self._call(
-            "POST", f"/customers/{self._customer(customer_id)}/users",
-            {"timekeeperExternalId": timekeeper_external_id, "name": name, "email": email},
-        ))
+        return dict(
+            self._call(
+                "POST",
+                f"/customers/{self._customer(customer_id)}/users",
+                {"timekeeperExternalId": timekeeper_external_id, "name": name, "email": email},
+            )
+        )
 
     def set_walls(
-        self, user_id: str, initiative_external_ids: Sequence[str], *,
+        self,
+        user_id: str,
+        initiative_external_ids: Sequence[str],
+        *,
         customer_id: str | None = None,
     ) -> dict[str, Any]:
         """Replace the initiatives the user has no access to.
@@ -165,16 +175,25 @@ class Admin:
         >>> sb.admin.set_walls(user["_id"], ["M-1001-001"])["initiativeExternalIds"]
         ['M-1001-001']
         """
-        return dict(self._call(
-            "PUT", f"/customers/{self._customer(customer_id)}/users/{user_id}/walls",
-            {"initiativeExternalIds": list(initiative_external_ids)},
-        ))
+        return dict(
+            self._call(
+                "PUT",
+                f"/customers/{self._customer(customer_id)}/users/{user_id}/walls",
+                {"initiativeExternalIds": list(initiative_external_ids)},
+            )
+        )
 
     def create_entry(
-        self, user_id: str, initiative_external_id: str, *,
-        work_date: date | str, increment_duration_in_seconds: float, summary: str = "",
+        self,
+        user_id: str,
+        initiative_external_id: str,
+        *,
+        work_date: date | str,
+        increment_duration_in_seconds: float,
+        summary: str = "",
         codes: Sequence[str | tuple[str, str] | Mapping[str, str]] = (),
-        customer_id: str | None = None, unit_increment_count: float | None = None,
+        customer_id: str | None = None,
+        unit_increment_count: float | None = None,
     ) -> dict[str, Any]:
         """Create a time entry in the editable state.
 
@@ -207,17 +226,31 @@ class Admin:
                 items.append({"codeExternalId": code[0], "assignedBy": code[1]})
             else:
                 items.append(dict(code))
-        return dict(self._call(
-            "POST", f"/customers/{self._customer(customer_id)}/users/{user_id}/entries",
-            {"initiativeExternalId": initiative_external_id, "workDate": _iso(work_date),
-             "summary": summary, "incrementDurationInSeconds": increment_duration_in_seconds,
-             "codes": items,
-             **({} if unit_increment_count is None
-                else {"unitIncrementCount": unit_increment_count})},
-        ))
+        return dict(
+            self._call(
+                "POST",
+                f"/customers/{self._customer(customer_id)}/users/{user_id}/entries",
+                {
+                    "initiativeExternalId": initiative_external_id,
+                    "workDate": _iso(work_date),
+                    "summary": summary,
+                    "incrementDurationInSeconds": increment_duration_in_seconds,
+                    "codes": items,
+                    **(
+                        {}
+                        if unit_increment_count is None
+                        else {"unitIncrementCount": unit_increment_count}
+                    ),
+                },
+            )
+        )
 
     def release_entry(
-        self, user_id: str, entry_id: str, *, at: datetime | str | None = None,
+        self,
+        user_id: str,
+        entry_id: str,
+        *,
+        at: datetime | str | None = None,
         customer_id: str | None = None,
     ) -> dict[str, Any]:
         """The user releases an entry (editable or failed becomes pending).
@@ -237,11 +270,13 @@ class Admin:
         >>> sb.admin.release_entry(user["_id"], entry["_id"], at="2025-03-04T00:00:00Z")["state"]
         'pending'
         """
-        return dict(self._call(
-            "POST",
-            f"/customers/{self._customer(customer_id)}/users/{user_id}/entries/{entry_id}/release",
-            {"at": _iso(at) if at is not None else None},
-        ))
+        return dict(
+            self._call(
+                "POST",
+                f"/customers/{self._customer(customer_id)}/users/{user_id}/entries/{entry_id}/release",
+                {"at": _iso(at) if at is not None else None},
+            )
+        )
 
     def create_product_initiative(
         self, user_id: str, name: str, *, customer_id: str | None = None
@@ -260,15 +295,22 @@ class Admin:
         >>> sb.admin.create_product_initiative(user["_id"], "Internal")["name"]
         'Internal'
         """
-        return dict(self._call(
-            "POST",
-            f"/customers/{self._customer(customer_id)}/users/{user_id}/product-initiatives",
-            {"name": name},
-        ))
+        return dict(
+            self._call(
+                "POST",
+                f"/customers/{self._customer(customer_id)}/users/{user_id}/product-initiatives",
+                {"name": name},
+            )
+        )
 
     def set_faults(
-        self, *, rate: float = 0.0, statuses: Sequence[int] = (503,),
-        retry_after_seconds: int = 1, latency_ms: int = 0, item_error_rate: float = 0.0,
+        self,
+        *,
+        rate: float = 0.0,
+        statuses: Sequence[int] = (503,),
+        retry_after_seconds: int = 1,
+        latency_ms: int = 0,
+        item_error_rate: float = 0.0,
         seed: int | None = None,
     ) -> dict[str, Any]:
         """Set fault injection on the interface routes (replaces all settings).
@@ -289,10 +331,20 @@ class Admin:
         >>> sb.admin.clear_faults()["rate"]
         0.0
         """
-        return dict(self._call("PUT", "/faults", {
-            "rate": rate, "statuses": list(statuses), "retryAfterSeconds": retry_after_seconds,
-            "latencyMs": latency_ms, "itemErrorRate": item_error_rate, "seed": seed,
-        }))
+        return dict(
+            self._call(
+                "PUT",
+                "/faults",
+                {
+                    "rate": rate,
+                    "statuses": list(statuses),
+                    "retryAfterSeconds": retry_after_seconds,
+                    "latencyMs": latency_ms,
+                    "itemErrorRate": item_error_rate,
+                    "seed": seed,
+                },
+            )
+        )
 
     def clear_faults(self) -> dict[str, Any]:
         """Switch fault injection off.
@@ -412,24 +464,35 @@ class Admin:
         'conflict'
         """
         given = {
-            "tokenLifetimeSeconds": tokenLifetimeSeconds, "tokenFaults": tokenFaults,
-            "rateLimit": rateLimit, "retryAfter": retryAfter,
-            "rateLimitHeaders": rateLimitHeaders, "importAnswer": importAnswer,
-            "reimport": reimport, "errorBody": errorBody, "ackRepeat": ackRepeat,
-            "exportMaxEntries": exportMaxEntries, "exportRefusal": exportRefusal,
-            "exportMaxWindowDays": exportMaxWindowDays, "latency": latency,
-            "ackAnswer": ackAnswer, "userRecord": userRecord, "expiresIn": expiresIn,
-            "counts": counts, "codeAssigner": codeAssigner, "digests": digests,
+            "tokenLifetimeSeconds": tokenLifetimeSeconds,
+            "tokenFaults": tokenFaults,
+            "rateLimit": rateLimit,
+            "retryAfter": retryAfter,
+            "rateLimitHeaders": rateLimitHeaders,
+            "importAnswer": importAnswer,
+            "reimport": reimport,
+            "errorBody": errorBody,
+            "ackRepeat": ackRepeat,
+            "exportMaxEntries": exportMaxEntries,
+            "exportRefusal": exportRefusal,
+            "exportMaxWindowDays": exportMaxWindowDays,
+            "latency": latency,
+            "ackAnswer": ackAnswer,
+            "userRecord": userRecord,
+            "expiresIn": expiresIn,
+            "counts": counts,
+            "codeAssigner": codeAssigner,
+            "digests": digests,
             "batchAck": batchAck,
-            "codeRangePost": codeRangePost, "codeRangeMax": codeRangeMax,
+            "codeRangePost": codeRangePost,
+            "codeRangeMax": codeRangeMax,
         }
         body = {
             name: dict(value) if isinstance(value, Mapping) else value
-            for name, value in given.items() if value is not KEEP
+            for name, value in given.items()
+            if value is not KEEP
         }
-        return dict(self._call(
-            "PUT", f"/customers/{self._customer(customer_id)}/profile", body
-        ))
+        return dict(self._call("PUT", f"/customers/{self._customer(customer_id)}/profile", body))
 
     def get_profile(self, *, customer_id: str | None = None) -> dict[str, Any]:
         """Return a customer's whole profile, every switch filled in.

@@ -81,11 +81,15 @@ class EntryIn(_In):
     workDate: DateText
     summary: str
     incrementDurationInSeconds: Annotated[
-        int | float, Field(ge=0, le=MAX_DURATION_SECONDS, allow_inf_nan=False)]
-    unitIncrementCount: Annotated[
-        int | float, Field(ge=0, le=MAX_DURATION_SECONDS, allow_inf_nan=False)] | None = Field(
-        None, description="Stored as given (fractions too); default: from the duration and "
-        "the initiative's unitIncrements.")
+        int | float, Field(ge=0, le=MAX_DURATION_SECONDS, allow_inf_nan=False)
+    ]
+    unitIncrementCount: (
+        Annotated[int | float, Field(ge=0, le=MAX_DURATION_SECONDS, allow_inf_nan=False)] | None
+    ) = Field(
+        None,
+        description="Stored as given (fractions too); default: from the duration and "
+        "the initiative's unitIncrements.",
+    )
     codes: list[EntryCodeIn] = Field(default_factory=list)
 
 

@@ -62,8 +62,13 @@ from .routes.core import NOTE, RETRY_AFTER, TOKEN_PATH, WWW_AUTHENTICATE
 from .store import Store
 
 __all__ = [
-    "DEFAULT_MAX_BODY_BYTES", "IDENTITY_ROUTES", "INGESTION_ROUTES", "SERVICE_BASES",
-    "TOKEN_PATH", "create_app", "split_base",
+    "DEFAULT_MAX_BODY_BYTES",
+    "IDENTITY_ROUTES",
+    "INGESTION_ROUTES",
+    "SERVICE_BASES",
+    "TOKEN_PATH",
+    "create_app",
+    "split_base",
 ]
 
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
@@ -76,10 +81,16 @@ SERVICE_BASES = ("identity", "time", "ingestion")
 """The services' path prefixes: ``{url}/identity``, ``{url}/time``, ``{url}/ingestion``."""
 IDENTITY_ROUTES = frozenset({"token", "get_user"})
 """Routes (by name) served under ``/identity``; ``/time`` serves every other interface route."""
-INGESTION_ROUTES = frozenset({
-    "import_clients", "import_initiatives", "import_code_types", "import_codes",
-    "set_code_range", "release_pending",
-})
+INGESTION_ROUTES = frozenset(
+    {
+        "import_clients",
+        "import_initiatives",
+        "import_code_types",
+        "import_codes",
+        "set_code_range",
+        "release_pending",
+    }
+)
 """Routes (by name) served under ``/ingestion``: the imports, the code range, release-pending."""
 
 
@@ -145,7 +156,7 @@ class _ServiceBases:
             if base is not None and (not raw or bytes(raw).startswith(prefix + b"/")):
                 inner = {**scope, "path": rest}
                 if raw:
-                    inner["raw_path"] = bytes(raw)[len(prefix):]
+                    inner["raw_path"] = bytes(raw)[len(prefix) :]
                 as_sent = quote(inner["raw_path"], safe=_PATH_SAFE) if raw else rest
                 name = self._route_name({**inner, "path": as_sent})
                 if name is not None and _serves(base, name):
@@ -161,7 +172,9 @@ class _RequestGuard:
         self.max_body_bytes = max_body_bytes
 
     async def _too_large(
-        self, scope: MutableMapping[str, Any], receive: Callable[[], Awaitable[Any]],
+        self,
+        scope: MutableMapping[str, Any],
+        receive: Callable[[], Awaitable[Any]],
         send: Callable[[Any], Awaitable[None]],
     ) -> None:
         err = PayloadTooLarge(
@@ -169,8 +182,10 @@ class _RequestGuard:
             limitBytes=self.max_body_bytes,
         )
         response = JSONResponse(
-            safe_body(err.to_problem(scope["path"])), status_code=413,
-            media_type=PROBLEM_MEDIA_TYPE, headers={"Connection": "close"},
+            safe_body(err.to_problem(scope["path"])),
+            status_code=413,
+            media_type=PROBLEM_MEDIA_TYPE,
+            headers={"Connection": "close"},
         )
         await response(scope, receive, send)
 
@@ -230,7 +245,13 @@ class _InterfaceMiddleware:
     route does work."""
 
     def __init__(
-        self, app: Any, *, routes: list[BaseRoute], store: Store, faults: Faults, stats: Stats,
+        self,
+        app: Any,
+        *,
+        routes: list[BaseRoute],
+        store: Store,
+        faults: Faults,
+        stats: Stats,
         limits: Limits,
     ) -> None:
         self.app = app
@@ -287,14 +308,18 @@ class _InterfaceMiddleware:
                 err = InjectedFault(fault, retry_after=self.faults.retry_after)
             elif admission is not None and not admission.allowed:
                 err = RateLimited(
-                    admission.retry_after or 1, status=admission.status,
-                    detail=None if admission.policy != "concurrency" else
-                    f"too many requests in flight (at most {admission.limit}); retry after "
+                    admission.retry_after or 1,
+                    status=admission.status,
+                    detail=None
+                    if admission.policy != "concurrency"
+                    else f"too many requests in flight (at most {admission.limit}); retry after "
                     f"{admission.retry_after or 1} s",
                 )
             if err is not None:
                 response = JSONResponse(
-                    err.to_problem(scope["path"]), status_code=err.status, headers=err.headers,
+                    err.to_problem(scope["path"]),
+                    status_code=err.status,
+                    headers=err.headers,
                     media_type=PROBLEM_MEDIA_TYPE,
                 )
                 await response(scope, receive, counting_send)
@@ -347,7 +372,8 @@ class _ProfileAnswers:
                 start = _shape_start(message, profile, note.get("limit"))
                 headers = Headers(raw=start["headers"])
                 if (
-                    start["status"] >= 400 and profile["errorBody"] != "problem"
+                    start["status"] >= 400
+                    and profile["errorBody"] != "problem"
                     and headers.get("content-type", "").startswith(PROBLEM_MEDIA_TYPE)
                 ):
                     held = (start, profile["errorBody"])
@@ -406,8 +432,11 @@ def _openapi(app: FastAPI, max_body_bytes: int) -> Callable[[], dict[str, Any]]:
         if app.openapi_schema:
             return app.openapi_schema
         schema = get_openapi(
-            title=app.title, version=app.version, description=app.description,
-            routes=app.routes, tags=app.openapi_tags,
+            title=app.title,
+            version=app.version,
+            description=app.description,
+            routes=app.routes,
+            tags=app.openapi_tags,
         )
         for operations in schema.get("paths", {}).values():
             for operation in operations.values():
@@ -416,8 +445,9 @@ def _openapi(app: FastAPI, max_body_bytes: int) -> Callable[[], dict[str, Any]]:
                     responses["413"] = {
                         "description": f"The body is larger than {max_body_bytes} bytes "
                         "(`limitBytes` in the problem body); nothing is stored.",
-                        "content": {"application/json": {
-                            "schema": {"$ref": "#/components/schemas/Problem"}}},
+                        "content": {
+                            "application/json": {"schema": {"$ref": "#/components/schemas/Problem"}}
+                        },
                     }
                 for status, response in list(responses.items()):
                     content = response.get("content", {})
@@ -445,7 +475,10 @@ def _openapi(app: FastAPI, max_body_bytes: int) -> Callable[[], dict[str, Any]]:
 
 
 def create_app(
-    store: Store, *, faults: Faults | None = None, stats: Stats | None = None,
+    store: Store,
+    *,
+    faults: Faults | None = None,
+    stats: Stats | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     limits: Limits | None = None,
 ) -> FastAPI:
@@ -511,8 +544,12 @@ def create_app(
     app.state.sandbox_routes = [route for router in routers for route in router.routes]
     install_handlers(app)
     app.add_middleware(
-        _InterfaceMiddleware, routes=[route for router in interface for route in router.routes],
-        store=store, faults=faults, stats=stats, limits=limits,
+        _InterfaceMiddleware,
+        routes=[route for router in interface for route in router.routes],
+        store=store,
+        faults=faults,
+        stats=stats,
+        limits=limits,
     )
     app.add_middleware(_RequestGuard, max_body_bytes=max_body_bytes)
     app.add_middleware(_ProfileAnswers, store=store)

@@ -123,6 +123,7 @@ def _refuse_lone_surrogates(data: Any) -> Any:
         )
     return data
 
+
 # a year from 0001 to 9999: year 0000 names no date
 _YEAR = r"(000[1-9]|00[1-9]\d|0[1-9]\d{2}|[1-9]\d{3})"
 
@@ -178,8 +179,14 @@ def parse_datetime(text: str) -> datetime:
             if match["sign"] == "-":
                 offset = -offset
         value = datetime(
-            day.year, day.month, day.day, int(match["h"]), int(match["m"]),
-            int(match["s"] or 0), int(fraction), tzinfo=timezone(offset),
+            day.year,
+            day.month,
+            day.day,
+            int(match["h"]),
+            int(match["m"]),
+            int(match["s"] or 0),
+            int(fraction),
+            tzinfo=timezone(offset),
         )
         return value.astimezone(UTC)
     except (ValueError, OverflowError) as exc:
@@ -205,8 +212,23 @@ DateTimeText = Annotated[
 Rate = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 SemanticType = Literal["action", "activity", "location", "phase", "task"]
 Locale = Literal[
-    "da-DK", "de-DE", "en-CA", "en-GB", "en-US", "es-ES", "es-MX", "fi-FI", "fr-CA", "fr-FR",
-    "is-IS", "it-IT", "ko-KR", "nl-NL", "no-NO", "pt-PT", "sv-SE",
+    "da-DK",
+    "de-DE",
+    "en-CA",
+    "en-GB",
+    "en-US",
+    "es-ES",
+    "es-MX",
+    "fi-FI",
+    "fr-CA",
+    "fr-FR",
+    "is-IS",
+    "it-IT",
+    "ko-KR",
+    "nl-NL",
+    "no-NO",
+    "pt-PT",
+    "sv-SE",
 ]
 """The 17 BCP-47 tags an initiative's ``locale`` may be (published)."""
 
@@ -263,7 +285,8 @@ class TokenOut(_Out):
     access_token: str
     expires_in: int | float = Field(
         description="Lifetime in seconds (86400 by default; 86400.0 when the profile's "
-        "`expiresIn` is `double`).")
+        "`expiresIn` is `double`)."
+    )
     token_type: Literal["Bearer"]
 
 
@@ -314,8 +337,10 @@ class ClientIn(_In):
     callSign: str
     description: str
     type: Literal["client", "parent"] | None = Field(
-        None, description="Optional (published): `client` or `parent`; not null.",
-        json_schema_extra=_never_null_schema)
+        None,
+        description="Optional (published): `client` or `parent`; not null.",
+        json_schema_extra=_never_null_schema,
+    )
 
     _never_null = field_validator("type", mode="before")(_not_null)
 
@@ -337,13 +362,17 @@ class InitiativeIn(_In):
     )
     status: Literal["active", "inactive"]
     externalGroupIds: list[str] | None = Field(
-        None, description="Optional (published): external group ids with access, or null.")
+        None, description="Optional (published): external group ids with access, or null."
+    )
     locale: Locale | None = Field(
-        None, description="Optional (published): one of 17 BCP-47 tags, or null.")
+        None, description="Optional (published): one of 17 BCP-47 tags, or null."
+    )
     allowFrom: DateText | None = Field(
-        None, description="Optional (published): first date of use (YYYY-MM-DD), or null.")
+        None, description="Optional (published): first date of use (YYYY-MM-DD), or null."
+    )
     allowTo: DateText | None = Field(
-        None, description="Optional (published): last date of use (YYYY-MM-DD), or null.")
+        None, description="Optional (published): last date of use (YYYY-MM-DD), or null."
+    )
 
 
 class CodeTypeIn(_In):
@@ -355,8 +384,10 @@ class CodeTypeIn(_In):
     customerDefaultable: bool
     userDefaultable: bool
     orderingSequence: str | None = Field(
-        None, description="Optional (published): sort key in the product; not null.",
-        json_schema_extra=_never_null_schema)
+        None,
+        description="Optional (published): sort key in the product; not null.",
+        json_schema_extra=_never_null_schema,
+    )
 
     _never_null = field_validator("orderingSequence", mode="before")(_not_null)
 
@@ -369,17 +400,25 @@ class CodeIn(_In):
     description: str
     codeTypeExternalId: NonEmpty
     orderingSequence: str | None = Field(
-        None, description="Optional (published): sort key in the product; not null.",
-        json_schema_extra=_never_null_schema)
+        None,
+        description="Optional (published): sort key in the product; not null.",
+        json_schema_extra=_never_null_schema,
+    )
     group: str | None = Field(
-        None, description="Optional (published): a group; not null.",
-        json_schema_extra=_never_null_schema)
+        None,
+        description="Optional (published): a group; not null.",
+        json_schema_extra=_never_null_schema,
+    )
     userGroupExternalIds: list[str] | None = Field(
-        None, description="Optional (published): user group external ids; not null.",
-        json_schema_extra=_never_null_schema)
+        None,
+        description="Optional (published): user group external ids; not null.",
+        json_schema_extra=_never_null_schema,
+    )
     isDisabled: bool | None = Field(
-        None, description="Optional (published): the code is disabled; not null.",
-        json_schema_extra=_never_null_schema)
+        None,
+        description="Optional (published): the code is disabled; not null.",
+        json_schema_extra=_never_null_schema,
+    )
 
     _never_null = field_validator(
         "orderingSequence", "group", "userGroupExternalIds", "isDisabled", mode="before"
@@ -487,7 +526,8 @@ class CodeTypeRef(_Out):
     externalId: str
     name: str
     semanticType: SemanticType | None = Field(
-        None, description="Absent where null with published digests.")
+        None, description="Absent where null with published digests."
+    )
     orderingSequence: str | None = Field(None, description="With published digests.")
 
 
@@ -506,7 +546,8 @@ class AssignedCode(_Out):
 
     code: CodeRef
     assignedBy: Literal["user", "service", "laurel"] = Field(
-        description="`service` or `laurel` (profile switch `codeAssigner`) for the service.")
+        description="`service` or `laurel` (profile switch `codeAssigner`) for the service."
+    )
 
 
 class ExportInitiative(_Out):
@@ -550,7 +591,8 @@ class PropsInitiative(_Out):
     description: str
     client: ClientRef
     status: Literal["active", "inactive"] | None = Field(
-        None, description="With published digests.")
+        None, description="With published digests."
+    )
     locale: str | None = Field(None, description="With published digests.")
 
 

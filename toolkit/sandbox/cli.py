@@ -92,8 +92,10 @@ def read_profile(source: str) -> dict[str, Any]:
         data = json.loads(Path(source).read_text(encoding="utf-8"))
     except OSError as exc:
         presets = ", ".join(sorted(PROFILES))
-        raise ValueError(f"cannot read {source!r} ({exc.strerror or exc}); a profile is a JSON "
-                         f"file or one of the presets {presets}") from None
+        raise ValueError(
+            f"cannot read {source!r} ({exc.strerror or exc}); a profile is a JSON "
+            f"file or one of the presets {presets}"
+        ) from None
     except ValueError as exc:
         raise ValueError(f"{source!r} is not JSON: {exc}") from None
     if not isinstance(data, dict):
@@ -111,44 +113,74 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=8765, help="port; 0 = any free port")
     parser.add_argument("--db", type=Path, help="SQLite file (default: a new temporary file)")
     parser.add_argument("--seed", type=Path, help="folder of sample CSV files to load")
-    parser.add_argument("--demo", action="store_true",
-                        help="load the sample firm the package carries (its clients, matters, "
-                        "codes and timekeepers, and released entries): no folder needed")
-    parser.add_argument("--token-ttl", type=int, default=DEFAULT_TOKEN_TTL,
-                        help=f"access token lifetime in seconds (default {DEFAULT_TOKEN_TTL})")
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="load the sample firm the package carries (its clients, matters, "
+        "codes and timekeepers, and released entries): no folder needed",
+    )
+    parser.add_argument(
+        "--token-ttl",
+        type=int,
+        default=DEFAULT_TOKEN_TTL,
+        help=f"access token lifetime in seconds (default {DEFAULT_TOKEN_TTL})",
+    )
     parser.add_argument("--audience", default=DEFAULT_AUDIENCE, help="token audience")
-    parser.add_argument("--profile", metavar="FILE|PRESET",
-                        help="default profile: a JSON file of switches, or a preset ("
-                        + ", ".join(sorted(PROFILES)) + f"); the switches: {_PROFILE_DOC}")
-    parser.add_argument("--allow-remote", action="store_true",
-                        help="allow a non-loopback host (admin routes are unauthenticated!)")
-    parser.add_argument("--env-file", type=Path, default=Path(".env"),
-                        help="where to write the TOOLKIT_* variables (default .env)")
-    parser.add_argument("--log-level", default="info",
-                        choices=["critical", "error", "warning", "info", "debug"])
+    parser.add_argument(
+        "--profile",
+        metavar="FILE|PRESET",
+        help="default profile: a JSON file of switches, or a preset ("
+        + ", ".join(sorted(PROFILES))
+        + f"); the switches: {_PROFILE_DOC}",
+    )
+    parser.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a non-loopback host (admin routes are unauthenticated!)",
+    )
+    parser.add_argument(
+        "--env-file",
+        type=Path,
+        default=Path(".env"),
+        help="where to write the TOOLKIT_* variables (default .env)",
+    )
+    parser.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+    )
     return parser
 
 
 def _curl_examples(store: Store, url: str, creds: dict[str, str]) -> list[str]:
-    token_body = json.dumps({
-        "audience": creds["audience"], "grant_type": "client_credentials",
-        "client_id": creds["clientId"], "client_secret": creds["clientSecret"],
-    })
+    token_body = json.dumps(
+        {
+            "audience": creds["audience"],
+            "grant_type": "client_credentials",
+            "client_id": creds["clientId"],
+            "client_secret": creds["clientSecret"],
+        }
+    )
     lines = [
         "Get a token:",
         f"  curl -s -X POST {url}/identity{TOKEN_PATH} -H 'Content-Type: application/json' "
         f"-d {shlex.quote(token_body)}",
     ]
     users = store.records(creds["customerId"], "users")
-    initiatives = [i for i in store.records(creds["customerId"], "initiatives")
-                   if i["source"] == "pms" and i["status"] == "active"]
+    initiatives = [
+        i
+        for i in store.records(creds["customerId"], "initiatives")
+        if i["source"] == "pms" and i["status"] == "active"
+    ]
     if users and initiatives:
-        star_body = json.dumps({"timekeeperExternalId": users[0]["timekeeperExternalId"],
-                                "initiativeExternalIds": [initiatives[0]["externalId"]]})
+        star_body = json.dumps(
+            {
+                "timekeeperExternalId": users[0]["timekeeperExternalId"],
+                "initiativeExternalIds": [initiatives[0]["externalId"]],
+            }
+        )
         lines += [
             "Star an initiative (207):",
             f"  curl -s -X POST {url}/time/api/v1/public/customers/{creds['customerId']}"
-            "/initiative-props/star -H \"Authorization: Bearer $TOKEN\" "
+            '/initiative-props/star -H "Authorization: Bearer $TOKEN" '
             f"-H 'Content-Type: application/json' -d {shlex.quote(star_body)}",
         ]
     return lines
@@ -160,14 +192,18 @@ def _pending_line(store: Store, customer_id: str) -> str:
     entries = store.records(customer_id, "entries")
     pending = sum(1 for entry in entries if entry.get("state") == "pending")
     if pending:
-        return (f"{pending} of its {len(entries)} entries are pending: release-pending and "
-                "the acknowledgements act on them")
-    return ("Nothing is pending: every entry is acknowledged, so release-pending is empty and "
-            "an acknowledgement has nothing to act on. Release more with `make demo` (a fresh "
-            "database ending with a pending batch), start afresh with `rm out/sandbox.db` "
-            "(a new database is seeded with pending entries), or release one through POST "
-            "/sandbox/v1/customers/{customerId}/users/{userId}/entries/{entryId}/release "
-            "(every route: the API docs at /docs)")
+        return (
+            f"{pending} of its {len(entries)} entries are pending: release-pending and "
+            "the acknowledgements act on them"
+        )
+    return (
+        "Nothing is pending: every entry is acknowledged, so release-pending is empty and "
+        "an acknowledgement has nothing to act on. Release more with `make demo` (a fresh "
+        "database ending with a pending batch), start afresh with `rm out/sandbox.db` "
+        "(a new database is seeded with pending entries), or release one through POST "
+        "/sandbox/v1/customers/{customerId}/users/{userId}/entries/{entryId}/release "
+        "(every route: the API docs at /docs)"
+    )
 
 
 def _say(text: str) -> None:
@@ -224,15 +260,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"toolkit sandbox: --profile: {exc}", file=sys.stderr)
             return 1
     if not is_loopback(args.host) and not args.allow_remote:
-        print(f"toolkit sandbox: refusing to listen on non-loopback host {args.host!r}: the "
-              "administration routes have no authentication. Pass --allow-remote to do it "
-              "anyway.", file=sys.stderr)
+        print(
+            f"toolkit sandbox: refusing to listen on non-loopback host {args.host!r}: the "
+            "administration routes have no authentication. Pass --allow-remote to do it "
+            "anyway.",
+            file=sys.stderr,
+        )
         return 2
     try:
         sock = bind(args.host, args.port)
     except OSError as exc:
-        print(f"toolkit sandbox: cannot listen on {args.host}:{args.port}: {exc}",
-              file=sys.stderr)
+        print(f"toolkit sandbox: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
         return 1
     db = args.db or Path(tempfile.mkdtemp(prefix="toolkit-sandbox-")) / "sandbox.db"
     previous = _stop_on_sigterm()
@@ -241,41 +279,55 @@ def main(argv: Sequence[str] | None = None) -> int:
         creds = store.demo_customer()
         if args.seed is not None:
             store.seed_sample(args.seed, creds["customerId"])
-        held = {kind: len(store.records(creds["customerId"], kind))
-                for kind in ("clients", "initiatives", "codes", "users", "entries")}
-        _say("Serving the demo customer with "
-              + ", ".join(f"{n} {kind}" for kind, n in held.items())
-              + (f" (seeded from {args.seed})" if args.seed is not None else "")
-              + ("" if any(held.values()) else
-                 ": an empty database; load the sample firm with --demo (or a folder of CSV "
-                 "files with --seed DIR; `make sandbox` does), or import into it with "
-                 "`toolkit onboard DIR`"))
+        held = {
+            kind: len(store.records(creds["customerId"], kind))
+            for kind in ("clients", "initiatives", "codes", "users", "entries")
+        }
+        _say(
+            "Serving the demo customer with "
+            + ", ".join(f"{n} {kind}" for kind, n in held.items())
+            + (f" (seeded from {args.seed})" if args.seed is not None else "")
+            + (
+                ""
+                if any(held.values())
+                else ": an empty database; load the sample firm with --demo (or a folder of CSV "
+                "files with --seed DIR; `make sandbox` does), or import into it with "
+                "`toolkit onboard DIR`"
+            )
+        )
         bound_host, port = sock.getsockname()[:2]
         url = f"http://{f'[{bound_host}]' if ':' in bound_host else bound_host}:{port}"
         if held["entries"]:
             _say(_pending_line(store, creds["customerId"]))
-        env = env_for(url, creds["customerId"], creds["clientId"], creds["clientSecret"],
-                      creds["audience"])
+        env = env_for(
+            url, creds["customerId"], creds["clientId"], creds["clientSecret"], creds["audience"]
+        )
         write_env_file(args.env_file, env)
         _say(f"Time-billing sandbox, database {db}")
-        _say(f"Base addresses: {url}/identity, {url}/time, {url}/ingestion ({url} serves "
-             "them all)")
+        _say(f"Base addresses: {url}/identity, {url}/time, {url}/ingestion ({url} serves them all)")
         for key, value in env.items():
             _say(f"  {key}={value}")
         _say(f"Written to {args.env_file}")
         for line in _curl_examples(store, url, creds):
             _say(line)
-        _say(f"API docs (every route, the administration ones too): {url}/docs   "
-             f"Administration: {url}/sandbox/v1; profiles: {_PROFILE_DOC}")
+        _say(
+            f"API docs (every route, the administration ones too): {url}/docs   "
+            f"Administration: {url}/sandbox/v1; profiles: {_PROFILE_DOC}"
+        )
         try:
             serve_forever(
-                create_app(store), sock, log_level=args.log_level,
+                create_app(store),
+                sock,
+                log_level=args.log_level,
                 on_started=lambda: _say(f"{READY_MARKER} {url} (Ctrl+C to stop)"),
             )
         except KeyboardInterrupt:  # uvicorn re-raises Ctrl+C or SIGTERM after its shutdown
             pass
-        _say("Sandbox stopped." if args.db else
-             f"Sandbox stopped; its temporary database {db} is removed.")
+        _say(
+            "Sandbox stopped."
+            if args.db
+            else f"Sandbox stopped; its temporary database {db} is removed."
+        )
     finally:
         sock.close()
         store.close()

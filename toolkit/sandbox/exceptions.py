@@ -268,7 +268,8 @@ class InjectedFault(SandboxError):
         self.status = status
         headers = (
             {"Retry-After": str(retry_after)}
-            if status in (429, 503) and retry_after is not None else {}
+            if status in (429, 503) and retry_after is not None
+            else {}
         )
         super().__init__(
             "fault injected by the sandbox",
@@ -340,9 +341,16 @@ class InvalidClient(OAuthError):
 
 #: The ``error`` member of a NestJS error body: NestJS's names of the statuses.
 NESTJS_ERRORS = {
-    400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
-    405: "Method Not Allowed", 409: "Conflict", 413: "Payload Too Large",
-    422: "Unprocessable Entity", 429: "Too Many Requests", 500: "Internal Server Error",
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    409: "Conflict",
+    413: "Payload Too Large",
+    422: "Unprocessable Entity",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
     503: "Service Unavailable",
 }
 
@@ -403,7 +411,8 @@ def _nestjs_body(problem: dict[str, Any], detail: str) -> bytes:
     if isinstance(errors, list) and errors:
         message = [
             f"{e.get('field')}: {e.get('detail')}" if e.get("field") else str(e.get("detail"))
-            for e in errors if isinstance(e, dict)
+            for e in errors
+            if isinstance(e, dict)
         ] or detail
     error = NESTJS_ERRORS.get(status.value, status.phrase)
     body = {"statusCode": status.value, "message": message, "error": error}
@@ -478,9 +487,14 @@ async def _on_validation_error(request: Request, exc: Exception) -> JSONResponse
         media == "application/json" or media.endswith("+json")
     ):
         errors = [e for e in errors if not (e["in"] == "body" and not e["field"])]
-        errors.append({"in": "body", "field": "", "detail":
-                       f"the body must be JSON sent with Content-Type: application/json "
-                       f"(got {media or 'no Content-Type'})"})
+        errors.append(
+            {
+                "in": "body",
+                "field": "",
+                "detail": f"the body must be JSON sent with Content-Type: application/json "
+                f"(got {media or 'no Content-Type'})",
+            }
+        )
     in_query = any(e["in"] in ("query", "path", "header", "cookie") for e in errors)
     cls: type[SandboxError] = (
         BadRequest if in_query or name in BAD_REQUEST_ROUTES else Unprocessable
@@ -508,8 +522,12 @@ async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 400 and _route_name(request) is not None:
         # FastAPI's answer to a body it cannot decode: report it like any invalid body.
-        undecodable = {"type": "json_invalid", "loc": ("body",), "msg": str(exc.detail),
-                       "ctx": {"error": "the body could not be decoded"}}
+        undecodable = {
+            "type": "json_invalid",
+            "loc": ("body",),
+            "msg": str(exc.detail),
+            "ctx": {"error": "the body could not be decoded"},
+        }
         return await _on_validation_error(request, RequestValidationError([undecodable]))
     headers = dict(exc.headers or {})
     if exc.status_code == 405:
@@ -526,7 +544,9 @@ async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
         "instance": request.url.path,
     }
     return JSONResponse(
-        safe_body(body), status_code=exc.status_code, headers=headers,
+        safe_body(body),
+        status_code=exc.status_code,
+        headers=headers,
         media_type=PROBLEM_MEDIA_TYPE,
     )
 

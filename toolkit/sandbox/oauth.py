@@ -123,9 +123,7 @@ async def read_token_request(request: Request) -> TokenRequest:
     elif not raw.strip():
         data = {}
     else:
-        raise InvalidRequest(
-            f"the body must be JSON or {_FORM} (got {media or 'no Content-Type'})"
-        )
+        raise InvalidRequest(f"the body must be JSON or {_FORM} (got {media or 'no Content-Type'})")
     if lone_surrogate_path(data) is not None:
         raise InvalidRequest("a field holds a lone UTF-16 surrogate, which is not Unicode text")
     bad = [name for name in FIELDS if name in data and not isinstance(data[name], str)]
@@ -147,6 +145,9 @@ async def read_token_request(request: Request) -> TokenRequest:
     if missing:
         raise InvalidRequest(f"missing field(s): {', '.join(missing)}")
     return TokenRequest(
-        grant_type=data["grant_type"], client_id=data["client_id"],
-        client_secret=data["client_secret"], audience=data["audience"], basic=basic,
+        grant_type=data["grant_type"],
+        client_id=data["client_id"],
+        client_secret=data["client_secret"],
+        audience=data["audience"],
+        basic=basic,
     )

@@ -96,15 +96,19 @@ class TokenFaults(_Switch):
     """Faults of the token route only: a fraction of token requests answered with a status."""
 
     rate: Rate = Field(
-        0.0, description="Fraction (0 to 1) of token requests answered with a fault.")
+        0.0, description="Fraction (0 to 1) of token requests answered with a fault."
+    )
     statuses: list[FaultStatus] = Field(
-        default_factory=_only_503, min_length=1,
-        description="Statuses drawn from (429, 500, 503).")
+        default_factory=_only_503, min_length=1, description="Statuses drawn from (429, 500, 503)."
+    )
     retryAfterSeconds: Seconds | None = Field(
-        1, description="`Retry-After` of 429 and 503 faults; null sends none.")
+        1, description="`Retry-After` of 429 and 503 faults; null sends none."
+    )
     seed: Annotated[int, Field(ge=0, le=2**32)] | None = Field(
-        None, description="Makes the draws repeatable: the customer's token requests draw, in "
-        "order, from a random source of their own seeded with it; null draws freely.")
+        None,
+        description="Makes the draws repeatable: the customer's token requests draw, in "
+        "order, from a random source of their own seeded with it; null draws freely.",
+    )
 
     @model_serializer(mode="wrap")
     def _without_a_null_seed(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -120,7 +124,8 @@ class TokenBucket(_Switch):
     kind: Literal["token-bucket"]
     perSecond: Annotated[float, Field(gt=0, le=100_000)]
     burst: Count | None = Field(
-        None, description="Bucket size; default one second's worth (at least 1).")
+        None, description="Bucket size; default one second's worth (at least 1)."
+    )
 
     @model_validator(mode="after")
     def _default_burst(self) -> TokenBucket:
@@ -158,10 +163,11 @@ class Latency(_Switch):
 
     p50Ms: Millis = Field(0, description="Median added delay (ms).")
     p99Ms: Millis | None = Field(
-        None, description="99th percentile of the added delay (ms); default `p50Ms` "
-        "(a constant delay). Draws are capped at four times it.")
-    stallRate: Rate = Field(
-        0.0, description="Fraction of requests that stall instead.")
+        None,
+        description="99th percentile of the added delay (ms); default `p50Ms` "
+        "(a constant delay). Draws are capped at four times it.",
+    )
+    stallRate: Rate = Field(0.0, description="Fraction of requests that stall instead.")
     stallMs: Millis = Field(0, description="Length of a stall (ms).")
 
     @model_validator(mode="after")
@@ -179,62 +185,88 @@ class Profile(_Switch):
     """Every switch of a sandbox profile, with its default."""
 
     tokenLifetimeSeconds: Lifetime = Field(
-        86_400, description="`expires_in` of new tokens, and their lifetime.")
+        86_400, description="`expires_in` of new tokens, and their lifetime."
+    )
     tokenFaults: TokenFaults = Field(default_factory=TokenFaults)
     rateLimit: RateLimitSetting | None = Field(
-        None, description="The customer's rate limit on its interface routes; null is none.")
+        None, description="The customer's rate limit on its interface routes; null is none."
+    )
     retryAfter: Literal["seconds", "http-date", "absent"] = Field(
-        "seconds", description="How 429 and 503 answers carry `Retry-After`.")
+        "seconds", description="How 429 and 503 answers carry `Retry-After`."
+    )
     rateLimitHeaders: Literal["none", "ietf", "x-ratelimit"] = Field(
-        "none", description="Rate limit headers on every interface answer when a limit is set.")
+        "none", description="Rate limit headers on every interface answer when a limit is set."
+    )
     importAnswer: Literal["201-empty", "201-record", "200-record", "204", "202"] = Field(
-        "201-empty", description="Status and body of the five imports (published: 201, no "
-        "body).")
+        "201-empty", description="Status and body of the five imports (published: 201, no body)."
+    )
     reimport: Literal["upsert", "conflict"] = Field(
-        "upsert", description="An import of an existing externalId: update it, or 409.")
+        "upsert", description="An import of an existing externalId: update it, or 409."
+    )
     errorBody: Literal["problem", "message", "text", "empty", "nestjs"] = Field(
-        "problem", description="Body of every 4xx/5xx problem answer on the interface routes.")
+        "problem", description="Body of every 4xx/5xx problem answer on the interface routes."
+    )
     ackRepeat: Literal["200", "409", "422"] = Field(
-        "200", description="Acknowledging an entry already in the requested state.")
+        "200", description="Acknowledging an entry already in the requested state."
+    )
     exportMaxEntries: Entries | None = Field(
-        None, description="An export window holding more entries is refused.")
+        None, description="An export window holding more entries is refused."
+    )
     exportRefusal: Literal[400, 413, 422] = Field(
-        400, description="Status refusing an export window over `exportMaxEntries`.")
+        400, description="Status refusing an export window over `exportMaxEntries`."
+    )
     exportMaxWindowDays: Annotated[float, Field(gt=0, le=36_500)] | None = Field(
-        None, description="An export window longer than this many days is refused (400).")
+        None, description="An export window longer than this many days is refused (400)."
+    )
     latency: Latency = Field(default_factory=Latency)
     # where interface.md is silent and the published documents speak (published.md)
     ackAnswer: Literal["200-empty", "200-record"] = Field(
-        "200-empty", description="Answer of the two acknowledgements: 200 with no body (as "
-        "published) or with the entry's state after the call.")
+        "200-empty",
+        description="Answer of the two acknowledgements: 200 with no body (as "
+        "published) or with the entry's state after the call.",
+    )
     userRecord: Literal["published", "legacy"] = Field(
-        "published", description="Shape of the user record: the identity service's "
-        "published user, or `{_id, customerId, timekeeperExternalId, name, email}`.")
+        "published",
+        description="Shape of the user record: the identity service's "
+        "published user, or `{_id, customerId, timekeeperExternalId, name, email}`.",
+    )
     expiresIn: Literal["integer", "double"] = Field(
-        "integer", description="`expires_in` of the token answer: an integer (interface.md) or "
-        "a double such as 86400.0 (published).")
+        "integer",
+        description="`expires_in` of the token answer: an integer (interface.md) or "
+        "a double such as 86400.0 (published).",
+    )
     # --- egress: what the published documents say where interface.md differs (issue 25)
     counts: Literal["integer", "double"] = Field(
-        "integer", description="`unitIncrementCount` and `incrementDurationInSeconds` in "
+        "integer",
+        description="`unitIncrementCount` and `incrementDurationInSeconds` in "
         "entries: whole numbers as JSON integers (interface.md; a stored fraction is rounded "
         "up), or JSON doubles as stored (published), fractions included; under `double` "
-        "seeded entries carry some fractions.")
+        "seeded entries carry some fractions.",
+    )
     codeAssigner: Literal["service", "laurel"] = Field(
-        "service", description="`assignedBy` of a code the service assigned: `service` "
-        "(interface.md) or `laurel` (published).")
+        "service",
+        description="`assignedBy` of a code the service assigned: `service` "
+        "(interface.md) or `laurel` (published).",
+    )
     digests: Literal["spec", "published"] = Field(
-        "spec", description="Digests of release-pending: as interface.md, or with the "
+        "spec",
+        description="Digests of release-pending: as interface.md, or with the "
         "published extras (initiative `status`, `locale`; client `type`, `parentClientId`; "
         "code type `orderingSequence`, `semanticType` absent where null; `callSign` may be "
-        "null).")
+        "null).",
+    )
     batchAck: bool = Field(
-        True, description="Serve the published batch release-succeeded route (false: 404).")
+        True, description="Serve the published batch release-succeeded route (false: 404)."
+    )
     # -- ingress (the published contract) ---------------------------------------------------
     codeRangePost: Literal["replace", "add"] = Field(
-        "replace", description="A code range request replaces the initiative's range, or adds "
-        "its ids to it (the published documents do not say which).")
+        "replace",
+        description="A code range request replaces the initiative's range, or adds "
+        "its ids to it (the published documents do not say which).",
+    )
     codeRangeMax: Annotated[int, Field(ge=1, le=1_000_000)] = Field(
-        2500, description="Most ids one code range request may carry (published: 2500).")
+        2500, description="Most ids one code range request may carry (published: 2500)."
+    )
 
 
 DEFAULT_PROFILE: dict[str, Any] = Profile().model_dump()
@@ -351,8 +383,10 @@ def validate_profile(changes: Mapping[str, Any]) -> dict[str, Any]:
     {'rateLimit': {'kind': 'token-bucket', 'perSecond': 2.5, 'burst': 3}}
     """
     if not isinstance(changes, Mapping):
-        raise ProfileError("invalid profile: a profile is a JSON object of switches",
-                           [{"in": "body", "field": "", "detail": "not an object"}])
+        raise ProfileError(
+            "invalid profile: a profile is a JSON object of switches",
+            [{"in": "body", "field": "", "detail": "not an object"}],
+        )
     try:
         profile = Profile.model_validate(dict(changes))
     except ValidationError as exc:

@@ -60,9 +60,9 @@ class RateLimitIn(BaseModel):
 
     perSecond: Annotated[float, Field(gt=0, le=100_000)] | None = None
     # JSON Schema counts 2.0 as an integer: take a whole number written with a fraction too
-    burst: Annotated[
-        Annotated[int, Field(ge=1, le=1_000_000)], BeforeValidator(whole)
-    ] | None = None
+    burst: Annotated[Annotated[int, Field(ge=1, le=1_000_000)], BeforeValidator(whole)] | None = (
+        None
+    )
 
 
 class RateLimitOut(BaseModel):
@@ -164,9 +164,14 @@ class TokenBucket:
     def _state(self, allowed: bool, retry_after: int | None) -> Admission:
         tokens = self._tokens
         return Admission(
-            allowed=allowed, status=429, retry_after=retry_after, policy=self.kind,
-            limit=self.burst, window=max(1, math.ceil(self.burst / self.per_second)),
-            remaining=int(tokens), reset=math.ceil((self.burst - tokens) / self.per_second),
+            allowed=allowed,
+            status=429,
+            retry_after=retry_after,
+            policy=self.kind,
+            limit=self.burst,
+            window=max(1, math.ceil(self.burst / self.per_second)),
+            remaining=int(tokens),
+            reset=math.ceil((self.burst - tokens) / self.per_second),
         )
 
     def admit(self) -> Admission:
@@ -222,9 +227,14 @@ class FixedWindow:
         left = 0.0 if self._opened is None else self._opened + self.window_seconds - now
         reset = max(0, math.ceil(left))
         return Admission(
-            allowed=allowed, status=429, retry_after=None if allowed else max(1, reset),
-            policy=self.kind, limit=self.limit, window=self.window_seconds,
-            remaining=self.limit - self._count, reset=reset,
+            allowed=allowed,
+            status=429,
+            retry_after=None if allowed else max(1, reset),
+            policy=self.kind,
+            limit=self.limit,
+            window=self.window_seconds,
+            remaining=self.limit - self._count,
+            reset=reset,
         )
 
     def admit(self) -> Admission:
@@ -272,9 +282,15 @@ class ConcurrencyCap:
 
     def _state(self, allowed: bool, release: Callable[[], None] | None) -> Admission:
         return Admission(
-            allowed=allowed, status=self.status, retry_after=None if allowed else 1,
-            policy=self.kind, limit=self.max_in_flight, window=None,
-            remaining=max(0, self.max_in_flight - self._in_flight), reset=0, release=release,
+            allowed=allowed,
+            status=self.status,
+            retry_after=None if allowed else 1,
+            policy=self.kind,
+            limit=self.max_in_flight,
+            window=None,
+            remaining=max(0, self.max_in_flight - self._in_flight),
+            reset=0,
+            release=release,
         )
 
     def _release(self) -> None:

@@ -69,8 +69,12 @@ class _Server(uvicorn.Server):
 
 def _config(app: Any, log_level: str) -> uvicorn.Config:
     return uvicorn.Config(
-        app, log_level=log_level, lifespan="off", access_log=log_level == "debug",
-        timeout_graceful_shutdown=5, timeout_keep_alive=5,
+        app,
+        log_level=log_level,
+        lifespan="off",
+        access_log=log_level == "debug",
+        timeout_graceful_shutdown=5,
+        timeout_keep_alive=5,
     )
 
 
@@ -136,7 +140,10 @@ class ServerThread:
 
 
 def serve_forever(
-    app: Any, sock: socket.socket, *, log_level: str = "info",
+    app: Any,
+    sock: socket.socket,
+    *,
+    log_level: str = "info",
     on_started: Callable[[], None] | None = None,
 ) -> None:
     """Serve in the foreground until SIGINT or SIGTERM.

@@ -379,9 +379,7 @@ def unstar(
         0               TK-101     200
         1               TK-102     200
     """
-    return _star_op(
-        conn, "unstar", timekeeper_or_frame, initiative_external_ids, workers, progress
-    )
+    return _star_op(conn, "unstar", timekeeper_or_frame, initiative_external_ids, workers, progress)
 
 
 def _pages(
@@ -415,7 +413,10 @@ STARRED_COLUMNS = ["timekeeperExternalId", "initiativeExternalId", "page", "http
 
 
 def _frame(
-    tk: str, ids: list[str | None], pages: list[int | None], status: int | None = 200,
+    tk: str,
+    ids: list[str | None],
+    pages: list[int | None],
+    status: int | None = 200,
     error: str | None = None,
 ) -> pd.DataFrame:
     """A starred-list frame: one row per id, the timekeeper and the list's answer on each."""

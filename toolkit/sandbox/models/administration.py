@@ -121,8 +121,14 @@ class AdministrationStore(IngressStore):
             db.execute(
                 "INSERT INTO users (id, customer_id, timekeeper_external_id, name, email, "
                 "created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (user_id, customer_id, body["timekeeperExternalId"], body["name"],
-                 body["email"], self.now_ms()),
+                (
+                    user_id,
+                    customer_id,
+                    body["timekeeperExternalId"],
+                    body["name"],
+                    body["email"],
+                    self.now_ms(),
+                ),
             )
             return self._user_record(self._require_user(db, customer_id, user_id))
 
@@ -242,7 +248,8 @@ class AdministrationStore(IngressStore):
             if row["state"] not in ("editable", "failed"):
                 raise Conflict(
                     f"an entry in state {row['state']} cannot be released",
-                    slug="entry-not-releasable", state=row["state"],
+                    slug="entry-not-releasable",
+                    state=row["state"],
                 )
             db.execute(
                 "UPDATE entries SET state = 'pending', released_at = ?, updated_at = ?, "
@@ -292,13 +299,18 @@ class AdministrationStore(IngressStore):
         return {"_id": initiative_id, "name": body["name"], "userId": user_id, "pinned": True}
 
     def _insert_entry(
-        self, db: sqlite3.Connection, customer_id: str, user_id: str, body: dict[str, Any],
+        self,
+        db: sqlite3.Connection,
+        customer_id: str,
+        user_id: str,
+        body: dict[str, Any],
         created_at: int,
     ) -> str:
         initiative = self._pms_initiative(db, customer_id, body["initiativeExternalId"])
         if initiative is None:
-            raise self._unknown("initiative", "initiativeExternalId",
-                                [body["initiativeExternalId"]])
+            raise self._unknown(
+                "initiative", "initiativeExternalId", [body["initiativeExternalId"]]
+            )
         codes = body.get("codes") or []
         wanted = [c["codeExternalId"] for c in codes]
         found = self._code_ids(db, customer_id, wanted)
@@ -306,7 +318,8 @@ class AdministrationStore(IngressStore):
         if missing:
             raise self._unknown("code", "codes", missing)
         allowed = {
-            r[0] for r in db.execute(
+            r[0]
+            for r in db.execute(
                 "SELECT code_id FROM code_ranges WHERE initiative_id = ?", (initiative["id"],)
             )
         }
@@ -314,22 +327,34 @@ class AdministrationStore(IngressStore):
         if outside:
             raise Unprocessable(
                 f"codes outside the initiative's code range: {', '.join(outside)}",
-                slug="code-outside-range", unknownIds=outside,
+                slug="code-outside-range",
+                unknownIds=outside,
             )
         entry_id = new_id()
         db.execute(
             "INSERT INTO entries (id, customer_id, user_id, initiative_id, work_date, summary, "
             "duration, state, created_at, updated_at, unit_count) VALUES (?, ?, ?, ?, ?, ?, ?, "
             "'editable', ?, ?, ?)",
-            (entry_id, customer_id, user_id, initiative["id"], body["workDate"], body["summary"],
-             body["incrementDurationInSeconds"], created_at, created_at,
-             body.get("unitIncrementCount")),
+            (
+                entry_id,
+                customer_id,
+                user_id,
+                initiative["id"],
+                body["workDate"],
+                body["summary"],
+                body["incrementDurationInSeconds"],
+                created_at,
+                created_at,
+                body.get("unitIncrementCount"),
+            ),
         )
         db.executemany(
             "INSERT INTO entry_codes (entry_id, position, code_id, assigned_by) "
             "VALUES (?, ?, ?, ?)",
-            [(entry_id, i, found[c["codeExternalId"]], c["assignedBy"])
-             for i, c in enumerate(codes)],
+            [
+                (entry_id, i, found[c["codeExternalId"]], c["assignedBy"])
+                for i, c in enumerate(codes)
+            ],
         )
         return entry_id
 
@@ -364,9 +389,9 @@ class AdministrationStore(IngressStore):
             if kind in tables:
                 table, render = tables[kind]
                 ids = [
-                    r["id"] for r in db.execute(
-                        f"SELECT id FROM {table} WHERE customer_id = ? "
-                        "ORDER BY created_at, rowid",
+                    r["id"]
+                    for r in db.execute(
+                        f"SELECT id FROM {table} WHERE customer_id = ? ORDER BY created_at, rowid",
                         (customer_id,),
                     )
                 ]
@@ -375,16 +400,22 @@ class AdministrationStore(IngressStore):
                 return self._code_ranges(db, customer_id)
             if kind == "users":
                 return [
-                    self._user_record(r) for r in db.execute(
+                    self._user_record(r)
+                    for r in db.execute(
                         "SELECT * FROM users WHERE customer_id = ? ORDER BY created_at, rowid",
                         (customer_id,),
                     )
                 ]
             if kind == "stars":
                 return [
-                    {"userId": r["user_id"], "timekeeperExternalId": r["tk"],
-                     "initiativeId": r["initiative_id"], "initiativeExternalId": r["ext"],
-                     "source": r["source"], "seq": r["seq"]}
+                    {
+                        "userId": r["user_id"],
+                        "timekeeperExternalId": r["tk"],
+                        "initiativeId": r["initiative_id"],
+                        "initiativeExternalId": r["ext"],
+                        "source": r["source"],
+                        "seq": r["seq"],
+                    }
                     for r in db.execute(
                         "SELECT p.seq, p.user_id, u.timekeeper_external_id AS tk, "
                         "p.initiative_id, i.external_id AS ext, i.source FROM pins p "
@@ -412,11 +443,17 @@ class AdministrationStore(IngressStore):
             )
         ]
         return {
-            "_id": r["id"], "userId": r["user_id"],
-            "initiativeExternalId": r["initiative_external_id"], "workDate": r["work_date"],
-            "summary": r["summary"], "incrementDurationInSeconds": r["duration"],
-            "unitIncrementCount": r["unit_count"], "codes": codes, "state": r["state"],
-            "releasedAt": format_timestamp(r["released_at"]) if r["released_at"] is not None
+            "_id": r["id"],
+            "userId": r["user_id"],
+            "initiativeExternalId": r["initiative_external_id"],
+            "workDate": r["work_date"],
+            "summary": r["summary"],
+            "incrementDurationInSeconds": r["duration"],
+            "unitIncrementCount": r["unit_count"],
+            "codes": codes,
+            "state": r["state"],
+            "releasedAt": format_timestamp(r["released_at"])
+            if r["released_at"] is not None
             else None,
             "externalId": r["external_id"],
             "errors": json.loads(r["errors"]) if r["errors"] else None,
@@ -493,12 +530,25 @@ class AdministrationStore(IngressStore):
 
         steps: list[tuple[str, str, type[BaseModel], Callable[..., Any], Callable[..., Any]]] = [
             ("clients", "clients.csv", ClientIn, self.import_client, lambda r: r),
-            ("initiatives", "initiatives.csv", InitiativeIn, self.import_initiative,
-             lambda r: {**r, "unitIncrements": number(r.get("unitIncrements", ""))}),
-            ("code-types", "code_types.csv", CodeTypeIn, self.import_code_type,
-             lambda r: {**r, "semanticType": r.get("semanticType") or None,
-                        "customerDefaultable": boolean(r.get("customerDefaultable", "")),
-                        "userDefaultable": boolean(r.get("userDefaultable", ""))}),
+            (
+                "initiatives",
+                "initiatives.csv",
+                InitiativeIn,
+                self.import_initiative,
+                lambda r: {**r, "unitIncrements": number(r.get("unitIncrements", ""))},
+            ),
+            (
+                "code-types",
+                "code_types.csv",
+                CodeTypeIn,
+                self.import_code_type,
+                lambda r: {
+                    **r,
+                    "semanticType": r.get("semanticType") or None,
+                    "customerDefaultable": boolean(r.get("customerDefaultable", "")),
+                    "userDefaultable": boolean(r.get("userDefaultable", "")),
+                },
+            ),
             ("codes", "codes.csv", CodeIn, self.import_code, lambda r: r),
         ]
         for kind, filename, model, importer, convert in steps:
@@ -507,8 +557,9 @@ class AdministrationStore(IngressStore):
                     # seeding upserts whatever the customer's profile says
                     importer(customer_id, _validated(model, convert(row)), reimport="upsert")
                 except Unprocessable as exc:
-                    raise Unprocessable(f"{filename} line {line}: {exc.detail}",
-                                        errors=exc.extra.get("errors", [])) from exc
+                    raise Unprocessable(
+                        f"{filename} line {line}: {exc.detail}", errors=exc.extra.get("errors", [])
+                    ) from exc
                 counts[kind] += 1
         ranges: dict[str, list[str]] = {}
         for row in rows("code_ranges.csv"):
@@ -516,15 +567,20 @@ class AdministrationStore(IngressStore):
         for initiative, code_ids in ranges.items():
             try:
                 self.set_code_range(
-                    customer_id, initiative,
+                    customer_id,
+                    initiative,
                     _validated(CodeRangeIn, {"codeExternalIds": code_ids}),
                 )
             except (NotFound, Unprocessable) as exc:
                 raise Unprocessable(f"code_ranges.csv: {exc.detail}") from exc
             counts["code-ranges"] += 1
         with self._read() as db:
-            known = {r[0] for r in db.execute(
-                "SELECT timekeeper_external_id FROM users WHERE customer_id = ?", (customer_id,))}
+            known = {
+                r[0]
+                for r in db.execute(
+                    "SELECT timekeeper_external_id FROM users WHERE customer_id = ?", (customer_id,)
+                )
+            }
         for row in rows("timekeepers.csv"):
             if row["timekeeperExternalId"] not in known:
                 self.create_user(customer_id, _validated(UserIn, row))
@@ -539,19 +595,33 @@ class AdministrationStore(IngressStore):
                 "SELECT 1 FROM entries WHERE customer_id = ? LIMIT 1", (customer_id,)
             ).fetchone():
                 return 0
-            users = [r[0] for r in db.execute(
-                "SELECT id FROM users WHERE customer_id = ? ORDER BY rowid", (customer_id,))]
-            initiatives = [(r[0], r[1]) for r in db.execute(
-                "SELECT id, external_id FROM initiatives WHERE customer_id = ? "
-                "AND source = 'pms' AND status = 'active' ORDER BY rowid", (customer_id,))]
-            all_codes = [r[0] for r in db.execute(
-                "SELECT external_id FROM codes WHERE customer_id = ? ORDER BY rowid",
-                (customer_id,))]
+            users = [
+                r[0]
+                for r in db.execute(
+                    "SELECT id FROM users WHERE customer_id = ? ORDER BY rowid", (customer_id,)
+                )
+            ]
+            initiatives = [
+                (r[0], r[1])
+                for r in db.execute(
+                    "SELECT id, external_id FROM initiatives WHERE customer_id = ? "
+                    "AND source = 'pms' AND status = 'active' ORDER BY rowid",
+                    (customer_id,),
+                )
+            ]
+            all_codes = [
+                r[0]
+                for r in db.execute(
+                    "SELECT external_id FROM codes WHERE customer_id = ? ORDER BY rowid",
+                    (customer_id,),
+                )
+            ]
             ranges: dict[str, list[str]] = {}
             for r in db.execute(
                 "SELECT cr.initiative_id, co.external_id FROM code_ranges cr "
                 "JOIN codes co ON co.id = cr.code_id WHERE co.customer_id = ? "
-                "ORDER BY cr.initiative_id, cr.position", (customer_id,)
+                "ORDER BY cr.initiative_id, cr.position",
+                (customer_id,),
             ):
                 ranges.setdefault(r[0], []).append(r[1])
         if not users or not initiatives:
@@ -580,8 +650,10 @@ class AdministrationStore(IngressStore):
                     "summary": rng.choice(_SUMMARIES),
                     "incrementDurationInSeconds": duration,
                     "codes": [
-                        {"codeExternalId": c,
-                         "assignedBy": "service" if rng.random() < 0.15 else "user"}
+                        {
+                            "codeExternalId": c,
+                            "assignedBy": "service" if rng.random() < 0.15 else "user",
+                        }
                         for c in picked
                     ],
                 }
@@ -589,9 +661,12 @@ class AdministrationStore(IngressStore):
                 db.execute(
                     "UPDATE entries SET state = 'pending', released_at = ?, updated_at = ?, "
                     "unit_count = ? WHERE id = ?",
-                    (released, released,
-                     self._fraction_below(db, entry_id) if fractions and i % 10 == 3 else None,
-                     entry_id),
+                    (
+                        released,
+                        released,
+                        self._fraction_below(db, entry_id) if fractions and i % 10 == 3 else None,
+                        entry_id,
+                    ),
                 )
                 if latest is None or (released, entry_id) > latest[:2]:
                     latest = (released, entry_id, user)
@@ -613,8 +688,9 @@ class AdministrationStore(IngressStore):
                     "INSERT INTO pins (user_id, initiative_id) VALUES (?, ?)", (user, product_id)
                 )
                 if latest is not None and latest[2] == user:  # one entry on a user initiative
-                    db.execute("UPDATE entries SET initiative_id = ? WHERE id = ?",
-                               (product_id, latest[1]))
+                    db.execute(
+                        "UPDATE entries SET initiative_id = ? WHERE id = ?", (product_id, latest[1])
+                    )
         return made
 
     @staticmethod
@@ -622,7 +698,8 @@ class AdministrationStore(IngressStore):
         """Half an increment below the entry's whole count (2.5 for 3), or None for 0."""
         r = db.execute(
             "SELECT e.duration, i.unit_increments FROM entries e JOIN initiatives i "
-            "ON i.id = e.initiative_id WHERE e.id = ?", (entry_id,),
+            "ON i.id = e.initiative_id WHERE e.id = ?",
+            (entry_id,),
         ).fetchone()
         unit = r["unit_increments"]
         whole = math.ceil(r["duration"] / unit) if unit else 0
@@ -683,12 +760,22 @@ class AdministrationStore(IngressStore):
                 entry_id = f"{prefix}{i:012x}"
                 released = low + (span * (i + 1)) // n
                 work_date = (EPOCH + timedelta(milliseconds=released)).date().isoformat()
-                entry_rows.append((
-                    entry_id, customer_id, users[i % len(users)],
-                    initiatives[i % len(initiatives)], work_date, f"Bench entry {i}",
-                    360 * (1 + i % 20), "pending", released, released - 3_600_000, released,
-                    (1 + i % 20) - fraction if fraction is not None and i % 10 == 3 else None,
-                ))
+                entry_rows.append(
+                    (
+                        entry_id,
+                        customer_id,
+                        users[i % len(users)],
+                        initiatives[i % len(initiatives)],
+                        work_date,
+                        f"Bench entry {i}",
+                        360 * (1 + i % 20),
+                        "pending",
+                        released,
+                        released - 3_600_000,
+                        released,
+                        (1 + i % 20) - fraction if fraction is not None and i % 10 == 3 else None,
+                    )
+                )
                 for k in range(codes_per_entry):
                     code_rows.append(
                         (entry_id, k, codes[(i + k) % len(codes)], "user" if k else "service")
@@ -711,30 +798,87 @@ class AdministrationStore(IngressStore):
     def _bench_fixtures(self, customer_id: str) -> tuple[list[str], list[str], list[str]]:
         with self._read() as db:
             self._require_customer(db, customer_id)
-            users = [r[0] for r in db.execute(
-                "SELECT id FROM users WHERE customer_id = ? ORDER BY rowid", (customer_id,))]
-            initiatives = [r[0] for r in db.execute(
-                "SELECT id FROM initiatives WHERE customer_id = ? AND source = 'pms' "
-                "AND status = 'active' ORDER BY rowid", (customer_id,))]
-            codes = [r[0] for r in db.execute(
-                "SELECT id FROM codes WHERE customer_id = ? ORDER BY rowid", (customer_id,))]
+            users = [
+                r[0]
+                for r in db.execute(
+                    "SELECT id FROM users WHERE customer_id = ? ORDER BY rowid", (customer_id,)
+                )
+            ]
+            initiatives = [
+                r[0]
+                for r in db.execute(
+                    "SELECT id FROM initiatives WHERE customer_id = ? AND source = 'pms' "
+                    "AND status = 'active' ORDER BY rowid",
+                    (customer_id,),
+                )
+            ]
+            codes = [
+                r[0]
+                for r in db.execute(
+                    "SELECT id FROM codes WHERE customer_id = ? ORDER BY rowid", (customer_id,)
+                )
+            ]
         if not users:
-            users = [self.create_user(customer_id, {
-                "timekeeperExternalId": "BENCH", "name": "Bench User",
-                "email": "bench@example.com"})["_id"]]
+            users = [
+                self.create_user(
+                    customer_id,
+                    {
+                        "timekeeperExternalId": "BENCH",
+                        "name": "Bench User",
+                        "email": "bench@example.com",
+                    },
+                )["_id"]
+            ]
         if not initiatives:
-            self.import_client(customer_id, {"externalId": "BENCH-C", "name": "Bench client",
-                                             "callSign": "BENCH", "description": ""},
-                               reimport="upsert")
-            initiatives = [self.import_initiative(customer_id, {
-                "externalId": "BENCH-M", "name": "Bench matter", "description": "",
-                "callSign": "BENCH-M", "clientExternalId": "BENCH-C", "billingType": "billable",
-                "unitIncrements": 360, "status": "active"}, reimport="upsert")["_id"]]
+            self.import_client(
+                customer_id,
+                {
+                    "externalId": "BENCH-C",
+                    "name": "Bench client",
+                    "callSign": "BENCH",
+                    "description": "",
+                },
+                reimport="upsert",
+            )
+            initiatives = [
+                self.import_initiative(
+                    customer_id,
+                    {
+                        "externalId": "BENCH-M",
+                        "name": "Bench matter",
+                        "description": "",
+                        "callSign": "BENCH-M",
+                        "clientExternalId": "BENCH-C",
+                        "billingType": "billable",
+                        "unitIncrements": 360,
+                        "status": "active",
+                    },
+                    reimport="upsert",
+                )["_id"]
+            ]
         if not codes:
-            self.import_code_type(customer_id, {
-                "externalId": "bench-code", "name": "bench-code", "semanticType": "task",
-                "customerDefaultable": False, "userDefaultable": False}, reimport="upsert")
-            codes = [self.import_code(customer_id, {
-                "externalId": f"B{k}", "name": f"B{k}", "description": "",
-                "codeTypeExternalId": "bench-code"}, reimport="upsert")["_id"] for k in range(3)]
+            self.import_code_type(
+                customer_id,
+                {
+                    "externalId": "bench-code",
+                    "name": "bench-code",
+                    "semanticType": "task",
+                    "customerDefaultable": False,
+                    "userDefaultable": False,
+                },
+                reimport="upsert",
+            )
+            codes = [
+                self.import_code(
+                    customer_id,
+                    {
+                        "externalId": f"B{k}",
+                        "name": f"B{k}",
+                        "description": "",
+                        "codeTypeExternalId": "bench-code",
+                    },
+                    reimport="upsert",
+                )["_id"]
+                for k in range(3)
+            ]
         return users, initiatives, codes

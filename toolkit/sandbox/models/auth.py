@@ -177,8 +177,7 @@ class AuthStore(ProfileStore):
             db.execute(
                 "INSERT INTO tokens (token_hash, customer_id, client_id, expires_at) "
                 "VALUES (?, ?, ?, ?)",
-                (_hash(token), client["customer_id"], client_id,
-                 self.now_ms() + lifetime * 1000),
+                (_hash(token), client["customer_id"], client_id, self.now_ms() + lifetime * 1000),
             )
         expires_in = float(lifetime) if profile["expiresIn"] == "double" else lifetime
         return {"access_token": token, "expires_in": expires_in, "token_type": "Bearer"}

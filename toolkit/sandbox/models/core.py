@@ -157,8 +157,10 @@ def format_timestamp(ms: int) -> str:
     '2025-03-01T09:30:00.123Z'
     """
     m = EPOCH + timedelta(milliseconds=ms)
-    return (f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:"
-            f"{m.second:02d}.{m.microsecond // 1000:03d}Z")
+    return (
+        f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:"
+        f"{m.second:02d}.{m.microsecond // 1000:03d}Z"
+    )
 
 
 def number(value: float | None) -> int | float | None:
@@ -326,8 +328,10 @@ class StoreCore:
     @staticmethod
     def _user_record(row: sqlite3.Row) -> dict[str, Any]:
         return {
-            "_id": row["id"], "customerId": row["customer_id"],
-            "timekeeperExternalId": row["timekeeper_external_id"], "name": row["name"],
+            "_id": row["id"],
+            "customerId": row["customer_id"],
+            "timekeeperExternalId": row["timekeeper_external_id"],
+            "name": row["name"],
             "email": row["email"],
         }
 

@@ -178,7 +178,9 @@ class EgressStore(ProfileStore):
         return self._export_chunks(customer_id, low, high, batch)
 
     _REFUSALS: dict[int, type[SandboxError]] = {
-        400: BadRequest, 413: PayloadTooLarge, 422: Unprocessable,
+        400: BadRequest,
+        413: PayloadTooLarge,
+        422: Unprocessable,
     }
 
     def _check_export_window(self, customer_id: str, low: int, high: int) -> None:
@@ -187,7 +189,8 @@ class EgressStore(ProfileStore):
         days = profile["exportMaxWindowDays"]
         if days is not None and high - low > days * 86_400_000:
             raise BadRequest(
-                f"the export window is longer than {days:g} days", slug="window-too-long",
+                f"the export window is longer than {days:g} days",
+                slug="window-too-long",
                 maxWindowDays=days,
             )
         most = profile["exportMaxEntries"]
@@ -196,13 +199,17 @@ class EgressStore(ProfileStore):
         with self._read() as db:
             held = db.execute(
                 "SELECT COUNT(*) FROM entries WHERE customer_id = ? AND released_at > ? "
-                "AND released_at <= ?", (customer_id, low, high),
+                "AND released_at <= ?",
+                (customer_id, low, high),
             ).fetchone()[0]
         if held > most:
             refusal = self._REFUSALS[profile["exportRefusal"]]
             raise refusal(
                 f"the export window holds {held} entries, more than {most}; ask for a shorter "
-                "window", slug="export-too-large", entries=held, maxEntries=most,
+                "window",
+                slug="export-too-large",
+                entries=held,
+                maxEntries=most,
             )
 
     def _export_chunks(
@@ -235,9 +242,7 @@ class EgressStore(ProfileStore):
                 codes = self._codes_by_entry(
                     db, customer_id, bounded, [*params, last[0], last[0], last[1]]
                 )
-            yield [
-                self._export_entry(row, customer_id, codes, initiatives, shown) for row in rows
-            ]
+            yield [self._export_entry(row, customer_id, codes, initiatives, shown) for row in rows]
             if len(rows) < batch:
                 return
 
@@ -249,17 +254,49 @@ class EgressStore(ProfileStore):
         initiatives: dict[str, dict[str, Any]],
         shown: tuple[str, str],
     ) -> dict[str, Any]:
-        (entry_id, created, updated, external_id, duration, summary, user_id, work_date,
-         _released, i_id, i_ext, i_name, _i_desc, _i_cs, _i_bt, unit, c_id, c_ext, c_name,
-         c_desc, c_cs, stored, source, *_) = row
+        (
+            entry_id,
+            created,
+            updated,
+            external_id,
+            duration,
+            summary,
+            user_id,
+            work_date,
+            _released,
+            i_id,
+            i_ext,
+            i_name,
+            _i_desc,
+            _i_cs,
+            _i_bt,
+            unit,
+            c_id,
+            c_ext,
+            c_name,
+            c_desc,
+            c_cs,
+            stored,
+            source,
+            *_,
+        ) = row
         initiative = initiatives.get(i_id)
         if initiative is None:
-            initiative = initiatives[i_id] = {"name": i_name} if source == "product" else {
-                "client": {"_id": c_id, "externalId": c_ext, "name": c_name,
-                           "description": c_desc, "callSign": c_cs},
-                "externalId": i_ext,
-                "name": i_name,
-            }
+            initiative = initiatives[i_id] = (
+                {"name": i_name}
+                if source == "product"
+                else {
+                    "client": {
+                        "_id": c_id,
+                        "externalId": c_ext,
+                        "name": c_name,
+                        "description": c_desc,
+                        "callSign": c_cs,
+                    },
+                    "externalId": i_ext,
+                    "name": i_name,
+                }
+            )
         count, seconds = _counts(duration, stored, unit, shown[0])
         return {
             "_id": entry_id,
@@ -280,7 +317,11 @@ class EgressStore(ProfileStore):
         }
 
     def _codes_by_entry(
-        self, db: sqlite3.Connection, customer_id: str, where: str, params: Sequence[Any],
+        self,
+        db: sqlite3.Connection,
+        customer_id: str,
+        where: str,
+        params: Sequence[Any],
         published: bool = False,
     ) -> dict[str, list[tuple[dict[str, Any], str]]]:
         code_objs: dict[str, dict[str, Any]] = {}
@@ -290,14 +331,21 @@ class EgressStore(ProfileStore):
             "JOIN code_types ct ON ct.id = co.code_type_id WHERE co.customer_id = ?",
             (customer_id,),
         ):
-            kind = {"_id": r["t_id"], "externalId": r["t_ext"], "name": r["t_name"],
-                    "semanticType": r["semantic_type"]}
+            kind = {
+                "_id": r["t_id"],
+                "externalId": r["t_ext"],
+                "name": r["t_name"],
+                "semanticType": r["semantic_type"],
+            }
             if published:  # semanticType absent where null; orderingSequence (none stored)
                 kind = {k: v for k, v in kind.items() if v is not None or k != "semanticType"}
                 kind["orderingSequence"] = None
             code_objs[r["id"]] = {
-                "_id": r["id"], "externalId": r["external_id"], "name": r["name"],
-                "description": r["description"], "type": kind,
+                "_id": r["id"],
+                "externalId": r["external_id"],
+                "name": r["name"],
+                "description": r["description"],
+                "type": kind,
             }
         out: dict[str, list[tuple[dict[str, Any], str]]] = {}
         cursor = db.cursor()
@@ -350,32 +398,34 @@ class EgressStore(ProfileStore):
                 r["duration"], r["unit_count"], r["unit_increments"], profile["counts"]
             )
             kind = "user" if r["i_source"] == "product" else "pms"
-            out.append({
-                "_id": r["id"],
-                "customerId": customer_id,
-                "userId": r["user_id"],
-                "workDate": r["work_date"],
-                "summary": r["summary"],
-                "unitIncrementCount": count,
-                "incrementDurationInSeconds": seconds,
-                "initiativeProps": {
-                    "type": kind,
-                    "colorHex": _color(r["i_id"]),
-                    "tags": ["pinned"] if (r["user_id"], r["i_id"]) in pinned else [],
-                    "nickname": r["i_name"],
-                    "initiative": self._props_initiative(r, published),
-                },
-                "externalId": r["external_id"],
-                "codes": [code for code, _ in codes.get(r["id"], [])],
-                # the published extras: the sandbox keeps no notes, syncs and shares, and
-                # counts no releases beyond the one that made the entry pending
-                "notes": None,
-                "releaseCount": 1,
-                "lastSyncedAt": None,
-                "firstReleaseAttemptedAt": format_timestamp(r["released_at"]),
-                "isShared": False,
-                "sharedFrom": None,
-            })
+            out.append(
+                {
+                    "_id": r["id"],
+                    "customerId": customer_id,
+                    "userId": r["user_id"],
+                    "workDate": r["work_date"],
+                    "summary": r["summary"],
+                    "unitIncrementCount": count,
+                    "incrementDurationInSeconds": seconds,
+                    "initiativeProps": {
+                        "type": kind,
+                        "colorHex": _color(r["i_id"]),
+                        "tags": ["pinned"] if (r["user_id"], r["i_id"]) in pinned else [],
+                        "nickname": r["i_name"],
+                        "initiative": self._props_initiative(r, published),
+                    },
+                    "externalId": r["external_id"],
+                    "codes": [code for code, _ in codes.get(r["id"], [])],
+                    # the published extras: the sandbox keeps no notes, syncs and shares, and
+                    # counts no releases beyond the one that made the entry pending
+                    "notes": None,
+                    "releaseCount": 1,
+                    "lastSyncedAt": None,
+                    "firstReleaseAttemptedAt": format_timestamp(r["released_at"]),
+                    "isShared": False,
+                    "sharedFrom": None,
+                }
+            )
         return out
 
     @staticmethod
@@ -383,13 +433,23 @@ class EgressStore(ProfileStore):
         """``initiativeProps.initiative``: a user initiative's three fields, or the pms one."""
         if r["i_source"] == "product":
             return {"type": "user", "_id": r["i_id"], "name": r["i_name"]}
-        client = {"_id": r["c_id"], "externalId": r["c_ext"], "name": r["c_name"],
-                  "description": r["c_desc"], "callSign": r["c_cs"]}
+        client = {
+            "_id": r["c_id"],
+            "externalId": r["c_ext"],
+            "name": r["c_name"],
+            "description": r["c_desc"],
+            "callSign": r["c_cs"],
+        }
         initiative = {
-            "type": "pms", "_id": r["i_id"], "billingType": r["i_bt"],
-            "callSign": r["i_cs"], "unitIncrements": number(r["unit_increments"]),
-            "externalId": r["i_ext"], "name": r["i_name"],
-            "description": r["i_desc"], "client": client,
+            "type": "pms",
+            "_id": r["i_id"],
+            "billingType": r["i_bt"],
+            "callSign": r["i_cs"],
+            "unitIncrements": number(r["unit_increments"]),
+            "externalId": r["i_ext"],
+            "name": r["i_name"],
+            "description": r["i_desc"],
+            "client": client,
         }
         if published:  # no locale, client type or parent is stored: their defaults
             initiative.update(status=r["i_status"], locale=None)
@@ -462,8 +522,14 @@ class EgressStore(ProfileStore):
             try:
                 self.release_succeeded(customer_id, item["userId"], item["entryId"], item)
             except SandboxError as exc:
-                out.append({"entryId": item["entryId"], "status": HTTPStatus(exc.status).name,
-                            "errorCode": exc.slug, "errorMessage": exc.detail})
+                out.append(
+                    {
+                        "entryId": item["entryId"],
+                        "status": HTTPStatus(exc.status).name,
+                        "errorCode": exc.slug,
+                        "errorMessage": exc.detail,
+                    }
+                )
             else:
                 out.append({"entryId": item["entryId"], "status": "OK"})
         return out
@@ -513,25 +579,24 @@ class EgressStore(ProfileStore):
                 (entry_id, customer_id, user_id),
             ).fetchone()
             if row is None:
-                raise NotFound(
-                    f"no entry {entry_id!r} for user {user_id!r}", slug="unknown-entry"
-                )
+                raise NotFound(f"no entry {entry_id!r} for user {user_id!r}", slug="unknown-entry")
             current = row["state"]
             if current == "editable":
                 raise Conflict(
-                    "the entry has not been released by its user", slug="entry-not-released",
+                    "the entry has not been released by its user",
+                    slug="entry-not-released",
                     state=current,
                 )
             if current == "pending":
                 db.execute(
-                    f"UPDATE entries SET state = ?, {column} = ?, updated_at = ? "
-                    "WHERE id = ?",
+                    f"UPDATE entries SET state = ?, {column} = ?, updated_at = ? WHERE id = ?",
                     (state, stored_value, self.now_ms(), entry_id),
                 )
             elif current != state:
                 raise Conflict(
                     f"the entry was already acknowledged as {current}",
-                    slug="conflicting-acknowledgement", state=current,
+                    slug="conflicting-acknowledgement",
+                    state=current,
                 )
             else:  # already in the requested state: the stored value goes with a refusal,
                 # so a client can tell a repeat from a clash
@@ -540,17 +605,23 @@ class EgressStore(ProfileStore):
                 if row[column] != stored_value and value is not None:
                     raise Conflict(
                         f"the entry was already acknowledged as {current} with other {field}",
-                        slug="conflicting-acknowledgement", state=current, **{field: held},
+                        slug="conflicting-acknowledgement",
+                        state=current,
+                        **{field: held},
                     )
                 if repeat != "200":
                     refusal = Conflict if repeat == "409" else Unprocessable
                     raise refusal(
                         f"the entry was already acknowledged as {current}",
-                        slug="already-acknowledged", state=current, **{field: held},
+                        slug="already-acknowledged",
+                        state=current,
+                        **{field: held},
                     )
             r = db.execute("SELECT * FROM entries WHERE id = ?", (entry_id,)).fetchone()
         return {
-            "_id": r["id"], "userId": r["user_id"], "state": r["state"],
+            "_id": r["id"],
+            "userId": r["user_id"],
+            "state": r["state"],
             "externalId": r["external_id"],
             "errors": json.loads(r["errors"]) if r["errors"] else None,
             "updatedAt": format_timestamp(r["updated_at"]),
@@ -613,9 +684,18 @@ def _published_user(row: sqlite3.Row, customer_id: str, customer_name: str) -> d
     if row["email"]:
         identities.append({"type": "email", "value": row["email"]})
     return {
-        "_id": row["id"], "createdAt": created, "updatedAt": created, "email": row["email"],
-        "firstName": first, "lastName": last, "nickname": "", "jobTitle": "",
-        "status": "active", "identities": identities, "roles": [], "delegators": [],
+        "_id": row["id"],
+        "createdAt": created,
+        "updatedAt": created,
+        "email": row["email"],
+        "firstName": first,
+        "lastName": last,
+        "nickname": "",
+        "jobTitle": "",
+        "status": "active",
+        "identities": identities,
+        "roles": [],
+        "delegators": [],
         "delegates": [],
         "customer": {"_id": customer_id, "fullName": customer_name, "tenant": dict(_TENANT)},
     }

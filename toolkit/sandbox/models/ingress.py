@@ -70,9 +70,16 @@ class IngressStore(ProfileStore):
         mode = reimport or self.profile(customer_id)["reimport"]
         with self._tx() as db:
             record_id = self._upsert(
-                db, "clients", customer_id, body["externalId"], mode,
-                {"name": body["name"], "call_sign": body["callSign"],
-                 "description": body["description"]},
+                db,
+                "clients",
+                customer_id,
+                body["externalId"],
+                mode,
+                {
+                    "name": body["name"],
+                    "call_sign": body["callSign"],
+                    "description": body["description"],
+                },
             )
             self._set_extras(db, record_id, "clients", body)
             return self._client_record(db, record_id)
@@ -114,11 +121,21 @@ class IngressStore(ProfileStore):
             if client is None:
                 raise self._unknown("client", "clientExternalId", [body["clientExternalId"]])
             record_id = self._upsert(
-                db, "initiatives", customer_id, body["externalId"], mode,
-                {"source": "pms", "billing_type": body["billingType"], "name": body["name"],
-                 "description": body["description"], "call_sign": body["callSign"],
-                 "client_id": client["id"], "unit_increments": float(body["unitIncrements"]),
-                 "status": body["status"]},
+                db,
+                "initiatives",
+                customer_id,
+                body["externalId"],
+                mode,
+                {
+                    "source": "pms",
+                    "billing_type": body["billingType"],
+                    "name": body["name"],
+                    "description": body["description"],
+                    "call_sign": body["callSign"],
+                    "client_id": client["id"],
+                    "unit_increments": float(body["unitIncrements"]),
+                    "status": body["status"],
+                },
             )
             self._set_extras(db, record_id, "initiatives", body)
             return self._initiative_record(db, record_id)
@@ -151,10 +168,17 @@ class IngressStore(ProfileStore):
         mode = reimport or self.profile(customer_id)["reimport"]
         with self._tx() as db:
             record_id = self._upsert(
-                db, "code_types", customer_id, body["externalId"], mode,
-                {"name": body["name"], "semantic_type": body["semanticType"],
-                 "customer_defaultable": int(body["customerDefaultable"]),
-                 "user_defaultable": int(body["userDefaultable"])},
+                db,
+                "code_types",
+                customer_id,
+                body["externalId"],
+                mode,
+                {
+                    "name": body["name"],
+                    "semantic_type": body["semanticType"],
+                    "customer_defaultable": int(body["customerDefaultable"]),
+                    "user_defaultable": int(body["userDefaultable"]),
+                },
             )
             self._set_extras(db, record_id, "code_types", body)
             return self._code_type_record(db, record_id)
@@ -193,13 +217,18 @@ class IngressStore(ProfileStore):
                 (customer_id, body["codeTypeExternalId"]),
             ).fetchone()
             if code_type is None:
-                raise self._unknown(
-                    "code type", "codeTypeExternalId", [body["codeTypeExternalId"]]
-                )
+                raise self._unknown("code type", "codeTypeExternalId", [body["codeTypeExternalId"]])
             record_id = self._upsert(
-                db, "codes", customer_id, body["externalId"], mode,
-                {"name": body["name"], "description": body["description"],
-                 "code_type_id": code_type["id"]},
+                db,
+                "codes",
+                customer_id,
+                body["externalId"],
+                mode,
+                {
+                    "name": body["name"],
+                    "description": body["description"],
+                    "code_type_id": code_type["id"],
+                },
             )
             self._set_extras(db, record_id, "codes", body)
             return self._code_record(db, record_id)
@@ -239,8 +268,9 @@ class IngressStore(ProfileStore):
                 f"invalid request: body.codeExternalIds holds {len(body['codeExternalIds'])} "
                 f"ids; at most {most} per request",
                 slug="validation-failed",
-                errors=[{"in": "body", "field": "codeExternalIds",
-                         "detail": f"at most {most} items"}],
+                errors=[
+                    {"in": "body", "field": "codeExternalIds", "detail": f"at most {most} items"}
+                ],
             )
         wanted = dedupe(body["codeExternalIds"])
         with self._tx() as db:
@@ -258,9 +288,14 @@ class IngressStore(ProfileStore):
                 )
             now = self.now_ms()
             if profile["codeRangePost"] == "add":  # the stored ids first, the new ones after
-                held = [r[0] for r in db.execute(
-                    "SELECT c.external_id FROM code_ranges r JOIN codes c ON c.id = r.code_id "
-                    "WHERE r.initiative_id = ? ORDER BY r.position", (initiative["id"],))]
+                held = [
+                    r[0]
+                    for r in db.execute(
+                        "SELECT c.external_id FROM code_ranges r JOIN codes c ON c.id = r.code_id "
+                        "WHERE r.initiative_id = ? ORDER BY r.position",
+                        (initiative["id"],),
+                    )
+                ]
                 wanted = dedupe([*held, *wanted])
                 codes.update(self._code_ids(db, customer_id, held))
             db.execute("DELETE FROM code_ranges WHERE initiative_id = ?", (initiative["id"],))
@@ -276,8 +311,13 @@ class IngressStore(ProfileStore):
         }
 
     def _upsert(
-        self, db: sqlite3.Connection, table: str, customer_id: str, external_id: str,
-        reimport: str, values: dict[str, Any],
+        self,
+        db: sqlite3.Connection,
+        table: str,
+        customer_id: str,
+        external_id: str,
+        reimport: str,
+        values: dict[str, Any],
     ) -> str:
         now = self.now_ms()
         row = db.execute(
@@ -288,14 +328,14 @@ class IngressStore(ProfileStore):
             what = table.rstrip("s").replace("_", " ")
             raise Conflict(
                 f"a {what} with externalId {external_id!r} already exists",
-                slug="already-exists", externalId=external_id,
+                slug="already-exists",
+                externalId=external_id,
             )
         if row is None:
             record_id = new_id()
             cols = ["id", "customer_id", "external_id", *values, "created_at", "updated_at"]
             db.execute(
-                f"INSERT INTO {table} ({', '.join(cols)}) "
-                f"VALUES ({', '.join('?' * len(cols))})",
+                f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
                 (record_id, customer_id, external_id, *values.values(), now, now),
             )
             return record_id
@@ -328,11 +368,12 @@ class IngressStore(ProfileStore):
         )
 
     @staticmethod
-    def _code_ids(db: sqlite3.Connection, customer_id: str, external_ids: Sequence[str]
-                  ) -> dict[str, str]:
+    def _code_ids(
+        db: sqlite3.Connection, customer_id: str, external_ids: Sequence[str]
+    ) -> dict[str, str]:
         found: dict[str, str] = {}
         for start in range(0, len(external_ids), 500):
-            chunk = list(external_ids[start:start + 500])
+            chunk = list(external_ids[start : start + 500])
             marks = ", ".join("?" * len(chunk))
             for row in db.execute(
                 f"SELECT id, external_id FROM codes WHERE customer_id = ? "
@@ -349,8 +390,10 @@ class IngressStore(ProfileStore):
         extras = {k: body[k] for k in OPTIONAL_FIELDS[table] if body.get(k) is not None}
         db.execute("DELETE FROM import_extras WHERE record_id = ?", (record_id,))
         if extras:
-            db.execute("INSERT INTO import_extras (record_id, fields) VALUES (?, ?)",
-                       (record_id, json.dumps(extras)))
+            db.execute(
+                "INSERT INTO import_extras (record_id, fields) VALUES (?, ?)",
+                (record_id, json.dumps(extras)),
+            )
 
     @staticmethod
     def _extras(db: sqlite3.Connection, record_id: str) -> dict[str, Any]:
@@ -363,8 +406,11 @@ class IngressStore(ProfileStore):
     def _client_record(db: sqlite3.Connection, record_id: str) -> dict[str, Any]:
         r = db.execute("SELECT * FROM clients WHERE id = ?", (record_id,)).fetchone()
         return {
-            "_id": r["id"], "externalId": r["external_id"], "name": r["name"],
-            "callSign": r["call_sign"], "description": r["description"],
+            "_id": r["id"],
+            "externalId": r["external_id"],
+            "name": r["name"],
+            "callSign": r["call_sign"],
+            "description": r["description"],
             **IngressStore._extras(db, record_id),
             "createdAt": format_timestamp(r["created_at"]),
             "updatedAt": format_timestamp(r["updated_at"]),
@@ -378,10 +424,16 @@ class IngressStore(ProfileStore):
             (record_id,),
         ).fetchone()
         return {
-            "_id": r["id"], "source": r["source"], "billingType": r["billing_type"],
-            "externalId": r["external_id"], "name": r["name"], "description": r["description"],
-            "callSign": r["call_sign"], "clientExternalId": r["client_external_id"],
-            "unitIncrements": number(r["unit_increments"]), "status": r["status"],
+            "_id": r["id"],
+            "source": r["source"],
+            "billingType": r["billing_type"],
+            "externalId": r["external_id"],
+            "name": r["name"],
+            "description": r["description"],
+            "callSign": r["call_sign"],
+            "clientExternalId": r["client_external_id"],
+            "unitIncrements": number(r["unit_increments"]),
+            "status": r["status"],
             **IngressStore._extras(db, record_id),
             "createdAt": format_timestamp(r["created_at"]),
             "updatedAt": format_timestamp(r["updated_at"]),
@@ -391,7 +443,9 @@ class IngressStore(ProfileStore):
     def _code_type_record(db: sqlite3.Connection, record_id: str) -> dict[str, Any]:
         r = db.execute("SELECT * FROM code_types WHERE id = ?", (record_id,)).fetchone()
         return {
-            "_id": r["id"], "externalId": r["external_id"], "name": r["name"],
+            "_id": r["id"],
+            "externalId": r["external_id"],
+            "name": r["name"],
             "semanticType": r["semantic_type"],
             "customerDefaultable": bool(r["customer_defaultable"]),
             "userDefaultable": bool(r["user_defaultable"]),
@@ -408,8 +462,11 @@ class IngressStore(ProfileStore):
             (record_id,),
         ).fetchone()
         return {
-            "_id": r["id"], "externalId": r["external_id"], "name": r["name"],
-            "description": r["description"], "codeTypeExternalId": r["type_external_id"],
+            "_id": r["id"],
+            "externalId": r["external_id"],
+            "name": r["name"],
+            "description": r["description"],
+            "codeTypeExternalId": r["type_external_id"],
             **IngressStore._extras(db, record_id),
             "createdAt": format_timestamp(r["created_at"]),
             "updatedAt": format_timestamp(r["updated_at"]),
@@ -427,8 +484,11 @@ class IngressStore(ProfileStore):
         ):
             item = ranges.setdefault(
                 r["ini"],
-                {"initiativeExternalId": r["ini"], "codeExternalIds": [],
-                 "updatedAt": format_timestamp(r["updated_at"])},
+                {
+                    "initiativeExternalId": r["ini"],
+                    "codeExternalIds": [],
+                    "updatedAt": format_timestamp(r["updated_at"]),
+                },
             )
             item["codeExternalIds"].append(r["code"])
         return list(ranges.values())

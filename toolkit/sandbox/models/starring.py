@@ -51,7 +51,10 @@ class StarringStore(StoreCore):
     """
 
     def star(
-        self, customer_id: str, body: dict[str, Any], *,
+        self,
+        customer_id: str,
+        body: dict[str, Any],
+        *,
         item_fault: Callable[[], bool] | None = None,
     ) -> list[dict[str, Any]]:
         """Star initiatives for the user with ``timekeeperExternalId``.
@@ -81,7 +84,10 @@ class StarringStore(StoreCore):
         return self._star_or_unstar(customer_id, body, star=True, item_fault=item_fault)
 
     def unstar(
-        self, customer_id: str, body: dict[str, Any], *,
+        self,
+        customer_id: str,
+        body: dict[str, Any],
+        *,
         item_fault: Callable[[], bool] | None = None,
     ) -> list[dict[str, Any]]:
         """Unstar initiatives; same rules, checks and results as :meth:`star`.
@@ -109,7 +115,10 @@ class StarringStore(StoreCore):
         return self._star_or_unstar(customer_id, body, star=False, item_fault=item_fault)
 
     def starred(
-        self, customer_id: str, timekeeper_external_id: str, limit: int = 2500,
+        self,
+        customer_id: str,
+        timekeeper_external_id: str,
+        limit: int = 2500,
         cursor: str | None = None,
     ) -> dict[str, Any]:
         """One page of the user's starred initiatives.
@@ -157,20 +166,24 @@ class StarringStore(StoreCore):
                 (user_id, after[1] if after else 0, limit + 1),
             ).fetchall()
             walls = {
-                r[0] for r in db.execute(
+                r[0]
+                for r in db.execute(
                     "SELECT initiative_external_id FROM walls WHERE user_id = ?", (user_id,)
                 )
             }
         page = rows[:limit]
         visible = [
-            r["external_id"] for r in page
-            if r["source"] == "pms" and r["external_id"] not in walls
+            r["external_id"] for r in page if r["source"] == "pms" and r["external_id"] not in walls
         ]
         next_cursor = self._encode_cursor(user_id, page[-1]["seq"]) if len(rows) > limit else None
         return {"initiativeExternalIds": visible, "nextCursor": next_cursor}
 
     def _star_or_unstar(
-        self, customer_id: str, body: dict[str, Any], *, star: bool,
+        self,
+        customer_id: str,
+        body: dict[str, Any],
+        *,
+        star: bool,
         item_fault: Callable[[], bool] | None,
     ) -> list[dict[str, Any]]:
         ids = dedupe(body["initiativeExternalIds"])
@@ -178,7 +191,8 @@ class StarringStore(StoreCore):
         with self._tx() as db:
             user_id = self._resolve_timekeeper(db, customer_id, body["timekeeperExternalId"])
             walls = {
-                r[0] for r in db.execute(
+                r[0]
+                for r in db.execute(
                     "SELECT initiative_external_id FROM walls WHERE user_id = ?", (user_id,)
                 )
             }
@@ -235,9 +249,13 @@ class StarringStore(StoreCore):
 
     @staticmethod
     def _is_pinned(db: sqlite3.Connection, user_id: str, initiative_id: str) -> bool:
-        return db.execute(
-            "SELECT 1 FROM pins WHERE user_id = ? AND initiative_id = ?", (user_id, initiative_id)
-        ).fetchone() is not None
+        return (
+            db.execute(
+                "SELECT 1 FROM pins WHERE user_id = ? AND initiative_id = ?",
+                (user_id, initiative_id),
+            ).fetchone()
+            is not None
+        )
 
     def _sign(self, text: str) -> str:
         return hmac.new(self._cursor_key, text.encode(), hashlib.sha256).hexdigest()[:32]

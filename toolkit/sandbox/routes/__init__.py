@@ -22,5 +22,11 @@ from . import administration, auth, egress, ingress, profiles, starring
 from .core import TOKEN_PATH
 
 __all__ = [
-    "TOKEN_PATH", "administration", "auth", "egress", "ingress", "profiles", "starring",
+    "TOKEN_PATH",
+    "administration",
+    "auth",
+    "egress",
+    "ingress",
+    "profiles",
+    "starring",
 ]

@@ -26,9 +26,7 @@ _TOKEN_BODY = {
     "required": True,
     "content": {
         "application/json": {"schema": {"$ref": "#/components/schemas/TokenIn"}},
-        "application/x-www-form-urlencoded": {
-            "schema": {"$ref": "#/components/schemas/TokenIn"}
-        },
+        "application/x-www-form-urlencoded": {"schema": {"$ref": "#/components/schemas/TokenIn"}},
     },
 }
 
@@ -98,20 +96,26 @@ def router(store: Store) -> APIRouter:
     seeded: dict[tuple[str | None, int], random.Random] = {}  # (customer, seed): its own draws
 
     @identity.post(
-        TOKEN_PATH, name="token", operation_id="token", response_model=TokenOut,
+        TOKEN_PATH,
+        name="token",
+        operation_id="token",
+        response_model=TokenOut,
         summary="Exchange client credentials for an access token",
         description="A JSON body (as the spec shows) or a form body (RFC 6749 section 4.4.2); "
         "client credentials in the body or in HTTP Basic authentication (section 2.3.1).",
         openapi_extra={"requestBody": _TOKEN_BODY},
         responses={
-            400: {"model": OAuthErrorOut,
-                  "description": "`invalid_request` or `unsupported_grant_type`."},
+            400: {
+                "model": OAuthErrorOut,
+                "description": "`invalid_request` or `unsupported_grant_type`.",
+            },
             401: {"model": OAuthErrorOut, "description": "`invalid_client`."},
             **problems(413, *FAULTS),
         },
     )
     def token(
-        request: Request, response: Response,
+        request: Request,
+        response: Response,
         body: Annotated[TokenRequest, Depends(read_token_request)],
     ) -> dict[str, Any]:
         customer = store.client_customer(body.client_id)
@@ -128,8 +132,10 @@ def router(store: Store) -> APIRouter:
         response.headers["Pragma"] = "no-cache"
         try:
             return store.token(
-                grant_type=body.grant_type, client_id=body.client_id,
-                client_secret=body.client_secret, audience=body.audience,
+                grant_type=body.grant_type,
+                client_id=body.client_id,
+                client_secret=body.client_secret,
+                audience=body.audience,
             )
         except InvalidClient as exc:
             if body.basic:

@@ -72,9 +72,8 @@ STATUS_TEXT = {
     409: "Conflict with the resource's state.",
     413: "The body is larger than the sandbox's limit (4 MiB by default).",
     422: "Invalid body (every invalid field is listed in `errors`) or unknown references "
-         "(listed in `unknownIds`).",
-    429: "Too many requests (rate limit or fault injection); retry after `Retry-After` "
-         "seconds.",
+    "(listed in `unknownIds`).",
+    429: "Too many requests (rate limit or fault injection); retry after `Retry-After` seconds.",
     500: "Internal error (or fault injection).",
     503: "Unavailable (fault injection); retry after `Retry-After` seconds.",
 }
@@ -84,13 +83,17 @@ FAULTS = (429, 500, 503)
 AUTH = (401, 403)
 """Statuses of the bearer check of every customer-scoped interface route."""
 RETRY_AFTER = {
-    "Retry-After": {"description": "Seconds to wait before retrying.",
-                    "schema": {"type": "integer"}}
+    "Retry-After": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {"type": "integer"},
+    }
 }
 """The ``Retry-After`` header of 429 and 503 answers, as OpenAPI documents it."""
 WWW_AUTHENTICATE = {
-    "WWW-Authenticate": {"description": "Bearer challenge (RFC 6750).",
-                         "schema": {"type": "string"}}
+    "WWW-Authenticate": {
+        "description": "Bearer challenge (RFC 6750).",
+        "schema": {"type": "string"},
+    }
 }
 """The ``WWW-Authenticate`` header of 401 answers, as OpenAPI documents it."""
 

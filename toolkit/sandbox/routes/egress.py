@@ -33,10 +33,12 @@ from .core import AUTH, FAULTS, dumps, problems
 __all__ = ["ack_answer", "router"]
 
 _ACK_PATH = "/api/v1/customers/{customerId:seg}/users/{userId:seg}/entries/{entryId:seg}"
-_ACK_ANSWERS: dict[int | str, dict[str, Any]] = {200: {
-    "description": "Applied; no body (as the service publishes). When the profile's "
-    "`ackAnswer` is `200-record`, the entry's state after the call (`AckOut`).",
-}}
+_ACK_ANSWERS: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "Applied; no body (as the service publishes). When the profile's "
+        "`ackAnswer` is `200-record`, the entry's state after the call (`AckOut`).",
+    }
+}
 
 
 def ack_answer(style: str, state: dict[str, Any]) -> Response:
@@ -79,21 +81,31 @@ def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIR
     egress = APIRouter(dependencies=list(dependencies), tags=["egress"])
 
     @egress.get(
-        "/api/v2/customers/{customerId:seg}/entries/export", name="export_entries",
-        operation_id="export_entries", response_model=list[ExportEntry],
+        "/api/v2/customers/{customerId:seg}/entries/export",
+        name="export_entries",
+        operation_id="export_entries",
+        response_model=list[ExportEntry],
         summary="Entries released in (releasedAfter, releasedOnOrBefore], export form",
         responses=problems(400, *AUTH, *FAULTS),
     )
     def export_entries(
         customerId: str,
-        releasedAfter: Annotated[str, Query(
-            pattern=DATETIME_PATTERN,
-            description="Exclusive lower bound of release time, ISO 8601 (naive = UTC), "
-            "year 0001 to 9999 (year 0000 is refused).")],
-        releasedOnOrBefore: Annotated[str, Query(
-            pattern=DATETIME_PATTERN,
-            description="Inclusive upper bound of release time, ISO 8601 (naive = UTC), "
-            "year 0001 to 9999 (year 0000 is refused).")],
+        releasedAfter: Annotated[
+            str,
+            Query(
+                pattern=DATETIME_PATTERN,
+                description="Exclusive lower bound of release time, ISO 8601 (naive = UTC), "
+                "year 0001 to 9999 (year 0000 is refused).",
+            ),
+        ],
+        releasedOnOrBefore: Annotated[
+            str,
+            Query(
+                pattern=DATETIME_PATTERN,
+                description="Inclusive upper bound of release time, ISO 8601 (naive = UTC), "
+                "year 0001 to 9999 (year 0000 is refused).",
+            ),
+        ],
     ) -> Response:
         try:
             after, before = parse_datetime(releasedAfter), parse_datetime(releasedOnOrBefore)
@@ -116,8 +128,10 @@ def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIR
         return StreamingResponse(body(), media_type="application/json")
 
     @egress.get(
-        "/api/v1/customers/{customerId:seg}/entries/release-pending", name="release_pending",
-        operation_id="release_pending", response_model=list[PendingEntry],
+        "/api/v1/customers/{customerId:seg}/entries/release-pending",
+        name="release_pending",
+        operation_id="release_pending",
+        response_model=list[PendingEntry],
         summary="Entries still pending, detailed form",
         responses=problems(*AUTH, *FAULTS),
     )
@@ -125,8 +139,10 @@ def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIR
         return Response(dumps(store.release_pending(customerId)), media_type="application/json")
 
     @egress.post(
-        _ACK_PATH + "/release-succeeded", name="release_succeeded",
-        operation_id="release_succeeded", response_class=Response,
+        _ACK_PATH + "/release-succeeded",
+        name="release_succeeded",
+        operation_id="release_succeeded",
+        response_class=Response,
         summary="Acknowledge a pending entry as written to the billing system",
         responses={**_ACK_ANSWERS, **problems(*AUTH, 404, 409, 422, *FAULTS)},
     )
@@ -138,8 +154,10 @@ def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIR
 
     @egress.post(
         "/api/v1/customers/{customerId:seg}/entries/release-succeeded/batch",
-        name="release_succeeded_batch", operation_id="release_succeeded_batch",
-        status_code=207, response_model=BatchAckOut,
+        name="release_succeeded_batch",
+        operation_id="release_succeeded_batch",
+        status_code=207,
+        response_model=BatchAckOut,
         summary="Acknowledge 1 to 20 pending entries as written (published; not in the spec)",
         responses=problems(*AUTH, 404, 422, *FAULTS),
     )
@@ -149,20 +167,24 @@ def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIR
         return Response(dumps(answer), status_code=207, media_type="application/json")
 
     @egress.post(
-        _ACK_PATH + "/release-failed", name="release_failed", operation_id="release_failed",
-        response_class=Response, summary="Acknowledge a pending entry as failed to write",
+        _ACK_PATH + "/release-failed",
+        name="release_failed",
+        operation_id="release_failed",
+        response_class=Response,
+        summary="Acknowledge a pending entry as failed to write",
         responses={**_ACK_ANSWERS, **problems(*AUTH, 404, 409, 422, *FAULTS)},
     )
-    def release_failed(
-        customerId: str, userId: str, entryId: str, body: AckFailedIn
-    ) -> Response:
+    def release_failed(customerId: str, userId: str, entryId: str, body: AckFailedIn) -> Response:
         state = store.release_failed(customerId, userId, entryId, body.model_dump())
         return ack_answer(store.profile(customerId)["ackAnswer"], state)
 
     @egress.get(
-        "/api/v1/customers/{customerId:seg}/users/{userId:seg}", name="get_user",
-        operation_id="get_user", response_model=UserRecordOut | UserOut,
-        response_model_exclude_unset=True, summary="User record (identity service)",
+        "/api/v1/customers/{customerId:seg}/users/{userId:seg}",
+        name="get_user",
+        operation_id="get_user",
+        response_model=UserRecordOut | UserOut,
+        response_model_exclude_unset=True,
+        summary="User record (identity service)",
         description="The identity service's published user by default; the profile's "
         "`userRecord: legacy` answers `{_id, customerId, timekeeperExternalId, name, email}`.",
         responses=problems(*AUTH, 404, *FAULTS),

@@ -32,8 +32,10 @@ __all__ = ["ACCEPTED_BODY", "import_answer", "router"]
 
 ACCEPTED_BODY = {"status": "accepted"}
 """The body of an import answered 202 (``importAnswer: "202"``)."""
-_ANSWER_TEXT = ("Answers 201 with no body (as the service publishes); the profile's "
-                "`importAnswer` may answer the stored record (201 or 200), 204, or 202.")
+_ANSWER_TEXT = (
+    "Answers 201 with no body (as the service publishes); the profile's "
+    "`importAnswer` may answer the stored record (201 or 200), 204, or 202."
+)
 
 
 def import_answer(style: str, record: dict[str, Any], model: type[BaseModel]) -> Response:
@@ -73,8 +75,11 @@ def _answers(model: type[BaseModel]) -> dict[int | str, dict[str, Any]]:
     ``200-record`` answer) so that the document holds it."""
     return {
         201: {"description": "Stored; no body (as the service publishes)."},
-        200: {"model": model, "description": "Stored; the stored record, when the profile's "
-              "`importAnswer` is `200-record` (`201-record` answers it with 201)."},
+        200: {
+            "model": model,
+            "description": "Stored; the stored record, when the profile's "
+            "`importAnswer` is `200-record` (`201-record` answers it with 201).",
+        },
     }
 
 
@@ -95,19 +100,26 @@ def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIR
     ingress = APIRouter(dependencies=list(dependencies))
     imports: list[tuple[str, type[Any], type[Any], Callable[..., dict[str, Any]], str]] = [
         ("clients", ClientIn, ClientOut, store.import_client, "Import one client"),
-        ("initiatives", InitiativeIn, InitiativeOut, store.import_initiative,
-         "Import one initiative (its client must exist)"),
+        (
+            "initiatives",
+            InitiativeIn,
+            InitiativeOut,
+            store.import_initiative,
+            "Import one initiative (its client must exist)",
+        ),
         ("code-types", CodeTypeIn, CodeTypeOut, store.import_code_type, "Import one code type"),
-        ("codes", CodeIn, CodeOut, store.import_code,
-         "Import one code (its code type must exist)"),
+        ("codes", CodeIn, CodeOut, store.import_code, "Import one code (its code type must exist)"),
     ]
     for kind, model_in, model_out, importer, summary in imports:
         _add_import_route(ingress, store, kind, model_in, model_out, importer, summary)
 
     @ingress.post(
         "/api/v1/customers/{customerId:seg}/initiatives/{initiativeExternalId:seg}/codes",
-        name="set_code_range", operation_id="set_code_range", status_code=201,
-        response_class=Response, tags=["ingress"],
+        name="set_code_range",
+        operation_id="set_code_range",
+        status_code=201,
+        response_class=Response,
+        tags=["ingress"],
         summary="Set the code range of one initiative (replace, or add: a profile switch)",
         description=_ANSWER_TEXT,
         responses={**_answers(CodeRangeOut), **problems(*AUTH, 404, 422, *FAULTS)},
@@ -120,8 +132,13 @@ def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIR
 
 
 def _add_import_route(
-    router: APIRouter, store: Store, kind: str, model_in: type[BaseModel], model_out: type[Any],
-    importer: Callable[..., dict[str, Any]], summary: str,
+    router: APIRouter,
+    store: Store,
+    kind: str,
+    model_in: type[BaseModel],
+    model_out: type[Any],
+    importer: Callable[..., dict[str, Any]],
+    summary: str,
 ) -> None:
     """Add one import route; the four differ only in path, schema and store method."""
 
@@ -133,8 +150,15 @@ def _add_import_route(
 
     name = "import_" + kind.replace("-", "_")
     router.add_api_route(
-        f"/api/v1/customers/{{customerId:seg}}/{kind}/import", endpoint, methods=["POST"],
-        name=name, operation_id=name, status_code=201, response_class=Response,
-        tags=["ingress"], summary=summary + " (upsert by externalId)", description=_ANSWER_TEXT,
+        f"/api/v1/customers/{{customerId:seg}}/{kind}/import",
+        endpoint,
+        methods=["POST"],
+        name=name,
+        operation_id=name,
+        status_code=201,
+        response_class=Response,
+        tags=["ingress"],
+        summary=summary + " (upsert by externalId)",
+        description=_ANSWER_TEXT,
         responses={**_answers(model_out), **problems(*AUTH, 422, *FAULTS)},
     )

@@ -39,31 +39,38 @@ def router(store: Store, *, limits: Limits) -> APIRouter:
     admin = APIRouter(prefix="/sandbox/v1", tags=["sandbox"])
 
     @admin.get(
-        _PROFILE, name="admin_get_profile", operation_id="admin_get_profile",
-        response_model=Profile, summary="A customer's profile, every switch filled in",
+        _PROFILE,
+        name="admin_get_profile",
+        operation_id="admin_get_profile",
+        response_model=Profile,
+        summary="A customer's profile, every switch filled in",
         responses=problems(404),
     )
     def get_profile(customerId: str) -> dict[str, Any]:
         return store.get_profile(customerId)
 
     @admin.put(
-        _PROFILE, name="admin_set_profile", operation_id="admin_set_profile",
-        response_model=Profile, summary="Set some switches of a customer's profile",
+        _PROFILE,
+        name="admin_set_profile",
+        operation_id="admin_set_profile",
+        response_model=Profile,
+        summary="Set some switches of a customer's profile",
         description="The switches given replace the customer's; the others keep their value. "
         "A nested switch (`tokenFaults`, `rateLimit`, `latency`) is replaced whole. An unknown "
         "switch or a bad value is a 422 and changes nothing. Answers the whole profile.",
         responses=problems(404, 422),
     )
     def set_profile(customerId: str, body: Profile) -> dict[str, Any]:
-        profile = store.set_profile(
-            customerId, body.model_dump(include=set(body.model_fields_set))
-        )
+        profile = store.set_profile(customerId, body.model_dump(include=set(body.model_fields_set)))
         limits.reset(customerId)  # a fresh limiter: a full bucket, a new window
         return profile
 
     @admin.delete(
-        _PROFILE, name="admin_reset_profile", operation_id="admin_reset_profile",
-        response_model=Profile, summary="Forget a customer's switches (the default applies)",
+        _PROFILE,
+        name="admin_reset_profile",
+        operation_id="admin_reset_profile",
+        response_model=Profile,
+        summary="Forget a customer's switches (the default applies)",
         responses=problems(404),
     )
     def reset_profile(customerId: str) -> dict[str, Any]:
@@ -72,8 +79,11 @@ def router(store: Store, *, limits: Limits) -> APIRouter:
         return profile
 
     @admin.get(
-        "/profile", name="admin_get_default_profile", operation_id="admin_get_default_profile",
-        response_model=Profile, summary="The default profile every customer starts from",
+        "/profile",
+        name="admin_get_default_profile",
+        operation_id="admin_get_default_profile",
+        response_model=Profile,
+        summary="The default profile every customer starts from",
     )
     def get_default_profile() -> dict[str, Any]:
         return store.default_profile()

@@ -22,6 +22,7 @@ LIMIT_MAX = 2500
 """The largest starred ``limit`` (the spec's bound; the smallest is 1), stated in the schema as
 ``maximum``."""
 
+
 def plain_digits(value: object) -> object:
     """Let an integer written in plain digits through, as text for pydantic to read; refuse
     any other text (``5.0``, ``+5``, `` 5``, ``05``, ``1e3``) rather than coerce it.
@@ -45,6 +46,7 @@ def plain_digits(value: object) -> object:
     if isinstance(value, str) and not re.fullmatch(r"[1-9][0-9]{0,8}", value):
         raise ValueError(f"an integer from 1 to {LIMIT_MAX} in plain digits")
     return value
+
 
 _PROPS = "/api/v1/public/customers/{customerId:seg}/initiative-props"
 
@@ -70,36 +72,57 @@ def router(
     responses = problems(400, *AUTH, 404, 409, *FAULTS)
 
     @starring.post(
-        _PROPS + "/star", name="star", operation_id="star", status_code=207,
-        response_model=StarResponse, response_model_exclude_none=True,
-        summary="Star initiatives for a user", responses=responses,
+        _PROPS + "/star",
+        name="star",
+        operation_id="star",
+        status_code=207,
+        response_model=StarResponse,
+        response_model_exclude_none=True,
+        summary="Star initiatives for a user",
+        responses=responses,
     )
     def star(customerId: str, body: StarRequest) -> dict[str, Any]:
-        return {"response": store.star(customerId, body.model_dump(),
-                                       item_fault=faults.item_fails)}
+        return {"response": store.star(customerId, body.model_dump(), item_fault=faults.item_fails)}
 
     @starring.post(
-        _PROPS + "/unstar", name="unstar", operation_id="unstar", status_code=207,
-        response_model=StarResponse, response_model_exclude_none=True,
-        summary="Unstar initiatives for a user", responses=responses,
+        _PROPS + "/unstar",
+        name="unstar",
+        operation_id="unstar",
+        status_code=207,
+        response_model=StarResponse,
+        response_model_exclude_none=True,
+        summary="Unstar initiatives for a user",
+        responses=responses,
     )
     def unstar(customerId: str, body: StarRequest) -> dict[str, Any]:
-        return {"response": store.unstar(customerId, body.model_dump(),
-                                         item_fault=faults.item_fails)}
+        return {
+            "response": store.unstar(customerId, body.model_dump(), item_fault=faults.item_fails)
+        }
 
     @starring.get(
-        _PROPS + "/starred", name="starred", operation_id="starred", response_model=StarredPage,
-        summary="One page of a user's starred initiatives", responses=responses,
+        _PROPS + "/starred",
+        name="starred",
+        operation_id="starred",
+        response_model=StarredPage,
+        summary="One page of a user's starred initiatives",
+        responses=responses,
     )
     def starred(
         customerId: str,
         timekeeperExternalId: Annotated[str, Query(min_length=1)],
-        limit: Annotated[int, Query(
-            ge=1, le=LIMIT_MAX,
-            description="Raw pinned props fetched: an integer from 1 to 2500, digits only "
-            "(`5.0`, `+5`, ` 5`, `05` are refused)."), BeforeValidator(plain_digits)] = LIMIT_MAX,
-        cursor: Annotated[str | None, Query(
-            description="`nextCursor` of the previous page (empty = first page).")] = None,
+        limit: Annotated[
+            int,
+            Query(
+                ge=1,
+                le=LIMIT_MAX,
+                description="Raw pinned props fetched: an integer from 1 to 2500, digits only "
+                "(`5.0`, `+5`, ` 5`, `05` are refused).",
+            ),
+            BeforeValidator(plain_digits),
+        ] = LIMIT_MAX,
+        cursor: Annotated[
+            str | None, Query(description="`nextCursor` of the previous page (empty = first page).")
+        ] = None,
     ) -> dict[str, Any]:
         return store.starred(customerId, timekeeperExternalId, limit, cursor)
 
