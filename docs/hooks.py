@@ -19,7 +19,7 @@ from markdown import Extension, Markdown
 from markdown.preprocessors import Preprocessor
 
 import toolkit
-from toolkit.cli.app import _COMMANDS, _parser
+from toolkit.cli import parser as cli_parser
 
 # the package writes Google's "Example:" sections with doctest lines; griffe reads only
 # "Examples:" as such (the singular becomes an admonition whose ">>>" lines render as quotes)
@@ -72,11 +72,10 @@ def api_markdown() -> str:
 
 def cli_markdown() -> str:
     """``toolkit --help`` and every command's ``--help``, as argparse prints them."""
-    parser = _parser()
+    parser = cli_parser()
     sub = next(a for a in parser._actions if a.choices and "validate" in a.choices)
     out = ["## toolkit\n", "```text", parser.format_help().rstrip(), "```\n"]
-    for name in ["sandbox", *_COMMANDS]:
-        command = sub.choices[name]
+    for name, command in sub.choices.items():
         buffer = io.StringIO()
         with contextlib.redirect_stdout(buffer):
             command.print_help()

@@ -15,9 +15,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
+import toolkit.cli as cli
 import toolkit.sandbox
 from tests.conftest import write_client_env
-from toolkit.cli import app as cli
 from toolkit.cli import app as cli_app
 from toolkit.cli import common as cli_common
 from toolkit.cli import export as cli_export
@@ -25,8 +25,11 @@ from toolkit.cli import sync as cli_sync
 from toolkit.cli import validate as cli_validate
 from toolkit.cli.app import EXIT_CODES, main
 from toolkit.client import Client
+from toolkit.egress import DEFAULT_LAG
 from toolkit.errors import Interrupted
+from toolkit.ingress import CODE_RANGE_POSTS
 from toolkit.ingress.readers import read_table
+from toolkit.reconciliation import COMPARISONS, FAILED_STATUSES
 from toolkit.sandbox import Sandbox, write_env_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -269,7 +272,7 @@ def test_no_command_ends_in_a_traceback_on_broken_inputs(env_file, tmp_path, cap
 
 
 def test_every_parser_argument_has_help_and_every_command_an_example() -> None:
-    parser = cli._parser()
+    parser = cli.parser()
     subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     missing = [a.dest for a in parser._actions if not a.help]
     for name, sub in subparsers.choices.items():
@@ -359,6 +362,52 @@ def test_the_command_line_entry_point_loads_no_pandas_before_its_handler() -> No
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert out.stdout.split() == ["False", "False"], out.stderr
     assert "from toolkit.cli import console" in (REPO / "toolkit" / "__main__.py").read_text()
+
+
+def test_help_of_toolkit_and_of_every_command_loads_neither_pandas_nor_pyarrow() -> None:
+    # `toolkit --help` and `toolkit COMMAND --help` read the table of options only
+    commands = next(a for a in cli.parser()._actions if isinstance(a, argparse._SubParsersAction))
+    runs = [[], *([name] for name in commands.choices), ["firms", "status"]]
+    code = textwrap.dedent(
+        f"""
+        import runpy, sys
+        heavy = []
+        for argv in {runs!r}:
+            sys.argv = ["toolkit", *argv, "--help"]
+            try:
+                runpy.run_module("toolkit", run_name="__main__")
+            except SystemExit as done:
+                assert done.code == 0, (argv, done.code)
+            if "pandas" in sys.modules or "pyarrow" in sys.modules:
+                heavy.append(" ".join(argv) or "toolkit")
+                break
+        print("heavy:", heavy)
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == "heavy: []"
+
+
+def test_the_parser_offers_the_library_s_choices_and_defaults() -> None:
+    # the option table holds them as literals, to stay import-light
+    parser = cli.parser()
+    args = parser.parse_args(["sync", "out/time"])
+    assert args.lag == DEFAULT_LAG
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    options = {
+        (name, option): action
+        for name, sub in commands.choices.items()
+        for action in sub._actions
+        for option in action.option_strings
+    }
+    for name in ("validate", "onboard"):
+        assert tuple(options[name, "--code-range-post"].choices) == CODE_RANGE_POSTS
+    for name in ("acknowledge", "reconcile"):
+        assert f"(all of {', '.join(FAILED_STATUSES)})" in options[name, "--include"].help
+    assert all(("reconcile", f"--{name}") in options for name in COMPARISONS)
 
 
 def test_ctrl_c_while_the_commands_load_exits_130_without_a_traceback() -> None:

@@ -1,10 +1,35 @@
-"""The command line: ``toolkit COMMAND``; :func:`main` returns the exit status.
+"""The ``toolkit`` command line: :func:`console` (the executable), :func:`main` and :func:`parser`.
 
-This module is the import-light entry point (``toolkit = "toolkit.cli:console"`` and
-``python -m toolkit``): :func:`console` installs its Ctrl+C and SIGTERM handler before pandas,
-pyarrow and the commands load, so an interrupt in the first seconds ends with a short message
-and exit status 130, never a ``KeyboardInterrupt`` traceback. ``main`` and ``EXIT_CODES`` load
-:mod:`toolkit.cli.app` on first use.
+::
+
+    toolkit sandbox [--port 8765] [--seed DIR | --demo] ...   run the local sandbox
+    toolkit validate DIR [--out F]                            check a folder of import tables
+    toolkit onboard DIR [--dry-run] [--journal F] [--strict] [--workers N] [--out F]
+    toolkit export --after T --on-or-before T --out DIR [--format parquet|csv|xlsx] [--overwrite]
+    toolkit sync PATH [--since T] [--until T] [--window 1D] [--lag 10min]
+    toolkit sync PATH --status | --compact
+    toolkit pending --out DIR
+    toolkit acknowledge FILE [--journal F] [--out F]
+    toolkit reconcile EXPORT BILLING [--out F]     compare an export or sync with billing
+    toolkit star TK ID... | --file F [--out F]     (unstar likewise)
+    toolkit starred TK [--out F]
+    toolkit demo [--out out]                                  the whole flow on a sandbox
+    toolkit firms status FIRMS.toml [--out F]                 many firms: their status
+    toolkit lab                                               JupyterLab with a sandbox running
+
+Commands that talk to the service read ``TOOLKIT_*`` variables and ``--env-file`` (default
+``.env`` in the current folder or the nearest parent holding one; ``toolkit sandbox`` writes
+it; a ``--env-file`` given must exist). Table files may be CSV (any of ``,`` ``;`` tab ``|``;
+UTF-8 with or without BOM), ``.xlsx`` or Parquet; ``--out`` writes ``.csv``, ``.xlsx`` or
+``.parquet`` by its extension, with ``row`` (0-based data row) and ``line`` (the input file's
+line, header = 1). Exit status: see :data:`EXIT_CODES`.
+
+The commands and their options are one table (:mod:`toolkit.cli.options`, standard library
+only): ``toolkit --help`` and ``toolkit COMMAND --help`` never load pandas or pyarrow. Once the
+arguments are read, the command's module (``run(args)``) and :mod:`toolkit.cli.app` (what an
+error or an interrupt prints) load. Ctrl+C or SIGTERM while they load prints one line and
+exits 130; once the command runs, sending stops at once and the summary and the command that
+resumes are printed.
 """
 
 from __future__ import annotations
@@ -13,14 +38,13 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Sequence
 from importlib import import_module
 from types import FrameType
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from toolkit.cli.app import EXIT_CODES, main
+from toolkit.cli.options import COMMANDS, EXIT_CODES, parser
 
-__all__ = ["EXIT_CODES", "console", "main"]
+__all__ = ["EXIT_CODES", "console", "main", "parser"]
 
 
 def _stop_while_loading(signum: int, frame: FrameType | None) -> None:
@@ -30,23 +54,8 @@ def _stop_while_loading(signum: int, frame: FrameType | None) -> None:
     os._exit(130)
 
 
-def console() -> None:
-    """The ``toolkit`` executable: SIGINT handled from its first instruction to its last.
-
-    While the command line loads (pandas, pyarrow: a second or two) Ctrl+C prints one line and
-    exits 130; then :func:`toolkit.cli.app.console` runs the command, which prints what an
-    interrupted run did (and where its unsent rows went) and exits 130.
-
-    Example:
-        >>> console()  # doctest: +SKIP
-    """
-    if _main_thread():
-        signal.signal(signal.SIGINT, _stop_while_loading)
-        signal.signal(signal.SIGTERM, _stop_while_loading)
-    app = import_module("toolkit.cli.app")
-    if _main_thread():
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    app.console()
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def _main_thread() -> bool:
@@ -54,8 +63,78 @@ def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-def __getattr__(name: str) -> object:
-    """``main`` and ``EXIT_CODES``, loaded from :mod:`toolkit.cli.app` on first use."""
-    if name in ("main", "EXIT_CODES"):
-        return getattr(import_module("toolkit.cli.app"), name)
-    raise AttributeError(f"module 'toolkit.cli' has no attribute {name!r}")
+def _loaded() -> None:
+    """The command is loaded: Ctrl+C raises ``KeyboardInterrupt`` again."""
+    if _main_thread() and signal.getsignal(signal.SIGINT) is _stop_while_loading:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _command_index(argv: list[str]) -> int | None:
+    """Where the command word is, past the global options (``-q``, ``--env-file F``)."""
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 2 if argv[i] == "--env-file" else 1
+    return i if i < len(argv) else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line.
+
+    Args:
+        argv: arguments (default: ``sys.argv[1:]``).
+
+    Returns:
+        The exit status (:data:`EXIT_CODES`): 0 all done, 1 some rows invalid or failed, 2 a
+        usage or input error, 130 interrupted. Bad input never ends in a traceback.
+
+    Example:
+        >>> main(["validate", "no/such/folder"])  # the message goes to stderr
+        2
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    index = _command_index(argv)
+    if index is not None and argv[index] == "sandbox":  # the sandbox's own command line
+        sandbox = import_module("toolkit.sandbox.cli")
+        _loaded()
+        code: int = sandbox.main(argv[index + 1 :])
+        return code
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error (2, already printed)
+        return exc.code if isinstance(exc.code, int) else 2
+    args.argv = argv
+    app = import_module("toolkit.cli.app")  # pandas, pyarrow: a second or two
+    command = import_module(f"toolkit.cli.{COMMANDS[args.command].module}")
+    _loaded()
+    if _main_thread():  # SIGTERM stops a run as Ctrl+C does
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+    code = app.run(command, args)
+    return code
+
+
+def console() -> None:
+    """The ``toolkit`` executable: :func:`main`, SIGINT handled from its first instruction to
+    its last.
+
+    While the command loads (pandas, pyarrow) Ctrl+C prints one line and exits 130. An
+    interrupted run has already closed its journal and printed its summary; the process then
+    ends at once instead of tearing the interpreter down (about a second with pandas loaded).
+
+    Example:
+        >>> console()  # doctest: +SKIP
+    """
+    if _main_thread():
+        signal.signal(signal.SIGINT, _stop_while_loading)
+        signal.signal(signal.SIGTERM, _stop_while_loading)
+    try:
+        code = main()
+    except KeyboardInterrupt:  # between the command's own handlers: nothing half-done
+        print("\ninterrupted", file=sys.stderr)
+        code = 130
+    if _main_thread():  # a Ctrl+C from here on ends quietly with the same status
+        signal.signal(signal.SIGINT, lambda signum, frame: os._exit(130))
+    if code == 130:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    raise SystemExit(code)

@@ -9,9 +9,6 @@ import pandas as pd
 
 from toolkit.cli.common import (
     ACKNOWLEDGED_BY_DEFAULT,
-    OUT_HELP,
-    TABLE_FILES,
-    add_include,
     check_journal,
     client_from,
     interrupted,
@@ -24,42 +21,7 @@ from toolkit.errors import ConfigError, Interrupted, ValidationError
 from toolkit.ingress import read_table, with_lines
 from toolkit.reconciliation import acknowledgements_from_rows, is_reconciliation
 
-__all__ = ["COMMANDS", "add_arguments", "run"]
-
-#: command -> (help, examples)
-COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "acknowledge": (
-        "acknowledge released entries listed in a file",
-        (
-            "toolkit acknowledge acks.csv --journal acks.jsonl --out ack-results.xlsx",
-            "toolkit acknowledge rec.xlsx            # written by toolkit reconcile --out",
-            "toolkit acknowledge rec.xlsx --include matched,duration_differs",
-        ),
-    ),
-}
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the arguments of ``toolkit acknowledge``.
-
-    Args:
-        parser: the command's parser.
-
-    Example:
-        >>> parser = argparse.ArgumentParser(prog="toolkit acknowledge")
-        >>> add_arguments(parser)
-        >>> parser.parse_args(["acks.csv"]).file
-        'acks.csv'
-    """
-    parser.add_argument(
-        "file",
-        help=f"{TABLE_FILES} with userId, entryId (or _id), outcome (succeeded/failed), "
-        "externalId (succeeded rows), errors (failed rows); or the rows written by "
-        "toolkit reconcile --out (see --include)",
-    )
-    add_include(parser, "for the rows of toolkit reconcile --out: which to acknowledge")
-    parser.add_argument("--journal", help="journal file: a re-run skips what it already sent")
-    parser.add_argument("--out", help=OUT_HELP.format("every row's result"))
+__all__ = ["run"]
 
 
 def _acknowledgements(

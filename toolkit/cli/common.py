@@ -11,33 +11,23 @@ from urllib.parse import urlsplit
 
 import pandas as pd
 
-from toolkit import Client, Connection, Settings
+from toolkit import Client, Settings
 from toolkit.client import ENDPOINTS, ENV_KEYS, Journal
 from toolkit.errors import (
     ApiError,
     AuthError,
-    ConfigError,
     Interrupted,
     ToolkitError,
     TransportError,
 )
 from toolkit.ingress import check_out_path, with_lines, write_table
-from toolkit.reconciliation import FAILED_STATUSES
 
 __all__ = [
     "ACKNOWLEDGED_BY_DEFAULT",
-    "CODE_RANGE_POST_HELP",
-    "ENV_FILE_HELP",
     "FLAGS",
-    "OUT_HELP",
-    "TABLE_FILES",
-    "add_include",
     "check_journal",
     "client_from",
-    "command_of",
-    "dry_run_client",
     "env_file_of",
-    "epilog",
     "explain",
     "interrupted",
     "out_path",
@@ -52,104 +42,24 @@ TOKEN_PATH = ENDPOINTS["token"][2]
 
 #: the names of a release window's bounds on the command line
 FLAGS = ("--after", "--on-or-before")
-#: the help of ``--code-range-post`` (onboard, validate)
-CODE_RANGE_POST_HELP = (
-    "what the service does with a code range request (its documents do not say): replace "
-    "(default: a range over 2500 codes is invalid) or add (such a range is sent in parts of "
-    "2500)"
-)
 #: the reconciliation rows acknowledged when ``--include`` names none: what the billing extract
 #: proves (an entry missing in billing, perhaps not written yet, or differing stays pending)
 ACKNOWLEDGED_BY_DEFAULT = ["matched"]
 
 
-def add_include(parser: argparse.ArgumentParser, what: str) -> None:
-    """Add ``--include`` (``toolkit acknowledge``, ``toolkit reconcile``): which rows of a
-    reconciliation become acknowledgements, as ``Reconciliation.to_acknowledge(include=...)``.
-
-    Args:
-        parser: the command's parser.
-        what: the help's start, saying what the option chooses.
-
-    Example:
-        >>> p = argparse.ArgumentParser()
-        >>> add_include(p, "which to acknowledge")
-        >>> p.parse_args(["--include", "matched, failed"]).include
-        ['matched', 'failed']
-    """
-    parser.add_argument(
-        "--include",
-        metavar="STATUSES",
-        type=lambda text: [part.strip() for part in text.split(",") if part.strip()],
-        default=None,
-        help=f"{what}, comma-separated: matched (as succeeded), failed (all of "
-        f"{', '.join(FAILED_STATUSES)}) or any of those (as failed, their detail as the error). "
-        "Default: matched only, what the billing extract proves; an entry missing in billing "
-        "(perhaps not written yet) or differing is left pending unless named here",
-    )
-
-
-#: the table files a command reads, for its help
-TABLE_FILES = "CSV (, ; tab or | separated; UTF-8 or cp1252), .xlsx or .parquet"
-#: the help of ``--env-file``
-ENV_FILE_HELP = "file of TOOLKIT_* settings (default: .env here or in the nearest parent folder)"
-#: the help of ``--out``; ``{}`` is what is written
-OUT_HELP = "also write {} to this file: .csv, .xlsx or .parquet (with row and line columns)"
-
-
-def epilog(*examples: str) -> str:
-    """The ``examples:`` block at the end of a command's help.
-
-    Args:
-        *examples: command lines, one a line.
-
-    Returns:
-        The epilog text.
-
-    Example:
-        >>> print(epilog("toolkit validate sample_data"))
-        examples:
-          toolkit validate sample_data
-    """
-    return "examples:\n" + "\n".join(f"  {e}" for e in examples)
-
-
-def command_of(parser: argparse.ArgumentParser) -> str:
-    """The command a sub-parser belongs to (the last word of its ``prog``), for a module that
-    adds the options of several commands.
-
-    Args:
-        parser: the command's parser.
-
-    Returns:
-        The command's name.
-
-    Example:
-        >>> command_of(argparse.ArgumentParser(prog="toolkit unstar"))
-        'unstar'
-    """
-    return parser.prog.rpartition(" ")[2]
-
-
 def env_file_of(args: argparse.Namespace) -> str:
-    """The ``.env`` file to read: ``--env-file`` if given (that file only, not searched for),
-    else ``.env`` searched from the current folder upwards
-    (:func:`toolkit.core.settings.find_env_file`).
-
-    A ``--env-file`` that does not exist is no error while the environment holds every
-    setting; otherwise the message says the file is absent.
+    """The ``.env`` file to read: ``--env-file`` if given (that file only, absolute), else
+    ``.env``, searched from the current folder upwards by :meth:`toolkit.Client.from_env`.
 
     Args:
         args: the parsed arguments (``env_file``: ``None`` when not given).
 
     Returns:
-        The name or path to hand to :meth:`toolkit.Client.from_env`.
+        The name or path of the file.
 
     Example:
         >>> env_file_of(argparse.Namespace(env_file=None))
         '.env'
-        >>> Path(env_file_of(argparse.Namespace(env_file="my.env"))).is_absolute()
-        True
     """
     given = getattr(args, "env_file", None)
     return ".env" if given is None else str(Path(given).absolute())
@@ -164,11 +74,6 @@ def client_from(args: argparse.Namespace) -> Client:
 
     Returns:
         The client.
-
-    Raises:
-        toolkit.errors.ConfigError: missing or refused settings.
-        toolkit.errors.AuthError: the identity service refused the credentials.
-        toolkit.errors.TransportError: the identity service did not answer.
 
     Example:
         >>> with client_from(argparse.Namespace(env_file=env_file)) as c:
@@ -190,39 +95,11 @@ def check_journal(args: argparse.Namespace) -> None:
     Args:
         args: the parsed arguments (``journal`` and ``dry_run`` where the command has them).
 
-    Raises:
-        toolkit.errors.ConfigError: the journal cannot be written.
-        toolkit.errors.JournalInUseError: another run holds it.
-
     Example:
         >>> check_journal(argparse.Namespace(journal=None))  # no journal: nothing to check
     """
     if getattr(args, "journal", None) and not getattr(args, "dry_run", False):
         Journal(args.journal).close()
-
-
-def dry_run_client(args: argparse.Namespace) -> Client:
-    """A client that sends nothing: no secret and no address is needed.
-
-    Args:
-        args: the parsed arguments (``env_file``).
-
-    Returns:
-        A client over the settings if they are complete, else over placeholders.
-
-    Example:
-        >>> client = dry_run_client(argparse.Namespace(env_file=None))
-        >>> isinstance(client, Client)
-        True
-    """
-    try:
-        settings = Settings.from_env(getattr(args, "env_file", None) or ".env")
-    except ConfigError:
-        unset = "http://not-configured.invalid"
-        settings = Settings(
-            "<customerId>", "<clientId>", "<unused>", unset, unset, audience="<unused>"
-        )
-    return Client.from_connection(Connection(settings))
 
 
 def _cut(value: object, width: int = 80) -> object:
@@ -254,24 +131,22 @@ def print_frame(df: pd.DataFrame, max_rows: int = 30) -> None:
         print(f"... {len(df) - max_rows} more (write them all with --out FILE)")
 
 
-def out_path(args: argparse.Namespace) -> Path | None:
-    """The ``--out`` file, checked before any work is done.
+def out_path(args: argparse.Namespace, name: str = "out") -> Path | None:
+    """The ``--out`` file (or the option ``name``), checked before any work is done.
 
     Args:
-        args: the parsed arguments (``out`` where the command has it).
+        args: the parsed arguments.
+        name: the option's attribute.
 
     Returns:
-        The path, or ``None`` without ``--out``.
-
-    Raises:
-        toolkit.errors.ConfigError: an extension that is not .csv, .xlsx or .parquet, or a
-            folder that does not exist.
+        The path, or ``None`` when the option is not given.
 
     Example:
         >>> out_path(argparse.Namespace(out=None)) is None
         True
     """
-    return check_out_path(args.out) if getattr(args, "out", None) else None
+    given = getattr(args, name, None)
+    return check_out_path(given) if given else None
 
 
 def write_out(frame: pd.DataFrame, out: Path | None, what: str) -> None:
@@ -291,14 +166,14 @@ def write_out(frame: pd.DataFrame, out: Path | None, what: str) -> None:
 
 
 def with_row(frame: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
-    """A result frame aligned to a file's rows, with ``row`` and ``line`` first.
+    """A result frame aligned to a file's rows, with ``row`` (0-based) and ``line`` first.
 
     Args:
         frame: one row per row of ``source``.
         source: the frame read from the file.
 
     Returns:
-        ``frame`` with ``row`` (0-based) and ``line`` (the file's line) first.
+        The frame with ``row`` and ``line`` first.
 
     Example:
         >>> src = pd.DataFrame({"a": ["x"]})
@@ -312,9 +187,7 @@ def with_row(frame: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
 
 
 def unsent_path(args: argparse.Namespace) -> Path:
-    """Where an interrupted run writes its unsent rows: ``<journal or --out>.unsent.csv``.
-
-    Without a journal or ``--out`` it is ``<command>.unsent.csv`` in the current folder.
+    """Where an interrupted run writes its unsent rows: ``<journal, --out or command>.unsent.csv``.
 
     Args:
         args: the parsed arguments (``journal``, ``out``, ``command`` where they exist).
@@ -325,20 +198,16 @@ def unsent_path(args: argparse.Namespace) -> Path:
     Example:
         >>> unsent_path(argparse.Namespace(journal="onboard.jsonl", out=None)).name
         'onboard.jsonl.unsent.csv'
-        >>> unsent_path(argparse.Namespace(command="star")).name
-        'star.unsent.csv'
     """
     base = getattr(args, "journal", None) or getattr(args, "out", None)
-    if base:
-        return Path(f"{base}.unsent.csv")
-    return Path(f"{getattr(args, 'command', None) or 'toolkit'}.unsent.csv")
+    return Path(f"{base or getattr(args, 'command', None) or 'toolkit'}.unsent.csv")
 
 
 def interrupted(exc: Interrupted, args: argparse.Namespace, key: str = "externalId") -> int:
     """Print what an interrupted run did and the command that resumes it; exit status 130.
 
-    The rows not sent (or whose outcome is unknown) go to :func:`unsent_path`, named in the
-    summary, never to the terminal (a 200,000-row run would print them all).
+    The rows not sent (or whose outcome is unknown) go to :func:`unsent_path`, never to the
+    terminal (a 200,000-row run would print them all).
 
     Args:
         exc: the interrupt, with the partial result frame if there is one.
@@ -381,43 +250,21 @@ def interrupted(exc: Interrupted, args: argparse.Namespace, key: str = "external
     return 130
 
 
-def _setting_of(url: str, settings: Settings | None) -> tuple[str, str]:
-    """(host, the TOOLKIT_* variable whose address the URL starts with) for a message."""
-    host = urlsplit(url).netloc or url
-    if settings is not None:
-        for name in ("auth_url", "ingestion_url", "time_url"):
-            base = getattr(settings, name)
-            if base and url.startswith(base.rstrip("/")):
-                return host, ENV_KEYS[name]
-    return host, "TOOLKIT_AUTH_URL / TOOLKIT_TIME_URL"
-
-
-def _token_refusal(exc: ApiError, env_file: str) -> str:
-    """The line for an error answer of the token request: the credentials only when the
-    identity service says so (``invalid_client``, ``unauthorized_client``, a bare 400/401)."""
-    code = (exc.problem or {}).get("error")
-    what = f"{code}: {exc.detail}" if isinstance(code, str) and code else f"{exc.detail}"
-    host = urlsplit(exc.url).netloc or exc.url
-    if isinstance(exc, AuthError) and exc.refuses_credentials:
-        return (
-            f"the identity service refused the application's credentials "
-            f"({code or exc.status}: {exc.detail}); check TOOLKIT_CLIENT_ID and "
-            f"TOOLKIT_CLIENT_SECRET in {env_file} or the environment"
-        )
-    if isinstance(exc, AuthError):
-        return (
-            f"the identity service at {host} refused the token request ({exc.status} {what}); "
-            f"check TOOLKIT_AUDIENCE and TOOLKIT_AUTH_URL in {env_file} or the environment"
-        )
-    busy = "is limiting requests" if exc.status == 429 else "is failing or unavailable"
-    return (
-        f"the identity service at {host} answered the token request {exc.status} ({what}) "
-        f"on every attempt: it {busy}; try again later (the credentials were not checked)"
-    )
+def _setting_of(url: str, settings: Settings | None) -> str:
+    """The TOOLKIT_* variable whose address the URL starts with."""
+    for name in ("auth_url", "ingestion_url", "time_url"):
+        base = getattr(settings, name, None)
+        if base and url.startswith(base.rstrip("/")):
+            return ENV_KEYS[name]
+    return "TOOLKIT_AUTH_URL / TOOLKIT_TIME_URL"
 
 
 def explain(exc: ToolkitError, args: argparse.Namespace | None) -> str:
     """One line saying what went wrong and which setting to check.
+
+    A refused token names the credentials only when the identity service says so
+    (``invalid_client``, ``unauthorized_client``, a bare 400/401); a 429 or 5xx of the token
+    request says the service is busy or failing.
 
     Args:
         exc: the error that ended the command.
@@ -428,7 +275,7 @@ def explain(exc: ToolkitError, args: argparse.Namespace | None) -> str:
         The line, without the ``error:`` prefix.
 
     Example:
-        >>> explain(ConfigError("firm/: no such folder"), None)
+        >>> explain(toolkit.ConfigError("firm/: no such folder"), None)
         'firm/: no such folder'
     """
     settings = getattr(args, "settings", None)
@@ -437,28 +284,40 @@ def explain(exc: ToolkitError, args: argparse.Namespace | None) -> str:
     else:
         env_file = getattr(args, "env_file", None) or ".env"
     where = f"in {env_file} or the environment"
-    if isinstance(exc, ApiError) and urlsplit(exc.url).path.endswith(TOKEN_PATH):
-        return _token_refusal(exc, env_file)
-    if isinstance(exc, AuthError):
-        problem = exc.problem or {}
-        code = problem.get("error") or ("invalid_client" if exc.status == 401 else None)
-        # the token request's own refusals were read above: the identity base also serves
-        # the user records, whose 401/403 is no verdict on the credentials
-        if code == "invalid_client":
-            return (
-                f"the identity service refused the application's credentials "
-                f"({code or exc.status}: {exc.detail}); check TOOLKIT_CLIENT_ID and "
-                f"TOOLKIT_CLIENT_SECRET {where}"
-                + ("" if code != "invalid_audience" else ", and TOOLKIT_AUDIENCE")
-            )
-        return f"{exc} (check the permissions of TOOLKIT_CLIENT_ID)"
+    if not isinstance(exc, ApiError | TransportError):
+        return str(exc)
+    host = urlsplit(exc.url).netloc or exc.url
     if isinstance(exc, TransportError):
-        host, var = _setting_of(exc.url, settings)
         reason = str(exc).rpartition("no answer (")[2].rstrip(")") or str(exc)
         return (
-            f"could not reach {host} ({reason}); check {var} {where} and that the "
-            "service is running and reachable"
+            f"could not reach {host} ({reason}); check {_setting_of(exc.url, settings)} {where} "
+            "and that the service is running and reachable"
         )
-    if isinstance(exc, ApiError):
+    code = (exc.problem or {}).get("error")
+    token = urlsplit(exc.url).path.endswith(TOKEN_PATH)
+    # the identity base also serves the user records, whose 401/403 is no verdict on the
+    # credentials unless the service says invalid_client
+    if not token and not isinstance(exc, AuthError):
         return str(exc)
-    return str(exc)
+    if (
+        not token
+        and (code or ("invalid_client" if exc.status == 401 else None)) != "invalid_client"
+    ):
+        return f"{exc} (check the permissions of TOOLKIT_CLIENT_ID)"
+    if not token or (isinstance(exc, AuthError) and exc.refuses_credentials):
+        return (
+            "the identity service refused the application's credentials "
+            f"({code or ('invalid_client' if not token else exc.status)}: {exc.detail}); "
+            f"check TOOLKIT_CLIENT_ID and TOOLKIT_CLIENT_SECRET {where}"
+        )
+    what = f"{code}: {exc.detail}" if isinstance(code, str) and code else f"{exc.detail}"
+    if isinstance(exc, AuthError):
+        return (
+            f"the identity service at {host} refused the token request ({exc.status} {what}); "
+            f"check TOOLKIT_AUDIENCE and TOOLKIT_AUTH_URL {where}"
+        )
+    busy = "is limiting requests" if exc.status == 429 else "is failing or unavailable"
+    return (
+        f"the identity service at {host} answered the token request {exc.status} ({what}) "
+        f"on every attempt: it {busy}; try again later (the credentials were not checked)"
+    )

@@ -6,11 +6,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from toolkit.cli.common import FLAGS, client_from, command_of
+from toolkit.cli.common import FLAGS, client_from
 from toolkit.egress import Export, claim_target, release_window
 from toolkit.errors import ConfigError
 
-__all__ = ["COMMANDS", "add_arguments", "out_format", "run"]
+__all__ = ["out_format", "run"]
 
 #: suffixes of a file, never given to a folder: ``--out`` with one is a workbook or refused
 FILE_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".csv", ".tsv", ".txt", ".parquet", ".pq", ".json")
@@ -19,65 +19,6 @@ OUT_FOLDER_HELP = (
     "a folder (Parquet: OUT/entries and OUT/codes; CSV with --format csv: OUT/entries.csv and "
     "OUT/codes.csv) or a .xlsx workbook (sheets entries and codes); the format follows"
 )
-
-#: command -> (help, examples)
-COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "export": (
-        "export released entries to a folder",
-        (
-            "toolkit export --after 2024-03-01 --on-or-before 2024-04-01 --out out/march",
-            "toolkit export --after 2024-03-01 --on-or-before 2024-04-01 --out march.xlsx",
-        ),
-    ),
-    "pending": (
-        "write the release-pending entries to a folder",
-        ("toolkit pending --out out/pending --format csv",),
-    ),
-}
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the arguments of ``toolkit export`` or ``toolkit pending`` (by the parser's prog).
-
-    Args:
-        parser: the command's parser.
-
-    Example:
-        >>> parser = argparse.ArgumentParser(prog="toolkit pending")
-        >>> add_arguments(parser)
-        >>> parser.parse_args(["--out", "out/pending"]).format is None  # from --out
-        True
-    """
-    format_help = "file format (default: xlsx for a .xlsx --out, else parquet)"
-    if command_of(parser) == "pending":
-        parser.add_argument("--out", required=True, help=OUT_FOLDER_HELP)
-        parser.add_argument(
-            "--format", choices=["parquet", "csv", "xlsx"], default=None, help=format_help
-        )
-        parser.add_argument("--overwrite", action="store_true", help="replace an earlier export")
-        return
-    parser.add_argument("--after", required=True, help="releasedAfter (ISO 8601; naive = UTC)")
-    parser.add_argument(
-        "--on-or-before",
-        required=True,
-        help="releasedOnOrBefore; a bare date (2026-11-22) means the end of "
-        "that day (23:59:59.999), with a warning",
-    )
-    parser.add_argument("--out", required=True, help=OUT_FOLDER_HELP)
-    parser.add_argument(
-        "--format", choices=["parquet", "csv", "xlsx"], default=None, help=format_help
-    )
-    parser.add_argument("--window", help="pandas offset of the sub-windows (parquet default 1D)")
-    parser.add_argument(
-        "--encoding",
-        default="utf-8",
-        help="CSV encoding; utf-8-sig lets Excel show accents (default utf-8)",
-    )
-    parser.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace an earlier export at --out (otherwise refused, exit 2)",
-    )
 
 
 def out_format(out: str, given: str | None) -> str:

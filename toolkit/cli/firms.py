@@ -14,41 +14,7 @@ import pandas as pd
 from toolkit.firms import load, status
 from toolkit.ingress import check_out_path, write_table
 
-__all__ = ["COMMANDS", "add_arguments", "run"]
-
-#: command -> (help, examples)
-COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "firms": (
-        "many firms from one firms.toml: their status",
-        ("toolkit firms status firms.toml", "toolkit firms status firms.toml --out status.xlsx"),
-    ),
-}
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``firms``' sub-commands to its parser (``toolkit firms status ...``).
-
-    Args:
-        parser: The ``firms`` command's parser.
-
-    Example:
-        >>> p = argparse.ArgumentParser()
-        >>> add_arguments(p)
-        >>> p.parse_args(["status", "firms.toml"]).firms_file
-        'firms.toml'
-    """
-    sub = parser.add_subparsers(
-        dest="firms_command", required=True, metavar="SUBCOMMAND", help="status: one row per firm"
-    )
-    s = sub.add_parser(
-        "status",
-        help="one row per firm: last push, rows failing, watermark and its age, Delta version",
-        description="one row per firm of FIRMS.toml: its last push and counts, the rows still "
-        "failing, the watermark and its age, the Delta version (reads local files only)",
-    )
-    s.add_argument("firms_file", metavar="FIRMS.toml", help="the firms file")
-    s.add_argument("--out", help="also write the table to this file: .csv, .xlsx or .parquet")
-    parser.set_defaults(func=run)
+__all__ = ["run"]
 
 
 def _shown(frame: pd.DataFrame) -> pd.DataFrame:

@@ -11,12 +11,8 @@ import pandas as pd
 
 from toolkit import Client, Connection, Settings
 from toolkit.cli.common import (
-    CODE_RANGE_POST_HELP,
-    OUT_HELP,
-    TABLE_FILES,
     check_journal,
     client_from,
-    dry_run_client,
     env_file_of,
     interrupted,
     out_path,
@@ -25,106 +21,24 @@ from toolkit.cli.common import (
 )
 from toolkit.client import ENDPOINTS, ENV_KEYS
 from toolkit.errors import ConfigError, Interrupted, ValidationError
-from toolkit.ingress import CODE_RANGE_POSTS, IMPORTS, Plan, load_folder, validate, with_lines
+from toolkit.ingress import IMPORTS, Plan, load_folder, validate, with_lines
 
-__all__ = ["COMMANDS", "add_arguments", "run"]
-
-#: command -> (help, examples)
-COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "onboard": (
-        "validate and import a folder of tables, parents first",
-        (
-            "toolkit onboard sample_data --dry-run            # no secret, no network",
-            "toolkit onboard sample_data --journal out/onboard.jsonl --out out/results.csv",
-            "toolkit onboard firm/ --journal j.jsonl --dry-run --out plan.xlsx  # the plan",
-            "toolkit onboard firm/ --journal j.jsonl --mirror  # retire closed matters",
-            "toolkit onboard --journal j.jsonl --failures     # what is still failing",
-            "toolkit onboard firm/ --on-invalid skip           # import the valid rows",
-        ),
-    ),
-}
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the arguments of ``toolkit onboard``.
-
-    Args:
-        parser: the command's parser.
-
-    Example:
-        >>> parser = argparse.ArgumentParser(prog="toolkit onboard")
-        >>> add_arguments(parser)
-        >>> parser.parse_args(["sample_data", "--dry-run"]).dry_run
-        True
-    """
-    parser.add_argument(
-        "dir", nargs="?", help=f"folder of import tables ({TABLE_FILES}), as for validate"
-    )
-    parser.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="validate and show the plan (send, update, unchanged, retry, deactivate... per "
-        "record, against the journal); send nothing, need no secret",
-    )
-    parser.add_argument(
-        "--journal",
-        help="journal file: what the service holds; a re-run sends only what is new, changed "
-        "or failed",
-    )
-    parser.add_argument(
-        "--mirror",
-        action="store_true",
-        help="deactivate (status inactive) the initiatives the journal holds as active and "
-        "the folder lacks",
-    )
-    parser.add_argument(
-        "--max-deactivate",
-        type=int,
-        metavar="N",
-        help="with --mirror: refuse a run deactivating more than N initiatives (default 5%% "
-        "of the journal's active initiatives, at least 1)",
-    )
-    parser.add_argument(
-        "--failures",
-        action="store_true",
-        help="list the records of --journal still failing, oldest first; send nothing",
-    )
-    parser.add_argument("--workers", type=int, default=8, help="parallel requests (default 8)")
-    parser.add_argument(
-        "--on-invalid",
-        choices=["raise", "skip"],
-        default="raise",
-        help="raise: send nothing when any row is invalid (default); skip: send the valid rows",
-    )
-    parser.add_argument(
-        "--strict",
-        action="store_true",
-        help="send nothing while a validation warning stands (a blank description, a "
-        "fractional unitIncrements, a code range listing a pair twice...); by default such "
-        "rows are sent as given and their warnings printed",
-    )
-    parser.add_argument(
-        "--code-range-post",
-        choices=CODE_RANGE_POSTS,
-        default="replace",
-        help=CODE_RANGE_POST_HELP,
-    )
-    parser.add_argument(
-        "--out", help=OUT_HELP.format("every row's result (the plan with --dry-run)")
-    )
+__all__ = ["run"]
 
 
 def _offline_client(args: argparse.Namespace) -> Client:
-    """A client for a run that sends nothing: the settings' customer and addresses (they name
-    the journal's records) without needing the secret or the audience; placeholders without
-    settings."""
+    """A client that sends nothing: the settings' customer and addresses (they name the
+    journal's records) without the secret or the audience; placeholders without settings."""
     env = dict(os.environ)
     for unused in (ENV_KEYS["client_secret"], ENV_KEYS["audience"]):  # no token is asked for
         env[unused] = env.get(unused) or "<unused>"
     try:
         settings = Settings.from_env(env_file_of(args), environ=env)
     except ConfigError:
-        return dry_run_client(args)
+        unset = "http://not-configured.invalid"
+        settings = Settings(
+            "<customerId>", "<clientId>", "<unused>", unset, unset, audience="<unused>"
+        )
     return Client.from_connection(Connection(settings))
 
 

@@ -12,8 +12,6 @@ import pandas as pd
 from toolkit.cli.common import (
     ACKNOWLEDGED_BY_DEFAULT,
     FLAGS,
-    TABLE_FILES,
-    add_include,
     client_from,
     out_path,
     write_out,
@@ -21,131 +19,9 @@ from toolkit.cli.common import (
 from toolkit.egress import Export, read_sync, release_window
 from toolkit.errors import ConfigError, MissingColumnError, ToolkitError
 from toolkit.ingress import check_out_path, read_table
-from toolkit.reconciliation import COMPARISONS, Reconciliation, reconcile, spoken_as_cli
+from toolkit.reconciliation import Reconciliation, reconcile, spoken_as_cli
 
-__all__ = ["COMMANDS", "add_arguments", "run"]
-
-#: command -> (help, examples)
-COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "reconcile": (
-        "compare exported or synced entries with a billing extract, entry by entry",
-        (
-            "toolkit reconcile out/time billing.csv                 # a folder from toolkit sync",
-            "toolkit reconcile out/march billing.xlsx --out rec.xlsx  # from toolkit export",
-            "toolkit acknowledge rec.xlsx                            # then acknowledge it",
-            "toolkit reconcile out/time ids-and-hours.csv --duration hours --duration-unit hours",
-            "toolkit reconcile out/time billing.csv --date 'Date worked' --dayfirst",
-            "toolkit reconcile out/time week-47.csv --after 2026-11-16 --on-or-before 2026-11-23",
-        ),
-    ),
-}
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the arguments of ``toolkit reconcile``, and the exit statuses to its epilog.
-
-    Args:
-        parser: the command's parser.
-
-    Example:
-        >>> parser = argparse.ArgumentParser(prog="toolkit reconcile", epilog="")
-        >>> add_arguments(parser)
-        >>> parser.parse_args(["out/time", "billing.csv"]).duration_unit
-        'seconds'
-    """
-    parser.epilog = (parser.epilog or "") + (
-        "\n\nonly the values the billing file holds are compared (duration, workDate, matter"
-        "\nby default); exit status 0 every entry matched, 1 some differ, 2 bad input"
-    )
-    parser.add_argument(
-        "export",
-        metavar="EXPORT",
-        help="a synced folder (toolkit sync), an exported folder or .xlsx (toolkit export), "
-        f"or one table of entries ({TABLE_FILES})",
-    )
-    parser.add_argument(
-        "billing",
-        metavar="BILLING",
-        help=f"the billing extract, one row per record: {TABLE_FILES}",
-    )
-    parser.add_argument(
-        "--key",
-        choices=["auto", "_id", "entryId", "externalId"],
-        default="auto",
-        help="the entry column the billing key refers to (default auto: the one it hits most)",
-    )
-    parser.add_argument(
-        "--billing-key",
-        metavar="COL",
-        help="billing column holding the key (default the first of entryId, _id, externalId)",
-    )
-    parser.add_argument(
-        "--billing-id",
-        metavar="COL",
-        help="billing record id column (default billingId or recordId if present)",
-    )
-    defaults = {"duration": "duration", "date": "workDate", "matter": "matter"}
-    what = {"duration": "duration", "date": "date worked", "matter": "matter"}
-    for name in COMPARISONS:
-        parser.add_argument(
-            f"--{name}",
-            metavar="COL",
-            help=f"billing column with the {what[name]} (default {defaults[name]} if present, "
-            "else not compared)",
-        )
-    parser.add_argument(
-        "--duration-unit",
-        choices=["seconds", "minutes", "hours"],
-        default="seconds",
-        help="unit of the billing durations (default seconds)",
-    )
-    parser.add_argument(
-        "--decimal",
-        choices=[".", ","],
-        default=".",
-        help="decimal mark of the billing durations written as text (default .; --decimal , "
-        "reads 1,5 hours, as a ;-separated CSV from a European spreadsheet holds them)",
-    )
-    parser.add_argument(
-        "--tolerance-seconds",
-        type=float,
-        default=0,
-        metavar="S",
-        help="largest duration difference still counted as equal (default 0)",
-    )
-    parser.add_argument(
-        "--dayfirst",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="read text dates that are not ISO 8601 day first (--dayfirst: 03/04/2026 is "
-        "3 April) or month first (--no-dayfirst); without either, such dates are read only "
-        "when they read the same both ways",
-    )
-    parser.add_argument(
-        "--after",
-        metavar="T",
-        help="compare only the entries released after T (ISO 8601; naive = UTC): a weekly "
-        "billing extract against a sync of many weeks. The release times are the service's: "
-        "it is asked for the entries its export holds in that window (the .env settings)",
-    )
-    parser.add_argument(
-        "--on-or-before",
-        metavar="T",
-        help="compare only the entries released on or before T; a bare date (2026-11-22) "
-        "means the end of that day",
-    )
-    parser.add_argument(
-        "--out",
-        help="also write every reconciliation row to this file: .csv, .xlsx or .parquet"
-        " (toolkit acknowledge reads it)",
-    )
-    parser.add_argument(
-        "--acknowledge-out",
-        metavar="FILE",
-        help="also write what toolkit acknowledge takes (.csv, .xlsx or .parquet): the rows "
-        "--include names (default: the matched entries, as succeeded)",
-    )
-    add_include(parser, "which rows --acknowledge-out writes")
+__all__ = ["run"]
 
 
 def _read_exported(path: str) -> pd.DataFrame:

@@ -1,6 +1,6 @@
-"""The sandbox at hand: ``toolkit sandbox`` (handed to :mod:`toolkit.sandbox.cli`),
-``toolkit demo`` (the whole flow on a sandbox) and ``toolkit lab`` (JupyterLab with a sandbox
-running). The sandbox is an optional extra (FastAPI, uvicorn): it is imported only when run."""
+"""``toolkit demo`` (the whole flow on a sandbox) and ``toolkit lab`` (JupyterLab with a
+sandbox running). The sandbox is an optional extra (FastAPI, uvicorn): it is imported only when
+run (``toolkit sandbox`` goes from :func:`toolkit.cli.main` to :mod:`toolkit.sandbox.cli`)."""
 
 from __future__ import annotations
 
@@ -10,26 +10,16 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from toolkit import Connection, Settings
-from toolkit.cli.common import command_of, env_file_of
+from toolkit.cli.common import env_file_of
 from toolkit.demo import run_demo
 from toolkit.errors import ToolkitError
 from toolkit.notebook import SAMPLE_DATA
 
-__all__ = [
-    "COMMANDS",
-    "NOTEBOOKS_EXTRA",
-    "SANDBOX",
-    "add_arguments",
-    "lab_folder",
-    "run",
-    "run_sandbox",
-    "running_sandbox",
-]
+__all__ = ["NOTEBOOKS_EXTRA", "lab_folder", "run", "running_sandbox"]
 
 #: what ``toolkit lab`` says when JupyterLab is not installed
 NOTEBOOKS_EXTRA = (
@@ -37,82 +27,6 @@ NOTEBOOKS_EXTRA = (
     "pip install 'timebill-toolkit[notebooks]' (in a clone of the repository, `make lab` "
     "installs it)"
 )
-
-#: ``toolkit sandbox``: (help, examples); its arguments are the sandbox's own
-SANDBOX: tuple[str, tuple[str, ...]] = (
-    "run the local sandbox (see `toolkit sandbox --help`)",
-    (
-        "toolkit sandbox --demo                 # the sample firm the package carries",
-        "toolkit sandbox --seed sample_data --db out/sandbox.db",
-    ),
-)
-
-#: command -> (help, examples)
-COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "demo": ("run the whole flow on a sandbox", ("toolkit demo --out out",)),
-    "lab": (
-        "JupyterLab with a sandbox: the one .env names if it runs (make sandbox), else its own",
-        ("toolkit lab --seed sample_data",),
-    ),
-}
-
-
-def run_sandbox(argv: Sequence[str]) -> int:
-    """``toolkit sandbox ARGS``: the sandbox's own command line.
-
-    Args:
-        argv: the arguments after ``sandbox``.
-
-    Returns:
-        The sandbox's exit status.
-
-    Example:
-        >>> import contextlib, io
-        >>> with contextlib.redirect_stdout(io.StringIO()) as out:
-        ...     try:
-        ...         run_sandbox(["--help"])
-        ...     except SystemExit as done:  # --help prints the usage and exits
-        ...         code = done.code
-        >>> code, out.getvalue().split()[:2]
-        (0, ['usage:', 'toolkit'])
-    """
-    from toolkit.sandbox.cli import main as sandbox_main
-
-    return sandbox_main(list(argv))
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the arguments of ``toolkit demo`` or ``toolkit lab`` (by the parser's prog).
-
-    Args:
-        parser: the command's parser.
-
-    Example:
-        >>> parser = argparse.ArgumentParser(prog="toolkit lab")
-        >>> add_arguments(parser)
-        >>> parser.parse_args([]).seed is None
-        True
-    """
-    if command_of(parser) == "lab":
-        parser.add_argument(
-            "--seed",
-            default=None,
-            help="folder of sample CSV files to load (default ./sample_data, "
-            "else the sample firm the package carries)",
-        )
-        parser.add_argument(
-            "--db", default=None, help="SQLite file of the sandbox (default: temporary)"
-        )
-        parser.add_argument(
-            "--dir",
-            default=os.path.join("out", "lab"),
-            help="JupyterLab's working folder, where your notebooks and files "
-            "go (default out/lab, which git ignores): the example notebooks of "
-            "./notebooks are copied into its notebooks/ when missing there",
-        )
-        return
-    parser.add_argument("--out", default="out", help="folder for the demo's files (default out)")
-    parser.add_argument("--workers", type=int, default=8, help="parallel requests (default 8)")
 
 
 def run(args: argparse.Namespace) -> int:

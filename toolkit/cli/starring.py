@@ -7,10 +7,7 @@ import argparse
 import sys
 
 from toolkit.cli.common import (
-    OUT_HELP,
-    TABLE_FILES,
     client_from,
-    command_of,
     out_path,
     print_frame,
     with_row,
@@ -19,51 +16,7 @@ from toolkit.cli.common import (
 from toolkit.errors import ConfigError
 from toolkit.ingress import read_table
 
-__all__ = ["COMMANDS", "add_arguments", "run"]
-
-#: command -> (help, examples)
-COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    **{
-        name: (
-            f"{name} initiatives for a timekeeper",
-            (
-                f"toolkit {name} TK-101 M-1001-001 M-1001-002",
-                f"toolkit {name} --file stars.csv --out {name}-results.csv",
-            ),
-        )
-        for name in ("star", "unstar")
-    },
-    "starred": (
-        "list a timekeeper's starred initiatives",
-        ("toolkit starred TK-101", "toolkit starred TK-101 --out starred.xlsx"),
-    ),
-}
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the arguments of ``toolkit star``, ``unstar`` or ``starred`` (by the parser's prog).
-
-    Args:
-        parser: the command's parser.
-
-    Example:
-        >>> parser = argparse.ArgumentParser(prog="toolkit star")
-        >>> add_arguments(parser)
-        >>> parser.parse_args(["TK-101", "M-1", "M-2"]).ids
-        ['M-1', 'M-2']
-    """
-    if command_of(parser) == "starred":
-        parser.add_argument("timekeeper", metavar="TK", help="timekeeperExternalId")
-        parser.add_argument("--limit", type=int, default=2500, help="page size (default 2500)")
-        parser.add_argument("--out", help="write the list to this file: .csv, .xlsx or .parquet")
-        return
-    parser.add_argument("timekeeper", nargs="?", metavar="TK", help="timekeeperExternalId")
-    parser.add_argument("ids", nargs="*", metavar="ID", help="initiativeExternalId(s)")
-    parser.add_argument(
-        "--file",
-        help=f"{TABLE_FILES} with initiativeExternalId (and timekeeperExternalId, else TK)",
-    )
-    parser.add_argument("--out", help=OUT_HELP.format("every row's result"))
+__all__ = ["run"]
 
 
 def run(args: argparse.Namespace) -> int:

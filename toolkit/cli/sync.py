@@ -7,56 +7,10 @@ import argparse
 import sys
 
 from toolkit.cli.common import client_from
-from toolkit.egress import DEFAULT_LAG, compact, sync_status
+from toolkit.egress import compact, sync_status
 from toolkit.errors import ConcurrentWriteError
 
-__all__ = ["COMMANDS", "add_arguments", "run"]
-
-#: command -> (help, examples)
-COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "sync": (
-        "incrementally sync released time into Delta tables at PATH",
-        (
-            "toolkit sync out/time --since 2026-11-01",
-            "toolkit sync out/time",
-            "toolkit sync out/time --status",
-            "toolkit sync out/time --compact",
-        ),
-    ),
-}
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the arguments of ``toolkit sync``.
-
-    Args:
-        parser: the command's parser.
-
-    Example:
-        >>> parser = argparse.ArgumentParser(prog="toolkit sync")
-        >>> add_arguments(parser)
-        >>> parser.parse_args(["out/time"]).window
-        '1D'
-    """
-    parser.add_argument("path", help="the sync folder (entries/ and codes/ Delta tables)")
-    parser.add_argument(
-        "--since", help="releasedAfter: needed the first time; default the watermark"
-    )
-    parser.add_argument("--until", help="releasedOnOrBefore; default now minus --lag")
-    parser.add_argument("--window", default="1D", help="window size, a pandas offset (default 1D)")
-    parser.add_argument(
-        "--lag",
-        default=DEFAULT_LAG,
-        help=f"how far --until stays behind now (default {DEFAULT_LAG})",
-    )
-    parser.add_argument(
-        "--batch-rows",
-        type=int,
-        default=100_000,
-        help="entries of consecutive windows written per commit (default 100000)",
-    )
-    parser.add_argument("--status", action="store_true", help="print watermark, rows and versions")
-    parser.add_argument("--compact", action="store_true", help="compact small files (optimize)")
+__all__ = ["run"]
 
 
 def run(args: argparse.Namespace) -> int:

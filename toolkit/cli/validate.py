@@ -10,59 +10,13 @@ from __future__ import annotations
 import argparse
 
 from toolkit.cli.common import (
-    CODE_RANGE_POST_HELP,
-    TABLE_FILES,
     out_path,
     print_frame,
     write_out,
 )
-from toolkit.ingress import CODE_RANGE_POSTS, load_folder, validate, with_lines
+from toolkit.ingress import load_folder, validate, with_lines
 
-__all__ = ["COMMANDS", "add_arguments", "run"]
-
-#: command -> (help, examples)
-COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "validate": (
-        "check a folder of import tables, sending nothing",
-        (
-            "toolkit validate sample_data",
-            "toolkit validate exports/firm --out failures.xlsx",
-            "toolkit validate failures.xlsx",
-        ),
-    ),
-}
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the arguments of ``toolkit validate``.
-
-    Args:
-        parser: the command's parser.
-
-    Example:
-        >>> parser = argparse.ArgumentParser(prog="toolkit validate")
-        >>> add_arguments(parser)
-        >>> parser.parse_args(["sample_data"]).dir
-        'sample_data'
-    """
-    parser.add_argument(
-        "dir",
-        help="folder of clients, initiatives (or matters), code_types, codes, code_ranges "
-        f"files: {TABLE_FILES}; names match case-insensitively; or a workbook (.xlsx) with "
-        "one sheet per table, such as a fixed --out workbook",
-    )
-    parser.add_argument(
-        "--out",
-        help="also write the failures to this file (with row and line columns): .csv or "
-        ".parquet; .xlsx writes the workbook to fix: the tables with every failing cell "
-        "marked and commented, plus errors and summary sheets",
-    )
-    parser.add_argument(
-        "--code-range-post",
-        choices=CODE_RANGE_POSTS,
-        default="replace",
-        help=CODE_RANGE_POST_HELP,
-    )
+__all__ = ["run"]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,550 @@
+"""Every command of ``toolkit`` and its options, written once: :data:`COMMANDS` and :func:`parser`.
+
+This module imports nothing but the standard library, so ``toolkit --help`` and
+``toolkit COMMAND --help`` answer without loading pandas or pyarrow. The choices and defaults
+written here as literals are the library's own (``CODE_RANGE_POSTS``, ``FAILED_STATUSES``,
+``COMPARISONS``, ``DEFAULT_LAG``): ``tests/cli`` checks that they agree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any, NamedTuple
+
+__all__ = ["COMMANDS", "EXIT_CODES", "Command", "parser"]
+
+#: exit status -> meaning (also shown by ``toolkit --help``)
+EXIT_CODES: dict[int, str] = {
+    0: "everything done (every row valid, sent or already journaled)",
+    1: "some rows invalid, failed, skipped, unknown or in conflict (see the table printed, "
+    "or --out)",
+    2: "usage or input error: bad arguments, an unreadable file, missing or refused "
+    "settings, an unreachable service",
+    130: "interrupted (Ctrl+C or SIGTERM): the rows not sent are listed, with the command "
+    "that resumes",
+}
+
+#: one argument: its names and the keywords of ``ArgumentParser.add_argument``
+Arg = tuple[tuple[str, ...], dict[str, Any]]
+
+
+def _arg(*names: str, **options: Any) -> Arg:
+    return names, options
+
+
+class Command(NamedTuple):
+    """One command: the module of :mod:`toolkit.cli` whose ``run(args)`` runs it, its help,
+    its examples, its arguments and, for ``firms``, its own sub-commands."""
+
+    module: str
+    help: str
+    examples: tuple[str, ...] = ()
+    args: tuple[Arg, ...] = ()
+    notes: str = ""
+    sub: dict[str, Command] | None = None
+
+
+# -- the options several commands share ---------------------------------------------------------
+
+TABLE_FILES = "CSV (, ; tab or | separated; UTF-8 or cp1252), .xlsx or .parquet"
+ENV_FILE_HELP = "file of TOOLKIT_* settings (default: .env here or in the nearest parent folder)"
+FAILED = "missing_in_billing, duration_differs, date_or_matter_differs"
+
+
+def _out(what: str) -> Arg:
+    return _arg(
+        "--out",
+        help=f"also write {what} to this file: .csv, .xlsx or .parquet (with row and line columns)",
+    )
+
+
+def _statuses(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _include(what: str) -> Arg:
+    return _arg(
+        "--include",
+        metavar="STATUSES",
+        type=_statuses,
+        default=None,
+        help=f"{what}, comma-separated: matched (as succeeded), failed (all of {FAILED}) or any "
+        "of those (as failed, their detail as the error). Default: matched only, what the "
+        "billing extract proves; an entry missing in billing (perhaps not written yet) or "
+        "differing is left pending unless named here",
+    )
+
+
+CODE_RANGE_POST = _arg(
+    "--code-range-post",
+    choices=("replace", "add"),
+    default="replace",
+    help="what the service does with a code range request (its documents do not say): replace "
+    "(default: a range over 2500 codes is invalid) or add (such a range is sent in parts of 2500)",
+)
+WORKERS = _arg("--workers", type=int, default=8, help="parallel requests (default 8)")
+EXPORT_OUT = _arg(
+    "--out",
+    required=True,
+    help="a folder (Parquet: OUT/entries and OUT/codes; CSV with --format csv: OUT/entries.csv "
+    "and OUT/codes.csv) or a .xlsx workbook (sheets entries and codes); the format follows",
+)
+FORMAT = _arg(
+    "--format",
+    choices=["parquet", "csv", "xlsx"],
+    default=None,
+    help="file format (default: xlsx for a .xlsx --out, else parquet)",
+)
+OVERWRITE = _arg(
+    "--overwrite",
+    action="store_true",
+    help="replace an earlier export at --out (otherwise refused, exit 2)",
+)
+STAR_ARGS = (
+    _arg("timekeeper", nargs="?", metavar="TK", help="timekeeperExternalId"),
+    _arg("ids", nargs="*", metavar="ID", help="initiativeExternalId(s)"),
+    _arg(
+        "--file",
+        help=f"{TABLE_FILES} with initiativeExternalId (and timekeeperExternalId, else TK)",
+    ),
+    _out("every row's result"),
+)
+
+# -- the commands, in the order ``toolkit --help`` lists them -----------------------------------
+
+#: command -> what it is; ``toolkit sandbox`` is handed to the sandbox's own command line
+COMMANDS: dict[str, Command] = {
+    "sandbox": Command(
+        "sandbox",
+        "run the local sandbox (see `toolkit sandbox --help`)",
+        (
+            "toolkit sandbox --demo                 # the sample firm the package carries",
+            "toolkit sandbox --seed sample_data --db out/sandbox.db",
+        ),
+    ),
+    "validate": Command(
+        "validate",
+        "check a folder of import tables, sending nothing",
+        (
+            "toolkit validate sample_data",
+            "toolkit validate exports/firm --out failures.xlsx",
+            "toolkit validate failures.xlsx",
+        ),
+        (
+            _arg(
+                "dir",
+                help="folder of clients, initiatives (or matters), code_types, codes, "
+                f"code_ranges files: {TABLE_FILES}; names match case-insensitively; or a "
+                "workbook (.xlsx) with one sheet per table, such as a fixed --out workbook",
+            ),
+            _arg(
+                "--out",
+                help="also write the failures to this file (with row and line columns): .csv or "
+                ".parquet; .xlsx writes the workbook to fix: the tables with every failing cell "
+                "marked and commented, plus errors and summary sheets",
+            ),
+            CODE_RANGE_POST,
+        ),
+    ),
+    "onboard": Command(
+        "onboard",
+        "validate and import a folder of tables, parents first",
+        (
+            "toolkit onboard sample_data --dry-run            # no secret, no network",
+            "toolkit onboard sample_data --journal out/onboard.jsonl --out out/results.csv",
+            "toolkit onboard firm/ --journal j.jsonl --dry-run --out plan.xlsx  # the plan",
+            "toolkit onboard firm/ --journal j.jsonl --mirror  # retire closed matters",
+            "toolkit onboard --journal j.jsonl --failures     # what is still failing",
+            "toolkit onboard firm/ --on-invalid skip           # import the valid rows",
+        ),
+        (
+            _arg(
+                "dir", nargs="?", help=f"folder of import tables ({TABLE_FILES}), as for validate"
+            ),
+            _arg(
+                "--dry-run",
+                action="store_true",
+                help="validate and show the plan (send, update, unchanged, retry, deactivate... "
+                "per record, against the journal); send nothing, need no secret",
+            ),
+            _arg(
+                "--journal",
+                help="journal file: what the service holds; a re-run sends only what is new, "
+                "changed or failed",
+            ),
+            _arg(
+                "--mirror",
+                action="store_true",
+                help="deactivate (status inactive) the initiatives the journal holds as active "
+                "and the folder lacks",
+            ),
+            _arg(
+                "--max-deactivate",
+                type=int,
+                metavar="N",
+                help="with --mirror: refuse a run deactivating more than N initiatives (default "
+                "5%% of the journal's active initiatives, at least 1)",
+            ),
+            _arg(
+                "--failures",
+                action="store_true",
+                help="list the records of --journal still failing, oldest first; send nothing",
+            ),
+            WORKERS,
+            _arg(
+                "--on-invalid",
+                choices=["raise", "skip"],
+                default="raise",
+                help="raise: send nothing when any row is invalid (default); skip: send the "
+                "valid rows",
+            ),
+            _arg(
+                "--strict",
+                action="store_true",
+                help="send nothing while a validation warning stands (a blank description, a "
+                "fractional unitIncrements, a code range listing a pair twice...); by default "
+                "such rows are sent as given and their warnings printed",
+            ),
+            CODE_RANGE_POST,
+            _out("every row's result (the plan with --dry-run)"),
+        ),
+    ),
+    "export": Command(
+        "export",
+        "export released entries to a folder",
+        (
+            "toolkit export --after 2024-03-01 --on-or-before 2024-04-01 --out out/march",
+            "toolkit export --after 2024-03-01 --on-or-before 2024-04-01 --out march.xlsx",
+        ),
+        (
+            _arg("--after", required=True, help="releasedAfter (ISO 8601; naive = UTC)"),
+            _arg(
+                "--on-or-before",
+                required=True,
+                help="releasedOnOrBefore; a bare date (2026-11-22) means the end of that day "
+                "(23:59:59.999), with a warning",
+            ),
+            EXPORT_OUT,
+            FORMAT,
+            _arg("--window", help="pandas offset of the sub-windows (parquet default 1D)"),
+            _arg(
+                "--encoding",
+                default="utf-8",
+                help="CSV encoding; utf-8-sig lets Excel show accents (default utf-8)",
+            ),
+            OVERWRITE,
+        ),
+    ),
+    "sync": Command(
+        "sync",
+        "incrementally sync released time into Delta tables at PATH",
+        (
+            "toolkit sync out/time --since 2026-11-01",
+            "toolkit sync out/time",
+            "toolkit sync out/time --status",
+            "toolkit sync out/time --compact",
+        ),
+        (
+            _arg("path", help="the sync folder (entries/ and codes/ Delta tables)"),
+            _arg("--since", help="releasedAfter: needed the first time; default the watermark"),
+            _arg("--until", help="releasedOnOrBefore; default now minus --lag"),
+            _arg("--window", default="1D", help="window size, a pandas offset (default 1D)"),
+            _arg("--lag", default="10min", help="how far --until stays behind now (default 10min)"),
+            _arg(
+                "--batch-rows",
+                type=int,
+                default=100_000,
+                help="entries of consecutive windows written per commit (default 100000)",
+            ),
+            _arg("--status", action="store_true", help="print watermark, rows and versions"),
+            _arg("--compact", action="store_true", help="compact small files (optimize)"),
+        ),
+    ),
+    "pending": Command(
+        "export",
+        "write the release-pending entries to a folder",
+        ("toolkit pending --out out/pending --format csv",),
+        (EXPORT_OUT, FORMAT, OVERWRITE),
+    ),
+    "acknowledge": Command(
+        "acknowledge",
+        "acknowledge released entries listed in a file",
+        (
+            "toolkit acknowledge acks.csv --journal acks.jsonl --out ack-results.xlsx",
+            "toolkit acknowledge rec.xlsx            # written by toolkit reconcile --out",
+            "toolkit acknowledge rec.xlsx --include matched,duration_differs",
+        ),
+        (
+            _arg(
+                "file",
+                help=f"{TABLE_FILES} with userId, entryId (or _id), outcome (succeeded/failed), "
+                "externalId (succeeded rows), errors (failed rows); or the rows written by "
+                "toolkit reconcile --out (see --include)",
+            ),
+            _include("for the rows of toolkit reconcile --out: which to acknowledge"),
+            _arg("--journal", help="journal file: a re-run skips what it already sent"),
+            _out("every row's result"),
+        ),
+    ),
+    "reconcile": Command(
+        "reconcile",
+        "compare exported or synced entries with a billing extract, entry by entry",
+        (
+            "toolkit reconcile out/time billing.csv                 # a folder from toolkit sync",
+            "toolkit reconcile out/march billing.xlsx --out rec.xlsx  # from toolkit export",
+            "toolkit acknowledge rec.xlsx                            # then acknowledge it",
+            "toolkit reconcile out/time ids-and-hours.csv --duration hours --duration-unit hours",
+            "toolkit reconcile out/time billing.csv --date 'Date worked' --dayfirst",
+            "toolkit reconcile out/time week-47.csv --after 2026-11-16 --on-or-before 2026-11-23",
+        ),
+        (
+            _arg(
+                "export",
+                metavar="EXPORT",
+                help="a synced folder (toolkit sync), an exported folder or .xlsx (toolkit "
+                f"export), or one table of entries ({TABLE_FILES})",
+            ),
+            _arg(
+                "billing",
+                metavar="BILLING",
+                help=f"the billing extract, one row per record: {TABLE_FILES}",
+            ),
+            _arg(
+                "--key",
+                choices=["auto", "_id", "entryId", "externalId"],
+                default="auto",
+                help="the entry column the billing key refers to (default auto: the one it hits "
+                "most)",
+            ),
+            _arg(
+                "--billing-key",
+                metavar="COL",
+                help="billing column holding the key (default the first of entryId, _id, "
+                "externalId)",
+            ),
+            _arg(
+                "--billing-id",
+                metavar="COL",
+                help="billing record id column (default billingId or recordId if present)",
+            ),
+            *(
+                _arg(
+                    f"--{name}",
+                    metavar="COL",
+                    help=f"billing column with the {what} (default {default} if present, else "
+                    "not compared)",
+                )
+                for name, what, default in (
+                    ("duration", "duration", "duration"),
+                    ("date", "date worked", "workDate"),
+                    ("matter", "matter", "matter"),
+                )
+            ),
+            _arg(
+                "--duration-unit",
+                choices=["seconds", "minutes", "hours"],
+                default="seconds",
+                help="unit of the billing durations (default seconds)",
+            ),
+            _arg(
+                "--decimal",
+                choices=[".", ","],
+                default=".",
+                help="decimal mark of the billing durations written as text (default .; "
+                "--decimal , reads 1,5 hours, as a ;-separated CSV from a European spreadsheet "
+                "holds them)",
+            ),
+            _arg(
+                "--tolerance-seconds",
+                type=float,
+                default=0,
+                metavar="S",
+                help="largest duration difference still counted as equal (default 0)",
+            ),
+            _arg(
+                "--dayfirst",
+                action=argparse.BooleanOptionalAction,
+                default=None,
+                help="read text dates that are not ISO 8601 day first (--dayfirst: 03/04/2026 is "
+                "3 April) or month first (--no-dayfirst); without either, such dates are read "
+                "only when they read the same both ways",
+            ),
+            _arg(
+                "--after",
+                metavar="T",
+                help="compare only the entries released after T (ISO 8601; naive = UTC): a "
+                "weekly billing extract against a sync of many weeks. The release times are the "
+                "service's: it is asked for the entries its export holds in that window (the "
+                ".env settings)",
+            ),
+            _arg(
+                "--on-or-before",
+                metavar="T",
+                help="compare only the entries released on or before T; a bare date "
+                "(2026-11-22) means the end of that day",
+            ),
+            _arg(
+                "--out",
+                help="also write every reconciliation row to this file: .csv, .xlsx or .parquet "
+                "(toolkit acknowledge reads it)",
+            ),
+            _arg(
+                "--acknowledge-out",
+                metavar="FILE",
+                help="also write what toolkit acknowledge takes (.csv, .xlsx or .parquet): the "
+                "rows --include names (default: the matched entries, as succeeded)",
+            ),
+            _include("which rows --acknowledge-out writes"),
+        ),
+        notes="only the values the billing file holds are compared (duration, workDate, matter"
+        "\nby default); exit status 0 every entry matched, 1 some differ, 2 bad input",
+    ),
+    "star": Command(
+        "starring",
+        "star initiatives for a timekeeper",
+        (
+            "toolkit star TK-101 M-1001-001 M-1001-002",
+            "toolkit star --file stars.csv --out star-results.csv",
+        ),
+        STAR_ARGS,
+    ),
+    "unstar": Command(
+        "starring",
+        "unstar initiatives for a timekeeper",
+        (
+            "toolkit unstar TK-101 M-1001-001 M-1001-002",
+            "toolkit unstar --file stars.csv --out unstar-results.csv",
+        ),
+        STAR_ARGS,
+    ),
+    "starred": Command(
+        "starring",
+        "list a timekeeper's starred initiatives",
+        ("toolkit starred TK-101", "toolkit starred TK-101 --out starred.xlsx"),
+        (
+            _arg("timekeeper", metavar="TK", help="timekeeperExternalId"),
+            _arg("--limit", type=int, default=2500, help="page size (default 2500)"),
+            _arg("--out", help="write the list to this file: .csv, .xlsx or .parquet"),
+        ),
+    ),
+    "demo": Command(
+        "sandbox",
+        "run the whole flow on a sandbox",
+        ("toolkit demo --out out",),
+        (
+            _arg("--out", default="out", help="folder for the demo's files (default out)"),
+            WORKERS,
+        ),
+    ),
+    "firms": Command(
+        "firms",
+        "many firms from one firms.toml: their status",
+        ("toolkit firms status firms.toml", "toolkit firms status firms.toml --out status.xlsx"),
+        sub={
+            "status": Command(
+                "firms",
+                "one row per firm of FIRMS.toml: its last push and counts, the rows still "
+                "failing, the watermark and its age, the Delta version (reads local files only)",
+                args=(
+                    _arg("firms_file", metavar="FIRMS.toml", help="the firms file"),
+                    _arg(
+                        "--out", help="also write the table to this file: .csv, .xlsx or .parquet"
+                    ),
+                ),
+            )
+        },
+    ),
+    "lab": Command(
+        "sandbox",
+        "JupyterLab with a sandbox: the one .env names if it runs (make sandbox), else its own",
+        ("toolkit lab --seed sample_data",),
+        (
+            _arg(
+                "--seed",
+                default=None,
+                help="folder of sample CSV files to load (default ./sample_data, else the sample "
+                "firm the package carries)",
+            ),
+            _arg("--db", default=None, help="SQLite file of the sandbox (default: temporary)"),
+            _arg(
+                "--dir",
+                default=os.path.join("out", "lab"),
+                help="JupyterLab's working folder, where your notebooks and files go (default "
+                "out/lab, which git ignores): the example notebooks of ./notebooks are copied "
+                "into its notebooks/ when missing there",
+            ),
+        ),
+    ),
+}
+
+
+def _epilog(*examples: str) -> str:
+    return "examples:\n" + "\n".join(f"  {e}" for e in examples)
+
+
+def _add(sub: Any, name: str, command: Command, parents: list[argparse.ArgumentParser]) -> None:
+    """Add a command's parser, its arguments and its own sub-commands."""
+    epilog = _epilog(*command.examples) if command.examples else None
+    if command.notes:
+        epilog = f"{epilog}\n\n{command.notes}"
+    p = sub.add_parser(
+        name,
+        help=command.help,
+        description=command.help,
+        parents=parents,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter if epilog else argparse.HelpFormatter,
+    )
+    for names, options in command.args:
+        p.add_argument(*names, **options)
+    if command.sub:
+        inner = p.add_subparsers(
+            dest=f"{name}_command",
+            required=True,
+            metavar="SUBCOMMAND",
+            help="; ".join(f"{n}: {c.help.split(':')[0]}" for n, c in command.sub.items()),
+        )
+        for inner_name, inner_command in command.sub.items():
+            _add(inner, inner_name, inner_command, [])
+
+
+def parser() -> argparse.ArgumentParser:
+    """The ``toolkit`` command line's parser, every command and option on it.
+
+    ``toolkit sandbox`` is listed for its help only: :func:`toolkit.cli.main` hands its
+    arguments to the sandbox's own command line. ``--env-file`` and ``-q`` may come before the
+    command or after it.
+
+    Returns:
+        The parser; ``parse_args`` sets ``command`` to the command's name.
+
+    Example:
+        >>> parser().parse_args(["onboard", "sample_data", "--dry-run", "-q"]).quiet
+        True
+    """
+    exits = "\n".join(f"  {code:<4} {text}" for code, text in EXIT_CODES.items())
+    p = argparse.ArgumentParser(
+        prog="toolkit",
+        description="Move DataFrames through the time-billing connector interface.",
+        epilog=f"exit status:\n{exits}\n\n"
+        + _epilog(
+            "toolkit sandbox --demo                  # a local service with the sample firm",
+            "toolkit validate sample_data",
+            "toolkit onboard sample_data --journal out/onboard.jsonl",
+            "toolkit <command> --help                # each command's options and examples",
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--env-file", default=None, help=ENV_FILE_HELP)
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    # the same two options after the command too (`toolkit onboard DIR -q`)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--env-file", default=argparse.SUPPRESS, help=ENV_FILE_HELP)
+    common.add_argument(
+        "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars"
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", help="one of:")
+    for name, command in COMMANDS.items():
+        _add(sub, name, command, [] if name == "sandbox" else [common])
+    return p
