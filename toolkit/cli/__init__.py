@@ -1,35 +1,11 @@
 """The ``toolkit`` command line: :func:`console` (the executable), :func:`main` and :func:`parser`.
 
-::
-
-    toolkit sandbox [--port 8765] [--seed DIR | --demo] ...   run the local sandbox
-    toolkit validate DIR [--out F]                            check a folder of import tables
-    toolkit onboard DIR [--dry-run] [--journal F] [--strict] [--workers N] [--out F]
-    toolkit export --after T --on-or-before T --out DIR [--format parquet|csv|xlsx] [--overwrite]
-    toolkit sync PATH [--since T] [--until T] [--window 1D] [--lag 10min]
-    toolkit sync PATH --status | --compact
-    toolkit pending --out DIR
-    toolkit acknowledge FILE [--journal F] [--out F]
-    toolkit reconcile EXPORT BILLING [--out F]     compare an export or sync with billing
-    toolkit star TK ID... | --file F [--out F]     (unstar likewise)
-    toolkit starred TK [--out F]
-    toolkit demo [--out out]                                  the whole flow on a sandbox
-    toolkit firms status FIRMS.toml [--out F]                 many firms: their status
-    toolkit lab                                               JupyterLab with a sandbox running
-
-Commands that talk to the service read ``TOOLKIT_*`` variables and ``--env-file`` (default
-``.env`` in the current folder or the nearest parent holding one; ``toolkit sandbox`` writes
-it; a ``--env-file`` given must exist). Table files may be CSV (any of ``,`` ``;`` tab ``|``;
-UTF-8 with or without BOM), ``.xlsx`` or Parquet; ``--out`` writes ``.csv``, ``.xlsx`` or
-``.parquet`` by its extension, with ``row`` (0-based data row) and ``line`` (the input file's
-line, header = 1). Exit status: see :data:`EXIT_CODES`.
-
-The commands and their options are one table (:mod:`toolkit.cli.options`, standard library
-only): ``toolkit --help`` and ``toolkit COMMAND --help`` never load pandas or pyarrow. Once the
-arguments are read, the command's module (``run(args)``) and :mod:`toolkit.cli.app` (what an
-error or an interrupt prints) load. Ctrl+C or SIGTERM while they load prints one line and
-exits 130; once the command runs, sending stops at once and the summary and the command that
-resumes are printed.
+Every command and option is in one table, :mod:`toolkit.cli.options` (standard library only),
+so ``toolkit --help`` and ``toolkit COMMAND --help`` never load pandas or pyarrow. Once the
+arguments are read, the command's module (its ``run(args)``) and :mod:`toolkit.cli.app` (what
+an error or an interrupt prints) load; Ctrl+C or SIGTERM meanwhile prints one line and exits
+130. Commands read ``TOOLKIT_*`` variables and ``--env-file`` (default ``.env`` here or in the
+nearest parent folder); exit statuses are :data:`EXIT_CODES`.
 """
 
 from __future__ import annotations
@@ -55,6 +31,7 @@ def _stop_while_loading(signum: int, frame: FrameType | None) -> None:
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM stops a run as Ctrl+C does."""
     raise KeyboardInterrupt(f"signal {signum}")
 
 
@@ -106,19 +83,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     app = import_module("toolkit.cli.app")  # pandas, pyarrow: a second or two
     command = import_module(f"toolkit.cli.{COMMANDS[args.command].module}")
     _loaded()
-    if _main_thread():  # SIGTERM stops a run as Ctrl+C does
+    if _main_thread():
         signal.signal(signal.SIGTERM, _raise_interrupt)
     code = app.run(command, args)
     return code
 
 
 def console() -> None:
-    """The ``toolkit`` executable: :func:`main`, SIGINT handled from its first instruction to
-    its last.
+    """The ``toolkit`` executable: :func:`main`, SIGINT handled from first to last.
 
-    While the command loads (pandas, pyarrow) Ctrl+C prints one line and exits 130. An
-    interrupted run has already closed its journal and printed its summary; the process then
-    ends at once instead of tearing the interpreter down (about a second with pandas loaded).
+    An interrupted run has already closed its journal and printed its summary: the process
+    then ends at once instead of tearing the interpreter down (a second with pandas loaded).
 
     Example:
         >>> console()  # doctest: +SKIP

@@ -1,5 +1,5 @@
-"""What every command shares: the client from the settings, printed frames, ``--out`` files,
-the summary of an interrupted run and the one-line explanation of an error."""
+"""What the commands share: the client, printed frames, ``--out`` files, the summary of an
+interrupted run and the one-line explanation of an error."""
 
 from __future__ import annotations
 
@@ -13,13 +13,7 @@ import pandas as pd
 
 from toolkit import Client, Settings
 from toolkit.client import ENDPOINTS, ENV_KEYS, Journal
-from toolkit.errors import (
-    ApiError,
-    AuthError,
-    Interrupted,
-    ToolkitError,
-    TransportError,
-)
+from toolkit.errors import ApiError, AuthError, Interrupted, ToolkitError, TransportError
 from toolkit.ingress import check_out_path, with_lines, write_table
 
 __all__ = [
@@ -27,12 +21,12 @@ __all__ = [
     "FLAGS",
     "check_journal",
     "client_from",
+    "cut",
     "env_file_of",
     "explain",
     "interrupted",
     "out_path",
     "print_frame",
-    "unsent_path",
     "with_row",
     "write_out",
 ]
@@ -102,7 +96,20 @@ def check_journal(args: argparse.Namespace) -> None:
         Journal(args.journal).close()
 
 
-def _cut(value: object, width: int = 80) -> object:
+def cut(value: object, width: int = 80) -> object:
+    """A text longer than ``width`` cut to it, ending in ``...``; any other value as it is.
+
+    Args:
+        value: the value.
+        width: the longest text kept whole.
+
+    Returns:
+        The value, cut.
+
+    Example:
+        >>> cut("x" * 100, width=10)
+        'xxxxxxx...'
+    """
     text = value if isinstance(value, str) else None
     return text[: width - 3] + "..." if text is not None and len(text) > width else value
 
@@ -122,7 +129,7 @@ def print_frame(df: pd.DataFrame, max_rows: int = 30) -> None:
     """
     shown = df.head(max_rows).copy()
     for col in shown.select_dtypes(include=["object", "string"]).columns:
-        shown[col] = shown[col].astype(object).map(_cut)
+        shown[col] = shown[col].astype(object).map(cut)
     for col in shown.select_dtypes(include=["Int64"]).columns:  # row, line: blank when missing
         shown[col] = [("" if pd.isna(v) else int(v)) for v in shown[col]]
     with pd.option_context("display.width", 200):
@@ -186,28 +193,11 @@ def with_row(frame: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
     return with_lines(out, source)
 
 
-def unsent_path(args: argparse.Namespace) -> Path:
-    """Where an interrupted run writes its unsent rows: ``<journal, --out or command>.unsent.csv``.
-
-    Args:
-        args: the parsed arguments (``journal``, ``out``, ``command`` where they exist).
-
-    Returns:
-        The path of the CSV file.
-
-    Example:
-        >>> unsent_path(argparse.Namespace(journal="onboard.jsonl", out=None)).name
-        'onboard.jsonl.unsent.csv'
-    """
-    base = getattr(args, "journal", None) or getattr(args, "out", None)
-    return Path(f"{base or getattr(args, 'command', None) or 'toolkit'}.unsent.csv")
-
-
 def interrupted(exc: Interrupted, args: argparse.Namespace, key: str = "externalId") -> int:
     """Print what an interrupted run did and the command that resumes it; exit status 130.
 
-    The rows not sent (or whose outcome is unknown) go to :func:`unsent_path`, never to the
-    terminal (a 200,000-row run would print them all).
+    The rows not sent (or whose outcome is unknown) go to ``<journal, --out or
+    command>.unsent.csv``, never to the terminal (a 200,000-row run would print them all).
 
     Args:
         exc: the interrupt, with the partial result frame if there is one.
@@ -235,7 +225,8 @@ def interrupted(exc: Interrupted, args: argparse.Namespace, key: str = "external
         cols = [c for c in ("table", "row", "line", key, "status", "error") if c in res]
         todo = res[status.isin(["not_sent", "unknown"])]
         if len(todo):
-            where = unsent_path(args)
+            base = getattr(args, "journal", None) or getattr(args, "out", None)
+            where = Path(f"{base or getattr(args, 'command', None) or 'toolkit'}.unsent.csv")
             todo[cols].to_csv(where, index=False)
             print(f"{len(todo)} row(s) not sent (or unknown) written to {where}", file=sys.stderr)
     command = "toolkit " + " ".join(shlex.quote(a) for a in args.argv)

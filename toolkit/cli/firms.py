@@ -11,20 +11,20 @@ import argparse
 
 import pandas as pd
 
+from toolkit.cli.common import cut, out_path, write_out
 from toolkit.firms import load, status
-from toolkit.ingress import check_out_path, write_table
 
 __all__ = ["run"]
+
+_TIMES = ("last_push", "last_error_at", "watermark")
 
 
 def _shown(frame: pd.DataFrame) -> pd.DataFrame:
     """The table as printed: times to the second, missing values as ``-``."""
     out = frame.copy()
-    for col in ("last_push", "last_error_at", "watermark"):
+    for col in _TIMES:
         out[col] = out[col].dt.strftime("%Y-%m-%d %H:%M:%SZ")
-    out["last_error"] = [
-        e[:77] + "..." if isinstance(e, str) and len(e) > 80 else e for e in out["last_error"]
-    ]
+    out["last_error"] = out["last_error"].map(cut)
     out["watermark_age"] = out["watermark_age"].astype(str).replace("NaT", None)
     return out.astype(object).where(out.notna(), "-")
 
@@ -38,8 +38,6 @@ def run(args: argparse.Namespace) -> int:
     Returns:
         0; 1 when a firm is failing (a step's last run failed, or rows are still failing).
 
-    Raises:
-        ConfigError: the firms file is wrong, or ``--out`` cannot be written.
 
     Example:
         >>> import contextlib, io
@@ -48,23 +46,16 @@ def run(args: argparse.Namespace) -> int:
         >>> code, out.getvalue().split()[0]
         (0, 'firm')
     """
-    out = check_out_path(args.out) if getattr(args, "out", None) else None
+    out = out_path(args)
     frame = status(load(args.firms_file))
     with pd.option_context("display.width", 200, "display.max_columns", None):
         print(_shown(frame).to_string(index=False))
     if out is not None:
         written = frame.copy()
-        for col in ("last_push", "last_error_at", "watermark"):  # Excel keeps no time zone:
-            written[col] = written[col].dt.tz_convert("UTC").dt.tz_localize(None)  # UTC, named
-        written = written.rename(
-            columns={
-                "last_push": "last_push_utc",
-                "last_error_at": "last_error_at_utc",
-                "watermark": "watermark_utc",
-            }
-        )
+        for col in _TIMES:  # Excel keeps no time zone: UTC, named so
+            written[col] = written[col].dt.tz_convert("UTC").dt.tz_localize(None)
         written["watermark_age"] = written["watermark_age"].dt.total_seconds()
-        written = written.rename(columns={"watermark_age": "watermark_age_seconds"})
-        write_table(written, out)
-        print(f"wrote {len(written)} firm(s) to {out}")
+        names = {col: f"{col}_utc" for col in _TIMES}
+        names["watermark_age"] = "watermark_age_seconds"
+        write_out(written.rename(columns=names), out, "firm(s)")
     return 1 if bool((frame["state"] == "failing").any()) else 0

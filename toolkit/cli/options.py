@@ -68,7 +68,6 @@ def _include(what: str) -> Arg:
         "--include",
         metavar="STATUSES",
         type=_statuses,
-        default=None,
         help=f"{what}, comma-separated: matched (as succeeded), failed (all of {FAILED}) or any "
         "of those (as failed, their detail as the error). Default: matched only, what the "
         "billing extract proves; an entry missing in billing (perhaps not written yet) or "
@@ -93,7 +92,6 @@ EXPORT_OUT = _arg(
 FORMAT = _arg(
     "--format",
     choices=["parquet", "csv", "xlsx"],
-    default=None,
     help="file format (default: xlsx for a .xlsx --out, else parquet)",
 )
 OVERWRITE = _arg(
@@ -365,7 +363,6 @@ COMMANDS: dict[str, Command] = {
             _arg(
                 "--dayfirst",
                 action=argparse.BooleanOptionalAction,
-                default=None,
                 help="read text dates that are not ISO 8601 day first (--dayfirst: 03/04/2026 is "
                 "3 April) or month first (--no-dayfirst); without either, such dates are read "
                 "only when they read the same both ways",
@@ -462,11 +459,10 @@ COMMANDS: dict[str, Command] = {
         (
             _arg(
                 "--seed",
-                default=None,
                 help="folder of sample CSV files to load (default ./sample_data, else the sample "
                 "firm the package carries)",
             ),
-            _arg("--db", default=None, help="SQLite file of the sandbox (default: temporary)"),
+            _arg("--db", help="SQLite file of the sandbox (default: temporary)"),
             _arg(
                 "--dir",
                 default=os.path.join("out", "lab"),

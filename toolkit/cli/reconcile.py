@@ -9,40 +9,21 @@ from pathlib import Path
 
 import pandas as pd
 
-from toolkit.cli.common import (
-    ACKNOWLEDGED_BY_DEFAULT,
-    FLAGS,
-    client_from,
-    out_path,
-    write_out,
-)
+from toolkit.cli.common import ACKNOWLEDGED_BY_DEFAULT, FLAGS, client_from, out_path, write_out
 from toolkit.egress import Export, read_sync, release_window
 from toolkit.errors import ConfigError, MissingColumnError, ToolkitError
-from toolkit.ingress import check_out_path, read_table
-from toolkit.reconciliation import Reconciliation, reconcile, spoken_as_cli
+from toolkit.ingress import read_table
+from toolkit.reconciliation import COMPARISONS, Reconciliation, reconcile, spoken_as_cli
 
 __all__ = ["run"]
 
+#: the options that are :func:`toolkit.reconcile`'s keywords of the same name
+_KEYWORDS = ("key", "billing_key", "billing_id", *COMPARISONS, "duration_unit", "tolerance_seconds")
+_KEYWORDS += ("dayfirst", "decimal")
+
 
 def _read_exported(path: str) -> pd.DataFrame:
-    """The entries of a sync folder, an exported folder or workbook, or one entries table.
-
-    Args:
-        path: a folder from ``toolkit sync`` or ``toolkit export``, an exported ``.xlsx``, or
-            one table file of entries.
-
-    Returns:
-        The entries.
-
-    Raises:
-        toolkit.errors.ConfigError: no such path, or nothing readable as exported entries.
-
-    Example:
-        >>> _read_exported("no/such/folder")
-        Traceback (most recent call last):
-        ...
-        toolkit.errors.ConfigError: no/such/folder: no such file or folder
-    """
+    """The entries of a sync folder, an exported folder or workbook, or one entries table."""
     p = Path(path)
     if not p.exists():
         raise ConfigError(f"{p}: no such file or folder")
@@ -89,8 +70,7 @@ def run(args: argparse.Namespace) -> int:
         >>> code, "matched" in out.getvalue()
         (0, True)
     """
-    out = out_path(args)
-    ack_out = check_out_path(args.acknowledge_out) if args.acknowledge_out else None
+    out, ack_out = out_path(args), out_path(args, "acknowledge_out")
     exported = _read_exported(args.export)
     billing = read_table(args.billing)
     window = None
@@ -98,20 +78,7 @@ def run(args: argparse.Namespace) -> int:
         exported, window = _released_in(exported, args)
     try:
         with spoken_as_cli():  # its warnings and errors name the options as flags
-            rec = reconcile(
-                exported,
-                billing,
-                key=args.key,
-                billing_key=args.billing_key,
-                billing_id=args.billing_id,
-                duration=args.duration,
-                date=args.date,
-                matter=args.matter,
-                duration_unit=args.duration_unit,
-                tolerance_seconds=args.tolerance_seconds,
-                dayfirst=args.dayfirst,
-                decimal=args.decimal,
-            )
+            rec = reconcile(exported, billing, **{k: getattr(args, k) for k in _KEYWORDS})
     except MissingColumnError as exc:
         columns = billing.columns if exc.table == "billing" else exported.columns
         raise ConfigError(_missing_column(exc, args, [str(c) for c in columns])) from None

@@ -19,14 +19,7 @@ from toolkit.demo import run_demo
 from toolkit.errors import ToolkitError
 from toolkit.notebook import SAMPLE_DATA
 
-__all__ = ["NOTEBOOKS_EXTRA", "lab_folder", "run", "running_sandbox"]
-
-#: what ``toolkit lab`` says when JupyterLab is not installed
-NOTEBOOKS_EXTRA = (
-    "toolkit lab needs JupyterLab, which comes with the notebooks extra: "
-    "pip install 'timebill-toolkit[notebooks]' (in a clone of the repository, `make lab` "
-    "installs it)"
-)
+__all__ = ["run"]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,33 +40,17 @@ def run(args: argparse.Namespace) -> int:
     return run_demo(out=args.out, workers=args.workers)
 
 
-def running_sandbox(name: str = ".env") -> Settings | None:
-    """The settings of a sandbox already running on this machine (``make sandbox``), if the
-    ``.env`` file (found as :meth:`toolkit.Client.from_env` finds it) points at one that
-    answers.
-
-    Only a loopback address is probed, with one token request and short timeouts.
-
-    Args:
-        name: the ``.env`` file's name or path.
-
-    Returns:
-        The settings (their ``source`` is the file read), or ``None`` when the settings are
-        incomplete, not on this machine, or nothing answers there.
-
-    Example:
-        >>> running_sandbox("no-such.env") is None
-        True
-    """
+def _running_sandbox(name: str) -> Settings | None:
+    """The settings of a sandbox on this machine (a loopback address) that answers a token
+    request, if the ``.env`` file names one."""
     try:
         settings = Settings.from_env(name)
     except ToolkitError:
         return None
     if urlsplit(settings.urls["time"]).hostname not in ("127.0.0.1", "localhost", "::1"):
         return None
-    probe = Connection(settings, timeout=(2.0, 5.0), retries=0)
     try:
-        probe.auth.secret_token(retry=False)
+        Connection(settings, timeout=(2.0, 5.0), retries=0).auth.secret_token(retry=False)
     except ToolkitError:
         return None
     return settings
@@ -86,29 +63,10 @@ def _installed(module: str) -> bool:
         return False
 
 
-def lab_folder(folder: str | os.PathLike[str], source: str | os.PathLike[str] = ".") -> Path:
-    """Make JupyterLab's working folder: the example notebooks of ``source/notebooks`` are
-    copied into ``folder/notebooks`` (an existing copy, perhaps changed, is kept), and
-    ``folder/sample_data`` points at ``source/sample_data``, so the notebooks' relative paths
-    (``../sample_data``) hold. What an analyst saves lands in ``folder``, never in the
-    repository's tracked files.
-
-    Args:
-        folder: the working folder (made if missing).
-        source: the folder holding ``notebooks/`` and ``sample_data/`` (a clone of the
-            repository); from a wheel there may be neither, and nothing is copied.
-
-    Returns:
-        ``folder``, as a path.
-
-    Example:
-        >>> import tempfile
-        >>> work = lab_folder(Path(tempfile.mkdtemp()) / "lab", source=".")
-        >>> sorted(p.name for p in (work / "notebooks").glob("0[12]*.ipynb"))
-        ['01_onboarding.ipynb', '02_export_and_release.ipynb']
-        >>> (work / "sample_data" / "clients.csv").is_file()
-        True
-    """
+def _lab_folder(folder: str, source: str = ".") -> Path:
+    """JupyterLab's working folder: copies of ``source/notebooks`` (an existing copy, perhaps
+    changed, is kept) and ``sample_data`` pointing at ``source/sample_data``, so the notebooks'
+    ``../sample_data`` holds and nothing the analyst saves lands in the tracked files."""
     work, src = Path(folder), Path(source)
     work.mkdir(parents=True, exist_ok=True)
     if (src / "notebooks").is_dir():
@@ -127,12 +85,15 @@ def lab_folder(folder: str | os.PathLike[str], source: str | os.PathLike[str] = 
 
 def _lab(args: argparse.Namespace) -> int:
     """JupyterLab over the sandbox the ``.env`` names if it is running, else over a sandbox of
-    its own whose credentials go to JupyterLab's environment only: ``.env`` is never written.
-    It is rooted at a working folder outside the tracked files (:func:`lab_folder`)."""
+    its own whose credentials go to JupyterLab's environment only: ``.env`` is never written."""
     if not (_installed("jupyterlab") and _installed("jupyter_core")):
-        print(NOTEBOOKS_EXTRA, file=sys.stderr)
+        print(
+            "toolkit lab needs JupyterLab, which comes with the notebooks extra: pip install "
+            "'timebill-toolkit[notebooks]' (in a clone of the repository, `make lab` installs it)",
+            file=sys.stderr,
+        )
         return 2
-    work = lab_folder(args.dir)
+    work = _lab_folder(args.dir)
     print(
         f"JupyterLab's folder: {work} (your notebooks and files go there; the examples are "
         "copies of notebooks/, kept once changed: delete one to get it afresh)"
@@ -141,7 +102,7 @@ def _lab(args: argparse.Namespace) -> int:
     cmd = [sys.executable, "-m", "jupyter", "lab", str(work)]
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers often run as root
         cmd.append("--allow-root")
-    settings = running_sandbox(env_file_of(args))
+    settings = _running_sandbox(env_file_of(args))
     if settings is not None:
         print(
             f"using the sandbox running at {settings.urls['time']} (settings from "

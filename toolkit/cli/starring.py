@@ -6,13 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from toolkit.cli.common import (
-    client_from,
-    out_path,
-    print_frame,
-    with_row,
-    write_out,
-)
+from toolkit.cli.common import client_from, out_path, print_frame, with_row, write_out
 from toolkit.errors import ConfigError
 from toolkit.ingress import read_table
 
@@ -29,9 +23,6 @@ def run(args: argparse.Namespace) -> int:
         0 every row done (``starred``: the list was read), 1 some failed (``starred``: the
         timekeeper is unknown or ambiguous).
 
-    Raises:
-        toolkit.errors.ConfigError: neither TK and IDs nor ``--file``, or a file without
-            ``timekeeperExternalId`` and no TK.
 
     Example:
         >>> import contextlib, io

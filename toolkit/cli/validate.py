@@ -9,11 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from toolkit.cli.common import (
-    out_path,
-    print_frame,
-    write_out,
-)
+from toolkit.cli.common import out_path, print_frame, write_out
 from toolkit.ingress import load_folder, validate, with_lines
 
 __all__ = ["run"]
