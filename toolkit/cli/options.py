@@ -479,7 +479,12 @@ def _epilog(*examples: str) -> str:
     return "examples:\n" + "\n".join(f"  {e}" for e in examples)
 
 
-def _add(sub: Any, name: str, command: Command, parents: list[argparse.ArgumentParser]) -> None:
+def _add(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    command: Command,
+    parents: list[argparse.ArgumentParser],
+) -> None:
     """Add a command's parser, its arguments and its own sub-commands."""
     epilog = _epilog(*command.examples) if command.examples else None
     if command.notes:
