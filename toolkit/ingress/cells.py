@@ -24,7 +24,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
@@ -32,7 +33,7 @@ import pandas as pd
 
 from toolkit.core.frames import coerce_text, no_problems, plain
 
-__all__ = ["COERCERS", "LIST_SEPARATOR"]
+__all__ = ["COERCERS", "LIST_SEPARATOR", "Unreadable", "parse", "readable"]
 
 #: What separates the items of a list written in one CSV or Excel cell.
 LIST_SEPARATOR: Final = ";"
@@ -192,3 +193,98 @@ COERCERS: dict[str, Callable[[pd.Series, str], tuple[pd.Series, pd.Series]]] = {
     "list": _coerce_list,
     "date": _coerce_date,
 }
+
+
+@dataclass(frozen=True, eq=False)
+class Unreadable:
+    """A cell the parser could not read, in place of its value: a ``type`` failure (or an
+    ``encoding`` one: text UTF-8 cannot encode, a lone surrogate) of the model.
+
+    Attributes:
+        raw: The value as given (unsendable text escaped).
+        why: The message.
+        check: ``type`` or ``encoding``.
+    """
+
+    raw: Any
+    why: str
+    check: str = "type"
+
+
+def readable(values: pd.Series) -> np.ndarray:
+    """True for each cell that is not :class:`Unreadable`.
+
+    >>> readable(pd.Series(["a", Unreadable("x", "bad")])).tolist()
+    [True, False]
+    """
+    if values.dtype != object:
+        return np.ones(len(values), dtype=bool)
+    return np.array([not isinstance(v, Unreadable) for v in values.tolist()], dtype=bool)
+
+
+def _encodable(value: Any) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _unsendable(column: str, value: str) -> Unreadable:
+    at = next(i for i, c in enumerate(value) if not _encodable(c))
+    shown = value[at].encode("utf-8", "backslashreplace").decode("utf-8")
+    why = (
+        f"{column} cannot be sent as UTF-8 text: character {at + 1} is {shown}, a lone surrogate "
+        "(half of a character cut in two, or bytes decoded with the wrong codec); fix the text"
+    )
+    return Unreadable(value.encode("utf-8", "backslashreplace").decode("utf-8"), why, "encoding")
+
+
+def parse(df: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFrame:
+    """Read each cell of the columns of ``kinds`` as its kind; a cell that cannot be read
+    becomes :class:`Unreadable` (the column is then ``object``).
+
+    Args:
+        df: The rows as loaded.
+        kinds: Column -> kind (:data:`COERCERS`); other columns are left as they are.
+
+    Returns:
+        A new frame.
+
+    >>> parse(pd.DataFrame({"n": ["360", "abc"]}), {"n": "number"})["n"].tolist()[0]
+    360.0
+    """
+    out = []
+    for i, col in enumerate(df.columns):
+        kind = kinds.get(str(col))
+        if kind is None:
+            out.append(df.iloc[:, i])
+            continue
+        raw = plain(df.iloc[:, i])
+        bad: dict[int, Unreadable] = {}
+        if raw.dtype == object or (
+            isinstance(raw.dtype, pd.StringDtype) and raw.dtype.storage == "python"
+        ):
+            items = raw.tolist()
+            strings = [v for v in items if isinstance(v, str)]
+            if not _encodable("".join(strings)):
+                bad = {
+                    p: _unsendable(str(col), v)
+                    for p, v in enumerate(items)
+                    if isinstance(v, str) and not _encodable(v)
+                }
+                raw = raw.astype(object).copy()
+                raw.iloc[list(bad)] = None
+        values, problems = COERCERS[kind](raw, str(col))
+        failed = problems.notna().to_numpy()
+        if failed.any() or bad:
+            values = values.astype(object)
+            items = raw.tolist()
+            for p in np.flatnonzero(failed):
+                values.iloc[p] = Unreadable(items[p], str(problems.iloc[p]))
+            for p, marker in bad.items():
+                values.iloc[p] = marker
+        out.append(values.rename(col))
+    if not out:
+        return df.copy()
+    return pd.concat(out, axis=1).set_axis(df.index)
