@@ -280,10 +280,12 @@ def parse(df: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFrame:
         if failed.any() or bad:
             values = values.astype(object)
             items = raw.tolist()
-            for p in np.flatnonzero(failed):
-                values.iloc[p] = Unreadable(items[p], str(problems.iloc[p]))
+            cells = values.tolist()
+            for p in np.flatnonzero(failed).tolist():
+                cells[p] = Unreadable(items[p], str(problems.iloc[p]))
             for p, marker in bad.items():
-                values.iloc[p] = marker
+                cells[p] = marker
+            values = pd.Series(cells, index=values.index, dtype=object)
         out.append(values.rename(col))
     if not out:
         return df.copy()

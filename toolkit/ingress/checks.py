@@ -344,7 +344,8 @@ def _work(values: pd.Series, kind: str) -> pd.Series:
     """A parsed column in its work dtype, an unreadable cell missing."""
     if values.dtype == object:
         values = values.map(lambda v: None if isinstance(v, Unreadable) else v)
-    return values.astype(_WORK_DTYPES[kind])
+    out: pd.Series = values.astype(_WORK_DTYPES[kind])  # type: ignore[call-overload]
+    return out
 
 
 @lru_cache(maxsize=64)

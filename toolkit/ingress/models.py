@@ -151,11 +151,12 @@ class _ImportModel(pa.DataFrameModel):
         )
 
     @pa.dataframe_parser
+    @classmethod
     def parse(cls, df: pd.DataFrame) -> pd.DataFrame:
         """Headers matched to the spec's names, each cell read as its column's kind."""
-        columns = super().to_schema().columns
-        kinds = {c: (col.metadata or {}).get(KIND, "text") for c, col in columns.items()}
-        names = match_headers(str(cls.Config.name), list(columns), [str(c) for c in df.columns])
+        schema = super().to_schema()
+        kinds = {c: (col.metadata or {}).get(KIND, "text") for c, col in schema.columns.items()}
+        names = match_headers(str(schema.name), list(kinds), [str(c) for c in df.columns])
         return parse(df.set_axis(names.names, axis=1), kinds)
 
     class Config:

@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pandera.pandas as pa
 
@@ -184,7 +185,7 @@ def seconds() -> Any:
     >>> [(c.name, c.raise_warning) for c in seconds().checks]
     [('greater_than', False), ('whole_number', True)]
     """
-    number = "float64"
+    number = np.float64
     positive = _check(
         "greater_than",
         lambda s: s.astype(number) > 0,
