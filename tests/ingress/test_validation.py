@@ -18,7 +18,7 @@ from toolkit.cli import app as cli_app
 from toolkit.core.failures import check_name
 from toolkit.errors import ConfigError, ValidationError
 from toolkit.ingress import validation
-from toolkit.ingress.validation import ValidationReport, bad_rows, load_folder, validate
+from toolkit.ingress.validation import ValidationReport, load_folder, validate
 from toolkit.schemas import FAILURE_COLUMNS, TABLES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -214,7 +214,7 @@ def test_broken_sample_report_frames_hold_only_importable_rows() -> None:
 def test_broken_sample_bad_rows_and_bad_ids() -> None:
     report = validate(**load_folder(BROKEN))
     assert report.bad_rows("clients") == {2, 20}
-    assert bad_rows(report, "code_types") == {0, 1, 2}
+    assert report.bad_rows("code_types") == {0, 1, 2}
     assert report.bad_ids("clients") == {"C-1003"}
     assert report.bad_ids("code_ranges") == {"M-1001-001", "M-1016-02"}
     assert report.bad_rows("nothing-given") == set()
