@@ -104,20 +104,17 @@ def _lazy_schema(table: str) -> pa.DataFrameSchema:
 
 @dataclass
 class CheckResult:
-    """Outcome of :func:`check_frame` for one table; it never raises on bad data.
+    """Outcome of :func:`check_frame` for one table.
 
     Attributes:
         table: Table name.
-        frame: Every input row with coerced values in nullable dtypes (``str``, ``Float64``,
-            ``boolean``); a value that failed coercion is missing. Index is the input index.
-            Only the spec's columns that were present.
-        failures: The failure frame (:data:`FAILURE_COLUMNS`), in row then column order,
-            errors and warnings.
-        bad: Boolean array by position: True for each row with at least one error.
+        frame: Every input row, the spec's columns present, read into nullable dtypes
+            (``str``, ``Float64``, ``boolean``); a cell that could not be read is missing.
+        failures: The failure frame, in row then column order, errors and warnings.
+        bad: Boolean array by position: True for each row with an error.
         columns_ok: False when a column is missing, unexpected or duplicated.
         headers: Each name the failure frame's ``column`` can hold -> the input's header(s)
-            that show it (before ``columns=``): ``{"externalId": ("External ID",)}``; for a
-            missing column, the unexpected header it was probably meant to be.
+            that show it (``{"externalId": ("External ID",)}``).
     """
 
     table: str
@@ -151,14 +148,11 @@ class CheckResult:
         return {h: name for name, shown in self.headers.items() for h in shown if h != name}
 
     def bad_rows(self) -> set[Any]:
-        """Input index labels of rows that must not be imported.
-
-        Every row when a column is wrong, else the rows with at least one error.
+        """Input index labels of rows that must not be imported (every row when a column is wrong).
 
         >>> import pandas as pd
-        >>> r = check_frame("code_ranges", pd.DataFrame(
-        ...     {"initiativeExternalId": ["M-1", ""], "codeExternalId": ["L110", "L110"]}))
-        >>> r.bad_rows()
+        >>> check_frame("code_ranges", pd.DataFrame(
+        ...     {"initiativeExternalId": ["M-1", ""], "codeExternalId": ["L110", "L110"]})).bad_rows()
         {1}
         """
         if not self.columns_ok:
@@ -166,15 +160,11 @@ class CheckResult:
         return set(self.frame.index[self.bad].tolist())
 
     def valid_frame(self) -> pd.DataFrame:
-        """The rows without errors, in final dtypes (``str``, ``int64``, ``bool``).
-
-        ``unitIncrements`` is ``int64`` unless a value is fractional, then ``float64``. Empty
-        when a column is wrong.
+        """The rows without errors in final dtypes (empty when a column is wrong).
 
         >>> import pandas as pd
-        >>> r = check_frame("code_ranges", pd.DataFrame(
-        ...     {"initiativeExternalId": ["M-1", ""], "codeExternalId": ["L110", "L110"]}))
-        >>> r.valid_frame().index.tolist()
+        >>> check_frame("code_ranges", pd.DataFrame({"initiativeExternalId": ["M-1", ""],
+        ...     "codeExternalId": ["L110", "L110"]})).valid_frame().index.tolist()
         [0]
         """
         spec = TABLES[self.table]
@@ -406,22 +396,19 @@ def check_frame(
     references: Mapping[str, Collection[str]] | None = None,
     code_range_post: CodeRangePost = "replace",
 ) -> CheckResult:
-    """Check one import table and report every problem at once, without raising on bad data.
+    """Check one import table against its model and report every problem at once, never raising
+    on bad data.
 
     Args:
-        table: One of :data:`TABLES` (``clients``, ``initiatives``, ``code_types``, ``codes``,
-            ``code_ranges``).
-        df: The rows, as loaded (any dtypes; see the module docstring for the coercions).
-        columns: Renames applied first, ``{name in df: spec name}``; names not in ``df`` are
-            ignored.
-        references: ``{column: allowed ids}``; a non-missing value outside them is a
-            ``reference`` failure. Used by :func:`toolkit.ingress.validation.validate`.
-        code_range_post: ``"replace"`` (a code range is one request: a range over 2500 codes
-            is a ``range_size`` error on each of its rows) or ``"add"`` (sent in parts);
-            see :mod:`toolkit.ingress.ranges`.
+        table: One of :data:`TABLES`.
+        df: The rows, as loaded (any dtypes; the model's parser reads them).
+        columns: Renames applied first, ``{name in df: spec name}``.
+        references: ``{column: allowed ids}``; another id is a ``reference`` error.
+        code_range_post: ``"replace"`` (a range over 2500 codes is a ``range_size`` error) or
+            ``"add"`` (sent in parts; :mod:`toolkit.ingress.ranges`).
 
     Returns:
-        A :class:`CheckResult` with the coerced frame, the failure frame and the bad rows.
+        A :class:`CheckResult`.
 
     Raises:
         ValueError: ``table`` is not a known table.
@@ -431,11 +418,8 @@ def check_frame(
     >>> import pandas as pd
     >>> df = pd.DataFrame({"initiativeExternalId": ["M-1", "M-1"],
     ...                    "codeExternalId": ["L110", "L110"]})
-    >>> result = check_frame("code_ranges", df)
-    >>> result.failures[["row", "column", "check", "severity"]].values.tolist()
-    [[0, 'codeExternalId', 'repeated', 'warning'], [1, 'codeExternalId', 'repeated', 'warning']]
-    >>> result.ok
-    True
+    >>> check_frame("code_ranges", df).failures[["row", "check", "severity"]].values.tolist()
+    [[0, 'repeated', 'warning'], [1, 'repeated', 'warning']]
     """
     spec = _spec_for(table)
     check_post(code_range_post)
@@ -593,25 +577,22 @@ def _near_ids(missing: pd.Series, allowed: pd.Index) -> list[str | None]:
 
 
 def format_failures(failures: pd.DataFrame, limit: int = 10) -> str:
-    """A short human summary of a failure frame: counts, then up to ``limit`` lines.
+    """A short summary of a failure frame: counts, then up to ``limit`` failures, a warning's
+    message prefixed ``warning:``.
 
     Args:
-        failures: A failure frame (:data:`FAILURE_COLUMNS`).
+        failures: A failure frame.
         limit: How many failures to list.
 
     Returns:
-        Text such as ``"2 problems: clients 2 (1 row)"`` (with ``" (1 error, 1 warning)"``
-        after the count when there are warnings) followed by one line per failure, a warning's
-        message prefixed ``warning:``.
+        Text such as ``"2 problems (1 error, 1 warning): code_ranges 2 (2 rows)"`` and lines.
 
     >>> import pandas as pd
-    >>> r = check_frame("code_ranges", pd.DataFrame(
-    ...     {"initiativeExternalId": ["M-1", "M-2 "], "codeExternalId": ["", "L110"]}))
+    >>> r = check_frame("code_ranges", pd.DataFrame({"initiativeExternalId": ["M-1"],
+    ...                                              "codeExternalId": [""]}))
     >>> print(format_failures(r.failures))
-    2 problems (1 error, 1 warning): code_ranges 2 (2 rows)
+    1 problem: code_ranges 1 (1 row)
       code_ranges row 0 [M-1] codeExternalId: codeExternalId is required but empty
-      code_ranges row 1 [M-2 ] initiativeExternalId: warning: initiativeExternalId 'M-2 ' \
-has leading or trailing whitespace; it is sent as given
     """
     if failures.empty:
         return "no problems"
@@ -661,7 +642,7 @@ def check(
     columns: Mapping[str, str] | None = None,
     code_range_post: CodeRangePost = "replace",
 ) -> pd.DataFrame:
-    """Coerce and validate one import table, returning the frame ready for payloads.
+    """Check one import table and return it ready for payloads, or raise on any error.
 
     Args:
         table: One of :data:`TABLES`.
@@ -670,14 +651,11 @@ def check(
         code_range_post: ``"replace"`` or ``"add"``, as for :func:`check_frame`.
 
     Returns:
-        The spec's columns in field-table order, with dtypes ``str`` (``semanticType``: ``str``
-        with NaN for null; a blank free-text cell ``""``), ``int64`` for ``unitIncrements``
-        (``float64`` when a value is fractional) and ``bool`` for the booleans; index as given.
-        Warnings do not stop it: see :func:`check_frame` for them.
+        The spec's columns in field-table order: ``str``, ``int64`` for ``unitIncrements``
+        (``float64`` when a value is fractional), ``bool``; index as given. Warnings do not stop it.
 
     Raises:
-        toolkit.errors.ValidationError: Any error; ``.failure_cases`` holds every failure,
-            warnings included (:data:`FAILURE_COLUMNS`).
+        toolkit.errors.ValidationError: Any error; ``.failure_cases`` holds every failure.
         ValueError: ``table`` is not a known table.
 
     >>> import pandas as pd

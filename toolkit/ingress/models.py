@@ -1,23 +1,16 @@
 """Pandera models of the five import tables, one per field table of the interface spec.
 
 Client, Initiative, Code type, Code, and Code range in long form (one row per
-``(initiativeExternalId, codeExternalId)`` pair): one column per line, declared with the shared
-rules of :mod:`toolkit.ingress.rules` (``external_id()``, ``required_text()``,
-``reference(table)``, ``one_of(values)``, ``seconds()``, ``optional(kind)``). :data:`TABLES`
-reads each table's key, references, column kinds and optional columns from its model.
+``(initiativeExternalId, codeExternalId)`` pair), each column declared with a rule of
+:mod:`toolkit.ingress.rules`. The optional columns (``Series[...] | None``) are the fields the
+service publishes beyond the spec: a blank cell is not sent.
 
-The optional columns are the fields the service publishes beyond the spec (typed
-``Series[...] | None``): a frame may leave them out, and a blank cell is not sent. A list
-column (``externalGroupIds``, ``userGroupExternalIds``) holds Python lists in a frame, and
-``;``-separated ids (``G1; G2``) or a JSON list (``["G1", "G2"]``) in a CSV or Excel cell.
-
-Each model is the whole rule of its table: a parser reads the cells as loaded (headers matched
-as people write them, :func:`toolkit.ingress.readers.match_headers`; each cell read per its
-kind, :func:`toolkit.ingress.cells.parse`), the checks say what is an error and what only warns
-(``raise_warning=True``), with their messages. ``ClientSchema.validate(df)`` raises on exactly
-the errors :func:`toolkit.ingress.validation.validate` reports for one table (cross-table
-references aside), and a warning never raises. :mod:`toolkit.ingress.checks` runs the models
-lazily and names each failure's file line.
+A model is the whole rule of its table: its parser reads the cells as loaded (headers matched as
+people write them, each cell read per its kind: :func:`toolkit.ingress.cells.parse`), and its
+checks say what is an error and what only warns (``raise_warning=True``), with their messages.
+``ClientSchema.validate(df)`` raises on exactly the errors :func:`toolkit.ingress.validate`
+reports for the table (cross-table references aside); a warning never raises.
+:mod:`toolkit.ingress.checks` runs the models lazily and places each failure on its file line.
 
 >>> list(TABLES)
 ['clients', 'initiatives', 'code_types', 'codes', 'code_ranges']
@@ -334,20 +327,17 @@ class CodeRangeSchema(_ImportModel):
 
 @dataclass(frozen=True, eq=False)
 class TableSpec:
-    """What the toolkit knows about one import table.
+    """What the toolkit knows about one import table, read from its model.
 
     Attributes:
-        name: Table name (``clients``, ``initiatives``, ``code_types``, ``codes``,
-            ``code_ranges``).
+        name: Table name.
         schema: The pandera model.
-        key: Column(s) that identify a row; unique within a frame.
+        key: Column(s) that identify a row.
         columns: The spec's columns, in the field table's order.
-        references: ``(column, parent table)`` pairs checked by
-            :func:`toolkit.ingress.validation.validate`.
-        kinds: Coercion kind of each column: ``text`` (ids and enums: blank is missing),
-            ``free_text`` (blank is ``""``), ``number`` or ``bool``.
-        nullable: Columns whose missing value means null rather than a failure.
-        optional: Columns a frame may leave out; a missing value is not sent at all.
+        references: ``(column, parent table)`` pairs.
+        kinds: How each column is read (:data:`toolkit.ingress.rules.KIND`).
+        nullable: Columns whose missing value means null.
+        optional: Columns a frame may leave out; a missing value is not sent.
     """
 
     name: str
