@@ -1,12 +1,9 @@
-"""The column rules of the import tables, defined once, so each model reads like its field table.
+"""The column rules of the import tables, written once, so each model reads like its field table.
 
-Every column of the spec's ingress field tables is one of a few kinds; a model declares each
-column with the factory of its kind (``externalId: Series[str] = external_id()``).
-
-Severity follows the spec's line and lives in the check: what the service refuses is an error
-and raises; what it allows but looks wrong is a check with ``raise_warning=True`` (a
-:class:`pandera.errors.SchemaWarning`, never raised). A check's ``error`` is its message, with
-``{column}`` and ``{value}`` filled in per failure by :mod:`toolkit.ingress.checks`.
+Severity lives in the check: what the service refuses is an error and raises; what it allows
+but looks wrong is a check with ``raise_warning=True`` (a :class:`pandera.errors.SchemaWarning`,
+never raised). A check's ``error`` is its message, ``{column}`` and ``{value}`` filled in per
+failure by :mod:`toolkit.ingress.checks`.
 
 ==================  ==========================================  ===========================
 factory             checks (failure ``check``)                  severity
@@ -20,14 +17,9 @@ one_of(values)      allowed_values                              error
 seconds()           positive                                    error
                     fractional                                  warning
 optional(kind)      allowed_values (with ``values``)            error
-flag()              (a boolean)
 ==================  ==========================================  ===========================
 
-A cell the parser could not read (:class:`toolkit.ingress.cells.Unreadable`) is the model's
-``type`` or ``encoding`` error; every check here passes over it. :func:`reference` records its
-parent table in the field's metadata (:data:`REFERENCES`); :func:`external_id` and
-``reference(..., key=True)`` mark the key (:data:`KEY`); :data:`KIND` tells the parser how to
-read a column.
+Every check passes over a cell the parser could not read (a ``type`` or ``encoding`` error).
 
 >>> [(c.name, c.raise_warning) for c in external_id().checks]
 [('not_blank', False), ('trimmed', True)]
@@ -113,10 +105,8 @@ def external_id() -> Any:
 
 
 def reference(table: str, *, key: bool = False) -> Any:
-    """An ``externalId`` of a row of ``table``: not blank (error); spaces around it warn.
-
-    Whether the id exists is checked across tables by
-    :func:`toolkit.ingress.validation.validate` (the service refuses an unknown id).
+    """An ``externalId`` of a row of ``table`` (checked across tables by
+    :func:`toolkit.ingress.validation.validate`): not blank (error); spaces around it warn.
 
     Args:
         table: The parent table, e.g. ``"clients"``.
@@ -210,12 +200,11 @@ def flag() -> Any:
 
 
 def optional(kind: str = "text", values: Iterable[str] | None = None) -> Any:
-    """A field the service publishes beyond the spec: the column may be left out, and a blank
-    cell is not sent. Declare it ``Series[...] | None`` in the model.
+    """A field the service publishes beyond the spec (``Series[...] | None``): the column may be
+    left out, and a blank cell is not sent.
 
     Args:
-        kind: How a cell is read: ``text``, ``bool``, ``list`` (``;``-separated or a JSON list
-            in a cell) or ``date`` (``YYYY-MM-DD``).
+        kind: How a cell is read: ``text``, ``bool``, ``list`` or ``date``.
         values: The allowed values, case-sensitive, when the service publishes an enum.
 
     Returns:
