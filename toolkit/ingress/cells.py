@@ -1,18 +1,10 @@
-"""How a cell becomes a value: one coercion per column kind, each returning
-``(values, problems)``, where ``problems`` holds a message at each position whose value could
-not be read (a ``type`` failure of :func:`toolkit.ingress.checks.check_frame`).
+"""How a cell becomes a value: one reader per column kind, each returning ``(values, problems)``
+(a message where a cell could not be read), and :func:`parse`, the models' parser, which puts
+an :class:`Unreadable` in place of such a cell.
 
-What CSV, Excel and Parquet loading commonly yields becomes a proper value where that is
-unambiguous: ``360.0``, ``"360"`` -> 360; ``TRUE``, ``"false"``, 1, 0 -> booleans; an empty cell
--> missing (``""`` for free text). Two kinds serve the optional columns the service publishes:
-
-- ``list`` (``externalGroupIds``, ``userGroupExternalIds``: arrays of strings): a list, tuple
-  or array from a frame; in a CSV or Excel cell, items separated by ``;``
-  (:data:`LIST_SEPARATOR`: ``G1; G2``) or a JSON list (``["G1", "G2"]``, for an id holding
-  ``;``). Items are trimmed, empty ones dropped; an empty cell is missing (not sent), ``[]``
-  an empty list.
-- ``date`` (``allowFrom``, ``allowTo``): ``YYYY-MM-DD`` text, or a date or a midnight
-  timestamp (an Excel date cell).
+``360.0`` and ``"360"`` -> 360; ``TRUE``, ``"false"``, 1, 0 -> booleans; an empty cell ->
+missing (``""`` for free text). A ``list`` cell is a list, or ids separated by ``;`` (``G1;
+G2``) or a JSON list; a ``date`` is ``YYYY-MM-DD`` text, a date, or a midnight timestamp.
 
 >>> values, problems = COERCERS["list"](pd.Series(["G1; G2", '["a;b"]', "", None]), "ids")
 >>> values.tolist(), bool(problems.isna().all())

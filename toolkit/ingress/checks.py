@@ -1,17 +1,11 @@
 """The one pass that runs the import models and names what failed, row by row and line by line.
 
-The rules (coercion, errors, warnings, messages) are the pandera models of
-:mod:`toolkit.ingress.models`; :func:`check_frame` runs one table through its model and never
-raises on bad data::
-
-    rename (columns=) -> headers matched -> missing/unexpected columns (with hints)
-        -> the model, lazily (parser, then every check, warnings included)
-        -> failure cases placed on rows and file lines, messages filled in
-        -> references across tables (validate), look-alike ids
-
-A failure's ``severity`` is the model's: a check with ``raise_warning=True`` is a ``warning``
-(the row is sent as given), any other an ``error``. :attr:`CheckResult.ok` means no errors.
-Failure frame columns: :data:`~toolkit.core.failures.FAILURE_COLUMNS`.
+The rules (reading the cells, errors, warnings, messages) are the pandera models of
+:mod:`toolkit.ingress.models`. :func:`check_frame` renames (``columns=``), matches headers and
+reports wrong columns with hints, runs the model lazily (warnings collected, not said), places
+each failure case on its row and file line with its check's message filled in, then adds
+references across tables and look-alike ids. A failure's ``severity`` is its check's
+(``raise_warning=True``: ``warning``).
 
 >>> import pandas as pd
 >>> check("code_ranges", pd.DataFrame({"initiativeExternalId": ["M-1"],
@@ -151,8 +145,8 @@ class CheckResult:
         """Input index labels of rows that must not be imported (every row when a column is wrong).
 
         >>> import pandas as pd
-        >>> check_frame("code_ranges", pd.DataFrame(
-        ...     {"initiativeExternalId": ["M-1", ""], "codeExternalId": ["L110", "L110"]})).bad_rows()
+        >>> check_frame("code_ranges", pd.DataFrame({"initiativeExternalId": ["M-1", ""],
+        ...     "codeExternalId": ["L110", "L110"]})).bad_rows()
         {1}
         """
         if not self.columns_ok:

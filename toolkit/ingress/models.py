@@ -92,28 +92,29 @@ LOCALES: tuple[str, ...] = (
 """The 17 BCP-47 tags of an initiative's optional ``locale`` (published beyond the spec)."""
 
 
-def _not(test: Any) -> Any:
-    def check(values: pd.Series) -> pd.Series:
-        if values.dtype != object and not isinstance(values.dtype, pd.StringDtype):
+def _unmarked(check: str) -> Any:
+    def test(values: pd.Series) -> pd.Series:
+        if values.dtype != object:  # an Unreadable makes a column object
             return pd.Series(True, index=values.index)
-        return ~values.map(test, na_action="ignore").fillna(False).astype(bool)
+        marked = [isinstance(v, Unreadable) and v.check == check for v in values.tolist()]
+        return ~pd.Series(marked, index=values.index, dtype=bool)
 
-    return check
+    return test
+
+
+def _fits(values: pd.Series) -> pd.Series:
+    if isinstance(values.dtype, pd.StringDtype):
+        return values.str.len().fillna(0) <= MAX_CELL
+    if values.dtype == object:
+        return values.map(lambda v: len(v) if isinstance(v, str) else 0) <= MAX_CELL
+    return pd.Series(True, index=values.index)
 
 
 _CELL_CHECKS = (
+    pa.Check(_unmarked("type"), name="type", error="{why}; got {value}"),
+    pa.Check(_unmarked("encoding"), name="encoding", error="{why}"),
     pa.Check(
-        _not(lambda v: isinstance(v, Unreadable) and v.check == "type"),
-        name="type",
-        error="{why}; got {value}",
-    ),
-    pa.Check(
-        _not(lambda v: isinstance(v, Unreadable) and v.check == "encoding"),
-        name="encoding",
-        error="{why}",
-    ),
-    pa.Check(
-        _not(lambda v: isinstance(v, str) and len(v) > MAX_CELL),
+        _fits,
         name="length",
         error="{column} is {length:,} characters long, more than {max_cell:,}; it is sent as "
         "given{breaks}",

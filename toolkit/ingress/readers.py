@@ -227,7 +227,7 @@ def match_headers(table: str, fields: Sequence[str], names: Sequence[str]) -> He
 
 
 def table_for(name: str | os.PathLike[str]) -> str | None:
-    """The import table a file name stands for (case-insensitive, with :data:`ALIASES`), or ``None``.
+    """The import table a file name stands for (case-insensitive, :data:`ALIASES`), or ``None``.
 
     Example:
         >>> table_for("Matters.csv"), table_for("code-types.xlsx"), table_for("notes.csv")
