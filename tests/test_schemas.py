@@ -726,12 +726,14 @@ def test_not_a_frame_is_a_type_error() -> None:
         check("clients", [{"externalId": "C-1"}])  # type: ignore[arg-type]
 
 
-def test_models_can_be_used_directly_and_reject_blank_text() -> None:
+def test_models_used_directly_warn_on_blank_text_and_raise_on_a_blank_id() -> None:
     import pandera.errors
 
     df = check("clients", rows("clients")).assign(name=" ")
+    with pytest.warns(pandera.errors.SchemaWarning, match="name"):
+        assert ClientSchema.validate(df)["name"].tolist() == [""]  # sent as "", never raised
     with pytest.raises(pandera.errors.SchemaError):
-        ClientSchema.validate(df)
+        ClientSchema.validate(df.assign(externalId=" "))
 
 
 @pytest.mark.parametrize("value", [["360"], {"s": 360}, pd.Timestamp("2024-01-01"), b"360"])

@@ -718,3 +718,17 @@ def test_published_optional_fields_round_trip_to_the_service(
         "L1",
         {"group": {"old": "lit", "new": "tax"}},
     )
+
+
+def test_the_import_options_are_the_keywords_of_import_table() -> None:
+    import inspect
+    import typing
+
+    from toolkit.ingress.imports import ImportOptions, import_table
+
+    keywords = {
+        name: p.annotation
+        for name, p in inspect.signature(import_table).parameters.items()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY
+    }
+    assert set(typing.get_type_hints(ImportOptions)) == set(keywords)

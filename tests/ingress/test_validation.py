@@ -5,17 +5,20 @@ from __future__ import annotations
 import inspect
 import shutil
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
+from pandera.errors import SchemaErrors, SchemaWarning
 
 from toolkit.cli import app as cli_app
+from toolkit.core.failures import check_name
 from toolkit.errors import ConfigError, ValidationError
 from toolkit.ingress import validation
-from toolkit.ingress.validation import ValidationReport, bad_rows, load_folder, validate
+from toolkit.ingress.validation import ValidationReport, load_folder, validate
 from toolkit.schemas import FAILURE_COLUMNS, TABLES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -211,7 +214,7 @@ def test_broken_sample_report_frames_hold_only_importable_rows() -> None:
 def test_broken_sample_bad_rows_and_bad_ids() -> None:
     report = validate(**load_folder(BROKEN))
     assert report.bad_rows("clients") == {2, 20}
-    assert bad_rows(report, "code_types") == {0, 1, 2}
+    assert report.bad_rows("code_types") == {0, 1, 2}
     assert report.bad_ids("clients") == {"C-1003"}
     assert report.bad_ids("code_ranges") == {"M-1001-001", "M-1016-02"}
     assert report.bad_rows("nothing-given") == set()
@@ -672,3 +675,62 @@ def test_the_cli_prints_and_writes_row_and_line_as_integers(tmp_path, capsys) ->
     assert any(line.startswith("clients,,,") for line in written)
     back = pd.read_csv(out, dtype={"row": "Int64", "line": "Int64"})
     assert back["row"].dropna().tolist() == [0, 1]
+
+
+def _model_errors(table: str, df: pd.DataFrame) -> set[tuple[Any, str | None, str]]:
+    """(row, column, check) of every error the table's pandera model raises on ``df``
+    (lazily), with pandera's check names in the failure frame's words."""
+    schema = TABLES[table].schema.to_schema()
+    try:
+        schema.validate(df, lazy=True)
+    except SchemaErrors as exc:
+        fc = exc.failure_cases
+    else:
+        return set()
+    found = set()
+    for context, column, check, number, index, case in zip(
+        fc["schema_context"],
+        fc["column"],
+        fc["check"],
+        fc["check_number"],
+        fc["index"],
+        fc["failure_case"],
+        strict=True,
+    ):
+        if number is not None and not pd.isna(number):  # the check object, by its position
+            checks = (
+                schema.checks if context == "DataFrameSchema" else schema.columns[column].checks
+            )
+            check = checks[int(number)].name
+        name = check_name(str(check))
+        name = {
+            "column_in_dataframe": "column_missing",
+            "column_in_schema": "column_unexpected",
+        }.get(name, name)
+        if name in ("column_missing", "column_unexpected"):
+            column = case  # pandera names the table there, and the column as the failure case
+        found.add((None if index is None or pd.isna(index) else int(index), column, name))
+    return found
+
+
+@pytest.mark.parametrize("table", list(TABLES))
+def test_the_pandera_model_and_validate_agree_on_every_broken_table(table: str) -> None:
+    df = load_folder(BROKEN)[table]
+    report = validate(**{table: df})
+    errors = report.errors
+    expected = {
+        (None if pd.isna(r) else int(r), c, k)
+        for r, c, k in zip(errors["row"], errors["column"], errors["check"], strict=True)
+    }
+    assert _model_errors(table, df) == expected
+    if errors["row"].isna().any():
+        return  # a wrong column: nothing of the table validates
+    kept = df.drop(index=list(report.bad_rows(table)))
+    left = report.warnings[report.warnings["row"].isin(kept.index)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert len(TABLES[table].schema.validate(kept, lazy=True)) == len(
+            kept
+        )  # warnings never raise
+    said = {str(w.message) for w in caught if issubclass(w.category, SchemaWarning)}
+    assert bool(said) == (not left.empty)

@@ -1,18 +1,10 @@
-"""How a cell becomes a value: one coercion per column kind, each returning
-``(values, problems)``, where ``problems`` holds a message at each position whose value could
-not be read (a ``type`` failure of :func:`toolkit.ingress.checks.check_frame`).
+"""How a cell becomes a value: one reader per column kind, each returning ``(values, problems)``
+(a message where a cell could not be read), and :func:`parse`, the models' parser, which puts
+an :class:`Unreadable` in place of such a cell.
 
-What CSV, Excel and Parquet loading commonly yields becomes a proper value where that is
-unambiguous: ``360.0``, ``"360"`` -> 360; ``TRUE``, ``"false"``, 1, 0 -> booleans; an empty cell
--> missing (``""`` for free text). Two kinds serve the optional columns the service publishes:
-
-- ``list`` (``externalGroupIds``, ``userGroupExternalIds``: arrays of strings): a list, tuple
-  or array from a frame; in a CSV or Excel cell, items separated by ``;``
-  (:data:`LIST_SEPARATOR`: ``G1; G2``) or a JSON list (``["G1", "G2"]``, for an id holding
-  ``;``). Items are trimmed, empty ones dropped; an empty cell is missing (not sent), ``[]``
-  an empty list.
-- ``date`` (``allowFrom``, ``allowTo``): ``YYYY-MM-DD`` text, or a date or a midnight
-  timestamp (an Excel date cell).
+``360.0`` and ``"360"`` -> 360; ``TRUE``, ``"false"``, 1, 0 -> booleans; an empty cell ->
+missing (``""`` for free text). A ``list`` cell is a list, or ids separated by ``;`` (``G1;
+G2``) or a JSON list; a ``date`` is ``YYYY-MM-DD`` text, a date, or a midnight timestamp.
 
 >>> values, problems = COERCERS["list"](pd.Series(["G1; G2", '["a;b"]', "", None]), "ids")
 >>> values.tolist(), bool(problems.isna().all())
@@ -24,7 +16,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
@@ -32,7 +25,7 @@ import pandas as pd
 
 from toolkit.core.frames import coerce_text, no_problems, plain
 
-__all__ = ["COERCERS", "LIST_SEPARATOR"]
+__all__ = ["COERCERS", "LIST_SEPARATOR", "Unreadable", "parse", "readable"]
 
 #: What separates the items of a list written in one CSV or Excel cell.
 LIST_SEPARATOR: Final = ";"
@@ -192,3 +185,100 @@ COERCERS: dict[str, Callable[[pd.Series, str], tuple[pd.Series, pd.Series]]] = {
     "list": _coerce_list,
     "date": _coerce_date,
 }
+
+
+@dataclass(frozen=True, eq=False)
+class Unreadable:
+    """A cell the parser could not read, in place of its value: a ``type`` failure (or an
+    ``encoding`` one: text UTF-8 cannot encode, a lone surrogate) of the model.
+
+    Attributes:
+        raw: The value as given (unsendable text escaped).
+        why: The message.
+        check: ``type`` or ``encoding``.
+    """
+
+    raw: Any
+    why: str
+    check: str = "type"
+
+
+def readable(values: pd.Series) -> np.ndarray:
+    """True for each cell that is not :class:`Unreadable`.
+
+    >>> readable(pd.Series(["a", Unreadable("x", "bad")])).tolist()
+    [True, False]
+    """
+    if values.dtype != object:
+        return np.ones(len(values), dtype=bool)
+    return np.array([not isinstance(v, Unreadable) for v in values.tolist()], dtype=bool)
+
+
+def _encodable(value: Any) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _unsendable(column: str, value: str) -> Unreadable:
+    at = next(i for i, c in enumerate(value) if not _encodable(c))
+    shown = value[at].encode("utf-8", "backslashreplace").decode("utf-8")
+    why = (
+        f"{column} cannot be sent as UTF-8 text: character {at + 1} is {shown}, a lone surrogate "
+        "(half of a character cut in two, or bytes decoded with the wrong codec); fix the text"
+    )
+    return Unreadable(value.encode("utf-8", "backslashreplace").decode("utf-8"), why, "encoding")
+
+
+def parse(df: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFrame:
+    """Read each cell of the columns of ``kinds`` as its kind; a cell that cannot be read
+    becomes :class:`Unreadable` (the column is then ``object``).
+
+    Args:
+        df: The rows as loaded.
+        kinds: Column -> kind (:data:`COERCERS`); other columns are left as they are.
+
+    Returns:
+        A new frame.
+
+    >>> parse(pd.DataFrame({"n": ["360", "abc"]}), {"n": "number"})["n"].tolist()[0]
+    360.0
+    """
+    out = []
+    for i, col in enumerate(df.columns):
+        kind = kinds.get(str(col))
+        if kind is None:
+            out.append(df.iloc[:, i])
+            continue
+        raw = plain(df.iloc[:, i])
+        bad: dict[int, Unreadable] = {}
+        if raw.dtype == object or (
+            isinstance(raw.dtype, pd.StringDtype) and raw.dtype.storage == "python"
+        ):
+            items = raw.tolist()
+            strings = [v for v in items if isinstance(v, str)]
+            if not _encodable("".join(strings)):
+                bad = {
+                    p: _unsendable(str(col), v)
+                    for p, v in enumerate(items)
+                    if isinstance(v, str) and not _encodable(v)
+                }
+                raw = raw.astype(object).copy()
+                raw.iloc[list(bad)] = None
+        values, problems = COERCERS[kind](raw, str(col))
+        failed = problems.notna().to_numpy()
+        if failed.any() or bad:
+            values = values.astype(object)
+            items = raw.tolist()
+            cells = values.tolist()
+            for p in np.flatnonzero(failed).tolist():
+                cells[p] = Unreadable(items[p], str(problems.iloc[p]))
+            for p, marker in bad.items():
+                cells[p] = marker
+            values = pd.Series(cells, index=values.index, dtype=object)
+        out.append(values.rename(col))
+    if not out:
+        return df.copy()
+    return pd.concat(out, axis=1).set_axis(df.index)

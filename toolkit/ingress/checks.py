@@ -1,47 +1,11 @@
-"""The check engine: turns a loaded frame into one the import endpoints accept, or says why not.
+"""The one pass that runs the import models and names what failed, row by row and line by line.
 
-The tables and their rules are the pandera models of :mod:`toolkit.ingress.models` (one per
-field table of the spec, registered in :data:`~toolkit.ingress.models.TABLES`); this module
-runs a frame through them.
-
-Every failure has a ``severity``, following the spec's line: what the service refuses is an
-``error`` and blocks posting (missing ids, unknown references, values outside an enum,
-``unitIncrements <= 0``, text where a number belongs, a repeated ``externalId``); what it allows
-but looks wrong is a ``warning`` and the row is sent as given (blank free text, sent as ``""``;
-spaces around an id; a fractional ``unitIncrements``; a code range listing a pair twice, sent
-once). :attr:`CheckResult.ok` means no errors.
-
-:func:`check_frame` runs one table through four steps and never raises on bad data::
-
-    rename (columns=)  ->  headers matched  ->  column names  ->  coercion per column kind
-        ->  pandera (lazy=True); every step adds to one failure frame
-
-1. Headers as people write them: a header matches a spec field ignoring case, spaces, ``_``
-   and ``-`` (``ExternalID``, ``external_id``, ``Call Sign``), or through
-   :data:`toolkit.ingress.readers.COLUMN_ALIASES` (``Matter ID`` -> ``initiativeExternalId`` in
-   code ranges, ``Client Code`` -> ``callSign``). A header named exactly as the spec wins; two
-   other headers for one field, or one header fitting two fields, is an error naming both.
-   Column names: the frame must then hold exactly the spec's columns, plus any of the optional
-   columns the service publishes beyond the spec (:mod:`toolkit.ingress.models`). A missing or
-   unexpected column is reported with the closest match (``callSigns`` -> ``callSign``).
-2. Coercion (:mod:`toolkit.ingress.cells`), a step we control rather than pandera's
-   ``coerce``: what CSV, Excel and Parquet loading commonly yields becomes a proper value where
-   that is unambiguous (``360.0``, ``"360"`` -> 360, ``"360.5"`` -> 360.5; ``TRUE``,
-   ``"false"``, 1, 0 -> booleans; an empty cell -> missing in an id or enum column, ``""`` in a
-   free-text column, null for ``semanticType``, not sent in an optional column) and a ``type``
-   failure row where it is not (``"abc"``, ``"yes"``).
-3. The pandera model, with ``lazy=True``: required values, non-blank text, case-sensitive enums,
-   ``unitIncrements > 0`` and whole, unique keys, identifiers without surrounding whitespace.
-4. Optional references (column -> set of allowed ids), used by
-   :func:`toolkit.ingress.validation.validate`; and the size of each code range
-   (``range_size``: at most 2500 codes, unless ``code_range_post="add"``,
-   :mod:`toolkit.ingress.ranges`).
-
-Failure frame columns (:data:`FAILURE_COLUMNS`): ``table``, ``row`` (the input index label;
-None for a column-level problem), ``externalId`` (the row's key; for code ranges the
-``initiativeExternalId``), ``column``, ``check`` (one of :data:`CHECKS`), ``severity``
-(``error`` or ``warning``, set by the check: :data:`toolkit.ingress.rules.SEVERITY`), ``value``
-(the raw input value) and ``message``.
+The rules (reading the cells, errors, warnings, messages) are the pandera models of
+:mod:`toolkit.ingress.models`. :func:`check_frame` renames (``columns=``), matches headers and
+reports wrong columns with hints, runs the model lazily (warnings collected, not said), places
+each failure case on its row and file line with its check's message filled in, then adds
+references across tables and look-alike ids. A failure's ``severity`` is its check's
+(``raise_warning=True``: ``warning``).
 
 >>> import pandas as pd
 >>> check("code_ranges", pd.DataFrame({"initiativeExternalId": ["M-1"],
@@ -52,8 +16,7 @@ None for a column-level problem), ``externalId`` (the row's key; for code ranges
 from __future__ import annotations
 
 import copy
-import difflib
-import re
+import string
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -70,16 +33,16 @@ from toolkit.core.failures import (
     SEVERITY,
     check_name,
     empty_failures,
-    nullable_rows,
+    failure_frame,
 )
 from toolkit.core.frames import MAX_WHOLE
-from toolkit.errors import ValidationError
-from toolkit.ingress.cells import COERCERS
-from toolkit.ingress.hints import fractional_message, header_hint, unit_note, value_hint
+from toolkit.errors import ValidationError, _closest
+from toolkit.ingress.cells import Unreadable
+from toolkit.ingress.hints import header_hint, unit_note, value_hint
 from toolkit.ingress.models import TABLES, TableSpec
-from toolkit.ingress.ranges import CodeRangePost, check_post, long_ranges
+from toolkit.ingress.ranges import CODE_RANGE_MAX, CodeRangePost, check_post
 from toolkit.ingress.readers import line_numbers, match_headers
-from toolkit.ingress.text import lookalikes, unsendable_text, warn_lookalikes
+from toolkit.ingress.text import MAX_CELL, lookalikes, warn_lookalikes
 
 __all__ = [
     "CHECKS",
@@ -113,29 +76,6 @@ def _spec_for(table: str) -> TableSpec:
         raise ValueError(f"unknown table {table!r}{extra} (tables: {', '.join(TABLES)})") from None
 
 
-# --------------------------------------------------------------------------------------------
-# Names
-# --------------------------------------------------------------------------------------------
-
-
-def _norm(name: object) -> str:
-    return re.sub(r"[^0-9a-z]", "", str(name).lower())
-
-
-def _closest(name: object, candidates: Collection[str]) -> str | None:
-    """The candidate closest to ``name``: same letters ignoring case and separators, or difflib."""
-    if not candidates:
-        return None
-    by_norm = {_norm(c): c for c in candidates}
-    if _norm(name) in by_norm:
-        return by_norm[_norm(name)]
-    match = difflib.get_close_matches(_norm(name), list(by_norm), n=1, cutoff=0.6)
-    if match:
-        return by_norm[match[0]]
-    match = difflib.get_close_matches(str(name), list(candidates), n=1, cutoff=0.6)
-    return match[0] if match else None
-
-
 def _show(value: object) -> str:
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return "nothing"
@@ -147,38 +87,28 @@ def _show(value: object) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=128)
-def _runtime_schema(table: str, present: frozenset[str]) -> pa.DataFrameSchema:
-    """The table's pandera schema for the present columns; dtypes are ensured by coercion."""
-    spec = TABLES[table]
-    schema = spec.schema.to_schema()
-    schema = schema.update_columns({c: {"dtype": None} for c in schema.columns})
-    missing = [c for c in spec.columns if c not in present]
-    if missing:
-        schema = schema.remove_columns(missing)
-    schema = copy.deepcopy(schema)
-    if schema.unique and not set(schema.unique) <= present:
-        schema.unique = None
-    schema.strict = False
+@lru_cache(maxsize=16)
+def _lazy_schema(table: str) -> pa.DataFrameSchema:
+    """The table's schema with its warnings collected as failure cases, not said."""
+    schema = copy.deepcopy(TABLES[table].schema.to_schema())
+    for check in [*schema.checks, *(c for col in schema.columns.values() for c in col.checks)]:
+        check.raise_warning = False
     return schema
 
 
 @dataclass
 class CheckResult:
-    """Outcome of :func:`check_frame` for one table; it never raises on bad data.
+    """Outcome of :func:`check_frame` for one table.
 
     Attributes:
         table: Table name.
-        frame: Every input row with coerced values in nullable dtypes (``str``, ``Float64``,
-            ``boolean``); a value that failed coercion is missing. Index is the input index.
-            Only the spec's columns that were present.
-        failures: The failure frame (:data:`FAILURE_COLUMNS`), in row then column order,
-            errors and warnings.
-        bad: Boolean array by position: True for each row with at least one error.
+        frame: Every input row, the spec's columns present, read into nullable dtypes
+            (``str``, ``Float64``, ``boolean``); a cell that could not be read is missing.
+        failures: The failure frame, in row then column order, errors and warnings.
+        bad: Boolean array by position: True for each row with an error.
         columns_ok: False when a column is missing, unexpected or duplicated.
         headers: Each name the failure frame's ``column`` can hold -> the input's header(s)
-            that show it (before ``columns=``): ``{"externalId": ("External ID",)}``; for a
-            missing column, the unexpected header it was probably meant to be.
+            that show it (``{"externalId": ("External ID",)}``).
     """
 
     table: str
@@ -212,14 +142,11 @@ class CheckResult:
         return {h: name for name, shown in self.headers.items() for h in shown if h != name}
 
     def bad_rows(self) -> set[Any]:
-        """Input index labels of rows that must not be imported.
-
-        Every row when a column is wrong, else the rows with at least one error.
+        """Input index labels of rows that must not be imported (every row when a column is wrong).
 
         >>> import pandas as pd
-        >>> r = check_frame("code_ranges", pd.DataFrame(
-        ...     {"initiativeExternalId": ["M-1", ""], "codeExternalId": ["L110", "L110"]}))
-        >>> r.bad_rows()
+        >>> check_frame("code_ranges", pd.DataFrame({"initiativeExternalId": ["M-1", ""],
+        ...     "codeExternalId": ["L110", "L110"]})).bad_rows()
         {1}
         """
         if not self.columns_ok:
@@ -227,15 +154,11 @@ class CheckResult:
         return set(self.frame.index[self.bad].tolist())
 
     def valid_frame(self) -> pd.DataFrame:
-        """The rows without errors, in final dtypes (``str``, ``int64``, ``bool``).
-
-        ``unitIncrements`` is ``int64`` unless a value is fractional, then ``float64``. Empty
-        when a column is wrong.
+        """The rows without errors in final dtypes (empty when a column is wrong).
 
         >>> import pandas as pd
-        >>> r = check_frame("code_ranges", pd.DataFrame(
-        ...     {"initiativeExternalId": ["M-1", ""], "codeExternalId": ["L110", "L110"]}))
-        >>> r.valid_frame().index.tolist()
+        >>> check_frame("code_ranges", pd.DataFrame({"initiativeExternalId": ["M-1", ""],
+        ...     "codeExternalId": ["L110", "L110"]})).valid_frame().index.tolist()
         [0]
         """
         spec = TABLES[self.table]
@@ -347,6 +270,68 @@ def _column_row(
     }
 
 
+Found = tuple[int, str | None, str, str | None, str]
+"""(position, column, check, message template, severity): a failure before it is placed."""
+
+_DEFAULTS = {
+    "required": "{column} is required but {empty}",
+    "unique": "{column} {value} is not unique: {rows} share it",
+}
+"""Messages of pandera's own checks (``nullable=False``, ``unique=True``)."""
+
+
+@lru_cache(maxsize=16)
+def _model_checks(table: str) -> dict[tuple[str | None, int], tuple[str, str | None, str]]:
+    """(column or None for the frame's checks, check number) -> (failure ``check``, message
+    template, severity), read from the model."""
+    schema = TABLES[table].schema.to_schema()
+    where = [(None, schema.checks), *((c, col.checks) for c, col in schema.columns.items())]
+    return {
+        (column, n): (check_name(str(c.name)), c.error, "warning" if c.raise_warning else "error")
+        for column, checks in where
+        for n, c in enumerate(checks)
+    }
+
+
+def _run_model(spec: TableSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, list[Found]]:
+    """The model's parsed frame and every failure of it, warnings included, lazily."""
+    try:
+        return _lazy_schema(spec.name).validate(raw, lazy=True), []
+    except SchemaErrors as exc:
+        parsed, fc = exc.data, exc.failure_cases
+    checks = _model_checks(spec.name)
+    found: list[Found] = []
+    for context, col, chk, number, index in zip(
+        fc["schema_context"],
+        fc["column"],
+        fc["check"],
+        fc["check_number"],
+        fc["index"],
+        strict=True,
+    ):
+        if index is None or pd.isna(index):
+            continue  # a missing or unexpected column: reported with hints before
+        if number is None or pd.isna(number):
+            name = check_name(str(chk))
+            found.append((int(index), col, name, _DEFAULTS.get(name), SEVERITY[name]))
+            continue
+        name, template, severity = checks[
+            (None if context == "DataFrameSchema" else col, int(number))
+        ]
+        if context == "DataFrameSchema":
+            col = spec.key[-1]  # a row's failure, said on its last key column
+        found.append((int(index), str(col), name, template, severity))
+    return parsed, list(dict.fromkeys(found))
+
+
+def _work(values: pd.Series, kind: str) -> pd.Series:
+    """A parsed column in its work dtype, an unreadable cell missing."""
+    if values.dtype == object:
+        values = values.map(lambda v: None if isinstance(v, Unreadable) else v)
+    out: pd.Series = values.astype(_WORK_DTYPES[kind])  # type: ignore[call-overload]
+    return out
+
+
 @lru_cache(maxsize=64)
 def _allowed(table: str, column: str) -> tuple[str, ...]:
     for chk in TABLES[table].schema.to_schema().columns[column].checks:
@@ -355,48 +340,46 @@ def _allowed(table: str, column: str) -> tuple[str, ...]:
     return ()
 
 
-def _allowed_message(spec: TableSpec, column: str, raw: Any) -> str:
-    if isinstance(raw, str):
-        return _allowed_text_message(spec.name, column, raw)
-    return _allowed_text_message(spec.name, column, None) + f"; got {_show(raw)}"
-
-
-@lru_cache(maxsize=4096)
-def _allowed_text_message(table: str, column: str, raw: str | None) -> str:
-    allowed = _allowed(table, column)
-    msg = f"{column} must be one of {', '.join(allowed)} (case-sensitive)"
-    if column in TABLES[table].optional:
-        msg += ", or empty (not sent)"
-    elif column in TABLES[table].nullable:
-        msg += ", or empty for null"
-    if raw is None:
-        return msg
-    msg += f"; got {raw!r}"
-    near = next((a for a in allowed if a.casefold() == raw.strip().casefold()), None)
-    near = near or value_hint(column, raw) or _closest(raw, allowed)
-    if near:
-        msg += f"; did you mean {near!r}?"
-    return msg
-
-
-def _pandera_failures(spec: TableSpec, work: pd.DataFrame) -> list[tuple[int, str | None, str]]:
-    """(position, column, check name) of every pandera failure, with our check names."""
-    schema = _runtime_schema(spec.name, frozenset(work.columns))
-    try:
-        schema.validate(work, lazy=True)
-    except SchemaErrors as exc:
-        fc = exc.failure_cases
-    else:
-        return []
-    out: list[tuple[int, str | None, str]] = []
-    for idx, col, chk in zip(fc["index"], fc["column"], fc["check"], strict=True):
-        chk = str(chk)
-        ours = check_name(chk)
-        pos = -1 if idx is None or pd.isna(idx) else int(idx)
-        if chk == "multiple_fields_uniqueness":
-            col = spec.key[-1]  # the pair is reported once, on its last column
-        out.append((pos, str(col) if col is not None else None, ours))
-    return list(dict.fromkeys(out))  # a pair's uniqueness failure comes once per column
+def _fields(
+    template: str, spec: TableSpec, col: str | None, value: Any, cell: Any
+) -> dict[str, Any]:
+    """The fields a message template names, for one failing cell (``rows``, ``code`` and
+    ``initiative`` are added by the caller)."""
+    fields: dict[str, Any] = {"column": col, "value": _show(value)}
+    for _, name, _, _ in string.Formatter().parse(template):
+        if name == "empty":
+            fields[name] = "empty" if isinstance(value, str) else "missing"
+        elif name == "blank":
+            blank = "missing" if not isinstance(value, str) else "empty" if value == "" else "blank"
+            fields[name] = blank
+        elif name == "why":
+            fields[name] = cell.why if isinstance(cell, Unreadable) else ""
+        elif name == "unit":
+            fields[name] = unit_note(str(col))
+        elif name in ("allowed", "or_empty", "hint") and col is not None:
+            allowed = _allowed(spec.name, col)
+            fields["allowed"] = ", ".join(allowed)
+            fields["or_empty"] = (
+                ", or empty (not sent)"
+                if col in spec.optional
+                else ", or empty for null"
+                if col in spec.nullable
+                else ""
+            )
+            near = None
+            if isinstance(value, str):
+                near = next((a for a in allowed if a.casefold() == value.strip().casefold()), None)
+                near = near or value_hint(col, value) or _closest(value, list(allowed))
+            fields["hint"] = f"; did you mean {near!r}?" if near else ""
+        elif name in ("length", "max_cell", "breaks") and isinstance(value, str):
+            breaks = value.count("\n")
+            fields.update(length=len(value), max_cell=MAX_CELL, breaks="")
+            if breaks:
+                fields["breaks"] = (
+                    f". It holds {breaks:,} line break{'s' if breaks != 1 else ''}: in a CSV file, "
+                    "an unbalanced double quote joins the lines that follow it into one cell"
+                )
+    return fields
 
 
 def check_frame(
@@ -407,22 +390,19 @@ def check_frame(
     references: Mapping[str, Collection[str]] | None = None,
     code_range_post: CodeRangePost = "replace",
 ) -> CheckResult:
-    """Check one import table and report every problem at once, without raising on bad data.
+    """Check one import table against its model and report every problem at once, never raising
+    on bad data.
 
     Args:
-        table: One of :data:`TABLES` (``clients``, ``initiatives``, ``code_types``, ``codes``,
-            ``code_ranges``).
-        df: The rows, as loaded (any dtypes; see the module docstring for the coercions).
-        columns: Renames applied first, ``{name in df: spec name}``; names not in ``df`` are
-            ignored.
-        references: ``{column: allowed ids}``; a non-missing value outside them is a
-            ``reference`` failure. Used by :func:`toolkit.ingress.validation.validate`.
-        code_range_post: ``"replace"`` (a code range is one request: a range over 2500 codes
-            is a ``range_size`` error on each of its rows) or ``"add"`` (sent in parts);
-            see :mod:`toolkit.ingress.ranges`.
+        table: One of :data:`TABLES`.
+        df: The rows, as loaded (any dtypes; the model's parser reads them).
+        columns: Renames applied first, ``{name in df: spec name}``.
+        references: ``{column: allowed ids}``; another id is a ``reference`` error.
+        code_range_post: ``"replace"`` (a range over 2500 codes is a ``range_size`` error) or
+            ``"add"`` (sent in parts; :mod:`toolkit.ingress.ranges`).
 
     Returns:
-        A :class:`CheckResult` with the coerced frame, the failure frame and the bad rows.
+        A :class:`CheckResult`.
 
     Raises:
         ValueError: ``table`` is not a known table.
@@ -432,11 +412,8 @@ def check_frame(
     >>> import pandas as pd
     >>> df = pd.DataFrame({"initiativeExternalId": ["M-1", "M-1"],
     ...                    "codeExternalId": ["L110", "L110"]})
-    >>> result = check_frame("code_ranges", df)
-    >>> result.failures[["row", "column", "check", "severity"]].values.tolist()
-    [[0, 'codeExternalId', 'repeated', 'warning'], [1, 'codeExternalId', 'repeated', 'warning']]
-    >>> result.ok
-    True
+    >>> check_frame("code_ranges", df).failures[["row", "check", "severity"]].values.tolist()
+    [[0, 'repeated', 'warning'], [1, 'repeated', 'warning']]
     """
     spec = _spec_for(table)
     check_post(code_range_post)
@@ -461,82 +438,78 @@ def check_frame(
     raw = df.loc[:, ~pd.Index([str(c) for c in names]).duplicated()]
     raw = raw.set_axis([str(c) for c in raw.columns], axis=1).reset_index(drop=True)
     present = [c for c in spec.columns if c in raw.columns]
-    raw, unsendable = unsendable_text(raw, present)
-
-    work: dict[str, pd.Series] = {}
-    failed_cells: dict[str, np.ndarray] = {}
-    coercion: list[tuple[np.ndarray, str, np.ndarray]] = []
-    for col in present:
-        values, problems = COERCERS[spec.kinds[col]](raw[col], col)
-        work[col] = values
-        mask = problems.notna().to_numpy()
-        failed_cells[col] = mask
-        if mask.any():
-            coercion.append((np.flatnonzero(mask), col, problems.to_numpy()[mask]))
-    frame = pd.DataFrame(work, index=pd.RangeIndex(len(raw)))
-
-    found: list[tuple[int, str | None, str, str | None]] = [*unsendable]  # pos, col, check, msg
-    for positions, col, messages in coercion:
-        found.extend((int(p), col, "type", m) for p, m in zip(positions, messages, strict=True))
-
+    raw = raw.loc[:, present]
     try:
-        pandera_found = _pandera_failures(spec, frame) if present else []
+        parsed, found = _run_model(spec, raw) if present else (raw, [])
     except Exception as exc:  # never let a pandera internal error reach the user as a traceback
-        pandera_found = []
+        parsed, found = raw.iloc[:, :0], []
         rows.append(
             _column_row(table, None, "internal", f"schema validation could not run: {exc!r}", 0)
         )
-    for pos, pcol, chk in pandera_found:
-        if pos >= 0 and pcol in failed_cells and failed_cells[pcol][pos] and chk == "required":
-            continue  # already reported as a type failure
-        found.append((pos, pcol, chk, None))
-    if table == "code_ranges" and code_range_post == "replace":
-        found.extend(long_ranges(frame))
-    if references:
-        for col, allowed in references.items():
-            if col not in frame.columns:
-                continue
-            values = frame[col]
-            already = {p for p, c, chk, _ in found if c == col and SEVERITY[chk] == "error"}
-            allowed_index = allowed if isinstance(allowed, pd.Index) else pd.Index(list(allowed))
-            mask = (values.notna() & ~values.isin(allowed_index)).to_numpy()
-            if not mask.any():
-                continue
-            parent = dict(spec.references).get(col, "the parent table")
-            missing = values[mask]
-            near = _near_ids(missing, allowed_index)
-            for p, value, hint in zip(np.flatnonzero(mask), missing, near, strict=True):
-                if int(p) in already:
-                    continue
+    if code_range_post == "add":
+        found = [f for f in found if f[2] != "range_size"]
+    frame = pd.DataFrame(
+        {
+            c: _work(parsed[c], spec.kinds[c])
+            if c in parsed.columns
+            else pd.Series(pd.NA, index=raw.index, dtype=_WORK_DTYPES[spec.kinds[c]])
+            for c in present
+        },
+        index=pd.RangeIndex(len(raw)),
+    )
+    for col, allowed in (references or {}).items():
+        if col not in frame.columns:
+            continue
+        values = frame[col]
+        already = {p for p, c, _, _, sev in found if c == col and sev == "error"}
+        allowed_index = allowed if isinstance(allowed, pd.Index) else pd.Index(list(allowed))
+        mask = (values.notna() & ~values.isin(allowed_index)).to_numpy()
+        if not mask.any():
+            continue
+        parent = dict(spec.references).get(col, "the parent table")
+        missing = values[mask]
+        for p, value, hint in zip(
+            np.flatnonzero(mask), missing, _near_ids(missing, allowed_index), strict=True
+        ):
+            if int(p) not in already:
                 message = f"{col} {value!r} is not an externalId of {parent}"
-                if hint is not None:
-                    message += f"; did you mean {hint!r}?"
-                found.append((int(p), col, "reference", message))
+                message += f"; did you mean {hint!r}?" if hint is not None else ""
+                found.append((int(p), col, "reference", message, "error"))
 
     label_list = labels.tolist()
     # messages name the file's line when the frame was read from a file, else the row label
     lines = line_numbers(df, label_list) if "line_shifts" in df.attrs else []
     unit = "lines" if lines and None not in lines else "rows"
-    shown = [f"line {n}" for n in lines] if unit == "lines" else [f"row {r}" for r in label_list]
-    found += lookalikes(frame, [spec.id_column, *dict(spec.references)], shown)
+    at = lines if unit == "lines" else label_list
+    shown = [f"{unit[:-1]} {n}" for n in at]
+    ids_and_refs = [spec.id_column, *dict(spec.references)]
+    found += [(*f, "warning") for f in lookalikes(frame, ids_and_refs, shown)]
 
-    used = {col for _, col, _, _ in found if col is not None}
-    raw_values = {c: raw[c].to_numpy(dtype=object) for c in used if c in raw.columns}
-    ids = _objects(frame[spec.id_column]) if spec.id_column in frame.columns else None
     keys = [_objects(frame[c]) for c in spec.key if c in frame.columns]
-    dup_groups: dict[tuple[Any, ...], list[Any]] = {}
-    for i in sorted({p for p, _, chk, _ in found if chk in ("unique", "repeated") and p >= 0}):
-        at: Any = lines[i] if unit == "lines" else label_list[i]
-        dup_groups.setdefault(tuple(k[i] for k in keys), []).append(at)
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    for i in sorted({p for p, _, chk, _, _ in found if chk in ("unique", "repeated")}):
+        groups.setdefault(tuple(k[i] for k in keys), []).append(str(at[i]))
+    ids = _objects(frame[spec.id_column]) if spec.id_column in frame.columns else None
     order = {c: i for i, c in enumerate(spec.columns)}
-    for pos, fcol, chk, text in found:
-        value = raw_values[fcol][pos] if pos >= 0 and fcol in raw_values else None
-        if text is None:
-            key = tuple(k[pos] for k in keys) if pos >= 0 else ()
-            text = _message(spec, fcol, chk, value, key, dup_groups, unit)
-        elif chk == "type":
-            text = f"{text}; got {_show(value)}"
-        rid = ids[pos] if pos >= 0 and ids is not None else None
+    for pos, fcol, chk, template, severity in found:
+        value = raw[fcol].iat[pos] if fcol in raw.columns else None
+        cell = parsed[fcol].iat[pos] if fcol in parsed.columns else None
+        if isinstance(cell, Unreadable) and cell.check == "encoding":
+            value = cell.raw
+        text = template or f"{fcol}: failed {chk}; got {{value}}"
+        if template is not None:
+            fields = _fields(template, spec, fcol, value, cell)
+            key = tuple(k[pos] for k in keys)
+            same = groups.get(key, [])
+            listed = ", ".join(same[:5]) + (", ..." if len(same) > 5 else "")
+            fields.update(rows=f"{unit} {listed}", code=repr(key[-1]) if key else None)
+            if key:
+                fields["initiative"] = repr(key[0])
+            if chk == "range_size":
+                size = frame.loc[frame[spec.key[0]] == key[0], spec.key[-1]].nunique()
+                fields.update(size=size, limit=CODE_RANGE_MAX)
+            text = template.format(**fields)
+        rid = ids[pos] if ids is not None else None
         rows.append(
             {
                 "table": table,
@@ -545,13 +518,21 @@ def check_frame(
                 "externalId": None if rid is None else str(rid),
                 "column": fcol,
                 "check": chk,
-                "severity": SEVERITY[chk],
-                "value": _native(value),
+                "severity": severity,
+                "value": value.item() if isinstance(value, np.generic) else value,
                 "message": text,
             }
         )
 
-    failures = _failure_frame(rows, labels)
+    rows.sort(key=lambda r: (r["_pos"], r["_order"], r["check"]))
+    failures = (
+        failure_frame(
+            **{c: [r[c] for r in rows] for c in FAILURE_COLUMNS if c != "row"},
+            row=[labels[r["_pos"]] if r["_pos"] >= 0 else None for r in rows],
+        )
+        if rows
+        else empty_failures()
+    )
     bad = np.zeros(len(raw), dtype=bool)
     bad[[r["_pos"] for r in rows if r["_pos"] >= 0 and r["severity"] == "error"]] = True
     frame.index = labels
@@ -584,86 +565,28 @@ def _near_ids(missing: pd.Series, allowed: pd.Index) -> list[str | None]:
     return [None if pd.isna(h) else str(h) for h in hints.tolist()]
 
 
-def _message(
-    spec: TableSpec,
-    col: str | None,
-    chk: str,
-    value: Any,
-    key: tuple[Any, ...],
-    dup_groups: dict[tuple[Any, ...], list[Any]],
-    unit: str = "rows",
-) -> str:
-    if chk == "required":
-        empty = isinstance(value, str)
-        return f"{col} is required but {'empty' if empty else 'missing'}"
-    if chk == "allowed_values" and col is not None:
-        return _allowed_message(spec, col, value)
-    if chk == "positive":
-        return f"{col} must be greater than 0; got {_show(value)}"
-    if chk == "whitespace":
-        return f"{col} {value!r} has leading or trailing whitespace; it is sent as given"
-    if chk == "blank":
-        what = "missing" if not isinstance(value, str) else "empty" if value == "" else "blank"
-        return f"{col} is {what}; it is sent as ''"
-    if chk == "fractional":
-        return fractional_message(str(col), _show(value))
-    if chk in ("unique", "repeated"):
-        rows = dup_groups.get(key, [])
-        shown = ", ".join(str(r) for r in rows[:5]) + (", ..." if len(rows) > 5 else "")
-        if chk == "repeated":
-            return (
-                f"{spec.key[-1]} {key[-1]!r} is listed more than once for "
-                f"{spec.key[0]} {key[0]!r} ({unit} {shown}); it is sent once"
-            )
-        return f"{col} {value!r} is not unique: {unit} {shown} share it"
-    return f"{col}: failed {chk}; got {_show(value)}"
-
-
-def _native(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
-def _failure_frame(rows: list[dict[str, Any]], labels: pd.Index) -> pd.DataFrame:
-    if not rows:
-        return empty_failures()
-    df = pd.DataFrame(rows)
-    df = df.sort_values(["_pos", "_order", "check"], kind="stable")
-    pos = df["_pos"].to_numpy()
-    row = np.full(len(df), None, dtype=object)
-    for i in np.flatnonzero(pos >= 0):
-        row[i] = labels[pos[i]]
-    df["row"] = row
-    out = df.loc[:, list(FAILURE_COLUMNS)].astype(object).reset_index(drop=True)
-    return nullable_rows(out.where(out.notna(), None))
-
-
 # --------------------------------------------------------------------------------------------
 # Public entry point
 # --------------------------------------------------------------------------------------------
 
 
 def format_failures(failures: pd.DataFrame, limit: int = 10) -> str:
-    """A short human summary of a failure frame: counts, then up to ``limit`` lines.
+    """A short summary of a failure frame: counts, then up to ``limit`` failures, a warning's
+    message prefixed ``warning:``.
 
     Args:
-        failures: A failure frame (:data:`FAILURE_COLUMNS`).
+        failures: A failure frame.
         limit: How many failures to list.
 
     Returns:
-        Text such as ``"2 problems: clients 2 (1 row)"`` (with ``" (1 error, 1 warning)"``
-        after the count when there are warnings) followed by one line per failure, a warning's
-        message prefixed ``warning:``.
+        Text such as ``"2 problems (1 error, 1 warning): code_ranges 2 (2 rows)"`` and lines.
 
     >>> import pandas as pd
-    >>> r = check_frame("code_ranges", pd.DataFrame(
-    ...     {"initiativeExternalId": ["M-1", "M-2 "], "codeExternalId": ["", "L110"]}))
+    >>> r = check_frame("code_ranges", pd.DataFrame({"initiativeExternalId": ["M-1"],
+    ...                                              "codeExternalId": [""]}))
     >>> print(format_failures(r.failures))
-    2 problems (1 error, 1 warning): code_ranges 2 (2 rows)
+    1 problem: code_ranges 1 (1 row)
       code_ranges row 0 [M-1] codeExternalId: codeExternalId is required but empty
-      code_ranges row 1 [M-2 ] initiativeExternalId: warning: initiativeExternalId 'M-2 ' \
-has leading or trailing whitespace; it is sent as given
     """
     if failures.empty:
         return "no problems"
@@ -713,7 +636,7 @@ def check(
     columns: Mapping[str, str] | None = None,
     code_range_post: CodeRangePost = "replace",
 ) -> pd.DataFrame:
-    """Coerce and validate one import table, returning the frame ready for payloads.
+    """Check one import table and return it ready for payloads, or raise on any error.
 
     Args:
         table: One of :data:`TABLES`.
@@ -722,14 +645,11 @@ def check(
         code_range_post: ``"replace"`` or ``"add"``, as for :func:`check_frame`.
 
     Returns:
-        The spec's columns in field-table order, with dtypes ``str`` (``semanticType``: ``str``
-        with NaN for null; a blank free-text cell ``""``), ``int64`` for ``unitIncrements``
-        (``float64`` when a value is fractional) and ``bool`` for the booleans; index as given.
-        Warnings do not stop it: see :func:`check_frame` for them.
+        The spec's columns in field-table order: ``str``, ``int64`` for ``unitIncrements``
+        (``float64`` when a value is fractional), ``bool``; index as given. Warnings do not stop it.
 
     Raises:
-        toolkit.errors.ValidationError: Any error; ``.failure_cases`` holds every failure,
-            warnings included (:data:`FAILURE_COLUMNS`).
+        toolkit.errors.ValidationError: Any error; ``.failure_cases`` holds every failure.
         ValueError: ``table`` is not a known table.
 
     >>> import pandas as pd

@@ -9,7 +9,6 @@ sign; ``Open`` may mean ``active`` or something else to a firm).
 
     header_hint(table, field, headers) -> the header likely meant for a missing field
     unit_note(field)                    -> what a field counts in, when a header may say otherwise
-    fractional_message(field, value)    -> the warning for a fractional number of seconds
     value_hint(column, value)           -> the allowed value a firm's word likely means
 """
 
@@ -23,7 +22,6 @@ __all__ = [
     "HEADER_HINTS",
     "UNIT_NOTES",
     "VALUE_HINTS",
-    "fractional_message",
     "header_hint",
     "unit_note",
     "value_hint",
@@ -95,17 +93,6 @@ def unit_note(field: str) -> str:
     """
     note = UNIT_NOTES.get(field)
     return f"; {note}" if note else ""
-
-
-def fractional_message(field: str, shown: str) -> str:
-    """The warning for a value of ``field`` that is not a whole number of seconds.
-
-    >>> fractional_message("unitIncrements", "0.1")
-    'unitIncrements 0.1 is not a whole number of seconds; it is sent as given; unitIncrements \
-is in SECONDS: 0.1 h = 6 min = 360'
-    """
-    note = unit_note(field)
-    return f"{field} {shown} is not a whole number of seconds; it is sent as given{note}"
 
 
 def value_hint(column: str, value: str) -> str | None:

@@ -11,7 +11,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, TypedDict
 
 import pandas as pd
 
@@ -36,11 +36,29 @@ from toolkit.ingress.ranges import CodeRangePost, check_post, merge_parts, send_
 from toolkit.ingress.text import warn_lookalikes
 from toolkit.ingress.validation import ValidationReport
 
-__all__ = ["IMPORTS", "ON_WARNING", "OnboardReport", "import_table", "onboard"]
+__all__ = ["IMPORTS", "ON_WARNING", "ImportOptions", "OnboardReport", "import_table", "onboard"]
 
 #: what an import does with rows that only have warnings: ``send`` them as given (and show the
 #: warnings in the result), or ``raise`` :class:`ValidationError` before anything is sent
 ON_WARNING: tuple[str, ...] = ("send", "raise")
+
+
+class ImportOptions(TypedDict, total=False):
+    """The keywords of :func:`import_table`, for the five importers (``Client.import_<table>``:
+    ``**options: Unpack[ImportOptions]``, signature read from :func:`import_table`).
+
+    >>> sorted(ImportOptions.__annotations__)[:3]
+    ['code_range_post', 'columns', 'dry_run']
+    """
+
+    columns: Mapping[str, str] | None
+    validate: bool
+    workers: int | None
+    progress: bool
+    journal: str | os.PathLike[str] | Journal | None
+    dry_run: bool
+    on_warning: str
+    code_range_post: CodeRangePost
 
 
 def _on_warning(on_warning: str) -> None:

@@ -1,19 +1,16 @@
 """Pandera models of the five import tables, one per field table of the interface spec.
 
 Client, Initiative, Code type, Code, and Code range in long form (one row per
-``(initiativeExternalId, codeExternalId)`` pair): one column per line, declared with the shared
-rules of :mod:`toolkit.ingress.rules` (``external_id()``, ``required_text()``,
-``reference(table)``, ``one_of(values)``, ``seconds()``, ``optional(kind)``). :data:`TABLES`
-reads each table's key, references, column kinds and optional columns from its model.
+``(initiativeExternalId, codeExternalId)`` pair), each column declared with a rule of
+:mod:`toolkit.ingress.rules`. The optional columns (``Series[...] | None``) are the fields the
+service publishes beyond the spec: a blank cell is not sent.
 
-The optional columns are the fields the service publishes beyond the spec (typed
-``Series[...] | None``): a frame may leave them out, and a blank cell is not sent. A list
-column (``externalGroupIds``, ``userGroupExternalIds``) holds Python lists in a frame, and
-``;``-separated ids (``G1; G2``) or a JSON list (``["G1", "G2"]``) in a CSV or Excel cell.
-
-The engine that runs a loaded frame through these models (coercion per column kind, the failure
-frame, :func:`~toolkit.ingress.checks.check_frame`, :func:`~toolkit.ingress.checks.check`) is
-:mod:`toolkit.ingress.checks`.
+A model is the whole rule of its table: its parser reads the cells as loaded (headers matched as
+people write them, each cell read per its kind: :func:`toolkit.ingress.cells.parse`), and its
+checks say what is an error and what only warns (``raise_warning=True``), with their messages.
+``ClientSchema.validate(df)`` raises on exactly the errors :func:`toolkit.ingress.validate`
+reports for the table (cross-table references aside); a warning never raises.
+:mod:`toolkit.ingress.checks` runs the models lazily and places each failure on its file line.
 
 >>> list(TABLES)
 ['clients', 'initiatives', 'code_types', 'codes', 'code_ranges']
@@ -28,20 +25,27 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
 
+from toolkit.ingress.cells import Unreadable, parse
+from toolkit.ingress.ranges import CODE_RANGE_MAX
+from toolkit.ingress.readers import match_headers
 from toolkit.ingress.rules import (
     KEY,
     KIND,
     REFERENCES,
     external_id,
+    flag,
     one_of,
     optional,
     reference,
     required_text,
     seconds,
 )
+from toolkit.ingress.text import MAX_CELL
 
 __all__ = [
     "BILLING_TYPES",
@@ -88,12 +92,73 @@ LOCALES: tuple[str, ...] = (
 """The 17 BCP-47 tags of an initiative's optional ``locale`` (published beyond the spec)."""
 
 
-# --------------------------------------------------------------------------------------------
-# Models
-# --------------------------------------------------------------------------------------------
+def _unmarked(check: str) -> Any:
+    def test(values: pd.Series) -> pd.Series:
+        if values.dtype != object:  # an Unreadable makes a column object
+            return pd.Series(True, index=values.index)
+        marked = [isinstance(v, Unreadable) and v.check == check for v in values.tolist()]
+        return ~pd.Series(marked, index=values.index, dtype=bool)
+
+    return test
 
 
-class ClientSchema(pa.DataFrameModel):
+def _fits(values: pd.Series) -> pd.Series:
+    if isinstance(values.dtype, pd.StringDtype):
+        return values.str.len().fillna(0) <= MAX_CELL
+    if values.dtype == object:
+        return values.map(lambda v: len(v) if isinstance(v, str) else 0) <= MAX_CELL
+    return pd.Series(True, index=values.index)
+
+
+_CELL_CHECKS = (
+    pa.Check(_unmarked("type"), name="type", error="{why}; got {value}"),
+    pa.Check(_unmarked("encoding"), name="encoding", error="{why}"),
+    pa.Check(
+        _fits,
+        name="length",
+        error="{column} is {length:,} characters long, more than {max_cell:,}; it is sent as "
+        "given{breaks}",
+        raise_warning=True,
+    ),
+)
+"""Checks of every cell: one the parser could not read is a ``type`` or ``encoding`` error;
+text over :data:`~toolkit.ingress.text.MAX_CELL` characters warns (``length``)."""
+
+
+class _ImportModel(pa.DataFrameModel):
+    """What the five import models share: the parser and the checks of every cell.
+
+    Columns are declared with the dtype a cell is read as; pandera's dtype check is left out
+    (``to_schema``): a cell that cannot be read is the ``type`` check's failure, on its row.
+    """
+
+    @classmethod
+    def to_schema(cls) -> pa.DataFrameSchema:
+        """The model's schema: no dtype checks (the parser reads the cells), and
+        :data:`_CELL_CHECKS` on every column."""
+        schema = super().to_schema()
+        return schema.update_columns(
+            {
+                c: {"dtype": None, "checks": [*col.checks, *_CELL_CHECKS]}
+                for c, col in schema.columns.items()
+            }
+        )
+
+    @pa.dataframe_parser
+    @classmethod
+    def parse(cls, df: pd.DataFrame) -> pd.DataFrame:
+        """Headers matched to the spec's names, each cell read as its column's kind."""
+        schema = super().to_schema()
+        kinds = {c: (col.metadata or {}).get(KIND, "text") for c, col in schema.columns.items()}
+        names = match_headers(str(schema.name), list(kinds), [str(c) for c in df.columns])
+        return parse(df.set_axis(names.names, axis=1), kinds)
+
+    class Config:
+        strict = True
+        coerce = False
+
+
+class ClientSchema(_ImportModel):
     """Rows of the client import (spec: Client import payload).
 
     >>> import pandas as pd
@@ -115,7 +180,7 @@ class ClientSchema(pa.DataFrameModel):
         coerce = False
 
 
-class InitiativeSchema(pa.DataFrameModel):
+class InitiativeSchema(_ImportModel):
     """Rows of the initiative (matter or project) import (spec: Initiative import payload).
 
     >>> import pandas as pd
@@ -146,7 +211,7 @@ class InitiativeSchema(pa.DataFrameModel):
         coerce = False
 
 
-class CodeTypeSchema(pa.DataFrameModel):
+class CodeTypeSchema(_ImportModel):
     """Rows of the code type import (spec: Code type import payload).
 
     ``semanticType`` is null (missing) or one of :data:`SEMANTIC_TYPES`.
@@ -162,8 +227,8 @@ class CodeTypeSchema(pa.DataFrameModel):
     externalId: Series[str] = external_id()
     name: Series[str] = required_text()
     semanticType: Series[str] = one_of(SEMANTIC_TYPES, nullable=True)
-    customerDefaultable: Series[bool]
-    userDefaultable: Series[bool]
+    customerDefaultable: Series[bool] = flag()
+    userDefaultable: Series[bool] = flag()
     orderingSequence: Series[str] | None = optional()
 
     class Config:
@@ -172,7 +237,7 @@ class CodeTypeSchema(pa.DataFrameModel):
         coerce = False
 
 
-class CodeSchema(pa.DataFrameModel):
+class CodeSchema(_ImportModel):
     """Rows of the code import (spec: Code import payload).
 
     >>> import pandas as pd
@@ -198,7 +263,7 @@ class CodeSchema(pa.DataFrameModel):
         coerce = False
 
 
-class CodeRangeSchema(pa.DataFrameModel):
+class CodeRangeSchema(_ImportModel):
     """Code ranges in long form: one row per permitted code of an initiative.
 
     The pair ``(initiativeExternalId, codeExternalId)`` is unique. Rows are grouped per
@@ -212,14 +277,48 @@ class CodeRangeSchema(pa.DataFrameModel):
     2
     """
 
-    initiativeExternalId: Series[str] = reference("initiatives")
-    codeExternalId: Series[str] = reference("codes")
+    initiativeExternalId: Series[str] = reference("initiatives", key=True)
+    codeExternalId: Series[str] = reference("codes", key=True)
+
+    @pa.dataframe_check(
+        name="repeated",
+        error="codeExternalId {code} is listed more than once for initiativeExternalId "
+        "{initiative} ({rows}); it is sent once",
+        raise_warning=True,
+    )
+    def listed_once(cls, df: pd.DataFrame) -> pd.Series:
+        """A pair listed twice is sent once: a warning."""
+        pair = ["initiativeExternalId", "codeExternalId"]
+        if not set(pair) <= set(df.columns):
+            return pd.Series(True, index=df.index)
+        keys = (
+            df[pair]
+            .astype(object)
+            .where(df[pair].notna(), None)
+            .map(lambda v: None if isinstance(v, Unreadable) else v)
+        )
+        return ~(keys.duplicated(keep=False) & keys.notna().all(axis=1))
+
+    @pa.dataframe_check(
+        name="range_size",
+        error="the code range of initiativeExternalId {initiative} holds {size} codes; one "
+        "request carries at most {limit} (pass code_range_post='add' if the service adds to a "
+        "range: it is then sent in parts)",
+    )
+    def fits_one_request(cls, df: pd.DataFrame) -> pd.Series:
+        """A range over 2500 codes cannot be one request (``code_range_post="replace"``)."""
+        if not {"initiativeExternalId", "codeExternalId"} <= set(df.columns):
+            return pd.Series(True, index=df.index)
+        ranges = df["initiativeExternalId"].map(lambda v: v if isinstance(v, str) else None)
+        sizes = (
+            df["codeExternalId"].astype(object).groupby(ranges, dropna=True).transform("nunique")
+        )
+        return pd.Series(np.asarray(sizes.fillna(0) <= CODE_RANGE_MAX), index=df.index)
 
     class Config:
         name = "code_ranges"
         strict = True
         coerce = False
-        unique = ["initiativeExternalId", "codeExternalId"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -229,20 +328,17 @@ class CodeRangeSchema(pa.DataFrameModel):
 
 @dataclass(frozen=True, eq=False)
 class TableSpec:
-    """What the toolkit knows about one import table.
+    """What the toolkit knows about one import table, read from its model.
 
     Attributes:
-        name: Table name (``clients``, ``initiatives``, ``code_types``, ``codes``,
-            ``code_ranges``).
+        name: Table name.
         schema: The pandera model.
-        key: Column(s) that identify a row; unique within a frame.
+        key: Column(s) that identify a row.
         columns: The spec's columns, in the field table's order.
-        references: ``(column, parent table)`` pairs checked by
-            :func:`toolkit.ingress.validation.validate`.
-        kinds: Coercion kind of each column: ``text`` (ids and enums: blank is missing),
-            ``free_text`` (blank is ``""``), ``number`` or ``bool``.
-        nullable: Columns whose missing value means null rather than a failure.
-        optional: Columns a frame may leave out; a missing value is not sent at all.
+        references: ``(column, parent table)`` pairs.
+        kinds: How each column is read (:data:`toolkit.ingress.rules.KIND`).
+        nullable: Columns whose missing value means null.
+        optional: Columns a frame may leave out; a missing value is not sent.
     """
 
     name: str
@@ -261,15 +357,11 @@ class TableSpec:
 
 
 def _spec(schema: type[pa.DataFrameModel]) -> TableSpec:
-    """A table's spec, read from its model: the name (``Config.name``), the key (the
-    :func:`~toolkit.ingress.rules.external_id` column, or ``Config.unique``), the references
-    (:func:`~toolkit.ingress.rules.reference` columns) and each column's coercion kind."""
+    """A table's spec, read from its model's name, key, references and column kinds."""
     full = schema.to_schema()
     meta = {col: column.metadata or {} for col, column in full.columns.items()}
-    kinds: dict[str, str] = {}
-    for col, column in full.columns.items():
-        kinds[col] = meta[col].get(KIND) or ("bool" if "bool" in str(column.dtype) else "text")
-    key = tuple(full.unique or [col for col, m in meta.items() if m.get(KEY)])
+    kinds = {col: m.get(KIND, "text") for col, m in meta.items()}
+    key = tuple(col for col, m in meta.items() if m.get(KEY))
     return TableSpec(
         name=str(full.name),
         schema=schema,

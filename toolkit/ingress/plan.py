@@ -75,9 +75,7 @@ IMPORTS: dict[str, tuple[Endpoint, str]] = {
 
 #: child table -> [(column, parent table)] for "never post a record whose parent failed".
 PARENTS: dict[str, list[tuple[str, str]]] = {
-    "initiatives": [("clientExternalId", "clients")],
-    "codes": [("codeTypeExternalId", "code_types")],
-    "code_ranges": [("initiativeExternalId", "initiatives"), ("codeExternalId", "codes")],
+    t: list(spec.references) for t, spec in TABLES.items() if spec.references
 }
 
 #: What the plan does with a record.

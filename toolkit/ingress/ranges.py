@@ -7,7 +7,7 @@ codes"). So the user says which, with ``code_range_post``:
 
 - ``"replace"`` (the default, the safe reading): a range is one request, so a longer range
   cannot be sent: each of its rows is a ``range_size`` error, found by validation before
-  anything is sent (:func:`long_ranges`).
+  anything is sent (the model's ``range_size`` check, :mod:`toolkit.ingress.models`).
 - ``"add"``: a longer range is sent in parts of at most :data:`CODE_RANGE_MAX` ids, in order
   (:func:`split`); part k of every range goes after part k - 1 was accepted
   (:func:`send_in_parts`), and each input row gets one result that covers every part
@@ -23,8 +23,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Final, Literal
 
-import pandas as pd
-
 from toolkit.bulk.runner import JOURNALED, Call, not_sent
 from toolkit.core.http import Reply
 from toolkit.errors import ConfigError, Interrupted
@@ -34,7 +32,6 @@ __all__ = [
     "CODE_RANGE_POSTS",
     "CodeRangePost",
     "check_post",
-    "long_ranges",
     "merge_parts",
     "send_in_parts",
     "split",
@@ -86,52 +83,6 @@ def split(ids: Sequence[str], limit: int = CODE_RANGE_MAX) -> list[list[str]]:
         [2500, 2500, 1]
     """
     return [list(ids[start : start + limit]) for start in range(0, len(ids), limit)] or [[]]
-
-
-def long_ranges(
-    frame: pd.DataFrame, limit: int = CODE_RANGE_MAX
-) -> list[tuple[int, str, str, str]]:
-    """The rows of every range holding more than ``limit`` distinct codes: one request
-    cannot carry it.
-
-    Args:
-        frame: coerced ``code_ranges`` rows (``initiativeExternalId``, ``codeExternalId``).
-        limit: most ids per request.
-
-    Returns:
-        ``(position, column, check, message)`` per row of each such range, ``check`` being
-        ``range_size``.
-
-    Example:
-        >>> df = pd.DataFrame({"initiativeExternalId": ["M-1", "M-1", "M-2"],
-        ...                    "codeExternalId": ["L1", "L2", "L1"]})
-        >>> long_ranges(df, limit=1)[0]  # doctest: +NORMALIZE_WHITESPACE
-        (0, 'codeExternalId', 'range_size', "the code range of initiativeExternalId 'M-1' holds
-        2 codes; one request carries at most 1 (pass code_range_post='add' if the service adds
-        to a range: it is then sent in parts)")
-    """
-    if not {"initiativeExternalId", "codeExternalId"} <= set(frame.columns):
-        return []
-    ranges = frame["initiativeExternalId"].astype("string").reset_index(drop=True)
-    sizes = frame["codeExternalId"].reset_index(drop=True).groupby(ranges).nunique()
-    found = []
-    for position, initiative in enumerate(ranges.tolist()):
-        size = int(sizes.get(initiative, 0)) if not pd.isna(initiative) else 0
-        if size > limit:
-            found.append(
-                (
-                    position,
-                    "codeExternalId",
-                    "range_size",
-                    (
-                        f"the code range of initiativeExternalId {initiative!r} holds "
-                        f"{size} codes; one request carries at most {limit} (pass "
-                        "code_range_post='add' if the service adds to a range: it is then "
-                        "sent in parts)"
-                    ),
-                )
-            )
-    return found
 
 
 def _accepted(reply: Reply) -> bool:

@@ -153,13 +153,7 @@ def _norm(stem: str) -> str:
 
 
 def header_key(name: object) -> str:
-    """A column name as it is compared with the spec's: case, spaces, ``_`` and ``-`` ignored.
-
-    Args:
-        name: a column header.
-
-    Returns:
-        The key.
+    """A column name as compared with the spec's: case, spaces, ``_`` and ``-`` ignored.
 
     Example:
         >>> header_key("External ID"), header_key("external_id"), header_key("externalId")
@@ -186,11 +180,9 @@ class HeaderMatch(NamedTuple):
 def match_headers(table: str, fields: Sequence[str], names: Sequence[str]) -> HeaderMatch:
     """Match headers as people write them to the spec's field names.
 
-    A header named exactly as a field keeps it; otherwise it matches the field whose name has
-    the same :func:`header_key`, else the field it is an alias of in :data:`COLUMN_ALIASES`.
-    A field that an exact header holds is not matched again (the other header stays as it is,
-    and is reported as unexpected); a header fitting two fields, and two headers standing for
-    one field, are left as they are and returned.
+    An exact header keeps its name; another matches the field of the same :func:`header_key`, else
+    the field it is an alias of (:data:`COLUMN_ALIASES`). A header fitting two fields, and two
+    headers standing for one field, are left as they are and returned.
 
     Args:
         table: the import table (for its aliases).
@@ -203,9 +195,8 @@ def match_headers(table: str, fields: Sequence[str], names: Sequence[str]) -> He
     Example:
         >>> m = match_headers("initiatives", ["externalId", "callSign", "status"],
         ...                   ["Matter Number", "Status", "STATUS"])
-        >>> m.names, m.fitting_two, m.shared
-        (['Matter Number', 'Status', 'STATUS'], {'Matter Number': ('externalId', 'callSign')}, \
-{'status': [1, 2]})
+        >>> m.fitting_two, m.shared
+        ({'Matter Number': ('externalId', 'callSign')}, {'status': [1, 2]})
     """
     fields = list(fields)
     keys: dict[str, list[tuple[int, str]]] = {}
@@ -236,16 +227,7 @@ def match_headers(table: str, fields: Sequence[str], names: Sequence[str]) -> He
 
 
 def table_for(name: str | os.PathLike[str]) -> str | None:
-    """The import table a file name stands for, or ``None``.
-
-    Case-insensitive; ``-``, spaces and dots count as ``_``; :data:`ALIASES` apply. The file
-    must have one of :data:`TABLE_SUFFIXES`.
-
-    Args:
-        name: a file name or path.
-
-    Returns:
-        ``clients``, ``initiatives``, ``code_types``, ``codes``, ``code_ranges`` or ``None``.
+    """The import table a file name stands for (case-insensitive, :data:`ALIASES`), or ``None``.
 
     Example:
         >>> table_for("Matters.csv"), table_for("code-types.xlsx"), table_for("notes.csv")
@@ -465,14 +447,9 @@ def _sheet_names(path: Path) -> list[str]:
 
 
 def read_workbook(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
-    """Read a workbook whose sheets are named after import tables: a folder of tables in a file.
-
-    Sheet names match as file names do (:func:`table_for`: case-insensitive, with
-    :data:`ALIASES`); the sheets :data:`REPORT_SHEETS` (``errors``, ``summary``, written by
-    :meth:`~toolkit.ingress.validation.ValidationReport.to_excel`) and :data:`IGNORED` are passed
-    over, any other sheet with an :class:`InputWarning`. Each sheet is read as
-    :func:`read_table` reads an ``.xlsx`` file: cells keep their types, a text cell stays text
-    (``"007"``), an empty cell is ``""``, blank rows are skipped; ``attrs["sheet"]`` names it.
+    """Read a workbook whose sheets are named after import tables (as :func:`table_for` reads file
+    names), each as :func:`read_table` reads an ``.xlsx``; :data:`REPORT_SHEETS` and
+    :data:`IGNORED` are passed over, any other sheet with an :class:`InputWarning`.
 
     Args:
         path: the ``.xlsx`` or ``.xlsm`` file.
@@ -487,9 +464,7 @@ def read_workbook(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
     Example:
         >>> import tempfile, pathlib
         >>> book = pathlib.Path(tempfile.mkdtemp()) / "firm.xlsx"
-        >>> with pd.ExcelWriter(book) as w:
-        ...     pd.DataFrame({"externalId": ["007"]}).to_excel(w, sheet_name="Clients", index=False)
-        ...     pd.DataFrame({"message": ["x"]}).to_excel(w, sheet_name="errors", index=False)
+        >>> pd.DataFrame({"externalId": ["007"]}).to_excel(book, sheet_name="Clients", index=False)
         >>> read_workbook(book)["clients"].to_dict("records")
         [{'externalId': '007'}]
     """
@@ -540,28 +515,20 @@ def _read_parquet(path: Path) -> pd.DataFrame:
 def read_table(path: str | os.PathLike[str], *, encoding: str | None = None) -> pd.DataFrame:
     """Read one table file, whatever its delimiter, encoding or format.
 
-    CSV (``.csv``, ``.txt``; ``.tsv`` is always tab-separated): the delimiter is sniffed
-    among :data:`DELIMITERS`; the text is UTF-8 with or without a BOM, or else Windows-1252
-    (cp1252) with an :class:`InputWarning`; a UTF-8 file with a few bad bytes stays UTF-8,
-    the bad bytes read as U+FFFD and their lines named in an :class:`InputWarning`; every
-    value is a string and nothing becomes NaN
-    (``""`` stays ``""``, ``"NA"`` stays ``"NA"``); blank lines are skipped; a short line is
-    padded with ``""``. Excel (``.xlsx``, ``.xlsm``): the first sheet, cells keep their types,
-    an empty cell is ``""``. Parquet: as stored (a file or a dataset folder).
-
-    The index is the 0-based data row; ``df.attrs["source"]`` names the file, and
-    :func:`line_numbers` gives each row's line in it.
+    CSV: the delimiter sniffed among :data:`DELIMITERS` (``.tsv``: tab); UTF-8 with or without a
+    BOM, else Windows-1252 with an :class:`InputWarning`; every value a string, nothing turned into
+    NaN, blank lines skipped. Excel: the first sheet, cells keep their types, empty is ``""``.
+    Parquet: as stored. Index: the 0-based data row; :func:`line_numbers` gives each row's line.
 
     Args:
         path: the file.
-        encoding: the text encoding of a CSV file (``"cp1252"``, ``"latin-1"``...): no guess.
+        encoding: the text encoding of a CSV file (no guess).
 
     Returns:
         The frame.
 
     Raises:
-        toolkit.errors.ConfigError: the file is missing or cannot be read; the message names
-            the file and, for CSV, the line.
+        toolkit.errors.ConfigError: the file is missing or cannot be read (naming the line).
 
     Example:
         >>> import tempfile, pathlib
@@ -587,15 +554,12 @@ def read_table(path: str | os.PathLike[str], *, encoding: str | None = None) -> 
 
 
 def line_numbers(frame: pd.DataFrame, rows: Iterable[Any]) -> list[int | None]:
-    """The file line of each 0-based data row of a frame from :func:`read_table`.
-
-    The header is line 1; in CSV a record spanning several lines (a quoted line break) counts
-    its first line, and blank lines are counted. For Excel it is the sheet's row number. For
-    Parquet, a frame built in pandas, or a row that is ``None``, it is ``None``.
+    """The file line of each 0-based data row of a frame from :func:`read_table` (header: line 1;
+    ``None`` for Parquet, a frame built in pandas, or a row that is ``None``).
 
     Args:
-        frame: a frame returned by :func:`read_table` (or :func:`toolkit.load_folder`).
-        rows: 0-based data rows (the failure or result frame's ``row`` column).
+        frame: a frame returned by :func:`read_table`.
+        rows: 0-based data rows.
 
     Returns:
         One line number (or ``None``) per row.
@@ -631,13 +595,11 @@ def with_lines(
     """A failure or result frame with a ``line`` column right after its ``row`` column.
 
     Args:
-        frame: a frame with a ``row`` column (0-based data rows), and a ``table`` column when
-            ``sources`` holds several tables.
-        sources: the frame the rows were read into, or ``{table: frame}`` as from
-            :func:`toolkit.load_folder`.
+        frame: a frame with ``row`` (and ``table`` when ``sources`` holds several tables).
+        sources: the frame the rows were read into, or ``{table: frame}``.
 
     Returns:
-        A copy with ``line`` (nullable integers; empty where no line is known).
+        A copy with ``line`` (nullable integers).
 
     Example:
         >>> src = pd.DataFrame({"a": ["x"]})
@@ -664,7 +626,7 @@ def with_lines(
 
 
 def check_out_path(path: str | os.PathLike[str]) -> Path:
-    """Check that a path can be written by :func:`write_table`, before any work is done.
+    """Check that :func:`write_table` can write a path, before any work is done.
 
     Args:
         path: the output file.
@@ -673,8 +635,7 @@ def check_out_path(path: str | os.PathLike[str]) -> Path:
         The path.
 
     Raises:
-        toolkit.errors.ConfigError: the extension is not one of :data:`OUT_FORMATS`, or the
-            folder does not exist.
+        toolkit.errors.ConfigError: not one of :data:`OUT_FORMATS`, or no such folder.
 
     Example:
         >>> check_out_path("failures.txt")
@@ -719,10 +680,8 @@ def _isna(value: Any) -> bool:
 
 
 def write_table(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
-    """Write a frame to ``.csv`` (UTF-8), ``.xlsx`` or ``.parquet``, chosen by the extension.
-
-    The index is not written (failure and result frames carry ``row`` as a column). Nested
-    values (lists, dicts) are written as JSON text; a column mixing types as text.
+    """Write a frame without its index to ``.csv`` (UTF-8), ``.xlsx`` or ``.parquet``, by the
+    extension; lists and dicts as JSON text, a column mixing types as text.
 
     Args:
         frame: the frame.

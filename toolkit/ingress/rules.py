@@ -1,200 +1,152 @@
-"""The column rules of the import tables, defined once, so each model reads like its field table.
+"""The column rules of the import tables, written once, so each model reads like its field table.
 
-Every column of the spec's ingress field tables is one of a few kinds. A model declares each
-column with the factory of its kind::
+Severity lives in the check: what the service refuses is an error and raises; what it allows
+but looks wrong is a check with ``raise_warning=True`` (a :class:`pandera.errors.SchemaWarning`,
+never raised). A check's ``error`` is its message, ``{column}`` and ``{value}`` filled in per
+failure by :mod:`toolkit.ingress.checks`.
 
-    class ClientSchema(pa.DataFrameModel):
-        externalId: Series[str] = external_id()
-        name: Series[str] = required_text()
-        ...
+==================  ==========================================  ===========================
+factory             checks (failure ``check``)                  severity
+==================  ==========================================  ===========================
+external_id()       unique, required                            error
+                    whitespace                                  warning
+reference(table)    required (reference: across tables)         error
+                    whitespace                                  warning
+required_text()     blank (sent as ``""``)                      warning
+one_of(values)      allowed_values                              error
+seconds()           positive                                    error
+                    fractional                                  warning
+optional(kind)      allowed_values (with ``values``)            error
+==================  ==========================================  ===========================
 
-    class InitiativeSchema(pa.DataFrameModel):
-        billingType: Series[str] = one_of(BILLING_TYPES)
-        clientExternalId: Series[str] = reference("clients")
-        unitIncrements: Series[Any] = seconds()
-        ...
+Every check passes over a cell the parser could not read (a ``type`` or ``encoding`` error).
 
-Severity follows the spec's line: what the service refuses is an ``error`` and blocks posting;
-what it allows but looks wrong is a ``warning`` that does not
-(:data:`toolkit.core.failures.SEVERITY`).
-
-==================  ========================================  ===================================
-factory             pandera checks                            failure ``check`` (severity)
-==================  ========================================  ===================================
-external_id()       unique, ``not_blank``, ``trimmed``        unique, required (error);
-                                                              whitespace (warning)
-reference(table)    ``not_blank``, ``trimmed``                required, reference (error);
-                                                              whitespace (warning)
-required_text()     ``has_text``                              blank (warning; sent as ``""``)
-one_of(values)      isin                                      allowed_values (error)
-seconds()           greater_than 0, ``whole_number``          positive (error); fractional
-                                                              (warning)
-optional(kind)      isin (with ``values``); the column may    allowed_values, type (error)
-                    be left out, a blank cell is not sent
-==================  ========================================  ===================================
-
-A code range listing the same pair twice is a ``repeated`` warning (the pair is sent once).
-
-``not_blank``, ``trimmed``, ``has_text`` and ``whole_number`` are registered with
-:func:`pandera.extensions.register_check_method`, so they are also ``pa.Check.not_blank()`` and
-so on. A model used directly (``ClientSchema.validate(df)``) raises on every rule, warnings
-included; :func:`toolkit.schemas.check_frame` sorts its failures by severity.
-:func:`reference` records its parent table in the field's metadata (:data:`REFERENCES`), where
-:data:`toolkit.schemas.TABLES` reads the cross-table references; :func:`external_id` marks the
-key (:data:`KEY`); :data:`KIND` tells the coercion step how to read a column.
+>>> [(c.name, c.raise_warning) for c in external_id().checks]
+[('not_blank', False), ('trimmed', True)]
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pandera.pandas as pa
-from pandera.api.extensions import register_check_method  # pandera.extensions re-exports it
+
+from toolkit.core.frames import MAX_WHOLE
+from toolkit.ingress.cells import readable
 
 __all__ = [
     "KEY",
     "KIND",
     "REFERENCES",
     "external_id",
-    "has_text",
-    "not_blank",
+    "flag",
     "one_of",
     "optional",
     "reference",
     "required_text",
     "seconds",
-    "trimmed",
-    "whole_number",
 ]
 
 KEY = "key"
-"""Field metadata flag of the column that identifies a row (set by :func:`external_id`)."""
+"""Field metadata flag of the column(s) that identify a row."""
 REFERENCES = "references"
 """Field metadata key naming the parent table of a reference column (set by :func:`reference`)."""
 KIND = "kind"
-"""Field metadata key overriding the coercion kind read from the dtype: ``free_text`` (blank is
-sent as ``""``), ``number`` (a JSON number: whole values stay ints, fractions floats), ``list``
-(an array of strings) or ``date`` (``YYYY-MM-DD``); see :mod:`toolkit.ingress.cells`."""
+"""Field metadata key: how the parser reads a cell: ``text`` (blank is missing), ``free_text``
+(blank is ``""``), ``number``, ``bool``, ``list`` or ``date`` (:mod:`toolkit.ingress.cells`)."""
 
-_MAX_WHOLE = 2**53  # beyond this a float cannot tell one whole number from the next
-
-
-@register_check_method
-def not_blank(values: pd.Series) -> pd.Series:
-    """Each text holds something besides whitespace (pandera check ``not_blank``).
-
-    Args:
-        values: Text values.
-
-    Returns:
-        True where the text is not blank.
-
-    >>> not_blank(pd.Series(["a", " ", ""])).tolist()
-    [True, False, False]
-    """
-    return values.str.strip() != ""
+_SPACES = "{column} {value} has leading or trailing whitespace; it is sent as given"
 
 
-@register_check_method
-def trimmed(values: pd.Series) -> pd.Series:
-    """Each text has no leading or trailing whitespace (pandera check ``trimmed``).
+def _check(
+    name: str, test: Callable[[pd.Series], pd.Series], error: str, warn: bool = False, **stats: Any
+) -> pa.Check:
+    """A pandera check of the readable, non-missing cells (the others pass)."""
 
-    Args:
-        values: Text values.
+    def cells(values: pd.Series) -> pd.Series:
+        keep = readable(values) & values.notna().to_numpy()
+        out = pd.Series(True, index=values.index)
+        if keep.any():
+            out[keep] = test(values[keep]).to_numpy(dtype=bool)
+        return out
 
-    Returns:
-        True where the text equals its stripped self.
-
-    >>> trimmed(pd.Series(["C-1", " C-1", "C-1\\t"])).tolist()
-    [True, False, False]
-    """
-    return values.str.strip() == values
-
-
-@register_check_method
-def has_text(values: pd.Series) -> pd.Series:
-    """Free text holds something besides whitespace (pandera check ``has_text``).
-
-    The same test as :func:`not_blank`, under its own name because its failure is a warning.
-
-    Args:
-        values: Text values.
-
-    Returns:
-        True where the text is not blank.
-
-    >>> has_text(pd.Series(["Acme", ""])).tolist()
-    [True, False]
-    """
-    return values.str.strip() != ""
+    return pa.Check(cells, name=name, error=error, raise_warning=warn, statistics=stats)
 
 
-@register_check_method
-def whole_number(values: pd.Series) -> pd.Series:
-    """Each number is whole and below 2**53, as a count of seconds is expected to be.
+def _field(*checks: pa.Check, **kwargs: Any) -> Any:
+    field = pa.Field(**kwargs)
+    field.checks = list(checks)
+    return field
 
-    Args:
-        values: Numbers.
 
-    Returns:
-        True where the number is whole.
+def _not_blank() -> pa.Check:
+    return _check(
+        "not_blank", lambda s: s.astype(str).str.strip() != "", "{column} is required but {empty}"
+    )
 
-    >>> whole_number(pd.Series([360.0, 360.5])).tolist()
-    [True, False]
-    """
-    numbers = values.astype("float64")
-    return (numbers % 1 == 0) & (numbers.abs() < _MAX_WHOLE)
+
+def _trimmed() -> pa.Check:
+    return _check("trimmed", lambda s: s.astype(str).str.strip() == s.astype(str), _SPACES, True)
 
 
 def external_id() -> Any:
-    """The row's ``externalId``: unique in the table and not blank (errors); surrounding
-    whitespace is a warning (the service takes the id as given).
+    """The row's ``externalId``: unique and not blank (errors); spaces around it warn.
 
     Returns:
         A pandera ``Field`` marked as the table's key.
 
-    >>> field = external_id()
-    >>> field.unique, [c.name for c in field.checks], field.metadata
-    (True, ['not_blank', 'trimmed'], {'key': True})
+    >>> external_id().metadata
+    {'key': True, 'kind': 'text'}
     """
-    return pa.Field(unique=True, not_blank=(), trimmed=(), metadata={KEY: True})
+    return _field(_not_blank(), _trimmed(), unique=True, metadata={KEY: True, KIND: "text"})
 
 
-def reference(table: str) -> Any:
-    """An ``externalId`` of a row of ``table``: not blank (error); surrounding whitespace is a
-    warning.
-
-    Whether the id exists is checked across tables by
-    :func:`toolkit.ingress.validation.validate`; an
-    unknown id is an error, since the service refuses it.
+def reference(table: str, *, key: bool = False) -> Any:
+    """An ``externalId`` of a row of ``table`` (checked across tables by
+    :func:`toolkit.ingress.validation.validate`): not blank (error); spaces around it warn.
 
     Args:
         table: The parent table, e.g. ``"clients"``.
+        key: Whether the column is part of the row's key (code ranges).
 
     Returns:
         A pandera ``Field`` whose metadata names the parent table.
 
-    >>> field = reference("clients")
-    >>> field.metadata
-    {'references': 'clients'}
+    >>> reference("clients").metadata
+    {'references': 'clients', 'kind': 'text'}
     """
-    return pa.Field(not_blank=(), trimmed=(), metadata={REFERENCES: table})
+    meta: dict[str, Any] = {REFERENCES: table, KIND: "text"}
+    return _field(_not_blank(), _trimmed(), metadata={**meta, KEY: True} if key else meta)
 
 
 def required_text() -> Any:
-    """Free text the spec requires; the service accepts ``""``, so a blank is a warning.
-
-    A blank or missing cell is sent as ``""``; other text is sent as given.
+    """Free text the spec requires; the service accepts ``""``, so a blank warns (sent as ``""``).
 
     Returns:
         A pandera ``Field`` of kind ``free_text``.
 
-    >>> [c.name for c in required_text().checks], required_text().metadata
-    (['has_text'], {'kind': 'free_text'})
+    >>> [(c.name, c.raise_warning) for c in required_text().checks]
+    [('has_text', True)]
     """
-    return pa.Field(has_text=(), metadata={KIND: "free_text"})
+    has_text = _check(
+        "has_text",
+        lambda s: s.astype(str).str.strip() != "",
+        "{column} is {blank}; it is sent as ''",
+        True,
+    )
+    return _field(has_text, metadata={KIND: "free_text"})
+
+
+def _one_of(values: list[str]) -> pa.Check:
+    return _check(
+        "isin",
+        lambda s: s.isin(values),
+        "{column} must be one of {allowed} (case-sensitive){or_empty}; got {value}{hint}",
+        allowed_values=values,
+    )
 
 
 def one_of(values: Iterable[str], *, nullable: bool = False) -> Any:
@@ -210,43 +162,56 @@ def one_of(values: Iterable[str], *, nullable: bool = False) -> Any:
     >>> one_of(["active", "inactive"]).checks[0].statistics
     {'allowed_values': ['active', 'inactive']}
     """
-    return pa.Field(isin=list(values), nullable=nullable)
+    return _field(_one_of(list(values)), nullable=nullable, metadata={KIND: "text"})
 
 
 def seconds() -> Any:
-    """A number of seconds (a JSON number): greater than 0, expected whole.
-
-    A fraction is accepted by the service and sent as given, so it is a warning.
+    """A number of seconds (a JSON number): greater than 0 (error), expected whole (a fraction
+    is sent as given: a warning).
 
     Returns:
         A pandera ``Field`` of kind ``number``.
 
-    >>> [c.name for c in seconds().checks], seconds().metadata
-    (['greater_than', 'whole_number'], {'kind': 'number'})
+    >>> [(c.name, c.raise_warning) for c in seconds().checks]
+    [('greater_than', False), ('whole_number', True)]
     """
-    return pa.Field(gt=0, whole_number=(), metadata={KIND: "number"})
+    number = np.float64
+    positive = _check(
+        "greater_than",
+        lambda s: s.astype(number) > 0,
+        "{column} must be greater than 0; got {value}",
+    )
+    whole = _check(
+        "whole_number",
+        lambda s: (s.astype(number) % 1 == 0) & (s.astype(number).abs() < MAX_WHOLE),
+        "{column} {value} is not a whole number of seconds; it is sent as given{unit}",
+        True,
+    )
+    return _field(positive, whole, metadata={KIND: "number"})
+
+
+def flag() -> Any:
+    """A boolean: ``true``/``false`` in any case, 1 or 0.
+
+    >>> flag().metadata
+    {'kind': 'bool'}
+    """
+    return _field(metadata={KIND: "bool"})
 
 
 def optional(kind: str = "text", values: Iterable[str] | None = None) -> Any:
-    """A field the service publishes beyond the spec: the column may be left out, and a blank
-    cell is not sent (the field is absent from that row's request).
-
-    Declare it ``Series[...] | None`` in the model, so pandera does not require the column.
+    """A field the service publishes beyond the spec (``Series[...] | None``): the column may be
+    left out, and a blank cell is not sent.
 
     Args:
-        kind: How a cell is read: ``text``, ``bool``, ``list`` (an array of strings: ``;``
-            separated or a JSON list in a cell) or ``date`` (``YYYY-MM-DD``).
+        kind: How a cell is read: ``text``, ``bool``, ``list`` or ``date``.
         values: The allowed values, case-sensitive, when the service publishes an enum.
 
     Returns:
         A nullable pandera ``Field``.
 
-    >>> field = optional("list")
-    >>> field.nullable, field.metadata
-    (True, {'kind': 'list'})
-    >>> optional(values=["client", "parent"]).checks[0].statistics
-    {'allowed_values': ['client', 'parent']}
+    >>> optional("list").nullable, optional(values=["client"]).checks[0].statistics
+    (True, {'allowed_values': ['client']})
     """
-    return pa.Field(
-        isin=list(values) if values is not None else None, nullable=True, metadata={KIND: kind}
-    )
+    checks = [] if values is None else [_one_of(list(values))]
+    return _field(*checks, nullable=True, metadata={KIND: kind})

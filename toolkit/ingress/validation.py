@@ -1,31 +1,9 @@
-"""Validate a whole firm's import tables at once: every schema rule and every cross-table reference.
+"""Validate a whole firm's import tables at once: every model's rules and every cross-table
+reference (``initiatives.clientExternalId -> clients``, ``codes.codeTypeExternalId ->
+code_types``, ``code_ranges.initiativeExternalId -> initiatives``, ``code_ranges.codeExternalId
+-> codes``), checked when the parent table is given or listed in ``known``.
 
-::
-
-    load_folder(dir) -> {table: raw frame}
-    validate(clients=..., initiatives=..., ..., known=...) -> ValidationReport
-        for each table in import order (parents before children):
-            toolkit.schemas.check_frame(table, df, references={column: parent ids})
-        parent ids = the parent frame's externalIds (valid or not) + known[parent]
-
-References checked (``check == "reference"``)::
-
-    initiatives.clientExternalId      -> clients
-    codes.codeTypeExternalId          -> code_types
-    code_ranges.initiativeExternalId  -> initiatives
-    code_ranges.codeExternalId        -> codes
-
-A reference is checked only when its parent table is given or listed in ``known``; the
-others are named in :attr:`ValidationReport.unchecked`.
-
-:meth:`ValidationReport.to_excel` writes the workbook the analyst fixes (the input tables with
-every failing cell marked, :mod:`toolkit.ingress.workbook`); :func:`load_folder` reads it back,
-as it reads any workbook whose sheets are named after the tables.
-
-Each failure has a ``severity``: an ``error`` is what the service refuses and blocks posting;
-a ``warning`` (blank free text, spaces around an id, a fractional ``unitIncrements``, a code
-range listing a pair twice) is shown and counted, and the row is imported as given.
-:attr:`ValidationReport.ok` means no errors.
+An ``error`` is what the service refuses and blocks posting; a ``warning`` is sent as given.
 """
 
 from __future__ import annotations
@@ -56,7 +34,7 @@ from toolkit.ingress.readers import (
 )
 from toolkit.ingress.workbook import write_workbook
 
-__all__ = ["ValidationReport", "bad_rows", "load_folder", "validate"]
+__all__ = ["ValidationReport", "load_folder", "validate"]
 
 _EXPECTED = (
     "clients, initiatives (or matters, projects), code_types (or code-types, codetypes), "
@@ -69,31 +47,21 @@ class ValidationReport:
     """The outcome of :func:`validate`.
 
     Attributes:
-        failures: Every failure of every table, errors and warnings, in import order then row
-            order. Columns: ``table``, ``row``, ``line`` (the row's line in the file it was
-            read from, as messages count; NA for a frame built in Python or a column-level
-            failure), ``externalId``, ``column``, ``check``, ``severity``, ``value``,
-            ``message``.
-        frames: Per given table, the rows safe to import on their own: coerced to the spec's
-            types, rows with an error removed (rows with only warnings kept), input index kept.
-            For ``code_ranges``, every row of an initiative whose range has a row with an error
-            is removed too (a range is posted whole, and a partial one would permit too few
-            codes). A table with a missing, unexpected or duplicated column gets an empty frame.
-        rows: Number of input rows per given table.
-        unchecked: References that could not be checked because neither the parent frame nor
-            ``known`` ids of it were given, e.g. ``"initiatives.clientExternalId -> clients"``.
-        results: The per-table :class:`toolkit.schemas.CheckResult` (coerced frame of every
-            row, failures, bad rows).
-        inputs: The frames as given, per table (what :meth:`to_excel` writes back).
+        failures: Every failure, errors and warnings, in import order then row order, with
+            ``line`` (the row's line in its file; NA for a frame built in Python).
+        frames: Per table, the rows safe to import: coerced, rows with an error removed (for
+            ``code_ranges``, every row of a range with an error). Empty when a column is wrong.
+        rows: Number of input rows per table.
+        unchecked: References not checked (no parent frame nor ``known`` ids).
+        results: The per-table :class:`toolkit.schemas.CheckResult`.
+        inputs: The frames as given (what :meth:`to_excel` writes back).
 
     >>> import pandas as pd
     >>> report = validate(code_ranges=pd.DataFrame({"initiativeExternalId": ["M-1", "M-1"],
     ...                                             "codeExternalId": ["L1", "L2"]}),
     ...                   known={"initiatives": ["M-1"], "codes": ["L1"]})
-    >>> report.ok, len(report.frames["code_ranges"])
-    (False, 0)
-    >>> report.failures[["row", "column", "check"]].values.tolist()
-    [[1, 'codeExternalId', 'reference']]
+    >>> report.ok, report.failures[["row", "column", "check"]].values.tolist()
+    (False, [[1, 'codeExternalId', 'reference']])
     """
 
     failures: pd.DataFrame
@@ -126,11 +94,8 @@ class ValidationReport:
         return self.failures[self.failures["severity"] == "warning"]
 
     def raise_if_failed(self) -> None:
-        """Raise :class:`toolkit.errors.ValidationError` when there is any error.
-
-        Raises:
-            toolkit.errors.ValidationError: ``.failure_cases`` is :attr:`failures` (warnings
-                included, marked in ``severity``).
+        """Raise :class:`toolkit.errors.ValidationError` (``.failure_cases``: :attr:`failures`)
+        when there is any error.
 
         >>> import pandas as pd
         >>> validate(codes=pd.DataFrame({"externalId": ["L110"]})).raise_if_failed()
@@ -143,16 +108,8 @@ class ValidationReport:
             raise ValidationError(format_failures(self.failures), self.failures)
 
     def bad_rows(self, table: str) -> set[Any]:
-        """Input index labels of the rows of ``table`` that must not be imported.
-
-        The rows with at least one error; every row when a column is missing, unexpected or
-        duplicated; an empty set for a table that was not given.
-
-        Args:
-            table: Table name.
-
-        Returns:
-            A set of index labels.
+        """Input index labels of the rows of ``table`` with an error (every row when a column
+        is wrong; none for a table not given).
 
         >>> import pandas as pd
         >>> clients = pd.DataFrame({"externalId": ["C-1", "C-1", "C-2"], "name": ["A", "B", ""],
@@ -164,16 +121,8 @@ class ValidationReport:
         return set() if result is None else result.bad_rows()
 
     def bad_ids(self, table: str) -> set[str]:
-        """Key values (``externalId``; ``initiativeExternalId`` for code ranges) of bad rows.
-
-        Children of these ids should not be imported; for ``code_ranges`` these are the
-        initiatives whose range must be held back whole.
-
-        Args:
-            table: Table name.
-
-        Returns:
-            A set of ids (missing ids are left out).
+        """Key values (``externalId``; ``initiativeExternalId`` for code ranges) of bad rows:
+        their children should not be imported.
 
         >>> import pandas as pd
         >>> clients = pd.DataFrame({"externalId": ["C-1", "C-2"], "name": ["A", 2.5],
@@ -216,14 +165,9 @@ class ValidationReport:
         return pd.DataFrame(data, index=pd.Index(list(self.rows), name="table"))
 
     def to_excel(self, path: str | os.PathLike[str]) -> Path:
-        """Write the workbook the analyst fixes, then reads back with :func:`load_folder`.
-
-        One sheet per given table with its rows as given (same order, same columns): each
-        failing cell is filled (errors red, warnings amber) and holds the message as an Excel
-        comment; a column-level failure marks the header cell. Before them, a sheet ``errors``
-        (``table``, ``row``, ``line``, ``externalId``, ``column``, ``check``, ``severity``,
-        ``value``, ``message``) and a sheet ``summary`` (failures per table, check and
-        severity). Text stays text (``"007"``). See :mod:`toolkit.ingress.workbook`.
+        """Write the workbook the analyst fixes and reads back with :func:`load_folder`: the
+        tables as given, each failing cell marked with its message, and ``errors`` and
+        ``summary`` sheets (:mod:`toolkit.ingress.workbook`).
 
         Args:
             path: the ``.xlsx`` file.
@@ -232,8 +176,7 @@ class ValidationReport:
             The path written.
 
         Raises:
-            toolkit.errors.ConfigError: not an ``.xlsx`` path, a missing folder, or no
-                openpyxl.
+            toolkit.errors.ConfigError: not an ``.xlsx`` path, a missing folder, or no openpyxl.
 
         >>> import pandas as pd, tempfile, pathlib
         >>> report = validate(code_ranges=pd.DataFrame({"initiativeExternalId": ["M-1", ""],
@@ -279,27 +222,6 @@ class ValidationReport:
         return "\n".join(parts)
 
 
-def bad_rows(report: ValidationReport, table: str) -> set[Any]:
-    """Input index labels of the rows of ``table`` that must not be imported.
-
-    Same as :meth:`ValidationReport.bad_rows`.
-
-    Args:
-        report: A report from :func:`validate`.
-        table: Table name.
-
-    Returns:
-        A set of index labels.
-
-    >>> import pandas as pd
-    >>> report = validate(code_ranges=pd.DataFrame({"initiativeExternalId": ["M-1", ""],
-    ...                                             "codeExternalId": ["L1", "L1"]}))
-    >>> sorted(bad_rows(report, "code_ranges"))
-    [1]
-    """
-    return report.bad_rows(table)
-
-
 def _ids(values: Iterable[Any]) -> pd.Index:
     if isinstance(values, str):
         raise ConfigError("known ids must be a collection of ids, not one string")
@@ -334,28 +256,20 @@ def validate(
 ) -> ValidationReport:
     """Check every given import table and the references between them, reporting all at once.
 
-    Each table may be a pandas, Polars or PyArrow frame (anything
-    :func:`toolkit.core.frames.as_pandas` reads); the report's frames are pandas.
-
     Args:
-        clients: Client rows.
+        clients: Client rows (a pandas, Polars or PyArrow frame, as every table).
         initiatives: Initiative rows.
         code_types: Code type rows.
         codes: Code rows.
         code_ranges: Code range rows in long form (``initiativeExternalId``,
             ``codeExternalId``).
-        known: Ids already in the service, per table, e.g. ``{"clients": ["C-1001"]}``; a
-            reference may point at them as well as at the given frames.
-        columns: Renames applied first: either one mapping for every table
-            (``{"call_sign": "callSign"}``) or one per table
-            (``{"clients": {"Client Code": "callSign"}}``).
-        code_range_post: what a code range request does: ``"replace"`` (the default: a range
-            over 2500 codes cannot be sent, each of its rows is a ``range_size`` error) or
-            ``"add"`` (it is sent in parts); see :mod:`toolkit.ingress.ranges`.
+        known: Ids already in the service, per table (``{"clients": ["C-1001"]}``).
+        columns: Renames applied first: one mapping for every table, or one per table.
+        code_range_post: ``"replace"`` (default: a range over 2500 codes is a
+            ``range_size`` error) or ``"add"`` (sent in parts; :mod:`toolkit.ingress.ranges`).
 
     Returns:
-        A :class:`ValidationReport`; it never raises on bad data (see
-        :meth:`ValidationReport.raise_if_failed`).
+        A :class:`ValidationReport`; it never raises on bad data.
 
     Raises:
         toolkit.errors.ConfigError: ``known`` or ``columns`` names an unknown table, a
@@ -369,8 +283,6 @@ def validate(
     >>> report = validate(initiatives=initiatives, known={"clients": ["C-1"]})
     >>> report.failures[["row", "column", "check"]].values.tolist()
     [[0, 'clientExternalId', 'reference']]
-    >>> validate(initiatives=initiatives, known={"clients": ["C-9"]}).ok
-    True
     """
     given = {
         table: None if frame is None else as_pandas(frame, table)
@@ -440,23 +352,13 @@ def validate(
 def load_folder(
     path: str | os.PathLike[str], *, encoding: str | None = None
 ) -> dict[str, pd.DataFrame]:
-    """Read the import tables of a folder, as raw as possible, for :func:`validate`.
+    """Read the import tables of a folder (or of a workbook of table sheets, such as the one
+    :meth:`ValidationReport.to_excel` wrote), as raw as possible, for :func:`validate`.
 
-    A workbook (``.xlsx``, ``.xlsm``) whose sheets are named after the tables is read as a
-    folder of them (:func:`toolkit.ingress.readers.read_workbook`), its ``errors`` and
-    ``summary`` sheets passed over: the file :meth:`ValidationReport.to_excel` wrote, fixed.
-
-    Each table is a ``.csv`` (also ``.tsv``, ``.txt``), ``.xlsx`` (first sheet) or ``.parquet``
-    file named after it, matched case-insensitively and through
-    :data:`toolkit.ingress.readers.ALIASES`: ``Clients.csv``, ``matters.csv`` or ``projects.xlsx``
-    (initiatives), ``code-types.csv`` or ``CodeTypes.csv``, ``ranges.csv`` or
-    ``code-ranges.csv``. A table file matching no table is named in an
-    :class:`~toolkit.errors.InputWarning` and passed over (``timekeepers.csv`` silently). Files
-    are read by :func:`toolkit.ingress.readers.read_table`: CSV with any of ``,`` ``;`` tab
-    ``|``, UTF-8 with or without BOM, every value a string and nothing turned into NaN; Excel
-    cells keep their types. Types are coerced later, by the schemas. Index: 0-based data row;
-    ``df.attrs["source"]`` names the file and :func:`toolkit.ingress.readers.line_numbers` gives the
-    line of a row.
+    Each table is a ``.csv``, ``.xlsx`` or ``.parquet`` file named after it, case-insensitively
+    or by :data:`toolkit.ingress.readers.ALIASES` (``matters.csv``, ``code-ranges.csv``), read by
+    :func:`toolkit.ingress.readers.read_table`. Another table file is named in an
+    :class:`~toolkit.errors.InputWarning` and passed over (``timekeepers.csv`` silently).
 
     Args:
         path: The folder, or a workbook of table sheets.

@@ -1,24 +1,8 @@
-"""The workbook the analyst fixes: the input tables as read, with every failing cell marked.
-
-::
-
-    write_workbook(path, tables, failures, headers)
-        errors     one row per failure: table, row, line, externalId, column, check,
-                   severity, value, message (first, so that reading the file as one table
-                   still gives the failure frame)
-        summary    failures per table, check and severity
-        <table>    per input table: its rows as read (same order, same columns); a failing cell
-                   is filled (errors red, warnings amber) and holds the message as an Excel
-                   comment; a column-level failure (a missing, unexpected or doubled column)
-                   marks the header cell
-
-Text is written as text (``"007"`` stays ``"007"``, ``"=1+1"`` is not a formula) in cells
-formatted as text, so a value typed over it in Excel stays text too. The fixed file is read
-back by :func:`toolkit.ingress.readers.read_workbook` (and so by
-:func:`toolkit.ingress.validation.load_folder` and ``toolkit validate failures.xlsx``), which
-reads the table sheets and passes over ``errors`` and ``summary``.
-
-Needs ``openpyxl`` (the ``excel`` extra).
+"""The workbook the analyst fixes: an ``errors`` sheet (the failure frame), a ``summary`` sheet
+(failures per table, check and severity), then each input table as read, each failing cell
+filled (errors red, warnings amber) with its message as a comment, a column-level failure on
+the header. Text stays text (``"007"``, ``"=1+1"``). :func:`toolkit.ingress.readers.read_workbook`
+reads the fixed file back. Needs ``openpyxl`` (the ``excel`` extra).
 """
 
 from __future__ import annotations
@@ -167,34 +151,27 @@ def write_workbook(
     Args:
         path: the ``.xlsx`` file (replaced if it exists).
         tables: ``{table: frame as read}``; one sheet each, in this order.
-        failures: the failure frame, with a ``line`` column after ``row`` if known
-            (:func:`toolkit.ingress.readers.with_lines`); its ``row`` is a label of the
-            table's index.
-        headers: per table, the failure frame's ``column`` -> the header(s) of the frame
-            showing it (:attr:`toolkit.ingress.checks.CheckResult.headers`); a column not
-            in it is looked up by its own name.
+        failures: the failure frame (with ``line`` if known); ``row`` is a label of the table.
+        headers: per table, the failure frame's ``column`` -> the header(s) showing it
+            (:attr:`toolkit.ingress.checks.CheckResult.headers`).
 
     Returns:
         The path written.
 
     Raises:
-        toolkit.errors.ConfigError: not an ``.xlsx`` path, its folder is missing, or
-            openpyxl is not installed.
+        toolkit.errors.ConfigError: not an ``.xlsx`` path, no such folder, or no openpyxl.
 
     Example:
         >>> import tempfile, pathlib
         >>> from openpyxl import load_workbook
         >>> out = pathlib.Path(tempfile.mkdtemp()) / "failures.xlsx"
-        >>> clients = pd.DataFrame({"externalId": ["007", ""]})
         >>> failures = pd.DataFrame({"table": ["clients"], "row": [1], "column": ["externalId"],
         ...                          "check": ["required"], "severity": ["error"],
         ...                          "message": ["externalId is required but empty"]})
-        >>> book = load_workbook(write_workbook(out, {"clients": clients}, failures))
-        >>> book.sheetnames
-        ['errors', 'summary', 'clients']
-        >>> sheet = book["clients"]
-        >>> sheet["A2"].value, sheet["A3"].fill.start_color.rgb, sheet["A3"].comment.text
-        ('007', '00FFC7CE', 'error: externalId is required but empty')
+        >>> book = load_workbook(write_workbook(out, {"clients": pd.DataFrame(
+        ...     {"externalId": ["007", ""]})}, failures))
+        >>> book.sheetnames, book["clients"]["A3"].comment.text
+        (['errors', 'summary', 'clients'], 'error: externalId is required but empty')
     """
     p = Path(path)
     if p.suffix.casefold() != ".xlsx":
