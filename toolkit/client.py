@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import re
 import warnings
 from collections.abc import Callable, Collection, Mapping
 from types import TracebackType
@@ -57,31 +58,15 @@ def _without_args(doc: str | None, names: Collection[str]) -> str:
     r"""A Google-style docstring without the ``Args:`` entries of ``names`` (and their
     continuation lines).
 
-    >>> print(_without_args("Do.\n\nArgs:\n    conn: c\n        more.\n    x: y", ["conn"]))
+    >>> print(_without_args("Do.\n\nArgs:\n    conn: c\n        more.\n    x: y\n", ["conn"]))
     Do.
     <BLANKLINE>
     Args:
         x: y
+    <BLANKLINE>
     """
-    out: list[str] = []
-    args_indent: int | None = None  # indentation of the "Args:" header while inside it
-    dropping: int | None = None  # indentation of the entry being dropped
-    for line in (doc or "").splitlines():
-        text = line.lstrip()
-        indent = len(line) - len(text)
-        if dropping is not None:
-            if text and indent > dropping:
-                continue
-            dropping = None
-        if text == "Args:":
-            args_indent = indent
-        elif args_indent is not None and text and indent <= args_indent:
-            args_indent = None
-        if args_indent is not None and indent > args_indent and text.split(":")[0] in names:
-            dropping = indent
-            continue
-        out.append(line)
-    return "\n".join(out) + ("\n" if (doc or "").endswith("\n") else "")
+    entry = rf"^( +)(?:{'|'.join(map(re.escape, names))}):.*\n(?:\1 +\S.*\n)*"
+    return re.sub(entry, "", doc or "", flags=re.MULTILINE)
 
 
 def _dress(method: Any, fn: Callable[..., Any], name: str, bound: Collection[str]) -> None:

@@ -15,11 +15,9 @@ the customer id are printed; the client secret never is. ``make demo`` runs
 ``toolkit demo --out out``.
 
 What it writes and resets: ``out/export`` and ``out/hours_by_client.png`` are replaced; a
-``out/sandbox.db`` left by an earlier run (or served by ``make sandbox`` before) is moved to
-``out/sandbox.<when it was last written>.db``, saying so (no earlier database is ever
-replaced), and a new one is made. While a sandbox serves
-``out/sandbox.db`` (another process holds it open), the demo refuses, naming it, and touches
-nothing.
+``out/sandbox.db`` left by an earlier run (or served by ``make sandbox``) is moved to
+``out/sandbox.<when it was last written>.db``, saying so (no database is ever replaced), and a
+new one is made. While a sandbox serves ``out/sandbox.db``, the demo refuses and touches nothing.
 """
 
 from __future__ import annotations
@@ -99,14 +97,7 @@ class _Run:
 
 def _validate(run: _Run) -> str:
     run.frames = load_folder(run.sample)
-    frames = run.frames
-    report = validate(
-        clients=frames.get("clients"),
-        initiatives=frames.get("initiatives"),
-        code_types=frames.get("code_types"),
-        codes=frames.get("codes"),
-        code_ranges=frames.get("code_ranges"),
-    )
+    report = validate(**run.frames)
     if not report.ok:
         run.note(report.failures[["table", "row", "column", "check", "message"]])
         raise _StepFailed(f"{len(report.failures)} validation failure(s) in {run.sample}")
@@ -133,51 +124,6 @@ def _users(run: _Run) -> str:
     return f"{len(run.users)} timekeepers created as users: {', '.join(run.users)}"
 
 
-def _entry_plan(
-    frames: Mapping[str, pd.DataFrame],
-    timekeepers: Sequence[str],
-    *,
-    n: int,
-    days: int,
-    seed: int,
-    now: datetime,
-) -> list[dict[str, Any]]:
-    """Deterministic (for a seed) entries: who, which matter, codes, duration, release time."""
-    rng = random.Random(seed)
-    initiatives = frames["initiatives"]
-    active = sorted(initiatives.loc[initiatives["status"] == "active", "externalId"])
-    codes = frames["codes"]
-    task = sorted(codes.loc[codes["codeTypeExternalId"] == "task-code", "externalId"])
-    activity = sorted(codes.loc[codes["codeTypeExternalId"] == "activity-code", "externalId"])
-    ranges: dict[str, list[str]] = {}
-    if "code_ranges" in frames:
-        pairs = frames["code_ranges"][["initiativeExternalId", "codeExternalId"]]
-        for matter, code in pairs.itertuples(index=False, name=None):
-            ranges.setdefault(matter, []).append(code)
-    plan = []
-    for _ in range(n):
-        matter = rng.choice(active)
-        count = rng.choice((0, 1, 1, 2))
-        allowed = ranges.get(matter)
-        if allowed:
-            picked = rng.sample(allowed, min(count, len(allowed)))
-        else:
-            picked = [rng.choice(task), rng.choice(activity)][:count]
-        released = now - timedelta(seconds=rng.randrange(120, days * 86_400))
-        plan.append(
-            {
-                "timekeeper": rng.choice(list(timekeepers)),
-                "matter": matter,
-                "codes": picked,
-                "seconds": 360 * rng.randint(1, 40),
-                "work_date": (released - timedelta(hours=rng.randrange(0, 48))).date(),
-                "released": released,
-                "summary": rng.choice(_SUMMARIES),
-            }
-        )
-    return plan
-
-
 _SUMMARIES = (
     "Review and revise draft agreement",
     "Telephone conference with client",
@@ -190,22 +136,52 @@ _SUMMARIES = (
 )
 
 
-def _entries(run: _Run) -> str:
+def _record(run: _Run, *, n: int, days: int, seed: int) -> list[dict[str, Any]]:
+    """Record and release ``n`` entries over the last ``days`` days, the same for a seed: who,
+    which matter, codes (within the matter's code range), duration, release time."""
+    rng = random.Random(seed)
     now = datetime.now(UTC)
-    plan = _entry_plan(
-        run.frames, list(run.users), n=run.entries, days=DEMO_DAYS, seed=run.seed, now=now
-    )
-    for item in plan:
+    initiatives, codes = run.frames["initiatives"], run.frames["codes"]
+    active = sorted(initiatives.loc[initiatives["status"] == "active", "externalId"])
+    task = sorted(codes.loc[codes["codeTypeExternalId"] == "task-code", "externalId"])
+    activity = sorted(codes.loc[codes["codeTypeExternalId"] == "activity-code", "externalId"])
+    ranges: dict[str, list[str]] = {}
+    if "code_ranges" in run.frames:
+        pairs = run.frames["code_ranges"][["initiativeExternalId", "codeExternalId"]]
+        for matter, code in pairs.itertuples(index=False, name=None):
+            ranges.setdefault(matter, []).append(code)
+    plan = []
+    for _ in range(n):
+        matter = rng.choice(active)
+        count = rng.choice((0, 1, 1, 2))
+        allowed = ranges.get(matter)
+        if allowed:
+            picked = rng.sample(allowed, min(count, len(allowed)))
+        else:
+            picked = [rng.choice(task), rng.choice(activity)][:count]
+        released = now - timedelta(seconds=rng.randrange(120, days * 86_400))
+        item = {
+            "timekeeper": rng.choice(list(run.users)),
+            "seconds": 360 * rng.randint(1, 40),
+            "work_date": (released - timedelta(hours=rng.randrange(0, 48))).date(),
+            "summary": rng.choice(_SUMMARIES),
+        }
         user = run.users[item["timekeeper"]]
         entry = run.admin.create_entry(
             user,
-            item["matter"],
+            matter,
             work_date=item["work_date"],
             increment_duration_in_seconds=item["seconds"],
             summary=item["summary"],
-            codes=item["codes"],
+            codes=picked,
         )
-        run.admin.release_entry(user, entry["_id"], at=item["released"])
+        run.admin.release_entry(user, entry["_id"], at=released)
+        plan.append(item)
+    return plan
+
+
+def _entries(run: _Run) -> str:
+    plan = _record(run, n=run.entries, days=DEMO_DAYS, seed=run.seed)
     run.released = len(plan)
     hours = sum(item["seconds"] for item in plan) / 3600
     return f"{len(plan)} entries recorded and released over {DEMO_DAYS} days, {hours:,.1f} hours"
@@ -346,23 +322,8 @@ def _reconcile(run: _Run) -> str:
 
 
 def _leave_pending(run: _Run) -> str:
-    """A new batch released just now and left pending: what `make sandbox` then serves to the
-    README's release-pending and acknowledge examples."""
-    now = datetime.now(UTC)
-    plan = _entry_plan(
-        run.frames, list(run.users), n=LEFT_PENDING, days=1, seed=run.seed + 1, now=now
-    )
-    for item in plan:
-        user = run.users[item["timekeeper"]]
-        entry = run.admin.create_entry(
-            user,
-            item["matter"],
-            work_date=item["work_date"],
-            increment_duration_in_seconds=item["seconds"],
-            summary=item["summary"],
-            codes=item["codes"],
-        )
-        run.admin.release_entry(user, entry["_id"], at=item["released"])
+    """A new batch released just now and left pending, for `make sandbox` and the README."""
+    plan = _record(run, n=LEFT_PENDING, days=1, seed=run.seed + 1)
     left = len(run.client.release_pending())
     return (
         f"{len(plan)} new entries released and left pending ({left} pending now), for "
@@ -510,13 +471,9 @@ def _find_sample(sample: str | os.PathLike[str] | None) -> Path:
 
 
 def _in_use(db: Path) -> bool:
-    """Whether another connection holds the SQLite file ``db`` open: a running sandbox.
-
-    Leaving WAL mode needs the only connection to the file, so SQLite refuses it at once
-    (``database is locked``) while a sandbox (in this process or another) has it open. When
-    the switch succeeds the file is no longer in WAL mode, which is harmless: it is then
-    moved aside, and a sandbox opening it puts it back in WAL mode.
-    """
+    """Whether another connection (a running sandbox) holds the SQLite file ``db`` open:
+    leaving WAL mode needs the only connection, so SQLite refuses it at once while one does
+    (a file left out of WAL mode is moved aside, and a sandbox opening it puts it back)."""
     if not db.exists():
         return False
     con = sqlite3.connect(db, timeout=0, isolation_level=None)
@@ -576,16 +533,8 @@ def run_demo(
 ) -> int:
     """Run the whole flow headless against a fresh sandbox, printing a summary per step.
 
-    Starts a sandbox whose database is ``out/sandbox.db`` (new each run: an earlier one is moved
-    to ``out/sandbox.<when it was last written>.db``; while a running sandbox serves it, the
-    demo refuses and changes nothing) and, as its demo customer: validates and onboards
-    ``sample_data``, creates the timekeepers as users, records and releases ``entries`` entries
-    over the last three weeks (reproducible for a seed), exports them to the Parquet dataset
-    ``out/export``, writes ``out/hours_by_client.png``, acknowledges the earliest third (a mix
-    of succeeded and failed), checks release-pending, stars matters from a frame and lists them,
-    and reconciles the export with a billing extract with planted differences, acknowledging the
-    rest. Last, it releases a new batch of entries and leaves them pending, so that the sandbox
-    it leaves (``make sandbox`` serves it again) has entries to acknowledge.
+    The steps and what is written and moved aside are in :mod:`toolkit.demo`; the sandbox it
+    leaves (``make sandbox`` serves it again) has a batch of entries left pending.
 
     Args:
         out: Output folder.

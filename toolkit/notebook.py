@@ -1,11 +1,6 @@
-"""Notebooks start in one line: :func:`connect` gives a client on the configured service, or on
-a sandbox of the notebook's own.
-
-::
-
-    import toolkit
-    client = toolkit.connect()            # prints which service it is
-    sb = toolkit.notebook.sandbox()       # that sandbox (admin routes), or None
+"""Notebooks start in one line: ``client = toolkit.connect()`` gives a client on the configured
+service, or on a sandbox of the notebook's own (``toolkit.notebook.sandbox()`` is that sandbox,
+with its admin routes; ``toolkit.notebook.stop()`` stops it).
 
 Which service :func:`connect` uses, first match wins:
 
@@ -123,7 +118,7 @@ def _check_service(client: Client, where: str, allow_writes: bool | None) -> Non
     """Refuse a service elsewhere unless writes are allowed; a local one must answer."""
     if allow_writes is None:
         allow_writes = os.environ.get("TOOLKIT_ALLOW_WRITES") == "1"
-    urls = client.urls
+    urls = client.connection.urls
     for url in dict.fromkeys((urls["time"], urls["ingestion"], urls["auth"])):
         parts = urlsplit(url)
         host = parts.hostname or ""
@@ -162,11 +157,8 @@ def connect(
 ) -> Client:
     """A client for a notebook: the configured service, or a sandbox of the notebook's own.
 
-    Prints one line saying which. The rules are in :mod:`toolkit.notebook`: the configured
-    service when ``TOOLKIT_*`` variables or a ``.env`` (this folder or a parent) set one,
-    else a fresh sandbox seeded with ``seed`` that lives as long as the kernel (see
-    :func:`sandbox` and :func:`stop`). ``TOOLKIT_NOTEBOOK_SANDBOX=1`` always starts the
-    sandbox; ``TOOLKIT_USE_ENV=1`` always uses the configured service.
+    Prints one line saying which; the rules (first match wins) are in :mod:`toolkit.notebook`.
+    The sandbox lives as long as the kernel (see :func:`sandbox` and :func:`stop`).
 
     Args:
         seed: folder of sample CSV files for the sandbox's demo customer; default the
@@ -208,7 +200,7 @@ def connect(
         _check_service(client, where, allow_writes)
         print(
             f"using the configured service ({where}): "
-            f"customer {client.customer_id} at {client.urls['time']}"
+            f"customer {client.customer_id} at {client.connection.urls['time']}"
         )
         return client
     folder = _seed(seed)
