@@ -5,7 +5,7 @@
 reference the next build; ``<!-- public-modules -->`` one entry per public module
 (:data:`MODULES`); ``<!-- deprecated -->`` the table of the names kept one release and the one
 way replacing each; ``<!-- cli-help -->`` becomes ``toolkit --help`` and the help of every
-command, as argparse prints them. :class:`ExampleSections` is a griffe extension (mkdocs.yml).
+command, as argparse prints them. :class:`DocstringMarkup` is a griffe extension (mkdocs.yml).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+from importlib import import_module
 from typing import Any
 
 import griffe
@@ -44,14 +45,26 @@ MODULES = ["toolkit.notebook", "toolkit.testing", "toolkit.sandbox", "toolkit.fi
            "toolkit.dagster"]
 
 
-class ExampleSections(griffe.Extension):
-    """Read Google's singular ``Example:`` section as ``Examples:``: the package writes its
-    doctests under the singular, which griffe would render as an admonition of quotes."""
+#: a Sphinx cross-reference role (the package's docstrings use them: ``:meth:`close```)
+_ROLE = re.compile(r":(?:meth|func|class|attr|mod|data|exc|obj):`~?([^`]+)`")
+
+
+class DocstringMarkup(griffe.Extension):
+    """Read the package's docstrings as they are written for ``help()`` and Jupyter's ``?``:
+    Google's singular ``Example:`` section as ``Examples:`` (griffe would render it as an
+    admonition of quotes), and a Sphinx role as code (``:meth:`~toolkit.Client.close``` as
+    ``close``; Markdown would show the role as text)."""
 
     def on_instance(self, *, obj: griffe.Object, **kwargs: Any) -> None:
         if obj.docstring is not None:
-            text = obj.docstring.value
-            obj.docstring.value = re.sub(r"^(\s*)Example:[ \t]*$", r"\1Examples:", text, flags=re.M)
+            text = re.sub(r"^(\s*)Example:[ \t]*$", r"\1Examples:", obj.docstring.value, flags=re.M)
+            obj.docstring.value = _ROLE.sub(_as_code, text)
+
+
+def _as_code(role: re.Match[str]) -> str:
+    """``~a.b.c`` as ``c`` (Sphinx's short form), anything else as written."""
+    target = role.group(1)
+    return f"`{target.rsplit('.', 1)[-1]}`" if role.group(0).find("`~") >= 0 else f"`{target}`"
 
 
 def public_names() -> list[str]:
@@ -77,6 +90,8 @@ def api_markdown() -> str:
             options = ""
             if name == "errors":  # its classes are entries of their own, below
                 options = "\n    options:\n      members: false"
+            elif name == "schemas":
+                options = f"\n    options:{_members('toolkit.schemas')}"
             elif name == "Client":  # its methods are made by a decorator: read them live
                 hidden = "|".join(CLIENT_DEPRECATED)  # kept one release, in the table of jobs
                 options = (
@@ -87,9 +102,16 @@ def api_markdown() -> str:
     return "\n".join(out)
 
 
+def _members(module: str) -> str:
+    """The option naming a module's members: its ``__all__`` (the modules are loaded by
+    inspection for the client's entry, so the names they import would show too)."""
+    return f"\n      members: {list(import_module(module).__all__)}"
+
+
 def modules_markdown() -> str:
-    """One entry per public module, its members included."""
-    return "\n".join(f"::: {module}\n    options:\n      heading_level: 2\n" for module in MODULES)
+    """One entry per public module, its members (``__all__``) included."""
+    entries = [f"::: {m}\n    options:\n      heading_level: 2{_members(m)}\n" for m in MODULES]
+    return "\n".join(entries)
 
 
 def deprecated_markdown() -> str:

@@ -102,6 +102,7 @@ def test_the_jobs_page_names_one_way_per_job_and_every_deprecated_name(site: Pat
 def test_doctest_examples_render_as_code_not_as_a_quote(site: Path) -> None:
     page = (site / "reference" / "api" / "index.html").read_text(encoding="utf-8")
     assert "admonition" not in page and page.count("Examples:") > 20
+    assert ":meth:" not in page and ":func:" not in page and ":class:" not in page
 
 
 def test_the_command_line_page_holds_every_command_s_help(site: Path) -> None:

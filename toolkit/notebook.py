@@ -35,7 +35,7 @@ from toolkit.errors import ConfigError
 if TYPE_CHECKING:
     from toolkit.sandbox import Sandbox
 
-__all__ = ["SAMPLE_DATA", "connect", "sandbox", "stop"]
+__all__ = ["connect", "sandbox", "stop"]
 
 #: The sample firm, the sandbox's default seed: package data of the wheel (in a clone,
 #: ``toolkit/sample_data`` links to the repository's ``sample_data/``, the one copy).
@@ -162,7 +162,7 @@ def connect(
 
     Args:
         seed: folder of sample CSV files for the sandbox's demo customer; default the
-            sample firm the package carries (:data:`SAMPLE_DATA`).
+            sample firm the package carries (``toolkit/sample_data``).
         env_file: a ``.env`` to read instead of the one found from the working folder up;
             giving one means the configured service is used.
         allow_writes: whether the notebook may write to a configured service that is not on
