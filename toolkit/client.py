@@ -236,10 +236,8 @@ class Client:
     ) -> Client:
         """Build a client from ``TOOLKIT_*`` variables and a ``.env`` file.
 
-        The file is found as python-dotenv's ``find_dotenv(usecwd=True)`` finds it: in the
-        current folder, else the nearest parent (a notebook in ``notebooks/`` reads the
-        repository's ``.env``); ``client.settings.source`` names it. The environment wins over
-        the file. The file written by ``toolkit sandbox`` works as is.
+        The file is found as python-dotenv's ``find_dotenv(usecwd=True)`` finds it (this folder,
+        else the nearest parent); ``client.settings.source`` names it. The environment wins.
 
         Args:
             env_file: name or path of the ``.env`` file, or ``None`` to read none.

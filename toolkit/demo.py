@@ -28,12 +28,12 @@ import random
 import shutil
 import sqlite3
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -80,8 +80,6 @@ class _Run:
     frames: dict[str, pd.DataFrame] = field(default_factory=dict)
     users: dict[str, str] = field(default_factory=dict)
     released: int = 0
-    after: pd.Timestamp | None = None
-    until: pd.Timestamp | None = None
     export: Export | None = None
     acknowledged: set[str] = field(default_factory=set)
     pending: set[str] = field(default_factory=set)
@@ -97,7 +95,14 @@ class _Run:
 
 def _validate(run: _Run) -> str:
     run.frames = load_folder(run.sample)
-    report = validate(**run.frames)
+    frames = run.frames
+    report = validate(
+        clients=frames.get("clients"),
+        initiatives=frames.get("initiatives"),
+        code_types=frames.get("code_types"),
+        codes=frames.get("codes"),
+        code_ranges=frames.get("code_ranges"),
+    )
     if not report.ok:
         run.note(report.failures[["table", "row", "column", "check", "message"]])
         raise _StepFailed(f"{len(report.failures)} validation failure(s) in {run.sample}")
@@ -136,9 +141,9 @@ _SUMMARIES = (
 )
 
 
-def _record(run: _Run, *, n: int, days: int, seed: int) -> list[dict[str, Any]]:
-    """Record and release ``n`` entries over the last ``days`` days, the same for a seed: who,
-    which matter, codes (within the matter's code range), duration, release time."""
+def _record(run: _Run, *, n: int, days: int, seed: int) -> list[int]:
+    """Record and release ``n`` entries over the last ``days`` days, the same for a seed (who,
+    which matter, codes within the matter's code range, release time); their durations."""
     rng = random.Random(seed)
     now = datetime.now(UTC)
     initiatives, codes = run.frames["initiatives"], run.frames["codes"]
@@ -150,7 +155,7 @@ def _record(run: _Run, *, n: int, days: int, seed: int) -> list[dict[str, Any]]:
         pairs = run.frames["code_ranges"][["initiativeExternalId", "codeExternalId"]]
         for matter, code in pairs.itertuples(index=False, name=None):
             ranges.setdefault(matter, []).append(code)
-    plan = []
+    durations = []
     for _ in range(n):
         matter = rng.choice(active)
         count = rng.choice((0, 1, 1, 2))
@@ -160,38 +165,34 @@ def _record(run: _Run, *, n: int, days: int, seed: int) -> list[dict[str, Any]]:
         else:
             picked = [rng.choice(task), rng.choice(activity)][:count]
         released = now - timedelta(seconds=rng.randrange(120, days * 86_400))
-        item = {
-            "timekeeper": rng.choice(list(run.users)),
-            "seconds": 360 * rng.randint(1, 40),
-            "work_date": (released - timedelta(hours=rng.randrange(0, 48))).date(),
-            "summary": rng.choice(_SUMMARIES),
-        }
-        user = run.users[item["timekeeper"]]
+        user = run.users[rng.choice(list(run.users))]
+        seconds = 360 * rng.randint(1, 40)
+        work_date = (released - timedelta(hours=rng.randrange(0, 48))).date()
         entry = run.admin.create_entry(
             user,
             matter,
-            work_date=item["work_date"],
-            increment_duration_in_seconds=item["seconds"],
-            summary=item["summary"],
+            work_date=work_date,
+            increment_duration_in_seconds=seconds,
+            summary=rng.choice(_SUMMARIES),
             codes=picked,
         )
         run.admin.release_entry(user, entry["_id"], at=released)
-        plan.append(item)
-    return plan
+        durations.append(seconds)
+    return durations
 
 
 def _entries(run: _Run) -> str:
-    plan = _record(run, n=run.entries, days=DEMO_DAYS, seed=run.seed)
-    run.released = len(plan)
-    hours = sum(item["seconds"] for item in plan) / 3600
-    return f"{len(plan)} entries recorded and released over {DEMO_DAYS} days, {hours:,.1f} hours"
+    seconds = _record(run, n=run.entries, days=DEMO_DAYS, seed=run.seed)
+    run.released = len(seconds)
+    hours = sum(seconds) / 3600
+    return f"{len(seconds)} entries recorded and released over {DEMO_DAYS} days, {hours:,.1f} hours"
 
 
 def _export(run: _Run) -> str:
-    run.until = pd.Timestamp.now(tz="UTC")
-    run.after = (run.until - pd.Timedelta(days=DEMO_DAYS + 1)).normalize()
+    until = pd.Timestamp.now(tz="UTC")
+    after = (until - pd.Timedelta(days=DEMO_DAYS + 1)).normalize()
     target = run.out / "export"
-    totals = run.client.export_to_parquet(run.after, run.until, target, window="1D", overwrite=True)
+    totals = run.client.export_to_parquet(after, until, target, window="1D", overwrite=True)
     run.export = Export.read_parquet(target)
     if totals["entries"] != run.released or len(run.export) != run.released:
         raise _StepFailed(
@@ -323,10 +324,10 @@ def _reconcile(run: _Run) -> str:
 
 def _leave_pending(run: _Run) -> str:
     """A new batch released just now and left pending, for `make sandbox` and the README."""
-    plan = _record(run, n=LEFT_PENDING, days=1, seed=run.seed + 1)
+    released = len(_record(run, n=LEFT_PENDING, days=1, seed=run.seed + 1))
     left = len(run.client.release_pending())
     return (
-        f"{len(plan)} new entries released and left pending ({left} pending now), for "
+        f"{released} new entries released and left pending ({left} pending now), for "
         "`make sandbox` and the README's acknowledge examples"
     )
 
@@ -491,12 +492,10 @@ def _in_use(db: Path) -> bool:
 def _serving(db: Path) -> str:
     """Words naming the sandbox that holds ``db``: the URL the ``.env`` here names, if any."""
     try:
-        url = Settings.from_env(".env").urls["time"]
+        named = f"the .env here names {Settings.from_env('.env').urls['time']}; "
     except ToolkitError:
-        return f"a running sandbox (make sandbox, or toolkit sandbox --db {db})"
-    return (
-        f"a running sandbox (the .env here names {url}; make sandbox, or toolkit sandbox --db {db})"
-    )
+        named = ""
+    return f"a running sandbox ({named}make sandbox, or toolkit sandbox --db {db})"
 
 
 def _clear(out: Path) -> None:
@@ -550,9 +549,6 @@ def run_demo(
 
     Example:
         >>> run_demo("out")  # doctest: +SKIP
-        sandbox at http://127.0.0.1:50123, customer 64b7...
-        [ 1/11] validate     ok: 162 rows in 5 tables
-        ...
         0
     """
     from toolkit.sandbox import Admin, running  # optional extra: fastapi, uvicorn

@@ -57,10 +57,8 @@ _KERNEL = _Kernel()
 
 
 def sandbox() -> Sandbox | None:
-    """The sandbox :func:`connect` started, or ``None`` (a configured service, or none yet).
-
-    Its ``admin`` handle plants what happens inside "the product" (users, walls, entries); its
-    ``url`` and ``env()`` make more clients.
+    """The sandbox :func:`connect` started, or ``None``: its ``admin`` plants what happens
+    inside "the product" (users, walls, entries); its ``env()`` makes more clients.
 
     Returns:
         The running :class:`toolkit.sandbox.Sandbox`, or ``None``.
@@ -73,9 +71,8 @@ def sandbox() -> Sandbox | None:
 
 
 def stop() -> bool:
-    """Stop the sandbox :func:`connect` started (its temporary database goes with it).
-
-    Runs by itself when the kernel exits; a notebook's last cell may call it to be tidy.
+    """Stop the sandbox :func:`connect` started (its temporary database goes with it); runs by
+    itself when the kernel exits.
 
     Returns:
         ``True`` when a sandbox was running.
@@ -172,14 +169,11 @@ def connect(
         A :class:`toolkit.Client`.
 
     Raises:
-        ConfigError: the service is elsewhere and writes are not allowed; a configured local
-            service does not answer; a ``TOOLKIT_*`` variable is missing or malformed;
-            ``seed`` or ``env_file`` does not exist; or no service is configured and the
-            sandbox extra (fastapi, uvicorn) is not installed.
+        ConfigError: a service elsewhere without ``allow_writes``, a local one that does not
+            answer, a bad ``TOOLKIT_*`` variable, ``seed`` or ``env_file`` missing, or no
+            service configured and no sandbox extra (fastapi, uvicorn).
 
     Example:
-        >>> client = connect(seed="../sample_data")  # doctest: +SKIP
-        using the notebook's own sandbox (demo customer seeded with sample_data/)
         >>> import pathlib, tempfile
         >>> env = pathlib.Path(tempfile.mkdtemp()) / ".env"
         >>> _ = env.write_text("TOOLKIT_CUSTOMER_ID=c\\nTOOLKIT_CLIENT_ID=i\\n"

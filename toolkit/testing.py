@@ -86,8 +86,6 @@ def fake_object_id(seed: int | random.Random = 0) -> str:
 
     >>> fake_object_id(0)
     'c2094cac629f6fbed82c07cd'
-    >>> len(fake_object_id(7))
-    24
     """
     return f"{_rng(seed).getrandbits(96):024x}"
 
@@ -126,8 +124,6 @@ def fake_client(*, seed: int | random.Random = 0, index: int | None = None) -> d
 
     >>> sorted(fake_client(index=3))
     ['_id', 'callSign', 'description', 'externalId', 'name']
-    >>> fake_client(index=3)["externalId"]
-    'CL-0003'
     """
     rng = _rng(seed)
     i = rng.randrange(10_000) if index is None else index
@@ -396,8 +392,6 @@ def fake_export_entries(
     >>> entries = fake_export_entries(3, codes_per_entry=1, seed=2)
     >>> [len(e["codes"]) for e in entries]
     [1, 1, 1]
-    >>> entries[0]["updatedAt"] <= entries[1]["updatedAt"] <= entries[2]["updatedAt"]
-    True
     """
     rng = random.Random(seed)
     initiatives, codes = _pools(rng, n_initiatives, 20)
@@ -484,10 +478,8 @@ def fake_pending_entry(
         A JSON-ready dict with every field of the detailed form.
 
     >>> p = fake_pending_entry(seed=1, tags=["pinned"])
-    >>> p["initiativeProps"]["tags"], p["initiativeProps"]["initiative"]["type"]
-    (['pinned'], 'pms')
-    >>> "assignedBy" in p["codes"][0]
-    False
+    >>> p["initiativeProps"]["tags"], "assignedBy" in p["codes"][0]
+    (['pinned'], False)
     """
     rng = _rng(seed)
     entry, _, _ = _scalars(
