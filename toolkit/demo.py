@@ -236,16 +236,18 @@ def _acknowledge(run: _Run) -> str:
             ],
         }
     )
+    run.acknowledged = set(acks["entryId"])
+    return f"{len(acks)} acknowledged: {_send_acks(run, acks)}"
+
+
+def _send_acks(run: _Run, acks: pd.DataFrame) -> str:
+    """Acknowledge ``acks``, every row accepted; how many succeeded and failed."""
     result = run.client.acknowledge(acks, workers=run.workers, progress=False)
     if not result["ok"].all():
         run.note(result.loc[~result["ok"], ["entryId", "outcome", "httpStatus", "error"]])
         raise _StepFailed(f"{int((~result['ok']).sum())} acknowledgement(s) refused")
-    run.acknowledged = set(acks["entryId"])
     counts = acks["outcome"].value_counts()
-    return (
-        f"{len(acks)} acknowledged: {int(counts.get('succeeded', 0))} succeeded, "
-        f"{int(counts.get('failed', 0))} failed"
-    )
+    return f"{int(counts.get('succeeded', 0))} succeeded, {int(counts.get('failed', 0))} failed"
 
 
 def _pending(run: _Run) -> str:
@@ -309,16 +311,11 @@ def _reconcile(run: _Run) -> str:
     run.note(rec.summary)
     acks = rec.to_acknowledge()
     acks = acks[acks["entryId"].isin(run.pending)]
-    result = run.client.acknowledge(acks, workers=run.workers, progress=False)
-    if not result["ok"].all():
-        raise _StepFailed(f"{int((~result['ok']).sum())} acknowledgement(s) refused")
-    left = len(run.client.release_pending())
-    counts = acks["outcome"].value_counts()
+    sent = _send_acks(run, acks)
     return (
         f"{int(rec.summary['matched'])} matched, {int(rec.summary.drop('matched').sum())} "
-        f"differ; the {len(acks)} still pending acknowledged "
-        f"({int(counts.get('succeeded', 0))} succeeded, {int(counts.get('failed', 0))} failed); "
-        f"{left} pending now"
+        f"differ; the {len(acks)} still pending acknowledged ({sent}); "
+        f"{len(run.client.release_pending())} pending now"
     )
 
 
