@@ -174,17 +174,10 @@ def connect(
             service configured and no sandbox extra (fastapi, uvicorn).
 
     Example:
-        >>> import pathlib, tempfile
-        >>> env = pathlib.Path(tempfile.mkdtemp()) / ".env"
-        >>> _ = env.write_text("TOOLKIT_CUSTOMER_ID=c\\nTOOLKIT_CLIENT_ID=i\\n"
-        ...     "TOOLKIT_CLIENT_SECRET=s\\nTOOLKIT_AUTH_URL=https://auth.example.com\\n"
-        ...     "TOOLKIT_TIME_URL=https://time.example.com\\nTOOLKIT_AUDIENCE=a\\n")
-        >>> connect(env_file=env)
+        >>> connect(env_file="missing.env")
         Traceback (most recent call last):
         ...
-        toolkit.errors.ConfigError: https://time.example.com is not on this machine and ...
-        >>> client = connect(env_file=env, allow_writes=True)  # doctest: +ELLIPSIS
-        using the configured service (.../.env): customer c at https://time.example.com
+        toolkit.errors.ConfigError: env_file missing.env is not a file
     """
     path = _env_file(env_file)
     stop()  # a re-run starts afresh, as the notebook did before

@@ -103,9 +103,8 @@ def fake_timestamp(value: dt.datetime) -> str:
     >>> fake_timestamp(dt.datetime(2026, 11, 2, 14, 3, 11, 123456))
     '2026-11-02T14:03:11.123Z'
     """
-    if value.tzinfo is not None:
-        value = value.astimezone(dt.UTC)
-    return f"{value:%Y-%m-%dT%H:%M:%S}.{value.microsecond // 1000:03d}Z"
+    utc = value.astimezone(dt.UTC) if value.tzinfo is not None else value
+    return f"{utc:%Y-%m-%dT%H:%M:%S}.{utc.microsecond // 1000:03d}Z"
 
 
 def _summary(rng: random.Random) -> str:
@@ -396,13 +395,12 @@ def fake_export_entries(
     rng = random.Random(seed)
     initiatives, codes = _pools(rng, n_initiatives, 20)
     users = [f"user-{u:04d}" for u in range(n_users)]
-    n_types = len(CODE_TYPES)
     out = []
     for i, updated in enumerate(_spread(n, start, end, rng)):
         entry, created, _ = _scalars(rng, None, customer_id, rng.choice(users), updated_at=updated)
         assigned = "service" if i % 7 == 0 else "user"
         entry["codes"] = [
-            {"code": _copy_code(rng.choice(codes[k % n_types])), "assignedBy": assigned}
+            {"code": _copy_code(rng.choice(codes[k % len(CODE_TYPES)])), "assignedBy": assigned}
             for k in range(codes_per_entry)
         ]
         entry["createdAt"] = fake_timestamp(created)
@@ -526,14 +524,13 @@ def fake_pending_entries(
     rng = random.Random(seed)
     initiatives, codes = _pools(rng, n_initiatives, 20)
     users = [f"user-{u:04d}" for u in range(n_users)]
-    n_types = len(CODE_TYPES)
     out = []
     for _ in range(n):
         entry, _, _ = _scalars(rng, None, customer_id, rng.choice(users))
         entry["initiativeProps"] = _initiative_props(rng, rng.choice(initiatives), GENERATE)
         entry["externalId"] = None
         entry["codes"] = [
-            _copy_code(rng.choice(codes[k % n_types])) for k in range(codes_per_entry)
+            _copy_code(rng.choice(codes[k % len(CODE_TYPES)])) for k in range(codes_per_entry)
         ]
         out.append(entry)
     return out
