@@ -2,8 +2,10 @@
 
 ``<!-- public-api -->`` in a page becomes one mkdocstrings entry per public name of
 ``toolkit.__all__`` (grouped as :data:`GROUPS` says), so a name added to the package is in the
-reference the next build; ``<!-- cli-help -->`` becomes ``toolkit --help`` and the help of every
-command, as argparse prints them.
+reference the next build; ``<!-- public-modules -->`` one entry per public module
+(:data:`MODULES`); ``<!-- deprecated -->`` the table of the names kept one release and the one
+way replacing each; ``<!-- cli-help -->`` becomes ``toolkit --help`` and the help of every
+command, as argparse prints them. :class:`DocstringMarkup` is a griffe extension (mkdocs.yml).
 """
 
 from __future__ import annotations
@@ -11,34 +13,58 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+from importlib import import_module
 from typing import Any
 
-from griffe import DocstringSectionKind
-from griffe._internal.docstrings import google
+import griffe
 from markdown import Extension, Markdown
 from markdown.preprocessors import Preprocessor
 
 import toolkit
 from toolkit.cli import parser as cli_parser
-
-# the package writes Google's "Example:" sections with doctest lines; griffe reads only
-# "Examples:" as such (the singular becomes an admonition whose ">>>" lines render as quotes)
-google._section_kind.setdefault("example", DocstringSectionKind.examples)
+from toolkit.client import DEPRECATED as CLIENT_DEPRECATED
 
 #: heading -> the public names under it, in order; any name of ``toolkit.__all__`` left out
 #: here lands under "Other names"
 GROUPS: dict[str, list[str]] = {
     "The client": ["Client", "connect", "Settings", "Connection"],
-    "Validate and import": ["validate", "load_folder", "ValidationReport", "OnboardReport",
-                            "schemas"],
-    "Export, sync and acknowledge": ["Export", "SyncReport", "read_sync", "acknowledge",
-                                     "flatten_export", "flatten_pending"],
+    "Validate, plan and import": ["validate", "load_folder", "ValidationReport", "Plan",
+                                  "OnboardReport", "schemas"],
+    "Export and sync": ["Export", "SyncReport", "read_sync"],
     "Reconcile": ["reconcile", "Reconciliation"],
     "Errors": ["errors", "ToolkitError", "ConfigError", "ValidationError", "ApiError",
                "AuthError", "NotFoundError", "ConflictError", "RateLimitError", "ServerError",
                "TransportError", "PaginationError", "FlattenError", "Interrupted",
                "ConcurrentWriteError", "JournalInUseError"],
 }
+
+
+#: the public modules documented whole on their own page (``toolkit.errors`` and
+#: ``toolkit.schemas`` are names of ``toolkit.__all__``: they are on the API page)
+MODULES = ["toolkit.notebook", "toolkit.testing", "toolkit.sandbox", "toolkit.firms",
+           "toolkit.dagster"]
+
+
+#: a Sphinx cross-reference role (the package's docstrings use them: ``:meth:`close```)
+_ROLE = re.compile(r":(?:meth|func|class|attr|mod|data|exc|obj):`~?([^`]+)`")
+
+
+class DocstringMarkup(griffe.Extension):
+    """Read the package's docstrings as they are written for ``help()`` and Jupyter's ``?``:
+    Google's singular ``Example:`` section as ``Examples:`` (griffe would render it as an
+    admonition of quotes), and a Sphinx role as code (``:meth:`~toolkit.Client.close``` as
+    ``close``; Markdown would show the role as text)."""
+
+    def on_instance(self, *, obj: griffe.Object, **kwargs: Any) -> None:
+        if obj.docstring is not None:
+            text = re.sub(r"^(\s*)Example:[ \t]*$", r"\1Examples:", obj.docstring.value, flags=re.M)
+            obj.docstring.value = _ROLE.sub(_as_code, text)
+
+
+def _as_code(role: re.Match[str]) -> str:
+    """``~a.b.c`` as ``c`` (Sphinx's short form), anything else as written."""
+    target = role.group(1)
+    return f"`{target.rsplit('.', 1)[-1]}`" if role.group(0).find("`~") >= 0 else f"`{target}`"
 
 
 def public_names() -> list[str]:
@@ -62,12 +88,37 @@ def api_markdown() -> str:
         out.append(f"## {heading}\n")
         for name in names:
             options = ""
-            if name in ("errors", "schemas"):
+            if name == "errors":  # its classes are entries of their own, below
                 options = "\n    options:\n      members: false"
+            elif name == "schemas":
+                options = f"\n    options:{_members('toolkit.schemas')}"
             elif name == "Client":  # its methods are made by a decorator: read them live
-                options = "\n    options:\n      force_inspection: true"
+                hidden = "|".join(CLIENT_DEPRECATED)  # kept one release, in the table of jobs
+                options = (
+                    "\n    options:\n      force_inspection: true"
+                    f'\n      filters: ["!^_", "!^({hidden})$"]'
+                )
             out.append(f"::: {_path(name)}{options}\n")
     return "\n".join(out)
+
+
+def _members(module: str) -> str:
+    """The option naming a module's members: its ``__all__`` (the modules are loaded by
+    inspection for the client's entry, so the names they import would show too)."""
+    return f"\n      members: {list(import_module(module).__all__)}"
+
+
+def modules_markdown() -> str:
+    """One entry per public module, its members (``__all__``) included."""
+    entries = [f"::: {m}\n    options:\n      heading_level: 2{_members(m)}\n" for m in MODULES]
+    return "\n".join(entries)
+
+
+def deprecated_markdown() -> str:
+    """The names kept one release, each with the one way that replaces it."""
+    rows = [f"| `toolkit.{name}` | `{way}` |" for name, (_, way) in toolkit._DEPRECATED.items()]
+    rows += [f"| `client.{name}` | `{way}` |" for name, way in CLIENT_DEPRECATED.items()]
+    return "\n".join(["| kept one release (warns) | the one way |", "|---|---|", *rows])
 
 
 def cli_markdown() -> str:
@@ -120,6 +171,10 @@ def on_page_markdown(markdown: str, **kwargs: Any) -> str:
     """Fill the markers of a page."""
     if "<!-- public-api -->" in markdown:
         markdown = markdown.replace("<!-- public-api -->", api_markdown())
+    if "<!-- public-modules -->" in markdown:
+        markdown = markdown.replace("<!-- public-modules -->", modules_markdown())
+    if "<!-- deprecated -->" in markdown:
+        markdown = markdown.replace("<!-- deprecated -->", deprecated_markdown())
     if "<!-- cli-help -->" in markdown:
         markdown = markdown.replace("<!-- cli-help -->", cli_markdown())
     return markdown

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import logging
 import pickle
+import re
 from typing import Any
 
 import pandas as pd
@@ -12,6 +13,7 @@ import pytest
 
 import toolkit
 from toolkit import Client
+from toolkit.client import DEPRECATED
 from toolkit.core.auth import Secret, TokenProvider
 from toolkit.errors import (
     ApiError,
@@ -23,6 +25,7 @@ from toolkit.errors import (
     TransportError,
 )
 from toolkit.ingress.imports import import_table
+from toolkit.testing import fake_export_entries
 
 
 def test_all_is_complete_and_every_name_resolves() -> None:
@@ -30,13 +33,76 @@ def test_all_is_complete_and_every_name_resolves() -> None:
     assert set(toolkit.__all__) - {"__version__"} == public & set(toolkit.__all__)
     for name in toolkit.__all__:
         assert getattr(toolkit, name) is not None
-    assert callable(toolkit.reconcile) and callable(toolkit.acknowledge)
+    assert callable(toolkit.reconcile) and callable(toolkit.load_folder)
+
+
+@pytest.mark.parametrize(
+    ("name", "way"),
+    [
+        ("acknowledge", "client.acknowledge(acks)"),
+        ("flatten_export", "toolkit.Export.from_records(records)"),
+        ("flatten_pending", "toolkit.Export.from_records(records, kind="),
+    ],
+)
+def test_a_deprecated_top_level_name_warns_naming_the_one_way_and_still_works(
+    name: str, way: str
+) -> None:
+    assert name not in toolkit.__all__ and name not in dir(toolkit)
+    with pytest.warns(DeprecationWarning, match=re.escape(way)):
+        value = getattr(toolkit, name)
+    assert callable(value) and value.__name__ == name
+
+
+def test_the_deprecated_flatten_gives_what_the_one_way_gives() -> None:
+    records = fake_export_entries(3, codes_per_entry=2, seed=1)
+    with pytest.warns(DeprecationWarning):
+        entries, codes = toolkit.flatten_export(records)
+    export = toolkit.Export.from_records(records)
+    pd.testing.assert_frame_equal(entries, export.entries)
+    pd.testing.assert_frame_equal(codes, export.codes)
+
+
+def test_the_deprecated_top_level_acknowledge_still_works_on_a_connection(client: Client) -> None:
+    with pytest.warns(DeprecationWarning, match="client.acknowledge"):
+        acknowledge = toolkit.acknowledge
+    empty = pd.DataFrame({"userId": [], "entryId": [], "outcome": []})
+    assert len(acknowledge(client.connection, empty, progress=False)) == 0
+
+
+@pytest.mark.parametrize("name", sorted(DEPRECATED))
+def test_a_deprecated_client_member_warns_naming_the_one_way_and_still_works(
+    client: Client, name: str
+) -> None:
+    with pytest.warns(DeprecationWarning, match=re.escape(DEPRECATED[name])):
+        value = getattr(client, name)
+    if name == "url":
+        assert value("user", path={"userId": "u 1"}) == client.connection.url("user", userId="u 1")
+    elif name == "client_id":
+        assert value == client.settings.client_id
+    elif name in ("send", "call"):
+        assert value.__self__ is client.connection
+    else:
+        assert value is getattr(client.connection, name) or value == getattr(
+            client.connection, name
+        )
+
+
+def test_the_client_docstring_lists_every_method_by_job() -> None:
+    doc = inspect.getdoc(Client) or ""
+    members = [n for n in dir(Client) if not n.startswith("_") and n not in DEPRECATED]
+    missing = [n for n in members if f":meth:`{n}`" not in doc and f":attr:`{n}`" not in doc]
+    assert missing == ["from_connection"]  # the CLI's bridge from a hand-made connection
 
 
 def test_repr_and_str_never_show_secret_or_token(client: Client, sandbox) -> None:
     client.user(sandbox.admin.records("users")[0]["_id"])
-    token = client.auth.token()
-    for text in (repr(client), str(client), repr(client.auth), f"{client.auth._secret}"):
+    token = client.connection.auth.token()
+    for text in (
+        repr(client),
+        str(client),
+        repr(client.connection.auth),
+        f"{client.connection.auth._secret}",
+    ):
         assert sandbox.client_secret not in text
         assert token not in text
     pickled = pickle.dumps(Secret("hunter2"))
@@ -48,7 +114,7 @@ def test_from_env_reads_the_env_file_the_sandbox_writes(sandbox, tmp_path, no_to
     path = sandbox.write_env(tmp_path / ".env")
     c = Client.from_env(path)
     assert c.customer_id == sandbox.customer_id
-    body = c.call("starred", params={"timekeeperExternalId": "TK-101"})
+    body = c.connection.call("starred", params={"timekeeperExternalId": "TK-101"})
     assert "initiativeExternalIds" in body and "nextCursor" in body
 
 
@@ -90,7 +156,7 @@ def test_a_missing_audience_is_a_config_error_naming_it_before_any_request(
         TokenProvider(sandbox.token_url, sandbox.client_id, sandbox.client_secret, "")
     assert _token_requests(sandbox) == 0 and sandbox.admin.stats()["total"] == 0
     # with it, the token request carries it and the service accepts it
-    Client(*creds, audience=sandbox.audience).auth.token()
+    Client(*creds, audience=sandbox.audience).connection.auth.token()
     assert _token_requests(sandbox) == 1
 
 
@@ -119,9 +185,9 @@ def test_an_expires_in_given_as_a_double_sets_the_same_lifetime(sandbox) -> None
 
 
 def test_token_is_fetched_lazily_once_and_reused(fresh_client: Client, sandbox) -> None:
-    assert fresh_client.auth.fetches == 0
+    assert fresh_client.connection.auth.fetches == 0
     fresh_client.users(["a", "b", "c"])
-    assert fresh_client.auth.fetches == 1
+    assert fresh_client.connection.auth.fetches == 1
 
 
 def test_token_is_refreshed_before_it_expires(sandbox) -> None:
@@ -166,10 +232,10 @@ def test_a_token_s_life_counts_from_its_request_not_its_late_answer(sandbox) -> 
 
 def test_a_401_drops_the_token_and_retries_once_with_a_fresh_one(fresh_client, sandbox) -> None:
     fresh_client.users(["x"])
-    fresh_client.auth._token = Secret("revoked-or-unknown-token")
-    reply = fresh_client.send("user", path={"userId": "nobody"})
+    fresh_client.connection.auth._token = Secret("revoked-or-unknown-token")
+    reply = fresh_client.connection.send("user", path={"userId": "nobody"})
     assert reply.status == 404
-    assert fresh_client.auth.fetches == 2
+    assert fresh_client.connection.auth.fetches == 2
 
 
 def test_wrong_secret_is_an_auth_error_that_does_not_hold_the_secret(sandbox) -> None:
@@ -182,20 +248,22 @@ def test_wrong_secret_is_an_auth_error_that_does_not_hold_the_secret(sandbox) ->
         audience=sandbox.audience,
     )
     with pytest.raises(AuthError) as info:
-        c.call("user", path={"userId": "x"})
+        c.connection.call("user", path={"userId": "x"})
     assert info.value.status == 401
     assert "wrong-secret-value" not in str(info.value) + repr(info.value.problem)
 
 
 def test_http_errors_are_typed_and_carry_status_and_problem(client: Client) -> None:
     with pytest.raises(NotFoundError) as info:
-        client.call("user", path={"userId": "0" * 24})
+        client.connection.call("user", path={"userId": "0" * 24})
     err = info.value
     assert isinstance(err, LookupError) and isinstance(err, ToolkitError)
     assert err.status == 404 and isinstance(err.problem, dict)
     assert err.method == "GET" and err.url.endswith("/users/" + "0" * 24)
     with pytest.raises(ApiError) as info:
-        client.call("starred", params={"timekeeperExternalId": "TK-001", "cursor": "garbage"})
+        client.connection.call(
+            "starred", params={"timekeeperExternalId": "TK-001", "cursor": "garbage"}
+        )
     assert info.value.status == 400
 
 
@@ -203,14 +271,14 @@ def test_another_customers_path_is_refused(client: Client, sandbox) -> None:
     creds = sandbox.admin.create_customer("Other")
     other = Client(
         creds["customerId"],
-        client.client_id,
+        client.settings.client_id,
         sandbox.client_secret,
         sandbox.url,
         sandbox.url,
         audience=sandbox.audience,
     )
     with pytest.raises(AuthError) as info:
-        other.call("user", path={"userId": "x"})
+        other.connection.call("user", path={"userId": "x"})
     assert info.value.status == 403
 
 
@@ -218,7 +286,7 @@ def test_no_answer_is_a_transport_error(unused_port: int) -> None:
     url = f"http://127.0.0.1:{unused_port}"
     c = Client("c", "i", "s", url, url, audience="a", retries=1, timeout=1)
     with pytest.raises(TransportError) as info:
-        c.call("user", path={"userId": "x"})
+        c.connection.call("user", path={"userId": "x"})
     assert isinstance(info.value, ConnectionError)
 
 
@@ -227,7 +295,7 @@ def test_injected_faults_are_retried_until_they_pass(client: Client, sandbox, no
     user = sandbox.admin.records("users")[0]["_id"]
     frame = client.users([user] * 1 + ["0" * 24])
     assert frame.loc[0, "_id"] == user
-    replies = [client.send("user", path={"userId": user}) for _ in range(20)]
+    replies = [client.connection.send("user", path={"userId": user}) for _ in range(20)]
     assert all(r.status == 200 for r in replies)
     assert max(r.attempts for r in replies) > 1
     assert sandbox.admin.faults()["counters"]["injected"]
@@ -241,9 +309,9 @@ def test_conflict_maps_to_conflict_error() -> None:
 def test_log_lines_never_hold_the_token(fresh_client: Client, caplog) -> None:
     caplog.set_level(logging.DEBUG)
     fresh_client.users(["a"])
-    token = fresh_client.auth.token()
+    token = fresh_client.connection.auth.token()
     assert token not in caplog.text
-    assert fresh_client.auth._secret.reveal() not in caplog.text
+    assert fresh_client.connection.auth._secret.reveal() not in caplog.text
     assert "Bearer" not in caplog.text
 
 
@@ -254,13 +322,13 @@ def test_proxy_settings_apply_to_the_token_request_too(sandbox, monkeypatch, unu
     monkeypatch.delenv("no_proxy", raising=False)
     through_dead_proxy = Client.from_env(None, environ=sandbox.env(), retries=0)
     with pytest.raises(TransportError):
-        through_dead_proxy.call("user", path={"userId": "x"})
-    assert through_dead_proxy.auth.fetches == 0
+        through_dead_proxy.connection.call("user", path={"userId": "x"})
+    assert through_dead_proxy.connection.auth.fetches == 0
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     monkeypatch.setenv("no_proxy", "127.0.0.1")
     direct = Client.from_env(None, environ=sandbox.env(), retries=0)
     with pytest.raises(NotFoundError):
-        direct.call("user", path={"userId": "0" * 24})
+        direct.connection.call("user", path={"userId": "0" * 24})
 
 
 # -- the facade: one source per operation ------------------------------------------------------
@@ -287,9 +355,7 @@ def _params(fn: object, drop: set[str]) -> list[tuple[str, object, object, objec
 
 def test_every_public_client_method_has_real_keywords_and_a_docstring() -> None:
     methods = _public_methods()
-    assert {"import_clients", "import_code_ranges", "onboard", "send", "call", "close"} <= set(
-        methods
-    )
+    assert {"import_clients", "import_code_ranges", "onboard", "close"} <= set(methods)
     for name in methods:
         method = getattr(Client, name)
         params = inspect.signature(method).parameters.values()
@@ -337,7 +403,7 @@ def test_import_methods_send_to_their_own_table(fresh_client: Client, tmp_path) 
         [{"externalId": "C-1", "name": "Acme", "callSign": "1", "description": "Widgets"}]
     )
     dry = fresh_client.import_clients(frame, dry_run=True)
-    assert dry["url"].iloc[0] == fresh_client.url("import_clients")
+    assert dry["url"].iloc[0] == fresh_client.connection.url("import_clients")
     result = fresh_client.import_clients(frame, progress=False, journal=tmp_path / "j.jsonl")
     assert result["ok"].all()
 
@@ -345,9 +411,9 @@ def test_import_methods_send_to_their_own_table(fresh_client: Client, tmp_path) 
 def test_a_client_closes_its_sessions_and_works_in_a_with_block(sandbox) -> None:
     with Client.from_env(None, environ=sandbox.env()) as c:
         c.users(["a"])
-        assert c.transport._sessions
-    assert c.transport._sessions == []
-    assert c.call("starred", params={"timekeeperExternalId": "TK-101"}) is not None
+        assert c.connection.transport._sessions
+    assert c.connection.transport._sessions == []
+    assert c.connection.call("starred", params={"timekeeperExternalId": "TK-101"}) is not None
 
 
 # -- error texts: the reason of an error body, whatever its shape -------------------------------

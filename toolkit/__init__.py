@@ -4,6 +4,11 @@ Imports are validated against pandera schemas of the spec's field tables before 
 posted; exports become flat, typed tables; starred lists become frames; exports are reconciled
 against billing records. ``toolkit.sandbox`` runs the whole interface locally.
 
+The public face is the names below (:data:`_EXPORTS`, the one list of them) and the modules
+``toolkit.errors``, ``toolkit.schemas``, ``toolkit.notebook``, ``toolkit.testing``,
+``toolkit.sandbox``, ``toolkit.firms`` and ``toolkit.dagster``; every other module is
+implementation. The one way for each job is in the documentation's "One way per job" page.
+
 >>> import toolkit
 >>> env_file = sb.write_env(tmp / ".env")  # what ``toolkit sandbox`` writes
 >>> with toolkit.Client.from_env(env_file) as client:
@@ -16,119 +21,102 @@ Names are loaded on first use, so ``import toolkit.sandbox`` stays light.
 
 from __future__ import annotations
 
+import warnings as _warnings
 from importlib import import_module as _import_module
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 __version__ = "0.1.0"
 
-#: public name -> module that defines it
+#: public name -> module that defines it: the one list of the package's public names
 _EXPORTS: dict[str, str] = {
     "Client": "toolkit.client",
-    "Connection": "toolkit.core.connection",
-    "Settings": "toolkit.core.settings",
-    "Export": "toolkit.egress.export",
-    "OnboardReport": "toolkit.ingress.imports",
-    "Reconciliation": "toolkit.reconciliation.result",
-    "ValidationReport": "toolkit.ingress.validation",
-    "acknowledge": "toolkit.egress.acknowledgements",
     "connect": "toolkit.notebook",
-    "errors": "toolkit.errors",
-    "flatten_export": "toolkit.egress.flatten",
-    "flatten_pending": "toolkit.egress.flatten",
-    "load_folder": "toolkit.ingress.validation",
-    "reconcile": "toolkit.reconciliation.api",
-    "read_sync": "toolkit.egress.sync",
-    "SyncReport": "toolkit.egress.sync",
-    "schemas": "toolkit.schemas",
+    "Settings": "toolkit.core.settings",
+    "Connection": "toolkit.core.connection",
     "validate": "toolkit.ingress.validation",
+    "load_folder": "toolkit.ingress.validation",
+    "ValidationReport": "toolkit.ingress.validation",
+    "Plan": "toolkit.ingress.plan",
+    "OnboardReport": "toolkit.ingress.imports",
+    "Export": "toolkit.egress.export",
+    "SyncReport": "toolkit.egress.sync",
+    "read_sync": "toolkit.egress.sync",
+    "reconcile": "toolkit.reconciliation.api",
+    "Reconciliation": "toolkit.reconciliation.result",
+    "schemas": "toolkit.schemas",
+    "errors": "toolkit.errors",
+    "ToolkitError": "toolkit.errors",
+    "ConfigError": "toolkit.errors",
+    "ValidationError": "toolkit.errors",
     "ApiError": "toolkit.errors",
     "AuthError": "toolkit.errors",
-    "ConcurrentWriteError": "toolkit.errors",
-    "ConfigError": "toolkit.errors",
-    "ConflictError": "toolkit.errors",
-    "FlattenError": "toolkit.errors",
-    "Interrupted": "toolkit.errors",
-    "JournalInUseError": "toolkit.errors",
     "NotFoundError": "toolkit.errors",
-    "PaginationError": "toolkit.errors",
+    "ConflictError": "toolkit.errors",
     "RateLimitError": "toolkit.errors",
     "ServerError": "toolkit.errors",
-    "ToolkitError": "toolkit.errors",
     "TransportError": "toolkit.errors",
-    "ValidationError": "toolkit.errors",
+    "PaginationError": "toolkit.errors",
+    "FlattenError": "toolkit.errors",
+    "Interrupted": "toolkit.errors",
+    "ConcurrentWriteError": "toolkit.errors",
+    "JournalInUseError": "toolkit.errors",
 }
 
-__all__ = [
-    "ApiError",
-    "AuthError",
-    "Client",
-    "ConcurrentWriteError",
-    "ConfigError",
-    "Connection",
-    "ConflictError",
-    "Export",
-    "FlattenError",
-    "Interrupted",
-    "JournalInUseError",
-    "NotFoundError",
-    "OnboardReport",
-    "PaginationError",
-    "RateLimitError",
-    "Reconciliation",
-    "ServerError",
-    "Settings",
-    "SyncReport",
-    "ToolkitError",
-    "TransportError",
-    "ValidationError",
-    "ValidationReport",
-    "__version__",
-    "acknowledge",
-    "connect",
-    "errors",
-    "flatten_export",
-    "flatten_pending",
-    "load_folder",
-    "read_sync",
-    "reconcile",
-    "schemas",
-    "validate",
-]
+#: names kept one release: name -> (module, the one way that replaces it); using one warns
+_DEPRECATED: dict[str, tuple[str, str]] = {
+    "acknowledge": ("toolkit.egress.acknowledgements", "client.acknowledge(acks)"),
+    "flatten_export": ("toolkit.egress.flatten", "toolkit.Export.from_records(records)"),
+    "flatten_pending": (
+        "toolkit.egress.flatten",
+        'toolkit.Export.from_records(records, kind="pending")',
+    ),
+}
+
+__all__ = [*_EXPORTS, "__version__"]
 
 if _TYPE_CHECKING:
-    from toolkit import errors, schemas
-    from toolkit.client import Client
-    from toolkit.core.connection import Connection
-    from toolkit.core.settings import Settings
-    from toolkit.egress.acknowledgements import acknowledge
-    from toolkit.egress.export import Export
-    from toolkit.egress.flatten import flatten_export, flatten_pending
-    from toolkit.egress.sync import SyncReport, read_sync
-    from toolkit.errors import (
-        ApiError,
-        AuthError,
-        ConcurrentWriteError,
-        ConfigError,
-        ConflictError,
-        FlattenError,
-        Interrupted,
-        JournalInUseError,
-        NotFoundError,
-        PaginationError,
-        RateLimitError,
-        ServerError,
-        ToolkitError,
-        TransportError,
-        ValidationError,
-    )
-    from toolkit.ingress.imports import OnboardReport
-    from toolkit.ingress.validation import ValidationReport, load_folder, validate
-    from toolkit.notebook import connect
-    from toolkit.reconciliation.api import reconcile
-    from toolkit.reconciliation.result import Reconciliation
+    from toolkit import errors as errors
+    from toolkit import schemas as schemas
+    from toolkit.client import Client as Client
+    from toolkit.core.connection import Connection as Connection
+    from toolkit.core.settings import Settings as Settings
+    from toolkit.egress.acknowledgements import acknowledge as acknowledge
+    from toolkit.egress.export import Export as Export
+    from toolkit.egress.flatten import flatten_export as flatten_export
+    from toolkit.egress.flatten import flatten_pending as flatten_pending
+    from toolkit.egress.sync import SyncReport as SyncReport
+    from toolkit.egress.sync import read_sync as read_sync
+    from toolkit.errors import ApiError as ApiError
+    from toolkit.errors import AuthError as AuthError
+    from toolkit.errors import ConcurrentWriteError as ConcurrentWriteError
+    from toolkit.errors import ConfigError as ConfigError
+    from toolkit.errors import ConflictError as ConflictError
+    from toolkit.errors import FlattenError as FlattenError
+    from toolkit.errors import Interrupted as Interrupted
+    from toolkit.errors import JournalInUseError as JournalInUseError
+    from toolkit.errors import NotFoundError as NotFoundError
+    from toolkit.errors import PaginationError as PaginationError
+    from toolkit.errors import RateLimitError as RateLimitError
+    from toolkit.errors import ServerError as ServerError
+    from toolkit.errors import ToolkitError as ToolkitError
+    from toolkit.errors import TransportError as TransportError
+    from toolkit.errors import ValidationError as ValidationError
+    from toolkit.ingress.imports import OnboardReport as OnboardReport
+    from toolkit.ingress.plan import Plan as Plan
+    from toolkit.ingress.validation import ValidationReport as ValidationReport
+    from toolkit.ingress.validation import load_folder as load_folder
+    from toolkit.ingress.validation import validate as validate
+    from toolkit.notebook import connect as connect
+    from toolkit.reconciliation.api import reconcile as reconcile
+    from toolkit.reconciliation.result import Reconciliation as Reconciliation
 
 
 def __getattr__(name: str) -> object:
+    if name in _DEPRECATED:
+        source, way = _DEPRECATED[name]
+        message = f"toolkit.{name} is deprecated and goes in the next release; use {way}"
+        _warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return getattr(_import_module(source), name)
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'toolkit' has no attribute {name!r}")

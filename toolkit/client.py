@@ -1,14 +1,11 @@
-"""``Client``: the facade analysts call, one method per capability.
+"""``Client``: the facade analysts call, one method per job.
 
-The top of the library's layers. A client builds a :class:`~toolkit.core.connection.Connection`
-(settings, transport, token, URLs, one request) and hands it to the operations, plain functions
-of a connection: :mod:`toolkit.ingress.imports`, :mod:`toolkit.ingress.plan`,
-:mod:`toolkit.egress.fetch`, :mod:`toolkit.egress.sync`, :mod:`toolkit.egress.acknowledgements`,
-:mod:`toolkit.egress.users`, :mod:`toolkit.starring.operations`. Each method is made from the
-operation it calls (:func:`_operation`): the same signature without the connection, the same
-docstring, so the text exists once and ``client.star?`` in Jupyter shows the operation's whole
-documentation. The five ``import_<table>`` methods call
-:func:`~toolkit.ingress.imports.import_table` with their table and carry its docstring.
+A client holds a :class:`~toolkit.core.connection.Connection` (settings, transport, token, URLs,
+one request) and hands it to the operations, plain functions of a connection. Each method is
+made from the operation it calls (:func:`_operation`): the same signature without the
+connection, the same docstring, so the text exists once and ``client.star?`` in Jupyter shows
+the operation's whole documentation. The five ``import_<table>`` methods are
+:func:`~toolkit.ingress.imports.import_table` with their table bound (:func:`_importer`).
 """
 
 from __future__ import annotations
@@ -16,82 +13,76 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import re
+import warnings
 from collections.abc import Callable, Collection, Mapping
 from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
-import pandas as pd
-
-from toolkit.bulk.journal import Journal
-from toolkit.core.auth import Secret, TokenProvider
-from toolkit.core.connection import ENDPOINTS, Connection, Endpoint
-from toolkit.core.frames import FrameLike
-from toolkit.core.http import Transport
-from toolkit.core.settings import ENV_KEYS, Settings, read_env_file
-from toolkit.egress import acknowledgements
-from toolkit.egress import fetch as exports
+from toolkit.bulk.journal import Journal as Journal
+from toolkit.core.auth import Secret
+from toolkit.core.connection import ENDPOINTS as ENDPOINTS
+from toolkit.core.connection import Connection
+from toolkit.core.settings import ENV_KEYS as ENV_KEYS
+from toolkit.core.settings import Settings
+from toolkit.core.settings import read_env_file as read_env_file
+from toolkit.egress import acknowledgements, fetch
 from toolkit.egress import sync as syncing
 from toolkit.egress import users as people
 from toolkit.errors import ConfigError
 from toolkit.ingress import imports
-from toolkit.ingress.plan import failures as plan_failures
-from toolkit.ingress.plan import plan as make_plan
-from toolkit.ingress.ranges import CodeRangePost
+from toolkit.ingress import plan as planning
 from toolkit.starring import operations as starring
 
-# besides the facade, the lower names the command line needs (``toolkit.cli`` reads no module
-# inside core/ or bulk/): the endpoint table, the setting -> variable table, the journal
-__all__ = ["ENDPOINTS", "ENV_KEYS", "Client", "Journal", "read_env_file"]
+# ENDPOINTS, ENV_KEYS, Journal and read_env_file stay importable from here for the command line
+__all__ = ["Client"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
-F = TypeVar("F", bound=Callable[..., Any])
+_SELF = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+#: members kept for one release -> the one way that replaces them (using one warns)
+DEPRECATED: dict[str, str] = {
+    "send": "client.connection.send(...)",
+    "call": "client.connection.call(...)",
+    "url": "client.connection.url(endpoint, **path)",
+    "urls": "client.connection.urls",
+    "transport": "client.connection.transport",
+    "auth": "client.connection.auth",
+    "workers": "client.connection.workers",
+    "client_id": "client.settings.client_id",
+}
 
 
 def _without_args(doc: str | None, names: Collection[str]) -> str:
     r"""A Google-style docstring without the ``Args:`` entries of ``names`` (and their
     continuation lines).
 
-    >>> print(_without_args("Do.\n\nArgs:\n    conn: c\n        more.\n    x: y", ["conn"]))
+    >>> print(_without_args("Do.\n\nArgs:\n    conn: c\n        more.\n    x: y\n", ["conn"]))
     Do.
     <BLANKLINE>
     Args:
         x: y
+    <BLANKLINE>
     """
-    out: list[str] = []
-    args_indent: int | None = None  # indentation of the "Args:" header while inside it
-    dropping: int | None = None  # indentation of the entry being dropped
-    for line in (doc or "").splitlines():
-        text = line.lstrip()
-        indent = len(line) - len(text)
-        if dropping is not None:
-            if text and indent > dropping:
-                continue
-            dropping = None
-        if text == "Args:":
-            args_indent = indent
-        elif args_indent is not None and text and indent <= args_indent:
-            args_indent = None
-        if args_indent is not None and indent > args_indent and text.split(":")[0] in names:
-            dropping = indent
-            continue
-        out.append(line)
-    return "\n".join(out) + ("\n" if (doc or "").endswith("\n") else "")
+    entry = rf"^( +)(?:{'|'.join(map(re.escape, names))}):.*\n(?:\1 +\S.*\n)*"
+    return re.sub(entry, "", doc or "", flags=re.MULTILINE)
+
+
+def _dress(method: Any, fn: Callable[..., Any], name: str, bound: Collection[str]) -> None:
+    """Give ``method`` the signature and docstring of ``fn`` without the ``bound`` parameters."""
+    sig = inspect.signature(fn)
+    params = [p for p in sig.parameters.values() if p.name not in bound]
+    method.__signature__ = sig.replace(parameters=[_SELF, *params])
+    method.__doc__ = _without_args(fn.__doc__, bound)
+    method.__module__ = __name__
+    method.__name__ = name
+    method.__qualname__ = f"Client.{name}"
 
 
 def _operation(fn: Callable[Concatenate[Connection, P], R]) -> Callable[Concatenate[Client, P], R]:
-    """A ``Client`` method that calls ``fn`` with the client's connection.
-
-    The method shows ``fn``'s signature without its first (connection) parameter and
-    ``fn``'s docstring without that argument, so both exist once, in the operation;
+    """A ``Client`` method that calls the operation ``fn`` with the client's connection;
     ``__wrapped__`` is the operation.
-
-    Args:
-        fn: an operation: a function whose first parameter is a
-            :class:`~toolkit.core.connection.Connection`.
-
-    Returns:
-        The method.
 
     Example:
         >>> str(inspect.signature(_operation(people.user)))
@@ -102,33 +93,57 @@ def _operation(fn: Callable[Concatenate[Connection, P], R]) -> Callable[Concaten
     def method(self: Client, /, *args: P.args, **kwargs: P.kwargs) -> R:
         return fn(self.connection, *args, **kwargs)
 
-    sig = inspect.signature(fn)
-    params = list(sig.parameters.values())
-    self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    method.__signature__ = sig.replace(parameters=[self_param, *params[1:]])  # type: ignore[attr-defined]  # inspect reads __signature__
-    method.__doc__ = _without_args(fn.__doc__, [params[0].name])
-    method.__module__ = __name__
-    method.__qualname__ = f"Client.{fn.__name__}"
+    _dress(method, fn, fn.__name__, [next(iter(inspect.signature(fn).parameters))])
     return method
 
 
-def _import_doc(table: str) -> Callable[[F], F]:
-    """Give ``Client.import_<table>`` the docstring of
-    :func:`~toolkit.ingress.imports.import_table`, without its ``conn`` and ``table``
-    arguments, its example run on ``table``."""
+def _importer(
+    fn: Callable[Concatenate[Connection, str, P], R], table: str
+) -> Callable[Concatenate[Client, P], R]:
+    """``Client.import_<table>``: ``fn`` (:func:`~toolkit.ingress.imports.import_table`) with
+    the connection and the table bound, its example run on ``table``."""
 
-    def decorate(method: F) -> F:
-        only_ranges = [] if table == "code_ranges" else ["code_range_post"]
-        doc = _without_args(imports.import_table.__doc__, ["conn", "table", *only_ranges])
-        text, _, example = doc.partition("Example:")
-        method.__doc__ = f"{text}Example:{example.replace('clients', table)}"
-        return method
+    def method(self: Client, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return fn(self.connection, table, *args, **kwargs)
 
-    return decorate
+    ranges_only = [] if table == "code_ranges" else ["code_range_post"]
+    _dress(method, fn, f"import_{table}", ["conn", "table", *ranges_only])
+    text, _, example = (method.__doc__ or "").partition("Example:")
+    method.__doc__ = f"{text}Example:{example.replace('clients', table)}"
+    return method
+
+
+def _deprecated(name: str, get: Callable[[Connection], Any]) -> Any:
+    """A property kept one release: it warns, naming the one way (:data:`DEPRECATED`)."""
+
+    def getter(self: Client) -> Any:
+        message = (
+            f"Client.{name} is deprecated and goes in the next release; use {DEPRECATED[name]}"
+        )
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return get(self.connection)
+
+    return property(getter, doc=f"Deprecated: use ``{DEPRECATED[name]}``.")
 
 
 class Client:
-    """A connection to one customer of the interface, with one method per capability.
+    """A connection to one customer of the interface, with one method per job.
+
+    Get one with :meth:`from_env` (a notebook: :func:`toolkit.connect`). The methods, by job:
+
+    - import: :meth:`import_clients`, :meth:`import_initiatives`, :meth:`import_code_types`,
+      :meth:`import_codes`, :meth:`import_code_ranges`
+    - onboard a firm: :meth:`onboard`; what a run will send: :meth:`plan`; what still fails:
+      :meth:`failures`
+    - export: :meth:`export_entries` (an :class:`~toolkit.Export`), :meth:`export_to_parquet`
+      (a long range, one window in memory at a time); pending: :meth:`release_pending`
+    - sync into Delta tables: :meth:`sync`, :meth:`compact` (read one: :func:`toolkit.read_sync`)
+    - acknowledge: :meth:`acknowledge`
+    - star: :meth:`star`, :meth:`unstar`; list starred: :meth:`starred`, :meth:`starred_many`,
+      :meth:`starred_pages`
+    - users: :meth:`user`, :meth:`users`
+    - :meth:`close` (or ``with``); :attr:`settings`, :attr:`customer_id`; the low level
+      (one request, the token, the URLs) is ``client.connection``.
 
     Args:
         customer_id: the customer's identifier (every customer-scoped path holds it).
@@ -178,13 +193,7 @@ class Client:
         if max_rate is not None and not max_rate > 0:
             raise ConfigError("max_rate must be a positive number of requests per second")
         settings = Settings(
-            customer_id,
-            client_id,
-            client_secret,
-            auth_url,
-            time_url,
-            ingestion_url,
-            audience,
+            customer_id, client_id, client_secret, auth_url, time_url, ingestion_url, audience
         )
         self.connection = Connection(
             settings,
@@ -206,9 +215,7 @@ class Client:
             A client over that connection.
 
         Example:
-            >>> from toolkit.core.settings import Settings
-            >>> s = Settings("c", "i", "s", "http://127.0.0.1:1", "http://t", audience="aud")
-            >>> conn = Connection(s)
+            >>> conn = Connection(Settings("c", "i", "s", "http://a", "http://t", audience="a"))
             >>> Client.from_connection(conn).connection is conn
             True
         """
@@ -229,10 +236,8 @@ class Client:
     ) -> Client:
         """Build a client from ``TOOLKIT_*`` variables and a ``.env`` file.
 
-        The file is found as python-dotenv's ``find_dotenv(usecwd=True)`` finds it: in the
-        current folder, else the nearest parent (a notebook in ``notebooks/`` reads the
-        repository's ``.env``); ``client.settings.source`` names it. The environment wins over
-        the file. The file written by ``toolkit sandbox`` works as is.
+        The file is found as python-dotenv's ``find_dotenv(usecwd=True)`` finds it (this folder,
+        else the nearest parent); ``client.settings.source`` names it. The environment wins.
 
         Args:
             env_file: name or path of the ``.env`` file, or ``None`` to read none.
@@ -265,11 +270,9 @@ class Client:
     def __repr__(self) -> str:
         return (
             f"Client(customer_id={self.customer_id!r}, "
-            f"client_id={self.connection.settings.client_id!r}, "
-            f"time_url={self.urls['time']!r})"
+            f"client_id={self.settings.client_id!r}, "
+            f"time_url={self.connection.urls['time']!r})"
         )
-
-    # -- the connection underneath ---------------------------------------------------------
 
     @property
     def customer_id(self) -> str:
@@ -280,51 +283,6 @@ class Client:
     def settings(self) -> Settings:
         """The settings; ``.source`` is the ``.env`` file read, or ``"environment"``."""
         return self.connection.settings
-
-    @property
-    def client_id(self) -> str:
-        """The application's ``clientId``."""
-        return self.connection.settings.client_id
-
-    @property
-    def urls(self) -> dict[str, str]:
-        """Base address of each service (``auth``, ``time``, ``ingestion``)."""
-        return self.connection.urls
-
-    @property
-    def workers(self) -> int:
-        """Default worker threads of bulk operations."""
-        return self.connection.workers
-
-    @property
-    def transport(self) -> Transport:
-        """The HTTP layer (pooled sessions, timeouts, retries)."""
-        return self.connection.transport
-
-    @property
-    def auth(self) -> TokenProvider:
-        """The token provider (lazy, cached, refreshed)."""
-        return self.connection.auth
-
-    def url(self, endpoint: Endpoint, *, path: Mapping[str, str] | None = None) -> str:
-        """Full URL of an endpoint, with path parameters filled in and percent-encoded.
-
-        Args:
-            endpoint: a key of :data:`~toolkit.core.connection.ENDPOINTS`.
-            path: path parameters other than ``customerId`` (as in :meth:`send`).
-
-        Returns:
-            The URL.
-
-        Example:
-            >>> c = Client("c1", "i", "s", "http://a", "http://t", audience="aud")
-            >>> c.url("user", path={"userId": "u 1"})
-            'http://a/api/v1/customers/c1/users/u%201'
-        """
-        return self.connection.url(endpoint, **(path or {}))
-
-    send = _operation(Connection.send)
-    call = _operation(Connection.call)
 
     def close(self) -> None:
         """Close the client's HTTP sessions; ``with Client.from_env() as client:`` does it
@@ -354,147 +312,20 @@ class Client:
 
     # -- ingress -----------------------------------------------------------------------------
 
-    @_import_doc("clients")
-    def import_clients(
-        self,
-        df: FrameLike,
-        *,
-        columns: Mapping[str, str] | None = None,
-        validate: bool = True,
-        workers: int | None = None,
-        progress: bool = True,
-        journal: str | os.PathLike[str] | Journal | None = None,
-        dry_run: bool = False,
-        on_warning: str = "send",
-    ) -> pd.DataFrame:
-        return imports.import_table(
-            self.connection,
-            "clients",
-            df,
-            columns=columns,
-            validate=validate,
-            workers=workers,
-            progress=progress,
-            journal=journal,
-            dry_run=dry_run,
-            on_warning=on_warning,
-        )
-
-    @_import_doc("initiatives")
-    def import_initiatives(
-        self,
-        df: FrameLike,
-        *,
-        columns: Mapping[str, str] | None = None,
-        validate: bool = True,
-        workers: int | None = None,
-        progress: bool = True,
-        journal: str | os.PathLike[str] | Journal | None = None,
-        dry_run: bool = False,
-        on_warning: str = "send",
-    ) -> pd.DataFrame:
-        return imports.import_table(
-            self.connection,
-            "initiatives",
-            df,
-            columns=columns,
-            validate=validate,
-            workers=workers,
-            progress=progress,
-            journal=journal,
-            dry_run=dry_run,
-            on_warning=on_warning,
-        )
-
-    @_import_doc("code_types")
-    def import_code_types(
-        self,
-        df: FrameLike,
-        *,
-        columns: Mapping[str, str] | None = None,
-        validate: bool = True,
-        workers: int | None = None,
-        progress: bool = True,
-        journal: str | os.PathLike[str] | Journal | None = None,
-        dry_run: bool = False,
-        on_warning: str = "send",
-    ) -> pd.DataFrame:
-        return imports.import_table(
-            self.connection,
-            "code_types",
-            df,
-            columns=columns,
-            validate=validate,
-            workers=workers,
-            progress=progress,
-            journal=journal,
-            dry_run=dry_run,
-            on_warning=on_warning,
-        )
-
-    @_import_doc("codes")
-    def import_codes(
-        self,
-        df: FrameLike,
-        *,
-        columns: Mapping[str, str] | None = None,
-        validate: bool = True,
-        workers: int | None = None,
-        progress: bool = True,
-        journal: str | os.PathLike[str] | Journal | None = None,
-        dry_run: bool = False,
-        on_warning: str = "send",
-    ) -> pd.DataFrame:
-        return imports.import_table(
-            self.connection,
-            "codes",
-            df,
-            columns=columns,
-            validate=validate,
-            workers=workers,
-            progress=progress,
-            journal=journal,
-            dry_run=dry_run,
-            on_warning=on_warning,
-        )
-
-    @_import_doc("code_ranges")
-    def import_code_ranges(
-        self,
-        df: FrameLike,
-        *,
-        columns: Mapping[str, str] | None = None,
-        validate: bool = True,
-        workers: int | None = None,
-        progress: bool = True,
-        journal: str | os.PathLike[str] | Journal | None = None,
-        dry_run: bool = False,
-        on_warning: str = "send",
-        code_range_post: CodeRangePost = "replace",
-    ) -> pd.DataFrame:
-        return imports.import_table(
-            self.connection,
-            "code_ranges",
-            df,
-            columns=columns,
-            validate=validate,
-            workers=workers,
-            progress=progress,
-            journal=journal,
-            dry_run=dry_run,
-            on_warning=on_warning,
-            code_range_post=code_range_post,
-        )
-
+    import_clients = _importer(imports.import_table, "clients")
+    import_initiatives = _importer(imports.import_table, "initiatives")
+    import_code_types = _importer(imports.import_table, "code_types")
+    import_codes = _importer(imports.import_table, "codes")
+    import_code_ranges = _importer(imports.import_table, "code_ranges")
     onboard = _operation(imports.onboard)
-    plan = _operation(make_plan)
-    failures = _operation(plan_failures)
+    plan = _operation(planning.plan)
+    failures = _operation(planning.failures)
 
     # -- egress ------------------------------------------------------------------------------
 
-    export_entries = _operation(exports.export_entries)
-    export_to_parquet = _operation(exports.export_to_parquet)
-    release_pending = _operation(exports.release_pending)
+    export_entries = _operation(fetch.export_entries)
+    export_to_parquet = _operation(fetch.export_to_parquet)
+    release_pending = _operation(fetch.release_pending)
     sync = _operation(syncing.sync)
     compact = staticmethod(syncing.compact)
     acknowledge = _operation(acknowledgements.acknowledge)
@@ -508,3 +339,16 @@ class Client:
     starred = _operation(starring.starred)
     starred_pages = _operation(starring.starred_pages)
     starred_many = _operation(starring.starred_many)
+
+    # -- kept one release (DEPRECATED): the low level is ``client.connection`` ---------------
+
+    send = _deprecated("send", lambda conn: conn.send)
+    call = _deprecated("call", lambda conn: conn.call)
+    url = _deprecated(
+        "url", lambda conn: lambda endpoint, *, path=None: conn.url(endpoint, **(path or {}))
+    )
+    urls = _deprecated("urls", lambda conn: conn.urls)
+    transport = _deprecated("transport", lambda conn: conn.transport)
+    auth = _deprecated("auth", lambda conn: conn.auth)
+    workers = _deprecated("workers", lambda conn: conn.workers)
+    client_id = _deprecated("client_id", lambda conn: conn.settings.client_id)

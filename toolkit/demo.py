@@ -15,11 +15,9 @@ the customer id are printed; the client secret never is. ``make demo`` runs
 ``toolkit demo --out out``.
 
 What it writes and resets: ``out/export`` and ``out/hours_by_client.png`` are replaced; a
-``out/sandbox.db`` left by an earlier run (or served by ``make sandbox`` before) is moved to
-``out/sandbox.<when it was last written>.db``, saying so (no earlier database is ever
-replaced), and a new one is made. While a sandbox serves
-``out/sandbox.db`` (another process holds it open), the demo refuses, naming it, and touches
-nothing.
+``out/sandbox.db`` left by an earlier run (or served by ``make sandbox``) is moved to
+``out/sandbox.<when it was last written>.db``, saying so (no database is ever replaced), and a
+new one is made. While a sandbox serves ``out/sandbox.db``, the demo refuses and touches nothing.
 """
 
 from __future__ import annotations
@@ -30,12 +28,12 @@ import random
 import shutil
 import sqlite3
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -82,8 +80,6 @@ class _Run:
     frames: dict[str, pd.DataFrame] = field(default_factory=dict)
     users: dict[str, str] = field(default_factory=dict)
     released: int = 0
-    after: pd.Timestamp | None = None
-    until: pd.Timestamp | None = None
     export: Export | None = None
     acknowledged: set[str] = field(default_factory=set)
     pending: set[str] = field(default_factory=set)
@@ -133,51 +129,6 @@ def _users(run: _Run) -> str:
     return f"{len(run.users)} timekeepers created as users: {', '.join(run.users)}"
 
 
-def _entry_plan(
-    frames: Mapping[str, pd.DataFrame],
-    timekeepers: Sequence[str],
-    *,
-    n: int,
-    days: int,
-    seed: int,
-    now: datetime,
-) -> list[dict[str, Any]]:
-    """Deterministic (for a seed) entries: who, which matter, codes, duration, release time."""
-    rng = random.Random(seed)
-    initiatives = frames["initiatives"]
-    active = sorted(initiatives.loc[initiatives["status"] == "active", "externalId"])
-    codes = frames["codes"]
-    task = sorted(codes.loc[codes["codeTypeExternalId"] == "task-code", "externalId"])
-    activity = sorted(codes.loc[codes["codeTypeExternalId"] == "activity-code", "externalId"])
-    ranges: dict[str, list[str]] = {}
-    if "code_ranges" in frames:
-        pairs = frames["code_ranges"][["initiativeExternalId", "codeExternalId"]]
-        for matter, code in pairs.itertuples(index=False, name=None):
-            ranges.setdefault(matter, []).append(code)
-    plan = []
-    for _ in range(n):
-        matter = rng.choice(active)
-        count = rng.choice((0, 1, 1, 2))
-        allowed = ranges.get(matter)
-        if allowed:
-            picked = rng.sample(allowed, min(count, len(allowed)))
-        else:
-            picked = [rng.choice(task), rng.choice(activity)][:count]
-        released = now - timedelta(seconds=rng.randrange(120, days * 86_400))
-        plan.append(
-            {
-                "timekeeper": rng.choice(list(timekeepers)),
-                "matter": matter,
-                "codes": picked,
-                "seconds": 360 * rng.randint(1, 40),
-                "work_date": (released - timedelta(hours=rng.randrange(0, 48))).date(),
-                "released": released,
-                "summary": rng.choice(_SUMMARIES),
-            }
-        )
-    return plan
-
-
 _SUMMARIES = (
     "Review and revise draft agreement",
     "Telephone conference with client",
@@ -190,32 +141,58 @@ _SUMMARIES = (
 )
 
 
-def _entries(run: _Run) -> str:
+def _record(run: _Run, *, n: int, days: int, seed: int) -> list[int]:
+    """Record and release ``n`` entries over the last ``days`` days, the same for a seed (who,
+    which matter, codes within the matter's code range, release time); their durations."""
+    rng = random.Random(seed)
     now = datetime.now(UTC)
-    plan = _entry_plan(
-        run.frames, list(run.users), n=run.entries, days=DEMO_DAYS, seed=run.seed, now=now
-    )
-    for item in plan:
-        user = run.users[item["timekeeper"]]
+    initiatives, codes = run.frames["initiatives"], run.frames["codes"]
+    active = sorted(initiatives.loc[initiatives["status"] == "active", "externalId"])
+    task = sorted(codes.loc[codes["codeTypeExternalId"] == "task-code", "externalId"])
+    activity = sorted(codes.loc[codes["codeTypeExternalId"] == "activity-code", "externalId"])
+    ranges: dict[str, list[str]] = {}
+    if "code_ranges" in run.frames:
+        pairs = run.frames["code_ranges"][["initiativeExternalId", "codeExternalId"]]
+        for matter, code in pairs.itertuples(index=False, name=None):
+            ranges.setdefault(matter, []).append(code)
+    durations = []
+    for _ in range(n):
+        matter = rng.choice(active)
+        count = rng.choice((0, 1, 1, 2))
+        allowed = ranges.get(matter)
+        if allowed:
+            picked = rng.sample(allowed, min(count, len(allowed)))
+        else:
+            picked = [rng.choice(task), rng.choice(activity)][:count]
+        released = now - timedelta(seconds=rng.randrange(120, days * 86_400))
+        user = run.users[rng.choice(list(run.users))]
+        seconds = 360 * rng.randint(1, 40)
+        work_date = (released - timedelta(hours=rng.randrange(0, 48))).date()
         entry = run.admin.create_entry(
             user,
-            item["matter"],
-            work_date=item["work_date"],
-            increment_duration_in_seconds=item["seconds"],
-            summary=item["summary"],
-            codes=item["codes"],
+            matter,
+            work_date=work_date,
+            increment_duration_in_seconds=seconds,
+            summary=rng.choice(_SUMMARIES),
+            codes=picked,
         )
-        run.admin.release_entry(user, entry["_id"], at=item["released"])
-    run.released = len(plan)
-    hours = sum(item["seconds"] for item in plan) / 3600
-    return f"{len(plan)} entries recorded and released over {DEMO_DAYS} days, {hours:,.1f} hours"
+        run.admin.release_entry(user, entry["_id"], at=released)
+        durations.append(seconds)
+    return durations
+
+
+def _entries(run: _Run) -> str:
+    seconds = _record(run, n=run.entries, days=DEMO_DAYS, seed=run.seed)
+    run.released = len(seconds)
+    hours = sum(seconds) / 3600
+    return f"{len(seconds)} entries recorded and released over {DEMO_DAYS} days, {hours:,.1f} hours"
 
 
 def _export(run: _Run) -> str:
-    run.until = pd.Timestamp.now(tz="UTC")
-    run.after = (run.until - pd.Timedelta(days=DEMO_DAYS + 1)).normalize()
+    until = pd.Timestamp.now(tz="UTC")
+    after = (until - pd.Timedelta(days=DEMO_DAYS + 1)).normalize()
     target = run.out / "export"
-    totals = run.client.export_to_parquet(run.after, run.until, target, window="1D", overwrite=True)
+    totals = run.client.export_to_parquet(after, until, target, window="1D", overwrite=True)
     run.export = Export.read_parquet(target)
     if totals["entries"] != run.released or len(run.export) != run.released:
         raise _StepFailed(
@@ -259,16 +236,18 @@ def _acknowledge(run: _Run) -> str:
             ],
         }
     )
+    run.acknowledged = set(acks["entryId"])
+    return f"{len(acks)} acknowledged: {_send_acks(run, acks)}"
+
+
+def _send_acks(run: _Run, acks: pd.DataFrame) -> str:
+    """Acknowledge ``acks``, every row accepted; how many succeeded and failed."""
     result = run.client.acknowledge(acks, workers=run.workers, progress=False)
     if not result["ok"].all():
         run.note(result.loc[~result["ok"], ["entryId", "outcome", "httpStatus", "error"]])
         raise _StepFailed(f"{int((~result['ok']).sum())} acknowledgement(s) refused")
-    run.acknowledged = set(acks["entryId"])
     counts = acks["outcome"].value_counts()
-    return (
-        f"{len(acks)} acknowledged: {int(counts.get('succeeded', 0))} succeeded, "
-        f"{int(counts.get('failed', 0))} failed"
-    )
+    return f"{int(counts.get('succeeded', 0))} succeeded, {int(counts.get('failed', 0))} failed"
 
 
 def _pending(run: _Run) -> str:
@@ -332,40 +311,20 @@ def _reconcile(run: _Run) -> str:
     run.note(rec.summary)
     acks = rec.to_acknowledge()
     acks = acks[acks["entryId"].isin(run.pending)]
-    result = run.client.acknowledge(acks, workers=run.workers, progress=False)
-    if not result["ok"].all():
-        raise _StepFailed(f"{int((~result['ok']).sum())} acknowledgement(s) refused")
-    left = len(run.client.release_pending())
-    counts = acks["outcome"].value_counts()
+    sent = _send_acks(run, acks)
     return (
         f"{int(rec.summary['matched'])} matched, {int(rec.summary.drop('matched').sum())} "
-        f"differ; the {len(acks)} still pending acknowledged "
-        f"({int(counts.get('succeeded', 0))} succeeded, {int(counts.get('failed', 0))} failed); "
-        f"{left} pending now"
+        f"differ; the {len(acks)} still pending acknowledged ({sent}); "
+        f"{len(run.client.release_pending())} pending now"
     )
 
 
 def _leave_pending(run: _Run) -> str:
-    """A new batch released just now and left pending: what `make sandbox` then serves to the
-    README's release-pending and acknowledge examples."""
-    now = datetime.now(UTC)
-    plan = _entry_plan(
-        run.frames, list(run.users), n=LEFT_PENDING, days=1, seed=run.seed + 1, now=now
-    )
-    for item in plan:
-        user = run.users[item["timekeeper"]]
-        entry = run.admin.create_entry(
-            user,
-            item["matter"],
-            work_date=item["work_date"],
-            increment_duration_in_seconds=item["seconds"],
-            summary=item["summary"],
-            codes=item["codes"],
-        )
-        run.admin.release_entry(user, entry["_id"], at=item["released"])
+    """A new batch released just now and left pending, for `make sandbox` and the README."""
+    released = len(_record(run, n=LEFT_PENDING, days=1, seed=run.seed + 1))
     left = len(run.client.release_pending())
     return (
-        f"{len(plan)} new entries released and left pending ({left} pending now), for "
+        f"{released} new entries released and left pending ({left} pending now), for "
         "`make sandbox` and the README's acknowledge examples"
     )
 
@@ -510,13 +469,9 @@ def _find_sample(sample: str | os.PathLike[str] | None) -> Path:
 
 
 def _in_use(db: Path) -> bool:
-    """Whether another connection holds the SQLite file ``db`` open: a running sandbox.
-
-    Leaving WAL mode needs the only connection to the file, so SQLite refuses it at once
-    (``database is locked``) while a sandbox (in this process or another) has it open. When
-    the switch succeeds the file is no longer in WAL mode, which is harmless: it is then
-    moved aside, and a sandbox opening it puts it back in WAL mode.
-    """
+    """Whether another connection (a running sandbox) holds the SQLite file ``db`` open:
+    leaving WAL mode needs the only connection, so SQLite refuses it at once while one does
+    (a file left out of WAL mode is moved aside, and a sandbox opening it puts it back)."""
     if not db.exists():
         return False
     con = sqlite3.connect(db, timeout=0, isolation_level=None)
@@ -534,12 +489,10 @@ def _in_use(db: Path) -> bool:
 def _serving(db: Path) -> str:
     """Words naming the sandbox that holds ``db``: the URL the ``.env`` here names, if any."""
     try:
-        url = Settings.from_env(".env").urls["time"]
+        named = f"the .env here names {Settings.from_env('.env').urls['time']}; "
     except ToolkitError:
-        return f"a running sandbox (make sandbox, or toolkit sandbox --db {db})"
-    return (
-        f"a running sandbox (the .env here names {url}; make sandbox, or toolkit sandbox --db {db})"
-    )
+        named = ""
+    return f"a running sandbox ({named}make sandbox, or toolkit sandbox --db {db})"
 
 
 def _clear(out: Path) -> None:
@@ -576,16 +529,8 @@ def run_demo(
 ) -> int:
     """Run the whole flow headless against a fresh sandbox, printing a summary per step.
 
-    Starts a sandbox whose database is ``out/sandbox.db`` (new each run: an earlier one is moved
-    to ``out/sandbox.<when it was last written>.db``; while a running sandbox serves it, the
-    demo refuses and changes nothing) and, as its demo customer: validates and onboards
-    ``sample_data``, creates the timekeepers as users, records and releases ``entries`` entries
-    over the last three weeks (reproducible for a seed), exports them to the Parquet dataset
-    ``out/export``, writes ``out/hours_by_client.png``, acknowledges the earliest third (a mix
-    of succeeded and failed), checks release-pending, stars matters from a frame and lists them,
-    and reconciles the export with a billing extract with planted differences, acknowledging the
-    rest. Last, it releases a new batch of entries and leaves them pending, so that the sandbox
-    it leaves (``make sandbox`` serves it again) has entries to acknowledge.
+    The steps and what is written and moved aside are in :mod:`toolkit.demo`; the sandbox it
+    leaves (``make sandbox`` serves it again) has a batch of entries left pending.
 
     Args:
         out: Output folder.
@@ -601,9 +546,6 @@ def run_demo(
 
     Example:
         >>> run_demo("out")  # doctest: +SKIP
-        sandbox at http://127.0.0.1:50123, customer 64b7...
-        [ 1/11] validate     ok: 162 rows in 5 tables
-        ...
         0
     """
     from toolkit.sandbox import Admin, running  # optional extra: fastapi, uvicorn

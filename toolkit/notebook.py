@@ -1,11 +1,6 @@
-"""Notebooks start in one line: :func:`connect` gives a client on the configured service, or on
-a sandbox of the notebook's own.
-
-::
-
-    import toolkit
-    client = toolkit.connect()            # prints which service it is
-    sb = toolkit.notebook.sandbox()       # that sandbox (admin routes), or None
+"""Notebooks start in one line: ``client = toolkit.connect()`` gives a client on the configured
+service, or on a sandbox of the notebook's own (``toolkit.notebook.sandbox()`` is that sandbox,
+with its admin routes; ``toolkit.notebook.stop()`` stops it).
 
 Which service :func:`connect` uses, first match wins:
 
@@ -40,7 +35,7 @@ from toolkit.errors import ConfigError
 if TYPE_CHECKING:
     from toolkit.sandbox import Sandbox
 
-__all__ = ["SAMPLE_DATA", "connect", "sandbox", "stop"]
+__all__ = ["connect", "sandbox", "stop"]
 
 #: The sample firm, the sandbox's default seed: package data of the wheel (in a clone,
 #: ``toolkit/sample_data`` links to the repository's ``sample_data/``, the one copy).
@@ -62,10 +57,8 @@ _KERNEL = _Kernel()
 
 
 def sandbox() -> Sandbox | None:
-    """The sandbox :func:`connect` started, or ``None`` (a configured service, or none yet).
-
-    Its ``admin`` handle plants what happens inside "the product" (users, walls, entries); its
-    ``url`` and ``env()`` make more clients.
+    """The sandbox :func:`connect` started, or ``None``: its ``admin`` plants what happens
+    inside "the product" (users, walls, entries); its ``env()`` makes more clients.
 
     Returns:
         The running :class:`toolkit.sandbox.Sandbox`, or ``None``.
@@ -78,9 +71,8 @@ def sandbox() -> Sandbox | None:
 
 
 def stop() -> bool:
-    """Stop the sandbox :func:`connect` started (its temporary database goes with it).
-
-    Runs by itself when the kernel exits; a notebook's last cell may call it to be tidy.
+    """Stop the sandbox :func:`connect` started (its temporary database goes with it); runs by
+    itself when the kernel exits.
 
     Returns:
         ``True`` when a sandbox was running.
@@ -123,7 +115,7 @@ def _check_service(client: Client, where: str, allow_writes: bool | None) -> Non
     """Refuse a service elsewhere unless writes are allowed; a local one must answer."""
     if allow_writes is None:
         allow_writes = os.environ.get("TOOLKIT_ALLOW_WRITES") == "1"
-    urls = client.urls
+    urls = client.connection.urls
     for url in dict.fromkeys((urls["time"], urls["ingestion"], urls["auth"])):
         parts = urlsplit(url)
         host = parts.hostname or ""
@@ -162,15 +154,12 @@ def connect(
 ) -> Client:
     """A client for a notebook: the configured service, or a sandbox of the notebook's own.
 
-    Prints one line saying which. The rules are in :mod:`toolkit.notebook`: the configured
-    service when ``TOOLKIT_*`` variables or a ``.env`` (this folder or a parent) set one,
-    else a fresh sandbox seeded with ``seed`` that lives as long as the kernel (see
-    :func:`sandbox` and :func:`stop`). ``TOOLKIT_NOTEBOOK_SANDBOX=1`` always starts the
-    sandbox; ``TOOLKIT_USE_ENV=1`` always uses the configured service.
+    Prints one line saying which; the rules (first match wins) are in :mod:`toolkit.notebook`.
+    The sandbox lives as long as the kernel (see :func:`sandbox` and :func:`stop`).
 
     Args:
         seed: folder of sample CSV files for the sandbox's demo customer; default the
-            sample firm the package carries (:data:`SAMPLE_DATA`).
+            sample firm the package carries (``toolkit/sample_data``).
         env_file: a ``.env`` to read instead of the one found from the working folder up;
             giving one means the configured service is used.
         allow_writes: whether the notebook may write to a configured service that is not on
@@ -180,25 +169,15 @@ def connect(
         A :class:`toolkit.Client`.
 
     Raises:
-        ConfigError: the service is elsewhere and writes are not allowed; a configured local
-            service does not answer; a ``TOOLKIT_*`` variable is missing or malformed;
-            ``seed`` or ``env_file`` does not exist; or no service is configured and the
-            sandbox extra (fastapi, uvicorn) is not installed.
+        ConfigError: a service elsewhere without ``allow_writes``, a local one that does not
+            answer, a bad ``TOOLKIT_*`` variable, ``seed`` or ``env_file`` missing, or no
+            service configured and no sandbox extra (fastapi, uvicorn).
 
     Example:
-        >>> client = connect(seed="../sample_data")  # doctest: +SKIP
-        using the notebook's own sandbox (demo customer seeded with sample_data/)
-        >>> import pathlib, tempfile
-        >>> env = pathlib.Path(tempfile.mkdtemp()) / ".env"
-        >>> _ = env.write_text("TOOLKIT_CUSTOMER_ID=c\\nTOOLKIT_CLIENT_ID=i\\n"
-        ...     "TOOLKIT_CLIENT_SECRET=s\\nTOOLKIT_AUTH_URL=https://auth.example.com\\n"
-        ...     "TOOLKIT_TIME_URL=https://time.example.com\\nTOOLKIT_AUDIENCE=a\\n")
-        >>> connect(env_file=env)
+        >>> connect(env_file="missing.env")
         Traceback (most recent call last):
         ...
-        toolkit.errors.ConfigError: https://time.example.com is not on this machine and ...
-        >>> client = connect(env_file=env, allow_writes=True)  # doctest: +ELLIPSIS
-        using the configured service (.../.env): customer c at https://time.example.com
+        toolkit.errors.ConfigError: env_file missing.env is not a file
     """
     path = _env_file(env_file)
     stop()  # a re-run starts afresh, as the notebook did before
@@ -208,7 +187,7 @@ def connect(
         _check_service(client, where, allow_writes)
         print(
             f"using the configured service ({where}): "
-            f"customer {client.customer_id} at {client.urls['time']}"
+            f"customer {client.customer_id} at {client.connection.urls['time']}"
         )
         return client
     folder = _seed(seed)

@@ -6,3 +6,5 @@
 - :mod:`~toolkit.bulk.budget`: ``Budget``, one per service and connection: the limit, learned
 - :mod:`~toolkit.bulk.hints`: ``limit_hints``, what the rate limit headers say
 """
+
+__all__: list[str] = []

@@ -12,3 +12,5 @@
 Import from the modules; this package imports nothing, so ``toolkit.errors`` can use
 :mod:`~toolkit.core.failures` without a cycle.
 """
+
+__all__: list[str] = []

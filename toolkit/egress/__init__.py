@@ -9,38 +9,17 @@
 - :mod:`~toolkit.egress.acknowledgements`: ``acknowledge`` from a frame
 - :mod:`~toolkit.egress.ack_batch`: its succeeded rows through the published batch route
 - :mod:`~toolkit.egress.users`: user records
-
-The package names the public functions; ``sync`` and ``users`` are its modules (their
-functions of the same names: ``toolkit.egress.sync.sync``, ``toolkit.egress.users.users``).
 """
 
-from toolkit.core.windows import release_window
-from toolkit.egress.acknowledgements import acknowledge
-from toolkit.egress.export import Export
-from toolkit.egress.fetch import export_entries, export_to_parquet, iter_export, release_pending
-from toolkit.egress.files import claim_target
-from toolkit.egress.sync import (
-    DEFAULT_LAG,
-    SyncReport,
-    compact,
-    read_sync,
-    sync_status,
-    widen_counts,
-)
+# not re-exported (``__all__`` is empty: the public face is ``toolkit``'s), kept for the command
+# line, toolkit.firms and toolkit.dagster, which import these from the package
+from toolkit.core.windows import release_window as release_window
+from toolkit.egress.export import Export as Export
+from toolkit.egress.files import claim_target as claim_target
+from toolkit.egress.sync import DEFAULT_LAG as DEFAULT_LAG
+from toolkit.egress.sync import SyncReport as SyncReport
+from toolkit.egress.sync import compact as compact
+from toolkit.egress.sync import read_sync as read_sync
+from toolkit.egress.sync import sync_status as sync_status
 
-__all__ = [
-    "DEFAULT_LAG",
-    "Export",
-    "SyncReport",
-    "acknowledge",
-    "claim_target",
-    "compact",
-    "export_entries",
-    "export_to_parquet",
-    "iter_export",
-    "read_sync",
-    "release_pending",
-    "release_window",
-    "sync_status",
-    "widen_counts",
-]
+__all__: list[str] = []

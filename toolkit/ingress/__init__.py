@@ -14,28 +14,18 @@ turned into payloads and imported.
 - :mod:`~toolkit.ingress.imports`: ``import_table``, ``onboard`` (sends the plan)
 """
 
-from toolkit.ingress.imports import IMPORTS, OnboardReport, import_table, onboard
-from toolkit.ingress.plan import Plan, failures, plan
-from toolkit.ingress.ranges import CODE_RANGE_MAX, CODE_RANGE_POSTS
-from toolkit.ingress.readers import check_out_path, read_table, table_for, with_lines, write_table
-from toolkit.ingress.validation import ValidationReport, load_folder, validate
+# not re-exported (``__all__`` is empty: the public face is ``toolkit``'s), kept for the command
+# line and toolkit.firms, which import these from the package
+from toolkit.ingress.imports import IMPORTS as IMPORTS
+from toolkit.ingress.imports import OnboardReport as OnboardReport
+from toolkit.ingress.plan import Plan as Plan
+from toolkit.ingress.ranges import CODE_RANGE_POSTS as CODE_RANGE_POSTS
+from toolkit.ingress.readers import check_out_path as check_out_path
+from toolkit.ingress.readers import read_table as read_table
+from toolkit.ingress.readers import with_lines as with_lines
+from toolkit.ingress.readers import write_table as write_table
+from toolkit.ingress.validation import ValidationReport as ValidationReport
+from toolkit.ingress.validation import load_folder as load_folder
+from toolkit.ingress.validation import validate as validate
 
-__all__ = [
-    "CODE_RANGE_MAX",
-    "CODE_RANGE_POSTS",
-    "IMPORTS",
-    "OnboardReport",
-    "Plan",
-    "ValidationReport",
-    "check_out_path",
-    "failures",
-    "import_table",
-    "load_folder",
-    "onboard",
-    "plan",
-    "read_table",
-    "table_for",
-    "validate",
-    "with_lines",
-    "write_table",
-]
+__all__: list[str] = []

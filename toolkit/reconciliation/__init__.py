@@ -35,22 +35,14 @@ Errors (all ``ValueError`` subclasses from :mod:`toolkit.errors`, never a raw pa
 ('duration', 'date', 'matter')
 """
 
-from toolkit.reconciliation.api import reconcile
-from toolkit.reconciliation.classify import FAILED_STATUSES
-from toolkit.reconciliation.inputs import COMPARISONS
-from toolkit.reconciliation.messages import spoken_as_cli
-from toolkit.reconciliation.result import (
-    Reconciliation,
-    acknowledgements_from_rows,
-    is_reconciliation,
-)
+# not re-exported (``__all__`` is empty: the public face is ``toolkit``'s), kept for the command
+# line, toolkit.firms and the demo, which import these from the package
+from toolkit.reconciliation.api import reconcile as reconcile
+from toolkit.reconciliation.classify import FAILED_STATUSES as FAILED_STATUSES
+from toolkit.reconciliation.inputs import COMPARISONS as COMPARISONS
+from toolkit.reconciliation.messages import spoken_as_cli as spoken_as_cli
+from toolkit.reconciliation.result import Reconciliation as Reconciliation
+from toolkit.reconciliation.result import acknowledgements_from_rows as acknowledgements_from_rows
+from toolkit.reconciliation.result import is_reconciliation as is_reconciliation
 
-__all__ = [
-    "COMPARISONS",
-    "FAILED_STATUSES",
-    "Reconciliation",
-    "acknowledgements_from_rows",
-    "is_reconciliation",
-    "reconcile",
-    "spoken_as_cli",
-]
+__all__: list[str] = []
