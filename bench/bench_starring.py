@@ -344,7 +344,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         )
         with sandbox_process(db) as server:
             client = client_for(server.url, creds)
-            client.auth.token()
+            client.connection.auth.token()
             bare = _Bare(server.url, creds)
             # warm-up: lazy imports and connections of both sides
             client.star(frame.head(CHUNK), workers=2, progress=False)

@@ -410,8 +410,8 @@ def client_env(client: Any, sandbox: Sandbox) -> dict[str, str]:
     """The ``TOOLKIT_*`` variables of ``client``'s customer on ``sandbox`` (one base for all)."""
     return {
         "TOOLKIT_CUSTOMER_ID": client.customer_id,
-        "TOOLKIT_CLIENT_ID": client.client_id,
-        "TOOLKIT_CLIENT_SECRET": client.auth._secret.reveal(),
+        "TOOLKIT_CLIENT_ID": client.settings.client_id,
+        "TOOLKIT_CLIENT_SECRET": client.connection.auth._secret.reveal(),
         "TOOLKIT_AUTH_URL": sandbox.url,
         "TOOLKIT_TIME_URL": sandbox.url,
         "TOOLKIT_AUDIENCE": sandbox.audience,

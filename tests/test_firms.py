@@ -144,7 +144,7 @@ def test_the_secret_is_read_from_the_environment_or_a_dotenv_beside_the_file(tmp
         firms["harbor-lane"].client()
     (tmp_path / ".env").write_text("HARBOR_LANE_SECRET=from-dotenv-0001\n")
     client = load(tmp_path / "firms.toml")["harbor-lane"].client()
-    assert client.auth is not None and "from-dotenv-0001" not in repr(client)
+    assert client.connection.auth is not None and "from-dotenv-0001" not in repr(client)
     monkeypatch.setenv("HARBOR_LANE_SECRET", "from-env-0002")
     firm = load(tmp_path / "firms.toml")["harbor-lane"]
     assert firm._secret() == "from-env-0002"

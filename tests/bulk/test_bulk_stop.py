@@ -158,8 +158,8 @@ def test_closed_identity_port_ends_a_1000_row_run_within_10_seconds_naming_the_h
 ) -> None:
     client = Client(
         fresh_client.customer_id,
-        fresh_client.client_id,
-        fresh_client.auth._secret,
+        fresh_client.settings.client_id,
+        fresh_client.connection.auth._secret,
         f"http://127.0.0.1:{unused_port}",
         sandbox.url,
         audience=sandbox.audience,
@@ -179,8 +179,8 @@ def test_closed_port_fails_the_whole_onboarding_once_not_per_table(
 ) -> None:
     client = Client(
         fresh_client.customer_id,
-        fresh_client.client_id,
-        fresh_client.auth._secret,
+        fresh_client.settings.client_id,
+        fresh_client.connection.auth._secret,
         sandbox.url,
         f"http://127.0.0.1:{unused_port}",
         audience=fresh_client.connection.settings.audience,
@@ -217,8 +217,8 @@ def test_a_malformed_url_is_refused_when_the_client_is_built(url: str) -> None:
 
 def test_a_lost_answer_is_unknown_not_failed(fresh_client: Client, sandbox, no_faults) -> None:
     fresh_client.import_clients(_clients(1, "LOST"), progress=False)  # token fetched already
-    fresh_client.transport.timeout = (5.0, 0.2)
-    fresh_client.transport.retries = 1
+    fresh_client.connection.transport.timeout = (5.0, 0.2)
+    fresh_client.connection.transport.retries = 1
     sandbox.admin.set_faults(latency_ms=600)
     try:
         result = fresh_client.import_clients(_clients(3, "LOST"), progress=False)

@@ -163,7 +163,7 @@ def test_a_request_failing_inside_urllib3_leaves_no_token_in_traceback_locals(
     client = Client.from_env(None, environ=sandbox.env(), retries=0)
     users = sandbox.admin.records("users")
     client.user(users[0]["_id"])  # a token is now cached
-    token = client.auth.secret_token()  # wrapped: this frame is in the traceback too
+    token = client.connection.auth.secret_token()  # wrapped: this frame is in the traceback too
     _fail_inside_urllib3(monkeypatch)
     with pytest.raises(RuntimeError) as info:
         client.user(users[0]["_id"])
@@ -178,7 +178,7 @@ def test_a_request_refused_by_the_service_leaves_no_token_in_traceback_locals(sa
     with pytest.raises(Exception) as info:
         client.user("0" * 24)  # no such user: 404
     text = _formatted_with_locals(info.value)
-    assert client.auth.secret_token().reveal() not in text
+    assert client.connection.auth.secret_token().reveal() not in text
     assert sandbox.client_secret not in text
 
 
@@ -191,7 +191,7 @@ def test_from_env_in_a_subfolder_finds_the_env_file_above_and_connects(
     client = toolkit.Client.from_env()
     assert client.settings.source == str((project / ".env").resolve())
     assert client.customer_id == sandbox.customer_id
-    assert client.auth.secret_token().reveal()
+    assert client.connection.auth.secret_token().reveal()
 
 
 def test_from_env_without_a_file_says_environment_or_that_none_was_found(

@@ -280,7 +280,7 @@ def test_ten_thousand_records_with_injected_faults_all_land(
     fresh_client: Client, sandbox, no_faults
 ) -> None:
     # short backoff keeps the test quick; enough retries that 20% faults never exhaust them
-    fresh_client.transport.retries, fresh_client.transport.backoff = 10, 0.01
+    fresh_client.connection.transport.retries, fresh_client.connection.transport.backoff = 10, 0.01
     frames = load_folder(SAMPLE)
     clients = _clients(2000, prefix="F")
     initiatives = pd.DataFrame(

@@ -106,7 +106,7 @@ def test_per_item_500s_are_retried_on_their_own_like_whole_requests(
     retried = res[res["attempts"] > 1]
     assert len(retried) > 0
     # the same policy as whole requests: up to `retries` more attempts, with backoff
-    assert res["attempts"].max() <= 1 + client.transport.retries
+    assert res["attempts"].max() <= 1 + client.connection.transport.retries
     assert set(res["status"]) <= {200, 500}
     # whatever still failed after its retries is reported with a message, never dropped
     assert len(res) == 30
@@ -116,7 +116,7 @@ def test_per_item_500s_are_retried_on_their_own_like_whole_requests(
 
 def test_injected_whole_request_faults_lose_nothing(firm, sandbox, no_faults) -> None:
     client, active = firm["client"], firm["active"]
-    client.transport.retries, client.transport.backoff = 10, 0.01
+    client.connection.transport.retries, client.connection.transport.backoff = 10, 0.01
     sandbox.admin.set_faults(rate=0.2, statuses=[500, 503, 429], retry_after_seconds=0, seed=9)
     frame = pd.DataFrame(
         [(tk, i) for tk in ("TK-A", "TK-B") for i in active[:40]],
