@@ -9,7 +9,7 @@ dates at midnight) that :mod:`toolkit.reconciliation.classify` joins.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -56,8 +56,6 @@ _HINT_WORDS: dict[str, tuple[str, ...]] = {
 }
 _WORD_UNITS = {"hour": "hours", "hrs": "hours", "minute": "minutes", "mins": "minutes"}
 _WORD_UNITS |= {"second": "seconds", "secs": "seconds"}
-_BILLING_KEY_CANDIDATES = ("entryId", "_id", "externalId")
-_BILLING_ID_CANDIDATES = ("billingId", "recordId")
 _UNIT_SECONDS = {"seconds": 1, "minutes": 60, "hours": 3600}
 _KEY_ALIASES = {"_id": "_id", "entryId": "_id", "externalId": "externalId"}
 
@@ -76,26 +74,22 @@ def check_options(
     ...
     toolkit.errors.ConfigError: duration_unit must be one of ['hours', 'minutes', 'seconds'], got 'days'
     """  # noqa: E501 - a doctest's output is one line
-    key_choice = _check_key(key)
+    if key != "auto" and key not in _KEY_ALIASES:
+        raise ConfigError(f"key must be 'auto', '_id', 'entryId' or 'externalId', got {key!r}")
     if decimal not in (".", ","):
         raise ConfigError(f"decimal must be '.' or ',', got {decimal!r}")
     if duration_unit not in _UNIT_SECONDS:
         raise ConfigError(
             f"duration_unit must be one of {sorted(_UNIT_SECONDS)}, got {duration_unit!r}"
         )
-    if (
-        isinstance(tolerance_seconds, bool)
-        or not isinstance(tolerance_seconds, int | float | np.number)
-        or not np.isfinite(tolerance_seconds)
-        or tolerance_seconds < 0
-    ):
+    t = tolerance_seconds
+    if isinstance(t, bool) or not isinstance(t, int | float | np.number) or not 0 <= t < np.inf:
         raise ConfigError(
             f"tolerance_seconds must be a non-negative number, got {tolerance_seconds!r}"
         )
-
     if dayfirst is not None and not isinstance(dayfirst, bool | np.bool_):
         raise ConfigError(f"dayfirst must be True, False or None, got {dayfirst!r}")
-    return key_choice
+    return _KEY_ALIASES.get(key, key)
 
 
 def billing_columns(
@@ -115,8 +109,16 @@ def billing_columns(
     >>> billing_columns(pd.DataFrame({"entryId": ["e1"], "duration": [60]}), "auto")
     ('entryId', None, {'duration': 'duration', 'date': None, 'matter': None})
     """
-    bkey = _billing_key_column(billing, billing_key, key)
-    bid = _billing_id_column(billing, billing_id)
+    order = ("externalId", "entryId", "_id") if key == "externalId" else ("entryId", "_id")
+    found = next((c for c in (*order, "externalId") if c in billing.columns), None)
+    bkey = billing_key if billing_key is not None else found
+    if bkey is None:
+        raise MissingColumnError("billing", [order[0]], billing.columns)
+    _require("billing", billing, [bkey])
+    bid = billing_id
+    if bid is None:
+        bid = next((c for c in ("billingId", "recordId") if c in billing.columns), None)
+    _require("billing", billing, [bid] if bid is not None else [])
     given = {"duration": duration, "date": date, "matter": matter}
     columns: dict[str, str | None] = {}
     for name in COMPARISONS:  # a loop, not a comprehension: the warning names the caller
@@ -156,31 +158,10 @@ def check_unique(table: str, column: str, keys: pd.Series) -> None:
         raise DuplicateKeyError(table, column, rows.drop_duplicates().tolist(), rows)
 
 
-def _check_key(key: str) -> str:
-    if key == "auto":
-        return key
-    if key not in _KEY_ALIASES:
-        raise ConfigError(f"key must be 'auto', '_id', 'entryId' or 'externalId', got {key!r}")
-    return _KEY_ALIASES[key]
-
-
 def _require(table: str, frame: pd.DataFrame, columns: Iterable[str]) -> None:
     missing = list(dict.fromkeys(c for c in columns if c not in frame.columns))
     if missing:
         raise MissingColumnError(table, missing, frame.columns)
-
-
-def _billing_key_column(billing: pd.DataFrame, billing_key: str | None, key: str) -> str:
-    if billing_key is not None:
-        _require("billing", billing, [billing_key])
-        return billing_key
-    order = list(_BILLING_KEY_CANDIDATES)
-    if key == "externalId":
-        order = ["externalId", "entryId", "_id"]
-    for name in order:
-        if name in billing.columns:
-            return name
-    raise MissingColumnError("billing", [order[0]], billing.columns)
 
 
 def _value_column(
@@ -214,13 +195,6 @@ def _value_column(
             stacklevel=4,
         )
     return None
-
-
-def _billing_id_column(billing: pd.DataFrame, billing_id: str | None) -> str | None:
-    if billing_id is not None:
-        _require("billing", billing, [billing_id])
-        return billing_id
-    return next((c for c in _BILLING_ID_CANDIDATES if c in billing.columns), None)
 
 
 def released_in(
@@ -276,36 +250,29 @@ def exported_frame(exported: pd.DataFrame, dayfirst: bool | None) -> pd.DataFram
     >>> exported_frame(pd.DataFrame({"_id": [1001.0], "userId": ["u1"]}), None)["entryId"][0]
     '1001'
     """
-    n = len(exported)
+    ids = {"entryId": "_id", "externalId": "externalId", "userId": "userId"}
+    ids |= {c: c for c in ("initiative.externalId", "initiative.client.externalId")}
+    out = {name: _read(exported, column, "str", as_str) for name, column in ids.items()}
+    duration = "incrementDurationInSeconds"
+    out["exported_seconds"] = _read(
+        exported, duration, "Int64", lambda v: as_seconds(v, "exported", duration, 1)
+    )
+    out["exported_date"] = _read(
+        exported,
+        "workDate",
+        "datetime64[us]",
+        lambda v: as_date(v, "exported", "workDate", dayfirst),
+    )
+    return pd.DataFrame(out)
 
-    def col(name: str) -> pd.Series:
-        if name in exported.columns:
-            return as_str(exported[name]).reset_index(drop=True)
-        return empty_column(n, "str")
 
-    seconds = (
-        as_seconds(
-            exported["incrementDurationInSeconds"], "exported", "incrementDurationInSeconds", 1
-        ).reset_index(drop=True)
-        if "incrementDurationInSeconds" in exported.columns
-        else empty_column(n, "Int64")
-    )
-    dates = (
-        as_date(exported["workDate"], "exported", "workDate", dayfirst).reset_index(drop=True)
-        if "workDate" in exported.columns
-        else empty_column(n, "datetime64[us]")
-    )
-    return pd.DataFrame(
-        {
-            "entryId": col("_id"),
-            "externalId": col("externalId"),
-            "userId": col("userId"),
-            "initiative.externalId": col("initiative.externalId"),
-            "initiative.client.externalId": col("initiative.client.externalId"),
-            "exported_seconds": seconds,
-            "exported_date": dates,
-        }
-    )
+def _read(
+    frame: pd.DataFrame, column: str | None, dtype: str, how: Callable[[pd.Series], pd.Series]
+) -> pd.Series:
+    """``how(frame[column])`` indexed by position, or missing values where there is no column."""
+    if column is None or column not in frame.columns:
+        return empty_column(len(frame), dtype)
+    return how(frame[column]).reset_index(drop=True)
 
 
 def billing_frame(
@@ -325,23 +292,27 @@ def billing_frame(
     >>> bil["billed_seconds"].tolist()
     [5400]
     """
-    n = len(billing)
     unit = _UNIT_SECONDS[duration_unit]
     duration, date, matter = columns["duration"], columns["date"], columns["matter"]
-    ids = as_str(billing[billing_id]) if billing_id is not None else empty_column(n, "str")
-    values = {
-        "key": as_str(billing[key]),
-        "billingId": ids,
-        "billed_seconds": as_seconds(billing[duration], "billing", duration, unit, decimal)
-        if duration is not None
-        else empty_column(n, "Int64"),
-        "billed_date": as_date(billing[date], "billing", date, dayfirst)
-        if date is not None
-        else empty_column(n, "datetime64[us]"),
-        "billed_matter": as_str(billing[matter]) if matter is not None else empty_column(n, "str"),
-    }
-    # position, not the caller's index, pairs the columns up
-    return pd.DataFrame({name: v.reset_index(drop=True) for name, v in values.items()})
+    return pd.DataFrame(
+        {
+            "key": _read(billing, key, "str", as_str),
+            "billingId": _read(billing, billing_id, "str", as_str),
+            "billed_seconds": _read(
+                billing,
+                duration,
+                "Int64",
+                lambda v: as_seconds(v, "billing", str(duration), unit, decimal),
+            ),
+            "billed_date": _read(
+                billing,
+                date,
+                "datetime64[us]",
+                lambda v: as_date(v, "billing", str(date), dayfirst),
+            ),
+            "billed_matter": _read(billing, matter, "str", as_str),
+        }
+    )
 
 
 def isin(values: pd.Series, pool: pd.Series) -> np.ndarray:
