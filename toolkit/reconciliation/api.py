@@ -65,12 +65,11 @@ def reconcile(
             ``incrementDurationInSeconds``, ``workDate``, ``initiative.externalId``.
         billing: the billing extract (pandas, Polars or PyArrow), one row per billing record.
         key: the entry column the billing key refers to: ``"_id"`` (alias ``"entryId"``),
-            ``"externalId"``, or ``"auto"``: the one whose values the billing keys hit most
-            (on a tie, ``externalId`` if the billing key column is named so, else ``_id``).
-        billing_key: the billing column holding the key; by default the first of ``entryId``,
-            ``_id``, ``externalId`` present (``externalId`` first when ``key="externalId"``).
-        billing_id: the billing record id column, sent as ``externalId`` when acknowledging
-            success; by default ``billingId`` or ``recordId`` if present, else none.
+            ``"externalId"``, or ``"auto"``: the one the billing keys hit most.
+        billing_key: the billing column of the key; default the first of ``entryId``, ``_id``,
+            ``externalId`` present.
+        billing_id: the billing record id column (the ``externalId`` of a success); default
+            ``billingId`` or ``recordId`` if present.
         duration: billing column of the duration in ``duration_unit`` (or timedeltas),
             default ``duration``; rounded to whole seconds.
         date: billing column of the date worked (a time of day is ignored), default
@@ -88,8 +87,7 @@ def reconcile(
         decimal: the decimal mark of text durations in the billing frame, ``"."`` or ``","``.
 
     Returns:
-        A :class:`Reconciliation`; its ``rows`` list exported entries in their order, then the
-        billing-only records in theirs.
+        A :class:`Reconciliation`: the entries in their order, then the billing-only records.
 
     Raises:
         MissingColumnError: a needed or named column is absent (names the closest one).

@@ -93,47 +93,31 @@ def classify(
     ['matched']
     """
     both = (rows["_merge"] == "both").to_numpy()
-    left_only = (rows["_merge"] == "left_only").to_numpy()
-    right_only = (rows["_merge"] == "right_only").to_numpy()
-    never = np.zeros(len(rows), dtype=bool)  # a value not compared never differs
-
     diff = rows["billed_seconds"] - rows["exported_seconds"]
-    dur_bad = (
-        _differs(rows["exported_seconds"], rows["billed_seconds"], diff.abs() > tolerance)
-        if "duration" in compared
-        else never
-    )
-    date_bad = (
-        _differs(
-            rows["exported_date"], rows["billed_date"], rows["exported_date"] != rows["billed_date"]
+    sides = {"duration": ("exported_seconds", "billed_seconds")}
+    sides |= {"date": ("exported_date", "billed_date")}
+    sides |= {"matter": ("initiative.externalId", "billed_matter")}
+    bad: dict[str, np.ndarray] = {}
+    for name, (left, right) in sides.items():
+        unequal = diff.abs() > tolerance if name == "duration" else rows[left] != rows[right]
+        compare = name in compared  # a value not compared never differs
+        bad[name] = (
+            _differs(rows[left], rows[right], unequal) if compare else np.zeros(len(rows), bool)
         )
-        if "date" in compared
-        else never
-    )
-    exported_matter = rows["initiative.externalId"]
-    matter_bad = (
-        _differs(exported_matter, rows["billed_matter"], exported_matter != rows["billed_matter"])
-        if "matter" in compared
-        else never
-    )
 
     status = np.full(len(rows), "matched", dtype=object)
-    status[date_bad | matter_bad] = "date_or_matter_differs"
-    status[dur_bad] = "duration_differs"
-    status[left_only] = "missing_in_billing"
-    status[right_only] = "only_in_billing"
+    status[bad["date"] | bad["matter"]] = "date_or_matter_differs"
+    status[bad["duration"]] = "duration_differs"
+    status[(rows["_merge"] == "left_only").to_numpy()] = "missing_in_billing"
+    status[(rows["_merge"] == "right_only").to_numpy()] = "only_in_billing"
 
-    def flag(mask: np.ndarray, name: str) -> pd.Series:
-        out = pd.Series(mask, dtype="boolean")
+    def flag(name: str) -> pd.Series:
+        out = pd.Series(bad[name], dtype="boolean")
         out[~both if name in compared else slice(None)] = pd.NA
         return out
 
-    code = dur_bad.astype(np.int8) * 4 + date_bad.astype(np.int8) * 2 + matter_bad.astype(np.int8)
-    names = {
-        c: [n for bit, n in ((4, "duration"), (2, "date"), (1, "matter")) if c & bit]
-        for c in range(8)
-    }
-    code = np.where(both, code, 0)
+    code = np.where(both, bad["duration"] * 4 + bad["date"] * 2 + bad["matter"] * 1, 0)
+    names = {c: [n for bit, n in zip((4, 2, 1), sides, strict=True) if c & bit] for c in range(8)}
     differences = [list(names[c]) for c in code.tolist()]
 
     text = ["key", "externalId", "billingId", "userId", "initiative.externalId"]
@@ -147,12 +131,10 @@ def classify(
             "difference_seconds": diff.astype("Int64"),
             "exported_date": rows["exported_date"].astype("datetime64[us]"),
             "billed_date": rows["billed_date"].astype("datetime64[us]"),
-            "exported_matter": exported_matter.astype("str"),
+            "exported_matter": rows["initiative.externalId"].astype("str"),
             "billed_matter": rows["billed_matter"].astype("str"),
             "status": pd.Categorical(status, dtype=_STATUS_DTYPE),
-            "duration_differs": flag(dur_bad, "duration"),
-            "date_differs": flag(date_bad, "date"),
-            "matter_differs": flag(matter_bad, "matter"),
+            **{f"{name}_differs": flag(name) for name in sides},
             "differences": differences,
         }
     )

@@ -119,16 +119,7 @@ def _fmt_seconds(seconds: pd.Series) -> pd.Series:
     return (hours.astype("str") + " h (" + seconds.astype("str") + " s)").fillna("nothing")
 
 
-def _fmt_text(values: pd.Series) -> pd.Series:
-    return values.astype("str").fillna("nothing")
-
-
-def _both(what: str, exported: pd.Series, billed: pd.Series) -> pd.Series:
-    fmt = _fmt_seconds if what == "duration" else _fmt_text
-    return f"{what} differs: exported " + fmt(exported) + ", billed " + fmt(billed)
-
-
-def _messages(rows: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
+def _messages(rows: pd.DataFrame) -> list[pd.Series]:
     """The duration, date and matter messages of the rows that differ (missing elsewhere)."""
     out = []
     for what in ("duration", "date", "matter"):
@@ -137,20 +128,19 @@ def _messages(rows: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
         if mask.any():
             r = rows.loc[mask]
             if what == "duration":
-                diff = r["difference_seconds"]
-                known = diff.notna()
-                shown = (_signed(diff) + " s").where(known, "unknown")
-                text = _both(what, r["exported_seconds"], r["billed_seconds"])
-                msg.loc[mask] = text + ", difference " + shown
-            elif what == "date":
-                days = [
-                    r[f"{side}_date"].dt.strftime("%Y-%m-%d") for side in ("exported", "billed")
-                ]
-                msg.loc[mask] = _both(what, *days)
+                sides = [_fmt_seconds(r["exported_seconds"]), _fmt_seconds(r["billed_seconds"])]
             else:
-                msg.loc[mask] = _both(what, r["exported_matter"], r["billed_matter"])
+                sides = [r[f"exported_{what}"], r[f"billed_{what}"]]
+            if what == "date":
+                sides = [side.dt.strftime("%Y-%m-%d") for side in sides]
+            exported, billed = (side.astype("str").fillna("nothing") for side in sides)
+            text = f"{what} differs: exported " + exported + ", billed " + billed
+            if what == "duration":
+                diff = r["difference_seconds"]
+                text += ", difference " + (_signed(diff) + " s").where(diff.notna(), "unknown")
+            msg.loc[mask] = text
         out.append(msg)
-    return out[0], out[1], out[2]
+    return out
 
 
 def _missing_messages(rows: pd.DataFrame, key: str) -> pd.Series:

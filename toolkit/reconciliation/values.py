@@ -71,7 +71,7 @@ def as_date(values: pd.Series, table: str, column: str, dayfirst: bool | None = 
         parsed[np.flatnonzero(is_text)[~blank]] = dates.to_numpy()[codes]
     bad = np.isnat(parsed) & ~missing
     if bad.any():
-        _raise_values(table, column, values[bad], "date", "not a date")
+        _raise_values(table, column, values[bad], "not a date")
     out = pd.Series(parsed, index=values.index, dtype="datetime64[us]")
     return out.dt.normalize()
 
@@ -133,7 +133,6 @@ def _text_dates(
             table,
             column,
             rows[hit],
-            "date",
             "ambiguous dates",
             ambiguous_date_message(
                 f"{table} column {column!r}",
@@ -175,40 +174,26 @@ def as_seconds(
         bad = seconds.isna() & values.notna()
         if bad.any():
             comma = values[bad].astype("str").str.fullmatch(r"\s*[+-]?\d*,\d+\s*")
-            hint = (
-                f" (decimal commas? {advise(('decimal', ','))})"
-                if decimal != "," and bool(comma.any())
-                else ""
-            )
-            _raise_values(table, column, values[bad], "number", "not a number", hint=hint)
+            hint = f" (decimal commas? {advise(('decimal', ','))})"
+            hint = hint if decimal != "," and bool(comma.any()) else ""
+            _raise_values(table, column, values[bad], "not a number", hint=hint)
     return pd.Series(np.round(seconds.to_numpy(dtype="float64")), index=values.index).astype(
         "Int64"
     )
 
 
 def _raise_values(
-    table: str,
-    column: str,
-    bad: pd.Series,
-    check: str,
-    what: str,
-    message: str | None = None,
-    hint: str = "",
+    table: str, column: str, bad: pd.Series, what: str, message: str = "", hint: str = ""
 ) -> None:
+    """Raise a :class:`ValidationError` with a failure row per bad value."""
     shown = ", ".join(repr(v) for v in bad.head(5).tolist())
+    check = "number" if what == "not a number" else "date"
+    at, values = list(bad.index), bad.tolist()
     cases = failure_frame(
-        table=table,
-        row=bad.index.tolist(),
-        column=column,
-        check=check,
-        value=bad.tolist(),
-        message=what,
+        table=table, row=at, column=column, check=check, value=values, message=what
     )
-    raise ValidationError(
-        message
-        or f"{table} column {column!r}: {len(bad)} value(s) {what}, for example {shown}{hint}",
-        cases,
-    )
+    said = f"{table} column {column!r}: {len(bad)} value(s) {what}, for example {shown}"
+    raise ValidationError(message or said + hint, cases)
 
 
 def empty_column(n: int, dtype: str) -> pd.Series:
