@@ -1,18 +1,14 @@
 """OAuth 2.0 client-credentials tokens: fetched lazily, cached, refreshed before they expire.
 
-The secret and the token live in :class:`Secret` wrappers whose ``repr``, ``str`` and pickled
-forms are masked, so neither can reach a log line, an exception message, a notebook output or a
-pickle by accident. They stay wrapped along the whole request path: the request body of the
-token exchange and the ``Authorization`` header are written by ``requests`` auth hooks
-(:class:`BearerAuth`, :class:`ClientCredentials`) inside their ``__call__``, whose frame is gone
-before anything can fail, so no traceback's locals (rich, IPython's verbose mode, an error
-tracker) hold a plain secret or token.
+The secret and the token live in :class:`Secret` wrappers, masked in ``repr``, ``str`` and
+pickles, and stay wrapped along the whole request path: the token exchange's body and the
+``Authorization`` header are written by ``requests`` auth hooks (:class:`BearerAuth`,
+:class:`ClientCredentials`), so no traceback's locals hold a plain secret or token.
 """
 
 from __future__ import annotations
 
 import hmac
-import random
 import threading
 import time
 from collections.abc import Callable
@@ -40,17 +36,12 @@ MASK = "********"
 
 
 class Secret:
-    """A string that never shows itself in a repr, a str or a format.
+    """A string that never shows itself in a repr, a str, a format or a pickle.
 
     Example:
         >>> s = Secret("hunter2")
-        >>> s
-        Secret('********')
-        >>> s.reveal()
-        'hunter2'
-        >>> import pickle
-        >>> pickle.loads(pickle.dumps(s)).reveal()  # the pickled form holds the mask only
-        '********'
+        >>> s, s.reveal()
+        (Secret('********'), 'hunter2')
     """
 
     __slots__ = ("_value",)
@@ -94,22 +85,17 @@ class Secret:
 
 
 class BearerAuth(requests.auth.AuthBase):
-    """A ``requests`` auth hook that writes ``Authorization: Bearer <token>`` when called.
-
-    The token stays in its :class:`Secret` until ``requests`` prepares the request, so the
-    caller's frames hold no plain token.
+    """A ``requests`` auth hook writing ``Authorization: Bearer <token>`` as the request is
+    prepared, so the caller's frames hold no plain token.
 
     Args:
         token: the access token.
 
     Example:
         >>> import requests
-        >>> auth = BearerAuth(Secret("t0k3n"))
-        >>> auth
-        BearerAuth(Secret('********'))
-        >>> req = requests.Request("GET", "http://127.0.0.1:9/", auth=auth).prepare()
+        >>> req = requests.Request("GET", "http://h/", auth=BearerAuth(Secret("t"))).prepare()
         >>> req.headers["Authorization"]
-        'Bearer t0k3n'
+        'Bearer t'
     """
 
     __slots__ = ("token",)
@@ -126,11 +112,8 @@ class BearerAuth(requests.auth.AuthBase):
 
 
 class ClientCredentials(requests.auth.AuthBase):
-    """A ``requests`` auth hook that writes the token exchange's JSON body when called.
-
-    The body is the spec's: ``grant_type``, ``client_id``, ``client_secret`` and ``audience``,
-    as JSON. It is built inside :meth:`__call__`, so the secret is plain text
-    only in that short-lived frame and in the prepared request's body.
+    """A ``requests`` auth hook writing the token exchange's JSON body (``grant_type``,
+    ``client_id``, ``client_secret``, ``audience``) as the request is prepared.
 
     Args:
         client_id: the application's ``clientId``.
@@ -138,13 +121,8 @@ class ClientCredentials(requests.auth.AuthBase):
         audience: the operator-supplied audience.
 
     Example:
-        >>> import requests
-        >>> auth = ClientCredentials("app", Secret("s3cr3t"), "aud")
-        >>> "s3cr3t" in repr(auth)
+        >>> "s3cr3t" in repr(ClientCredentials("app", Secret("s3cr3t"), "aud"))
         False
-        >>> req = requests.Request("POST", "http://127.0.0.1:9/t", auth=auth).prepare()
-        >>> req.headers["Content-Type"], b"s3cr3t" in req.body
-        ('application/json', True)
     """
 
     __slots__ = ("audience", "client_id", "client_secret")
@@ -174,13 +152,11 @@ class ClientCredentials(requests.auth.AuthBase):
 
 
 class TokenProvider:
-    """Exchange client credentials for a bearer token and keep it fresh.
+    """Exchange client credentials for a bearer token and keep it fresh (thread-safe).
 
     The token is fetched on first use, cached, refreshed ``refresh_margin`` seconds before it
-    expires (or at 90% of its life for short lifetimes), and dropped by :meth:`invalidate`
-    (the client calls it once when the service answers 401). A refusal (400/401/403) is
-    remembered: later calls raise it again without another request, so a bulk run with wrong
-    credentials makes one token request, not one per row. Thread-safe.
+    expires (at 90% of a short life), and dropped by :meth:`invalidate`. A refusal (400, 401,
+    403) is remembered: later calls raise it again without a request.
 
     Args:
         token_url: full URL of ``POST /api/v1/oauth/token``.
@@ -193,16 +169,11 @@ class TokenProvider:
         clock: returns the current time in seconds (for tests).
 
     Raises:
-        ConfigError: ``audience`` is empty (before any request: the service would refuse it).
+        ConfigError: ``audience`` is empty.
 
     Example:
-        >>> tp = TokenProvider("http://127.0.0.1:9/api/v1/oauth/token", "id", "secret", "aud")
-        >>> tp  # doctest: +ELLIPSIS
-        TokenProvider(token_url='http://127.0.0.1:9/api/v1/oauth/token', client_id='id', ...)
-        >>> TokenProvider("http://127.0.0.1:9/t", "id", "secret", "")
-        Traceback (most recent call last):
-        ...
-        toolkit.errors.ConfigError: no audience for the token request: set TOOLKIT_AUDIENCE
+        >>> TokenProvider("http://127.0.0.1:9/t", "id", "secret", "aud")  # doctest: +ELLIPSIS
+        TokenProvider(token_url='http://127.0.0.1:9/t', client_id='id', ...)
     """
 
     def __init__(
@@ -239,14 +210,12 @@ class TokenProvider:
         )
 
     def secret_token(self, retry: bool = True) -> Secret:
-        """Return a valid access token, still wrapped, fetching one when needed.
-
-        What the request path uses: the token is revealed only when :class:`BearerAuth` writes
-        the header.
+        """A valid access token, still wrapped (revealed only by :class:`BearerAuth`), fetched
+        when needed.
 
         Args:
             retry: let the transport retry a failed token request (the bulk runner passes
-                ``False``: it applies one retry policy to the whole run instead of each row).
+                ``False``: it applies one retry policy to the whole run).
 
         Returns:
             The bearer token in a :class:`Secret`.
@@ -270,20 +239,14 @@ class TokenProvider:
             return self._token
 
     def token(self) -> str:
-        """Return a valid access token, fetching one if none is cached or it is about to expire.
-
-        Prefer :meth:`secret_token`, which keeps the token masked.
+        """The access token as plain text (prefer :meth:`secret_token`, which keeps it masked).
 
         Returns:
             The bearer token value.
 
-        Raises:
-            AuthError: the identity service refused the credentials.
-            TransportError: the identity service could not be reached.
-
         Example:
             >>> tp = TokenProvider("http://127.0.0.1:9/t", "id", "secret", "aud")
-            >>> tp._token, tp._refresh_at = Secret("abc"), float("inf")  # a cached token
+            >>> tp._token, tp._refresh_at = Secret("abc"), float("inf")
             >>> tp.token()
             'abc'
         """
@@ -300,8 +263,6 @@ class TokenProvider:
             >>> tp._token = Secret("abc")
             >>> tp.invalidate(Secret("other")); tp._token is None
             False
-            >>> tp.invalidate(Secret("abc")); tp._token is None
-            True
         """
         if isinstance(token, str):
             token = Secret(token)
@@ -310,43 +271,33 @@ class TokenProvider:
                 self._token = None
 
     def _fetch(self, retry: bool = True) -> None:
-        # the body is written by the ClientCredentials hook while requests prepares the
-        # request: no frame here holds the plain secret. A token exchange is safe to repeat,
-        # and goes through the same policy as any request: 429 and 5xx are retried (after
-        # Retry-After, else with backoff) up to the transport's retries, and so is a lost
-        # answer, always; a service that cannot be reached is retried only with ``retry``
-        # (the bulk runner passes False: its pacer gives the verdict for the whole run).
+        # a token exchange is safe to repeat: 429 and 5xx are retried (after Retry-After, else
+        # with backoff), and so is a lost answer; an unreachable service only with ``retry``
         transport = self._transport
         limit = 1 + transport.retries
         attempt = 0
         while True:
             attempt += 1
-            # a token's life runs from when the service issued it, at the latest: count it
-            # from the request, so an answer that came late does not outlive its token
+            # a token's life runs from when it was asked for, at the latest
             asked = self._clock()
-            reply = transport.send(
-                "POST",
-                self.token_url,
-                auth=ClientCredentials(self.client_id, self._secret, self.audience),
-                retry=False,
-            )
+            auth = ClientCredentials(self.client_id, self._secret, self.audience)
+            reply = transport.send("POST", self.token_url, auth=auth, retry=False)
             if attempt >= limit:
                 break
             if reply.status is None and (
                 reply.failure == LOST or (retry and reply.failure == UNREACHABLE)
             ):
-                self._sleep(None, attempt)  # a lost answer: the service is there, ask again
+                time.sleep(transport.delay(attempt))  # a lost answer: the service is there
             elif reply.status in RETRY_STATUSES:
-                self._sleep(reply.retry_after, attempt)
+                after = reply.retry_after
+                time.sleep(
+                    transport.delay(attempt) if after is None else min(after, _MAX_RETRY_AFTER)
+                )
             else:
                 break
         if reply.status is None:
-            raise TransportError(
-                f"token request failed: {reply.error}",
-                method="POST",
-                url=self.token_url,
-                failure=reply.failure or "",
-            )
+            why, failure = f"token request failed: {reply.error}", reply.failure or ""
+            raise TransportError(why, method="POST", url=self.token_url, failure=failure)
         data = reply.body if isinstance(reply.body, dict) else None
         # take the token out of the parsed body at once, straight into its wrapper
         token = Secret(str(data.pop("access_token"))) if data and "access_token" in data else None
@@ -357,12 +308,8 @@ class TokenProvider:
                 self._refused = AuthError(reply.status, problem, "POST", self.token_url)
                 raise self._refused
             if 200 <= reply.status < 300:
-                raise ApiError(
-                    reply.status,
-                    {"detail": "the identity service's answer holds no access_token"},
-                    "POST",
-                    self.token_url,
-                )
+                missing = {"detail": "the identity service's answer holds no access_token"}
+                raise ApiError(reply.status, missing, "POST", self.token_url)
             # 429, 5xx after the retries, or another status: the identity service's answer,
             # not a verdict on the credentials (a later call asks again)
             raise api_error_for(reply.status, problem, "POST", self.token_url)
@@ -374,13 +321,3 @@ class TokenProvider:
         self._token = token
         self._refresh_at = asked + lifetime - margin
         self.fetches += 1
-
-    def _sleep(self, retry_after: float | None, attempt: int) -> None:
-        """Wait before the next token request: ``Retry-After`` when given, else backoff."""
-        t = self._transport
-        if retry_after is not None:
-            delay = min(retry_after, _MAX_RETRY_AFTER)
-        else:
-            delay = min(t.backoff_max, t.backoff * 2.0 ** (attempt - 1))
-            delay += random.uniform(0, t.jitter)
-        time.sleep(delay)

@@ -33,18 +33,18 @@ __all__ = [
     "row_warnings",
 ]
 
-FAILURE_COLUMNS: tuple[str, ...] = ("table", "row", "externalId", "column", "check", "severity")
-FAILURE_COLUMNS += ("value", "message")
+FAILURE_COLUMNS = tuple("table row externalId column check severity value message".split())
 """Columns of every failure frame, in order."""
 
 Severity = Literal["error", "warning"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning")
 """Values of the failure frame's ``severity`` column."""
 
-_ERRORS = ("column_missing", "column_unexpected", "column_duplicate", "column_present", "type")
-_ERRORS += ("encoding", "required", "allowed_values", "positive", "unique", "reference")
-_ERRORS += ("range_size", "internal")
-_WARNINGS = ("blank", "whitespace", "fractional", "repeated", "length", "lookalike")
+_ERRORS = (
+    "column_missing column_unexpected column_duplicate column_present type encoding required "
+    "allowed_values positive unique reference range_size internal"
+).split()
+_WARNINGS = "blank whitespace fractional repeated length lookalike".split()
 SEVERITY: Mapping[str, Severity] = MappingProxyType(
     {**dict.fromkeys(_ERRORS, "error"), **dict.fromkeys(_WARNINGS, "warning")}
 )

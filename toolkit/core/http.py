@@ -1,15 +1,9 @@
-"""The HTTP layer: one pooled ``requests.Session`` per thread, timeouts and retries.
-
-Retries use urllib3's :class:`~urllib3.util.retry.Retry` (capped exponential backoff with jitter,
-``Retry-After`` honoured) on connection errors and on 429, 500, 502, 503 and 504, for requests the
-caller marks as safe to repeat. Every answer comes back as a :class:`Reply`; nothing here raises
-a ``requests`` exception to the caller.
-
-A request that got no answer says why in :attr:`Reply.failure`: :data:`UNREACHABLE` (it never
-left: connection refused, name not resolved, TLS failure, connect timeout), :data:`INVALID_URL`
-(the URL cannot be requested at all) or :data:`LOST` (it was sent and its answer was lost: read
-timeout, connection dropped; the service may have applied it). The bulk runner retries the
-first two once for the whole run, not per row, and reports the third as ``unknown``.
+"""The HTTP layer: one pooled ``requests.Session`` per thread, timeouts and urllib3 retries
+(capped backoff with jitter, ``Retry-After`` honoured) on connection errors and 429/5xx, for
+requests the caller marks safe to repeat. Every answer is a :class:`Reply`; nothing raises a
+``requests`` exception to the caller. A request with no answer says why in
+:attr:`Reply.failure`: :data:`UNREACHABLE` (never left), :data:`INVALID_URL` or :data:`LOST`
+(sent, its answer lost: the service may have applied it).
 """
 
 from __future__ import annotations
@@ -17,6 +11,7 @@ from __future__ import annotations
 import email.utils
 import logging
 import os
+import random
 import re
 import threading
 import time
@@ -44,7 +39,6 @@ __all__ = [
     "Failure",
     "Reply",
     "Transport",
-    "classify",
     "error_text",
     "problem_of",
 ]
@@ -56,18 +50,14 @@ RETRY_STATUSES = (429, 500, 502, 503, 504)
 #: longest reason kept from an error body (a body may list thousands of field errors)
 _MAX_REASON = 2000
 
-#: What :attr:`Reply.failure` may say (the constants below name each).
+#: What :attr:`Reply.failure` may say: never left (refused, not resolved, TLS, connect
+#: timeout); a URL that cannot be requested; sent and its answer lost; never sent by the bulk
+#: runner; a conflict on a retry that shows a lost first attempt had been applied.
 Failure = Literal["unreachable", "invalid_url", "lost", "not_sent", "landed"]
-
-#: ``Reply.failure``: the request never left (refused, name not resolved, TLS, connect timeout).
 UNREACHABLE: Final = "unreachable"
-#: ``Reply.failure``: the URL cannot be requested (no scheme, no host, unknown scheme).
 INVALID_URL: Final = "invalid_url"
-#: ``Reply.failure``: the request was sent and its answer was lost; it may have been applied.
 LOST: Final = "lost"
-#: ``Reply.failure``: the bulk runner never sent the request (stopped, or the run failed).
 NOT_SENT: Final = "not_sent"
-#: ``Reply.failure``: a conflict on a retry shows that a lost first attempt had been applied.
 LANDED: Final = "landed"
 
 
@@ -79,19 +69,12 @@ class Reply:
         status: final HTTP status, or ``None`` when no answer came.
         body: the parsed JSON body, or ``None``.
         error: a one-line reason when the request did not succeed.
-        attempts: how many times the request was sent.
-        elapsed: seconds from first send to final answer.
-        method: HTTP method.
-        url: request URL.
-        failure: why no usable answer came: :data:`UNREACHABLE`, :data:`INVALID_URL`,
-            :data:`LOST`, :data:`NOT_SENT`, or :data:`LANDED` (an ``ok`` reply); else ``None``.
-        lost: an earlier attempt of the same call was sent and its answer lost (it may have
-            been applied); set by the bulk runner, so an answer that does not prove the
-            call's state is read as ``unknown``.
-        retry_after: seconds of the answer's ``Retry-After`` header (a number of seconds, or
-            an HTTP date), when it had one.
-        headers: the answer's rate limit headers (``RateLimit``, ``RateLimit-Policy``,
-            ``X-RateLimit-*``), names in lower case, when it had any.
+        attempts: how many times the request was sent; elapsed: seconds, first send to answer.
+        method: HTTP method; url: request URL.
+        failure: why no usable answer came (a :data:`Failure`), else ``None``.
+        retry_after: seconds of the answer's ``Retry-After`` header (seconds or an HTTP date).
+        lost: an earlier attempt of the call had its answer lost (set by the bulk runner).
+        headers: the answer's rate limit headers (lower-case names), when it had any.
     """
 
     status: int | None
@@ -119,12 +102,8 @@ _ENCODED_PATH = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*
 
 
 def _request(session: requests.Session, method: str, url: str, **kwargs: Any) -> requests.Response:
-    """``session.request``, except that an already percent-encoded path is sent as given.
-
-    ``requests`` decodes escapes of unreserved characters (``%2E`` becomes ``.``), and a
-    segment ``.`` or ``..`` is then removed by any HTTP stack on the way, so an id ``..`` would
-    address its parent. The path the caller encoded is put back after preparation.
-    """
+    """``session.request``, sending an already percent-encoded path as given (``requests`` would
+    decode ``%2E``, and an id ``..`` would then address its parent)."""
     timeout = kwargs.pop("timeout", None)
     proxies = kwargs.pop("proxies", None) or {}
     prep = session.prepare_request(requests.Request(method, url, **kwargs))
@@ -143,49 +122,26 @@ def _request(session: requests.Session, method: str, url: str, **kwargs: Any) ->
     return session.send(prep, timeout=timeout, allow_redirects=True, **settings)
 
 
-def classify(exc: BaseException) -> Literal["invalid_url", "unreachable", "lost"]:
-    """Say what a ``requests`` exception means for the request: never sent, bad URL, or lost.
-
-    Args:
-        exc: the exception ``requests`` raised.
-
-    Returns:
-        :data:`INVALID_URL`, :data:`UNREACHABLE` or :data:`LOST`.
-
-    Example:
-        >>> classify(requests.exceptions.MissingSchema("no scheme"))
-        'invalid_url'
-        >>> classify(requests.exceptions.ReadTimeout("read timed out"))
-        'lost'
-    """
+def _classify(exc: BaseException) -> Literal["invalid_url", "unreachable", "lost"]:
+    """What a ``requests`` exception means for the request: never sent, bad URL, or lost."""
+    invalid = requests.exceptions.InvalidURL | requests.exceptions.MissingSchema
     if isinstance(
-        exc,
-        requests.exceptions.InvalidURL
-        | requests.exceptions.MissingSchema
-        | requests.exceptions.InvalidSchema
-        | requests.exceptions.URLRequired,
+        exc, invalid | requests.exceptions.InvalidSchema | requests.exceptions.URLRequired
     ):
         return INVALID_URL
-    if isinstance(
-        exc,
-        requests.exceptions.SSLError
-        | requests.exceptions.ConnectTimeout
-        | requests.exceptions.ProxyError,
-    ):
+    never = requests.exceptions.SSLError | requests.exceptions.ConnectTimeout
+    if isinstance(exc, never | requests.exceptions.ProxyError):
         return UNREACHABLE
     if isinstance(exc, requests.exceptions.ConnectionError) and not isinstance(
         exc, requests.exceptions.ReadTimeout
     ):
         reason = exc.args[0] if exc.args else None
         reason = getattr(reason, "reason", reason)
+        never_left = urllib3.exceptions.NewConnectionError | urllib3.exceptions.ConnectTimeoutError
         if isinstance(
-            reason,
-            urllib3.exceptions.NewConnectionError  # refused, and name not resolved
-            | urllib3.exceptions.ConnectTimeoutError
-            | urllib3.exceptions.SSLError
-            | urllib3.exceptions.ProxyError,
+            reason, never_left | urllib3.exceptions.SSLError | urllib3.exceptions.ProxyError
         ):
-            return UNREACHABLE
+            return UNREACHABLE  # refused, name not resolved, TLS, proxy
     return LOST
 
 
@@ -194,16 +150,13 @@ def _why(exc: BaseException, failure: str) -> str:
     if failure == INVALID_URL:
         return "malformed URL"
     text = str(exc.args[0] if exc.args else exc)
-    for needle, why in (
-        ("Name or service not known", "name not resolved"),
-        ("NameResolutionError", "name not resolved"),
-        ("nodename nor servname", "name not resolved"),
-        ("Temporary failure in name resolution", "name not resolved"),
-        ("Connection refused", "connection refused"),
-        ("CERTIFICATE_VERIFY_FAILED", "TLS certificate not trusted"),
-    ):
-        if needle in text:
-            return why
+    unresolved = ("Name or service not known", "NameResolutionError", "nodename nor servname")
+    if any(needle in text for needle in (*unresolved, "Temporary failure in name resolution")):
+        return "name not resolved"
+    if "Connection refused" in text:
+        return "connection refused"
+    if "CERTIFICATE_VERIFY_FAILED" in text:
+        return "TLS certificate not trusted"
     if isinstance(exc, requests.exceptions.SSLError):
         return "TLS failure"
     if isinstance(exc, requests.exceptions.ConnectTimeout):
@@ -221,10 +174,8 @@ def _why(exc: BaseException, failure: str) -> str:
 def _retry_after(value: str | None, now: float | None = None) -> float | None:
     """Seconds to wait from a ``Retry-After`` value: a number of seconds, or an HTTP date.
 
-    >>> _retry_after("2"), _retry_after("soon")
-    (2.0, None)
-    >>> _retry_after("Thu, 01 Jan 1970 00:00:03 GMT", now=1.0)
-    2.0
+    >>> _retry_after("2"), _retry_after("soon"), _retry_after("Thu, 01 Jan 1970 00:00:03 GMT", 1.0)
+    (2.0, None, 2.0)
     """
     if not value:
         return None
@@ -241,34 +192,22 @@ def _retry_after(value: str | None, now: float | None = None) -> float | None:
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
-#: rate limit headers kept on a reply (lower case): draft-ietf-httpapi-ratelimit-headers and
-#: the common ``X-RateLimit-*``
-_LIMIT_HEADERS = (
-    "ratelimit",
-    "ratelimit-policy",
-    "x-ratelimit-limit",
-    "x-ratelimit-remaining",
-    "x-ratelimit-reset",
-)
+#: rate limit headers kept on a reply: draft-ietf-httpapi-ratelimit-headers, ``X-RateLimit-*``
+_LIMIT_HEADERS = "ratelimit ratelimit-policy x-ratelimit-limit x-ratelimit-remaining".split()
+_LIMIT_HEADERS += ["x-ratelimit-reset"]
 
 
 def _limit_headers(headers: Any) -> dict[str, str] | None:
-    """The rate limit headers of an answer (names in lower case), or ``None``.
-
-    >>> _limit_headers({"RateLimit": '"b";r=0;t=1', "Server": "x"})
-    {'ratelimit': '"b";r=0;t=1'}
-    """
+    """The rate limit headers of an answer (names in lower case), or ``None``."""
     if not isinstance(headers, CaseInsensitiveDict):
         headers = CaseInsensitiveDict(headers)
     found = {name: str(headers[name]) for name in _LIMIT_HEADERS if name in headers}
     return found or None
 
 
-#: keys of a JSON error body whose value is its reason, most specific first: RFC 9457
-#: ``detail``, RFC 6749 ``error_description``, ``message`` (a string or, as NestJS answers, a
-#: list), ``msg``, RFC 9457 ``title``, then ``error`` (NestJS puts the status phrase there)
+#: keys of a JSON error body whose value is its reason, most specific first (NestJS puts the
+#: status phrase in ``error``), and keys of an ``errors`` item naming its field
 _REASON_KEYS = ("detail", "error_description", "message", "msg", "title", "error")
-#: keys of one item of an ``errors`` list that name the field it is about
 _FIELD_KEYS = ("field", "pointer", "property", "path", "loc")
 
 
@@ -293,13 +232,9 @@ def _reasons(value: Any) -> list[str]:
 
 
 def error_text(body: Any, status: int | None, text: bytes = b"") -> str | None:
-    """The reason of an error answer, read from its body whatever its shape.
-
-    A problem (RFC 9457: ``detail``, else ``title``, with the reasons of an ``errors`` list
-    after it), an OAuth error (``error_description``), ``{"message": "..."}``, a NestJS body
-    (``{"statusCode", "message": [...], "error"}``: the messages joined with ``"; "``, not the
-    status phrase in ``error``), a JSON string or list, or plain text (``HTTP <status>: <its
-    first line>``). Only a body that gives no reason falls back to the status and its phrase.
+    """The reason of an error answer, whatever its body's shape: a problem (RFC 9457 ``detail``
+    or ``title``, with its ``errors``), an OAuth error, ``{"message": ...}``, a NestJS body (the
+    messages joined with ``"; "``), a JSON string or list, or plain text; else the status.
 
     Args:
         body: the parsed JSON body, or ``None`` (no body, or not JSON).
@@ -310,17 +245,8 @@ def error_text(body: Any, status: int | None, text: bytes = b"") -> str | None:
         The reason, or ``None`` for a 2xx answer.
 
     Example:
-        >>> error_text({"statusCode": 400, "error": "Bad Request", "message": [
-        ...     "name must be shorter than or equal to 10 characters",
-        ...     "callSign should not be empty"]}, 400)
-        'name must be shorter than or equal to 10 characters; callSign should not be empty'
-        >>> error_text({"title": "Unprocessable Entity", "detail": "invalid request: body.name",
-        ...             "errors": [{"field": "name", "detail": "too long"}]}, 422)
-        'invalid request: body.name (name: too long)'
-        >>> error_text(None, 409, b"externalId 'C1' exists\\n")
-        "HTTP 409: externalId 'C1' exists"
-        >>> error_text(None, 503), error_text({}, 400), error_text(None, None)
-        ('HTTP 503 Service Unavailable', 'HTTP 400 Bad Request', 'no answer')
+        >>> error_text({"statusCode": 400, "error": "Bad Request", "message": ["a", "b"]}, 400)
+        'a; b'
     """
     if status is not None and 200 <= status < 300:
         return None
@@ -360,8 +286,8 @@ def error_text(body: Any, status: int | None, text: bytes = b"") -> str | None:
 
 
 def problem_of(reply: Reply) -> dict[str, Any] | None:
-    """The error body of an answer as a problem: the parsed JSON object when there is one,
-    else ``{"detail": <the body's text>}`` for a plain-text answer, else ``None`` (no body).
+    """The error body of an answer as a problem: its JSON object, or ``{"detail": <text>}`` for
+    a plain-text answer, or ``None``.
 
     Args:
         reply: an answer.
@@ -370,12 +296,8 @@ def problem_of(reply: Reply) -> dict[str, Any] | None:
         The problem, or ``None``.
 
     Example:
-        >>> problem_of(Reply(409, {"detail": "exists"}))
-        {'detail': 'exists'}
         >>> problem_of(Reply(409, None, "HTTP 409: externalId 'C1' exists"))
         {'detail': "externalId 'C1' exists"}
-        >>> problem_of(Reply(409, None, "HTTP 409")) is None
-        True
     """
     if isinstance(reply.body, dict):
         return reply.body
@@ -438,24 +360,25 @@ class Transport:
         )
 
     def proxies(self, url: str) -> dict[str, str]:
-        """Proxy settings for a URL, read from the environment once per scheme and host.
-
-        ``requests`` re-reads the whole environment on every request when ``trust_env`` is on
-        (and would let a ``.netrc`` entry replace the bearer header); the sessions here turn
-        it off and take the same proxy settings, ``NO_PROXY`` included, from this cache.
-
-        Args:
-            url: a request URL.
-
-        Returns:
-            The proxies for that URL's scheme and host (often empty).
-        """
+        """Proxy settings for a URL (``NO_PROXY`` included), read from the environment once per
+        scheme and host: the sessions do not trust the environment (a ``.netrc`` entry would
+        replace the bearer header)."""
         parts = urlsplit(url)
         key = f"{parts.scheme}://{parts.netloc}"
         found = self._proxies.get(key)
         if found is None:
             found = self._proxies[key] = get_environ_proxies(key)
         return found
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait before retry ``attempt`` (1-based): capped backoff plus jitter.
+
+        >>> 0.5 <= Transport(backoff=0.5, jitter=0).delay(1) <= 0.5
+        True
+        """
+        return min(self.backoff_max, self.backoff * 2.0 ** (attempt - 1)) + random.uniform(
+            0, self.jitter
+        )
 
     def _retry(self, total: int) -> Retry:
         return Retry(
@@ -495,9 +418,7 @@ class Transport:
         return sess
 
     def close(self) -> None:
-        """Close every thread's sessions and their pooled connections.
-
-        The transport stays usable: a later request opens a new session.
+        """Close every thread's sessions; a later request opens a new one.
 
         Example:
             >>> t = Transport()
@@ -532,11 +453,9 @@ class Transport:
             headers: request headers (never logged); credentials go in ``auth``.
             params: query parameters.
             json: JSON body.
-            auth: a ``requests`` auth hook that writes credentials into the prepared request
-                (so they are never a local of this frame).
+            auth: a ``requests`` auth hook writing the credentials (never a local here).
             retry: whether the request is safe to repeat.
-            raw: keep a 2xx body as the raw bytes instead of parsing it (error bodies are
-                always parsed).
+            raw: keep a 2xx body as bytes (error bodies are always parsed).
 
         Returns:
             The final reply.
@@ -546,35 +465,25 @@ class Transport:
             True
         """
         start = time.perf_counter()
-        data = None
-        hdrs = dict(headers or {})
-        if json is not None:
-            data = orjson.dumps(json)
-            hdrs["Content-Type"] = "application/json"
+        data = None if json is None else orjson.dumps(json)
+        hdrs = dict(headers or {}) | ({"Content-Type": "application/json"} if data else {})
+        request = {"headers": hdrs, "params": params, "data": data, "auth": auth}
         try:
             resp = _request(
                 self.session(retry),
                 method,
                 url,
-                headers=hdrs,
-                params=params,
-                data=data,
-                auth=auth,
+                **request,
                 timeout=self.timeout,
                 proxies=self.proxies(url),
             )
         except requests.RequestException as exc:
             elapsed = time.perf_counter() - start
-            failure = classify(exc)
+            failure = _classify(exc)
             attempts = 1 + (self.retries if retry and failure != INVALID_URL else 0)
-            reason = _why(exc, failure)
+            reason, host = _why(exc, failure), urlsplit(url).netloc or url
             log.warning(
-                "could not reach %s (%s): %s %s, %d attempt(s)",
-                urlsplit(url).netloc or url,
-                reason,
-                method,
-                url,
-                attempts,
+                "could not reach %s (%s): %s %s, %d attempt(s)", host, reason, method, url, attempts
             )
             return Reply(
                 None, None, f"no answer ({reason})", attempts, elapsed, method, url, failure
@@ -598,14 +507,8 @@ class Transport:
         log.debug(
             "%s %s -> %s (%d attempts, %.3fs)", method, url, resp.status_code, attempts, elapsed
         )
-        return Reply(
-            resp.status_code,
-            body,
-            error_text(body, resp.status_code, resp.content),
-            attempts,
-            elapsed,
-            method,
-            url,
-            retry_after=_retry_after(resp.headers.get("Retry-After")),
-            headers=_limit_headers(resp.headers),
-        )
+        error = error_text(body, resp.status_code, resp.content)
+        after, limits = _retry_after(resp.headers.get("Retry-After")), _limit_headers(resp.headers)
+        reply = Reply(resp.status_code, body, error, attempts, elapsed, method, url)
+        reply.retry_after, reply.headers = after, limits
+        return reply

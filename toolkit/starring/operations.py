@@ -3,7 +3,6 @@ and read starred lists page by page."""
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -172,8 +171,7 @@ def _star_op(
                     again.setdefault(tk, []).append(i)
             if not again or pacer.fatal is not None:
                 break
-            delay = min(t.backoff_max, t.backoff * 2 ** (attempt - 1))
-            if pacer.stop.wait(delay + random.uniform(0, t.jitter)):
+            if pacer.stop.wait(t.delay(attempt)):
                 break
             _merge(results, send(again, False))
     except Interrupted as exc:
