@@ -20,19 +20,13 @@ import requests
 from toolkit.core.http import LOST, RETRY_STATUSES, UNREACHABLE, Transport, problem_of
 from toolkit.errors import ApiError, AuthError, ConfigError, TransportError, api_error_for
 
-__all__ = [
-    "MASK",
-    "BearerAuth",
-    "ClientCredentials",
-    "Secret",
-    "TokenProvider",
-]
+__all__ = ["BearerAuth", "ClientCredentials", "Secret", "TokenProvider"]
 
 #: The longest ``Retry-After`` of the identity service waited for, in seconds.
 _MAX_RETRY_AFTER = 60.0
 
 #: what a :class:`Secret` shows instead of its value (and what its pickled form holds)
-MASK = "********"
+_MASK = "********"
 
 
 class Secret:
@@ -75,7 +69,7 @@ class Secret:
 
     def __reduce__(self) -> Any:
         # pickling (multiprocessing, a cache, a crash dump) carries the mask, never the value
-        return (Secret, (MASK,))
+        return (Secret, (_MASK,))
 
     def __copy__(self) -> Secret:
         return self
@@ -88,14 +82,10 @@ class BearerAuth(requests.auth.AuthBase):
     """A ``requests`` auth hook writing ``Authorization: Bearer <token>`` as the request is
     prepared, so the caller's frames hold no plain token.
 
-    Args:
-        token: the access token.
-
-    Example:
-        >>> import requests
-        >>> req = requests.Request("GET", "http://h/", auth=BearerAuth(Secret("t"))).prepare()
-        >>> req.headers["Authorization"]
-        'Bearer t'
+    >>> import requests
+    >>> requests.Request("GET", "http://h/", auth=BearerAuth(Secret("t"))).prepare().headers[
+    ...     "Authorization"]
+    'Bearer t'
     """
 
     __slots__ = ("token",)
@@ -115,14 +105,8 @@ class ClientCredentials(requests.auth.AuthBase):
     """A ``requests`` auth hook writing the token exchange's JSON body (``grant_type``,
     ``client_id``, ``client_secret``, ``audience``) as the request is prepared.
 
-    Args:
-        client_id: the application's ``clientId``.
-        client_secret: its ``clientSecret``.
-        audience: the operator-supplied audience.
-
-    Example:
-        >>> "s3cr3t" in repr(ClientCredentials("app", Secret("s3cr3t"), "aud"))
-        False
+    >>> "s3cr3t" in repr(ClientCredentials("app", Secret("s3cr3t"), "aud"))
+    False
     """
 
     __slots__ = ("audience", "client_id", "client_secret")
@@ -152,24 +136,19 @@ class ClientCredentials(requests.auth.AuthBase):
 
 
 class TokenProvider:
-    """Exchange client credentials for a bearer token and keep it fresh (thread-safe).
-
-    The token is fetched on first use, cached, refreshed ``refresh_margin`` seconds before it
-    expires (at 90% of a short life), and dropped by :meth:`invalidate`. A refusal (400, 401,
-    403) is remembered: later calls raise it again without a request.
+    """Exchange client credentials for a bearer token and keep it fresh (thread-safe): fetched on
+    first use, refreshed ``refresh_margin`` seconds before it expires (at 90% of a short life),
+    dropped by :meth:`invalidate`; a refusal (400, 401, 403) is raised again without a request.
 
     Args:
         token_url: full URL of ``POST /api/v1/oauth/token``.
         client_id: the application's ``clientId``.
         client_secret: the application's ``clientSecret``.
-        audience: the operator-supplied audience (the identity service requires it).
+        audience: the operator-supplied audience (required: refused without one).
         transport: the HTTP layer to post with (the client's, so proxies and timeouts match).
         timeout: seconds for the token request when no transport is given.
         refresh_margin: refresh this many seconds before expiry.
         clock: returns the current time in seconds (for tests).
-
-    Raises:
-        ConfigError: ``audience`` is empty.
 
     Example:
         >>> TokenProvider("http://127.0.0.1:9/t", "id", "secret", "aud")  # doctest: +ELLIPSIS
@@ -210,12 +189,8 @@ class TokenProvider:
         )
 
     def secret_token(self, retry: bool = True) -> Secret:
-        """A valid access token, still wrapped (revealed only by :class:`BearerAuth`), fetched
-        when needed.
-
-        Args:
-            retry: let the transport retry a failed token request (the bulk runner passes
-                ``False``: it applies one retry policy to the whole run).
+        """A valid access token, still wrapped (revealed only by :class:`BearerAuth`), fetched when
+        needed; ``retry=False`` leaves retries of the token request to the caller (the bulk runner).
 
         Returns:
             The bearer token in a :class:`Secret`.
@@ -241,28 +216,20 @@ class TokenProvider:
     def token(self) -> str:
         """The access token as plain text (prefer :meth:`secret_token`, which keeps it masked).
 
-        Returns:
-            The bearer token value.
-
-        Example:
-            >>> tp = TokenProvider("http://127.0.0.1:9/t", "id", "secret", "aud")
-            >>> tp._token, tp._refresh_at = Secret("abc"), float("inf")
-            >>> tp.token()
-            'abc'
+        >>> tp = TokenProvider("http://127.0.0.1:9/t", "id", "secret", "aud")
+        >>> tp._token, tp._refresh_at = Secret("abc"), float("inf")
+        >>> tp.token()
+        'abc'
         """
         return self.secret_token().reveal()
 
     def invalidate(self, token: str | Secret | None = None) -> None:
-        """Forget the cached token (only if it is still ``token``, when given).
+        """Forget the cached token (only if it is still ``token``, plain or wrapped, when given).
 
-        Args:
-            token: the token a request was refused with (plain or wrapped), or ``None``.
-
-        Example:
-            >>> tp = TokenProvider("http://127.0.0.1:9/t", "id", "secret", "aud")
-            >>> tp._token = Secret("abc")
-            >>> tp.invalidate(Secret("other")); tp._token is None
-            False
+        >>> tp = TokenProvider("http://127.0.0.1:9/t", "id", "secret", "aud")
+        >>> tp._token = Secret("abc")
+        >>> tp.invalidate(Secret("other")); tp._token is None
+        False
         """
         if isinstance(token, str):
             token = Secret(token)

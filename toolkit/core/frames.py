@@ -1,9 +1,6 @@
 """Frames as the toolkit takes them in: any frame made pandas once (:func:`as_pandas`, the one
 input boundary of every public entry point: pandas, PyArrow, Polars, anything with
 ``__arrow_c_stream__``), unique row labels, identifiers read as text. Results stay pandas.
-
->>> unique_rows(pd.DataFrame({"a": [1, 2]}, index=[7, 7])).index.tolist()
-[0, 1]
 """
 
 from __future__ import annotations
@@ -45,8 +42,8 @@ FrameLike = pd.DataFrame | pa.Table | pa.RecordBatch | ArrowStreamExportable
 
 
 def as_pandas(frame: object, name: str = "frame") -> pd.DataFrame:
-    """The one input boundary: a pandas frame from pandas (as it is), or from anything Arrow
-    reads (``pyarrow.table(frame)``, then ``to_pandas()``; the index is 0, 1, 2, ...).
+    """The one input boundary: a pandas frame as it is, or anything Arrow reads
+    (``pyarrow.table(frame)``, then ``to_pandas()``, indexed 0, 1, 2, ...).
 
     Args:
         frame: the user's table.
@@ -101,18 +98,10 @@ def as_frames(frames: Mapping[str, object]) -> dict[str, pd.DataFrame]:
 
 
 def unique_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """The frame itself, or, when its index repeats a label, the frame indexed by position
-    (results are matched to input rows by label).
+    """The frame itself, or, when its index repeats a label, the frame indexed by position.
 
-    Args:
-        df: an input frame.
-
-    Returns:
-        A frame with a unique index.
-
-    Example:
-        >>> unique_rows(pd.DataFrame({"a": [1, 2]}, index=[7, 7])).index.tolist()
-        [0, 1]
+    >>> unique_rows(pd.DataFrame({"a": [1, 2]}, index=[7, 7])).index.tolist()
+    [0, 1]
     """
     return df if df.index.is_unique else df.reset_index(drop=True)
 
@@ -147,21 +136,15 @@ def _text_value(v: Any) -> tuple[str | None, str | None]:
 
 
 def coerce_ids(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
-    """Identifiers (and text) as the import schemas read them: strings stay as they are, whole
-    numbers (``1001`` or ``1001.0``) become their digits, blank text is missing, anything else
-    is reported.
-
-    Args:
-        s: the values.
-        column: the column's name, for the messages.
+    """Identifiers (and text) as the import schemas read them: whole numbers (``1001.0``) become
+    their digits, blank text is missing, anything else not text is reported.
 
     Returns:
         ``(values, problems)``: the text, and per row a message or ``None``.
 
     Example:
-        >>> values, problems = coerce_ids(pd.Series([1001.0, "M-1", " "]), "id")
-        >>> values.tolist()[:2], bool(pd.isna(values.iloc[2]))
-        (['1001', 'M-1'], True)
+        >>> coerce_ids(pd.Series([1001.0, "M-1"]), "id")[0].tolist()
+        ['1001', 'M-1']
     """
     s = plain(s)
     problems = no_problems(s)

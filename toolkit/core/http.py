@@ -318,6 +318,7 @@ def _clear_locals(exc: BaseException) -> None:
         current = current.__cause__ or current.__context__
 
 
+@dataclass(eq=False, kw_only=True)
 class Transport:
     """Thread-local pooled sessions with timeouts and retries.
 
@@ -330,27 +331,18 @@ class Transport:
         pool_size: connections kept per host per thread.
 
     Example:
-        >>> t = Transport(timeout=5, retries=2)
-        >>> t.retries
+        >>> Transport(timeout=5, retries=2).retries
         2
     """
 
-    def __init__(
-        self,
-        *,
-        timeout: float | tuple[float, float] = (5.0, 60.0),
-        retries: int = 5,
-        backoff: float = 0.25,
-        backoff_max: float = 10.0,
-        jitter: float = 0.25,
-        pool_size: int = 4,
-    ) -> None:
-        self.timeout = timeout
-        self.retries = retries
-        self.backoff = backoff
-        self.backoff_max = backoff_max
-        self.jitter = jitter
-        self.pool_size = pool_size
+    timeout: float | tuple[float, float] = (5.0, 60.0)
+    retries: int = 5
+    backoff: float = 0.25
+    backoff_max: float = 10.0
+    jitter: float = 0.25
+    pool_size: int = 4
+
+    def __post_init__(self) -> None:
         self._local = threading.local()
         self._sessions: list[requests.Session] = []  # every thread's, for close()
         self._sessions_lock = threading.Lock()
@@ -381,18 +373,14 @@ class Transport:
         )
 
     def _retry(self, total: int) -> Retry:
-        return Retry(
+        return Retry(  # allowed_methods=None: the caller decides what is safe to repeat
             total=total,
-            connect=total,
-            read=total,
-            status=total,
             other=0,
-            allowed_methods=None,  # the caller decides what is safe to repeat
+            allowed_methods=None,
             status_forcelist=RETRY_STATUSES,
             backoff_factor=self.backoff,
             backoff_max=self.backoff_max,
             backoff_jitter=self.jitter,
-            respect_retry_after_header=True,
             raise_on_status=False,
             raise_on_redirect=False,
         )

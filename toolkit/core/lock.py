@@ -1,21 +1,8 @@
 """The one advisory file lock: one writer at a time on a journal or a sync folder.
 
-The lock is ``fcntl.flock`` on a small file that names its holder (process id and command),
-so a second run can say who holds it. The kernel releases it when the process dies, even by
-``kill -9``: there is no stale lock to clean up. A holder that releases it removes the file
-(while still holding it), so a run leaves no ``.lock`` file behind; a process that took the
-lock on a file removed meanwhile sees that the path names another file and takes it again.
-
->>> import os, tempfile
->>> path = os.path.join(tempfile.mkdtemp(), "x.lock")
->>> with FileLock(path):
-...     try:
-...         FileLock(path).acquire()
-...     except LockHeld as held:
-...         print("held by", held.holder.split()[0])
-held by process
->>> os.path.exists(path)  # released: removed
-False
+``fcntl.flock`` on a small file naming its holder (process id and command), so a second run can
+say who holds it. The kernel releases it when the process dies, even by ``kill -9``; a holder
+that releases it removes the file while still holding it, so no ``.lock`` file is left behind.
 """
 
 from __future__ import annotations
@@ -51,7 +38,15 @@ class FileLock:
 
     Raises:
         LockHeld: from :meth:`acquire` (or ``with``) when another process holds the lock.
-        OSError: the lock file cannot be created.
+
+    Example:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "x.lock")
+        >>> with FileLock(path):
+        ...     FileLock(path).acquire()
+        Traceback (most recent call last):
+        ...
+        toolkit.core.lock.LockHeld: ...
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:

@@ -36,14 +36,14 @@ ENVIRONMENT = "environment"
 
 
 def find_env_file(name: str | os.PathLike[str] = ".env") -> Path | None:
-    """The file python-dotenv's ``find_dotenv(name, usecwd=True)`` finds: ``name`` in the
-    current folder, else in the nearest parent holding one (an absolute path where it is).
+    """The file python-dotenv's ``find_dotenv(name, usecwd=True)`` finds: ``name`` in the current
+    folder, else in the nearest parent holding one.
 
     Args:
         name: the file's name (or a relative or absolute path).
 
     Returns:
-        The absolute path of the file, or ``None`` when there is none.
+        The absolute path of the file, or ``None``.
 
     Example:
         >>> find_env_file("no-such.env") is None
@@ -54,9 +54,7 @@ def find_env_file(name: str | os.PathLike[str] = ".env") -> Path | None:
 
 
 def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
-    """Read a ``.env`` file with python-dotenv (comments, quotes, ``export``, multi-line
-    values); values are literal: ``${VAR}`` is not expanded, so a secret holding ``$`` arrives
-    as written.
+    """Read a ``.env`` file with python-dotenv, values literal (``${VAR}`` is not expanded).
 
     Args:
         path: the file; a missing file gives an empty mapping.
@@ -65,11 +63,8 @@ def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
         The variables it sets.
 
     Example:
-        >>> import os, tempfile
-        >>> p = os.path.join(tempfile.mkdtemp(), ".env")
-        >>> _ = open(p, "w").write("export A=1 # the first\\nB='x # y'\\n")
-        >>> read_env_file(p)
-        {'A': '1', 'B': 'x # y'}
+        >>> read_env_file("/nonexistent/.env")
+        {}
     """
     p = Path(path)
     if not p.is_file():
@@ -109,16 +104,13 @@ class Settings:
         time_url: base address of the time service.
         ingestion_url: base address of the import paths; defaults to ``time_url``.
         audience: the audience of the token request (required; ``TOOLKIT_AUDIENCE``).
-        source: where the settings came from: the ``.env`` file read, ``"environment"``
-            (:data:`ENVIRONMENT`), or ``"arguments"``.
+        source: the ``.env`` file read, ``"environment"`` or ``"arguments"``.
 
     Raises:
-        ConfigError: a required setting is empty, or an address is not ``http(s)://host``
-            (the message names its ``TOOLKIT_*`` variable).
+        ConfigError: a required setting is empty, or an address is not ``http(s)://host``.
 
     Example:
-        >>> s = Settings("cust", "app", "s3cr3t", "http://127.0.0.1:1/", "http://127.0.0.1:2",
-        ...              audience="https://time.example")
+        >>> s = Settings("c", "app", "s3cr3t", "http://127.0.0.1:1/", "http://h", audience="a")
         >>> s.urls["auth"], "s3cr3t" in repr(s)
         ('http://127.0.0.1:1', False)
     """
@@ -185,15 +177,12 @@ class Settings:
             environ: variables to use instead of ``os.environ``.
 
         Returns:
-            The settings; :attr:`source` says which file was read, or ``"environment"``.
-
-        Raises:
-            ConfigError: a required variable is missing (the message says which file was read).
+            The settings; ``source`` names the file read, or ``"environment"``.
 
         Example:
-            >>> env = {"TOOLKIT_CUSTOMER_ID": "c", "TOOLKIT_CLIENT_ID": "i",
-            ...        "TOOLKIT_CLIENT_SECRET": "s", "TOOLKIT_AUTH_URL": "http://127.0.0.1:1",
-            ...        "TOOLKIT_TIME_URL": "http://127.0.0.1:1", "TOOLKIT_AUDIENCE": "a"}
+            >>> env = {f"TOOLKIT_{k}": "http://h" for k in ("AUTH_URL", "TIME_URL")}
+            >>> env |= {f"TOOLKIT_{k}": "x" for k in ("CUSTOMER_ID", "CLIENT_ID", "AUDIENCE")}
+            >>> env["TOOLKIT_CLIENT_SECRET"] = "s"
             >>> Settings.from_env(None, environ=env).source
             'environment'
         """

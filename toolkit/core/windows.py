@@ -24,10 +24,7 @@ from toolkit.errors import ConfigError, InputWarning
 __all__ = [
     "MAX_WINDOWS",
     "TimeLike",
-    "ambiguous_date",
     "ambiguous_date_message",
-    "date_only",
-    "end_of_day",
     "iso",
     "release_window",
     "split_windows",
@@ -39,7 +36,7 @@ __all__ = [
 TimeLike = str | dt.datetime | dt.date | pd.Timestamp | np.datetime64
 #: :func:`split_windows` refuses to cut a range into more windows than this.
 MAX_WINDOWS = 100_000
-#: The smallest step of the service's times (it keeps milliseconds): :func:`end_of_day` is
+#: The smallest step of the service's times (it keeps milliseconds): :func:`_end_of_day` is
 #: the next midnight minus this.
 RESOLUTION = pd.Timedelta(milliseconds=1)
 #: a time of day in text: ``10:00``, or ``T10`` / `` 10`` after a date's digits
@@ -69,19 +66,8 @@ def iso(ts: pd.Timestamp, *, fraction: Literal["ms", "needed"] = "ms") -> str:
     return (text[:-3] if text.endswith("000") else text) + "Z"
 
 
-def ambiguous_date(text: str) -> tuple[pd.Timestamp, pd.Timestamp] | None:
-    """How a text date that is not ISO 8601 reads day first and month first, if differently.
-
-    Args:
-        text: a date or date-time as text.
-
-    Returns:
-        ``(day first, month first)``, or ``None`` for ISO 8601, one reading, or no date.
-
-    Example:
-        >>> ambiguous_date("11/12/2026")
-        (Timestamp('2026-12-11 00:00:00'), Timestamp('2026-11-12 00:00:00'))
-    """
+def _ambiguous_date(text: str) -> tuple[pd.Timestamp, pd.Timestamp] | None:
+    """``(day first, month first)`` readings of a non-ISO text date that differ, else ``None``."""
     try:
         pd.to_datetime(text, format="ISO8601")
         return None
@@ -117,7 +103,7 @@ def ambiguous_date_message(
         The message.
 
     Example:
-        >>> ambiguous_date_message("after", "1/2/26", *ambiguous_date("1/2/26"), "no")[-35:]
+        >>> ambiguous_date_message("after", "1/2/26", *_ambiguous_date("1/2/26"), "no")[-35:]
         'so it is refused, never guessed; no'
     """
     return (
@@ -143,7 +129,7 @@ def to_utc(value: TimeLike, name: str) -> pd.Timestamp:
         >>> to_utc("2026-11-01T10:00:00+01:00", "since")
         Timestamp('2026-11-01 09:00:00+0000', tz='UTC')
     """
-    if isinstance(value, str) and (readings := ambiguous_date(value.strip())) is not None:
+    if isinstance(value, str) and (readings := _ambiguous_date(value.strip())) is not None:
         raise ConfigError(ambiguous_date_message(name, value, *readings))
     try:
         ts = pd.Timestamp(value)
@@ -154,19 +140,8 @@ def to_utc(value: TimeLike, name: str) -> pd.Timestamp:
     return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
 
 
-def date_only(value: TimeLike) -> bool:
-    """Whether a bound is a calendar date with no time of day (``"2026-11-22"``, a ``date``).
-
-    Args:
-        value: a bound as given.
-
-    Returns:
-        True for a ``date`` (not a datetime) and for text without a time of day.
-
-    Example:
-        >>> date_only("2026-11-22"), date_only("2026-11-22T00:00")
-        (True, False)
-    """
+def _date_only(value: TimeLike) -> bool:
+    """Whether a bound is a calendar date with no time of day (``"2026-11-22"``, a ``date``)."""
     if isinstance(value, dt.datetime | pd.Timestamp | np.datetime64):
         return False
     if isinstance(value, dt.date):
@@ -180,26 +155,10 @@ def date_only(value: TimeLike) -> bool:
     return bool(ts == ts.normalize())
 
 
-def end_of_day(value: TimeLike, name: str) -> pd.Timestamp:
-    """Read an inclusive upper bound; a bare date means the end of that day (the next midnight
-    minus :data:`RESOLUTION`).
-
-    Args:
-        value: the bound as given.
-        name: what the value is, for the message.
-
-    Returns:
-        The tz-aware UTC timestamp.
-
-    Raises:
-        ConfigError: as :func:`to_utc`.
-
-    Example:
-        >>> iso(end_of_day("2026-11-22", "on_or_before"))
-        '2026-11-22T23:59:59.999Z'
-    """
+def _end_of_day(value: TimeLike, name: str) -> pd.Timestamp:
+    """An inclusive upper bound; a bare date is the end of that day (next midnight - ms)."""
     ts = to_utc(value, name)
-    return ts + pd.Timedelta(days=1) - RESOLUTION if date_only(value) else ts
+    return ts + pd.Timedelta(days=1) - RESOLUTION if _date_only(value) else ts
 
 
 def release_window(
@@ -208,7 +167,7 @@ def release_window(
     names: tuple[str, str] = ("after", "on_or_before"),
 ) -> tuple[pd.Timestamp | None, pd.Timestamp | None, str]:
     """Read a release window as a person gives it (the command line): a bare upper date means
-    the end of that day (:func:`end_of_day`), with an :class:`~toolkit.errors.InputWarning`.
+    the end of that day (:func:`_end_of_day`), with an :class:`~toolkit.errors.InputWarning`.
 
     Args:
         after: exclusive lower bound, or ``None``.
@@ -226,8 +185,8 @@ def release_window(
         'released after 2026-11-16T00:00:00.000Z, on or before 2026-11-22T12:00:00.000Z'
     """
     low = to_utc(after, names[0]) if after is not None else None
-    high = end_of_day(on_or_before, names[1]) if on_or_before is not None else None
-    if on_or_before is not None and high is not None and date_only(on_or_before):
+    high = _end_of_day(on_or_before, names[1]) if on_or_before is not None else None
+    if on_or_before is not None and high is not None and _date_only(on_or_before):
         warnings.warn(
             f"{names[1]} {str(on_or_before)!r} is a date: read as the end of that day, "
             f"{iso(high)}, so the entries released during it are included (give a time, "
@@ -257,13 +216,13 @@ def warn_bare_date(on_or_before: TimeLike, *, stacklevel: int = 2) -> None:
         >>> str(caught[0].message)[:44]
         "on_or_before '2026-11-22' is a date, read as"
     """
-    if not date_only(on_or_before):
+    if not _date_only(on_or_before):
         return
     start = to_utc(on_or_before, "on_or_before")
     warnings.warn(
         f"on_or_before {str(on_or_before)!r} is a date, read as its first instant "
         f"{iso(start, fraction='needed')}: entries released during {start:%Y-%m-%d} are left "
-        f"out; to include that day pass on_or_before={iso(end_of_day(on_or_before, ''))!r}",
+        f"out; to include that day pass on_or_before={iso(_end_of_day(on_or_before, ''))!r}",
         InputWarning,
         stacklevel=stacklevel,
     )
