@@ -1,9 +1,5 @@
-"""OAuth 2.0 client-credentials tokens: fetched lazily, cached, refreshed before they expire.
-
-The secret and the token live in :class:`Secret` wrappers, masked in ``repr``, ``str`` and
-pickles, and stay wrapped along the whole request path: the token exchange's body and the
-``Authorization`` header are written by ``requests`` auth hooks (:class:`BearerAuth`,
-:class:`ClientCredentials`), so no traceback's locals hold a plain secret or token.
+"""OAuth 2.0 client-credentials tokens, fetched lazily, cached and refreshed; the secret and the
+token stay in masked :class:`Secret` wrappers until a ``requests`` auth hook writes them.
 """
 
 from __future__ import annotations
@@ -167,20 +163,15 @@ class TokenProvider:
         refresh_margin: float = 300.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.token_url = token_url
-        self.client_id = client_id
-        self._secret = client_secret if isinstance(client_secret, Secret) else Secret(client_secret)
         if not audience:
             raise ConfigError("no audience for the token request: set TOOLKIT_AUDIENCE")
-        self.audience = audience
+        self.token_url, self.client_id, self.audience = token_url, client_id, audience
+        self._secret = client_secret if isinstance(client_secret, Secret) else Secret(client_secret)
         self._transport = transport or Transport(timeout=timeout, retries=0)
-        self._margin = refresh_margin
-        self._clock = clock
-        self._lock = threading.Lock()
+        self._margin, self._clock, self._lock = refresh_margin, clock, threading.Lock()
         self._token: Secret | None = None
-        self._refresh_at = 0.0
+        self._refresh_at, self.fetches = 0.0, 0
         self._refused: AuthError | None = None
-        self.fetches = 0
 
     def __repr__(self) -> str:
         return (

@@ -107,11 +107,8 @@ class Connection:
         workers: int = 8,
         max_rate: float | None = None,
     ) -> None:
-        self.settings = settings
-        self.max_rate = max_rate
-        self.customer_id = settings.customer_id
-        self.urls = settings.urls
-        self.workers = workers
+        self.settings, self.max_rate, self.workers = settings, max_rate, workers
+        self.customer_id, self.urls = settings.customer_id, settings.urls
         self.transport = Transport(timeout=timeout, retries=retries, backoff=backoff)
         #: whether the service serves the batch release-succeeded route: ``None`` until an
         #: acknowledgement finds out, ``False`` once it answered 404 or 405

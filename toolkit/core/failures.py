@@ -1,14 +1,6 @@
-"""Failure frames: the one shape every check reports in (validation, acknowledgements,
-reconciliation), the names of its checks, and pandera's check names in those words.
-
-A failure frame has one row per problem and the columns :data:`FAILURE_COLUMNS`: ``table``,
-``row`` (the input's index label, ``Int64``: ``<NA>`` for a column-level problem), ``externalId``,
-``column``, ``check`` (one of :data:`CHECKS`), ``severity`` (``error``: the service refuses it;
-``warning``: it is sent as given but looks wrong), ``value`` and ``message``.
-
->>> failure_frame(table="clients", row=[0], column="name", check="required",
-...               message="name is required").astype(object).iloc[0].tolist()
-['clients', 0, None, 'name', 'required', 'error', None, 'name is required']
+"""Failure frames: the one shape every check reports in (:data:`FAILURE_COLUMNS`: a row per
+problem, ``row`` the input's label as ``Int64``, ``severity`` ``error`` when the service refuses
+it, ``warning`` when it is sent as given), the names of its checks, and pandera's in them.
 """
 
 from __future__ import annotations
@@ -91,19 +83,11 @@ def empty_failures() -> pd.DataFrame:
 
 
 def nullable_rows(frame: pd.DataFrame, columns: tuple[str, ...] = ("row", "line")) -> pd.DataFrame:
-    """``row`` and ``line`` as nullable integers (``Int64``), where they hold whole numbers and
-    missing values only (a text label is left as it is).
+    """``row`` and ``line`` (or ``columns``) as ``Int64`` where they hold whole numbers and missing
+    values only (a text label is left as it is); converted in place and returned.
 
-    Args:
-        frame: a failure or result frame.
-        columns: the columns to convert, where present.
-
-    Returns:
-        The frame (converted in place, and returned for chaining).
-
-    Example:
-        >>> nullable_rows(pd.DataFrame({"row": [0, None, 2.0]}))["row"].tolist()
-        [0, <NA>, 2]
+    >>> nullable_rows(pd.DataFrame({"row": [0, None, 2.0]}))["row"].tolist()
+    [0, <NA>, 2]
     """
     for col in columns:
         if col not in frame.columns or str(frame[col].dtype) == "Int64":
@@ -150,7 +134,7 @@ def failure_frame(
 
 
 def row_warnings(failures: pd.DataFrame, rows: Any, tables: Any = None) -> pd.Series:
-    """Each row's warning messages, joined with ``"; "``: a result frame's ``warning`` column.
+    """Each row's warning messages joined with ``"; "``: a result frame's ``warning`` column.
 
     Args:
         failures: a failure frame (its ``severity == "warning"`` rows count).
@@ -158,13 +142,12 @@ def row_warnings(failures: pd.DataFrame, rows: Any, tables: Any = None) -> pd.Se
         tables: the table of each result row, for a failure frame of several tables.
 
     Returns:
-        A ``str`` series, one value per row of ``rows`` (missing where none), on a default index.
+        A ``str`` series, one value per row (missing where none), on a default index.
 
     Example:
-        >>> fc = failure_frame(table="t", row=[1, 1], check="blank", severity="warning",
-        ...                    message=["a is blank", "b is blank"])
+        >>> fc = failure_frame(table="t", row=[1], check="blank", severity="warning", message="a")
         >>> row_warnings(fc, [0, 1]).tolist()
-        [nan, 'a is blank; b is blank']
+        [nan, 'a']
     """
     warned = failures[failures["severity"] == "warning"]
     labels = list(rows)

@@ -1,9 +1,6 @@
-"""The HTTP layer: one pooled ``requests.Session`` per thread, timeouts and urllib3 retries
-(capped backoff with jitter, ``Retry-After`` honoured) on connection errors and 429/5xx, for
-requests the caller marks safe to repeat. Every answer is a :class:`Reply`; nothing raises a
-``requests`` exception to the caller. A request with no answer says why in
-:attr:`Reply.failure`: :data:`UNREACHABLE` (never left), :data:`INVALID_URL` or :data:`LOST`
-(sent, its answer lost: the service may have applied it).
+"""The HTTP layer: a pooled ``requests.Session`` per thread, timeouts and urllib3 retries of what
+the caller marks safe to repeat. Every answer is a :class:`Reply` (nothing raises), whose
+``failure`` says why none came: :data:`UNREACHABLE`, :data:`INVALID_URL` or :data:`LOST`.
 """
 
 from __future__ import annotations
@@ -67,14 +64,12 @@ class Reply:
 
     Attributes:
         status: final HTTP status, or ``None`` when no answer came.
-        body: the parsed JSON body, or ``None``.
-        error: a one-line reason when the request did not succeed.
-        attempts: how many times the request was sent; elapsed: seconds, first send to answer.
-        method: HTTP method; url: request URL.
+        body: the parsed JSON body, or ``None``; error: a one-line reason when it failed.
+        attempts: times sent; elapsed: seconds from the first send; method; url.
         failure: why no usable answer came (a :data:`Failure`), else ``None``.
-        retry_after: seconds of the answer's ``Retry-After`` header (seconds or an HTTP date).
+        retry_after: seconds of the answer's ``Retry-After`` (seconds or an HTTP date).
         lost: an earlier attempt of the call had its answer lost (set by the bulk runner).
-        headers: the answer's rate limit headers (lower-case names), when it had any.
+        headers: the answer's rate limit headers (lower-case names), if any.
     """
 
     status: int | None
@@ -92,9 +87,7 @@ class Reply:
     @property
     def ok(self) -> bool:
         """True for a 2xx status, or a conflict that proves an earlier attempt landed."""
-        if self.failure == LANDED:
-            return True
-        return self.status is not None and 200 <= self.status < 300
+        return self.failure == LANDED or (self.status is not None and 200 <= self.status < 300)
 
 
 #: a path that is already percent-encoded (RFC 3986 ``pchar``s and ``/``)
@@ -197,10 +190,8 @@ _LIMIT_HEADERS = "ratelimit ratelimit-policy x-ratelimit-limit x-ratelimit-remai
 _LIMIT_HEADERS += ["x-ratelimit-reset"]
 
 
-def _limit_headers(headers: Any) -> dict[str, str] | None:
+def _limit_headers(headers: CaseInsensitiveDict[str]) -> dict[str, str] | None:
     """The rate limit headers of an answer (names in lower case), or ``None``."""
-    if not isinstance(headers, CaseInsensitiveDict):
-        headers = CaseInsensitiveDict(headers)
     found = {name: str(headers[name]) for name in _LIMIT_HEADERS if name in headers}
     return found or None
 
@@ -232,17 +223,14 @@ def _reasons(value: Any) -> list[str]:
 
 
 def error_text(body: Any, status: int | None, text: bytes = b"") -> str | None:
-    """The reason of an error answer, whatever its body's shape: a problem (RFC 9457 ``detail``
-    or ``title``, with its ``errors``), an OAuth error, ``{"message": ...}``, a NestJS body (the
-    messages joined with ``"; "``), a JSON string or list, or plain text; else the status.
+    """The reason of an error answer, whatever its body's shape: a problem (RFC 9457 ``detail`` or
+    ``title``, with its ``errors``), an OAuth error, ``{"message": ...}``, a NestJS body, a JSON
+    string or list, or plain text; else the status. ``None`` for a 2xx answer.
 
     Args:
         body: the parsed JSON body, or ``None`` (no body, or not JSON).
         status: the HTTP status, or ``None`` when no answer came.
         text: the raw body, read when it is not JSON.
-
-    Returns:
-        The reason, or ``None`` for a 2xx answer.
 
     Example:
         >>> error_text({"statusCode": 400, "error": "Bad Request", "message": ["a", "b"]}, 400)
@@ -286,18 +274,11 @@ def error_text(body: Any, status: int | None, text: bytes = b"") -> str | None:
 
 
 def problem_of(reply: Reply) -> dict[str, Any] | None:
-    """The error body of an answer as a problem: its JSON object, or ``{"detail": <text>}`` for
-    a plain-text answer, or ``None``.
+    """The error body of an answer as a problem: its JSON object, ``{"detail": <text>}`` for a
+    plain-text answer, or ``None``.
 
-    Args:
-        reply: an answer.
-
-    Returns:
-        The problem, or ``None``.
-
-    Example:
-        >>> problem_of(Reply(409, None, "HTTP 409: externalId 'C1' exists"))
-        {'detail': "externalId 'C1' exists"}
+    >>> problem_of(Reply(409, None, "HTTP 409: externalId 'C1' exists"))
+    {'detail': "externalId 'C1' exists"}
     """
     if isinstance(reply.body, dict):
         return reply.body
@@ -441,12 +422,9 @@ class Transport:
             headers: request headers (never logged); credentials go in ``auth``.
             params: query parameters.
             json: JSON body.
-            auth: a ``requests`` auth hook writing the credentials (never a local here).
+            auth: a ``requests`` auth hook writing the credentials.
             retry: whether the request is safe to repeat.
-            raw: keep a 2xx body as bytes (error bodies are always parsed).
-
-        Returns:
-            The final reply.
+            raw: keep a 2xx body as bytes.
 
         Example:
             >>> Transport(timeout=0.5, retries=0).send("GET", "http://127.0.0.1:9/").status is None

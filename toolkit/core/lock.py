@@ -1,8 +1,5 @@
-"""The one advisory file lock: one writer at a time on a journal or a sync folder.
-
-``fcntl.flock`` on a small file naming its holder (process id and command), so a second run can
-say who holds it. The kernel releases it when the process dies, even by ``kill -9``; a holder
-that releases it removes the file while still holding it, so no ``.lock`` file is left behind.
+"""The one advisory file lock (``fcntl.flock``, released by the kernel even on ``kill -9``): one
+writer at a time on a journal or a sync folder; the file names its holder and goes on release.
 """
 
 from __future__ import annotations
@@ -31,22 +28,16 @@ def _describe() -> str:
 
 
 class FileLock:
-    """An exclusive, non-blocking advisory lock on ``path``, naming its holder inside.
+    """An exclusive, non-blocking advisory lock on ``path`` (created, mode 0600, with its folder),
+    naming its holder inside; :meth:`acquire` (or ``with``) raises :class:`LockHeld` when another
+    process holds it.
 
-    Args:
-        path: the lock file; created (mode 0600) with its folder if missing.
-
-    Raises:
-        LockHeld: from :meth:`acquire` (or ``with``) when another process holds the lock.
-
-    Example:
-        >>> import os, tempfile
-        >>> path = os.path.join(tempfile.mkdtemp(), "x.lock")
-        >>> with FileLock(path):
-        ...     FileLock(path).acquire()
-        Traceback (most recent call last):
-        ...
-        toolkit.core.lock.LockHeld: ...
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "x.lock")
+    >>> with FileLock(path):
+    ...     FileLock(path).acquire()
+    Traceback (most recent call last):
+    toolkit.core.lock.LockHeld: ...
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:

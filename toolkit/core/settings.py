@@ -138,7 +138,8 @@ class Settings:
         *,
         source: str = "arguments",
     ) -> None:
-        given = {"customer_id": customer_id, "client_id": client_id, "client_secret": client_secret}
+        given: dict[str, object] = {"customer_id": customer_id, "client_id": client_id}
+        given["client_secret"] = client_secret
         given |= {"auth_url": auth_url, "time_url": time_url, "audience": audience}
         missing = [f"{name} ({ENV_KEYS[name]})" for name, value in given.items() if not value]
         if missing:
@@ -147,7 +148,7 @@ class Settings:
             _check_url(name, url)
         _check_url("ingestion_url", ingestion_url or None)
         secret = client_secret if isinstance(client_secret, Secret) else Secret(str(client_secret))
-        values = {"customer_id": str(customer_id), "client_id": str(client_id)}
+        values: dict[str, object] = {"customer_id": str(customer_id), "client_id": str(client_id)}
         values |= {"client_secret": secret, "auth_url": auth_url, "time_url": time_url}
         values |= {"ingestion_url": ingestion_url, "audience": str(audience), "source": str(source)}
         for name, value in values.items():
