@@ -28,10 +28,9 @@ _MASK = "********"
 class Secret:
     """A string that never shows itself in a repr, a str, a format or a pickle.
 
-    Example:
-        >>> s = Secret("hunter2")
-        >>> s, s.reveal()
-        (Secret('********'), 'hunter2')
+    >>> s = Secret("hunter2")
+    >>> s, s.reveal()
+    (Secret('********'), 'hunter2')
     """
 
     __slots__ = ("_value",)
@@ -146,9 +145,8 @@ class TokenProvider:
         refresh_margin: refresh this many seconds before expiry.
         clock: returns the current time in seconds (for tests).
 
-    Example:
-        >>> TokenProvider("http://127.0.0.1:9/t", "id", "secret", "aud")  # doctest: +ELLIPSIS
-        TokenProvider(token_url='http://127.0.0.1:9/t', client_id='id', ...)
+    >>> TokenProvider("http://127.0.0.1:9/t", "id", "secret", "aud")  # doctest: +ELLIPSIS
+    TokenProvider(token_url='http://127.0.0.1:9/t', client_id='id', ...)
     """
 
     def __init__(
@@ -190,11 +188,10 @@ class TokenProvider:
             AuthError: the identity service refused the credentials.
             TransportError: the identity service could not be reached.
 
-        Example:
-            >>> tp = TokenProvider("http://127.0.0.1:9/t", "id", "secret", "aud")
-            >>> tp._token, tp._refresh_at = Secret("abc"), float("inf")  # a cached token
-            >>> tp.secret_token()
-            Secret('********')
+        >>> tp = TokenProvider("http://127.0.0.1:9/t", "id", "secret", "aud")
+        >>> tp._token, tp._refresh_at = Secret("abc"), float("inf")  # a cached token
+        >>> tp.secret_token()
+        Secret('********')
         """
         with self._lock:
             if self._refused is not None:
@@ -232,27 +229,15 @@ class TokenProvider:
         # a token exchange is safe to repeat: 429 and 5xx are retried (after Retry-After, else
         # with backoff), and so is a lost answer; an unreachable service only with ``retry``
         transport = self._transport
-        limit = 1 + transport.retries
-        attempt = 0
-        while True:
-            attempt += 1
-            # a token's life runs from when it was asked for, at the latest
-            asked = self._clock()
+        for attempt in range(1, transport.retries + 2):
+            asked = self._clock()  # a token's life runs from when it was asked for, at the latest
             auth = ClientCredentials(self.client_id, self._secret, self.audience)
             reply = transport.send("POST", self.token_url, auth=auth, retry=False)
-            if attempt >= limit:
+            again = reply.failure == LOST or (retry and reply.failure == UNREACHABLE)
+            if attempt > transport.retries or not (again or reply.status in RETRY_STATUSES):
                 break
-            if reply.status is None and (
-                reply.failure == LOST or (retry and reply.failure == UNREACHABLE)
-            ):
-                time.sleep(transport.delay(attempt))  # a lost answer: the service is there
-            elif reply.status in RETRY_STATUSES:
-                after = reply.retry_after
-                time.sleep(
-                    transport.delay(attempt) if after is None else min(after, _MAX_RETRY_AFTER)
-                )
-            else:
-                break
+            after = reply.retry_after
+            time.sleep(transport.delay(attempt) if after is None else min(after, _MAX_RETRY_AFTER))
         if reply.status is None:
             why, failure = f"token request failed: {reply.error}", reply.failure or ""
             raise TransportError(why, method="POST", url=self.token_url, failure=failure)

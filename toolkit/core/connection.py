@@ -91,10 +91,9 @@ class Connection:
         workers: default number of worker threads of bulk operations over this connection.
         max_rate: requests per second a bulk run never exceeds (``None``: found on its own).
 
-    Example:
-        >>> conn = Connection(Settings("c1", "app", "s3cr3t", "http://a", "http://t", audience="a"))
-        >>> "s3cr3t" in repr(conn)
-        False
+    >>> conn = Connection(Settings("c1", "app", "s3cr3t", "http://a", "http://t", audience="a"))
+    >>> "s3cr3t" in repr(conn)
+    False
     """
 
     def __init__(
@@ -133,10 +132,9 @@ class Connection:
         Returns:
             The URL.
 
-        Example:
-            >>> Connection(Settings("c1", "i", "s", "http://a", "http://t", audience="a")).url(
-            ...     "user", userId="..")
-            'http://a/api/v1/customers/c1/users/%2E%2E'
+        >>> Connection(Settings("c1", "i", "s", "http://a", "http://t", audience="a")).url(
+        ...     "user", userId="..")
+        'http://a/api/v1/customers/c1/users/%2E%2E'
         """
         _, service, template = ENDPOINTS[endpoint]
         values = {"customerId": self.customer_id, **path}
@@ -180,10 +178,9 @@ class Connection:
         Returns:
             The :class:`~toolkit.core.http.Reply`.
 
-        Example:
-            >>> s = Settings("c", "i", "s", "http://127.0.0.1:9", "http://t", audience="aud")
-            >>> Connection(s, retries=0).send("user", path={"userId": "u"}).status is None
-            True
+        >>> s = Settings("c", "i", "s", "http://127.0.0.1:9", "http://t", audience="aud")
+        >>> Connection(s, retries=0).send("user", path={"userId": "u"}).status is None
+        True
         """
         method, service, _ = ENDPOINTS[endpoint]
         url = self.url(endpoint, **(path or {}))
@@ -247,11 +244,10 @@ class Connection:
             ApiError: a subclass matching the status (``NotFoundError`` for 404...).
             TransportError: no answer came.
 
-        Example:
-            >>> s = Settings("c", "i", "s", "http://127.0.0.1:9", "http://t", audience="aud")
-            >>> Connection(s, retries=0).call("user", path={"userId": "u"})  # doctest: +ELLIPSIS
-            Traceback (most recent call last):
-            toolkit.errors.TransportError: cannot reach the identity service at 127.0.0.1:9 ...
+        >>> s = Settings("c", "i", "s", "http://127.0.0.1:9", "http://t", audience="aud")
+        >>> Connection(s, retries=0).call("user", path={"userId": "u"})  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        toolkit.errors.TransportError: cannot reach the identity service at 127.0.0.1:9 ...
         """  # noqa: E501 - a doctest's output is one line
         reply = self.send(endpoint, path=path, params=params, json=json, retry=retry, raw=raw)
         if reply.status is None:

@@ -15,7 +15,6 @@ __all__ = [
     "CHECKS",
     "CHECK_NAMES",
     "FAILURE_COLUMNS",
-    "SEVERITIES",
     "SEVERITY",
     "Severity",
     "check_name",
@@ -29,8 +28,6 @@ FAILURE_COLUMNS = tuple("table row externalId column check severity value messag
 """Columns of every failure frame, in order."""
 
 Severity = Literal["error", "warning"]
-SEVERITIES: tuple[Severity, ...] = ("error", "warning")
-"""Values of the failure frame's ``severity`` column."""
 
 _ERRORS = (
     "column_missing column_unexpected column_duplicate column_present type encoding required "
@@ -121,9 +118,8 @@ def failure_frame(
         A frame with exactly :data:`FAILURE_COLUMNS`, object dtype, ``None`` for missing;
         ``row`` is ``Int64`` (:func:`nullable_rows`).
 
-    Example:
-        >>> failure_frame(table="clients", check="required", message="x")["severity"].tolist()
-        ['error']
+    >>> failure_frame(table="clients", check="required", message="x")["severity"].tolist()
+    ['error']
     """
     values = (table, row, externalId, column, check, severity, value, message)
     data = dict(zip(FAILURE_COLUMNS, values, strict=True))
@@ -144,10 +140,9 @@ def row_warnings(failures: pd.DataFrame, rows: Any, tables: Any = None) -> pd.Se
     Returns:
         A ``str`` series, one value per row (missing where none), on a default index.
 
-    Example:
-        >>> fc = failure_frame(table="t", row=[1], check="blank", severity="warning", message="a")
-        >>> row_warnings(fc, [0, 1]).tolist()
-        [nan, 'a']
+    >>> fc = failure_frame(table="t", row=[1], check="blank", severity="warning", message="a")
+    >>> row_warnings(fc, [0, 1]).tolist()
+    [nan, 'a']
     """
     warned = failures[failures["severity"] == "warning"]
     labels = list(rows)

@@ -63,7 +63,8 @@ def as_pandas(frame: object, name: str = "frame") -> pd.DataFrame:
         return frame
     if isinstance(frame, pa.Table | pa.RecordBatch) or hasattr(frame, "__arrow_c_stream__"):
         table = pa.table(frame)
-        return table.cast(_without_views(table.schema)).to_pandas()
+        schema = pa.schema([f.with_type(_without_view(f.type)) for f in table.schema])
+        return table.cast(schema.with_metadata(table.schema.metadata)).to_pandas()
     raise ConfigError(
         f"{name} must be a table (pandas, Polars or PyArrow), not {type(frame).__name__}"
     )
@@ -80,11 +81,6 @@ def _without_view(kind: pa.DataType) -> pa.DataType:
     if pa.types.is_struct(kind):
         return pa.struct([f.with_type(_without_view(f.type)) for f in kind.fields])
     return kind
-
-
-def _without_views(schema: pa.Schema) -> pa.Schema:
-    plain = pa.schema([f.with_type(_without_view(f.type)) for f in schema])
-    return plain.with_metadata(schema.metadata) if schema.metadata else plain
 
 
 def as_frames(frames: Mapping[str, object]) -> dict[str, pd.DataFrame]:
@@ -142,9 +138,8 @@ def coerce_ids(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
     Returns:
         ``(values, problems)``: the text, and per row a message or ``None``.
 
-    Example:
-        >>> coerce_ids(pd.Series([1001.0, "M-1"]), "id")[0].tolist()
-        ['1001', 'M-1']
+    >>> coerce_ids(pd.Series([1001.0, "M-1"]), "id")[0].tolist()
+    ['1001', 'M-1']
     """
     s = plain(s)
     problems = no_problems(s)

@@ -232,9 +232,8 @@ def error_text(body: Any, status: int | None, text: bytes = b"") -> str | None:
         status: the HTTP status, or ``None`` when no answer came.
         text: the raw body, read when it is not JSON.
 
-    Example:
-        >>> error_text({"statusCode": 400, "error": "Bad Request", "message": ["a", "b"]}, 400)
-        'a; b'
+    >>> error_text({"statusCode": 400, "error": "Bad Request", "message": ["a", "b"]}, 400)
+    'a; b'
     """
     if status is not None and 200 <= status < 300:
         return None
@@ -311,9 +310,8 @@ class Transport:
         jitter: random seconds added to each backoff.
         pool_size: connections kept per host per thread.
 
-    Example:
-        >>> Transport(timeout=5, retries=2).retries
-        2
+    >>> Transport(timeout=5, retries=2).retries
+    2
     """
 
     timeout: float | tuple[float, float] = (5.0, 60.0)
@@ -353,19 +351,6 @@ class Transport:
             0, self.jitter
         )
 
-    def _retry(self, total: int) -> Retry:
-        return Retry(  # allowed_methods=None: the caller decides what is safe to repeat
-            total=total,
-            other=0,
-            allowed_methods=None,
-            status_forcelist=RETRY_STATUSES,
-            backoff_factor=self.backoff,
-            backoff_max=self.backoff_max,
-            backoff_jitter=self.jitter,
-            raise_on_status=False,
-            raise_on_redirect=False,
-        )
-
     def session(self, retry: bool = True) -> requests.Session:
         """The calling thread's session (one with retries and one without)."""
         attr = "retrying" if retry else "plain"
@@ -374,11 +359,18 @@ class Transport:
             sess = requests.Session()
             sess.trust_env = False  # proxies and CA bundle are read once, in __init__/proxies()
             sess.verify = self._verify
-            adapter = HTTPAdapter(
-                pool_connections=self.pool_size,
-                pool_maxsize=self.pool_size,
-                max_retries=self._retry(self.retries if retry else 0),
+            retries = Retry(  # allowed_methods=None: the caller decides what is safe to repeat
+                total=self.retries if retry else 0,
+                other=0,
+                allowed_methods=None,
+                status_forcelist=RETRY_STATUSES,
+                backoff_factor=self.backoff,
+                backoff_max=self.backoff_max,
+                backoff_jitter=self.jitter,
+                raise_on_status=False,
+                raise_on_redirect=False,
             )
+            adapter = HTTPAdapter(self.pool_size, self.pool_size, max_retries=retries)
             sess.mount("http://", adapter)
             sess.mount("https://", adapter)
             setattr(self._local, attr, sess)
@@ -389,12 +381,11 @@ class Transport:
     def close(self) -> None:
         """Close every thread's sessions; a later request opens a new one.
 
-        Example:
-            >>> t = Transport()
-            >>> first = t.session()
-            >>> t.close()
-            >>> t.session() is first
-            False
+        >>> t = Transport()
+        >>> first = t.session()
+        >>> t.close()
+        >>> t.session() is first
+        False
         """
         with self._sessions_lock:
             sessions, self._sessions = self._sessions, []
@@ -426,23 +417,16 @@ class Transport:
             retry: whether the request is safe to repeat.
             raw: keep a 2xx body as bytes.
 
-        Example:
-            >>> Transport(timeout=0.5, retries=0).send("GET", "http://127.0.0.1:9/").status is None
-            True
+        >>> Transport(timeout=0.5, retries=0).send("GET", "http://127.0.0.1:9/").status is None
+        True
         """
         start = time.perf_counter()
         data = None if json is None else orjson.dumps(json)
         hdrs = dict(headers or {}) | ({"Content-Type": "application/json"} if data else {})
-        request = {"headers": hdrs, "params": params, "data": data, "auth": auth}
+        request: dict[str, Any] = {"headers": hdrs, "params": params, "data": data, "auth": auth}
+        request |= {"timeout": self.timeout, "proxies": self.proxies(url)}
         try:
-            resp = _request(
-                self.session(retry),
-                method,
-                url,
-                **request,
-                timeout=self.timeout,
-                proxies=self.proxies(url),
-            )
+            resp = _request(self.session(retry), method, url, **request)
         except requests.RequestException as exc:
             elapsed = time.perf_counter() - start
             failure = _classify(exc)
@@ -451,9 +435,8 @@ class Transport:
             log.warning(
                 "could not reach %s (%s): %s %s, %d attempt(s)", host, reason, method, url, attempts
             )
-            return Reply(
-                None, None, f"no answer ({reason})", attempts, elapsed, method, url, failure
-            )
+            why = f"no answer ({reason})"
+            return Reply(None, None, why, attempts, elapsed, method, url, failure)
         except BaseException as exc:
             # anything else (an interrupt, a bug) goes up; the frames of requests and urllib3
             # below hold the prepared headers and body as locals: clear them first

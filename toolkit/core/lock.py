@@ -22,11 +22,6 @@ class LockHeld(Exception):
         self.holder = holder
 
 
-def _describe() -> str:
-    command = " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv))
-    return f"process {os.getpid()} ({command[:200]})"
-
-
 class FileLock:
     """An exclusive, non-blocking advisory lock on ``path`` (created, mode 0600, with its folder),
     naming its holder inside; :meth:`acquire` (or ``with``) raises :class:`LockHeld` when another
@@ -61,7 +56,8 @@ class FileLock:
                 break
             os.close(fd)  # its holder removed the file as it let go: lock the path's file
         os.ftruncate(fd, 0)
-        os.pwrite(fd, (_describe() + "\n").encode("utf-8"), 0)
+        command = " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv))
+        os.pwrite(fd, f"process {os.getpid()} ({command[:200]})\n".encode(), 0)
         self._fd = fd
 
     def _names(self, fd: int) -> bool:

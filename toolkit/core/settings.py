@@ -9,6 +9,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from dotenv import dotenv_values, find_dotenv
@@ -29,8 +30,6 @@ ENV_KEYS: dict[str, str] = {
     "audience": "TOOLKIT_AUDIENCE",
 }
 
-_OPTIONAL = ("ingestion_url",)
-
 #: :attr:`Settings.source` of settings read from the environment alone (no file found)
 ENVIRONMENT = "environment"
 
@@ -45,9 +44,8 @@ def find_env_file(name: str | os.PathLike[str] = ".env") -> Path | None:
     Returns:
         The absolute path of the file, or ``None``.
 
-    Example:
-        >>> find_env_file("no-such.env") is None
-        True
+    >>> find_env_file("no-such.env") is None
+    True
     """
     found = find_dotenv(os.fspath(name), usecwd=True)
     return Path(found).resolve() if found else None
@@ -62,9 +60,8 @@ def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
     Returns:
         The variables it sets.
 
-    Example:
-        >>> read_env_file("/nonexistent/.env")
-        {}
+    >>> read_env_file("/nonexistent/.env")
+    {}
     """
     p = Path(path)
     if not p.is_file():
@@ -109,10 +106,9 @@ class Settings:
     Raises:
         ConfigError: a required setting is empty, or an address is not ``http(s)://host``.
 
-    Example:
-        >>> s = Settings("c", "app", "s3cr3t", "http://127.0.0.1:1/", "http://h", audience="a")
-        >>> s.urls["auth"], "s3cr3t" in repr(s)
-        ('http://127.0.0.1:1', False)
+    >>> s = Settings("c", "app", "s3cr3t", "http://127.0.0.1:1/", "http://h", audience="a")
+    >>> s.urls["auth"], "s3cr3t" in repr(s)
+    ('http://127.0.0.1:1', False)
     """
 
     customer_id: str
@@ -180,18 +176,17 @@ class Settings:
         Returns:
             The settings; ``source`` names the file read, or ``"environment"``.
 
-        Example:
-            >>> env = {f"TOOLKIT_{k}": "http://h" for k in ("AUTH_URL", "TIME_URL")}
-            >>> env |= {f"TOOLKIT_{k}": "x" for k in ("CUSTOMER_ID", "CLIENT_ID", "AUDIENCE")}
-            >>> env["TOOLKIT_CLIENT_SECRET"] = "s"
-            >>> Settings.from_env(None, environ=env).source
-            'environment'
+        >>> env = {f"TOOLKIT_{k}": "http://h" for k in ("AUTH_URL", "TIME_URL")}
+        >>> env |= {f"TOOLKIT_{k}": "x" for k in ("CUSTOMER_ID", "CLIENT_ID", "AUDIENCE")}
+        >>> env["TOOLKIT_CLIENT_SECRET"] = "s"
+        >>> Settings.from_env(None, environ=env).source
+        'environment'
         """
         path = find_env_file(env_file) if env_file is not None else None
         values = read_env_file(path) if path is not None else {}
         values.update(environ if environ is not None else os.environ)
         missing = [
-            var for key, var in ENV_KEYS.items() if key not in _OPTIONAL and not values.get(var)
+            var for key, var in ENV_KEYS.items() if key != "ingestion_url" and not values.get(var)
         ]
         if missing:
             name = os.fspath(env_file) if env_file is not None else None
@@ -208,17 +203,5 @@ class Settings:
                 f"or write them to {env_file or '.env'}; `toolkit sandbox` writes one)"
             )
 
-        def optional(key: str) -> str | None:
-            return values.get(ENV_KEYS[key]) or None
-
-        # the required ones are present and not empty (checked above)
-        return cls(
-            values[ENV_KEYS["customer_id"]],
-            values[ENV_KEYS["client_id"]],
-            values[ENV_KEYS["client_secret"]],
-            values[ENV_KEYS["auth_url"]],
-            values[ENV_KEYS["time_url"]],
-            ingestion_url=optional("ingestion_url"),
-            audience=values[ENV_KEYS["audience"]],
-            source=str(path) if path is not None else ENVIRONMENT,
-        )
+        given: dict[str, Any] = {key: values.get(var) or None for key, var in ENV_KEYS.items()}
+        return cls(**given, source=str(path) if path is not None else ENVIRONMENT)

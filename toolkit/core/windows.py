@@ -50,9 +50,8 @@ def iso(ts: pd.Timestamp, *, fraction: Literal["ms", "needed"] = "ms") -> str:
     Returns:
         The text.
 
-    Example:
-        >>> iso(pd.Timestamp("2026-03-01")), iso(pd.Timestamp("2026-03-01"), fraction="needed")
-        ('2026-03-01T00:00:00.000Z', '2026-03-01T00:00:00Z')
+    >>> iso(pd.Timestamp("2026-03-01")), iso(pd.Timestamp("2026-03-01"), fraction="needed")
+    ('2026-03-01T00:00:00.000Z', '2026-03-01T00:00:00Z')
     """
     ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
     text = ts.strftime("%Y-%m-%dT%H:%M:%S.%f")
@@ -97,9 +96,8 @@ def ambiguous_date_message(
     Returns:
         The message.
 
-    Example:
-        >>> ambiguous_date_message("after", "1/2/26", *_ambiguous_date("1/2/26"), "no")[-35:]
-        'so it is refused, never guessed; no'
+    >>> ambiguous_date_message("after", "1/2/26", *_ambiguous_date("1/2/26"), "no")[-35:]
+    'so it is refused, never guessed; no'
     """
     return (
         f"{where}: {text!r} reads differently day first ({day_first:%Y-%m-%d}) and month "
@@ -120,9 +118,8 @@ def to_utc(value: TimeLike, name: str) -> pd.Timestamp:
     Raises:
         ConfigError: not a date-time, or text that reads differently day first and month first.
 
-    Example:
-        >>> to_utc("2026-11-01T10:00:00+01:00", "since")
-        Timestamp('2026-11-01 09:00:00+0000', tz='UTC')
+    >>> to_utc("2026-11-01T10:00:00+01:00", "since")
+    Timestamp('2026-11-01 09:00:00+0000', tz='UTC')
     """
     if isinstance(value, str) and (readings := _ambiguous_date(value.strip())) is not None:
         raise ConfigError(ambiguous_date_message(name, value, *readings))
@@ -172,9 +169,8 @@ def release_window(
     Returns:
         ``(after, on or before, the window in words)``, the bounds UTC timestamps or ``None``.
 
-    Example:
-        >>> release_window("2026-11-16", "2026-11-22T12:00")[2]
-        'released after 2026-11-16T00:00:00.000Z, on or before 2026-11-22T12:00:00.000Z'
+    >>> release_window("2026-11-16", "2026-11-22T12:00")[2]
+    'released after 2026-11-16T00:00:00.000Z, on or before 2026-11-22T12:00:00.000Z'
     """
     low = to_utc(after, names[0]) if after is not None else None
     high = _end_of_day(on_or_before, names[1]) if on_or_before is not None else None
@@ -232,9 +228,8 @@ def split_windows(
         ConfigError: an empty range, a bound not a date-time, a window not a positive offset
             alias, or more than :data:`MAX_WINDOWS` windows.
 
-    Example:
-        >>> [b.strftime("%m-%d") for _, b in split_windows("2026-01-15", "2026-03-10T00:00", "MS")]
-        ['02-01', '03-01', '03-10']
+    >>> [b.strftime("%m-%d") for _, b in split_windows("2026-01-15", "2026-03-10T00:00", "MS")]
+    ['02-01', '03-01', '03-10']
     """
     start = to_utc(after, "after")
     end = to_utc(on_or_before, "on_or_before")
