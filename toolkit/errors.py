@@ -18,31 +18,23 @@
           ├── ConflictError                           409
           ├── RateLimitError                          429
           └── ServerError                             5xx
+    InputWarning(UserWarning)                         an input read, but not quite as given
+    Interrupted(KeyboardInterrupt)                    a bulk run was stopped (.result)
 
-    UserWarning
-     └── InputWarning                                 an input read, but not quite as given
-
-    KeyboardInterrupt
-     └── Interrupted                                  a bulk run was stopped (.result)
-
-:class:`Interrupted` is deliberately not a :class:`ToolkitError` (not an ``Exception``): an
-``except Exception`` must not swallow Ctrl+C.
-
-An :class:`ApiError` carries the HTTP ``status``, the parsed ``problem`` body (RFC 9457 or
-RFC 6749 error JSON when the service sent one), and the ``method`` and ``url`` of the request.
-It never carries the token or the client secret: request headers and the token request body are
-not kept.
+:class:`Interrupted` is not an ``Exception``: an ``except Exception`` must not swallow Ctrl+C.
+No error carries the token or the client secret.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any, Literal
 
 import pandas as pd
 
-from toolkit.core.failures import FAILURE_COLUMNS
+from toolkit.core.failures import failure_frame
 from toolkit.core.http import Failure, Reply
 
 __all__ = [
@@ -66,6 +58,7 @@ __all__ = [
     "TransportError",
     "ValidationError",
     "api_error_for",
+    "closest",
 ]
 
 
@@ -90,30 +83,30 @@ class ConcurrentWriteError(ToolkitError, RuntimeError):
 
 
 class ValidationError(ToolkitError, ValueError):
-    """One or more frames failed validation.
-
-    Attributes:
-        failure_cases: one row per failure, with columns ``table``, ``row``, ``externalId``,
-            ``column``, ``check``, ``value`` and ``message``.
-
-    Example:
-        >>> import pandas as pd
-        >>> err = ValidationError("1 failure", pd.DataFrame({"table": ["clients"]}))
-        >>> len(err.failure_cases)
-        1
-    """
+    """One or more frames failed validation; ``failure_cases`` is the failure frame
+    (:mod:`toolkit.core.failures`), one row per failure."""
 
     def __init__(self, message: str, failure_cases: pd.DataFrame) -> None:
         super().__init__(message)
         self.failure_cases = failure_cases
 
 
-def _closest(name: str, names: Sequence[str]) -> str | None:
-    lowered = {n.lower(): n for n in names}
-    if name.lower() in lowered:
-        return lowered[name.lower()]
-    match = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.5)
-    return lowered[match[0]] if match else None
+def _norm(name: object) -> str:
+    return re.sub(r"[^0-9a-z]", "", str(name).lower())
+
+
+def closest(name: object, candidates: Collection[str], cutoff: float = 0.5) -> str | None:
+    """The candidate closest to ``name``: equal ignoring case and separators, else difflib's.
+
+    Example:
+        >>> closest("entryId", ["entry_id", "hours"]), closest("zzz", ["hours"])
+        ('entry_id', None)
+    """
+    by_norm = {_norm(c): c for c in candidates}
+    if _norm(name) in by_norm:
+        return by_norm[_norm(name)]
+    match = difflib.get_close_matches(_norm(name), list(by_norm), n=1, cutoff=cutoff)
+    return by_norm[match[0]] if match else None
 
 
 class MissingColumnError(ValidationError):
@@ -121,65 +114,40 @@ class MissingColumnError(ValidationError):
 
     Attributes:
         table: ``"exported"`` or ``"billing"``.
-        missing: the missing column names.
-        suggestions: for each missing name, the closest existing column (or ``None``).
-        failure_cases: one row per missing column (see :class:`toolkit.errors.ValidationError`).
+        missing: the missing column names; ``suggestions``: the closest column of each, or None.
 
     Example:
         >>> err = MissingColumnError("billing", ["duration"], ["durationHours", "matter"])
-        >>> err.suggestions
-        {'duration': 'durationHours'}
-        >>> isinstance(err, ValueError)
-        True
+        >>> err.suggestions, isinstance(err, ValueError)
+        ({'duration': 'durationHours'}, True)
     """
 
     def __init__(self, table: str, missing: Sequence[str], available: Iterable[object]) -> None:
         names = [str(c) for c in available]
-        self.table = table
-        self.missing = list(missing)
-        self.suggestions = {m: _closest(m, names) for m in self.missing}
-        parts = []
-        for name, near in self.suggestions.items():
-            hint = f" (closest: {near!r})" if near is not None else ""
-            parts.append(f"{name!r}{hint}")
-        message = f"{table} frame has no column {', '.join(parts)}; it has {names[:20]!r}"
-        cases = pd.DataFrame(
-            {
-                "table": table,
-                "row": None,
-                "externalId": None,
-                "column": self.missing,
-                "check": "column_present",
-                "value": [self.suggestions[m] for m in self.missing],
-                "message": [f"missing column {m!r}" for m in self.missing],
-            },
-            columns=list(FAILURE_COLUMNS),
+        self.table, self.missing = table, list(missing)
+        self.suggestions = {m: closest(m, names) for m in self.missing}
+        said = [f"missing column {m!r}" for m in self.missing]
+        near = [self.suggestions[m] for m in self.missing]
+        cases = failure_frame(
+            table=table, column=self.missing, check="column_present", value=near, message=said
         )
-        super().__init__(message, cases)
+        parts = ", ".join(
+            f"{m!r}" + (f" (closest: {c!r})" if c else "") for m, c in self.suggestions.items()
+        )
+        super().__init__(f"{table} frame has no column {parts}; it has {names[:20]!r}", cases)
 
 
 class DuplicateKeyError(ValidationError):
-    """A join key occurs more than once in one of the frames.
-
-    Reconciliation is one entry to one billing record; aggregate split billing records (or drop
-    repeated ones) before reconciling.
-
-    Attributes:
-        table: ``"exported"`` or ``"billing"``.
-        column: the key column.
-        keys: every duplicated key value, in first-seen order.
-        failure_cases: one row per record that shares a key.
+    """A join key occurs more than once in one of the frames: its ``table``, ``column`` and
+    every duplicated key value (``keys``, in first-seen order).
 
     Example:
-        >>> err = DuplicateKeyError("billing", "entryId", ["e1"], pd.Series([0, 1]))
-        >>> err.keys
+        >>> DuplicateKeyError("billing", "entryId", ["e1"], pd.Series(["e1", "e1"])).keys
         ['e1']
     """
 
     def __init__(self, table: str, column: str, keys: Sequence[object], rows: pd.Series) -> None:
-        self.table = table
-        self.column = column
-        self.keys = list(keys)
+        self.table, self.column, self.keys = table, column, list(keys)
         shown = ", ".join(repr(k) for k in self.keys[:10])
         more = f" and {len(self.keys) - 10} more" if len(self.keys) > 10 else ""
         message = (
@@ -188,54 +156,27 @@ class DuplicateKeyError(ValidationError):
             f"drop the repeated records first (for example "
             f"frame.drop_duplicates({column!r}) or frame.groupby({column!r}).agg(...))."
         )
-        values = rows.tolist()
-        cases = pd.DataFrame(
-            {
-                "table": table,
-                "row": rows.index.tolist(),
-                "externalId": values,
-                "column": column,
-                "check": "unique",
-                "value": values,
-                "message": [f"duplicated key {v!r}" for v in values],
-            },
-            columns=list(FAILURE_COLUMNS),
+        v, said, at = rows.tolist(), [f"duplicated key {v!r}" for v in rows], list(rows.index)
+        cases = failure_frame(
+            table=table, row=at, externalId=v, column=column, check="unique", value=v, message=said
         )
         super().__init__(message, cases)
 
 
 class InputWarning(UserWarning):
     """An input was read, but not quite as given or as it looks (an encoding guessed, a file
-    passed over, two ids that look alike).
-
-    Example:
-        >>> issubclass(InputWarning, UserWarning)
-        True
-    """
+    passed over, two ids that look alike)."""
 
 
 class TransportError(ToolkitError, ConnectionError):
-    """The request got no HTTP answer (connection refused, reset, timed out).
-
-    Attributes:
-        method: HTTP method of the request.
-        url: URL of the request (no credentials are ever in a URL).
-        failure: ``unreachable``, ``invalid_url`` or ``lost`` (see :mod:`toolkit.core.http`),
-            or ``""`` when not known.
-    """
+    """The request got no HTTP answer (connection refused, reset, timed out): its ``method``,
+    ``url`` and ``failure`` (``unreachable``, ``invalid_url``, ``lost`` or ``""``)."""
 
     def __init__(
-        self,
-        message: str,
-        *,
-        method: str = "",
-        url: str = "",
-        failure: Failure | Literal[""] = "",
+        self, message: str, *, method: str = "", url: str = "", failure: Failure | Literal[""] = ""
     ) -> None:
         super().__init__(message)
-        self.method = method
-        self.url = url
-        self.failure = failure
+        self.method, self.url, self.failure = method, url, failure
 
 
 class JournalInUseError(ToolkitError, RuntimeError):
@@ -243,74 +184,46 @@ class JournalInUseError(ToolkitError, RuntimeError):
 
 
 class Interrupted(KeyboardInterrupt):
-    """A bulk run was stopped (Ctrl+C, Jupyter's stop, SIGTERM) before it ended.
-
-    No request leaves after the interrupt; requests in flight either finished or are reported
-    ``unknown``; the journal is flushed. The bulk runner raises it with ``replies``; each
-    operation catches it on its way up, fills in what it knows and raises it again.
+    """A bulk run was stopped (Ctrl+C, Jupyter's stop, SIGTERM); each operation fills in what
+    it knows on its way up.
 
     Attributes:
-        result: the partial result frame: a row per input row, the rows never sent with status
-            ``not_sent`` (``None`` while the runner builds it).
-        replies: the runner's replies, one per call (for the operation building ``result``).
-        report: onboarding's report so far (an ``OnboardReport``), or ``None`` for the other
-            operations.
-        partial: what an inner step had collected when it was stopped, for the step that
-            called it (starring: its rows per pair so far); empty when there is none.
+        result: the partial result frame, a row per input row (unsent rows ``not_sent``).
+        replies: the runner's replies, one per call.
+        report: onboarding's report so far, or ``None``.
+        partial: what an inner step had collected (starring: its rows per pair so far).
 
     Example:
         >>> exc = Interrupted("stopped")
-        >>> isinstance(exc, KeyboardInterrupt), isinstance(exc, Exception)
-        (True, False)
-        >>> exc.result is None, exc.replies, exc.report is None, exc.partial
-        (True, [], True, {})
+        >>> isinstance(exc, KeyboardInterrupt), isinstance(exc, Exception), exc.partial
+        (True, False, {})
     """
 
     result: pd.DataFrame | None
     replies: list[Reply]
-    #: Any: the report's class (in ``toolkit.ingress``) sits above this module's layer
-    report: Any
+    report: Any  # an OnboardReport (toolkit.ingress sits above this layer)
     partial: dict[Any, Any]
 
     def __init__(
-        self,
-        message: str,
-        *,
-        result: pd.DataFrame | None = None,
-        replies: Sequence[Reply] = (),
+        self, message: str, *, result: pd.DataFrame | None = None, replies: Sequence[Reply] = ()
     ) -> None:
         super().__init__(message)
-        self.result = result
-        self.replies = list(replies)
-        self.report = None
-        self.partial = {}
+        self.result, self.replies, self.report, self.partial = result, list(replies), None, {}
 
 
 class ApiError(ToolkitError):
-    """The service answered with an error status.
-
-    Attributes:
-        status: the HTTP status code.
-        problem: the parsed error body (a dict) or ``None``.
-        method: HTTP method of the request.
-        url: URL of the request.
+    """The service answered with an error: its ``status``, ``problem`` (the parsed error body
+    or ``None``), ``method`` and ``url``.
 
     Example:
-        >>> err = ApiError(404, {"title": "Not Found", "detail": "no such entry"}, "GET", "/x")
-        >>> str(err)
-        'GET /x -> 404: no such entry'
-        >>> problem = {"error": "invalid_client", "error_description": "bad secret"}
-        >>> str(ApiError(401, problem, "POST", "/token"))
-        'POST /token -> 401 invalid_client: bad secret'
+        >>> str(ApiError(401, {"error": "invalid_client", "error_description": "x"}, "POST", "/"))
+        'POST / -> 401 invalid_client: x'
     """
 
     def __init__(
         self, status: int, problem: dict[str, Any] | None, method: str = "", url: str = ""
     ) -> None:
-        self.status = status
-        self.problem = problem
-        self.method = method
-        self.url = url
+        self.status, self.problem, self.method, self.url = status, problem, method, url
         code = (problem or {}).get("error")
         code = f" {code}" if isinstance(code, str) and code and code != self.detail else ""
         super().__init__(f"{method} {url} -> {status}{code}: {self.detail}")
@@ -319,11 +232,8 @@ class ApiError(ToolkitError):
     def detail(self) -> str:
         """The most specific human-readable text of the error body."""
         p = self.problem or {}
-        for key in ("detail", "error_description", "title", "error", "message"):
-            text = p.get(key)
-            if isinstance(text, str) and text:
-                return text
-        return "no detail given"
+        keys = ("detail", "error_description", "title", "error", "message")
+        return next((p[k] for k in keys if isinstance(p.get(k), str) and p[k]), "no detail given")
 
 
 #: The OAuth 2.0 error codes (RFC 6749 section 5.2) that say the credentials are wrong.
@@ -335,19 +245,12 @@ class AuthError(ApiError):
 
     @property
     def refuses_credentials(self) -> bool:
-        """Whether the answer says the application's client id or secret is wrong.
-
-        Only the OAuth 2.0 errors ``invalid_client`` and ``unauthorized_client`` say so, or a
-        400 or 401 naming no OAuth error at all; ``invalid_request`` (a wrong audience, a
-        malformed request) does not, nor does any 429 or 5xx (not an ``AuthError``).
+        """Whether the answer says the client id or secret is wrong: an OAuth error of
+        :data:`CREDENTIAL_ERRORS`, or a 400 or 401 naming no OAuth error at all.
 
         Example:
-            >>> AuthError(401, {"error": "invalid_client"}).refuses_credentials
-            True
-            >>> AuthError(400, {"error": "invalid_request"}).refuses_credentials
-            False
-            >>> AuthError(401, None).refuses_credentials
-            True
+            >>> [AuthError(*a).refuses_credentials for a in [(401, None), (400, {"error": "x"})]]
+            [True, False]
         """
         code = (self.problem or {}).get("error")
         if isinstance(code, str) and code:
@@ -389,16 +292,8 @@ def api_error_for(
         >>> type(api_error_for(409, None)).__name__
         'ConflictError'
     """
-    if status in (401, 403):
-        cls: type[ApiError] = AuthError
-    elif status == 404:
-        cls = NotFoundError
-    elif status == 409:
-        cls = ConflictError
-    elif status == 429:
-        cls = RateLimitError
-    elif status >= 500:
-        cls = ServerError
-    else:
-        cls = ApiError
-    return cls(status, problem, method, url)
+    kinds: dict[int, type[ApiError]] = {401: AuthError, 403: AuthError, 404: NotFoundError}
+    kinds.update({409: ConflictError, 429: RateLimitError})
+    return kinds.get(status, ServerError if status >= 500 else ApiError)(
+        status, problem, method, url
+    )

@@ -17,8 +17,14 @@ import toolkit
 import toolkit.reconciliation.api as reconcile_module
 from toolkit.cli.app import main
 from toolkit.errors import ConfigError, DuplicateKeyError, MissingColumnError, ValidationError
-from toolkit.reconciliation import Reconciliation, reconcile
+from toolkit.reconciliation import (
+    Reconciliation,
+    acknowledgements_from_rows,
+    reconcile,
+    spoken_as_cli,
+)
 from toolkit.reconciliation.classify import ROW_COLUMNS, STATUSES
+from toolkit.reconciliation.messages import advise
 from toolkit.reconciliation.result import ACKNOWLEDGE_COLUMNS
 
 UTC = pd.Timestamp("2024-03-05T10:00:00Z")
@@ -929,3 +935,28 @@ def test_reconcile_cli_takes_the_release_window(tmp_path: Path, capsys: Any) -> 
     # an ambiguous bound is refused before any request
     assert main([*argv, "--after", "11/12/2026"]) == 2
     assert "reads differently day first" in capsys.readouterr().err
+
+
+def test_messages_speak_the_command_line_and_rows_acknowledge_what_is_asked() -> None:
+    with spoken_as_cli():
+        assert advise(("duration", "Hours"), ("duration_unit", "hours")) == (
+            "add --duration Hours --duration-unit hours"
+        )
+    rows = pd.DataFrame(
+        {
+            "key": ["e1", "e2"],
+            "_id": ["e1", "e2"],
+            "userId": ["u1", "u1"],
+            "billingId": ["B-1", None],
+            "status": ["matched", "missing_in_billing"],
+            "detail": ["matched", "missing"],
+        }
+    )
+    acks = acknowledgements_from_rows(rows)
+    assert acks["externalId"].tolist()[0] == "B-1"
+    assert acknowledgements_from_rows(rows, include=["matched"])["entryId"].tolist() == ["e1"]
+    exported = pd.DataFrame({"_id": ["e1", "e2"], "userId": ["u1", "u1"]})
+    exported["incrementDurationInSeconds"] = [3600, 60]
+    only = reconcile(exported, pd.DataFrame({"entryId": ["e1"], "duration": [3600]}))
+    assert only.compared == ("duration",)
+    assert only.rows["status"].tolist() == ["matched", "missing_in_billing"]

@@ -1,14 +1,6 @@
-"""Failure frames: the one shape every check reports in (validation, acknowledgements,
-reconciliation), the names of its checks, and pandera's check names in those words.
-
-A failure frame has one row per problem and the columns :data:`FAILURE_COLUMNS`: ``table``,
-``row`` (the input's index label, ``Int64``: ``<NA>`` for a column-level problem), ``externalId``,
-``column``, ``check`` (one of :data:`CHECKS`), ``severity`` (``error``: the service refuses it;
-``warning``: it is sent as given but looks wrong), ``value`` and ``message``.
-
->>> failure_frame(table="clients", row=[0], column="name", check="required",
-...               message="name is required").astype(object).iloc[0].tolist()
-['clients', 0, None, 'name', 'required', 'error', None, 'name is required']
+"""Failure frames: the one shape every check reports in (:data:`FAILURE_COLUMNS`: a row per
+problem, ``row`` the input's label as ``Int64``, ``severity`` ``error`` when the service refuses
+it, ``warning`` when it is sent as given), the names of its checks, and pandera's in them.
 """
 
 from __future__ import annotations
@@ -23,7 +15,6 @@ __all__ = [
     "CHECKS",
     "CHECK_NAMES",
     "FAILURE_COLUMNS",
-    "SEVERITIES",
     "SEVERITY",
     "Severity",
     "check_name",
@@ -33,70 +24,24 @@ __all__ = [
     "row_warnings",
 ]
 
-FAILURE_COLUMNS: tuple[str, ...] = (
-    "table",
-    "row",
-    "externalId",
-    "column",
-    "check",
-    "severity",
-    "value",
-    "message",
-)
+FAILURE_COLUMNS = tuple("table row externalId column check severity value message".split())
 """Columns of every failure frame, in order."""
 
 Severity = Literal["error", "warning"]
-SEVERITIES: tuple[Severity, ...] = ("error", "warning")
-"""Values of the failure frame's ``severity`` column."""
 
+_ERRORS = (
+    "column_missing column_unexpected column_duplicate column_present type encoding required "
+    "allowed_values positive unique reference range_size internal"
+).split()
+_WARNINGS = "blank whitespace fractional repeated length lookalike".split()
 SEVERITY: Mapping[str, Severity] = MappingProxyType(
-    {
-        "column_missing": "error",
-        "column_unexpected": "error",
-        "column_duplicate": "error",
-        "column_present": "error",
-        "type": "error",
-        "encoding": "error",
-        "required": "error",
-        "allowed_values": "error",
-        "positive": "error",
-        "unique": "error",
-        "reference": "error",
-        "range_size": "error",
-        "internal": "error",
-        "blank": "warning",
-        "whitespace": "warning",
-        "fractional": "warning",
-        "repeated": "warning",
-        "length": "warning",
-        "lookalike": "warning",
-    }
+    {**dict.fromkeys(_ERRORS, "error"), **dict.fromkeys(_WARNINGS, "warning")}
 )
 """Failure ``check`` -> severity. An ``error`` is what the service refuses (or what is ambiguous,
 like a repeated ``externalId``) and blocks posting; a ``warning`` is sent as given."""
 
-CHECKS: tuple[str, ...] = (
-    "column_missing",
-    "column_unexpected",
-    "column_duplicate",
-    "type",
-    "encoding",
-    "required",
-    "allowed_values",
-    "positive",
-    "whitespace",
-    "unique",
-    "reference",
-    "range_size",
-    "internal",
-    "blank",
-    "fractional",
-    "repeated",
-    "length",
-    "lookalike",
-)
-"""Values of the import failure frame's ``check`` column (:data:`SEVERITY` gives each one's
-severity)."""
+CHECKS: tuple[str, ...] = tuple(c for c in SEVERITY if c != "column_present")
+"""Values of the import failure frame's ``check`` column."""
 
 CHECK_NAMES: Mapping[str, str] = MappingProxyType(
     {
@@ -131,28 +76,15 @@ def empty_failures() -> pd.DataFrame:
     >>> list(empty_failures().columns)
     ['table', 'row', 'externalId', 'column', 'check', 'severity', 'value', 'message']
     """
-    return nullable_rows(pd.DataFrame({c: pd.Series([], dtype=object) for c in FAILURE_COLUMNS}))
+    return failure_frame(table=[], check=[], message=[])
 
 
 def nullable_rows(frame: pd.DataFrame, columns: tuple[str, ...] = ("row", "line")) -> pd.DataFrame:
-    """``row`` and ``line`` as nullable integers (``Int64``): never ``1.0``, ``NaN`` or ``None``.
+    """``row`` and ``line`` (or ``columns``) as ``Int64`` where they hold whole numbers and missing
+    values only (a text label is left as it is); converted in place and returned.
 
-    A column holding anything but whole numbers and missing values (a frame indexed by text
-    labels: ``row`` is then the label) is left as it is.
-
-    Args:
-        frame: a failure or result frame.
-        columns: the columns to convert, where present.
-
-    Returns:
-        The frame (converted in place, and returned for chaining).
-
-    Example:
-        >>> out = nullable_rows(pd.DataFrame({"row": [0, None, 2.0], "line": [2, None, 4]}))
-        >>> out.dtypes.astype(str).tolist(), out["row"].tolist()
-        (['Int64', 'Int64'], [0, <NA>, 2])
-        >>> str(nullable_rows(pd.DataFrame({"row": ["x", None]}))["row"].dtype) == "Int64"
-        False
+    >>> nullable_rows(pd.DataFrame({"row": [0, None, 2.0]}))["row"].tolist()
+    [0, <NA>, 2]
     """
     for col in columns:
         if col not in frame.columns or str(frame[col].dtype) == "Int64":
@@ -185,17 +117,12 @@ def failure_frame(
     Returns:
         A frame with exactly :data:`FAILURE_COLUMNS`, object dtype, ``None`` for missing;
         ``row`` is ``Int64`` (:func:`nullable_rows`).
+
+    >>> failure_frame(table="clients", check="required", message="x")["severity"].tolist()
+    ['error']
     """
-    data = {
-        "table": table,
-        "row": row,
-        "externalId": externalId,
-        "column": column,
-        "check": check,
-        "severity": severity,
-        "value": value,
-        "message": message,
-    }
+    values = (table, row, externalId, column, check, severity, value, message)
+    data = dict(zip(FAILURE_COLUMNS, values, strict=True))
     if not any(isinstance(v, list | tuple | pd.Series | pd.Index) for v in data.values()):
         data = {k: [v] for k, v in data.items()}
     frame = pd.DataFrame(data, columns=list(FAILURE_COLUMNS)).astype(object)
@@ -203,7 +130,7 @@ def failure_frame(
 
 
 def row_warnings(failures: pd.DataFrame, rows: Any, tables: Any = None) -> pd.Series:
-    """Each row's warning messages, joined with ``"; "``: a result frame's ``warning`` column.
+    """Each row's warning messages joined with ``"; "``: a result frame's ``warning`` column.
 
     Args:
         failures: a failure frame (its ``severity == "warning"`` rows count).
@@ -211,15 +138,11 @@ def row_warnings(failures: pd.DataFrame, rows: Any, tables: Any = None) -> pd.Se
         tables: the table of each result row, for a failure frame of several tables.
 
     Returns:
-        A ``str`` series, one value per row of ``rows`` (missing where the row has no
-        warning), on a default index.
+        A ``str`` series, one value per row (missing where none), on a default index.
 
-    Example:
-        >>> fc = failure_frame(table="clients", row=[1, 1], column=["name", "description"],
-        ...                    check="blank", severity="warning",
-        ...                    message=["name is blank", "description is blank"])
-        >>> row_warnings(fc, [0, 1]).tolist()
-        [nan, 'name is blank; description is blank']
+    >>> fc = failure_frame(table="t", row=[1], check="blank", severity="warning", message="a")
+    >>> row_warnings(fc, [0, 1]).tolist()
+    [nan, 'a']
     """
     warned = failures[failures["severity"] == "warning"]
     labels = list(rows)

@@ -1,17 +1,6 @@
-"""Frames as the toolkit takes them in: any frame made pandas once, unique row labels,
-identifiers read as text.
-
-:func:`as_pandas` is the one input boundary: every public entry point (``validate``, the
-imports, ``onboard``, ``acknowledge``, ``star``/``unstar``, ``reconcile``) passes what the user
-handed in through it, so a Polars frame, a PyArrow table or anything that speaks the Arrow
-PyCapsule stream protocol (``__arrow_c_stream__``) works wherever a pandas frame does. Results
-stay pandas.
-
->>> unique_rows(pd.DataFrame({"a": [1, 2]}, index=[7, 7])).index.tolist()
-[0, 1]
->>> import pyarrow as pa
->>> as_pandas(pa.table({"externalId": ["C-1"]}), "clients")["externalId"].tolist()
-['C-1']
+"""Frames as the toolkit takes them in: any frame made pandas once (:func:`as_pandas`, the one
+input boundary of every public entry point: pandas, PyArrow, Polars, anything with
+``__arrow_c_stream__``), unique row labels, identifiers read as text. Results stay pandas.
 """
 
 from __future__ import annotations
@@ -53,13 +42,8 @@ FrameLike = pd.DataFrame | pa.Table | pa.RecordBatch | ArrowStreamExportable
 
 
 def as_pandas(frame: object, name: str = "frame") -> pd.DataFrame:
-    """The one input boundary: a pandas frame from pandas, PyArrow, Polars or any Arrow stream.
-
-    A pandas frame is returned as it is (not copied). Anything else goes through Arrow once:
-    ``pyarrow.table(frame)`` reads a PyArrow table or batch and any object with
-    ``__arrow_c_stream__`` (Polars >= 1.0, DuckDB, nanoarrow) without a dependency on its
-    library; then ``to_pandas()``. An Arrow table keeps its column names exactly; its index is
-    0, 1, 2, ... as the rows of a file would be.
+    """The one input boundary: a pandas frame as it is, or anything Arrow reads
+    (``pyarrow.table(frame)``, then ``to_pandas()``, indexed 0, 1, 2, ...).
 
     Args:
         frame: the user's table.
@@ -74,24 +58,20 @@ def as_pandas(frame: object, name: str = "frame") -> pd.DataFrame:
     >>> import pyarrow as pa
     >>> as_pandas(pa.table({"a": [1, 2]})).index.tolist()
     [0, 1]
-    >>> as_pandas([1, 2], "clients")
-    Traceback (most recent call last):
-    ...
-    toolkit.errors.ConfigError: clients must be a table (pandas, Polars or PyArrow), not list
     """
     if isinstance(frame, pd.DataFrame):
         return frame
     if isinstance(frame, pa.Table | pa.RecordBatch) or hasattr(frame, "__arrow_c_stream__"):
         table = pa.table(frame)
-        return table.cast(_without_views(table.schema)).to_pandas()
+        schema = pa.schema([f.with_type(_without_view(f.type)) for f in table.schema])
+        return table.cast(schema.with_metadata(table.schema.metadata)).to_pandas()
     raise ConfigError(
         f"{name} must be a table (pandas, Polars or PyArrow), not {type(frame).__name__}"
     )
 
 
 def _without_view(kind: pa.DataType) -> pa.DataType:
-    """A type pandas can take: ``string_view``/``binary_view`` (Polars' strings) as large ones,
-    inside lists and structs too."""
+    """A type pandas takes: Polars' ``string_view``/``binary_view`` as large ones, nested too."""
     if pa.types.is_string_view(kind):
         return pa.large_string()
     if pa.types.is_binary_view(kind):
@@ -101,11 +81,6 @@ def _without_view(kind: pa.DataType) -> pa.DataType:
     if pa.types.is_struct(kind):
         return pa.struct([f.with_type(_without_view(f.type)) for f in kind.fields])
     return kind
-
-
-def _without_views(schema: pa.Schema) -> pa.Schema:
-    plain = pa.schema([f.with_type(_without_view(f.type)) for f in schema])
-    return plain.with_metadata(schema.metadata) if schema.metadata else plain
 
 
 def as_frames(frames: Mapping[str, object]) -> dict[str, pd.DataFrame]:
@@ -121,18 +96,8 @@ def as_frames(frames: Mapping[str, object]) -> dict[str, pd.DataFrame]:
 def unique_rows(df: pd.DataFrame) -> pd.DataFrame:
     """The frame itself, or, when its index repeats a label, the frame indexed by position.
 
-    Results are matched to input rows by label, so repeated labels (``pd.concat`` without
-    ``ignore_index``) would mix rows up; with them, failures name the 0-based row position.
-
-    Args:
-        df: an input frame.
-
-    Returns:
-        A frame with a unique index.
-
-    Example:
-        >>> unique_rows(pd.DataFrame({"a": [1, 2]}, index=[7, 7])).index.tolist()
-        [0, 1]
+    >>> unique_rows(pd.DataFrame({"a": [1, 2]}, index=[7, 7])).index.tolist()
+    [0, 1]
     """
     return df if df.index.is_unique else df.reset_index(drop=True)
 
@@ -166,8 +131,16 @@ def _text_value(v: Any) -> tuple[str | None, str | None]:
     return None, f"must be text, not {type(v).__name__}"
 
 
-def coerce_text(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
-    """Text: strings stay as they are; whole numbers become their digits; blank -> missing."""
+def coerce_ids(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
+    """Identifiers (and text) as the import schemas read them: whole numbers (``1001.0``) become
+    their digits, blank text is missing, anything else not text is reported.
+
+    Returns:
+        ``(values, problems)``: the text, and per row a message or ``None``.
+
+    >>> coerce_ids(pd.Series([1001.0, "M-1"]), "id")[0].tolist()
+    ['1001', 'M-1']
+    """
     s = plain(s)
     problems = no_problems(s)
     if isinstance(s.dtype, pd.StringDtype) or (
@@ -186,23 +159,4 @@ def coerce_text(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
     return values, problems
 
 
-def coerce_ids(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
-    """Identifiers as text, the way the import schemas read them.
-
-    Whole numbers (``1001`` or ``1001.0`` from a CSV column with blanks) become their digits;
-    blank text becomes missing; anything else that is not text is reported.
-
-    Args:
-        s: the values.
-        column: the column's name, for the messages.
-
-    Returns:
-        ``(values, problems)``: the text (missing where blank or unreadable) and, per row, a
-        message or ``None``.
-
-    Example:
-        >>> values, problems = coerce_ids(pd.Series([1001.0, "M-1", " "]), "id")
-        >>> values.tolist()[:2], bool(pd.isna(values.iloc[2]))
-        (['1001', 'M-1'], True)
-    """
-    return coerce_text(s, column)
+coerce_text = coerce_ids

@@ -1,15 +1,6 @@
-"""The HTTP layer: one pooled ``requests.Session`` per thread, timeouts and retries.
-
-Retries use urllib3's :class:`~urllib3.util.retry.Retry` (capped exponential backoff with jitter,
-``Retry-After`` honoured) on connection errors and on 429, 500, 502, 503 and 504, for requests the
-caller marks as safe to repeat. Every answer comes back as a :class:`Reply`; nothing here raises
-a ``requests`` exception to the caller.
-
-A request that got no answer says why in :attr:`Reply.failure`: :data:`UNREACHABLE` (it never
-left: connection refused, name not resolved, TLS failure, connect timeout), :data:`INVALID_URL`
-(the URL cannot be requested at all) or :data:`LOST` (it was sent and its answer was lost: read
-timeout, connection dropped; the service may have applied it). The bulk runner retries the
-first two once for the whole run, not per row, and reports the third as ``unknown``.
+"""The HTTP layer: a pooled ``requests.Session`` per thread, timeouts and urllib3 retries of what
+the caller marks safe to repeat. Every answer is a :class:`Reply` (nothing raises), whose
+``failure`` says why none came: :data:`UNREACHABLE`, :data:`INVALID_URL` or :data:`LOST`.
 """
 
 from __future__ import annotations
@@ -17,6 +8,7 @@ from __future__ import annotations
 import email.utils
 import logging
 import os
+import random
 import re
 import threading
 import time
@@ -44,7 +36,6 @@ __all__ = [
     "Failure",
     "Reply",
     "Transport",
-    "classify",
     "error_text",
     "problem_of",
 ]
@@ -56,18 +47,14 @@ RETRY_STATUSES = (429, 500, 502, 503, 504)
 #: longest reason kept from an error body (a body may list thousands of field errors)
 _MAX_REASON = 2000
 
-#: What :attr:`Reply.failure` may say (the constants below name each).
+#: What :attr:`Reply.failure` may say: never left (refused, not resolved, TLS, connect
+#: timeout); a URL that cannot be requested; sent and its answer lost; never sent by the bulk
+#: runner; a conflict on a retry that shows a lost first attempt had been applied.
 Failure = Literal["unreachable", "invalid_url", "lost", "not_sent", "landed"]
-
-#: ``Reply.failure``: the request never left (refused, name not resolved, TLS, connect timeout).
 UNREACHABLE: Final = "unreachable"
-#: ``Reply.failure``: the URL cannot be requested (no scheme, no host, unknown scheme).
 INVALID_URL: Final = "invalid_url"
-#: ``Reply.failure``: the request was sent and its answer was lost; it may have been applied.
 LOST: Final = "lost"
-#: ``Reply.failure``: the bulk runner never sent the request (stopped, or the run failed).
 NOT_SENT: Final = "not_sent"
-#: ``Reply.failure``: a conflict on a retry shows that a lost first attempt had been applied.
 LANDED: Final = "landed"
 
 
@@ -77,21 +64,12 @@ class Reply:
 
     Attributes:
         status: final HTTP status, or ``None`` when no answer came.
-        body: the parsed JSON body, or ``None``.
-        error: a one-line reason when the request did not succeed.
-        attempts: how many times the request was sent.
-        elapsed: seconds from first send to final answer.
-        method: HTTP method.
-        url: request URL.
-        failure: why no usable answer came: :data:`UNREACHABLE`, :data:`INVALID_URL`,
-            :data:`LOST`, :data:`NOT_SENT`, or :data:`LANDED` (an ``ok`` reply); else ``None``.
-        lost: an earlier attempt of the same call was sent and its answer lost (it may have
-            been applied); set by the bulk runner, so an answer that does not prove the
-            call's state is read as ``unknown``.
-        retry_after: seconds of the answer's ``Retry-After`` header (a number of seconds, or
-            an HTTP date), when it had one.
-        headers: the answer's rate limit headers (``RateLimit``, ``RateLimit-Policy``,
-            ``X-RateLimit-*``), names in lower case, when it had any.
+        body: the parsed JSON body, or ``None``; error: a one-line reason when it failed.
+        attempts: times sent; elapsed: seconds from the first send; method; url.
+        failure: why no usable answer came (a :data:`Failure`), else ``None``.
+        retry_after: seconds of the answer's ``Retry-After`` (seconds or an HTTP date).
+        lost: an earlier attempt of the call had its answer lost (set by the bulk runner).
+        headers: the answer's rate limit headers (lower-case names), if any.
     """
 
     status: int | None
@@ -109,9 +87,7 @@ class Reply:
     @property
     def ok(self) -> bool:
         """True for a 2xx status, or a conflict that proves an earlier attempt landed."""
-        if self.failure == LANDED:
-            return True
-        return self.status is not None and 200 <= self.status < 300
+        return self.failure == LANDED or (self.status is not None and 200 <= self.status < 300)
 
 
 #: a path that is already percent-encoded (RFC 3986 ``pchar``s and ``/``)
@@ -119,12 +95,8 @@ _ENCODED_PATH = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*
 
 
 def _request(session: requests.Session, method: str, url: str, **kwargs: Any) -> requests.Response:
-    """``session.request``, except that an already percent-encoded path is sent as given.
-
-    ``requests`` decodes escapes of unreserved characters (``%2E`` becomes ``.``), and a
-    segment ``.`` or ``..`` is then removed by any HTTP stack on the way, so an id ``..`` would
-    address its parent. The path the caller encoded is put back after preparation.
-    """
+    """``session.request``, sending an already percent-encoded path as given (``requests`` would
+    decode ``%2E``, and an id ``..`` would then address its parent)."""
     timeout = kwargs.pop("timeout", None)
     proxies = kwargs.pop("proxies", None) or {}
     prep = session.prepare_request(requests.Request(method, url, **kwargs))
@@ -143,49 +115,26 @@ def _request(session: requests.Session, method: str, url: str, **kwargs: Any) ->
     return session.send(prep, timeout=timeout, allow_redirects=True, **settings)
 
 
-def classify(exc: BaseException) -> Literal["invalid_url", "unreachable", "lost"]:
-    """Say what a ``requests`` exception means for the request: never sent, bad URL, or lost.
-
-    Args:
-        exc: the exception ``requests`` raised.
-
-    Returns:
-        :data:`INVALID_URL`, :data:`UNREACHABLE` or :data:`LOST`.
-
-    Example:
-        >>> classify(requests.exceptions.MissingSchema("no scheme"))
-        'invalid_url'
-        >>> classify(requests.exceptions.ReadTimeout("read timed out"))
-        'lost'
-    """
+def _classify(exc: BaseException) -> Literal["invalid_url", "unreachable", "lost"]:
+    """What a ``requests`` exception means for the request: never sent, bad URL, or lost."""
+    invalid = requests.exceptions.InvalidURL | requests.exceptions.MissingSchema
     if isinstance(
-        exc,
-        requests.exceptions.InvalidURL
-        | requests.exceptions.MissingSchema
-        | requests.exceptions.InvalidSchema
-        | requests.exceptions.URLRequired,
+        exc, invalid | requests.exceptions.InvalidSchema | requests.exceptions.URLRequired
     ):
         return INVALID_URL
-    if isinstance(
-        exc,
-        requests.exceptions.SSLError
-        | requests.exceptions.ConnectTimeout
-        | requests.exceptions.ProxyError,
-    ):
+    never = requests.exceptions.SSLError | requests.exceptions.ConnectTimeout
+    if isinstance(exc, never | requests.exceptions.ProxyError):
         return UNREACHABLE
     if isinstance(exc, requests.exceptions.ConnectionError) and not isinstance(
         exc, requests.exceptions.ReadTimeout
     ):
         reason = exc.args[0] if exc.args else None
         reason = getattr(reason, "reason", reason)
+        never_left = urllib3.exceptions.NewConnectionError | urllib3.exceptions.ConnectTimeoutError
         if isinstance(
-            reason,
-            urllib3.exceptions.NewConnectionError  # refused, and name not resolved
-            | urllib3.exceptions.ConnectTimeoutError
-            | urllib3.exceptions.SSLError
-            | urllib3.exceptions.ProxyError,
+            reason, never_left | urllib3.exceptions.SSLError | urllib3.exceptions.ProxyError
         ):
-            return UNREACHABLE
+            return UNREACHABLE  # refused, name not resolved, TLS, proxy
     return LOST
 
 
@@ -194,16 +143,13 @@ def _why(exc: BaseException, failure: str) -> str:
     if failure == INVALID_URL:
         return "malformed URL"
     text = str(exc.args[0] if exc.args else exc)
-    for needle, why in (
-        ("Name or service not known", "name not resolved"),
-        ("NameResolutionError", "name not resolved"),
-        ("nodename nor servname", "name not resolved"),
-        ("Temporary failure in name resolution", "name not resolved"),
-        ("Connection refused", "connection refused"),
-        ("CERTIFICATE_VERIFY_FAILED", "TLS certificate not trusted"),
-    ):
-        if needle in text:
-            return why
+    unresolved = ("Name or service not known", "NameResolutionError", "nodename nor servname")
+    if any(needle in text for needle in (*unresolved, "Temporary failure in name resolution")):
+        return "name not resolved"
+    if "Connection refused" in text:
+        return "connection refused"
+    if "CERTIFICATE_VERIFY_FAILED" in text:
+        return "TLS certificate not trusted"
     if isinstance(exc, requests.exceptions.SSLError):
         return "TLS failure"
     if isinstance(exc, requests.exceptions.ConnectTimeout):
@@ -221,10 +167,8 @@ def _why(exc: BaseException, failure: str) -> str:
 def _retry_after(value: str | None, now: float | None = None) -> float | None:
     """Seconds to wait from a ``Retry-After`` value: a number of seconds, or an HTTP date.
 
-    >>> _retry_after("2"), _retry_after("soon")
-    (2.0, None)
-    >>> _retry_after("Thu, 01 Jan 1970 00:00:03 GMT", now=1.0)
-    2.0
+    >>> _retry_after("2"), _retry_after("soon"), _retry_after("Thu, 01 Jan 1970 00:00:03 GMT", 1.0)
+    (2.0, None, 2.0)
     """
     if not value:
         return None
@@ -241,34 +185,20 @@ def _retry_after(value: str | None, now: float | None = None) -> float | None:
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
-#: rate limit headers kept on a reply (lower case): draft-ietf-httpapi-ratelimit-headers and
-#: the common ``X-RateLimit-*``
-_LIMIT_HEADERS = (
-    "ratelimit",
-    "ratelimit-policy",
-    "x-ratelimit-limit",
-    "x-ratelimit-remaining",
-    "x-ratelimit-reset",
-)
+#: rate limit headers kept on a reply: draft-ietf-httpapi-ratelimit-headers, ``X-RateLimit-*``
+_LIMIT_HEADERS = "ratelimit ratelimit-policy x-ratelimit-limit x-ratelimit-remaining".split()
+_LIMIT_HEADERS += ["x-ratelimit-reset"]
 
 
-def _limit_headers(headers: Any) -> dict[str, str] | None:
-    """The rate limit headers of an answer (names in lower case), or ``None``.
-
-    >>> _limit_headers({"RateLimit": '"b";r=0;t=1', "Server": "x"})
-    {'ratelimit': '"b";r=0;t=1'}
-    """
-    if not isinstance(headers, CaseInsensitiveDict):
-        headers = CaseInsensitiveDict(headers)
+def _limit_headers(headers: CaseInsensitiveDict[str]) -> dict[str, str] | None:
+    """The rate limit headers of an answer (names in lower case), or ``None``."""
     found = {name: str(headers[name]) for name in _LIMIT_HEADERS if name in headers}
     return found or None
 
 
-#: keys of a JSON error body whose value is its reason, most specific first: RFC 9457
-#: ``detail``, RFC 6749 ``error_description``, ``message`` (a string or, as NestJS answers, a
-#: list), ``msg``, RFC 9457 ``title``, then ``error`` (NestJS puts the status phrase there)
+#: keys of a JSON error body whose value is its reason, most specific first (NestJS puts the
+#: status phrase in ``error``), and keys of an ``errors`` item naming its field
 _REASON_KEYS = ("detail", "error_description", "message", "msg", "title", "error")
-#: keys of one item of an ``errors`` list that name the field it is about
 _FIELD_KEYS = ("field", "pointer", "property", "path", "loc")
 
 
@@ -293,34 +223,17 @@ def _reasons(value: Any) -> list[str]:
 
 
 def error_text(body: Any, status: int | None, text: bytes = b"") -> str | None:
-    """The reason of an error answer, read from its body whatever its shape.
-
-    A problem (RFC 9457: ``detail``, else ``title``, with the reasons of an ``errors`` list
-    after it), an OAuth error (``error_description``), ``{"message": "..."}``, a NestJS body
-    (``{"statusCode", "message": [...], "error"}``: the messages joined with ``"; "``, not the
-    status phrase in ``error``), a JSON string or list, or plain text (``HTTP <status>: <its
-    first line>``). Only a body that gives no reason falls back to the status and its phrase.
+    """The reason of an error answer, whatever its body's shape: a problem (RFC 9457 ``detail`` or
+    ``title``, with its ``errors``), an OAuth error, ``{"message": ...}``, a NestJS body, a JSON
+    string or list, or plain text; else the status. ``None`` for a 2xx answer.
 
     Args:
         body: the parsed JSON body, or ``None`` (no body, or not JSON).
         status: the HTTP status, or ``None`` when no answer came.
         text: the raw body, read when it is not JSON.
 
-    Returns:
-        The reason, or ``None`` for a 2xx answer.
-
-    Example:
-        >>> error_text({"statusCode": 400, "error": "Bad Request", "message": [
-        ...     "name must be shorter than or equal to 10 characters",
-        ...     "callSign should not be empty"]}, 400)
-        'name must be shorter than or equal to 10 characters; callSign should not be empty'
-        >>> error_text({"title": "Unprocessable Entity", "detail": "invalid request: body.name",
-        ...             "errors": [{"field": "name", "detail": "too long"}]}, 422)
-        'invalid request: body.name (name: too long)'
-        >>> error_text(None, 409, b"externalId 'C1' exists\\n")
-        "HTTP 409: externalId 'C1' exists"
-        >>> error_text(None, 503), error_text({}, 400), error_text(None, None)
-        ('HTTP 503 Service Unavailable', 'HTTP 400 Bad Request', 'no answer')
+    >>> error_text({"statusCode": 400, "error": "Bad Request", "message": ["a", "b"]}, 400)
+    'a; b'
     """
     if status is not None and 200 <= status < 300:
         return None
@@ -360,22 +273,11 @@ def error_text(body: Any, status: int | None, text: bytes = b"") -> str | None:
 
 
 def problem_of(reply: Reply) -> dict[str, Any] | None:
-    """The error body of an answer as a problem: the parsed JSON object when there is one,
-    else ``{"detail": <the body's text>}`` for a plain-text answer, else ``None`` (no body).
+    """The error body of an answer as a problem: its JSON object, ``{"detail": <text>}`` for a
+    plain-text answer, or ``None``.
 
-    Args:
-        reply: an answer.
-
-    Returns:
-        The problem, or ``None``.
-
-    Example:
-        >>> problem_of(Reply(409, {"detail": "exists"}))
-        {'detail': 'exists'}
-        >>> problem_of(Reply(409, None, "HTTP 409: externalId 'C1' exists"))
-        {'detail': "externalId 'C1' exists"}
-        >>> problem_of(Reply(409, None, "HTTP 409")) is None
-        True
+    >>> problem_of(Reply(409, None, "HTTP 409: externalId 'C1' exists"))
+    {'detail': "externalId 'C1' exists"}
     """
     if isinstance(reply.body, dict):
         return reply.body
@@ -396,6 +298,7 @@ def _clear_locals(exc: BaseException) -> None:
         current = current.__cause__ or current.__context__
 
 
+@dataclass(eq=False, kw_only=True)
 class Transport:
     """Thread-local pooled sessions with timeouts and retries.
 
@@ -407,28 +310,18 @@ class Transport:
         jitter: random seconds added to each backoff.
         pool_size: connections kept per host per thread.
 
-    Example:
-        >>> t = Transport(timeout=5, retries=2)
-        >>> t.retries
-        2
+    >>> Transport(timeout=5, retries=2).retries
+    2
     """
 
-    def __init__(
-        self,
-        *,
-        timeout: float | tuple[float, float] = (5.0, 60.0),
-        retries: int = 5,
-        backoff: float = 0.25,
-        backoff_max: float = 10.0,
-        jitter: float = 0.25,
-        pool_size: int = 4,
-    ) -> None:
-        self.timeout = timeout
-        self.retries = retries
-        self.backoff = backoff
-        self.backoff_max = backoff_max
-        self.jitter = jitter
-        self.pool_size = pool_size
+    timeout: float | tuple[float, float] = (5.0, 60.0)
+    retries: int = 5
+    backoff: float = 0.25
+    backoff_max: float = 10.0
+    jitter: float = 0.25
+    pool_size: int = 4
+
+    def __post_init__(self) -> None:
         self._local = threading.local()
         self._sessions: list[requests.Session] = []  # every thread's, for close()
         self._sessions_lock = threading.Lock()
@@ -438,18 +331,9 @@ class Transport:
         )
 
     def proxies(self, url: str) -> dict[str, str]:
-        """Proxy settings for a URL, read from the environment once per scheme and host.
-
-        ``requests`` re-reads the whole environment on every request when ``trust_env`` is on
-        (and would let a ``.netrc`` entry replace the bearer header); the sessions here turn
-        it off and take the same proxy settings, ``NO_PROXY`` included, from this cache.
-
-        Args:
-            url: a request URL.
-
-        Returns:
-            The proxies for that URL's scheme and host (often empty).
-        """
+        """Proxy settings for a URL (``NO_PROXY`` included), read from the environment once per
+        scheme and host: the sessions do not trust the environment (a ``.netrc`` entry would
+        replace the bearer header)."""
         parts = urlsplit(url)
         key = f"{parts.scheme}://{parts.netloc}"
         found = self._proxies.get(key)
@@ -457,21 +341,14 @@ class Transport:
             found = self._proxies[key] = get_environ_proxies(key)
         return found
 
-    def _retry(self, total: int) -> Retry:
-        return Retry(
-            total=total,
-            connect=total,
-            read=total,
-            status=total,
-            other=0,
-            allowed_methods=None,  # the caller decides what is safe to repeat
-            status_forcelist=RETRY_STATUSES,
-            backoff_factor=self.backoff,
-            backoff_max=self.backoff_max,
-            backoff_jitter=self.jitter,
-            respect_retry_after_header=True,
-            raise_on_status=False,
-            raise_on_redirect=False,
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait before retry ``attempt`` (1-based): capped backoff plus jitter.
+
+        >>> 0.5 <= Transport(backoff=0.5, jitter=0).delay(1) <= 0.5
+        True
+        """
+        return min(self.backoff_max, self.backoff * 2.0 ** (attempt - 1)) + random.uniform(
+            0, self.jitter
         )
 
     def session(self, retry: bool = True) -> requests.Session:
@@ -482,11 +359,18 @@ class Transport:
             sess = requests.Session()
             sess.trust_env = False  # proxies and CA bundle are read once, in __init__/proxies()
             sess.verify = self._verify
-            adapter = HTTPAdapter(
-                pool_connections=self.pool_size,
-                pool_maxsize=self.pool_size,
-                max_retries=self._retry(self.retries if retry else 0),
+            retries = Retry(  # allowed_methods=None: the caller decides what is safe to repeat
+                total=self.retries if retry else 0,
+                other=0,
+                allowed_methods=None,
+                status_forcelist=RETRY_STATUSES,
+                backoff_factor=self.backoff,
+                backoff_max=self.backoff_max,
+                backoff_jitter=self.jitter,
+                raise_on_status=False,
+                raise_on_redirect=False,
             )
+            adapter = HTTPAdapter(self.pool_size, self.pool_size, max_retries=retries)
             sess.mount("http://", adapter)
             sess.mount("https://", adapter)
             setattr(self._local, attr, sess)
@@ -495,16 +379,13 @@ class Transport:
         return sess
 
     def close(self) -> None:
-        """Close every thread's sessions and their pooled connections.
+        """Close every thread's sessions; a later request opens a new one.
 
-        The transport stays usable: a later request opens a new session.
-
-        Example:
-            >>> t = Transport()
-            >>> first = t.session()
-            >>> t.close()
-            >>> t.session() is first
-            False
+        >>> t = Transport()
+        >>> first = t.session()
+        >>> t.close()
+        >>> t.session() is first
+        False
         """
         with self._sessions_lock:
             sessions, self._sessions = self._sessions, []
@@ -532,53 +413,30 @@ class Transport:
             headers: request headers (never logged); credentials go in ``auth``.
             params: query parameters.
             json: JSON body.
-            auth: a ``requests`` auth hook that writes credentials into the prepared request
-                (so they are never a local of this frame).
+            auth: a ``requests`` auth hook writing the credentials.
             retry: whether the request is safe to repeat.
-            raw: keep a 2xx body as the raw bytes instead of parsing it (error bodies are
-                always parsed).
+            raw: keep a 2xx body as bytes.
 
-        Returns:
-            The final reply.
-
-        Example:
-            >>> Transport(timeout=0.5, retries=0).send("GET", "http://127.0.0.1:9/").status is None
-            True
+        >>> Transport(timeout=0.5, retries=0).send("GET", "http://127.0.0.1:9/").status is None
+        True
         """
         start = time.perf_counter()
-        data = None
-        hdrs = dict(headers or {})
-        if json is not None:
-            data = orjson.dumps(json)
-            hdrs["Content-Type"] = "application/json"
+        data = None if json is None else orjson.dumps(json)
+        hdrs = dict(headers or {}) | ({"Content-Type": "application/json"} if data else {})
+        request: dict[str, Any] = {"headers": hdrs, "params": params, "data": data, "auth": auth}
+        request |= {"timeout": self.timeout, "proxies": self.proxies(url)}
         try:
-            resp = _request(
-                self.session(retry),
-                method,
-                url,
-                headers=hdrs,
-                params=params,
-                data=data,
-                auth=auth,
-                timeout=self.timeout,
-                proxies=self.proxies(url),
-            )
+            resp = _request(self.session(retry), method, url, **request)
         except requests.RequestException as exc:
             elapsed = time.perf_counter() - start
-            failure = classify(exc)
+            failure = _classify(exc)
             attempts = 1 + (self.retries if retry and failure != INVALID_URL else 0)
-            reason = _why(exc, failure)
+            reason, host = _why(exc, failure), urlsplit(url).netloc or url
             log.warning(
-                "could not reach %s (%s): %s %s, %d attempt(s)",
-                urlsplit(url).netloc or url,
-                reason,
-                method,
-                url,
-                attempts,
+                "could not reach %s (%s): %s %s, %d attempt(s)", host, reason, method, url, attempts
             )
-            return Reply(
-                None, None, f"no answer ({reason})", attempts, elapsed, method, url, failure
-            )
+            why = f"no answer ({reason})"
+            return Reply(None, None, why, attempts, elapsed, method, url, failure)
         except BaseException as exc:
             # anything else (an interrupt, a bug) goes up; the frames of requests and urllib3
             # below hold the prepared headers and body as locals: clear them first
@@ -598,14 +456,8 @@ class Transport:
         log.debug(
             "%s %s -> %s (%d attempts, %.3fs)", method, url, resp.status_code, attempts, elapsed
         )
-        return Reply(
-            resp.status_code,
-            body,
-            error_text(body, resp.status_code, resp.content),
-            attempts,
-            elapsed,
-            method,
-            url,
-            retry_after=_retry_after(resp.headers.get("Retry-After")),
-            headers=_limit_headers(resp.headers),
-        )
+        error = error_text(body, resp.status_code, resp.content)
+        after, limits = _retry_after(resp.headers.get("Retry-After")), _limit_headers(resp.headers)
+        reply = Reply(resp.status_code, body, error, attempts, elapsed, method, url)
+        reply.retry_after, reply.headers = after, limits
+        return reply

@@ -1,21 +1,5 @@
-"""The one advisory file lock: one writer at a time on a journal or a sync folder.
-
-The lock is ``fcntl.flock`` on a small file that names its holder (process id and command),
-so a second run can say who holds it. The kernel releases it when the process dies, even by
-``kill -9``: there is no stale lock to clean up. A holder that releases it removes the file
-(while still holding it), so a run leaves no ``.lock`` file behind; a process that took the
-lock on a file removed meanwhile sees that the path names another file and takes it again.
-
->>> import os, tempfile
->>> path = os.path.join(tempfile.mkdtemp(), "x.lock")
->>> with FileLock(path):
-...     try:
-...         FileLock(path).acquire()
-...     except LockHeld as held:
-...         print("held by", held.holder.split()[0])
-held by process
->>> os.path.exists(path)  # released: removed
-False
+"""The one advisory file lock (``fcntl.flock``, released by the kernel even on ``kill -9``): one
+writer at a time on a journal or a sync folder; the file names its holder and goes on release.
 """
 
 from __future__ import annotations
@@ -38,20 +22,17 @@ class LockHeld(Exception):
         self.holder = holder
 
 
-def _describe() -> str:
-    command = " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv))
-    return f"process {os.getpid()} ({command[:200]})"
-
-
 class FileLock:
-    """An exclusive, non-blocking advisory lock on ``path``, naming its holder inside.
+    """An exclusive, non-blocking advisory lock on ``path`` (created, mode 0600, with its folder),
+    naming its holder inside; :meth:`acquire` (or ``with``) raises :class:`LockHeld` when another
+    process holds it.
 
-    Args:
-        path: the lock file; created (mode 0600) with its folder if missing.
-
-    Raises:
-        LockHeld: from :meth:`acquire` (or ``with``) when another process holds the lock.
-        OSError: the lock file cannot be created.
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "x.lock")
+    >>> with FileLock(path):
+    ...     FileLock(path).acquire()
+    Traceback (most recent call last):
+    toolkit.core.lock.LockHeld: ...
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -75,7 +56,8 @@ class FileLock:
                 break
             os.close(fd)  # its holder removed the file as it let go: lock the path's file
         os.ftruncate(fd, 0)
-        os.pwrite(fd, (_describe() + "\n").encode("utf-8"), 0)
+        command = " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv))
+        os.pwrite(fd, f"process {os.getpid()} ({command[:200]})\n".encode(), 0)
         self._fd = fd
 
     def _names(self, fd: int) -> bool:

@@ -1,11 +1,6 @@
-"""Settings of one customer's connection: credentials and base addresses.
-
-The bottom of the toolkit's layers. :class:`Settings` holds what a :class:`~toolkit.core.connection.
-Connection` needs and nothing else: the customer, the application's credentials (the secret in a
-masked :class:`~toolkit.core.auth.Secret`), and the base address of each service. They come from
-arguments, or from ``TOOLKIT_*`` variables and a ``.env`` file (:meth:`Settings.from_env`), found
-as python-dotenv's ``find_dotenv(usecwd=True)`` finds it: in the current folder, else the
-nearest parent folder holding one (:func:`find_env_file`).
+"""Settings of one customer's connection: the customer, the application's credentials (the
+secret masked) and each service's base address, from arguments or from ``TOOLKIT_*`` variables
+and a ``.env`` file found as python-dotenv's ``find_dotenv(usecwd=True)`` finds it.
 """
 
 from __future__ import annotations
@@ -14,6 +9,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from dotenv import dotenv_values, find_dotenv
@@ -34,49 +30,29 @@ ENV_KEYS: dict[str, str] = {
     "audience": "TOOLKIT_AUDIENCE",
 }
 
-_OPTIONAL = ("ingestion_url",)
-
 #: :attr:`Settings.source` of settings read from the environment alone (no file found)
 ENVIRONMENT = "environment"
 
 
 def find_env_file(name: str | os.PathLike[str] = ".env") -> Path | None:
-    """The file python-dotenv's ``find_dotenv(name, usecwd=True)`` finds.
-
-    ``name`` in the current folder, else in its parent, and so on up to the root: a notebook
-    in ``notebooks/`` finds the ``.env`` that ``make sandbox`` wrote at the repository's root.
-    An absolute path is found where it is, or not at all.
+    """The file python-dotenv's ``find_dotenv(name, usecwd=True)`` finds: ``name`` in the current
+    folder, else in the nearest parent holding one.
 
     Args:
         name: the file's name (or a relative or absolute path).
 
     Returns:
-        The absolute path of the file, or ``None`` when there is none.
+        The absolute path of the file, or ``None``.
 
-    Example:
-        >>> import os, tempfile
-        >>> root = tempfile.mkdtemp()
-        >>> _ = open(os.path.join(root, ".env"), "w").write("A=1\\n")
-        >>> os.makedirs(os.path.join(root, "notebooks"))
-        >>> here = os.getcwd()
-        >>> os.chdir(os.path.join(root, "notebooks"))
-        >>> find_env_file() == Path(root, ".env").resolve()
-        True
-        >>> find_env_file("no-such.env") is None
-        True
-        >>> os.chdir(here)
+    >>> find_env_file("no-such.env") is None
+    True
     """
     found = find_dotenv(os.fspath(name), usecwd=True)
     return Path(found).resolve() if found else None
 
 
 def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
-    """Read a ``.env`` file with python-dotenv.
-
-    Everything python-dotenv understands: ``#`` comments on their own line and after a value
-    (``KEY=value # comment``), single and double quotes (``#`` inside quotes is kept),
-    ``export`` prefixes, multi-line quoted values. Values are taken literally: ``${VAR}`` is not
-    expanded, so a secret holding ``$`` arrives as written. A key without ``=`` is skipped.
+    """Read a ``.env`` file with python-dotenv, values literal (``${VAR}`` is not expanded).
 
     Args:
         path: the file; a missing file gives an empty mapping.
@@ -84,14 +60,8 @@ def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
     Returns:
         The variables it sets.
 
-    Example:
-        >>> import os, tempfile
-        >>> p = os.path.join(tempfile.mkdtemp(), ".env")
-        >>> _ = open(p, "w").write("export A=1 # the first\\nB='x # y'\\n")
-        >>> read_env_file(p)
-        {'A': '1', 'B': 'x # y'}
-        >>> read_env_file("/nonexistent/.env")
-        {}
+    >>> read_env_file("/nonexistent/.env")
+    {}
     """
     p = Path(path)
     if not p.is_file():
@@ -123,35 +93,22 @@ class Settings:
     """What one customer's conversation with the service needs.
 
     Args:
-        customer_id: the customer's identifier (every customer-scoped path holds it).
+        customer_id: the customer's identifier.
         client_id: the application's ``clientId``.
-        client_secret: the application's ``clientSecret``, plain or already a
-            :class:`~toolkit.core.auth.Secret` (kept masked: the attribute is always a
-            ``Secret``).
+        client_secret: its ``clientSecret``, plain or a :class:`~toolkit.core.auth.Secret`
+            (the attribute is always a ``Secret``).
         auth_url: base address of the identity service (the token and the user records).
-        time_url: base address of the time service (the other customer-scoped v1 and v2
-            paths).
+        time_url: base address of the time service.
         ingestion_url: base address of the import paths; defaults to ``time_url``.
-        audience: the operator-supplied audience of the token request (required: the identity
-            service refuses a token request without one; ``TOOLKIT_AUDIENCE``).
-        source: where the settings came from: the ``.env`` file read, ``"environment"``
-            (:data:`ENVIRONMENT`), or ``"arguments"`` (the default) when given directly.
+        audience: the audience of the token request (required; ``TOOLKIT_AUDIENCE``).
+        source: the ``.env`` file read, ``"environment"`` or ``"arguments"``.
 
     Raises:
-        ConfigError: a required setting (the audience too) is empty, or an address is not
-            ``http(s)://host`` (the message names its ``TOOLKIT_*`` variable).
+        ConfigError: a required setting is empty, or an address is not ``http(s)://host``.
 
-    Example:
-        >>> s = Settings("cust", "app", "s3cr3t", "http://127.0.0.1:1/", "http://127.0.0.1:2",
-        ...              audience="https://time.example")
-        >>> s.urls["auth"], s.urls["ingestion"]
-        ('http://127.0.0.1:1', 'http://127.0.0.1:2')
-        >>> "s3cr3t" in repr(s), s.client_secret
-        (False, Secret('********'))
-        >>> Settings("cust", "app", "s3cr3t", "http://127.0.0.1:1", "http://127.0.0.1:2")
-        Traceback (most recent call last):
-        ...
-        toolkit.errors.ConfigError: missing setting(s): audience (TOOLKIT_AUDIENCE)
+    >>> s = Settings("c", "app", "s3cr3t", "http://127.0.0.1:1/", "http://h", audience="a")
+    >>> s.urls["auth"], "s3cr3t" in repr(s)
+    ('http://127.0.0.1:1', False)
     """
 
     customer_id: str
@@ -177,14 +134,9 @@ class Settings:
         *,
         source: str = "arguments",
     ) -> None:
-        given = {
-            "customer_id": customer_id,
-            "client_id": client_id,
-            "client_secret": client_secret,
-            "auth_url": auth_url,
-            "time_url": time_url,
-            "audience": audience,  # the token request carries it: refused without one
-        }
+        given: dict[str, object] = {"customer_id": customer_id, "client_id": client_id}
+        given["client_secret"] = client_secret
+        given |= {"auth_url": auth_url, "time_url": time_url, "audience": audience}
         missing = [f"{name} ({ENV_KEYS[name]})" for name, value in given.items() if not value]
         if missing:
             raise ConfigError(f"missing setting(s): {', '.join(missing)}")
@@ -192,14 +144,11 @@ class Settings:
             _check_url(name, url)
         _check_url("ingestion_url", ingestion_url or None)
         secret = client_secret if isinstance(client_secret, Secret) else Secret(str(client_secret))
-        object.__setattr__(self, "customer_id", str(customer_id))
-        object.__setattr__(self, "client_id", str(client_id))
-        object.__setattr__(self, "client_secret", secret)
-        object.__setattr__(self, "auth_url", auth_url)
-        object.__setattr__(self, "time_url", time_url)
-        object.__setattr__(self, "ingestion_url", ingestion_url)
-        object.__setattr__(self, "audience", str(audience))
-        object.__setattr__(self, "source", str(source))
+        values: dict[str, object] = {"customer_id": str(customer_id), "client_id": str(client_id)}
+        values |= {"client_secret": secret, "auth_url": auth_url, "time_url": time_url}
+        values |= {"ingestion_url": ingestion_url, "audience": str(audience), "source": str(source)}
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
 
     @property
     def urls(self) -> dict[str, str]:
@@ -217,37 +166,27 @@ class Settings:
         *,
         environ: Mapping[str, str] | None = None,
     ) -> Settings:
-        """Read the settings from ``TOOLKIT_*`` variables and a ``.env`` file.
-
-        The file is found as python-dotenv's ``find_dotenv(usecwd=True)`` finds it
-        (:func:`find_env_file`): in the current folder, else the nearest parent folder holding
-        one. The process environment wins over the file. :attr:`source` says which file was
-        read, or ``"environment"`` when none was.
+        """Read the settings from ``TOOLKIT_*`` variables and a ``.env`` file (found by
+        :func:`find_env_file`); the process environment wins over the file.
 
         Args:
             env_file: name or path of the ``.env`` file, or ``None`` to read none.
             environ: variables to use instead of ``os.environ``.
 
         Returns:
-            The settings.
+            The settings; ``source`` names the file read, or ``"environment"``.
 
-        Raises:
-            ConfigError: a required variable is missing (the message says which file was read,
-                or that none was found).
-
-        Example:
-            >>> env = {"TOOLKIT_CUSTOMER_ID": "c", "TOOLKIT_CLIENT_ID": "i",
-            ...        "TOOLKIT_CLIENT_SECRET": "s", "TOOLKIT_AUTH_URL": "http://127.0.0.1:1",
-            ...        "TOOLKIT_TIME_URL": "http://127.0.0.1:1", "TOOLKIT_AUDIENCE": "a"}
-            >>> s = Settings.from_env(None, environ=env)
-            >>> s.customer_id, s.source
-            ('c', 'environment')
+        >>> env = {f"TOOLKIT_{k}": "http://h" for k in ("AUTH_URL", "TIME_URL")}
+        >>> env |= {f"TOOLKIT_{k}": "x" for k in ("CUSTOMER_ID", "CLIENT_ID", "AUDIENCE")}
+        >>> env["TOOLKIT_CLIENT_SECRET"] = "s"
+        >>> Settings.from_env(None, environ=env).source
+        'environment'
         """
         path = find_env_file(env_file) if env_file is not None else None
         values = read_env_file(path) if path is not None else {}
         values.update(environ if environ is not None else os.environ)
         missing = [
-            var for key, var in ENV_KEYS.items() if key not in _OPTIONAL and not values.get(var)
+            var for key, var in ENV_KEYS.items() if key != "ingestion_url" and not values.get(var)
         ]
         if missing:
             name = os.fspath(env_file) if env_file is not None else None
@@ -264,17 +203,5 @@ class Settings:
                 f"or write them to {env_file or '.env'}; `toolkit sandbox` writes one)"
             )
 
-        def optional(key: str) -> str | None:
-            return values.get(ENV_KEYS[key]) or None
-
-        # the required ones are present and not empty (checked above)
-        return cls(
-            values[ENV_KEYS["customer_id"]],
-            values[ENV_KEYS["client_id"]],
-            values[ENV_KEYS["client_secret"]],
-            values[ENV_KEYS["auth_url"]],
-            values[ENV_KEYS["time_url"]],
-            ingestion_url=optional("ingestion_url"),
-            audience=values[ENV_KEYS["audience"]],
-            source=str(path) if path is not None else ENVIRONMENT,
-        )
+        given: dict[str, Any] = {key: values.get(var) or None for key, var in ENV_KEYS.items()}
+        return cls(**given, source=str(path) if path is not None else ENVIRONMENT)

@@ -1,9 +1,6 @@
-"""The one entry point, :func:`reconcile`: exported entries against a billing extract.
-
-The steps are modules of their own: :mod:`~toolkit.reconciliation.inputs` checks the arguments
-and reads both sides into typed frames, :mod:`~toolkit.reconciliation.classify` joins and
-classes them (with the words of :mod:`~toolkit.reconciliation.messages`), and
-:mod:`~toolkit.reconciliation.result` holds the :class:`Reconciliation` it returns.
+"""The one entry point, :func:`reconcile`: exported entries against a billing extract,
+through the steps :mod:`~toolkit.reconciliation.inputs`, :mod:`~toolkit.reconciliation.classify`
+and :mod:`~toolkit.reconciliation.result`.
 
 >>> reconcile(pd.DataFrame({"_id": ["e1"], "userId": ["u1"]}),
 ...           pd.DataFrame({"entryId": ["e1"]})).rows["status"].tolist()
@@ -54,74 +51,50 @@ def reconcile(
 ) -> Reconciliation:
     """Compare exported time entries with a billing extract, entry by entry.
 
-    Each exported entry is paired with the billing record that has the same key. A pair is
+    Each exported entry is paired with the billing record of the same key. A pair is
     ``matched`` when its duration (within ``tolerance_seconds``), date and matter agree;
-    otherwise ``duration_differs`` (which wins when the date or matter differs too; the
-    ``*_differs`` columns show every difference) or ``date_or_matter_differs``. Entries with no
-    record are ``missing_in_billing`` (so is an entry whose ``externalId`` is missing when
-    joining on ``externalId``); records with no entry are ``only_in_billing``.
-
-    Only the values the billing frame holds are compared: with ``duration``, ``date`` or
-    ``matter`` left out, its default column (``duration``, ``workDate``, ``matter``) is
-    compared when the billing frame has it, and otherwise that value is not compared (an
-    :class:`~toolkit.errors.InputWarning` names a similar column if there is one). A value
-    not compared never makes a difference; ``Reconciliation.compared`` lists the ones that
-    were.
+    otherwise ``duration_differs`` (which wins) or ``date_or_matter_differs``. Entries with no
+    record are ``missing_in_billing``; records with no entry are ``only_in_billing``. Only the
+    values the billing frame holds are compared (``Reconciliation.compared``); a default column
+    that is absent is not compared, with an :class:`~toolkit.errors.InputWarning` naming a
+    similar column if there is one.
 
     Args:
-        exported: exported entries (pandas, Polars or PyArrow; results are pandas), one row
-            per entry, as flattened from the v2 export:
-            ``_id``, ``userId``, and for each value compared ``incrementDurationInSeconds``,
-            ``workDate`` (datetime, date or text), ``initiative.externalId``; optionally
-            ``externalId`` and ``initiative.client.externalId``. Other columns are ignored.
+        exported: exported entries (pandas, Polars or PyArrow), as flattened from the v2
+            export: ``_id``, ``userId``, and for each value compared
+            ``incrementDurationInSeconds``, ``workDate``, ``initiative.externalId``.
         billing: the billing extract (pandas, Polars or PyArrow), one row per billing record.
         key: the entry column the billing key refers to: ``"_id"`` (alias ``"entryId"``),
-            ``"externalId"``, or ``"auto"``: the one whose values the billing keys hit most
-            (on a tie, ``externalId`` if the billing key column is named so, else ``_id``).
-        billing_key: the billing column holding the key; by default the first of ``entryId``,
-            ``_id``, ``externalId`` present (``externalId`` first when ``key="externalId"``).
-        billing_id: the billing record id column, sent as ``externalId`` when acknowledging
-            success; by default ``billingId`` or ``recordId`` if present, else none.
-        duration: billing column with the duration, in ``duration_unit`` (a timedelta column
-            is read as is). Durations are rounded to whole seconds. Default: ``duration``
-            if present, else durations are not compared.
-        date: billing column with the date worked (datetime, date or text; a time of day is
-            ignored). Default: ``workDate`` if present, else dates are not compared.
-        matter: billing column with the matter, compared with ``initiative.externalId``.
-            Default: ``matter`` if present, else matters are not compared.
+            ``"externalId"``, or ``"auto"``: the one the billing keys hit most.
+        billing_key: the billing column of the key; default the first of ``entryId``, ``_id``,
+            ``externalId`` present.
+        billing_id: the billing record id column (the ``externalId`` of a success); default
+            ``billingId`` or ``recordId`` if present.
+        duration: billing column of the duration in ``duration_unit`` (or timedeltas),
+            default ``duration``; rounded to whole seconds.
+        date: billing column of the date worked (a time of day is ignored), default
+            ``workDate``.
+        matter: billing column of the matter (``initiative.externalId``), default ``matter``.
         duration_unit: ``"seconds"``, ``"minutes"`` or ``"hours"``.
         tolerance_seconds: largest absolute duration difference still counted as equal.
-        dayfirst: how text dates that are not ISO 8601 are read, on either side: ``True``
-            day first (``03/04/2026`` is 3 April), ``False`` month first (4 March). ``None``
-            (default): ISO 8601 text is read as such, and other text only when it reads the
-            same both ways; a value that does not (``03/04/2026``) is refused.
-        after: compare only the entries released after this time (exclusive; ISO 8601 text,
-            a datetime or a date; naive means UTC), by their ``releasedAt`` or, in the
-            export's columns, ``updatedAt``. A weekly billing extract against a synced table
-            of many weeks then leaves the other weeks' entries out instead of calling them
-            ``missing_in_billing``; the summary says how many were compared.
+        dayfirst: how text dates that are not ISO 8601 are read: ``True`` day first,
+            ``False`` month first, ``None`` only text that reads the same both ways.
+        after: compare only the entries released after this time (exclusive; naive means
+            UTC), by their ``releasedAt`` or else ``updatedAt`` (which an acknowledgement
+            moves: to select by release time, reconcile ``client.export_entries(after,
+            on_or_before)``, as ``toolkit reconcile --after/--on-or-before`` does).
         on_or_before: compare only the entries released on or before this time (inclusive).
-            ``updatedAt`` is moved by an acknowledgement, so a window over entries read after
-            acknowledging loses them: to select by release time itself, reconcile the
-            entries of ``client.export_entries(after, on_or_before)`` (what ``toolkit
-            reconcile --after/--on-or-before`` does).
-        decimal: the decimal mark of text durations in the billing frame: ``"."``, or ``","``
-            for ``"1,5"`` hours (a CSV with ``;`` separators, from a European spreadsheet).
+        decimal: the decimal mark of text durations in the billing frame, ``"."`` or ``","``.
 
     Returns:
-        A :class:`Reconciliation`; its ``rows`` list exported entries in their order, then the
-        billing-only records in theirs.
+        A :class:`Reconciliation`: the entries in their order, then the billing-only records.
 
     Raises:
-        MissingColumnError: a needed column is absent, or a column named by ``duration``,
-            ``date`` or ``matter`` (the message names the closest one).
-        DuplicateKeyError: a key occurs twice in the billing frame (or in the export).
-        ValidationError: a date or a duration cannot be read, or a text date reads
-            differently day first and month first and ``dayfirst`` is not given (the message
-            names the column and the value).
-        ConfigError: a bad ``key``, ``duration_unit``, ``tolerance_seconds`` or ``dayfirst``;
-            a bad ``decimal``; a bad or ambiguous ``after`` / ``on_or_before``, or a window
-            over entries with no release time.
+        MissingColumnError: a needed or named column is absent (names the closest one).
+        DuplicateKeyError: a key occurs twice on one side.
+        ValidationError: a date or a duration cannot be read, or a text date is ambiguous
+            and ``dayfirst`` is not given.
+        ConfigError: a bad argument, or a window over entries with no release time.
         TypeError: ``exported`` or ``billing`` is not a table (pandas, Polars, PyArrow).
 
     Example:
@@ -139,12 +112,6 @@ def reconcile(
         ['matched', 'duration_differs', 'only_in_billing']
         >>> rec.rows.loc[1, "detail"]
         'duration differs: exported 0.50 h (1800 s), billed 0.60 h (2160 s), difference +360 s'
-
-        A billing extract of the id and the duration alone compares durations only:
-
-        >>> only = reconcile(exported, pd.DataFrame({"entryId": ["e1"], "duration": [3600]}))
-        >>> only.compared, only.rows["status"].tolist()
-        (('duration',), ['matched', 'missing_in_billing'])
     """
     exported = _table(exported, "exported")
     billing = _table(billing, "billing")

@@ -1,9 +1,5 @@
-"""The join of the two sides and the class of every entry and billing record.
-
-:func:`join` pairs each exported entry with the billing record of the same key (missing keys
-never pair) and appends the billing records no entry has; :func:`classify` compares the values
-of each pair and gives every row one of :data:`STATUSES`, the ``*_differs`` flags, the list of
-differences and the ``detail`` text: the columns :data:`ROW_COLUMNS`.
+"""The join of the two sides and the class of every entry and billing record: one of
+:data:`STATUSES`, the ``*_differs`` flags, the differences and the ``detail`` text.
 
 >>> STATUSES[0], FAILED_STATUSES[0]
 ('matched', 'missing_in_billing')
@@ -63,38 +59,15 @@ ROW_COLUMNS: tuple[str, ...] = (
     "detail",
 )
 
-_TEXT_COLUMNS = (
-    "key",
-    "_id",
-    "externalId",
-    "billingId",
-    "userId",
-    "initiative.externalId",
-    "initiative.client.externalId",
-    "exported_matter",
-    "billed_matter",
-)
-
 
 def join(exp: pd.DataFrame, bil: pd.DataFrame) -> pd.DataFrame:
-    """Exported entries left-joined with billing records on ``key``, then the unmatched records.
+    """Exported entries left-joined with billing records on ``key`` (missing keys never pair),
+    then the billing records no entry has; ``_merge`` says ``both``, ``left_only`` or
+    ``right_only``.
 
-    Missing keys never pair (pandas would pair NaN with NaN): keyless billing records are
-    billing-only, keyless entries are missing in billing.
-
-    Args:
-        exp: the exported side with its ``key`` column (from ``exported_frame``).
-        bil: the billing side (from ``billing_frame``), its keys unique.
-
-    Returns:
-        The entries in their order, then the billing-only records in theirs; ``_merge`` says
-        ``both``, ``left_only`` or ``right_only``.
-
-    Example:
-        >>> exp = pd.DataFrame({"entryId": ["e1", "e2"]}).assign(key=lambda f: f["entryId"])
-        >>> bil = pd.DataFrame({"key": ["e2", "e3"], "billingId": ["B-2", "B-3"]})
-        >>> join(exp, bil)["_merge"].tolist()
-        ['left_only', 'both', 'right_only']
+    >>> exp = pd.DataFrame({"entryId": ["e1", "e2"]}).assign(key=lambda f: f["entryId"])
+    >>> join(exp, pd.DataFrame({"key": ["e2", "e3"]}))["_merge"].tolist()
+    ['left_only', 'both', 'right_only']
     """
     right = bil[bil["key"].notna()]
     left = exp.merge(right, how="left", on="key", indicator=True, validate="many_to_one")
@@ -106,102 +79,67 @@ def join(exp: pd.DataFrame, bil: pd.DataFrame) -> pd.DataFrame:
 def classify(
     rows: pd.DataFrame, tolerance: float, key: str, compared: Sequence[str]
 ) -> pd.DataFrame:
-    """Give every joined row its status, its ``*_differs`` flags, differences and detail.
+    """Give every joined row its status, ``*_differs`` flags, differences and detail: the
+    columns :data:`ROW_COLUMNS`. A pair is ``matched`` when every value compared agrees
+    (durations within ``tolerance`` seconds); ``duration_differs`` wins over
+    ``date_or_matter_differs``; one side missing differs, both missing agree.
 
-    A pair is ``matched`` when every value compared agrees (durations within ``tolerance``);
-    ``duration_differs`` wins over ``date_or_matter_differs``. One side missing differs, both
-    missing agree; a value not compared never differs and its flag is missing.
-
-    Args:
-        rows: from :func:`join`.
-        tolerance: largest absolute duration difference, in seconds, still equal.
-        key: the entry column joined on, ``"_id"`` or ``"externalId"``, for the text.
-        compared: the comparisons made, a subset of ``("duration", "date", "matter")``.
-
-    Returns:
-        A frame with the columns :data:`ROW_COLUMNS`.
-
-    Example:
-        >>> rows = pd.DataFrame({"key": ["e1", "e2"], "entryId": ["e1", "e2"],
-        ...     "externalId": None, "billingId": None, "userId": "u1",
-        ...     "initiative.externalId": "M-1", "initiative.client.externalId": None,
-        ...     "exported_seconds": [3600, 60], "billed_seconds": [3600, None],
-        ...     "exported_date": pd.NaT, "billed_date": pd.NaT, "billed_matter": None,
-        ...     "_merge": ["both", "left_only"]})
-        >>> classify(rows, 0, "_id", ("duration",))["status"].tolist()
-        ['matched', 'missing_in_billing']
+    >>> rows = pd.DataFrame({"key": ["e1"], "entryId": ["e1"], "externalId": None,
+    ...     "billingId": None, "userId": "u1", "initiative.externalId": "M-1",
+    ...     "initiative.client.externalId": None, "exported_seconds": [60],
+    ...     "billed_seconds": [60], "exported_date": pd.NaT, "billed_date": pd.NaT,
+    ...     "billed_matter": None, "_merge": ["both"]})
+    >>> classify(rows, 0, "_id", ("duration",))["status"].tolist()
+    ['matched']
     """
     both = (rows["_merge"] == "both").to_numpy()
-    left_only = (rows["_merge"] == "left_only").to_numpy()
-    right_only = (rows["_merge"] == "right_only").to_numpy()
-    never = np.zeros(len(rows), dtype=bool)  # a value not compared never differs
-
     diff = rows["billed_seconds"] - rows["exported_seconds"]
-    dur_bad = (
-        _differs(rows["exported_seconds"], rows["billed_seconds"], diff.abs() > tolerance)
-        if "duration" in compared
-        else never
-    )
-    date_bad = (
-        _differs(
-            rows["exported_date"], rows["billed_date"], rows["exported_date"] != rows["billed_date"]
+    sides = {"duration": ("exported_seconds", "billed_seconds")}
+    sides |= {"date": ("exported_date", "billed_date")}
+    sides |= {"matter": ("initiative.externalId", "billed_matter")}
+    bad: dict[str, np.ndarray] = {}
+    for name, (left, right) in sides.items():
+        unequal = diff.abs() > tolerance if name == "duration" else rows[left] != rows[right]
+        compare = name in compared  # a value not compared never differs
+        bad[name] = (
+            _differs(rows[left], rows[right], unequal) if compare else np.zeros(len(rows), bool)
         )
-        if "date" in compared
-        else never
-    )
-    exported_matter = rows["initiative.externalId"]
-    matter_bad = (
-        _differs(exported_matter, rows["billed_matter"], exported_matter != rows["billed_matter"])
-        if "matter" in compared
-        else never
-    )
 
     status = np.full(len(rows), "matched", dtype=object)
-    status[date_bad | matter_bad] = "date_or_matter_differs"
-    status[dur_bad] = "duration_differs"
-    status[left_only] = "missing_in_billing"
-    status[right_only] = "only_in_billing"
+    status[bad["date"] | bad["matter"]] = "date_or_matter_differs"
+    status[bad["duration"]] = "duration_differs"
+    status[(rows["_merge"] == "left_only").to_numpy()] = "missing_in_billing"
+    status[(rows["_merge"] == "right_only").to_numpy()] = "only_in_billing"
 
-    def flag(mask: np.ndarray, name: str) -> pd.Series:
-        out = pd.Series(mask, dtype="boolean")
+    def flag(name: str) -> pd.Series:
+        out = pd.Series(bad[name], dtype="boolean")
         out[~both if name in compared else slice(None)] = pd.NA
         return out
 
-    code = dur_bad.astype(np.int8) * 4 + date_bad.astype(np.int8) * 2 + matter_bad.astype(np.int8)
-    names = {
-        c: [n for bit, n in ((4, "duration"), (2, "date"), (1, "matter")) if c & bit]
-        for c in range(8)
-    }
-    code = np.where(both, code, 0)
+    code = np.where(both, bad["duration"] * 4 + bad["date"] * 2 + bad["matter"] * 1, 0)
+    names = {c: [n for bit, n in zip((4, 2, 1), sides, strict=True) if c & bit] for c in range(8)}
     differences = [list(names[c]) for c in code.tolist()]
 
+    text = ["key", "externalId", "billingId", "userId", "initiative.externalId"]
+    text += ["initiative.client.externalId"]
     out = pd.DataFrame(
         {
-            "key": rows["key"],
-            "_id": rows["entryId"],  # the exported entry's own name for it
-            "externalId": rows["externalId"],
-            "billingId": rows["billingId"],
-            "userId": rows["userId"],
-            "initiative.externalId": rows["initiative.externalId"],
-            "initiative.client.externalId": rows["initiative.client.externalId"],
+            **{name: rows[name].astype("str") for name in text},
+            "_id": rows["entryId"].astype("str"),  # the exported entry's own name for it
             "exported_seconds": rows["exported_seconds"].astype("Int64"),
             "billed_seconds": rows["billed_seconds"].astype("Int64"),
             "difference_seconds": diff.astype("Int64"),
             "exported_date": rows["exported_date"].astype("datetime64[us]"),
             "billed_date": rows["billed_date"].astype("datetime64[us]"),
-            "exported_matter": exported_matter,
-            "billed_matter": rows["billed_matter"],
+            "exported_matter": rows["initiative.externalId"].astype("str"),
+            "billed_matter": rows["billed_matter"].astype("str"),
             "status": pd.Categorical(status, dtype=_STATUS_DTYPE),
-            "duration_differs": flag(dur_bad, "duration"),
-            "date_differs": flag(date_bad, "date"),
-            "matter_differs": flag(matter_bad, "matter"),
+            **{f"{name}_differs": flag(name) for name in sides},
             "differences": differences,
         }
     )
-    for name in _TEXT_COLUMNS:
-        out[name] = out[name].astype("str")
     out["detail"] = details(out, key)
-    return out
+    return out[list(ROW_COLUMNS)]
 
 
 def _differs(left: pd.Series, right: pd.Series, unequal: pd.Series) -> np.ndarray:

@@ -1,11 +1,6 @@
-"""The two sides of a reconciliation, checked and normalised: the arguments, the key and
-value columns, and each side as one frame of typed columns.
-
-The exported entries and the billing extract arrive in the user's shapes (their column names,
-durations in hours, dates as text); :func:`exported_frame` and :func:`billing_frame` turn each
-into one frame (``key``, ids as text, whole seconds, dates at midnight, matters as text) that
-:mod:`toolkit.reconciliation.classify` joins. Reading one column (and refusing an ambiguous
-text date such as ``03/04/2026``) is :mod:`toolkit.reconciliation.values`.
+"""The two sides of a reconciliation, checked and read: the arguments, the key and value
+columns, and each side as one frame of typed columns (``key``, ids as text, whole seconds,
+dates at midnight) that :mod:`toolkit.reconciliation.classify` joins.
 
 >>> check_options("entryId", "hours", 0, None)
 '_id'
@@ -13,9 +8,8 @@ text date such as ``03/04/2026``) is :mod:`toolkit.reconciliation.values`.
 
 from __future__ import annotations
 
-import difflib
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -23,12 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from toolkit.core.windows import TimeLike, iso, to_utc, warn_bare_date
-from toolkit.errors import (
-    ConfigError,
-    DuplicateKeyError,
-    InputWarning,
-    MissingColumnError,
-)
+from toolkit.errors import ConfigError, DuplicateKeyError, InputWarning, MissingColumnError, closest
 from toolkit.reconciliation.messages import advise, table_name
 from toolkit.reconciliation.values import as_date, as_seconds, as_str, empty_column
 
@@ -59,28 +48,16 @@ _VALUE_COLUMNS = {
     "date": ("date", "workDate", "workDate"),
     "matter": ("matter", "matter", "initiative.externalId"),
 }
-#: words in a billing column's name that suggest a value, beyond look-alikes of its default
-#: column (lower case); for durations, the unit the word says
+#: words in a billing column's name that suggest a value (lower case), and the unit each says
 _HINT_WORDS: dict[str, tuple[str, ...]] = {
     "duration": ("hour", "hrs", "minute", "mins", "second", "secs", "time", "qty", "quantity"),
     "date": ("date", "day"),
     "matter": ("matter", "initiative", "case", "project"),
 }
-_WORD_UNITS = {
-    "hour": "hours",
-    "hrs": "hours",
-    "minute": "minutes",
-    "mins": "minutes",
-    "second": "seconds",
-    "secs": "seconds",
-}
-_BILLING_KEY_CANDIDATES = ("entryId", "_id", "externalId")
-_BILLING_ID_CANDIDATES = ("billingId", "recordId")
+_WORD_UNITS = {"hour": "hours", "hrs": "hours", "minute": "minutes", "mins": "minutes"}
+_WORD_UNITS |= {"second": "seconds", "secs": "seconds"}
 _UNIT_SECONDS = {"seconds": 1, "minutes": 60, "hours": 3600}
 _KEY_ALIASES = {"_id": "_id", "entryId": "_id", "externalId": "externalId"}
-
-
-# --- checking the arguments and the columns ----------------------------------------------------
 
 
 def check_options(
@@ -90,49 +67,29 @@ def check_options(
     dayfirst: bool | None,
     decimal: str = ".",
 ) -> str:
-    """Check ``reconcile``'s plain arguments and name the key it joins on.
+    """Check ``reconcile``'s plain arguments; the key it joins on (``entryId`` is ``_id``).
 
-    Args:
-        key: ``"auto"``, ``"_id"``, ``"entryId"`` or ``"externalId"``.
-        duration_unit: ``"seconds"``, ``"minutes"`` or ``"hours"``.
-        tolerance_seconds: a non-negative finite number.
-        dayfirst: ``True``, ``False`` or ``None``.
-        decimal: ``"."`` or ``","``.
-
-    Returns:
-        ``"auto"``, ``"_id"`` or ``"externalId"`` (``"entryId"`` is an alias of ``"_id"``).
-
-    Raises:
-        ConfigError: any of them is not one of its allowed values.
-
-    Example:
-        >>> check_options("externalId", "minutes", 30, True)
-        'externalId'
-        >>> check_options("auto", "days", 0, None)
-        Traceback (most recent call last):
-        ...
-        toolkit.errors.ConfigError: duration_unit must be one of ['hours', 'minutes', 'seconds'], got 'days'
+    >>> check_options("auto", "days", 0, None)
+    Traceback (most recent call last):
+    ...
+    toolkit.errors.ConfigError: duration_unit must be one of ['hours', 'minutes', 'seconds'], got 'days'
     """  # noqa: E501 - a doctest's output is one line
-    key_choice = _check_key(key)
+    if key != "auto" and key not in _KEY_ALIASES:
+        raise ConfigError(f"key must be 'auto', '_id', 'entryId' or 'externalId', got {key!r}")
     if decimal not in (".", ","):
         raise ConfigError(f"decimal must be '.' or ',', got {decimal!r}")
     if duration_unit not in _UNIT_SECONDS:
         raise ConfigError(
             f"duration_unit must be one of {sorted(_UNIT_SECONDS)}, got {duration_unit!r}"
         )
-    if (
-        isinstance(tolerance_seconds, bool)
-        or not isinstance(tolerance_seconds, int | float | np.number)
-        or not np.isfinite(tolerance_seconds)
-        or tolerance_seconds < 0
-    ):
+    t = tolerance_seconds
+    if isinstance(t, bool) or not isinstance(t, int | float | np.number) or not 0 <= t < np.inf:
         raise ConfigError(
             f"tolerance_seconds must be a non-negative number, got {tolerance_seconds!r}"
         )
-
     if dayfirst is not None and not isinstance(dayfirst, bool | np.bool_):
         raise ConfigError(f"dayfirst must be True, False or None, got {dayfirst!r}")
-    return key_choice
+    return _KEY_ALIASES.get(key, key)
 
 
 def billing_columns(
@@ -146,36 +103,22 @@ def billing_columns(
     matter: str | None = None,
     duration_unit: str = "seconds",
 ) -> tuple[str, str | None, dict[str, str | None]]:
-    """The billing columns a reconciliation reads: the key, the record id, the values compared.
+    """The billing key column, record id column and the column of each comparison (``None``:
+    not compared; a similar column is named in an :class:`~toolkit.errors.InputWarning`).
 
-    A value column left out is its default (``duration``, ``workDate``, ``matter``) when the
-    frame has it, else not compared; when a similar column exists, an
-    :class:`~toolkit.errors.InputWarning` says how to compare it.
-
-    Args:
-        billing: the billing extract.
-        key: the checked key, from :func:`check_options`.
-        billing_key: the key column given, or ``None`` for the first of ``entryId``, ``_id``,
-            ``externalId`` present (``externalId`` first when ``key`` is ``"externalId"``).
-        billing_id: the record id column given, or ``None`` for ``billingId``/``recordId``.
-        duration: the duration column given, or ``None``.
-        date: the date column given, or ``None``.
-        matter: the matter column given, or ``None``.
-        duration_unit: the unit given; a hint for a column named in another unit says it.
-
-    Returns:
-        ``(billing key column, billing id column or None, comparison -> column or None)``,
-        the comparisons in the order of :data:`COMPARISONS`.
-
-    Raises:
-        MissingColumnError: a column given is absent, or no key column is present.
-
-    Example:
-        >>> billing_columns(pd.DataFrame({"entryId": ["e1"], "duration": [60]}), "auto")
-        ('entryId', None, {'duration': 'duration', 'date': None, 'matter': None})
+    >>> billing_columns(pd.DataFrame({"entryId": ["e1"], "duration": [60]}), "auto")
+    ('entryId', None, {'duration': 'duration', 'date': None, 'matter': None})
     """
-    bkey = _billing_key_column(billing, billing_key, key)
-    bid = _billing_id_column(billing, billing_id)
+    order = ("externalId", "entryId", "_id") if key == "externalId" else ("entryId", "_id")
+    found = next((c for c in (*order, "externalId") if c in billing.columns), None)
+    bkey = billing_key if billing_key is not None else found
+    if bkey is None:
+        raise MissingColumnError("billing", [order[0]], billing.columns)
+    _require("billing", billing, [bkey])
+    bid = billing_id
+    if bid is None:
+        bid = next((c for c in ("billingId", "recordId") if c in billing.columns), None)
+    _require("billing", billing, [bid] if bid is not None else [])
     given = {"duration": duration, "date": date, "matter": matter}
     columns: dict[str, str | None] = {}
     for name in COMPARISONS:  # a loop, not a comprehension: the warning names the caller
@@ -187,22 +130,12 @@ def billing_columns(
 
 
 def require_exported(exported: pd.DataFrame, compared: Sequence[str], key: str) -> None:
-    """Check that the export has the columns the reconciliation reads.
+    """Refuse an export without the columns the reconciliation reads.
 
-    Args:
-        exported: the exported entries.
-        compared: the comparisons made (a subset of :data:`COMPARISONS`).
-        key: the checked key; ``"externalId"`` needs that column too.
-
-    Raises:
-        MissingColumnError: a needed column is absent.
-
-    Example:
-        >>> require_exported(pd.DataFrame({"_id": ["e1"], "userId": ["u1"]}), (), "_id")
-        >>> require_exported(pd.DataFrame({"_id": ["e1"], "userId": ["u1"]}), ("date",), "_id")
-        Traceback (most recent call last):
-        ...
-        toolkit.errors.MissingColumnError: exported frame has no column 'workDate'; it has ['_id', 'userId']
+    >>> require_exported(pd.DataFrame({"_id": ["e1"], "userId": ["u1"]}), ("date",), "_id")
+    Traceback (most recent call last):
+    ...
+    toolkit.errors.MissingColumnError: exported frame has no column 'workDate'; it has ['_id', 'userId']
     """  # noqa: E501 - a doctest's output is one line
     _require(
         "exported",
@@ -216,21 +149,8 @@ def require_exported(exported: pd.DataFrame, compared: Sequence[str], key: str) 
 def check_unique(table: str, column: str, keys: pd.Series) -> None:
     """Refuse a key that occurs more than once on one side (missing keys may repeat).
 
-    Args:
-        table: ``"exported"`` or ``"billing"``, for the message.
-        column: the key column's name, for the message.
-        keys: the key values.
-
-    Raises:
-        DuplicateKeyError: a key occurs twice; the error lists every such key.
-
-    Example:
-        >>> check_unique("billing", "entryId", pd.Series(["e1", None, None]))
-        >>> check_unique("billing", "entryId", pd.Series(["e1", "e1"]))
-        Traceback (most recent call last):
-        ...
-        toolkit.errors.DuplicateKeyError: billing frame has 1 duplicated key(s) in column 'entryId': 'e1'. Reconcile pairs one entry with one billing record: aggregate or drop the repeated records first (for example frame.drop_duplicates('entryId') or frame.groupby('entryId').agg(...)).
-    """  # noqa: E501 - a doctest's output is one line
+    >>> check_unique("billing", "entryId", pd.Series(["e1", None, None]))
+    """
     present = keys.notna()
     dup = keys.duplicated(keep=False) & present
     if dup.any():
@@ -238,39 +158,10 @@ def check_unique(table: str, column: str, keys: pd.Series) -> None:
         raise DuplicateKeyError(table, column, rows.drop_duplicates().tolist(), rows)
 
 
-def _closest(name: str, names: Sequence[str]) -> str | None:
-    lowered = {n.lower(): n for n in names}
-    if name.lower() in lowered:
-        return lowered[name.lower()]
-    match = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.5)
-    return lowered[match[0]] if match else None
-
-
-def _check_key(key: str) -> str:
-    if key == "auto":
-        return key
-    if key not in _KEY_ALIASES:
-        raise ConfigError(f"key must be 'auto', '_id', 'entryId' or 'externalId', got {key!r}")
-    return _KEY_ALIASES[key]
-
-
 def _require(table: str, frame: pd.DataFrame, columns: Iterable[str]) -> None:
     missing = list(dict.fromkeys(c for c in columns if c not in frame.columns))
     if missing:
         raise MissingColumnError(table, missing, frame.columns)
-
-
-def _billing_key_column(billing: pd.DataFrame, billing_key: str | None, key: str) -> str:
-    if billing_key is not None:
-        _require("billing", billing, [billing_key])
-        return billing_key
-    order = list(_BILLING_KEY_CANDIDATES)
-    if key == "externalId":
-        order = ["externalId", "entryId", "_id"]
-    for name in order:
-        if name in billing.columns:
-            return name
-    raise MissingColumnError("billing", [order[0]], billing.columns)
 
 
 def _value_column(
@@ -280,19 +171,15 @@ def _value_column(
     exclude: Iterable[str | None],
     duration_unit: str = "seconds",
 ) -> str | None:
-    """The billing column compared for ``name``: the one given, else the default if present.
-
-    A default that is absent means "not compared"; when a similar column exists (``Duration``,
-    ``durationHours``, ``Hours``), an :class:`InputWarning` says how to compare it (with the
-    unit a column named ``Hours`` or ``Minutes`` is in).
-    """
+    """The billing column compared for ``name``: the one given, else the default if present;
+    else ``None``, with an :class:`InputWarning` naming a similar column (and its unit)."""
     if given is not None:
         return given
     argument, default, _ = _VALUE_COLUMNS[name]
     if default in billing.columns:
         return default
     names = [str(c) for c in billing.columns if c not in set(exclude)]
-    near = _closest(default, names)
+    near = closest(default, names)
     if near is None:
         near = next((c for c in names if any(w in c.lower() for w in _HINT_WORDS[name])), None)
     if near is not None:
@@ -310,41 +197,17 @@ def _value_column(
     return None
 
 
-def _billing_id_column(billing: pd.DataFrame, billing_id: str | None) -> str | None:
-    if billing_id is not None:
-        _require("billing", billing, [billing_id])
-        return billing_id
-    return next((c for c in _BILLING_ID_CANDIDATES if c in billing.columns), None)
-
-
 def released_in(
     exported: pd.DataFrame, after: TimeLike | None, on_or_before: TimeLike | None
 ) -> tuple[pd.DataFrame, str | None]:
-    """The exported entries released in ``(after, on_or_before]``, and the window in words.
+    """The entries released in ``(after, on_or_before]`` by :data:`RELEASE_COLUMNS`, and the
+    window in words (an entry with no release time is outside every window).
 
-    The release time is the first of :data:`RELEASE_COLUMNS` the entries have (datetimes, or
-    ISO 8601 text; naive means UTC). An entry with no release time is outside every window.
-
-    Args:
-        exported: the exported entries.
-        after: exclusive lower bound, or ``None`` for none.
-        on_or_before: inclusive upper bound, or ``None`` for none.
-
-    Returns:
-        The entries in the window (all of them, and ``None``, without bounds) and the text
-        ``"entries released in (A, B] by updatedAt: 12 of 213"``.
-
-    Raises:
-        ConfigError: a bound is not a date-time or is ambiguous, ``after`` is not before
-            ``on_or_before``, or the entries have no release time column.
-
-    Example:
-        >>> exported = pd.DataFrame({"_id": ["e1", "e2"], "userId": ["u1", "u1"],
-        ...     "updatedAt": ["2026-11-02T10:00:00Z", "2026-11-09T10:00:00Z"]})
-        >>> kept, text = released_in(exported, "2026-11-01", "2026-11-08")
-        >>> kept["_id"].tolist(), text
-        (['e1'], 'entries released in (2026-11-01T00:00:00Z, 2026-11-08T00:00:00Z] by updatedAt: 1 of 2')
-    """  # noqa: E501 - a doctest's output is one line
+    >>> exported = pd.DataFrame({"_id": ["e1", "e2"], "userId": ["u1", "u1"],
+    ...     "updatedAt": ["2026-11-02T10:00:00Z", "2026-11-09T10:00:00Z"]})
+    >>> released_in(exported, "2026-11-01", "2026-11-08T00:00")[0]["_id"].tolist()
+    ['e1']
+    """
     if after is None and on_or_before is None:
         return exported, None
     low = to_utc(after, "after") if after is not None else None
@@ -380,60 +243,36 @@ def released_in(
     return kept, f"entries released in {shown} by {column}: {len(kept)} of {len(exported)}"
 
 
-# --- normalising the two sides -----------------------------------------------------------------
-
-
 def exported_frame(exported: pd.DataFrame, dayfirst: bool | None) -> pd.DataFrame:
-    """The exported entries as the join reads them, one row per entry, indexed by position.
+    """The exported entries as the join reads them: ``entryId`` (the ``_id``), ``externalId``,
+    ``userId``, the initiative's ids, ``exported_seconds`` and ``exported_date``, by position.
 
-    Args:
-        exported: the exported entries (checked by :func:`require_exported`).
-        dayfirst: how text dates that are not ISO 8601 are read (see ``reconcile``).
-
-    Returns:
-        A frame of ``entryId`` (the entry's ``_id``), ``externalId``, ``userId``,
-        ``initiative.externalId``, ``initiative.client.externalId`` (text, missing when the
-        column is absent), ``exported_seconds`` (``Int64``) and ``exported_date`` (midnight).
-
-    Raises:
-        ValidationError: a duration or a date cannot be read, or a text date is ambiguous.
-
-    Example:
-        >>> exp = exported_frame(pd.DataFrame({"_id": [1001.0], "userId": ["u1"],
-        ...     "workDate": ["2024-03-01T09:30:00"]}), None)
-        >>> exp.loc[0, ["entryId", "exported_date"]].tolist()
-        ['1001', Timestamp('2024-03-01 00:00:00')]
+    >>> exported_frame(pd.DataFrame({"_id": [1001.0], "userId": ["u1"]}), None)["entryId"][0]
+    '1001'
     """
-    n = len(exported)
+    ids = {"entryId": "_id", "externalId": "externalId", "userId": "userId"}
+    ids |= {c: c for c in ("initiative.externalId", "initiative.client.externalId")}
+    out = {name: _read(exported, column, "str", as_str) for name, column in ids.items()}
+    duration = "incrementDurationInSeconds"
+    out["exported_seconds"] = _read(
+        exported, duration, "Int64", lambda v: as_seconds(v, "exported", duration, 1)
+    )
+    out["exported_date"] = _read(
+        exported,
+        "workDate",
+        "datetime64[us]",
+        lambda v: as_date(v, "exported", "workDate", dayfirst),
+    )
+    return pd.DataFrame(out)
 
-    def col(name: str) -> pd.Series:
-        if name in exported.columns:
-            return as_str(exported[name]).reset_index(drop=True)
-        return empty_column(n, "str")
 
-    seconds = (
-        as_seconds(
-            exported["incrementDurationInSeconds"], "exported", "incrementDurationInSeconds", 1
-        ).reset_index(drop=True)
-        if "incrementDurationInSeconds" in exported.columns
-        else empty_column(n, "Int64")
-    )
-    dates = (
-        as_date(exported["workDate"], "exported", "workDate", dayfirst).reset_index(drop=True)
-        if "workDate" in exported.columns
-        else empty_column(n, "datetime64[us]")
-    )
-    return pd.DataFrame(
-        {
-            "entryId": col("_id"),
-            "externalId": col("externalId"),
-            "userId": col("userId"),
-            "initiative.externalId": col("initiative.externalId"),
-            "initiative.client.externalId": col("initiative.client.externalId"),
-            "exported_seconds": seconds,
-            "exported_date": dates,
-        }
-    )
+def _read(
+    frame: pd.DataFrame, column: str | None, dtype: str, how: Callable[[pd.Series], pd.Series]
+) -> pd.Series:
+    """``how(frame[column])`` indexed by position, or missing values where there is no column."""
+    if column is None or column not in frame.columns:
+        return empty_column(len(frame), dtype)
+    return how(frame[column]).reset_index(drop=True)
 
 
 def billing_frame(
@@ -445,89 +284,55 @@ def billing_frame(
     dayfirst: bool | None,
     decimal: str = ".",
 ) -> pd.DataFrame:
-    """The billing extract as the join reads it, one row per record, indexed by position.
+    """The billing extract as the join reads it: ``key``, ``billingId``, ``billed_seconds``,
+    ``billed_date`` and ``billed_matter`` (missing where not compared), by position.
 
-    Args:
-        billing: the billing extract.
-        key: its key column.
-        billing_id: its record id column, or ``None``.
-        columns: comparison -> its column or ``None``, from :func:`billing_columns`.
-        duration_unit: ``"seconds"``, ``"minutes"`` or ``"hours"``; a timedelta column is
-            read as is. Durations are rounded to whole seconds.
-        dayfirst: how text dates that are not ISO 8601 are read (see ``reconcile``).
-        decimal: the decimal mark of text durations, ``"."`` or ``","``.
-
-    Returns:
-        A frame of ``key``, ``billingId``, ``billed_seconds`` (``Int64``), ``billed_date``
-        (midnight) and ``billed_matter``, missing where a column is not compared.
-
-    Raises:
-        ValidationError: a duration or a date cannot be read, or a text date is ambiguous.
-
-    Example:
-        >>> bil = billing_frame(pd.DataFrame({"entryId": ["e1"], "hours": ["1.5"]}), "entryId",
-        ...     None, {"duration": "hours", "date": None, "matter": None}, "hours", None)
-        >>> bil["billed_seconds"].tolist()
-        [5400]
+    >>> bil = billing_frame(pd.DataFrame({"entryId": ["e1"], "hours": ["1.5"]}), "entryId",
+    ...     None, {"duration": "hours", "date": None, "matter": None}, "hours", None)
+    >>> bil["billed_seconds"].tolist()
+    [5400]
     """
-    n = len(billing)
     unit = _UNIT_SECONDS[duration_unit]
     duration, date, matter = columns["duration"], columns["date"], columns["matter"]
-    ids = as_str(billing[billing_id]) if billing_id is not None else empty_column(n, "str")
-    values = {
-        "key": as_str(billing[key]),
-        "billingId": ids,
-        "billed_seconds": as_seconds(billing[duration], "billing", duration, unit, decimal)
-        if duration is not None
-        else empty_column(n, "Int64"),
-        "billed_date": as_date(billing[date], "billing", date, dayfirst)
-        if date is not None
-        else empty_column(n, "datetime64[us]"),
-        "billed_matter": as_str(billing[matter]) if matter is not None else empty_column(n, "str"),
-    }
-    # position, not the caller's index, pairs the columns up
-    return pd.DataFrame({name: v.reset_index(drop=True) for name, v in values.items()})
+    return pd.DataFrame(
+        {
+            "key": _read(billing, key, "str", as_str),
+            "billingId": _read(billing, billing_id, "str", as_str),
+            "billed_seconds": _read(
+                billing,
+                duration,
+                "Int64",
+                lambda v: as_seconds(v, "billing", str(duration), unit, decimal),
+            ),
+            "billed_date": _read(
+                billing,
+                date,
+                "datetime64[us]",
+                lambda v: as_date(v, "billing", str(date), dayfirst),
+            ),
+            "billed_matter": _read(billing, matter, "str", as_str),
+        }
+    )
 
 
 def isin(values: pd.Series, pool: pd.Series) -> np.ndarray:
-    """``values.isin(pool)`` for string columns, missing values never found.
+    """``values.isin(pool)`` for strings by Arrow's hash lookup (much faster on Arrow-backed
+    strings); missing values are never found.
 
-    Arrow's hash lookup: ``Series.isin`` on Arrow-backed strings is an order of magnitude slower.
-
-    Args:
-        values: the strings looked up.
-        pool: the strings looked in.
-
-    Returns:
-        A boolean array, one per value.
-
-    Example:
-        >>> isin(pd.Series(["e1", None, "e3"]), pd.Series(["e1", None])).tolist()
-        [True, False, False]
+    >>> isin(pd.Series(["e1", None, "e3"]), pd.Series(["e1", None])).tolist()
+    [True, False, False]
     """
     found = pc.is_in(pa.array(values, type=pa.string()), value_set=pa.array(pool.dropna()))
     return found.to_numpy(zero_copy_only=False) & values.notna().to_numpy()
 
 
 def detect_key(exp: pd.DataFrame, bil: pd.DataFrame, billing_key: str) -> str:
-    """The entry column the billing keys hit most, for ``key="auto"``.
+    """The entry column (``_id`` or ``externalId``) the billing keys hit most, for
+    ``key="auto"``; on a tie ``externalId`` if the billing key column is named so.
 
-    Args:
-        exp: from :func:`exported_frame`.
-        bil: from :func:`billing_frame`.
-        billing_key: the billing key column's name; on a tie ``"externalId"`` if it is named
-            so, else ``"_id"``.
-
-    Returns:
-        ``"_id"`` or ``"externalId"``.
-
-    Example:
-        >>> exp = exported_frame(pd.DataFrame({"_id": ["e1"], "externalId": ["B-1"],
-        ...     "userId": ["u1"]}), None)
-        >>> bil = billing_frame(pd.DataFrame({"ref": ["B-1"]}), "ref", None,
-        ...     {"duration": None, "date": None, "matter": None}, "seconds", None)
-        >>> detect_key(exp, bil, "ref")
-        'externalId'
+    >>> exp = pd.DataFrame({"entryId": ["e1"], "externalId": ["B-1"]})
+    >>> detect_key(exp, pd.DataFrame({"key": ["B-1"]}), "ref")
+    'externalId'
     """
     keys = bil["key"]
     by_id = int(isin(keys, exp["entryId"]).sum())

@@ -1,11 +1,7 @@
 """One column of either side read as the reconciliation compares it: identifiers as text,
-dates at midnight, durations in whole seconds.
-
-A value that cannot be read raises :class:`~toolkit.errors.ValidationError` naming the table,
-the column and the values, with one failure row per value (``check`` ``date`` or ``number``).
-A text date is read as ISO 8601, or day first / month first as ``dayfirst`` says; without
-``dayfirst`` a text date that reads differently either way (``03/04/2026``) is refused, never
-guessed.
+dates at midnight, durations in whole seconds. A value that cannot be read raises
+:class:`~toolkit.errors.ValidationError` with one failure row per value; a text date that reads
+differently day first and month first (``03/04/2026``) is refused unless ``dayfirst`` is given.
 
 >>> as_str(pd.Series([1234.0, None])).tolist()
 ['1234', nan]
@@ -30,15 +26,8 @@ __all__ = ["as_date", "as_seconds", "as_str", "empty_column"]
 def as_str(values: pd.Series) -> pd.Series:
     """Identifiers as strings; integral floats (a spreadsheet's ``1234.0``) as ``"1234"``.
 
-    Args:
-        values: ids, matters or any other column compared as text.
-
-    Returns:
-        A string Series, missing where the value is.
-
-    Example:
-        >>> as_str(pd.Series([1234.0, 99.0])).tolist()
-        ['1234', '99']
+    >>> as_str(pd.Series([1234.0, 99.0])).tolist()
+    ['1234', '99']
     """
     if pd.api.types.is_float_dtype(values.dtype):
         finite = values.dropna()
@@ -50,29 +39,11 @@ def as_str(values: pd.Series) -> pd.Series:
 
 
 def as_date(values: pd.Series, table: str, column: str, dayfirst: bool | None = None) -> pd.Series:
-    """Dates as ``datetime64[us]`` at midnight; wall-clock date of tz-aware values.
+    """Dates as ``datetime64[us]`` at midnight (the wall-clock date of tz-aware values); text
+    as ISO 8601, else as ``dayfirst`` says (``None``: only text that reads the same both ways).
 
-    Text is read as ISO 8601; other text day first or month first as ``dayfirst`` says, or,
-    when it is ``None``, only if it reads the same both ways. Blank text is missing.
-
-    Args:
-        values: datetimes, dates or text.
-        table: ``"exported"`` or ``"billing"``, for the error.
-        column: the column's name, for the error.
-        dayfirst: ``True`` day first, ``False`` month first, ``None`` refuse ambiguous text.
-
-    Returns:
-        A ``datetime64[us]`` Series at midnight, on ``values``' index.
-
-    Raises:
-        ValidationError: a value is not a date, or a text date is ambiguous without
-            ``dayfirst``; ``failure_cases`` has one row per value.
-
-    Example:
-        >>> as_date(pd.Series(["2026-04-03T17:00", "13/04/2026"]), "billing", "workDate").tolist()
-        [Timestamp('2026-04-03 00:00:00'), Timestamp('2026-04-13 00:00:00')]
-        >>> as_date(pd.Series(["03/04/2026"]), "billing", "workDate", dayfirst=True).tolist()
-        [Timestamp('2026-04-03 00:00:00')]
+    >>> as_date(pd.Series(["2026-04-03T17:00", "13/04/2026"]), "billing", "workDate").tolist()
+    [Timestamp('2026-04-03 00:00:00'), Timestamp('2026-04-13 00:00:00')]
     """
     if isinstance(values.dtype, pd.DatetimeTZDtype):
         values = values.dt.tz_localize(None)
@@ -100,7 +71,7 @@ def as_date(values: pd.Series, table: str, column: str, dayfirst: bool | None = 
         parsed[np.flatnonzero(is_text)[~blank]] = dates.to_numpy()[codes]
     bad = np.isnat(parsed) & ~missing
     if bad.any():
-        _raise_values(table, column, values[bad], "date", "not a date")
+        _raise_values(table, column, values[bad], "not a date")
     out = pd.Series(parsed, index=values.index, dtype="datetime64[us]")
     return out.dt.normalize()
 
@@ -162,7 +133,6 @@ def _text_dates(
             table,
             column,
             rows[hit],
-            "date",
             "ambiguous dates",
             ambiguous_date_message(
                 f"{table} column {column!r}",
@@ -181,28 +151,11 @@ def _text_dates(
 def as_seconds(
     values: pd.Series, table: str, column: str, unit: int, decimal: str = "."
 ) -> pd.Series:
-    """Durations as whole seconds (nullable ``Int64``).
+    """Durations (numbers or their text, in ``unit`` seconds; timedeltas as they are) as whole
+    seconds, ``Int64``; with ``decimal=","`` text with a ``"."`` is not a number.
 
-    Args:
-        values: numbers (or their text) in ``unit``, or timedeltas (read as they are).
-        table: ``"exported"`` or ``"billing"``, for the error.
-        column: the column's name, for the error.
-        unit: seconds per unit of ``values``: 1, 60 or 3600.
-        decimal: the decimal mark of text numbers, ``"."`` or ``","`` (``"1,5"``; text with
-            a ``"."`` is then not a number: no thousands separators are guessed).
-
-    Returns:
-        An ``Int64`` Series, rounded to whole seconds; blank text is missing.
-
-    Raises:
-        ValidationError: a value is not a number; when such values have a decimal comma, the
-            message names the ``decimal`` option.
-
-    Example:
-        >>> as_seconds(pd.Series(["1.5", " ", None]), "billing", "hours", 3600).tolist()
-        [5400, <NA>, <NA>]
-        >>> as_seconds(pd.Series(["1,5", 2.0]), "billing", "hours", 3600, decimal=",").tolist()
-        [5400, 7200]
+    >>> as_seconds(pd.Series(["1,5", " ", 2.0]), "billing", "hours", 3600, decimal=",").tolist()
+    [5400, <NA>, 7200]
     """
     if pd.api.types.is_timedelta64_dtype(values.dtype):
         seconds = values.dt.total_seconds()
@@ -221,60 +174,32 @@ def as_seconds(
         bad = seconds.isna() & values.notna()
         if bad.any():
             comma = values[bad].astype("str").str.fullmatch(r"\s*[+-]?\d*,\d+\s*")
-            hint = (
-                f" (decimal commas? {advise(('decimal', ','))})"
-                if decimal != "," and bool(comma.any())
-                else ""
-            )
-            _raise_values(table, column, values[bad], "number", "not a number", hint=hint)
+            hint = f" (decimal commas? {advise(('decimal', ','))})"
+            hint = hint if decimal != "," and bool(comma.any()) else ""
+            _raise_values(table, column, values[bad], "not a number", hint=hint)
     return pd.Series(np.round(seconds.to_numpy(dtype="float64")), index=values.index).astype(
         "Int64"
     )
 
 
 def _raise_values(
-    table: str,
-    column: str,
-    bad: pd.Series,
-    check: str,
-    what: str,
-    message: str | None = None,
-    hint: str = "",
+    table: str, column: str, bad: pd.Series, what: str, message: str = "", hint: str = ""
 ) -> None:
+    """Raise a :class:`ValidationError` with a failure row per bad value."""
     shown = ", ".join(repr(v) for v in bad.head(5).tolist())
+    check = "number" if what == "not a number" else "date"
+    at, values = list(bad.index), bad.tolist()
     cases = failure_frame(
-        table=table,
-        row=bad.index.tolist(),
-        column=column,
-        check=check,
-        value=bad.tolist(),
-        message=what,
+        table=table, row=at, column=column, check=check, value=values, message=what
     )
-    raise ValidationError(
-        message
-        or f"{table} column {column!r}: {len(bad)} value(s) {what}, for example {shown}{hint}",
-        cases,
-    )
+    said = f"{table} column {column!r}: {len(bad)} value(s) {what}, for example {shown}"
+    raise ValidationError(message or said + hint, cases)
 
 
 def empty_column(n: int, dtype: str) -> pd.Series:
-    """A column of ``n`` missing values, for a value a side does not have.
+    """A column of ``n`` missing values of ``dtype`` (``str``, ``Int64``, ``datetime64[us]``).
 
-    Args:
-        n: its length.
-        dtype: ``"str"``, ``"Int64"`` or ``"datetime64[us]"``.
-
-    Returns:
-        The Series, indexed 0 to ``n - 1``.
-
-    Example:
-        >>> str(empty_column(2, "Int64").dtype), empty_column(2, "str").isna().all()
-        ('Int64', np.True_)
+    >>> str(empty_column(2, "Int64").dtype), empty_column(2, "str").isna().all()
+    ('Int64', np.True_)
     """
-    if dtype == "str":
-        return pd.Series(np.full(n, np.nan, dtype=object), dtype="str")
-    return pd.Series(
-        pd.array([pd.NA] * n, dtype="Int64")
-        if dtype == "Int64"
-        else np.full(n, np.datetime64("NaT"), dtype="datetime64[us]")
-    )
+    return pd.Series([None] * n, dtype=dtype)

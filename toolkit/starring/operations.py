@@ -1,32 +1,18 @@
-"""Starring as frames: star and unstar any number of initiatives for many timekeepers, and read
-starred lists page by page.
-
-Star and unstar requests carry at most 100 ids each (:data:`MAX_IDS_PER_REQUEST`); larger sets are
-split and sent through the bulk runner. Both operations are idempotent, so retries are safe.
-"""
+"""Starring as frames: star and unstar initiatives for many timekeepers through the bulk runner,
+and read starred lists page by page."""
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import pandas as pd
 
-from toolkit.bulk.pacer import Pacer
 from toolkit.bulk.runner import Call, pacer_for, run_bulk
 from toolkit.core.connection import Connection, Endpoint
 from toolkit.core.frames import FrameLike, as_pandas, coerce_ids
 from toolkit.core.http import LOST, NOT_SENT, Reply
-from toolkit.errors import (
-    ApiError,
-    ConfigError,
-    ConflictError,
-    Interrupted,
-    NotFoundError,
-    PaginationError,
-    ToolkitError,
-)
+from toolkit.errors import ApiError, ConfigError, Interrupted, PaginationError, ToolkitError
 
 __all__ = [
     "INITIATIVE_ACCESS_DENIED",
@@ -43,68 +29,43 @@ __all__ = [
     "unstar",
 ]
 
-#: Per-item ``errorCode``: the initiative identifier does not exist for the customer (404).
-INITIATIVE_NOT_FOUND = 20080
-#: Per-item ``errorCode``: the initiative is inactive (422).
-INITIATIVE_INACTIVE = 20081
-#: Per-item ``errorCode``: the target user has no access to the initiative (403).
-INITIATIVE_ACCESS_DENIED = 20083
-
+#: Per-item ``errorCode``: the initiative does not exist (404), is inactive (422), or the
+#: timekeeper has no access to it (403).
+INITIATIVE_NOT_FOUND, INITIATIVE_INACTIVE, INITIATIVE_ACCESS_DENIED = 20080, 20081, 20083
 #: One-line explanation of each per-item error code, used when the service sends no message.
 ITEM_ERRORS: dict[int, str] = {
     INITIATIVE_NOT_FOUND: "initiative not found: the identifier does not exist for the customer",
     INITIATIVE_INACTIVE: "initiative is inactive",
     INITIATIVE_ACCESS_DENIED: "initiative access denied: the timekeeper has no access to it",
 }
-_STATUS_TEXT = {500: "unexpected processing error"}
-
 MAX_IDS_PER_REQUEST = 100
 MAX_LIMIT = 2500
-_COLUMNS = [
-    "timekeeperExternalId",
-    "initiativeExternalId",
-    "status",
-    "errorCode",
-    "errorMessage",
-    "ok",
-    "attempts",
-]
-
-
-def _as_frame(timekeeper_or_frame: str | FrameLike) -> pd.DataFrame | None:
-    """The input boundary: a frame of any library as pandas; ``None`` for a timekeeper id."""
-    if isinstance(timekeeper_or_frame, FrameLike):
-        return as_pandas(timekeeper_or_frame, "timekeeper_or_frame")
-    return None
+_PAIR = ["timekeeperExternalId", "initiativeExternalId"]
+_ROW = ("status", "errorCode", "errorMessage", "attempts", "lost")
+_Results = dict[tuple[str, str], dict[str, Any]]
 
 
 def _pairs(
-    given: pd.DataFrame | None,
-    timekeeper_or_frame: str | FrameLike,
-    initiative_external_ids: Iterable[str] | None,
-) -> tuple[pd.DataFrame, dict[str, list[str]]]:
-    """The input as a frame of pairs, and each timekeeper's distinct ids in first-seen order.
-
-    ``given`` is the input frame through :func:`_as_frame` (``None`` for a timekeeper id).
-    """
-    if given is not None:
+    timekeeper_or_frame: str | FrameLike, initiative_external_ids: Iterable[str] | None
+) -> tuple[list[tuple[str, str]], pd.Index, dict[str, list[str]]]:
+    """The result's pairs and index (a row per input row of a frame, else per distinct id), and
+    each timekeeper's distinct ids in first-seen order."""
+    per_row = isinstance(timekeeper_or_frame, FrameLike)
+    if per_row:
+        frame = as_pandas(timekeeper_or_frame, "timekeeper_or_frame")
         if initiative_external_ids is not None:
             raise ConfigError("pass either a frame or a timekeeper and ids, not both")
-        missing = {"timekeeperExternalId", "initiativeExternalId"} - set(given.columns)
+        missing = set(_PAIR) - set(frame.columns)
         if missing:
             raise ConfigError(f"the frame needs column(s) {sorted(missing)}")
-        frame = given[["timekeeperExternalId", "initiativeExternalId"]]
+        frame = frame[_PAIR].copy()
     else:
         if initiative_external_ids is None:
             raise ConfigError("initiative_external_ids is required with a timekeeper id")
-        if isinstance(initiative_external_ids, str):
-            initiative_external_ids = [initiative_external_ids]
-        ids = list(initiative_external_ids)
-        frame = pd.DataFrame(
-            {"timekeeperExternalId": [timekeeper_or_frame] * len(ids), "initiativeExternalId": ids}
-        )
-    frame = frame.copy()
-    for col in ("timekeeperExternalId", "initiativeExternalId"):
+        ids = initiative_external_ids
+        ids = [ids] if isinstance(ids, str) else list(ids)
+        frame = pd.DataFrame({_PAIR[0]: [timekeeper_or_frame] * len(ids), _PAIR[1]: ids})
+    for col in _PAIR:
         values, problems = coerce_ids(frame[col], col)
         bad = values.isna() | problems.notna()
         if bad.any():
@@ -112,107 +73,52 @@ def _pairs(
             why = next((p for p in problems[bad] if p), f"{col} is empty")
             raise ConfigError(f"bad {col} in row(s) {rows}: {why}")
         frame[col] = values
-    seen: dict[str, dict[str, None]] = {}
-    for tk, i in zip(
-        frame["timekeeperExternalId"].tolist(), frame["initiativeExternalId"].tolist(), strict=True
-    ):
-        seen.setdefault(tk, {})[i] = None
-    return frame, {tk: list(ids) for tk, ids in seen.items()}
+    grouped = frame.drop_duplicates().groupby(_PAIR[0], sort=False)[_PAIR[1]].agg(list)
+    wanted: dict[str, list[str]] = {str(tk): ids for tk, ids in grouped.items()}
+    if per_row:
+        return list(zip(frame[_PAIR[0]], frame[_PAIR[1]], strict=True)), frame.index, wanted
+    pairs = [(tk, i) for tk, ids in wanted.items() for i in ids]
+    return pairs, pd.RangeIndex(len(pairs)), wanted
 
 
-def _chunks(wanted: dict[str, list[str]]) -> list[tuple[str, list[str]]]:
-    return [
-        (tk, ids[i : i + MAX_IDS_PER_REQUEST])
-        for tk, ids in wanted.items()
-        for i in range(0, len(ids), MAX_IDS_PER_REQUEST)
-    ]
-
-
-def _rows(tk: str, ids: list[str], reply: Reply) -> dict[tuple[str, str], dict[str, Any]]:
+def _rows(tk: str, ids: list[str], reply: Reply) -> _Results:
     """Per-item rows of one request; a whole-request failure gives a row per id."""
-    out: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def row(status: Any, code: Any, message: str | None) -> dict[str, Any]:
+        lost = reply.lost or reply.failure == LOST
+        return dict(zip(_ROW, (status, code, message, reply.attempts, lost), strict=True))
+
+    out: _Results = {}
     items = reply.body.get("response") if isinstance(reply.body, dict) else None
     if reply.status == 207 and isinstance(items, list):
         for item in items:
-            if not isinstance(item, dict) or "initiativeExternalId" not in item:
-                continue
-            code = item.get("errorCode")
-            status = item.get("status")
-            message = (
-                item.get("errorMessage")
-                or (ITEM_ERRORS.get(code) if isinstance(code, int) else None)
-                or (_STATUS_TEXT.get(status) if isinstance(status, int) else None)
-            )
-            out[(tk, str(item["initiativeExternalId"]))] = {
-                "status": status,
-                "errorCode": code,
-                "errorMessage": None if status == 200 else message,
-                "attempts": reply.attempts,
-                "lost": reply.lost,
-            }
-        missing = [i for i in ids if (tk, i) not in out]
+            if isinstance(item, dict) and "initiativeExternalId" in item:
+                code, status = item.get("errorCode"), item.get("status")
+                text = ITEM_ERRORS.get(code) if isinstance(code, int) else None
+                text = item.get("errorMessage") or text
+                text = text or ("unexpected processing error" if status == 500 else None)
+                out[(tk, str(item["initiativeExternalId"]))] = row(
+                    status, code, None if status == 200 else text
+                )
         detail = "no result for this id in the 207 response"
     else:
-        missing = ids
         detail = reply.error or f"HTTP {reply.status}"
         if reply.failure == LOST:
             detail = f"unknown: {detail}"
         elif reply.failure == NOT_SENT or (reply.status is None and reply.failure):
             detail = f"not sent: {detail}".replace("not sent: not sent: ", "not sent: ")
-    for i in missing:
-        out[(tk, i)] = {
-            "status": reply.status if reply.status != 207 else None,
-            "errorCode": None,
-            "errorMessage": detail,
-            "attempts": reply.attempts,
-            "lost": reply.lost or reply.failure == LOST,
-        }
+    for i in ids:
+        out.setdefault((tk, i), row(reply.status if reply.status != 207 else None, None, detail))
     return out
 
 
-def _settle(results: dict[tuple[str, str], dict[str, Any]]) -> None:
-    """An item one of whose attempts had its answer lost is unknown, unless its last answer
-    is a per-item 200 (the requested state): a later 500, 403... does not undo a star that
-    the lost attempt may have applied. Its ``status`` becomes null, ``errorMessage`` says
-    ``unknown: ...``."""
-    for row in results.values():
-        if row.get("lost") and row["status"] != 200:
-            message = str(row["errorMessage"] or f"HTTP {row['status']}")
-            if not message.startswith("unknown: "):
-                last = f"then {row['status']}: " if row["status"] is not None else ""
-                message = f"unknown: an attempt's answer was lost; {last}{message}"
-            row["status"], row["errorCode"], row["errorMessage"] = None, None, message
-
-
-def _send(
-    conn: Connection,
-    endpoint: Endpoint,
-    wanted: dict[str, list[str]],
-    *,
-    workers: int | None,
-    progress: bool,
-    pacer: Pacer,
-) -> dict[tuple[str, str], dict[str, Any]]:
-    chunks = _chunks(wanted)
-    calls = [
-        Call(endpoint, None, {"timekeeperExternalId": tk, "initiativeExternalIds": ids}, key=tk)
-        for tk, ids in chunks
-    ]
-    try:
-        replies = run_bulk(
-            conn, calls, workers=workers, progress=progress, desc=endpoint, pacer=pacer
-        )
-    except Interrupted as exc:
-        replies = exc.replies
-        results: dict[tuple[str, str], dict[str, Any]] = {}
-        for (tk, ids), reply in zip(chunks, replies, strict=True):
-            results.update(_rows(tk, ids, reply))
-        exc.partial = results
-        raise
-    results = {}
-    for (tk, ids), reply in zip(chunks, replies, strict=True):
-        results.update(_rows(tk, ids, reply))
-    return results
+def _merge(results: _Results, later: _Results) -> None:
+    """Put the rows of a later attempt in, counting the attempts and lost answers of both."""
+    for pair, row in later.items():
+        if pair in results:
+            row["attempts"] = (row["attempts"] or 0) + (results[pair]["attempts"] or 0)
+            row["lost"] = row["lost"] or results[pair]["lost"]
+        results[pair] = row
 
 
 def _star_op(
@@ -223,76 +129,75 @@ def _star_op(
     workers: int | None,
     progress: bool,
 ) -> pd.DataFrame:
-    given = _as_frame(timekeeper_or_frame)
-    frame, wanted = _pairs(given, timekeeper_or_frame, initiative_external_ids)
+    pairs, index, wanted = _pairs(timekeeper_or_frame, initiative_external_ids)
     pacer = pacer_for(conn)
-    results: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def send(wanted: dict[str, list[str]], progress: bool) -> _Results:
+        """One bulk run, requests of at most 100 ids (``Interrupted.partial``: the rows so far)."""
+        chunks = [
+            (tk, ids[i : i + MAX_IDS_PER_REQUEST])
+            for tk, ids in wanted.items()
+            for i in range(0, len(ids), MAX_IDS_PER_REQUEST)
+        ]
+        calls = [
+            Call(endpoint, None, {_PAIR[0]: tk, "initiativeExternalIds": ids}, key=tk)
+            for tk, ids in chunks
+        ]
+
+        def rows(replies: list[Reply]) -> _Results:
+            return {
+                k: v for c, r in zip(chunks, replies, strict=True) for k, v in _rows(*c, r).items()
+            }
+
+        try:
+            return rows(
+                run_bulk(
+                    conn, calls, workers=workers, progress=progress, desc=endpoint, pacer=pacer
+                )
+            )
+        except Interrupted as exc:
+            exc.partial = rows(exc.replies)
+            raise
+
+    results: _Results = {}
     try:
-        results = _send(conn, endpoint, wanted, workers=workers, progress=progress, pacer=pacer)
+        results = send(wanted, progress)
         # per-item 500s get the same policy as whole requests: backoff, up to `retries` more
-        transport = conn.transport
-        for attempt in range(1, transport.retries + 1):
+        t = conn.transport
+        for attempt in range(1, t.retries + 1):
             again: dict[str, list[str]] = {}
             for (tk, i), row in results.items():
                 if row["status"] == 500 and row["errorCode"] is None:
                     again.setdefault(tk, []).append(i)
             if not again or pacer.fatal is not None:
                 break
-            delay = min(transport.backoff_max, transport.backoff * 2 ** (attempt - 1))
-            if pacer.stop.wait(delay + random.uniform(0, transport.jitter)):
+            if pacer.stop.wait(t.delay(attempt)):
                 break
-            retried = _send(conn, endpoint, again, workers=workers, progress=False, pacer=pacer)
-            for pair, row in retried.items():
-                row["attempts"] = (row["attempts"] or 0) + (results[pair]["attempts"] or 0)
-                row["lost"] = row["lost"] or results[pair]["lost"]
-                results[pair] = row
+            _merge(results, send(again, False))
     except Interrupted as exc:
-        for pair, row in getattr(exc, "partial", {}).items():
-            if pair in results:
-                row["attempts"] = (row["attempts"] or 0) + (results[pair]["attempts"] or 0)
-                row["lost"] = row["lost"] or results[pair]["lost"]
-            results[pair] = row
-        _settle(results)
-        exc.result = _frame_of(given is not None, frame, wanted, results)
+        _merge(results, getattr(exc, "partial", {}))
+        exc.result = _frame_of(pairs, index, results)
         raise
-    _settle(results)
-    return _frame_of(given is not None, frame, wanted, results)
+    return _frame_of(pairs, index, results)
 
 
-def _frame_of(
-    per_row: bool,
-    frame: pd.DataFrame,
-    wanted: dict[str, list[str]],
-    results: dict[tuple[str, str], dict[str, Any]],
-) -> pd.DataFrame:
-    """The result: per input row for a frame (``per_row``), else per distinct id."""
-    if per_row:
-        pairs = list(
-            zip(
-                frame["timekeeperExternalId"].tolist(),
-                frame["initiativeExternalId"].tolist(),
-                strict=True,
-            )
-        )
-        index = frame.index
-    else:
-        pairs = [(tk, i) for tk, ids in wanted.items() for i in ids]
-        index = pd.RangeIndex(len(pairs))
-    missing = {"status": None, "errorCode": None, "errorMessage": "not sent", "attempts": 0}
-    rows = [results.get(p, missing) for p in pairs]
-    out = pd.DataFrame(
-        {
-            "timekeeperExternalId": pd.array([p[0] for p in pairs], dtype="str"),
-            "initiativeExternalId": pd.array([p[1] for p in pairs], dtype="str"),
-            "status": pd.array([r["status"] for r in rows], dtype="Int64"),
-            "errorCode": pd.array([r["errorCode"] for r in rows], dtype="Int64"),
-            "errorMessage": pd.array([r["errorMessage"] for r in rows], dtype="str"),
-            "attempts": pd.array([r["attempts"] for r in rows], dtype="Int64"),
-        },
-        index=index,
-    )
+def _frame_of(pairs: list[tuple[str, str]], index: pd.Index, results: _Results) -> pd.DataFrame:
+    """The result frame, a row per pair; an item an attempt of which had its answer lost is
+    unknown (null ``status``) unless its last answer is a per-item 200."""
+    for row in results.values():  # a lost answer leaves it unknown, unless a later 200 came
+        if row.get("lost") and row["status"] != 200:
+            message = str(row["errorMessage"] or f"HTTP {row['status']}")
+            if not message.startswith("unknown: "):
+                last = f"then {row['status']}: " if row["status"] is not None else ""
+                message = f"unknown: an attempt's answer was lost; {last}{message}"
+            row["status"], row["errorCode"], row["errorMessage"] = None, None, message
+    missing = dict(zip(_ROW, (None, None, "not sent", 0), strict=False))
+    rows = pd.DataFrame([results.get(p, missing) for p in pairs], columns=list(_ROW[:4]))
+    out = pd.DataFrame(pairs, columns=_PAIR).join(rows).astype("str")  # by position
+    numbers = ["status", "errorCode", "attempts"]
+    out[numbers] = rows[numbers].astype("Int64")
     out.insert(5, "ok", (out["status"] == 200).fillna(False).astype(bool))
-    return out[_COLUMNS]
+    return out.set_axis(index)
 
 
 def star(
@@ -305,16 +210,12 @@ def star(
 ) -> pd.DataFrame:
     """Star initiatives for one timekeeper, or for many from a frame.
 
-    Any number of ids: duplicates are removed in first-seen order and the rest are sent in
-    requests of at most 100. A whole-request failure (unknown or ambiguous timekeeper, 500)
-    becomes a row for every id of that request; per-item 500s are retried on their own, with
-    the same backoff and number of retries as whole requests. A request that was never sent
-    (interrupted, service unreachable) says ``not sent: ...`` in ``errorMessage``; an item
-    with an attempt whose answer was lost and no later per-item 200 has a null ``status`` and
-    says ``unknown: ...`` (the lost attempt may have applied it).
+    Duplicates are removed; the rest go in requests of at most 100. A whole-request failure
+    is a row for every id of the request; per-item 500s are retried as whole requests are. A
+    row never sent says ``not sent: ...``; a lost answer leaves ``status`` null, ``unknown: ...``.
 
     Args:
-        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
+        conn: the connection.
         timekeeper_or_frame: a ``timekeeperExternalId``, or a frame (pandas, Polars or
             PyArrow) with columns ``timekeeperExternalId`` and ``initiativeExternalId``.
         initiative_external_ids: the initiatives (with a timekeeper id).
@@ -322,22 +223,16 @@ def star(
         progress: show a progress bar.
 
     Returns:
-        ``timekeeperExternalId``, ``initiativeExternalId``, ``status`` (per-item, or the
-        whole request's), ``errorCode``, ``errorMessage``, ``ok``, ``attempts``: one row per
-        distinct id (for a frame: one row per input row, aligned to its index).
+        ``timekeeperExternalId``, ``initiativeExternalId``, ``status``, ``errorCode``,
+        ``errorMessage``, ``ok``, ``attempts``: a row per distinct id (or per input row).
 
     Raises:
         ConfigError: the arguments or the frame's columns are wrong.
-        Interrupted: Ctrl+C, Jupyter's stop or SIGTERM: sending stopped at once; ``.result``
-            holds a row per input (unsent rows ``not_sent``).
+        Interrupted: stopped (Ctrl+C, SIGTERM); ``.result`` holds a row per input.
 
     Example:
-        >>> res = client.star("TK-101", ["M-1001-001", "M-1001-004", "M-1001-001"],
-        ...                   progress=False)
-        >>> res[["initiativeExternalId", "status"]]  # M-1001-004 is inactive
-          initiativeExternalId  status
-        0           M-1001-001     200
-        1           M-1001-004     422
+        >>> client.star("TK-101", ["M-1001-001", "M-1001-004"], progress=False)["status"].tolist()
+        [200, 422]
     """
     return _star_op(conn, "star", timekeeper_or_frame, initiative_external_ids, workers, progress)
 
@@ -350,13 +245,10 @@ def unstar(
     workers: int | None = None,
     progress: bool = True,
 ) -> pd.DataFrame:
-    """Unstar initiatives for one timekeeper, or for many from a frame.
-
-    Sent as :func:`star` sends: duplicates removed, requests of at most 100, a whole-request
-    failure a row for every id of that request.
+    """Unstar initiatives for one timekeeper, or for many from a frame, as :func:`star` stars.
 
     Args:
-        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
+        conn: the connection.
         timekeeper_or_frame: a ``timekeeperExternalId``, or a frame with columns
             ``timekeeperExternalId`` and ``initiativeExternalId``.
         initiative_external_ids: the initiatives (with a timekeeper id).
@@ -364,48 +256,19 @@ def unstar(
         progress: show a progress bar.
 
     Returns:
-        The same columns as :func:`star`.
+        The columns of :func:`star`.
 
     Raises:
         ConfigError: the arguments or the frame's columns are wrong.
-        Interrupted: Ctrl+C, Jupyter's stop or SIGTERM: sending stopped at once; ``.result``
-            holds a row per input (unsent rows ``not_sent``).
+        Interrupted: stopped (Ctrl+C, SIGTERM); ``.result`` holds a row per input.
 
     Example:
         >>> pairs = pd.DataFrame({"timekeeperExternalId": ["TK-101", "TK-102"],
         ...                       "initiativeExternalId": ["M-1001-001", "M-1001-001"]})
-        >>> client.unstar(pairs, progress=False)[["timekeeperExternalId", "status"]]
-          timekeeperExternalId  status
-        0               TK-101     200
-        1               TK-102     200
+        >>> client.unstar(pairs, progress=False)["status"].tolist()
+        [200, 200]
     """
     return _star_op(conn, "unstar", timekeeper_or_frame, initiative_external_ids, workers, progress)
-
-
-def _pages(
-    conn: Connection, timekeeper_external_id: str, limit: int, max_pages: int
-) -> Iterator[list[str]]:
-    """The starred list's pages as plain lists, following ``nextCursor`` to the end."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise ConfigError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}")
-    cursor: str | None = None
-    seen: set[str] = set()
-    page = 0
-    while True:
-        if page >= max_pages:
-            raise PaginationError(f"more than {max_pages} pages; stopped")
-        params: dict[str, Any] = {"timekeeperExternalId": timekeeper_external_id, "limit": limit}
-        if cursor is not None:
-            params["cursor"] = cursor
-        body = conn.call("starred", params=params)
-        yield [str(i) for i in body.get("initiativeExternalIds") or []]
-        cursor = body.get("nextCursor")
-        if cursor is None:
-            return
-        if cursor in seen:
-            raise PaginationError(f"the service repeated cursor {cursor!r} at page {page}")
-        seen.add(cursor)
-        page += 1
 
 
 #: Columns of every starred-list frame (``starred_pages``, ``starred``, ``starred_many``).
@@ -439,13 +302,10 @@ def starred_pages(
     limit: int = MAX_LIMIT,
     max_pages: int = 100_000,
 ) -> Iterator[pd.DataFrame]:
-    """Yield a timekeeper's starred list one page at a time, following ``nextCursor``.
-
-    Pages can be short or empty while more remain (the service filters after fetching); the
-    generator goes on until ``nextCursor`` is null.
+    """Yield a timekeeper's starred list a page at a time, following ``nextCursor`` to null.
 
     Args:
-        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
+        conn: the connection.
         timekeeper_external_id: the user's timekeeper id.
         limit: raw props fetched per page, 1 to 2500.
         max_pages: stop with :class:`PaginationError` past this many pages.
@@ -459,13 +319,25 @@ def starred_pages(
         ConflictError: the timekeeper id resolves to several users.
 
     Example:
-        >>> for page in client.starred_pages("TK-102", limit=2):
-        ...     print(page["initiativeExternalId"].tolist())
-        ['M-1003-004', 'M-1005-001']
-        ['M-1003-003']
+        >>> [len(page) for page in client.starred_pages("TK-102", limit=2)]
+        [2, 1]
     """
-    for number, ids in enumerate(_pages(conn, timekeeper_external_id, limit, max_pages)):
-        yield _frame(timekeeper_external_id, list(ids), [number] * len(ids))
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise ConfigError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}")
+    params: dict[str, Any] = {"timekeeperExternalId": timekeeper_external_id, "limit": limit}
+    seen: set[str] = set()
+    for page in range(max_pages):
+        body = conn.call("starred", params=params)
+        ids: list[str | None] = [str(i) for i in body.get("initiativeExternalIds") or []]
+        yield _frame(timekeeper_external_id, ids, [page] * len(ids))
+        cursor = body.get("nextCursor")
+        if cursor is None:
+            return
+        if cursor in seen:
+            raise PaginationError(f"the service repeated cursor {cursor!r} at page {page}")
+        seen.add(cursor)
+        params["cursor"] = cursor
+    raise PaginationError(f"more than {max_pages} pages; stopped")
 
 
 def starred(
@@ -475,24 +347,18 @@ def starred(
     limit: int = MAX_LIMIT,
     max_pages: int = 100_000,
 ) -> pd.DataFrame:
-    """A timekeeper's whole starred list as one frame.
-
-    A timekeeper the service cannot resolve (404) or finds several users for (409) is a row,
-    as :func:`star` and :func:`starred_many` make it: one row with a null
-    ``initiativeExternalId``, its ``httpStatus`` and the service's ``error``; nothing is
-    raised, so a frame of many timekeepers' lists can be built without a ``try``.
+    """A timekeeper's whole starred list as one frame (the pages of :func:`starred_pages`); a
+    timekeeper not found (404) or ambiguous (409) is one row without an initiative, not raised.
 
     Args:
-        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
+        conn: the connection.
         timekeeper_external_id: the user's timekeeper id.
         limit: raw props fetched per page, 1 to 2500.
         max_pages: stop with :class:`PaginationError` past this many pages.
 
     Returns:
-        :data:`STARRED_COLUMNS`: ``timekeeperExternalId``, ``initiativeExternalId``, ``page``
-        (0-based), ``httpStatus`` (200: the list was read; 404 or 409: the timekeeper could
-        not be resolved) and ``error`` (null, or the service's detail), the columns of
-        :func:`starred_many` in its order, so frames of several timekeepers concatenate.
+        :data:`STARRED_COLUMNS`: ``timekeeperExternalId``, ``initiativeExternalId``, ``page``,
+        ``httpStatus`` and ``error`` (null, or the service's detail).
 
     Raises:
         PaginationError: a cursor repeated, or ``max_pages`` was passed.
@@ -500,19 +366,14 @@ def starred(
     Example:
         >>> client.starred("TK-102")["initiativeExternalId"].tolist()
         ['M-1003-004', 'M-1005-001', 'M-1003-003']
-        >>> client.starred("TK-999")[["initiativeExternalId", "httpStatus"]]
-          initiativeExternalId  httpStatus
-        0                  NaN         404
     """
-    ids: list[str | None] = []
-    pages: list[int | None] = []
     try:
-        for number, page in enumerate(_pages(conn, timekeeper_external_id, limit, max_pages)):
-            ids.extend(page)
-            pages.extend([number] * len(page))
-    except (NotFoundError, ConflictError) as exc:  # the timekeeper, not the call, is wrong
+        pages = list(starred_pages(conn, timekeeper_external_id, limit=limit, max_pages=max_pages))
+    except ApiError as exc:
+        if exc.status not in (404, 409):  # 404, 409: the timekeeper, not the call, is wrong
+            raise
         return _frame(timekeeper_external_id, [None], [None], exc.status, exc.detail)
-    return _frame(timekeeper_external_id, ids, pages)
+    return pd.concat(pages, ignore_index=True)
 
 
 def starred_many(
@@ -521,23 +382,17 @@ def starred_many(
     """Starred lists of many timekeepers as one frame; a failing timekeeper becomes a row.
 
     Args:
-        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
+        conn: the connection.
         timekeepers: timekeeper ids.
         limit: raw props fetched per page, 1 to 2500.
 
     Returns:
-        The columns of :func:`starred`, in its order (:data:`STARRED_COLUMNS`), and no
-        other: ``httpStatus`` and ``error`` (the problem's detail) say when the list of that
-        timekeeper could not be read. A timekeeper with nothing starred, or whose list failed,
-        has one row with a null ``initiativeExternalId``.
+        :data:`STARRED_COLUMNS`; a timekeeper with nothing starred, or whose list failed, has
+        one row without an initiative.
 
     Example:
-        >>> client.starred_many(["TK-102", "TK-999"])[["timekeeperExternalId", "httpStatus"]]
-          timekeeperExternalId  httpStatus
-        0               TK-102         200
-        1               TK-102         200
-        2               TK-102         200
-        3               TK-999         404
+        >>> client.starred_many(["TK-102", "TK-999"])["httpStatus"].tolist()
+        [200, 200, 200, 404]
     """
     if isinstance(timekeepers, str):
         raise ConfigError("timekeepers must be a list of timekeeper ids, not one string")
@@ -552,6 +407,4 @@ def starred_many(
             detail = exc.detail if isinstance(exc, ApiError) else str(exc)
             f = _frame(tk, [None], [None], status, detail)
         frames.append(f)
-    if not frames:
-        return _frame("", [], [])
-    return pd.concat(frames, ignore_index=True)[STARRED_COLUMNS]
+    return pd.concat(frames, ignore_index=True) if frames else _frame("", [], [])
