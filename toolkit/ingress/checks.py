@@ -36,7 +36,7 @@ from toolkit.core.failures import (
     failure_frame,
 )
 from toolkit.core.frames import MAX_WHOLE
-from toolkit.errors import ValidationError, _closest
+from toolkit.errors import ValidationError, closest
 from toolkit.ingress.cells import Unreadable
 from toolkit.ingress.hints import header_hint, unit_note, value_hint
 from toolkit.ingress.models import TABLES, TableSpec
@@ -71,7 +71,7 @@ def _spec_for(table: str) -> TableSpec:
     try:
         return TABLES[table]
     except KeyError:
-        hint = _closest(table, list(TABLES))
+        hint = closest(table, list(TABLES))
         extra = f"; did you mean {hint!r}?" if hint else ""
         raise ValueError(f"unknown table {table!r}{extra} (tables: {', '.join(TABLES)})") from None
 
@@ -228,7 +228,7 @@ def _column_failures(
     missing = [c for c in expected if c not in present and c not in spec.optional]
     unexpected = [c for c in dict.fromkeys(present) if c not in expected]
     for col in missing:
-        near = _closest(col, unexpected) or header_hint(table, col, unexpected)
+        near = closest(col, unexpected) or header_hint(table, col, unexpected)
         msg = f"missing column {col!r}"
         if near:
             msg += f"; the frame has {near!r}: rename it with columns={{{near!r}: {col!r}}}"
@@ -237,7 +237,7 @@ def _column_failures(
         out.append(_column_row(table, col, "column_missing", msg, expected.index(col)))
     for col in unexpected:
         hinted = [f for f in missing if header_hint(table, f, [col])]
-        near = _closest(col, missing) or (hinted[0] if hinted else _closest(col, expected))
+        near = closest(col, missing) or (hinted[0] if hinted else closest(col, expected))
         msg = f"unexpected column {col!r}"
         if near and near in missing:
             msg += f"; did you mean {near!r}? rename it with columns={{{col!r}: {near!r}}}"
@@ -369,7 +369,7 @@ def _fields(
             near = None
             if isinstance(value, str):
                 near = next((a for a in allowed if a.casefold() == value.strip().casefold()), None)
-                near = near or value_hint(col, value) or _closest(value, list(allowed))
+                near = near or value_hint(col, value) or closest(value, list(allowed))
             fields["hint"] = f"; did you mean {near!r}?" if near else ""
         elif name in ("length", "max_cell", "breaks") and isinstance(value, str):
             breaks = value.count("\n")
