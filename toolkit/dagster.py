@@ -1,31 +1,20 @@
 """Many firms on Dagster: one partition per firm of a ``firms.toml``, three assets each.
 
-Needs the ``dagster`` extra (``pip install 'timebill-toolkit[dagster]'``); ``import toolkit``
-never imports it. In a Dagster project's ``definitions.py``::
-
-    from toolkit.dagster import definitions
-    defs = definitions("firms.toml")
-
-::
-
-    master_data      push the firm's source folder with its journal (skipped without source)
-    time_entries     sync released time into the firm's Delta folder (from sync_since at first)
-    reconciliation   the synced entries against the firm's billing extract (skipped without)
-                     <- time_entries
-
-Every partition builds the firm's own :class:`~toolkit.Client` (its own token and pacer). A
-firm whose credentials are refused, or whose rows are invalid, fails its own partition with the
-toolkit's message and is not retried; an unreachable service raises and the ``RetryPolicy``
-tries again. Each materialization records what a person reads in the UI, never a secret. The
-ops share the pool ``timebill/<host>``; every run of the job ``firms_daily`` carries the tag
-``timebill/service=<host>`` (the run queue's per-host limits). :func:`materialize_firms` runs
-that job's partitions in threads of one process (docs/scaling.md says why).
+Needs the ``dagster`` extra; ``import toolkit`` never imports it. In ``definitions.py``:
+``defs = toolkit.dagster.definitions("firms.toml")``. The assets: ``master_data`` (push the
+firm's source folder with its journal), ``time_entries`` (sync released time into its Delta
+folder), ``reconciliation`` (the synced entries against its billing extract; after
+``time_entries``). Each partition builds the firm's own :class:`~toolkit.Client`. A refused
+credential, a bad setting or invalid rows fail the firm's own partition without retry; an
+unreachable service raises and the ``RetryPolicy`` tries again. Materializations carry what a
+person reads in the UI, never a secret. The ops share the pool ``timebill/<host>``; runs of
+``firms_daily`` carry the tag ``timebill/service=<host>``. :func:`materialize_firms` runs the
+firms at once in one process (docs/scaling.md says why).
 """
 
 # no ``from __future__ import annotations``: Dagster reads the ``context`` annotation itself
 import functools
 import os
-import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypedDict, TypeVar
@@ -62,23 +51,17 @@ def _guard(firm: Firm, step: Callable[[], T]) -> T:
     """Run a step; what retrying cannot fix (credentials, settings, rows) fails without retry."""
     try:
         return step()
-    except AuthError as exc:
-        secret = "client_secret_file" if firm.client_secret_file else firm.client_secret_env
+    except (AuthError, ValidationError, ConfigError) as exc:
+        text, cases = str(exc), getattr(exc, "failure_cases", None)
+        if isinstance(exc, AuthError):
+            secret = "client_secret_file" if firm.client_secret_file else firm.client_secret_env
+            text = f"the identity service refused the firm's credentials ({exc}); check "
+            text += f"client_id and {secret}"
         raise dg.Failure(
-            description=f"firm {firm.key!r}: the identity service refused the firm's "
-            f"credentials ({exc}); check client_id and {secret}",
+            description=f"firm {firm.key!r}: {text}",
+            metadata={"failures": _md(cases, list(cases.columns))} if cases is not None else None,
             allow_retries=False,
         ) from None
-    except ValidationError as exc:
-        cases = getattr(exc, "failure_cases", None)
-        table = cases.head(20).to_markdown(index=False) if cases is not None else ""
-        raise dg.Failure(
-            description=f"firm {firm.key!r}: {exc}",
-            metadata={"failures": dg.MetadataValue.md(table)} if table else None,
-            allow_retries=False,
-        ) from None
-    except ConfigError as exc:
-        raise dg.Failure(description=f"firm {firm.key!r}: {exc}", allow_retries=False) from None
 
 
 def _md(frame: pd.DataFrame, columns: list[str]) -> dg.MetadataValue:
@@ -110,16 +93,14 @@ def assets(
         "retry_policy": retry_policy,
         "pool": f"timebill/{hosts.pop()}" if len(hosts) == 1 else "timebill",
     }
-    lock = threading.Lock()
 
-    @functools.cache
+    @functools.cache  # a firm's steps run one after another: no two threads make its client
     def _client(key: str) -> Client:  # one per firm in this process: its token and pacer
         return firms[key].client()
 
     def client(firm: Firm) -> Client:
         """The firm's client, its credentials tried first: a refusal fails before any work."""
-        with lock:
-            made = _client(firm.key)
+        made = _client(firm.key)
         made.auth.secret_token(retry=False)
         return made
 
@@ -168,12 +149,10 @@ def assets(
         mark = state["watermark"]
         age = "none" if mark is None else str((pd.Timestamp.now(tz="UTC") - mark).floor("s"))
         context.log.info(str(report))
+        done = {k: getattr(report, k) for k in ("inserted", "updated", "unchanged", "windows")}
         return dg.MaterializeResult(
-            metadata={
-                "inserted": report.inserted,
-                "updated": report.updated,
-                "unchanged": report.unchanged,
-                "windows": report.windows,
+            metadata=done
+            | {
                 "watermark": "none" if mark is None else mark.isoformat(),
                 "watermark_age": age,
                 "delta_version": state["entries_version"],
@@ -195,9 +174,8 @@ def assets(
             rec = _guard(firm, firm.reconcile)
         assert rec is not None
         summary = rec.summary
-        differing = int(
-            summary.get("duration_differs", 0) + summary.get("date_or_matter_differs", 0)
-        )
+        differing = int(summary.get("duration_differs", 0))
+        differing += int(summary.get("date_or_matter_differs", 0))
         metadata: dict[str, Any] = {
             "matched": int(summary.get("matched", 0)),
             "differing": differing,
@@ -214,10 +192,9 @@ def assets(
     return [master_data, time_entries, reconciliation]
 
 
-def _daily(firms: Firms, built: Sequence[dg.AssetsDefinition]) -> Any:
+def _daily(firms: Firms) -> Any:
     """The job ``firms_daily``: every asset of a firm, its run tagged with the firm's host."""
-    partitions = built[0].partitions_def
-    assert isinstance(partitions, dg.StaticPartitionsDefinition)
+    partitions = dg.StaticPartitionsDefinition(list(firms))
     return dg.define_asset_job(
         "firms_daily",
         selection=dg.AssetSelection.groups(GROUP),
@@ -248,12 +225,11 @@ def definitions(
         retry_policy: Retries of a step that raised (an unreachable service).
 
     Returns:
-        ``Definitions`` with the three assets (partitioned by firm key), the job
-        ``firms_daily`` (a run per firm, tagged with its service host, its steps in the run's
-        process) and the schedule ``firms_daily_schedule``.
+        ``Definitions``: the assets (partitioned by firm key), the job ``firms_daily`` (a run
+        per firm, tagged with its host, in-process) and the schedule ``firms_daily_schedule``.
 
     Raises:
-        ConfigError: the firms file is wrong (the message names the firm and the key).
+        ConfigError: the firms file is wrong.
 
     Example:
         >>> defs = definitions(firms_file)
@@ -262,7 +238,7 @@ def definitions(
     """
     firms = load(firms_file)
     built = assets(firms, retry_policy=retry_policy)
-    job = _daily(firms, built)
+    job = _daily(firms)
 
     @dg.schedule(
         job=job, cron_schedule=cron, execution_timezone=timezone, name="firms_daily_schedule"
@@ -290,10 +266,9 @@ def materialize_firms(
 ) -> dict[str, dg.ExecuteInProcessResult]:
     """Run ``firms_daily`` for each firm in this process, ``concurrency`` runs at once.
 
-    Each firm is its own run of the job (tagged as the schedule tags it), so a failing firm
-    fails only its own run; the runs share this process's imports and the job, and wait on
-    the service side by side in threads. Each thread keeps one ephemeral Dagster instance for
-    the runs it makes.
+    Each firm is its own run of the job, tagged as the schedule tags it, so a failing firm
+    fails only its own run; the runs share this process's imports and wait on the service side
+    by side in threads, each thread with one ephemeral Dagster instance.
 
     Args:
         firms: The firms (:func:`toolkit.firms.load`).
@@ -314,7 +289,7 @@ def materialize_firms(
     if not chosen:
         return {}
     built = assets(firms, retry_policy=retry_policy)
-    job = dg.Definitions(assets=built, jobs=[_daily(firms, built)]).resolve_job_def("firms_daily")
+    job = dg.Definitions(assets=built, jobs=[_daily(firms)]).resolve_job_def("firms_daily")
     todo, n = iter(chosen), max(1, min(concurrency, len(chosen)))  # next() of it is atomic
     done: dict[str, dg.ExecuteInProcessResult] = {}
 

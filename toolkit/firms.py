@@ -19,8 +19,8 @@ never in the file itself; relative paths are read against the file's folder::
     [firms.harbor-lane.reconcile]                # keywords of toolkit.reconcile (optional)
     duration = "hours"
 
-:func:`load` reads and checks the file; :meth:`Firm.push`, :meth:`Firm.sync_tables` and
-:meth:`Firm.reconcile` are the steps :mod:`toolkit.dagster` runs per firm; :func:`status` is
+:func:`load` reads and checks the file; :mod:`toolkit.dagster` runs each firm's steps
+(:meth:`Firm.push`, :meth:`Firm.sync_tables`, :meth:`Firm.reconcile`); :func:`status` is
 ``toolkit firms status``.
 """
 
@@ -62,7 +62,7 @@ _KEYS: dict[str, tuple[type, ...]] = dict.fromkeys(
     (*_REQUIRED, "client_secret_env", "client_secret_file", "ingestion_url", "source", "billing"),
     (str,),
 ) | {"sync_since": (str, date, datetime), "max_rate": (int, float), "workers": (int,)}
-_KEYS["reconcile"] = (dict,)
+_KEYS |= {"reconcile": (dict,)}
 #: keywords of :func:`toolkit.reconcile` a firm's ``reconcile`` table may set
 _RECONCILE_KEYS: dict[str, tuple[type, ...]] = dict.fromkeys(
     ("key", "billing_key", "billing_id", "duration", "date", "matter", "duration_unit"), (str,)
@@ -83,10 +83,8 @@ class Firm:
     the environment lacks the variable), so no repr, log line or pickled firm carries it.
 
     Example:
-        >>> f = Firm("acme", "c-1", "app", "http://127.0.0.1:1", "http://127.0.0.1:1",
-        ...          Path("j.jsonl"), Path("lake"), client_secret_env="ACME_SECRET")
-        >>> f.key, f.client_secret_env
-        ('acme', 'ACME_SECRET')
+        >>> firm.key, firm.client_secret_env
+        ('sample', 'SAMPLE_SECRET')
     """
 
     key: str
@@ -112,9 +110,8 @@ class Firm:
     def service_host(self) -> str:
         """The host of the time service: firms on one host share its Dagster concurrency pool.
 
-        >>> Firm("a", "c", "i", "http://x", "https://time.example:8443/v", Path("j"),
-        ...      Path("s")).service_host
-        'time.example:8443'
+        >>> firm.service_host.startswith("127.0.0.1:")
+        True
         """
         return urlsplit(self.time_url).netloc
 
@@ -122,8 +119,8 @@ class Firm:
     def recorded(self, step: str) -> Iterator[None]:
         """Run a step of the firm, keeping whether it failed for ``toolkit firms status``.
 
-        A step that raises counts one more failure in a row (the error is kept, the exception
-        goes on); one that ends counts none again.
+        A step that raises counts one more failure in a row (the exception goes on); one that
+        ends counts none again.
 
         Args:
             step: one of :data:`STEPS`.
@@ -131,8 +128,7 @@ class Firm:
         Example:
             >>> with firm.recorded("sync"):
             ...     pass
-            >>> row = status({firm.key: firm}).iloc[0]
-            >>> row["state"], int(row["failed_runs"])
+            >>> row = status({firm.key: firm}).iloc[0]; row["state"], int(row["failed_runs"])
             ('ok', 0)
         """
         if step not in STEPS:
@@ -170,12 +166,8 @@ class Firm:
     def client(self) -> Client:
         """Build the firm's own client: its session, token and pacer, shared with no firm.
 
-        Returns:
-            A :class:`~toolkit.Client` of the firm's customer.
-
         Raises:
-            ConfigError: the secret's variable is unset, or its file unreadable or empty, or
-                the firm has no audience.
+            ConfigError: the secret cannot be read, or the firm has no audience.
 
         Example:
             >>> c = firm.client(); c.customer_id == firm.customer_id
@@ -194,10 +186,9 @@ class Firm:
         )
 
     def push(self, client: Client | None = None, *, progress: bool = False) -> OnboardReport:
-        """Push the firm's master data folder with the firm's journal, and keep its outcome.
+        """Push the firm's master data folder with its journal; keep the outcome for :func:`status`.
 
-        What was acknowledged before (same payload) is not sent again; the outcome (when, the
-        counts, the rows still failing) is kept beside the journal for :func:`status`.
+        What was acknowledged before (same payload) is not sent again.
 
         Args:
             client: The firm's client (default: a new one).
@@ -218,20 +209,17 @@ class Firm:
         if self.source is None:
             raise ConfigError(f"firm {self.key!r}: no source: nothing to push")
         self.journal.parent.mkdir(parents=True, exist_ok=True)
-        report = (client or self.client()).onboard(
-            self.source, journal=self.journal, progress=progress
-        )
-        counts = report.counts.sum().items() if len(report.counts) else []
-        failing = report.failures[["table", "externalId", "status", "error"]]
-        at = pd.Timestamp.now(tz="UTC").isoformat()
-        record = {"at": at, "counts": {k: int(v) for k, v in counts}}
-        _write_json(_record(self, "last-push"), record | {"failing": failing.to_dict("records")})
+        client = client or self.client()
+        report = client.onboard(self.source, journal=self.journal, progress=progress)
+        counts = {k: int(v) for k, v in report.counts.sum().items()} if len(report.counts) else {}
+        failing = report.failures[["table", "externalId", "status", "error"]].to_dict("records")
+        record = {"at": pd.Timestamp.now(tz="UTC").isoformat(), "counts": counts}
+        _write_json(_record(self, "last-push"), record | {"failing": failing})
         return report
 
     def sync_tables(self, client: Client | None = None) -> SyncReport:
-        """Sync the firm's released time into its Delta folder, from ``sync_since`` the first time.
-
-        Later syncs start from the folder's watermark, so a repeated sync writes nothing new.
+        """Sync the firm's released time into its Delta folder: from ``sync_since`` the first
+        time, then from the folder's watermark (a repeated sync writes nothing new).
 
         Args:
             client: The firm's client (default: a new one).
@@ -267,36 +255,23 @@ class Firm:
         return reconcile(export.entries, read_table(self.billing), **dict(self.reconcile_options))
 
 
-class Firms(Mapping[str, Firm]):
+class Firms(dict[str, Firm]):
     """The firms of one ``firms.toml`` (``path``), by key, in the file's order.
 
     Example:
-        >>> firms = Firms(Path("firms.toml"), {})
-        >>> len(firms), list(firms)
-        (0, [])
+        >>> Firms(Path("firms.toml"), {})
+        Firms('firms.toml', [])
     """
 
     def __init__(self, path: Path, firms: Mapping[str, Firm]) -> None:
+        super().__init__(firms)
         self.path = path
-        self._firms = dict(firms)
 
-    def __getitem__(self, key: str) -> Firm:
-        try:
-            return self._firms[key]
-        except KeyError:
-            raise KeyError(f"no firm {key!r} in {self.path}") from None
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._firms)
-
-    def __len__(self) -> int:
-        return len(self._firms)
+    def __missing__(self, key: str) -> Firm:
+        raise KeyError(f"no firm {key!r} in {self.path}")
 
     def __repr__(self) -> str:
-        return f"Firms({str(self.path)!r}, {list(self._firms)})"
-
-
-# --------------------------------------------------------------------------- reading the file
+        return f"Firms({str(self.path)!r}, {list(self)})"
 
 
 def _where(firm: str, key: str | None = None) -> str:
@@ -416,8 +391,7 @@ def load(path: str | os.PathLike[str]) -> Firms:
         The firms, by key, in the file's order.
 
     Raises:
-        ConfigError: the file cannot be read or is not TOML, or a firm is wrong: the message
-            names the firm and the key.
+        ConfigError: the file is not TOML, or a firm is wrong (the message names the key).
 
     Example:
         >>> _ = (tmp / "bad.toml").write_text('[firms.acme]\\ncustomer_id = 7\\n')
@@ -446,17 +420,12 @@ def load(path: str | os.PathLike[str]) -> Firms:
     for key in ("journal", "sync"):
         seen: dict[Path, str] = {}
         for firm in firms.values():
-            where = getattr(firm, key).resolve()
-            if where in seen:
+            if (other := seen.setdefault(getattr(firm, key).resolve(), firm.key)) != firm.key:
                 raise ConfigError(
-                    f"{_where(firm.key, key)}: the same {key} as firm {seen[where]!r} "
+                    f"{_where(firm.key, key)}: the same {key} as firm {other!r} "
                     f"({getattr(firm, key)}); each firm needs its own (one writer per folder)"
                 )
-            seen[where] = firm.key
     return Firms(file, firms)
-
-
-# --------------------------------------------------------------------------- the firm's records
 
 
 def _record(firm: Firm, name: str) -> Path:
@@ -500,8 +469,6 @@ def _sync_state(folder: Path) -> dict[str, Any]:
     except ConfigError:
         return {}
 
-
-# --------------------------------------------------------------------------- status
 
 #: the columns of :func:`status`
 STATUS_COLUMNS = (
@@ -553,12 +520,10 @@ def status(firms: Mapping[str, Firm], *, now: pd.Timestamp | None = None) -> pd.
         now: The present, for ``watermark_age`` (default: now).
 
     Returns:
-        :data:`STATUS_COLUMNS`: ``state`` (``failing``: a step's last run failed or rows are
-        still failing; ``ok``; ``never run``); ``last_push`` (UTC), ``sent``, ``unchanged``
-        (journaled) and ``failing`` (rows) of the last push; ``failed_runs`` (the most failures
-        in a row of a step still failing), ``last_error`` (``step: error``) and
-        ``last_error_at``; ``watermark``, ``watermark_age``, ``delta_version`` and ``entries``
-        of the entries table. What never happened is missing.
+        :data:`STATUS_COLUMNS`: ``state`` (``failing``, ``ok``, ``never run``), the counts of
+        the last push, ``failed_runs`` (the most failures in a row of a step still failing) and
+        its ``last_error``, the entries table's watermark, version and rows; missing what
+        never happened.
 
     Example:
         >>> f = Firm("a", "c", "i", "http://x", "http://x", Path("/nonexistent/j"),
