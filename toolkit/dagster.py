@@ -1,27 +1,31 @@
 """Many firms on Dagster: one partition per firm of a ``firms.toml``, three assets each.
 
-Needs the ``dagster`` extra; ``import toolkit`` never imports it. In ``definitions.py``:
-``defs = toolkit.dagster.definitions("firms.toml")``. The assets: ``master_data`` (push the
-firm's source folder with its journal), ``time_entries`` (sync released time into its Delta
-folder), ``reconciliation`` (the synced entries against its billing extract; after
-``time_entries``). Each partition builds the firm's own :class:`~toolkit.Client`. A refused
-credential, a bad setting or invalid rows fail the firm's own partition without retry; an
-unreachable service raises and the ``RetryPolicy`` tries again. Materializations carry what a
-person reads in the UI, never a secret. The ops share the pool ``timebill/<host>``; runs of
-``firms_daily`` carry the tag ``timebill/service=<host>``. :func:`materialize_firms` runs the
-firms at once in one process (docs/scaling.md says why).
+Needs the ``dagster`` extra (``import toolkit`` never imports it). ``definitions("firms.toml")``
+gives ``master_data``, ``time_entries`` and ``reconciliation`` (after ``time_entries``), the job
+``firms_daily`` (a run per firm, tagged ``timebill/service=<host>``; the ops in the pool
+``timebill/<host>``) and its schedule; :func:`materialize_firms` runs that job's firms at once
+in one process. A firm fails its own partition only (docs/scaling.md).
 """
 
 # no ``from __future__ import annotations``: Dagster reads the ``context`` annotation itself
 import functools
 import os
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any, TypedDict, TypeVar
 
 import dagster as dg
 import pandas as pd
 from dagster import AssetExecutionContext
+from dagster._core.instance.types import InstanceType
+from dagster._core.launcher.sync_in_memory_run_launcher import SyncInMemoryRunLauncher
+from dagster._core.run_coordinator import DefaultRunCoordinator
+from dagster._core.storage.event_log import InMemoryEventLogStorage
+from dagster._core.storage.noop_compute_log_manager import NoOpComputeLogManager
+from dagster._core.storage.root import TemporaryLocalArtifactStorage
+from dagster._core.storage.runs import InMemoryRunStorage
 
 from toolkit.client import Client
 from toolkit.egress import sync_status
@@ -64,6 +68,30 @@ def _guard(firm: Firm, step: Callable[[], T]) -> T:
         ) from None
 
 
+class _SharedRuns(InMemoryRunStorage):
+    """The in-memory run storage, one transaction at a time, so that threads share it."""
+
+    _lock = threading.RLock()
+
+    @contextmanager
+    def connect(self) -> Iterator[Any]:
+        with self._lock, super().connect() as conn:
+            yield conn
+
+
+def _instance() -> dg.DagsterInstance:
+    """``DagsterInstance.ephemeral()`` whose runs may run in threads at once: made once."""
+    return dg.DagsterInstance(
+        InstanceType.EPHEMERAL,
+        TemporaryLocalArtifactStorage(),  # type: ignore[no-untyped-call]
+        _SharedRuns(),
+        InMemoryEventLogStorage(),
+        DefaultRunCoordinator(),
+        NoOpComputeLogManager(),
+        SyncInMemoryRunLauncher(),
+    )
+
+
 def _md(frame: pd.DataFrame, columns: list[str]) -> dg.MetadataValue:
     return dg.MetadataValue.md(frame[columns].head(20).to_markdown(index=False))
 
@@ -81,9 +109,7 @@ def assets(
         ``[master_data, time_entries, reconciliation]``.
 
     Example:
-        >>> from toolkit.firms import Firms
-        >>> from pathlib import Path
-        >>> [a.key.to_user_string() for a in assets(Firms(Path("firms.toml"), {}))]
+        >>> [a.key.to_user_string() for a in assets(load(firms_file))]
         ['master_data', 'time_entries', 'reconciliation']
     """
     hosts = {firm.service_host for firm in firms.values()}  # a pool is the same for every firm
@@ -147,19 +173,14 @@ def assets(
             report = _guard(firm, lambda: firm.sync_tables(client(firm)))
         state = sync_status(firm.sync)
         mark = state["watermark"]
-        age = "none" if mark is None else str((pd.Timestamp.now(tz="UTC") - mark).floor("s"))
+        now = pd.Timestamp.now(tz="UTC")
+        iso, age = ("none", "none") if mark is None else (mark.isoformat(), (now - mark).floor("s"))
         context.log.info(str(report))
-        done = {k: getattr(report, k) for k in ("inserted", "updated", "unchanged", "windows")}
-        return dg.MaterializeResult(
-            metadata=done
-            | {
-                "watermark": "none" if mark is None else mark.isoformat(),
-                "watermark_age": age,
-                "delta_version": state["entries_version"],
-                "entries": state["entries"],
-                "path": str(firm.sync),
-            }
-        )
+        kept = ("inserted", "updated", "unchanged", "windows")
+        metadata: dict[str, Any] = {k: getattr(report, k) for k in kept} | {"path": str(firm.sync)}
+        metadata |= {"watermark": iso, "watermark_age": str(age), "entries": state["entries"]}
+        metadata |= {"delta_version": state["entries_version"]}
+        return dg.MaterializeResult(metadata=metadata)
 
     @dg.asset(
         description="The synced entries reconciled with the firm's billing extract.",
@@ -173,16 +194,10 @@ def assets(
         with firm.recorded("reconcile"):
             rec = _guard(firm, firm.reconcile)
         assert rec is not None
-        summary = rec.summary
-        differing = int(summary.get("duration_differs", 0))
-        differing += int(summary.get("date_or_matter_differs", 0))
-        metadata: dict[str, Any] = {
-            "matched": int(summary.get("matched", 0)),
-            "differing": differing,
-            "missing_in_billing": int(summary.get("missing_in_billing", 0)),
-            "only_in_billing": int(summary.get("only_in_billing", 0)),
-            "billing": str(firm.billing),
-        }
+        kinds = ("matched", "duration_differs", "date_or_matter_differs", "missing_in_billing")
+        n = {k: int(rec.summary.get(k, 0)) for k in (*kinds, "only_in_billing")}
+        differing = n.pop("duration_differs") + n.pop("date_or_matter_differs")
+        metadata: dict[str, Any] = n | {"differing": differing, "billing": str(firm.billing)}
         rows = rec.rows[rec.rows["status"] != "matched"]
         if len(rows):
             metadata["not_matched"] = _md(rows, ["_id", "status", "detail"])
@@ -219,7 +234,7 @@ def definitions(
     """A Dagster project of the firms of a ``firms.toml``: assets, daily job and schedule.
 
     Args:
-        firms_file: The firms file (:func:`toolkit.firms.load` checks it).
+        firms_file: The firms file (:func:`toolkit.firms.load` checks it: ``ConfigError``).
         cron: When the daily schedule runs every firm.
         timezone: Time zone of ``cron``.
         retry_policy: Retries of a step that raised (an unreachable service).
@@ -227,9 +242,6 @@ def definitions(
     Returns:
         ``Definitions``: the assets (partitioned by firm key), the job ``firms_daily`` (a run
         per firm, tagged with its host, in-process) and the schedule ``firms_daily_schedule``.
-
-    Raises:
-        ConfigError: the firms file is wrong.
 
     Example:
         >>> defs = definitions(firms_file)
@@ -267,8 +279,8 @@ def materialize_firms(
     """Run ``firms_daily`` for each firm in this process, ``concurrency`` runs at once.
 
     Each firm is its own run of the job, tagged as the schedule tags it, so a failing firm
-    fails only its own run; the runs share this process's imports and wait on the service side
-    by side in threads, each thread with one ephemeral Dagster instance.
+    fails only its own run; the runs share this process's imports and one ephemeral Dagster
+    instance, and wait on the service side by side in threads.
 
     Args:
         firms: The firms (:func:`toolkit.firms.load`).
@@ -280,9 +292,7 @@ def materialize_firms(
         The result of each firm's run by firm key, in the order of ``keys``.
 
     Example:
-        >>> from toolkit.firms import Firms
-        >>> from pathlib import Path
-        >>> materialize_firms(Firms(Path("firms.toml"), {}))
+        >>> materialize_firms(load(firms_file), keys=[])
         {}
     """
     chosen = list(firms) if keys is None else list(keys)
@@ -290,17 +300,14 @@ def materialize_firms(
         return {}
     built = assets(firms, retry_policy=retry_policy)
     job = dg.Definitions(assets=built, jobs=[_daily(firms)]).resolve_job_def("firms_daily")
-    todo, n = iter(chosen), max(1, min(concurrency, len(chosen)))  # next() of it is atomic
-    done: dict[str, dg.ExecuteInProcessResult] = {}
+    with (
+        _instance() as instance,
+        ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="firm") as pool,
+    ):
 
-    def work() -> None:  # an in-memory instance serves one thread: made and disposed in it
-        with dg.DagsterInstance.ephemeral() as instance:
-            while (key := next(todo, None)) is not None:
-                done[key] = job.execute_in_process(
-                    partition_key=key, instance=instance, raise_on_error=False
-                )
+        def run(key: str) -> dg.ExecuteInProcessResult:
+            return job.execute_in_process(
+                partition_key=key, instance=instance, raise_on_error=False
+            )
 
-    with ThreadPoolExecutor(n, thread_name_prefix="firm") as pool:
-        for future in [pool.submit(work) for _ in range(n)]:
-            future.result()
-    return {key: done[key] for key in chosen}
+        return dict(zip(chosen, pool.map(run, chosen), strict=True))
