@@ -19,7 +19,7 @@ from typing import Any, TypedDict, TypeVar
 import dagster as dg
 import pandas as pd
 from dagster import AssetExecutionContext
-from dagster._core.instance.types import InstanceType
+from dagster._core.instance import InstanceType
 from dagster._core.launcher.sync_in_memory_run_launcher import SyncInMemoryRunLauncher
 from dagster._core.run_coordinator import DefaultRunCoordinator
 from dagster._core.storage.event_log import InMemoryEventLogStorage
