@@ -19,6 +19,7 @@ Run: ``python -m bench --only dagster`` or ``python -m bench.bench_dagster`` (sm
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import subprocess
 import sys
@@ -122,99 +123,139 @@ def _cpu() -> float:
     return use.ru_utime + use.ru_stime
 
 
-def _import_seconds() -> float:
-    """Wall time of a fresh Python importing ``toolkit.dagster`` (Dagster, pandas, pyarrow)."""
-    code = (
-        "import time; t = time.perf_counter(); import toolkit.dagster; "
-        "print(time.perf_counter() - t)"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
+def _server_cpu(pid: int | None) -> float:
+    """CPU seconds the sandbox process has used (Linux ``/proc``; 0 where there is none)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _import_cost() -> tuple[float, float]:
+    """A fresh Python importing ``toolkit.dagster`` (Dagster, pandas, pyarrow): (wall, CPU)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-c", "import toolkit.dagster"],
         check=True,
         timeout=120,
         cwd=Path(__file__).resolve().parents[1],
     )
-    return float(done.stdout.strip().splitlines()[-1])
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return time.perf_counter() - start, cpu
 
 
-def _sequential(path: Path) -> tuple[float, float, int]:
-    """One firm after another, each its own ``materialize`` run: (wall s, CPU s, runs ok)."""
+def _dagster_cost(runs: int = 4) -> tuple[float, float]:
+    """Dagster's own CPU for a run of three no-op partitioned assets on an instance already
+    made (as :func:`materialize_firms` runs every firm on one), and for making an ephemeral
+    instance (once a call; ``dagster.materialize`` makes one per run): (run, instance)."""
     import dagster as dg  # noqa: PLC0415
 
-    from toolkit.dagster import assets  # noqa: PLC0415
-    from toolkit.firms import load  # noqa: PLC0415
+    keys = dg.StaticPartitionsDefinition([str(i) for i in range(runs)])
 
-    firms = load(path)
-    built = assets(firms, retry_policy=None)
-    start, cpu = time.perf_counter(), _cpu()
-    ok = sum(
-        dg.materialize(built, partition_key=key, raise_on_error=False).success for key in firms
-    )
-    return time.perf_counter() - start, _cpu() - cpu, ok
+    @dg.asset(partitions_def=keys)
+    def a() -> None: ...
+
+    @dg.asset(partitions_def=keys, deps=[a])
+    def b() -> None: ...
+
+    @dg.asset(partitions_def=keys, deps=[b])
+    def c() -> None: ...
+
+    job = dg.Definitions(assets=[a, b, c], jobs=[dg.define_asset_job("j")]).resolve_job_def("j")
+    with dg.DagsterInstance.ephemeral() as instance:
+        job.execute_in_process(partition_key="0", instance=instance)  # warm
+        start = _cpu()
+        for key in range(runs):
+            job.execute_in_process(partition_key=str(key), instance=instance)
+        run = (_cpu() - start) / runs
+    start = _cpu()
+    for _ in range(runs):
+        dg.DagsterInstance.ephemeral().dispose()
+    return run, (_cpu() - start) / runs
 
 
-def _concurrent(path: Path, n: int) -> tuple[float, float, int]:
-    """The same runs at once in one process (``materialize_firms``): (wall, CPU, runs ok)."""
+def _way(path: Path, concurrency: int, server: int | None) -> dict[str, float]:
+    """Every asset of every firm of ``path`` with ``materialize_firms``: wall, CPU, runs ok."""
     from toolkit.dagster import materialize_firms  # noqa: PLC0415
     from toolkit.firms import load  # noqa: PLC0415
 
     firms = load(path)
-    start, cpu = time.perf_counter(), _cpu()
-    results = materialize_firms(firms, concurrency=n, retry_policy=None)
-    return time.perf_counter() - start, _cpu() - cpu, sum(r.success for r in results.values())
+    load_before = os.getloadavg()[0]
+    start, cpu, srv = time.perf_counter(), _cpu(), _server_cpu(server)
+    results = materialize_firms(firms, concurrency=concurrency, retry_policy=None)
+    return {
+        "wall": time.perf_counter() - start,
+        "cpu": _cpu() - cpu,
+        "server_cpu": _server_cpu(server) - srv,
+        "ok": sum(r.success for r in results.values()),
+        "load": max(load_before, os.getloadavg()[0]),
+    }
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    """Seed the firms, time both ways once each, print the table, the ratio and the costs.
+    """Seed the firms, time both ways in one run, print them and where the time goes.
 
     Args:
         args: ``dagster_firms``, ``dagster_latency_ms``, ``dagster_entries``.
 
     Returns:
-        ``{"firms", "latency_ms", "import_s", "sequential_s", "sequential_cpu_s",
-        "concurrent_s", "concurrent_cpu_s", "ratio", "ok_sequential", "ok_concurrent"}``.
+        ``{"firms", "latency_ms", "sequential_s", "concurrent_s", "ratio", ...}`` with the
+        CPU of each way, the sandbox's CPU, the load average and the costs of the breakdown.
     """
     n, latency = args.dagster_firms, args.dagster_latency_ms
-    imported = _import_seconds()
+    import_wall, import_cpu = _import_cost()
+    run_cpu, instance_cpu = _dagster_cost()
     with tempfile.TemporaryDirectory(dir=memory_tmp()) as tmp:
         root = Path(tmp)
         with sandbox_process(root / "sandbox.db") as srv:
-            firms = _seed(srv, n, latency, args.dagster_entries)
-            serial = _firms_file(root / "serial", srv.url, firms)
-            parallel = _firms_file(root / "parallel", srv.url, firms)
-            # the first run of a process imports what Dagster loads lazily: warm it for both
-            t_serial, c_serial, ok_serial = _sequential(serial)
-            t_conc, c_conc, ok_conc = _concurrent(parallel, n)
-    ratio = t_serial / t_conc
-    print(f"{n} firms at {latency} ms latency, every asset of every firm, one run per firm:")
-    print(
-        f"  one after another, one process: {t_serial:6.1f} s  CPU {c_serial:5.1f} s  "
-        f"({ok_serial}/{n} runs ok)"
-    )
-    print(
-        f"  {n} at once, threads of one process: {t_conc:6.1f} s  CPU {c_conc:5.1f} s  "
-        f"({ok_conc}/{n} runs ok)"
-    )
+            firms = _seed(srv, n + 1, latency, args.dagster_entries)
+            # a firm of its own first: the lazy imports of a process's first run, for neither way
+            warm = _way(_firms_file(root / "warm", srv.url, firms[:1]), 1, srv.pid)
+            one = _way(_firms_file(root / "serial", srv.url, firms[1:]), 1, srv.pid)
+            many = _way(_firms_file(root / "parallel", srv.url, firms[1:]), n, srv.pid)
+    ratio = one["wall"] / many["wall"]
+    firm_cpu = one["cpu"] / n
+    print(f"{n} firms at {latency} ms latency, every asset of every firm, a run per firm:")
+    for name, way in (("one after another", one), (f"{n} at once, threads", many)):
+        print(
+            f"  {name:<22} {way['wall']:6.1f} s  CPU {way['cpu']:5.1f} s  sandbox CPU "
+            f"{way['server_cpu']:4.1f} s  ({way['ok']:.0f}/{n} runs ok, load {way['load']:.1f})"
+        )
     print(f"  ratio one after another / at once: {ratio:.2f}")
+    print("  where the time goes:")
     print(
-        f"  where the time goes: importing toolkit.dagster in a new process {imported:.1f} s "
-        f"(a run process each: {n * imported:.1f} s of CPU for {n} firms); the work of a "
-        f"firm {t_serial / n:.1f} s, of it CPU {c_serial / n:.2f} s (the rest is waiting "
-        "on the service)"
+        f"    process start + import toolkit.dagster: {import_wall:.1f} s ({import_cpu:.1f} s "
+        f"CPU), paid per run by a process per run: {n * import_cpu:.1f} s CPU for {n} firms"
+    )
+    print(
+        f"    a process's first run: {warm['cpu']:.1f} s CPU ({warm['cpu'] - firm_cpu:.1f} s "
+        "more than the next: what Dagster, pandera and deltalake import lazily); not timed"
+    )
+    print(
+        f"    a firm, one after another: {one['wall'] / n:.2f} s, CPU {firm_cpu:.2f} s "
+        f"(Dagster's run {run_cpu:.2f} s, the toolkit's work {firm_cpu - run_cpu:.2f} s; an "
+        f"ephemeral instance, made once a call, {instance_cpu:.2f} s); waiting on the service "
+        f"{(one['wall'] - one['cpu']) / n:.2f} s"
+    )
+    print(
+        f"    at once: the process's CPU {many['cpu']:.1f} s in {many['wall']:.1f} s "
+        f"({many['cpu'] / many['wall']:.0%} of one core: the GIL's bound), the sandbox "
+        f"{many['server_cpu']:.1f} s on the other core"
     )
     return {
         "firms": n,
         "latency_ms": latency,
-        "import_s": round(imported, 2),
-        "sequential_s": round(t_serial, 2),
-        "sequential_cpu_s": round(c_serial, 2),
-        "concurrent_s": round(t_conc, 2),
-        "concurrent_cpu_s": round(c_conc, 2),
+        "import_s": round(import_wall, 2),
+        "import_cpu_s": round(import_cpu, 2),
+        "dagster_run_cpu_s": round(run_cpu, 3),
+        "dagster_instance_cpu_s": round(instance_cpu, 3),
+        "first_run_cpu_s": round(warm["cpu"], 2),
+        **{f"sequential_{k}": round(v, 2) for k, v in one.items()},
+        **{f"concurrent_{k}": round(v, 2) for k, v in many.items()},
         "ratio": round(ratio, 2),
-        "ok_sequential": ok_serial,
-        "ok_concurrent": ok_conc,
     }
 
 

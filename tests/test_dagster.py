@@ -235,15 +235,19 @@ def test_three_firms_materialize_on_their_own_and_a_second_pass_changes_nothing(
 
 
 def test_the_firms_at_once_give_what_one_after_another_gives_and_fail_alone(world):
-    # the same firms, their own journals and Delta folders, all three runs at once
-    _sb, root, _secrets = world
+    # the same firms, their own journals and Delta folders, two runs at once (a thread runs
+    # two firms, one after the other): each a run of firms_daily, tagged as the schedule tags it
+    sb, root, _secrets = world
     text = (root / "firms.toml").read_text()
     (root / "at-once.toml").write_text(
         text.replace('"state/', '"state-at-once/').replace('"lake/', '"lake-at-once/')
     )
     firms = load(root / "at-once.toml")
-    results = materialize_firms(firms, concurrency=3, retry_policy=None)
+    results = materialize_firms(firms, concurrency=2, retry_policy=None)
     assert list(results) == list(FIRMS)
+    host = sb.url.split("//")[1]
+    assert {r.dagster_run.job_name for r in results.values()} == {"firms_daily"}
+    assert {r.dagster_run.tags[SERVICE_TAG] for r in results.values()} == {host}
 
     for key in ("harbor-lane", "slow-brook"):
         assert results[key].success, _failure(results[key])

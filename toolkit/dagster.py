@@ -1,53 +1,38 @@
 """Many firms on Dagster: one partition per firm of a ``firms.toml``, three assets each.
 
-Needs the ``dagster`` extra (``pip install 'timebill-toolkit[dagster]'``); ``import toolkit``
-never imports it. In a Dagster project's ``definitions.py``::
-
-    from toolkit.dagster import definitions
-    defs = definitions("firms.toml")
-
-::
-
-    master_data      push the firm's source folder with its journal (skipped without source)
-    time_entries     sync released time into the firm's Delta folder (from sync_since at first)
-    reconciliation   the synced entries against the firm's billing extract (skipped without)
-                     <- time_entries
-
-Every partition builds the firm's own :class:`~toolkit.Client` (its own token and pacer). A
-firm whose credentials are refused fails its own partition with the toolkit's message, and is
-not retried; a service that cannot be reached raises and the assets' ``RetryPolicy`` tries
-again. Each materialization records what a person reads in the UI (rows sent, unchanged and
-failed; watermark and its age; the Delta version; matched and differing) and never a secret.
-
-Fairness: the assets' ops share a Dagster ``pool`` named after the service host (when every
-firm's time service is one host; ``timebill`` otherwise), and every run carries the tag
-``timebill/service=<host>`` so the run queue can cap runs per host
-(``tag_concurrency_limits`` with ``applyLimitPerUniqueValue``). A daily schedule runs the job
-``firms_daily`` for every firm.
-
-Many firms on one machine: :func:`materialize_firms` runs one Dagster run per firm (the
-in-process executor), the runs at once in threads of one process. The work of a firm is
-mostly waiting on the service, and a process per run (the run launcher's way) pays the import
-of Dagster, pandas and pyarrow again for each firm; docs/scaling.md has the figures.
+Needs the ``dagster`` extra (``import toolkit`` never imports it). ``definitions("firms.toml")``
+gives ``master_data``, ``time_entries`` and ``reconciliation`` (after ``time_entries``), the job
+``firms_daily`` (a run per firm, tagged ``timebill/service=<host>``; the ops in the pool
+``timebill/<host>``) and its schedule; :func:`materialize_firms` runs that job's firms at once
+in one process. A firm fails its own partition only (docs/scaling.md).
 """
 
 # no ``from __future__ import annotations``: Dagster reads the ``context`` annotation itself
+import functools
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any, TypedDict, TypeVar
 
 import dagster as dg
 import pandas as pd
 from dagster import AssetExecutionContext
+from dagster._core.instance import InstanceType
+from dagster._core.launcher.sync_in_memory_run_launcher import SyncInMemoryRunLauncher
+from dagster._core.run_coordinator import DefaultRunCoordinator
+from dagster._core.storage.event_log import InMemoryEventLogStorage
+from dagster._core.storage.noop_compute_log_manager import NoOpComputeLogManager
+from dagster._core.storage.root import TemporaryLocalArtifactStorage
+from dagster._core.storage.runs import InMemoryRunStorage
 
 from toolkit.client import Client
 from toolkit.egress import sync_status
 from toolkit.errors import AuthError, ConfigError, ValidationError
 from toolkit.firms import Firm, Firms, load
 
-__all__ = ["GROUP", "SERVICE_TAG", "assets", "definitions", "materialize_firms", "pool_for"]
+__all__ = ["GROUP", "SERVICE_TAG", "assets", "definitions", "materialize_firms"]
 
 #: Dagster asset group of the three assets.
 GROUP = "timebill"
@@ -60,89 +45,55 @@ T = TypeVar("T")
 
 
 class _AssetOptions(TypedDict):
-    """The options the three assets share (typed, so ``@dg.asset(**options)`` is checked)."""
-
     partitions_def: dg.PartitionsDefinition[str]
     group_name: str
     retry_policy: dg.RetryPolicy | None
     pool: str
 
 
-def pool_for(firms: Mapping[str, Firm]) -> str:
-    """The concurrency pool of the assets' ops: the service host the firms share.
-
-    A pool is a property of an op, so all partitions of an asset share one; firms on several
-    hosts share ``timebill`` (and the run tag :data:`SERVICE_TAG` tells the hosts apart).
-
-    Args:
-        firms: The firms.
-
-    Returns:
-        ``timebill/<host>``, or ``timebill`` when the firms are on several hosts.
-
-    Example:
-        >>> from pathlib import Path
-        >>> f = Firm("a", "c", "i", "http://x", "https://time.example", Path("j"), Path("s"))
-        >>> pool_for({"a": f})
-        'timebill/time.example'
-    """
-    hosts = {firm.service_host for firm in firms.values()}
-    return f"timebill/{hosts.pop()}" if len(hosts) == 1 else "timebill"
-
-
-class _Clients:
-    """One client per firm in this process (its token and pacer kept across the assets)."""
-
-    def __init__(self, firms: Firms) -> None:
-        self.firms = firms
-        self._clients: dict[str, Client] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> Client:
-        with self._lock:
-            if key not in self._clients:
-                self._clients[key] = self.firms[key].client()
-            return self._clients[key]
-
-
 def _guard(firm: Firm, step: Callable[[], T]) -> T:
-    """Run a step; turn what retrying cannot fix into a Dagster failure without retries.
-
-    Refused credentials, a bad setting or invalid rows fail the partition with the toolkit's
-    message; an unreachable service (``TransportError``) propagates, so ``RetryPolicy`` applies.
-    """
+    """Run a step; what retrying cannot fix (credentials, settings, rows) fails without retry."""
     try:
         return step()
-    except AuthError as exc:
+    except (AuthError, ValidationError, ConfigError) as exc:
+        text, cases = str(exc), getattr(exc, "failure_cases", None)
+        if isinstance(exc, AuthError):
+            secret = "client_secret_file" if firm.client_secret_file else firm.client_secret_env
+            text = f"the identity service refused the firm's credentials ({exc}); check "
+            text += f"client_id and {secret}"
         raise dg.Failure(
-            description=(
-                f"firm {firm.key!r}: the identity service refused the firm's credentials "
-                f"({exc}); check client_id and "
-                f"{'client_secret_file' if firm.client_secret_file else firm.client_secret_env}"
-            ),
+            description=f"firm {firm.key!r}: {text}",
+            metadata={"failures": _md(cases, list(cases.columns))} if cases is not None else None,
             allow_retries=False,
         ) from None
-    except ValidationError as exc:
-        cases = getattr(exc, "failure_cases", None)
-        table = cases.head(20).to_markdown(index=False) if cases is not None else ""
-        raise dg.Failure(
-            description=f"firm {firm.key!r}: {exc}",
-            metadata={"failures": dg.MetadataValue.md(table)} if table else None,
-            allow_retries=False,
-        ) from None
-    except ConfigError as exc:
-        raise dg.Failure(description=f"firm {firm.key!r}: {exc}", allow_retries=False) from None
 
 
-def _client(clients: _Clients, firm: Firm) -> Client:
-    """The firm's client, its credentials tried first: a refusal fails before any work."""
-    client = clients.get(firm.key)
-    client.auth.secret_token(retry=False)
-    return client
+class _SharedRuns(InMemoryRunStorage):
+    """The in-memory run storage, one transaction at a time, so that threads share it."""
+
+    _lock = threading.RLock()
+
+    @contextmanager
+    def connect(self) -> Iterator[Any]:
+        with self._lock, super().connect() as conn:
+            yield conn
 
 
-def _iso(stamp: pd.Timestamp | None) -> str:
-    return "none" if stamp is None else stamp.isoformat()
+def _instance() -> dg.DagsterInstance:
+    """``DagsterInstance.ephemeral()`` whose runs may run in threads at once: made once."""
+    return dg.DagsterInstance(
+        InstanceType.EPHEMERAL,
+        TemporaryLocalArtifactStorage(),  # type: ignore[no-untyped-call]
+        _SharedRuns(),
+        InMemoryEventLogStorage(),
+        DefaultRunCoordinator(),
+        NoOpComputeLogManager(),
+        SyncInMemoryRunLauncher(),
+    )
+
+
+def _md(frame: pd.DataFrame, columns: list[str]) -> dg.MetadataValue:
+    return dg.MetadataValue.md(frame[columns].head(20).to_markdown(index=False))
 
 
 def assets(
@@ -158,20 +109,26 @@ def assets(
         ``[master_data, time_entries, reconciliation]``.
 
     Example:
-        >>> from toolkit.firms import Firms
-        >>> from pathlib import Path
-        >>> [a.key.to_user_string() for a in assets(Firms(Path("firms.toml"), {}))]
+        >>> [a.key.to_user_string() for a in assets(load(firms_file))]
         ['master_data', 'time_entries', 'reconciliation']
     """
-    partitions = dg.StaticPartitionsDefinition(list(firms))
-    clients = _Clients(firms)
-    pool = pool_for(firms) if len(firms) else "timebill"
+    hosts = {firm.service_host for firm in firms.values()}  # a pool is the same for every firm
     common: _AssetOptions = {
-        "partitions_def": partitions,
+        "partitions_def": dg.StaticPartitionsDefinition(list(firms)),
         "group_name": GROUP,
         "retry_policy": retry_policy,
-        "pool": pool,
+        "pool": f"timebill/{hosts.pop()}" if len(hosts) == 1 else "timebill",
     }
+
+    @functools.cache  # a firm's steps run one after another: no two threads make its client
+    def _client(key: str) -> Client:  # one per firm in this process: its token and pacer
+        return firms[key].client()
+
+    def client(firm: Firm) -> Client:
+        """The firm's client, its credentials tried first: a refusal fails before any work."""
+        made = _client(firm.key)
+        made.auth.secret_token(retry=False)
+        return made
 
     @dg.asset(description="The firm's master data pushed with its journal.", **common)
     def master_data(context: AssetExecutionContext) -> dg.MaterializeResult[Any]:
@@ -179,38 +136,30 @@ def assets(
         if firm.source is None:
             return dg.MaterializeResult(metadata={"skipped": "no source configured"})
         with firm.recorded("push"):  # a failure shows in `toolkit firms status`
-            return _push(context, firm)
-
-    def _push(context: AssetExecutionContext, firm: Firm) -> dg.MaterializeResult[Any]:
-        def push() -> Any:
-            return firm.push(_client(clients, firm))
-
-        report = _guard(firm, push)
-        counts = report.counts.sum() if len(report.counts) else pd.Series(dtype="int64")
-        metadata: dict[str, Any] = {
-            "rows": int(counts.get("rows", 0)),
-            "sent": int(counts.get("sent", 0)),
-            "unchanged": int(counts.get("journaled", 0)),
-            "failed": len(report.failures),
-            "warned": len(report.warned),  # rows sent as given with a validation warning
-            "source": str(firm.source),
-            "journal": str(firm.journal),
-            "counts": dg.MetadataValue.md(report.counts.to_markdown()),
-        }
-        if not report.ok:
-            shown = report.failures[["table", "externalId", "status", "error"]].head(20)
-            metadata["failures"] = dg.MetadataValue.md(shown.to_markdown(index=False))
-            raise dg.Failure(
-                description=(
-                    f"firm {firm.key!r}: {len(report.failures)} row(s) not imported; the "
-                    "others are journaled and will not be sent again"
-                ),
-                metadata=metadata,
-                allow_retries=False,
-            )
+            report = _guard(firm, lambda: firm.push(client(firm)))
+            counts = report.counts.sum() if len(report.counts) else pd.Series(dtype="int64")
+            metadata: dict[str, Any] = {
+                "rows": int(counts.get("rows", 0)),
+                "sent": int(counts.get("sent", 0)),
+                "unchanged": int(counts.get("journaled", 0)),
+                "failed": len(report.failures),
+                "warned": len(report.warned),  # rows sent as given with a validation warning
+                "source": str(firm.source),
+                "journal": str(firm.journal),
+                "counts": dg.MetadataValue.md(report.counts.to_markdown()),
+            }
+            if not report.ok:
+                metadata["failures"] = _md(
+                    report.failures, ["table", "externalId", "status", "error"]
+                )
+                raise dg.Failure(
+                    description=f"firm {firm.key!r}: {len(report.failures)} row(s) not imported; "
+                    "the others are journaled and will not be sent again",
+                    metadata=metadata,
+                    allow_retries=False,
+                )
         if len(report.warned):
-            shown = report.warned[["table", "externalId", "status", "warning"]].head(20)
-            metadata["warnings"] = dg.MetadataValue.md(shown.to_markdown(index=False))
+            metadata["warnings"] = _md(report.warned, ["table", "externalId", "status", "warning"])
         context.log.info(
             f"firm {firm.key}: {metadata['sent']} sent, "
             f"{metadata['unchanged']} unchanged, {metadata['warned']} warned"
@@ -221,24 +170,17 @@ def assets(
     def time_entries(context: AssetExecutionContext) -> dg.MaterializeResult[Any]:
         firm = firms[context.partition_key]
         with firm.recorded("sync"):
-            report = _guard(firm, lambda: firm.sync_tables(_client(clients, firm)))
+            report = _guard(firm, lambda: firm.sync_tables(client(firm)))
         state = sync_status(firm.sync)
         mark = state["watermark"]
-        age = (pd.Timestamp.now(tz="UTC") - mark).floor("s") if mark is not None else None
+        now = pd.Timestamp.now(tz="UTC")
+        iso, age = ("none", "none") if mark is None else (mark.isoformat(), (now - mark).floor("s"))
         context.log.info(str(report))
-        return dg.MaterializeResult(
-            metadata={
-                "inserted": report.inserted,
-                "updated": report.updated,
-                "unchanged": report.unchanged,
-                "windows": report.windows,
-                "watermark": _iso(mark),
-                "watermark_age": str(age) if age is not None else "none",
-                "delta_version": state["entries_version"],
-                "entries": state["entries"],
-                "path": str(firm.sync),
-            }
-        )
+        kept = ("inserted", "updated", "unchanged", "windows")
+        metadata: dict[str, Any] = {k: getattr(report, k) for k in kept} | {"path": str(firm.sync)}
+        metadata |= {"watermark": iso, "watermark_age": str(age), "entries": state["entries"]}
+        metadata |= {"delta_version": state["entries_version"]}
+        return dg.MaterializeResult(metadata=metadata)
 
     @dg.asset(
         description="The synced entries reconciled with the firm's billing extract.",
@@ -252,25 +194,34 @@ def assets(
         with firm.recorded("reconcile"):
             rec = _guard(firm, firm.reconcile)
         assert rec is not None
-        summary = rec.summary
-        differing = int(
-            summary.get("duration_differs", 0) + summary.get("date_or_matter_differs", 0)
-        )
-        metadata: dict[str, Any] = {
-            "matched": int(summary.get("matched", 0)),
-            "differing": differing,
-            "missing_in_billing": int(summary.get("missing_in_billing", 0)),
-            "only_in_billing": int(summary.get("only_in_billing", 0)),
-            "billing": str(firm.billing),
-        }
+        kinds = ("matched", "duration_differs", "date_or_matter_differs", "missing_in_billing")
+        n = {k: int(rec.summary.get(k, 0)) for k in (*kinds, "only_in_billing")}
+        differing = n.pop("duration_differs") + n.pop("date_or_matter_differs")
+        metadata: dict[str, Any] = n | {"differing": differing, "billing": str(firm.billing)}
         rows = rec.rows[rec.rows["status"] != "matched"]
         if len(rows):
-            shown = rows[["_id", "status", "detail"]].head(20)
-            metadata["not_matched"] = dg.MetadataValue.md(shown.to_markdown(index=False))
+            metadata["not_matched"] = _md(rows, ["_id", "status", "detail"])
         context.log.info(f"firm {firm.key}: {metadata['matched']} matched, {differing} differ")
         return dg.MaterializeResult(metadata=metadata)
 
     return [master_data, time_entries, reconciliation]
+
+
+def _daily(firms: Firms) -> Any:
+    """The job ``firms_daily``: every asset of a firm, its run tagged with the firm's host."""
+    partitions = dg.StaticPartitionsDefinition(list(firms))
+    return dg.define_asset_job(
+        "firms_daily",
+        selection=dg.AssetSelection.groups(GROUP),
+        partitions_def=partitions,
+        config=dg.PartitionedConfig(
+            partitions,
+            run_config_for_partition_key_fn=lambda _key: {},
+            tags_for_partition_key_fn=lambda key: {SERVICE_TAG: firms[key].service_host},
+        ),
+        description=f"Every step of every firm of {firms.path.name}.",
+        executor_def=dg.in_process_executor,  # a firm's 3 steps: no process per step
+    )
 
 
 def definitions(
@@ -283,19 +234,14 @@ def definitions(
     """A Dagster project of the firms of a ``firms.toml``: assets, daily job and schedule.
 
     Args:
-        firms_file: The firms file (:func:`toolkit.firms.load` checks it).
+        firms_file: The firms file (:func:`toolkit.firms.load` checks it: ``ConfigError``).
         cron: When the daily schedule runs every firm.
         timezone: Time zone of ``cron``.
         retry_policy: Retries of a step that raised (an unreachable service).
 
     Returns:
-        ``Definitions`` with the assets ``master_data``, ``time_entries`` and
-        ``reconciliation`` (partitioned by firm key), the job ``firms_daily`` (its runs tagged
-        with the firm's service host, its steps in the run's process) and the schedule
-        ``firms_daily_schedule``.
-
-    Raises:
-        ConfigError: the firms file is wrong (the message names the firm and the key).
+        ``Definitions``: the assets (partitioned by firm key), the job ``firms_daily`` (a run
+        per firm, tagged with its host, in-process) and the schedule ``firms_daily_schedule``.
 
     Example:
         >>> defs = definitions(firms_file)
@@ -304,24 +250,7 @@ def definitions(
     """
     firms = load(firms_file)
     built = assets(firms, retry_policy=retry_policy)
-    partitions = built[0].partitions_def
-    assert isinstance(partitions, dg.StaticPartitionsDefinition)
-
-    def tags(key: str) -> dict[str, str]:
-        return {SERVICE_TAG: firms[key].service_host}
-
-    job = dg.define_asset_job(
-        "firms_daily",
-        selection=dg.AssetSelection.groups(GROUP),
-        partitions_def=partitions,
-        config=dg.PartitionedConfig(
-            partitions,
-            run_config_for_partition_key_fn=lambda _key: {},
-            tags_for_partition_key_fn=tags,
-        ),
-        description=f"Every step of every firm of {firms.path.name}.",
-        executor_def=dg.in_process_executor,  # a firm's 3 steps: no process per step
-    )
+    job = _daily(firms)
 
     @dg.schedule(
         job=job, cron_schedule=cron, execution_timezone=timezone, name="firms_daily_schedule"
@@ -329,7 +258,11 @@ def definitions(
     def daily(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:
         day = context.scheduled_execution_time.strftime("%Y-%m-%d")
         return [
-            dg.RunRequest(run_key=f"{key}-{day}", partition_key=key, tags=tags(key))
+            dg.RunRequest(
+                run_key=f"{key}-{day}",
+                partition_key=key,
+                tags={SERVICE_TAG: firms[key].service_host},
+            )
             for key in firms
         ]
 
@@ -343,12 +276,11 @@ def materialize_firms(
     concurrency: int = 8,
     retry_policy: dg.RetryPolicy | None = RETRY,
 ) -> dict[str, dg.ExecuteInProcessResult]:
-    """Every asset of each firm, one Dagster run per firm, ``concurrency`` runs at once.
+    """Run ``firms_daily`` for each firm in this process, ``concurrency`` runs at once.
 
-    Each firm is its own run (``dagster.materialize`` of its partition: the in-process
-    executor, its own ephemeral instance), so a failing firm fails only its own run, as with
-    one firm after another; the runs share this process's imports and wait on the service
-    side by side in threads.
+    Each firm is its own run of the job, tagged as the schedule tags it, so a failing firm
+    fails only its own run; the runs share this process's imports and one ephemeral Dagster
+    instance, and wait on the service side by side in threads.
 
     Args:
         firms: The firms (:func:`toolkit.firms.load`).
@@ -360,16 +292,22 @@ def materialize_firms(
         The result of each firm's run by firm key, in the order of ``keys``.
 
     Example:
-        >>> from toolkit.firms import Firms
-        >>> from pathlib import Path
-        >>> materialize_firms(Firms(Path("firms.toml"), {}))
+        >>> materialize_firms(load(firms_file), keys=[])
         {}
     """
     chosen = list(firms) if keys is None else list(keys)
+    if not chosen:
+        return {}
     built = assets(firms, retry_policy=retry_policy)
+    job = dg.Definitions(assets=built, jobs=[_daily(firms)]).resolve_job_def("firms_daily")
+    with (
+        _instance() as instance,
+        ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="firm") as pool,
+    ):
 
-    def run(key: str) -> dg.ExecuteInProcessResult:
-        return dg.materialize(built, partition_key=key, raise_on_error=False)
+        def run(key: str) -> dg.ExecuteInProcessResult:
+            return job.execute_in_process(
+                partition_key=key, instance=instance, raise_on_error=False
+            )
 
-    with ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="firm") as pool:
         return dict(zip(chosen, pool.map(run, chosen), strict=True))

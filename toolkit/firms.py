@@ -10,21 +10,17 @@ never in the file itself; relative paths are read against the file's folder::
     auth_url = "https://auth.example"
     time_url = "https://time.example"
     audience = "https://time.example"            # the token request's audience (required)
-    # ingestion_url: optional, as for Client
     source = "extracts/harbor-lane"              # master data folder (optional)
     journal = "state/harbor-lane.jsonl"
     sync = "lake/harbor-lane"                    # Delta folder
     sync_since = "30D"                           # first sync: a date, or a duration back
     billing = "billing/harbor-lane.xlsx"         # billing extract (optional)
-    # max_rate, workers: optional, as for Client
-    [firms.harbor-lane.reconcile]                # options of toolkit.reconcile (optional)
+    # ingestion_url, max_rate, workers: optional, as for Client
+    [firms.harbor-lane.reconcile]                # keywords of toolkit.reconcile (optional)
     duration = "hours"
-    duration_unit = "hours"
 
-:func:`load` reads and checks the file (every error names the firm and the key);
-:meth:`Firm.client` builds the firm's own :class:`~toolkit.Client` (its own session, token and
-pacer); :meth:`Firm.push`, :meth:`Firm.sync` and :meth:`Firm.reconcile` are the three steps
-:mod:`toolkit.dagster` runs per firm; :func:`status` is ``toolkit firms status``.
+:func:`load` reads and checks it; :mod:`toolkit.dagster` runs each firm's steps (:meth:`Firm.push`,
+:meth:`Firm.sync_tables`, :meth:`Firm.reconcile`); :func:`status` is ``toolkit firms status``.
 """
 
 from __future__ import annotations
@@ -50,16 +46,7 @@ from toolkit.errors import ConfigError
 from toolkit.ingress import OnboardReport, read_table
 from toolkit.reconciliation import Reconciliation, reconcile
 
-__all__ = [
-    "DEFAULT_SINCE",
-    "STATUS_COLUMNS",
-    "STEPS",
-    "Firm",
-    "Firms",
-    "load",
-    "push_master_data",
-    "status",
-]
+__all__ = ["DEFAULT_SINCE", "STATUS_COLUMNS", "STEPS", "Firm", "Firms", "load", "status"]
 
 #: How far back a firm's first sync starts when ``sync_since`` is not given.
 DEFAULT_SINCE = "30D"
@@ -67,83 +54,36 @@ DEFAULT_SINCE = "30D"
 #: the steps a run of a firm takes (:meth:`Firm.recorded` keeps each one's failures)
 STEPS: tuple[str, ...] = ("push", "sync", "reconcile")
 
-#: key -> (type(s) accepted, required)
-_KEYS: dict[str, tuple[tuple[type, ...], bool]] = {
-    "customer_id": ((str,), True),
-    "client_id": ((str,), True),
-    "client_secret_env": ((str,), False),
-    "client_secret_file": ((str,), False),
-    "auth_url": ((str,), True),
-    "time_url": ((str,), True),
-    "ingestion_url": ((str,), False),
-    "audience": ((str,), True),
-    "source": ((str,), False),
-    "journal": ((str,), True),
-    "sync": ((str,), True),
-    "sync_since": ((str, date, datetime), False),
-    "billing": ((str,), False),
-    "max_rate": ((int, float), False),
-    "workers": ((int,), False),
-    "reconcile": ((dict,), False),
-}
+#: the keys a firm's table must have (in this order in the message naming the missing ones)
+_REQUIRED = ("customer_id", "client_id", "auth_url", "time_url", "audience", "journal", "sync")
+#: every key of a firm's table -> the type(s) accepted
+_KEYS: dict[str, tuple[type, ...]] = dict.fromkeys(
+    (*_REQUIRED, "client_secret_env", "client_secret_file", "ingestion_url", "source", "billing"),
+    (str,),
+) | {"sync_since": (str, date, datetime), "max_rate": (int, float), "workers": (int,)}
+_KEYS |= {"reconcile": (dict,)}
 #: keywords of :func:`toolkit.reconcile` a firm's ``reconcile`` table may set
-_RECONCILE_KEYS: dict[str, tuple[type, ...]] = {
-    "key": (str,),
-    "billing_key": (str,),
-    "billing_id": (str,),
-    "duration": (str,),
-    "date": (str,),
-    "matter": (str,),
-    "duration_unit": (str,),
-    "tolerance_seconds": (int, float),
-    "dayfirst": (bool,),
-}
+_RECONCILE_KEYS: dict[str, tuple[type, ...]] = dict.fromkeys(
+    ("key", "billing_key", "billing_id", "duration", "date", "matter", "duration_unit"), (str,)
+) | {"tolerance_seconds": (int, float), "dayfirst": (bool,)}
 _DURATION = re.compile(r"\d+(\.\d+)?\s*[A-Za-z]+(\s*\d+(\.\d+)?\s*[A-Za-z]+)*")
 _FIRM_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
-_TYPE_NAMES = {
-    str: "a string",
-    int: "an integer",
-    float: "a number",
-    dict: "a table",
-    bool: "true or false",
-    date: "a date",
-    datetime: "a date-time",
-}
+_TYPE_NAMES: dict[type, str] = {str: "a string", int: "an integer", float: "a number"}
+_TYPE_NAMES |= {dict: "a table", bool: "true or false", date: "a date", datetime: "a date-time"}
 
 
 @dataclass(frozen=True)
 class Firm:
     """One firm of a ``firms.toml``: where its data lives and how to reach its customer.
 
-    The secret is held by reference only (``client_secret_env`` or ``client_secret_file``),
-    so no repr, log line or pickled firm carries it; :meth:`client` reads it.
-
-    Attributes:
-        key: The firm's key (``[firms.KEY]``), also its Dagster partition.
-        customer_id: The firm's ``customerId``.
-        client_id: The application's ``clientId``.
-        auth_url: Base address of the identity service.
-        time_url: Base address of the time service.
-        journal: The firm's journal of acknowledged imports.
-        sync: The firm's Delta folder (``toolkit.read_sync`` reads it).
-        client_secret_env: Environment variable holding the secret.
-        client_secret_file: File holding the secret (one line).
-        ingestion_url: Base address of the imports (default ``time_url``).
-        audience: Audience of the token request (required in ``firms.toml``; a firm built
-            without one cannot make a client).
-        source: Master data folder (no push without it).
-        billing: Billing extract to reconcile the synced entries with.
-        sync_since: Start of the first sync: a timestamp, or a duration back from now.
-        max_rate: Requests per second the firm's runs never exceed.
-        workers: Worker threads of the firm's bulk runs.
-        reconcile_options: Keywords of :func:`toolkit.reconcile`.
-        env_file: A ``.env`` file read for the secret's variable when the environment lacks it.
+    The fields are the file's keys (``key`` is the table's name, also the firm's Dagster
+    partition; ``reconcile_options`` its ``reconcile`` table). The secret is held by reference
+    only (``client_secret_env`` or ``client_secret_file``; ``env_file``, a ``.env`` read when
+    the environment lacks the variable), so no repr, log line or pickled firm carries it.
 
     Example:
-        >>> f = Firm("acme", "c-1", "app", "http://127.0.0.1:1", "http://127.0.0.1:1",
-        ...          Path("j.jsonl"), Path("lake"), client_secret_env="ACME_SECRET")
-        >>> f.key, f.client_secret_env
-        ('acme', 'ACME_SECRET')
+        >>> firm.key, firm.client_secret_env
+        ('sample', 'SAMPLE_SECRET')
     """
 
     key: str
@@ -169,40 +109,17 @@ class Firm:
     def service_host(self) -> str:
         """The host of the time service: firms on one host share its Dagster concurrency pool.
 
-        >>> Firm("a", "c", "i", "http://x", "https://time.example:8443/v", Path("j"),
-        ...      Path("s")).service_host
-        'time.example:8443'
+        >>> firm.service_host.startswith("127.0.0.1:")
+        True
         """
         return urlsplit(self.time_url).netloc
 
-    @property
-    def push_record(self) -> Path:
-        """The file beside the journal holding what the last push did (``toolkit firms status``).
-
-        >>> Firm("a", "c", "i", "http://x", "http://x", Path("state/a.jsonl"),
-        ...      Path("s")).push_record.as_posix()
-        'state/a.last-push.json'
-        """
-        return self.journal.with_name(self.journal.stem + ".last-push.json")
-
-    @property
-    def run_record(self) -> Path:
-        """The file beside the journal holding each step's failures in a row and last error.
-
-        >>> Firm("a", "c", "i", "http://x", "http://x", Path("state/a.jsonl"),
-        ...      Path("s")).run_record.as_posix()
-        'state/a.runs.json'
-        """
-        return self.journal.with_name(self.journal.stem + ".runs.json")
-
     @contextmanager
     def recorded(self, step: str) -> Iterator[None]:
-        """Run a step of the firm, keeping in :attr:`run_record` whether it failed, so that
-        ``toolkit firms status`` shows a failing firm as failing, with its count and error.
+        """Run a step of the firm, keeping whether it failed for ``toolkit firms status``.
 
-        A step that raises counts one more failure in a row (the error is kept, the exception
-        goes on); one that ends counts none again. :mod:`toolkit.dagster`'s assets run their
-        steps in it.
+        A step that raises counts one more failure in a row (the exception goes on); one that
+        ends counts none again.
 
         Args:
             step: one of :data:`STEPS`.
@@ -210,8 +127,7 @@ class Firm:
         Example:
             >>> with firm.recorded("sync"):
             ...     pass
-            >>> row = status({firm.key: firm}).iloc[0]
-            >>> row["state"], int(row["failed_runs"])
+            >>> row = status({firm.key: firm}).iloc[0]; row["state"], int(row["failed_runs"])
             ('ok', 0)
         """
         if step not in STEPS:
@@ -225,19 +141,14 @@ class Firm:
         _write_run(self, step, None)
 
     def _secret(self) -> str:
+        where = f"firm {self.key!r}: client_secret_file {str(self.client_secret_file)!r}"
         if self.client_secret_file is not None:
             try:
                 value: str | None = self.client_secret_file.read_text(encoding="utf-8").strip()
             except OSError as exc:
-                raise ConfigError(
-                    f"firm {self.key!r}: client_secret_file {str(self.client_secret_file)!r} "
-                    f"cannot be read ({exc.strerror})"
-                ) from None
+                raise ConfigError(f"{where} cannot be read ({exc.strerror})") from None
             if not value:
-                raise ConfigError(
-                    f"firm {self.key!r}: client_secret_file {str(self.client_secret_file)!r} "
-                    "is empty"
-                )
+                raise ConfigError(f"{where} is empty")
             return value
         name = self.client_secret_env or ""
         value = os.environ.get(name)
@@ -254,20 +165,12 @@ class Firm:
     def client(self) -> Client:
         """Build the firm's own client: its session, token and pacer, shared with no firm.
 
-        Returns:
-            A :class:`~toolkit.Client` of the firm's customer.
-
         Raises:
-            ConfigError: the secret's variable is unset, or its file unreadable or empty, or
-                the firm has no audience.
+            ConfigError: the secret cannot be read, or the firm has no audience.
 
         Example:
-            >>> os.environ["DOC_SECRET"] = "s3cr3t"
-            >>> f = Firm("acme", "c-1", "app", "http://127.0.0.1:1", "http://127.0.0.1:1",
-            ...          Path("j.jsonl"), Path("lake"), client_secret_env="DOC_SECRET",
-            ...          audience="https://time.example")
-            >>> c = f.client(); c.customer_id, "s3cr3t" in repr(c)
-            ('c-1', False)
+            >>> c = firm.client(); c.customer_id == firm.customer_id
+            True
         """
         return Client(
             self.customer_id,
@@ -281,27 +184,10 @@ class Firm:
             max_rate=self.max_rate,
         )
 
-    def since(self, now: pd.Timestamp | None = None) -> pd.Timestamp:
-        """The start of the firm's first sync (``sync_since``), as a UTC timestamp.
-
-        Args:
-            now: The present (default: now), for a ``sync_since`` that is a duration.
-
-        Returns:
-            ``now - sync_since`` for a duration such as ``"30D"``, else the timestamp given.
-
-        Example:
-            >>> f = Firm("a", "c", "i", "http://x", "http://x", Path("j"), Path("s"))
-            >>> str(f.since(pd.Timestamp("2026-03-31", tz="UTC")))
-            '2026-03-01 00:00:00+00:00'
-        """
-        return _since(self.sync_since, now)
-
     def push(self, client: Client | None = None, *, progress: bool = False) -> OnboardReport:
-        """Push the firm's master data folder with the firm's journal, and keep its record.
+        """Push the firm's master data folder with its journal; keep the outcome for :func:`status`.
 
-        What was acknowledged before (same payload) is not sent again. The outcome (when,
-        the counts, the rows still failing) is written to :attr:`push_record`.
+        What was acknowledged before (same payload) is not sent again.
 
         Args:
             client: The firm's client (default: a new one).
@@ -321,14 +207,18 @@ class Firm:
         """
         if self.source is None:
             raise ConfigError(f"firm {self.key!r}: no source: nothing to push")
-        report = push_master_data(client or self.client(), self, progress=progress)
-        _write_push_record(self, report)
+        self.journal.parent.mkdir(parents=True, exist_ok=True)
+        client = client or self.client()
+        report = client.onboard(self.source, journal=self.journal, progress=progress)
+        counts = {k: int(v) for k, v in report.counts.sum().items()} if len(report.counts) else {}
+        failing = report.failures[["table", "externalId", "status", "error"]].to_dict("records")
+        record = {"at": pd.Timestamp.now(tz="UTC").isoformat(), "counts": counts}
+        _write_json(_record(self, "last-push"), record | {"failing": failing})
         return report
 
     def sync_tables(self, client: Client | None = None) -> SyncReport:
-        """Sync the firm's released time into its Delta folder, from ``sync_since`` the first time.
-
-        Later syncs start from the folder's watermark, so a repeated sync writes nothing new.
+        """Sync the firm's released time into its Delta folder: from ``sync_since`` the first
+        time, then from the folder's watermark (a repeated sync writes nothing new).
 
         Args:
             client: The firm's client (default: a new one).
@@ -340,9 +230,10 @@ class Firm:
             >>> firm.sync_tables().watermark is not None
             True
         """
-        client = client or self.client()
-        since = None if _watermark(self.sync) is not None else self.since()
-        return client.sync(self.sync, since=since)
+        first = _sync_state(self.sync).get("watermark") is None
+        return (client or self.client()).sync(
+            self.sync, since=_since(self.sync_since) if first else None
+        )
 
     def reconcile(self, export: Export | None = None) -> Reconciliation | None:
         """Reconcile the synced entries with the firm's billing extract.
@@ -360,43 +251,26 @@ class Firm:
         if self.billing is None:
             return None
         export = export if export is not None else read_sync(self.sync)
-        billing = read_table(self.billing)
-        return reconcile(export.entries, billing, **dict(self.reconcile_options))
+        return reconcile(export.entries, read_table(self.billing), **dict(self.reconcile_options))
 
 
-class Firms(Mapping[str, Firm]):
-    """The firms of one ``firms.toml``, by key, in the file's order.
-
-    Attributes:
-        path: The file read.
+class Firms(dict[str, Firm]):
+    """The firms of one ``firms.toml`` (``path``), by key, in the file's order.
 
     Example:
-        >>> firms = Firms(Path("firms.toml"), {})
-        >>> len(firms), list(firms)
-        (0, [])
+        >>> Firms(Path("firms.toml"), {})
+        Firms('firms.toml', [])
     """
 
     def __init__(self, path: Path, firms: Mapping[str, Firm]) -> None:
+        super().__init__(firms)
         self.path = path
-        self._firms = dict(firms)
 
-    def __getitem__(self, key: str) -> Firm:
-        try:
-            return self._firms[key]
-        except KeyError:
-            raise KeyError(f"no firm {key!r} in {self.path}") from None
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._firms)
-
-    def __len__(self) -> int:
-        return len(self._firms)
+    def __missing__(self, key: str) -> Firm:
+        raise KeyError(f"no firm {key!r} in {self.path}")
 
     def __repr__(self) -> str:
-        return f"Firms({str(self.path)!r}, {list(self._firms)})"
-
-
-# --------------------------------------------------------------------------- reading the file
+        return f"Firms({str(self.path)!r}, {list(self)})"
 
 
 def _where(firm: str, key: str | None = None) -> str:
@@ -404,8 +278,7 @@ def _where(firm: str, key: str | None = None) -> str:
 
 
 def _typed(firm: str, key: str, value: Any, types: tuple[type, ...]) -> Any:
-    ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
-    if not ok:
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
         wanted = " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in types)
         raise ConfigError(f"{_where(firm, key)}: must be {wanted}, not {value!r}")
     if isinstance(value, str) and not value.strip():
@@ -413,30 +286,19 @@ def _typed(firm: str, key: str, value: Any, types: tuple[type, ...]) -> Any:
     return value
 
 
-def _unknown(firm: str, key: str, known: Mapping[str, Any], what: str) -> ConfigError:
+def _unknown(firm: str, key: str, known: Mapping[str, Any]) -> ConfigError:
     close = difflib.get_close_matches(key, list(known), n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return ConfigError(
-        f"{_where(firm, key)}: unknown {what}{hint}; known: {', '.join(sorted(known))}"
-    )
-
-
-def _url(firm: str, key: str, value: str) -> str:
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(
-            f"{_where(firm, key)}: {value!r} is not an http(s) address such as https://host.example"
-        )
-    return value
+    return ConfigError(f"{_where(firm, key)}: unknown key{hint}; known: {', '.join(sorted(known))}")
 
 
 def _since(value: Any, now: pd.Timestamp | None = None) -> pd.Timestamp:
+    """``sync_since`` as a UTC timestamp: a duration back from ``now``, or the date given."""
     if isinstance(value, str) and _DURATION.fullmatch(value.strip()):
         back = pd.Timedelta(value)
         if back <= pd.Timedelta(0):
             raise ValueError(f"{value!r} is not a positive duration")
-        base = now if now is not None else pd.Timestamp.now(tz="UTC")
-        return (base - back).tz_convert("UTC")
+        return ((now if now is not None else pd.Timestamp.now(tz="UTC")) - back).tz_convert("UTC")
     stamp = pd.Timestamp(value)
     return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
 
@@ -451,9 +313,9 @@ def _firm(name: str, table: Any, folder: Path, env_file: Path | None) -> Firm:
         raise ConfigError(f"firm {name!r}: must be a table ([firms.{name}]), not {table!r}")
     for key in table:
         if key not in _KEYS:
-            raise _unknown(name, key, _KEYS, "key")
-    values = {key: _typed(name, key, table[key], _KEYS[key][0]) for key in table}
-    missing = [key for key, (_, required) in _KEYS.items() if required and key not in values]
+            raise _unknown(name, key, _KEYS)
+    values = {key: _typed(name, key, table[key], _KEYS[key]) for key in table}
+    missing = [key for key in _REQUIRED if key not in values]
     if missing:
         raise ConfigError(
             f"{_where(name, missing[0])}: is missing (required: {', '.join(missing)})"
@@ -466,18 +328,20 @@ def _firm(name: str, table: Any, folder: Path, env_file: Path | None) -> Firm:
             + (" (both are given)" if len(secrets) == 2 else "")
         )
     for key in ("auth_url", "time_url", "ingestion_url"):
-        if key in values:
-            _url(name, key, values[key])
+        parts = urlsplit(values.get(key, "https://x"))
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigError(
+                f"{_where(name, key)}: {values[key]!r} is not an http(s) address such as "
+                "https://host.example"
+            )
     since = values.get("sync_since", DEFAULT_SINCE)
     try:
-        _since(since)
+        stamp = _since(since)  # a duration is kept as given: it counts back from each sync
     except (ValueError, TypeError, OverflowError):
         raise ConfigError(
             f"{_where(name, 'sync_since')}: {since!r} is neither a date (2026-01-31, "
             "2026-01-31T08:00:00Z) nor a duration back from now (30D, 12h)"
         ) from None
-    if not isinstance(since, str):
-        since = _since(since)
     rate = values.get("max_rate")
     if rate is not None and not rate > 0:
         raise ConfigError(f"{_where(name, 'max_rate')}: must be a positive number, not {rate!r}")
@@ -487,14 +351,11 @@ def _firm(name: str, table: Any, folder: Path, env_file: Path | None) -> Firm:
     options = values.get("reconcile", {})
     for key, value in options.items():
         if key not in _RECONCILE_KEYS:
-            raise _unknown(
-                name, f"reconcile.{key}", {f"reconcile.{k}": 0 for k in _RECONCILE_KEYS}, "key"
-            )
+            raise _unknown(name, f"reconcile.{key}", {f"reconcile.{k}": 0 for k in _RECONCILE_KEYS})
         _typed(name, f"reconcile.{key}", value, _RECONCILE_KEYS[key])
-
-    def path(key: str) -> Path | None:
-        return folder / values[key] if key in values else None
-
+    paths = {
+        k: folder / values[k] for k in ("client_secret_file", "source", "billing") if k in values
+    }
     return Firm(
         key=name,
         customer_id=values["customer_id"],
@@ -504,16 +365,14 @@ def _firm(name: str, table: Any, folder: Path, env_file: Path | None) -> Firm:
         journal=folder / values["journal"],
         sync=folder / values["sync"],
         client_secret_env=values.get("client_secret_env"),
-        client_secret_file=path("client_secret_file"),
         ingestion_url=values.get("ingestion_url"),
         audience=values["audience"],
-        source=path("source"),
-        billing=path("billing"),
-        sync_since=since,
+        sync_since=since if isinstance(since, str) else stamp,
         max_rate=float(rate) if rate is not None else None,
         workers=workers,
         reconcile_options=dict(options),
         env_file=env_file,
+        **paths,
     )
 
 
@@ -531,28 +390,11 @@ def load(path: str | os.PathLike[str]) -> Firms:
         The firms, by key, in the file's order.
 
     Raises:
-        ConfigError: the file cannot be read or is not TOML, or a firm is wrong: the message
-            names the firm and the key.
+        ConfigError: the file is not TOML, or a firm is wrong (the message names the key).
 
     Example:
-        >>> import tempfile
-        >>> folder = Path(tempfile.mkdtemp())
-        >>> _ = (folder / "firms.toml").write_text('''
-        ... [firms.acme]
-        ... customer_id = "c-1"
-        ... client_id = "app"
-        ... client_secret_env = "ACME_SECRET"
-        ... auth_url = "https://auth.example"
-        ... time_url = "https://time.example"
-        ... audience = "https://time.example"
-        ... journal = "state/acme.jsonl"
-        ... sync = "lake/acme"
-        ... ''')
-        >>> firms = load(folder / "firms.toml")
-        >>> firms["acme"].sync == folder / "lake" / "acme"
-        True
-        >>> _ = (folder / "bad.toml").write_text('[firms.acme]\\ncustomer_id = 7\\n')
-        >>> load(folder / "bad.toml")
+        >>> _ = (tmp / "bad.toml").write_text('[firms.acme]\\ncustomer_id = 7\\n')
+        >>> load(tmp / "bad.toml")
         Traceback (most recent call last):
         toolkit.errors.ConfigError: firm 'acme', key 'customer_id': must be a string, not 7
     """
@@ -572,70 +414,23 @@ def load(path: str | os.PathLike[str]) -> Firms:
     if not isinstance(tables, dict) or not tables:
         raise ConfigError(f"{file}: no firm; give one [firms.KEY] table per firm")
     folder = file.resolve().parent
-    env = folder / ".env"
-    firms = {
-        name: _firm(name, table, folder, env if env.is_file() else None)
-        for name, table in tables.items()
-    }
+    env = folder / ".env" if (folder / ".env").is_file() else None
+    firms = {name: _firm(name, table, folder, env) for name, table in tables.items()}
     for key in ("journal", "sync"):
         seen: dict[Path, str] = {}
         for firm in firms.values():
-            where = getattr(firm, key).resolve()
-            if where in seen:
+            if (other := seen.setdefault(getattr(firm, key).resolve(), firm.key)) != firm.key:
                 raise ConfigError(
-                    f"{_where(firm.key, key)}: the same {key} as firm {seen[where]!r} "
+                    f"{_where(firm.key, key)}: the same {key} as firm {other!r} "
                     f"({getattr(firm, key)}); each firm needs its own (one writer per folder)"
                 )
-            seen[where] = firm.key
     return Firms(file, firms)
 
 
-# --------------------------------------------------------------------------- the steps
-
-
-def push_master_data(client: Client, firm: Firm, *, progress: bool = False) -> OnboardReport:
-    """Send the firm's master data: the one place that chooses how.
-
-    Today ``client.onboard(source, journal=...)``: validate everything, send what the journal
-    has not acknowledged with the same payload. A plan-then-push API replaces this body alone.
-
-    Args:
-        client: The firm's client.
-        firm: The firm (its ``source`` and ``journal``).
-        progress: Show progress bars.
-
-    Returns:
-        The onboarding report (sent, journaled, failed... per table).
-
-    Example:
-        >>> push_master_data(firm.client(), firm).ok
-        True
-    """
-    assert firm.source is not None
-    firm.journal.parent.mkdir(parents=True, exist_ok=True)
-    return client.onboard(firm.source, journal=firm.journal, progress=progress)
-
-
-def _write_push_record(firm: Firm, report: OnboardReport) -> None:
-    counts = {k: int(v) for k, v in report.counts.sum().items()} if len(report.counts) else {}
-    failing = report.failures
-    record = {
-        "at": pd.Timestamp.now(tz="UTC").isoformat(),
-        "counts": counts,
-        "failing": [
-            {"table": t, "externalId": k, "status": s, "error": e}
-            for t, k, s, e in zip(
-                failing["table"],
-                failing["externalId"],
-                failing["status"],
-                failing["error"],
-                strict=True,
-            )
-        ],
-    }
-    tmp = firm.push_record.with_name(firm.push_record.name + ".tmp")
-    tmp.write_text(json.dumps(record, indent=1, default=str), encoding="utf-8")
-    tmp.replace(firm.push_record)
+def _record(firm: Firm, name: str) -> Path:
+    """A file beside the journal: ``last-push`` (what the last push did) or ``runs`` (each
+    step's failures in a row and last error)."""
+    return firm.journal.with_name(f"{firm.journal.stem}.{name}.json")
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -646,144 +441,97 @@ def _read_json(path: Path) -> dict[str, Any]:
     return record if isinstance(record, dict) else {}
 
 
+def _write_json(path: Path, record: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(record, indent=1, default=str), encoding="utf-8")
+    tmp.replace(path)
+
+
 def _write_run(firm: Firm, step: str, error: str | None) -> None:
     """Count a failure of ``step`` in a row (``error``), or none again (``None``)."""
-    record = _read_json(firm.run_record)
+    record = _read_json(_record(firm, "runs"))
     now = pd.Timestamp.now(tz="UTC").isoformat()
     found = record.get(step)
     entry: dict[str, Any] = found if isinstance(found, dict) else {}
     if error is None:
-        entry.update({"failed_runs": 0, "last_ok_at": now})
+        entry |= {"failed_runs": 0, "last_ok_at": now}
     else:
-        entry.update(
-            {
-                "failed_runs": int(entry.get("failed_runs", 0)) + 1,
-                "last_error": error,
-                "last_error_at": now,
-            }
-        )
-    record[step] = entry
-    firm.run_record.parent.mkdir(parents=True, exist_ok=True)
-    tmp = firm.run_record.with_name(firm.run_record.name + ".tmp")
-    tmp.write_text(json.dumps(record, indent=1), encoding="utf-8")
-    tmp.replace(firm.run_record)
+        entry |= {"failed_runs": int(entry.get("failed_runs", 0)) + 1, "last_error": error}
+        entry["last_error_at"] = now
+    _write_json(_record(firm, "runs"), {**record, step: entry})
 
 
-def _run_state(firm: Firm) -> dict[str, Any]:
-    """``failed_runs`` (the most failures in a row of a step still failing: the runs that
-    failed), the latest ``last_error`` (of a step still failing, named) and its time."""
-    record = _read_json(firm.run_record)
-    failing = [
-        (str(e.get("last_error_at")), step, e)
-        for step, e in record.items()
-        if isinstance(e, dict) and int(e.get("failed_runs", 0)) > 0
-    ]
-    if not failing:
-        return {"failed_runs": 0 if record else pd.NA, "last_error": None, "last_error_at": None}
-    at, step, entry = max(failing)
-    return {
-        "failed_runs": max(int(e.get("failed_runs", 0)) for _, _, e in failing),
-        "last_error": f"{step}: {entry.get('last_error')}",
-        "last_error_at": pd.Timestamp(at),
-    }
-
-
-def _watermark(folder: Path) -> pd.Timestamp | None:
+def _sync_state(folder: Path) -> dict[str, Any]:
     try:
-        mark: pd.Timestamp | None = sync_status(folder)["watermark"]
-        return mark
+        return sync_status(folder)
     except ConfigError:
-        return None
+        return {}
 
-
-# --------------------------------------------------------------------------- status
 
 #: the columns of :func:`status`
-STATUS_COLUMNS = [
-    "firm",
-    "customer_id",
-    "state",
-    "last_push",
-    "sent",
-    "unchanged",
-    "failing",
-    "failed_runs",
-    "last_error",
-    "last_error_at",
-    "watermark",
-    "watermark_age",
-    "delta_version",
-    "entries",
-]
+STATUS_COLUMNS = (
+    "firm customer_id state last_push sent unchanged failing failed_runs last_error "
+    "last_error_at watermark watermark_age delta_version entries"
+).split()
 
 
-def _push_state(firm: Firm) -> dict[str, Any]:
-    try:
-        record = json.loads(firm.push_record.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {"last_push": None, "sent": pd.NA, "unchanged": pd.NA, "failing": pd.NA}
-    counts = record.get("counts", {})
+def _row(firm: Firm, now: pd.Timestamp) -> dict[str, Any]:
+    push = _read_json(_record(firm, "last-push"))
+    counts = push.get("counts", {})
+    runs = _read_json(_record(firm, "runs"))
+    failing = sorted(
+        (str(e.get("last_error_at")), step, e)
+        for step, e in runs.items()
+        if isinstance(e, dict) and int(e.get("failed_runs", 0)) > 0
+    )
+    failed_runs = max((int(e["failed_runs"]) for *_, e in failing), default=0 if runs else pd.NA)
+    rows_failing = len(push.get("failing", [])) if push else pd.NA
+    state = _sync_state(firm.sync)
+    mark = state.get("watermark")
+    ran = "ok" if push or runs else "never run"
     return {
-        "last_push": pd.Timestamp(record.get("at")),
-        "sent": counts.get("sent", 0),
-        "unchanged": counts.get("journaled", 0),
-        "failing": len(record.get("failing", [])),
+        "firm": firm.key,
+        "customer_id": firm.customer_id,
+        "state": "failing" if failing or (push and rows_failing) else ran,
+        "last_push": push.get("at") if push else None,
+        "sent": counts.get("sent", 0) if push else pd.NA,
+        "unchanged": counts.get("journaled", 0) if push else pd.NA,
+        "failing": rows_failing,
+        "failed_runs": failed_runs,
+        "last_error": f"{failing[-1][1]}: {failing[-1][2].get('last_error')}" if failing else None,
+        "last_error_at": failing[-1][0] if failing else None,
+        "watermark": mark,
+        "watermark_age": (now - mark).floor("s") if mark is not None else None,
+        "delta_version": state.get("entries_version", pd.NA),
+        "entries": state.get("entries", pd.NA),
     }
 
 
 def status(firms: Mapping[str, Firm], *, now: pd.Timestamp | None = None) -> pd.DataFrame:
-    """One row per firm: its last push, its Delta folder's watermark and version.
+    """One row per firm: its last push, its runs' failures, its Delta folder's watermark.
 
-    Reads only local files (the push records and the Delta folders): no secret, no request.
+    Reads only local files (the records beside the journals and the Delta folders): no
+    secret, no request.
 
     Args:
         firms: The firms (:func:`load`).
         now: The present, for ``watermark_age`` (default: now).
 
     Returns:
-        Columns ``firm``, ``customer_id``, ``state`` (``failing``: a step's last run failed
-        or rows are still failing; ``ok``; ``never run``), ``last_push`` (UTC), ``sent``,
-        ``unchanged`` (journaled) and ``failing`` (rows still failing) of the last push,
-        ``failed_runs`` (the runs in a row that failed: the most failures in a row of a step
-        still failing, as :meth:`Firm.recorded` keeps them), ``last_error`` (``step: error``) and
-        ``last_error_at`` (UTC), ``watermark`` (UTC), ``watermark_age``, ``delta_version``
-        and ``entries`` of the entries table; a firm never pushed or synced has them
-        missing.
+        :data:`STATUS_COLUMNS`: ``state`` (``failing``, ``ok``, ``never run``), the last push's
+        counts, the failures in a row and last error, the entries table's watermark and size.
 
     Example:
-        >>> f = Firm("a", "c", "i", "http://x", "http://x", Path("/nonexistent/j"),
-        ...          Path("/nonexistent/s"))
-        >>> row = status({"a": f}).iloc[0]
-        >>> row["firm"], bool(row[["sent", "watermark", "delta_version"]].isna().all())
-        ('a', True)
+        >>> status({firm.key: firm}).columns.tolist() == STATUS_COLUMNS
+        True
     """
     now = now if now is not None else pd.Timestamp.now(tz="UTC")
-    rows = []
-    for firm in firms.values():
-        row: dict[str, Any] = {"firm": firm.key, "customer_id": firm.customer_id}
-        row.update(_push_state(firm))
-        row.update(_run_state(firm))
-        failing = (row["failed_runs"] is not pd.NA and row["failed_runs"] > 0) or (
-            row["failing"] is not pd.NA and row["failing"] > 0
-        )
-        ran = row["last_push"] is not None or row["failed_runs"] is not pd.NA
-        row["state"] = "failing" if failing else "ok" if ran else "never run"
-        try:
-            state = sync_status(firm.sync)
-        except ConfigError:
-            state = {}
-        mark = state.get("watermark")
-        row["watermark"] = mark
-        row["watermark_age"] = (now - mark).floor("s") if mark is not None else None
-        row["delta_version"] = state.get("entries_version", pd.NA)
-        row["entries"] = state.get("entries", pd.NA)
-        rows.append(row)
-    frame = pd.DataFrame(rows, columns=STATUS_COLUMNS)
+    frame = pd.DataFrame([_row(f, now) for f in firms.values()], columns=STATUS_COLUMNS)
     for col in ("sent", "unchanged", "failing", "failed_runs", "delta_version", "entries"):
         frame[col] = frame[col].astype("Int64")
     frame["last_error"] = frame["last_error"].astype("str")
-    frame["last_error_at"] = pd.to_datetime(frame["last_error_at"], utc=True)
-    frame["last_push"] = pd.to_datetime(frame["last_push"], utc=True)
-    frame["watermark"] = pd.to_datetime(frame["watermark"], utc=True)
+    for col in ("last_push", "last_error_at", "watermark"):
+        frame[col] = pd.to_datetime(frame[col], utc=True)
     frame["watermark_age"] = pd.to_timedelta(frame["watermark_age"].astype(object))
     return frame
