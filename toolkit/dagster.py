@@ -127,7 +127,7 @@ def assets(
     def client(firm: Firm) -> Client:
         """The firm's client, its credentials tried first: a refusal fails before any work."""
         made = _client(firm.key)
-        made.auth.secret_token(retry=False)
+        made.connection.auth.secret_token(retry=False)
         return made
 
     @dg.asset(description="The firm's master data pushed with its journal.", **common)
