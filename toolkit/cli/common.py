@@ -1,5 +1,6 @@
 """What the commands share: the client, printed frames, ``--out`` files, the summary of an
-interrupted run and the one-line explanation of an error."""
+interrupted run and the one-line explanation of an error.
+"""
 
 from __future__ import annotations
 
@@ -42,11 +43,10 @@ ACKNOWLEDGED_BY_DEFAULT = ["matched"]
 
 
 def env_file_of(args: argparse.Namespace) -> str:
-    """The ``.env`` file to read: ``--env-file`` if given (that file only, absolute), else
-    ``.env``, searched from the current folder upwards by :meth:`toolkit.Client.from_env`.
+    """The ``.env`` to read: ``--env-file`` (absolute), else ``.env`` found from here upwards.
 
     Args:
-        args: the parsed arguments (``env_file``: ``None`` when not given).
+        args: the parsed arguments.
 
     Returns:
         The name or path of the file.
@@ -60,11 +60,10 @@ def env_file_of(args: argparse.Namespace) -> str:
 
 
 def client_from(args: argparse.Namespace) -> Client:
-    """A client from the settings, with a token fetched first: bad credentials fail fast.
+    """A client from the settings, its token fetched first: bad credentials fail fast.
 
     Args:
-        args: the parsed arguments (``env_file``, and ``workers`` where the command has it);
-            ``args.settings`` is set, for :func:`explain`.
+        args: the parsed arguments; ``args.settings`` is set, for :func:`explain`.
 
     Returns:
         The client.
@@ -83,11 +82,10 @@ def client_from(args: argparse.Namespace) -> Client:
 
 
 def check_journal(args: argparse.Namespace) -> None:
-    """Open and close the journal before any request: a folder, an unwritable path or a
-    journal another run holds is an error before anything is sent.
+    """Open and close ``--journal`` before any request: an unusable or held journal fails first.
 
     Args:
-        args: the parsed arguments (``journal`` and ``dry_run`` where the command has them).
+        args: the parsed arguments.
 
     Example:
         >>> check_journal(argparse.Namespace(journal=None))  # no journal: nothing to check
@@ -161,8 +159,8 @@ def write_out(frame: pd.DataFrame, out: Path | None, what: str) -> None:
 
     Args:
         frame: the rows.
-        out: the file (from :func:`out_path`), or ``None``.
-        what: what the rows are, for the message (``"results"``).
+        out: the file, or ``None``.
+        what: what the rows are (``"results"``).
 
     Example:
         >>> write_out(pd.DataFrame({"row": [0]}), None, "results")  # no --out: nothing
@@ -194,14 +192,13 @@ def with_row(frame: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
 
 
 def interrupted(exc: Interrupted, args: argparse.Namespace, key: str = "externalId") -> int:
-    """Print what an interrupted run did and the command that resumes it; exit status 130.
+    """Print what an interrupted run did and the command that resumes it.
 
-    The rows not sent (or whose outcome is unknown) go to ``<journal, --out or
-    command>.unsent.csv``, never to the terminal (a 200,000-row run would print them all).
+    The rows not sent (or unknown) go to ``<journal, --out or command>.unsent.csv``.
 
     Args:
         exc: the interrupt, with the partial result frame if there is one.
-        args: the parsed arguments (``argv``, and ``journal`` where the command has it).
+        args: the parsed arguments.
         key: the key column shown for the rows not sent.
 
     Returns:
@@ -253,14 +250,12 @@ def _setting_of(url: str, settings: Settings | None) -> str:
 def explain(exc: ToolkitError, args: argparse.Namespace | None) -> str:
     """One line saying what went wrong and which setting to check.
 
-    A refused token names the credentials only when the identity service says so
-    (``invalid_client``, ``unauthorized_client``, a bare 400/401); a 429 or 5xx of the token
-    request says the service is busy or failing.
+    A refused token names the credentials only when the identity service says so; a 429 or 5xx of
+    the token request says the service is busy or failing.
 
     Args:
         exc: the error that ended the command.
-        args: the parsed arguments (``env_file``, and ``settings`` once a client was built),
-            or ``None``.
+        args: the parsed arguments, or ``None``.
 
     Returns:
         The line, without the ``error:`` prefix.
