@@ -57,9 +57,6 @@ def _command_index(argv: list[str]) -> int | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line.
 
-    Args:
-        argv: arguments (default: ``sys.argv[1:]``).
-
     Returns:
         The exit status (:data:`EXIT_CODES`): 0 all done, 1 some rows invalid or failed, 2 a
         usage or input error, 130 interrupted. Bad input never ends in a traceback.

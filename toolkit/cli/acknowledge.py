@@ -27,9 +27,7 @@ __all__ = ["run"]
 def _acknowledgements(
     source: pd.DataFrame, name: str, include: list[str] | None = None
 ) -> pd.DataFrame:
-    """The file's acknowledgements: as given, or those of a reconciliation's rows
-    (``toolkit reconcile --out``) whose status ``include`` names (default matched only); a
-    file that is neither is an input error (exit 2)."""
+    """The file's acknowledgements, or those of a reconciliation's rows ``include`` names."""
     if is_reconciliation(source):
         frame = acknowledgements_from_rows(source, include=include or ACKNOWLEDGED_BY_DEFAULT)
         failed = int((frame["outcome"] == "failed").sum())
@@ -67,9 +65,6 @@ def _acknowledgements(
 
 def run(args: argparse.Namespace) -> int:
     """Acknowledge the file's rows; print the counts and the rows that failed.
-
-    Args:
-        args: the parsed arguments.
 
     Returns:
         0 every row acknowledged, 1 some invalid or failed, 130 interrupted.

@@ -1,9 +1,4 @@
-"""Running a parsed command: its warnings as one line each, its errors as one line (never a
-traceback), and what an interrupted run did.
-
-Each command's module beside this one holds its ``run(args)``; :mod:`toolkit.cli.common` what
-they share. They call :class:`toolkit.Client` and the folders' package-level names only.
-"""
+"""Running a parsed command: warnings and errors one line each, and what an interrupt left."""
 
 from __future__ import annotations
 
@@ -33,12 +28,7 @@ def _show_warning(
 
 
 def run(command: ModuleType, args: argparse.Namespace) -> int:
-    """Run ``command.run(args)``: an error is one line on stderr (exit 2), an interrupt says
-    what was done and what resumes it (exit 130).
-
-    Args:
-        command: the command's module (``toolkit.cli.validate``...).
-        args: the parsed arguments (``argv``: the command line, for the resuming command).
+    """Run ``command.run(args)``: an error is one line (2), an interrupt says what resumes (130).
 
     Returns:
         The exit status.
@@ -74,7 +64,7 @@ def run(command: ModuleType, args: argparse.Namespace) -> int:
 
 
 def _what_was_written(args: argparse.Namespace) -> str:
-    """What a command stopped by Ctrl+C (with no partial result frame) left behind."""
+    """What a command stopped by Ctrl+C (with no partial result) left behind."""
     command, out = args.command, getattr(args, "out", None)
     if command == "sync":
         try:

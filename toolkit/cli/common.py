@@ -45,12 +45,6 @@ ACKNOWLEDGED_BY_DEFAULT = ["matched"]
 def env_file_of(args: argparse.Namespace) -> str:
     """The ``.env`` to read: ``--env-file`` (absolute), else ``.env`` found from here upwards.
 
-    Args:
-        args: the parsed arguments.
-
-    Returns:
-        The name or path of the file.
-
     Example:
         >>> env_file_of(argparse.Namespace(env_file=None))
         '.env'
@@ -61,12 +55,6 @@ def env_file_of(args: argparse.Namespace) -> str:
 
 def client_from(args: argparse.Namespace) -> Client:
     """A client from the settings, its token fetched first: bad credentials fail fast.
-
-    Args:
-        args: the parsed arguments; ``args.settings`` is set, for :func:`explain`.
-
-    Returns:
-        The client.
 
     Example:
         >>> with client_from(argparse.Namespace(env_file=env_file)) as c:
@@ -84,9 +72,6 @@ def client_from(args: argparse.Namespace) -> Client:
 def check_journal(args: argparse.Namespace) -> None:
     """Open and close ``--journal`` before any request: an unusable or held journal fails first.
 
-    Args:
-        args: the parsed arguments.
-
     Example:
         >>> check_journal(argparse.Namespace(journal=None))  # no journal: nothing to check
     """
@@ -96,13 +81,6 @@ def check_journal(args: argparse.Namespace) -> None:
 
 def cut(value: object, width: int = 80) -> object:
     """A text longer than ``width`` cut to it, ending in ``...``; any other value as it is.
-
-    Args:
-        value: the value.
-        width: the longest text kept whole.
-
-    Returns:
-        The value, cut.
 
     Example:
         >>> cut("x" * 100, width=10)
@@ -114,10 +92,6 @@ def cut(value: object, width: int = 80) -> object:
 
 def print_frame(df: pd.DataFrame, max_rows: int = 30) -> None:
     """Print the first rows of a frame, long texts cut, and how many more there are.
-
-    Args:
-        df: the frame.
-        max_rows: rows printed at most.
 
     Example:
         >>> print_frame(pd.DataFrame({"row": [0, 1], "error": ["bad", "worse"]}), max_rows=1)
@@ -139,13 +113,6 @@ def print_frame(df: pd.DataFrame, max_rows: int = 30) -> None:
 def out_path(args: argparse.Namespace, name: str = "out") -> Path | None:
     """The ``--out`` file (or the option ``name``), checked before any work is done.
 
-    Args:
-        args: the parsed arguments.
-        name: the option's attribute.
-
-    Returns:
-        The path, or ``None`` when the option is not given.
-
     Example:
         >>> out_path(argparse.Namespace(out=None)) is None
         True
@@ -157,11 +124,6 @@ def out_path(args: argparse.Namespace, name: str = "out") -> Path | None:
 def write_out(frame: pd.DataFrame, out: Path | None, what: str) -> None:
     """Write a frame to the ``--out`` file, if there is one, and say so.
 
-    Args:
-        frame: the rows.
-        out: the file, or ``None``.
-        what: what the rows are (``"results"``).
-
     Example:
         >>> write_out(pd.DataFrame({"row": [0]}), None, "results")  # no --out: nothing
     """
@@ -172,13 +134,6 @@ def write_out(frame: pd.DataFrame, out: Path | None, what: str) -> None:
 
 def with_row(frame: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
     """A result frame aligned to a file's rows, with ``row`` (0-based) and ``line`` first.
-
-    Args:
-        frame: one row per row of ``source``.
-        source: the frame read from the file.
-
-    Returns:
-        The frame with ``row`` and ``line`` first.
 
     Example:
         >>> src = pd.DataFrame({"a": ["x"]})
@@ -192,17 +147,9 @@ def with_row(frame: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
 
 
 def interrupted(exc: Interrupted, args: argparse.Namespace, key: str = "externalId") -> int:
-    """Print what an interrupted run did and the command that resumes it.
+    """Print what an interrupted run did and the command that resumes it; return 130.
 
     The rows not sent (or unknown) go to ``<journal, --out or command>.unsent.csv``.
-
-    Args:
-        exc: the interrupt, with the partial result frame if there is one.
-        args: the parsed arguments.
-        key: the key column shown for the rows not sent.
-
-    Returns:
-        130.
 
     Example:
         >>> interrupted(Interrupted("stopped"), argparse.Namespace(argv=["onboard", "firm"]))
@@ -248,17 +195,10 @@ def _setting_of(url: str, settings: Settings | None) -> str:
 
 
 def explain(exc: ToolkitError, args: argparse.Namespace | None) -> str:
-    """One line saying what went wrong and which setting to check.
+    """One line (without ``error:``) saying what went wrong and which setting to check.
 
     A refused token names the credentials only when the identity service says so; a 429 or 5xx of
     the token request says the service is busy or failing.
-
-    Args:
-        exc: the error that ended the command.
-        args: the parsed arguments, or ``None``.
-
-    Returns:
-        The line, without the ``error:`` prefix.
 
     Example:
         >>> explain(toolkit.ConfigError("firm/: no such folder"), None)

@@ -1,5 +1,4 @@
-"""``toolkit export`` (released entries of a time range) and ``toolkit pending`` (the
-release-pending entries): written to a folder or workbook."""
+"""``toolkit export`` (released entries of a range) and ``toolkit pending``, to files."""
 
 from __future__ import annotations
 
@@ -17,16 +16,10 @@ FILE_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".csv", ".tsv", ".txt", ".parquet", "
 
 
 def out_format(out: str, given: str | None) -> str:
-    """The format of ``--out``: ``--format`` if given, else from the suffix; a folder is never
-    named like a file (an export is two tables: CSV goes to a folder).
-
-    Args:
-        out: the ``--out`` path.
-        given: ``--format``, or ``None``.
+    """The format of ``--out``: ``--format`` if given, else from the suffix (folders have none).
 
     Returns:
         ``"xlsx"`` for a ``.xlsx`` file, else ``"parquet"`` or ``"csv"`` (folders).
-
 
     Example:
         >>> out_format("march.xlsx", None), out_format("out/march", None)
@@ -54,9 +47,6 @@ def out_format(out: str, given: str | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Export the released entries of a range, or the release-pending ones (``pending``).
-
-    Args:
-        args: the parsed arguments (``args.command`` is ``export`` or ``pending``).
 
     Returns:
         0 (errors end the command with status 2).

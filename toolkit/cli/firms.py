@@ -1,9 +1,4 @@
-"""``toolkit firms status FIRMS.toml [--out F]``: one row per firm of a firms file.
-
-Each row: the last push and its counts, the rows still failing, the Delta folder's watermark
-and its age, its version and its entries. Only local files are read (the push records beside
-the journals and the Delta folders): no secret is needed and no request is sent.
-"""
+"""``toolkit firms status FIRMS.toml [--out F]``: one row per firm, from local files only."""
 
 from __future__ import annotations
 
@@ -32,12 +27,8 @@ def _shown(frame: pd.DataFrame) -> pd.DataFrame:
 def run(args: argparse.Namespace) -> int:
     """Print the firms' status, and write it to ``--out``.
 
-    Args:
-        args: ``firms_file`` and ``out``.
-
     Returns:
-        0; 1 when a firm is failing (a step's last run failed, or rows are still failing).
-
+        0; 1 when a firm is failing.
 
     Example:
         >>> import contextlib, io

@@ -27,8 +27,7 @@ __all__ = ["run"]
 
 
 def _offline_client(args: argparse.Namespace) -> Client:
-    """A client that sends nothing: the settings' customer and addresses (they name the
-    journal's records) without the secret or the audience; placeholders without settings."""
+    """A client that sends nothing: the settings' customer and addresses, else placeholders."""
     env = dict(os.environ)
     for unused in (ENV_KEYS["client_secret"], ENV_KEYS["audience"]):  # no token is asked for
         env[unused] = env.get(unused) or "<unused>"
@@ -96,15 +95,10 @@ def _print_warnings(warnings: pd.DataFrame, results: pd.DataFrame, shown: int = 
 
 
 def run(args: argparse.Namespace) -> int:
-    """Onboard the folder (with ``--dry-run``, show the plan; with ``--failures``, what is
-    still failing).
-
-    Args:
-        args: the parsed arguments.
+    """Onboard the folder (``--dry-run``: show the plan; ``--failures``: what still fails).
 
     Returns:
-        0 when every row was sent (or would be), 1 when some are invalid or failed, 130 when
-        interrupted.
+        0 every row sent (or would be), 1 some invalid or failed, 130 interrupted.
 
     Example:
         >>> import contextlib, io

@@ -1,5 +1,4 @@
-"""``toolkit reconcile EXPORT BILLING``: compare exported or synced entries with a billing
-extract, entry by entry."""
+"""``toolkit reconcile EXPORT BILLING``: compare entries with a billing extract, entry by entry."""
 
 from __future__ import annotations
 
@@ -50,9 +49,6 @@ def _read_exported(path: str) -> pd.DataFrame:
 
 def run(args: argparse.Namespace) -> int:
     """Reconcile; print the summary and the entries that differ (whole details).
-
-    Args:
-        args: the parsed arguments.
 
     Returns:
         0 every entry matched, 1 some differ.
@@ -116,8 +112,7 @@ def _header(rec: Reconciliation, args: argparse.Namespace) -> str:
 
 
 def _released_in(exported: pd.DataFrame, args: argparse.Namespace) -> tuple[pd.DataFrame, str]:
-    """The exported entries the service released in ``(--after, --on-or-before]``, by asking
-    it for that window's export (``updatedAt`` is no release time: acknowledging moves it)."""
+    """The exported entries the service released in the window, by asking for its export."""
     low, high, words = release_window(args.after, args.on_or_before, FLAGS)
     if high is None:
         high = pd.Timestamp.now(tz="UTC")
