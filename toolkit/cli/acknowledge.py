@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 import pandas as pd
 
@@ -12,6 +11,7 @@ from toolkit.cli.common import (
     check_journal,
     client_from,
     interrupted,
+    invalid,
     out_path,
     print_frame,
     with_row,
@@ -88,11 +88,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         res = client.acknowledge(frame, journal=args.journal, progress=not args.quiet)
     except ValidationError as exc:
-        print(f"validation failed, nothing sent: {exc}", file=sys.stderr)
-        failures = with_lines(exc.failure_cases, source)
-        print_frame(failures, 200)
-        write_out(failures, out, "failures")
-        return 1
+        return invalid(str(exc), exc.failure_cases, source, out)
     except Interrupted as exc:
         return interrupted(exc, args, key="entryId")
     if frame is source:

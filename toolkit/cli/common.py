@@ -26,6 +26,7 @@ __all__ = [
     "env_file_of",
     "explain",
     "interrupted",
+    "invalid",
     "out_path",
     "print_frame",
     "with_row",
@@ -130,6 +131,27 @@ def write_out(frame: pd.DataFrame, out: Path | None, what: str) -> None:
     if out is not None:
         write_table(frame, out)
         print(f"wrote {len(frame)} {what} to {out}")
+
+
+def invalid(
+    message: str,
+    failures: pd.DataFrame,
+    source: pd.DataFrame | dict[str, pd.DataFrame],
+    out: Path | None,
+) -> int:
+    """Print (and write to ``out``) the validation failures, nothing sent; return 1.
+
+    Example:
+        >>> invalid("bad", pd.DataFrame({"row": [0]}), {}, None)  # doctest: +NORMALIZE_WHITESPACE
+        row line
+        0
+        1
+    """
+    print(f"validation failed, nothing sent: {message}", file=sys.stderr)
+    failures = with_lines(failures, source)
+    print_frame(failures, 200)
+    write_out(failures, out, "failures")
+    return 1
 
 
 def with_row(frame: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:

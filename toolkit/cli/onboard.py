@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 import pandas as pd
 
@@ -15,13 +14,14 @@ from toolkit.cli.common import (
     client_from,
     env_file_of,
     interrupted,
+    invalid,
     out_path,
     print_frame,
     write_out,
 )
 from toolkit.client import ENDPOINTS, ENV_KEYS
 from toolkit.errors import ConfigError, Interrupted, ValidationError
-from toolkit.ingress import IMPORTS, Plan, load_folder, validate, with_lines
+from toolkit.ingress import IMPORTS, load_folder, validate, with_lines
 
 __all__ = ["run"]
 
@@ -41,14 +41,6 @@ def _offline_client(args: argparse.Namespace) -> Client:
     return Client.from_connection(Connection(settings))
 
 
-def _plan_table(plan: Plan) -> pd.DataFrame:
-    """The plan's counts per table and action, and where each table's requests go."""
-    counts = plan.counts.reset_index()
-    counts = counts.loc[:, (counts != 0).any(axis=0) | counts.columns.isin(["requests"])]
-    counts["would send"] = [" ".join(ENDPOINTS[IMPORTS[str(t)][0]][::2]) for t in counts["table"]]
-    return counts
-
-
 def _failures(args: argparse.Namespace) -> int:
     """``--failures``: the journal's records still failing."""
     if not args.journal:
@@ -62,17 +54,6 @@ def _failures(args: argparse.Namespace) -> int:
         print_frame(failing, 200)
     write_out(failing, out, "failing records")
     return 0 if failing.empty else 1
-
-
-def _invalid(
-    message: str, failures: pd.DataFrame, frames: dict[str, pd.DataFrame], out: Path | None
-) -> int:
-    """Print (and write) the validation failures; exit status 1."""
-    print(f"validation failed, nothing sent: {message}", file=sys.stderr)
-    failures = with_lines(failures, frames)
-    print_frame(failures, 200)
-    write_out(failures, out, "failures")
-    return 1
 
 
 def _print_warnings(warnings: pd.DataFrame, results: pd.DataFrame, shown: int = 10) -> None:
@@ -129,10 +110,10 @@ def run(args: argparse.Namespace) -> int:
         if not checked.ok and args.on_invalid == "raise":
             failures = checked.failures
             message = f"{len(failures)} validation failure(s); nothing was sent"
-            return _invalid(message, failures, frames, out)
+            return invalid(message, failures, frames, out)
         if args.strict and len(checked.warnings):
             message = f"{len(checked.warnings)} warning(s) and --strict; nothing was sent"
-            return _invalid(message, checked.warnings, frames, out)
+            return invalid(message, checked.warnings, frames, out)
     client = _offline_client(args) if args.dry_run else client_from(args)
     try:
         report = client.onboard(
@@ -148,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
             code_range_post=args.code_range_post,
         )
     except ValidationError as exc:
-        return _invalid(str(exc), exc.failure_cases, frames, out)
+        return invalid(str(exc), exc.failure_cases, frames, out)
     except Interrupted as exc:
         partial = getattr(exc, "report", None)
         if partial is not None:
@@ -160,7 +141,12 @@ def run(args: argparse.Namespace) -> int:
         valid = report.validation is None or report.validation.ok
         print(f"dry run: nothing sent; validation {'ok' if valid else 'NOT ok'}")
         print(f"plan: {plan.requests} request(s)")
-        print_frame(_plan_table(plan), 50)
+        counts = plan.counts.reset_index()  # per table and action, and where requests go
+        counts = counts.loc[:, (counts != 0).any(axis=0) | counts.columns.isin(["requests"])]
+        counts["would send"] = [
+            " ".join(ENDPOINTS[IMPORTS[str(t)][0]][::2]) for t in counts["table"]
+        ]
+        print_frame(counts, 50)
         changes = plan.rows[~plan.rows["action"].isin(["unchanged", "send"])]
         if len(changes):
             print_frame(changes.drop(columns=["lastAccepted"]), 200)
