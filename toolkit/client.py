@@ -191,12 +191,6 @@ class Client:
     def from_connection(cls, connection: Connection) -> Client:
         """Wrap an existing connection in the facade (no new session or token).
 
-        Args:
-            connection: the connection to use.
-
-        Returns:
-            A client over that connection.
-
         Example:
             >>> conn = Connection(Settings("c", "i", "s", "http://a", "http://t", audience="a"))
             >>> Client.from_connection(conn).connection is conn
@@ -219,8 +213,8 @@ class Client:
     ) -> Client:
         """Build a client from ``TOOLKIT_*`` variables and a ``.env`` file.
 
-        The file is found as python-dotenv's ``find_dotenv(usecwd=True)`` finds it (this folder, else
-        the nearest parent); ``client.settings.source`` names it. The environment wins.
+        The file is found from this folder up (python-dotenv's ``find_dotenv(usecwd=True)``);
+        ``client.settings.source`` names it. The environment wins.
 
         Args:
             env_file: name or path of the ``.env`` file, or ``None`` to read none.

@@ -253,28 +253,25 @@ def _star(run: _Run) -> str:
     assert run.export is not None
     entries = run.export.entries
     names = {uid: tk for tk, uid in run.users.items()}
+    keys = ["timekeeperExternalId", "initiativeExternalId"]
     worked = (
-        entries.assign(timekeeperExternalId=entries["userId"].map(names))
-        .groupby(["timekeeperExternalId", "initiative.externalId"])["incrementDurationInSeconds"]
-        .sum()
-        .reset_index()
-        .sort_values(
-            ["timekeeperExternalId", "incrementDurationInSeconds", "initiative.externalId"],
-            ascending=[True, False, True],
+        entries.assign(
+            timekeeperExternalId=entries["userId"].map(names),
+            initiativeExternalId=entries["initiative.externalId"],
         )
+        .groupby(keys, as_index=False)["incrementDurationInSeconds"]
+        .sum()
     )
-    top = worked.groupby("timekeeperExternalId").head(3)
-    plan = top.rename(columns={"initiative.externalId": "initiativeExternalId"})[
-        ["timekeeperExternalId", "initiativeExternalId"]
-    ]
-    first = next(iter(run.users))
-    odd = pd.DataFrame(
-        {
-            "timekeeperExternalId": [first, first],
-            "initiativeExternalId": ["M-1001-004", "M-9999-999"],  # inactive, unknown
-        }
+    # the three matters each timekeeper works on most, then an inactive and an unknown one
+    top = (
+        worked.sort_values(
+            [keys[0], "incrementDurationInSeconds", keys[1]], ascending=[True, False, True]
+        )
+        .groupby(keys[0])
+        .head(3)
     )
-    plan = pd.concat([plan, odd], ignore_index=True)
+    odd = pd.DataFrame({keys[0]: next(iter(run.users)), keys[1]: ["M-1001-004", "M-9999-999"]})
+    plan = pd.concat([top[keys], odd], ignore_index=True)
     result = run.client.star(plan, workers=run.workers, progress=False)
     expected_bad = result["initiativeExternalId"].isin(odd["initiativeExternalId"])
     if not result.loc[~expected_bad, "ok"].all():

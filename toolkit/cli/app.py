@@ -6,7 +6,6 @@ import argparse
 import sys
 import warnings
 from types import ModuleType
-from typing import TextIO
 
 from toolkit.cli import EXIT_CODES, main
 from toolkit.cli.common import explain, interrupted
@@ -14,17 +13,6 @@ from toolkit.egress import sync_status
 from toolkit.errors import InputWarning, Interrupted, ToolkitError
 
 __all__ = ["EXIT_CODES", "main", "run"]
-
-
-def _show_warning(
-    message: Warning | str,
-    category: type[Warning],
-    filename: str,
-    lineno: int,
-    file: TextIO | None = None,
-    line: str | None = None,
-) -> None:
-    print(f"warning: {message}", file=sys.stderr)
 
 
 def run(command: ModuleType, args: argparse.Namespace) -> int:
@@ -41,7 +29,7 @@ def run(command: ModuleType, args: argparse.Namespace) -> int:
     """
     with warnings.catch_warnings():
         warnings.simplefilter("always", InputWarning)
-        warnings.showwarning = _show_warning
+        warnings.showwarning = lambda message, *_: print(f"warning: {message}", file=sys.stderr)
         try:
             code: int = command.run(args)
             return code
