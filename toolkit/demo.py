@@ -259,8 +259,9 @@ def _star(run: _Run) -> str:
             timekeeperExternalId=entries["userId"].map(names),
             initiativeExternalId=entries["initiative.externalId"],
         )
-        .groupby(keys, as_index=False)["incrementDurationInSeconds"]
+        .groupby(keys)["incrementDurationInSeconds"]
         .sum()
+        .reset_index()
     )
     # the three matters each timekeeper works on most, then an inactive and an unknown one
     top = (
