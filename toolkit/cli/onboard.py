@@ -41,21 +41,6 @@ def _offline_client(args: argparse.Namespace) -> Client:
     return Client.from_connection(Connection(settings))
 
 
-def _failures(args: argparse.Namespace) -> int:
-    """``--failures``: the journal's records still failing."""
-    if not args.journal:
-        raise ConfigError("--failures needs --journal FILE")
-    out = out_path(args)
-    failing = _offline_client(args).failures(args.journal)
-    if failing.empty:
-        print("nothing is failing")
-    else:
-        print(f"{len(failing)} record(s) still failing, oldest first:")
-        print_frame(failing, 200)
-    write_out(failing, out, "failing records")
-    return 0 if failing.empty else 1
-
-
 def _print_warnings(warnings: pd.DataFrame, results: pd.DataFrame, shown: int = 10) -> None:
     """The validation warnings of the rows sent as given: counted, the first few in full."""
     warned = results[results["warning"].notna()]
@@ -89,11 +74,20 @@ def run(args: argparse.Namespace) -> int:
         >>> code, out.getvalue().splitlines()[0]
         (0, 'dry run: nothing sent; validation ok')
     """
-    if args.failures:
-        return _failures(args)
-    if not args.dir:
+    if args.failures and not args.journal:
+        raise ConfigError("--failures needs --journal FILE")
+    if not args.failures and not args.dir:
         raise ConfigError("give the folder of import tables: toolkit onboard DIR")
     out = out_path(args)
+    if args.failures:  # the journal's records still failing
+        failing = _offline_client(args).failures(args.journal)
+        if failing.empty:
+            print("nothing is failing")
+        else:
+            print(f"{len(failing)} record(s) still failing, oldest first:")
+            print_frame(failing, 200)
+        write_out(failing, out, "failing records")
+        return 0 if failing.empty else 1
     frames = load_folder(args.dir)
     check_journal(args)
     if args.strict or (not args.dry_run and args.on_invalid == "raise"):

@@ -138,9 +138,7 @@ COMMANDS: dict[str, Command] = {
         "validate and import a folder of tables, parents first",
         (
             "toolkit onboard sample_data --dry-run            # no secret, no network",
-            "toolkit onboard firm/ --journal j.jsonl --out results.csv",
             "toolkit onboard firm/ --journal j.jsonl --mirror  # retire closed matters",
-            "toolkit onboard --journal j.jsonl --failures     # what is still failing",
         ),
         (
             _arg(
@@ -493,14 +491,12 @@ def parser() -> argparse.ArgumentParser:
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--env-file", default=None, help=ENV_FILE_HELP)
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
-    # the same two options after the command too (`toolkit onboard DIR -q`)
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--env-file", default=argparse.SUPPRESS, help=ENV_FILE_HELP)
-    common.add_argument(
-        "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars"
-    )
+    common = argparse.ArgumentParser(add_help=False)  # the same two after the command too
+    for target, default in ((p, None), (common, argparse.SUPPRESS)):
+        target.add_argument("--env-file", default=default, help=ENV_FILE_HELP)
+        target.add_argument(
+            "-q", "--quiet", action="store_true", default=default or False, help="no progress bars"
+        )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", help="one of:")
     for name, command in COMMANDS.items():
         _add(sub, name, command, [] if name == "sandbox" else [common])
