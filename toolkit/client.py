@@ -191,6 +191,9 @@ class Client:
     def from_connection(cls, connection: Connection) -> Client:
         """Wrap an existing connection in the facade (no new session or token).
 
+        Returns:
+            A client over ``connection``.
+
         Example:
             >>> conn = Connection(Settings("c", "i", "s", "http://a", "http://t", audience="a"))
             >>> Client.from_connection(conn).connection is conn
