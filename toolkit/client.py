@@ -125,12 +125,17 @@ def _deprecated(name: str, get: Callable[[Connection], Any]) -> Any:
 class Client:
     """A connection to one customer of the interface, with one method per job.
 
-    Get one with :meth:`from_env` (a notebook: :func:`toolkit.connect`). Import:
-    ``import_<table>``, :meth:`onboard`, :meth:`plan`, :meth:`failures`; export:
-    :meth:`export_entries`, :meth:`export_to_parquet`, :meth:`release_pending`; Delta:
-    :meth:`sync`, :meth:`compact`; :meth:`acknowledge`; star: :meth:`star`, :meth:`unstar`,
-    :meth:`starred`, :meth:`starred_many`, :meth:`starred_pages`; users: :meth:`user`,
-    :meth:`users`. The low level (one request, the token, the URLs) is ``client.connection``.
+    Get one with :meth:`from_env` (a notebook: :func:`toolkit.connect`). The methods, by job:
+
+    - import: :meth:`import_clients`, :meth:`import_initiatives`, :meth:`import_code_types`,
+      :meth:`import_codes`, :meth:`import_code_ranges`; a firm: :meth:`onboard`, :meth:`plan`,
+      :meth:`failures`
+    - export: :meth:`export_entries`, :meth:`export_to_parquet`, :meth:`release_pending`;
+      Delta tables: :meth:`sync`, :meth:`compact`; :meth:`acknowledge`
+    - star: :meth:`star`, :meth:`unstar`, :meth:`starred`, :meth:`starred_many`,
+      :meth:`starred_pages`; users: :meth:`user`, :meth:`users`
+    - :meth:`close` (or ``with``); :attr:`settings`, :attr:`customer_id`; the low level (one
+      request, the token, the URLs) is ``client.connection``.
 
     Args:
         customer_id: the customer's identifier.
