@@ -1,11 +1,10 @@
 """``Client``: the facade analysts call, one method per job.
 
-A client holds a :class:`~toolkit.core.connection.Connection` (settings, transport, token, URLs,
-one request) and hands it to the operations, plain functions of a connection. Each method is
-made from the operation it calls (:func:`_operation`): the same signature without the
-connection, the same docstring, so the text exists once and ``client.star?`` in Jupyter shows
-the operation's whole documentation. The five ``import_<table>`` methods are
-:func:`~toolkit.ingress.imports.import_table` with their table bound (:func:`_importer`).
+A client holds a :class:`~toolkit.core.connection.Connection` and hands it to the operations,
+plain functions of a connection. Each method is made from its operation (:func:`_operation`):
+the same signature without the connection and the same docstring, so ``client.star?`` shows
+the operation's documentation. ``import_<table>`` is
+:func:`~toolkit.ingress.imports.import_table` with its table bound (:func:`_importer`).
 """
 
 from __future__ import annotations
@@ -55,8 +54,7 @@ DEPRECATED: dict[str, str] = {
 
 
 def _without_args(doc: str | None, names: Collection[str]) -> str:
-    r"""A Google-style docstring without the ``Args:`` entries of ``names`` (and their
-    continuation lines).
+    r"""A Google-style docstring without the ``Args:`` entries of ``names``.
 
     >>> print(_without_args("Do.\n\nArgs:\n    conn: c\n        more.\n    x: y\n", ["conn"]))
     Do.
@@ -81,8 +79,7 @@ def _dress(method: Any, fn: Callable[..., Any], name: str, bound: Collection[str
 
 
 def _operation(fn: Callable[Concatenate[Connection, P], R]) -> Callable[Concatenate[Client, P], R]:
-    """A ``Client`` method that calls the operation ``fn`` with the client's connection;
-    ``__wrapped__`` is the operation.
+    """A ``Client`` method calling the operation ``fn`` with the client's connection.
 
     Example:
         >>> str(inspect.signature(_operation(people.user)))
@@ -100,8 +97,7 @@ def _operation(fn: Callable[Concatenate[Connection, P], R]) -> Callable[Concaten
 def _importer(
     fn: Callable[Concatenate[Connection, str, P], R], table: str
 ) -> Callable[Concatenate[Client, P], R]:
-    """``Client.import_<table>``: ``fn`` (:func:`~toolkit.ingress.imports.import_table`) with
-    the connection and the table bound, its example run on ``table``."""
+    """``Client.import_<table>``: ``fn`` with the connection and the table bound."""
 
     def method(self: Client, /, *args: P.args, **kwargs: P.kwargs) -> R:
         return fn(self.connection, table, *args, **kwargs)
@@ -132,40 +128,32 @@ class Client:
     Get one with :meth:`from_env` (a notebook: :func:`toolkit.connect`). The methods, by job:
 
     - import: :meth:`import_clients`, :meth:`import_initiatives`, :meth:`import_code_types`,
-      :meth:`import_codes`, :meth:`import_code_ranges`
-    - onboard a firm: :meth:`onboard`; what a run will send: :meth:`plan`; what still fails:
+      :meth:`import_codes`, :meth:`import_code_ranges`; a firm: :meth:`onboard`, :meth:`plan`,
       :meth:`failures`
-    - export: :meth:`export_entries` (an :class:`~toolkit.Export`), :meth:`export_to_parquet`
-      (a long range, one window in memory at a time); pending: :meth:`release_pending`
-    - sync into Delta tables: :meth:`sync`, :meth:`compact` (read one: :func:`toolkit.read_sync`)
-    - acknowledge: :meth:`acknowledge`
-    - star: :meth:`star`, :meth:`unstar`; list starred: :meth:`starred`, :meth:`starred_many`,
-      :meth:`starred_pages`
-    - users: :meth:`user`, :meth:`users`
-    - :meth:`close` (or ``with``); :attr:`settings`, :attr:`customer_id`; the low level
-      (one request, the token, the URLs) is ``client.connection``.
+    - export: :meth:`export_entries`, :meth:`export_to_parquet`, :meth:`release_pending`;
+      Delta tables: :meth:`sync`, :meth:`compact`; :meth:`acknowledge`
+    - star: :meth:`star`, :meth:`unstar`, :meth:`starred`, :meth:`starred_many`,
+      :meth:`starred_pages`; users: :meth:`user`, :meth:`users`
+    - :meth:`close` (or ``with``); :attr:`settings`, :attr:`customer_id`; the low level (one
+      request, the token, the URLs) is ``client.connection``.
 
     Args:
-        customer_id: the customer's identifier (every customer-scoped path holds it).
+        customer_id: the customer's identifier.
         client_id: the application's ``clientId``.
         client_secret: the application's ``clientSecret`` (kept masked).
         auth_url: base address of the identity service (the token and the user records).
-        time_url: base address of the time service (also used for the customer-scoped v1 and
-            v2 paths other than the user records).
-        ingestion_url: base address for the import paths; defaults to ``time_url``.
-        audience: the operator-supplied audience of the token request (required: the identity
-            service refuses a token request without one; ``TOOLKIT_AUDIENCE``).
+        time_url: base address of the time service.
+        ingestion_url: base address of the import paths; defaults to ``time_url``.
+        audience: the audience of the token request (required; ``TOOLKIT_AUDIENCE``).
         timeout: request timeout in seconds (connect, read) or one number.
         retries: retries of a request that is safe to repeat.
         backoff: base of the exponential backoff in seconds.
         workers: default number of worker threads of bulk operations.
-        max_rate: requests per second a bulk operation never exceeds, for users who know their
-            quota; without it each run finds the service's pace on its own (it backs off
-            together on 429 and 503 and probes upward again).
+        max_rate: requests per second a bulk operation never exceeds; without it each run finds
+            the service's pace (backing off on 429 and 503).
 
     Raises:
-        ConfigError: a required setting (the audience too) is empty, or a URL is not an
-            http(s) URL with a host; raised here, before any request.
+        ConfigError: a required setting is empty, or a URL is not an http(s) URL with a host.
 
     Example:
         >>> c = Client("cust", "app", "s3cr3t", "http://127.0.0.1:8765", "http://127.0.0.1:8765",
@@ -208,11 +196,8 @@ class Client:
     def from_connection(cls, connection: Connection) -> Client:
         """Wrap an existing connection in the facade (no new session or token).
 
-        Args:
-            connection: the connection to use.
-
         Returns:
-            A client over that connection.
+            A client over ``connection``.
 
         Example:
             >>> conn = Connection(Settings("c", "i", "s", "http://a", "http://t", audience="a"))
@@ -236,8 +221,8 @@ class Client:
     ) -> Client:
         """Build a client from ``TOOLKIT_*`` variables and a ``.env`` file.
 
-        The file is found as python-dotenv's ``find_dotenv(usecwd=True)`` finds it (this folder,
-        else the nearest parent); ``client.settings.source`` names it. The environment wins.
+        The file is found from this folder up (python-dotenv's ``find_dotenv(usecwd=True)``);
+        ``client.settings.source`` names it. The environment wins.
 
         Args:
             env_file: name or path of the ``.env`` file, or ``None`` to read none.
@@ -285,8 +270,7 @@ class Client:
         return self.connection.settings
 
     def close(self) -> None:
-        """Close the client's HTTP sessions; ``with Client.from_env() as client:`` does it
-        at the end of the block. A later request opens new ones.
+        """Close the client's HTTP sessions (``with`` does it); a later request opens new ones.
 
         Returns:
             Nothing; closing twice is harmless.

@@ -1,23 +1,13 @@
 """``toolkit demo``: the whole flow, headless, against a sandbox it starts itself.
 
-::
+Steps: validate ``sample_data``, onboard it, timekeepers as users, record and release entries,
+export to ``out/export`` (Parquet), chart ``out/hours_by_client.png``, acknowledge a mix, read
+the release-pending ones, star, reconcile with a billing extract and acknowledge the rest, then
+release a new batch left pending. One summary line per step; the secret is never printed.
 
-    sandbox (out/sandbox.db, new each run) -> its demo customer
-      1 validate sample_data       5 export to out/export (Parquet)   9 star from a frame, list
-      2 onboard it                 6 chart out/hours_by_client.png   10 reconcile with a billing
-      3 timekeepers as users       7 acknowledge a mix                  extract, acknowledge the
-      4 record and release entries 8 release-pending afterwards         rest
-                                                                    11 release a new batch and
-                                                                       leave it pending
-
-Each step prints one summary line (and a small table where it helps). The sandbox's URL and
-the customer id are printed; the client secret never is. ``make demo`` runs
-``toolkit demo --out out``.
-
-What it writes and resets: ``out/export`` and ``out/hours_by_client.png`` are replaced; a
-``out/sandbox.db`` left by an earlier run (or served by ``make sandbox``) is moved to
-``out/sandbox.<when it was last written>.db``, saying so (no database is ever replaced), and a
-new one is made. While a sandbox serves ``out/sandbox.db``, the demo refuses and touches nothing.
+``out/export`` and the chart are replaced; an earlier ``out/sandbox.db`` is moved to
+``out/sandbox.<when it was last written>.db`` (none is ever replaced). While a sandbox serves
+``out/sandbox.db``, the demo refuses and touches nothing.
 """
 
 from __future__ import annotations
@@ -142,8 +132,7 @@ _SUMMARIES = (
 
 
 def _record(run: _Run, *, n: int, days: int, seed: int) -> list[int]:
-    """Record and release ``n`` entries over the last ``days`` days, the same for a seed (who,
-    which matter, codes within the matter's code range, release time); their durations."""
+    """Record and release ``n`` entries over ``days`` days (same for a seed); their durations."""
     rng = random.Random(seed)
     now = datetime.now(UTC)
     initiatives, codes = run.frames["initiatives"], run.frames["codes"]
@@ -264,28 +253,26 @@ def _star(run: _Run) -> str:
     assert run.export is not None
     entries = run.export.entries
     names = {uid: tk for tk, uid in run.users.items()}
+    keys = ["timekeeperExternalId", "initiativeExternalId"]
     worked = (
-        entries.assign(timekeeperExternalId=entries["userId"].map(names))
-        .groupby(["timekeeperExternalId", "initiative.externalId"])["incrementDurationInSeconds"]
+        entries.assign(
+            timekeeperExternalId=entries["userId"].map(names),
+            initiativeExternalId=entries["initiative.externalId"],
+        )
+        .groupby(keys)["incrementDurationInSeconds"]
         .sum()
         .reset_index()
-        .sort_values(
-            ["timekeeperExternalId", "incrementDurationInSeconds", "initiative.externalId"],
-            ascending=[True, False, True],
+    )
+    # the three matters each timekeeper works on most, then an inactive and an unknown one
+    top = (
+        worked.sort_values(
+            [keys[0], "incrementDurationInSeconds", keys[1]], ascending=[True, False, True]
         )
+        .groupby(keys[0])
+        .head(3)
     )
-    top = worked.groupby("timekeeperExternalId").head(3)
-    plan = top.rename(columns={"initiative.externalId": "initiativeExternalId"})[
-        ["timekeeperExternalId", "initiativeExternalId"]
-    ]
-    first = next(iter(run.users))
-    odd = pd.DataFrame(
-        {
-            "timekeeperExternalId": [first, first],
-            "initiativeExternalId": ["M-1001-004", "M-9999-999"],  # inactive, unknown
-        }
-    )
-    plan = pd.concat([plan, odd], ignore_index=True)
+    odd = pd.DataFrame({keys[0]: next(iter(run.users)), keys[1]: ["M-1001-004", "M-9999-999"]})
+    plan = pd.concat([top[keys], odd], ignore_index=True)
     result = run.client.star(plan, workers=run.workers, progress=False)
     expected_bad = result["initiativeExternalId"].isin(odd["initiativeExternalId"])
     if not result.loc[~expected_bad, "ok"].all():
@@ -350,15 +337,14 @@ _STEPS: list[tuple[str, Callable[[_Run], str]]] = [
 def planted_billing_extract(entries: pd.DataFrame, *, seed: int = 7) -> pd.DataFrame:
     """A billing system's extract of exported entries, with known differences planted.
 
-    One record per entry (``entryId``, ``billingId``, ``workDate``, ``matter``, ``hours``
-    rounded to 0.01), then, at random but reproducibly for a seed: 3% of the entries left
-    out (at least one), 4% written up by half an hour, 2% booked a day late, 1% booked to
-    another matter, and two records typed straight into billing (``entryId`` ``manual-...``).
-    Reconcile it with ``duration="hours", duration_unit="hours", tolerance_seconds=18``.
+    One record per entry (``entryId``, ``billingId``, ``workDate``, ``matter``, ``hours`` rounded
+    to 0.01), then, reproducibly for a seed: 3% of the entries left out (at least one), 4% written
+    up by half an hour, 2% booked a day late, 1% booked to another matter, and two records typed
+    straight into billing (``manual-...``). Reconcile it with ``duration="hours",
+    duration_unit="hours", tolerance_seconds=18``.
 
     Args:
-        entries: Exported entries (``_id``, ``workDate``, ``initiative.externalId``,
-            ``incrementDurationInSeconds``; ``updatedAt`` orders them when present).
+        entries: Exported entries (``updatedAt``, when present, orders them).
         seed: Seed of the random choices.
 
     Returns:
@@ -410,10 +396,7 @@ def planted_billing_extract(entries: pd.DataFrame, *, seed: int = 7) -> pd.DataF
 def hours_by_client_chart(
     entries: pd.DataFrame, path: str | os.PathLike[str], *, title: str | None = None
 ) -> Path:
-    """Write a horizontal bar chart of hours by client as a PNG (no display needed).
-
-    Uses matplotlib's object-oriented API with the Agg canvas, so it never touches the
-    pyplot state of a notebook it is called from.
+    """Write a bar chart of hours by client as a PNG (matplotlib Agg canvas, no pyplot state).
 
     Args:
         entries: Exported entries (``initiative.client.name``, ``incrementDurationInSeconds``).
@@ -469,9 +452,7 @@ def _find_sample(sample: str | os.PathLike[str] | None) -> Path:
 
 
 def _in_use(db: Path) -> bool:
-    """Whether another connection (a running sandbox) holds the SQLite file ``db`` open:
-    leaving WAL mode needs the only connection, so SQLite refuses it at once while one does
-    (a file left out of WAL mode is moved aside, and a sandbox opening it puts it back)."""
+    """Whether a running sandbox holds ``db`` open (SQLite refuses to leave WAL mode then)."""
     if not db.exists():
         return False
     con = sqlite3.connect(db, timeout=0, isolation_level=None)
@@ -496,8 +477,7 @@ def _serving(db: Path) -> str:
 
 
 def _clear(out: Path) -> None:
-    """Move an earlier run's database aside, saying so, and remove its export and chart, so
-    every run starts from an empty sandbox."""
+    """Move an earlier run's database aside, saying so, and remove its export and chart."""
     db = out / "sandbox.db"
     if db.exists():
         # a name of its own (the time it was set aside): no earlier database is ever replaced
@@ -529,20 +509,16 @@ def run_demo(
 ) -> int:
     """Run the whole flow headless against a fresh sandbox, printing a summary per step.
 
-    The steps and what is written and moved aside are in :mod:`toolkit.demo`; the sandbox it
-    leaves (``make sandbox`` serves it again) has a batch of entries left pending.
-
     Args:
-        out: Output folder.
+        out: Output folder (what is written and moved aside: :mod:`toolkit.demo`).
         workers: Worker threads of the bulk calls.
-        sample: Folder of the sample firm; default ``./sample_data``, else the one the
-            package carries (:data:`toolkit.notebook.SAMPLE_DATA`).
+        sample: Folder of the sample firm; default ``./sample_data``, else the package's.
         entries: Number of entries to record and release.
         seed: Seed of the generated entries and the planted differences.
 
     Returns:
-        0 when every step succeeded, 1 when one failed (the run stops there), 2 when a
-        running sandbox serves ``out/sandbox.db`` (nothing is touched).
+        0 every step succeeded, 1 one failed (the run stops there), 2 a running sandbox serves
+        ``out/sandbox.db`` (nothing is touched).
 
     Example:
         >>> run_demo("out")  # doctest: +SKIP

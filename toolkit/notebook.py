@@ -1,19 +1,16 @@
-"""Notebooks start in one line: ``client = toolkit.connect()`` gives a client on the configured
-service, or on a sandbox of the notebook's own (``toolkit.notebook.sandbox()`` is that sandbox,
-with its admin routes; ``toolkit.notebook.stop()`` stops it).
+"""Notebooks start in one line: ``client = toolkit.connect()``, on the configured service or on a
+sandbox of the notebook's own (:func:`sandbox` is that sandbox, :func:`stop` stops it).
 
 Which service :func:`connect` uses, first match wins:
 
 1. ``env_file=`` given: the service that file configures.
 2. ``TOOLKIT_NOTEBOOK_SANDBOX=1`` or ``TOOLKIT_USE_ENV=0``: the notebook's own sandbox.
-3. ``TOOLKIT_USE_ENV=1`` (``toolkit lab`` sets it), or a ``TOOLKIT_*``
-   connection variable set in the environment or in the ``.env`` that python-dotenv's
-   ``find_dotenv(usecwd=True)`` finds (this folder, then each parent): the configured service,
-   through :meth:`toolkit.Client.from_env`. Every notebook writes, so a service that is not on
-   this machine is refused unless ``allow_writes=True`` or ``TOOLKIT_ALLOW_WRITES=1``.
-4. Otherwise a sandbox (``toolkit.sandbox.running``, an optional extra) seeded with
-   ``sample_data/``, kept running for the kernel's life and stopped at exit; a second
-   :func:`connect` stops it and starts a fresh one, so re-running a notebook starts afresh.
+3. ``TOOLKIT_USE_ENV=1`` (``toolkit lab`` sets it), or a ``TOOLKIT_*`` connection variable in
+   the environment or in the ``.env`` found from the working folder up: the configured
+   service. A service not on this machine is refused unless ``allow_writes=True`` or
+   ``TOOLKIT_ALLOW_WRITES=1`` (every notebook writes).
+4. Otherwise a sandbox seeded with ``sample_data/``, stopped at exit or by the next
+   :func:`connect` (a re-run starts afresh).
 """
 
 from __future__ import annotations
@@ -57,8 +54,7 @@ _KERNEL = _Kernel()
 
 
 def sandbox() -> Sandbox | None:
-    """The sandbox :func:`connect` started, or ``None``: its ``admin`` plants what happens
-    inside "the product" (users, walls, entries); its ``env()`` makes more clients.
+    """The sandbox :func:`connect` started, or ``None`` (its ``admin`` plants users and entries).
 
     Returns:
         The running :class:`toolkit.sandbox.Sandbox`, or ``None``.
@@ -71,8 +67,7 @@ def sandbox() -> Sandbox | None:
 
 
 def stop() -> bool:
-    """Stop the sandbox :func:`connect` started (its temporary database goes with it); runs by
-    itself when the kernel exits.
+    """Stop the sandbox :func:`connect` started (and its temporary database); runs at exit too.
 
     Returns:
         ``True`` when a sandbox was running.
@@ -86,16 +81,6 @@ def stop() -> bool:
         return False
     context.__exit__(None, None, None)
     return True
-
-
-def _env_file(env_file: str | os.PathLike[str] | None) -> Path | None:
-    if env_file is not None:
-        path = Path(env_file)
-        if not path.is_file():
-            raise ConfigError(f"env_file {path} is not a file")
-        return path
-    found = find_dotenv(usecwd=True)
-    return Path(found) if found else None
 
 
 def _configured(path: Path | None, explicit: bool) -> bool:
@@ -137,15 +122,6 @@ def _check_service(client: Client, where: str, allow_writes: bool | None) -> Non
             ) from None
 
 
-def _seed(seed: str | os.PathLike[str] | None) -> Path | None:
-    if seed is None:
-        return SAMPLE_DATA if SAMPLE_DATA.is_dir() else None
-    path = Path(seed)
-    if not path.is_dir():
-        raise ConfigError(f"seed {path} is not a folder of sample CSV files")
-    return path
-
-
 def connect(
     *,
     seed: str | os.PathLike[str] | None = None,
@@ -154,24 +130,22 @@ def connect(
 ) -> Client:
     """A client for a notebook: the configured service, or a sandbox of the notebook's own.
 
-    Prints one line saying which; the rules (first match wins) are in :mod:`toolkit.notebook`.
-    The sandbox lives as long as the kernel (see :func:`sandbox` and :func:`stop`).
+    Prints which; the rules are in :mod:`toolkit.notebook`.
 
     Args:
-        seed: folder of sample CSV files for the sandbox's demo customer; default the
-            sample firm the package carries (``toolkit/sample_data``).
-        env_file: a ``.env`` to read instead of the one found from the working folder up;
-            giving one means the configured service is used.
-        allow_writes: whether the notebook may write to a configured service that is not on
-            this machine; ``None`` allows it when ``TOOLKIT_ALLOW_WRITES=1``.
+        seed: folder of sample CSV files for the sandbox; default the package's sample firm.
+        env_file: a ``.env`` to read instead of the one found; giving one means the configured
+            service is used.
+        allow_writes: whether the notebook may write to a configured service not on this
+            machine; ``None`` allows it when ``TOOLKIT_ALLOW_WRITES=1``.
 
     Returns:
         A :class:`toolkit.Client`.
 
     Raises:
         ConfigError: a service elsewhere without ``allow_writes``, a local one that does not
-            answer, a bad ``TOOLKIT_*`` variable, ``seed`` or ``env_file`` missing, or no
-            service configured and no sandbox extra (fastapi, uvicorn).
+            answer, a bad setting, ``seed`` or ``env_file`` missing, or no service configured
+            and no sandbox extra.
 
     Example:
         >>> connect(env_file="missing.env")
@@ -179,7 +153,10 @@ def connect(
         ...
         toolkit.errors.ConfigError: env_file missing.env is not a file
     """
-    path = _env_file(env_file)
+    found = find_dotenv(usecwd=True) if env_file is None else env_file
+    path = Path(found) if found else None
+    if env_file is not None and not Path(env_file).is_file():
+        raise ConfigError(f"env_file {path} is not a file")
     stop()  # a re-run starts afresh, as the notebook did before
     if _configured(path, explicit=env_file is not None):
         client = Client.from_env(path)
@@ -190,7 +167,9 @@ def connect(
             f"customer {client.customer_id} at {client.connection.urls['time']}"
         )
         return client
-    folder = _seed(seed)
+    folder = Path(seed) if seed is not None else SAMPLE_DATA if SAMPLE_DATA.is_dir() else None
+    if seed is not None and not Path(seed).is_dir():
+        raise ConfigError(f"seed {folder} is not a folder of sample CSV files")
     try:
         from toolkit.sandbox import running  # optional extra: fastapi, uvicorn
     except ImportError as exc:

@@ -1,11 +1,8 @@
 """The ``toolkit`` command line: :func:`console` (the executable), :func:`main` and :func:`parser`.
 
-Every command and option is in one table, :mod:`toolkit.cli.options` (standard library only),
-so ``toolkit --help`` and ``toolkit COMMAND --help`` never load pandas or pyarrow. Once the
-arguments are read, the command's module (its ``run(args)``) and :mod:`toolkit.cli.app` (what
-an error or an interrupt prints) load; Ctrl+C or SIGTERM meanwhile prints one line and exits
-130. Commands read ``TOOLKIT_*`` variables and ``--env-file`` (default ``.env`` here or in the
-nearest parent folder); exit statuses are :data:`EXIT_CODES`.
+The options are one table (:mod:`toolkit.cli.options`, standard library only), so ``--help``
+loads neither pandas nor pyarrow; the command's module loads once the arguments are read (a
+Ctrl+C meanwhile exits 130). Exit statuses: :data:`EXIT_CODES`.
 """
 
 from __future__ import annotations
@@ -57,9 +54,6 @@ def _command_index(argv: list[str]) -> int | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line.
 
-    Args:
-        argv: arguments (default: ``sys.argv[1:]``).
-
     Returns:
         The exit status (:data:`EXIT_CODES`): 0 all done, 1 some rows invalid or failed, 2 a
         usage or input error, 130 interrupted. Bad input never ends in a traceback.
@@ -91,9 +85,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def console() -> None:
     """The ``toolkit`` executable: :func:`main`, SIGINT handled from first to last.
-
-    An interrupted run has already closed its journal and printed its summary: the process
-    then ends at once instead of tearing the interpreter down (a second with pandas loaded).
 
     Example:
         >>> console()  # doctest: +SKIP

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 import pandas as pd
 
@@ -12,6 +11,7 @@ from toolkit.cli.common import (
     check_journal,
     client_from,
     interrupted,
+    invalid,
     out_path,
     print_frame,
     with_row,
@@ -27,9 +27,7 @@ __all__ = ["run"]
 def _acknowledgements(
     source: pd.DataFrame, name: str, include: list[str] | None = None
 ) -> pd.DataFrame:
-    """The file's acknowledgements: as given, or those of a reconciliation's rows
-    (``toolkit reconcile --out``) whose status ``include`` names (default matched only); a
-    file that is neither is an input error (exit 2)."""
+    """The file's acknowledgements, or those of a reconciliation's rows ``include`` names."""
     if is_reconciliation(source):
         frame = acknowledgements_from_rows(source, include=include or ACKNOWLEDGED_BY_DEFAULT)
         failed = int((frame["outcome"] == "failed").sum())
@@ -68,9 +66,6 @@ def _acknowledgements(
 def run(args: argparse.Namespace) -> int:
     """Acknowledge the file's rows; print the counts and the rows that failed.
 
-    Args:
-        args: the parsed arguments.
-
     Returns:
         0 every row acknowledged, 1 some invalid or failed, 130 interrupted.
 
@@ -93,11 +88,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         res = client.acknowledge(frame, journal=args.journal, progress=not args.quiet)
     except ValidationError as exc:
-        print(f"validation failed, nothing sent: {exc}", file=sys.stderr)
-        failures = with_lines(exc.failure_cases, source)
-        print_frame(failures, 200)
-        write_out(failures, out, "failures")
-        return 1
+        return invalid(str(exc), exc.failure_cases, source, out)
     except Interrupted as exc:
         return interrupted(exc, args, key="entryId")
     if frame is source:

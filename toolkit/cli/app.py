@@ -1,9 +1,4 @@
-"""Running a parsed command: its warnings as one line each, its errors as one line (never a
-traceback), and what an interrupted run did.
-
-Each command's module beside this one holds its ``run(args)``; :mod:`toolkit.cli.common` what
-they share. They call :class:`toolkit.Client` and the folders' package-level names only.
-"""
+"""Running a parsed command: warnings and errors one line each, and what an interrupt left."""
 
 from __future__ import annotations
 
@@ -11,7 +6,6 @@ import argparse
 import sys
 import warnings
 from types import ModuleType
-from typing import TextIO
 
 from toolkit.cli import EXIT_CODES, main
 from toolkit.cli.common import explain, interrupted
@@ -21,24 +15,8 @@ from toolkit.errors import InputWarning, Interrupted, ToolkitError
 __all__ = ["EXIT_CODES", "main", "run"]
 
 
-def _show_warning(
-    message: Warning | str,
-    category: type[Warning],
-    filename: str,
-    lineno: int,
-    file: TextIO | None = None,
-    line: str | None = None,
-) -> None:
-    print(f"warning: {message}", file=sys.stderr)
-
-
 def run(command: ModuleType, args: argparse.Namespace) -> int:
-    """Run ``command.run(args)``: an error is one line on stderr (exit 2), an interrupt says
-    what was done and what resumes it (exit 130).
-
-    Args:
-        command: the command's module (``toolkit.cli.validate``...).
-        args: the parsed arguments (``argv``: the command line, for the resuming command).
+    """Run ``command.run(args)``: an error is one line (2), an interrupt says what resumes (130).
 
     Returns:
         The exit status.
@@ -51,7 +29,7 @@ def run(command: ModuleType, args: argparse.Namespace) -> int:
     """
     with warnings.catch_warnings():
         warnings.simplefilter("always", InputWarning)
-        warnings.showwarning = _show_warning
+        warnings.showwarning = lambda message, *_: print(f"warning: {message}", file=sys.stderr)
         try:
             code: int = command.run(args)
             return code
@@ -74,7 +52,7 @@ def run(command: ModuleType, args: argparse.Namespace) -> int:
 
 
 def _what_was_written(args: argparse.Namespace) -> str:
-    """What a command stopped by Ctrl+C (with no partial result frame) left behind."""
+    """What a command stopped by Ctrl+C (with no partial result) left behind."""
     command, out = args.command, getattr(args, "out", None)
     if command == "sync":
         try:

@@ -1,5 +1,6 @@
 """What the commands share: the client, printed frames, ``--out`` files, the summary of an
-interrupted run and the one-line explanation of an error."""
+interrupted run and the one-line explanation of an error.
+"""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ __all__ = [
     "env_file_of",
     "explain",
     "interrupted",
+    "invalid",
     "out_path",
     "print_frame",
     "with_row",
@@ -42,14 +44,7 @@ ACKNOWLEDGED_BY_DEFAULT = ["matched"]
 
 
 def env_file_of(args: argparse.Namespace) -> str:
-    """The ``.env`` file to read: ``--env-file`` if given (that file only, absolute), else
-    ``.env``, searched from the current folder upwards by :meth:`toolkit.Client.from_env`.
-
-    Args:
-        args: the parsed arguments (``env_file``: ``None`` when not given).
-
-    Returns:
-        The name or path of the file.
+    """The ``.env`` to read: ``--env-file`` (absolute), else ``.env`` found from here upwards.
 
     Example:
         >>> env_file_of(argparse.Namespace(env_file=None))
@@ -60,14 +55,7 @@ def env_file_of(args: argparse.Namespace) -> str:
 
 
 def client_from(args: argparse.Namespace) -> Client:
-    """A client from the settings, with a token fetched first: bad credentials fail fast.
-
-    Args:
-        args: the parsed arguments (``env_file``, and ``workers`` where the command has it);
-            ``args.settings`` is set, for :func:`explain`.
-
-    Returns:
-        The client.
+    """A client from the settings, its token fetched first: bad credentials fail fast.
 
     Example:
         >>> with client_from(argparse.Namespace(env_file=env_file)) as c:
@@ -83,11 +71,7 @@ def client_from(args: argparse.Namespace) -> Client:
 
 
 def check_journal(args: argparse.Namespace) -> None:
-    """Open and close the journal before any request: a folder, an unwritable path or a
-    journal another run holds is an error before anything is sent.
-
-    Args:
-        args: the parsed arguments (``journal`` and ``dry_run`` where the command has them).
+    """Open and close ``--journal`` before any request: an unusable or held journal fails first.
 
     Example:
         >>> check_journal(argparse.Namespace(journal=None))  # no journal: nothing to check
@@ -99,13 +83,6 @@ def check_journal(args: argparse.Namespace) -> None:
 def cut(value: object, width: int = 80) -> object:
     """A text longer than ``width`` cut to it, ending in ``...``; any other value as it is.
 
-    Args:
-        value: the value.
-        width: the longest text kept whole.
-
-    Returns:
-        The value, cut.
-
     Example:
         >>> cut("x" * 100, width=10)
         'xxxxxxx...'
@@ -116,10 +93,6 @@ def cut(value: object, width: int = 80) -> object:
 
 def print_frame(df: pd.DataFrame, max_rows: int = 30) -> None:
     """Print the first rows of a frame, long texts cut, and how many more there are.
-
-    Args:
-        df: the frame.
-        max_rows: rows printed at most.
 
     Example:
         >>> print_frame(pd.DataFrame({"row": [0, 1], "error": ["bad", "worse"]}), max_rows=1)
@@ -141,13 +114,6 @@ def print_frame(df: pd.DataFrame, max_rows: int = 30) -> None:
 def out_path(args: argparse.Namespace, name: str = "out") -> Path | None:
     """The ``--out`` file (or the option ``name``), checked before any work is done.
 
-    Args:
-        args: the parsed arguments.
-        name: the option's attribute.
-
-    Returns:
-        The path, or ``None`` when the option is not given.
-
     Example:
         >>> out_path(argparse.Namespace(out=None)) is None
         True
@@ -159,11 +125,6 @@ def out_path(args: argparse.Namespace, name: str = "out") -> Path | None:
 def write_out(frame: pd.DataFrame, out: Path | None, what: str) -> None:
     """Write a frame to the ``--out`` file, if there is one, and say so.
 
-    Args:
-        frame: the rows.
-        out: the file (from :func:`out_path`), or ``None``.
-        what: what the rows are, for the message (``"results"``).
-
     Example:
         >>> write_out(pd.DataFrame({"row": [0]}), None, "results")  # no --out: nothing
     """
@@ -172,15 +133,29 @@ def write_out(frame: pd.DataFrame, out: Path | None, what: str) -> None:
         print(f"wrote {len(frame)} {what} to {out}")
 
 
+def invalid(
+    message: str,
+    failures: pd.DataFrame,
+    source: pd.DataFrame | dict[str, pd.DataFrame],
+    out: Path | None,
+) -> int:
+    """Print (and write to ``out``) the validation failures, nothing sent; return 1.
+
+    Example:
+        >>> invalid("bad", pd.DataFrame({"row": [0]}), {}, None)  # doctest: +NORMALIZE_WHITESPACE
+        row line
+        0
+        1
+    """
+    print(f"validation failed, nothing sent: {message}", file=sys.stderr)
+    failures = with_lines(failures, source)
+    print_frame(failures, 200)
+    write_out(failures, out, "failures")
+    return 1
+
+
 def with_row(frame: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
     """A result frame aligned to a file's rows, with ``row`` (0-based) and ``line`` first.
-
-    Args:
-        frame: one row per row of ``source``.
-        source: the frame read from the file.
-
-    Returns:
-        The frame with ``row`` and ``line`` first.
 
     Example:
         >>> src = pd.DataFrame({"a": ["x"]})
@@ -194,18 +169,9 @@ def with_row(frame: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
 
 
 def interrupted(exc: Interrupted, args: argparse.Namespace, key: str = "externalId") -> int:
-    """Print what an interrupted run did and the command that resumes it; exit status 130.
+    """Print what an interrupted run did and the command that resumes it; return 130.
 
-    The rows not sent (or whose outcome is unknown) go to ``<journal, --out or
-    command>.unsent.csv``, never to the terminal (a 200,000-row run would print them all).
-
-    Args:
-        exc: the interrupt, with the partial result frame if there is one.
-        args: the parsed arguments (``argv``, and ``journal`` where the command has it).
-        key: the key column shown for the rows not sent.
-
-    Returns:
-        130.
+    The rows not sent (or unknown) go to ``<journal, --out or command>.unsent.csv``.
 
     Example:
         >>> interrupted(Interrupted("stopped"), argparse.Namespace(argv=["onboard", "firm"]))
@@ -251,19 +217,10 @@ def _setting_of(url: str, settings: Settings | None) -> str:
 
 
 def explain(exc: ToolkitError, args: argparse.Namespace | None) -> str:
-    """One line saying what went wrong and which setting to check.
+    """One line (without ``error:``) saying what went wrong and which setting to check.
 
-    A refused token names the credentials only when the identity service says so
-    (``invalid_client``, ``unauthorized_client``, a bare 400/401); a 429 or 5xx of the token
-    request says the service is busy or failing.
-
-    Args:
-        exc: the error that ended the command.
-        args: the parsed arguments (``env_file``, and ``settings`` once a client was built),
-            or ``None``.
-
-    Returns:
-        The line, without the ``error:`` prefix.
+    A refused token names the credentials only when the identity service says so; a 429 or 5xx of
+    the token request says the service is busy or failing.
 
     Example:
         >>> explain(toolkit.ConfigError("firm/: no such folder"), None)

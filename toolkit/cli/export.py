@@ -1,5 +1,4 @@
-"""``toolkit export`` (released entries of a time range) and ``toolkit pending`` (the
-release-pending entries): written to a folder or workbook."""
+"""``toolkit export`` (released entries of a range) and ``toolkit pending``, to files."""
 
 from __future__ import annotations
 
@@ -7,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from toolkit.cli.common import FLAGS, client_from
-from toolkit.egress import Export, claim_target, release_window
+from toolkit.egress import claim_target, release_window
 from toolkit.errors import ConfigError
 
 __all__ = ["out_format", "run"]
@@ -17,16 +16,10 @@ FILE_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".csv", ".tsv", ".txt", ".parquet", "
 
 
 def out_format(out: str, given: str | None) -> str:
-    """The format of ``--out``: ``--format`` if given, else from the suffix; a folder is never
-    named like a file (an export is two tables: CSV goes to a folder).
-
-    Args:
-        out: the ``--out`` path.
-        given: ``--format``, or ``None``.
+    """The format of ``--out``: ``--format`` if given, else from the suffix (folders have none).
 
     Returns:
         ``"xlsx"`` for a ``.xlsx`` file, else ``"parquet"`` or ``"csv"`` (folders).
-
 
     Example:
         >>> out_format("march.xlsx", None), out_format("out/march", None)
@@ -55,9 +48,6 @@ def out_format(out: str, given: str | None) -> str:
 def run(args: argparse.Namespace) -> int:
     """Export the released entries of a range, or the release-pending ones (``pending``).
 
-    Args:
-        args: the parsed arguments (``args.command`` is ``export`` or ``pending``).
-
     Returns:
         0 (errors end the command with status 2).
 
@@ -73,37 +63,30 @@ def run(args: argparse.Namespace) -> int:
     args.format = out_format(args.out, args.format)  # before any request
     if args.command == "pending":
         export = client_from(args).release_pending()
-        _write(export, args)
-        print(export)
-        return 0
-    after, on_or_before, window = release_window(args.after, args.on_or_before, FLAGS)
-    assert after is not None and on_or_before is not None  # both are required arguments
-    print(f"export window: entries {window}")
-    client = client_from(args)
-    if args.format == "parquet":  # streamed window by window: memory of one buffer
-        totals = client.export_to_parquet(
-            after,
-            on_or_before,
-            args.out,
-            window=args.window or "1D",
-            overwrite=args.overwrite,
-            progress=not args.quiet,
+    else:
+        after, on_or_before, window = release_window(args.after, args.on_or_before, FLAGS)
+        assert after is not None and on_or_before is not None  # both are required arguments
+        print(f"export window: entries {window}")
+        client = client_from(args)
+        if args.format == "parquet":  # streamed window by window: memory of one buffer
+            totals = client.export_to_parquet(
+                after,
+                on_or_before,
+                args.out,
+                window=args.window or "1D",
+                overwrite=args.overwrite,
+                progress=not args.quiet,
+            )
+            print(
+                f"wrote {totals['entries']} entries and {totals['codes']} codes in"
+                f" {totals['windows']} window(s) to {args.out}/entries and {args.out}/codes"
+            )
+            return 0
+        claim_target(args.out, overwrite=args.overwrite)  # refuse before fetching anything
+        export = client.export_entries(
+            after, on_or_before, window=args.window, progress=not args.quiet
         )
-        print(
-            f"wrote {totals['entries']} entries and {totals['codes']} codes in"
-            f" {totals['windows']} window(s) to {args.out}/entries and {args.out}/codes"
-        )
-        return 0
-    claim_target(args.out, overwrite=args.overwrite)  # refuse before fetching anything
-    export = client.export_entries(after, on_or_before, window=args.window, progress=not args.quiet)
-    _write(export, args)
-    print(export)
-    return 0
-
-
-def _write(export: Export, args: argparse.Namespace) -> None:
-    """Write the export to ``--out`` in its format, and say where."""
-    out, overwrite = args.out, getattr(args, "overwrite", False)
+    out, overwrite = args.out, args.overwrite
     if args.format == "csv":
         export.to_csv(out, encoding=getattr(args, "encoding", "utf-8"), overwrite=overwrite)
         where = f"{out}/entries.csv and {out}/codes.csv"
@@ -114,3 +97,5 @@ def _write(export: Export, args: argparse.Namespace) -> None:
         export.to_parquet(out, overwrite=overwrite)
         where = f"{out}/entries and {out}/codes"
     print(f"wrote {len(export.entries)} entries and {len(export.codes)} codes to {where}")
+    print(export)
+    return 0

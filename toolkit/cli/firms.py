@@ -1,9 +1,4 @@
-"""``toolkit firms status FIRMS.toml [--out F]``: one row per firm of a firms file.
-
-Each row: the last push and its counts, the rows still failing, the Delta folder's watermark
-and its age, its version and its entries. Only local files are read (the push records beside
-the journals and the Delta folders): no secret is needed and no request is sent.
-"""
+"""``toolkit firms status FIRMS.toml [--out F]``: one row per firm, from local files only."""
 
 from __future__ import annotations
 
@@ -19,25 +14,11 @@ __all__ = ["run"]
 _TIMES = ("last_push", "last_error_at", "watermark")
 
 
-def _shown(frame: pd.DataFrame) -> pd.DataFrame:
-    """The table as printed: times to the second, missing values as ``-``."""
-    out = frame.copy()
-    for col in _TIMES:
-        out[col] = out[col].dt.strftime("%Y-%m-%d %H:%M:%SZ")
-    out["last_error"] = out["last_error"].map(cut)
-    out["watermark_age"] = out["watermark_age"].astype(str).replace("NaT", None)
-    return out.astype(object).where(out.notna(), "-")
-
-
 def run(args: argparse.Namespace) -> int:
     """Print the firms' status, and write it to ``--out``.
 
-    Args:
-        args: ``firms_file`` and ``out``.
-
     Returns:
-        0; 1 when a firm is failing (a step's last run failed, or rows are still failing).
-
+        0; 1 when a firm is failing.
 
     Example:
         >>> import contextlib, io
@@ -48,8 +29,13 @@ def run(args: argparse.Namespace) -> int:
     """
     out = out_path(args)
     frame = status(load(args.firms_file))
+    shown = frame.copy()  # times to the second, missing values as -
+    for col in _TIMES:
+        shown[col] = shown[col].dt.strftime("%Y-%m-%d %H:%M:%SZ")
+    shown["last_error"] = shown["last_error"].map(cut)
+    shown["watermark_age"] = shown["watermark_age"].astype(str).replace("NaT", None)
     with pd.option_context("display.width", 200, "display.max_columns", None):
-        print(_shown(frame).to_string(index=False))
+        print(shown.astype(object).where(shown.notna(), "-").to_string(index=False))
     if out is not None:
         written = frame.copy()
         for col in _TIMES:  # Excel keeps no time zone: UTC, named so

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 import pandas as pd
 
@@ -15,20 +14,20 @@ from toolkit.cli.common import (
     client_from,
     env_file_of,
     interrupted,
+    invalid,
     out_path,
     print_frame,
     write_out,
 )
 from toolkit.client import ENDPOINTS, ENV_KEYS
 from toolkit.errors import ConfigError, Interrupted, ValidationError
-from toolkit.ingress import IMPORTS, Plan, load_folder, validate, with_lines
+from toolkit.ingress import IMPORTS, load_folder, validate, with_lines
 
 __all__ = ["run"]
 
 
 def _offline_client(args: argparse.Namespace) -> Client:
-    """A client that sends nothing: the settings' customer and addresses (they name the
-    journal's records) without the secret or the audience; placeholders without settings."""
+    """A client that sends nothing: the settings' customer and addresses, else placeholders."""
     env = dict(os.environ)
     for unused in (ENV_KEYS["client_secret"], ENV_KEYS["audience"]):  # no token is asked for
         env[unused] = env.get(unused) or "<unused>"
@@ -40,40 +39,6 @@ def _offline_client(args: argparse.Namespace) -> Client:
             "<customerId>", "<clientId>", "<unused>", unset, unset, audience="<unused>"
         )
     return Client.from_connection(Connection(settings))
-
-
-def _plan_table(plan: Plan) -> pd.DataFrame:
-    """The plan's counts per table and action, and where each table's requests go."""
-    counts = plan.counts.reset_index()
-    counts = counts.loc[:, (counts != 0).any(axis=0) | counts.columns.isin(["requests"])]
-    counts["would send"] = [" ".join(ENDPOINTS[IMPORTS[str(t)][0]][::2]) for t in counts["table"]]
-    return counts
-
-
-def _failures(args: argparse.Namespace) -> int:
-    """``--failures``: the journal's records still failing."""
-    if not args.journal:
-        raise ConfigError("--failures needs --journal FILE")
-    out = out_path(args)
-    failing = _offline_client(args).failures(args.journal)
-    if failing.empty:
-        print("nothing is failing")
-    else:
-        print(f"{len(failing)} record(s) still failing, oldest first:")
-        print_frame(failing, 200)
-    write_out(failing, out, "failing records")
-    return 0 if failing.empty else 1
-
-
-def _invalid(
-    message: str, failures: pd.DataFrame, frames: dict[str, pd.DataFrame], out: Path | None
-) -> int:
-    """Print (and write) the validation failures; exit status 1."""
-    print(f"validation failed, nothing sent: {message}", file=sys.stderr)
-    failures = with_lines(failures, frames)
-    print_frame(failures, 200)
-    write_out(failures, out, "failures")
-    return 1
 
 
 def _print_warnings(warnings: pd.DataFrame, results: pd.DataFrame, shown: int = 10) -> None:
@@ -96,15 +61,10 @@ def _print_warnings(warnings: pd.DataFrame, results: pd.DataFrame, shown: int = 
 
 
 def run(args: argparse.Namespace) -> int:
-    """Onboard the folder (with ``--dry-run``, show the plan; with ``--failures``, what is
-    still failing).
-
-    Args:
-        args: the parsed arguments.
+    """Onboard the folder (``--dry-run``: show the plan; ``--failures``: what still fails).
 
     Returns:
-        0 when every row was sent (or would be), 1 when some are invalid or failed, 130 when
-        interrupted.
+        0 every row sent (or would be), 1 some invalid or failed, 130 interrupted.
 
     Example:
         >>> import contextlib, io
@@ -114,11 +74,20 @@ def run(args: argparse.Namespace) -> int:
         >>> code, out.getvalue().splitlines()[0]
         (0, 'dry run: nothing sent; validation ok')
     """
-    if args.failures:
-        return _failures(args)
-    if not args.dir:
+    if args.failures and not args.journal:
+        raise ConfigError("--failures needs --journal FILE")
+    if not args.failures and not args.dir:
         raise ConfigError("give the folder of import tables: toolkit onboard DIR")
     out = out_path(args)
+    if args.failures:  # the journal's records still failing
+        failing = _offline_client(args).failures(args.journal)
+        if failing.empty:
+            print("nothing is failing")
+        else:
+            print(f"{len(failing)} record(s) still failing, oldest first:")
+            print_frame(failing, 200)
+        write_out(failing, out, "failing records")
+        return 0 if failing.empty else 1
     frames = load_folder(args.dir)
     check_journal(args)
     if args.strict or (not args.dry_run and args.on_invalid == "raise"):
@@ -135,10 +104,10 @@ def run(args: argparse.Namespace) -> int:
         if not checked.ok and args.on_invalid == "raise":
             failures = checked.failures
             message = f"{len(failures)} validation failure(s); nothing was sent"
-            return _invalid(message, failures, frames, out)
+            return invalid(message, failures, frames, out)
         if args.strict and len(checked.warnings):
             message = f"{len(checked.warnings)} warning(s) and --strict; nothing was sent"
-            return _invalid(message, checked.warnings, frames, out)
+            return invalid(message, checked.warnings, frames, out)
     client = _offline_client(args) if args.dry_run else client_from(args)
     try:
         report = client.onboard(
@@ -154,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
             code_range_post=args.code_range_post,
         )
     except ValidationError as exc:
-        return _invalid(str(exc), exc.failure_cases, frames, out)
+        return invalid(str(exc), exc.failure_cases, frames, out)
     except Interrupted as exc:
         partial = getattr(exc, "report", None)
         if partial is not None:
@@ -166,7 +135,12 @@ def run(args: argparse.Namespace) -> int:
         valid = report.validation is None or report.validation.ok
         print(f"dry run: nothing sent; validation {'ok' if valid else 'NOT ok'}")
         print(f"plan: {plan.requests} request(s)")
-        print_frame(_plan_table(plan), 50)
+        counts = plan.counts.reset_index()  # per table and action, and where requests go
+        counts = counts.loc[:, (counts != 0).any(axis=0) | counts.columns.isin(["requests"])]
+        counts["would send"] = [
+            " ".join(ENDPOINTS[IMPORTS[str(t)][0]][::2]) for t in counts["table"]
+        ]
+        print_frame(counts, 50)
         changes = plan.rows[~plan.rows["action"].isin(["unchanged", "send"])]
         if len(changes):
             print_frame(changes.drop(columns=["lastAccepted"]), 200)

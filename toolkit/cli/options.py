@@ -1,9 +1,7 @@
 """Every command of ``toolkit`` and its options, written once: :data:`COMMANDS` and :func:`parser`.
 
-This module imports nothing but the standard library, so ``toolkit --help`` and
-``toolkit COMMAND --help`` answer without loading pandas or pyarrow. The choices and defaults
-written here as literals are the library's own (``CODE_RANGE_POSTS``, ``FAILED_STATUSES``,
-``COMPARISONS``, ``DEFAULT_LAG``): ``tests/cli`` checks that they agree.
+Standard library only, so ``--help`` loads neither pandas nor pyarrow; the literal choices and
+defaults are the library's own (``tests/cli`` checks that they agree).
 """
 
 from __future__ import annotations
@@ -34,8 +32,7 @@ def _arg(*names: str, **options: Any) -> Arg:
 
 
 class Command(NamedTuple):
-    """One command: the module of :mod:`toolkit.cli` whose ``run(args)`` runs it, its help,
-    its examples, its arguments and, for ``firms``, its own sub-commands."""
+    """One command: the module whose ``run(args)`` runs it, help, examples, args, sub-commands."""
 
     module: str
     help: str
@@ -44,8 +41,6 @@ class Command(NamedTuple):
     notes: str = ""
     sub: dict[str, Command] | None = None
 
-
-# -- the options several commands share ---------------------------------------------------------
 
 TABLE_FILES = "CSV (, ; tab or | separated; UTF-8 or cp1252), .xlsx or .parquet"
 ENV_FILE_HELP = "file of TOOLKIT_* settings (default: .env here or in the nearest parent folder)"
@@ -69,9 +64,8 @@ def _include(what: str) -> Arg:
         metavar="STATUSES",
         type=_statuses,
         help=f"{what}, comma-separated: matched (as succeeded), failed (all of {FAILED}) or any "
-        "of those (as failed, their detail as the error). Default: matched only, what the "
-        "billing extract proves; an entry missing in billing (perhaps not written yet) or "
-        "differing is left pending unless named here",
+        "of those (as failed, detail as error). Default: matched only, what the billing extract "
+        "proves; the others stay pending",
     )
 
 
@@ -79,15 +73,15 @@ CODE_RANGE_POST = _arg(
     "--code-range-post",
     choices=("replace", "add"),
     default="replace",
-    help="what the service does with a code range request (its documents do not say): replace "
-    "(default: a range over 2500 codes is invalid) or add (such a range is sent in parts of 2500)",
+    help="what the service does with a code range request: replace (default: over 2500 codes is "
+    "invalid) or add (sent in parts of 2500)",
 )
 WORKERS = _arg("--workers", type=int, default=8, help="parallel requests (default 8)")
 EXPORT_OUT = _arg(
     "--out",
     required=True,
-    help="a folder (Parquet: OUT/entries and OUT/codes; CSV with --format csv: OUT/entries.csv "
-    "and OUT/codes.csv) or a .xlsx workbook (sheets entries and codes); the format follows",
+    help="a folder (Parquet OUT/entries and OUT/codes, or CSV with --format csv) or a .xlsx "
+    "workbook (sheets entries and codes)",
 )
 FORMAT = _arg(
     "--format",
@@ -109,8 +103,6 @@ STAR_ARGS = (
     _out("every row's result"),
 )
 
-# -- the commands, in the order ``toolkit --help`` lists them -----------------------------------
-
 #: command -> what it is; ``toolkit sandbox`` is handed to the sandbox's own command line
 COMMANDS: dict[str, Command] = {
     "sandbox": Command(
@@ -124,23 +116,19 @@ COMMANDS: dict[str, Command] = {
     "validate": Command(
         "validate",
         "check a folder of import tables, sending nothing",
-        (
-            "toolkit validate sample_data",
-            "toolkit validate exports/firm --out failures.xlsx",
-            "toolkit validate failures.xlsx",
-        ),
+        ("toolkit validate sample_data --out failures.xlsx", "toolkit validate failures.xlsx"),
         (
             _arg(
                 "dir",
                 help="folder of clients, initiatives (or matters), code_types, codes, "
-                f"code_ranges files: {TABLE_FILES}; names match case-insensitively; or a "
-                "workbook (.xlsx) with one sheet per table, such as a fixed --out workbook",
+                f"code_ranges files ({TABLE_FILES}; names match case-insensitively), or a "
+                ".xlsx workbook with one sheet per table (such as a fixed --out workbook)",
             ),
             _arg(
                 "--out",
-                help="also write the failures to this file (with row and line columns): .csv or "
-                ".parquet; .xlsx writes the workbook to fix: the tables with every failing cell "
-                "marked and commented, plus errors and summary sheets",
+                help="also write the failures to this file (.csv or .parquet, with row and line "
+                "columns); .xlsx writes the workbook to fix: the tables with failing cells marked "
+                "and commented, plus errors and summary sheets",
             ),
             CODE_RANGE_POST,
         ),
@@ -150,11 +138,7 @@ COMMANDS: dict[str, Command] = {
         "validate and import a folder of tables, parents first",
         (
             "toolkit onboard sample_data --dry-run            # no secret, no network",
-            "toolkit onboard sample_data --journal out/onboard.jsonl --out out/results.csv",
-            "toolkit onboard firm/ --journal j.jsonl --dry-run --out plan.xlsx  # the plan",
             "toolkit onboard firm/ --journal j.jsonl --mirror  # retire closed matters",
-            "toolkit onboard --journal j.jsonl --failures     # what is still failing",
-            "toolkit onboard firm/ --on-invalid skip           # import the valid rows",
         ),
         (
             _arg(
@@ -163,26 +147,24 @@ COMMANDS: dict[str, Command] = {
             _arg(
                 "--dry-run",
                 action="store_true",
-                help="validate and show the plan (send, update, unchanged, retry, deactivate... "
-                "per record, against the journal); send nothing, need no secret",
+                help="validate and show the plan per record, against the journal; send nothing, "
+                "need no secret",
             ),
             _arg(
                 "--journal",
-                help="journal file: what the service holds; a re-run sends only what is new, "
-                "changed or failed",
+                help="journal file: a re-run sends only what is new, changed or failed",
             ),
             _arg(
                 "--mirror",
                 action="store_true",
-                help="deactivate (status inactive) the initiatives the journal holds as active "
-                "and the folder lacks",
+                help="deactivate the initiatives the journal holds as active and the folder lacks",
             ),
             _arg(
                 "--max-deactivate",
                 type=int,
                 metavar="N",
-                help="with --mirror: refuse a run deactivating more than N initiatives (default "
-                "5%% of the journal's active initiatives, at least 1)",
+                help="with --mirror: refuse to deactivate more than N initiatives (default 5%% "
+                "of the journal's active ones, at least 1)",
             ),
             _arg(
                 "--failures",
@@ -194,15 +176,13 @@ COMMANDS: dict[str, Command] = {
                 "--on-invalid",
                 choices=["raise", "skip"],
                 default="raise",
-                help="raise: send nothing when any row is invalid (default); skip: send the "
-                "valid rows",
+                help="raise: send nothing when a row is invalid (default); skip: send valid rows",
             ),
             _arg(
                 "--strict",
                 action="store_true",
-                help="send nothing while a validation warning stands (a blank description, a "
-                "fractional unitIncrements, a code range listing a pair twice...); by default "
-                "such rows are sent as given and their warnings printed",
+                help="send nothing while a validation warning stands (by default such rows are "
+                "sent as given and their warnings printed)",
             ),
             CODE_RANGE_POST,
             _out("every row's result (the plan with --dry-run)"),
@@ -211,17 +191,13 @@ COMMANDS: dict[str, Command] = {
     "export": Command(
         "export",
         "export released entries to a folder",
-        (
-            "toolkit export --after 2024-03-01 --on-or-before 2024-04-01 --out out/march",
-            "toolkit export --after 2024-03-01 --on-or-before 2024-04-01 --out march.xlsx",
-        ),
+        ("toolkit export --after 2024-03-01 --on-or-before 2024-04-01 --out march.xlsx",),
         (
             _arg("--after", required=True, help="releasedAfter (ISO 8601; naive = UTC)"),
             _arg(
                 "--on-or-before",
                 required=True,
-                help="releasedOnOrBefore; a bare date (2026-11-22) means the end of that day "
-                "(23:59:59.999), with a warning",
+                help="releasedOnOrBefore; a bare date means the end of that day, with a warning",
             ),
             EXPORT_OUT,
             FORMAT,
@@ -237,12 +213,7 @@ COMMANDS: dict[str, Command] = {
     "sync": Command(
         "sync",
         "incrementally sync released time into Delta tables at PATH",
-        (
-            "toolkit sync out/time --since 2026-11-01",
-            "toolkit sync out/time",
-            "toolkit sync out/time --status",
-            "toolkit sync out/time --compact",
-        ),
+        ("toolkit sync out/time --since 2026-11-01", "toolkit sync out/time --status"),
         (
             _arg("path", help="the sync folder (entries/ and codes/ Delta tables)"),
             _arg("--since", help="releasedAfter: needed the first time; default the watermark"),
@@ -270,15 +241,14 @@ COMMANDS: dict[str, Command] = {
         "acknowledge released entries listed in a file",
         (
             "toolkit acknowledge acks.csv --journal acks.jsonl --out ack-results.xlsx",
-            "toolkit acknowledge rec.xlsx            # written by toolkit reconcile --out",
             "toolkit acknowledge rec.xlsx --include matched,duration_differs",
         ),
         (
             _arg(
                 "file",
                 help=f"{TABLE_FILES} with userId, entryId (or _id), outcome (succeeded/failed), "
-                "externalId (succeeded rows), errors (failed rows); or the rows written by "
-                "toolkit reconcile --out (see --include)",
+                "externalId (succeeded rows), errors (failed rows); or the rows of toolkit "
+                "reconcile --out (see --include)",
             ),
             _include("for the rows of toolkit reconcile --out: which to acknowledge"),
             _arg("--journal", help="journal file: a re-run skips what it already sent"),
@@ -289,19 +259,16 @@ COMMANDS: dict[str, Command] = {
         "reconcile",
         "compare exported or synced entries with a billing extract, entry by entry",
         (
-            "toolkit reconcile out/time billing.csv                 # a folder from toolkit sync",
-            "toolkit reconcile out/march billing.xlsx --out rec.xlsx  # from toolkit export",
-            "toolkit acknowledge rec.xlsx                            # then acknowledge it",
-            "toolkit reconcile out/time ids-and-hours.csv --duration hours --duration-unit hours",
-            "toolkit reconcile out/time billing.csv --date 'Date worked' --dayfirst",
+            "toolkit reconcile out/march billing.xlsx --out rec.xlsx  # then toolkit acknowledge",
+            "toolkit reconcile out/time hours.csv --duration hours --duration-unit hours",
             "toolkit reconcile out/time week-47.csv --after 2026-11-16 --on-or-before 2026-11-23",
         ),
         (
             _arg(
                 "export",
                 metavar="EXPORT",
-                help="a synced folder (toolkit sync), an exported folder or .xlsx (toolkit "
-                f"export), or one table of entries ({TABLE_FILES})",
+                help="a folder of toolkit sync, a folder or .xlsx of toolkit export, or one table "
+                f"of entries ({TABLE_FILES})",
             ),
             _arg(
                 "billing",
@@ -318,8 +285,7 @@ COMMANDS: dict[str, Command] = {
             _arg(
                 "--billing-key",
                 metavar="COL",
-                help="billing column holding the key (default the first of entryId, _id, "
-                "externalId)",
+                help="billing column of the key (default the first of entryId, _id, externalId)",
             ),
             _arg(
                 "--billing-id",
@@ -349,9 +315,7 @@ COMMANDS: dict[str, Command] = {
                 "--decimal",
                 choices=[".", ","],
                 default=".",
-                help="decimal mark of the billing durations written as text (default .; "
-                "--decimal , reads 1,5 hours, as a ;-separated CSV from a European spreadsheet "
-                "holds them)",
+                help="decimal mark of durations written as text (default .; --decimal , reads 1,5)",
             ),
             _arg(
                 "--tolerance-seconds",
@@ -363,23 +327,20 @@ COMMANDS: dict[str, Command] = {
             _arg(
                 "--dayfirst",
                 action=argparse.BooleanOptionalAction,
-                help="read text dates that are not ISO 8601 day first (--dayfirst: 03/04/2026 is "
-                "3 April) or month first (--no-dayfirst); without either, such dates are read "
-                "only when they read the same both ways",
+                help="read non-ISO text dates day first (03/04/2026 is 3 April) or month first "
+                "(--no-dayfirst); without either, only dates that read the same both ways",
             ),
             _arg(
                 "--after",
                 metavar="T",
-                help="compare only the entries released after T (ISO 8601; naive = UTC): a "
-                "weekly billing extract against a sync of many weeks. The release times are the "
-                "service's: it is asked for the entries its export holds in that window (the "
-                ".env settings)",
+                help="compare only the entries the service released after T (ISO 8601; naive = "
+                "UTC): it is asked for its export of that window",
             ),
             _arg(
                 "--on-or-before",
                 metavar="T",
-                help="compare only the entries released on or before T; a bare date "
-                "(2026-11-22) means the end of that day",
+                help="compare only the entries released on or before T; a bare date means the "
+                "end of that day",
             ),
             _arg(
                 "--out",
@@ -390,7 +351,7 @@ COMMANDS: dict[str, Command] = {
                 "--acknowledge-out",
                 metavar="FILE",
                 help="also write what toolkit acknowledge takes (.csv, .xlsx or .parquet): the "
-                "rows --include names (default: the matched entries, as succeeded)",
+                "rows --include names",
             ),
             _include("which rows --acknowledge-out writes"),
         ),
@@ -400,25 +361,19 @@ COMMANDS: dict[str, Command] = {
     "star": Command(
         "starring",
         "star initiatives for a timekeeper",
-        (
-            "toolkit star TK-101 M-1001-001 M-1001-002",
-            "toolkit star --file stars.csv --out star-results.csv",
-        ),
+        ("toolkit star TK-101 M-1001-001 M-1001-002", "toolkit star --file stars.csv"),
         STAR_ARGS,
     ),
     "unstar": Command(
         "starring",
         "unstar initiatives for a timekeeper",
-        (
-            "toolkit unstar TK-101 M-1001-001 M-1001-002",
-            "toolkit unstar --file stars.csv --out unstar-results.csv",
-        ),
+        ("toolkit unstar TK-101 M-1001-001", "toolkit unstar --file stars.csv --out res.csv"),
         STAR_ARGS,
     ),
     "starred": Command(
         "starring",
         "list a timekeeper's starred initiatives",
-        ("toolkit starred TK-101", "toolkit starred TK-101 --out starred.xlsx"),
+        ("toolkit starred TK-101 --out starred.xlsx",),
         (
             _arg("timekeeper", metavar="TK", help="timekeeperExternalId"),
             _arg("--limit", type=int, default=2500, help="page size (default 2500)"),
@@ -437,7 +392,7 @@ COMMANDS: dict[str, Command] = {
     "firms": Command(
         "firms",
         "many firms from one firms.toml: their status",
-        ("toolkit firms status firms.toml", "toolkit firms status firms.toml --out status.xlsx"),
+        ("toolkit firms status firms.toml --out status.xlsx",),
         sub={
             "status": Command(
                 "firms",
@@ -459,16 +414,15 @@ COMMANDS: dict[str, Command] = {
         (
             _arg(
                 "--seed",
-                help="folder of sample CSV files to load (default ./sample_data, else the sample "
-                "firm the package carries)",
+                help="folder of sample CSV files to load (default ./sample_data, else the "
+                "package's sample firm)",
             ),
             _arg("--db", help="SQLite file of the sandbox (default: temporary)"),
             _arg(
                 "--dir",
                 default=os.path.join("out", "lab"),
-                help="JupyterLab's working folder, where your notebooks and files go (default "
-                "out/lab, which git ignores): the example notebooks of ./notebooks are copied "
-                "into its notebooks/ when missing there",
+                help="JupyterLab's working folder (default out/lab, which git ignores); missing "
+                "copies of ./notebooks go to its notebooks/",
             ),
         ),
     ),
@@ -537,14 +491,12 @@ def parser() -> argparse.ArgumentParser:
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--env-file", default=None, help=ENV_FILE_HELP)
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
-    # the same two options after the command too (`toolkit onboard DIR -q`)
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--env-file", default=argparse.SUPPRESS, help=ENV_FILE_HELP)
-    common.add_argument(
-        "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars"
-    )
+    common = argparse.ArgumentParser(add_help=False)  # the same two after the command too
+    for target, default in ((p, None), (common, argparse.SUPPRESS)):
+        target.add_argument("--env-file", default=default, help=ENV_FILE_HELP)
+        target.add_argument(
+            "-q", "--quiet", action="store_true", default=default or False, help="no progress bars"
+        )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", help="one of:")
     for name, command in COMMANDS.items():
         _add(sub, name, command, [] if name == "sandbox" else [common])

@@ -1,5 +1,4 @@
-"""``toolkit reconcile EXPORT BILLING``: compare exported or synced entries with a billing
-extract, entry by entry."""
+"""``toolkit reconcile EXPORT BILLING``: compare entries with a billing extract, entry by entry."""
 
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ from toolkit.cli.common import ACKNOWLEDGED_BY_DEFAULT, FLAGS, client_from, out_
 from toolkit.egress import Export, read_sync, release_window
 from toolkit.errors import ConfigError, MissingColumnError, ToolkitError
 from toolkit.ingress import read_table
-from toolkit.reconciliation import COMPARISONS, Reconciliation, reconcile, spoken_as_cli
+from toolkit.reconciliation import COMPARISONS, reconcile, spoken_as_cli
 
 __all__ = ["run"]
 
@@ -51,9 +50,6 @@ def _read_exported(path: str) -> pd.DataFrame:
 def run(args: argparse.Namespace) -> int:
     """Reconcile; print the summary and the entries that differ (whole details).
 
-    Args:
-        args: the parsed arguments.
-
     Returns:
         0 every entry matched, 1 some differ.
 
@@ -84,7 +80,12 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(_missing_column(exc, args, [str(c) for c in columns])) from None
     if window is not None:
         rec = dataclasses.replace(rec, window=window)
-    print(_header(rec, args))
+    billed_id = f", billing record id {rec.billing_id}" if rec.billing_id else ""
+    tolerance = f", durations within {rec.tolerance_seconds:g} s" if rec.tolerance_seconds else ""
+    print(
+        f"{args.export} against {args.billing}: {len(rec.rows):,} rows, entries' {rec.key} "
+        f"joined with billing column {rec.billing_key}{billed_id}{tolerance}"
+    )
     print(rec.describe())
     rows = rec.rows
     differ = rows[rows["status"] != "matched"]
@@ -105,19 +106,8 @@ def run(args: argparse.Namespace) -> int:
     return 0 if differ.empty else 1
 
 
-def _header(rec: Reconciliation, args: argparse.Namespace) -> str:
-    """The summary's first line, in the words of the command line."""
-    billed_id = f", billing record id {rec.billing_id}" if rec.billing_id else ""
-    tolerance = f", durations within {rec.tolerance_seconds:g} s" if rec.tolerance_seconds else ""
-    return (
-        f"{args.export} against {args.billing}: {len(rec.rows):,} rows, entries' {rec.key} "
-        f"joined with billing column {rec.billing_key}{billed_id}{tolerance}"
-    )
-
-
 def _released_in(exported: pd.DataFrame, args: argparse.Namespace) -> tuple[pd.DataFrame, str]:
-    """The exported entries the service released in ``(--after, --on-or-before]``, by asking
-    it for that window's export (``updatedAt`` is no release time: acknowledging moves it)."""
+    """The exported entries the service released in the window, by asking for its export."""
     low, high, words = release_window(args.after, args.on_or_before, FLAGS)
     if high is None:
         high = pd.Timestamp.now(tz="UTC")

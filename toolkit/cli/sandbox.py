@@ -1,6 +1,4 @@
-"""``toolkit demo`` (the whole flow on a sandbox) and ``toolkit lab`` (JupyterLab with a
-sandbox running). The sandbox is an optional extra (FastAPI, uvicorn): it is imported only when
-run (``toolkit sandbox`` goes from :func:`toolkit.cli.main` to :mod:`toolkit.sandbox.cli`)."""
+"""``toolkit demo`` (the whole flow on a sandbox) and ``toolkit lab`` (JupyterLab with one)."""
 
 from __future__ import annotations
 
@@ -23,10 +21,7 @@ __all__ = ["run"]
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the demo, or JupyterLab over a sandbox (``args.command`` is ``demo`` or ``lab``).
-
-    Args:
-        args: the parsed arguments.
+    """Run the demo, or JupyterLab over a sandbox (``args.command``: ``demo`` or ``lab``).
 
     Returns:
         The demo's or JupyterLab's exit status.
@@ -41,8 +36,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _running_sandbox(name: str) -> Settings | None:
-    """The settings of a sandbox on this machine (a loopback address) that answers a token
-    request, if the ``.env`` file names one."""
+    """The settings of a sandbox on this machine the ``.env`` names, if it answers."""
     try:
         settings = Settings.from_env(name)
     except ToolkitError:
@@ -64,9 +58,7 @@ def _installed(module: str) -> bool:
 
 
 def _lab_folder(folder: str, source: str = ".") -> Path:
-    """JupyterLab's working folder: copies of ``source/notebooks`` (an existing copy, perhaps
-    changed, is kept) and ``sample_data`` pointing at ``source/sample_data``, so the notebooks'
-    ``../sample_data`` holds and nothing the analyst saves lands in the tracked files."""
+    """JupyterLab's folder: copies of ``notebooks/`` (kept once there), a link to sample_data."""
     work, src = Path(folder), Path(source)
     work.mkdir(parents=True, exist_ok=True)
     if (src / "notebooks").is_dir():
@@ -84,8 +76,7 @@ def _lab_folder(folder: str, source: str = ".") -> Path:
 
 
 def _lab(args: argparse.Namespace) -> int:
-    """JupyterLab over the sandbox the ``.env`` names if it is running, else over a sandbox of
-    its own whose credentials go to JupyterLab's environment only: ``.env`` is never written."""
+    """JupyterLab over the sandbox the ``.env`` names if it runs, else its own (.env untouched)."""
     if not (_installed("jupyterlab") and _installed("jupyter_core")):
         print(
             "toolkit lab needs JupyterLab, which comes with the notebooks extra: pip install "

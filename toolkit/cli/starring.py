@@ -1,5 +1,4 @@
-"""``toolkit star`` / ``toolkit unstar`` (initiatives for a timekeeper, from arguments or a
-file) and ``toolkit starred`` (a timekeeper's list)."""
+"""``toolkit star`` / ``unstar`` (from arguments or a file) and ``toolkit starred``."""
 
 from __future__ import annotations
 
@@ -16,13 +15,8 @@ __all__ = ["run"]
 def run(args: argparse.Namespace) -> int:
     """Star or unstar (``args.command``) and print the counts, or list the starred ones.
 
-    Args:
-        args: the parsed arguments.
-
     Returns:
-        0 every row done (``starred``: the list was read), 1 some failed (``starred``: the
-        timekeeper is unknown or ambiguous).
-
+        0 every row done, 1 some failed (``starred``: the timekeeper is unknown or ambiguous).
 
     Example:
         >>> import contextlib, io

@@ -1,5 +1,4 @@
-"""``toolkit sync PATH``: incrementally sync released time into Delta tables; ``--status``
-and ``--compact`` read and tidy them."""
+"""``toolkit sync PATH``: sync released time into Delta tables; ``--status``, ``--compact``."""
 
 from __future__ import annotations
 
@@ -15,9 +14,6 @@ __all__ = ["run"]
 
 def run(args: argparse.Namespace) -> int:
     """Sync (or, with ``--status`` or ``--compact``, show or compact the tables).
-
-    Args:
-        args: the parsed arguments.
 
     Returns:
         0 done, 1 another sync holds the folder, 2 ``--since``/``--until`` with ``--status``.

@@ -1,9 +1,4 @@
-"""``toolkit validate DIR``: check a folder of import tables, sending nothing.
-
-With ``--out failures.xlsx`` it writes the workbook the analyst fixes (the tables with every
-failing cell marked, then ``errors`` and ``summary`` sheets; the ``errors`` sheet comes first);
-``toolkit validate failures.xlsx`` checks the fixed workbook.
-"""
+"""``toolkit validate DIR``: check a folder of import tables (or a workbook), sending nothing."""
 
 from __future__ import annotations
 
@@ -17,9 +12,6 @@ __all__ = ["run"]
 
 def run(args: argparse.Namespace) -> int:
     """Validate the folder; print the report and the failures (errors and warnings).
-
-    Args:
-        args: the parsed arguments.
 
     Returns:
         0 when every row is valid, 1 when some are not (warnings alone do not fail).
