@@ -235,11 +235,29 @@ def test_a_refusal_with_others_in_flight_bounds_the_requests_in_flight() -> None
     assert budget.rate is None  # a concurrency cap: no pace needed
 
 
-def test_a_refusal_of_a_request_sent_alone_is_a_rate_limit() -> None:
+def test_refusals_of_requests_sent_alone_are_a_rate_limit() -> None:
+    # issue 28: one refusal may be a random fault; refused alone, then four more in a row,
+    # it is a limit (the start's trial of its first refusals)
     budget = Budget(clock=_Clock())
     budget.answer(budget.take(), 201)
     budget.answer(budget.take(), 429, retry_after=1.0)
+    assert budget.phase == "start" and budget.limit == 1  # the next goes alone still
+    for _ in range(4):
+        budget.answer(budget.take(), 429, retry_after=1.0)
     assert budget.limit is None and budget.phase == "seek" and budget.rate is not None
+
+
+def test_random_refusals_at_the_start_are_not_taken_for_a_limit() -> None:
+    # one in five refused, whatever the pace: the pace halves for a while and, the refusals
+    # not falling with it, the start goes on unpaced, the faults known as noise
+    clock = _Clock()
+    budget = Budget(clock=clock)
+    budget.limit = None
+    for i in range(400):
+        clock.now += 0.002
+        budget.answer(budget.take(), 429 if i % 5 == 2 else 201, retry_after=1.0)
+    assert budget.noise == pytest.approx(0.2, abs=0.05)
+    assert budget.phase == "start" and budget.rate is None
 
 
 def test_max_rate_caps_a_run() -> None:
@@ -337,8 +355,9 @@ def test_a_slow_bucket_with_no_burst_costs_a_few_refusals() -> None:
     assert achieved >= 0.9 * 5, achieved
     # issue 28: the pace probes beyond the last refused one every 50 requests (10 s here), so
     # that a raised limit is found within 10 s; each probe of a limit that did not move costs
-    # a refusal (6 before, when it probed far more slowly)
-    assert refused <= 8, refused
+    # a refusal (6 before, when it probed far more slowly); and the start believes a limit
+    # after 4 refusals in a row beyond the first (one refusal may be a random fault): 3 more
+    assert refused <= 11, refused
 
 
 @pytest.mark.xfail(strict=True, reason="issue 28 regression: 14 refusals of 114 (was 9; bound 10%)")

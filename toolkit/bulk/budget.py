@@ -128,6 +128,9 @@ class Budget:
         #: until when every run of the budget waits (the budget's clock).
         self.paused_until = now
         self._slow_start = True
+        # the start's trial of its first refusals: since, answers, refused, and the unpaced
+        # share (``None``: not halved yet)
+        self._trial: tuple[float, int, int, float | None] | None = None
         self._round_oks = 0  # accepted answers since the in-flight bound last grew
         self._fresh = False
         self._w_max = 0.0  # the estimate at the last refusal in cruise
@@ -283,6 +286,7 @@ class Budget:
                 self._accepted(now, ticket)
             if status is not None:
                 self._count(now, status)
+                self._tried(now, ticket.sent, status in THROTTLE_STATUSES)
             self.cond.notify_all()
 
     def measured(self, now: float | None = None) -> float | None:
@@ -366,6 +370,8 @@ class Budget:
         noise = self._noise(now)
         if not noise:
             self._quiet_since = now
+        if self._trial is not None:
+            return  # the trial counts it (:meth:`_tried`)
         crowded = self._bound_in_flight(now, ticket)
         if ticket.epoch != self._epoch and self.phase != "start":
             return  # sent before the last reaction: accounted for
@@ -393,8 +399,53 @@ class Budget:
             self._epoch += 1
         elif self.phase == "seek":
             self._seek_refused(now)
+        elif self.phase == "start":
+            first = -1 if self._dry < 2 else 0  # (refused after a refusal: evidence)
+            self._trial = self._trial or (
+                now,
+                first,
+                first,
+                None,
+            )  # a limit, or random? (:meth:`_tried`)
         elif not noise:
             self._react(now)
+
+    def _tried(self, now: float, sent: float, refused: bool) -> None:
+        """Count an answer in the start's trial of its first refusals; judge it when full.
+
+        Unpaced, a limit well under the pace refuses most requests at once: when the answers
+        are 200 times likelier from a limit refusing 90% than from faults refusing 20% (4
+        refusals in a row), the start ends (:meth:`_react`). Fewer over 40 answers: the pace
+        halves until 10 refusals are expected at the share seen (at most 300 answers); refusals
+        that do not fall (by 60%) with it are random (:attr:`noise`) and the start begins again
+        unpaced; else a limit's.
+        """
+        if self._trial is None or self.phase != "start":
+            return
+        since, answers, no, share = self._trial
+        if share is not None and sent < since:
+            return  # sent before the pace halved
+        answers, no = answers + 1, no + refused
+        self._trial = (since, answers, no, share)
+        if share is None and 3.6 * no >= 5.3 + 2.1 * answers:
+            self._limited(now)
+            return
+        if share is None:
+            if answers >= 40:  # halve the pace: a test of the refusals
+                self._trial = (now, 0, 0, no / answers)
+                self._set_rate(0.5 * answers / max(now - since, 1e-3), now)
+        elif no >= 0.4 * min(300.0 * share, 10.0):
+            self.noise = self._noise_found = min(0.5, max(share, no / answers))
+            self._forget(now)
+        elif answers >= min(300.0, 10.0 / max(share, 1e-3)):
+            self._limited(now)  # they fell with the pace: a limit
+
+    def _limited(self, now: float) -> None:
+        """The trial's refusals are a limit's: the start ends."""
+        self._trial, self.rate = None, None
+        if self._rate_limited:
+            self.limit = None
+        self._react(now)
 
     def _random(self, now: float) -> bool:
         """Whether a refusal is one of the random ones (:attr:`noise`) the pace cannot help.
@@ -424,6 +475,9 @@ class Budget:
         full = (answers >= _SAMPLE and span >= _SAMPLE_SECONDS) or (answers >= 10 and span >= 1)
         if not (answers >= 60 or span >= 3.0 if self._probe is not None else full):
             self._sample = (start, answers, refused)
+            return
+        if self.phase == "start":  # the trial judges (:meth:`_tried`)
+            self._sample = (now, 0, 0)
             return
         self._sample = (now, 0, 0)
         rate, share, ref = answers / span, refused / answers, self._reference
@@ -610,6 +664,8 @@ class Budget:
         if self.phase == "seek":
             self._seek_check(now)
             return
+        if self.estimate is None:  # the start's trial holds its pace
+            return
         quiet = now - self._quiet_since
         if quiet >= _WINDOW and self._recent(now) < 0.5 * self.rate * _WINDOW:
             return  # the pace does not bind (the in-flight bound does): no runaway
@@ -673,8 +729,7 @@ class Budget:
         if self._rate_limited:
             return False
         if ticket.in_flight <= 1:  # refused alone: a rate limit (no cap is below one)
-            self._rate_limited = True
-            self.limit = self._cap = None
+            self._rate_limit()
             return False
         if self._cap is not None and ticket.in_flight <= self._cap:
             # refused within the cap the earlier refusals suggested: a lower cap, or a rate
@@ -683,12 +738,10 @@ class Budget:
             if ticket.cap is not None and self._capped_ok == 0:
                 # sent within it, and nothing within it went through yet: a rate limit whose
                 # burst the start used up (waiting for more refusals would be refused too)
-                self._rate_limited = True
-                self.limit = self._cap = None
+                self._rate_limit()
                 return False
             if self._within_refused >= 3 and self._within_refused > 2 * self._within_ok:
-                self._rate_limited = True
-                self.limit = self._cap = None
+                self._rate_limit()
                 return False
             k = ticket.in_flight
             self._refused_at[k] = self._refused_at.get(k, 0) + 1
@@ -711,6 +764,12 @@ class Budget:
             # whose burst the start used up refuses it, and the others it would refuse too
             self.limit = 1
         return ticket.in_flight > bound
+
+    def _rate_limit(self) -> None:
+        """No concurrency cap: the in-flight bound goes (in a trial, when it ends)."""
+        self._rate_limited, self._cap = True, None
+        if self.phase != "start":
+            self.limit = None
 
     def _gradient(self, now: float) -> None:
         """Probe the in-flight bound up when quiet; shrink it when the latency climbs."""
