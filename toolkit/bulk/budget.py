@@ -104,12 +104,9 @@ class Budget:
         self._clock = clock
         #: share of answers refused whatever the pace: faults, not a limit (0: none seen).
         self.noise = self._noise_found = 0.0
-        # refusals that do not fall when the pace falls are not a limit: samples of the
-        # answers, the refused shares of the last in cruise, a probe at half the pace
+        # refusals that do not fall when the pace halves are not a limit (:meth:`_count`)
         self._sample = (clock(), 0, 0)  # its start, answers, refused
         self._suspect = (0, 0)  # answers and refusals in cruise since the last probe
-        self._reference: tuple[float, float] | None = None  # a pace, and the share it refused
-        self._last_share = 0.0  # refused in the last sample
         self._probe: float | None = None  # the pace before a probe at half of it
         self._probed = -math.inf
         self._forget(clock())
@@ -463,11 +460,9 @@ class Budget:
     def _count(self, now: float, status: int) -> None:
         """Count one answer in the current sample; judge the sample when it is full.
 
-        Refusals that neither fall (by 60%; 75% in a probe) nor grow (twice) when the pace
-        halves are random (BBRv2 tells random loss from congestion so): then their share is
-        :attr:`noise`, and what was learned from them is forgotten. The pace halves on its
-        own (sought after refusals), or, refused in cruise (2% of the answers or more, 4 or
-        more), for a probe.
+        Refused in cruise (4 or more, 2% to half of the answers), the pace halves for a probe
+        of 60 answers: refusals that do not fall (by 75%) with it are random (:attr:`noise`),
+        and what was learned from them is forgotten. The noise follows the share of late.
         """
         start, answers, refused = self._sample
         answers, refused = answers + 1, refused + (status in THROTTLE_STATUSES)
@@ -476,35 +471,22 @@ class Budget:
         if not (answers >= 60 or span >= 3.0 if self._probe is not None else full):
             self._sample = (start, answers, refused)
             return
-        if self.phase == "start":  # the trial judges (:meth:`_tried`)
-            self._sample = (now, 0, 0)
-            return
         self._sample = (now, 0, 0)
-        rate, share, ref = answers / span, refused / answers, self._reference
+        share = refused / answers
         if self.noise:  # follow the random share (never above the share found)
             self.noise = min(self._noise_found, 0.9 * self.noise + 0.1 * share)
             self.noise = 0.0 if self.noise < 0.005 else self.noise
-        probe, self._probe = self._probe, None
-        if probe is not None:
-            seen, no = self._suspect
+        seen, no = self._suspect[0] + answers, self._suspect[1] + refused
+        if self._probe is not None:
+            self._probe, before = None, self._suspect[1] / max(self._suspect[0], 1)
             self._suspect = (0, 0)
-            ref = (2 * rate, no / seen)  # the pace before the probe (a limit: it fell)
-        if ref is not None and rate <= 0.5 * ref[0] and (answers >= 20 or probe is not None):
-            low = max(1.0, 0.25 * ref[1] * answers) if probe else max(2.0, 0.4 * ref[1] * answers)
-            if low <= refused <= (2 * ref[1] + 0.05) * answers:
+            if max(1.0, 0.25 * before * answers) <= refused <= (2 * before + 0.05) * answers:
                 if not self.noise:  # what was learned was learned from random refusals
                     self._forget(now)
-                self.noise, self._reference = min(0.5, max(self.noise, ref[1], share)), None
-                self._noise_found = self.noise
-                return
-            self._reference = None
-        steady = self._last_share >= 0.02  # refused before too: not the onset of a limit
-        self._last_share = share
-        if refused >= 4 and 0.02 <= share <= 0.5 and steady and (ref is None or rate > ref[0]):
-            self._reference = (rate, share)
-        if probe is not None or self.phase != "cruise" or now - self._reacted_at_cruise < span:
-            return  # after a probe, the pace goes back toward the last refused one
-        seen, no = self._suspect[0] + answers, self._suspect[1] + refused
+                self.noise = self._noise_found = min(0.5, max(self.noise, before, share))
+            return  # else the pace goes back toward the last refused one
+        if self.phase != "cruise" or now - self._reacted_at_cruise < span:
+            return
         self._suspect = (seen, no)
         if no >= 4 and 0.02 <= no / seen <= 0.5 and now - self._probed >= _PROBE_EVERY:
             assert self.rate is not None
