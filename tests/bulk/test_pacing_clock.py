@@ -303,10 +303,15 @@ FAULT_FREE = simulate([(None, 20.0)]).accepted(0.0, 20.0)
 KEEP = {0.05: 0.8, 0.10: 0.6, 0.20: 0.4}
 
 
+@pytest.mark.parametrize("seed", [28, 1, 2, 3])
 @pytest.mark.parametrize("retry_after", [0.0, 1.0, None], ids=["RA0", "RA1", "noRA"])
 @pytest.mark.parametrize("rate", [0.05, 0.10, 0.20])
-def test_random_faults_are_not_taken_for_a_limit(rate: float, retry_after: float | None) -> None:
-    run = simulate([(None, 20.0)], fault_rate=rate, retry_after=retry_after)
+def test_random_faults_are_not_taken_for_a_limit(
+    rate: float, retry_after: float | None, seed: int
+) -> None:
+    # several draws of the faults: where the first refusals fall decides how the start goes
+    # (seed 28 alone passed before, seeds 1 to 3 fell to 1 to 68% of the fault-free rate)
+    run = simulate([(None, 20.0)], fault_rate=rate, retry_after=retry_after, seed=seed)
     achieved = run.accepted(0.0, 20.0)
     assert achieved >= KEEP[rate] * FAULT_FREE, (achieved, FAULT_FREE)
     assert run.pauses == 0

@@ -125,9 +125,10 @@ class Budget:
         #: until when every run of the budget waits (the budget's clock).
         self.paused_until = now
         self._slow_start = True
-        # the start's trial of its first refusals: since, answers, refused, and the unpaced
-        # share (``None``: not halved yet)
-        self._trial: tuple[float, int, int, float | None] | None = None
+        # the start's trial of its first refusals: since, answers, refused, the unpaced share
+        # (``None``: not halved yet) and the last refused request
+        self._trial: tuple[float, int, int, float | None, Ticket | None] | None = None
+        self._most_ok = 0  # the most requests in flight that went through
         self._round_oks = 0  # accepted answers since the in-flight bound last grew
         self._fresh = False
         self._w_max = 0.0  # the estimate at the last refusal in cruise
@@ -283,7 +284,7 @@ class Budget:
                 self._accepted(now, ticket)
             if status is not None:
                 self._count(now, status)
-                self._tried(now, ticket.sent, status in THROTTLE_STATUSES)
+                self._tried(now, ticket, status in THROTTLE_STATUSES)
             self.cond.notify_all()
 
     def measured(self, now: float | None = None) -> float | None:
@@ -328,6 +329,7 @@ class Budget:
 
     def _accepted(self, now: float, ticket: Ticket) -> None:
         self._ok.append(now)
+        self._most_ok = max(self._most_ok, ticket.in_flight)
         self._recent(now)
         self._oks += 1
         self._last_ok = now
@@ -367,8 +369,12 @@ class Budget:
         noise = self._noise(now)
         if not noise:
             self._quiet_since = now
-        if self._trial is not None:
-            return  # the trial counts it (:meth:`_tried`)
+        if self.phase == "start" and ticket.epoch == self._epoch and self._cap is None:
+            if ticket.in_flight <= self._most_ok or self._trial is not None:
+                # as many went through before: a limit, or random? (:meth:`_tried`)
+                first = -1 if self._dry < 2 else 0  # (refused after a refusal: evidence)
+                self._trial = self._trial or (now, first, first, None, ticket)
+                return
         crowded = self._bound_in_flight(now, ticket)
         if ticket.epoch != self._epoch and self.phase != "start":
             return  # sent before the last reaction: accounted for
@@ -398,16 +404,11 @@ class Budget:
             self._seek_refused(now)
         elif self.phase == "start":
             first = -1 if self._dry < 2 else 0  # (refused after a refusal: evidence)
-            self._trial = self._trial or (
-                now,
-                first,
-                first,
-                None,
-            )  # a limit, or random? (:meth:`_tried`)
+            self._trial = self._trial or (now, first, first, None, ticket)
         elif not noise:
             self._react(now)
 
-    def _tried(self, now: float, sent: float, refused: bool) -> None:
+    def _tried(self, now: float, ticket: Ticket, refused: bool) -> None:
         """Count an answer in the start's trial of its first refusals; judge it when full.
 
         Unpaced, a limit well under the pace refuses most requests at once: when the answers
@@ -419,29 +420,29 @@ class Budget:
         """
         if self._trial is None or self.phase != "start":
             return
-        since, answers, no, share = self._trial
-        if share is not None and sent < since:
+        since, answers, no, share, last = self._trial
+        if share is not None and ticket.sent < since:
             return  # sent before the pace halved
         answers, no = answers + 1, no + refused
-        self._trial = (since, answers, no, share)
+        last = ticket if refused else last
+        self._trial = (since, answers, no, share, last)
         if share is None and 3.6 * no >= 5.3 + 2.1 * answers:
-            self._limited(now)
+            self._limited(now, last)
             return
         if share is None:
             if answers >= 40:  # halve the pace: a test of the refusals
-                self._trial = (now, 0, 0, no / answers)
+                self._trial = (now, 0, 0, no / answers, last)
                 self._set_rate(0.5 * answers / max(now - since, 1e-3), now)
-        elif no >= 0.4 * min(300.0 * share, 10.0):
+        elif no >= 3:
             self.noise = self._noise_found = min(0.5, max(share, no / answers))
             self._forget(now)
-        elif answers >= min(300.0, 10.0 / max(share, 1e-3)):
-            self._limited(now)  # they fell with the pace: a limit
+        elif answers >= min(300.0, 20.0 / max(share, 1e-3)):
+            self._limited(now, last)  # they fell with the pace: a limit
 
-    def _limited(self, now: float) -> None:
-        """The trial's refusals are a limit's: the start ends."""
+    def _limited(self, now: float, ticket: Ticket | None) -> None:
+        """The trial's refusals are a rate limit's (as many went through before): the start ends."""
         self._trial, self.rate = None, None
-        if self._rate_limited:
-            self.limit = None
+        self._rate_limited, self._cap, self.limit = True, None, None
         self._react(now)
 
     def _random(self, now: float) -> bool:
