@@ -14,15 +14,9 @@ import pandas as pd
 import pytest
 
 from toolkit import Client
-from toolkit.bulk.pacer import (
-    Budget,
-    Budgets,
-    LimitHints,
-    Pacer,
-    Ticket,
-    budgets_of,
-    limit_hints,
-)
+from toolkit.bulk.budget import Budget, Budgets, Ticket, budgets_of
+from toolkit.bulk.hints import LimitHints, limit_hints
+from toolkit.bulk.pacer import Pacer
 from toolkit.core.http import Reply, _retry_after
 
 # margins: each case runs a few seconds against the session's sandbox (a thread of this

@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from toolkit.bulk.hints import LimitHints, limit_hints
+from toolkit.bulk.hints import LimitHints
 
 __all__ = [
     "HEADROOM",
@@ -23,10 +23,8 @@ __all__ = [
     "THROTTLE_STATUSES",
     "Budget",
     "Budgets",
-    "LimitHints",
     "Ticket",
     "budgets_of",
-    "limit_hints",
 ]
 
 #: Answers that slow the pace down.
@@ -409,15 +407,9 @@ class Budget:
             self._react(now)
 
     def _tried(self, now: float, ticket: Ticket, refused: bool) -> None:
-        """Count an answer in the start's trial of its first refusals; judge it when full.
-
-        Unpaced, a limit well under the pace refuses most requests at once: when the answers
-        are 200 times likelier from a limit refusing 90% than from faults refusing 20% (4
-        refusals in a row), the start ends (:meth:`_react`). Fewer over 40 answers: the pace
-        halves until 10 refusals are expected at the share seen (at most 300 answers); refusals
-        that do not fall (by 60%) with it are random (:attr:`noise`) and the start begins again
-        unpaced; else a limit's.
-        """
+        """Count an answer in the start's trial of its first refusals; judge it when full: 4
+        refusals in a row are a limit's; fewer, the pace halves, and 3 refusals within 20
+        expected at the share seen are random (:attr:`noise`), none of them a limit's."""
         if self._trial is None or self.phase != "start":
             return
         since, answers, no, share, last = self._trial
@@ -446,11 +438,7 @@ class Budget:
         self._react(now)
 
     def _random(self, now: float) -> bool:
-        """Whether a refusal is one of the random ones (:attr:`noise`) the pace cannot help.
-
-        Refusals up to about 1.5 times the random share of the last two seconds' answers (and
-        a margin for chance) are; more than that is a limit on top of them.
-        """
+        """Whether a refusal is one of the random ones (:attr:`noise`) the pace cannot help."""
         if not self.noise:
             return False
         answers = self._recent(now) + len(self._no)
@@ -459,12 +447,7 @@ class Budget:
         return len(self._no) <= limit
 
     def _count(self, now: float, status: int) -> None:
-        """Count one answer in the current sample; judge the sample when it is full.
-
-        Refused in cruise (4 or more, 2% to half of the answers), the pace halves for a probe
-        of 60 answers: refusals that do not fall (by 75%) with it are random (:attr:`noise`),
-        and what was learned from them is forgotten. The noise follows the share of late.
-        """
+        """Count one answer in the current sample; judge the sample when it is full."""
         start, answers, refused = self._sample
         answers, refused = answers + 1, refused + (status in THROTTLE_STATUSES)
         span = now - start
@@ -497,12 +480,7 @@ class Budget:
             self._epoch += 1
 
     def _noise(self, now: float) -> bool:
-        """Whether a refusal in cruise is one of a few (at most 2% of the answers of late).
-
-        At a few hundred a second, a limiter with no burst refuses now and then whatever the
-        pace (two requests arrive closer than an interval); BBR (v2) likewise bears a loss rate
-        of 2% before it calls a rate too high. At a few a second, one refusal is already more.
-        """
+        """Whether a refusal in cruise is one of a few (at most 2% of the answers of late)."""
         if self.phase != "cruise":
             return False
         recent = self._recent(now)
@@ -556,14 +534,7 @@ class Budget:
         self._next = max(self._next, now + 1.0 / self.rate)  # the limiter is empty now
 
     def _seek(self, now: float, rate: float, *, empty: bool) -> None:
-        """Hold a pace: refused (above the limit) or not within the hold (below it).
-
-        Args:
-            now: the clock.
-            rate: the pace to hold.
-            empty: the limiter is known empty now (just refused): count what it lets through
-                from now, a lower bound of its rate.
-        """
+        """Hold a pace: refused (above the limit) or not within the hold (below it)."""
         self.phase = "seek"
         self._epoch += 1
         self._set_rate(rate, now)
@@ -703,11 +674,7 @@ class Budget:
             self._hint_rate = hints.quota / window
 
     def _bound_in_flight(self, now: float, ticket: Ticket) -> bool:
-        """Bound the requests in flight below a refused request's count (a concurrency cap).
-
-        Returns:
-            Whether the refusal is explained by too many requests in flight (not the pace).
-        """
+        """Bound the requests in flight below a refused request's count (a concurrency cap)."""
         self._slow_start = False
         if self._rate_limited:
             return False

@@ -42,31 +42,11 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from toolkit.bulk.budget import (
-    HEADROOM,
-    IDLE,
-    THROTTLE_STATUSES,
-    Budget,
-    Budgets,
-    LimitHints,
-    Ticket,
-    budgets_of,
-    limit_hints,
-)
+from toolkit.bulk.budget import THROTTLE_STATUSES, Budget, Budgets, Ticket
+from toolkit.bulk.hints import limit_hints
 from toolkit.core.http import INVALID_URL, UNREACHABLE, Reply
 
-__all__ = [
-    "HEADROOM",
-    "IDLE",
-    "THROTTLE_STATUSES",
-    "Budget",
-    "Budgets",
-    "LimitHints",
-    "Pacer",
-    "Ticket",
-    "budgets_of",
-    "limit_hints",
-]
+__all__ = ["Pacer"]
 
 
 class Pacer:
@@ -76,7 +56,8 @@ class Pacer:
         max_rate: requests per second this run never exceeds (``None``: no cap).
         retries: rounds of waiting for an unreachable service before the run fails.
         backoff: first wait of those rounds in seconds (doubled each round).
-        budgets: the connection's budgets (:func:`budgets_of`); a private set by default.
+        budgets: the connection's budgets (:func:`~toolkit.bulk.budget.budgets_of`); a
+            private set by default.
         stop: the run's stop event (a new one by default); set it to end every wait.
         clock: monotonic seconds (for tests).
 

@@ -31,8 +31,9 @@ from typing import Any, Literal
 import pandas as pd
 from tqdm.auto import tqdm
 
+from toolkit.bulk.budget import budgets_of
 from toolkit.bulk.journal import Journal, Outcome, payload_hash
-from toolkit.bulk.pacer import Pacer, budgets_of
+from toolkit.bulk.pacer import Pacer
 from toolkit.core.connection import ENDPOINTS, Connection, Endpoint
 from toolkit.core.http import (
     INVALID_URL,
@@ -164,14 +165,7 @@ def _backoff(conn: Connection, attempt: int) -> float:
 
 
 def _attempts(conn: Connection, call: Call, pacer: Pacer) -> Generator[float, None, Reply]:
-    """Send one call until it is answered for good, under the run's pacer and retry policy.
-
-    Yields the seconds to wait before its next attempt (a backoff, or the ``Retry-After`` of a
-    refusal: the call's own wait, during which its worker sends other calls) and returns its
-    final reply. Once an attempt was sent and its answer lost, the call stays ``unknown``
-    (``failure`` :data:`LOST`) unless a later answer proves its state: a 2xx, a 409 or 422 its
-    ``landed`` reads as the requested state, or (``conflict``) a 409 saying the record exists.
-    """
+    """Send one call until it is answered for good, under the run's pacer and retry policy."""
     method = ""
     url = ""
     attempts = 0
@@ -238,8 +232,8 @@ def _attempts(conn: Connection, call: Call, pacer: Pacer) -> Generator[float, No
 
 
 def _finish(attempts: Generator[float, None, Reply]) -> Reply:
-    """Run a call's attempts to their end without waiting (the run was stopped or failed:
-    the pacer lets nothing leave, so its reply says what is known)."""
+    """Run a call's attempts to their end without waiting (the run was stopped or failed: the pacer
+    lets nothing leave, so its reply says what is known)."""
     try:
         while True:
             next(attempts)
@@ -249,8 +243,8 @@ def _finish(attempts: Generator[float, None, Reply]) -> Reply:
 
 
 def _unproven(reply: Reply) -> Reply:
-    """A final answer after an attempt whose answer was lost, that does not prove the call's
-    state (any error, whatever its status): the call is ``unknown``."""
+    """A final answer after an attempt whose answer was lost, that does not prove the call's state
+    (any error, whatever its status): the call is ``unknown``."""
     if reply.failure != LOST:
         reply.error = f"{reply.error} (after an attempt whose answer was lost: it may have landed)"
         reply.failure = LOST
@@ -463,8 +457,8 @@ def _end_waiting(
     lock: threading.Lock,
     keep: Callable[[int, Reply], None],
 ) -> None:
-    """Give the calls still waiting to be tried again their reply (the run was stopped or
-    failed): not sent, or unknown when an earlier attempt's answer was lost."""
+    """Give the calls still waiting to be tried again their reply (the run was stopped or failed):
+    not sent, or unknown when an earlier attempt's answer was lost."""
     with lock:
         waiting, delayed[:] = list(delayed), []
     for _, _, i, attempts in waiting:
