@@ -368,7 +368,7 @@ class Budget:
         if not noise:
             self._quiet_since = now
         if self.phase == "start" and ticket.epoch == self._epoch and self._cap is None:
-            if ticket.in_flight <= self._most_ok or self._trial is not None:
+            if ticket.in_flight < self._most_ok or self._trial is not None:
                 # as many went through before: a limit, or random? (:meth:`_tried`)
                 first = -1 if self._dry < 2 else 0  # (refused after a refusal: evidence)
                 self._trial = self._trial or (now, first, first, None, ticket)
@@ -419,7 +419,7 @@ class Budget:
         last = ticket if refused else last
         self._trial = (since, answers, no, share, last)
         if share is None and 3.6 * no >= 5.3 + 2.1 * answers:
-            self._limited(now, last)
+            self._limited(now, None)
             return
         if share is None:
             if answers >= 40:  # halve the pace: a test of the refusals
@@ -429,11 +429,14 @@ class Budget:
             self.noise = self._noise_found = min(0.5, max(share, no / answers))
             self._forget(now)
         elif answers >= min(300.0, 20.0 / max(share, 1e-3)):
-            self._limited(now, last)  # they fell with the pace: a limit
+            self._limited(now, last)  # they fell with the pace: a limit, or a cap
 
     def _limited(self, now: float, ticket: Ticket | None) -> None:
-        """The trial's refusals are a rate limit's (as many went through before): the start ends."""
+        """The trial's refusals are a rate limit's, or a cap's (by the last one, when given)."""
         self._trial, self.rate = None, None
+        if ticket is not None and self._bound_in_flight(now, ticket):
+            self._epoch += 1
+            return
         self._rate_limited, self._cap, self.limit = True, None, None
         self._react(now)
 
