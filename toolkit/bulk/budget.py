@@ -7,6 +7,7 @@ non-blocking core (it runs on a simulated clock as well), the reading of rate li
 
 from __future__ import annotations
 
+import bisect
 import math
 import threading
 import time
@@ -310,12 +311,7 @@ class Budget:
 
     def _count_since(self, start: float) -> int:
         """Accepted answers since ``start`` (at most :data:`_WINDOW` seconds ago)."""
-        n = 0
-        for t in reversed(self._ok):
-            if t < start:
-                break
-            n += 1
-        return n
+        return len(self._ok) - bisect.bisect_left(self._ok, start)
 
     def _recent(self, now: float) -> int:
         """Accepted answers in the last :data:`_WINDOW` seconds."""

@@ -1,18 +1,9 @@
-"""The one bulk runner: many requests on a pool of workers, with pacing, progress and a journal.
+"""The one bulk runner: many requests on a pool of workers, paced, journaled, stoppable.
 
-Imports, acknowledgements, user look-ups and starring all go through :func:`run_bulk`. Each
-:class:`Call` gets exactly one :class:`~toolkit.core.http.Reply` back, in input order; nothing is
-dropped. A :class:`Journal` (JSON lines, one per acknowledged call, flushed as it is written,
-locked against a second run) lets a re-run skip the calls that were already answered 2xx with
-the same payload.
-
-The workers are daemon threads; the calling thread only waits, in short steps, so Ctrl+C (or
-Jupyter's stop) reaches it at once. Then no new request leaves, the requests in flight get about
-a second to finish (else they are ``unknown``), the journal is flushed, and
-:class:`~toolkit.errors.Interrupted` is raised with a reply for every call. One
-:class:`~toolkit.bulk.pacer.Pacer` per run paces the requests under its connection's shared
-budget for the service (learned from the answers, 429 and 503 above all), and fails the run when
-the service cannot be reached.
+Imports, acknowledgements, user look-ups and starring all go through :func:`run_bulk`: one
+:class:`~toolkit.core.http.Reply` per :class:`Call`, in input order, under one
+:class:`~toolkit.bulk.pacer.Pacer` per run; a :class:`Journal` lets a re-run skip what the
+service already acknowledged.
 """
 
 from __future__ import annotations
