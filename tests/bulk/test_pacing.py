@@ -336,7 +336,11 @@ def test_a_slow_bucket_with_no_burst_costs_a_few_refusals() -> None:
     assert refused <= 11, refused
 
 
-@pytest.mark.xfail(strict=True, reason="issue 28 regression: 14 refusals of 114 (was 9; bound 10%)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 28 regression: 17 refusals of 117 (14 before the start's trial, 9 before; "
+    "bound 10%)",
+)
 def test_the_start_does_not_flood_a_slow_bucket_once_its_burst_is_spent() -> None:
     achieved, ok, refused = _simulate(5, 10)
     assert achieved >= 0.9 * 5, achieved

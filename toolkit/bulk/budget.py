@@ -418,9 +418,12 @@ class Budget:
             self._limited(now, None)
             return
         if share is None:
-            if answers >= 40:  # halve the pace: a test of the refusals
+            if answers >= 40 and 2 * no > answers:
+                self._limited(now, last)  # more than half refused: no fault is that common
+            elif answers >= 40:  # halve the pace (and below what went through): a test
                 self._trial = (now, 0, 0, no / answers, last)
-                self._set_rate(0.5 * answers / max(now - since, 1e-3), now)
+                pace = min(0.5 * answers, 0.8 * (answers - no)) / max(now - since, 1e-3)
+                self._set_rate(pace, now)
         elif no >= 3:
             self.noise = self._noise_found = min(0.5, max(share, no / answers))
             self._forget(now)
