@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from toolkit.bulk.budget import Budget, LimitHints
+from toolkit.bulk.budget import Budget
+from toolkit.bulk.hints import LimitHints
 from toolkit.sandbox.ratelimit import Admission, ConcurrencyCap, FixedWindow, TokenBucket
 
 LATENCY = 0.005  # seconds, ±50%: 8 workers reach about 1,600 answers a second unlimited
@@ -228,7 +229,7 @@ LOWERED = [
         100.0,
         _bucket(15, 3),
         15.0,
-        marks=_gap("settles in 2.5 s, not 2"),
+        marks=_gap("settles in 1.8 s, but 7.6% refused after, not 5% (was 2.5 s and 1.9%)"),
     ),
     pytest.param(
         "token bucket 70/s burst 2 -> 25/s",
@@ -236,7 +237,7 @@ LOWERED = [
         70.0,
         _bucket(25, 25),
         25.0,
-        marks=_gap("settles in about 2 s, but 6% refused after, not 5%"),
+        marks=_gap("settles in 2.9 s, not 2 (was 1.8 s, and 6% refused after, now 2%)"),
     ),
     ("fixed window 120 per 2 s -> 40 per 2 s", _window(120, 2), 60.0, _window(40, 2), 20.0),
     ("concurrency cap 6 -> 2", _cap(6), None, _cap(2), None),
@@ -303,10 +304,15 @@ FAULT_FREE = simulate([(None, 20.0)]).accepted(0.0, 20.0)
 KEEP = {0.05: 0.8, 0.10: 0.6, 0.20: 0.4}
 
 
+@pytest.mark.parametrize("seed", [28, 1, 2, 3])
 @pytest.mark.parametrize("retry_after", [0.0, 1.0, None], ids=["RA0", "RA1", "noRA"])
 @pytest.mark.parametrize("rate", [0.05, 0.10, 0.20])
-def test_random_faults_are_not_taken_for_a_limit(rate: float, retry_after: float | None) -> None:
-    run = simulate([(None, 20.0)], fault_rate=rate, retry_after=retry_after)
+def test_random_faults_are_not_taken_for_a_limit(
+    rate: float, retry_after: float | None, seed: int
+) -> None:
+    # several draws of the faults: where the first refusals fall decides how the start goes
+    # (seed 28 alone passed before, seeds 1 to 3 fell to 1 to 68% of the fault-free rate)
+    run = simulate([(None, 20.0)], fault_rate=rate, retry_after=retry_after, seed=seed)
     achieved = run.accepted(0.0, 20.0)
     assert achieved >= KEEP[rate] * FAULT_FREE, (achieved, FAULT_FREE)
     assert run.pauses == 0

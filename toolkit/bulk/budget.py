@@ -7,6 +7,7 @@ non-blocking core (it runs on a simulated clock as well), the reading of rate li
 
 from __future__ import annotations
 
+import bisect
 import math
 import threading
 import time
@@ -15,7 +16,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from toolkit.bulk.hints import LimitHints, limit_hints
+from toolkit.bulk.hints import LimitHints
 
 __all__ = [
     "HEADROOM",
@@ -23,10 +24,8 @@ __all__ = [
     "THROTTLE_STATUSES",
     "Budget",
     "Budgets",
-    "LimitHints",
     "Ticket",
     "budgets_of",
-    "limit_hints",
 ]
 
 #: Answers that slow the pace down.
@@ -104,12 +103,9 @@ class Budget:
         self._clock = clock
         #: share of answers refused whatever the pace: faults, not a limit (0: none seen).
         self.noise = self._noise_found = 0.0
-        # refusals that do not fall when the pace falls are not a limit: samples of the
-        # answers, the refused shares of the last in cruise, a probe at half the pace
+        # refusals that do not fall when the pace halves are not a limit (:meth:`_count`)
         self._sample = (clock(), 0, 0)  # its start, answers, refused
         self._suspect = (0, 0)  # answers and refusals in cruise since the last probe
-        self._reference: tuple[float, float] | None = None  # a pace, and the share it refused
-        self._last_share = 0.0  # refused in the last sample
         self._probe: float | None = None  # the pace before a probe at half of it
         self._probed = -math.inf
         self._forget(clock())
@@ -128,6 +124,10 @@ class Budget:
         #: until when every run of the budget waits (the budget's clock).
         self.paused_until = now
         self._slow_start = True
+        # the start's trial of its first refusals: since, answers, refused, the unpaced share
+        # (``None``: not halved yet) and the last refused request
+        self._trial: tuple[float, int, int, float | None, Ticket | None] | None = None
+        self._most_ok = 0  # the most requests in flight that went through
         self._round_oks = 0  # accepted answers since the in-flight bound last grew
         self._fresh = False
         self._w_max = 0.0  # the estimate at the last refusal in cruise
@@ -283,6 +283,7 @@ class Budget:
                 self._accepted(now, ticket)
             if status is not None:
                 self._count(now, status)
+                self._tried(now, ticket, status in THROTTLE_STATUSES)
             self.cond.notify_all()
 
     def measured(self, now: float | None = None) -> float | None:
@@ -310,12 +311,7 @@ class Budget:
 
     def _count_since(self, start: float) -> int:
         """Accepted answers since ``start`` (at most :data:`_WINDOW` seconds ago)."""
-        n = 0
-        for t in reversed(self._ok):
-            if t < start:
-                break
-            n += 1
-        return n
+        return len(self._ok) - bisect.bisect_left(self._ok, start)
 
     def _recent(self, now: float) -> int:
         """Accepted answers in the last :data:`_WINDOW` seconds."""
@@ -327,6 +323,7 @@ class Budget:
 
     def _accepted(self, now: float, ticket: Ticket) -> None:
         self._ok.append(now)
+        self._most_ok = max(self._most_ok, ticket.in_flight)
         self._recent(now)
         self._oks += 1
         self._last_ok = now
@@ -366,6 +363,12 @@ class Budget:
         noise = self._noise(now)
         if not noise:
             self._quiet_since = now
+        if self.phase == "start" and ticket.epoch == self._epoch and self._cap is None:
+            if ticket.in_flight < self._most_ok or self._trial is not None:
+                # as many went through before: a limit, or random? (:meth:`_tried`)
+                first = -1 if self._dry < 2 else 0  # (refused after a refusal: evidence)
+                self._trial = self._trial or (now, first, first, None, ticket)
+                return
         crowded = self._bound_in_flight(now, ticket)
         if ticket.epoch != self._epoch and self.phase != "start":
             return  # sent before the last reaction: accounted for
@@ -393,15 +396,51 @@ class Budget:
             self._epoch += 1
         elif self.phase == "seek":
             self._seek_refused(now)
+        elif self.phase == "start":
+            first = -1 if self._dry < 2 else 0  # (refused after a refusal: evidence)
+            self._trial = self._trial or (now, first, first, None, ticket)
         elif not noise:
             self._react(now)
 
-    def _random(self, now: float) -> bool:
-        """Whether a refusal is one of the random ones (:attr:`noise`) the pace cannot help.
+    def _tried(self, now: float, ticket: Ticket, refused: bool) -> None:
+        """Count an answer in the start's trial of its first refusals; judge it when full: 4
+        refusals in a row are a limit's; fewer, the pace halves, and 3 refusals within 20
+        expected at the share seen are random (:attr:`noise`), none of them a limit's."""
+        if self._trial is None or self.phase != "start":
+            return
+        since, answers, no, share, last = self._trial
+        if share is not None and ticket.sent < since:
+            return  # sent before the pace halved
+        answers, no = answers + 1, no + refused
+        last = ticket if refused else last
+        self._trial = (since, answers, no, share, last)
+        if share is None and 3.6 * no >= 5.3 + 2.1 * answers:
+            self._limited(now, None)
+            return
+        if share is None:
+            if answers >= 40 and 2 * no > answers:
+                self._limited(now, last)  # more than half refused: no fault is that common
+            elif answers >= 40:  # halve the pace (and below what went through): a test
+                self._trial = (now, 0, 0, no / answers, last)
+                pace = min(0.5 * answers, 0.8 * (answers - no)) / max(now - since, 1e-3)
+                self._set_rate(pace, now)
+        elif no >= 3:
+            self.noise = self._noise_found = min(0.5, max(share, no / answers))
+            self._forget(now)
+        elif answers >= min(300.0, 20.0 / max(share, 1e-3)):
+            self._limited(now, last)  # they fell with the pace: a limit, or a cap
 
-        Refusals up to about 1.5 times the random share of the last two seconds' answers (and
-        a margin for chance) are; more than that is a limit on top of them.
-        """
+    def _limited(self, now: float, ticket: Ticket | None) -> None:
+        """The trial's refusals are a rate limit's, or a cap's (by the last one, when given)."""
+        self._trial, self.rate = None, None
+        if ticket is not None and self._bound_in_flight(now, ticket):
+            self._epoch += 1
+            return
+        self._rate_limited, self._cap, self.limit = True, None, None
+        self._react(now)
+
+    def _random(self, now: float) -> bool:
+        """Whether a refusal is one of the random ones (:attr:`noise`) the pace cannot help."""
         if not self.noise:
             return False
         answers = self._recent(now) + len(self._no)
@@ -410,14 +449,7 @@ class Budget:
         return len(self._no) <= limit
 
     def _count(self, now: float, status: int) -> None:
-        """Count one answer in the current sample; judge the sample when it is full.
-
-        Refusals that neither fall (by 60%; 75% in a probe) nor grow (twice) when the pace
-        halves are random (BBRv2 tells random loss from congestion so): then their share is
-        :attr:`noise`, and what was learned from them is forgotten. The pace halves on its
-        own (sought after refusals), or, refused in cruise (2% of the answers or more, 4 or
-        more), for a probe.
-        """
+        """Count one answer in the current sample; judge the sample when it is full."""
         start, answers, refused = self._sample
         answers, refused = answers + 1, refused + (status in THROTTLE_STATUSES)
         span = now - start
@@ -426,31 +458,21 @@ class Budget:
             self._sample = (start, answers, refused)
             return
         self._sample = (now, 0, 0)
-        rate, share, ref = answers / span, refused / answers, self._reference
+        share = refused / answers
         if self.noise:  # follow the random share (never above the share found)
             self.noise = min(self._noise_found, 0.9 * self.noise + 0.1 * share)
             self.noise = 0.0 if self.noise < 0.005 else self.noise
-        probe, self._probe = self._probe, None
-        if probe is not None:
-            seen, no = self._suspect
+        seen, no = self._suspect[0] + answers, self._suspect[1] + refused
+        if self._probe is not None:
+            self._probe, before = None, self._suspect[1] / max(self._suspect[0], 1)
             self._suspect = (0, 0)
-            ref = (2 * rate, no / seen)  # the pace before the probe (a limit: it fell)
-        if ref is not None and rate <= 0.5 * ref[0] and (answers >= 20 or probe is not None):
-            low = max(1.0, 0.25 * ref[1] * answers) if probe else max(2.0, 0.4 * ref[1] * answers)
-            if low <= refused <= (2 * ref[1] + 0.05) * answers:
+            if max(1.0, 0.25 * before * answers) <= refused <= (2 * before + 0.05) * answers:
                 if not self.noise:  # what was learned was learned from random refusals
                     self._forget(now)
-                self.noise, self._reference = min(0.5, max(self.noise, ref[1], share)), None
-                self._noise_found = self.noise
-                return
-            self._reference = None
-        steady = self._last_share >= 0.02  # refused before too: not the onset of a limit
-        self._last_share = share
-        if refused >= 4 and 0.02 <= share <= 0.5 and steady and (ref is None or rate > ref[0]):
-            self._reference = (rate, share)
-        if probe is not None or self.phase != "cruise" or now - self._reacted_at_cruise < span:
-            return  # after a probe, the pace goes back toward the last refused one
-        seen, no = self._suspect[0] + answers, self._suspect[1] + refused
+                self.noise = self._noise_found = min(0.5, max(self.noise, before, share))
+            return  # else the pace goes back toward the last refused one
+        if self.phase != "cruise" or now - self._reacted_at_cruise < span:
+            return
         self._suspect = (seen, no)
         if no >= 4 and 0.02 <= no / seen <= 0.5 and now - self._probed >= _PROBE_EVERY:
             assert self.rate is not None
@@ -460,12 +482,7 @@ class Budget:
             self._epoch += 1
 
     def _noise(self, now: float) -> bool:
-        """Whether a refusal in cruise is one of a few (at most 2% of the answers of late).
-
-        At a few hundred a second, a limiter with no burst refuses now and then whatever the
-        pace (two requests arrive closer than an interval); BBR (v2) likewise bears a loss rate
-        of 2% before it calls a rate too high. At a few a second, one refusal is already more.
-        """
+        """Whether a refusal in cruise is one of a few (at most 2% of the answers of late)."""
         if self.phase != "cruise":
             return False
         recent = self._recent(now)
@@ -519,14 +536,7 @@ class Budget:
         self._next = max(self._next, now + 1.0 / self.rate)  # the limiter is empty now
 
     def _seek(self, now: float, rate: float, *, empty: bool) -> None:
-        """Hold a pace: refused (above the limit) or not within the hold (below it).
-
-        Args:
-            now: the clock.
-            rate: the pace to hold.
-            empty: the limiter is known empty now (just refused): count what it lets through
-                from now, a lower bound of its rate.
-        """
+        """Hold a pace: refused (above the limit) or not within the hold (below it)."""
         self.phase = "seek"
         self._epoch += 1
         self._set_rate(rate, now)
@@ -610,6 +620,8 @@ class Budget:
         if self.phase == "seek":
             self._seek_check(now)
             return
+        if self.estimate is None:  # the start's trial holds its pace
+            return
         quiet = now - self._quiet_since
         if quiet >= _WINDOW and self._recent(now) < 0.5 * self.rate * _WINDOW:
             return  # the pace does not bind (the in-flight bound does): no runaway
@@ -664,17 +676,12 @@ class Budget:
             self._hint_rate = hints.quota / window
 
     def _bound_in_flight(self, now: float, ticket: Ticket) -> bool:
-        """Bound the requests in flight below a refused request's count (a concurrency cap).
-
-        Returns:
-            Whether the refusal is explained by too many requests in flight (not the pace).
-        """
+        """Bound the requests in flight below a refused request's count (a concurrency cap)."""
         self._slow_start = False
         if self._rate_limited:
             return False
         if ticket.in_flight <= 1:  # refused alone: a rate limit (no cap is below one)
-            self._rate_limited = True
-            self.limit = self._cap = None
+            self._rate_limit()
             return False
         if self._cap is not None and ticket.in_flight <= self._cap:
             # refused within the cap the earlier refusals suggested: a lower cap, or a rate
@@ -683,12 +690,10 @@ class Budget:
             if ticket.cap is not None and self._capped_ok == 0:
                 # sent within it, and nothing within it went through yet: a rate limit whose
                 # burst the start used up (waiting for more refusals would be refused too)
-                self._rate_limited = True
-                self.limit = self._cap = None
+                self._rate_limit()
                 return False
             if self._within_refused >= 3 and self._within_refused > 2 * self._within_ok:
-                self._rate_limited = True
-                self.limit = self._cap = None
+                self._rate_limit()
                 return False
             k = ticket.in_flight
             self._refused_at[k] = self._refused_at.get(k, 0) + 1
@@ -711,6 +716,12 @@ class Budget:
             # whose burst the start used up refuses it, and the others it would refuse too
             self.limit = 1
         return ticket.in_flight > bound
+
+    def _rate_limit(self) -> None:
+        """No concurrency cap: the in-flight bound goes (in a trial, when it ends)."""
+        self._rate_limited, self._cap = True, None
+        if self.phase != "start":
+            self.limit = None
 
     def _gradient(self, now: float) -> None:
         """Probe the in-flight bound up when quiet; shrink it when the latency climbs."""

@@ -1,19 +1,10 @@
 """The journal: an append-only, locked record of what the service holds.
 
-Each line is one answer: a call the service accepted (2xx), with its URL, key, payload and
-time; or a call that failed (answered with an error) or whose answer was lost (``unknown``),
-with its error and time. Read in order, the lines give, for each record (the call's URL, which
-names the service, the customer and the table, and its key, the ``externalId``), an
-:class:`Entry`: the last payload the service accepted and when, and the failure that followed
-it, if any, with the time of the first failure of the streak. That one state serves both jobs:
-
-- crash resume: a call is skipped when its record's last accepted payload is the same and
-  nothing failed since (:meth:`Ledger.acknowledged`);
-- change detection: :func:`toolkit.ingress.plan.plan` compares a source with the entries.
-
-Journals written before the state existed hold lines ``{"id", "endpoint", "key", "status"}``
-only (no URL, no payload): they are read as they are, and their ids still skip a call whose
-digest (endpoint, URL, key and payload hashed together) matches.
+Each line is one answer: a call accepted (2xx) with its URL, key, payload and time, or one that
+failed or whose answer was lost (``unknown``). Read in order, the lines give one :class:`Entry`
+per record (URL and key): the last payload accepted, and the failures since. That serves crash
+resume (:meth:`Ledger.acknowledged`) and change detection (:func:`toolkit.ingress.plan.plan`).
+Older lines ``{"id", "endpoint", "key", "status"}`` still skip a call whose digest matches.
 """
 
 from __future__ import annotations

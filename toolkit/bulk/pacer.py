@@ -1,71 +1,38 @@
 """The pace of bulk runs: a budget per service, learned from the answers, shared by every run.
 
 A :class:`~toolkit.bulk.budget.Budget` decides when the next request to one service may leave.
-It finds the service's limit from the answers, as TCP BBR reads a bottleneck's bandwidth from
-what gets delivered rather than from the first losses, and bounds the requests in flight as
-Vector's adaptive request concurrency and Netflix's concurrency-limits do:
+It reads the limit from what gets through, as TCP BBR reads a bottleneck's bandwidth, and bounds
+the requests in flight as Vector's adaptive request concurrency and Netflix's concurrency-limits
+do:
 
-* **start**: unpaced (the workers are the only bound), the requests in flight growing from one,
-  by one a round trip (as Vector's adaptive request concurrency grows; the first after two
-  answers alone): the requests in flight when a burst runs out are all refused, so they stay
-  about the square root of the answers so far (a burst of 10 costs 3 or 4 refusals, not 8);
-* **seek**, on the first refusal (429, or 503): a bisection on the pace. A pace is held for a
-  few intervals: refused, it is above the limit; not refused (and kept), below it. Below with no
-  upper bound yet, it doubles; far above (more refused than accepted), it is quartered. What
-  went through since a refusal (the limiter was empty then) is a floor; refused after some went
-  through (just over), the pace is halved. When the two bounds
-  are within 5%, the limit is the lower one. Counting alone would not do: a token bucket of
-  burst 1 paced 20% over its rate lets only 60% of it through (each refusal wastes the refill).
-* **cruise**: the pace is just under the limit (:data:`~toolkit.bulk.budget.HEADROOM`), requests
-  evenly spaced (a late worker may catch its slot up by half an interval; a refusal of a
-  request that did so quarters that slack instead of the pace, since such a limiter keeps no
-  burst). A refusal makes the refused pace the limit (a few percent lower); a pace that let
-  through far less than it sent for 3 s or more takes the rate that went through; refusals in
-  quick succession cut by the share of requests refused. Refusals of up to 2% of the last two
-  seconds' answers are noise (BBRv2 bears the same loss rate): at a few hundred a second, a
-  limiter with no burst refuses now and then whatever the pace; at a few a second one refusal
-  is more than that. Then the pace goes back toward the refused one within a few seconds and,
-  once quiet for 2 s (or 50 requests at the pace, if longer: at a few a second, refusals are
-  dear and seconds cheap), probes beyond it: 5% a second, doubling every second, so that a
-  raised limit is found in seconds; a limit that did not move costs a refusal a hold. With 10%
-  or more of the last half second's answers refused (a limit that binds), the limit is what
-  went through. A refusal of a request that took far longer than answers do (bunched up behind
-  a stall) is no evidence.
-* **random refusals**: refusals that neither fall nor grow when the pace halves (on its own,
-  sought after refusals; or for a probe of 60 answers when refused in cruise) are no limit, as
-  BBRv2 tells random loss from congestion: their share is the budget's ``noise``, what was
-  learned from them is forgotten, and refusals up to about 1.5 times that share go on without
-  slowing the pace (the share follows the faults as they come and go). A 5xx is never a sign
-  of the pace.
-* **in flight**: a refusal of a request sent with others in flight bounds the requests in flight
-  below that count (a concurrency cap refuses only beyond its cap), never below what the
-  accepted rate needs at the current latency; the first request under that bound goes alone,
-  and refused before any went through under it, it marks a rate limit whose burst the start
-  used up (else the bound is restored); later refusals within the bound, which a cap lets
-  through and a drained rate limiter does not, mark a rate limit and lift the bound, as does
-  a refusal of a request sent alone. The bound probes one higher after 5 quiet seconds spent
-  at it, and shrinks when the latency climbs far above its floor (a gradient).
-* **pauses**: only a spent quota pauses every run of the budget: a ``RateLimit`` or
-  ``X-RateLimit-*`` header saying nothing remains for 2.5 s or more (its reset, or the
-  ``Retry-After``), or refusals in a row with nothing going through for a few intervals (at most
-  a second: a fixed window used up); then the pace is the rate the quota allowed over the last
-  cycle, pause included. A ``Retry-After`` alone (seconds or an HTTP date) delays the refused
-  request only: the runner tries it again after that wait, its worker sending other requests
-  meanwhile. ``Retry-After: 0`` changes nothing.
-  ``RateLimit-Policy`` (or ``X-RateLimit-Limit`` over the longest reset seen) is a floor of the
-  first estimate. No header is needed.
+* **start**: unpaced, the requests in flight growing from one by one a round trip. Its first
+  refusals (429, or 503) are tried: 4 in a row beyond the first are a limit; fewer, the pace
+  halves until 10 refusals are expected, and refusals that do not fall with it are random
+  faults (the budget's ``noise``, as BBRv2 tells random loss from congestion), not a limit.
+* **seek**: a bisection on the pace; a pace held a few intervals is above the limit when
+  refused, below it when not; what went through since a refusal is a floor.
+* **cruise**: just under the limit (:data:`~toolkit.bulk.budget.HEADROOM`), evenly spaced. A
+  refusal makes the refused pace the limit; refusals of up to 2% of the last two seconds'
+  answers, or within the ``noise``, are shrugged off. Once quiet, the pace probes beyond the
+  last refused one, faster the longer it stays quiet, so a raised limit is found in seconds.
+  Refusals that neither fall nor grow when a probe halves the pace are random too.
+* **in flight**: a refusal with others in flight bounds the requests in flight below that count
+  (a concurrency cap), never below what the accepted rate needs; refusals within the bound (a
+  drained rate limiter) lift it. The bound probes one higher when quiet, shrinks when the
+  latency climbs far above its floor.
+* **pauses**: only a spent quota pauses every run: rate limit headers saying nothing remains for
+  2.5 s or more, or refusals in a row with nothing through for a few intervals (a fixed window
+  used up). A ``Retry-After`` alone delays its own request (the runner retries it after that
+  wait); ``Retry-After: 0`` changes nothing. A 5xx is never a sign of the pace.
 
 A budget belongs to a connection and a service (:func:`~toolkit.bulk.budget.budgets_of`):
-concurrent runs of one ``Client`` against one service (an import and an acknowledgement in the
-same notebook) share it, and so one limit. It forgets what it learned after
+concurrent runs of one ``Client`` share one limit. It forgets after
 :data:`~toolkit.bulk.budget.IDLE` seconds without requests.
 
-A :class:`Pacer` is one run's view of its connection's budgets: the run's ``stop`` event,
-``max_rate`` (a cap for users who know their quota), counters, and the run's one retry policy
-for a service that cannot be reached (connection refused, name not resolved, TLS failure): the
-whole run waits ``backoff``, ``2 * backoff``... for ``retries`` rounds, not each row, and then
-the run fails (:attr:`Pacer.fatal`); a malformed URL fails it at once. Every wait ends early
-when the run's ``stop`` event is set.
+A :class:`Pacer` is one run's view of its connection's budgets: its ``stop`` event, its
+``max_rate``, counters, and one retry policy for a service that cannot be reached: the whole run
+waits ``backoff``, ``2 * backoff``... for ``retries`` rounds, then fails (:attr:`Pacer.fatal`); a
+malformed URL fails it at once.
 """
 
 from __future__ import annotations
@@ -75,31 +42,11 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from toolkit.bulk.budget import (
-    HEADROOM,
-    IDLE,
-    THROTTLE_STATUSES,
-    Budget,
-    Budgets,
-    LimitHints,
-    Ticket,
-    budgets_of,
-    limit_hints,
-)
+from toolkit.bulk.budget import THROTTLE_STATUSES, Budget, Budgets, Ticket
+from toolkit.bulk.hints import limit_hints
 from toolkit.core.http import INVALID_URL, UNREACHABLE, Reply
 
-__all__ = [
-    "HEADROOM",
-    "IDLE",
-    "THROTTLE_STATUSES",
-    "Budget",
-    "Budgets",
-    "LimitHints",
-    "Pacer",
-    "Ticket",
-    "budgets_of",
-    "limit_hints",
-]
+__all__ = ["Pacer"]
 
 
 class Pacer:
@@ -109,7 +56,8 @@ class Pacer:
         max_rate: requests per second this run never exceeds (``None``: no cap).
         retries: rounds of waiting for an unreachable service before the run fails.
         backoff: first wait of those rounds in seconds (doubled each round).
-        budgets: the connection's budgets (:func:`budgets_of`); a private set by default.
+        budgets: the connection's budgets (:func:`~toolkit.bulk.budget.budgets_of`); a
+            private set by default.
         stop: the run's stop event (a new one by default); set it to end every wait.
         clock: monotonic seconds (for tests).
 

@@ -1,18 +1,9 @@
-"""The one bulk runner: many requests on a pool of workers, with pacing, progress and a journal.
+"""The one bulk runner: many requests on a pool of workers, paced, journaled, stoppable.
 
-Imports, acknowledgements, user look-ups and starring all go through :func:`run_bulk`. Each
-:class:`Call` gets exactly one :class:`~toolkit.core.http.Reply` back, in input order; nothing is
-dropped. A :class:`Journal` (JSON lines, one per acknowledged call, flushed as it is written,
-locked against a second run) lets a re-run skip the calls that were already answered 2xx with
-the same payload.
-
-The workers are daemon threads; the calling thread only waits, in short steps, so Ctrl+C (or
-Jupyter's stop) reaches it at once. Then no new request leaves, the requests in flight get about
-a second to finish (else they are ``unknown``), the journal is flushed, and
-:class:`~toolkit.errors.Interrupted` is raised with a reply for every call. One
-:class:`~toolkit.bulk.pacer.Pacer` per run paces the requests under its connection's shared
-budget for the service (learned from the answers, 429 and 503 above all), and fails the run when
-the service cannot be reached.
+Imports, acknowledgements, user look-ups and starring all go through :func:`run_bulk`: one
+:class:`~toolkit.core.http.Reply` per :class:`Call`, in input order, under one
+:class:`~toolkit.bulk.pacer.Pacer` per run; a :class:`Journal` lets a re-run skip what the
+service already acknowledged.
 """
 
 from __future__ import annotations
@@ -31,8 +22,9 @@ from typing import Any, Literal
 import pandas as pd
 from tqdm.auto import tqdm
 
+from toolkit.bulk.budget import budgets_of
 from toolkit.bulk.journal import Journal, Outcome, payload_hash
-from toolkit.bulk.pacer import Pacer, budgets_of
+from toolkit.bulk.pacer import Pacer
 from toolkit.core.connection import ENDPOINTS, Connection, Endpoint
 from toolkit.core.http import (
     INVALID_URL,
@@ -164,14 +156,7 @@ def _backoff(conn: Connection, attempt: int) -> float:
 
 
 def _attempts(conn: Connection, call: Call, pacer: Pacer) -> Generator[float, None, Reply]:
-    """Send one call until it is answered for good, under the run's pacer and retry policy.
-
-    Yields the seconds to wait before its next attempt (a backoff, or the ``Retry-After`` of a
-    refusal: the call's own wait, during which its worker sends other calls) and returns its
-    final reply. Once an attempt was sent and its answer lost, the call stays ``unknown``
-    (``failure`` :data:`LOST`) unless a later answer proves its state: a 2xx, a 409 or 422 its
-    ``landed`` reads as the requested state, or (``conflict``) a 409 saying the record exists.
-    """
+    """Send one call until it is answered for good, under the run's pacer and retry policy."""
     method = ""
     url = ""
     attempts = 0
@@ -238,8 +223,8 @@ def _attempts(conn: Connection, call: Call, pacer: Pacer) -> Generator[float, No
 
 
 def _finish(attempts: Generator[float, None, Reply]) -> Reply:
-    """Run a call's attempts to their end without waiting (the run was stopped or failed:
-    the pacer lets nothing leave, so its reply says what is known)."""
+    """Run a call's attempts to their end without waiting (the run was stopped or failed: the pacer
+    lets nothing leave, so its reply says what is known)."""
     try:
         while True:
             next(attempts)
@@ -249,8 +234,8 @@ def _finish(attempts: Generator[float, None, Reply]) -> Reply:
 
 
 def _unproven(reply: Reply) -> Reply:
-    """A final answer after an attempt whose answer was lost, that does not prove the call's
-    state (any error, whatever its status): the call is ``unknown``."""
+    """A final answer after an attempt whose answer was lost, that does not prove the call's state
+    (any error, whatever its status): the call is ``unknown``."""
     if reply.failure != LOST:
         reply.error = f"{reply.error} (after an attempt whose answer was lost: it may have landed)"
         reply.failure = LOST
@@ -463,8 +448,8 @@ def _end_waiting(
     lock: threading.Lock,
     keep: Callable[[int, Reply], None],
 ) -> None:
-    """Give the calls still waiting to be tried again their reply (the run was stopped or
-    failed): not sent, or unknown when an earlier attempt's answer was lost."""
+    """Give the calls still waiting to be tried again their reply (the run was stopped or failed):
+    not sent, or unknown when an earlier attempt's answer was lost."""
     with lock:
         waiting, delayed[:] = list(delayed), []
     for _, _, i, attempts in waiting:
