@@ -1,14 +1,12 @@
-"""The result of an export: typed ``entries`` and ``codes`` frames, and how to save them.
+"""The result of an export: two typed Arrow tables, their pandas views, and their files.
 
-:class:`Export` holds the two tables produced by :mod:`toolkit.egress.flatten` (their columns are
-the contract of :mod:`toolkit.egress.schemas`) and knows its ``kind``: ``"export"`` (v2
-export form) or ``"pending"`` (release-pending detailed form). It writes and reads back a
-Parquet dataset (hive partitions, readable by DuckDB, Spark, Dask) or a CSV folder, keeping
-the types, hands its tables over as Arrow or Polars, and concatenates windowed exports without
-duplicates. The file mechanics live in :mod:`toolkit.egress.files`.
-
-:func:`toolkit.core.windows.split_windows` cuts a release range into the consecutive sub-windows
-a windowed export requests in turn.
+:class:`Export` holds the two tables :mod:`toolkit.egress.flatten` makes (their columns are the
+contract of :mod:`toolkit.egress.schemas`) as Arrow tables, and knows its ``kind``: ``"export"``
+(v2 export form) or ``"pending"`` (release-pending detailed form). ``.entries`` and ``.codes``
+are pandas views of them, made on first use and kept; assign a frame to change a table
+(``ex.entries = ex.entries.assign(hours=...)``). It writes Parquet and CSV straight from Arrow
+(:mod:`toolkit.egress.files`), hands its tables over as Arrow or Polars, and concatenates
+windowed exports without duplicates.
 
 >>> from toolkit.testing import fake_export_entries
 >>> ex = Export.from_records(fake_export_entries(4, codes_per_entry=2))
@@ -20,6 +18,7 @@ from __future__ import annotations
 
 import html
 import importlib
+import json
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -30,25 +29,19 @@ import pandas as pd
 import pandera.errors
 import pandera.pandas
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from toolkit.egress.files import _typed as typed
 from toolkit.egress.files import (
-    Kind,
-    from_arrow_tables,
+    from_frame,
     read_csv,
     read_parquet,
-    to_arrow_tables,
+    with_partitions,
     write_csv,
     write_excel,
     write_parquet,
 )
-from toolkit.egress.flatten import (
-    UNKNOWN_FIELDS,
-    codes_wide,
-    flatten_export,
-    flatten_pending,
-    parse_and_flatten_export,
-    parse_and_flatten_pending,
-)
+from toolkit.egress.flatten import UNKNOWN_FIELDS, Kind, Raw, _dumps, _parse, _to_pandas
 from toolkit.egress.schemas import (
     ExportCodesSchema,
     ExportEntriesSchema,
@@ -65,22 +58,15 @@ __all__ = ["PREVIEW_COLUMNS", "Export", "Tables"]
 #: The columns an entries preview leads with, per kind: date, timekeeper, client, matter and
 #: time worked (the spec's field names), then the rest (``summary``, the ids) in table order.
 PREVIEW_COLUMNS: dict[str, tuple[str, ...]] = {
-    "export": (
+    kind: (
         "workDate",
         "userId",
-        "initiative.client.externalId",
-        "initiative.externalId",
+        f"{prefix}initiative.client.externalId",
+        f"{prefix}initiative.externalId",
         "incrementDurationInSeconds",
         "summary",
-    ),
-    "pending": (
-        "workDate",
-        "userId",
-        "initiativeProps.initiative.client.externalId",
-        "initiativeProps.initiative.externalId",
-        "incrementDurationInSeconds",
-        "summary",
-    ),
+    )
+    for kind, prefix in (("export", ""), ("pending", "initiativeProps."))
 }
 
 T = TypeVar("T")
@@ -90,11 +76,6 @@ _SCHEMAS: dict[Kind, tuple[_Schema, _Schema]] = {
     "export": (ExportEntriesSchema, ExportCodesSchema),
     "pending": (PendingEntriesSchema, PendingCodesSchema),
 }
-
-
-def _check_kind(kind: str) -> None:
-    if kind not in _SCHEMAS:
-        raise ConfigError(f"kind must be 'export' or 'pending', not {kind!r}")
 
 
 class Tables(NamedTuple, Generic[T]):
@@ -115,7 +96,7 @@ class Export:
 
     Attributes:
         entries: One row per entry (:class:`~toolkit.egress.schemas.ExportEntriesSchema`
-            or :class:`~toolkit.egress.schemas.PendingEntriesSchema`).
+            or :class:`~toolkit.egress.schemas.PendingEntriesSchema`), a pandas view.
         codes: One row per (entry, code), linked by ``entryId`` = ``entries._id``.
         kind: ``"export"`` (v2 export form) or ``"pending"`` (release-pending detailed form).
 
@@ -125,8 +106,13 @@ class Export:
     ('pending', 3, True)
     """
 
-    def __init__(self, entries: pd.DataFrame, codes: pd.DataFrame, kind: Kind = "export") -> None:
-        """Wrap two flattened tables.
+    def __init__(
+        self,
+        entries: pd.DataFrame | pa.Table,
+        codes: pd.DataFrame | pa.Table,
+        kind: Kind = "export",
+    ) -> None:
+        """Wrap two flattened tables, as Arrow tables or pandas frames.
 
         Args:
             entries: The entries table.
@@ -140,16 +126,67 @@ class Export:
         >>> Export(ex.entries, ex.codes).kind
         'export'
         """
-        _check_kind(kind)
-        self.entries = entries
-        self.codes = codes
+        if kind not in _SCHEMAS:
+            raise ConfigError(f"kind must be 'export' or 'pending', not {kind!r}")
         self.kind: Kind = kind
+        self._tables: dict[str, pa.Table] = {}
+        self._frames: dict[str, pd.DataFrame] = {}
+        self._attrs: dict[str, Any] = {}
+        self._set("entries", entries)
+        self._set("codes", codes)
+
+    def _set(self, name: str, table: pd.DataFrame | pa.Table) -> None:
+        """An Arrow table is the truth, its frame a view made on use; a frame given is the
+        truth (an analyst may change it), converted when the Arrow table is asked for."""
+        if isinstance(table, pa.Table):
+            self._tables[name] = table
+            self._frames.pop(name, None)
+            found = (table.schema.metadata or {}).get(UNKNOWN_FIELDS.encode())
+            if name == "entries":
+                self._attrs = {UNKNOWN_FIELDS: json.loads(found)} if found else {}
+        else:
+            self._frames[name] = table
+            self._tables.pop(name, None)
+            if name == "entries":
+                self._attrs = table.attrs
+
+    def _frame(self, name: str) -> pd.DataFrame:
+        if name not in self._frames:
+            frame = _to_pandas(self._tables[name])
+            if name == "entries":
+                frame.attrs.update(self._attrs)
+                self._attrs = frame.attrs  # one dict: what is noted later shows on the frame
+            self._frames[name] = frame
+        return self._frames[name]
+
+    def _table(self, name: str) -> pa.Table:
+        if name in self._tables:
+            return self._tables[name]
+        return from_frame(self._frames[name], self.kind, name)
+
+    @property
+    def entries(self) -> pd.DataFrame:
+        """One row per entry, as pandas (a view of the Arrow table, made on first use)."""
+        return self._frame("entries")
+
+    @entries.setter
+    def entries(self, frame: pd.DataFrame) -> None:
+        self._set("entries", frame)
+
+    @property
+    def codes(self) -> pd.DataFrame:
+        """One row per (entry, code), as pandas (a view of the Arrow table)."""
+        return self._frame("codes")
+
+    @codes.setter
+    def codes(self, frame: pd.DataFrame) -> None:
+        self._set("codes", frame)
 
     # ----------------------------------------------------------------- building
 
     @classmethod
     def from_records(cls, records: Iterable[dict[str, Any]], kind: Kind = "export") -> Export:
-        """Flatten parsed JSON records (see :func:`toolkit.egress.flatten.flatten_export`).
+        """Flatten parsed JSON records (they take the road of :meth:`from_json`).
 
         Args:
             records: Entries in the export form (``kind="export"``) or detailed form.
@@ -158,17 +195,18 @@ class Export:
         Returns:
             The export.
 
+        Raises:
+            FlattenError: A record is not an object, or a field has the wrong JSON type.
+
         >>> from toolkit.testing import fake_export_entry
         >>> len(Export.from_records([fake_export_entry(codes=5)]).codes)
         5
         """
-        _check_kind(kind)
-        flatten = flatten_export if kind == "export" else flatten_pending
-        return cls(*flatten(records), kind=kind)
+        return cls.from_json(_dumps(records, kind), kind=kind)
 
     @classmethod
-    def from_json(cls, raw: bytes | str, kind: Kind = "export") -> Export:
-        """Parse and flatten a response body (a JSON array); the fast path for large bodies.
+    def from_json(cls, raw: Raw, kind: Kind = "export") -> Export:
+        """Parse and flatten a response body (a JSON array) straight into Arrow.
 
         Args:
             raw: The body, as bytes or text.
@@ -177,12 +215,16 @@ class Export:
         Returns:
             The export.
 
+        Raises:
+            FlattenError: Not JSON, not an array, or not the form (see
+                :mod:`toolkit.egress.flatten` for the checks).
+
         >>> len(Export.from_json(b'[{"_id": "e1", "codes": []}]'))
         1
         """
-        _check_kind(kind)
-        parse = parse_and_flatten_export if kind == "export" else parse_and_flatten_pending
-        return cls(*parse(raw), kind=kind)
+        if kind not in _SCHEMAS:
+            raise ConfigError(f"kind must be 'export' or 'pending', not {kind!r}")
+        return cls(*_parse(raw, kind), kind=kind)
 
     @classmethod
     def empty(cls, kind: Kind = "export") -> Export:
@@ -197,7 +239,7 @@ class Export:
         >>> Export.empty("pending").entries.shape[0]
         0
         """
-        return cls.from_records([], kind=kind)
+        return cls.from_json(b"[]", kind=kind)
 
     @classmethod
     def concat(cls, exports: Iterable[Export]) -> Export:
@@ -229,35 +271,56 @@ class Export:
         kinds = {p.kind for p in parts}
         if len(kinds) > 1:
             raise ConfigError(f"cannot concatenate exports of different kinds: {sorted(kinds)}")
-        entries = pd.concat([p.entries for p in parts], ignore_index=True)
-        codes = pd.concat([p.codes for p in parts], ignore_index=True)
-        source = np.repeat(np.arange(len(parts)), [len(p.entries) for p in parts])
-        keep = ~entries["_id"].duplicated(keep="last").to_numpy()
-        winner = pd.Series(source[keep], index=entries["_id"].to_numpy()[keep])
-        code_source = np.repeat(np.arange(len(parts)), [len(p.codes) for p in parts])
-        owner = codes["entryId"].map(winner)
-        code_keep = owner.isna().to_numpy() | (owner.to_numpy() == code_source)
-        codes = codes.loc[code_keep].drop_duplicates(["entryId", "position"], keep="last")
-        entries = entries.loc[keep].reset_index(drop=True)
-        unknown: dict[str, Any] = {}
-        for p in parts:
-            unknown = {**p.entries.attrs.get(UNKNOWN_FIELDS, {}), **unknown}
-        entries.attrs = {UNKNOWN_FIELDS: unknown} if unknown else {}
-        return cls(entries, codes.reset_index(drop=True), kind=parts[0].kind)
+        tables = [[p._table(n).replace_schema_metadata(None) for p in parts] for n in _NAMES]
+        entries, codes = _concat(tables[0]), _concat(tables[1])
+        ids = entries["_id"]
+        if pc.count_distinct(ids).as_py() < len(ids):
+            source = np.repeat(np.arange(len(parts)), [t.num_rows for t in tables[0]])
+            rows = pa.table({"_id": ids, "i": np.arange(len(ids))})
+            keep = np.sort(rows.group_by("_id", use_threads=False).aggregate([("i", "max")])[1])
+            entries = entries.take(keep)
+            at = pc.index_in(codes["entryId"], value_set=entries["_id"].combine_chunks())
+            owner = pa.array(source[keep]).take(at)
+            code_source = np.repeat(np.arange(len(parts)), [t.num_rows for t in tables[1]])
+            codes = codes.filter(pc.fill_null(pc.equal(owner, pa.array(code_source)), True))
+        result = cls(entries, codes, kind=parts[0].kind)
+        for p in reversed(parts):  # the first export naming a field gives its first entry
+            result._attrs.setdefault(UNKNOWN_FIELDS, {}).update(p._attrs.get(UNKNOWN_FIELDS, {}))
+        if not result._attrs.get(UNKNOWN_FIELDS):
+            result._attrs.pop(UNKNOWN_FIELDS, None)
+        return result
 
     # ----------------------------------------------------------------- views
 
     def codes_wide(self) -> pd.DataFrame:
-        """One row per entry, one column per code type ``externalId`` holding the code's.
+        """One row per entry, one column per code type holding the entry's code.
+
+        Each column is named by the code type's ``externalId`` and holds the ``externalId`` of
+        the entry's code of that type (the first by position if there are several), ordered by
+        the code types' first position; an entry without a code of a type holds a missing value.
 
         Returns:
-            A frame indexed by ``_id`` (see :func:`toolkit.egress.flatten.codes_wide`).
+            A frame indexed by ``_id`` (the order of :attr:`entries`), ``str`` columns.
 
         >>> from toolkit.testing import fake_export_entries
         >>> Export.from_records(fake_export_entries(2)).codes_wide().shape
         (2, 3)
         """
-        return codes_wide(self.entries, self.codes)
+        index = pd.Index(self.entries["_id"], name="_id")
+        codes = self.codes
+        kept = codes.loc[
+            codes["code.type.externalId"].notna(),
+            ["entryId", "position", "code.type.externalId", "code.externalId"],
+        ]
+        if kept.empty:
+            return pd.DataFrame(index=index)
+        kept = kept.sort_values(["position"], kind="stable")
+        order = pd.unique(kept["code.type.externalId"])
+        kept = kept.drop_duplicates(["entryId", "code.type.externalId"], keep="first")
+        wide = kept.pivot(index="entryId", columns="code.type.externalId", values="code.externalId")
+        wide = wide.reindex(index=index, columns=order)
+        wide.columns = pd.Index(list(order))
+        return wide.astype("str")
 
     def validate(self) -> Export:
         """Check both tables against their pandera models, collecting every failure.
@@ -316,8 +379,7 @@ class Export:
         """The first entries as a notebook shows them: date, timekeeper, client, matter and
         hours first (:data:`PREVIEW_COLUMNS`), then the rest, the hex ids last.
 
-        ``hours`` (``incrementDurationInSeconds`` / 3600, to 2 places) is shown here only; it
-        is not a column of :attr:`entries`.
+        ``hours`` (``incrementDurationInSeconds`` / 3600, to 2 places) is shown here only.
 
         Args:
             n: How many entries.
@@ -329,9 +391,12 @@ class Export:
         >>> Export.from_records(fake_export_entries(3)).preview(2).columns[:5].tolist()
         ['workDate', 'userId', 'initiative.client.externalId', 'initiative.externalId', 'hours']
         """
-        first = [c for c in PREVIEW_COLUMNS[self.kind] if c in self.entries]
-        rest = [c for c in self.entries.columns if c not in first]
-        shown = self.entries.head(n)[first + rest].copy()
+        if "entries" in self._frames:
+            head = self._frames["entries"].head(n)
+        else:
+            head = _to_pandas(self._tables["entries"].slice(0, n))
+        first = [c for c in PREVIEW_COLUMNS[self.kind] if c in head]
+        shown = head[first + [c for c in head.columns if c not in first]].copy()
         if "incrementDurationInSeconds" in shown:
             at = shown.columns.get_loc("incrementDurationInSeconds")
             hours = (shown["incrementDurationInSeconds"] / 3600).round(2)
@@ -344,7 +409,23 @@ class Export:
         >>> len(Export.empty())
         0
         """
-        return len(self.entries)
+        return _rows(self, "entries")
+
+    def _facts(self) -> dict[str, Any]:
+        """Rows, date range, users, initiatives and hours, from the Arrow tables."""
+        e = self._table("entries")
+        facts: dict[str, Any] = {"entries": e.num_rows, "codes": _rows(self, "codes")}
+        if e.num_rows and "workDate" in e.column_names and e["workDate"].null_count < e.num_rows:
+            low, high = pc.min_max(e["workDate"]).values()
+            facts["workDate"] = (low.as_py(), high.as_py())
+        if "userId" in e.column_names:
+            facts["users"] = pc.count_distinct(e["userId"]).as_py()
+        init = ("" if self.kind == "export" else "initiativeProps.") + "initiative.externalId"
+        if init in e.column_names:
+            facts["initiatives"] = pc.count_distinct(e[init]).as_py()
+        if "incrementDurationInSeconds" in e.column_names:
+            facts["hours"] = float(pc.sum(e["incrementDurationInSeconds"]).as_py() or 0) / 3600
+        return facts
 
     def __repr__(self) -> str:
         """A one-line summary: kind, rows, date range, users, initiatives, hours.
@@ -352,28 +433,16 @@ class Export:
         >>> Export.empty()
         Export(kind='export', entries=0, codes=0)
         """
-        head = (
-            f"Export(kind={self.kind!r}, entries={len(self.entries):,}, codes={len(self.codes):,}"
-        )
-        e = self.entries
-        if e.empty:
+        f = self._facts()
+        head = f"Export(kind={self.kind!r}, entries={f['entries']:,}, codes={f['codes']:,}"
+        if not f["entries"]:
             return head + ")"
         bits = []
-        if "workDate" in e and e["workDate"].notna().any():
-            lo, hi = e["workDate"].min(), e["workDate"].max()
-            bits.append(f"workDate={lo:%Y-%m-%d}..{hi:%Y-%m-%d}")
-        if "userId" in e:
-            bits.append(f"users={e['userId'].nunique():,}")
-        init = (
-            "initiative.externalId"
-            if self.kind == "export"
-            else ("initiativeProps.initiative.externalId")
-        )
-        if init in e:
-            bits.append(f"initiatives={e[init].nunique():,}")
-        if "incrementDurationInSeconds" in e:
-            hours = float(e["incrementDurationInSeconds"].sum()) / 3600
-            bits.append(f"hours={hours:,.1f}")
+        if "workDate" in f:
+            bits.append(f"workDate={f['workDate'][0]:%Y-%m-%d}..{f['workDate'][1]:%Y-%m-%d}")
+        bits += [f"{k}={f[k]:,}" for k in ("users", "initiatives") if k in f]
+        if "hours" in f:
+            bits.append(f"hours={f['hours']:,.1f}")
         return head + "".join(f", {b}" for b in bits) + ")"
 
     # ----------------------------------------------------------------- Arrow and Polars
@@ -384,8 +453,7 @@ class Export:
         The types are those of the files (Parquet, Delta Lake): ``workDate`` a naive
         ``timestamp[us]`` at midnight, timestamps ``timestamp[us, tz=UTC]``, counts
         ``double``, tags ``list<string>``, missing values null; columns you added (and fields
-        the spec does not list) are kept at the end. :meth:`from_arrow` takes the pair back:
-        ``Export.from_arrow(*ex.to_arrow(), kind=ex.kind)``.
+        the spec does not list) are kept at the end. :meth:`from_arrow` takes the pair back.
 
         Args:
             partition_cols: Columns appended for partitioning, as :meth:`to_parquet` does
@@ -400,15 +468,14 @@ class Export:
             ConfigError: A partition column is not a column of ``entries``.
 
         >>> from toolkit.testing import fake_export_entries
-        >>> tables = Export.from_records(fake_export_entries(2)).to_arrow()
-        >>> str(tables.entries.schema.field("workDate").type), tables.codes.num_rows
-        ('timestamp[us]', 6)
         >>> tables = Export.from_records(fake_export_entries(2)).to_arrow(
         ...     partition_cols=["workMonth"])
-        >>> "workMonth" in tables.codes.column_names
-        True
+        >>> str(tables.entries.schema.field("workDate").type), "workMonth" in tables.codes.column_names
+        ('timestamp[us]', True)
         """
-        entries, codes = to_arrow_tables(self.entries, self.codes, self.kind, partition_cols)
+        entries, codes = with_partitions(
+            self._table("entries"), self._table("codes"), list(partition_cols)
+        )
         return Tables(entries, codes)
 
     def to_polars(self) -> Tables[polars.DataFrame]:
@@ -442,7 +509,7 @@ class Export:
     def from_arrow(cls, entries: pa.Table, codes: pa.Table, kind: Kind = "export") -> Export:
         """Build an export from Arrow tables as stored (Parquet, Delta Lake, :meth:`to_arrow`).
 
-        Columns are cast back to the documented dtypes; the derived ``workMonth`` is dropped
+        Columns are cast back to the documented types; the derived ``workMonth`` is dropped
         from both tables, and codes columns that are not code fields (partition copies) too.
 
         Args:
@@ -459,8 +526,14 @@ class Export:
         >>> len(back), "workMonth" in back.entries
         (3, False)
         """
-        _check_kind(kind)
-        return cls(*from_arrow_tables(entries, codes, kind), kind=kind)
+        if kind not in _SCHEMAS:
+            raise ConfigError(f"kind must be 'export' or 'pending', not {kind!r}")
+        known = set(Export.empty(kind)._tables["codes"].column_names)
+        return cls(
+            typed(entries, kind, "entries", ["workMonth"]),
+            typed(codes, kind, "codes", [c for c in codes.column_names if c not in known]),
+            kind=kind,
+        )
 
     # ----------------------------------------------------------------- files
 
@@ -508,9 +581,10 @@ class Export:
         >>> len(back), len(back.codes)
         (5, 15)
         """
+        entries, codes = self.to_arrow()
         return write_parquet(
-            self.entries,
-            self.codes,
+            entries,
+            codes,
             self.kind,
             path,
             partition_cols,
@@ -579,9 +653,7 @@ class Export:
         ...     ex.entries["initiativeProps.tags"].tolist())
         ('pending', True)
         """
-        return write_csv(
-            self.entries, self.codes, self.kind, path, encoding=encoding, overwrite=overwrite
-        )
+        return write_csv(*self.to_arrow(), path, encoding=encoding, overwrite=overwrite)
 
     def to_excel(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
         """Write one ``.xlsx`` workbook with a sheet per table (``entries``, ``codes``).
@@ -635,24 +707,61 @@ class Export:
         >>> "<table" in Export.empty()._repr_html_()
         True
         """
-        e = self.entries
-        facts: dict[str, Any] = {"entries": len(e), "codes": len(self.codes)}
-        if "workDate" in e and e["workDate"].notna().any():
-            facts["workDate from"] = f"{e['workDate'].min():%Y-%m-%d}"
-            facts["workDate to"] = f"{e['workDate'].max():%Y-%m-%d}"
-        if "userId" in e:
-            facts["users"] = int(e["userId"].nunique())
-        if "incrementDurationInSeconds" in e:
-            facts["hours"] = round(float(e["incrementDurationInSeconds"].sum()) / 3600, 1)
+        f = self._facts()
+        facts: dict[str, Any] = {"entries": f["entries"], "codes": f["codes"]}
+        if "workDate" in f:
+            facts["workDate from"] = f"{f['workDate'][0]:%Y-%m-%d}"
+            facts["workDate to"] = f"{f['workDate'][1]:%Y-%m-%d}"
+        if "users" in f:
+            facts["users"] = f["users"]
+        if "hours" in f:
+            facts["hours"] = round(f["hours"], 1)
+        codes = self._frames["codes"] if "codes" in self._frames else self._table("codes")
         parts = [
             f"<p><b>Export</b> ({html.escape(self.kind)})</p>",
             pd.DataFrame({"value": facts}).to_html(),
         ]
         for name, frame, total in (
-            ("entries", self.preview(head), len(e)),  # date, timekeeper, client... first
-            ("codes", self.codes, len(self.codes)),
+            ("entries", self.preview(head), f["entries"]),  # date, timekeeper, client... first
+            ("codes", _head(codes, head), f["codes"]),
         ):
             shown = min(head, total)
             parts.append(f"<p><code>.{name}</code>: first {shown} of {total}</p>")
             parts.append(frame.head(head).to_html(max_cols=20, index=False))
         return "\n".join(parts)
+
+
+_NAMES = ("entries", "codes")
+
+
+def _concat(tables: list[pa.Table]) -> pa.Table:
+    """Tables one after another; a column typed apart in two (an unknown field) becomes text."""
+    if len(tables) == 1:
+        return tables[0]
+    try:
+        return pa.concat_tables(tables, promote_options="permissive")
+    except (pa.ArrowTypeError, pa.ArrowInvalid):
+        types: dict[str, set[pa.DataType]] = {}
+        for t in tables:
+            for f in t.schema:
+                types.setdefault(f.name, set()).add(f.type)
+        mixed = [n for n, found in types.items() if len(found) > 1]
+        return pa.concat_tables([_to_text(t, mixed) for t in tables], promote_options="permissive")
+
+
+def _rows(export: Export, name: str) -> int:
+    table = export._tables.get(name)
+    return table.num_rows if table is not None else len(export._frames[name])
+
+
+def _head(table: pd.DataFrame | pa.Table, n: int) -> pd.DataFrame:
+    return table.head(n) if isinstance(table, pd.DataFrame) else _to_pandas(table.slice(0, n))
+
+
+def _to_text(table: pa.Table, names: list[str]) -> pa.Table:
+    for n in names:
+        if n in table.column_names:
+            table = table.set_column(
+                table.schema.get_field_index(n), n, pc.cast(table[n], pa.string())
+            )
+    return table

@@ -22,6 +22,8 @@ import warnings
 from collections.abc import Iterator, Sequence
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 from tqdm.auto import tqdm
 
 from toolkit.core.connection import Connection
@@ -111,13 +113,13 @@ def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Ex
             part = Export.from_json(raw or b"[]", kind="export")
         except FlattenError as exc:  # name the window: the same request shows the answer again
             raise FlattenError(f"{exc} (export window {iso(lo)} .. {iso(hi)})") from exc
-        for name in part.entries.attrs.get(UNKNOWN_FIELDS, {}):
+        for name in part._attrs.get(UNKNOWN_FIELDS, {}):
             seen.setdefault(name, where)
         parts.append(part)
     result = parts[0] if len(parts) == 1 else Export.concat(parts)
-    result.entries.attrs.update(windows=windows, split=split)
+    result._attrs.update(windows=windows, split=split)
     if seen:
-        result.entries.attrs[UNKNOWN_FIELD_WINDOWS] = seen
+        result._attrs[UNKNOWN_FIELD_WINDOWS] = seen
     return result
 
 
@@ -132,18 +134,18 @@ def warn_unknown_fields(export: Export, seen: set[str], *, kept: bool = True) ->
 
     >>> warn_unknown_fields(Export.empty(), set())  # no unknown field: no warning
     """
-    attrs = export.entries.attrs
+    attrs = export._attrs
     for name, entry in attrs.get(UNKNOWN_FIELDS, {}).items():
         if name in seen:
             continue
         seen.add(name)
         after, on_or_before = attrs.get(UNKNOWN_FIELD_WINDOWS, {}).get(name, ("?", "?"))
-        table, frame, column = "entries", export.entries, name
+        table, column = "entries", name
         if name.startswith("codes."):
             rest = name.removeprefix("codes.")
-            table, frame = "codes", export.codes
-            column = rest if export.kind == "export" else f"code.{rest}"
-        columns = ", ".join(c for c in frame.columns if c == column or c.startswith(column + "."))
+            table, column = "codes", rest if export.kind == "export" else f"code.{rest}"
+        names = export._table(table).column_names
+        columns = ", ".join(c for c in names if c == column or c.startswith(column + "."))
         done = (
             f"kept as Export.{table} column(s) {columns}"
             if kept
@@ -156,16 +158,17 @@ def warn_unknown_fields(export: Export, seen: set[str], *, kept: bool = True) ->
             InputWarning,
             stacklevel=3,
         )
-    codes = export.codes
-    if "assignedBy" in seen or "assignedBy" not in codes or not len(codes):
+    codes = export._table("codes")
+    if "assignedBy" in seen or "assignedBy" not in codes.column_names:
         return
-    odd = codes["assignedBy"].notna() & ~codes["assignedBy"].isin(ASSIGNED_BY)
-    if odd.any():
+    known = pc.is_in(codes["assignedBy"], value_set=pa.array(ASSIGNED_BY))
+    odd = pc.and_(pc.is_valid(codes["assignedBy"]), pc.invert(known))
+    if pc.any(odd).as_py():
         seen.add("assignedBy")
-        first = codes.loc[odd].iloc[0]
+        at = pc.index(odd, True).as_py()
         warnings.warn(
-            f"the export answer holds assignedBy {first['assignedBy']!r} (first on entry"
-            f" {first['entryId']!r}), none of {', '.join(ASSIGNED_BY)}: kept as it is (this"
+            f"the export answer holds assignedBy {codes['assignedBy'][at].as_py()!r} (first on"
+            f" entry {codes['entryId'][at].as_py()!r}), none of {', '.join(ASSIGNED_BY)}: kept as it is (this"
             " export warns about it once)",
             InputWarning,
             stacklevel=3,
@@ -258,15 +261,15 @@ def export_entries(
     if len(parts) == 1:
         return parts[0]
     result = Export.concat(parts)
-    result.entries.attrs.update(
-        windows=[w for p in parts for w in p.entries.attrs.get("windows", [])],
-        split=sum(p.entries.attrs.get("split", 0) for p in parts),
+    result._attrs.update(
+        windows=[w for p in parts for w in p._attrs.get("windows", [])],
+        split=sum(p._attrs.get("split", 0) for p in parts),
     )
     found: dict[str, tuple[str, str]] = {}
     for p in parts:
-        found = {**p.entries.attrs.get(UNKNOWN_FIELD_WINDOWS, {}), **found}
+        found = {**p._attrs.get(UNKNOWN_FIELD_WINDOWS, {}), **found}
     if found:
-        result.entries.attrs[UNKNOWN_FIELD_WINDOWS] = found
+        result._attrs[UNKNOWN_FIELD_WINDOWS] = found
     return result
 
 
@@ -332,12 +335,12 @@ def export_to_parquet(
         conn, released_after, released_on_or_before, window=window, progress=progress
     ):
         totals["windows"] += 1
-        totals["split"] += int(part.entries.attrs.get("split", 0))
-        if not len(part.entries):
+        totals["split"] += int(part._attrs.get("split", 0))
+        if not len(part):
             continue
         buffer.append(part)
-        totals["entries"] += len(part.entries)
-        totals["codes"] += len(part.codes)
+        totals["entries"] += len(part)
+        totals["codes"] += part._table("codes").num_rows
         if sum(len(p) for p in buffer) >= ROWS_PER_GROUP:
             flush()
     flush()

@@ -300,68 +300,26 @@ def _conflict(root: Path, exc: Exception) -> ConcurrentWriteError:
 
 
 def _held(table: DeltaTable, ids: pa.Array[Any]) -> pa.Table:
-    """``_id``, ``updatedAt``, ``workMonth`` of the table's rows among ``ids``.
-
-    The ``_id`` column alone is read, a batch at a time (memory: one batch, whatever the
-    table's size); the other two are read only for the few rows that match.
-    """
-    updated = ("updatedAt", _schemas()[0].field("updatedAt").type)
-    schema = pa.schema([("_id", pa.string()), ("workMonth", pa.string()), updated])
+    """``_id``, ``updatedAt`` and ``workMonth`` of the table's rows among ``ids``: one scan,
+    filtered as it reads (none for a table without files, the first write)."""
+    if not table.file_uris():
+        return pa.schema([("_id", pa.string())]).empty_table()
     dataset = table.to_pyarrow_dataset()
-    found: list[pa.Array[Any]] = []
-    id_type = dataset.schema.field("_id").type
-    wanted = ids.cast(id_type)
-    for batch in dataset.to_batches(columns=["_id"]):
-        column = batch.column(0)
-        hit = pc.is_in(column, value_set=wanted)
-        if pc.any(hit).as_py():
-            found.append(column.filter(hit))
-    if not found:
-        return schema.empty_table()
-    matches = pa.concat_arrays(found)
-    parts = []  # the rare second pass (entries seen before): their two other columns
-    for batch in dataset.to_batches(columns=["_id", "workMonth", "updatedAt"]):
-        hit = pc.is_in(batch.column(0), value_set=matches)
-        if pc.any(hit).as_py():
-            rows = batch.filter(hit)
-            parts.append(
-                pa.table(
-                    [rows.column(c).cast(schema.field(c).type) for c in schema.names],
-                    schema=schema,
-                )
-            )
-    return pa.concat_tables(parts) if parts else schema.empty_table()
-
-
-def _codes_ahead(codes: DeltaTable, watermark: pd.Timestamp | None) -> bool:
-    """Whether the codes table holds a window the entries table does not: a sync was killed
-    between a window's codes commit (marked with its window) and its entries commit."""
-    for limit in (20, None):
-        history = codes.history(limit)
-        for commit in history:
-            value = commit.get(WINDOW_KEY)
-            if value:
-                return watermark is None or to_utc(value, WINDOW_KEY) > watermark
-        if limit is not None and len(history) < limit:
-            break
-    return False
+    wanted = pc.field("_id").cast(pa.string()).isin(ids)  # string_view in the files
+    return dataset.to_table(columns=["_id", "updatedAt", "workMonth"], filter=wanted)
 
 
 def _write_window(
-    root: Path,
-    export: Export,
-    schemas: tuple[pa.Schema, pa.Schema],
-    mark: pd.Timestamp,
-    codes_clean: bool = False,
+    root: Path, export: Export, schemas: tuple[pa.Schema, pa.Schema], mark: pd.Timestamp
 ) -> tuple[int, int, int, int]:
-    """Merge one window; write nothing when it changes nothing.
+    """Merge one window (one merge per table; a plain write into a table without files);
+    write nothing when it changes nothing.
 
     Returns:
         ``(inserted, updated, unchanged, codes_written)``; all but ``unchanged`` are 0 when
         nothing was written.
     """
-    tables = export.to_arrow(partition_cols=PARTITION_COLS)
-    entries, codes = tables
+    entries, codes = export.to_arrow(partition_cols=PARTITION_COLS)
     _check_whole(root, entries, schemas[0])
     entries = entries.select(schemas[0].names).cast(schemas[0])
     codes = codes.select(schemas[1].names).cast(schemas[1])
@@ -370,38 +328,50 @@ def _write_window(
     entries_table = DeltaTable(str(root / "entries"))
     ids = entries["_id"].combine_chunks()
     held = _held(entries_table, ids)
-    at = pc.index_in(ids, value_set=held["_id"].combine_chunks())
-    held_updated = held["updatedAt"].combine_chunks().take(at)
-    new = pc.is_null(at)
-    newer = pc.greater(entries["updatedAt"].combine_chunks(), held_updated).fill_null(False)
-    newer = cast("pa.BooleanArray", newer)  # a boolean array (the stubs lose its type)
-    changed = pc.or_(new, newer)
-    n_changed = changed.true_count
-    if n_changed == 0:
-        return 0, 0, entries.num_rows, 0
+    changed = pa.array([True] * len(ids))
+    old_months: list[Any] = []
+    if held.num_rows:
+        at = pc.index_in(ids, value_set=held["_id"].combine_chunks())
+        held_updated = (
+            held["updatedAt"].combine_chunks().cast(entries.schema.field("updatedAt").type).take(at)
+        )
+        newer = pc.greater(entries["updatedAt"].combine_chunks(), held_updated).fill_null(False)
+        changed = pc.or_(pc.is_null(at), newer)
+        old_months = held["workMonth"].combine_chunks().take(at).filter(newer).to_pylist()
     source = entries.filter(changed)
+    if source.num_rows == 0:
+        return 0, 0, entries.num_rows, 0
     changed_ids = source["_id"].combine_chunks()
-    old_months = held["workMonth"].combine_chunks().take(at).filter(newer)
-    months = set(source["workMonth"].to_pylist()) | set(old_months.to_pylist())
+    code_rows = codes.filter(pc.is_in(codes["entryId"], value_set=changed_ids))
+    months = set(source["workMonth"].to_pylist()) | set(old_months)
     # an entry without workDate has a null workMonth: its partition is matched by IS NULL
     named = sorted(m for m in months if m is not None)
     terms = [f"t.workMonth IN ({_sql_list(named)})"] if named else []
     terms += ["t.workMonth IS NULL"] if None in months else []
     in_months = f"({' OR '.join(terms)})"
-    ids_sql = _sql_list(cast("list[str]", changed_ids.to_pylist()))  # no null _id (flatten)
-
-    code_rows = codes.filter(pc.is_in(codes["entryId"], value_set=changed_ids))
+    window = CommitProperties(custom_metadata={WINDOW_KEY: _iso(mark)})
     codes_table = DeltaTable(str(root / "codes"))
-    if held.num_rows == 0 and codes_clean:
-        # the usual case: none of these entries, nor any of their codes, is stored yet, so
-        # two appends write what two merges would (the sync's lock keeps other writers out)
+    if not codes_table.file_uris():
         write_deltalake(
             codes_table,
             code_rows,
             mode="append",
             writer_properties=_WRITER,
-            commit_properties=CommitProperties(custom_metadata={WINDOW_KEY: _iso(mark)}),
+            commit_properties=window,
         )
+    else:  # the codes of the changed entries replace theirs (and those a killed sync left)
+        ids_sql = _sql_list(cast("list[str]", changed_ids.to_pylist()))  # no null _id
+        codes_table.merge(
+            code_rows,
+            predicate=f"t.entryId = s.entryId AND t.position = s.position AND {in_months}",
+            source_alias="s",
+            target_alias="t",
+            writer_properties=_WRITER,
+            commit_properties=window,
+        ).when_matched_update_all().when_not_matched_insert_all().when_not_matched_by_source_delete(
+            predicate=f"t.entryId IN ({ids_sql}) AND {in_months}"
+        ).execute()
+    if not held.num_rows and not entries_table.file_uris():
         write_deltalake(
             entries_table,
             source,
@@ -410,20 +380,6 @@ def _write_window(
             commit_properties=_commit(mark),
         )
         return source.num_rows, 0, entries.num_rows - source.num_rows, code_rows.num_rows
-    (
-        codes_table.merge(
-            code_rows,
-            predicate=f"t.entryId = s.entryId AND t.position = s.position AND {in_months}",
-            source_alias="s",
-            target_alias="t",
-            writer_properties=_WRITER,
-            commit_properties=CommitProperties(custom_metadata={WINDOW_KEY: _iso(mark)}),
-        )
-        .when_matched_update_all()
-        .when_not_matched_insert_all()
-        .when_not_matched_by_source_delete(predicate=f"t.entryId IN ({ids_sql})")
-        .execute()
-    )
     metrics = (
         entries_table.merge(
             source,
@@ -589,9 +545,6 @@ def _write_windows(
 ) -> SyncReport:
     schemas = _schemas(root)
     warned: set[str] = set()
-    # codes written by a killed sync past the watermark: merge (which replaces them) until
-    # this sync has written past that point; otherwise nothing of a new window is stored yet
-    codes_clean = not _codes_ahead(DeltaTable(str(root / "codes")), watermark)
     totals = [0, 0, 0, 0]
     pending: pd.Timestamp | None = None
     done = 0
@@ -608,7 +561,7 @@ def _write_windows(
                 continue  # consecutive windows are written together, up to batch_rows entries
             mark = hi if watermark is None else max(hi, watermark)
             batch = buffer[0] if len(buffer) == 1 else Export.concat(buffer)
-            written = _write_window(root, batch, schemas, mark, codes_clean)
+            written = _write_window(root, batch, schemas, mark)
             done += len(buffer)
             buffer = []
             if written[0] + written[1] + written[3] == 0:
@@ -616,9 +569,6 @@ def _write_windows(
             else:
                 pending = None
                 watermark = mark
-                codes_clean = codes_clean or not _codes_ahead(
-                    DeltaTable(str(root / "codes")), watermark
-                )
             totals = [a + b for a, b in zip(totals, written, strict=True)]
             bar.set_postfix(inserted=totals[0], updated=totals[1], refresh=False)
         if pending is not None and pending != watermark:
