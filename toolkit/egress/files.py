@@ -217,7 +217,7 @@ def write_parquet(
         json.dumps({"kind": kind, "partition_cols": parts, "format": 1}) + "\n"
     )
     for sub, table in (("entries", entries), ("codes", codes)):
-        table = _pandas_metadata(table.replace_schema_metadata({"toolkit.kind": kind}))
+        table = _pandas_metadata(table.replace_schema_metadata({"toolkit.kind": str(kind)}))
         if table.num_rows == 0:
             if not _has_parquet(root / sub):  # the schema, for every reader
                 (root / sub).mkdir(parents=True, exist_ok=True)
@@ -285,7 +285,7 @@ def write_csv(
     encoding: str = "utf-8",
     overwrite: bool = False,
 ) -> Path:
-    """``path/entries.csv`` and ``path/codes.csv`` (see :meth:`~toolkit.egress.export.Export.to_csv`)."""
+    """``path/entries.csv`` and ``path/codes.csv`` (see ``Export.to_csv``)."""
     try:
         "".encode(encoding)
     except LookupError:
@@ -294,7 +294,7 @@ def write_csv(
     root.mkdir(parents=True, exist_ok=True)
     for name, table in (("entries", entries), ("codes", codes)):
         for i, field in enumerate(table.schema):
-            column = table[field.name]
+            column: Any = table[field.name]
             if pa.types.is_list(field.type) or pa.types.is_large_list(field.type):
                 column = pc.binary_join(column, _TAG_SEPARATOR)
             elif field.name == "workDate":
@@ -306,7 +306,7 @@ def write_csv(
                 column = pc.replace_substring_regex(
                     text, pattern=r"\.?0*$", replacement="Z", max_replacements=1
                 )
-            table = table.set_column(i, field.name, cast("pa.ChunkedArray[Any]", column))
+            table = table.set_column(i, field.name, column)
         sink = pa.BufferOutputStream()
         pa_csv.write_csv(table.replace_schema_metadata(None), sink)
         data = sink.getvalue().to_pybytes()
@@ -358,7 +358,7 @@ def write_excel(
     *,
     overwrite: bool = False,
 ) -> Path:
-    """One ``.xlsx`` workbook, a sheet per table (see :meth:`~toolkit.egress.export.Export.to_excel`)."""
+    """One ``.xlsx`` workbook, a sheet per table (see ``Export.to_excel``)."""
     target = claim_target(path, overwrite=overwrite)
     target.parent.mkdir(parents=True, exist_ok=True)
     with pd.ExcelWriter(target, engine="openpyxl") as writer:

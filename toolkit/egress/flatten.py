@@ -59,16 +59,17 @@ UNKNOWN_FIELDS = "unknownFields"
 Kind = Literal["export", "pending"]
 Raw = bytes | bytearray | memoryview | str
 
-_STR = pa.string()
-_CLIENT = [(n, _STR) for n in ("_id", "externalId", "name", "description", "callSign")]
-_CODE_TYPE = [(n, _STR) for n in ("_id", "externalId", "name", "semanticType")]
-_CODE = [(n, _STR) for n in ("_id", "externalId", "name", "description")]
-_SCALARS = [
+_STR: pa.DataType = pa.string()
+_Fields = list[tuple[str, pa.DataType]]
+_CLIENT: _Fields = [(n, _STR) for n in ("_id", "externalId", "name", "description", "callSign")]
+_CODE_TYPE: _Fields = [(n, _STR) for n in ("_id", "externalId", "name", "semanticType")]
+_CODE: _Fields = [(n, _STR) for n in ("_id", "externalId", "name", "description")]
+_SCALARS: _Fields = [
     *[(n, _STR) for n in ("_id", "customerId", "userId", "externalId", "workDate", "summary")],
     ("unitIncrementCount", pa.float64()),
     ("incrementDurationInSeconds", pa.float64()),
 ]
-_INITIATIVE = [
+_INITIATIVE: _Fields = [
     *[(n, _STR) for n in ("type", "_id", "billingType", "callSign")],
     ("unitIncrements", pa.float64()),
     *[(n, _STR) for n in ("externalId", "name", "description")],
@@ -202,7 +203,7 @@ def _read(
     if listed.null_count or items.null_count:
         raise pa.ArrowInvalid("the answer is not an array of objects")
     return pa.Table.from_batches(
-        [pa.RecordBatch.from_struct_array(c) for c in items.chunks],
+        [pa.RecordBatch.from_struct_array(cast("pa.StructArray", c)) for c in items.chunks],
         schema=pa.schema(list(items.type)),
     )
 
@@ -220,7 +221,7 @@ def _parse(raw: Raw, kind: Kind) -> tuple[pa.Table, pa.Table]:
             raise FlattenError(f"the entries do not match the {kind} form: {exc}") from None
     known = _TYPES[kind]
     if _has_time(table.schema, known):  # ISO text of an unknown field stays text, as it came
-        table = _read(data, kind, _no_time(pa.struct(list(table.schema))))
+        table = _read(data, kind, cast("pa.StructType", _no_time(pa.struct(list(table.schema)))))
     return _finish(*_split(table, kind), kind)
 
 
@@ -349,7 +350,11 @@ def _timestamps(column: pa.ChunkedArray[Any], name: str, ids: pa.ChunkedArray[An
     except pa.ArrowInvalid:
         pass
     zoned = pc.match_substring_regex(column, r"(Z|[+-]\d\d:?\d\d)$")
-    given = pc.if_else(zoned, column, pc.binary_join_element_wise(column, "Z", ""))
+    given = pc.if_else(
+        zoned,
+        column,
+        pc.replace_substring_regex(column, pattern="$", replacement="Z", max_replacements=1),
+    )
     try:
         return pc.cast(given, _TIMESTAMP)
     except pa.ArrowInvalid:
@@ -372,7 +377,9 @@ def _split(table: pa.Table, kind: Kind) -> tuple[pa.Table, pa.Table]:
         raise FlattenError(f"entry {first} (0-based, in the answer) has no _id")
     if len(ids) and pc.count_distinct(ids).as_py() != len(ids):
         counts = pc.value_counts(ids)
-        twice = pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1))
+        twice = pc.filter(
+            counts.field("values"), pc.greater(counts.field("counts"), pa.scalar(1, pa.int64()))
+        )
         more = f" (and {len(twice) - 1} other _id(s))" if len(twice) > 1 else ""
         raise FlattenError(f"entry {twice[0].as_py()!r}: its _id comes more than once{more}")
     entries = _flat(table.drop_columns(["codes"]))
@@ -447,7 +454,7 @@ def _field_of(column: str, kind: Kind, in_codes: bool) -> str:
     parts = column.split(".")[1:] if in_codes and kind == "pending" else column.split(".")
     declared: pa.DataType = _TYPES[kind]
     if in_codes:
-        declared = declared.field("codes").type.value_type
+        declared = cast("pa.StructType", declared).field("codes").type.value_type
     taken: list[str] = []
     for part in parts:
         taken.append(part)
