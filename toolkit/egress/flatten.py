@@ -60,75 +60,44 @@ Kind = Literal["export", "pending"]
 Raw = bytes | bytearray | memoryview | str
 
 _STR: pa.DataType = pa.string()
-_Fields = list[tuple[str, pa.DataType]]
-_CLIENT: _Fields = [(n, _STR) for n in ("_id", "externalId", "name", "description", "callSign")]
-_CODE_TYPE: _Fields = [(n, _STR) for n in ("_id", "externalId", "name", "semanticType")]
-_CODE: _Fields = [(n, _STR) for n in ("_id", "externalId", "name", "description")]
-_SCALARS: _Fields = [
-    *[(n, _STR) for n in ("_id", "customerId", "userId", "externalId", "workDate", "summary")],
-    ("unitIncrementCount", pa.float64()),
-    ("incrementDurationInSeconds", pa.float64()),
-]
-_INITIATIVE: _Fields = [
-    *[(n, _STR) for n in ("type", "_id", "billingType", "callSign")],
-    ("unitIncrements", pa.float64()),
-    *[(n, _STR) for n in ("externalId", "name", "description")],
-    ("client", pa.struct([*_CLIENT, ("type", _STR), ("parentClientId", _STR)])),
-    ("status", _STR),
-    ("locale", _STR),
-]
+_F64: pa.DataType = pa.float64()
+
+
+def _text(names: str) -> list[tuple[str, pa.DataType]]:
+    return [(n, _STR) for n in names.split()]
+
+
+_CLIENT = _text("_id externalId name description callSign")
+_CODE = _text("_id externalId name description")
+_CODE_TYPE = _text("_id externalId name semanticType")
+_SCALARS = [*_text("_id customerId userId externalId workDate summary")]
+_SCALARS += [("unitIncrementCount", _F64), ("incrementDurationInSeconds", _F64)]
+_EXPORT_CODE = [("code", pa.struct([*_CODE, ("type", pa.struct(_CODE_TYPE))]))]
+_INITIATIVE = [*_text("type _id billingType callSign"), ("unitIncrements", _F64)]
+_INITIATIVE += _text("externalId name description")
+_INITIATIVE += [("client", pa.struct([*_CLIENT, *_text("type parentClientId")]))]
+_PROPS = [*_text("type colorHex"), ("tags", pa.list_(_STR)), *_text("nickname")]
+_PROPS += [("initiative", pa.struct([*_INITIATIVE, *_text("status locale")]))]
+_PENDING_CODE = [*_CODE, ("type", pa.struct([*_CODE_TYPE, *_text("orderingSequence")]))]
 _TYPES: dict[Kind, pa.StructType] = {
     "export": pa.struct(
         [
             *_SCALARS,
-            ("createdAt", _STR),
-            ("updatedAt", _STR),
-            (
-                "initiative",
-                pa.struct([("externalId", _STR), ("name", _STR), ("client", pa.struct(_CLIENT))]),
-            ),
-            (
-                "codes",
-                pa.list_(
-                    pa.struct(
-                        [
-                            ("code", pa.struct([*_CODE, ("type", pa.struct(_CODE_TYPE))])),
-                            ("assignedBy", _STR),
-                        ]
-                    )
-                ),
-            ),
+            *_text("createdAt updatedAt"),
+            ("initiative", pa.struct([*_text("externalId name"), ("client", pa.struct(_CLIENT))])),
+            ("codes", pa.list_(pa.struct([*_EXPORT_CODE, *_text("assignedBy")]))),
         ]
     ),
     "pending": pa.struct(
         [
             *_SCALARS,
-            (
-                "initiativeProps",
-                pa.struct(
-                    [
-                        ("type", _STR),
-                        ("colorHex", _STR),
-                        ("tags", pa.list_(_STR)),
-                        ("nickname", _STR),
-                        ("initiative", pa.struct(_INITIATIVE)),
-                    ]
-                ),
-            ),
-            (
-                "codes",
-                pa.list_(
-                    pa.struct(
-                        [*_CODE, ("type", pa.struct([*_CODE_TYPE, ("orderingSequence", _STR)]))]
-                    )
-                ),
-            ),
-            ("notes", _STR),
+            ("initiativeProps", pa.struct(_PROPS)),
+            ("codes", pa.list_(pa.struct(_PENDING_CODE))),
+            *_text("notes"),
             ("releaseCount", pa.int64()),
-            ("lastSyncedAt", _STR),
-            ("firstReleaseAttemptedAt", _STR),
+            *_text("lastSyncedAt firstReleaseAttemptedAt"),
             ("isShared", pa.bool_()),
-            ("sharedFrom", _STR),
+            *_text("sharedFrom"),
         ]
     ),
 }
@@ -219,9 +188,9 @@ def _parse(raw: Raw, kind: Kind) -> tuple[pa.Table, pa.Table]:
             table = _read(data, kind)
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
             raise FlattenError(f"the entries do not match the {kind} form: {exc}") from None
-    known = _TYPES[kind]
-    if _has_time(table.schema, known):  # ISO text of an unknown field stays text, as it came
-        table = _read(data, kind, cast("pa.StructType", _no_time(pa.struct(list(table.schema)))))
+    found = pa.struct(list(table.schema))
+    if _no_time(found) != found:  # Arrow took ISO text of an unknown field for a timestamp:
+        table = _read(data, kind, cast("pa.StructType", _no_time(found)))  # it stays text
     return _finish(*_split(table, kind), kind)
 
 
@@ -301,26 +270,6 @@ def _holders(dicts: list[dict[str, Any]], path: Sequence[str]) -> list[dict[str,
                 found += [v for v in value if isinstance(v, dict)]
         dicts = found
     return dicts
-
-
-def _has_time(schema: pa.Schema | pa.StructType, known: pa.StructType | None) -> bool:
-    """Whether a field ``known`` does not declare is a timestamp (Arrow's guess of ISO text)."""
-    for field in schema:
-        t, sub = field.type, None
-        if known is not None and known.get_field_index(field.name) >= 0:
-            sub = known.field(field.name).type
-            if not (pa.types.is_struct(sub) or pa.types.is_list(sub)):
-                continue
-        while pa.types.is_list(t):
-            t, sub = (
-                t.value_type,
-                sub.value_type if sub is not None and pa.types.is_list(sub) else sub,
-            )
-        if pa.types.is_temporal(t) or (
-            pa.types.is_struct(t) and _has_time(t, sub if isinstance(sub, pa.StructType) else None)
-        ):
-            return True
-    return False
 
 
 def _no_time(t: pa.DataType) -> pa.DataType:
