@@ -42,6 +42,7 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from typing import Any, Literal, cast
 
+import numpy as np
 import orjson
 import pandas as pd
 import pyarrow as pa
@@ -344,20 +345,28 @@ def _split(table: pa.Table, kind: Kind) -> tuple[pa.Table, pa.Table]:
         ) from None
     entries = entries.set_column(4, "workDate", pc.cast(day, _DAY))
 
-    lists = cast("pa.ListArray[Any]", table["codes"].combine_chunks())
-    parents = pc.list_parent_indices(lists)
-    offsets = lists.offsets.to_numpy()
-    start = pa.array(offsets[:-1] - offsets[0]).take(parents)
-    position = pc.subtract(pa.array(range(len(parents)), pa.int64()), start.cast(pa.int64()))
-    values = cast("pa.StructArray", lists.flatten())
-    # StructArray.flatten() (unlike Table.from_struct_array) keeps a null element null
-    children = _flat(pa.table(values.flatten(), names=[f.name for f in values.type]))
+    parts = []
+    pairs = table.select(["_id", "codes"])
+    for batch in pairs.to_batches() or [pa.RecordBatch.from_pylist([], schema=pairs.schema)]:
+        lists = cast("pa.ListArray[Any]", batch.column(1))
+        parents = pc.list_parent_indices(lists)
+        offsets = lists.offsets.to_numpy()
+        start = (offsets[:-1] - offsets[0]).astype(np.int64)[parents.to_numpy()]
+        values = cast("pa.StructArray", lists.flatten())
+        # StructArray.flatten() (unlike Table.from_struct_array) keeps a null element null
+        children = _flat(pa.table(values.flatten(), names=[f.name for f in values.type]))
+        position = pa.array(np.arange(len(parents), dtype=np.int64) - start)
+        parts.append(
+            pa.table(
+                [batch.column(0).take(parents), position, *children.columns],
+                names=["entryId", "position", *children.column_names],
+            )
+        )
+    codes = pa.concat_tables(parts)
     if kind == "pending":  # flat code objects: prefixed to match the export form's names
-        children = children.rename_columns([f"code.{n}" for n in children.column_names])
-    codes = pa.table(
-        [ids.combine_chunks().take(parents), position, *children.columns],
-        names=["entryId", "position", *children.column_names],
-    )
+        codes = codes.rename_columns(
+            [n if i < 2 else f"code.{n}" for i, n in enumerate(codes.column_names)]
+        )
     return entries, codes
 
 
