@@ -572,3 +572,40 @@ def test_a_malformed_export_answer_names_the_window(monkeypatch) -> None:
     start, end = fetch.split_windows("2026-11-01", "2026-11-02")[0]
     with pytest.raises(FlattenError, match=r"'e1'.*window 2026-11-01"):
         fetch.fetch_window(Conn(), start, end)  # type: ignore[arg-type]
+
+
+# -- one parse path: Arrow from the bytes ---------------------------------------------------------
+
+
+def test_a_large_body_read_in_pieces_equals_it_read_whole(monkeypatch) -> None:
+    # entries cut at their boundaries are read on every core; a boundary-like text inside a
+    # string or a nested list of objects starting with _id must not cut an entry in two
+    records = fake_export_entries(60, codes_per_entry=2, seed=6)
+    records[7]["summary"] = 'a },{"_id": "x" inside a text'
+    records[9]["futureList"] = [{"_id": "n1"}, {"_id": "n2"}]
+    raw = orjson.dumps(records)
+    whole = flatten_module._parse(raw, "export")
+    monkeypatch.setattr(flatten_module, "_PIECE", 100)
+    monkeypatch.setattr(flatten_module.os, "cpu_count", lambda: 4)
+    assert len(flatten_module._pieces(raw, 4) or []) == 4
+    cut = flatten_module._parse(raw, "export")
+    for got, want in zip(cut, whole, strict=True):
+        assert got.equals(want)
+    assert cut[0]["summary"][7].as_py() == 'a },{"_id": "x" inside a text'
+
+
+def test_export_files_are_written_from_arrow_without_a_pandas_frame(monkeypatch, tmp_path) -> None:
+    from toolkit.egress import files
+
+    ex = Export.from_json(orjson.dumps(fake_export_entries(5, codes_per_entry=2, seed=2)))
+
+    def refuse(table: Any) -> pd.DataFrame:
+        assert table.num_rows == 0, "a pandas frame of the rows was made"
+        return flatten_module._pandas_frame(table)
+
+    monkeypatch.setattr(flatten_module, "_pandas_frame", flatten_module._to_pandas, raising=False)
+    monkeypatch.setattr(files, "_to_pandas", refuse)
+    monkeypatch.setattr("toolkit.egress.export._to_pandas", refuse)
+    ex.to_parquet(tmp_path / "ds")
+    ex.to_csv(tmp_path / "csv")
+    assert len(Export.read_parquet(tmp_path / "ds")) == 5
