@@ -31,6 +31,7 @@ import pandera.pandas
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from toolkit.core.failures import failure_frame
 from toolkit.egress.files import _typed as typed
 from toolkit.egress.files import (
     from_frame,
@@ -153,11 +154,9 @@ class Export:
     def _frame(self, name: str) -> pd.DataFrame:
         if name not in self._frames:
             frame = _to_pandas(self._tables[name])
-            if name == "entries":
+            if name == "entries":  # one dict: what is noted later shows on the frame too
                 frame.attrs.update(self._attrs)
-                self._attrs = cast(
-                    "dict[str, Any]", frame.attrs
-                )  # one dict: what is noted later shows on the frame
+                self._attrs = cast("dict[str, Any]", frame.attrs)
             self._frames[name] = frame
         return self._frames[name]
 
@@ -327,37 +326,33 @@ class Export:
         >>> len(Export.empty().validate())
         0
         """
-        entries_schema, codes_schema = _SCHEMAS[self.kind]
         failures = []
-        for table, frame, schema, id_col in (
-            ("entries", self.entries, entries_schema, "_id"),
-            ("codes", self.codes, codes_schema, "entryId"),
+        for (table, id_col), schema in zip(
+            (("entries", "_id"), ("codes", "entryId")), _SCHEMAS[self.kind], strict=True
         ):
+            frame = self._frame(table)
             try:
                 schema.validate(frame, lazy=True)
             except pandera.errors.SchemaErrors as exc:
                 fc = exc.failure_cases
-                rows = fc["index"]
-                ids = [
-                    frame[id_col].get(r) if id_col in frame and r in frame.index else None
-                    for r in rows
-                ]
+                rows, cols, checks, values = (
+                    fc[c].tolist() for c in ("index", "column", "check", "failure_case")
+                )
                 failures.append(
-                    pd.DataFrame(
-                        {
-                            "table": table,
-                            "row": rows,
-                            "externalId": ids,
-                            "column": fc["column"],
-                            "check": fc["check"].astype(str),
-                            "value": fc["failure_case"],
-                            "message": [
-                                f"{c}: failed {k} with {v!r}"
-                                for c, k, v in zip(
-                                    fc["column"], fc["check"], fc["failure_case"], strict=True
-                                )
-                            ],
-                        }
+                    failure_frame(
+                        table=table,
+                        row=rows,
+                        externalId=[
+                            frame[id_col].get(r) if id_col in frame and r in frame.index else None
+                            for r in rows
+                        ],
+                        column=cols,
+                        check=[str(c) for c in checks],
+                        value=values,
+                        message=[
+                            f"{c}: failed {k} with {v!r}"
+                            for c, k, v in zip(cols, checks, values, strict=True)
+                        ],
                     )
                 )
         if failures:
@@ -378,10 +373,9 @@ class Export:
         >>> Export.empty().preview().columns[:3].tolist()
         ['workDate', 'userId', 'initiative.client.externalId']
         """
-        if "entries" in self._frames:
-            head = self._frames["entries"].head(n)
-        else:
-            head = _to_pandas(self._tables["entries"].slice(0, n))
+        head = _head(
+            self._frames["entries"] if "entries" in self._frames else self._table("entries"), n
+        )
         first = [c for c in PREVIEW_COLUMNS[self.kind] if c in head]
         shown = head[first + [c for c in head.columns if c not in first]].copy()
         if "incrementDurationInSeconds" in shown:

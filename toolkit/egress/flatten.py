@@ -1,31 +1,17 @@
 """Parse and flatten an answer's JSON into two typed Arrow tables: one way, from the bytes.
 
-Two JSON forms come out of the service: the *export form* (``GET .../entries/export``, v2) and
-the *detailed form* (``GET .../entries/release-pending``). Each becomes two tables, linked like
-a parent and a child table:
+Both forms (the v2 export and the release-pending detailed form) become **entries** (one row
+per entry; nested objects as dotted columns, ``initiative.client.externalId``) and **codes**
+(one row per entry and code: ``entryId``, 0-based ``position``). Arrow's JSON reader reads the
+bytes against a declared type (a large body cut at entry boundaries, read on every core);
+parsed records are serialized with ``orjson`` and take the same road.
 
-* **entries**: one row per entry; nested objects become columns named by their dotted path
-  (``initiative.client.externalId``);
-* **codes**: one row per (entry, code), with ``entryId`` (the entry's ``_id``) and ``position``
-  (0-based index in the entry's ``codes``). An entry without codes has no codes rows.
-
-How: Arrow's JSON reader reads the bytes against a *declared* type (no Python object per
-entry; a large body is cut at entry boundaries and read on every core), the structs are
-flattened and the text timestamps cast in Arrow. Parsed records (:func:`flatten_export`) are
-serialized with ``orjson`` and take the same road.
-
-Answers are checked: an entry without ``_id``, an ``_id`` twice in one answer, a field of the
-wrong JSON type and a timestamp that is not ISO 8601 raise :class:`FlattenError` naming the
-entry. Counts (``unitIncrementCount``, ``incrementDurationInSeconds``) are read as ``double``
-(``3`` or ``2.5``: the published service sends doubles). The detailed form knows the published
-extras (``notes``, ``releaseCount``, ``lastSyncedAt``, ``firstReleaseAttemptedAt``,
-``isShared``, ``sharedFrom`` as JSON text; the initiative's ``status`` and ``locale``, the
-client's ``type`` and ``parentClientId``, the code type's ``orderingSequence``). Missing fields
-and ``null`` objects become nulls. A field the spec does not list is kept: as a column named by
-its dotted path (``futureField.flag``, ``initiative.client.region``), after the spec's columns,
-sorted by name, typed as the JSON holds it (text stays text; a field whose values mix JSON types
-is kept as JSON text). ``entries.attrs["unknownFields"]`` maps each such field
-(``codes.code.color`` for one inside a code) to the ``_id`` of the first entry holding it.
+Checked: an entry without ``_id``, an ``_id`` twice, a field of the wrong JSON type and a
+timestamp that is not ISO 8601 raise :class:`FlattenError` naming the entry. Counts are
+``double`` (the published service sends ``2.5``). A field the spec does not list is kept as
+a column named by its dotted path after the spec's columns, typed as the JSON holds it (text
+stays text; values mixing JSON types become JSON text); ``entries.attrs["unknownFields"]``
+maps each to the ``_id`` of the first entry holding it.
 
 >>> from toolkit.testing import fake_export_entries
 >>> entries, codes = flatten_export(fake_export_entries(2, codes_per_entry=3))
