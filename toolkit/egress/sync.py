@@ -12,10 +12,12 @@ merges it into two Delta Lake tables (delta-rs), Arrow from the answer to the ta
 
 Consecutive windows are gathered up to :data:`ROWS_PER_GROUP` entries (the next window is
 fetched meanwhile), then: the table's ``_id``/``updatedAt`` of those entries are read in one
-filtered scan; the codes of the entries new or with a newer ``updatedAt`` replace theirs in one
-merge (its commit marked with the window under ``toolkit.window``); then those entries are
-merged into ``entries`` on ``_id`` in one merge whose commit carries the watermark,
-``toolkit.releasedOnOrBefore``. A table without files yet takes a plain write.
+filtered scan; the codes of the entries new or with a newer ``updatedAt`` replace theirs (one
+commit, marked with the window under ``toolkit.window``); then those entries go into
+``entries`` on ``_id`` in one commit carrying the watermark, ``toolkit.releasedOnOrBefore``.
+Each commit is an append when none of the batch is stored yet (the usual case: a merge would
+read the month's partition to find nothing, its memory growing with the table), else one
+Delta merge straight from Arrow.
 
 The watermark moves only in the entries commit, after the codes: a sync killed at any moment
 leaves readable tables, and the next one redoes the unfinished window from the watermark. A
@@ -292,11 +294,28 @@ def _held(table: DeltaTable, ids: pa.Array[Any]) -> pa.Table:
     return dataset.to_table(columns=["_id", "updatedAt", "workMonth"], filter=wanted)
 
 
+def _codes_ahead(codes: DeltaTable, watermark: pd.Timestamp | None) -> bool:
+    """Whether the codes table holds a window the entries table does not (a sync was killed
+    between a window's codes commit and its entries commit)."""
+    for limit in (20, None):
+        history = codes.history(limit)
+        for commit in history:
+            if value := commit.get(WINDOW_KEY):
+                return watermark is None or to_utc(value, WINDOW_KEY) > watermark
+        if limit is not None and len(history) < limit:
+            break
+    return False
+
+
 def _write_window(
-    root: Path, export: Export, schemas: tuple[pa.Schema, pa.Schema], mark: pd.Timestamp
+    root: Path,
+    export: Export,
+    schemas: tuple[pa.Schema, pa.Schema],
+    mark: pd.Timestamp,
+    codes_clean: bool = False,
 ) -> tuple[int, int, int, int]:
-    """Merge one window (one merge per table; a plain write into a table without files);
-    write nothing when it changes nothing.
+    """Write one batch: one commit per table, codes first; an append where the lookup found
+    none of its entries stored (the usual case), else one merge; nothing when nothing changed.
 
     Returns:
         ``(inserted, updated, unchanged, codes_written)``; all but ``unchanged`` are 0 when
@@ -335,7 +354,7 @@ def _write_window(
     in_months = f"({' OR '.join(terms)})"
     window = CommitProperties(custom_metadata={WINDOW_KEY: _iso(mark)})
     codes_table = DeltaTable(str(root / "codes"))
-    if not codes_table.file_uris():
+    if not held.num_rows and (codes_clean or not codes_table.file_uris()):
         write_deltalake(
             codes_table,
             code_rows,
@@ -355,7 +374,7 @@ def _write_window(
         ).when_matched_update_all().when_not_matched_insert_all().when_not_matched_by_source_delete(
             predicate=f"t.entryId IN ({ids_sql}) AND {in_months}"
         ).execute()
-    if not held.num_rows and not entries_table.file_uris():
+    if not held.num_rows:  # none of them stored: an append writes what a merge would
         write_deltalake(
             entries_table,
             source,
@@ -523,6 +542,9 @@ def _write_windows(
 ) -> SyncReport:
     schemas = _schemas(root)
     warned: set[str] = set()
+    # codes written by a killed sync past the watermark: merged (which replaces them) until
+    # this sync has written past that point
+    codes_clean = not _codes_ahead(DeltaTable(str(root / "codes")), watermark)
     totals = [0, 0, 0, 0]
     pending: pd.Timestamp | None = None
     done = 0
@@ -539,7 +561,7 @@ def _write_windows(
                 continue  # consecutive windows are written together, up to batch_rows entries
             mark = hi if watermark is None else max(hi, watermark)
             batch = buffer[0] if len(buffer) == 1 else Export.concat(buffer)
-            written = _write_window(root, batch, schemas, mark)
+            written = _write_window(root, batch, schemas, mark, codes_clean)
             done += len(buffer)
             buffer = []
             if written[0] + written[1] + written[3] == 0:
@@ -547,6 +569,9 @@ def _write_windows(
             else:
                 pending = None
                 watermark = mark
+                codes_clean = codes_clean or not _codes_ahead(
+                    DeltaTable(str(root / "codes")), watermark
+                )
             totals = [a + b for a, b in zip(totals, written, strict=True)]
             bar.set_postfix(inserted=totals[0], updated=totals[1], refresh=False)
         if pending is not None and pending != watermark:
