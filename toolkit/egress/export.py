@@ -70,6 +70,10 @@ PREVIEW_COLUMNS: dict[str, tuple[str, ...]] = {
     for kind, prefix in (("export", ""), ("pending", "initiativeProps."))
 }
 
+#: Key of ``entries.attrs``: each unknown field's window, ``(releasedAfter, releasedOnOrBefore)``
+#: (beside ``attrs["unknownFields"]``, its first entry's ``_id``).
+UNKNOWN_FIELD_WINDOWS = "unknownFieldWindows"
+
 T = TypeVar("T")
 
 _Schema = type[pandera.pandas.DataFrameModel]
@@ -278,10 +282,13 @@ class Export:
             mine: Any = pc.equal(owner, pa.array(code_source)).fill_null(True)
             codes = codes.filter(mine)
         result = cls(entries, codes, kind=parts[0].kind)
-        for p in reversed(parts):  # the first export naming a field gives its first entry
-            result._attrs.setdefault(UNKNOWN_FIELDS, {}).update(p._attrs.get(UNKNOWN_FIELDS, {}))
-        if not result._attrs.get(UNKNOWN_FIELDS):
-            result._attrs.pop(UNKNOWN_FIELDS, None)
+        for p in reversed(parts):  # the first export naming a field gives its entry and window
+            for key in (UNKNOWN_FIELDS, UNKNOWN_FIELD_WINDOWS):
+                if p._attrs.get(key):
+                    result._attrs.setdefault(key, {}).update(p._attrs[key])
+        if any("windows" in p._attrs for p in parts):  # windowed exports (fetch)
+            result._attrs["windows"] = [w for p in parts for w in p._attrs.get("windows", [])]
+            result._attrs["split"] = sum(p._attrs.get("split", 0) for p in parts)
         return result
 
     # ----------------------------------------------------------------- views

@@ -28,7 +28,7 @@ from tqdm.auto import tqdm
 
 from toolkit.core.connection import Connection
 from toolkit.core.windows import TimeLike, iso, split_windows
-from toolkit.egress.export import Export
+from toolkit.egress.export import UNKNOWN_FIELD_WINDOWS, Export
 from toolkit.egress.files import ROWS_PER_GROUP, claim_target
 from toolkit.egress.flatten import UNKNOWN_FIELDS
 from toolkit.egress.schemas import ASSIGNED_BY
@@ -55,10 +55,6 @@ TOO_LARGE = (400, 413, 422)
 #: the smallest window a refused one is split into
 SMALLEST = pd.Timedelta(seconds=1)
 
-#: Key of ``entries.attrs``: each unknown field's window, ``(releasedAfter, releasedOnOrBefore)``
-#: (beside ``attrs["unknownFields"]``, its first entry's ``_id``).
-UNKNOWN_FIELD_WINDOWS = "unknownFieldWindows"
-
 
 def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Export:
     """Request one window ``(start, end]`` of the v2 export and flatten it; a window refused as too
@@ -83,8 +79,6 @@ def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Ex
         0
     """
     parts: list[Export] = []
-    windows: list[tuple[str, str]] = []
-    seen: dict[str, tuple[str, str]] = {}
     split = 0
     todo = [(start, end)]
     while todo:
@@ -101,18 +95,16 @@ def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Ex
             todo += [(mid, hi), (lo, mid)]  # the earlier half first: parts stay in time order
             continue
         where = (params["releasedAfter"], params["releasedOnOrBefore"])
-        windows.append(where)
         try:
             part = Export.from_json(raw or b"[]", kind="export")
         except FlattenError as exc:  # name the window: the same request shows the answer again
             raise FlattenError(f"{exc} (export window {iso(lo)} .. {iso(hi)})") from exc
-        for name in part._attrs.get(UNKNOWN_FIELDS, {}):
-            seen.setdefault(name, where)
+        part._attrs.update(windows=[where], split=0)
+        if fields := part._attrs.get(UNKNOWN_FIELDS):
+            part._attrs[UNKNOWN_FIELD_WINDOWS] = dict.fromkeys(fields, where)
         parts.append(part)
-    result = parts[0] if len(parts) == 1 else Export.concat(parts)
-    result._attrs.update(windows=windows, split=split)
-    if seen:
-        result._attrs[UNKNOWN_FIELD_WINDOWS] = seen
+    result = Export.concat(parts)
+    result._attrs["split"] += split
     return result
 
 
@@ -241,22 +233,9 @@ def export_entries(
         >>> len(client.export_entries("2026-11-01", "2026-11-21", window="7D"))
         224
     """
-    parts = list(
+    return Export.concat(
         iter_export(conn, released_after, released_on_or_before, window=window, progress=progress)
     )
-    if len(parts) == 1:
-        return parts[0]
-    result = Export.concat(parts)
-    result._attrs.update(
-        windows=[w for p in parts for w in p._attrs.get("windows", [])],
-        split=sum(p._attrs.get("split", 0) for p in parts),
-    )
-    found: dict[str, tuple[str, str]] = {}
-    for p in parts:
-        found = {**p._attrs.get(UNKNOWN_FIELD_WINDOWS, {}), **found}
-    if found:
-        result._attrs[UNKNOWN_FIELD_WINDOWS] = found
-    return result
 
 
 def export_to_parquet(
