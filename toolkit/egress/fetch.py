@@ -109,8 +109,8 @@ def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Ex
 
 
 def warn_unknown_fields(export: Export, seen: set[str], *, kept: bool = True) -> None:
-    """Warn once per unknown field name (those not in ``seen``, which it extends), and once
-    about an ``assignedBy`` none of :data:`~toolkit.egress.schemas.ASSIGNED_BY`.
+    """Warn once per unknown field name not in ``seen`` (which it extends), and once about an
+    ``assignedBy`` none of :data:`~toolkit.egress.schemas.ASSIGNED_BY`.
 
     Args:
         export: A window's export (its ``entries.attrs`` say which fields, entries, windows).

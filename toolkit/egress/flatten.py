@@ -437,10 +437,8 @@ def _to_pandas(table: pa.Table) -> pd.DataFrame:
 
 
 def flatten_export(records: Iterable[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Flatten export-form entries (v2 export) into typed ``entries`` and ``codes`` frames.
-
-    The one way is :meth:`toolkit.egress.export.Export.from_records`; this returns its two
-    frames. Columns and dtypes are those of :mod:`toolkit.egress.schemas`.
+    """Flatten export-form entries (v2 export) into typed ``entries`` and ``codes`` frames: the
+    frames of ``Export.from_records(records)``, the one way.
 
     Args:
         records: Parsed entries in the export form (a list of dicts).
@@ -462,11 +460,8 @@ def flatten_export(records: Iterable[dict[str, Any]]) -> tuple[pd.DataFrame, pd.
 
 
 def flatten_pending(records: Iterable[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Flatten detailed-form entries (release-pending) into typed ``entries`` and ``codes``.
-
-    The one way is ``Export.from_records(records, kind="pending")``; this returns its two
-    frames. ``initiativeProps`` becomes ``initiativeProps.*`` columns (``initiativeProps.tags``
-    a list column); codes are named ``code.*`` as in the export form, without ``assignedBy``.
+    """Flatten detailed-form entries (release-pending) into typed ``entries`` and ``codes``: the
+    frames of ``Export.from_records(records, kind="pending")``, the one way.
 
     Args:
         records: Parsed entries in the detailed form.

@@ -258,12 +258,16 @@ def read_watermark(table: DeltaTable) -> pd.Timestamp | None:
     ...     print(read_watermark(DeltaTable(str(create_tables(tmp) / "entries"))))
     None
     """
+    return _newest(table, WATERMARK_KEY)
+
+
+def _newest(table: DeltaTable, key: str) -> pd.Timestamp | None:
+    """The time under ``key`` in the newest commit of ``table`` that has one."""
     for limit in (20, None):
         history = table.history(limit)
         for commit in history:
-            value = commit.get(WATERMARK_KEY)
-            if value:
-                return to_utc(value, WATERMARK_KEY)
+            if value := commit.get(key):
+                return to_utc(value, key)
         if limit is not None and len(history) < limit:
             break
     return None
@@ -297,14 +301,8 @@ def _held(table: DeltaTable, ids: pa.Array[Any]) -> pa.Table:
 def _codes_ahead(codes: DeltaTable, watermark: pd.Timestamp | None) -> bool:
     """Whether the codes table holds a window the entries table does not (a sync was killed
     between a window's codes commit and its entries commit)."""
-    for limit in (20, None):
-        history = codes.history(limit)
-        for commit in history:
-            if value := commit.get(WINDOW_KEY):
-                return watermark is None or to_utc(value, WINDOW_KEY) > watermark
-        if limit is not None and len(history) < limit:
-            break
-    return False
+    window = _newest(codes, WINDOW_KEY)
+    return window is not None and (watermark is None or window > watermark)
 
 
 def _write_window(
