@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, cast
 
 import numpy as np
+import orjson
 import pandas as pd
 import pandera.errors
 import pandera.pandas
@@ -702,9 +703,8 @@ def _head(table: pd.DataFrame | pa.Table, n: int) -> pd.DataFrame:
 
 
 def _to_text(table: pa.Table, names: list[str]) -> pa.Table:
-    for n in names:
-        if n in table.column_names:
-            table = table.set_column(
-                table.schema.get_field_index(n), n, pc.cast(table[n], pa.string())
-            )
+    """The columns ``names`` as JSON text (as flatten keeps a field whose JSON types mix)."""
+    for n in [n for n in names if n in table.column_names]:
+        text = [None if v is None else orjson.dumps(v).decode() for v in table[n].to_pylist()]
+        table = table.set_column(table.schema.get_field_index(n), n, pa.array(text, pa.string()))
     return table
