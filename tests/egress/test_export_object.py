@@ -511,3 +511,12 @@ def test_to_arrow_still_unpacks_as_the_pair_it_always_was(export):
     entries, codes = export.to_arrow()
     assert (entries.num_rows, codes.num_rows) == (len(export), len(export.codes))
     assert export.to_arrow()._asdict().keys() == {"entries", "codes"}
+
+
+def test_concat_keeps_an_unknown_field_whose_json_type_changes_between_windows_as_json_text():
+    # as flatten keeps a field whose values mix JSON types within one answer
+    first = Export.from_json(b'[{"_id": "a", "futureField": [1]}]')
+    second = Export.from_json(b'[{"_id": "b", "futureField": "x"}]')
+    both = Export.concat([first, second])
+    assert both.entries["futureField"].tolist() == ["[1]", '"x"']
+    assert both.entries.attrs["unknownFields"] == {"futureField": "a"}

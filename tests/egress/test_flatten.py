@@ -13,16 +13,8 @@ import pandera.errors
 import pytest
 
 from toolkit.egress import flatten as flatten_module
-from toolkit.egress.flatten import (
-    FlattenError,
-    codes_wide,
-    flatten_export,
-    flatten_export_arrow,
-    flatten_pending,
-    gc_paused,
-    parse_and_flatten_export,
-    parse_and_flatten_pending,
-)
+from toolkit.egress.export import Export
+from toolkit.egress.flatten import FlattenError, flatten_export, flatten_pending
 from toolkit.egress.schemas import (
     ExportCodesSchema,
     ExportEntriesSchema,
@@ -102,6 +94,20 @@ PENDING_ENTRY_COLUMNS = [
     "isShared",
     "sharedFrom",
 ]
+
+
+def parse_and_flatten_export(raw: bytes | str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    ex = Export.from_json(raw)
+    return ex.entries, ex.codes
+
+
+def parse_and_flatten_pending(raw: bytes | str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    ex = Export.from_json(raw, kind="pending")
+    return ex.entries, ex.codes
+
+
+def codes_wide(entries: pd.DataFrame, codes: pd.DataFrame) -> pd.DataFrame:
+    return Export(entries, codes).codes_wide()
 
 
 def _dtypes(frame: pd.DataFrame) -> dict[str, str]:
@@ -274,7 +280,7 @@ def test_empty_input_gives_empty_tables_with_every_column_and_dtype(sample_expor
 
 
 def test_arrow_tables_match_the_pandas_ones(sample_export, export_raw):
-    entries, codes = flatten_export_arrow(orjson.loads(export_raw))
+    entries, codes = Export.from_records(orjson.loads(export_raw)).to_arrow()
     assert entries.column_names == [*EXPORT_ENTRY_COLUMNS, "futureField.ignored"]
     assert entries.num_rows == len(sample_export[0]) and codes.num_rows == len(sample_export[1])
 
@@ -342,8 +348,8 @@ def test_parse_and_flatten_equals_flatten_of_parsed(export_raw, pending_raw, pre
 
 def test_parse_reads_bodies_straight_into_arrow(export_raw):
     generated = orjson.dumps(fake_export_entries(300, seed=4))
-    assert flatten_module._read_json_arrow(export_raw, "export") is not None
-    assert flatten_module._read_json_arrow(generated, "export") is not None
+    assert flatten_module._read(export_raw, "export").num_rows == 4
+    assert flatten_module._read(generated, "export").num_rows == 300
     entries, codes = parse_and_flatten_export(generated)
     pd.testing.assert_frame_equal(entries, flatten_export(orjson.loads(generated))[0])
     assert len(codes) == 900
@@ -381,20 +387,6 @@ def test_flatten_refuses_a_dict_instead_of_a_list():
 def test_flatten_accepts_any_iterable_of_records():
     entries, _ = flatten_export(iter(fake_export_entries(3)))
     assert len(entries) == 3
-
-
-@pytest.mark.parametrize("enabled_before", [True, False])
-def test_gc_paused_restores_the_collector_state(enabled_before):
-    (gc.enable if enabled_before else gc.disable)()
-    try:
-        with gc_paused():
-            assert not gc.isenabled()
-        assert gc.isenabled() is enabled_before
-        with pytest.raises(RuntimeError), gc_paused():
-            raise RuntimeError
-        assert gc.isenabled() is enabled_before
-    finally:
-        gc.enable()
 
 
 def test_parse_leaves_the_collector_enabled(export_raw):
@@ -528,7 +520,6 @@ def _entry(**changes: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("flatten", ["raw", "records"])
 def test_an_entry_without_id_is_refused_and_named(flatten: str) -> None:
-    from toolkit.egress.flatten import flatten_export, parse_and_flatten_export
     from toolkit.errors import FlattenError
 
     entry = _entry()
@@ -541,7 +532,6 @@ def test_an_entry_without_id_is_refused_and_named(flatten: str) -> None:
 
 
 def test_a_duplicated_id_is_refused_and_named() -> None:
-    from toolkit.egress.flatten import parse_and_flatten_export
     from toolkit.errors import FlattenError
 
     with pytest.raises(FlattenError, match="entry 'e1': its _id comes more than once"):
@@ -551,7 +541,6 @@ def test_a_duplicated_id_is_refused_and_named() -> None:
 @pytest.mark.parametrize("flatten", ["raw", "records"])
 def test_a_fractional_duration_is_kept_not_truncated(flatten: str) -> None:
     # issue 25: the published service sends counts as doubles; a fraction is kept as it is
-    from toolkit.egress.flatten import flatten_export, parse_and_flatten_export
 
     odd = _entry(_id="e9", incrementDurationInSeconds=360.5)
     entries, _ = (
@@ -563,7 +552,6 @@ def test_a_fractional_duration_is_kept_not_truncated(flatten: str) -> None:
 
 
 def test_a_bad_timestamp_names_the_field_and_entry_not_pandas_hint() -> None:
-    from toolkit.egress.flatten import parse_and_flatten_export
     from toolkit.errors import FlattenError
 
     with pytest.raises(FlattenError) as info:
@@ -584,3 +572,40 @@ def test_a_malformed_export_answer_names_the_window(monkeypatch) -> None:
     start, end = fetch.split_windows("2026-11-01", "2026-11-02")[0]
     with pytest.raises(FlattenError, match=r"'e1'.*window 2026-11-01"):
         fetch.fetch_window(Conn(), start, end)  # type: ignore[arg-type]
+
+
+# -- one parse path: Arrow from the bytes ---------------------------------------------------------
+
+
+def test_a_large_body_read_in_pieces_equals_it_read_whole(monkeypatch) -> None:
+    # entries cut at their boundaries are read on every core; a boundary-like text inside a
+    # string or a nested list of objects starting with _id must not cut an entry in two
+    records = fake_export_entries(60, codes_per_entry=2, seed=6)
+    records[7]["summary"] = 'a },{"_id": "x" inside a text'
+    records[9]["futureList"] = [{"_id": "n1"}, {"_id": "n2"}]
+    raw = orjson.dumps(records)
+    whole = flatten_module._parse(raw, "export")
+    monkeypatch.setattr(flatten_module, "_PIECE", 100)
+    monkeypatch.setattr(flatten_module.os, "cpu_count", lambda: 4)
+    assert len(flatten_module._pieces(raw, 4) or []) == 4
+    cut = flatten_module._parse(raw, "export")
+    for got, want in zip(cut, whole, strict=True):
+        assert got.equals(want)
+    assert cut[0]["summary"][7].as_py() == 'a },{"_id": "x" inside a text'
+
+
+def test_export_files_are_written_from_arrow_without_a_pandas_frame(monkeypatch, tmp_path) -> None:
+    from toolkit.egress import files
+
+    ex = Export.from_json(orjson.dumps(fake_export_entries(5, codes_per_entry=2, seed=2)))
+
+    def refuse(table: Any) -> pd.DataFrame:
+        assert table.num_rows == 0, "a pandas frame of the rows was made"
+        return flatten_module._pandas_frame(table)
+
+    monkeypatch.setattr(flatten_module, "_pandas_frame", flatten_module._to_pandas, raising=False)
+    monkeypatch.setattr(files, "_to_pandas", refuse)
+    monkeypatch.setattr("toolkit.egress.export._to_pandas", refuse)
+    ex.to_parquet(tmp_path / "ds")
+    ex.to_csv(tmp_path / "csv")
+    assert len(Export.read_parquet(tmp_path / "ds")) == 5

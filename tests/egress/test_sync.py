@@ -511,3 +511,29 @@ def test_an_empty_sync_says_what_the_lag_holds_back(fresh_client: Client, tmp_pa
     # from the watermark, with the range already covered: the same words
     again = fresh_client.sync(tmp_path / "time", progress=False)
     assert "held back by lag=10min" in str(again)
+
+
+def test_a_window_goes_from_arrow_to_delta_in_one_commit_per_table_without_pandas(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolkit.egress import export, files
+    from toolkit.egress.export import Export
+    from toolkit.egress.sync import _schemas, _write_window, create_tables
+    from toolkit.testing import fake_export_entry
+
+    def refuse(table: object) -> pd.DataFrame:
+        raise AssertionError("a pandas frame was made on the way to Delta")
+
+    path = create_tables(tmp_path / "time")
+    at = datetime(2026, 11, 3, tzinfo=UTC)
+    first = [fake_export_entry(_id=f"e{i}", updated_at=at, codes=2) for i in range(3)]
+    _write_window(path, Export.from_records(first), _schemas(), pd.Timestamp(at))
+    later = (at + timedelta(hours=1)).isoformat()
+    second = [dict(first[0], updatedAt=later), fake_export_entry(_id="e9", updated_at=at)]
+    window = Export.from_records(second)
+    versions = [DeltaTable(str(path / n)).version() for n in ("entries", "codes")]
+    monkeypatch.setattr(export, "_to_pandas", refuse)
+    monkeypatch.setattr(files, "_to_pandas", refuse)
+    assert _write_window(path, window, _schemas(), pd.Timestamp(at)) == (1, 1, 0, 5)
+    after = [DeltaTable(str(path / n)).version() for n in ("entries", "codes")]
+    assert after == [v + 1 for v in versions]  # one merge per table

@@ -1,30 +1,16 @@
 """Batch acknowledgements: release-succeeded for up to 20 entries a request (published route).
 
-The published service has ``POST .../entries/release-succeeded/batch`` (interface.md does not
-show it): ``{"request": [...]}`` of 1 to 20 ``{entryId, userId, externalId?,
-reReleaseFailedMessages?}``, answered 207 with one ``{entryId, status, errorCode?,
-errorMessage?}`` per item, ``status`` an HTTP status name (``OK``, ``NOT_FOUND``...).
-:func:`send_batches` sends the succeeded rows of
-:func:`toolkit.egress.acknowledgements.acknowledge` through it, with the same bulk runner,
-pacer and retries, and gives back one reply per row, as the per-entry route would:
-
-- an item answered ``OK`` (any 2xx name) is ``sent``; another status is the row's
-  ``httpStatus`` (``NOT_FOUND`` is 404), its ``errorMessage`` the row's ``error``; an item
-  answered 429 or 5xx goes again in a later batch that holds only the unsettled items, up to
-  the connection's retries;
-- an item refused 409 or 422 is left to the per-entry route: its answer's body names the
-  entry's state, which tells a repeat the service refuses (the entry is in the requested
-  state: ``sent``) from a conflict (``failed``), as for any per-entry acknowledgement; an
-  item's answer has no such body;
-- a batch refused whole (after the runner's retries) gives every row of it that answer; a
-  batch whose answer was lost makes every row of it ``unknown``, and so does any other item
-  refused after an attempt whose answer was lost (it may have landed);
-- a 404 or 405 from the route means the service lacks it: the connection remembers it
-  (:attr:`~toolkit.core.connection.Connection.ack_batch`) and those rows are left to the
-  per-entry route. While the connection does not know yet, the first batch goes alone.
-
-The journal gets one line per entry, the line the per-entry route would write, so a run
-resumed with or without batches skips what was acknowledged and sends nothing twice.
+``POST .../entries/release-succeeded/batch`` (published; not in interface.md) takes 1 to 20
+``{entryId, userId, externalId?}`` and answers 207 with one ``{entryId, status,
+errorMessage?}`` per item (``status`` an HTTP status name). :func:`send_batches` sends the
+succeeded rows of :func:`toolkit.egress.acknowledgements.acknowledge` through it with the same
+runner, pacer and retries, one reply per row: ``OK`` is ``sent``; another status is the row's
+``httpStatus`` and ``error``; 429 or 5xx items go again in a later batch; 409 or 422 items are
+left to the per-entry route (whose answer names the state); a batch refused whole gives each
+row that answer, one whose answer was lost makes its rows ``unknown``; a 404 or 405 means
+the service lacks the route (remembered in :attr:`~toolkit.core.connection.Connection.ack_batch`;
+while unknown, the first batch goes alone). The journal gets the per-entry route's line for
+each entry, so a resumed run sends nothing twice.
 """
 
 from __future__ import annotations

@@ -22,11 +22,13 @@ import warnings
 from collections.abc import Iterator, Sequence
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 from tqdm.auto import tqdm
 
 from toolkit.core.connection import Connection
 from toolkit.core.windows import TimeLike, iso, split_windows
-from toolkit.egress.export import Export
+from toolkit.egress.export import UNKNOWN_FIELD_WINDOWS, Export
 from toolkit.egress.files import ROWS_PER_GROUP, claim_target
 from toolkit.egress.flatten import UNKNOWN_FIELDS
 from toolkit.egress.schemas import ASSIGNED_BY
@@ -53,24 +55,15 @@ TOO_LARGE = (400, 413, 422)
 #: the smallest window a refused one is split into
 SMALLEST = pd.Timedelta(seconds=1)
 
-#: Key of ``entries.attrs``: each unknown field's window, ``(releasedAfter, releasedOnOrBefore)``
-#: (beside ``attrs["unknownFields"]``, its first entry's ``_id``).
-UNKNOWN_FIELD_WINDOWS = "unknownFieldWindows"
-
 
 def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Export:
-    """Request one window ``(start, end]`` of the v2 export and flatten it.
-
-    A window the service refuses as too large (400, 413 or 422: too many entries, too many
-    days) is split in two halves, each requested the same way, down to one second; then the
-    refusal is raised. The windows actually requested are in ``export.entries.attrs``:
-    ``"windows"`` (a list of ``(releasedAfter, releasedOnOrBefore)`` ISO pairs) and
-    ``"split"`` (how many refused windows were split; 0 when none was); fields the spec does
-    not list are under ``"unknownFields"`` (field -> first entry ``_id``) and
-    ``"unknownFieldWindows"`` (field -> its window). It does not warn: its callers do.
+    """Request one window ``(start, end]`` of the v2 export and flatten it; a window refused as too
+    large (400, 413, 422) is split in halves down to one second. ``export.entries.attrs`` holds
+    ``"windows"`` (the ``(releasedAfter, releasedOnOrBefore)`` pairs requested), ``"split"``,
+    ``"unknownFields"`` and ``"unknownFieldWindows"``. It does not warn: its callers do.
 
     Args:
-        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
+        conn: the connection.
         start: exclusive lower bound (tz-aware).
         end: inclusive upper bound (tz-aware).
 
@@ -78,18 +71,14 @@ def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Ex
         The window's export.
 
     Raises:
-        ApiError: the service refused the request (a window of one second, or another
-            refusal than 400, 413 or 422).
+        ApiError: the service refused the request (a one-second window, or another refusal).
 
     Example:
         >>> a, b = split_windows("2026-11-01", "2026-11-02")[0]
-        >>> ex = fetch_window(client.connection, a, b)
-        >>> len(ex), ex.entries.attrs["split"]
-        (9, 0)
+        >>> fetch_window(client.connection, a, b).entries.attrs["split"]
+        0
     """
     parts: list[Export] = []
-    windows: list[tuple[str, str]] = []
-    seen: dict[str, tuple[str, str]] = {}
     split = 0
     todo = [(start, end)]
     while todo:
@@ -106,24 +95,22 @@ def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Ex
             todo += [(mid, hi), (lo, mid)]  # the earlier half first: parts stay in time order
             continue
         where = (params["releasedAfter"], params["releasedOnOrBefore"])
-        windows.append(where)
         try:
             part = Export.from_json(raw or b"[]", kind="export")
         except FlattenError as exc:  # name the window: the same request shows the answer again
             raise FlattenError(f"{exc} (export window {iso(lo)} .. {iso(hi)})") from exc
-        for name in part.entries.attrs.get(UNKNOWN_FIELDS, {}):
-            seen.setdefault(name, where)
+        part._attrs.update(windows=[where], split=0)
+        if fields := part._attrs.get(UNKNOWN_FIELDS):
+            part._attrs[UNKNOWN_FIELD_WINDOWS] = dict.fromkeys(fields, where)
         parts.append(part)
-    result = parts[0] if len(parts) == 1 else Export.concat(parts)
-    result.entries.attrs.update(windows=windows, split=split)
-    if seen:
-        result.entries.attrs[UNKNOWN_FIELD_WINDOWS] = seen
+    result = Export.concat(parts)
+    result._attrs["split"] += split
     return result
 
 
 def warn_unknown_fields(export: Export, seen: set[str], *, kept: bool = True) -> None:
-    """Warn once per unknown field name (those not in ``seen``, which it extends), and once
-    about an ``assignedBy`` none of :data:`~toolkit.egress.schemas.ASSIGNED_BY`.
+    """Warn once per unknown field name not in ``seen`` (which it extends), and once about an
+    ``assignedBy`` none of :data:`~toolkit.egress.schemas.ASSIGNED_BY`.
 
     Args:
         export: A window's export (its ``entries.attrs`` say which fields, entries, windows).
@@ -132,18 +119,18 @@ def warn_unknown_fields(export: Export, seen: set[str], *, kept: bool = True) ->
 
     >>> warn_unknown_fields(Export.empty(), set())  # no unknown field: no warning
     """
-    attrs = export.entries.attrs
+    attrs = export._attrs
     for name, entry in attrs.get(UNKNOWN_FIELDS, {}).items():
         if name in seen:
             continue
         seen.add(name)
         after, on_or_before = attrs.get(UNKNOWN_FIELD_WINDOWS, {}).get(name, ("?", "?"))
-        table, frame, column = "entries", export.entries, name
+        table, column = "entries", name
         if name.startswith("codes."):
             rest = name.removeprefix("codes.")
-            table, frame = "codes", export.codes
-            column = rest if export.kind == "export" else f"code.{rest}"
-        columns = ", ".join(c for c in frame.columns if c == column or c.startswith(column + "."))
+            table, column = "codes", rest if export.kind == "export" else f"code.{rest}"
+        names = export._table(table).column_names
+        columns = ", ".join(c for c in names if c == column or c.startswith(column + "."))
         done = (
             f"kept as Export.{table} column(s) {columns}"
             if kept
@@ -156,17 +143,18 @@ def warn_unknown_fields(export: Export, seen: set[str], *, kept: bool = True) ->
             InputWarning,
             stacklevel=3,
         )
-    codes = export.codes
-    if "assignedBy" in seen or "assignedBy" not in codes or not len(codes):
+    codes = export._table("codes")
+    if "assignedBy" in seen or "assignedBy" not in codes.column_names:
         return
-    odd = codes["assignedBy"].notna() & ~codes["assignedBy"].isin(ASSIGNED_BY)
-    if odd.any():
+    known = pc.is_in(codes["assignedBy"], value_set=pa.array(ASSIGNED_BY))
+    odd = pc.and_(pc.is_valid(codes["assignedBy"]), pc.invert(known))
+    if pc.any(odd).as_py():
         seen.add("assignedBy")
-        first = codes.loc[odd].iloc[0]
+        at = pc.index(odd, True).as_py()
         warnings.warn(
-            f"the export answer holds assignedBy {first['assignedBy']!r} (first on entry"
-            f" {first['entryId']!r}), none of {', '.join(ASSIGNED_BY)}: kept as it is (this"
-            " export warns about it once)",
+            f"the export answer holds assignedBy {codes['assignedBy'][at].as_py()!r} (first on"
+            f" entry {codes['entryId'][at].as_py()!r}), none of {', '.join(ASSIGNED_BY)}: kept as"
+            " it is (this export warns about it once)",
             InputWarning,
             stacklevel=3,
         )
@@ -195,16 +183,15 @@ def iter_export(
         released_after: exclusive lower bound (datetime, Timestamp or ISO text; naive = UTC).
         released_on_or_before: inclusive upper bound.
         window: a pandas offset (``"1D"``, ``"7D"``, ``"MS"``...) or ``None`` for one request.
-        progress: a progress bar over the windows (tqdm.auto: a widget in Jupyter, text on
-            a terminal), on by default like onboard; none for a single window.
+        progress: a progress bar over the windows (tqdm.auto), on by default.
 
     Yields:
         One export per window.
 
     Example:
-        >>> parts = iter_export(client.connection, "2026-11-01", "2026-11-08", window="1D")
+        >>> parts = iter_export(client.connection, "2026-11-01", "2026-11-03", window="1D")
         >>> [len(p) for p in parts]
-        [9, 13, 15, 11, 6, 9, 13]
+        [9, 13]
     """
     windows = split_windows(released_after, released_on_or_before, window)
     warned: set[str] = set()
@@ -224,7 +211,7 @@ def export_entries(
     window: str | None = None,
     progress: bool = True,
 ) -> Export:
-    """Export the entries released in ``(released_after, released_on_or_before]`` as frames.
+    """Export the entries released in ``(released_after, released_on_or_before]``.
 
     Args:
         conn: the connection (a :class:`~toolkit.core.connection.Connection`).
@@ -232,42 +219,23 @@ def export_entries(
         released_on_or_before: inclusive upper bound.
         window: request consecutive sub-windows of this pandas offset (e.g. ``"1D"``) and
             concatenate them without duplicates; ``None``: one request.
-        progress: a progress bar over the windows (tqdm.auto: a widget in Jupyter, text on
-            a terminal), on by default like onboard; none for a single window.
+        progress: a progress bar over the windows (tqdm.auto), on by default.
 
     Returns:
-        An :class:`~toolkit.egress.export.Export` with ``.entries``, ``.codes``,
-        ``.codes_wide()``, ``.to_parquet()``, ``.to_csv()``; ``.entries.attrs["windows"]``
-        lists the windows requested and ``["split"]`` how many the service refused as too
-        large and were split (see :func:`fetch_window`).
+        An :class:`~toolkit.egress.export.Export`; ``.entries.attrs["windows"]`` lists the windows
+        requested, ``["split"]`` how many were refused as too large and split.
 
     Raises:
         ConfigError: the bounds are unparseable or inverted.
         ApiError: the service refused the request.
 
     Example:
-        >>> ex = client.export_entries("2026-11-01", "2026-11-21", window="7D")
-        >>> len(ex.entries)
+        >>> len(client.export_entries("2026-11-01", "2026-11-21", window="7D"))
         224
-        >>> ex.entries["initiative.client.externalId"].value_counts().head(3).to_dict()
-        {'C-1001': 17, 'C-1014': 16, 'C-1003': 15}
     """
-    parts = list(
+    return Export.concat(
         iter_export(conn, released_after, released_on_or_before, window=window, progress=progress)
     )
-    if len(parts) == 1:
-        return parts[0]
-    result = Export.concat(parts)
-    result.entries.attrs.update(
-        windows=[w for p in parts for w in p.entries.attrs.get("windows", [])],
-        split=sum(p.entries.attrs.get("split", 0) for p in parts),
-    )
-    found: dict[str, tuple[str, str]] = {}
-    for p in parts:
-        found = {**p.entries.attrs.get(UNKNOWN_FIELD_WINDOWS, {}), **found}
-    if found:
-        result.entries.attrs[UNKNOWN_FIELD_WINDOWS] = found
-    return result
 
 
 def export_to_parquet(
@@ -281,11 +249,9 @@ def export_to_parquet(
     overwrite: bool = False,
     progress: bool = True,
 ) -> dict[str, int]:
-    """Stream an export window by window into a Parquet dataset (``entries/`` and ``codes/``).
-
-    Windows are buffered up to :data:`~toolkit.egress.files.ROWS_PER_GROUP` entries, then written
-    as files of that many rows (not one small file per window), so memory stays that of one
-    buffer whatever the range. Both tables are written even when empty, with their schema.
+    """Stream an export window by window into a Parquet dataset (``entries/`` and ``codes/``),
+    written from Arrow in files of :data:`~toolkit.egress.files.ROWS_PER_GROUP` rows (memory: one
+    buffer, whatever the range); both tables are written even when empty.
 
     Args:
         conn: the connection (a :class:`~toolkit.core.connection.Connection`).
@@ -295,13 +261,13 @@ def export_to_parquet(
         window: sub-window size (a pandas offset).
         partition_cols: hive partition columns of the entries (default: as
             :meth:`Export.to_parquet`).
-        overwrite: replace an earlier export at ``path``; without it a folder that holds
-            data is refused (appending would silently double it).
+        overwrite: replace an earlier export at ``path``; without it a folder holding data is
+            refused.
         progress: a progress bar over the windows (tqdm.auto), on by default.
 
     Returns:
-        ``{"entries": n, "codes": m, "windows": k, "split": s}``: ``s`` windows were refused
-        by the service as too large and split (see :func:`fetch_window`).
+        ``{"entries": n, "codes": m, "windows": k, "split": s}`` (``s`` windows refused as too
+        large and split).
 
     Raises:
         ConfigError: ``path`` holds data and ``overwrite`` is false; bad bounds or window.
@@ -332,12 +298,12 @@ def export_to_parquet(
         conn, released_after, released_on_or_before, window=window, progress=progress
     ):
         totals["windows"] += 1
-        totals["split"] += int(part.entries.attrs.get("split", 0))
-        if not len(part.entries):
+        totals["split"] += int(part._attrs.get("split", 0))
+        if not len(part):
             continue
         buffer.append(part)
-        totals["entries"] += len(part.entries)
-        totals["codes"] += len(part.codes)
+        totals["entries"] += len(part)
+        totals["codes"] += part._table("codes").num_rows
         if sum(len(p) for p in buffer) >= ROWS_PER_GROUP:
             flush()
     flush()
@@ -347,24 +313,20 @@ def export_to_parquet(
 
 
 def release_pending(conn: Connection) -> Export:
-    """Entries still pending release, in the detailed form, as frames.
+    """Entries still pending release, in the detailed form.
 
     Args:
         conn: the connection (a :class:`~toolkit.core.connection.Connection`).
 
     Returns:
-        An :class:`~toolkit.egress.export.Export` of kind ``pending`` (``initiativeProps.*``
-        columns, ``tags`` as a list, codes without ``assignedBy``).
+        An :class:`~toolkit.egress.export.Export` of kind ``pending``.
 
     Raises:
         ApiError: the service refused the request.
 
     Example:
-        >>> pending = client.release_pending()
-        >>> pending.kind
+        >>> client.release_pending().kind
         'pending'
-        >>> pending.entries["initiativeProps.tags"].head(2).tolist()
-        [[], []]
     """
     raw = conn.call("release_pending", raw=True)
     return Export.from_json(raw or b"[]", kind="pending")

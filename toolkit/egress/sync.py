@@ -1,46 +1,31 @@
 """Recurring export: an incremental, idempotent sync of released time into two Delta tables.
 
 ``sync(conn, "out/time", since="2026-11-01")`` fetches the v2 export window after window and
-merges each window into two Delta Lake tables (delta-rs, no JVM):
+merges it into two Delta Lake tables (delta-rs), Arrow from the answer to the table:
 
-* ``PATH/entries``: one row per entry ``_id`` (the columns of :attr:`Export.entries`;
-  ``workDate`` a naive ``timestamp_ntz``, or the ``date`` of a table an earlier version
-  created, kept as it is), partitioned by ``workMonth`` (``YYYY-MM`` of ``workDate``). A field
-  the spec does not list is left out (the tables' schema never changes) and warned about.
-  Counts are ``double`` (a fraction is kept); a table an earlier version created with
-  ``long`` counts is kept as it is, takes whole counts as before and reads back as ``double``;
-  a fraction for it stops the sync before that window is written (:class:`ConfigError`
-  naming the entry; the watermark stays at the last complete window), for
-  :func:`widen_counts` to convert the table first;
-* ``PATH/codes``: one row per entry and code (:attr:`Export.codes`), linked by ``entryId``,
-  partitioned by its entry's ``workMonth``.
+* ``PATH/entries``: one row per entry ``_id`` (the columns of :attr:`Export.entries`),
+  partitioned by ``workMonth`` (``YYYY-MM`` of ``workDate``). A field the spec does not list is
+  left out (the schema never changes) and warned about. Counts are ``double``; a table an
+  earlier version created with ``long`` counts (or a ``date`` ``workDate``) is kept as it is,
+  and a fraction for it stops the sync before that window is written, for :func:`widen_counts`;
+* ``PATH/codes``: one row per entry and code (:attr:`Export.codes`), partitioned alike.
 
-Window by window, in this order:
+Consecutive windows are gathered up to :data:`ROWS_PER_GROUP` entries (the next window is
+fetched meanwhile), then: the table's ``_id``/``updatedAt`` of those entries are read in one
+filtered scan; the codes of the entries new or with a newer ``updatedAt`` replace theirs (one
+commit, marked with the window under ``toolkit.window``); then those entries go into
+``entries`` on ``_id`` in one commit carrying the watermark, ``toolkit.releasedOnOrBefore``.
+Each commit is an append when none of the batch is stored yet (the usual case: a merge would
+read the month's partition to find nothing, its memory growing with the table), else one
+Delta merge straight from Arrow.
 
-1. the window is fetched and flattened (the next one is fetched meanwhile); consecutive windows
-   are gathered until they hold :data:`ROWS_PER_GROUP` entries (or the range ends), so a commit
-   writes files of about that many rows, not one small file per window (memory: that many
-   entries and two windows, whatever the range);
-2. its entries are compared with the table (``_id``, ``updatedAt``): an entry not yet there
-   or with a newer ``updatedAt`` is *changed*; the others are left alone;
-3. the codes of the changed entries replace theirs in ``codes`` (one commit, marked with its
-   window under ``toolkit.window``);
-4. the changed entries are merged into ``entries`` on ``_id`` (a newer ``updatedAt``
-   replaces the row, wherever its partition; a new id is inserted) in one commit whose
-   metadata carries the watermark, ``toolkit.releasedOnOrBefore`` (ISO 8601, UTC).
-
-When nothing of a batch is stored yet (the usual case), steps 3 and 4 are plain appends; when
-some of it is (a re-released entry, an overlapping range, codes left by a killed sync), they
-are Delta merges.
-
-Every write is one atomic Delta commit, and the watermark moves only in the entries commit,
-after the codes are written: a sync killed at any moment leaves readable tables, and the next
-sync redoes the unfinished window from the watermark, with the same end state. A window with
-nothing to change writes nothing; the watermark it reached is committed with the next write
-or, at the end, in a commit without data. One writer at a time: a sync or compaction holds an
-advisory lock on the folder (:data:`LOCK_NAME`), and a second one fails at once naming the
-first (:class:`~toolkit.errors.ConcurrentWriteError`); a writer elsewhere that commits meanwhile
-makes a merge fail the same way (Delta's optimistic concurrency). Nothing is duplicated.
+The watermark moves only in the entries commit, after the codes: a sync killed at any moment
+leaves readable tables, and the next one redoes the unfinished window from the watermark. A
+window that changes nothing writes nothing (its watermark comes with the next write, or a
+commit without data at the end). One writer at a time: a sync or compaction holds a lock on
+the folder (:data:`LOCK_NAME`); another fails at once
+(:class:`~toolkit.errors.ConcurrentWriteError`), as does a merge that meets a commit from
+elsewhere (Delta's optimistic concurrency).
 
 >>> import tempfile
 >>> with tempfile.TemporaryDirectory() as tmp:
@@ -260,7 +245,7 @@ def create_tables(path: str | os.PathLike[str]) -> Path:
 
 
 def read_watermark(table: DeltaTable) -> pd.Timestamp | None:
-    """The watermark stored in an entries table's commits (the newest that has one).
+    """The watermark in an entries table's commits (the newest that has one), or ``None``.
 
     Args:
         table: The entries table.
@@ -273,12 +258,16 @@ def read_watermark(table: DeltaTable) -> pd.Timestamp | None:
     ...     print(read_watermark(DeltaTable(str(create_tables(tmp) / "entries"))))
     None
     """
+    return _newest(table, WATERMARK_KEY)
+
+
+def _newest(table: DeltaTable, key: str) -> pd.Timestamp | None:
+    """The time under ``key`` in the newest commit of ``table`` that has one."""
     for limit in (20, None):
         history = table.history(limit)
         for commit in history:
-            value = commit.get(WATERMARK_KEY)
-            if value:
-                return to_utc(value, WATERMARK_KEY)
+            if value := commit.get(key):
+                return to_utc(value, key)
         if limit is not None and len(history) < limit:
             break
     return None
@@ -300,51 +289,20 @@ def _conflict(root: Path, exc: Exception) -> ConcurrentWriteError:
 
 
 def _held(table: DeltaTable, ids: pa.Array[Any]) -> pa.Table:
-    """``_id``, ``updatedAt``, ``workMonth`` of the table's rows among ``ids``.
-
-    The ``_id`` column alone is read, a batch at a time (memory: one batch, whatever the
-    table's size); the other two are read only for the few rows that match.
-    """
-    updated = ("updatedAt", _schemas()[0].field("updatedAt").type)
-    schema = pa.schema([("_id", pa.string()), ("workMonth", pa.string()), updated])
+    """``_id``, ``updatedAt`` and ``workMonth`` of the table's rows among ``ids``: one scan,
+    filtered as it reads (none for a table without files, the first write)."""
+    if not table.file_uris():
+        return pa.schema([("_id", pa.string())]).empty_table()
     dataset = table.to_pyarrow_dataset()
-    found: list[pa.Array[Any]] = []
-    id_type = dataset.schema.field("_id").type
-    wanted = ids.cast(id_type)
-    for batch in dataset.to_batches(columns=["_id"]):
-        column = batch.column(0)
-        hit = pc.is_in(column, value_set=wanted)
-        if pc.any(hit).as_py():
-            found.append(column.filter(hit))
-    if not found:
-        return schema.empty_table()
-    matches = pa.concat_arrays(found)
-    parts = []  # the rare second pass (entries seen before): their two other columns
-    for batch in dataset.to_batches(columns=["_id", "workMonth", "updatedAt"]):
-        hit = pc.is_in(batch.column(0), value_set=matches)
-        if pc.any(hit).as_py():
-            rows = batch.filter(hit)
-            parts.append(
-                pa.table(
-                    [rows.column(c).cast(schema.field(c).type) for c in schema.names],
-                    schema=schema,
-                )
-            )
-    return pa.concat_tables(parts) if parts else schema.empty_table()
+    wanted = pc.field("_id").cast(pa.string()).isin(ids)  # string_view in the files
+    return dataset.to_table(columns=["_id", "updatedAt", "workMonth"], filter=wanted)
 
 
 def _codes_ahead(codes: DeltaTable, watermark: pd.Timestamp | None) -> bool:
-    """Whether the codes table holds a window the entries table does not: a sync was killed
-    between a window's codes commit (marked with its window) and its entries commit."""
-    for limit in (20, None):
-        history = codes.history(limit)
-        for commit in history:
-            value = commit.get(WINDOW_KEY)
-            if value:
-                return watermark is None or to_utc(value, WINDOW_KEY) > watermark
-        if limit is not None and len(history) < limit:
-            break
-    return False
+    """Whether the codes table holds a window the entries table does not (a sync was killed
+    between a window's codes commit and its entries commit)."""
+    window = _newest(codes, WINDOW_KEY)
+    return window is not None and (watermark is None or window > watermark)
 
 
 def _write_window(
@@ -354,14 +312,14 @@ def _write_window(
     mark: pd.Timestamp,
     codes_clean: bool = False,
 ) -> tuple[int, int, int, int]:
-    """Merge one window; write nothing when it changes nothing.
+    """Write one batch: one commit per table, codes first; an append where the lookup found
+    none of its entries stored (the usual case), else one merge; nothing when nothing changed.
 
     Returns:
         ``(inserted, updated, unchanged, codes_written)``; all but ``unchanged`` are 0 when
         nothing was written.
     """
-    tables = export.to_arrow(partition_cols=PARTITION_COLS)
-    entries, codes = tables
+    entries, codes = export.to_arrow(partition_cols=PARTITION_COLS)
     _check_whole(root, entries, schemas[0])
     entries = entries.select(schemas[0].names).cast(schemas[0])
     codes = codes.select(schemas[1].names).cast(schemas[1])
@@ -370,38 +328,51 @@ def _write_window(
     entries_table = DeltaTable(str(root / "entries"))
     ids = entries["_id"].combine_chunks()
     held = _held(entries_table, ids)
-    at = pc.index_in(ids, value_set=held["_id"].combine_chunks())
-    held_updated = held["updatedAt"].combine_chunks().take(at)
-    new = pc.is_null(at)
-    newer = pc.greater(entries["updatedAt"].combine_chunks(), held_updated).fill_null(False)
-    newer = cast("pa.BooleanArray", newer)  # a boolean array (the stubs lose its type)
-    changed = pc.or_(new, newer)
-    n_changed = changed.true_count
-    if n_changed == 0:
-        return 0, 0, entries.num_rows, 0
+    changed: Any = pa.array([True] * len(ids))
+    old_months: list[Any] = []
+    if held.num_rows:
+        at = pc.index_in(ids, value_set=held["_id"].combine_chunks())
+        held_updated = (
+            held["updatedAt"].combine_chunks().cast(entries.schema.field("updatedAt").type).take(at)
+        )
+        newer: Any = pc.greater(entries["updatedAt"].combine_chunks(), held_updated)
+        newer = newer.fill_null(False)
+        changed = pc.or_(pc.is_null(at), newer)
+        old_months = held["workMonth"].combine_chunks().take(at).filter(newer).to_pylist()
     source = entries.filter(changed)
+    if source.num_rows == 0:
+        return 0, 0, entries.num_rows, 0
     changed_ids = source["_id"].combine_chunks()
-    old_months = held["workMonth"].combine_chunks().take(at).filter(newer)
-    months = set(source["workMonth"].to_pylist()) | set(old_months.to_pylist())
+    code_rows = codes.filter(pc.is_in(codes["entryId"], value_set=changed_ids))
+    months = set(source["workMonth"].to_pylist()) | set(old_months)
     # an entry without workDate has a null workMonth: its partition is matched by IS NULL
     named = sorted(m for m in months if m is not None)
     terms = [f"t.workMonth IN ({_sql_list(named)})"] if named else []
     terms += ["t.workMonth IS NULL"] if None in months else []
     in_months = f"({' OR '.join(terms)})"
-    ids_sql = _sql_list(cast("list[str]", changed_ids.to_pylist()))  # no null _id (flatten)
-
-    code_rows = codes.filter(pc.is_in(codes["entryId"], value_set=changed_ids))
+    window = CommitProperties(custom_metadata={WINDOW_KEY: _iso(mark)})
     codes_table = DeltaTable(str(root / "codes"))
-    if held.num_rows == 0 and codes_clean:
-        # the usual case: none of these entries, nor any of their codes, is stored yet, so
-        # two appends write what two merges would (the sync's lock keeps other writers out)
+    if not held.num_rows and (codes_clean or not codes_table.file_uris()):
         write_deltalake(
             codes_table,
             code_rows,
             mode="append",
             writer_properties=_WRITER,
-            commit_properties=CommitProperties(custom_metadata={WINDOW_KEY: _iso(mark)}),
+            commit_properties=window,
         )
+    else:  # the codes of the changed entries replace theirs (and those a killed sync left)
+        ids_sql = _sql_list(cast("list[str]", changed_ids.to_pylist()))  # no null _id
+        codes_table.merge(
+            code_rows,
+            predicate=f"t.entryId = s.entryId AND t.position = s.position AND {in_months}",
+            source_alias="s",
+            target_alias="t",
+            writer_properties=_WRITER,
+            commit_properties=window,
+        ).when_matched_update_all().when_not_matched_insert_all().when_not_matched_by_source_delete(
+            predicate=f"t.entryId IN ({ids_sql}) AND {in_months}"
+        ).execute()
+    if not held.num_rows:  # none of them stored: an append writes what a merge would
         write_deltalake(
             entries_table,
             source,
@@ -410,20 +381,6 @@ def _write_window(
             commit_properties=_commit(mark),
         )
         return source.num_rows, 0, entries.num_rows - source.num_rows, code_rows.num_rows
-    (
-        codes_table.merge(
-            code_rows,
-            predicate=f"t.entryId = s.entryId AND t.position = s.position AND {in_months}",
-            source_alias="s",
-            target_alias="t",
-            writer_properties=_WRITER,
-            commit_properties=CommitProperties(custom_metadata={WINDOW_KEY: _iso(mark)}),
-        )
-        .when_matched_update_all()
-        .when_not_matched_insert_all()
-        .when_not_matched_by_source_delete(predicate=f"t.entryId IN ({ids_sql})")
-        .execute()
-    )
     metrics = (
         entries_table.merge(
             source,
@@ -503,43 +460,37 @@ def sync(
 ) -> SyncReport:
     """Bring the Delta tables at ``path`` up to date with the entries released since last time.
 
-    The range is ``(since, until]``: ``since`` defaults to the stored watermark, ``until`` to
-    now minus ``lag``. It is cut into windows; each is fetched, merged into both tables and
-    committed before the next is fetched.
+    The range ``(since, until]`` is cut into windows; each batch of them is merged into both
+    tables and committed before the next.
 
     Args:
         conn: The connection (a :class:`~toolkit.core.connection.Connection`).
         path: The sync folder (``entries/`` and ``codes/`` Delta tables; created if new).
-        since: Exclusive start (``releasedAfter``): needed by the first sync of a path; later
-            ones start from the watermark. Earlier than the watermark re-syncs that range
-            (harmless: the merge changes only what changed).
+        since: Exclusive start (``releasedAfter``), needed by the first sync of a path; later ones
+            start from the watermark (an earlier ``since`` re-syncs that range, harmlessly).
         until: Inclusive end (``releasedOnOrBefore``); default now minus ``lag``.
         window: Window size, a pandas offset (``"1D"``, ``"6h"``, ``"7D"``...).
-        lag: How far behind now ``until`` defaults to, as a duration (default
-            :data:`DEFAULT_LAG`), for entries that become visible in the export late.
+        lag: How far behind now ``until`` defaults to (default :data:`DEFAULT_LAG`), for
+            entries that become visible in the export late.
         batch_rows: Entries gathered from consecutive windows before a commit (default
-            :data:`ROWS_PER_GROUP`): fewer, larger files; ``1`` commits every window alone.
-        progress: A progress bar over the windows (tqdm.auto: a widget in Jupyter, text on
-            a terminal), on by default like onboard; none for a single window.
+            :data:`ROWS_PER_GROUP`); ``1`` commits every window alone.
+        progress: A progress bar over the windows (tqdm.auto), on by default.
 
     Returns:
         A :class:`SyncReport`.
 
     Raises:
-        ConfigError: Bad ``since``/``until``/``window``/``lag``, a first sync without
-            ``since``, a ``since`` after the watermark (it would leave a gap), or a path
-            holding something other than a sync's tables; nothing is written.
+        ConfigError: Bad ``since``/``until``/``window``/``lag``, a first sync without ``since``,
+            a ``since`` after the watermark, or a path holding something else; nothing written.
         ConcurrentWriteError: Another sync wrote to the same tables meanwhile.
         ApiError: The service refused a request.
 
     Example:
         >>> report = client.sync(tmp / "time", since="2026-11-01", until="2026-11-21")
-        >>> report.inserted, report.codes_written, report.watermark
-        (224, 334, Timestamp('2026-11-21 00:00:00+0000', tz='UTC'))
+        >>> report.inserted, report.codes_written
+        (224, 334)
         >>> client.sync(tmp / "time", until="2026-11-21 09:00").inserted  # from the watermark
         2
-        >>> len(toolkit.read_sync(tmp / "time").entries)
-        226
     """
     root = Path(path)
     # the arguments first: bad ones are refused before the folder is touched
@@ -589,8 +540,8 @@ def _write_windows(
 ) -> SyncReport:
     schemas = _schemas(root)
     warned: set[str] = set()
-    # codes written by a killed sync past the watermark: merge (which replaces them) until
-    # this sync has written past that point; otherwise nothing of a new window is stored yet
+    # codes written by a killed sync past the watermark: merged (which replaces them) until
+    # this sync has written past that point
     codes_clean = not _codes_ahead(DeltaTable(str(root / "codes")), watermark)
     totals = [0, 0, 0, 0]
     pending: pd.Timestamp | None = None
@@ -655,9 +606,8 @@ def sync_status(path: str | os.PathLike[str]) -> dict[str, Any]:
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     status = sync_status(create_tables(tmp))
-    >>> status["watermark"], status["entries"], status["codes"], status["entries_version"]
-    (None, 0, 0, 0)
+    ...     sync_status(create_tables(tmp))["entries"]
+    0
     """
     root = Path(path)
     entries, codes = _tables(root)
@@ -674,11 +624,8 @@ def sync_status(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def compact(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
-    """Rewrite the many small files of both tables into few large ones (delta-rs optimize).
-
-    Daily syncs add a few small files per window and partition; compacting every few weeks
-    keeps reads fast. The data does not change (the old files stay, for time travel, until a
-    ``vacuum``); the watermark is carried into the compaction's commit.
+    """Rewrite the many small files of both tables into few large ones (delta-rs optimize); the
+    data does not change and the watermark is carried into the compaction's commit.
 
     Args:
         path: The sync folder.
@@ -713,8 +660,7 @@ def compact(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
 
 def widen_counts(path: str | os.PathLike[str]) -> bool:
     """Convert the whole-number counts of an entries table an earlier version created to
-    ``double``, so it takes fractions (one overwrite commit carrying the watermark; the data
-    is unchanged, and the old files stay for time travel until a ``vacuum``).
+    ``double`` (one overwrite commit carrying the watermark; the data is unchanged).
 
     Args:
         path: The sync folder.
@@ -759,10 +705,7 @@ def widen_counts(path: str | os.PathLike[str]) -> bool:
 
 
 def read_sync(path: str | os.PathLike[str]) -> Export:
-    """Read a sync folder back as an :class:`~toolkit.egress.export.Export` (entries, codes).
-
-    The same object as :func:`toolkit.egress.fetch.export_entries` returns, so ``codes_wide()``,
-    :func:`toolkit.reconcile` and the notebooks use a synced table like any export.
+    """Read a sync folder back as an :class:`~toolkit.egress.export.Export`, like any export.
 
     Args:
         path: The sync folder.
