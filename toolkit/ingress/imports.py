@@ -441,6 +441,7 @@ def _send(
     failed: dict[str, dict[str, str]] = {t: {} for t in IMPORTS}  # this run's failures
     interrupted: Interrupted | None = None
     planned = the_plan.rows
+    journaled = Reply(None, None, JOURNALED, 0, 0.0, "", "")  # one for every such row
     for table, todo in the_plan.calls.items():
         raw = frames[table]
         checked = the_plan.validation.results.get(table)
@@ -459,9 +460,10 @@ def _send(
                 for label, why in hits.dropna().items():
                     held.setdefault(label, f"parent {parent} {named.at[label, col]!r} {why}")
         keep = [i for i, labels in enumerate(todo.rows) if not any(lb in held for lb in labels)]
-        if table == "code_ranges":  # a range is sent whole: a held row holds its call
+        if table == "code_ranges" and len(keep) < len(todo.rows):  # a held row holds its call
+            kept = set(keep)
             for i, labels in enumerate(todo.rows):
-                if i not in keep:
+                if i not in kept:
                     for label in labels:
                         held.setdefault(label, "another row of this code range failed")
         calls = [todo.calls[i] for i in keep]
@@ -469,7 +471,7 @@ def _send(
             payloads[table] = pd.DataFrame(
                 {"key": [c.key for c in calls], "payload": [c.json for c in calls]}
             )
-            replies: list[Reply] = [Reply(None, None, "dry run", 0) for _ in calls]
+            replies: list[Reply] = [Reply(None, None, "dry run", 0)] * len(calls)
         elif stopped:  # interrupted, or the service could not be reached
             fatal = pacer.fatal if interrupted is None and pacer.fatal else None
             replies = [not_sent(fatal) if fatal else not_sent() for _ in calls]
@@ -505,7 +507,7 @@ def _send(
             elif label in held:
                 per_row.append(_skipped(held[label]))
             elif action.get(label) == "unchanged":
-                per_row.append(Reply(None, None, JOURNALED, 0, 0.0, "", ""))
+                per_row.append(journaled)
             else:
                 per_row.append(_skipped(f"{action.get(label)}: {reason.get(label)}"))
         res = result_frame(

@@ -358,6 +358,7 @@ def _read_csv(path: Path, encoding: str | None = None) -> pd.DataFrame:
     header: list[str] | None = None
     rows: list[list[str]] = []
     lines: list[int] = []
+    seen: dict[str, str] = {}  # one object per distinct value: ids repeat across rows
     try:
         for start, record in _records(text, delimiter):
             if header is None:
@@ -372,7 +373,7 @@ def _read_csv(path: Path, encoding: str | None = None) -> pd.DataFrame:
                 )
             record = record[: len(header)]
             record += [""] * (len(header) - len(record))
-            rows.append(record)
+            rows.append([seen.setdefault(f, f) for f in record])
             lines.append(start)
     except csv.Error as exc:
         where, _, why = str(exc).partition(": ")
@@ -380,6 +381,7 @@ def _read_csv(path: Path, encoding: str | None = None) -> pd.DataFrame:
             f"{path}, {where}: cannot read it as {_shown(delimiter)}-separated CSV ({why}); "
             "check the double quotes"
         ) from None
+    del seen
     if header is None:
         raise ConfigError(f"{path}: empty file, no header line")
     # a trailing delimiter on every line makes an unnamed, empty last column: drop it
