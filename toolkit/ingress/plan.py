@@ -523,7 +523,10 @@ def plan(
         for entry in _mine(conn, table, entries):
             if entry.key in present or entry.payload is None:
                 continue
-            seen = {"lastAccepted": entry.accepted_at, "failingSince": entry.failing_since}
+            seen: dict[str, Any] = {
+                "lastAccepted": entry.accepted_at,
+                "failingSince": entry.failing_since,
+            }
             if mirror and table == "initiatives" and entry.active:
                 payload = {**entry.payload, "status": "inactive"}
                 todo.calls.append(Call(endpoint, None, payload, key=entry.key, conflict=True))
