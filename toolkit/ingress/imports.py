@@ -89,9 +89,8 @@ def _checked(
     return result.valid_frame(), result.warnings
 
 
-def _spread(index: pd.Index, rows: list[list[Any]], items: list[Any]) -> list[Any]:
-    """One item (call or reply) per input row: a code range call stands for all its rows, and
-    the replies of a range sent in parts merge into one (:func:`merge_parts`)."""
+def _by_label(rows: Iterable[list[Any]], items: Iterable[Any]) -> dict[Any, Any]:
+    """Row label -> its item (call or reply); the replies of a range's parts merged."""
     by_label: dict[Any, Any] = {}
     for labels, item in zip(rows, items, strict=True):
         for label in labels:
@@ -101,6 +100,12 @@ def _spread(index: pd.Index, rows: list[list[Any]], items: list[Any]) -> list[An
             elif isinstance(seen, Reply) and isinstance(item, Reply):
                 by_label[label] = merge_parts(seen, item)
             # (a dry run: the first part's call stands for its rows)
+    return by_label
+
+
+def _spread(index: pd.Index, rows: list[list[Any]], items: list[Any]) -> list[Any]:
+    """One item (call or reply) per input row (:func:`_by_label`)."""
+    by_label = _by_label(rows, items)
     return [by_label[label] for label in index]
 
 
@@ -492,14 +497,11 @@ def _send(
             except Interrupted as exc:
                 interrupted = exc
                 replies = exc.replies
-        by_label: dict[Any, Reply] = {}
-        extra: list[tuple[str, Reply]] = []  # deactivations: no source row
-        for i, reply in zip(keep, replies, strict=True):
-            for label in todo.rows[i]:  # the parts of a range merge into one reply
-                seen = by_label.get(label)
-                by_label[label] = reply if seen is None else merge_parts(seen, reply)
-            if not todo.rows[i]:
-                extra.append((todo.calls[i].key, reply))
+        by_label = _by_label((todo.rows[i] for i in keep), replies)
+        # deactivations: no source row
+        extra = [
+            (todo.calls[i].key, r) for i, r in zip(keep, replies, strict=True) if not todo.rows[i]
+        ]
         per_row: list[Reply] = []
         for label in raw.index:
             if label in by_label:

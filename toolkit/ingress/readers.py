@@ -28,7 +28,8 @@ import os
 import re
 import warnings
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -408,11 +409,11 @@ def _shifts(lines: Sequence[int]) -> tuple[tuple[int, int], ...]:
 # -------------------------------------------------------------------------------- the rest
 
 
-def _read_excel(path: Path, sheet: str | int = 0) -> pd.DataFrame:
+@contextmanager
+def _excel(path: Path) -> Iterator[None]:
+    """Turn openpyxl's and pandas' errors on a workbook into one ConfigError."""
     try:
-        df = pd.read_excel(
-            path, sheet_name=sheet, dtype=object, keep_default_na=False, engine="openpyxl"
-        )
+        yield
     except ImportError:
         raise ConfigError(
             f"{path}: reading .xlsx needs openpyxl (pip install 'timebill-toolkit[excel]')"
@@ -422,6 +423,13 @@ def _read_excel(path: Path, sheet: str | int = 0) -> pd.DataFrame:
             f"{path}: not a readable Excel workbook ({type(exc).__name__}: {exc}); "
             "save it as .xlsx or CSV"
         ) from None
+
+
+def _read_excel(path: Path, sheet: str | int = 0) -> pd.DataFrame:
+    with _excel(path):
+        df = pd.read_excel(
+            path, sheet_name=sheet, dtype=object, keep_default_na=False, engine="openpyxl"
+        )
     df.columns = [str(c).strip() for c in df.columns]
     blank = df.map(lambda v: v is None or (isinstance(v, str) and not v.strip())).all(axis=1)
     lines = [i + 2 for i in range(len(df)) if not blank.iloc[i]]
@@ -434,18 +442,8 @@ def _read_excel(path: Path, sheet: str | int = 0) -> pd.DataFrame:
 
 
 def _sheet_names(path: Path) -> list[str]:
-    try:
-        with pd.ExcelFile(path, engine="openpyxl") as book:
-            return [str(name) for name in book.sheet_names]
-    except ImportError:
-        raise ConfigError(
-            f"{path}: reading .xlsx needs openpyxl (pip install 'timebill-toolkit[excel]')"
-        ) from None
-    except (zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:
-        raise ConfigError(
-            f"{path}: not a readable Excel workbook ({type(exc).__name__}: {exc}); "
-            "save it as .xlsx or CSV"
-        ) from None
+    with _excel(path), pd.ExcelFile(path, engine="openpyxl") as book:
+        return [str(name) for name in book.sheet_names]
 
 
 def read_workbook(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
