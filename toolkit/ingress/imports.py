@@ -89,9 +89,8 @@ def _checked(
     return result.valid_frame(), result.warnings
 
 
-def _spread(index: pd.Index, rows: list[list[Any]], items: list[Any]) -> list[Any]:
-    """One item (call or reply) per input row: a code range call stands for all its rows, and
-    the replies of a range sent in parts merge into one (:func:`merge_parts`)."""
+def _by_label(rows: Iterable[list[Any]], items: Iterable[Any]) -> dict[Any, Any]:
+    """Row label -> its item (call or reply); the replies of a range's parts merged."""
     by_label: dict[Any, Any] = {}
     for labels, item in zip(rows, items, strict=True):
         for label in labels:
@@ -101,6 +100,12 @@ def _spread(index: pd.Index, rows: list[list[Any]], items: list[Any]) -> list[An
             elif isinstance(seen, Reply) and isinstance(item, Reply):
                 by_label[label] = merge_parts(seen, item)
             # (a dry run: the first part's call stands for its rows)
+    return by_label
+
+
+def _spread(index: pd.Index, rows: list[list[Any]], items: list[Any]) -> list[Any]:
+    """One item (call or reply) per input row (:func:`_by_label`)."""
+    by_label = _by_label(rows, items)
     return [by_label[label] for label in index]
 
 
@@ -441,6 +446,7 @@ def _send(
     failed: dict[str, dict[str, str]] = {t: {} for t in IMPORTS}  # this run's failures
     interrupted: Interrupted | None = None
     planned = the_plan.rows
+    journaled = Reply(None, None, JOURNALED, 0, 0.0, "", "")  # one for every such row
     for table, todo in the_plan.calls.items():
         raw = frames[table]
         checked = the_plan.validation.results.get(table)
@@ -459,9 +465,10 @@ def _send(
                 for label, why in hits.dropna().items():
                     held.setdefault(label, f"parent {parent} {named.at[label, col]!r} {why}")
         keep = [i for i, labels in enumerate(todo.rows) if not any(lb in held for lb in labels)]
-        if table == "code_ranges":  # a range is sent whole: a held row holds its call
+        if table == "code_ranges" and len(keep) < len(todo.rows):  # a held row holds its call
+            kept = set(keep)
             for i, labels in enumerate(todo.rows):
-                if i not in keep:
+                if i not in kept:
                     for label in labels:
                         held.setdefault(label, "another row of this code range failed")
         calls = [todo.calls[i] for i in keep]
@@ -469,7 +476,7 @@ def _send(
             payloads[table] = pd.DataFrame(
                 {"key": [c.key for c in calls], "payload": [c.json for c in calls]}
             )
-            replies: list[Reply] = [Reply(None, None, "dry run", 0) for _ in calls]
+            replies: list[Reply] = [Reply(None, None, "dry run", 0)] * len(calls)
         elif stopped:  # interrupted, or the service could not be reached
             fatal = pacer.fatal if interrupted is None and pacer.fatal else None
             replies = [not_sent(fatal) if fatal else not_sent() for _ in calls]
@@ -490,14 +497,11 @@ def _send(
             except Interrupted as exc:
                 interrupted = exc
                 replies = exc.replies
-        by_label: dict[Any, Reply] = {}
-        extra: list[tuple[str, Reply]] = []  # deactivations: no source row
-        for i, reply in zip(keep, replies, strict=True):
-            for label in todo.rows[i]:  # the parts of a range merge into one reply
-                seen = by_label.get(label)
-                by_label[label] = reply if seen is None else merge_parts(seen, reply)
-            if not todo.rows[i]:
-                extra.append((todo.calls[i].key, reply))
+        by_label = _by_label((todo.rows[i] for i in keep), replies)
+        # deactivations: no source row
+        extra = [
+            (todo.calls[i].key, r) for i, r in zip(keep, replies, strict=True) if not todo.rows[i]
+        ]
         per_row: list[Reply] = []
         for label in raw.index:
             if label in by_label:
@@ -505,7 +509,7 @@ def _send(
             elif label in held:
                 per_row.append(_skipped(held[label]))
             elif action.get(label) == "unchanged":
-                per_row.append(Reply(None, None, JOURNALED, 0, 0.0, "", ""))
+                per_row.append(journaled)
             else:
                 per_row.append(_skipped(f"{action.get(label)}: {reason.get(label)}"))
         res = result_frame(

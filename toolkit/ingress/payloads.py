@@ -57,7 +57,11 @@ def _native_column(s: pd.Series, kind: str, nullable: bool, column: str) -> list
         elif kind == "list":
             values = [_strings(v, column) for v in s.astype(object).where(~missing).tolist()]
         else:
-            values = [str(v) for v in s.astype(object).where(~missing, "").tolist()]
+            seen: dict[str, str] = {}  # one object per distinct value (ids, statuses repeat)
+            values = [
+                seen.setdefault(str(v), str(v))
+                for v in s.astype(object).where(~missing, "").tolist()
+            ]
     except (TypeError, ValueError) as exc:
         raise ValueError(
             f"{column} does not hold {kind} values ({exc}); check the frame first "

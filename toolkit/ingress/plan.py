@@ -104,6 +104,8 @@ SENDING: tuple[Action, ...] = ("send", "update", "retry", "deactivate")
 #: Default share of the journal's active initiatives a mirror may deactivate.
 DEACTIVATE_SHARE = 0.05
 
+_NOTHING: dict[str, Any] = {}
+
 _COLUMNS = [
     "table",
     "row",
@@ -373,8 +375,14 @@ def _mine(conn: Connection, table: str, entries: Iterable[Entry]) -> list[Entry]
     ]
 
 
-def _row(table: str, row: Any, key: Any, action: Action, **more: Any) -> dict[str, Any]:
-    return {"table": table, "row": row, "externalId": key, "action": action, **more}
+def _add(
+    cols: dict[str, list[Any]], table: str, row: Any, key: Any, action: Action, **more: Any
+) -> None:
+    """Append one plan row to the columns (no dict per row: a plan may hold millions)."""
+    for col, value in zip(_COLUMNS, (table, row, key, action), strict=False):
+        cols[col].append(value)
+    for col in _COLUMNS[4:]:
+        cols[col].append(more.get(col))
 
 
 def _held_back(
@@ -460,7 +468,7 @@ def plan(
     )
     ledger = _ledger(journal)
     entries = list(ledger.entries.values())
-    rows: list[dict[str, Any]] = []
+    cols: dict[str, list[Any]] = {col: [] for col in _COLUMNS}
     calls: dict[str, TableCalls] = {}
     bad: dict[str, dict[str, str]] = {}  # table -> id -> action, of the records not sent
     active = sum(e.active for e in _mine(conn, "initiatives", entries))
@@ -475,15 +483,15 @@ def plan(
         held = _held_back(table, frame, report, bad)
         bad[table] = {str(keys[lb]): a for lb, (a, _) in held.items() if pd.notna(keys[lb])}
         valid = report.frames.get(table, raw.iloc[:0])
-        checked = valid.drop(index=[lb for lb in held if lb in valid.index])
+        checked = valid.drop(index=[lb for lb in held if lb in valid.index]) if held else valid
         tcalls, trows = table_calls(table, checked, code_range_post) if len(checked) else ([], [])
-        by_label: dict[Any, dict[str, Any]] = {}
+        by_label: dict[Any, tuple[Action, dict[str, Any]]] = {}
         todo = TableCalls([], [], [])
         for call, labels in zip(tcalls, trows, strict=True):
             url = conn.url(endpoint, **(call.path or {}))
             entry = ledger.get(url, call.key)
             action: Action = "send"
-            more: dict[str, Any] = {}
+            more = _NOTHING  # shared: never changed, a new dict replaces it
             if entry is None:
                 action = "unchanged" if call.journal_id(url) in ledger.ids else "send"
             else:
@@ -502,60 +510,37 @@ def plan(
                 todo.rows.append(labels)
                 todo.actions.append(action)
             for label in labels:  # a range in parts: the first part that is sent says
-                if by_label.get(label, {}).get("action", "unchanged") == "unchanged":
-                    by_label[label] = {"action": action, **more}
+                if by_label.get(label, ("unchanged",))[0] == "unchanged":
+                    by_label[label] = (action, more)
         for label in raw.index:
             if label in held:
                 action, reason = held[label]
-                rows.append(_row(table, label, keys.get(label), action, reason=reason))
+                _add(cols, table, label, keys.get(label), action, reason=reason)
             else:
-                rows.append(_row(table, label, keys.get(label), **by_label[label]))
+                action, more = by_label[label]
+                _add(cols, table, label, keys.get(label), action, **more)
         present = set(keys.dropna().astype(str))
         for entry in _mine(conn, table, entries):
             if entry.key in present or entry.payload is None:
                 continue
-            seen = {"lastAccepted": entry.accepted_at, "failingSince": entry.failing_since}
+            seen: dict[str, Any] = {
+                "lastAccepted": entry.accepted_at,
+                "failingSince": entry.failing_since,
+            }
             if mirror and table == "initiatives" and entry.active:
                 payload = {**entry.payload, "status": "inactive"}
                 todo.calls.append(Call(endpoint, None, payload, key=entry.key, conflict=True))
                 todo.rows.append([])
                 todo.actions.append("deactivate")
-                changed = {"status": {"old": "active", "new": "inactive"}}
-                rows.append(
-                    _row(
-                        table,
-                        None,
-                        entry.key,
-                        "deactivate",
-                        changed=changed,
-                        reason="absent from the source (mirror)",
-                        **seen,
-                    )
-                )
+                seen["changed"] = {"status": {"old": "active", "new": "inactive"}}
+                action, reason = "deactivate", "absent from the source (mirror)"
             elif mirror and table == "initiatives":
-                rows.append(
-                    _row(
-                        table,
-                        None,
-                        entry.key,
-                        "unchanged",
-                        reason="absent from the source, inactive",
-                        **seen,
-                    )
-                )
+                action, reason = "unchanged", "absent from the source, inactive"
             else:
-                rows.append(
-                    _row(
-                        table,
-                        None,
-                        entry.key,
-                        "missing",
-                        reason="absent from the source; not deactivated",
-                        **seen,
-                    )
-                )
+                action, reason = "missing", "absent from the source; not deactivated"
+            _add(cols, table, None, entry.key, action, reason=reason, **seen)
         calls[table] = todo
-    frame_rows = pd.DataFrame(rows, columns=_COLUMNS)
+    frame_rows = pd.DataFrame(cols, columns=_COLUMNS)
     frame_rows["row"] = frame_rows["row"].astype(object).where(frame_rows["row"].notna(), None)
     frame_rows["externalId"] = frame_rows["externalId"].astype("string")
     frame_rows["action"] = frame_rows["action"].astype(ACTION_DTYPE)

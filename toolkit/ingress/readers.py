@@ -28,7 +28,8 @@ import os
 import re
 import warnings
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -358,6 +359,7 @@ def _read_csv(path: Path, encoding: str | None = None) -> pd.DataFrame:
     header: list[str] | None = None
     rows: list[list[str]] = []
     lines: list[int] = []
+    seen: dict[str, str] = {}  # one object per distinct value: ids repeat across rows
     try:
         for start, record in _records(text, delimiter):
             if header is None:
@@ -372,7 +374,7 @@ def _read_csv(path: Path, encoding: str | None = None) -> pd.DataFrame:
                 )
             record = record[: len(header)]
             record += [""] * (len(header) - len(record))
-            rows.append(record)
+            rows.append([seen.setdefault(f, f) for f in record])
             lines.append(start)
     except csv.Error as exc:
         where, _, why = str(exc).partition(": ")
@@ -380,13 +382,14 @@ def _read_csv(path: Path, encoding: str | None = None) -> pd.DataFrame:
             f"{path}, {where}: cannot read it as {_shown(delimiter)}-separated CSV ({why}); "
             "check the double quotes"
         ) from None
+    del seen
     if header is None:
         raise ConfigError(f"{path}: empty file, no header line")
     # a trailing delimiter on every line makes an unnamed, empty last column: drop it
     while header and header[-1] == "" and all(r[len(header) - 1] == "" for r in rows):
         header.pop()
         rows = [r[: len(header)] for r in rows]
-    df = pd.DataFrame(rows, columns=header, dtype=object)
+    df = pd.DataFrame(rows, columns=header, dtype="str")  # Arrow-backed: a tenth of the memory
     df.attrs["source"] = str(path)
     df.attrs["delimiter"] = delimiter
     df.attrs["line_shifts"] = _shifts(lines)
@@ -406,11 +409,11 @@ def _shifts(lines: Sequence[int]) -> tuple[tuple[int, int], ...]:
 # -------------------------------------------------------------------------------- the rest
 
 
-def _read_excel(path: Path, sheet: str | int = 0) -> pd.DataFrame:
+@contextmanager
+def _excel(path: Path) -> Iterator[None]:
+    """Turn openpyxl's and pandas' errors on a workbook into one ConfigError."""
     try:
-        df = pd.read_excel(
-            path, sheet_name=sheet, dtype=object, keep_default_na=False, engine="openpyxl"
-        )
+        yield
     except ImportError:
         raise ConfigError(
             f"{path}: reading .xlsx needs openpyxl (pip install 'timebill-toolkit[excel]')"
@@ -420,6 +423,13 @@ def _read_excel(path: Path, sheet: str | int = 0) -> pd.DataFrame:
             f"{path}: not a readable Excel workbook ({type(exc).__name__}: {exc}); "
             "save it as .xlsx or CSV"
         ) from None
+
+
+def _read_excel(path: Path, sheet: str | int = 0) -> pd.DataFrame:
+    with _excel(path):
+        df = pd.read_excel(
+            path, sheet_name=sheet, dtype=object, keep_default_na=False, engine="openpyxl"
+        )
     df.columns = [str(c).strip() for c in df.columns]
     blank = df.map(lambda v: v is None or (isinstance(v, str) and not v.strip())).all(axis=1)
     lines = [i + 2 for i in range(len(df)) if not blank.iloc[i]]
@@ -432,18 +442,8 @@ def _read_excel(path: Path, sheet: str | int = 0) -> pd.DataFrame:
 
 
 def _sheet_names(path: Path) -> list[str]:
-    try:
-        with pd.ExcelFile(path, engine="openpyxl") as book:
-            return [str(name) for name in book.sheet_names]
-    except ImportError:
-        raise ConfigError(
-            f"{path}: reading .xlsx needs openpyxl (pip install 'timebill-toolkit[excel]')"
-        ) from None
-    except (zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:
-        raise ConfigError(
-            f"{path}: not a readable Excel workbook ({type(exc).__name__}: {exc}); "
-            "save it as .xlsx or CSV"
-        ) from None
+    with _excel(path), pd.ExcelFile(path, engine="openpyxl") as book:
+        return [str(name) for name in book.sheet_names]
 
 
 def read_workbook(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
