@@ -1,28 +1,9 @@
 """The plan: what an onboarding will do, record by record, before anything is sent.
 
-::
-
-    source -> validate -> payloads (one call per record; one per initiative for code ranges)
-           -> each call beside the journal's entry of its record -> one action per row
-
-Actions (:data:`ACTIONS`):
-
-=============  ==============================================================================
-``send``       not in the journal
-``update``     in it with another payload (``changed`` holds each field, old and new)
-``unchanged``  the service holds this very payload: no request
-``retry``      the last answer for it was a failure, or was lost
-``deactivate`` mirror only: an initiative the journal holds as active, absent from the source;
-               sent as its last accepted payload with ``status: inactive``
-``missing``    in the journal, absent from the source, and never deactivated (clients, codes,
-               code types and code ranges have no such state in the spec; initiatives without
-               ``mirror``)
-``invalid``    fails validation
-``skipped``    its parent is invalid or skipped (a code range: another row of it is)
-=============  ==============================================================================
-
-:func:`~toolkit.ingress.imports.onboard` sends exactly the ``send``, ``update``, ``retry`` and
-``deactivate`` calls of the plan; :func:`failures` lists what is still failing.
+Each record's call is compared with the journal's entry of it and gets one of :data:`ACTIONS`
+(``send``, ``update``, ``retry``, ``deactivate``, ``unchanged``, ``missing``, ``invalid``,
+``skipped``; see docs/toolkit.md). :func:`~toolkit.ingress.imports.onboard` sends exactly the
+``send``, ``update``, ``retry`` and ``deactivate`` calls; :func:`failures` lists what still fails.
 """
 
 from __future__ import annotations
@@ -33,7 +14,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import pandas as pd
 
@@ -84,16 +65,7 @@ Action = Literal[
 ]
 
 #: Every action, in the order of the plan's counts.
-ACTIONS: list[Action] = [
-    "send",
-    "update",
-    "retry",
-    "deactivate",
-    "unchanged",
-    "missing",
-    "invalid",
-    "skipped",
-]
+ACTIONS: list[Action] = list(get_args(Action))
 
 #: The dtype of an ``action`` column.
 ACTION_DTYPE = pd.CategoricalDtype(ACTIONS)
@@ -106,16 +78,12 @@ DEACTIVATE_SHARE = 0.05
 
 _NOTHING: dict[str, Any] = {}
 
-_COLUMNS = [
-    "table",
-    "row",
-    "externalId",
-    "action",
-    "changed",
-    "reason",
-    "lastAccepted",
-    "failingSince",
-]
+_COLUMNS = "table row externalId action changed reason lastAccepted failingSince".split()
+
+
+_FAILURE_COLUMNS = (
+    "table externalId outcome httpStatus error failingSince lastFailed failures lastAccepted"
+).split()
 
 
 def _table(table: str) -> tuple[Endpoint, str]:
@@ -132,14 +100,12 @@ def table_calls(
     Args:
         table: an import table.
         df: its rows, checked (coerced to the spec's types).
-        code_range_post: ``"add"`` sends a code range over 2500 codes in parts of at most
-            2500, in order (part k > 1 is journaled under the key ``"<initiative> [part k]"``);
-            ``"replace"`` sends each range whole.
+        code_range_post: ``"add"`` sends a range over 2500 codes in parts (part k > 1 keyed
+            ``"<initiative> [part k]"``); ``"replace"`` sends each range whole.
 
     Returns:
-        ``(calls, rows)``: one call per record (per initiative for code ranges, per part of
-        it with ``"add"``) and, for each, the labels of the rows it carries (every part of a
-        range carries all its rows).
+        ``(calls, rows)``: one call per record (per initiative, or part, for code ranges) and
+        the labels of the rows each carries.
 
     Example:
         >>> df = pd.DataFrame({"initiativeExternalId": ["M-1", "M-1"],
@@ -175,9 +141,6 @@ def read_source(source: Any) -> dict[str, pd.DataFrame]:
     Returns:
         ``{table: frame}``, each with a unique index.
 
-    Raises:
-        ConfigError: neither a folder nor a mapping of known tables.
-
     Example:
         >>> list(read_source({"clients": pd.DataFrame({"externalId": ["C-1"]})}))
         ['clients']
@@ -205,9 +168,8 @@ class TableCalls:
 
     Attributes:
         calls: the calls, in source order, deactivations last.
-        rows: for each call, the labels of the source rows it carries (none for a
-            deactivation).
-        actions: for each call, its action (``send``, ``update``, ``retry``, ``deactivate``).
+        rows: for each call, the labels of the source rows it carries (none: a deactivation).
+        actions: for each call, its action.
     """
 
     calls: list[Call]
@@ -217,16 +179,11 @@ class TableCalls:
 
 @dataclass(repr=False)
 class Plan:
-    """What an onboarding will do, one row per record (see the module's table of actions).
+    """What an onboarding will do, one row per record.
 
     Attributes:
-        rows: ``table``, ``row`` (the source's 0-based data row; empty for a record only the
-            journal holds), ``line`` (of the file, when read from one), ``externalId``
-            (``initiativeExternalId`` for code ranges), ``action``, ``changed`` (for an
-            ``update``, a ``retry`` or a ``deactivate``: ``{field: {"old": ..., "new": ...}}``),
-            ``reason`` (why a row is invalid, skipped, retried, missing), ``lastAccepted``
-            (when the service accepted the record last) and ``failingSince`` (its first
-            failure since then).
+        rows: ``table``, ``row``, ``line``, ``externalId``, ``action``, ``changed``
+            (``{field: {"old": ..., "new": ...}}``), ``reason``, ``lastAccepted``, ``failingSince``.
         calls: per table, the requests to send.
         validation: the source's validation report.
         max_deactivate: the most initiatives a run of this plan may deactivate.
@@ -282,10 +239,7 @@ class Plan:
         )
 
     def check(self) -> None:
-        """Raise when a run of this plan must be refused.
-
-        Raises:
-            ConfigError: the plan deactivates more than :attr:`max_deactivate` initiatives.
+        """Raise :class:`ConfigError` when a run of this plan must be refused (:attr:`refused`).
 
         Example:
             >>> client.plan({"clients": clients}).check()  # nothing deactivated: no error
@@ -422,33 +376,20 @@ def plan(
     max_deactivate: int | None = None,
     code_range_post: CodeRangePost = "replace",
 ) -> Plan:
-    """What onboarding ``source`` will do, record by record; nothing is sent.
-
-    Each record's payload is compared with the journal's entry of it: the last payload the
-    service accepted, and any failure since (see the actions in :mod:`toolkit.ingress.plan`).
-    Reading the journal takes no lock and changes nothing.
+    """What onboarding ``source`` will do, record by record, against the journal; nothing is sent.
 
     Args:
         conn: the connection (its customer and URLs name the journal's records).
-        source: a folder of import tables or ``{table: frame}``, as for
-            :func:`~toolkit.ingress.imports.onboard`.
-        journal: the journal of earlier runs (a path, or an open :class:`Journal`); without
-            one every valid record is ``send``.
-        mirror: plan initiatives the journal holds as active and the source lacks as
-            ``deactivate``.
+        source: a folder of import tables or ``{table: frame}``.
+        journal: the journal of earlier runs (a path or an open :class:`Journal`).
+        mirror: plan active initiatives the source lacks as ``deactivate``.
         columns: renames applied first, one mapping for every table or one per table.
         known: ids already in the service, per table, for the reference checks.
-        max_deactivate: the most initiatives a run may deactivate (default 5% of the
-            journal's active initiatives, at least 1).
-        code_range_post: what a code range request does, ``"replace"`` (a range over 2500
-            codes is invalid) or ``"add"`` (sent in parts); see :mod:`toolkit.ingress.ranges`.
+        max_deactivate: the most initiatives a run may deactivate (default 5%, at least 1).
+        code_range_post: ``"replace"`` or ``"add"`` (see :mod:`toolkit.ingress.ranges`).
 
     Returns:
-        The :class:`Plan` (``.rows``, ``.counts``, ``.requests``, ``.to_frame()``).
-
-    Raises:
-        ConfigError: the source is neither a folder nor a mapping of known tables, or the
-            journal cannot be read.
+        The :class:`Plan`.
 
     Example:
         >>> p = client.plan("sample_data")
@@ -557,20 +498,13 @@ def plan(
 def failures(conn: Connection, journal: str | os.PathLike[str] | Journal) -> pd.DataFrame:
     """The records whose last answer was a failure (or was lost), oldest failure first.
 
-    A record stays here while it keeps failing (``failingSince`` is its first failure since
-    the service last accepted it) and leaves once the service accepts it.
-
     Args:
         conn: the connection (only its customer's records are listed).
         journal: the journal (a path, or an open :class:`Journal`).
 
     Returns:
-        ``table``, ``externalId``, ``outcome`` (``failed`` or ``unknown``), ``httpStatus``,
-        ``error``, ``failingSince``, ``lastFailed``, ``failures`` (how many since the last
-        acceptance), ``lastAccepted``.
-
-    Raises:
-        ConfigError: the journal cannot be read.
+        ``table``, ``externalId``, ``outcome``, ``httpStatus``, ``error``, ``failingSince``,
+        ``lastFailed``, ``failures``, ``lastAccepted``.
 
     Example:
         >>> client.failures(tmp / "no-journal-yet.jsonl").empty
@@ -595,20 +529,7 @@ def failures(conn: Connection, journal: str | os.PathLike[str] | Journal) -> pd.
         and e.url.startswith(bases)
         and (e.customer is None or e.customer == conn.customer_id)
     ]
-    out = pd.DataFrame(
-        data,
-        columns=[
-            "table",
-            "externalId",
-            "outcome",
-            "httpStatus",
-            "error",
-            "failingSince",
-            "lastFailed",
-            "failures",
-            "lastAccepted",
-        ],
-    )
+    out = pd.DataFrame(data, columns=list(_FAILURE_COLUMNS))
     out["httpStatus"] = out["httpStatus"].astype("Int64")
     out["failures"] = out["failures"].astype("int64")
     return out.sort_values("failingSince", kind="stable").reset_index(drop=True)
