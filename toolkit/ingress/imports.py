@@ -26,7 +26,14 @@ from toolkit.core.frames import FrameLike, as_pandas, unique_rows
 from toolkit.core.http import Reply
 from toolkit.errors import ConfigError, Interrupted, ValidationError
 from toolkit.ingress.checks import check_frame, format_failures
-from toolkit.ingress.plan import ACTION_DTYPE, IMPORTS, PARENTS, Plan, read_source, table_calls
+from toolkit.ingress.plan import (
+    ACTION_DTYPE,
+    IMPORTS,
+    Plan,
+    held_children,
+    read_source,
+    table_calls,
+)
 from toolkit.ingress.plan import plan as make_plan
 from toolkit.ingress.ranges import CodeRangePost, check_post, merge_parts, send_in_parts
 from toolkit.ingress.text import warn_lookalikes
@@ -393,13 +400,7 @@ def _send(
         reason = dict(zip(source["row"], source["reason"], strict=True))
         keys = dict(zip(source["row"], source["externalId"], strict=True))
         stopped = interrupted is not None or pacer.fatal is not None
-        # rows whose parent failed in this run
-        held: dict[Any, str] = {}
-        for col, parent in PARENTS.get(table, []) if not stopped else []:
-            if col in named and failed[parent]:
-                hits = named[col].astype("string").map(failed[parent])
-                for label, why in hits.dropna().items():
-                    held.setdefault(label, f"parent {parent} {named.at[label, col]!r} {why}")
+        held = {} if stopped else held_children(table, named, failed, ranges=False)
         keep = [i for i, labels in enumerate(todo.rows) if not any(lb in held for lb in labels)]
         if table == "code_ranges" and len(keep) < len(todo.rows):  # a held row holds its call
             kept = set(keep)

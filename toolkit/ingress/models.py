@@ -128,14 +128,7 @@ class _ImportModel(pa.DataFrameModel):
 
 
 class ClientSchema(_ImportModel):
-    """Rows of the client import (spec: Client import payload).
-
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"externalId": ["C-1"], "name": ["Acme"], "callSign": ["1"],
-    ...                    "description": ["Widgets"]})
-    >>> len(ClientSchema.validate(df))
-    1
-    """
+    """Rows of the client import (spec: Client import payload)."""
 
     externalId: Series[str] = external_id()
     name: Series[str] = required_text()
@@ -148,16 +141,7 @@ class ClientSchema(_ImportModel):
 
 
 class InitiativeSchema(_ImportModel):
-    """Rows of the initiative (matter or project) import (spec: Initiative import payload).
-
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"billingType": ["billable"], "externalId": ["M-1"], "name": ["A v B"],
-    ...                    "description": ["Suit"], "callSign": ["1-1"],
-    ...                    "clientExternalId": ["C-1"], "unitIncrements": [360],
-    ...                    "status": ["active"]})
-    >>> len(InitiativeSchema.validate(df))
-    1
-    """
+    """Rows of the initiative (matter or project) import (spec: Initiative import payload)."""
 
     billingType: Series[str] = one_of(BILLING_TYPES)
     externalId: Series[str] = external_id()
@@ -177,15 +161,7 @@ class InitiativeSchema(_ImportModel):
 
 
 class CodeTypeSchema(_ImportModel):
-    """Rows of the code type import (spec: Code type import payload).
-
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"externalId": ["task-code"], "name": ["task-code"],
-    ...                    "semanticType": ["task"], "customerDefaultable": [True],
-    ...                    "userDefaultable": [False]})
-    >>> len(CodeTypeSchema.validate(df))
-    1
-    """
+    """Rows of the code type import (spec: Code type import payload)."""
 
     externalId: Series[str] = external_id()
     name: Series[str] = required_text()
@@ -199,15 +175,7 @@ class CodeTypeSchema(_ImportModel):
 
 
 class CodeSchema(_ImportModel):
-    """Rows of the code import (spec: Code import payload).
-
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"externalId": ["L110"], "name": ["L110"],
-    ...                    "description": ["Fact Investigation/Development"],
-    ...                    "codeTypeExternalId": ["task-code"]})
-    >>> len(CodeSchema.validate(df))
-    1
-    """
+    """Rows of the code import (spec: Code import payload)."""
 
     externalId: Series[str] = external_id()
     name: Series[str] = required_text()
@@ -223,14 +191,7 @@ class CodeSchema(_ImportModel):
 
 
 class CodeRangeSchema(_ImportModel):
-    """Code ranges in long form: one row per permitted code of an initiative.
-
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"initiativeExternalId": ["M-1", "M-1"],
-    ...                    "codeExternalId": ["L110", "L120"]})
-    >>> len(CodeRangeSchema.validate(df))
-    2
-    """
+    """Code ranges in long form: one row per permitted code of an initiative."""
 
     initiativeExternalId: Series[str] = reference("initiatives", key=True)
     codeExternalId: Series[str] = reference("codes", key=True)

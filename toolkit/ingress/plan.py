@@ -40,6 +40,7 @@ __all__ = [
     "Plan",
     "TableCalls",
     "failures",
+    "held_children",
     "plan",
     "read_source",
     "table_calls",
@@ -339,6 +340,49 @@ def _add(
         cols[col].append(more.get(col))
 
 
+def held_children(
+    table: str,
+    frame: pd.DataFrame,
+    bad: Mapping[str, Mapping[str, str]],
+    held: Iterable[Any] = (),
+    ranges: bool = True,
+) -> dict[Any, str]:
+    """The rows of a table held back because their parent is not stored, with the reason.
+
+    With ``ranges``, a code range row is also held when another row of its range is.
+
+    Args:
+        table: the import table.
+        frame: its rows, under the spec's column names.
+        bad: parent table -> id -> why it is not stored.
+        held: labels already held back (invalid rows).
+        ranges: hold every row of a code range that has a row held.
+
+    Returns:
+        Label -> reason, for the rows newly held back.
+
+    Example:
+        >>> codes = pd.DataFrame({"codeTypeExternalId": ["T1", "T2"]})
+        >>> held_children("codes", codes, {"code_types": {"T2": "is invalid"}})
+        {1: "parent code_types 'T2' is invalid"}
+    """
+    held = set(held)
+    out: dict[Any, str] = {}
+    for col, parent in PARENTS.get(table, []):
+        if col not in frame or not bad.get(parent):
+            continue
+        for label, value in frame[col].astype("string").items():
+            if label not in held and label not in out and str(value) in bad[parent]:
+                out[label] = f"parent {parent} {str(value)!r} {bad[parent][str(value)]}"
+    if ranges and table == "code_ranges" and (held or out) and "initiativeExternalId" in frame:
+        inits = frame["initiativeExternalId"].astype("string")
+        holding = {str(inits[label]) for label in [*held, *out]}
+        for label, init in inits.items():
+            if label not in held and label not in out and str(init) in holding:
+                out[label] = "another row of this code range is not sent"
+    return out
+
+
 def _held_back(
     table: str, frame: pd.DataFrame, report: ValidationReport, bad: dict[str, dict[str, str]]
 ) -> dict[Any, tuple[Action, str]]:
@@ -349,19 +393,8 @@ def _held_back(
     for label in report.bad_rows(table):
         msgs = errors[errors["row"] == label]["message"].tolist() or whole
         held[label] = ("invalid", "; ".join(str(m) for m in msgs[:3]))
-    for col, parent in PARENTS.get(table, []):
-        if col not in frame or not bad.get(parent):
-            continue
-        for label, value in frame[col].astype("string").items():
-            if label not in held and pd.notna(value) and str(value) in bad[parent]:
-                why = bad[parent][str(value)]
-                held[label] = ("skipped", f"parent {parent} {str(value)!r} is {why}")
-    if table == "code_ranges" and held and "initiativeExternalId" in frame:
-        inits = frame["initiativeExternalId"].astype("string")
-        holding = {str(inits[label]) for label in held}
-        for label, init in inits.items():
-            if label not in held and str(init) in holding:
-                held[label] = ("skipped", "another row of this code range is not sent")
+    for label, why in held_children(table, frame, bad, held).items():
+        held[label] = ("skipped", why)
     return held
 
 
@@ -422,7 +455,7 @@ def plan(
         id_col = TABLES[table].id_column
         keys = frame[id_col].astype("string") if id_col in frame else pd.Series(pd.NA, raw.index)
         held = _held_back(table, frame, report, bad)
-        bad[table] = {str(keys[lb]): a for lb, (a, _) in held.items() if pd.notna(keys[lb])}
+        bad[table] = {str(keys[lb]): f"is {a}" for lb, (a, _) in held.items() if pd.notna(keys[lb])}
         valid = report.frames.get(table, raw.iloc[:0])
         checked = valid.drop(index=[lb for lb in held if lb in valid.index]) if held else valid
         tcalls, trows = table_calls(table, checked, code_range_post) if len(checked) else ([], [])
