@@ -217,9 +217,6 @@ def table_for(name: str | os.PathLike[str]) -> str | None:
     return _BY_NAME.get(_norm(p.stem))
 
 
-# -------------------------------------------------------------------------------------- CSV
-
-
 def _bad_lines(data: bytes) -> list[int]:
     """The 1-based lines of ``data`` that are not UTF-8."""
     bad = []
@@ -320,8 +317,7 @@ def _sniff(text: str) -> str:
     return best
 
 
-def _shown(d: str) -> str:
-    return {"\t": "tab", ",": "comma", ";": "semicolon", "|": "pipe"}[d]
+_SHOWN = {"\t": "tab", ",": "comma", ";": "semicolon", "|": "pipe"}
 
 
 def _read_csv(path: Path, encoding: str | None = None) -> pd.DataFrame:
@@ -340,7 +336,7 @@ def _read_csv(path: Path, encoding: str | None = None) -> pd.DataFrame:
             if any(f.strip() for f in extra):
                 raise ConfigError(
                     f"{path}, line {start}: {len(record)} fields where the header has "
-                    f"{len(header)} ({_shown(delimiter)}-separated); a value holding the "
+                    f"{len(header)} ({_SHOWN[delimiter]}-separated); a value holding the "
                     f"delimiter needs double quotes"
                 )
             record = record[: len(header)]
@@ -350,7 +346,7 @@ def _read_csv(path: Path, encoding: str | None = None) -> pd.DataFrame:
     except csv.Error as exc:
         where, _, why = str(exc).partition(": ")
         raise ConfigError(
-            f"{path}, {where}: cannot read it as {_shown(delimiter)}-separated CSV ({why}); "
+            f"{path}, {where}: cannot read it as {_SHOWN[delimiter]}-separated CSV ({why}); "
             "check the double quotes"
         ) from None
     del seen
@@ -375,9 +371,6 @@ def _shifts(lines: Sequence[int]) -> tuple[tuple[int, int], ...]:
         if extra != (shifts[-1][1] if shifts else 0):
             shifts.append((i, extra))
     return tuple(shifts)
-
-
-# -------------------------------------------------------------------------------- the rest
 
 
 @contextmanager
@@ -534,11 +527,8 @@ def line_numbers(frame: pd.DataFrame, rows: Iterable[Any]) -> list[int | None]:
     starts = [s for s, _ in shifts]
     out: list[int | None] = []
     for row in rows:
-        if row is None or (isinstance(row, float) and pd.isna(row)) or row is pd.NA:
-            out.append(None)
-            continue
         try:
-            r = int(row)
+            r = int(row)  # None, NaN and NA are no row
         except (TypeError, ValueError):
             out.append(None)
             continue
@@ -578,9 +568,6 @@ def with_lines(
     at = list(out.columns).index("row") + 1
     out.insert(at, "line", pd.Series(lines, index=out.index, dtype="Int64"))
     return out
-
-
-# ------------------------------------------------------------------------------------ write
 
 
 def check_out_path(path: str | os.PathLike[str]) -> Path:

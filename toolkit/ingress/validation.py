@@ -140,18 +140,16 @@ class ValidationReport:
         """
         errors = self.errors["table"].value_counts()
         warnings = self.warnings["table"].value_counts()
-        data = []
-        for table, n in self.rows.items():
-            bad = len(self.bad_rows(table))
-            data.append(
-                {
-                    "rows": n,
-                    "valid": len(self.frames.get(table, ())),
-                    "bad": bad,
-                    "errors": int(errors.get(table, 0)),
-                    "warnings": int(warnings.get(table, 0)),
-                }
-            )
+        data = [
+            {
+                "rows": n,
+                "valid": len(self.frames.get(table, ())),
+                "bad": len(self.bad_rows(table)),
+                "errors": int(errors.get(table, 0)),
+                "warnings": int(warnings.get(table, 0)),
+            }
+            for table, n in self.rows.items()
+        ]
         return pd.DataFrame(data, index=pd.Index(list(self.rows), name="table"))
 
     def to_excel(self, path: str | os.PathLike[str]) -> Path:
