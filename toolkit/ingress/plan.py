@@ -430,16 +430,7 @@ def plan(
         ({'clients': 20, 'initiatives': 62, 'code_types': 3, 'codes': 36, 'code_ranges': 41}, 126)
     """
     frames = read_source(source)
-    report = validate(
-        clients=frames.get("clients"),
-        initiatives=frames.get("initiatives"),
-        code_types=frames.get("code_types"),
-        codes=frames.get("codes"),
-        code_ranges=frames.get("code_ranges"),
-        known=known,
-        columns=columns,
-        code_range_post=code_range_post,
-    )
+    report = validate(**frames, known=known, columns=columns, code_range_post=code_range_post)
     ledger = _ledger(journal)
     entries = list(ledger.entries.values())
     cols: dict[str, list[Any]] = {col: [] for col in _COLUMNS}
@@ -516,13 +507,11 @@ def plan(
         calls[table] = todo
     frame_rows = pd.DataFrame(cols, columns=_COLUMNS)
     frame_rows["row"] = frame_rows["row"].astype(object).where(frame_rows["row"].notna(), None)
-    frame_rows["externalId"] = frame_rows["externalId"].astype("string")
-    frame_rows["action"] = frame_rows["action"].astype(ACTION_DTYPE)
     frame_rows["changed"] = (
         frame_rows["changed"].astype(object).where(frame_rows["changed"].notna(), None)
     )
-    for col in ("reason", "lastAccepted", "failingSince"):
-        frame_rows[col] = frame_rows[col].astype("string")
+    text = dict.fromkeys(["externalId", "reason", "lastAccepted", "failingSince"], "string")
+    frame_rows = frame_rows.astype({**text, "action": ACTION_DTYPE})
     frame_rows = nullable_rows(with_lines(frame_rows, frames))  # row, line: Int64
     limit = max_deactivate if max_deactivate is not None else max(1, int(active * DEACTIVATE_SHARE))
     return Plan(frame_rows, calls, report, limit, active)
