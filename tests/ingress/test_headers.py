@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from toolkit.ingress.checks import check_frame
+from toolkit.ingress.hints import header_hint
 from toolkit.ingress.imports import onboard
 from toolkit.ingress.models import TABLES
 from toolkit.ingress.readers import COLUMN_ALIASES, header_key
@@ -245,3 +246,8 @@ def test_a_firms_word_for_an_allowed_value_gets_a_suggestion(
     [(col, chk, message)] = problems("initiatives", df)
     assert (col, chk) == (column, "allowed_values")
     assert message.endswith(f"got {value!r}; did you mean {suggested!r}?")
+
+
+def test_a_header_hint_is_only_said_for_the_table_and_field_it_belongs_to() -> None:
+    assert header_hint("initiatives", "clientExternalId", ["Client Code"]) == "Client Code"
+    assert header_hint("clients", "callSign", ["Client Code"]) is None

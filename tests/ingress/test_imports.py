@@ -13,7 +13,9 @@ import pytest
 
 from tests.conftest import client_env, kill_9_when, settle
 from toolkit import Client, ValidationError, load_folder, validate
-from toolkit.bulk.runner import Journal
+from toolkit.bulk.runner import Journal, not_sent
+from toolkit.core.http import Reply
+from toolkit.ingress.ranges import merge_parts
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_data"
@@ -732,3 +734,8 @@ def test_the_import_options_are_the_keywords_of_import_table() -> None:
         if p.kind is inspect.Parameter.KEYWORD_ONLY
     }
     assert set(typing.get_type_hints(ImportOptions)) == set(keywords)
+
+
+def test_the_merged_reply_of_a_range_in_parts_is_its_first_failure() -> None:
+    merged = merge_parts(Reply(422, error="bad", attempts=1), not_sent())
+    assert (merged.status, merged.error, merged.attempts) == (422, "bad", 1)

@@ -1,17 +1,7 @@
-"""Ingress: master data in. Files and frames are read, checked against the spec's field tables,
-turned into payloads and imported.
-
-- :mod:`~toolkit.ingress.readers`: table files (CSV sniffed, .xlsx, Parquet), folder aliases
-- :mod:`~toolkit.ingress.rules`, :mod:`~toolkit.ingress.models`: the pandera models of the five
-  import tables (the spec's field tables) and the table registry
-- :mod:`~toolkit.ingress.cells`: how a cell becomes a value, per column kind
-- :mod:`~toolkit.ingress.checks`: the check engine (coercion, failure frames, ``check_frame``)
-- :mod:`~toolkit.ingress.validation`: ``validate`` across tables, ``load_folder``
-- :mod:`~toolkit.ingress.payloads`: frames to request JSON
-- :mod:`~toolkit.ingress.ranges`: code ranges and the bound of 2500 ids per request
-- :mod:`~toolkit.ingress.plan`: ``plan`` (what a run will do, record by record, against the
-  journal), ``failures`` (what is still failing)
-- :mod:`~toolkit.ingress.imports`: ``import_table``, ``onboard`` (sends the plan)
+"""Ingress: master data in. Files and frames are read (:mod:`~toolkit.ingress.readers`), checked
+against the spec's field tables (:mod:`~toolkit.ingress.models`, :mod:`~toolkit.ingress.checks`,
+:mod:`~toolkit.ingress.validation`), turned into payloads, planned against the journal
+(:mod:`~toolkit.ingress.plan`) and imported (:mod:`~toolkit.ingress.imports`).
 """
 
 # not re-exported (``__all__`` is empty: the public face is ``toolkit``'s), kept for the command

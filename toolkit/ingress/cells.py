@@ -1,10 +1,5 @@
-"""How a cell becomes a value: one reader per column kind, each returning ``(values, problems)``
-(a message where a cell could not be read), and :func:`parse`, the models' parser, which puts
-an :class:`Unreadable` in place of such a cell.
-
-``360.0`` and ``"360"`` -> 360; ``TRUE``, ``"false"``, 1, 0 -> booleans; an empty cell ->
-missing (``""`` for free text). A ``list`` cell is a list, or ids separated by ``;`` (``G1;
-G2``) or a JSON list; a ``date`` is ``YYYY-MM-DD`` text, a date, or a midnight timestamp.
+"""How a cell becomes a value: one reader per column kind (:data:`COERCERS`), and :func:`parse`,
+the models' parser, which puts an :class:`Unreadable` in place of a cell it cannot read.
 
 >>> values, problems = COERCERS["list"](pd.Series(["G1; G2", '["a;b"]', "", None]), "ids")
 >>> values.tolist(), bool(problems.isna().all())
@@ -34,7 +29,6 @@ _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def _coerce_free_text(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
-    """Free text: as :func:`coerce_text`, but a blank or missing cell becomes ``""``."""
     values, problems = coerce_text(s, column)
     return values.where(values.notna() | problems.notna(), ""), problems
 
@@ -80,14 +74,7 @@ def _coerce_number(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
     return values, problems
 
 
-_BOOL_WORDS = {
-    "true": True,
-    "false": False,
-    "1": True,
-    "0": False,
-    "1.0": True,
-    "0.0": False,
-}
+_BOOL_WORDS = {"true": True, "false": False, "1": True, "0": False, "1.0": True, "0.0": False}
 
 
 def _coerce_bool(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
@@ -189,8 +176,7 @@ COERCERS: dict[str, Callable[[pd.Series, str], tuple[pd.Series, pd.Series]]] = {
 
 @dataclass(frozen=True, eq=False)
 class Unreadable:
-    """A cell the parser could not read, in place of its value: a ``type`` failure (or an
-    ``encoding`` one: text UTF-8 cannot encode, a lone surrogate) of the model.
+    """A cell the parser could not read, in place of its value (a ``type`` or ``encoding`` failure).
 
     Attributes:
         raw: The value as given (unsendable text escaped).
@@ -233,8 +219,7 @@ def _unsendable(column: str, value: str) -> Unreadable:
 
 
 def parse(df: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFrame:
-    """Read each cell of the columns of ``kinds`` as its kind; a cell that cannot be read
-    becomes :class:`Unreadable` (the column is then ``object``).
+    """Read each cell of the columns of ``kinds`` as its kind, else as :class:`Unreadable`.
 
     Args:
         df: The rows as loaded.

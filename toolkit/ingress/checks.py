@@ -1,12 +1,5 @@
 """The one pass that runs the import models and names what failed, row by row and line by line.
 
-The rules (reading the cells, errors, warnings, messages) are the pandera models of
-:mod:`toolkit.ingress.models`. :func:`check_frame` renames (``columns=``), matches headers and
-reports wrong columns with hints, runs the model lazily (warnings collected, not said), places
-each failure case on its row and file line with its check's message filled in, then adds
-references across tables and look-alike ids. A failure's ``severity`` is its check's
-(``raise_warning=True``: ``warning``).
-
 >>> import pandas as pd
 >>> check("code_ranges", pd.DataFrame({"initiativeExternalId": ["M-1"],
 ...                                    "codeExternalId": ["L110"]})).shape
@@ -82,11 +75,6 @@ def _show(value: object) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-# --------------------------------------------------------------------------------------------
-# Running one table
-# --------------------------------------------------------------------------------------------
-
-
 @lru_cache(maxsize=16)
 def _lazy_schema(table: str) -> pa.DataFrameSchema:
     """The table's schema with its warnings collected as failure cases, not said."""
@@ -102,13 +90,11 @@ class CheckResult:
 
     Attributes:
         table: Table name.
-        frame: Every input row, the spec's columns present, read into nullable dtypes
-            (``str``, ``Float64``, ``boolean``); a cell that could not be read is missing.
+        frame: Every input row, the spec's columns present, in nullable dtypes.
         failures: The failure frame, in row then column order, errors and warnings.
         bad: Boolean array by position: True for each row with an error.
         columns_ok: False when a column is missing, unexpected or duplicated.
-        headers: Each name the failure frame's ``column`` can hold -> the input's header(s)
-            that show it (``{"externalId": ("External ID",)}``).
+        headers: Each spec name -> the input's header(s) that show it.
     """
 
     table: str
@@ -130,8 +116,7 @@ class CheckResult:
 
     @property
     def renames(self) -> dict[str, str]:
-        """Input header -> spec name, for each header matched to another name (by
-        ``columns=``, case and separators, or an alias); empty when a column is wrong.
+        """Input header -> spec name, for each header matched to another name.
 
         >>> import pandas as pd
         >>> check_frame("code_ranges", pd.DataFrame({"Matter ID": ["M-1"], "code": ["L1"]})).renames
@@ -142,7 +127,7 @@ class CheckResult:
         return {h: name for name, shown in self.headers.items() for h in shown if h != name}
 
     def bad_rows(self) -> set[Any]:
-        """Input index labels of rows that must not be imported (every row when a column is wrong).
+        """Input index labels of rows that must not be imported.
 
         >>> import pandas as pd
         >>> check_frame("code_ranges", pd.DataFrame({"initiativeExternalId": ["M-1", ""],
@@ -196,8 +181,7 @@ def _all_whole(values: pd.Series) -> bool:
 def _match_headers(
     spec: TableSpec, names: list[str]
 ) -> tuple[list[str], list[dict[str, Any]], set[str], dict[str, list[int]]]:
-    """:func:`~toolkit.ingress.readers.match_headers`, with a failure row per ambiguity and the
-    names whose plain missing/unexpected failure those rows replace."""
+    """Match headers, with a failure row per ambiguity and the names those rows cover."""
     matched = match_headers(spec.name, spec.columns, names)
     fields = list(spec.columns)
     rows: list[dict[str, Any]] = []
@@ -219,8 +203,7 @@ def _match_headers(
 def _column_failures(
     table: str, names: list[Any], spec: TableSpec, headers: dict[str, tuple[str, ...]]
 ) -> list[dict[str, Any]]:
-    """Missing, unexpected and duplicated columns; a missing column's likely header is added
-    to ``headers``."""
+    """Missing, unexpected and duplicated columns (likely headers added to ``headers``)."""
     out: list[dict[str, Any]] = []
     expected = list(spec.columns)
     present = [str(c) for c in names]
@@ -282,8 +265,7 @@ _DEFAULTS = {
 
 @lru_cache(maxsize=16)
 def _model_checks(table: str) -> dict[tuple[str | None, int], tuple[str, str | None, str]]:
-    """(column or None for the frame's checks, check number) -> (failure ``check``, message
-    template, severity), read from the model."""
+    """(column or None, check number) -> (check, message template, severity) of the model."""
     schema = TABLES[table].schema.to_schema()
     where = [(None, schema.checks), *((c, col.checks) for c, col in schema.columns.items())]
     return {
@@ -343,8 +325,7 @@ def _allowed(table: str, column: str) -> tuple[str, ...]:
 def _fields(
     template: str, spec: TableSpec, col: str | None, value: Any, cell: Any
 ) -> dict[str, Any]:
-    """The fields a message template names, for one failing cell (``rows``, ``code`` and
-    ``initiative`` are added by the caller)."""
+    """The fields a message template names, for one failing cell."""
     fields: dict[str, Any] = {"column": col, "value": _show(value)}
     for _, name, _, _ in string.Formatter().parse(template):
         if name == "empty":
@@ -390,8 +371,7 @@ def check_frame(
     references: Mapping[str, Collection[str]] | None = None,
     code_range_post: CodeRangePost = "replace",
 ) -> CheckResult:
-    """Check one import table against its model and report every problem at once, never raising
-    on bad data.
+    """Check one import table against its model and report every problem, never raising on data.
 
     Args:
         table: One of :data:`TABLES`.
@@ -403,11 +383,6 @@ def check_frame(
 
     Returns:
         A :class:`CheckResult`.
-
-    Raises:
-        ValueError: ``table`` is not a known table.
-        TypeError: ``df`` is not a DataFrame.
-        ConfigError: ``code_range_post`` is neither ``"replace"`` nor ``"add"``.
 
     >>> import pandas as pd
     >>> df = pd.DataFrame({"initiativeExternalId": ["M-1", "M-1"],
@@ -565,14 +540,8 @@ def _near_ids(missing: pd.Series, allowed: pd.Index) -> list[str | None]:
     return [None if pd.isna(h) else str(h) for h in hints.tolist()]
 
 
-# --------------------------------------------------------------------------------------------
-# Public entry point
-# --------------------------------------------------------------------------------------------
-
-
 def format_failures(failures: pd.DataFrame, limit: int = 10) -> str:
-    """A short summary of a failure frame: counts, then up to ``limit`` failures, a warning's
-    message prefixed ``warning:``.
+    """A short summary of a failure frame: counts, then up to ``limit`` failures.
 
     Args:
         failures: A failure frame.
@@ -645,12 +614,7 @@ def check(
         code_range_post: ``"replace"`` or ``"add"``, as for :func:`check_frame`.
 
     Returns:
-        The spec's columns in field-table order: ``str``, ``int64`` for ``unitIncrements``
-        (``float64`` when a value is fractional), ``bool``; index as given. Warnings do not stop it.
-
-    Raises:
-        toolkit.errors.ValidationError: Any error; ``.failure_cases`` holds every failure.
-        ValueError: ``table`` is not a known table.
+        The spec's columns in field-table order and final dtypes; index as given.
 
     >>> import pandas as pd
     >>> df = pd.DataFrame({"externalId": ["C-1"], "name": ["Acme"], "call_sign": ["1"],

@@ -1,15 +1,7 @@
 """Hints for headers and values a billing export uses where the spec uses other words.
 
-Unlike :data:`toolkit.ingress.readers.COLUMN_ALIASES`, nothing here is matched on its own: a
-hint is only said in a failure's message (``did you mean ...``), because these words can mean
-more than one thing (a matters sheet's ``Client Code`` may be the client's id or its call
-sign; ``Open`` may mean ``active`` or something else to a firm).
-
-::
-
-    header_hint(table, field, headers) -> the header likely meant for a missing field
-    unit_note(field)                    -> what a field counts in, when a header may say otherwise
-    value_hint(column, value)           -> the allowed value a firm's word likely means
+Unlike :data:`toolkit.ingress.readers.COLUMN_ALIASES`, a hint is only said in a failure's
+message (``did you mean ...``): these words can mean more than one thing.
 """
 
 from __future__ import annotations
@@ -35,8 +27,7 @@ HEADER_HINTS: Mapping[str, Mapping[str, tuple[str, ...]]] = MappingProxyType(
         },
     }
 )
-"""Import table -> spec field -> headers (compared without case or separators) likely meant
-for it, said as a hint when the field is missing."""
+"""Import table -> spec field -> headers likely meant for it, hinted when the field is missing."""
 
 UNIT_NOTES: Mapping[str, str] = MappingProxyType(
     {"unitIncrements": "unitIncrements is in SECONDS: 0.1 h = 6 min = 360"}
@@ -55,8 +46,7 @@ VALUE_HINTS: Mapping[str, Mapping[str, str]] = MappingProxyType(
         },
     }
 )
-"""Column -> a firm's word (compared without case or separators) -> the allowed value it
-likely means."""
+"""Column -> a firm's word -> the allowed value it likely means."""
 
 
 def _key(text: object) -> str:
@@ -76,8 +66,6 @@ def header_hint(table: str, field: str, headers: Collection[object]) -> str | No
 
     >>> header_hint("initiatives", "clientExternalId", ["Client Code"])
     'Client Code'
-    >>> header_hint("clients", "callSign", ["Client Code"]) is None
-    True
     """
     wanted = {_key(h) for h in HEADER_HINTS.get(table, {}).get(field, ())}
     return next((str(h) for h in headers if _key(h) in wanted), None)

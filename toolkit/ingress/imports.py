@@ -1,8 +1,4 @@
-"""Imports: frame -> schema -> payloads -> bulk runner -> result frame; and whole-firm onboarding.
-
-The five import operations differ only in their endpoint and schema, so one table
-(:data:`IMPORTS`) drives one function, :func:`import_table`.
-"""
+"""Imports: frame -> schema -> payloads -> bulk runner -> result frame; and onboarding."""
 
 from __future__ import annotations
 
@@ -30,7 +26,14 @@ from toolkit.core.frames import FrameLike, as_pandas, unique_rows
 from toolkit.core.http import Reply
 from toolkit.errors import ConfigError, Interrupted, ValidationError
 from toolkit.ingress.checks import check_frame, format_failures
-from toolkit.ingress.plan import ACTION_DTYPE, IMPORTS, PARENTS, Plan, read_source, table_calls
+from toolkit.ingress.plan import (
+    ACTION_DTYPE,
+    IMPORTS,
+    Plan,
+    held_children,
+    read_source,
+    table_calls,
+)
 from toolkit.ingress.plan import plan as make_plan
 from toolkit.ingress.ranges import CodeRangePost, check_post, merge_parts, send_in_parts
 from toolkit.ingress.text import warn_lookalikes
@@ -38,14 +41,12 @@ from toolkit.ingress.validation import ValidationReport
 
 __all__ = ["IMPORTS", "ON_WARNING", "ImportOptions", "OnboardReport", "import_table", "onboard"]
 
-#: what an import does with rows that only have warnings: ``send`` them as given (and show the
-#: warnings in the result), or ``raise`` :class:`ValidationError` before anything is sent
+#: what an import does with rows that only have warnings: ``send`` them as given, or ``raise``
 ON_WARNING: tuple[str, ...] = ("send", "raise")
 
 
 class ImportOptions(TypedDict, total=False):
-    """The keywords of :func:`import_table`, for the five importers (``Client.import_<table>``:
-    ``**options: Unpack[ImportOptions]``, signature read from :func:`import_table`).
+    """The keywords of :func:`import_table`, for the five ``Client.import_<table>``.
 
     >>> sorted(ImportOptions.__annotations__)[:3]
     ['code_range_post', 'columns', 'dry_run']
@@ -67,7 +68,6 @@ def _on_warning(on_warning: str) -> None:
 
 
 def _refuse_warnings(warnings: pd.DataFrame) -> None:
-    """Raise :class:`ValidationError` for the warnings of ``on_warning="raise"``."""
     if len(warnings):
         raise ValidationError(
             f"on_warning='raise' and {format_failures(warnings)}\nnothing was sent "
@@ -79,7 +79,6 @@ def _refuse_warnings(warnings: pd.DataFrame) -> None:
 def _checked(
     table: str, df: pd.DataFrame, on_warning: str, code_range_post: CodeRangePost
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The frame ready for payloads and its warnings (:func:`~toolkit.ingress.checks.check`)."""
     result = check_frame(table, df, code_range_post=code_range_post)
     if not result.ok:
         raise ValidationError(format_failures(result.failures), result.failures)
@@ -125,46 +124,25 @@ def import_table(
 ) -> pd.DataFrame:
     """Validate a frame and import it one record per request; one result row per input row.
 
-    Validation runs first and nothing is sent when a row fails; imports are upserts, so a
-    re-run with the same frame changes nothing. A row with only warnings (a blank
-    description, a fractional ``unitIncrements``, a code range listing a pair twice) is sent
-    as given and its result row's ``warning`` says why it looked wrong.
+    Nothing is sent when a row fails validation; a row with only warnings is sent as given.
 
     Args:
-        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
-        table: ``clients``, ``initiatives``, ``code_types``, ``codes`` or ``code_ranges``
-            (long form: ``initiativeExternalId``, ``codeExternalId``; one request per
-            initiative).
-        df: the records (a pandas, Polars or PyArrow frame), columns named as in the spec's
-            field table.
+        conn: the connection.
+        table: ``clients``, ``initiatives``, ``code_types``, ``codes`` or ``code_ranges``.
+        df: the records (pandas, Polars or PyArrow), columns named as in the spec.
         columns: renames applied first, e.g. ``{"call_sign": "callSign"}``.
-        validate: check the frame against its schema first (raise before anything is sent).
+        validate: check the frame against its schema first.
         workers: worker threads (default: the connection's).
         progress: show a progress bar.
         journal: path of a journal; records it holds with the same payload are not sent again.
         dry_run: return the payloads instead of sending them.
-        on_warning: ``"send"`` (default) sends rows with warnings as given; ``"raise"`` raises
-            :class:`ValidationError` before anything is sent while any warning stands.
-        code_range_post: what the service does with a code range request: ``"replace"`` (the
-            default; a range over 2500 codes cannot be one request and fails validation,
-            naming the bound) or ``"add"`` (such a range is sent in parts of at most 2500, in
-            order; its rows' result covers every part). See :mod:`toolkit.ingress.ranges`.
+        on_warning: ``"send"`` rows with warnings as given, or ``"raise"`` before sending.
+        code_range_post: ``"replace"`` or ``"add"`` (see :mod:`toolkit.ingress.ranges`).
 
     Returns:
-        Aligned to ``df.index``: ``externalId`` (``initiativeExternalId`` for code ranges),
-        ``status`` (``sent``, ``journaled``, ``conflict`` (a 409: the service keeps its
-        version), ``failed``, ``unknown`` (sent, answer lost), ``not_sent``), ``ok``,
-        ``httpStatus``, ``error``, ``warning`` (the row's validation warnings, joined with
-        ``"; "``; missing when none), ``attempts``, ``elapsed``; with ``dry_run`` the columns
-        are the key, ``url``, ``payload`` and ``warning``.
-
-    Raises:
-        ValidationError: the frame failed its schema (``.failure_cases`` lists every failure),
-            or has a warning and ``on_warning="raise"``.
-        ConfigError: ``df`` is not a frame, ``table`` is unknown, or ``code_range_post`` is
-            neither ``"replace"`` nor ``"add"``.
-        Interrupted: Ctrl+C or Jupyter's stop (no request leaves after it); ``.result`` is the
-            frame so far (rows never sent are ``not_sent``).
+        Aligned to ``df.index``: the key, ``status``, ``ok``, ``httpStatus``, ``error``,
+        ``warning``, ``attempts``, ``elapsed``; with ``dry_run``: the key, ``url``,
+        ``payload`` and ``warning``.
 
     Example:
         >>> result = client.import_clients(clients, progress=False)
@@ -223,7 +201,6 @@ def import_table(
 
 
 def _with_warnings(result: pd.DataFrame, warning: pd.Series) -> pd.DataFrame:
-    """The result frame with its ``warning`` column right after ``error``."""
     result.insert(list(result.columns).index("error") + 1, "warning", warning.array)
     return result
 
@@ -233,12 +210,8 @@ class OnboardReport:
     """What an onboarding did, table by table.
 
     Attributes:
-        counts: one row per table: ``rows``, ``sent``, ``journaled``, ``failed``, ``unknown``,
-            ``not_sent``, ``skipped``, ``conflict``, and ``warned`` (rows with a validation
-            warning, whatever their status).
-        results: every input row's result, with a ``table`` column first and the plan's
-            ``action`` beside its ``status`` (plus a row per deactivated initiative, with no
-            ``row``); ``warning`` holds the row's validation warnings (sent as given).
+        counts: one row per table: ``rows``, a count per status, and ``warned``.
+        results: every input row's result, with ``table`` and the plan's ``action``.
         validation: the validation report of the whole source.
         plan: the plan the run sent.
     """
@@ -303,8 +276,7 @@ class OnboardReport:
         return "\n".join(parts)
 
 
-#: statuses of a row whose record is known not to be stored by this run: its children are
-#: skipped (``unknown`` and ``conflict`` rows may be or are stored: their children are sent)
+#: statuses of a row whose record is known not to be stored by this run: its children are skipped
 NOT_STORED = ("failed", "skipped", "not_sent")
 
 
@@ -330,55 +302,26 @@ def onboard(
 ) -> OnboardReport:
     """Validate a whole firm, plan it against the journal and send the plan, parents first.
 
-    Clients, initiatives, code types, codes, then code ranges. The plan
-    (:func:`~toolkit.ingress.plan.plan`) decides every row: only its ``send``, ``update``,
-    ``retry`` and ``deactivate`` rows cost a request; an ``unchanged`` row is ``journaled``.
-    A record whose parent is known not to be stored (``failed``, ``skipped`` or invalid,
-    ``not_sent``) is never posted: it is reported as ``skipped`` with the reason. A parent
-    whose answer was lost (``unknown``) or that the service already held (``conflict``, a 409
-    on a repeated import) does not hold its children back. A ``conflict`` row is journaled as
-    a failure: the next plan retries it (one request, never retried within the run) and
-    :func:`~toolkit.ingress.plan.failures` lists it.
+    Only the plan's ``send``, ``update``, ``retry`` and ``deactivate`` rows cost a request. A
+    record whose parent is known not to be stored (:data:`NOT_STORED`) is ``skipped``.
 
     Args:
-        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
-        source: a folder holding ``clients``, ``initiatives``, ``code_types``, ``codes``,
-            ``code_ranges`` as .csv, .parquet or .xlsx, or a mapping of those names to frames
-            (pandas, Polars or PyArrow).
+        conn: the connection.
+        source: a folder of import tables (.csv, .parquet, .xlsx) or ``{table: frame}``.
         known: ids already in the service, per table, for the reference checks.
-        on_invalid: ``"raise"`` (default) raises :class:`ValidationError` before anything is
-            sent; ``"skip"`` imports the valid rows and reports the invalid ones as skipped.
+        on_invalid: ``"raise"`` before anything is sent, or ``"skip"`` the invalid rows.
         workers: worker threads (default: the connection's).
         progress: show progress bars.
-        journal: path of a journal shared by all tables: what the service holds, for
-            resumable runs that send only what changed or failed.
+        journal: path of a journal shared by all tables, for resumable runs.
         dry_run: validate and plan, send nothing.
         mirror: deactivate the initiatives the journal holds as active and the source lacks.
-        max_deactivate: the most initiatives a mirror run may deactivate (default 5% of the
-            journal's active initiatives, at least 1); a plan over it is refused.
-        columns: renames applied first, one mapping for every table or one per table, as
-            for :func:`~toolkit.ingress.validation.validate` (headers that differ from the
-            spec's only in case, spaces, ``_`` or ``-``, or are known aliases, match anyway).
-        on_warning: ``"send"`` (default) sends rows with only warnings as given, each result
-            row's ``warning`` saying why; ``"raise"`` raises :class:`ValidationError` before
-            anything is sent while any warning stands.
-        code_range_post: ``"replace"`` (default) or ``"add"``, as for
-            :func:`import_table`: with ``"add"`` a code range over 2500 codes is sent in parts.
+        max_deactivate: the most initiatives a mirror run may deactivate.
+        columns: renames applied first, one mapping for every table or one per table.
+        on_warning: ``"send"`` rows with warnings as given, or ``"raise"`` before sending.
+        code_range_post: ``"replace"`` or ``"add"``, as for :func:`import_table`.
 
     Returns:
-        An :class:`OnboardReport` (``.ok``, ``.counts``, ``.results`` with the plan's
-        ``action`` beside each row's ``status`` and its ``warning``, ``.failures``,
-        ``.warned``, ``.plan``).
-
-    Raises:
-        ValidationError: a row failed validation and ``on_invalid="raise"``, or has a warning
-            and ``on_warning="raise"``.
-        ConfigError: ``source`` is neither a folder nor a mapping of known tables to frames,
-            the journal path is a folder or cannot be written, or the plan deactivates more than
-            ``max_deactivate`` initiatives (before any request).
-        JournalInUseError: another run holds the journal.
-        Interrupted: Ctrl+C or Jupyter's stop; ``.result`` holds every row's result so far
-            (rows never sent are ``not_sent``) and ``.report`` the :class:`OnboardReport`.
+        An :class:`OnboardReport`.
 
     Example:
         >>> report = client.onboard("sample_data", journal=tmp / "onboard.jsonl", progress=False)
@@ -457,13 +400,7 @@ def _send(
         reason = dict(zip(source["row"], source["reason"], strict=True))
         keys = dict(zip(source["row"], source["externalId"], strict=True))
         stopped = interrupted is not None or pacer.fatal is not None
-        # rows whose parent failed in this run
-        held: dict[Any, str] = {}
-        for col, parent in PARENTS.get(table, []) if not stopped else []:
-            if col in named and failed[parent]:
-                hits = named[col].astype("string").map(failed[parent])
-                for label, why in hits.dropna().items():
-                    held.setdefault(label, f"parent {parent} {named.at[label, col]!r} {why}")
+        held = {} if stopped else held_children(table, named, failed, ranges=False)
         keep = [i for i, labels in enumerate(todo.rows) if not any(lb in held for lb in labels)]
         if table == "code_ranges" and len(keep) < len(todo.rows):  # a held row holds its call
             kept = set(keep)

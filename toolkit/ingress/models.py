@@ -1,21 +1,11 @@
 """Pandera models of the five import tables, one per field table of the interface spec.
 
-Client, Initiative, Code type, Code, and Code range in long form (one row per
-``(initiativeExternalId, codeExternalId)`` pair), each column declared with a rule of
-:mod:`toolkit.ingress.rules`. The optional columns (``Series[...] | None``) are the fields the
-service publishes beyond the spec: a blank cell is not sent.
-
-A model is the whole rule of its table: its parser reads the cells as loaded (headers matched as
-people write them, each cell read per its kind: :func:`toolkit.ingress.cells.parse`), and its
-checks say what is an error and what only warns (``raise_warning=True``), with their messages.
-``ClientSchema.validate(df)`` raises on exactly the errors :func:`toolkit.ingress.validate`
-reports for the table (cross-table references aside); a warning never raises.
-:mod:`toolkit.ingress.checks` runs the models lazily and places each failure on its file line.
+Each column is declared with a rule of :mod:`toolkit.ingress.rules`; the parser reads the cells
+as loaded (:func:`toolkit.ingress.cells.parse`) and a check with ``raise_warning=True`` only warns.
+Optional columns (``Series[...] | None``) are the fields the service publishes beyond the spec.
 
 >>> list(TABLES)
 ['clients', 'initiatives', 'code_types', 'codes', 'code_ranges']
->>> TABLES["code_ranges"].key
-('initiativeExternalId', 'codeExternalId')
 """
 
 from __future__ import annotations
@@ -70,24 +60,9 @@ SEMANTIC_TYPES: tuple[str, ...] = ("action", "activity", "location", "phase", "t
 """Allowed non-null ``semanticType`` values (case-sensitive)."""
 CLIENT_TYPES: tuple[str, ...] = ("client", "parent")
 """Allowed values of a client's optional ``type`` (published beyond the spec)."""
-LOCALES: tuple[str, ...] = (
-    "da-DK",
-    "de-DE",
-    "en-CA",
-    "en-GB",
-    "en-US",
-    "es-ES",
-    "es-MX",
-    "fi-FI",
-    "fr-CA",
-    "fr-FR",
-    "is-IS",
-    "it-IT",
-    "ko-KR",
-    "nl-NL",
-    "no-NO",
-    "pt-PT",
-    "sv-SE",
+LOCALES: tuple[str, ...] = tuple(
+    "da-DK de-DE en-CA en-GB en-US es-ES es-MX fi-FI fr-CA fr-FR is-IS it-IT ko-KR nl-NL no-NO"
+    " pt-PT sv-SE".split()
 )
 """The 17 BCP-47 tags of an initiative's optional ``locale`` (published beyond the spec)."""
 
@@ -121,21 +96,15 @@ _CELL_CHECKS = (
         raise_warning=True,
     ),
 )
-"""Checks of every cell: one the parser could not read is a ``type`` or ``encoding`` error;
-text over :data:`~toolkit.ingress.text.MAX_CELL` characters warns (``length``)."""
+"""Checks of every cell: unreadable (``type``, ``encoding``) errors; over-long text warns."""
 
 
 class _ImportModel(pa.DataFrameModel):
-    """What the five import models share: the parser and the checks of every cell.
-
-    Columns are declared with the dtype a cell is read as; pandera's dtype check is left out
-    (``to_schema``): a cell that cannot be read is the ``type`` check's failure, on its row.
-    """
+    """What the five import models share: the parser and the checks of every cell."""
 
     @classmethod
     def to_schema(cls) -> pa.DataFrameSchema:
-        """The model's schema: no dtype checks (the parser reads the cells), and
-        :data:`_CELL_CHECKS` on every column."""
+        """The model's schema: no dtype checks (the parser reads the cells), cell checks added."""
         schema = super().to_schema()
         return schema.update_columns(
             {
@@ -159,14 +128,7 @@ class _ImportModel(pa.DataFrameModel):
 
 
 class ClientSchema(_ImportModel):
-    """Rows of the client import (spec: Client import payload).
-
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"externalId": ["C-1"], "name": ["Acme"], "callSign": ["1"],
-    ...                    "description": ["Widgets"]})
-    >>> len(ClientSchema.validate(df))
-    1
-    """
+    """Rows of the client import (spec: Client import payload)."""
 
     externalId: Series[str] = external_id()
     name: Series[str] = required_text()
@@ -176,21 +138,10 @@ class ClientSchema(_ImportModel):
 
     class Config:
         name = "clients"
-        strict = True
-        coerce = False
 
 
 class InitiativeSchema(_ImportModel):
-    """Rows of the initiative (matter or project) import (spec: Initiative import payload).
-
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"billingType": ["billable"], "externalId": ["M-1"], "name": ["A v B"],
-    ...                    "description": ["Suit"], "callSign": ["1-1"],
-    ...                    "clientExternalId": ["C-1"], "unitIncrements": [360],
-    ...                    "status": ["active"]})
-    >>> len(InitiativeSchema.validate(df))
-    1
-    """
+    """Rows of the initiative (matter or project) import (spec: Initiative import payload)."""
 
     billingType: Series[str] = one_of(BILLING_TYPES)
     externalId: Series[str] = external_id()
@@ -207,22 +158,10 @@ class InitiativeSchema(_ImportModel):
 
     class Config:
         name = "initiatives"
-        strict = True
-        coerce = False
 
 
 class CodeTypeSchema(_ImportModel):
-    """Rows of the code type import (spec: Code type import payload).
-
-    ``semanticType`` is null (missing) or one of :data:`SEMANTIC_TYPES`.
-
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"externalId": ["task-code"], "name": ["task-code"],
-    ...                    "semanticType": ["task"], "customerDefaultable": [True],
-    ...                    "userDefaultable": [False]})
-    >>> len(CodeTypeSchema.validate(df))
-    1
-    """
+    """Rows of the code type import (spec: Code type import payload)."""
 
     externalId: Series[str] = external_id()
     name: Series[str] = required_text()
@@ -233,20 +172,10 @@ class CodeTypeSchema(_ImportModel):
 
     class Config:
         name = "code_types"
-        strict = True
-        coerce = False
 
 
 class CodeSchema(_ImportModel):
-    """Rows of the code import (spec: Code import payload).
-
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"externalId": ["L110"], "name": ["L110"],
-    ...                    "description": ["Fact Investigation/Development"],
-    ...                    "codeTypeExternalId": ["task-code"]})
-    >>> len(CodeSchema.validate(df))
-    1
-    """
+    """Rows of the code import (spec: Code import payload)."""
 
     externalId: Series[str] = external_id()
     name: Series[str] = required_text()
@@ -259,23 +188,10 @@ class CodeSchema(_ImportModel):
 
     class Config:
         name = "codes"
-        strict = True
-        coerce = False
 
 
 class CodeRangeSchema(_ImportModel):
-    """Code ranges in long form: one row per permitted code of an initiative.
-
-    The pair ``(initiativeExternalId, codeExternalId)`` is unique. Rows are grouped per
-    initiative into one ``{"codeExternalIds": [...]}`` payload by
-    :func:`toolkit.ingress.payloads.to_code_range_payloads`.
-
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"initiativeExternalId": ["M-1", "M-1"],
-    ...                    "codeExternalId": ["L110", "L120"]})
-    >>> len(CodeRangeSchema.validate(df))
-    2
-    """
+    """Code ranges in long form: one row per permitted code of an initiative."""
 
     initiativeExternalId: Series[str] = reference("initiatives", key=True)
     codeExternalId: Series[str] = reference("codes", key=True)
@@ -317,13 +233,6 @@ class CodeRangeSchema(_ImportModel):
 
     class Config:
         name = "code_ranges"
-        strict = True
-        coerce = False
-
-
-# --------------------------------------------------------------------------------------------
-# Table registry
-# --------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, eq=False)
@@ -357,7 +266,6 @@ class TableSpec:
 
 
 def _spec(schema: type[pa.DataFrameModel]) -> TableSpec:
-    """A table's spec, read from its model's name, key, references and column kinds."""
     full = schema.to_schema()
     meta = {col: column.metadata or {} for col, column in full.columns.items()}
     kinds = {col: m.get(KIND, "text") for col, m in meta.items()}

@@ -1,12 +1,7 @@
 """Checked frames -> JSON-ready request bodies, exactly as the spec's field tables.
 
-Every value is a native Python ``str``, ``int``, ``bool`` or ``None`` (and ``float`` for a
-fractional ``unitIncrements``, which the spec's ``number`` allows; a ``list`` of ``str`` for
-the published array fields): no numpy scalar, no NaN. An optional field (one the service
-publishes beyond the spec) is sent only when the frame has its column and the row a value.
-A client, initiative, code type or code row is one payload; code ranges (long form) are
-grouped per initiative into one ``{"codeExternalIds": [...]}`` payload each, together with
-the input row labels the payload stands for.
+Every value is a native ``str``, ``int``, ``float``, ``bool``, list of ``str`` or ``None``; an
+optional field is sent only when the row has a value. Code ranges are grouped per initiative.
 
 >>> import pandas as pd
 >>> df = pd.DataFrame({"externalId": ["C-1"], "name": ["Acme"], "callSign": ["1"],
@@ -97,14 +92,7 @@ def to_payloads(table: str, df: pd.DataFrame) -> list[dict[str, Any]]:
             extra columns are ignored.
 
     Returns:
-        One dict per row with the spec's fields in field-table order and native types
-        (``unitIncrements`` an ``int``, or a ``float`` when fractional; booleans ``bool``; a
-        null ``semanticType`` ``None``), then the optional fields the row has a value for.
-
-    Raises:
-        ValueError: ``table`` is unknown or ``code_ranges`` (use
-            :func:`to_code_range_payloads`), a column is missing, or a value does not have the
-            spec's type (the frame was not checked).
+        One dict per row with the spec's fields in field-table order and native types.
 
     >>> import pandas as pd
     >>> df = pd.DataFrame({"externalId": ["expense-code"], "name": ["expense-code"],
@@ -132,20 +120,13 @@ def to_payloads(table: str, df: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def to_code_range_payloads(df: pd.DataFrame) -> list[CodeRangePayload]:
-    """Group code range rows (long form) into one request per initiative.
-
-    Initiatives come in first-seen order; codes in row order, a repeated code kept once.
+    """Group code range rows (long form) into one request per initiative, in first-seen order.
 
     Args:
         df: A checked ``code_ranges`` frame (``initiativeExternalId``, ``codeExternalId``).
 
     Returns:
-        One :class:`CodeRangePayload` ``(initiative_external_id, payload, rows)`` per
-        initiative; ``rows`` are the input index labels of the group, so a result can be
-        mapped back to every input row.
-
-    Raises:
-        ValueError: A column is missing or holds a missing value.
+        One :class:`CodeRangePayload` per initiative (a repeated code kept once).
 
     >>> import pandas as pd
     >>> df = pd.DataFrame({"initiativeExternalId": ["M-2", "M-1", "M-2"],

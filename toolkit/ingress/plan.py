@@ -1,28 +1,9 @@
 """The plan: what an onboarding will do, record by record, before anything is sent.
 
-::
-
-    source -> validate -> payloads (one call per record; one per initiative for code ranges)
-           -> each call beside the journal's entry of its record -> one action per row
-
-Actions (:data:`ACTIONS`):
-
-=============  ==============================================================================
-``send``       not in the journal
-``update``     in it with another payload (``changed`` holds each field, old and new)
-``unchanged``  the service holds this very payload: no request
-``retry``      the last answer for it was a failure, or was lost
-``deactivate`` mirror only: an initiative the journal holds as active, absent from the source;
-               sent as its last accepted payload with ``status: inactive``
-``missing``    in the journal, absent from the source, and never deactivated (clients, codes,
-               code types and code ranges have no such state in the spec; initiatives without
-               ``mirror``)
-``invalid``    fails validation
-``skipped``    its parent is invalid or skipped (a code range: another row of it is)
-=============  ==============================================================================
-
-:func:`~toolkit.ingress.imports.onboard` sends exactly the ``send``, ``update``, ``retry`` and
-``deactivate`` calls of the plan; :func:`failures` lists what is still failing.
+Each record's call is compared with the journal's entry of it and gets one of :data:`ACTIONS`
+(``send``, ``update``, ``retry``, ``deactivate``, ``unchanged``, ``missing``, ``invalid``,
+``skipped``; see docs/toolkit.md). :func:`~toolkit.ingress.imports.onboard` sends exactly the
+``send``, ``update``, ``retry`` and ``deactivate`` calls; :func:`failures` lists what still fails.
 """
 
 from __future__ import annotations
@@ -33,7 +14,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import pandas as pd
 
@@ -59,6 +40,7 @@ __all__ = [
     "Plan",
     "TableCalls",
     "failures",
+    "held_children",
     "plan",
     "read_source",
     "table_calls",
@@ -84,16 +66,7 @@ Action = Literal[
 ]
 
 #: Every action, in the order of the plan's counts.
-ACTIONS: list[Action] = [
-    "send",
-    "update",
-    "retry",
-    "deactivate",
-    "unchanged",
-    "missing",
-    "invalid",
-    "skipped",
-]
+ACTIONS: list[Action] = list(get_args(Action))
 
 #: The dtype of an ``action`` column.
 ACTION_DTYPE = pd.CategoricalDtype(ACTIONS)
@@ -106,16 +79,12 @@ DEACTIVATE_SHARE = 0.05
 
 _NOTHING: dict[str, Any] = {}
 
-_COLUMNS = [
-    "table",
-    "row",
-    "externalId",
-    "action",
-    "changed",
-    "reason",
-    "lastAccepted",
-    "failingSince",
-]
+_COLUMNS = "table row externalId action changed reason lastAccepted failingSince".split()
+
+
+_FAILURE_COLUMNS = (
+    "table externalId outcome httpStatus error failingSince lastFailed failures lastAccepted"
+).split()
 
 
 def _table(table: str) -> tuple[Endpoint, str]:
@@ -132,14 +101,12 @@ def table_calls(
     Args:
         table: an import table.
         df: its rows, checked (coerced to the spec's types).
-        code_range_post: ``"add"`` sends a code range over 2500 codes in parts of at most
-            2500, in order (part k > 1 is journaled under the key ``"<initiative> [part k]"``);
-            ``"replace"`` sends each range whole.
+        code_range_post: ``"add"`` sends a range over 2500 codes in parts (part k > 1 keyed
+            ``"<initiative> [part k]"``); ``"replace"`` sends each range whole.
 
     Returns:
-        ``(calls, rows)``: one call per record (per initiative for code ranges, per part of
-        it with ``"add"``) and, for each, the labels of the rows it carries (every part of a
-        range carries all its rows).
+        ``(calls, rows)``: one call per record (per initiative, or part, for code ranges) and
+        the labels of the rows each carries.
 
     Example:
         >>> df = pd.DataFrame({"initiativeExternalId": ["M-1", "M-1"],
@@ -175,9 +142,6 @@ def read_source(source: Any) -> dict[str, pd.DataFrame]:
     Returns:
         ``{table: frame}``, each with a unique index.
 
-    Raises:
-        ConfigError: neither a folder nor a mapping of known tables.
-
     Example:
         >>> list(read_source({"clients": pd.DataFrame({"externalId": ["C-1"]})}))
         ['clients']
@@ -205,9 +169,8 @@ class TableCalls:
 
     Attributes:
         calls: the calls, in source order, deactivations last.
-        rows: for each call, the labels of the source rows it carries (none for a
-            deactivation).
-        actions: for each call, its action (``send``, ``update``, ``retry``, ``deactivate``).
+        rows: for each call, the labels of the source rows it carries (none: a deactivation).
+        actions: for each call, its action.
     """
 
     calls: list[Call]
@@ -217,16 +180,11 @@ class TableCalls:
 
 @dataclass(repr=False)
 class Plan:
-    """What an onboarding will do, one row per record (see the module's table of actions).
+    """What an onboarding will do, one row per record.
 
     Attributes:
-        rows: ``table``, ``row`` (the source's 0-based data row; empty for a record only the
-            journal holds), ``line`` (of the file, when read from one), ``externalId``
-            (``initiativeExternalId`` for code ranges), ``action``, ``changed`` (for an
-            ``update``, a ``retry`` or a ``deactivate``: ``{field: {"old": ..., "new": ...}}``),
-            ``reason`` (why a row is invalid, skipped, retried, missing), ``lastAccepted``
-            (when the service accepted the record last) and ``failingSince`` (its first
-            failure since then).
+        rows: ``table``, ``row``, ``line``, ``externalId``, ``action``, ``changed``
+            (``{field: {"old": ..., "new": ...}}``), ``reason``, ``lastAccepted``, ``failingSince``.
         calls: per table, the requests to send.
         validation: the source's validation report.
         max_deactivate: the most initiatives a run of this plan may deactivate.
@@ -282,10 +240,7 @@ class Plan:
         )
 
     def check(self) -> None:
-        """Raise when a run of this plan must be refused.
-
-        Raises:
-            ConfigError: the plan deactivates more than :attr:`max_deactivate` initiatives.
+        """Raise :class:`ConfigError` when a run of this plan must be refused (:attr:`refused`).
 
         Example:
             >>> client.plan({"clients": clients}).check()  # nothing deactivated: no error
@@ -385,6 +340,49 @@ def _add(
         cols[col].append(more.get(col))
 
 
+def held_children(
+    table: str,
+    frame: pd.DataFrame,
+    bad: Mapping[str, Mapping[str, str]],
+    held: Iterable[Any] = (),
+    ranges: bool = True,
+) -> dict[Any, str]:
+    """The rows of a table held back because their parent is not stored, with the reason.
+
+    With ``ranges``, a code range row is also held when another row of its range is.
+
+    Args:
+        table: the import table.
+        frame: its rows, under the spec's column names.
+        bad: parent table -> id -> why it is not stored.
+        held: labels already held back (invalid rows).
+        ranges: hold every row of a code range that has a row held.
+
+    Returns:
+        Label -> reason, for the rows newly held back.
+
+    Example:
+        >>> codes = pd.DataFrame({"codeTypeExternalId": ["T1", "T2"]})
+        >>> held_children("codes", codes, {"code_types": {"T2": "is invalid"}})
+        {1: "parent code_types 'T2' is invalid"}
+    """
+    held = set(held)
+    out: dict[Any, str] = {}
+    for col, parent in PARENTS.get(table, []):
+        if col not in frame or not bad.get(parent):
+            continue
+        for label, value in frame[col].astype("string").items():
+            if label not in held and label not in out and str(value) in bad[parent]:
+                out[label] = f"parent {parent} {str(value)!r} {bad[parent][str(value)]}"
+    if ranges and table == "code_ranges" and (held or out) and "initiativeExternalId" in frame:
+        inits = frame["initiativeExternalId"].astype("string")
+        holding = {str(inits[label]) for label in [*held, *out]}
+        for label, init in inits.items():
+            if label not in held and label not in out and str(init) in holding:
+                out[label] = "another row of this code range is not sent"
+    return out
+
+
 def _held_back(
     table: str, frame: pd.DataFrame, report: ValidationReport, bad: dict[str, dict[str, str]]
 ) -> dict[Any, tuple[Action, str]]:
@@ -395,19 +393,8 @@ def _held_back(
     for label in report.bad_rows(table):
         msgs = errors[errors["row"] == label]["message"].tolist() or whole
         held[label] = ("invalid", "; ".join(str(m) for m in msgs[:3]))
-    for col, parent in PARENTS.get(table, []):
-        if col not in frame or not bad.get(parent):
-            continue
-        for label, value in frame[col].astype("string").items():
-            if label not in held and pd.notna(value) and str(value) in bad[parent]:
-                why = bad[parent][str(value)]
-                held[label] = ("skipped", f"parent {parent} {str(value)!r} is {why}")
-    if table == "code_ranges" and held and "initiativeExternalId" in frame:
-        inits = frame["initiativeExternalId"].astype("string")
-        holding = {str(inits[label]) for label in held}
-        for label, init in inits.items():
-            if label not in held and str(init) in holding:
-                held[label] = ("skipped", "another row of this code range is not sent")
+    for label, why in held_children(table, frame, bad, held).items():
+        held[label] = ("skipped", why)
     return held
 
 
@@ -422,33 +409,20 @@ def plan(
     max_deactivate: int | None = None,
     code_range_post: CodeRangePost = "replace",
 ) -> Plan:
-    """What onboarding ``source`` will do, record by record; nothing is sent.
-
-    Each record's payload is compared with the journal's entry of it: the last payload the
-    service accepted, and any failure since (see the actions in :mod:`toolkit.ingress.plan`).
-    Reading the journal takes no lock and changes nothing.
+    """What onboarding ``source`` will do, record by record, against the journal; nothing is sent.
 
     Args:
         conn: the connection (its customer and URLs name the journal's records).
-        source: a folder of import tables or ``{table: frame}``, as for
-            :func:`~toolkit.ingress.imports.onboard`.
-        journal: the journal of earlier runs (a path, or an open :class:`Journal`); without
-            one every valid record is ``send``.
-        mirror: plan initiatives the journal holds as active and the source lacks as
-            ``deactivate``.
+        source: a folder of import tables or ``{table: frame}``.
+        journal: the journal of earlier runs (a path or an open :class:`Journal`).
+        mirror: plan active initiatives the source lacks as ``deactivate``.
         columns: renames applied first, one mapping for every table or one per table.
         known: ids already in the service, per table, for the reference checks.
-        max_deactivate: the most initiatives a run may deactivate (default 5% of the
-            journal's active initiatives, at least 1).
-        code_range_post: what a code range request does, ``"replace"`` (a range over 2500
-            codes is invalid) or ``"add"`` (sent in parts); see :mod:`toolkit.ingress.ranges`.
+        max_deactivate: the most initiatives a run may deactivate (default 5%, at least 1).
+        code_range_post: ``"replace"`` or ``"add"`` (see :mod:`toolkit.ingress.ranges`).
 
     Returns:
-        The :class:`Plan` (``.rows``, ``.counts``, ``.requests``, ``.to_frame()``).
-
-    Raises:
-        ConfigError: the source is neither a folder nor a mapping of known tables, or the
-            journal cannot be read.
+        The :class:`Plan`.
 
     Example:
         >>> p = client.plan("sample_data")
@@ -456,16 +430,7 @@ def plan(
         ({'clients': 20, 'initiatives': 62, 'code_types': 3, 'codes': 36, 'code_ranges': 41}, 126)
     """
     frames = read_source(source)
-    report = validate(
-        clients=frames.get("clients"),
-        initiatives=frames.get("initiatives"),
-        code_types=frames.get("code_types"),
-        codes=frames.get("codes"),
-        code_ranges=frames.get("code_ranges"),
-        known=known,
-        columns=columns,
-        code_range_post=code_range_post,
-    )
+    report = validate(**frames, known=known, columns=columns, code_range_post=code_range_post)
     ledger = _ledger(journal)
     entries = list(ledger.entries.values())
     cols: dict[str, list[Any]] = {col: [] for col in _COLUMNS}
@@ -481,7 +446,7 @@ def plan(
         id_col = TABLES[table].id_column
         keys = frame[id_col].astype("string") if id_col in frame else pd.Series(pd.NA, raw.index)
         held = _held_back(table, frame, report, bad)
-        bad[table] = {str(keys[lb]): a for lb, (a, _) in held.items() if pd.notna(keys[lb])}
+        bad[table] = {str(keys[lb]): f"is {a}" for lb, (a, _) in held.items() if pd.notna(keys[lb])}
         valid = report.frames.get(table, raw.iloc[:0])
         checked = valid.drop(index=[lb for lb in held if lb in valid.index]) if held else valid
         tcalls, trows = table_calls(table, checked, code_range_post) if len(checked) else ([], [])
@@ -542,13 +507,11 @@ def plan(
         calls[table] = todo
     frame_rows = pd.DataFrame(cols, columns=_COLUMNS)
     frame_rows["row"] = frame_rows["row"].astype(object).where(frame_rows["row"].notna(), None)
-    frame_rows["externalId"] = frame_rows["externalId"].astype("string")
-    frame_rows["action"] = frame_rows["action"].astype(ACTION_DTYPE)
     frame_rows["changed"] = (
         frame_rows["changed"].astype(object).where(frame_rows["changed"].notna(), None)
     )
-    for col in ("reason", "lastAccepted", "failingSince"):
-        frame_rows[col] = frame_rows[col].astype("string")
+    text = dict.fromkeys(["externalId", "reason", "lastAccepted", "failingSince"], "string")
+    frame_rows = frame_rows.astype({**text, "action": ACTION_DTYPE})
     frame_rows = nullable_rows(with_lines(frame_rows, frames))  # row, line: Int64
     limit = max_deactivate if max_deactivate is not None else max(1, int(active * DEACTIVATE_SHARE))
     return Plan(frame_rows, calls, report, limit, active)
@@ -557,20 +520,13 @@ def plan(
 def failures(conn: Connection, journal: str | os.PathLike[str] | Journal) -> pd.DataFrame:
     """The records whose last answer was a failure (or was lost), oldest failure first.
 
-    A record stays here while it keeps failing (``failingSince`` is its first failure since
-    the service last accepted it) and leaves once the service accepts it.
-
     Args:
         conn: the connection (only its customer's records are listed).
         journal: the journal (a path, or an open :class:`Journal`).
 
     Returns:
-        ``table``, ``externalId``, ``outcome`` (``failed`` or ``unknown``), ``httpStatus``,
-        ``error``, ``failingSince``, ``lastFailed``, ``failures`` (how many since the last
-        acceptance), ``lastAccepted``.
-
-    Raises:
-        ConfigError: the journal cannot be read.
+        ``table``, ``externalId``, ``outcome``, ``httpStatus``, ``error``, ``failingSince``,
+        ``lastFailed``, ``failures``, ``lastAccepted``.
 
     Example:
         >>> client.failures(tmp / "no-journal-yet.jsonl").empty
@@ -595,20 +551,7 @@ def failures(conn: Connection, journal: str | os.PathLike[str] | Journal) -> pd.
         and e.url.startswith(bases)
         and (e.customer is None or e.customer == conn.customer_id)
     ]
-    out = pd.DataFrame(
-        data,
-        columns=[
-            "table",
-            "externalId",
-            "outcome",
-            "httpStatus",
-            "error",
-            "failingSince",
-            "lastFailed",
-            "failures",
-            "lastAccepted",
-        ],
-    )
+    out = pd.DataFrame(data, columns=list(_FAILURE_COLUMNS))
     out["httpStatus"] = out["httpStatus"].astype("Int64")
     out["failures"] = out["failures"].astype("int64")
     return out.sort_values("failingSince", kind="stable").reset_index(drop=True)

@@ -1,17 +1,8 @@
 """Code ranges and the published bound: at most 2,500 ids per request.
 
-The service takes 1 to :data:`CODE_RANGE_MAX` ids in one ``POST .../initiatives/{id}/codes``;
-whether that request replaces the initiative's range or adds to it, its documents do not say
-(the time service names it "add initiative codes", the ingestion service "set initiative
-codes"). So the user says which, with ``code_range_post``:
-
-- ``"replace"`` (the default, the safe reading): a range is one request, so a longer range
-  cannot be sent: each of its rows is a ``range_size`` error, found by validation before
-  anything is sent (the model's ``range_size`` check, :mod:`toolkit.ingress.models`).
-- ``"add"``: a longer range is sent in parts of at most :data:`CODE_RANGE_MAX` ids, in order
-  (:func:`split`); part k of every range goes after part k - 1 was accepted
-  (:func:`send_in_parts`), and each input row gets one result that covers every part
-  (:func:`merge_parts`: the first part that failed, else the last; attempts add up).
+Whether a code range request replaces the initiative's range or adds to it, the service does not
+say; ``code_range_post`` says which. ``"replace"`` sends a range whole (a longer one fails
+validation); ``"add"`` sends it in parts, in order (see docs/toolkit.md).
 
 >>> split(["L1", "L2", "L3"], limit=2)
 [['L1', 'L2'], ['L3']]
@@ -54,9 +45,6 @@ def check_post(code_range_post: str) -> None:
     Args:
         code_range_post: the user's option.
 
-    Raises:
-        ConfigError: it is neither.
-
     Example:
         >>> check_post("add")
         >>> check_post("append")
@@ -90,8 +78,7 @@ def _accepted(reply: Reply) -> bool:
 
 
 def merge_parts(first: Reply, then: Reply) -> Reply:
-    """One reply for two parts of a range sent in order: the first failure, else the later
-    part's answer (a sent one over a journaled one); attempts and time add up.
+    """One reply for two parts of a range: the first failure, else the later answer; attempts add.
 
     Args:
         first: the reply (merged so far) of the earlier parts.
@@ -104,8 +91,6 @@ def merge_parts(first: Reply, then: Reply) -> Reply:
         >>> merged = merge_parts(Reply(201, attempts=2, elapsed=0.5), Reply(201, elapsed=0.25))
         >>> merged.status, merged.attempts, merged.elapsed
         (201, 3, 0.75)
-        >>> merge_parts(Reply(422, error="bad"), not_sent()).error
-        'bad'
     """
     worse = then if _accepted(first) else first
     if _accepted(first) and _accepted(then) and then.error == JOURNALED:
@@ -121,22 +106,14 @@ def _part(call: Call) -> Any:
 
 
 def send_in_parts(run: Callable[[list[Call]], list[Reply]], calls: list[Call]) -> list[Reply]:
-    """Send calls with ``run``, the parts of one range in order: part k of every range in the
-    k-th round, and only after its earlier parts were accepted (else ``not_sent``).
-
-    Calls of other tables (no path) and ranges of one part go in the first round, so a table
-    without parts is one ``run``.
+    """Send calls with ``run``: part k of every range in round k, once its earlier parts passed.
 
     Args:
         run: sends a list of calls and returns one reply per call (a bulk run).
         calls: the calls; parts of one range share their path and come in order.
 
     Returns:
-        One reply per call, in the calls' order.
-
-    Raises:
-        Interrupted: from ``run``; its ``replies`` then hold one reply per call (the calls
-            never sent are ``not_sent``).
+        One reply per call, in the calls' order (also on :class:`Interrupted`'s ``replies``).
 
     Example:
         >>> calls = [Call("import_code_ranges", {"initiativeExternalId": "M-1"}, n, key="M-1")

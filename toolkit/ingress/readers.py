@@ -1,21 +1,8 @@
 """Table files as people have them: one reader and one writer for CSV, Excel and Parquet.
 
-::
-
-    read_table(path)            -> frame (every CSV value a string, nothing turned into NaN)
-        .csv .tsv .txt          delimiter sniffed among , ; tab |   UTF-8 (BOM or not),
-                                cp1252 with an InputWarning when it is not UTF-8
-                                a cell of any length (validation warns past 131,072)
-        .xlsx .xlsm             first sheet (openpyxl), cells keep their types, empty -> ""
-        .parquet (file or dir)  as stored
-    read_workbook(path)         -> {table: frame}, one per sheet named after a table
-    line_numbers(frame, rows)   -> the file line of each row (header = line 1)
-    table_for(file name)        -> import table it names (case-insensitive, with ALIASES)
-    header_key(column name)     -> the name as compared with the spec's (COLUMN_ALIASES)
-    write_table(frame, path)    -> .csv, .xlsx or .parquet by the path's extension
-
-A file it cannot read raises one :class:`~toolkit.errors.ConfigError` naming the file and, for
-CSV, the line; never a parser's traceback.
+CSV: delimiter sniffed, UTF-8 (BOM or not) else cp1252 with a warning, every value a string.
+Excel: cells keep their types. Parquet: as stored. A file it cannot read raises one
+:class:`~toolkit.errors.ConfigError` naming the file and, for CSV, the line.
 """
 
 from __future__ import annotations
@@ -67,9 +54,7 @@ TABLE_SUFFIXES: tuple[str, ...] = (".csv", ".tsv", ".txt", ".xlsx", ".xlsm", ".p
 #: Extensions :func:`write_table` writes.
 OUT_FORMATS: tuple[str, ...] = (".csv", ".xlsx", ".parquet")
 
-# A CSV cell of any length is read (Python's csv stops at 131,072 characters): validation
-# reports a cell that long (toolkit.ingress.text), naming its row and column. Set once, for
-# the process; 2**31 - 1 fits the C long of every platform.
+# A CSV cell of any length is read; validation reports one over 131,072 characters.
 csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
 
 #: Import table -> the file names (without extension, compared case-insensitively, with ``-``,
@@ -86,16 +71,11 @@ ALIASES: dict[str, tuple[str, ...]] = {
 #: are passed over without a warning (``timekeepers`` seeds the sandbox's users).
 IGNORED: tuple[str, ...] = ("timekeepers", "readme")
 
-#: Sheets of a workbook that are not tables: the ones
-#: :meth:`~toolkit.ingress.validation.ValidationReport.to_excel` writes beside the tables.
-#: :func:`read_workbook` passes over them.
+#: Sheets of a workbook that are not tables (the report's sheets); :func:`read_workbook` skips them.
 REPORT_SHEETS: tuple[str, ...] = ("errors", "summary")
 
-#: Import table -> spec field -> other headers a billing export uses for it. A header matches a
-#: field when :func:`header_key` of the two agree (case, spaces, ``_`` and ``-`` ignored:
-#: ``ExternalID``, ``external_id`` and ``External ID`` are ``externalId``), else when it is one
-#: of these aliases. A header that fits two fields (``Matter Number``: the id or the call sign?)
-#: is an error naming both; say which with ``columns=``.
+#: Import table -> spec field -> other headers a billing export uses for it (see
+#: :func:`match_headers`).
 COLUMN_ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "clients": {
         "externalId": ("id", "client id", "client number"),
@@ -167,8 +147,7 @@ class HeaderMatch(NamedTuple):
     """What :func:`match_headers` made of a table's headers.
 
     Attributes:
-        names: The headers under the spec's names; a header that matches nothing, or more
-            than one thing, is left as it is.
+        names: The headers under the spec's names (unmatched or ambiguous ones as they are).
         fitting_two: Each header that fits several fields -> those fields.
         shared: Each field that several headers stand for -> their positions.
     """
@@ -181,9 +160,7 @@ class HeaderMatch(NamedTuple):
 def match_headers(table: str, fields: Sequence[str], names: Sequence[str]) -> HeaderMatch:
     """Match headers as people write them to the spec's field names.
 
-    An exact header keeps its name; another matches the field of the same :func:`header_key`, else
-    the field it is an alias of (:data:`COLUMN_ALIASES`). A header fitting two fields, and two
-    headers standing for one field, are left as they are and returned.
+    By exact name, then :func:`header_key`, then :data:`COLUMN_ALIASES`; ambiguities are returned.
 
     Args:
         table: the import table (for its aliases).
@@ -240,9 +217,6 @@ def table_for(name: str | os.PathLike[str]) -> str | None:
     return _BY_NAME.get(_norm(p.stem))
 
 
-# -------------------------------------------------------------------------------------- CSV
-
-
 def _bad_lines(data: bytes) -> list[int]:
     """The 1-based lines of ``data`` that are not UTF-8."""
     bad = []
@@ -255,13 +229,7 @@ def _bad_lines(data: bytes) -> list[int]:
 
 
 def _decode(path: Path, data: bytes, encoding: str | None = None) -> str:
-    """The text of a CSV file.
-
-    UTF-8 (BOM or not) by default. A file that is UTF-8 but for a few bytes (it holds valid
-    multi-byte sequences) is read as UTF-8 with U+FFFD for the bad bytes, and a warning names
-    their lines; a file with no valid multi-byte sequence is read as Windows-1252, with a
-    warning. ``encoding`` overrides both guesses.
-    """
+    """The text of a CSV file: UTF-8 (bad bytes as U+FFFD, warned) else cp1252, warned."""
     if encoding is not None:
         try:
             text = data.decode(encoding)
@@ -349,8 +317,7 @@ def _sniff(text: str) -> str:
     return best
 
 
-def _shown(d: str) -> str:
-    return {"\t": "tab", ",": "comma", ";": "semicolon", "|": "pipe"}[d]
+_SHOWN = {"\t": "tab", ",": "comma", ";": "semicolon", "|": "pipe"}
 
 
 def _read_csv(path: Path, encoding: str | None = None) -> pd.DataFrame:
@@ -369,7 +336,7 @@ def _read_csv(path: Path, encoding: str | None = None) -> pd.DataFrame:
             if any(f.strip() for f in extra):
                 raise ConfigError(
                     f"{path}, line {start}: {len(record)} fields where the header has "
-                    f"{len(header)} ({_shown(delimiter)}-separated); a value holding the "
+                    f"{len(header)} ({_SHOWN[delimiter]}-separated); a value holding the "
                     f"delimiter needs double quotes"
                 )
             record = record[: len(header)]
@@ -379,7 +346,7 @@ def _read_csv(path: Path, encoding: str | None = None) -> pd.DataFrame:
     except csv.Error as exc:
         where, _, why = str(exc).partition(": ")
         raise ConfigError(
-            f"{path}, {where}: cannot read it as {_shown(delimiter)}-separated CSV ({why}); "
+            f"{path}, {where}: cannot read it as {_SHOWN[delimiter]}-separated CSV ({why}); "
             "check the double quotes"
         ) from None
     del seen
@@ -404,9 +371,6 @@ def _shifts(lines: Sequence[int]) -> tuple[tuple[int, int], ...]:
         if extra != (shifts[-1][1] if shifts else 0):
             shifts.append((i, extra))
     return tuple(shifts)
-
-
-# -------------------------------------------------------------------------------- the rest
 
 
 @contextmanager
@@ -447,19 +411,15 @@ def _sheet_names(path: Path) -> list[str]:
 
 
 def read_workbook(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
-    """Read a workbook whose sheets are named after import tables (as :func:`table_for` reads file
-    names), each as :func:`read_table` reads an ``.xlsx``; :data:`REPORT_SHEETS` and
-    :data:`IGNORED` are passed over, any other sheet with an :class:`InputWarning`.
+    """Read a workbook whose sheets are named after import tables (as :func:`table_for`).
+
+    Other sheets are passed over with an :class:`InputWarning`.
 
     Args:
         path: the ``.xlsx`` or ``.xlsm`` file.
 
     Returns:
         ``{table: frame}`` in import order.
-
-    Raises:
-        toolkit.errors.ConfigError: the file is missing or unreadable, no sheet names an import
-            table, or two sheets name the same table.
 
     Example:
         >>> import tempfile, pathlib
@@ -513,22 +473,14 @@ def _read_parquet(path: Path) -> pd.DataFrame:
 
 
 def read_table(path: str | os.PathLike[str], *, encoding: str | None = None) -> pd.DataFrame:
-    """Read one table file, whatever its delimiter, encoding or format.
-
-    CSV: the delimiter sniffed among :data:`DELIMITERS` (``.tsv``: tab); UTF-8 with or without a
-    BOM, else Windows-1252 with an :class:`InputWarning`; every value a string, nothing turned into
-    NaN, blank lines skipped. Excel: the first sheet, cells keep their types, empty is ``""``.
-    Parquet: as stored. Index: the 0-based data row; :func:`line_numbers` gives each row's line.
+    """Read one table file (CSV, Excel's first sheet, Parquet), whatever its delimiter or encoding.
 
     Args:
         path: the file.
         encoding: the text encoding of a CSV file (no guess).
 
     Returns:
-        The frame.
-
-    Raises:
-        toolkit.errors.ConfigError: the file is missing or cannot be read (naming the line).
+        The frame; :func:`line_numbers` gives each row's line.
 
     Example:
         >>> import tempfile, pathlib
@@ -554,8 +506,7 @@ def read_table(path: str | os.PathLike[str], *, encoding: str | None = None) -> 
 
 
 def line_numbers(frame: pd.DataFrame, rows: Iterable[Any]) -> list[int | None]:
-    """The file line of each 0-based data row of a frame from :func:`read_table` (header: line 1;
-    ``None`` for Parquet, a frame built in pandas, or a row that is ``None``).
+    """The file line of each 0-based data row of a frame from :func:`read_table` (or ``None``).
 
     Args:
         frame: a frame returned by :func:`read_table`.
@@ -576,11 +527,8 @@ def line_numbers(frame: pd.DataFrame, rows: Iterable[Any]) -> list[int | None]:
     starts = [s for s, _ in shifts]
     out: list[int | None] = []
     for row in rows:
-        if row is None or (isinstance(row, float) and pd.isna(row)) or row is pd.NA:
-            out.append(None)
-            continue
         try:
-            r = int(row)
+            r = int(row)  # None, NaN and NA are no row
         except (TypeError, ValueError):
             out.append(None)
             continue
@@ -622,9 +570,6 @@ def with_lines(
     return out
 
 
-# ------------------------------------------------------------------------------------ write
-
-
 def check_out_path(path: str | os.PathLike[str]) -> Path:
     """Check that :func:`write_table` can write a path, before any work is done.
 
@@ -633,9 +578,6 @@ def check_out_path(path: str | os.PathLike[str]) -> Path:
 
     Returns:
         The path.
-
-    Raises:
-        toolkit.errors.ConfigError: not one of :data:`OUT_FORMATS`, or no such folder.
 
     Example:
         >>> check_out_path("failures.txt")
@@ -680,8 +622,7 @@ def _isna(value: Any) -> bool:
 
 
 def write_table(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
-    """Write a frame without its index to ``.csv`` (UTF-8), ``.xlsx`` or ``.parquet``, by the
-    extension; lists and dicts as JSON text, a column mixing types as text.
+    """Write a frame to ``.csv``, ``.xlsx`` or ``.parquet`` by the extension; lists as JSON text.
 
     Args:
         frame: the frame.
@@ -689,9 +630,6 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
 
     Returns:
         The path written.
-
-    Raises:
-        toolkit.errors.ConfigError: see :func:`check_out_path`.
 
     Example:
         >>> import tempfile, pathlib

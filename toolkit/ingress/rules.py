@@ -1,25 +1,8 @@
 """The column rules of the import tables, written once, so each model reads like its field table.
 
-Severity lives in the check: what the service refuses is an error and raises; what it allows
-but looks wrong is a check with ``raise_warning=True`` (a :class:`pandera.errors.SchemaWarning`,
-never raised). A check's ``error`` is its message, ``{column}`` and ``{value}`` filled in per
-failure by :mod:`toolkit.ingress.checks`.
-
-==================  ==========================================  ===========================
-factory             checks (failure ``check``)                  severity
-==================  ==========================================  ===========================
-external_id()       unique, required                            error
-                    whitespace                                  warning
-reference(table)    required (reference: across tables)         error
-                    whitespace                                  warning
-required_text()     blank (sent as ``""``)                      warning
-one_of(values)      allowed_values                              error
-seconds()           positive                                    error
-                    fractional                                  warning
-optional(kind)      allowed_values (with ``values``)            error
-==================  ==========================================  ===========================
-
-Every check passes over a cell the parser could not read (a ``type`` or ``encoding`` error).
+What the service refuses is an error; what it allows but looks wrong is a check with
+``raise_warning=True``. A check's ``error`` is its message template. Every check passes over a
+cell the parser could not read.
 
 >>> [(c.name, c.raise_warning) for c in external_id().checks]
 [('not_blank', False), ('trimmed', True)]
@@ -55,8 +38,7 @@ KEY = "key"
 REFERENCES = "references"
 """Field metadata key naming the parent table of a reference column (set by :func:`reference`)."""
 KIND = "kind"
-"""Field metadata key: how the parser reads a cell: ``text`` (blank is missing), ``free_text``
-(blank is ``""``), ``number``, ``bool``, ``list`` or ``date`` (:mod:`toolkit.ingress.cells`)."""
+"""Field metadata key: how the parser reads a cell (:mod:`toolkit.ingress.cells`)."""
 
 _SPACES = "{column} {value} has leading or trailing whitespace; it is sent as given"
 
@@ -105,8 +87,7 @@ def external_id() -> Any:
 
 
 def reference(table: str, *, key: bool = False) -> Any:
-    """An ``externalId`` of a row of ``table`` (checked across tables by
-    :func:`toolkit.ingress.validation.validate`): not blank (error); spaces around it warn.
+    """An ``externalId`` of a row of ``table``: not blank (error); spaces around it warn.
 
     Args:
         table: The parent table, e.g. ``"clients"``.
@@ -166,8 +147,7 @@ def one_of(values: Iterable[str], *, nullable: bool = False) -> Any:
 
 
 def seconds() -> Any:
-    """A number of seconds (a JSON number): greater than 0 (error), expected whole (a fraction
-    is sent as given: a warning).
+    """A number of seconds: greater than 0 (error); a fraction warns.
 
     Returns:
         A pandera ``Field`` of kind ``number``.
@@ -200,8 +180,7 @@ def flag() -> Any:
 
 
 def optional(kind: str = "text", values: Iterable[str] | None = None) -> Any:
-    """A field the service publishes beyond the spec (``Series[...] | None``): the column may be
-    left out, and a blank cell is not sent.
+    """A field the service publishes beyond the spec: the column may be left out, a blank not sent.
 
     Args:
         kind: How a cell is read: ``text``, ``bool``, ``list`` or ``date``.

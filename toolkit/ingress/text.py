@@ -1,9 +1,6 @@
-"""Look-alike ids: two ids of one column equal after Unicode NFKC normalisation, case folding
-and removal of zero-width characters (:data:`ZERO_WIDTH`), but written differently (``C-1`` and
-``c-1``, ``C-1`` and ``C-1\\u200b``). The spec allows both and the service stores two records,
-so the later row is a ``lookalike`` warning naming the first, and an import says so with an
-:class:`~toolkit.errors.InputWarning` (:func:`warn_lookalikes`). Text that cannot be sent and
-over-long cells are checks of the models (:mod:`toolkit.ingress.models`).
+"""Look-alike ids: two ids of one column equal after NFKC, case folding and removal of zero-width
+characters, but written differently (``C-1`` and ``c-1``). The service stores two records, so
+the later row is a ``lookalike`` warning naming the first.
 
 >>> import pandas as pd
 >>> lookalikes(pd.DataFrame({"id": ["C-1", "c-1"]}), ["id"], ["row 0", "row 1"])[0][:3]
@@ -23,12 +20,10 @@ from toolkit.errors import InputWarning
 __all__ = ["MAX_CELL", "ZERO_WIDTH", "fold", "lookalikes", "warn_lookalikes"]
 
 MAX_CELL = 131_072
-"""Characters in a cell beyond which it is a ``length`` warning (Python's default CSV field
-limit, where an unbalanced double quote used to stop the reader)."""
+"""Characters in a cell beyond which it is a ``length`` warning."""
 
 ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
-"""Characters :func:`fold` removes: zero-width space, non-joiner, joiner, word joiner and the
-zero-width no-break space (byte order mark)."""
+"""Zero-width characters :func:`fold` removes."""
 
 _DROP_ZERO_WIDTH = {ord(c): None for c in ZERO_WIDTH}
 
@@ -37,8 +32,7 @@ Finding = tuple[int, str, str, str]
 
 
 def fold(text: str) -> str:
-    """The form under which two ids look alike: NFKC, case-folded, without zero-width
-    characters.
+    """The form under which two ids look alike: NFKC, case-folded, without zero-width characters.
 
     Args:
         text: An id.
@@ -66,8 +60,7 @@ def _differences(value: str, other: str) -> str:
 
 
 def lookalikes(frame: pd.DataFrame, columns: Sequence[str], where: Sequence[str]) -> list[Finding]:
-    """Find ids equal under :func:`fold` but written differently: a ``lookalike`` warning on
-    each row whose id differs from the first one written, naming both rows and both values.
+    """Find ids equal under :func:`fold` but written differently from the first one written.
 
     Args:
         frame: The coerced rows, indexed by position.
@@ -114,11 +107,7 @@ stores them as separate records"
 
 
 def warn_lookalikes(failures: pd.DataFrame, limit: int = 5) -> None:
-    """Say, with an :class:`~toolkit.errors.InputWarning`, which ids of a failure frame look
-    alike (its ``lookalike`` rows); nothing when there are none.
-
-    An import sends such rows as given, so the warning is the word said before two records are
-    stored where one may have been meant.
+    """Say, with an :class:`~toolkit.errors.InputWarning`, which ids of a failure frame look alike.
 
     Args:
         failures: A failure frame.

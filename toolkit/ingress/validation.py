@@ -1,9 +1,5 @@
-"""Validate a whole firm's import tables at once: every model's rules and every cross-table
-reference (``initiatives.clientExternalId -> clients``, ``codes.codeTypeExternalId ->
-code_types``, ``code_ranges.initiativeExternalId -> initiatives``, ``code_ranges.codeExternalId
--> codes``), checked when the parent table is given or listed in ``known``.
-
-An ``error`` is what the service refuses and blocks posting; a ``warning`` is sent as given.
+"""Validate a whole firm's import tables at once: every model's rules and the references between
+tables (checked when the parent table is given or listed in ``known``).
 """
 
 from __future__ import annotations
@@ -47,10 +43,8 @@ class ValidationReport:
     """The outcome of :func:`validate`.
 
     Attributes:
-        failures: Every failure, errors and warnings, in import order then row order, with
-            ``line`` (the row's line in its file; NA for a frame built in Python).
-        frames: Per table, the rows safe to import: coerced, rows with an error removed (for
-            ``code_ranges``, every row of a range with an error). Empty when a column is wrong.
+        failures: Every failure, errors and warnings, with ``line`` (the row's line in its file).
+        frames: Per table, the rows safe to import, coerced.
         rows: Number of input rows per table.
         unchecked: References not checked (no parent frame nor ``known`` ids).
         results: The per-table :class:`toolkit.schemas.CheckResult`.
@@ -94,8 +88,7 @@ class ValidationReport:
         return self.failures[self.failures["severity"] == "warning"]
 
     def raise_if_failed(self) -> None:
-        """Raise :class:`toolkit.errors.ValidationError` (``.failure_cases``: :attr:`failures`)
-        when there is any error.
+        """Raise :class:`toolkit.errors.ValidationError` when there is any error.
 
         >>> import pandas as pd
         >>> validate(codes=pd.DataFrame({"externalId": ["L110"]})).raise_if_failed()
@@ -108,8 +101,7 @@ class ValidationReport:
             raise ValidationError(format_failures(self.failures), self.failures)
 
     def bad_rows(self, table: str) -> set[Any]:
-        """Input index labels of the rows of ``table`` with an error (every row when a column
-        is wrong; none for a table not given).
+        """Input index labels of the rows of ``table`` with an error.
 
         >>> import pandas as pd
         >>> clients = pd.DataFrame({"externalId": ["C-1", "C-1", "C-2"], "name": ["A", "B", ""],
@@ -121,8 +113,7 @@ class ValidationReport:
         return set() if result is None else result.bad_rows()
 
     def bad_ids(self, table: str) -> set[str]:
-        """Key values (``externalId``; ``initiativeExternalId`` for code ranges) of bad rows:
-        their children should not be imported.
+        """Key values of the bad rows of ``table``: their children should not be imported.
 
         >>> import pandas as pd
         >>> clients = pd.DataFrame({"externalId": ["C-1", "C-2"], "name": ["A", 2.5],
@@ -140,8 +131,7 @@ class ValidationReport:
         return set(frame[col].dropna().astype(str).tolist())
 
     def summary(self) -> pd.DataFrame:
-        """One row per given table: ``rows``, ``valid``, ``bad`` (rows), ``errors`` and
-        ``warnings``.
+        """One row per given table: ``rows``, ``valid``, ``bad``, ``errors``, ``warnings``.
 
         >>> import pandas as pd
         >>> validate(code_ranges=pd.DataFrame({"initiativeExternalId": ["M-1", "M-1"],
@@ -150,33 +140,26 @@ class ValidationReport:
         """
         errors = self.errors["table"].value_counts()
         warnings = self.warnings["table"].value_counts()
-        data = []
-        for table, n in self.rows.items():
-            bad = len(self.bad_rows(table))
-            data.append(
-                {
-                    "rows": n,
-                    "valid": len(self.frames.get(table, ())),
-                    "bad": bad,
-                    "errors": int(errors.get(table, 0)),
-                    "warnings": int(warnings.get(table, 0)),
-                }
-            )
+        data = [
+            {
+                "rows": n,
+                "valid": len(self.frames.get(table, ())),
+                "bad": len(self.bad_rows(table)),
+                "errors": int(errors.get(table, 0)),
+                "warnings": int(warnings.get(table, 0)),
+            }
+            for table, n in self.rows.items()
+        ]
         return pd.DataFrame(data, index=pd.Index(list(self.rows), name="table"))
 
     def to_excel(self, path: str | os.PathLike[str]) -> Path:
-        """Write the workbook the analyst fixes and reads back with :func:`load_folder`: the
-        tables as given, each failing cell marked with its message, and ``errors`` and
-        ``summary`` sheets (:mod:`toolkit.ingress.workbook`).
+        """Write the tables, failing cells marked, to fix and read back with :func:`load_folder`.
 
         Args:
             path: the ``.xlsx`` file.
 
         Returns:
             The path written.
-
-        Raises:
-            toolkit.errors.ConfigError: not an ``.xlsx`` path, a missing folder, or no openpyxl.
 
         >>> import pandas as pd, tempfile, pathlib
         >>> report = validate(code_ranges=pd.DataFrame({"initiativeExternalId": ["M-1", ""],
@@ -261,19 +244,13 @@ def validate(
         initiatives: Initiative rows.
         code_types: Code type rows.
         codes: Code rows.
-        code_ranges: Code range rows in long form (``initiativeExternalId``,
-            ``codeExternalId``).
+        code_ranges: Code range rows in long form.
         known: Ids already in the service, per table (``{"clients": ["C-1001"]}``).
         columns: Renames applied first: one mapping for every table, or one per table.
-        code_range_post: ``"replace"`` (default: a range over 2500 codes is a
-            ``range_size`` error) or ``"add"`` (sent in parts; :mod:`toolkit.ingress.ranges`).
+        code_range_post: ``"replace"`` or ``"add"`` (see :mod:`toolkit.ingress.ranges`).
 
     Returns:
         A :class:`ValidationReport`; it never raises on bad data.
-
-    Raises:
-        toolkit.errors.ConfigError: ``known`` or ``columns`` names an unknown table, a
-            table is not a frame, or ``code_range_post`` is neither ``"replace"`` nor ``"add"``.
 
     >>> import pandas as pd
     >>> initiatives = pd.DataFrame({
@@ -352,13 +329,7 @@ def validate(
 def load_folder(
     path: str | os.PathLike[str], *, encoding: str | None = None
 ) -> dict[str, pd.DataFrame]:
-    """Read the import tables of a folder (or of a workbook of table sheets, such as the one
-    :meth:`ValidationReport.to_excel` wrote), as raw as possible, for :func:`validate`.
-
-    Each table is a ``.csv``, ``.xlsx`` or ``.parquet`` file named after it, case-insensitively
-    or by :data:`toolkit.ingress.readers.ALIASES` (``matters.csv``, ``code-ranges.csv``), read by
-    :func:`toolkit.ingress.readers.read_table`. Another table file is named in an
-    :class:`~toolkit.errors.InputWarning` and passed over (``timekeepers.csv`` silently).
+    """Read the import tables of a folder (files named after tables) or of a workbook of sheets.
 
     Args:
         path: The folder, or a workbook of table sheets.
@@ -366,11 +337,6 @@ def load_folder(
 
     Returns:
         ``{table: frame}`` in import order.
-
-    Raises:
-        toolkit.errors.ConfigError: ``path`` is neither a folder nor a workbook, no file (or
-            sheet) in it names an import table, a table has more than one file, or a file
-            cannot be read (the message names the file and line).
 
     >>> frames = load_folder("sample_data")
     >>> list(frames)

@@ -1,8 +1,6 @@
-"""The workbook the analyst fixes: an ``errors`` sheet (the failure frame), a ``summary`` sheet
-(failures per table, check and severity), then each input table as read, each failing cell
-filled (errors red, warnings amber) with its message as a comment, a column-level failure on
-the header. Text stays text (``"007"``, ``"=1+1"``). :func:`toolkit.ingress.readers.read_workbook`
-reads the fixed file back. Needs ``openpyxl`` (the ``excel`` extra).
+"""The workbook the analyst fixes: ``errors`` and ``summary`` sheets, then each input table as
+read, each failing cell filled (errors red, warnings amber) with its message as a comment.
+Text stays text. Needs ``openpyxl`` (the ``excel`` extra).
 """
 
 from __future__ import annotations
@@ -152,14 +150,10 @@ def write_workbook(
         path: the ``.xlsx`` file (replaced if it exists).
         tables: ``{table: frame as read}``; one sheet each, in this order.
         failures: the failure frame (with ``line`` if known); ``row`` is a label of the table.
-        headers: per table, the failure frame's ``column`` -> the header(s) showing it
-            (:attr:`toolkit.ingress.checks.CheckResult.headers`).
+        headers: per table, the failure frame's ``column`` -> the header(s) showing it.
 
     Returns:
         The path written.
-
-    Raises:
-        toolkit.errors.ConfigError: not an ``.xlsx`` path, no such folder, or no openpyxl.
 
     Example:
         >>> import tempfile, pathlib
