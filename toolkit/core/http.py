@@ -1,7 +1,5 @@
-"""The HTTP layer: a pooled ``requests.Session`` per thread, timeouts and urllib3 retries of what
-the caller marks safe to repeat. Every answer is a :class:`Reply` (nothing raises), whose
-``failure`` says why none came: :data:`UNREACHABLE`, :data:`INVALID_URL` or :data:`LOST`.
-"""
+"""The HTTP layer: pooled sessions per thread, timeouts, retries of what is safe to repeat;
+every answer a :class:`Reply` (nothing raises)."""
 
 from __future__ import annotations
 
@@ -47,9 +45,8 @@ RETRY_STATUSES = (429, 500, 502, 503, 504)
 #: longest reason kept from an error body (a body may list thousands of field errors)
 _MAX_REASON = 2000
 
-#: What :attr:`Reply.failure` may say: never left (refused, not resolved, TLS, connect
-#: timeout); a URL that cannot be requested; sent and its answer lost; never sent by the bulk
-#: runner; a conflict on a retry that shows a lost first attempt had been applied.
+#: What :attr:`Reply.failure` may say: never left; a bad URL; answer lost; never sent by the bulk
+#: runner; a conflict on a retry showing that a lost first attempt had been applied.
 Failure = Literal["unreachable", "invalid_url", "lost", "not_sent", "landed"]
 UNREACHABLE: Final = "unreachable"
 INVALID_URL: Final = "invalid_url"
@@ -60,16 +57,8 @@ LANDED: Final = "landed"
 
 @dataclass
 class Reply:
-    """What one request came back with, after its retries.
-
-    Attributes:
-        status: final HTTP status, or ``None`` when no answer came.
-        body: the parsed JSON body, or ``None``; error: a one-line reason when it failed.
-        attempts: times sent; elapsed: seconds from the first send; method; url.
-        failure: why no usable answer came (a :data:`Failure`), else ``None``.
-        retry_after: seconds of the answer's ``Retry-After`` (seconds or an HTTP date).
-        lost: an earlier attempt of the call had its answer lost (set by the bulk runner).
-        headers: the answer's rate limit headers (lower-case names), if any.
+    """What one request came back with, after its retries (``status`` ``None``: no answer,
+    ``failure`` says why; ``lost``: an earlier attempt's answer was lost, set by the bulk runner).
     """
 
     status: int | None
@@ -95,8 +84,7 @@ _ENCODED_PATH = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*
 
 
 def _request(session: requests.Session, method: str, url: str, **kwargs: Any) -> requests.Response:
-    """``session.request``, sending an already percent-encoded path as given (``requests`` would
-    decode ``%2E``, and an id ``..`` would then address its parent)."""
+    """``session.request``, sending an already percent-encoded path as given (``%2E`` kept)."""
     timeout = kwargs.pop("timeout", None)
     proxies = kwargs.pop("proxies", None) or {}
     prep = session.prepare_request(requests.Request(method, url, **kwargs))
@@ -223,12 +211,11 @@ def _reasons(value: Any) -> list[str]:
 
 
 def error_text(body: Any, status: int | None, text: bytes = b"") -> str | None:
-    """The reason of an error answer, whatever its body's shape: a problem (RFC 9457 ``detail`` or
-    ``title``, with its ``errors``), an OAuth error, ``{"message": ...}``, a NestJS body, a JSON
-    string or list, or plain text; else the status. ``None`` for a 2xx answer.
+    """The reason of an error answer, whatever its body's shape (RFC 9457 problem, OAuth error,
+    NestJS body, JSON string or list, plain text), else the status; ``None`` for a 2xx.
 
     Args:
-        body: the parsed JSON body, or ``None`` (no body, or not JSON).
+        body: the parsed JSON body, or ``None``.
         status: the HTTP status, or ``None`` when no answer came.
         text: the raw body, read when it is not JSON.
 
@@ -273,8 +260,7 @@ def error_text(body: Any, status: int | None, text: bytes = b"") -> str | None:
 
 
 def problem_of(reply: Reply) -> dict[str, Any] | None:
-    """The error body of an answer as a problem: its JSON object, ``{"detail": <text>}`` for a
-    plain-text answer, or ``None``.
+    """The error body of an answer as a problem (``{"detail": <text>}`` for plain text), or None.
 
     >>> problem_of(Reply(409, None, "HTTP 409: externalId 'C1' exists"))
     {'detail': "externalId 'C1' exists"}
@@ -305,8 +291,7 @@ class Transport:
     Args:
         timeout: (connect, read) seconds, or one number for both.
         retries: how many times a retryable request is repeated after the first try.
-        backoff: base of the exponential backoff in seconds.
-        backoff_max: cap of one backoff sleep in seconds.
+        backoff: base of the exponential backoff in seconds (capped at ``backoff_max``).
         jitter: random seconds added to each backoff.
         pool_size: connections kept per host per thread.
 
@@ -331,9 +316,8 @@ class Transport:
         )
 
     def proxies(self, url: str) -> dict[str, str]:
-        """Proxy settings for a URL (``NO_PROXY`` included), read from the environment once per
-        scheme and host: the sessions do not trust the environment (a ``.netrc`` entry would
-        replace the bearer header)."""
+        """Proxy settings for a URL from the environment, once per host (the sessions ignore the
+        environment: a ``.netrc`` entry would replace the bearer header)."""
         parts = urlsplit(url)
         key = f"{parts.scheme}://{parts.netloc}"
         found = self._proxies.get(key)
@@ -416,6 +400,9 @@ class Transport:
             auth: a ``requests`` auth hook writing the credentials.
             retry: whether the request is safe to repeat.
             raw: keep a 2xx body as bytes.
+
+        Returns:
+            The :class:`Reply`.
 
         >>> Transport(timeout=0.5, retries=0).send("GET", "http://127.0.0.1:9/").status is None
         True

@@ -1,7 +1,4 @@
-"""Settings of one customer's connection: the customer, the application's credentials (the
-secret masked) and each service's base address, from arguments or from ``TOOLKIT_*`` variables
-and a ``.env`` file found as python-dotenv's ``find_dotenv(usecwd=True)`` finds it.
-"""
+"""Settings of one customer's connection, from arguments or ``TOOLKIT_*`` variables and ``.env``."""
 
 from __future__ import annotations
 
@@ -35,8 +32,7 @@ ENVIRONMENT = "environment"
 
 
 def find_env_file(name: str | os.PathLike[str] = ".env") -> Path | None:
-    """The file python-dotenv's ``find_dotenv(name, usecwd=True)`` finds: ``name`` in the current
-    folder, else in the nearest parent holding one.
+    """``name`` in the current folder, else in the nearest parent holding one (python-dotenv).
 
     Args:
         name: the file's name (or a relative or absolute path).
@@ -103,9 +99,6 @@ class Settings:
         audience: the audience of the token request (required; ``TOOLKIT_AUDIENCE``).
         source: the ``.env`` file read, ``"environment"`` or ``"arguments"``.
 
-    Raises:
-        ConfigError: a required setting is empty, or an address is not ``http(s)://host``.
-
     >>> s = Settings("c", "app", "s3cr3t", "http://127.0.0.1:1/", "http://h", audience="a")
     >>> s.urls["auth"], "s3cr3t" in repr(s)
     ('http://127.0.0.1:1', False)
@@ -120,8 +113,7 @@ class Settings:
     audience: str = ""
     source: str = field(default="arguments", compare=False)
 
-    # the dataclass's own __init__ would type ``client_secret`` as ``Secret`` only; this one
-    # takes the plain text too and wraps it, so the attribute is a ``Secret`` in every case
+    # takes the secret as plain text too: the attribute is always a ``Secret``
     def __init__(
         self,
         customer_id: str,
@@ -166,8 +158,7 @@ class Settings:
         *,
         environ: Mapping[str, str] | None = None,
     ) -> Settings:
-        """Read the settings from ``TOOLKIT_*`` variables and a ``.env`` file (found by
-        :func:`find_env_file`); the process environment wins over the file.
+        """Read ``TOOLKIT_*`` variables and a ``.env`` file (the environment wins over the file).
 
         Args:
             env_file: name or path of the ``.env`` file, or ``None`` to read none.

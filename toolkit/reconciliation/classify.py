@@ -1,9 +1,5 @@
-"""The join of the two sides and the class of every entry and billing record: one of
-:data:`STATUSES`, the ``*_differs`` flags, the differences and the ``detail`` text.
-
->>> STATUSES[0], FAILED_STATUSES[0]
-('matched', 'missing_in_billing')
-"""
+"""The join of the two sides and the class of every row: one of :data:`STATUSES`, the
+``*_differs`` flags, the differences and the ``detail`` text."""
 
 from __future__ import annotations
 
@@ -61,9 +57,7 @@ ROW_COLUMNS: tuple[str, ...] = (
 
 
 def join(exp: pd.DataFrame, bil: pd.DataFrame) -> pd.DataFrame:
-    """Exported entries left-joined with billing records on ``key`` (missing keys never pair),
-    then the billing records no entry has; ``_merge`` says ``both``, ``left_only`` or
-    ``right_only``.
+    """Entries left-joined with billing records on ``key``, then the records no entry has.
 
     >>> exp = pd.DataFrame({"entryId": ["e1", "e2"]}).assign(key=lambda f: f["entryId"])
     >>> join(exp, pd.DataFrame({"key": ["e2", "e3"]}))["_merge"].tolist()
@@ -79,10 +73,7 @@ def join(exp: pd.DataFrame, bil: pd.DataFrame) -> pd.DataFrame:
 def classify(
     rows: pd.DataFrame, tolerance: float, key: str, compared: Sequence[str]
 ) -> pd.DataFrame:
-    """Give every joined row its status, ``*_differs`` flags, differences and detail: the
-    columns :data:`ROW_COLUMNS`. A pair is ``matched`` when every value compared agrees
-    (durations within ``tolerance`` seconds); ``duration_differs`` wins over
-    ``date_or_matter_differs``; one side missing differs, both missing agree.
+    """Give every joined row its status, flags, differences and detail (:data:`ROW_COLUMNS`).
 
     >>> rows = pd.DataFrame({"key": ["e1"], "entryId": ["e1"], "externalId": None,
     ...     "billingId": None, "userId": "u1", "initiative.externalId": "M-1",
