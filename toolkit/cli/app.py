@@ -40,11 +40,8 @@ def run(command: ModuleType, args: argparse.Namespace) -> int:
                 )
             print("interrupted", file=sys.stderr)
             return 130
-        except ToolkitError as exc:
+        except (ToolkitError, OSError) as exc:
             print(f"error: {explain(exc, args)}", file=sys.stderr)
-            return 2
-        except OSError as exc:
-            print(f"error: {exc}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
             print(f"\ninterrupted: {_what_was_written(args)}", file=sys.stderr)

@@ -1,8 +1,5 @@
-"""Every command of ``toolkit`` and its options, written once: :data:`COMMANDS` and :func:`parser`.
-
-Standard library only, so ``--help`` loads neither pandas nor pyarrow; the literal choices and
-defaults are the library's own (``tests/cli`` checks that they agree).
-"""
+"""Every command of ``toolkit`` and its options, written once: :data:`COMMANDS` and :func:`parser`
+(standard library only, so ``--help`` loads neither pandas nor pyarrow)."""
 
 from __future__ import annotations
 
@@ -465,11 +462,7 @@ def _add(
 
 
 def parser() -> argparse.ArgumentParser:
-    """The ``toolkit`` command line's parser, every command and option on it.
-
-    ``toolkit sandbox`` is listed for its help only: :func:`toolkit.cli.main` hands its
-    arguments to the sandbox's own command line. ``--env-file`` and ``-q`` may come before the
-    command or after it.
+    """The ``toolkit`` command line's parser (``toolkit sandbox`` is there for its help only).
 
     Returns:
         The parser; ``parse_args`` sets ``command`` to the command's name.
