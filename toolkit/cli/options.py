@@ -95,7 +95,7 @@ STAR_ARGS = (
     _arg("ids", nargs="*", metavar="ID", help="initiativeExternalId(s)"),
     _arg(
         "--file",
-        help=f"{TABLE_FILES} with initiativeExternalId (and timekeeperExternalId, else TK)",
+        help=f"{TABLE_FILES} with initiativeExternalId (and timekeeperExternalId or TK)",
     ),
     _out("every row's result"),
 )
@@ -138,9 +138,7 @@ COMMANDS: dict[str, Command] = {
             "toolkit onboard firm/ --journal j.jsonl --mirror  # retire closed matters",
         ),
         (
-            _arg(
-                "dir", nargs="?", help=f"folder of import tables ({TABLE_FILES}), as for validate"
-            ),
+            _arg("dir", nargs="?", help=f"folder of import tables ({TABLE_FILES}) as for validate"),
             _arg(
                 "--dry-run",
                 action="store_true",
@@ -149,7 +147,7 @@ COMMANDS: dict[str, Command] = {
             ),
             _arg(
                 "--journal",
-                help="journal file: a re-run sends only what is new, changed or failed",
+                help="journal: a re-run sends only what is new, changed or failed",
             ),
             _arg(
                 "--mirror",
@@ -397,9 +395,7 @@ COMMANDS: dict[str, Command] = {
                 "failing, the watermark and its age, the Delta version (reads local files only)",
                 args=(
                     _arg("firms_file", metavar="FIRMS.toml", help="the firms file"),
-                    _arg(
-                        "--out", help="also write the table to this file: .csv, .xlsx or .parquet"
-                    ),
+                    _arg("--out", help="also write the table to a .csv, .xlsx or .parquet file"),
                 ),
             )
         },

@@ -14,7 +14,7 @@ from dotenv import dotenv_values, find_dotenv
 from toolkit.core.auth import Secret
 from toolkit.errors import ConfigError
 
-__all__ = ["ENV_KEYS", "ENVIRONMENT", "Settings", "find_env_file", "read_env_file"]
+__all__ = ["ENV_KEYS", "Settings", "read_env_file"]
 
 #: setting -> environment variable
 ENV_KEYS: dict[str, str] = {
@@ -26,25 +26,6 @@ ENV_KEYS: dict[str, str] = {
     "ingestion_url": "TOOLKIT_INGESTION_URL",
     "audience": "TOOLKIT_AUDIENCE",
 }
-
-#: :attr:`Settings.source` of settings read from the environment alone (no file found)
-ENVIRONMENT = "environment"
-
-
-def find_env_file(name: str | os.PathLike[str] = ".env") -> Path | None:
-    """``name`` in the current folder, else in the nearest parent holding one (python-dotenv).
-
-    Args:
-        name: the file's name (or a relative or absolute path).
-
-    Returns:
-        The absolute path of the file, or ``None``.
-
-    >>> find_env_file("no-such.env") is None
-    True
-    """
-    found = find_dotenv(os.fspath(name), usecwd=True)
-    return Path(found).resolve() if found else None
 
 
 def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
@@ -158,7 +139,8 @@ class Settings:
         *,
         environ: Mapping[str, str] | None = None,
     ) -> Settings:
-        """Read ``TOOLKIT_*`` variables and a ``.env`` file (the environment wins over the file).
+        """Read ``TOOLKIT_*`` variables and a ``.env`` file, found here or in the nearest parent
+        folder (the environment wins over the file).
 
         Args:
             env_file: name or path of the ``.env`` file, or ``None`` to read none.
@@ -173,7 +155,8 @@ class Settings:
         >>> Settings.from_env(None, environ=env).source
         'environment'
         """
-        path = find_env_file(env_file) if env_file is not None else None
+        found = find_dotenv(os.fspath(env_file), usecwd=True) if env_file is not None else ""
+        path = Path(found).resolve() if found else None
         values = read_env_file(path) if path is not None else {}
         values.update(environ if environ is not None else os.environ)
         missing = [
@@ -195,4 +178,4 @@ class Settings:
             )
 
         given: dict[str, Any] = {key: values.get(var) or None for key, var in ENV_KEYS.items()}
-        return cls(**given, source=str(path) if path is not None else ENVIRONMENT)
+        return cls(**given, source=str(path) if path is not None else "environment")

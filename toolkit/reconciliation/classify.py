@@ -23,36 +23,16 @@ STATUSES: tuple[str, ...] = (
 )
 
 #: Statuses of an exported entry that is acknowledged as failed.
-FAILED_STATUSES: tuple[str, ...] = (
-    "missing_in_billing",
-    "duration_differs",
-    "date_or_matter_differs",
-)
+FAILED_STATUSES = tuple(s for s in STATUSES if s not in ("matched", "only_in_billing"))
 
 _STATUS_DTYPE = pd.CategoricalDtype(list(STATUSES), ordered=False)
 
 #: Columns of :attr:`Reconciliation.rows`, in order.
-ROW_COLUMNS: tuple[str, ...] = (
-    "key",
-    "_id",
-    "externalId",
-    "billingId",
-    "userId",
-    "initiative.externalId",
-    "initiative.client.externalId",
-    "exported_seconds",
-    "billed_seconds",
-    "difference_seconds",
-    "exported_date",
-    "billed_date",
-    "exported_matter",
-    "billed_matter",
-    "status",
-    "duration_differs",
-    "date_differs",
-    "matter_differs",
-    "differences",
-    "detail",
+ROW_COLUMNS: tuple[str, ...] = tuple(
+    "key _id externalId billingId userId initiative.externalId initiative.client.externalId "
+    "exported_seconds billed_seconds difference_seconds exported_date billed_date "
+    "exported_matter billed_matter status duration_differs date_differs matter_differs "
+    "differences detail".split()
 )
 
 
