@@ -53,9 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         The exit status (:data:`EXIT_CODES`); bad input never ends in a traceback.
 
-    Example:
-        >>> main(["validate", "no/such/folder"])  # the message goes to stderr
-        2
+    >>> main(["validate", "no/such/folder"])  # the message goes to stderr
+    2
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     index = _command_index(argv)
@@ -81,8 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def console() -> None:
     """The ``toolkit`` executable: :func:`main`, SIGINT handled from first to last.
 
-    Example:
-        >>> console()  # doctest: +SKIP
+    >>> console()  # doctest: +SKIP
     """
     if _main_thread():
         signal.signal(signal.SIGINT, _stop_while_loading)

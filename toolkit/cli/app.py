@@ -21,11 +21,10 @@ def run(command: ModuleType, args: argparse.Namespace) -> int:
     Returns:
         The exit status.
 
-    Example:
-        >>> from toolkit.cli import parser, validate
-        >>> args = parser().parse_args(["validate", "no/such/folder"])
-        >>> run(validate, args)  # the message goes to stderr
-        2
+    >>> from toolkit.cli import parser, validate
+    >>> args = parser().parse_args(["validate", "no/such/folder"])
+    >>> run(validate, args)  # the message goes to stderr
+    2
     """
     with warnings.catch_warnings():
         warnings.simplefilter("always", InputWarning)

@@ -156,8 +156,7 @@ def with_row(frame: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
 
 
 def interrupted(exc: Interrupted, args: argparse.Namespace, key: str = "externalId") -> int:
-    """Print what an interrupted run did (the rows not sent to a ``.unsent.csv``), and the
-    command that resumes it; return 130.
+    """Print what an interrupted run did and the command that resumes it; return 130.
 
     >>> interrupted(Interrupted("stopped"), argparse.Namespace(argv=["onboard", "firm"]))
     130

@@ -463,9 +463,8 @@ def parser() -> argparse.ArgumentParser:
     Returns:
         The parser; ``parse_args`` sets ``command`` to the command's name.
 
-    Example:
-        >>> parser().parse_args(["onboard", "sample_data", "--dry-run", "-q"]).quiet
-        True
+    >>> parser().parse_args(["onboard", "sample_data", "--dry-run", "-q"]).quiet
+    True
     """
     exits = "\n".join(f"  {code:<4} {text}" for code, text in EXIT_CODES.items())
     p = argparse.ArgumentParser(

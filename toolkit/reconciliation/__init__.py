@@ -6,8 +6,7 @@
 ('duration', 'date', 'matter')
 """
 
-# not re-exported (``__all__`` is empty: the public face is ``toolkit``'s), kept for the command
-# line, toolkit.firms and the demo, which import these from the package
+# not re-exported (``__all__`` is empty): for the command line, toolkit.firms and the demo
 from toolkit.reconciliation.api import reconcile as reconcile
 from toolkit.reconciliation.classify import FAILED_STATUSES as FAILED_STATUSES
 from toolkit.reconciliation.inputs import COMPARISONS as COMPARISONS

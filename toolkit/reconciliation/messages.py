@@ -21,10 +21,9 @@ _SPELLING: ContextVar[str] = ContextVar("toolkit_reconcile_spelling", default="p
 def spoken_as_cli() -> Iterator[None]:
     """Within it, messages name options as flags and the tables as files (``toolkit reconcile``).
 
-    Example:
-        >>> with spoken_as_cli():
-        ...     option("date", "Work Date")
-        "--date 'Work Date'"
+    >>> with spoken_as_cli():
+    ...     option("date", "Work Date")
+    "--date 'Work Date'"
     """
     token = _SPELLING.set("cli")
     try:
