@@ -74,7 +74,6 @@ class Secret:
 class BearerAuth(requests.auth.AuthBase):
     """A ``requests`` auth hook writing ``Authorization: Bearer <token>`` as it is prepared.
 
-    >>> import requests
     >>> requests.Request("GET", "http://h/", auth=BearerAuth(Secret("t"))).prepare().headers[
     ...     "Authorization"]
     'Bearer t'

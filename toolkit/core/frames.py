@@ -49,7 +49,6 @@ def as_pandas(frame: object, name: str = "frame") -> pd.DataFrame:
     Returns:
         A pandas DataFrame.
 
-    >>> import pyarrow as pa
     >>> as_pandas(pa.table({"a": [1, 2]})).index.tolist()
     [0, 1]
     """
@@ -80,7 +79,6 @@ def _without_view(kind: pa.DataType) -> pa.DataType:
 def as_frames(frames: Mapping[str, object]) -> dict[str, pd.DataFrame]:
     """:func:`as_pandas` for each value of a mapping of table name to table.
 
-    >>> import pyarrow as pa
     >>> list(as_frames({"clients": pa.table({"externalId": ["C-1"]})}))
     ['clients']
     """

@@ -149,9 +149,7 @@ class Settings:
         Returns:
             The settings; ``source`` names the file read, or ``"environment"``.
 
-        >>> env = {f"TOOLKIT_{k}": "http://h" for k in ("AUTH_URL", "TIME_URL")}
-        >>> env |= {f"TOOLKIT_{k}": "x" for k in ("CUSTOMER_ID", "CLIENT_ID", "AUDIENCE")}
-        >>> env["TOOLKIT_CLIENT_SECRET"] = "s"
+        >>> env = {name: "http://h" for name in ENV_KEYS.values()}
         >>> Settings.from_env(None, environ=env).source
         'environment'
         """
