@@ -45,10 +45,9 @@ def reconcile(
     """Compare exported time entries with a billing extract, entry by entry.
 
     A pair with the same key is ``matched`` when its duration (within ``tolerance_seconds``),
-    date and matter agree, else ``duration_differs`` (which wins) or ``date_or_matter_differs``;
-    an entry with no record is ``missing_in_billing``, a record with no entry ``only_in_billing``.
-    Only the values the billing frame holds are compared (``Reconciliation.compared``); an absent
-    default column warns (:class:`~toolkit.errors.InputWarning`) when a similar one exists.
+    date and matter agree, else ``duration_differs`` or ``date_or_matter_differs``; an entry
+    alone is ``missing_in_billing``, a record alone ``only_in_billing``. Only the values the
+    billing frame holds are compared (an absent default column warns if a similar one exists).
 
     Args:
         exported: exported entries (pandas, Polars or PyArrow) as flattened from the v2 export:
