@@ -1,9 +1,5 @@
-"""The ``toolkit`` command line: :func:`console` (the executable), :func:`main` and :func:`parser`.
-
-The options are one table (:mod:`toolkit.cli.options`, standard library only), so ``--help``
-loads neither pandas nor pyarrow; the command's module loads once the arguments are read (a
-Ctrl+C meanwhile exits 130). Exit statuses: :data:`EXIT_CODES`.
-"""
+"""The ``toolkit`` command line: :func:`console` (the executable), :func:`main` and :func:`parser`;
+a command's module (and pandas) loads once the arguments are read."""
 
 from __future__ import annotations
 
@@ -55,12 +51,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line.
 
     Returns:
-        The exit status (:data:`EXIT_CODES`): 0 all done, 1 some rows invalid or failed, 2 a
-        usage or input error, 130 interrupted. Bad input never ends in a traceback.
+        The exit status (:data:`EXIT_CODES`); bad input never ends in a traceback.
 
-    Example:
-        >>> main(["validate", "no/such/folder"])  # the message goes to stderr
-        2
+    >>> main(["validate", "no/such/folder"])  # the message goes to stderr
+    2
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     index = _command_index(argv)
@@ -86,8 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def console() -> None:
     """The ``toolkit`` executable: :func:`main`, SIGINT handled from first to last.
 
-    Example:
-        >>> console()  # doctest: +SKIP
+    >>> console()  # doctest: +SKIP
     """
     if _main_thread():
         signal.signal(signal.SIGINT, _stop_while_loading)

@@ -21,11 +21,10 @@ def run(command: ModuleType, args: argparse.Namespace) -> int:
     Returns:
         The exit status.
 
-    Example:
-        >>> from toolkit.cli import parser, validate
-        >>> args = parser().parse_args(["validate", "no/such/folder"])
-        >>> run(validate, args)  # the message goes to stderr
-        2
+    >>> from toolkit.cli import parser, validate
+    >>> args = parser().parse_args(["validate", "no/such/folder"])
+    >>> run(validate, args)  # the message goes to stderr
+    2
     """
     with warnings.catch_warnings():
         warnings.simplefilter("always", InputWarning)
@@ -40,11 +39,8 @@ def run(command: ModuleType, args: argparse.Namespace) -> int:
                 )
             print("interrupted", file=sys.stderr)
             return 130
-        except ToolkitError as exc:
+        except (ToolkitError, OSError) as exc:
             print(f"error: {explain(exc, args)}", file=sys.stderr)
-            return 2
-        except OSError as exc:
-            print(f"error: {exc}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
             print(f"\ninterrupted: {_what_was_written(args)}", file=sys.stderr)

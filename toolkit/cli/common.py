@@ -1,6 +1,4 @@
-"""What the commands share: the client, printed frames, ``--out`` files, the summary of an
-interrupted run and the one-line explanation of an error.
-"""
+"""What the commands share: the client, printed frames, ``--out`` files, interrupts, errors."""
 
 from __future__ import annotations
 
@@ -33,22 +31,20 @@ __all__ = [
     "write_out",
 ]
 
-#: the path of the token request (what tells its errors from the other requests)
+#: the path of the token request
 TOKEN_PATH = ENDPOINTS["token"][2]
 
 #: the names of a release window's bounds on the command line
 FLAGS = ("--after", "--on-or-before")
-#: the reconciliation rows acknowledged when ``--include`` names none: what the billing extract
-#: proves (an entry missing in billing, perhaps not written yet, or differing stays pending)
+#: the reconciliation rows acknowledged when ``--include`` names none: what billing proves
 ACKNOWLEDGED_BY_DEFAULT = ["matched"]
 
 
 def env_file_of(args: argparse.Namespace) -> str:
     """The ``.env`` to read: ``--env-file`` (absolute), else ``.env`` found from here upwards.
 
-    Example:
-        >>> env_file_of(argparse.Namespace(env_file=None))
-        '.env'
+    >>> env_file_of(argparse.Namespace(env_file=None))
+    '.env'
     """
     given = getattr(args, "env_file", None)
     return ".env" if given is None else str(Path(given).absolute())
@@ -57,15 +53,13 @@ def env_file_of(args: argparse.Namespace) -> str:
 def client_from(args: argparse.Namespace) -> Client:
     """A client from the settings, its token fetched first: bad credentials fail fast.
 
-    Example:
-        >>> with client_from(argparse.Namespace(env_file=env_file)) as c:
-        ...     c.connection.settings.customer_id == sb.customer_id
-        True
+    >>> with client_from(argparse.Namespace(env_file=env_file)) as c:
+    ...     c.connection.settings.customer_id == sb.customer_id
+    True
     """
     client = Client.from_env(env_file_of(args), workers=getattr(args, "workers", None) or 8)
     args.settings = client.connection.settings
-    # an unreachable identity service ends the command at once, with the setting; a 429 or
-    # 5xx is retried like any request (Retry-After, backoff) before the command gives up
+    # an unreachable identity service ends the command at once; a 429 or 5xx is retried
     client.connection.auth.secret_token(retry=False)
     return client
 
@@ -73,8 +67,7 @@ def client_from(args: argparse.Namespace) -> Client:
 def check_journal(args: argparse.Namespace) -> None:
     """Open and close ``--journal`` before any request: an unusable or held journal fails first.
 
-    Example:
-        >>> check_journal(argparse.Namespace(journal=None))  # no journal: nothing to check
+    >>> check_journal(argparse.Namespace(journal=None))  # no journal: nothing to check
     """
     if getattr(args, "journal", None) and not getattr(args, "dry_run", False):
         Journal(args.journal).close()
@@ -83,9 +76,8 @@ def check_journal(args: argparse.Namespace) -> None:
 def cut(value: object, width: int = 80) -> object:
     """A text longer than ``width`` cut to it, ending in ``...``; any other value as it is.
 
-    Example:
-        >>> cut("x" * 100, width=10)
-        'xxxxxxx...'
+    >>> cut("x" * 100, width=10)
+    'xxxxxxx...'
     """
     text = value if isinstance(value, str) else None
     return text[: width - 3] + "..." if text is not None and len(text) > width else value
@@ -94,11 +86,10 @@ def cut(value: object, width: int = 80) -> object:
 def print_frame(df: pd.DataFrame, max_rows: int = 30) -> None:
     """Print the first rows of a frame, long texts cut, and how many more there are.
 
-    Example:
-        >>> print_frame(pd.DataFrame({"row": [0, 1], "error": ["bad", "worse"]}), max_rows=1)
-         row error
-           0   bad
-        ... 1 more (write them all with --out FILE)
+    >>> print_frame(pd.DataFrame({"row": [0, 1], "error": ["bad", "worse"]}), max_rows=1)
+     row error
+       0   bad
+    ... 1 more (write them all with --out FILE)
     """
     shown = df.head(max_rows).copy()
     for col in shown.select_dtypes(include=["object", "string"]).columns:
@@ -114,9 +105,8 @@ def print_frame(df: pd.DataFrame, max_rows: int = 30) -> None:
 def out_path(args: argparse.Namespace, name: str = "out") -> Path | None:
     """The ``--out`` file (or the option ``name``), checked before any work is done.
 
-    Example:
-        >>> out_path(argparse.Namespace(out=None)) is None
-        True
+    >>> out_path(argparse.Namespace(out=None)) is None
+    True
     """
     given = getattr(args, name, None)
     return check_out_path(given) if given else None
@@ -125,8 +115,7 @@ def out_path(args: argparse.Namespace, name: str = "out") -> Path | None:
 def write_out(frame: pd.DataFrame, out: Path | None, what: str) -> None:
     """Write a frame to the ``--out`` file, if there is one, and say so.
 
-    Example:
-        >>> write_out(pd.DataFrame({"row": [0]}), None, "results")  # no --out: nothing
+    >>> write_out(pd.DataFrame({"row": [0]}), None, "results")  # no --out: nothing
     """
     if out is not None:
         write_table(frame, out)
@@ -141,11 +130,10 @@ def invalid(
 ) -> int:
     """Print (and write to ``out``) the validation failures, nothing sent; return 1.
 
-    Example:
-        >>> invalid("bad", pd.DataFrame({"row": [0]}), {}, None)  # doctest: +NORMALIZE_WHITESPACE
-        row line
-        0
-        1
+    >>> invalid("bad", pd.DataFrame({"row": [0]}), {}, None)  # doctest: +NORMALIZE_WHITESPACE
+    row line
+    0
+    1
     """
     print(f"validation failed, nothing sent: {message}", file=sys.stderr)
     failures = with_lines(failures, source)
@@ -157,11 +145,10 @@ def invalid(
 def with_row(frame: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
     """A result frame aligned to a file's rows, with ``row`` (0-based) and ``line`` first.
 
-    Example:
-        >>> src = pd.DataFrame({"a": ["x"]})
-        >>> src.attrs["line_shifts"] = ()
-        >>> with_row(pd.DataFrame({"ok": [True]}), src).columns.tolist()
-        ['row', 'line', 'ok']
+    >>> src = pd.DataFrame({"a": ["x"]})
+    >>> src.attrs["line_shifts"] = ()
+    >>> with_row(pd.DataFrame({"ok": [True]}), src).columns.tolist()
+    ['row', 'line', 'ok']
     """
     out = frame.reset_index(drop=True)
     out.insert(0, "row", pd.Series(range(len(out)), index=out.index, dtype="Int64"))
@@ -171,11 +158,8 @@ def with_row(frame: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
 def interrupted(exc: Interrupted, args: argparse.Namespace, key: str = "externalId") -> int:
     """Print what an interrupted run did and the command that resumes it; return 130.
 
-    The rows not sent (or unknown) go to ``<journal, --out or command>.unsent.csv``.
-
-    Example:
-        >>> interrupted(Interrupted("stopped"), argparse.Namespace(argv=["onboard", "firm"]))
-        130
+    >>> interrupted(Interrupted("stopped"), argparse.Namespace(argv=["onboard", "firm"]))
+    130
     """
     res = exc.result
     print("\ninterrupted: no request was sent after the interrupt", file=sys.stderr)
@@ -216,15 +200,11 @@ def _setting_of(url: str, settings: Settings | None) -> str:
     return "TOOLKIT_AUTH_URL / TOOLKIT_TIME_URL"
 
 
-def explain(exc: ToolkitError, args: argparse.Namespace | None) -> str:
+def explain(exc: ToolkitError | OSError, args: argparse.Namespace | None) -> str:
     """One line (without ``error:``) saying what went wrong and which setting to check.
 
-    A refused token names the credentials only when the identity service says so; a 429 or 5xx of
-    the token request says the service is busy or failing.
-
-    Example:
-        >>> explain(toolkit.ConfigError("firm/: no such folder"), None)
-        'firm/: no such folder'
+    >>> explain(toolkit.ConfigError("firm/: no such folder"), None)
+    'firm/: no such folder'
     """
     settings = getattr(args, "settings", None)
     if settings is not None and settings.source not in ("environment", "arguments"):

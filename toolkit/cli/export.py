@@ -21,9 +21,8 @@ def out_format(out: str, given: str | None) -> str:
     Returns:
         ``"xlsx"`` for a ``.xlsx`` file, else ``"parquet"`` or ``"csv"`` (folders).
 
-    Example:
-        >>> out_format("march.xlsx", None), out_format("out/march", None)
-        ('xlsx', 'parquet')
+    >>> out_format("march.xlsx", None), out_format("out/march", None)
+    ('xlsx', 'parquet')
     """
     suffix = Path(out).suffix.casefold()
     if suffix in (".xlsx", ".xlsm"):
@@ -51,14 +50,13 @@ def run(args: argparse.Namespace) -> int:
     Returns:
         0 (errors end the command with status 2).
 
-    Example:
-        >>> import contextlib, io
-        >>> from toolkit.cli import main
-        >>> with contextlib.redirect_stdout(io.StringIO()) as out:
-        ...     code = main(["-q", "--env-file", env_file, "export", "--after", "2026-11-01",
-        ...                  "--on-or-before", "2026-11-21", "--out", str(tmp / "export")])
-        >>> code, out.getvalue().splitlines()[0][-37:]  # a bare date: the whole day
-        (0, 'on or before 2026-11-21T23:59:59.999Z')
+    >>> import contextlib, io
+    >>> from toolkit.cli import main
+    >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+    ...     code = main(["-q", "--env-file", env_file, "export", "--after", "2026-11-01",
+    ...                  "--on-or-before", "2026-11-21", "--out", str(tmp / "export")])
+    >>> code, out.getvalue().splitlines()[0][-37:]  # a bare date: the whole day
+    (0, 'on or before 2026-11-21T23:59:59.999Z')
     """
     args.format = out_format(args.out, args.format)  # before any request
     if args.command == "pending":

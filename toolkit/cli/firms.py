@@ -20,12 +20,11 @@ def run(args: argparse.Namespace) -> int:
     Returns:
         0; 1 when a firm is failing.
 
-    Example:
-        >>> import contextlib, io
-        >>> with contextlib.redirect_stdout(io.StringIO()) as out:
-        ...     code = run(argparse.Namespace(firms_file=firms_file, out=None))
-        >>> code, out.getvalue().split()[0]
-        (0, 'firm')
+    >>> import contextlib, io
+    >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+    ...     code = run(argparse.Namespace(firms_file=firms_file, out=None))
+    >>> code, out.getvalue().split()[0]
+    (0, 'firm')
     """
     out = out_path(args)
     frame = status(load(args.firms_file))

@@ -66,13 +66,12 @@ def run(args: argparse.Namespace) -> int:
     Returns:
         0 every row sent (or would be), 1 some invalid or failed, 130 interrupted.
 
-    Example:
-        >>> import contextlib, io
-        >>> from toolkit.cli import main
-        >>> with contextlib.redirect_stdout(io.StringIO()) as out:
-        ...     code = main(["-q", "--env-file", env_file, "onboard", "sample_data", "--dry-run"])
-        >>> code, out.getvalue().splitlines()[0]
-        (0, 'dry run: nothing sent; validation ok')
+    >>> import contextlib, io
+    >>> from toolkit.cli import main
+    >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+    ...     code = main(["-q", "--env-file", env_file, "onboard", "sample_data", "--dry-run"])
+    >>> code, out.getvalue().splitlines()[0]
+    (0, 'dry run: nothing sent; validation ok')
     """
     if args.failures and not args.journal:
         raise ConfigError("--failures needs --journal FILE")
@@ -91,8 +90,7 @@ def run(args: argparse.Namespace) -> int:
     frames = load_folder(args.dir)
     check_journal(args)
     if args.strict or (not args.dry_run and args.on_invalid == "raise"):
-        # the data's errors (and, with --strict, warnings) before any token or request: they
-        # need no service to be found
+        # the data's errors (and, with --strict, warnings) before any token or request
         checked = validate(
             clients=frames.get("clients"),
             initiatives=frames.get("initiatives"),

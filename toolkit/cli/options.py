@@ -1,8 +1,5 @@
-"""Every command of ``toolkit`` and its options, written once: :data:`COMMANDS` and :func:`parser`.
-
-Standard library only, so ``--help`` loads neither pandas nor pyarrow; the literal choices and
-defaults are the library's own (``tests/cli`` checks that they agree).
-"""
+"""Every command of ``toolkit`` and its options, written once: :data:`COMMANDS` and :func:`parser`
+(standard library only, so ``--help`` loads neither pandas nor pyarrow)."""
 
 from __future__ import annotations
 
@@ -98,7 +95,7 @@ STAR_ARGS = (
     _arg("ids", nargs="*", metavar="ID", help="initiativeExternalId(s)"),
     _arg(
         "--file",
-        help=f"{TABLE_FILES} with initiativeExternalId (and timekeeperExternalId, else TK)",
+        help=f"{TABLE_FILES} with initiativeExternalId (and timekeeperExternalId or TK)",
     ),
     _out("every row's result"),
 )
@@ -141,9 +138,7 @@ COMMANDS: dict[str, Command] = {
             "toolkit onboard firm/ --journal j.jsonl --mirror  # retire closed matters",
         ),
         (
-            _arg(
-                "dir", nargs="?", help=f"folder of import tables ({TABLE_FILES}), as for validate"
-            ),
+            _arg("dir", nargs="?", help=f"folder of import tables ({TABLE_FILES}) as for validate"),
             _arg(
                 "--dry-run",
                 action="store_true",
@@ -152,7 +147,7 @@ COMMANDS: dict[str, Command] = {
             ),
             _arg(
                 "--journal",
-                help="journal file: a re-run sends only what is new, changed or failed",
+                help="journal: a re-run sends only what is new, changed or failed",
             ),
             _arg(
                 "--mirror",
@@ -400,9 +395,7 @@ COMMANDS: dict[str, Command] = {
                 "failing, the watermark and its age, the Delta version (reads local files only)",
                 args=(
                     _arg("firms_file", metavar="FIRMS.toml", help="the firms file"),
-                    _arg(
-                        "--out", help="also write the table to this file: .csv, .xlsx or .parquet"
-                    ),
+                    _arg("--out", help="also write the table to a .csv, .xlsx or .parquet file"),
                 ),
             )
         },
@@ -465,18 +458,13 @@ def _add(
 
 
 def parser() -> argparse.ArgumentParser:
-    """The ``toolkit`` command line's parser, every command and option on it.
-
-    ``toolkit sandbox`` is listed for its help only: :func:`toolkit.cli.main` hands its
-    arguments to the sandbox's own command line. ``--env-file`` and ``-q`` may come before the
-    command or after it.
+    """The ``toolkit`` command line's parser (``toolkit sandbox`` is there for its help only).
 
     Returns:
         The parser; ``parse_args`` sets ``command`` to the command's name.
 
-    Example:
-        >>> parser().parse_args(["onboard", "sample_data", "--dry-run", "-q"]).quiet
-        True
+    >>> parser().parse_args(["onboard", "sample_data", "--dry-run", "-q"]).quiet
+    True
     """
     exits = "\n".join(f"  {code:<4} {text}" for code, text in EXIT_CODES.items())
     p = argparse.ArgumentParser(

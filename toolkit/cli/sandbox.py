@@ -26,9 +26,8 @@ def run(args: argparse.Namespace) -> int:
     Returns:
         The demo's or JupyterLab's exit status.
 
-    Example:
-        >>> run(argparse.Namespace(command="demo", out="out", workers=8))  # doctest: +SKIP
-        0
+    >>> run(argparse.Namespace(command="demo", out="out", workers=8))  # doctest: +SKIP
+    0
     """
     if args.command == "lab":
         return _lab(args)

@@ -18,13 +18,12 @@ def run(args: argparse.Namespace) -> int:
     Returns:
         0 every row done, 1 some failed (``starred``: the timekeeper is unknown or ambiguous).
 
-    Example:
-        >>> import contextlib, io
-        >>> from toolkit.cli import main
-        >>> with contextlib.redirect_stdout(io.StringIO()) as out:
-        ...     code = main(["-q", "--env-file", env_file, "starred", "TK-101"])
-        >>> code, out.getvalue().split()[:2]
-        (0, ['initiativeExternalId', 'page'])
+    >>> import contextlib, io
+    >>> from toolkit.cli import main
+    >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+    ...     code = main(["-q", "--env-file", env_file, "starred", "TK-101"])
+    >>> code, out.getvalue().split()[:2]
+    (0, ['initiativeExternalId', 'page'])
     """
     if args.command == "starred":
         return _starred(args)

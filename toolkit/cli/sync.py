@@ -18,14 +18,13 @@ def run(args: argparse.Namespace) -> int:
     Returns:
         0 done, 1 another sync holds the folder, 2 ``--since``/``--until`` with ``--status``.
 
-    Example:
-        >>> import contextlib, io
-        >>> from toolkit.cli import main
-        >>> with contextlib.redirect_stdout(io.StringIO()) as out:
-        ...     code = main(["-q", "--env-file", env_file, "sync", str(tmp / "time"),
-        ...                  "--since", "2026-11-01", "--until", "2026-11-21"])
-        >>> code, out.getvalue().split()[0]
-        (0, 'sync')
+    >>> import contextlib, io
+    >>> from toolkit.cli import main
+    >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+    ...     code = main(["-q", "--env-file", env_file, "sync", str(tmp / "time"),
+    ...                  "--since", "2026-11-01", "--until", "2026-11-21"])
+    >>> code, out.getvalue().split()[0]
+    (0, 'sync')
     """
     if args.status or args.compact:
         if args.since or args.until:

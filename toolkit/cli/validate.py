@@ -16,13 +16,12 @@ def run(args: argparse.Namespace) -> int:
     Returns:
         0 when every row is valid, 1 when some are not (warnings alone do not fail).
 
-    Example:
-        >>> import contextlib, io
-        >>> from toolkit.cli import main
-        >>> with contextlib.redirect_stdout(io.StringIO()) as out:
-        ...     code = main(["validate", "sample_data"])
-        >>> code, out.getvalue().split(",")[0]
-        (0, 'ValidationReport: ok')
+    >>> import contextlib, io
+    >>> from toolkit.cli import main
+    >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+    ...     code = main(["validate", "sample_data"])
+    >>> code, out.getvalue().split(",")[0]
+    (0, 'ValidationReport: ok')
     """
     out = out_path(args)
     frames = load_folder(args.dir)

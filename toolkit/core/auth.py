@@ -1,6 +1,4 @@
-"""OAuth 2.0 client-credentials tokens, fetched lazily, cached and refreshed; the secret and the
-token stay in masked :class:`Secret` wrappers until a ``requests`` auth hook writes them.
-"""
+"""OAuth 2.0 client-credentials tokens, fetched lazily, cached and refreshed; secrets masked."""
 
 from __future__ import annotations
 
@@ -74,10 +72,8 @@ class Secret:
 
 
 class BearerAuth(requests.auth.AuthBase):
-    """A ``requests`` auth hook writing ``Authorization: Bearer <token>`` as the request is
-    prepared, so the caller's frames hold no plain token.
+    """A ``requests`` auth hook writing ``Authorization: Bearer <token>`` as it is prepared.
 
-    >>> import requests
     >>> requests.Request("GET", "http://h/", auth=BearerAuth(Secret("t"))).prepare().headers[
     ...     "Authorization"]
     'Bearer t'
@@ -97,8 +93,7 @@ class BearerAuth(requests.auth.AuthBase):
 
 
 class ClientCredentials(requests.auth.AuthBase):
-    """A ``requests`` auth hook writing the token exchange's JSON body (``grant_type``,
-    ``client_id``, ``client_secret``, ``audience``) as the request is prepared.
+    """A ``requests`` auth hook writing the token exchange's JSON body as it is prepared.
 
     >>> "s3cr3t" in repr(ClientCredentials("app", Secret("s3cr3t"), "aud"))
     False
@@ -131,18 +126,17 @@ class ClientCredentials(requests.auth.AuthBase):
 
 
 class TokenProvider:
-    """Exchange client credentials for a bearer token and keep it fresh (thread-safe): fetched on
-    first use, refreshed ``refresh_margin`` seconds before it expires (at 90% of a short life),
-    dropped by :meth:`invalidate`; a refusal (400, 401, 403) is raised again without a request.
+    """Exchange client credentials for a bearer token and keep it fresh (thread-safe); a refusal
+    (400, 401, 403) is raised again without a request.
 
     Args:
         token_url: full URL of ``POST /api/v1/oauth/token``.
         client_id: the application's ``clientId``.
         client_secret: the application's ``clientSecret``.
-        audience: the operator-supplied audience (required: refused without one).
-        transport: the HTTP layer to post with (the client's, so proxies and timeouts match).
+        audience: the operator-supplied audience (required).
+        transport: the HTTP layer to post with (the client's).
         timeout: seconds for the token request when no transport is given.
-        refresh_margin: refresh this many seconds before expiry.
+        refresh_margin: refresh this many seconds before expiry (at most 10% of its life).
         clock: returns the current time in seconds (for tests).
 
     >>> TokenProvider("http://127.0.0.1:9/t", "id", "secret", "aud")  # doctest: +ELLIPSIS
@@ -178,15 +172,11 @@ class TokenProvider:
         )
 
     def secret_token(self, retry: bool = True) -> Secret:
-        """A valid access token, still wrapped (revealed only by :class:`BearerAuth`), fetched when
-        needed; ``retry=False`` leaves retries of the token request to the caller (the bulk runner).
+        """A valid access token, still wrapped, fetched when needed (``retry=False``: an
+        unreachable identity service is not retried).
 
         Returns:
             The bearer token in a :class:`Secret`.
-
-        Raises:
-            AuthError: the identity service refused the credentials.
-            TransportError: the identity service could not be reached.
 
         >>> tp = TokenProvider("http://127.0.0.1:9/t", "id", "secret", "aud")
         >>> tp._token, tp._refresh_at = Secret("abc"), float("inf")  # a cached token
@@ -226,8 +216,7 @@ class TokenProvider:
                 self._token = None
 
     def _fetch(self, retry: bool = True) -> None:
-        # a token exchange is safe to repeat: 429 and 5xx are retried (after Retry-After, else
-        # with backoff), and so is a lost answer; an unreachable service only with ``retry``
+        # 429, 5xx and a lost answer are retried; an unreachable service only with ``retry``
         transport = self._transport
         for attempt in range(1, transport.retries + 2):
             asked = self._clock()  # a token's life runs from when it was asked for, at the latest
@@ -242,7 +231,6 @@ class TokenProvider:
             why, failure = f"token request failed: {reply.error}", reply.failure or ""
             raise TransportError(why, method="POST", url=self.token_url, failure=failure)
         data = reply.body if isinstance(reply.body, dict) else None
-        # take the token out of the parsed body at once, straight into its wrapper
         token = Secret(str(data.pop("access_token"))) if data and "access_token" in data else None
         if reply.status != 200 or token is None or data is None:  # no token means no data too
             problem = problem_of(reply)
@@ -253,8 +241,7 @@ class TokenProvider:
             if 200 <= reply.status < 300:
                 missing = {"detail": "the identity service's answer holds no access_token"}
                 raise ApiError(reply.status, missing, "POST", self.token_url)
-            # 429, 5xx after the retries, or another status: the identity service's answer,
-            # not a verdict on the credentials (a later call asks again)
+            # 429, 5xx or another status: no verdict on the credentials (a later call asks again)
             raise api_error_for(reply.status, problem, "POST", self.token_url)
         try:
             lifetime = float(data.get("expires_in") or 3600)

@@ -1,8 +1,5 @@
-"""``Connection``: one customer's conversation with the service, and nothing more: the
-settings, the pooled transport, the token provider, the endpoint paths (:data:`ENDPOINTS`, path
-segments percent-encoded) and one request (:meth:`Connection.send`, which never raises for an
-HTTP status, and :meth:`Connection.call`, which raises typed errors). It knows no operation.
-"""
+"""``Connection``: one customer's session with the service (settings, transport, token, the
+endpoint paths of :data:`ENDPOINTS` and one request); it knows no operation."""
 
 from __future__ import annotations
 
@@ -71,12 +68,7 @@ ENDPOINTS: dict[Endpoint, tuple[Literal["GET", "POST"], Service, str]] = {
 
 
 def _segment(value: object) -> str:
-    """Percent-encode one path segment completely, ``.`` included.
-
-    ``quote(safe="")`` leaves ``.``, ``-``, ``_`` and ``~`` alone, and a segment ``.`` or ``..``
-    would then be removed on the way (RFC 3986 dot segments), so every ``.`` is sent as
-    ``%2E`` (the transport keeps it so); an empty id is sent as an empty segment.
-    """
+    """Percent-encode one path segment, ``.`` too (a segment ``..`` would be removed on the way)."""
     return quote(str(value), safe="").replace(".", "%2E")
 
 
@@ -109,8 +101,7 @@ class Connection:
         self.settings, self.max_rate, self.workers = settings, max_rate, workers
         self.customer_id, self.urls = settings.customer_id, settings.urls
         self.transport = Transport(timeout=timeout, retries=retries, backoff=backoff)
-        #: whether the service serves the batch release-succeeded route: ``None`` until an
-        #: acknowledgement finds out, ``False`` once it answered 404 or 405
+        #: whether the batch release-succeeded route is served (``None``: not known yet)
         self.ack_batch: bool | None = None
         credentials = (settings.client_id, settings.client_secret, settings.audience)
         self.auth = TokenProvider(self.url("token"), *credentials, transport=self.transport)
@@ -122,8 +113,7 @@ class Connection:
         )
 
     def url(self, endpoint: Endpoint, **path: str) -> str:
-        """Full URL of an endpoint, each path parameter's characters outside ``A-Z a-z 0-9 - _ ~``
-        percent-encoded (``.`` as ``%2E``): an id ``a/b`` or ``..`` addresses its own record.
+        """Full URL of an endpoint, path parameters percent-encoded (``.`` as ``%2E`` too).
 
         Args:
             endpoint: a key of :data:`ENDPOINTS`.
@@ -164,8 +154,7 @@ class Connection:
         retry: bool = True,
         raw: bool = False,
     ) -> Reply:
-        """Send one authenticated request; never raises for an HTTP error (a 401 drops the cached
-        token and is retried once with a new one).
+        """Send one authenticated request; never raises (a 401 is retried once with a new token).
 
         Args:
             endpoint: a key of :data:`ENDPOINTS`.
@@ -235,14 +224,10 @@ class Connection:
         retry: bool = True,
         raw: bool = False,
     ) -> Any:
-        """Send one request as :meth:`send` does and return its parsed JSON body (bytes with ``raw``).
+        """Send one request as :meth:`send` does; raise a typed error for a failure.
 
         Returns:
             The parsed JSON body (``None`` for an empty one), or bytes with ``raw``.
-
-        Raises:
-            ApiError: a subclass matching the status (``NotFoundError`` for 404...).
-            TransportError: no answer came.
 
         >>> s = Settings("c", "i", "s", "http://127.0.0.1:9", "http://t", audience="aud")
         >>> Connection(s, retries=0).call("user", path={"userId": "u"})  # doctest: +ELLIPSIS

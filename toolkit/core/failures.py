@@ -1,7 +1,5 @@
-"""Failure frames: the one shape every check reports in (:data:`FAILURE_COLUMNS`: a row per
-problem, ``row`` the input's label as ``Int64``, ``severity`` ``error`` when the service refuses
-it, ``warning`` when it is sent as given), the names of its checks, and pandera's in them.
-"""
+"""Failure frames: the one shape every check reports in (:data:`FAILURE_COLUMNS`, a row per
+problem), the names of its checks, and pandera's in them."""
 
 from __future__ import annotations
 
@@ -37,8 +35,7 @@ _WARNINGS = "blank whitespace fractional repeated length lookalike".split()
 SEVERITY: Mapping[str, Severity] = MappingProxyType(
     {**dict.fromkeys(_ERRORS, "error"), **dict.fromkeys(_WARNINGS, "warning")}
 )
-"""Failure ``check`` -> severity. An ``error`` is what the service refuses (or what is ambiguous,
-like a repeated ``externalId``) and blocks posting; a ``warning`` is sent as given."""
+"""Failure ``check`` -> severity: an ``error`` blocks posting, a ``warning`` is sent as given."""
 
 CHECKS: tuple[str, ...] = tuple(c for c in SEVERITY if c != "column_present")
 """Values of the import failure frame's ``check`` column."""
@@ -80,8 +77,7 @@ def empty_failures() -> pd.DataFrame:
 
 
 def nullable_rows(frame: pd.DataFrame, columns: tuple[str, ...] = ("row", "line")) -> pd.DataFrame:
-    """``row`` and ``line`` (or ``columns``) as ``Int64`` where they hold whole numbers and missing
-    values only (a text label is left as it is); converted in place and returned.
+    """``row`` and ``line`` (or ``columns``) as ``Int64`` where they hold whole numbers, in place.
 
     >>> nullable_rows(pd.DataFrame({"row": [0, None, 2.0]}))["row"].tolist()
     [0, <NA>, 2]
@@ -115,8 +111,7 @@ def failure_frame(
     """Build a failure frame from columns (lists, or scalars broadcast over the lists).
 
     Returns:
-        A frame with exactly :data:`FAILURE_COLUMNS`, object dtype, ``None`` for missing;
-        ``row`` is ``Int64`` (:func:`nullable_rows`).
+        A frame of :data:`FAILURE_COLUMNS`, object dtype (``row`` ``Int64``), ``None`` for missing.
 
     >>> failure_frame(table="clients", check="required", message="x")["severity"].tolist()
     ['error']
@@ -138,7 +133,7 @@ def row_warnings(failures: pd.DataFrame, rows: Any, tables: Any = None) -> pd.Se
         tables: the table of each result row, for a failure frame of several tables.
 
     Returns:
-        A ``str`` series, one value per row (missing where none), on a default index.
+        A ``str`` series, one value per row, on a default index.
 
     >>> fc = failure_frame(table="t", row=[1], check="blank", severity="warning", message="a")
     >>> row_warnings(fc, [0, 1]).tolist()

@@ -1,7 +1,5 @@
-"""Frames as the toolkit takes them in: any frame made pandas once (:func:`as_pandas`, the one
-input boundary of every public entry point: pandas, PyArrow, Polars, anything with
-``__arrow_c_stream__``), unique row labels, identifiers read as text. Results stay pandas.
-"""
+"""Frames as the toolkit takes them in: any table made pandas once (:func:`as_pandas`), unique
+row labels, identifiers read as text."""
 
 from __future__ import annotations
 
@@ -42,20 +40,15 @@ FrameLike = pd.DataFrame | pa.Table | pa.RecordBatch | ArrowStreamExportable
 
 
 def as_pandas(frame: object, name: str = "frame") -> pd.DataFrame:
-    """The one input boundary: a pandas frame as it is, or anything Arrow reads
-    (``pyarrow.table(frame)``, then ``to_pandas()``, indexed 0, 1, 2, ...).
+    """The one input boundary: a pandas frame as it is, or anything Arrow reads, as pandas.
 
     Args:
-        frame: the user's table.
+        frame: the user's table (pandas, PyArrow, Polars, anything with ``__arrow_c_stream__``).
         name: what it is, for the message (``"clients"``, ``"billing"``).
 
     Returns:
         A pandas DataFrame.
 
-    Raises:
-        ConfigError: ``frame`` is not a table (a list, a path, ``None``).
-
-    >>> import pyarrow as pa
     >>> as_pandas(pa.table({"a": [1, 2]})).index.tolist()
     [0, 1]
     """
@@ -86,7 +79,6 @@ def _without_view(kind: pa.DataType) -> pa.DataType:
 def as_frames(frames: Mapping[str, object]) -> dict[str, pd.DataFrame]:
     """:func:`as_pandas` for each value of a mapping of table name to table.
 
-    >>> import pyarrow as pa
     >>> list(as_frames({"clients": pa.table({"externalId": ["C-1"]})}))
     ['clients']
     """
@@ -132,8 +124,7 @@ def _text_value(v: Any) -> tuple[str | None, str | None]:
 
 
 def coerce_ids(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
-    """Identifiers (and text) as the import schemas read them: whole numbers (``1001.0``) become
-    their digits, blank text is missing, anything else not text is reported.
+    """Identifiers as the import schemas read them: ``1001.0`` as ``"1001"``, blank as missing.
 
     Returns:
         ``(values, problems)``: the text, and per row a message or ``None``.

@@ -1,7 +1,5 @@
-"""The HTTP layer: a pooled ``requests.Session`` per thread, timeouts and urllib3 retries of what
-the caller marks safe to repeat. Every answer is a :class:`Reply` (nothing raises), whose
-``failure`` says why none came: :data:`UNREACHABLE`, :data:`INVALID_URL` or :data:`LOST`.
-"""
+"""The HTTP layer: pooled sessions per thread, timeouts, retries of what is safe to repeat;
+every answer a :class:`Reply` (nothing raises)."""
 
 from __future__ import annotations
 
@@ -20,10 +18,11 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 import orjson
 import requests
-import urllib3.exceptions
+from requests import exceptions as req
 from requests.adapters import HTTPAdapter
 from requests.structures import CaseInsensitiveDict
 from requests.utils import get_environ_proxies
+from urllib3 import exceptions as url3
 from urllib3.util.retry import Retry
 
 __all__ = [
@@ -47,9 +46,8 @@ RETRY_STATUSES = (429, 500, 502, 503, 504)
 #: longest reason kept from an error body (a body may list thousands of field errors)
 _MAX_REASON = 2000
 
-#: What :attr:`Reply.failure` may say: never left (refused, not resolved, TLS, connect
-#: timeout); a URL that cannot be requested; sent and its answer lost; never sent by the bulk
-#: runner; a conflict on a retry that shows a lost first attempt had been applied.
+#: What :attr:`Reply.failure` may say: never left; a bad URL; answer lost; never sent by the bulk
+#: runner; a conflict on a retry showing that a lost first attempt had been applied.
 Failure = Literal["unreachable", "invalid_url", "lost", "not_sent", "landed"]
 UNREACHABLE: Final = "unreachable"
 INVALID_URL: Final = "invalid_url"
@@ -60,16 +58,8 @@ LANDED: Final = "landed"
 
 @dataclass
 class Reply:
-    """What one request came back with, after its retries.
-
-    Attributes:
-        status: final HTTP status, or ``None`` when no answer came.
-        body: the parsed JSON body, or ``None``; error: a one-line reason when it failed.
-        attempts: times sent; elapsed: seconds from the first send; method; url.
-        failure: why no usable answer came (a :data:`Failure`), else ``None``.
-        retry_after: seconds of the answer's ``Retry-After`` (seconds or an HTTP date).
-        lost: an earlier attempt of the call had its answer lost (set by the bulk runner).
-        headers: the answer's rate limit headers (lower-case names), if any.
+    """What one request came back with, after its retries (``status`` ``None``: no answer,
+    ``failure`` says why; ``lost``: an earlier attempt's answer was lost, set by the bulk runner).
     """
 
     status: int | None
@@ -95,8 +85,7 @@ _ENCODED_PATH = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*
 
 
 def _request(session: requests.Session, method: str, url: str, **kwargs: Any) -> requests.Response:
-    """``session.request``, sending an already percent-encoded path as given (``requests`` would
-    decode ``%2E``, and an id ``..`` would then address its parent)."""
+    """``session.request``, sending an already percent-encoded path as given (``%2E`` kept)."""
     timeout = kwargs.pop("timeout", None)
     proxies = kwargs.pop("proxies", None) or {}
     prep = session.prepare_request(requests.Request(method, url, **kwargs))
@@ -117,23 +106,15 @@ def _request(session: requests.Session, method: str, url: str, **kwargs: Any) ->
 
 def _classify(exc: BaseException) -> Literal["invalid_url", "unreachable", "lost"]:
     """What a ``requests`` exception means for the request: never sent, bad URL, or lost."""
-    invalid = requests.exceptions.InvalidURL | requests.exceptions.MissingSchema
-    if isinstance(
-        exc, invalid | requests.exceptions.InvalidSchema | requests.exceptions.URLRequired
-    ):
+    if isinstance(exc, req.InvalidURL | req.MissingSchema | req.InvalidSchema | req.URLRequired):
         return INVALID_URL
-    never = requests.exceptions.SSLError | requests.exceptions.ConnectTimeout
-    if isinstance(exc, never | requests.exceptions.ProxyError):
+    if isinstance(exc, req.SSLError | req.ConnectTimeout | req.ProxyError):
         return UNREACHABLE
-    if isinstance(exc, requests.exceptions.ConnectionError) and not isinstance(
-        exc, requests.exceptions.ReadTimeout
-    ):
+    if isinstance(exc, req.ConnectionError) and not isinstance(exc, req.ReadTimeout):
         reason = exc.args[0] if exc.args else None
         reason = getattr(reason, "reason", reason)
-        never_left = urllib3.exceptions.NewConnectionError | urllib3.exceptions.ConnectTimeoutError
-        if isinstance(
-            reason, never_left | urllib3.exceptions.SSLError | urllib3.exceptions.ProxyError
-        ):
+        never_left = url3.NewConnectionError | url3.ConnectTimeoutError | url3.SSLError
+        if isinstance(reason, never_left | url3.ProxyError):
             return UNREACHABLE  # refused, name not resolved, TLS, proxy
     return LOST
 
@@ -150,14 +131,12 @@ def _why(exc: BaseException, failure: str) -> str:
         return "connection refused"
     if "CERTIFICATE_VERIFY_FAILED" in text:
         return "TLS certificate not trusted"
-    if isinstance(exc, requests.exceptions.SSLError):
+    if isinstance(exc, req.SSLError):
         return "TLS failure"
-    if isinstance(exc, requests.exceptions.ConnectTimeout):
+    if isinstance(exc, req.ConnectTimeout):
         return "connect timeout"
     reason = getattr(exc.args[0], "reason", None) if exc.args else None
-    if isinstance(exc, requests.exceptions.ReadTimeout) or isinstance(
-        reason, urllib3.exceptions.ReadTimeoutError
-    ):
+    if isinstance(exc, req.ReadTimeout) or isinstance(reason, url3.ReadTimeoutError):
         return "read timeout: the request was sent, its answer did not come"
     if failure == LOST:
         return f"connection lost after sending ({type(exc).__name__})"
@@ -223,12 +202,11 @@ def _reasons(value: Any) -> list[str]:
 
 
 def error_text(body: Any, status: int | None, text: bytes = b"") -> str | None:
-    """The reason of an error answer, whatever its body's shape: a problem (RFC 9457 ``detail`` or
-    ``title``, with its ``errors``), an OAuth error, ``{"message": ...}``, a NestJS body, a JSON
-    string or list, or plain text; else the status. ``None`` for a 2xx answer.
+    """The reason of an error answer, whatever its body's shape (RFC 9457 problem, OAuth error,
+    NestJS body, JSON string or list, plain text), else the status; ``None`` for a 2xx.
 
     Args:
-        body: the parsed JSON body, or ``None`` (no body, or not JSON).
+        body: the parsed JSON body, or ``None``.
         status: the HTTP status, or ``None`` when no answer came.
         text: the raw body, read when it is not JSON.
 
@@ -273,8 +251,7 @@ def error_text(body: Any, status: int | None, text: bytes = b"") -> str | None:
 
 
 def problem_of(reply: Reply) -> dict[str, Any] | None:
-    """The error body of an answer as a problem: its JSON object, ``{"detail": <text>}`` for a
-    plain-text answer, or ``None``.
+    """The error body of an answer as a problem (``{"detail": <text>}`` for plain text), or None.
 
     >>> problem_of(Reply(409, None, "HTTP 409: externalId 'C1' exists"))
     {'detail': "externalId 'C1' exists"}
@@ -305,8 +282,7 @@ class Transport:
     Args:
         timeout: (connect, read) seconds, or one number for both.
         retries: how many times a retryable request is repeated after the first try.
-        backoff: base of the exponential backoff in seconds.
-        backoff_max: cap of one backoff sleep in seconds.
+        backoff: base of the exponential backoff in seconds (capped at ``backoff_max``).
         jitter: random seconds added to each backoff.
         pool_size: connections kept per host per thread.
 
@@ -331,9 +307,8 @@ class Transport:
         )
 
     def proxies(self, url: str) -> dict[str, str]:
-        """Proxy settings for a URL (``NO_PROXY`` included), read from the environment once per
-        scheme and host: the sessions do not trust the environment (a ``.netrc`` entry would
-        replace the bearer header)."""
+        """Proxy settings for a URL from the environment, once per host (the sessions ignore the
+        environment: a ``.netrc`` entry would replace the bearer header)."""
         parts = urlsplit(url)
         key = f"{parts.scheme}://{parts.netloc}"
         found = self._proxies.get(key)
@@ -381,11 +356,7 @@ class Transport:
     def close(self) -> None:
         """Close every thread's sessions; a later request opens a new one.
 
-        >>> t = Transport()
-        >>> first = t.session()
-        >>> t.close()
-        >>> t.session() is first
-        False
+        >>> Transport().close()
         """
         with self._sessions_lock:
             sessions, self._sessions = self._sessions, []
@@ -416,6 +387,9 @@ class Transport:
             auth: a ``requests`` auth hook writing the credentials.
             retry: whether the request is safe to repeat.
             raw: keep a 2xx body as bytes.
+
+        Returns:
+            The :class:`Reply`.
 
         >>> Transport(timeout=0.5, retries=0).send("GET", "http://127.0.0.1:9/").status is None
         True

@@ -1,6 +1,5 @@
-"""The one advisory file lock (``fcntl.flock``, released by the kernel even on ``kill -9``): one
-writer at a time on a journal or a sync folder; the file names its holder and goes on release.
-"""
+"""The one advisory file lock (``fcntl.flock``): one writer at a time on a journal or a sync
+folder; the file names its holder and goes on release."""
 
 from __future__ import annotations
 
@@ -23,9 +22,8 @@ class LockHeld(Exception):
 
 
 class FileLock:
-    """An exclusive, non-blocking advisory lock on ``path`` (created, mode 0600, with its folder),
-    naming its holder inside; :meth:`acquire` (or ``with``) raises :class:`LockHeld` when another
-    process holds it.
+    """An exclusive, non-blocking lock on ``path`` (mode 0600) naming its holder inside;
+    :meth:`acquire` (or ``with``) raises :class:`LockHeld` when another process holds it.
 
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "x.lock")
@@ -79,7 +77,6 @@ class FileLock:
             os.close(fd)  # closing the descriptor releases the lock
 
     def __del__(self) -> None:
-        # a lock whose owner is garbage-collected is released, as a closed file's would be
         self.release()
 
     def __enter__(self) -> FileLock:

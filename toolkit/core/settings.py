@@ -1,7 +1,4 @@
-"""Settings of one customer's connection: the customer, the application's credentials (the
-secret masked) and each service's base address, from arguments or from ``TOOLKIT_*`` variables
-and a ``.env`` file found as python-dotenv's ``find_dotenv(usecwd=True)`` finds it.
-"""
+"""Settings of one customer's connection, from arguments or ``TOOLKIT_*`` variables and ``.env``."""
 
 from __future__ import annotations
 
@@ -17,7 +14,7 @@ from dotenv import dotenv_values, find_dotenv
 from toolkit.core.auth import Secret
 from toolkit.errors import ConfigError
 
-__all__ = ["ENV_KEYS", "ENVIRONMENT", "Settings", "find_env_file", "read_env_file"]
+__all__ = ["ENV_KEYS", "Settings", "read_env_file"]
 
 #: setting -> environment variable
 ENV_KEYS: dict[str, str] = {
@@ -29,26 +26,6 @@ ENV_KEYS: dict[str, str] = {
     "ingestion_url": "TOOLKIT_INGESTION_URL",
     "audience": "TOOLKIT_AUDIENCE",
 }
-
-#: :attr:`Settings.source` of settings read from the environment alone (no file found)
-ENVIRONMENT = "environment"
-
-
-def find_env_file(name: str | os.PathLike[str] = ".env") -> Path | None:
-    """The file python-dotenv's ``find_dotenv(name, usecwd=True)`` finds: ``name`` in the current
-    folder, else in the nearest parent holding one.
-
-    Args:
-        name: the file's name (or a relative or absolute path).
-
-    Returns:
-        The absolute path of the file, or ``None``.
-
-    >>> find_env_file("no-such.env") is None
-    True
-    """
-    found = find_dotenv(os.fspath(name), usecwd=True)
-    return Path(found).resolve() if found else None
 
 
 def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
@@ -103,9 +80,6 @@ class Settings:
         audience: the audience of the token request (required; ``TOOLKIT_AUDIENCE``).
         source: the ``.env`` file read, ``"environment"`` or ``"arguments"``.
 
-    Raises:
-        ConfigError: a required setting is empty, or an address is not ``http(s)://host``.
-
     >>> s = Settings("c", "app", "s3cr3t", "http://127.0.0.1:1/", "http://h", audience="a")
     >>> s.urls["auth"], "s3cr3t" in repr(s)
     ('http://127.0.0.1:1', False)
@@ -120,8 +94,7 @@ class Settings:
     audience: str = ""
     source: str = field(default="arguments", compare=False)
 
-    # the dataclass's own __init__ would type ``client_secret`` as ``Secret`` only; this one
-    # takes the plain text too and wraps it, so the attribute is a ``Secret`` in every case
+    # takes the secret as plain text too: the attribute is always a ``Secret``
     def __init__(
         self,
         customer_id: str,
@@ -166,8 +139,8 @@ class Settings:
         *,
         environ: Mapping[str, str] | None = None,
     ) -> Settings:
-        """Read the settings from ``TOOLKIT_*`` variables and a ``.env`` file (found by
-        :func:`find_env_file`); the process environment wins over the file.
+        """Read ``TOOLKIT_*`` variables and a ``.env`` file, found here or in the nearest parent
+        folder (the environment wins over the file).
 
         Args:
             env_file: name or path of the ``.env`` file, or ``None`` to read none.
@@ -176,13 +149,12 @@ class Settings:
         Returns:
             The settings; ``source`` names the file read, or ``"environment"``.
 
-        >>> env = {f"TOOLKIT_{k}": "http://h" for k in ("AUTH_URL", "TIME_URL")}
-        >>> env |= {f"TOOLKIT_{k}": "x" for k in ("CUSTOMER_ID", "CLIENT_ID", "AUDIENCE")}
-        >>> env["TOOLKIT_CLIENT_SECRET"] = "s"
+        >>> env = {name: "http://h" for name in ENV_KEYS.values()}
         >>> Settings.from_env(None, environ=env).source
         'environment'
         """
-        path = find_env_file(env_file) if env_file is not None else None
+        found = find_dotenv(os.fspath(env_file), usecwd=True) if env_file is not None else ""
+        path = Path(found).resolve() if found else None
         values = read_env_file(path) if path is not None else {}
         values.update(environ if environ is not None else os.environ)
         missing = [
@@ -204,4 +176,4 @@ class Settings:
             )
 
         given: dict[str, Any] = {key: values.get(var) or None for key, var in ENV_KEYS.items()}
-        return cls(**given, source=str(path) if path is not None else ENVIRONMENT)
+        return cls(**given, source=str(path) if path is not None else "environment")

@@ -1,6 +1,4 @@
-"""Time windows: bounds read as UTC (:func:`to_utc`), ranges cut into windows, and :func:`iso`,
-the one ISO 8601 formatter of requests, commits and messages.
-"""
+"""Time windows: bounds read as UTC, ranges cut into windows, and the one ISO 8601 formatter."""
 
 from __future__ import annotations
 
@@ -31,21 +29,19 @@ __all__ = [
 TimeLike = str | dt.datetime | dt.date | pd.Timestamp | np.datetime64
 #: :func:`split_windows` refuses to cut a range into more windows than this.
 MAX_WINDOWS = 100_000
-#: The smallest step of the service's times (it keeps milliseconds): :func:`_end_of_day` is
-#: the next midnight minus this.
+#: The smallest step of the service's times (milliseconds).
 RESOLUTION = pd.Timedelta(milliseconds=1)
 #: a time of day in text: ``10:00``, or ``T10`` / `` 10`` after a date's digits
 _TIME_OF_DAY = re.compile(r":|\d[T ]\d")
 
 
 def iso(ts: pd.Timestamp, *, fraction: Literal["ms", "needed"] = "ms") -> str:
-    """A time as RFC 3339 in UTC with ``Z`` (naive means UTC; nanoseconds truncated): the one
-    formatter of request parameters, commit metadata and messages.
+    """A time as RFC 3339 in UTC with ``Z`` (naive means UTC; nanoseconds truncated).
 
     Args:
         ts: the time.
-        fraction: ``"ms"``: milliseconds always (microseconds when it has them), as requests
-            carry them; ``"needed"``: only the digits the time needs.
+        fraction: ``"ms"``: milliseconds always (microseconds when it has them);
+            ``"needed"``: only the digits the time needs.
 
     Returns:
         The text.
@@ -115,9 +111,6 @@ def to_utc(value: TimeLike, name: str) -> pd.Timestamp:
     Returns:
         The tz-aware UTC timestamp.
 
-    Raises:
-        ConfigError: not a date-time, or text that reads differently day first and month first.
-
     >>> to_utc("2026-11-01T10:00:00+01:00", "since")
     Timestamp('2026-11-01 09:00:00+0000', tz='UTC')
     """
@@ -158,8 +151,8 @@ def release_window(
     on_or_before: TimeLike | None,
     names: tuple[str, str] = ("after", "on_or_before"),
 ) -> tuple[pd.Timestamp | None, pd.Timestamp | None, str]:
-    """Read a release window as a person gives it (the command line): a bare upper date is the end
-    of that day, with an :class:`~toolkit.errors.InputWarning` saying so.
+    """Read a release window as the command line gives it: a bare upper date is the end of that
+    day, with an :class:`~toolkit.errors.InputWarning` saying so.
 
     Args:
         after: exclusive lower bound, or ``None``.
@@ -188,8 +181,7 @@ def release_window(
 
 
 def warn_bare_date(on_or_before: TimeLike, *, stacklevel: int = 2) -> None:
-    """Warn that a bare-date upper bound given to Python is that day's first instant (so the day is
-    left out; the command line reads it as the end of the day).
+    """Warn that a bare-date upper bound given to Python is that day's first instant.
 
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
@@ -212,21 +204,17 @@ def warn_bare_date(on_or_before: TimeLike, *, stacklevel: int = 2) -> None:
 def split_windows(
     after: TimeLike, on_or_before: TimeLike, window: str | None = None
 ) -> list[tuple[pd.Timestamp, pd.Timestamp]]:
-    """Cut ``(after, on_or_before]`` into consecutive half-open windows ``(a, b]``: sub-day offsets
-    (``"6h"``) step from ``after``; day and calendar offsets (``"1D"``, ``"W"``, ``"MS"``) put the
-    inner edges at midnight UTC. A bare-date ``on_or_before`` warns (:func:`warn_bare_date`).
+    """Cut ``(after, on_or_before]`` into consecutive windows ``(a, b]``: sub-day offsets
+    (``"6h"``) step from ``after``; day and calendar offsets (``"1D"``, ``"MS"``) put the inner
+    edges at midnight UTC.
 
     Args:
-        after: exclusive lower bound (datetime, date, Timestamp or ISO text; naive means UTC).
-        on_or_before: inclusive upper bound, same forms.
+        after: exclusive lower bound (naive means UTC).
+        on_or_before: inclusive upper bound.
         window: a pandas offset alias, or ``None`` for one window.
 
     Returns:
         ``[(a0, b0), (b0, b1), ...]`` of tz-aware UTC timestamps.
-
-    Raises:
-        ConfigError: an empty range, a bound not a date-time, a window not a positive offset
-            alias, or more than :data:`MAX_WINDOWS` windows.
 
     >>> [b.strftime("%m-%d") for _, b in split_windows("2026-01-15", "2026-03-10T00:00", "MS")]
     ['02-01', '03-01', '03-10']

@@ -1,11 +1,4 @@
-"""The one entry point, :func:`reconcile`: exported entries against a billing extract,
-through the steps :mod:`~toolkit.reconciliation.inputs`, :mod:`~toolkit.reconciliation.classify`
-and :mod:`~toolkit.reconciliation.result`.
-
->>> reconcile(pd.DataFrame({"_id": ["e1"], "userId": ["u1"]}),
-...           pd.DataFrame({"entryId": ["e1"]})).rows["status"].tolist()
-['matched']
-"""
+"""The one entry point, :func:`reconcile`: exported entries against a billing extract."""
 
 from __future__ import annotations
 
@@ -51,51 +44,33 @@ def reconcile(
 ) -> Reconciliation:
     """Compare exported time entries with a billing extract, entry by entry.
 
-    Each exported entry is paired with the billing record of the same key. A pair is
-    ``matched`` when its duration (within ``tolerance_seconds``), date and matter agree;
-    otherwise ``duration_differs`` (which wins) or ``date_or_matter_differs``. Entries with no
-    record are ``missing_in_billing``; records with no entry are ``only_in_billing``. Only the
-    values the billing frame holds are compared (``Reconciliation.compared``); a default column
-    that is absent is not compared, with an :class:`~toolkit.errors.InputWarning` naming a
-    similar column if there is one.
+    A pair with the same key is ``matched`` when its duration (within ``tolerance_seconds``),
+    date and matter agree, else ``duration_differs`` or ``date_or_matter_differs``; an entry
+    alone is ``missing_in_billing``, a record alone ``only_in_billing``. Only the values the
+    billing frame holds are compared (an absent default column warns if a similar one exists).
 
     Args:
-        exported: exported entries (pandas, Polars or PyArrow), as flattened from the v2
-            export: ``_id``, ``userId``, and for each value compared
-            ``incrementDurationInSeconds``, ``workDate``, ``initiative.externalId``.
-        billing: the billing extract (pandas, Polars or PyArrow), one row per billing record.
+        exported: exported entries (pandas, Polars or PyArrow) as flattened from the v2 export:
+            ``_id``, ``userId`` and ``incrementDurationInSeconds``, ``workDate``,
+            ``initiative.externalId`` for the values compared.
+        billing: the billing extract (pandas, Polars or PyArrow), one row per record.
         key: the entry column the billing key refers to: ``"_id"`` (alias ``"entryId"``),
             ``"externalId"``, or ``"auto"``: the one the billing keys hit most.
-        billing_key: the billing column of the key; default the first of ``entryId``, ``_id``,
-            ``externalId`` present.
-        billing_id: the billing record id column (the ``externalId`` of a success); default
-            ``billingId`` or ``recordId`` if present.
-        duration: billing column of the duration in ``duration_unit`` (or timedeltas),
-            default ``duration``; rounded to whole seconds.
-        date: billing column of the date worked (a time of day is ignored), default
-            ``workDate``.
-        matter: billing column of the matter (``initiative.externalId``), default ``matter``.
+        billing_key: billing key column; default the first of ``entryId``, ``_id``, ``externalId``.
+        billing_id: billing record id column; default ``billingId`` or ``recordId`` if present.
+        duration: billing duration column in ``duration_unit`` (default ``duration``).
+        date: billing column of the date worked (default ``workDate``).
+        matter: billing column of the matter, ``initiative.externalId`` (default ``matter``).
         duration_unit: ``"seconds"``, ``"minutes"`` or ``"hours"``.
-        tolerance_seconds: largest absolute duration difference still counted as equal.
-        dayfirst: how text dates that are not ISO 8601 are read: ``True`` day first,
-            ``False`` month first, ``None`` only text that reads the same both ways.
-        after: compare only the entries released after this time (exclusive; naive means
-            UTC), by their ``releasedAt`` or else ``updatedAt`` (which an acknowledgement
-            moves: to select by release time, reconcile ``client.export_entries(after,
-            on_or_before)``, as ``toolkit reconcile --after/--on-or-before`` does).
-        on_or_before: compare only the entries released on or before this time (inclusive).
+        tolerance_seconds: largest duration difference still counted as equal.
+        dayfirst: non-ISO text dates day first (``True``), month first (``False``), or ``None``:
+            only text that reads the same both ways (an ambiguous date is refused).
+        after: only the entries released after this time (by ``releasedAt``, else ``updatedAt``).
+        on_or_before: only the entries released on or before this time.
         decimal: the decimal mark of text durations in the billing frame, ``"."`` or ``","``.
 
     Returns:
         A :class:`Reconciliation`: the entries in their order, then the billing-only records.
-
-    Raises:
-        MissingColumnError: a needed or named column is absent (names the closest one).
-        DuplicateKeyError: a key occurs twice on one side.
-        ValidationError: a date or a duration cannot be read, or a text date is ambiguous
-            and ``dayfirst`` is not given.
-        ConfigError: a bad argument, or a window over entries with no release time.
-        TypeError: ``exported`` or ``billing`` is not a table (pandas, Polars, PyArrow).
 
     Example:
         >>> exported = pd.DataFrame({"_id": ["e1", "e2"], "externalId": ["B-1", "B-2"],
@@ -106,12 +81,8 @@ def reconcile(
         ...     "hours": [1.0, 0.6, 2.0], "workDate": ["2024-03-01"] * 3,
         ...     "matter": ["M-1", "M-1", "M-9"]})
         >>> rec = reconcile(exported, billing, duration="hours", duration_unit="hours")
-        >>> rec.key
-        'externalId'
-        >>> rec.rows["status"].tolist()
-        ['matched', 'duration_differs', 'only_in_billing']
-        >>> rec.rows.loc[1, "detail"]
-        'duration differs: exported 0.50 h (1800 s), billed 0.60 h (2160 s), difference +360 s'
+        >>> rec.key, rec.rows["status"].tolist()
+        ('externalId', ['matched', 'duration_differs', 'only_in_billing'])
     """
     exported = _table(exported, "exported")
     billing = _table(billing, "billing")

@@ -1,9 +1,5 @@
-"""The join of the two sides and the class of every entry and billing record: one of
-:data:`STATUSES`, the ``*_differs`` flags, the differences and the ``detail`` text.
-
->>> STATUSES[0], FAILED_STATUSES[0]
-('matched', 'missing_in_billing')
-"""
+"""The join of the two sides and the class of every row: one of :data:`STATUSES`, the
+``*_differs`` flags, the differences and the ``detail`` text."""
 
 from __future__ import annotations
 
@@ -27,43 +23,21 @@ STATUSES: tuple[str, ...] = (
 )
 
 #: Statuses of an exported entry that is acknowledged as failed.
-FAILED_STATUSES: tuple[str, ...] = (
-    "missing_in_billing",
-    "duration_differs",
-    "date_or_matter_differs",
-)
+FAILED_STATUSES = tuple(s for s in STATUSES if s not in ("matched", "only_in_billing"))
 
 _STATUS_DTYPE = pd.CategoricalDtype(list(STATUSES), ordered=False)
 
 #: Columns of :attr:`Reconciliation.rows`, in order.
-ROW_COLUMNS: tuple[str, ...] = (
-    "key",
-    "_id",
-    "externalId",
-    "billingId",
-    "userId",
-    "initiative.externalId",
-    "initiative.client.externalId",
-    "exported_seconds",
-    "billed_seconds",
-    "difference_seconds",
-    "exported_date",
-    "billed_date",
-    "exported_matter",
-    "billed_matter",
-    "status",
-    "duration_differs",
-    "date_differs",
-    "matter_differs",
-    "differences",
-    "detail",
+ROW_COLUMNS: tuple[str, ...] = tuple(
+    "key _id externalId billingId userId initiative.externalId initiative.client.externalId "
+    "exported_seconds billed_seconds difference_seconds exported_date billed_date "
+    "exported_matter billed_matter status duration_differs date_differs matter_differs "
+    "differences detail".split()
 )
 
 
 def join(exp: pd.DataFrame, bil: pd.DataFrame) -> pd.DataFrame:
-    """Exported entries left-joined with billing records on ``key`` (missing keys never pair),
-    then the billing records no entry has; ``_merge`` says ``both``, ``left_only`` or
-    ``right_only``.
+    """Entries left-joined with billing records on ``key``, then the records no entry has.
 
     >>> exp = pd.DataFrame({"entryId": ["e1", "e2"]}).assign(key=lambda f: f["entryId"])
     >>> join(exp, pd.DataFrame({"key": ["e2", "e3"]}))["_merge"].tolist()
@@ -79,10 +53,7 @@ def join(exp: pd.DataFrame, bil: pd.DataFrame) -> pd.DataFrame:
 def classify(
     rows: pd.DataFrame, tolerance: float, key: str, compared: Sequence[str]
 ) -> pd.DataFrame:
-    """Give every joined row its status, ``*_differs`` flags, differences and detail: the
-    columns :data:`ROW_COLUMNS`. A pair is ``matched`` when every value compared agrees
-    (durations within ``tolerance`` seconds); ``duration_differs`` wins over
-    ``date_or_matter_differs``; one side missing differs, both missing agree.
+    """Give every joined row its status, flags, differences and detail (:data:`ROW_COLUMNS`).
 
     >>> rows = pd.DataFrame({"key": ["e1"], "entryId": ["e1"], "externalId": None,
     ...     "billingId": None, "userId": "u1", "initiative.externalId": "M-1",

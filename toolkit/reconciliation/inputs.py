@@ -1,10 +1,5 @@
 """The two sides of a reconciliation, checked and read: the arguments, the key and value
-columns, and each side as one frame of typed columns (``key``, ids as text, whole seconds,
-dates at midnight) that :mod:`toolkit.reconciliation.classify` joins.
-
->>> check_options("entryId", "hours", 0, None)
-'_id'
-"""
+columns, and each side as one frame of typed columns, ready for the join."""
 
 from __future__ import annotations
 
@@ -34,8 +29,7 @@ __all__ = [
     "require_exported",
 ]
 
-#: Columns holding an exported entry's release time, in order of preference: ``releasedAt``
-#: when the entries carry it, else ``updatedAt`` (the spec sets it when the entry is released).
+#: Columns holding an exported entry's release time, in order of preference.
 RELEASE_COLUMNS: tuple[str, ...] = ("releasedAt", "updatedAt")
 
 #: The value comparisons :func:`~toolkit.reconciliation.reconcile` can make, in order.
@@ -103,8 +97,7 @@ def billing_columns(
     matter: str | None = None,
     duration_unit: str = "seconds",
 ) -> tuple[str, str | None, dict[str, str | None]]:
-    """The billing key column, record id column and the column of each comparison (``None``:
-    not compared; a similar column is named in an :class:`~toolkit.errors.InputWarning`).
+    """The billing key column, record id column and each comparison's column (``None``: not).
 
     >>> billing_columns(pd.DataFrame({"entryId": ["e1"], "duration": [60]}), "auto")
     ('entryId', None, {'duration': 'duration', 'date': None, 'matter': None})
@@ -171,8 +164,7 @@ def _value_column(
     exclude: Iterable[str | None],
     duration_unit: str = "seconds",
 ) -> str | None:
-    """The billing column compared for ``name``: the one given, else the default if present;
-    else ``None``, with an :class:`InputWarning` naming a similar column (and its unit)."""
+    """The billing column compared for ``name``, else ``None`` (warning of a similar one)."""
     if given is not None:
         return given
     argument, default, _ = _VALUE_COLUMNS[name]
@@ -200,8 +192,7 @@ def _value_column(
 def released_in(
     exported: pd.DataFrame, after: TimeLike | None, on_or_before: TimeLike | None
 ) -> tuple[pd.DataFrame, str | None]:
-    """The entries released in ``(after, on_or_before]`` by :data:`RELEASE_COLUMNS`, and the
-    window in words (an entry with no release time is outside every window).
+    """The entries released in ``(after, on_or_before]``, and the window in words.
 
     >>> exported = pd.DataFrame({"_id": ["e1", "e2"], "userId": ["u1", "u1"],
     ...     "updatedAt": ["2026-11-02T10:00:00Z", "2026-11-09T10:00:00Z"]})
@@ -244,8 +235,7 @@ def released_in(
 
 
 def exported_frame(exported: pd.DataFrame, dayfirst: bool | None) -> pd.DataFrame:
-    """The exported entries as the join reads them: ``entryId`` (the ``_id``), ``externalId``,
-    ``userId``, the initiative's ids, ``exported_seconds`` and ``exported_date``, by position.
+    """The exported entries as the join reads them (``entryId`` is the ``_id``), by position.
 
     >>> exported_frame(pd.DataFrame({"_id": [1001.0], "userId": ["u1"]}), None)["entryId"][0]
     '1001'
@@ -284,8 +274,7 @@ def billing_frame(
     dayfirst: bool | None,
     decimal: str = ".",
 ) -> pd.DataFrame:
-    """The billing extract as the join reads it: ``key``, ``billingId``, ``billed_seconds``,
-    ``billed_date`` and ``billed_matter`` (missing where not compared), by position.
+    """The billing extract as the join reads it: ``key``, ``billingId``, ``billed_*``.
 
     >>> bil = billing_frame(pd.DataFrame({"entryId": ["e1"], "hours": ["1.5"]}), "entryId",
     ...     None, {"duration": "hours", "date": None, "matter": None}, "hours", None)
@@ -316,8 +305,7 @@ def billing_frame(
 
 
 def isin(values: pd.Series, pool: pd.Series) -> np.ndarray:
-    """``values.isin(pool)`` for strings by Arrow's hash lookup (much faster on Arrow-backed
-    strings); missing values are never found.
+    """``values.isin(pool)`` for strings by Arrow's hash lookup; missing values never found.
 
     >>> isin(pd.Series(["e1", None, "e3"]), pd.Series(["e1", None])).tolist()
     [True, False, False]
@@ -327,8 +315,7 @@ def isin(values: pd.Series, pool: pd.Series) -> np.ndarray:
 
 
 def detect_key(exp: pd.DataFrame, bil: pd.DataFrame, billing_key: str) -> str:
-    """The entry column (``_id`` or ``externalId``) the billing keys hit most, for
-    ``key="auto"``; on a tie ``externalId`` if the billing key column is named so.
+    """The entry column (``_id`` or ``externalId``) the billing keys hit most (``key="auto"``).
 
     >>> exp = pd.DataFrame({"entryId": ["e1"], "externalId": ["B-1"]})
     >>> detect_key(exp, pd.DataFrame({"key": ["B-1"]}), "ref")

@@ -1,9 +1,5 @@
-"""The words of a reconciliation: each row's ``detail`` and the ``errors`` an entry is
-acknowledged as failed with, and how a message names an argument (Python or the command line).
-
->>> _fmt_seconds(pd.Series([5400, None], dtype="Int64")).tolist()
-['1.50 h (5400 s)', 'nothing']
-"""
+"""The words of a reconciliation: each row's ``detail`` and ``errors``, and how a message
+names an argument (Python or the command line)."""
 
 from __future__ import annotations
 
@@ -23,13 +19,11 @@ _SPELLING: ContextVar[str] = ContextVar("toolkit_reconcile_spelling", default="p
 
 @contextmanager
 def spoken_as_cli() -> Iterator[None]:
-    """Within it, messages name options as flags (``--date 'Work Date'``) and the tables as
-    files: what ``toolkit reconcile`` prints.
+    """Within it, messages name options as flags and the tables as files (``toolkit reconcile``).
 
-    Example:
-        >>> with spoken_as_cli():
-        ...     option("date", "Work Date")
-        "--date 'Work Date'"
+    >>> with spoken_as_cli():
+    ...     option("date", "Work Date")
+    "--date 'Work Date'"
     """
     token = _SPELLING.set("cli")
     try:
@@ -70,8 +64,7 @@ def table_name(table: str) -> str:
 
 
 def details(rows: pd.DataFrame, key: str) -> pd.Series:
-    """The ``detail`` column: :func:`error_lists` joined with ``"; "``, or ``"matched"`` (with
-    the difference when within the tolerance).
+    """The ``detail`` column: :func:`error_lists` joined, or ``"matched"`` (and a difference).
 
     >>> rows = pd.DataFrame({"key": ["e1"], "billingId": [None], "status": ["matched"],
     ...     "difference_seconds": pd.array([60], dtype="Int64"), "duration_differs": [False],

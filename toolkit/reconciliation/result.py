@@ -1,9 +1,4 @@
-"""The result of a reconciliation: its rows, their counts per status, user and initiative,
-and the rows to acknowledge (``matched`` as ``succeeded``, the others ``failed`` with reasons).
-
->>> ACKNOWLEDGE_COLUMNS
-('userId', 'entryId', 'outcome', 'externalId', 'errors')
-"""
+"""The result of a reconciliation: its rows, their counts, and the rows to acknowledge."""
 
 from __future__ import annotations
 
@@ -37,13 +32,11 @@ class Reconciliation:
     """The result of :func:`reconcile`: one row per entry and per unmatched billing record.
 
     Attributes:
-        rows: the exported entries in their order, then the billing-only records, with the
-            columns :data:`~toolkit.reconciliation.classify.ROW_COLUMNS` (``rows["entryId"]``
-            still gives ``_id`` for one release, with a ``DeprecationWarning``).
+        rows: the entries in their order, then the billing-only records (columns
+            :data:`~toolkit.reconciliation.classify.ROW_COLUMNS`).
         key: the entry column joined on, ``"_id"`` or ``"externalId"``.
         billing_key: the billing column joined on; ``billing_id``: its record id column.
-        tolerance_seconds: the duration tolerance used.
-        compared: the values compared, in the order of ``COMPARISONS``.
+        tolerance_seconds: the duration tolerance; compared: the values compared.
         window: with ``after`` / ``on_or_before``, which entries were compared, else ``None``.
     """
 
@@ -72,12 +65,11 @@ class Reconciliation:
         return counts.rename("count").astype("int64")
 
     def by_user(self) -> pd.DataFrame:
-        """Counts per status and hours exported versus billed, per user (billing-only records
-        on a row whose ``userId`` is missing).
+        """Counts per status and hours exported versus billed, per user.
 
         Returns:
-            A frame indexed by ``userId``: a count column per status, ``entries``,
-            ``hours_exported``, ``hours_billed`` and ``hours_difference`` (billed - exported).
+            A frame indexed by ``userId``: a count per status, ``entries``, ``hours_exported``,
+            ``hours_billed`` and ``hours_difference``.
 
         Example:
             >>> rec = toolkit.reconcile(pd.DataFrame({"_id": ["e1"], "userId": ["u1"],
@@ -88,12 +80,10 @@ class Reconciliation:
         return _summarise(self.rows, self.rows["userId"], "userId")
 
     def by_initiative(self) -> pd.DataFrame:
-        """Counts per status and hours exported versus billed, per initiative: an entry's
-        ``initiative.externalId``, or a billing-only record's own matter.
+        """Counts per status and hours, per ``initiative.externalId`` (a record's own matter).
 
         Returns:
-            A frame indexed by ``initiative.externalId``: ``initiative.client.externalId`` and
-            the columns of :meth:`by_user`.
+            ``initiative.client.externalId`` and the columns of :meth:`by_user`.
 
         Example:
             >>> rec = toolkit.reconcile(pd.DataFrame({"_id": ["e1"], "userId": ["u1"],
@@ -110,20 +100,14 @@ class Reconciliation:
         return out
 
     def to_acknowledge(self, include: Iterable[str] = ("matched", "failed")) -> pd.DataFrame:
-        """The rows to pass to ``client.acknowledge``: one per exported entry (billing-only
-        records have nothing to acknowledge).
+        """The rows to pass to ``client.acknowledge``: one per exported entry.
 
         Args:
-            include: ``"matched"`` and/or ``"failed"``, or failure statuses
-                (``"missing_in_billing"``, ``"duration_differs"``, ``"date_or_matter_differs"``).
+            include: ``"matched"`` and/or ``"failed"``, or failure statuses.
 
         Returns:
-            :data:`ACKNOWLEDGE_COLUMNS`: ``userId``, ``entryId``, ``outcome`` (``succeeded`` for
-            matched, else ``failed``), ``externalId`` (succeeded: the billing record id, else
-            the entry's ``externalId``, else the key) and ``errors`` (a list of reasons).
-
-        Raises:
-            ConfigError: an unknown value in ``include``, or ``only_in_billing``.
+            :data:`ACKNOWLEDGE_COLUMNS`; ``externalId`` is the billing record id (else the
+            entry's ``externalId``, else the key), ``errors`` a list of reasons.
 
         Example:
             >>> rec = toolkit.reconcile(pd.DataFrame({"_id": ["e1", "e2"], "userId": ["u1", "u1"]}),
@@ -136,8 +120,7 @@ class Reconciliation:
         return _acknowledgements(sel, error_lists(sel, self.key)).reset_index(drop=True)
 
     def describe(self) -> str:
-        """The counts per status, the hours on each side, what was compared and the window,
-        one indented line each (the body of the repr).
+        """The counts per status, the hours, what was compared and the window, a line each.
 
         >>> print(toolkit.reconcile(pd.DataFrame({"_id": ["e1"], "userId": ["u1"]}),
         ...     pd.DataFrame({"entryId": ["e1"]})).describe().splitlines()[0])
@@ -238,22 +221,19 @@ class _Rows(pd.DataFrame):
         return super().__getitem__(key)
 
 
-#: Columns that make a table a reconciliation's rows (``toolkit reconcile --out``); files
-#: written before the entry id was ``_id`` have ``entryId``.
+#: Columns that make a table a reconciliation's rows (older files have ``entryId``, not ``_id``)
 _ROW_COLUMNS = ("status", "userId", "detail")
 _ENTRY_ID_COLUMNS = ("_id", "entryId")
 
 
 def is_reconciliation(frame: pd.DataFrame) -> bool:
-    """Whether a table read from a file holds a reconciliation's rows (``toolkit reconcile
-    --out``) rather than acknowledgements.
+    """Whether a table holds a reconciliation's rows (``toolkit reconcile --out``).
 
     Args:
-        frame: the table.
+        frame: the table read from a file.
 
     Returns:
-        True when it has ``status``, ``_id`` (or ``entryId``), ``userId`` and ``detail`` and
-        no ``outcome``.
+        True with ``status``, ``_id`` (or ``entryId``), ``userId``, ``detail`` and no ``outcome``.
 
     Example:
         >>> is_reconciliation(pd.DataFrame(columns=["status", "_id", "userId", "detail"]))
@@ -269,19 +249,14 @@ def is_reconciliation(frame: pd.DataFrame) -> bool:
 def acknowledgements_from_rows(
     rows: pd.DataFrame, include: Iterable[str] = ("matched", "failed")
 ) -> pd.DataFrame:
-    """What :meth:`Reconciliation.to_acknowledge` returns, from its rows read back from a file:
-    the failed rows have their ``detail`` as their one error.
+    """:meth:`Reconciliation.to_acknowledge` of rows read back from a file (``detail`` as error).
 
     Args:
-        rows: the reconciliation rows (``status``, ``_id`` or ``entryId``, ``userId``,
-            ``detail``; ``billingId``, ``externalId`` and ``key`` when written).
+        rows: the reconciliation rows.
         include: which rows, as :meth:`Reconciliation.to_acknowledge` takes it.
 
     Returns:
         The :data:`ACKNOWLEDGE_COLUMNS`, indexed like the rows they come from.
-
-    Raises:
-        ConfigError: an unknown value in ``include``, or ``only_in_billing``.
 
     Example:
         >>> rows = pd.DataFrame({"key": ["e1", "e2"], "_id": ["e1", "e2"], "userId": ["u1", "u1"],
@@ -294,8 +269,7 @@ def acknowledgements_from_rows(
 
 
 def _acknowledgements(sel: pd.DataFrame, errors: list[Any] | None = None) -> pd.DataFrame:
-    """The acknowledgements of reconciled rows; failed ones carry ``errors`` (or their
-    ``detail``); succeeded ones the billing id, else the ``externalId``, else the key."""
+    """The acknowledgements of reconciled rows; failed ones carry ``errors`` (or ``detail``)."""
     succeeded = (sel["status"].astype("str").str.strip() == "matched").to_numpy()
     ext = pd.Series(None, index=sel.index, dtype="object")
     for col in ("key", "externalId", "billingId"):  # the last present wins

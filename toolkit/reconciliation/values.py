@@ -1,11 +1,6 @@
 """One column of either side read as the reconciliation compares it: identifiers as text,
-dates at midnight, durations in whole seconds. A value that cannot be read raises
-:class:`~toolkit.errors.ValidationError` with one failure row per value; a text date that reads
-differently day first and month first (``03/04/2026``) is refused unless ``dayfirst`` is given.
-
->>> as_str(pd.Series([1234.0, None])).tolist()
-['1234', nan]
-"""
+dates at midnight, durations in whole seconds; what cannot be read raises
+:class:`~toolkit.errors.ValidationError` with a failure row per value."""
 
 from __future__ import annotations
 
@@ -39,8 +34,7 @@ def as_str(values: pd.Series) -> pd.Series:
 
 
 def as_date(values: pd.Series, table: str, column: str, dayfirst: bool | None = None) -> pd.Series:
-    """Dates as ``datetime64[us]`` at midnight (the wall-clock date of tz-aware values); text
-    as ISO 8601, else as ``dayfirst`` says (``None``: only text that reads the same both ways).
+    """Dates as ``datetime64[us]`` at midnight; non-ISO text as ``dayfirst`` says.
 
     >>> as_date(pd.Series(["2026-04-03T17:00", "13/04/2026"]), "billing", "workDate").tolist()
     [Timestamp('2026-04-03 00:00:00'), Timestamp('2026-04-13 00:00:00')]
@@ -80,8 +74,7 @@ _Format = Literal["ISO8601", "mixed"]
 
 
 def _naive(values: pd.Series, *, format: _Format, dayfirst: bool = False) -> pd.Series:
-    """``pd.to_datetime`` as naive wall-clock times, NaT where unreadable; value by value if
-    zones are mixed."""
+    """``pd.to_datetime`` as naive wall-clock times, NaT where unreadable."""
     try:
         parsed = pd.to_datetime(values, errors="coerce", format=format, dayfirst=dayfirst)
     except (TypeError, ValueError, OverflowError):
@@ -151,8 +144,7 @@ def _text_dates(
 def as_seconds(
     values: pd.Series, table: str, column: str, unit: int, decimal: str = "."
 ) -> pd.Series:
-    """Durations (numbers or their text, in ``unit`` seconds; timedeltas as they are) as whole
-    seconds, ``Int64``; with ``decimal=","`` text with a ``"."`` is not a number.
+    """Durations (numbers or text in ``unit`` seconds, or timedeltas) as whole seconds.
 
     >>> as_seconds(pd.Series(["1,5", " ", 2.0]), "billing", "hours", 3600, decimal=",").tolist()
     [5400, <NA>, 7200]

@@ -1,5 +1,4 @@
-"""Starring as frames: star and unstar initiatives for many timekeepers through the bulk runner,
-and read starred lists page by page."""
+"""Starring as frames: star and unstar through the bulk runner, starred lists page by page."""
 
 from __future__ import annotations
 
@@ -29,8 +28,7 @@ __all__ = [
     "unstar",
 ]
 
-#: Per-item ``errorCode``: the initiative does not exist (404), is inactive (422), or the
-#: timekeeper has no access to it (403).
+#: Per-item ``errorCode``: the initiative not found (404), inactive (422), access denied (403).
 INITIATIVE_NOT_FOUND, INITIATIVE_INACTIVE, INITIATIVE_ACCESS_DENIED = 20080, 20081, 20083
 #: One-line explanation of each per-item error code, used when the service sends no message.
 ITEM_ERRORS: dict[int, str] = {
@@ -48,8 +46,7 @@ _Results = dict[tuple[str, str], dict[str, Any]]
 def _pairs(
     timekeeper_or_frame: str | FrameLike, initiative_external_ids: Iterable[str] | None
 ) -> tuple[list[tuple[str, str]], pd.Index, dict[str, list[str]]]:
-    """The result's pairs and index (a row per input row of a frame, else per distinct id), and
-    each timekeeper's distinct ids in first-seen order."""
+    """The result's pairs and index, and each timekeeper's distinct ids in first-seen order."""
     per_row = isinstance(timekeeper_or_frame, FrameLike)
     if per_row:
         frame = as_pandas(timekeeper_or_frame, "timekeeper_or_frame")
@@ -133,7 +130,7 @@ def _star_op(
     pacer = pacer_for(conn)
 
     def send(wanted: dict[str, list[str]], progress: bool) -> _Results:
-        """One bulk run, requests of at most 100 ids (``Interrupted.partial``: the rows so far)."""
+        """One bulk run, requests of at most 100 ids."""
         chunks = [
             (tk, ids[i : i + MAX_IDS_PER_REQUEST])
             for tk, ids in wanted.items()
@@ -182,9 +179,8 @@ def _star_op(
 
 
 def _frame_of(pairs: list[tuple[str, str]], index: pd.Index, results: _Results) -> pd.DataFrame:
-    """The result frame, a row per pair; an item an attempt of which had its answer lost is
-    unknown (null ``status``) unless its last answer is a per-item 200."""
-    for row in results.values():  # a lost answer leaves it unknown, unless a later 200 came
+    """The result frame, a row per pair; an item with a lost answer is unknown unless a 200 came."""
+    for row in results.values():
         if row.get("lost") and row["status"] != 200:
             message = str(row["errorMessage"] or f"HTTP {row['status']}")
             if not message.startswith("unknown: "):
@@ -210,9 +206,8 @@ def star(
 ) -> pd.DataFrame:
     """Star initiatives for one timekeeper, or for many from a frame.
 
-    Duplicates are removed; the rest go in requests of at most 100. A whole-request failure
-    is a row for every id of the request; per-item 500s are retried as whole requests are. A
-    row never sent says ``not sent: ...``; a lost answer leaves ``status`` null, ``unknown: ...``.
+    Distinct ids go in requests of at most 100; per-item 500s are retried as whole requests
+    are. A row never sent says ``not sent: ...``; a lost answer leaves ``status`` null.
 
     Args:
         conn: the connection.
@@ -225,10 +220,6 @@ def star(
     Returns:
         ``timekeeperExternalId``, ``initiativeExternalId``, ``status``, ``errorCode``,
         ``errorMessage``, ``ok``, ``attempts``: a row per distinct id (or per input row).
-
-    Raises:
-        ConfigError: the arguments or the frame's columns are wrong.
-        Interrupted: stopped (Ctrl+C, SIGTERM); ``.result`` holds a row per input.
 
     Example:
         >>> client.star("TK-101", ["M-1001-001", "M-1001-004"], progress=False)["status"].tolist()
@@ -249,18 +240,13 @@ def unstar(
 
     Args:
         conn: the connection.
-        timekeeper_or_frame: a ``timekeeperExternalId``, or a frame with columns
-            ``timekeeperExternalId`` and ``initiativeExternalId``.
+        timekeeper_or_frame: a ``timekeeperExternalId``, or a frame of both columns.
         initiative_external_ids: the initiatives (with a timekeeper id).
         workers: worker threads (default: the connection's).
         progress: show a progress bar.
 
     Returns:
         The columns of :func:`star`.
-
-    Raises:
-        ConfigError: the arguments or the frame's columns are wrong.
-        Interrupted: stopped (Ctrl+C, SIGTERM); ``.result`` holds a row per input.
 
     Example:
         >>> pairs = pd.DataFrame({"timekeeperExternalId": ["TK-101", "TK-102"],
@@ -313,11 +299,6 @@ def starred_pages(
     Yields:
         A frame per page, with the columns of :func:`starred` (``page`` 0-based).
 
-    Raises:
-        PaginationError: a cursor repeated, or ``max_pages`` was passed.
-        NotFoundError: the timekeeper cannot be resolved.
-        ConflictError: the timekeeper id resolves to several users.
-
     Example:
         >>> [len(page) for page in client.starred_pages("TK-102", limit=2)]
         [2, 1]
@@ -347,8 +328,8 @@ def starred(
     limit: int = MAX_LIMIT,
     max_pages: int = 100_000,
 ) -> pd.DataFrame:
-    """A timekeeper's whole starred list as one frame (the pages of :func:`starred_pages`); a
-    timekeeper not found (404) or ambiguous (409) is one row without an initiative, not raised.
+    """A timekeeper's whole starred list as one frame; a timekeeper not found (404) or
+    ambiguous (409) is one row without an initiative.
 
     Args:
         conn: the connection.
@@ -357,11 +338,7 @@ def starred(
         max_pages: stop with :class:`PaginationError` past this many pages.
 
     Returns:
-        :data:`STARRED_COLUMNS`: ``timekeeperExternalId``, ``initiativeExternalId``, ``page``,
-        ``httpStatus`` and ``error`` (null, or the service's detail).
-
-    Raises:
-        PaginationError: a cursor repeated, or ``max_pages`` was passed.
+        :data:`STARRED_COLUMNS` (``error``: null, or the service's detail).
 
     Example:
         >>> client.starred("TK-102")["initiativeExternalId"].tolist()
@@ -387,8 +364,7 @@ def starred_many(
         limit: raw props fetched per page, 1 to 2500.
 
     Returns:
-        :data:`STARRED_COLUMNS`; a timekeeper with nothing starred, or whose list failed, has
-        one row without an initiative.
+        :data:`STARRED_COLUMNS`; an empty or failed list is one row without an initiative.
 
     Example:
         >>> client.starred_many(["TK-102", "TK-999"])["httpStatus"].tolist()
