@@ -1,16 +1,9 @@
 """Batch acknowledgements: release-succeeded for up to 20 entries a request (published route).
 
-``POST .../entries/release-succeeded/batch`` (published; not in interface.md) takes 1 to 20
-``{entryId, userId, externalId?}`` and answers 207 with one ``{entryId, status,
-errorMessage?}`` per item (``status`` an HTTP status name). :func:`send_batches` sends the
-succeeded rows of :func:`toolkit.egress.acknowledgements.acknowledge` through it with the same
-runner, pacer and retries, one reply per row: ``OK`` is ``sent``; another status is the row's
-``httpStatus`` and ``error``; 429 or 5xx items go again in a later batch; 409 or 422 items are
-left to the per-entry route (whose answer names the state); a batch refused whole gives each
-row that answer, one whose answer was lost makes its rows ``unknown``; a 404 or 405 means
-the service lacks the route (remembered in :attr:`~toolkit.core.connection.Connection.ack_batch`;
-while unknown, the first batch goes alone). The journal gets the per-entry route's line for
-each entry, so a resumed run sends nothing twice.
+One reply per row: an item's ``OK`` is ``sent``; 429/5xx items go again in a later batch;
+409/422 items are left to the per-entry route; a 404 or 405 means the service lacks the route
+(remembered in ``Connection.ack_batch``). The journal gets the per-entry route's line for each
+entry, so a resumed run sends nothing twice.
 """
 
 from __future__ import annotations
@@ -41,15 +34,13 @@ def item_status(name: Any) -> int | None:
     """The HTTP status an item's ``status`` names (``"NOT_FOUND"`` is 404), or ``None``.
 
     Args:
-        name: The item's ``status``: a name, or a number some services send instead.
+        name: The item's ``status``: a name, or a number.
 
     Returns:
         The status code, or ``None`` for a name no HTTP status has.
 
     >>> item_status("OK"), item_status("UNPROCESSABLE_ENTITY"), item_status(409)
     (200, 422, 409)
-    >>> print(item_status("MAYBE"))
-    None
     """
     if isinstance(name, int) and not isinstance(name, bool):
         return name
@@ -64,7 +55,7 @@ def _item(call: Call) -> dict[str, Any]:
 
 
 def _journal(jr: Journal | None, conn: Connection, call: Call, url: str, reply: Reply) -> None:
-    """The journal line of one entry, as the per-entry route's run writes it."""
+    """The journal line of one entry, as the per-entry route writes it."""
     if jr is None:
         return
     if reply.ok:
@@ -185,19 +176,14 @@ def send_batches(
     Args:
         conn: The connection.
         calls: The per-entry ``release_succeeded`` calls (their path and body make the items).
-        pacer: The run's pacer (:func:`toolkit.bulk.runner.pacer_for`).
+        pacer: The run's pacer.
         journal: The run's journal: calls it holds are not sent; each answer is added to it.
         workers: Worker threads (default: the connection's).
         progress: Show a progress bar.
 
     Returns:
-        Replies aligned with ``calls``, ``None`` for the calls left to the per-entry route
-        (the service has no batch route, or refused the item 409 or 422); and the batch
-        requests that carried each call (to add to its ``attempts``).
-
-    Raises:
-        Interrupted: Ctrl+C; its ``replies`` hold one reply per call (``not_sent`` where none
-            came).
+        Replies aligned with ``calls`` (``None``: left to the per-entry route), and the batch
+        requests that carried each call.
 
     Example:
         >>> from toolkit.bulk.runner import pacer_for

@@ -1,12 +1,7 @@
 """The result of an export: two typed Arrow tables, their pandas views, and their files.
 
-:class:`Export` holds the two tables :mod:`toolkit.egress.flatten` makes (their columns are the
-contract of :mod:`toolkit.egress.schemas`) as Arrow tables, and knows its ``kind``: ``"export"``
-(v2 export form) or ``"pending"`` (release-pending detailed form). ``.entries`` and ``.codes``
-are pandas views of them, made on first use and kept; assign a frame to change a table
-(``ex.entries = ex.entries.assign(hours=...)``). It writes Parquet and CSV straight from Arrow
-(:mod:`toolkit.egress.files`), hands its tables over as Arrow or Polars, and concatenates
-windowed exports without duplicates.
+``.entries`` and ``.codes`` are pandas views of the Arrow tables, made on first use; assign a
+frame to change a table (``ex.entries = ex.entries.assign(hours=...)``).
 
 >>> from toolkit.testing import fake_export_entries
 >>> ex = Export.from_records(fake_export_entries(4, codes_per_entry=2))
@@ -85,13 +80,7 @@ _SCHEMAS: dict[Kind, tuple[_Schema, _Schema]] = {
 
 
 class Tables(NamedTuple, Generic[T]):
-    """An export's two tables in another library's form: unpack, or read them by name.
-
-    >>> from toolkit.testing import fake_export_entries
-    >>> entries, codes = Export.from_records(fake_export_entries(1)).to_arrow()
-    >>> entries.num_rows, codes.num_rows
-    (1, 3)
-    """
+    """An export's two tables in another library's form: unpack, or read them by name."""
 
     entries: T
     codes: T
@@ -118,19 +107,7 @@ class Export:
         codes: pd.DataFrame | pa.Table,
         kind: Kind = "export",
     ) -> None:
-        """Wrap two flattened tables, as Arrow tables or pandas frames.
-
-        Args:
-            entries: The entries table.
-            codes: The codes table.
-            kind: ``"export"`` or ``"pending"``.
-
-        Raises:
-            ConfigError: ``kind`` is neither.
-
-        >>> Export(Export.empty().entries, Export.empty().codes).kind
-        'export'
-        """
+        """Wrap two flattened tables, as Arrow tables or pandas frames."""
         if kind not in _SCHEMAS:
             raise ConfigError(f"kind must be 'export' or 'pending', not {kind!r}")
         self.kind: Kind = kind
@@ -141,9 +118,7 @@ class Export:
         self._set("codes", codes)
 
     def _set(self, name: str, table: pd.DataFrame | pa.Table) -> None:
-        """An Arrow table is the truth (its frame a view made on use); a frame given is the truth
-        (an analyst may change it), converted when the Arrow table is asked for.
-        """
+        """Hold an Arrow table (its frame made on use) or a frame (converted on use)."""
         if isinstance(table, pa.Table):
             self._tables[name] = table
             self._frames.pop(name, None)
@@ -188,11 +163,9 @@ class Export:
     def codes(self, frame: pd.DataFrame) -> None:
         self._set("codes", frame)
 
-    # ----------------------------------------------------------------- building
-
     @classmethod
     def from_records(cls, records: Iterable[dict[str, Any]], kind: Kind = "export") -> Export:
-        """Flatten parsed JSON records (serialized, they take the road of :meth:`from_json`).
+        """Flatten parsed JSON records.
 
         Args:
             records: Entries in the export form (``kind="export"``) or detailed form.
@@ -217,9 +190,6 @@ class Export:
 
         Returns:
             The export.
-
-        Raises:
-            FlattenError: Not JSON, not an array, or not the form (:mod:`toolkit.egress.flatten`).
 
         >>> len(Export.from_json(b'[{"_id": "e1", "codes": []}]'))
         1
@@ -253,9 +223,6 @@ class Export:
 
         Returns:
             One export.
-
-        Raises:
-            ConfigError: No exports, or kinds differ.
 
         >>> from toolkit.testing import fake_export_entry
         >>> a = Export.from_records([fake_export_entry(_id="e1", codes=1)])
@@ -292,8 +259,6 @@ class Export:
             result._attrs["split"] = sum(p._attrs.get("split", 0) for p in parts)
         return result
 
-    # ----------------------------------------------------------------- views
-
     def codes_wide(self) -> pd.DataFrame:
         """One row per entry, one column per code type (named by its ``externalId``, ordered by
         first position) holding the ``externalId`` of the entry's first code of that type.
@@ -325,11 +290,7 @@ class Export:
         """Check both tables against their pandera models, collecting every failure.
 
         Returns:
-            ``self``, so ``ex.validate().entries`` reads naturally.
-
-        Raises:
-            ValidationError: With ``.failure_cases`` (``table``, ``row``, ``externalId`` (the entry
-                id), ``column``, ``check``, ``value``, ``message``).
+            ``self``; raises :class:`~toolkit.errors.ValidationError` with ``.failure_cases``.
 
         >>> len(Export.empty().validate())
         0
@@ -393,11 +354,7 @@ class Export:
         return shown
 
     def __len__(self) -> int:
-        """Number of entries.
-
-        >>> len(Export.empty())
-        0
-        """
+        """Number of entries."""
         return _rows(self, "entries")
 
     def _facts(self) -> dict[str, Any]:
@@ -417,11 +374,7 @@ class Export:
         return facts
 
     def __repr__(self) -> str:
-        """A one-line summary: kind, rows, date range, users, initiatives, hours.
-
-        >>> Export.empty()
-        Export(kind='export', entries=0, codes=0)
-        """
+        """A one-line summary: kind, rows, date range, users, initiatives, hours."""
         f = self._facts()
         head = f"Export(kind={self.kind!r}, entries={f['entries']:,}, codes={f['codes']:,}"
         if not f["entries"]:
@@ -434,22 +387,15 @@ class Export:
             bits.append(f"hours={f['hours']:,.1f}")
         return head + "".join(f", {b}" for b in bits) + ")"
 
-    # ----------------------------------------------------------------- Arrow and Polars
-
     def to_arrow(self, *, partition_cols: Sequence[str] = ()) -> Tables[pa.Table]:
-        """The two tables as typed Arrow tables (the files' types: ``workDate`` a naive
-        ``timestamp[us]``, timestamps UTC, counts ``double``, tags ``list<string>``; added
-        columns at the end). :meth:`from_arrow` takes the pair back.
+        """The two tables as typed Arrow tables (the files' types); :meth:`from_arrow` reverses.
 
         Args:
-            partition_cols: Columns appended as :meth:`to_parquet` does (``workMonth``, the
-                ``YYYY-MM`` of ``workDate``, is derived) and copied onto each code from its entry.
+            partition_cols: Columns appended as :meth:`to_parquet` does (``workMonth`` derived)
+                and copied onto each code from its entry.
 
         Returns:
-            :class:`Tables` of ``pyarrow.Table``: unpacks as ``entries, codes``, or by name.
-
-        Raises:
-            ConfigError: A partition column is not a column of ``entries``.
+            :class:`Tables` of ``pyarrow.Table``.
 
         >>> Export.empty().to_arrow(partition_cols=["workMonth"]).codes.column_names[-1]
         'workMonth'
@@ -460,13 +406,10 @@ class Export:
         return Tables(entries, codes)
 
     def to_polars(self) -> Tables[polars.DataFrame]:
-        """The two tables as Polars frames (from :meth:`to_arrow`, same types); Polars is optional.
+        """The two tables as Polars frames (from :meth:`to_arrow`); Polars is optional.
 
         Returns:
             :class:`Tables` of ``polars.DataFrame``.
-
-        Raises:
-            ConfigError: Polars is not installed.
 
         >>> str(Export.empty().to_polars().entries.schema["workDate"])
         "Datetime(time_unit='us', time_zone=None)"
@@ -482,9 +425,7 @@ class Export:
 
     @classmethod
     def from_arrow(cls, entries: pa.Table, codes: pa.Table, kind: Kind = "export") -> Export:
-        """Build an export from Arrow tables as stored (Parquet, Delta Lake, :meth:`to_arrow`): cast
-        back to the documented types, ``workMonth`` and codes columns that are not code fields
-        (partition copies) dropped.
+        """Build an export from Arrow tables as stored, cast back, partition columns dropped.
 
         Args:
             entries: The entries table.
@@ -506,8 +447,6 @@ class Export:
             kind=kind,
         )
 
-    # ----------------------------------------------------------------- files
-
     def to_parquet(
         self,
         path: str | os.PathLike[str],
@@ -516,25 +455,16 @@ class Export:
         overwrite: bool = False,
         basename_template: str | None = None,
     ) -> Path:
-        """Write ``path/entries/`` and ``path/codes/``, hive-partitioned alike (codes take their
-        entry's values), straight from Arrow; read each folder apart. Both are written even
-        when empty.
+        """Write ``path/entries/`` and ``path/codes/``, hive-partitioned alike, from Arrow.
 
         Args:
             path: The dataset folder (created if needed).
-            partition_cols: Entries columns to partition by; ``None`` means ``workMonth`` (the
-                ``YYYY-MM`` of ``workDate``), ``[]`` none.
-            overwrite: Replace an earlier export at ``path``; without it a folder holding data is
-                refused.
-            basename_template: File name template with ``{i}``; given, files are added to what the
-                folder holds (a windowed export streams window after window).
+            partition_cols: Entries columns to partition by; ``None`` means ``workMonth``.
+            overwrite: Replace an earlier export at ``path`` (else data there is refused).
+            basename_template: File name template with ``{i}``; given, files are added.
 
         Returns:
             The dataset folder.
-
-        Raises:
-            ConfigError: A bad partition column, or ``path`` holds data and neither ``overwrite``
-                nor ``basename_template`` is given.
 
         >>> import tempfile
         >>> with tempfile.TemporaryDirectory() as tmp:
@@ -562,9 +492,6 @@ class Export:
         Returns:
             The export.
 
-        Raises:
-            ConfigError: The folder holds no ``entries/`` dataset and no metadata file.
-
         >>> import tempfile
         >>> with tempfile.TemporaryDirectory() as tmp:
         ...     Export.read_parquet(Export.empty("pending").to_parquet(tmp)).kind
@@ -580,9 +507,7 @@ class Export:
         encoding: str = "utf-8",
         overwrite: bool = False,
     ) -> Path:
-        """Write ``path/entries.csv`` and ``path/codes.csv`` from Arrow: ``workDate`` as
-        ``YYYY-MM-DD``, timestamps ISO 8601 UTC, tags joined with ``;``; a missing value is an empty
-        field, an empty text ``""``.
+        """Write ``path/entries.csv`` and ``path/codes.csv`` (tags joined with ``;``).
 
         Args:
             path: The folder (created if needed).
@@ -592,10 +517,6 @@ class Export:
         Returns:
             The folder.
 
-        Raises:
-            ConfigError: ``path`` holds data and ``overwrite`` is false, or the encoding is unknown
-                or cannot encode a value.
-
         >>> import tempfile
         >>> with tempfile.TemporaryDirectory() as tmp:
         ...     Export.read_csv(Export.empty().to_csv(tmp, encoding="utf-8-sig")).kind
@@ -604,8 +525,7 @@ class Export:
         return write_csv(*self.to_arrow(), path, encoding=encoding, overwrite=overwrite)
 
     def to_excel(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
-        """Write one ``.xlsx`` workbook, a sheet per table (timestamps UTC without a zone, tags
-        joined with ``;``); needs ``openpyxl``.
+        """Write one ``.xlsx`` workbook, a sheet per table; needs ``openpyxl``.
 
         Args:
             path: The workbook file.
@@ -613,9 +533,6 @@ class Export:
 
         Returns:
             The file.
-
-        Raises:
-            ConfigError: The file exists and ``overwrite`` is false.
 
         >>> import tempfile, os
         >>> with tempfile.TemporaryDirectory() as tmp:
@@ -645,12 +562,7 @@ class Export:
         return cls(entries, codes, kind=found)
 
     def _repr_html_(self, head: int = 5) -> str:
-        """Jupyter's view: counts and the date range, then the first rows of each table
-        (the entries as :meth:`preview` orders them).
-
-        >>> "<table" in Export.empty()._repr_html_()
-        True
-        """
+        """Jupyter's view: counts and the date range, then the first rows of each table."""
         f = self._facts()
         facts: dict[str, Any] = {"entries": f["entries"], "codes": f["codes"]}
         if "workDate" in f:

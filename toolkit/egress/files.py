@@ -1,15 +1,8 @@
 """The files of an export: a Parquet dataset, a CSV folder, an Excel workbook, and back.
 
-:class:`toolkit.egress.export.Export` is the public face (``to_parquet``, ``read_parquet``,
-``to_csv``, ``read_csv``, ``to_excel``); this module writes and reads its two Arrow tables
-(``entries`` and ``codes``) with pyarrow, no pandas on the way (Excel aside). On disk
-``workDate`` is a naive ``timestamp[us]`` at midnight (pandas reads ``datetime64[us]``, Polars
-``Datetime("us")``, DuckDB ``TIMESTAMP``), timestamps are UTC, ``initiativeProps.tags`` a
-``list<string>`` (joined with ``;`` in CSV and Excel), and the pandas dtypes ride along in the
-files' pandas metadata, so ``pd.read_parquet(path / "entries")`` gives the frame's dtypes. A file
-written as ``date32`` by an earlier version reads back as ``datetime64[us]`` too.
-:func:`claim_target` refuses to write over data unless asked (``overwrite=True``), like
-``write_deltalake``'s ``mode="error"``.
+:class:`toolkit.egress.export.Export` is the public face; this module writes and reads its two
+Arrow tables with pyarrow (types: docs/toolkit.md). :func:`claim_target` refuses to write over
+data unless asked (``overwrite=True``).
 """
 
 from __future__ import annotations
@@ -35,9 +28,7 @@ from toolkit.errors import ConfigError
 
 __all__ = ["DEFAULT_PARTITION_COLS", "ROWS_PER_GROUP", "claim_target"]
 
-#: Partitioning of :meth:`~toolkit.egress.export.Export.to_parquet` when ``partition_cols`` is
-#: ``None``: the month of ``workDate`` (``"2026-11"``), a derived column written as the
-#: ``workMonth=...`` folders.
+#: Partitioning of ``Export.to_parquet`` by default: ``workMonth``, the month of ``workDate``.
 DEFAULT_PARTITION_COLS: tuple[str, ...] = ("workMonth",)
 #: Rows per Parquet row group (and the size a streamed export buffers before writing a file).
 ROWS_PER_GROUP = 100_000
@@ -56,8 +47,7 @@ def _schemas(kind: Kind) -> tuple[pa.Schema, pa.Schema]:
 
 
 def _work_date(column: pa.ChunkedArray[Any]) -> pa.ChunkedArray[Any]:
-    """``workDate`` as naive midnight ``timestamp[us]``: a time of day is dropped, a zone's
-    wall clock kept, a ``date32`` (an earlier version's files) taken as its midnight."""
+    """``workDate`` as naive midnight ``timestamp[us]`` (from text, a zoned time or ``date32``)."""
     if pa.types.is_string(column.type):  # a hive partition value: "2026-11-02 00:00:00"
         column = pc.cast(column, _DAY)
     if pa.types.is_timestamp(column.type) and column.type.tz is not None:
@@ -66,8 +56,7 @@ def _work_date(column: pa.ChunkedArray[Any]) -> pa.ChunkedArray[Any]:
 
 
 def _typed(table: pa.Table, kind: Kind, table_name: str, drop: Iterable[str] = ()) -> pa.Table:
-    """A table as stored (or from a frame) with the types of its schema, the spec's columns in
-    their order, others (fields the spec does not list, columns an analyst added) at the end."""
+    """A table cast to its schema's types, the spec's columns first, the others at the end."""
     schema = _schemas(kind)[table_name == "codes"]
     table = table.drop_columns([c for c in drop if c in table.column_names])
     columns = [
@@ -92,8 +81,7 @@ def from_frame(frame: pd.DataFrame, kind: Kind, table_name: str) -> pa.Table:
 def with_partitions(
     entries: pa.Table, codes: pa.Table, parts: Sequence[str]
 ) -> tuple[pa.Table, pa.Table]:
-    """Append the partition columns to the entries (``workMonth`` derived) and copy them onto
-    each code from its entry."""
+    """Append the partition columns to the entries and copy them onto each code."""
     for col in parts:
         if col in entries.column_names:
             continue
@@ -114,11 +102,7 @@ def with_partitions(
 
 
 def _pandas_metadata(table: pa.Table) -> pa.Table:
-    """Attach the pandas metadata of the frame the table reads back as (``Float64``, ``str``).
-
-    A list column is noted as ``object``: pandas writes its ``ArrowDtype`` as
-    ``list<item: string>[pyarrow]``, which its own ``read_parquet`` cannot read back.
-    """
+    """Attach the pandas metadata of the table's frame (list columns noted as ``object``)."""
     frame = _to_pandas(table.schema.empty_table())
     meta = pa.Schema.from_pandas(frame, preserve_index=False).metadata or {}
     if b"pandas" in meta:
@@ -140,12 +124,8 @@ def _has_parquet(folder: Path) -> bool:
     )
 
 
-# --------------------------------------------------------------------------- the target
-
-
 def claim_target(path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
-    """Make sure an export may write to ``path``: it is new or empty, or ``overwrite`` is set (then
-    what an earlier export wrote there is removed first; other files are left alone).
+    """Make sure an export may write to ``path``: new or empty, or ``overwrite`` (removes ours).
 
     Args:
         path: The target folder (or file, for one-file formats such as ``.xlsx``).
@@ -153,9 +133,6 @@ def claim_target(path: str | os.PathLike[str], *, overwrite: bool = False) -> Pa
 
     Returns:
         The target path.
-
-    Raises:
-        ConfigError: The target holds data and ``overwrite`` is false.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -187,9 +164,6 @@ def claim_target(path: str | os.PathLike[str], *, overwrite: bool = False) -> Pa
     return root
 
 
-# --------------------------------------------------------------------------- Parquet
-
-
 def write_parquet(
     entries: pa.Table,
     codes: pa.Table,
@@ -200,8 +174,7 @@ def write_parquet(
     overwrite: bool = False,
     basename_template: str | None = None,
 ) -> Path:
-    """``path/entries/`` and ``path/codes/``, hive-partitioned, and the metadata file (see
-    :meth:`toolkit.egress.export.Export.to_parquet`)."""
+    """``path/entries/``, ``path/codes/`` and the metadata file (``Export.to_parquet``)."""
     root = Path(path)
     parts = list(DEFAULT_PARTITION_COLS if partition_cols is None else partition_cols)
     entries, codes = with_partitions(entries, codes, parts)
@@ -234,8 +207,7 @@ def write_parquet(
 
 
 def read_parquet(path: str | os.PathLike[str]) -> tuple[pa.Table, pa.Table, Kind]:
-    """``(entries, codes, kind)`` of a dataset :func:`write_parquet` wrote, with their types;
-    partition values come back as columns of their type, the derived ``workMonth`` dropped."""
+    """``(entries, codes, kind)`` of a dataset :func:`write_parquet` wrote, with their types."""
     root = Path(path)
     meta_path = root / _META_FILE
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
@@ -267,9 +239,6 @@ def read_parquet(path: str | os.PathLike[str]) -> tuple[pa.Table, pa.Table, Kind
         drop = [c for c in table.column_names if c not in schema.names]
         tables.append(_typed(table, kind, name, ["workMonth"] if name == "entries" else drop))
     return tables[0], tables[1], kind
-
-
-# --------------------------------------------------------------------------- CSV and Excel
 
 
 def write_csv(

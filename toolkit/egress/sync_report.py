@@ -14,22 +14,9 @@ __all__ = ["SyncReport"]
 
 @dataclass(frozen=True)
 class SyncReport:
-    """What one sync did.
+    """What one sync did: the range ``(since, until]``, its counts and the new watermark.
 
-    Attributes:
-        path: The sync folder.
-        since: Exclusive start of the range synced (``None`` when there was nothing to do).
-        until: Inclusive end of the range synced.
-        windows: Windows fetched and written.
-        inserted: Entries new to the table.
-        updated: Entries replaced by a newer ``updatedAt``.
-        unchanged: Entries fetched again that the table already held as they are.
-        codes_written: Code rows written (those of the inserted and updated entries).
-        watermark: The watermark after the sync.
-        lag: The lag that set ``until`` (``None`` when ``until`` was given): entries released
-            in that last stretch are held back for the next sync.
-
-    In Jupyter a report shows as a small table (times in ISO 8601, UTC).
+    ``lag`` is the lag that set ``until`` (``None`` when ``until`` was given).
 
     >>> SyncReport("out", None, None, 0, 0, 0, 0, 0, None).rows_written
     0
@@ -48,19 +35,11 @@ class SyncReport:
 
     @property
     def rows_written(self) -> int:
-        """Entries inserted or updated.
-
-        >>> SyncReport("out", None, None, 1, 2, 3, 0, 9, None).rows_written
-        5
-        """
+        """Entries inserted or updated."""
         return self.inserted + self.updated
 
     def __str__(self) -> str:
-        """A one-paragraph summary.
-
-        >>> print(SyncReport("out", None, None, 0, 0, 0, 0, 0, None))
-        sync out: nothing to do; watermark none
-        """
+        """A one-paragraph summary."""
         mark = "none" if self.watermark is None else _iso(self.watermark)
         if self.since is None or self.until is None:
             text = f"sync {self.path}: nothing to do; watermark {mark}"
@@ -97,7 +76,7 @@ class SyncReport:
         )
 
     def _repr_html_(self) -> str:
-        """A small HTML table of the report's fields (times in ISO 8601, UTC), for Jupyter."""
+        """A small HTML table of the report's fields, for Jupyter."""
         rows: list[tuple[str, str]] = [("path", self.path)]
         for name in ("since", "until", "watermark"):
             value = getattr(self, name)
@@ -117,7 +96,7 @@ class SyncReport:
 
 
 def _iso(ts: pd.Timestamp) -> str:
-    """Times in messages: only the fraction digits needed (as in the sync's commit metadata)."""
+    """Times in messages: only the fraction digits needed."""
     return iso(ts, fraction="needed")
 
 
