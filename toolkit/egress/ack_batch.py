@@ -97,16 +97,12 @@ class _Batches:
         body = answer.body if isinstance(answer.body, dict) else {}
         items = body.get("response")
         if not answer.ok or not isinstance(items, list):
+            no_items = "the batch answer holds no per-item results (it may have landed)"
+            changes: dict[str, Any] = {}
+            if answer.ok:  # answered, but not with one result per item
+                changes = {"failure": LOST, "lost": True, "error": no_items}
             for i in group:
-                reply = dataclasses.replace(answer)
-                if answer.ok:  # answered, but not with one result per item
-                    reply = dataclasses.replace(
-                        answer,
-                        failure=LOST,
-                        lost=True,
-                        error="the batch answer holds no per-item results (it may have landed)",
-                    )
-                self.settle(i, reply)
+                self.settle(i, dataclasses.replace(answer, **changes))
             return []
         self.conn.ack_batch = True
         found: dict[str, dict[str, Any]] = {}
@@ -117,45 +113,23 @@ class _Batches:
         limit = 1 + self.conn.transport.retries
         for i in group:
             item = found.get(self._entry(i))
+            status = item_status(item.get("status")) if item is not None else None
+            lost = answer.lost
+            error: str | None = "no result for this entry in the batch answer (it may have landed)"
             if item is None:
-                self.settle(
-                    i,
-                    Reply(
-                        None,
-                        None,
-                        "the batch answer names no result for this entry (it may have landed)",
-                        method=answer.method,
-                        url=answer.url,
-                        failure=LOST,
-                        lost=True,
-                    ),
-                )
-                continue
-            status = item_status(item.get("status"))
-            if status is not None and 200 <= status < 300:
-                self.settle(i, Reply(status, item, None, method=answer.method, url=answer.url))
-                continue
-            if status in RETRY_STATUSES and self.attempts[i] < limit:
+                lost = True
+            elif status is not None and 200 <= status < 300:
+                error, lost = None, False
+            elif status in RETRY_STATUSES and self.attempts[i] < limit:
                 again.append(i)
                 continue
-            if status in (409, 422):
+            elif status in (409, 422):
                 continue  # left to the per-entry route, whose answer names the state
-            error = str(item.get("errorMessage") or item.get("errorCode") or item.get("status"))
-            if answer.lost:
-                self.settle(
-                    i,
-                    Reply(
-                        status,
-                        item,
-                        error + _LOST_BEFORE,
-                        method=answer.method,
-                        url=answer.url,
-                        failure=LOST,
-                        lost=True,
-                    ),
-                )
             else:
-                self.settle(i, Reply(status, item, error, method=answer.method, url=answer.url))
+                error = str(item.get("errorMessage") or item.get("errorCode") or item.get("status"))
+                error += _LOST_BEFORE if lost else ""
+            reply = Reply(status, item, error, method=answer.method, url=answer.url, lost=lost)
+            self.settle(i, dataclasses.replace(reply, failure=LOST if lost else None))
         return again
 
     def _entry(self, i: int) -> str:

@@ -72,6 +72,17 @@ def _landed(state: str, value: Any) -> Callable[[Reply], bool]:
     return landed
 
 
+def _columns(frame: FrameLike) -> tuple[pd.DataFrame, list[str]]:
+    """The frame as pandas, ``_id`` read as ``entryId``, optional columns added; the missing."""
+    df = unique_rows(as_pandas(frame, "frame")).copy()
+    if "entryId" not in df and "_id" in df:
+        df = df.rename(columns={"_id": "entryId"})
+    for col in ("externalId", "errors"):
+        if col not in df:
+            df[col] = None
+    return df, [c for c in ("userId", "entryId", "outcome") if c not in df]
+
+
 def check_acknowledgements(frame: FrameLike, *, separator: str | None = None) -> pd.DataFrame:
     """Normalise and validate an acknowledgement frame (``_id`` is taken for ``entryId``).
 
@@ -88,13 +99,7 @@ def check_acknowledgements(frame: FrameLike, *, separator: str | None = None) ->
         >>> check_acknowledgements(df, separator=";").loc[0, "errors"]
         ['client closed', 'rate missing']
     """
-    df = unique_rows(as_pandas(frame, "frame")).copy()
-    if "entryId" not in df and "_id" in df:
-        df = df.rename(columns={"_id": "entryId"})
-    for col in ("externalId", "errors"):
-        if col not in df:
-            df[col] = None
-    missing = [c for c in ("userId", "entryId", "outcome") if c not in df]
+    df, missing = _columns(frame)
     if missing:
         cases = failure_frame(
             table=TABLE,
@@ -268,11 +273,7 @@ def acknowledge(
     if validate:
         df = check_acknowledgements(frame)
     else:
-        df = unique_rows(frame).rename(columns={"_id": "entryId"})
-        for col in ("externalId", "errors"):
-            if col not in df:
-                df[col] = None
-        missing = [c for c in ("userId", "entryId", "outcome") if c not in df]
+        df, missing = _columns(frame)
         if missing:
             raise ConfigError(f"the frame needs column(s) {missing}")
     calls = []

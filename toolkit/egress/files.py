@@ -23,7 +23,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from toolkit.egress.flatten import Kind, _parse, _to_pandas
+from toolkit.egress.flatten import _DAY, Kind, _parse, _to_pandas
 from toolkit.errors import ConfigError
 
 __all__ = ["DEFAULT_PARTITION_COLS", "ROWS_PER_GROUP", "claim_target"]
@@ -35,7 +35,6 @@ ROWS_PER_GROUP = 100_000
 
 _META_FILE = "_toolkit_export.json"
 _TAG_SEPARATOR = ";"
-_DAY = pa.timestamp("us")
 _OUR_FILES = ("entries", "codes", _META_FILE, "entries.csv", "codes.csv")
 
 

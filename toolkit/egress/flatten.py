@@ -5,11 +5,6 @@ entry and code: ``entryId``, 0-based ``position``), read by Arrow's JSON reader 
 declared type. A missing or repeated ``_id``, a wrong JSON type or a bad timestamp raise
 :class:`FlattenError`. Fields the spec does not list become columns after the spec's;
 ``entries.attrs["unknownFields"]`` maps each to the first entry holding it.
-
->>> from toolkit.testing import fake_export_entries
->>> entries, codes = flatten_export(fake_export_entries(2, codes_per_entry=3))
->>> len(entries), len(codes), codes["position"].tolist()
-(2, 6, [0, 1, 2, 0, 1, 2])
 """
 
 from __future__ import annotations

@@ -2,12 +2,6 @@
 
 Dotted column names are given with ``alias``; the dtypes are tabled in docs/toolkit.md. Every
 column but the linking ids is nullable, and columns the models do not name are allowed.
-
->>> from toolkit.egress.flatten import flatten_export
->>> from toolkit.testing import fake_export_entries
->>> entries, codes = flatten_export(fake_export_entries(5))
->>> ExportEntriesSchema.validate(entries) is not None, ExportCodesSchema.validate(codes) is not None
-(True, True)
 """
 
 from __future__ import annotations

@@ -5,11 +5,6 @@ partitioned by ``workMonth``. Batches of windows are written codes first, then e
 commit carrying the watermark (``toolkit.releasedOnOrBefore``): an append when none of the
 batch is stored yet, else a Delta merge. A killed sync leaves readable tables and the next one
 redoes the unfinished window. One writer at a time (:data:`LOCK_NAME`); see docs/toolkit.md.
-
->>> import tempfile
->>> with tempfile.TemporaryDirectory() as tmp:
-...     sync_status(create_tables(tmp))["entries"]
-0
 """
 
 from __future__ import annotations
@@ -36,6 +31,7 @@ from toolkit.core.lock import FileLock, LockHeld
 from toolkit.core.windows import TimeLike, split_windows, to_utc
 from toolkit.egress.export import Export
 from toolkit.egress.fetch import fetch_window, warn_unknown_fields
+from toolkit.egress.files import DEFAULT_PARTITION_COLS, ROWS_PER_GROUP
 from toolkit.egress.sync_report import SyncReport, _iso
 from toolkit.errors import ConcurrentWriteError, ConfigError
 
@@ -63,9 +59,7 @@ WINDOW_KEY = "toolkit.window"
 #: ago but not yet visible in the export is not skipped for good.
 DEFAULT_LAG = "10min"
 #: Partition column of both tables.
-PARTITION_COLS = ("workMonth",)
-#: Rows per Parquet row group written by a merge or a compaction.
-ROWS_PER_GROUP = 100_000
+PARTITION_COLS = DEFAULT_PARTITION_COLS
 
 _TABLES = ("entries", "codes")
 _NAMES = {"entries": "toolkit_sync_entries", "codes": "toolkit_sync_codes"}
