@@ -352,35 +352,26 @@ class Export:
         """Number of entries."""
         return _rows(self, "entries")
 
-    def _facts(self) -> dict[str, Any]:
-        """Rows, date range, users, initiatives and hours, from the Arrow tables."""
+    def _facts(self) -> dict[str, str]:
+        """Rows, date range, users, initiatives and hours as text, from the Arrow tables."""
         e = self._table("entries")
-        facts: dict[str, Any] = {"entries": e.num_rows, "codes": _rows(self, "codes")}
+        facts = {"entries": f"{e.num_rows:,}", "codes": f"{_rows(self, 'codes'):,}"}
         if e.num_rows and "workDate" in e.column_names and e["workDate"].null_count < e.num_rows:
             low, high = pc.min_max(e["workDate"]).values()
-            facts["workDate"] = (low.as_py(), high.as_py())
-        if "userId" in e.column_names:
-            facts["users"] = pc.count_distinct(e["userId"]).as_py()
+            facts["workDate"] = f"{low.as_py():%Y-%m-%d}..{high.as_py():%Y-%m-%d}"
         init = ("" if self.kind == "export" else "initiativeProps.") + "initiative.externalId"
-        if init in e.column_names:
-            facts["initiatives"] = pc.count_distinct(e[init]).as_py()
-        if "incrementDurationInSeconds" in e.column_names:
-            facts["hours"] = float(pc.sum(e["incrementDurationInSeconds"]).as_py() or 0) / 3600
+        for name, column in (("users", "userId"), ("initiatives", init)):
+            if e.num_rows and column in e.column_names:
+                facts[name] = f"{pc.count_distinct(e[column]).as_py():,}"
+        if e.num_rows and "incrementDurationInSeconds" in e.column_names:
+            seconds = float(pc.sum(e["incrementDurationInSeconds"]).as_py() or 0)
+            facts["hours"] = f"{seconds / 3600:,.1f}"
         return facts
 
     def __repr__(self) -> str:
         """A one-line summary: kind, rows, date range, users, initiatives, hours."""
-        f = self._facts()
-        head = f"Export(kind={self.kind!r}, entries={f['entries']:,}, codes={f['codes']:,}"
-        if not f["entries"]:
-            return head + ")"
-        bits = []
-        if "workDate" in f:
-            bits.append(f"workDate={f['workDate'][0]:%Y-%m-%d}..{f['workDate'][1]:%Y-%m-%d}")
-        bits += [f"{k}={f[k]:,}" for k in ("users", "initiatives") if k in f]
-        if "hours" in f:
-            bits.append(f"hours={f['hours']:,.1f}")
-        return head + "".join(f", {b}" for b in bits) + ")"
+        facts = "".join(f", {k}={v}" for k, v in self._facts().items())
+        return f"Export(kind={self.kind!r}{facts})"
 
     def to_arrow(self, *, partition_cols: Sequence[str] = ()) -> Tables[pa.Table]:
         """The two tables as typed Arrow tables (the files' types); :meth:`from_arrow` reverses.
@@ -556,23 +547,17 @@ class Export:
 
     def _repr_html_(self, head: int = 5) -> str:
         """Jupyter's view: counts and the date range, then the first rows of each table."""
-        f = self._facts()
-        facts: dict[str, Any] = {"entries": f["entries"], "codes": f["codes"]}
-        if "workDate" in f:
-            facts["workDate from"] = f"{f['workDate'][0]:%Y-%m-%d}"
-            facts["workDate to"] = f"{f['workDate'][1]:%Y-%m-%d}"
-        if "users" in f:
-            facts["users"] = f["users"]
-        if "hours" in f:
-            facts["hours"] = round(f["hours"], 1)
+        facts = self._facts()
+        if "workDate" in facts:
+            facts["workDate from"], facts["workDate to"] = facts.pop("workDate").split("..")
         codes = self._frames["codes"] if "codes" in self._frames else self._table("codes")
         parts = [
             f"<p><b>Export</b> ({html.escape(self.kind)})</p>",
             pd.DataFrame({"value": facts}).to_html(),
         ]
         for name, frame, total in (
-            ("entries", self.preview(head), f["entries"]),  # date, timekeeper, client... first
-            ("codes", _head(codes, head), f["codes"]),
+            ("entries", self.preview(head), len(self)),  # date, timekeeper, client... first
+            ("codes", _head(codes, head), _rows(self, "codes")),
         ):
             shown = min(head, total)
             parts.append(f"<p><code>.{name}</code>: first {shown} of {total}</p>")

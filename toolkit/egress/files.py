@@ -14,7 +14,6 @@ from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any, cast
-from urllib.parse import unquote
 
 import pandas as pd
 import pyarrow as pa
@@ -213,22 +212,17 @@ def read_parquet(path: str | os.PathLike[str]) -> tuple[pa.Table, pa.Table, Kind
     if not meta and not _has_parquet(root / "entries"):
         raise ConfigError(f"{root} is not an exported Parquet dataset (no entries/ folder)")
     found: list[pa.Table | None] = []
+    hive = ds.HivePartitioning.discover(infer_dictionary=True)  # partition values as text
     for sub in ("entries", "codes"):
-        folder = root / sub
-        keys: list[str] = []
-        for dirpath, _, files in os.walk(folder):  # the partition keys, from the first file
-            if any(f.endswith(".parquet") for f in files):
-                parts = Path(dirpath).relative_to(folder).parts
-                keys = [unquote(p.split("=", 1)[0]) for p in parts if "=" in p]
-                break
-        partitioning = ds.partitioning(pa.schema([(k, pa.string()) for k in keys]), flavor="hive")
-        found.append(
-            ds.dataset(
-                folder, format="parquet", partitioning=partitioning if keys else None
-            ).to_table()
-            if _has_parquet(folder)
-            else None
-        )
+        if not _has_parquet(root / sub):
+            found.append(None)
+            continue
+        table = ds.dataset(root / sub, format="parquet", partitioning=hive).to_table()
+        text = [
+            pa.field(f.name, pa.string()) if pa.types.is_dictionary(f.type) else f
+            for f in table.schema
+        ]
+        found.append(table.cast(pa.schema(text)))
     kind: Kind = meta.get("kind") or _kind_of(found[0].column_names if found[0] else [])
     tables = []
     for name, table, schema in zip(("entries", "codes"), found, _schemas(kind), strict=True):
