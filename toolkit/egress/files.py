@@ -217,12 +217,12 @@ def read_parquet(path: str | os.PathLike[str]) -> tuple[pa.Table, pa.Table, Kind
         if not _has_parquet(root / sub):
             found.append(None)
             continue
-        table = ds.dataset(root / sub, format="parquet", partitioning=hive).to_table()
+        data = ds.dataset(root / sub, format="parquet", partitioning=hive).to_table()
         text = [
             pa.field(f.name, pa.string()) if pa.types.is_dictionary(f.type) else f
-            for f in table.schema
+            for f in data.schema
         ]
-        found.append(table.cast(pa.schema(text)))
+        found.append(data.cast(pa.schema(text)))
     kind: Kind = meta.get("kind") or _kind_of(found[0].column_names if found[0] else [])
     tables = []
     for name, table, schema in zip(("entries", "codes"), found, _schemas(kind), strict=True):
