@@ -50,27 +50,6 @@ def item_status(name: Any) -> int | None:
         return None
 
 
-def _item(call: Call) -> dict[str, Any]:
-    return {**(call.path or {}), **(call.json or {})}
-
-
-def _journal(jr: Journal | None, conn: Connection, call: Call, url: str, reply: Reply) -> None:
-    """The journal line of one entry, as the per-entry route writes it."""
-    if jr is None:
-        return
-    if reply.ok:
-        jr.record(call.journal_id(url), call, reply.status or 0, url=url, customer=conn.customer_id)
-    elif reply.failure == LOST or (reply.status is not None and reply.failure is None):
-        jr.record_failure(
-            call,
-            url,
-            outcome="unknown" if reply.failure == LOST else "failed",
-            status=reply.status,
-            error=reply.error,
-            customer=conn.customer_id,
-        )
-
-
 class _Batches:
     """The state of one run: a reply per call once settled, attempts and time so far."""
 
@@ -82,9 +61,25 @@ class _Batches:
         self.elapsed = [0.0] * len(calls)
 
     def settle(self, i: int, reply: Reply) -> None:
+        """Keep a row's reply; journal it as the per-entry route would."""
         reply.attempts, reply.elapsed = self.attempts[i], self.elapsed[i]
         self.replies[i] = reply
-        _journal(self.jr, self.conn, self.calls[i], self.urls[i], reply)
+        call, url, customer = self.calls[i], self.urls[i], self.conn.customer_id
+        if self.jr is None:
+            return
+        if reply.ok:
+            self.jr.record(
+                call.journal_id(url), call, reply.status or 0, url=url, customer=customer
+            )
+        elif reply.failure == LOST or (reply.status is not None and reply.failure is None):
+            self.jr.record_failure(
+                call,
+                url,
+                outcome="unknown" if reply.failure == LOST else "failed",
+                status=reply.status,
+                error=reply.error,
+                customer=customer,
+            )
 
     def read(self, group: list[int], answer: Reply) -> list[int]:
         """Settle a batch's rows from its answer; return those to send again."""
@@ -192,7 +187,7 @@ def send_batches(
             Call(
                 "release_succeeded_batch",
                 None,
-                {"request": [_item(calls[i]) for i in g]},
+                {"request": [{**(calls[i].path or {}), **(calls[i].json or {})} for i in g]},
                 key=f"{len(g)} entries from {run._entry(g[0])}",
             )
             for g in groups

@@ -579,8 +579,14 @@ def _concat(tables: list[pa.Table]) -> pa.Table:
         for t in tables:
             for f in t.schema:
                 types.setdefault(f.name, set()).add(f.type)
-        mixed = [n for n, found in types.items() if len(found) > 1]
-        return pa.concat_tables([_to_text(t, mixed) for t in tables], promote_options="permissive")
+        mixed = {n for n, found in types.items() if len(found) > 1}
+        as_text = []
+        for t in tables:  # as flatten keeps a field whose JSON types mix: JSON text
+            for n in mixed & set(t.column_names):
+                text = [None if v is None else orjson.dumps(v).decode() for v in t[n].to_pylist()]
+                t = t.set_column(t.schema.get_field_index(n), n, pa.array(text, pa.string()))
+            as_text.append(t)
+        return pa.concat_tables(as_text, promote_options="permissive")
 
 
 def _rows(export: Export, name: str) -> int:
@@ -590,11 +596,3 @@ def _rows(export: Export, name: str) -> int:
 
 def _head(table: pd.DataFrame | pa.Table, n: int) -> pd.DataFrame:
     return table.head(n) if isinstance(table, pd.DataFrame) else _to_pandas(table.slice(0, n))
-
-
-def _to_text(table: pa.Table, names: list[str]) -> pa.Table:
-    """The columns ``names`` as JSON text (as flatten keeps a field whose JSON types mix)."""
-    for n in [n for n in names if n in table.column_names]:
-        text = [None if v is None else orjson.dumps(v).decode() for v in table[n].to_pylist()]
-        table = table.set_column(table.schema.get_field_index(n), n, pa.array(text, pa.string()))
-    return table

@@ -75,8 +75,8 @@ def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Ex
         try:
             raw = conn.call("export", params=params, raw=True)
         except ApiError as exc:
-            mid = _middle(lo, hi)
-            if exc.status not in TOO_LARGE or mid is None:
+            mid = (lo + (hi - lo) / 2).floor("ms")  # down to one second, on a millisecond
+            if exc.status not in TOO_LARGE or hi - lo <= SMALLEST or not lo < mid < hi:
                 raise
             log.info("export window %s..%s refused (%s): split in two", *params.values(), exc)
             split += 1
@@ -145,14 +145,6 @@ def warn_unknown_fields(export: Export, seen: set[str], *, kept: bool = True) ->
             InputWarning,
             stacklevel=3,
         )
-
-
-def _middle(lo: pd.Timestamp, hi: pd.Timestamp) -> pd.Timestamp | None:
-    """The millisecond between two bounds, or ``None`` for a window of one second or less."""
-    if hi - lo <= SMALLEST:
-        return None
-    mid = (lo + (hi - lo) / 2).floor("ms")
-    return mid if lo < mid < hi else None
 
 
 def iter_export(

@@ -111,27 +111,24 @@ def _check_whole(root: Path, entries: pa.Table, schema: pa.Schema) -> None:
         if pc.any(fraction).as_py():
             at = pc.index(fraction, True).as_py()
             raise ConfigError(
-                f"entry {entries['_id'][at].as_py()!r} has {name}"
-                f" {values[at].as_py()!r}, a fraction, and {root / 'entries'} keeps whole"
-                f" {name} (an earlier version created it): nothing of this window was written"
-                f" and the watermark stays where the last complete window left it; convert"
-                f" the table with toolkit.egress.sync.widen_counts({str(root)!r}), then sync"
-                f" again"
+                f"entry {entries['_id'][at].as_py()!r} has {name} {values[at].as_py()!r}, a"
+                f" fraction, but {root / 'entries'} keeps whole counts (an earlier version's):"
+                f" nothing of this window was written; convert the table with"
+                f" toolkit.egress.sync.widen_counts({str(root)!r}), then sync again"
             )
 
 
-def _sql_list(values: list[str]) -> str:
+def _sql_list(values: list[Any]) -> str:
     return ", ".join("'" + str(v).replace("'", "''") + "'" for v in values)
 
 
 def _check_folder(root: Path, *, tables: bool = True) -> None:
     """Refuse a path holding anything but our two tables (``tables=False``: don't look inside)."""
-    if root.exists() and not root.is_dir():
-        raise ConfigError(f"{root} is a file, not a sync folder")
-    if not root.exists():
+    if not root.is_dir():
+        if root.exists():
+            raise ConfigError(f"{root} is a file, not a sync folder")
         return
-    others = sorted(p.name for p in root.iterdir() if not p.name.startswith("."))
-    others = [n for n in others if n not in _TABLES]
+    others = sorted(p.name for p in root.iterdir() if p.name[0] != "." and p.name not in _TABLES)
     if others:
         raise ConfigError(
             f"{root} holds something other than a sync's two tables (entries/, codes/):"
@@ -314,7 +311,7 @@ def _write_window(
             commit_properties=window,
         )
     else:  # the codes of the changed entries replace theirs (and those a killed sync left)
-        ids_sql = _sql_list(cast("list[str]", changed_ids.to_pylist()))  # no null _id
+        ids_sql = _sql_list(changed_ids.to_pylist())
         codes_table.merge(
             code_rows,
             predicate=f"t.entryId = s.entryId AND t.position = s.position AND {in_months}",
@@ -419,11 +416,8 @@ def sync(
         >>> report = client.sync(tmp / "time", since="2026-11-01", until="2026-11-21")
         >>> report.inserted, report.codes_written
         (224, 334)
-        >>> client.sync(tmp / "time", until="2026-11-21 09:00").inserted  # from the watermark
-        2
     """
     root = Path(path)
-    # the arguments first: bad ones are refused before the folder is touched
     first = to_utc(since, "since") if since is not None else None
     last = to_utc(until, "until") if until is not None else None
     behind = _lag(lag)
@@ -431,7 +425,7 @@ def sync(
     _check_folder(root, tables=False)
     if first is None and not (root / "entries" / "_delta_log").is_dir():
         raise ConfigError(f"the first sync of {root} needs since (releasedAfter)")
-    with _locked(root):  # from here on, one writer at a time: read the state under the lock
+    with _locked(root):
         _check_folder(root)
         entries_table = _open(root, "entries")
         _open(root, "codes")
@@ -447,14 +441,14 @@ def sync(
                 f" earlier one"
             )
         end = last if last is not None else (pd.Timestamp.now("UTC") - behind).floor("s")
-        if first is None and end <= start:
-            create_tables(root)
-            return SyncReport(
-                str(root), None, None, 0, 0, 0, 0, 0, watermark, behind if last is None else None
-            )
-        windows = split_windows(start, end, window)
+        nothing = first is None and end <= start
+        windows = [] if nothing else split_windows(start, end, window)
         create_tables(root)
-        report = _write_windows(conn, root, start, end, windows, watermark, batch_rows, progress)
+        report = (
+            SyncReport(str(root), None, None, 0, 0, 0, 0, 0, watermark)
+            if nothing
+            else _write_windows(conn, root, start, end, windows, watermark, batch_rows, progress)
+        )
         return report if last is not None else dataclasses.replace(report, lag=behind)
 
 

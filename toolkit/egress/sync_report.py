@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 
 import pandas as pd
@@ -77,22 +76,16 @@ class SyncReport:
 
     def _repr_html_(self) -> str:
         """A small HTML table of the report's fields, for Jupyter."""
-        rows: list[tuple[str, str]] = [("path", self.path)]
+        rows = {"path": self.path}
         for name in ("since", "until", "watermark"):
             value = getattr(self, name)
-            rows.append((name, "" if value is None else _iso(value)))
+            rows[name] = "" if value is None else _iso(value)
         for name in ("windows", "inserted", "updated", "unchanged", "codes_written"):
-            rows.append((name, f"{getattr(self, name):,}"))
-        rows.append(("lag", "" if self.lag is None else _lag_text(self.lag)))
-        held = self.held_back()
-        if held is not None:
-            rows.append(("note", held))
-        body = "".join(
-            f'<tr><th style="text-align:left">{html.escape(k)}</th>'
-            f'<td style="text-align:left">{html.escape(v)}</td></tr>'
-            for k, v in rows
-        )
-        return f"<table><caption>SyncReport</caption>{body}</table>"
+            rows[name] = f"{getattr(self, name):,}"
+        rows["lag"] = "" if self.lag is None else _lag_text(self.lag)
+        if held := self.held_back():
+            rows["note"] = held
+        return pd.DataFrame({"SyncReport": rows}).to_html(justify="left")
 
 
 def _iso(ts: pd.Timestamp) -> str:

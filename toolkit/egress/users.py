@@ -78,8 +78,6 @@ def users(conn: Connection, user_ids: Iterable[str], *, workers: int | None = No
         >>> found = client.users([user_id, "0" * 24])
         >>> found["timekeeperExternalId"].tolist()
         ['TK-101', nan]
-        >>> print(found["error"][1])
-        no user '000000000000000000000000' for this customer
     """
     ids = list(dict.fromkeys(str(u) for u in user_ids))
     calls = [Call("user", {"userId": u}, key=u) for u in ids]
