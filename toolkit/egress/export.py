@@ -84,11 +84,8 @@ class Tables(NamedTuple, Generic[T]):
 class Export:
     """Typed tables of one export: ``entries`` (one row per entry) and ``codes``.
 
-    Attributes:
-        entries: One row per entry (:class:`~toolkit.egress.schemas.ExportEntriesSchema`
-            or :class:`~toolkit.egress.schemas.PendingEntriesSchema`), a pandas view.
-        codes: One row per (entry, code), linked by ``entryId`` = ``entries._id``.
-        kind: ``"export"`` (v2 export form) or ``"pending"`` (release-pending detailed form).
+    ``codes`` link to ``entries._id`` by ``entryId``; ``kind`` is ``"export"`` (v2 export form)
+    or ``"pending"`` (release-pending detailed form).
 
     >>> from toolkit.testing import fake_pending_entries
     >>> ex = Export.from_records(fake_pending_entries(3, codes_per_entry=1), kind="pending")
@@ -231,7 +228,9 @@ class Export:
         kinds = {p.kind for p in parts}
         if len(kinds) > 1:
             raise ConfigError(f"cannot concatenate exports of different kinds: {sorted(kinds)}")
-        tables = [[p._table(n).replace_schema_metadata(None) for p in parts] for n in _NAMES]
+        tables = [
+            [p._table(n).replace_schema_metadata(None) for p in parts] for n in ("entries", "codes")
+        ]
         entries, codes = _concat(tables[0]), _concat(tables[1])
         ids = entries["_id"]
         if pc.count_distinct(ids).as_py() < len(ids):
@@ -337,9 +336,7 @@ class Export:
         >>> Export.empty().preview().columns[:3].tolist()
         ['workDate', 'userId', 'initiative.client.externalId']
         """
-        head = _head(
-            self._frames["entries"] if "entries" in self._frames else self._table("entries"), n
-        )
+        head = _head(self, "entries", n)
         first = [c for c in PREVIEW_COLUMNS[self.kind] if c in head]
         shown = head[first + [c for c in head.columns if c not in first]].copy()
         if "incrementDurationInSeconds" in shown:
@@ -550,22 +547,18 @@ class Export:
         facts = self._facts()
         if "workDate" in facts:
             facts["workDate from"], facts["workDate to"] = facts.pop("workDate").split("..")
-        codes = self._frames["codes"] if "codes" in self._frames else self._table("codes")
         parts = [
             f"<p><b>Export</b> ({html.escape(self.kind)})</p>",
             pd.DataFrame({"value": facts}).to_html(),
         ]
         for name, frame, total in (
             ("entries", self.preview(head), len(self)),  # date, timekeeper, client... first
-            ("codes", _head(codes, head), _rows(self, "codes")),
+            ("codes", _head(self, "codes", head), _rows(self, "codes")),
         ):
             shown = min(head, total)
             parts.append(f"<p><code>.{name}</code>: first {shown} of {total}</p>")
             parts.append(frame.head(head).to_html(max_cols=20, index=False))
         return "\n".join(parts)
-
-
-_NAMES = ("entries", "codes")
 
 
 def _concat(tables: list[pa.Table]) -> pa.Table:
@@ -594,5 +587,7 @@ def _rows(export: Export, name: str) -> int:
     return table.num_rows if table is not None else len(export._frames[name])
 
 
-def _head(table: pd.DataFrame | pa.Table, n: int) -> pd.DataFrame:
-    return table.head(n) if isinstance(table, pd.DataFrame) else _to_pandas(table.slice(0, n))
+def _head(export: Export, name: str, n: int) -> pd.DataFrame:
+    """The first ``n`` rows as pandas, without converting the whole Arrow table."""
+    frame = export._frames.get(name)
+    return frame.head(n) if frame is not None else _to_pandas(export._tables[name].slice(0, n))

@@ -40,10 +40,8 @@ __all__ = [
 
 log = logging.getLogger("toolkit.egress.fetch")
 
-
 #: statuses a service may refuse a window with as too large (entries or days)
 TOO_LARGE = (400, 413, 422)
-
 #: the smallest window a refused one is split into
 SMALLEST = pd.Timedelta(seconds=1)
 

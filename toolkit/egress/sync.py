@@ -55,21 +55,19 @@ __all__ = [
 WATERMARK_KEY = "toolkit.releasedOnOrBefore"
 #: Commit metadata key of the codes table: the window whose codes a commit wrote.
 WINDOW_KEY = "toolkit.window"
-#: Default ``lag``: ``until`` defaults to now minus this, so that an entry released a moment
-#: ago but not yet visible in the export is not skipped for good.
+#: Default ``lag``: ``until`` defaults to now minus this (entries show in the export late).
 DEFAULT_LAG = "10min"
 #: Partition column of both tables.
 PARTITION_COLS = DEFAULT_PARTITION_COLS
 
 _TABLES = ("entries", "codes")
-_NAMES = {"entries": "toolkit_sync_entries", "codes": "toolkit_sync_codes"}
+
 _WRITER = WriterProperties(max_row_group_size=ROWS_PER_GROUP, compression="SNAPPY")
 _DATE = 'PrimitiveType("date")'
 _LONG = 'PrimitiveType("long")'
 #: the count fields: ``double`` since the published service sends doubles, ``long`` before
 _COUNTS = ("unitIncrementCount", "incrementDurationInSeconds")
-#: types an earlier version wrote, accepted as the current ones: workDate was a date, the
-#: counts whole numbers
+#: types an earlier version wrote (a date workDate, whole counts), accepted as the current ones
 _LEGACY = {
     ("workDate", _DATE): 'PrimitiveType("timestamp_ntz")',
     **{(name, _LONG): 'PrimitiveType("double")' for name in _COUNTS},
@@ -199,7 +197,7 @@ def create_tables(path: str | os.PathLike[str]) -> Path:
                 schema.empty_table(),
                 partition_by=list(PARTITION_COLS),
                 mode="error",
-                name=_NAMES[name],
+                name=f"toolkit_sync_{name}",
                 description=f"timebill-toolkit sync: {name}",
             )
     return root
@@ -246,15 +244,6 @@ def _conflict(root: Path, exc: Exception) -> ConcurrentWriteError:
     )
 
 
-def _held(table: DeltaTable, ids: pa.Array[Any]) -> pa.Table:
-    """``_id``, ``updatedAt`` and ``workMonth`` of the table's rows among ``ids``: one scan."""
-    if not table.file_uris():
-        return pa.schema([("_id", pa.string())]).empty_table()
-    dataset = table.to_pyarrow_dataset()
-    wanted = pc.field("_id").cast(pa.string()).isin(ids)  # string_view in the files
-    return dataset.to_table(columns=["_id", "updatedAt", "workMonth"], filter=wanted)
-
-
 def _codes_ahead(codes: DeltaTable, watermark: pd.Timestamp | None) -> bool:
     """Whether the codes table holds a window past the watermark (a killed sync's)."""
     window = _newest(codes, WINDOW_KEY)
@@ -277,7 +266,11 @@ def _write_window(
         return 0, 0, 0, 0
     entries_table = DeltaTable(str(root / "entries"))
     ids = entries["_id"].combine_chunks()
-    held = _held(entries_table, ids)
+    held = pa.schema([("_id", pa.string())]).empty_table()
+    if entries_table.file_uris():  # the stored rows among ids: one scan, filtered as it reads
+        wanted = pc.field("_id").cast(pa.string()).isin(ids)  # string_view in the files
+        scan = entries_table.to_pyarrow_dataset()
+        held = scan.to_table(columns=["_id", "updatedAt", "workMonth"], filter=wanted)
     changed: Any = pa.array([True] * len(ids))
     old_months: list[Any] = []
     if held.num_rows:
