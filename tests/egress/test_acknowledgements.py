@@ -14,6 +14,7 @@ import pytest
 
 from tests.proxy import DroppingProxy
 from toolkit import Client
+from toolkit.egress.ack_batch import item_status
 from toolkit.egress.acknowledgements import check_acknowledgements
 from toolkit.errors import InputWarning, Interrupted, ValidationError
 from toolkit.sandbox import Sandbox
@@ -44,6 +45,10 @@ def test_error_text_is_split_only_on_an_explicit_separator() -> None:
     frame = failed("rate missing; client closed", ["a; b"])
     checked = check_acknowledgements(frame, separator=";")
     assert checked["errors"].tolist() == [["rate missing", "client closed"], ["a; b"]]
+
+
+def test_a_batch_item_status_no_http_status_has_reads_as_none() -> None:
+    assert item_status("MAYBE") is None
 
 
 @pytest.mark.parametrize("blank", ["", "   ", None, []])

@@ -215,6 +215,11 @@ def test_users_frame_reports_unknown_ids_as_rows(released) -> None:
     assert timekeeper_id(client.user(ids[0])) == "TK-1"
 
 
+def test_timekeeper_id_prefers_the_field_and_is_none_without_one() -> None:
+    assert timekeeper_id({"timekeeperExternalId": "TK-2"}) == "TK-2"
+    assert timekeeper_id({}) is None
+
+
 def test_acknowledge_nothing_is_an_empty_result(released, sandbox) -> None:
     sandbox.admin.reset_stats()
     res = released["client"].acknowledge(

@@ -500,6 +500,18 @@ def test_sync_report_has_an_html_table_with_iso_times() -> None:
         assert name in html
 
 
+def test_sync_report_counts_rows_written_and_says_when_there_was_nothing_to_do() -> None:
+    assert SyncReport("out", None, None, 1, 2, 3, 0, 9, None).rows_written == 5
+    nothing = SyncReport("out", None, None, 0, 0, 0, 0, 0, None)
+    assert str(nothing) == "sync out: nothing to do; watermark none"
+    at = pd.Timestamp("2026-11-21 09:50", tz="UTC")
+    lagged = SyncReport("out", None, None, 0, 0, 0, 0, 0, at, pd.Timedelta("10min"))
+    assert lagged.held_back() == (
+        "nothing new up to 2026-11-21 09:50 UTC; entries released in the last 10min are held"
+        " back by lag=10min and come with the next sync."
+    )
+
+
 def test_an_empty_sync_says_what_the_lag_holds_back(fresh_client: Client, tmp_path: Path) -> None:
     since = pd.Timestamp.now("UTC") - pd.Timedelta("1h")
     report = fresh_client.sync(tmp_path / "time", since=since, progress=False)

@@ -1,16 +1,9 @@
 """Batch acknowledgements: release-succeeded for up to 20 entries a request (published route).
 
-``POST .../entries/release-succeeded/batch`` (published; not in interface.md) takes 1 to 20
-``{entryId, userId, externalId?}`` and answers 207 with one ``{entryId, status,
-errorMessage?}`` per item (``status`` an HTTP status name). :func:`send_batches` sends the
-succeeded rows of :func:`toolkit.egress.acknowledgements.acknowledge` through it with the same
-runner, pacer and retries, one reply per row: ``OK`` is ``sent``; another status is the row's
-``httpStatus`` and ``error``; 429 or 5xx items go again in a later batch; 409 or 422 items are
-left to the per-entry route (whose answer names the state); a batch refused whole gives each
-row that answer, one whose answer was lost makes its rows ``unknown``; a 404 or 405 means
-the service lacks the route (remembered in :attr:`~toolkit.core.connection.Connection.ack_batch`;
-while unknown, the first batch goes alone). The journal gets the per-entry route's line for
-each entry, so a resumed run sends nothing twice.
+One reply per row: an item's ``OK`` is ``sent``; 429/5xx items go again in a later batch;
+409/422 items are left to the per-entry route; a 404 or 405 means the service lacks the route
+(remembered in ``Connection.ack_batch``). The journal gets the per-entry route's line for each
+entry, so a resumed run sends nothing twice.
 """
 
 from __future__ import annotations
@@ -41,15 +34,13 @@ def item_status(name: Any) -> int | None:
     """The HTTP status an item's ``status`` names (``"NOT_FOUND"`` is 404), or ``None``.
 
     Args:
-        name: The item's ``status``: a name, or a number some services send instead.
+        name: The item's ``status``: a name, or a number.
 
     Returns:
         The status code, or ``None`` for a name no HTTP status has.
 
     >>> item_status("OK"), item_status("UNPROCESSABLE_ENTITY"), item_status(409)
     (200, 422, 409)
-    >>> print(item_status("MAYBE"))
-    None
     """
     if isinstance(name, int) and not isinstance(name, bool):
         return name
@@ -57,27 +48,6 @@ def item_status(name: Any) -> int | None:
         return HTTPStatus[str(name).upper()].value
     except KeyError:
         return None
-
-
-def _item(call: Call) -> dict[str, Any]:
-    return {**(call.path or {}), **(call.json or {})}
-
-
-def _journal(jr: Journal | None, conn: Connection, call: Call, url: str, reply: Reply) -> None:
-    """The journal line of one entry, as the per-entry route's run writes it."""
-    if jr is None:
-        return
-    if reply.ok:
-        jr.record(call.journal_id(url), call, reply.status or 0, url=url, customer=conn.customer_id)
-    elif reply.failure == LOST or (reply.status is not None and reply.failure is None):
-        jr.record_failure(
-            call,
-            url,
-            outcome="unknown" if reply.failure == LOST else "failed",
-            status=reply.status,
-            error=reply.error,
-            customer=conn.customer_id,
-        )
 
 
 class _Batches:
@@ -91,9 +61,25 @@ class _Batches:
         self.elapsed = [0.0] * len(calls)
 
     def settle(self, i: int, reply: Reply) -> None:
+        """Keep a row's reply; journal it as the per-entry route would."""
         reply.attempts, reply.elapsed = self.attempts[i], self.elapsed[i]
         self.replies[i] = reply
-        _journal(self.jr, self.conn, self.calls[i], self.urls[i], reply)
+        call, url, customer = self.calls[i], self.urls[i], self.conn.customer_id
+        if self.jr is None:
+            return
+        if reply.ok:
+            self.jr.record(
+                call.journal_id(url), call, reply.status or 0, url=url, customer=customer
+            )
+        elif reply.failure == LOST or (reply.status is not None and reply.failure is None):
+            self.jr.record_failure(
+                call,
+                url,
+                outcome="unknown" if reply.failure == LOST else "failed",
+                status=reply.status,
+                error=reply.error,
+                customer=customer,
+            )
 
     def read(self, group: list[int], answer: Reply) -> list[int]:
         """Settle a batch's rows from its answer; return those to send again."""
@@ -106,16 +92,12 @@ class _Batches:
         body = answer.body if isinstance(answer.body, dict) else {}
         items = body.get("response")
         if not answer.ok or not isinstance(items, list):
+            no_items = "the batch answer holds no per-item results (it may have landed)"
+            changes: dict[str, Any] = {}
+            if answer.ok:  # answered, but not with one result per item
+                changes = {"failure": LOST, "lost": True, "error": no_items}
             for i in group:
-                reply = dataclasses.replace(answer)
-                if answer.ok:  # answered, but not with one result per item
-                    reply = dataclasses.replace(
-                        answer,
-                        failure=LOST,
-                        lost=True,
-                        error="the batch answer holds no per-item results (it may have landed)",
-                    )
-                self.settle(i, reply)
+                self.settle(i, dataclasses.replace(answer, **changes))
             return []
         self.conn.ack_batch = True
         found: dict[str, dict[str, Any]] = {}
@@ -126,45 +108,23 @@ class _Batches:
         limit = 1 + self.conn.transport.retries
         for i in group:
             item = found.get(self._entry(i))
+            status = item_status(item.get("status")) if item is not None else None
+            lost = answer.lost
+            error: str | None = "no result for this entry in the batch answer (it may have landed)"
             if item is None:
-                self.settle(
-                    i,
-                    Reply(
-                        None,
-                        None,
-                        "the batch answer names no result for this entry (it may have landed)",
-                        method=answer.method,
-                        url=answer.url,
-                        failure=LOST,
-                        lost=True,
-                    ),
-                )
-                continue
-            status = item_status(item.get("status"))
-            if status is not None and 200 <= status < 300:
-                self.settle(i, Reply(status, item, None, method=answer.method, url=answer.url))
-                continue
-            if status in RETRY_STATUSES and self.attempts[i] < limit:
+                lost = True
+            elif status is not None and 200 <= status < 300:
+                error, lost = None, False
+            elif status in RETRY_STATUSES and self.attempts[i] < limit:
                 again.append(i)
                 continue
-            if status in (409, 422):
+            elif status in (409, 422):
                 continue  # left to the per-entry route, whose answer names the state
-            error = str(item.get("errorMessage") or item.get("errorCode") or item.get("status"))
-            if answer.lost:
-                self.settle(
-                    i,
-                    Reply(
-                        status,
-                        item,
-                        error + _LOST_BEFORE,
-                        method=answer.method,
-                        url=answer.url,
-                        failure=LOST,
-                        lost=True,
-                    ),
-                )
             else:
-                self.settle(i, Reply(status, item, error, method=answer.method, url=answer.url))
+                error = str(item.get("errorMessage") or item.get("errorCode") or item.get("status"))
+                error += _LOST_BEFORE if lost else ""
+            reply = Reply(status, item, error, method=answer.method, url=answer.url, lost=lost)
+            self.settle(i, dataclasses.replace(reply, failure=LOST if lost else None))
         return again
 
     def _entry(self, i: int) -> str:
@@ -185,19 +145,14 @@ def send_batches(
     Args:
         conn: The connection.
         calls: The per-entry ``release_succeeded`` calls (their path and body make the items).
-        pacer: The run's pacer (:func:`toolkit.bulk.runner.pacer_for`).
+        pacer: The run's pacer.
         journal: The run's journal: calls it holds are not sent; each answer is added to it.
         workers: Worker threads (default: the connection's).
         progress: Show a progress bar.
 
     Returns:
-        Replies aligned with ``calls``, ``None`` for the calls left to the per-entry route
-        (the service has no batch route, or refused the item 409 or 422); and the batch
-        requests that carried each call (to add to its ``attempts``).
-
-    Raises:
-        Interrupted: Ctrl+C; its ``replies`` hold one reply per call (``not_sent`` where none
-            came).
+        Replies aligned with ``calls`` (``None``: left to the per-entry route), and the batch
+        requests that carried each call.
 
     Example:
         >>> from toolkit.bulk.runner import pacer_for
@@ -232,7 +187,7 @@ def send_batches(
             Call(
                 "release_succeeded_batch",
                 None,
-                {"request": [_item(calls[i]) for i in g]},
+                {"request": [{**(calls[i].path or {}), **(calls[i].json or {})} for i in g]},
                 key=f"{len(g)} entries from {run._entry(g[0])}",
             )
             for g in groups

@@ -10,11 +10,9 @@ OUTCOMES = ("succeeded", "failed")
 
 
 class AcknowledgementSchema(pa.DataFrameModel):
-    """One acknowledgement per row (column rules; see :data:`CROSS_RULES` for the rest).
+    """One acknowledgement per row (column rules; :data:`CROSS_RULES` holds the rest).
 
-    ``errors`` (a non-empty list of strings) is required for ``failed`` rows. ``externalId`` is
-    optional, as published: a ``succeeded`` row without one is sent without it (with a
-    warning).
+    ``externalId`` is optional, as published; ``errors`` is required for ``failed`` rows.
     """
 
     userId: str = pa.Field(str_length={"min_value": 1})

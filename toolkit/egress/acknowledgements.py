@@ -1,18 +1,8 @@
 """Acknowledge released entries from a frame: release-succeeded or release-failed, per row.
 
-The frame is validated first (:class:`AcknowledgementSchema`), then posted through the bulk
-runner. Succeeded rows go through the published batch route, 20 a request
-(:mod:`toolkit.egress.ack_batch`), where the service has it, else one request per entry as
-failed rows always do. A succeeded row without ``externalId`` is sent without it (the
-published body has it optional), with an :class:`~toolkit.errors.InputWarning`.
-
-A 409 (the entry is already in another state) is reported with the service's detail and
-is not retried. An acknowledgement whose answer was lost is retried; a 409 or 422 on that retry
-naming the requested state means the first attempt landed (the row is ``sent``), any other
-answer leaves the row ``unknown``. A service that refuses a repeated acknowledgement (409 or
-422 for an entry already in that state) is read the same way: ``sent`` where its body shows the
-entry in the requested state and no other ``externalId`` or ``errors`` than those asked for,
-else ``failed`` with the service's reason.
+The frame is validated (:class:`AcknowledgementSchema`), then posted through the bulk runner;
+succeeded rows through the batch route where the service has it (:mod:`.ack_batch`). A 409 or
+422 whose body shows the entry already in the requested state counts as landed (``sent``).
 """
 
 from __future__ import annotations
@@ -70,14 +60,7 @@ def _message(df: pd.DataFrame, column: str, check: str, value: Any) -> str:
 
 
 def _landed(state: str, value: Any) -> Callable[[Reply], bool]:
-    """Whether a 409 or 422 shows the entry already in ``state`` with what was asked.
-
-    A service may refuse to acknowledge an entry again (409 or 422, ``ackRepeat``). The
-    answer counts as landed when its body names the requested ``state`` and does not show
-    another ``externalId`` (succeeded) or other ``errors`` (failed) than those asked for: the
-    entry is in the requested state. A body without ``state`` (plain text, none) proves
-    nothing. A succeeded acknowledgement sent without ``externalId`` asks for the state alone.
-    """
+    """Whether a 409 or 422 body shows the entry in ``state`` with ``value`` (or none given)."""
     field = "externalId" if state == "succeeded" else "errors"
 
     def landed(reply: Reply) -> bool:
@@ -89,43 +72,34 @@ def _landed(state: str, value: Any) -> Callable[[Reply], bool]:
     return landed
 
 
-def check_acknowledgements(frame: FrameLike, *, separator: str | None = None) -> pd.DataFrame:
-    """Normalise and validate an acknowledgement frame.
-
-    Accepts ``_id`` for ``entryId`` (as exported). ``errors`` are taken as given: a list stays a
-    list, and text is one message (``"client closed; rate missing"`` is one reason) unless a
-    ``separator`` is given. Missing ``externalId`` / ``errors`` columns are added empty. An
-    index with repeated labels is replaced by row positions.
-
-    Args:
-        frame: ``userId``, ``entryId`` (or ``_id``), ``outcome``, ``externalId``, ``errors``;
-            a pandas, Polars or PyArrow frame.
-        separator: Split text ``errors`` on it into several messages (stripped, blanks
-            dropped), e.g. ``";"``. Lists are never split.
-
-    Returns:
-        The normalised frame (``errors`` as lists).
-
-    Raises:
-        ValidationError: with ``.failure_cases`` naming every bad row and column (the
-            ``externalId`` column of the failure frame holds the row's ``entryId``).
-        ConfigError: ``frame`` is not a frame.
-
-    Example:
-        >>> df = pd.DataFrame({"userId": ["u1"], "entryId": ["e1"], "outcome": ["failed"],
-        ...                    "errors": ["client closed; rate missing"]})
-        >>> check_acknowledgements(df).loc[0, "errors"]
-        ['client closed; rate missing']
-        >>> check_acknowledgements(df, separator=";").loc[0, "errors"]
-        ['client closed', 'rate missing']
-    """
+def _columns(frame: FrameLike) -> tuple[pd.DataFrame, list[str]]:
+    """The frame as pandas, ``_id`` read as ``entryId``, optional columns added; the missing."""
     df = unique_rows(as_pandas(frame, "frame")).copy()
     if "entryId" not in df and "_id" in df:
         df = df.rename(columns={"_id": "entryId"})
     for col in ("externalId", "errors"):
         if col not in df:
             df[col] = None
-    missing = [c for c in ("userId", "entryId", "outcome") if c not in df]
+    return df, [c for c in ("userId", "entryId", "outcome") if c not in df]
+
+
+def check_acknowledgements(frame: FrameLike, *, separator: str | None = None) -> pd.DataFrame:
+    """Normalise and validate an acknowledgement frame (``_id`` is taken for ``entryId``).
+
+    Args:
+        frame: ``userId``, ``entryId``, ``outcome``, ``externalId``, ``errors``; any frame.
+        separator: Split text ``errors`` on it (e.g. ``";"``); else text is one message.
+
+    Returns:
+        The normalised frame (``errors`` as lists); raises ``ValidationError`` otherwise.
+
+    Example:
+        >>> df = pd.DataFrame({"userId": ["u1"], "entryId": ["e1"], "outcome": ["failed"],
+        ...                    "errors": ["client closed; rate missing"]})
+        >>> check_acknowledgements(df, separator=";").loc[0, "errors"]
+        ['client closed', 'rate missing']
+    """
+    df, missing = _columns(frame)
     if missing:
         cases = failure_frame(
             table=TABLE,
@@ -209,8 +183,7 @@ def _send(
     journal: str | os.PathLike[str] | Journal | None,
     as_result: Callable[[list[Reply]], pd.DataFrame],
 ) -> list[Reply]:
-    """Succeeded calls in batches where the service has the route, the rest one by one; one
-    run (one pacer, one journal); an interrupt gets its result frame of every row."""
+    """Succeeded calls in batches where the service has the route, the rest one by one."""
     jr = journal if journal is None or isinstance(journal, Journal) else Journal(journal)
     pacer = pacer_for(conn)
     replies: list[Reply | None] = [None] * len(calls)
@@ -275,12 +248,9 @@ def acknowledge(
     """Post release-succeeded / release-failed for every row of a frame.
 
     Args:
-        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
+        conn: the connection.
         frame: ``userId``, ``entryId`` (or ``_id``), ``outcome`` (``succeeded`` / ``failed``),
-            ``externalId`` (succeeded rows), ``errors`` (failed rows; a list, or text sent as
-            one message: to split text, pass the frame through
-            ``check_acknowledgements(frame, separator=";")`` first); a pandas, Polars or
-            PyArrow frame.
+            ``externalId`` (succeeded rows), ``errors`` (failed rows: a list, or one message).
         validate: check the frame first and raise before anything is sent.
         workers: worker threads (default: the connection's).
         progress: show a progress bar.
@@ -288,15 +258,7 @@ def acknowledge(
 
     Returns:
         Aligned to the input: ``userId``, ``entryId``, ``outcome``, ``status``, ``ok``,
-        ``httpStatus``, ``error`` (for a 409, the entry's conflict), ``attempts``, ``elapsed``.
-        A row sent in a batch has its item's status as ``httpStatus`` and its
-        ``errorMessage`` as ``error``; ``attempts`` counts the requests that carried it.
-
-    Raises:
-        ValidationError: the frame failed its checks (with ``.failure_cases``).
-        ConfigError: ``frame`` is not a frame, or (``validate=False``) lacks a column.
-        Interrupted: Ctrl+C, Jupyter's stop or SIGTERM: sending stopped at once; ``.result``
-            holds a row per input (unsent rows ``not_sent``).
+        ``httpStatus``, ``error``, ``attempts``, ``elapsed``.
 
     Example:
         >>> entry = client.release_pending().entries.iloc[0]
@@ -311,11 +273,7 @@ def acknowledge(
     if validate:
         df = check_acknowledgements(frame)
     else:
-        df = unique_rows(frame).rename(columns={"_id": "entryId"})
-        for col in ("externalId", "errors"):
-            if col not in df:
-                df[col] = None
-        missing = [c for c in ("userId", "entryId", "outcome") if c not in df]
+        df, missing = _columns(frame)
         if missing:
             raise ConfigError(f"the frame needs column(s) {missing}")
     calls = []
@@ -363,8 +321,6 @@ def acknowledge(
         conn, calls, workers=workers, progress=progress, journal=journal, as_result=as_result
     )
     res = as_result(replies)
-    # the spec does not say a repeated acknowledgement is harmless: a 409 that follows a
-    # retried attempt may mean the first attempt was applied and only its answer was lost
     retried_conflict = (
         (res["httpStatus"] == 409).fillna(False)
         & (res["attempts"] > 1).fillna(False)

@@ -1,17 +1,7 @@
 """The result of an export: two typed Arrow tables, their pandas views, and their files.
 
-:class:`Export` holds the two tables :mod:`toolkit.egress.flatten` makes (their columns are the
-contract of :mod:`toolkit.egress.schemas`) as Arrow tables, and knows its ``kind``: ``"export"``
-(v2 export form) or ``"pending"`` (release-pending detailed form). ``.entries`` and ``.codes``
-are pandas views of them, made on first use and kept; assign a frame to change a table
-(``ex.entries = ex.entries.assign(hours=...)``). It writes Parquet and CSV straight from Arrow
-(:mod:`toolkit.egress.files`), hands its tables over as Arrow or Polars, and concatenates
-windowed exports without duplicates.
-
->>> from toolkit.testing import fake_export_entries
->>> ex = Export.from_records(fake_export_entries(4, codes_per_entry=2))
->>> len(ex), len(ex.codes), ex.kind
-(4, 8, 'export')
+``.entries`` and ``.codes`` are pandas views of the Arrow tables, made on first use; assign a
+frame to change a table (``ex.entries = ex.entries.assign(hours=...)``).
 """
 
 from __future__ import annotations
@@ -85,13 +75,7 @@ _SCHEMAS: dict[Kind, tuple[_Schema, _Schema]] = {
 
 
 class Tables(NamedTuple, Generic[T]):
-    """An export's two tables in another library's form: unpack, or read them by name.
-
-    >>> from toolkit.testing import fake_export_entries
-    >>> entries, codes = Export.from_records(fake_export_entries(1)).to_arrow()
-    >>> entries.num_rows, codes.num_rows
-    (1, 3)
-    """
+    """An export's two tables in another library's form: unpack, or read them by name."""
 
     entries: T
     codes: T
@@ -100,11 +84,8 @@ class Tables(NamedTuple, Generic[T]):
 class Export:
     """Typed tables of one export: ``entries`` (one row per entry) and ``codes``.
 
-    Attributes:
-        entries: One row per entry (:class:`~toolkit.egress.schemas.ExportEntriesSchema`
-            or :class:`~toolkit.egress.schemas.PendingEntriesSchema`), a pandas view.
-        codes: One row per (entry, code), linked by ``entryId`` = ``entries._id``.
-        kind: ``"export"`` (v2 export form) or ``"pending"`` (release-pending detailed form).
+    ``codes`` link to ``entries._id`` by ``entryId``; ``kind`` is ``"export"`` (v2 export form)
+    or ``"pending"`` (release-pending detailed form).
 
     >>> from toolkit.testing import fake_pending_entries
     >>> ex = Export.from_records(fake_pending_entries(3, codes_per_entry=1), kind="pending")
@@ -118,19 +99,7 @@ class Export:
         codes: pd.DataFrame | pa.Table,
         kind: Kind = "export",
     ) -> None:
-        """Wrap two flattened tables, as Arrow tables or pandas frames.
-
-        Args:
-            entries: The entries table.
-            codes: The codes table.
-            kind: ``"export"`` or ``"pending"``.
-
-        Raises:
-            ConfigError: ``kind`` is neither.
-
-        >>> Export(Export.empty().entries, Export.empty().codes).kind
-        'export'
-        """
+        """Wrap two flattened tables, as Arrow tables or pandas frames."""
         if kind not in _SCHEMAS:
             raise ConfigError(f"kind must be 'export' or 'pending', not {kind!r}")
         self.kind: Kind = kind
@@ -141,9 +110,7 @@ class Export:
         self._set("codes", codes)
 
     def _set(self, name: str, table: pd.DataFrame | pa.Table) -> None:
-        """An Arrow table is the truth (its frame a view made on use); a frame given is the truth
-        (an analyst may change it), converted when the Arrow table is asked for.
-        """
+        """Hold an Arrow table (its frame made on use) or a frame (converted on use)."""
         if isinstance(table, pa.Table):
             self._tables[name] = table
             self._frames.pop(name, None)
@@ -188,11 +155,9 @@ class Export:
     def codes(self, frame: pd.DataFrame) -> None:
         self._set("codes", frame)
 
-    # ----------------------------------------------------------------- building
-
     @classmethod
     def from_records(cls, records: Iterable[dict[str, Any]], kind: Kind = "export") -> Export:
-        """Flatten parsed JSON records (serialized, they take the road of :meth:`from_json`).
+        """Flatten parsed JSON records.
 
         Args:
             records: Entries in the export form (``kind="export"``) or detailed form.
@@ -217,9 +182,6 @@ class Export:
 
         Returns:
             The export.
-
-        Raises:
-            FlattenError: Not JSON, not an array, or not the form (:mod:`toolkit.egress.flatten`).
 
         >>> len(Export.from_json(b'[{"_id": "e1", "codes": []}]'))
         1
@@ -254,9 +216,6 @@ class Export:
         Returns:
             One export.
 
-        Raises:
-            ConfigError: No exports, or kinds differ.
-
         >>> from toolkit.testing import fake_export_entry
         >>> a = Export.from_records([fake_export_entry(_id="e1", codes=1)])
         >>> b = Export.from_records([fake_export_entry(_id="e1", codes=2)])
@@ -269,7 +228,9 @@ class Export:
         kinds = {p.kind for p in parts}
         if len(kinds) > 1:
             raise ConfigError(f"cannot concatenate exports of different kinds: {sorted(kinds)}")
-        tables = [[p._table(n).replace_schema_metadata(None) for p in parts] for n in _NAMES]
+        tables = [
+            [p._table(n).replace_schema_metadata(None) for p in parts] for n in ("entries", "codes")
+        ]
         entries, codes = _concat(tables[0]), _concat(tables[1])
         ids = entries["_id"]
         if pc.count_distinct(ids).as_py() < len(ids):
@@ -291,8 +252,6 @@ class Export:
             result._attrs["windows"] = [w for p in parts for w in p._attrs.get("windows", [])]
             result._attrs["split"] = sum(p._attrs.get("split", 0) for p in parts)
         return result
-
-    # ----------------------------------------------------------------- views
 
     def codes_wide(self) -> pd.DataFrame:
         """One row per entry, one column per code type (named by its ``externalId``, ordered by
@@ -325,11 +284,7 @@ class Export:
         """Check both tables against their pandera models, collecting every failure.
 
         Returns:
-            ``self``, so ``ex.validate().entries`` reads naturally.
-
-        Raises:
-            ValidationError: With ``.failure_cases`` (``table``, ``row``, ``externalId`` (the entry
-                id), ``column``, ``check``, ``value``, ``message``).
+            ``self``; raises :class:`~toolkit.errors.ValidationError` with ``.failure_cases``.
 
         >>> len(Export.empty().validate())
         0
@@ -381,9 +336,7 @@ class Export:
         >>> Export.empty().preview().columns[:3].tolist()
         ['workDate', 'userId', 'initiative.client.externalId']
         """
-        head = _head(
-            self._frames["entries"] if "entries" in self._frames else self._table("entries"), n
-        )
+        head = _head(self, "entries", n)
         first = [c for c in PREVIEW_COLUMNS[self.kind] if c in head]
         shown = head[first + [c for c in head.columns if c not in first]].copy()
         if "incrementDurationInSeconds" in shown:
@@ -393,63 +346,39 @@ class Export:
         return shown
 
     def __len__(self) -> int:
-        """Number of entries.
-
-        >>> len(Export.empty())
-        0
-        """
+        """Number of entries."""
         return _rows(self, "entries")
 
-    def _facts(self) -> dict[str, Any]:
-        """Rows, date range, users, initiatives and hours, from the Arrow tables."""
+    def _facts(self) -> dict[str, str]:
+        """Rows, date range, users, initiatives and hours as text, from the Arrow tables."""
         e = self._table("entries")
-        facts: dict[str, Any] = {"entries": e.num_rows, "codes": _rows(self, "codes")}
+        facts = {"entries": f"{e.num_rows:,}", "codes": f"{_rows(self, 'codes'):,}"}
         if e.num_rows and "workDate" in e.column_names and e["workDate"].null_count < e.num_rows:
             low, high = pc.min_max(e["workDate"]).values()
-            facts["workDate"] = (low.as_py(), high.as_py())
-        if "userId" in e.column_names:
-            facts["users"] = pc.count_distinct(e["userId"]).as_py()
+            facts["workDate"] = f"{low.as_py():%Y-%m-%d}..{high.as_py():%Y-%m-%d}"
         init = ("" if self.kind == "export" else "initiativeProps.") + "initiative.externalId"
-        if init in e.column_names:
-            facts["initiatives"] = pc.count_distinct(e[init]).as_py()
-        if "incrementDurationInSeconds" in e.column_names:
-            facts["hours"] = float(pc.sum(e["incrementDurationInSeconds"]).as_py() or 0) / 3600
+        for name, column in (("users", "userId"), ("initiatives", init)):
+            if e.num_rows and column in e.column_names:
+                facts[name] = f"{pc.count_distinct(e[column]).as_py():,}"
+        if e.num_rows and "incrementDurationInSeconds" in e.column_names:
+            seconds = float(pc.sum(e["incrementDurationInSeconds"]).as_py() or 0)
+            facts["hours"] = f"{seconds / 3600:,.1f}"
         return facts
 
     def __repr__(self) -> str:
-        """A one-line summary: kind, rows, date range, users, initiatives, hours.
-
-        >>> Export.empty()
-        Export(kind='export', entries=0, codes=0)
-        """
-        f = self._facts()
-        head = f"Export(kind={self.kind!r}, entries={f['entries']:,}, codes={f['codes']:,}"
-        if not f["entries"]:
-            return head + ")"
-        bits = []
-        if "workDate" in f:
-            bits.append(f"workDate={f['workDate'][0]:%Y-%m-%d}..{f['workDate'][1]:%Y-%m-%d}")
-        bits += [f"{k}={f[k]:,}" for k in ("users", "initiatives") if k in f]
-        if "hours" in f:
-            bits.append(f"hours={f['hours']:,.1f}")
-        return head + "".join(f", {b}" for b in bits) + ")"
-
-    # ----------------------------------------------------------------- Arrow and Polars
+        """A one-line summary: kind, rows, date range, users, initiatives, hours."""
+        facts = "".join(f", {k}={v}" for k, v in self._facts().items())
+        return f"Export(kind={self.kind!r}{facts})"
 
     def to_arrow(self, *, partition_cols: Sequence[str] = ()) -> Tables[pa.Table]:
-        """The two tables as typed Arrow tables (the files' types: ``workDate`` a naive
-        ``timestamp[us]``, timestamps UTC, counts ``double``, tags ``list<string>``; added
-        columns at the end). :meth:`from_arrow` takes the pair back.
+        """The two tables as typed Arrow tables (the files' types); :meth:`from_arrow` reverses.
 
         Args:
-            partition_cols: Columns appended as :meth:`to_parquet` does (``workMonth``, the
-                ``YYYY-MM`` of ``workDate``, is derived) and copied onto each code from its entry.
+            partition_cols: Columns appended as :meth:`to_parquet` does (``workMonth`` derived)
+                and copied onto each code from its entry.
 
         Returns:
-            :class:`Tables` of ``pyarrow.Table``: unpacks as ``entries, codes``, or by name.
-
-        Raises:
-            ConfigError: A partition column is not a column of ``entries``.
+            :class:`Tables` of ``pyarrow.Table``.
 
         >>> Export.empty().to_arrow(partition_cols=["workMonth"]).codes.column_names[-1]
         'workMonth'
@@ -460,13 +389,10 @@ class Export:
         return Tables(entries, codes)
 
     def to_polars(self) -> Tables[polars.DataFrame]:
-        """The two tables as Polars frames (from :meth:`to_arrow`, same types); Polars is optional.
+        """The two tables as Polars frames (from :meth:`to_arrow`); Polars is optional.
 
         Returns:
             :class:`Tables` of ``polars.DataFrame``.
-
-        Raises:
-            ConfigError: Polars is not installed.
 
         >>> str(Export.empty().to_polars().entries.schema["workDate"])
         "Datetime(time_unit='us', time_zone=None)"
@@ -482,9 +408,7 @@ class Export:
 
     @classmethod
     def from_arrow(cls, entries: pa.Table, codes: pa.Table, kind: Kind = "export") -> Export:
-        """Build an export from Arrow tables as stored (Parquet, Delta Lake, :meth:`to_arrow`): cast
-        back to the documented types, ``workMonth`` and codes columns that are not code fields
-        (partition copies) dropped.
+        """Build an export from Arrow tables as stored, cast back, partition columns dropped.
 
         Args:
             entries: The entries table.
@@ -497,16 +421,12 @@ class Export:
         >>> len(Export.from_arrow(*Export.empty().to_arrow(partition_cols=["workMonth"])))
         0
         """
-        if kind not in _SCHEMAS:
-            raise ConfigError(f"kind must be 'export' or 'pending', not {kind!r}")
         known = set(Export.empty(kind)._tables["codes"].column_names)
         return cls(
             typed(entries, kind, "entries", ["workMonth"]),
             typed(codes, kind, "codes", [c for c in codes.column_names if c not in known]),
             kind=kind,
         )
-
-    # ----------------------------------------------------------------- files
 
     def to_parquet(
         self,
@@ -516,25 +436,16 @@ class Export:
         overwrite: bool = False,
         basename_template: str | None = None,
     ) -> Path:
-        """Write ``path/entries/`` and ``path/codes/``, hive-partitioned alike (codes take their
-        entry's values), straight from Arrow; read each folder apart. Both are written even
-        when empty.
+        """Write ``path/entries/`` and ``path/codes/``, hive-partitioned alike, from Arrow.
 
         Args:
             path: The dataset folder (created if needed).
-            partition_cols: Entries columns to partition by; ``None`` means ``workMonth`` (the
-                ``YYYY-MM`` of ``workDate``), ``[]`` none.
-            overwrite: Replace an earlier export at ``path``; without it a folder holding data is
-                refused.
-            basename_template: File name template with ``{i}``; given, files are added to what the
-                folder holds (a windowed export streams window after window).
+            partition_cols: Entries columns to partition by; ``None`` means ``workMonth``.
+            overwrite: Replace an earlier export at ``path`` (else data there is refused).
+            basename_template: File name template with ``{i}``; given, files are added.
 
         Returns:
             The dataset folder.
-
-        Raises:
-            ConfigError: A bad partition column, or ``path`` holds data and neither ``overwrite``
-                nor ``basename_template`` is given.
 
         >>> import tempfile
         >>> with tempfile.TemporaryDirectory() as tmp:
@@ -562,9 +473,6 @@ class Export:
         Returns:
             The export.
 
-        Raises:
-            ConfigError: The folder holds no ``entries/`` dataset and no metadata file.
-
         >>> import tempfile
         >>> with tempfile.TemporaryDirectory() as tmp:
         ...     Export.read_parquet(Export.empty("pending").to_parquet(tmp)).kind
@@ -580,9 +488,7 @@ class Export:
         encoding: str = "utf-8",
         overwrite: bool = False,
     ) -> Path:
-        """Write ``path/entries.csv`` and ``path/codes.csv`` from Arrow: ``workDate`` as
-        ``YYYY-MM-DD``, timestamps ISO 8601 UTC, tags joined with ``;``; a missing value is an empty
-        field, an empty text ``""``.
+        """Write ``path/entries.csv`` and ``path/codes.csv`` (tags joined with ``;``).
 
         Args:
             path: The folder (created if needed).
@@ -592,10 +498,6 @@ class Export:
         Returns:
             The folder.
 
-        Raises:
-            ConfigError: ``path`` holds data and ``overwrite`` is false, or the encoding is unknown
-                or cannot encode a value.
-
         >>> import tempfile
         >>> with tempfile.TemporaryDirectory() as tmp:
         ...     Export.read_csv(Export.empty().to_csv(tmp, encoding="utf-8-sig")).kind
@@ -604,8 +506,7 @@ class Export:
         return write_csv(*self.to_arrow(), path, encoding=encoding, overwrite=overwrite)
 
     def to_excel(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
-        """Write one ``.xlsx`` workbook, a sheet per table (timestamps UTC without a zone, tags
-        joined with ``;``); needs ``openpyxl``.
+        """Write one ``.xlsx`` workbook, a sheet per table; needs ``openpyxl``.
 
         Args:
             path: The workbook file.
@@ -613,9 +514,6 @@ class Export:
 
         Returns:
             The file.
-
-        Raises:
-            ConfigError: The file exists and ``overwrite`` is false.
 
         >>> import tempfile, os
         >>> with tempfile.TemporaryDirectory() as tmp:
@@ -645,37 +543,22 @@ class Export:
         return cls(entries, codes, kind=found)
 
     def _repr_html_(self, head: int = 5) -> str:
-        """Jupyter's view: counts and the date range, then the first rows of each table
-        (the entries as :meth:`preview` orders them).
-
-        >>> "<table" in Export.empty()._repr_html_()
-        True
-        """
-        f = self._facts()
-        facts: dict[str, Any] = {"entries": f["entries"], "codes": f["codes"]}
-        if "workDate" in f:
-            facts["workDate from"] = f"{f['workDate'][0]:%Y-%m-%d}"
-            facts["workDate to"] = f"{f['workDate'][1]:%Y-%m-%d}"
-        if "users" in f:
-            facts["users"] = f["users"]
-        if "hours" in f:
-            facts["hours"] = round(f["hours"], 1)
-        codes = self._frames["codes"] if "codes" in self._frames else self._table("codes")
+        """Jupyter's view: counts and the date range, then the first rows of each table."""
+        facts = self._facts()
+        if "workDate" in facts:
+            facts["workDate from"], facts["workDate to"] = facts.pop("workDate").split("..")
         parts = [
             f"<p><b>Export</b> ({html.escape(self.kind)})</p>",
             pd.DataFrame({"value": facts}).to_html(),
         ]
         for name, frame, total in (
-            ("entries", self.preview(head), f["entries"]),  # date, timekeeper, client... first
-            ("codes", _head(codes, head), f["codes"]),
+            ("entries", self.preview(head), len(self)),  # date, timekeeper, client... first
+            ("codes", _head(self, "codes", head), _rows(self, "codes")),
         ):
             shown = min(head, total)
             parts.append(f"<p><code>.{name}</code>: first {shown} of {total}</p>")
             parts.append(frame.head(head).to_html(max_cols=20, index=False))
         return "\n".join(parts)
-
-
-_NAMES = ("entries", "codes")
 
 
 def _concat(tables: list[pa.Table]) -> pa.Table:
@@ -689,8 +572,14 @@ def _concat(tables: list[pa.Table]) -> pa.Table:
         for t in tables:
             for f in t.schema:
                 types.setdefault(f.name, set()).add(f.type)
-        mixed = [n for n, found in types.items() if len(found) > 1]
-        return pa.concat_tables([_to_text(t, mixed) for t in tables], promote_options="permissive")
+        mixed = {n for n, found in types.items() if len(found) > 1}
+        as_text = []
+        for t in tables:  # as flatten keeps a field whose JSON types mix: JSON text
+            for n in mixed & set(t.column_names):
+                text = [None if v is None else orjson.dumps(v).decode() for v in t[n].to_pylist()]
+                t = t.set_column(t.schema.get_field_index(n), n, pa.array(text, pa.string()))
+            as_text.append(t)
+        return pa.concat_tables(as_text, promote_options="permissive")
 
 
 def _rows(export: Export, name: str) -> int:
@@ -698,13 +587,7 @@ def _rows(export: Export, name: str) -> int:
     return table.num_rows if table is not None else len(export._frames[name])
 
 
-def _head(table: pd.DataFrame | pa.Table, n: int) -> pd.DataFrame:
-    return table.head(n) if isinstance(table, pd.DataFrame) else _to_pandas(table.slice(0, n))
-
-
-def _to_text(table: pa.Table, names: list[str]) -> pa.Table:
-    """The columns ``names`` as JSON text (as flatten keeps a field whose JSON types mix)."""
-    for n in [n for n in names if n in table.column_names]:
-        text = [None if v is None else orjson.dumps(v).decode() for v in table[n].to_pylist()]
-        table = table.set_column(table.schema.get_field_index(n), n, pa.array(text, pa.string()))
-    return table
+def _head(export: Export, name: str, n: int) -> pd.DataFrame:
+    """The first ``n`` rows as pandas, without converting the whole Arrow table."""
+    frame = export._frames.get(name)
+    return frame.head(n) if frame is not None else _to_pandas(export._tables[name].slice(0, n))

@@ -1,16 +1,8 @@
-"""Egress: HTTP -> pages (windows) -> flatten -> typed frames, or straight to Parquet.
+"""Egress: HTTP -> windows -> flatten -> typed frames, or straight to Parquet.
 
-``export_entries`` requests the v2 export for ``releasedAfter < t <= releasedOnOrBefore``,
-optionally in consecutive sub-windows so that no single response is huge, and flattens each
-answer's raw bytes with :mod:`toolkit.egress.flatten` (straight into Arrow, no Python objects).
-``export_to_parquet`` writes each window as it arrives, so its
-memory stays that of one window whatever the range.
-
-A field of an answer that the spec's time-entry table does not list is kept as a column (see
-:mod:`toolkit.egress.flatten`), and an export warns about it once per field name
-(:class:`~toolkit.errors.InputWarning`), naming the field, the first entry holding it and its
-window. An ``assignedBy`` other than ``user``, ``service`` or ``laurel`` (the published name of
-the service) is kept as it is, and warned about once per export.
+The v2 export is requested window by window (``releasedAfter < t <= releasedOnOrBefore``);
+each answer's bytes are flattened into Arrow. A field the spec does not list, or an unknown
+``assignedBy``, is kept and warned about once (:class:`~toolkit.errors.InputWarning`).
 """
 
 from __future__ import annotations
@@ -48,19 +40,16 @@ __all__ = [
 
 log = logging.getLogger("toolkit.egress.fetch")
 
-
 #: statuses a service may refuse a window with as too large (entries or days)
 TOO_LARGE = (400, 413, 422)
-
 #: the smallest window a refused one is split into
 SMALLEST = pd.Timedelta(seconds=1)
 
 
 def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Export:
-    """Request one window ``(start, end]`` of the v2 export and flatten it; a window refused as too
-    large (400, 413, 422) is split in halves down to one second. ``export.entries.attrs`` holds
-    ``"windows"`` (the ``(releasedAfter, releasedOnOrBefore)`` pairs requested), ``"split"``,
-    ``"unknownFields"`` and ``"unknownFieldWindows"``. It does not warn: its callers do.
+    """Request one window ``(start, end]`` of the v2 export and flatten it, without warning.
+
+    A window refused as too large (:data:`TOO_LARGE`) is split in halves down to one second.
 
     Args:
         conn: the connection.
@@ -68,10 +57,7 @@ def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Ex
         end: inclusive upper bound (tz-aware).
 
     Returns:
-        The window's export.
-
-    Raises:
-        ApiError: the service refused the request (a one-second window, or another refusal).
+        The window's export (``entries.attrs``: ``windows``, ``split``, unknown fields).
 
     Example:
         >>> a, b = split_windows("2026-11-01", "2026-11-02")[0]
@@ -87,8 +73,8 @@ def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Ex
         try:
             raw = conn.call("export", params=params, raw=True)
         except ApiError as exc:
-            mid = _middle(lo, hi)
-            if exc.status not in TOO_LARGE or mid is None:
+            mid = (lo + (hi - lo) / 2).floor("ms")  # down to one second, on a millisecond
+            if exc.status not in TOO_LARGE or hi - lo <= SMALLEST or not lo < mid < hi:
                 raise
             log.info("export window %s..%s refused (%s): split in two", *params.values(), exc)
             split += 1
@@ -109,11 +95,10 @@ def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Ex
 
 
 def warn_unknown_fields(export: Export, seen: set[str], *, kept: bool = True) -> None:
-    """Warn once per unknown field name not in ``seen`` (which it extends), and once about an
-    ``assignedBy`` none of :data:`~toolkit.egress.schemas.ASSIGNED_BY`.
+    """Warn once per unknown field not in ``seen`` (extended), and once about an odd assignedBy.
 
     Args:
-        export: A window's export (its ``entries.attrs`` say which fields, entries, windows).
+        export: A window's export.
         seen: Field names already warned about in this export or sync.
         kept: The field is kept as a column (an export); ``False``: left out (a sync).
 
@@ -160,14 +145,6 @@ def warn_unknown_fields(export: Export, seen: set[str], *, kept: bool = True) ->
         )
 
 
-def _middle(lo: pd.Timestamp, hi: pd.Timestamp) -> pd.Timestamp | None:
-    """The millisecond between two bounds, or ``None`` when the window is one second or less."""
-    if hi - lo <= SMALLEST:
-        return None
-    mid = (lo + (hi - lo) / 2).floor("ms")
-    return mid if lo < mid < hi else None
-
-
 def iter_export(
     conn: Connection,
     released_after: TimeLike,
@@ -179,11 +156,11 @@ def iter_export(
     """Yield one flattened :class:`~toolkit.egress.export.Export` per sub-window, in time order.
 
     Args:
-        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
+        conn: the connection.
         released_after: exclusive lower bound (datetime, Timestamp or ISO text; naive = UTC).
         released_on_or_before: inclusive upper bound.
-        window: a pandas offset (``"1D"``, ``"7D"``, ``"MS"``...) or ``None`` for one request.
-        progress: a progress bar over the windows (tqdm.auto), on by default.
+        window: a pandas offset (``"1D"``, ``"MS"``...) or ``None`` for one request.
+        progress: a progress bar over the windows.
 
     Yields:
         One export per window.
@@ -214,20 +191,14 @@ def export_entries(
     """Export the entries released in ``(released_after, released_on_or_before]``.
 
     Args:
-        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
+        conn: the connection.
         released_after: exclusive lower bound (datetime, Timestamp or ISO text; naive = UTC).
         released_on_or_before: inclusive upper bound.
-        window: request consecutive sub-windows of this pandas offset (e.g. ``"1D"``) and
-            concatenate them without duplicates; ``None``: one request.
-        progress: a progress bar over the windows (tqdm.auto), on by default.
+        window: sub-windows of this pandas offset (e.g. ``"1D"``); ``None``: one request.
+        progress: a progress bar over the windows.
 
     Returns:
-        An :class:`~toolkit.egress.export.Export`; ``.entries.attrs["windows"]`` lists the windows
-        requested, ``["split"]`` how many were refused as too large and split.
-
-    Raises:
-        ConfigError: the bounds are unparseable or inverted.
-        ApiError: the service refused the request.
+        An :class:`~toolkit.egress.export.Export` (``entries.attrs``: ``windows``, ``split``).
 
     Example:
         >>> len(client.export_entries("2026-11-01", "2026-11-21", window="7D"))
@@ -249,28 +220,20 @@ def export_to_parquet(
     overwrite: bool = False,
     progress: bool = True,
 ) -> dict[str, int]:
-    """Stream an export window by window into a Parquet dataset (``entries/`` and ``codes/``),
-    written from Arrow in files of :data:`~toolkit.egress.files.ROWS_PER_GROUP` rows (memory: one
-    buffer, whatever the range); both tables are written even when empty.
+    """Stream an export window by window into a Parquet dataset (``entries/`` and ``codes/``).
 
     Args:
-        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
+        conn: the connection.
         released_after: exclusive lower bound.
         released_on_or_before: inclusive upper bound.
         path: the dataset folder; read ``path/entries`` and ``path/codes``, not ``path``.
         window: sub-window size (a pandas offset).
-        partition_cols: hive partition columns of the entries (default: as
-            :meth:`Export.to_parquet`).
-        overwrite: replace an earlier export at ``path``; without it a folder holding data is
-            refused.
-        progress: a progress bar over the windows (tqdm.auto), on by default.
+        partition_cols: hive partition columns of the entries (as :meth:`Export.to_parquet`).
+        overwrite: replace an earlier export at ``path`` (else data there is refused).
+        progress: a progress bar over the windows.
 
     Returns:
-        ``{"entries": n, "codes": m, "windows": k, "split": s}`` (``s`` windows refused as too
-        large and split).
-
-    Raises:
-        ConfigError: ``path`` holds data and ``overwrite`` is false; bad bounds or window.
+        ``{"entries", "codes", "windows", "split"}`` counts.
 
     Example:
         >>> client.export_to_parquet("2026-11-01", "2026-11-21", tmp / "export")
@@ -316,13 +279,10 @@ def release_pending(conn: Connection) -> Export:
     """Entries still pending release, in the detailed form.
 
     Args:
-        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
+        conn: the connection.
 
     Returns:
         An :class:`~toolkit.egress.export.Export` of kind ``pending``.
-
-    Raises:
-        ApiError: the service refused the request.
 
     Example:
         >>> client.release_pending().kind

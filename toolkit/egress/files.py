@@ -1,15 +1,8 @@
 """The files of an export: a Parquet dataset, a CSV folder, an Excel workbook, and back.
 
-:class:`toolkit.egress.export.Export` is the public face (``to_parquet``, ``read_parquet``,
-``to_csv``, ``read_csv``, ``to_excel``); this module writes and reads its two Arrow tables
-(``entries`` and ``codes``) with pyarrow, no pandas on the way (Excel aside). On disk
-``workDate`` is a naive ``timestamp[us]`` at midnight (pandas reads ``datetime64[us]``, Polars
-``Datetime("us")``, DuckDB ``TIMESTAMP``), timestamps are UTC, ``initiativeProps.tags`` a
-``list<string>`` (joined with ``;`` in CSV and Excel), and the pandas dtypes ride along in the
-files' pandas metadata, so ``pd.read_parquet(path / "entries")`` gives the frame's dtypes. A file
-written as ``date32`` by an earlier version reads back as ``datetime64[us]`` too.
-:func:`claim_target` refuses to write over data unless asked (``overwrite=True``), like
-``write_deltalake``'s ``mode="error"``.
+:class:`toolkit.egress.export.Export` is the public face; this module writes and reads its two
+Arrow tables with pyarrow (types: docs/toolkit.md). :func:`claim_target` refuses to write over
+data unless asked (``overwrite=True``).
 """
 
 from __future__ import annotations
@@ -21,7 +14,6 @@ from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any, cast
-from urllib.parse import unquote
 
 import pandas as pd
 import pyarrow as pa
@@ -30,21 +22,18 @@ import pyarrow.csv as pa_csv
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from toolkit.egress.flatten import Kind, _parse, _to_pandas
+from toolkit.egress.flatten import _DAY, Kind, _parse, _to_pandas
 from toolkit.errors import ConfigError
 
 __all__ = ["DEFAULT_PARTITION_COLS", "ROWS_PER_GROUP", "claim_target"]
 
-#: Partitioning of :meth:`~toolkit.egress.export.Export.to_parquet` when ``partition_cols`` is
-#: ``None``: the month of ``workDate`` (``"2026-11"``), a derived column written as the
-#: ``workMonth=...`` folders.
+#: Partitioning of ``Export.to_parquet`` by default: ``workMonth``, the month of ``workDate``.
 DEFAULT_PARTITION_COLS: tuple[str, ...] = ("workMonth",)
 #: Rows per Parquet row group (and the size a streamed export buffers before writing a file).
 ROWS_PER_GROUP = 100_000
 
 _META_FILE = "_toolkit_export.json"
 _TAG_SEPARATOR = ";"
-_DAY = pa.timestamp("us")
 _OUR_FILES = ("entries", "codes", _META_FILE, "entries.csv", "codes.csv")
 
 
@@ -56,8 +45,7 @@ def _schemas(kind: Kind) -> tuple[pa.Schema, pa.Schema]:
 
 
 def _work_date(column: pa.ChunkedArray[Any]) -> pa.ChunkedArray[Any]:
-    """``workDate`` as naive midnight ``timestamp[us]``: a time of day is dropped, a zone's
-    wall clock kept, a ``date32`` (an earlier version's files) taken as its midnight."""
+    """``workDate`` as naive midnight ``timestamp[us]`` (from text, a zoned time or ``date32``)."""
     if pa.types.is_string(column.type):  # a hive partition value: "2026-11-02 00:00:00"
         column = pc.cast(column, _DAY)
     if pa.types.is_timestamp(column.type) and column.type.tz is not None:
@@ -66,8 +54,7 @@ def _work_date(column: pa.ChunkedArray[Any]) -> pa.ChunkedArray[Any]:
 
 
 def _typed(table: pa.Table, kind: Kind, table_name: str, drop: Iterable[str] = ()) -> pa.Table:
-    """A table as stored (or from a frame) with the types of its schema, the spec's columns in
-    their order, others (fields the spec does not list, columns an analyst added) at the end."""
+    """A table cast to its schema's types, the spec's columns first, the others at the end."""
     schema = _schemas(kind)[table_name == "codes"]
     table = table.drop_columns([c for c in drop if c in table.column_names])
     columns = [
@@ -92,8 +79,7 @@ def from_frame(frame: pd.DataFrame, kind: Kind, table_name: str) -> pa.Table:
 def with_partitions(
     entries: pa.Table, codes: pa.Table, parts: Sequence[str]
 ) -> tuple[pa.Table, pa.Table]:
-    """Append the partition columns to the entries (``workMonth`` derived) and copy them onto
-    each code from its entry."""
+    """Append the partition columns to the entries and copy them onto each code."""
     for col in parts:
         if col in entries.column_names:
             continue
@@ -114,11 +100,7 @@ def with_partitions(
 
 
 def _pandas_metadata(table: pa.Table) -> pa.Table:
-    """Attach the pandas metadata of the frame the table reads back as (``Float64``, ``str``).
-
-    A list column is noted as ``object``: pandas writes its ``ArrowDtype`` as
-    ``list<item: string>[pyarrow]``, which its own ``read_parquet`` cannot read back.
-    """
+    """Attach the pandas metadata of the table's frame (list columns noted as ``object``)."""
     frame = _to_pandas(table.schema.empty_table())
     meta = pa.Schema.from_pandas(frame, preserve_index=False).metadata or {}
     if b"pandas" in meta:
@@ -140,12 +122,8 @@ def _has_parquet(folder: Path) -> bool:
     )
 
 
-# --------------------------------------------------------------------------- the target
-
-
 def claim_target(path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
-    """Make sure an export may write to ``path``: it is new or empty, or ``overwrite`` is set (then
-    what an earlier export wrote there is removed first; other files are left alone).
+    """Make sure an export may write to ``path``: new or empty, or ``overwrite`` (removes ours).
 
     Args:
         path: The target folder (or file, for one-file formats such as ``.xlsx``).
@@ -153,9 +131,6 @@ def claim_target(path: str | os.PathLike[str], *, overwrite: bool = False) -> Pa
 
     Returns:
         The target path.
-
-    Raises:
-        ConfigError: The target holds data and ``overwrite`` is false.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -187,9 +162,6 @@ def claim_target(path: str | os.PathLike[str], *, overwrite: bool = False) -> Pa
     return root
 
 
-# --------------------------------------------------------------------------- Parquet
-
-
 def write_parquet(
     entries: pa.Table,
     codes: pa.Table,
@@ -200,8 +172,7 @@ def write_parquet(
     overwrite: bool = False,
     basename_template: str | None = None,
 ) -> Path:
-    """``path/entries/`` and ``path/codes/``, hive-partitioned, and the metadata file (see
-    :meth:`toolkit.egress.export.Export.to_parquet`)."""
+    """``path/entries/``, ``path/codes/`` and the metadata file (``Export.to_parquet``)."""
     root = Path(path)
     parts = list(DEFAULT_PARTITION_COLS if partition_cols is None else partition_cols)
     entries, codes = with_partitions(entries, codes, parts)
@@ -234,30 +205,24 @@ def write_parquet(
 
 
 def read_parquet(path: str | os.PathLike[str]) -> tuple[pa.Table, pa.Table, Kind]:
-    """``(entries, codes, kind)`` of a dataset :func:`write_parquet` wrote, with their types;
-    partition values come back as columns of their type, the derived ``workMonth`` dropped."""
+    """``(entries, codes, kind)`` of a dataset :func:`write_parquet` wrote, with their types."""
     root = Path(path)
     meta_path = root / _META_FILE
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
     if not meta and not _has_parquet(root / "entries"):
         raise ConfigError(f"{root} is not an exported Parquet dataset (no entries/ folder)")
     found: list[pa.Table | None] = []
+    hive = ds.HivePartitioning.discover(infer_dictionary=True)  # partition values as text
     for sub in ("entries", "codes"):
-        folder = root / sub
-        keys: list[str] = []
-        for dirpath, _, files in os.walk(folder):  # the partition keys, from the first file
-            if any(f.endswith(".parquet") for f in files):
-                parts = Path(dirpath).relative_to(folder).parts
-                keys = [unquote(p.split("=", 1)[0]) for p in parts if "=" in p]
-                break
-        partitioning = ds.partitioning(pa.schema([(k, pa.string()) for k in keys]), flavor="hive")
-        found.append(
-            ds.dataset(
-                folder, format="parquet", partitioning=partitioning if keys else None
-            ).to_table()
-            if _has_parquet(folder)
-            else None
-        )
+        if not _has_parquet(root / sub):
+            found.append(None)
+            continue
+        data = ds.dataset(root / sub, format="parquet", partitioning=hive).to_table()
+        text = [
+            pa.field(f.name, pa.string()) if pa.types.is_dictionary(f.type) else f
+            for f in data.schema
+        ]
+        found.append(data.cast(pa.schema(text)))
     kind: Kind = meta.get("kind") or _kind_of(found[0].column_names if found[0] else [])
     tables = []
     for name, table, schema in zip(("entries", "codes"), found, _schemas(kind), strict=True):
@@ -267,9 +232,6 @@ def read_parquet(path: str | os.PathLike[str]) -> tuple[pa.Table, pa.Table, Kind
         drop = [c for c in table.column_names if c not in schema.names]
         tables.append(_typed(table, kind, name, ["workMonth"] if name == "entries" else drop))
     return tables[0], tables[1], kind
-
-
-# --------------------------------------------------------------------------- CSV and Excel
 
 
 def write_csv(

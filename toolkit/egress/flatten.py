@@ -1,22 +1,10 @@
 """Parse and flatten an answer's JSON into two typed Arrow tables: one way, from the bytes.
 
-Both forms (the v2 export and the release-pending detailed form) become **entries** (one row
-per entry; nested objects as dotted columns, ``initiative.client.externalId``) and **codes**
-(one row per entry and code: ``entryId``, 0-based ``position``). Arrow's JSON reader reads the
-bytes against a declared type (a large body cut at entry boundaries, read on every core);
-parsed records are serialized with ``orjson`` and take the same road.
-
-Checked: an entry without ``_id``, an ``_id`` twice, a field of the wrong JSON type and a
-timestamp that is not ISO 8601 raise :class:`FlattenError` naming the entry. Counts are
-``double`` (the published service sends ``2.5``). A field the spec does not list is kept as
-a column named by its dotted path after the spec's columns, typed as the JSON holds it (text
-stays text; values mixing JSON types become JSON text); ``entries.attrs["unknownFields"]``
-maps each to the ``_id`` of the first entry holding it.
-
->>> from toolkit.testing import fake_export_entries
->>> entries, codes = flatten_export(fake_export_entries(2, codes_per_entry=3))
->>> len(entries), len(codes), codes["position"].tolist()
-(2, 6, [0, 1, 2, 0, 1, 2])
+**entries** (one row per entry; nested objects as dotted columns) and **codes** (one row per
+entry and code: ``entryId``, 0-based ``position``), read by Arrow's JSON reader against a
+declared type. A missing or repeated ``_id``, a wrong JSON type or a bad timestamp raise
+:class:`FlattenError`. Fields the spec does not list become columns after the spec's;
+``entries.attrs["unknownFields"]`` maps each to the first entry holding it.
 """
 
 from __future__ import annotations
@@ -96,15 +84,10 @@ _PIECE = 16 << 20
 _MAX_BLOCK = 2**31 - 64
 
 
-# --------------------------------------------------------------------------- bytes -> Arrow
-
-
 def _pieces(data: bytes, pieces: int) -> list[tuple[int, int]] | None:
-    """Cut a JSON array at entry boundaries: ``[start, end)`` spans of entries, or ``None``.
+    """Cut a JSON array at ``},{"<first key>":`` boundaries: ``[start, end)`` spans, or ``None``.
 
-    A boundary is a ``},{"<key>":`` where ``<key>`` is the first key of the first entry: inside
-    a string a quote is escaped, so the pattern is an object's start; one that is not an entry's
-    (a nested list of such objects) leaves a piece that is not JSON, and the caller reads whole.
+    A cut inside a nested object leaves a piece that is not JSON: the caller then reads whole.
     """
     start = data.find(b"{")
     colon = data.find(b'":', start)
@@ -190,15 +173,12 @@ def _dumps(records: Iterable[dict[str, Any]], kind: Kind) -> bytes:
         raise FlattenError(f"the {kind} entries are not JSON: {exc}") from None
 
 
-# --------------------------------------------------------------------------- odd answers
-
 _JSON_NAMES = {int: "number", float: "number", bool: "boolean", str: "string", list: "array"}
 
 
 def _repaired(data: bytes, kind: Kind) -> bytes:
-    """What Arrow could not read, parsed with orjson: a :class:`FlattenError` naming the
-    entry or field that is wrong, or the body again with ``sharedFrom`` objects and the unknown
-    fields whose values mix JSON types turned into JSON text (and repeated keys dropped)."""
+    """What Arrow could not read, via orjson: a :class:`FlattenError` naming what is wrong, or
+    the body with ``sharedFrom`` objects and mixed-type unknown fields as JSON text."""
     try:
         records = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -267,9 +247,6 @@ def _no_time(t: pa.DataType) -> pa.DataType:
     if pa.types.is_struct(t):
         return pa.struct([(f.name, _no_time(f.type)) for f in t])
     return t
-
-
-# --------------------------------------------------------------------------- nested -> flat
 
 
 def _flat(table: pa.Table) -> pa.Table:
@@ -365,8 +342,7 @@ def _known(kind: Kind) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def _finish(entries: pa.Table, codes: pa.Table, kind: Kind) -> tuple[pa.Table, pa.Table]:
-    """The spec's columns first, then the unknown ones sorted by name (an all-null one as
-    text); the unknown fields and their first entry in the entries' schema metadata."""
+    """The spec's columns, then the unknown ones by name; those noted in the schema metadata."""
     unknown: dict[str, str | None] = {}
     out = []
     for table, known, id_col, prefix in (
@@ -408,9 +384,6 @@ def _field_of(column: str, kind: Kind, in_codes: bool) -> str:
     return ".".join(taken)
 
 
-# --------------------------------------------------------------------------- pandas
-
-
 def _pandas_type(arrow_type: pa.DataType) -> Any:
     """Nullable integers, floats and booleans, Arrow-backed lists; text stays ``str``."""
     if pa.types.is_integer(arrow_type):
@@ -425,8 +398,7 @@ def _pandas_type(arrow_type: pa.DataType) -> Any:
 
 
 def _to_pandas(table: pa.Table) -> pd.DataFrame:
-    """A flat table as a frame with the documented dtypes (``position`` plain ``int64``), the
-    unknown fields of its schema's metadata in ``attrs["unknownFields"]``."""
+    """A flat table as a frame with the documented dtypes and ``attrs["unknownFields"]``."""
     df = table.to_pandas(types_mapper=_pandas_type)
     if "position" in df.columns:
         df["position"] = df["position"].astype("int64")
@@ -437,18 +409,13 @@ def _to_pandas(table: pa.Table) -> pd.DataFrame:
 
 
 def flatten_export(records: Iterable[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Flatten export-form entries (v2 export) into typed ``entries`` and ``codes`` frames: the
-    frames of ``Export.from_records(records)``, the one way.
+    """Flatten export-form entries into typed ``entries`` and ``codes`` frames.
 
     Args:
         records: Parsed entries in the export form (a list of dicts).
 
     Returns:
-        ``(entries, codes)``: one row per entry; one row per (entry, code) with ``entryId``
-        and 0-based ``position``.
-
-    Raises:
-        FlattenError: A record is not an object, or a field has the wrong JSON type.
+        ``(entries, codes)``, as ``Export.from_records(records)`` holds them.
 
     >>> from toolkit.testing import fake_export_entry
     >>> entries, codes = flatten_export([fake_export_entry(codes=2, initiative=None)])
@@ -460,17 +427,13 @@ def flatten_export(records: Iterable[dict[str, Any]]) -> tuple[pd.DataFrame, pd.
 
 
 def flatten_pending(records: Iterable[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Flatten detailed-form entries (release-pending) into typed ``entries`` and ``codes``: the
-    frames of ``Export.from_records(records, kind="pending")``, the one way.
+    """Flatten detailed-form (release-pending) entries into typed ``entries`` and ``codes``.
 
     Args:
         records: Parsed entries in the detailed form.
 
     Returns:
         ``(entries, codes)`` as in :func:`flatten_export`.
-
-    Raises:
-        FlattenError: A record is not an object, or a field has the wrong JSON type.
 
     >>> from toolkit.testing import fake_pending_entry
     >>> entries, codes = flatten_pending([fake_pending_entry(tags=["pinned"], codes=0)])

@@ -1,40 +1,7 @@
 """pandera models of the exported tables: the column names and dtypes are a contract.
 
-The frames of :class:`toolkit.egress.export.Export` validate against these models; tests
-check it. Dotted column names (the path
-of a field in the JSON) are given with ``alias``.
-
-Dtypes:
-
-========================================  ==============================================
-column kind                               dtype
-========================================  ==============================================
-text (ids, names, ``assignedBy`` ...)     ``str`` (pandas 3 default string dtype;
-                                          missing is ``NaN``)
-``workDate``                              ``datetime64[us]``, naive midnight of the day
-``createdAt``, ``updatedAt``              ``datetime64[us, UTC]``
-``unitIncrementCount``,                   ``Float64`` (nullable): the published service
-``incrementDurationInSeconds``            sends doubles, so ``2.5`` is kept as it is
-``initiativeProps.initiative.unitIncrements``  ``Float64`` (the spec says "number")
-``position``                              ``int64``
-``initiativeProps.tags``                  ``list<string>[pyarrow]`` (``pd.ArrowDtype``)
-``lastSyncedAt``,                         ``datetime64[us, UTC]`` (published extras of the
-``firstReleaseAttemptedAt``               detailed form, as the other timestamps)
-``releaseCount``                          ``Int64``
-``isShared``                              ``boolean``
-``sharedFrom``                            ``str`` (the object as JSON text)
-========================================  ==============================================
-
-Every column except the identifiers linking the tables (``_id``, ``entryId``,
-``position``) is nullable: the service may leave any field or nested object out. A field the
-spec does not list becomes a column after these (see :mod:`toolkit.egress.flatten`), so the
-models allow columns they do not name (``strict = False``); the named ones are checked.
-
->>> from toolkit.egress.flatten import flatten_export
->>> from toolkit.testing import fake_export_entries
->>> entries, codes = flatten_export(fake_export_entries(5))
->>> ExportEntriesSchema.validate(entries) is not None, ExportCodesSchema.validate(codes) is not None
-(True, True)
+Dotted column names are given with ``alias``; the dtypes are tabled in docs/toolkit.md. Every
+column but the linking ids is nullable, and columns the models do not name are allowed.
 """
 
 from __future__ import annotations
@@ -74,7 +41,7 @@ TagList = Annotated[pd.ArrowDtype, pyarrow.list_(pyarrow.string())]
 def _text(
     alias: str | None = None, *, isin: list[str] | None = None, str_matches: str | None = None
 ) -> Any:
-    """A nullable text column (named ``alias`` when the name has dots), as ``pa.Field`` makes it."""
+    """A nullable text column (named ``alias`` when the name has dots)."""
     return pa.Field(alias=alias, nullable=True, isin=isin, str_matches=str_matches)
 
 
@@ -116,10 +83,7 @@ class ExportEntriesSchema(_EntryScalars):
 
 
 class PendingEntriesSchema(_EntryScalars):
-    """Entries of the release-pending list (detailed form): the scalars of
-    :class:`ExportEntriesSchema` up to ``incrementDurationInSeconds`` (no ``createdAt``,
-    ``updatedAt``), then the fields below in order. An entry on a user initiative
-    (``initiativeProps.type`` ``user``) has only ``type``, ``_id`` and ``name`` of its initiative.
+    """Entries of the release-pending list (detailed form): the shared scalars, then these.
 
     >>> from toolkit.egress.flatten import flatten_pending
     >>> from toolkit.testing import fake_pending_entries
@@ -181,8 +145,7 @@ class _Codes(pa.DataFrameModel):
 
 
 class PendingCodesSchema(_Codes):
-    """Codes of the release-pending list: one row per (entry, code), no ``assignedBy``; named
-    ``code.*`` like the export's, although the detailed form's codes are flat.
+    """Codes of the release-pending list: one row per (entry, code), named ``code.*``.
 
     >>> from toolkit.egress.flatten import flatten_pending
     >>> from toolkit.testing import fake_pending_entries
@@ -195,8 +158,7 @@ class PendingCodesSchema(_Codes):
 
 
 class ExportCodesSchema(_Codes):
-    """Codes of the v2 export: one row per (entry, code); ``assignedBy`` any text (``user``,
-    ``service`` and ``laurel`` are known).
+    """Codes of the v2 export: one row per (entry, code); ``assignedBy`` any text.
 
     >>> from toolkit.egress.flatten import flatten_export
     >>> from toolkit.testing import fake_export_entries

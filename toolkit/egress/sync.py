@@ -1,36 +1,10 @@
 """Recurring export: an incremental, idempotent sync of released time into two Delta tables.
 
-``sync(conn, "out/time", since="2026-11-01")`` fetches the v2 export window after window and
-merges it into two Delta Lake tables (delta-rs), Arrow from the answer to the table:
-
-* ``PATH/entries``: one row per entry ``_id`` (the columns of :attr:`Export.entries`),
-  partitioned by ``workMonth`` (``YYYY-MM`` of ``workDate``). A field the spec does not list is
-  left out (the schema never changes) and warned about. Counts are ``double``; a table an
-  earlier version created with ``long`` counts (or a ``date`` ``workDate``) is kept as it is,
-  and a fraction for it stops the sync before that window is written, for :func:`widen_counts`;
-* ``PATH/codes``: one row per entry and code (:attr:`Export.codes`), partitioned alike.
-
-Consecutive windows are gathered up to :data:`ROWS_PER_GROUP` entries (the next window is
-fetched meanwhile), then: the table's ``_id``/``updatedAt`` of those entries are read in one
-filtered scan; the codes of the entries new or with a newer ``updatedAt`` replace theirs (one
-commit, marked with the window under ``toolkit.window``); then those entries go into
-``entries`` on ``_id`` in one commit carrying the watermark, ``toolkit.releasedOnOrBefore``.
-Each commit is an append when none of the batch is stored yet (the usual case: a merge would
-read the month's partition to find nothing, its memory growing with the table), else one
-Delta merge straight from Arrow.
-
-The watermark moves only in the entries commit, after the codes: a sync killed at any moment
-leaves readable tables, and the next one redoes the unfinished window from the watermark. A
-window that changes nothing writes nothing (its watermark comes with the next write, or a
-commit without data at the end). One writer at a time: a sync or compaction holds a lock on
-the folder (:data:`LOCK_NAME`); another fails at once
-(:class:`~toolkit.errors.ConcurrentWriteError`), as does a merge that meets a commit from
-elsewhere (Delta's optimistic concurrency).
-
->>> import tempfile
->>> with tempfile.TemporaryDirectory() as tmp:
-...     sync_status(create_tables(tmp))["entries"]
-0
+``PATH/entries`` (one row per ``_id``) and ``PATH/codes`` (one row per entry and code), both
+partitioned by ``workMonth``. Batches of windows are written codes first, then entries in one
+commit carrying the watermark (``toolkit.releasedOnOrBefore``): an append when none of the
+batch is stored yet, else a Delta merge. A killed sync leaves readable tables and the next one
+redoes the unfinished window. One writer at a time (:data:`LOCK_NAME`); see docs/toolkit.md.
 """
 
 from __future__ import annotations
@@ -57,6 +31,7 @@ from toolkit.core.lock import FileLock, LockHeld
 from toolkit.core.windows import TimeLike, split_windows, to_utc
 from toolkit.egress.export import Export
 from toolkit.egress.fetch import fetch_window, warn_unknown_fields
+from toolkit.egress.files import DEFAULT_PARTITION_COLS, ROWS_PER_GROUP
 from toolkit.egress.sync_report import SyncReport, _iso
 from toolkit.errors import ConcurrentWriteError, ConfigError
 
@@ -80,30 +55,23 @@ __all__ = [
 WATERMARK_KEY = "toolkit.releasedOnOrBefore"
 #: Commit metadata key of the codes table: the window whose codes a commit wrote.
 WINDOW_KEY = "toolkit.window"
-#: Default ``lag``: ``until`` defaults to now minus this, so that an entry released a moment
-#: ago but not yet visible in the export is not skipped for good.
+#: Default ``lag``: ``until`` defaults to now minus this (entries show in the export late).
 DEFAULT_LAG = "10min"
 #: Partition column of both tables.
-PARTITION_COLS = ("workMonth",)
-#: Rows per Parquet row group written by a merge or a compaction.
-ROWS_PER_GROUP = 100_000
+PARTITION_COLS = DEFAULT_PARTITION_COLS
 
 _TABLES = ("entries", "codes")
-_NAMES = {"entries": "toolkit_sync_entries", "codes": "toolkit_sync_codes"}
+
 _WRITER = WriterProperties(max_row_group_size=ROWS_PER_GROUP, compression="SNAPPY")
 _DATE = 'PrimitiveType("date")'
 _LONG = 'PrimitiveType("long")'
 #: the count fields: ``double`` since the published service sends doubles, ``long`` before
 _COUNTS = ("unitIncrementCount", "incrementDurationInSeconds")
-#: types an earlier version wrote, accepted as the current ones: workDate was a date, the
-#: counts whole numbers
+#: types an earlier version wrote (a date workDate, whole counts), accepted as the current ones
 _LEGACY = {
     ("workDate", _DATE): 'PrimitiveType("timestamp_ntz")',
     **{(name, _LONG): 'PrimitiveType("double")' for name in _COUNTS},
 }
-
-
-# --------------------------------------------------------------------------- helpers
 
 
 def _lag(value: Any) -> pd.Timedelta:
@@ -117,9 +85,7 @@ def _lag(value: Any) -> pd.Timedelta:
 
 
 def _schemas(root: Path | None = None) -> tuple[pa.Schema, pa.Schema]:
-    """The Arrow schemas of the two tables (those of an empty export, partition included);
-    with ``root``, a ``date32`` ``workDate`` and ``int64`` counts where an earlier version
-    created them so (kept)."""
+    """The tables' Arrow schemas; with ``root``, an earlier version's legacy types kept."""
     entries, codes = Export.empty().to_arrow(partition_cols=PARTITION_COLS)
     held = DeltaTable(str(root / "entries")).schema().fields if root is not None else []
     kept = {"workDate": (_DATE, pa.date32()), **{n: (_LONG, pa.int64()) for n in _COUNTS}}
@@ -143,28 +109,24 @@ def _check_whole(root: Path, entries: pa.Table, schema: pa.Schema) -> None:
         if pc.any(fraction).as_py():
             at = pc.index(fraction, True).as_py()
             raise ConfigError(
-                f"entry {entries['_id'][at].as_py()!r} has {name}"
-                f" {values[at].as_py()!r}, a fraction, and {root / 'entries'} keeps whole"
-                f" {name} (an earlier version created it): nothing of this window was written"
-                f" and the watermark stays where the last complete window left it; convert"
-                f" the table with toolkit.egress.sync.widen_counts({str(root)!r}), then sync"
-                f" again"
+                f"entry {entries['_id'][at].as_py()!r} has {name} {values[at].as_py()!r}, a"
+                f" fraction, but {root / 'entries'} keeps whole counts (an earlier version's):"
+                f" nothing of this window was written; convert the table with"
+                f" toolkit.egress.sync.widen_counts({str(root)!r}), then sync again"
             )
 
 
-def _sql_list(values: list[str]) -> str:
+def _sql_list(values: list[Any]) -> str:
     return ", ".join("'" + str(v).replace("'", "''") + "'" for v in values)
 
 
 def _check_folder(root: Path, *, tables: bool = True) -> None:
-    """Refuse a path that holds anything but our two tables (hidden files aside); with
-    ``tables=False``, without looking inside them (another sync may be creating them)."""
-    if root.exists() and not root.is_dir():
-        raise ConfigError(f"{root} is a file, not a sync folder")
-    if not root.exists():
+    """Refuse a path holding anything but our two tables (``tables=False``: don't look inside)."""
+    if not root.is_dir():
+        if root.exists():
+            raise ConfigError(f"{root} is a file, not a sync folder")
         return
-    others = sorted(p.name for p in root.iterdir() if not p.name.startswith("."))
-    others = [n for n in others if n not in _TABLES]
+    others = sorted(p.name for p in root.iterdir() if p.name[0] != "." and p.name not in _TABLES)
     if others:
         raise ConfigError(
             f"{root} holds something other than a sync's two tables (entries/, codes/):"
@@ -219,9 +181,6 @@ def create_tables(path: str | os.PathLike[str]) -> Path:
     Returns:
         The folder.
 
-    Raises:
-        ConfigError: The folder holds something else, or tables of another schema.
-
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     sorted(p.name for p in create_tables(tmp).iterdir())
@@ -238,7 +197,7 @@ def create_tables(path: str | os.PathLike[str]) -> Path:
                 schema.empty_table(),
                 partition_by=list(PARTITION_COLS),
                 mode="error",
-                name=_NAMES[name],
+                name=f"toolkit_sync_{name}",
                 description=f"timebill-toolkit sync: {name}",
             )
     return root
@@ -251,7 +210,7 @@ def read_watermark(table: DeltaTable) -> pd.Timestamp | None:
         table: The entries table.
 
     Returns:
-        The ``releasedOnOrBefore`` of the last window written to both tables, or ``None``.
+        The ``releasedOnOrBefore`` of the last window written, or ``None``.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -285,22 +244,8 @@ def _conflict(root: Path, exc: Exception) -> ConcurrentWriteError:
     )
 
 
-# --------------------------------------------------------------------------- one window
-
-
-def _held(table: DeltaTable, ids: pa.Array[Any]) -> pa.Table:
-    """``_id``, ``updatedAt`` and ``workMonth`` of the table's rows among ``ids``: one scan,
-    filtered as it reads (none for a table without files, the first write)."""
-    if not table.file_uris():
-        return pa.schema([("_id", pa.string())]).empty_table()
-    dataset = table.to_pyarrow_dataset()
-    wanted = pc.field("_id").cast(pa.string()).isin(ids)  # string_view in the files
-    return dataset.to_table(columns=["_id", "updatedAt", "workMonth"], filter=wanted)
-
-
 def _codes_ahead(codes: DeltaTable, watermark: pd.Timestamp | None) -> bool:
-    """Whether the codes table holds a window the entries table does not (a sync was killed
-    between a window's codes commit and its entries commit)."""
+    """Whether the codes table holds a window past the watermark (a killed sync's)."""
     window = _newest(codes, WINDOW_KEY)
     return window is not None and (watermark is None or window > watermark)
 
@@ -312,13 +257,7 @@ def _write_window(
     mark: pd.Timestamp,
     codes_clean: bool = False,
 ) -> tuple[int, int, int, int]:
-    """Write one batch: one commit per table, codes first; an append where the lookup found
-    none of its entries stored (the usual case), else one merge; nothing when nothing changed.
-
-    Returns:
-        ``(inserted, updated, unchanged, codes_written)``; all but ``unchanged`` are 0 when
-        nothing was written.
-    """
+    """Write one batch, codes first: ``(inserted, updated, unchanged, codes_written)``."""
     entries, codes = export.to_arrow(partition_cols=PARTITION_COLS)
     _check_whole(root, entries, schemas[0])
     entries = entries.select(schemas[0].names).cast(schemas[0])
@@ -327,7 +266,11 @@ def _write_window(
         return 0, 0, 0, 0
     entries_table = DeltaTable(str(root / "entries"))
     ids = entries["_id"].combine_chunks()
-    held = _held(entries_table, ids)
+    held = pa.schema([("_id", pa.string())]).empty_table()
+    if entries_table.file_uris():  # the stored rows among ids: one scan, filtered as it reads
+        wanted = pc.field("_id").cast(pa.string()).isin(ids)  # string_view in the files
+        scan = entries_table.to_pyarrow_dataset()
+        held = scan.to_table(columns=["_id", "updatedAt", "workMonth"], filter=wanted)
     changed: Any = pa.array([True] * len(ids))
     old_months: list[Any] = []
     if held.num_rows:
@@ -361,7 +304,7 @@ def _write_window(
             commit_properties=window,
         )
     else:  # the codes of the changed entries replace theirs (and those a killed sync left)
-        ids_sql = _sql_list(cast("list[str]", changed_ids.to_pylist()))  # no null _id
+        ids_sql = _sql_list(changed_ids.to_pylist())
         codes_table.merge(
             code_rows,
             predicate=f"t.entryId = s.entryId AND t.position = s.position AND {in_months}",
@@ -399,20 +342,13 @@ def _write_window(
     return inserted, updated, entries.num_rows - inserted - updated, code_rows.num_rows
 
 
-# --------------------------------------------------------------------------- the lock
-
 #: The lock file inside a sync folder (hidden, so it is not taken for a table).
 LOCK_NAME = ".toolkit-sync.lock"
 
 
 @contextmanager
 def _locked(root: Path) -> Iterator[None]:
-    """Hold the sync folder's advisory lock, or fail at once naming the process that holds it.
-
-    One writer at a time on a folder: a second sync or compaction of the same folder stops
-    before it writes anything (Delta's optimistic concurrency still guards a writer on
-    another machine: its conflicting commit fails with :class:`ConcurrentWriteError`).
-    """
+    """Hold the sync folder's lock, or fail at once naming the process that holds it."""
     try:
         with FileLock(root / LOCK_NAME):
             yield
@@ -426,8 +362,7 @@ def _locked(root: Path) -> Iterator[None]:
 def _prefetch(
     conn: Connection, windows: list[tuple[pd.Timestamp, pd.Timestamp]]
 ) -> Iterator[tuple[pd.Timestamp, pd.Timestamp, Export]]:
-    """Each window with its export, the next one fetched while the caller writes this one
-    (memory: two windows at most, whatever the range)."""
+    """Each window with its export, the next one fetched while the caller writes this one."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolkit-sync") as pool:
         ahead: Future[Export] | None = None
         try:
@@ -444,9 +379,6 @@ def _prefetch(
                 ahead.cancel()
 
 
-# --------------------------------------------------------------------------- operations
-
-
 def sync(
     conn: Connection,
     path: str | os.PathLike[str],
@@ -460,40 +392,25 @@ def sync(
 ) -> SyncReport:
     """Bring the Delta tables at ``path`` up to date with the entries released since last time.
 
-    The range ``(since, until]`` is cut into windows; each batch of them is merged into both
-    tables and committed before the next.
-
     Args:
-        conn: The connection (a :class:`~toolkit.core.connection.Connection`).
+        conn: The connection.
         path: The sync folder (``entries/`` and ``codes/`` Delta tables; created if new).
-        since: Exclusive start (``releasedAfter``), needed by the first sync of a path; later ones
-            start from the watermark (an earlier ``since`` re-syncs that range, harmlessly).
-        until: Inclusive end (``releasedOnOrBefore``); default now minus ``lag``.
-        window: Window size, a pandas offset (``"1D"``, ``"6h"``, ``"7D"``...).
-        lag: How far behind now ``until`` defaults to (default :data:`DEFAULT_LAG`), for
-            entries that become visible in the export late.
-        batch_rows: Entries gathered from consecutive windows before a commit (default
-            :data:`ROWS_PER_GROUP`); ``1`` commits every window alone.
-        progress: A progress bar over the windows (tqdm.auto), on by default.
+        since: Exclusive start, needed by the first sync; later ones start from the watermark.
+        until: Inclusive end; default now minus ``lag``.
+        window: Window size, a pandas offset (``"1D"``, ``"6h"``...).
+        lag: How far behind now ``until`` defaults to (:data:`DEFAULT_LAG`).
+        batch_rows: Entries gathered from consecutive windows before a commit.
+        progress: A progress bar over the windows.
 
     Returns:
         A :class:`SyncReport`.
-
-    Raises:
-        ConfigError: Bad ``since``/``until``/``window``/``lag``, a first sync without ``since``,
-            a ``since`` after the watermark, or a path holding something else; nothing written.
-        ConcurrentWriteError: Another sync wrote to the same tables meanwhile.
-        ApiError: The service refused a request.
 
     Example:
         >>> report = client.sync(tmp / "time", since="2026-11-01", until="2026-11-21")
         >>> report.inserted, report.codes_written
         (224, 334)
-        >>> client.sync(tmp / "time", until="2026-11-21 09:00").inserted  # from the watermark
-        2
     """
     root = Path(path)
-    # the arguments first: bad ones are refused before the folder is touched
     first = to_utc(since, "since") if since is not None else None
     last = to_utc(until, "until") if until is not None else None
     behind = _lag(lag)
@@ -501,7 +418,7 @@ def sync(
     _check_folder(root, tables=False)
     if first is None and not (root / "entries" / "_delta_log").is_dir():
         raise ConfigError(f"the first sync of {root} needs since (releasedAfter)")
-    with _locked(root):  # from here on, one writer at a time: read the state under the lock
+    with _locked(root):
         _check_folder(root)
         entries_table = _open(root, "entries")
         _open(root, "codes")
@@ -517,14 +434,14 @@ def sync(
                 f" earlier one"
             )
         end = last if last is not None else (pd.Timestamp.now("UTC") - behind).floor("s")
-        if first is None and end <= start:
-            create_tables(root)
-            return SyncReport(
-                str(root), None, None, 0, 0, 0, 0, 0, watermark, behind if last is None else None
-            )
-        windows = split_windows(start, end, window)
+        nothing = first is None and end <= start
+        windows = [] if nothing else split_windows(start, end, window)
         create_tables(root)
-        report = _write_windows(conn, root, start, end, windows, watermark, batch_rows, progress)
+        report = (
+            SyncReport(str(root), None, None, 0, 0, 0, 0, 0, watermark)
+            if nothing
+            else _write_windows(conn, root, start, end, windows, watermark, batch_rows, progress)
+        )
         return report if last is not None else dataclasses.replace(report, lag=behind)
 
 
@@ -598,11 +515,7 @@ def sync_status(path: str | os.PathLike[str]) -> dict[str, Any]:
         path: The sync folder.
 
     Returns:
-        ``{"path", "watermark", "entries", "codes", "entries_version", "codes_version",
-        "entries_files", "codes_files"}``.
-
-    Raises:
-        ConfigError: ``path`` is not a sync folder.
+        ``path``, ``watermark``, and per table its rows, version and files.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -624,18 +537,13 @@ def sync_status(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def compact(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
-    """Rewrite the many small files of both tables into few large ones (delta-rs optimize); the
-    data does not change and the watermark is carried into the compaction's commit.
+    """Compact both tables' small files (delta-rs optimize), keeping the watermark.
 
     Args:
         path: The sync folder.
 
     Returns:
         The optimize metrics of each table (``numFilesAdded``, ``numFilesRemoved``...).
-
-    Raises:
-        ConfigError: ``path`` is not a sync folder.
-        ConcurrentWriteError: A sync wrote to the tables meanwhile.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -659,18 +567,13 @@ def compact(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
 
 
 def widen_counts(path: str | os.PathLike[str]) -> bool:
-    """Convert the whole-number counts of an entries table an earlier version created to
-    ``double`` (one overwrite commit carrying the watermark; the data is unchanged).
+    """Convert an earlier version's whole-number counts to ``double`` (one commit).
 
     Args:
         path: The sync folder.
 
     Returns:
         Whether the table was converted (``False``: its counts were ``double`` already).
-
-    Raises:
-        ConfigError: ``path`` is not a sync folder.
-        ConcurrentWriteError: A sync wrote to the tables meanwhile.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -705,16 +608,13 @@ def widen_counts(path: str | os.PathLike[str]) -> bool:
 
 
 def read_sync(path: str | os.PathLike[str]) -> Export:
-    """Read a sync folder back as an :class:`~toolkit.egress.export.Export`, like any export.
+    """Read a sync folder back as an :class:`~toolkit.egress.export.Export`.
 
     Args:
         path: The sync folder.
 
     Returns:
-        The export (one row per entry; codes of the current entries).
-
-    Raises:
-        ConfigError: ``path`` is not a sync folder.
+        The export.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:

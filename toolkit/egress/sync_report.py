@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 
 import pandas as pd
@@ -14,22 +13,9 @@ __all__ = ["SyncReport"]
 
 @dataclass(frozen=True)
 class SyncReport:
-    """What one sync did.
+    """What one sync did: the range ``(since, until]``, its counts and the new watermark.
 
-    Attributes:
-        path: The sync folder.
-        since: Exclusive start of the range synced (``None`` when there was nothing to do).
-        until: Inclusive end of the range synced.
-        windows: Windows fetched and written.
-        inserted: Entries new to the table.
-        updated: Entries replaced by a newer ``updatedAt``.
-        unchanged: Entries fetched again that the table already held as they are.
-        codes_written: Code rows written (those of the inserted and updated entries).
-        watermark: The watermark after the sync.
-        lag: The lag that set ``until`` (``None`` when ``until`` was given): entries released
-            in that last stretch are held back for the next sync.
-
-    In Jupyter a report shows as a small table (times in ISO 8601, UTC).
+    ``lag`` is the lag that set ``until`` (``None`` when ``until`` was given).
 
     >>> SyncReport("out", None, None, 0, 0, 0, 0, 0, None).rows_written
     0
@@ -48,19 +34,11 @@ class SyncReport:
 
     @property
     def rows_written(self) -> int:
-        """Entries inserted or updated.
-
-        >>> SyncReport("out", None, None, 1, 2, 3, 0, 9, None).rows_written
-        5
-        """
+        """Entries inserted or updated."""
         return self.inserted + self.updated
 
     def __str__(self) -> str:
-        """A one-paragraph summary.
-
-        >>> print(SyncReport("out", None, None, 0, 0, 0, 0, 0, None))
-        sync out: nothing to do; watermark none
-        """
+        """A one-paragraph summary."""
         mark = "none" if self.watermark is None else _iso(self.watermark)
         if self.since is None or self.until is None:
             text = f"sync {self.path}: nothing to do; watermark {mark}"
@@ -80,11 +58,8 @@ class SyncReport:
         Returns:
             A sentence, or ``None`` when the sync wrote rows or ``until`` was given.
 
-        >>> at = pd.Timestamp("2026-11-21 09:50", tz="UTC")
-        >>> report = SyncReport("out", None, None, 0, 0, 0, 0, 0, at, pd.Timedelta("10min"))
-        >>> print(report.held_back())  # doctest: +NORMALIZE_WHITESPACE
-        nothing new up to 2026-11-21 09:50 UTC; entries released in the last 10min are held
-        back by lag=10min and come with the next sync.
+        >>> print(SyncReport("out", None, None, 0, 0, 0, 0, 0, None).held_back())
+        None
         """
         upto = self.until if self.until is not None else self.watermark
         if self.lag is None or self.rows_written or upto is None:
@@ -97,27 +72,21 @@ class SyncReport:
         )
 
     def _repr_html_(self) -> str:
-        """A small HTML table of the report's fields (times in ISO 8601, UTC), for Jupyter."""
-        rows: list[tuple[str, str]] = [("path", self.path)]
+        """A small HTML table of the report's fields, for Jupyter."""
+        rows = {"path": self.path}
         for name in ("since", "until", "watermark"):
             value = getattr(self, name)
-            rows.append((name, "" if value is None else _iso(value)))
+            rows[name] = "" if value is None else _iso(value)
         for name in ("windows", "inserted", "updated", "unchanged", "codes_written"):
-            rows.append((name, f"{getattr(self, name):,}"))
-        rows.append(("lag", "" if self.lag is None else _lag_text(self.lag)))
-        held = self.held_back()
-        if held is not None:
-            rows.append(("note", held))
-        body = "".join(
-            f'<tr><th style="text-align:left">{html.escape(k)}</th>'
-            f'<td style="text-align:left">{html.escape(v)}</td></tr>'
-            for k, v in rows
-        )
-        return f"<table><caption>SyncReport</caption>{body}</table>"
+            rows[name] = f"{getattr(self, name):,}"
+        rows["lag"] = "" if self.lag is None else _lag_text(self.lag)
+        if held := self.held_back():
+            rows["note"] = held
+        return pd.DataFrame({"SyncReport": rows}).to_html(justify="left")
 
 
 def _iso(ts: pd.Timestamp) -> str:
-    """Times in messages: only the fraction digits needed (as in the sync's commit metadata)."""
+    """Times in messages: only the fraction digits needed."""
     return iso(ts, fraction="needed")
 
 

@@ -1,10 +1,7 @@
 """User look-ups: the identity service's user records, one or many, as a frame.
 
-The identity service publishes a user with ``_id``, ``email``, ``firstName``, ``lastName``,
-``status``, ``identities`` (``[{type, value, customerId?}]``), ``roles``, ``customer``... and no
-``timekeeperExternalId``: a timekeeper's billing-system id is the identity of type
-``external-billing-system`` (:data:`BILLING_IDENTITY`). The frame of :func:`users` carries it as
-a ``timekeeperExternalId`` column all the same, the name the starring operations take.
+A published user has no ``timekeeperExternalId``: it is the identity of type
+:data:`BILLING_IDENTITY`; :func:`users` carries it as that column all the same.
 """
 
 from __future__ import annotations
@@ -24,8 +21,7 @@ BILLING_IDENTITY = "external-billing-system"
 
 
 def timekeeper_id(record: dict[str, Any]) -> str | None:
-    """A user record's timekeeper id: its ``timekeeperExternalId`` field, else the value of its
-    first identity of type :data:`BILLING_IDENTITY`.
+    """A record's ``timekeeperExternalId``, else its first :data:`BILLING_IDENTITY` identity.
 
     Args:
         record: A user record as the service returns it.
@@ -37,8 +33,6 @@ def timekeeper_id(record: dict[str, Any]) -> str | None:
         >>> timekeeper_id({"identities": [{"type": "email", "value": "ann@example.com"},
         ...                               {"type": "external-billing-system", "value": "TK-1"}]})
         'TK-1'
-        >>> timekeeper_id({"timekeeperExternalId": "TK-2"}), timekeeper_id({}) is None
-        ('TK-2', True)
     """
     if isinstance(record.get("timekeeperExternalId"), str):
         return str(record["timekeeperExternalId"])
@@ -54,14 +48,11 @@ def user(conn: Connection, user_id: str) -> dict[str, Any]:
     """One user record, from the identity service.
 
     Args:
-        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
+        conn: the connection.
         user_id: the user's ``_id``.
 
     Returns:
-        The record as the service returns it (:func:`timekeeper_id` finds its timekeeper id).
-
-    Raises:
-        NotFoundError: no such user.
+        The record as the service returns it.
 
     Example:
         >>> record = client.user(user_id)
@@ -73,14 +64,10 @@ def user(conn: Connection, user_id: str) -> dict[str, Any]:
 
 
 def users(conn: Connection, user_ids: Iterable[str], *, workers: int | None = None) -> pd.DataFrame:
-    """Several user records as one frame: one row per distinct id, failures as rows.
-
-    The columns are the records' own field names (a nested object's by dotted path, such as
-    ``customer._id``; lists such as ``identities`` stay one cell), plus ``timekeeperExternalId``
-    (see :func:`timekeeper_id`) and ``error``.
+    """Several user records as one frame (dotted columns): one row per distinct id.
 
     Args:
-        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
+        conn: the connection.
         user_ids: the ``_id`` values (repeats are asked once).
         workers: worker threads (default: the connection's).
 
@@ -91,8 +78,6 @@ def users(conn: Connection, user_ids: Iterable[str], *, workers: int | None = No
         >>> found = client.users([user_id, "0" * 24])
         >>> found["timekeeperExternalId"].tolist()
         ['TK-101', nan]
-        >>> print(found["error"][1])
-        no user '000000000000000000000000' for this customer
     """
     ids = list(dict.fromkeys(str(u) for u in user_ids))
     calls = [Call("user", {"userId": u}, key=u) for u in ids]
