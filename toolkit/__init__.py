@@ -1,13 +1,8 @@
 """Move pandas DataFrames through the time-billing connector interface.
 
-Imports are validated against pandera schemas of the spec's field tables before anything is
-posted; exports become flat, typed tables; starred lists become frames; exports are reconciled
-against billing records. ``toolkit.sandbox`` runs the whole interface locally.
-
-The public face is the names below (:data:`_EXPORTS`, the one list of them) and the modules
-``toolkit.errors``, ``toolkit.schemas``, ``toolkit.notebook``, ``toolkit.testing``,
-``toolkit.sandbox``, ``toolkit.firms`` and ``toolkit.dagster``; every other module is
-implementation. The one way for each job is in the documentation's "One way per job" page.
+The public face is the names below (:data:`_EXPORTS`) and the modules ``toolkit.errors``,
+``schemas``, ``notebook``, ``testing``, ``sandbox``, ``firms`` and ``dagster``; names load on
+first use, so ``import toolkit.sandbox`` stays light.
 
 >>> import toolkit
 >>> env_file = sb.write_env(tmp / ".env")  # what ``toolkit sandbox`` writes
@@ -15,8 +10,6 @@ implementation. The one way for each job is in the documentation's "One way per 
 ...     report = client.onboard("sample_data", progress=False)
 >>> report.ok
 True
-
-Names are loaded on first use, so ``import toolkit.sandbox`` stays light.
 """
 
 from __future__ import annotations

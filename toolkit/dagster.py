@@ -1,10 +1,8 @@
-"""Many firms on Dagster: one partition per firm of a ``firms.toml``, three assets each.
+"""Many firms on Dagster (the ``dagster`` extra): one partition per firm, three assets each.
 
-Needs the ``dagster`` extra (``import toolkit`` never imports it). ``definitions("firms.toml")``
-gives ``master_data``, ``time_entries`` and ``reconciliation`` (after ``time_entries``), the job
-``firms_daily`` (a run per firm, tagged ``timebill/service=<host>``; the ops in the pool
-``timebill/<host>``) and its schedule; :func:`materialize_firms` runs that job's firms at once
-in one process. A firm fails its own partition only (docs/scaling.md).
+:func:`definitions` builds the assets, the job ``firms_daily`` (a run per firm, tagged with its
+host) and its schedule; :func:`materialize_firms` runs the firms at once in one process. A firm
+fails its own partition only (docs/scaling.md).
 """
 
 # no ``from __future__ import annotations``: Dagster reads the ``context`` annotation itself
@@ -34,11 +32,9 @@ from toolkit.firms import Firm, Firms, load
 
 __all__ = ["GROUP", "SERVICE_TAG", "assets", "definitions", "materialize_firms"]
 
-#: Dagster asset group of the three assets.
-GROUP = "timebill"
-#: Run tag naming the firm's service host (for the run queue's per-host limits).
-SERVICE_TAG = "timebill/service"
-#: Default retry policy: an unreachable service is tried again 3 times, 30 s, 60 s, 120 s later.
+GROUP = "timebill"  # the asset group of the three assets
+SERVICE_TAG = "timebill/service"  # run tag naming the firm's host (per-host queue limits)
+#: an unreachable service is tried again 3 times, 30 s, 60 s, 120 s later
 RETRY = dg.RetryPolicy(max_retries=3, delay=30, backoff=dg.Backoff.EXPONENTIAL)
 
 T = TypeVar("T")
@@ -240,8 +236,7 @@ def definitions(
         retry_policy: Retries of a step that raised (an unreachable service).
 
     Returns:
-        ``Definitions``: the assets (partitioned by firm key), the job ``firms_daily`` (a run
-        per firm, tagged with its host, in-process) and the schedule ``firms_daily_schedule``.
+        The assets, the job ``firms_daily`` and the schedule ``firms_daily_schedule``.
 
     Example:
         >>> defs = definitions(firms_file)
@@ -278,9 +273,8 @@ def materialize_firms(
 ) -> dict[str, dg.ExecuteInProcessResult]:
     """Run ``firms_daily`` for each firm in this process, ``concurrency`` runs at once.
 
-    Each firm is its own run of the job, tagged as the schedule tags it, so a failing firm
-    fails only its own run; the runs share this process's imports and one ephemeral Dagster
-    instance, and wait on the service side by side in threads.
+    Each firm is its own run, so a failing firm fails only its own; the runs share one
+    ephemeral Dagster instance and wait on the service side by side in threads.
 
     Args:
         firms: The firms (:func:`toolkit.firms.load`).

@@ -1,13 +1,8 @@
 """``toolkit demo``: the whole flow, headless, against a sandbox it starts itself.
 
-Steps: validate ``sample_data``, onboard it, timekeepers as users, record and release entries,
-export to ``out/export`` (Parquet), chart ``out/hours_by_client.png``, acknowledge a mix, read
-the release-pending ones, star, reconcile with a billing extract and acknowledge the rest, then
-release a new batch left pending. One summary line per step; the secret is never printed.
-
-``out/export`` and the chart are replaced; an earlier ``out/sandbox.db`` is moved to
-``out/sandbox.<when it was last written>.db`` (none is ever replaced). While a sandbox serves
-``out/sandbox.db``, the demo refuses and touches nothing.
+One summary line per step (:data:`_STEPS`); the secret is never printed. ``out/export`` and the
+chart are replaced; an earlier ``out/sandbox.db`` is moved aside, never replaced. While a
+sandbox serves ``out/sandbox.db``, the demo refuses and touches nothing.
 """
 
 from __future__ import annotations
@@ -41,15 +36,11 @@ if TYPE_CHECKING:
 
 __all__ = ["hours_by_client_chart", "planted_billing_extract", "run_demo"]
 
-#: Number of entries the demo records and releases, and the days they are spread over.
-DEMO_ENTRIES = 200
+DEMO_ENTRIES = 200  # entries recorded and released over DEMO_DAYS
 DEMO_DAYS = 21
-#: Share of the released entries (the earliest) acknowledged in step 7.
-ACKNOWLEDGED_SHARE = 0.35
-#: Client of the firm's own matters: its entries are acknowledged as failed in step 7.
-INTERNAL_CLIENT = "C-1020"
-#: Entries released at the end and left pending (step 11), for what comes after the demo.
-LEFT_PENDING = 12
+ACKNOWLEDGED_SHARE = 0.35  # the earliest released entries acknowledged in step 7
+INTERNAL_CLIENT = "C-1020"  # the firm's own matters: acknowledged as failed in step 7
+LEFT_PENDING = 12  # entries released at the end and left pending (step 11)
 
 
 class _StepFailed(Exception):
@@ -58,8 +49,6 @@ class _StepFailed(Exception):
 
 @dataclass
 class _Run:
-    """What the steps share."""
-
     client: Client
     admin: Admin
     sample: Path
@@ -76,11 +65,7 @@ class _Run:
     notes: list[str] = field(default_factory=list)
 
     def note(self, frame: pd.DataFrame | pd.Series) -> None:
-        """Keep a table to print, indented, under the step's summary line."""
         self.notes.append("\n".join("      " + line for line in frame.to_string().splitlines()))
-
-
-# -- steps ---------------------------------------------------------------------------------------
 
 
 def _validate(run: _Run) -> str:
@@ -120,15 +105,10 @@ def _users(run: _Run) -> str:
 
 
 _SUMMARIES = (
-    "Review and revise draft agreement",
-    "Telephone conference with client",
-    "Research case law on limitation periods",
-    "Prepare for deposition",
-    "Draft motion to compel",
-    "Correspondence with opposing counsel",
-    "Analyse discovery production",
-    "Internal strategy meeting",
-)
+    "Review and revise draft agreement|Telephone conference with client|Research case law on "
+    "limitation periods|Prepare for deposition|Draft motion to compel|Correspondence with "
+    "opposing counsel|Analyse discovery production|Internal strategy meeting"
+).split("|")
 
 
 def _record(run: _Run, *, n: int, days: int, seed: int) -> list[int]:
@@ -331,17 +311,12 @@ _STEPS: list[tuple[str, Callable[[_Run], str]]] = [
 ]
 
 
-# -- public helpers ------------------------------------------------------------------------------
-
-
 def planted_billing_extract(entries: pd.DataFrame, *, seed: int = 7) -> pd.DataFrame:
     """A billing system's extract of exported entries, with known differences planted.
 
-    One record per entry (``entryId``, ``billingId``, ``workDate``, ``matter``, ``hours`` rounded
-    to 0.01), then, reproducibly for a seed: 3% of the entries left out (at least one), 4% written
-    up by half an hour, 2% booked a day late, 1% booked to another matter, and two records typed
-    straight into billing (``manual-...``). Reconcile it with ``duration="hours",
-    duration_unit="hours", tolerance_seconds=18``.
+    One record per entry (``entryId``, ``billingId``, ``workDate``, ``matter``, ``hours``), then,
+    reproducibly for a seed: 3% left out, 4% written up by half an hour, 2% a day late, 1% on
+    another matter, and two records typed straight into billing (``manual-...``).
 
     Args:
         entries: Exported entries (``updatedAt``, when present, orders them).
@@ -452,7 +427,7 @@ def _find_sample(sample: str | os.PathLike[str] | None) -> Path:
 
 
 def _in_use(db: Path) -> bool:
-    """Whether a running sandbox holds ``db`` open (SQLite refuses to leave WAL mode then)."""
+    """Whether a running sandbox holds ``db`` open (SQLite cannot leave WAL mode then)."""
     if not db.exists():
         return False
     con = sqlite3.connect(db, timeout=0, isolation_level=None)
@@ -480,7 +455,6 @@ def _clear(out: Path) -> None:
     """Move an earlier run's database aside, saying so, and remove its export and chart."""
     db = out / "sandbox.db"
     if db.exists():
-        # a name of its own (the time it was set aside): no earlier database is ever replaced
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(db.stat().st_mtime))
         kept = out / f"sandbox.{stamp}.db"
         n = 1
