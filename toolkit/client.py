@@ -216,11 +216,8 @@ class Client:
             A configured client.
 
         Example:
-            >>> env = {"TOOLKIT_CUSTOMER_ID": "c", "TOOLKIT_CLIENT_ID": "i",
-            ...        "TOOLKIT_CLIENT_SECRET": "s", "TOOLKIT_AUTH_URL": "http://127.0.0.1:1",
-            ...        "TOOLKIT_TIME_URL": "http://127.0.0.1:1", "TOOLKIT_AUDIENCE": "a"}
-            >>> Client.from_env(None, environ=env).customer_id
-            'c'
+            >>> Client.from_env(None, environ=sb.env()).customer_id == sb.customer_id
+            True
         """
         settings = Settings.from_env(env_file, environ=environ)
         return cls.from_connection(

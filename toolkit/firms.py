@@ -8,7 +8,6 @@ journal and tables; the secret is given by reference (``client_secret_env`` or
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -25,7 +24,7 @@ import pandas as pd
 
 from toolkit.client import Client, read_env_file
 from toolkit.egress import Export, SyncReport, read_sync, sync_status
-from toolkit.errors import ConfigError
+from toolkit.errors import ConfigError, closest
 from toolkit.ingress import OnboardReport, read_table
 from toolkit.reconciliation import Reconciliation, reconcile
 
@@ -258,8 +257,8 @@ def _typed(firm: str, key: str, value: Any, types: tuple[type, ...]) -> Any:
 
 
 def _unknown(firm: str, key: str, known: Mapping[str, Any]) -> ConfigError:
-    close = difflib.get_close_matches(key, list(known), n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    close = closest(key, list(known))
+    hint = f" (did you mean {close!r}?)" if close else ""
     return ConfigError(f"{_where(firm, key)}: unknown key{hint}; known: {', '.join(sorted(known))}")
 
 
