@@ -227,11 +227,7 @@ class Client:
         )
 
     def __repr__(self) -> str:
-        return (
-            f"Client(customer_id={self.customer_id!r}, "
-            f"client_id={self.settings.client_id!r}, "
-            f"time_url={self.connection.urls['time']!r})"
-        )
+        return "Client" + repr(self.connection).removeprefix("Connection")
 
     @property
     def customer_id(self) -> str:
@@ -247,13 +243,11 @@ class Client:
         """Close the client's HTTP sessions (``with`` does it); a later request opens new ones.
 
         Returns:
-            Nothing; closing twice is harmless.
+            Nothing.
 
         Example:
-            >>> url = "http://127.0.0.1:9"
-            >>> with Client("c", "i", "s", url, url, audience="aud") as c:
-            ...     c.customer_id
-            'c'
+            >>> with Client.from_env(None, environ=sb.env()) as c:
+            ...     c.close()  # closing twice is harmless
         """
         self.connection.close()
 
