@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any, TypedDict, TypeVar
+from typing import Any, TypeVar
 
 import dagster as dg
 import pandas as pd
@@ -38,13 +38,6 @@ SERVICE_TAG = "timebill/service"  # run tag naming the firm's host (per-host que
 RETRY = dg.RetryPolicy(max_retries=3, delay=30, backoff=dg.Backoff.EXPONENTIAL)
 
 T = TypeVar("T")
-
-
-class _AssetOptions(TypedDict):
-    partitions_def: dg.PartitionsDefinition[str]
-    group_name: str
-    retry_policy: dg.RetryPolicy | None
-    pool: str
 
 
 def _guard(firm: Firm, step: Callable[[], T]) -> T:
@@ -109,12 +102,13 @@ def assets(
         ['master_data', 'time_entries', 'reconciliation']
     """
     hosts = {firm.service_host for firm in firms.values()}  # a pool is the same for every firm
-    common: _AssetOptions = {
-        "partitions_def": dg.StaticPartitionsDefinition(list(firms)),
-        "group_name": GROUP,
-        "retry_policy": retry_policy,
-        "pool": f"timebill/{hosts.pop()}" if len(hosts) == 1 else "timebill",
-    }
+    asset = functools.partial(
+        dg.asset,
+        partitions_def=dg.StaticPartitionsDefinition(list(firms)),
+        group_name=GROUP,
+        retry_policy=retry_policy,
+        pool=f"timebill/{hosts.pop()}" if len(hosts) == 1 else "timebill",
+    )
 
     @functools.cache  # a firm's steps run one after another: no two threads make its client
     def _client(key: str) -> Client:  # one per firm in this process: its token and pacer
@@ -126,7 +120,7 @@ def assets(
         made.connection.auth.secret_token(retry=False)
         return made
 
-    @dg.asset(description="The firm's master data pushed with its journal.", **common)
+    @asset(description="The firm's master data pushed with its journal.")
     def master_data(context: AssetExecutionContext) -> dg.MaterializeResult[Any]:
         firm = firms[context.partition_key]
         if firm.source is None:
@@ -162,7 +156,7 @@ def assets(
         )
         return dg.MaterializeResult(metadata=metadata)
 
-    @dg.asset(description="The firm's released time in its Delta folder.", **common)
+    @asset(description="The firm's released time in its Delta folder.")
     def time_entries(context: AssetExecutionContext) -> dg.MaterializeResult[Any]:
         firm = firms[context.partition_key]
         with firm.recorded("sync"):
@@ -178,10 +172,8 @@ def assets(
         metadata |= {"delta_version": state["entries_version"]}
         return dg.MaterializeResult(metadata=metadata)
 
-    @dg.asset(
-        description="The synced entries reconciled with the firm's billing extract.",
-        deps=[time_entries],
-        **common,
+    @asset(
+        description="The synced entries reconciled with the billing extract.", deps=[time_entries]
     )
     def reconciliation(context: AssetExecutionContext) -> dg.MaterializeResult[Any]:
         firm = firms[context.partition_key]

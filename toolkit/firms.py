@@ -492,9 +492,8 @@ def status(firms: Mapping[str, Firm], *, now: pd.Timestamp | None = None) -> pd.
     """
     now = now if now is not None else pd.Timestamp.now(tz="UTC")
     frame = pd.DataFrame([_row(f, now) for f in firms.values()], columns=STATUS_COLUMNS)
-    for col in ("sent", "unchanged", "failing", "failed_runs", "delta_version", "entries"):
-        frame[col] = frame[col].astype("Int64")
-    frame["last_error"] = frame["last_error"].astype("str")
+    ints = ("sent", "unchanged", "failing", "failed_runs", "delta_version", "entries")
+    frame = frame.astype(dict.fromkeys(ints, "Int64") | {"last_error": "str"})
     for col in ("last_push", "last_error_at", "watermark"):
         frame[col] = pd.to_datetime(frame[col], utc=True)
     frame["watermark_age"] = pd.to_timedelta(frame["watermark_age"].astype(object))
