@@ -483,8 +483,7 @@ def status(firms: Mapping[str, Firm], *, now: pd.Timestamp | None = None) -> pd.
         now: The present, for ``watermark_age`` (default: now).
 
     Returns:
-        :data:`STATUS_COLUMNS`: ``state`` (``failing``, ``ok``, ``never run``), the last push's
-        counts, the failures in a row and last error, the entries table's watermark and size.
+        :data:`STATUS_COLUMNS`; ``state`` is ``failing``, ``ok`` or ``never run``.
 
     Example:
         >>> status({firm.key: firm}).columns.tolist() == STATUS_COLUMNS

@@ -189,10 +189,6 @@ def fake_code(
     }
 
 
-def _copy(obj: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    return None if obj is None else copy.deepcopy(dict(obj))
-
-
 def _scalars(
     rng: random.Random,
     _id: str | None,
@@ -275,33 +271,42 @@ def fake_export_entry(
     flat = _codes(rng, codes)
     if isinstance(initiative, _Generate):
         initiative = fake_initiative(seed=rng)
-    wrapped = None if flat is None else [{"code": c, "assignedBy": assigned_by} for c in flat]
-    entry.update(
-        {
-            "codes": wrapped,
-            "createdAt": fake_timestamp(created),
-            "externalId": external_id,
-            "initiative": _copy(initiative),
-            "updatedAt": fake_timestamp(updated),
-        }
-    )
-    return entry
+    return _exported(entry, created, updated, flat, assigned_by, external_id, initiative)
+
+
+def _exported(
+    entry: dict[str, Any],
+    created: dt.datetime,
+    updated: dt.datetime,
+    codes: list[dict[str, Any]] | None,
+    assigned_by: str,
+    external_id: str | None,
+    initiative: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """``entry`` with the fields of the export form only."""
+    return entry | {
+        "codes": None if codes is None else [{"code": c, "assignedBy": assigned_by} for c in codes],
+        "createdAt": fake_timestamp(created),
+        "externalId": external_id,
+        "initiative": None if initiative is None else copy.deepcopy(dict(initiative)),
+        "updatedAt": fake_timestamp(updated),
+    }
 
 
 def _pools(
-    rng: random.Random, n_initiatives: int, codes_per_type: int
-) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
-    """A firm's initiatives (with clients) and codes per code type, to draw entries from."""
+    rng: random.Random, n_initiatives: int, n_users: int
+) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]], list[str]]:
+    """A firm's initiatives (with clients), 20 codes per code type and users, to draw from."""
     clients = [fake_client(seed=rng, index=i) for i in range(max(1, n_initiatives // 5))]
     initiatives = [
         fake_initiative(seed=rng, index=i, client=clients[i % len(clients)])
         for i in range(n_initiatives)
     ]
     codes = [
-        [fake_code(seed=rng, type_index=t, index=i) for i in range(codes_per_type)]
+        [fake_code(seed=rng, type_index=t, index=i) for i in range(20)]
         for t in range(len(CODE_TYPES))
     ]
-    return initiatives, codes
+    return initiatives, codes, [f"user-{u:04d}" for u in range(n_users)]
 
 
 def fake_export_entries(
@@ -318,8 +323,6 @@ def fake_export_entries(
 ) -> list[dict[str, Any]]:
     """Return ``n`` time entries in the export form, sorted by ``updatedAt``.
 
-    Initiatives, clients and codes come from shared pools; each entry has its own copies.
-
     Args:
         n: Number of entries.
         codes_per_entry: Codes on every entry; code ``k`` has code type ``k``.
@@ -335,8 +338,8 @@ def fake_export_entries(
     [1, 1, 1]
     """
     rng = random.Random(seed)
-    initiatives, codes = _pools(rng, n_initiatives, 20)
-    users = [f"user-{u:04d}" for u in range(n_users)]
+    initiatives, codes, users = _pools(rng, n_initiatives, n_users)
+    kinds = [codes[k % len(CODE_TYPES)] for k in range(codes_per_entry)]
     out = []
     lo, hi = (dt.datetime.fromisoformat(t) if isinstance(t, str) else t for t in (start, end))
     lo, hi = (t if t.tzinfo else t.replace(tzinfo=dt.UTC) for t in (lo, hi))
@@ -346,18 +349,11 @@ def fake_export_entries(
     spread = sorted(lo + dt.timedelta(milliseconds=rng.randint(1, span_ms)) for _ in range(n))
     for i, updated in enumerate(spread):
         entry, created, _ = _scalars(rng, None, customer_id, rng.choice(users), updated_at=updated)
+        picked = _codes(rng, [rng.choice(kind) for kind in kinds])
+        ack = f"TB-{i:06d}" if acknowledged_every and i % acknowledged_every == 0 else None
         assigned = "service" if i % 7 == 0 else "user"
-        entry["codes"] = [
-            {"code": _copy(rng.choice(codes[k % len(CODE_TYPES)])), "assignedBy": assigned}
-            for k in range(codes_per_entry)
-        ]
-        entry["createdAt"] = fake_timestamp(created)
-        entry["externalId"] = (
-            f"TB-{i:06d}" if acknowledged_every and i % acknowledged_every == 0 else None
-        )
-        entry["initiative"] = _copy(rng.choice(initiatives))
-        entry["updatedAt"] = fake_timestamp(updated)
-        out.append(entry)
+        initiative = rng.choice(initiatives)
+        out.append(_exported(entry, created, updated, picked, assigned, ack, initiative))
     return out
 
 
@@ -432,10 +428,11 @@ def fake_pending_entry(
         props: dict[str, Any] | None = _initiative_props(rng, initiative, tags)
     else:
         props = None if initiative_props is None else dict(initiative_props)
-    entry["initiativeProps"] = props
-    entry["externalId"] = external_id
-    entry["codes"] = _codes(rng, codes)
-    return entry
+    return entry | {
+        "initiativeProps": props,
+        "externalId": external_id,
+        "codes": _codes(rng, codes),
+    }
 
 
 def fake_pending_entries(
@@ -461,15 +458,12 @@ def fake_pending_entries(
     ([2, 2], ['colorHex', 'initiative', 'nickname', 'tags', 'type'])
     """
     rng = random.Random(seed)
-    initiatives, codes = _pools(rng, n_initiatives, 20)
-    users = [f"user-{u:04d}" for u in range(n_users)]
+    initiatives, codes, users = _pools(rng, n_initiatives, n_users)
+    kinds = [codes[k % len(CODE_TYPES)] for k in range(codes_per_entry)]
     out = []
     for _ in range(n):
         entry, _, _ = _scalars(rng, None, customer_id, rng.choice(users))
-        entry["initiativeProps"] = _initiative_props(rng, rng.choice(initiatives), GENERATE)
-        entry["externalId"] = None
-        entry["codes"] = [
-            _copy(rng.choice(codes[k % len(CODE_TYPES)])) for k in range(codes_per_entry)
-        ]
-        out.append(entry)
+        props = _initiative_props(rng, rng.choice(initiatives), GENERATE)
+        picked = _codes(rng, [rng.choice(kind) for kind in kinds])
+        out.append(entry | {"initiativeProps": props, "externalId": None, "codes": picked})
     return out
