@@ -180,8 +180,7 @@ class Client:
             A client over ``connection``.
 
         Example:
-            >>> conn = Connection(Settings("c", "i", "s", "http://a", "http://t", audience="a"))
-            >>> Client.from_connection(conn).connection is conn
+            >>> Client.from_connection(client.connection).connection is client.connection
             True
         """
         client = cls.__new__(cls)

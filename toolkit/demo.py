@@ -59,7 +59,7 @@ class _Run:
     frames: dict[str, pd.DataFrame] = field(default_factory=dict)
     users: dict[str, str] = field(default_factory=dict)
     released: int = 0
-    export: Export | None = None
+    export: Export = field(init=False)  # the export step sets it
     acknowledged: set[str] = field(default_factory=set)
     pending: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
@@ -176,7 +176,6 @@ def _export(run: _Run) -> str:
 
 
 def _chart(run: _Run) -> str:
-    assert run.export is not None
     if importlib.util.find_spec("matplotlib") is None:  # the notebooks extra is optional
         return (
             "skipped: no matplotlib (pip install 'timebill-toolkit[notebooks]' draws "
@@ -188,7 +187,6 @@ def _chart(run: _Run) -> str:
 
 
 def _acknowledge(run: _Run) -> str:
-    assert run.export is not None
     entries = run.export.entries.sort_values(["updatedAt", "_id"])
     first = entries.head(round(len(entries) * ACKNOWLEDGED_SHARE))
     internal = (first["initiative.client.externalId"] == INTERNAL_CLIENT).to_numpy()
@@ -230,7 +228,6 @@ def _pending(run: _Run) -> str:
 
 
 def _star(run: _Run) -> str:
-    assert run.export is not None
     entries = run.export.entries
     names = {uid: tk for tk, uid in run.users.items()}
     keys = ["timekeeperExternalId", "initiativeExternalId"]
@@ -271,7 +268,6 @@ def _star(run: _Run) -> str:
 
 
 def _reconcile(run: _Run) -> str:
-    assert run.export is not None
     entries = run.export.entries
     billing = planted_billing_extract(entries, seed=run.seed)
     rec = reconcile(entries, billing, duration="hours", duration_unit="hours", tolerance_seconds=18)
@@ -382,11 +378,9 @@ def hours_by_client_chart(
         The path written.
 
     Example:
-        >>> import tempfile
         >>> entries = pd.DataFrame({"initiative.client.name": ["Acme", "Globex", "Acme"],
         ...                         "incrementDurationInSeconds": [3600, 1800, 900]})
-        >>> png = hours_by_client_chart(entries, Path(tempfile.mkdtemp()) / "h.png")
-        >>> png.read_bytes()[:4]
+        >>> hours_by_client_chart(entries, tmp / "h.png").read_bytes()[:4]
         b'\\x89PNG'
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
