@@ -244,14 +244,7 @@ def definitions(
     )
     def daily(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:
         day = context.scheduled_execution_time.strftime("%Y-%m-%d")
-        return [
-            dg.RunRequest(
-                run_key=f"{key}-{day}",
-                partition_key=key,
-                tags={SERVICE_TAG: firms[key].service_host},
-            )
-            for key in firms
-        ]
+        return [dg.RunRequest(run_key=f"{key}-{day}", partition_key=key) for key in firms]
 
     return dg.Definitions(assets=built, jobs=[job], schedules=[daily])
 

@@ -92,7 +92,6 @@ def fake_timestamp(value: dt.datetime) -> str:
     Returns:
         The timestamp text.
 
-    >>> import datetime as dt
     >>> fake_timestamp(dt.datetime(2026, 11, 2, 14, 3, 11, 123456))
     '2026-11-02T14:03:11.123Z'
     """
