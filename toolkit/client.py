@@ -50,18 +50,13 @@ DEPRECATED: dict[str, str] = {
 }
 
 
-def _without_args(doc: str | None, names: Collection[str]) -> str:
-    """A Google-style docstring without the ``Args:`` entries of ``names``."""
-    entry = rf"^( +)(?:{'|'.join(map(re.escape, names))}):.*\n(?:\1 +\S.*\n)*"
-    return re.sub(entry, "", doc or "", flags=re.MULTILINE)
-
-
 def _dress(method: Any, fn: Callable[..., Any], name: str, bound: Collection[str]) -> None:
     """Give ``method`` the signature and docstring of ``fn`` without the ``bound`` parameters."""
     sig = inspect.signature(fn)
     params = [p for p in sig.parameters.values() if p.name not in bound]
     method.__signature__ = sig.replace(parameters=[_SELF, *params])
-    method.__doc__ = _without_args(fn.__doc__, bound)
+    entry = rf"^( +)(?:{'|'.join(map(re.escape, bound))}):.*\n(?:\1 +\S.*\n)*"  # their Args
+    method.__doc__ = re.sub(entry, "", fn.__doc__ or "", flags=re.MULTILINE)
     method.__module__ = __name__
     method.__name__ = name
     method.__qualname__ = f"Client.{name}"

@@ -436,15 +436,6 @@ def _in_use(db: Path) -> bool:
     return False
 
 
-def _serving(db: Path) -> str:
-    """Words naming the sandbox that holds ``db``: the URL the ``.env`` here names, if any."""
-    try:
-        named = f"the .env here names {Settings.from_env('.env').urls['time']}; "
-    except ToolkitError:
-        named = ""
-    return f"a running sandbox ({named}make sandbox, or toolkit sandbox --db {db})"
-
-
 def _clear(out: Path) -> None:
     """Move an earlier run's database aside, saying so, and remove its export and chart."""
     db = out / "sandbox.db"
@@ -503,8 +494,13 @@ def run_demo(
         return 1
     db = out_dir / "sandbox.db"
     if _in_use(db):
+        try:  # the sandbox holding it: the URL the .env here names, if any
+            named = f"the .env here names {Settings.from_env('.env').urls['time']}; "
+        except ToolkitError:
+            named = ""
+        serving = f"a running sandbox ({named}make sandbox, or toolkit sandbox --db {db})"
         print(
-            f"demo: {db} is open in another process, {_serving(db)}; the demo makes a new "
+            f"demo: {db} is open in another process, {serving}; the demo makes a new "
             f"database there, so it stops and changes nothing. Stop that sandbox (Ctrl+C "
             f"where it runs) and run the demo again, or give the demo another folder: "
             f"toolkit demo --out OTHER"
