@@ -1,13 +1,8 @@
 """Move pandas DataFrames through the time-billing connector interface.
 
-Imports are validated against pandera schemas of the spec's field tables before anything is
-posted; exports become flat, typed tables; starred lists become frames; exports are reconciled
-against billing records. ``toolkit.sandbox`` runs the whole interface locally.
-
-The public face is the names below (:data:`_EXPORTS`, the one list of them) and the modules
-``toolkit.errors``, ``toolkit.schemas``, ``toolkit.notebook``, ``toolkit.testing``,
-``toolkit.sandbox``, ``toolkit.firms`` and ``toolkit.dagster``; every other module is
-implementation. The one way for each job is in the documentation's "One way per job" page.
+The public face is the names below (:data:`_EXPORTS`) and the modules ``toolkit.errors``,
+``schemas``, ``notebook``, ``testing``, ``sandbox``, ``firms`` and ``dagster``; names load on
+first use, so ``import toolkit.sandbox`` stays light.
 
 >>> import toolkit
 >>> env_file = sb.write_env(tmp / ".env")  # what ``toolkit sandbox`` writes
@@ -15,8 +10,6 @@ implementation. The one way for each job is in the documentation's "One way per 
 ...     report = client.onboard("sample_data", progress=False)
 >>> report.ok
 True
-
-Names are loaded on first use, so ``import toolkit.sandbox`` stays light.
 """
 
 from __future__ import annotations
@@ -27,40 +20,25 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 __version__ = "0.1.0"
 
-#: public name -> module that defines it: the one list of the package's public names
-_EXPORTS: dict[str, str] = {
-    "Client": "toolkit.client",
-    "connect": "toolkit.notebook",
-    "Settings": "toolkit.core.settings",
-    "Connection": "toolkit.core.connection",
-    "validate": "toolkit.ingress.validation",
-    "load_folder": "toolkit.ingress.validation",
-    "ValidationReport": "toolkit.ingress.validation",
-    "Plan": "toolkit.ingress.plan",
-    "OnboardReport": "toolkit.ingress.imports",
-    "Export": "toolkit.egress.export",
-    "SyncReport": "toolkit.egress.sync",
-    "read_sync": "toolkit.egress.sync",
-    "reconcile": "toolkit.reconciliation.api",
-    "Reconciliation": "toolkit.reconciliation.result",
-    "schemas": "toolkit.schemas",
-    "errors": "toolkit.errors",
-    "ToolkitError": "toolkit.errors",
-    "ConfigError": "toolkit.errors",
-    "ValidationError": "toolkit.errors",
-    "ApiError": "toolkit.errors",
-    "AuthError": "toolkit.errors",
-    "NotFoundError": "toolkit.errors",
-    "ConflictError": "toolkit.errors",
-    "RateLimitError": "toolkit.errors",
-    "ServerError": "toolkit.errors",
-    "TransportError": "toolkit.errors",
-    "PaginationError": "toolkit.errors",
-    "FlattenError": "toolkit.errors",
-    "Interrupted": "toolkit.errors",
-    "ConcurrentWriteError": "toolkit.errors",
-    "JournalInUseError": "toolkit.errors",
+#: module -> the public names it defines: the one list of the package's public names
+_MODULES: dict[str, str] = {
+    "toolkit.client": "Client",
+    "toolkit.notebook": "connect",
+    "toolkit.core.settings": "Settings",
+    "toolkit.core.connection": "Connection",
+    "toolkit.ingress.validation": "validate load_folder ValidationReport",
+    "toolkit.ingress.plan": "Plan",
+    "toolkit.ingress.imports": "OnboardReport",
+    "toolkit.egress.export": "Export",
+    "toolkit.egress.sync": "SyncReport read_sync",
+    "toolkit.reconciliation.api": "reconcile",
+    "toolkit.reconciliation.result": "Reconciliation",
+    "toolkit.schemas": "schemas",
+    "toolkit.errors": "errors ToolkitError ConfigError ValidationError ApiError AuthError "
+    "NotFoundError ConflictError RateLimitError ServerError TransportError PaginationError "
+    "FlattenError Interrupted ConcurrentWriteError JournalInUseError",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 #: names kept one release: name -> (module, the one way that replaces it); using one warns
 _DEPRECATED: dict[str, tuple[str, str]] = {

@@ -1,10 +1,7 @@
 """``Client``: the facade analysts call, one method per job.
 
-A client holds a :class:`~toolkit.core.connection.Connection` and hands it to the operations,
-plain functions of a connection. Each method is made from its operation (:func:`_operation`):
-the same signature without the connection and the same docstring, so ``client.star?`` shows
-the operation's documentation. ``import_<table>`` is
-:func:`~toolkit.ingress.imports.import_table` with its table bound (:func:`_importer`).
+Each method is an operation (a plain function of a connection) with the client's connection
+bound: the same signature and docstring without it, so ``client.star?`` shows the operation's.
 """
 
 from __future__ import annotations
@@ -53,38 +50,20 @@ DEPRECATED: dict[str, str] = {
 }
 
 
-def _without_args(doc: str | None, names: Collection[str]) -> str:
-    r"""A Google-style docstring without the ``Args:`` entries of ``names``.
-
-    >>> print(_without_args("Do.\n\nArgs:\n    conn: c\n        more.\n    x: y\n", ["conn"]))
-    Do.
-    <BLANKLINE>
-    Args:
-        x: y
-    <BLANKLINE>
-    """
-    entry = rf"^( +)(?:{'|'.join(map(re.escape, names))}):.*\n(?:\1 +\S.*\n)*"
-    return re.sub(entry, "", doc or "", flags=re.MULTILINE)
-
-
 def _dress(method: Any, fn: Callable[..., Any], name: str, bound: Collection[str]) -> None:
     """Give ``method`` the signature and docstring of ``fn`` without the ``bound`` parameters."""
     sig = inspect.signature(fn)
     params = [p for p in sig.parameters.values() if p.name not in bound]
     method.__signature__ = sig.replace(parameters=[_SELF, *params])
-    method.__doc__ = _without_args(fn.__doc__, bound)
+    entry = rf"^( +)(?:{'|'.join(map(re.escape, bound))}):.*\n(?:\1 +\S.*\n)*"  # their Args
+    method.__doc__ = re.sub(entry, "", fn.__doc__ or "", flags=re.MULTILINE)
     method.__module__ = __name__
     method.__name__ = name
     method.__qualname__ = f"Client.{name}"
 
 
 def _operation(fn: Callable[Concatenate[Connection, P], R]) -> Callable[Concatenate[Client, P], R]:
-    """A ``Client`` method calling the operation ``fn`` with the client's connection.
-
-    Example:
-        >>> str(inspect.signature(_operation(people.user)))
-        "(self, user_id: 'str') -> 'dict[str, Any]'"
-    """
+    """A ``Client`` method calling the operation ``fn`` with the client's connection."""
 
     @functools.wraps(fn)
     def method(self: Client, /, *args: P.args, **kwargs: P.kwargs) -> R:
@@ -113,9 +92,8 @@ def _deprecated(name: str, get: Callable[[Connection], Any]) -> Any:
     """A property kept one release: it warns, naming the one way (:data:`DEPRECATED`)."""
 
     def getter(self: Client) -> Any:
-        message = (
-            f"Client.{name} is deprecated and goes in the next release; use {DEPRECATED[name]}"
-        )
+        way = DEPRECATED[name]
+        message = f"Client.{name} is deprecated and goes in the next release; use {way}"
         warnings.warn(message, DeprecationWarning, stacklevel=2)
         return get(self.connection)
 
@@ -149,11 +127,8 @@ class Client:
         retries: retries of a request that is safe to repeat.
         backoff: base of the exponential backoff in seconds.
         workers: default number of worker threads of bulk operations.
-        max_rate: requests per second a bulk operation never exceeds; without it each run finds
-            the service's pace (backing off on 429 and 503).
-
-    Raises:
-        ConfigError: a required setting is empty, or a URL is not an http(s) URL with a host.
+        max_rate: requests per second a bulk operation never exceeds (default: the service's
+            pace, backing off on 429 and 503).
 
     Example:
         >>> c = Client("cust", "app", "s3cr3t", "http://127.0.0.1:8765", "http://127.0.0.1:8765",
@@ -200,8 +175,7 @@ class Client:
             A client over ``connection``.
 
         Example:
-            >>> conn = Connection(Settings("c", "i", "s", "http://a", "http://t", audience="a"))
-            >>> Client.from_connection(conn).connection is conn
+            >>> Client.from_connection(client.connection).connection is client.connection
             True
         """
         client = cls.__new__(cls)
@@ -221,8 +195,8 @@ class Client:
     ) -> Client:
         """Build a client from ``TOOLKIT_*`` variables and a ``.env`` file.
 
-        The file is found from this folder up (python-dotenv's ``find_dotenv(usecwd=True)``);
-        ``client.settings.source`` names it. The environment wins.
+        The file is found from this folder up; ``client.settings.source`` names it. The
+        environment wins.
 
         Args:
             env_file: name or path of the ``.env`` file, or ``None`` to read none.
@@ -235,15 +209,9 @@ class Client:
         Returns:
             A configured client.
 
-        Raises:
-            ConfigError: a required variable is missing.
-
         Example:
-            >>> env = {"TOOLKIT_CUSTOMER_ID": "c", "TOOLKIT_CLIENT_ID": "i",
-            ...        "TOOLKIT_CLIENT_SECRET": "s", "TOOLKIT_AUTH_URL": "http://127.0.0.1:1",
-            ...        "TOOLKIT_TIME_URL": "http://127.0.0.1:1", "TOOLKIT_AUDIENCE": "a"}
-            >>> Client.from_env(None, environ=env).customer_id
-            'c'
+            >>> Client.from_env(None, environ=sb.env()).customer_id == sb.customer_id
+            True
         """
         settings = Settings.from_env(env_file, environ=environ)
         return cls.from_connection(
@@ -253,11 +221,7 @@ class Client:
         )
 
     def __repr__(self) -> str:
-        return (
-            f"Client(customer_id={self.customer_id!r}, "
-            f"client_id={self.settings.client_id!r}, "
-            f"time_url={self.connection.urls['time']!r})"
-        )
+        return "Client" + repr(self.connection).removeprefix("Connection")
 
     @property
     def customer_id(self) -> str:
@@ -273,13 +237,11 @@ class Client:
         """Close the client's HTTP sessions (``with`` does it); a later request opens new ones.
 
         Returns:
-            Nothing; closing twice is harmless.
+            Nothing.
 
         Example:
-            >>> url = "http://127.0.0.1:9"
-            >>> with Client("c", "i", "s", url, url, audience="aud") as c:
-            ...     c.customer_id
-            'c'
+            >>> with Client.from_env(None, environ=sb.env()) as c:
+            ...     c.close()  # closing twice is harmless
         """
         self.connection.close()
 

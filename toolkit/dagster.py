@@ -1,10 +1,8 @@
-"""Many firms on Dagster: one partition per firm of a ``firms.toml``, three assets each.
+"""Many firms on Dagster (the ``dagster`` extra): one partition per firm, three assets each.
 
-Needs the ``dagster`` extra (``import toolkit`` never imports it). ``definitions("firms.toml")``
-gives ``master_data``, ``time_entries`` and ``reconciliation`` (after ``time_entries``), the job
-``firms_daily`` (a run per firm, tagged ``timebill/service=<host>``; the ops in the pool
-``timebill/<host>``) and its schedule; :func:`materialize_firms` runs that job's firms at once
-in one process. A firm fails its own partition only (docs/scaling.md).
+:func:`definitions` builds the assets, the job ``firms_daily`` (a run per firm, tagged with its
+host) and its schedule; :func:`materialize_firms` runs the firms at once in one process. A firm
+fails its own partition only (docs/scaling.md).
 """
 
 # no ``from __future__ import annotations``: Dagster reads the ``context`` annotation itself
@@ -14,7 +12,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any, TypedDict, TypeVar
+from typing import Any, TypeVar
 
 import dagster as dg
 import pandas as pd
@@ -34,21 +32,12 @@ from toolkit.firms import Firm, Firms, load
 
 __all__ = ["GROUP", "SERVICE_TAG", "assets", "definitions", "materialize_firms"]
 
-#: Dagster asset group of the three assets.
-GROUP = "timebill"
-#: Run tag naming the firm's service host (for the run queue's per-host limits).
-SERVICE_TAG = "timebill/service"
-#: Default retry policy: an unreachable service is tried again 3 times, 30 s, 60 s, 120 s later.
+GROUP = "timebill"  # the asset group of the three assets
+SERVICE_TAG = "timebill/service"  # run tag naming the firm's host (per-host queue limits)
+#: an unreachable service is tried again 3 times, 30 s, 60 s, 120 s later
 RETRY = dg.RetryPolicy(max_retries=3, delay=30, backoff=dg.Backoff.EXPONENTIAL)
 
 T = TypeVar("T")
-
-
-class _AssetOptions(TypedDict):
-    partitions_def: dg.PartitionsDefinition[str]
-    group_name: str
-    retry_policy: dg.RetryPolicy | None
-    pool: str
 
 
 def _guard(firm: Firm, step: Callable[[], T]) -> T:
@@ -113,12 +102,13 @@ def assets(
         ['master_data', 'time_entries', 'reconciliation']
     """
     hosts = {firm.service_host for firm in firms.values()}  # a pool is the same for every firm
-    common: _AssetOptions = {
-        "partitions_def": dg.StaticPartitionsDefinition(list(firms)),
-        "group_name": GROUP,
-        "retry_policy": retry_policy,
-        "pool": f"timebill/{hosts.pop()}" if len(hosts) == 1 else "timebill",
-    }
+    asset = functools.partial(
+        dg.asset,
+        partitions_def=dg.StaticPartitionsDefinition(list(firms)),
+        group_name=GROUP,
+        retry_policy=retry_policy,
+        pool=f"timebill/{hosts.pop()}" if len(hosts) == 1 else "timebill",
+    )
 
     @functools.cache  # a firm's steps run one after another: no two threads make its client
     def _client(key: str) -> Client:  # one per firm in this process: its token and pacer
@@ -130,7 +120,7 @@ def assets(
         made.connection.auth.secret_token(retry=False)
         return made
 
-    @dg.asset(description="The firm's master data pushed with its journal.", **common)
+    @asset(description="The firm's master data pushed with its journal.")
     def master_data(context: AssetExecutionContext) -> dg.MaterializeResult[Any]:
         firm = firms[context.partition_key]
         if firm.source is None:
@@ -166,7 +156,7 @@ def assets(
         )
         return dg.MaterializeResult(metadata=metadata)
 
-    @dg.asset(description="The firm's released time in its Delta folder.", **common)
+    @asset(description="The firm's released time in its Delta folder.")
     def time_entries(context: AssetExecutionContext) -> dg.MaterializeResult[Any]:
         firm = firms[context.partition_key]
         with firm.recorded("sync"):
@@ -182,10 +172,8 @@ def assets(
         metadata |= {"delta_version": state["entries_version"]}
         return dg.MaterializeResult(metadata=metadata)
 
-    @dg.asset(
-        description="The synced entries reconciled with the firm's billing extract.",
-        deps=[time_entries],
-        **common,
+    @asset(
+        description="The synced entries reconciled with the billing extract.", deps=[time_entries]
     )
     def reconciliation(context: AssetExecutionContext) -> dg.MaterializeResult[Any]:
         firm = firms[context.partition_key]
@@ -240,8 +228,7 @@ def definitions(
         retry_policy: Retries of a step that raised (an unreachable service).
 
     Returns:
-        ``Definitions``: the assets (partitioned by firm key), the job ``firms_daily`` (a run
-        per firm, tagged with its host, in-process) and the schedule ``firms_daily_schedule``.
+        The assets, the job ``firms_daily`` and the schedule ``firms_daily_schedule``.
 
     Example:
         >>> defs = definitions(firms_file)
@@ -257,14 +244,7 @@ def definitions(
     )
     def daily(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:
         day = context.scheduled_execution_time.strftime("%Y-%m-%d")
-        return [
-            dg.RunRequest(
-                run_key=f"{key}-{day}",
-                partition_key=key,
-                tags={SERVICE_TAG: firms[key].service_host},
-            )
-            for key in firms
-        ]
+        return [dg.RunRequest(run_key=f"{key}-{day}", partition_key=key) for key in firms]
 
     return dg.Definitions(assets=built, jobs=[job], schedules=[daily])
 
@@ -278,9 +258,8 @@ def materialize_firms(
 ) -> dict[str, dg.ExecuteInProcessResult]:
     """Run ``firms_daily`` for each firm in this process, ``concurrency`` runs at once.
 
-    Each firm is its own run of the job, tagged as the schedule tags it, so a failing firm
-    fails only its own run; the runs share this process's imports and one ephemeral Dagster
-    instance, and wait on the service side by side in threads.
+    Each firm is its own run, so a failing firm fails only its own; the runs share one
+    ephemeral Dagster instance and wait on the service side by side in threads.
 
     Args:
         firms: The firms (:func:`toolkit.firms.load`).

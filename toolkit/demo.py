@@ -1,13 +1,8 @@
 """``toolkit demo``: the whole flow, headless, against a sandbox it starts itself.
 
-Steps: validate ``sample_data``, onboard it, timekeepers as users, record and release entries,
-export to ``out/export`` (Parquet), chart ``out/hours_by_client.png``, acknowledge a mix, read
-the release-pending ones, star, reconcile with a billing extract and acknowledge the rest, then
-release a new batch left pending. One summary line per step; the secret is never printed.
-
-``out/export`` and the chart are replaced; an earlier ``out/sandbox.db`` is moved to
-``out/sandbox.<when it was last written>.db`` (none is ever replaced). While a sandbox serves
-``out/sandbox.db``, the demo refuses and touches nothing.
+One summary line per step (:data:`_STEPS`); the secret is never printed. ``out/export`` and the
+chart are replaced; an earlier ``out/sandbox.db`` is moved aside, never replaced. While a
+sandbox serves ``out/sandbox.db``, the demo refuses and touches nothing.
 """
 
 from __future__ import annotations
@@ -41,15 +36,11 @@ if TYPE_CHECKING:
 
 __all__ = ["hours_by_client_chart", "planted_billing_extract", "run_demo"]
 
-#: Number of entries the demo records and releases, and the days they are spread over.
-DEMO_ENTRIES = 200
+DEMO_ENTRIES = 200  # entries recorded and released over DEMO_DAYS
 DEMO_DAYS = 21
-#: Share of the released entries (the earliest) acknowledged in step 7.
-ACKNOWLEDGED_SHARE = 0.35
-#: Client of the firm's own matters: its entries are acknowledged as failed in step 7.
-INTERNAL_CLIENT = "C-1020"
-#: Entries released at the end and left pending (step 11), for what comes after the demo.
-LEFT_PENDING = 12
+ACKNOWLEDGED_SHARE = 0.35  # the earliest released entries acknowledged in step 7
+INTERNAL_CLIENT = "C-1020"  # the firm's own matters: acknowledged as failed in step 7
+LEFT_PENDING = 12  # entries released at the end and left pending (step 11)
 
 
 class _StepFailed(Exception):
@@ -58,8 +49,6 @@ class _StepFailed(Exception):
 
 @dataclass
 class _Run:
-    """What the steps share."""
-
     client: Client
     admin: Admin
     sample: Path
@@ -70,17 +59,13 @@ class _Run:
     frames: dict[str, pd.DataFrame] = field(default_factory=dict)
     users: dict[str, str] = field(default_factory=dict)
     released: int = 0
-    export: Export | None = None
+    export: Export = field(init=False)  # the export step sets it
     acknowledged: set[str] = field(default_factory=set)
     pending: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
 
     def note(self, frame: pd.DataFrame | pd.Series) -> None:
-        """Keep a table to print, indented, under the step's summary line."""
         self.notes.append("\n".join("      " + line for line in frame.to_string().splitlines()))
-
-
-# -- steps ---------------------------------------------------------------------------------------
 
 
 def _validate(run: _Run) -> str:
@@ -120,15 +105,10 @@ def _users(run: _Run) -> str:
 
 
 _SUMMARIES = (
-    "Review and revise draft agreement",
-    "Telephone conference with client",
-    "Research case law on limitation periods",
-    "Prepare for deposition",
-    "Draft motion to compel",
-    "Correspondence with opposing counsel",
-    "Analyse discovery production",
-    "Internal strategy meeting",
-)
+    "Review and revise draft agreement|Telephone conference with client|Research case law on "
+    "limitation periods|Prepare for deposition|Draft motion to compel|Correspondence with "
+    "opposing counsel|Analyse discovery production|Internal strategy meeting"
+).split("|")
 
 
 def _record(run: _Run, *, n: int, days: int, seed: int) -> list[int]:
@@ -196,7 +176,6 @@ def _export(run: _Run) -> str:
 
 
 def _chart(run: _Run) -> str:
-    assert run.export is not None
     if importlib.util.find_spec("matplotlib") is None:  # the notebooks extra is optional
         return (
             "skipped: no matplotlib (pip install 'timebill-toolkit[notebooks]' draws "
@@ -208,7 +187,6 @@ def _chart(run: _Run) -> str:
 
 
 def _acknowledge(run: _Run) -> str:
-    assert run.export is not None
     entries = run.export.entries.sort_values(["updatedAt", "_id"])
     first = entries.head(round(len(entries) * ACKNOWLEDGED_SHARE))
     internal = (first["initiative.client.externalId"] == INTERNAL_CLIENT).to_numpy()
@@ -250,7 +228,6 @@ def _pending(run: _Run) -> str:
 
 
 def _star(run: _Run) -> str:
-    assert run.export is not None
     entries = run.export.entries
     names = {uid: tk for tk, uid in run.users.items()}
     keys = ["timekeeperExternalId", "initiativeExternalId"]
@@ -291,7 +268,6 @@ def _star(run: _Run) -> str:
 
 
 def _reconcile(run: _Run) -> str:
-    assert run.export is not None
     entries = run.export.entries
     billing = planted_billing_extract(entries, seed=run.seed)
     rec = reconcile(entries, billing, duration="hours", duration_unit="hours", tolerance_seconds=18)
@@ -331,17 +307,12 @@ _STEPS: list[tuple[str, Callable[[_Run], str]]] = [
 ]
 
 
-# -- public helpers ------------------------------------------------------------------------------
-
-
 def planted_billing_extract(entries: pd.DataFrame, *, seed: int = 7) -> pd.DataFrame:
     """A billing system's extract of exported entries, with known differences planted.
 
-    One record per entry (``entryId``, ``billingId``, ``workDate``, ``matter``, ``hours`` rounded
-    to 0.01), then, reproducibly for a seed: 3% of the entries left out (at least one), 4% written
-    up by half an hour, 2% booked a day late, 1% booked to another matter, and two records typed
-    straight into billing (``manual-...``). Reconcile it with ``duration="hours",
-    duration_unit="hours", tolerance_seconds=18``.
+    One record per entry (``entryId``, ``billingId``, ``workDate``, ``matter``, ``hours``), then,
+    reproducibly for a seed: 3% left out, 4% written up by half an hour, 2% a day late, 1% on
+    another matter, and two records typed straight into billing (``manual-...``).
 
     Args:
         entries: Exported entries (``updatedAt``, when present, orders them).
@@ -407,11 +378,9 @@ def hours_by_client_chart(
         The path written.
 
     Example:
-        >>> import tempfile
         >>> entries = pd.DataFrame({"initiative.client.name": ["Acme", "Globex", "Acme"],
         ...                         "incrementDurationInSeconds": [3600, 1800, 900]})
-        >>> png = hours_by_client_chart(entries, Path(tempfile.mkdtemp()) / "h.png")
-        >>> png.read_bytes()[:4]
+        >>> hours_by_client_chart(entries, tmp / "h.png").read_bytes()[:4]
         b'\\x89PNG'
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -452,7 +421,7 @@ def _find_sample(sample: str | os.PathLike[str] | None) -> Path:
 
 
 def _in_use(db: Path) -> bool:
-    """Whether a running sandbox holds ``db`` open (SQLite refuses to leave WAL mode then)."""
+    """Whether a running sandbox holds ``db`` open (SQLite cannot leave WAL mode then)."""
     if not db.exists():
         return False
     con = sqlite3.connect(db, timeout=0, isolation_level=None)
@@ -467,20 +436,10 @@ def _in_use(db: Path) -> bool:
     return False
 
 
-def _serving(db: Path) -> str:
-    """Words naming the sandbox that holds ``db``: the URL the ``.env`` here names, if any."""
-    try:
-        named = f"the .env here names {Settings.from_env('.env').urls['time']}; "
-    except ToolkitError:
-        named = ""
-    return f"a running sandbox ({named}make sandbox, or toolkit sandbox --db {db})"
-
-
 def _clear(out: Path) -> None:
     """Move an earlier run's database aside, saying so, and remove its export and chart."""
     db = out / "sandbox.db"
     if db.exists():
-        # a name of its own (the time it was set aside): no earlier database is ever replaced
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(db.stat().st_mtime))
         kept = out / f"sandbox.{stamp}.db"
         n = 1
@@ -535,8 +494,13 @@ def run_demo(
         return 1
     db = out_dir / "sandbox.db"
     if _in_use(db):
+        try:  # the sandbox holding it: the URL the .env here names, if any
+            named = f"the .env here names {Settings.from_env('.env').urls['time']}; "
+        except ToolkitError:
+            named = ""
+        serving = f"a running sandbox ({named}make sandbox, or toolkit sandbox --db {db})"
         print(
-            f"demo: {db} is open in another process, {_serving(db)}; the demo makes a new "
+            f"demo: {db} is open in another process, {serving}; the demo makes a new "
             f"database there, so it stops and changes nothing. Stop that sandbox (Ctrl+C "
             f"where it runs) and run the demo again, or give the demo another folder: "
             f"toolkit demo --out OTHER"

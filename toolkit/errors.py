@@ -110,11 +110,8 @@ def closest(name: object, candidates: Collection[str], cutoff: float = 0.5) -> s
 
 
 class MissingColumnError(ValidationError):
-    """A frame passed to :func:`reconcile` lacks a column it needs.
-
-    Attributes:
-        table: ``"exported"`` or ``"billing"``.
-        missing: the missing column names; ``suggestions``: the closest column of each, or None.
+    """A frame passed to :func:`reconcile` lacks a column: its ``table``, the ``missing``
+    columns and ``suggestions`` (the closest column of each, or None).
 
     Example:
         >>> err = MissingColumnError("billing", ["duration"], ["durationHours", "matter"])
@@ -164,8 +161,7 @@ class DuplicateKeyError(ValidationError):
 
 
 class InputWarning(UserWarning):
-    """An input was read, but not quite as given or as it looks (an encoding guessed, a file
-    passed over, two ids that look alike)."""
+    """An input was read, but not quite as given (an encoding guessed, a file passed over)."""
 
 
 class TransportError(ToolkitError, ConnectionError):
@@ -184,14 +180,8 @@ class JournalInUseError(ToolkitError, RuntimeError):
 
 
 class Interrupted(KeyboardInterrupt):
-    """A bulk run was stopped (Ctrl+C, Jupyter's stop, SIGTERM); each operation fills in what
-    it knows on its way up.
-
-    Attributes:
-        result: the partial result frame, a row per input row (unsent rows ``not_sent``).
-        replies: the runner's replies, one per call.
-        report: onboarding's report so far, or ``None``.
-        partial: what an inner step had collected (starring: its rows per pair so far).
+    """A bulk run was stopped (Ctrl+C, SIGTERM): ``result`` (a row per input row, unsent ones
+    ``not_sent``), ``replies``, onboarding's ``report`` so far and an inner step's ``partial``.
 
     Example:
         >>> exc = Interrupted("stopped")
@@ -278,12 +268,6 @@ def api_error_for(
     status: int, problem: dict[str, Any] | None, method: str = "", url: str = ""
 ) -> ApiError:
     """Build the most specific :class:`ApiError` subclass for a status code.
-
-    Args:
-        status: HTTP status code.
-        problem: parsed error body, if any.
-        method: HTTP method.
-        url: request URL.
 
     Returns:
         An instance of the matching subclass.

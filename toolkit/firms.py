@@ -1,23 +1,6 @@
-"""Many firms from one ``firms.toml``: each its customer, credentials, pace, journal and tables.
-
-One table per firm; the secret is given by reference (an environment variable or a file),
-never in the file itself; relative paths are read against the file's folder::
-
-    [firms.harbor-lane]
-    customer_id = "3f1c..."
-    client_id = "app-harbor"
-    client_secret_env = "HARBOR_LANE_SECRET"     # or client_secret_file = "secrets/harbor"
-    auth_url = "https://auth.example"
-    time_url = "https://time.example"
-    audience = "https://time.example"            # the token request's audience (required)
-    source = "extracts/harbor-lane"              # master data folder (optional)
-    journal = "state/harbor-lane.jsonl"
-    sync = "lake/harbor-lane"                    # Delta folder
-    sync_since = "30D"                           # first sync: a date, or a duration back
-    billing = "billing/harbor-lane.xlsx"         # billing extract (optional)
-    # ingestion_url, max_rate, workers: optional, as for Client
-    [firms.harbor-lane.reconcile]                # keywords of toolkit.reconcile (optional)
-    duration = "hours"
+"""Many firms from one ``firms.toml`` (docs/scaling.md): each its customer, credentials, pace,
+journal and tables; the secret is given by reference (``client_secret_env`` or
+``client_secret_file``), never in the file.
 
 :func:`load` reads and checks it; :mod:`toolkit.dagster` runs each firm's steps (:meth:`Firm.push`,
 :meth:`Firm.sync_tables`, :meth:`Firm.reconcile`); :func:`status` is ``toolkit firms status``.
@@ -25,7 +8,6 @@ never in the file itself; relative paths are read against the file's folder::
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -42,7 +24,7 @@ import pandas as pd
 
 from toolkit.client import Client, read_env_file
 from toolkit.egress import Export, SyncReport, read_sync, sync_status
-from toolkit.errors import ConfigError
+from toolkit.errors import ConfigError, closest
 from toolkit.ingress import OnboardReport, read_table
 from toolkit.reconciliation import Reconciliation, reconcile
 
@@ -76,10 +58,9 @@ _TYPE_NAMES |= {dict: "a table", bool: "true or false", date: "a date", datetime
 class Firm:
     """One firm of a ``firms.toml``: where its data lives and how to reach its customer.
 
-    The fields are the file's keys (``key`` is the table's name, also the firm's Dagster
-    partition; ``reconcile_options`` its ``reconcile`` table). The secret is held by reference
-    only (``client_secret_env`` or ``client_secret_file``; ``env_file``, a ``.env`` read when
-    the environment lacks the variable), so no repr, log line or pickled firm carries it.
+    The fields are the file's keys (``key``: the table's name and Dagster partition;
+    ``reconcile_options``: its ``reconcile`` table). The secret is held by reference only
+    (``env_file``: a ``.env`` read when the environment lacks the variable).
 
     Example:
         >>> firm.key, firm.client_secret_env
@@ -118,8 +99,7 @@ class Firm:
     def recorded(self, step: str) -> Iterator[None]:
         """Run a step of the firm, keeping whether it failed for ``toolkit firms status``.
 
-        A step that raises counts one more failure in a row (the exception goes on); one that
-        ends counts none again.
+        A step that raises counts one more failure in a row; one that ends resets the count.
 
         Args:
             step: one of :data:`STEPS`.
@@ -165,9 +145,6 @@ class Firm:
     def client(self) -> Client:
         """Build the firm's own client: its session, token and pacer, shared with no firm.
 
-        Raises:
-            ConfigError: the secret cannot be read, or the firm has no audience.
-
         Example:
             >>> c = firm.client(); c.customer_id == firm.customer_id
             True
@@ -187,18 +164,12 @@ class Firm:
     def push(self, client: Client | None = None, *, progress: bool = False) -> OnboardReport:
         """Push the firm's master data folder with its journal; keep the outcome for :func:`status`.
 
-        What was acknowledged before (same payload) is not sent again.
-
         Args:
             client: The firm's client (default: a new one).
             progress: Show progress bars.
 
         Returns:
             The onboarding report.
-
-        Raises:
-            ConfigError: the firm has no ``source``.
-            ValidationError: a row of the source is invalid (nothing is sent).
 
         Example:
             >>> report = firm.push()
@@ -217,8 +188,7 @@ class Firm:
         return report
 
     def sync_tables(self, client: Client | None = None) -> SyncReport:
-        """Sync the firm's released time into its Delta folder: from ``sync_since`` the first
-        time, then from the folder's watermark (a repeated sync writes nothing new).
+        """Sync the firm's released time into its Delta folder (first from ``sync_since``).
 
         Args:
             client: The firm's client (default: a new one).
@@ -287,8 +257,8 @@ def _typed(firm: str, key: str, value: Any, types: tuple[type, ...]) -> Any:
 
 
 def _unknown(firm: str, key: str, known: Mapping[str, Any]) -> ConfigError:
-    close = difflib.get_close_matches(key, list(known), n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    close = closest(key, list(known))
+    hint = f" (did you mean {close!r}?)" if close else ""
     return ConfigError(f"{_where(firm, key)}: unknown key{hint}; known: {', '.join(sorted(known))}")
 
 
@@ -379,18 +349,14 @@ def _firm(name: str, table: Any, folder: Path, env_file: Path | None) -> Firm:
 def load(path: str | os.PathLike[str]) -> Firms:
     """Read and check a ``firms.toml``.
 
-    Relative paths are read against the file's folder. A ``.env`` beside the file is read
-    for a secret's variable the environment lacks. Two firms may not share a journal or a
-    Delta folder (one writer per folder).
+    Relative paths are read against the file's folder; a ``.env`` beside it is read for a
+    secret's variable the environment lacks. No two firms share a journal or Delta folder.
 
     Args:
         path: The file.
 
     Returns:
         The firms, by key, in the file's order.
-
-    Raises:
-        ConfigError: the file is not TOML, or a firm is wrong (the message names the key).
 
     Example:
         >>> _ = (tmp / "bad.toml").write_text('[firms.acme]\\ncustomer_id = 7\\n')
@@ -428,8 +394,7 @@ def load(path: str | os.PathLike[str]) -> Firms:
 
 
 def _record(firm: Firm, name: str) -> Path:
-    """A file beside the journal: ``last-push`` (what the last push did) or ``runs`` (each
-    step's failures in a row and last error)."""
+    """A file beside the journal: ``last-push`` or ``runs`` (each step's failures in a row)."""
     return firm.journal.with_name(f"{firm.journal.stem}.{name}.json")
 
 
@@ -511,16 +476,14 @@ def _row(firm: Firm, now: pd.Timestamp) -> dict[str, Any]:
 def status(firms: Mapping[str, Firm], *, now: pd.Timestamp | None = None) -> pd.DataFrame:
     """One row per firm: its last push, its runs' failures, its Delta folder's watermark.
 
-    Reads only local files (the records beside the journals and the Delta folders): no
-    secret, no request.
+    Reads only local files: no secret, no request.
 
     Args:
         firms: The firms (:func:`load`).
         now: The present, for ``watermark_age`` (default: now).
 
     Returns:
-        :data:`STATUS_COLUMNS`: ``state`` (``failing``, ``ok``, ``never run``), the last push's
-        counts, the failures in a row and last error, the entries table's watermark and size.
+        :data:`STATUS_COLUMNS`; ``state`` is ``failing``, ``ok`` or ``never run``.
 
     Example:
         >>> status({firm.key: firm}).columns.tolist() == STATUS_COLUMNS
@@ -528,9 +491,8 @@ def status(firms: Mapping[str, Firm], *, now: pd.Timestamp | None = None) -> pd.
     """
     now = now if now is not None else pd.Timestamp.now(tz="UTC")
     frame = pd.DataFrame([_row(f, now) for f in firms.values()], columns=STATUS_COLUMNS)
-    for col in ("sent", "unchanged", "failing", "failed_runs", "delta_version", "entries"):
-        frame[col] = frame[col].astype("Int64")
-    frame["last_error"] = frame["last_error"].astype("str")
+    ints = ("sent", "unchanged", "failing", "failed_runs", "delta_version", "entries")
+    frame = frame.astype(dict.fromkeys(ints, "Int64") | {"last_error": "str"})
     for col in ("last_push", "last_error_at", "watermark"):
         frame[col] = pd.to_datetime(frame[col], utc=True)
     frame["watermark_age"] = pd.to_timedelta(frame["watermark_age"].astype(object))

@@ -1,16 +1,10 @@
-"""Notebooks start in one line: ``client = toolkit.connect()``, on the configured service or on a
-sandbox of the notebook's own (:func:`sandbox` is that sandbox, :func:`stop` stops it).
+"""Notebooks start in one line: ``client = toolkit.connect()``.
 
-Which service :func:`connect` uses, first match wins:
-
-1. ``env_file=`` given: the service that file configures.
-2. ``TOOLKIT_NOTEBOOK_SANDBOX=1`` or ``TOOLKIT_USE_ENV=0``: the notebook's own sandbox.
-3. ``TOOLKIT_USE_ENV=1`` (``toolkit lab`` sets it), or a ``TOOLKIT_*`` connection variable in
-   the environment or in the ``.env`` found from the working folder up: the configured
-   service. A service not on this machine is refused unless ``allow_writes=True`` or
-   ``TOOLKIT_ALLOW_WRITES=1`` (every notebook writes).
-4. Otherwise a sandbox seeded with ``sample_data/``, stopped at exit or by the next
-   :func:`connect` (a re-run starts afresh).
+Which service :func:`connect` uses, first match wins: 1. ``env_file=``'s; 2. the notebook's own
+sandbox when ``TOOLKIT_NOTEBOOK_SANDBOX=1`` or ``TOOLKIT_USE_ENV=0``; 3. the configured service
+when ``TOOLKIT_USE_ENV=1`` or a ``TOOLKIT_*`` variable is in the environment or the ``.env``
+found (one not on this machine needs ``allow_writes=True`` or ``TOOLKIT_ALLOW_WRITES=1``);
+4. a sandbox seeded with ``sample_data/`` (:func:`sandbox`), stopped at exit or by :func:`stop`.
 """
 
 from __future__ import annotations
@@ -34,11 +28,9 @@ if TYPE_CHECKING:
 
 __all__ = ["connect", "sandbox", "stop"]
 
-#: The sample firm, the sandbox's default seed: package data of the wheel (in a clone,
-#: ``toolkit/sample_data`` links to the repository's ``sample_data/``, the one copy).
+#: The sample firm, the sandbox's default seed (in a clone, a link to ``sample_data/``).
 SAMPLE_DATA = Path(__file__).resolve().parent / "sample_data"
 
-#: Host names of this machine: a service there is a sandbox or a developer's own.
 _LOCAL = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
@@ -54,7 +46,7 @@ _KERNEL = _Kernel()
 
 
 def sandbox() -> Sandbox | None:
-    """The sandbox :func:`connect` started, or ``None`` (its ``admin`` plants users and entries).
+    """The sandbox :func:`connect` started, or ``None``.
 
     Returns:
         The running :class:`toolkit.sandbox.Sandbox`, or ``None``.
@@ -67,7 +59,7 @@ def sandbox() -> Sandbox | None:
 
 
 def stop() -> bool:
-    """Stop the sandbox :func:`connect` started (and its temporary database); runs at exit too.
+    """Stop the sandbox :func:`connect` started (and its temporary database); runs at exit.
 
     Returns:
         ``True`` when a sandbox was running.
@@ -84,7 +76,7 @@ def stop() -> bool:
 
 
 def _configured(path: Path | None, explicit: bool) -> bool:
-    """Whether the configured service is to be used (see the module's docstring)."""
+    """Whether the configured service is to be used (the module's rules)."""
     if explicit:
         return True
     if os.environ.get("TOOLKIT_NOTEBOOK_SANDBOX") == "1":
@@ -134,18 +126,12 @@ def connect(
 
     Args:
         seed: folder of sample CSV files for the sandbox; default the package's sample firm.
-        env_file: a ``.env`` to read instead of the one found; giving one means the configured
-            service is used.
-        allow_writes: whether the notebook may write to a configured service not on this
-            machine; ``None`` allows it when ``TOOLKIT_ALLOW_WRITES=1``.
+        env_file: a ``.env`` to read instead of the one found: the configured service is used.
+        allow_writes: whether the notebook may write to a service not on this machine;
+            ``None`` allows it when ``TOOLKIT_ALLOW_WRITES=1``.
 
     Returns:
         A :class:`toolkit.Client`.
-
-    Raises:
-        ConfigError: a service elsewhere without ``allow_writes``, a local one that does not
-            answer, a bad setting, ``seed`` or ``env_file`` missing, or no service configured
-            and no sandbox extra.
 
     Example:
         >>> connect(env_file="missing.env")
