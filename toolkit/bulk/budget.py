@@ -1,8 +1,8 @@
 """The budget of one service: its limit, learned from the answers, shared by every run over it.
 
-See :mod:`toolkit.bulk.pacer` for how a :class:`Budget` finds a limit. This module holds the
-non-blocking core (it runs on a simulated clock as well), the reading of rate limit headers
-(:func:`limit_hints`) and the budgets of a connection (:func:`budgets_of`).
+A :class:`Budget` is non-blocking (it runs on a simulated clock as well); its states (``start``,
+``seek``, ``cruise``), in-flight bound and pauses are described in docs/toolkit.md ("Pacing").
+:func:`budgets_of` gives a connection's budgets.
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ class Budget:
         self.rate: float | None = None
         #: the measured limit in requests per second (``None``: not known yet).
         self.estimate: float | None = None
-        #: ``start``, ``seek`` or ``cruise`` (see the module's docstring).
+        #: ``start``, ``seek`` or ``cruise``.
         self.phase = "start"
         #: the bound on requests in flight (``None``: the workers are the only bound).
         self.limit: int | None = 1
@@ -285,27 +285,6 @@ class Budget:
                 self._count(now, status)
                 self._tried(now, ticket, status in THROTTLE_STATUSES)
             self.cond.notify_all()
-
-    def measured(self, now: float | None = None) -> float | None:
-        """Accepted answers per second over the last two seconds, or ``None`` (too early).
-
-        Args:
-            now: the budget's clock (default: read it).
-
-        Returns:
-            The rate.
-
-        Example:
-            >>> Budget().measured() is None
-            True
-        """
-        with self.cond:
-            now = self._clock() if now is None else now
-            start = max(now - _WINDOW, self._started, min(self.paused_until, now))
-            if now - start < 0.25:
-                return None
-            self._recent(now)
-            return self._count_since(start) / (now - start)
 
     # -- internals (called with the condition held) ----------------------------------------
 

@@ -12,17 +12,16 @@ import heapq
 import itertools
 import os
 import queue
-import random
 import threading
 import time
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import pandas as pd
 from tqdm.auto import tqdm
 
-from toolkit.bulk.budget import budgets_of
+from toolkit.bulk.budget import THROTTLE_STATUSES, budgets_of
 from toolkit.bulk.journal import Journal, Outcome, payload_hash
 from toolkit.bulk.pacer import Pacer
 from toolkit.core.connection import ENDPOINTS, Connection, Endpoint
@@ -57,15 +56,7 @@ JOURNALED = "already acknowledged (journal)"
 Status = Literal["sent", "journaled", "failed", "unknown", "not_sent", "skipped", "conflict"]
 
 #: Values of the ``status`` column of a result frame, in the order of its categories.
-STATUSES: list[Status] = [
-    "sent",
-    "journaled",
-    "failed",
-    "unknown",
-    "not_sent",
-    "skipped",
-    "conflict",
-]
+STATUSES: list[Status] = list(get_args(Status))
 
 #: Seconds the requests in flight get to finish after an interrupt.
 GRACE = 0.5
@@ -84,12 +75,10 @@ class Call:
         key: what identifies the call in the journal and the progress (an ``externalId``...).
         params: query parameters.
         retry: whether the call is safe to repeat.
-        landed: for a call that is not idempotent: given a 409 or 422 answer, whether it
-            shows the requested state is in force (an acknowledgement of an entry already in
-            that state); ``Reply.lost`` says whether an earlier attempt's answer was lost.
-        conflict: a 409 means the service keeps a record of its own under this key (a
-            repeated import refused): the call's status is ``conflict``, never retried, and it
-            proves the record is stored even after an attempt whose answer was lost.
+        landed: for a call that is not idempotent: given a 409 or 422, whether the answer
+            shows the requested state in force (``Reply.lost``: an earlier answer was lost).
+        conflict: a 409 means the service holds its own record under this key: the status is
+            ``conflict``, never retried, proof the record is stored even after a lost answer.
     """
 
     endpoint: Endpoint
@@ -123,10 +112,7 @@ def not_sent(reason: str = _INTERRUPTED) -> Reply:
 
 
 def pacer_for(conn: Connection, *, max_rate: float | None = None) -> Pacer:
-    """A pacer for one run over a connection (its retries, backoff and ``max_rate``).
-
-    Every run over one connection shares the connection's budget per service
-    (:func:`~toolkit.bulk.pacer.budgets_of`): two runs at once share one limit.
+    """A pacer for one run over a connection, sharing the connection's budget per service.
 
     Args:
         conn: the connection.
@@ -148,11 +134,6 @@ def pacer_for(conn: Connection, *, max_rate: float | None = None) -> Pacer:
         backoff=conn.transport.backoff,
         budgets=budgets_of(conn),
     )
-
-
-def _backoff(conn: Connection, attempt: int) -> float:
-    t = conn.transport
-    return min(t.backoff_max, t.backoff * 2.0 ** (attempt - 1)) + random.uniform(0, t.jitter)
 
 
 def _attempts(conn: Connection, call: Call, pacer: Pacer) -> Generator[float, None, Reply]:
@@ -210,21 +191,20 @@ def _attempts(conn: Connection, call: Call, pacer: Pacer) -> Generator[float, No
             return reply  # the record exists: stored, with the service's version
         # NOT_SENT here: the token request's answer was lost, this request never left
         retryable = reply.failure in (LOST, NOT_SENT) or reply.status in RETRY_STATUSES
-        if reply.status in (429, 503) and throttled < 10 * limit:
+        if reply.status in THROTTLE_STATUSES and throttled < 10 * limit:
             # a refusal to pace: the pacer slowed down; it does not use up the call's retries
             throttled += 1
         spent = attempts - throttled
         if not (call.retry or call.landed is not None) or not retryable or spent >= limit:
             return _unproven(reply) if lost else reply
-        if reply.status not in (429, 503):
-            yield _backoff(conn, spent)  # refusals to pace do not lengthen it
+        if reply.status not in THROTTLE_STATUSES:
+            yield conn.transport.delay(spent)  # refusals to pace do not lengthen it
         elif reply.retry_after:  # the service's wait for this request (the pace is the pacer's)
             yield reply.retry_after
 
 
 def _finish(attempts: Generator[float, None, Reply]) -> Reply:
-    """Run a call's attempts to their end without waiting (the run was stopped or failed: the pacer
-    lets nothing leave, so its reply says what is known)."""
+    """Run a call's attempts to their end without waiting (the pacer lets nothing leave)."""
     try:
         while True:
             next(attempts)
@@ -234,8 +214,7 @@ def _finish(attempts: Generator[float, None, Reply]) -> Reply:
 
 
 def _unproven(reply: Reply) -> Reply:
-    """A final answer after an attempt whose answer was lost, that does not prove the call's state
-    (any error, whatever its status): the call is ``unknown``."""
+    """An error after an attempt whose answer was lost proves nothing: the call is ``unknown``."""
     if reply.failure != LOST:
         reply.error = f"{reply.error} (after an attempt whose answer was lost: it may have landed)"
         reply.failure = LOST
@@ -255,32 +234,27 @@ def run_bulk(
 ) -> list[Reply]:
     """Send every call on a pool of worker threads and return one reply per call, in order.
 
-    Every call is retried under one policy: a 5xx or a lost answer is retried with exponential
-    backoff up to the connection's ``retries`` (calls marked ``retry=False`` are not, unless
-    they say how to read a conflict with ``landed``); a 429 or 503 slows the pacer down (a long
-    ``Retry-After`` pauses every worker) and the call is sent again at its pace; a service that
-    cannot be reached is waited for once for the whole run, then every call not yet answered is
-    ``not_sent``.
+    A 5xx or a lost answer is retried with backoff up to the connection's ``retries`` (not for
+    ``retry=False`` calls without ``landed``); a 429 or 503 slows the pacer down and the call
+    goes again at its pace; an unreachable service is waited for once for the whole run, then
+    every call not yet answered is ``not_sent``.
 
     Args:
-        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
+        conn: the connection.
         calls: the requests to send.
         workers: worker threads (default: ``conn.workers``).
-        progress: show a tqdm progress bar (Jupyter or terminal).
-        journal: a path or :class:`Journal`; calls whose record's last answer accepted the
-            same payload are not sent and get a reply with ``status=None`` and
-            ``error=JOURNALED``; every answer is added to it (accepted, failed, or lost).
+        progress: show a tqdm progress bar.
+        journal: a path or :class:`Journal`; a call whose record's last answer accepted the
+            same payload is not sent (``error=JOURNALED``); every answer is added to it.
         desc: label of the progress bar.
-        pacer: the run's pacer (:func:`pacer_for`); pass one to make several calls of this
-            function one run (as onboarding does for its tables).
+        pacer: the run's pacer (:func:`pacer_for`); share one to make several calls one run.
 
     Returns:
-        Replies aligned with ``calls``; ``Reply.failure`` says ``not_sent`` or ``lost``
-        (unknown) for calls without an answer.
+        Replies aligned with ``calls``; ``Reply.failure`` is ``not_sent`` or ``lost`` (unknown)
+        for calls without an answer.
 
     Raises:
-        Interrupted: Ctrl+C or Jupyter's stop (a ``KeyboardInterrupt``); its ``replies`` hold
-            one reply per call (``not_sent`` for the calls never sent).
+        Interrupted: Ctrl+C or Jupyter's stop; its ``replies`` hold one reply per call.
 
     Example:
         >>> calls = [Call("user", {"userId": u}, key=u) for u in (user_id, "0" * 24)]
@@ -322,8 +296,7 @@ def run_bulk(
         answers.put(i)
 
     def take() -> tuple[int, Generator[float, None, Reply]] | float | None:
-        """The next call to try (a waiting one whose time came first), the seconds until a
-        waiting one may go, or ``None``: nothing left (or the run stopped)."""
+        """The next call (a waiting one first), seconds until one may go, or ``None``: done."""
         with lock:
             if pacer.stop.is_set() or pacer.fatal is not None:
                 return None
@@ -404,31 +377,11 @@ def run_bulk(
             snapshot[i] = reply
 
         _end_waiting(delayed, lock, keep)
-        if jr is not None:  # their answers may never come: a re-run retries them
-            for i in sorted(late):
-                if snapshot[i] is None:
-                    jr.record_failure(
-                        calls[i],
-                        urls[i],
-                        outcome="unknown",
-                        status=None,
-                        error="interrupted while its answer was awaited",
-                        customer=conn.customer_id,
-                    )
-        final: list[Reply] = []
-        for i, reply in enumerate(snapshot):
-            if reply is None:  # only a call that was to be sent can lack its reply
-                reply = (
-                    Reply(
-                        None, None, "interrupted while its answer was awaited", 1, 0.0, failure=LOST
-                    )
-                    if i in late
-                    else not_sent()
-                )
-            final.append(reply)
-        if own_journal and jr is not None:
-            jr.close()
-            own_journal = False
+        awaited = "interrupted while its answer was awaited"
+        for i in sorted(late):  # their answers may never come: unknown, a re-run retries them
+            if snapshot[i] is None:
+                keep(i, Reply(None, None, awaited, 1, 0.0, failure=LOST))
+        final = [not_sent() if reply is None else reply for reply in snapshot]
         raise Interrupted(
             f"interrupted: {_tally(final)}; the journal, if any, holds what was answered",
             replies=final,
@@ -448,8 +401,7 @@ def _end_waiting(
     lock: threading.Lock,
     keep: Callable[[int, Reply], None],
 ) -> None:
-    """Give the calls still waiting to be tried again their reply (the run was stopped or failed):
-    not sent, or unknown when an earlier attempt's answer was lost."""
+    """Give the calls waiting to be tried again their reply: not sent, or unknown."""
     with lock:
         waiting, delayed[:] = list(delayed), []
     for _, _, i, attempts in waiting:
@@ -496,11 +448,10 @@ def result_frame(
 
     Columns: ``<key_name>``, ``status``, ``ok``, ``httpStatus``, ``error``, ``attempts``,
     ``elapsed``. ``status`` is ``sent`` (answered 2xx), ``journaled`` (a journal holds it),
-    ``failed`` (answered with an error), ``unknown`` (sent, answer lost: it may have been
-    applied), ``not_sent`` (never left: interrupted, or the service could not be reached),
-    ``skipped`` (held back: invalid, or its parent failed) or, with ``conflict``, ``conflict``
-    (answered 409: the service holds a record under that key and keeps its version). ``ok``
-    is ``sent`` or ``journaled``.
+    ``failed`` (answered with an error), ``unknown`` (answer lost: it may have been applied),
+    ``not_sent`` (interrupted, or the service could not be reached), ``skipped`` (invalid, or
+    its parent failed) or ``conflict`` (with ``conflict``: a 409, the service keeps its own
+    record). ``ok`` is ``sent`` or ``journaled``.
 
     Args:
         index: the input frame's index (the result is aligned to it).
@@ -513,11 +464,8 @@ def result_frame(
         The result frame.
 
     Example:
-        >>> r = result_frame([0], ["C1"], [Reply(201)])
-        >>> r.loc[0, "status"], bool(r.loc[0, "ok"])
-        ('sent', True)
-        >>> result_frame([0], ["C1"], [Reply(409)], conflict=True).loc[0, "status"]
-        'conflict'
+        >>> result_frame([0, 1], "AB", [Reply(201), Reply(409)], conflict=True).status.tolist()
+        ['sent', 'conflict']
     """
     status: list[Status] = []
     for r in replies:
