@@ -29,19 +29,12 @@ class LimitHints:
     reset: float | None = None
 
 
-_PARAM = re.compile(r";\s*([a-z]+)\s*=\s*([0-9.]+)")
+_PARAM = re.compile(r";\s*([a-z]+)\s*=\s*([0-9]+\.?[0-9]*|\.[0-9]+)(?![0-9.])")
 
 
 def _params(value: str) -> dict[str, float]:
     """The numeric parameters of the first item of a structured-field list."""
-    first = value.split(",", 1)[0]
-    out: dict[str, float] = {}
-    for key, number in _PARAM.findall(first):
-        try:
-            out[key] = float(number)
-        except ValueError:
-            continue
-    return out
+    return {key: float(number) for key, number in _PARAM.findall(value.split(",", 1)[0])}
 
 
 def _number(value: str | None) -> float | None:

@@ -28,7 +28,7 @@ Outcome = Literal["failed", "unknown"]
 
 
 class Recorded(Protocol):
-    """What the journal writes of a call: its endpoint, key and payload."""
+    """What the journal writes of a call."""
 
     @property
     def endpoint(self) -> str: ...
@@ -49,16 +49,11 @@ class Entry:
         url: the full URL the record was sent to (service, customer, path).
         key: the record's key (its ``externalId``; ``initiativeExternalId`` for code ranges).
         customer: the customer, when the line named it.
-        payload: the last payload the service accepted (``None``: never accepted).
-        accepted_id: the digest of that accepted call (see ``Call.journal_id``).
-        accepted_at: when it was accepted (ISO 8601, UTC).
-        failure: ``failed`` or ``unknown`` when the last answer was not an acceptance, else
-            ``None``.
-        error: the last failure's message.
-        failed_status: the last failure's HTTP status (``None`` when unknown).
-        failed_at: the last failure's time.
-        failing_since: the first failure since the last acceptance (kept while it fails).
-        failures: how many failures since the last acceptance.
+        payload: the last payload accepted (``None``: never); ``accepted_id``: its digest;
+            ``accepted_at``: when (ISO 8601, UTC).
+        failure: ``failed`` or ``unknown`` when the last answer was not an acceptance.
+        error: the last failure's message; ``failed_status``, ``failed_at``: its status, time.
+        failing_since: the first failure since the last acceptance; ``failures``: how many.
 
     Example:
         >>> e = Entry("import_clients", "https://svc/x", "C1", payload={"name": "A"})
@@ -96,20 +91,13 @@ def _now() -> str:
 
 
 class Ledger:
-    """The state a journal's lines add up to: the acknowledged digests and one :class:`Entry`
-    per record.
+    """The state a journal's lines add up to: the acknowledged digests, one :class:`Entry` a record.
 
     Example:
         >>> ledger = Ledger()
-        >>> ledger.apply({"id": "d1", "endpoint": "import_clients", "url": "u", "key": "C1",
-        ...               "status": 201, "payload": {"name": "A"}, "at": "2025-01-01T00:00:00Z"})
-        >>> ledger.apply({"outcome": "failed", "endpoint": "import_clients", "url": "u",
-        ...               "key": "C1", "status": 422, "error": "bad", "at": "2025-01-02T00:00:00Z"})
-        >>> e = ledger.get("u", "C1")
-        >>> e.payload, e.failure, e.failing_since
-        ({'name': 'A'}, 'failed', '2025-01-02T00:00:00Z')
-        >>> ledger.acknowledged("d1", "u", "C1")
-        False
+        >>> ledger.apply({"id": "d1", "url": "u", "key": "C1", "payload": {"name": "A"}})
+        >>> ledger.get("u", "C1").payload, ledger.acknowledged("d1", "u", "C1")
+        ({'name': 'A'}, True)
     """
 
     def __init__(self) -> None:
@@ -143,11 +131,7 @@ class Ledger:
         """Add one journal line to the state (lines are applied in file order).
 
         Args:
-            line: the decoded line.
-
-        Raises:
-            KeyError: a line of neither form.
-            TypeError: a line that is not an object.
+            line: the decoded line (``KeyError`` or ``TypeError``: not a journal line).
         """
         outcome = line.get("outcome", "accepted")
         url, key = line.get("url"), line.get("key")
@@ -206,9 +190,6 @@ def read_ledger(path: str | os.PathLike[str]) -> Ledger:
     Returns:
         The :class:`Ledger`.
 
-    Raises:
-        ConfigError: the path is a folder or cannot be read.
-
     Example:
         >>> import tempfile, os
         >>> len(read_ledger(os.path.join(tempfile.mkdtemp(), "none.jsonl")))
@@ -231,30 +212,20 @@ def read_ledger(path: str | os.PathLike[str]) -> Ledger:
 class Journal:
     """An append-only record of the answers of the service, and the state they add up to.
 
-    Args:
-        path: a JSON-lines file; created if missing. Lines survive ``kill -9`` because each is
-            written and flushed as soon as its call is answered; a torn last line is cut
-            off when the journal is opened again, and bytes that are not a journal line are
-            skipped.
+    Each line is flushed as soon as its call is answered (it survives ``kill -9``); a torn last
+    line is cut off when the journal is opened again. An advisory lock on ``<path>.lock`` keeps
+    a second run out (:class:`~toolkit.errors.JournalInUseError`).
 
-    Raises:
-        ConfigError: the path is a folder or cannot be written.
-        JournalInUseError: another run holds the journal (an advisory lock on
-            ``<path>.lock``, which names the process).
+    Args:
+        path: a JSON-lines file; created if missing.
 
     Example:
         >>> import tempfile, os
-        >>> j = Journal(os.path.join(tempfile.mkdtemp(), "j.jsonl"))
         >>> from toolkit.bulk.runner import Call
-        >>> c = Call("import_clients", json={"externalId": "C1"}, key="C1")
-        >>> url = "https://svc/api/v1/customers/c1/clients/import"
-        >>> line = c.journal_id(url)
-        >>> j.record(line, c, 201, url=url); line in j
-        True
-        >>> j.ledger.get(url, "C1").payload
-        {'externalId': 'C1'}
-        >>> j.record_failure(c, url, outcome="failed", status=422, error="bad")
-        >>> j.acknowledged(line, url, "C1"), j.ledger.get(url, "C1").failures
+        >>> j, c = Journal(os.path.join(tempfile.mkdtemp(), "j")), Call("import_clients", key="C1")
+        >>> j.record(c.journal_id("u"), c, 201, url="u")
+        >>> j.record_failure(c, "u", outcome="failed", status=422, error="bad")
+        >>> j.acknowledged(c.journal_id("u"), "u", "C1"), j.ledger.get("u", "C1").failures
         (False, 1)
         >>> j.close()
     """
@@ -278,7 +249,7 @@ class Journal:
         try:
             self._fh = self._load()
         except OSError as exc:
-            self._release()
+            self._holder.release()
             raise ConfigError(f"cannot write the journal {self.path}: {exc.strerror}") from None
 
     def _load(self) -> BinaryIO:
@@ -292,9 +263,6 @@ class Journal:
             fh.truncate(end)
             fh.flush()
         return fh
-
-    def _release(self) -> None:
-        self._holder.release()
 
     def __contains__(self, journal_id: object) -> bool:
         return journal_id in self.ledger.ids
@@ -385,29 +353,21 @@ class Journal:
             self._fh.flush()
             os.fsync(self._fh.fileno())
             self._fh.close()
-            self._release()
+            self._holder.release()
 
 
 def payload_hash(payload: Any) -> str:
     """SHA-256 (hex) of the canonical JSON of a payload: sorted keys, no spaces, UTF-8.
 
-    Equal payloads hash equal whatever their key order; used by journals to tell whether a
-    record was already sent with the same content.
-
     Args:
-        payload: A JSON-serialisable value (a dict from :func:`to_payloads`).
+        payload: a JSON-serialisable value (NaN or infinity: ``ValueError``).
 
     Returns:
         64 hexadecimal characters.
 
-    Raises:
-        ValueError: The payload holds NaN or infinity.
-        TypeError: The payload holds a value JSON cannot represent.
-
-    >>> payload_hash({"b": 1, "a": "x"}) == payload_hash({"a": "x", "b": 1})
-    True
-    >>> len(payload_hash({"a": 1}))
-    64
+    Example:
+        >>> payload_hash({"b": 1, "a": "x"}) == payload_hash({"a": "x", "b": 1})
+        True
     """
     text = json.dumps(
         payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False

@@ -138,10 +138,8 @@ def pacer_for(conn: Connection, *, max_rate: float | None = None) -> Pacer:
 
 def _attempts(conn: Connection, call: Call, pacer: Pacer) -> Generator[float, None, Reply]:
     """Send one call until it is answered for good, under the run's pacer and retry policy."""
-    method = ""
-    url = ""
-    attempts = 0
-    elapsed = 0.0
+    method = url = ""
+    attempts, elapsed = 0, 0.0
     lost = False  # an attempt was sent and its answer lost: it may have been applied
     limit = 1 + conn.transport.retries
     throttled = 0  # refusals to pace (429, 503), not counted against the retries
@@ -201,16 +199,6 @@ def _attempts(conn: Connection, call: Call, pacer: Pacer) -> Generator[float, No
             yield conn.transport.delay(spent)  # refusals to pace do not lengthen it
         elif reply.retry_after:  # the service's wait for this request (the pace is the pacer's)
             yield reply.retry_after
-
-
-def _finish(attempts: Generator[float, None, Reply]) -> Reply:
-    """Run a call's attempts to their end without waiting (the pacer lets nothing leave)."""
-    try:
-        while True:
-            next(attempts)
-    except StopIteration as end:
-        reply: Reply = end.value
-        return reply
 
 
 def _unproven(reply: Reply) -> Reply:
@@ -311,6 +299,17 @@ def run_bulk(
             in_flight.add(i)
             return i, attempts
 
+    def end_waiting(keep: Callable[[int, Reply], None]) -> None:
+        """Give the calls waiting to be tried again their reply: not sent, or unknown."""
+        with lock:
+            waiting, delayed[:] = list(delayed), []
+        for _, _, i, attempts in waiting:
+            try:  # the pacer lets nothing leave: the attempts end without waiting
+                while True:
+                    next(attempts)
+            except StopIteration as end:
+                keep(i, end.value)
+
     def work() -> None:
         while True:
             job = take()
@@ -357,7 +356,7 @@ def run_bulk(
                 continue
             left -= 1
             bar.update(1)
-        _end_waiting(delayed, lock, done)  # the run failed: calls waiting to be tried again
+        end_waiting(done)  # the run failed: calls waiting to be tried again
     except KeyboardInterrupt:
         pacer.stop.set()
         pacer.wake()
@@ -376,7 +375,7 @@ def run_bulk(
                 _journal(jr, conn, calls[i], ids[i], urls[i], reply)
             snapshot[i] = reply
 
-        _end_waiting(delayed, lock, keep)
+        end_waiting(keep)
         awaited = "interrupted while its answer was awaited"
         for i in sorted(late):  # their answers may never come: unknown, a re-run retries them
             if snapshot[i] is None:
@@ -396,18 +395,6 @@ def run_bulk(
     ]
 
 
-def _end_waiting(
-    delayed: list[tuple[float, int, int, Generator[float, None, Reply]]],
-    lock: threading.Lock,
-    keep: Callable[[int, Reply], None],
-) -> None:
-    """Give the calls waiting to be tried again their reply: not sent, or unknown."""
-    with lock:
-        waiting, delayed[:] = list(delayed), []
-    for _, _, i, attempts in waiting:
-        keep(i, _finish(attempts))
-
-
 def _journal(jr: Journal, conn: Connection, call: Call, jid: str, url: str, reply: Reply) -> None:
     """Write an answer to the journal: accepted, failed, or lost; a call never sent is not."""
     if reply.ok:
@@ -424,10 +411,10 @@ def _journal(jr: Journal, conn: Connection, call: Call, jid: str, url: str, repl
         )
 
 
-def _tally(replies: Sequence[Reply | None]) -> str:
+def _tally(replies: Sequence[Reply]) -> str:
     counts = {"answered": 0, "unknown": 0, "not sent": 0}
     for r in replies:
-        if r is None or r.failure in (NOT_SENT, UNREACHABLE, INVALID_URL):
+        if r.failure in (NOT_SENT, UNREACHABLE, INVALID_URL):
             counts["not sent"] += 1
         elif r.failure == LOST:
             counts["unknown"] += 1
