@@ -61,8 +61,6 @@ def limit_hints(headers: Mapping[str, str] | None, *, now: float | None = None) 
     Example:
         >>> limit_hints({"RateLimit-Policy": '"w";q=300;w=10', "RateLimit": '"w";r=0;t=6'})
         LimitHints(quota=300.0, window=10.0, remaining=0.0, reset=6.0)
-        >>> limit_hints({"x-ratelimit-limit": "60", "x-ratelimit-reset": "3"}).reset
-        3.0
     """
     if not headers:
         return LimitHints()

@@ -37,8 +37,8 @@ class Pacer:
         >>> pacer = Pacer(max_rate=50)
         >>> ticket = pacer.acquire()
         >>> pacer.observe(ticket, Reply(201))
-        >>> pacer.rate, pacer.fatal
-        (50.0, None)
+        >>> ticket.budget.in_flight, pacer.fatal
+        (0, None)
     """
 
     def __init__(
@@ -68,25 +68,11 @@ class Pacer:
         #: why the run failed (a service that cannot be reached), or ``None``.
         self.fatal: str | None = None
 
-    def __repr__(self) -> str:
-        rate = "unpaced" if self.rate is None else f"{self.rate:.1f}/s"
-        return f"Pacer(rate={rate}, fatal={self.fatal!r})"
-
-    @property
-    def rate(self) -> float | None:
-        """This run's pace in requests per second (``None``: unpaced)."""
-        rates = [b.rate for b in self._budgets_used() if b.rate is not None]
-        if self.max_rate is not None:
-            rates.append(self.max_rate)
-        return min(rates) if rates else None
-
-    def _budgets_used(self) -> list[Budget]:
-        with self._lock:
-            return list(self._used)
-
     def wake(self) -> None:
         """Wake every waiting worker (after setting :attr:`stop`)."""
-        for budget in self._budgets_used():
+        with self._lock:
+            used = list(self._used)
+        for budget in used:
             with budget.cond:
                 budget.cond.notify_all()
 
@@ -126,7 +112,7 @@ class Pacer:
         Args:
             ticket: what :meth:`acquire` returned.
         """
-        ticket.budget.forget(ticket)
+        ticket.budget.answer(ticket, None)
 
     def observe(self, ticket: Ticket, reply: Reply) -> None:
         """Learn from one answer (or failure) of a request sent with ``ticket``.

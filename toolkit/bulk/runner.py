@@ -122,10 +122,7 @@ def pacer_for(conn: Connection, *, max_rate: float | None = None) -> Pacer:
         The pacer; pass it to several :func:`run_bulk` calls to make them one run.
 
     Example:
-        >>> from toolkit.core.settings import Settings
-        >>> settings = Settings("c", "i", "s", "http://a", "http://t", audience="aud")
-        >>> conn = Connection(settings, max_rate=5)
-        >>> pacer_for(conn).max_rate
+        >>> pacer_for(client.connection, max_rate=5).max_rate
         5.0
     """
     return Pacer(
