@@ -139,8 +139,7 @@ class Budget:
         self._epoch = 0
         self._started = now
         self._last_send = now
-        self._cycle_start = now
-        self._cycle_oks = 0
+        self._cycle_start, self._cycle_oks = now, 0
         self._ok: deque[float] = deque()  # times of accepted answers, the last _WINDOW seconds
         self._no: deque[float] = deque()  # times of refusals, the last _WINDOW seconds
         self._oks = 0  # accepted answers in all

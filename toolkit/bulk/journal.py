@@ -1,8 +1,7 @@
 """The journal: an append-only, locked record of what the service holds.
 
-Each line is one answer: a call accepted (2xx) with its URL, key, payload and time, or one that
-failed or whose answer was lost (``unknown``). Read in order, the lines give one :class:`Entry`
-per record (URL and key): the last payload accepted, and the failures since. That serves crash
+Each line is one answer: accepted (2xx, with URL, key, payload and time), failed, or lost
+(``unknown``). Read in order, they give one :class:`Entry` per record (URL and key), for crash
 resume (:meth:`Ledger.acknowledged`) and change detection (:func:`toolkit.ingress.plan.plan`).
 Older lines ``{"id", "endpoint", "key", "status"}`` still skip a call whose digest matches.
 """
@@ -45,8 +44,7 @@ class Entry:
     """What the journal knows of one record: the service's state as far as answers tell.
 
     Attributes:
-        endpoint: the call's endpoint (``import_initiatives``...).
-        url: the full URL the record was sent to (service, customer, path).
+        endpoint: the call's endpoint; ``url``: the full URL the record was sent to.
         key: the record's key (its ``externalId``; ``initiativeExternalId`` for code ranges).
         customer: the customer, when the line named it.
         payload: the last payload accepted (``None``: never); ``accepted_id``: its digest;
@@ -120,7 +118,7 @@ class Ledger:
             key: the call's key.
 
         Returns:
-            True when the service holds this payload (as far as the journal knows).
+            True when the service holds this payload, as far as the journal knows.
         """
         entry = self.entries.get((url, key))
         if entry is None:  # no line of the new form: the old lines' digests decide
@@ -239,6 +237,17 @@ class Journal:
         self._holder = FileLock(self.path.parent / (self.path.name + ".lock"))
         try:
             self._holder.acquire()
+            try:
+                self._fh: BinaryIO = self.path.open("a+b")
+                self._fh.seek(0)
+                data = self._fh.read()
+                end = _read(data, self.ledger)
+                if end < len(data):  # a line torn by a kill: drop it (its call is sent again)
+                    self._fh.truncate(end)
+                    self._fh.flush()
+            except OSError:
+                self._holder.release()
+                raise
         except LockHeld as held:
             raise JournalInUseError(
                 f"the journal {self.path} is in use by {held.holder}; wait for that run to end "
@@ -246,23 +255,6 @@ class Journal:
             ) from None
         except OSError as exc:
             raise ConfigError(f"cannot write the journal {self.path}: {exc.strerror}") from None
-        try:
-            self._fh = self._load()
-        except OSError as exc:
-            self._holder.release()
-            raise ConfigError(f"cannot write the journal {self.path}: {exc.strerror}") from None
-
-    def _load(self) -> BinaryIO:
-        """Read the state; cut a torn last line; open for appending."""
-        fh: BinaryIO = self.path.open("a+b")
-        fh.seek(0)
-        data = fh.read()
-        end = _read(data, self.ledger)
-        if end < len(data):
-            # the last line was torn by a kill: drop it (that call is simply sent again)
-            fh.truncate(end)
-            fh.flush()
-        return fh
 
     def __contains__(self, journal_id: object) -> bool:
         return journal_id in self.ledger.ids
@@ -298,8 +290,7 @@ class Journal:
             journal_id: the call's digest.
             call: the call.
             status: the HTTP status of the answer.
-            url: the call's full URL; with it the line carries the payload and time and
-                becomes the record's state (without it, only the digest is kept).
+            url: the call's full URL (without it, only the digest is kept, not the state).
             customer: the customer, for :func:`toolkit.ingress.plan.failures`.
         """
         line: dict[str, Any] = {

@@ -28,8 +28,7 @@ class Pacer:
         max_rate: requests per second this run never exceeds (``None``: no cap).
         retries: rounds of waiting for an unreachable service before the run fails.
         backoff: first wait of those rounds in seconds (doubled each round).
-        budgets: the connection's budgets (:func:`~toolkit.bulk.budget.budgets_of`); a
-            private set by default.
+        budgets: the connection's budgets (default: a private set).
         stop: the run's stop event (a new one by default); set it to end every wait.
         clock: monotonic seconds (for tests).
 

@@ -1,9 +1,7 @@
 """The one bulk runner: many requests on a pool of workers, paced, journaled, stoppable.
 
 Imports, acknowledgements, user look-ups and starring all go through :func:`run_bulk`: one
-:class:`~toolkit.core.http.Reply` per :class:`Call`, in input order, under one
-:class:`~toolkit.bulk.pacer.Pacer` per run; a :class:`Journal` lets a re-run skip what the
-service already acknowledged.
+:class:`~toolkit.core.http.Reply` per :class:`Call`, in order, under one pacer per run.
 """
 
 from __future__ import annotations
@@ -14,6 +12,7 @@ import os
 import queue
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
@@ -70,10 +69,9 @@ class Call:
 
     Attributes:
         endpoint: a key of :data:`toolkit.core.connection.ENDPOINTS`.
-        path: path parameters other than ``customerId``.
+        path: path parameters other than ``customerId``; ``params``: query parameters.
         json: the JSON body.
         key: what identifies the call in the journal and the progress (an ``externalId``...).
-        params: query parameters.
         retry: whether the call is safe to repeat.
         landed: for a call that is not idempotent: given a 409 or 422, whether the answer
             shows the requested state in force (``Reply.lost``: an earlier answer was lost).
@@ -96,13 +94,13 @@ class Call:
 
 
 def not_sent(reason: str = _INTERRUPTED) -> Reply:
-    """The reply of a call that was never sent.
+    """The reply (``failure="not_sent"``) of a call that was never sent.
 
     Args:
         reason: why.
 
     Returns:
-        A reply with ``failure="not_sent"``.
+        The reply.
 
     Example:
         >>> not_sent().failure
@@ -331,9 +329,7 @@ def run_bulk(
                 heapq.heappush(delayed, (time.monotonic() + delay, next(order), i, attempts))
 
     # a single request shows no 1/1 bar
-    bar = tqdm(
-        total=len(calls), desc=desc, disable=not progress or len(calls) <= 1, unit="req", leave=True
-    )
+    bar = tqdm(total=len(calls), desc=desc, disable=not progress or len(calls) <= 1, unit="req")
     bar.update(len(calls) - len(todo))
     n_workers = max(1, min(workers or conn.workers, len(todo) or 1))
     threads = [
@@ -378,8 +374,11 @@ def run_bulk(
             if snapshot[i] is None:
                 keep(i, Reply(None, None, awaited, 1, 0.0, failure=LOST))
         final = [not_sent() if reply is None else reply for reply in snapshot]
+        n = Counter(_status(r) for r in final)
+        answered = len(final) - n["unknown"] - n["not_sent"]
         raise Interrupted(
-            f"interrupted: {_tally(final)}; the journal, if any, holds what was answered",
+            f"interrupted: {answered} answered, {n['unknown']} unknown, {n['not_sent']} not sent;"
+            " the journal, if any, holds what was answered",
             replies=final,
         ) from None
     finally:
@@ -408,16 +407,19 @@ def _journal(jr: Journal, conn: Connection, call: Call, jid: str, url: str, repl
         )
 
 
-def _tally(replies: Sequence[Reply]) -> str:
-    counts = {"answered": 0, "unknown": 0, "not sent": 0}
-    for r in replies:
-        if r.failure in (NOT_SENT, UNREACHABLE, INVALID_URL):
-            counts["not sent"] += 1
-        elif r.failure == LOST:
-            counts["unknown"] += 1
-        else:
-            counts["answered"] += 1
-    return ", ".join(f"{n} {k}" for k, n in counts.items())
+def _status(r: Reply, conflict: bool = False) -> Status:
+    """The ``status`` of a reply in a result frame."""
+    if r.error == JOURNALED:
+        return "journaled"
+    if r.ok:
+        return "sent"
+    if r.failure in (NOT_SENT, UNREACHABLE, INVALID_URL):
+        return "not_sent"
+    if r.failure == LOST:
+        return "unknown"
+    if r.status is None and r.attempts == 0:
+        return "skipped"
+    return "conflict" if conflict and r.status == 409 else "failed"
 
 
 def result_frame(
@@ -451,22 +453,7 @@ def result_frame(
         >>> result_frame([0, 1], "AB", [Reply(201), Reply(409)], conflict=True).status.tolist()
         ['sent', 'conflict']
     """
-    status: list[Status] = []
-    for r in replies:
-        if r.error == JOURNALED:
-            status.append("journaled")
-        elif r.ok:
-            status.append("sent")
-        elif r.failure in (NOT_SENT, UNREACHABLE, INVALID_URL):
-            status.append("not_sent")
-        elif r.failure == LOST:
-            status.append("unknown")
-        elif r.status is None and r.attempts == 0:
-            status.append("skipped")
-        elif conflict and r.status == 409:
-            status.append("conflict")
-        else:
-            status.append("failed")
+    status = [_status(r, conflict) for r in replies]
     frame = pd.DataFrame(
         {
             key_name: pd.array(list(keys), dtype="str"),
