@@ -62,9 +62,8 @@ class Ticket:
 
     Attributes:
         budget: the budget that let it through; ``sent``: when (the budget's clock).
-        in_flight: requests of the budget in flight when it left, itself included.
-        epoch: the budget's reaction count when it left (a refusal reacts once).
-        outage: the run's count of outage waits when it left.
+        in_flight, epoch: the budget's requests in flight (itself included) and reaction count
+            when it left (a refusal reacts once); ``outage``: the run's count of outage waits.
         early: it left less than an interval after the one before (catching up a late slot).
         cap: the concurrency cap the budget supposed when it left (``None``: none).
     """
@@ -81,8 +80,7 @@ class Ticket:
 class Budget:
     """The pace of one service for one connection, learned from the answers.
 
-    Thread-safe: every method takes :attr:`cond`. The core is non-blocking (:meth:`delay`,
-    :meth:`take`, :meth:`answer`), so it runs as well on a simulated clock.
+    Thread-safe: every method takes :attr:`cond`; none blocks (:meth:`delay`, :meth:`take`).
 
     Args:
         clock: monotonic seconds.
@@ -738,7 +736,4 @@ def budgets_of(owner: object) -> Budgets:
         (True, False)
     """
     with _REGISTRY_LOCK:
-        found = _REGISTRY.get(owner)
-        if found is None:
-            found = _REGISTRY[owner] = Budgets()
-        return found
+        return _REGISTRY.setdefault(owner, Budgets())

@@ -61,8 +61,7 @@ class Pacer:
         self._lock = threading.Lock()
         self._next = 0.0  # the run's own slot under max_rate
         self._paused_until = 0.0  # the run's wait for an unreachable service
-        self._outage = 0
-        self._outages = 0
+        self._outage = self._outages = 0  # outage waits: in all, and in a row
         self._used: set[Budget] = set()
         #: why the run failed (a service that cannot be reached), or ``None``.
         self.fatal: str | None = None
@@ -82,8 +81,7 @@ class Pacer:
             key: the service's base URL (its budget).
 
         Returns:
-            A ticket to hand to :meth:`observe`, or ``None`` when the run was stopped or failed
-            (then nothing may be sent).
+            A ticket to hand to :meth:`observe`; ``None``: the run was stopped or failed.
         """
         budget = self.budgets.get(key)
         with self._lock:

@@ -7,7 +7,6 @@ Imports, acknowledgements, user look-ups and starring all go through :func:`run_
 from __future__ import annotations
 
 import heapq
-import itertools
 import os
 import queue
 import threading
@@ -266,9 +265,8 @@ def run_bulk(
     # land between any two bytecodes of the waiting thread, and must not lose an answer
     answers: queue.SimpleQueue[int] = queue.SimpleQueue()
 
-    # calls waiting to be tried again (a backoff, a Retry-After): by when, without a worker
-    delayed: list[tuple[float, int, int, Generator[float, None, Reply]]] = []
-    order = itertools.count()
+    # calls waiting to be tried again (a backoff, a Retry-After), without a worker: by when, row
+    delayed: list[tuple[float, int, Generator[float, None, Reply]]] = []
 
     def done(i: int, reply: Reply) -> None:
         if jr is not None:
@@ -285,7 +283,7 @@ def run_bulk(
                 return None
             now = time.monotonic()
             if delayed and delayed[0][0] <= now:
-                _, _, i, attempts = heapq.heappop(delayed)
+                _, i, attempts = heapq.heappop(delayed)
             else:
                 j = next(pending, None)
                 if j is None:
@@ -298,7 +296,7 @@ def run_bulk(
         """Give the calls waiting to be tried again their reply: not sent, or unknown."""
         with lock:
             waiting, delayed[:] = list(delayed), []
-        for _, _, i, attempts in waiting:
+        for _, i, attempts in waiting:
             try:  # the pacer lets nothing leave: the attempts end without waiting
                 while True:
                     next(attempts)
@@ -320,13 +318,12 @@ def run_bulk(
                     delay = next(attempts)
             except StopIteration as end:
                 done(i, end.value)
-                continue
             except Exception as exc:  # a bug must not lose the other rows
                 done(i, Reply(None, None, f"internal error: {type(exc).__name__}: {exc}", 1))
-                continue
-            with lock:
-                in_flight.discard(i)
-                heapq.heappush(delayed, (time.monotonic() + delay, next(order), i, attempts))
+            else:
+                with lock:
+                    in_flight.discard(i)
+                    heapq.heappush(delayed, (time.monotonic() + delay, i, attempts))
 
     # a single request shows no 1/1 bar
     bar = tqdm(total=len(calls), desc=desc, disable=not progress or len(calls) <= 1, unit="req")
