@@ -1,8 +1,8 @@
 """The budget of one service: its limit, learned from the answers, shared by every run over it.
 
-See :mod:`toolkit.bulk.pacer` for how a :class:`Budget` finds a limit. This module holds the
-non-blocking core (it runs on a simulated clock as well), the reading of rate limit headers
-(:func:`limit_hints`) and the budgets of a connection (:func:`budgets_of`).
+A :class:`Budget` is non-blocking (it runs on a simulated clock as well); its states (``start``,
+``seek``, ``cruise``), in-flight bound and pauses are described in docs/toolkit.md ("Pacing").
+:func:`budgets_of` gives a connection's budgets.
 """
 
 from __future__ import annotations
@@ -61,11 +61,9 @@ class Ticket:
     """One request let through by a budget; hand it back with the answer.
 
     Attributes:
-        budget: the budget that let it through.
-        sent: when (the budget's clock).
-        in_flight: requests of the budget in flight when it left, itself included.
-        epoch: the budget's reaction count when it left (a refusal reacts once).
-        outage: the run's count of outage waits when it left.
+        budget: the budget that let it through; ``sent``: when (the budget's clock).
+        in_flight, epoch: the budget's requests in flight (itself included) and reaction count
+            when it left (a refusal reacts once); ``outage``: the run's count of outage waits.
         early: it left less than an interval after the one before (catching up a late slot).
         cap: the concurrency cap the budget supposed when it left (``None``: none).
     """
@@ -82,20 +80,15 @@ class Ticket:
 class Budget:
     """The pace of one service for one connection, learned from the answers.
 
-    Thread-safe: every method takes :attr:`cond`. The core is non-blocking (:meth:`delay`,
-    :meth:`take`, :meth:`answer`), so it runs as well on a simulated clock.
+    Thread-safe: every method takes :attr:`cond`; none blocks (:meth:`delay`, :meth:`take`).
 
     Args:
         clock: monotonic seconds.
 
     Example:
         >>> budget = Budget()
-        >>> budget.delay(), budget.rate
-        (0.0, None)
-        >>> ticket = budget.take()
-        >>> budget.answer(ticket, 201)
-        >>> budget.phase, budget.in_flight
-        ('start', 0)
+        >>> budget.delay(), budget.answer(budget.take(), 201), budget.phase, budget.in_flight
+        (0.0, None, 'start', 0)
     """
 
     def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
@@ -115,7 +108,7 @@ class Budget:
         self.rate: float | None = None
         #: the measured limit in requests per second (``None``: not known yet).
         self.estimate: float | None = None
-        #: ``start``, ``seek`` or ``cruise`` (see the module's docstring).
+        #: ``start``, ``seek`` or ``cruise``.
         self.phase = "start"
         #: the bound on requests in flight (``None``: the workers are the only bound).
         self.limit: int | None = 1
@@ -144,8 +137,7 @@ class Budget:
         self._epoch = 0
         self._started = now
         self._last_send = now
-        self._cycle_start = now
-        self._cycle_oks = 0
+        self._cycle_start, self._cycle_oks = now, 0
         self._ok: deque[float] = deque()  # times of accepted answers, the last _WINDOW seconds
         self._no: deque[float] = deque()  # times of refusals, the last _WINDOW seconds
         self._oks = 0  # accepted answers in all
@@ -180,8 +172,6 @@ class Budget:
         rate = "unpaced" if self.rate is None else f"{self.rate:.1f}/s"
         limit = "-" if self.limit is None else str(self.limit)
         return f"Budget(phase={self.phase!r}, rate={rate}, in_flight_limit={limit})"
-
-    # -- the non-blocking core -------------------------------------------------------------
 
     def delay(self, now: float | None = None) -> float:
         """Seconds until a request may leave (0: now; ``math.inf``: when one is answered).
@@ -222,24 +212,13 @@ class Budget:
             now = self._clock() if now is None else now
             early = False
             if self.rate is not None:
-                # a late worker may catch its slot up by the slack: no time is lost, and no two
-                # requests leave closer than (1 - slack) intervals
+                # a late worker catches its slot up by the slack: no two leave (1 - slack) apart
                 self._next = max(self._next, now - self._slack / self.rate) + 1.0 / self.rate
                 early = now - self._last_send < 0.95 / self.rate
             self.in_flight += 1
             self._sent += 1
             self._last_send = now
             return Ticket(self, now, self.in_flight, self._epoch, early=early, cap=self._cap)
-
-    def forget(self, ticket: Ticket) -> None:
-        """Give back a ticket whose request got no answer at all (not sent, or a bug).
-
-        Args:
-            ticket: what :meth:`take` returned.
-        """
-        with self.cond:
-            self.in_flight = max(0, self.in_flight - 1)
-            self.cond.notify_all()
 
     def answer(
         self,
@@ -254,7 +233,7 @@ class Budget:
 
         Args:
             ticket: what :meth:`take` returned for it.
-            status: its HTTP status (``None``: no answer came).
+            status: its HTTP status (``None``: no answer came, or it was not sent).
             retry_after: seconds of its ``Retry-After``, when it had one.
             hints: what its rate limit headers said.
             now: the budget's clock (default: read it).
@@ -285,29 +264,6 @@ class Budget:
                 self._count(now, status)
                 self._tried(now, ticket, status in THROTTLE_STATUSES)
             self.cond.notify_all()
-
-    def measured(self, now: float | None = None) -> float | None:
-        """Accepted answers per second over the last two seconds, or ``None`` (too early).
-
-        Args:
-            now: the budget's clock (default: read it).
-
-        Returns:
-            The rate.
-
-        Example:
-            >>> Budget().measured() is None
-            True
-        """
-        with self.cond:
-            now = self._clock() if now is None else now
-            start = max(now - _WINDOW, self._started, min(self.paused_until, now))
-            if now - start < 0.25:
-                return None
-            self._recent(now)
-            return self._count_since(start) / (now - start)
-
-    # -- internals (called with the condition held) ----------------------------------------
 
     def _count_since(self, start: float) -> int:
         """Accepted answers since ``start`` (at most :data:`_WINDOW` seconds ago)."""
@@ -341,8 +297,7 @@ class Budget:
             self._latency_floor = latency
         if self._slow_start and self.limit is not None:
             # one more in flight per round trip (a window's worth of answers), as Vector's
-            # adaptive request concurrency grows: the requests in flight when a burst runs out
-            # are all refused, so they grow as the square root of the answers, not with them
+            # adaptive request concurrency grows (those in flight when a burst ends are refused)
             self._round_oks += 1
             if self._round_oks <= self.limit:  # (the first after two answers alone)
                 return self._after_accepted(now)
@@ -374,9 +329,8 @@ class Budget:
             return  # sent before the last reaction: accounted for
         if self._probe is not None:
             return  # a probe below the pace: its sample judges it
-        # refusals in a row and nothing through for a while (a few intervals, at most _DRY):
-        # the quota is used up until the wait (a fixed window); a pace cannot help. A wait
-        # alone is the refused request's (the runner delays its retry), not the run's
+        # refusals in a row and nothing through for a few intervals (at most _DRY): the quota
+        # is used up (a fixed window). A wait alone is the refused request's, not the run's
         dry = min(_DRY, max(_ROUND, 3.0 / (self.rate or math.inf)))
         used_up = self.phase != "start" and (
             (self._dry >= 3 and now - self._last_ok >= dry)
@@ -389,9 +343,8 @@ class Budget:
         elif self._stalled(now - ticket.sent):
             pass  # it waited far longer than answers do: bunched up behind a stall, no evidence
         elif ticket.early and self._slack > 0.02:
-            # refused when it caught up a late slot: the limiter keeps no burst (a token
-            # bucket of 1 refuses two requests closer than one over its rate); the pace may
-            # be right, the spacing was not
+            # refused catching up a late slot: the limiter keeps no burst (a token bucket of 1);
+            # the pace may be right, the spacing was not
             self._slack /= 4
             self._epoch += 1
         elif self.phase == "seek":
@@ -545,8 +498,7 @@ class Budget:
         self._hold_from, self._hold_oks, self._hold_sent = now, self._oks, self._sent
         hold = max(_ROUND, 3.0 / self.rate)
         if not empty and self._burst >= 3:
-            # below the limit so far, the limiter may hold a burst like the one seen at the
-            # start: hold long enough to use it up before calling this pace below the limit
+            # the limiter may hold a burst like the start's: hold long enough to use it up
             hold = max(hold, min(2.0, self._burst / (0.15 * self.rate)))
         self._seek_until = now + hold
         self._seek_from = now if empty else None
@@ -629,10 +581,8 @@ class Budget:
             if self.estimate < 0.98 * self._w_max:  # back toward the last refused pace
                 self.estimate += (self._w_max - self.estimate) * min(1.0, 0.5 * dt)
             elif self._hint_rate is None or self.estimate < self._hint_rate:
-                # beyond it, once quiet for a while (at a few a second, seconds are cheap and
-                # refusals dear: a while in requests), probe: faster the longer it stays
-                # quiet, so that a raised limit is found in seconds (not beyond a quota the
-                # service says); a limit that did not move costs a refusal a hold
+                # beyond it, once quiet for a while (in seconds or requests), probe: faster the
+                # longer it stays quiet (not beyond a quota the service says)
                 hold = max(_PROBE_HOLD, _PROBE_REQUESTS / self.rate)
                 if quiet >= hold:
                     doubling = (quiet - hold) / _PROBE_DOUBLING
@@ -648,10 +598,8 @@ class Budget:
             seconds = min(30.0, 2.0 ** max(self._dry_pauses - 1, 0))
         self.paused_until = max(self.paused_until, now + max(seconds, 0.0))
         span = self.paused_until - self._cycle_start
-        if allowed and span > 0:  # the rate this cycle was allowed, its pause included (a
-            # second pause of the same instant measures no time: it leaves the estimate)
-            # a wait in whole seconds is rounded up: the quota came back half a second earlier
-            # on average; a refusal says if that is too fast
+        if allowed and span > 0:  # the rate this cycle was allowed, its pause included; a
+            # wait in whole seconds is rounded up: the quota came back 0.5 s earlier on average
             self.estimate = self._w_max = allowed / max(span - 0.5, span / 2)
             self._cycle_start, self._cycle_oks = self.paused_until, self._oks
         self.estimate = max(self.estimate or 0.0, self._hint_rate or 0.0, _MIN_RATE)
@@ -663,8 +611,7 @@ class Budget:
         self._reacted_at, self._oks_at_reaction = now, self._oks  # the limiter is empty now
         self._quiet_since = self.paused_until
         self.phase = "cruise"
-        # a quota per window: the cycle's rate is the quota's, hardly any headroom needed (a
-        # window refills whatever the spacing)
+        # a quota per window refills whatever the spacing: hardly any headroom needed
         self._headroom = _QUOTA_HEADROOM
         self._set_rate(self._headroom * self.estimate, self.paused_until)
 
@@ -684,12 +631,11 @@ class Budget:
             self._rate_limit()
             return False
         if self._cap is not None and ticket.in_flight <= self._cap:
-            # refused within the cap the earlier refusals suggested: a lower cap, or a rate
-            # limit; a cap lets the requests within it through, a drained rate limiter does not
+            # refused within the supposed cap: a lower cap, or a rate limit (a cap lets the
+            # requests within it through, a drained rate limiter does not)
             self._within_refused += 1
             if ticket.cap is not None and self._capped_ok == 0:
-                # sent within it, and nothing within it went through yet: a rate limit whose
-                # burst the start used up (waiting for more refusals would be refused too)
+                # sent within it, nothing within it through yet: a rate limit, its burst used up
                 self._rate_limit()
                 return False
             if self._within_refused >= 3 and self._within_refused > 2 * self._within_ok:
@@ -712,8 +658,8 @@ class Budget:
             self.limit = bound
             self._limit_at = now
         if self._capped_ok == 0:
-            # the first request under it goes alone: a cap lets it through, a rate limiter
-            # whose burst the start used up refuses it, and the others it would refuse too
+            # the first request under it goes alone: a cap lets it through, a drained rate
+            # limiter refuses it
             self.limit = 1
         return ticket.in_flight > bound
 
@@ -758,14 +704,7 @@ class Budgets:
         self._by_key: dict[str, Budget] = {}
 
     def get(self, key: str = "") -> Budget:
-        """The budget of a service (made on first use).
-
-        Args:
-            key: the service's base URL.
-
-        Returns:
-            The budget.
-        """
+        """The budget of a service (``key``: its base URL), made on first use."""
         with self._lock:
             budget = self._by_key.get(key)
             if budget is None:
@@ -773,11 +712,7 @@ class Budgets:
             return budget
 
     def all(self) -> list[Budget]:
-        """Every budget made so far.
-
-        Returns:
-            The budgets.
-        """
+        """Every budget made so far."""
         with self._lock:
             return list(self._by_key.values())
 
@@ -790,20 +725,15 @@ def budgets_of(owner: object) -> Budgets:
     """The budgets shared by every run over one connection (made on first use).
 
     Args:
-        owner: the connection (any object that can be weakly referenced); its budgets go
-            when it goes.
+        owner: the connection (any object that can be weakly referenced).
 
     Returns:
         Its budgets.
 
     Example:
-        >>> class Conn: ...
-        >>> conn = Conn()
-        >>> budgets_of(conn) is budgets_of(conn), budgets_of(conn) is budgets_of(Conn())
+        >>> conn = Budgets()  # any object
+        >>> budgets_of(conn) is budgets_of(conn), budgets_of(conn) is budgets_of(Budgets())
         (True, False)
     """
     with _REGISTRY_LOCK:
-        found = _REGISTRY.get(owner)
-        if found is None:
-            found = _REGISTRY[owner] = Budgets()
-        return found
+        return _REGISTRY.setdefault(owner, Budgets())

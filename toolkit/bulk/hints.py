@@ -29,19 +29,12 @@ class LimitHints:
     reset: float | None = None
 
 
-_PARAM = re.compile(r";\s*([a-z]+)\s*=\s*([0-9.]+)")
+_PARAM = re.compile(r";\s*([a-z]+)\s*=\s*([0-9]+\.?[0-9]*|\.[0-9]+)(?![0-9.])")
 
 
 def _params(value: str) -> dict[str, float]:
     """The numeric parameters of the first item of a structured-field list."""
-    first = value.split(",", 1)[0]
-    out: dict[str, float] = {}
-    for key, number in _PARAM.findall(first):
-        try:
-            out[key] = float(number)
-        except ValueError:
-            continue
-    return out
+    return {key: float(number) for key, number in _PARAM.findall(value.split(",", 1)[0])}
 
 
 def _number(value: str | None) -> float | None:
@@ -68,25 +61,15 @@ def limit_hints(headers: Mapping[str, str] | None, *, now: float | None = None) 
     Example:
         >>> limit_hints({"RateLimit-Policy": '"w";q=300;w=10', "RateLimit": '"w";r=0;t=6'})
         LimitHints(quota=300.0, window=10.0, remaining=0.0, reset=6.0)
-        >>> limit_hints({"x-ratelimit-limit": "60", "x-ratelimit-reset": "3"}).reset
-        3.0
     """
-    if not headers:
-        return LimitHints()
-    low = {k.lower(): v for k, v in headers.items()}
-    quota = window = remaining = reset = None
-    if "ratelimit-policy" in low:
-        policy = _params(low["ratelimit-policy"])
-        quota, window = policy.get("q"), policy.get("w")
-    if "ratelimit" in low:
-        state = _params(low["ratelimit"])
-        remaining, reset = state.get("r"), state.get("t")
-    if quota is None:
-        quota = _number(low.get("x-ratelimit-limit"))
-    if remaining is None:
-        remaining = _number(low.get("x-ratelimit-remaining"))
+    low = {k.lower(): v for k, v in (headers or {}).items()}
+    policy = _params(low.get("ratelimit-policy", ""))
+    state = _params(low.get("ratelimit", ""))
+    quota = policy.get("q", _number(low.get("x-ratelimit-limit")))
+    remaining = state.get("r", _number(low.get("x-ratelimit-remaining")))
+    reset = state.get("t")
     if reset is None:
         reset = _number(low.get("x-ratelimit-reset"))
         if reset is not None and reset > 1e9:  # an epoch time (GitHub and others)
             reset = max(0.0, reset - (time.time() if now is None else now))
-    return LimitHints(quota, window, remaining, reset)
+    return LimitHints(quota, policy.get("w"), remaining, reset)

@@ -1,8 +1,7 @@
 """The journal: an append-only, locked record of what the service holds.
 
-Each line is one answer: a call accepted (2xx) with its URL, key, payload and time, or one that
-failed or whose answer was lost (``unknown``). Read in order, the lines give one :class:`Entry`
-per record (URL and key): the last payload accepted, and the failures since. That serves crash
+Each line is one answer: accepted (2xx, with URL, key, payload and time), failed, or lost
+(``unknown``). Read in order, they give one :class:`Entry` per record (URL and key), for crash
 resume (:meth:`Ledger.acknowledged`) and change detection (:func:`toolkit.ingress.plan.plan`).
 Older lines ``{"id", "endpoint", "key", "status"}`` still skip a call whose digest matches.
 """
@@ -28,7 +27,7 @@ Outcome = Literal["failed", "unknown"]
 
 
 class Recorded(Protocol):
-    """What the journal writes of a call: its endpoint, key and payload."""
+    """What the journal writes of a call."""
 
     @property
     def endpoint(self) -> str: ...
@@ -45,20 +44,14 @@ class Entry:
     """What the journal knows of one record: the service's state as far as answers tell.
 
     Attributes:
-        endpoint: the call's endpoint (``import_initiatives``...).
-        url: the full URL the record was sent to (service, customer, path).
+        endpoint: the call's endpoint; ``url``: the full URL the record was sent to.
         key: the record's key (its ``externalId``; ``initiativeExternalId`` for code ranges).
         customer: the customer, when the line named it.
-        payload: the last payload the service accepted (``None``: never accepted).
-        accepted_id: the digest of that accepted call (see ``Call.journal_id``).
-        accepted_at: when it was accepted (ISO 8601, UTC).
-        failure: ``failed`` or ``unknown`` when the last answer was not an acceptance, else
-            ``None``.
-        error: the last failure's message.
-        failed_status: the last failure's HTTP status (``None`` when unknown).
-        failed_at: the last failure's time.
-        failing_since: the first failure since the last acceptance (kept while it fails).
-        failures: how many failures since the last acceptance.
+        payload: the last payload accepted (``None``: never); ``accepted_id``: its digest;
+            ``accepted_at``: when (ISO 8601, UTC).
+        failure: ``failed`` or ``unknown`` when the last answer was not an acceptance.
+        error: the last failure's message; ``failed_status``, ``failed_at``: its status, time.
+        failing_since: the first failure since the last acceptance; ``failures``: how many.
 
     Example:
         >>> e = Entry("import_clients", "https://svc/x", "C1", payload={"name": "A"})
@@ -96,20 +89,13 @@ def _now() -> str:
 
 
 class Ledger:
-    """The state a journal's lines add up to: the acknowledged digests and one :class:`Entry`
-    per record.
+    """The state a journal's lines add up to: the acknowledged digests, one :class:`Entry` a record.
 
     Example:
         >>> ledger = Ledger()
-        >>> ledger.apply({"id": "d1", "endpoint": "import_clients", "url": "u", "key": "C1",
-        ...               "status": 201, "payload": {"name": "A"}, "at": "2025-01-01T00:00:00Z"})
-        >>> ledger.apply({"outcome": "failed", "endpoint": "import_clients", "url": "u",
-        ...               "key": "C1", "status": 422, "error": "bad", "at": "2025-01-02T00:00:00Z"})
-        >>> e = ledger.get("u", "C1")
-        >>> e.payload, e.failure, e.failing_since
-        ({'name': 'A'}, 'failed', '2025-01-02T00:00:00Z')
-        >>> ledger.acknowledged("d1", "u", "C1")
-        False
+        >>> ledger.apply({"id": "d1", "url": "u", "key": "C1", "payload": {"name": "A"}})
+        >>> ledger.get("u", "C1").payload, ledger.acknowledged("d1", "u", "C1")
+        ({'name': 'A'}, True)
     """
 
     def __init__(self) -> None:
@@ -132,7 +118,7 @@ class Ledger:
             key: the call's key.
 
         Returns:
-            True when the service holds this payload (as far as the journal knows).
+            True when the service holds this payload, as far as the journal knows.
         """
         entry = self.entries.get((url, key))
         if entry is None:  # no line of the new form: the old lines' digests decide
@@ -143,11 +129,7 @@ class Ledger:
         """Add one journal line to the state (lines are applied in file order).
 
         Args:
-            line: the decoded line.
-
-        Raises:
-            KeyError: a line of neither form.
-            TypeError: a line that is not an object.
+            line: the decoded line (``KeyError`` or ``TypeError``: not a journal line).
         """
         outcome = line.get("outcome", "accepted")
         url, key = line.get("url"), line.get("key")
@@ -206,9 +188,6 @@ def read_ledger(path: str | os.PathLike[str]) -> Ledger:
     Returns:
         The :class:`Ledger`.
 
-    Raises:
-        ConfigError: the path is a folder or cannot be read.
-
     Example:
         >>> import tempfile, os
         >>> len(read_ledger(os.path.join(tempfile.mkdtemp(), "none.jsonl")))
@@ -231,30 +210,20 @@ def read_ledger(path: str | os.PathLike[str]) -> Ledger:
 class Journal:
     """An append-only record of the answers of the service, and the state they add up to.
 
-    Args:
-        path: a JSON-lines file; created if missing. Lines survive ``kill -9`` because each is
-            written and flushed as soon as its call is answered; a torn last line is cut
-            off when the journal is opened again, and bytes that are not a journal line are
-            skipped.
+    Each line is flushed as soon as its call is answered (it survives ``kill -9``); a torn last
+    line is cut off when the journal is opened again. An advisory lock on ``<path>.lock`` keeps
+    a second run out (:class:`~toolkit.errors.JournalInUseError`).
 
-    Raises:
-        ConfigError: the path is a folder or cannot be written.
-        JournalInUseError: another run holds the journal (an advisory lock on
-            ``<path>.lock``, which names the process).
+    Args:
+        path: a JSON-lines file; created if missing.
 
     Example:
         >>> import tempfile, os
-        >>> j = Journal(os.path.join(tempfile.mkdtemp(), "j.jsonl"))
         >>> from toolkit.bulk.runner import Call
-        >>> c = Call("import_clients", json={"externalId": "C1"}, key="C1")
-        >>> url = "https://svc/api/v1/customers/c1/clients/import"
-        >>> line = c.journal_id(url)
-        >>> j.record(line, c, 201, url=url); line in j
-        True
-        >>> j.ledger.get(url, "C1").payload
-        {'externalId': 'C1'}
-        >>> j.record_failure(c, url, outcome="failed", status=422, error="bad")
-        >>> j.acknowledged(line, url, "C1"), j.ledger.get(url, "C1").failures
+        >>> j, c = Journal(os.path.join(tempfile.mkdtemp(), "j")), Call("import_clients", key="C1")
+        >>> j.record(c.journal_id("u"), c, 201, url="u")
+        >>> j.record_failure(c, "u", outcome="failed", status=422, error="bad")
+        >>> j.acknowledged(c.journal_id("u"), "u", "C1"), j.ledger.get("u", "C1").failures
         (False, 1)
         >>> j.close()
     """
@@ -268,6 +237,17 @@ class Journal:
         self._holder = FileLock(self.path.parent / (self.path.name + ".lock"))
         try:
             self._holder.acquire()
+            try:
+                self._fh: BinaryIO = self.path.open("a+b")
+                self._fh.seek(0)
+                data = self._fh.read()
+                end = _read(data, self.ledger)
+                if end < len(data):  # a line torn by a kill: drop it (its call is sent again)
+                    self._fh.truncate(end)
+                    self._fh.flush()
+            except OSError:
+                self._holder.release()
+                raise
         except LockHeld as held:
             raise JournalInUseError(
                 f"the journal {self.path} is in use by {held.holder}; wait for that run to end "
@@ -275,26 +255,6 @@ class Journal:
             ) from None
         except OSError as exc:
             raise ConfigError(f"cannot write the journal {self.path}: {exc.strerror}") from None
-        try:
-            self._fh = self._load()
-        except OSError as exc:
-            self._release()
-            raise ConfigError(f"cannot write the journal {self.path}: {exc.strerror}") from None
-
-    def _load(self) -> BinaryIO:
-        """Read the state; cut a torn last line; open for appending."""
-        fh: BinaryIO = self.path.open("a+b")
-        fh.seek(0)
-        data = fh.read()
-        end = _read(data, self.ledger)
-        if end < len(data):
-            # the last line was torn by a kill: drop it (that call is simply sent again)
-            fh.truncate(end)
-            fh.flush()
-        return fh
-
-    def _release(self) -> None:
-        self._holder.release()
 
     def __contains__(self, journal_id: object) -> bool:
         return journal_id in self.ledger.ids
@@ -330,8 +290,7 @@ class Journal:
             journal_id: the call's digest.
             call: the call.
             status: the HTTP status of the answer.
-            url: the call's full URL; with it the line carries the payload and time and
-                becomes the record's state (without it, only the digest is kept).
+            url: the call's full URL (without it, only the digest is kept, not the state).
             customer: the customer, for :func:`toolkit.ingress.plan.failures`.
         """
         line: dict[str, Any] = {
@@ -385,29 +344,21 @@ class Journal:
             self._fh.flush()
             os.fsync(self._fh.fileno())
             self._fh.close()
-            self._release()
+            self._holder.release()
 
 
 def payload_hash(payload: Any) -> str:
     """SHA-256 (hex) of the canonical JSON of a payload: sorted keys, no spaces, UTF-8.
 
-    Equal payloads hash equal whatever their key order; used by journals to tell whether a
-    record was already sent with the same content.
-
     Args:
-        payload: A JSON-serialisable value (a dict from :func:`to_payloads`).
+        payload: a JSON-serialisable value (NaN or infinity: ``ValueError``).
 
     Returns:
         64 hexadecimal characters.
 
-    Raises:
-        ValueError: The payload holds NaN or infinity.
-        TypeError: The payload holds a value JSON cannot represent.
-
-    >>> payload_hash({"b": 1, "a": "x"}) == payload_hash({"a": "x", "b": 1})
-    True
-    >>> len(payload_hash({"a": 1}))
-    64
+    Example:
+        >>> payload_hash({"b": 1, "a": "x"}) == payload_hash({"a": "x", "b": 1})
+        True
     """
     text = json.dumps(
         payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False

@@ -1,37 +1,9 @@
-"""The pace of bulk runs: a budget per service, learned from the answers, shared by every run.
+"""One run's view of its connection's budgets: :class:`Pacer`.
 
-A :class:`~toolkit.bulk.budget.Budget` decides when the next request to one service may leave.
-It reads the limit from what gets through, as TCP BBR reads a bottleneck's bandwidth, and bounds
-the requests in flight as Vector's adaptive request concurrency and Netflix's concurrency-limits
-do:
-
-* **start**: unpaced, the requests in flight growing from one by one a round trip. Its first
-  refusals (429, or 503) are tried: 4 in a row beyond the first are a limit; fewer, the pace
-  halves until 10 refusals are expected, and refusals that do not fall with it are random
-  faults (the budget's ``noise``, as BBRv2 tells random loss from congestion), not a limit.
-* **seek**: a bisection on the pace; a pace held a few intervals is above the limit when
-  refused, below it when not; what went through since a refusal is a floor.
-* **cruise**: just under the limit (:data:`~toolkit.bulk.budget.HEADROOM`), evenly spaced. A
-  refusal makes the refused pace the limit; refusals of up to 2% of the last two seconds'
-  answers, or within the ``noise``, are shrugged off. Once quiet, the pace probes beyond the
-  last refused one, faster the longer it stays quiet, so a raised limit is found in seconds.
-  Refusals that neither fall nor grow when a probe halves the pace are random too.
-* **in flight**: a refusal with others in flight bounds the requests in flight below that count
-  (a concurrency cap), never below what the accepted rate needs; refusals within the bound (a
-  drained rate limiter) lift it. The bound probes one higher when quiet, shrinks when the
-  latency climbs far above its floor.
-* **pauses**: only a spent quota pauses every run: rate limit headers saying nothing remains for
-  2.5 s or more, or refusals in a row with nothing through for a few intervals (a fixed window
-  used up). A ``Retry-After`` alone delays its own request (the runner retries it after that
-  wait); ``Retry-After: 0`` changes nothing. A 5xx is never a sign of the pace.
-
-A budget belongs to a connection and a service (:func:`~toolkit.bulk.budget.budgets_of`):
-concurrent runs of one ``Client`` share one limit. It forgets after
-:data:`~toolkit.bulk.budget.IDLE` seconds without requests.
-
-A :class:`Pacer` is one run's view of its connection's budgets: its ``stop`` event, its
-``max_rate``, counters, and one retry policy for a service that cannot be reached: the whole run
-waits ``backoff``, ``2 * backoff``... for ``retries`` rounds, then fails (:attr:`Pacer.fatal`); a
+A :class:`~toolkit.bulk.budget.Budget` per service decides when the next request may leave, from
+the limit it learns (docs/toolkit.md, "Pacing"). A :class:`Pacer` adds the run's ``stop`` event,
+its ``max_rate`` and one policy for a service that cannot be reached: the whole run waits
+``backoff``, ``2 * backoff``... for ``retries`` rounds, then fails (:attr:`Pacer.fatal`); a
 malformed URL fails it at once.
 """
 
@@ -42,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from toolkit.bulk.budget import THROTTLE_STATUSES, Budget, Budgets, Ticket
+from toolkit.bulk.budget import Budget, Budgets, Ticket
 from toolkit.bulk.hints import limit_hints
 from toolkit.core.http import INVALID_URL, UNREACHABLE, Reply
 
@@ -56,8 +28,7 @@ class Pacer:
         max_rate: requests per second this run never exceeds (``None``: no cap).
         retries: rounds of waiting for an unreachable service before the run fails.
         backoff: first wait of those rounds in seconds (doubled each round).
-        budgets: the connection's budgets (:func:`~toolkit.bulk.budget.budgets_of`); a
-            private set by default.
+        budgets: the connection's budgets (default: a private set).
         stop: the run's stop event (a new one by default); set it to end every wait.
         clock: monotonic seconds (for tests).
 
@@ -65,8 +36,8 @@ class Pacer:
         >>> pacer = Pacer(max_rate=50)
         >>> ticket = pacer.acquire()
         >>> pacer.observe(ticket, Reply(201))
-        >>> pacer.rate, pacer.fatal
-        (50.0, None)
+        >>> ticket.budget.in_flight, pacer.fatal
+        (0, None)
     """
 
     def __init__(
@@ -90,33 +61,16 @@ class Pacer:
         self._lock = threading.Lock()
         self._next = 0.0  # the run's own slot under max_rate
         self._paused_until = 0.0  # the run's wait for an unreachable service
-        self._outage = 0
-        self._outages = 0
+        self._outage = self._outages = 0  # outage waits: in all, and in a row
         self._used: set[Budget] = set()
         #: why the run failed (a service that cannot be reached), or ``None``.
         self.fatal: str | None = None
-        #: counters: ``requests``, ``throttled``, ``pauses``.
-        self.counts = {"requests": 0, "throttled": 0, "pauses": 0}
-
-    def __repr__(self) -> str:
-        rate = "unpaced" if self.rate is None else f"{self.rate:.1f}/s"
-        return f"Pacer(rate={rate}, fatal={self.fatal!r})"
-
-    @property
-    def rate(self) -> float | None:
-        """This run's pace in requests per second (``None``: unpaced)."""
-        rates = [b.rate for b in self._budgets_used() if b.rate is not None]
-        if self.max_rate is not None:
-            rates.append(self.max_rate)
-        return min(rates) if rates else None
-
-    def _budgets_used(self) -> list[Budget]:
-        with self._lock:
-            return list(self._used)
 
     def wake(self) -> None:
         """Wake every waiting worker (after setting :attr:`stop`)."""
-        for budget in self._budgets_used():
+        with self._lock:
+            used = list(self._used)
+        for budget in used:
             with budget.cond:
                 budget.cond.notify_all()
 
@@ -127,8 +81,7 @@ class Pacer:
             key: the service's base URL (its budget).
 
         Returns:
-            A ticket to hand to :meth:`observe`, or ``None`` when the run was stopped or failed
-            (then nothing may be sent).
+            A ticket to hand to :meth:`observe`; ``None``: the run was stopped or failed.
         """
         budget = self.budgets.get(key)
         with self._lock:
@@ -148,9 +101,7 @@ class Pacer:
                     continue
                 if self.max_rate is not None:
                     self._next = max(self._next, now - 0.5 / self.max_rate) + 1 / self.max_rate
-                ticket = budget.take(now)
-                self.counts["requests"] += 1
-                return replace(ticket, outage=self._outage)
+                return replace(budget.take(now), outage=self._outage)
 
     def release(self, ticket: Ticket) -> None:
         """Give back a ticket whose request was not sent after all.
@@ -158,7 +109,7 @@ class Pacer:
         Args:
             ticket: what :meth:`acquire` returned.
         """
-        ticket.budget.forget(ticket)
+        ticket.budget.answer(ticket, None)
 
     def observe(self, ticket: Ticket, reply: Reply) -> None:
         """Learn from one answer (or failure) of a request sent with ``ticket``.
@@ -171,8 +122,6 @@ class Pacer:
         hints = limit_hints(reply.headers) if reply.headers else None
         budget.answer(ticket, reply.status, retry_after=reply.retry_after, hints=hints)
         with budget.cond:
-            if reply.status in THROTTLE_STATUSES:
-                self.counts["throttled"] += 1
             if reply.failure == INVALID_URL:
                 self.fatal = reply.error or "malformed URL"
             elif reply.failure == UNREACHABLE:
@@ -182,19 +131,8 @@ class Pacer:
                     if self._outages > self.retries:
                         self.fatal = reply.error or "the service cannot be reached"
                     else:
-                        self.counts["pauses"] += 1
                         wait = self.backoff * 2 ** (self._outages - 1)
                         self._paused_until = max(self._paused_until, self._clock() + wait)
             elif reply.status is not None:
                 self._outages = 0
             budget.cond.notify_all()
-
-    def measured(self) -> float | None:
-        """Accepted answers per second over the last two seconds, or ``None`` (too early).
-
-        Example:
-            >>> Pacer().measured() is None
-            True
-        """
-        rates = [m for b in self._budgets_used() if (m := b.measured()) is not None]
-        return sum(rates) if rates else None

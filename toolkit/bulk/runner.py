@@ -1,28 +1,25 @@
 """The one bulk runner: many requests on a pool of workers, paced, journaled, stoppable.
 
 Imports, acknowledgements, user look-ups and starring all go through :func:`run_bulk`: one
-:class:`~toolkit.core.http.Reply` per :class:`Call`, in input order, under one
-:class:`~toolkit.bulk.pacer.Pacer` per run; a :class:`Journal` lets a re-run skip what the
-service already acknowledged.
+:class:`~toolkit.core.http.Reply` per :class:`Call`, in order, under one pacer per run.
 """
 
 from __future__ import annotations
 
 import heapq
-import itertools
 import os
 import queue
-import random
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import pandas as pd
 from tqdm.auto import tqdm
 
-from toolkit.bulk.budget import budgets_of
+from toolkit.bulk.budget import THROTTLE_STATUSES, budgets_of
 from toolkit.bulk.journal import Journal, Outcome, payload_hash
 from toolkit.bulk.pacer import Pacer
 from toolkit.core.connection import ENDPOINTS, Connection, Endpoint
@@ -57,15 +54,7 @@ JOURNALED = "already acknowledged (journal)"
 Status = Literal["sent", "journaled", "failed", "unknown", "not_sent", "skipped", "conflict"]
 
 #: Values of the ``status`` column of a result frame, in the order of its categories.
-STATUSES: list[Status] = [
-    "sent",
-    "journaled",
-    "failed",
-    "unknown",
-    "not_sent",
-    "skipped",
-    "conflict",
-]
+STATUSES: list[Status] = list(get_args(Status))
 
 #: Seconds the requests in flight get to finish after an interrupt.
 GRACE = 0.5
@@ -79,17 +68,14 @@ class Call:
 
     Attributes:
         endpoint: a key of :data:`toolkit.core.connection.ENDPOINTS`.
-        path: path parameters other than ``customerId``.
+        path: path parameters other than ``customerId``; ``params``: query parameters.
         json: the JSON body.
         key: what identifies the call in the journal and the progress (an ``externalId``...).
-        params: query parameters.
         retry: whether the call is safe to repeat.
-        landed: for a call that is not idempotent: given a 409 or 422 answer, whether it
-            shows the requested state is in force (an acknowledgement of an entry already in
-            that state); ``Reply.lost`` says whether an earlier attempt's answer was lost.
-        conflict: a 409 means the service keeps a record of its own under this key (a
-            repeated import refused): the call's status is ``conflict``, never retried, and it
-            proves the record is stored even after an attempt whose answer was lost.
+        landed: for a call that is not idempotent: given a 409 or 422, whether the answer
+            shows the requested state in force (``Reply.lost``: an earlier answer was lost).
+        conflict: a 409 means the service holds its own record under this key: the status is
+            ``conflict``, never retried, proof the record is stored even after a lost answer.
     """
 
     endpoint: Endpoint
@@ -107,13 +93,13 @@ class Call:
 
 
 def not_sent(reason: str = _INTERRUPTED) -> Reply:
-    """The reply of a call that was never sent.
+    """The reply (``failure="not_sent"``) of a call that was never sent.
 
     Args:
         reason: why.
 
     Returns:
-        A reply with ``failure="not_sent"``.
+        The reply.
 
     Example:
         >>> not_sent().failure
@@ -123,10 +109,7 @@ def not_sent(reason: str = _INTERRUPTED) -> Reply:
 
 
 def pacer_for(conn: Connection, *, max_rate: float | None = None) -> Pacer:
-    """A pacer for one run over a connection (its retries, backoff and ``max_rate``).
-
-    Every run over one connection shares the connection's budget per service
-    (:func:`~toolkit.bulk.pacer.budgets_of`): two runs at once share one limit.
+    """A pacer for one run over a connection, sharing the connection's budget per service.
 
     Args:
         conn: the connection.
@@ -136,10 +119,7 @@ def pacer_for(conn: Connection, *, max_rate: float | None = None) -> Pacer:
         The pacer; pass it to several :func:`run_bulk` calls to make them one run.
 
     Example:
-        >>> from toolkit.core.settings import Settings
-        >>> settings = Settings("c", "i", "s", "http://a", "http://t", audience="aud")
-        >>> conn = Connection(settings, max_rate=5)
-        >>> pacer_for(conn).max_rate
+        >>> pacer_for(client.connection, max_rate=5).max_rate
         5.0
     """
     return Pacer(
@@ -150,17 +130,10 @@ def pacer_for(conn: Connection, *, max_rate: float | None = None) -> Pacer:
     )
 
 
-def _backoff(conn: Connection, attempt: int) -> float:
-    t = conn.transport
-    return min(t.backoff_max, t.backoff * 2.0 ** (attempt - 1)) + random.uniform(0, t.jitter)
-
-
 def _attempts(conn: Connection, call: Call, pacer: Pacer) -> Generator[float, None, Reply]:
     """Send one call until it is answered for good, under the run's pacer and retry policy."""
-    method = ""
-    url = ""
-    attempts = 0
-    elapsed = 0.0
+    method = url = ""
+    attempts, elapsed = 0, 0.0
     lost = False  # an attempt was sent and its answer lost: it may have been applied
     limit = 1 + conn.transport.retries
     throttled = 0  # refusals to pace (429, 503), not counted against the retries
@@ -210,32 +183,20 @@ def _attempts(conn: Connection, call: Call, pacer: Pacer) -> Generator[float, No
             return reply  # the record exists: stored, with the service's version
         # NOT_SENT here: the token request's answer was lost, this request never left
         retryable = reply.failure in (LOST, NOT_SENT) or reply.status in RETRY_STATUSES
-        if reply.status in (429, 503) and throttled < 10 * limit:
+        if reply.status in THROTTLE_STATUSES and throttled < 10 * limit:
             # a refusal to pace: the pacer slowed down; it does not use up the call's retries
             throttled += 1
         spent = attempts - throttled
         if not (call.retry or call.landed is not None) or not retryable or spent >= limit:
             return _unproven(reply) if lost else reply
-        if reply.status not in (429, 503):
-            yield _backoff(conn, spent)  # refusals to pace do not lengthen it
+        if reply.status not in THROTTLE_STATUSES:
+            yield conn.transport.delay(spent)  # refusals to pace do not lengthen it
         elif reply.retry_after:  # the service's wait for this request (the pace is the pacer's)
             yield reply.retry_after
 
 
-def _finish(attempts: Generator[float, None, Reply]) -> Reply:
-    """Run a call's attempts to their end without waiting (the run was stopped or failed: the pacer
-    lets nothing leave, so its reply says what is known)."""
-    try:
-        while True:
-            next(attempts)
-    except StopIteration as end:
-        reply: Reply = end.value
-        return reply
-
-
 def _unproven(reply: Reply) -> Reply:
-    """A final answer after an attempt whose answer was lost, that does not prove the call's state
-    (any error, whatever its status): the call is ``unknown``."""
+    """An error after an attempt whose answer was lost proves nothing: the call is ``unknown``."""
     if reply.failure != LOST:
         reply.error = f"{reply.error} (after an attempt whose answer was lost: it may have landed)"
         reply.failure = LOST
@@ -255,32 +216,27 @@ def run_bulk(
 ) -> list[Reply]:
     """Send every call on a pool of worker threads and return one reply per call, in order.
 
-    Every call is retried under one policy: a 5xx or a lost answer is retried with exponential
-    backoff up to the connection's ``retries`` (calls marked ``retry=False`` are not, unless
-    they say how to read a conflict with ``landed``); a 429 or 503 slows the pacer down (a long
-    ``Retry-After`` pauses every worker) and the call is sent again at its pace; a service that
-    cannot be reached is waited for once for the whole run, then every call not yet answered is
-    ``not_sent``.
+    A 5xx or a lost answer is retried with backoff up to the connection's ``retries`` (not for
+    ``retry=False`` calls without ``landed``); a 429 or 503 slows the pacer down and the call
+    goes again at its pace; an unreachable service is waited for once for the whole run, then
+    every call not yet answered is ``not_sent``.
 
     Args:
-        conn: the connection (a :class:`~toolkit.core.connection.Connection`).
+        conn: the connection.
         calls: the requests to send.
         workers: worker threads (default: ``conn.workers``).
-        progress: show a tqdm progress bar (Jupyter or terminal).
-        journal: a path or :class:`Journal`; calls whose record's last answer accepted the
-            same payload are not sent and get a reply with ``status=None`` and
-            ``error=JOURNALED``; every answer is added to it (accepted, failed, or lost).
+        progress: show a tqdm progress bar.
+        journal: a path or :class:`Journal`; a call whose record's last answer accepted the
+            same payload is not sent (``error=JOURNALED``); every answer is added to it.
         desc: label of the progress bar.
-        pacer: the run's pacer (:func:`pacer_for`); pass one to make several calls of this
-            function one run (as onboarding does for its tables).
+        pacer: the run's pacer (:func:`pacer_for`); share one to make several calls one run.
 
     Returns:
-        Replies aligned with ``calls``; ``Reply.failure`` says ``not_sent`` or ``lost``
-        (unknown) for calls without an answer.
+        Replies aligned with ``calls``; ``Reply.failure`` is ``not_sent`` or ``lost`` (unknown)
+        for calls without an answer.
 
     Raises:
-        Interrupted: Ctrl+C or Jupyter's stop (a ``KeyboardInterrupt``); its ``replies`` hold
-            one reply per call (``not_sent`` for the calls never sent).
+        Interrupted: Ctrl+C or Jupyter's stop; its ``replies`` hold one reply per call.
 
     Example:
         >>> calls = [Call("user", {"userId": u}, key=u) for u in (user_id, "0" * 24)]
@@ -309,9 +265,8 @@ def run_bulk(
     # land between any two bytecodes of the waiting thread, and must not lose an answer
     answers: queue.SimpleQueue[int] = queue.SimpleQueue()
 
-    # calls waiting to be tried again (a backoff, a Retry-After): by when, without a worker
-    delayed: list[tuple[float, int, int, Generator[float, None, Reply]]] = []
-    order = itertools.count()
+    # calls waiting to be tried again (a backoff, a Retry-After), without a worker: by when, row
+    delayed: list[tuple[float, int, Generator[float, None, Reply]]] = []
 
     def done(i: int, reply: Reply) -> None:
         if jr is not None:
@@ -322,14 +277,13 @@ def run_bulk(
         answers.put(i)
 
     def take() -> tuple[int, Generator[float, None, Reply]] | float | None:
-        """The next call to try (a waiting one whose time came first), the seconds until a
-        waiting one may go, or ``None``: nothing left (or the run stopped)."""
+        """The next call (a waiting one first), seconds until one may go, or ``None``: done."""
         with lock:
             if pacer.stop.is_set() or pacer.fatal is not None:
                 return None
             now = time.monotonic()
             if delayed and delayed[0][0] <= now:
-                _, _, i, attempts = heapq.heappop(delayed)
+                _, i, attempts = heapq.heappop(delayed)
             else:
                 j = next(pending, None)
                 if j is None:
@@ -337,6 +291,17 @@ def run_bulk(
                 i, attempts = j, _attempts(conn, calls[j], pacer)
             in_flight.add(i)
             return i, attempts
+
+    def end_waiting(keep: Callable[[int, Reply], None]) -> None:
+        """Give the calls waiting to be tried again their reply: not sent, or unknown."""
+        with lock:
+            waiting, delayed[:] = list(delayed), []
+        for _, i, attempts in waiting:
+            try:  # the pacer lets nothing leave: the attempts end without waiting
+                while True:
+                    next(attempts)
+            except StopIteration as end:
+                keep(i, end.value)
 
     def work() -> None:
         while True:
@@ -353,18 +318,15 @@ def run_bulk(
                     delay = next(attempts)
             except StopIteration as end:
                 done(i, end.value)
-                continue
             except Exception as exc:  # a bug must not lose the other rows
                 done(i, Reply(None, None, f"internal error: {type(exc).__name__}: {exc}", 1))
-                continue
-            with lock:
-                in_flight.discard(i)
-                heapq.heappush(delayed, (time.monotonic() + delay, next(order), i, attempts))
+            else:
+                with lock:
+                    in_flight.discard(i)
+                    heapq.heappush(delayed, (time.monotonic() + delay, i, attempts))
 
     # a single request shows no 1/1 bar
-    bar = tqdm(
-        total=len(calls), desc=desc, disable=not progress or len(calls) <= 1, unit="req", leave=True
-    )
+    bar = tqdm(total=len(calls), desc=desc, disable=not progress or len(calls) <= 1, unit="req")
     bar.update(len(calls) - len(todo))
     n_workers = max(1, min(workers or conn.workers, len(todo) or 1))
     threads = [
@@ -384,7 +346,7 @@ def run_bulk(
                 continue
             left -= 1
             bar.update(1)
-        _end_waiting(delayed, lock, done)  # the run failed: calls waiting to be tried again
+        end_waiting(done)  # the run failed: calls waiting to be tried again
     except KeyboardInterrupt:
         pacer.stop.set()
         pacer.wake()
@@ -403,34 +365,17 @@ def run_bulk(
                 _journal(jr, conn, calls[i], ids[i], urls[i], reply)
             snapshot[i] = reply
 
-        _end_waiting(delayed, lock, keep)
-        if jr is not None:  # their answers may never come: a re-run retries them
-            for i in sorted(late):
-                if snapshot[i] is None:
-                    jr.record_failure(
-                        calls[i],
-                        urls[i],
-                        outcome="unknown",
-                        status=None,
-                        error="interrupted while its answer was awaited",
-                        customer=conn.customer_id,
-                    )
-        final: list[Reply] = []
-        for i, reply in enumerate(snapshot):
-            if reply is None:  # only a call that was to be sent can lack its reply
-                reply = (
-                    Reply(
-                        None, None, "interrupted while its answer was awaited", 1, 0.0, failure=LOST
-                    )
-                    if i in late
-                    else not_sent()
-                )
-            final.append(reply)
-        if own_journal and jr is not None:
-            jr.close()
-            own_journal = False
+        end_waiting(keep)
+        awaited = "interrupted while its answer was awaited"
+        for i in sorted(late):  # their answers may never come: unknown, a re-run retries them
+            if snapshot[i] is None:
+                keep(i, Reply(None, None, awaited, 1, 0.0, failure=LOST))
+        final = [not_sent() if reply is None else reply for reply in snapshot]
+        n = Counter(_status(r) for r in final)
+        answered = len(final) - n["unknown"] - n["not_sent"]
         raise Interrupted(
-            f"interrupted: {_tally(final)}; the journal, if any, holds what was answered",
+            f"interrupted: {answered} answered, {n['unknown']} unknown, {n['not_sent']} not sent;"
+            " the journal, if any, holds what was answered",
             replies=final,
         ) from None
     finally:
@@ -441,19 +386,6 @@ def run_bulk(
     return [
         reply if reply is not None else not_sent(pacer.fatal or _INTERRUPTED) for reply in replies
     ]
-
-
-def _end_waiting(
-    delayed: list[tuple[float, int, int, Generator[float, None, Reply]]],
-    lock: threading.Lock,
-    keep: Callable[[int, Reply], None],
-) -> None:
-    """Give the calls still waiting to be tried again their reply (the run was stopped or failed):
-    not sent, or unknown when an earlier attempt's answer was lost."""
-    with lock:
-        waiting, delayed[:] = list(delayed), []
-    for _, _, i, attempts in waiting:
-        keep(i, _finish(attempts))
 
 
 def _journal(jr: Journal, conn: Connection, call: Call, jid: str, url: str, reply: Reply) -> None:
@@ -472,16 +404,19 @@ def _journal(jr: Journal, conn: Connection, call: Call, jid: str, url: str, repl
         )
 
 
-def _tally(replies: Sequence[Reply | None]) -> str:
-    counts = {"answered": 0, "unknown": 0, "not sent": 0}
-    for r in replies:
-        if r is None or r.failure in (NOT_SENT, UNREACHABLE, INVALID_URL):
-            counts["not sent"] += 1
-        elif r.failure == LOST:
-            counts["unknown"] += 1
-        else:
-            counts["answered"] += 1
-    return ", ".join(f"{n} {k}" for k, n in counts.items())
+def _status(r: Reply, conflict: bool = False) -> Status:
+    """The ``status`` of a reply in a result frame."""
+    if r.error == JOURNALED:
+        return "journaled"
+    if r.ok:
+        return "sent"
+    if r.failure in (NOT_SENT, UNREACHABLE, INVALID_URL):
+        return "not_sent"
+    if r.failure == LOST:
+        return "unknown"
+    if r.status is None and r.attempts == 0:
+        return "skipped"
+    return "conflict" if conflict and r.status == 409 else "failed"
 
 
 def result_frame(
@@ -496,11 +431,10 @@ def result_frame(
 
     Columns: ``<key_name>``, ``status``, ``ok``, ``httpStatus``, ``error``, ``attempts``,
     ``elapsed``. ``status`` is ``sent`` (answered 2xx), ``journaled`` (a journal holds it),
-    ``failed`` (answered with an error), ``unknown`` (sent, answer lost: it may have been
-    applied), ``not_sent`` (never left: interrupted, or the service could not be reached),
-    ``skipped`` (held back: invalid, or its parent failed) or, with ``conflict``, ``conflict``
-    (answered 409: the service holds a record under that key and keeps its version). ``ok``
-    is ``sent`` or ``journaled``.
+    ``failed`` (answered with an error), ``unknown`` (answer lost: it may have been applied),
+    ``not_sent`` (interrupted, or the service could not be reached), ``skipped`` (invalid, or
+    its parent failed) or ``conflict`` (with ``conflict``: a 409, the service keeps its own
+    record). ``ok`` is ``sent`` or ``journaled``.
 
     Args:
         index: the input frame's index (the result is aligned to it).
@@ -513,28 +447,10 @@ def result_frame(
         The result frame.
 
     Example:
-        >>> r = result_frame([0], ["C1"], [Reply(201)])
-        >>> r.loc[0, "status"], bool(r.loc[0, "ok"])
-        ('sent', True)
-        >>> result_frame([0], ["C1"], [Reply(409)], conflict=True).loc[0, "status"]
-        'conflict'
+        >>> result_frame([0, 1], "AB", [Reply(201), Reply(409)], conflict=True).status.tolist()
+        ['sent', 'conflict']
     """
-    status: list[Status] = []
-    for r in replies:
-        if r.error == JOURNALED:
-            status.append("journaled")
-        elif r.ok:
-            status.append("sent")
-        elif r.failure in (NOT_SENT, UNREACHABLE, INVALID_URL):
-            status.append("not_sent")
-        elif r.failure == LOST:
-            status.append("unknown")
-        elif r.status is None and r.attempts == 0:
-            status.append("skipped")
-        elif conflict and r.status == 409:
-            status.append("conflict")
-        else:
-            status.append("failed")
+    status = [_status(r, conflict) for r in replies]
     frame = pd.DataFrame(
         {
             key_name: pd.array(list(keys), dtype="str"),
