@@ -221,13 +221,6 @@ def _unsendable(column: str, value: str) -> Unreadable:
 def parse(df: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFrame:
     """Read each cell of the columns of ``kinds`` as its kind, else as :class:`Unreadable`.
 
-    Args:
-        df: The rows as loaded.
-        kinds: Column -> kind (:data:`COERCERS`); other columns are left as they are.
-
-    Returns:
-        A new frame.
-
     >>> parse(pd.DataFrame({"n": ["360", "abc"]}), {"n": "number"})["n"].tolist()[0]
     360.0
     """

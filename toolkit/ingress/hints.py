@@ -56,14 +56,6 @@ def _key(text: object) -> str:
 def header_hint(table: str, field: str, headers: Collection[object]) -> str | None:
     """The header of ``headers`` that :data:`HEADER_HINTS` says is likely meant for ``field``.
 
-    Args:
-        table: the import table.
-        field: the spec's field that is missing.
-        headers: the headers that match no field.
-
-    Returns:
-        The first such header, or ``None``.
-
     >>> header_hint("initiatives", "clientExternalId", ["Client Code"])
     'Client Code'
     """

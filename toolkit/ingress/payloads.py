@@ -122,9 +122,6 @@ def to_payloads(table: str, df: pd.DataFrame) -> list[dict[str, Any]]:
 def to_code_range_payloads(df: pd.DataFrame) -> list[CodeRangePayload]:
     """Group code range rows (long form) into one request per initiative, in first-seen order.
 
-    Args:
-        df: A checked ``code_ranges`` frame (``initiativeExternalId``, ``codeExternalId``).
-
     Returns:
         One :class:`CodeRangePayload` per initiative (a repeated code kept once).
 

@@ -136,9 +136,6 @@ def table_calls(
 def read_source(source: Any) -> dict[str, pd.DataFrame]:
     """The import tables of a source: a folder (see :func:`load_folder`) or ``{table: frame}``.
 
-    Args:
-        source: a folder, or a mapping of table names to frames (pandas, Polars or PyArrow).
-
     Returns:
         ``{table: frame}``, each with a unique index.
 
@@ -349,14 +346,8 @@ def held_children(
 ) -> dict[Any, str]:
     """The rows of a table held back because their parent is not stored, with the reason.
 
-    With ``ranges``, a code range row is also held when another row of its range is.
-
-    Args:
-        table: the import table.
-        frame: its rows, under the spec's column names.
-        bad: parent table -> id -> why it is not stored.
-        held: labels already held back (invalid rows).
-        ranges: hold every row of a code range that has a row held.
+    ``bad`` is parent table -> id -> why it is not stored; with ``ranges``, a code range row is
+    also held when another row of its range is.
 
     Returns:
         Label -> reason, for the rows newly held back.

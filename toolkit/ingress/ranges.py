@@ -42,9 +42,6 @@ _EARLIER_PART = "not sent: an earlier part of this code range failed"
 def check_post(code_range_post: str) -> None:
     """Refuse a ``code_range_post`` other than ``"replace"`` or ``"add"``.
 
-    Args:
-        code_range_post: the user's option.
-
     Example:
         >>> check_post("add")
         >>> check_post("append")
@@ -59,13 +56,6 @@ def check_post(code_range_post: str) -> None:
 def split(ids: Sequence[str], limit: int = CODE_RANGE_MAX) -> list[list[str]]:
     """The ids in parts of at most ``limit``, in order.
 
-    Args:
-        ids: a range's code ids.
-        limit: most ids per part.
-
-    Returns:
-        The parts (one part for a short range).
-
     Example:
         >>> [len(p) for p in split([f"L{i}" for i in range(5001)])]
         [2500, 2500, 1]
@@ -79,13 +69,6 @@ def _accepted(reply: Reply) -> bool:
 
 def merge_parts(first: Reply, then: Reply) -> Reply:
     """One reply for two parts of a range: the first failure, else the later answer; attempts add.
-
-    Args:
-        first: the reply (merged so far) of the earlier parts.
-        then: the next part's reply.
-
-    Returns:
-        The merged reply.
 
     Example:
         >>> merged = merge_parts(Reply(201, attempts=2, elapsed=0.5), Reply(201, elapsed=0.25))
@@ -108,9 +91,7 @@ def _part(call: Call) -> Any:
 def send_in_parts(run: Callable[[list[Call]], list[Reply]], calls: list[Call]) -> list[Reply]:
     """Send calls with ``run``: part k of every range in round k, once its earlier parts passed.
 
-    Args:
-        run: sends a list of calls and returns one reply per call (a bulk run).
-        calls: the calls; parts of one range share their path and come in order.
+    The parts of one range share their path and come in order.
 
     Returns:
         One reply per call, in the calls' order (also on :class:`Interrupted`'s ``replies``).

@@ -162,14 +162,6 @@ def match_headers(table: str, fields: Sequence[str], names: Sequence[str]) -> He
 
     By exact name, then :func:`header_key`, then :data:`COLUMN_ALIASES`; ambiguities are returned.
 
-    Args:
-        table: the import table (for its aliases).
-        fields: the spec's field names of the table.
-        names: the headers.
-
-    Returns:
-        A :class:`HeaderMatch`.
-
     Example:
         >>> m = match_headers("initiatives", ["externalId", "callSign", "status"],
         ...                   ["Matter Number", "Status", "STATUS"])
@@ -415,9 +407,6 @@ def read_workbook(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
 
     Other sheets are passed over with an :class:`InputWarning`.
 
-    Args:
-        path: the ``.xlsx`` or ``.xlsm`` file.
-
     Returns:
         ``{table: frame}`` in import order.
 
@@ -475,10 +464,6 @@ def _read_parquet(path: Path) -> pd.DataFrame:
 def read_table(path: str | os.PathLike[str], *, encoding: str | None = None) -> pd.DataFrame:
     """Read one table file (CSV, Excel's first sheet, Parquet), whatever its delimiter or encoding.
 
-    Args:
-        path: the file.
-        encoding: the text encoding of a CSV file (no guess).
-
     Returns:
         The frame; :func:`line_numbers` gives each row's line.
 
@@ -508,13 +493,6 @@ def read_table(path: str | os.PathLike[str], *, encoding: str | None = None) -> 
 def line_numbers(frame: pd.DataFrame, rows: Iterable[Any]) -> list[int | None]:
     """The file line of each 0-based data row of a frame from :func:`read_table` (or ``None``).
 
-    Args:
-        frame: a frame returned by :func:`read_table`.
-        rows: 0-based data rows.
-
-    Returns:
-        One line number (or ``None``) per row.
-
     Example:
         >>> df = pd.DataFrame({"a": ["x", "y"]})
         >>> df.attrs["line_shifts"] = ((1, 2),)  # two blank lines before the second row
@@ -542,10 +520,6 @@ def with_lines(
 ) -> pd.DataFrame:
     """A failure or result frame with a ``line`` column right after its ``row`` column.
 
-    Args:
-        frame: a frame with ``row`` (and ``table`` when ``sources`` holds several tables).
-        sources: the frame the rows were read into, or ``{table: frame}``.
-
     Returns:
         A copy with ``line`` (nullable integers).
 
@@ -572,12 +546,6 @@ def with_lines(
 
 def check_out_path(path: str | os.PathLike[str]) -> Path:
     """Check that :func:`write_table` can write a path, before any work is done.
-
-    Args:
-        path: the output file.
-
-    Returns:
-        The path.
 
     Example:
         >>> check_out_path("failures.txt")
@@ -623,13 +591,6 @@ def _isna(value: Any) -> bool:
 
 def write_table(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     """Write a frame to ``.csv``, ``.xlsx`` or ``.parquet`` by the extension; lists as JSON text.
-
-    Args:
-        frame: the frame.
-        path: the output file.
-
-    Returns:
-        The path written.
 
     Example:
         >>> import tempfile, pathlib

@@ -77,9 +77,6 @@ def _trimmed() -> pa.Check:
 def external_id() -> Any:
     """The row's ``externalId``: unique and not blank (errors); spaces around it warn.
 
-    Returns:
-        A pandera ``Field`` marked as the table's key.
-
     >>> external_id().metadata
     {'key': True, 'kind': 'text'}
     """
@@ -93,9 +90,6 @@ def reference(table: str, *, key: bool = False) -> Any:
         table: The parent table, e.g. ``"clients"``.
         key: Whether the column is part of the row's key (code ranges).
 
-    Returns:
-        A pandera ``Field`` whose metadata names the parent table.
-
     >>> reference("clients").metadata
     {'references': 'clients', 'kind': 'text'}
     """
@@ -105,9 +99,6 @@ def reference(table: str, *, key: bool = False) -> Any:
 
 def required_text() -> Any:
     """Free text the spec requires; the service accepts ``""``, so a blank warns (sent as ``""``).
-
-    Returns:
-        A pandera ``Field`` of kind ``free_text``.
 
     >>> [(c.name, c.raise_warning) for c in required_text().checks]
     [('has_text', True)]
@@ -137,9 +128,6 @@ def one_of(values: Iterable[str], *, nullable: bool = False) -> Any:
         values: The allowed values.
         nullable: Whether a missing value (null) is allowed.
 
-    Returns:
-        A pandera ``Field``.
-
     >>> one_of(["active", "inactive"]).checks[0].statistics
     {'allowed_values': ['active', 'inactive']}
     """
@@ -148,9 +136,6 @@ def one_of(values: Iterable[str], *, nullable: bool = False) -> Any:
 
 def seconds() -> Any:
     """A number of seconds: greater than 0 (error); a fraction warns.
-
-    Returns:
-        A pandera ``Field`` of kind ``number``.
 
     >>> [(c.name, c.raise_warning) for c in seconds().checks]
     [('greater_than', False), ('whole_number', True)]
@@ -185,9 +170,6 @@ def optional(kind: str = "text", values: Iterable[str] | None = None) -> Any:
     Args:
         kind: How a cell is read: ``text``, ``bool``, ``list`` or ``date``.
         values: The allowed values, case-sensitive, when the service publishes an enum.
-
-    Returns:
-        A nullable pandera ``Field``.
 
     >>> optional("list").nullable, optional(values=["client"]).checks[0].statistics
     (True, {'allowed_values': ['client']})

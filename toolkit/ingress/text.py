@@ -34,12 +34,6 @@ Finding = tuple[int, str, str, str]
 def fold(text: str) -> str:
     """The form under which two ids look alike: NFKC, case-folded, without zero-width characters.
 
-    Args:
-        text: An id.
-
-    Returns:
-        Its folded form.
-
     >>> fold("C-1") == fold("c\\u20141".replace("\\u2014", "-")) == fold("\\ufeffＣ-1\\u200b")
     True
     """
@@ -108,10 +102,6 @@ stores them as separate records"
 
 def warn_lookalikes(failures: pd.DataFrame, limit: int = 5) -> None:
     """Say, with an :class:`~toolkit.errors.InputWarning`, which ids of a failure frame look alike.
-
-    Args:
-        failures: A failure frame.
-        limit: How many to list.
 
     >>> import warnings
     >>> from toolkit.core.failures import failure_frame

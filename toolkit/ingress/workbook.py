@@ -152,9 +152,6 @@ def write_workbook(
         failures: the failure frame (with ``line`` if known); ``row`` is a label of the table.
         headers: per table, the failure frame's ``column`` -> the header(s) showing it.
 
-    Returns:
-        The path written.
-
     Example:
         >>> import tempfile, pathlib
         >>> from openpyxl import load_workbook
