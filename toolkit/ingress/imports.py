@@ -418,19 +418,9 @@ def _send(
             fatal = pacer.fatal if interrupted is None and pacer.fatal else None
             replies = [not_sent(fatal) if fatal else not_sent() for _ in calls]
         else:
+            bulk = partial(run_bulk, conn, workers=workers, progress=progress, journal=jr)
             try:
-                replies = send_in_parts(
-                    partial(
-                        run_bulk,
-                        conn,
-                        workers=workers,
-                        progress=progress,
-                        journal=jr,
-                        desc=table,
-                        pacer=pacer,
-                    ),
-                    calls,
-                )
+                replies = send_in_parts(partial(bulk, desc=table, pacer=pacer), calls)
             except Interrupted as exc:
                 interrupted = exc
                 replies = exc.replies
