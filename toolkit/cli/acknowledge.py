@@ -68,16 +68,6 @@ def run(args: argparse.Namespace) -> int:
 
     Returns:
         0 every row acknowledged, 1 some invalid or failed, 130 interrupted.
-
-    >>> import contextlib, io
-    >>> from toolkit.cli import main
-    >>> acks = tmp / "acks.csv"
-    >>> _ = acks.write_text("userId,entryId,outcome,externalId\\nu1,e1,maybe,B-1\\n")
-    >>> with contextlib.redirect_stdout(io.StringIO()) as out, \\
-    ...         contextlib.redirect_stderr(io.StringIO()) as err:
-    ...     code = main(["-q", "--env-file", env_file, "acknowledge", str(acks)])
-    >>> code, err.getvalue().split(",")[0]  # the row is invalid: nothing is sent
-    (1, 'validation failed')
     """
     out = out_path(args)
     source = read_table(args.file)

@@ -52,18 +52,6 @@ def run(args: argparse.Namespace) -> int:
 
     Returns:
         0 every entry matched, 1 some differ.
-
-    >>> import contextlib, io
-    >>> from toolkit.cli import main
-    >>> _ = client.sync(tmp / "time", since="2026-11-01", until="2026-11-21", progress=False)
-    >>> entries = toolkit.read_sync(tmp / "time").entries
-    >>> billing = tmp / "billing.csv"
-    >>> entries[["_id", "incrementDurationInSeconds"]].set_axis(
-    ...     ["entryId", "duration"], axis=1).to_csv(billing, index=False)
-    >>> with contextlib.redirect_stdout(io.StringIO()) as out:
-    ...     code = main(["reconcile", str(tmp / "time"), str(billing)])
-    >>> code, "matched" in out.getvalue()
-    (0, True)
     """
     out, ack_out = out_path(args), out_path(args, "acknowledge_out")
     exported = _read_exported(args.export)

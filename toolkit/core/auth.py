@@ -127,17 +127,8 @@ class ClientCredentials(requests.auth.AuthBase):
 
 class TokenProvider:
     """Exchange client credentials for a bearer token and keep it fresh (thread-safe); a refusal
-    (400, 401, 403) is raised again without a request.
-
-    Args:
-        token_url: full URL of ``POST /api/v1/oauth/token``.
-        client_id: the application's ``clientId``.
-        client_secret: the application's ``clientSecret``.
-        audience: the operator-supplied audience (required).
-        transport: the HTTP layer to post with (the client's).
-        timeout: seconds for the token request when no transport is given.
-        refresh_margin: refresh this many seconds before expiry (at most 10% of its life).
-        clock: returns the current time in seconds (for tests).
+    (400, 401, 403) is raised again without a request. It refreshes ``refresh_margin`` seconds
+    before expiry (at most 10% of the token's life).
 
     >>> TokenProvider("http://127.0.0.1:9/t", "id", "secret", "aud")  # doctest: +ELLIPSIS
     TokenProvider(token_url='http://127.0.0.1:9/t', client_id='id', ...)

@@ -125,12 +125,8 @@ def failure_frame(
 
 
 def row_warnings(failures: pd.DataFrame, rows: Any, tables: Any = None) -> pd.Series:
-    """Each row's warning messages joined with ``"; "``: a result frame's ``warning`` column.
-
-    Args:
-        failures: a failure frame (its ``severity == "warning"`` rows count).
-        rows: the input row labels, one per result row (``None`` for a row of no input).
-        tables: the table of each result row, for a failure frame of several tables.
+    """Each row's warning messages joined with ``"; "``: a result frame's ``warning`` column
+    (``rows``: the input labels, one per result row; ``tables``: each row's table, if several).
 
     Returns:
         A ``str`` series, one value per row, on a default index.

@@ -42,13 +42,6 @@ FrameLike = pd.DataFrame | pa.Table | pa.RecordBatch | ArrowStreamExportable
 def as_pandas(frame: object, name: str = "frame") -> pd.DataFrame:
     """The one input boundary: a pandas frame as it is, or anything Arrow reads, as pandas.
 
-    Args:
-        frame: the user's table (pandas, PyArrow, Polars, anything with ``__arrow_c_stream__``).
-        name: what it is, for the message (``"clients"``, ``"billing"``).
-
-    Returns:
-        A pandas DataFrame.
-
     >>> as_pandas(pa.table({"a": [1, 2]})).index.tolist()
     [0, 1]
     """

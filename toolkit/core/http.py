@@ -205,11 +205,6 @@ def error_text(body: Any, status: int | None, text: bytes = b"") -> str | None:
     """The reason of an error answer, whatever its body's shape (RFC 9457 problem, OAuth error,
     NestJS body, JSON string or list, plain text), else the status; ``None`` for a 2xx.
 
-    Args:
-        body: the parsed JSON body, or ``None``.
-        status: the HTTP status, or ``None`` when no answer came.
-        text: the raw body, read when it is not JSON.
-
     >>> error_text({"statusCode": 400, "error": "Bad Request", "message": ["a", "b"]}, 400)
     'a; b'
     """
@@ -278,13 +273,6 @@ def _clear_locals(exc: BaseException) -> None:
 @dataclass(eq=False, kw_only=True)
 class Transport:
     """Thread-local pooled sessions with timeouts and retries.
-
-    Args:
-        timeout: (connect, read) seconds, or one number for both.
-        retries: how many times a retryable request is repeated after the first try.
-        backoff: base of the exponential backoff in seconds (capped at ``backoff_max``).
-        jitter: random seconds added to each backoff.
-        pool_size: connections kept per host per thread.
 
     >>> Transport(timeout=5, retries=2).retries
     2
@@ -377,19 +365,6 @@ class Transport:
         raw: bool = False,
     ) -> Reply:
         """Send one request (with its retries) and return a :class:`Reply`; never raises.
-
-        Args:
-            method: HTTP method.
-            url: full URL.
-            headers: request headers (never logged); credentials go in ``auth``.
-            params: query parameters.
-            json: JSON body.
-            auth: a ``requests`` auth hook writing the credentials.
-            retry: whether the request is safe to repeat.
-            raw: keep a 2xx body as bytes.
-
-        Returns:
-            The :class:`Reply`.
 
         >>> Transport(timeout=0.5, retries=0).send("GET", "http://127.0.0.1:9/").status is None
         True

@@ -31,12 +31,6 @@ ENV_KEYS: dict[str, str] = {
 def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
     """Read a ``.env`` file with python-dotenv, values literal (``${VAR}`` is not expanded).
 
-    Args:
-        path: the file; a missing file gives an empty mapping.
-
-    Returns:
-        The variables it sets.
-
     >>> read_env_file("/nonexistent/.env")
     {}
     """

@@ -36,15 +36,8 @@ _TIME_OF_DAY = re.compile(r":|\d[T ]\d")
 
 
 def iso(ts: pd.Timestamp, *, fraction: Literal["ms", "needed"] = "ms") -> str:
-    """A time as RFC 3339 in UTC with ``Z`` (naive means UTC; nanoseconds truncated).
-
-    Args:
-        ts: the time.
-        fraction: ``"ms"``: milliseconds always (microseconds when it has them);
-            ``"needed"``: only the digits the time needs.
-
-    Returns:
-        The text.
+    """A time as RFC 3339 in UTC with ``Z`` (naive means UTC; nanoseconds truncated): milliseconds
+    always (microseconds when it has them), or with ``fraction="needed"`` only the digits it needs.
 
     >>> iso(pd.Timestamp("2026-03-01")), iso(pd.Timestamp("2026-03-01"), fraction="needed")
     ('2026-03-01T00:00:00.000Z', '2026-03-01T00:00:00Z')
@@ -82,16 +75,6 @@ def ambiguous_date_message(
 ) -> str:
     """The one message refusing a date that reads differently day first and month first.
 
-    Args:
-        where: what the value is (``"after"``, ``"billing column 'workDate'"``).
-        text: the text as given.
-        day_first: its reading day first.
-        month_first: its reading month first.
-        remedy: what to do instead.
-
-    Returns:
-        The message.
-
     >>> ambiguous_date_message("after", "1/2/26", *_ambiguous_date("1/2/26"), "no")[-35:]
     'so it is refused, never guessed; no'
     """
@@ -103,13 +86,6 @@ def ambiguous_date_message(
 
 def to_utc(value: TimeLike, name: str) -> pd.Timestamp:
     """Read a bound as a UTC timestamp (naive means UTC).
-
-    Args:
-        value: a datetime, Timestamp, date or ISO 8601 text.
-        name: what the value is, for the message.
-
-    Returns:
-        The tz-aware UTC timestamp.
 
     >>> to_utc("2026-11-01T10:00:00+01:00", "since")
     Timestamp('2026-11-01 09:00:00+0000', tz='UTC')
@@ -153,11 +129,6 @@ def release_window(
 ) -> tuple[pd.Timestamp | None, pd.Timestamp | None, str]:
     """Read a release window as the command line gives it: a bare upper date is the end of that
     day, with an :class:`~toolkit.errors.InputWarning` saying so.
-
-    Args:
-        after: exclusive lower bound, or ``None``.
-        on_or_before: inclusive upper bound, or ``None``.
-        names: the bounds' names in messages (``("--after", "--on-or-before")``).
 
     Returns:
         ``(after, on or before, the window in words)``, the bounds UTC timestamps or ``None``.
@@ -207,11 +178,6 @@ def split_windows(
     """Cut ``(after, on_or_before]`` into consecutive windows ``(a, b]``: sub-day offsets
     (``"6h"``) step from ``after``; day and calendar offsets (``"1D"``, ``"MS"``) put the inner
     edges at midnight UTC.
-
-    Args:
-        after: exclusive lower bound (naive means UTC).
-        on_or_before: inclusive upper bound.
-        window: a pandas offset alias, or ``None`` for one window.
 
     Returns:
         ``[(a0, b0), (b0, b1), ...]`` of tz-aware UTC timestamps.
