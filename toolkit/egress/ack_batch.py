@@ -33,9 +33,6 @@ _LOST_BEFORE = " (after an attempt whose answer was lost: it may have landed)"
 def item_status(name: Any) -> int | None:
     """The HTTP status an item's ``status`` names (``"NOT_FOUND"`` is 404), or ``None``.
 
-    Args:
-        name: The item's ``status``: a name, or a number.
-
     Returns:
         The status code, or ``None`` for a name no HTTP status has.
 
@@ -141,14 +138,6 @@ def send_batches(
     progress: bool = True,
 ) -> tuple[list[Reply | None], list[int]]:
     """Send release-succeeded calls in batches of :data:`BATCH_SIZE`; one reply per call.
-
-    Args:
-        conn: The connection.
-        calls: The per-entry ``release_succeeded`` calls (their path and body make the items).
-        pacer: The run's pacer.
-        journal: The run's journal: calls it holds are not sent; each answer is added to it.
-        workers: Worker threads (default: the connection's).
-        progress: Show a progress bar.
 
     Returns:
         Replies aligned with ``calls`` (``None``: left to the per-entry route), and the batch

@@ -86,9 +86,7 @@ def _columns(frame: FrameLike) -> tuple[pd.DataFrame, list[str]]:
 def check_acknowledgements(frame: FrameLike, *, separator: str | None = None) -> pd.DataFrame:
     """Normalise and validate an acknowledgement frame (``_id`` is taken for ``entryId``).
 
-    Args:
-        frame: ``userId``, ``entryId``, ``outcome``, ``externalId``, ``errors``; any frame.
-        separator: Split text ``errors`` on it (e.g. ``";"``); else text is one message.
+    Text ``errors`` are split on ``separator`` if given, else each text is one message.
 
     Returns:
         The normalised frame (``errors`` as lists); raises ``ValidationError`` otherwise.

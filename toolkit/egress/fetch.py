@@ -51,11 +51,6 @@ def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Ex
 
     A window refused as too large (:data:`TOO_LARGE`) is split in halves down to one second.
 
-    Args:
-        conn: the connection.
-        start: exclusive lower bound (tz-aware).
-        end: inclusive upper bound (tz-aware).
-
     Returns:
         The window's export (``entries.attrs``: ``windows``, ``split``, unknown fields).
 
@@ -97,10 +92,7 @@ def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Ex
 def warn_unknown_fields(export: Export, seen: set[str], *, kept: bool = True) -> None:
     """Warn once per unknown field not in ``seen`` (extended), and once about an odd assignedBy.
 
-    Args:
-        export: A window's export.
-        seen: Field names already warned about in this export or sync.
-        kept: The field is kept as a column (an export); ``False``: left out (a sync).
+    ``kept=False`` says the field is left out (a sync) rather than kept as a column.
 
     >>> warn_unknown_fields(Export.empty(), set())  # no unknown field: no warning
     """
@@ -155,15 +147,7 @@ def iter_export(
 ) -> Iterator[Export]:
     """Yield one flattened :class:`~toolkit.egress.export.Export` per sub-window, in time order.
 
-    Args:
-        conn: the connection.
-        released_after: exclusive lower bound (datetime, Timestamp or ISO text; naive = UTC).
-        released_on_or_before: inclusive upper bound.
-        window: a pandas offset (``"1D"``, ``"MS"``...) or ``None`` for one request.
-        progress: a progress bar over the windows.
-
-    Yields:
-        One export per window.
+    ``window`` is a pandas offset (``"1D"``, ``"MS"``...); ``None`` makes one request.
 
     Example:
         >>> parts = iter_export(client.connection, "2026-11-01", "2026-11-03", window="1D")

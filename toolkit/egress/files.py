@@ -125,10 +125,6 @@ def _has_parquet(folder: Path) -> bool:
 def claim_target(path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
     """Make sure an export may write to ``path``: new or empty, or ``overwrite`` (removes ours).
 
-    Args:
-        path: The target folder (or file, for one-file formats such as ``.xlsx``).
-        overwrite: Replace an earlier export instead of refusing.
-
     Returns:
         The target path.
 

@@ -429,9 +429,6 @@ def flatten_export(records: Iterable[dict[str, Any]]) -> tuple[pd.DataFrame, pd.
 def flatten_pending(records: Iterable[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Flatten detailed-form (release-pending) entries into typed ``entries`` and ``codes``.
 
-    Args:
-        records: Parsed entries in the detailed form.
-
     Returns:
         ``(entries, codes)`` as in :func:`flatten_export`.
 

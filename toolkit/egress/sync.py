@@ -173,13 +173,7 @@ def _tables(root: Path) -> tuple[DeltaTable, DeltaTable]:
 
 
 def create_tables(path: str | os.PathLike[str]) -> Path:
-    """Create the two empty tables with their full schema, if they are not there yet.
-
-    Args:
-        path: The sync folder.
-
-    Returns:
-        The folder.
+    """Create the two empty tables with their full schema, if not there yet; return the folder.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -204,13 +198,7 @@ def create_tables(path: str | os.PathLike[str]) -> Path:
 
 
 def read_watermark(table: DeltaTable) -> pd.Timestamp | None:
-    """The watermark in an entries table's commits (the newest that has one), or ``None``.
-
-    Args:
-        table: The entries table.
-
-    Returns:
-        The ``releasedOnOrBefore`` of the last window written, or ``None``.
+    """The ``releasedOnOrBefore`` of the last window an entries table's commits hold, or ``None``.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -509,13 +497,7 @@ def _write_windows(
 
 
 def sync_status(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The state of a sync folder: watermark, row counts, versions and files.
-
-    Args:
-        path: The sync folder.
-
-    Returns:
-        ``path``, ``watermark``, and per table its rows, version and files.
+    """The state of a sync folder: ``path``, ``watermark``, and per table rows, version, files.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -569,11 +551,7 @@ def compact(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
 def widen_counts(path: str | os.PathLike[str]) -> bool:
     """Convert an earlier version's whole-number counts to ``double`` (one commit).
 
-    Args:
-        path: The sync folder.
-
-    Returns:
-        Whether the table was converted (``False``: its counts were ``double`` already).
+    Returns ``False`` when the counts were ``double`` already.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:

@@ -21,13 +21,7 @@ BILLING_IDENTITY = "external-billing-system"
 
 
 def timekeeper_id(record: dict[str, Any]) -> str | None:
-    """A record's ``timekeeperExternalId``, else its first :data:`BILLING_IDENTITY` identity.
-
-    Args:
-        record: A user record as the service returns it.
-
-    Returns:
-        The timekeeper id, or ``None`` when the record holds none.
+    """A record's ``timekeeperExternalId``, else its first :data:`BILLING_IDENTITY`, or ``None``.
 
     Example:
         >>> timekeeper_id({"identities": [{"type": "email", "value": "ann@example.com"},

@@ -229,9 +229,6 @@ _ENTRY_ID_COLUMNS = ("_id", "entryId")
 def is_reconciliation(frame: pd.DataFrame) -> bool:
     """Whether a table holds a reconciliation's rows (``toolkit reconcile --out``).
 
-    Args:
-        frame: the table read from a file.
-
     Returns:
         True with ``status``, ``_id`` (or ``entryId``), ``userId``, ``detail`` and no ``outcome``.
 
@@ -250,10 +247,6 @@ def acknowledgements_from_rows(
     rows: pd.DataFrame, include: Iterable[str] = ("matched", "failed")
 ) -> pd.DataFrame:
     """:meth:`Reconciliation.to_acknowledge` of rows read back from a file (``detail`` as error).
-
-    Args:
-        rows: the reconciliation rows.
-        include: which rows, as :meth:`Reconciliation.to_acknowledge` takes it.
 
     Returns:
         The :data:`ACKNOWLEDGE_COLUMNS`, indexed like the rows they come from.
