@@ -271,7 +271,7 @@ def test_x_ratelimit_headers_are_read() -> None:
     assert limit_hints(None).quota is None
 
 
-# -- the budget against a simulated token bucket (the ends of issue 18's range) ------------------
+# -- the budget against a simulated token bucket (the ends of the pacing table) ------------------
 
 
 def _simulate(
@@ -350,7 +350,7 @@ def test_the_start_does_not_flood_a_slow_bucket_once_its_burst_is_spent() -> Non
 @pytest.mark.parametrize(
     ("rate", "burst"), [(10, 1), (40, 4), (40, 10), (100, 5), (60, 120), (25, 50)]
 )
-def test_the_table_of_issue_18_on_a_simulated_clock(rate: int, burst: int) -> None:
+def test_each_bucket_of_the_table_is_found_on_a_simulated_clock(rate: int, burst: int) -> None:
     achieved, ok, refused = _simulate(rate, burst)
     assert achieved >= 0.9 * rate, achieved
     assert refused <= 0.05 * (ok + refused), refused
