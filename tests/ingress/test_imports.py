@@ -483,21 +483,24 @@ def test_result_error_is_the_reason_of_each_error_body_style(
     assert res["error"].tolist() == [expected]
 
 
+#: an initiative whose enums are outside the service's (sent only with validation off)
+_OFF_ENUM_INITIATIVE = pd.DataFrame(
+    {
+        "billingType": ["Billable"],
+        "externalId": ["M-1"],
+        "name": ["A v B"],
+        "description": [""],
+        "callSign": ["1"],
+        "clientExternalId": ["C-1"],
+        "unitIncrements": [360],
+        "status": ["ACTIVE"],
+    }
+)
+
+
 def test_a_problem_s_field_errors_follow_its_detail(fresh_client: Client) -> None:
     # values outside the enums reach the service only when validation is off
-    initiative = pd.DataFrame(
-        {
-            "billingType": ["Billable"],
-            "externalId": ["M-1"],
-            "name": ["A v B"],
-            "description": [""],
-            "callSign": ["1"],
-            "clientExternalId": ["C-1"],
-            "unitIncrements": [360],
-            "status": ["ACTIVE"],
-        }
-    )
-    res = fresh_client.import_initiatives(initiative, validate=False, progress=False)
+    res = fresh_client.import_initiatives(_OFF_ENUM_INITIATIVE, validate=False, progress=False)
     assert res["httpStatus"].tolist() == [422]
     assert res["error"].iloc[0] == (
         "invalid request: body.billingType, body.status (billingType: Input should be "
@@ -507,19 +510,7 @@ def test_a_problem_s_field_errors_follow_its_detail(fresh_client: Client) -> Non
 
 def test_a_nestjs_body_s_list_of_reasons_is_the_row_s_error(fresh_client: Client, sandbox) -> None:
     sandbox.admin.set_profile(customer_id=fresh_client.customer_id, errorBody="nestjs")
-    initiative = pd.DataFrame(
-        {
-            "billingType": ["Billable"],
-            "externalId": ["M-1"],
-            "name": ["A v B"],
-            "description": [""],
-            "callSign": ["1"],
-            "clientExternalId": ["C-1"],
-            "unitIncrements": [360],
-            "status": ["ACTIVE"],
-        }
-    )
-    res = fresh_client.import_initiatives(initiative, validate=False, progress=False)
+    res = fresh_client.import_initiatives(_OFF_ENUM_INITIATIVE, validate=False, progress=False)
     assert res["httpStatus"].tolist() == [422]
     assert res["error"].iloc[0] == (
         "billingType: Input should be 'billable' or 'non-billable'; "
