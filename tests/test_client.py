@@ -416,6 +416,15 @@ def test_a_client_closes_its_sessions_and_works_in_a_with_block(sandbox) -> None
     assert c.connection.call("starred", params={"timekeeperExternalId": "TK-101"}) is not None
 
 
+def test_bulk_runs_one_after_another_reuse_the_sessions_of_the_first(fresh_client: Client) -> None:
+    ids = [f"C-{i}" for i in range(16)]
+    frame = pd.DataFrame({"externalId": ids, "name": "Acme", "callSign": "1", "description": "x"})
+    for _ in range(3):  # each run starts its own worker threads
+        assert fresh_client.import_clients(frame, workers=8, progress=False)["ok"].all()
+    # 8 with retries for the workers (a session per request in flight) and the token's own
+    assert len(fresh_client.connection.transport._sessions) <= 8 + 1
+
+
 # -- error texts: the reason of an error body, whatever its shape -------------------------------
 
 #: the bytes a NestJS service answers for a body its ValidationPipe refuses

@@ -183,7 +183,8 @@ def assets(
             rec = _guard(firm, firm.reconcile)
         assert rec is not None
         kinds = ("matched", "duration_differs", "date_or_matter_differs", "missing_in_billing")
-        n = {k: int(rec.summary.get(k, 0)) for k in (*kinds, "only_in_billing")}
+        summary = rec.summary  # counted once: a property that counts the rows again
+        n = {k: int(summary.get(k, 0)) for k in (*kinds, "only_in_billing")}
         differing = n.pop("duration_differs") + n.pop("date_or_matter_differs")
         metadata: dict[str, Any] = n | {"differing": differing, "billing": str(firm.billing)}
         rows = rec.rows[rec.rows["status"] != "matched"]

@@ -68,12 +68,13 @@ def check_name(pandera_check: str) -> str:
 
 
 def empty_failures() -> pd.DataFrame:
-    """An empty failure frame with :data:`FAILURE_COLUMNS`.
+    """An empty failure frame with :data:`FAILURE_COLUMNS` (a copy of one made once: every
+    check of every table asks for one).
 
     >>> list(empty_failures().columns)
     ['table', 'row', 'externalId', 'column', 'check', 'severity', 'value', 'message']
     """
-    return failure_frame(table=[], check=[], message=[])
+    return _EMPTY.copy()
 
 
 def nullable_rows(frame: pd.DataFrame, columns: tuple[str, ...] = ("row", "line")) -> pd.DataFrame:
@@ -122,6 +123,9 @@ def failure_frame(
         data = {k: [v] for k, v in data.items()}
     frame = pd.DataFrame(data, columns=list(FAILURE_COLUMNS)).astype(object)
     return nullable_rows(frame.where(frame.notna(), None))
+
+
+_EMPTY = failure_frame(table=[], check=[], message=[])
 
 
 def row_warnings(failures: pd.DataFrame, rows: Any, tables: Any = None) -> pd.Series:

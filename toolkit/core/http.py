@@ -11,6 +11,8 @@ import re
 import threading
 import time
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, Final, Literal
@@ -272,7 +274,9 @@ def _clear_locals(exc: BaseException) -> None:
 
 @dataclass(eq=False, kw_only=True)
 class Transport:
-    """Thread-local pooled sessions with timeouts and retries.
+    """Pooled sessions with timeouts and retries: a request takes an idle session (a new one if
+    none is idle) and gives it back, so the workers of one bulk run after another reuse the
+    connections (one session per thread would open new ones for every run's new threads).
 
     >>> Transport(timeout=5, retries=2).retries
     2
@@ -286,8 +290,8 @@ class Transport:
     pool_size: int = 4
 
     def __post_init__(self) -> None:
-        self._local = threading.local()
-        self._sessions: list[requests.Session] = []  # every thread's, for close()
+        self._sessions: list[requests.Session] = []  # every one made, for close()
+        self._idle: dict[bool, list[requests.Session]] = {True: [], False: []}
         self._sessions_lock = threading.Lock()
         self._proxies: dict[str, dict[str, str]] = {}
         self._verify: str | bool = (
@@ -314,31 +318,49 @@ class Transport:
             0, self.jitter
         )
 
-    def session(self, retry: bool = True) -> requests.Session:
-        """The calling thread's session (one with retries and one without)."""
-        attr = "retrying" if retry else "plain"
-        sess: requests.Session | None = getattr(self._local, attr, None)
+    @contextmanager
+    def session(self, retry: bool = True) -> Iterator[requests.Session]:
+        """An idle session for one request (one with retries or one without), given back after.
+
+        >>> t = Transport()
+        >>> with t.session() as first:
+        ...     pass
+        >>> with t.session() as again, t.session() as other:
+        ...     again is first, other is first
+        (True, False)
+        """
+        with self._sessions_lock:
+            idle = self._idle[retry]
+            sess = idle.pop() if idle else None
         if sess is None:
-            sess = requests.Session()
-            sess.trust_env = False  # proxies and CA bundle are read once, in __init__/proxies()
-            sess.verify = self._verify
-            retries = Retry(  # allowed_methods=None: the caller decides what is safe to repeat
-                total=self.retries if retry else 0,
-                other=0,
-                allowed_methods=None,
-                status_forcelist=RETRY_STATUSES,
-                backoff_factor=self.backoff,
-                backoff_max=self.backoff_max,
-                backoff_jitter=self.jitter,
-                raise_on_status=False,
-                raise_on_redirect=False,
-            )
-            adapter = HTTPAdapter(self.pool_size, self.pool_size, max_retries=retries)
-            sess.mount("http://", adapter)
-            sess.mount("https://", adapter)
-            setattr(self._local, attr, sess)
+            sess = self._new_session(retry)
             with self._sessions_lock:
                 self._sessions.append(sess)
+        try:
+            yield sess
+        finally:
+            with self._sessions_lock:
+                if any(made is sess for made in self._sessions):  # not closed meanwhile
+                    self._idle[retry].append(sess)
+
+    def _new_session(self, retry: bool) -> requests.Session:
+        sess = requests.Session()
+        sess.trust_env = False  # proxies and CA bundle are read once, in __init__/proxies()
+        sess.verify = self._verify
+        retries = Retry(  # allowed_methods=None: the caller decides what is safe to repeat
+            total=self.retries if retry else 0,
+            other=0,
+            allowed_methods=None,
+            status_forcelist=RETRY_STATUSES,
+            backoff_factor=self.backoff,
+            backoff_max=self.backoff_max,
+            backoff_jitter=self.jitter,
+            raise_on_status=False,
+            raise_on_redirect=False,
+        )
+        adapter = HTTPAdapter(self.pool_size, self.pool_size, max_retries=retries)
+        sess.mount("http://", adapter)
+        sess.mount("https://", adapter)
         return sess
 
     def close(self) -> None:
@@ -348,7 +370,7 @@ class Transport:
         """
         with self._sessions_lock:
             sessions, self._sessions = self._sessions, []
-            self._local = threading.local()
+            self._idle = {True: [], False: []}
         for sess in sessions:
             sess.close()
 
@@ -375,7 +397,8 @@ class Transport:
         request: dict[str, Any] = {"headers": hdrs, "params": params, "data": data, "auth": auth}
         request |= {"timeout": self.timeout, "proxies": self.proxies(url)}
         try:
-            resp = _request(self.session(retry), method, url, **request)
+            with self.session(retry) as sess:
+                resp = _request(sess, method, url, **request)
         except requests.RequestException as exc:
             elapsed = time.perf_counter() - start
             failure = _classify(exc)
