@@ -15,6 +15,7 @@ import pytest
 
 dg = pytest.importorskip("dagster")
 
+import toolkit.dagster  # noqa: E402
 from toolkit import Client, read_sync  # noqa: E402
 from toolkit.dagster import SERVICE_TAG, assets, definitions, materialize_firms  # noqa: E402
 from toolkit.firms import load, status  # noqa: E402
@@ -272,19 +273,38 @@ def test_the_firms_at_once_give_what_one_after_another_gives_and_fail_alone(worl
 
 def test_an_unreachable_service_is_retried_by_the_retry_policy(tmp_path, monkeypatch):
     monkeypatch.setenv("NOWHERE_SECRET", "s3cr3t")
-    (tmp_path / "firms.toml").write_text(
-        '[firms.nowhere]\ncustomer_id = "c"\nclient_id = "i"\nclient_secret_env = '
-        '"NOWHERE_SECRET"\nauth_url = "http://127.0.0.1:9"\ntime_url = "http://127.0.0.1:9"\n'
-        'audience = "a"\n'
-        'journal = "j.jsonl"\nsync = "lake"\n'
-    )
-    built = assets(load(tmp_path / "firms.toml"), retry_policy=dg.RetryPolicy(max_retries=2))
+    built = assets(load(_nowhere(tmp_path)), retry_policy=dg.RetryPolicy(max_retries=2))
     result = dg.materialize([built[1]], partition_key="nowhere", raise_on_error=False)
     kinds = [e.event_type_value for e in result.all_events]
     assert kinds.count("STEP_UP_FOR_RETRY") == 2
     assert not result.success
     told = "\n".join(str(e.event_specific_data) for e in result.all_events)
     assert "token request failed: no answer (connection refused)" in told
+
+
+def _nowhere(folder: Path) -> Path:
+    """A firms file of one firm whose service cannot be reached (port 9 refuses)."""
+    (folder / "firms.toml").write_text(
+        '[firms.nowhere]\ncustomer_id = "c"\nclient_id = "i"\nclient_secret_env = '
+        '"NOWHERE_SECRET"\nauth_url = "http://127.0.0.1:9"\ntime_url = "http://127.0.0.1:9"\n'
+        'audience = "a"\n'
+        'journal = "j.jsonl"\nsync = "lake"\n'
+    )
+    return folder / "firms.toml"
+
+
+def test_each_call_runs_on_an_instance_made_once_and_wiped_after(tmp_path, monkeypatch):
+    # making Dagster's in-memory instance costs ~0.25 s of CPU: a process makes it once
+    monkeypatch.setenv("NOWHERE_SECRET", "s3cr3t")
+    firms = load(_nowhere(tmp_path))
+    first = materialize_firms(firms, retry_policy=None)["nowhere"]
+    idle = list(toolkit.dagster._IDLE)
+    assert idle and all(instance.get_runs() == [] for instance in idle)  # wiped
+    second = materialize_firms(firms, retry_policy=None)["nowhere"]
+    assert all(a is b for a, b in zip(toolkit.dagster._IDLE, idle, strict=True))
+    assert not first.success and not second.success and first.run_id != second.run_id
+    told = "\n".join(str(e.event_specific_data) for e in first.all_events)
+    assert "token request failed: no answer (connection refused)" in told  # kept in the result
 
 
 def test_definitions_hold_the_assets_the_daily_job_and_its_schedule(world):
