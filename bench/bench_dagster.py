@@ -150,7 +150,8 @@ def _import_cost() -> tuple[float, float]:
 def _dagster_cost(runs: int = 4) -> tuple[float, float]:
     """Dagster's own CPU for a run of three no-op partitioned assets on an instance already
     made (as :func:`materialize_firms` runs every firm on one), and for making an ephemeral
-    instance (once a call; ``dagster.materialize`` makes one per run): (run, instance)."""
+    instance (once a process in :func:`materialize_firms`; ``dagster.materialize`` makes one per
+    run): (run, instance)."""
     import dagster as dg  # noqa: PLC0415
 
     keys = dg.StaticPartitionsDefinition([str(i) for i in range(runs)])
@@ -237,8 +238,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     print(
         f"    a firm, one after another: {one['wall'] / n:.2f} s, CPU {firm_cpu:.2f} s "
         f"(Dagster's run {run_cpu:.2f} s, the toolkit's work {firm_cpu - run_cpu:.2f} s; an "
-        f"ephemeral instance, made once a call, {instance_cpu:.2f} s); waiting on the service "
-        f"{(one['wall'] - one['cpu']) / n:.2f} s"
+        f"ephemeral instance {instance_cpu:.2f} s, made once a process by materialize_firms); "
+        f"waiting on the service {(one['wall'] - one['cpu']) / n:.2f} s"
     )
     print(
         f"    at once: the process's CPU {many['cpu']:.1f} s in {many['wall']:.1f} s "
