@@ -364,7 +364,7 @@ class Transport:
         return sess
 
     def close(self) -> None:
-        """Close every thread's sessions; a later request opens a new one.
+        """Close every session; a later request opens a new one.
 
         >>> Transport().close()
         """
