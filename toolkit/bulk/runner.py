@@ -42,6 +42,7 @@ __all__ = [
     "Status",
     "Journal",
     "not_sent",
+    "journal_reply",
     "pacer_for",
     "result_frame",
     "run_bulk",
@@ -270,7 +271,7 @@ def run_bulk(
 
     def done(i: int, reply: Reply) -> None:
         if jr is not None:
-            _journal(jr, conn, calls[i], ids[i], urls[i], reply)
+            journal_reply(jr, conn, calls[i], ids[i], urls[i], reply)
         replies[i] = reply  # before leaving in_flight: the interrupt relies on it
         with lock:
             in_flight.discard(i)
@@ -362,7 +363,7 @@ def run_bulk(
 
         def keep(i: int, reply: Reply) -> None:
             if jr is not None:
-                _journal(jr, conn, calls[i], ids[i], urls[i], reply)
+                journal_reply(jr, conn, calls[i], ids[i], urls[i], reply)
             snapshot[i] = reply
 
         end_waiting(keep)
@@ -388,8 +389,21 @@ def run_bulk(
     ]
 
 
-def _journal(jr: Journal, conn: Connection, call: Call, jid: str, url: str, reply: Reply) -> None:
-    """Write an answer to the journal: accepted, failed, or lost; a call never sent is not."""
+def journal_reply(
+    jr: Journal, conn: Connection, call: Call, jid: str, url: str, reply: Reply
+) -> None:
+    """Write an answer to the journal: accepted, failed, or lost; a call never sent is not.
+
+    Args:
+        jr: The journal.
+        conn: The connection (its customer is recorded).
+        call: The call answered.
+        jid: Its ``Call.journal_id(url)``.
+        url: Its full URL.
+        reply: The answer.
+
+    >>> journal_reply(None, None, None, "", "", not_sent())  # never sent: nothing written
+    """
     if reply.ok:
         jr.record(jid, call, reply.status or 0, url=url, customer=conn.customer_id)
     elif reply.failure == LOST or (reply.status is not None and reply.failure is None):

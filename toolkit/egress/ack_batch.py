@@ -15,7 +15,7 @@ from typing import Any
 
 from toolkit.bulk.journal import Journal
 from toolkit.bulk.pacer import Pacer
-from toolkit.bulk.runner import JOURNALED, Call, not_sent, run_bulk
+from toolkit.bulk.runner import JOURNALED, Call, journal_reply, not_sent, run_bulk
 from toolkit.core.connection import Connection
 from toolkit.core.http import LOST, RETRY_STATUSES, Reply
 from toolkit.errors import Interrupted
@@ -61,22 +61,9 @@ class _Batches:
         """Keep a row's reply; journal it as the per-entry route would."""
         reply.attempts, reply.elapsed = self.attempts[i], self.elapsed[i]
         self.replies[i] = reply
-        call, url, customer = self.calls[i], self.urls[i], self.conn.customer_id
-        if self.jr is None:
-            return
-        if reply.ok:
-            self.jr.record(
-                call.journal_id(url), call, reply.status or 0, url=url, customer=customer
-            )
-        elif reply.failure == LOST or (reply.status is not None and reply.failure is None):
-            self.jr.record_failure(
-                call,
-                url,
-                outcome="unknown" if reply.failure == LOST else "failed",
-                status=reply.status,
-                error=reply.error,
-                customer=customer,
-            )
+        if self.jr is not None:
+            call, url = self.calls[i], self.urls[i]
+            journal_reply(self.jr, self.conn, call, call.journal_id(url), url, reply)
 
     def read(self, group: list[int], answer: Reply) -> list[int]:
         """Settle a batch's rows from its answer; return those to send again."""
