@@ -127,7 +127,6 @@ def run(args: argparse.Namespace) -> int:
         if partial is not None:
             print(partial.counts.to_string())
         return interrupted(exc, args)
-    results = with_lines(report.results, frames)
     if args.dry_run and report.plan is not None:
         plan = report.plan
         valid = report.validation is None or report.validation.ok
@@ -148,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
             plan.write(out)
             print(f"wrote the plan's {len(plan.rows)} rows to {out}")
         return 0 if valid and not plan.refused else 1
+    results = with_lines(report.results, frames)
     print(report)
     if not report.ok:
         cols = ["table", "row", "line", "externalId", "status", "error"]

@@ -392,6 +392,46 @@ def _add(
         cols[col].append(more.get(col))
 
 
+_NO_ROWS: dict[str, list[Any]] = {col: [] for col in _COLUMNS}
+_TEXT = dict.fromkeys(["externalId", "reason", "lastAccepted", "failingSince"], "string")
+
+
+def _typed(rows: pd.DataFrame, index: pd.Index | None = None) -> pd.DataFrame:
+    """Plan rows in the plan's dtypes; ``row`` as ``Int64`` beside a source of whole labels."""
+    whole = index is None or pd.api.types.is_integer_dtype(index.dtype)
+    rows["row"] = rows["row"].astype("Int64" if whole else object)
+    rows["changed"] = rows["changed"].astype(object).where(rows["changed"].notna(), None)
+    return rows.astype({**_TEXT, "action": ACTION_DTYPE})
+
+
+def _plan_rows(
+    table: str,
+    index: pd.Index,
+    keys: pd.Series,
+    actions: list[Action | None],
+    more: list[dict[str, Any]],
+) -> pd.DataFrame:
+    """The plan's rows of a table's source rows, one per label of ``index``, in its order."""
+    if None in actions:
+        raise AssertionError(f"{table}: a row neither held back nor planned")
+    given = [p for p, m in enumerate(more) if m is not _NOTHING]  # few, unless a journal
+    rows = pd.DataFrame(
+        {
+            "table": table,
+            "row": index if pd.api.types.is_integer_dtype(index.dtype) else index.astype(object),
+            "externalId": keys.to_numpy(),
+            "action": pd.Categorical(actions, dtype=ACTION_DTYPE),
+        },
+        index=pd.RangeIndex(len(index)),
+    )
+    for col in _COLUMNS[4:]:
+        values = pd.Series(None, index=rows.index, dtype=object)
+        if given:
+            values.iloc[given] = [more[p].get(col) for p in given]
+        rows[col] = values
+    return _typed(rows, index)
+
+
 def held_children(
     table: str,
     frame: pd.DataFrame,
@@ -479,7 +519,7 @@ def plan(
     report = validate(**frames, known=known, columns=columns, code_range_post=code_range_post)
     ledger = _ledger(journal)
     entries = list(ledger.entries.values())
-    cols: dict[str, list[Any]] = {col: [] for col in _COLUMNS}
+    parts: list[pd.DataFrame] = []
     calls: dict[str, TableCalls] = {}
     bad: dict[str, dict[str, str]] = {}  # table -> id -> action, of the records not sent
     active = sum(e.active for e in _mine(conn, "initiatives", entries))
@@ -520,16 +560,14 @@ def plan(
             for p in positions:  # a range in parts: the first part that is sent says
                 if row_action[p] in (None, "unchanged"):
                     row_action[p], row_more[p] = action, more
-        for p, label in enumerate(raw.index):
-            if label in held:
-                action, reason = held[label]
-                _add(cols, table, label, keys.get(label), action, reason=reason)
-            else:
-                planned = row_action[p]
-                assert planned is not None, f"{table} row {label!r}: neither held nor planned"
-                _add(cols, table, label, keys.get(label), planned, **row_more[p])
-        present = set(keys.dropna().astype(str))
-        for entry in _mine(conn, table, entries):
+        at = raw.index.get_indexer(pd.Index(list(held))).tolist()
+        for i, (action, reason) in zip(at, held.values(), strict=True):
+            row_action[i], row_more[i] = action, {"reason": reason}
+        parts.append(_plan_rows(table, raw.index, keys, row_action, row_more))
+        mine = _mine(conn, table, entries)
+        present = set(keys.dropna().astype(str)) if mine else set()
+        cols: dict[str, list[Any]] = {col: [] for col in _COLUMNS}
+        for entry in mine:
             if entry.key in present or entry.payload is None:
                 continue
             seen: dict[str, Any] = {
@@ -546,14 +584,10 @@ def plan(
             else:
                 action, reason = "missing", "absent from the source; not deactivated"
             _add(cols, table, None, entry.key, action, reason=reason, **seen)
+        if cols["table"]:
+            parts.append(_typed(pd.DataFrame(cols, columns=_COLUMNS), raw.index))
         calls[table] = todo
-    frame_rows = pd.DataFrame(cols, columns=_COLUMNS)
-    frame_rows["row"] = frame_rows["row"].astype(object).where(frame_rows["row"].notna(), None)
-    frame_rows["changed"] = (
-        frame_rows["changed"].astype(object).where(frame_rows["changed"].notna(), None)
-    )
-    text = dict.fromkeys(["externalId", "reason", "lastAccepted", "failingSince"], "string")
-    frame_rows = frame_rows.astype({**text, "action": ACTION_DTYPE})
+    frame_rows = pd.concat(parts, ignore_index=True) if parts else _typed(pd.DataFrame(_NO_ROWS))
     frame_rows = nullable_rows(with_lines(frame_rows, frames))  # row, line: Int64
     limit = max_deactivate if max_deactivate is not None else max(1, int(active * DEACTIVATE_SHARE))
     return Plan(frame_rows, calls, report, limit, active)

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
 import pandas as pd
 
 from toolkit.errors import ConfigError, InputWarning
@@ -556,16 +557,31 @@ def with_lines(
     out = frame.drop(columns="line", errors="ignore")  # a copy; lines found again
     if "row" not in out.columns:
         return out
+    lines = np.full(len(out), np.nan)
     if isinstance(sources, pd.DataFrame):
-        lines = line_numbers(sources, out["row"].tolist())
-    else:
-        lines = []
-        for table, row in zip(out.get("table", [None] * len(out)), out["row"], strict=True):
-            src = sources.get(table) if table is not None else None
-            lines.append(line_numbers(src, [row])[0] if src is not None else None)
+        lines = _lines_of(sources, out["row"])
+    elif "table" in out.columns:
+        for table, src in sources.items():
+            mask = (out["table"] == table).to_numpy(dtype=bool, na_value=False)
+            if mask.any():
+                lines[mask] = _lines_of(src, out["row"][mask])
     at = list(out.columns).index("row") + 1
-    out.insert(at, "line", pd.Series(lines, index=out.index, dtype="Int64"))
+    out.insert(at, "line", pd.Series(lines, index=out.index).astype("Int64"))
     return out
+
+
+def _lines_of(frame: pd.DataFrame, rows: pd.Series) -> np.ndarray:
+    """:func:`line_numbers` of a column of rows, as floats (NaN: no line)."""
+    shifts = frame.attrs.get("line_shifts")
+    if shifts is None:
+        return np.full(len(rows), np.nan)
+    if rows.dtype == object or isinstance(rows.dtype, pd.StringDtype):
+        return np.array([np.nan if n is None else n for n in line_numbers(frame, rows)])
+    r = rows.to_numpy(dtype="float64", na_value=np.nan)
+    starts = np.array([s for s, _ in shifts], dtype="float64")
+    extra = np.array([0, *(e for _, e in shifts)], dtype="float64")
+    lines: np.ndarray = np.floor(r) + 2 + extra[np.searchsorted(starts, np.floor(r), "right")]
+    return lines
 
 
 def check_out_path(path: str | os.PathLike[str]) -> Path:
