@@ -28,6 +28,7 @@ from toolkit.errors import ConfigError, Interrupted, ValidationError
 from toolkit.ingress.checks import check_frame, format_failures
 from toolkit.ingress.plan import (
     ACTION_DTYPE,
+    BATCH,
     IMPORTS,
     Plan,
     held_children,
@@ -411,7 +412,6 @@ def _send(
         source = rows[rows["row"].notna()]  # the source's rows, in its order
         action = source["action"].astype(str).tolist()
         reason = source["reason"].tolist()
-        keys = source["externalId"].tolist()
         stopped = interrupted is not None or pacer.fatal is not None
         held = {} if stopped else held_children(table, named, failed, ranges=False)
         per_row: list[Reply | None] = [None] * len(raw)  # by position in raw
@@ -449,38 +449,52 @@ def _send(
                     p = next(found)
                     seen = per_row[p]
                     per_row[p] = reply if seen is None else merge_parts(seen, reply)
-        answers: list[Reply] = []
-        for p, label in enumerate(raw.index):
-            got = per_row[p]
-            if got is not None:
-                answers.append(got)
-            elif label in held:
-                answers.append(_skipped(held[label]))
-            elif action[p] == "unchanged":
-                answers.append(journaled)
-            else:
-                answers.append(_skipped(f"{action[p]}: {reason[p]}"))
+        whole = pd.api.types.is_integer_dtype(raw.index.dtype)
+        parts: list[pd.DataFrame] = []
+        for a in range(0, len(raw), BATCH):  # result rows a batch at a time: few Python objects
+            answers: list[Reply] = []
+            for p, label in enumerate(raw.index[a : a + BATCH].tolist(), start=a):
+                got = per_row[p]
+                if got is not None:
+                    answers.append(got)
+                elif label in held:
+                    answers.append(_skipped(held[label]))
+                elif action[p] == "unchanged":
+                    answers.append(journaled)
+                else:
+                    answers.append(_skipped(f"{action[p]}: {reason[p]}"))
+            rows_ = raw.index[a : a + BATCH].astype("Int64" if whole else object)
+            keys_ = source["externalId"].iloc[a : a + BATCH].tolist()
+            parts.append(_results(table, rows_, keys_, answers, action[a : a + BATCH]))
         del per_row
-        res = result_frame(
-            list(raw.index) + [None] * len(extra),
-            keys + [k for k, _ in extra],
-            answers + [r for _, r in extra],
-            key_name="externalId",
-            conflict=True,
-        )
-        res.insert(0, "table", table)
-        res.insert(1, "row", list(raw.index) + [None] * len(extra))
-        planned_actions = action + ["deactivate"] * len(extra)
-        res.insert(3, "action", pd.Series(planned_actions, index=res.index, dtype=ACTION_DTYPE))
+        if extra or not parts:  # deactivations: no source row
+            nothing = pd.array([None] * len(extra), dtype="Int64" if whole else object)
+            keys_, replies = [k for k, _ in extra], [r for _, r in extra]
+            parts.append(_results(table, nothing, keys_, replies, ["deactivate"] * len(extra)))
+        res = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
         if dry_run:
             res.loc[res["error"] == "dry run", "status"] = "skipped"
-        results.append(res.reset_index(drop=True))
-        for k, status, err in zip(res["externalId"], res["status"], res["error"], strict=True):
+        results.append(res)
+        if not dry_run:
             # only a parent known not to be stored holds its children back: an unknown
             # one may be stored, a conflict one is (the service's version)
-            if status in NOT_STORED and pd.notna(k) and not dry_run:
+            bad = res[res["status"].isin(NOT_STORED) & res["externalId"].notna()]
+            for k, status, err in zip(bad["externalId"], bad["status"], bad["error"], strict=True):
                 failed[table].setdefault(str(k), f"{status}: {err}")
     return results, interrupted
+
+
+def _results(
+    table: str, rows: Any, keys: list[Any], replies: list[Reply], actions: list[str]
+) -> pd.DataFrame:
+    """Result rows of one table: ``table``, ``row``, the key, ``action`` and the reply's columns."""
+    res = result_frame(
+        pd.RangeIndex(len(keys)), keys, replies, key_name="externalId", conflict=True
+    )
+    res.insert(0, "table", table)
+    res.insert(1, "row", rows)
+    res.insert(3, "action", pd.Series(actions, index=res.index, dtype=ACTION_DTYPE))
+    return res
 
 
 def _report(
