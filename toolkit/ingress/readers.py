@@ -37,6 +37,7 @@ __all__ = [
     "check_out_path",
     "HeaderMatch",
     "header_key",
+    "line_array",
     "line_numbers",
     "match_headers",
     "read_table",
@@ -559,19 +560,26 @@ def with_lines(
         return out
     lines = np.full(len(out), np.nan)
     if isinstance(sources, pd.DataFrame):
-        lines = _lines_of(sources, out["row"])
+        lines = line_array(sources, out["row"])
     elif "table" in out.columns:
         for table, src in sources.items():
             mask = (out["table"] == table).to_numpy(dtype=bool, na_value=False)
             if mask.any():
-                lines[mask] = _lines_of(src, out["row"][mask])
+                lines[mask] = line_array(src, out["row"][mask])
     at = list(out.columns).index("row") + 1
     out.insert(at, "line", pd.Series(lines, index=out.index).astype("Int64"))
     return out
 
 
-def _lines_of(frame: pd.DataFrame, rows: pd.Series) -> np.ndarray:
-    """:func:`line_numbers` of a column of rows, as floats (NaN: no line)."""
+def line_array(frame: pd.DataFrame, rows: pd.Series) -> np.ndarray:
+    """:func:`line_numbers` of a column of rows, as floats (NaN: no line), by column.
+
+    Example:
+        >>> df = pd.DataFrame({"a": ["x", "y"]})
+        >>> df.attrs["line_shifts"] = ((1, 2),)  # two blank lines before the second row
+        >>> line_array(df, pd.Series([0, 1, None], dtype="Int64")).tolist()
+        [2.0, 5.0, nan]
+    """
     shifts = frame.attrs.get("line_shifts")
     if shifts is None:
         return np.full(len(rows), np.nan)
