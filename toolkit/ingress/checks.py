@@ -149,7 +149,7 @@ class CheckResult:
         spec = TABLES[self.table]
         if not self.columns_ok:
             return _finalize(spec, _empty_frame(spec, self.frame.index[:0]))
-        return _finalize(spec, self.frame.loc[~self.bad])
+        return _finalize(spec, self.frame.loc[~self.bad] if self.bad.any() else self.frame)
 
 
 def _empty_frame(spec: TableSpec, index: pd.Index) -> pd.DataFrame:

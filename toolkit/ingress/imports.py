@@ -507,6 +507,7 @@ def _report(
         if results
         else result_frame([], [], []).assign(table=[], row=[])
     )
+    results.clear()  # the tables' parts, now in one frame
     counts = (
         combined.groupby("table", observed=True, sort=False)["status"]
         .value_counts()
