@@ -28,6 +28,7 @@ from toolkit.errors import ConfigError, Interrupted, ValidationError
 from toolkit.ingress.checks import check_frame, format_failures
 from toolkit.ingress.plan import (
     ACTION_DTYPE,
+    ACTIONS,
     BATCH,
     IMPORTS,
     Plan,
@@ -408,10 +409,11 @@ def _send(
         raw = frames[table]
         checked = the_plan.validation.results.get(table)
         named = checked.frame if checked is not None else raw  # the spec's column names
-        rows = planned[planned["table"] == table]
-        source = rows[rows["row"].notna()]  # the source's rows, in its order
-        action = source["action"].astype(str).tolist()
-        reason = source["reason"].tolist()
+        mine = (planned["table"] == table) & planned["row"].notna()  # the source's, in order
+        source = planned.loc[mine, ["externalId", "action", "reason"]]
+        action = source["action"].cat.codes.to_numpy()  # positions in ACTIONS
+        reason = source["reason"]
+        unchanged = ACTIONS.index("unchanged")
         stopped = interrupted is not None or pacer.fatal is not None
         held = {} if stopped else held_children(table, named, failed, ranges=False)
         per_row: list[Reply | None] = [None] * len(raw)  # by position in raw
@@ -459,18 +461,20 @@ def _send(
                     answers.append(got)
                 elif label in held:
                     answers.append(_skipped(held[label]))
-                elif action[p] == "unchanged":
+                elif action[p] == unchanged:
                     answers.append(journaled)
                 else:
-                    answers.append(_skipped(f"{action[p]}: {reason[p]}"))
+                    answers.append(_skipped(f"{ACTIONS[action[p]]}: {reason.iat[p]}"))
             rows_ = raw.index[a : a + BATCH].astype("Int64" if whole else object)
             keys_ = source["externalId"].iloc[a : a + BATCH].tolist()
-            parts.append(_results(table, rows_, keys_, answers, action[a : a + BATCH]))
+            actions = pd.Categorical.from_codes(action[a : a + BATCH], dtype=ACTION_DTYPE)
+            parts.append(_results(table, rows_, keys_, answers, actions))
         del per_row
         if extra or not parts:  # deactivations: no source row
             nothing = pd.array([None] * len(extra), dtype="Int64" if whole else object)
             keys_, replies = [k for k, _ in extra], [r for _, r in extra]
-            parts.append(_results(table, nothing, keys_, replies, ["deactivate"] * len(extra)))
+            deactivate = pd.Categorical(["deactivate"] * len(extra), dtype=ACTION_DTYPE)
+            parts.append(_results(table, nothing, keys_, replies, deactivate))
         res = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
         if dry_run:
             res.loc[res["error"] == "dry run", "status"] = "skipped"
@@ -485,7 +489,7 @@ def _send(
 
 
 def _results(
-    table: str, rows: Any, keys: list[Any], replies: list[Reply], actions: list[str]
+    table: str, rows: Any, keys: list[Any], replies: list[Reply], actions: pd.Categorical[Any]
 ) -> pd.DataFrame:
     """Result rows of one table: ``table``, ``row``, the key, ``action`` and the reply's columns."""
     res = result_frame(

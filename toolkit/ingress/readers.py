@@ -648,10 +648,13 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     """
     p = check_out_path(path)
     suffix = p.suffix.casefold()
+    if suffix == ".csv":  # a chunk at a time: the cells as text never all at once
+        for start in range(0, max(len(frame), 1), _CHUNK):
+            part = _writable(frame.iloc[start : start + _CHUNK], excel=False)
+            part.to_csv(p, index=False, mode="a" if start else "w", header=not start)
+        return p
     df = _writable(frame, excel=suffix == ".xlsx")
-    if suffix == ".csv":
-        df.to_csv(p, index=False)
-    elif suffix == ".xlsx":
+    if suffix == ".xlsx":
         try:
             df.to_excel(p, index=False, engine="openpyxl")
         except ImportError:
