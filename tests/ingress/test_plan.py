@@ -5,11 +5,13 @@ kill -9 mid-push costs nothing but the rows in flight."""
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from toolkit.bulk.journal import read_ledger
 from toolkit.cli import main
 from toolkit.cli import onboard as cli_onboard
 from toolkit.errors import ConfigError
+from toolkit.ingress.plan import call_batches, table_calls
 from toolkit.sandbox import Sandbox, write_env_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -344,3 +347,58 @@ def test_a_dry_run_plan_in_a_subfolder_reads_the_env_file_above(
     assert "dry run: nothing sent" in capsys.readouterr().out
     offline = cli_onboard._offline_client(argparse.Namespace(env_file=None))
     assert offline.customer_id == sandbox.customer_id  # the .env above's, not a placeholder
+
+
+def _clients(n: int) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "externalId": [f"C-{i}" for i in range(n)],
+            "name": [f"Client {i}" for i in range(n)],
+            "callSign": [str(i) for i in range(n)],
+            "description": [f"Client number {i}" for i in range(n)],
+        }
+    )
+
+
+def test_a_plan_holds_no_request_per_row(fresh_client: Client) -> None:
+    """Issue 28: the plan keeps an action per request; its requests are built when sent."""
+    fresh_client.plan({"clients": _clients(10)})  # schemas and caches built
+    held = {}
+    for n in (4_000, 24_000):
+        frame = _clients(n)
+        gc.collect()
+        tracemalloc.start()
+        plan = fresh_client.plan({"clients": frame})
+        gc.collect()
+        held[n] = tracemalloc.get_traced_memory()[0]
+        tracemalloc.stop()
+        assert plan.requests == n
+        del plan
+    per_row = (held[24_000] - held[4_000]) / 20_000
+    assert per_row < 200, f"the plan holds {per_row:.0f} bytes of Python objects per row"
+
+
+@pytest.mark.parametrize("post", ["replace", "add"])
+def test_calls_in_batches_are_the_calls_of_the_whole_table(post: str) -> None:
+    """Batches end where an initiative does; the calls and their rows come as for the whole."""
+    rng = range(40)
+    ranges = pd.DataFrame(
+        {
+            "initiativeExternalId": [f"M-{i % 7}" for i in rng],
+            "codeExternalId": [f"L{i}" for i in rng],
+        },
+        index=[100 + i for i in rng],
+    )
+
+    def shown(calls: list[Any], rows: list[list[Any]]) -> list[Any]:
+        return [(c.key, c.path, c.json, r) for c, r in zip(calls, rows, strict=True)]
+
+    whole = shown(*table_calls("code_ranges", ranges, post))
+    for size in (1, 3, 8, 100):
+        batches = list(call_batches("code_ranges", ranges, post, size=size))
+        assert [c for calls, rows in batches for c in shown(calls, rows)] == whole
+        assert len(batches) == {1: 7, 3: 7, 8: 4, 100: 1}[size]  # whole initiatives
+    clients = _clients(25)
+    assert [
+        c.key for calls, _ in call_batches("clients", clients, size=10) for c in calls
+    ] == clients["externalId"].tolist()

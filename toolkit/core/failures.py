@@ -140,11 +140,13 @@ def row_warnings(failures: pd.DataFrame, rows: Any, tables: Any = None) -> pd.Se
     [nan, 'a']
     """
     warned = failures[failures["severity"] == "warning"]
-    labels = list(rows)
     by_key: dict[tuple[Any, Any], list[str]] = {}
     for table, row, message in zip(warned["table"], warned["row"], warned["message"], strict=True):
         if not pd.isna(row):
             by_key.setdefault((table if tables is not None else None, row), []).append(message)
+    if not by_key:  # no row warned: no label looked at
+        return pd.Series(pd.array([None] * len(rows), dtype="str"))
+    labels = list(rows)
     keys = zip(tables if tables is not None else [None] * len(labels), labels, strict=True)
     joined = ["; ".join(by_key[k]) if k in by_key else None for k in keys]
     return pd.Series(pd.array(joined, dtype="str"))

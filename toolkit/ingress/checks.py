@@ -34,7 +34,7 @@ from toolkit.ingress.cells import Unreadable
 from toolkit.ingress.hints import header_hint, unit_note, value_hint
 from toolkit.ingress.models import TABLES, TableSpec
 from toolkit.ingress.ranges import CODE_RANGE_MAX, CodeRangePost, check_post
-from toolkit.ingress.readers import line_numbers, match_headers
+from toolkit.ingress.readers import line_array, match_headers
 from toolkit.ingress.text import MAX_CELL, lookalikes, warn_lookalikes
 
 __all__ = [
@@ -149,7 +149,7 @@ class CheckResult:
         spec = TABLES[self.table]
         if not self.columns_ok:
             return _finalize(spec, _empty_frame(spec, self.frame.index[:0]))
-        return _finalize(spec, self.frame.loc[~self.bad])
+        return _finalize(spec, self.frame.loc[~self.bad] if self.bad.any() else self.frame)
 
 
 def _empty_frame(spec: TableSpec, index: pd.Index) -> pd.DataFrame:
@@ -451,20 +451,24 @@ def check_frame(
                 message += f"; did you mean {hint!r}?" if hint is not None else ""
                 found.append((int(p), col, "reference", message, "error"))
 
-    label_list = labels.tolist()
     # messages name the file's line when the frame was read from a file, else the row label
-    lines = line_numbers(df, label_list) if "line_shifts" in df.attrs else []
-    unit = "lines" if lines and None not in lines else "rows"
-    at = lines if unit == "lines" else label_list
-    shown = [f"{unit[:-1]} {n}" for n in at]
-    ids_and_refs = [spec.id_column, *dict(spec.references)]
-    found += [(*f, "warning") for f in lookalikes(frame, ids_and_refs, shown)]
+    lines = line_array(df, labels.to_series()) if "line_shifts" in df.attrs else None
+    unit = "lines" if lines is not None and not np.isnan(lines).any() else "rows"
 
-    keys = [_objects(frame[c]) for c in spec.key if c in frame.columns]
+    def at(i: int) -> Any:
+        return int(lines[i]) if lines is not None and unit == "lines" else labels[i]
+
+    ids_and_refs = [spec.id_column, *dict(spec.references)]
+    found += [
+        (*f, "warning") for f in lookalikes(frame, ids_and_refs, lambda i: f"{unit[:-1]} {at(i)}")
+    ]
+
+    # the key and id columns as objects only when a failure names them
+    keys = [_objects(frame[c]) for c in spec.key if c in frame.columns] if found else []
     groups: dict[tuple[Any, ...], list[str]] = {}
     for i in sorted({p for p, _, chk, _, _ in found if chk in ("unique", "repeated")}):
-        groups.setdefault(tuple(k[i] for k in keys), []).append(str(at[i]))
-    ids = _objects(frame[spec.id_column]) if spec.id_column in frame.columns else None
+        groups.setdefault(tuple(k[i] for k in keys), []).append(str(at(i)))
+    ids = _objects(frame[spec.id_column]) if found and spec.id_column in frame.columns else None
     order = {c: i for i, c in enumerate(spec.columns)}
     for pos, fcol, chk, template, severity in found:
         value = raw[fcol].iat[pos] if fcol in raw.columns else None

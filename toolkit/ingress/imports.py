@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypedDict
 
@@ -28,6 +28,8 @@ from toolkit.errors import ConfigError, Interrupted, ValidationError
 from toolkit.ingress.checks import check_frame, format_failures
 from toolkit.ingress.plan import (
     ACTION_DTYPE,
+    ACTIONS,
+    BATCH,
     IMPORTS,
     Plan,
     held_children,
@@ -220,8 +222,20 @@ class OnboardReport:
     results: pd.DataFrame
     validation: ValidationReport | None = None
     dry_run: bool = False
-    payloads: dict[str, pd.DataFrame] = field(default_factory=dict)
     plan: Plan | None = None
+
+    @property
+    def payloads(self) -> dict[str, pd.DataFrame]:
+        """A dry run's requests per table: ``key`` and ``payload`` (built when asked)."""
+        if not self.dry_run or self.plan is None:
+            return {}
+        out: dict[str, pd.DataFrame] = {}
+        for table, todo in self.plan.calls.items():
+            calls = [c for batch, _ in todo.batches() for c in batch]
+            out[table] = pd.DataFrame(
+                {"key": [c.key for c in calls], "payload": [c.json for c in calls]}
+            )
+        return out
 
     @property
     def ok(self) -> bool:
@@ -357,13 +371,13 @@ def onboard(
             _refuse_warnings(report.warnings)
         if not dry_run:
             the_plan.check()
-        results, payloads, interrupted = _send(
+        results, interrupted = _send(
             conn, frames, the_plan, jr, dry_run=dry_run, workers=workers, progress=progress
         )
     finally:
         if jr is not None:
             jr.close()
-    onboard_report = _report(results, report, dry_run, payloads)
+    onboard_report = _report(results, report, dry_run)
     onboard_report.plan = the_plan
     if interrupted is not None:
         interrupted.result = onboard_report.results
@@ -381,97 +395,123 @@ def _send(
     dry_run: bool,
     workers: int | None,
     progress: bool,
-) -> tuple[list[pd.DataFrame], dict[str, pd.DataFrame], Interrupted | None]:
-    """Send the plan's calls table by table; one result row per plan row of the source."""
+) -> tuple[list[pd.DataFrame], Interrupted | None]:
+    """Send the plan's calls table by table, a batch at a time; one result row per plan row."""
     pacer = pacer_for(conn)  # one run: one pace, one stop, one verdict on reachability
     results: list[pd.DataFrame] = []
-    payloads: dict[str, pd.DataFrame] = {}
     failed: dict[str, dict[str, str]] = {t: {} for t in IMPORTS}  # this run's failures
     interrupted: Interrupted | None = None
     planned = the_plan.rows
     journaled = Reply(None, None, JOURNALED, 0, 0.0, "", "")  # one for every such row
+    dry = Reply(None, None, "dry run", 0)
+    bulk = partial(run_bulk, conn, workers=workers, progress=progress, journal=jr, pacer=pacer)
     for table, todo in the_plan.calls.items():
         raw = frames[table]
         checked = the_plan.validation.results.get(table)
         named = checked.frame if checked is not None else raw  # the spec's column names
-        rows = planned[planned["table"] == table]
-        source = rows[rows["row"].notna()]
-        action = dict(zip(source["row"], source["action"].astype(str), strict=True))
-        reason = dict(zip(source["row"], source["reason"], strict=True))
-        keys = dict(zip(source["row"], source["externalId"], strict=True))
+        mine = (planned["table"] == table) & planned["row"].notna()  # the source's, in order
+        source = planned.loc[mine, ["externalId", "action", "reason"]]
+        action = source["action"].cat.codes.to_numpy()  # positions in ACTIONS
+        reason = source["reason"]
+        unchanged = ACTIONS.index("unchanged")
         stopped = interrupted is not None or pacer.fatal is not None
         held = {} if stopped else held_children(table, named, failed, ranges=False)
-        keep = [i for i, labels in enumerate(todo.rows) if not any(lb in held for lb in labels)]
-        if table == "code_ranges" and len(keep) < len(todo.rows):  # a held row holds its call
-            kept = set(keep)
-            for i, labels in enumerate(todo.rows):
-                if i not in kept:
-                    for label in labels:
-                        held.setdefault(label, "another row of this code range failed")
-        calls = [todo.calls[i] for i in keep]
-        if dry_run:
-            payloads[table] = pd.DataFrame(
-                {"key": [c.key for c in calls], "payload": [c.json for c in calls]}
-            )
-            replies: list[Reply] = [Reply(None, None, "dry run", 0)] * len(calls)
-        elif stopped:  # interrupted, or the service could not be reached
-            fatal = pacer.fatal if interrupted is None and pacer.fatal else None
-            replies = [not_sent(fatal) if fatal else not_sent() for _ in calls]
-        else:
-            bulk = partial(run_bulk, conn, workers=workers, progress=progress, journal=jr)
-            try:
-                replies = send_in_parts(partial(bulk, desc=table, pacer=pacer), calls)
-            except Interrupted as exc:
-                interrupted = exc
-                replies = exc.replies
-        by_label = _by_label((todo.rows[i] for i in keep), replies)
-        # deactivations: no source row
-        extra = [
-            (todo.calls[i].key, r) for i, r in zip(keep, replies, strict=True) if not todo.rows[i]
-        ]
-        per_row: list[Reply] = []
-        for label in raw.index:
-            if label in by_label:
-                per_row.append(by_label[label])
-            elif label in held:
-                per_row.append(_skipped(held[label]))
-            elif action.get(label) == "unchanged":
-                per_row.append(journaled)
+        per_row: list[Reply | None] = [None] * len(raw)  # by position in raw
+        extra: list[tuple[str, Reply]] = []  # deactivations: no source row
+        done, total = 0, todo.requests
+        for calls, labels in todo.batches():
+            keep = [i for i, lbs in enumerate(labels) if not any(lb in held for lb in lbs)]
+            if table == "code_ranges" and len(keep) < len(labels):  # a held row holds its call
+                kept = set(keep)
+                for i, lbs in enumerate(labels):
+                    if i not in kept:
+                        for label in lbs:
+                            held.setdefault(label, "another row of this code range failed")
+            calls, labels = [calls[i] for i in keep], [labels[i] for i in keep]
+            fatal = pacer.fatal if interrupted is None else None
+            if dry_run:
+                replies: list[Reply] = [dry] * len(calls)
+            elif interrupted is not None or fatal:  # the service could not be reached
+                replies = [not_sent(fatal) if fatal else not_sent() for _ in calls]
             else:
-                per_row.append(_skipped(f"{action.get(label)}: {reason.get(label)}"))
-        res = result_frame(
-            list(raw.index) + [None] * len(extra),
-            [keys.get(label) for label in raw.index] + [k for k, _ in extra],
-            per_row + [r for _, r in extra],
-            key_name="externalId",
-            conflict=True,
-        )
-        res.insert(0, "table", table)
-        res.insert(1, "row", list(raw.index) + [None] * len(extra))
-        planned_actions = [action.get(label) for label in raw.index] + ["deactivate"] * len(extra)
-        res.insert(3, "action", pd.Series(planned_actions, index=res.index, dtype=ACTION_DTYPE))
+                done += len(calls)
+                desc = table if done == total == len(calls) else f"{table} {done:,}/{total:,}"
+                try:
+                    replies = send_in_parts(partial(bulk, desc=desc), calls)
+                except Interrupted as exc:
+                    interrupted = exc
+                    replies = exc.replies
+            found = iter(
+                raw.index.get_indexer(pd.Index([lb for lbs in labels for lb in lbs])).tolist()
+            )
+            for call, lbs, reply in zip(calls, labels, replies, strict=True):
+                if not lbs:
+                    extra.append((call.key, reply))
+                for _ in lbs:  # the replies of a range's parts merged
+                    p = next(found)
+                    seen = per_row[p]
+                    per_row[p] = reply if seen is None else merge_parts(seen, reply)
+        whole = pd.api.types.is_integer_dtype(raw.index.dtype)
+        parts: list[pd.DataFrame] = []
+        for a in range(0, len(raw), BATCH):  # result rows a batch at a time: few Python objects
+            answers: list[Reply] = []
+            for p, label in enumerate(raw.index[a : a + BATCH].tolist(), start=a):
+                got = per_row[p]
+                if got is not None:
+                    answers.append(got)
+                elif label in held:
+                    answers.append(_skipped(held[label]))
+                elif action[p] == unchanged:
+                    answers.append(journaled)
+                else:
+                    answers.append(_skipped(f"{ACTIONS[action[p]]}: {reason.iat[p]}"))
+            rows_ = raw.index[a : a + BATCH].astype("Int64" if whole else object)
+            keys_ = source["externalId"].iloc[a : a + BATCH].tolist()
+            actions = pd.Categorical.from_codes(action[a : a + BATCH], dtype=ACTION_DTYPE)
+            parts.append(_results(table, rows_, keys_, answers, actions))
+        del per_row
+        if extra or not parts:  # deactivations: no source row
+            nothing = pd.array([None] * len(extra), dtype="Int64" if whole else object)
+            keys_, replies = [k for k, _ in extra], [r for _, r in extra]
+            deactivate = pd.Categorical(["deactivate"] * len(extra), dtype=ACTION_DTYPE)
+            parts.append(_results(table, nothing, keys_, replies, deactivate))
+        res = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
         if dry_run:
             res.loc[res["error"] == "dry run", "status"] = "skipped"
-        results.append(res.reset_index(drop=True))
-        for k, status, err in zip(res["externalId"], res["status"], res["error"], strict=True):
+        results.append(res)
+        if not dry_run:
             # only a parent known not to be stored holds its children back: an unknown
             # one may be stored, a conflict one is (the service's version)
-            if status in NOT_STORED and pd.notna(k) and not dry_run:
+            bad = res[res["status"].isin(NOT_STORED) & res["externalId"].notna()]
+            for k, status, err in zip(bad["externalId"], bad["status"], bad["error"], strict=True):
                 failed[table].setdefault(str(k), f"{status}: {err}")
-    return results, payloads, interrupted
+    return results, interrupted
+
+
+def _results(
+    table: str, rows: Any, keys: list[Any], replies: list[Reply], actions: pd.Categorical[Any]
+) -> pd.DataFrame:
+    """Result rows of one table: ``table``, ``row``, the key, ``action`` and the reply's columns."""
+    res = result_frame(
+        pd.RangeIndex(len(keys)), keys, replies, key_name="externalId", conflict=True
+    )
+    res.insert(0, "table", table)
+    res.insert(1, "row", rows)
+    res.insert(3, "action", pd.Series(actions, index=res.index, dtype=ACTION_DTYPE))
+    return res
 
 
 def _report(
     results: list[pd.DataFrame],
     report: ValidationReport,
     dry_run: bool,
-    payloads: dict[str, pd.DataFrame],
 ) -> OnboardReport:
     combined = nullable_rows(  # row: Int64, like every failure and result frame
         pd.concat(results, ignore_index=True)
         if results
         else result_frame([], [], []).assign(table=[], row=[])
     )
+    results.clear()  # the tables' parts, now in one frame
     counts = (
         combined.groupby("table", observed=True, sort=False)["status"]
         .value_counts()
@@ -487,4 +527,4 @@ def _report(
     warned = combined[combined["warning"].notna()]["table"].value_counts()
     counts["warned"] = [int(warned.get(t, 0)) for t in counts.index]
     counts.columns.name = None
-    return OnboardReport(counts, combined, report, dry_run, payloads)
+    return OnboardReport(counts, combined, report, dry_run)

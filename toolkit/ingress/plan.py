@@ -11,11 +11,12 @@ from __future__ import annotations
 import html
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+import numpy as np
 import pandas as pd
 
 from toolkit.bulk.journal import Entry, Journal, Ledger, read_ledger
@@ -33,12 +34,14 @@ from toolkit.ingress.validation import ValidationReport, load_folder, validate
 __all__ = [
     "ACTIONS",
     "ACTION_DTYPE",
+    "BATCH",
     "IMPORTS",
     "PARENTS",
     "SENDING",
     "Action",
     "Plan",
     "TableCalls",
+    "call_batches",
     "failures",
     "held_children",
     "plan",
@@ -76,6 +79,9 @@ SENDING: tuple[Action, ...] = ("send", "update", "retry", "deactivate")
 
 #: Default share of the journal's active initiatives a mirror may deactivate.
 DEACTIVATE_SHARE = 0.05
+
+#: Rows turned into requests at a time: a plan and its run hold one batch of calls, not all.
+BATCH = 10_000
 
 _NOTHING: dict[str, Any] = {}
 
@@ -133,6 +139,34 @@ def table_calls(
     return calls, [[label] for label in df.index]
 
 
+def call_batches(
+    table: str, df: pd.DataFrame, code_range_post: CodeRangePost = "replace", size: int = BATCH
+) -> Iterator[tuple[list[Call], list[list[Any]]]]:
+    """:func:`table_calls` of ``size`` rows at a time (code ranges: whole initiatives), in order.
+
+    The calls come in the order of :func:`table_calls` over the whole frame.
+
+    Example:
+        >>> df = pd.DataFrame({"initiativeExternalId": ["M-1", "M-2", "M-1"],
+        ...                    "codeExternalId": ["L1", "L2", "L3"]})
+        >>> [[(c.key, labels) for c, labels in zip(*batch)] for batch in
+        ...  call_batches("code_ranges", df, size=1)]
+        [[('M-1', [0, 2])], [('M-2', [1])]]
+    """
+    if table != "code_ranges" or "initiativeExternalId" not in df:
+        for start in range(0, len(df), size):
+            yield table_calls(table, df.iloc[start : start + size], code_range_post)
+        return
+    codes = pd.factorize(df["initiativeExternalId"])[0]  # first-seen order, as the calls
+    order = np.argsort(codes, kind="stable")
+    ordered = codes[order]
+    start = 0
+    while start < len(df):  # a batch ends where an initiative does
+        end = int(np.searchsorted(ordered, ordered[min(start + size, len(df)) - 1], "right"))
+        yield table_calls(table, df.iloc[order[start:end]], code_range_post)
+        start = end
+
+
 def read_source(source: Any) -> dict[str, pd.DataFrame]:
     """The import tables of a source: a folder (see :func:`load_folder`) or ``{table: frame}``.
 
@@ -162,17 +196,38 @@ def read_source(source: Any) -> dict[str, pd.DataFrame]:
 
 @dataclass
 class TableCalls:
-    """The requests a plan makes for one table.
+    """The requests a plan makes for one table, built a batch at a time when sent.
 
     Attributes:
-        calls: the calls, in source order, deactivations last.
-        rows: for each call, the labels of the source rows it carries (none: a deactivation).
-        actions: for each call, its action.
+        table: the import table.
+        frame: the checked rows the calls are built from (:func:`call_batches`).
+        actions: the action of each of the frame's calls, in order.
+        extra: calls with no source row (deactivations), sent last.
+        code_range_post: ``"replace"`` or ``"add"``.
     """
 
-    calls: list[Call]
-    rows: list[list[Any]]
+    table: str
+    frame: pd.DataFrame
     actions: list[Action]
+    extra: list[Call]
+    code_range_post: CodeRangePost = "replace"
+
+    @property
+    def requests(self) -> int:
+        """How many requests the table sends."""
+        return sum(a in SENDING for a in self.actions) + len(self.extra)
+
+    def batches(self) -> Iterator[tuple[list[Call], list[list[Any]]]]:
+        """The calls to send with the labels of their source rows, a batch at a time."""
+        done = 0
+        for calls, rows in call_batches(self.table, self.frame, self.code_range_post):
+            actions = self.actions[done : done + len(calls)]
+            done += len(calls)
+            keep = [i for i, a in enumerate(actions) if a in SENDING]
+            if keep:
+                yield [calls[i] for i in keep], [rows[i] for i in keep]
+        if self.extra:
+            yield self.extra, [[] for _ in self.extra]
 
 
 @dataclass(repr=False)
@@ -209,14 +264,14 @@ class Plan:
             .reindex(columns=ACTIONS, fill_value=0)
         )
         counts.columns = pd.Index([str(c) for c in counts.columns])
-        counts["requests"] = [len(self.calls[str(t)].calls) for t in counts.index]
+        counts["requests"] = [self.calls[str(t)].requests for t in counts.index]
         counts.index.name = "table"
         return counts
 
     @property
     def requests(self) -> int:
         """How many requests the plan sends."""
-        return sum(len(t.calls) for t in self.calls.values())
+        return sum(t.requests for t in self.calls.values())
 
     @property
     def deactivations(self) -> int:
@@ -337,6 +392,46 @@ def _add(
         cols[col].append(more.get(col))
 
 
+_NO_ROWS: dict[str, list[Any]] = {col: [] for col in _COLUMNS}
+_TEXT = dict.fromkeys(["externalId", "reason", "lastAccepted", "failingSince"], "string")
+
+
+def _typed(rows: pd.DataFrame, index: pd.Index | None = None) -> pd.DataFrame:
+    """Plan rows in the plan's dtypes; ``row`` as ``Int64`` beside a source of whole labels."""
+    whole = index is None or pd.api.types.is_integer_dtype(index.dtype)
+    rows["row"] = rows["row"].astype("Int64" if whole else object)
+    rows["changed"] = rows["changed"].astype(object).where(rows["changed"].notna(), None)
+    return rows.astype({**_TEXT, "action": ACTION_DTYPE})
+
+
+def _plan_rows(
+    table: str,
+    index: pd.Index,
+    keys: pd.Series,
+    actions: list[Action | None],
+    more: list[dict[str, Any]],
+) -> pd.DataFrame:
+    """The plan's rows of a table's source rows, one per label of ``index``, in its order."""
+    if None in actions:
+        raise AssertionError(f"{table}: a row neither held back nor planned")
+    given = [p for p, m in enumerate(more) if m is not _NOTHING]  # few, unless a journal
+    rows = pd.DataFrame(
+        {
+            "table": table,
+            "row": index if pd.api.types.is_integer_dtype(index.dtype) else index.astype(object),
+            "externalId": keys.to_numpy(),
+            "action": pd.Categorical(actions, dtype=ACTION_DTYPE),
+        },
+        index=pd.RangeIndex(len(index)),
+    )
+    for col in _COLUMNS[4:]:
+        values = pd.Series(None, index=rows.index, dtype=object)
+        if given:
+            values.iloc[given] = [more[p].get(col) for p in given]
+        rows[col] = values
+    return _typed(rows, index)
+
+
 def held_children(
     table: str,
     frame: pd.DataFrame,
@@ -424,7 +519,7 @@ def plan(
     report = validate(**frames, known=known, columns=columns, code_range_post=code_range_post)
     ledger = _ledger(journal)
     entries = list(ledger.entries.values())
-    cols: dict[str, list[Any]] = {col: [] for col in _COLUMNS}
+    parts: list[pd.DataFrame] = []
     calls: dict[str, TableCalls] = {}
     bad: dict[str, dict[str, str]] = {}  # table -> id -> action, of the records not sent
     active = sum(e.active for e in _mine(conn, "initiatives", entries))
@@ -440,10 +535,10 @@ def plan(
         bad[table] = {str(keys[lb]): f"is {a}" for lb, (a, _) in held.items() if pd.notna(keys[lb])}
         valid = report.frames.get(table, raw.iloc[:0])
         checked = valid.drop(index=[lb for lb in held if lb in valid.index]) if held else valid
-        tcalls, trows = table_calls(table, checked, code_range_post) if len(checked) else ([], [])
-        by_label: dict[Any, tuple[Action, dict[str, Any]]] = {}
-        todo = TableCalls([], [], [])
-        for call, labels in zip(tcalls, trows, strict=True):
+        todo = TableCalls(table, checked, [], [], code_range_post)
+        row_action: list[Action | None] = [None] * len(raw)  # by position in raw
+        row_more: list[dict[str, Any]] = [_NOTHING] * len(raw)
+        for call, positions in _planned_calls(todo, raw.index):
             url = conn.url(endpoint, **(call.path or {}))
             entry = ledger.get(url, call.key)
             action: Action = "send"
@@ -461,22 +556,18 @@ def plan(
                     action = "unchanged"
                 if action != "unchanged" and entry.payload is not None:
                     more["changed"] = _diff(entry.payload, call.json) or None
-            if action in SENDING:
-                todo.calls.append(call)
-                todo.rows.append(labels)
-                todo.actions.append(action)
-            for label in labels:  # a range in parts: the first part that is sent says
-                if by_label.get(label, ("unchanged",))[0] == "unchanged":
-                    by_label[label] = (action, more)
-        for label in raw.index:
-            if label in held:
-                action, reason = held[label]
-                _add(cols, table, label, keys.get(label), action, reason=reason)
-            else:
-                action, more = by_label[label]
-                _add(cols, table, label, keys.get(label), action, **more)
-        present = set(keys.dropna().astype(str))
-        for entry in _mine(conn, table, entries):
+            todo.actions.append(action)
+            for p in positions:  # a range in parts: the first part that is sent says
+                if row_action[p] in (None, "unchanged"):
+                    row_action[p], row_more[p] = action, more
+        at = raw.index.get_indexer(pd.Index(list(held))).tolist()
+        for i, (action, reason) in zip(at, held.values(), strict=True):
+            row_action[i], row_more[i] = action, {"reason": reason}
+        parts.append(_plan_rows(table, raw.index, keys, row_action, row_more))
+        mine = _mine(conn, table, entries)
+        present = set(keys.dropna().astype(str)) if mine else set()
+        cols: dict[str, list[Any]] = {col: [] for col in _COLUMNS}
+        for entry in mine:
             if entry.key in present or entry.payload is None:
                 continue
             seen: dict[str, Any] = {
@@ -485,9 +576,7 @@ def plan(
             }
             if mirror and table == "initiatives" and entry.active:
                 payload = {**entry.payload, "status": "inactive"}
-                todo.calls.append(Call(endpoint, None, payload, key=entry.key, conflict=True))
-                todo.rows.append([])
-                todo.actions.append("deactivate")
+                todo.extra.append(Call(endpoint, None, payload, key=entry.key, conflict=True))
                 seen["changed"] = {"status": {"old": "active", "new": "inactive"}}
                 action, reason = "deactivate", "absent from the source (mirror)"
             elif mirror and table == "initiatives":
@@ -495,17 +584,25 @@ def plan(
             else:
                 action, reason = "missing", "absent from the source; not deactivated"
             _add(cols, table, None, entry.key, action, reason=reason, **seen)
+        if cols["table"]:
+            parts.append(_typed(pd.DataFrame(cols, columns=_COLUMNS), raw.index))
         calls[table] = todo
-    frame_rows = pd.DataFrame(cols, columns=_COLUMNS)
-    frame_rows["row"] = frame_rows["row"].astype(object).where(frame_rows["row"].notna(), None)
-    frame_rows["changed"] = (
-        frame_rows["changed"].astype(object).where(frame_rows["changed"].notna(), None)
-    )
-    text = dict.fromkeys(["externalId", "reason", "lastAccepted", "failingSince"], "string")
-    frame_rows = frame_rows.astype({**text, "action": ACTION_DTYPE})
+    frame_rows = pd.concat(parts, ignore_index=True) if parts else _typed(pd.DataFrame(_NO_ROWS))
     frame_rows = nullable_rows(with_lines(frame_rows, frames))  # row, line: Int64
     limit = max_deactivate if max_deactivate is not None else max(1, int(active * DEACTIVATE_SHARE))
     return Plan(frame_rows, calls, report, limit, active)
+
+
+def _planned_calls(todo: TableCalls, index: pd.Index) -> Iterator[tuple[Call, list[int]]]:
+    """Each call of the table's frame with the positions in ``index`` of the rows it carries."""
+    if not len(todo.frame):
+        return
+    for calls, rows in call_batches(todo.table, todo.frame, todo.code_range_post):
+        found = iter(
+            index.get_indexer(pd.Index([label for labels in rows for label in labels])).tolist()
+        )
+        for call, labels in zip(calls, rows, strict=True):
+            yield call, [next(found) for _ in labels]
 
 
 def failures(conn: Connection, journal: str | os.PathLike[str] | Journal) -> pd.DataFrame:

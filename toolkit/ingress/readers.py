@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 import csv
-import io
+import itertools
 import json
 import os
 import re
@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
 import pandas as pd
 
 from toolkit.errors import ConfigError, InputWarning
@@ -36,6 +37,7 @@ __all__ = [
     "check_out_path",
     "HeaderMatch",
     "header_key",
+    "line_array",
     "line_numbers",
     "match_headers",
     "read_table",
@@ -220,8 +222,9 @@ def _bad_lines(data: bytes) -> list[int]:
     return bad
 
 
-def _decode(path: Path, data: bytes, encoding: str | None = None) -> str:
-    """The text of a CSV file: UTF-8 (bad bytes as U+FFFD, warned) else cp1252, warned."""
+def _decode(path: Path, data: bytes, encoding: str | None = None) -> tuple[str, str]:
+    """How to read a CSV file, as ``(codec, errors)``: UTF-8 (bad bytes as U+FFFD, warned) else
+    cp1252, warned."""
     if encoding is not None:
         try:
             text = data.decode(encoding)
@@ -230,7 +233,7 @@ def _decode(path: Path, data: bytes, encoding: str | None = None) -> str:
         except UnicodeDecodeError as exc:
             line = data[: exc.start].count(b"\n") + 1
             raise ConfigError(f"{path}, line {line}: not {encoding} text") from None
-        return _no_binary(path, text.removeprefix("\ufeff"))
+        return _no_binary(path, text, encoding)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -247,7 +250,7 @@ def _decode(path: Path, data: bytes, encoding: str | None = None) -> str:
                 InputWarning,
                 stacklevel=3,
             )
-            return _no_binary(path, lenient)
+            return _no_binary(path, lenient, "utf-8-sig", "replace")
         try:
             text = data.decode("cp1252")
         except UnicodeDecodeError:
@@ -260,21 +263,30 @@ def _decode(path: Path, data: bytes, encoding: str | None = None) -> str:
             InputWarning,
             stacklevel=3,
         )
-    return _no_binary(path, text)
+        return _no_binary(path, text, "cp1252")
+    return _no_binary(path, text, "utf-8-sig")
 
 
-def _no_binary(path: Path, text: str) -> str:
+def _no_binary(path: Path, text: str, codec: str, errors: str = "strict") -> tuple[str, str]:
     if "\x00" in text:
         line = text[: text.index("\x00")].count("\n") + 1
         raise ConfigError(f"{path}, line {line}: binary data, not a text (CSV) file")
-    return text
+    return codec, errors
+
+
+@contextmanager
+def _lines(path: Path, codec: tuple[str, str]) -> Iterator[Iterator[str]]:
+    """The file's lines as read (line ends kept), a byte order mark dropped."""
+    with path.open(encoding=codec[0], errors=codec[1], newline="") as f:
+        first = next(f, "")
+        yield itertools.chain([first.removeprefix("\ufeff")], f)
 
 
 def _records(
-    text: str, delimiter: str, limit: int | None = None
+    lines: Iterator[str], delimiter: str, limit: int | None = None
 ) -> Iterable[tuple[int, list[str]]]:
     """(first line, fields) of each non-blank record; raises csv.Error with ``line_num`` set."""
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    reader = csv.reader(lines, delimiter=delimiter, strict=True)
     start = 1
     n = 0
     while limit is None or n < limit:
@@ -292,12 +304,13 @@ def _records(
         start = reader.line_num + 1
 
 
-def _sniff(text: str) -> str:
+def _sniff(path: Path, codec: tuple[str, str]) -> str:
     """The delimiter whose first records have the most fields and agree on their number."""
     best, best_score = ",", (False, 0.0)
     for d in DELIMITERS:
         try:
-            counts = [len(r) for _, r in _records(text, d, _SNIFF_LINES)]
+            with _lines(path, codec) as lines:
+                counts = [len(r) for _, r in _records(lines, d, _SNIFF_LINES)]
         except csv.Error:
             continue
         if not counts or counts[0] < 2:
@@ -312,46 +325,59 @@ def _sniff(text: str) -> str:
 _SHOWN = {"\t": "tab", ",": "comma", ";": "semicolon", "|": "pipe"}
 
 
+#: CSV rows turned into Arrow-backed columns at a time: the file's rows never all in Python objects.
+_CHUNK = 50_000
+
+
 def _read_csv(path: Path, encoding: str | None = None) -> pd.DataFrame:
-    text = _decode(path, path.read_bytes(), encoding)
-    delimiter = "\t" if path.suffix.casefold() == ".tsv" else _sniff(text)
+    codec = _decode(path, path.read_bytes(), encoding)
+    delimiter = "\t" if path.suffix.casefold() == ".tsv" else _sniff(path, codec)
     header: list[str] | None = None
     rows: list[list[str]] = []
-    lines: list[int] = []
-    seen: dict[str, str] = {}  # one object per distinct value: ids repeat across rows
+    chunks: list[pd.DataFrame] = []
+    shifts: list[tuple[int, int]] = []  # as _shifts: (first row, lines beyond row + 2)
+    n = 0
     try:
-        for start, record in _records(text, delimiter):
-            if header is None:
-                header = [h.strip() for h in record]
-                continue
-            extra = record[len(header) :]
-            if any(f.strip() for f in extra):
-                raise ConfigError(
-                    f"{path}, line {start}: {len(record)} fields where the header has "
-                    f"{len(header)} ({_SHOWN[delimiter]}-separated); a value holding the "
-                    f"delimiter needs double quotes"
-                )
-            record = record[: len(header)]
-            record += [""] * (len(header) - len(record))
-            rows.append([seen.setdefault(f, f) for f in record])
-            lines.append(start)
+        with _lines(path, codec) as lines:
+            for start, record in _records(lines, delimiter):
+                if header is None:
+                    header = [h.strip() for h in record]
+                    continue
+                extra = record[len(header) :]
+                if any(f.strip() for f in extra):
+                    raise ConfigError(
+                        f"{path}, line {start}: {len(record)} fields where the header has "
+                        f"{len(header)} ({_SHOWN[delimiter]}-separated); a value holding the "
+                        f"delimiter needs double quotes"
+                    )
+                record = record[: len(header)]
+                record += [""] * (len(header) - len(record))
+                rows.append(record)
+                if start - (n + 2) != (shifts[-1][1] if shifts else 0):
+                    shifts.append((n, start - (n + 2)))
+                n += 1
+                if len(rows) == _CHUNK:
+                    chunks.append(pd.DataFrame(rows, dtype="str"))  # Arrow-backed: compact
+                    rows = []
     except csv.Error as exc:
         where, _, why = str(exc).partition(": ")
         raise ConfigError(
             f"{path}, {where}: cannot read it as {_SHOWN[delimiter]}-separated CSV ({why}); "
             "check the double quotes"
         ) from None
-    del seen
     if header is None:
         raise ConfigError(f"{path}: empty file, no header line")
+    if rows or not chunks:
+        chunks.append(pd.DataFrame(rows, columns=range(len(header)), dtype="str"))
+    df = pd.concat(chunks, ignore_index=True) if len(chunks) > 1 else chunks[0]
+    del chunks, rows
+    df.columns = pd.Index(header)
     # a trailing delimiter on every line makes an unnamed, empty last column: drop it
-    while header and header[-1] == "" and all(r[len(header) - 1] == "" for r in rows):
-        header.pop()
-        rows = [r[: len(header)] for r in rows]
-    df = pd.DataFrame(rows, columns=header, dtype="str")  # Arrow-backed: a tenth of the memory
+    while len(df.columns) and header[len(df.columns) - 1] == "" and (df.iloc[:, -1] == "").all():
+        df = df.iloc[:, :-1]
     df.attrs["source"] = str(path)
     df.attrs["delimiter"] = delimiter
-    df.attrs["line_shifts"] = _shifts(lines)
+    df.attrs["line_shifts"] = tuple(shifts)
     return df
 
 
@@ -532,16 +558,38 @@ def with_lines(
     out = frame.drop(columns="line", errors="ignore")  # a copy; lines found again
     if "row" not in out.columns:
         return out
+    lines = np.full(len(out), np.nan)
     if isinstance(sources, pd.DataFrame):
-        lines = line_numbers(sources, out["row"].tolist())
-    else:
-        lines = []
-        for table, row in zip(out.get("table", [None] * len(out)), out["row"], strict=True):
-            src = sources.get(table) if table is not None else None
-            lines.append(line_numbers(src, [row])[0] if src is not None else None)
+        lines = line_array(sources, out["row"])
+    elif "table" in out.columns:
+        for table, src in sources.items():
+            mask = (out["table"] == table).to_numpy(dtype=bool, na_value=False)
+            if mask.any():
+                lines[mask] = line_array(src, out["row"][mask])
     at = list(out.columns).index("row") + 1
-    out.insert(at, "line", pd.Series(lines, index=out.index, dtype="Int64"))
+    out.insert(at, "line", pd.Series(lines, index=out.index).astype("Int64"))
     return out
+
+
+def line_array(frame: pd.DataFrame, rows: pd.Series) -> np.ndarray:
+    """:func:`line_numbers` of a column of rows, as floats (NaN: no line), by column.
+
+    Example:
+        >>> df = pd.DataFrame({"a": ["x", "y"]})
+        >>> df.attrs["line_shifts"] = ((1, 2),)  # two blank lines before the second row
+        >>> line_array(df, pd.Series([0, 1, None], dtype="Int64")).tolist()
+        [2.0, 5.0, nan]
+    """
+    shifts = frame.attrs.get("line_shifts")
+    if shifts is None:
+        return np.full(len(rows), np.nan)
+    if rows.dtype == object or isinstance(rows.dtype, pd.StringDtype):
+        return np.array([np.nan if n is None else n for n in line_numbers(frame, rows)])
+    r = rows.to_numpy(dtype="float64", na_value=np.nan)
+    starts = np.array([s for s, _ in shifts], dtype="float64")
+    extra = np.array([0, *(e for _, e in shifts)], dtype="float64")
+    lines: np.ndarray = np.floor(r) + 2 + extra[np.searchsorted(starts, np.floor(r), "right")]
+    return lines
 
 
 def check_out_path(path: str | os.PathLike[str]) -> Path:
@@ -600,10 +648,13 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     """
     p = check_out_path(path)
     suffix = p.suffix.casefold()
+    if suffix == ".csv":  # a chunk at a time: the cells as text never all at once
+        for start in range(0, max(len(frame), 1), _CHUNK):
+            part = _writable(frame.iloc[start : start + _CHUNK], excel=False)
+            part.to_csv(p, index=False, mode="a" if start else "w", header=not start)
+        return p
     df = _writable(frame, excel=suffix == ".xlsx")
-    if suffix == ".csv":
-        df.to_csv(p, index=False)
-    elif suffix == ".xlsx":
+    if suffix == ".xlsx":
         try:
             df.to_excel(p, index=False, engine="openpyxl")
         except ImportError:

@@ -3,7 +3,7 @@ characters, but written differently (``C-1`` and ``c-1``). The service stores tw
 the later row is a ``lookalike`` warning naming the first.
 
 >>> import pandas as pd
->>> lookalikes(pd.DataFrame({"id": ["C-1", "c-1"]}), ["id"], ["row 0", "row 1"])[0][:3]
+>>> lookalikes(pd.DataFrame({"id": ["C-1", "c-1"]}), ["id"], "row {}".format)[0][:3]
 (1, 'id', 'lookalike')
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import unicodedata
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 
@@ -53,19 +53,21 @@ def _differences(value: str, other: str) -> str:
     return " and ".join(ways) or "Unicode normalisation"
 
 
-def lookalikes(frame: pd.DataFrame, columns: Sequence[str], where: Sequence[str]) -> list[Finding]:
+def lookalikes(
+    frame: pd.DataFrame, columns: Sequence[str], where: Callable[[int], str]
+) -> list[Finding]:
     """Find ids equal under :func:`fold` but written differently from the first one written.
 
     Args:
         frame: The coerced rows, indexed by position.
         columns: The id columns (the key and the reference columns); repeats are passed over.
-        where: How a message names the row at each position (``"row 3"``, ``"line 5"``).
+        where: How a message names the row at a position (``"row 3"``, ``"line 5"``).
 
     Returns:
         One finding per look-alike cell.
 
     >>> df = pd.DataFrame({"externalId": ["C-1", "C-2", "c-1"]})
-    >>> lookalikes(df, ["externalId"], ["row 0", "row 1", "row 2"])[0][3]
+    >>> lookalikes(df, ["externalId"], "row {}".format)[0][3]
     "externalId 'c-1' looks like 'C-1' (row 0): they differ only by case; the service \
 stores them as separate records"
     """
@@ -73,17 +75,22 @@ stores them as separate records"
     for col in dict.fromkeys(columns):
         if col not in frame.columns:
             continue
-        values = frame[col].tolist()
-        strings = pd.Series([v for v in values if isinstance(v, str)], dtype=object)
-        written = pd.Series(pd.unique(strings), dtype=object)
+        column = frame[col]
+        if isinstance(column.dtype, pd.StringDtype):  # by column: no Python object per row
+            written = pd.Series(column.dropna().unique(), dtype=column.dtype)
+        else:
+            texts = [v for v in column.tolist() if isinstance(v, str)]
+            written = pd.Series(pd.unique(pd.Series(texts, dtype=object)), dtype=object)
         keys = written.str.lower()  # ASCII: folding is lower-casing
         other = ~written.str.isascii().astype(bool)
-        keys[other] = written[other].map(fold)
+        if other.any():
+            keys = keys.astype(object)
+            keys[other] = written[other].map(fold)
         if keys.nunique() == len(written):
             continue
         folded = dict(zip(written, keys, strict=True))
         first: dict[str, tuple[int, str]] = {}
-        for p, v in enumerate(values):
+        for p, v in enumerate(column.tolist()):
             if not isinstance(v, str):
                 continue
             at, seen = first.setdefault(folded[v], (p, v))
@@ -93,7 +100,7 @@ stores them as separate records"
                         p,
                         col,
                         "lookalike",
-                        f"{col} {v!r} looks like {seen!r} ({where[at]}): they differ only by "
+                        f"{col} {v!r} looks like {seen!r} ({where(at)}): they differ only by "
                         f"{_differences(v, seen)}; the service stores them as separate records",
                     )
                 )
