@@ -259,11 +259,12 @@ def _conflict(root: Path, exc: Exception) -> ConcurrentWriteError:
 
 
 def _stored(table: DeltaTable, key: str, ids: pa.Array[Any], columns: list[str]) -> pa.Table:
-    """The rows of ``table`` whose ``key`` is among ``ids``: one scan, filtered as it reads."""
+    """The rows of ``table`` whose ``key`` is among ``ids``: one scan, a file at a time."""
     if not table.file_uris():
         return pa.schema([(key, pa.string())]).empty_table()
     wanted = pc.field(key).cast(pa.string()).isin(ids)  # string_view in the files
-    return table.to_pyarrow_dataset().to_table(columns=columns, filter=wanted)
+    scan = table.to_pyarrow_dataset()
+    return scan.to_table(columns=columns, filter=wanted, batch_readahead=1, fragment_readahead=1)
 
 
 def _write_window(
@@ -290,7 +291,7 @@ def _write_window(
     mark = mark if stored is None else max(mark, stored)
     ids = entries["_id"].combine_chunks()
     held = _stored(entries_table, "_id", ids, ["_id", "updatedAt", "workMonth"])
-    changed: Any = pa.array([True] * len(ids))
+    source, code_rows = entries, codes  # all new: no copy
     old_months: list[Any] = []
     if held.num_rows:
         at = pc.index_in(ids, value_set=held["_id"].combine_chunks())
@@ -299,16 +300,16 @@ def _write_window(
         )
         newer: Any = pc.greater(entries["updatedAt"].combine_chunks(), held_updated)
         newer = newer.fill_null(False)
-        changed = pc.or_(pc.is_null(at), newer)
         old_months = held["workMonth"].combine_chunks().take(at).filter(newer).to_pylist()
-    source = entries.filter(changed)
-    if source.num_rows == 0:
-        return 0, 0, entries.num_rows, 0
+        source = entries.filter(pc.or_(pc.is_null(at), newer))
+        if source.num_rows == 0:
+            return 0, 0, entries.num_rows, 0
+        code_rows = codes.filter(pc.is_in(codes["entryId"], value_set=source["_id"]))
     changed_ids = source["_id"].combine_chunks()
-    code_rows = codes.filter(pc.is_in(codes["entryId"], value_set=changed_ids))
     # codes of entries not stored: a killed or concurrent sync's, replaced where they lie
     held_codes = _stored(codes_table, "entryId", changed_ids, ["workMonth"])
     old_months += held_codes["workMonth"].unique().to_pylist() if held_codes.num_rows else []
+    pa.default_memory_pool().release_unused()  # the scans' buffers, for the writes to reuse
     months = set(source["workMonth"].to_pylist()) | set(old_months)
     # an entry without workDate has a null workMonth: its partition is matched by IS NULL
     named = sorted(m for m in months if m is not None)
@@ -492,9 +493,9 @@ def _write_windows(
             if sum(len(p) for p in buffer) < batch_rows and i + 1 < len(windows):
                 continue  # consecutive windows are written together, up to batch_rows entries
             batch = buffer[0] if len(buffer) == 1 else Export.concat(buffer)
+            done, buffer = done + len(buffer), []
             written = _retried(partial(_write_window, root, batch, schemas, hi))
-            done += len(buffer)
-            buffer = []
+            del batch  # not held while the next batch's windows come: memory set by one batch
             pending = hi if written[0] + written[1] + written[3] == 0 else None
             totals = [a + b for a, b in zip(totals, written, strict=True)]
             bar.set_postfix(inserted=totals[0], updated=totals[1], refresh=False)
