@@ -259,12 +259,11 @@ def _conflict(root: Path, exc: Exception) -> ConcurrentWriteError:
 
 
 def _stored(table: DeltaTable, key: str, ids: pa.Array[Any], columns: list[str]) -> pa.Table:
-    """The rows of ``table`` whose ``key`` is among ``ids``: one scan, a file at a time."""
+    """The rows of ``table`` whose ``key`` is among ``ids``: one scan, filtered as it reads."""
     if not table.file_uris():
         return pa.schema([(key, pa.string())]).empty_table()
     wanted = pc.field(key).cast(pa.string()).isin(ids)  # string_view in the files
-    scan = table.to_pyarrow_dataset()
-    return scan.to_table(columns=columns, filter=wanted, batch_readahead=1, fragment_readahead=1)
+    return table.to_pyarrow_dataset().to_table(columns=columns, filter=wanted)
 
 
 def _write_window(
@@ -496,6 +495,7 @@ def _write_windows(
             done, buffer = done + len(buffer), []
             written = _retried(partial(_write_window, root, batch, schemas, hi))
             del batch  # not held while the next batch's windows come: memory set by one batch
+            pa.default_memory_pool().release_unused()
             pending = hi if written[0] + written[1] + written[3] == 0 else None
             totals = [a + b for a, b in zip(totals, written, strict=True)]
             bar.set_postfix(inserted=totals[0], updated=totals[1], refresh=False)
