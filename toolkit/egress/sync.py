@@ -14,8 +14,9 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import os
+from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -68,6 +69,8 @@ WATERMARK_KEY = "toolkit.releasedOnOrBefore"
 WINDOW_KEY = "toolkit.window"
 #: Delta app transaction of every sync commit: two syncs' commits to one table conflict.
 APP_ID = "timebill-toolkit.sync"
+#: Windows fetched ahead while a batch is written (about a write's time of fetching).
+_AHEAD = 2
 #: Tries of a batch whose commit lost to another sync's (each redoes the lookup).
 _ATTEMPTS = 5
 #: Default ``lag``: ``until`` defaults to now minus this (entries show in the export late).
@@ -259,11 +262,12 @@ def _conflict(root: Path, exc: Exception) -> ConcurrentWriteError:
 
 
 def _stored(table: DeltaTable, key: str, ids: pa.Array[Any], columns: list[str]) -> pa.Table:
-    """The rows of ``table`` whose ``key`` is among ``ids``: one scan, filtered as it reads."""
+    """The rows of ``table`` whose ``key`` is among ``ids``: one scan, a file at a time."""
     if not table.file_uris():
         return pa.schema([(key, pa.string())]).empty_table()
     wanted = pc.field(key).cast(pa.string()).isin(ids)  # string_view in the files
-    return table.to_pyarrow_dataset().to_table(columns=columns, filter=wanted)
+    scan = table.to_pyarrow_dataset()
+    return scan.to_table(columns=columns, filter=wanted, fragment_readahead=1)
 
 
 def _write_window(
@@ -383,21 +387,18 @@ def _locked(root: Path) -> Iterator[None]:
 def _prefetch(
     conn: Connection, windows: list[tuple[pd.Timestamp, pd.Timestamp]]
 ) -> Iterator[tuple[pd.Timestamp, pd.Timestamp, Export]]:
-    """Each window with its export, the next one fetched while the caller writes this one."""
+    """Each window with its export, the next ones fetched while the caller writes this one."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolkit-sync") as pool:
-        ahead: Future[Export] | None = None
+        ahead = deque(pool.submit(fetch_window, conn, *w) for w in windows[:_AHEAD])
         try:
             for i, (lo, hi) in enumerate(windows):
-                part = ahead.result() if ahead is not None else fetch_window(conn, lo, hi)
-                ahead = (
-                    pool.submit(fetch_window, conn, *windows[i + 1])
-                    if i + 1 < len(windows)
-                    else None
-                )
+                part = ahead.popleft().result()
+                if i + _AHEAD < len(windows):
+                    ahead.append(pool.submit(fetch_window, conn, *windows[i + _AHEAD]))
                 yield lo, hi, part
         finally:
-            if ahead is not None:
-                ahead.cancel()
+            for future in ahead:
+                future.cancel()
 
 
 def sync(
