@@ -1,10 +1,11 @@
 """Incremental sync into Delta tables: memory flat in the range, re-sync adds nothing, speed.
 
-Issue 10: ``client.sync(path, since=..., until=..., window="1D")`` of 100,000 and of
+Issues 10 and 28: ``client.sync(path, since=..., until=..., window="1D")`` of 100,000 and of
 1,000,000 entries from the sandbox: the peak memory of the larger within 1.3x of the smaller
-(net of a baseline process); a re-sync of the same range adds 0 rows; and the sync's
-throughput (entries/s) at least 0.7x that of ``client.export_to_parquet`` (what
-``toolkit export --format parquet`` runs) over the same range, in the same run.
+(net of a baseline process: set by the batch, not the total); a re-sync of the same range adds
+0 rows; and the sync no slower than ``client.export_to_parquet`` (what
+``toolkit export --format parquet`` runs) over the same range, in the same run (entries/s).
+The load average is printed before and after.
 
 Seeding, the sandbox process and the fresh measuring processes are those of
 :mod:`bench.bench_export_memory` (entries released evenly, ``--sync-per-day`` a day, 3 codes
@@ -37,7 +38,7 @@ __all__ = ["MEMORY_TOLERANCE", "THROUGHPUT_FLOOR", "add_arguments", "run"]
 #: The larger sync's peak (net of the baseline) over the smaller's, at most.
 MEMORY_TOLERANCE = 1.3
 #: Sync throughput over export-to-Parquet throughput, same range, at least.
-THROUGHPUT_FLOOR = 0.7
+THROUGHPUT_FLOOR = 1.0
 
 _ROOT = Path(__file__).resolve().parents[1]
 _CHILD_TIMEOUT = 3600.0
@@ -134,6 +135,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         flush=True,
     )
     rows: dict[str, dict[str, Any]] = {}
+    load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="bench-sync-") as tmp:
         db = Path(tmp) / "sync.db"
         t0 = time.perf_counter()
@@ -172,6 +174,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "export", env, "--after", after, "--before", until(big), "--out", str(out)
             )
             print(f"  export_to_parquet {big:,}: {rows['export']}", flush=True)
+    print(f"  load average (1, 5, 15 min): before {load}, after {os.getloadavg()}", flush=True)
     return _report(rows, small, big)
 
 

@@ -3,12 +3,15 @@ empty ranges, other engines, bad input."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -18,7 +21,15 @@ import toolkit
 from tests.conftest import T0, client_env, kill_9_when, release_entries, write_client_env
 from toolkit import Client, ConcurrentWriteError, ConfigError
 from toolkit.cli.app import main
-from toolkit.egress.sync import LOCK_NAME, WATERMARK_KEY, SyncReport, read_watermark, sync_status
+from toolkit.egress import sync as syncing
+from toolkit.egress.sync import (
+    LOCK_NAME,
+    WATERMARK_KEY,
+    SyncReport,
+    create_tables,
+    read_watermark,
+    sync_status,
+)
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 
@@ -318,6 +329,49 @@ def test_two_sync_processes_started_at_once_never_double_a_row(
     assert len(ex) == ex.entries["_id"].nunique() == len(entries)
     assert len(ex.codes) == sum(len(e["codes"]) for e in entries)
     assert not ex.codes.duplicated(["entryId", "position"]).any()
+
+
+def test_two_syncs_past_their_lookups_at_once_never_double_a_row(
+    firm_client: Client, sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two machines syncing one Delta folder: each holds its own lock (so none holds the other
+    off), and both have looked up the stored rows of the same new batch before either writes."""
+    release_entries(sandbox, firm_client, 12, every=timedelta(hours=1))
+    until = T0 + timedelta(hours=13)
+    path = create_tables(tmp_path / "time")
+    monkeypatch.setattr(syncing, "_locked", lambda root: contextlib.nullcontext())
+    both_looked_up = threading.Barrier(2, timeout=30)
+    first = threading.local()
+    write = syncing.write_deltalake
+
+    def after_both_lookups(*args: Any, **kwargs: Any) -> None:
+        if not getattr(first, "passed", False):
+            first.passed = True
+            both_looked_up.wait()
+        write(*args, **kwargs)
+
+    monkeypatch.setattr(syncing, "write_deltalake", after_both_lookups)
+    reports: list[SyncReport] = []
+
+    def one_sync() -> None:
+        kw = {"since": T0, "until": until, "window": "1h", "batch_rows": 4, "progress": False}
+        reports.append(firm_client.sync(path, **kw))
+
+    threads = [threading.Thread(target=one_sync) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert len(reports) == 2  # both ended well: the one that lost a commit redid its batch
+    monkeypatch.undo()
+    straight = firm_client.sync(tmp_path / "straight", since=T0, until=until, progress=False)
+    a, b = toolkit.read_sync(path), toolkit.read_sync(tmp_path / "straight")
+    pd.testing.assert_frame_equal(_sorted(a.entries, ["_id"]), _sorted(b.entries, ["_id"]))
+    pd.testing.assert_frame_equal(
+        _sorted(a.codes, ["entryId", "position"]), _sorted(b.codes, ["entryId", "position"])
+    )
+    assert sync_status(path)["watermark"] == straight.watermark == pd.Timestamp(until)
+    assert sum(r.inserted for r in reports) == straight.inserted == 12
 
 
 @pytest.mark.parametrize(

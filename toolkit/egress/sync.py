@@ -2,9 +2,11 @@
 
 ``PATH/entries`` (one row per ``_id``) and ``PATH/codes`` (one row per entry and code), both
 partitioned by ``workMonth``. Batches of windows are written codes first, then entries in one
-commit carrying the watermark (``toolkit.releasedOnOrBefore``): an append when none of the
-batch is stored yet, else a Delta merge. A killed sync leaves readable tables and the next one
-redoes the unfinished window. One writer at a time (:data:`LOCK_NAME`); see docs/toolkit.md.
+commit carrying the watermark (``toolkit.releasedOnOrBefore``): per table an append when none of
+the batch is stored yet, else a Delta merge. A killed sync leaves readable tables and the next
+one redoes the unfinished window. One writer at a time (:data:`LOCK_NAME`); across machines every
+commit carries the same Delta app transaction (:data:`APP_ID`), so a commit made after a batch's
+lookup fails it and the batch is redone; see docs/toolkit.md.
 """
 
 from __future__ import annotations
@@ -12,16 +14,25 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import os
-from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from deltalake import CommitProperties, DeltaTable, Schema, WriterProperties, write_deltalake
+from deltalake import (
+    CommitProperties,
+    DeltaTable,
+    Schema,
+    Transaction,
+    WriterProperties,
+    write_deltalake,
+)
 from deltalake.exceptions import CommitFailedError, DeltaError
 from pandas.api.typing import NaTType
 from tqdm.auto import tqdm
@@ -36,6 +47,7 @@ from toolkit.egress.sync_report import SyncReport, _iso
 from toolkit.errors import ConcurrentWriteError, ConfigError
 
 __all__ = [
+    "APP_ID",
     "DEFAULT_LAG",
     "LOCK_NAME",
     "PARTITION_COLS",
@@ -55,12 +67,19 @@ __all__ = [
 WATERMARK_KEY = "toolkit.releasedOnOrBefore"
 #: Commit metadata key of the codes table: the window whose codes a commit wrote.
 WINDOW_KEY = "toolkit.window"
+#: Delta app transaction of every sync commit: two syncs' commits to one table conflict.
+APP_ID = "timebill-toolkit.sync"
+#: Windows fetched ahead while a batch is written (about a write's time of fetching).
+_AHEAD = 2
+#: Tries of a batch whose commit lost to another sync's (each redoes the lookup).
+_ATTEMPTS = 5
 #: Default ``lag``: ``until`` defaults to now minus this (entries show in the export late).
 DEFAULT_LAG = "10min"
 #: Partition column of both tables.
 PARTITION_COLS = DEFAULT_PARTITION_COLS
 
 _TABLES = ("entries", "codes")
+_T = TypeVar("_T")
 
 _WRITER = WriterProperties(max_row_group_size=ROWS_PER_GROUP, compression="SNAPPY")
 _DATE = 'PrimitiveType("date")'
@@ -220,8 +239,18 @@ def _newest(table: DeltaTable, key: str) -> pd.Timestamp | None:
     return None
 
 
-def _commit(mark: pd.Timestamp | None) -> CommitProperties | None:
-    return None if mark is None else CommitProperties(custom_metadata={WATERMARK_KEY: _iso(mark)})
+def _commit(mark: pd.Timestamp | None, key: str = WATERMARK_KEY) -> CommitProperties:
+    """A sync commit's properties: ``mark`` under ``key``, and the sync's app transaction.
+
+    Delta fails a commit when a commit made since the snapshot it was built on holds a
+    transaction of the same app id, whatever either wrote (blind appends included).
+    """
+    if mark is None:
+        return CommitProperties(app_transactions=[Transaction(APP_ID, 0)])
+    version = mark.value // 1_000_000  # the mark in epoch milliseconds
+    return CommitProperties(
+        custom_metadata={key: _iso(mark)}, app_transactions=[Transaction(APP_ID, version)]
+    )
 
 
 def _conflict(root: Path, exc: Exception) -> ConcurrentWriteError:
@@ -232,10 +261,13 @@ def _conflict(root: Path, exc: Exception) -> ConcurrentWriteError:
     )
 
 
-def _codes_ahead(codes: DeltaTable, watermark: pd.Timestamp | None) -> bool:
-    """Whether the codes table holds a window past the watermark (a killed sync's)."""
-    window = _newest(codes, WINDOW_KEY)
-    return window is not None and (watermark is None or window > watermark)
+def _stored(table: DeltaTable, key: str, ids: pa.Array[Any], columns: list[str]) -> pa.Table:
+    """The rows of ``table`` whose ``key`` is among ``ids``: one scan, a file at a time."""
+    if not table.file_uris():
+        return pa.schema([(key, pa.string())]).empty_table()
+    wanted = pc.field(key).cast(pa.string()).isin(ids)  # string_view in the files
+    scan = table.to_pyarrow_dataset()
+    return scan.to_table(columns=columns, filter=wanted, fragment_readahead=1)
 
 
 def _write_window(
@@ -243,23 +275,26 @@ def _write_window(
     export: Export,
     schemas: tuple[pa.Schema, pa.Schema],
     mark: pd.Timestamp,
-    codes_clean: bool = False,
 ) -> tuple[int, int, int, int]:
-    """Write one batch, codes first: ``(inserted, updated, unchanged, codes_written)``."""
+    """Write one batch, codes first: ``(inserted, updated, unchanged, codes_written)``.
+
+    The watermark committed is the later of ``mark`` and the stored one. Both lookups and
+    both commits use the snapshots taken first: a sync's commit since then fails this one
+    (``CommitFailedError``) instead of doubling rows it did not see.
+    """
     entries, codes = export.to_arrow(partition_cols=PARTITION_COLS)
     _check_whole(root, entries, schemas[0])
     entries = entries.select(schemas[0].names).cast(schemas[0])
     codes = codes.select(schemas[1].names).cast(schemas[1])
     if entries.num_rows == 0:
         return 0, 0, 0, 0
+    codes_table = DeltaTable(str(root / "codes"))
     entries_table = DeltaTable(str(root / "entries"))
+    stored = read_watermark(entries_table)
+    mark = mark if stored is None else max(mark, stored)
     ids = entries["_id"].combine_chunks()
-    held = pa.schema([("_id", pa.string())]).empty_table()
-    if entries_table.file_uris():  # the stored rows among ids: one scan, filtered as it reads
-        wanted = pc.field("_id").cast(pa.string()).isin(ids)  # string_view in the files
-        scan = entries_table.to_pyarrow_dataset()
-        held = scan.to_table(columns=["_id", "updatedAt", "workMonth"], filter=wanted)
-    changed: Any = pa.array([True] * len(ids))
+    held = _stored(entries_table, "_id", ids, ["_id", "updatedAt", "workMonth"])
+    source, code_rows = entries, codes  # all new: no copy
     old_months: list[Any] = []
     if held.num_rows:
         at = pc.index_in(ids, value_set=held["_id"].combine_chunks())
@@ -268,22 +303,24 @@ def _write_window(
         )
         newer: Any = pc.greater(entries["updatedAt"].combine_chunks(), held_updated)
         newer = newer.fill_null(False)
-        changed = pc.or_(pc.is_null(at), newer)
         old_months = held["workMonth"].combine_chunks().take(at).filter(newer).to_pylist()
-    source = entries.filter(changed)
-    if source.num_rows == 0:
-        return 0, 0, entries.num_rows, 0
+        source = entries.filter(pc.or_(pc.is_null(at), newer))
+        if source.num_rows == 0:
+            return 0, 0, entries.num_rows, 0
+        code_rows = codes.filter(pc.is_in(codes["entryId"], value_set=source["_id"]))
     changed_ids = source["_id"].combine_chunks()
-    code_rows = codes.filter(pc.is_in(codes["entryId"], value_set=changed_ids))
+    # codes of entries not stored: a killed or concurrent sync's, replaced where they lie
+    held_codes = _stored(codes_table, "entryId", changed_ids, ["workMonth"])
+    old_months += held_codes["workMonth"].unique().to_pylist() if held_codes.num_rows else []
+    pa.default_memory_pool().release_unused()  # the scans' buffers, for the writes to reuse
     months = set(source["workMonth"].to_pylist()) | set(old_months)
     # an entry without workDate has a null workMonth: its partition is matched by IS NULL
     named = sorted(m for m in months if m is not None)
     terms = [f"t.workMonth IN ({_sql_list(named)})"] if named else []
     terms += ["t.workMonth IS NULL"] if None in months else []
     in_months = f"({' OR '.join(terms)})"
-    window = CommitProperties(custom_metadata={WINDOW_KEY: _iso(mark)})
-    codes_table = DeltaTable(str(root / "codes"))
-    if not held.num_rows and (codes_clean or not codes_table.file_uris()):
+    window = _commit(mark, WINDOW_KEY)
+    if not held.num_rows and not held_codes.num_rows:
         write_deltalake(
             codes_table,
             code_rows,
@@ -350,21 +387,18 @@ def _locked(root: Path) -> Iterator[None]:
 def _prefetch(
     conn: Connection, windows: list[tuple[pd.Timestamp, pd.Timestamp]]
 ) -> Iterator[tuple[pd.Timestamp, pd.Timestamp, Export]]:
-    """Each window with its export, the next one fetched while the caller writes this one."""
+    """Each window with its export, the next ones fetched while the caller writes this one."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolkit-sync") as pool:
-        ahead: Future[Export] | None = None
+        ahead = deque(pool.submit(fetch_window, conn, *w) for w in windows[:_AHEAD])
         try:
             for i, (lo, hi) in enumerate(windows):
-                part = ahead.result() if ahead is not None else fetch_window(conn, lo, hi)
-                ahead = (
-                    pool.submit(fetch_window, conn, *windows[i + 1])
-                    if i + 1 < len(windows)
-                    else None
-                )
+                part = ahead.popleft().result()
+                if i + _AHEAD < len(windows):
+                    ahead.append(pool.submit(fetch_window, conn, *windows[i + _AHEAD]))
                 yield lo, hi, part
         finally:
-            if ahead is not None:
-                ahead.cancel()
+            for future in ahead:
+                future.cancel()
 
 
 def sync(
@@ -428,7 +462,7 @@ def sync(
         report = (
             SyncReport(str(root), None, None, 0, 0, 0, 0, 0, watermark)
             if nothing
-            else _write_windows(conn, root, start, end, windows, watermark, batch_rows, progress)
+            else _write_windows(conn, root, start, end, windows, batch_rows, progress)
         )
         return report if last is not None else dataclasses.replace(report, lag=behind)
 
@@ -439,15 +473,11 @@ def _write_windows(
     start: pd.Timestamp,
     end: pd.Timestamp,
     windows: list[tuple[pd.Timestamp, pd.Timestamp]],
-    watermark: pd.Timestamp | None,
     batch_rows: int,
     progress: bool,
 ) -> SyncReport:
     schemas = _schemas(root)
     warned: set[str] = set()
-    # codes written by a killed sync past the watermark: merged (which replaces them) until
-    # this sync has written past that point
-    codes_clean = not _codes_ahead(DeltaTable(str(root / "codes")), watermark)
     totals = [0, 0, 0, 0]
     pending: pd.Timestamp | None = None
     done = 0
@@ -462,38 +492,43 @@ def _write_windows(
             buffer.append(part)
             if sum(len(p) for p in buffer) < batch_rows and i + 1 < len(windows):
                 continue  # consecutive windows are written together, up to batch_rows entries
-            mark = hi if watermark is None else max(hi, watermark)
             batch = buffer[0] if len(buffer) == 1 else Export.concat(buffer)
-            written = _write_window(root, batch, schemas, mark, codes_clean)
-            done += len(buffer)
-            buffer = []
-            if written[0] + written[1] + written[3] == 0:
-                pending = mark
-            else:
-                pending = None
-                watermark = mark
-                codes_clean = codes_clean or not _codes_ahead(
-                    DeltaTable(str(root / "codes")), watermark
-                )
+            done, buffer = done + len(buffer), []
+            written = _retried(partial(_write_window, root, batch, schemas, hi))
+            del batch  # not held while the next batch's windows come: memory set by one batch
+            pa.default_memory_pool().release_unused()
+            pending = hi if written[0] + written[1] + written[3] == 0 else None
             totals = [a + b for a, b in zip(totals, written, strict=True)]
             bar.set_postfix(inserted=totals[0], updated=totals[1], refresh=False)
-        if pending is not None and pending != watermark:
-            write_deltalake(
-                str(root / "entries"),
-                schemas[0].empty_table(),
-                mode="append",
-                partition_by=list(PARTITION_COLS),
-                commit_properties=_commit(pending),
-            )
-            watermark = pending
+        if pending is not None:
+            _retried(partial(_move_watermark, root, pending, schemas[0]))
     except CommitFailedError as exc:
         raise _conflict(root, exc) from None
     finally:
         bar.close()
     inserted, updated, unchanged, codes_written = totals
+    watermark = read_watermark(DeltaTable(str(root / "entries")))
     return SyncReport(
         str(root), start, end, done, inserted, updated, unchanged, codes_written, watermark
     )
+
+
+def _retried(write: Callable[[], _T]) -> _T:
+    """Run ``write`` again (it reads the tables anew) when another sync committed meanwhile."""
+    for _ in range(_ATTEMPTS - 1):
+        try:
+            return write()
+        except CommitFailedError:
+            continue
+    return write()
+
+
+def _move_watermark(root: Path, mark: pd.Timestamp, schema: pa.Schema) -> None:
+    """Commit ``mark`` as the watermark with no rows, unless the watermark is there already."""
+    table = DeltaTable(str(root / "entries"))
+    stored = read_watermark(table)
+    if stored is None or stored < mark:
+        write_deltalake(table, schema.empty_table(), mode="append", commit_properties=_commit(mark))
 
 
 def sync_status(path: str | os.PathLike[str]) -> dict[str, Any]:
