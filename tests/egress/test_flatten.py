@@ -594,6 +594,35 @@ def test_a_large_body_read_in_pieces_equals_it_read_whole(monkeypatch) -> None:
     assert cut[0]["summary"][7].as_py() == 'a },{"_id": "x" inside a text'
 
 
+def test_pieces_holding_other_unknown_fields_are_joined_without_reading_the_body_whole(
+    monkeypatch,
+) -> None:
+    # a field the spec lacks, in some pieces only or a whole number in one and a fraction in
+    # another, is typed as one read of the whole body would type it, from the pieces alone
+    records = fake_export_entries(60, codes_per_entry=2, seed=7)
+    for i, record in enumerate(records):
+        record["score"] = i if i < 30 else i + 0.5
+    records[40]["initiative"]["futureFlag"] = True
+    records[45]["codes"][1]["futureNote"] = "n"
+    raw = orjson.dumps(records)
+    whole = flatten_module._parse(raw, "export")
+    read = flatten_module.pa_json.read_json
+    sizes: list[int] = []
+
+    def counted(source: Any, **options: Any) -> Any:
+        sizes.append(source.size())
+        return read(source, **options)
+
+    monkeypatch.setattr(flatten_module, "_PIECE", 100)
+    monkeypatch.setattr(flatten_module.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(flatten_module.pa_json, "read_json", counted)
+    cut = flatten_module._parse(raw, "export")
+    for got, want in zip(cut, whole, strict=True):
+        assert got.equals(want) and got.schema.metadata == want.schema.metadata
+    assert cut[0].schema.field("score").type == "double"
+    assert len(sizes) > 1 and max(sizes) < len(raw), "the body was read whole"
+
+
 def test_export_files_are_written_from_arrow_without_a_pandas_frame(monkeypatch, tmp_path) -> None:
     from toolkit.egress import files
 
