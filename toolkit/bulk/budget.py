@@ -44,9 +44,10 @@ _LONG_WAIT = 2.5  # a wait this long (seconds) with nothing remaining pauses eve
 _DRY = 1.0  # refusals (3 or more) and no accepted answer for this long: the quota is used up
 _PROBE_HOLD = 2.0  # quiet seconds before the pace probes beyond the last refused one...
 _PROBE_REQUESTS = 50  # ... or this many requests at the pace, if that is longer
-_PROBE = 0.05  # then the estimate grows 5% a second, doubling every _PROBE_DOUBLING seconds
-_PROBE_DOUBLING = 1.0
-_PROBE_MAX = 1.0
+_PROBE = 0.05  # then it steps up 5%, each step held _PROBE_STEP s (or _PROBE_STEP_REQUESTS)
+_PROBE_STEP = 0.25  # and, unrefused, the next step twice as large (at most _PROBE_MAX)
+_PROBE_STEP_REQUESTS = 4
+_PROBE_MAX = 0.5
 _LIMIT_PROBE = 1.5  # quiet seconds before the in-flight bound probes one higher
 _DENSE = 0.1  # refused share of late: over a limit that binds, the accepted rate is the limit
 _SAMPLE = 30  # answers (and at least _SAMPLE_SECONDS) in one sample of the refusal share
@@ -124,6 +125,8 @@ class Budget:
         self._round_oks = 0  # accepted answers since the in-flight bound last grew
         self._fresh = False
         self._w_max = 0.0  # the estimate at the last refusal in cruise
+        self._base: float | None = None  # a probe's last step that held (None: no probe)
+        self._step = (now, 0.0)  # a probe's step: since, gain
         self._headroom = HEADROOM  # the pace's share of the estimate (1 for a quota window)
         self._burst = 0  # answers accepted before the first refusal
         self._slack = 0.5  # of an interval: how early a late worker may catch up a slot
@@ -241,6 +244,7 @@ class Budget:
         with self.cond:
             now = self._clock() if now is None else now
             self.in_flight = max(0, self.in_flight - 1)
+            probing = self._base is not None  # a refusal then is the probe's price, not noise
             if hints is not None:
                 self._learn_hints(hints)
             if status is None:
@@ -261,7 +265,7 @@ class Budget:
             elif status < 500:  # through the limiter (a 5xx is no signal of the pace)
                 self._accepted(now, ticket)
             if status is not None:
-                self._count(now, status)
+                self._count(now, status if not probing else 200)
                 self._tried(now, ticket, status in THROTTLE_STATUSES)
             self.cond.notify_all()
 
@@ -352,7 +356,7 @@ class Budget:
         elif self.phase == "start":
             first = -1 if self._dry < 2 else 0  # (refused after a refusal: evidence)
             self._trial = self._trial or (now, first, first, None, ticket)
-        elif not noise:
+        elif not noise or self._base is not None:  # a probe ends at its first refusal
             self._react(now)
 
     def _tried(self, now: float, ticket: Ticket, refused: bool) -> None:
@@ -463,6 +467,12 @@ class Budget:
             return
         # cruise: the limiter was empty at the last reaction and is empty now
         assert self.estimate is not None and self.rate is not None
+        if self._base is not None:  # a probe's step refused: back to the last step that held
+            self.estimate = self._w_max = self._base
+            self._fresh, self._quiet_since = False, now
+            self._set_rate(self._headroom * self.estimate, now)
+            self._next = max(self._next, now + 1.0 / self.rate)
+            return
         span = now - previous if previous is not None else 0.0
         between = (self._oks - oks_then) / span if span > 0 else 0.0
         refused_at = min(self.rate, self.estimate)  # the pace that was refused
@@ -470,14 +480,15 @@ class Budget:
         if span >= 3.0 and between < 0.8 * self.rate and not (self._fresh or paused):
             # far less went through than was sent, for long: the limit is lower
             self.estimate = max(between, _MIN_RATE)
-        elif span >= 1.0 or self._fresh:  # the pace that was refused is about the limit
+        elif span >= 5.0 or self._fresh:  # the pace that was refused is about the limit
             self.estimate = max(refused_at, _MIN_RATE)
-        else:  # refusals in quick succession: one in every n sent means about 1/n too fast
+        else:  # refusals in quick succession: one in every n sent means about 1/n too fast;
+            # the limiter was empty at both: at least what went through between them passes
             n = max(self._sent - sent_then, 1)
-            cut = min(0.95, max(1.0 - 1.0 / n, 0.9))
-            self.estimate = max(between, cut * refused_at, _MIN_RATE)
+            cut = min(0.9, max(1.0 - 1.0 / n, 0.5))
+            self.estimate = max((self._oks - oks_then - 1) / span, cut * refused_at, _MIN_RATE)
         # a pace refused once (noise, or a late slot) is tried again soon, and not beyond
-        self._w_max = refused_at if self._fresh or span >= 1.0 else min(self._w_max, refused_at)
+        self._w_max = refused_at if self._fresh or span >= 5.0 else min(self._w_max, refused_at)
         recent = self._count_since(now - 0.5)
         refused = sum(1 for t in self._no if t >= now - 0.5)
         if refused >= max(3.0, _DENSE * (recent + refused)) and now - self._started >= 0.5:
@@ -561,6 +572,7 @@ class Budget:
     def _set_rate(self, rate: float, now: float) -> None:
         self.rate = max(rate, _MIN_RATE)
         self._grown_at = now
+        self._base = None  # the pace is set: any probe ends
 
     def _grow(self, now: float) -> None:
         """Ramp or probe the pace (called when a request may leave)."""
@@ -584,9 +596,13 @@ class Budget:
                 # beyond it, once quiet for a while (in seconds or requests), probe: faster the
                 # longer it stays quiet (not beyond a quota the service says)
                 hold = max(_PROBE_HOLD, _PROBE_REQUESTS / self.rate)
-                if quiet >= hold:
-                    doubling = (quiet - hold) / _PROBE_DOUBLING
-                    self.estimate *= 1.0 + min(_PROBE_MAX, _PROBE * 2.0**doubling) * dt
+                since, gain = self._step
+                step = max(_PROBE_STEP, _PROBE_STEP_REQUESTS / self.rate)
+                if quiet >= hold and (self._base is None or now - since >= step):
+                    # the step held (or the first): the next one, twice as large
+                    gain = _PROBE if self._base is None else min(_PROBE_MAX, 2.0 * gain)
+                    self._base, self._step = self.estimate, (now, gain)
+                    self.estimate *= 1.0 + gain
             self.rate = self._headroom * self.estimate
 
     def _pause(self, now: float, seconds: float | None) -> None:
