@@ -126,7 +126,7 @@ class Budget:
         self._fresh = False
         self._w_max = 0.0  # the estimate at the last refusal in cruise
         self._base: float | None = None  # a probe's last step that held (None: no probe)
-        self._step = (now, 0.0)  # a probe's step: since, gain
+        self._step = (now, 0.0, 0.0)  # a probe's step: since, gain, the pace it started from
         self._headroom = HEADROOM  # the pace's share of the estimate (1 for a quota window)
         self._burst = 0  # answers accepted before the first refusal
         self._slack = 0.5  # of an interval: how early a late worker may catch up a slot
@@ -371,7 +371,7 @@ class Budget:
         answers, no = answers + 1, no + refused
         last = ticket if refused else last
         self._trial = (since, answers, no, share, last)
-        if share is None and 3.6 * no >= 5.3 + 2.1 * answers:
+        if share is None and 3.6 * no >= 4.5 + 2.1 * answers:
             self._limited(now, None)
             return
         if share is None:
@@ -439,11 +439,13 @@ class Budget:
             self._epoch += 1
 
     def _noise(self, now: float) -> bool:
-        """Whether a refusal in cruise is one of a few (at most 2% of the answers of late)."""
-        if self.phase != "cruise":
+        """Whether a refusal in cruise is one of a few (at most 2% of the answers of late),
+        and alone (none in the last 20 intervals: refusals in a row are a limit's)."""
+        if self.phase != "cruise" or self.rate is None:
             return False
         recent = self._recent(now)
-        return len(self._no) <= _NOISE * (recent + len(self._no))
+        alone = len(self._no) < 2 or now - self._no[-2] >= 20.0 / self.rate
+        return alone and len(self._no) <= _NOISE * (recent + len(self._no))
 
     def _stalled(self, latency: float) -> bool:
         """Whether a request took far longer than answers usually do (a stall on the way)."""
@@ -467,8 +469,13 @@ class Budget:
             return
         # cruise: the limiter was empty at the last reaction and is empty now
         assert self.estimate is not None and self.rate is not None
-        if self._base is not None:  # a probe's step refused: back to the last step that held
-            self.estimate = self._w_max = self._base
+        if self._base is not None:
+            # a probe's step refused: back to the last step that held if the probe went far
+            # (the limit rose); else to where it started (a burst may hide a small excess),
+            # then slowly toward that step
+            origin = self._step[2]
+            self.estimate = self._base if self._base >= 1.5 * origin else origin
+            self._w_max = self._base
             self._fresh, self._quiet_since = False, now
             self._set_rate(self._headroom * self.estimate, now)
             self._next = max(self._next, now + 1.0 / self.rate)
@@ -486,7 +493,10 @@ class Budget:
             # the limiter was empty at both: at least what went through between them passes
             n = max(self._sent - sent_then, 1)
             cut = min(0.9, max(1.0 - 1.0 / n, 0.5))
-            self.estimate = max((self._oks - oks_then - 1) / span, cut * refused_at, _MIN_RATE)
+            measured = (self._oks - oks_then - 1) / span
+            self.estimate = max(measured, cut * refused_at, _MIN_RATE)
+            if span >= 1.0:  # what went through, measured: a probe goes beyond it
+                refused_at = min(refused_at, measured)
         # a pace refused once (noise, or a late slot) is tried again soon, and not beyond
         self._w_max = refused_at if self._fresh or span >= 5.0 else min(self._w_max, refused_at)
         recent = self._count_since(now - 0.5)
@@ -552,11 +562,12 @@ class Budget:
             pace = 2.0 * lo
         elif lo is None:  # over; not below a few a second, so a used-up quota shows
             pace = max(hi / (4.0 if far else 2.0), min(hi, 5.0 / _DRY))
-        elif hi - lo <= 0.05 * hi:
+        elif hi - lo <= 0.1 * hi:
             self._cruise(now, lo)
             return
         else:
-            pace = math.sqrt(lo * hi) if hi > 2 * lo else (lo + hi) / 2
+            # a quarter of the way up: a pace above the limit costs a refusal, one below a hold
+            pace = lo**0.75 * hi**0.25 if hi > 2 * lo else lo + (hi - lo) / 4
         self._seek(now, max(pace, _MIN_RATE), empty=empty)
 
     def _cruise(self, now: float, estimate: float) -> None:
@@ -596,12 +607,17 @@ class Budget:
                 # beyond it, once quiet for a while (in seconds or requests), probe: faster the
                 # longer it stays quiet (not beyond a quota the service says)
                 hold = max(_PROBE_HOLD, _PROBE_REQUESTS / self.rate)
-                since, gain = self._step
+                since, gain, origin = self._step
                 step = max(_PROBE_STEP, _PROBE_STEP_REQUESTS / self.rate)
+                if self._headroom == _QUOTA_HEADROOM:  # a window's quota lasts till its end
+                    step = max(step, 1.0)
                 if quiet >= hold and (self._base is None or now - since >= step):
                     # the step held (or the first): the next one, twice as large
-                    gain = _PROBE if self._base is None else min(_PROBE_MAX, 2.0 * gain)
-                    self._base, self._step = self.estimate, (now, gain)
+                    if self._base is None:
+                        gain, origin = _PROBE, self.estimate
+                    else:
+                        gain = min(_PROBE_MAX, 2.0 * gain)
+                    self._base, self._step = self.estimate, (now, gain, origin)
                     self.estimate *= 1.0 + gain
             self.rate = self._headroom * self.estimate
 
