@@ -44,9 +44,9 @@ _LONG_WAIT = 2.5  # a wait this long (seconds) with nothing remaining pauses eve
 _DRY = 1.0  # refusals (3 or more) and no accepted answer for this long: the quota is used up
 _PROBE_HOLD = 2.0  # quiet seconds before the pace probes beyond the last refused one...
 _PROBE_REQUESTS = 50  # ... or this many requests at the pace, if that is longer
-_PROBE = 0.05  # then it steps up 5%, each step held _PROBE_STEP s (or _PROBE_STEP_REQUESTS)
-_PROBE_STEP = 0.25  # and, unrefused, the next step twice as large (at most _PROBE_MAX)
-_PROBE_STEP_REQUESTS = 4
+_PROBE = 0.05  # then it steps up 5%, each step held _PROBE_STEP s (or _PROBE_STEP_REQUESTS
+_PROBE_STEP = 0.25  # requests), and each that holds is followed by one twice as large, at
+_PROBE_STEP_REQUESTS = 4  # most _PROBE_MAX (BBR's probe, in steps)
 _PROBE_MAX = 0.5
 _LIMIT_PROBE = 1.5  # quiet seconds before the in-flight bound probes one higher
 _DENSE = 0.1  # refused share of late: over a limit that binds, the accepted rate is the limit
@@ -360,7 +360,7 @@ class Budget:
             self._react(now)
 
     def _tried(self, now: float, ticket: Ticket, refused: bool) -> None:
-        """Count an answer in the start's trial of its first refusals; judge it when full: 4
+        """Count an answer in the start's trial of its first refusals; judge it when full: 3
         refusals in a row are a limit's; fewer, the pace halves, and 3 refusals within 20
         expected at the share seen are random (:attr:`noise`), none of them a limit's."""
         if self._trial is None or self.phase != "start":
@@ -371,7 +371,7 @@ class Budget:
         answers, no = answers + 1, no + refused
         last = ticket if refused else last
         self._trial = (since, answers, no, share, last)
-        if share is None and 3.6 * no >= 4.5 + 2.1 * answers:
+        if share is None and 3.6 * no >= 3.0 + 2.1 * answers:
             self._limited(now, None)
             return
         if share is None:
@@ -562,12 +562,11 @@ class Budget:
             pace = 2.0 * lo
         elif lo is None:  # over; not below a few a second, so a used-up quota shows
             pace = max(hi / (4.0 if far else 2.0), min(hi, 5.0 / _DRY))
-        elif hi - lo <= 0.1 * hi:
+        elif hi - lo <= 0.05 * hi:
             self._cruise(now, lo)
             return
         else:
-            # a quarter of the way up: a pace above the limit costs a refusal, one below a hold
-            pace = lo**0.75 * hi**0.25 if hi > 2 * lo else lo + (hi - lo) / 4
+            pace = math.sqrt(lo * hi) if hi > 2 * lo else (lo + hi) / 2
         self._seek(now, max(pace, _MIN_RATE), empty=empty)
 
     def _cruise(self, now: float, estimate: float) -> None:
@@ -601,12 +600,13 @@ class Budget:
         if quiet >= _WINDOW and self._recent(now) < 0.5 * self.rate * _WINDOW:
             return  # the pace does not bind (the in-flight bound does): no runaway
         if self.phase == "cruise" and self.estimate is not None:
-            if self.estimate < 0.98 * self._w_max:  # back toward the last refused pace
+            hold = max(_PROBE_HOLD, _PROBE_REQUESTS / self.rate)
+            if self.estimate < 0.995 * self._w_max and quiet < hold and self._base is None:
+                # back toward the last refused pace
                 self.estimate += (self._w_max - self.estimate) * min(1.0, 0.5 * dt)
             elif self._hint_rate is None or self.estimate < self._hint_rate:
-                # beyond it, once quiet for a while (in seconds or requests), probe: faster the
-                # longer it stays quiet (not beyond a quota the service says)
-                hold = max(_PROBE_HOLD, _PROBE_REQUESTS / self.rate)
+                # once quiet for a while (in seconds or requests), probe in steps, each twice
+                # as large as the last that held (not beyond a quota the service says)
                 since, gain, origin = self._step
                 step = max(_PROBE_STEP, _PROBE_STEP_REQUESTS / self.rate)
                 if self._headroom == _QUOTA_HEADROOM:  # a window's quota lasts till its end
