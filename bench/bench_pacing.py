@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import bisect
+import os
 import tempfile
 import threading
 import time
@@ -385,6 +386,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if "faults" in parts:
                 out["faults"] = _faults(server, args.pacing_faults_seconds, workers)
     out["pass"] = all(f["pass"] for f in out.values() if isinstance(f, dict))
+    out["load"] = [round(x, 2) for x in os.getloadavg()]
+    print("load average (1, 5, 15 min): " + " ".join(f"{x:.2f}" for x in out["load"]))
     return out
 
 

@@ -202,11 +202,6 @@ CAP_LATENCY = 0.02  # a cap of n lets about n / 20 ms through
 # -- a limit that moves -------------------------------------------------------------------------
 
 
-def _gap(why: str) -> pytest.MarkDecorator:
-    """A case the pacer does not meet yet (strict: it fails the run once it does)."""
-    return pytest.mark.xfail(strict=True, reason=f"not met yet (issue 28): {why}")
-
-
 # each: (name, the limiter before, its limit, the limiter after, its limit)
 RAISED = [
     ("token bucket 10/s -> 40/s", _bucket(10, 1), 10.0, _bucket(40, 10), 40.0),
@@ -218,27 +213,18 @@ RAISED = [
         20.0,
         _window(120, 2),
         60.0,
-        marks=_gap("found in 6 s, but kept at 70% of the quota, not 75%"),
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason="not met yet (issue 28): found in 6 s, kept at 73% of the quota, not 75% "
+            "(seeds 1 to 3: 77 to 78%; was 70%): each pause's estimate is the cycle's "
+            "average, which the time below the quota pulls down",
+        ),
     ),
     ("concurrency cap 2 -> 6", _cap(2), None, _cap(6), None),
 ]
 LOWERED = [
-    pytest.param(
-        "token bucket 100/s burst 5 -> 15/s burst 3",
-        _bucket(100, 5),
-        100.0,
-        _bucket(15, 3),
-        15.0,
-        marks=_gap("settles in 1.8 s, but 7.6% refused after, not 5% (was 2.5 s and 1.9%)"),
-    ),
-    pytest.param(
-        "token bucket 70/s burst 2 -> 25/s",
-        _bucket(70, 2),
-        70.0,
-        _bucket(25, 25),
-        25.0,
-        marks=_gap("settles in 2.9 s, not 2 (was 1.8 s, and 6% refused after, now 2%)"),
-    ),
+    ("token bucket 100/s burst 5 -> 15/s burst 3", _bucket(100, 5), 100.0, _bucket(15, 3), 15.0),
+    ("token bucket 70/s burst 2 -> 25/s", _bucket(70, 2), 70.0, _bucket(25, 25), 25.0),
     ("fixed window 120 per 2 s -> 40 per 2 s", _window(120, 2), 60.0, _window(40, 2), 20.0),
     ("concurrency cap 6 -> 2", _cap(6), None, _cap(2), None),
 ]
@@ -296,6 +282,45 @@ def test_a_lowered_limit_is_found_within_two_seconds(
     assert settled is not None and settled <= 2.0, (name, settled)
     assert run.accepted(25.0, 40.0) >= _KEPT[after["kind"]] * limit1, run.accepted(25.0, 40.0)
     assert run.refused(25.0, 40.0) <= 0.05, run.refused(25.0, 40.0)
+
+
+# the limits one budget meets one after another, 15 s each (bench/bench_pacing.py's sequence)
+SEQUENCE = [(10, 1), (40, 10), (100, 5), (15, 3), (70, 2), (25, 25)]
+
+
+@pytest.mark.parametrize(
+    "seed",
+    [
+        28,
+        1,
+        pytest.param(
+            2,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="not met yet (issue 28): the start against 10/s burst 1 costs 11 "
+                "refusals of 145 (7.6%): after 10/s held and 20/s refused, the seek's "
+                "bisection is refused at 15, 12.5, 11.2, 10.6 and 10.3",
+            ),
+        ),
+        3,
+    ],
+)
+def test_one_budget_follows_a_sequence_of_limits(seed: int) -> None:
+    step = 15.0
+    run = simulate([(_bucket(rate, burst), step) for rate, burst in SEQUENCE], seed=seed)
+    missed = []
+    for i, (rate, _) in enumerate(SEQUENCE):
+        t0, t1 = i * step, (i + 1) * step
+        refused = run.refused(t0, t1)
+        if i == 0 or rate > SEQUENCE[i - 1][0]:  # the start, or a raised limit: 90% in 10 s
+            found = run.time_to(t0, t1, rate)
+            on_time = found is not None and found <= 10.0
+        else:  # a lowered limit: settled within 2 s
+            found = run.settled(t0, t1, rate)
+            on_time = found is not None and found <= 2.0
+        if not on_time or refused > 0.05:
+            missed.append((rate, found, round(refused, 3)))
+    assert not missed, missed
 
 
 # -- faults that are not a limit ----------------------------------------------------------------

@@ -44,9 +44,10 @@ _LONG_WAIT = 2.5  # a wait this long (seconds) with nothing remaining pauses eve
 _DRY = 1.0  # refusals (3 or more) and no accepted answer for this long: the quota is used up
 _PROBE_HOLD = 2.0  # quiet seconds before the pace probes beyond the last refused one...
 _PROBE_REQUESTS = 50  # ... or this many requests at the pace, if that is longer
-_PROBE = 0.05  # then the estimate grows 5% a second, doubling every _PROBE_DOUBLING seconds
-_PROBE_DOUBLING = 1.0
-_PROBE_MAX = 1.0
+_PROBE = 0.05  # then it steps up 5%, each step held _PROBE_STEP s (or _PROBE_STEP_REQUESTS
+_PROBE_STEP = 0.25  # requests), and each that holds is followed by one twice as large, at
+_PROBE_STEP_REQUESTS = 4  # most _PROBE_MAX (BBR's probe, in steps)
+_PROBE_MAX = 0.5
 _LIMIT_PROBE = 1.5  # quiet seconds before the in-flight bound probes one higher
 _DENSE = 0.1  # refused share of late: over a limit that binds, the accepted rate is the limit
 _SAMPLE = 30  # answers (and at least _SAMPLE_SECONDS) in one sample of the refusal share
@@ -124,6 +125,8 @@ class Budget:
         self._round_oks = 0  # accepted answers since the in-flight bound last grew
         self._fresh = False
         self._w_max = 0.0  # the estimate at the last refusal in cruise
+        self._base: float | None = None  # a probe's last step that held (None: no probe)
+        self._step = (now, 0.0, 0.0)  # a probe's step: since, gain, the pace it started from
         self._headroom = HEADROOM  # the pace's share of the estimate (1 for a quota window)
         self._burst = 0  # answers accepted before the first refusal
         self._slack = 0.5  # of an interval: how early a late worker may catch up a slot
@@ -241,6 +244,7 @@ class Budget:
         with self.cond:
             now = self._clock() if now is None else now
             self.in_flight = max(0, self.in_flight - 1)
+            probing = self._base is not None  # a refusal then is the probe's price, not noise
             if hints is not None:
                 self._learn_hints(hints)
             if status is None:
@@ -261,7 +265,7 @@ class Budget:
             elif status < 500:  # through the limiter (a 5xx is no signal of the pace)
                 self._accepted(now, ticket)
             if status is not None:
-                self._count(now, status)
+                self._count(now, status if not probing else 200)
                 self._tried(now, ticket, status in THROTTLE_STATUSES)
             self.cond.notify_all()
 
@@ -352,11 +356,11 @@ class Budget:
         elif self.phase == "start":
             first = -1 if self._dry < 2 else 0  # (refused after a refusal: evidence)
             self._trial = self._trial or (now, first, first, None, ticket)
-        elif not noise:
+        elif not noise or self._base is not None:  # a probe ends at its first refusal
             self._react(now)
 
     def _tried(self, now: float, ticket: Ticket, refused: bool) -> None:
-        """Count an answer in the start's trial of its first refusals; judge it when full: 4
+        """Count an answer in the start's trial of its first refusals; judge it when full: 3
         refusals in a row are a limit's; fewer, the pace halves, and 3 refusals within 20
         expected at the share seen are random (:attr:`noise`), none of them a limit's."""
         if self._trial is None or self.phase != "start":
@@ -367,7 +371,7 @@ class Budget:
         answers, no = answers + 1, no + refused
         last = ticket if refused else last
         self._trial = (since, answers, no, share, last)
-        if share is None and 3.6 * no >= 5.3 + 2.1 * answers:
+        if share is None and 3.6 * no >= 3.0 + 2.1 * answers:
             self._limited(now, None)
             return
         if share is None:
@@ -435,11 +439,13 @@ class Budget:
             self._epoch += 1
 
     def _noise(self, now: float) -> bool:
-        """Whether a refusal in cruise is one of a few (at most 2% of the answers of late)."""
-        if self.phase != "cruise":
+        """Whether a refusal in cruise is one of a few (at most 2% of the answers of late),
+        and alone (none in the last 20 intervals: refusals in a row are a limit's)."""
+        if self.phase != "cruise" or self.rate is None:
             return False
         recent = self._recent(now)
-        return len(self._no) <= _NOISE * (recent + len(self._no))
+        alone = len(self._no) < 2 or now - self._no[-2] >= 20.0 / self.rate
+        return alone and len(self._no) <= _NOISE * (recent + len(self._no))
 
     def _stalled(self, latency: float) -> bool:
         """Whether a request took far longer than answers usually do (a stall on the way)."""
@@ -463,6 +469,17 @@ class Budget:
             return
         # cruise: the limiter was empty at the last reaction and is empty now
         assert self.estimate is not None and self.rate is not None
+        if self._base is not None:
+            # a probe's step refused: back to the last step that held if the probe went far
+            # (the limit rose); else to where it started (a burst may hide a small excess),
+            # then slowly toward that step
+            origin = self._step[2]
+            self.estimate = self._base if self._base >= 1.5 * origin else origin
+            self._w_max = self._base
+            self._fresh, self._quiet_since = False, now
+            self._set_rate(self._headroom * self.estimate, now)
+            self._next = max(self._next, now + 1.0 / self.rate)
+            return
         span = now - previous if previous is not None else 0.0
         between = (self._oks - oks_then) / span if span > 0 else 0.0
         refused_at = min(self.rate, self.estimate)  # the pace that was refused
@@ -470,14 +487,18 @@ class Budget:
         if span >= 3.0 and between < 0.8 * self.rate and not (self._fresh or paused):
             # far less went through than was sent, for long: the limit is lower
             self.estimate = max(between, _MIN_RATE)
-        elif span >= 1.0 or self._fresh:  # the pace that was refused is about the limit
+        elif span >= 5.0 or self._fresh:  # the pace that was refused is about the limit
             self.estimate = max(refused_at, _MIN_RATE)
-        else:  # refusals in quick succession: one in every n sent means about 1/n too fast
+        else:  # refusals in quick succession: one in every n sent means about 1/n too fast;
+            # the limiter was empty at both: at least what went through between them passes
             n = max(self._sent - sent_then, 1)
-            cut = min(0.95, max(1.0 - 1.0 / n, 0.9))
-            self.estimate = max(between, cut * refused_at, _MIN_RATE)
+            cut = min(0.9, max(1.0 - 1.0 / n, 0.5))
+            measured = (self._oks - oks_then - 1) / span
+            self.estimate = max(measured, cut * refused_at, _MIN_RATE)
+            if span >= 1.0:  # what went through, measured: a probe goes beyond it
+                refused_at = min(refused_at, measured)
         # a pace refused once (noise, or a late slot) is tried again soon, and not beyond
-        self._w_max = refused_at if self._fresh or span >= 1.0 else min(self._w_max, refused_at)
+        self._w_max = refused_at if self._fresh or span >= 5.0 else min(self._w_max, refused_at)
         recent = self._count_since(now - 0.5)
         refused = sum(1 for t in self._no if t >= now - 0.5)
         if refused >= max(3.0, _DENSE * (recent + refused)) and now - self._started >= 0.5:
@@ -561,6 +582,7 @@ class Budget:
     def _set_rate(self, rate: float, now: float) -> None:
         self.rate = max(rate, _MIN_RATE)
         self._grown_at = now
+        self._base = None  # the pace is set: any probe ends
 
     def _grow(self, now: float) -> None:
         """Ramp or probe the pace (called when a request may leave)."""
@@ -578,15 +600,25 @@ class Budget:
         if quiet >= _WINDOW and self._recent(now) < 0.5 * self.rate * _WINDOW:
             return  # the pace does not bind (the in-flight bound does): no runaway
         if self.phase == "cruise" and self.estimate is not None:
-            if self.estimate < 0.98 * self._w_max:  # back toward the last refused pace
+            hold = max(_PROBE_HOLD, _PROBE_REQUESTS / self.rate)
+            if self.estimate < 0.995 * self._w_max and quiet < hold and self._base is None:
+                # back toward the last refused pace
                 self.estimate += (self._w_max - self.estimate) * min(1.0, 0.5 * dt)
             elif self._hint_rate is None or self.estimate < self._hint_rate:
-                # beyond it, once quiet for a while (in seconds or requests), probe: faster the
-                # longer it stays quiet (not beyond a quota the service says)
-                hold = max(_PROBE_HOLD, _PROBE_REQUESTS / self.rate)
-                if quiet >= hold:
-                    doubling = (quiet - hold) / _PROBE_DOUBLING
-                    self.estimate *= 1.0 + min(_PROBE_MAX, _PROBE * 2.0**doubling) * dt
+                # once quiet for a while (in seconds or requests), probe in steps, each twice
+                # as large as the last that held (not beyond a quota the service says)
+                since, gain, origin = self._step
+                step = max(_PROBE_STEP, _PROBE_STEP_REQUESTS / self.rate)
+                if self._headroom == _QUOTA_HEADROOM:  # a window's quota lasts till its end
+                    step = max(step, 1.0)
+                if quiet >= hold and (self._base is None or now - since >= step):
+                    # the step held (or the first): the next one, twice as large
+                    if self._base is None:
+                        gain, origin = _PROBE, self.estimate
+                    else:
+                        gain = min(_PROBE_MAX, 2.0 * gain)
+                    self._base, self._step = self.estimate, (now, gain, origin)
+                    self.estimate *= 1.0 + gain
             self.rate = self._headroom * self.estimate
 
     def _pause(self, now: float, seconds: float | None) -> None:
