@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypedDict
 
+import numpy as np
 import pandas as pd
 
 from toolkit.bulk.runner import (
@@ -31,6 +32,7 @@ from toolkit.ingress.plan import (
     ACTIONS,
     BATCH,
     IMPORTS,
+    TABLE_DTYPE,
     Plan,
     held_children,
     read_source,
@@ -495,7 +497,8 @@ def _results(
     res = result_frame(
         pd.RangeIndex(len(keys)), keys, replies, key_name="externalId", conflict=True
     )
-    res.insert(0, "table", table)
+    code = TABLE_DTYPE.categories.get_loc(table)
+    res.insert(0, "table", pd.Categorical.from_codes(np.full(len(res), code), dtype=TABLE_DTYPE))
     res.insert(1, "row", rows)
     res.insert(3, "action", pd.Series(actions, index=res.index, dtype=ACTION_DTYPE))
     return res
