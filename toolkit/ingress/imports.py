@@ -501,7 +501,8 @@ def _results(
         pd.RangeIndex(len(keys)), keys, replies, key_name="externalId", conflict=True
     )
     code = TABLE_DTYPE.categories.get_loc(table)
-    res.insert(0, "table", pd.Categorical.from_codes(np.full(len(res), code), dtype=TABLE_DTYPE))
+    tables = pd.Categorical.from_codes(np.full(len(res), code), dtype=TABLE_DTYPE)
+    res.insert(0, "table", pd.Series(tables, index=res.index))
     res.insert(1, "row", rows)
     res.insert(3, "action", pd.Series(actions, index=res.index, dtype=ACTION_DTYPE))
     return res
@@ -509,7 +510,9 @@ def _results(
 
 def _joined(parts: list[pd.DataFrame]) -> pd.DataFrame:
     """The parts as one frame, a column at a time: each column leaves the parts once joined."""
-    columns = {c: pd.concat([p.pop(c) for p in parts], ignore_index=True) for c in parts[0]}
+    columns: dict[str, pd.Series] = {}
+    for c in [str(c) for c in parts[0].columns]:
+        columns[c] = pd.concat([p.pop(c) for p in parts], ignore_index=True)
     parts.clear()
     return pd.DataFrame(columns, copy=False)
 
