@@ -402,3 +402,12 @@ def test_calls_in_batches_are_the_calls_of_the_whole_table(post: str) -> None:
     assert [
         c.key for calls, _ in call_batches("clients", clients, size=10) for c in calls
     ] == clients["externalId"].tolist()
+
+
+def test_plan_and_result_rows_name_their_table_in_a_byte(fresh_client: Client) -> None:
+    """Issue 28: at a million rows a table name per row costs 18 MB; a category costs 1 MB."""
+    report = fresh_client.onboard({"clients": _clients(5)}, dry_run=True, progress=False)
+    assert report.plan is not None
+    for rows in (report.plan.rows, report.results):
+        assert isinstance(rows["table"].dtype, pd.CategoricalDtype)
+        assert rows["table"].tolist() == ["clients"] * 5

@@ -17,7 +17,7 @@ from pandera.errors import SchemaErrors, SchemaWarning
 from toolkit.cli import app as cli_app
 from toolkit.core.failures import check_name
 from toolkit.errors import ConfigError, ValidationError
-from toolkit.ingress import validation
+from toolkit.ingress import checks, validation
 from toolkit.ingress.validation import ValidationReport, load_folder, validate
 from toolkit.schemas import FAILURE_COLUMNS, TABLES
 
@@ -734,3 +734,16 @@ def test_the_pandera_model_and_validate_agree_on_every_broken_table(table: str) 
         )  # warnings never raise
     said = {str(w.message) for w in caught if issubclass(w.category, SchemaWarning)}
     assert bool(said) == (not left.empty)
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7])
+def test_a_chunk_of_rows_at_a_time_finds_what_the_whole_table_does(
+    chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 28: the model checks a chunk of rows at a time; duplicates, repeated pairs and
+    references across chunks are still found, with the same messages, lines and order."""
+    whole = validate(**load_folder(BROKEN)).failures
+    monkeypatch.setattr(checks, "_CHUNK", chunk)
+    chunked = validate(**load_folder(BROKEN)).failures
+    pd.testing.assert_frame_equal(chunked, whole)
+    assert {"unique", "repeated", "reference"} <= set(chunked["check"])

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 import pandas as pd
+from pandas.api.extensions import ExtensionArray
 from tqdm.auto import tqdm
 
 from toolkit.bulk.budget import THROTTLE_STATUSES, budgets_of
@@ -467,7 +468,9 @@ def result_frame(
     status = [_status(r, conflict) for r in replies]
     frame = pd.DataFrame(
         {
-            key_name: pd.array(list(keys), dtype="str"),
+            key_name: pd.array(
+                keys if isinstance(keys, ExtensionArray) else list(keys), dtype="str"
+            ),
             "status": pd.Categorical(status, categories=STATUSES),
             "ok": [s in ("sent", "journaled") for s in status],
             "httpStatus": pd.array([r.status for r in replies], dtype="Int64"),

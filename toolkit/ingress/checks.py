@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pandera.pandas as pa
+import pyarrow as arrow
+import pyarrow.compute as pc
 from pandera.errors import SchemaErrors
 
 from toolkit.core.failures import (
@@ -75,13 +77,29 @@ def _show(value: object) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
+#: Rows the model checks at once: its checks of cells and rows see a chunk at a time.
+_CHUNK = 50_000
+
+
 @lru_cache(maxsize=16)
-def _lazy_schema(table: str) -> pa.DataFrameSchema:
-    """The table's schema with its warnings collected as failure cases, not said."""
+def _lazy_schemas(table: str) -> tuple[pa.DataFrameSchema, pa.DataFrameSchema]:
+    """The table's schema with its warnings collected as failure cases, not said, in two:
+    the checks of each row's own cells (run a chunk at a time), and the checks across rows
+    (unique ids, the model's checks of the whole frame) on the columns they need only, run on
+    the parsed cells of every row."""
     schema = copy.deepcopy(TABLES[table].schema.to_schema())
     for check in [*schema.checks, *(c for col in schema.columns.values() for c in col.checks)]:
         check.raise_warning = False
-    return schema
+    unique = [c for c, col in schema.columns.items() if col.unique]
+    rows = schema.update_columns({c: {"unique": False} for c in unique})
+    rows.checks = []
+    key = TABLES[table].key if schema.checks else ()
+    across = [c for c in schema.columns if c in unique or c in key]
+    whole = schema.select_columns(across).update_columns(
+        {c: {"checks": [], "nullable": True} for c in across}
+    )
+    whole.parsers = []  # its cells are parsed already
+    return rows, whole
 
 
 @dataclass
@@ -276,9 +294,29 @@ def _model_checks(table: str) -> dict[tuple[str | None, int], tuple[str, str | N
 
 
 def _run_model(spec: TableSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, list[Found]]:
-    """The model's parsed frame and every failure of it, warnings included, lazily."""
+    """The model's parsed frame and every failure of it, warnings included, lazily: the checks
+    of a row's own cells 50,000 rows at a time, those across rows on every row."""
+    rows, whole = _lazy_schemas(spec.name)
+    parts: list[pd.DataFrame] = []
+    found: list[Found] = []
+    for start in range(0, max(len(raw), 1), _CHUNK):
+        part, failed = _model_failures(spec, rows, raw.iloc[start : start + _CHUNK])
+        parts.append(part)
+        found += failed
+    parsed = pd.concat(parts) if len(parts) > 1 else parts[0]
+    del parts
+    across = [c for c in whole.columns if c in parsed.columns]
+    if across:
+        found += _model_failures(spec, whole, parsed.loc[:, across])[1]
+    return parsed, list(dict.fromkeys(found))
+
+
+def _model_failures(
+    spec: TableSpec, schema: pa.DataFrameSchema, raw: pd.DataFrame
+) -> tuple[pd.DataFrame, list[Found]]:
+    """``schema``'s parsed frame of ``raw`` and its failures, by position in the table."""
     try:
-        return _lazy_schema(spec.name).validate(raw, lazy=True), []
+        return schema.validate(raw, lazy=True), []
     except SchemaErrors as exc:
         parsed, fc = exc.data, exc.failure_cases
     checks = _model_checks(spec.name)
@@ -303,7 +341,7 @@ def _run_model(spec: TableSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, list[F
         if context == "DataFrameSchema":
             col = spec.key[-1]  # a row's failure, said on its last key column
         found.append((int(index), str(col), name, template, severity))
-    return parsed, list(dict.fromkeys(found))
+    return parsed, found
 
 
 def _work(values: pd.Series, kind: str) -> pd.Series:
@@ -438,7 +476,7 @@ def check_frame(
         values = frame[col]
         already = {p for p, c, _, _, sev in found if c == col and sev == "error"}
         allowed_index = allowed if isinstance(allowed, pd.Index) else pd.Index(list(allowed))
-        mask = (values.notna() & ~values.isin(allowed_index)).to_numpy()
+        mask = _absent(values, allowed_index)
         if not mask.any():
             continue
         parent = dict(spec.references).get(col, "the parent table")
@@ -529,6 +567,17 @@ def _objects(values: pd.Series) -> np.ndarray:
     """The values as an object array, ``None`` where missing."""
     out = values.to_numpy(dtype=object)
     out[pd.isna(out)] = None
+    return out
+
+
+def _absent(values: pd.Series, allowed: pd.Index) -> np.ndarray:
+    """True where a value is given and not one of ``allowed``: Arrow's hash set, no Python
+    string per row."""
+    given = arrow.chunked_array(arrow.array(values, from_pandas=True))
+    ids = arrow.array(allowed, from_pandas=True)
+    ids = ids.combine_chunks() if isinstance(ids, arrow.ChunkedArray) else ids
+    found = pc.is_in(given, value_set=ids.cast(given.type)).to_numpy(zero_copy_only=False)
+    out: np.ndarray = values.notna().to_numpy() & ~found
     return out
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypedDict
 
+import numpy as np
 import pandas as pd
 
 from toolkit.bulk.runner import (
@@ -31,6 +32,7 @@ from toolkit.ingress.plan import (
     ACTIONS,
     BATCH,
     IMPORTS,
+    TABLE_DTYPE,
     Plan,
     held_children,
     read_source,
@@ -396,7 +398,7 @@ def _send(
     workers: int | None,
     progress: bool,
 ) -> tuple[list[pd.DataFrame], Interrupted | None]:
-    """Send the plan's calls table by table, a batch at a time; one result row per plan row."""
+    """Send the plan's calls table by table, a batch at a time; result rows a batch at a time."""
     pacer = pacer_for(conn)  # one run: one pace, one stop, one verdict on reachability
     results: list[pd.DataFrame] = []
     failed: dict[str, dict[str, str]] = {t: {} for t in IMPORTS}  # this run's failures
@@ -409,8 +411,9 @@ def _send(
         raw = frames[table]
         checked = the_plan.validation.results.get(table)
         named = checked.frame if checked is not None else raw  # the spec's column names
-        mine = (planned["table"] == table) & planned["row"].notna()  # the source's, in order
-        source = planned.loc[mine, ["externalId", "action", "reason"]]
+        mine = ((planned["table"] == table) & planned["row"].notna()).to_numpy()
+        at = int(np.flatnonzero(mine)[0]) if len(raw) else 0
+        source = planned.iloc[at : at + len(raw)]  # the source's rows, in order: no copy
         action = source["action"].cat.codes.to_numpy()  # positions in ACTIONS
         reason = source["reason"]
         unchanged = ACTIONS.index("unchanged")
@@ -466,7 +469,7 @@ def _send(
                 else:
                     answers.append(_skipped(f"{ACTIONS[action[p]]}: {reason.iat[p]}"))
             rows_ = raw.index[a : a + BATCH].astype("Int64" if whole else object)
-            keys_ = source["externalId"].iloc[a : a + BATCH].tolist()
+            keys_ = source["externalId"].array[a : a + BATCH]  # the plan's text, not a copy
             actions = pd.Categorical.from_codes(action[a : a + BATCH], dtype=ACTION_DTYPE)
             parts.append(_results(table, rows_, keys_, answers, actions))
         del per_row
@@ -475,16 +478,18 @@ def _send(
             keys_, replies = [k for k, _ in extra], [r for _, r in extra]
             deactivate = pd.Categorical(["deactivate"] * len(extra), dtype=ACTION_DTYPE)
             parts.append(_results(table, nothing, keys_, replies, deactivate))
-        res = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-        if dry_run:
-            res.loc[res["error"] == "dry run", "status"] = "skipped"
-        results.append(res)
-        if not dry_run:
-            # only a parent known not to be stored holds its children back: an unknown
-            # one may be stored, a conflict one is (the service's version)
-            bad = res[res["status"].isin(NOT_STORED) & res["externalId"].notna()]
-            for k, status, err in zip(bad["externalId"], bad["status"], bad["error"], strict=True):
-                failed[table].setdefault(str(k), f"{status}: {err}")
+        for res in parts:  # joined once, in the report
+            if dry_run:
+                res.loc[res["error"] == "dry run", "status"] = "skipped"
+            results.append(res)
+            if not dry_run:
+                # only a parent known not to be stored holds its children back: an unknown
+                # one may be stored, a conflict one is (the service's version)
+                bad = res[res["status"].isin(NOT_STORED) & res["externalId"].notna()]
+                for k, status, err in zip(
+                    bad["externalId"], bad["status"], bad["error"], strict=True
+                ):
+                    failed[table].setdefault(str(k), f"{status}: {err}")
     return results, interrupted
 
 
@@ -495,10 +500,21 @@ def _results(
     res = result_frame(
         pd.RangeIndex(len(keys)), keys, replies, key_name="externalId", conflict=True
     )
-    res.insert(0, "table", table)
+    code = TABLE_DTYPE.categories.get_loc(table)
+    tables = pd.Categorical.from_codes(np.full(len(res), code), dtype=TABLE_DTYPE)
+    res.insert(0, "table", pd.Series(tables, index=res.index))
     res.insert(1, "row", rows)
     res.insert(3, "action", pd.Series(actions, index=res.index, dtype=ACTION_DTYPE))
     return res
+
+
+def _joined(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """The parts as one frame, a column at a time: each column leaves the parts once joined."""
+    columns: dict[str, pd.Series] = {}
+    for c in [str(c) for c in parts[0].columns]:
+        columns[c] = pd.concat([p.pop(c) for p in parts], ignore_index=True)
+    parts.clear()
+    return pd.DataFrame(columns, copy=False)
 
 
 def _report(
@@ -507,11 +523,8 @@ def _report(
     dry_run: bool,
 ) -> OnboardReport:
     combined = nullable_rows(  # row: Int64, like every failure and result frame
-        pd.concat(results, ignore_index=True)
-        if results
-        else result_frame([], [], []).assign(table=[], row=[])
+        _joined(results) if results else result_frame([], [], []).assign(table=[], row=[])
     )
-    results.clear()  # the tables' parts, now in one frame
     counts = (
         combined.groupby("table", observed=True, sort=False)["status"]
         .value_counts()

@@ -9,7 +9,6 @@ Each record's call is compared with the journal's entry of it and gets one of :d
 from __future__ import annotations
 
 import html
-import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ __all__ = [
     "IMPORTS",
     "PARENTS",
     "SENDING",
+    "TABLE_DTYPE",
     "Action",
     "Plan",
     "TableCalls",
@@ -73,6 +73,9 @@ ACTIONS: list[Action] = list(get_args(Action))
 
 #: The dtype of an ``action`` column.
 ACTION_DTYPE = pd.CategoricalDtype(ACTIONS)
+
+#: The dtype of a ``table`` column of plan and result rows: a byte a row.
+TABLE_DTYPE = pd.CategoricalDtype(list(TABLES))
 
 #: The actions that cost a request.
 SENDING: tuple[Action, ...] = ("send", "update", "retry", "deactivate")
@@ -317,12 +320,7 @@ class Plan:
             >>> client.plan({"clients": clients}).write(tmp / "plan.csv").name
             'plan.csv'
         """
-        out = self.rows.copy()
-        out["changed"] = [
-            None if c is None else json.dumps(c, ensure_ascii=False, default=str)
-            for c in out["changed"]
-        ]
-        return write_table(out, path)
+        return write_table(self.rows, path)  # a chunk at a time, ``changed`` turned to JSON
 
     def _headline(self) -> str:
         counts = self.rows["action"].value_counts()
@@ -401,7 +399,7 @@ def _typed(rows: pd.DataFrame, index: pd.Index | None = None) -> pd.DataFrame:
     whole = index is None or pd.api.types.is_integer_dtype(index.dtype)
     rows["row"] = rows["row"].astype("Int64" if whole else object)
     rows["changed"] = rows["changed"].astype(object).where(rows["changed"].notna(), None)
-    return rows.astype({**_TEXT, "action": ACTION_DTYPE})
+    return rows.astype({**_TEXT, "table": TABLE_DTYPE, "action": ACTION_DTYPE})
 
 
 def _plan_rows(
@@ -417,7 +415,9 @@ def _plan_rows(
     given = [p for p, m in enumerate(more) if m is not _NOTHING]  # few, unless a journal
     rows = pd.DataFrame(
         {
-            "table": table,
+            "table": pd.Categorical.from_codes(
+                np.full(len(index), TABLE_DTYPE.categories.get_loc(table)), dtype=TABLE_DTYPE
+            ),
             "row": index if pd.api.types.is_integer_dtype(index.dtype) else index.astype(object),
             "externalId": keys.to_numpy(),
             "action": pd.Categorical(actions, dtype=ACTION_DTYPE),

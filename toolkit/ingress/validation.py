@@ -291,7 +291,7 @@ def validate(
             parent_result = results.get(parent)
             parent_key = TABLES[parent].id_column
             if parent_result is not None and parent_key in parent_result.frame.columns:
-                parts.append(pd.Index(parent_result.frame[parent_key].dropna().astype(object)))
+                parts.append(pd.Index(parent_result.frame[parent_key].dropna()))
             if parent in known_ids:
                 parts.append(known_ids[parent])
             if parts:
