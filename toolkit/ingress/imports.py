@@ -6,7 +6,7 @@ import html
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from typing import Any, TypedDict
 
 import numpy as np
@@ -32,6 +32,7 @@ from toolkit.ingress.plan import (
     ACTIONS,
     BATCH,
     IMPORTS,
+    SENDING,
     TABLE_DTYPE,
     Plan,
     held_children,
@@ -215,16 +216,23 @@ class OnboardReport:
 
     Attributes:
         counts: one row per table: ``rows``, a count per status, and ``warned``.
-        results: every input row's result, with ``table`` and the plan's ``action``.
+        results: every input row's result, with ``table`` and the plan's ``action``; in a dry
+            run built from the plan when first asked for.
         validation: the validation report of the whole source.
         plan: the plan the run sent.
     """
 
     counts: pd.DataFrame
-    results: pd.DataFrame
     validation: ValidationReport | None = None
     dry_run: bool = False
     plan: Plan | None = None
+
+    @cached_property
+    def results(self) -> pd.DataFrame:
+        """Every input row's result (a run sets it; a dry run's follows from the plan)."""
+        if self.plan is None or self.validation is None:
+            raise AttributeError("results: neither sent nor planned")
+        return _planned_results(self.plan, self.validation)
 
     @property
     def payloads(self) -> dict[str, pd.DataFrame]:
@@ -242,7 +250,8 @@ class OnboardReport:
     @property
     def ok(self) -> bool:
         """True when every row was imported (sent or already journaled)."""
-        return bool(self.results["ok"].all()) if len(self.results) else True
+        c = self.counts
+        return bool((c["sent"] + c["journaled"] == c["rows"]).all())
 
     @property
     def failures(self) -> pd.DataFrame:
@@ -255,7 +264,7 @@ class OnboardReport:
         return self.results[self.results["warning"].notna()]
 
     def _state(self) -> str:
-        n = len(self.warned)
+        n = int(self.counts["warned"].sum())
         return ("ok" if self.ok else "NOT ok") + (
             f", {n} row{'s' if n != 1 else ''} with a warning" if n else ""
         )
@@ -371,16 +380,18 @@ def onboard(
             )
         if on_warning == "raise":
             _refuse_warnings(report.warnings)
-        if not dry_run:
-            the_plan.check()
-        results, interrupted = _send(
-            conn, frames, the_plan, jr, dry_run=dry_run, workers=workers, progress=progress
-        )
+        if dry_run:  # every result follows from the plan: built when asked for
+            tables, rows, status = _planned(the_plan)
+            return OnboardReport(_counts(tables, rows, status, report), report, True, the_plan)
+        the_plan.check()
+        results, interrupted = _send(conn, frames, the_plan, jr, workers=workers, progress=progress)
     finally:
         if jr is not None:
             jr.close()
-    onboard_report = _report(results, report, dry_run)
-    onboard_report.plan = the_plan
+    combined = _combined(results, report)
+    counts = _counts(combined["table"], combined["row"], combined["status"], report)
+    onboard_report = OnboardReport(counts, report, False, the_plan)
+    onboard_report.results = combined
     if interrupted is not None:
         interrupted.result = onboard_report.results
         interrupted.report = onboard_report
@@ -394,7 +405,6 @@ def _send(
     the_plan: Plan,
     jr: Journal | None,
     *,
-    dry_run: bool,
     workers: int | None,
     progress: bool,
 ) -> tuple[list[pd.DataFrame], Interrupted | None]:
@@ -405,7 +415,6 @@ def _send(
     interrupted: Interrupted | None = None
     planned = the_plan.rows
     journaled = Reply(None, None, JOURNALED, 0, 0.0, "", "")  # one for every such row
-    dry = Reply(None, None, "dry run", 0)
     bulk = partial(run_bulk, conn, workers=workers, progress=progress, journal=jr, pacer=pacer)
     for table, todo in the_plan.calls.items():
         raw = frames[table]
@@ -432,10 +441,8 @@ def _send(
                             held.setdefault(label, "another row of this code range failed")
             calls, labels = [calls[i] for i in keep], [labels[i] for i in keep]
             fatal = pacer.fatal if interrupted is None else None
-            if dry_run:
-                replies: list[Reply] = [dry] * len(calls)
-            elif interrupted is not None or fatal:  # the service could not be reached
-                replies = [not_sent(fatal) if fatal else not_sent() for _ in calls]
+            if interrupted is not None or fatal:  # the service could not be reached
+                replies: list[Reply] = [not_sent(fatal) if fatal else not_sent() for _ in calls]
             else:
                 done += len(calls)
                 desc = table if done == total == len(calls) else f"{table} {done:,}/{total:,}"
@@ -479,17 +486,12 @@ def _send(
             deactivate = pd.Categorical(["deactivate"] * len(extra), dtype=ACTION_DTYPE)
             parts.append(_results(table, nothing, keys_, replies, deactivate))
         for res in parts:  # joined once, in the report
-            if dry_run:
-                res.loc[res["error"] == "dry run", "status"] = "skipped"
             results.append(res)
-            if not dry_run:
-                # only a parent known not to be stored holds its children back: an unknown
-                # one may be stored, a conflict one is (the service's version)
-                bad = res[res["status"].isin(NOT_STORED) & res["externalId"].notna()]
-                for k, status, err in zip(
-                    bad["externalId"], bad["status"], bad["error"], strict=True
-                ):
-                    failed[table].setdefault(str(k), f"{status}: {err}")
+            # only a parent known not to be stored holds its children back: an unknown one
+            # may be stored, a conflict one is (the service's version)
+            bad = res[res["status"].isin(NOT_STORED) & res["externalId"].notna()]
+            for k, status, err in zip(bad["externalId"], bad["status"], bad["error"], strict=True):
+                failed[table].setdefault(str(k), f"{status}: {err}")
     return results, interrupted
 
 
@@ -517,27 +519,79 @@ def _joined(parts: list[pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame(columns, copy=False)
 
 
-def _report(
-    results: list[pd.DataFrame],
-    report: ValidationReport,
-    dry_run: bool,
-) -> OnboardReport:
+def _combined(results: list[pd.DataFrame], report: ValidationReport) -> pd.DataFrame:
+    """A run's result parts as one frame, with each row's ``warning``."""
     combined = nullable_rows(  # row: Int64, like every failure and result frame
         _joined(results) if results else result_frame([], [], []).assign(table=[], row=[])
     )
-    counts = (
-        combined.groupby("table", observed=True, sort=False)["status"]
-        .value_counts()
-        .unstack(fill_value=0)
-        .reindex(columns=STATUSES, fill_value=0)
-    )
-    counts.insert(0, "rows", counts.sum(axis=1))
     combined.insert(
         list(combined.columns).index("error") + 1,
         "warning",
         row_warnings(report.failures, combined["row"], combined["table"]).array,
     )
-    warned = combined[combined["warning"].notna()]["table"].value_counts()
-    counts["warned"] = [int(warned.get(t, 0)) for t in counts.index]
+    return combined
+
+
+def _counts(
+    tables: pd.Series, rows: pd.Series, status: pd.Series, report: ValidationReport
+) -> pd.DataFrame:
+    """Result rows per table: ``rows``, a count per status, ``warned`` (rows with a warning)."""
+    by = pd.DataFrame({"table": tables.array, "status": status.array}, copy=False)
+    counts = (
+        by.groupby("table", observed=True, sort=False)["status"]
+        .value_counts()
+        .unstack(fill_value=0)
+        .reindex(columns=STATUSES, fill_value=0)
+    )
+    counts.insert(0, "rows", counts.sum(axis=1))
+    warnings = report.warnings[report.warnings["row"].notna()]
+    keys = set(zip(warnings["table"], warnings["row"], strict=True))
+    warned = [str(t) for t, r in zip(tables, rows, strict=True) if (t, r) in keys] if keys else []
+    counts["warned"] = [warned.count(str(t)) for t in counts.index]
     counts.columns.name = None
-    return OnboardReport(counts, combined, report, dry_run)
+    return counts
+
+
+def _planned(plan: Plan) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """A dry run's result rows (the plan's source rows and deactivations): ``table``, ``row``
+    and ``status`` (``journaled`` where unchanged, else ``skipped``: nothing is sent)."""
+    rows = plan.rows
+    keep = (rows["row"].notna() | (rows["action"] == "deactivate")).to_numpy()
+    rows = rows if keep.all() else rows[keep]
+    unchanged = (rows["action"] == "unchanged").to_numpy()
+    codes = np.where(unchanged, STATUSES.index("journaled"), STATUSES.index("skipped"))
+    status = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(STATUSES))
+    return rows["table"], rows["row"], pd.Series(status, index=rows.index)
+
+
+def _planned_results(plan: Plan, report: ValidationReport) -> pd.DataFrame:
+    """A dry run's result frame, from the plan: the columns and values of a run's."""
+    tables, rows, status = _planned(plan)
+    planned = plan.rows.loc[rows.index]
+    action = planned["action"]
+    n = len(planned)
+    sending = action.isin(SENDING).to_numpy()
+    unchanged = (action == "unchanged").to_numpy()
+    other = ~(sending | unchanged)
+    error = np.full(n, None, dtype=object)
+    error[sending] = "dry run"
+    error[other] = [
+        f"{a}: {r}" for a, r in zip(action[other], planned["reason"][other], strict=True)
+    ]
+    zeros = np.zeros(n, dtype=np.int64)
+    return pd.DataFrame(
+        {
+            "table": tables.array,
+            "row": rows.array,
+            "externalId": planned["externalId"].astype("str").array,
+            "action": action.array,
+            "status": status.array,
+            "ok": unchanged,
+            "httpStatus": pd.arrays.IntegerArray(zeros, np.ones(n, dtype=bool)),
+            "error": pd.array(error, dtype="str"),
+            "warning": row_warnings(report.failures, rows, tables).array,
+            "attempts": pd.arrays.IntegerArray(zeros, np.zeros(n, dtype=bool)),
+            "elapsed": np.zeros(n),
+        },
+        index=pd.RangeIndex(n),
+    )
