@@ -411,3 +411,31 @@ def test_plan_and_result_rows_name_their_table_in_a_byte(fresh_client: Client) -
     for rows in (report.plan.rows, report.results):
         assert isinstance(rows["table"].dtype, pd.CategoricalDtype)
         assert rows["table"].tolist() == ["clients"] * 5
+
+
+def test_a_dry_run_builds_its_results_from_the_plan_when_asked(
+    fresh_client: Client, tmp_path: Path
+) -> None:
+    """Issue 28: a dry run's counts need no result rows; ``results`` is built on first access."""
+    journal = tmp_path / "j.jsonl"
+    assert fresh_client.onboard({"clients": _clients(2)}, journal=journal, progress=False).ok
+    clients = _clients(4)
+    clients.loc[1, "name"] = "Renamed"  # update
+    clients.loc[3, "externalId"] = None  # invalid
+    report = fresh_client.onboard(
+        {"clients": clients}, journal=journal, dry_run=True, on_invalid="skip", progress=False
+    )
+    assert "results" not in vars(report)  # the counts, ok and repr build no result row
+    assert report.counts.loc["clients", ["rows", "journaled", "skipped"]].tolist() == [4, 1, 3]
+    assert not report.ok and "OnboardReport(dry run): NOT ok" in repr(report)
+    assert "results" not in vars(report)
+    res = report.results
+    assert res is report.results  # built once
+    assert res["action"].tolist() == ["unchanged", "update", "send", "invalid"]
+    assert res["status"].tolist() == ["journaled", "skipped", "skipped", "skipped"]
+    assert res["ok"].tolist() == [True, False, False, False]
+    assert res["error"].isna().tolist() == [True, False, False, False]
+    assert res["error"].tolist()[1:3] == ["dry run", "dry run"]
+    assert res["error"].iloc[3].startswith("invalid: ")
+    assert res["attempts"].tolist() == [0] * 4 and res["httpStatus"].isna().all()
+    assert str(res["attempts"].dtype) == "Int64" and str(res["row"].dtype) == "Int64"

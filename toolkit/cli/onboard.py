@@ -42,9 +42,8 @@ def _offline_client(args: argparse.Namespace) -> Client:
     return Client.from_connection(Connection(settings))
 
 
-def _print_warnings(warnings: pd.DataFrame, results: pd.DataFrame, shown: int = 10) -> None:
-    """The validation warnings of the rows sent as given: counted, the first few in full."""
-    warned = results[results["warning"].notna()]
+def _print_warnings(warnings: pd.DataFrame, warned: pd.DataFrame, shown: int = 10) -> None:
+    """The validation warnings of the rows sent as given (``warned``): counted, a few in full."""
     sent = set(zip(warned["table"], warned["row"], strict=True))
     rows = warnings[[k in sent for k in zip(warnings["table"], warnings["row"], strict=True)]]
     if rows.empty:
@@ -151,12 +150,12 @@ def run(args: argparse.Namespace) -> int:
             plan.write(out)
             print(f"wrote the plan's {len(plan.rows)} rows to {out}")
         return 0 if valid and not plan.refused else 1
-    results = with_lines(report.results, frames)
     print(report)
     if not report.ok:
         cols = ["table", "row", "line", "externalId", "status", "error"]
-        print_frame(results[~results["ok"]][cols])
+        print_frame(with_lines(report.failures, frames)[cols])
     if report.validation is not None:
-        _print_warnings(report.validation.warnings, results)
-    write_out(results, out, "results")
+        _print_warnings(report.validation.warnings, report.warned)
+    if out is not None:  # the whole frame, with each row's line: only for the file
+        write_out(with_lines(report.results, frames), out, "results")
     return 0 if report.ok else 1
