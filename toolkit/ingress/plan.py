@@ -17,6 +17,7 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from toolkit.bulk.journal import Entry, Journal, Ledger, read_ledger
 from toolkit.bulk.runner import Call
@@ -425,9 +426,13 @@ def _plan_rows(
         index=pd.RangeIndex(len(index)),
     )
     for col in _COLUMNS[4:]:
+        found = [more[p].get(col) for p in given]
+        if col in _TEXT and all(v is None for v in found):  # one null Arrow column: no offsets
+            rows[col] = pd.array(pa.nulls(len(index), pa.large_string()), dtype="string")
+            continue
         values = pd.Series(None, index=rows.index, dtype=object)
         if given:
-            values.iloc[given] = [more[p].get(col) for p in given]
+            values.iloc[given] = found
         rows[col] = values
     return _typed(rows, index)
 
