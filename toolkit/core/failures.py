@@ -146,7 +146,7 @@ def row_warnings(failures: pd.DataFrame, rows: Any, tables: Any = None) -> pd.Se
         if not pd.isna(row):
             by_key.setdefault((table if tables is not None else None, row), []).append(message)
     if not by_key:  # no row warned: no label looked at
-        return pd.Series(pd.array(pa.nulls(len(rows), pa.large_string()), dtype="str"))
+        return pd.Series(pa.nulls(len(rows), pa.large_string()), dtype="str")
     labels = list(rows)
     keys = zip(tables if tables is not None else [None] * len(labels), labels, strict=True)
     joined = ["; ".join(by_key[k]) if k in by_key else None for k in keys]

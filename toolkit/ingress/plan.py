@@ -428,7 +428,7 @@ def _plan_rows(
     for col in _COLUMNS[4:]:
         found = [more[p].get(col) for p in given]
         if col in _TEXT and all(v is None for v in found):  # one null Arrow column: no offsets
-            rows[col] = pd.array(pa.nulls(len(index), pa.large_string()), dtype="string")
+            rows[col] = pd.Series(pa.nulls(len(index), pa.large_string()), dtype="string")
             continue
         values = pd.Series(None, index=rows.index, dtype=object)
         if given:
