@@ -419,7 +419,10 @@ def test_a_dry_run_builds_its_results_from_the_plan_when_asked(
 ) -> None:
     """Issue 28: a dry run's counts need no result rows; ``results`` is built on first access."""
     journal = tmp_path / "j.jsonl"
-    assert fresh_client.onboard({"clients": _clients(2)}, journal=journal, progress=False).ok
+    sent = fresh_client.onboard({"clients": _clients(2)}, journal=journal, progress=False)
+    assert sent.ok and sent.results["attempts"].tolist() == [1, 1]
+    for col in ("httpStatus", "attempts"):  # 3 bytes a row, not 9: the values fit
+        assert str(sent.results[col].dtype) == "Int16"
     clients = _clients(4)
     clients.loc[1, "name"] = "Renamed"  # update
     clients.loc[3, "externalId"] = None  # invalid
@@ -439,7 +442,7 @@ def test_a_dry_run_builds_its_results_from_the_plan_when_asked(
     assert res["error"].tolist()[1:3] == ["dry run", "dry run"]
     assert res["error"].iloc[3].startswith("invalid: ")
     assert res["attempts"].tolist() == [0] * 4 and res["httpStatus"].isna().all()
-    assert str(res["attempts"].dtype) == "Int64" and str(res["row"].dtype) == "Int64"
+    assert str(res["attempts"].dtype) == "Int16" and str(res["row"].dtype) == "Int64"
 
 
 def test_all_empty_text_columns_hold_no_value_per_row(fresh_client: Client) -> None:

@@ -578,7 +578,7 @@ def _planned_results(plan: Plan, report: ValidationReport) -> pd.DataFrame:
     error[other] = [
         f"{a}: {r}" for a, r in zip(action[other], planned["reason"][other], strict=True)
     ]
-    zeros = np.zeros(n, dtype=np.int64)
+    zeros = np.zeros(n, dtype=np.int16)  # Int16, as a run's
     return pd.DataFrame(
         {
             "table": tables.array,
