@@ -293,15 +293,7 @@ SEQUENCE = [(10, 1), (40, 10), (100, 5), (15, 3), (70, 2), (25, 25)]
     [
         28,
         1,
-        pytest.param(
-            2,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="not met yet (issue 28): the start against 10/s burst 1 costs 11 "
-                "refusals of 145 (7.6%): after 10/s held and 20/s refused, the seek's "
-                "bisection is refused at 15, 12.5, 11.2, 10.6 and 10.3",
-            ),
-        ),
+        2,
         3,
     ],
 )
