@@ -634,9 +634,14 @@ class Budget:
             seconds = min(30.0, 2.0 ** max(self._dry_pauses - 1, 0))
         self.paused_until = max(self.paused_until, now + max(seconds, 0.0))
         span = self.paused_until - self._cycle_start
-        if allowed and span > 0:  # the rate this cycle was allowed, its pause included; a
-            # wait in whole seconds is rounded up: the quota came back 0.5 s earlier on average
-            self.estimate = self._w_max = allowed / max(span - 0.5, span / 2)
+        # the longest wait seen is at most a window: what went through in the last one
+        self._longest_reset = window = max(self._longest_reset, seconds)
+        if allowed and span > 0:  # the rate this cycle was allowed, its pause included (a
+            # wait in whole seconds is rounded up: the quota came back 0.5 s earlier on average),
+            # or in the last window, if more: the time below the quota pulls the cycle's down
+            cycle = allowed / max(span - 0.5, span / 2)
+            last = self._count_since(self.paused_until - window) / window
+            self.estimate = self._w_max = max(cycle, last)
             self._cycle_start, self._cycle_oks = self.paused_until, self._oks
         self.estimate = max(self.estimate or 0.0, self._hint_rate or 0.0, _MIN_RATE)
         self._next = self.paused_until
