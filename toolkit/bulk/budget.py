@@ -626,7 +626,7 @@ class Budget:
             self.rate = self._headroom * self.estimate
 
     def _pause(self, now: float, seconds: float | None) -> None:
-        """The quota is used up: every run waits, then the pace resumes at the cycle's rate."""
+        """The quota is used up: every run waits, then the pace resumes at the rate allowed."""
         self.counts_pauses += 1
         allowed = self._oks - self._cycle_oks
         self._dry_pauses = 0 if allowed else self._dry_pauses + 1
