@@ -160,6 +160,7 @@ class Budget:
         self._sent = 0
         self._seek_lo: float | None = None  # a pace that drew no refusal
         self._seek_hi: float | None = None  # a pace that did
+        self._seek_nos = 0  # refusals in the seek
         self._seek_until = now
         # latency of accepted answers, and the in-flight bound's last change
         self._latency: deque[float] = deque(maxlen=64)
@@ -325,7 +326,7 @@ class Budget:
         if self.phase == "start" and ticket.epoch == self._epoch and self._cap is None:
             if ticket.in_flight < self._most_ok or self._trial is not None:
                 # as many went through before: a limit, or random? (:meth:`_tried`)
-                first = -1 if self._dry < 2 else 0  # (refused after a refusal: evidence)
+                first = min(self._dry, 3) - 2  # (refusals in a row before it: evidence)
                 self._trial = self._trial or (now, first, first, None, ticket)
                 return
         crowded = self._bound_in_flight(now, ticket)
@@ -354,7 +355,7 @@ class Budget:
         elif self.phase == "seek":
             self._seek_refused(now)
         elif self.phase == "start":
-            first = -1 if self._dry < 2 else 0  # (refused after a refusal: evidence)
+            first = min(self._dry, 3) - 2  # (refusals in a row before it: evidence)
             self._trial = self._trial or (now, first, first, None, ticket)
         elif not noise or self._base is not None:  # a probe ends at its first refusal
             self._react(now)
@@ -463,6 +464,7 @@ class Budget:
         if self.phase == "start":
             self._slow_start = False
             self._seek_lo = self._seek_hi = None
+            self._seek_nos = 0
             self._burst = self._oks  # what went through before the first refusal
             first = self._oks / max(now - self._started, _ROUND)
             self._seek(now, max(first, self._hint_rate or 0.0, 5.0 / _DRY), empty=True)
@@ -528,6 +530,7 @@ class Budget:
         """A refusal in a hold: its pace is above the limit; bisect on."""
         assert self.rate is not None
         self._seek_hi = min(self._seek_hi or math.inf, self.rate)
+        self._seek_nos += 1
         if self._seek_from is not None:  # what went through since the limiter was empty
             span, n = now - self._seek_from, self._oks - self._hold_oks
             if span >= 0.2 and n >= 2:
@@ -562,7 +565,8 @@ class Budget:
             pace = 2.0 * lo
         elif lo is None:  # over; not below a few a second, so a used-up quota shows
             pace = max(hi / (4.0 if far else 2.0), min(hi, 5.0 / _DRY))
-        elif hi - lo <= 0.05 * hi:
+        elif hi - lo <= 0.05 * hi or self._seek_nos >= max(2.0, 0.2 * lo):
+            # within 5%, or its refusals are 2% of what 10 s at the pace that held sends
             self._cruise(now, lo)
             return
         else:
@@ -622,7 +626,7 @@ class Budget:
             self.rate = self._headroom * self.estimate
 
     def _pause(self, now: float, seconds: float | None) -> None:
-        """The quota is used up: every run waits, then the pace resumes at the cycle's rate."""
+        """The quota is used up: every run waits, then the pace resumes at the rate allowed."""
         self.counts_pauses += 1
         allowed = self._oks - self._cycle_oks
         self._dry_pauses = 0 if allowed else self._dry_pauses + 1
@@ -630,9 +634,14 @@ class Budget:
             seconds = min(30.0, 2.0 ** max(self._dry_pauses - 1, 0))
         self.paused_until = max(self.paused_until, now + max(seconds, 0.0))
         span = self.paused_until - self._cycle_start
-        if allowed and span > 0:  # the rate this cycle was allowed, its pause included; a
-            # wait in whole seconds is rounded up: the quota came back 0.5 s earlier on average
-            self.estimate = self._w_max = allowed / max(span - 0.5, span / 2)
+        # the longest wait seen is at most a window: what went through in the last one
+        self._longest_reset = window = max(self._longest_reset, seconds)
+        if allowed and span > 0:  # the rate this cycle was allowed, its pause included (a
+            # wait in whole seconds is rounded up: the quota came back 0.5 s earlier on average),
+            # or in the last window, if more: the time below the quota pulls the cycle's down
+            cycle = allowed / max(span - 0.5, span / 2)
+            last = self._count_since(self.paused_until - window) / window
+            self.estimate = self._w_max = max(cycle, last)
             self._cycle_start, self._cycle_oks = self.paused_until, self._oks
         self.estimate = max(self.estimate or 0.0, self._hint_rate or 0.0, _MIN_RATE)
         self._next = self.paused_until
