@@ -5,9 +5,9 @@ most at 300 MB, and 1,000,000 rows at most at 1.3 times that. The benchmark writ
 of generated, valid tables (clients, initiatives, code types, codes, code ranges; the
 initiatives reference the clients, the codes the code types, the ranges both), runs
 ``python -m toolkit onboard DIR --dry-run --out plan.csv`` in a fresh process and prints its
-peak resident set (``ru_maxrss`` of the finished child, which only this child can have
-raised: the parent stays small, it imports only the standard library), and the peak of a
-process that only runs ``toolkit --help`` (the baseline).
+peak resident set (``VmHWM``, written by the child as it exits, so a large parent, as in a run of
+every bench, does not count), and the peak of a process that only runs ``toolkit --help`` (the
+baseline).
 
 Run: ``python -m bench --only onboard_memory [--onboard-memory-full]`` or
 ``python -m bench.bench_onboard_memory [--onboard-memory-rows 200000]``.
@@ -133,21 +133,48 @@ def write_folder(folder: Path, rows: int) -> dict[str, int]:
     return counts
 
 
-def _peak_mb(cmd: list[str], cwd: Path) -> tuple[float, float, int]:
-    """Run ``cmd``; return its peak RSS in MB, its seconds and its exit code."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    t0 = time.perf_counter()
-    done = subprocess.run(
-        cmd, cwd=cwd, capture_output=True, text=True, timeout=_TIMEOUT, check=False
-    )
-    seconds = time.perf_counter() - t0
+_CHILD = """
+import atexit, runpy, sys
+out = sys.argv.pop(1)
+def hwm():
+    with open("/proc/self/status") as status:
+        kb = next(line for line in status if line.startswith("VmHWM:")).split()[1]
+    with open(out, "w") as f:
+        f.write(kb)
+atexit.register(hwm)
+sys.argv[0] = "toolkit"
+runpy.run_module("toolkit", run_name="__main__", alter_sys=True)
+"""
+"""Runs ``python -m toolkit ARGS`` and writes its own ``VmHWM`` (KB) to a file as it exits."""
+
+
+def _peak_mb(args: list[str], cwd: Path) -> tuple[float, float, int]:
+    """Run ``python -m toolkit ARGS`` in a fresh process; return its peak RSS in MB, its seconds
+    and its exit code.
+
+    The peak is the child's own ``VmHWM``, written by the child as it exits: ``ru_maxrss`` of a
+    child is not used because Linux carries the parent's peak into a child across
+    ``fork``/``exec`` (a child of a 2 GB parent reports 2 GB). Without ``/proc`` (not Linux),
+    ``ru_maxrss``, which is then only right for children of a small parent.
+    """
+    with tempfile.NamedTemporaryFile(suffix=".hwm") as out:
+        proc = Path("/proc/self/status").exists()
+        cmd = (
+            [sys.executable, "-c", _CHILD, out.name, *args]
+            if proc
+            else [sys.executable, "-m", "toolkit", *args]
+        )
+        t0 = time.perf_counter()
+        done = subprocess.run(
+            cmd, cwd=cwd, capture_output=True, text=True, timeout=_TIMEOUT, check=False
+        )
+        seconds = time.perf_counter() - t0
+        if done.returncode not in (0, 1):
+            raise RuntimeError(f"{cmd} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+        if proc:
+            return int(Path(out.name).read_text()) / 1024, seconds, done.returncode
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    if done.returncode not in (0, 1):
-        raise RuntimeError(f"{cmd} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    if peak <= before:
-        print(f"  (the peak {peak / 1024:.0f} MB is an earlier child's: not raised)", flush=True)
-    scale = 1024 * 1024 if sys.platform == "darwin" else 1024
-    return peak / scale, seconds, done.returncode
+    return peak / (1024 * 1024 if sys.platform == "darwin" else 1024), seconds, done.returncode
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -186,10 +213,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     sizes = [args.onboard_memory_rows]
     if args.onboard_memory_full:
         sizes.append(1_000_000)
-    env_python = [sys.executable, "-m", "toolkit"]
     figures: dict[str, Any] = {}
-    # ru_maxrss of RUSAGE_CHILDREN is the largest child so far: smallest first
-    base, _, _ = _peak_mb([*env_python, "--help"], _ROOT)
+    base, _, _ = _peak_mb(["--help"], _ROOT)
     figures["baseline_peak_mb"] = round(base, 1)
     print(f"bench onboard_memory: `toolkit --help` peaks at {base:,.0f} MB", flush=True)
     print(f"  {'rows':>10} {'seconds':>8} {'exit':>5} {'peak RSS MB':>12}", flush=True)
@@ -199,7 +224,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             folder.mkdir()
             write_folder(folder, n)
             plan = Path(tmp) / f"plan-{n}.csv"
-            cmd = [*env_python, "-q", "onboard", str(folder), "--dry-run", "--out", str(plan)]
+            cmd = ["-q", "onboard", str(folder), "--dry-run", "--out", str(plan)]
             peak, seconds, code = _peak_mb(cmd, _ROOT)
             print(f"  {n:>10,} {seconds:>8.1f} {code:>5} {peak:>12,.0f}", flush=True)
             figures[f"rows_{n}_peak_mb"] = round(peak, 1)
