@@ -441,11 +441,12 @@ class Budget:
 
     def _noise(self, now: float) -> bool:
         """Whether a refusal in cruise is one of a few (at most 2% of the answers of late),
-        and alone (none in the last 20 intervals: refusals in a row are a limit's)."""
+        and alone (none in the last 4 intervals: refusals in a row are a limit's; at 5% random
+        faults one falls within 20 intervals of the one before two times in three)."""
         if self.phase != "cruise" or self.rate is None:
             return False
         recent = self._recent(now)
-        alone = len(self._no) < 2 or now - self._no[-2] >= 20.0 / self.rate
+        alone = len(self._no) < 2 or now - self._no[-2] >= 4.0 / self.rate
         return alone and len(self._no) <= _NOISE * (recent + len(self._no))
 
     def _stalled(self, latency: float) -> bool:
