@@ -570,18 +570,7 @@ def test_a_long_range_is_sent_in_parts_of_2500_when_the_service_adds(
     codes = ranges["codeExternalId"].tolist()
     setup = {
         "clients": _clients(1).assign(externalId="C-1"),
-        "initiatives": pd.DataFrame(
-            {
-                "billingType": ["billable"],
-                "externalId": ["M-1"],
-                "name": ["A v B"],
-                "description": [""],
-                "callSign": ["1"],
-                "clientExternalId": ["C-1"],
-                "unitIncrements": [360],
-                "status": ["active"],
-            }
-        ),
+        "initiatives": _OFF_ENUM_INITIATIVE.assign(billingType="billable", status="active"),
         "code_types": pd.DataFrame(
             {
                 "externalId": ["T"],

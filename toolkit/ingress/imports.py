@@ -234,7 +234,7 @@ class OnboardReport:
             raise AttributeError("results: neither sent nor planned")
         return _planned_results(self.plan, self.validation)
 
-    @property
+    @cached_property
     def payloads(self) -> dict[str, pd.DataFrame]:
         """A dry run's requests per table: ``key`` and ``payload`` (built when asked)."""
         if not self.dry_run or self.plan is None:
