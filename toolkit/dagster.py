@@ -122,8 +122,13 @@ def _one_core(runs: int) -> Iterator[Callable[[], None] | None]:
         return
     core = {cores[os.getpid() % len(cores)]}  # several such processes spread over the cores
     before = _tasks()
+
+    def pin() -> None:
+        with suppress(OSError):  # the core was taken from the process: the thread stays put
+            os.sched_setaffinity(0, core)
+
     try:
-        yield functools.partial(os.sched_setaffinity, 0, core)
+        yield pin
     finally:
         for tid in _tasks() - before:
             with suppress(OSError):  # a thread that ended meanwhile
