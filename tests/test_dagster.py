@@ -7,6 +7,9 @@ partition; then again, and the second pass must send no import and write no entr
 from __future__ import annotations
 
 import json
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -305,6 +308,29 @@ def test_each_call_runs_on_an_instance_made_once_and_wiped_after(tmp_path, monke
     assert not first.success and not second.success and first.run_id != second.run_id
     told = "\n".join(str(e.event_specific_data) for e in first.all_events)
     assert "token request failed: no answer (connection refused)" in told  # kept in the result
+
+
+@pytest.mark.skipif(
+    len(getattr(os, "sched_getaffinity", lambda _pid: ())(0)) < 2, reason="needs 2 cores, Linux"
+)
+def test_runs_at_once_keep_to_one_core_and_give_the_cores_back():
+    # the GIL runs one thread at a time: across cores its hand-overs cost CPU (docs/scaling.md)
+    cores, seen, release = os.sched_getaffinity(0), {}, threading.Event()
+
+    def run() -> threading.Thread:
+        pool = threading.Thread(target=release.wait, daemon=True)  # a pool a run starts
+        pool.start()
+        seen["run"], seen["pool"] = os.sched_getaffinity(0), os.sched_getaffinity(pool.native_id)
+        return pool
+
+    with toolkit.dagster._one_core(2) as pin, ThreadPoolExecutor(2, initializer=pin) as runs:
+        left = runs.submit(run).result()
+    assert len(seen["run"]) == 1 and seen["pool"] == seen["run"]
+    assert os.sched_getaffinity(left.native_id) == cores  # alive after the call: given back
+    assert os.sched_getaffinity(0) == cores  # the caller's thread was never moved
+    release.set()
+    with toolkit.dagster._one_core(1) as pin:  # one run at a time: nothing to do
+        assert pin is None
 
 
 def test_definitions_hold_the_assets_the_daily_job_and_its_schedule(world):
