@@ -628,3 +628,27 @@ def test_a_batch_of_newer_ids_reads_no_stored_file(tmp_path: Path) -> None:
     # an id within a stored file's range is looked up there: the missing file is read
     with pytest.raises(OSError):
         _write_window(path, Export.from_records(older[:1]), _schemas(), pd.Timestamp(at))
+
+
+def test_a_sync_allocates_arrow_memory_from_jemalloc_and_restores_the_pool(
+    firm_client: Client, sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pyarrow as pa
+
+    try:
+        pa.jemalloc_memory_pool()
+    except NotImplementedError:
+        pytest.skip("this pyarrow has no jemalloc")
+    release_entries(sandbox, firm_client, 2, every=timedelta(hours=1))
+    seen: list[str] = []
+    write = syncing._write_window
+
+    def watched(*args: Any) -> Any:
+        seen.append(pa.default_memory_pool().backend_name)
+        return write(*args)
+
+    monkeypatch.setattr(syncing, "_write_window", watched)
+    before = pa.default_memory_pool().backend_name
+    firm_client.sync(tmp_path / "time", since=T0, until=T0 + timedelta(hours=3))
+    assert seen == ["jemalloc"]
+    assert pa.default_memory_pool().backend_name == before

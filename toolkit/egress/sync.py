@@ -397,13 +397,13 @@ _POOL_STATE: dict[str, Any] = {"syncs": 0, "before": None}
 
 @contextmanager
 def _returning_pool() -> Iterator[None]:
-    """While syncs run, Arrow allocates from its jemalloc, which hands freed pages back at once.
+    """While syncs run, Arrow allocates from its jemalloc, set to hand freed pages back at once.
 
-    The default pool (mimalloc) keeps a thread's freed pages in that thread's heap (the fetching
-    thread's, Arrow's own threads'), so that over a long sync the pages each thread once needed
-    add up: with it the peak at 1,000,000 entries grew to 1.4 times that at 100,000 (bench_sync).
-    The last sync to end restores the pool it found; without jemalloc (pyarrow built without it)
-    the default pool stays and ``release_unused`` gives back what it can.
+    With Arrow's default pool (mimalloc) what a batch freed stayed with the process and the
+    next batches started higher: ten batches of one sync peaked at 441 MB for the first, up to
+    531 MB later; with this pool at 420 MB, up to 484 MB (docs/scaling.md). The last sync to
+    end restores the pool it found. Without jemalloc (a pyarrow built without it) the default
+    pool stays, and ``release_unused`` after each batch gives back what it can.
     """
     try:
         pool = pa.jemalloc_memory_pool()
