@@ -603,3 +603,52 @@ def test_a_window_goes_from_arrow_to_delta_in_one_commit_per_table_without_panda
     assert _write_window(path, window, _schemas(), pd.Timestamp(at)) == (1, 1, 0, 5)
     after = [DeltaTable(str(path / n)).version() for n in ("entries", "codes")]
     assert after == [v + 1 for v in versions]  # one merge per table
+
+
+def test_a_batch_of_newer_ids_reads_no_stored_file(tmp_path: Path) -> None:
+    """The lookups read only the files whose id statistics a batch's ids fall within."""
+    from toolkit.egress.export import Export
+    from toolkit.egress.sync import _schemas, _write_window, create_tables
+    from toolkit.testing import fake_export_entry
+
+    path = create_tables(tmp_path / "time")
+    at = datetime(2026, 11, 3, tzinfo=UTC)
+    older = [fake_export_entry(_id=f"a{i}", updated_at=at, codes=2) for i in range(3)]
+    _write_window(path, Export.from_records(older), _schemas(), pd.Timestamp(at))
+    for name in ("entries", "codes"):  # a file the lookups opened would fail them
+        for uri in DeltaTable(str(path / name)).file_uris():
+            Path(uri).unlink()
+    newer = [fake_export_entry(_id=f"b{i}", updated_at=at, codes=1) for i in range(3)]
+    assert _write_window(path, Export.from_records(newer), _schemas(), pd.Timestamp(at)) == (
+        3,
+        0,
+        0,
+        3,
+    )
+    # an id within a stored file's range is looked up there: the missing file is read
+    with pytest.raises(OSError):
+        _write_window(path, Export.from_records(older[:1]), _schemas(), pd.Timestamp(at))
+
+
+def test_a_sync_allocates_arrow_memory_from_jemalloc_and_restores_the_pool(
+    firm_client: Client, sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pyarrow as pa
+
+    try:
+        pa.jemalloc_memory_pool()
+    except NotImplementedError:
+        pytest.skip("this pyarrow has no jemalloc")
+    release_entries(sandbox, firm_client, 2, every=timedelta(hours=1))
+    seen: list[str] = []
+    write = syncing._write_window
+
+    def watched(*args: Any) -> Any:
+        seen.append(pa.default_memory_pool().backend_name)
+        return write(*args)
+
+    monkeypatch.setattr(syncing, "_write_window", watched)
+    before = pa.default_memory_pool().backend_name
+    firm_client.sync(tmp_path / "time", since=T0, until=T0 + timedelta(hours=3))
+    assert seen == ["jemalloc"]
+    assert pa.default_memory_pool().backend_name == before
