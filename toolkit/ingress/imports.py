@@ -413,18 +413,16 @@ def _send(
     results: list[pd.DataFrame] = []
     failed: dict[str, dict[str, str]] = {t: {} for t in IMPORTS}  # this run's failures
     interrupted: Interrupted | None = None
-    planned = the_plan.rows
     journaled = Reply(None, None, JOURNALED, 0, 0.0, "", "")  # one for every such row
     bulk = partial(run_bulk, conn, workers=workers, progress=progress, journal=jr, pacer=pacer)
     for table, todo in the_plan.calls.items():
         raw = frames[table]
         checked = the_plan.validation.results.get(table)
         named = checked.frame if checked is not None else raw  # the spec's column names
-        mine = ((planned["table"] == table) & planned["row"].notna()).to_numpy()
-        at = int(np.flatnonzero(mine)[0]) if len(raw) else 0
-        source = planned.iloc[at : at + len(raw)]  # the source's rows, in order: no copy
-        action = source["action"].cat.codes.to_numpy()  # positions in ACTIONS
-        reason = source["reason"]
+        source = the_plan.part(table)  # the source's rows, in order
+        if source is None:
+            raise AssertionError(f"{table}: not planned")
+        action = source.action  # positions in ACTIONS
         unchanged = ACTIONS.index("unchanged")
         stopped = interrupted is not None or pacer.fatal is not None
         held = {} if stopped else held_children(table, named, failed, ranges=False)
@@ -474,9 +472,9 @@ def _send(
                 elif action[p] == unchanged:
                     answers.append(journaled)
                 else:
-                    answers.append(_skipped(f"{ACTIONS[action[p]]}: {reason.iat[p]}"))
+                    answers.append(_skipped(f"{ACTIONS[action[p]]}: {source.reason(p)}"))
             rows_ = raw.index[a : a + BATCH].astype("Int64" if whole else object)
-            keys_ = source["externalId"].array[a : a + BATCH]  # the plan's text, not a copy
+            keys_ = source.keys.array[a : a + BATCH]  # the plan's text, not a copy
             actions = pd.Categorical.from_codes(action[a : a + BATCH], dtype=ACTION_DTYPE)
             parts.append(_results(table, rows_, keys_, answers, actions))
         del per_row
@@ -555,7 +553,13 @@ def _counts(
 def _planned(plan: Plan) -> tuple[pd.Series, pd.Series, pd.Series]:
     """A dry run's result rows (the plan's source rows and deactivations): ``table``, ``row``
     and ``status`` (``journaled`` where unchanged, else ``skipped``: nothing is sent)."""
-    rows = plan.rows
+    rows = plan.actions()  # not the plan's rows: a byte or two a row
+    labels = [
+        pd.Series(part["row"] if isinstance(part, pd.DataFrame) else part.source.index)
+        for part in plan.parts
+    ]
+    rows["row"] = pd.concat(labels, ignore_index=True) if labels else pd.Series([], dtype=object)
+    rows = nullable_rows(rows)  # row: Int64, as the plan's
     keep = (rows["row"].notna() | (rows["action"] == "deactivate")).to_numpy()
     rows = rows if keep.all() else rows[keep]
     unchanged = (rows["action"] == "unchanged").to_numpy()

@@ -637,8 +637,11 @@ def _isna(value: Any) -> bool:
         return False
 
 
-def write_table(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+def write_table(frame: pd.DataFrame | Iterable[pd.DataFrame], path: str | os.PathLike[str]) -> Path:
     """Write a frame to ``.csv``, ``.xlsx`` or ``.parquet`` by the extension; lists as JSON text.
+
+    ``frame`` may also be frames of the same columns, the rows in order (a CSV file is then
+    written a frame at a time, never whole).
 
     Example:
         >>> import tempfile, pathlib
@@ -649,10 +652,18 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     p = check_out_path(path)
     suffix = p.suffix.casefold()
     if suffix == ".csv":  # a chunk at a time: the cells as text never all at once
-        for start in range(0, max(len(frame), 1), _CHUNK):
-            part = _writable(frame.iloc[start : start + _CHUNK], excel=False)
-            part.to_csv(p, index=False, mode="a" if start else "w", header=not start)
+        first = True
+        for chunk in [frame] if isinstance(frame, pd.DataFrame) else frame:
+            for start in range(0, len(chunk), _CHUNK):
+                part = _writable(chunk.iloc[start : start + _CHUNK], excel=False)
+                part.to_csv(p, index=False, mode="w" if first else "a", header=first)
+                first = False
+            if first:  # no rows yet: the header
+                _writable(chunk, excel=False).to_csv(p, index=False)
+                first = False
         return p
+    if not isinstance(frame, pd.DataFrame):
+        frame = pd.concat(list(frame), ignore_index=True)
     df = _writable(frame, excel=suffix == ".xlsx")
     if suffix == ".xlsx":
         try:
