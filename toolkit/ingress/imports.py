@@ -35,6 +35,7 @@ from toolkit.ingress.plan import (
     SENDING,
     TABLE_DTYPE,
     Plan,
+    count_by_table,
     held_children,
     read_source,
     table_calls,
@@ -534,13 +535,7 @@ def _counts(
     tables: pd.Series, rows: pd.Series, status: pd.Series, report: ValidationReport
 ) -> pd.DataFrame:
     """Result rows per table: ``rows``, a count per status, ``warned`` (rows with a warning)."""
-    by = pd.DataFrame({"table": tables.array, "status": status.array}, copy=False)
-    counts = (
-        by.groupby("table", observed=True, sort=False)["status"]
-        .value_counts()
-        .unstack(fill_value=0)
-        .reindex(columns=STATUSES, fill_value=0)
-    )
+    counts = count_by_table(tables, status, STATUSES)
     counts.insert(0, "rows", counts.sum(axis=1))
     warnings = report.warnings[report.warnings["row"].notna()]
     keys = set(zip(warnings["table"], warnings["row"], strict=True))
@@ -558,8 +553,9 @@ def _planned(plan: Plan) -> tuple[pd.Series, pd.Series, pd.Series]:
         pd.Series(part["row"] if isinstance(part, pd.DataFrame) else part.source.index)
         for part in plan.parts
     ]
+    labels = [s.astype("Int64") if pd.api.types.is_integer_dtype(s.dtype) else s for s in labels]
     rows["row"] = pd.concat(labels, ignore_index=True) if labels else pd.Series([], dtype=object)
-    rows = nullable_rows(rows)  # row: Int64, as the plan's
+    rows = nullable_rows(rows)  # row: Int64, as the plan's (whole labels: no Python int a row)
     keep = (rows["row"].notna() | (rows["action"] == "deactivate")).to_numpy()
     rows = rows if keep.all() else rows[keep]
     unchanged = (rows["action"] == "unchanged").to_numpy()
