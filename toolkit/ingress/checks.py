@@ -36,7 +36,7 @@ from toolkit.ingress.cells import Unreadable
 from toolkit.ingress.hints import header_hint, unit_note, value_hint
 from toolkit.ingress.models import TABLES, TableSpec
 from toolkit.ingress.ranges import CODE_RANGE_MAX, CodeRangePost, check_post
-from toolkit.ingress.readers import line_array, match_headers
+from toolkit.ingress.readers import fresh_index, line_array, match_headers
 from toolkit.ingress.text import MAX_CELL, lookalikes, warn_lookalikes
 
 __all__ = [
@@ -515,7 +515,8 @@ def check_frame(
                 found.append((int(p), col, "reference", message, "error"))
 
     # messages name the file's line when the frame was read from a file, else the row label
-    lines = line_array(df, labels.to_series()) if "line_shifts" in df.attrs else None
+    # (a range's array of every row not cached on the input's index)
+    lines = line_array(df, fresh_index(labels).to_series()) if "line_shifts" in df.attrs else None
     unit = "lines" if lines is not None and not np.isnan(lines).any() else "rows"
 
     def at(i: int) -> Any:

@@ -42,6 +42,7 @@ from toolkit.ingress.plan import (
 )
 from toolkit.ingress.plan import plan as make_plan
 from toolkit.ingress.ranges import CodeRangePost, check_post, merge_parts, send_in_parts
+from toolkit.ingress.readers import fresh_index
 from toolkit.ingress.text import warn_lookalikes
 from toolkit.ingress.validation import ValidationReport
 
@@ -550,7 +551,7 @@ def _planned(plan: Plan) -> tuple[pd.Series, pd.Series, pd.Series]:
     and ``status`` (``journaled`` where unchanged, else ``skipped``: nothing is sent)."""
     rows = plan.actions()  # not the plan's rows: a byte or two a row
     labels = [
-        pd.Series(part["row"] if isinstance(part, pd.DataFrame) else part.source.index)
+        part["row"] if isinstance(part, pd.DataFrame) else pd.Series(fresh_index(part.source.index))
         for part in plan.parts
     ]
     labels = [s.astype("Int64") if pd.api.types.is_integer_dtype(s.dtype) else s for s in labels]

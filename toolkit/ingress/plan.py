@@ -30,7 +30,7 @@ from toolkit.errors import ConfigError
 from toolkit.ingress.models import TABLES
 from toolkit.ingress.payloads import to_code_range_payloads, to_payloads
 from toolkit.ingress.ranges import CodeRangePost, split
-from toolkit.ingress.readers import with_lines, write_table
+from toolkit.ingress.readers import fresh_index, with_lines, write_table
 from toolkit.ingress.validation import ValidationReport, load_folder, validate
 
 __all__ = [
@@ -711,7 +711,7 @@ def plan(
         row_action = np.full(len(raw), -1, dtype=np.int8)  # by position in raw: ACTIONS
         row_more: dict[int, dict[str, Any]] = {}  # few, unless a journal
         unchanged = ACTIONS.index("unchanged")
-        for call, positions in _planned_calls(todo, raw.index):
+        for call, positions in _planned_calls(todo, fresh_index(raw.index)):
             url = conn.url(endpoint, **(call.path or {}))
             entry = ledger.get(url, call.key)
             action: Action = "send"

@@ -35,6 +35,7 @@ __all__ = [
     "TABLE_SUFFIXES",
     "InputWarning",
     "check_out_path",
+    "fresh_index",
     "HeaderMatch",
     "header_key",
     "line_array",
@@ -514,6 +515,20 @@ def read_table(path: str | os.PathLike[str], *, encoding: str | None = None) -> 
         return _read_csv(p, encoding)
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read it ({exc.strerror or exc})") from None
+
+
+def fresh_index(index: pd.Index) -> pd.Index:
+    """The index, a range as a new range: the array of every row that pandas makes of a range
+    when asked for its values is then cached on the new one, not kept on the input's.
+
+    Example:
+        >>> labels = pd.RangeIndex(3)
+        >>> fresh_index(labels).tolist(), "_data" in labels._cache
+        ([0, 1, 2], False)
+    """
+    if isinstance(index, pd.RangeIndex):
+        return pd.RangeIndex(index.start, index.stop, index.step, name=index.name)
+    return index
 
 
 def line_numbers(frame: pd.DataFrame, rows: Iterable[Any]) -> list[int | None]:
