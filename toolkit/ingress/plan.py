@@ -330,7 +330,10 @@ class Plan:
                 mine = np.isin(part.action[start : start + BATCH], wanted)
                 if mine.any():
                     out.append(part.frame(start, start + BATCH)[mine])
-        return nullable_rows(pd.concat(out, ignore_index=True)) if out else self.rows.iloc[:0]
+        if not out:  # no such row: the columns, not the rows built
+            first = self.parts[0] if self.parts else None
+            return first.frame(0, 0) if isinstance(first, _Rows) else self.rows.iloc[:0]
+        return nullable_rows(pd.concat(out, ignore_index=True))
 
     def part(self, table: str) -> _Rows | None:
         """The compact rows of a table's source rows."""
