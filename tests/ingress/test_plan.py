@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from tests.conftest import client_env, kill_9_when, settle, write_client_env
@@ -377,6 +378,28 @@ def test_a_plan_holds_no_request_per_row(fresh_client: Client) -> None:
         del plan
     per_row = (held[24_000] - held[4_000]) / 20_000
     assert per_row < 200, f"the plan holds {per_row:.0f} bytes of Python objects per row"
+
+
+def test_a_plan_holds_its_rows_in_a_few_bytes_each(fresh_client: Client, tmp_path) -> None:
+    """Issue 28 (3): a plan keeps a byte of action per row (the key is the validation's); its
+    rows are built when asked for, and written a chunk at a time, as they would be whole."""
+    fresh_client.plan({"clients": _clients(10)})  # schemas and caches built
+    held = {}
+    for n in (4_000, 24_000):
+        frame = _clients(n)
+        gc.collect()
+        arrow = pa.total_allocated_bytes()
+        tracemalloc.start()
+        plan = fresh_client.plan({"clients": frame})
+        gc.collect()
+        held[n] = tracemalloc.get_traced_memory()[0] + pa.total_allocated_bytes() - arrow
+        tracemalloc.stop()
+        assert plan.requests == n
+    per_row = (held[24_000] - held[4_000]) / 20_000  # the whole frame: 85 bytes a row
+    assert per_row < 30, f"the plan holds {per_row:.0f} bytes per row (Python and Arrow)"
+    plan.write(tmp_path / "chunked.csv")
+    plan.rows.to_csv(tmp_path / "whole.csv", index=False)
+    assert (tmp_path / "chunked.csv").read_bytes() == (tmp_path / "whole.csv").read_bytes()
 
 
 @pytest.mark.parametrize("post", ["replace", "add"])

@@ -22,7 +22,7 @@ from toolkit.cli.common import (
 )
 from toolkit.client import ENDPOINTS, ENV_KEYS
 from toolkit.errors import ConfigError, Interrupted, ValidationError
-from toolkit.ingress import IMPORTS, load_folder, validate, with_lines
+from toolkit.ingress import ACTIONS, IMPORTS, load_folder, validate, with_lines
 
 __all__ = ["run"]
 
@@ -141,14 +141,14 @@ def run(args: argparse.Namespace) -> int:
             " ".join(ENDPOINTS[IMPORTS[str(t)][0]][::2]) for t in counts["table"]
         ]
         print_frame(counts, 50)
-        changes = plan.rows[~plan.rows["action"].isin(["unchanged", "send"])]
+        changes = plan.select([a for a in ACTIONS if a not in ("unchanged", "send")])
         if len(changes):
             print_frame(changes.drop(columns=["lastAccepted"]), 200)
         if plan.refused:
             print(f"a run would be refused: {plan.refused}", file=sys.stderr)
         if out is not None:
             plan.write(out)
-            print(f"wrote the plan's {len(plan.rows)} rows to {out}")
+            print(f"wrote the plan's {len(plan)} rows to {out}")
         return 0 if valid and not plan.refused else 1
     print(report)
     if not report.ok:

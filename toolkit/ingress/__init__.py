@@ -8,6 +8,7 @@ against the spec's field tables (:mod:`~toolkit.ingress.models`, :mod:`~toolkit.
 # line and toolkit.firms, which import these from the package
 from toolkit.ingress.imports import IMPORTS as IMPORTS
 from toolkit.ingress.imports import OnboardReport as OnboardReport
+from toolkit.ingress.plan import ACTIONS as ACTIONS
 from toolkit.ingress.plan import Plan as Plan
 from toolkit.ingress.ranges import CODE_RANGE_POSTS as CODE_RANGE_POSTS
 from toolkit.ingress.readers import check_out_path as check_out_path

@@ -36,7 +36,7 @@ from toolkit.ingress.cells import Unreadable
 from toolkit.ingress.hints import header_hint, unit_note, value_hint
 from toolkit.ingress.models import TABLES, TableSpec
 from toolkit.ingress.ranges import CODE_RANGE_MAX, CodeRangePost, check_post
-from toolkit.ingress.readers import line_array, match_headers
+from toolkit.ingress.readers import fresh_index, line_array, match_headers
 from toolkit.ingress.text import MAX_CELL, lookalikes, warn_lookalikes
 
 __all__ = [
@@ -306,9 +306,34 @@ def _run_model(spec: TableSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, list[F
     parsed = pd.concat(parts) if len(parts) > 1 else parts[0]
     del parts
     across = [c for c in whole.columns if c in parsed.columns]
-    if across:
-        found += _model_failures(spec, whole, parsed.loc[:, across])[1]
+    if across:  # a text column seen to be unique by sorting: no hash table of every id
+        distinct = [c for c in across if whole.columns[c].unique and _all_distinct(parsed[c])]
+        schema = whole.update_columns({c: {"unique": False} for c in distinct})
+        found += _model_failures(spec, schema, parsed.loc[:, across])[1]
     return parsed, list(dict.fromkeys(found))
+
+
+def _all_distinct(values: pd.Series) -> bool:
+    """True when a text column holds no value twice (nor two missing ones), found by sorting: a
+    few bytes a row, where a hash table of every value (``is_unique``) takes over 100.
+
+    >>> _all_distinct(pd.Series(["a", "b", None], dtype="str"))
+    True
+    >>> _all_distinct(pd.Series(["a", "a"], dtype="str")), _all_distinct(pd.Series([None, None]))
+    (False, False)
+    """
+    if not isinstance(values.dtype, pd.StringDtype):
+        return False
+    given = arrow.array(values.array)
+    text = given if isinstance(given, arrow.ChunkedArray) else arrow.chunked_array([given])
+    if text.null_count > 1:
+        return False
+    text = pc.drop_null(text)
+    n = len(text)
+    if n < 2:
+        return True
+    text = text.take(pc.sort_indices(text))
+    return not pc.any(pc.equal(text.slice(1), text.slice(0, n - 1))).as_py()
 
 
 def _model_failures(
@@ -490,7 +515,8 @@ def check_frame(
                 found.append((int(p), col, "reference", message, "error"))
 
     # messages name the file's line when the frame was read from a file, else the row label
-    lines = line_array(df, labels.to_series()) if "line_shifts" in df.attrs else None
+    # (a range's array of every row not cached on the input's index)
+    lines = line_array(df, fresh_index(labels).to_series()) if "line_shifts" in df.attrs else None
     unit = "lines" if lines is not None and not np.isnan(lines).any() else "rows"
 
     def at(i: int) -> Any:

@@ -35,12 +35,14 @@ from toolkit.ingress.plan import (
     SENDING,
     TABLE_DTYPE,
     Plan,
+    count_by_table,
     held_children,
     read_source,
     table_calls,
 )
 from toolkit.ingress.plan import plan as make_plan
 from toolkit.ingress.ranges import CodeRangePost, check_post, merge_parts, send_in_parts
+from toolkit.ingress.readers import fresh_index
 from toolkit.ingress.text import warn_lookalikes
 from toolkit.ingress.validation import ValidationReport
 
@@ -413,18 +415,16 @@ def _send(
     results: list[pd.DataFrame] = []
     failed: dict[str, dict[str, str]] = {t: {} for t in IMPORTS}  # this run's failures
     interrupted: Interrupted | None = None
-    planned = the_plan.rows
     journaled = Reply(None, None, JOURNALED, 0, 0.0, "", "")  # one for every such row
     bulk = partial(run_bulk, conn, workers=workers, progress=progress, journal=jr, pacer=pacer)
     for table, todo in the_plan.calls.items():
         raw = frames[table]
         checked = the_plan.validation.results.get(table)
         named = checked.frame if checked is not None else raw  # the spec's column names
-        mine = ((planned["table"] == table) & planned["row"].notna()).to_numpy()
-        at = int(np.flatnonzero(mine)[0]) if len(raw) else 0
-        source = planned.iloc[at : at + len(raw)]  # the source's rows, in order: no copy
-        action = source["action"].cat.codes.to_numpy()  # positions in ACTIONS
-        reason = source["reason"]
+        source = the_plan.part(table)  # the source's rows, in order
+        if source is None:
+            raise AssertionError(f"{table}: not planned")
+        action = source.action  # positions in ACTIONS
         unchanged = ACTIONS.index("unchanged")
         stopped = interrupted is not None or pacer.fatal is not None
         held = {} if stopped else held_children(table, named, failed, ranges=False)
@@ -474,9 +474,9 @@ def _send(
                 elif action[p] == unchanged:
                     answers.append(journaled)
                 else:
-                    answers.append(_skipped(f"{ACTIONS[action[p]]}: {reason.iat[p]}"))
+                    answers.append(_skipped(f"{ACTIONS[action[p]]}: {source.reason(p)}"))
             rows_ = raw.index[a : a + BATCH].astype("Int64" if whole else object)
-            keys_ = source["externalId"].array[a : a + BATCH]  # the plan's text, not a copy
+            keys_ = source.keys.array[a : a + BATCH]  # the plan's text, not a copy
             actions = pd.Categorical.from_codes(action[a : a + BATCH], dtype=ACTION_DTYPE)
             parts.append(_results(table, rows_, keys_, answers, actions))
         del per_row
@@ -536,13 +536,7 @@ def _counts(
     tables: pd.Series, rows: pd.Series, status: pd.Series, report: ValidationReport
 ) -> pd.DataFrame:
     """Result rows per table: ``rows``, a count per status, ``warned`` (rows with a warning)."""
-    by = pd.DataFrame({"table": tables.array, "status": status.array}, copy=False)
-    counts = (
-        by.groupby("table", observed=True, sort=False)["status"]
-        .value_counts()
-        .unstack(fill_value=0)
-        .reindex(columns=STATUSES, fill_value=0)
-    )
+    counts = count_by_table(tables, status, STATUSES)
     counts.insert(0, "rows", counts.sum(axis=1))
     warnings = report.warnings[report.warnings["row"].notna()]
     keys = set(zip(warnings["table"], warnings["row"], strict=True))
@@ -555,7 +549,14 @@ def _counts(
 def _planned(plan: Plan) -> tuple[pd.Series, pd.Series, pd.Series]:
     """A dry run's result rows (the plan's source rows and deactivations): ``table``, ``row``
     and ``status`` (``journaled`` where unchanged, else ``skipped``: nothing is sent)."""
-    rows = plan.rows
+    rows = plan.actions()  # not the plan's rows: a byte or two a row
+    labels = [
+        part["row"] if isinstance(part, pd.DataFrame) else pd.Series(fresh_index(part.source.index))
+        for part in plan.parts
+    ]
+    labels = [s.astype("Int64") if pd.api.types.is_integer_dtype(s.dtype) else s for s in labels]
+    rows["row"] = pd.concat(labels, ignore_index=True) if labels else pd.Series([], dtype=object)
+    rows = nullable_rows(rows)  # row: Int64, as the plan's (whole labels: no Python int a row)
     keep = (rows["row"].notna() | (rows["action"] == "deactivate")).to_numpy()
     rows = rows if keep.all() else rows[keep]
     unchanged = (rows["action"] == "unchanged").to_numpy()

@@ -207,12 +207,14 @@ class CodeRangeSchema(_ImportModel):
         pair = ["initiativeExternalId", "codeExternalId"]
         if not set(pair) <= set(df.columns):
             return pd.Series(True, index=df.index)
-        keys = (
-            df[pair]
-            .astype(object)
-            .where(df[pair].notna(), None)
-            .map(lambda v: None if isinstance(v, Unreadable) else v)
-        )
+        keys = df[pair]
+        if any(map(pd.api.types.is_object_dtype, keys.dtypes)):  # an unreadable cell: no value
+            keys = (
+                keys.astype(object)
+                .where(keys.notna(), None)
+                .map(lambda v: None if isinstance(v, Unreadable) else v)
+            )
+        # text columns as they are: Arrow's hashes, no Python string per cell
         return ~(keys.duplicated(keep=False) & keys.notna().all(axis=1))
 
     @pa.dataframe_check(
@@ -225,10 +227,10 @@ class CodeRangeSchema(_ImportModel):
         """A range over 2500 codes cannot be one request (``code_range_post="replace"``)."""
         if not {"initiativeExternalId", "codeExternalId"} <= set(df.columns):
             return pd.Series(True, index=df.index)
-        ranges = df["initiativeExternalId"].map(lambda v: v if isinstance(v, str) else None)
-        sizes = (
-            df["codeExternalId"].astype(object).groupby(ranges, dropna=True).transform("nunique")
-        )
+        ranges, codes = df["initiativeExternalId"], df["codeExternalId"]
+        if ranges.dtype == object:  # an unreadable cell is no range
+            ranges = ranges.map(lambda v: v if isinstance(v, str) else None)
+        sizes = codes.groupby(ranges, dropna=True).transform("nunique")
         return pd.Series(np.asarray(sizes.fillna(0) <= CODE_RANGE_MAX), index=df.index)
 
     class Config:

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import html
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from toolkit.bulk.journal import Entry, Journal, Ledger, read_ledger
 from toolkit.bulk.runner import Call
@@ -28,7 +30,7 @@ from toolkit.errors import ConfigError
 from toolkit.ingress.models import TABLES
 from toolkit.ingress.payloads import to_code_range_payloads, to_payloads
 from toolkit.ingress.ranges import CodeRangePost, split
-from toolkit.ingress.readers import with_lines, write_table
+from toolkit.ingress.readers import fresh_index, with_lines, write_table
 from toolkit.ingress.validation import ValidationReport, load_folder, validate
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "Plan",
     "TableCalls",
     "call_batches",
+    "count_by_table",
     "failures",
     "held_children",
     "plan",
@@ -161,14 +164,39 @@ def call_batches(
         for start in range(0, len(df), size):
             yield table_calls(table, df.iloc[start : start + size], code_range_post)
         return
-    codes = pd.factorize(df["initiativeExternalId"])[0]  # first-seen order, as the calls
-    order = np.argsort(codes, kind="stable")
-    ordered = codes[order]
+    order, ordered = _first_seen(df["initiativeExternalId"])
     start = 0
     while start < len(df):  # a batch ends where an initiative does
         end = int(np.searchsorted(ordered, ordered[min(start + size, len(df)) - 1], "right"))
         yield table_calls(table, df.iloc[order[start:end]], code_range_post)
         start = end
+
+
+def _first_seen(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of ``values`` grouped by value, the groups in first-seen order (the order
+    of the calls), and each one's group number. Text without gaps is grouped by sorting, a few
+    bytes a row, not by a hash table of every value.
+
+    >>> [a.tolist() for a in _first_seen(pd.Series(["b", "a", "b", "c"], dtype="str"))]
+    [[0, 2, 1, 3], [0, 0, 1, 2]]
+    """
+    given = pa.array(values.array) if isinstance(values.dtype, pd.StringDtype) else None
+    text = pa.chunked_array([given]) if isinstance(given, pa.Array) else given
+    if text is None or text.null_count or len(text) < 2:
+        codes = pd.factorize(values)[0]
+        order = np.argsort(codes, kind="stable")
+        return order, codes[order]
+    at = pc.sort_indices(text).to_numpy()  # stable: a group's positions in order
+    ranked = text.take(at)
+    new = np.ones(len(at), dtype=bool)
+    new[1:] = pc.not_equal(ranked.slice(1), ranked.slice(0, len(at) - 1)).to_numpy()
+    del ranked
+    group = np.cumsum(new) - 1
+    rank = np.empty(int(new.sum()), dtype=np.int64)  # each group by its first position
+    rank[np.argsort(at[new], kind="stable")] = np.arange(len(rank))
+    keys = rank[group]
+    by = np.argsort(keys, kind="stable")
+    return at[by], keys[by]
 
 
 def read_source(source: Any) -> dict[str, pd.DataFrame]:
@@ -238,6 +266,9 @@ class TableCalls:
 class Plan:
     """What an onboarding will do, one row per record.
 
+    The rows are held compactly (a byte of action per source row); :attr:`rows` builds the
+    frame when first asked for, :meth:`write` a chunk at a time.
+
     Attributes:
         rows: ``table``, ``row``, ``line``, ``externalId``, ``action``, ``changed``
             (``{field: {"old": ..., "new": ...}}``), ``reason``, ``lastAccepted``, ``failingSince``.
@@ -248,26 +279,80 @@ class Plan:
 
     Example:
         >>> p = client.plan({"clients": clients})
-        >>> p.to_frame()["action"].tolist(), p.refused is None
-        (['send', 'send', 'send'], True)
+        >>> p.to_frame()["action"].tolist(), p.refused is None, len(p)
+        (['send', 'send', 'send'], True, 3)
     """
 
-    rows: pd.DataFrame
+    parts: list[_Rows | pd.DataFrame]
     calls: dict[str, TableCalls]
     validation: ValidationReport
     max_deactivate: int = 1
     active: int = 0
 
+    @cached_property
+    def rows(self) -> pd.DataFrame:
+        """The plan's rows (built when first asked for)."""
+        if not self.parts:
+            return nullable_rows(with_lines(_typed(pd.DataFrame(_NO_ROWS)), {}))
+        return nullable_rows(pd.concat(list(self.chunks()), ignore_index=True))
+
+    def __len__(self) -> int:
+        return sum(len(part) for part in self.parts)
+
+    def chunks(self, size: int = BATCH) -> Iterator[pd.DataFrame]:
+        """The rows as frames of at most ``size`` rows, in order (:attr:`rows` a piece at a time).
+
+        Example:
+            >>> [len(c) for c in client.plan({"clients": clients}).chunks(2)]
+            [2, 1]
+        """
+        for part in self.parts:
+            if not isinstance(part, _Rows):
+                yield part
+                continue
+            for start in range(0, len(part), size):
+                yield part.frame(start, start + size)
+
+    def select(self, actions: Iterable[str]) -> pd.DataFrame:
+        """The rows whose action is one of ``actions`` (only they are built).
+
+        Example:
+            >>> client.plan({"clients": clients}).select(["update", "retry"]).empty
+            True
+        """
+        wanted = [ACTIONS.index(a) for a in actions]  # type: ignore[arg-type]
+        out: list[pd.DataFrame] = []
+        for part in self.parts:
+            if not isinstance(part, _Rows):
+                out.append(part[part["action"].isin(actions)])
+                continue
+            for start in range(0, len(part), BATCH):  # only the batches that hold such rows
+                mine = np.isin(part.action[start : start + BATCH], wanted)
+                if mine.any():
+                    out.append(part.frame(start, start + BATCH)[mine])
+        if not out:  # no such row: the columns, not the rows built
+            first = self.parts[0] if self.parts else None
+            return first.frame(0, 0) if isinstance(first, _Rows) else self.rows.iloc[:0]
+        return nullable_rows(pd.concat(out, ignore_index=True))
+
+    def part(self, table: str) -> _Rows | None:
+        """The compact rows of a table's source rows."""
+        return next((p for p in self.parts if isinstance(p, _Rows) and p.table == table), None)
+
+    def actions(self) -> pd.DataFrame:
+        """``table`` and ``action`` of every row, in order: two bytes a row.
+
+        Example:
+            >>> client.plan({"clients": clients}).actions()["action"].tolist()
+            ['send', 'send', 'send']
+        """
+        return _actions_frame(self.parts)
+
     @property
     def counts(self) -> pd.DataFrame:
         """Rows per table and action (and ``requests``, the calls to send per table)."""
-        counts = (
-            self.rows.groupby("table", observed=True, sort=False)["action"]
-            .value_counts()
-            .unstack(fill_value=0)
-            .reindex(columns=ACTIONS, fill_value=0)
-        )
-        counts.columns = pd.Index([str(c) for c in counts.columns])
+        actions = self.actions()
+        counts = count_by_table(actions["table"], actions["action"], ACTIONS)
         counts["requests"] = [self.calls[str(t)].requests for t in counts.index]
         counts.index.name = "table"
         return counts
@@ -280,7 +365,7 @@ class Plan:
     @property
     def deactivations(self) -> int:
         """How many initiatives the plan deactivates."""
-        return int((self.rows["action"] == "deactivate").sum())
+        return int((self.actions()["action"] == "deactivate").sum())
 
     @property
     def refused(self) -> str | None:
@@ -321,10 +406,11 @@ class Plan:
             >>> client.plan({"clients": clients}).write(tmp / "plan.csv").name
             'plan.csv'
         """
-        return write_table(self.rows, path)  # a chunk at a time, ``changed`` turned to JSON
+        # CSV a chunk at a time, ``changed`` turned to JSON: the rows never all built
+        return write_table(self.chunks() if self.parts else self.rows, path)
 
     def _headline(self) -> str:
-        counts = self.rows["action"].value_counts()
+        counts = self.actions()["action"].value_counts()
         parts = [f"{int(counts[a])} {a}" for a in ACTIONS if counts.get(a, 0)]
         head = f"Plan: {self.requests} request(s); " + (", ".join(parts) or "nothing")
         return head + (f"; REFUSED: {self.refused}" if self.refused else "")
@@ -335,15 +421,45 @@ class Plan:
     def _repr_html_(self) -> str:
         """Jupyter's view: counts per table and action, then the rows that are not unchanged."""
         parts = [f"<p><b>{html.escape(self._headline())}</b></p>", self.counts.to_html()]
-        shown = self.rows[self.rows["action"] != "unchanged"]
+        shown = self.select([a for a in ACTIONS if a != "unchanged"])
         if len(shown):
             parts.append(shown.head(50).to_html(index=False))
             if len(shown) > 50:
                 parts.append(f"<p>... {len(shown) - 50} more in <code>.rows</code></p>")
-        hidden = len(self.rows) - len(shown)
+        hidden = len(self) - len(shown)
         if hidden:
             parts.append(f"<p>{hidden} unchanged row(s) not shown</p>")
         return "\n".join(parts)
+
+
+def count_by_table(tables: Any, values: Any, categories: Sequence[str]) -> pd.DataFrame:
+    """Rows per table (in the order of each one's first row) and value, by the categories'
+    codes: a few bytes a row, no group of every row.
+
+    Args:
+        tables: each row's table (:data:`TABLE_DTYPE` or its names).
+        values: each row's value, one of ``categories``.
+        categories: the columns, in order.
+
+    Returns:
+        One row per table present (a ``table`` categorical index), one column per category.
+
+    Example:
+        >>> count_by_table(["codes", "clients", "codes"], ["send", "send", "retry"], ACTIONS)[
+        ...     ["send", "retry"]].to_dict("index")
+        {'codes': {'send': 1, 'retry': 1}, 'clients': {'send': 1, 'retry': 0}}
+    """
+    table = pd.Categorical(tables, dtype=TABLE_DTYPE).codes.astype(np.int16)
+    code = pd.Categorical(values, dtype=pd.CategoricalDtype(list(categories))).codes
+    n = len(categories)
+    pairs = np.bincount(table * n + code, minlength=len(TABLE_DTYPE.categories) * n)
+    present = np.flatnonzero(pairs.reshape(-1, n).sum(axis=1))
+    seen = present[np.argsort([int(np.argmax(table == t)) for t in present])]
+    return pd.DataFrame(
+        pairs.reshape(-1, n)[seen],
+        index=pd.CategoricalIndex(TABLE_DTYPE.categories[seen], dtype=TABLE_DTYPE, name="table"),
+        columns=pd.Index(list(categories), dtype="str"),
+    )
 
 
 def _diff(old: Any, new: Any) -> dict[str, dict[str, Any]]:
@@ -407,13 +523,12 @@ def _plan_rows(
     table: str,
     index: pd.Index,
     keys: pd.Series,
-    actions: list[Action | None],
-    more: list[dict[str, Any]],
+    action: np.ndarray,
+    more: Mapping[int, dict[str, Any]],
 ) -> pd.DataFrame:
-    """The plan's rows of a table's source rows, one per label of ``index``, in its order."""
-    if None in actions:
-        raise AssertionError(f"{table}: a row neither held back nor planned")
-    given = [p for p, m in enumerate(more) if m is not _NOTHING]  # few, unless a journal
+    """The plan's rows of a table's source rows, one per label of ``index``, in its order
+    (``action``: positions in :data:`ACTIONS`; ``more``: the other columns by position)."""
+    given = sorted(more)  # few, unless a journal
     rows = pd.DataFrame(
         {
             "table": pd.Categorical.from_codes(
@@ -421,7 +536,7 @@ def _plan_rows(
             ),
             "row": index if pd.api.types.is_integer_dtype(index.dtype) else index.astype(object),
             "externalId": keys.to_numpy(),
-            "action": pd.Categorical(actions, dtype=ACTION_DTYPE),
+            "action": pd.Categorical.from_codes(action, dtype=ACTION_DTYPE),
         },
         index=pd.RangeIndex(len(index)),
     )
@@ -435,6 +550,57 @@ def _plan_rows(
             values.iloc[given] = found
         rows[col] = values
     return _typed(rows, index)
+
+
+@dataclass
+class _Rows:
+    """The plan's rows of one table's source rows, held compactly: the source's labels, each
+    row's key and action (a byte), and the other columns only where a row has them."""
+
+    table: str
+    source: pd.DataFrame  # the rows' file lines (its ``attrs``); its labels are the rows
+    keys: pd.Series
+    action: np.ndarray
+    more: dict[int, dict[str, Any]]
+
+    def __len__(self) -> int:
+        return len(self.action)
+
+    def frame(self, start: int = 0, stop: int | None = None) -> pd.DataFrame:
+        """The plan rows ``start:stop`` as a frame, ``line`` included."""
+        stop = len(self) if stop is None else stop
+        index = self.source.index[start:stop]
+        more = {p - start: m for p, m in self.more.items() if start <= p < stop}
+        rows = _plan_rows(
+            self.table, index, self.keys.iloc[start:stop], self.action[start:stop], more
+        )
+        return nullable_rows(with_lines(rows, self.source))
+
+    def reason(self, p: int) -> Any:
+        """The ``reason`` of the row at position ``p`` (``None`` when it has none)."""
+        reason = self.more.get(p, _NOTHING).get("reason")
+        return pd.NA if reason is None else reason
+
+
+def _actions_frame(parts: list[_Rows | pd.DataFrame]) -> pd.DataFrame:
+    """``table`` and ``action`` of every plan row, in order: two bytes a row."""
+    tables, actions = [], []
+    for part in parts:
+        if isinstance(part, _Rows):
+            code = TABLE_DTYPE.categories.get_loc(part.table)
+            tables.append(np.full(len(part), code, dtype=np.int8))
+            actions.append(part.action)
+        else:
+            tables.append(part["table"].cat.codes.to_numpy().astype(np.int8))
+            actions.append(part["action"].cat.codes.to_numpy().astype(np.int8))
+    table_codes = np.concatenate(tables) if tables else np.zeros(0, dtype=np.int8)
+    action_codes = np.concatenate(actions) if actions else np.zeros(0, dtype=np.int8)
+    return pd.DataFrame(
+        {
+            "table": pd.Categorical.from_codes(table_codes, dtype=TABLE_DTYPE),
+            "action": pd.Categorical.from_codes(action_codes, dtype=ACTION_DTYPE),
+        }
+    )
 
 
 def held_children(
@@ -524,7 +690,7 @@ def plan(
     report = validate(**frames, known=known, columns=columns, code_range_post=code_range_post)
     ledger = _ledger(journal)
     entries = list(ledger.entries.values())
-    parts: list[pd.DataFrame] = []
+    parts: list[_Rows | pd.DataFrame] = []
     calls: dict[str, TableCalls] = {}
     bad: dict[str, dict[str, str]] = {}  # table -> id -> action, of the records not sent
     active = sum(e.active for e in _mine(conn, "initiatives", entries))
@@ -535,15 +701,20 @@ def plan(
         result = report.results.get(table)
         frame = result.frame if result is not None else raw
         id_col = TABLES[table].id_column
-        keys = frame[id_col].astype("string") if id_col in frame else pd.Series(pd.NA, raw.index)
+        keys = (
+            frame[id_col].astype("string")
+            if id_col in frame
+            else pd.Series(pd.NA, raw.index, dtype="string")
+        )
         held = _held_back(table, frame, report, bad)
         bad[table] = {str(keys[lb]): f"is {a}" for lb, (a, _) in held.items() if pd.notna(keys[lb])}
         valid = report.frames.get(table, raw.iloc[:0])
         checked = valid.drop(index=[lb for lb in held if lb in valid.index]) if held else valid
         todo = TableCalls(table, checked, [], [], code_range_post)
-        row_action: list[Action | None] = [None] * len(raw)  # by position in raw
-        row_more: list[dict[str, Any]] = [_NOTHING] * len(raw)
-        for call, positions in _planned_calls(todo, raw.index):
+        row_action = np.full(len(raw), -1, dtype=np.int8)  # by position in raw: ACTIONS
+        row_more: dict[int, dict[str, Any]] = {}  # few, unless a journal
+        unchanged = ACTIONS.index("unchanged")
+        for call, positions in _planned_calls(todo, fresh_index(raw.index)):
             url = conn.url(endpoint, **(call.path or {}))
             entry = ledger.get(url, call.key)
             action: Action = "send"
@@ -562,13 +733,20 @@ def plan(
                 if action != "unchanged" and entry.payload is not None:
                     more["changed"] = _diff(entry.payload, call.json) or None
             todo.actions.append(action)
+            code = ACTIONS.index(action)
             for p in positions:  # a range in parts: the first part that is sent says
-                if row_action[p] in (None, "unchanged"):
-                    row_action[p], row_more[p] = action, more
+                if row_action[p] in (-1, unchanged):
+                    row_action[p] = code
+                    if more is not _NOTHING:
+                        row_more[p] = more
+                    else:
+                        row_more.pop(p, None)
         at = raw.index.get_indexer(pd.Index(list(held))).tolist()
         for i, (action, reason) in zip(at, held.values(), strict=True):
-            row_action[i], row_more[i] = action, {"reason": reason}
-        parts.append(_plan_rows(table, raw.index, keys, row_action, row_more))
+            row_action[i], row_more[i] = ACTIONS.index(action), {"reason": reason}
+        if (row_action < 0).any():
+            raise AssertionError(f"{table}: a row neither held back nor planned")
+        parts.append(_Rows(table, raw, keys, row_action, row_more))
         mine = _mine(conn, table, entries)
         present = set(keys.dropna().astype(str)) if mine else set()
         cols: dict[str, list[Any]] = {col: [] for col in _COLUMNS}
@@ -590,12 +768,11 @@ def plan(
                 action, reason = "missing", "absent from the source; not deactivated"
             _add(cols, table, None, entry.key, action, reason=reason, **seen)
         if cols["table"]:
-            parts.append(_typed(pd.DataFrame(cols, columns=_COLUMNS), raw.index))
+            extra = _typed(pd.DataFrame(cols, columns=_COLUMNS), raw.index)
+            parts.append(nullable_rows(with_lines(extra, raw)))  # no source row: no line
         calls[table] = todo
-    frame_rows = pd.concat(parts, ignore_index=True) if parts else _typed(pd.DataFrame(_NO_ROWS))
-    frame_rows = nullable_rows(with_lines(frame_rows, frames))  # row, line: Int64
     limit = max_deactivate if max_deactivate is not None else max(1, int(active * DEACTIVATE_SHARE))
-    return Plan(frame_rows, calls, report, limit, active)
+    return Plan(parts, calls, report, limit, active)
 
 
 def _planned_calls(todo: TableCalls, index: pd.Index) -> Iterator[tuple[Call, list[int]]]:

@@ -35,6 +35,7 @@ __all__ = [
     "TABLE_SUFFIXES",
     "InputWarning",
     "check_out_path",
+    "fresh_index",
     "HeaderMatch",
     "header_key",
     "line_array",
@@ -516,6 +517,20 @@ def read_table(path: str | os.PathLike[str], *, encoding: str | None = None) -> 
         raise ConfigError(f"{p}: cannot read it ({exc.strerror or exc})") from None
 
 
+def fresh_index(index: pd.Index) -> pd.Index:
+    """The index, a range as a new range: the array of every row that pandas makes of a range
+    when asked for its values is then cached on the new one, not kept on the input's.
+
+    Example:
+        >>> labels = pd.RangeIndex(3)
+        >>> fresh_index(labels).tolist(), "_data" in labels._cache
+        ([0, 1, 2], False)
+    """
+    if isinstance(index, pd.RangeIndex):
+        return pd.RangeIndex(index.start, index.stop, index.step, name=index.name)
+    return index
+
+
 def line_numbers(frame: pd.DataFrame, rows: Iterable[Any]) -> list[int | None]:
     """The file line of each 0-based data row of a frame from :func:`read_table` (or ``None``).
 
@@ -637,8 +652,11 @@ def _isna(value: Any) -> bool:
         return False
 
 
-def write_table(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+def write_table(frame: pd.DataFrame | Iterable[pd.DataFrame], path: str | os.PathLike[str]) -> Path:
     """Write a frame to ``.csv``, ``.xlsx`` or ``.parquet`` by the extension; lists as JSON text.
+
+    ``frame`` may also be frames of the same columns, the rows in order (a CSV file is then
+    written a frame at a time, never whole).
 
     Example:
         >>> import tempfile, pathlib
@@ -649,10 +667,18 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     p = check_out_path(path)
     suffix = p.suffix.casefold()
     if suffix == ".csv":  # a chunk at a time: the cells as text never all at once
-        for start in range(0, max(len(frame), 1), _CHUNK):
-            part = _writable(frame.iloc[start : start + _CHUNK], excel=False)
-            part.to_csv(p, index=False, mode="a" if start else "w", header=not start)
+        first = True
+        for chunk in [frame] if isinstance(frame, pd.DataFrame) else frame:
+            for start in range(0, len(chunk), _CHUNK):
+                part = _writable(chunk.iloc[start : start + _CHUNK], excel=False)
+                part.to_csv(p, index=False, mode="w" if first else "a", header=first)
+                first = False
+            if first:  # no rows yet: the header
+                _writable(chunk, excel=False).to_csv(p, index=False)
+                first = False
         return p
+    if not isinstance(frame, pd.DataFrame):
+        frame = pd.concat(list(frame), ignore_index=True)
     df = _writable(frame, excel=suffix == ".xlsx")
     if suffix == ".xlsx":
         try:

@@ -14,6 +14,8 @@ import warnings
 from collections.abc import Callable, Sequence
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from toolkit.errors import InputWarning
 
@@ -76,6 +78,8 @@ stores them as separate records"
         if col not in frame.columns:
             continue
         column = frame[col]
+        if _ascii_apart(column):
+            continue
         if isinstance(column.dtype, pd.StringDtype):  # by column: no Python object per row
             written = pd.Series(column.dropna().unique(), dtype=column.dtype)
         else:
@@ -105,6 +109,36 @@ stores them as separate records"
                     )
                 )
     return found
+
+
+def _ascii_apart(column: pd.Series) -> bool:
+    """True when a text column is ASCII and no two different ids in it lower-case alike (then it
+    holds no look-alike). Found by sorting, a few bytes a row; a hash table of every id (Arrow's
+    ``unique``) takes over 100 bytes a row while it is built.
+
+    >>> _ascii_apart(pd.Series(["C-1", "C-2", None, "C-1"], dtype="str"))
+    True
+    >>> _ascii_apart(pd.Series(["C-1", "c-1"], dtype="str"))
+    False
+    """
+    if not isinstance(column.dtype, pd.StringDtype):
+        return False
+    given = pa.array(column.array)
+    values = pc.drop_null(
+        given if isinstance(given, pa.ChunkedArray) else pa.chunked_array([given])
+    )
+    if len(values) < 2:
+        return True
+    if not pc.all(pc.string_is_ascii(values)).as_py():
+        return False
+    lower = pc.ascii_lower(values)
+    order = pc.sort_indices(lower)
+    lower, values = lower.take(order), values.take(order)
+    del order
+    n = len(values)
+    alike = pc.equal(lower.slice(1), lower.slice(0, n - 1))
+    differ = pc.not_equal(values.slice(1), values.slice(0, n - 1))
+    return not pc.any(pc.and_(alike, differ)).as_py()
 
 
 def warn_lookalikes(failures: pd.DataFrame, limit: int = 5) -> None:
