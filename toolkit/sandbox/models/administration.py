@@ -34,7 +34,7 @@ from ..bodies import (
     parse_datetime,
 )
 from ..exceptions import Conflict, NotFound, Unprocessable
-from .core import EPOCH, dedupe, format_timestamp, new_id, to_ms
+from .core import EPOCH, dedupe, format_timestamp, new_id, object_id, to_ms
 from .ingress import IngressStore
 
 __all__ = ["RECORD_KINDS", "AdministrationStore"]
@@ -50,6 +50,10 @@ RECORD_KINDS = (
     "stars",
 )
 """Kinds the administration ``records`` listing serves."""
+_MAX_LAG = 14 * 86_400_000
+"""Longest time, in ms, from recording to release of a bulk-seeded entry (two weekly releases)."""
+_LAG_STEP = 2_654_435_761
+"""Knuth's multiplicative hash: ``i * _LAG_STEP`` spreads the lags of consecutive entries."""
 
 _SUMMARIES = (
     "Review and revise draft share purchase agreement",
@@ -719,6 +723,10 @@ class AdministrationStore(IngressStore):
 
         Release times are spread evenly over ``(released_from, released_to]``, the i-th
         (from 1) at ``released_from + i * span / n``, so an export window's count is exact.
+        Time is recorded before it is released, as timesheets are released weekly: each
+        entry's ``created_at`` and ``work_date`` lie a lag of 0 to 14 days (spread by ``i``,
+        the same for every call) before its release, and its id is an ObjectId of its
+        ``created_at`` (as the service's), so ids do not follow the release order.
         Entries cycle through the customer's users, active initiatives and codes; a bench
         user, client, initiative, code type and codes are created when missing.
 
@@ -748,7 +756,7 @@ class AdministrationStore(IngressStore):
         codes_per_entry = max(0, min(codes_per_entry, len(codes)))
         low, high = to_ms(released_from), to_ms(released_to)
         span = high - low
-        prefix = secrets.token_hex(6)
+        unique = secrets.token_hex(5)  # an ObjectId's per-process value: ids unique across calls
         created = 0
         # under counts: double every tenth entry stores a count half an increment below its own
         fraction = 0.5 if self.profile(customer_id)["counts"] == "double" else None
@@ -757,9 +765,10 @@ class AdministrationStore(IngressStore):
             entry_rows = []
             code_rows = []
             for i in range(start, stop):
-                entry_id = f"{prefix}{i:012x}"
                 released = low + (span * (i + 1)) // n
-                work_date = (EPOCH + timedelta(milliseconds=released)).date().isoformat()
+                made = released - (i * _LAG_STEP) % (_MAX_LAG + 1)  # recorded 0 to 14 days before
+                entry_id = object_id(made // 1000, unique, i)
+                work_date = (EPOCH + timedelta(milliseconds=made)).date().isoformat()
                 entry_rows.append(
                     (
                         entry_id,
@@ -771,7 +780,7 @@ class AdministrationStore(IngressStore):
                         360 * (1 + i % 20),
                         "pending",
                         released,
-                        released - 3_600_000,
+                        made,
                         released,
                         (1 + i % 20) - fraction if fraction is not None and i % 10 == 3 else None,
                     )

@@ -18,6 +18,7 @@ import os
 import secrets
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -36,6 +37,7 @@ __all__ = [
     "format_timestamp",
     "new_id",
     "number",
+    "object_id",
     "to_ms",
 ]
 
@@ -118,13 +120,53 @@ CREATE TABLE IF NOT EXISTS entry_codes (
 """
 
 
-def new_id() -> str:
-    """Return a new 24-hex identifier, like the operator's.
+def object_id(seconds: int, unique: str, counter: int) -> str:
+    """Return a MongoDB ObjectId in hex: the service's ``"format": "objectid"``.
 
-    >>> len(new_id()), all(c in "0123456789abcdef" for c in new_id())
-    (24, True)
+    Args:
+        seconds: Seconds since the epoch of the creation; the ids sort by it.
+        unique: Ten hex digits (five bytes) of the process or call making the ids.
+        counter: The id's count; its low three bytes are kept.
+
+    Returns:
+        24 lowercase hex digits: 4 bytes of ``seconds`` (big-endian), ``unique``, 3 of ``counter``.
+
+    >>> object_id(1735689600, "0a1b2c3d4e", 2**24 + 5)
+    '677485800a1b2c3d4e000005'
     """
-    return secrets.token_hex(12)
+    return f"{seconds & 0xFFFFFFFF:08x}{unique}{counter & 0xFFFFFF:06x}"
+
+
+class _Ids:
+    """The per-process part of :func:`new_id`: a random value and a counter, new after a fork."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.reset()
+
+    def reset(self) -> None:
+        self.unique = secrets.token_hex(5)
+        self.counter = secrets.randbelow(1 << 24)
+
+
+_IDS = _Ids()
+os.register_at_fork(after_in_child=_IDS.reset)
+
+
+def new_id() -> str:
+    """Return a new identifier, an ObjectId like the service's: ids sort by creation second.
+
+    The current UTC second, five random bytes per process (as MongoDB's drivers) and a counter
+    incremented per id (wrapping at 2**24), under a lock.
+
+    >>> a, b = new_id(), new_id()
+    >>> len(a), all(c in "0123456789abcdef" for c in a), a != b, a[8:18] == b[8:18]
+    (24, True, True, True)
+    """
+    with _IDS.lock:
+        _IDS.counter = (_IDS.counter + 1) & 0xFFFFFF
+        counter = _IDS.counter
+    return object_id(int(time.time()), _IDS.unique, counter)
 
 
 def to_ms(moment: datetime) -> int:
