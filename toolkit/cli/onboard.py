@@ -7,7 +7,6 @@ import os
 import sys
 
 import pandas as pd
-import pyarrow as pa
 
 from toolkit import Client, Connection, Settings
 from toolkit.cli.common import (
@@ -87,9 +86,6 @@ def run(args: argparse.Namespace) -> int:
             print_frame(failing, 200)
         write_out(failing, out, "failing records")
         return 0 if failing.empty else 1
-    # the run frees its batches as it goes: the system allocator gives their memory back, where
-    # pyarrow's default (mimalloc) keeps it (peak at 1,000,000 rows: about 80 MB less)
-    pa.set_memory_pool(pa.system_memory_pool())
     frames = load_folder(args.dir)
     check_journal(args)
     if args.strict or (not args.dry_run and args.on_invalid == "raise"):

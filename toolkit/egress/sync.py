@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import os
-import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -40,6 +39,7 @@ from tqdm.auto import tqdm
 
 from toolkit.core.connection import Connection
 from toolkit.core.lock import FileLock, LockHeld
+from toolkit.core.memory import returning_pool
 from toolkit.core.windows import TimeLike, split_windows, to_utc
 from toolkit.egress.export import Export
 from toolkit.egress.fetch import fetch_window, warn_unknown_fields
@@ -390,41 +390,6 @@ def _locked(root: Path) -> Iterator[None]:
         ) from None
 
 
-_POOL_LOCK = threading.Lock()
-#: Syncs running in this process, and the Arrow pool the first of them found.
-_POOL_STATE: dict[str, Any] = {"syncs": 0, "before": None}
-
-
-@contextmanager
-def _returning_pool() -> Iterator[None]:
-    """While syncs run, Arrow allocates from its jemalloc, set to hand freed pages back at once.
-
-    With Arrow's default pool (mimalloc) what a batch freed stayed with the process and the
-    next batches started higher: ten batches of one sync peaked at 441 MB for the first, up to
-    531 MB later; with this pool at 420 MB, up to 484 MB (docs/scaling.md). The last sync to
-    end restores the pool it found. Without jemalloc (a pyarrow built without it) the default
-    pool stays, and ``release_unused`` after each batch gives back what it can.
-    """
-    try:
-        pool = pa.jemalloc_memory_pool()
-    except NotImplementedError:
-        yield
-        return
-    with _POOL_LOCK:
-        if _POOL_STATE["syncs"] == 0:
-            _POOL_STATE["before"] = pa.default_memory_pool()
-            pa.jemalloc_set_decay_ms(0)
-            pa.set_memory_pool(pool)
-        _POOL_STATE["syncs"] += 1
-    try:
-        yield
-    finally:
-        with _POOL_LOCK:
-            _POOL_STATE["syncs"] -= 1
-            if _POOL_STATE["syncs"] == 0:
-                pa.set_memory_pool(_POOL_STATE["before"])
-
-
 def _prefetch(
     conn: Connection, windows: list[tuple[pd.Timestamp, pd.Timestamp]]
 ) -> Iterator[tuple[pd.Timestamp, pd.Timestamp, Export]]:
@@ -500,7 +465,7 @@ def sync(
         nothing = first is None and end <= start
         windows = [] if nothing else split_windows(start, end, window)
         create_tables(root)
-        with _returning_pool():
+        with returning_pool():
             report = (
                 SyncReport(str(root), None, None, 0, 0, 0, 0, 0, watermark)
                 if nothing

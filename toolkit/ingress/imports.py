@@ -25,6 +25,7 @@ from toolkit.core.connection import Connection
 from toolkit.core.failures import empty_failures, nullable_rows, row_warnings
 from toolkit.core.frames import FrameLike, as_pandas, unique_rows
 from toolkit.core.http import Reply
+from toolkit.core.memory import returning_pool
 from toolkit.errors import ConfigError, Interrupted, ValidationError
 from toolkit.ingress.checks import check_frame, format_failures
 from toolkit.ingress.plan import (
@@ -311,6 +312,7 @@ def _skipped(reason: str) -> Reply:
     return Reply(None, None, reason, 0, 0.0)
 
 
+@returning_pool()
 def onboard(
     conn: Connection,
     source: str | os.PathLike[str] | Mapping[str, FrameLike],

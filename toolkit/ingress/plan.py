@@ -26,6 +26,7 @@ from toolkit.bulk.runner import Call
 from toolkit.core.connection import Connection, Endpoint
 from toolkit.core.failures import nullable_rows
 from toolkit.core.frames import FrameLike, as_frames, unique_rows
+from toolkit.core.memory import returning_pool
 from toolkit.errors import ConfigError
 from toolkit.ingress.models import TABLES
 from toolkit.ingress.payloads import to_code_range_payloads, to_payloads
@@ -655,6 +656,7 @@ def _held_back(
     return held
 
 
+@returning_pool()
 def plan(
     conn: Connection,
     source: str | os.PathLike[str] | Mapping[str, FrameLike],

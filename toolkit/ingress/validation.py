@@ -16,6 +16,7 @@ import pandas as pd
 
 from toolkit.core.failures import empty_failures
 from toolkit.core.frames import FrameLike, as_pandas
+from toolkit.core.memory import returning_pool
 from toolkit.errors import ConfigError, InputWarning, ValidationError
 from toolkit.ingress.checks import CheckResult, check_frame, format_failures
 from toolkit.ingress.models import TABLES
@@ -226,6 +227,7 @@ def _columns_for(table: str, columns: Mapping[str, Any] | None) -> Mapping[str, 
     return columns
 
 
+@returning_pool()
 def validate(
     *,
     clients: FrameLike | None = None,
@@ -326,6 +328,7 @@ def validate(
     )
 
 
+@returning_pool()
 def load_folder(
     path: str | os.PathLike[str], *, encoding: str | None = None
 ) -> dict[str, pd.DataFrame]:
