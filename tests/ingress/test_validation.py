@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 import shutil
 import time
 import warnings
@@ -734,6 +735,15 @@ def test_the_pandera_model_and_validate_agree_on_every_broken_table(table: str) 
         )  # warnings never raise
     said = {str(w.message) for w in caught if issubclass(w.category, SchemaWarning)}
     assert bool(said) == (not left.empty)
+    assert not [m for m in said if re.search(r"\{[a-z_]+[:}]", m)]  # prose, not a template
+
+
+@pytest.mark.parametrize("table", list(TABLES))
+def test_a_model_used_alone_says_its_checks_in_prose(table: str) -> None:
+    schema = TABLES[table].schema.to_schema()
+    every = [*schema.checks, *(c for col in schema.columns.values() for c in col.checks)]
+    said = {str(c.name): c.error for c in every}
+    assert said and not {n: e for n, e in said.items() if not e or "{" in e}
 
 
 @pytest.mark.parametrize("chunk", [1, 3, 7])

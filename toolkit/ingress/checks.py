@@ -37,6 +37,7 @@ from toolkit.ingress.hints import header_hint, unit_note, value_hint
 from toolkit.ingress.models import TABLES, TableSpec
 from toolkit.ingress.ranges import CODE_RANGE_MAX, CodeRangePost, check_post
 from toolkit.ingress.readers import fresh_index, line_array, match_headers
+from toolkit.ingress.rules import TEMPLATE
 from toolkit.ingress.text import MAX_CELL, lookalikes, warn_lookalikes
 
 __all__ = [
@@ -287,7 +288,11 @@ def _model_checks(table: str) -> dict[tuple[str | None, int], tuple[str, str | N
     schema = TABLES[table].schema.to_schema()
     where = [(None, schema.checks), *((c, col.checks) for c, col in schema.columns.items())]
     return {
-        (column, n): (check_name(str(c.name)), c.error, "warning" if c.raise_warning else "error")
+        (column, n): (
+            check_name(str(c.name)),
+            c.statistics.get(TEMPLATE, c.error),
+            "warning" if c.raise_warning else "error",
+        )
         for column, checks in where
         for n, c in enumerate(checks)
     }

@@ -27,6 +27,7 @@ from toolkit.ingress.rules import (
     KEY,
     KIND,
     REFERENCES,
+    TEMPLATE,
     external_id,
     flag,
     one_of,
@@ -86,13 +87,26 @@ def _fits(values: pd.Series) -> pd.Series:
 
 
 _CELL_CHECKS = (
-    pa.Check(_unmarked("type"), name="type", error="{why}; got {value}"),
-    pa.Check(_unmarked("encoding"), name="encoding", error="{why}"),
+    pa.Check(
+        _unmarked("type"),
+        name="type",
+        error="cannot be read as the column's type",
+        statistics={TEMPLATE: "{why}; got {value}"},
+    ),
+    pa.Check(
+        _unmarked("encoding"),
+        name="encoding",
+        error="cannot be read as text",
+        statistics={TEMPLATE: "{why}"},
+    ),
     pa.Check(
         _fits,
         name="length",
-        error="{column} is {length:,} characters long, more than {max_cell:,}; it is sent as "
-        "given{breaks}",
+        error=f"is longer than {MAX_CELL:,} characters; it is sent as given",
+        statistics={
+            TEMPLATE: "{column} is {length:,} characters long, more than {max_cell:,}; it is "
+            "sent as given{breaks}"
+        },
         raise_warning=True,
     ),
 )
@@ -198,8 +212,12 @@ class CodeRangeSchema(_ImportModel):
 
     @pa.dataframe_check(
         name="repeated",
-        error="codeExternalId {code} is listed more than once for initiativeExternalId "
-        "{initiative} ({rows}); it is sent once",
+        error="a codeExternalId is listed more than once for its initiativeExternalId; it is "
+        "sent once",
+        statistics={
+            TEMPLATE: "codeExternalId {code} is listed more than once for initiativeExternalId "
+            "{initiative} ({rows}); it is sent once"
+        },
         raise_warning=True,
     )
     def listed_once(cls, df: pd.DataFrame) -> pd.Series:
@@ -219,9 +237,13 @@ class CodeRangeSchema(_ImportModel):
 
     @pa.dataframe_check(
         name="range_size",
-        error="the code range of initiativeExternalId {initiative} holds {size} codes; one "
-        "request carries at most {limit} (pass code_range_post='add' if the service adds to a "
-        "range: it is then sent in parts)",
+        error=f"a code range holds more codes than one request carries ({CODE_RANGE_MAX}); pass "
+        "code_range_post='add' if the service adds to a range",
+        statistics={
+            TEMPLATE: "the code range of initiativeExternalId {initiative} holds {size} codes; "
+            "one request carries at most {limit} (pass code_range_post='add' if the service "
+            "adds to a range: it is then sent in parts)"
+        },
     )
     def fits_one_request(cls, df: pd.DataFrame) -> pd.Series:
         """A range over 2500 codes cannot be one request (``code_range_post="replace"``)."""

@@ -1,8 +1,9 @@
 """The column rules of the import tables, written once, so each model reads like its field table.
 
 What the service refuses is an error; what it allows but looks wrong is a check with
-``raise_warning=True``. A check's ``error`` is its message template. Every check passes over a
-cell the parser could not read.
+``raise_warning=True``. A check's ``error`` is what pandera says when a model is used alone;
+its statistic :data:`TEMPLATE` is the message the toolkit fills in for one cell. Every check
+passes over a cell the parser could not read.
 
 >>> [(c.name, c.raise_warning) for c in external_id().checks]
 [('not_blank', False), ('trimmed', True)]
@@ -24,6 +25,7 @@ __all__ = [
     "KEY",
     "KIND",
     "REFERENCES",
+    "TEMPLATE",
     "external_id",
     "flag",
     "one_of",
@@ -39,14 +41,22 @@ REFERENCES = "references"
 """Field metadata key naming the parent table of a reference column (set by :func:`reference`)."""
 KIND = "kind"
 """Field metadata key: how the parser reads a cell (:mod:`toolkit.ingress.cells`)."""
+TEMPLATE = "template"
+"""Check statistic: the message template of one failing cell (``{column}``, ``{value}``, ...)."""
 
 _SPACES = "{column} {value} has leading or trailing whitespace; it is sent as given"
 
 
 def _check(
-    name: str, test: Callable[[pd.Series], pd.Series], error: str, warn: bool = False, **stats: Any
+    name: str,
+    test: Callable[[pd.Series], pd.Series],
+    says: str,
+    template: str,
+    warn: bool = False,
+    **stats: Any,
 ) -> pa.Check:
-    """A pandera check of the readable, non-missing cells (the others pass)."""
+    """A pandera check of the readable, non-missing cells (the others pass): pandera ``says``,
+    the toolkit fills in ``template``."""
 
     def cells(values: pd.Series) -> pd.Series:
         keep = readable(values) & values.notna().to_numpy()
@@ -55,7 +65,8 @@ def _check(
             out[keep] = test(values[keep]).to_numpy(dtype=bool)
         return out
 
-    return pa.Check(cells, name=name, error=error, raise_warning=warn, statistics=stats)
+    stats = {TEMPLATE: template, **stats}
+    return pa.Check(cells, name=name, error=says, raise_warning=warn, statistics=stats)
 
 
 def _field(*checks: pa.Check, **kwargs: Any) -> Any:
@@ -66,12 +77,21 @@ def _field(*checks: pa.Check, **kwargs: Any) -> Any:
 
 def _not_blank() -> pa.Check:
     return _check(
-        "not_blank", lambda s: s.astype(str).str.strip() != "", "{column} is required but {empty}"
+        "not_blank",
+        lambda s: s.astype(str).str.strip() != "",
+        "is required but blank",
+        "{column} is required but {empty}",
     )
 
 
 def _trimmed() -> pa.Check:
-    return _check("trimmed", lambda s: s.astype(str).str.strip() == s.astype(str), _SPACES, True)
+    return _check(
+        "trimmed",
+        lambda s: s.astype(str).str.strip() == s.astype(str),
+        "has leading or trailing whitespace; it is sent as given",
+        _SPACES,
+        True,
+    )
 
 
 def external_id() -> Any:
@@ -106,6 +126,7 @@ def required_text() -> Any:
     has_text = _check(
         "has_text",
         lambda s: s.astype(str).str.strip() != "",
+        "is blank; it is sent as ''",
         "{column} is {blank}; it is sent as ''",
         True,
     )
@@ -116,6 +137,7 @@ def _one_of(values: list[str]) -> pa.Check:
     return _check(
         "isin",
         lambda s: s.isin(values),
+        f"must be one of {', '.join(values)} (case-sensitive)",
         "{column} must be one of {allowed} (case-sensitive){or_empty}; got {value}{hint}",
         allowed_values=values,
     )
@@ -128,8 +150,8 @@ def one_of(values: Iterable[str], *, nullable: bool = False) -> Any:
         values: The allowed values.
         nullable: Whether a missing value (null) is allowed.
 
-    >>> one_of(["active", "inactive"]).checks[0].statistics
-    {'allowed_values': ['active', 'inactive']}
+    >>> one_of(["active", "inactive"]).checks[0].statistics["allowed_values"]
+    ['active', 'inactive']
     """
     return _field(_one_of(list(values)), nullable=nullable, metadata={KIND: "text"})
 
@@ -144,11 +166,13 @@ def seconds() -> Any:
     positive = _check(
         "greater_than",
         lambda s: s.astype(number) > 0,
+        "must be greater than 0",
         "{column} must be greater than 0; got {value}",
     )
     whole = _check(
         "whole_number",
         lambda s: (s.astype(number) % 1 == 0) & (s.astype(number).abs() < MAX_WHOLE),
+        "is not a whole number of seconds; it is sent as given",
         "{column} {value} is not a whole number of seconds; it is sent as given{unit}",
         True,
     )
@@ -171,8 +195,8 @@ def optional(kind: str = "text", values: Iterable[str] | None = None) -> Any:
         kind: How a cell is read: ``text``, ``bool``, ``list`` or ``date``.
         values: The allowed values, case-sensitive, when the service publishes an enum.
 
-    >>> optional("list").nullable, optional(values=["client"]).checks[0].statistics
-    (True, {'allowed_values': ['client']})
+    >>> optional("list").nullable, optional(values=["client"]).checks[0].error
+    (True, 'must be one of client (case-sensitive)')
     """
     checks = [] if values is None else [_one_of(list(values))]
     return _field(*checks, nullable=True, metadata={KIND: kind})
