@@ -652,3 +652,28 @@ def test_a_sync_allocates_arrow_memory_from_jemalloc_and_restores_the_pool(
     firm_client.sync(tmp_path / "time", since=T0, until=T0 + timedelta(hours=3))
     assert seen == ["jemalloc"]
     assert pa.default_memory_pool().backend_name == before
+
+
+def test_a_sync_asks_for_two_windows_at_once_and_writes_them_in_order(
+    firm_client: Client, sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The service's answers are what a sync waits for: two requests are in flight at once."""
+    release_entries(sandbox, firm_client, 4, every=timedelta(hours=1))
+    both = threading.Barrier(2, timeout=10)
+    fetch = syncing.fetch_window
+    asked: list[pd.Timestamp] = []
+
+    def together(conn: Any, lo: pd.Timestamp, hi: pd.Timestamp) -> Any:
+        asked.append(lo)
+        if len(asked) <= 2:
+            both.wait()  # the first two requests meet: one at a time would time out here
+        return fetch(conn, lo, hi)
+
+    monkeypatch.setattr(syncing, "fetch_window", together)
+    path = tmp_path / "time"
+    report = firm_client.sync(path, since=T0, until=T0 + timedelta(hours=5), window="1h")
+    assert report.inserted == 4
+    assert report.watermark == pd.Timestamp(T0 + timedelta(hours=5))
+    assert sorted(toolkit.read_sync(path).entries["_id"]) == sorted(
+        firm_client.export_entries(T0, T0 + timedelta(hours=5)).entries["_id"]
+    )

@@ -70,7 +70,8 @@ WATERMARK_KEY = "toolkit.releasedOnOrBefore"
 WINDOW_KEY = "toolkit.window"
 #: Delta app transaction of every sync commit: two syncs' commits to one table conflict.
 APP_ID = "timebill-toolkit.sync"
-#: Windows fetched ahead while a batch is written (about a write's time of fetching).
+#: Windows fetched ahead, at once, while a batch is written (the service's answer, not the
+#: write, is what a sync waits for: two requests at once keep it busy).
 _AHEAD = 2
 #: Tries of a batch whose commit lost to another sync's (each redoes the lookup).
 _ATTEMPTS = 5
@@ -393,8 +394,8 @@ def _locked(root: Path) -> Iterator[None]:
 def _prefetch(
     conn: Connection, windows: list[tuple[pd.Timestamp, pd.Timestamp]]
 ) -> Iterator[tuple[pd.Timestamp, pd.Timestamp, Export]]:
-    """Each window with its export, the next ones fetched while the caller writes this one."""
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolkit-sync") as pool:
+    """Each window with its export, in order; the next ones fetched while the caller writes."""
+    with ThreadPoolExecutor(max_workers=_AHEAD, thread_name_prefix="toolkit-sync") as pool:
         ahead = deque(pool.submit(fetch_window, conn, *w) for w in windows[:_AHEAD])
         try:
             for i, (lo, hi) in enumerate(windows):
