@@ -116,6 +116,11 @@ def test_the_plan_says_2_send_3_update_1_deactivate_and_the_run_sends_exactly_th
         assert gone["action"].tolist() == (["deactivate"] if mirror else ["missing"])
         others = rows[~rows["externalId"].isin([*RENAMED, "M-NEW-1", "M-NEW-2", REMOVED])]
         assert set(others["action"]) == {"unchanged"}
+        changed = ("update", "deactivate", "missing")  # any iterable, a generator too
+        chosen = plan.select(a for a in changed)
+        assert sorted(chosen["externalId"]) == sorted(
+            rows.loc[rows["action"].isin(changed), "externalId"]
+        )
         assert plan.requests == (6 if mirror else 5)
         assert "<table" in plan._repr_html_() and "update" in plan._repr_html_()
 

@@ -19,8 +19,10 @@ __all__ = [
     "as_pandas",
     "coerce_ids",
     "coerce_text",
+    "neighbours",
     "no_problems",
     "plain",
+    "text_arrow",
     "unique_rows",
 ]
 
@@ -85,6 +87,28 @@ def unique_rows(df: pd.DataFrame) -> pd.DataFrame:
     [0, 1]
     """
     return df if df.index.is_unique else df.reset_index(drop=True)
+
+
+def text_arrow(s: pd.Series) -> pa.ChunkedArray[Any] | None:
+    """A text column's Arrow data, not copied (``None`` for a column of any other dtype): what
+    the checks that sort instead of hashing every value work on.
+
+    >>> text_arrow(pd.Series(["a", None], dtype="str")).to_pylist(), text_arrow(pd.Series([1]))
+    (['a', None], None)
+    """
+    if not isinstance(s.dtype, pd.StringDtype):
+        return None
+    given = pa.array(s.array)
+    return given if isinstance(given, pa.ChunkedArray) else pa.chunked_array([given])
+
+
+def neighbours(values: pa.ChunkedArray[Any]) -> tuple[pa.ChunkedArray[Any], pa.ChunkedArray[Any]]:
+    """Each value but the first and the one before it, to compare a sorted column's neighbours.
+
+    >>> [a.to_pylist() for a in neighbours(pa.chunked_array([["a", "a", "b"]]))]
+    [['a', 'b'], ['a', 'a']]
+    """
+    return values.slice(1), values.slice(0, max(len(values) - 1, 0))
 
 
 def plain(s: pd.Series) -> pd.Series:

@@ -30,7 +30,7 @@ from toolkit.core.failures import (
     empty_failures,
     failure_frame,
 )
-from toolkit.core.frames import MAX_WHOLE
+from toolkit.core.frames import MAX_WHOLE, neighbours, text_arrow
 from toolkit.errors import ValidationError, closest
 from toolkit.ingress.cells import Unreadable
 from toolkit.ingress.hints import header_hint, unit_note, value_hint
@@ -327,18 +327,14 @@ def _all_distinct(values: pd.Series) -> bool:
     >>> _all_distinct(pd.Series(["a", "a"], dtype="str")), _all_distinct(pd.Series([None, None]))
     (False, False)
     """
-    if not isinstance(values.dtype, pd.StringDtype):
-        return False
-    given = arrow.array(values.array)
-    text = given if isinstance(given, arrow.ChunkedArray) else arrow.chunked_array([given])
-    if text.null_count > 1:
+    text = text_arrow(values)
+    if text is None or text.null_count > 1:
         return False
     text = pc.drop_null(text)
-    n = len(text)
-    if n < 2:
+    if len(text) < 2:
         return True
     text = text.take(pc.sort_indices(text))
-    return not pc.any(pc.equal(text.slice(1), text.slice(0, n - 1))).as_py()
+    return not pc.any(pc.equal(*neighbours(text))).as_py()
 
 
 def _model_failures(

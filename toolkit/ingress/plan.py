@@ -25,7 +25,7 @@ from toolkit.bulk.journal import Entry, Journal, Ledger, read_ledger
 from toolkit.bulk.runner import Call
 from toolkit.core.connection import Connection, Endpoint
 from toolkit.core.failures import nullable_rows
-from toolkit.core.frames import FrameLike, as_frames, unique_rows
+from toolkit.core.frames import FrameLike, as_frames, neighbours, text_arrow, unique_rows
 from toolkit.core.memory import returning_pool
 from toolkit.errors import ConfigError
 from toolkit.ingress.models import TABLES
@@ -181,8 +181,7 @@ def _first_seen(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     >>> [a.tolist() for a in _first_seen(pd.Series(["b", "a", "b", "c"], dtype="str"))]
     [[0, 2, 1, 3], [0, 0, 1, 2]]
     """
-    given = pa.array(values.array) if isinstance(values.dtype, pd.StringDtype) else None
-    text = pa.chunked_array([given]) if isinstance(given, pa.Array) else given
+    text = text_arrow(values)
     if text is None or text.null_count or len(text) < 2:
         codes = pd.factorize(values)[0]
         order = np.argsort(codes, kind="stable")
@@ -190,7 +189,7 @@ def _first_seen(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     at = pc.sort_indices(text).to_numpy()  # stable: a group's positions in order
     ranked = text.take(at)
     new = np.ones(len(at), dtype=bool)
-    new[1:] = pc.not_equal(ranked.slice(1), ranked.slice(0, len(at) - 1)).to_numpy()
+    new[1:] = pc.not_equal(*neighbours(ranked)).to_numpy()
     del ranked
     group = np.cumsum(new) - 1
     rank = np.empty(int(new.sum()), dtype=np.int64)  # each group by its first position
@@ -321,6 +320,7 @@ class Plan:
             >>> client.plan({"clients": clients}).select(["update", "retry"]).empty
             True
         """
+        actions = list(actions)  # asked twice below: an iterator only once
         wanted = [ACTIONS.index(a) for a in actions]  # type: ignore[arg-type]
         out: list[pd.DataFrame] = []
         for part in self.parts:

@@ -14,9 +14,9 @@ import warnings
 from collections.abc import Callable, Sequence
 
 import pandas as pd
-import pyarrow as pa
 import pyarrow.compute as pc
 
+from toolkit.core.frames import neighbours, text_arrow
 from toolkit.errors import InputWarning
 
 __all__ = ["MAX_CELL", "ZERO_WIDTH", "fold", "lookalikes", "warn_lookalikes"]
@@ -121,12 +121,10 @@ def _ascii_apart(column: pd.Series) -> bool:
     >>> _ascii_apart(pd.Series(["C-1", "c-1"], dtype="str"))
     False
     """
-    if not isinstance(column.dtype, pd.StringDtype):
+    text = text_arrow(column)
+    if text is None:
         return False
-    given = pa.array(column.array)
-    values = pc.drop_null(
-        given if isinstance(given, pa.ChunkedArray) else pa.chunked_array([given])
-    )
+    values = pc.drop_null(text)
     if len(values) < 2:
         return True
     if not pc.all(pc.string_is_ascii(values)).as_py():
@@ -135,9 +133,7 @@ def _ascii_apart(column: pd.Series) -> bool:
     order = pc.sort_indices(lower)
     lower, values = lower.take(order), values.take(order)
     del order
-    n = len(values)
-    alike = pc.equal(lower.slice(1), lower.slice(0, n - 1))
-    differ = pc.not_equal(values.slice(1), values.slice(0, n - 1))
+    alike, differ = pc.equal(*neighbours(lower)), pc.not_equal(*neighbours(values))
     return not pc.any(pc.and_(alike, differ)).as_py()
 
 
