@@ -8,6 +8,7 @@ Excel: cells keep their types. Parquet: as stored. A file it cannot read raises 
 from __future__ import annotations
 
 import bisect
+import codecs
 import csv
 import itertools
 import json
@@ -41,6 +42,7 @@ __all__ = [
     "line_array",
     "line_numbers",
     "match_headers",
+    "read_chunks",
     "read_table",
     "read_workbook",
     "table_for",
@@ -330,19 +332,84 @@ _SHOWN = {"\t": "tab", ",": "comma", ";": "semicolon", "|": "pipe"}
 _CHUNK = 50_000
 
 
-def _read_csv(path: Path, encoding: str | None = None) -> pd.DataFrame:
-    codec = _decode(path, path.read_bytes(), encoding)
+def _codec(path: Path, encoding: str | None) -> tuple[str, str]:
+    """:func:`_decode` of the file, read a block at a time when it is UTF-8 (the whole file's
+    bytes only for another encoding)."""
+    if encoding is None:
+        decoder = codecs.getincrementaldecoder("utf-8-sig")()
+        try:
+            with path.open("rb") as f:
+                line = 1
+                while block := f.read(1 << 20):
+                    text = decoder.decode(block)
+                    if "\x00" in text:
+                        line += text[: text.index("\x00")].count("\n")
+                        raise ConfigError(
+                            f"{path}, line {line}: binary data, not a text (CSV) file"
+                        )
+                    line += text.count("\n")
+                decoder.decode(b"", final=True)
+            return "utf-8-sig", "strict"
+        except UnicodeDecodeError:
+            pass
+    return _decode(path, path.read_bytes(), encoding)
+
+
+def read_chunks(
+    path: str | os.PathLike[str], *, encoding: str | None = None
+) -> Iterator[pd.DataFrame]:
+    """Read one table file a chunk of rows at a time (CSV: 50,000 rows; Excel and Parquet whole).
+
+    Each chunk's index holds the rows' numbers in the file (0-based), and its ``attrs`` the
+    line map of the rows so far (:func:`line_numbers` works on any chunk);
+    :func:`read_table` is the chunks joined.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> f = pathlib.Path(tempfile.mkdtemp()) / "clients.csv"
+        >>> _ = f.write_text("externalId\\nC-1\\n\\nC-2\\n")
+        >>> [(c.index.tolist(), line_numbers(c, c.index)) for c in read_chunks(f)]
+        [([0, 1], [2, 4])]
+    """
+    p = Path(path)
+    if not p.exists():
+        raise ConfigError(f"{p}: no such file")
+    suffix = p.suffix.casefold()
+    if suffix == ".parquet" or p.is_dir():
+        yield _read_parquet(p)
+    elif suffix in (".xlsx", ".xlsm"):
+        yield _read_excel(p)
+    elif suffix == ".xls":
+        raise ConfigError(f"{p}: old Excel .xls is not read; save it as .xlsx or CSV")
+    else:
+        try:
+            yield from _read_csv(p, encoding)
+        except OSError as exc:
+            raise ConfigError(f"{p}: cannot read it ({exc.strerror or exc})") from None
+
+
+def _read_csv(path: Path, encoding: str | None = None) -> Iterator[pd.DataFrame]:
+    codec = _codec(path, encoding)
     delimiter = "\t" if path.suffix.casefold() == ".tsv" else _sniff(path, codec)
     header: list[str] | None = None
+    width = 0  # the columns kept: a trailing unnamed column empty on every line is dropped
     rows: list[list[str]] = []
-    chunks: list[pd.DataFrame] = []
     shifts: list[tuple[int, int]] = []  # as _shifts: (first row, lines beyond row + 2)
     n = 0
+
+    def chunk() -> pd.DataFrame:
+        df = pd.DataFrame(rows, columns=range(len(header or ())), dtype="str")  # Arrow-backed
+        df = df.iloc[:, :width].set_axis(pd.Index((header or [])[:width]), axis=1)
+        df.index = pd.RangeIndex(n - len(rows), n)
+        df.attrs.update(source=str(path), delimiter=delimiter, line_shifts=tuple(shifts))
+        return df
+
     try:
         with _lines(path, codec) as lines:
             for start, record in _records(lines, delimiter):
                 if header is None:
                     header = [h.strip() for h in record]
+                    width = len(header) - _empty_tail(path, codec, delimiter, header)
                     continue
                 extra = record[len(header) :]
                 if any(f.strip() for f in extra):
@@ -358,7 +425,7 @@ def _read_csv(path: Path, encoding: str | None = None) -> pd.DataFrame:
                     shifts.append((n, start - (n + 2)))
                 n += 1
                 if len(rows) == _CHUNK:
-                    chunks.append(pd.DataFrame(rows, dtype="str"))  # Arrow-backed: compact
+                    yield chunk()
                     rows = []
     except csv.Error as exc:
         where, _, why = str(exc).partition(": ")
@@ -368,18 +435,28 @@ def _read_csv(path: Path, encoding: str | None = None) -> pd.DataFrame:
         ) from None
     if header is None:
         raise ConfigError(f"{path}: empty file, no header line")
-    if rows or not chunks:
-        chunks.append(pd.DataFrame(rows, columns=range(len(header)), dtype="str"))
-    df = pd.concat(chunks, ignore_index=True) if len(chunks) > 1 else chunks[0]
-    del chunks, rows
-    df.columns = pd.Index(header)
-    # a trailing delimiter on every line makes an unnamed, empty last column: drop it
-    while len(df.columns) and header[len(df.columns) - 1] == "" and (df.iloc[:, -1] == "").all():
-        df = df.iloc[:, :-1]
-    df.attrs["source"] = str(path)
-    df.attrs["delimiter"] = delimiter
-    df.attrs["line_shifts"] = tuple(shifts)
-    return df
+    if rows or not n:
+        yield chunk()
+
+
+def _empty_tail(path: Path, codec: tuple[str, str], delimiter: str, header: list[str]) -> int:
+    """How many last columns are unnamed and empty on every line (a trailing delimiter on each
+    line): read through once, only when the header ends unnamed."""
+    if not header or header[-1]:
+        return 0
+    named = len(header)
+    while named and not header[named - 1]:
+        named -= 1
+    with _lines(path, codec) as lines:
+        records = iter(_records(lines, delimiter))
+        next(records)  # the header
+        for _, record in records:
+            filled = [i for i in range(named, min(len(record), len(header))) if record[i] != ""]
+            if filled:
+                named = max(filled) + 1
+                if named == len(header):
+                    break
+    return len(header) - named
 
 
 def _shifts(lines: Sequence[int]) -> tuple[tuple[int, int], ...]:
@@ -501,20 +578,14 @@ def read_table(path: str | os.PathLike[str], *, encoding: str | None = None) -> 
         >>> read_table(f).to_dict("records")
         [{'externalId': 'C-1', 'name': 'Müller, Søn'}]
     """
-    p = Path(path)
-    if not p.exists():
-        raise ConfigError(f"{p}: no such file")
-    suffix = p.suffix.casefold()
-    if suffix == ".parquet" or p.is_dir():
-        return _read_parquet(p)
-    if suffix in (".xlsx", ".xlsm"):
-        return _read_excel(p)
-    if suffix == ".xls":
-        raise ConfigError(f"{p}: old Excel .xls is not read; save it as .xlsx or CSV")
-    try:
-        return _read_csv(p, encoding)
-    except OSError as exc:
-        raise ConfigError(f"{p}: cannot read it ({exc.strerror or exc})") from None
+    chunks = list(read_chunks(path, encoding=encoding))
+    if len(chunks) == 1:
+        return chunks[0]
+    attrs = chunks[-1].attrs  # the whole file's line map
+    df = pd.concat(chunks)
+    del chunks
+    df.attrs = attrs
+    return df
 
 
 def fresh_index(index: pd.Index) -> pd.Index:
