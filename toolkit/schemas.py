@@ -20,7 +20,7 @@ from toolkit.egress.schemas import (
     PendingCodesSchema,
     PendingEntriesSchema,
 )
-from toolkit.ingress.checks import CheckResult, check, check_frame, format_failures
+from toolkit.ingress.checks import CheckResult, check, check_chunks, check_frame, format_failures
 from toolkit.ingress.models import (
     BILLING_TYPES,
     CLIENT_TYPES,
@@ -60,6 +60,7 @@ __all__ = [
     "InitiativeSchema",
     "TableSpec",
     "check",
+    "check_chunks",
     "check_frame",
     "coerce_ids",
     "empty_failures",

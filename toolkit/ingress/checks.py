@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import string
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -45,6 +45,7 @@ __all__ = [
     "FAILURE_COLUMNS",
     "CheckResult",
     "check",
+    "check_chunks",
     "check_frame",
     "empty_failures",
     "format_failures",
@@ -114,6 +115,12 @@ class CheckResult:
         bad: Boolean array by position: True for each row with an error.
         columns_ok: False when a column is missing, unexpected or duplicated.
         headers: Each spec name -> the input's header(s) that show it.
+        read_again: How to read the input again, a chunk at a time; then :attr:`frame` holds
+            only the columns the checks across rows need (keys, references) and
+            :meth:`valid_chunks` reads the others again.
+        layout: The renames given and each input header's spec name.
+        fractions: The number columns with a fraction in a row without an error (sent as
+            floats, the others as whole numbers).
     """
 
     table: str
@@ -122,6 +129,9 @@ class CheckResult:
     bad: np.ndarray
     columns_ok: bool
     headers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    read_again: Callable[[], Iterable[pd.DataFrame]] | None = None
+    layout: tuple[Mapping[str, str] | None, tuple[str, ...]] = (None, ())
+    fractions: frozenset[str] = frozenset()
 
     @property
     def ok(self) -> bool:
@@ -165,10 +175,45 @@ class CheckResult:
         ...     "codeExternalId": ["L110", "L110"]})).valid_frame().index.tolist()
         [0]
         """
+        chunks = list(self.valid_chunks())
+        return chunks[0] if len(chunks) == 1 else pd.concat(chunks)
+
+    def valid_chunks(self, keep: np.ndarray | None = None) -> Iterator[pd.DataFrame]:
+        """The rows without errors (or those of ``keep``, a mask by position) in final dtypes,
+        a chunk at a time (the input read again when :attr:`frame` does not hold every column).
+
+        >>> import pandas as pd
+        >>> result = check_frame("code_ranges", pd.DataFrame({"initiativeExternalId": ["M-1"],
+        ...     "codeExternalId": ["L110"]}))
+        >>> [len(c) for c in result.valid_chunks(keep=np.array([False]))]
+        [0]
+        """
         spec = TABLES[self.table]
+        keep = ~self.bad if keep is None else keep
         if not self.columns_ok:
-            return _finalize(spec, _empty_frame(spec, self.frame.index[:0]))
-        return _finalize(spec, self.frame.loc[~self.bad] if self.bad.any() else self.frame)
+            yield _finalize(spec, _empty_frame(spec, self.frame.index[:0]), self.fractions)
+            return
+        present = [c for c in spec.columns if c in self.frame.columns]
+        if self.read_again is None or len(present) == len(_present(spec, self.layout[1])):
+            frame = self.frame if keep.all() else self.frame.loc[keep]
+            yield _finalize(spec, frame, self.fractions)
+            return
+        rows, _ = _lazy_schemas(self.table)
+        start, empty = 0, True
+        for chunk in self.read_again():
+            raw = _raw(spec, chunk, self.layout, start)
+            mine = keep[start : start + len(raw)]
+            start += len(raw)
+            if not mine.any():
+                continue
+            parsed = _model_failures(spec, rows, raw)[0] if len(raw.columns) else raw
+            work = pd.DataFrame({c: _work(parsed[c], spec.kinds[c]) for c in raw.columns})
+            work = work.set_axis(chunk.index, axis=0)
+            empty = False
+            yield _finalize(spec, work if mine.all() else work.loc[mine], self.fractions)
+        if empty:
+            columns = _present(spec, self.layout[1])
+            yield _finalize(spec, _empty_frame(spec, self.frame.index[:0])[columns], self.fractions)
 
 
 def _empty_frame(spec: TableSpec, index: pd.Index) -> pd.DataFrame:
@@ -177,24 +222,46 @@ def _empty_frame(spec: TableSpec, index: pd.Index) -> pd.DataFrame:
     )
 
 
-def _finalize(spec: TableSpec, frame: pd.DataFrame) -> pd.DataFrame:
+def _finalize(spec: TableSpec, frame: pd.DataFrame, fractions: Collection[str]) -> pd.DataFrame:
     columns = [c for c in spec.columns if c in frame.columns]  # optional ones may be left out
     out = frame.loc[:, columns]
     dtypes = {
         c: _NULLABLE_DTYPES.get(spec.kinds[c], "str")
         if c in spec.nullable
+        else "float64"  # a fraction is sent as given
+        if c in fractions
         else _FINAL_DTYPES[spec.kinds[c]]
         for c in columns
     }
-    for c in columns:
-        if spec.kinds[c] == "number" and not _all_whole(out[c]):
-            dtypes[c] = "float64"  # a fraction is sent as given
     return out.astype(dtypes)
 
 
-def _all_whole(values: pd.Series) -> bool:
-    numbers = values.astype("float64").dropna()
-    return bool(((numbers % 1 == 0) & (numbers.abs() < MAX_WHOLE)).all())
+def _fractions(values: pd.Series) -> np.ndarray:
+    """Positions of the numbers that are not sent as whole numbers (fractions, huge ones)."""
+    numbers = values.astype("float64").to_numpy(na_value=np.nan)
+    whole = (numbers % 1 == 0) & (np.abs(numbers) < MAX_WHOLE)
+    out: np.ndarray = np.flatnonzero(~np.isnan(numbers) & ~whole)
+    return out
+
+
+def _present(spec: TableSpec, names: Sequence[str]) -> list[str]:
+    return [c for c in spec.columns if c in names]
+
+
+def _raw(
+    spec: TableSpec,
+    df: pd.DataFrame,
+    layout: tuple[Mapping[str, str] | None, Sequence[str]],
+    start: int,
+) -> pd.DataFrame:
+    """A chunk of input under the spec's names, each spec column once, its rows numbered from
+    ``start`` (their positions in the table)."""
+    renames, names = layout
+    if renames:
+        df = df.rename(columns=dict(renames))
+    raw = df.set_axis(list(names), axis=1).loc[:, ~pd.Index(list(names)).duplicated()]
+    raw = raw.loc[:, _present(spec, [str(c) for c in raw.columns])]
+    return raw.set_axis(pd.RangeIndex(start, start + len(raw)), axis=0)
 
 
 def _match_headers(
@@ -296,26 +363,6 @@ def _model_checks(table: str) -> dict[tuple[str | None, int], tuple[str, str | N
         for column, checks in where
         for n, c in enumerate(checks)
     }
-
-
-def _run_model(spec: TableSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, list[Found]]:
-    """The model's parsed frame and every failure of it, warnings included, lazily: the checks
-    of a row's own cells 50,000 rows at a time, those across rows on every row."""
-    rows, whole = _lazy_schemas(spec.name)
-    parts: list[pd.DataFrame] = []
-    found: list[Found] = []
-    for start in range(0, max(len(raw), 1), _CHUNK):
-        part, failed = _model_failures(spec, rows, raw.iloc[start : start + _CHUNK])
-        parts.append(part)
-        found += failed
-    parsed = pd.concat(parts) if len(parts) > 1 else parts[0]
-    del parts
-    across = [c for c in whole.columns if c in parsed.columns]
-    if across:  # a text column seen to be unique by sorting: no hash table of every id
-        distinct = [c for c in across if whole.columns[c].unique and _all_distinct(parsed[c])]
-        schema = whole.update_columns({c: {"unique": False} for c in distinct})
-        found += _model_failures(spec, schema, parsed.loc[:, across])[1]
-    return parsed, list(dict.fromkeys(found))
 
 
 def _all_distinct(values: pd.Series) -> bool:
@@ -454,48 +501,112 @@ def check_frame(
     >>> check_frame("code_ranges", df).failures[["row", "check", "severity"]].values.tolist()
     [[0, 'repeated', 'warning'], [1, 'repeated', 'warning']]
     """
+    return check_chunks(
+        table, [df], columns=columns, references=references, code_range_post=code_range_post
+    )
+
+
+def check_chunks(
+    table: str,
+    chunks: Iterable[pd.DataFrame],
+    *,
+    columns: Mapping[str, str] | None = None,
+    references: Mapping[str, Collection[str]] | None = None,
+    code_range_post: CodeRangePost = "replace",
+    read_again: Callable[[], Iterable[pd.DataFrame]] | None = None,
+) -> CheckResult:
+    """:func:`check_frame` of a table given a chunk of rows at a time, in order (as
+    :func:`~toolkit.ingress.readers.read_chunks` yields them, the same columns in each).
+
+    The checks of a row's own cells run on each chunk; those across rows (unique ids, keys,
+    references, look-alikes) on the columns they need, held for every row. With ``read_again``
+    only those columns are held: :meth:`CheckResult.valid_chunks` reads the input again.
+
+    Returns:
+        A :class:`CheckResult`.
+
+    >>> import pandas as pd
+    >>> parts = [pd.DataFrame({"initiativeExternalId": ["M-1"], "codeExternalId": ["L1"]},
+    ...                       index=[i]) for i in (0, 1)]
+    >>> check_chunks("code_ranges", parts).failures[["row", "check"]].values.tolist()
+    [[0, 'repeated'], [1, 'repeated']]
+    """
     spec = _spec_for(table)
     check_post(code_range_post)
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"{table}: expected a pandas DataFrame, got {type(df).__name__}")
-    source = [str(c) for c in df.columns]
-    if columns:
-        df = df.rename(columns=dict(columns))
-    labels = df.index
-    names, rows, replaced, shared = _match_headers(spec, [str(c) for c in df.columns])
-    df = df.set_axis(names, axis=1)
+    rows_schema, whole = _lazy_schemas(table)
+    hold = (
+        None
+        if read_again is None
+        else {*spec.key, spec.id_column, *dict(spec.references), *whole.columns}
+    )
+    rows: list[dict[str, Any]] = []
+    layout: tuple[Mapping[str, str] | None, tuple[str, ...]] = (columns or None, ())
     headers: dict[str, tuple[str, ...]] = {}
-    for name, header in zip(names, source, strict=True):
-        headers[name] = (*headers.get(name, ()), header)
-    for f, where in shared.items():  # two headers for one field: show them both
-        headers[f] = tuple(source[i] for i in where)
-    rows += [
-        r for r in _column_failures(table, names, spec, headers) if r["column"] not in replaced
-    ]
-    columns_ok = not rows
-
-    raw = df.loc[:, ~pd.Index([str(c) for c in names]).duplicated()]
-    raw = raw.set_axis([str(c) for c in raw.columns], axis=1).reset_index(drop=True)
-    present = [c for c in spec.columns if c in raw.columns]
-    raw = raw.loc[:, present]
-    try:
-        parsed, found = _run_model(spec, raw) if present else (raw, [])
-    except Exception as exc:  # never let a pandera internal error reach the user as a traceback
-        parsed, found = raw.iloc[:, :0], []
-        rows.append(
-            _column_row(table, None, "internal", f"schema validation could not run: {exc!r}", 0)
+    parts: list[pd.DataFrame] = []  # the held columns of each chunk, in their work dtypes
+    raws: list[pd.DataFrame] = []  # the held input columns not read as text
+    labels: list[pd.Index] = []
+    found: list[Found] = []
+    cells: dict[tuple[int, str | None], tuple[Any, Any]] = {}  # a failing cell: (value, cell)
+    nonwhole: dict[str, list[np.ndarray]] = {}
+    attrs: dict[Any, Any] = {}
+    broken, first, columns_ok = False, True, True
+    start = 0
+    for df in chunks:
+        if not isinstance(df, pd.DataFrame):
+            raise TypeError(f"{table}: expected a pandas DataFrame, got {type(df).__name__}")
+        if first:  # the first chunk: its headers are every chunk's
+            layout, rows, headers = _layout(spec, df, columns)
+            first, columns_ok = False, not rows
+        raw = _raw(spec, df, layout, start)
+        labels.append(df.index)
+        attrs = df.attrs
+        parsed = raw.iloc[:, :0]
+        if raw.columns.size and not broken:
+            try:
+                parsed, failed = _model_failures(spec, rows_schema, raw)
+            except Exception as exc:  # a pandera internal error never reaches the user raw
+                broken, parsed = True, raw.iloc[:, :0]
+                message = f"schema validation could not run: {exc!r}"
+                rows.append(_column_row(table, None, "internal", message, 0))
+            else:
+                found += failed
+                for pos, col, _, _, _ in failed:
+                    value = raw[col].at[pos] if col in raw.columns else None
+                    cells[(pos, col)] = (value, parsed[col].at[pos] if col in parsed else None)
+        work = pd.DataFrame(
+            {
+                c: _work(parsed[c], spec.kinds[c])
+                if c in parsed.columns
+                else pd.Series(pd.NA, index=raw.index, dtype=_WORK_DTYPES[spec.kinds[c]])
+                for c in raw.columns
+            },
+            index=raw.index,
         )
+        for c in work.columns:
+            if spec.kinds[c] == "number":
+                nonwhole.setdefault(c, []).append(_fractions(work[c]) + start)
+        kept = [c for c in work.columns if hold is None or c in hold]
+        parts.append(work.loc[:, kept] if len(kept) < len(work.columns) else work)
+        raws.append(raw.loc[:, [c for c in kept if not isinstance(raw[c].dtype, pd.StringDtype)]])
+        start += len(raw)
+        del raw, parsed, work
+    if first:
+        raise ValueError(f"{table}: no chunk of rows given")
+    frame = pd.concat(parts) if len(parts) > 1 else parts[0]
+    held_raw = pd.concat(raws) if len(raws) > 1 else raws[0]
+    del parts, raws
+    index = labels[0].append(labels[1:]) if len(labels) > 1 else labels[0]
+    if broken:
+        found = []
+        frame = frame.iloc[:, :0]
+    across = [c for c in whole.columns if c in frame.columns]
+    if across and not broken:  # a text column seen to be unique by sorting: no hash table
+        distinct = [c for c in across if whole.columns[c].unique and _all_distinct(frame[c])]
+        schema = whole.update_columns({c: {"unique": False} for c in distinct})
+        found += _model_failures(spec, schema, frame.loc[:, across])[1]
+    found = list(dict.fromkeys(found))
     if code_range_post == "add":
         found = [f for f in found if f[2] != "range_size"]
-    frame = pd.DataFrame(
-        {
-            c: _work(parsed[c], spec.kinds[c])
-            if c in parsed.columns
-            else pd.Series(pd.NA, index=raw.index, dtype=_WORK_DTYPES[spec.kinds[c]])
-            for c in present
-        },
-        index=pd.RangeIndex(len(raw)),
-    )
     for col, allowed in (references or {}).items():
         if col not in frame.columns:
             continue
@@ -515,13 +626,21 @@ def check_frame(
                 message += f"; did you mean {hint!r}?" if hint is not None else ""
                 found.append((int(p), col, "reference", message, "error"))
 
+    def value_and_cell(pos: int, col: str | None) -> tuple[Any, Any]:
+        if (pos, col) in cells:
+            return cells[(pos, col)]
+        if col in held_raw.columns:
+            return held_raw[col].iat[pos], None
+        return (frame[col].iat[pos] if col in frame.columns else None), None
+
     # messages name the file's line when the frame was read from a file, else the row label
     # (a range's array of every row not cached on the input's index)
-    lines = line_array(df, fresh_index(labels).to_series()) if "line_shifts" in df.attrs else None
+    frame.attrs = dict(attrs)  # the line map
+    lines = line_array(frame, fresh_index(index).to_series()) if "line_shifts" in attrs else None
     unit = "lines" if lines is not None and not np.isnan(lines).any() else "rows"
 
     def at(i: int) -> Any:
-        return int(lines[i]) if lines is not None and unit == "lines" else labels[i]
+        return int(lines[i]) if lines is not None and unit == "lines" else index[i]
 
     ids_and_refs = [spec.id_column, *dict(spec.references)]
     found += [
@@ -536,8 +655,7 @@ def check_frame(
     ids = _objects(frame[spec.id_column]) if found and spec.id_column in frame.columns else None
     order = {c: i for i, c in enumerate(spec.columns)}
     for pos, fcol, chk, template, severity in found:
-        value = raw[fcol].iat[pos] if fcol in raw.columns else None
-        cell = parsed[fcol].iat[pos] if fcol in parsed.columns else None
+        value, cell = value_and_cell(pos, fcol)
         if isinstance(cell, Unreadable) and cell.check == "encoding":
             value = cell.raw
         text = template or f"{fcol}: failed {chk}; got {{value}}"
@@ -572,14 +690,15 @@ def check_frame(
     failures = (
         failure_frame(
             **{c: [r[c] for r in rows] for c in FAILURE_COLUMNS if c != "row"},
-            row=[labels[r["_pos"]] if r["_pos"] >= 0 else None for r in rows],
+            row=[index[r["_pos"]] if r["_pos"] >= 0 else None for r in rows],
         )
         if rows
         else empty_failures()
     )
-    bad = np.zeros(len(raw), dtype=bool)
+    bad = np.zeros(len(frame), dtype=bool)
     bad[[r["_pos"] for r in rows if r["_pos"] >= 0 and r["severity"] == "error"]] = True
-    frame.index = labels
+    frame.index = index
+    fractions = {c for c, at_ in nonwhole.items() if (~bad[np.concatenate(at_)]).any()}
     return CheckResult(
         table=table,
         frame=frame,
@@ -587,7 +706,33 @@ def check_frame(
         bad=bad,
         columns_ok=columns_ok,
         headers=headers,
+        read_again=read_again,
+        layout=layout,
+        fractions=frozenset(fractions),
     )
+
+
+def _layout(
+    spec: TableSpec, df: pd.DataFrame, columns: Mapping[str, str] | None
+) -> tuple[
+    tuple[Mapping[str, str] | None, tuple[str, ...]],
+    list[dict[str, Any]],
+    dict[str, tuple[str, ...]],
+]:
+    """The headers of a table: the renames and each header's spec name, a failure row per
+    missing, unexpected or doubled column, and each spec name's header(s) in the input."""
+    source = [str(c) for c in df.columns]
+    renamed = df.rename(columns=dict(columns)) if columns else df
+    names, rows, replaced, shared = _match_headers(spec, [str(c) for c in renamed.columns])
+    headers: dict[str, tuple[str, ...]] = {}
+    for name, header in zip(names, source, strict=True):
+        headers[name] = (*headers.get(name, ()), header)
+    for f, where in shared.items():  # two headers for one field: show them both
+        headers[f] = tuple(source[i] for i in where)
+    rows += [
+        r for r in _column_failures(spec.name, names, spec, headers) if r["column"] not in replaced
+    ]
+    return (columns or None, tuple(names)), rows, headers
 
 
 def _objects(values: pd.Series) -> np.ndarray:
@@ -706,4 +851,4 @@ def check(
     if not result.ok:
         raise ValidationError(format_failures(result.failures), result.failures)
     warn_lookalikes(result.failures)
-    return _finalize(TABLES[table], result.frame)
+    return result.valid_frame()
