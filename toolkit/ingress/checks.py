@@ -79,8 +79,6 @@ def _show(value: object) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-#: Rows the model checks at once: its checks of cells and rows see a chunk at a time.
-_CHUNK = 50_000
 
 
 @lru_cache(maxsize=16)

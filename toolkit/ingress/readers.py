@@ -18,6 +18,7 @@ import warnings
 import zipfile
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -34,6 +35,7 @@ __all__ = [
     "OUT_FORMATS",
     "REPORT_SHEETS",
     "TABLE_SUFFIXES",
+    "TableFile",
     "InputWarning",
     "check_out_path",
     "fresh_index",
@@ -353,6 +355,26 @@ def _codec(path: Path, encoding: str | None) -> tuple[str, str]:
         except UnicodeDecodeError:
             pass
     return _decode(path, path.read_bytes(), encoding)
+
+
+@dataclass(frozen=True)
+class TableFile:
+    """A table file, read a chunk at a time (:func:`read_chunks`) as often as asked.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> f = pathlib.Path(tempfile.mkdtemp()) / "codes.csv"
+        >>> _ = f.write_text("externalId\\nL1\\n")
+        >>> [len(chunk) for chunk in TableFile(f).chunks()]
+        [1]
+    """
+
+    path: Path
+    encoding: str | None = None
+
+    def chunks(self) -> Iterator[pd.DataFrame]:
+        """The file's rows, a chunk at a time (:func:`read_chunks`)."""
+        return read_chunks(self.path, encoding=self.encoding)
 
 
 def read_chunks(

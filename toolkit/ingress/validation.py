@@ -7,23 +7,26 @@ from __future__ import annotations
 import html
 import os
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from toolkit.core.failures import empty_failures
 from toolkit.core.frames import FrameLike, as_pandas
 from toolkit.core.memory import returning_pool
 from toolkit.errors import ConfigError, InputWarning, ValidationError
-from toolkit.ingress.checks import CheckResult, check_frame, format_failures
+from toolkit.ingress.checks import CheckResult, check_chunks, format_failures
 from toolkit.ingress.models import TABLES
 from toolkit.ingress.ranges import CodeRangePost
 from toolkit.ingress.readers import (
     IGNORED,
     TABLE_SUFFIXES,
+    TableFile,
     read_table,
     read_workbook,
     table_for,
@@ -31,7 +34,7 @@ from toolkit.ingress.readers import (
 )
 from toolkit.ingress.workbook import write_workbook
 
-__all__ = ["ValidationReport", "load_folder", "validate"]
+__all__ = ["ValidationReport", "folder_sources", "load_folder", "validate"]
 
 _EXPECTED = (
     "clients, initiatives (or matters, projects), code_types (or code-types, codetypes), "
@@ -45,11 +48,10 @@ class ValidationReport:
 
     Attributes:
         failures: Every failure, errors and warnings, with ``line`` (the row's line in its file).
-        frames: Per table, the rows safe to import, coerced.
         rows: Number of input rows per table.
         unchecked: References not checked (no parent frame nor ``known`` ids).
         results: The per-table :class:`toolkit.schemas.CheckResult`.
-        inputs: The frames as given (what :meth:`to_excel` writes back).
+        sources: The tables as given (frames, or files read again a chunk at a time).
 
     >>> import pandas as pd
     >>> report = validate(code_ranges=pd.DataFrame({"initiativeExternalId": ["M-1", "M-1"],
@@ -60,11 +62,67 @@ class ValidationReport:
     """
 
     failures: pd.DataFrame
-    frames: dict[str, pd.DataFrame]
     rows: dict[str, int]
     unchecked: tuple[str, ...] = ()
     results: dict[str, CheckResult] = field(default_factory=dict)
-    inputs: dict[str, pd.DataFrame] = field(default_factory=dict)
+    sources: dict[str, pd.DataFrame | TableFile] = field(default_factory=dict)
+
+    @cached_property
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """Per table, the rows safe to import, coerced (read again and held whole when asked
+        for; :meth:`valid_chunks` gives them a chunk at a time)."""
+        out = {}
+        for table in self.results:
+            chunks = list(self.valid_chunks(table))
+            out[table] = chunks[0] if len(chunks) == 1 else pd.concat(chunks)
+        return out
+
+    @property
+    def inputs(self) -> dict[str, pd.DataFrame]:
+        """The tables as given, whole (files read again): what :meth:`to_excel` writes back."""
+        return {
+            table: read_table(src.path, encoding=src.encoding)
+            if isinstance(src, TableFile)
+            else src
+            for table, src in self.sources.items()
+        }
+
+    @property
+    def lines(self) -> dict[str, pd.DataFrame]:
+        """Per table, a frame of every row's label with the file's line map in its ``attrs``:
+        what :func:`~toolkit.ingress.readers.with_lines` needs, not the rows."""
+        return {table: result.frame for table, result in self.results.items()}
+
+    def valid(self, table: str) -> np.ndarray:
+        """By position, True for each row of ``table`` safe to import: no error, and, for a
+        code range, no error in another row of its range.
+
+        >>> import pandas as pd
+        >>> validate(code_ranges=pd.DataFrame({"initiativeExternalId": ["M-1", "M-1", "M-2"],
+        ...          "codeExternalId": ["L1", "", "L1"]})).valid("code_ranges").tolist()
+        [False, False, True]
+        """
+        result = self.results[table]
+        if not result.columns_ok:
+            return np.zeros(len(result.frame), dtype=bool)
+        keep: np.ndarray = ~result.bad
+        if table == "code_ranges" and result.bad.any():
+            ranges = result.frame["initiativeExternalId"]
+            held = ranges[result.bad].dropna().unique()
+            keep &= ~ranges.isin(held).to_numpy()
+        return keep
+
+    def valid_chunks(self, table: str, keep: np.ndarray | None = None) -> Iterator[pd.DataFrame]:
+        """The rows of ``table`` safe to import (or those of ``keep``, a mask by position),
+        coerced, a chunk at a time: a file is read again, never held whole.
+
+        >>> import pandas as pd
+        >>> report = validate(codes=pd.DataFrame({"externalId": ["L1"], "name": ["L1"],
+        ...     "description": ["x"], "codeTypeExternalId": ["task"]}))
+        >>> [len(chunk) for chunk in report.valid_chunks("codes")]
+        [1]
+        """
+        return self.results[table].valid_chunks(self.valid(table) if keep is None else keep)
 
     @property
     def ok(self) -> bool:
@@ -144,7 +202,7 @@ class ValidationReport:
         data = [
             {
                 "rows": n,
-                "valid": len(self.frames.get(table, ())),
+                "valid": int(self.valid(table).sum()),
                 "bad": len(self.bad_rows(table)),
                 "errors": int(errors.get(table, 0)),
                 "warnings": int(warnings.get(table, 0)),
@@ -169,7 +227,7 @@ class ValidationReport:
         >>> validate(**load_folder(out)).failures[["row", "column", "check"]].values.tolist()
         [[1, 'initiativeExternalId', 'required']]
         """
-        failures = with_lines(self.failures, self.inputs)
+        failures = with_lines(self.failures, self.lines)
         headers = {table: result.headers for table, result in self.results.items()}
         return write_workbook(path, self.inputs, failures, headers)
 
@@ -230,11 +288,11 @@ def _columns_for(table: str, columns: Mapping[str, Any] | None) -> Mapping[str, 
 @returning_pool()
 def validate(
     *,
-    clients: FrameLike | None = None,
-    initiatives: FrameLike | None = None,
-    code_types: FrameLike | None = None,
-    codes: FrameLike | None = None,
-    code_ranges: FrameLike | None = None,
+    clients: FrameLike | TableFile | None = None,
+    initiatives: FrameLike | TableFile | None = None,
+    code_types: FrameLike | TableFile | None = None,
+    codes: FrameLike | TableFile | None = None,
+    code_ranges: FrameLike | TableFile | None = None,
     known: Mapping[str, Iterable[str]] | None = None,
     columns: Mapping[str, str] | Mapping[str, Mapping[str, str]] | None = None,
     code_range_post: CodeRangePost = "replace",
@@ -264,7 +322,7 @@ def validate(
     [[0, 'clientExternalId', 'reference']]
     """
     given = {
-        table: None if frame is None else as_pandas(frame, table)
+        table: frame if frame is None or isinstance(frame, TableFile) else as_pandas(frame, table)
         for table, frame in {
             "clients": clients,
             "initiatives": initiatives,
@@ -284,8 +342,8 @@ def validate(
     results: dict[str, CheckResult] = {}
     unchecked: list[str] = []
     for table, spec in TABLES.items():
-        df = given[table]
-        if df is None:
+        src = given[table]
+        if src is None:
             continue
         references: dict[str, pd.Index] = {}
         for col, parent in spec.references:
@@ -300,31 +358,25 @@ def validate(
                 references[col] = parts[0].append(parts[1:]) if len(parts) > 1 else parts[0]
             else:
                 unchecked.append(f"{table}.{col} -> {parent}")
-        results[table] = check_frame(
+        results[table] = check_chunks(
             table,
-            df,
+            src.chunks() if isinstance(src, TableFile) else [src],
             columns=_columns_for(table, columns),
             references=references,
             code_range_post=code_range_post,
+            read_again=src.chunks if isinstance(src, TableFile) else partial(list, [src]),
         )
 
     failure_parts = [r.failures for r in results.values() if not r.failures.empty]
     failures = pd.concat(failure_parts, ignore_index=True) if failure_parts else empty_failures()
-    inputs = {t: df for t, df in given.items() if df is not None and t in results}
-    failures = with_lines(failures, inputs)  # the file's line of each row (NA for a frame)
-    frames = {table: r.valid_frame() for table, r in results.items()}
-    if "code_ranges" in frames and not results["code_ranges"].ok:
-        held = results["code_ranges"].frame.loc[results["code_ranges"].bad]
-        held_ids = set(held["initiativeExternalId"].dropna().tolist()) if len(held) else set()
-        ranges = frames["code_ranges"]
-        frames["code_ranges"] = ranges.loc[~ranges["initiativeExternalId"].isin(held_ids)]
+    lines = {t: r.frame for t, r in results.items()}  # each row's label and the line map
+    failures = with_lines(failures, lines)  # the file's line of each row (NA for a frame)
     return ValidationReport(
         failures=failures,
-        frames=frames,
         rows={t: len(r.frame) for t, r in results.items()},
         unchecked=tuple(unchecked),
         results=results,
-        inputs=inputs,
+        sources={t: src for t, src in given.items() if src is not None and t in results},
     )
 
 
@@ -345,9 +397,31 @@ def load_folder(
     >>> list(frames)
     ['clients', 'initiatives', 'code_types', 'codes', 'code_ranges']
     """
+    return {
+        table: read_table(src.path, encoding=src.encoding) if isinstance(src, TableFile) else src
+        for table, src in folder_sources(path, encoding=encoding).items()
+    }
+
+
+def folder_sources(
+    path: str | os.PathLike[str], *, encoding: str | None = None
+) -> dict[str, pd.DataFrame | TableFile]:
+    """The import tables of a folder as files, read a chunk at a time when asked (a workbook's
+    sheets are read whole): what :func:`validate` and onboarding read without holding them.
+
+    Args:
+        path: The folder, or a workbook of table sheets.
+        encoding: The text encoding of its CSV files (default: UTF-8, guessed otherwise).
+
+    Returns:
+        ``{table: file or frame}`` in import order.
+
+    >>> folder_sources("sample_data")["codes"].path.name
+    'codes.csv'
+    """
     folder = Path(path)
     if folder.is_file() and folder.suffix.casefold() in (".xlsx", ".xlsm"):
-        return read_workbook(folder)
+        return dict(read_workbook(folder))
     if not folder.is_dir():
         raise ConfigError(f"{folder} is not a folder (nor a workbook of table sheets)")
     files: dict[str, list[Path]] = {}
@@ -373,12 +447,12 @@ def load_folder(
             f"{folder}: no import table found; expected files named {_EXPECTED}, "
             f"as .csv, .xlsx or .parquet"
         )
-    frames: dict[str, pd.DataFrame] = {}
+    sources: dict[str, pd.DataFrame | TableFile] = {}
     for table in TABLES:
         found = files.get(table, [])
         if len(found) > 1:
             names = ", ".join(f.name for f in found)
             raise ConfigError(f"{table} has more than one file in {folder}: {names}; keep one")
         if found:
-            frames[table] = read_table(found[0], encoding=encoding)
-    return frames
+            sources[table] = TableFile(found[0], encoding)
+    return sources
