@@ -125,10 +125,12 @@ def write_out(frame: pd.DataFrame, out: Path | None, what: str) -> None:
 def invalid(
     message: str,
     failures: pd.DataFrame,
-    source: pd.DataFrame | dict[str, pd.DataFrame],
+    source: pd.DataFrame | dict[str, pd.DataFrame] | None,
     out: Path | None,
 ) -> int:
     """Print (and write to ``out``) the validation failures, nothing sent; return 1.
+
+    ``source`` gives the failures' lines (``None``: their ``line`` column as given).
 
     >>> invalid("bad", pd.DataFrame({"row": [0]}), {}, None)  # doctest: +NORMALIZE_WHITESPACE
     row line
@@ -136,7 +138,7 @@ def invalid(
     1
     """
     print(f"validation failed, nothing sent: {message}", file=sys.stderr)
-    failures = with_lines(failures, source)
+    failures = failures if source is None else with_lines(failures, source)
     print_frame(failures, 200)
     write_out(failures, out, "failures")
     return 1

@@ -21,7 +21,7 @@ from toolkit.cli.common import (
 )
 from toolkit.client import ENDPOINTS, ENV_KEYS
 from toolkit.errors import ConfigError, Interrupted, ValidationError
-from toolkit.ingress import ACTIONS, IMPORTS, load_folder, validate, with_lines
+from toolkit.ingress import ACTIONS, IMPORTS, folder_sources, validate, with_lines
 
 __all__ = ["run"]
 
@@ -86,29 +86,29 @@ def run(args: argparse.Namespace) -> int:
             print_frame(failing, 200)
         write_out(failing, out, "failing records")
         return 0 if failing.empty else 1
-    frames = load_folder(args.dir)
+    sources = folder_sources(args.dir)  # the files, read a chunk at a time: never held whole
     check_journal(args)
     if args.strict or (not args.dry_run and args.on_invalid == "raise"):
         # the data's errors (and, with --strict, warnings) before any token or request
         checked = validate(
-            clients=frames.get("clients"),
-            initiatives=frames.get("initiatives"),
-            code_types=frames.get("code_types"),
-            codes=frames.get("codes"),
-            code_ranges=frames.get("code_ranges"),
+            clients=sources.get("clients"),
+            initiatives=sources.get("initiatives"),
+            code_types=sources.get("code_types"),
+            codes=sources.get("codes"),
+            code_ranges=sources.get("code_ranges"),
             code_range_post=args.code_range_post,
         )
         if not checked.ok and args.on_invalid == "raise":
             failures = checked.failures
             message = f"{len(failures)} validation failure(s); nothing was sent"
-            return invalid(message, failures, frames, out)
+            return invalid(message, failures, None, out)
         if args.strict and len(checked.warnings):
             message = f"{len(checked.warnings)} warning(s) and --strict; nothing was sent"
-            return invalid(message, checked.warnings, frames, out)
+            return invalid(message, checked.warnings, None, out)
     client = _offline_client(args) if args.dry_run else client_from(args)
     try:
         report = client.onboard(
-            frames,
+            sources,
             journal=args.journal,
             workers=args.workers,
             dry_run=args.dry_run,
@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
             code_range_post=args.code_range_post,
         )
     except ValidationError as exc:
-        return invalid(str(exc), exc.failure_cases, frames, out)
+        return invalid(str(exc), exc.failure_cases, None, out)  # their lines given
     except Interrupted as exc:
         partial = getattr(exc, "report", None)
         if partial is not None:
@@ -147,11 +147,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"wrote the plan's {len(plan)} rows to {out}")
         return 0 if valid and not plan.refused else 1
     print(report)
+    lines = report.validation.lines if report.validation is not None else {}
     if not report.ok:
         cols = ["table", "row", "line", "externalId", "status", "error"]
-        print_frame(with_lines(report.failures, frames)[cols])
+        print_frame(with_lines(report.failures, lines)[cols])
     if report.validation is not None:
         _print_warnings(report.validation.warnings, report.warned)
     if out is not None:  # the whole frame, with each row's line: only for the file
-        write_out(with_lines(report.results, frames), out, "results")
+        write_out(with_lines(report.results, lines), out, "results")
     return 0 if report.ok else 1

@@ -16,6 +16,7 @@ from toolkit.ingress.readers import read_table as read_table
 from toolkit.ingress.readers import with_lines as with_lines
 from toolkit.ingress.readers import write_table as write_table
 from toolkit.ingress.validation import ValidationReport as ValidationReport
+from toolkit.ingress.validation import folder_sources as folder_sources
 from toolkit.ingress.validation import load_folder as load_folder
 from toolkit.ingress.validation import validate as validate
 

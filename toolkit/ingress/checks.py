@@ -79,8 +79,6 @@ def _show(value: object) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-
-
 @lru_cache(maxsize=16)
 def _lazy_schemas(table: str) -> tuple[pa.DataFrameSchema, pa.DataFrameSchema]:
     """The table's schema with its warnings collected as failure cases, not said, in two:

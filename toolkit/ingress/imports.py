@@ -43,7 +43,7 @@ from toolkit.ingress.plan import (
 )
 from toolkit.ingress.plan import plan as make_plan
 from toolkit.ingress.ranges import CodeRangePost, check_post, merge_parts, send_in_parts
-from toolkit.ingress.readers import fresh_index
+from toolkit.ingress.readers import TableFile, fresh_index
 from toolkit.ingress.text import warn_lookalikes
 from toolkit.ingress.validation import ValidationReport
 
@@ -315,7 +315,7 @@ def _skipped(reason: str) -> Reply:
 @returning_pool()
 def onboard(
     conn: Connection,
-    source: str | os.PathLike[str] | Mapping[str, FrameLike],
+    source: str | os.PathLike[str] | Mapping[str, FrameLike | TableFile],
     *,
     known: Mapping[str, Iterable[str]] | None = None,
     on_invalid: str = "raise",
@@ -362,12 +362,12 @@ def onboard(
     if on_invalid not in ("raise", "skip"):
         raise ConfigError("on_invalid must be 'raise' or 'skip'")
     _on_warning(on_warning)
-    frames = read_source(source)
+    sources = read_source(source)  # a folder's files read a chunk at a time, never held
     jr = Journal(journal) if journal and not dry_run else None
     try:
         the_plan = make_plan(
             conn,
-            frames,
+            sources,
             journal=jr if jr is not None else journal,
             mirror=mirror,
             columns=columns,
@@ -388,7 +388,7 @@ def onboard(
             tables, rows, status = _planned(the_plan)
             return OnboardReport(_counts(tables, rows, status, report), report, True, the_plan)
         the_plan.check()
-        results, interrupted = _send(conn, frames, the_plan, jr, workers=workers, progress=progress)
+        results, interrupted = _send(conn, the_plan, jr, workers=workers, progress=progress)
     finally:
         if jr is not None:
             jr.close()
@@ -405,7 +405,6 @@ def onboard(
 
 def _send(
     conn: Connection,
-    frames: dict[str, pd.DataFrame],
     the_plan: Plan,
     jr: Journal | None,
     *,
@@ -420,12 +419,10 @@ def _send(
     journaled = Reply(None, None, JOURNALED, 0, 0.0, "", "")  # one for every such row
     bulk = partial(run_bulk, conn, workers=workers, progress=progress, journal=jr, pacer=pacer)
     for table, todo in the_plan.calls.items():
-        raw = frames[table]
-        checked = the_plan.validation.results.get(table)
-        named = checked.frame if checked is not None else raw  # the spec's column names
         source = the_plan.part(table)  # the source's rows, in order
         if source is None:
             raise AssertionError(f"{table}: not planned")
+        raw = named = source.source  # every row's label, key and reference columns
         action = source.action  # positions in ACTIONS
         unchanged = ACTIONS.index("unchanged")
         stopped = interrupted is not None or pacer.fatal is not None

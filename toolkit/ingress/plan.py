@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import html
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -25,14 +25,14 @@ from toolkit.bulk.journal import Entry, Journal, Ledger, read_ledger
 from toolkit.bulk.runner import Call
 from toolkit.core.connection import Connection, Endpoint
 from toolkit.core.failures import nullable_rows
-from toolkit.core.frames import FrameLike, as_frames, neighbours, text_arrow, unique_rows
+from toolkit.core.frames import FrameLike, as_pandas, neighbours, text_arrow, unique_rows
 from toolkit.core.memory import returning_pool
 from toolkit.errors import ConfigError
 from toolkit.ingress.models import TABLES
 from toolkit.ingress.payloads import to_code_range_payloads, to_payloads
 from toolkit.ingress.ranges import CodeRangePost, split
-from toolkit.ingress.readers import fresh_index, with_lines, write_table
-from toolkit.ingress.validation import ValidationReport, load_folder, validate
+from toolkit.ingress.readers import TableFile, fresh_index, with_lines, write_table
+from toolkit.ingress.validation import ValidationReport, folder_sources, validate
 
 __all__ = [
     "ACTIONS",
@@ -199,11 +199,12 @@ def _first_seen(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return at[by], keys[by]
 
 
-def read_source(source: Any) -> dict[str, pd.DataFrame]:
-    """The import tables of a source: a folder (see :func:`load_folder`) or ``{table: frame}``.
+def read_source(source: Any) -> dict[str, pd.DataFrame | TableFile]:
+    """The import tables of a source: a folder's files (:func:`folder_sources`, read a chunk at
+    a time when asked) or ``{table: frame}``.
 
     Returns:
-        ``{table: frame}``, each with a unique index.
+        ``{table: frame or file}``, each frame with a unique index.
 
     Example:
         >>> list(read_source({"clients": pd.DataFrame({"externalId": ["C-1"]})}))
@@ -213,13 +214,16 @@ def read_source(source: Any) -> dict[str, pd.DataFrame]:
         path = Path(source)
         if not path.is_dir():
             raise ConfigError(f"{path} is not a folder")
-        return load_folder(path)
+        return folder_sources(path)
     if isinstance(source, Mapping):
         unknown = set(source) - set(IMPORTS)
         if unknown:
             raise ConfigError(f"unknown table(s) {sorted(unknown)}; expected {list(IMPORTS)}")
-        frames = as_frames({k: v for k, v in source.items() if v is not None})
-        return {k: unique_rows(v) for k, v in frames.items()}
+        return {
+            k: v if isinstance(v, TableFile) else unique_rows(as_pandas(v, k))
+            for k, v in source.items()
+            if v is not None
+        }
     raise ConfigError(
         "source must be a folder or a mapping of table name -> frame "
         f"(pandas, Polars or PyArrow), not {type(source).__name__}"
@@ -232,14 +236,15 @@ class TableCalls:
 
     Attributes:
         table: the import table.
-        frame: the checked rows the calls are built from (:func:`call_batches`).
-        actions: the action of each of the frame's calls, in order.
+        chunks: the checked rows the calls are built from (:func:`call_batches`), a chunk at
+            a time (the source read again).
+        actions: the action of each of the rows' calls, in order.
         extra: calls with no source row (deactivations), sent last.
         code_range_post: ``"replace"`` or ``"add"``.
     """
 
     table: str
-    frame: pd.DataFrame
+    chunks: Callable[[], Iterable[pd.DataFrame]]
     actions: list[Action]
     extra: list[Call]
     code_range_post: CodeRangePost = "replace"
@@ -249,10 +254,21 @@ class TableCalls:
         """How many requests the table sends."""
         return sum(a in SENDING for a in self.actions) + len(self.extra)
 
+    def calls(self) -> Iterator[tuple[list[Call], list[list[Any]]]]:
+        """Every call of the rows (:func:`call_batches`) with their rows' labels, a batch at a
+        time (a code range's rows grouped whole)."""
+        chunks: Iterable[pd.DataFrame] = self.chunks()
+        if self.table == "code_ranges":  # a range's rows grouped whole
+            whole = list(chunks)
+            chunks = [pd.concat(whole) if len(whole) > 1 else whole[0]] if whole else []
+        for chunk in chunks:
+            if len(chunk):
+                yield from call_batches(self.table, chunk, self.code_range_post)
+
     def batches(self) -> Iterator[tuple[list[Call], list[list[Any]]]]:
         """The calls to send with the labels of their source rows, a batch at a time."""
         done = 0
-        for calls, rows in call_batches(self.table, self.frame, self.code_range_post):
+        for calls, rows in self.calls():
             actions = self.actions[done : done + len(calls)]
             done += len(calls)
             keep = [i for i, a in enumerate(actions) if a in SENDING]
@@ -659,7 +675,7 @@ def _held_back(
 @returning_pool()
 def plan(
     conn: Connection,
-    source: str | os.PathLike[str] | Mapping[str, FrameLike],
+    source: str | os.PathLike[str] | Mapping[str, FrameLike | TableFile],
     *,
     journal: str | os.PathLike[str] | Journal | None = None,
     mirror: bool = False,
@@ -688,8 +704,8 @@ def plan(
         >>> p.counts["send"].to_dict(), p.requests
         ({'clients': 20, 'initiatives': 62, 'code_types': 3, 'codes': 36, 'code_ranges': 41}, 126)
     """
-    frames = read_source(source)
-    report = validate(**frames, known=known, columns=columns, code_range_post=code_range_post)
+    sources = read_source(source)
+    report = validate(**sources, known=known, columns=columns, code_range_post=code_range_post)
     ledger = _ledger(journal)
     entries = list(ledger.entries.values())
     parts: list[_Rows | pd.DataFrame] = []
@@ -697,26 +713,27 @@ def plan(
     bad: dict[str, dict[str, str]] = {}  # table -> id -> action, of the records not sent
     active = sum(e.active for e in _mine(conn, "initiatives", entries))
     for table, (endpoint, _) in IMPORTS.items():
-        if table not in frames:
+        if table not in sources:
             continue
-        raw = frames[table]
-        result = report.results.get(table)
-        frame = result.frame if result is not None else raw
+        # every row's label, key and reference columns, and the file's line map: the other
+        # columns are read again from the source, a chunk at a time, for the calls
+        frame = report.results[table].frame
         id_col = TABLES[table].id_column
         keys = (
             frame[id_col].astype("string")
             if id_col in frame
-            else pd.Series(pd.NA, raw.index, dtype="string")
+            else pd.Series(pd.NA, frame.index, dtype="string")
         )
         held = _held_back(table, frame, report, bad)
         bad[table] = {str(keys[lb]): f"is {a}" for lb, (a, _) in held.items() if pd.notna(keys[lb])}
-        valid = report.frames.get(table, raw.iloc[:0])
-        checked = valid.drop(index=[lb for lb in held if lb in valid.index]) if held else valid
-        todo = TableCalls(table, checked, [], [], code_range_post)
-        row_action = np.full(len(raw), -1, dtype=np.int8)  # by position in raw: ACTIONS
+        at = frame.index.get_indexer(pd.Index(list(held))).tolist()
+        keep = report.valid(table)
+        keep[at] = False
+        todo = TableCalls(table, partial(report.valid_chunks, table, keep), [], [], code_range_post)
+        row_action = np.full(len(frame), -1, dtype=np.int8)  # by position: ACTIONS
         row_more: dict[int, dict[str, Any]] = {}  # few, unless a journal
         unchanged = ACTIONS.index("unchanged")
-        for call, positions in _planned_calls(todo, fresh_index(raw.index)):
+        for call, positions in _planned_calls(todo, fresh_index(frame.index)):
             url = conn.url(endpoint, **(call.path or {}))
             entry = ledger.get(url, call.key)
             action: Action = "send"
@@ -743,12 +760,11 @@ def plan(
                         row_more[p] = more
                     else:
                         row_more.pop(p, None)
-        at = raw.index.get_indexer(pd.Index(list(held))).tolist()
         for i, (action, reason) in zip(at, held.values(), strict=True):
             row_action[i], row_more[i] = ACTIONS.index(action), {"reason": reason}
         if (row_action < 0).any():
             raise AssertionError(f"{table}: a row neither held back nor planned")
-        parts.append(_Rows(table, raw, keys, row_action, row_more))
+        parts.append(_Rows(table, frame, keys, row_action, row_more))
         mine = _mine(conn, table, entries)
         present = set(keys.dropna().astype(str)) if mine else set()
         cols: dict[str, list[Any]] = {col: [] for col in _COLUMNS}
@@ -770,8 +786,8 @@ def plan(
                 action, reason = "missing", "absent from the source; not deactivated"
             _add(cols, table, None, entry.key, action, reason=reason, **seen)
         if cols["table"]:
-            extra = _typed(pd.DataFrame(cols, columns=_COLUMNS), raw.index)
-            parts.append(nullable_rows(with_lines(extra, raw)))  # no source row: no line
+            extra = _typed(pd.DataFrame(cols, columns=_COLUMNS), frame.index)
+            parts.append(nullable_rows(with_lines(extra, frame)))  # no source row: no line
         calls[table] = todo
     limit = max_deactivate if max_deactivate is not None else max(1, int(active * DEACTIVATE_SHARE))
     return Plan(parts, calls, report, limit, active)
@@ -779,9 +795,7 @@ def plan(
 
 def _planned_calls(todo: TableCalls, index: pd.Index) -> Iterator[tuple[Call, list[int]]]:
     """Each call of the table's frame with the positions in ``index`` of the rows it carries."""
-    if not len(todo.frame):
-        return
-    for calls, rows in call_batches(todo.table, todo.frame, todo.code_range_post):
+    for calls, rows in todo.calls():
         found = iter(
             index.get_indexer(pd.Index([label for labels in rows for label in labels])).tolist()
         )
