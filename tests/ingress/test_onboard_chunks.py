@@ -1,0 +1,90 @@
+"""Onboarding a folder holds a chunk of a file's rows, never the file (issue 28, part 3): the
+checks across rows and tables still see every row, on the right lines."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from toolkit import Client
+from toolkit.ingress import readers
+from toolkit.ingress.validation import folder_sources, validate
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
+
+
+def _spy_on_the_reader(monkeypatch: pytest.MonkeyPatch, chunk: int) -> list[int]:
+    """Read CSV files ``chunk`` rows at a time; return the rows of each frame the reader makes."""
+    monkeypatch.setattr(readers, "_CHUNK", chunk)
+    made: list[int] = []
+    real = readers._read_csv
+
+    def spy(path: Path, encoding: str | None = None) -> Any:
+        out = real(path, encoding)
+        if isinstance(out, pd.DataFrame):  # a reader of the whole file
+            made.append(len(out))
+            return out
+
+        def chunks() -> Iterator[pd.DataFrame]:
+            for frame in out:
+                made.append(len(frame))
+                yield frame
+
+        return chunks()
+
+    monkeypatch.setattr(readers, "_read_csv", spy)
+    return made
+
+
+def test_planning_a_folder_reads_a_chunk_at_a_time_and_plans_what_the_whole_does(
+    fresh_client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "firm"
+    shutil.copytree(SAMPLE, folder)
+    whole = fresh_client.plan(folder).rows
+    made = _spy_on_the_reader(monkeypatch, 4)
+    plan = fresh_client.plan(folder)
+    assert made and max(made) <= 4  # 62 initiatives: 16 chunks
+    pd.testing.assert_frame_equal(plan.rows, whole)  # rows, lines, keys and actions alike
+    # the plan holds every row's label, key and reference columns, not the input's other ones
+    part = plan.part("initiatives")
+    assert part is not None and set(part.source.columns) == {"externalId", "clientExternalId"}
+
+
+def test_duplicates_and_references_across_chunks_are_found_on_their_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "clients.csv").write_text(
+        "externalId,name,callSign,description\n"
+        "C-1,Acme,1,a\n"
+        "C-2,Bolt,2,b\n"
+        "\n"  # a blank line: the rows after it a line further down
+        "C-3,Crane,3,c\n"
+        "C-1,Dune,4,d\n"
+    )
+    (tmp_path / "initiatives.csv").write_text(
+        "billingType,externalId,name,description,callSign,clientExternalId,unitIncrements,status\n"
+        "billable,M-1,One,x,1-1,C-1,360,active\n"
+        "billable,M-2,Two,x,1-2,C-2,360,active\n"
+        "billable,M-3,Three,x,3-1,C-3,360,active\n"  # its client in another chunk
+        "billable,M-4,Four,x,9-1,C-9,360,active\n"  # no such client
+    )
+    made = _spy_on_the_reader(monkeypatch, 2)
+    report = validate(**folder_sources(tmp_path))
+    assert made and max(made) <= 2
+    got = report.failures[["table", "row", "line", "column", "check"]].values.tolist()
+    assert got == [
+        ["clients", 0, 2, "externalId", "unique"],
+        ["clients", 3, 6, "externalId", "unique"],
+        ["initiatives", 3, 5, "clientExternalId", "reference"],
+    ]
+    assert set(report.failures["message"][:2]) == {
+        "externalId 'C-1' is not unique: lines 2, 6 share it"
+    }
+    assert report.valid("clients").tolist() == [False, True, True, False]
+    assert report.frames["initiatives"]["externalId"].tolist() == ["M-1", "M-2", "M-3"]
