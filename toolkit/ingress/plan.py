@@ -238,21 +238,22 @@ class TableCalls:
         table: the import table.
         chunks: the checked rows the calls are built from (:func:`call_batches`), a chunk at
             a time (the source read again).
-        actions: the action of each of the rows' calls, in order.
+        actions: the action of each of the rows' calls, in order (its position in
+            :data:`ACTIONS`, a byte a call).
         extra: calls with no source row (deactivations), sent last.
         code_range_post: ``"replace"`` or ``"add"``.
     """
 
     table: str
     chunks: Callable[[], Iterable[pd.DataFrame]]
-    actions: list[Action]
+    actions: bytearray
     extra: list[Call]
     code_range_post: CodeRangePost = "replace"
 
     @property
     def requests(self) -> int:
         """How many requests the table sends."""
-        return sum(a in SENDING for a in self.actions) + len(self.extra)
+        return sum(self.actions.count(ACTIONS.index(a)) for a in SENDING) + len(self.extra)
 
     def calls(self) -> Iterator[tuple[list[Call], list[list[Any]]]]:
         """Every call of the rows (:func:`call_batches`) with their rows' labels, a batch at a
@@ -271,7 +272,7 @@ class TableCalls:
         for calls, rows in self.calls():
             actions = self.actions[done : done + len(calls)]
             done += len(calls)
-            keep = [i for i, a in enumerate(actions) if a in SENDING]
+            keep = [i for i, a in enumerate(actions) if ACTIONS[a] in SENDING]
             if keep:
                 yield [calls[i] for i in keep], [rows[i] for i in keep]
         if self.extra:
@@ -729,7 +730,8 @@ def plan(
         at = frame.index.get_indexer(pd.Index(list(held))).tolist()
         keep = report.valid(table)
         keep[at] = False
-        todo = TableCalls(table, partial(report.valid_chunks, table, keep), [], [], code_range_post)
+        calls_of = partial(report.valid_chunks, table, keep)
+        todo = TableCalls(table, calls_of, bytearray(), [], code_range_post)
         row_action = np.full(len(frame), -1, dtype=np.int8)  # by position: ACTIONS
         row_more: dict[int, dict[str, Any]] = {}  # few, unless a journal
         unchanged = ACTIONS.index("unchanged")
@@ -751,8 +753,8 @@ def plan(
                     action = "unchanged"
                 if action != "unchanged" and entry.payload is not None:
                     more["changed"] = _diff(entry.payload, call.json) or None
-            todo.actions.append(action)
             code = ACTIONS.index(action)
+            todo.actions.append(code)
             for p in positions:  # a range in parts: the first part that is sent says
                 if row_action[p] in (-1, unchanged):
                     row_action[p] = code
