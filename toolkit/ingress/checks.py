@@ -32,7 +32,7 @@ from toolkit.core.failures import (
 )
 from toolkit.core.frames import MAX_WHOLE, neighbours, text_arrow
 from toolkit.errors import ValidationError, closest
-from toolkit.ingress.cells import Unreadable
+from toolkit.ingress.cells import Unreadable, parse
 from toolkit.ingress.hints import header_hint, unit_note, value_hint
 from toolkit.ingress.models import TABLES, TableSpec
 from toolkit.ingress.ranges import CODE_RANGE_MAX, CodeRangePost, check_post
@@ -194,7 +194,6 @@ class CheckResult:
             frame = self.frame if keep.all() else self.frame.loc[keep]
             yield _finalize(spec, frame, self.fractions)
             return
-        rows, _ = _lazy_schemas(self.table)
         start, empty = 0, True
         for chunk in self.read_again():
             raw = _raw(spec, chunk, self.layout, start)
@@ -202,7 +201,7 @@ class CheckResult:
             start += len(raw)
             if not mine.any():
                 continue
-            parsed = _model_failures(spec, rows, raw)[0] if len(raw.columns) else raw
+            parsed = parse(raw, spec.kinds)  # the model's parser; its checks ran before
             work = pd.DataFrame({c: _work(parsed[c], spec.kinds[c]) for c in raw.columns})
             work = work.set_axis(chunk.index, axis=0)
             empty = False
