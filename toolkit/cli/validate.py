@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from toolkit.cli.common import out_path, print_frame, write_out
-from toolkit.ingress import load_folder, validate, with_lines
+from toolkit.ingress import folder_sources, validate
 
 __all__ = ["run"]
 
@@ -24,17 +24,17 @@ def run(args: argparse.Namespace) -> int:
     (0, 'ValidationReport: ok')
     """
     out = out_path(args)
-    frames = load_folder(args.dir)
+    sources = folder_sources(args.dir)  # the files, read a chunk at a time: never held whole
     report = validate(
-        clients=frames.get("clients"),
-        initiatives=frames.get("initiatives"),
-        code_types=frames.get("code_types"),
-        codes=frames.get("codes"),
-        code_ranges=frames.get("code_ranges"),
+        clients=sources.get("clients"),
+        initiatives=sources.get("initiatives"),
+        code_types=sources.get("code_types"),
+        codes=sources.get("codes"),
+        code_ranges=sources.get("code_ranges"),
         code_range_post=args.code_range_post,
     )
     print(report)
-    failures = with_lines(report.failures, frames)
+    failures = report.failures  # with each row's line
     if not failures.empty:  # errors and warnings; only errors fail the command
         print_frame(failures, 200)
     if out is not None and out.suffix.casefold() == ".xlsx":
