@@ -189,26 +189,22 @@ class CheckResult:
         if not self.columns_ok:
             yield _finalize(spec, _empty_frame(spec, self.frame.index[:0]), self.fractions)
             return
-        present = [c for c in spec.columns if c in self.frame.columns]
-        if self.read_again is None or len(present) == len(_present(spec, self.layout[1])):
-            frame = self.frame if keep.all() else self.frame.loc[keep]
-            yield _finalize(spec, frame, self.fractions)
+        if self.read_again is None or len(self.frame.columns) == len(
+            _present(spec, self.layout[1])
+        ):  # every column held
+            yield _finalize(
+                spec, self.frame if keep.all() else self.frame.loc[keep], self.fractions
+            )
             return
-        start, empty = 0, True
+        start = 0
         for chunk in self.read_again():
             raw = _raw(spec, chunk, self.layout, start)
             mine = keep[start : start + len(raw)]
             start += len(raw)
-            if not mine.any():
-                continue
             parsed = parse(raw, spec.kinds)  # the model's parser; its checks ran before
             work = pd.DataFrame({c: _work(parsed[c], spec.kinds[c]) for c in raw.columns})
             work = work.set_axis(chunk.index, axis=0)
-            empty = False
             yield _finalize(spec, work if mine.all() else work.loc[mine], self.fractions)
-        if empty:
-            columns = _present(spec, self.layout[1])
-            yield _finalize(spec, _empty_frame(spec, self.frame.index[:0])[columns], self.fractions)
 
 
 def _empty_frame(spec: TableSpec, index: pd.Index) -> pd.DataFrame:
