@@ -3,7 +3,6 @@ row labels, identifiers read as text."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -15,7 +14,6 @@ from toolkit.errors import ConfigError
 __all__ = [
     "MAX_WHOLE",
     "FrameLike",
-    "as_frames",
     "as_pandas",
     "coerce_ids",
     "coerce_text",
@@ -69,15 +67,6 @@ def _without_view(kind: pa.DataType) -> pa.DataType:
     if pa.types.is_struct(kind):
         return pa.struct([f.with_type(_without_view(f.type)) for f in kind.fields])
     return kind
-
-
-def as_frames(frames: Mapping[str, object]) -> dict[str, pd.DataFrame]:
-    """:func:`as_pandas` for each value of a mapping of table name to table.
-
-    >>> list(as_frames({"clients": pa.table({"externalId": ["C-1"]})}))
-    ['clients']
-    """
-    return {name: as_pandas(frame, name) for name, frame in frames.items()}
 
 
 def unique_rows(df: pd.DataFrame) -> pd.DataFrame:
