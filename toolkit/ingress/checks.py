@@ -587,9 +587,11 @@ def check_chunks(
     held_raw = pd.concat(raws) if len(raws) > 1 else raws[0]
     del parts, raws
     index = labels[0].append(labels[1:]) if len(labels) > 1 else labels[0]
-    if broken:
+    if broken:  # as if no cell were read
         found = []
-        frame = frame.iloc[:, :0]
+        frame = pd.DataFrame(
+            {c: pd.Series(pd.NA, frame.index, _WORK_DTYPES[spec.kinds[c]]) for c in frame.columns}
+        )
     across = [c for c in whole.columns if c in frame.columns]
     if across and not broken:  # a text column seen to be unique by sorting: no hash table
         distinct = [c for c in across if whole.columns[c].unique and _all_distinct(frame[c])]
