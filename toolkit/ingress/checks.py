@@ -204,7 +204,9 @@ class CheckResult:
             parsed = parse(raw, spec.kinds)  # the model's parser; its checks ran before
             work = pd.DataFrame({c: _work(parsed[c], spec.kinds[c]) for c in raw.columns})
             work = work.set_axis(chunk.index, axis=0)
-            yield _finalize(spec, work if mine.all() else work.loc[mine], self.fractions)
+            out = _finalize(spec, work if mine.all() else work.loc[mine], self.fractions)
+            del chunk, raw, parsed, work  # only the rows yielded held while they are used
+            yield out
 
 
 def _empty_frame(spec: TableSpec, index: pd.Index) -> pd.DataFrame:
@@ -580,7 +582,7 @@ def check_chunks(
         parts.append(work.loc[:, kept] if len(kept) < len(work.columns) else work)
         raws.append(raw.loc[:, [c for c in kept if not isinstance(raw[c].dtype, pd.StringDtype)]])
         start += len(raw)
-        del raw, parsed, work
+        del df, raw, parsed, work  # not held while the next chunk is read
     if first:
         raise ValueError(f"{table}: no chunk of rows given")
     frame = pd.concat(parts) if len(parts) > 1 else parts[0]

@@ -265,6 +265,7 @@ class TableCalls:
         for chunk in chunks:
             if len(chunk):
                 yield from call_batches(self.table, chunk, self.code_range_post)
+            del chunk  # not held while the next chunk is read
 
     def batches(self) -> Iterator[tuple[list[Call], list[list[Any]]]]:
         """The calls to send with the labels of their source rows, a batch at a time."""

@@ -447,8 +447,9 @@ def _read_csv(path: Path, encoding: str | None = None) -> Iterator[pd.DataFrame]
                     shifts.append((n, start - (n + 2)))
                 n += 1
                 if len(rows) == _CHUNK:
-                    yield chunk()
-                    rows = []
+                    frame, rows = chunk(), []  # the rows' Python strings gone before it is used
+                    yield frame
+                    del frame  # not held while the next chunk is read
     except csv.Error as exc:
         where, _, why = str(exc).partition(": ")
         raise ConfigError(
