@@ -88,3 +88,19 @@ def test_duplicates_and_references_across_chunks_are_found_on_their_lines(
     }
     assert report.valid("clients").tolist() == [False, True, True, False]
     assert report.frames["initiatives"]["externalId"].tolist() == ["M-1", "M-2", "M-3"]
+
+
+def test_a_run_from_a_folder_read_a_chunk_at_a_time_sends_each_row_once(
+    fresh_client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "firm"
+    shutil.copytree(SAMPLE, folder)
+    made = _spy_on_the_reader(monkeypatch, 4)
+    report = fresh_client.onboard(folder, progress=False)
+    assert made and max(made) <= 4
+    assert report.ok
+    sent = {"clients": 20, "initiatives": 62, "code_types": 3, "codes": 36, "code_ranges": 41}
+    assert report.counts["sent"].to_dict() == sent
+    for table, n in sent.items():  # one result row per input row, in order
+        rows = report.results.loc[report.results["table"] == table, "row"]
+        assert rows.tolist() == list(range(n))
