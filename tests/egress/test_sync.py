@@ -21,7 +21,9 @@ import toolkit
 from tests.conftest import T0, client_env, kill_9_when, release_entries, write_client_env
 from toolkit import Client, ConcurrentWriteError, ConfigError
 from toolkit.cli.app import main
+from toolkit.core.connection import Connection
 from toolkit.egress import sync as syncing
+from toolkit.egress.export import Export
 from toolkit.egress.sync import (
     LOCK_NAME,
     WATERMARK_KEY,
@@ -654,24 +656,44 @@ def test_a_sync_allocates_arrow_memory_from_jemalloc_and_restores_the_pool(
     assert pa.default_memory_pool().backend_name == before
 
 
-def test_a_sync_asks_for_two_windows_at_once_and_writes_them_in_order(
+def test_a_sync_keeps_one_request_at_the_service_and_sends_the_next_while_flattening(
     firm_client: Client, sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The service's answers are what a sync waits for: two requests are in flight at once."""
+    """Never two requests at once (they compete for the service), never none while an answer
+    is flattened: the next window is asked for as soon as an answer is in; written in order."""
     release_entries(sandbox, firm_client, 4, every=timedelta(hours=1))
-    both = threading.Barrier(2, timeout=10)
-    fetch = syncing.fetch_window
-    asked: list[pd.Timestamp] = []
+    lock, in_flight, most, sent = threading.Lock(), [0], [0], []
+    second = threading.Event()
+    call, from_json = Connection.call, Export.from_json
 
-    def together(conn: Any, lo: pd.Timestamp, hi: pd.Timestamp) -> Any:
-        asked.append(lo)
-        if len(asked) <= 2:
-            both.wait()  # the first two requests meet: one at a time would time out here
-        return fetch(conn, lo, hi)
+    def counted(self: Connection, endpoint: str, **kwargs: Any) -> Any:
+        with lock:
+            in_flight[0] += 1
+            most[0] = max(most[0], in_flight[0])
+            sent.append(endpoint)
+            if sent.count("export") == 2:
+                second.set()
+        try:
+            if endpoint == "export" and sent.count("export") == 1:
+                second.wait(timeout=1)  # a second request sent meanwhile would be in flight now
+            return call(self, endpoint, **kwargs)
+        finally:
+            with lock:
+                in_flight[0] -= 1
 
-    monkeypatch.setattr(syncing, "fetch_window", together)
+    flattening: list[bool] = []
+
+    def flatten(raw: Any, kind: Any = "export") -> Export:
+        if threading.current_thread().name.startswith("toolkit-sync") and not flattening:
+            flattening.append(second.wait(timeout=10))  # the next request goes out meanwhile
+        return from_json(raw, kind=kind)
+
+    monkeypatch.setattr(Connection, "call", counted)
+    monkeypatch.setattr(Export, "from_json", flatten)
     path = tmp_path / "time"
     report = firm_client.sync(path, since=T0, until=T0 + timedelta(hours=5), window="1h")
+    assert most[0] == 1
+    assert flattening == [True]
     assert report.inserted == 4
     assert report.watermark == pd.Timestamp(T0 + timedelta(hours=5))
     assert sorted(toolkit.read_sync(path).entries["_id"]) == sorted(

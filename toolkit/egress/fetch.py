@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import uuid
 import warnings
 from collections.abc import Iterator, Sequence
+from contextlib import nullcontext
 
 import pandas as pd
 import pyarrow as pa
@@ -46,10 +48,18 @@ TOO_LARGE = (400, 413, 422)
 SMALLEST = pd.Timedelta(seconds=1)
 
 
-def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Export:
+def fetch_window(
+    conn: Connection,
+    start: pd.Timestamp,
+    end: pd.Timestamp,
+    *,
+    gate: threading.Lock | None = None,
+) -> Export:
     """Request one window ``(start, end]`` of the v2 export and flatten it, without warning.
 
     A window refused as too large (:data:`TOO_LARGE`) is split in halves down to one second.
+    ``gate``, held while a request is in flight, lets fetches in several threads send one
+    request at a time, the next as soon as an answer is in, while that answer is flattened.
 
     Returns:
         The window's export (``entries.attrs``: ``windows``, ``split``, unknown fields).
@@ -66,7 +76,8 @@ def fetch_window(conn: Connection, start: pd.Timestamp, end: pd.Timestamp) -> Ex
         lo, hi = todo.pop()
         params = {"releasedAfter": iso(lo), "releasedOnOrBefore": iso(hi)}
         try:
-            raw = conn.call("export", params=params, raw=True)
+            with gate or nullcontext():
+                raw = conn.call("export", params=params, raw=True)
         except ApiError as exc:
             mid = (lo + (hi - lo) / 2).floor("ms")  # down to one second, on a millisecond
             if exc.status not in TOO_LARGE or hi - lo <= SMALLEST or not lo < mid < hi:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import os
+import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -70,8 +71,10 @@ WATERMARK_KEY = "toolkit.releasedOnOrBefore"
 WINDOW_KEY = "toolkit.window"
 #: Delta app transaction of every sync commit: two syncs' commits to one table conflict.
 APP_ID = "timebill-toolkit.sync"
-#: Windows fetched ahead, at once, while a batch is written (the service's answer, not the
-#: write, is what a sync waits for: two requests at once keep it busy).
+#: Windows fetched ahead while a batch is written, one request at a time: the next is sent
+#: as soon as an answer is in, while that one is flattened, so the service always has one
+#: request of the sync (the export leaves it none while it flattens and writes), never two
+#: competing for it.
 _AHEAD = 2
 #: Tries of a batch whose commit lost to another sync's (each redoes the lookup).
 _ATTEMPTS = 5
@@ -395,13 +398,14 @@ def _prefetch(
     conn: Connection, windows: list[tuple[pd.Timestamp, pd.Timestamp]]
 ) -> Iterator[tuple[pd.Timestamp, pd.Timestamp, Export]]:
     """Each window with its export, in order; the next ones fetched while the caller writes."""
+    fetch = partial(fetch_window, conn, gate=threading.Lock())
     with ThreadPoolExecutor(max_workers=_AHEAD, thread_name_prefix="toolkit-sync") as pool:
-        ahead = deque(pool.submit(fetch_window, conn, *w) for w in windows[:_AHEAD])
+        ahead = deque(pool.submit(fetch, *w) for w in windows[:_AHEAD])
         try:
             for i, (lo, hi) in enumerate(windows):
                 part = ahead.popleft().result()
                 if i + _AHEAD < len(windows):
-                    ahead.append(pool.submit(fetch_window, conn, *windows[i + _AHEAD]))
+                    ahead.append(pool.submit(fetch, *windows[i + _AHEAD]))
                 yield lo, hi, part
         finally:
             for future in ahead:
