@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from toolkit import Client
+from toolkit.errors import ConfigError
 from toolkit.ingress import readers
 from toolkit.ingress.validation import folder_sources, validate
 
@@ -104,3 +105,29 @@ def test_a_run_from_a_folder_read_a_chunk_at_a_time_sends_each_row_once(
     for table, n in sent.items():  # one result row per input row, in order
         rows = report.results.loc[report.results["table"] == table, "row"]
         assert rows.tolist() == list(range(n))
+
+
+def test_a_file_changed_after_its_check_is_refused_before_its_changed_rows_are_used(
+    fresh_client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "firm"
+    shutil.copytree(SAMPLE, folder)
+    _spy_on_the_reader(monkeypatch, 4)
+    plan = fresh_client.plan(folder)  # checked and planned: the files read twice
+    path = folder / "initiatives.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[10] = lines[10].replace(",", ", ", 1)  # row 8, in the third chunk: not checked so
+    path.write_text("".join(lines))
+    sent: list[Any] = []
+    with pytest.raises(ConfigError, match=r"initiatives\.csv changed since it was first read"):
+        for calls, _ in plan.calls["initiatives"].batches():
+            sent += calls
+    assert len(sent) == 8  # the two chunks before it, as checked; none after
+    original = (SAMPLE / "initiatives.csv").read_text().splitlines(keepends=True)
+    assert len(original) == 63  # the header and 62 rows: the last chunk holds rows 60 and 61
+    path.write_text("".join(original[:-2]))  # the last chunk gone, the others as checked
+    sent = []
+    with pytest.raises(ConfigError, match=r"initiatives\.csv is shorter than when it was first"):
+        for calls, _ in plan.calls["initiatives"].batches():
+            sent += calls
+    assert len(sent) == 60

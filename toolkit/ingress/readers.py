@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import codecs
 import csv
+import hashlib
 import itertools
 import json
 import os
@@ -18,12 +19,13 @@ import warnings
 import zipfile
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from toolkit.errors import ConfigError, InputWarning
 
@@ -357,24 +359,59 @@ def _codec(path: Path, encoding: str | None) -> tuple[str, str]:
     return _decode(path, path.read_bytes(), encoding)
 
 
+def _digest(chunk: pd.DataFrame) -> bytes:
+    """A chunk's fingerprint: its cells, headers, row numbers and line map."""
+    try:  # a CSV chunk's text columns: as Arrow data
+        cells = memoryview(pa.RecordBatch.from_pandas(chunk, preserve_index=False).serialize())
+    except (pa.ArrowException, TypeError, ValueError):  # a sheet's cells of mixed types
+        cells = memoryview(pd.util.hash_pandas_object(chunk, index=False).to_numpy())
+    digest = hashlib.blake2b(cells, digest_size=16)
+    digest.update(repr(list(chunk.columns)).encode())
+    digest.update(repr((chunk.index[:1].tolist(), chunk.attrs.get("line_shifts"))).encode())
+    return digest.digest()
+
+
 @dataclass(frozen=True)
 class TableFile:
     """A table file, read a chunk at a time (:func:`read_chunks`) as often as asked.
+
+    Every chunk read again must be the chunk first read (its fingerprint, 16 bytes a chunk, is
+    kept): rows checked on the first read are the rows planned and sent, or a
+    :class:`~toolkit.errors.ConfigError` says the file changed, before that chunk is used.
 
     Example:
         >>> import tempfile, pathlib
         >>> f = pathlib.Path(tempfile.mkdtemp()) / "codes.csv"
         >>> _ = f.write_text("externalId\\nL1\\n")
-        >>> [len(chunk) for chunk in TableFile(f).chunks()]
+        >>> source = TableFile(f)
+        >>> [len(chunk) for chunk in source.chunks()]
         [1]
+        >>> _ = f.write_text("externalId\\nL2\\n")
+        >>> list(source.chunks())
+        Traceback (most recent call last):
+        ...
+        toolkit.errors.ConfigError: ...codes.csv changed since it was first read (rows 0 to 0...
     """
 
     path: Path
     encoding: str | None = None
+    _seen: list[bytes] = field(default_factory=list, repr=False, compare=False)
 
     def chunks(self) -> Iterator[pd.DataFrame]:
-        """The file's rows, a chunk at a time (:func:`read_chunks`)."""
-        return read_chunks(self.path, encoding=self.encoding)
+        """The file's rows, a chunk at a time (:func:`read_chunks`), each the one first read."""
+        n = 0
+        for n, chunk in enumerate(read_chunks(self.path, encoding=self.encoding), start=1):
+            digest = _digest(chunk)
+            if n > len(self._seen):
+                self._seen.append(digest)
+            elif digest != self._seen[n - 1]:
+                raise ConfigError(
+                    f"{self.path} changed since it was first read (rows {chunk.index[0]} to "
+                    f"{chunk.index[-1]} differ); nothing more is read from it: run again"
+                )
+            yield chunk
+        if n < len(self._seen):
+            raise ConfigError(f"{self.path} is shorter than when it was first read: run again")
 
 
 def read_chunks(
