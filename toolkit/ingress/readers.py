@@ -364,7 +364,7 @@ def _digest(chunk: pd.DataFrame) -> bytes:
     try:  # a CSV chunk's text columns: as Arrow data
         cells = memoryview(pa.RecordBatch.from_pandas(chunk, preserve_index=False).serialize())
     except (pa.ArrowException, TypeError, ValueError):  # a sheet's cells of mixed types
-        cells = memoryview(pd.util.hash_pandas_object(chunk, index=False).to_numpy())
+        cells = memoryview(pd.util.hash_pandas_object(chunk, index=False).to_numpy().tobytes())
     digest = hashlib.blake2b(cells, digest_size=16)
     digest.update(repr(list(chunk.columns)).encode())
     digest.update(repr((chunk.index[:1].tolist(), chunk.attrs.get("line_shifts"))).encode())
