@@ -61,14 +61,14 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m ruff format --check toolkit tests bench
 	$(PY) -m ruff check toolkit tests bench
-	$(PY) -m mypy toolkit
+	$(PY) -m mypy toolkit tests/typed_uses.py
 	TOOLKIT_NOTEBOOK_SANDBOX=1 $(PY) -m pytest tests toolkit bench notebooks --doctest-modules --nbval-lax --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider \
 	  -n $(TEST_WORKERS) --dist loadfile
 
 lint: $(STAMP)
 	$(PY) -m ruff format --check toolkit tests bench
 	$(PY) -m ruff check toolkit tests bench
-	$(PY) -m mypy toolkit
+	$(PY) -m mypy toolkit tests/typed_uses.py
 
 lab: $(STAMP)
 	$(PY) -m toolkit lab

@@ -27,7 +27,7 @@ from toolkit.client import Client
 from toolkit.core.settings import Settings
 from toolkit.egress.export import Export
 from toolkit.errors import ToolkitError
-from toolkit.ingress.validation import load_folder, validate
+from toolkit.ingress.validation import Tables, load_folder, validate
 from toolkit.notebook import SAMPLE_DATA
 from toolkit.reconciliation import reconcile
 
@@ -56,7 +56,7 @@ class _Run:
     workers: int
     entries: int
     seed: int
-    frames: dict[str, pd.DataFrame] = field(default_factory=dict)
+    frames: Tables[pd.DataFrame] = field(default_factory=lambda: Tables[pd.DataFrame]())
     users: dict[str, str] = field(default_factory=dict)
     released: int = 0
     export: Export = field(init=False)  # the export step sets it
@@ -70,14 +70,7 @@ class _Run:
 
 def _validate(run: _Run) -> str:
     run.frames = load_folder(run.sample)
-    frames = run.frames
-    report = validate(
-        clients=frames.get("clients"),
-        initiatives=frames.get("initiatives"),
-        code_types=frames.get("code_types"),
-        codes=frames.get("codes"),
-        code_ranges=frames.get("code_ranges"),
-    )
+    report = validate(**run.frames)
     if not report.ok:
         run.note(report.failures[["table", "row", "column", "check", "message"]])
         raise _StepFailed(f"{len(report.failures)} validation failure(s) in {run.sample}")

@@ -91,11 +91,7 @@ def run(args: argparse.Namespace) -> int:
     if args.strict or (not args.dry_run and args.on_invalid == "raise"):
         # the data's errors (and, with --strict, warnings) before any token or request
         checked = validate(
-            clients=sources.get("clients"),
-            initiatives=sources.get("initiatives"),
-            code_types=sources.get("code_types"),
-            codes=sources.get("codes"),
-            code_ranges=sources.get("code_ranges"),
+            **sources,
             code_range_post=args.code_range_post,
         )
         if not checked.ok and args.on_invalid == "raise":

@@ -26,11 +26,7 @@ def run(args: argparse.Namespace) -> int:
     out = out_path(args)
     sources = folder_sources(args.dir)  # the files, read a chunk at a time: never held whole
     report = validate(
-        clients=sources.get("clients"),
-        initiatives=sources.get("initiatives"),
-        code_types=sources.get("code_types"),
-        codes=sources.get("codes"),
-        code_ranges=sources.get("code_ranges"),
+        **sources,
         code_range_post=args.code_range_post,
     )
     print(report)

@@ -43,9 +43,9 @@ from toolkit.ingress.plan import (
 )
 from toolkit.ingress.plan import plan as make_plan
 from toolkit.ingress.ranges import CodeRangePost, check_post, merge_parts, send_in_parts
-from toolkit.ingress.readers import TableFile, fresh_index
+from toolkit.ingress.readers import fresh_index
 from toolkit.ingress.text import warn_lookalikes
-from toolkit.ingress.validation import ValidationReport
+from toolkit.ingress.validation import ImportSource, ValidationReport
 
 __all__ = ["IMPORTS", "ON_WARNING", "ImportOptions", "OnboardReport", "import_table", "onboard"]
 
@@ -315,7 +315,7 @@ def _skipped(reason: str) -> Reply:
 @returning_pool()
 def onboard(
     conn: Connection,
-    source: str | os.PathLike[str] | Mapping[str, FrameLike | TableFile],
+    source: ImportSource,
     *,
     known: Mapping[str, Iterable[str]] | None = None,
     on_invalid: str = "raise",

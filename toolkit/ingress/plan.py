@@ -25,14 +25,14 @@ from toolkit.bulk.journal import Entry, Journal, Ledger, read_ledger
 from toolkit.bulk.runner import Call
 from toolkit.core.connection import Connection, Endpoint
 from toolkit.core.failures import nullable_rows
-from toolkit.core.frames import FrameLike, as_pandas, neighbours, text_arrow, unique_rows
+from toolkit.core.frames import as_pandas, neighbours, text_arrow, unique_rows
 from toolkit.core.memory import returning_pool
 from toolkit.errors import ConfigError
 from toolkit.ingress.models import TABLES
 from toolkit.ingress.payloads import to_code_range_payloads, to_payloads
 from toolkit.ingress.ranges import CodeRangePost, split
 from toolkit.ingress.readers import TableFile, fresh_index, with_lines, write_table
-from toolkit.ingress.validation import ValidationReport, folder_sources, validate
+from toolkit.ingress.validation import ImportSource, ValidationReport, folder_sources, validate
 
 __all__ = [
     "ACTIONS",
@@ -214,7 +214,7 @@ def read_source(source: Any) -> dict[str, pd.DataFrame | TableFile]:
         path = Path(source)
         if not path.is_dir():
             raise ConfigError(f"{path} is not a folder")
-        return folder_sources(path)
+        source = folder_sources(path)
     if isinstance(source, Mapping):
         unknown = set(source) - set(IMPORTS)
         if unknown:
@@ -677,7 +677,7 @@ def _held_back(
 @returning_pool()
 def plan(
     conn: Connection,
-    source: str | os.PathLike[str] | Mapping[str, FrameLike | TableFile],
+    source: ImportSource,
     *,
     journal: str | os.PathLike[str] | Journal | None = None,
     mirror: bool = False,

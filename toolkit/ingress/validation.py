@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypedDict, TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -34,12 +34,43 @@ from toolkit.ingress.readers import (
 )
 from toolkit.ingress.workbook import write_workbook
 
-__all__ = ["ValidationReport", "folder_sources", "load_folder", "validate"]
+__all__ = [
+    "ImportSource",
+    "Tables",
+    "ValidationReport",
+    "folder_sources",
+    "load_folder",
+    "validate",
+]
 
 _EXPECTED = (
     "clients, initiatives (or matters, projects), code_types (or code-types, codetypes), "
     "codes, code_ranges (or code-ranges, ranges)"
 )
+
+
+_T = TypeVar("_T")
+
+
+class Tables(TypedDict, Generic[_T], total=False):
+    """The import tables of a folder by name, as :func:`load_folder` (frames) and
+    :func:`folder_sources` (files) give them: ``validate(**tables)`` type-checks.
+
+    >>> tables: Tables[str] = {"codes": "codes.csv"}
+    >>> tables["codes"]
+    'codes.csv'
+    """
+
+    clients: _T
+    initiatives: _T
+    code_types: _T
+    codes: _T
+    code_ranges: _T
+
+
+#: What onboarding and planning read: a folder, or the tables by name (pandas, Polars or PyArrow
+#: frames, or files read a chunk at a time, as :func:`folder_sources` gives them).
+ImportSource = str | os.PathLike[str] | Mapping[str, FrameLike | TableFile] | Tables[Any]
 
 
 @dataclass(repr=False)
@@ -383,7 +414,7 @@ def validate(
 @returning_pool()
 def load_folder(
     path: str | os.PathLike[str], *, encoding: str | None = None
-) -> dict[str, pd.DataFrame]:
+) -> Tables[pd.DataFrame]:
     """Read the import tables of a folder (files named after tables) or of a workbook of sheets.
 
     Args:
@@ -397,15 +428,16 @@ def load_folder(
     >>> list(frames)
     ['clients', 'initiatives', 'code_types', 'codes', 'code_ranges']
     """
-    return {
+    frames = {
         table: read_table(src.path, encoding=src.encoding) if isinstance(src, TableFile) else src
         for table, src in folder_sources(path, encoding=encoding).items()
     }
+    return cast("Tables[pd.DataFrame]", frames)
 
 
 def folder_sources(
     path: str | os.PathLike[str], *, encoding: str | None = None
-) -> dict[str, pd.DataFrame | TableFile]:
+) -> Tables[pd.DataFrame | TableFile]:
     """The import tables of a folder as files, read a chunk at a time when asked (a workbook's
     sheets are read whole): what :func:`validate` and onboarding read without holding them.
 
@@ -421,7 +453,7 @@ def folder_sources(
     """
     folder = Path(path)
     if folder.is_file() and folder.suffix.casefold() in (".xlsx", ".xlsm"):
-        return dict(read_workbook(folder))
+        return cast("Tables[pd.DataFrame | TableFile]", read_workbook(folder))
     if not folder.is_dir():
         raise ConfigError(f"{folder} is not a folder (nor a workbook of table sheets)")
     files: dict[str, list[Path]] = {}
@@ -455,4 +487,4 @@ def folder_sources(
             raise ConfigError(f"{table} has more than one file in {folder}: {names}; keep one")
         if found:
             sources[table] = TableFile(found[0], encoding)
-    return sources
+    return cast("Tables[pd.DataFrame | TableFile]", sources)
