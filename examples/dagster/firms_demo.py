@@ -139,8 +139,8 @@ def run_until_stopped(command: list[str], env: dict[str, str], cwd: Path,
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _interrupt)
     proc = subprocess.Popen(command, env=env, cwd=cwd, start_new_session=True)
-    print(f"{Path(command[0]).name} runs as process group {proc.pid}", flush=True)
-    try:
+    try:  # a signal as soon as the group runs (even while saying so) still stops it
+        print(f"{Path(command[0]).name} runs as process group {proc.pid}", flush=True)
         return proc.wait()
     except KeyboardInterrupt:
         print("stopping dagster dev and its processes", flush=True)

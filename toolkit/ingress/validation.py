@@ -35,7 +35,6 @@ from toolkit.ingress.readers import (
 from toolkit.ingress.workbook import write_workbook
 
 __all__ = [
-    "ImportSource",
     "Tables",
     "ValidationReport",
     "folder_sources",
