@@ -131,3 +131,14 @@ def test_a_file_changed_after_its_check_is_refused_before_its_changed_rows_are_u
         for calls, _ in plan.calls["initiatives"].batches():
             sent += calls
     assert len(sent) == 60
+
+
+def test_a_table_of_one_chunk_is_read_and_parsed_once_in_a_run(
+    fresh_client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "firm"
+    shutil.copytree(SAMPLE, folder)
+    made = _spy_on_the_reader(monkeypatch, 1000)  # every sample table in one chunk
+    report = fresh_client.onboard(folder, progress=False)
+    assert report.ok
+    assert made == [20, 62, 3, 36, 41]  # each import table read once: checked, planned, sent
