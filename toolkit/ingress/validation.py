@@ -9,7 +9,7 @@ import os
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property, partial
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Generic, TypedDict, TypeVar, cast
 
@@ -394,7 +394,7 @@ def validate(
             columns=_columns_for(table, columns),
             references=references,
             code_range_post=code_range_post,
-            read_again=src.chunks if isinstance(src, TableFile) else partial(list, [src]),
+            read_again=src.chunks if isinstance(src, TableFile) else None,
         )
 
     failure_parts = [r.failures for r in results.values() if not r.failures.empty]
