@@ -63,7 +63,7 @@ test: $(STAMP)
 	$(PY) -m ruff check toolkit tests bench
 	$(PY) -m mypy toolkit tests/typed_uses.py
 	TOOLKIT_NOTEBOOK_SANDBOX=1 $(PY) -m pytest tests toolkit bench notebooks --doctest-modules --nbval-lax --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider \
-	  -n $(TEST_WORKERS) --dist loadfile
+	  -n $(TEST_WORKERS) --dist loadfile --durations=15
 
 lint: $(STAMP)
 	$(PY) -m ruff format --check toolkit tests bench
