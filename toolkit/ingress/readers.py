@@ -26,8 +26,19 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.parquet as pq
+from pandas.io.parsers import TextParser  # type: ignore[attr-defined]  # in its __all__, not in pandas-stubs
 
 from toolkit.errors import ConfigError, InputWarning
+
+try:
+    from openpyxl import load_workbook  # type: ignore[import-untyped]  # openpyxl has no types
+    from openpyxl.utils import get_column_letter  # type: ignore[import-untyped]  # no types
+except ImportError:  # the excel extra is not installed: reading a workbook says so
+    _EXCEL = False
+else:
+    _EXCEL = True
 
 __all__ = [
     "ALIASES",
@@ -50,6 +61,7 @@ __all__ = [
     "read_table",
     "read_workbook",
     "table_for",
+    "table_sheets",
     "with_lines",
     "write_table",
 ]
@@ -373,7 +385,8 @@ def _digest(chunk: pd.DataFrame) -> bytes:
 
 @dataclass(frozen=True)
 class TableFile:
-    """A table file, read a chunk at a time (:func:`read_chunks`) as often as asked.
+    """A table file (or a workbook's sheet), read a chunk at a time (:func:`read_chunks`) as
+    often as asked.
 
     Every chunk read again must be the chunk first read (its fingerprint, 16 bytes a chunk, is
     kept): rows checked on the first read are the rows planned and sent, or a
@@ -395,33 +408,50 @@ class TableFile:
 
     path: Path
     encoding: str | None = None
+    sheet: str | None = None
     _seen: list[bytes] = field(default_factory=list, repr=False, compare=False)
 
     def chunks(self) -> Iterator[pd.DataFrame]:
         """The file's rows, a chunk at a time (:func:`read_chunks`), each the one first read."""
+        where = self.path if self.sheet is None else f"{self.path}, sheet {self.sheet}"
         n = 0
-        for n, chunk in enumerate(read_chunks(self.path, encoding=self.encoding), start=1):
+        read = read_chunks(self.path, encoding=self.encoding, sheet=self.sheet)
+        for n, chunk in enumerate(read, start=1):
             digest = _digest(chunk)
             if n > len(self._seen):
                 self._seen.append(digest)
             elif digest != self._seen[n - 1]:
                 raise ConfigError(
-                    f"{self.path} changed since it was first read (rows {chunk.index[0]} to "
+                    f"{where} changed since it was first read (rows {chunk.index[0]} to "
                     f"{chunk.index[-1]} differ); nothing more is read from it: run again"
                 )
             yield chunk
         if n < len(self._seen):
-            raise ConfigError(f"{self.path} is shorter than when it was first read: run again")
+            raise ConfigError(f"{where} is shorter than when it was first read: run again")
+
+    def read(self) -> pd.DataFrame:
+        """The whole table (:func:`read_table`), not checked against the first read.
+
+        Example:
+            >>> TableFile(Path("sample_data/codes.csv")).read().shape
+            (36, 4)
+        """
+        return read_table(self.path, encoding=self.encoding, sheet=self.sheet)
 
 
 def read_chunks(
-    path: str | os.PathLike[str], *, encoding: str | None = None
+    path: str | os.PathLike[str], *, encoding: str | None = None, sheet: str | None = None
 ) -> Iterator[pd.DataFrame]:
-    """Read one table file a chunk of rows at a time (CSV: 50,000 rows; Excel and Parquet whole).
+    """Read one table file 50,000 rows at a time (CSV, an Excel sheet or Parquet).
 
     Each chunk's index holds the rows' numbers in the file (0-based), and its ``attrs`` the
-    line map of the rows so far (:func:`line_numbers` works on any chunk);
+    line map of the rows so far (:func:`line_numbers` works on any chunk; none for Parquet);
     :func:`read_table` is the chunks joined.
+
+    Args:
+        path: The file (a Parquet folder too).
+        encoding: The text encoding of a CSV file (default: UTF-8, guessed otherwise).
+        sheet: The sheet of a workbook to read (default: the first).
 
     Example:
         >>> import tempfile, pathlib
@@ -435,9 +465,9 @@ def read_chunks(
         raise ConfigError(f"{p}: no such file")
     suffix = p.suffix.casefold()
     if suffix == ".parquet" or p.is_dir():
-        yield _read_parquet(p)
+        yield from _read_parquet(p)
     elif suffix in (".xlsx", ".xlsm"):
-        yield _read_excel(p)
+        yield from _read_excel(p, sheet)
     elif suffix == ".xls":
         raise ConfigError(f"{p}: old Excel .xls is not read; save it as .xlsx or CSV")
     else:
@@ -453,7 +483,7 @@ def _read_csv(path: Path, encoding: str | None = None) -> Iterator[pd.DataFrame]
     header: list[str] | None = None
     width = 0  # the columns kept: a trailing unnamed column empty on every line is dropped
     rows: list[list[str]] = []
-    shifts: list[tuple[int, int]] = []  # as _shifts: (first row, lines beyond row + 2)
+    shifts: list[tuple[int, int]] = []  # (first row, lines beyond row + 2) where it changes
     n = 0
 
     def chunk() -> pd.DataFrame:
@@ -480,8 +510,7 @@ def _read_csv(path: Path, encoding: str | None = None) -> Iterator[pd.DataFrame]
                 record = record[: len(header)]
                 record += [""] * (len(header) - len(record))
                 rows.append(record)
-                if start - (n + 2) != (shifts[-1][1] if shifts else 0):
-                    shifts.append((n, start - (n + 2)))
+                _add_line(shifts, n, start)
                 n += 1
                 if len(rows) == _CHUNK:
                     frame, rows = chunk(), []  # the rows' Python strings gone before it is used
@@ -519,21 +548,21 @@ def _empty_tail(path: Path, codec: tuple[str, str], delimiter: str, header: list
     return len(header) - named
 
 
-def _shifts(lines: Sequence[int]) -> tuple[tuple[int, int], ...]:
-    """Compact line map: (first row, lines beyond ``row + 2``) wherever that number changes."""
-    shifts: list[tuple[int, int]] = []
-    for i, line in enumerate(lines):
-        extra = line - (i + 2)
-        if extra != (shifts[-1][1] if shifts else 0):
-            shifts.append((i, extra))
-    return tuple(shifts)
+def _add_line(shifts: list[tuple[int, int]], row: int, line: int) -> None:
+    """Note a row's line in the line map if it is further down than the row before it says."""
+    if line - (row + 2) != (shifts[-1][1] if shifts else 0):
+        shifts.append((row, line - (row + 2)))
 
 
 @contextmanager
 def _excel(path: Path) -> Iterator[None]:
-    """Turn openpyxl's and pandas' errors on a workbook into one ConfigError."""
+    """Turn openpyxl's errors on a workbook (and its absence) into one ConfigError."""
     try:
+        if not _EXCEL:
+            raise ImportError("openpyxl")
         yield
+    except ConfigError:
+        raise
     except ImportError:
         raise ConfigError(
             f"{path}: reading .xlsx needs openpyxl (pip install 'timebill-toolkit[excel]')"
@@ -545,41 +574,102 @@ def _excel(path: Path) -> Iterator[None]:
         ) from None
 
 
-def _read_excel(path: Path, sheet: str | int = 0) -> pd.DataFrame:
+def _cell(cell: Any) -> Any:
+    """A cell's value as ``pandas.read_excel`` gives it: empty as ``""``, an error as NaN, a
+    whole number as an ``int``."""
+    value = cell.value
+    if value is None:
+        return ""
+    if cell.data_type == "e":
+        return np.nan
+    if cell.data_type == "n":
+        whole = int(value)
+        return whole if whole == value else float(value)
+    return value
+
+
+def _header(cells: list[Any]) -> pd.Index:
+    """Column names as ``pandas.read_excel`` makes them of a header row (``Unnamed: N`` for an
+    empty cell, repeated names numbered), stripped."""
+    names = TextParser([cells], header=0, dtype=object, keep_default_na=False).read().columns
+    return pd.Index([str(name).strip() for name in names])
+
+
+def _read_excel(path: Path, sheet: str | None = None) -> Iterator[pd.DataFrame]:
+    """A sheet (the first unless named) a chunk of rows at a time, as openpyxl streams it: the
+    first non-blank row the header, blank rows dropped (kept in the line map), the cells as
+    ``pandas.read_excel(dtype=object, keep_default_na=False)`` gives them."""
+    where = str(path) if sheet is None else f"{path}, sheet {sheet}"
+    names = pd.Index([])
+    rows: list[list[Any]] = []
+    shifts: list[tuple[int, int]] = []
+    n = 0
+
+    def chunk() -> pd.DataFrame:
+        df = pd.DataFrame(rows, columns=range(len(names)), dtype=object).set_axis(names, axis=1)
+        df.index = pd.RangeIndex(n - len(rows), n)
+        df.attrs.update(source=str(path), line_shifts=tuple(shifts))
+        if sheet is not None:
+            df.attrs["sheet"] = sheet
+        return df
+
     with _excel(path):
-        df = pd.read_excel(
-            path, sheet_name=sheet, dtype=object, keep_default_na=False, engine="openpyxl"
-        )
-    df.columns = [str(c).strip() for c in df.columns]
-    blank = df.map(lambda v: v is None or (isinstance(v, str) and not v.strip())).all(axis=1)
-    lines = [i + 2 for i in range(len(df)) if not blank.iloc[i]]
-    df = df.loc[~blank.to_numpy()].reset_index(drop=True)
-    df.attrs["source"] = str(path)
-    if isinstance(sheet, str):
-        df.attrs["sheet"] = sheet
-    df.attrs["line_shifts"] = _shifts(lines)
-    return df
+        book = load_workbook(path, read_only=True, data_only=True, keep_links=False)
+    try:
+        with _excel(path):
+            cells = book[sheet] if sheet is not None else book.worksheets[0]
+            cells.reset_dimensions()  # the sizes a file declares can be wrong: read every cell
+            header: list[Any] | None = None
+            for line, row_cells in enumerate(cells.iter_rows(), start=1):
+                row = [_cell(c) for c in row_cells]
+                while row and row[-1] == "":
+                    row.pop()
+                if all(isinstance(v, str) and not v.strip() for v in row):
+                    continue  # a blank row
+                if header is None:
+                    header, names = row, _header(row)
+                    continue
+                if len(row) > len(header):
+                    raise ConfigError(
+                        f"{where}, line {line}: a value in column {get_column_letter(len(row))}"
+                        f", right of the header's {len(header)} columns; give it a header or "
+                        "clear it"
+                    )
+                rows.append(row + [""] * (len(header) - len(row)))
+                _add_line(shifts, n, line)
+                n += 1
+                if len(rows) == _CHUNK:
+                    frame, rows = chunk(), []  # the rows' Python values gone before it is used
+                    yield frame
+                    del frame  # not held while the next chunk is read
+    finally:
+        book.close()
+    if rows or not n:
+        yield chunk()
 
 
 def _sheet_names(path: Path) -> list[str]:
-    with _excel(path), pd.ExcelFile(path, engine="openpyxl") as book:
-        return [str(name) for name in book.sheet_names]
+    with _excel(path):
+        book = load_workbook(path, read_only=True, keep_links=False)
+        book.close()
+        return [str(name) for name in book.sheetnames]
 
 
-def read_workbook(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
-    """Read a workbook whose sheets are named after import tables (as :func:`table_for`).
+def table_sheets(path: str | os.PathLike[str]) -> dict[str, str]:
+    """The sheets of a workbook that hold import tables, named as :func:`table_for` names files.
 
-    Other sheets are passed over with an :class:`InputWarning`.
+    Other sheets are passed over with an :class:`InputWarning` (the report's sheets,
+    :data:`REPORT_SHEETS`, and :data:`IGNORED` ones silently).
 
     Returns:
-        ``{table: frame}`` in import order.
+        ``{table: sheet}`` in import order.
 
     Example:
         >>> import tempfile, pathlib
         >>> book = pathlib.Path(tempfile.mkdtemp()) / "firm.xlsx"
-        >>> pd.DataFrame({"externalId": ["007"]}).to_excel(book, sheet_name="Clients", index=False)
-        >>> read_workbook(book)["clients"].to_dict("records")
-        [{'externalId': '007'}]
+        >>> pd.DataFrame({"externalId": ["M-1"]}).to_excel(book, sheet_name="Matters", index=False)
+        >>> table_sheets(book)
+        {'initiatives': 'Matters'}
     """
     p = Path(path)
     if not p.is_file():
@@ -597,36 +687,81 @@ def read_workbook(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
         warnings.warn(
             f"{p}: passed over the sheet(s) {', '.join(unknown)}: no import table has that name",
             InputWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     if not found:
         raise ConfigError(
             f"{p}: no sheet names an import table; expected sheets named "
             f"{', '.join(ALIASES)} (or their aliases)"
         )
-    frames: dict[str, pd.DataFrame] = {}
+    sheets: dict[str, str] = {}
     for table in ALIASES:
-        sheets = found.get(table, [])
-        if len(sheets) > 1:
-            raise ConfigError(f"{p}: {table} is in more than one sheet: {', '.join(sheets)}")
-        if sheets:
-            frames[table] = _read_excel(p, sheets[0])
-    return frames
+        names = found.get(table, [])
+        if len(names) > 1:
+            raise ConfigError(f"{p}: {table} is in more than one sheet: {', '.join(names)}")
+        if names:
+            sheets[table] = names[0]
+    return sheets
 
 
-def _read_parquet(path: Path) -> pd.DataFrame:
+def read_workbook(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
+    """Read a workbook whose sheets are named after import tables (:func:`table_sheets`).
+
+    Returns:
+        ``{table: frame}`` in import order.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> book = pathlib.Path(tempfile.mkdtemp()) / "firm.xlsx"
+        >>> pd.DataFrame({"externalId": ["007"]}).to_excel(book, sheet_name="Clients", index=False)
+        >>> read_workbook(book)["clients"].to_dict("records")
+        [{'externalId': '007'}]
+    """
+    return {table: read_table(path, sheet=sheet) for table, sheet in table_sheets(path).items()}
+
+
+def _read_parquet(path: Path) -> Iterator[pd.DataFrame]:
+    """A Parquet file or folder (hive partitions as ``pandas.read_parquet`` reads them) a chunk
+    of rows at a time, each typed as ``pandas.read_parquet`` types it; the index: row numbers."""
+    n = 0
+
+    def frame(batch: pa.RecordBatch | pa.Table) -> pd.DataFrame:
+        df = batch.to_pandas()
+        df.index = pd.RangeIndex(n, n + len(df))
+        df.attrs["source"] = str(path)
+        return df
+
     try:
-        df = pd.read_parquet(path)
+        if path.is_dir():  # as pyarrow.parquet.read_table reads a folder
+            partitioning = pads.HivePartitioning.discover(infer_dictionary=True)
+            data = pads.dataset(path, format="parquet", partitioning=partitioning)
+            schema, batches = data.schema, data.to_batches(batch_size=_CHUNK)
+        else:
+            file = pq.ParquetFile(path)
+            schema, batches = file.schema_arrow, file.iter_batches(batch_size=_CHUNK)
+        for batch in batches:
+            if batch.num_rows:
+                df = frame(batch)
+                n += len(df)
+                yield df
+                del df  # not held while the next chunk is read
+        if not n:
+            yield frame(schema.empty_table())
     except (OSError, ValueError, ImportError) as exc:  # pyarrow's errors derive from these
         raise ConfigError(
             f"{path}: not a readable Parquet file ({type(exc).__name__}: {exc})"
         ) from None
-    df.attrs["source"] = str(path)
-    return df
 
 
-def read_table(path: str | os.PathLike[str], *, encoding: str | None = None) -> pd.DataFrame:
-    """Read one table file (CSV, Excel's first sheet, Parquet), whatever its delimiter or encoding.
+def read_table(
+    path: str | os.PathLike[str], *, encoding: str | None = None, sheet: str | None = None
+) -> pd.DataFrame:
+    """Read one table file (CSV, an Excel sheet, Parquet), whatever its delimiter or encoding.
+
+    Args:
+        path: The file (a Parquet folder too).
+        encoding: The text encoding of a CSV file (default: UTF-8, guessed otherwise).
+        sheet: The sheet of a workbook to read (default: the first).
 
     Returns:
         The frame; :func:`line_numbers` gives each row's line.
@@ -638,7 +773,7 @@ def read_table(path: str | os.PathLike[str], *, encoding: str | None = None) -> 
         >>> read_table(f).to_dict("records")
         [{'externalId': 'C-1', 'name': 'Müller, Søn'}]
     """
-    chunks = list(read_chunks(path, encoding=encoding))
+    chunks = list(read_chunks(path, encoding=encoding, sheet=sheet))
     if len(chunks) == 1:
         return chunks[0]
     attrs = chunks[-1].attrs  # the whole file's line map

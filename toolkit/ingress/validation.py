@@ -27,9 +27,8 @@ from toolkit.ingress.readers import (
     IGNORED,
     TABLE_SUFFIXES,
     TableFile,
-    read_table,
-    read_workbook,
     table_for,
+    table_sheets,
     with_lines,
 )
 from toolkit.ingress.workbook import write_workbook
@@ -111,9 +110,7 @@ class ValidationReport:
     def inputs(self) -> dict[str, pd.DataFrame]:
         """The tables as given, whole (files read again): what :meth:`to_excel` writes back."""
         return {
-            table: read_table(src.path, encoding=src.encoding)
-            if isinstance(src, TableFile)
-            else src
+            table: src.read() if isinstance(src, TableFile) else src
             for table, src in self.sources.items()
         }
 
@@ -428,7 +425,7 @@ def load_folder(
     ['clients', 'initiatives', 'code_types', 'codes', 'code_ranges']
     """
     frames = {
-        table: read_table(src.path, encoding=src.encoding) if isinstance(src, TableFile) else src
+        table: src.read() if isinstance(src, TableFile) else src
         for table, src in folder_sources(path, encoding=encoding).items()
     }
     return cast("Tables[pd.DataFrame]", frames)
@@ -436,23 +433,24 @@ def load_folder(
 
 def folder_sources(
     path: str | os.PathLike[str], *, encoding: str | None = None
-) -> Tables[pd.DataFrame | TableFile]:
-    """The import tables of a folder as files, read a chunk at a time when asked (a workbook's
-    sheets are read whole): what :func:`validate` and onboarding read without holding them.
+) -> Tables[TableFile]:
+    """The import tables of a folder as files (or of a workbook as its sheets), read a chunk at a
+    time when asked: what :func:`validate` and onboarding read without holding them.
 
     Args:
         path: The folder, or a workbook of table sheets.
         encoding: The text encoding of its CSV files (default: UTF-8, guessed otherwise).
 
     Returns:
-        ``{table: file or frame}`` in import order.
+        ``{table: file}`` in import order.
 
     >>> folder_sources("sample_data")["codes"].path.name
     'codes.csv'
     """
     folder = Path(path)
     if folder.is_file() and folder.suffix.casefold() in (".xlsx", ".xlsm"):
-        return cast("Tables[pd.DataFrame | TableFile]", read_workbook(folder))
+        sheets = table_sheets(folder)
+        return cast("Tables[TableFile]", {t: TableFile(folder, sheet=s) for t, s in sheets.items()})
     if not folder.is_dir():
         raise ConfigError(f"{folder} is not a folder (nor a workbook of table sheets)")
     files: dict[str, list[Path]] = {}
@@ -478,7 +476,7 @@ def folder_sources(
             f"{folder}: no import table found; expected files named {_EXPECTED}, "
             f"as .csv, .xlsx or .parquet"
         )
-    sources: dict[str, pd.DataFrame | TableFile] = {}
+    sources: dict[str, TableFile] = {}
     for table in TABLES:
         found = files.get(table, [])
         if len(found) > 1:
@@ -486,4 +484,4 @@ def folder_sources(
             raise ConfigError(f"{table} has more than one file in {folder}: {names}; keep one")
         if found:
             sources[table] = TableFile(found[0], encoding)
-    return cast("Tables[pd.DataFrame | TableFile]", sources)
+    return cast("Tables[TableFile]", sources)
