@@ -129,9 +129,14 @@ def test_each_chunk_has_the_cells_as_pandas_types_them_and_its_lines(
     assert line_numbers(second, [0, 1]) == [2, 4]
 
 
-def test_a_value_right_of_the_header_names_its_line_and_column(tmp_path: Path) -> None:
-    rows = [["externalId", "name", None], ["C-1", "Acme"], [], ["C-2", "Bolt", None, "note"]]
+def test_a_value_right_of_the_header_names_its_line_and_column(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = [["externalId", "name", None], ["C-1", "Acme", " "], [], ["C-2", "Bolt", None, "x"]]
     path = _save(tmp_path / "c.xlsx", {"Clients": rows})
+    monkeypatch.setattr(readers, "_CHUNK", 1)
+    first = next(read_chunks(path))  # a blank cell right of the header is dropped, as in CSV
+    assert first.to_dict("records") == [{"externalId": "C-1", "name": "Acme"}]
     with pytest.raises(ConfigError, match=r"c\.xlsx, line 4: a value in column D, right of"):
         read_table(path)
     with pytest.raises(ConfigError, match=r"c\.xlsx, sheet Clients, line 4: a value in col"):

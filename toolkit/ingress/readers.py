@@ -588,6 +588,10 @@ def _cell(cell: Any) -> Any:
     return value
 
 
+def _blank(value: Any) -> bool:
+    return isinstance(value, str) and not value.strip()
+
+
 def _header(cells: list[Any]) -> pd.Index:
     """Column names as ``pandas.read_excel`` makes them of a header row (``Unnamed: N`` for an
     empty cell, repeated names numbered), stripped."""
@@ -624,18 +628,19 @@ def _read_excel(path: Path, sheet: str | None = None) -> Iterator[pd.DataFrame]:
                 row = [_cell(c) for c in row_cells]
                 while row and row[-1] == "":
                     row.pop()
-                if all(isinstance(v, str) and not v.strip() for v in row):
-                    continue  # a blank row
+                if all(map(_blank, row)):
+                    continue
                 if header is None:
                     header, names = row, _header(row)
                     continue
-                if len(row) > len(header):
+                beyond = [i for i in range(len(header), len(row)) if not _blank(row[i])]
+                if beyond:  # blank cells right of the header are dropped, as in a CSV file
+                    column = get_column_letter(beyond[0] + 1)
                     raise ConfigError(
-                        f"{where}, line {line}: a value in column {get_column_letter(len(row))}"
-                        f", right of the header's {len(header)} columns; give it a header or "
-                        "clear it"
+                        f"{where}, line {line}: a value in column {column}, right of the "
+                        f"header's {len(header)} columns; give it a header or clear it"
                     )
-                rows.append(row + [""] * (len(header) - len(row)))
+                rows.append(row[: len(header)] + [""] * (len(header) - len(row)))
                 _add_line(shifts, n, line)
                 n += 1
                 if len(rows) == _CHUNK:
@@ -651,8 +656,9 @@ def _read_excel(path: Path, sheet: str | None = None) -> Iterator[pd.DataFrame]:
 def _sheet_names(path: Path) -> list[str]:
     with _excel(path):
         book = load_workbook(path, read_only=True, keep_links=False)
+        names = [str(name) for name in book.sheetnames]
         book.close()
-        return [str(name) for name in book.sheetnames]
+        return names
 
 
 def table_sheets(path: str | os.PathLike[str]) -> dict[str, str]:
@@ -756,12 +762,8 @@ def _read_parquet(path: Path) -> Iterator[pd.DataFrame]:
 def read_table(
     path: str | os.PathLike[str], *, encoding: str | None = None, sheet: str | None = None
 ) -> pd.DataFrame:
-    """Read one table file (CSV, an Excel sheet, Parquet), whatever its delimiter or encoding.
-
-    Args:
-        path: The file (a Parquet folder too).
-        encoding: The text encoding of a CSV file (default: UTF-8, guessed otherwise).
-        sheet: The sheet of a workbook to read (default: the first).
+    """Read one table file (CSV, an Excel sheet, Parquet), whatever its delimiter or encoding:
+    :func:`read_chunks` (the same arguments) joined.
 
     Returns:
         The frame; :func:`line_numbers` gives each row's line.
