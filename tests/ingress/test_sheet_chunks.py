@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from toolkit.ingress.validation import folder_sources, validate
 CELLS: tuple[Any, ...] = (
     None, None, "", "  ", "text", " padded ", "007", "#N/A text", 0, 7, -3, 2.5, 2.0, 1e20,
     True, False, dt.datetime(2024, 2, 29, 13, 5), dt.date(2021, 1, 1), dt.time(9, 30),
-    "#DIV/0!", "=1+1",  # a formula openpyxl saves without a cached value: read as empty
+    "#DIV/0!", "=1+1",  # a formula, saved with its value (2) as Excel saves it
 )  # fmt: skip
 #: What a header cell may hold: names repeated (as written or once stripped), empty, numbers.
 HEADERS: tuple[Any, ...] = (
@@ -46,7 +47,7 @@ def _pandas_sheet(path: Path, sheet: str | int = 0) -> pd.DataFrame:
 
 
 def _blank(row: list[Any]) -> bool:
-    return all(v is None or (isinstance(v, str) and not v.strip()) or v == "=1+1" for v in row)
+    return all(v is None or (isinstance(v, str) and not v.strip()) for v in row)
 
 
 def _random_sheet(rng: random.Random) -> tuple[list[list[Any]], list[int]]:
@@ -81,6 +82,11 @@ def _save(path: Path, sheets: dict[str, list[list[Any]]]) -> Path:
                 if value is not None:
                     sheet.cell(r, c, value)
     book.save(path)
+    with zipfile.ZipFile(path) as saved:  # each formula's value, which openpyxl does not save
+        parts = {item: saved.read(item) for item in saved.namelist()}
+    with zipfile.ZipFile(path, "w") as out:
+        for item, data in parts.items():
+            out.writestr(item, data.replace(b"<f>1+1</f><v />", b"<f>1+1</f><v>2</v>"))
     return path
 
 
