@@ -98,7 +98,7 @@ def test_a_sheet_read_a_chunk_at_a_time_is_the_sheet_pandas_reads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rng = random.Random(28)
-    for case in range(150):
+    for case in range(100):
         rows, lines = _random_sheet(rng)
         path = _save(tmp_path / f"case{case}.xlsx", {"Clients": rows})
         chunk = rng.randint(1, 4)
@@ -112,8 +112,8 @@ def test_a_sheet_read_a_chunk_at_a_time_is_the_sheet_pandas_reads(
         pd.testing.assert_frame_equal(got, expected, obj=where)
         assert _cell_types(got) == _cell_types(expected), where
         assert line_numbers(chunks[-1], range(len(got))) == lines, where
-        assert list(read_workbook(path)) == ["clients"]
-        pd.testing.assert_frame_equal(read_workbook(path)["clients"], expected, obj=where)
+        (joined,) = read_workbook(path).values()
+        pd.testing.assert_frame_equal(joined, expected, obj=where)
 
 
 def test_each_chunk_has_the_cells_as_pandas_types_them_and_its_lines(
