@@ -97,6 +97,7 @@ def simulate(
     *,
     workers: int = 8,
     latency: float = LATENCY,
+    jitter: float = 0.0,
     fault_rate: float = 0.0,
     retry_after: float | None = 1.0,
     fault_statuses: tuple[int, ...] = (429, 500, 503),
@@ -109,6 +110,7 @@ def simulate(
         steps: the service's ``rateLimit`` (``None``: none) and how long it holds.
         workers: worker threads.
         latency: seconds a request takes (±50%).
+        jitter: seconds a request may reach the limiter late besides (at random, up to it).
         fault_rate: share of requests answered a random fault before any limit is consulted.
         retry_after: the faults' ``Retry-After`` (429 and 503; ``None``: none).
         fault_statuses: statuses the faults draw from.
@@ -163,7 +165,7 @@ def simulate(
             continue
         ticket = budget.take()
         took = latency * (0.5 + rnd.random())
-        arrives = now + took / 2
+        arrives = now + took / 2 + rnd.random() * jitter
         status, wait, hints, release = 201, None, None, None
         if fault_rate and rnd.random() < fault_rate:
             status = rnd.choice(fault_statuses)

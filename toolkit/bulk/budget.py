@@ -55,6 +55,7 @@ _SAMPLE_SECONDS = 0.25
 _PROBE_EVERY = 5.0  # seconds: at most one probe at half the pace to test refusals
 _WINDOW = 2.0  # seconds of answers the measured rate is read from
 _NOISE = 0.02  # refusals (a share of the last _WINDOW's answers) a pace in cruise shrugs off
+_WIDEST = 0.92  # the widest spacing margin: the pace's least share of the estimate
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,7 @@ class Budget:
         self._base: float | None = None  # a probe's last step that held (None: no probe)
         self._step = (now, 0.0, 0.0)  # a probe's step: since, gain, the pace it started from
         self._headroom = HEADROOM  # the pace's share of the estimate (1 for a quota window)
+        self._held: float | None = None  # the pace a probe started from (it held a whole hold)
         self._burst = 0  # answers accepted before the first refusal
         self._slack = 0.5  # of an interval: how early a late worker may catch up a slot
         self._rate_limited = False  # no concurrency cap: refused within the supposed cap
@@ -347,11 +349,8 @@ class Budget:
             self._epoch += 1
         elif self._stalled(now - ticket.sent):
             pass  # it waited far longer than answers do: bunched up behind a stall, no evidence
-        elif ticket.early and self._slack > 0.02:
-            # refused catching up a late slot: the limiter keeps no burst (a token bucket of 1);
-            # the pace may be right, the spacing was not
-            self._slack /= 4
-            self._epoch += 1
+        elif self._spaced(now, ticket, noise):
+            pass  # the spacing's, not the pace's
         elif self.phase == "seek":
             self._seek_refused(now)
         elif self.phase == "start":
@@ -359,6 +358,38 @@ class Budget:
             self._trial = self._trial or (now, first, first, None, ticket)
         elif not noise or self._base is not None:  # a probe ends at its first refusal
             self._react(now)
+
+    def _spaced(self, now: float, ticket: Ticket, noise: bool) -> bool:
+        """Whether a refusal is the spacing's, not the pace's (the limiter keeps no burst, a
+        token bucket of 1: it refuses a request that comes less than its interval after the one
+        before); then the spacing tightens. Refused catching up a late slot: late workers catch
+        up less (the slack shrinks). Refused alone in cruise (not a probe's, nor noise) within a
+        probe's first step of a pace that held a whole probe hold: the limit is not below that
+        pace; the pace goes back to it, and no further toward a probe's step that held, and, if
+        it was no faster, the arrivals wobbled by more than the margin, which widens (by half
+        the first one, down to :data:`_WIDEST` of the estimate)."""
+        held = self._held or 0.0
+        if ticket.early and self._slack > 0.02:
+            self._slack /= 4
+        elif (
+            self.phase == "cruise"
+            and not noise
+            and self._base is None
+            and self.rate is not None
+            and self.rate <= (1.0 + _PROBE) * held
+            and (len(self._no) < 2 or self._no[-2] <= (self._reacted_at or now))
+            and (self.rate > 1.001 * held or _WIDEST < self._headroom < _QUOTA_HEADROOM)
+        ):
+            assert self.estimate is not None
+            self.estimate = self._w_max = min(self.estimate, held / self._headroom)
+            if self.rate <= 1.001 * held:  # (a quota refills whatever the spacing)
+                self._headroom = max(_WIDEST, self._headroom - (1.0 - HEADROOM) / 2)
+            self._set_rate(self._headroom * self.estimate, now)
+            self._next = max(self._next, now + 1.0 / self.rate)
+        else:
+            return False
+        self._epoch += 1
+        return True
 
     def _tried(self, now: float, ticket: Ticket, refused: bool) -> None:
         """Count an answer in the start's trial of its first refusals; judge it when full: 3
@@ -483,6 +514,7 @@ class Budget:
             self._set_rate(self._headroom * self.estimate, now)
             self._next = max(self._next, now + 1.0 / self.rate)
             return
+        self._held = None  # the limit is lower than a pace that held
         span = now - previous if previous is not None else 0.0
         between = (self._oks - oks_then) / span if span > 0 else 0.0
         refused_at = min(self.rate, self.estimate)  # the pace that was refused
@@ -620,6 +652,7 @@ class Budget:
                     # the step held (or the first): the next one, twice as large
                     if self._base is None:
                         gain, origin = _PROBE, self.estimate
+                        self._held = self._headroom * origin
                     else:
                         gain = min(_PROBE_MAX, 2.0 * gain)
                     self._base, self._step = self.estimate, (now, gain, origin)
