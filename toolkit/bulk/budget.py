@@ -360,34 +360,28 @@ class Budget:
             self._react(now)
 
     def _spaced(self, now: float, ticket: Ticket, noise: bool) -> bool:
-        """Whether a refusal is the spacing's, not the pace's (the limiter keeps no burst, a
-        token bucket of 1: it refuses a request that comes less than its interval after the one
-        before); then the spacing tightens. Refused catching up a late slot: late workers catch
-        up less (the slack shrinks). Refused alone in cruise (not a probe's, nor noise) within a
-        probe's first step of a pace that held a whole probe hold: the limit is not below that
-        pace; the pace goes back to it, and no further toward a probe's step that held, and, if
-        it was no faster, the arrivals wobbled by more than the margin, which widens (by half
-        the first one, down to :data:`_WIDEST` of the estimate)."""
-        held = self._held or 0.0
+        """Whether a refusal is the spacing's, not the pace's (a limiter with no burst refuses a
+        request that comes less than its interval after the one before); then it tightens.
+        Refused catching up a late slot: late workers catch up less. Refused alone in cruise
+        since a probe started from a pace that held a whole hold (not the probe's, nor noise):
+        above that pace (back toward a step a late send may have let hold), back to it, and no
+        further; at or below it, the arrivals wobbled by more than the margin, which widens."""
+        held, rate, estimate = self._held, self.rate, self.estimate
         if ticket.early and self._slack > 0.02:
             self._slack /= 4
-        elif (
-            self.phase == "cruise"
-            and not noise
-            and self._base is None
-            and self.rate is not None
-            and self.rate <= (1.0 + _PROBE) * held
-            and (len(self._no) < 2 or self._no[-2] <= (self._reacted_at or now))
-            and (self.rate > 1.001 * held or _WIDEST < self._headroom < _QUOTA_HEADROOM)
-        ):
-            assert self.estimate is not None
-            self.estimate = self._w_max = min(self.estimate, held / self._headroom)
-            if self.rate <= 1.001 * held:  # (a quota refills whatever the spacing)
-                self._headroom = max(_WIDEST, self._headroom - (1.0 - HEADROOM) / 2)
-            self._set_rate(self._headroom * self.estimate, now)
-            self._next = max(self._next, now + 1.0 / self.rate)
+        elif held is None or rate is None or estimate is None or self._base is not None:
+            return False
+        elif self.phase != "cruise" or noise or not self._alone(now):
+            return False
+        elif rate > 1.001 * held:
+            self.estimate = self._w_max = held / self._headroom
+            self._set_rate(held, now)
+        elif _WIDEST < self._headroom < _QUOTA_HEADROOM:  # (a quota refills whatever the spacing)
+            self._headroom = max(_WIDEST, self._headroom - (1.0 - HEADROOM) / 2)
+            self._set_rate(self._headroom * estimate, now)
         else:
             return False
+        self._next = max(self._next, now + 1.0 / (self.rate or 1.0))
         self._epoch += 1
         return True
 
@@ -477,8 +471,11 @@ class Budget:
         if self.phase != "cruise" or self.rate is None:
             return False
         recent = self._recent(now)
-        alone = len(self._no) < 2 or now - self._no[-2] >= 4.0 / self.rate
-        return alone and len(self._no) <= _NOISE * (recent + len(self._no))
+        return self._alone(now) and len(self._no) <= _NOISE * (recent + len(self._no))
+
+    def _alone(self, now: float) -> bool:
+        """Whether a refusal came with none in the last 4 intervals."""
+        return len(self._no) < 2 or now - self._no[-2] >= 4.0 / (self.rate or 1.0)
 
     def _stalled(self, latency: float) -> bool:
         """Whether a request took far longer than answers usually do (a stall on the way)."""
@@ -510,6 +507,7 @@ class Budget:
             origin = self._step[2]
             self.estimate = self._base if self._base >= 1.5 * origin else origin
             self._w_max = self._base
+            self._held = self._held if self.estimate == origin else None  # (nothing held there)
             self._fresh, self._quiet_since = False, now
             self._set_rate(self._headroom * self.estimate, now)
             self._next = max(self._next, now + 1.0 / self.rate)
