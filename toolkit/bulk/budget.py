@@ -2,7 +2,7 @@
 
 A :class:`Budget` is non-blocking (it runs on a simulated clock as well); its states (``start``,
 ``seek``, ``cruise``), in-flight bound and pauses are described in docs/toolkit.md ("Pacing").
-:func:`budgets_of` gives a connection's budgets.
+:func:`~toolkit.bulk.budgets.budgets_of` gives a connection's budgets.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import bisect
 import math
 import threading
 import time
-import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,9 +22,7 @@ __all__ = [
     "IDLE",
     "THROTTLE_STATUSES",
     "Budget",
-    "Budgets",
     "Ticket",
-    "budgets_of",
 ]
 
 #: Answers that slow the pace down.
@@ -760,53 +757,3 @@ class Budget:
         if recent > 2.0 * floor + 0.05 and now - self._limit_at >= 1.0:
             self.limit = max(1, math.floor(self.limit * 2.0 * floor / recent + 1))
             self._limit_at = now
-
-
-class Budgets:
-    """The budgets of one connection, one per service (its base URL).
-
-    Example:
-        >>> budgets = Budgets()
-        >>> budgets.get("http://svc") is budgets.get("http://svc")
-        True
-    """
-
-    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._by_key: dict[str, Budget] = {}
-
-    def get(self, key: str = "") -> Budget:
-        """The budget of a service (``key``: its base URL), made on first use."""
-        with self._lock:
-            budget = self._by_key.get(key)
-            if budget is None:
-                budget = self._by_key[key] = Budget(clock=self._clock)
-            return budget
-
-    def all(self) -> list[Budget]:
-        """Every budget made so far."""
-        with self._lock:
-            return list(self._by_key.values())
-
-
-_REGISTRY: weakref.WeakKeyDictionary[object, Budgets] = weakref.WeakKeyDictionary()
-_REGISTRY_LOCK = threading.Lock()
-
-
-def budgets_of(owner: object) -> Budgets:
-    """The budgets shared by every run over one connection (made on first use).
-
-    Args:
-        owner: the connection (any object that can be weakly referenced).
-
-    Returns:
-        Its budgets.
-
-    Example:
-        >>> conn = Budgets()  # any object
-        >>> budgets_of(conn) is budgets_of(conn), budgets_of(conn) is budgets_of(Budgets())
-        (True, False)
-    """
-    with _REGISTRY_LOCK:
-        return _REGISTRY.setdefault(owner, Budgets())
