@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 from toolkit import Client
-from toolkit.bulk.budget import Budget, Budgets, Ticket, budgets_of
+from toolkit.bulk.budget import Budget, Ticket
+from toolkit.bulk.budgets import Budgets, budgets_of
 from toolkit.bulk.hints import LimitHints, limit_hints
 from toolkit.bulk.pacer import Pacer
 from toolkit.core.http import Reply, _retry_after

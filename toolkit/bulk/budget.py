@@ -2,7 +2,7 @@
 
 A :class:`Budget` is non-blocking (it runs on a simulated clock as well); its states (``start``,
 ``seek``, ``cruise``), in-flight bound and pauses are described in docs/toolkit.md ("Pacing").
-:func:`budgets_of` gives a connection's budgets.
+:func:`~toolkit.bulk.budgets.budgets_of` gives a connection's budgets.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import bisect
 import math
 import threading
 import time
-import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,9 +22,7 @@ __all__ = [
     "IDLE",
     "THROTTLE_STATUSES",
     "Budget",
-    "Budgets",
     "Ticket",
-    "budgets_of",
 ]
 
 #: Answers that slow the pace down.
@@ -55,6 +52,7 @@ _SAMPLE_SECONDS = 0.25
 _PROBE_EVERY = 5.0  # seconds: at most one probe at half the pace to test refusals
 _WINDOW = 2.0  # seconds of answers the measured rate is read from
 _NOISE = 0.02  # refusals (a share of the last _WINDOW's answers) a pace in cruise shrugs off
+_WIDEST = 0.92  # the widest spacing margin: the pace's least share of the estimate
 
 
 @dataclass(frozen=True)
@@ -128,6 +126,7 @@ class Budget:
         self._base: float | None = None  # a probe's last step that held (None: no probe)
         self._step = (now, 0.0, 0.0)  # a probe's step: since, gain, the pace it started from
         self._headroom = HEADROOM  # the pace's share of the estimate (1 for a quota window)
+        self._held: float | None = None  # the pace a probe started from (it held a whole hold)
         self._burst = 0  # answers accepted before the first refusal
         self._slack = 0.5  # of an interval: how early a late worker may catch up a slot
         self._rate_limited = False  # no concurrency cap: refused within the supposed cap
@@ -347,11 +346,8 @@ class Budget:
             self._epoch += 1
         elif self._stalled(now - ticket.sent):
             pass  # it waited far longer than answers do: bunched up behind a stall, no evidence
-        elif ticket.early and self._slack > 0.02:
-            # refused catching up a late slot: the limiter keeps no burst (a token bucket of 1);
-            # the pace may be right, the spacing was not
-            self._slack /= 4
-            self._epoch += 1
+        elif self._spaced(now, ticket, noise):
+            pass  # the spacing's, not the pace's
         elif self.phase == "seek":
             self._seek_refused(now)
         elif self.phase == "start":
@@ -359,6 +355,32 @@ class Budget:
             self._trial = self._trial or (now, first, first, None, ticket)
         elif not noise or self._base is not None:  # a probe ends at its first refusal
             self._react(now)
+
+    def _spaced(self, now: float, ticket: Ticket, noise: bool) -> bool:
+        """Whether a refusal is the spacing's, not the pace's (a limiter with no burst refuses a
+        request that comes less than its interval after the one before); then it tightens.
+        Refused catching up a late slot: late workers catch up less. Refused alone in cruise
+        since a probe started from a pace that held a whole hold (not the probe's, nor noise):
+        above that pace (back toward a step a late send may have let hold), back to it, and no
+        further; at or below it, the arrivals wobbled by more than the margin, which widens."""
+        held, rate, estimate = self._held, self.rate, self.estimate
+        if ticket.early and self._slack > 0.02:
+            self._slack /= 4
+        elif held is None or rate is None or estimate is None or self._base is not None:
+            return False
+        elif self.phase != "cruise" or noise or not self._alone(now):
+            return False
+        elif rate > 1.001 * held:
+            self.estimate = self._w_max = held / self._headroom
+            self._set_rate(held, now)
+        elif _WIDEST < self._headroom < _QUOTA_HEADROOM:  # (a quota refills whatever the spacing)
+            self._headroom = max(_WIDEST, self._headroom - (1.0 - HEADROOM) / 2)
+            self._set_rate(self._headroom * estimate, now)
+        else:
+            return False
+        self._next = max(self._next, now + 1.0 / (self.rate or 1.0))
+        self._epoch += 1
+        return True
 
     def _tried(self, now: float, ticket: Ticket, refused: bool) -> None:
         """Count an answer in the start's trial of its first refusals; judge it when full: 3
@@ -446,8 +468,11 @@ class Budget:
         if self.phase != "cruise" or self.rate is None:
             return False
         recent = self._recent(now)
-        alone = len(self._no) < 2 or now - self._no[-2] >= 4.0 / self.rate
-        return alone and len(self._no) <= _NOISE * (recent + len(self._no))
+        return self._alone(now) and len(self._no) <= _NOISE * (recent + len(self._no))
+
+    def _alone(self, now: float) -> bool:
+        """Whether a refusal came with none in the last 4 intervals."""
+        return len(self._no) < 2 or now - self._no[-2] >= 4.0 / (self.rate or 1.0)
 
     def _stalled(self, latency: float) -> bool:
         """Whether a request took far longer than answers usually do (a stall on the way)."""
@@ -479,10 +504,12 @@ class Budget:
             origin = self._step[2]
             self.estimate = self._base if self._base >= 1.5 * origin else origin
             self._w_max = self._base
+            self._held = self._held if self.estimate == origin else None  # (nothing held there)
             self._fresh, self._quiet_since = False, now
             self._set_rate(self._headroom * self.estimate, now)
             self._next = max(self._next, now + 1.0 / self.rate)
             return
+        self._held = None  # the limit is lower than a pace that held
         span = now - previous if previous is not None else 0.0
         between = (self._oks - oks_then) / span if span > 0 else 0.0
         refused_at = min(self.rate, self.estimate)  # the pace that was refused
@@ -620,6 +647,7 @@ class Budget:
                     # the step held (or the first): the next one, twice as large
                     if self._base is None:
                         gain, origin = _PROBE, self.estimate
+                        self._held = self._headroom * origin
                     else:
                         gain = min(_PROBE_MAX, 2.0 * gain)
                     self._base, self._step = self.estimate, (now, gain, origin)
@@ -729,53 +757,3 @@ class Budget:
         if recent > 2.0 * floor + 0.05 and now - self._limit_at >= 1.0:
             self.limit = max(1, math.floor(self.limit * 2.0 * floor / recent + 1))
             self._limit_at = now
-
-
-class Budgets:
-    """The budgets of one connection, one per service (its base URL).
-
-    Example:
-        >>> budgets = Budgets()
-        >>> budgets.get("http://svc") is budgets.get("http://svc")
-        True
-    """
-
-    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._by_key: dict[str, Budget] = {}
-
-    def get(self, key: str = "") -> Budget:
-        """The budget of a service (``key``: its base URL), made on first use."""
-        with self._lock:
-            budget = self._by_key.get(key)
-            if budget is None:
-                budget = self._by_key[key] = Budget(clock=self._clock)
-            return budget
-
-    def all(self) -> list[Budget]:
-        """Every budget made so far."""
-        with self._lock:
-            return list(self._by_key.values())
-
-
-_REGISTRY: weakref.WeakKeyDictionary[object, Budgets] = weakref.WeakKeyDictionary()
-_REGISTRY_LOCK = threading.Lock()
-
-
-def budgets_of(owner: object) -> Budgets:
-    """The budgets shared by every run over one connection (made on first use).
-
-    Args:
-        owner: the connection (any object that can be weakly referenced).
-
-    Returns:
-        Its budgets.
-
-    Example:
-        >>> conn = Budgets()  # any object
-        >>> budgets_of(conn) is budgets_of(conn), budgets_of(conn) is budgets_of(Budgets())
-        (True, False)
-    """
-    with _REGISTRY_LOCK:
-        return _REGISTRY.setdefault(owner, Budgets())

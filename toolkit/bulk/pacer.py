@@ -14,7 +14,8 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from toolkit.bulk.budget import Budget, Budgets, Ticket
+from toolkit.bulk.budget import Budget, Ticket
+from toolkit.bulk.budgets import Budgets
 from toolkit.bulk.hints import limit_hints
 from toolkit.core.http import INVALID_URL, UNREACHABLE, Reply
 

@@ -20,7 +20,8 @@ import pandas as pd
 from pandas.api.extensions import ExtensionArray
 from tqdm.auto import tqdm
 
-from toolkit.bulk.budget import THROTTLE_STATUSES, budgets_of
+from toolkit.bulk.budget import THROTTLE_STATUSES
+from toolkit.bulk.budgets import budgets_of
 from toolkit.bulk.journal import Journal, Outcome, payload_hash
 from toolkit.bulk.pacer import Pacer
 from toolkit.core.connection import ENDPOINTS, Connection, Endpoint
