@@ -17,7 +17,6 @@ import pandas as pd
 import pytest
 
 dg = pytest.importorskip("dagster")
-sqlalchemy = pytest.importorskip("sqlalchemy")
 
 import toolkit.dagster  # noqa: E402
 from toolkit import Client, read_sync  # noqa: E402
@@ -309,29 +308,6 @@ def test_each_call_runs_on_an_instance_made_once_and_wiped_after(tmp_path, monke
     assert not first.success and not second.success and first.run_id != second.run_id
     told = "\n".join(str(e.event_specific_data) for e in first.all_events)
     assert "token request failed: no answer (connection refused)" in told  # kept in the result
-
-
-def test_a_run_opens_no_database_connection(tmp_path, monkeypatch):
-    # Dagster's in-memory storages open a SQLite connection for every event and run update
-    # (about 30 a run, a third of its own CPU per run); the instance lends its one connection
-    monkeypatch.setenv("NOWHERE_SECRET", "s3cr3t")
-    firms = load(_nowhere(tmp_path))
-    materialize_firms(firms, retry_policy=None)  # an instance made, now idle
-    two = tmp_path / "firms.toml"  # two firms at once: runs in threads share the connection
-    other = two.read_text().replace("nowhere]", "elsewhere]").replace("j.jsonl", "k.jsonl")
-    two.write_text(two.read_text() + other.replace('"lake"', '"lake2"'))
-    opened: list[object] = []
-
-    def count(*_args: object) -> None:
-        opened.append(1)
-
-    sqlalchemy.event.listen(sqlalchemy.pool.Pool, "connect", count)
-    try:
-        results = materialize_firms(load(two), retry_policy=None)
-    finally:
-        sqlalchemy.event.remove(sqlalchemy.pool.Pool, "connect", count)
-    assert len(results) == 2 and all(len(r.all_events) > 5 for r in results.values())
-    assert opened == []
 
 
 @pytest.mark.skipif(

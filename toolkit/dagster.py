@@ -16,7 +16,6 @@ from typing import Any, TypeVar
 
 import dagster as dg
 import pandas as pd
-import sqlalchemy
 from dagster import AssetExecutionContext
 from dagster._core.instance import InstanceType
 from dagster._core.launcher.sync_in_memory_run_launcher import SyncInMemoryRunLauncher
@@ -25,7 +24,6 @@ from dagster._core.storage.event_log import InMemoryEventLogStorage
 from dagster._core.storage.noop_compute_log_manager import NoOpComputeLogManager
 from dagster._core.storage.root import TemporaryLocalArtifactStorage
 from dagster._core.storage.runs import InMemoryRunStorage
-from sqlalchemy.pool import StaticPool
 
 from toolkit.client import Client
 from toolkit.egress import sync_status
@@ -59,36 +57,15 @@ def _guard(firm: Firm, step: Callable[[], T]) -> T:
         ) from None
 
 
-def _one_connection(engine: sqlalchemy.Engine) -> sqlalchemy.Engine:
-    """An engine of the same in-memory database that lends its one connection to every thread
-    in turn: Dagster's opens a new SQLite connection for each event and each run update (about
-    30 a run), a third of its own CPU per run."""
-    return sqlalchemy.create_engine(
-        engine.url, poolclass=StaticPool, connect_args={"check_same_thread": False}
-    )
-
-
 class _SharedRuns(InMemoryRunStorage):
     """The in-memory run storage, one transaction at a time, so that threads share it."""
 
     _lock = threading.RLock()
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._engine = _one_connection(self._engine)
-
     @contextmanager
     def connect(self) -> Iterator[Any]:
         with self._lock, super().connect() as conn:
             yield conn
-
-
-class _SharedEvents(InMemoryEventLogStorage):
-    """The in-memory event log on one connection (Dagster's lock keeps its writes one at a time)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._engine = _one_connection(self._engine)
 
 
 #: instances no call is using, wiped: making one costs ~0.25 s of CPU (Dagster stamps the
@@ -108,7 +85,7 @@ def _instance() -> Iterator[dg.DagsterInstance]:
             InstanceType.EPHEMERAL,
             TemporaryLocalArtifactStorage(),  # type: ignore[no-untyped-call]
             _SharedRuns(),
-            _SharedEvents(),
+            InMemoryEventLogStorage(),
             DefaultRunCoordinator(),
             NoOpComputeLogManager(),
             SyncInMemoryRunLauncher(),
