@@ -248,13 +248,15 @@ def _raw(
     start: int,
 ) -> pd.DataFrame:
     """A chunk of input under the spec's names, each spec column once, its rows numbered from
-    ``start`` (their positions in the table)."""
+    ``start`` (their positions in the table), without the input's ``attrs``."""
     renames, names = layout
     if renames:
         df = df.rename(columns=dict(renames))
     raw = df.set_axis(list(names), axis=1).loc[:, ~pd.Index(list(names)).duplicated()]
     raw = raw.loc[:, _present(spec, [str(c) for c in raw.columns])]
-    return raw.set_axis(pd.RangeIndex(start, start + len(raw)), axis=0)
+    raw = raw.set_axis(pd.RangeIndex(start, start + len(raw)), axis=0)
+    raw.attrs = {}  # the line map stays with the input: pandas deep-copies it at every step
+    return raw
 
 
 def _match_headers(
