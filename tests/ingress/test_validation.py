@@ -763,7 +763,7 @@ def test_a_chunk_of_rows_at_a_time_finds_what_the_whole_table_does(
         pd.testing.assert_frame_equal(chunked.frames[table], frame)
 
 
-def test_the_checks_leave_the_inputs_attrs_behind_and_still_name_the_lines(tmp_path) -> None:
+def test_the_checks_and_the_rows_to_send_leave_the_inputs_attrs_behind(tmp_path) -> None:
     # pandas deep-copies a frame's attrs at every step: the checks of the cells work on a copy
     # without them (a 3-row frame's attrs were copied 155 times, about once a pandas step)
     class Probe:
@@ -776,7 +776,9 @@ def test_the_checks_leave_the_inputs_attrs_behind_and_still_name_the_lines(tmp_p
     ids = {"initiativeExternalId": ["M-1", " M-2", ""], "codeExternalId": ["L1", "L2", "L3"]}
     df = pd.DataFrame(ids, dtype="str")
     df.attrs["probe"] = Probe()
-    assert check_frame("code_ranges", df).bad_rows() == {2}
+    result = check_frame("code_ranges", df)
+    assert result.bad_rows() == {2}
+    assert result.valid_frame().attrs == {}  # the rows to send: nor after
     assert Probe.copies < 20
     path = tmp_path / "code_ranges.csv"
     path.write_text("initiativeExternalId,codeExternalId\nM-1,L1\n\n,L3\n")  # row 1: line 4

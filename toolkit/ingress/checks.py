@@ -218,6 +218,7 @@ def _empty_frame(spec: TableSpec, index: pd.Index) -> pd.DataFrame:
 def _finalize(spec: TableSpec, frame: pd.DataFrame, fractions: Collection[str]) -> pd.DataFrame:
     columns = [c for c in spec.columns if c in frame.columns]  # optional ones may be left out
     out = frame.loc[:, columns]
+    out.attrs = {}  # the line map stays with the checks' frame: pandas deep-copies it at every step
     dtypes = {
         c: _NULLABLE_DTYPES.get(spec.kinds[c], "str")
         if c in spec.nullable
