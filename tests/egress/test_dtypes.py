@@ -110,6 +110,7 @@ def test_an_existing_date32_delta_table_keeps_its_schema(tmp_path: Path) -> None
     _write_window(path, Export.from_records([record]), _schemas(path), pd.Timestamp(AT))
     held = {f.name: repr(f.type) for f in DeltaTable(str(path / "entries")).schema().fields}
     assert held["workDate"] == 'PrimitiveType("date")'
+    assert _schemas()[0] == entries  # the schema made once a process is not changed by it
     back = read_sync(path).entries
     assert str(back["workDate"].dtype) == "datetime64[us]"
     assert back["workDate"].tolist() == [pd.Timestamp("2026-10-30")]

@@ -19,6 +19,7 @@ from toolkit.cli import app as cli_app
 from toolkit.core.failures import check_name
 from toolkit.errors import ConfigError, ValidationError
 from toolkit.ingress import readers, validation
+from toolkit.ingress.checks import check_frame
 from toolkit.ingress.validation import ValidationReport, folder_sources, load_folder, validate
 from toolkit.schemas import FAILURE_COLUMNS, TABLES
 
@@ -760,3 +761,26 @@ def test_a_chunk_of_rows_at_a_time_finds_what_the_whole_table_does(
     assert {"unique", "repeated", "reference"} <= set(chunked.failures["check"])
     for table, frame in whole.frames.items():
         pd.testing.assert_frame_equal(chunked.frames[table], frame)
+
+
+def test_the_checks_and_the_rows_to_send_leave_the_inputs_attrs_behind(tmp_path) -> None:
+    # pandas deep-copies a frame's attrs at every step: the checks of the cells work on a copy
+    # without them (a 3-row frame's attrs were copied 155 times, about once a pandas step)
+    class Probe:
+        copies = 0
+
+        def __deepcopy__(self, memo: dict[int, Any]) -> Probe:
+            Probe.copies += 1
+            return self
+
+    ids = {"initiativeExternalId": ["M-1", " M-2", ""], "codeExternalId": ["L1", "L2", "L3"]}
+    df = pd.DataFrame(ids, dtype="str")
+    df.attrs["probe"] = Probe()
+    result = check_frame("code_ranges", df)
+    assert result.bad_rows() == {2}
+    assert result.valid_frame().attrs == {}  # the rows to send: nor after
+    assert Probe.copies < 20
+    path = tmp_path / "code_ranges.csv"
+    path.write_text("initiativeExternalId,codeExternalId\nM-1,L1\n\n,L3\n")  # row 1: line 4
+    report = validate(code_ranges=readers.TableFile(path))
+    assert report.errors[["row", "line", "check"]].values.tolist() == [[1, 4, "required"]]

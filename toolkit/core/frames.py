@@ -152,8 +152,8 @@ def coerce_ids(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
             index=s.index,
             dtype=object,
         )
-    values = values.where(values.str.strip() != "")
-    return values, problems
+    blank = (values.str.strip() == "").to_numpy(dtype=bool, na_value=False)
+    return (values.where(~blank) if blank.any() else values), problems
 
 
 coerce_text = coerce_ids

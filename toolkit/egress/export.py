@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from toolkit.core.failures import failure_frame
+from toolkit.egress.files import _schemas as empty_schemas
 from toolkit.egress.files import _typed as typed
 from toolkit.egress.files import (
     from_frame,
@@ -421,7 +422,7 @@ class Export:
         >>> len(Export.from_arrow(*Export.empty().to_arrow(partition_cols=["workMonth"])))
         0
         """
-        known = set(Export.empty(kind)._tables["codes"].column_names)
+        known = set(empty_schemas(kind)[1].names)  # made once a process
         return cls(
             typed(entries, kind, "entries", ["workMonth"]),
             typed(codes, kind, "codes", [c for c in codes.column_names if c not in known]),

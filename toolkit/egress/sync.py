@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -108,16 +108,24 @@ def _lag(value: Any) -> pd.Timedelta:
     return lag
 
 
+@cache
+def _current() -> tuple[pa.Schema, pa.Schema]:
+    """The tables' Arrow schemas as this version writes them: an empty export's, made once a
+    process (they follow from the code alone) rather than at every opening of a table."""
+    entries, codes = Export.empty().to_arrow(partition_cols=PARTITION_COLS)
+    return entries.schema, codes.schema
+
+
 def _schemas(root: Path | None = None) -> tuple[pa.Schema, pa.Schema]:
     """The tables' Arrow schemas; with ``root``, an earlier version's legacy types kept."""
-    entries, codes = Export.empty().to_arrow(partition_cols=PARTITION_COLS)
+    entries, codes = _current()
     held = DeltaTable(str(root / "entries")).schema().fields if root is not None else []
     kept = {"workDate": (_DATE, pa.date32()), **{n: (_LONG, pa.int64()) for n in _COUNTS}}
     for f in held:
         if f.name in kept and repr(f.type) == kept[f.name][0]:
-            i = entries.column_names.index(f.name)
-            entries = entries.set_column(i, f.name, entries[f.name].cast(kept[f.name][1]))
-    return entries.schema, codes.schema
+            i = entries.get_field_index(f.name)
+            entries = entries.set(i, pa.field(f.name, kept[f.name][1]))
+    return entries, codes
 
 
 def _check_whole(root: Path, entries: pa.Table, schema: pa.Schema) -> None:

@@ -30,7 +30,8 @@ _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 def _coerce_free_text(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
     values, problems = coerce_text(s, column)
-    return values.where(values.notna() | problems.notna(), ""), problems
+    empty = (values.isna() & problems.isna()).to_numpy()
+    return (values.where(~empty, "") if empty.any() else values), problems
 
 
 def _numeric_text(v: Any) -> Any:

@@ -218,6 +218,7 @@ def _empty_frame(spec: TableSpec, index: pd.Index) -> pd.DataFrame:
 def _finalize(spec: TableSpec, frame: pd.DataFrame, fractions: Collection[str]) -> pd.DataFrame:
     columns = [c for c in spec.columns if c in frame.columns]  # optional ones may be left out
     out = frame.loc[:, columns]
+    out.attrs = {}  # the line map stays with the checks' frame: pandas deep-copies it at every step
     dtypes = {
         c: _NULLABLE_DTYPES.get(spec.kinds[c], "str")
         if c in spec.nullable
@@ -248,13 +249,15 @@ def _raw(
     start: int,
 ) -> pd.DataFrame:
     """A chunk of input under the spec's names, each spec column once, its rows numbered from
-    ``start`` (their positions in the table)."""
+    ``start`` (their positions in the table), without the input's ``attrs``."""
     renames, names = layout
     if renames:
         df = df.rename(columns=dict(renames))
     raw = df.set_axis(list(names), axis=1).loc[:, ~pd.Index(list(names)).duplicated()]
     raw = raw.loc[:, _present(spec, [str(c) for c in raw.columns])]
-    return raw.set_axis(pd.RangeIndex(start, start + len(raw)), axis=0)
+    raw = raw.set_axis(pd.RangeIndex(start, start + len(raw)), axis=0)
+    raw.attrs = {}  # the line map stays with the input: pandas deep-copies it at every step
+    return raw
 
 
 def _match_headers(

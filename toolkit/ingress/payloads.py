@@ -38,7 +38,7 @@ class CodeRangePayload(NamedTuple):
 
 
 def _native_column(s: pd.Series, kind: str, nullable: bool, column: str) -> list[Any]:
-    missing = s.isna()
+    missing = s.isna().to_numpy()
     if missing.any() and not nullable:
         raise ValueError(
             f"{column} has missing values; check the frame first "
@@ -54,8 +54,8 @@ def _native_column(s: pd.Series, kind: str, nullable: bool, column: str) -> list
         else:
             seen: dict[str, str] = {}  # one object per distinct value (ids, statuses repeat)
             values = [
-                seen.setdefault(str(v), str(v))
-                for v in s.astype(object).where(~missing, "").tolist()
+                "" if m else seen.setdefault(str(v), str(v))
+                for v, m in zip(s.tolist(), missing.tolist(), strict=True)
             ]
     except (TypeError, ValueError) as exc:
         raise ValueError(

@@ -60,10 +60,12 @@ def _check(
 
     def cells(values: pd.Series) -> pd.Series:
         keep = readable(values) & values.notna().to_numpy()
-        out = pd.Series(True, index=values.index)
+        if keep.all():  # the usual column: tested whole, not copied
+            return pd.Series(test(values).to_numpy(dtype=bool), index=values.index)
+        out = np.ones(len(values), dtype=bool)
         if keep.any():
             out[keep] = test(values[keep]).to_numpy(dtype=bool)
-        return out
+        return pd.Series(out, index=values.index)
 
     stats = {TEMPLATE: template, **stats}
     return pa.Check(cells, name=name, error=says, raise_warning=warn, statistics=stats)
