@@ -4,7 +4,9 @@ Issues 10 and 28: ``client.sync(path, since=..., until=..., window="1D")`` of 10
 1,000,000 entries from the sandbox: the peak memory of the larger within 1.3x of the smaller
 (net of a baseline process: set by the batch, not the total); a re-sync of the same range adds
 0 rows; and the sync no slower than ``client.export_to_parquet`` (what
-``toolkit export --format parquet`` runs) over the same range, in the same run (entries/s).
+``toolkit export --format parquet`` runs) over the same range, in the same run (entries/s; with
+``--repeat N`` above 2 the larger sync and the export alternate N - 1 times and each one's best
+counts, as every timing of ``python -m bench``).
 The load average is printed before and after.
 
 Seeding, the sandbox process and the fresh measuring processes are those of
@@ -64,7 +66,7 @@ def _child(argv: list[str]) -> int:
         import toolkit.egress.sync  # noqa: F401
 
         client = toolkit.Client.from_env(None, timeout=(5.0, _CHILD_TIMEOUT))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         if args.mode == "sync":
             report = client.sync(args.out, since=args.after, until=args.before, window="1D")
             out.update(
@@ -77,6 +79,7 @@ def _child(argv: list[str]) -> int:
             totals = client.export_to_parquet(args.after, args.before, args.out, window="1D")
             out.update(entries=totals["entries"], windows=totals["windows"])
         out["seconds"] = round(time.perf_counter() - t0, 2)
+        out["cpu_s"] = round(time.process_time() - c0, 2)  # the process's, every thread's
     out["peak_mb"] = round(_peak_mb(), 1)
     print(json.dumps(out), flush=True)
     return 0
@@ -169,11 +172,28 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     )
                     print(f"  re-sync {n:,}: {rows['resync']}", flush=True)
                 shutil.rmtree(out, ignore_errors=True)
-            out = Path(tmp) / "export"
-            rows["export"] = _measure(
-                "export", env, "--after", after, "--before", until(big), "--out", str(out)
-            )
-            print(f"  export_to_parquet {big:,}: {rows['export']}", flush=True)
+            # the throughput: the larger sync and the export alternate, each one's best counts
+            syncs, exports = [rows[f"sync_{big}"]], []
+            for k in range(max(1, getattr(args, "repeat", 1) - 1)):
+                if k:
+                    out = Path(tmp) / f"sync-again-{k}"
+                    syncs.append(
+                        _measure(
+                            "sync", env, "--after", after, "--before", until(big), "--out", str(out)
+                        )
+                    )
+                    print(f"  sync {big:,} again: {syncs[-1]}", flush=True)
+                    shutil.rmtree(out, ignore_errors=True)
+                out = Path(tmp) / f"export-{k}"
+                exports.append(
+                    _measure(
+                        "export", env, "--after", after, "--before", until(big), "--out", str(out)
+                    )
+                )
+                print(f"  export_to_parquet {big:,}: {exports[-1]}", flush=True)
+                shutil.rmtree(out, ignore_errors=True)
+            rows["fastest_sync"] = min(syncs, key=lambda row: row["seconds"])
+            rows["export"] = min(exports, key=lambda row: row["seconds"])
     print(f"  load average (1, 5, 15 min): before {load}, after {os.getloadavg()}", flush=True)
     return _report(rows, small, big)
 
@@ -184,7 +204,8 @@ def _report(rows: dict[str, dict[str, Any]], small: int, big: int) -> dict[str, 
     net_big = rows[f"sync_{big}"]["peak_mb"] - base
     memory_ratio = net_big / max(net_small, 1.0)
     resync = rows["resync"]["inserted"] + rows["resync"]["updated"]
-    sync_rate = rows[f"sync_{big}"]["entries"] / rows[f"sync_{big}"]["seconds"]
+    fastest = rows.get("fastest_sync", rows[f"sync_{big}"])
+    sync_rate = fastest["entries"] / fastest["seconds"]
     export_rate = rows["export"]["entries"] / rows["export"]["seconds"]
     speed = sync_rate / export_rate
     ok_mem, ok_resync, ok_speed = (
