@@ -159,38 +159,28 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             def until(n: int) -> str:
                 return _iso(_START + dt.timedelta(days=n / per_day))
 
+            def run(mode: str, n: int, out: Path, name: str) -> dict[str, Any]:
+                """One measurement of ``mode`` over the first ``n`` entries into ``out``."""
+                row = _measure(mode, env, "--after", after, "--before", until(n), "--out", str(out))
+                print(f"  {name}: {row}", flush=True)
+                return row
+
             rows["baseline"] = _measure("baseline", env)
             for n in (small, big):
                 out = Path(tmp) / f"sync-{n}"
-                rows[f"sync_{n}"] = _measure(
-                    "sync", env, "--after", after, "--before", until(n), "--out", str(out)
-                )
-                print(f"  sync {n:,}: {rows[f'sync_{n}']}", flush=True)
+                rows[f"sync_{n}"] = run("sync", n, out, f"sync {n:,}")
                 if n == big:
-                    rows["resync"] = _measure(
-                        "sync", env, "--after", after, "--before", until(n), "--out", str(out)
-                    )
-                    print(f"  re-sync {n:,}: {rows['resync']}", flush=True)
+                    rows["resync"] = run("sync", n, out, f"re-sync {n:,}")
                 shutil.rmtree(out, ignore_errors=True)
             # the throughput: the larger sync and the export alternate, each one's best counts
             syncs, exports = [rows[f"sync_{big}"]], []
             for k in range(max(1, getattr(args, "repeat", 1) - 1)):
                 if k:
                     out = Path(tmp) / f"sync-again-{k}"
-                    syncs.append(
-                        _measure(
-                            "sync", env, "--after", after, "--before", until(big), "--out", str(out)
-                        )
-                    )
-                    print(f"  sync {big:,} again: {syncs[-1]}", flush=True)
+                    syncs.append(run("sync", big, out, f"sync {big:,} again"))
                     shutil.rmtree(out, ignore_errors=True)
                 out = Path(tmp) / f"export-{k}"
-                exports.append(
-                    _measure(
-                        "export", env, "--after", after, "--before", until(big), "--out", str(out)
-                    )
-                )
-                print(f"  export_to_parquet {big:,}: {exports[-1]}", flush=True)
+                exports.append(run("export", big, out, f"export_to_parquet {big:,}"))
                 shutil.rmtree(out, ignore_errors=True)
             rows["fastest_sync"] = min(syncs, key=lambda row: row["seconds"])
             rows["export"] = min(exports, key=lambda row: row["seconds"])

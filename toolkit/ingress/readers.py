@@ -656,9 +656,10 @@ def _read_excel(path: Path, sheet: str | None = None) -> Iterator[pd.DataFrame]:
 def _sheet_names(path: Path) -> list[str]:
     with _excel(path):
         book = load_workbook(path, read_only=True, keep_links=False)
-        names = [str(name) for name in book.sheetnames]
+    try:
+        return [str(name) for name in book.sheetnames]
+    finally:
         book.close()
-        return names
 
 
 def table_sheets(path: str | os.PathLike[str]) -> dict[str, str]:
