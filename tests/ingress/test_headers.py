@@ -12,7 +12,7 @@ from toolkit.ingress.checks import check_frame
 from toolkit.ingress.hints import header_hint
 from toolkit.ingress.imports import onboard
 from toolkit.ingress.models import TABLES
-from toolkit.ingress.readers import COLUMN_ALIASES, header_key
+from toolkit.ingress.names import COLUMN_ALIASES, header_key
 from toolkit.ingress.validation import load_folder, validate
 
 VALID: dict[str, dict[str, object]] = {

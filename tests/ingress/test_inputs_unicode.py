@@ -14,7 +14,8 @@ import pytest
 from toolkit import Client, ValidationError, load_folder
 from toolkit.errors import InputWarning
 from toolkit.ingress.checks import check, check_frame
-from toolkit.ingress.readers import read_table, with_lines
+from toolkit.ingress.chunking import with_lines
+from toolkit.ingress.readers import read_table
 from toolkit.ingress.text import MAX_CELL
 from toolkit.ingress.validation import validate
 

@@ -13,7 +13,7 @@ import pytest
 
 from toolkit import Client
 from toolkit.errors import ConfigError
-from toolkit.ingress import readers
+from toolkit.ingress import chunking, csv_reader, readers
 from toolkit.ingress.validation import folder_sources, validate
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
@@ -21,9 +21,9 @@ SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 
 def _spy_on_the_reader(monkeypatch: pytest.MonkeyPatch, chunk: int) -> list[int]:
     """Read CSV files ``chunk`` rows at a time; return the rows of each frame the reader makes."""
-    monkeypatch.setattr(readers, "_CHUNK", chunk)
+    monkeypatch.setattr(chunking, "_CHUNK", chunk)
     made: list[int] = []
-    real = readers._read_csv
+    real = csv_reader._read_csv
 
     def spy(path: Path, encoding: str | None = None) -> Any:
         out = real(path, encoding)

@@ -8,16 +8,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from toolkit.errors import ConfigError
-from toolkit.ingress.readers import (
-    InputWarning,
-    line_numbers,
-    read_table,
-    table_for,
-    with_lines,
-    write_table,
-)
+from toolkit.errors import ConfigError, InputWarning
+from toolkit.ingress.chunking import line_numbers, with_lines
+from toolkit.ingress.names import table_for
+from toolkit.ingress.readers import read_table
 from toolkit.ingress.validation import load_folder, validate
+from toolkit.ingress.writer import write_table
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 IMPORT_FILES = ("clients", "initiatives", "code_types", "codes", "code_ranges")

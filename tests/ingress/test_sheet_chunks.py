@@ -18,8 +18,9 @@ import pytest
 from openpyxl import Workbook, load_workbook
 
 from toolkit.errors import ConfigError
-from toolkit.ingress import readers
-from toolkit.ingress.readers import TableFile, line_numbers, read_chunks, read_table, read_workbook
+from toolkit.ingress import chunking, readers, sheet_reader
+from toolkit.ingress.chunking import line_numbers
+from toolkit.ingress.readers import TableFile, read_chunks, read_table, read_workbook
 from toolkit.ingress.validation import folder_sources, validate
 
 #: What a data cell may hold: nothing, blank or padded text, numbers (2.0 is read as 2), booleans,
@@ -102,7 +103,7 @@ def test_a_sheet_read_a_chunk_at_a_time_is_the_sheet_pandas_reads(
         rows, lines = _random_sheet(rng)
         path = _save(tmp_path / f"case{case}.xlsx", {"Clients": rows})
         chunk = rng.randint(1, 4)
-        monkeypatch.setattr(readers, "_CHUNK", chunk)
+        monkeypatch.setattr(chunking, "_CHUNK", chunk)
         chunks = list(read_chunks(path))
         expected = _pandas_sheet(path)
         got = pd.concat(chunks) if len(chunks) > 1 else chunks[0]
@@ -125,7 +126,7 @@ def test_each_chunk_has_the_cells_as_pandas_types_them_and_its_lines(
         [None, None],
         ["  ", "x"],
     ]
-    monkeypatch.setattr(readers, "_CHUNK", 1)
+    monkeypatch.setattr(chunking, "_CHUNK", 1)
     first, second = read_chunks(_save(tmp_path / "c.xlsx", {"Sheet": rows}))
     assert first.columns.tolist() == ["externalId", "Unnamed: 1", "name", "name.1", "Name"]
     assert first.iloc[0, :4].tolist() == [2, 2.5, True, dt.datetime(2024, 1, 2)]
@@ -140,7 +141,7 @@ def test_a_value_right_of_the_header_names_its_line_and_column(
 ) -> None:
     rows = [["externalId", "name", None], ["C-1", "Acme", " "], [], ["C-2", "Bolt", None, "x"]]
     path = _save(tmp_path / "c.xlsx", {"Clients": rows})
-    monkeypatch.setattr(readers, "_CHUNK", 1)
+    monkeypatch.setattr(chunking, "_CHUNK", 1)
     first = next(read_chunks(path))  # a blank cell right of the header is dropped, as in CSV
     assert first.to_dict("records") == [{"externalId": "C-1", "name": "Acme"}]
     with pytest.raises(ConfigError, match=r"c\.xlsx, line 4: a value in column D, right of"):
@@ -172,7 +173,7 @@ def test_without_openpyxl_a_workbook_says_what_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _save(tmp_path / "c.xlsx", {"Clients": [["externalId"], ["C-1"]]})
-    monkeypatch.setattr(readers, "_EXCEL", False)
+    monkeypatch.setattr(sheet_reader, "_EXCEL", False)
     with pytest.raises(ConfigError, match=r"c\.xlsx: reading \.xlsx needs openpyxl"):
         read_table(path)
     with pytest.raises(ConfigError, match="needs openpyxl"):
@@ -181,9 +182,9 @@ def test_without_openpyxl_a_workbook_says_what_to_install(
 
 def _spy_on_sheets(monkeypatch: pytest.MonkeyPatch, chunk: int) -> list[int]:
     """Read sheets ``chunk`` rows at a time; return the rows of each frame the reader makes."""
-    monkeypatch.setattr(readers, "_CHUNK", chunk)
+    monkeypatch.setattr(chunking, "_CHUNK", chunk)
     made: list[int] = []
-    real = readers._read_excel
+    real = sheet_reader._read_excel
 
     def spy(path: Path, sheet: str | None = None) -> Iterator[pd.DataFrame]:
         for frame in real(path, sheet):
@@ -274,7 +275,7 @@ def test_a_parquet_file_read_a_chunk_at_a_time_is_what_pandas_reads(
     )
     path = tmp_path / "clients.parquet"
     pq.write_table(pa.Table.from_pandas(frame), path, row_group_size=4)
-    monkeypatch.setattr(readers, "_CHUNK", 3)
+    monkeypatch.setattr(chunking, "_CHUNK", 3)
     chunks = list(read_chunks(path))
     assert [len(c) for c in chunks] == [3, 3, 3, 2]  # across its row groups of 4
     assert [c.index[0] for c in chunks] == [0, 3, 6, 9]
@@ -296,7 +297,7 @@ def test_a_partitioned_parquet_folder_is_read_as_pandas_reads_it(
     )
     folder = tmp_path / "clients.parquet"
     frame.to_parquet(folder, partition_cols=["region"])
-    monkeypatch.setattr(readers, "_CHUNK", 2)
+    monkeypatch.setattr(chunking, "_CHUNK", 2)
     chunks = list(read_chunks(folder))
     assert max(len(c) for c in chunks) == 2 and len(chunks) == 6
     expected = pd.read_parquet(folder)

@@ -18,7 +18,7 @@ from pandera.errors import SchemaErrors, SchemaWarning
 from toolkit.cli import app as cli_app
 from toolkit.core.failures import check_name
 from toolkit.errors import ConfigError, ValidationError
-from toolkit.ingress import readers, validation
+from toolkit.ingress import chunking, readers, validation
 from toolkit.ingress.checks import check_frame
 from toolkit.ingress.validation import ValidationReport, folder_sources, load_folder, validate
 from toolkit.schemas import FAILURE_COLUMNS, TABLES
@@ -755,7 +755,7 @@ def test_a_chunk_of_rows_at_a_time_finds_what_the_whole_table_does(
     pairs and references across chunks are still found, with the same messages, lines and order,
     and the rows safe to import are the same."""
     whole = validate(**load_folder(BROKEN))
-    monkeypatch.setattr(readers, "_CHUNK", chunk)
+    monkeypatch.setattr(chunking, "_CHUNK", chunk)
     chunked = validate(**folder_sources(BROKEN))
     pd.testing.assert_frame_equal(chunked.failures, whole.failures)
     assert {"unique", "repeated", "reference"} <= set(chunked.failures["check"])

@@ -33,10 +33,11 @@ from toolkit.core.failures import (
 from toolkit.core.frames import MAX_WHOLE, neighbours, text_arrow
 from toolkit.errors import ValidationError, closest
 from toolkit.ingress.cells import Unreadable, parse
+from toolkit.ingress.chunking import fresh_index, line_array
 from toolkit.ingress.hints import header_hint, unit_note, value_hint
 from toolkit.ingress.models import TABLES, TableSpec
+from toolkit.ingress.names import match_headers
 from toolkit.ingress.ranges import CODE_RANGE_MAX, CodeRangePost, check_post
-from toolkit.ingress.readers import fresh_index, line_array, match_headers
 from toolkit.ingress.rules import TEMPLATE
 from toolkit.ingress.text import MAX_CELL, lookalikes, warn_lookalikes
 

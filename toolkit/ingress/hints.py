@@ -1,6 +1,6 @@
 """Hints for headers and values a billing export uses where the spec uses other words.
 
-Unlike :data:`toolkit.ingress.readers.COLUMN_ALIASES`, a hint is only said in a failure's
+Unlike :data:`toolkit.ingress.names.COLUMN_ALIASES`, a hint is only said in a failure's
 message (``did you mean ...``): these words can mean more than one thing.
 """
 

@@ -28,6 +28,7 @@ from toolkit.core.http import Reply
 from toolkit.core.memory import returning_pool
 from toolkit.errors import ConfigError, Interrupted, ValidationError
 from toolkit.ingress.checks import check_frame, format_failures
+from toolkit.ingress.chunking import fresh_index
 from toolkit.ingress.plan import (
     ACTION_DTYPE,
     ACTIONS,
@@ -43,7 +44,6 @@ from toolkit.ingress.plan import (
 )
 from toolkit.ingress.plan import plan as make_plan
 from toolkit.ingress.ranges import CodeRangePost, check_post, merge_parts, send_in_parts
-from toolkit.ingress.readers import fresh_index
 from toolkit.ingress.text import warn_lookalikes
 from toolkit.ingress.validation import ImportSource, ValidationReport
 

@@ -21,8 +21,8 @@ import pandera.pandas as pa
 from pandera.typing import Series
 
 from toolkit.ingress.cells import Unreadable, parse
+from toolkit.ingress.names import match_headers
 from toolkit.ingress.ranges import CODE_RANGE_MAX
-from toolkit.ingress.readers import match_headers
 from toolkit.ingress.rules import (
     KEY,
     KIND,

@@ -28,11 +28,13 @@ from toolkit.core.failures import nullable_rows
 from toolkit.core.frames import as_pandas, neighbours, text_arrow, unique_rows
 from toolkit.core.memory import returning_pool
 from toolkit.errors import ConfigError
+from toolkit.ingress.chunking import fresh_index, with_lines
 from toolkit.ingress.models import TABLES
 from toolkit.ingress.payloads import to_code_range_payloads, to_payloads
 from toolkit.ingress.ranges import CodeRangePost, split
-from toolkit.ingress.readers import TableFile, fresh_index, with_lines, write_table
+from toolkit.ingress.readers import TableFile
 from toolkit.ingress.validation import ImportSource, ValidationReport, folder_sources, validate
+from toolkit.ingress.writer import write_table
 
 __all__ = [
     "ACTIONS",

@@ -21,16 +21,12 @@ from toolkit.core.frames import FrameLike, as_pandas
 from toolkit.core.memory import returning_pool
 from toolkit.errors import ConfigError, InputWarning, ValidationError
 from toolkit.ingress.checks import CheckResult, check_chunks, format_failures
+from toolkit.ingress.chunking import with_lines
 from toolkit.ingress.models import TABLES
+from toolkit.ingress.names import IGNORED, TABLE_SUFFIXES, table_for
 from toolkit.ingress.ranges import CodeRangePost
-from toolkit.ingress.readers import (
-    IGNORED,
-    TABLE_SUFFIXES,
-    TableFile,
-    table_for,
-    table_sheets,
-    with_lines,
-)
+from toolkit.ingress.readers import TableFile
+from toolkit.ingress.sheet_reader import table_sheets
 from toolkit.ingress.workbook import write_workbook
 
 __all__ = [
@@ -117,7 +113,7 @@ class ValidationReport:
     @property
     def lines(self) -> dict[str, pd.DataFrame]:
         """Per table, a frame of every row's label with the file's line map in its ``attrs``:
-        what :func:`~toolkit.ingress.readers.with_lines` needs, not the rows."""
+        what :func:`~toolkit.ingress.chunking.with_lines` needs, not the rows."""
         return {table: result.frame for table, result in self.results.items()}
 
     def valid(self, table: str) -> np.ndarray:
