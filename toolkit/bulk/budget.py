@@ -324,10 +324,7 @@ class Budget:
             self._quiet_since = now
         if self.phase == "start" and ticket.epoch == self._epoch and self._cap is None:
             if ticket.in_flight < self._most_ok or self._trial is not None:
-                # as many went through before: a limit, or random? (:meth:`_tried`)
-                first = min(self._dry, 3) - 2  # (refusals in a row before it: evidence)
-                self._trial = self._trial or (now, first, first, None, ticket)
-                return
+                return self._try(now, ticket)  # as many went through before
         crowded = self._bound_in_flight(now, ticket)
         if ticket.epoch != self._epoch and self.phase != "start":
             return  # sent before the last reaction: accounted for
@@ -351,8 +348,7 @@ class Budget:
         elif self.phase == "seek":
             self._seek_refused(now)
         elif self.phase == "start":
-            first = min(self._dry, 3) - 2  # (refusals in a row before it: evidence)
-            self._trial = self._trial or (now, first, first, None, ticket)
+            self._try(now, ticket)
         elif not noise or self._base is not None:  # a probe ends at its first refusal
             self._react(now)
 
@@ -381,6 +377,14 @@ class Budget:
         self._next = max(self._next, now + 1.0 / (self.rate or 1.0))
         self._epoch += 1
         return True
+
+    def _try(self, now: float, ticket: Ticket) -> None:
+        """Start the trial of the start's first refusals (a limit, or random? :meth:`_tried`),
+        the in-flight bound growing again as answers go through: measured at one request in
+        flight, the pace the trial halves would be a latency's, not the service's."""
+        if self._trial is None:
+            first = min(self._dry, 3) - 2  # (refusals in a row before it: evidence)
+            self._trial, self._slow_start = (now, first, first, None, ticket), True
 
     def _tried(self, now: float, ticket: Ticket, refused: bool) -> None:
         """Count an answer in the start's trial of its first refusals; judge it when full: 3
@@ -425,8 +429,9 @@ class Budget:
             return False
         answers = self._recent(now) + len(self._no)
         expected = self.noise * answers
-        limit = min(0.6 * answers, 1.5 * expected + 2.0 * math.sqrt(expected) + 2.0)
-        return len(self._no) <= limit
+        limit = 1.5 * expected + 2.0 * math.sqrt(expected) + 2.0
+        # most refused is a limit's, once there are answers enough to tell (a few are not)
+        return len(self._no) <= (limit if answers < 10 else min(limit, 0.6 * answers))
 
     def _count(self, now: float, status: int) -> None:
         """Count one answer in the current sample; judge the sample when it is full."""
