@@ -12,20 +12,25 @@ import pandas as pd
 import pytest
 
 from toolkit import Client
-from toolkit.errors import ConfigError
 from toolkit.ingress import chunking, csv_reader, readers
 from toolkit.ingress.validation import folder_sources, validate
+from toolkit.sandbox import Sandbox
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 
 
-def _spy_on_the_reader(monkeypatch: pytest.MonkeyPatch, chunk: int) -> list[int]:
-    """Read CSV files ``chunk`` rows at a time; return the rows of each frame the reader makes."""
+def _spy_on_the_reader(
+    monkeypatch: pytest.MonkeyPatch, chunk: int, parsed: list[str] | None = None
+) -> list[int]:
+    """Read CSV files ``chunk`` rows at a time; return the rows of each frame the reader makes
+    (and add each file's name to ``parsed`` when the reader starts on it)."""
     monkeypatch.setattr(chunking, "_CHUNK", chunk)
     made: list[int] = []
     real = csv_reader._read_csv
 
     def spy(path: Path, encoding: str | None = None) -> Any:
+        if parsed is not None:
+            parsed.append(path.name)
         out = real(path, encoding)
         if isinstance(out, pd.DataFrame):  # a reader of the whole file
             made.append(len(out))
@@ -107,30 +112,57 @@ def test_a_run_from_a_folder_read_a_chunk_at_a_time_sends_each_row_once(
         assert rows.tolist() == list(range(n))
 
 
-def test_a_file_changed_after_its_check_is_refused_before_its_changed_rows_are_used(
+def _edit_initiatives(path: Path) -> Path:
+    """Row 7 (in the second chunk of 4) renamed and the last chunk (rows 60 and 61) cut off."""
+    lines = path.read_text().splitlines(keepends=True)
+    assert len(lines) == 63 and "Medical Staff" in lines[8]  # the header and 62 rows
+    lines[8] = lines[8].replace("Medical Staff", "Changed Staff", 1)
+    path.write_text("".join(lines[:61]))
+    return path
+
+
+def test_a_file_changed_or_cut_after_its_check_gives_the_rows_checked_and_only_those(
     fresh_client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = tmp_path / "firm"
     shutil.copytree(SAMPLE, folder)
-    _spy_on_the_reader(monkeypatch, 4)
-    plan = fresh_client.plan(folder)  # checked and planned: the files read twice
-    path = folder / "initiatives.csv"
-    lines = path.read_text().splitlines(keepends=True)
-    lines[10] = lines[10].replace(",", ", ", 1)  # row 8, in the third chunk: not checked so
-    path.write_text("".join(lines))
+    parsed: list[str] = []
+    _spy_on_the_reader(monkeypatch, 4, parsed)
+    plan = fresh_client.plan(folder)  # checked and planned
+    _edit_initiatives(folder / "initiatives.csv")
     sent: list[Any] = []
-    with pytest.raises(ConfigError, match=r"initiatives\.csv changed since it was first read"):
-        for calls, _ in plan.calls["initiatives"].batches():
-            sent += calls
-    assert len(sent) == 8  # the two chunks before it, as checked; none after
-    original = (SAMPLE / "initiatives.csv").read_text().splitlines(keepends=True)
-    assert len(original) == 63  # the header and 62 rows: the last chunk holds rows 60 and 61
-    path.write_text("".join(original[:-2]))  # the last chunk gone, the others as checked
-    sent = []
-    with pytest.raises(ConfigError, match=r"initiatives\.csv is shorter than when it was first"):
-        for calls, _ in plan.calls["initiatives"].batches():
-            sent += calls
-    assert len(sent) == 60
+    for calls, _ in plan.calls["initiatives"].batches():
+        sent += calls
+    assert len(sent) == 62  # every row checked, none of the file's changes
+    assert sent[7].json["name"] == "Medical Staff Credentialing Appeal"
+    assert parsed.count("initiatives.csv") == 1  # parsed once, read back since
+
+
+def test_a_run_parses_each_file_once_and_sends_what_it_checked_though_the_file_changes(
+    sandbox: Sandbox, fresh_client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "firm"
+    shutil.copytree(SAMPLE, folder)
+    parsed: list[str] = []
+    made = _spy_on_the_reader(monkeypatch, 4, parsed)
+    real, edited = readers.read_chunks, []
+
+    def edited_once_read(path: Path, **kwargs: Any) -> Iterator[pd.DataFrame]:
+        yield from real(path, **kwargs)
+        if path.name == "initiatives.csv" and not edited:  # its check read it: it changes now
+            edited.append(_edit_initiatives(path))
+
+    monkeypatch.setattr(readers, "read_chunks", edited_once_read)
+    report = fresh_client.onboard(folder, progress=False)
+    assert report.ok
+    sent = {"clients": 20, "initiatives": 62, "code_types": 3, "codes": 36, "code_ranges": 41}
+    assert report.counts["sent"].to_dict() == sent
+    assert sum(made) == sum(sent.values())  # every row parsed once
+    assert sorted(parsed) == sorted(f"{table}.csv" for table in sent)
+    stored = sandbox.admin.records("initiatives", customer_id=fresh_client.customer_id)
+    assert len(stored) == 62
+    (name,) = [r["name"] for r in stored if r["externalId"] == "M-1003-001"]
+    assert name == "Medical Staff Credentialing Appeal"
 
 
 def test_a_table_of_one_chunk_is_read_and_parsed_once_in_a_run(

@@ -582,11 +582,7 @@ def check_chunks(
         for c in work.columns:
             if spec.kinds[c] == "number":
                 nonwhole.setdefault(c, []).append(_fractions(work[c]) + start)
-        if len(parts) == 1 and hold is not None:  # a second chunk: the first keeps the held
-            parts[0] = parts[0].loc[:, [c for c in parts[0].columns if c in hold]]
-            raws[0] = raws[0].loc[:, [c for c in raws[0].columns if c in hold]]
-        # the first chunk keeps every column: a table of one chunk is not read or parsed again
-        kept = [c for c in work.columns if hold is None or not parts or c in hold]
+        kept = [c for c in work.columns if hold is None or c in hold]
         parts.append(work.loc[:, kept] if len(kept) < len(work.columns) else work)
         raws.append(raw.loc[:, [c for c in kept if not isinstance(raw[c].dtype, pd.StringDtype)]])
         start += len(raw)

@@ -5,14 +5,15 @@ extension to :mod:`~toolkit.ingress.csv_reader`, :mod:`~toolkit.ingress.sheet_re
 
 from __future__ import annotations
 
-import hashlib
 import os
-from collections.abc import Iterator
+import pickle
+import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import pandas as pd
-import pyarrow as pa
 
 from toolkit.errors import ConfigError
 from toolkit.ingress.csv_reader import _read_csv
@@ -22,72 +23,76 @@ from toolkit.ingress.sheet_reader import _read_excel, table_sheets
 __all__ = ["TableFile", "read_chunks", "read_table", "read_workbook"]
 
 
-def _digest(chunk: pd.DataFrame) -> bytes:
-    """A chunk's fingerprint: its cells, headers, row numbers and line map."""
-    try:  # a CSV chunk's text columns: as Arrow data
-        cells = memoryview(pa.RecordBatch.from_pandas(chunk, preserve_index=False).serialize())
-    except (pa.ArrowException, TypeError, ValueError):  # a sheet's cells of mixed types
-        cells = memoryview(pd.util.hash_pandas_object(chunk, index=False).to_numpy().tobytes())
-    digest = hashlib.blake2b(cells, digest_size=16)
-    digest.update(repr(list(chunk.columns)).encode())
-    digest.update(repr((chunk.index[:1].tolist(), chunk.attrs.get("line_shifts"))).encode())
-    return digest.digest()
+@dataclass
+class _Spill:
+    """The chunks of a first read that ran to the end, pickled one after the other in an
+    anonymous temporary file (closed by its own finalizer), with where each one lies in it."""
+
+    done: tuple[IO[bytes], tuple[tuple[int, int], ...]] | None = None
 
 
 @dataclass(frozen=True)
 class TableFile:
     """A table file (or a workbook's sheet), read a chunk at a time (:func:`read_chunks`) as
-    often as asked.
+    often as asked, parsed once.
 
-    Every chunk read again must be the chunk first read (its fingerprint, 16 bytes a chunk, is
-    kept): rows checked on the first read are the rows planned and sent, or a
-    :class:`~toolkit.errors.ConfigError` says the file changed, before that chunk is used.
+    The first read that runs to the end leaves its chunks in an anonymous temporary file (on
+    disk, unlinked at once: nothing stays behind a killed run); every later read gives those
+    chunks back, so the rows checked are the rows planned and sent, even when the file changes
+    meanwhile. A read stopped early leaves nothing: the next one parses the file again.
 
     Example:
         >>> import tempfile, pathlib
         >>> f = pathlib.Path(tempfile.mkdtemp()) / "codes.csv"
         >>> _ = f.write_text("externalId\\nL1\\n")
         >>> source = TableFile(f)
-        >>> [len(chunk) for chunk in source.chunks()]
-        [1]
-        >>> _ = f.write_text("externalId\\nL2\\n")
-        >>> list(source.chunks())
-        Traceback (most recent call last):
-        ...
-        toolkit.errors.ConfigError: ...codes.csv changed since it was first read (rows 0 to 0...
+        >>> [chunk["externalId"].tolist() for chunk in source.chunks()]
+        [['L1']]
+        >>> _ = f.write_text("externalId\\nL2\\nL3\\n")
+        >>> [chunk["externalId"].tolist() for chunk in source.chunks()]  # the first read
+        [['L1']]
     """
 
     path: Path
     encoding: str | None = None
     sheet: str | None = None
-    _seen: list[bytes] = field(default_factory=list, repr=False, compare=False)
+    _spill: _Spill = field(default_factory=_Spill, repr=False, compare=False)
 
     def chunks(self) -> Iterator[pd.DataFrame]:
         """The file's rows, a chunk at a time (:func:`read_chunks`), each the one first read."""
-        where = self.path if self.sheet is None else f"{self.path}, sheet {self.sheet}"
-        n = 0
-        read = read_chunks(self.path, encoding=self.encoding, sheet=self.sheet)
-        for n, chunk in enumerate(read, start=1):
-            digest = _digest(chunk)
-            if n > len(self._seen):
-                self._seen.append(digest)
-            elif digest != self._seen[n - 1]:
-                raise ConfigError(
-                    f"{where} changed since it was first read (rows {chunk.index[0]} to "
-                    f"{chunk.index[-1]} differ); nothing more is read from it: run again"
-                )
-            yield chunk
-        if n < len(self._seen):
-            raise ConfigError(f"{where} is shorter than when it was first read: run again")
+        spill = self._spill
+        done = spill.done  # one snapshot for the whole pass, read by offset (no shared position)
+        if done is not None:
+            file, extents = done
+            for offset, length in extents:
+                yield pickle.loads(os.pread(file.fileno(), length, offset))
+            return
+        file = tempfile.TemporaryFile()  # unlinked at once: no copy left behind a killed run
+        taken: list[tuple[int, int]] = []
+        end, kept = 0, False
+        try:
+            for chunk in read_chunks(self.path, encoding=self.encoding, sheet=self.sheet):
+                data = pickle.dumps(chunk, protocol=pickle.HIGHEST_PROTOCOL)
+                file.write(data)
+                taken.append((end, len(data)))
+                end += len(data)
+                del data
+                yield chunk
+            file.flush()
+            if spill.done is None:  # the first read to run to the end: the snapshot
+                spill.done, kept = (file, tuple(taken)), True
+        finally:
+            if not kept:  # stopped early (or another read ran to the end first)
+                file.close()
 
     def read(self) -> pd.DataFrame:
-        """The whole table (:func:`read_table`), not checked against the first read.
+        """The whole table: its chunks (:meth:`chunks`) joined.
 
         Example:
             >>> TableFile(Path("sample_data/codes.csv")).read().shape
             (36, 4)
         """
-        return read_table(self.path, encoding=self.encoding, sheet=self.sheet)
+        return _joined(self.chunks())
 
 
 def read_chunks(
@@ -162,7 +167,12 @@ def read_table(
         >>> read_table(f).to_dict("records")
         [{'externalId': 'C-1', 'name': 'Müller, Søn'}]
     """
-    chunks = list(read_chunks(path, encoding=encoding, sheet=sheet))
+    return _joined(read_chunks(path, encoding=encoding, sheet=sheet))
+
+
+def _joined(read: Iterable[pd.DataFrame]) -> pd.DataFrame:
+    """Chunks as one frame, with the last chunk's line map (the whole file's)."""
+    chunks = list(read)
     if len(chunks) == 1:
         return chunks[0]
     attrs = chunks[-1].attrs  # the whole file's line map
