@@ -180,13 +180,18 @@ def test_without_openpyxl_a_workbook_says_what_to_install(
         folder_sources(path)
 
 
-def _spy_on_sheets(monkeypatch: pytest.MonkeyPatch, chunk: int) -> list[int]:
-    """Read sheets ``chunk`` rows at a time; return the rows of each frame the reader makes."""
+def _spy_on_sheets(
+    monkeypatch: pytest.MonkeyPatch, chunk: int, parsed: list[str | None] | None = None
+) -> list[int]:
+    """Read sheets ``chunk`` rows at a time; return the rows of each frame the reader makes
+    (and add each sheet's name to ``parsed`` when the reader starts on it)."""
     monkeypatch.setattr(chunking, "_CHUNK", chunk)
     made: list[int] = []
     real = sheet_reader._read_excel
 
     def spy(path: Path, sheet: str | None = None) -> Iterator[pd.DataFrame]:
+        if parsed is not None:
+            parsed.append(sheet)
         for frame in real(path, sheet):
             made.append(len(frame))
             yield frame
@@ -239,22 +244,22 @@ def test_a_workbook_as_the_folder_is_read_a_sheet_chunk_at_a_time(
     assert report.inputs["initiatives"].attrs["sheet"] == "Matters"
 
 
-def test_a_sheet_changed_after_its_check_is_refused(
+def test_a_sheet_changed_after_its_check_gives_the_rows_checked_parsed_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     book = _firm_book(tmp_path / "firm.xlsx")
-    _spy_on_sheets(monkeypatch, 2)
+    parsed: list[str | None] = []
+    _spy_on_sheets(monkeypatch, 2, parsed)
     with pytest.warns(UserWarning, match="notes"):
-        source = folder_sources(book)["clients"]
-    assert sum(len(c) for c in source.chunks()) == 4
+        sources = folder_sources(book)
+    report = validate(**sources)  # checked: rows 0 and 3 share C-1
     wb = load_workbook(book)
-    wb["Clients"]["B6"] = "Dune Ltd"  # row 3, in the second chunk
+    wb["Clients"]["B5"] = "Crane Ltd"  # row 2, in the second chunk
+    wb["Clients"].delete_rows(6)  # row 3: the file cut short
     wb.save(book)
-    read = []
-    with pytest.raises(ConfigError, match=r"firm\.xlsx, sheet Clients changed since it was"):
-        for chunk in source.chunks():
-            read.append(len(chunk))
-    assert read == [2]
+    assert report.frames["clients"]["name"].tolist() == ["Bolt", "Crane"]
+    assert report.inputs["clients"]["name"].tolist() == ["Acme", "Bolt", "Crane", "Dune"]
+    assert sorted(parsed, key=str) == ["Clients", "Matters"]  # each sheet parsed once
 
 
 def test_a_parquet_file_read_a_chunk_at_a_time_is_what_pandas_reads(
