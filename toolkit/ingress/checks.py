@@ -582,7 +582,12 @@ def check_chunks(
         for c in work.columns:
             if spec.kinds[c] == "number":
                 nonwhole.setdefault(c, []).append(_fractions(work[c]) + start)
-        kept = [c for c in work.columns if hold is None or c in hold]
+        if len(parts) == 1 and hold is not None:  # a second chunk: the first keeps the held
+            parts[0] = parts[0].loc[:, [c for c in parts[0].columns if c in hold]]
+            raws[0] = raws[0].loc[:, [c for c in raws[0].columns if c in hold]]
+        # the first chunk keeps every column: a table of one chunk is not parsed again to plan
+        # and send (its file's chunks come back from the spill, but their cells' parse costs)
+        kept = [c for c in work.columns if hold is None or not parts or c in hold]
         parts.append(work.loc[:, kept] if len(kept) < len(work.columns) else work)
         raws.append(raw.loc[:, [c for c in kept if not isinstance(raw[c].dtype, pd.StringDtype)]])
         start += len(raw)
