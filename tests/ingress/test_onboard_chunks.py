@@ -174,3 +174,25 @@ def test_a_table_of_one_chunk_is_read_and_parsed_once_in_a_run(
     report = fresh_client.onboard(folder, progress=False)
     assert report.ok
     assert made == [20, 62, 3, 36, 41]  # each import table read once: checked, planned, sent
+
+
+def test_a_read_stopped_early_leaves_no_snapshot_and_later_reads_share_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "codes.csv"
+    path.write_text("externalId\nL1\nL2\nL3\n")
+    parsed: list[str] = []
+    _spy_on_the_reader(monkeypatch, 2, parsed)
+    source = readers.TableFile(path)
+    for _ in source.chunks():
+        break  # stopped in the first chunk: nothing kept
+    path.write_text("externalId\nK1\nK2\nK3\n")
+    assert [c["externalId"].tolist() for c in source.chunks()] == [["K1", "K2"], ["K3"]]
+    path.write_text("externalId\nJ1\n")
+    one, two = source.chunks(), source.chunks()  # two reads at once, each at its own offset
+    got = [
+        (a["externalId"].tolist(), b["externalId"].tolist()) for a, b in zip(one, two, strict=True)
+    ]
+    assert got == [(["K1", "K2"], ["K1", "K2"]), (["K3"], ["K3"])]
+    assert source.read().index.tolist() == [0, 1, 2]
+    assert parsed == ["codes.csv", "codes.csv"]  # the stopped read, then the one kept
