@@ -69,14 +69,13 @@ class TableFile:
             return
         file = tempfile.TemporaryFile()  # unlinked at once: no copy left behind a killed run
         taken: list[tuple[int, int]] = []
-        end, kept = 0, False
+        kept = False
         try:
             for chunk in read_chunks(self.path, encoding=self.encoding, sheet=self.sheet):
                 data = pickle.dumps(chunk, protocol=pickle.HIGHEST_PROTOCOL)
+                taken.append((file.tell(), len(data)))
                 file.write(data)
-                taken.append((end, len(data)))
-                end += len(data)
-                del data
+                del data  # not held while the chunk is used
                 yield chunk
             file.flush()
             if spill.done is None:  # the first read to run to the end: the snapshot
