@@ -50,6 +50,7 @@ from toolkit.errors import ConcurrentWriteError, ConfigError
 
 __all__ = [
     "APP_ID",
+    "CODES_APP",
     "DEFAULT_LAG",
     "LOCK_NAME",
     "PARTITION_COLS",
@@ -71,6 +72,11 @@ WATERMARK_KEY = "toolkit.releasedOnOrBefore"
 WINDOW_KEY = "toolkit.window"
 #: Delta app transaction of every sync commit: two syncs' commits to one table conflict.
 APP_ID = "timebill-toolkit.sync"
+#: Delta app transaction counting the codes table's sync commits (1 at its creation). An entries
+#: commit carries the count its codes commit made, or 0 when a codes row may lack its entry (a
+#: killed sync's codes commit, never followed by its entries commit): while the two tables hold
+#: the same count, no lookup of such codes is needed.
+CODES_APP = "timebill-toolkit.sync.codes"
 #: Windows fetched ahead while a batch is written, one request at a time: the next is sent
 #: as soon as an answer is in, while that one is flattened, so the service always has one
 #: request of the sync (the export leaves it none while it flattens and writes), never two
@@ -223,6 +229,7 @@ def create_tables(path: str | os.PathLike[str]) -> Path:
                 schema.empty_table(),
                 partition_by=list(PARTITION_COLS),
                 mode="error",
+                commit_properties=CommitProperties(app_transactions=[Transaction(CODES_APP, 1)]),
                 name=f"toolkit_sync_{name}",
                 description=f"timebill-toolkit sync: {name}",
             )
@@ -252,17 +259,22 @@ def _newest(table: DeltaTable, key: str) -> pd.Timestamp | None:
     return None
 
 
-def _commit(mark: pd.Timestamp | None, key: str = WATERMARK_KEY) -> CommitProperties:
+def _commit(
+    mark: pd.Timestamp | None, key: str = WATERMARK_KEY, *, codes: int | None = None
+) -> CommitProperties:
     """A sync commit's properties: ``mark`` under ``key``, and the sync's app transaction.
 
     Delta fails a commit when a commit made since the snapshot it was built on holds a
-    transaction of the same app id, whatever either wrote (blind appends included).
+    transaction of the same app id, whatever either wrote (blind appends included). ``codes``:
+    the :data:`CODES_APP` count the commit carries.
     """
+    counted = [] if codes is None else [Transaction(CODES_APP, codes)]
     if mark is None:
-        return CommitProperties(app_transactions=[Transaction(APP_ID, 0)])
+        return CommitProperties(app_transactions=[Transaction(APP_ID, 0), *counted])
     version = mark.value // 1_000_000  # the mark in epoch milliseconds
     return CommitProperties(
-        custom_metadata={key: _iso(mark)}, app_transactions=[Transaction(APP_ID, version)]
+        custom_metadata={key: _iso(mark)},
+        app_transactions=[Transaction(APP_ID, version), *counted],
     )
 
 
@@ -308,6 +320,8 @@ def _write_window(
         return 0, 0, 0, 0
     codes_table = DeltaTable(str(root / "codes"))
     entries_table = DeltaTable(str(root / "entries"))
+    count = codes_table.transaction_version(CODES_APP) or 0
+    paired = 0 < count == entries_table.transaction_version(CODES_APP)  # in these snapshots
     stored = read_watermark(entries_table)
     mark = mark if stored is None else max(mark, stored)
     ids = entries["_id"].combine_chunks()
@@ -328,8 +342,11 @@ def _write_window(
         code_rows = codes.filter(pc.is_in(codes["entryId"], value_set=source["_id"]))
     changed_ids = source["_id"].combine_chunks()
     # codes of entries not stored: a killed or concurrent sync's, replaced where they lie
-    held_codes = _stored(codes_table, "entryId", changed_ids, ["workMonth"])
-    old_months += held_codes["workMonth"].unique().to_pylist() if held_codes.num_rows else []
+    held_codes = 0
+    if not paired:
+        found = _stored(codes_table, "entryId", changed_ids, ["workMonth"])
+        old_months += found["workMonth"].unique().to_pylist() if found.num_rows else []
+        held_codes = found.num_rows
     pa.default_memory_pool().release_unused()  # the scans' buffers, for the writes to reuse
     months = set(source["workMonth"].to_pylist()) | set(old_months)
     # an entry without workDate has a null workMonth: its partition is matched by IS NULL
@@ -337,8 +354,9 @@ def _write_window(
     terms = [f"t.workMonth IN ({_sql_list(named)})"] if named else []
     terms += ["t.workMonth IS NULL"] if None in months else []
     in_months = f"({' OR '.join(terms)})"
-    window = _commit(mark, WINDOW_KEY)
-    if not held.num_rows and not held_codes.num_rows:
+    window = _commit(mark, WINDOW_KEY, codes=count + 1)
+    pairing = _commit(mark, codes=count + 1 if paired else 0)
+    if not held.num_rows and not held_codes:
         write_deltalake(
             codes_table,
             code_rows,
@@ -364,7 +382,7 @@ def _write_window(
             source,
             mode="append",
             writer_properties=_WRITER,
-            commit_properties=_commit(mark),
+            commit_properties=pairing,
         )
         return source.num_rows, 0, entries.num_rows - source.num_rows, code_rows.num_rows
     metrics = (
@@ -374,7 +392,7 @@ def _write_window(
             source_alias="s",
             target_alias="t",
             writer_properties=_WRITER,
-            commit_properties=_commit(mark),
+            commit_properties=pairing,
         )
         .when_matched_update_all(predicate="s.updatedAt > t.updatedAt")
         .when_not_matched_insert_all()
