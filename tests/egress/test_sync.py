@@ -632,6 +632,60 @@ def test_a_batch_of_newer_ids_reads_no_stored_file(tmp_path: Path) -> None:
         _write_window(path, Export.from_records(older[:1]), _schemas(), pd.Timestamp(at))
 
 
+def test_a_batch_into_tables_whose_every_code_has_its_entry_reads_no_codes_file(
+    tmp_path: Path,
+) -> None:
+    """While every codes commit has its entries commit, no batch looks codes up."""
+    from toolkit.egress.export import Export
+    from toolkit.egress.sync import _schemas, _write_window, create_tables
+    from toolkit.testing import fake_export_entry
+
+    path = create_tables(tmp_path / "time")
+    at = datetime(2026, 11, 3, tzinfo=UTC)
+    stored = [fake_export_entry(_id=f"a{i}", updated_at=at, codes=2) for i in (0, 2)]
+    _write_window(path, Export.from_records(stored), _schemas(), pd.Timestamp(at))
+    for uri in DeltaTable(str(path / "codes")).file_uris():  # a codes lookup would fail
+        Path(uri).unlink()
+    within = [fake_export_entry(_id=f"a1{i}", updated_at=at, codes=1) for i in range(3)]
+    counts = _write_window(path, Export.from_records(within), _schemas(), pd.Timestamp(at))
+    assert counts == (3, 0, 0, 3)
+
+
+def test_codes_a_killed_sync_left_are_replaced_by_every_later_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kill between a batch's codes commit and its entries commit leaves codes without their
+    entry: every later batch looks them up, also after one that replaced only some of them."""
+    from toolkit.egress.export import Export
+    from toolkit.egress.sync import _schemas, _write_window, create_tables
+    from toolkit.testing import fake_export_entry
+
+    class Killed(Exception):
+        pass
+
+    path = create_tables(tmp_path / "time")
+    at = datetime(2026, 11, 3, tzinfo=UTC)
+    pair = [fake_export_entry(_id=f"e{i}", updated_at=at, codes=2) for i in range(2)]
+    write, calls = syncing.write_deltalake, []
+
+    def killed_after_the_codes(*args: Any, **kwargs: Any) -> None:
+        calls.append(args)
+        if len(calls) == 2:
+            raise Killed
+        write(*args, **kwargs)
+
+    monkeypatch.setattr(syncing, "write_deltalake", killed_after_the_codes)
+    with pytest.raises(Killed):
+        _write_window(path, Export.from_records(pair), _schemas(), pd.Timestamp(at))
+    monkeypatch.undo()
+    assert len(toolkit.read_sync(path).codes) == 4 and len(toolkit.read_sync(path)) == 0
+    for entry in pair:  # the resumed sync's batches hold one of them each
+        _write_window(path, Export.from_records([entry]), _schemas(), pd.Timestamp(at))
+    ex = toolkit.read_sync(path)
+    assert len(ex) == 2
+    assert len(ex.codes) == 4 and not ex.codes.duplicated(["entryId", "position"]).any()
+
+
 def test_a_sync_allocates_arrow_memory_from_jemalloc_and_restores_the_pool(
     firm_client: Client, sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
