@@ -26,6 +26,7 @@ from typing import Any, TypeVar, cast
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as ds
 from deltalake import (
     CommitProperties,
     DeltaTable,
@@ -287,17 +288,24 @@ def _conflict(root: Path, exc: Exception) -> ConcurrentWriteError:
 
 
 def _stored(table: DeltaTable, key: str, ids: pa.Array[Any], columns: list[str]) -> pa.Table:
-    """The rows of ``table`` whose ``key`` is among ``ids``: one scan, a file at a time.
+    """The rows of ``table`` whose ``key`` is among ``ids``: one scan, joined to them.
 
     Only the files whose ``key`` statistics (min, max) overlap the range of ``ids`` are read:
-    a batch of ids all newer than the stored ones, as time-ordered ids are, reads none.
+    a batch of ids all newer than the stored ones, as time-ordered ids are, reads none. The
+    scan, of ``key`` and ``columns`` only, streams into a semi join whose hash table holds the
+    batch's ids (built once, where a filter would build it for every record batch read).
     """
     low, high = pc.min_max(ids).values()
     scan = table.to_pyarrow_dataset(
         file_pruning_predicate=[(key, ">=", low.as_py()), (key, "<=", high.as_py())]
     )
-    wanted = pc.field(key).cast(pa.string()).isin(ids)  # string_view in the files
-    return scan.to_table(columns=columns, filter=wanted, fragment_readahead=1)
+    names = dict.fromkeys([key, *columns])
+    wanted: ds.Dataset = scan.replace_schema(  # type: ignore[func-returns-value, assignment]  # stubs: None
+        pa.schema([scan.schema.field(n) for n in names])
+    )
+    batch = ds.dataset(pa.table({key: ids.cast(scan.schema.field(key).type)}))
+    found: pa.Table = wanted.join(batch, keys=key, join_type="left semi").to_table()
+    return found.select(columns)
 
 
 def _write_window(
