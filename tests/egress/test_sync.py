@@ -704,9 +704,12 @@ def test_a_sync_allocates_arrow_memory_from_jemalloc_and_restores_the_pool(
         return write(*args)
 
     monkeypatch.setattr(syncing, "_write_window", watched)
+    decays: list[int] = []  # freed pages wait for reuse: each batch hands them back itself
+    monkeypatch.setattr(pa, "jemalloc_set_decay_ms", decays.append)
     before = pa.default_memory_pool().backend_name
     firm_client.sync(tmp_path / "time", since=T0, until=T0 + timedelta(hours=3))
     assert seen == ["jemalloc"]
+    assert decays == [1000]
     assert pa.default_memory_pool().backend_name == before
 
 

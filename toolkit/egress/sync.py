@@ -85,6 +85,8 @@ CODES_APP = "timebill-toolkit.sync.codes"
 _AHEAD = 2
 #: Tries of a batch whose commit lost to another sync's (each redoes the lookup).
 _ATTEMPTS = 5
+#: How long Arrow's freed pages wait to be reused (each batch hands them back when written).
+_DECAY_MS = 1000
 #: Default ``lag``: ``until`` defaults to now minus this (entries show in the export late).
 DEFAULT_LAG = "10min"
 #: Partition column of both tables.
@@ -504,7 +506,7 @@ def sync(
         nothing = first is None and end <= start
         windows = [] if nothing else split_windows(start, end, window)
         create_tables(root)
-        with returning_pool():
+        with returning_pool(decay_ms=_DECAY_MS):
             report = (
                 SyncReport(str(root), None, None, 0, 0, 0, 0, 0, watermark)
                 if nothing
