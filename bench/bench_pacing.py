@@ -43,6 +43,9 @@ Issue 28 adds two parts, in the same run:
   import (first request to last answer). An import of a few seconds is dominated by its tail,
   where a row refused 2 or 3 times in a row waits its ``Retry-After`` each time (about 2 to 4 s
   whatever the import's length), so the rate is measured over a longer import, as a day's push is.
+  With ``--repeat N`` above 2, the fault-free import and the faulty one alternate N - 1 times and
+  each one's best counts, as every timing of ``python -m bench`` (one pair's share moved by 10
+  points or more from one pair to the next on this machine, the code unchanged).
 
 The sandbox runs in its own process (client and server do not share a GIL).
 
@@ -392,7 +395,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if "sequence" in parts:
                 out["sequence"] = _sequence(server, args.pacing_step_seconds, workers)
             if "faults" in parts:
-                out["faults"] = _faults(server, args.pacing_faults_seconds, workers)
+                rounds = max(1, getattr(args, "repeat", 1) - 1)
+                out["faults"] = _faults(server, args.pacing_faults_seconds, workers, rounds)
     out["pass"] = all(f["pass"] for f in out.values() if isinstance(f, dict))
     out["load"] = [round(x, 2) for x in os.getloadavg()]
     print("load average (1, 5, 15 min): " + " ".join(f"{x:.2f}" for x in out["load"]))
@@ -483,8 +487,9 @@ def _rate(server: Server, rows: int, workers: int, prefix: str, **profile: Any) 
     return int(result["ok"].sum()) / (time.perf_counter() - start)
 
 
-def _faults(server: Server, seconds: float, workers: int) -> dict[str, Any]:
-    """Random faults (no limit), each case against a fault-free import run just before it."""
+def _faults(server: Server, seconds: float, workers: int, rounds: int = 1) -> dict[str, Any]:
+    """Random faults (no limit), each case against a fault-free import run just before it;
+    with ``rounds`` above 1, the two alternate that many times and each one's best counts."""
     free = _rate(server, 2000, workers, "FREE")
     n = max(100, round(free * seconds))
     print(f"\nfaults: 429, 500 and 503 at random, no limit; {n} rows a case ({free:.0f} rows/s)")
@@ -492,28 +497,35 @@ def _faults(server: Server, seconds: float, workers: int) -> dict[str, Any]:
         f"{'faults':>7} {'Retry-After':>12} {'free':>8} {'rows/s':>8} {'share':>6} {'target':>7} "
         f"{'failed':>7}"
     )
-    fig: dict[str, Any] = {"rows": n, "cases": []}
+    fig: dict[str, Any] = {"rows": n, "rounds": rounds, "cases": []}
     verdict = True
     for rate, target in FAULTS.items():
         for retry in (0, 1, None):
             profile = {"retryAfter": "absent"} if retry is None else {}
-            # the fault-free rate next to the case: the machine's pace drifts over minutes
-            base = _rate(server, n, workers, "FREE", **profile)
-            client, _ = _customer(server, **profile)
-            server.admin.set_faults(
-                rate=rate, statuses=[429, 500, 503], retry_after_seconds=retry or 0, seed=28
-            )
-            try:
-                start = time.perf_counter()
-                result = client.import_clients(
-                    make_clients(n, "FLT"), workers=workers, progress=False
+            bases: list[float] = []
+            rates: list[float] = []
+            failed = 0
+            for _ in range(rounds):
+                # the fault-free rate next to the case: the machine's pace drifts over minutes
+                bases.append(_rate(server, n, workers, "FREE", **profile))
+                client, _ = _customer(server, **profile)
+                server.admin.set_faults(
+                    rate=rate, statuses=[429, 500, 503], retry_after_seconds=retry or 0, seed=28
                 )
-                elapsed = time.perf_counter() - start
-            finally:
-                server.admin.clear_faults()
-            ok = int(result["ok"].sum())
-            share = ok / elapsed / base
-            passed = share >= target and ok == n
+                try:
+                    start = time.perf_counter()
+                    result = client.import_clients(
+                        make_clients(n, "FLT"), workers=workers, progress=False
+                    )
+                    elapsed = time.perf_counter() - start
+                finally:
+                    server.admin.clear_faults()
+                ok = int(result["ok"].sum())
+                rates.append(ok / elapsed)
+                failed += n - ok
+            base, best = max(bases), max(rates)
+            share = best / base
+            passed = share >= target and not failed
             verdict = verdict and passed
             shown = "absent" if retry is None else f"{retry} s"
             fig["cases"].append(
@@ -521,15 +533,24 @@ def _faults(server: Server, seconds: float, workers: int) -> dict[str, Any]:
                     "faults": rate,
                     "retry_after": retry,
                     "fault_free": round(base, 1),
-                    "rate": round(ok / elapsed, 1),
+                    "rate": round(best, 1),
                     "share": round(share, 3),
-                    "failed": n - ok,
+                    "failed": failed,
                     "pass": passed,
+                    "fault_free_runs": [round(b, 1) for b in bases],
+                    "runs": [round(r, 1) for r in rates],
                 }
             )
+            each = (
+                ""
+                if rounds == 1
+                else "  ("
+                + ", ".join(f"{b:.0f}/{r:.0f}" for b, r in zip(bases, rates, strict=True))
+                + ")"
+            )
             print(
-                f"{rate:7.0%} {shown:>12} {base:8.1f} {ok / elapsed:8.1f} {share:6.0%} "
-                f"{target:7.0%} {n - ok:7d}  {'PASS' if passed else 'FAIL'}"
+                f"{rate:7.0%} {shown:>12} {base:8.1f} {best:8.1f} {share:6.0%} "
+                f"{target:7.0%} {failed:7d}  {'PASS' if passed else 'FAIL'}{each}"
             )
     fig["pass"] = verdict
     print(f"targets: 80%, 60%, 40% of the fault-free rate -> {'PASS' if verdict else 'FAIL'}")
