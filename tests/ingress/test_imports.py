@@ -719,3 +719,58 @@ def test_the_import_options_are_the_keywords_of_import_table() -> None:
 def test_the_merged_reply_of_a_range_in_parts_is_its_first_failure() -> None:
     merged = merge_parts(Reply(422, error="bad", attempts=1), not_sent())
     assert (merged.status, merged.error, merged.attempts) == (422, "bad", 1)
+
+
+# -- one engine: an import is the onboarding of one table ----------------------------------------
+
+
+def _journal_lines(path: Path) -> list[dict[str, object]]:
+    """The journal's lines without what names the customer or the moment."""
+    import json
+
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [
+        {k: v for k, v in line.items() if k not in ("id", "url", "customer", "at")}
+        for line in lines
+    ]
+
+
+def test_import_clients_and_onboard_of_clients_run_the_same_code(
+    sandbox, tmp_path, monkeypatch
+) -> None:
+    from toolkit.ingress import imports
+
+    runs: list[list[str]] = []
+    original = imports._send
+
+    def spy(conn, the_plan, jr, **kwargs):  # noqa: ANN001, ANN003, ANN202
+        runs.append(list(the_plan.calls))
+        return original(conn, the_plan, jr, **kwargs)
+
+    monkeypatch.setattr(imports, "_send", spy)
+    frame = _clients(4)
+    frame.loc[3, "callSign"] = ""  # a warning: sent as given, reported the same way
+    customers = [sandbox.admin.create_customer(f"Same code {i}") for i in range(2)]
+    firms = [
+        Client(
+            c["customerId"],
+            c["clientId"],
+            c["clientSecret"],
+            sandbox.url,
+            sandbox.url,
+            audience=c["audience"],
+            retries=3,
+        )
+        for c in customers
+    ]
+    imported = firms[0].import_clients(frame, journal=tmp_path / "a.jsonl", progress=False)
+    onboarded = (
+        firms[1].onboard({"clients": frame}, journal=tmp_path / "b.jsonl", progress=False).results
+    )
+    assert runs == [["clients"], ["clients"]]
+    assert list(imported.columns) == list(onboarded.columns)
+    assert imported.dtypes.to_dict() == onboarded.dtypes.to_dict()
+    assert _journal_lines(tmp_path / "a.jsonl") == _journal_lines(tmp_path / "b.jsonl")
+    same = ["table", "row", "externalId", "action", "status", "ok", "httpStatus", "error"]
+    pd.testing.assert_frame_equal(imported[same], onboarded[same])
+    assert imported["warning"].notna().tolist() == [False, False, False, True]

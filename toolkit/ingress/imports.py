@@ -22,12 +22,12 @@ from toolkit.bulk.runner import (
     run_bulk,
 )
 from toolkit.core.connection import Connection
-from toolkit.core.failures import empty_failures, nullable_rows, row_warnings
+from toolkit.core.failures import nullable_rows, row_warnings
 from toolkit.core.frames import FrameLike, as_pandas, unique_rows
 from toolkit.core.http import Reply
 from toolkit.core.memory import returning_pool
 from toolkit.errors import ConfigError, Interrupted, ValidationError
-from toolkit.ingress.checks import check_frame, format_failures
+from toolkit.ingress.checks import format_failures
 from toolkit.ingress.chunking import fresh_index
 from toolkit.ingress.plan import (
     ACTION_DTYPE,
@@ -40,10 +40,9 @@ from toolkit.ingress.plan import (
     count_by_table,
     held_children,
     read_source,
-    table_calls,
 )
 from toolkit.ingress.plan import plan as make_plan
-from toolkit.ingress.ranges import CodeRangePost, check_post, merge_parts, send_in_parts
+from toolkit.ingress.ranges import CodeRangePost, merge_parts, send_in_parts
 from toolkit.ingress.text import warn_lookalikes
 from toolkit.ingress.validation import ImportSource, ValidationReport
 
@@ -84,36 +83,13 @@ def _refuse_warnings(warnings: pd.DataFrame) -> None:
         )
 
 
-def _checked(
-    table: str, df: pd.DataFrame, on_warning: str, code_range_post: CodeRangePost
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    result = check_frame(table, df, code_range_post=code_range_post)
-    if not result.ok:
-        raise ValidationError(format_failures(result.failures), result.failures)
-    if on_warning == "raise":
-        _refuse_warnings(result.warnings)
-    warn_lookalikes(result.failures)
-    return result.valid_frame(), result.warnings
-
-
 def _by_label(rows: Iterable[list[Any]], items: Iterable[Any]) -> dict[Any, Any]:
-    """Row label -> its item (call or reply); the replies of a range's parts merged."""
+    """Row label -> its item (the first call of a range's parts stands for its rows)."""
     by_label: dict[Any, Any] = {}
     for labels, item in zip(rows, items, strict=True):
         for label in labels:
-            seen = by_label.get(label)
-            if seen is None:
-                by_label[label] = item
-            elif isinstance(seen, Reply) and isinstance(item, Reply):
-                by_label[label] = merge_parts(seen, item)
-            # (a dry run: the first part's call stands for its rows)
+            by_label.setdefault(label, item)
     return by_label
-
-
-def _spread(index: pd.Index, rows: list[list[Any]], items: list[Any]) -> list[Any]:
-    """One item (call or reply) per input row (:func:`_by_label`)."""
-    by_label = _by_label(rows, items)
-    return [by_label[label] for label in index]
 
 
 def import_table(
@@ -132,14 +108,17 @@ def import_table(
 ) -> pd.DataFrame:
     """Validate a frame and import it one record per request; one result row per input row.
 
-    Nothing is sent when a row fails validation; a row with only warnings is sent as given.
+    The same run as :func:`onboard` of that one table (``onboard(conn, {table: df})``): the
+    same checks, plan, journal, runner and result columns. Nothing is sent when a row fails
+    validation; a row with only warnings is sent as given.
 
     Args:
         conn: the connection.
         table: ``clients``, ``initiatives``, ``code_types``, ``codes`` or ``code_ranges``.
         df: the records (pandas, Polars or PyArrow), columns named as in the spec.
         columns: renames applied first, e.g. ``{"call_sign": "callSign"}``.
-        validate: check the frame against its schema first.
+        validate: check the frame against its schema first (``False`` sends every row as
+            given, for the service to judge).
         workers: worker threads (default: the connection's).
         progress: show a progress bar.
         journal: path of a journal; records it holds with the same payload are not sent again.
@@ -148,9 +127,10 @@ def import_table(
         code_range_post: ``"replace"`` or ``"add"`` (see :mod:`toolkit.ingress.ranges`).
 
     Returns:
-        Aligned to ``df.index``: the key, ``status``, ``ok``, ``httpStatus``, ``error``,
-        ``warning``, ``attempts``, ``elapsed``; with ``dry_run``: the key, ``url``,
-        ``payload`` and ``warning``.
+        Aligned to ``df.index``, the columns of :attr:`OnboardReport.results`: ``table``,
+        ``row``, ``externalId`` (the record's key), ``action``, ``status``, ``ok``,
+        ``httpStatus``, ``error``, ``warning``, ``attempts``, ``elapsed``; with ``dry_run``:
+        the key, ``url``, ``payload`` and ``warning``.
 
     Example:
         >>> result = client.import_clients(clients, progress=False)
@@ -159,58 +139,44 @@ def import_table(
         >>> "payload" in client.import_clients(clients, dry_run=True)
         True
     """
-    if table not in IMPORTS:
+    _, key = IMPORTS.get(table) or (None, "")
+    if not key:
         raise ConfigError(f"unknown table {table!r}; expected one of {', '.join(IMPORTS)}")
-    _on_warning(on_warning)
-    _, key = IMPORTS[table]
-    check_post(code_range_post)
     df = as_pandas(df, "df")
-    if columns:
-        df = df.rename(columns=dict(columns))
-    original = df.index
-    df = unique_rows(df)
-    checked, warnings = (
-        _checked(table, df, on_warning, code_range_post) if validate else (df, empty_failures())
-    )
-    warning = row_warnings(warnings, checked.index)
-    warning.index = original
     try:
-        calls, rows = table_calls(table, checked, code_range_post)
-    except (ValueError, TypeError, KeyError) as exc:  # only reachable with validate=False
-        raise ConfigError(f"cannot build {table} payloads without validation: {exc}") from None
-    if dry_run:
-        ordered = _spread(checked.index, rows, calls)
-        return pd.DataFrame(
-            {
-                key: [c.key for c in ordered],
-                "url": [conn.url(c.endpoint, **(c.path or {})) for c in ordered],
-                "payload": [c.json for c in ordered],
-                "warning": warning,
-            },
-            index=original,
-        )
-    keys = checked[key].astype("string").tolist() if key in checked else [None] * len(checked)
-    try:
-        replies = send_in_parts(
-            partial(
-                run_bulk, conn, workers=workers, progress=progress, journal=journal, desc=table
-            ),
-            calls,
+        report = onboard(
+            conn,
+            {table: df.rename(columns=dict(columns)) if columns else df},
+            validate=validate,
+            workers=workers,
+            progress=progress,
+            journal=journal,
+            dry_run=dry_run,
+            on_warning=on_warning,
+            code_range_post=code_range_post,
         )
     except Interrupted as exc:
-        per_row = _spread(checked.index, rows, exc.replies)
-        exc.result = _with_warnings(
-            result_frame(original, keys, per_row, key_name=key, conflict=True), warning
-        )
+        if isinstance(exc.result, pd.DataFrame):
+            exc.result = exc.result.set_axis(df.index)
         raise
-    per_row = _spread(checked.index, rows, replies)
-    result = result_frame(original, keys, per_row, key_name=key, conflict=True)
-    return _with_warnings(result, warning)
-
-
-def _with_warnings(result: pd.DataFrame, warning: pd.Series) -> pd.DataFrame:
-    result.insert(list(result.columns).index("error") + 1, "warning", warning.array)
-    return result
+    result = report.results.set_axis(df.index)
+    if not dry_run or report.plan is None:
+        return result
+    calls, rows = [], []
+    for batch, labels in report.plan.calls[table].calls():
+        calls += batch
+        rows += labels
+    by_label = _by_label(rows, calls)
+    ordered = [by_label[label] for label in unique_rows(df).index]
+    return pd.DataFrame(
+        {
+            key: [c.key for c in ordered],
+            "url": [conn.url(c.endpoint, **(c.path or {})) for c in ordered],
+            "payload": [c.json for c in ordered],
+            "warning": result["warning"].array,
+        },
+        index=df.index,
+    )
 
 
 @dataclass
@@ -321,13 +287,14 @@ def onboard(
     on_invalid: str = "raise",
     workers: int | None = None,
     progress: bool = True,
-    journal: str | os.PathLike[str] | None = None,
+    journal: str | os.PathLike[str] | Journal | None = None,
     dry_run: bool = False,
     mirror: bool = False,
     max_deactivate: int | None = None,
     columns: Mapping[str, str] | Mapping[str, Mapping[str, str]] | None = None,
     on_warning: str = "send",
     code_range_post: CodeRangePost = "replace",
+    validate: bool = True,
 ) -> OnboardReport:
     """Validate a whole firm, plan it against the journal and send the plan, parents first.
 
@@ -348,6 +315,7 @@ def onboard(
         columns: renames applied first, one mapping for every table or one per table.
         on_warning: ``"send"`` rows with warnings as given, or ``"raise"`` before sending.
         code_range_post: ``"replace"`` or ``"add"``, as for :func:`import_table`.
+        validate: ``False`` sends the rows that fail validation too, as given (frames only).
 
     Returns:
         An :class:`OnboardReport`.
@@ -363,7 +331,11 @@ def onboard(
         raise ConfigError("on_invalid must be 'raise' or 'skip'")
     _on_warning(on_warning)
     sources = read_source(source)  # a folder's files read a chunk at a time, never held
-    jr = Journal(journal) if journal and not dry_run else None
+    given = isinstance(journal, Journal)  # the caller's: left open
+    if isinstance(journal, Journal):
+        jr: Journal | None = journal
+    else:
+        jr = Journal(journal) if journal and not dry_run else None
     try:
         the_plan = make_plan(
             conn,
@@ -374,23 +346,25 @@ def onboard(
             known=known,
             max_deactivate=max_deactivate,
             code_range_post=code_range_post,
+            validate=validate,
         )
         report = the_plan.validation
-        if not report.ok and on_invalid == "raise":
+        if not report.ok and on_invalid == "raise" and validate:
             raise ValidationError(
-                f"{len(report.failures)} validation failure(s); nothing was sent "
+                f"{format_failures(report.failures)}\nnothing was sent "
                 "(see .failure_cases, or pass on_invalid='skip')",
                 report.failures,
             )
         if on_warning == "raise":
             _refuse_warnings(report.warnings)
+        warn_lookalikes(report.failures)
         if dry_run:  # every result follows from the plan: built when asked for
             tables, rows, status = _planned(the_plan)
             return OnboardReport(_counts(tables, rows, status, report), report, True, the_plan)
         the_plan.check()
         results, interrupted = _send(conn, the_plan, jr, workers=workers, progress=progress)
     finally:
-        if jr is not None:
+        if jr is not None and not given:
             jr.close()
     combined = _combined(results, report)
     counts = _counts(combined["table"], combined["row"], combined["status"], report)

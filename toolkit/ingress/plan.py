@@ -33,7 +33,8 @@ from toolkit.ingress.models import TABLES
 from toolkit.ingress.payloads import to_code_range_payloads, to_payloads
 from toolkit.ingress.ranges import CodeRangePost, split
 from toolkit.ingress.readers import TableFile
-from toolkit.ingress.validation import ImportSource, ValidationReport, folder_sources, validate
+from toolkit.ingress.validation import ImportSource, ValidationReport, columns_for, folder_sources
+from toolkit.ingress.validation import validate as _validate
 from toolkit.ingress.writer import write_table
 
 __all__ = [
@@ -662,13 +663,18 @@ def held_children(
 
 
 def _held_back(
-    table: str, frame: pd.DataFrame, report: ValidationReport, bad: dict[str, dict[str, str]]
+    table: str,
+    frame: pd.DataFrame,
+    report: ValidationReport,
+    bad: dict[str, dict[str, str]],
+    checked: bool = True,
 ) -> dict[Any, tuple[Action, str]]:
-    """Rows of a table that are not sent: invalid ones, and those whose parent is not sent."""
+    """Rows of a table that are not sent: invalid ones (when ``checked``), and those whose
+    parent is not sent."""
     held: dict[Any, tuple[Action, str]] = {}
     errors = report.errors[report.errors["table"] == table]
     whole = errors[errors["row"].isna()]["message"].tolist()
-    for label in report.bad_rows(table):
+    for label in report.bad_rows(table) if checked else []:
         msgs = errors[errors["row"] == label]["message"].tolist() or whole
         held[label] = ("invalid", "; ".join(str(m) for m in msgs[:3]))
     for label, why in held_children(table, frame, bad, held).items():
@@ -687,6 +693,7 @@ def plan(
     known: Mapping[str, Iterable[str]] | None = None,
     max_deactivate: int | None = None,
     code_range_post: CodeRangePost = "replace",
+    validate: bool = True,
 ) -> Plan:
     """What onboarding ``source`` will do, record by record, against the journal; nothing is sent.
 
@@ -699,6 +706,8 @@ def plan(
         known: ids already in the service, per table, for the reference checks.
         max_deactivate: the most initiatives a run may deactivate (default 5%, at least 1).
         code_range_post: ``"replace"`` or ``"add"`` (see :mod:`toolkit.ingress.ranges`).
+        validate: ``False`` plans the rows that fail validation too, their payloads built
+            from the values as given (frames only): what the service then answers is theirs.
 
     Returns:
         The :class:`Plan`.
@@ -709,7 +718,7 @@ def plan(
         ({'clients': 20, 'initiatives': 62, 'code_types': 3, 'codes': 36, 'code_ranges': 41}, 126)
     """
     sources = read_source(source)
-    report = validate(**sources, known=known, columns=columns, code_range_post=code_range_post)
+    report = _validate(**sources, known=known, columns=columns, code_range_post=code_range_post)
     ledger = _ledger(journal)
     entries = list(ledger.entries.values())
     parts: list[_Rows | pd.DataFrame] = []
@@ -728,12 +737,14 @@ def plan(
             if id_col in frame
             else pd.Series(pd.NA, frame.index, dtype="string")
         )
-        held = _held_back(table, frame, report, bad)
+        held = _held_back(table, frame, report, bad, checked=validate)
         bad[table] = {str(keys[lb]): f"is {a}" for lb, (a, _) in held.items() if pd.notna(keys[lb])}
         at = frame.index.get_indexer(pd.Index(list(held))).tolist()
-        keep = report.valid(table)
+        keep = report.valid(table) if validate else np.ones(len(frame), dtype=bool)
         keep[at] = False
         calls_of = partial(report.valid_chunks, table, keep)
+        if not validate:  # the rows as given, renamed: the plan's checks are the service's
+            calls_of = partial(_as_given, sources[table], columns_for(table, columns), keep)
         todo = TableCalls(table, calls_of, bytearray(), [], code_range_post)
         row_action = np.full(len(frame), -1, dtype=np.int8)  # by position: ACTIONS
         row_more: dict[int, dict[str, Any]] = {}  # few, unless a journal
@@ -798,14 +809,25 @@ def plan(
     return Plan(parts, calls, report, limit, active)
 
 
+def _as_given(
+    source: pd.DataFrame | TableFile, columns: Mapping[str, str] | None, keep: np.ndarray
+) -> Iterator[pd.DataFrame]:
+    """The rows of ``keep`` as given (renamed), for a plan without validation."""
+    if isinstance(source, TableFile):
+        raise ConfigError(f"validate=False takes frames, not the file {source.path}")
+    return iter([source.rename(columns=dict(columns or {})).loc[keep]])
+
+
 def _planned_calls(todo: TableCalls, index: pd.Index) -> Iterator[tuple[Call, list[int]]]:
     """Each call of the table's frame with the positions in ``index`` of the rows it carries."""
-    for calls, rows in todo.calls():
-        found = iter(
-            index.get_indexer(pd.Index([label for labels in rows for label in labels])).tolist()
-        )
-        for call, labels in zip(calls, rows, strict=True):
-            yield call, [next(found) for _ in labels]
+    try:
+        for calls, rows in todo.calls():
+            labels_ = pd.Index([label for labels in rows for label in labels])
+            found = iter(index.get_indexer(labels_).tolist())
+            for call, labels in zip(calls, rows, strict=True):
+                yield call, [next(found) for _ in labels]
+    except (ValueError, TypeError, KeyError) as exc:  # only rows planned with validate=False
+        raise ConfigError(f"cannot build {todo.table} payloads without validation: {exc}") from None
 
 
 def failures(conn: Connection, journal: str | os.PathLike[str] | Journal) -> pd.DataFrame:

@@ -297,7 +297,7 @@ def _ids(values: Iterable[Any]) -> pd.Index:
     return pd.Index([str(v) for v in values if v is not None and not pd.isna(v)], dtype=object)
 
 
-def _columns_for(table: str, columns: Mapping[str, Any] | None) -> Mapping[str, str] | None:
+def columns_for(table: str, columns: Mapping[str, Any] | None) -> Mapping[str, str] | None:
     if not columns:
         return None
     if all(isinstance(v, Mapping) for v in columns.values()):
@@ -384,7 +384,7 @@ def validate(
         results[table] = check_chunks(
             table,
             src.chunks() if isinstance(src, TableFile) else [src],
-            columns=_columns_for(table, columns),
+            columns=columns_for(table, columns),
             references=references,
             code_range_post=code_range_post,
             read_again=src.chunks if isinstance(src, TableFile) else None,
