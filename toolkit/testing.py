@@ -153,10 +153,7 @@ def fake_initiative(
 
 
 def fake_code(
-    *,
-    seed: int | random.Random = 0,
-    type_index: int = 0,
-    index: int | None = None,
+    *, seed: int | random.Random = 0, type_index: int = 0, index: int | None = None
 ) -> dict[str, Any]:
     """Return a flat code object (detailed form; the export form wraps it in ``{"code": ...}``).
 
@@ -357,9 +354,7 @@ def fake_export_entries(
 
 
 def _initiative_props(
-    rng: random.Random,
-    initiative: Mapping[str, Any] | None,
-    tags: Sequence[str] | None | _Generate,
+    rng: random.Random, initiative: Mapping[str, Any] | None, tags: Sequence[str] | None | _Generate
 ) -> dict[str, Any]:
     """The ``initiativeProps`` of a detailed entry, expanding an export-form initiative."""
     nested = None

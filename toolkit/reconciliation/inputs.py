@@ -131,9 +131,7 @@ def require_exported(exported: pd.DataFrame, compared: Sequence[str], key: str) 
     toolkit.errors.MissingColumnError: exported frame has no column 'workDate'; it has ['_id', 'userId']
     """  # noqa: E501 - a doctest's output is one line
     _require(
-        "exported",
-        exported,
-        [*_EXPORTED_REQUIRED, *(_VALUE_COLUMNS[name][2] for name in compared)],
+        "exported", exported, [*_EXPORTED_REQUIRED, *(_VALUE_COLUMNS[name][2] for name in compared)]
     )
     if key == "externalId":
         _require("exported", exported, ["externalId"])
