@@ -345,13 +345,11 @@ def planted_billing_extract(entries: pd.DataFrame, *, seed: int = 7) -> pd.DataF
     billing = billing.drop(index=left_out.tolist())  # labels are positions (a RangeIndex)
     last = billing["workDate"].max() if len(billing) else "2026-01-01"
     typed_in = pd.DataFrame(
-        {
-            "entryId": ["manual-0001", "manual-0002"],
-            "billingId": ["WIP-90001", "WIP-90002"],
-            "workDate": [last, last],
-            "matter": ["M-1001-001", "M-1009-001"],
-            "hours": [1.5, 0.75],
-        }
+        [
+            ["manual-0001", "WIP-90001", last, "M-1001-001", 1.5],
+            ["manual-0002", "WIP-90002", last, "M-1009-001", 0.75],
+        ],
+        columns=billing.columns,
     )
     planted: pd.DataFrame = pd.concat([billing, typed_in], ignore_index=True)
     return planted

@@ -278,6 +278,5 @@ def api_error_for(
     """
     kinds: dict[int, type[ApiError]] = {401: AuthError, 403: AuthError, 404: NotFoundError}
     kinds.update({409: ConflictError, 429: RateLimitError})
-    return kinds.get(status, ServerError if status >= 500 else ApiError)(
-        status, problem, method, url
-    )
+    kind = kinds.get(status, ServerError if status >= 500 else ApiError)
+    return kind(status, problem, method, url)

@@ -153,10 +153,7 @@ def fake_initiative(
 
 
 def fake_code(
-    *,
-    seed: int | random.Random = 0,
-    type_index: int = 0,
-    index: int | None = None,
+    *, seed: int | random.Random = 0, type_index: int = 0, index: int | None = None
 ) -> dict[str, Any]:
     """Return a flat code object (detailed form; the export form wraps it in ``{"code": ...}``).
 
@@ -293,9 +290,10 @@ def _exported(
 
 
 def _pools(
-    rng: random.Random, n_initiatives: int, n_users: int
+    rng: random.Random, n_initiatives: int, n_users: int, codes_per_entry: int
 ) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]], list[str]]:
-    """A firm's initiatives (with clients), 20 codes per code type and users, to draw from."""
+    """A firm's initiatives (with clients), 20 codes per code type and users, to draw from; the
+    codes as a list per code of an entry (code ``k`` of code type ``k``)."""
     clients = [fake_client(seed=rng, index=i) for i in range(max(1, n_initiatives // 5))]
     initiatives = [
         fake_initiative(seed=rng, index=i, client=clients[i % len(clients)])
@@ -305,7 +303,8 @@ def _pools(
         [fake_code(seed=rng, type_index=t, index=i) for i in range(20)]
         for t in range(len(CODE_TYPES))
     ]
-    return initiatives, codes, [f"user-{u:04d}" for u in range(n_users)]
+    kinds = [codes[k % len(CODE_TYPES)] for k in range(codes_per_entry)]
+    return initiatives, kinds, [f"user-{u:04d}" for u in range(n_users)]
 
 
 def fake_export_entries(
@@ -337,8 +336,7 @@ def fake_export_entries(
     [1, 1, 1]
     """
     rng = random.Random(seed)
-    initiatives, codes, users = _pools(rng, n_initiatives, n_users)
-    kinds = [codes[k % len(CODE_TYPES)] for k in range(codes_per_entry)]
+    initiatives, kinds, users = _pools(rng, n_initiatives, n_users, codes_per_entry)
     out = []
     lo, hi = (dt.datetime.fromisoformat(t) if isinstance(t, str) else t for t in (start, end))
     lo, hi = (t if t.tzinfo else t.replace(tzinfo=dt.UTC) for t in (lo, hi))
@@ -357,9 +355,7 @@ def fake_export_entries(
 
 
 def _initiative_props(
-    rng: random.Random,
-    initiative: Mapping[str, Any] | None,
-    tags: Sequence[str] | None | _Generate,
+    rng: random.Random, initiative: Mapping[str, Any] | None, tags: Sequence[str] | None | _Generate
 ) -> dict[str, Any]:
     """The ``initiativeProps`` of a detailed entry, expanding an export-form initiative."""
     nested = None
@@ -457,8 +453,7 @@ def fake_pending_entries(
     ([2, 2], ['colorHex', 'initiative', 'nickname', 'tags', 'type'])
     """
     rng = random.Random(seed)
-    initiatives, codes, users = _pools(rng, n_initiatives, n_users)
-    kinds = [codes[k % len(CODE_TYPES)] for k in range(codes_per_entry)]
+    initiatives, kinds, users = _pools(rng, n_initiatives, n_users, codes_per_entry)
     out = []
     for _ in range(n):
         entry, _, _ = _scalars(rng, None, customer_id, rng.choice(users))

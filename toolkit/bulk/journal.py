@@ -84,6 +84,11 @@ class Entry:
         return isinstance(self.payload, dict) and self.payload.get("status") == "active"
 
 
+def _named(call: Recorded) -> dict[str, Any]:
+    """The fields of a line that name its call."""
+    return {"endpoint": call.endpoint, "key": call.key}
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -293,12 +298,7 @@ class Journal:
             url: the call's full URL (without it, only the digest is kept, not the state).
             customer: the customer, for :func:`toolkit.ingress.plan.failures`.
         """
-        line: dict[str, Any] = {
-            "id": journal_id,
-            "endpoint": call.endpoint,
-            "key": call.key,
-            "status": status,
-        }
+        line = {"id": journal_id, **_named(call), "status": status}
         if url is not None:
             line.update(url=url, customer=customer, payload=call.json, at=_now())
         self._write(line)
@@ -323,18 +323,8 @@ class Journal:
             error: the message.
             customer: the customer.
         """
-        self._write(
-            {
-                "outcome": outcome,
-                "endpoint": call.endpoint,
-                "key": call.key,
-                "url": url,
-                "customer": customer,
-                "status": status,
-                "error": error,
-                "at": _now(),
-            }
-        )
+        line = {"outcome": outcome, **_named(call), "url": url, "customer": customer}
+        self._write(line | {"status": status, "error": error, "at": _now()})
 
     def close(self) -> None:
         """Flush and close the file and release the lock (closing twice is harmless)."""

@@ -39,6 +39,7 @@ Endpoint = Literal[
 Service = Literal["auth", "time", "ingestion"]
 
 _CUSTOMER = "/api/v1/customers/{customerId}"
+_INITIATIVES = _CUSTOMER + "/initiatives"
 _RELEASE = _CUSTOMER + "/users/{userId}/entries/{entryId}/release"
 _PROPS = "/api/v1/public/customers/{customerId}/initiative-props"
 
@@ -46,14 +47,10 @@ _PROPS = "/api/v1/public/customers/{customerId}/initiative-props"
 ENDPOINTS: dict[Endpoint, tuple[Literal["GET", "POST"], Service, str]] = {
     "token": ("POST", "auth", "/api/v1/oauth/token"),
     "import_clients": ("POST", "ingestion", f"{_CUSTOMER}/clients/import"),
-    "import_initiatives": ("POST", "ingestion", f"{_CUSTOMER}/initiatives/import"),
+    "import_initiatives": ("POST", "ingestion", f"{_INITIATIVES}/import"),
     "import_code_types": ("POST", "ingestion", f"{_CUSTOMER}/code-types/import"),
     "import_codes": ("POST", "ingestion", f"{_CUSTOMER}/codes/import"),
-    "import_code_ranges": (
-        "POST",
-        "ingestion",
-        f"{_CUSTOMER}/initiatives/{{initiativeExternalId}}/codes",
-    ),
+    "import_code_ranges": ("POST", "ingestion", f"{_INITIATIVES}/{{initiativeExternalId}}/codes"),
     "export": ("GET", "time", "/api/v2/customers/{customerId}/entries/export"),
     "release_pending": ("GET", "time", f"{_CUSTOMER}/entries/release-pending"),
     "release_succeeded": ("POST", "time", f"{_RELEASE}-succeeded"),
@@ -192,14 +189,13 @@ class Connection:
                 error = f"token request {what}: {exc.detail}"
                 return Reply(exc.status, exc.problem, error, attempts + 1, elapsed, method, url)
             accept, query = {"Accept": "application/json"}, dict(params) if params else None
-            auth = BearerAuth(token)
             reply = self.transport.send(
                 method,
                 url,
                 headers=accept,
                 params=query,
                 json=json,
-                auth=auth,
+                auth=BearerAuth(token),
                 retry=retry,
                 raw=raw,
             )

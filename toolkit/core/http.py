@@ -314,9 +314,8 @@ class Transport:
         >>> 0.5 <= Transport(backoff=0.5, jitter=0).delay(1) <= 0.5
         True
         """
-        return min(self.backoff_max, self.backoff * 2.0 ** (attempt - 1)) + random.uniform(
-            0, self.jitter
-        )
+        jitter = random.uniform(0, self.jitter)
+        return min(self.backoff_max, self.backoff * 2.0 ** (attempt - 1)) + jitter
 
     @contextmanager
     def session(self, retry: bool = True) -> Iterator[requests.Session]:

@@ -7,7 +7,6 @@ import fcntl
 import os
 import sys
 from pathlib import Path
-from types import TracebackType
 
 __all__ = ["FileLock", "LockHeld"]
 
@@ -83,10 +82,5 @@ class FileLock:
         self.acquire()
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()

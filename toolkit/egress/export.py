@@ -483,11 +483,7 @@ class Export:
         return cls(entries, codes, kind=kind)
 
     def to_csv(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        encoding: str = "utf-8",
-        overwrite: bool = False,
+        self, path: str | os.PathLike[str], *, encoding: str = "utf-8", overwrite: bool = False
     ) -> Path:
         """Write ``path/entries.csv`` and ``path/codes.csv`` (tags joined with ``;``).
 

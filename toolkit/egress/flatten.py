@@ -13,7 +13,7 @@ import json
 import os
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from functools import cache
+from functools import cache, reduce
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -355,9 +355,7 @@ def _finish(entries: pa.Table, codes: pa.Table, kind: Kind) -> tuple[pa.Table, p
                 table = table.set_column(at, name, table[name].cast(_STR))
         for field in sorted({_field_of(name, kind, bool(prefix)) for name in extra}):
             cols = [n for n in extra if _field_of(n, kind, bool(prefix)) == field]
-            present = pc.is_valid(table[cols[0]])
-            for col in cols[1:]:
-                present = pc.or_(present, pc.is_valid(table[col]))
+            present = reduce(pc.or_, (pc.is_valid(table[col]) for col in cols))
             at = pc.index(present, True).as_py() if table.num_rows else -1
             unknown[prefix + field] = table[id_col][max(at, 0)].as_py() if table.num_rows else None
         out.append(table)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -131,9 +132,7 @@ def require_exported(exported: pd.DataFrame, compared: Sequence[str], key: str) 
     toolkit.errors.MissingColumnError: exported frame has no column 'workDate'; it has ['_id', 'userId']
     """  # noqa: E501 - a doctest's output is one line
     _require(
-        "exported",
-        exported,
-        [*_EXPORTED_REQUIRED, *(_VALUE_COLUMNS[name][2] for name in compared)],
+        "exported", exported, [*_EXPORTED_REQUIRED, *(_VALUE_COLUMNS[name][2] for name in compared)]
     )
     if key == "externalId":
         _require("exported", exported, ["externalId"])
@@ -245,24 +244,22 @@ def exported_frame(exported: pd.DataFrame, dayfirst: bool | None) -> pd.DataFram
     out = {name: _read(exported, column, "str", as_str) for name, column in ids.items()}
     duration = "incrementDurationInSeconds"
     out["exported_seconds"] = _read(
-        exported, duration, "Int64", lambda v: as_seconds(v, "exported", duration, 1)
+        exported, duration, "Int64", as_seconds, "exported", duration, 1
     )
     out["exported_date"] = _read(
-        exported,
-        "workDate",
-        "datetime64[us]",
-        lambda v: as_date(v, "exported", "workDate", dayfirst),
+        exported, "workDate", "datetime64[us]", as_date, "exported", "workDate", dayfirst
     )
     return pd.DataFrame(out)
 
 
 def _read(
-    frame: pd.DataFrame, column: str | None, dtype: str, how: Callable[[pd.Series], pd.Series]
+    frame: pd.DataFrame, column: str | None, dtype: str, how: Callable[..., pd.Series], *args: Any
 ) -> pd.Series:
-    """``how(frame[column])`` indexed by position, or missing values where there is no column."""
+    """``how(frame[column], *args)`` indexed by position, or missing values where there is no
+    column."""
     if column is None or column not in frame.columns:
         return empty_column(len(frame), dtype)
-    return how(frame[column]).reset_index(drop=True)
+    return how(frame[column], *args).reset_index(drop=True)
 
 
 def billing_frame(
@@ -288,16 +285,10 @@ def billing_frame(
             "key": _read(billing, key, "str", as_str),
             "billingId": _read(billing, billing_id, "str", as_str),
             "billed_seconds": _read(
-                billing,
-                duration,
-                "Int64",
-                lambda v: as_seconds(v, "billing", str(duration), unit, decimal),
+                billing, duration, "Int64", as_seconds, "billing", duration, unit, decimal
             ),
             "billed_date": _read(
-                billing,
-                date,
-                "datetime64[us]",
-                lambda v: as_date(v, "billing", str(date), dayfirst),
+                billing, date, "datetime64[us]", as_date, "billing", date, dayfirst
             ),
             "billed_matter": _read(billing, matter, "str", as_str),
         }

@@ -203,14 +203,8 @@ class _Rows(pd.DataFrame):
         return _Rows
 
     def __getitem__(self, key: Any) -> Any:
-        if (
-            "entryId" not in self.columns
-            and "_id" in self.columns
-            and (
-                (isinstance(key, str) and key == "entryId")
-                or (isinstance(key, list) and "entryId" in key)
-            )
-        ):
+        asked = [key] if isinstance(key, str) else key if isinstance(key, list) else []
+        if "entryId" in asked and "entryId" not in self.columns and "_id" in self.columns:
             warnings.warn(
                 "Reconciliation.rows['entryId'] is now rows['_id'] (the export's name for the "
                 "entry id); 'entryId' goes in the next release",

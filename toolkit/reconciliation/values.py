@@ -169,9 +169,8 @@ def as_seconds(
             hint = f" (decimal commas? {advise(('decimal', ','))})"
             hint = hint if decimal != "," and bool(comma.any()) else ""
             _raise_values(table, column, values[bad], "not a number", hint=hint)
-    return pd.Series(np.round(seconds.to_numpy(dtype="float64")), index=values.index).astype(
-        "Int64"
-    )
+    whole = np.round(seconds.to_numpy(dtype="float64"))
+    return pd.Series(whole, index=values.index).astype("Int64")
 
 
 def _raise_values(
