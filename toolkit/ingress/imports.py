@@ -108,8 +108,8 @@ def import_table(
 ) -> pd.DataFrame:
     """Validate a frame and import it one record per request; one result row per input row.
 
-    The same run as :func:`onboard` of that one table (``onboard(conn, {table: df})``): the
-    same checks, plan, journal, runner and result columns. Nothing is sent when a row fails
+    The same run as :func:`onboard` of that one table alone: the same checks, plan, journal,
+    runner and result columns. Nothing is sent when a row fails
     validation; a row with only warnings is sent as given.
 
     Args:
