@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 from typing import Any
 
@@ -52,7 +52,11 @@ class AdminError(RuntimeError):
 
 
 def _by_json_name(
-    call: str, model: type[BaseModel], given: Mapping[str, Any], *, spell: Any = str
+    call: str,
+    model: type[BaseModel],
+    given: Mapping[str, Any],
+    *,
+    spell: Callable[[str], str] = str,
 ) -> dict[str, Any]:
     """The keyword arguments ``given`` as a JSON body of ``model``'s members, named by
     ``spell(keyword)``; an unknown one is a ``TypeError``, as for any unknown keyword, and

@@ -1,9 +1,11 @@
 """Sandbox profiles: per-customer switches for what the spec leaves open ("not shown").
 
 A profile is one JSON object of switches; :class:`Profile` is its schema (strict, unknown keys
-refused), :data:`DEFAULT_PROFILE` its defaults (interface.md, and where it is silent what the
-real service publishes: imports answer 201 and acknowledgements 200 with no body, the user
-record has the identity service's shape) and :data:`PROFILES` a few named presets. The store
+refused) and the one declaration of every switch (its settings, default, description and
+published value: :func:`switch`), :data:`DEFAULT_PROFILE` its defaults (interface.md, and
+where it is silent what the real service publishes: imports answer 201 and acknowledgements 200
+with no body, the user record has the identity service's shape) and :data:`PROFILES` a few
+named presets. The store
 keeps one profile per customer (:mod:`toolkit.sandbox.models.profiles`); the rules read it where
 they apply: the token exchange (``tokenLifetimeSeconds``, ``expiresIn``), the imports
 (``reimport``), the acknowledgements (``ackRepeat``), the export (``exportMaxEntries``,
