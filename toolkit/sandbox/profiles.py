@@ -2,18 +2,17 @@
 
 A profile is one JSON object of switches; :class:`Profile` is its schema (strict, unknown keys
 refused) and the one declaration of every switch (its settings, default, description and
-published value: :func:`switch`), :data:`DEFAULT_PROFILE` its defaults (interface.md, and
-where it is silent what the real service publishes: imports answer 201 and acknowledgements 200
-with no body, the user record has the identity service's shape) and :data:`PROFILES` a few
-named presets. The store
-keeps one profile per customer (:mod:`toolkit.sandbox.models.profiles`); the rules read it where
-they apply: the token exchange (``tokenLifetimeSeconds``, ``expiresIn``), the imports
-(``reimport``), the acknowledgements (``ackRepeat``), the export (``exportMaxEntries``,
-``exportMaxWindowDays``) and the user record (``userRecord``) in the store; the answer of an
-import (``importAnswer``) or an acknowledgement (``ackAnswer``) and token faults
-(``tokenFaults``) in the routes; the rate limit, latency and the shape of error answers
-(``rateLimit``, ``retryAfter``, ``rateLimitHeaders``, ``errorBody``, ``latency``) in the app's
-middlewares; the shape of entries where interface.md and the published documents differ
+published value: :func:`switch`), :data:`DEFAULT_PROFILE` its defaults (interface.md, and where
+it is silent what the real service publishes: imports answer 201 and acknowledgements 200 with
+no body, the user record has the identity service's shape) and :data:`PROFILES` a few named
+presets. The store keeps one profile per customer (:mod:`toolkit.sandbox.models.profiles`); the
+rules read it where they apply: the token exchange (``tokenLifetimeSeconds``, ``expiresIn``),
+the imports (``reimport``), the acknowledgements (``ackRepeat``), the export
+(``exportMaxEntries``, ``exportMaxWindowDays``) and the user record (``userRecord``) in the
+store; the answer of an import (``importAnswer``) or an acknowledgement (``ackAnswer``) and
+token faults (``tokenFaults``) in the routes; the rate limit, latency and the shape of error
+answers (``rateLimit``, ``retryAfter``, ``rateLimitHeaders``, ``errorBody``, ``latency``) in the
+app's middlewares; the shape of entries where interface.md and the published documents differ
 (``counts``, ``codeAssigner``, ``digests``) and the published batch release-succeeded route
 (``batchAck``) in the store's egress part (the ``published`` preset sets their published
 values).
