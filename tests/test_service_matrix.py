@@ -22,7 +22,7 @@ from tests.proxy import DroppingProxy
 from toolkit import Client, read_sync
 from toolkit.cli.app import main
 from toolkit.sandbox import Admin, Sandbox, running
-from toolkit.sandbox.faults import token_fault
+from toolkit.sandbox.faults import fault_status
 from toolkit.sandbox.profiles import PROFILES as PRESETS
 
 # -- the profiles: every setting of every switch at least once, and combined harsh ones -------
@@ -370,7 +370,7 @@ def test_the_seeded_token_faults_never_refuse_five_token_requests_in_a_row() -> 
             continue
         draws, run, longest = random.Random(faults["seed"]), 0, 0
         for _ in range(400):
-            run = run + 1 if token_fault(faults, draws) is not None else 0
+            run = run + 1 if fault_status(faults, draws) is not None else 0
             longest = max(longest, run)
         assert longest <= 4, name
 

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import random
+import re
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import requests
 
 from tests.conftest import TIMEOUT, fetch_token
-from toolkit.sandbox import AdminError, Sandbox, running
+from toolkit.sandbox import Admin, AdminError, Faults, Sandbox, running
+from toolkit.sandbox.app import create_app
+from toolkit.sandbox.faults import FaultSettings, StatusFaults, TokenFaults, fault_status
+from toolkit.sandbox.store import Store
 
 
 @pytest.fixture(scope="module")
@@ -212,3 +218,49 @@ def test_admin_helper_raises_admin_error_on_bad_settings(clean: Sandbox) -> None
     with pytest.raises(AdminError) as err:
         clean.admin.set_faults(rate=3)
     assert err.value.status == 422
+
+
+# -- one mechanism: every kind of fault is declared and drawn in toolkit.sandbox.faults ----------
+
+
+def test_global_and_token_faults_draw_the_same_answers_from_the_same_seed() -> None:
+    setting = {"rate": 0.3, "statuses": [429, 500, 503]}
+    faults = Faults()
+    faults.configure(**setting, seed=42)
+    draws = random.Random(42)
+    assert [faults.decide() for _ in range(200)] == [
+        fault_status(setting, draws) for _ in range(200)
+    ]
+    assert issubclass(TokenFaults, StatusFaults) and issubclass(FaultSettings, StatusFaults)
+
+
+def test_configure_takes_the_declared_settings_by_json_or_snake_case_name() -> None:
+    assert Faults().configure(latencyMs=5, item_error_rate=0.5)["latencyMs"] == 5
+    assert list(Faults().snapshot()) == [*FaultSettings.model_fields, "counters"]
+    with pytest.raises(ValueError, match="dropRate"):
+        Faults().configure(dropRate=0.5)
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"([A-Z])", lambda m: "_" + m[1].lower(), name)
+
+
+def test_the_route_the_admin_client_and_the_docs_derive_from_the_declared_settings(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    declared = list(FaultSettings.model_fields)
+    admin, sent = Admin("http://127.0.0.1:9"), []
+    monkeypatch.setattr(admin, "_call", lambda method, path, body=None: sent.append(body) or {})
+    admin.set_faults(**{_snake(name): [429] if name == "statuses" else 0 for name in declared})
+    assert list(sent[0]) == declared
+    with pytest.raises(TypeError, match="unexpected keyword argument 'drop_rate'"):
+        admin.set_faults(drop_rate=0.5)
+    store = Store(tmp_path / "s.db")
+    try:
+        schemas = create_app(store).openapi()["components"]["schemas"]
+    finally:
+        store.close()
+    assert list(schemas["FaultsIn"]["properties"]) == declared
+    text = (Path(__file__).parents[2] / "docs" / "sandbox.md").read_text(encoding="utf-8")
+    table = text.split("## Faults and request counts", 1)[1].split("| Field |", 1)[1]
+    assert re.findall(r"^\| `(\w+)` \|", table.split("\n\n", 1)[0], flags=re.M) == declared

@@ -33,7 +33,9 @@ from toolkit.sandbox import (
     SandboxError,
     running,
 )
+from toolkit.sandbox.admin import KEEP
 from toolkit.sandbox.cli import main, read_profile
+from toolkit.sandbox.profiles import Profile, published_value, validate_profile
 
 PROBLEM = "application/problem+json"
 NOBODY = "/api/v1/customers/{cid}/users/nobody"
@@ -762,3 +764,67 @@ def test_cli_refuses_an_unreadable_or_invalid_profile(
         path.write_text(content)
     assert main(["--port", "0", "--profile", str(path)]) == 1
     assert message in capsys.readouterr().err
+
+
+# -- one declaration: every switch is declared once, in Profile --------------------------------
+
+
+def _captured_admin(monkeypatch: pytest.MonkeyPatch) -> tuple[Admin, list[Any]]:
+    """An Admin whose calls are recorded instead of sent."""
+    admin, sent = Admin("http://127.0.0.1:9", customer_id="c1"), []
+    monkeypatch.setattr(admin, "_call", lambda method, path, body=None: sent.append(body) or {})
+    return admin, sent
+
+
+def test_set_profile_takes_exactly_the_declared_switches(monkeypatch: pytest.MonkeyPatch) -> None:
+    admin, sent = _captured_admin(monkeypatch)
+    admin.set_profile(**{name: DEFAULT_PROFILE[name] for name in Profile.model_fields})
+    assert list(sent[0]) == list(Profile.model_fields) == list(DEFAULT_PROFILE)
+    admin.set_profile(reimport="conflict", ackRepeat=KEEP)
+    assert sent[1] == {"reimport": "conflict"}
+    with pytest.raises(TypeError, match="unexpected keyword argument 'nope'"):
+        admin.set_profile(nope=1)
+    assert len(sent) == 2
+
+
+def test_every_preset_sets_declared_switches_only() -> None:
+    for name, preset in PROFILES.items():
+        assert set(preset) <= set(Profile.model_fields), name
+        assert validate_profile(preset) == preset
+
+
+def test_the_published_preset_is_every_declared_published_value() -> None:
+    declared = {name: published_value(name) for name in Profile.model_fields}
+    assert PROFILES["published"] == {k: v for k, v in declared.items() if v is not None}
+    # what published.md states: doubles, laurel, the batch route, at most 2500 ids per range
+    assert {"expiresIn": "double", "counts": "double", "codeAssigner": "laurel"}.items() <= (
+        PROFILES["published"].items()
+    )
+    assert (PROFILES["published"]["batchAck"], PROFILES["published"]["codeRangeMax"]) == (
+        True,
+        2500,
+    )
+    schema = Profile.model_json_schema()["properties"]
+    assert {k: schema[k]["x-published"] for k in PROFILES["published"]} == PROFILES["published"]
+
+
+def test_the_cli_help_lists_every_declared_switch_with_its_default(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    for name, field in Profile.model_fields.items():
+        assert f"{name} = {json.dumps(DEFAULT_PROFILE[name])}" in shown, name
+        assert " ".join(str(field.description).split()) in shown, name
+
+
+def test_the_docs_describe_every_declared_switch_in_order() -> None:
+    text = (Path(__file__).parents[2] / "docs" / "sandbox.md").read_text(encoding="utf-8")
+    table = text.split("### Switches", 1)[1].split("\n\n", 2)[1]
+    assert re.findall(r"^\| `(\w+)` \|", table, flags=re.M) == list(Profile.model_fields)
+    block = text.split("The profile as JSON Schema", 1)[1].split("```json", 1)[1]
+    schema = json.loads(block.split("```", 1)[0])
+    assert list(schema["properties"]) == list(Profile.model_fields)
+    for name, member in schema["properties"].items():
+        assert member.get("default", DEFAULT_PROFILE[name]) == DEFAULT_PROFILE[name], name

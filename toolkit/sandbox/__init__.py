@@ -23,8 +23,9 @@ and rules, composed from one module per part of the interface in :mod:`.models`)
 (thin routes, one router module per part, named like its :mod:`.models` module), :mod:`.app`
 (the app factory and its middlewares), :mod:`.exceptions` (errors and the one handler),
 :mod:`.bodies` (pydantic request and response bodies; :mod:`.admin_bodies` those of the
-administration routes), :mod:`.profiles` (the profile's
-switches, defaults and presets), :mod:`.faults`, :mod:`.ratelimit`,
+administration routes), :mod:`.profiles` (the one declaration of the
+profile's switches, their defaults and presets), :mod:`.faults` (every kind of fault: its
+settings and draws), :mod:`.ratelimit`,
 :mod:`.server`, :mod:`.admin` and :mod:`.cli`.
 """
 

@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import enum
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
-from typing import Any, Literal
+from typing import Any
 
 import requests
+from pydantic import BaseModel
+from pydantic.alias_generators import to_camel
+
+from .faults import FaultSettings
+from .profiles import Profile
 
 __all__ = ["KEEP", "Admin", "AdminError", "Keep"]
 
@@ -25,7 +30,7 @@ class Keep(enum.Enum):
 
 
 KEEP = Keep.KEEP
-"""Default of every switch of :meth:`Admin.set_profile`: leave it as it is."""
+"""A switch given to :meth:`Admin.set_profile` as ``KEEP`` is left as it is (as one not given)."""
 
 
 class AdminError(RuntimeError):
@@ -44,6 +49,26 @@ class AdminError(RuntimeError):
         super().__init__(f"{call} -> {status}: {detail}")
         self.status = status
         self.body = body
+
+
+def _by_json_name(
+    call: str,
+    model: type[BaseModel],
+    given: Mapping[str, Any],
+    *,
+    spell: Callable[[str], str] = str,
+) -> dict[str, Any]:
+    """The keyword arguments ``given`` as a JSON body of ``model``'s members, named by
+    ``spell(keyword)``; an unknown one is a ``TypeError``, as for any unknown keyword, and
+    a :data:`KEEP` value is left out."""
+    for name in given:
+        if spell(name) not in model.model_fields:
+            raise TypeError(f"{call}() got an unexpected keyword argument {name!r}")
+    return {
+        spell(name): dict(value) if isinstance(value, Mapping) else value
+        for name, value in given.items()
+        if value is not KEEP
+    }
 
 
 def _iso(value: datetime | date | str) -> str:
@@ -303,48 +328,34 @@ class Admin:
             )
         )
 
-    def set_faults(
-        self,
-        *,
-        rate: float = 0.0,
-        statuses: Sequence[int] = (503,),
-        retry_after_seconds: int = 1,
-        latency_ms: int = 0,
-        item_error_rate: float = 0.0,
-        seed: int | None = None,
-    ) -> dict[str, Any]:
+    def set_faults(self, **settings: Any) -> dict[str, Any]:
         """Set fault injection on the interface routes (replaces all settings).
 
         Args:
-            rate: Fraction of requests answered with one of ``statuses`` before any work.
-            statuses: Drawn from 429, 500, 503 (429 and 503 carry ``Retry-After``).
-            retry_after_seconds: The ``Retry-After`` value.
-            latency_ms: Delay added to every interface request.
-            item_error_rate: Fraction of star/unstar items answered 500 (not applied).
-            seed: Seed of the random source, for repeatable runs.
+            **settings: The settings of :class:`toolkit.sandbox.faults.FaultSettings` in snake
+                case (their one declaration gives each one's bounds, default and meaning;
+                docs/sandbox.md, "Faults", has the table): ``rate``, the fraction of requests
+                answered with one of ``statuses`` (429, 500, 503) before any work, with
+                ``retry_after_seconds`` as the ``Retry-After`` of 429 and 503;
+                ``latency_ms``, a delay added to every interface request;
+                ``item_error_rate``, the fraction of star/unstar items answered 500 (not
+                applied); ``seed``, for repeatable runs. Those left out take their defaults
+                (off).
 
         Returns:
             The settings and counters.
+
+        Raises:
+            TypeError: An unknown setting (nothing is sent).
+            AdminError: A bad value (422).
 
         >>> sb.admin.set_faults(rate=0.2, statuses=[503], seed=7)["rate"]
         0.2
         >>> sb.admin.clear_faults()["rate"]
         0.0
         """
-        return dict(
-            self._call(
-                "PUT",
-                "/faults",
-                {
-                    "rate": rate,
-                    "statuses": list(statuses),
-                    "retryAfterSeconds": retry_after_seconds,
-                    "latencyMs": latency_ms,
-                    "itemErrorRate": item_error_rate,
-                    "seed": seed,
-                },
-            )
-        )
+        body = _by_json_name("set_faults", FaultSettings, settings, spell=to_camel)
+        return dict(self._call("PUT", "/faults", body))
 
     def clear_faults(self) -> dict[str, Any]:
         """Switch fault injection off.
@@ -392,106 +403,34 @@ class Admin:
         """
         return dict(self._call("GET", "/rate-limit"))
 
-    def set_profile(
-        self,
-        *,
-        customer_id: str | None = None,
-        tokenLifetimeSeconds: int | Keep = KEEP,
-        tokenFaults: Mapping[str, Any] | Keep = KEEP,
-        rateLimit: Mapping[str, Any] | None | Keep = KEEP,
-        retryAfter: Literal["seconds", "http-date", "absent"] | Keep = KEEP,
-        rateLimitHeaders: Literal["none", "ietf", "x-ratelimit"] | Keep = KEEP,
-        importAnswer: (
-            Literal["201-empty", "201-record", "200-record", "204", "202"] | Keep
-        ) = KEEP,
-        reimport: Literal["upsert", "conflict"] | Keep = KEEP,
-        errorBody: Literal["problem", "message", "text", "empty", "nestjs"] | Keep = KEEP,
-        ackRepeat: Literal["200", "409", "422"] | Keep = KEEP,
-        exportMaxEntries: int | None | Keep = KEEP,
-        exportRefusal: Literal[400, 413, 422] | Keep = KEEP,
-        exportMaxWindowDays: float | None | Keep = KEEP,
-        latency: Mapping[str, Any] | Keep = KEEP,
-        ackAnswer: Literal["200-empty", "200-record"] | Keep = KEEP,
-        userRecord: Literal["published", "legacy"] | Keep = KEEP,
-        expiresIn: Literal["integer", "double"] | Keep = KEEP,
-        counts: Literal["integer", "double"] | Keep = KEEP,
-        codeAssigner: Literal["service", "laurel"] | Keep = KEEP,
-        digests: Literal["spec", "published"] | Keep = KEEP,
-        batchAck: bool | Keep = KEEP,
-        codeRangePost: Literal["replace", "add"] | Keep = KEEP,
-        codeRangeMax: int | Keep = KEEP,
-    ) -> dict[str, Any]:
+    def set_profile(self, *, customer_id: str | None = None, **switches: Any) -> dict[str, Any]:
         """Set some switches of a customer's profile; the switches not given keep their value.
 
         The keywords are the switches' JSON names, so a preset applies as
-        ``admin.set_profile(**PROFILES["strict"])``. docs/sandbox.md describes each switch.
+        ``admin.set_profile(**PROFILES["strict"])``. Their one declaration,
+        :class:`toolkit.sandbox.profiles.Profile`, gives each switch's settings, default,
+        published value and meaning (``toolkit sandbox --help`` lists them;
+        docs/sandbox.md, "Switches", describes each at length). A switch given as
+        :data:`KEEP` is left as it is.
 
         Args:
             customer_id: Customer, default the admin's.
-            tokenLifetimeSeconds: Lifetime of new tokens (``expires_in``).
-            tokenFaults: ``{"rate", "statuses", "retryAfterSeconds"}`` of the token route.
-            rateLimit: None, or ``{"kind": "token-bucket", "perSecond", "burst"}``,
-                ``{"kind": "fixed-window", "limit", "windowSeconds"}`` or
-                ``{"kind": "concurrency", "maxInFlight", "status"}``.
-            retryAfter: How 429 and 503 answers carry ``Retry-After``.
-            rateLimitHeaders: Rate limit headers on every answer when a limit is set.
-            importAnswer: Status and body of the five imports.
-            reimport: An import of an existing ``externalId``: update it, or 409.
-            errorBody: Body of error answers on the interface routes.
-            ackRepeat: Status of acknowledging an entry already in the requested state.
-            exportMaxEntries: Most entries an export window may hold (None: no limit).
-            exportRefusal: Status refusing a window over ``exportMaxEntries``.
-            exportMaxWindowDays: Longest export window in days (None: no limit).
-            latency: ``{"p50Ms", "p99Ms", "stallRate", "stallMs"}``.
-            ackAnswer: Answer of the acknowledgements: no body, or the entry's state.
-            userRecord: Shape of the user record: the identity service's, or the legacy one.
-            expiresIn: ``expires_in`` of the token answer: an integer or a double.
-            counts: Counts in entries as JSON integers (spec) or doubles (published).
-            codeAssigner: ``assignedBy`` of the service's codes: ``service`` or ``laurel``.
-            digests: Digests of release-pending as the spec shows them or as published.
-            batchAck: Serve the batch release-succeeded route (false: 404).
-            codeRangePost: A code range request replaces the range, or adds to it.
-            codeRangeMax: Most ids one code range request may carry.
+            **switches: Switches by their JSON names, for example ``reimport="conflict"``,
+                ``latency={"p50Ms": 20}`` or ``rateLimit=None``; a nested switch
+                (``tokenFaults``, ``rateLimit``, ``latency``) is replaced whole.
 
         Returns:
             The whole profile now in force.
 
         Raises:
+            TypeError: An unknown switch (nothing is sent).
             AdminError: Unknown customer (404) or a bad value (422; nothing is changed).
 
         >>> other = sb.admin.create_customer("Strict firm")["customerId"]
         >>> sb.admin.set_profile(customer_id=other, reimport="conflict")["reimport"]
         'conflict'
         """
-        given = {
-            "tokenLifetimeSeconds": tokenLifetimeSeconds,
-            "tokenFaults": tokenFaults,
-            "rateLimit": rateLimit,
-            "retryAfter": retryAfter,
-            "rateLimitHeaders": rateLimitHeaders,
-            "importAnswer": importAnswer,
-            "reimport": reimport,
-            "errorBody": errorBody,
-            "ackRepeat": ackRepeat,
-            "exportMaxEntries": exportMaxEntries,
-            "exportRefusal": exportRefusal,
-            "exportMaxWindowDays": exportMaxWindowDays,
-            "latency": latency,
-            "ackAnswer": ackAnswer,
-            "userRecord": userRecord,
-            "expiresIn": expiresIn,
-            "counts": counts,
-            "codeAssigner": codeAssigner,
-            "digests": digests,
-            "batchAck": batchAck,
-            "codeRangePost": codeRangePost,
-            "codeRangeMax": codeRangeMax,
-        }
-        body = {
-            name: dict(value) if isinstance(value, Mapping) else value
-            for name, value in given.items()
-            if value is not KEEP
-        }
+        body = _by_json_name("set_profile", Profile, switches)
         return dict(self._call("PUT", f"/customers/{self._customer(customer_id)}/profile", body))
 
     def get_profile(self, *, customer_id: str | None = None) -> dict[str, Any]:

@@ -10,7 +10,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from .bodies import MAX_DURATION_SECONDS, Count, DateText, DateTimeText, NonEmpty, Rate, _In, _Out
+from .bodies import MAX_DURATION_SECONDS, Count, DateText, DateTimeText, NonEmpty, _In, _Out
+from .faults import FaultSettings
 
 __all__ = [
     "CustomerIn",
@@ -140,33 +141,13 @@ class ProductInitiativeOut(_Out):
     pinned: bool
 
 
-def _only_503() -> list[Literal[429, 500, 503]]:
-    """The default statuses of faults: 503 alone."""
-    return [503]
-
-
-class FaultsIn(_In):
+class FaultsIn(FaultSettings):
     """Fault injection settings for interface routes (all off by default)."""
 
-    rate: Rate = 0.0
-    statuses: Annotated[list[Literal[429, 500, 503]], Field(min_length=1)] = Field(
-        default_factory=_only_503
-    )
-    retryAfterSeconds: Annotated[int, Field(ge=0, le=3600)] = 1
-    latencyMs: Annotated[int, Field(ge=0, le=60_000)] = 0
-    itemErrorRate: Rate = 0.0
-    seed: int | None = None
 
-
-class FaultsOut(_Out):
+class FaultsOut(FaultSettings):
     """Fault settings and counters."""
 
-    rate: float
-    statuses: list[int]
-    retryAfterSeconds: int
-    latencyMs: int
-    itemErrorRate: float
-    seed: int | None
     counters: dict[str, Any]
 
 

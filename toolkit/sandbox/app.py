@@ -296,8 +296,8 @@ class _InterfaceMiddleware:
             await send(message)
 
         try:
-            if self.faults.latency_ms:
-                await asyncio.sleep(self.faults.latency_ms / 1000)
+            if self.faults.settings["latencyMs"]:
+                await asyncio.sleep(self.faults.settings["latencyMs"] / 1000)
             fault = self.faults.decide()
             if fault is None:
                 admission = self.limits.admit(customer, profile["rateLimit"])
@@ -305,7 +305,7 @@ class _InterfaceMiddleware:
                 note["limit"] = admission or self.limits.peek(customer, profile["rateLimit"])
             err: SandboxError | None = None
             if fault is not None:
-                err = InjectedFault(fault, retry_after=self.faults.retry_after)
+                err = InjectedFault(fault, retry_after=self.faults.settings["retryAfterSeconds"])
             elif admission is not None and not admission.allowed:
                 err = RateLimited(
                     admission.retry_after or 1,

@@ -63,6 +63,7 @@ __all__ = [
     "UserRecordOut",
     "lone_surrogate_path",
     "parse_datetime",
+    "whole",
 ]
 
 MIN_UNIT_INCREMENTS = 1e-6
@@ -210,6 +211,19 @@ DateTimeText = Annotated[
     str, StringConstraints(pattern=DATETIME_PATTERN), AfterValidator(_check_datetime)
 ]
 Rate = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+
+
+def whole(value: Any) -> Any:
+    """``2.0`` as ``2`` (JSON Schema's integer); anything else as given, for the strict check.
+
+    >>> whole(2.0), whole(2.5), whole("2")
+    (2, 2.5, '2')
+    """
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 SemanticType = Literal["action", "activity", "location", "phase", "task"]
 Locale = Literal[
     "da-DK",

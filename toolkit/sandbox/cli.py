@@ -23,6 +23,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import textwrap
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,7 +32,7 @@ from typing import Any
 
 from . import env_for, write_env_file
 from .app import TOKEN_PATH, create_app
-from .profiles import PROFILES, validate_profile
+from .profiles import PROFILES, describe_switches, validate_profile
 from .server import bind, serve_forever
 from .store import DEFAULT_AUDIENCE, DEFAULT_TOKEN_TTL, Store
 
@@ -108,6 +109,12 @@ def _parser() -> argparse.ArgumentParser:
         prog="toolkit sandbox",
         description="Run the time-billing interface sandbox (identity, time and ingestion "
         "services, each under its own base on one server) in the foreground.",
+        epilog="profile switches (name = default (published: value): meaning):\n"
+        + "\n".join(
+            textwrap.fill(line, 100, initial_indent="  ", subsequent_indent="      ")
+            for line in describe_switches().splitlines()
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--host", default="127.0.0.1", help="interface (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8765, help="port; 0 = any free port")

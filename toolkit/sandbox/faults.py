@@ -1,10 +1,21 @@
-"""Seeded fault injection and request counting for the interface routes; profile draws.
+"""Every kind of fault: its settings, how it is drawn, and the global fault injection.
 
-:class:`Faults` and :class:`Stats` are plain thread-safe objects; :mod:`toolkit.sandbox.app`
-consults them in one ASGI middleware before any route does work, and exposes them on
-``/sandbox/v1/faults`` and ``/sandbox/v1/stats``. :func:`latency_seconds` and
-:func:`token_fault` draw what a customer's profile (:mod:`toolkit.sandbox.profiles`) asks for:
-the added delay of one request, and the fault of one token request.
+Faults come in two scopes that share one mechanism. The global ones (:class:`FaultSettings`,
+held by :class:`Faults`) hit every customer's interface requests and are set on
+``/sandbox/v1/faults``; the per-customer ones are switches of a customer's profile
+(:class:`TokenFaults` is its ``tokenFaults``, :class:`Latency` its ``latency``; see
+:class:`toolkit.sandbox.profiles.Profile`). Each kind is declared once here, as a pydantic model
+whose members carry their bounds, defaults and descriptions (the administration routes, the
+:class:`~toolkit.sandbox.admin.Admin` client and the OpenAPI document derive from them), and is
+drawn by the functions below: :func:`hit` (an event of some probability), :func:`fault_status`
+(a status drawn from ``statuses`` for a fraction ``rate`` of requests) and
+:func:`latency_seconds` (an added delay). :mod:`toolkit.sandbox.app` consults :class:`Faults` in
+one ASGI middleware before any route does work and exposes it on ``/sandbox/v1/faults``, beside
+the request counts of :class:`Stats` on ``/sandbox/v1/stats``.
+
+A new kind of fault is a model (or a member of one) and its draw in this module; a
+per-customer kind becomes a profile switch by one line of
+:class:`~toolkit.sandbox.profiles.Profile`.
 """
 
 from __future__ import annotations
@@ -14,14 +25,151 @@ import random
 import threading
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any, Literal
 
-__all__ = ["Faults", "Stats", "latency_seconds", "token_fault"]
+from pydantic import (
+    BeforeValidator,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+from .bodies import Rate, _In, whole
+
+__all__ = [
+    "FaultSettings",
+    "Faults",
+    "Latency",
+    "Stats",
+    "StatusFaults",
+    "TokenFaults",
+    "fault_status",
+    "hit",
+    "latency_seconds",
+]
 
 _Z99 = 2.3263478740408408
 """The standard normal's 99th percentile."""
 _TAIL_CAP = 4
 """A latency draw is at most this many times ``p99Ms``."""
+
+FaultStatus = Literal[429, 500, 503]
+"""The statuses a fault answers with (429 and 503 carry ``Retry-After``)."""
+Millis = Annotated[Annotated[int, Field(ge=0, le=600_000)], BeforeValidator(whole)]
+
+
+def _only_503() -> list[FaultStatus]:
+    """The default statuses of faults: 503 alone."""
+    return [503]
+
+
+class StatusFaults(_In):
+    """Requests answered with a fault status instead of being served: the part every status
+    fault shares."""
+
+    rate: Rate = Field(0.0, description="Fraction (0 to 1) of requests answered with a fault.")
+    statuses: list[FaultStatus] = Field(
+        default_factory=_only_503, min_length=1, description="Statuses drawn from (429, 500, 503)."
+    )
+
+
+class TokenFaults(StatusFaults):
+    """Faults of the token route only: a fraction of token requests answered with a status."""
+
+    retryAfterSeconds: (
+        Annotated[Annotated[int, Field(ge=0, le=86_400)], BeforeValidator(whole)] | None
+    ) = Field(1, description="`Retry-After` of 429 and 503 faults; null sends none.")
+    seed: Annotated[int, Field(ge=0, le=2**32)] | None = Field(
+        None,
+        description="Makes the draws repeatable: the customer's token requests draw, in "
+        "order, from a random source of their own seeded with it; null draws freely.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_a_null_seed(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("seed") is None:  # shown only when set: the profile's shape is unchanged
+            data.pop("seed", None)
+        return data
+
+
+class FaultSettings(StatusFaults):
+    """Fault injection on every interface route, token included (all off by default)."""
+
+    retryAfterSeconds: Annotated[int, Field(ge=0, le=3600)] = Field(
+        1, description="`Retry-After` of 429 and 503 faults."
+    )
+    latencyMs: Annotated[int, Field(ge=0, le=60_000)] = Field(
+        0, description="Delay added to every interface request (ms)."
+    )
+    itemErrorRate: Rate = Field(
+        0.0, description="Fraction of star/unstar items answered 500 (and not applied)."
+    )
+    seed: int | None = Field(
+        None, description="Seed of the random source, for repeatable runs; null draws one."
+    )
+
+
+class Latency(_In):
+    """Delay added to every interface request: log-normal from its median and 99th percentile,
+    plus rare stalls."""
+
+    p50Ms: Millis = Field(0, description="Median added delay (ms).")
+    p99Ms: Millis | None = Field(
+        None,
+        description="99th percentile of the added delay (ms); default `p50Ms` "
+        "(a constant delay). Draws are capped at four times it.",
+    )
+    stallRate: Rate = Field(0.0, description="Fraction of requests that stall instead.")
+    stallMs: Millis = Field(0, description="Length of a stall (ms).")
+
+    @model_validator(mode="after")
+    def _tail(self) -> Latency:
+        if self.p99Ms is None:
+            self.p99Ms = self.p50Ms
+        if self.p99Ms < self.p50Ms:
+            raise ValueError("p99Ms must not be less than p50Ms")
+        if self.p99Ms and not self.p50Ms:
+            raise ValueError("a p99Ms above 0 needs a p50Ms above 0")
+        return self
+
+
+def hit(rate: float, rng: random.Random) -> bool:
+    """Draw whether an event of probability ``rate`` happens (nothing is drawn at rate 0).
+
+    Args:
+        rate: The probability, 0 to 1.
+        rng: The random source.
+
+    Returns:
+        Whether it happens.
+
+    >>> hit(1.0, random.Random(0)), hit(0.0, random.Random(0))
+    (True, False)
+    """
+    return rate > 0 and rng.random() < rate
+
+
+def fault_status(setting: Mapping[str, Any], rng: random.Random) -> int | None:
+    """Draw whether one request fails, as status faults (global or ``tokenFaults``) say.
+
+    Args:
+        setting: ``{"rate", "statuses", ...}`` (:class:`StatusFaults`).
+        rng: The random source.
+
+    Returns:
+        The status to answer, or None to serve the request.
+
+    >>> fault_status({"rate": 1.0, "statuses": [429]}, random.Random(0))
+    429
+    >>> fault_status({"rate": 0.0, "statuses": [503]}, random.Random(0)) is None
+    True
+    """
+    if not hit(setting.get("rate") or 0, rng):
+        return None
+    return int(rng.choice(list(setting.get("statuses") or [503])))
 
 
 def latency_seconds(setting: Mapping[str, Any], rng: random.Random) -> float:
@@ -32,7 +180,7 @@ def latency_seconds(setting: Mapping[str, Any], rng: random.Random) -> float:
     equal), capped at four times ``p99Ms``.
 
     Args:
-        setting: ``{"p50Ms", "p99Ms", "stallRate", "stallMs"}``.
+        setting: ``{"p50Ms", "p99Ms", "stallRate", "stallMs"}`` (:class:`Latency`).
         rng: The random source.
 
     Returns:
@@ -44,8 +192,7 @@ def latency_seconds(setting: Mapping[str, Any], rng: random.Random) -> float:
     >>> latency_seconds({"p50Ms": 0, "p99Ms": 0, "stallRate": 1, "stallMs": 1500}, rng)
     1.5
     """
-    stall_rate = setting.get("stallRate") or 0
-    if stall_rate and rng.random() < stall_rate:
+    if hit(setting.get("stallRate") or 0, rng):
         return float(setting.get("stallMs") or 0) / 1000
     p50 = float(setting.get("p50Ms") or 0)
     p99 = float(setting.get("p99Ms") or p50)
@@ -57,32 +204,15 @@ def latency_seconds(setting: Mapping[str, Any], rng: random.Random) -> float:
     return min(p50 * math.exp(sigma * rng.gauss(0.0, 1.0)), _TAIL_CAP * p99) / 1000
 
 
-def token_fault(setting: Mapping[str, Any], rng: random.Random) -> int | None:
-    """Draw whether one token request fails, as a profile's ``tokenFaults`` says.
-
-    Args:
-        setting: ``{"rate", "statuses", "retryAfterSeconds"}``.
-        rng: The random source.
-
-    Returns:
-        The status to answer, or None to serve the request.
-
-    >>> token_fault({"rate": 1.0, "statuses": [429]}, random.Random(0))
-    429
-    >>> token_fault({"rate": 0.0, "statuses": [503]}, random.Random(0)) is None
-    True
-    """
-    rate = setting.get("rate") or 0
-    if rate <= 0 or rng.random() >= rate:
-        return None
-    return int(rng.choice(list(setting.get("statuses") or [503])))
-
-
 class Faults:
-    """Fault injection settings, their seeded random source and counters.
+    """The global fault settings (:class:`FaultSettings`), their seeded random source and
+    counters.
 
     All rates are off by default. ``decide()`` is called once per interface request and
     ``item_fails()`` once per star/unstar item.
+
+    Attributes:
+        settings: The settings in force, by their JSON names (treat it as read-only).
 
     >>> faults = Faults()
     >>> faults.configure(rate=1.0, statuses=[503], seed=1)["rate"]
@@ -95,40 +225,30 @@ class Faults:
         self._lock = threading.Lock()
         self.configure()
 
-    def configure(
-        self,
-        *,
-        rate: float = 0.0,
-        statuses: list[int] | None = None,
-        retry_after_seconds: int = 1,
-        latency_ms: int = 0,
-        item_error_rate: float = 0.0,
-        seed: int | None = None,
-    ) -> dict[str, Any]:
+    def configure(self, **settings: Any) -> dict[str, Any]:
         """Replace the settings and reset the counters and the random source.
 
         Args:
-            rate: Fraction (0 to 1) of interface requests answered with a fault status.
-            statuses: Statuses to draw from (429, 500, 503); default ``[503]``.
-            retry_after_seconds: ``Retry-After`` of 429 and 503 answers.
-            latency_ms: Delay added to every interface request.
-            item_error_rate: Fraction of star/unstar items answered 500 (and not applied).
-            seed: Seed of the random source; None draws one.
+            **settings: Members of :class:`FaultSettings` (``rate``, ``statuses``,
+                ``retryAfterSeconds``, ``latencyMs``, ``itemErrorRate``, ``seed``), by their
+                JSON names or in snake case (``retry_after_seconds``); those left out take
+                their defaults.
 
         Returns:
             The settings and counters, as :meth:`snapshot`.
 
+        Raises:
+            pydantic.ValidationError: An unknown setting or a bad value; nothing is changed.
+
         >>> Faults().configure(latency_ms=5)["latencyMs"]
         5
         """
+        chosen = FaultSettings.model_validate(
+            {to_camel(name): value for name, value in settings.items()}, strict=False
+        ).model_dump()
         with self._lock:
-            self.rate = float(rate)
-            self.statuses = list(statuses or [503])
-            self.retry_after = int(retry_after_seconds)
-            self.latency_ms = int(latency_ms)
-            self.item_error_rate = float(item_error_rate)
-            self.seed = seed
-            self._random = random.Random(seed)
+            self.settings = chosen
+            self._random = random.Random(chosen["seed"])
             self._injected: Counter[int] = Counter()
             self._item_errors = 0
             self._seen = 0
@@ -142,12 +262,8 @@ class Faults:
         """
         with self._lock:
             return {
-                "rate": self.rate,
-                "statuses": list(self.statuses),
-                "retryAfterSeconds": self.retry_after,
-                "latencyMs": self.latency_ms,
-                "itemErrorRate": self.item_error_rate,
-                "seed": self.seed,
+                **self.settings,
+                "statuses": list(self.settings["statuses"]),
                 "counters": {
                     "requests": self._seen,
                     "injected": {str(k): v for k, v in sorted(self._injected.items())},
@@ -163,10 +279,9 @@ class Faults:
         """
         with self._lock:
             self._seen += 1
-            if self.rate <= 0 or self._random.random() >= self.rate:
-                return None
-            status = self._random.choice(self.statuses)
-            self._injected[status] += 1
+            status = fault_status(self.settings, self._random)
+            if status is not None:
+                self._injected[status] += 1
             return status
 
     def item_fails(self) -> bool:
@@ -176,10 +291,9 @@ class Faults:
         False
         """
         with self._lock:
-            if self.item_error_rate <= 0 or self._random.random() >= self.item_error_rate:
-                return False
-            self._item_errors += 1
-            return True
+            failed = hit(self.settings["itemErrorRate"], self._random)
+            self._item_errors += failed
+            return failed
 
 
 class Stats:

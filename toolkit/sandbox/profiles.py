@@ -1,17 +1,18 @@
 """Sandbox profiles: per-customer switches for what the spec leaves open ("not shown").
 
 A profile is one JSON object of switches; :class:`Profile` is its schema (strict, unknown keys
-refused), :data:`DEFAULT_PROFILE` its defaults (interface.md, and where it is silent what the
-real service publishes: imports answer 201 and acknowledgements 200 with no body, the user
-record has the identity service's shape) and :data:`PROFILES` a few named presets. The store
-keeps one profile per customer (:mod:`toolkit.sandbox.models.profiles`); the rules read it where
-they apply: the token exchange (``tokenLifetimeSeconds``, ``expiresIn``), the imports
-(``reimport``), the acknowledgements (``ackRepeat``), the export (``exportMaxEntries``,
-``exportMaxWindowDays``) and the user record (``userRecord``) in the store; the answer of an
-import (``importAnswer``) or an acknowledgement (``ackAnswer``) and token faults
-(``tokenFaults``) in the routes; the rate limit, latency and the shape of error answers
-(``rateLimit``, ``retryAfter``, ``rateLimitHeaders``, ``errorBody``, ``latency``) in the app's
-middlewares; the shape of entries where interface.md and the published documents differ
+refused) and the one declaration of every switch (its settings, default, description and
+published value: :func:`switch`), :data:`DEFAULT_PROFILE` its defaults (interface.md, and where
+it is silent what the real service publishes: imports answer 201 and acknowledgements 200 with
+no body, the user record has the identity service's shape) and :data:`PROFILES` a few named
+presets. The store keeps one profile per customer (:mod:`toolkit.sandbox.models.profiles`); the
+rules read it where they apply: the token exchange (``tokenLifetimeSeconds``, ``expiresIn``),
+the imports (``reimport``), the acknowledgements (``ackRepeat``), the export
+(``exportMaxEntries``, ``exportMaxWindowDays``) and the user record (``userRecord``) in the
+store; the answer of an import (``importAnswer``) or an acknowledgement (``ackAnswer``) and
+token faults (``tokenFaults``) in the routes; the rate limit, latency and the shape of error
+answers (``rateLimit``, ``retryAfter``, ``rateLimitHeaders``, ``errorBody``, ``latency``) in the
+app's middlewares; the shape of entries where interface.md and the published documents differ
 (``counts``, ``codeAssigner``, ``digests``) and the published batch release-succeeded route
 (``batchAck``) in the store's egress part (the ``published`` preset sets their published
 values).
@@ -29,20 +30,15 @@ toolkit.sandbox.profiles.ProfileError: invalid profile: reimport: Input should b
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    SerializerFunctionWrapHandler,
-    ValidationError,
-    model_serializer,
-    model_validator,
-)
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+
+from .bodies import whole
+from .faults import Latency, TokenFaults
 
 __all__ = [
     "DEFAULT_PROFILE",
@@ -54,68 +50,25 @@ __all__ = [
     "ProfileError",
     "TokenBucket",
     "TokenFaults",
+    "describe_switches",
     "merge_profile",
+    "published_value",
+    "switch",
     "validate_profile",
     "whole",
 ]
 
 
-def whole(value: Any) -> Any:
-    """``2.0`` as ``2`` (JSON Schema's integer); anything else as given, for the strict check.
-
-    >>> whole(2.0), whole(2.5), whole("2")
-    (2, 2.5, '2')
-    """
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
 # integers within bounds that also take a whole number written 2.0 (JSON Schema's integer)
-Seconds = Annotated[Annotated[int, Field(ge=0, le=86_400)], BeforeValidator(whole)]
 Lifetime = Annotated[Annotated[int, Field(ge=1, le=31_536_000)], BeforeValidator(whole)]
 Count = Annotated[Annotated[int, Field(ge=1, le=1_000_000)], BeforeValidator(whole)]
 Window = Annotated[Annotated[int, Field(ge=1, le=86_400)], BeforeValidator(whole)]
 InFlight = Annotated[Annotated[int, Field(ge=1, le=10_000)], BeforeValidator(whole)]
 Entries = Annotated[Annotated[int, Field(ge=0, le=1_000_000_000)], BeforeValidator(whole)]
-Millis = Annotated[Annotated[int, Field(ge=0, le=600_000)], BeforeValidator(whole)]
-Rate = Annotated[float, Field(ge=0, le=1)]
-FaultStatus = Literal[429, 500, 503]
-
-
-def _only_503() -> list[FaultStatus]:
-    """The default statuses of faults: 503 alone."""
-    return [503]
 
 
 class _Switch(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid")
-
-
-class TokenFaults(_Switch):
-    """Faults of the token route only: a fraction of token requests answered with a status."""
-
-    rate: Rate = Field(
-        0.0, description="Fraction (0 to 1) of token requests answered with a fault."
-    )
-    statuses: list[FaultStatus] = Field(
-        default_factory=_only_503, min_length=1, description="Statuses drawn from (429, 500, 503)."
-    )
-    retryAfterSeconds: Seconds | None = Field(
-        1, description="`Retry-After` of 429 and 503 faults; null sends none."
-    )
-    seed: Annotated[int, Field(ge=0, le=2**32)] | None = Field(
-        None,
-        description="Makes the draws repeatable: the customer's token requests draw, in "
-        "order, from a random source of their own seeded with it; null draws freely.",
-    )
-
-    @model_serializer(mode="wrap")
-    def _without_a_null_seed(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        if data.get("seed") is None:  # shown only when set: the profile's shape is unchanged
-            data.pop("seed", None)
-        return data
 
 
 class TokenBucket(_Switch):
@@ -157,115 +110,150 @@ RateLimitSetting = Annotated[TokenBucket | FixedWindow | Concurrency, Field(disc
 """One of the three rate limiter kinds, told apart by ``kind``."""
 
 
-class Latency(_Switch):
-    """Delay added to every interface request: log-normal from its median and 99th percentile,
-    plus rare stalls."""
+def switch(default: Any, description: str, *, published: Any = None) -> Any:
+    """Declare one switch of :class:`Profile`: its default, description and published value.
 
-    p50Ms: Millis = Field(0, description="Median added delay (ms).")
-    p99Ms: Millis | None = Field(
-        None,
-        description="99th percentile of the added delay (ms); default `p50Ms` "
-        "(a constant delay). Draws are capped at four times it.",
-    )
-    stallRate: Rate = Field(0.0, description="Fraction of requests that stall instead.")
-    stallMs: Millis = Field(0, description="Length of a stall (ms).")
+    Args:
+        default: The sandbox's behaviour without a profile (a model class: its defaults).
+        description: One line saying what the switch changes.
+        published: What the real service does where its published documents say (see
+            docs/sandbox.md, "Open points"); None where they are silent. The ``published``
+            preset is every switch's published value; the OpenAPI document shows it as
+            ``x-published``.
 
-    @model_validator(mode="after")
-    def _tail(self) -> Latency:
-        if self.p99Ms is None:
-            self.p99Ms = self.p50Ms
-        if self.p99Ms < self.p50Ms:
-            raise ValueError("p99Ms must not be less than p50Ms")
-        if self.p99Ms and not self.p50Ms:
-            raise ValueError("a p99Ms above 0 needs a p50Ms above 0")
-        return self
+    Returns:
+        The switch's pydantic field.
+
+    >>> Profile.model_fields["expiresIn"].json_schema_extra
+    {'x-published': 'double'}
+    """
+    given = {"default_factory": default} if isinstance(default, type) else {"default": default}
+    extra = None if published is None else {"x-published": published}
+    return Field(**given, description=description, json_schema_extra=extra)
+
+
+def published_value(name: str) -> Any:
+    """Return what the real service does for a switch, or None where its documents are silent.
+
+    Args:
+        name: A switch of :class:`Profile`.
+
+    >>> published_value("counts"), published_value("reimport")
+    ('double', None)
+    """
+    extra = Profile.model_fields[name].json_schema_extra
+    return extra.get("x-published") if isinstance(extra, dict) else None
 
 
 class Profile(_Switch):
-    """Every switch of a sandbox profile, with its default."""
+    """The one declaration of a sandbox profile's switches.
 
-    tokenLifetimeSeconds: Lifetime = Field(
-        86_400, description="`expires_in` of new tokens, and their lifetime."
+    Each member is a switch: its JSON name, its type and bounds, its default, its one-line
+    description and its published value (:func:`switch`). Everything else derives from it:
+    the validation of profiles (:func:`validate_profile`, the administration routes),
+    :data:`DEFAULT_PROFILE`, the ``published`` preset, the switches
+    :meth:`toolkit.sandbox.admin.Admin.set_profile` takes, the CLI's help
+    (:func:`describe_switches`) and the OpenAPI document; docs/sandbox.md's table of switches
+    is checked against it by a test. The fault-like switches (``tokenFaults``, ``latency``)
+    are kinds of fault declared in :mod:`toolkit.sandbox.faults`.
+    """
+
+    tokenLifetimeSeconds: Lifetime = switch(
+        86_400, "`expires_in` of new tokens, and their lifetime."
     )
-    tokenFaults: TokenFaults = Field(default_factory=TokenFaults)
-    rateLimit: RateLimitSetting | None = Field(
-        None, description="The customer's rate limit on its interface routes; null is none."
+    tokenFaults: TokenFaults = switch(
+        TokenFaults, "A fraction of the customer's token requests answered with a fault status."
     )
-    retryAfter: Literal["seconds", "http-date", "absent"] = Field(
-        "seconds", description="How 429 and 503 answers carry `Retry-After`."
+    rateLimit: RateLimitSetting | None = switch(
+        None, "The customer's rate limit on its interface routes; null is none."
     )
-    rateLimitHeaders: Literal["none", "ietf", "x-ratelimit"] = Field(
-        "none", description="Rate limit headers on every interface answer when a limit is set."
+    retryAfter: Literal["seconds", "http-date", "absent"] = switch(
+        "seconds", "How 429 and 503 answers carry `Retry-After`."
     )
-    importAnswer: Literal["201-empty", "201-record", "200-record", "204", "202"] = Field(
-        "201-empty", description="Status and body of the five imports (published: 201, no body)."
+    rateLimitHeaders: Literal["none", "ietf", "x-ratelimit"] = switch(
+        "none", "Rate limit headers on every interface answer when a limit is set."
     )
-    reimport: Literal["upsert", "conflict"] = Field(
-        "upsert", description="An import of an existing externalId: update it, or 409."
+    importAnswer: Literal["201-empty", "201-record", "200-record", "204", "202"] = switch(
+        "201-empty",
+        "Status and body of the five imports (published: 201, no body).",
+        published="201-empty",
     )
-    errorBody: Literal["problem", "message", "text", "empty", "nestjs"] = Field(
-        "problem", description="Body of every 4xx/5xx problem answer on the interface routes."
+    reimport: Literal["upsert", "conflict"] = switch(
+        "upsert", "An import of an existing externalId: update it, or 409."
     )
-    ackRepeat: Literal["200", "409", "422"] = Field(
-        "200", description="Acknowledging an entry already in the requested state."
+    errorBody: Literal["problem", "message", "text", "empty", "nestjs"] = switch(
+        "problem",
+        "Body of every 4xx/5xx problem answer on the interface routes.",
+        published="nestjs",  # none declared; the service is a NestJS application
     )
-    exportMaxEntries: Entries | None = Field(
-        None, description="An export window holding more entries is refused."
+    ackRepeat: Literal["200", "409", "422"] = switch(
+        "200", "Acknowledging an entry already in the requested state."
     )
-    exportRefusal: Literal[400, 413, 422] = Field(
-        400, description="Status refusing an export window over `exportMaxEntries`."
+    exportMaxEntries: Entries | None = switch(
+        None, "An export window holding more entries is refused."
     )
-    exportMaxWindowDays: Annotated[float, Field(gt=0, le=36_500)] | None = Field(
-        None, description="An export window longer than this many days is refused (400)."
+    exportRefusal: Literal[400, 413, 422] = switch(
+        400, "Status refusing an export window over `exportMaxEntries`."
     )
-    latency: Latency = Field(default_factory=Latency)
+    exportMaxWindowDays: Annotated[float, Field(gt=0, le=36_500)] | None = switch(
+        None, "An export window longer than this many days is refused (400)."
+    )
+    latency: Latency = switch(
+        Latency, "Delay added to every interface request of the customer, and stalls."
+    )
     # where interface.md is silent and the published documents speak (published.md)
-    ackAnswer: Literal["200-empty", "200-record"] = Field(
+    ackAnswer: Literal["200-empty", "200-record"] = switch(
         "200-empty",
-        description="Answer of the two acknowledgements: 200 with no body (as "
+        "Answer of the two acknowledgements: 200 with no body (as "
         "published) or with the entry's state after the call.",
+        published="200-empty",
     )
-    userRecord: Literal["published", "legacy"] = Field(
+    userRecord: Literal["published", "legacy"] = switch(
         "published",
-        description="Shape of the user record: the identity service's "
+        "Shape of the user record: the identity service's "
         "published user, or `{_id, customerId, timekeeperExternalId, name, email}`.",
+        published="published",
     )
-    expiresIn: Literal["integer", "double"] = Field(
+    expiresIn: Literal["integer", "double"] = switch(
         "integer",
-        description="`expires_in` of the token answer: an integer (interface.md) or "
+        "`expires_in` of the token answer: an integer (interface.md) or "
         "a double such as 86400.0 (published).",
+        published="double",
     )
     # --- egress: what the published documents say where interface.md differs (issue 25)
-    counts: Literal["integer", "double"] = Field(
+    counts: Literal["integer", "double"] = switch(
         "integer",
-        description="`unitIncrementCount` and `incrementDurationInSeconds` in "
+        "`unitIncrementCount` and `incrementDurationInSeconds` in "
         "entries: whole numbers as JSON integers (interface.md; a stored fraction is rounded "
         "up), or JSON doubles as stored (published), fractions included; under `double` "
         "seeded entries carry some fractions.",
+        published="double",
     )
-    codeAssigner: Literal["service", "laurel"] = Field(
+    codeAssigner: Literal["service", "laurel"] = switch(
         "service",
-        description="`assignedBy` of a code the service assigned: `service` "
+        "`assignedBy` of a code the service assigned: `service` "
         "(interface.md) or `laurel` (published).",
+        published="laurel",
     )
-    digests: Literal["spec", "published"] = Field(
+    digests: Literal["spec", "published"] = switch(
         "spec",
-        description="Digests of release-pending: as interface.md, or with the "
+        "Digests of release-pending: as interface.md, or with the "
         "published extras (initiative `status`, `locale`; client `type`, `parentClientId`; "
         "code type `orderingSequence`, `semanticType` absent where null; `callSign` may be "
         "null).",
+        published="published",
     )
-    batchAck: bool = Field(
-        True, description="Serve the published batch release-succeeded route (false: 404)."
+    batchAck: bool = switch(
+        True, "Serve the published batch release-succeeded route (false: 404).", published=True
     )
     # -- ingress (the published contract) ---------------------------------------------------
-    codeRangePost: Literal["replace", "add"] = Field(
+    codeRangePost: Literal["replace", "add"] = switch(
         "replace",
-        description="A code range request replaces the initiative's range, or adds "
+        "A code range request replaces the initiative's range, or adds "
         "its ids to it (the published documents do not say which).",
     )
-    codeRangeMax: Annotated[int, Field(ge=1, le=1_000_000)] = Field(
-        2500, description="Most ids one code range request may carry (published: 2500)."
+    codeRangeMax: Annotated[int, Field(ge=1, le=1_000_000)] = switch(
+        2500, "Most ids one code range request may carry (published: 2500).", published=2500
     )
 
 
@@ -275,6 +263,25 @@ DEFAULT_PROFILE: dict[str, Any] = Profile().model_dump()
 >>> DEFAULT_PROFILE["importAnswer"], DEFAULT_PROFILE["ackAnswer"], DEFAULT_PROFILE["rateLimit"]
 ('201-empty', '200-empty', None)
 """
+
+
+def describe_switches() -> str:
+    """Describe every switch of :class:`Profile`, one line each (the CLI's help shows it).
+
+    Returns:
+        Lines ``name = default (published: value): description``; the published value only
+        where the published documents state one.
+
+    >>> print(describe_switches().splitlines()[0])
+    tokenLifetimeSeconds = 86400: `expires_in` of new tokens, and their lifetime.
+    """
+    return "\n".join(
+        f"{name} = {json.dumps(DEFAULT_PROFILE[name])}"
+        + ("" if (value := published_value(name)) is None else f" (published: {json.dumps(value)})")
+        + f": {field.description}"
+        for name, field in Profile.model_fields.items()
+    )
+
 
 PROFILES: dict[str, dict[str, Any]] = {
     "strict": {
@@ -308,18 +315,9 @@ PROFILES: dict[str, dict[str, Any]] = {
         "errorBody": "message",
         "rateLimit": {"kind": "concurrency", "maxInFlight": 2, "status": 503},
     },
+    # what the real service does, where its published documents say: from the declaration
     "published": {
-        "importAnswer": "201-empty",
-        "ackAnswer": "200-empty",
-        "userRecord": "published",
-        "errorBody": "nestjs",
-        "expiresIn": "double",
-        # the entries' shapes: counts as doubles (some fractional), assignedBy "laurel", the
-        # digests' published extras (a null callSign, an absent semanticType), the batch route
-        "counts": "double",
-        "codeAssigner": "laurel",
-        "digests": "published",
-        "batchAck": True,
+        name: value for name in Profile.model_fields if (value := published_value(name)) is not None
     },
 }
 """Named presets, each a profile (a JSON object of switches) to apply as a whole.
@@ -340,7 +338,8 @@ PROFILES: dict[str, dict[str, Any]] = {
   docs/sandbox.md), as published: ``expires_in`` a double, NestJS error bodies
   (``{statusCode, message, error}``), imports 201 and acknowledgements 200 with no body, the
   identity service's user record, counts as doubles (some fractional), ``assignedBy``
-  ``laurel``, release-pending's digests with their published extras, the batch route.
+  ``laurel``, release-pending's digests with their published extras, the batch route, at
+  most 2500 ids per code range: every switch's published value (:func:`published_value`).
 
 >>> sorted(PROFILES)
 ['published', 'queued', 'slow', 'stingy', 'strict', 'terse']

@@ -159,14 +159,7 @@ def router(store: Store, *, faults: Faults, stats: Stats, limits: Limits) -> API
         responses=problems(422),
     )
     def set_faults(body: FaultsIn) -> dict[str, Any]:
-        return faults.configure(
-            rate=body.rate,
-            statuses=list(body.statuses),
-            retry_after_seconds=body.retryAfterSeconds,
-            latency_ms=body.latencyMs,
-            item_error_rate=body.itemErrorRate,
-            seed=body.seed,
-        )
+        return faults.configure(**body.model_dump())
 
     @admin.get(
         "/faults",

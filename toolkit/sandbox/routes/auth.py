@@ -15,7 +15,7 @@ from fastapi import APIRouter, Depends, Request, Response, Security
 
 from ..bodies import OAuthErrorOut, TokenOut
 from ..exceptions import InjectedFault, InvalidClient
-from ..faults import token_fault
+from ..faults import fault_status
 from ..oauth import TokenRequest, read_token_request
 from ..store import Store
 from .core import FAULTS, NOTE, OAUTH2, TOKEN_PATH, bearer, problems
@@ -125,7 +125,7 @@ def router(store: Store) -> APIRouter:
         faults = store.profile(customer)["tokenFaults"]
         seed = faults.get("seed")
         draws = rng if seed is None else seeded.setdefault((customer, seed), random.Random(seed))
-        status = token_fault(faults, draws)
+        status = fault_status(faults, draws)
         if status is not None:
             raise InjectedFault(status, retry_after=faults["retryAfterSeconds"])
         response.headers["Cache-Control"] = "no-store"
