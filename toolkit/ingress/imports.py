@@ -390,17 +390,14 @@ def _send(
     results: list[pd.DataFrame] = []
     failed: dict[str, dict[str, str]] = {t: {} for t in IMPORTS}  # this run's failures
     interrupted: Interrupted | None = None
-    journaled = Reply(None, None, JOURNALED, 0, 0.0, "", "")  # one for every such row
     bulk = partial(run_bulk, conn, workers=workers, progress=progress, journal=jr, pacer=pacer)
     for table, todo in the_plan.calls.items():
         source = the_plan.part(table)  # the source's rows, in order
         if source is None:
             raise AssertionError(f"{table}: not planned")
-        raw = named = source.source  # every row's label, key and reference columns
-        action = source.action  # positions in ACTIONS
-        unchanged = ACTIONS.index("unchanged")
+        raw = source.source  # every row's label, key and reference columns
         stopped = interrupted is not None or pacer.fatal is not None
-        held = {} if stopped else held_children(table, named, failed, ranges=False)
+        held = {} if stopped else held_children(table, raw, failed, ranges=False)
         per_row: list[Reply | None] = [None] * len(raw)  # by position in raw
         extra: list[tuple[str, Reply]] = []  # deactivations: no source row
         done, total = 0, todo.requests
@@ -434,30 +431,8 @@ def _send(
                     p = next(found)
                     seen = per_row[p]
                     per_row[p] = reply if seen is None else merge_parts(seen, reply)
-        whole = pd.api.types.is_integer_dtype(raw.index.dtype)
-        parts: list[pd.DataFrame] = []
-        for a in range(0, len(raw), BATCH):  # result rows a batch at a time: few Python objects
-            answers: list[Reply] = []
-            for p, label in enumerate(raw.index[a : a + BATCH].tolist(), start=a):
-                got = per_row[p]
-                if got is not None:
-                    answers.append(got)
-                elif label in held:
-                    answers.append(_skipped(held[label]))
-                elif action[p] == unchanged:
-                    answers.append(journaled)
-                else:
-                    answers.append(_skipped(f"{ACTIONS[action[p]]}: {source.reason(p)}"))
-            rows_ = raw.index[a : a + BATCH].astype("Int64" if whole else object)
-            keys_ = source.keys.array[a : a + BATCH]  # the plan's text, not a copy
-            actions = pd.Categorical.from_codes(action[a : a + BATCH], dtype=ACTION_DTYPE)
-            parts.append(_results(table, rows_, keys_, answers, actions))
+        parts = _table_results(table, source, per_row, held, extra)
         del per_row
-        if extra or not parts:  # deactivations: no source row
-            nothing = pd.array([None] * len(extra), dtype="Int64" if whole else object)
-            keys_, replies = [k for k, _ in extra], [r for _, r in extra]
-            deactivate = pd.Categorical(["deactivate"] * len(extra), dtype=ACTION_DTYPE)
-            parts.append(_results(table, nothing, keys_, replies, deactivate))
         for res in parts:  # joined once, in the report
             results.append(res)
             # only a parent known not to be stored holds its children back: an unknown one
@@ -466,6 +441,44 @@ def _send(
             for k, status, err in zip(bad["externalId"], bad["status"], bad["error"], strict=True):
                 failed[table].setdefault(str(k), f"{status}: {err}")
     return results, interrupted
+
+
+def _table_results(
+    table: str,
+    source: Any,
+    per_row: list[Reply | None],
+    held: Mapping[Any, str],
+    extra: list[tuple[str, Reply]],
+) -> list[pd.DataFrame]:
+    """A table's result rows, a batch at a time (few Python objects): each source row's reply,
+    else why it was not sent; then the deactivations, which have no source row."""
+    raw, action = source.source, source.action
+    unchanged = ACTIONS.index("unchanged")
+    journaled = Reply(None, None, JOURNALED, 0, 0.0, "", "")  # one for every such row
+    whole = pd.api.types.is_integer_dtype(raw.index.dtype)
+    parts: list[pd.DataFrame] = []
+    for a in range(0, len(raw), BATCH):  # result rows a batch at a time: few Python objects
+        answers: list[Reply] = []
+        for p, label in enumerate(raw.index[a : a + BATCH].tolist(), start=a):
+            got = per_row[p]
+            if got is not None:
+                answers.append(got)
+            elif label in held:
+                answers.append(_skipped(held[label]))
+            elif action[p] == unchanged:
+                answers.append(journaled)
+            else:
+                answers.append(_skipped(f"{ACTIONS[action[p]]}: {source.reason(p)}"))
+        rows_ = raw.index[a : a + BATCH].astype("Int64" if whole else object)
+        keys_ = source.keys.array[a : a + BATCH]  # the plan's text, not a copy
+        actions = pd.Categorical.from_codes(action[a : a + BATCH], dtype=ACTION_DTYPE)
+        parts.append(_results(table, rows_, keys_, answers, actions))
+    if extra or not parts:  # deactivations: no source row
+        nothing = pd.array([None] * len(extra), dtype="Int64" if whole else object)
+        keys_, replies = [k for k, _ in extra], [r for _, r in extra]
+        deactivate = pd.Categorical(["deactivate"] * len(extra), dtype=ACTION_DTYPE)
+        parts.append(_results(table, nothing, keys_, replies, deactivate))
+    return parts
 
 
 def _results(

@@ -750,23 +750,7 @@ def plan(
         row_more: dict[int, dict[str, Any]] = {}  # few, unless a journal
         unchanged = ACTIONS.index("unchanged")
         for call, positions in _planned_calls(todo, fresh_index(frame.index)):
-            url = conn.url(endpoint, **(call.path or {}))
-            entry = ledger.get(url, call.key)
-            action: Action = "send"
-            more = _NOTHING  # shared: never changed, a new dict replaces it
-            if entry is None:
-                action = "unchanged" if call.journal_id(url) in ledger.ids else "send"
-            else:
-                more = {"lastAccepted": entry.accepted_at, "failingSince": entry.failing_since}
-                if entry.failing:
-                    action = "retry"
-                    more["reason"] = f"{entry.failure} {entry.failures}x: {entry.error}"
-                elif entry.accepted_id != call.journal_id(url):
-                    action = "update"
-                else:
-                    action = "unchanged"
-                if action != "unchanged" and entry.payload is not None:
-                    more["changed"] = _diff(entry.payload, call.json) or None
+            action, more = _against(ledger, call, conn.url(endpoint, **(call.path or {})))
             code = ACTIONS.index(action)
             todo.actions.append(code)
             for p in positions:  # a range in parts: the first part that is sent says
@@ -781,32 +765,62 @@ def plan(
         if (row_action < 0).any():
             raise AssertionError(f"{table}: a row neither held back nor planned")
         parts.append(_Rows(table, frame, keys, row_action, row_more))
-        mine = _mine(conn, table, entries)
-        present = set(keys.dropna().astype(str)) if mine else set()
-        cols: dict[str, list[Any]] = {col: [] for col in _COLUMNS}
-        for entry in mine:
-            if entry.key in present or entry.payload is None:
-                continue
-            seen: dict[str, Any] = {
-                "lastAccepted": entry.accepted_at,
-                "failingSince": entry.failing_since,
-            }
-            if mirror and table == "initiatives" and entry.active:
-                payload = {**entry.payload, "status": "inactive"}
-                todo.extra.append(Call(endpoint, None, payload, key=entry.key, conflict=True))
-                seen["changed"] = {"status": {"old": "active", "new": "inactive"}}
-                action, reason = "deactivate", "absent from the source (mirror)"
-            elif mirror and table == "initiatives":
-                action, reason = "unchanged", "absent from the source, inactive"
-            else:
-                action, reason = "missing", "absent from the source; not deactivated"
-            _add(cols, table, None, entry.key, action, reason=reason, **seen)
-        if cols["table"]:
-            extra = _typed(pd.DataFrame(cols, columns=_COLUMNS), frame.index)
-            parts.append(nullable_rows(with_lines(extra, frame)))  # no source row: no line
+        extra = _absent_rows(todo, frame, keys, _mine(conn, table, entries), mirror)
+        if extra is not None:
+            parts.append(extra)
         calls[table] = todo
     limit = max_deactivate if max_deactivate is not None else max(1, int(active * DEACTIVATE_SHARE))
     return Plan(parts, calls, report, limit, active)
+
+
+def _against(ledger: Ledger, call: Call, url: str) -> tuple[Action, dict[str, Any]]:
+    """A call's action against the journal's entry of it, and the plan columns it adds
+    (:data:`_NOTHING`, shared and never changed, when none)."""
+    entry = ledger.get(url, call.key)
+    if entry is None:
+        return ("unchanged" if call.journal_id(url) in ledger.ids else "send"), _NOTHING
+    more: dict[str, Any] = {"lastAccepted": entry.accepted_at, "failingSince": entry.failing_since}
+    action: Action = "unchanged"
+    if entry.failing:
+        action = "retry"
+        more["reason"] = f"{entry.failure} {entry.failures}x: {entry.error}"
+    elif entry.accepted_id != call.journal_id(url):
+        action = "update"
+    if action != "unchanged" and entry.payload is not None:
+        more["changed"] = _diff(entry.payload, call.json) or None
+    return action, more
+
+
+def _absent_rows(
+    todo: TableCalls, frame: pd.DataFrame, keys: pd.Series, mine: list[Entry], mirror: bool
+) -> pd.DataFrame | None:
+    """Plan rows of the journal's records of a table that its source lacks: ``missing``, or
+    with ``mirror`` an active initiative's ``deactivate`` (its call added to ``todo.extra``)."""
+    table, endpoint = todo.table, IMPORTS[todo.table][0]
+    present = set(keys.dropna().astype(str)) if mine else set()
+    cols: dict[str, list[Any]] = {col: [] for col in _COLUMNS}
+    for entry in mine:
+        if entry.key in present or entry.payload is None:
+            continue
+        seen: dict[str, Any] = {
+            "lastAccepted": entry.accepted_at,
+            "failingSince": entry.failing_since,
+        }
+        action: Action
+        if mirror and table == "initiatives" and entry.active:
+            payload = {**entry.payload, "status": "inactive"}
+            todo.extra.append(Call(endpoint, None, payload, key=entry.key, conflict=True))
+            seen["changed"] = {"status": {"old": "active", "new": "inactive"}}
+            action, reason = "deactivate", "absent from the source (mirror)"
+        elif mirror and table == "initiatives":
+            action, reason = "unchanged", "absent from the source, inactive"
+        else:
+            action, reason = "missing", "absent from the source; not deactivated"
+        _add(cols, table, None, entry.key, action, reason=reason, **seen)
+    if not cols["table"]:
+        return None
+    extra = _typed(pd.DataFrame(cols, columns=_COLUMNS), frame.index)
+    return nullable_rows(with_lines(extra, frame))  # no source row: no line
 
 
 def _as_given(
