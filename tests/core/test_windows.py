@@ -36,7 +36,7 @@ def test_export_sync_and_reconcile_refuse_ambiguous_dates_with_the_same_words(
         "(2026-11-12), so it is refused, never guessed"
     )
     with pytest.raises(ConfigError, match=core):
-        client.sync(tmp_path / "time", since="11/12/2026")
+        client.sync(tmp_path / "time", after="11/12/2026")
     exported = pd.DataFrame({"_id": ["e1"], "userId": ["u1"], "workDate": ["2026-11-12"]})
     with pytest.raises(ValidationError, match=core):
         toolkit.reconcile(exported, pd.DataFrame({"entryId": ["e1"], "workDate": ["11/12/2026"]}))
