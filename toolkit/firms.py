@@ -63,8 +63,12 @@ class Firm:
     """One firm of a ``firms.toml``: where its data lives and how to reach its customer.
 
     The fields are the file's keys (``key``: the table's name and Dagster partition;
-    ``reconcile_options``: its ``reconcile`` table). The secret is held by reference only
-    (``env_file``: a ``.env`` read when the environment lacks the variable).
+    ``reconcile_options``: its ``reconcile`` table; ``after``: where the first sync starts, a UTC
+    timestamp or a duration back from each sync such as ``"30D"``; ``sync_since``, its name
+    before, is read one release with a warning). Dates are read as
+    :class:`~toolkit.core.windows.Window` reads them, once, when the file is loaded. The secret is
+    held by reference only (``env_file``: a ``.env`` read when the environment lacks the
+    variable).
 
     Example:
         >>> firm.key, firm.client_secret_env
@@ -353,7 +357,7 @@ def _firm(name: str, table: Any, folder: Path, env_file: Path | None) -> Firm:
         client_secret_env=values.get("client_secret_env"),
         ingestion_url=values.get("ingestion_url"),
         audience=values["audience"],
-        after=since if isinstance(since, str) else stamp,
+        after=since if isinstance(since, str) and _DURATION.fullmatch(since.strip()) else stamp,
         max_rate=float(rate) if rate is not None else None,
         workers=workers,
         reconcile_options=dict(options),
