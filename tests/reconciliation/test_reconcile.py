@@ -917,7 +917,8 @@ def test_reconcile_in_a_release_window_leaves_the_other_weeks_out() -> None:
         "date_or_matter_differs": 0,
     }
     assert (
-        "entries released in (2026-11-16T00:00:00Z, 2026-11-23T23:59:59.999Z] by updatedAt: "
+        "entries released after 2026-11-16T00:00:00.000Z, on or before "
+        "2026-11-23T23:59:59.999Z by updatedAt: "
         "12 of 213" in repr(rec)
     )
 

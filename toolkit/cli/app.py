@@ -54,8 +54,7 @@ def _renamed_flags(args: argparse.Namespace) -> None:
     """Read a flag kept one release (:data:`~toolkit.core.windows.RENAMED`) as its one flag,
     with a ``DeprecationWarning`` naming it."""
     for old, new in RENAMED.items():
-        value = getattr(args, old[2:], None) if old.startswith("--") else None
-        if value is not None:
+        if old.startswith("--") and (value := getattr(args, old[2:], None)) is not None:
             dest = new[2:].replace("-", "_")
             if getattr(args, dest) is not None:
                 raise ConfigError(f"{old} is {new} kept one release: give {new} only")

@@ -214,16 +214,11 @@ COMMANDS: dict[str, Command] = {
             _arg("--after", help="releasedAfter: needed the first time; default the watermark"),
             _arg(
                 "--on-or-before",
-                help="releasedOnOrBefore (a bare date: the end of that day); default now minus "
-                "--lag",
+                help="releasedOnOrBefore (a bare date: its end); default now minus --lag",
             ),
             *(_arg(old, help=argparse.SUPPRESS) for old in ("--since", "--until")),  # RENAMED
             _arg("--window", default="1D", help="window size, a pandas offset (default 1D)"),
-            _arg(
-                "--lag",
-                default="10min",
-                help="how far --on-or-before stays behind now (default 10min)",
-            ),
+            _arg("--lag", default="10min", help="how far --on-or-before lags now (default 10min)"),
             _arg(
                 "--batch-rows",
                 type=int,

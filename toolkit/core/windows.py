@@ -43,15 +43,9 @@ RESOLUTION = pd.Timedelta(milliseconds=1)
 #: the names of a window's ends kept one release -> the one name (using one warns): keywords
 #: of ``export_entries``, ``export_to_parquet`` and ``sync``, flags of ``toolkit sync``, a key
 #: of ``firms.toml``
-RENAMED: dict[str, str] = {
-    "released_after": "after",
-    "released_on_or_before": "on_or_before",
-    "since": "after",
-    "until": "on_or_before",
-    "--since": "--after",
-    "--until": "--on-or-before",
-    "sync_since": "after",
-}
+RENAMED: dict[str, str] = {"released_after": "after", "released_on_or_before": "on_or_before"}
+RENAMED |= {"since": "after", "until": "on_or_before", "sync_since": "after"}
+RENAMED |= {"--since": "--after", "--until": "--on-or-before"}
 #: a time of day in text: ``10:00``, or ``T10`` / `` 10`` after a date's digits
 _TIME_OF_DAY = re.compile(r":|\d[T ]\d")
 #: the package's folder: a warning about a caller's input points at the first line outside it
@@ -236,8 +230,7 @@ class Window:
         ['02-01', '03-01', '03-10']
         """
         start, end = self.after, self.on_or_before
-        if start is None or end is None:
-            raise ConfigError(f"the window {self} needs both ends to be cut")
+        assert start is not None and end is not None, "only a window with both ends is cut"
         if start >= end:
             raise _empty(start, end, ("after", "on_or_before"))
         if window is None:

@@ -11,7 +11,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from toolkit.core.windows import Window, iso
+from toolkit.core.windows import Window
 from toolkit.errors import ConfigError, DuplicateKeyError, InputWarning, MissingColumnError, closest
 from toolkit.reconciliation.messages import advise, table_name
 from toolkit.reconciliation.values import as_date, as_seconds, as_str, empty_column
@@ -217,11 +217,7 @@ def released_in(exported: pd.DataFrame, span: Window) -> tuple[pd.DataFrame, str
     if high is not None:
         keep &= released <= high
     kept = exported.loc[keep.to_numpy()]
-    shown = (
-        f"({iso(low, fraction='needed') if low is not None else '...'}, "
-        f"{iso(high, fraction='needed') if high is not None else '...'}]"
-    )
-    return kept, f"entries released in {shown} by {column}: {len(kept)} of {len(exported)}"
+    return kept, f"entries {span} by {column}: {len(kept)} of {len(exported)}"
 
 
 def exported_frame(exported: pd.DataFrame, dayfirst: bool | None) -> pd.DataFrame:
