@@ -9,8 +9,7 @@ from types import ModuleType
 
 from toolkit.cli import EXIT_CODES, main
 from toolkit.cli.common import explain, interrupted
-from toolkit.core.windows import RENAMED
-from toolkit.egress import sync_status
+from toolkit.egress import RENAMED, sync_status
 from toolkit.errors import ConfigError, InputWarning, Interrupted, ToolkitError
 
 __all__ = ["EXIT_CODES", "main", "run"]
