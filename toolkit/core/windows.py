@@ -167,13 +167,6 @@ def renamed(fn: Callable[P, R]) -> Callable[P, R]:
     return call
 
 
-def _empty(low: pd.Timestamp, high: pd.Timestamp, names: tuple[str, str]) -> ConfigError:
-    return ConfigError(
-        f"{names[0]} ({iso(low, fraction='needed')}) must be before {names[1]} "
-        f"({iso(high, fraction='needed')}): the window ({names[0]}, {names[1]}] is empty"
-    )
-
-
 @dataclass(frozen=True)
 class Window:
     """The one release window ``(after, on_or_before]``: UTC timestamps, ``None`` an open end.
@@ -209,7 +202,10 @@ class Window:
         low = to_utc(after, names[0]) if after is not None else None
         high = to_utc(on_or_before, names[1], end=True) if on_or_before is not None else None
         if low is not None and high is not None and low >= high:
-            raise _empty(low, high, names)
+            raise ConfigError(
+                f"{names[0]} ({iso(low, fraction='needed')}) must be before {names[1]} "
+                f"({iso(high, fraction='needed')}): the window ({names[0]}, {names[1]}] is empty"
+            )
         return cls(low, high)
 
     def __str__(self) -> str:
@@ -231,8 +227,7 @@ class Window:
         """
         start, end = self.after, self.on_or_before
         assert start is not None and end is not None, "only a window with both ends is cut"
-        if start >= end:
-            raise _empty(start, end, ("after", "on_or_before"))
+        Window.of(start, end)  # an empty or reversed window is refused
         if window is None:
             return [(start, end)]
         try:
