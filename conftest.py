@@ -35,8 +35,19 @@ NOW = datetime(2026, 11, 21, 9, 0, tzinfo=UTC)
 """The sandbox's clock: the seeded entries are released in the four weeks before it."""
 
 #: names a doctest may use that come from the sandbox
-SERVICE_NAMES = ("client", "sb", "user_id", "clients", "initiatives", "code_types", "codes",
-                 "code_ranges", "env_file", "firm", "firms_file")
+SERVICE_NAMES = (
+    "client",
+    "sb",
+    "user_id",
+    "clients",
+    "initiatives",
+    "code_types",
+    "codes",
+    "code_ranges",
+    "env_file",
+    "firm",
+    "firms_file",
+)
 _NAMED = re.compile(r"(?<![\w.\"'])(" + "|".join(SERVICE_NAMES) + r")\b")
 
 
@@ -78,7 +89,7 @@ def _firms_file(sb: Sandbox, folder: Path) -> Path:
         'client_secret_env = "SAMPLE_SECRET"\n'
         f'auth_url = "{sb.url}"\ntime_url = "{sb.url}"\naudience = "{sb.audience}"\n'
         f'source = "{SAMPLE}"\njournal = "state/sample.jsonl"\nsync = "lake/sample"\n'
-        'sync_since = "2026-11-01"\n'
+        'after = "2026-11-01"\n'
     )
     return path
 
@@ -104,8 +115,7 @@ def doctest_service(
 
 
 @pytest.fixture(autouse=True)
-def _doctest_names(request: pytest.FixtureRequest,
-                   doctest_namespace: dict[str, Any]) -> None:
+def _doctest_names(request: pytest.FixtureRequest, doctest_namespace: dict[str, Any]) -> None:
     """Fill ``doctest_namespace`` for a doctest: the sandbox's names only when it uses one."""
     item = request.node
     if not isinstance(item, DoctestItem):

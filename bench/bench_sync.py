@@ -1,6 +1,6 @@
 """Incremental sync into Delta tables: memory flat in the range, re-sync adds nothing, speed.
 
-Issues 10 and 28: ``client.sync(path, since=..., until=..., window="1D")`` of 100,000 and of
+Issues 10 and 28: ``client.sync(path, after=..., on_or_before=..., window="1D")`` of 100,000 and of
 1,000,000 entries from the sandbox: the peak memory of the larger within 1.3x of the smaller
 (net of a baseline process: set by the batch, not the total); a re-sync of the same range adds
 0 rows; and the sync no slower than ``client.export_to_parquet`` (what
@@ -68,7 +68,7 @@ def _child(argv: list[str]) -> int:
         client = toolkit.Client.from_env(None, timeout=(5.0, _CHILD_TIMEOUT))
         t0, c0 = time.perf_counter(), time.process_time()
         if args.mode == "sync":
-            report = client.sync(args.out, since=args.after, until=args.before, window="1D")
+            report = client.sync(args.out, after=args.after, on_or_before=args.before, window="1D")
             out.update(
                 entries=report.inserted + report.updated + report.unchanged,
                 inserted=report.inserted,

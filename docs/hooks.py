@@ -23,26 +23,52 @@ from markdown.preprocessors import Preprocessor
 import toolkit
 from toolkit.cli import parser as cli_parser
 from toolkit.client import DEPRECATED as CLIENT_DEPRECATED
+from toolkit.core.windows import RENAMED
 
 #: heading -> the public names under it, in order; any name of ``toolkit.__all__`` left out
 #: here lands under "Other names"
 GROUPS: dict[str, list[str]] = {
     "The client": ["Client", "connect", "Settings", "Connection"],
-    "Validate, plan and import": ["validate", "load_folder", "ValidationReport", "Plan",
-                                  "OnboardReport", "schemas"],
+    "Validate, plan and import": [
+        "validate",
+        "load_folder",
+        "ValidationReport",
+        "Plan",
+        "OnboardReport",
+        "schemas",
+    ],
     "Export and sync": ["Export", "SyncReport", "read_sync"],
     "Reconcile": ["reconcile", "Reconciliation"],
-    "Errors": ["errors", "ToolkitError", "ConfigError", "ValidationError", "ApiError",
-               "AuthError", "NotFoundError", "ConflictError", "RateLimitError", "ServerError",
-               "TransportError", "PaginationError", "FlattenError", "Interrupted",
-               "ConcurrentWriteError", "JournalInUseError"],
+    "Errors": [
+        "errors",
+        "ToolkitError",
+        "ConfigError",
+        "ValidationError",
+        "ApiError",
+        "AuthError",
+        "NotFoundError",
+        "ConflictError",
+        "RateLimitError",
+        "ServerError",
+        "TransportError",
+        "PaginationError",
+        "FlattenError",
+        "Interrupted",
+        "ConcurrentWriteError",
+        "JournalInUseError",
+    ],
 }
 
 
 #: the public modules documented whole on their own page (``toolkit.errors`` and
 #: ``toolkit.schemas`` are names of ``toolkit.__all__``: they are on the API page)
-MODULES = ["toolkit.notebook", "toolkit.testing", "toolkit.sandbox", "toolkit.firms",
-           "toolkit.dagster"]
+MODULES = [
+    "toolkit.notebook",
+    "toolkit.testing",
+    "toolkit.sandbox",
+    "toolkit.firms",
+    "toolkit.dagster",
+]
 
 
 #: a Sphinx cross-reference role (the package's docstrings use them: ``:meth:`close```)
@@ -118,6 +144,7 @@ def deprecated_markdown() -> str:
     """The names kept one release, each with the one way that replaces it."""
     rows = [f"| `toolkit.{name}` | `{way}` |" for name, (_, way) in toolkit._DEPRECATED.items()]
     rows += [f"| `client.{name}` | `{way}` |" for name, way in CLIENT_DEPRECATED.items()]
+    rows += [f"| `{old}` (a release window's end) | `{new}` |" for old, new in RENAMED.items()]
     return "\n".join(["| kept one release (warns) | the one way |", "|---|---|", *rows])
 
 

@@ -112,7 +112,7 @@ def world(tmp_path_factory):
                 f'client_id = "{creds["clientId"]}"\nclient_secret_env = "{var}"\n'
                 f'auth_url = "{sb.url}"\ntime_url = "{sb.url}"\naudience = "{creds["audience"]}"\n'
                 f'source = "source"\njournal = "state/{key}.jsonl"\nsync = "lake/{key}"\n'
-                f'sync_since = "10D"\nbilling = "billing/{key}.csv"\n'
+                f'after = "10D"\nbilling = "billing/{key}.csv"\n'
                 + ("max_rate = 8\n\n" if key == "slow-brook" else "\n")
             )
             if key == "slow-brook":

@@ -37,7 +37,7 @@ time_url = "https://time.example"
 audience = "https://time.example"
 journal = "state/north-quay.jsonl"
 sync = "lake/north-quay"
-sync_since = 2026-01-31
+after = 2026-01-31
 max_rate = 5
 [firms.north-quay.reconcile]
 duration = "hours"
@@ -58,7 +58,7 @@ def test_a_good_file_reads_every_firm_with_paths_against_its_folder(tmp_path):
     assert harbor.source == tmp_path / "extracts" / "harbor-lane"
     assert harbor.journal == tmp_path / "state" / "harbor-lane.jsonl"
     assert harbor.billing == tmp_path / "billing" / "harbor-lane.xlsx"
-    assert harbor.sync_since == "30D" and north.sync_since == pd.Timestamp("2026-01-31", tz="UTC")
+    assert harbor.after == "30D" and north.after == pd.Timestamp("2026-01-31", tz="UTC")
     assert north.source is None and north.billing is None and north.max_rate == 5.0
     assert north.client_secret_file == tmp_path / "secrets" / "north-quay"
     assert dict(north.reconcile_options) == {"duration": "hours", "duration_unit": "hours"}
@@ -102,8 +102,8 @@ def _firm(**changes: object) -> str:
             "firm 'acme', key 'time_url': 'time.example' is not an http(s) address",
         ),
         (
-            _firm(sync_since='"last tuesday"'),
-            "firm 'acme', key 'sync_since': 'last tuesday' is neither a date",
+            _firm(after='"last tuesday"'),
+            "firm 'acme', key 'after': 'last tuesday' is neither a date",
         ),
         (_firm(max_rate="0"), "firm 'acme', key 'max_rate': must be a positive number"),
         (_firm(workers="true"), "firm 'acme', key 'workers': must be an integer, not True"),
@@ -184,7 +184,7 @@ audience = "{creds["audience"]}"
 source = "src"
 journal = "state/status.jsonl"
 sync = "lake/status"
-sync_since = "2D"
+after = "2D"
 """,
     )
     firm = load(path)["status-firm"]

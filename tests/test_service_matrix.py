@@ -271,8 +271,8 @@ def test_main_flows_hold_against_the_profile(
         entries.append(admin.release_entry(user["_id"], e["_id"], at=at))
     ids = {e["_id"] for e in entries}
     path = tmp_path / "sync"
-    client.sync(path, since="2025-03-01", until="2025-03-03", window="7D")
-    client.sync(path, since="2025-03-02", until="2025-03-04", window="7D")
+    client.sync(path, after="2025-03-01", on_or_before="2025-03-03", window="7D")
+    client.sync(path, after="2025-03-02", on_or_before="2025-03-04", window="7D")
     synced = read_sync(path).entries["_id"]
     assert Counter(synced) == Counter(ids)
     export = client.export_entries("2025-02-28", "2025-03-04")

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import tomllib
+import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from urllib.parse import urlsplit
 import pandas as pd
 
 from toolkit.client import Client, read_env_file
+from toolkit.core.windows import Window, outside, to_utc
 from toolkit.egress import Export, SyncReport, read_sync, sync_status
 from toolkit.errors import ConfigError, closest
 from toolkit.ingress import OnboardReport, read_table
@@ -30,7 +32,7 @@ from toolkit.reconciliation import Reconciliation, reconcile
 
 __all__ = ["DEFAULT_SINCE", "STATUS_COLUMNS", "STEPS", "Firm", "Firms", "load", "status"]
 
-#: How far back a firm's first sync starts when ``sync_since`` is not given.
+#: How far back a firm's first sync starts when ``after`` is not given.
 DEFAULT_SINCE = "30D"
 
 #: the steps a run of a firm takes (:meth:`Firm.recorded` keeps each one's failures)
@@ -42,12 +44,14 @@ _REQUIRED = ("customer_id", "client_id", "auth_url", "time_url", "audience", "jo
 _KEYS: dict[str, tuple[type, ...]] = dict.fromkeys(
     (*_REQUIRED, "client_secret_env", "client_secret_file", "ingestion_url", "source", "billing"),
     (str,),
-) | {"sync_since": (str, date, datetime), "max_rate": (int, float), "workers": (int,)}
+) | dict.fromkeys(("after", "sync_since"), (str, date, datetime))
+_KEYS |= {"max_rate": (int, float), "workers": (int,)}
 _KEYS |= {"reconcile": (dict,)}
 #: keywords of :func:`toolkit.reconcile` a firm's ``reconcile`` table may set
 _RECONCILE_KEYS: dict[str, tuple[type, ...]] = dict.fromkeys(
     ("key", "billing_key", "billing_id", "duration", "date", "matter", "duration_unit"), (str,)
 ) | {"tolerance_seconds": (int, float), "dayfirst": (bool,)}
+_RECONCILE_KEYS |= dict.fromkeys(("after", "on_or_before"), (str, date, datetime))
 _DURATION = re.compile(r"\d+(\.\d+)?\s*[A-Za-z]+(\s*\d+(\.\d+)?\s*[A-Za-z]+)*")
 _FIRM_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _TYPE_NAMES: dict[type, str] = {str: "a string", int: "an integer", float: "a number"}
@@ -59,8 +63,12 @@ class Firm:
     """One firm of a ``firms.toml``: where its data lives and how to reach its customer.
 
     The fields are the file's keys (``key``: the table's name and Dagster partition;
-    ``reconcile_options``: its ``reconcile`` table). The secret is held by reference only
-    (``env_file``: a ``.env`` read when the environment lacks the variable).
+    ``reconcile_options``: its ``reconcile`` table; ``after``: where the first sync starts, a UTC
+    timestamp or a duration back from each sync such as ``"30D"``; ``sync_since``, its name
+    before, is read one release with a warning). Dates are read as
+    :class:`~toolkit.core.windows.Window` reads them, once, when the file is loaded. The secret is
+    held by reference only (``env_file``: a ``.env`` read when the environment lacks the
+    variable).
 
     Example:
         >>> firm.key, firm.client_secret_env
@@ -80,7 +88,7 @@ class Firm:
     audience: str | None = None
     source: Path | None = None
     billing: Path | None = None
-    sync_since: str | pd.Timestamp = DEFAULT_SINCE
+    after: str | pd.Timestamp = DEFAULT_SINCE
     max_rate: float | None = None
     workers: int = 8
     reconcile_options: Mapping[str, Any] = field(default_factory=dict)
@@ -188,7 +196,7 @@ class Firm:
         return report
 
     def sync_tables(self, client: Client | None = None) -> SyncReport:
-        """Sync the firm's released time into its Delta folder (first from ``sync_since``).
+        """Sync the firm's released time into its Delta folder (first from ``after``).
 
         Args:
             client: The firm's client (default: a new one).
@@ -202,7 +210,7 @@ class Firm:
         """
         first = _sync_state(self.sync).get("watermark") is None
         return (client or self.client()).sync(
-            self.sync, since=_since(self.sync_since) if first else None
+            self.sync, after=_after(self.after, "after") if first else None
         )
 
     def reconcile(self, export: Export | None = None) -> Reconciliation | None:
@@ -262,15 +270,16 @@ def _unknown(firm: str, key: str, known: Mapping[str, Any]) -> ConfigError:
     return ConfigError(f"{_where(firm, key)}: unknown key{hint}; known: {', '.join(sorted(known))}")
 
 
-def _since(value: Any, now: pd.Timestamp | None = None) -> pd.Timestamp:
-    """``sync_since`` as a UTC timestamp: a duration back from ``now``, or the date given."""
+def _after(value: Any, where: str, now: pd.Timestamp | None = None) -> pd.Timestamp:
+    """``after`` as a UTC timestamp: a duration back from ``now``, or the time given (a bare
+    day: its start, as :class:`~toolkit.core.windows.Window` reads it)."""
     if isinstance(value, str) and _DURATION.fullmatch(value.strip()):
         back = pd.Timedelta(value)
         if back <= pd.Timedelta(0):
             raise ValueError(f"{value!r} is not a positive duration")
         return ((now if now is not None else pd.Timestamp.now(tz="UTC")) - back).tz_convert("UTC")
-    stamp = pd.Timestamp(value)
-    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+    pd.Timestamp(value)  # unreadable: ValueError, said as neither a date nor a duration
+    return to_utc(value, where)
 
 
 def _firm(name: str, table: Any, folder: Path, env_file: Path | None) -> Firm:
@@ -304,12 +313,20 @@ def _firm(name: str, table: Any, folder: Path, env_file: Path | None) -> Firm:
                 f"{_where(name, key)}: {values[key]!r} is not an http(s) address such as "
                 "https://host.example"
             )
-    since = values.get("sync_since", DEFAULT_SINCE)
+    key = "sync_since" if "sync_since" in values else "after"
+    if key == "sync_since":  # kept one release (RENAMED)
+        if "after" in values:
+            raise ConfigError(f"{_where(name, key)}: is after kept one release: give after only")
+        message = f"{_where(name, key)}: is deprecated and goes in the next release; use after"
+        warnings.warn(message, DeprecationWarning, stacklevel=outside())
+    since = values.get(key, DEFAULT_SINCE)
     try:
-        stamp = _since(since)  # a duration is kept as given: it counts back from each sync
+        stamp = _after(since, _where(name, key))  # a duration counts back from each sync
+    except ConfigError:
+        raise  # an ambiguous date: the one message
     except (ValueError, TypeError, OverflowError):
         raise ConfigError(
-            f"{_where(name, 'sync_since')}: {since!r} is neither a date (2026-01-31, "
+            f"{_where(name, key)}: {since!r} is neither a date (2026-01-31, "
             "2026-01-31T08:00:00Z) nor a duration back from now (30D, 12h)"
         ) from None
     rate = values.get("max_rate")
@@ -323,6 +340,9 @@ def _firm(name: str, table: Any, folder: Path, env_file: Path | None) -> Firm:
         if key not in _RECONCILE_KEYS:
             raise _unknown(name, f"reconcile.{key}", {f"reconcile.{k}": 0 for k in _RECONCILE_KEYS})
         _typed(name, f"reconcile.{key}", value, _RECONCILE_KEYS[key])
+    names = (_where(name, "reconcile.after"), _where(name, "reconcile.on_or_before"))
+    span = Window.of(options.get("after"), options.get("on_or_before"), names)
+    options |= {k: v for k, v in vars(span).items() if v is not None}
     paths = {
         k: folder / values[k] for k in ("client_secret_file", "source", "billing") if k in values
     }
@@ -337,7 +357,7 @@ def _firm(name: str, table: Any, folder: Path, env_file: Path | None) -> Firm:
         client_secret_env=values.get("client_secret_env"),
         ingestion_url=values.get("ingestion_url"),
         audience=values["audience"],
-        sync_since=since if isinstance(since, str) else stamp,
+        after=since if isinstance(since, str) and _DURATION.fullmatch(since.strip()) else stamp,
         max_rate=float(rate) if rate is not None else None,
         workers=workers,
         reconcile_options=dict(options),

@@ -111,7 +111,7 @@ def seed(sb, out: Path) -> None:
             f'customer_id = "{cid}"\nclient_id = "{creds["clientId"]}"\n'
             f'client_secret_env = "{var}"\nauth_url = "{sb.url}"\ntime_url = "{sb.url}"\n'
             f'audience = "{creds["audience"]}"\nsource = "{SAMPLE}"\n'
-            f'journal = "state/{key}.jsonl"\nsync = "lake/{key}"\nsync_since = "{DAYS + 2}D"\n'
+            f'journal = "state/{key}.jsonl"\nsync = "lake/{key}"\nafter = "{DAYS + 2}D"\n'
             f'billing = "billing/{key}.csv"\n'
             + (f"max_rate = {max_rate}\n" if max_rate else "")
             + f'[firms.{key}.reconcile]\nduration = "hours"\nduration_unit = "hours"\n'

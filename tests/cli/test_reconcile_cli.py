@@ -45,7 +45,7 @@ def test_cli_reconciles_a_synced_folder(
     firm_client: Client, released: list[dict], tmp_path: Path, capsys
 ) -> None:
     path = tmp_path / "time"
-    report = firm_client.sync(path, since=T0, until=T0 + timedelta(days=2))
+    report = firm_client.sync(path, after=T0, on_or_before=T0 + timedelta(days=2))
     assert report.inserted == len(released)
     entries = toolkit.read_sync(path).entries
     billing = _billing(entries)
@@ -231,7 +231,7 @@ def test_reconcile_window_selects_by_release_time_also_after_acknowledging(
     # released at T0 + 6 h, 12 h, ... 36 h: three of them in the window (T0, T0 + 20 h]
     env = ["--env-file", str(write_client_env(firm_client, sandbox, tmp_path / "firm.env")), "-q"]
     window = ["--after", "2026-10-01T00:00Z", "--on-or-before", "2026-10-01T20:00Z"]
-    firm_client.sync(tmp_path / "before", since=T0, until=T0 + timedelta(days=2))
+    firm_client.sync(tmp_path / "before", after=T0, on_or_before=T0 + timedelta(days=2))
     billing = tmp_path / "billing.csv"
     _billing(toolkit.read_sync(tmp_path / "before").entries).to_csv(billing, index=False)
     rec = tmp_path / "rec.csv"
@@ -253,7 +253,7 @@ def test_reconcile_window_selects_by_release_time_also_after_acknowledging(
     assert re.search(r"^  matched +3$", text, re.MULTILINE)
 
     assert main([*env, "acknowledge", str(rec)]) == 0  # moves their updatedAt to now
-    firm_client.sync(tmp_path / "after", since=T0, until=T0 + timedelta(days=2))
+    firm_client.sync(tmp_path / "after", after=T0, on_or_before=T0 + timedelta(days=2))
     after = toolkit.read_sync(tmp_path / "after").entries
     assert after["updatedAt"].max() > pd.Timestamp("2026-11-01", tz="UTC")
     argv[argv.index(str(tmp_path / "before"))] = str(tmp_path / "after")
@@ -294,7 +294,7 @@ def test_reconcile_window_with_a_bare_date_takes_the_whole_day(
         == 1
     )
     captured = capsys.readouterr()
-    assert "--on-or-before '2026-10-01' is a date: read as the end of that day" in captured.err
+    assert "warning" not in captured.err  # one meaning everywhere: nothing to warn about
     assert "on or before 2026-10-01T23:59:59.999Z" in captured.out
     assert "3 of 6" in captured.out  # T0 + 6, 12, 18 h; not T0 + 24 h, the next midnight
 

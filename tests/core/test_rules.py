@@ -16,14 +16,7 @@ from toolkit.core.connection import Connection
 from toolkit.core.http import Reply, _classify, _limit_headers, error_text, problem_of
 from toolkit.core.lock import FileLock
 from toolkit.core.settings import Settings
-from toolkit.core.windows import (
-    _ambiguous_date,
-    _date_only,
-    _end_of_day,
-    iso,
-    split_windows,
-    to_utc,
-)
+from toolkit.core.windows import Window, _ambiguous_date, iso, to_utc
 from toolkit.errors import ApiError, AuthError, ConfigError, Interrupted
 
 
@@ -61,8 +54,12 @@ def test_api_errors_say_the_detail_and_which_credentials_are_refused() -> None:
 def test_dates_read_one_way_only_are_not_ambiguous() -> None:
     assert _ambiguous_date("2026-11-12") is None and _ambiguous_date("13/12/2026") is None
     assert to_utc("12/13/2026", "since") == pd.Timestamp("2026-12-13", tz="UTC")
-    assert _date_only(dt.date(2026, 11, 22)) and not _date_only(pd.Timestamp("2026-11-22"))
-    assert iso(_end_of_day("2026-11-22T12:00", "on_or_before")) == "2026-11-22T12:00:00.000Z"
+    end = iso(to_utc(dt.date(2026, 11, 22), "on_or_before", end=True))
+    assert end == "2026-11-22T23:59:59.999Z"
+    assert to_utc(pd.Timestamp("2026-11-22"), "on_or_before", end=True) == pd.Timestamp(
+        "2026-11-22", tz="UTC"
+    )
+    assert iso(to_utc("2026-11-22T12:00", "on_or_before", end=True)) == "2026-11-22T12:00:00.000Z"
     assert iso(pd.Timestamp("2026-03-01 10:30:00.123456789+01:00")) == (
         "2026-03-01T09:30:00.123456Z"
     )
@@ -71,8 +68,8 @@ def test_dates_read_one_way_only_are_not_ambiguous() -> None:
 def test_day_windows_end_at_midnight_and_hour_windows_step_from_the_start() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        days = split_windows("2026-11-01T18:00", "2026-11-03T12:00", "1D")
-        hours = split_windows("2026-11-01T01:00", "2026-11-01T12:00", "4h")
+        days = Window.of("2026-11-01T18:00", "2026-11-03T12:00").split("1D")
+        hours = Window.of("2026-11-01T01:00", "2026-11-01T12:00").split("4h")
     assert [b.strftime("%d %H") for _, b in days] == ["02 00", "03 00", "03 12"]
     assert [b.strftime("%H:%M") for _, b in hours] == ["05:00", "09:00", "12:00"]
 

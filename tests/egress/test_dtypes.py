@@ -158,7 +158,7 @@ def test_sync_leaves_an_unknown_field_out_of_the_delta_tables_and_says_so(
 ) -> None:
     conn: Any = _Answers(_with_unknown())
     with pytest.warns(InputWarning, match="left out of the Delta tables"):
-        sync(conn, tmp_path / "time", since=AT - timedelta(days=1), until=AT, progress=False)
+        sync(conn, tmp_path / "time", after=AT - timedelta(days=1), on_or_before=AT, progress=False)
     table = DeltaTable(str(tmp_path / "time" / "entries"))
     names = [f.name for f in table.schema().fields]
     assert names == _schemas()[0].names
@@ -213,7 +213,7 @@ def test_star_results_hold_text_as_str(fresh_client: Client) -> None:
 def test_export_bounds_are_typed_time_like() -> None:
     for fn in (Client.export_entries, Client.export_to_parquet):
         hints = typing.get_type_hints(fn)
-        assert hints["released_after"] == hints["released_on_or_before"] == TimeLike
+        assert hints["after"] == hints["on_or_before"] == TimeLike
 
 
 # ----------------------------------------------------------------------------- issue 25: counts
@@ -248,7 +248,7 @@ def test_fractional_counts_are_kept_exactly_in_every_frame_and_file(
     [odd] = _fractional(fresh_client, sandbox)
     ex = fresh_client.export_entries(AT, AT + timedelta(hours=1))
     pending = fresh_client.release_pending()
-    report = fresh_client.sync(tmp_path / "time", since=AT, until=AT + timedelta(hours=1))
+    report = fresh_client.sync(tmp_path / "time", after=AT, on_or_before=AT + timedelta(hours=1))
     assert report.inserted == 2
     synced = read_sync(tmp_path / "time")
     parquet = Export.read_parquet(ex.to_parquet(tmp_path / "ds"))

@@ -13,7 +13,7 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from toolkit.core.windows import MAX_WINDOWS, split_windows
+from toolkit.core.windows import MAX_WINDOWS, TimeLike, Window
 from toolkit.egress.export import Export
 from toolkit.egress.schemas import (
     ExportCodesSchema,
@@ -61,11 +61,17 @@ def assert_same_export(got: Export, want: Export, *, ordered: bool = False) -> N
         pd.testing.assert_frame_equal(g, w)
 
 
-# ----------------------------------------------------------------------------- split_windows
+# ----------------------------------------------------------------------------- Window.split
+
+
+def split_windows(
+    after: TimeLike, on_or_before: TimeLike, window: str | None = None
+) -> list[tuple[pd.Timestamp, pd.Timestamp]]:
+    return Window.of(after, on_or_before).split(window)
 
 
 def test_no_window_gives_the_whole_range():
-    assert split_windows("2026-11-01", "2026-11-08") == [(ts("2026-11-01"), ts("2026-11-08"))]
+    assert split_windows("2026-11-01", "2026-11-08T00:00") == [(ts("2026-11-01"), ts("2026-11-08"))]
 
 
 def test_windows_are_consecutive_and_cover_the_range():
@@ -78,7 +84,7 @@ def test_windows_are_consecutive_and_cover_the_range():
 
 
 def test_an_exact_multiple_leaves_no_empty_tail_window():
-    windows = split_windows("2026-11-01", "2026-11-15", "7D")
+    windows = split_windows("2026-11-01", "2026-11-15T00:00", "7D")
     assert windows == [
         (ts("2026-11-01"), ts("2026-11-08")),
         (ts("2026-11-08"), ts("2026-11-15")),
@@ -108,11 +114,13 @@ def test_day_windows_end_at_midnight_utc():
 
 
 def test_a_window_longer_than_the_range_gives_one_window():
-    assert split_windows("2026-11-01", "2026-11-02", "7D") == [(ts("2026-11-01"), ts("2026-11-02"))]
+    assert split_windows("2026-11-01", "2026-11-02T00:00", "7D") == [
+        (ts("2026-11-01"), ts("2026-11-02"))
+    ]
 
 
 def test_calendar_offsets_put_inner_edges_at_midnight_of_the_offset_dates():
-    windows = split_windows("2026-01-15T10:00", "2026-04-01", "MS")
+    windows = split_windows("2026-01-15T10:00", "2026-04-01T00:00", "MS")
     assert [b for _, b in windows] == [ts("2026-02-01"), ts("2026-03-01"), ts("2026-04-01")]
     assert windows[0][0] == ts("2026-01-15T10:00")
 
@@ -131,7 +139,7 @@ def test_calendar_offsets_put_inner_edges_at_midnight_of_the_offset_dates():
     ],
 )
 def test_bounds_accept_datetime_timestamp_or_text_and_naive_means_utc(after):
-    (start, end), *_ = split_windows(after, "2026-11-02", "1D")
+    (start, end), *_ = split_windows(after, "2026-11-02T00:00", "1D")
     assert start == ts("2026-11-01") and str(start.tz) == "UTC"
     assert end == ts("2026-11-02")
 
@@ -140,8 +148,8 @@ def test_bounds_accept_datetime_timestamp_or_text_and_naive_means_utc(after):
     ("after", "before"),
     [
         ("2026-11-02", "2026-11-01"),
-        ("2026-11-01", "2026-11-01"),
-        ("2026-11-01T00:00:00Z", "2026-11-01"),
+        ("2026-11-01", "2026-11-01T00:00"),
+        ("2026-11-01T00:00:00Z", "2026-11-01T00:00"),
     ],
 )
 def test_after_not_before_on_or_before_raises_a_value_error(after, before):
@@ -153,17 +161,17 @@ def test_after_not_before_on_or_before_raises_a_value_error(after, before):
 @pytest.mark.parametrize("window", ["fortnight", "0D", "-1D"])
 def test_an_invalid_window_raises(window):
     with pytest.raises(ConfigError, match="window"):
-        split_windows("2026-11-01", "2026-11-02", window)
+        split_windows("2026-11-01", "2026-11-02T00:00", window)
 
 
 def test_an_unreadable_bound_raises():
     with pytest.raises(ConfigError, match="after"):
-        split_windows("last tuesday", "2026-11-02")
+        split_windows("last tuesday", "2026-11-02T00:00")
 
 
 def test_too_many_windows_raises():
     with pytest.raises(ConfigError, match=str(MAX_WINDOWS)):
-        split_windows("2026-01-01", "2027-01-01", "1s")
+        split_windows("2026-01-01", "2027-01-01T00:00", "1s")
 
 
 # ----------------------------------------------------------------------------- the object

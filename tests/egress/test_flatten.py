@@ -569,7 +569,7 @@ def test_a_malformed_export_answer_names_the_window(monkeypatch) -> None:
         def call(self, *args: object, **kwargs: object) -> bytes:
             return _answer(_entry(_id="e1"), _entry(_id="e1"))
 
-    start, end = fetch.split_windows("2026-11-01", "2026-11-02")[0]
+    start, end = pd.Timestamp("2026-11-01", tz="UTC"), pd.Timestamp("2026-11-02", tz="UTC")
     with pytest.raises(FlattenError, match=r"'e1'.*window 2026-11-01"):
         fetch.fetch_window(Conn(), start, end)  # type: ignore[arg-type]
 

@@ -51,7 +51,7 @@ def test_overlapping_syncs_with_a_rerelease_hold_each_entry_once(
 ) -> None:
     entries = release_entries(sandbox, firm_client, 10, every=timedelta(hours=6))
     path = tmp_path / "time"
-    first = firm_client.sync(path, since=T0, until=T0 + timedelta(hours=36))
+    first = firm_client.sync(path, after=T0, on_or_before=T0 + timedelta(hours=36))
     assert (first.inserted, first.updated, first.windows) == (6, 0, 2)
     assert first.watermark == pd.Timestamp(T0 + timedelta(hours=36))
 
@@ -75,7 +75,7 @@ def test_overlapping_syncs_with_a_rerelease_hold_each_entry_once(
     )
 
     until = T0 + timedelta(hours=66)
-    second = firm_client.sync(path, since=T0 + timedelta(hours=12), until=until)
+    second = firm_client.sync(path, after=T0 + timedelta(hours=12), on_or_before=until)
     assert second.updated == 1 and second.inserted == 4
     ex = toolkit.read_sync(path)
     ids = ex.entries["_id"]
@@ -91,8 +91,8 @@ def test_overlapping_syncs_with_a_rerelease_hold_each_entry_once(
 
     # a third sync with nothing new adds no row, from the watermark or over the same range
     before = sync_status(path)
-    third = firm_client.sync(path, until=until + timedelta(hours=12))
-    again_all = firm_client.sync(path, since=T0, until=until)
+    third = firm_client.sync(path, on_or_before=until + timedelta(hours=12))
+    again_all = firm_client.sync(path, after=T0, on_or_before=until)
     assert third.rows_written == again_all.rows_written == 0
     assert again_all.unchanged == len(entries)
     after = sync_status(path)
@@ -106,7 +106,7 @@ def test_watermark_is_the_newest_commits_metadata(
 ) -> None:
     release_entries(sandbox, firm_client, 3, every=timedelta(hours=1))
     path = tmp_path / "time"
-    firm_client.sync(path, since=T0, until=T0 + timedelta(hours=5), window="2h")
+    firm_client.sync(path, after=T0, on_or_before=T0 + timedelta(hours=5), window="2h")
     history = DeltaTable(str(path / "entries")).history(1)
     assert history[0][WATERMARK_KEY] == "2026-10-01T05:00:00Z"
     firm_client.compact(path)
@@ -130,14 +130,14 @@ def test_sync_killed_with_sigkill_resumes_to_the_uninterrupted_tables(
         "-q",
         "sync",
         str(killed),
-        "--until",
+        "--on-or-before",
         until,
         "--window",
         "1h",
         "--batch-rows",
         "1",
     ]
-    first = [*cmd, "--since", T0.isoformat()]
+    first = [*cmd, "--after", T0.isoformat()]
     kills = 0
     for target in (2, 6, 11):  # kill right after the codes commit of these windows
         proc = kill_9_when(
@@ -156,7 +156,7 @@ def test_sync_killed_with_sigkill_resumes_to_the_uninterrupted_tables(
     assert done.returncode == 0, done.stderr
 
     straight = tmp_path / "straight"
-    firm_client.sync(straight, since=T0, until=until, window="1h")
+    firm_client.sync(straight, after=T0, on_or_before=until, window="1h")
     a, b = toolkit.read_sync(killed), toolkit.read_sync(straight)
     pd.testing.assert_frame_equal(_sorted(a.entries, ["_id"]), _sorted(b.entries, ["_id"]))
     pd.testing.assert_frame_equal(
@@ -170,7 +170,7 @@ def test_empty_range_creates_both_tables_that_every_engine_reads(
     fresh_client: Client, tmp_path: Path
 ) -> None:
     path = tmp_path / "time"
-    report = fresh_client.sync(path, since=T0, until=T0 + timedelta(days=3))
+    report = fresh_client.sync(path, after=T0, on_or_before=T0 + timedelta(days=3))
     assert report.windows == 3 and report.rows_written == 0
     assert report.watermark == pd.Timestamp(T0 + timedelta(days=3))
     empty = toolkit.Export.empty()
@@ -206,7 +206,7 @@ def _engines_read(path: Path, *, entries: int, codes: int) -> None:
 def test_engines_read_a_synced_table(firm_client: Client, sandbox, tmp_path: Path) -> None:
     entries = release_entries(sandbox, firm_client, 6, every=timedelta(hours=2))
     path = tmp_path / "time"
-    firm_client.sync(path, since=T0, until=T0 + timedelta(days=1))
+    firm_client.sync(path, after=T0, on_or_before=T0 + timedelta(days=1))
     _engines_read(path, entries=6, codes=sum(len(e["codes"]) for e in entries))
 
 
@@ -285,12 +285,12 @@ def test_a_sync_of_a_folder_another_process_holds_fails_at_once_naming_it(
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         with pytest.raises(ConcurrentWriteError, match=f"process {holder.pid}"):
-            firm_client.sync(path, since=T0, until=T0 + timedelta(hours=5))
+            firm_client.sync(path, after=T0, on_or_before=T0 + timedelta(hours=5))
         assert not (path / "entries").exists()  # stopped before writing anything
     finally:
         holder.kill()
         holder.wait(timeout=10)
-    firm_client.sync(path, since=T0, until=T0 + timedelta(hours=5))
+    firm_client.sync(path, after=T0, on_or_before=T0 + timedelta(hours=5))
     ex = toolkit.read_sync(path)
     assert len(ex) == ex.entries["_id"].nunique() == len(entries)
 
@@ -310,9 +310,9 @@ def test_two_sync_processes_started_at_once_never_double_a_row(
         "-q",
         "sync",
         str(path),
-        "--since",
+        "--after",
         T0.isoformat(),
-        "--until",
+        "--on-or-before",
         (T0 + timedelta(hours=13)).isoformat(),
         "--window",
         "1h",
@@ -366,7 +366,7 @@ def test_two_syncs_past_their_lookups_at_once_never_double_a_row(
         thread.join(timeout=120)
     assert len(reports) == 2  # both ended well: the one that lost a commit redid its batch
     monkeypatch.undo()
-    straight = firm_client.sync(tmp_path / "straight", since=T0, until=until, progress=False)
+    straight = firm_client.sync(tmp_path / "straight", after=T0, on_or_before=until, progress=False)
     a, b = toolkit.read_sync(path), toolkit.read_sync(tmp_path / "straight")
     pd.testing.assert_frame_equal(_sorted(a.entries, ["_id"]), _sorted(b.entries, ["_id"]))
     pd.testing.assert_frame_equal(
@@ -379,10 +379,10 @@ def test_two_syncs_past_their_lookups_at_once_never_double_a_row(
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--since", "yesterday-ish"], "since"),
-        (["--since", "2026-10-01", "--window", "fortnight"], "window"),
-        (["--since", "2026-10-01", "--lag", "soon"], "lag"),
-        ([], "needs since"),
+        (["--after", "yesterday-ish"], "--after: cannot read 'yesterday-ish'"),
+        (["--after", "2026-10-01", "--window", "fortnight"], "window"),
+        (["--after", "2026-10-01", "--lag", "soon"], "lag"),
+        ([], "needs after"),
     ],
 )
 def test_bad_sync_input_exits_2_and_writes_nothing(
@@ -402,7 +402,7 @@ def test_sync_refuses_a_folder_holding_something_else(fresh_client: Client, tmp_
     path.mkdir()
     (path / "entries.csv").write_text("_id\n")
     with pytest.raises(ConfigError, match="something other"):
-        fresh_client.sync(path, since=T0, until=T0 + timedelta(days=1))
+        fresh_client.sync(path, after=T0, on_or_before=T0 + timedelta(days=1))
     assert sorted(p.name for p in path.iterdir()) == ["entries.csv"]
 
 
@@ -411,7 +411,7 @@ def test_sync_refuses_a_table_of_another_schema(fresh_client: Client, tmp_path: 
     from deltalake import write_deltalake
 
     path = tmp_path / "time"
-    fresh_client.sync(path, since=T0, until=T0 + timedelta(hours=1))
+    fresh_client.sync(path, after=T0, on_or_before=T0 + timedelta(hours=1))
     write_deltalake(
         str(path / "codes"),
         pa.table({"entryId": ["x"], "workMonth": ["2026-10"]}),
@@ -421,15 +421,15 @@ def test_sync_refuses_a_table_of_another_schema(fresh_client: Client, tmp_path: 
     )
     version = DeltaTable(str(path / "codes")).version()
     with pytest.raises(ConfigError, match="another schema"):
-        fresh_client.sync(path, until=T0 + timedelta(hours=2))
+        fresh_client.sync(path, on_or_before=T0 + timedelta(hours=2))
     assert DeltaTable(str(path / "codes")).version() == version
 
 
-def test_since_after_the_watermark_is_refused(fresh_client: Client, tmp_path: Path) -> None:
+def test_after_later_than_the_watermark_is_refused(fresh_client: Client, tmp_path: Path) -> None:
     path = tmp_path / "time"
-    fresh_client.sync(path, since=T0, until=T0 + timedelta(hours=1))
+    fresh_client.sync(path, after=T0, on_or_before=T0 + timedelta(hours=1))
     with pytest.raises(ConfigError, match="skipped"):
-        fresh_client.sync(path, since=T0 + timedelta(days=2), until=T0 + timedelta(days=3))
+        fresh_client.sync(path, after=T0 + timedelta(days=2), on_or_before=T0 + timedelta(days=3))
 
 
 def test_cli_sync_prints_a_summary_and_status(
@@ -439,11 +439,11 @@ def test_cli_sync_prints_a_summary_and_status(
     env_file = write_client_env(firm_client, sandbox, tmp_path / ".env")
     path = tmp_path / "time"
     base = ["--env-file", str(env_file), "-q", "sync", str(path)]
-    assert main([*base, "--since", T0.isoformat(), "--until", "2026-10-02"]) == 0
+    assert main([*base, "--after", T0.isoformat(), "--on-or-before", "2026-10-02"]) == 0
     assert "3 inserted" in capsys.readouterr().out
     assert main([*base, "--compact"]) == 0
     out = capsys.readouterr().out
-    assert "watermark 2026-10-02T00:00:00+00:00" in out and "entries: 3 rows" in out
+    assert "watermark 2026-10-02T23:59:59.999000+00:00" in out and "entries: 3 rows" in out
     assert main([*base, "--status"]) == 0
     assert "entries: 3 rows" in capsys.readouterr().out
 
@@ -459,7 +459,7 @@ def test_readme_reader_snippets_run_on_a_synced_table(
 ) -> None:
     entries = release_entries(sandbox, firm_client, 5, every=timedelta(hours=2))
     monkeypatch.chdir(tmp_path)
-    firm_client.sync("out/time", since=T0, until=T0 + timedelta(days=1))
+    firm_client.sync("out/time", after=T0, on_or_before=T0 + timedelta(days=1))
     scope: dict[str, object] = {}
     exec(compile(_readme_block("sync-readers"), "README.md", "exec"), scope)  # noqa: S102
     assert len(scope["entries"]) == 5  # type: ignore[arg-type]
@@ -570,7 +570,7 @@ def test_sync_report_counts_rows_written_and_says_when_there_was_nothing_to_do()
 
 def test_an_empty_sync_says_what_the_lag_holds_back(fresh_client: Client, tmp_path: Path) -> None:
     since = pd.Timestamp.now("UTC") - pd.Timedelta("1h")
-    report = fresh_client.sync(tmp_path / "time", since=since, progress=False)
+    report = fresh_client.sync(tmp_path / "time", after=since, progress=False)
     assert report.rows_written == 0
     text = str(report)
     assert "nothing new up to" in text and " UTC" in text
@@ -707,7 +707,7 @@ def test_a_sync_allocates_arrow_memory_from_jemalloc_and_restores_the_pool(
     decays: list[int] = []  # freed pages wait for reuse: each batch hands them back itself
     monkeypatch.setattr(pa, "jemalloc_set_decay_ms", decays.append)
     before = pa.default_memory_pool().backend_name
-    firm_client.sync(tmp_path / "time", since=T0, until=T0 + timedelta(hours=3))
+    firm_client.sync(tmp_path / "time", after=T0, on_or_before=T0 + timedelta(hours=3))
     assert seen == ["jemalloc"]
     assert decays == [1000]
     assert pa.default_memory_pool().backend_name == before
@@ -748,7 +748,7 @@ def test_a_sync_keeps_one_request_at_the_service_and_sends_the_next_while_flatte
     monkeypatch.setattr(Connection, "call", counted)
     monkeypatch.setattr(Export, "from_json", flatten)
     path = tmp_path / "time"
-    report = firm_client.sync(path, since=T0, until=T0 + timedelta(hours=5), window="1h")
+    report = firm_client.sync(path, after=T0, on_or_before=T0 + timedelta(hours=5), window="1h")
     assert most[0] == 1
     assert flattening == [True]
     assert report.inserted == 4

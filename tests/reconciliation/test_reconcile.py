@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import doctest
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -864,22 +865,18 @@ def test_rows_written_before_the_rename_still_read_as_a_reconciliation() -> None
     assert acks[["entryId", "outcome"]].values.tolist() == [["e1", "succeeded"], ["e2", "failed"]]
 
 
-def test_a_bare_date_upper_bound_is_warned_about_as_midnight() -> None:
-    from toolkit.errors import InputWarning
-
+def test_a_bare_date_upper_bound_is_the_whole_day_without_a_warning() -> None:
     exported = pd.DataFrame(
         {
-            "_id": ["e1", "e2"],
-            "userId": ["u1", "u1"],
-            "updatedAt": ["2026-11-22T00:00:00Z", "2026-11-22T10:00:00Z"],
+            "_id": ["e1", "e2", "e3"],
+            "userId": ["u1", "u1", "u1"],
+            "updatedAt": ["2026-11-22T00:00:00Z", "2026-11-22T23:59:59.999Z", "2026-11-23"],
         }
     )
-    with pytest.warns(
-        InputWarning,
-        match="on_or_before '2026-11-22' is a date, read as its first instant 2026-11-22T00:00:00Z",
-    ):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         rec = reconcile(exported, pd.DataFrame({"entryId": ["e1"]}), on_or_before="2026-11-22")
-    assert rec.rows["_id"].tolist() == ["e1"]  # Python keeps the instant it was given
+    assert rec.rows["_id"].tolist() == ["e1", "e2"]  # as pandas reads a day: all of it
 
 
 # -- reconcile compares only the entries released in a window ----------------------------------
@@ -920,7 +917,8 @@ def test_reconcile_in_a_release_window_leaves_the_other_weeks_out() -> None:
         "date_or_matter_differs": 0,
     }
     assert (
-        "entries released in (2026-11-16T00:00:00Z, 2026-11-23T00:00:00Z] by updatedAt: "
+        "entries released after 2026-11-16T00:00:00.000Z, on or before "
+        "2026-11-23T23:59:59.999Z by updatedAt: "
         "12 of 213" in repr(rec)
     )
 

@@ -9,8 +9,8 @@ from types import ModuleType
 
 from toolkit.cli import EXIT_CODES, main
 from toolkit.cli.common import explain, interrupted
-from toolkit.egress import sync_status
-from toolkit.errors import InputWarning, Interrupted, ToolkitError
+from toolkit.egress import RENAMED, sync_status
+from toolkit.errors import ConfigError, InputWarning, Interrupted, ToolkitError
 
 __all__ = ["EXIT_CODES", "main", "run"]
 
@@ -28,8 +28,10 @@ def run(command: ModuleType, args: argparse.Namespace) -> int:
     """
     with warnings.catch_warnings():
         warnings.simplefilter("always", InputWarning)
+        warnings.filterwarnings("always", "--", DeprecationWarning)  # a flag kept one release
         warnings.showwarning = lambda message, *_: print(f"warning: {message}", file=sys.stderr)
         try:
+            _renamed_flags(args)
             code: int = command.run(args)
             return code
         except Interrupted as exc:
@@ -45,6 +47,19 @@ def run(command: ModuleType, args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             print(f"\ninterrupted: {_what_was_written(args)}", file=sys.stderr)
             return 130
+
+
+def _renamed_flags(args: argparse.Namespace) -> None:
+    """Read a flag kept one release (:data:`~toolkit.core.windows.RENAMED`) as its one flag,
+    with a ``DeprecationWarning`` naming it."""
+    for old, new in RENAMED.items():
+        if old.startswith("--") and (value := getattr(args, old[2:], None)) is not None:
+            dest = new[2:].replace("-", "_")
+            if getattr(args, dest) is not None:
+                raise ConfigError(f"{old} is {new} kept one release: give {new} only")
+            message = f"{old} is deprecated and goes in the next release; use {new}"
+            warnings.warn(message, DeprecationWarning, stacklevel=2)
+            setattr(args, dest, value)
 
 
 def _what_was_written(args: argparse.Namespace) -> str:

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from toolkit.cli.common import FLAGS, client_from
-from toolkit.egress import claim_target, release_window
+from toolkit.egress import Window, claim_target
 from toolkit.errors import ConfigError
 
 __all__ = ["out_format", "run"]
@@ -62,14 +62,14 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "pending":
         export = client_from(args).release_pending()
     else:
-        after, on_or_before, window = release_window(args.after, args.on_or_before, FLAGS)
-        assert after is not None and on_or_before is not None  # both are required arguments
-        print(f"export window: entries {window}")
+        span = Window.of(args.after, args.on_or_before, FLAGS)
+        assert span.after is not None and span.on_or_before is not None  # both are required
+        print(f"export window: entries {span}")
         client = client_from(args)
         if args.format == "parquet":  # streamed window by window: memory of one buffer
             totals = client.export_to_parquet(
-                after,
-                on_or_before,
+                span.after,
+                span.on_or_before,
                 args.out,
                 window=args.window or "1D",
                 overwrite=args.overwrite,
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         claim_target(args.out, overwrite=args.overwrite)  # refuse before fetching anything
         export = client.export_entries(
-            after, on_or_before, window=args.window, progress=not args.quiet
+            span.after, span.on_or_before, window=args.window, progress=not args.quiet
         )
     out, overwrite = args.out, args.overwrite
     if args.format == "csv":

@@ -192,7 +192,7 @@ COMMANDS: dict[str, Command] = {
             _arg(
                 "--on-or-before",
                 required=True,
-                help="releasedOnOrBefore; a bare date means the end of that day, with a warning",
+                help="releasedOnOrBefore (a bare date: the end of that day)",
             ),
             EXPORT_OUT,
             FORMAT,
@@ -208,13 +208,17 @@ COMMANDS: dict[str, Command] = {
     "sync": Command(
         "sync",
         "incrementally sync released time into Delta tables at PATH",
-        ("toolkit sync out/time --since 2026-11-01", "toolkit sync out/time --status"),
+        ("toolkit sync out/time --after 2026-11-01", "toolkit sync out/time --status"),
         (
             _arg("path", help="the sync folder (entries/ and codes/ Delta tables)"),
-            _arg("--since", help="releasedAfter: needed the first time; default the watermark"),
-            _arg("--until", help="releasedOnOrBefore; default now minus --lag"),
+            _arg("--after", help="releasedAfter: needed the first time; default the watermark"),
+            _arg(
+                "--on-or-before",
+                help="releasedOnOrBefore (a bare date: its end); default now minus --lag",
+            ),
+            *(_arg(old, help=argparse.SUPPRESS) for old in ("--since", "--until")),  # RENAMED
             _arg("--window", default="1D", help="window size, a pandas offset (default 1D)"),
-            _arg("--lag", default="10min", help="how far --until stays behind now (default 10min)"),
+            _arg("--lag", default="10min", help="how far --on-or-before lags now (default 10min)"),
             _arg(
                 "--batch-rows",
                 type=int,

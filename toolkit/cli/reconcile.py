@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from toolkit.cli.common import ACKNOWLEDGED_BY_DEFAULT, FLAGS, client_from, out_path, write_out
-from toolkit.egress import Export, read_sync, release_window
+from toolkit.egress import Export, Window, read_sync
 from toolkit.errors import ConfigError, MissingColumnError, ToolkitError
 from toolkit.ingress import read_table
 from toolkit.reconciliation import COMPARISONS, reconcile, spoken_as_cli
@@ -95,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _released_in(exported: pd.DataFrame, args: argparse.Namespace) -> tuple[pd.DataFrame, str]:
     """The exported entries the service released in the window, by asking for its export."""
-    low, high, words = release_window(args.after, args.on_or_before, FLAGS)
+    span = Window.of(args.after, args.on_or_before, FLAGS)
+    low, high = span.after, span.on_or_before
     if high is None:
         high = pd.Timestamp.now(tz="UTC")
     if low is None:  # an entry is released after it is created
@@ -104,7 +105,7 @@ def _released_in(exported: pd.DataFrame, args: argparse.Namespace) -> tuple[pd.D
         ).min()
         first = created if isinstance(created, pd.Timestamp) else pd.Timestamp(0, tz="UTC")
         low = first - pd.Timedelta(1, "ms")
-    print(f"release window: entries {words} (asking the service for that window's export)")
+    print(f"release window: entries {span} (asking the service for that window's export)")
     released = client_from(args).export_entries(low, high, progress=False).entries["_id"]
     ids = set(released.astype("str"))
     kept = exported.loc[exported["_id"].astype("str").isin(ids).to_numpy()]
@@ -115,7 +116,7 @@ def _released_in(exported: pd.DataFrame, args: argparse.Namespace) -> tuple[pd.D
             "export again to compare them"
         )
     return kept, (
-        f"entries {release_window(low, high)[2]} (the service's export of that window): "
+        f"entries {Window(low, high)} (the service's export of that window): "
         f"{len(kept)} of {len(exported)}"
     )
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from toolkit.cli.common import client_from
-from toolkit.egress import compact, sync_status
+from toolkit.cli.common import FLAGS, client_from
+from toolkit.egress import Window, compact, sync_status
 from toolkit.errors import ConcurrentWriteError
 
 __all__ = ["run"]
@@ -16,19 +16,20 @@ def run(args: argparse.Namespace) -> int:
     """Sync (or, with ``--status`` or ``--compact``, show or compact the tables).
 
     Returns:
-        0 done, 1 another sync holds the folder, 2 ``--since``/``--until`` with ``--status``.
+        0 done, 1 another sync holds the folder, 2 ``--after``/``--on-or-before`` with
+        ``--status``.
 
     >>> import contextlib, io
     >>> from toolkit.cli import main
     >>> with contextlib.redirect_stdout(io.StringIO()) as out:
     ...     code = main(["-q", "--env-file", env_file, "sync", str(tmp / "time"),
-    ...                  "--since", "2026-11-01", "--until", "2026-11-21"])
+    ...                  "--after", "2026-11-01", "--on-or-before", "2026-11-21"])
     >>> code, out.getvalue().split()[0]
     (0, 'sync')
     """
     if args.status or args.compact:
-        if args.since or args.until:
-            print("--status and --compact take no --since/--until", file=sys.stderr)
+        if args.after or args.on_or_before:
+            print("--status and --compact take no --after/--on-or-before", file=sys.stderr)
             return 2
         if args.compact:
             metrics = compact(args.path)
@@ -46,11 +47,12 @@ def run(args: argparse.Namespace) -> int:
                 f" {status[table + '_files']} files"
             )
         return 0
+    span = Window.of(args.after, args.on_or_before, FLAGS)
     try:
         report = client_from(args).sync(
             args.path,
-            since=args.since,
-            until=args.until,
+            after=span.after,
+            on_or_before=span.on_or_before,
             window=args.window,
             lag=args.lag,
             batch_rows=args.batch_rows,

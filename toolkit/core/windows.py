@@ -1,38 +1,55 @@
-"""Time windows: bounds read as UTC, ranges cut into windows, and the one ISO 8601 formatter."""
+"""Time windows: the one release window, cut into windows, and the one ISO 8601 formatter."""
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
+import sys
 import warnings
-from typing import Literal
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, ParamSpec, TypeVar
 
 import numpy as np
 import pandas as pd
 from pandas.tseries.frequencies import to_offset
 from pandas.tseries.offsets import Day, Tick
 
-from toolkit.errors import ConfigError, InputWarning
+from toolkit.errors import ConfigError
 
 __all__ = [
     "MAX_WINDOWS",
+    "RENAMED",
     "TimeLike",
+    "Window",
     "ambiguous_date_message",
     "iso",
-    "release_window",
-    "split_windows",
+    "outside",
+    "renamed",
     "to_utc",
-    "warn_bare_date",
 ]
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 #: What a time argument may be: ISO 8601 text, a datetime, a date, a Timestamp or a datetime64.
 TimeLike = str | dt.datetime | dt.date | pd.Timestamp | np.datetime64
-#: :func:`split_windows` refuses to cut a range into more windows than this.
+#: :meth:`Window.split` refuses to cut a range into more windows than this.
 MAX_WINDOWS = 100_000
 #: The smallest step of the service's times (milliseconds).
 RESOLUTION = pd.Timedelta(milliseconds=1)
+#: the names of a window's ends kept one release -> the one name (using one warns): keywords
+#: of ``export_entries``, ``export_to_parquet`` and ``sync``, flags of ``toolkit sync``, a key
+#: of ``firms.toml``
+RENAMED: dict[str, str] = {"released_after": "after", "released_on_or_before": "on_or_before"}
+RENAMED |= {"since": "after", "until": "on_or_before", "sync_since": "after"}
+RENAMED |= {"--since": "--after", "--until": "--on-or-before"}
 #: a time of day in text: ``10:00``, or ``T10`` / `` 10`` after a date's digits
 _TIME_OF_DAY = re.compile(r":|\d[T ]\d")
+#: the package's folder: a warning about a caller's input points at the first line outside it
+_PACKAGE = str(Path(__file__).resolve().parents[1]) + "/"
 
 
 def iso(ts: pd.Timestamp, *, fraction: Literal["ms", "needed"] = "ms") -> str:
@@ -84,11 +101,16 @@ def ambiguous_date_message(
     )
 
 
-def to_utc(value: TimeLike, name: str) -> pd.Timestamp:
-    """Read a bound as a UTC timestamp (naive means UTC).
+def to_utc(value: TimeLike, name: str, *, end: bool = False) -> pd.Timestamp:
+    """Read a time as a UTC timestamp (naive means UTC); ambiguous text is refused.
 
-    >>> to_utc("2026-11-01T10:00:00+01:00", "since")
+    A bare day (text without a time of day, or a ``date``) is its first instant, or with
+    ``end=True`` its last (the next midnight less :data:`RESOLUTION`), as pandas reads a day.
+
+    >>> to_utc("2026-11-01T10:00:00+01:00", "after")
     Timestamp('2026-11-01 09:00:00+0000', tz='UTC')
+    >>> to_utc("2026-11-22", "on_or_before", end=True)
+    Timestamp('2026-11-22 23:59:59.999000+0000', tz='UTC')
     """
     if isinstance(value, str) and (readings := _ambiguous_date(value.strip())) is not None:
         raise ConfigError(ambiguous_date_message(name, value, *readings))
@@ -98,125 +120,138 @@ def to_utc(value: TimeLike, name: str) -> pd.Timestamp:
         raise ConfigError(f"{name}: cannot read {value!r} as a date-time ({exc})") from exc
     if pd.isna(ts):  # "NaT", or a missing value: pandas gives NaT, not a Timestamp
         raise ConfigError(f"{name}: {value!r} is not a date-time")
-    return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+    ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+    day = (
+        not _TIME_OF_DAY.search(value) and ts == ts.normalize()
+        if isinstance(value, str)
+        else (isinstance(value, dt.date) and not isinstance(value, dt.datetime))
+    )
+    return ts + pd.Timedelta(days=1) - RESOLUTION if end and day else ts
 
 
-def _date_only(value: TimeLike) -> bool:
-    """Whether a bound is a calendar date with no time of day (``"2026-11-22"``, a ``date``)."""
-    if isinstance(value, dt.datetime | pd.Timestamp | np.datetime64):
-        return False
-    if isinstance(value, dt.date):
-        return True
-    if not isinstance(value, str) or _TIME_OF_DAY.search(value.strip()):
-        return False
-    try:
-        ts = to_utc(value, "bound")
-    except ConfigError:
-        return False
-    return bool(ts == ts.normalize())
+def outside() -> int:
+    """The ``stacklevel`` that points a warning raised by this function's caller at the first
+    line outside the toolkit: the caller's own line, however deep the toolkit's calls go.
 
-
-def _end_of_day(value: TimeLike, name: str) -> pd.Timestamp:
-    """An inclusive upper bound; a bare date is the end of that day (next midnight - ms)."""
-    ts = to_utc(value, name)
-    return ts + pd.Timedelta(days=1) - RESOLUTION if _date_only(value) else ts
-
-
-def release_window(
-    after: TimeLike | None,
-    on_or_before: TimeLike | None,
-    names: tuple[str, str] = ("after", "on_or_before"),
-) -> tuple[pd.Timestamp | None, pd.Timestamp | None, str]:
-    """Read a release window as the command line gives it: a bare upper date is the end of that
-    day, with an :class:`~toolkit.errors.InputWarning` saying so.
-
-    Returns:
-        ``(after, on or before, the window in words)``, the bounds UTC timestamps or ``None``.
-
-    >>> release_window("2026-11-16", "2026-11-22T12:00")[2]
-    'released after 2026-11-16T00:00:00.000Z, on or before 2026-11-22T12:00:00.000Z'
+    >>> outside() >= 1
+    True
     """
-    low = to_utc(after, names[0]) if after is not None else None
-    high = _end_of_day(on_or_before, names[1]) if on_or_before is not None else None
-    if on_or_before is not None and high is not None and _date_only(on_or_before):
-        warnings.warn(
-            f"{names[1]} {str(on_or_before)!r} is a date: read as the end of that day, "
-            f"{iso(high)}, so the entries released during it are included (give a time, "
-            f"e.g. {high:%Y-%m-%d}T12:00Z, to end elsewhere)",
-            InputWarning,
-            stacklevel=2,
-        )
-    parts = [f"after {iso(low)}"] if low is not None else []
-    parts += [f"on or before {iso(high)}"] if high is not None else []
-    return low, high, "released " + ", ".join(parts)
+    level, frame = 1, sys._getframe(1)
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        level, frame = level + 1, frame.f_back
+    return level
 
 
-def warn_bare_date(on_or_before: TimeLike, *, stacklevel: int = 2) -> None:
-    """Warn that a bare-date upper bound given to Python is that day's first instant.
+def renamed(fn: Callable[P, R]) -> Callable[P, R]:
+    """``fn`` taking the keywords of :data:`RENAMED` one release: each warns
+    (``DeprecationWarning``, at the caller's line) and is passed under its one name.
 
+    >>> def f(after=None): return after
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
-    ...     warn_bare_date("2026-11-22")
-    >>> str(caught[0].message)[:44]
-    "on_or_before '2026-11-22' is a date, read as"
+    ...     renamed(f)(since="2026-11-01"), str(caught[0].message)
+    ('2026-11-01', 'since= is deprecated and goes in the next release; use after=')
     """
-    if not _date_only(on_or_before):
-        return
-    start = to_utc(on_or_before, "on_or_before")
-    warnings.warn(
-        f"on_or_before {str(on_or_before)!r} is a date, read as its first instant "
-        f"{iso(start, fraction='needed')}: entries released during {start:%Y-%m-%d} are left "
-        f"out; to include that day pass on_or_before={iso(_end_of_day(on_or_before, ''))!r}",
-        InputWarning,
-        stacklevel=stacklevel,
-    )
+
+    @functools.wraps(fn)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        for old in [k for k in kwargs if k in RENAMED]:
+            new = RENAMED[old]
+            if new in kwargs:
+                raise TypeError(f"{fn.__name__}() got {old}= and {new}=: give {new}= only")
+            message = f"{old}= is deprecated and goes in the next release; use {new}="
+            warnings.warn(message, DeprecationWarning, stacklevel=outside())
+            kwargs[new] = kwargs.pop(old)
+        return fn(*args, **kwargs)
+
+    return call
 
 
-def split_windows(
-    after: TimeLike, on_or_before: TimeLike, window: str | None = None
-) -> list[tuple[pd.Timestamp, pd.Timestamp]]:
-    """Cut ``(after, on_or_before]`` into consecutive windows ``(a, b]``: sub-day offsets
-    (``"6h"``) step from ``after``; day and calendar offsets (``"1D"``, ``"MS"``) put the inner
-    edges at midnight UTC.
+@dataclass(frozen=True)
+class Window:
+    """The one release window ``(after, on_or_before]``: UTC timestamps, ``None`` an open end.
 
-    Returns:
-        ``[(a0, b0), (b0, b1), ...]`` of tz-aware UTC timestamps.
+    :meth:`of` reads what a caller gives, as pandas reads a day: a bare day (``"2026-11-27"``,
+    a ``date``) is its first instant as ``after`` and its last (23:59:59.999) as
+    ``on_or_before``; a time is that instant; text that reads differently day first and month
+    first is refused. Every entry point (the command line, the client, ``firms.toml``) reads
+    its window with it once and passes it on.
 
-    >>> [b.strftime("%m-%d") for _, b in split_windows("2026-01-15", "2026-03-10T00:00", "MS")]
-    ['02-01', '03-01', '03-10']
+    >>> print(Window.of("2026-11-20", "2026-11-27"))
+    released after 2026-11-20T00:00:00.000Z, on or before 2026-11-27T23:59:59.999Z
     """
-    start = to_utc(after, "after")
-    end = to_utc(on_or_before, "on_or_before")
-    warn_bare_date(on_or_before, stacklevel=3)
-    if start >= end:
-        raise ConfigError(
-            f"after ({start.isoformat()}) must be before on_or_before ({end.isoformat()}):"
-            " the window (after, on_or_before] is empty"
-        )
-    if window is None:
-        return [(start, end)]
-    try:
-        offset = to_offset(window)
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(
-            f"window {window!r} is not a pandas offset alias such as '1D', '7D', '6h' or 'MS'"
-        ) from exc
-    if offset.n <= 0:
-        raise ConfigError(f"window {window!r} must be a positive length")
-    # Day is a Tick in pandas 2 and a calendar offset in pandas 3: treat it as calendar in both.
-    tick = isinstance(offset, Tick) and not isinstance(offset, Day)
-    edges = [start]
-    current = start
-    while current < end:
-        step = current + offset
-        if not tick and step.normalize() > current:
-            step = step.normalize()
-        if step <= current:
-            raise ConfigError(f"window {window!r} does not advance from {current.isoformat()}")
-        current = min(step, end)
-        edges.append(current)
-        if len(edges) > MAX_WINDOWS + 1:
+
+    after: pd.Timestamp | None = None
+    on_or_before: pd.Timestamp | None = None
+
+    @classmethod
+    def of(
+        cls,
+        after: TimeLike | None = None,
+        on_or_before: TimeLike | None = None,
+        names: tuple[str, str] = ("after", "on_or_before"),
+    ) -> Window:
+        """Read a window from a caller's bounds, named ``names`` in its messages.
+
+        Returns:
+            The window; an empty or reversed one is refused (:class:`~toolkit.errors.ConfigError`).
+
+        >>> Window.of("2026-11-20T12:00", None).after
+        Timestamp('2026-11-20 12:00:00+0000', tz='UTC')
+        """
+        low = to_utc(after, names[0]) if after is not None else None
+        high = to_utc(on_or_before, names[1], end=True) if on_or_before is not None else None
+        if low is not None and high is not None and low >= high:
             raise ConfigError(
-                f"window {window!r} cuts the range into more than {MAX_WINDOWS} windows"
+                f"{names[0]} ({iso(low, fraction='needed')}) must be before {names[1]} "
+                f"({iso(high, fraction='needed')}): the window ({names[0]}, {names[1]}] is empty"
             )
-    return list(zip(edges[:-1], edges[1:], strict=True))
+        return cls(low, high)
+
+    def __str__(self) -> str:
+        parts = [f"after {iso(self.after)}"] if self.after is not None else []
+        parts += [f"on or before {iso(self.on_or_before)}"] if self.on_or_before is not None else []
+        return "released " + (", ".join(parts) or "at any time")
+
+    def split(self, window: str | None = None) -> list[tuple[pd.Timestamp, pd.Timestamp]]:
+        """Cut the window into consecutive windows ``(a, b]``: sub-day offsets (``"6h"``) step
+        from ``after``; day and calendar offsets (``"1D"``, ``"MS"``) put the inner edges at
+        midnight UTC.
+
+        Returns:
+            ``[(a0, b0), (b0, b1), ...]`` of tz-aware UTC timestamps.
+
+        >>> span = Window.of("2026-01-15", "2026-03-10T00:00")
+        >>> [b.strftime("%m-%d") for _, b in span.split("MS")]
+        ['02-01', '03-01', '03-10']
+        """
+        start, end = self.after, self.on_or_before
+        assert start is not None and end is not None, "only a window with both ends is cut"
+        Window.of(start, end)  # an empty or reversed window is refused
+        if window is None:
+            return [(start, end)]
+        try:
+            offset = to_offset(window)
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(
+                f"window {window!r} is not a pandas offset alias such as '1D', '7D', '6h' or 'MS'"
+            ) from exc
+        if offset.n <= 0:
+            raise ConfigError(f"window {window!r} must be a positive length")
+        # Day is a Tick in pandas 2 and a calendar offset in pandas 3: treat it as calendar in both.
+        tick = isinstance(offset, Tick) and not isinstance(offset, Day)
+        edges = [start]
+        current = start
+        while current < end:
+            step = current + offset
+            if not tick and step.normalize() > current:
+                step = step.normalize()
+            if step <= current:
+                raise ConfigError(f"window {window!r} does not advance from {current.isoformat()}")
+            current = min(step, end)
+            edges.append(current)
+            if len(edges) > MAX_WINDOWS + 1:
+                raise ConfigError(
+                    f"window {window!r} cuts the range into more than {MAX_WINDOWS} windows"
+                )
+        return list(zip(edges[:-1], edges[1:], strict=True))

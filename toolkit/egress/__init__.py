@@ -4,7 +4,8 @@ Not re-exported (``__all__`` is empty: the public face is ``toolkit``'s); the na
 kept for the command line, toolkit.firms and toolkit.dagster, which import them from here.
 """
 
-from toolkit.core.windows import release_window as release_window
+from toolkit.core.windows import RENAMED as RENAMED
+from toolkit.core.windows import Window as Window
 from toolkit.egress.export import Export as Export
 from toolkit.egress.files import claim_target as claim_target
 from toolkit.egress.sync import DEFAULT_LAG as DEFAULT_LAG

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from tqdm.auto import tqdm
 
 from toolkit.core.connection import Connection
-from toolkit.core.windows import TimeLike, iso, split_windows
+from toolkit.core.windows import TimeLike, Window, iso, renamed
 from toolkit.egress.export import UNKNOWN_FIELD_WINDOWS, Export
 from toolkit.egress.files import ROWS_PER_GROUP, claim_target
 from toolkit.egress.flatten import UNKNOWN_FIELDS
@@ -65,7 +65,7 @@ def fetch_window(
         The window's export (``entries.attrs``: ``windows``, ``split``, unknown fields).
 
     Example:
-        >>> a, b = split_windows("2026-11-01", "2026-11-02")[0]
+        >>> a, b = pd.Timestamp("2026-11-01", tz="UTC"), pd.Timestamp("2026-11-02", tz="UTC")
         >>> fetch_window(client.connection, a, b).entries.attrs["split"]
         0
     """
@@ -150,8 +150,7 @@ def warn_unknown_fields(export: Export, seen: set[str], *, kept: bool = True) ->
 
 def iter_export(
     conn: Connection,
-    released_after: TimeLike,
-    released_on_or_before: TimeLike,
+    span: Window,
     *,
     window: str | None = None,
     progress: bool = True,
@@ -161,11 +160,11 @@ def iter_export(
     ``window`` is a pandas offset (``"1D"``, ``"MS"``...); ``None`` makes one request.
 
     Example:
-        >>> parts = iter_export(client.connection, "2026-11-01", "2026-11-03", window="1D")
-        >>> [len(p) for p in parts]
+        >>> span = Window.of("2026-11-01", "2026-11-03T00:00")
+        >>> [len(p) for p in iter_export(client.connection, span, window="1D")]
         [9, 13]
     """
-    windows = split_windows(released_after, released_on_or_before, window)
+    windows = span.split(window)
     warned: set[str] = set()
     for start, end in tqdm(
         windows, desc="export", unit="window", disable=not progress or len(windows) <= 1
@@ -175,20 +174,25 @@ def iter_export(
         yield part
 
 
+@renamed
 def export_entries(
     conn: Connection,
-    released_after: TimeLike,
-    released_on_or_before: TimeLike,
+    after: TimeLike,
+    on_or_before: TimeLike,
     *,
     window: str | None = None,
     progress: bool = True,
 ) -> Export:
-    """Export the entries released in ``(released_after, released_on_or_before]``.
+    """Export the entries released in ``(after, on_or_before]``.
+
+    A bare day is read as pandas reads it: its first instant as ``after``, its last
+    (23:59:59.999) as ``on_or_before``, so ``("2026-11-20", "2026-11-27")`` holds every entry
+    released from 21 to 27 November (:class:`~toolkit.core.windows.Window`).
 
     Args:
         conn: the connection.
-        released_after: exclusive lower bound (datetime, Timestamp or ISO text; naive = UTC).
-        released_on_or_before: inclusive upper bound.
+        after: exclusive lower bound (datetime, Timestamp, date or ISO text; naive = UTC).
+        on_or_before: inclusive upper bound (a bare day: its end).
         window: sub-windows of this pandas offset (e.g. ``"1D"``); ``None``: one request.
         progress: a progress bar over the windows.
 
@@ -197,17 +201,17 @@ def export_entries(
 
     Example:
         >>> len(client.export_entries("2026-11-01", "2026-11-21", window="7D"))
-        224
+        226
     """
-    return Export.concat(
-        iter_export(conn, released_after, released_on_or_before, window=window, progress=progress)
-    )
+    span = Window.of(after, on_or_before)
+    return Export.concat(iter_export(conn, span, window=window, progress=progress))
 
 
+@renamed
 def export_to_parquet(
     conn: Connection,
-    released_after: TimeLike,
-    released_on_or_before: TimeLike,
+    after: TimeLike,
+    on_or_before: TimeLike,
     path: str | os.PathLike[str],
     *,
     window: str = "1D",
@@ -219,8 +223,8 @@ def export_to_parquet(
 
     Args:
         conn: the connection.
-        released_after: exclusive lower bound.
-        released_on_or_before: inclusive upper bound.
+        after: exclusive lower bound (a bare day: its start).
+        on_or_before: inclusive upper bound (a bare day: its end).
         path: the dataset folder; read ``path/entries`` and ``path/codes``, not ``path``.
         window: sub-window size (a pandas offset).
         partition_cols: hive partition columns of the entries (as :meth:`Export.to_parquet`).
@@ -232,11 +236,12 @@ def export_to_parquet(
 
     Example:
         >>> client.export_to_parquet("2026-11-01", "2026-11-21", tmp / "export")
-        {'entries': 224, 'codes': 334, 'windows': 20, 'split': 0}
+        {'entries': 226, 'codes': 338, 'windows': 21, 'split': 0}
     """
     if not window:
         raise ConfigError("export_to_parquet needs a window")
-    split_windows(released_after, released_on_or_before, window)  # bad input: nothing written
+    span = Window.of(after, on_or_before)
+    span.split(window)  # bad input: nothing written
     totals = {"entries": 0, "codes": 0, "windows": 0, "split": 0}
     root = claim_target(path, overwrite=overwrite)
     root.mkdir(parents=True, exist_ok=True)
@@ -252,9 +257,7 @@ def export_to_parquet(
             )
             buffer.clear()
 
-    for part in iter_export(
-        conn, released_after, released_on_or_before, window=window, progress=progress
-    ):
+    for part in iter_export(conn, span, window=window, progress=progress):
         totals["windows"] += 1
         totals["split"] += int(part._attrs.get("split", 0))
         if not len(part):

@@ -42,7 +42,7 @@ from tqdm.auto import tqdm
 from toolkit.core.connection import Connection
 from toolkit.core.lock import FileLock, LockHeld
 from toolkit.core.memory import returning_pool
-from toolkit.core.windows import TimeLike, split_windows, to_utc
+from toolkit.core.windows import TimeLike, Window, renamed, to_utc
 from toolkit.egress.export import Export
 from toolkit.egress.fetch import fetch_window, warn_unknown_fields
 from toolkit.egress.files import DEFAULT_PARTITION_COLS, ROWS_PER_GROUP
@@ -87,7 +87,7 @@ _AHEAD = 2
 _ATTEMPTS = 5
 #: How long Arrow's freed pages wait to be reused (each batch hands them back when written).
 _DECAY_MS = 1000
-#: Default ``lag``: ``until`` defaults to now minus this (entries show in the export late).
+#: Default ``lag``: ``on_or_before`` defaults to now minus this (entries show in the export late).
 DEFAULT_LAG = "10min"
 #: Partition column of both tables.
 PARTITION_COLS = DEFAULT_PARTITION_COLS
@@ -448,12 +448,13 @@ def _prefetch(
                 future.cancel()
 
 
+@renamed
 def sync(
     conn: Connection,
     path: str | os.PathLike[str],
     *,
-    since: TimeLike | None = None,
-    until: TimeLike | None = None,
+    after: TimeLike | None = None,
+    on_or_before: TimeLike | None = None,
     window: str = "1D",
     lag: str | dt.timedelta = DEFAULT_LAG,
     batch_rows: int = ROWS_PER_GROUP,
@@ -464,10 +465,12 @@ def sync(
     Args:
         conn: The connection.
         path: The sync folder (``entries/`` and ``codes/`` Delta tables; created if new).
-        since: Exclusive start, needed by the first sync; later ones start from the watermark.
-        until: Inclusive end; default now minus ``lag``.
+        after: Exclusive start (a bare day: its start), needed by the first sync; later ones
+            start from the watermark.
+        on_or_before: Inclusive end (a bare day: its end, 23:59:59.999); default now minus
+            ``lag``.
         window: Window size, a pandas offset (``"1D"``, ``"6h"``...).
-        lag: How far behind now ``until`` defaults to (:data:`DEFAULT_LAG`).
+        lag: How far behind now ``on_or_before`` defaults to (:data:`DEFAULT_LAG`).
         batch_rows: Entries gathered from consecutive windows before a commit.
         progress: A progress bar over the windows.
 
@@ -475,36 +478,36 @@ def sync(
         A :class:`SyncReport`.
 
     Example:
-        >>> report = client.sync(tmp / "time", since="2026-11-01", until="2026-11-21")
+        >>> report = client.sync(tmp / "time", after="2026-11-01", on_or_before="2026-11-21")
         >>> report.inserted, report.codes_written
-        (224, 334)
+        (226, 338)
     """
     root = Path(path)
-    first = to_utc(since, "since") if since is not None else None
-    last = to_utc(until, "until") if until is not None else None
+    span = Window.of(after, on_or_before)
+    first, last = span.after, span.on_or_before
     behind = _lag(lag)
-    split_windows(pd.Timestamp(0, tz="UTC"), pd.Timestamp(1, tz="UTC"), window)
+    Window(pd.Timestamp(0, tz="UTC"), pd.Timestamp(1, tz="UTC")).split(window)
     _check_folder(root, tables=False)
     if first is None and not (root / "entries" / "_delta_log").is_dir():
-        raise ConfigError(f"the first sync of {root} needs since (releasedAfter)")
+        raise ConfigError(f"the first sync of {root} needs after (releasedAfter)")
     with _locked(root):
         _check_folder(root)
         entries_table = _open(root, "entries")
         _open(root, "codes")
         watermark = read_watermark(entries_table) if entries_table is not None else None
         if first is None and watermark is None:
-            raise ConfigError(f"the first sync of {root} needs since (releasedAfter)")
+            raise ConfigError(f"the first sync of {root} needs after (releasedAfter)")
         start = watermark if first is None else first
         assert start is not None
         if watermark is not None and start > watermark:
             raise ConfigError(
-                f"since ({_iso(start)}) is after the watermark of {root} ({_iso(watermark)}):"
-                f" entries released in between would be skipped; leave since out or give an"
+                f"after ({_iso(start)}) is later than the watermark of {root} ({_iso(watermark)}):"
+                f" entries released in between would be skipped; leave after out or give an"
                 f" earlier one"
             )
         end = last if last is not None else (pd.Timestamp.now("UTC") - behind).floor("s")
         nothing = first is None and end <= start
-        windows = [] if nothing else split_windows(start, end, window)
+        windows = [] if nothing else Window(start, end).split(window)
         create_tables(root)
         with returning_pool(decay_ms=_DECAY_MS):
             report = (

@@ -7,7 +7,7 @@ from typing import Literal
 import pandas as pd
 
 from toolkit.core.frames import FrameLike, as_pandas
-from toolkit.core.windows import TimeLike
+from toolkit.core.windows import TimeLike, Window
 from toolkit.errors import ConfigError
 from toolkit.reconciliation.classify import classify, join
 from toolkit.reconciliation.inputs import (
@@ -65,8 +65,10 @@ def reconcile(
         tolerance_seconds: largest duration difference still counted as equal.
         dayfirst: non-ISO text dates day first (``True``), month first (``False``), or ``None``:
             only text that reads the same both ways (an ambiguous date is refused).
-        after: only the entries released after this time (by ``releasedAt``, else ``updatedAt``).
-        on_or_before: only the entries released on or before this time.
+        after: only the entries released after this time (by ``releasedAt``, else ``updatedAt``;
+            a bare day: after its start).
+        on_or_before: only the entries released on or before this time (a bare day: by its
+            end, 23:59:59.999).
         decimal: the decimal mark of text durations in the billing frame, ``"."`` or ``","``.
 
     Returns:
@@ -87,7 +89,7 @@ def reconcile(
     exported = _table(exported, "exported")
     billing = _table(billing, "billing")
     key_choice = check_options(key, duration_unit, tolerance_seconds, dayfirst, decimal)
-    exported, window = released_in(exported, after, on_or_before)
+    exported, window = released_in(exported, Window.of(after, on_or_before))
     bkey, bid, columns = billing_columns(
         billing,
         key_choice,

@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from toolkit.core.windows import TimeLike, iso, to_utc, warn_bare_date
+from toolkit.core.windows import Window
 from toolkit.errors import ConfigError, DuplicateKeyError, InputWarning, MissingColumnError, closest
 from toolkit.reconciliation.messages import advise, table_name
 from toolkit.reconciliation.values import as_date, as_seconds, as_str, empty_column
@@ -188,27 +188,17 @@ def _value_column(
     return None
 
 
-def released_in(
-    exported: pd.DataFrame, after: TimeLike | None, on_or_before: TimeLike | None
-) -> tuple[pd.DataFrame, str | None]:
-    """The entries released in ``(after, on_or_before]``, and the window in words.
+def released_in(exported: pd.DataFrame, span: Window) -> tuple[pd.DataFrame, str | None]:
+    """The entries released in the window, and the window in words (``None``: no window).
 
     >>> exported = pd.DataFrame({"_id": ["e1", "e2"], "userId": ["u1", "u1"],
     ...     "updatedAt": ["2026-11-02T10:00:00Z", "2026-11-09T10:00:00Z"]})
-    >>> released_in(exported, "2026-11-01", "2026-11-08T00:00")[0]["_id"].tolist()
+    >>> released_in(exported, Window.of("2026-11-01", "2026-11-08"))[0]["_id"].tolist()
     ['e1']
     """
-    if after is None and on_or_before is None:
+    low, high = span.after, span.on_or_before
+    if low is None and high is None:
         return exported, None
-    low = to_utc(after, "after") if after is not None else None
-    high = to_utc(on_or_before, "on_or_before") if on_or_before is not None else None
-    if on_or_before is not None:  # points at reconcile()'s caller
-        warn_bare_date(on_or_before, stacklevel=4)
-    if low is not None and high is not None and low >= high:
-        raise ConfigError(
-            f"after ({iso(low, fraction='needed')}) must be before on_or_before "
-            f"({iso(high, fraction='needed')}): the window (after, on_or_before] is empty"
-        )
     column = next((c for c in RELEASE_COLUMNS if c in exported.columns), None)
     if column is None:
         raise ConfigError(
@@ -226,11 +216,7 @@ def released_in(
     if high is not None:
         keep &= released <= high
     kept = exported.loc[keep.to_numpy()]
-    shown = (
-        f"({iso(low, fraction='needed') if low is not None else '...'}, "
-        f"{iso(high, fraction='needed') if high is not None else '...'}]"
-    )
-    return kept, f"entries released in {shown} by {column}: {len(kept)} of {len(exported)}"
+    return kept, f"entries {span} by {column}: {len(kept)} of {len(exported)}"
 
 
 def exported_frame(exported: pd.DataFrame, dayfirst: bool | None) -> pd.DataFrame:
