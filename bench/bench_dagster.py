@@ -59,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _seed(srv: Any, n: int, latency: int, entries: int) -> list[tuple[str, dict]]:
-    from toolkit.demo import planted_billing_extract  # noqa: PLC0415
+    from toolkit._demo import planted_billing_extract  # noqa: PLC0415
 
     firms = []
     frames = {t: pd.read_csv(SAMPLE / f"{t}.csv", dtype=str) for t in ("clients", "initiatives")}

@@ -100,7 +100,7 @@ def _child(argv: list[str]) -> int:
     if args.mode != "baseline":
         import pyarrow.dataset  # noqa: F401
 
-        import toolkit.egress.fetch  # noqa: F401
+        import toolkit._egress.fetch  # noqa: F401
 
         client = toolkit.Client.from_env(None, timeout=(5.0, _CHILD_TIMEOUT))
         t0 = time.perf_counter()

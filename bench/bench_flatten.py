@@ -34,7 +34,7 @@ from typing import Any
 
 import orjson
 
-from toolkit.egress.export import Export
+from toolkit._egress.export import Export
 from toolkit.testing import fake_export_entries
 
 __all__ = ["add_arguments", "run", "best_of"]

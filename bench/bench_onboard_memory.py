@@ -28,8 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from toolkit.ingress.readers import read_table
-from toolkit.ingress.writer import write_table
+from toolkit._ingress.readers import read_table
+from toolkit._ingress.writer import write_table
 
 __all__ = ["PEAK_TARGET_MB", "SCALE_TARGET", "add_arguments", "run", "write_folder"]
 

@@ -70,7 +70,7 @@ import pandas as pd
 
 from bench.bench_imports import Server, client_for, memory_tmp, sandbox_process
 from toolkit import Client
-from toolkit.core.http import Reply
+from toolkit._core.http import Reply
 
 __all__ = [
     "CASES",

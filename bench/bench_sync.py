@@ -63,7 +63,7 @@ def _child(argv: list[str]) -> int:
 
     out: dict[str, Any] = {"mode": args.mode}
     if args.mode != "baseline":
-        import toolkit.egress.sync  # noqa: F401
+        import toolkit._egress.sync  # noqa: F401
 
         client = toolkit.Client.from_env(None, timeout=(5.0, _CHILD_TIMEOUT))
         t0, c0 = time.perf_counter(), time.process_time()

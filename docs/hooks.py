@@ -21,9 +21,9 @@ from markdown import Extension, Markdown
 from markdown.preprocessors import Preprocessor
 
 import toolkit
-from toolkit.cli import parser as cli_parser
-from toolkit.client import DEPRECATED as CLIENT_DEPRECATED
-from toolkit.core.windows import RENAMED
+from toolkit._cli import parser as cli_parser
+from toolkit._client import DEPRECATED as CLIENT_DEPRECATED
+from toolkit._core.windows import RENAMED
 
 #: heading -> the public names under it, in order; any name of ``toolkit.__all__`` left out
 #: here lands under "Other names"

@@ -33,7 +33,7 @@ import pandas as pd
 import pytest
 import requests
 
-from toolkit.core.settings import ENV_KEYS
+from toolkit._core.settings import ENV_KEYS
 from toolkit.sandbox import Admin, Sandbox, running, write_env_file
 from toolkit.sandbox.cli import READY_MARKER
 

@@ -13,8 +13,9 @@ import pytest
 
 import toolkit
 from toolkit import Client
-from toolkit.client import DEPRECATED
-from toolkit.core.auth import Secret, TokenProvider
+from toolkit._client import DEPRECATED
+from toolkit._core.auth import Secret, TokenProvider
+from toolkit._ingress.imports import import_table
 from toolkit.errors import (
     ApiError,
     AuthError,
@@ -24,7 +25,6 @@ from toolkit.errors import (
     ToolkitError,
     TransportError,
 )
-from toolkit.ingress.imports import import_table
 from toolkit.testing import fake_export_entries
 
 
@@ -372,7 +372,7 @@ def test_each_wrapped_method_shows_its_operations_parameters_and_docstring() -> 
     for name in _public_methods():
         method = getattr(Client, name)
         operation = getattr(method, "__wrapped__", None)
-        if operation is None and method.__module__ != "toolkit.client":
+        if operation is None and method.__module__ != "toolkit._client":
             operation = method  # a function of no connection, used as it is (compact)
         if operation is None:
             continue
@@ -470,7 +470,7 @@ def test_error_text_reads_every_body_shape(
 ) -> None:
     import orjson
 
-    from toolkit.core.http import error_text
+    from toolkit._core.http import error_text
 
     parsed = orjson.loads(body) if body is not None else None
     assert error_text(parsed, status, body or text) == expected

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import toolkit
-from toolkit.client import DEPRECATED
+from toolkit._client import DEPRECATED
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -62,9 +62,9 @@ def test_every_public_client_method_has_a_reference_entry_with_its_docstring(
     members = [name for name, _ in inspect.getmembers(toolkit.Client) if not name.startswith("_")]
     methods = [m for m in members if m not in DEPRECATED]
     assert "onboard" in methods and "export_entries" in methods
-    assert [m for m in methods if f"toolkit.client.Client.{m}" not in anchors] == []
+    assert [m for m in methods if f"toolkit._client.Client.{m}" not in anchors] == []
     # the members kept one release are in the table of jobs, not in the reference
-    assert [m for m in DEPRECATED if f"toolkit.client.Client.{m}" in anchors] == []
+    assert [m for m in DEPRECATED if f"toolkit._client.Client.{m}" in anchors] == []
 
 
 def test_the_public_modules_have_their_reference_page(site: Path) -> None:

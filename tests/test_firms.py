@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from toolkit.cli import main
+from toolkit._cli import main
 from toolkit.errors import AuthError, ConfigError
 from toolkit.firms import Firm, load, status
 
@@ -277,7 +277,7 @@ def test_a_firm_without_source_cannot_push(tmp_path):
 
 def test_import_toolkit_and_toolkit_firms_never_import_dagster():
     code = (
-        "import sys, toolkit, toolkit.firms, toolkit.cli; toolkit.Client; "
+        "import sys, toolkit, toolkit.firms, toolkit._cli; toolkit.Client; "
         "print('dagster' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -15,10 +15,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from toolkit.core.connection import Connection
-from toolkit.core.settings import Settings
-from toolkit.egress import fetch as exports
-from toolkit.ingress import imports
+from toolkit._core.connection import Connection
+from toolkit._core.settings import Settings
+from toolkit._egress import fetch as exports
+from toolkit._ingress import imports
 
 ROOT = Path(__file__).resolve().parents[1] / "toolkit"
 
@@ -26,24 +26,24 @@ ROOT = Path(__file__).resolve().parents[1] / "toolkit"
 #: layer or lower ones, and an operation folder only itself and the layers below operations
 LAYERS: dict[str, int] = {
     "errors": 0,
-    "core": 0,
-    "bulk": 1,
-    "ingress": 2,
-    "egress": 2,
-    "starring": 2,
-    "reconciliation": 2,
+    "_core": 0,
+    "_bulk": 1,
+    "_ingress": 2,
+    "_egress": 2,
+    "_starring": 2,
+    "_reconciliation": 2,
     "testing": 3,
     "schemas": 3,
-    "client": 3,
-    "demo": 4,
+    "_client": 3,
+    "_demo": 4,
     "notebook": 4,
     "firms": 4,
     "dagster": 4,
-    "cli": 5,
+    "_cli": 5,
     "__main__": 5,
 }
-OPERATIONS = {"ingress", "egress", "starring", "reconciliation"}
-FACADE = LAYERS["client"]
+OPERATIONS = {"_ingress", "_egress", "_starring", "_reconciliation"}
+FACADE = LAYERS["_client"]
 
 
 def _modules() -> dict[str, Path]:
@@ -99,7 +99,7 @@ def _imports(module: str, path: Path) -> list[tuple[str, int, bool]]:
 
 def _layer(module: str) -> int | None:
     if module == "toolkit":  # the package's lazy table of public names: the facade
-        return LAYERS["client"]
+        return LAYERS["_client"]
     name = module.removeprefix("toolkit.").split(".")[0]
     return LAYERS.get(name)
 
@@ -166,7 +166,7 @@ def test_nothing_below_the_facade_imports_the_client():
         for module, path in MODULES.items()
         if (_layer(module) or 0) < FACADE or module.startswith("toolkit.sandbox")
         for target, line, _ in _imports(module, path)
-        if target == "toolkit.client"
+        if target == "toolkit._client"
     ]
     assert below == []
 
@@ -178,7 +178,7 @@ def test_no_function_level_imports_of_toolkit_modules():
         for module, path in MODULES.items()
         for target, line, in_function in _imports(module, path)
         if in_function
-        and not (target.startswith("toolkit.sandbox") and (_layer(module) or 0) >= LAYERS["demo"])
+        and not (target.startswith("toolkit.sandbox") and (_layer(module) or 0) >= LAYERS["_demo"])
         and not module.startswith("toolkit.sandbox")
     ]
     assert deferred == []
@@ -195,7 +195,7 @@ def test_the_sandbox_shares_nothing_with_the_toolkit():
     assert shared == []
 
 
-@pytest.mark.parametrize("module", ["toolkit.client"])
+@pytest.mark.parametrize("module", ["toolkit._client"])
 def test_facade_has_no_import_inside_a_function(module):
     path = MODULES[module]
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -225,7 +225,7 @@ def test_operations_never_import_each_other():
 
 
 def test_core_imports_no_other_toolkit_folder_and_bulk_only_core():
-    allowed = {"core": {"core", "errors"}, "bulk": {"bulk", "core", "errors"}}
+    allowed = {"_core": {"_core", "errors"}, "_bulk": {"_bulk", "_core", "errors"}}
     wrong = [
         f"{module}:{line} imports {target}"
         for module, path in MODULES.items()
@@ -237,14 +237,14 @@ def test_core_imports_no_other_toolkit_folder_and_bulk_only_core():
 
 
 def test_the_cli_calls_the_facade_and_the_folders_public_names_only():
-    # ``toolkit.cli`` imports ``toolkit``, the client, errors, the demo and the operation
+    # ``toolkit._cli`` imports ``toolkit``, the client, errors, the demo and the operation
     # folders' packages (their ``__all__``), never a module inside core, bulk or an operation
     deep = [
         f"{module}:{line} imports {target}"
         for module, path in MODULES.items()
-        if _folder(module) == "cli"
+        if _folder(module) == "_cli"
         for target, line, _ in _imports(module, path)
-        if _folder(target) in {"core", "bulk", *OPERATIONS} and target.count(".") > 1
+        if _folder(target) in {"_core", "_bulk", *OPERATIONS} and target.count(".") > 1
     ]
     assert deep == []
 
@@ -270,3 +270,31 @@ def test_operations_work_on_a_bare_connection_without_a_client(sandbox):
     assert result["ok"].tolist() == [True]
     assert result["httpStatus"].tolist() == [201]
     assert len(exports.release_pending(conn).entries) == 0
+
+
+def test_no_module_imports_another_module_s_private_name():
+    # a leading underscore says "mine": the module's own, never borrowed by another one
+    borrowed = [
+        f"{module}:{node.lineno} imports {node.module}.{alias.name}"
+        for module, path in MODULES.items()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("toolkit")
+        for alias in node.names
+        if alias.name.startswith("_") and not alias.name.startswith("__")
+    ]
+    assert borrowed == []
+
+
+def test_implementation_modules_are_private_by_name():
+    # the public face: the package, its public modules and the sandbox; every other module
+    # lives in a folder or file whose name starts with an underscore (as httpx's)
+    public = {"toolkit", "toolkit.errors", "toolkit.schemas", "toolkit.notebook"}
+    public |= {"toolkit.testing", "toolkit.firms", "toolkit.dagster", "toolkit.__main__"}
+    exposed = [
+        module
+        for module in MODULES
+        if module not in public
+        and not module.startswith("toolkit.sandbox")
+        and not any(part.startswith("_") for part in module.split(".")[1:])
+    ]
+    assert exposed == []

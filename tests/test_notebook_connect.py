@@ -9,7 +9,7 @@ import pytest
 
 import toolkit
 from toolkit import ConfigError, notebook
-from toolkit.core.settings import ENV_KEYS
+from toolkit._core.settings import ENV_KEYS
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
 SWITCHES = ("TOOLKIT_USE_ENV", "TOOLKIT_NOTEBOOK_SANDBOX", "TOOLKIT_ALLOW_WRITES")

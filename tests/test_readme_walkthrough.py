@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.core.settings import ENV_KEYS
-from toolkit.demo import run_demo
+from toolkit._core.settings import ENV_KEYS
+from toolkit._demo import run_demo
 from toolkit.sandbox import running
 
 REPO = Path(__file__).resolve().parent.parent

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from toolkit import Export, reconcile, validate
-from toolkit.ingress.validation import load_folder
+from toolkit._ingress.validation import load_folder
 from toolkit.testing import fake_export_entries
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"

@@ -152,11 +152,11 @@ def test_table_keys_and_schemas() -> None:
 
 
 def test_public_names_are_all_exported_and_documented_with_an_example() -> None:
-    from toolkit.core import failures, frames
-    from toolkit.egress import ack_schema as acknowledgements
-    from toolkit.egress import schemas as exports
-    from toolkit.ingress import checks
-    from toolkit.ingress import models as imports
+    from toolkit._core import failures, frames
+    from toolkit._egress import ack_schema as acknowledgements
+    from toolkit._egress import schemas as exports
+    from toolkit._ingress import checks
+    from toolkit._ingress import models as imports
 
     public = {
         name
@@ -749,7 +749,7 @@ def test_boolean_odd_objects_are_reported_not_raised(value: Any) -> None:
 
 
 def test_check_engine_names_are_all_exported_through_schemas() -> None:
-    from toolkit.ingress import checks
+    from toolkit._ingress import checks
 
     public = {
         name

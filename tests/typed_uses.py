@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import toolkit
-from toolkit.ingress import folder_sources
+from toolkit._ingress import folder_sources
 
 
 def validate_a_folder(folder: str) -> toolkit.ValidationReport:

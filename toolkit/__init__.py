@@ -22,17 +22,17 @@ __version__ = "0.1.0"
 
 #: module -> the public names it defines: the one list of the package's public names
 _MODULES: dict[str, str] = {
-    "toolkit.client": "Client",
+    "toolkit._client": "Client",
     "toolkit.notebook": "connect",
-    "toolkit.core.settings": "Settings",
-    "toolkit.core.connection": "Connection",
-    "toolkit.ingress.validation": "validate load_folder ValidationReport",
-    "toolkit.ingress.plan": "Plan",
-    "toolkit.ingress.imports": "OnboardReport",
-    "toolkit.egress.export": "Export",
-    "toolkit.egress.sync": "SyncReport read_sync",
-    "toolkit.reconciliation.api": "reconcile",
-    "toolkit.reconciliation.result": "Reconciliation",
+    "toolkit._core.settings": "Settings",
+    "toolkit._core.connection": "Connection",
+    "toolkit._ingress.validation": "validate load_folder ValidationReport",
+    "toolkit._ingress.plan": "Plan",
+    "toolkit._ingress.imports": "OnboardReport",
+    "toolkit._egress.export": "Export",
+    "toolkit._egress.sync": "SyncReport read_sync",
+    "toolkit._reconciliation.api": "reconcile",
+    "toolkit._reconciliation.result": "Reconciliation",
     "toolkit.schemas": "schemas",
     "toolkit.errors": "errors ToolkitError ConfigError ValidationError ApiError AuthError "
     "NotFoundError ConflictError RateLimitError ServerError TransportError PaginationError "
@@ -42,10 +42,10 @@ _EXPORTS = {name: module for module, names in _MODULES.items() for name in names
 
 #: names kept one release: name -> (module, the one way that replaces it); using one warns
 _DEPRECATED: dict[str, tuple[str, str]] = {
-    "acknowledge": ("toolkit.egress.acknowledgements", "client.acknowledge(acks)"),
-    "flatten_export": ("toolkit.egress.flatten", "toolkit.Export.from_records(records)"),
+    "acknowledge": ("toolkit._egress.acknowledgements", "client.acknowledge(acks)"),
+    "flatten_export": ("toolkit._egress.flatten", "toolkit.Export.from_records(records)"),
     "flatten_pending": (
-        "toolkit.egress.flatten",
+        "toolkit._egress.flatten",
         'toolkit.Export.from_records(records, kind="pending")',
     ),
 }
@@ -55,15 +55,22 @@ __all__ = [*_EXPORTS, "__version__"]
 if _TYPE_CHECKING:
     from toolkit import errors as errors
     from toolkit import schemas as schemas
-    from toolkit.client import Client as Client
-    from toolkit.core.connection import Connection as Connection
-    from toolkit.core.settings import Settings as Settings
-    from toolkit.egress.acknowledgements import acknowledge as acknowledge
-    from toolkit.egress.export import Export as Export
-    from toolkit.egress.flatten import flatten_export as flatten_export
-    from toolkit.egress.flatten import flatten_pending as flatten_pending
-    from toolkit.egress.sync import SyncReport as SyncReport
-    from toolkit.egress.sync import read_sync as read_sync
+    from toolkit._client import Client as Client
+    from toolkit._core.connection import Connection as Connection
+    from toolkit._core.settings import Settings as Settings
+    from toolkit._egress.acknowledgements import acknowledge as acknowledge
+    from toolkit._egress.export import Export as Export
+    from toolkit._egress.flatten import flatten_export as flatten_export
+    from toolkit._egress.flatten import flatten_pending as flatten_pending
+    from toolkit._egress.sync import SyncReport as SyncReport
+    from toolkit._egress.sync import read_sync as read_sync
+    from toolkit._ingress.imports import OnboardReport as OnboardReport
+    from toolkit._ingress.plan import Plan as Plan
+    from toolkit._ingress.validation import ValidationReport as ValidationReport
+    from toolkit._ingress.validation import load_folder as load_folder
+    from toolkit._ingress.validation import validate as validate
+    from toolkit._reconciliation.api import reconcile as reconcile
+    from toolkit._reconciliation.result import Reconciliation as Reconciliation
     from toolkit.errors import ApiError as ApiError
     from toolkit.errors import AuthError as AuthError
     from toolkit.errors import ConcurrentWriteError as ConcurrentWriteError
@@ -79,14 +86,7 @@ if _TYPE_CHECKING:
     from toolkit.errors import ToolkitError as ToolkitError
     from toolkit.errors import TransportError as TransportError
     from toolkit.errors import ValidationError as ValidationError
-    from toolkit.ingress.imports import OnboardReport as OnboardReport
-    from toolkit.ingress.plan import Plan as Plan
-    from toolkit.ingress.validation import ValidationReport as ValidationReport
-    from toolkit.ingress.validation import load_folder as load_folder
-    from toolkit.ingress.validation import validate as validate
     from toolkit.notebook import connect as connect
-    from toolkit.reconciliation.api import reconcile as reconcile
-    from toolkit.reconciliation.result import Reconciliation as Reconciliation
 
 
 def __getattr__(name: str) -> object:

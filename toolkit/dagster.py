@@ -25,8 +25,8 @@ from dagster._core.storage.noop_compute_log_manager import NoOpComputeLogManager
 from dagster._core.storage.root import TemporaryLocalArtifactStorage
 from dagster._core.storage.runs import InMemoryRunStorage
 
-from toolkit.client import Client
-from toolkit.egress import sync_status
+from toolkit._client import Client
+from toolkit._egress import sync_status
 from toolkit.errors import AuthError, ConfigError, ValidationError
 from toolkit.firms import Firm, Firms, load
 

@@ -34,8 +34,8 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from toolkit.core.failures import failure_frame
-from toolkit.core.http import Failure, Reply
+from toolkit._core.failures import failure_frame
+from toolkit._core.http import Failure, Reply
 
 __all__ = [
     "CREDENTIAL_ERRORS",
@@ -84,7 +84,7 @@ class ConcurrentWriteError(ToolkitError, RuntimeError):
 
 class ValidationError(ToolkitError, ValueError):
     """One or more frames failed validation; ``failure_cases`` is the failure frame
-    (:mod:`toolkit.core.failures`), one row per failure."""
+    (:mod:`toolkit._core.failures`), one row per failure."""
 
     def __init__(self, message: str, failure_cases: pd.DataFrame) -> None:
         super().__init__(message)
@@ -191,7 +191,7 @@ class Interrupted(KeyboardInterrupt):
 
     result: pd.DataFrame | None
     replies: list[Reply]
-    report: Any  # an OnboardReport (toolkit.ingress sits above this layer)
+    report: Any  # an OnboardReport (toolkit._ingress sits above this layer)
     partial: dict[Any, Any]
 
     def __init__(

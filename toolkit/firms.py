@@ -23,12 +23,12 @@ from urllib.parse import urlsplit
 
 import pandas as pd
 
-from toolkit.client import Client, read_env_file
-from toolkit.core.windows import Window, outside, to_utc
-from toolkit.egress import Export, SyncReport, read_sync, sync_status
+from toolkit._client import Client, read_env_file
+from toolkit._core.windows import Window, outside, to_utc
+from toolkit._egress import Export, SyncReport, read_sync, sync_status
+from toolkit._ingress import OnboardReport, read_table
+from toolkit._reconciliation import Reconciliation, reconcile
 from toolkit.errors import ConfigError, closest
-from toolkit.ingress import OnboardReport, read_table
-from toolkit.reconciliation import Reconciliation, reconcile
 
 __all__ = ["DEFAULT_SINCE", "STATUS_COLUMNS", "STEPS", "Firm", "Firms", "load", "status"]
 
@@ -66,7 +66,7 @@ class Firm:
     ``reconcile_options``: its ``reconcile`` table; ``after``: where the first sync starts, a UTC
     timestamp or a duration back from each sync such as ``"30D"``; ``sync_since``, its name
     before, is read one release with a warning). Dates are read as
-    :class:`~toolkit.core.windows.Window` reads them, once, when the file is loaded. The secret is
+    :class:`~toolkit._core.windows.Window` reads them, once, when the file is loaded. The secret is
     held by reference only (``env_file``: a ``.env`` read when the environment lacks the
     variable).
 
@@ -272,7 +272,7 @@ def _unknown(firm: str, key: str, known: Mapping[str, Any]) -> ConfigError:
 
 def _after(value: Any, where: str, now: pd.Timestamp | None = None) -> pd.Timestamp:
     """``after`` as a UTC timestamp: a duration back from ``now``, or the time given (a bare
-    day: its start, as :class:`~toolkit.core.windows.Window` reads it)."""
+    day: its start, as :class:`~toolkit._core.windows.Window` reads it)."""
     if isinstance(value, str) and _DURATION.fullmatch(value.strip()):
         back = pd.Timedelta(value)
         if back <= pd.Timedelta(0):

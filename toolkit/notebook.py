@@ -19,8 +19,8 @@ from urllib.parse import urlsplit
 
 from dotenv import find_dotenv
 
-from toolkit.client import Client
-from toolkit.core.settings import ENV_KEYS, read_env_file
+from toolkit._client import Client
+from toolkit._core.settings import ENV_KEYS, read_env_file
 from toolkit.errors import ConfigError
 
 if TYPE_CHECKING:

@@ -10,18 +10,18 @@ release-pending output tables, and the acknowledgement frame.
 ['L110']
 """
 
-from toolkit.core.failures import CHECKS, FAILURE_COLUMNS, empty_failures
-from toolkit.core.frames import coerce_ids
-from toolkit.egress.ack_schema import OUTCOMES, AcknowledgementSchema
-from toolkit.egress.schemas import (
+from toolkit._core.failures import CHECKS, FAILURE_COLUMNS, empty_failures
+from toolkit._core.frames import coerce_ids
+from toolkit._egress.ack_schema import OUTCOMES, AcknowledgementSchema
+from toolkit._egress.schemas import (
     ASSIGNED_BY,
     ExportCodesSchema,
     ExportEntriesSchema,
     PendingCodesSchema,
     PendingEntriesSchema,
 )
-from toolkit.ingress.checks import CheckResult, check, check_chunks, check_frame, format_failures
-from toolkit.ingress.models import (
+from toolkit._ingress.checks import CheckResult, check, check_chunks, check_frame, format_failures
+from toolkit._ingress.models import (
     BILLING_TYPES,
     CLIENT_TYPES,
     LOCALES,

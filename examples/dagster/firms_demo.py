@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from toolkit import Client
-from toolkit.demo import planted_billing_extract
+from toolkit._demo import planted_billing_extract
 from toolkit.sandbox import running
 
 HERE = Path(__file__).resolve().parent

@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import client_env
 from toolkit import Client, ConfigError, Interrupted, JournalInUseError
-from toolkit.bulk.runner import Call, Journal
+from toolkit._bulk.runner import Call, Journal
 
 JOURNAL_URL = "https://svc/api/v1/customers/c1/clients/import"
 
@@ -274,7 +274,7 @@ def test_a_second_process_on_the_same_journal_is_refused(tmp_path) -> None:
     first = Journal(tmp_path / "j.jsonl")
     try:
         code = (
-            "import sys; from toolkit.bulk.runner import Journal\n"
+            "import sys; from toolkit._bulk.runner import Journal\n"
             "try:\n    Journal(sys.argv[1])\nexcept Exception as e:\n    print(e); sys.exit(3)"
         )
         proc = subprocess.run(

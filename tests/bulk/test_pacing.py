@@ -14,11 +14,11 @@ import pandas as pd
 import pytest
 
 from toolkit import Client
-from toolkit.bulk.budget import Budget, Ticket
-from toolkit.bulk.budgets import Budgets, budgets_of
-from toolkit.bulk.hints import LimitHints, limit_hints
-from toolkit.bulk.pacer import Pacer
-from toolkit.core.http import Reply, _retry_after
+from toolkit._bulk.budget import Budget, Ticket
+from toolkit._bulk.budgets import Budgets, budgets_of
+from toolkit._bulk.hints import LimitHints, limit_hints
+from toolkit._bulk.pacer import Pacer
+from toolkit._core.http import Reply, _retry_after
 
 # the live cases check behaviour (every row through, few refused, never above the limit, one
 # budget shared); the rates they reach depend on the machine's load: they are asserted on the

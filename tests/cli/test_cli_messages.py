@@ -15,21 +15,21 @@ from typing import Any
 import pandas as pd
 import pytest
 
-import toolkit.cli as cli
+import toolkit._cli as cli
 import toolkit.sandbox
 from tests.conftest import write_client_env
-from toolkit.cli import app as cli_app
-from toolkit.cli import common as cli_common
-from toolkit.cli import export as cli_export
-from toolkit.cli import sync as cli_sync
-from toolkit.cli import validate as cli_validate
-from toolkit.cli.app import EXIT_CODES, main
-from toolkit.client import Client
-from toolkit.egress import DEFAULT_LAG
+from toolkit._cli import app as cli_app
+from toolkit._cli import common as cli_common
+from toolkit._cli import export as cli_export
+from toolkit._cli import sync as cli_sync
+from toolkit._cli import validate as cli_validate
+from toolkit._cli.app import EXIT_CODES, main
+from toolkit._client import Client
+from toolkit._egress import DEFAULT_LAG
+from toolkit._ingress import CODE_RANGE_POSTS
+from toolkit._ingress.readers import read_table
+from toolkit._reconciliation import COMPARISONS, FAILED_STATUSES
 from toolkit.errors import Interrupted
-from toolkit.ingress import CODE_RANGE_POSTS
-from toolkit.ingress.readers import read_table
-from toolkit.reconciliation import COMPARISONS, FAILED_STATUSES
 from toolkit.sandbox import Sandbox, write_env_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -358,10 +358,10 @@ def test_onboard_with_the_service_down_shows_the_data_errors(
 
 
 def test_the_command_line_entry_point_loads_no_pandas_before_its_handler() -> None:
-    code = "import sys, toolkit.cli; print('pandas' in sys.modules, 'pyarrow' in sys.modules)"
+    code = "import sys, toolkit._cli; print('pandas' in sys.modules, 'pyarrow' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert out.stdout.split() == ["False", "False"], out.stderr
-    assert "from toolkit.cli import console" in (REPO / "toolkit" / "__main__.py").read_text()
+    assert "from toolkit._cli import console" in (REPO / "toolkit" / "__main__.py").read_text()
 
 
 def test_help_of_toolkit_and_of_every_command_loads_neither_pandas_nor_pyarrow() -> None:
@@ -414,7 +414,7 @@ def test_ctrl_c_while_the_commands_load_exits_130_without_a_traceback() -> None:
     code = textwrap.dedent(
         """
         import os, signal, sys
-        import toolkit.cli as cli
+        import toolkit._cli as cli
         real = cli.import_module
         def interrupted_while_loading(name):
             os.kill(os.getpid(), signal.SIGINT)  # Ctrl+C while pandas loads

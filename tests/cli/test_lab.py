@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import toolkit.sandbox
-from toolkit.cli.app import main
+from toolkit._cli.app import main
 from toolkit.sandbox import Sandbox, write_env_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_lab_without_the_notebooks_extra_names_the_extra_and_exits_2(tmp_path: Path) -> None:
     blocked = (  # as if jupyterlab were not installed: its import fails
-        "import sys; sys.modules['jupyterlab'] = None; from toolkit.cli.app import main; "
+        "import sys; sys.modules['jupyterlab'] = None; from toolkit._cli.app import main; "
         "sys.exit(main(['lab']))"
     )
     done = subprocess.run(
@@ -91,7 +91,7 @@ def _capture_jupyter(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, str]]:
         calls.append(env)
         return 0
 
-    monkeypatch.setattr(subprocess, "call", call)  # what toolkit.cli.sandbox starts
+    monkeypatch.setattr(subprocess, "call", call)  # what toolkit._cli.sandbox starts
     return calls
 
 

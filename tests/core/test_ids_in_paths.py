@@ -64,8 +64,8 @@ def odd_firm(fresh_client, sandbox):  # noqa: ANN001, ANN201
 
 
 def test_the_toolkit_encodes_every_reserved_character_and_the_dot() -> None:
-    from toolkit.core.connection import Connection
-    from toolkit.core.settings import Settings
+    from toolkit._core.connection import Connection
+    from toolkit._core.settings import Settings
 
     conn = Connection(Settings("c", "i", "s", "http://a", "http://t", audience="a"))
     url = conn.url("import_code_ranges", initiativeExternalId="../a?b#c%d e")

@@ -9,8 +9,8 @@ import pyarrow as pa
 import pytest
 
 import toolkit
-import toolkit.ingress.validation as validation
-from toolkit.core.memory import returning_pool
+import toolkit._ingress.validation as validation
+from toolkit._core.memory import returning_pool
 
 try:
     pa.jemalloc_memory_pool()

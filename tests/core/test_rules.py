@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 import requests
 
-from toolkit.core.auth import Secret, TokenProvider
-from toolkit.core.connection import Connection
-from toolkit.core.http import Reply, _classify, _limit_headers, error_text, problem_of
-from toolkit.core.lock import FileLock
-from toolkit.core.settings import Settings
-from toolkit.core.windows import Window, _ambiguous_date, iso, to_utc
+from toolkit._core.auth import Secret, TokenProvider
+from toolkit._core.connection import Connection
+from toolkit._core.http import Reply, _classify, _limit_headers, error_text, problem_of
+from toolkit._core.lock import FileLock
+from toolkit._core.settings import Settings
+from toolkit._core.windows import Window, _ambiguous_date, iso, to_utc
 from toolkit.errors import ApiError, AuthError, ConfigError, Interrupted
 
 

@@ -16,10 +16,10 @@ import urllib3
 
 import toolkit
 from toolkit import Client
-from toolkit.cli.app import main
-from toolkit.core.auth import Secret
-from toolkit.core.connection import Connection
-from toolkit.core.settings import Settings, read_env_file
+from toolkit._cli.app import main
+from toolkit._core.auth import Secret
+from toolkit._core.connection import Connection
+from toolkit._core.settings import Settings, read_env_file
 from toolkit.errors import AuthError, ConfigError
 from toolkit.sandbox import Sandbox, write_env_file
 

@@ -1,4 +1,4 @@
-"""Dates as people write them: one release window (:class:`toolkit.core.windows.Window`) read the
+"""Dates as people write them: one release window (:class:`toolkit._core.windows.Window`) read the
 same way by export, sync, reconcile, the command line and ``firms.toml``: a bare day is its start
 as ``after`` and its end as ``on_or_before``; an ambiguous date (day first or month first) is
 refused by all of them, before any request; the window's old names warn at the caller's line."""
@@ -17,9 +17,9 @@ import pytest
 import toolkit
 from tests.conftest import write_client_env
 from toolkit import Client
-from toolkit.cli.app import main
-from toolkit.core.windows import RENAMED, Window, ambiguous_date_message, iso, to_utc
-from toolkit.egress import fetch, sync_status
+from toolkit._cli.app import main
+from toolkit._core.windows import RENAMED, Window, ambiguous_date_message, iso, to_utc
+from toolkit._egress import fetch, sync_status
 from toolkit.errors import ConfigError, ValidationError
 from toolkit.firms import load
 

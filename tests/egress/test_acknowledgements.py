@@ -1,4 +1,4 @@
-"""toolkit.egress.acknowledgements: the frame's ``errors`` are taken as given; a succeeded row
+"""toolkit._egress.acknowledgements: the frame's ``errors`` are taken as given; a succeeded row
 without ``externalId`` is sent without it; succeeded rows go through the batch route."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 
 from tests.proxy import DroppingProxy
 from toolkit import Client
-from toolkit.egress.ack_batch import item_status
-from toolkit.egress.acknowledgements import check_acknowledgements
+from toolkit._egress.ack_batch import item_status
+from toolkit._egress.acknowledgements import check_acknowledgements
 from toolkit.errors import InputWarning, Interrupted, ValidationError
 from toolkit.sandbox import Sandbox
 

@@ -19,11 +19,11 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from toolkit import Client, Export
-from toolkit.core.windows import TimeLike
-from toolkit.egress.fetch import export_entries
-from toolkit.egress.sync import PARTITION_COLS, _schemas, _write_window, read_sync, sync
+from toolkit._core.windows import TimeLike
+from toolkit._egress.fetch import export_entries
+from toolkit._egress.sync import PARTITION_COLS, _schemas, _write_window, read_sync, sync
+from toolkit._starring.operations import STARRED_COLUMNS, starred, starred_many
 from toolkit.errors import InputWarning
-from toolkit.starring.operations import STARRED_COLUMNS, starred, starred_many
 from toolkit.testing import fake_export_entries, fake_export_entry
 
 AT = datetime(2026, 11, 3, tzinfo=UTC)
@@ -74,7 +74,7 @@ def test_csv_keeps_work_date_as_a_day(export: Export, tmp_path: Path) -> None:
 
 
 def _synced(path: Path, records: list[dict[str, Any]]) -> Path:
-    from toolkit.egress.sync import create_tables
+    from toolkit._egress.sync import create_tables
 
     create_tables(path)
     _write_window(path, Export.from_records(records), _schemas(path), pd.Timestamp(AT))
@@ -281,7 +281,7 @@ def _old_tables(path: Path) -> None:
 def test_an_existing_int64_delta_table_keeps_working_and_a_fraction_stops_before_writing(
     tmp_path: Path,
 ) -> None:
-    from toolkit.egress.sync import widen_counts
+    from toolkit._egress.sync import widen_counts
     from toolkit.errors import ConfigError
 
     path = tmp_path / "time"

@@ -13,9 +13,9 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from toolkit.core.windows import MAX_WINDOWS, TimeLike, Window
-from toolkit.egress.export import Export
-from toolkit.egress.schemas import (
+from toolkit._core.windows import MAX_WINDOWS, TimeLike, Window
+from toolkit._egress.export import Export
+from toolkit._egress.schemas import (
     ExportCodesSchema,
     ExportEntriesSchema,
     PendingCodesSchema,

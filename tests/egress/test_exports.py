@@ -10,8 +10,8 @@ import pyarrow.dataset as ds
 import pytest
 
 from toolkit import Client, ValidationError, reconcile
-from toolkit.egress.schemas import ExportCodesSchema, ExportEntriesSchema
-from toolkit.egress.users import timekeeper_id
+from toolkit._egress.schemas import ExportCodesSchema, ExportEntriesSchema
+from toolkit._egress.users import timekeeper_id
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 T0 = datetime(2026, 10, 1, tzinfo=UTC)
@@ -249,8 +249,8 @@ def test_acknowledgement_failures_name_the_column_that_is_wrong(released) -> Non
 def test_long_operations_show_progress_by_default() -> None:
     import inspect
 
-    from toolkit.egress import fetch
-    from toolkit.egress import sync as syncing
+    from toolkit._egress import fetch
+    from toolkit._egress import sync as syncing
 
     for func in (fetch.export_entries, fetch.iter_export, fetch.export_to_parquet, syncing.sync):
         assert inspect.signature(func).parameters["progress"].default is True, func.__name__

@@ -12,10 +12,10 @@ import pandas as pd
 import pandera.errors
 import pytest
 
-from toolkit.egress import flatten as flatten_module
-from toolkit.egress.export import Export
-from toolkit.egress.flatten import FlattenError, flatten_export, flatten_pending
-from toolkit.egress.schemas import (
+from toolkit._egress import flatten as flatten_module
+from toolkit._egress.export import Export
+from toolkit._egress.flatten import FlattenError, flatten_export, flatten_pending
+from toolkit._egress.schemas import (
     ExportCodesSchema,
     ExportEntriesSchema,
     PendingCodesSchema,
@@ -562,7 +562,7 @@ def test_a_bad_timestamp_names_the_field_and_entry_not_pandas_hint() -> None:
 
 
 def test_a_malformed_export_answer_names_the_window(monkeypatch) -> None:
-    from toolkit.egress import fetch
+    from toolkit._egress import fetch
     from toolkit.errors import FlattenError
 
     class Conn:
@@ -624,7 +624,7 @@ def test_pieces_holding_other_unknown_fields_are_joined_without_reading_the_body
 
 
 def test_export_files_are_written_from_arrow_without_a_pandas_frame(monkeypatch, tmp_path) -> None:
-    from toolkit.egress import files
+    from toolkit._egress import files
 
     ex = Export.from_json(orjson.dumps(fake_export_entries(5, codes_per_entry=2, seed=2)))
 
@@ -634,7 +634,7 @@ def test_export_files_are_written_from_arrow_without_a_pandas_frame(monkeypatch,
 
     monkeypatch.setattr(flatten_module, "_pandas_frame", flatten_module._to_pandas, raising=False)
     monkeypatch.setattr(files, "_to_pandas", refuse)
-    monkeypatch.setattr("toolkit.egress.export._to_pandas", refuse)
+    monkeypatch.setattr("toolkit._egress.export._to_pandas", refuse)
     ex.to_parquet(tmp_path / "ds")
     ex.to_csv(tmp_path / "csv")
     assert len(Export.read_parquet(tmp_path / "ds")) == 5

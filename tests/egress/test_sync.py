@@ -20,11 +20,11 @@ from deltalake import DeltaTable
 import toolkit
 from tests.conftest import T0, client_env, kill_9_when, release_entries, write_client_env
 from toolkit import Client, ConcurrentWriteError, ConfigError
-from toolkit.cli.app import main
-from toolkit.core.connection import Connection
-from toolkit.egress import sync as syncing
-from toolkit.egress.export import Export
-from toolkit.egress.sync import (
+from toolkit._cli.app import main
+from toolkit._core.connection import Connection
+from toolkit._egress import sync as syncing
+from toolkit._egress.export import Export
+from toolkit._egress.sync import (
     LOCK_NAME,
     WATERMARK_KEY,
     SyncReport,
@@ -211,8 +211,8 @@ def test_engines_read_a_synced_table(firm_client: Client, sandbox, tmp_path: Pat
 
 
 def test_moved_workdate_moves_the_row_and_its_codes_to_the_new_partition(tmp_path: Path) -> None:
-    from toolkit.egress.export import Export
-    from toolkit.egress.sync import _schemas, _write_window, create_tables
+    from toolkit._egress.export import Export
+    from toolkit._egress.sync import _schemas, _write_window, create_tables
     from toolkit.testing import fake_export_entry
 
     path = create_tables(tmp_path / "time")
@@ -235,8 +235,8 @@ def test_moved_workdate_moves_the_row_and_its_codes_to_the_new_partition(tmp_pat
 
 
 def test_an_entry_without_workdate_is_updated_in_place_beside_dated_ones(tmp_path: Path) -> None:
-    from toolkit.egress.export import Export
-    from toolkit.egress.sync import _schemas, _write_window, create_tables
+    from toolkit._egress.export import Export
+    from toolkit._egress.sync import _schemas, _write_window, create_tables
     from toolkit.testing import fake_export_entry
 
     path = create_tables(tmp_path / "time")
@@ -584,9 +584,9 @@ def test_an_empty_sync_says_what_the_lag_holds_back(fresh_client: Client, tmp_pa
 def test_a_window_goes_from_arrow_to_delta_in_one_commit_per_table_without_pandas(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolkit.egress import export, files
-    from toolkit.egress.export import Export
-    from toolkit.egress.sync import _schemas, _write_window, create_tables
+    from toolkit._egress import export, files
+    from toolkit._egress.export import Export
+    from toolkit._egress.sync import _schemas, _write_window, create_tables
     from toolkit.testing import fake_export_entry
 
     def refuse(table: object) -> pd.DataFrame:
@@ -609,8 +609,8 @@ def test_a_window_goes_from_arrow_to_delta_in_one_commit_per_table_without_panda
 
 def test_a_batch_of_newer_ids_reads_no_stored_file(tmp_path: Path) -> None:
     """The lookups read only the files whose id statistics a batch's ids fall within."""
-    from toolkit.egress.export import Export
-    from toolkit.egress.sync import _schemas, _write_window, create_tables
+    from toolkit._egress.export import Export
+    from toolkit._egress.sync import _schemas, _write_window, create_tables
     from toolkit.testing import fake_export_entry
 
     path = create_tables(tmp_path / "time")
@@ -636,8 +636,8 @@ def test_a_batch_into_tables_whose_every_code_has_its_entry_reads_no_codes_file(
     tmp_path: Path,
 ) -> None:
     """While every codes commit has its entries commit, no batch looks codes up."""
-    from toolkit.egress.export import Export
-    from toolkit.egress.sync import _schemas, _write_window, create_tables
+    from toolkit._egress.export import Export
+    from toolkit._egress.sync import _schemas, _write_window, create_tables
     from toolkit.testing import fake_export_entry
 
     path = create_tables(tmp_path / "time")
@@ -656,8 +656,8 @@ def test_codes_a_killed_sync_left_are_replaced_by_every_later_batch(
 ) -> None:
     """A kill between a batch's codes commit and its entries commit leaves codes without their
     entry: every later batch looks them up, also after one that replaced only some of them."""
-    from toolkit.egress.export import Export
-    from toolkit.egress.sync import _schemas, _write_window, create_tables
+    from toolkit._egress.export import Export
+    from toolkit._egress.sync import _schemas, _write_window, create_tables
     from toolkit.testing import fake_export_entry
 
     class Killed(Exception):

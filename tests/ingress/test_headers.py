@@ -8,12 +8,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from toolkit.ingress.checks import check_frame
-from toolkit.ingress.hints import header_hint
-from toolkit.ingress.imports import onboard
-from toolkit.ingress.models import TABLES
-from toolkit.ingress.names import COLUMN_ALIASES, header_key
-from toolkit.ingress.validation import load_folder, validate
+from toolkit._ingress.checks import check_frame
+from toolkit._ingress.hints import header_hint
+from toolkit._ingress.imports import onboard
+from toolkit._ingress.models import TABLES
+from toolkit._ingress.names import COLUMN_ALIASES, header_key
+from toolkit._ingress.validation import load_folder, validate
 
 VALID: dict[str, dict[str, object]] = {
     "clients": {"externalId": "C-1", "name": "Acme", "callSign": "1", "description": "Widgets"},

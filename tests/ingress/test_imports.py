@@ -14,9 +14,9 @@ import pytest
 
 from tests.conftest import client_env, kill_9_when, settle
 from toolkit import Client, ValidationError, load_folder, validate
-from toolkit.bulk.runner import Journal, not_sent
-from toolkit.core.http import Reply
-from toolkit.ingress.ranges import merge_parts
+from toolkit._bulk.runner import Journal, not_sent
+from toolkit._core.http import Reply
+from toolkit._ingress.ranges import merge_parts
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_data"
@@ -707,7 +707,7 @@ def test_the_import_options_are_the_keywords_of_import_table() -> None:
     import inspect
     import typing
 
-    from toolkit.ingress.imports import ImportOptions, import_table
+    from toolkit._ingress.imports import ImportOptions, import_table
 
     keywords = {
         name: p.annotation
@@ -739,7 +739,7 @@ def _journal_lines(path: Path) -> list[dict[str, object]]:
 def test_import_clients_and_onboard_of_clients_run_the_same_code(
     sandbox, tmp_path, monkeypatch
 ) -> None:
-    from toolkit.ingress import imports
+    from toolkit._ingress import imports
 
     runs: list[list[str]] = []
     original = imports._send

@@ -12,12 +12,12 @@ import pyarrow as pa
 import pytest
 
 from toolkit import Client, ValidationError, load_folder
+from toolkit._ingress.checks import check, check_frame
+from toolkit._ingress.chunking import with_lines
+from toolkit._ingress.readers import read_table
+from toolkit._ingress.text import MAX_CELL
+from toolkit._ingress.validation import validate
 from toolkit.errors import InputWarning
-from toolkit.ingress.checks import check, check_frame
-from toolkit.ingress.chunking import with_lines
-from toolkit.ingress.readers import read_table
-from toolkit.ingress.text import MAX_CELL
-from toolkit.ingress.validation import validate
 
 
 def _clients(ids: list[str], names: list[str] | None = None) -> pd.DataFrame:

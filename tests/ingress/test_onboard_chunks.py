@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from toolkit import Client
-from toolkit.ingress import chunking, csv_reader, readers
-from toolkit.ingress.validation import folder_sources, validate
+from toolkit._ingress import chunking, csv_reader, readers
+from toolkit._ingress.validation import folder_sources, validate
 from toolkit.sandbox import Sandbox
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"

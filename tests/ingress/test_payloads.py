@@ -1,4 +1,4 @@
-"""toolkit.ingress.payloads: checked frames -> JSON bodies exactly as the spec's field tables."""
+"""toolkit._ingress.payloads: checked frames -> JSON bodies exactly as the spec's field tables."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from toolkit.bulk.journal import payload_hash
-from toolkit.ingress import payloads
-from toolkit.ingress.payloads import (
+from toolkit._bulk.journal import payload_hash
+from toolkit._ingress import payloads
+from toolkit._ingress.payloads import (
     CodeRangePayload,
     to_code_range_payloads,
     to_payloads,
 )
-from toolkit.ingress.validation import load_folder, validate
+from toolkit._ingress.validation import load_folder, validate
 from toolkit.schemas import TABLES, check
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"

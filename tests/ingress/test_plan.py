@@ -21,12 +21,12 @@ import pytest
 
 from tests.conftest import client_env, kill_9_when, settle, write_client_env
 from toolkit import Client
-from toolkit.bulk.journal import read_ledger
-from toolkit.cli import main
-from toolkit.cli import onboard as cli_onboard
-from toolkit.core.failures import row_warnings
+from toolkit._bulk.journal import read_ledger
+from toolkit._cli import main
+from toolkit._cli import onboard as cli_onboard
+from toolkit._core.failures import row_warnings
+from toolkit._ingress.plan import call_batches, table_calls
 from toolkit.errors import ConfigError
-from toolkit.ingress.plan import call_batches, table_calls
 from toolkit.sandbox import Sandbox, write_env_file
 
 REPO = Path(__file__).resolve().parents[2]

@@ -8,12 +8,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from toolkit._ingress.chunking import line_numbers, with_lines
+from toolkit._ingress.names import table_for
+from toolkit._ingress.readers import read_table
+from toolkit._ingress.validation import load_folder, validate
+from toolkit._ingress.writer import write_table
 from toolkit.errors import ConfigError, InputWarning
-from toolkit.ingress.chunking import line_numbers, with_lines
-from toolkit.ingress.names import table_for
-from toolkit.ingress.readers import read_table
-from toolkit.ingress.validation import load_folder, validate
-from toolkit.ingress.writer import write_table
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 IMPORT_FILES = ("clients", "initiatives", "code_types", "codes", "code_ranges")
@@ -179,9 +179,9 @@ def test_an_unknown_output_format_is_refused(tmp_path) -> None:
 
 
 def test_one_bad_byte_keeps_the_file_utf8_and_names_the_line(tmp_path: Path) -> None:
+    from toolkit._ingress.readers import read_table
+    from toolkit._ingress.validation import load_folder
     from toolkit.errors import InputWarning
-    from toolkit.ingress.readers import read_table
-    from toolkit.ingress.validation import load_folder
 
     f = tmp_path / "clients.csv"
     f.write_bytes(
@@ -201,8 +201,8 @@ def test_one_bad_byte_keeps_the_file_utf8_and_names_the_line(tmp_path: Path) -> 
 
 
 def test_a_windows_1252_file_still_falls_back_with_a_warning(tmp_path: Path) -> None:
+    from toolkit._ingress.readers import read_table
     from toolkit.errors import InputWarning
-    from toolkit.ingress.readers import read_table
 
     f = tmp_path / "clients.csv"
     f.write_bytes("externalId,name\nC-1,Müller & Søn GmbH\n".encode("cp1252"))

@@ -17,11 +17,11 @@ import pyarrow.parquet as pq
 import pytest
 from openpyxl import Workbook, load_workbook
 
+from toolkit._ingress import chunking, readers, sheet_reader
+from toolkit._ingress.chunking import line_numbers
+from toolkit._ingress.readers import TableFile, read_chunks, read_table, read_workbook
+from toolkit._ingress.validation import folder_sources, validate
 from toolkit.errors import ConfigError
-from toolkit.ingress import chunking, readers, sheet_reader
-from toolkit.ingress.chunking import line_numbers
-from toolkit.ingress.readers import TableFile, read_chunks, read_table, read_workbook
-from toolkit.ingress.validation import folder_sources, validate
 
 #: What a data cell may hold: nothing, blank or padded text, numbers (2.0 is read as 2), booleans,
 #: dates and times, and an error (openpyxl writes "#DIV/0!" as an error cell).

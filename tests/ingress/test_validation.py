@@ -1,4 +1,4 @@
-"""toolkit.ingress.validation: whole-firm validation, cross-table references, load_folder."""
+"""toolkit._ingress.validation: whole-firm validation, cross-table references, load_folder."""
 
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ import pandas as pd
 import pytest
 from pandera.errors import SchemaErrors, SchemaWarning
 
-from toolkit.cli import app as cli_app
-from toolkit.core.failures import check_name
+from toolkit._cli import app as cli_app
+from toolkit._core.failures import check_name
+from toolkit._ingress import chunking, readers, validation
+from toolkit._ingress.checks import check_frame
+from toolkit._ingress.validation import ValidationReport, folder_sources, load_folder, validate
 from toolkit.errors import ConfigError, ValidationError
-from toolkit.ingress import chunking, readers, validation
-from toolkit.ingress.checks import check_frame
-from toolkit.ingress.validation import ValidationReport, folder_sources, load_folder, validate
 from toolkit.schemas import FAILURE_COLUMNS, TABLES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -650,7 +650,7 @@ def test_failure_rows_are_nullable_integers_and_messages_name_the_lines(tmp_path
 
 
 def test_a_frame_built_in_pandas_names_rows_in_messages() -> None:
-    from toolkit.ingress.checks import check_frame
+    from toolkit._ingress.checks import check_frame
 
     df = pd.DataFrame(
         {

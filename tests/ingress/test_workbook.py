@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 from openpyxl import load_workbook
 
-from toolkit.cli.app import main
+from toolkit._cli.app import main
+from toolkit._ingress.models import TABLES
+from toolkit._ingress.readers import read_table, read_workbook
+from toolkit._ingress.validation import load_folder, validate
+from toolkit._ingress.workbook import ERROR_FILL, WARNING_FILL
 from toolkit.errors import ConfigError, InputWarning
-from toolkit.ingress.models import TABLES
-from toolkit.ingress.readers import read_table, read_workbook
-from toolkit.ingress.validation import load_folder, validate
-from toolkit.ingress.workbook import ERROR_FILL, WARNING_FILL
 
 BROKEN = Path(__file__).resolve().parents[2] / "sample_data" / "broken"
 

@@ -1,4 +1,4 @@
-"""Reconcile exported time entries with a billing extract (toolkit.reconciliation)."""
+"""Reconcile exported time entries with a billing extract (toolkit._reconciliation)."""
 
 from __future__ import annotations
 
@@ -15,18 +15,18 @@ import pyarrow as pa
 import pytest
 
 import toolkit
-import toolkit.reconciliation.api as reconcile_module
-from toolkit.cli.app import main
-from toolkit.errors import ConfigError, DuplicateKeyError, MissingColumnError, ValidationError
-from toolkit.reconciliation import (
+import toolkit._reconciliation.api as reconcile_module
+from toolkit._cli.app import main
+from toolkit._reconciliation import (
     Reconciliation,
     acknowledgements_from_rows,
     reconcile,
     spoken_as_cli,
 )
-from toolkit.reconciliation.classify import ROW_COLUMNS, STATUSES
-from toolkit.reconciliation.messages import advise
-from toolkit.reconciliation.result import ACKNOWLEDGE_COLUMNS
+from toolkit._reconciliation.classify import ROW_COLUMNS, STATUSES
+from toolkit._reconciliation.messages import advise
+from toolkit._reconciliation.result import ACKNOWLEDGE_COLUMNS
+from toolkit.errors import ConfigError, DuplicateKeyError, MissingColumnError, ValidationError
 
 UTC = pd.Timestamp("2024-03-05T10:00:00Z")
 
@@ -455,7 +455,7 @@ def test_failed_carries_reasons_and_no_external_id(rec: Reconciliation) -> None:
 
 
 def test_to_acknowledge_frame_passes_the_acknowledge_checks(rec: Reconciliation) -> None:
-    from toolkit.egress.acknowledgements import check_acknowledgements
+    from toolkit._egress.acknowledgements import check_acknowledgements
 
     checked = check_acknowledgements(rec.to_acknowledge())
     assert checked["entryId"].tolist() == ["e1", "e2", "e3", "e4", "e5", "e6"]
@@ -849,7 +849,7 @@ def test_every_timestamp_of_the_result_is_in_microseconds(rec: Reconciliation) -
 
 
 def test_rows_written_before_the_rename_still_read_as_a_reconciliation() -> None:
-    from toolkit.reconciliation import acknowledgements_from_rows, is_reconciliation
+    from toolkit._reconciliation import acknowledgements_from_rows, is_reconciliation
 
     old = pd.DataFrame(
         {

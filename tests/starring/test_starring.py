@@ -9,13 +9,13 @@ import pandas as pd
 import pytest
 
 from toolkit import Client, ConflictError, NotFoundError, load_folder
-from toolkit.errors import ConfigError, PaginationError
-from toolkit.starring.operations import (
+from toolkit._starring.operations import (
     INITIATIVE_ACCESS_DENIED,
     INITIATIVE_INACTIVE,
     INITIATIVE_NOT_FOUND,
     ITEM_ERRORS,
 )
+from toolkit.errors import ConfigError, PaginationError
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 

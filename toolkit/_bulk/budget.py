@@ -1,0 +1,764 @@
+"""The budget of one service: its limit, learned from the answers, shared by every run over it.
+
+A :class:`Budget` is non-blocking (it runs on a simulated clock as well); its states (``start``,
+``seek``, ``cruise``), in-flight bound and pauses are described in docs/toolkit.md ("Pacing").
+:func:`~toolkit._bulk.budgets.budgets_of` gives a connection's budgets.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from toolkit._bulk.hints import LimitHints
+
+__all__ = [
+    "HEADROOM",
+    "IDLE",
+    "THROTTLE_STATUSES",
+    "Budget",
+    "Ticket",
+]
+
+#: Answers that slow the pace down.
+THROTTLE_STATUSES = (429, 503)
+
+#: The pace as a share of the measured limit.
+HEADROOM = 0.96
+
+#: Seconds without a request after which a budget forgets what it learned.
+IDLE = 10.0
+
+_MIN_RATE = 0.2  # requests per second: the slowest pace
+_QUOTA_HEADROOM = 0.98  # the pace's share of a quota window's rate
+_ROUND = 0.25  # seconds: the shortest hold of a seek
+_LONG_WAIT = 2.5  # a wait this long (seconds) with nothing remaining pauses every run
+_DRY = 1.0  # refusals (3 or more) and no accepted answer for this long: the quota is used up
+_PROBE_HOLD = 2.0  # quiet seconds before the pace probes beyond the last refused one...
+_PROBE_REQUESTS = 50  # ... or this many requests at the pace, if that is longer
+_PROBE = 0.05  # then it steps up 5%, each step held _PROBE_STEP s (or _PROBE_STEP_REQUESTS
+_PROBE_STEP = 0.25  # requests), and each that holds is followed by one twice as large, at
+_PROBE_STEP_REQUESTS = 4  # most _PROBE_MAX (BBR's probe, in steps)
+_PROBE_MAX = 0.5
+_LIMIT_PROBE = 1.5  # quiet seconds before the in-flight bound probes one higher
+_DENSE = 0.1  # refused share of late: over a limit that binds, the accepted rate is the limit
+_SAMPLE = 30  # answers (and at least _SAMPLE_SECONDS) in one sample of the refusal share
+_SAMPLE_SECONDS = 0.25
+_PROBE_EVERY = 5.0  # seconds: at most one probe at half the pace to test refusals
+_WINDOW = 2.0  # seconds of answers the measured rate is read from
+_NOISE = 0.02  # refusals (a share of the last _WINDOW's answers) a pace in cruise shrugs off
+_WIDEST = 0.92  # the widest spacing margin: the pace's least share of the estimate
+
+
+@dataclass(frozen=True)
+class Ticket:
+    """One request let through by a budget; hand it back with the answer.
+
+    Attributes:
+        budget: the budget that let it through; ``sent``: when (the budget's clock).
+        in_flight, epoch: the budget's requests in flight (itself included) and reaction count
+            when it left (a refusal reacts once); ``outage``: the run's count of outage waits.
+        early: it left less than an interval after the one before (catching up a late slot).
+        cap: the concurrency cap the budget supposed when it left (``None``: none).
+    """
+
+    budget: Budget
+    sent: float
+    in_flight: int
+    epoch: int
+    outage: int = 0
+    early: bool = False
+    cap: int | None = None
+
+
+class Budget:
+    """The pace of one service for one connection, learned from the answers.
+
+    Thread-safe: every method takes :attr:`cond`; none blocks (:meth:`delay`, :meth:`take`).
+
+    Args:
+        clock: monotonic seconds.
+
+    Example:
+        >>> budget = Budget()
+        >>> budget.delay(), budget.answer(budget.take(), 201), budget.phase, budget.in_flight
+        (0.0, None, 'start', 0)
+    """
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.cond = threading.Condition()
+        self._clock = clock
+        #: share of answers refused whatever the pace: faults, not a limit (0: none seen).
+        self.noise = self._noise_found = 0.0
+        # refusals that do not fall when the pace halves are not a limit (:meth:`_count`)
+        self._sample = (clock(), 0, 0)  # its start, answers, refused
+        self._suspect = (0, 0)  # answers and refusals in cruise since the last probe
+        self._probe: float | None = None  # the pace before a probe at half of it
+        self._probed = -math.inf
+        self._forget(clock())
+
+    def _forget(self, now: float) -> None:
+        #: the pace in requests per second (``None``: unpaced).
+        self.rate: float | None = None
+        #: the measured limit in requests per second (``None``: not known yet).
+        self.estimate: float | None = None
+        #: ``start``, ``seek`` or ``cruise``.
+        self.phase = "start"
+        #: the bound on requests in flight (``None``: the workers are the only bound).
+        self.limit: int | None = 1
+        #: requests let through and not answered yet.
+        self.in_flight = 0
+        #: until when every run of the budget waits (the budget's clock).
+        self.paused_until = now
+        self._slow_start = True
+        # the start's trial of its first refusals: since, answers, refused, the unpaced share
+        # (``None``: not halved yet) and the last refused request
+        self._trial: tuple[float, int, int, float | None, Ticket | None] | None = None
+        self._most_ok = 0  # the most requests in flight that went through
+        self._round_oks = 0  # accepted answers since the in-flight bound last grew
+        self._fresh = False
+        self._w_max = 0.0  # the estimate at the last refusal in cruise
+        self._base: float | None = None  # a probe's last step that held (None: no probe)
+        self._step = (now, 0.0, 0.0)  # a probe's step: since, gain, the pace it started from
+        self._headroom = HEADROOM  # the pace's share of the estimate (1 for a quota window)
+        self._held: float | None = None  # the pace a probe started from (it held a whole hold)
+        self._burst = 0  # answers accepted before the first refusal
+        self._slack = 0.5  # of an interval: how early a late worker may catch up a slot
+        self._rate_limited = False  # no concurrency cap: refused within the supposed cap
+        self._cap: int | None = None  # the concurrency cap the refusals suggest
+        self._within_ok = self._within_refused = 0  # answers to requests within it
+        self._capped_ok = 0  # accepted answers to requests sent under a supposed cap
+        self._ok_at: dict[int, int] = {}  # accepted and refused requests within it, by the
+        self._refused_at: dict[int, int] = {}  # count in flight when they left
+        self._next = now
+        self._epoch = 0
+        self._started = now
+        self._last_send = now
+        self._cycle_start, self._cycle_oks = now, 0
+        self._ok: deque[float] = deque()  # times of accepted answers, the last _WINDOW seconds
+        self._no: deque[float] = deque()  # times of refusals, the last _WINDOW seconds
+        self._oks = 0  # accepted answers in all
+        self._last_ok = now
+        self._dry = 0  # refusals since the last accepted answer
+        self._reacted_at: float | None = None
+        self._reacted_at_cruise = now  # when the pace last entered cruise
+        self._oks_at_reaction = 0
+        self._sent_at_reaction = 0
+        self._quiet_since = now  # the last refusal (or the start)
+        self._grown_at = now
+        self._dry_pauses = 0  # pauses in a row with no accepted answer between them
+        # seek: counting from the first refusal of the hold
+        self._seek_from: float | None = None
+        self._hold_from, self._hold_oks, self._hold_sent = now, 0, 0
+        self._stalls = 0  # holds in a row that could not keep their pace
+        self._sent = 0
+        self._seek_lo: float | None = None  # a pace that drew no refusal
+        self._seek_hi: float | None = None  # a pace that did
+        self._seek_nos = 0  # refusals in the seek
+        self._seek_until = now
+        # latency of accepted answers, and the in-flight bound's last change
+        self._latency: deque[float] = deque(maxlen=64)
+        self._latency_floor: float | None = None
+        self._limit_at = now
+        self._limit_hit = -math.inf  # when a request last waited for the in-flight bound
+        self._hint_rate: float | None = None
+        #: how many times every run of the budget was paused.
+        self.counts_pauses = 0
+        self._longest_reset = 0.0
+
+    def __repr__(self) -> str:
+        rate = "unpaced" if self.rate is None else f"{self.rate:.1f}/s"
+        limit = "-" if self.limit is None else str(self.limit)
+        return f"Budget(phase={self.phase!r}, rate={rate}, in_flight_limit={limit})"
+
+    def delay(self, now: float | None = None) -> float:
+        """Seconds until a request may leave (0: now; ``math.inf``: when one is answered).
+
+        Args:
+            now: the budget's clock (default: read it).
+
+        Returns:
+            The wait.
+        """
+        with self.cond:
+            now = self._clock() if now is None else now
+            if self.in_flight == 0 and now - max(self._last_send, self.paused_until) > IDLE:
+                if self.phase != "start" or self.limit != 1:
+                    self._forget(now)
+            if now < self.paused_until:
+                return self.paused_until - now
+            if self.limit is not None and self.in_flight >= self.limit:
+                self._limit_hit = now
+                return math.inf
+            if self.rate is None:
+                return 0.0
+            self._grow(now)
+            assert self.rate is not None
+            slot = max(self._next, now - self._slack / self.rate)
+            return max(0.0, slot - now)
+
+    def take(self, now: float | None = None) -> Ticket:
+        """Let one request leave now (after :meth:`delay` said 0).
+
+        Args:
+            now: the budget's clock (default: read it).
+
+        Returns:
+            The request's ticket.
+        """
+        with self.cond:
+            now = self._clock() if now is None else now
+            early = False
+            if self.rate is not None:
+                # a late worker catches its slot up by the slack: no two leave (1 - slack) apart
+                self._next = max(self._next, now - self._slack / self.rate) + 1.0 / self.rate
+                early = now - self._last_send < 0.95 / self.rate
+            self.in_flight += 1
+            self._sent += 1
+            self._last_send = now
+            return Ticket(self, now, self.in_flight, self._epoch, early=early, cap=self._cap)
+
+    def answer(
+        self,
+        ticket: Ticket,
+        status: int | None,
+        *,
+        retry_after: float | None = None,
+        hints: LimitHints | None = None,
+        now: float | None = None,
+    ) -> None:
+        """Learn from the answer to one request.
+
+        Args:
+            ticket: what :meth:`take` returned for it.
+            status: its HTTP status (``None``: no answer came, or it was not sent).
+            retry_after: seconds of its ``Retry-After``, when it had one.
+            hints: what its rate limit headers said.
+            now: the budget's clock (default: read it).
+        """
+        with self.cond:
+            now = self._clock() if now is None else now
+            self.in_flight = max(0, self.in_flight - 1)
+            probing = self._base is not None  # a refusal then is the probe's price, not noise
+            if hints is not None:
+                self._learn_hints(hints)
+            if status is None:
+                pass  # no answer: nothing to learn about the limit
+            elif status in THROTTLE_STATUSES:
+                wait = retry_after
+                if hints is not None and hints.remaining == 0:
+                    wait = max(wait or 0.0, hints.reset or 0.0)
+                    if wait >= _LONG_WAIT:  # the service says its quota is spent until then
+                        self._pause(now, wait)
+                        self.cond.notify_all()
+                        return
+                if retry_after is None or retry_after > 0:  # "Retry-After: 0": go on
+                    self._dry += 1
+                    self._no.append(now)
+                    if not self._random(now):
+                        self._refused(now, ticket, wait)
+            elif status < 500:  # through the limiter (a 5xx is no signal of the pace)
+                self._accepted(now, ticket)
+            if status is not None:
+                self._count(now, status if not probing else 200)
+                self._tried(now, ticket, status in THROTTLE_STATUSES)
+            self.cond.notify_all()
+
+    def _count_since(self, start: float) -> int:
+        """Accepted answers since ``start`` (at most :data:`_WINDOW` seconds ago)."""
+        return len(self._ok) - bisect.bisect_left(self._ok, start)
+
+    def _recent(self, now: float) -> int:
+        """Accepted answers in the last :data:`_WINDOW` seconds."""
+        while self._ok and self._ok[0] < now - _WINDOW:
+            self._ok.popleft()
+        while self._no and self._no[0] < now - _WINDOW:
+            self._no.popleft()
+        return len(self._ok)
+
+    def _accepted(self, now: float, ticket: Ticket) -> None:
+        self._ok.append(now)
+        self._most_ok = max(self._most_ok, ticket.in_flight)
+        self._recent(now)
+        self._oks += 1
+        self._last_ok = now
+        self._dry = 0
+        if self._cap is not None and ticket.in_flight <= self._cap:
+            self._within_ok += 1
+        if ticket.cap is not None:
+            self._capped_ok += 1
+            if self._capped_ok == 1 and self._cap is not None and self.limit is not None:
+                self.limit = max(self.limit, self._cap)  # a cap: the test request went through
+            self._ok_at[ticket.in_flight] = self._ok_at.get(ticket.in_flight, 0) + 1
+        latency = now - ticket.sent
+        self._latency.append(latency)
+        if self._latency_floor is None or latency < self._latency_floor:
+            self._latency_floor = latency
+        if self._slow_start and self.limit is not None:
+            # one more in flight per round trip (a window's worth of answers), as Vector's
+            # adaptive request concurrency grows (those in flight when a burst ends are refused)
+            self._round_oks += 1
+            if self._round_oks <= self.limit:  # (the first after two answers alone)
+                return self._after_accepted(now)
+            self._round_oks = 0
+            self.limit += 1
+            if self.limit >= 64:
+                self.limit, self._slow_start = None, False
+        self._after_accepted(now)
+
+    def _after_accepted(self, now: float) -> None:
+        if self.phase == "seek":
+            self._seek_check(now)
+        self._gradient(now)
+
+    def _refused(self, now: float, ticket: Ticket, wait: float | None) -> None:
+        if self.phase == "start" and self._oks == 0 and len(self._no) < 2 and ticket.in_flight <= 1:
+            return  # the first answer refused: a fault, or a limit the next answers tell
+        noise = self._noise(now)
+        if not noise:
+            self._quiet_since = now
+        if self.phase == "start" and ticket.epoch == self._epoch and self._cap is None:
+            if ticket.in_flight < self._most_ok or self._trial is not None:
+                return self._try(now, ticket)  # as many went through before
+        crowded = self._bound_in_flight(now, ticket)
+        if ticket.epoch != self._epoch and self.phase != "start":
+            return  # sent before the last reaction: accounted for
+        if self._probe is not None:
+            return  # a probe below the pace: its sample judges it
+        # refusals in a row and nothing through for a few intervals (at most _DRY): the quota
+        # is used up (a fixed window). A wait alone is the refused request's, not the run's
+        dry = min(_DRY, max(_ROUND, 3.0 / (self.rate or math.inf)))
+        used_up = self.phase != "start" and (
+            (self._dry >= 3 and now - self._last_ok >= dry)
+            or (self._headroom == _QUOTA_HEADROOM and self._dry >= 2 and bool(wait))
+        )
+        if used_up:
+            self._pause(now, wait)
+        elif crowded:  # too many in flight: the bound answers it, not the pace
+            self._epoch += 1
+        elif self._stalled(now - ticket.sent):
+            pass  # it waited far longer than answers do: bunched up behind a stall, no evidence
+        elif self._spaced(now, ticket, noise):
+            pass  # the spacing's, not the pace's
+        elif self.phase == "seek":
+            self._seek_refused(now)
+        elif self.phase == "start":
+            self._try(now, ticket)
+        elif not noise or self._base is not None:  # a probe ends at its first refusal
+            self._react(now)
+
+    def _spaced(self, now: float, ticket: Ticket, noise: bool) -> bool:
+        """Whether a refusal is the spacing's, not the pace's (a limiter with no burst refuses a
+        request that comes less than its interval after the one before); then it tightens.
+        Refused catching up a late slot: late workers catch up less. Refused alone in cruise
+        since a probe started from a pace that held a whole hold (not the probe's, nor noise):
+        above that pace (back toward a step a late send may have let hold), back to it, and no
+        further; at or below it, the arrivals wobbled by more than the margin, which widens."""
+        held, rate, estimate = self._held, self.rate, self.estimate
+        if ticket.early and self._slack > 0.02:
+            self._slack /= 4
+        elif held is None or rate is None or estimate is None or self._base is not None:
+            return False
+        elif self.phase != "cruise" or noise or not self._alone(now):
+            return False
+        elif rate > 1.001 * held:
+            self.estimate = self._w_max = held / self._headroom
+            self._set_rate(held, now)
+        elif _WIDEST < self._headroom < _QUOTA_HEADROOM:  # (a quota refills whatever the spacing)
+            self._headroom = max(_WIDEST, self._headroom - (1.0 - HEADROOM) / 2)
+            self._set_rate(self._headroom * estimate, now)
+        else:
+            return False
+        self._next = max(self._next, now + 1.0 / (self.rate or 1.0))
+        self._epoch += 1
+        return True
+
+    def _try(self, now: float, ticket: Ticket) -> None:
+        """Start the trial of the start's first refusals (a limit, or random? :meth:`_tried`),
+        the in-flight bound growing again as answers go through: measured at one request in
+        flight, the pace the trial halves would be a latency's, not the service's."""
+        if self._trial is None:
+            first = min(self._dry, 3) - 2  # (refusals in a row before it: evidence)
+            self._trial, self._slow_start = (now, first, first, None, ticket), True
+
+    def _tried(self, now: float, ticket: Ticket, refused: bool) -> None:
+        """Count an answer in the start's trial of its first refusals; judge it when full: 3
+        refusals in a row are a limit's; fewer, the pace halves, and 3 refusals within 20
+        expected at the share seen are random (:attr:`noise`), none of them a limit's."""
+        if self._trial is None or self.phase != "start":
+            return
+        since, answers, no, share, last = self._trial
+        if share is not None and ticket.sent < since:
+            return  # sent before the pace halved
+        answers, no = answers + 1, no + refused
+        last = ticket if refused else last
+        self._trial = (since, answers, no, share, last)
+        if share is None and 3.6 * no >= 3.0 + 2.1 * answers:
+            self._limited(now, None)
+            return
+        if share is None:
+            if answers >= 40 and 2 * no > answers:
+                self._limited(now, last)  # more than half refused: no fault is that common
+            elif answers >= 40:  # halve the pace (and below what went through): a test
+                self._trial = (now, 0, 0, no / answers, last)
+                pace = min(0.5 * answers, 0.8 * (answers - no)) / max(now - since, 1e-3)
+                self._set_rate(pace, now)
+        elif no >= 3:
+            self.noise = self._noise_found = min(0.5, max(share, no / answers))
+            self._forget(now)
+        elif answers >= min(300.0, 20.0 / max(share, 1e-3)):
+            self._limited(now, last)  # they fell with the pace: a limit, or a cap
+
+    def _limited(self, now: float, ticket: Ticket | None) -> None:
+        """The trial's refusals are a rate limit's, or a cap's (by the last one, when given)."""
+        self._trial, self.rate = None, None
+        if ticket is not None and self._bound_in_flight(now, ticket):
+            self._epoch += 1
+            return
+        self._rate_limited, self._cap, self.limit = True, None, None
+        self._react(now)
+
+    def _random(self, now: float) -> bool:
+        """Whether a refusal is one of the random ones (:attr:`noise`) the pace cannot help."""
+        if not self.noise:
+            return False
+        answers = self._recent(now) + len(self._no)
+        expected = self.noise * answers
+        limit = 1.5 * expected + 2.0 * math.sqrt(expected) + 2.0
+        # most refused is a limit's, once there are answers enough to tell (a few are not)
+        return len(self._no) <= (limit if answers < 10 else min(limit, 0.6 * answers))
+
+    def _count(self, now: float, status: int) -> None:
+        """Count one answer in the current sample; judge the sample when it is full."""
+        start, answers, refused = self._sample
+        answers, refused = answers + 1, refused + (status in THROTTLE_STATUSES)
+        span = now - start
+        full = (answers >= _SAMPLE and span >= _SAMPLE_SECONDS) or (answers >= 10 and span >= 1)
+        if not (answers >= 60 or span >= 3.0 if self._probe is not None else full):
+            self._sample = (start, answers, refused)
+            return
+        self._sample = (now, 0, 0)
+        share = refused / answers
+        if self.noise:  # follow the random share (never above the share found)
+            self.noise = min(self._noise_found, 0.9 * self.noise + 0.1 * share)
+            self.noise = 0.0 if self.noise < 0.005 else self.noise
+        seen, no = self._suspect[0] + answers, self._suspect[1] + refused
+        if self._probe is not None:
+            self._probe, before = None, self._suspect[1] / max(self._suspect[0], 1)
+            self._suspect = (0, 0)
+            if max(1.0, 0.25 * before * answers) <= refused <= (2 * before + 0.05) * answers:
+                if not self.noise:  # what was learned was learned from random refusals
+                    self._forget(now)
+                self.noise = self._noise_found = min(0.5, max(self.noise, before, share))
+            return  # else the pace goes back toward the last refused one
+        if self.phase != "cruise" or now - self._reacted_at_cruise < span:
+            return
+        self._suspect = (seen, no)
+        if no >= 4 and 0.02 <= no / seen <= 0.5 and now - self._probed >= _PROBE_EVERY:
+            assert self.rate is not None
+            self._probe, self._probed = self.rate, now
+            self.estimate = 0.5 * self.rate / self._headroom
+            self._set_rate(0.5 * self.rate, now)
+            self._epoch += 1
+
+    def _noise(self, now: float) -> bool:
+        """Whether a refusal in cruise is one of a few (at most 2% of the answers of late),
+        and alone (none in the last 4 intervals: refusals in a row are a limit's; at 5% random
+        faults one falls within 20 intervals of the one before two times in three)."""
+        if self.phase != "cruise" or self.rate is None:
+            return False
+        recent = self._recent(now)
+        return self._alone(now) and len(self._no) <= _NOISE * (recent + len(self._no))
+
+    def _alone(self, now: float) -> bool:
+        """Whether a refusal came with none in the last 4 intervals."""
+        return len(self._no) < 2 or now - self._no[-2] >= 4.0 / (self.rate or 1.0)
+
+    def _stalled(self, latency: float) -> bool:
+        """Whether a request took far longer than answers usually do (a stall on the way)."""
+        if len(self._latency) < 8:
+            return False
+        typical = sorted(self._latency)[len(self._latency) // 2]
+        return latency > max(4 * typical, typical + 0.05)
+
+    def _react(self, now: float) -> None:
+        """One reaction to a refusal in ``start`` or ``cruise``."""
+        self._epoch += 1
+        previous, oks_then = self._reacted_at, self._oks_at_reaction
+        self._reacted_at, self._oks_at_reaction = now, self._oks
+        sent_then, self._sent_at_reaction = self._sent_at_reaction, self._sent
+        if self.phase == "start":
+            self._slow_start = False
+            self._seek_lo = self._seek_hi = None
+            self._seek_nos = 0
+            self._burst = self._oks  # what went through before the first refusal
+            first = self._oks / max(now - self._started, _ROUND)
+            self._seek(now, max(first, self._hint_rate or 0.0, 5.0 / _DRY), empty=True)
+            return
+        # cruise: the limiter was empty at the last reaction and is empty now
+        assert self.estimate is not None and self.rate is not None
+        if self._base is not None:
+            # a probe's step refused: back to the last step that held if the probe went far
+            # (the limit rose); else to where it started (a burst may hide a small excess),
+            # then slowly toward that step
+            origin = self._step[2]
+            self.estimate = self._base if self._base >= 1.5 * origin else origin
+            self._w_max = self._base
+            self._held = self._held if self.estimate == origin else None  # (nothing held there)
+            self._fresh, self._quiet_since = False, now
+            self._set_rate(self._headroom * self.estimate, now)
+            self._next = max(self._next, now + 1.0 / self.rate)
+            return
+        self._held = None  # the limit is lower than a pace that held
+        span = now - previous if previous is not None else 0.0
+        between = (self._oks - oks_then) / span if span > 0 else 0.0
+        refused_at = min(self.rate, self.estimate)  # the pace that was refused
+        paused = previous is not None and self.paused_until > previous
+        if span >= 3.0 and between < 0.8 * self.rate and not (self._fresh or paused):
+            # far less went through than was sent, for long: the limit is lower
+            self.estimate = max(between, _MIN_RATE)
+        elif span >= 5.0 or self._fresh:  # the pace that was refused is about the limit
+            self.estimate = max(refused_at, _MIN_RATE)
+        else:  # refusals in quick succession: one in every n sent means about 1/n too fast;
+            # the limiter was empty at both: at least what went through between them passes
+            n = max(self._sent - sent_then, 1)
+            cut = min(0.9, max(1.0 - 1.0 / n, 0.5))
+            measured = (self._oks - oks_then - 1) / span
+            self.estimate = max(measured, cut * refused_at, _MIN_RATE)
+            if span >= 1.0:  # what went through, measured: a probe goes beyond it
+                refused_at = min(refused_at, measured)
+        # a pace refused once (noise, or a late slot) is tried again soon, and not beyond
+        self._w_max = refused_at if self._fresh or span >= 5.0 else min(self._w_max, refused_at)
+        recent = self._count_since(now - 0.5)
+        refused = sum(1 for t in self._no if t >= now - 0.5)
+        if refused >= max(3.0, _DENSE * (recent + refused)) and now - self._started >= 0.5:
+            # over a limit that binds, what goes through is the limit
+            self.estimate = max(min(self.estimate, recent / 0.5), _MIN_RATE)
+        self._fresh = False
+        self._set_rate(self._headroom * self.estimate, now)
+        assert self.rate is not None
+        self._next = max(self._next, now + 1.0 / self.rate)  # the limiter is empty now
+
+    def _seek(self, now: float, rate: float, *, empty: bool) -> None:
+        """Hold a pace: refused (above the limit) or not within the hold (below it)."""
+        self.phase = "seek"
+        self._epoch += 1
+        self._set_rate(rate, now)
+        assert self.rate is not None
+        self._next = max(self._next, now + 1.0 / self.rate)
+        self._hold_from, self._hold_oks, self._hold_sent = now, self._oks, self._sent
+        hold = max(_ROUND, 3.0 / self.rate)
+        if not empty and self._burst >= 3:
+            # the limiter may hold a burst like the start's: hold long enough to use it up
+            hold = max(hold, min(2.0, self._burst / (0.15 * self.rate)))
+        self._seek_until = now + hold
+        self._seek_from = now if empty else None
+
+    def _seek_refused(self, now: float) -> None:
+        """A refusal in a hold: its pace is above the limit; bisect on."""
+        assert self.rate is not None
+        self._seek_hi = min(self._seek_hi or math.inf, self.rate)
+        self._seek_nos += 1
+        if self._seek_from is not None:  # what went through since the limiter was empty
+            span, n = now - self._seek_from, self._oks - self._hold_oks
+            if span >= 0.2 and n >= 2:
+                self._seek_lo = max(self._seek_lo or 0.0, (n - 1) / span)
+        # more refused than accepted in the hold: far over; else just over
+        self._seek_next(now, empty=True, far=self._oks == self._hold_oks)
+
+    def _seek_check(self, now: float) -> None:
+        """The end of a hold without a refusal: its pace is below the limit, if it was kept."""
+        if now < self._seek_until:
+            return
+        assert self.rate is not None
+        span = now - self._hold_from
+        sent = self._sent - self._hold_sent
+        if sent < 0.7 * span * self.rate - 1:
+            if self._limit_hit < self._hold_from and self._stalls < 2:
+                self._stalls += 1  # a stall (the machine was busy): hold this pace again
+                self._seek(now, self.rate, empty=False)
+                return
+            # the pace did not bind (the in-flight bound or the workers did): keep it above
+            self._cruise(now, 1.25 * (self._oks - self._hold_oks) / span)
+            return
+        self._stalls = 0
+        # what passed is the pace the requests actually left at (late wake-ups slow it)
+        self._seek_lo = max(self._seek_lo or 0.0, min(self.rate, (sent + 1) / span))
+        self._seek_next(now, empty=False)
+
+    def _seek_next(self, now: float, *, empty: bool, far: bool = True) -> None:
+        lo, hi = self._seek_lo, self._seek_hi
+        if hi is None:
+            assert lo is not None
+            pace = 2.0 * lo
+        elif lo is None:  # over; not below a few a second, so a used-up quota shows
+            pace = max(hi / (4.0 if far else 2.0), min(hi, 5.0 / _DRY))
+        elif hi - lo <= 0.05 * hi or self._seek_nos >= max(2.0, 0.2 * lo):
+            # within 5%, or its refusals are 2% of what 10 s at the pace that held sends
+            self._cruise(now, lo)
+            return
+        else:
+            pace = math.sqrt(lo * hi) if hi > 2 * lo else (lo + hi) / 2
+        self._seek(now, max(pace, _MIN_RATE), empty=empty)
+
+    def _cruise(self, now: float, estimate: float) -> None:
+        self.estimate = max(estimate, _MIN_RATE)
+        self._reacted_at_cruise = now
+        self.phase = "cruise"
+        self._fresh = True  # its first refusal is no refusal "in quick succession"
+        self._epoch += 1
+        self._reacted_at, self._oks_at_reaction = now, self._oks
+        self._quiet_since = now
+        self._set_rate(self._headroom * self.estimate, now)
+
+    def _set_rate(self, rate: float, now: float) -> None:
+        self.rate = max(rate, _MIN_RATE)
+        self._grown_at = now
+        self._base = None  # the pace is set: any probe ends
+
+    def _grow(self, now: float) -> None:
+        """Ramp or probe the pace (called when a request may leave)."""
+        assert self.rate is not None
+        dt = now - self._grown_at
+        if dt <= 0:
+            return
+        self._grown_at = now
+        if self.phase == "seek":
+            self._seek_check(now)
+            return
+        if self.estimate is None:  # the start's trial holds its pace
+            return
+        quiet = now - self._quiet_since
+        if quiet >= _WINDOW and self._recent(now) < 0.5 * self.rate * _WINDOW:
+            return  # the pace does not bind (the in-flight bound does): no runaway
+        if self.phase == "cruise" and self.estimate is not None:
+            hold = max(_PROBE_HOLD, _PROBE_REQUESTS / self.rate)
+            if self.estimate < 0.995 * self._w_max and quiet < hold and self._base is None:
+                # back toward the last refused pace
+                self.estimate += (self._w_max - self.estimate) * min(1.0, 0.5 * dt)
+            elif self._hint_rate is None or self.estimate < self._hint_rate:
+                # once quiet for a while (in seconds or requests), probe in steps, each twice
+                # as large as the last that held (not beyond a quota the service says)
+                since, gain, origin = self._step
+                step = max(_PROBE_STEP, _PROBE_STEP_REQUESTS / self.rate)
+                if self._headroom == _QUOTA_HEADROOM:  # a window's quota lasts till its end
+                    step = max(step, 1.0)
+                if quiet >= hold and (self._base is None or now - since >= step):
+                    # the step held (or the first): the next one, twice as large
+                    if self._base is None:
+                        gain, origin = _PROBE, self.estimate
+                        self._held = self._headroom * origin
+                    else:
+                        gain = min(_PROBE_MAX, 2.0 * gain)
+                    self._base, self._step = self.estimate, (now, gain, origin)
+                    self.estimate *= 1.0 + gain
+            self.rate = self._headroom * self.estimate
+
+    def _pause(self, now: float, seconds: float | None) -> None:
+        """The quota is used up: every run waits, then the pace resumes at the rate allowed."""
+        self.counts_pauses += 1
+        allowed = self._oks - self._cycle_oks
+        self._dry_pauses = 0 if allowed else self._dry_pauses + 1
+        if seconds is None:  # nothing said how long: 1 s, doubling while nothing goes through
+            seconds = min(30.0, 2.0 ** max(self._dry_pauses - 1, 0))
+        self.paused_until = max(self.paused_until, now + max(seconds, 0.0))
+        span = self.paused_until - self._cycle_start
+        # the longest wait seen is at most a window: what went through in the last one
+        self._longest_reset = window = max(self._longest_reset, seconds)
+        if allowed and span > 0:  # the rate this cycle was allowed, its pause included (a
+            # wait in whole seconds is rounded up: the quota came back 0.5 s earlier on average),
+            # or in the last window, if more: the time below the quota pulls the cycle's down
+            cycle = allowed / max(span - 0.5, span / 2)
+            last = self._count_since(self.paused_until - window) / window
+            self.estimate = self._w_max = max(cycle, last)
+            self._cycle_start, self._cycle_oks = self.paused_until, self._oks
+        self.estimate = max(self.estimate or 0.0, self._hint_rate or 0.0, _MIN_RATE)
+        self._next = self.paused_until
+        self._slow_start = False
+        self._epoch += 1
+        self._dry = 0
+        self._last_ok = self.paused_until
+        self._reacted_at, self._oks_at_reaction = now, self._oks  # the limiter is empty now
+        self._quiet_since = self.paused_until
+        self.phase = "cruise"
+        # a quota per window refills whatever the spacing: hardly any headroom needed
+        self._headroom = _QUOTA_HEADROOM
+        self._set_rate(self._headroom * self.estimate, self.paused_until)
+
+    def _learn_hints(self, hints: LimitHints) -> None:
+        if hints.reset is not None:
+            self._longest_reset = max(self._longest_reset, hints.reset)
+        window = hints.window or (self._longest_reset or None)
+        if hints.quota and window:
+            self._hint_rate = hints.quota / window
+
+    def _bound_in_flight(self, now: float, ticket: Ticket) -> bool:
+        """Bound the requests in flight below a refused request's count (a concurrency cap)."""
+        self._slow_start = False
+        if self._rate_limited:
+            return False
+        if ticket.in_flight <= 1:  # refused alone: a rate limit (no cap is below one)
+            self._rate_limit()
+            return False
+        if self._cap is not None and ticket.in_flight <= self._cap:
+            # refused within the supposed cap: a lower cap, or a rate limit (a cap lets the
+            # requests within it through, a drained rate limiter does not)
+            self._within_refused += 1
+            if ticket.cap is not None and self._capped_ok == 0:
+                # sent within it, nothing within it through yet: a rate limit, its burst used up
+                self._rate_limit()
+                return False
+            if self._within_refused >= 3 and self._within_refused > 2 * self._within_ok:
+                self._rate_limit()
+                return False
+            k = ticket.in_flight
+            self._refused_at[k] = self._refused_at.get(k, 0) + 1
+            self._ok_at[k] = self._ok_at.get(k, 0) // 2  # what went through long ago counts less
+            if self._refused_at[k] < 2 or self._ok_at.get(k, 0) > 5 * self._refused_at[k]:
+                return True  # this many in flight mostly goes through: a race at the edge
+        # never below what the accepted rate needs at the current latency (Little's law)
+        need = 1
+        if self._latency and self.phase != "start":
+            latency = sorted(self._latency)[len(self._latency) // 2]
+            need = math.ceil(self._count_since(now - 0.5) / 0.5 * latency)  # of late
+        bound = max(1, need, ticket.in_flight - 1)
+        if self._cap is None or bound < self._cap:
+            self._cap = bound
+        if self.limit is None or bound < self.limit:
+            self.limit = bound
+            self._limit_at = now
+        if self._capped_ok == 0:
+            # the first request under it goes alone: a cap lets it through, a drained rate
+            # limiter refuses it
+            self.limit = 1
+        return ticket.in_flight > bound
+
+    def _rate_limit(self) -> None:
+        """No concurrency cap: the in-flight bound goes (in a trial, when it ends)."""
+        self._rate_limited, self._cap = True, None
+        if self.phase != "start":
+            self.limit = None
+
+    def _gradient(self, now: float) -> None:
+        """Probe the in-flight bound up when quiet; shrink it when the latency climbs."""
+        if self.limit is None or self._slow_start:
+            return
+        since = max(self._quiet_since, self._limit_at)
+        if now - since >= _LIMIT_PROBE and self._limit_hit > since:
+            self.limit += 1
+            self._limit_at = now
+            if self.limit >= 64:
+                self.limit = None
+            return
+        floor = self._latency_floor
+        if floor is None or len(self._latency) < 16:
+            return
+        recent = sorted(list(self._latency)[-16:])[8]
+        if recent > 2.0 * floor + 0.05 and now - self._limit_at >= 1.0:
+            self.limit = max(1, math.floor(self.limit * 2.0 * floor / recent + 1))
+            self._limit_at = now

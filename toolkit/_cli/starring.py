@@ -1,0 +1,64 @@
+"""``toolkit star`` / ``unstar`` (from arguments or a file) and ``toolkit starred``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from toolkit._cli.common import client_from, out_path, print_frame, with_row, write_out
+from toolkit._ingress import read_table
+from toolkit.errors import ConfigError
+
+__all__ = ["run"]
+
+
+def run(args: argparse.Namespace) -> int:
+    """Star or unstar (``args.command``) and print the counts, or list the starred ones.
+
+    Returns:
+        0 every row done, 1 some failed (``starred``: the timekeeper is unknown or ambiguous).
+
+    >>> import contextlib, io
+    >>> from toolkit._cli import main
+    >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+    ...     code = main(["-q", "--env-file", env_file, "starred", "TK-101"])
+    >>> code, out.getvalue().split()[:2]
+    (0, ['initiativeExternalId', 'page'])
+    """
+    if args.command == "starred":
+        return _starred(args)
+    out = out_path(args)
+    if args.file:
+        frame = read_table(args.file)
+        if "timekeeperExternalId" not in frame:
+            if not args.timekeeper:
+                raise ConfigError(f"{args.file} has no timekeeperExternalId column: give TK")
+            frame = frame.assign(timekeeperExternalId=args.timekeeper)
+        client = client_from(args)
+        res = with_row(getattr(client, args.command)(frame, progress=not args.quiet), frame)
+    else:
+        if not args.timekeeper or not args.ids:
+            raise ConfigError("give TK and at least one ID, or --file")
+        client = client_from(args)
+        res = getattr(client, args.command)(args.timekeeper, args.ids, progress=not args.quiet)
+    print(res.groupby(["status"], dropna=False).size().to_string())
+    if not res["ok"].all():
+        print_frame(res[~res["ok"]])
+    write_out(res, out, "results")
+    return 0 if res["ok"].all() else 1
+
+
+def _starred(args: argparse.Namespace) -> int:
+    out = out_path(args)
+    res = client_from(args).starred(args.timekeeper, limit=args.limit)
+    if out is not None:
+        write_out(res, out, "starred initiatives")
+    failed = res[res["httpStatus"] != 200]
+    if len(failed):  # the timekeeper could not be resolved: one row, no initiative
+        print(
+            f"{args.timekeeper}: {failed['httpStatus'].iloc[0]} {failed['error'].iloc[0]}",
+            file=sys.stderr,
+        )
+    elif out is None:  # one timekeeper's listing: its ids and pages (the others are constant)
+        print_frame(res[["initiativeExternalId", "page"]], 100)
+    return 1 if len(failed) else 0

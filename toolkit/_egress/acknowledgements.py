@@ -1,0 +1,334 @@
+"""Acknowledge released entries from a frame: release-succeeded or release-failed, per row.
+
+The frame is validated (:class:`AcknowledgementSchema`), then posted through the bulk runner;
+succeeded rows through the batch route where the service has it (:mod:`.ack_batch`). A 409 or
+422 whose body shows the entry already in the requested state counts as landed (``sent``).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pandera.pandas as pa
+
+from toolkit._bulk.runner import Call, Journal, not_sent, pacer_for, result_frame, run_bulk
+from toolkit._core.connection import Connection
+from toolkit._core.failures import check_name, failure_frame
+from toolkit._core.frames import FrameLike, as_pandas, unique_rows
+from toolkit._core.http import Reply
+from toolkit._egress.ack_batch import send_batches
+from toolkit._egress.ack_schema import CROSS_RULES, OUTCOMES, AcknowledgementSchema
+from toolkit.errors import ConfigError, InputWarning, Interrupted, ValidationError
+
+__all__ = ["AcknowledgementSchema", "acknowledge", "check_acknowledgements"]
+
+#: the ``table`` of this module's failure frames
+TABLE = "acknowledgements"
+
+
+def _as_list(value: Any, separator: str | None = None) -> list[str] | None:
+    """``errors`` as given: a list stays a list; text is one message unless ``separator``."""
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return None
+    if isinstance(value, str):
+        if not separator:
+            return [value] if value.strip() else None
+        parts = [p.strip() for p in value.split(separator)]
+        return [p for p in parts if p] or None
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, list | tuple):
+        return [str(v) for v in value if v is not None and str(v).strip()] or None
+    return [str(value)]
+
+
+def _message(df: pd.DataFrame, column: str, check: str, value: Any) -> str:
+    """The failure in words, as the import tables word theirs."""
+    if check == "required":
+        return f"{column} is required but {'empty' if isinstance(value, str) else 'missing'}"
+    if check == "allowed_values":
+        return f"{column} must be one of {', '.join(OUTCOMES)} (case-sensitive); got {value!r}"
+    if check == "unique":
+        rows = df.index[df[column] == value].tolist()
+        return f"{column} {value!r} is not unique: rows {', '.join(map(str, rows[:5]))} share it"
+    return f"{column}: failed {check}; got {value!r}"
+
+
+def _landed(state: str, value: Any) -> Callable[[Reply], bool]:
+    """Whether a 409 or 422 body shows the entry in ``state`` with ``value`` (or none given)."""
+    field = "externalId" if state == "succeeded" else "errors"
+
+    def landed(reply: Reply) -> bool:
+        body = reply.body if isinstance(reply.body, dict) else {}
+        if body.get("state") != state:
+            return False
+        return value is None or field not in body or body[field] == value
+
+    return landed
+
+
+def _columns(frame: FrameLike) -> tuple[pd.DataFrame, list[str]]:
+    """The frame as pandas, ``_id`` read as ``entryId``, optional columns added; the missing."""
+    df = unique_rows(as_pandas(frame, "frame")).copy()
+    if "entryId" not in df and "_id" in df:
+        df = df.rename(columns={"_id": "entryId"})
+    for col in ("externalId", "errors"):
+        if col not in df:
+            df[col] = None
+    return df, [c for c in ("userId", "entryId", "outcome") if c not in df]
+
+
+def check_acknowledgements(frame: FrameLike, *, separator: str | None = None) -> pd.DataFrame:
+    """Normalise and validate an acknowledgement frame (``_id`` is taken for ``entryId``).
+
+    Text ``errors`` are split on ``separator`` if given, else each text is one message.
+
+    Returns:
+        The normalised frame (``errors`` as lists); raises ``ValidationError`` otherwise.
+
+    Example:
+        >>> df = pd.DataFrame({"userId": ["u1"], "entryId": ["e1"], "outcome": ["failed"],
+        ...                    "errors": ["client closed; rate missing"]})
+        >>> check_acknowledgements(df, separator=";").loc[0, "errors"]
+        ['client closed', 'rate missing']
+    """
+    df, missing = _columns(frame)
+    if missing:
+        cases = failure_frame(
+            table=TABLE,
+            row=[None] * len(missing),
+            column=missing,
+            check="column_missing",
+            message=[f"missing column {c!r}" for c in missing],
+        )
+        raise ValidationError(f"missing column(s): {', '.join(missing)}", cases)
+    for col in ("userId", "entryId", "outcome", "externalId"):
+        df[col] = pd.Series(
+            [None if pd.isna(v) else str(v) for v in df[col].astype(object).tolist()],
+            index=df.index,
+            dtype=object,
+        )
+    df["errors"] = pd.Series(
+        [_as_list(v, separator) for v in df["errors"].astype(object).tolist()],
+        index=df.index,
+        dtype=object,
+    )
+    if df.empty:
+        return df[["userId", "entryId", "outcome", "externalId", "errors"]]
+    parts: list[pd.DataFrame] = []
+    checked: pd.DataFrame
+    try:
+        checked = AcknowledgementSchema.validate(df, lazy=True)
+    except pa.errors.SchemaErrors as exc:
+        fc = exc.failure_cases
+        checked = df
+        rows = fc["index"].tolist()
+        checks = [check_name(str(c)) for c in fc["check"]]
+        parts.append(
+            failure_frame(
+                table=TABLE,
+                row=rows,
+                externalId=[df.at[r, "entryId"] if r in df.index else None for r in rows],
+                column=fc["column"].tolist(),
+                check=checks,
+                value=fc["failure_case"].tolist(),
+                message=[
+                    _message(df, str(col), chk, v)
+                    for col, chk, v in zip(fc["column"], checks, fc["failure_case"], strict=True)
+                ],
+            )
+        )
+    for column, outcome, message in CROSS_RULES:
+        values = df[column]
+        present = (
+            values.map(lambda v: isinstance(v, list) and len(v) > 0)
+            if column == "errors"
+            else values.map(lambda v: isinstance(v, str) and v.strip() != "")
+        )
+        bad = df.index[(df["outcome"] == outcome) & ~present.astype(bool)]
+        if len(bad):
+            parts.append(
+                failure_frame(
+                    table=TABLE,
+                    row=list(bad),
+                    externalId=df.loc[bad, "entryId"].tolist(),
+                    column=column,
+                    check="required",
+                    value=df.loc[bad, column].tolist(),
+                    message=message,
+                )
+            )
+    if parts:
+        cases = pd.concat(parts, ignore_index=True)
+        position = {label: i for i, label in enumerate(df.index)}  # in row order, as imports
+        order = [position.get(r, -1) if r is not None else -1 for r in cases["row"]]
+        cases = cases.iloc[np.argsort(order, kind="stable")].reset_index(drop=True)
+        raise ValidationError(f"{len(cases)} acknowledgement failure(s); nothing was sent", cases)
+    return checked
+
+
+def _send(
+    conn: Connection,
+    calls: list[Call],
+    *,
+    workers: int | None,
+    progress: bool,
+    journal: str | os.PathLike[str] | Journal | None,
+    as_result: Callable[[list[Reply]], pd.DataFrame],
+) -> list[Reply]:
+    """Succeeded calls in batches where the service has the route, the rest one by one."""
+    jr = journal if journal is None or isinstance(journal, Journal) else Journal(journal)
+    pacer = pacer_for(conn)
+    replies: list[Reply | None] = [None] * len(calls)
+    carried = [0] * len(calls)  # batch requests that carried a row left to the per-entry route
+    succeeded = [i for i, c in enumerate(calls) if c.endpoint == "release_succeeded"]
+    try:
+        todo = list(range(len(calls)))
+        for batched in (True, False):
+            if batched and (not succeeded or conn.ack_batch is False):
+                continue
+            part = succeeded if batched else todo
+            try:
+                if batched:
+                    got, counts = send_batches(
+                        conn,
+                        [calls[i] for i in part],
+                        pacer=pacer,
+                        journal=jr,
+                        workers=workers,
+                        progress=progress,
+                    )
+                    for i, n in zip(part, counts, strict=True):
+                        carried[i] = n
+                else:
+                    got = list(
+                        run_bulk(
+                            conn,
+                            [calls[i] for i in part],
+                            workers=workers,
+                            progress=progress,
+                            journal=jr,
+                            desc="acknowledge",
+                            pacer=pacer,
+                        )
+                    )
+            except Interrupted as exc:
+                for i, reply in zip(part, exc.replies, strict=True):
+                    replies[i] = reply
+                exc.replies = [r or not_sent() for r in replies]
+                exc.result = as_result(exc.replies)
+                raise
+            for i, answer in zip(part, got, strict=True):
+                if answer is not None and not batched:
+                    answer.attempts += carried[i]
+                replies[i] = answer
+            todo = [i for i in todo if replies[i] is None]  # the batch route's leftovers
+    finally:
+        if jr is not None and jr is not journal:
+            jr.close()
+    return [r or not_sent() for r in replies]
+
+
+def acknowledge(
+    conn: Connection,
+    frame: FrameLike,
+    *,
+    validate: bool = True,
+    workers: int | None = None,
+    progress: bool = True,
+    journal: str | os.PathLike[str] | Journal | None = None,
+) -> pd.DataFrame:
+    """Post release-succeeded / release-failed for every row of a frame.
+
+    Args:
+        conn: the connection.
+        frame: ``userId``, ``entryId`` (or ``_id``), ``outcome`` (``succeeded`` / ``failed``),
+            ``externalId`` (succeeded rows), ``errors`` (failed rows: a list, or one message).
+        validate: check the frame first and raise before anything is sent.
+        workers: worker threads (default: the connection's).
+        progress: show a progress bar.
+        journal: path of a journal for resumable runs.
+
+    Returns:
+        Aligned to the input: ``userId``, ``entryId``, ``outcome``, ``status``, ``ok``,
+        ``httpStatus``, ``error``, ``attempts``, ``elapsed``.
+
+    Example:
+        >>> entry = client.release_pending().entries.iloc[0]
+        >>> acks = pd.DataFrame({"userId": [entry["userId"]], "entryId": [entry["_id"]],
+        ...                      "outcome": ["succeeded"], "externalId": ["INV-1"]})
+        >>> client.acknowledge(acks, progress=False)[["outcome", "status", "httpStatus"]]
+             outcome status  httpStatus
+        0  succeeded   sent         200
+    """
+    frame = as_pandas(frame, "frame")
+    original = frame.index
+    if validate:
+        df = check_acknowledgements(frame)
+    else:
+        df, missing = _columns(frame)
+        if missing:
+            raise ConfigError(f"the frame needs column(s) {missing}")
+    calls = []
+    bare: list[Any] = []  # succeeded rows without externalId: sent without it
+    for label, user, entry, outcome, ext, errs in zip(
+        df.index.tolist(),
+        df["userId"].tolist(),
+        df["entryId"].tolist(),
+        df["outcome"].tolist(),
+        df["externalId"].tolist(),
+        df["errors"].tolist(),
+        strict=True,
+    ):
+        path = {"userId": user, "entryId": entry}
+        if outcome == "succeeded":
+            given = isinstance(ext, str) and ext.strip() != ""
+            body: dict[str, Any] = {"externalId": ext} if given else {}
+            if not given:
+                bare.append(label)
+            landed = _landed("succeeded", ext if given else None)
+            calls.append(Call("release_succeeded", path, body, key=entry, landed=landed))
+        else:
+            body = {"errors": _as_list(errs) or []}
+            landed = _landed("failed", body["errors"])
+            calls.append(Call("release_failed", path, body, key=entry, landed=landed))
+
+    def as_result(replies: list[Reply]) -> pd.DataFrame:
+        res = result_frame(original, df["entryId"].tolist(), replies, key_name="entryId")
+        res.insert(0, "userId", df["userId"].tolist())
+        res.insert(2, "outcome", df["outcome"].tolist())
+        return res.astype({"userId": "str", "outcome": "str"})
+
+    if bare:
+        rows = ", ".join(map(str, bare[:5])) + (
+            f" and {len(bare) - 5} more" if len(bare) > 5 else ""
+        )
+        warnings.warn(
+            f"{len(bare)} succeeded row(s) without externalId (rows {rows}) are sent without"
+            " it: the published service takes it as optional, and the entry then holds no"
+            " billing-system id",
+            InputWarning,
+            stacklevel=2,
+        )
+    replies = _send(
+        conn, calls, workers=workers, progress=progress, journal=journal, as_result=as_result
+    )
+    res = as_result(replies)
+    retried_conflict = (
+        (res["httpStatus"] == 409).fillna(False)
+        & (res["attempts"] > 1).fillna(False)
+        & (res["status"] == "failed")
+    )
+    if retried_conflict.any():
+        res["error"] = res["error"].astype(object)
+        res.loc[retried_conflict, "error"] = (
+            "409 after a retried attempt (the first may have been applied; check the entry): "
+            + res.loc[retried_conflict, "error"].fillna("").astype(str)
+        )
+        res["error"] = res["error"].astype("str")
+    return res

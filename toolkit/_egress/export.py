@@ -1,0 +1,590 @@
+"""The result of an export: two typed Arrow tables, their pandas views, and their files.
+
+``.entries`` and ``.codes`` are pandas views of the Arrow tables, made on first use; assign a
+frame to change a table (``ex.entries = ex.entries.assign(hours=...)``).
+"""
+
+from __future__ import annotations
+
+import html
+import importlib
+import json
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, cast
+
+import numpy as np
+import orjson
+import pandas as pd
+import pandera.errors
+import pandera.pandas
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from toolkit._core.failures import failure_frame
+from toolkit._egress.files import (
+    empty_schemas,
+    from_frame,
+    read_csv,
+    read_parquet,
+    typed,
+    with_partitions,
+    write_csv,
+    write_excel,
+    write_parquet,
+)
+from toolkit._egress.flatten import UNKNOWN_FIELDS, Kind, Raw, dumps_records, parse_answer, to_frame
+from toolkit._egress.schemas import (
+    ExportCodesSchema,
+    ExportEntriesSchema,
+    PendingCodesSchema,
+    PendingEntriesSchema,
+)
+from toolkit.errors import ConfigError, ValidationError
+
+if TYPE_CHECKING:
+    import polars
+
+__all__ = ["PREVIEW_COLUMNS", "Export", "Tables"]
+
+#: The columns an entries preview leads with, per kind: date, timekeeper, client, matter and
+#: time worked (the spec's field names), then the rest (``summary``, the ids) in table order.
+PREVIEW_COLUMNS: dict[str, tuple[str, ...]] = {
+    kind: (
+        "workDate",
+        "userId",
+        f"{prefix}initiative.client.externalId",
+        f"{prefix}initiative.externalId",
+        "incrementDurationInSeconds",
+        "summary",
+    )
+    for kind, prefix in (("export", ""), ("pending", "initiativeProps."))
+}
+
+#: Key of ``entries.attrs``: each unknown field's window, ``(releasedAfter, releasedOnOrBefore)``
+#: (beside ``attrs["unknownFields"]``, its first entry's ``_id``).
+UNKNOWN_FIELD_WINDOWS = "unknownFieldWindows"
+
+T = TypeVar("T")
+
+_Schema = type[pandera.pandas.DataFrameModel]
+_SCHEMAS: dict[Kind, tuple[_Schema, _Schema]] = {
+    "export": (ExportEntriesSchema, ExportCodesSchema),
+    "pending": (PendingEntriesSchema, PendingCodesSchema),
+}
+
+
+class Tables(NamedTuple, Generic[T]):
+    """An export's two tables in another library's form: unpack, or read them by name."""
+
+    entries: T
+    codes: T
+
+
+class Export:
+    """Typed tables of one export: ``entries`` (one row per entry) and ``codes``.
+
+    ``codes`` link to ``entries._id`` by ``entryId``; ``kind`` is ``"export"`` (v2 export form)
+    or ``"pending"`` (release-pending detailed form).
+
+    >>> from toolkit.testing import fake_pending_entries
+    >>> ex = Export.from_records(fake_pending_entries(3, codes_per_entry=1), kind="pending")
+    >>> ex.kind, len(ex), "initiativeProps.tags" in ex.entries
+    ('pending', 3, True)
+    """
+
+    def __init__(
+        self,
+        entries: pd.DataFrame | pa.Table,
+        codes: pd.DataFrame | pa.Table,
+        kind: Kind = "export",
+    ) -> None:
+        """Wrap two flattened tables, as Arrow tables or pandas frames."""
+        if kind not in _SCHEMAS:
+            raise ConfigError(f"kind must be 'export' or 'pending', not {kind!r}")
+        self.kind: Kind = kind
+        self._tables: dict[str, pa.Table] = {}
+        self._frames: dict[str, pd.DataFrame] = {}
+        self._attrs: dict[str, Any] = {}
+        self._set("entries", entries)
+        self._set("codes", codes)
+
+    def _set(self, name: str, table: pd.DataFrame | pa.Table) -> None:
+        """Hold an Arrow table (its frame made on use) or a frame (converted on use)."""
+        if isinstance(table, pa.Table):
+            self._tables[name] = table
+            self._frames.pop(name, None)
+            found = (table.schema.metadata or {}).get(UNKNOWN_FIELDS.encode())
+            if name == "entries":
+                self._attrs = {UNKNOWN_FIELDS: json.loads(found)} if found else {}
+        else:
+            self._frames[name] = table
+            self._tables.pop(name, None)
+            if name == "entries":
+                self._attrs = cast("dict[str, Any]", table.attrs)
+
+    def _frame(self, name: str) -> pd.DataFrame:
+        if name not in self._frames:
+            frame = to_frame(self._tables[name])
+            if name == "entries":  # one dict: what is noted later shows on the frame too
+                frame.attrs.update(self._attrs)
+                self._attrs = cast("dict[str, Any]", frame.attrs)
+            self._frames[name] = frame
+        return self._frames[name]
+
+    def _table(self, name: str) -> pa.Table:
+        if name in self._tables:
+            return self._tables[name]
+        return from_frame(self._frames[name], self.kind, name)
+
+    @property
+    def entries(self) -> pd.DataFrame:
+        """One row per entry, as pandas (a view of the Arrow table, made on first use)."""
+        return self._frame("entries")
+
+    @entries.setter
+    def entries(self, frame: pd.DataFrame) -> None:
+        self._set("entries", frame)
+
+    @property
+    def codes(self) -> pd.DataFrame:
+        """One row per (entry, code), as pandas (a view of the Arrow table)."""
+        return self._frame("codes")
+
+    @codes.setter
+    def codes(self, frame: pd.DataFrame) -> None:
+        self._set("codes", frame)
+
+    @classmethod
+    def from_records(cls, records: Iterable[dict[str, Any]], kind: Kind = "export") -> Export:
+        """Flatten parsed JSON records.
+
+        Args:
+            records: Entries in the export form (``kind="export"``) or detailed form.
+            kind: ``"export"`` or ``"pending"``.
+
+        Returns:
+            The export.
+
+        >>> from toolkit.testing import fake_export_entry
+        >>> len(Export.from_records([fake_export_entry(codes=5)]).codes)
+        5
+        """
+        return cls.from_json(dumps_records(records, kind), kind=kind)
+
+    @classmethod
+    def from_json(cls, raw: Raw, kind: Kind = "export") -> Export:
+        """Parse and flatten a response body (a JSON array) straight into Arrow.
+
+        Args:
+            raw: The body, as bytes or text.
+            kind: ``"export"`` or ``"pending"``.
+
+        Returns:
+            The export.
+
+        >>> len(Export.from_json(b'[{"_id": "e1", "codes": []}]'))
+        1
+        """
+        if kind not in _SCHEMAS:
+            raise ConfigError(f"kind must be 'export' or 'pending', not {kind!r}")
+        return cls(*parse_answer(raw, kind), kind=kind)
+
+    @classmethod
+    def empty(cls, kind: Kind = "export") -> Export:
+        """An export without rows, with every column and dtype.
+
+        Args:
+            kind: ``"export"`` or ``"pending"``.
+
+        Returns:
+            The empty export.
+
+        >>> Export.empty("pending").entries.shape[0]
+        0
+        """
+        return cls.from_json(b"[]", kind=kind)
+
+    @classmethod
+    def concat(cls, exports: Iterable[Export]) -> Export:
+        """Concatenate exports (e.g. windows); an entry found in several keeps the row and the codes
+        of the last export holding it.
+
+        Args:
+            exports: Exports of one kind, oldest first.
+
+        Returns:
+            One export.
+
+        >>> from toolkit.testing import fake_export_entry
+        >>> a = Export.from_records([fake_export_entry(_id="e1", codes=1)])
+        >>> b = Export.from_records([fake_export_entry(_id="e1", codes=2)])
+        >>> len(Export.concat([a, b]).codes)
+        2
+        """
+        parts = list(exports)
+        if not parts:
+            raise ConfigError("Export.concat needs at least one export")
+        kinds = {p.kind for p in parts}
+        if len(kinds) > 1:
+            raise ConfigError(f"cannot concatenate exports of different kinds: {sorted(kinds)}")
+        tables = [
+            [p._table(n).replace_schema_metadata(None) for p in parts] for n in ("entries", "codes")
+        ]
+        entries, codes = _concat(tables[0]), _concat(tables[1])
+        ids = entries["_id"]
+        if pc.count_distinct(ids).as_py() < len(ids):
+            source = np.repeat(np.arange(len(parts)), [t.num_rows for t in tables[0]])
+            rows = pa.table({"_id": ids.combine_chunks(), "i": pa.array(np.arange(len(ids)))})
+            keep = np.sort(rows.group_by("_id", use_threads=False).aggregate([("i", "max")])[1])
+            entries = entries.take(keep)
+            at = pc.index_in(codes["entryId"], value_set=entries["_id"].combine_chunks())
+            owner: Any = pa.array(source[keep]).take(at)
+            code_source = np.repeat(np.arange(len(parts)), [t.num_rows for t in tables[1]])
+            mine: Any = pc.equal(owner, pa.array(code_source)).fill_null(True)
+            codes = codes.filter(mine)
+        result = cls(entries, codes, kind=parts[0].kind)
+        for p in reversed(parts):  # the first export naming a field gives its entry and window
+            for key in (UNKNOWN_FIELDS, UNKNOWN_FIELD_WINDOWS):
+                if p._attrs.get(key):
+                    result._attrs.setdefault(key, {}).update(p._attrs[key])
+        if any("windows" in p._attrs for p in parts):  # windowed exports (fetch)
+            result._attrs["windows"] = [w for p in parts for w in p._attrs.get("windows", [])]
+            result._attrs["split"] = sum(p._attrs.get("split", 0) for p in parts)
+        return result
+
+    def codes_wide(self) -> pd.DataFrame:
+        """One row per entry, one column per code type (named by its ``externalId``, ordered by
+        first position) holding the ``externalId`` of the entry's first code of that type.
+
+        Returns:
+            A frame indexed by ``_id`` (the order of :attr:`entries`), ``str`` columns.
+
+        >>> from toolkit.testing import fake_export_entries
+        >>> Export.from_records(fake_export_entries(2)).codes_wide().shape
+        (2, 3)
+        """
+        index = pd.Index(self.entries["_id"], name="_id")
+        codes = self.codes
+        kept = codes.loc[
+            codes["code.type.externalId"].notna(),
+            ["entryId", "position", "code.type.externalId", "code.externalId"],
+        ]
+        if kept.empty:
+            return pd.DataFrame(index=index)
+        kept = kept.sort_values(["position"], kind="stable")
+        order = pd.unique(kept["code.type.externalId"])
+        kept = kept.drop_duplicates(["entryId", "code.type.externalId"], keep="first")
+        wide = kept.pivot(index="entryId", columns="code.type.externalId", values="code.externalId")
+        wide = wide.reindex(index=index, columns=order)
+        wide.columns = pd.Index(list(order))
+        return wide.astype("str")
+
+    def validate(self) -> Export:
+        """Check both tables against their pandera models, collecting every failure.
+
+        Returns:
+            ``self``; raises :class:`~toolkit.errors.ValidationError` with ``.failure_cases``.
+
+        >>> len(Export.empty().validate())
+        0
+        """
+        failures = []
+        for (table, id_col), schema in zip(
+            (("entries", "_id"), ("codes", "entryId")), _SCHEMAS[self.kind], strict=True
+        ):
+            frame = self._frame(table)
+            try:
+                schema.validate(frame, lazy=True)
+            except pandera.errors.SchemaErrors as exc:
+                fc = exc.failure_cases
+                rows, cols, checks, values = (
+                    fc[c].tolist() for c in ("index", "column", "check", "failure_case")
+                )
+                failures.append(
+                    failure_frame(
+                        table=table,
+                        row=rows,
+                        externalId=[
+                            frame[id_col].get(r) if id_col in frame and r in frame.index else None
+                            for r in rows
+                        ],
+                        column=cols,
+                        check=[str(c) for c in checks],
+                        value=values,
+                        message=[
+                            f"{c}: failed {k} with {v!r}"
+                            for c, k, v in zip(cols, checks, values, strict=True)
+                        ],
+                    )
+                )
+        if failures:
+            cases = pd.concat(failures, ignore_index=True)
+            raise ValidationError(f"{len(cases)} problem(s) in the {self.kind} tables", cases)
+        return self
+
+    def preview(self, n: int = 5) -> pd.DataFrame:
+        """The first entries as a notebook shows them: date, timekeeper, client, matter and
+        ``hours`` (``incrementDurationInSeconds`` / 3600, shown here only) first, then the rest.
+
+        Args:
+            n: How many entries.
+
+        Returns:
+            A frame of the first ``n`` entries, columns reordered, with ``hours``.
+
+        >>> Export.empty().preview().columns[:3].tolist()
+        ['workDate', 'userId', 'initiative.client.externalId']
+        """
+        head = _head(self, "entries", n)
+        first = [c for c in PREVIEW_COLUMNS[self.kind] if c in head]
+        shown = head[first + [c for c in head.columns if c not in first]].copy()
+        if "incrementDurationInSeconds" in shown:
+            at = shown.columns.get_loc("incrementDurationInSeconds")
+            hours = (shown["incrementDurationInSeconds"] / 3600).round(2)
+            shown.insert(int(at), "hours", hours)  # type: ignore[arg-type]
+        return shown
+
+    def __len__(self) -> int:
+        """Number of entries."""
+        return _rows(self, "entries")
+
+    def _facts(self) -> dict[str, str]:
+        """Rows, date range, users, initiatives and hours as text, from the Arrow tables."""
+        e = self._table("entries")
+        facts = {"entries": f"{e.num_rows:,}", "codes": f"{_rows(self, 'codes'):,}"}
+        if e.num_rows and "workDate" in e.column_names and e["workDate"].null_count < e.num_rows:
+            low, high = pc.min_max(e["workDate"]).values()
+            facts["workDate"] = f"{low.as_py():%Y-%m-%d}..{high.as_py():%Y-%m-%d}"
+        init = ("" if self.kind == "export" else "initiativeProps.") + "initiative.externalId"
+        for name, column in (("users", "userId"), ("initiatives", init)):
+            if e.num_rows and column in e.column_names:
+                facts[name] = f"{pc.count_distinct(e[column]).as_py():,}"
+        if e.num_rows and "incrementDurationInSeconds" in e.column_names:
+            seconds = float(pc.sum(e["incrementDurationInSeconds"]).as_py() or 0)
+            facts["hours"] = f"{seconds / 3600:,.1f}"
+        return facts
+
+    def __repr__(self) -> str:
+        """A one-line summary: kind, rows, date range, users, initiatives, hours."""
+        facts = "".join(f", {k}={v}" for k, v in self._facts().items())
+        return f"Export(kind={self.kind!r}{facts})"
+
+    def to_arrow(self, *, partition_cols: Sequence[str] = ()) -> Tables[pa.Table]:
+        """The two tables as typed Arrow tables (the files' types); :meth:`from_arrow` reverses.
+
+        Args:
+            partition_cols: Columns appended as :meth:`to_parquet` does (``workMonth`` derived)
+                and copied onto each code from its entry.
+
+        Returns:
+            :class:`Tables` of ``pyarrow.Table``.
+
+        >>> Export.empty().to_arrow(partition_cols=["workMonth"]).codes.column_names[-1]
+        'workMonth'
+        """
+        entries, codes = with_partitions(
+            self._table("entries"), self._table("codes"), list(partition_cols)
+        )
+        return Tables(entries, codes)
+
+    def to_polars(self) -> Tables[polars.DataFrame]:
+        """The two tables as Polars frames (from :meth:`to_arrow`); Polars is optional.
+
+        Returns:
+            :class:`Tables` of ``polars.DataFrame``.
+
+        >>> str(Export.empty().to_polars().entries.schema["workDate"])
+        "Datetime(time_unit='us', time_zone=None)"
+        """
+        try:
+            pl = importlib.import_module("polars")
+        except ImportError:
+            raise ConfigError(
+                "Export.to_polars needs Polars, an optional dependency: pip install polars"
+            ) from None
+        entries, codes = self.to_arrow()
+        return Tables(pl.from_arrow(entries), pl.from_arrow(codes))
+
+    @classmethod
+    def from_arrow(cls, entries: pa.Table, codes: pa.Table, kind: Kind = "export") -> Export:
+        """Build an export from Arrow tables as stored, cast back, partition columns dropped.
+
+        Args:
+            entries: The entries table.
+            codes: The codes table.
+            kind: ``"export"`` or ``"pending"``.
+
+        Returns:
+            The export.
+
+        >>> len(Export.from_arrow(*Export.empty().to_arrow(partition_cols=["workMonth"])))
+        0
+        """
+        known = set(empty_schemas(kind)[1].names)  # made once a process
+        return cls(
+            typed(entries, kind, "entries", ["workMonth"]),
+            typed(codes, kind, "codes", [c for c in codes.column_names if c not in known]),
+            kind=kind,
+        )
+
+    def to_parquet(
+        self,
+        path: str | os.PathLike[str],
+        partition_cols: Sequence[str] | None = None,
+        *,
+        overwrite: bool = False,
+        basename_template: str | None = None,
+    ) -> Path:
+        """Write ``path/entries/`` and ``path/codes/``, hive-partitioned alike, from Arrow.
+
+        Args:
+            path: The dataset folder (created if needed).
+            partition_cols: Entries columns to partition by; ``None`` means ``workMonth``.
+            overwrite: Replace an earlier export at ``path`` (else data there is refused).
+            basename_template: File name template with ``{i}``; given, files are added.
+
+        Returns:
+            The dataset folder.
+
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     len(Export.read_parquet(Export.empty().to_parquet(tmp)))
+        0
+        """
+        entries, codes = self.to_arrow()
+        return write_parquet(
+            entries,
+            codes,
+            self.kind,
+            path,
+            partition_cols,
+            overwrite=overwrite,
+            basename_template=basename_template,
+        )
+
+    @classmethod
+    def read_parquet(cls, path: str | os.PathLike[str]) -> Export:
+        """Load a dataset written by :meth:`to_parquet`, with the documented types.
+
+        Args:
+            path: The dataset folder (holding ``entries/`` and ``codes/``).
+
+        Returns:
+            The export.
+
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     Export.read_parquet(Export.empty("pending").to_parquet(tmp)).kind
+        'pending'
+        """
+        entries, codes, kind = read_parquet(path)
+        return cls(entries, codes, kind=kind)
+
+    def to_csv(
+        self, path: str | os.PathLike[str], *, encoding: str = "utf-8", overwrite: bool = False
+    ) -> Path:
+        """Write ``path/entries.csv`` and ``path/codes.csv`` (tags joined with ``;``).
+
+        Args:
+            path: The folder (created if needed).
+            encoding: Text encoding; ``"utf-8-sig"`` adds the byte-order mark Excel needs.
+            overwrite: Replace an earlier export in ``path``.
+
+        Returns:
+            The folder.
+
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     Export.read_csv(Export.empty().to_csv(tmp, encoding="utf-8-sig")).kind
+        'export'
+        """
+        return write_csv(*self.to_arrow(), path, encoding=encoding, overwrite=overwrite)
+
+    def to_excel(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+        """Write one ``.xlsx`` workbook, a sheet per table; needs ``openpyxl``.
+
+        Args:
+            path: The workbook file.
+            overwrite: Replace an existing file.
+
+        Returns:
+            The file.
+
+        >>> import tempfile, os
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     out = Export.empty().to_excel(os.path.join(tmp, "x.xlsx"))
+        ...     sorted(pd.read_excel(out, sheet_name=None))
+        ['codes', 'entries']
+        """
+        return write_excel(self.entries, self.codes, path, overwrite=overwrite)
+
+    @classmethod
+    def read_csv(cls, path: str | os.PathLike[str], kind: Kind | None = None) -> Export:
+        """Load a folder written by :meth:`to_csv`, with the documented types.
+
+        Args:
+            path: The folder holding ``entries.csv`` and ``codes.csv``.
+            kind: ``"export"`` or ``"pending"``; guessed from the columns if omitted.
+
+        Returns:
+            The export.
+
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     len(Export.read_csv(Export.empty().to_csv(tmp)))
+        0
+        """
+        entries, codes, found = read_csv(path, kind)
+        return cls(entries, codes, kind=found)
+
+    def _repr_html_(self, head: int = 5) -> str:
+        """Jupyter's view: counts and the date range, then the first rows of each table."""
+        facts = self._facts()
+        if "workDate" in facts:
+            facts["workDate from"], facts["workDate to"] = facts.pop("workDate").split("..")
+        parts = [
+            f"<p><b>Export</b> ({html.escape(self.kind)})</p>",
+            pd.DataFrame({"value": facts}).to_html(),
+        ]
+        for name, frame, total in (
+            ("entries", self.preview(head), len(self)),  # date, timekeeper, client... first
+            ("codes", _head(self, "codes", head), _rows(self, "codes")),
+        ):
+            shown = min(head, total)
+            parts.append(f"<p><code>.{name}</code>: first {shown} of {total}</p>")
+            parts.append(frame.head(head).to_html(max_cols=20, index=False))
+        return "\n".join(parts)
+
+
+def _concat(tables: list[pa.Table]) -> pa.Table:
+    """Tables one after another; a column typed apart in two (an unknown field) becomes text."""
+    if len(tables) == 1:
+        return tables[0]
+    try:
+        return pa.concat_tables(tables, promote_options="permissive")
+    except (pa.ArrowTypeError, pa.ArrowInvalid):
+        types: dict[str, set[pa.DataType]] = {}
+        for t in tables:
+            for f in t.schema:
+                types.setdefault(f.name, set()).add(f.type)
+        mixed = {n for n, found in types.items() if len(found) > 1}
+        as_text = []
+        for t in tables:  # as flatten keeps a field whose JSON types mix: JSON text
+            for n in mixed & set(t.column_names):
+                text = [None if v is None else orjson.dumps(v).decode() for v in t[n].to_pylist()]
+                t = t.set_column(t.schema.get_field_index(n), n, pa.array(text, pa.string()))
+            as_text.append(t)
+        return pa.concat_tables(as_text, promote_options="permissive")
+
+
+def _rows(export: Export, name: str) -> int:
+    table = export._tables.get(name)
+    return table.num_rows if table is not None else len(export._frames[name])
+
+
+def _head(export: Export, name: str, n: int) -> pd.DataFrame:
+    """The first ``n`` rows as pandas, without converting the whole Arrow table."""
+    frame = export._frames.get(name)
+    return frame.head(n) if frame is not None else to_frame(export._tables[name].slice(0, n))

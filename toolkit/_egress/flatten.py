@@ -1,0 +1,437 @@
+"""Parse and flatten an answer's JSON into two typed Arrow tables: one way, from the bytes.
+
+**entries** (one row per entry; nested objects as dotted columns) and **codes** (one row per
+entry and code: ``entryId``, 0-based ``position``), read by Arrow's JSON reader against a
+declared type. A missing or repeated ``_id``, a wrong JSON type or a bad timestamp raise
+:class:`FlattenError`. Fields the spec does not list become columns after the spec's;
+``entries.attrs["unknownFields"]`` maps each to the first entry holding it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache, reduce
+from typing import Any, Literal, cast
+
+import numpy as np
+import orjson
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pa_json
+
+from toolkit.errors import FlattenError
+
+__all__ = ["UNKNOWN_FIELDS", "flatten_export", "flatten_pending"]
+
+#: Key of ``entries.attrs`` (and of the entries Arrow schema's metadata) mapping each field the
+#: spec does not list to the ``_id`` of the first entry that holds it.
+UNKNOWN_FIELDS = "unknownFields"
+
+Kind = Literal["export", "pending"]
+Raw = bytes | bytearray | memoryview | str
+
+_STR: pa.DataType = pa.string()
+_F64: pa.DataType = pa.float64()
+
+
+def _text(names: str) -> list[tuple[str, pa.DataType]]:
+    return [(n, _STR) for n in names.split()]
+
+
+_CLIENT = _text("_id externalId name description callSign")
+_CODE = _text("_id externalId name description")
+_CODE_TYPE = _text("_id externalId name semanticType")
+_SCALARS = [*_text("_id customerId userId externalId workDate summary")]
+_SCALARS += [("unitIncrementCount", _F64), ("incrementDurationInSeconds", _F64)]
+_EXPORT_CODE = [("code", pa.struct([*_CODE, ("type", pa.struct(_CODE_TYPE))]))]
+_INITIATIVE = [*_text("type _id billingType callSign"), ("unitIncrements", _F64)]
+_INITIATIVE += _text("externalId name description")
+_INITIATIVE += [("client", pa.struct([*_CLIENT, *_text("type parentClientId")]))]
+_PROPS = [*_text("type colorHex"), ("tags", pa.list_(_STR)), *_text("nickname")]
+_PROPS += [("initiative", pa.struct([*_INITIATIVE, *_text("status locale")]))]
+_PENDING_CODE = [*_CODE, ("type", pa.struct([*_CODE_TYPE, *_text("orderingSequence")]))]
+_TYPES: dict[Kind, pa.StructType] = {
+    "export": pa.struct(
+        [
+            *_SCALARS,
+            *_text("createdAt updatedAt"),
+            ("initiative", pa.struct([*_text("externalId name"), ("client", pa.struct(_CLIENT))])),
+            ("codes", pa.list_(pa.struct([*_EXPORT_CODE, *_text("assignedBy")]))),
+        ]
+    ),
+    "pending": pa.struct(
+        [
+            *_SCALARS,
+            ("initiativeProps", pa.struct(_PROPS)),
+            ("codes", pa.list_(pa.struct(_PENDING_CODE))),
+            *_text("notes"),
+            ("releaseCount", pa.int64()),
+            *_text("lastSyncedAt firstReleaseAttemptedAt"),
+            ("isShared", pa.bool_()),
+            *_text("sharedFrom"),
+        ]
+    ),
+}
+_TIMES = ("createdAt", "updatedAt", "lastSyncedAt", "firstReleaseAttemptedAt")
+_TIMESTAMP = pa.timestamp("us", tz="UTC")
+DAY_TYPE = pa.timestamp("us")
+#: a body is cut into pieces of about this size, read on every core (small pieces stay in cache)
+_PIECE = 2 << 20
+_MAX_BLOCK = 2**31 - 64
+
+
+def _pieces(data: bytes, pieces: int) -> list[tuple[int, int]] | None:
+    """Cut a JSON array at ``},{"<first key>":`` boundaries: ``[start, end)`` spans, or ``None``.
+
+    A cut inside a nested object leaves a piece that is not JSON: the caller then reads whole.
+    """
+    start = data.find(b"{")
+    colon = data.find(b'":', start)
+    if start < 0 or colon < 0 or colon - start > 64:
+        return None
+    marker = b"},{" + data[start + 1 : colon + 2]
+    spans, at = [], start
+    for k in range(1, pieces):
+        cut = data.find(marker, max(at, len(data) * k // pieces))
+        if cut < 0:
+            break
+        spans.append((at, cut + 1))
+        at = cut + 2
+    end = data.rfind(b"]")
+    return [*spans, (at, end)] if spans and end > at else None
+
+
+def _read(
+    data: bytes, kind: Kind, record: pa.StructType | None = None, split: bool = True
+) -> pa.Table:
+    """A JSON array of entries as a nested Arrow table (ArrowInvalid when Arrow can't read it)."""
+    parse = pa_json.ParseOptions(
+        explicit_schema=pa.schema([("r", pa.list_(record or _TYPES[kind]))]),
+        unexpected_field_behavior="infer",  # fields the spec does not list: typed as found
+        newlines_in_values=b"\n" in data,
+    )
+    spans = _pieces(data, len(data) // _PIECE + 1) if split else None
+    view = memoryview(data)
+
+    def one(span: tuple[int, int] | None) -> pa.Table:  # each piece copied in its own thread
+        body = b"".join(
+            (b'{"r":[', view[span[0] : span[1]], b"]}") if span else (b'{"r":', view, b"}")
+        )
+        if len(body) >= _MAX_BLOCK:
+            raise pa.ArrowInvalid("the answer is too large to read in one block")
+        options = pa_json.ReadOptions(block_size=len(body) + 1, use_threads=False)
+        return pa_json.read_json(pa.BufferReader(body), read_options=options, parse_options=parse)  # type: ignore[arg-type]  # stubs: input_file omits NativeFile
+
+    pool = ThreadPoolExecutor(os.cpu_count() or 1)
+    try:  # pieces typed apart (an unknown field in some) are unified as Arrow's inference would
+        table = pa.concat_tables(list(pool.map(one, spans or [None])), promote_options="permissive")
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        pool.shutdown(cancel_futures=True)
+        if spans:  # a cut that was not between entries: read it whole
+            return _read(data, kind, record, split=False)
+        raise
+    finally:
+        pool.shutdown(cancel_futures=True)
+    items = cast("pa.ChunkedArray[Any]", pc.list_flatten(table["r"]))
+    if table["r"].null_count or items.null_count:
+        raise pa.ArrowInvalid("the answer is not an array of objects")
+    return pa.Table.from_batches(
+        [pa.RecordBatch.from_struct_array(cast("pa.StructArray", c)) for c in items.chunks],
+        schema=pa.schema(list(items.type)),
+    )
+
+
+def parse_answer(raw: Raw, kind: Kind) -> tuple[pa.Table, pa.Table]:
+    """An answer's bytes -> the checked, flat ``(entries, codes)`` tables."""
+    data = raw.encode() if isinstance(raw, str) else bytes(raw)
+    try:
+        table = _read(data, kind)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        data = _repaired(data, kind)
+        try:
+            table = _read(data, kind)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+            raise FlattenError(f"the entries do not match the {kind} form: {exc}") from None
+    found = pa.struct(list(table.schema))
+    if _no_time(found) != found:  # Arrow took ISO text of an unknown field for a timestamp:
+        table = _read(data, kind, cast("pa.StructType", _no_time(found)))  # it stays text
+    return _finish(*_split(table, kind), kind)
+
+
+def dumps_records(records: Iterable[dict[str, Any]], kind: Kind) -> bytes:
+    if isinstance(records, dict | str | bytes):
+        raise FlattenError(f"expected a list of {kind} entries, got a {type(records).__name__}")
+    try:
+        return orjson.dumps(records if isinstance(records, list | tuple) else list(records))
+    except (orjson.JSONEncodeError, TypeError) as exc:
+        raise FlattenError(f"the {kind} entries are not JSON: {exc}") from None
+
+
+_JSON_NAMES = {int: "number", float: "number", bool: "boolean", str: "string", list: "array"}
+
+
+def _repaired(data: bytes, kind: Kind) -> bytes:
+    """What Arrow could not read, via orjson: a :class:`FlattenError` naming what is wrong, or
+    the body with ``sharedFrom`` objects and mixed-type unknown fields as JSON text."""
+    try:
+        records = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise FlattenError(f"not valid JSON: {exc}") from None
+    if not isinstance(records, list):
+        raise FlattenError(f"expected a JSON array of {kind} entries, got {type(records).__name__}")
+    for i, rec in enumerate(records):
+        if not isinstance(rec, dict):
+            what = "null" if rec is None else f"a {_JSON_NAMES.get(type(rec), 'value')}"
+            raise FlattenError(f"entry {i} is {what}, expected an object")
+        shared = rec.get("sharedFrom") if kind == "pending" else None
+        if isinstance(shared, dict | list):  # published, its fields not given: kept as text
+            rec["sharedFrom"] = orjson.dumps(shared).decode()
+    for field in _TYPES[kind]:
+        try:
+            pa.array([rec.get(field.name) for rec in records], type=field.type)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
+            raise FlattenError(f"field {field.name!r} of the {kind} form: {exc}") from None
+    for path in _unknown_paths(records, _TYPES[kind], ()):
+        holders = _holders(records, path[:-1])
+        values = [h.get(path[-1]) for h in holders]
+        try:
+            pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+            for holder, value in zip(holders, values, strict=True):
+                if value is not None:
+                    holder[path[-1]] = orjson.dumps(value).decode()
+    return orjson.dumps(records)
+
+
+def _unknown_paths(
+    dicts: list[dict[str, Any]], declared: pa.StructType, prefix: tuple[str, ...]
+) -> list[tuple[str, ...]]:
+    """Paths of the keys ``declared`` does not list, inside declared objects and lists."""
+    names = {f.name for f in declared}
+    found = [(*prefix, k) for k in sorted(set().union(*dicts)) if k not in names]
+    for field in declared:
+        t = field.type
+        if pa.types.is_list(t) and pa.types.is_struct(t.value_type):
+            t = t.value_type
+        if pa.types.is_struct(t):
+            sub = _holders(dicts, (field.name,))
+            found += _unknown_paths(sub, t, (*prefix, field.name)) if sub else []
+    return found
+
+
+def _holders(dicts: list[dict[str, Any]], path: Sequence[str]) -> list[dict[str, Any]]:
+    """The objects at ``path`` (a list of objects counts as its objects)."""
+    for key in path:
+        found = []
+        for d in dicts:
+            value = d.get(key)
+            if isinstance(value, dict):
+                found.append(value)
+            elif isinstance(value, list):
+                found += [v for v in value if isinstance(v, dict)]
+        dicts = found
+    return dicts
+
+
+def _no_time(t: pa.DataType) -> pa.DataType:
+    if pa.types.is_temporal(t):
+        return _STR
+    if pa.types.is_list(t):
+        return pa.list_(_no_time(t.value_type))
+    if pa.types.is_struct(t):
+        return pa.struct([(f.name, _no_time(f.type)) for f in t])
+    return t
+
+
+def _flat(table: pa.Table) -> pa.Table:
+    """Flatten struct columns recursively; children are named ``parent.child``."""
+    while any(pa.types.is_struct(f.type) for f in table.schema):
+        table = table.flatten()
+    return table
+
+
+def _timestamps(column: pa.ChunkedArray[Any], name: str, ids: pa.ChunkedArray[Any]) -> Any:
+    """ISO 8601 text to UTC microseconds; naive text is taken as UTC."""
+    try:
+        return pc.cast(column, _TIMESTAMP)
+    except pa.ArrowInvalid:
+        pass
+    zoned = pc.match_substring_regex(column, r"(Z|[+-]\d\d:?\d\d)$")
+    given = pc.if_else(
+        zoned,
+        column,
+        pc.replace_substring_regex(column, pattern="$", replacement="Z", max_replacements=1),
+    )
+    try:
+        return pc.cast(given, _TIMESTAMP)
+    except pa.ArrowInvalid:
+        for i, value in enumerate(given.to_pylist()):
+            try:
+                pa.scalar(value, _STR).cast(_TIMESTAMP)
+            except pa.ArrowInvalid:
+                raise FlattenError(
+                    f"entry {ids[i].as_py()!r}: {name} {column[i].as_py()!r} is not an ISO 8601"
+                    " timestamp"
+                ) from None
+        raise
+
+
+def _split(table: pa.Table, kind: Kind) -> tuple[pa.Table, pa.Table]:
+    """Check the ids, split the nested table into the flat, typed entries and codes tables."""
+    ids = table["_id"]
+    if ids.null_count:
+        first = pc.index(pc.is_null(ids), True).as_py()
+        raise FlattenError(f"entry {first} (0-based, in the answer) has no _id")
+    if len(ids) and pc.count_distinct(ids).as_py() != len(ids):
+        counts = pc.value_counts(ids)
+        twice = pc.filter(
+            counts.field("values"), pc.greater(counts.field("counts"), pa.scalar(1, pa.int64()))
+        )
+        more = f" (and {len(twice) - 1} other _id(s))" if len(twice) > 1 else ""
+        raise FlattenError(f"entry {twice[0].as_py()!r}: its _id comes more than once{more}")
+    entries = _flat(table.drop_columns(["codes"]))
+    for name in _TIMES:
+        if name in entries.column_names:
+            at = entries.schema.get_field_index(name)
+            entries = entries.set_column(at, name, _timestamps(entries[name], name, ids))
+    try:
+        day = pc.cast(pc.utf8_slice_codeunits(entries["workDate"], 0, 10), pa.date32())
+    except pa.ArrowInvalid as exc:
+        raise FlattenError(
+            f"'workDate' holds a value that is not a YYYY-MM-DD date: {exc}"
+        ) from None
+    entries = entries.set_column(4, "workDate", pc.cast(day, DAY_TYPE))
+
+    parts = []
+    pairs = table.select(["_id", "codes"])
+    for batch in pairs.to_batches() or [pa.RecordBatch.from_pylist([], schema=pairs.schema)]:
+        lists = cast("pa.ListArray[Any]", batch.column(1))
+        parents = pc.list_parent_indices(lists)
+        offsets = lists.offsets.to_numpy()
+        start = (offsets[:-1] - offsets[0]).astype(np.int64)[parents.to_numpy()]
+        values = cast("pa.StructArray", lists.flatten())
+        # StructArray.flatten() (unlike Table.from_struct_array) keeps a null element null
+        children = _flat(pa.table(values.flatten(), names=[f.name for f in values.type]))
+        position = pa.array(np.arange(len(parents), dtype=np.int64) - start)
+        parts.append(
+            pa.table(
+                [batch.column(0).take(parents), position, *children.columns],
+                names=["entryId", "position", *children.column_names],
+            )
+        )
+    codes = pa.concat_tables(parts)
+    if kind == "pending":  # flat code objects: prefixed to match the export form's names
+        codes = codes.rename_columns(
+            [n if i < 2 else f"code.{n}" for i, n in enumerate(codes.column_names)]
+        )
+    return entries, codes
+
+
+@cache
+def _known(kind: Kind) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Column names of the entries and codes tables the spec's fields make."""
+    empty = pa.schema(list(_TYPES[kind])).empty_table()
+    entries, codes = _split(empty, kind)
+    return tuple(entries.column_names), tuple(codes.column_names)
+
+
+def _finish(entries: pa.Table, codes: pa.Table, kind: Kind) -> tuple[pa.Table, pa.Table]:
+    """The spec's columns, then the unknown ones by name; those noted in the schema metadata."""
+    unknown: dict[str, str | None] = {}
+    out = []
+    for table, known, id_col, prefix in (
+        (entries, _known(kind)[0], "_id", ""),
+        (codes, _known(kind)[1], "entryId", "codes."),
+    ):
+        extra = sorted(n for n in table.column_names if n not in known)
+        table = table.select([*known, *extra])
+        for name in extra:
+            if pa.types.is_null(table[name].type):
+                at = table.schema.get_field_index(name)
+                table = table.set_column(at, name, table[name].cast(_STR))
+        for field in sorted({_field_of(name, kind, bool(prefix)) for name in extra}):
+            cols = [n for n in extra if _field_of(n, kind, bool(prefix)) == field]
+            present = reduce(pc.or_, (pc.is_valid(table[col]) for col in cols))
+            at = pc.index(present, True).as_py() if table.num_rows else -1
+            unknown[prefix + field] = table[id_col][max(at, 0)].as_py() if table.num_rows else None
+        out.append(table)
+    entries, codes = out
+    if unknown:
+        entries = entries.replace_schema_metadata({UNKNOWN_FIELDS: json.dumps(unknown)})
+    return entries, codes
+
+
+def _field_of(column: str, kind: Kind, in_codes: bool) -> str:
+    """The unknown field a column comes from: the first name of its path the spec lacks."""
+    parts = column.split(".")[1:] if in_codes and kind == "pending" else column.split(".")
+    declared: pa.DataType = _TYPES[kind]
+    if in_codes:
+        declared = cast("pa.StructType", declared).field("codes").type.value_type
+    taken: list[str] = []
+    for part in parts:
+        taken.append(part)
+        if not pa.types.is_struct(declared) or declared.get_field_index(part) < 0:
+            break
+        declared = declared.field(part).type
+    return ".".join(taken)
+
+
+def _pandas_type(arrow_type: pa.DataType) -> Any:
+    """Nullable integers, floats and booleans, Arrow-backed lists; text stays ``str``."""
+    if pa.types.is_integer(arrow_type):
+        return pd.Int64Dtype()
+    if pa.types.is_floating(arrow_type):
+        return pd.Float64Dtype()
+    if pa.types.is_boolean(arrow_type):
+        return pd.BooleanDtype()
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        return pd.ArrowDtype(arrow_type)
+    return None
+
+
+def to_frame(table: pa.Table) -> pd.DataFrame:
+    """A flat table as a frame with the documented dtypes and ``attrs["unknownFields"]``."""
+    df = table.to_pandas(types_mapper=_pandas_type)
+    if "position" in df.columns:
+        df["position"] = df["position"].astype("int64")
+    found = (table.schema.metadata or {}).get(UNKNOWN_FIELDS.encode())
+    if found:
+        df.attrs[UNKNOWN_FIELDS] = json.loads(found)
+    return df
+
+
+def flatten_export(records: Iterable[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Flatten export-form entries into typed ``entries`` and ``codes`` frames.
+
+    Args:
+        records: Parsed entries in the export form (a list of dicts).
+
+    Returns:
+        ``(entries, codes)``, as ``Export.from_records(records)`` holds them.
+
+    >>> from toolkit.testing import fake_export_entry
+    >>> entries, codes = flatten_export([fake_export_entry(codes=2, initiative=None)])
+    >>> entries["initiative.client.externalId"].isna().tolist(), len(codes)
+    ([True], 2)
+    """
+    entries, codes = parse_answer(dumps_records(records, "export"), "export")
+    return to_frame(entries), to_frame(codes)
+
+
+def flatten_pending(records: Iterable[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Flatten detailed-form (release-pending) entries into typed ``entries`` and ``codes``.
+
+    Returns:
+        ``(entries, codes)`` as in :func:`flatten_export`.
+
+    >>> from toolkit.testing import fake_pending_entry
+    >>> entries, codes = flatten_pending([fake_pending_entry(tags=["pinned"], codes=0)])
+    >>> entries["initiativeProps.tags"].tolist(), len(codes)
+    ([['pinned']], 0)
+    """
+    entries, codes = parse_answer(dumps_records(records, "pending"), "pending")
+    return to_frame(entries), to_frame(codes)

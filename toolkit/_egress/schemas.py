@@ -1,0 +1,170 @@
+"""pandera models of the exported tables: the column names and dtypes are a contract.
+
+Dotted column names are given with ``alias``; the dtypes are tabled in docs/toolkit.md. Every
+column but the linking ids is nullable, and columns the models do not name are allowed.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import pandas as pd
+import pandera.pandas as pa
+import pyarrow
+from pandera.engines import pandas_engine
+from pandera.typing import Series
+
+__all__ = [
+    "ExportEntriesSchema",
+    "ExportCodesSchema",
+    "PendingEntriesSchema",
+    "PendingCodesSchema",
+    "SEMANTIC_TYPES",
+    "ASSIGNED_BY",
+    "BILLING_TYPES",
+]
+
+#: Allowed ``code.type.semanticType`` values (null means "other").
+SEMANTIC_TYPES = ("action", "activity", "location", "phase", "task")
+#: Known ``assignedBy`` values: interface.md's ``user`` and ``service``, and ``laurel``, the
+#: published name of the service. Any other text is kept, and an export warns about it once.
+ASSIGNED_BY = ("user", "service", "laurel")
+#: Allowed ``initiativeProps.initiative.billingType`` values.
+BILLING_TYPES = ("billable", "non-billable")
+
+UtcTimestamp = pandas_engine.DateTime
+_UTC = {"unit": "us", "tz": "UTC"}
+_DAY = {"unit": "us"}
+TagList = Annotated[pd.ArrowDtype, pyarrow.list_(pyarrow.string())]
+
+
+def _text(
+    alias: str | None = None, *, isin: list[str] | None = None, str_matches: str | None = None
+) -> Any:
+    """A nullable text column (named ``alias`` when the name has dots)."""
+    return pa.Field(alias=alias, nullable=True, isin=isin, str_matches=str_matches)
+
+
+class _EntryScalars(pa.DataFrameModel):
+    """Scalar fields shared by both forms of a time entry."""
+
+    id_: Series[str] = pa.Field(alias="_id", unique=True)
+    customerId: Series[str] = _text()
+    userId: Series[str] = _text()
+    externalId: Series[str] = _text()
+    workDate: Series[pandas_engine.DateTime] = pa.Field(nullable=True, dtype_kwargs=_DAY)
+    summary: Series[str] = _text()
+    unitIncrementCount: Series[pd.Float64Dtype] = pa.Field(nullable=True, ge=0)
+    incrementDurationInSeconds: Series[pd.Float64Dtype] = pa.Field(nullable=True, ge=0)
+
+    class Config:
+        strict = False  # fields the spec does not list are kept as further columns
+        coerce = False
+
+
+class ExportEntriesSchema(_EntryScalars):
+    """Entries of the v2 export: one row per entry, the fields below in order.
+
+    >>> from toolkit._egress.flatten import flatten_export
+    >>> from toolkit.testing import fake_export_entry
+    >>> len(ExportEntriesSchema.validate(flatten_export([fake_export_entry(initiative=None)])[0]))
+    1
+    """
+
+    createdAt: Series[UtcTimestamp] = pa.Field(nullable=True, dtype_kwargs=_UTC)
+    updatedAt: Series[UtcTimestamp] = pa.Field(nullable=True, dtype_kwargs=_UTC)
+    initiative_externalId: Series[str] = _text("initiative.externalId")
+    initiative_name: Series[str] = _text("initiative.name")
+    initiative_client_id: Series[str] = _text("initiative.client._id")
+    initiative_client_externalId: Series[str] = _text("initiative.client.externalId")
+    initiative_client_name: Series[str] = _text("initiative.client.name")
+    initiative_client_description: Series[str] = _text("initiative.client.description")
+    initiative_client_callSign: Series[str] = _text("initiative.client.callSign")
+
+
+class PendingEntriesSchema(_EntryScalars):
+    """Entries of the release-pending list (detailed form): the shared scalars, then these.
+
+    >>> from toolkit._egress.flatten import flatten_pending
+    >>> from toolkit.testing import fake_pending_entries
+    >>> len(PendingEntriesSchema.validate(flatten_pending(fake_pending_entries(3))[0]))
+    3
+    """
+
+    props_type: Series[str] = _text("initiativeProps.type")
+    props_colorHex: Series[str] = _text("initiativeProps.colorHex", str_matches=r"^[0-9A-Fa-f]*$")
+    props_tags: Series[TagList] = pa.Field(alias="initiativeProps.tags", nullable=True)
+    props_nickname: Series[str] = _text("initiativeProps.nickname")
+    init_type: Series[str] = _text("initiativeProps.initiative.type")
+    init_id: Series[str] = _text("initiativeProps.initiative._id")
+    init_billingType: Series[str] = _text(
+        "initiativeProps.initiative.billingType", isin=list(BILLING_TYPES)
+    )
+    init_callSign: Series[str] = _text("initiativeProps.initiative.callSign")
+    init_unitIncrements: Series[pd.Float64Dtype] = pa.Field(
+        alias="initiativeProps.initiative.unitIncrements", nullable=True, ge=0
+    )
+    init_externalId: Series[str] = _text("initiativeProps.initiative.externalId")
+    init_name: Series[str] = _text("initiativeProps.initiative.name")
+    init_description: Series[str] = _text("initiativeProps.initiative.description")
+    client_id: Series[str] = _text("initiativeProps.initiative.client._id")
+    client_externalId: Series[str] = _text("initiativeProps.initiative.client.externalId")
+    client_name: Series[str] = _text("initiativeProps.initiative.client.name")
+    client_description: Series[str] = _text("initiativeProps.initiative.client.description")
+    client_callSign: Series[str] = _text("initiativeProps.initiative.client.callSign")
+    client_type: Series[str] = _text("initiativeProps.initiative.client.type")
+    client_parent: Series[str] = _text("initiativeProps.initiative.client.parentClientId")
+    init_status: Series[str] = _text("initiativeProps.initiative.status")
+    init_locale: Series[str] = _text("initiativeProps.initiative.locale")
+    notes: Series[str] = _text()
+    releaseCount: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0)
+    lastSyncedAt: Series[UtcTimestamp] = pa.Field(nullable=True, dtype_kwargs=_UTC)
+    firstReleaseAttemptedAt: Series[UtcTimestamp] = pa.Field(nullable=True, dtype_kwargs=_UTC)
+    isShared: Series[pd.BooleanDtype] = pa.Field(nullable=True)
+    sharedFrom: Series[str] = _text()
+
+
+class _Codes(pa.DataFrameModel):
+    """The columns both forms' codes tables share."""
+
+    entryId: Series[str] = pa.Field()
+    position: Series[int] = pa.Field(ge=0)
+    code_id: Series[str] = _text("code._id")
+    code_externalId: Series[str] = _text("code.externalId")
+    code_name: Series[str] = _text("code.name")
+    code_description: Series[str] = _text("code.description")
+    type_id: Series[str] = _text("code.type._id")
+    type_externalId: Series[str] = _text("code.type.externalId")
+    type_name: Series[str] = _text("code.type.name")
+    type_semanticType: Series[str] = _text("code.type.semanticType", isin=list(SEMANTIC_TYPES))
+
+    class Config:
+        strict = False  # fields the spec does not list are kept as further columns
+        coerce = False
+        unique = ["entryId", "position"]
+
+
+class PendingCodesSchema(_Codes):
+    """Codes of the release-pending list: one row per (entry, code), named ``code.*``.
+
+    >>> from toolkit._egress.flatten import flatten_pending
+    >>> from toolkit.testing import fake_pending_entries
+    >>> _, codes = flatten_pending(fake_pending_entries(2, codes_per_entry=4))
+    >>> len(PendingCodesSchema.validate(codes))
+    8
+    """
+
+    type_ordering: Series[str] = _text("code.type.orderingSequence")
+
+
+class ExportCodesSchema(_Codes):
+    """Codes of the v2 export: one row per (entry, code); ``assignedBy`` any text.
+
+    >>> from toolkit._egress.flatten import flatten_export
+    >>> from toolkit.testing import fake_export_entries
+    >>> _, codes = flatten_export(fake_export_entries(2, codes_per_entry=3))
+    >>> len(ExportCodesSchema.validate(codes))
+    6
+    """
+
+    assignedBy: Series[str] = _text()

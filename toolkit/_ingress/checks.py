@@ -1,0 +1,858 @@
+"""The one pass that runs the import models and names what failed, row by row and line by line.
+
+>>> import pandas as pd
+>>> check("code_ranges", pd.DataFrame({"initiativeExternalId": ["M-1"],
+...                                    "codeExternalId": ["L110"]})).shape
+(1, 2)
+"""
+
+from __future__ import annotations
+
+import copy
+import string
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pandera.pandas as pa
+import pyarrow as arrow
+import pyarrow.compute as pc
+from pandera.errors import SchemaErrors
+
+from toolkit._core.failures import (
+    CHECKS,
+    FAILURE_COLUMNS,
+    SEVERITY,
+    check_name,
+    empty_failures,
+    failure_frame,
+)
+from toolkit._core.frames import MAX_WHOLE, neighbours, text_arrow
+from toolkit._ingress.cells import Unreadable, parse
+from toolkit._ingress.chunking import fresh_index, line_array
+from toolkit._ingress.hints import header_hint, unit_note, value_hint
+from toolkit._ingress.models import TABLES, TableSpec
+from toolkit._ingress.names import match_headers
+from toolkit._ingress.ranges import CODE_RANGE_MAX, CodeRangePost, check_post
+from toolkit._ingress.rules import TEMPLATE
+from toolkit._ingress.text import MAX_CELL, lookalikes, warn_lookalikes
+from toolkit.errors import ValidationError, closest
+
+__all__ = [
+    "CHECKS",
+    "FAILURE_COLUMNS",
+    "CheckResult",
+    "check",
+    "check_chunks",
+    "check_frame",
+    "empty_failures",
+    "format_failures",
+]
+
+_FINAL_DTYPES = {
+    "text": "str",
+    "free_text": "str",
+    "number": "int64",
+    "bool": "bool",
+    "list": "object",
+    "date": "str",
+}
+_WORK_DTYPES = {**_FINAL_DTYPES, "number": "Float64", "bool": "boolean"}
+#: final dtype of a nullable column, per kind (``str`` for the others)
+_NULLABLE_DTYPES = {"bool": "boolean", "list": "object"}
+
+
+def _spec_for(table: str) -> TableSpec:
+    try:
+        return TABLES[table]
+    except KeyError:
+        hint = closest(table, list(TABLES))
+        extra = f"; did you mean {hint!r}?" if hint else ""
+        raise ValueError(f"unknown table {table!r}{extra} (tables: {', '.join(TABLES)})") from None
+
+
+def _show(value: object) -> str:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "nothing"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+@lru_cache(maxsize=16)
+def _lazy_schemas(table: str) -> tuple[pa.DataFrameSchema, pa.DataFrameSchema]:
+    """The table's schema with its warnings collected as failure cases, not said, in two:
+    the checks of each row's own cells (run a chunk at a time), and the checks across rows
+    (unique ids, the model's checks of the whole frame) on the columns they need only, run on
+    the parsed cells of every row."""
+    schema = copy.deepcopy(TABLES[table].schema.to_schema())
+    for check in [*schema.checks, *(c for col in schema.columns.values() for c in col.checks)]:
+        check.raise_warning = False
+    unique = [c for c, col in schema.columns.items() if col.unique]
+    rows = schema.update_columns({c: {"unique": False} for c in unique})
+    rows.checks = []
+    key = TABLES[table].key if schema.checks else ()
+    across = [c for c in schema.columns if c in unique or c in key]
+    whole = schema.select_columns(across).update_columns(
+        {c: {"checks": [], "nullable": True} for c in across}
+    )
+    whole.parsers = []  # its cells are parsed already
+    return rows, whole
+
+
+@dataclass
+class CheckResult:
+    """Outcome of :func:`check_frame` for one table.
+
+    Attributes:
+        table: Table name.
+        frame: Every input row, the spec's columns present, in nullable dtypes.
+        failures: The failure frame, in row then column order, errors and warnings.
+        bad: Boolean array by position: True for each row with an error.
+        columns_ok: False when a column is missing, unexpected or duplicated.
+        headers: Each spec name -> the input's header(s) that show it.
+        read_again: How to read the input again, a chunk at a time; then :attr:`frame` holds
+            only the columns the checks across rows need (keys, references) and
+            :meth:`valid_chunks` reads the others again.
+        layout: The renames given and each input header's spec name.
+        fractions: The number columns with a fraction in a row without an error (sent as
+            floats, the others as whole numbers).
+    """
+
+    table: str
+    frame: pd.DataFrame
+    failures: pd.DataFrame
+    bad: np.ndarray
+    columns_ok: bool
+    headers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    read_again: Callable[[], Iterable[pd.DataFrame]] | None = None
+    layout: tuple[Mapping[str, str] | None, tuple[str, ...]] = (None, ())
+    fractions: frozenset[str] = frozenset()
+
+    @property
+    def ok(self) -> bool:
+        """True when there is no error (warnings do not count)."""
+        return not (self.failures["severity"] == "error").any()
+
+    @property
+    def warnings(self) -> pd.DataFrame:
+        """The failures of severity ``warning``: rows that are imported as given."""
+        return self.failures[self.failures["severity"] == "warning"]
+
+    @property
+    def renames(self) -> dict[str, str]:
+        """Input header -> spec name, for each header matched to another name.
+
+        >>> import pandas as pd
+        >>> check_frame("code_ranges", pd.DataFrame({"Matter ID": ["M-1"], "code": ["L1"]})).renames
+        {'Matter ID': 'initiativeExternalId', 'code': 'codeExternalId'}
+        """
+        if not self.columns_ok:
+            return {}
+        return {h: name for name, shown in self.headers.items() for h in shown if h != name}
+
+    def bad_rows(self) -> set[Any]:
+        """Input index labels of rows that must not be imported.
+
+        >>> import pandas as pd
+        >>> check_frame("code_ranges", pd.DataFrame({"initiativeExternalId": ["M-1", ""],
+        ...     "codeExternalId": ["L110", "L110"]})).bad_rows()
+        {1}
+        """
+        if not self.columns_ok:
+            return set(self.frame.index.tolist())
+        return set(self.frame.index[self.bad].tolist())
+
+    def valid_frame(self) -> pd.DataFrame:
+        """The rows without errors in final dtypes (empty when a column is wrong).
+
+        >>> import pandas as pd
+        >>> check_frame("code_ranges", pd.DataFrame({"initiativeExternalId": ["M-1", ""],
+        ...     "codeExternalId": ["L110", "L110"]})).valid_frame().index.tolist()
+        [0]
+        """
+        chunks = list(self.valid_chunks())
+        return chunks[0] if len(chunks) == 1 else pd.concat(chunks)
+
+    def valid_chunks(self, keep: np.ndarray | None = None) -> Iterator[pd.DataFrame]:
+        """The rows without errors (or those of ``keep``, a mask by position) in final dtypes,
+        a chunk at a time (the input read again when :attr:`frame` does not hold every column).
+
+        >>> import pandas as pd
+        >>> result = check_frame("code_ranges", pd.DataFrame({"initiativeExternalId": ["M-1"],
+        ...     "codeExternalId": ["L110"]}))
+        >>> [len(c) for c in result.valid_chunks(keep=np.array([False]))]
+        [0]
+        """
+        spec = TABLES[self.table]
+        keep = ~self.bad if keep is None else keep
+        if not self.columns_ok:
+            yield _finalize(spec, _empty_frame(spec, self.frame.index[:0]), self.fractions)
+            return
+        if self.read_again is None or len(self.frame.columns) == len(
+            _present(spec, self.layout[1])
+        ):  # every column held
+            yield _finalize(
+                spec, self.frame if keep.all() else self.frame.loc[keep], self.fractions
+            )
+            return
+        start = 0
+        for chunk in self.read_again():
+            raw = _raw(spec, chunk, self.layout, start)
+            mine = keep[start : start + len(raw)]
+            start += len(raw)
+            parsed = parse(raw, spec.kinds)  # the model's parser; its checks ran before
+            work = pd.DataFrame({c: _work(parsed[c], spec.kinds[c]) for c in raw.columns})
+            work = work.set_axis(chunk.index, axis=0)
+            out = _finalize(spec, work if mine.all() else work.loc[mine], self.fractions)
+            del chunk, raw, parsed, work  # only the rows yielded held while they are used
+            yield out
+
+
+def _empty_frame(spec: TableSpec, index: pd.Index) -> pd.DataFrame:
+    return pd.DataFrame(
+        {c: pd.Series([], index=index, dtype=_WORK_DTYPES[spec.kinds[c]]) for c in spec.columns}
+    )
+
+
+def _finalize(spec: TableSpec, frame: pd.DataFrame, fractions: Collection[str]) -> pd.DataFrame:
+    columns = [c for c in spec.columns if c in frame.columns]  # optional ones may be left out
+    out = frame.loc[:, columns]
+    out.attrs = {}  # the line map stays with the checks' frame: pandas deep-copies it at every step
+    dtypes = {
+        c: _NULLABLE_DTYPES.get(spec.kinds[c], "str")
+        if c in spec.nullable
+        else "float64"  # a fraction is sent as given
+        if c in fractions
+        else _FINAL_DTYPES[spec.kinds[c]]
+        for c in columns
+    }
+    return out.astype(dtypes)
+
+
+def _fractions(values: pd.Series) -> np.ndarray:
+    """Positions of the numbers that are not sent as whole numbers (fractions, huge ones)."""
+    numbers = values.astype("float64").to_numpy(na_value=np.nan)
+    whole = (numbers % 1 == 0) & (np.abs(numbers) < MAX_WHOLE)
+    out: np.ndarray = np.flatnonzero(~np.isnan(numbers) & ~whole)
+    return out
+
+
+def _present(spec: TableSpec, names: Sequence[str]) -> list[str]:
+    return [c for c in spec.columns if c in names]
+
+
+def _raw(
+    spec: TableSpec,
+    df: pd.DataFrame,
+    layout: tuple[Mapping[str, str] | None, Sequence[str]],
+    start: int,
+) -> pd.DataFrame:
+    """A chunk of input under the spec's names, each spec column once, its rows numbered from
+    ``start`` (their positions in the table), without the input's ``attrs``."""
+    renames, names = layout
+    if renames:
+        df = df.rename(columns=dict(renames))
+    raw = df.set_axis(list(names), axis=1).loc[:, ~pd.Index(list(names)).duplicated()]
+    raw = raw.loc[:, _present(spec, [str(c) for c in raw.columns])]
+    raw = raw.set_axis(pd.RangeIndex(start, start + len(raw)), axis=0)
+    raw.attrs = {}  # the line map stays with the input: pandas deep-copies it at every step
+    return raw
+
+
+def _match_headers(
+    spec: TableSpec, names: list[str]
+) -> tuple[list[str], list[dict[str, Any]], set[str], dict[str, list[int]]]:
+    """Match headers, with a failure row per ambiguity and the names those rows cover."""
+    matched = match_headers(spec.name, spec.columns, names)
+    fields = list(spec.columns)
+    rows: list[dict[str, Any]] = []
+    replaced: set[str] = set()
+    for name, found in matched.fitting_two.items():
+        shown = " or ".join(repr(f) for f in found)
+        msg = f"column {name!r} could be {shown}; say which with columns={{{name!r}: {found[0]!r}}}"
+        rows.append(_column_row(spec.name, name, "column_unexpected", msg, len(fields)))
+        replaced.add(name)
+    for f, positions in matched.shared.items():
+        shown = " and ".join(repr(names[p]) for p in positions)
+        both = "both" if len(positions) == 2 else "all"
+        msg = f"columns {shown} {both} stand for {f!r}; keep one, or rename the others"
+        rows.append(_column_row(spec.name, f, "column_duplicate", msg, fields.index(f)))
+        replaced.update([f, *(names[p] for p in positions)])
+    return matched.names, rows, replaced, matched.shared
+
+
+def _column_failures(
+    table: str, names: list[Any], spec: TableSpec, headers: dict[str, tuple[str, ...]]
+) -> list[dict[str, Any]]:
+    """Missing, unexpected and duplicated columns (likely headers added to ``headers``)."""
+    out: list[dict[str, Any]] = []
+    expected = list(spec.columns)
+    present = [str(c) for c in names]
+    duplicated = sorted({c for c in present if present.count(c) > 1}, key=present.index)
+    missing = [c for c in expected if c not in present and c not in spec.optional]
+    unexpected = [c for c in dict.fromkeys(present) if c not in expected]
+    for col in missing:
+        near = closest(col, unexpected) or header_hint(table, col, unexpected)
+        msg = f"missing column {col!r}"
+        if near:
+            msg += f"; the frame has {near!r}: rename it with columns={{{near!r}: {col!r}}}"
+            msg += unit_note(col)
+            headers.setdefault(col, headers.get(near, (near,)))
+        out.append(_column_row(table, col, "column_missing", msg, expected.index(col)))
+    for col in unexpected:
+        hinted = [f for f in missing if header_hint(table, f, [col])]
+        near = closest(col, missing) or (hinted[0] if hinted else closest(col, expected))
+        msg = f"unexpected column {col!r}"
+        if near and near in missing:
+            msg += f"; did you mean {near!r}? rename it with columns={{{col!r}: {near!r}}}"
+            msg += unit_note(near)
+        elif near:
+            msg += f" (closest expected column {near!r} is present); drop it"
+        else:
+            msg += f"; expected exactly: {', '.join(expected)}"
+        out.append(_column_row(table, col, "column_unexpected", msg, len(expected)))
+    for col in duplicated:
+        msg = f"column {col!r} appears {present.count(col)} times; keep one"
+        order = expected.index(col) if col in expected else len(expected)
+        out.append(_column_row(table, col, "column_duplicate", msg, order))
+    return out
+
+
+def _column_row(
+    table: str, col: str | None, check_: str, message: str, order: int
+) -> dict[str, Any]:
+    return {
+        "table": table,
+        "_pos": -1,
+        "_order": order,
+        "externalId": None,
+        "column": col,
+        "check": check_,
+        "severity": SEVERITY[check_],
+        "value": None,
+        "message": message,
+    }
+
+
+Found = tuple[int, str | None, str, str | None, str]
+"""(position, column, check, message template, severity): a failure before it is placed."""
+
+_DEFAULTS = {
+    "required": "{column} is required but {empty}",
+    "unique": "{column} {value} is not unique: {rows} share it",
+}
+"""Messages of pandera's own checks (``nullable=False``, ``unique=True``)."""
+
+
+@lru_cache(maxsize=16)
+def _model_checks(table: str) -> dict[tuple[str | None, int], tuple[str, str | None, str]]:
+    """(column or None, check number) -> (check, message template, severity) of the model."""
+    schema = TABLES[table].schema.to_schema()
+    where = [(None, schema.checks), *((c, col.checks) for c, col in schema.columns.items())]
+    return {
+        (column, n): (
+            check_name(str(c.name)),
+            c.statistics.get(TEMPLATE, c.error),
+            "warning" if c.raise_warning else "error",
+        )
+        for column, checks in where
+        for n, c in enumerate(checks)
+    }
+
+
+def _all_distinct(values: pd.Series) -> bool:
+    """True when a text column holds no value twice (nor two missing ones), found by sorting: a
+    few bytes a row, where a hash table of every value (``is_unique``) takes over 100.
+
+    >>> _all_distinct(pd.Series(["a", "b", None], dtype="str"))
+    True
+    >>> _all_distinct(pd.Series(["a", "a"], dtype="str")), _all_distinct(pd.Series([None, None]))
+    (False, False)
+    """
+    text = text_arrow(values)
+    if text is None or text.null_count > 1:
+        return False
+    text = pc.drop_null(text)
+    if len(text) < 2:
+        return True
+    text = text.take(pc.sort_indices(text))
+    return not pc.any(pc.equal(*neighbours(text))).as_py()
+
+
+def _model_failures(
+    spec: TableSpec, schema: pa.DataFrameSchema, raw: pd.DataFrame
+) -> tuple[pd.DataFrame, list[Found]]:
+    """``schema``'s parsed frame of ``raw`` and its failures, by position in the table."""
+    try:
+        return schema.validate(raw, lazy=True), []
+    except SchemaErrors as exc:
+        parsed, fc = exc.data, exc.failure_cases
+    checks = _model_checks(spec.name)
+    found: list[Found] = []
+    for context, col, chk, number, index in zip(
+        fc["schema_context"],
+        fc["column"],
+        fc["check"],
+        fc["check_number"],
+        fc["index"],
+        strict=True,
+    ):
+        if index is None or pd.isna(index):
+            continue  # a missing or unexpected column: reported with hints before
+        if number is None or pd.isna(number):
+            name = check_name(str(chk))
+            found.append((int(index), col, name, _DEFAULTS.get(name), SEVERITY[name]))
+            continue
+        name, template, severity = checks[
+            (None if context == "DataFrameSchema" else col, int(number))
+        ]
+        if context == "DataFrameSchema":
+            col = spec.key[-1]  # a row's failure, said on its last key column
+        found.append((int(index), str(col), name, template, severity))
+    return parsed, found
+
+
+def _work(values: pd.Series, kind: str) -> pd.Series:
+    """A parsed column in its work dtype, an unreadable cell missing."""
+    if values.dtype == object:
+        values = values.map(lambda v: None if isinstance(v, Unreadable) else v)
+    out: pd.Series = values.astype(_WORK_DTYPES[kind])  # type: ignore[call-overload]
+    return out
+
+
+@lru_cache(maxsize=64)
+def _allowed(table: str, column: str) -> tuple[str, ...]:
+    for chk in TABLES[table].schema.to_schema().columns[column].checks:
+        if chk.name == "isin":
+            return tuple(chk.statistics["allowed_values"])
+    return ()
+
+
+def _fields(
+    template: str, spec: TableSpec, col: str | None, value: Any, cell: Any
+) -> dict[str, Any]:
+    """The fields a message template names, for one failing cell."""
+    fields: dict[str, Any] = {"column": col, "value": _show(value)}
+    for _, name, _, _ in string.Formatter().parse(template):
+        if name == "empty":
+            fields[name] = "empty" if isinstance(value, str) else "missing"
+        elif name == "blank":
+            blank = "missing" if not isinstance(value, str) else "empty" if value == "" else "blank"
+            fields[name] = blank
+        elif name == "why":
+            fields[name] = cell.why if isinstance(cell, Unreadable) else ""
+        elif name == "unit":
+            fields[name] = unit_note(str(col))
+        elif name in ("allowed", "or_empty", "hint") and col is not None:
+            allowed = _allowed(spec.name, col)
+            fields["allowed"] = ", ".join(allowed)
+            fields["or_empty"] = (
+                ", or empty (not sent)"
+                if col in spec.optional
+                else ", or empty for null"
+                if col in spec.nullable
+                else ""
+            )
+            near = None
+            if isinstance(value, str):
+                near = next((a for a in allowed if a.casefold() == value.strip().casefold()), None)
+                near = near or value_hint(col, value) or closest(value, list(allowed))
+            fields["hint"] = f"; did you mean {near!r}?" if near else ""
+        elif name in ("length", "max_cell", "breaks") and isinstance(value, str):
+            breaks = value.count("\n")
+            fields.update(length=len(value), max_cell=MAX_CELL, breaks="")
+            if breaks:
+                fields["breaks"] = (
+                    f". It holds {breaks:,} line break{'s' if breaks != 1 else ''}: in a CSV file, "
+                    "an unbalanced double quote joins the lines that follow it into one cell"
+                )
+    return fields
+
+
+def check_frame(
+    table: str,
+    df: pd.DataFrame,
+    *,
+    columns: Mapping[str, str] | None = None,
+    references: Mapping[str, Collection[str]] | None = None,
+    code_range_post: CodeRangePost = "replace",
+) -> CheckResult:
+    """Check one import table against its model and report every problem, never raising on data.
+
+    Args:
+        table: One of :data:`TABLES`.
+        df: The rows, as loaded (any dtypes; the model's parser reads them).
+        columns: Renames applied first, ``{name in df: spec name}``.
+        references: ``{column: allowed ids}``; another id is a ``reference`` error.
+        code_range_post: ``"replace"`` (a range over 2500 codes is a ``range_size`` error) or
+            ``"add"`` (sent in parts; :mod:`toolkit._ingress.ranges`).
+
+    Returns:
+        A :class:`CheckResult`.
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"initiativeExternalId": ["M-1", "M-1"],
+    ...                    "codeExternalId": ["L110", "L110"]})
+    >>> check_frame("code_ranges", df).failures[["row", "check", "severity"]].values.tolist()
+    [[0, 'repeated', 'warning'], [1, 'repeated', 'warning']]
+    """
+    return check_chunks(
+        table, [df], columns=columns, references=references, code_range_post=code_range_post
+    )
+
+
+def check_chunks(
+    table: str,
+    chunks: Iterable[pd.DataFrame],
+    *,
+    columns: Mapping[str, str] | None = None,
+    references: Mapping[str, Collection[str]] | None = None,
+    code_range_post: CodeRangePost = "replace",
+    read_again: Callable[[], Iterable[pd.DataFrame]] | None = None,
+) -> CheckResult:
+    """:func:`check_frame` of a table given a chunk of rows at a time, in order (as
+    :func:`~toolkit._ingress.readers.read_chunks` yields them, the same columns in each).
+
+    The checks of a row's own cells run on each chunk; those across rows (unique ids, keys,
+    references, look-alikes) on the columns they need, held for every row. With ``read_again``
+    only those columns are held: :meth:`CheckResult.valid_chunks` reads the input again.
+
+    Returns:
+        A :class:`CheckResult`.
+
+    >>> import pandas as pd
+    >>> parts = [pd.DataFrame({"initiativeExternalId": ["M-1"], "codeExternalId": ["L1"]},
+    ...                       index=[i]) for i in (0, 1)]
+    >>> check_chunks("code_ranges", parts).failures[["row", "check"]].values.tolist()
+    [[0, 'repeated'], [1, 'repeated']]
+    """
+    spec = _spec_for(table)
+    check_post(code_range_post)
+    rows_schema, whole = _lazy_schemas(table)
+    hold = (
+        None
+        if read_again is None
+        else {*spec.key, spec.id_column, *dict(spec.references), *whole.columns}
+    )
+    rows: list[dict[str, Any]] = []
+    layout: tuple[Mapping[str, str] | None, tuple[str, ...]] = (columns or None, ())
+    headers: dict[str, tuple[str, ...]] = {}
+    parts: list[pd.DataFrame] = []  # the held columns of each chunk, in their work dtypes
+    raws: list[pd.DataFrame] = []  # the held input columns not read as text
+    labels: list[pd.Index] = []
+    found: list[Found] = []
+    cells: dict[tuple[int, str | None], tuple[Any, Any]] = {}  # a failing cell: (value, cell)
+    nonwhole: dict[str, list[np.ndarray]] = {}
+    attrs: dict[Any, Any] = {}
+    broken, first, columns_ok = False, True, True
+    start = 0
+    for df in chunks:
+        if not isinstance(df, pd.DataFrame):
+            raise TypeError(f"{table}: expected a pandas DataFrame, got {type(df).__name__}")
+        if first:  # the first chunk: its headers are every chunk's
+            layout, rows, headers = _layout(spec, df, columns)
+            first, columns_ok = False, not rows
+        raw = _raw(spec, df, layout, start)
+        labels.append(df.index)
+        attrs = df.attrs
+        parsed = raw.iloc[:, :0]
+        if raw.columns.size and not broken:
+            try:
+                parsed, failed = _model_failures(spec, rows_schema, raw)
+            except Exception as exc:  # a pandera internal error never reaches the user raw
+                broken, parsed = True, raw.iloc[:, :0]
+                message = f"schema validation could not run: {exc!r}"
+                rows.append(_column_row(table, None, "internal", message, 0))
+            else:
+                found += failed
+                for pos, col, _, _, _ in failed:
+                    value = raw[col].at[pos] if col in raw.columns else None
+                    cells[(pos, col)] = (value, parsed[col].at[pos] if col in parsed else None)
+        work = pd.DataFrame(
+            {
+                c: _work(parsed[c], spec.kinds[c])
+                if c in parsed.columns
+                else pd.Series(pd.NA, index=raw.index, dtype=_WORK_DTYPES[spec.kinds[c]])
+                for c in raw.columns
+            },
+            index=raw.index,
+        )
+        for c in work.columns:
+            if spec.kinds[c] == "number":
+                nonwhole.setdefault(c, []).append(_fractions(work[c]) + start)
+        if len(parts) == 1 and hold is not None:  # a second chunk: the first keeps the held
+            parts[0] = parts[0].loc[:, [c for c in parts[0].columns if c in hold]]
+            raws[0] = raws[0].loc[:, [c for c in raws[0].columns if c in hold]]
+        # the first chunk keeps every column: a table of one chunk is not parsed again to plan
+        # and send (its file's chunks come back from the spill, but their cells' parse costs)
+        kept = [c for c in work.columns if hold is None or not parts or c in hold]
+        parts.append(work.loc[:, kept] if len(kept) < len(work.columns) else work)
+        raws.append(raw.loc[:, [c for c in kept if not isinstance(raw[c].dtype, pd.StringDtype)]])
+        start += len(raw)
+        del df, raw, parsed, work  # not held while the next chunk is read
+    if first:
+        raise ValueError(f"{table}: no chunk of rows given")
+    frame = pd.concat(parts) if len(parts) > 1 else parts[0]
+    held_raw = pd.concat(raws) if len(raws) > 1 else raws[0]
+    del parts, raws
+    index = labels[0].append(labels[1:]) if len(labels) > 1 else labels[0]
+    if broken:  # as if no cell were read
+        found = []
+        frame = pd.DataFrame(
+            {c: pd.Series(pd.NA, frame.index, _WORK_DTYPES[spec.kinds[c]]) for c in frame.columns}
+        )
+    across = [c for c in whole.columns if c in frame.columns]
+    if across and not broken:  # a text column seen to be unique by sorting: no hash table
+        distinct = [c for c in across if whole.columns[c].unique and _all_distinct(frame[c])]
+        schema = whole.update_columns({c: {"unique": False} for c in distinct})
+        found += _model_failures(spec, schema, frame.loc[:, across])[1]
+    found = list(dict.fromkeys(found))
+    if code_range_post == "add":
+        found = [f for f in found if f[2] != "range_size"]
+    for col, allowed in (references or {}).items():
+        if col not in frame.columns:
+            continue
+        values = frame[col]
+        already = {p for p, c, _, _, sev in found if c == col and sev == "error"}
+        allowed_index = allowed if isinstance(allowed, pd.Index) else pd.Index(list(allowed))
+        mask = _absent(values, allowed_index)
+        if not mask.any():
+            continue
+        parent = dict(spec.references).get(col, "the parent table")
+        missing = values[mask]
+        for p, value, hint in zip(
+            np.flatnonzero(mask), missing, _near_ids(missing, allowed_index), strict=True
+        ):
+            if int(p) not in already:
+                message = f"{col} {value!r} is not an externalId of {parent}"
+                message += f"; did you mean {hint!r}?" if hint is not None else ""
+                found.append((int(p), col, "reference", message, "error"))
+
+    def value_and_cell(pos: int, col: str | None) -> tuple[Any, Any]:
+        if (pos, col) in cells:
+            return cells[(pos, col)]
+        if col in held_raw.columns:
+            return held_raw[col].iat[pos], None
+        return (frame[col].iat[pos] if col in frame.columns else None), None
+
+    # messages name the file's line when the frame was read from a file, else the row label
+    # (a range's array of every row not cached on the input's index)
+    frame.attrs = dict(attrs)  # the line map
+    lines = line_array(frame, fresh_index(index).to_series()) if "line_shifts" in attrs else None
+    unit = "lines" if lines is not None and not np.isnan(lines).any() else "rows"
+
+    def at(i: int) -> Any:
+        return int(lines[i]) if lines is not None and unit == "lines" else index[i]
+
+    ids_and_refs = [spec.id_column, *dict(spec.references)]
+    found += [
+        (*f, "warning") for f in lookalikes(frame, ids_and_refs, lambda i: f"{unit[:-1]} {at(i)}")
+    ]
+
+    # the key and id columns as objects only when a failure names them
+    keys = [_objects(frame[c]) for c in spec.key if c in frame.columns] if found else []
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    for i in sorted({p for p, _, chk, _, _ in found if chk in ("unique", "repeated")}):
+        groups.setdefault(tuple(k[i] for k in keys), []).append(str(at(i)))
+    ids = _objects(frame[spec.id_column]) if found and spec.id_column in frame.columns else None
+    order = {c: i for i, c in enumerate(spec.columns)}
+    for pos, fcol, chk, template, severity in found:
+        value, cell = value_and_cell(pos, fcol)
+        if isinstance(cell, Unreadable) and cell.check == "encoding":
+            value = cell.raw
+        text = template or f"{fcol}: failed {chk}; got {{value}}"
+        if template is not None:
+            fields = _fields(template, spec, fcol, value, cell)
+            key = tuple(k[pos] for k in keys)
+            same = groups.get(key, [])
+            listed = ", ".join(same[:5]) + (", ..." if len(same) > 5 else "")
+            fields.update(rows=f"{unit} {listed}", code=repr(key[-1]) if key else None)
+            if key:
+                fields["initiative"] = repr(key[0])
+            if chk == "range_size":
+                size = frame.loc[frame[spec.key[0]] == key[0], spec.key[-1]].nunique()
+                fields.update(size=size, limit=CODE_RANGE_MAX)
+            text = template.format(**fields)
+        rid = ids[pos] if ids is not None else None
+        rows.append(
+            {
+                "table": table,
+                "_pos": pos,
+                "_order": len(order) if fcol is None else order.get(fcol, len(order)),
+                "externalId": None if rid is None else str(rid),
+                "column": fcol,
+                "check": chk,
+                "severity": severity,
+                "value": value.item() if isinstance(value, np.generic) else value,
+                "message": text,
+            }
+        )
+
+    rows.sort(key=lambda r: (r["_pos"], r["_order"], r["check"]))
+    failures = (
+        failure_frame(
+            **{c: [r[c] for r in rows] for c in FAILURE_COLUMNS if c != "row"},
+            row=[index[r["_pos"]] if r["_pos"] >= 0 else None for r in rows],
+        )
+        if rows
+        else empty_failures()
+    )
+    bad = np.zeros(len(frame), dtype=bool)
+    bad[[r["_pos"] for r in rows if r["_pos"] >= 0 and r["severity"] == "error"]] = True
+    frame.index = index
+    fractions = {c for c, at_ in nonwhole.items() if (~bad[np.concatenate(at_)]).any()}
+    return CheckResult(
+        table=table,
+        frame=frame,
+        failures=failures,
+        bad=bad,
+        columns_ok=columns_ok,
+        headers=headers,
+        read_again=read_again,
+        layout=layout,
+        fractions=frozenset(fractions),
+    )
+
+
+def _layout(
+    spec: TableSpec, df: pd.DataFrame, columns: Mapping[str, str] | None
+) -> tuple[
+    tuple[Mapping[str, str] | None, tuple[str, ...]],
+    list[dict[str, Any]],
+    dict[str, tuple[str, ...]],
+]:
+    """The headers of a table: the renames and each header's spec name, a failure row per
+    missing, unexpected or doubled column, and each spec name's header(s) in the input."""
+    source = [str(c) for c in df.columns]
+    renamed = df.rename(columns=dict(columns)) if columns else df
+    names, rows, replaced, shared = _match_headers(spec, [str(c) for c in renamed.columns])
+    headers: dict[str, tuple[str, ...]] = {}
+    for name, header in zip(names, source, strict=True):
+        headers[name] = (*headers.get(name, ()), header)
+    for f, where in shared.items():  # two headers for one field: show them both
+        headers[f] = tuple(source[i] for i in where)
+    rows += [
+        r for r in _column_failures(spec.name, names, spec, headers) if r["column"] not in replaced
+    ]
+    return (columns or None, tuple(names)), rows, headers
+
+
+def _objects(values: pd.Series) -> np.ndarray:
+    """The values as an object array, ``None`` where missing."""
+    out = values.to_numpy(dtype=object)
+    out[pd.isna(out)] = None
+    return out
+
+
+def _absent(values: pd.Series, allowed: pd.Index) -> np.ndarray:
+    """True where a value is given and not one of ``allowed``: Arrow's hash set, no Python
+    string per row."""
+    given = arrow.chunked_array(arrow.array(values, from_pandas=True))
+    ids = arrow.array(allowed, from_pandas=True)
+    ids = ids.combine_chunks() if isinstance(ids, arrow.ChunkedArray) else ids
+    found = pc.is_in(given, value_set=ids.cast(given.type)).to_numpy(zero_copy_only=False)
+    out: np.ndarray = values.notna().to_numpy() & ~found
+    return out
+
+
+def _near_ids(missing: pd.Series, allowed: pd.Index) -> list[str | None]:
+    """For each missing id, an allowed id equal to it ignoring case and surrounding spaces."""
+    if not len(allowed):
+        return [None] * len(missing)
+    text = pd.Series(allowed.astype(str), dtype="str")
+    lookup = pd.Series(text.to_numpy(), index=text.str.strip().str.casefold().to_numpy())
+    lookup = lookup[~lookup.index.duplicated()]
+    keys = missing.astype("str").str.strip().str.casefold()
+    hints = keys.map(lookup)
+    return [None if pd.isna(h) else str(h) for h in hints.tolist()]
+
+
+def format_failures(failures: pd.DataFrame, limit: int = 10) -> str:
+    """A short summary of a failure frame: counts, then up to ``limit`` failures.
+
+    Args:
+        failures: A failure frame.
+        limit: How many failures to list.
+
+    Returns:
+        Text such as ``"2 problems (1 error, 1 warning): code_ranges 2 (2 rows)"`` and lines.
+
+    >>> import pandas as pd
+    >>> r = check_frame("code_ranges", pd.DataFrame({"initiativeExternalId": ["M-1"],
+    ...                                              "codeExternalId": [""]}))
+    >>> print(format_failures(r.failures))
+    1 problem: code_ranges 1 (1 row)
+      code_ranges row 0 [M-1] codeExternalId: codeExternalId is required but empty
+    """
+    if failures.empty:
+        return "no problems"
+    n = len(failures)
+    parts = []
+    for table, group in failures.groupby("table", sort=False):
+        n_rows = group["row"].dropna().nunique()
+        cols = int(group["row"].isna().sum())
+        bits = []
+        if n_rows:
+            bits.append(f"{n_rows} row{'s' if n_rows != 1 else ''}")
+        if cols:
+            bits.append(f"{cols} column-level")
+        parts.append(f"{table} {len(group)} ({', '.join(bits)})")
+    head = f"{n} problem{'s' if n != 1 else ''}"
+    severity = (
+        failures["severity"] if "severity" in failures else pd.Series("error", index=failures.index)
+    )
+    n_warnings = int((severity == "warning").sum())
+    if n_warnings:
+        n_errors = n - n_warnings
+        head += (
+            f" ({n_errors} error{'s' if n_errors != 1 else ''}, "
+            f"{n_warnings} warning{'s' if n_warnings != 1 else ''})"
+        )
+    lines = [f"{head}: {'; '.join(parts)}"]
+    for rec, sev in zip(
+        failures.head(limit).itertuples(index=False), severity.head(limit), strict=True
+    ):
+        where = f"{rec.table}"
+        if rec.row is not None and not (isinstance(rec.row, float) and np.isnan(rec.row)):
+            where += f" row {rec.row!s}"
+        if rec.externalId is not None:
+            where += f" [{rec.externalId!s}]"
+        if rec.column is not None:
+            where += f" {rec.column!s}"
+        lines.append(f"  {where}: {'warning: ' if sev == 'warning' else ''}{rec.message}")
+    if n > limit:
+        lines.append(f"  ... and {n - limit} more (see .failure_cases)")
+    return "\n".join(lines)
+
+
+def check(
+    table: str,
+    df: pd.DataFrame,
+    *,
+    columns: Mapping[str, str] | None = None,
+    code_range_post: CodeRangePost = "replace",
+) -> pd.DataFrame:
+    """Check one import table and return it ready for payloads, or raise on any error.
+
+    Args:
+        table: One of :data:`TABLES`.
+        df: The rows as loaded from CSV, Excel, Parquet or built in pandas.
+        columns: Renames applied first, ``{name in df: spec name}``.
+        code_range_post: ``"replace"`` or ``"add"``, as for :func:`check_frame`.
+
+    Returns:
+        The spec's columns in field-table order and final dtypes; index as given.
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"externalId": ["C-1"], "name": ["Acme"], "call_sign": ["1"],
+    ...                    "description": ["Widgets"]})
+    >>> check("clients", df, columns={"call_sign": "callSign"})["callSign"].tolist()
+    ['1']
+    """
+    result = check_frame(table, df, columns=columns, code_range_post=code_range_post)
+    if not result.ok:
+        raise ValidationError(format_failures(result.failures), result.failures)
+    warn_lookalikes(result.failures)
+    return result.valid_frame()

@@ -1,0 +1,115 @@
+"""A table read a chunk of rows at a time: how many rows a chunk holds, and what each chunk
+carries, its rows' numbers in the file (its index) and their lines (the line map in its attrs).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["fresh_index", "line_array", "line_numbers", "with_lines"]
+
+#: CSV rows turned into Arrow-backed columns at a time: the file's rows never all in Python objects.
+#: Every reader and the writer read it here, as ``chunking._CHUNK``: one setting changes them all.
+_CHUNK = 50_000
+
+
+def add_line(shifts: list[tuple[int, int]], row: int, line: int) -> None:
+    """Note a row's line in the line map if it is further down than the row before it says."""
+    if line - (row + 2) != (shifts[-1][1] if shifts else 0):
+        shifts.append((row, line - (row + 2)))
+
+
+def fresh_index(index: pd.Index) -> pd.Index:
+    """The index, a range as a new range: the array of every row that pandas makes of a range
+    when asked for its values is then cached on the new one, not kept on the input's.
+
+    Example:
+        >>> labels = pd.RangeIndex(3)
+        >>> fresh_index(labels).tolist(), "_data" in labels._cache
+        ([0, 1, 2], False)
+    """
+    if isinstance(index, pd.RangeIndex):
+        return pd.RangeIndex(index.start, index.stop, index.step, name=index.name)
+    return index
+
+
+def line_numbers(frame: pd.DataFrame, rows: Iterable[Any]) -> list[int | None]:
+    """The file line of each 0-based data row of a frame from
+    :func:`~toolkit._ingress.readers.read_table` (or ``None``).
+
+    Example:
+        >>> df = pd.DataFrame({"a": ["x", "y"]})
+        >>> df.attrs["line_shifts"] = ((1, 2),)  # two blank lines before the second row
+        >>> line_numbers(df, [0, 1, None])
+        [2, 5, None]
+    """
+    shifts = frame.attrs.get("line_shifts")
+    if shifts is None:
+        return [None for _ in rows]
+    starts = [s for s, _ in shifts]
+    out: list[int | None] = []
+    for row in rows:
+        try:
+            r = int(row)  # None, NaN and NA are no row
+        except (TypeError, ValueError):
+            out.append(None)
+            continue
+        i = bisect.bisect_right(starts, r) - 1
+        out.append(r + 2 + (shifts[i][1] if i >= 0 else 0))
+    return out
+
+
+def with_lines(
+    frame: pd.DataFrame, sources: pd.DataFrame | dict[str, pd.DataFrame]
+) -> pd.DataFrame:
+    """A failure or result frame with a ``line`` column right after its ``row`` column.
+
+    Returns:
+        A copy with ``line`` (nullable integers).
+
+    Example:
+        >>> src = pd.DataFrame({"a": ["x"]})
+        >>> src.attrs["line_shifts"] = ()
+        >>> with_lines(pd.DataFrame({"row": [0], "error": ["bad"]}), src).columns.tolist()
+        ['row', 'line', 'error']
+    """
+    out = frame.drop(columns="line", errors="ignore")  # a copy; lines found again
+    if "row" not in out.columns:
+        return out
+    lines = np.full(len(out), np.nan)
+    if isinstance(sources, pd.DataFrame):
+        lines = line_array(sources, out["row"])
+    elif "table" in out.columns:
+        for table, src in sources.items():
+            mask = (out["table"] == table).to_numpy(dtype=bool, na_value=False)
+            if mask.any():
+                lines[mask] = line_array(src, out["row"][mask])
+    at = list(out.columns).index("row") + 1
+    out.insert(at, "line", pd.Series(lines, index=out.index).astype("Int64"))
+    return out
+
+
+def line_array(frame: pd.DataFrame, rows: pd.Series) -> np.ndarray:
+    """:func:`line_numbers` of a column of rows, as floats (NaN: no line), by column.
+
+    Example:
+        >>> df = pd.DataFrame({"a": ["x", "y"]})
+        >>> df.attrs["line_shifts"] = ((1, 2),)  # two blank lines before the second row
+        >>> line_array(df, pd.Series([0, 1, None], dtype="Int64")).tolist()
+        [2.0, 5.0, nan]
+    """
+    shifts = frame.attrs.get("line_shifts")
+    if shifts is None:
+        return np.full(len(rows), np.nan)
+    if rows.dtype == object or isinstance(rows.dtype, pd.StringDtype):
+        return np.array([np.nan if n is None else n for n in line_numbers(frame, rows)])
+    r = rows.to_numpy(dtype="float64", na_value=np.nan)
+    starts = np.array([s for s, _ in shifts], dtype="float64")
+    extra = np.array([0, *(e for _, e in shifts)], dtype="float64")
+    lines: np.ndarray = np.floor(r) + 2 + extra[np.searchsorted(starts, np.floor(r), "right")]
+    return lines

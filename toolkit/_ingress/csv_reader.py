@@ -1,0 +1,238 @@
+"""A CSV file a chunk of rows at a time: delimiter sniffed, UTF-8 (BOM or not) else cp1252 with a
+warning, every value a string. A file it cannot read raises one
+:class:`~toolkit.errors.ConfigError` naming the file and the line.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import itertools
+import warnings
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+
+from toolkit._ingress import chunking
+from toolkit._ingress.chunking import add_line
+from toolkit.errors import ConfigError, InputWarning
+
+__all__ = ["DELIMITERS"]
+
+#: Delimiters a CSV file may use, in order of preference when two fit equally well.
+DELIMITERS: tuple[str, ...] = (",", ";", "\t", "|")
+
+# A CSV cell of any length is read; validation reports one over 131,072 characters.
+csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
+
+_SNIFF_LINES = 200
+
+
+def _bad_lines(data: bytes) -> list[int]:
+    """The 1-based lines of ``data`` that are not UTF-8."""
+    bad = []
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            bad.append(number)
+    return bad
+
+
+def _decode(path: Path, data: bytes, encoding: str | None = None) -> tuple[str, str]:
+    """How to read a CSV file, as ``(codec, errors)``: UTF-8 (bad bytes as U+FFFD, warned) else
+    cp1252, warned."""
+    if encoding is not None:
+        try:
+            text = data.decode(encoding)
+        except LookupError:
+            raise ConfigError(f"encoding={encoding!r}: no such encoding") from None
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            raise ConfigError(f"{path}, line {line}: not {encoding} text") from None
+        return _no_binary(path, text, encoding)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        lenient = data.decode("utf-8-sig", errors="replace")
+        if any(ord(c) > 127 and c != "\ufffd" for c in lenient):
+            bad = _bad_lines(data)
+            shown = ", ".join(map(str, bad[:10])) + (", ..." if len(bad) > 10 else "")
+            warnings.warn(
+                f"{path}: bytes that are not UTF-8 on line{'s' if len(bad) > 1 else ''} {shown};"
+                " read as UTF-8 with "
+                "\ufffd in their place. Fix those lines, or pass encoding= if the file is "
+                "in another encoding.",
+                InputWarning,
+                stacklevel=3,
+            )
+            return _no_binary(path, lenient, "utf-8-sig", "replace")
+        try:
+            text = data.decode("cp1252")
+        except UnicodeDecodeError:
+            raise ConfigError(
+                f"{path}, line {line}: not UTF-8 text (nor Windows-1252); save it as UTF-8 CSV"
+            ) from None
+        warnings.warn(
+            f"{path} is not UTF-8 (first odd byte on line {line}); read it as Windows-1252 "
+            "(cp1252). Save it as 'CSV UTF-8' to be sure of accented characters.",
+            InputWarning,
+            stacklevel=3,
+        )
+        return _no_binary(path, text, "cp1252")
+    return _no_binary(path, text, "utf-8-sig")
+
+
+def _no_binary(path: Path, text: str, codec: str, errors: str = "strict") -> tuple[str, str]:
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise ConfigError(f"{path}, line {line}: binary data, not a text (CSV) file")
+    return codec, errors
+
+
+@contextmanager
+def _lines(path: Path, codec: tuple[str, str]) -> Iterator[Iterator[str]]:
+    """The file's lines as read (line ends kept), a byte order mark dropped."""
+    with path.open(encoding=codec[0], errors=codec[1], newline="") as f:
+        first = next(f, "")
+        yield itertools.chain([first.removeprefix("\ufeff")], f)
+
+
+def _records(
+    lines: Iterator[str], delimiter: str, limit: int | None = None
+) -> Iterable[tuple[int, list[str]]]:
+    """(first line, fields) of each non-blank record; raises csv.Error with ``line_num`` set."""
+    reader = csv.reader(lines, delimiter=delimiter, strict=True)
+    start = 1
+    n = 0
+    while limit is None or n < limit:
+        try:
+            record = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            end = reader.line_num
+            where = f"line {start}" + (f" (to line {end})" if end > start else "")
+            raise csv.Error(f"{where}: {exc}") from None
+        n += 1
+        if record and any(f.strip() for f in record):
+            yield start, record
+        start = reader.line_num + 1
+
+
+def _sniff(path: Path, codec: tuple[str, str]) -> str:
+    """The delimiter whose first records have the most fields and agree on their number."""
+    best, best_score = ",", (False, 0.0)
+    for d in DELIMITERS:
+        try:
+            with _lines(path, codec) as lines:
+                counts = [len(r) for _, r in _records(lines, d, _SNIFF_LINES)]
+        except csv.Error:
+            continue
+        if not counts or counts[0] < 2:
+            continue
+        agree = sum(c == counts[0] for c in counts) / len(counts)
+        score = (agree >= 0.99, counts[0] if agree >= 0.99 else agree)
+        if score > best_score:
+            best, best_score = d, score
+    return best
+
+
+_SHOWN = {"\t": "tab", ",": "comma", ";": "semicolon", "|": "pipe"}
+
+
+def _codec(path: Path, encoding: str | None) -> tuple[str, str]:
+    """:func:`_decode` of the file, read a block at a time when it is UTF-8 (the whole file's
+    bytes only for another encoding)."""
+    if encoding is None:
+        decoder = codecs.getincrementaldecoder("utf-8-sig")()
+        try:
+            with path.open("rb") as f:
+                line = 1
+                while block := f.read(1 << 20):
+                    text = decoder.decode(block)
+                    if "\x00" in text:
+                        line += text[: text.index("\x00")].count("\n")
+                        raise ConfigError(
+                            f"{path}, line {line}: binary data, not a text (CSV) file"
+                        )
+                    line += text.count("\n")
+                decoder.decode(b"", final=True)
+            return "utf-8-sig", "strict"
+        except UnicodeDecodeError:
+            pass
+    return _decode(path, path.read_bytes(), encoding)
+
+
+def read_csv_table(path: Path, encoding: str | None = None) -> Iterator[pd.DataFrame]:
+    codec = _codec(path, encoding)
+    delimiter = "\t" if path.suffix.casefold() == ".tsv" else _sniff(path, codec)
+    header: list[str] | None = None
+    width = 0  # the columns kept: a trailing unnamed column empty on every line is dropped
+    rows: list[list[str]] = []
+    shifts: list[tuple[int, int]] = []  # (first row, lines beyond row + 2) where it changes
+    n = 0
+
+    def chunk() -> pd.DataFrame:
+        df = pd.DataFrame(rows, columns=range(len(header or ())), dtype="str")  # Arrow-backed
+        df = df.iloc[:, :width].set_axis(pd.Index((header or [])[:width]), axis=1)
+        df.index = pd.RangeIndex(n - len(rows), n)
+        df.attrs.update(source=str(path), delimiter=delimiter, line_shifts=tuple(shifts))
+        return df
+
+    try:
+        with _lines(path, codec) as lines:
+            for start, record in _records(lines, delimiter):
+                if header is None:
+                    header = [h.strip() for h in record]
+                    width = len(header) - _empty_tail(path, codec, delimiter, header)
+                    continue
+                extra = record[len(header) :]
+                if any(f.strip() for f in extra):
+                    raise ConfigError(
+                        f"{path}, line {start}: {len(record)} fields where the header has "
+                        f"{len(header)} ({_SHOWN[delimiter]}-separated); a value holding the "
+                        f"delimiter needs double quotes"
+                    )
+                record = record[: len(header)]
+                record += [""] * (len(header) - len(record))
+                rows.append(record)
+                add_line(shifts, n, start)
+                n += 1
+                if len(rows) == chunking._CHUNK:
+                    frame, rows = chunk(), []  # the rows' Python strings gone before it is used
+                    yield frame
+                    del frame  # not held while the next chunk is read
+    except csv.Error as exc:
+        where, _, why = str(exc).partition(": ")
+        raise ConfigError(
+            f"{path}, {where}: cannot read it as {_SHOWN[delimiter]}-separated CSV ({why}); "
+            "check the double quotes"
+        ) from None
+    if header is None:
+        raise ConfigError(f"{path}: empty file, no header line")
+    if rows or not n:
+        yield chunk()
+
+
+def _empty_tail(path: Path, codec: tuple[str, str], delimiter: str, header: list[str]) -> int:
+    """How many last columns are unnamed and empty on every line (a trailing delimiter on each
+    line): read through once, only when the header ends unnamed."""
+    if not header or header[-1]:
+        return 0
+    named = len(header)
+    while named and not header[named - 1]:
+        named -= 1
+    with _lines(path, codec) as lines:
+        records = iter(_records(lines, delimiter))
+        next(records)  # the header
+        for _, record in records:
+            filled = [i for i in range(named, min(len(record), len(header))) if record[i] != ""]
+            if filled:
+                named = max(filled) + 1
+                if named == len(header):
+                    break
+    return len(header) - named

@@ -1,0 +1,584 @@
+"""Imports: frame -> schema -> payloads -> bulk runner -> result frame; and onboarding."""
+
+from __future__ import annotations
+
+import html
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cached_property, partial
+from typing import Any, TypedDict
+
+import numpy as np
+import pandas as pd
+
+from toolkit._bulk.runner import (
+    JOURNALED,
+    STATUSES,
+    Journal,
+    not_sent,
+    pacer_for,
+    result_frame,
+    run_bulk,
+)
+from toolkit._core.connection import Connection
+from toolkit._core.failures import nullable_rows, row_warnings
+from toolkit._core.frames import FrameLike, as_pandas, unique_rows
+from toolkit._core.http import Reply
+from toolkit._core.memory import returning_pool
+from toolkit._ingress.checks import format_failures
+from toolkit._ingress.chunking import fresh_index
+from toolkit._ingress.plan import (
+    ACTION_DTYPE,
+    ACTIONS,
+    BATCH,
+    IMPORTS,
+    SENDING,
+    TABLE_DTYPE,
+    Plan,
+    count_by_table,
+    held_children,
+    read_source,
+)
+from toolkit._ingress.plan import plan as make_plan
+from toolkit._ingress.ranges import CodeRangePost, merge_parts, send_in_parts
+from toolkit._ingress.text import warn_lookalikes
+from toolkit._ingress.validation import ImportSource, ValidationReport
+from toolkit.errors import ConfigError, Interrupted, ValidationError
+
+__all__ = ["IMPORTS", "ON_WARNING", "ImportOptions", "OnboardReport", "import_table", "onboard"]
+
+#: what an import does with rows that only have warnings: ``send`` them as given, or ``raise``
+ON_WARNING: tuple[str, ...] = ("send", "raise")
+
+
+class ImportOptions(TypedDict, total=False):
+    """The keywords of :func:`import_table`, for the five ``Client.import_<table>``.
+
+    >>> sorted(ImportOptions.__annotations__)[:3]
+    ['code_range_post', 'columns', 'dry_run']
+    """
+
+    columns: Mapping[str, str] | None
+    validate: bool
+    workers: int | None
+    progress: bool
+    journal: str | os.PathLike[str] | Journal | None
+    dry_run: bool
+    on_warning: str
+    code_range_post: CodeRangePost
+
+
+def _on_warning(on_warning: str) -> None:
+    if on_warning not in ON_WARNING:
+        raise ConfigError(f"on_warning must be one of {', '.join(map(repr, ON_WARNING))}")
+
+
+def _refuse_warnings(warnings: pd.DataFrame) -> None:
+    if len(warnings):
+        raise ValidationError(
+            f"on_warning='raise' and {format_failures(warnings)}\nnothing was sent "
+            "(fix them, or pass on_warning='send' to send them as given)",
+            warnings,
+        )
+
+
+def _by_label(rows: Iterable[list[Any]], items: Iterable[Any]) -> dict[Any, Any]:
+    """Row label -> its item (the first call of a range's parts stands for its rows)."""
+    by_label: dict[Any, Any] = {}
+    for labels, item in zip(rows, items, strict=True):
+        for label in labels:
+            by_label.setdefault(label, item)
+    return by_label
+
+
+def import_table(
+    conn: Connection,
+    table: str,
+    df: FrameLike,
+    *,
+    columns: Mapping[str, str] | None = None,
+    validate: bool = True,
+    workers: int | None = None,
+    progress: bool = True,
+    journal: str | os.PathLike[str] | Journal | None = None,
+    dry_run: bool = False,
+    on_warning: str = "send",
+    code_range_post: CodeRangePost = "replace",
+) -> pd.DataFrame:
+    """Validate a frame and import it one record per request; one result row per input row.
+
+    The same run as :func:`onboard` of that one table alone: the same checks, plan, journal,
+    runner and result columns. Nothing is sent when a row fails
+    validation; a row with only warnings is sent as given.
+
+    Args:
+        conn: the connection.
+        table: ``clients``, ``initiatives``, ``code_types``, ``codes`` or ``code_ranges``.
+        df: the records (pandas, Polars or PyArrow), columns named as in the spec.
+        columns: renames applied first, e.g. ``{"call_sign": "callSign"}``.
+        validate: check the frame against its schema first (``False`` sends every row as
+            given, for the service to judge).
+        workers: worker threads (default: the connection's).
+        progress: show a progress bar.
+        journal: path of a journal; records it holds with the same payload are not sent again.
+        dry_run: return the payloads instead of sending them.
+        on_warning: ``"send"`` rows with warnings as given, or ``"raise"`` before sending.
+        code_range_post: ``"replace"`` or ``"add"`` (see :mod:`toolkit._ingress.ranges`).
+
+    Returns:
+        Aligned to ``df.index``, the columns of :attr:`OnboardReport.results`: ``table``,
+        ``row``, ``externalId`` (the record's key), ``action``, ``status``, ``ok``,
+        ``httpStatus``, ``error``, ``warning``, ``attempts``, ``elapsed``; with ``dry_run``:
+        the key, ``url``, ``payload`` and ``warning``.
+
+    Example:
+        >>> result = client.import_clients(clients, progress=False)
+        >>> result["status"].unique().tolist()
+        ['sent']
+        >>> "payload" in client.import_clients(clients, dry_run=True)
+        True
+    """
+    _, key = IMPORTS.get(table) or (None, "")
+    if not key:
+        raise ConfigError(f"unknown table {table!r}; expected one of {', '.join(IMPORTS)}")
+    df = as_pandas(df, "df")
+    try:
+        report = onboard(
+            conn,
+            {table: df.rename(columns=dict(columns)) if columns else df},
+            validate=validate,
+            workers=workers,
+            progress=progress,
+            journal=journal,
+            dry_run=dry_run,
+            on_warning=on_warning,
+            code_range_post=code_range_post,
+        )
+    except Interrupted as exc:
+        if isinstance(exc.result, pd.DataFrame):
+            exc.result = exc.result.set_axis(df.index)
+        raise
+    result = report.results.set_axis(df.index)
+    if not dry_run or report.plan is None:
+        return result
+    calls, rows = [], []
+    for batch, labels in report.plan.calls[table].calls():
+        calls += batch
+        rows += labels
+    by_label = _by_label(rows, calls)
+    ordered = [by_label[label] for label in unique_rows(df).index]
+    return pd.DataFrame(
+        {
+            key: [c.key for c in ordered],
+            "url": [conn.url(c.endpoint, **(c.path or {})) for c in ordered],
+            "payload": [c.json for c in ordered],
+            "warning": result["warning"].array,
+        },
+        index=df.index,
+    )
+
+
+@dataclass
+class OnboardReport:
+    """What an onboarding did, table by table.
+
+    Attributes:
+        counts: one row per table: ``rows``, a count per status, and ``warned``.
+        results: every input row's result, with ``table`` and the plan's ``action``; in a dry
+            run built from the plan when first asked for.
+        validation: the validation report of the whole source.
+        plan: the plan the run sent.
+    """
+
+    counts: pd.DataFrame
+    validation: ValidationReport | None = None
+    dry_run: bool = False
+    plan: Plan | None = None
+
+    @cached_property
+    def results(self) -> pd.DataFrame:
+        """Every input row's result (a run sets it; a dry run's follows from the plan)."""
+        if self.plan is None or self.validation is None:
+            raise AttributeError("results: neither sent nor planned")
+        return _planned_results(self.plan, self.validation)
+
+    @cached_property
+    def payloads(self) -> dict[str, pd.DataFrame]:
+        """A dry run's requests per table: ``key`` and ``payload`` (built when asked)."""
+        if not self.dry_run or self.plan is None:
+            return {}
+        out: dict[str, pd.DataFrame] = {}
+        for table, todo in self.plan.calls.items():
+            calls = [c for batch, _ in todo.batches() for c in batch]
+            out[table] = pd.DataFrame(
+                {"key": [c.key for c in calls], "payload": [c.json for c in calls]}
+            )
+        return out
+
+    @property
+    def ok(self) -> bool:
+        """True when every row was imported (sent or already journaled)."""
+        c = self.counts
+        return bool((c["sent"] + c["journaled"] == c["rows"]).all())
+
+    @property
+    def failures(self) -> pd.DataFrame:
+        """The rows that failed or were skipped."""
+        return self.results[~self.results["ok"]]
+
+    @property
+    def warned(self) -> pd.DataFrame:
+        """The rows with a validation warning (``warning``), whatever their status."""
+        return self.results[self.results["warning"].notna()]
+
+    def _state(self) -> str:
+        n = int(self.counts["warned"].sum())
+        return ("ok" if self.ok else "NOT ok") + (
+            f", {n} row{'s' if n != 1 else ''} with a warning" if n else ""
+        )
+
+    def __repr__(self) -> str:
+        head = "OnboardReport(dry run)" if self.dry_run else "OnboardReport"
+        return f"{head}: {self._state()}\n{self.counts.to_string()}"
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the outcome, counts per table, and the first failed rows."""
+        head = "OnboardReport (dry run, nothing sent)" if self.dry_run else "OnboardReport"
+        if self.dry_run:
+            valid = self.validation is None or self.validation.ok
+            state = "validation ok" if valid else "validation NOT ok"
+        else:
+            state = (
+                self._state()
+                if self.ok
+                else (f"NOT ok: {len(self.failures)} row(s) failed or skipped")
+            )
+        parts = [f"<p><b>{head}</b>: {html.escape(state)}</p>", self.counts.to_html()]
+        shown = self.failures
+        if self.dry_run:
+            shown = shown[shown["error"] != "dry run"]
+        if len(shown):
+            cols = [c for c in ("table", "row", "externalId", "status", "error") if c in shown]
+            parts.append(shown[cols].head(20).to_html(index=False))
+            if len(shown) > 20:
+                parts.append(f"<p>... {len(shown) - 20} more in <code>.failures</code></p>")
+        if len(self.warned):
+            cols = ["table", "row", "externalId", "status", "warning"]
+            parts.append(f"<p>{len(self.warned)} row(s) with a warning:</p>")
+            parts.append(self.warned[cols].head(20).to_html(index=False))
+        return "\n".join(parts)
+
+
+#: statuses of a row whose record is known not to be stored by this run: its children are skipped
+NOT_STORED = ("failed", "skipped", "not_sent")
+
+
+def _skipped(reason: str) -> Reply:
+    return Reply(None, None, reason, 0, 0.0)
+
+
+@returning_pool()
+def onboard(
+    conn: Connection,
+    source: ImportSource,
+    *,
+    known: Mapping[str, Iterable[str]] | None = None,
+    on_invalid: str = "raise",
+    workers: int | None = None,
+    progress: bool = True,
+    journal: str | os.PathLike[str] | Journal | None = None,
+    dry_run: bool = False,
+    mirror: bool = False,
+    max_deactivate: int | None = None,
+    columns: Mapping[str, str] | Mapping[str, Mapping[str, str]] | None = None,
+    on_warning: str = "send",
+    code_range_post: CodeRangePost = "replace",
+    validate: bool = True,
+) -> OnboardReport:
+    """Validate a whole firm, plan it against the journal and send the plan, parents first.
+
+    Only the plan's ``send``, ``update``, ``retry`` and ``deactivate`` rows cost a request. A
+    record whose parent is known not to be stored (:data:`NOT_STORED`) is ``skipped``.
+
+    Args:
+        conn: the connection.
+        source: a folder of import tables (.csv, .parquet, .xlsx) or ``{table: frame}``.
+        known: ids already in the service, per table, for the reference checks.
+        on_invalid: ``"raise"`` before anything is sent, or ``"skip"`` the invalid rows.
+        workers: worker threads (default: the connection's).
+        progress: show progress bars.
+        journal: path of a journal shared by all tables, for resumable runs.
+        dry_run: validate and plan, send nothing.
+        mirror: deactivate the initiatives the journal holds as active and the source lacks.
+        max_deactivate: the most initiatives a mirror run may deactivate.
+        columns: renames applied first, one mapping for every table or one per table.
+        on_warning: ``"send"`` rows with warnings as given, or ``"raise"`` before sending.
+        code_range_post: ``"replace"`` or ``"add"``, as for :func:`import_table`.
+        validate: ``False`` sends the rows that fail validation too, as given (frames only).
+
+    Returns:
+        An :class:`OnboardReport`.
+
+    Example:
+        >>> report = client.onboard("sample_data", journal=tmp / "onboard.jsonl", progress=False)
+        >>> report.ok
+        True
+        >>> report.counts["sent"].to_dict()
+        {'clients': 20, 'initiatives': 62, 'code_types': 3, 'codes': 36, 'code_ranges': 41}
+    """
+    if on_invalid not in ("raise", "skip"):
+        raise ConfigError("on_invalid must be 'raise' or 'skip'")
+    _on_warning(on_warning)
+    sources = read_source(source)  # a folder's files read a chunk at a time, never held
+    given = isinstance(journal, Journal)  # the caller's: left open
+    if isinstance(journal, Journal):
+        jr: Journal | None = journal
+    else:
+        jr = Journal(journal) if journal and not dry_run else None
+    try:
+        the_plan = make_plan(
+            conn,
+            sources,
+            journal=jr if jr is not None else journal,
+            mirror=mirror,
+            columns=columns,
+            known=known,
+            max_deactivate=max_deactivate,
+            code_range_post=code_range_post,
+            validate=validate,
+        )
+        report = the_plan.validation
+        if not report.ok and on_invalid == "raise" and validate:
+            raise ValidationError(
+                f"{format_failures(report.failures)}\nnothing was sent "
+                "(see .failure_cases, or pass on_invalid='skip')",
+                report.failures,
+            )
+        if on_warning == "raise":
+            _refuse_warnings(report.warnings)
+        warn_lookalikes(report.failures)
+        if dry_run:  # every result follows from the plan: built when asked for
+            tables, rows, status = _planned(the_plan)
+            return OnboardReport(_counts(tables, rows, status, report), report, True, the_plan)
+        the_plan.check()
+        results, interrupted = _send(conn, the_plan, jr, workers=workers, progress=progress)
+    finally:
+        if jr is not None and not given:
+            jr.close()
+    combined = _combined(results, report)
+    counts = _counts(combined["table"], combined["row"], combined["status"], report)
+    onboard_report = OnboardReport(counts, report, False, the_plan)
+    onboard_report.results = combined
+    if interrupted is not None:
+        interrupted.result = onboard_report.results
+        interrupted.report = onboard_report
+        raise interrupted
+    return onboard_report
+
+
+def _send(
+    conn: Connection,
+    the_plan: Plan,
+    jr: Journal | None,
+    *,
+    workers: int | None,
+    progress: bool,
+) -> tuple[list[pd.DataFrame], Interrupted | None]:
+    """Send the plan's calls table by table, a batch at a time; result rows a batch at a time."""
+    pacer = pacer_for(conn)  # one run: one pace, one stop, one verdict on reachability
+    results: list[pd.DataFrame] = []
+    failed: dict[str, dict[str, str]] = {t: {} for t in IMPORTS}  # this run's failures
+    interrupted: Interrupted | None = None
+    bulk = partial(run_bulk, conn, workers=workers, progress=progress, journal=jr, pacer=pacer)
+    for table, todo in the_plan.calls.items():
+        source = the_plan.part(table)  # the source's rows, in order
+        if source is None:
+            raise AssertionError(f"{table}: not planned")
+        raw = source.source  # every row's label, key and reference columns
+        stopped = interrupted is not None or pacer.fatal is not None
+        held = {} if stopped else held_children(table, raw, failed, ranges=False)
+        per_row: list[Reply | None] = [None] * len(raw)  # by position in raw
+        extra: list[tuple[str, Reply]] = []  # deactivations: no source row
+        done, total = 0, todo.requests
+        for calls, labels in todo.batches():
+            keep = [i for i, lbs in enumerate(labels) if not any(lb in held for lb in lbs)]
+            if table == "code_ranges" and len(keep) < len(labels):  # a held row holds its call
+                kept = set(keep)
+                for i, lbs in enumerate(labels):
+                    if i not in kept:
+                        for label in lbs:
+                            held.setdefault(label, "another row of this code range failed")
+            calls, labels = [calls[i] for i in keep], [labels[i] for i in keep]
+            fatal = pacer.fatal if interrupted is None else None
+            if interrupted is not None or fatal:  # the service could not be reached
+                replies: list[Reply] = [not_sent(fatal) if fatal else not_sent() for _ in calls]
+            else:
+                done += len(calls)
+                desc = table if done == total == len(calls) else f"{table} {done:,}/{total:,}"
+                try:
+                    replies = send_in_parts(partial(bulk, desc=desc), calls)
+                except Interrupted as exc:
+                    interrupted = exc
+                    replies = exc.replies
+            found = iter(
+                raw.index.get_indexer(pd.Index([lb for lbs in labels for lb in lbs])).tolist()
+            )
+            for call, lbs, reply in zip(calls, labels, replies, strict=True):
+                if not lbs:
+                    extra.append((call.key, reply))
+                for _ in lbs:  # the replies of a range's parts merged
+                    p = next(found)
+                    seen = per_row[p]
+                    per_row[p] = reply if seen is None else merge_parts(seen, reply)
+        parts = _table_results(table, source, per_row, held, extra)
+        del per_row
+        for res in parts:  # joined once, in the report
+            results.append(res)
+            # only a parent known not to be stored holds its children back: an unknown one
+            # may be stored, a conflict one is (the service's version)
+            bad = res[res["status"].isin(NOT_STORED) & res["externalId"].notna()]
+            for k, status, err in zip(bad["externalId"], bad["status"], bad["error"], strict=True):
+                failed[table].setdefault(str(k), f"{status}: {err}")
+    return results, interrupted
+
+
+def _table_results(
+    table: str,
+    source: Any,
+    per_row: list[Reply | None],
+    held: Mapping[Any, str],
+    extra: list[tuple[str, Reply]],
+) -> list[pd.DataFrame]:
+    """A table's result rows, a batch at a time (few Python objects): each source row's reply,
+    else why it was not sent; then the deactivations, which have no source row."""
+    raw, action = source.source, source.action
+    unchanged = ACTIONS.index("unchanged")
+    journaled = Reply(None, None, JOURNALED, 0, 0.0, "", "")  # one for every such row
+    whole = pd.api.types.is_integer_dtype(raw.index.dtype)
+    parts: list[pd.DataFrame] = []
+    for a in range(0, len(raw), BATCH):  # result rows a batch at a time: few Python objects
+        answers: list[Reply] = []
+        for p, label in enumerate(raw.index[a : a + BATCH].tolist(), start=a):
+            got = per_row[p]
+            if got is not None:
+                answers.append(got)
+            elif label in held:
+                answers.append(_skipped(held[label]))
+            elif action[p] == unchanged:
+                answers.append(journaled)
+            else:
+                answers.append(_skipped(f"{ACTIONS[action[p]]}: {source.reason(p)}"))
+        rows_ = raw.index[a : a + BATCH].astype("Int64" if whole else object)
+        keys_ = source.keys.array[a : a + BATCH]  # the plan's text, not a copy
+        actions = pd.Categorical.from_codes(action[a : a + BATCH], dtype=ACTION_DTYPE)
+        parts.append(_results(table, rows_, keys_, answers, actions))
+    if extra or not parts:  # deactivations: no source row
+        nothing = pd.array([None] * len(extra), dtype="Int64" if whole else object)
+        keys_, replies = [k for k, _ in extra], [r for _, r in extra]
+        deactivate = pd.Categorical(["deactivate"] * len(extra), dtype=ACTION_DTYPE)
+        parts.append(_results(table, nothing, keys_, replies, deactivate))
+    return parts
+
+
+def _results(
+    table: str, rows: Any, keys: list[Any], replies: list[Reply], actions: pd.Categorical[Any]
+) -> pd.DataFrame:
+    """Result rows of one table: ``table``, ``row``, the key, ``action`` and the reply's columns."""
+    res = result_frame(
+        pd.RangeIndex(len(keys)), keys, replies, key_name="externalId", conflict=True
+    )
+    code = TABLE_DTYPE.categories.get_loc(table)
+    tables = pd.Categorical.from_codes(np.full(len(res), code), dtype=TABLE_DTYPE)
+    res.insert(0, "table", pd.Series(tables, index=res.index))
+    res.insert(1, "row", rows)
+    res.insert(3, "action", pd.Series(actions, index=res.index, dtype=ACTION_DTYPE))
+    return res
+
+
+def _joined(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """The parts as one frame, a column at a time: each column leaves the parts once joined."""
+    columns: dict[str, pd.Series] = {}
+    for c in [str(c) for c in parts[0].columns]:
+        columns[c] = pd.concat([p.pop(c) for p in parts], ignore_index=True)
+    parts.clear()
+    return pd.DataFrame(columns, copy=False)
+
+
+def _combined(results: list[pd.DataFrame], report: ValidationReport) -> pd.DataFrame:
+    """A run's result parts as one frame, with each row's ``warning``."""
+    combined = nullable_rows(  # row: Int64, like every failure and result frame
+        _joined(results) if results else result_frame([], [], []).assign(table=[], row=[])
+    )
+    combined.insert(
+        list(combined.columns).index("error") + 1,
+        "warning",
+        row_warnings(report.failures, combined["row"], combined["table"]).array,
+    )
+    return combined
+
+
+def _counts(
+    tables: pd.Series, rows: pd.Series, status: pd.Series, report: ValidationReport
+) -> pd.DataFrame:
+    """Result rows per table: ``rows``, a count per status, ``warned`` (rows with a warning)."""
+    counts = count_by_table(tables, status, STATUSES)
+    counts.insert(0, "rows", counts.sum(axis=1))
+    warnings = report.warnings[report.warnings["row"].notna()]
+    keys = set(zip(warnings["table"], warnings["row"], strict=True))
+    warned = [str(t) for t, r in zip(tables, rows, strict=True) if (t, r) in keys] if keys else []
+    counts["warned"] = [warned.count(str(t)) for t in counts.index]
+    counts.columns.name = None
+    return counts
+
+
+def _planned(plan: Plan) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """A dry run's result rows (the plan's source rows and deactivations): ``table``, ``row``
+    and ``status`` (``journaled`` where unchanged, else ``skipped``: nothing is sent)."""
+    rows = plan.actions()  # not the plan's rows: a byte or two a row
+    labels = [
+        part["row"] if isinstance(part, pd.DataFrame) else pd.Series(fresh_index(part.source.index))
+        for part in plan.parts
+    ]
+    labels = [s.astype("Int64") if pd.api.types.is_integer_dtype(s.dtype) else s for s in labels]
+    rows["row"] = pd.concat(labels, ignore_index=True) if labels else pd.Series([], dtype=object)
+    rows = nullable_rows(rows)  # row: Int64, as the plan's (whole labels: no Python int a row)
+    keep = (rows["row"].notna() | (rows["action"] == "deactivate")).to_numpy()
+    rows = rows if keep.all() else rows[keep]
+    unchanged = (rows["action"] == "unchanged").to_numpy()
+    codes = np.where(unchanged, STATUSES.index("journaled"), STATUSES.index("skipped"))
+    status = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(STATUSES))
+    return rows["table"], rows["row"], pd.Series(status, index=rows.index)
+
+
+def _planned_results(plan: Plan, report: ValidationReport) -> pd.DataFrame:
+    """A dry run's result frame, from the plan: the columns and values of a run's."""
+    tables, rows, status = _planned(plan)
+    planned = plan.rows.loc[rows.index]
+    action = planned["action"]
+    n = len(planned)
+    sending = action.isin(SENDING).to_numpy()
+    unchanged = (action == "unchanged").to_numpy()
+    other = ~(sending | unchanged)
+    error = np.full(n, None, dtype=object)
+    error[sending] = "dry run"
+    error[other] = [
+        f"{a}: {r}" for a, r in zip(action[other], planned["reason"][other], strict=True)
+    ]
+    zeros = np.zeros(n, dtype=np.int16)  # Int16, as a run's
+    return pd.DataFrame(
+        {
+            "table": tables.array,
+            "row": rows.array,
+            "externalId": planned["externalId"].astype("str").array,
+            "action": action.array,
+            "status": status.array,
+            "ok": unchanged,
+            "httpStatus": pd.arrays.IntegerArray(zeros, np.ones(n, dtype=bool)),
+            "error": pd.array(error, dtype="str"),
+            "warning": row_warnings(report.failures, rows, tables).array,
+            "attempts": pd.arrays.IntegerArray(zeros, np.zeros(n, dtype=bool)),
+            "elapsed": np.zeros(n),
+        },
+        index=pd.RangeIndex(n),
+    )

@@ -1,0 +1,181 @@
+"""Table files as people have them, one reader for CSV, Excel and Parquet: a file by its
+extension to :mod:`~toolkit._ingress.csv_reader`, :mod:`~toolkit._ingress.sheet_reader` or
+:mod:`~toolkit._ingress.parquet_reader`, a chunk of rows at a time (:func:`read_chunks`), or whole.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+import pandas as pd
+
+from toolkit._ingress.csv_reader import read_csv_table
+from toolkit._ingress.parquet_reader import read_parquet_table
+from toolkit._ingress.sheet_reader import read_excel_table, table_sheets
+from toolkit.errors import ConfigError
+
+__all__ = ["TableFile", "read_chunks", "read_table", "read_workbook"]
+
+
+@dataclass
+class _Spill:
+    """The chunks of a first read that ran to the end, pickled one after the other in an
+    anonymous temporary file (closed by its own finalizer), with where each one lies in it."""
+
+    done: tuple[IO[bytes], tuple[tuple[int, int], ...]] | None = None
+
+
+@dataclass(frozen=True)
+class TableFile:
+    """A table file (or a workbook's sheet), read a chunk at a time (:func:`read_chunks`) as
+    often as asked, parsed once.
+
+    The first read that runs to the end leaves its chunks in an anonymous temporary file (on
+    disk, unlinked at once: nothing stays behind a killed run); every later read gives those
+    chunks back, so the rows checked are the rows planned and sent, even when the file changes
+    meanwhile. A read stopped early leaves nothing: the next one parses the file again.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> f = pathlib.Path(tempfile.mkdtemp()) / "codes.csv"
+        >>> _ = f.write_text("externalId\\nL1\\n")
+        >>> source = TableFile(f)
+        >>> [chunk["externalId"].tolist() for chunk in source.chunks()]
+        [['L1']]
+        >>> _ = f.write_text("externalId\\nL2\\nL3\\n")
+        >>> [chunk["externalId"].tolist() for chunk in source.chunks()]  # the first read
+        [['L1']]
+    """
+
+    path: Path
+    encoding: str | None = None
+    sheet: str | None = None
+    _spill: _Spill = field(default_factory=_Spill, repr=False, compare=False)
+
+    def chunks(self) -> Iterator[pd.DataFrame]:
+        """The file's rows, a chunk at a time (:func:`read_chunks`), each the one first read."""
+        spill = self._spill
+        done = spill.done  # one snapshot for the whole pass, read by offset (no shared position)
+        if done is not None:
+            file, extents = done
+            for offset, length in extents:
+                yield pickle.loads(os.pread(file.fileno(), length, offset))
+            return
+        file = tempfile.TemporaryFile()  # unlinked at once: no copy left behind a killed run
+        taken: list[tuple[int, int]] = []
+        kept = False
+        try:
+            for chunk in read_chunks(self.path, encoding=self.encoding, sheet=self.sheet):
+                data = pickle.dumps(chunk, protocol=pickle.HIGHEST_PROTOCOL)
+                taken.append((file.tell(), len(data)))
+                file.write(data)
+                del data  # not held while the chunk is used
+                yield chunk
+            file.flush()
+            if spill.done is None:  # the first read to run to the end: the snapshot
+                spill.done, kept = (file, tuple(taken)), True
+        finally:
+            if not kept:  # stopped early (or another read ran to the end first)
+                file.close()
+
+    def read(self) -> pd.DataFrame:
+        """The whole table: its chunks (:meth:`chunks`) joined.
+
+        Example:
+            >>> TableFile(Path("sample_data/codes.csv")).read().shape
+            (36, 4)
+        """
+        return _joined(self.chunks())
+
+
+def read_chunks(
+    path: str | os.PathLike[str], *, encoding: str | None = None, sheet: str | None = None
+) -> Iterator[pd.DataFrame]:
+    """Read one table file 50,000 rows at a time (CSV, an Excel sheet or Parquet).
+
+    Each chunk's index holds the rows' numbers in the file (0-based), and its ``attrs`` the
+    line map of the rows so far (:func:`~toolkit._ingress.chunking.line_numbers` works on any
+    chunk; none for Parquet); :func:`read_table` is the chunks joined.
+
+    Args:
+        path: The file (a Parquet folder too).
+        encoding: The text encoding of a CSV file (default: UTF-8, guessed otherwise).
+        sheet: The sheet of a workbook to read (default: the first).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from toolkit._ingress.chunking import line_numbers
+        >>> f = pathlib.Path(tempfile.mkdtemp()) / "clients.csv"
+        >>> _ = f.write_text("externalId\\nC-1\\n\\nC-2\\n")
+        >>> [(c.index.tolist(), line_numbers(c, c.index)) for c in read_chunks(f)]
+        [([0, 1], [2, 4])]
+    """
+    p = Path(path)
+    if not p.exists():
+        raise ConfigError(f"{p}: no such file")
+    suffix = p.suffix.casefold()
+    if suffix == ".parquet" or p.is_dir():
+        yield from read_parquet_table(p)
+    elif suffix in (".xlsx", ".xlsm"):
+        yield from read_excel_table(p, sheet)
+    elif suffix == ".xls":
+        raise ConfigError(f"{p}: old Excel .xls is not read; save it as .xlsx or CSV")
+    else:
+        try:
+            yield from read_csv_table(p, encoding)
+        except OSError as exc:
+            raise ConfigError(f"{p}: cannot read it ({exc.strerror or exc})") from None
+
+
+def read_workbook(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
+    """Read a workbook whose sheets are named after import tables
+    (:func:`~toolkit._ingress.sheet_reader.table_sheets`).
+
+    Returns:
+        ``{table: frame}`` in import order.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> book = pathlib.Path(tempfile.mkdtemp()) / "firm.xlsx"
+        >>> pd.DataFrame({"externalId": ["007"]}).to_excel(book, sheet_name="Clients", index=False)
+        >>> read_workbook(book)["clients"].to_dict("records")
+        [{'externalId': '007'}]
+    """
+    return {table: read_table(path, sheet=sheet) for table, sheet in table_sheets(path).items()}
+
+
+def read_table(
+    path: str | os.PathLike[str], *, encoding: str | None = None, sheet: str | None = None
+) -> pd.DataFrame:
+    """Read one table file (CSV, an Excel sheet, Parquet), whatever its delimiter or encoding:
+    :func:`read_chunks` (the same arguments) joined.
+
+    Returns:
+        The frame; :func:`~toolkit._ingress.chunking.line_numbers` gives each row's line.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> f = pathlib.Path(tempfile.mkdtemp()) / "clients.csv"
+        >>> _ = f.write_bytes("\\ufeffexternalId;name\\nC-1;Müller, Søn\\n".encode())
+        >>> read_table(f).to_dict("records")
+        [{'externalId': 'C-1', 'name': 'Müller, Søn'}]
+    """
+    return _joined(read_chunks(path, encoding=encoding, sheet=sheet))
+
+
+def _joined(read: Iterable[pd.DataFrame]) -> pd.DataFrame:
+    """Chunks as one frame, with the last chunk's line map (the whole file's)."""
+    chunks = list(read)
+    if len(chunks) == 1:
+        return chunks[0]
+    attrs = chunks[-1].attrs  # the whole file's line map
+    df = pd.concat(chunks)
+    del chunks
+    df.attrs = attrs
+    return df

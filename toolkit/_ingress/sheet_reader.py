@@ -1,0 +1,194 @@
+"""An Excel sheet a chunk of rows at a time, as openpyxl streams it, the cells keeping their
+types; the sheets of a workbook that hold import tables. A workbook it cannot read raises one
+:class:`~toolkit.errors.ConfigError` naming the file.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pandas.io.parsers import TextParser  # type: ignore[attr-defined]  # in its __all__, not in pandas-stubs
+
+from toolkit._ingress import chunking
+from toolkit._ingress.chunking import add_line
+from toolkit._ingress.names import ALIASES, BY_NAME, IGNORED, norm
+from toolkit.errors import ConfigError, InputWarning
+
+try:
+    from openpyxl import load_workbook  # type: ignore[import-untyped]  # openpyxl has no types
+    from openpyxl.utils import get_column_letter  # type: ignore[import-untyped]  # no types
+except ImportError:  # the excel extra is not installed: reading a workbook says so
+    _EXCEL = False
+else:
+    _EXCEL = True
+
+__all__ = ["REPORT_SHEETS", "table_sheets"]
+
+#: Sheets of a workbook that are not tables (the report's sheets); :func:`table_sheets` skips them.
+REPORT_SHEETS: tuple[str, ...] = ("errors", "summary")
+
+
+@contextmanager
+def _excel(path: Path) -> Iterator[None]:
+    """Turn openpyxl's errors on a workbook (and its absence) into one ConfigError."""
+    try:
+        if not _EXCEL:
+            raise ImportError("openpyxl")
+        yield
+    except ConfigError:
+        raise
+    except ImportError:
+        raise ConfigError(
+            f"{path}: reading .xlsx needs openpyxl (pip install 'timebill-toolkit[excel]')"
+        ) from None
+    except (zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:
+        raise ConfigError(
+            f"{path}: not a readable Excel workbook ({type(exc).__name__}: {exc}); "
+            "save it as .xlsx or CSV"
+        ) from None
+
+
+def _cell(cell: Any) -> Any:
+    """A cell's value as ``pandas.read_excel`` gives it: empty as ``""``, an error as NaN, a
+    whole number as an ``int``."""
+    value = cell.value
+    if value is None:
+        return ""
+    if cell.data_type == "e":
+        return np.nan
+    if cell.data_type == "n":
+        whole = int(value)
+        return whole if whole == value else float(value)
+    return value
+
+
+def _blank(value: Any) -> bool:
+    return isinstance(value, str) and not value.strip()
+
+
+def _header(cells: list[Any]) -> pd.Index:
+    """Column names as ``pandas.read_excel`` makes them of a header row (``Unnamed: N`` for an
+    empty cell, repeated names numbered), stripped."""
+    names = TextParser([cells], header=0, dtype=object, keep_default_na=False).read().columns
+    return pd.Index([str(name).strip() for name in names])
+
+
+def read_excel_table(path: Path, sheet: str | None = None) -> Iterator[pd.DataFrame]:
+    """A sheet (the first unless named) a chunk of rows at a time, as openpyxl streams it: the
+    first non-blank row the header, blank rows dropped (kept in the line map), the cells as
+    ``pandas.read_excel(dtype=object, keep_default_na=False)`` gives them."""
+    where = str(path) if sheet is None else f"{path}, sheet {sheet}"
+    names = pd.Index([])
+    rows: list[list[Any]] = []
+    shifts: list[tuple[int, int]] = []
+    n = 0
+
+    def chunk() -> pd.DataFrame:
+        df = pd.DataFrame(rows, columns=range(len(names)), dtype=object).set_axis(names, axis=1)
+        df.index = pd.RangeIndex(n - len(rows), n)
+        df.attrs.update(source=str(path), line_shifts=tuple(shifts))
+        if sheet is not None:
+            df.attrs["sheet"] = sheet
+        return df
+
+    with _excel(path):
+        book = load_workbook(path, read_only=True, data_only=True, keep_links=False)
+    try:
+        with _excel(path):
+            cells = book[sheet] if sheet is not None else book.worksheets[0]
+            cells.reset_dimensions()  # the sizes a file declares can be wrong: read every cell
+            header: list[Any] | None = None
+            for line, row_cells in enumerate(cells.iter_rows(), start=1):
+                row = [_cell(c) for c in row_cells]
+                while row and row[-1] == "":
+                    row.pop()
+                if all(map(_blank, row)):
+                    continue
+                if header is None:
+                    header, names = row, _header(row)
+                    continue
+                beyond = [i for i in range(len(header), len(row)) if not _blank(row[i])]
+                if beyond:  # blank cells right of the header are dropped, as in a CSV file
+                    column = get_column_letter(beyond[0] + 1)
+                    raise ConfigError(
+                        f"{where}, line {line}: a value in column {column}, right of the "
+                        f"header's {len(header)} columns; give it a header or clear it"
+                    )
+                rows.append(row[: len(header)] + [""] * (len(header) - len(row)))
+                add_line(shifts, n, line)
+                n += 1
+                if len(rows) == chunking._CHUNK:
+                    frame, rows = chunk(), []  # the rows' Python values gone before it is used
+                    yield frame
+                    del frame  # not held while the next chunk is read
+    finally:
+        book.close()
+    if rows or not n:
+        yield chunk()
+
+
+def _sheet_names(path: Path) -> list[str]:
+    with _excel(path):
+        book = load_workbook(path, read_only=True, keep_links=False)
+    try:
+        return [str(name) for name in book.sheetnames]
+    finally:
+        book.close()
+
+
+def table_sheets(path: str | os.PathLike[str]) -> dict[str, str]:
+    """The sheets of a workbook that hold import tables, named as
+    :func:`~toolkit._ingress.names.table_for` names files.
+
+    Other sheets are passed over with an :class:`InputWarning` (the report's sheets,
+    :data:`REPORT_SHEETS`, and :data:`~toolkit._ingress.names.IGNORED` ones silently).
+
+    Returns:
+        ``{table: sheet}`` in import order.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> book = pathlib.Path(tempfile.mkdtemp()) / "firm.xlsx"
+        >>> pd.DataFrame({"externalId": ["M-1"]}).to_excel(book, sheet_name="Matters", index=False)
+        >>> table_sheets(book)
+        {'initiatives': 'Matters'}
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"{p}: no such file")
+    found: dict[str, list[str]] = {}
+    unknown: list[str] = []
+    for sheet in _sheet_names(p):
+        key = norm(sheet)
+        table = BY_NAME.get(key)
+        if table is not None:
+            found.setdefault(table, []).append(sheet)
+        elif key not in REPORT_SHEETS and key not in IGNORED:
+            unknown.append(sheet)
+    if unknown:
+        warnings.warn(
+            f"{p}: passed over the sheet(s) {', '.join(unknown)}: no import table has that name",
+            InputWarning,
+            stacklevel=3,
+        )
+    if not found:
+        raise ConfigError(
+            f"{p}: no sheet names an import table; expected sheets named "
+            f"{', '.join(ALIASES)} (or their aliases)"
+        )
+    sheets: dict[str, str] = {}
+    for table in ALIASES:
+        names = found.get(table, [])
+        if len(names) > 1:
+            raise ConfigError(f"{p}: {table} is in more than one sheet: {', '.join(names)}")
+        if names:
+            sheets[table] = names[0]
+    return sheets

@@ -1,0 +1,278 @@
+"""The result of a reconciliation: its rows, their counts, and the rows to acknowledge."""
+
+from __future__ import annotations
+
+import html
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from toolkit._reconciliation.classify import FAILED_STATUSES, STATUSES
+from toolkit._reconciliation.inputs import COMPARISONS
+from toolkit._reconciliation.messages import error_lists
+from toolkit.errors import ConfigError
+
+__all__ = [
+    "ACKNOWLEDGE_COLUMNS",
+    "Reconciliation",
+    "acknowledgements_from_rows",
+    "is_reconciliation",
+]
+
+#: Columns of :meth:`Reconciliation.to_acknowledge`, as ``client.acknowledge`` expects them.
+ACKNOWLEDGE_COLUMNS: tuple[str, ...] = ("userId", "entryId", "outcome", "externalId", "errors")
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Reconciliation:
+    """The result of :func:`reconcile`: one row per entry and per unmatched billing record.
+
+    Attributes:
+        rows: the entries in their order, then the billing-only records (columns
+            :data:`~toolkit._reconciliation.classify.ROW_COLUMNS`).
+        key: the entry column joined on, ``"_id"`` or ``"externalId"``.
+        billing_key: the billing column joined on; ``billing_id``: its record id column.
+        tolerance_seconds: the duration tolerance; compared: the values compared.
+        window: with ``after`` / ``on_or_before``, which entries were compared, else ``None``.
+    """
+
+    rows: pd.DataFrame
+    key: str
+    billing_key: str
+    billing_id: str | None = None
+    tolerance_seconds: float = 0
+    compared: tuple[str, ...] = COMPARISONS
+    window: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.rows, _Rows):  # rows["entryId"] keeps working, warned about
+            object.__setattr__(self, "rows", _Rows(self.rows))
+
+    @property
+    def summary(self) -> pd.Series:
+        """Number of rows per status (an ``int64`` Series named ``count``), every status present.
+
+        >>> toolkit.reconcile(pd.DataFrame({"_id": ["e1"], "userId": ["u1"]}),
+        ...                   pd.DataFrame({"entryId": ["e2"]})).summary["missing_in_billing"]
+        np.int64(1)
+        """
+        counts = self.rows["status"].value_counts(sort=False).reindex(list(STATUSES), fill_value=0)
+        counts.index = pd.Index(list(STATUSES), name="status")
+        return counts.rename("count").astype("int64")
+
+    def by_user(self) -> pd.DataFrame:
+        """Counts per status and hours exported versus billed, per user.
+
+        Returns:
+            A frame indexed by ``userId``: a count per status, ``entries``, ``hours_exported``,
+            ``hours_billed`` and ``hours_difference``.
+
+        Example:
+            >>> rec = toolkit.reconcile(pd.DataFrame({"_id": ["e1"], "userId": ["u1"],
+            ...     "incrementDurationInSeconds": [5400]}), pd.DataFrame({"entryId": ["e1"]}))
+            >>> rec.by_user().loc["u1", ["matched", "hours_exported"]].tolist()
+            [1.0, 1.5]
+        """
+        return _summarise(self.rows, self.rows["userId"], "userId")
+
+    def by_initiative(self) -> pd.DataFrame:
+        """Counts per status and hours, per ``initiative.externalId`` (a record's own matter).
+
+        Returns:
+            ``initiative.client.externalId`` and the columns of :meth:`by_user`.
+
+        Example:
+            >>> rec = toolkit.reconcile(pd.DataFrame({"_id": ["e1"], "userId": ["u1"],
+            ...     "initiative.externalId": ["M-1"]}),
+            ...     pd.DataFrame({"entryId": ["e9"], "matter": ["M-2"]}))
+            >>> rec.by_initiative().index.tolist()
+            ['M-1', 'M-2']
+        """
+        group = self.rows["initiative.externalId"].fillna(self.rows["billed_matter"])
+        out = _summarise(self.rows, group, "initiative.externalId")
+        by = self.rows.groupby(group.rename("initiative.externalId"), dropna=False, sort=False)
+        clients = by["initiative.client.externalId"].first().reindex(out.index)
+        out.insert(0, "initiative.client.externalId", clients)
+        return out
+
+    def to_acknowledge(self, include: Iterable[str] = ("matched", "failed")) -> pd.DataFrame:
+        """The rows to pass to ``client.acknowledge``: one per exported entry.
+
+        Args:
+            include: ``"matched"`` and/or ``"failed"``, or failure statuses.
+
+        Returns:
+            :data:`ACKNOWLEDGE_COLUMNS`; ``externalId`` is the billing record id (else the
+            entry's ``externalId``, else the key), ``errors`` a list of reasons.
+
+        Example:
+            >>> rec = toolkit.reconcile(pd.DataFrame({"_id": ["e1", "e2"], "userId": ["u1", "u1"]}),
+            ...     pd.DataFrame({"entryId": ["e1"], "billingId": ["B-77"]}))
+            >>> rec.to_acknowledge()[["entryId", "outcome", "externalId"]].values.tolist()
+            [['e1', 'succeeded', 'B-77'], ['e2', 'failed', nan]]
+        """
+        rows = self.rows
+        sel = rows.loc[rows["status"].isin(_acknowledge_statuses(include)).to_numpy()]
+        return _acknowledgements(sel, error_lists(sel, self.key)).reset_index(drop=True)
+
+    def describe(self) -> str:
+        """The counts per status, the hours, what was compared and the window, a line each.
+
+        >>> print(toolkit.reconcile(pd.DataFrame({"_id": ["e1"], "userId": ["u1"]}),
+        ...     pd.DataFrame({"entryId": ["e1"]})).describe().splitlines()[0])
+          matched                          1
+        """
+        counts = self.summary
+        width = max(len(s) for s in STATUSES)
+        lines = [f"{status:<{width}}  {counts[status]:>10,}" for status in STATUSES]
+        return "\n".join(f"  {line}" for line in [*lines, *self._notes()])
+
+    def __repr__(self) -> str:
+        return (
+            f"Reconciliation(key={self.key!r}, billing_key={self.billing_key!r}, "
+            f"billing_id={self.billing_id!r}, tolerance_seconds={self.tolerance_seconds!r}, "
+            f"{len(self.rows):,} rows)\n{self.describe()}"
+        )
+
+    def _notes(self) -> list[str]:
+        """The hours on each side, what was compared (and not), and the window."""
+        exported = self.rows["exported_seconds"].sum() / 3600
+        billed = self.rows["billed_seconds"].sum() / 3600
+        shown = ", ".join(self.compared) if self.compared else "nothing but the keys"
+        skipped = [c for c in COMPARISONS if c not in self.compared]
+        rest = f" (not compared: {', '.join(skipped)})" if skipped else ""
+        window = [f"only the {self.window}"] if self.window is not None else []
+        return [
+            f"hours exported {exported:,.2f}, billed {billed:,.2f}",
+            f"compared {shown}{rest}",
+            *window,
+        ]
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: a table of the classes with their counts, and the hours."""
+        table = self.summary.to_frame()
+        table["share"] = (table["count"] / max(len(self.rows), 1)).map("{:.1%}".format)
+        head = (
+            f"<p><b>Reconciliation</b> of {len(self.rows):,} rows on "
+            f"<code>{html.escape(self.key)}</code> = <code>{html.escape(self.billing_key)}</code>"
+        )
+        notes = "".join(f"; {html.escape(note)}" for note in self._notes())
+        return f"{head}{notes}</p>{table.to_html()}"
+
+
+def _summarise(rows: pd.DataFrame, group: pd.Series, name: str) -> pd.DataFrame:
+    """Counts per status, entries and hours on each side, per value of ``group``."""
+    group = group.rename(name)
+    counts = pd.crosstab(group, rows["status"], dropna=False)
+    counts = counts.reindex(columns=list(STATUSES), fill_value=0).set_axis(list(STATUSES), axis=1)
+    hours = rows[["exported_seconds", "billed_seconds"]].astype("float64") / 3600
+    totals = pd.DataFrame({"entries": rows["_id"].notna().astype("int64")}).assign(
+        hours_exported=hours["exported_seconds"], hours_billed=hours["billed_seconds"]
+    )
+    totals = totals.groupby(group, dropna=False, sort=True).sum()
+    out = counts.reindex(totals.index, fill_value=0).astype("int64").join(totals)
+    out["hours_difference"] = out["hours_billed"] - out["hours_exported"]
+    return out.rename_axis(index=name, columns=None)
+
+
+def _acknowledge_statuses(include: Iterable[str]) -> list[str]:
+    include = (include,) if isinstance(include, str) else tuple(include)
+    named = {"matched": ["matched"], "succeeded": ["matched"], "failed": [*FAILED_STATUSES]}
+    named |= {status: [status] for status in FAILED_STATUSES}
+    for item in include:
+        if item == "only_in_billing":
+            raise ConfigError(
+                "only_in_billing rows have no exported entry, so they cannot be acknowledged"
+            )
+        if item not in named:
+            raise ConfigError(
+                f"include takes 'matched', 'failed' or one of {list(FAILED_STATUSES)}, got {item!r}"
+            )
+    return list(dict.fromkeys(status for item in include for status in named[item]))
+
+
+class _Rows(pd.DataFrame):
+    """Rows where ``["entryId"]`` (``_id``'s name before) still answers, with a warning."""
+
+    @property
+    def _constructor(self) -> type[_Rows]:
+        return _Rows
+
+    def __getitem__(self, key: Any) -> Any:
+        asked = [key] if isinstance(key, str) else key if isinstance(key, list) else []
+        if "entryId" in asked and "entryId" not in self.columns and "_id" in self.columns:
+            warnings.warn(
+                "Reconciliation.rows['entryId'] is now rows['_id'] (the export's name for the "
+                "entry id); 'entryId' goes in the next release",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            key = "_id" if isinstance(key, str) else ["_id" if k == "entryId" else k for k in key]
+        return super().__getitem__(key)
+
+
+#: Columns that make a table a reconciliation's rows (older files have ``entryId``, not ``_id``)
+_ROW_COLUMNS = ("status", "userId", "detail")
+_ENTRY_ID_COLUMNS = ("_id", "entryId")
+
+
+def is_reconciliation(frame: pd.DataFrame) -> bool:
+    """Whether a table holds a reconciliation's rows (``toolkit reconcile --out``).
+
+    Returns:
+        True with ``status``, ``_id`` (or ``entryId``), ``userId``, ``detail`` and no ``outcome``.
+
+    Example:
+        >>> is_reconciliation(pd.DataFrame(columns=["status", "_id", "userId", "detail"]))
+        True
+    """
+    return (
+        "outcome" not in frame.columns
+        and all(c in frame.columns for c in _ROW_COLUMNS)
+        and any(c in frame.columns for c in _ENTRY_ID_COLUMNS)
+    )
+
+
+def acknowledgements_from_rows(
+    rows: pd.DataFrame, include: Iterable[str] = ("matched", "failed")
+) -> pd.DataFrame:
+    """:meth:`Reconciliation.to_acknowledge` of rows read back from a file (``detail`` as error).
+
+    Returns:
+        The :data:`ACKNOWLEDGE_COLUMNS`, indexed like the rows they come from.
+
+    Example:
+        >>> rows = pd.DataFrame({"key": ["e1", "e2"], "_id": ["e1", "e2"], "userId": ["u1", "u1"],
+        ...     "status": ["matched", "missing_in_billing"], "detail": ["matched", "no record"]})
+        >>> acknowledgements_from_rows(rows)[["entryId", "outcome", "errors"]].values.tolist()
+        [['e1', 'succeeded', None], ['e2', 'failed', ['no record']]]
+    """
+    status = rows["status"].astype("str").str.strip()
+    return _acknowledgements(rows.loc[status.isin(_acknowledge_statuses(include)).to_numpy()])
+
+
+def _acknowledgements(sel: pd.DataFrame, errors: list[Any] | None = None) -> pd.DataFrame:
+    """The acknowledgements of reconciled rows; failed ones carry ``errors`` (or ``detail``)."""
+    succeeded = (sel["status"].astype("str").str.strip() == "matched").to_numpy()
+    ext = pd.Series(None, index=sel.index, dtype="object")
+    for col in ("key", "externalId", "billingId"):  # the last present wins
+        if col in sel.columns:
+            ext = sel[col].astype("object").where(sel[col].notna(), ext)
+    if errors is None:
+        errors = [None if ok else [str(d)] for d, ok in zip(sel["detail"], succeeded, strict=True)]
+    entry = next(c for c in _ENTRY_ID_COLUMNS if c in sel.columns)
+    return pd.DataFrame(
+        {
+            "userId": sel["userId"].astype("str"),
+            "entryId": sel[entry].astype("str"),
+            "outcome": np.where(succeeded, "succeeded", "failed"),
+            "externalId": ext.where(succeeded).astype("str"),
+            "errors": errors,
+        },
+        index=sel.index,
+        columns=list(ACKNOWLEDGE_COLUMNS),
+    )

@@ -1,0 +1,386 @@
+"""Starring as frames: star and unstar through the bulk runner, starred lists page by page."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import pandas as pd
+
+from toolkit._bulk.runner import Call, pacer_for, run_bulk
+from toolkit._core.connection import Connection, Endpoint
+from toolkit._core.frames import FrameLike, as_pandas, coerce_ids
+from toolkit._core.http import LOST, NOT_SENT, Reply
+from toolkit.errors import ApiError, ConfigError, Interrupted, PaginationError, ToolkitError
+
+__all__ = [
+    "INITIATIVE_ACCESS_DENIED",
+    "INITIATIVE_INACTIVE",
+    "INITIATIVE_NOT_FOUND",
+    "ITEM_ERRORS",
+    "MAX_IDS_PER_REQUEST",
+    "MAX_LIMIT",
+    "STARRED_COLUMNS",
+    "star",
+    "starred",
+    "starred_many",
+    "starred_pages",
+    "unstar",
+]
+
+#: Per-item ``errorCode``: the initiative not found (404), inactive (422), access denied (403).
+INITIATIVE_NOT_FOUND, INITIATIVE_INACTIVE, INITIATIVE_ACCESS_DENIED = 20080, 20081, 20083
+#: One-line explanation of each per-item error code, used when the service sends no message.
+ITEM_ERRORS: dict[int, str] = {
+    INITIATIVE_NOT_FOUND: "initiative not found: the identifier does not exist for the customer",
+    INITIATIVE_INACTIVE: "initiative is inactive",
+    INITIATIVE_ACCESS_DENIED: "initiative access denied: the timekeeper has no access to it",
+}
+MAX_IDS_PER_REQUEST = 100
+MAX_LIMIT = 2500
+_PAIR = ["timekeeperExternalId", "initiativeExternalId"]
+_ROW = ("status", "errorCode", "errorMessage", "attempts", "lost")
+_Results = dict[tuple[str, str], dict[str, Any]]
+
+
+def _pairs(
+    timekeeper_or_frame: str | FrameLike, initiative_external_ids: Iterable[str] | None
+) -> tuple[list[tuple[str, str]], pd.Index, dict[str, list[str]]]:
+    """The result's pairs and index, and each timekeeper's distinct ids in first-seen order."""
+    per_row = isinstance(timekeeper_or_frame, FrameLike)
+    if per_row:
+        frame = as_pandas(timekeeper_or_frame, "timekeeper_or_frame")
+        if initiative_external_ids is not None:
+            raise ConfigError("pass either a frame or a timekeeper and ids, not both")
+        missing = set(_PAIR) - set(frame.columns)
+        if missing:
+            raise ConfigError(f"the frame needs column(s) {sorted(missing)}")
+        frame = frame[_PAIR].copy()
+    else:
+        if initiative_external_ids is None:
+            raise ConfigError("initiative_external_ids is required with a timekeeper id")
+        ids = initiative_external_ids
+        ids = [ids] if isinstance(ids, str) else list(ids)
+        frame = pd.DataFrame({_PAIR[0]: [timekeeper_or_frame] * len(ids), _PAIR[1]: ids})
+    for col in _PAIR:
+        values, problems = coerce_ids(frame[col], col)
+        bad = values.isna() | problems.notna()
+        if bad.any():
+            rows = frame.index[bad.to_numpy()].tolist()[:10]
+            why = next((p for p in problems[bad] if p), f"{col} is empty")
+            raise ConfigError(f"bad {col} in row(s) {rows}: {why}")
+        frame[col] = values
+    grouped = frame.drop_duplicates().groupby(_PAIR[0], sort=False)[_PAIR[1]].agg(list)
+    wanted: dict[str, list[str]] = {str(tk): ids for tk, ids in grouped.items()}
+    if per_row:
+        return list(zip(frame[_PAIR[0]], frame[_PAIR[1]], strict=True)), frame.index, wanted
+    pairs = [(tk, i) for tk, ids in wanted.items() for i in ids]
+    return pairs, pd.RangeIndex(len(pairs)), wanted
+
+
+def _rows(tk: str, ids: list[str], reply: Reply) -> _Results:
+    """Per-item rows of one request; a whole-request failure gives a row per id."""
+
+    def row(status: Any, code: Any, message: str | None) -> dict[str, Any]:
+        lost = reply.lost or reply.failure == LOST
+        return dict(zip(_ROW, (status, code, message, reply.attempts, lost), strict=True))
+
+    out: _Results = {}
+    items = reply.body.get("response") if isinstance(reply.body, dict) else None
+    if reply.status == 207 and isinstance(items, list):
+        for item in items:
+            if isinstance(item, dict) and "initiativeExternalId" in item:
+                code, status = item.get("errorCode"), item.get("status")
+                text = ITEM_ERRORS.get(code) if isinstance(code, int) else None
+                text = item.get("errorMessage") or text
+                text = text or ("unexpected processing error" if status == 500 else None)
+                out[(tk, str(item["initiativeExternalId"]))] = row(
+                    status, code, None if status == 200 else text
+                )
+        detail = "no result for this id in the 207 response"
+    else:
+        detail = reply.error or f"HTTP {reply.status}"
+        if reply.failure == LOST:
+            detail = f"unknown: {detail}"
+        elif reply.failure == NOT_SENT or (reply.status is None and reply.failure):
+            detail = f"not sent: {detail}".replace("not sent: not sent: ", "not sent: ")
+    for i in ids:
+        out.setdefault((tk, i), row(reply.status if reply.status != 207 else None, None, detail))
+    return out
+
+
+def _merge(results: _Results, later: _Results) -> None:
+    """Put the rows of a later attempt in, counting the attempts and lost answers of both."""
+    for pair, row in later.items():
+        if pair in results:
+            row["attempts"] = (row["attempts"] or 0) + (results[pair]["attempts"] or 0)
+            row["lost"] = row["lost"] or results[pair]["lost"]
+        results[pair] = row
+
+
+def _star_op(
+    conn: Connection,
+    endpoint: Endpoint,
+    timekeeper_or_frame: str | FrameLike,
+    initiative_external_ids: Iterable[str] | None,
+    workers: int | None,
+    progress: bool,
+) -> pd.DataFrame:
+    pairs, index, wanted = _pairs(timekeeper_or_frame, initiative_external_ids)
+    pacer = pacer_for(conn)
+
+    def send(wanted: dict[str, list[str]], progress: bool) -> _Results:
+        """One bulk run, requests of at most 100 ids."""
+        chunks = [
+            (tk, ids[i : i + MAX_IDS_PER_REQUEST])
+            for tk, ids in wanted.items()
+            for i in range(0, len(ids), MAX_IDS_PER_REQUEST)
+        ]
+        calls = [
+            Call(endpoint, None, {_PAIR[0]: tk, "initiativeExternalIds": ids}, key=tk)
+            for tk, ids in chunks
+        ]
+
+        def rows(replies: list[Reply]) -> _Results:
+            return {
+                k: v for c, r in zip(chunks, replies, strict=True) for k, v in _rows(*c, r).items()
+            }
+
+        try:
+            return rows(
+                run_bulk(
+                    conn, calls, workers=workers, progress=progress, desc=endpoint, pacer=pacer
+                )
+            )
+        except Interrupted as exc:
+            exc.partial = rows(exc.replies)
+            raise
+
+    results: _Results = {}
+    try:
+        results = send(wanted, progress)
+        # per-item 500s get the same policy as whole requests: backoff, up to `retries` more
+        t = conn.transport
+        for attempt in range(1, t.retries + 1):
+            again: dict[str, list[str]] = {}
+            for (tk, i), row in results.items():
+                if row["status"] == 500 and row["errorCode"] is None:
+                    again.setdefault(tk, []).append(i)
+            if not again or pacer.fatal is not None:
+                break
+            if pacer.stop.wait(t.delay(attempt)):
+                break
+            _merge(results, send(again, False))
+    except Interrupted as exc:
+        _merge(results, getattr(exc, "partial", {}))
+        exc.result = _frame_of(pairs, index, results)
+        raise
+    return _frame_of(pairs, index, results)
+
+
+def _frame_of(pairs: list[tuple[str, str]], index: pd.Index, results: _Results) -> pd.DataFrame:
+    """The result frame, a row per pair; an item with a lost answer is unknown unless a 200 came."""
+    for row in results.values():
+        if row.get("lost") and row["status"] != 200:
+            message = str(row["errorMessage"] or f"HTTP {row['status']}")
+            if not message.startswith("unknown: "):
+                last = f"then {row['status']}: " if row["status"] is not None else ""
+                message = f"unknown: an attempt's answer was lost; {last}{message}"
+            row["status"], row["errorCode"], row["errorMessage"] = None, None, message
+    missing = dict(zip(_ROW, (None, None, "not sent", 0), strict=False))
+    rows = pd.DataFrame([results.get(p, missing) for p in pairs], columns=list(_ROW[:4]))
+    out = pd.DataFrame(pairs, columns=_PAIR).join(rows).astype("str")  # by position
+    numbers = ["status", "errorCode", "attempts"]
+    out[numbers] = rows[numbers].astype("Int64")
+    out.insert(5, "ok", (out["status"] == 200).fillna(False).astype(bool))
+    return out.set_axis(index)
+
+
+def star(
+    conn: Connection,
+    timekeeper_or_frame: str | FrameLike,
+    initiative_external_ids: Iterable[str] | None = None,
+    *,
+    workers: int | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Star initiatives for one timekeeper, or for many from a frame.
+
+    Distinct ids go in requests of at most 100; per-item 500s are retried as whole requests
+    are. A row never sent says ``not sent: ...``; a lost answer leaves ``status`` null.
+
+    Args:
+        conn: the connection.
+        timekeeper_or_frame: a ``timekeeperExternalId``, or a frame (pandas, Polars or
+            PyArrow) with columns ``timekeeperExternalId`` and ``initiativeExternalId``.
+        initiative_external_ids: the initiatives (with a timekeeper id).
+        workers: worker threads (default: the connection's).
+        progress: show a progress bar.
+
+    Returns:
+        ``timekeeperExternalId``, ``initiativeExternalId``, ``status``, ``errorCode``,
+        ``errorMessage``, ``ok``, ``attempts``: a row per distinct id (or per input row).
+
+    Example:
+        >>> client.star("TK-101", ["M-1001-001", "M-1001-004"], progress=False)["status"].tolist()
+        [200, 422]
+    """
+    return _star_op(conn, "star", timekeeper_or_frame, initiative_external_ids, workers, progress)
+
+
+def unstar(
+    conn: Connection,
+    timekeeper_or_frame: str | FrameLike,
+    initiative_external_ids: Iterable[str] | None = None,
+    *,
+    workers: int | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Unstar initiatives for one timekeeper, or for many from a frame, as :func:`star` stars.
+
+    Args:
+        conn: the connection.
+        timekeeper_or_frame: a ``timekeeperExternalId``, or a frame of both columns.
+        initiative_external_ids: the initiatives (with a timekeeper id).
+        workers: worker threads (default: the connection's).
+        progress: show a progress bar.
+
+    Returns:
+        The columns of :func:`star`.
+
+    Example:
+        >>> pairs = pd.DataFrame({"timekeeperExternalId": ["TK-101", "TK-102"],
+        ...                       "initiativeExternalId": ["M-1001-001", "M-1001-001"]})
+        >>> client.unstar(pairs, progress=False)["status"].tolist()
+        [200, 200]
+    """
+    return _star_op(conn, "unstar", timekeeper_or_frame, initiative_external_ids, workers, progress)
+
+
+#: Columns of every starred-list frame (``starred_pages``, ``starred``, ``starred_many``).
+STARRED_COLUMNS = ["timekeeperExternalId", "initiativeExternalId", "page", "httpStatus", "error"]
+
+
+def _frame(
+    tk: str,
+    ids: list[str | None],
+    pages: list[int | None],
+    status: int | None = 200,
+    error: str | None = None,
+) -> pd.DataFrame:
+    """A starred-list frame: one row per id, the timekeeper and the list's answer on each."""
+    n = len(ids)
+    return pd.DataFrame(
+        {
+            "timekeeperExternalId": pd.array([tk] * n, dtype="str"),
+            "initiativeExternalId": pd.array(ids, dtype="str"),
+            "page": pd.array(pages, dtype="Int64"),
+            "httpStatus": pd.array([status] * n, dtype="Int64"),
+            "error": pd.array([error] * n, dtype="str"),
+        }
+    )
+
+
+def starred_pages(
+    conn: Connection,
+    timekeeper_external_id: str,
+    *,
+    limit: int = MAX_LIMIT,
+    max_pages: int = 100_000,
+) -> Iterator[pd.DataFrame]:
+    """Yield a timekeeper's starred list a page at a time, following ``nextCursor`` to null.
+
+    Args:
+        conn: the connection.
+        timekeeper_external_id: the user's timekeeper id.
+        limit: raw props fetched per page, 1 to 2500.
+        max_pages: stop with :class:`PaginationError` past this many pages.
+
+    Yields:
+        A frame per page, with the columns of :func:`starred` (``page`` 0-based).
+
+    Example:
+        >>> [len(page) for page in client.starred_pages("TK-102", limit=2)]
+        [2, 1]
+    """
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise ConfigError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}")
+    params: dict[str, Any] = {"timekeeperExternalId": timekeeper_external_id, "limit": limit}
+    seen: set[str] = set()
+    for page in range(max_pages):
+        body = conn.call("starred", params=params)
+        ids: list[str | None] = [str(i) for i in body.get("initiativeExternalIds") or []]
+        yield _frame(timekeeper_external_id, ids, [page] * len(ids))
+        cursor = body.get("nextCursor")
+        if cursor is None:
+            return
+        if cursor in seen:
+            raise PaginationError(f"the service repeated cursor {cursor!r} at page {page}")
+        seen.add(cursor)
+        params["cursor"] = cursor
+    raise PaginationError(f"more than {max_pages} pages; stopped")
+
+
+def starred(
+    conn: Connection,
+    timekeeper_external_id: str,
+    *,
+    limit: int = MAX_LIMIT,
+    max_pages: int = 100_000,
+) -> pd.DataFrame:
+    """A timekeeper's whole starred list as one frame; a timekeeper not found (404) or
+    ambiguous (409) is one row without an initiative.
+
+    Args:
+        conn: the connection.
+        timekeeper_external_id: the user's timekeeper id.
+        limit: raw props fetched per page, 1 to 2500.
+        max_pages: stop with :class:`PaginationError` past this many pages.
+
+    Returns:
+        :data:`STARRED_COLUMNS` (``error``: null, or the service's detail).
+
+    Example:
+        >>> client.starred("TK-102")["initiativeExternalId"].tolist()
+        ['M-1003-004', 'M-1005-001', 'M-1003-003']
+    """
+    try:
+        pages = list(starred_pages(conn, timekeeper_external_id, limit=limit, max_pages=max_pages))
+    except ApiError as exc:
+        if exc.status not in (404, 409):  # 404, 409: the timekeeper, not the call, is wrong
+            raise
+        return _frame(timekeeper_external_id, [None], [None], exc.status, exc.detail)
+    return pd.concat(pages, ignore_index=True)
+
+
+def starred_many(
+    conn: Connection, timekeepers: Sequence[str], *, limit: int = MAX_LIMIT
+) -> pd.DataFrame:
+    """Starred lists of many timekeepers as one frame; a failing timekeeper becomes a row.
+
+    Args:
+        conn: the connection.
+        timekeepers: timekeeper ids.
+        limit: raw props fetched per page, 1 to 2500.
+
+    Returns:
+        :data:`STARRED_COLUMNS`; an empty or failed list is one row without an initiative.
+
+    Example:
+        >>> client.starred_many(["TK-102", "TK-999"])["httpStatus"].tolist()
+        [200, 200, 200, 404]
+    """
+    if isinstance(timekeepers, str):
+        raise ConfigError("timekeepers must be a list of timekeeper ids, not one string")
+    frames = []
+    for tk in dict.fromkeys(timekeepers):
+        try:
+            f = starred(conn, tk, limit=limit)
+            if f.empty:  # keep the timekeeper visible: one row, no initiative
+                f = _frame(tk, [None], [None])
+        except ToolkitError as exc:
+            status = exc.status if isinstance(exc, ApiError) else None
+            detail = exc.detail if isinstance(exc, ApiError) else str(exc)
+            f = _frame(tk, [None], [None], status, detail)
+        frames.append(f)
+    return pd.concat(frames, ignore_index=True) if frames else _frame("", [], [])
