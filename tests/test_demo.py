@@ -10,7 +10,7 @@ import pyarrow.dataset as ds
 import pytest
 
 from tests.conftest import fetch_token, sandbox_process
-from toolkit._cli.app import main
+from toolkit._cli import main
 from toolkit._demo import hours_by_client_chart, planted_billing_extract, run_demo
 
 REPO = Path(__file__).resolve().parent.parent

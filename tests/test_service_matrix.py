@@ -20,7 +20,7 @@ import pytest
 
 from tests.proxy import DroppingProxy
 from toolkit import Client, read_sync
-from toolkit._cli.app import main
+from toolkit._cli import main
 from toolkit.sandbox import Admin, Sandbox, running
 from toolkit.sandbox.faults import fault_status
 from toolkit.sandbox.profiles import PROFILES as PRESETS

@@ -30,7 +30,8 @@ _MODULES: dict[str, str] = {
     "toolkit._ingress.plan": "Plan",
     "toolkit._ingress.imports": "OnboardReport",
     "toolkit._egress.export": "Export",
-    "toolkit._egress.sync": "SyncReport read_sync",
+    "toolkit._egress.sync": "read_sync",
+    "toolkit._egress.sync_report": "SyncReport",
     "toolkit._reconciliation.api": "reconcile",
     "toolkit._reconciliation.result": "Reconciliation",
     "toolkit.schemas": "schemas",
@@ -62,8 +63,8 @@ if _TYPE_CHECKING:
     from toolkit._egress.export import Export as Export
     from toolkit._egress.flatten import flatten_export as flatten_export
     from toolkit._egress.flatten import flatten_pending as flatten_pending
-    from toolkit._egress.sync import SyncReport as SyncReport
     from toolkit._egress.sync import read_sync as read_sync
+    from toolkit._egress.sync_report import SyncReport as SyncReport
     from toolkit._ingress.imports import OnboardReport as OnboardReport
     from toolkit._ingress.plan import Plan as Plan
     from toolkit._ingress.validation import ValidationReport as ValidationReport

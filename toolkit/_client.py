@@ -31,7 +31,6 @@ from toolkit._starring import operations as starring
 from toolkit.errors import ConfigError
 
 # ENDPOINTS, ENV_KEYS, Journal and read_env_file stay importable from here for the command line
-__all__ = ["Client"]
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -34,8 +34,6 @@ from toolkit.notebook import SAMPLE_DATA
 if TYPE_CHECKING:
     from toolkit.sandbox import Admin
 
-__all__ = ["hours_by_client_chart", "planted_billing_extract", "run_demo"]
-
 DEMO_ENTRIES = 200  # entries recorded and released over DEMO_DAYS
 DEMO_DAYS = 21
 ACKNOWLEDGED_SHARE = 0.35  # the earliest released entries acknowledged in step 7

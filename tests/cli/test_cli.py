@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from tests.conftest import write_client_env
-from toolkit._cli.app import main
+from toolkit._cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_data"

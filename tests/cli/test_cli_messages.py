@@ -18,12 +18,11 @@ import pytest
 import toolkit._cli as cli
 import toolkit.sandbox
 from tests.conftest import write_client_env
-from toolkit._cli import app as cli_app
+from toolkit._cli import EXIT_CODES, main
 from toolkit._cli import common as cli_common
 from toolkit._cli import export as cli_export
 from toolkit._cli import sync as cli_sync
 from toolkit._cli import validate as cli_validate
-from toolkit._cli.app import EXIT_CODES, main
 from toolkit._client import Client
 from toolkit._egress import DEFAULT_LAG
 from toolkit._ingress import CODE_RANGE_POSTS
@@ -440,7 +439,7 @@ def _stopping_client(method: str) -> Any:
 def test_ctrl_c_during_sync_says_what_the_folder_holds(tmp_path, monkeypatch, capsys) -> None:
     monkeypatch.setattr(cli_sync, "client_from", lambda args: _stopping_client("sync"))
     path = tmp_path / "time"
-    assert cli_app.main(["-q", "sync", str(path)]) == 130
+    assert main(["-q", "sync", str(path)]) == 130
     err = capsys.readouterr().err
     assert "interrupted" in err and str(path) in err and "committed" in err
     assert "Traceback" not in err
@@ -460,7 +459,7 @@ def test_ctrl_c_during_export_says_what_was_written(tmp_path, monkeypatch, capsy
         "--out",
         str(out),
     ]
-    assert cli_app.main(argv) == 130
+    assert main(argv) == 130
     err = capsys.readouterr().err
     assert "interrupted" in err and f"{out}/entries" in err and "incomplete" in err
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import toolkit.sandbox
-from toolkit._cli.app import main
+from toolkit._cli import main
 from toolkit.sandbox import Sandbox, write_env_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_lab_without_the_notebooks_extra_names_the_extra_and_exits_2(tmp_path: Path) -> None:
     blocked = (  # as if jupyterlab were not installed: its import fails
-        "import sys; sys.modules['jupyterlab'] = None; from toolkit._cli.app import main; "
+        "import sys; sys.modules['jupyterlab'] = None; from toolkit._cli import main; "
         "sys.exit(main(['lab']))"
     )
     done = subprocess.run(

@@ -16,7 +16,7 @@ import toolkit
 import toolkit.sandbox
 from tests.conftest import T0, release_entries, write_client_env
 from toolkit import Client
-from toolkit._cli.app import main
+from toolkit._cli import main
 from toolkit._reconciliation.classify import ROW_COLUMNS
 from toolkit.sandbox import Sandbox, write_env_file
 from toolkit.testing import fake_export_entries

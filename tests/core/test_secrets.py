@@ -16,7 +16,7 @@ import urllib3
 
 import toolkit
 from toolkit import Client
-from toolkit._cli.app import main
+from toolkit._cli import main
 from toolkit._core.auth import Secret
 from toolkit._core.connection import Connection
 from toolkit._core.settings import Settings, read_env_file

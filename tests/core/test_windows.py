@@ -17,7 +17,7 @@ import pytest
 import toolkit
 from tests.conftest import write_client_env
 from toolkit import Client
-from toolkit._cli.app import main
+from toolkit._cli import main
 from toolkit._core.windows import RENAMED, Window, ambiguous_date_message, iso, to_utc
 from toolkit._egress import fetch, sync_status
 from toolkit.errors import ConfigError, ValidationError

@@ -20,7 +20,7 @@ from deltalake import DeltaTable
 import toolkit
 from tests.conftest import T0, client_env, kill_9_when, release_entries, write_client_env
 from toolkit import Client, ConcurrentWriteError, ConfigError
-from toolkit._cli.app import main
+from toolkit._cli import main
 from toolkit._core.connection import Connection
 from toolkit._egress import sync as syncing
 from toolkit._egress.export import Export

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from openpyxl import load_workbook
 
-from toolkit._cli.app import main
+from toolkit._cli import main
 from toolkit._ingress.models import TABLES
 from toolkit._ingress.readers import read_table, read_workbook
 from toolkit._ingress.validation import load_folder, validate

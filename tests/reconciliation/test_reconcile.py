@@ -16,7 +16,7 @@ import pytest
 
 import toolkit
 import toolkit._reconciliation.api as reconcile_module
-from toolkit._cli.app import main
+from toolkit._cli import main
 from toolkit._reconciliation import (
     Reconciliation,
     acknowledgements_from_rows,
@@ -689,18 +689,6 @@ def test_package_level_reconcile_is_callable(exported: pd.DataFrame, billing) ->
     rec = toolkit.reconcile(exported, billing, tolerance_seconds=0)
     assert isinstance(rec, Reconciliation)
     assert rec.summary["matched"] == 1
-
-
-def test_all_is_complete() -> None:
-    public = {
-        name
-        for name, value in vars(reconcile_module).items()
-        if not name.startswith("_")
-        and getattr(value, "__module__", reconcile_module.__name__) == reconcile_module.__name__
-        and (callable(value) or name.isupper())
-    }
-    assert public <= set(reconcile_module.__all__)
-    assert all(hasattr(reconcile_module, name) for name in reconcile_module.__all__)
 
 
 def test_docstring_examples_run() -> None:

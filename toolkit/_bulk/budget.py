@@ -17,14 +17,6 @@ from dataclasses import dataclass
 
 from toolkit._bulk.hints import LimitHints
 
-__all__ = [
-    "HEADROOM",
-    "IDLE",
-    "THROTTLE_STATUSES",
-    "Budget",
-    "Ticket",
-]
-
 #: Answers that slow the pace down.
 THROTTLE_STATUSES = (429, 503)
 

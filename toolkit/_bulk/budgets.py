@@ -9,8 +9,6 @@ from collections.abc import Callable
 
 from toolkit._bulk.budget import Budget
 
-__all__ = ["Budgets", "budgets_of"]
-
 
 class Budgets:
     """The budgets of one connection, one per service (its base URL).

@@ -9,8 +9,6 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["LimitHints", "limit_hints"]
-
 
 @dataclass(frozen=True)
 class LimitHints:

@@ -20,8 +20,6 @@ from typing import Any, BinaryIO, Literal, Protocol
 from toolkit._core.lock import FileLock, LockHeld
 from toolkit.errors import ConfigError, JournalInUseError
 
-__all__ = ["Entry", "Journal", "Ledger", "Outcome", "Recorded", "payload_hash", "read_ledger"]
-
 #: How a call that was not accepted ended: answered with an error, or its answer was lost.
 Outcome = Literal["failed", "unknown"]
 

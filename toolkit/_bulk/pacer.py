@@ -19,8 +19,6 @@ from toolkit._bulk.budgets import Budgets
 from toolkit._bulk.hints import limit_hints
 from toolkit._core.http import INVALID_URL, UNREACHABLE, Reply
 
-__all__ = ["Pacer"]
-
 
 class Pacer:
     """When the next request of a run may leave; shared by all the run's worker threads.

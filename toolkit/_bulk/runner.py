@@ -37,19 +37,6 @@ from toolkit._core.http import (
 )
 from toolkit.errors import Interrupted
 
-__all__ = [
-    "JOURNALED",
-    "STATUSES",
-    "Call",
-    "Status",
-    "Journal",
-    "not_sent",
-    "journal_reply",
-    "pacer_for",
-    "result_frame",
-    "run_bulk",
-]
-
 #: ``Reply.error`` of a call skipped because the journal holds it.
 JOURNALED = "already acknowledged (journal)"
 

@@ -21,8 +21,6 @@ from toolkit._ingress import read_table, with_lines
 from toolkit._reconciliation import acknowledgements_from_rows, is_reconciliation
 from toolkit.errors import ConfigError, Interrupted, ValidationError
 
-__all__ = ["run"]
-
 
 def _acknowledgements(
     source: pd.DataFrame, name: str, include: list[str] | None = None

@@ -7,12 +7,9 @@ import sys
 import warnings
 from types import ModuleType
 
-from toolkit._cli import EXIT_CODES, main
 from toolkit._cli.common import explain, interrupted
 from toolkit._egress import RENAMED, sync_status
 from toolkit.errors import ConfigError, InputWarning, Interrupted, ToolkitError
-
-__all__ = ["EXIT_CODES", "main", "run"]
 
 
 def run(command: ModuleType, args: argparse.Namespace) -> int:

@@ -15,22 +15,6 @@ from toolkit._client import ENDPOINTS, ENV_KEYS, Journal
 from toolkit._ingress import check_out_path, with_lines, write_table
 from toolkit.errors import ApiError, AuthError, Interrupted, ToolkitError, TransportError
 
-__all__ = [
-    "ACKNOWLEDGED_BY_DEFAULT",
-    "FLAGS",
-    "check_journal",
-    "client_from",
-    "cut",
-    "env_file_of",
-    "explain",
-    "interrupted",
-    "invalid",
-    "out_path",
-    "print_frame",
-    "with_row",
-    "write_out",
-]
-
 #: the path of the token request
 TOKEN_PATH = ENDPOINTS["token"][2]
 

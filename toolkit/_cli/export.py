@@ -9,8 +9,6 @@ from toolkit._cli.common import FLAGS, client_from
 from toolkit._egress import Window, claim_target
 from toolkit.errors import ConfigError
 
-__all__ = ["out_format", "run"]
-
 #: suffixes of a file, never given to a folder: ``--out`` with one is a workbook or refused
 FILE_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".csv", ".tsv", ".txt", ".parquet", ".pq", ".json")
 

@@ -9,8 +9,6 @@ import pandas as pd
 from toolkit._cli.common import cut, out_path, write_out
 from toolkit.firms import load, status
 
-__all__ = ["run"]
-
 _TIMES = ("last_push", "last_error_at", "watermark")
 
 

@@ -23,8 +23,6 @@ from toolkit._client import ENDPOINTS, ENV_KEYS
 from toolkit._ingress import ACTIONS, IMPORTS, folder_sources, validate, with_lines
 from toolkit.errors import ConfigError, Interrupted, ValidationError
 
-__all__ = ["run"]
-
 
 def _offline_client(args: argparse.Namespace) -> Client:
     """A client that sends nothing: the settings' customer and addresses, else placeholders."""

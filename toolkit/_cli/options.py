@@ -7,8 +7,6 @@ import argparse
 import os
 from typing import Any, NamedTuple
 
-__all__ = ["COMMANDS", "EXIT_CODES", "Command", "parser"]
-
 #: exit status -> meaning (also shown by ``toolkit --help``)
 EXIT_CODES: dict[int, str] = {
     0: "everything done (every row valid, sent or already journaled)",

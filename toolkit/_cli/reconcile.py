@@ -14,8 +14,6 @@ from toolkit._ingress import read_table
 from toolkit._reconciliation import COMPARISONS, reconcile, spoken_as_cli
 from toolkit.errors import ConfigError, MissingColumnError, ToolkitError
 
-__all__ = ["run"]
-
 #: the options that are :func:`toolkit.reconcile`'s keywords of the same name
 _KEYWORDS = ("key", "billing_key", "billing_id", *COMPARISONS, "duration_unit", "tolerance_seconds")
 _KEYWORDS += ("dayfirst", "decimal")

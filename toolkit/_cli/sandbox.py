@@ -17,8 +17,6 @@ from toolkit._demo import run_demo
 from toolkit.errors import ToolkitError
 from toolkit.notebook import SAMPLE_DATA
 
-__all__ = ["run"]
-
 
 def run(args: argparse.Namespace) -> int:
     """Run the demo, or JupyterLab over a sandbox (``args.command``: ``demo`` or ``lab``).

@@ -9,8 +9,6 @@ from toolkit._cli.common import client_from, out_path, print_frame, with_row, wr
 from toolkit._ingress import read_table
 from toolkit.errors import ConfigError
 
-__all__ = ["run"]
-
 
 def run(args: argparse.Namespace) -> int:
     """Star or unstar (``args.command``) and print the counts, or list the starred ones.

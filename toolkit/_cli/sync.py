@@ -9,8 +9,6 @@ from toolkit._cli.common import FLAGS, client_from
 from toolkit._egress import Window, compact, sync_status
 from toolkit.errors import ConcurrentWriteError
 
-__all__ = ["run"]
-
 
 def run(args: argparse.Namespace) -> int:
     """Sync (or, with ``--status`` or ``--compact``, show or compact the tables).

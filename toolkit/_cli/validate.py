@@ -7,8 +7,6 @@ import argparse
 from toolkit._cli.common import out_path, print_frame, write_out
 from toolkit._ingress import folder_sources, validate
 
-__all__ = ["run"]
-
 
 def run(args: argparse.Namespace) -> int:
     """Validate the folder; print the report and the failures (errors and warnings).

@@ -14,8 +14,6 @@ import requests
 from toolkit._core.http import LOST, RETRY_STATUSES, UNREACHABLE, Transport, problem_of
 from toolkit.errors import ApiError, AuthError, ConfigError, TransportError, api_error_for
 
-__all__ = ["BearerAuth", "ClientCredentials", "Secret", "TokenProvider"]
-
 #: The longest ``Retry-After`` of the identity service waited for, in seconds.
 _MAX_RETRY_AFTER = 60.0
 

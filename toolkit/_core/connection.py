@@ -21,8 +21,6 @@ from toolkit._core.http import (
 from toolkit._core.settings import ENV_KEYS, Settings
 from toolkit.errors import ApiError, AuthError, TransportError, api_error_for
 
-__all__ = ["ENDPOINTS", "Connection", "Endpoint", "Service"]
-
 log = logging.getLogger("toolkit._core.connection")
 
 #: The name of an operation of the interface (a key of :data:`ENDPOINTS`).

@@ -10,19 +10,6 @@ from typing import Any, Literal
 import pandas as pd
 import pyarrow as pa
 
-__all__ = [
-    "CHECKS",
-    "CHECK_NAMES",
-    "FAILURE_COLUMNS",
-    "SEVERITY",
-    "Severity",
-    "check_name",
-    "empty_failures",
-    "failure_frame",
-    "nullable_rows",
-    "row_warnings",
-]
-
 FAILURE_COLUMNS = tuple("table row externalId column check severity value message".split())
 """Columns of every failure frame, in order."""
 

@@ -11,19 +11,6 @@ import pyarrow as pa
 
 from toolkit.errors import ConfigError
 
-__all__ = [
-    "MAX_WHOLE",
-    "FrameLike",
-    "as_pandas",
-    "coerce_ids",
-    "coerce_text",
-    "neighbours",
-    "no_problems",
-    "plain",
-    "text_arrow",
-    "unique_rows",
-]
-
 #: Beyond this a float cannot tell one whole number from the next.
 MAX_WHOLE = 2**53
 

@@ -27,20 +27,6 @@ from requests.utils import get_environ_proxies
 from urllib3 import exceptions as url3
 from urllib3.util.retry import Retry
 
-__all__ = [
-    "INVALID_URL",
-    "LANDED",
-    "LOST",
-    "NOT_SENT",
-    "RETRY_STATUSES",
-    "UNREACHABLE",
-    "Failure",
-    "Reply",
-    "Transport",
-    "error_text",
-    "problem_of",
-]
-
 log = logging.getLogger("toolkit._core.http")
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)

@@ -8,8 +8,6 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["FileLock", "LockHeld"]
-
 
 class LockHeld(Exception):
     """The lock is held by another process; :attr:`holder` is what that process wrote."""

@@ -15,8 +15,6 @@ from contextlib import contextmanager
 
 import pyarrow as pa
 
-__all__ = ["returning_pool"]
-
 _LOCK = threading.Lock()
 _runs = 0  # runs inside returning_pool in this process
 _before: pa.MemoryPool | None = None  # the pool the first of them found

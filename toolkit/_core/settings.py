@@ -14,8 +14,6 @@ from dotenv import dotenv_values, find_dotenv
 from toolkit._core.auth import Secret
 from toolkit.errors import ConfigError
 
-__all__ = ["ENV_KEYS", "Settings", "read_env_file"]
-
 #: setting -> environment variable
 ENV_KEYS: dict[str, str] = {
     "customer_id": "TOOLKIT_CUSTOMER_ID",

@@ -19,18 +19,6 @@ from pandas.tseries.offsets import Day, Tick
 
 from toolkit.errors import ConfigError
 
-__all__ = [
-    "MAX_WINDOWS",
-    "RENAMED",
-    "TimeLike",
-    "Window",
-    "ambiguous_date_message",
-    "iso",
-    "outside",
-    "renamed",
-    "to_utc",
-]
-
 P = ParamSpec("P")
 R = TypeVar("R")
 

@@ -9,9 +9,9 @@ from toolkit._core.windows import Window as Window
 from toolkit._egress.export import Export as Export
 from toolkit._egress.files import claim_target as claim_target
 from toolkit._egress.sync import DEFAULT_LAG as DEFAULT_LAG
-from toolkit._egress.sync import SyncReport as SyncReport
 from toolkit._egress.sync import compact as compact
 from toolkit._egress.sync import read_sync as read_sync
 from toolkit._egress.sync import sync_status as sync_status
+from toolkit._egress.sync_report import SyncReport as SyncReport
 
 __all__: list[str] = []

@@ -20,8 +20,6 @@ from toolkit._core.connection import Connection
 from toolkit._core.http import LOST, RETRY_STATUSES, Reply
 from toolkit.errors import Interrupted
 
-__all__ = ["BATCH_SIZE", "FALLBACK", "item_status", "send_batches"]
-
 #: Most acknowledgements in one batch request (the published bound).
 BATCH_SIZE = 20
 #: Statuses of the batch route that mean the service lacks it.

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pandera.pandas as pa
 
-__all__ = ["CROSS_RULES", "OUTCOMES", "AcknowledgementSchema"]
-
 OUTCOMES = ("succeeded", "failed")
 
 

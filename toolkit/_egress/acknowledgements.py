@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 import pandera.pandas as pa
 
-from toolkit._bulk.runner import Call, Journal, not_sent, pacer_for, result_frame, run_bulk
+from toolkit._bulk.journal import Journal
+from toolkit._bulk.runner import Call, not_sent, pacer_for, result_frame, run_bulk
 from toolkit._core.connection import Connection
 from toolkit._core.failures import check_name, failure_frame
 from toolkit._core.frames import FrameLike, as_pandas, unique_rows
@@ -24,8 +25,6 @@ from toolkit._core.http import Reply
 from toolkit._egress.ack_batch import send_batches
 from toolkit._egress.ack_schema import CROSS_RULES, OUTCOMES, AcknowledgementSchema
 from toolkit.errors import ConfigError, InputWarning, Interrupted, ValidationError
-
-__all__ = ["AcknowledgementSchema", "acknowledge", "check_acknowledgements"]
 
 #: the ``table`` of this module's failure frames
 TABLE = "acknowledgements"

@@ -46,8 +46,6 @@ from toolkit.errors import ConfigError, ValidationError
 if TYPE_CHECKING:
     import polars
 
-__all__ = ["PREVIEW_COLUMNS", "Export", "Tables"]
-
 #: The columns an entries preview leads with, per kind: date, timekeeper, client, matter and
 #: time worked (the spec's field names), then the rest (``summary``, the ids) in table order.
 PREVIEW_COLUMNS: dict[str, tuple[str, ...]] = {

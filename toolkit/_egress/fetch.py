@@ -28,18 +28,6 @@ from toolkit._egress.flatten import UNKNOWN_FIELDS
 from toolkit._egress.schemas import ASSIGNED_BY
 from toolkit.errors import ApiError, ConfigError, FlattenError, InputWarning
 
-__all__ = [
-    "SMALLEST",
-    "TOO_LARGE",
-    "UNKNOWN_FIELD_WINDOWS",
-    "export_entries",
-    "warn_unknown_fields",
-    "export_to_parquet",
-    "fetch_window",
-    "iter_export",
-    "release_pending",
-]
-
 log = logging.getLogger("toolkit._egress.fetch")
 
 #: statuses a service may refuse a window with as too large (entries or days)

@@ -25,8 +25,6 @@ import pyarrow.parquet as pq
 from toolkit._egress.flatten import DAY_TYPE, Kind, parse_answer, to_frame
 from toolkit.errors import ConfigError
 
-__all__ = ["DEFAULT_PARTITION_COLS", "ROWS_PER_GROUP", "claim_target"]
-
 #: Partitioning of ``Export.to_parquet`` by default: ``workMonth``, the month of ``workDate``.
 DEFAULT_PARTITION_COLS: tuple[str, ...] = ("workMonth",)
 #: Rows per Parquet row group (and the size a streamed export buffers before writing a file).

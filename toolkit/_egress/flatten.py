@@ -25,8 +25,6 @@ import pyarrow.json as pa_json
 
 from toolkit.errors import FlattenError
 
-__all__ = ["UNKNOWN_FIELDS", "flatten_export", "flatten_pending"]
-
 #: Key of ``entries.attrs`` (and of the entries Arrow schema's metadata) mapping each field the
 #: spec does not list to the ``_id`` of the first entry that holds it.
 UNKNOWN_FIELDS = "unknownFields"

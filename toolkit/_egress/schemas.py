@@ -14,16 +14,6 @@ import pyarrow
 from pandera.engines import pandas_engine
 from pandera.typing import Series
 
-__all__ = [
-    "ExportEntriesSchema",
-    "ExportCodesSchema",
-    "PendingEntriesSchema",
-    "PendingCodesSchema",
-    "SEMANTIC_TYPES",
-    "ASSIGNED_BY",
-    "BILLING_TYPES",
-]
-
 #: Allowed ``code.type.semanticType`` values (null means "other").
 SEMANTIC_TYPES = ("action", "activity", "location", "phase", "task")
 #: Known ``assignedBy`` values: interface.md's ``user`` and ``service``, and ``laurel``, the

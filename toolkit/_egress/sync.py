@@ -49,24 +49,6 @@ from toolkit._egress.files import DEFAULT_PARTITION_COLS, ROWS_PER_GROUP
 from toolkit._egress.sync_report import SyncReport, short_iso
 from toolkit.errors import ConcurrentWriteError, ConfigError
 
-__all__ = [
-    "APP_ID",
-    "CODES_APP",
-    "DEFAULT_LAG",
-    "LOCK_NAME",
-    "PARTITION_COLS",
-    "ROWS_PER_GROUP",
-    "WATERMARK_KEY",
-    "SyncReport",
-    "compact",
-    "create_tables",
-    "read_sync",
-    "read_watermark",
-    "sync",
-    "sync_status",
-    "widen_counts",
-]
-
 #: Commit metadata key of the entries table holding the watermark (ISO 8601, UTC).
 WATERMARK_KEY = "toolkit.releasedOnOrBefore"
 #: Commit metadata key of the codes table: the window whose codes a commit wrote.

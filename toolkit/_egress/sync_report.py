@@ -8,8 +8,6 @@ import pandas as pd
 
 from toolkit._core.windows import iso, to_utc
 
-__all__ = ["SyncReport"]
-
 
 @dataclass(frozen=True)
 class SyncReport:

@@ -14,8 +14,6 @@ import pandas as pd
 from toolkit._bulk.runner import Call, run_bulk
 from toolkit._core.connection import Connection
 
-__all__ = ["BILLING_IDENTITY", "timekeeper_id", "user", "users"]
-
 #: The ``type`` of the identity holding a user's timekeeper id in the billing system.
 BILLING_IDENTITY = "external-billing-system"
 

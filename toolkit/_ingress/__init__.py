@@ -7,9 +7,9 @@ against the spec's field tables (:mod:`~toolkit._ingress.models`, :mod:`~toolkit
 # not re-exported (``__all__`` is empty: the public face is ``toolkit``'s), kept for the command
 # line and toolkit.firms, which import these from the package
 from toolkit._ingress.chunking import with_lines as with_lines
-from toolkit._ingress.imports import IMPORTS as IMPORTS
 from toolkit._ingress.imports import OnboardReport as OnboardReport
 from toolkit._ingress.plan import ACTIONS as ACTIONS
+from toolkit._ingress.plan import IMPORTS as IMPORTS
 from toolkit._ingress.plan import Plan as Plan
 from toolkit._ingress.ranges import CODE_RANGE_POSTS as CODE_RANGE_POSTS
 from toolkit._ingress.readers import read_table as read_table

@@ -20,8 +20,6 @@ import pandas as pd
 
 from toolkit._core.frames import coerce_text, no_problems, plain
 
-__all__ = ["COERCERS", "LIST_SEPARATOR", "Unreadable", "parse", "readable"]
-
 #: What separates the items of a list written in one CSV or Excel cell.
 LIST_SEPARATOR: Final = ";"
 

@@ -23,7 +23,6 @@ import pyarrow.compute as pc
 from pandera.errors import SchemaErrors
 
 from toolkit._core.failures import (
-    CHECKS,
     FAILURE_COLUMNS,
     SEVERITY,
     check_name,
@@ -40,17 +39,6 @@ from toolkit._ingress.ranges import CODE_RANGE_MAX, CodeRangePost, check_post
 from toolkit._ingress.rules import TEMPLATE
 from toolkit._ingress.text import MAX_CELL, lookalikes, warn_lookalikes
 from toolkit.errors import ValidationError, closest
-
-__all__ = [
-    "CHECKS",
-    "FAILURE_COLUMNS",
-    "CheckResult",
-    "check",
-    "check_chunks",
-    "check_frame",
-    "empty_failures",
-    "format_failures",
-]
 
 _FINAL_DTYPES = {
     "text": "str",

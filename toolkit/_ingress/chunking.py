@@ -11,8 +11,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["fresh_index", "line_array", "line_numbers", "with_lines"]
-
 #: CSV rows turned into Arrow-backed columns at a time: the file's rows never all in Python objects.
 #: Every reader and the writer read it here, as ``chunking._CHUNK``: one setting changes them all.
 _CHUNK = 50_000

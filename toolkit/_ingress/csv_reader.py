@@ -19,8 +19,6 @@ from toolkit._ingress import chunking
 from toolkit._ingress.chunking import add_line
 from toolkit.errors import ConfigError, InputWarning
 
-__all__ = ["DELIMITERS"]
-
 #: Delimiters a CSV file may use, in order of preference when two fit equally well.
 DELIMITERS: tuple[str, ...] = (",", ";", "\t", "|")
 

@@ -10,15 +10,6 @@ import re
 from collections.abc import Collection, Mapping
 from types import MappingProxyType
 
-__all__ = [
-    "HEADER_HINTS",
-    "UNIT_NOTES",
-    "VALUE_HINTS",
-    "header_hint",
-    "unit_note",
-    "value_hint",
-]
-
 HEADER_HINTS: Mapping[str, Mapping[str, tuple[str, ...]]] = MappingProxyType(
     {
         "initiatives": {

@@ -12,10 +12,10 @@ from typing import Any, TypedDict
 import numpy as np
 import pandas as pd
 
+from toolkit._bulk.journal import Journal
 from toolkit._bulk.runner import (
     JOURNALED,
     STATUSES,
-    Journal,
     not_sent,
     pacer_for,
     result_frame,
@@ -45,8 +45,6 @@ from toolkit._ingress.ranges import CodeRangePost, merge_parts, send_in_parts
 from toolkit._ingress.text import warn_lookalikes
 from toolkit._ingress.validation import ImportSource, ValidationReport
 from toolkit.errors import ConfigError, Interrupted, ValidationError
-
-__all__ = ["IMPORTS", "ON_WARNING", "ImportOptions", "OnboardReport", "import_table", "onboard"]
 
 #: what an import does with rows that only have warnings: ``send`` them as given, or ``raise``
 ON_WARNING: tuple[str, ...] = ("send", "raise")

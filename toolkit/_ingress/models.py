@@ -38,21 +38,6 @@ from toolkit._ingress.rules import (
 )
 from toolkit._ingress.text import MAX_CELL
 
-__all__ = [
-    "BILLING_TYPES",
-    "CLIENT_TYPES",
-    "LOCALES",
-    "SEMANTIC_TYPES",
-    "STATUSES",
-    "TABLES",
-    "ClientSchema",
-    "CodeRangeSchema",
-    "CodeSchema",
-    "CodeTypeSchema",
-    "InitiativeSchema",
-    "TableSpec",
-]
-
 BILLING_TYPES: tuple[str, ...] = ("billable", "non-billable")
 """Allowed ``billingType`` values (case-sensitive)."""
 STATUSES: tuple[str, ...] = ("active", "inactive")

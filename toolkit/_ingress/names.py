@@ -10,17 +10,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-__all__ = [
-    "ALIASES",
-    "COLUMN_ALIASES",
-    "IGNORED",
-    "TABLE_SUFFIXES",
-    "HeaderMatch",
-    "header_key",
-    "match_headers",
-    "table_for",
-]
-
 #: File extensions read as tables.
 TABLE_SUFFIXES: tuple[str, ...] = (".csv", ".tsv", ".txt", ".xlsx", ".xlsm", ".parquet")
 

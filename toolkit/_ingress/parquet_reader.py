@@ -15,8 +15,6 @@ import pyarrow.parquet as pq
 from toolkit._ingress import chunking
 from toolkit.errors import ConfigError
 
-__all__: list[str] = []
-
 
 def read_parquet_table(path: Path) -> Iterator[pd.DataFrame]:
     """A Parquet file or folder (hive partitions as ``pandas.read_parquet`` reads them) a chunk

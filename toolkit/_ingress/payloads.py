@@ -20,8 +20,6 @@ import pandas as pd
 
 from toolkit._ingress.models import TABLES
 
-__all__ = ["CodeRangePayload", "to_code_range_payloads", "to_payloads"]
-
 
 class CodeRangePayload(NamedTuple):
     """One code range request: path id, body, and the input rows it stands for.

@@ -37,26 +37,6 @@ from toolkit._ingress.validation import validate as _validate
 from toolkit._ingress.writer import write_table
 from toolkit.errors import ConfigError
 
-__all__ = [
-    "ACTIONS",
-    "ACTION_DTYPE",
-    "BATCH",
-    "IMPORTS",
-    "PARENTS",
-    "SENDING",
-    "TABLE_DTYPE",
-    "Action",
-    "Plan",
-    "TableCalls",
-    "call_batches",
-    "count_by_table",
-    "failures",
-    "held_children",
-    "plan",
-    "read_source",
-    "table_calls",
-]
-
 #: table -> (endpoint, key column). In the spec's suggested import order.
 IMPORTS: dict[str, tuple[Endpoint, str]] = {
     "clients": ("import_clients", "externalId"),

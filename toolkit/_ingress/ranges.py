@@ -18,16 +18,6 @@ from toolkit._bulk.runner import JOURNALED, Call, not_sent
 from toolkit._core.http import Reply
 from toolkit.errors import ConfigError, Interrupted
 
-__all__ = [
-    "CODE_RANGE_MAX",
-    "CODE_RANGE_POSTS",
-    "CodeRangePost",
-    "check_post",
-    "merge_parts",
-    "send_in_parts",
-    "split",
-]
-
 #: Most ids one code range request may carry (published: ``maxItems: 2500``).
 CODE_RANGE_MAX: Final = 2500
 

@@ -20,8 +20,6 @@ from toolkit._ingress.parquet_reader import read_parquet_table
 from toolkit._ingress.sheet_reader import read_excel_table, table_sheets
 from toolkit.errors import ConfigError
 
-__all__ = ["TableFile", "read_chunks", "read_table", "read_workbook"]
-
 
 @dataclass
 class _Spill:

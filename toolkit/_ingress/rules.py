@@ -21,20 +21,6 @@ import pandera.pandas as pa
 from toolkit._core.frames import MAX_WHOLE
 from toolkit._ingress.cells import readable
 
-__all__ = [
-    "KEY",
-    "KIND",
-    "REFERENCES",
-    "TEMPLATE",
-    "external_id",
-    "flag",
-    "one_of",
-    "optional",
-    "reference",
-    "required_text",
-    "seconds",
-]
-
 KEY = "key"
 """Field metadata flag of the column(s) that identify a row."""
 REFERENCES = "references"

@@ -30,8 +30,6 @@ except ImportError:  # the excel extra is not installed: reading a workbook says
 else:
     _EXCEL = True
 
-__all__ = ["REPORT_SHEETS", "table_sheets"]
-
 #: Sheets of a workbook that are not tables (the report's sheets); :func:`table_sheets` skips them.
 REPORT_SHEETS: tuple[str, ...] = ("errors", "summary")
 

@@ -19,8 +19,6 @@ import pyarrow.compute as pc
 from toolkit._core.frames import neighbours, text_arrow
 from toolkit.errors import InputWarning
 
-__all__ = ["MAX_CELL", "ZERO_WIDTH", "fold", "lookalikes", "warn_lookalikes"]
-
 MAX_CELL = 131_072
 """Characters in a cell beyond which it is a ``length`` warning."""
 

@@ -29,14 +29,6 @@ from toolkit._ingress.sheet_reader import table_sheets
 from toolkit._ingress.workbook import write_workbook
 from toolkit.errors import ConfigError, InputWarning, ValidationError
 
-__all__ = [
-    "Tables",
-    "ValidationReport",
-    "folder_sources",
-    "load_folder",
-    "validate",
-]
-
 _EXPECTED = (
     "clients, initiatives (or matters, projects), code_types (or code-types, codetypes), "
     "codes, code_ranges (or code-ranges, ranges)"
@@ -298,6 +290,12 @@ def _ids(values: Iterable[Any]) -> pd.Index:
 
 
 def columns_for(table: str, columns: Mapping[str, Any] | None) -> Mapping[str, str] | None:
+    """The renames of one table: ``columns`` itself, or its entry for ``table`` when it holds
+    one mapping per table.
+
+    >>> columns_for("clients", {"clients": {"Name": "name"}}), columns_for("codes", {"A": "b"})
+    ({'Name': 'name'}, {'A': 'b'})
+    """
     if not columns:
         return None
     if all(isinstance(v, Mapping) for v in columns.values()):

@@ -27,8 +27,6 @@ except ImportError:  # the excel extra is not installed: write_workbook says so
 else:
     _EXCEL = True
 
-__all__ = ["ERROR_FILL", "SUMMARY_COLUMNS", "WARNING_FILL", "write_workbook"]
-
 #: Fill (RGB) of a cell with an error: what the service would refuse.
 ERROR_FILL = "FFC7CE"
 #: Fill (RGB) of a cell with only warnings: sent as given, but worth a look.

@@ -13,8 +13,6 @@ import pandas as pd
 from toolkit._ingress import chunking
 from toolkit.errors import ConfigError
 
-__all__ = ["OUT_FORMATS", "check_out_path", "write_table"]
-
 #: Extensions :func:`write_table` writes.
 OUT_FORMATS: tuple[str, ...] = (".csv", ".xlsx", ".parquet")
 

@@ -22,8 +22,6 @@ from toolkit._reconciliation.inputs import (
 from toolkit._reconciliation.result import Reconciliation
 from toolkit.errors import ConfigError
 
-__all__ = ["reconcile"]
-
 
 def reconcile(
     exported: FrameLike,

@@ -11,8 +11,6 @@ import pandas as pd
 from toolkit._reconciliation.inputs import isin
 from toolkit._reconciliation.messages import details
 
-__all__ = ["FAILED_STATUSES", "ROW_COLUMNS", "STATUSES", "classify", "join"]
-
 #: Status of a reconciled row, in the order of the ``status`` categorical.
 STATUSES: tuple[str, ...] = (
     "matched",

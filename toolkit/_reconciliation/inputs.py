@@ -17,19 +17,6 @@ from toolkit._reconciliation.messages import advise, table_name
 from toolkit._reconciliation.values import as_date, as_seconds, as_str, empty_column
 from toolkit.errors import ConfigError, DuplicateKeyError, InputWarning, MissingColumnError, closest
 
-__all__ = [
-    "COMPARISONS",
-    "billing_columns",
-    "billing_frame",
-    "check_options",
-    "check_unique",
-    "detect_key",
-    "exported_frame",
-    "isin",
-    "released_in",
-    "require_exported",
-]
-
 #: Columns holding an exported entry's release time, in order of preference.
 RELEASE_COLUMNS: tuple[str, ...] = ("releasedAt", "updatedAt")
 

@@ -11,8 +11,6 @@ from contextvars import ContextVar
 import numpy as np
 import pandas as pd
 
-__all__ = ["advise", "details", "error_lists", "option", "spoken_as_cli", "table_name"]
-
 #: ``"python"`` (``date='Work Date'``) or ``"cli"`` (``--date 'Work Date'``)
 _SPELLING: ContextVar[str] = ContextVar("toolkit_reconcile_spelling", default="python")
 

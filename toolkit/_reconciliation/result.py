@@ -16,13 +16,6 @@ from toolkit._reconciliation.inputs import COMPARISONS
 from toolkit._reconciliation.messages import error_lists
 from toolkit.errors import ConfigError
 
-__all__ = [
-    "ACKNOWLEDGE_COLUMNS",
-    "Reconciliation",
-    "acknowledgements_from_rows",
-    "is_reconciliation",
-]
-
 #: Columns of :meth:`Reconciliation.to_acknowledge`, as ``client.acknowledge`` expects them.
 ACKNOWLEDGE_COLUMNS: tuple[str, ...] = ("userId", "entryId", "outcome", "externalId", "errors")
 

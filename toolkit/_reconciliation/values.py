@@ -15,8 +15,6 @@ from toolkit._core.windows import ambiguous_date_message
 from toolkit._reconciliation.messages import advise
 from toolkit.errors import ValidationError
 
-__all__ = ["as_date", "as_seconds", "as_str", "empty_column"]
-
 
 def as_str(values: pd.Series) -> pd.Series:
     """Identifiers as strings; integral floats (a spreadsheet's ``1234.0``) as ``"1234"``.

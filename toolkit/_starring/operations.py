@@ -13,21 +13,6 @@ from toolkit._core.frames import FrameLike, as_pandas, coerce_ids
 from toolkit._core.http import LOST, NOT_SENT, Reply
 from toolkit.errors import ApiError, ConfigError, Interrupted, PaginationError, ToolkitError
 
-__all__ = [
-    "INITIATIVE_ACCESS_DENIED",
-    "INITIATIVE_INACTIVE",
-    "INITIATIVE_NOT_FOUND",
-    "ITEM_ERRORS",
-    "MAX_IDS_PER_REQUEST",
-    "MAX_LIMIT",
-    "STARRED_COLUMNS",
-    "star",
-    "starred",
-    "starred_many",
-    "starred_pages",
-    "unstar",
-]
-
 #: Per-item ``errorCode``: the initiative not found (404), inactive (422), access denied (403).
 INITIATIVE_NOT_FOUND, INITIATIVE_INACTIVE, INITIATIVE_ACCESS_DENIED = 20080, 20081, 20083
 #: One-line explanation of each per-item error code, used when the service sends no message.
