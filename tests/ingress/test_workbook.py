@@ -15,7 +15,7 @@ from toolkit.cli.app import main
 from toolkit.errors import ConfigError, InputWarning
 from toolkit.ingress.models import TABLES
 from toolkit.ingress.readers import read_table, read_workbook
-from toolkit.ingress.validation import load_folder, validate
+from toolkit.ingress.validation import folder_sources, load_folder, validate
 from toolkit.ingress.workbook import ERROR_FILL, WARNING_FILL
 
 BROKEN = Path(__file__).resolve().parents[2] / "sample_data" / "broken"
@@ -106,7 +106,7 @@ def test_each_comment_holds_the_message(workbook: Path) -> None:
 def test_the_table_sheets_are_the_rows_as_read(workbook: Path) -> None:
     book = load_workbook(workbook)
     assert book.sheetnames == ["errors", "summary", *TABLES]
-    frames = load_folder(BROKEN)
+    frames = {t: source.read() for t, source in folder_sources(BROKEN).items()}  # raw text
     for table, frame in frames.items():
         sheet = book[table]
         rows = list(sheet.iter_rows(values_only=True))
