@@ -77,7 +77,9 @@ def test_250_ids_go_in_three_requests(firm, sandbox) -> None:
     routes = sandbox.admin.stats()["routes"]
     sent = sum(v["count"] for k, v in routes.items() if k.endswith("/initiative-props/star"))
     assert sent == -(-len(distinct) // 100)
-    assert (res.loc[res["initiativeExternalId"].str.startswith("M-UNKNOWN"), "httpStatus"] == 404).all()
+    assert (
+        res.loc[res["initiativeExternalId"].str.startswith("M-UNKNOWN"), "httpStatus"] == 404
+    ).all()
 
 
 def test_whole_request_failures_become_rows_and_keep_other_timekeepers(firm) -> None:
