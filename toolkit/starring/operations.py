@@ -181,9 +181,9 @@ def _frame_of(pairs: list[tuple[str, str]], index: pd.Index, results: _Results) 
         replies.append(reply)
         codes.append(code)
     out = result_frame(index, [p[1] for p in pairs], replies, key_name=_PAIR[1])
-    out.insert(0, _PAIR[0], pd.array([p[0] for p in pairs], dtype="str"))
-    out.insert(out.columns.get_loc("error") + 1, "errorCode", pd.array(codes, dtype="Int64"))
-    return out
+    out[_PAIR[0]] = pd.Series([p[0] for p in pairs], index=out.index, dtype="str")
+    out["errorCode"] = pd.Series(codes, index=out.index, dtype="Int64")
+    return out[[*_PAIR, "status", "ok", "httpStatus", "error", "errorCode", "attempts", "elapsed"]]
 
 
 def star(
@@ -274,7 +274,7 @@ def _frame(
             "timekeeperExternalId": pd.array([tk] * n, dtype="str"),
             "initiativeExternalId": pd.array(ids, dtype="str"),
             "page": pd.array(pages, dtype="Int64"),
-            "httpStatus": pd.array([status] * n, dtype="Int64"),
+            "httpStatus": pd.array([status] * n, dtype="Int16"),  # as every result frame's
             "error": pd.array([error] * n, dtype="str"),
         }
     )
