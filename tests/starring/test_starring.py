@@ -225,3 +225,21 @@ def test_a_single_star_request_shows_no_bar(
 ) -> None:
     fresh_client.star("TK-NOBODY", ["I-1"])
     assert "1/1" not in capsys.readouterr().err
+
+
+def test_a_lost_answer_is_unknown_with_its_error_and_no_http_status(
+    firm, sandbox, no_faults
+) -> None:
+    client, active = firm["client"], firm["active"]
+    client.star("TK-A", active[:1], progress=False)  # the token fetched already
+    client.connection.transport.timeout = (5.0, 0.2)
+    client.connection.transport.retries = 1
+    sandbox.admin.set_faults(latency_ms=600)
+    try:
+        res = client.star("TK-A", active[1:3], progress=False)
+    finally:
+        sandbox.admin.clear_faults()
+    assert res["status"].tolist() == ["unknown", "unknown"]
+    assert res["httpStatus"].isna().all() and res["errorCode"].isna().all()
+    assert res["error"].str.contains("read timeout").all() and not res["ok"].any()
+    assert (res["attempts"] == 2).all()
