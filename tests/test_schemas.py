@@ -693,11 +693,11 @@ def test_check_raises_validation_error_with_every_failure_at_once() -> None:
     assert "initiatives row 10 [M-1] billingType" in str(err)
 
 
-def test_failure_frame_values_are_the_raw_input_and_missing_is_none() -> None:
+def test_failure_frame_values_are_the_raw_input_and_missing_is_the_dtype_s_own() -> None:
     df = rows("clients", {"externalId": None, "name": ""})
     fc = check_frame("clients", df).failures
-    assert fc["externalId"].tolist() == [None, None]
-    assert fc["value"].tolist() == [None, ""]
+    assert str(fc["externalId"].dtype) == "str" and fc["externalId"].isna().all()
+    assert fc["value"].tolist() == [pd.NA, ""]
     assert fc["row"].tolist() == [0, 0]
 
 

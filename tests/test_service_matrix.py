@@ -306,7 +306,7 @@ def test_main_flows_hold_against_the_profile(
     starred = client.star("TK1", ["M1", "M2", "M3", "M-NOPE"], progress=False)
     _check_stars(starred, admin, starring=True)
     if not lossy:
-        assert starred.set_index("initiativeExternalId")["status"].to_dict() == {
+        assert starred.set_index("initiativeExternalId")["httpStatus"].to_dict() == {
             "M1": 200,
             "M2": 200,
             "M3": 422,
@@ -351,13 +351,13 @@ def _check_acks(res: pd.DataFrame, acks: pd.DataFrame, admin: Admin) -> None:
 
 def _check_stars(res: pd.DataFrame, admin: Admin, *, starring: bool) -> None:
     held = {s["initiativeExternalId"] for s in admin.records("stars")}
-    for ext, status, message in zip(
-        res["initiativeExternalId"], res["status"], res["errorMessage"], strict=True
+    for ext, outcome, status, message in zip(
+        res["initiativeExternalId"], res["status"], res["httpStatus"], res["error"], strict=True
     ):
-        if pd.isna(status):
-            assert str(message).startswith(("unknown: ", "not sent: ")), message
+        if outcome in ("unknown", "not_sent"):
+            assert not pd.isna(message), message
             continue
-        if status == 200:
+        if outcome == "sent":
             assert (ext in held) == starring, (ext, held)
         elif starring:
             assert ext not in held, (ext, status)

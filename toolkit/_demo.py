@@ -246,7 +246,8 @@ def _star(run: _Run) -> str:
     if not result.loc[~expected_bad, "ok"].all():
         run.note(result[~result["ok"]])
         raise _StepFailed("some matters the timekeepers work on could not be starred")
-    outcome = result.groupby(["status", "errorCode"], dropna=False).size().rename("rows")
+    by = ["status", "httpStatus", "errorCode"]
+    outcome = result.groupby(by, dropna=False, observed=True).size().rename("rows")
     run.note(outcome)
     lists = run.client.starred_many(list(run.users), limit=2)
     if lists["error"].notna().any():

@@ -87,9 +87,9 @@ def test_code_ranges_reach_the_initiative_whatever_its_id(odd_firm, sandbox, ext
 @pytest.mark.parametrize("ext", ODD_IDS)
 def test_starring_works_whatever_the_initiative_id(odd_firm, sandbox, ext) -> None:
     sandbox.admin.create_user("TK 1/a", "Ann", "ann@example.com", customer_id=odd_firm.customer_id)
-    assert odd_firm.star("TK 1/a", [ext], progress=False)["status"].tolist() == [200]
+    assert odd_firm.star("TK 1/a", [ext], progress=False)["status"].tolist() == ["sent"]
     assert odd_firm.starred("TK 1/a")["initiativeExternalId"].tolist() == [ext]
-    assert odd_firm.unstar("TK 1/a", [ext], progress=False)["status"].tolist() == [200]
+    assert odd_firm.unstar("TK 1/a", [ext], progress=False)["status"].tolist() == ["sent"]
     assert odd_firm.starred("TK 1/a").empty
 
 

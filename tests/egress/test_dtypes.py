@@ -207,7 +207,7 @@ def test_starred_and_starred_many_have_the_same_columns_and_dtypes() -> None:
 def test_star_results_hold_text_as_str(fresh_client: Client) -> None:
     res = fresh_client.star("TK-NOBODY", ["M-1"], progress=False)
     types = _dtypes(res)
-    assert types["timekeeperExternalId"] == types["errorMessage"] == "str"
+    assert types["timekeeperExternalId"] == types["error"] == "str"
 
 
 def test_export_bounds_are_typed_time_like() -> None:

@@ -430,7 +430,7 @@ def test_onboard_with_concatenated_frames_sends_every_valid_row(fresh_client, sa
     inits = inits[inits["clientExternalId"].isin(clients["externalId"])].head(4).copy()
     first, second = inits.head(2), inits.tail(2).copy()
     second.index = first.index  # repeated labels
-    second.loc[second.index[0], "unitIncrements"] = "-5"  # one invalid row
+    second.loc[second.index[0], "unitIncrements"] = -5  # one invalid row
     report = fresh_client.onboard(
         {"clients": clients, "initiatives": pd.concat([first, second])},
         on_invalid="skip",

@@ -209,3 +209,25 @@ def test_a_windows_1252_file_still_falls_back_with_a_warning(tmp_path: Path) -> 
     with pytest.warns(InputWarning, match="Windows-1252"):
         df = read_table(f)
     assert df["name"].iloc[0] == "Müller & Søn GmbH"
+
+
+def test_load_folder_gives_the_same_dtypes_from_csv_excel_and_parquet(tmp_path) -> None:
+    """Issue 37: text as ``str``, whole numbers ``Int64``, booleans ``boolean``, whatever the file
+    type; Excel's and Parquet's typed cells (an ``int`` callSign) are the CSV's text."""
+    csv = load_folder(SAMPLE)
+    for kind in ("xlsx", "parquet"):
+        folder = tmp_path / kind
+        folder.mkdir()
+        for table in csv:
+            # numbers and booleans typed, text as written ("N/A" too), as a tool writes them
+            typed = pd.read_csv(SAMPLE / f"{table}.csv", keep_default_na=False)
+            path = folder / f"{table}.{kind}"
+            typed.to_excel(path, index=False) if kind == "xlsx" else typed.to_parquet(path)
+        other = load_folder(folder)
+        for table, frame in csv.items():
+            assert other[table].dtypes.to_dict() == frame.dtypes.to_dict(), (kind, table)
+            pd.testing.assert_frame_equal(other[table], frame, check_index_type=False, obj=table)
+    dtypes = csv["initiatives"].dtypes.astype(str)
+    assert dtypes["callSign"] == dtypes["externalId"] == "str"
+    assert dtypes["unitIncrements"] == "Int64"
+    assert csv["code_types"].dtypes.astype(str)["customerDefaultable"] == "boolean"

@@ -755,7 +755,7 @@ def test_a_chunk_of_rows_at_a_time_finds_what_the_whole_table_does(
     """Issue 28: the files are read and checked a chunk of rows at a time; duplicates, repeated
     pairs and references across chunks are still found, with the same messages, lines and order,
     and the rows safe to import are the same."""
-    whole = validate(**load_folder(BROKEN))
+    whole = validate(**{t: source.read() for t, source in folder_sources(BROKEN).items()})
     monkeypatch.setattr(chunking, "_CHUNK", chunk)
     chunked = validate(**folder_sources(BROKEN))
     pd.testing.assert_frame_equal(chunked.failures, whole.failures)

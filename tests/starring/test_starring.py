@@ -42,14 +42,15 @@ def test_star_reports_each_item_with_its_status_and_code(firm, sandbox) -> None:
     ids = [active[1], walled, firm["inactive"][0], "M-NOPE"]
     res = client.star("TK-A", ids, progress=False)
     assert res["initiativeExternalId"].tolist() == ids
-    assert res["status"].tolist() == [200, 403, 422, 404]
+    assert res["status"].tolist() == ["sent", "failed", "failed", "failed"]
+    assert res["httpStatus"].tolist() == [200, 403, 422, 404]
     assert res["errorCode"].tolist()[1:] == [
         INITIATIVE_ACCESS_DENIED,
         INITIATIVE_INACTIVE,
         INITIATIVE_NOT_FOUND,
     ]
-    assert pd.isna(res["errorCode"].iloc[0]) and pd.isna(res["errorMessage"].iloc[0])
-    assert res["errorMessage"].iloc[1:].notna().all()
+    assert pd.isna(res["errorCode"].iloc[0]) and pd.isna(res["error"].iloc[0])
+    assert res["error"].iloc[1:].notna().all()
     assert res["ok"].tolist() == [True, False, False, False]
     assert client.starred("TK-A")["initiativeExternalId"].tolist() == [active[1]]
 
@@ -76,7 +77,9 @@ def test_250_ids_go_in_three_requests(firm, sandbox) -> None:
     routes = sandbox.admin.stats()["routes"]
     sent = sum(v["count"] for k, v in routes.items() if k.endswith("/initiative-props/star"))
     assert sent == -(-len(distinct) // 100)
-    assert (res.loc[res["initiativeExternalId"].str.startswith("M-UNKNOWN"), "status"] == 404).all()
+    assert (
+        res.loc[res["initiativeExternalId"].str.startswith("M-UNKNOWN"), "httpStatus"] == 404
+    ).all()
 
 
 def test_whole_request_failures_become_rows_and_keep_other_timekeepers(firm) -> None:
@@ -90,8 +93,9 @@ def test_whole_request_failures_become_rows_and_keep_other_timekeepers(firm) -> 
     )
     res = client.star(frame, progress=False)
     assert list(res.index) == [7, 8, 9, 10, 11]
-    assert res["status"].tolist() == [200, 404, 409, 200, 404]
-    assert res.loc[8, "errorMessage"] and "TK-GHOST" in res.loc[8, "errorMessage"]
+    assert res["httpStatus"].tolist() == [200, 404, 409, 200, 404]
+    assert res["status"].tolist() == ["sent", "failed", "failed", "sent", "failed"]
+    assert res.loc[8, "error"] and "TK-GHOST" in res.loc[8, "error"]
     assert res["ok"].tolist() == [True, False, False, True, False]
 
 
@@ -107,11 +111,11 @@ def test_per_item_500s_are_retried_on_their_own_like_whole_requests(
     assert len(retried) > 0
     # the same policy as whole requests: up to `retries` more attempts, with backoff
     assert res["attempts"].max() <= 1 + client.connection.transport.retries
-    assert set(res["status"]) <= {200, 500}
+    assert set(res["httpStatus"]) <= {200, 500}
     # whatever still failed after its retries is reported with a message, never dropped
     assert len(res) == 30
-    failed = res[res["status"] == 500]
-    assert failed["errorMessage"].notna().all()
+    failed = res[res["httpStatus"] == 500]
+    assert (failed["status"] == "failed").all() and failed["error"].notna().all()
 
 
 def test_injected_whole_request_faults_lose_nothing(firm, sandbox, no_faults) -> None:
@@ -163,7 +167,7 @@ def test_an_unknown_timekeeper_s_list_is_a_404_row_as_star_makes_it(firm) -> Non
     starred = client.starred("TK-GHOST")
     assert starred["httpStatus"].tolist() == [404]
     assert starred["initiativeExternalId"].isna().all() and "TK-GHOST" in starred.loc[0, "error"]
-    assert client.star("TK-GHOST", active[:1], progress=False)["status"].tolist() == [404]
+    assert client.star("TK-GHOST", active[:1], progress=False)["httpStatus"].tolist() == [404]
     assert client.starred("TK-DUP")["httpStatus"].tolist() == [409]
     many = client.starred_many(["TK-GHOST"])
     pd.testing.assert_frame_equal(many, starred)
@@ -221,3 +225,21 @@ def test_a_single_star_request_shows_no_bar(
 ) -> None:
     fresh_client.star("TK-NOBODY", ["I-1"])
     assert "1/1" not in capsys.readouterr().err
+
+
+def test_a_lost_answer_is_unknown_with_its_error_and_no_http_status(
+    firm, sandbox, no_faults
+) -> None:
+    client, active = firm["client"], firm["active"]
+    client.star("TK-A", active[:1], progress=False)  # the token fetched already
+    client.connection.transport.timeout = (5.0, 0.2)
+    client.connection.transport.retries = 1
+    sandbox.admin.set_faults(latency_ms=600)
+    try:
+        res = client.star("TK-A", active[1:3], progress=False)
+    finally:
+        sandbox.admin.clear_faults()
+    assert res["status"].tolist() == ["unknown", "unknown"]
+    assert res["httpStatus"].isna().all() and res["errorCode"].isna().all()
+    assert res["error"].str.contains("read timeout").all() and not res["ok"].any()
+    assert (res["attempts"] == 2).all()

@@ -153,7 +153,7 @@ def _attempts(conn: Connection, call: Call, pacer: Pacer) -> Generator[float, No
             return reply
         if reply.failure in (UNREACHABLE, INVALID_URL):
             if attempts > 50 * limit:  # a safety net; the pacer fails the run long before
-                return _unproven(reply) if lost else reply
+                return unproven(reply) if lost else reply
             continue  # the pacer made the whole run wait, or failed it
         if reply.failure == LOST:
             lost = True
@@ -163,7 +163,7 @@ def _attempts(conn: Connection, call: Call, pacer: Pacer) -> Generator[float, No
                 why = "the attempt whose answer was lost landed" if lost else "already done"
                 reply.error = f"{reply.error} (the requested state is in force: {why})"
                 return reply
-            return _unproven(reply) if lost else reply
+            return unproven(reply) if lost else reply
         elif call.conflict and reply.status == 409:
             if lost:
                 reply.error = (
@@ -178,14 +178,14 @@ def _attempts(conn: Connection, call: Call, pacer: Pacer) -> Generator[float, No
             throttled += 1
         spent = attempts - throttled
         if not (call.retry or call.landed is not None) or not retryable or spent >= limit:
-            return _unproven(reply) if lost else reply
+            return unproven(reply) if lost else reply
         if reply.status not in THROTTLE_STATUSES:
             yield conn.transport.delay(spent)  # refusals to pace do not lengthen it
         elif reply.retry_after:  # the service's wait for this request (the pace is the pacer's)
             yield reply.retry_after
 
 
-def _unproven(reply: Reply) -> Reply:
+def unproven(reply: Reply) -> Reply:
     """An error after an attempt whose answer was lost proves nothing: the call is ``unknown``."""
     if reply.failure != LOST:
         reply.error = f"{reply.error} (after an attempt whose answer was lost: it may have landed)"

@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError("give TK and at least one ID, or --file")
         client = client_from(args)
         res = getattr(client, args.command)(args.timekeeper, args.ids, progress=not args.quiet)
-    print(res.groupby(["status"], dropna=False).size().to_string())
+    print(res.groupby(["status", "httpStatus"], dropna=False, observed=True).size().to_string())
     if not res["ok"].all():
         print_frame(res[~res["ok"]])
     write_out(res, out, "results")

@@ -100,19 +100,22 @@ def failure_frame(
     """Build a failure frame from columns (lists, or scalars broadcast over the lists).
 
     Returns:
-        A frame of :data:`FAILURE_COLUMNS`, object dtype (``row`` ``Int64``), ``None`` for missing.
+        A frame of :data:`FAILURE_COLUMNS`: text as ``str`` (missing: ``NaN``), ``row`` ``Int64``
+        and ``value`` (the cell as read, of any type) ``object`` with ``pd.NA`` for missing.
 
-    >>> failure_frame(table="clients", check="required", message="x")["severity"].tolist()
-    ['error']
+    >>> failure_frame(table="clients", check="required", message="x").iloc[0].tolist()
+    ['clients', <NA>, nan, nan, 'required', 'error', <NA>, 'x']
     """
     values = (table, row, externalId, column, check, severity, value, message)
     data = dict(zip(FAILURE_COLUMNS, values, strict=True))
     if not any(isinstance(v, list | tuple | pd.Series | pd.Index) for v in data.values()):
         data = {k: [v] for k, v in data.items()}
-    frame = pd.DataFrame(data, columns=list(FAILURE_COLUMNS)).astype(object)
-    return nullable_rows(frame.where(frame.notna(), None))
+    frame = pd.DataFrame(data, columns=list(FAILURE_COLUMNS)).astype(_DTYPES)
+    frame["value"] = frame["value"].where(frame["value"].notna(), pd.NA)
+    return nullable_rows(frame)
 
 
+_DTYPES = dict.fromkeys(FAILURE_COLUMNS, "str") | {"row": object, "value": object}
 _EMPTY = failure_frame(table=[], check=[], message=[])
 
 

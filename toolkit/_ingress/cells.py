@@ -217,6 +217,38 @@ def _unsendable(column: str, value: str) -> Unreadable:
     return Unreadable(value.encode("utf-8", "backslashreplace").decode("utf-8"), why, "encoding")
 
 
+def as_kinds(df: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFrame:
+    """Each column of ``kinds`` in the one dtype of its kind, whatever file it came from, in
+    place: text and dates as ``str`` (a cell written as text kept as written, ``""`` too; an
+    Excel number in a text column as its digits), whole numbers as ``Int64`` (``Float64`` with a
+    fraction), booleans as ``boolean``. A column with a cell its kind cannot read, and a list
+    column, stays as read, for :func:`toolkit._ingress.validation.validate` to report.
+
+    >>> df = as_kinds(pd.DataFrame({"callSign": [1001, " A"], "unitIncrements": ["360", ""]}),
+    ...               {"callSign": "free_text", "unitIncrements": "number"})
+    >>> df.dtypes.astype(str).tolist(), df["callSign"].tolist(), df["unitIncrements"].tolist()
+    (['str', 'Int64'], ['1001', ' A'], [360, <NA>])
+    """
+    for i, col in enumerate(df.columns):
+        kind, raw = kinds.get(str(col), "list"), plain(df.iloc[:, i])
+        if kind == "list" or (isinstance(raw.dtype, pd.StringDtype) and kind not in NUMERIC):
+            continue
+        values, problems = COERCERS[kind](raw, str(col))
+        if problems.notna().any():
+            continue
+        if kind in NUMERIC:
+            whole = kind == "number" and (values.dropna() % 1 == 0).all()
+            df[col] = values.astype("Int64") if whole else values
+        else:  # a cell of text as written (the coercion strips, and blanks it), else the value
+            written = raw.map(lambda v: isinstance(v, str)).astype(bool)
+            df[col] = values.where(~written, raw.where(written, "")).astype("str")
+    return df
+
+
+#: kinds read as numbers or booleans, not text
+NUMERIC = ("number", "bool")
+
+
 def parse(df: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFrame:
     """Read each cell of the columns of ``kinds`` as its kind, else as :class:`Unreadable`.
 

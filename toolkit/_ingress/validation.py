@@ -19,6 +19,7 @@ import pandas as pd
 from toolkit._core.failures import empty_failures
 from toolkit._core.frames import FrameLike, as_pandas
 from toolkit._core.memory import returning_pool
+from toolkit._ingress.cells import as_kinds
 from toolkit._ingress.checks import CheckResult, check_chunks, format_failures
 from toolkit._ingress.chunking import with_lines
 from toolkit._ingress.models import TABLES
@@ -412,14 +413,16 @@ def load_folder(
         encoding: The text encoding of its CSV files (default: UTF-8, guessed otherwise).
 
     Returns:
-        ``{table: frame}`` in import order.
+        ``{table: frame}`` in import order, each column in the one dtype of its kind whether
+        the table is CSV, Excel or Parquet (:func:`toolkit._ingress.cells.as_kinds`): text as
+        ``str``, whole numbers as ``Int64``, booleans as ``boolean``.
 
     >>> frames = load_folder("sample_data")
     >>> list(frames)
     ['clients', 'initiatives', 'code_types', 'codes', 'code_ranges']
     """
     frames = {
-        table: src.read() if isinstance(src, TableFile) else src
+        table: as_kinds(src.read(), TABLES[table].kinds) if isinstance(src, TableFile) else src
         for table, src in folder_sources(path, encoding=encoding).items()
     }
     return cast("Tables[pd.DataFrame]", frames)

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
 
-from toolkit._bulk.runner import Call, pacer_for, run_bulk
+from toolkit._bulk.runner import Call, not_sent, pacer_for, result_frame, run_bulk, unproven
 from toolkit._core.connection import Connection, Endpoint
 from toolkit._core.frames import FrameLike, as_pandas, coerce_ids
-from toolkit._core.http import LOST, NOT_SENT, Reply
+from toolkit._core.http import LOST, Reply
 from toolkit.errors import ApiError, ConfigError, Interrupted, PaginationError, ToolkitError
 
 #: Per-item ``errorCode``: the initiative not found (404), inactive (422), access denied (403).
@@ -24,8 +25,8 @@ ITEM_ERRORS: dict[int, str] = {
 MAX_IDS_PER_REQUEST = 100
 MAX_LIMIT = 2500
 _PAIR = ["timekeeperExternalId", "initiativeExternalId"]
-_ROW = ("status", "errorCode", "errorMessage", "attempts", "lost")
-_Results = dict[tuple[str, str], dict[str, Any]]
+#: Each (timekeeper, initiative) pair's reply and per-item ``errorCode``.
+_Results = dict[tuple[str, str], tuple[Reply, int | None]]
 
 
 def _pairs(
@@ -64,43 +65,35 @@ def _pairs(
 
 
 def _rows(tk: str, ids: list[str], reply: Reply) -> _Results:
-    """Per-item rows of one request; a whole-request failure gives a row per id."""
-
-    def row(status: Any, code: Any, message: str | None) -> dict[str, Any]:
-        lost = reply.lost or reply.failure == LOST
-        return dict(zip(_ROW, (status, code, message, reply.attempts, lost), strict=True))
-
+    """Each id's reply and ``errorCode`` from one request: its item of a 207 answer, or the
+    whole request's reply (an id missing from a 207 answer failed without an HTTP status)."""
     out: _Results = {}
     items = reply.body.get("response") if isinstance(reply.body, dict) else None
-    if reply.status == 207 and isinstance(items, list):
-        for item in items:
+    if reply.status == 207:
+        for item in items if isinstance(items, list) else []:
             if isinstance(item, dict) and "initiativeExternalId" in item:
                 code, status = item.get("errorCode"), item.get("status")
-                text = ITEM_ERRORS.get(code) if isinstance(code, int) else None
-                text = item.get("errorMessage") or text
+                code = code if isinstance(code, int) else None
+                text = item.get("errorMessage") or ITEM_ERRORS.get(code or 0)
                 text = text or ("unexpected processing error" if status == 500 else None)
-                out[(tk, str(item["initiativeExternalId"]))] = row(
-                    status, code, None if status == 200 else text
-                )
-        detail = "no result for this id in the 207 response"
+                mine = replace(reply, status=status, error=None if status == 200 else text)
+                out[(tk, str(item["initiativeExternalId"]))] = (mine, code)
+        whole = replace(reply, status=None, error="no result for this id in the 207 response")
     else:
-        detail = reply.error or f"HTTP {reply.status}"
-        if reply.failure == LOST:
-            detail = f"unknown: {detail}"
-        elif reply.failure == NOT_SENT or (reply.status is None and reply.failure):
-            detail = f"not sent: {detail}".replace("not sent: not sent: ", "not sent: ")
+        whole = replace(reply, error=None if reply.ok else reply.error or f"HTTP {reply.status}")
     for i in ids:
-        out.setdefault((tk, i), row(reply.status if reply.status != 207 else None, None, detail))
+        out.setdefault((tk, i), (whole, None))
     return out
 
 
 def _merge(results: _Results, later: _Results) -> None:
     """Put the rows of a later attempt in, counting the attempts and lost answers of both."""
-    for pair, row in later.items():
+    for pair, (reply, code) in later.items():
         if pair in results:
-            row["attempts"] = (row["attempts"] or 0) + (results[pair]["attempts"] or 0)
-            row["lost"] = row["lost"] or results[pair]["lost"]
-        results[pair] = row
+            before = results[pair][0]
+            attempts, lost = reply.attempts + before.attempts, reply.lost or before.lost
+            reply = replace(reply, attempts=attempts, lost=lost)
+        results[pair] = (reply, code)
 
 
 def _star_op(
@@ -148,8 +141,8 @@ def _star_op(
         t = conn.transport
         for attempt in range(1, t.retries + 1):
             again: dict[str, list[str]] = {}
-            for (tk, i), row in results.items():
-                if row["status"] == 500 and row["errorCode"] is None:
+            for (tk, i), (reply, code) in results.items():
+                if reply.status == 500 and code is None:
                     again.setdefault(tk, []).append(i)
             if not again or pacer.fatal is not None:
                 break
@@ -164,21 +157,18 @@ def _star_op(
 
 
 def _frame_of(pairs: list[tuple[str, str]], index: pd.Index, results: _Results) -> pd.DataFrame:
-    """The result frame, a row per pair; an item with a lost answer is unknown unless a 200 came."""
-    for row in results.values():
-        if row.get("lost") and row["status"] != 200:
-            message = str(row["errorMessage"] or f"HTTP {row['status']}")
-            if not message.startswith("unknown: "):
-                last = f"then {row['status']}: " if row["status"] is not None else ""
-                message = f"unknown: an attempt's answer was lost; {last}{message}"
-            row["status"], row["errorCode"], row["errorMessage"] = None, None, message
-    missing = dict(zip(_ROW, (None, None, "not sent", 0), strict=False))
-    rows = pd.DataFrame([results.get(p, missing) for p in pairs], columns=list(_ROW[:4]))
-    out = pd.DataFrame(pairs, columns=_PAIR).join(rows).astype("str")  # by position
-    numbers = ["status", "errorCode", "attempts"]
-    out[numbers] = rows[numbers].astype("Int64")
-    out.insert(5, "ok", (out["status"] == 200).fillna(False).astype(bool))
-    return out.set_axis(index)
+    """The result frame, a row per pair; an item with a lost answer is unknown unless a 2xx came."""
+    replies, codes = [], []
+    for pair in pairs:
+        reply, code = results.get(pair, (not_sent(), None))
+        if (reply.lost or reply.failure == LOST) and not reply.ok:
+            reply, code = unproven(replace(reply)), None
+        replies.append(reply)
+        codes.append(code)
+    out = result_frame(index, [p[1] for p in pairs], replies, key_name=_PAIR[1])
+    out[_PAIR[0]] = pd.Series([p[0] for p in pairs], index=out.index, dtype="str")
+    out["errorCode"] = pd.Series(codes, index=out.index, dtype="Int64")
+    return out[[*_PAIR, "status", "ok", "httpStatus", "error", "errorCode", "attempts", "elapsed"]]
 
 
 def star(
@@ -192,7 +182,10 @@ def star(
     """Star initiatives for one timekeeper, or for many from a frame.
 
     Distinct ids go in requests of at most 100; per-item 500s are retried as whole requests
-    are. A row never sent says ``not sent: ...``; a lost answer leaves ``status`` null.
+    are. Each row's ``status`` is the outcome, as every result frame's
+    (:func:`toolkit._bulk.runner.result_frame`): ``sent`` (the item answered 200 in the 207
+    answer), ``failed`` (the item answered 404, 422, 403 or 500, or the whole request failed),
+    ``unknown`` (an answer was lost and no 200 came after it) or ``not_sent``.
 
     Args:
         conn: the connection.
@@ -203,12 +196,18 @@ def star(
         progress: show a progress bar.
 
     Returns:
-        ``timekeeperExternalId``, ``initiativeExternalId``, ``status``, ``errorCode``,
-        ``errorMessage``, ``ok``, ``attempts``: a row per distinct id (or per input row).
+        A row per distinct id (or per input row): ``timekeeperExternalId``,
+        ``initiativeExternalId``, ``status``, ``ok``, ``httpStatus`` (the item's HTTP status,
+        or the whole request's), ``error`` (the item's message, or the request's problem),
+        ``errorCode`` (the item's code: :data:`INITIATIVE_NOT_FOUND`...), ``attempts``,
+        ``elapsed`` (the requests that carried the item).
 
     Example:
-        >>> client.star("TK-101", ["M-1001-001", "M-1001-004"], progress=False)["status"].tolist()
-        [200, 422]
+        >>> res = client.star("TK-101", ["M-1001-001", "M-1001-004"], progress=False)
+        >>> res[["status", "httpStatus", "errorCode", "error"]]
+           status  httpStatus  errorCode                   error
+        0    sent         200       <NA>                     NaN
+        1  failed         422      20081  initiative is inactive
     """
     return _star_op(conn, "star", timekeeper_or_frame, initiative_external_ids, workers, progress)
 
@@ -237,7 +236,7 @@ def unstar(
         >>> pairs = pd.DataFrame({"timekeeperExternalId": ["TK-101", "TK-102"],
         ...                       "initiativeExternalId": ["M-1001-001", "M-1001-001"]})
         >>> client.unstar(pairs, progress=False)["status"].tolist()
-        [200, 200]
+        ['sent', 'sent']
     """
     return _star_op(conn, "unstar", timekeeper_or_frame, initiative_external_ids, workers, progress)
 
@@ -260,7 +259,7 @@ def _frame(
             "timekeeperExternalId": pd.array([tk] * n, dtype="str"),
             "initiativeExternalId": pd.array(ids, dtype="str"),
             "page": pd.array(pages, dtype="Int64"),
-            "httpStatus": pd.array([status] * n, dtype="Int64"),
+            "httpStatus": pd.array([status] * n, dtype="Int16"),  # as every result frame's
             "error": pd.array([error] * n, dtype="str"),
         }
     )
