@@ -129,3 +129,23 @@ def test_the_command_line_page_holds_every_command_s_help(site: Path) -> None:
 def test_the_notebooks_are_pages_of_the_site(site: Path) -> None:
     for name in ("01_onboarding", "02_export_and_release", "03_starring", "04_reconciliation"):
         assert (site / "notebooks" / name / "index.html").is_file(), name
+
+
+def _signature_text(page: Path, anchor: str) -> str:
+    """The rendered signature under a heading: the text between the heading and its docstring."""
+    text = page.read_text(encoding="utf-8")
+    start = text.index(f'id="{anchor}"')
+    block = re.sub(r"<[^>]+>", "", text[start : start + 4000])
+    return " ".join(html.unescape(block).split())
+
+
+@pytest.mark.parametrize("method", ["export_entries", "onboard", "star", "sync", "import_clients"])
+def test_the_reference_shows_client_methods_as_they_are_called(site: Path, method: str) -> None:
+    # the signature a user calls: no ``conn: Connection``, the operation's bound argument
+    shown = _signature_text(
+        site / "reference" / "api" / "index.html", f"toolkit._client.Client.{method}"
+    )
+    call = shown[shown.index(f"{method}(") :][:200]
+    assert "conn" not in call and "Connection" not in call, call
+    if method == "onboard":
+        assert "source: ImportSource" in call, call

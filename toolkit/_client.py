@@ -6,7 +6,6 @@ bound: the same signature and docstring without it, so ``client.star?`` shows th
 
 from __future__ import annotations
 
-import functools
 import inspect
 import os
 import re
@@ -64,7 +63,6 @@ def _dress(method: Any, fn: Callable[..., Any], name: str, bound: Collection[str
 def _operation(fn: Callable[Concatenate[Connection, P], R]) -> Callable[Concatenate[Client, P], R]:
     """A ``Client`` method calling the operation ``fn`` with the client's connection."""
 
-    @functools.wraps(fn)
     def method(self: Client, /, *args: P.args, **kwargs: P.kwargs) -> R:
         return fn(self.connection, *args, **kwargs)
 
