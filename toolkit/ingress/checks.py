@@ -527,6 +527,7 @@ class _Read:
     index: pd.Index = field(default_factory=lambda: pd.RangeIndex(0))  # the rows' labels
     attrs: dict[Any, Any] = field(default_factory=dict)  # the input's, with its line map
     found: list[Found] = field(default_factory=list)
+    #: a failing cell: (value, cell)
     cells: dict[tuple[int, str | None], tuple[Any, Any]] = field(default_factory=dict)
     nonwhole: dict[str, list[np.ndarray]] = field(default_factory=dict)  # fractions' positions
     broken: bool = False  # the schema could not run: no cell is read
@@ -659,20 +660,19 @@ def _failures(spec: TableSpec, read: _Read, found: list[Found]) -> tuple[pd.Data
     """The failure frame of the read's column failures and a row per failure ``found`` (and per
     look-alike id), its message written, in row then column order; True for each row with an
     error, by position."""
-    frame, held_raw, cells, index, rows = read.frame, read.raw, read.cells, read.index, read.rows
+    frame, raw, cells, index, rows = read.frame, read.raw, read.cells, read.index, read.rows
 
     def value_and_cell(pos: int, col: str | None) -> tuple[Any, Any]:
         if (pos, col) in cells:
             return cells[(pos, col)]
-        if col in held_raw.columns:
-            return held_raw[col].iat[pos], None
+        if col in raw.columns:
+            return raw[col].iat[pos], None
         return (frame[col].iat[pos] if col in frame.columns else None), None
 
     # messages name the file's line when the frame was read from a file, else the row label
     # (a range's array of every row not cached on the input's index)
-    lines = (
-        line_array(frame, fresh_index(index).to_series()) if "line_shifts" in frame.attrs else None
-    )
+    line_map = "line_shifts" in frame.attrs
+    lines = line_array(frame, fresh_index(index).to_series()) if line_map else None
     unit = "lines" if lines is not None and not np.isnan(lines).any() else "rows"
 
     def at(i: int) -> Any:
@@ -778,15 +778,12 @@ def _absent(values: pd.Series, allowed: pd.Index) -> np.ndarray:
 
 
 def _reference_failures(
-    spec: TableSpec,
-    frame: pd.DataFrame,
-    references: Mapping[str, Collection[str]],
-    found: Sequence[Found],
+    spec: TableSpec, frame: pd.DataFrame, refs: Mapping[str, Collection[str]], found: list[Found]
 ) -> list[Found]:
     """A ``reference`` error per id not one of its column's allowed ids (in a cell without an
     error already)."""
     out: list[Found] = []
-    for col, allowed in references.items():
+    for col, allowed in refs.items():
         if col not in frame.columns:
             continue
         values = frame[col]
