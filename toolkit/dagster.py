@@ -27,6 +27,7 @@ from dagster._core.storage.runs import InMemoryRunStorage
 
 from toolkit._client import Client
 from toolkit._egress import sync_status
+from toolkit._ingress import OnboardReport
 from toolkit.errors import AuthError, ConfigError, ValidationError
 from toolkit.firms import Firm, Firms, load
 
@@ -140,6 +141,30 @@ def _md(frame: pd.DataFrame, columns: list[str]) -> dg.MetadataValue:
     return dg.MetadataValue.md(frame[columns].head(20).to_markdown(index=False))
 
 
+def _push_metadata(firm: Firm, report: OnboardReport) -> dict[str, Any]:
+    """The metadata of a firm's push; a row not imported raises :class:`dagster.Failure`."""
+    counts = report.counts.sum() if len(report.counts) else pd.Series(dtype="int64")
+    metadata: dict[str, Any] = {
+        "rows": int(counts.get("rows", 0)),
+        "sent": int(counts.get("sent", 0)),
+        "unchanged": int(counts.get("journaled", 0)),
+        "failed": len(report.failures),
+        "warned": len(report.warned),  # rows sent as given with a validation warning
+        "source": str(firm.source),
+        "journal": str(firm.journal),
+        "counts": dg.MetadataValue.md(report.counts.to_markdown()),
+    }
+    if not report.ok:
+        metadata["failures"] = _md(report.failures, ["table", "externalId", "status", "error"])
+        raise dg.Failure(
+            description=f"firm {firm.key!r}: {len(report.failures)} row(s) not imported; "
+            "the others are journaled and will not be sent again",
+            metadata=metadata,
+            allow_retries=False,
+        )
+    return metadata
+
+
 def assets(
     firms: Firms, *, retry_policy: dg.RetryPolicy | None = RETRY
 ) -> list[dg.AssetsDefinition]:
@@ -182,27 +207,7 @@ def assets(
             return dg.MaterializeResult(metadata={"skipped": "no source configured"})
         with firm.recorded("push"):  # a failure shows in `toolkit firms status`
             report = _guard(firm, lambda: firm.push(client(firm)))
-            counts = report.counts.sum() if len(report.counts) else pd.Series(dtype="int64")
-            metadata: dict[str, Any] = {
-                "rows": int(counts.get("rows", 0)),
-                "sent": int(counts.get("sent", 0)),
-                "unchanged": int(counts.get("journaled", 0)),
-                "failed": len(report.failures),
-                "warned": len(report.warned),  # rows sent as given with a validation warning
-                "source": str(firm.source),
-                "journal": str(firm.journal),
-                "counts": dg.MetadataValue.md(report.counts.to_markdown()),
-            }
-            if not report.ok:
-                metadata["failures"] = _md(
-                    report.failures, ["table", "externalId", "status", "error"]
-                )
-                raise dg.Failure(
-                    description=f"firm {firm.key!r}: {len(report.failures)} row(s) not imported; "
-                    "the others are journaled and will not be sent again",
-                    metadata=metadata,
-                    allow_retries=False,
-                )
+            metadata = _push_metadata(firm, report)
         if len(report.warned):
             metadata["warnings"] = _md(report.warned, ["table", "externalId", "status", "warning"])
         context.log.info(

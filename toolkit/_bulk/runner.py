@@ -194,6 +194,116 @@ def unproven(reply: Reply) -> Reply:
     return reply
 
 
+class _Pool:
+    """The state one run's worker threads share: the calls, their replies, those in flight."""
+
+    def __init__(self, conn: Connection, calls: Sequence[Call], pacer: Pacer, jr: Journal | None):
+        self.conn, self.calls, self.pacer, self.jr = conn, calls, pacer, jr
+        self.replies: list[Reply | None] = [None] * len(calls)
+        # journal lines name the full URL: another customer or service never matches them
+        self.urls = [conn.url(c.endpoint, **(c.path or {})) for c in calls if jr is not None]
+        self.ids = [c.journal_id(u) for c, u in zip(calls, self.urls, strict=False)]
+        self.todo: list[int] = []
+        for i in range(len(calls)):
+            if jr is not None and jr.acknowledged(self.ids[i], self.urls[i], calls[i].key):
+                self.replies[i] = Reply(None, None, JOURNALED, 0, 0.0, "", "")
+            else:
+                self.todo.append(i)
+        self.lock = threading.Lock()
+        self.pending = iter(self.todo)
+        self.in_flight: set[int] = set()
+        # workers store each reply themselves, then say so on this queue: a KeyboardInterrupt
+        # can land between any two bytecodes of the waiting thread, and must not lose an answer
+        self.answers: queue.SimpleQueue[int] = queue.SimpleQueue()
+        # calls waiting to be tried again (a backoff, a Retry-After), without a worker:
+        # by when, row
+        self.delayed: list[tuple[float, int, Generator[float, None, Reply]]] = []
+
+    def keep(self, i: int, reply: Reply, into: list[Reply | None]) -> None:
+        """Journal the reply to call ``i`` and store it in ``into``."""
+        if self.jr is not None:
+            journal_reply(self.jr, self.conn, self.calls[i], self.ids[i], self.urls[i], reply)
+        into[i] = reply
+
+    def done(self, i: int, reply: Reply) -> None:
+        """Keep the reply to call ``i`` and say it is answered."""
+        self.keep(i, reply, self.replies)  # before leaving in_flight: the interrupt relies on it
+        with self.lock:
+            self.in_flight.discard(i)
+        self.answers.put(i)
+
+    def take(self) -> tuple[int, Generator[float, None, Reply]] | float | None:
+        """The next call (a waiting one first), seconds until one may go, or ``None``: done."""
+        with self.lock:
+            if self.pacer.stop.is_set() or self.pacer.fatal is not None:
+                return None
+            now = time.monotonic()
+            if self.delayed and self.delayed[0][0] <= now:
+                _, i, attempts = heapq.heappop(self.delayed)
+            else:
+                j = next(self.pending, None)
+                if j is None:
+                    return self.delayed[0][0] - now if self.delayed else None
+                i, attempts = j, _attempts(self.conn, self.calls[j], self.pacer)
+            self.in_flight.add(i)
+            return i, attempts
+
+    def end_waiting(self, keep: Callable[[int, Reply], None]) -> None:
+        """Give the calls waiting to be tried again their reply: not sent, or unknown."""
+        with self.lock:
+            waiting, self.delayed[:] = list(self.delayed), []
+        for _, i, attempts in waiting:
+            try:  # the pacer lets nothing leave: the attempts end without waiting
+                while True:
+                    next(attempts)
+            except StopIteration as end:
+                keep(i, end.value)
+
+    def work(self) -> None:
+        """A worker thread: take calls and try them until none is left or the run stops."""
+        while True:
+            job = self.take()
+            if job is None:
+                return
+            if isinstance(job, float):
+                self.pacer.stop.wait(min(job, 0.05))
+                continue
+            i, attempts = job
+            try:
+                delay = next(attempts)
+                while delay <= 0:
+                    delay = next(attempts)
+            except StopIteration as end:
+                self.done(i, end.value)
+            except Exception as exc:  # a bug must not lose the other rows
+                self.done(i, Reply(None, None, f"internal error: {type(exc).__name__}: {exc}", 1))
+            else:
+                with self.lock:
+                    self.in_flight.discard(i)
+                    heapq.heappush(self.delayed, (time.monotonic() + delay, i, attempts))
+
+    def stop(self) -> list[Reply]:
+        """Ctrl+C: stop the workers, wait a moment for the calls in flight, and give one reply
+        per call (those in flight ``lost``: a re-run retries them)."""
+        self.pacer.stop.set()
+        self.pacer.wake()
+        deadline = time.monotonic() + GRACE
+        while time.monotonic() < deadline:
+            with self.lock:
+                if not self.in_flight:
+                    break
+            time.sleep(0.02)
+        with self.lock:
+            late = set(self.in_flight)
+            snapshot = list(self.replies)  # answers arriving from now on do not change the result
+        self.end_waiting(lambda i, reply: self.keep(i, reply, snapshot))
+        awaited = "interrupted while its answer was awaited"
+        for i in sorted(late):  # their answers may never come: unknown, a re-run retries them
+            if snapshot[i] is None:
+                self.keep(i, Reply(None, None, awaited, 1, 0.0, failure=LOST), snapshot)
+        return [not_sent() if reply is None else reply for reply in snapshot]
+
+
 def run_bulk(
     conn: Connection,
     calls: Sequence[Call],
@@ -237,130 +347,31 @@ def run_bulk(
     own_journal = journal is not None and not isinstance(journal, Journal)
     jr = journal if journal is None or isinstance(journal, Journal) else Journal(journal)
     pacer = pacer or pacer_for(conn)
-    replies: list[Reply | None] = [None] * len(calls)
-    todo: list[int] = []
-    # journal lines name the full URL: another customer or service never matches them
-    urls = [conn.url(c.endpoint, **(c.path or {})) for c in calls] if jr is not None else []
-    ids = [c.journal_id(u) for c, u in zip(calls, urls, strict=False)]
-    for i in range(len(calls)):
-        if jr is not None and jr.acknowledged(ids[i], urls[i], calls[i].key):
-            replies[i] = Reply(None, None, JOURNALED, 0, 0.0, "", "")
-        else:
-            todo.append(i)
-
-    lock = threading.Lock()
-    pending = iter(todo)
-    in_flight: set[int] = set()
-    # workers store each reply themselves, then say so on this queue: a KeyboardInterrupt can
-    # land between any two bytecodes of the waiting thread, and must not lose an answer
-    answers: queue.SimpleQueue[int] = queue.SimpleQueue()
-
-    # calls waiting to be tried again (a backoff, a Retry-After), without a worker: by when, row
-    delayed: list[tuple[float, int, Generator[float, None, Reply]]] = []
-
-    def done(i: int, reply: Reply) -> None:
-        if jr is not None:
-            journal_reply(jr, conn, calls[i], ids[i], urls[i], reply)
-        replies[i] = reply  # before leaving in_flight: the interrupt relies on it
-        with lock:
-            in_flight.discard(i)
-        answers.put(i)
-
-    def take() -> tuple[int, Generator[float, None, Reply]] | float | None:
-        """The next call (a waiting one first), seconds until one may go, or ``None``: done."""
-        with lock:
-            if pacer.stop.is_set() or pacer.fatal is not None:
-                return None
-            now = time.monotonic()
-            if delayed and delayed[0][0] <= now:
-                _, i, attempts = heapq.heappop(delayed)
-            else:
-                j = next(pending, None)
-                if j is None:
-                    return delayed[0][0] - now if delayed else None
-                i, attempts = j, _attempts(conn, calls[j], pacer)
-            in_flight.add(i)
-            return i, attempts
-
-    def end_waiting(keep: Callable[[int, Reply], None]) -> None:
-        """Give the calls waiting to be tried again their reply: not sent, or unknown."""
-        with lock:
-            waiting, delayed[:] = list(delayed), []
-        for _, i, attempts in waiting:
-            try:  # the pacer lets nothing leave: the attempts end without waiting
-                while True:
-                    next(attempts)
-            except StopIteration as end:
-                keep(i, end.value)
-
-    def work() -> None:
-        while True:
-            job = take()
-            if job is None:
-                return
-            if isinstance(job, float):
-                pacer.stop.wait(min(job, 0.05))
-                continue
-            i, attempts = job
-            try:
-                delay = next(attempts)
-                while delay <= 0:
-                    delay = next(attempts)
-            except StopIteration as end:
-                done(i, end.value)
-            except Exception as exc:  # a bug must not lose the other rows
-                done(i, Reply(None, None, f"internal error: {type(exc).__name__}: {exc}", 1))
-            else:
-                with lock:
-                    in_flight.discard(i)
-                    heapq.heappush(delayed, (time.monotonic() + delay, i, attempts))
-
+    run = _Pool(conn, calls, pacer, jr)
     # a single request shows no 1/1 bar
     bar = tqdm(total=len(calls), desc=desc, disable=not progress or len(calls) <= 1, unit="req")
-    bar.update(len(calls) - len(todo))
-    n_workers = max(1, min(workers or conn.workers, len(todo) or 1))
+    bar.update(len(calls) - len(run.todo))
+    n_workers = max(1, min(workers or conn.workers, len(run.todo) or 1))
     threads = [
-        threading.Thread(target=work, name=f"toolkit-{desc}-{n}", daemon=True)
-        for n in range(n_workers if todo else 0)
+        threading.Thread(target=run.work, name=f"toolkit-{desc}-{n}", daemon=True)
+        for n in range(n_workers if run.todo else 0)
     ]
-    left = len(todo)
+    left = len(run.todo)
     try:
         for t in threads:
             t.start()
         while left:
             try:
-                answers.get(timeout=0.1)
+                run.answers.get(timeout=0.1)
             except queue.Empty:
-                if not any(t.is_alive() for t in threads) and answers.empty():
+                if not any(t.is_alive() for t in threads) and run.answers.empty():
                     break  # the run failed: the workers took no more calls
                 continue
             left -= 1
             bar.update(1)
-        end_waiting(done)  # the run failed: calls waiting to be tried again
+        run.end_waiting(run.done)  # the run failed: calls waiting to be tried again
     except KeyboardInterrupt:
-        pacer.stop.set()
-        pacer.wake()
-        deadline = time.monotonic() + GRACE
-        while time.monotonic() < deadline:
-            with lock:
-                if not in_flight:
-                    break
-            time.sleep(0.02)
-        with lock:
-            late = set(in_flight)
-            snapshot = list(replies)  # answers arriving from now on do not change the result
-
-        def keep(i: int, reply: Reply) -> None:
-            if jr is not None:
-                journal_reply(jr, conn, calls[i], ids[i], urls[i], reply)
-            snapshot[i] = reply
-
-        end_waiting(keep)
-        awaited = "interrupted while its answer was awaited"
-        for i in sorted(late):  # their answers may never come: unknown, a re-run retries them
-            if snapshot[i] is None:
-                keep(i, Reply(None, None, awaited, 1, 0.0, failure=LOST))
-        final = [not_sent() if reply is None else reply for reply in snapshot]
+        final = run.stop()
         n = Counter(_status(r) for r in final)
         answered = len(final) - n["unknown"] - n["not_sent"]
         raise Interrupted(
@@ -374,7 +385,8 @@ def run_bulk(
             jr.close()
     # calls left when the run failed (every other one has its reply)
     return [
-        reply if reply is not None else not_sent(pacer.fatal or _INTERRUPTED) for reply in replies
+        reply if reply is not None else not_sent(pacer.fatal or _INTERRUPTED)
+        for reply in run.replies
     ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 import pandas as pd
 
@@ -20,7 +21,7 @@ from toolkit._cli.common import (
     write_out,
 )
 from toolkit._client import ENDPOINTS, ENV_KEYS
-from toolkit._ingress import ACTIONS, IMPORTS, folder_sources, validate, with_lines
+from toolkit._ingress import ACTIONS, IMPORTS, Plan, folder_sources, validate, with_lines
 from toolkit.errors import ConfigError, Interrupted, ValidationError
 
 
@@ -55,6 +56,25 @@ def _print_warnings(warnings: pd.DataFrame, warned: pd.DataFrame, shown: int = 1
         print(f"  {rec['table']} {where} [{rec['externalId']}] {rec['column']}: {rec['message']}")
     if len(rows) > shown:
         print(f"  ... and {len(rows) - shown} more (each row's warnings: --out FILE)")
+
+
+def _print_plan(plan: Plan, valid: bool, out: Path | None) -> int:
+    """A dry run's plan: its counts and changes printed, written to ``out``; the exit code."""
+    print(f"dry run: nothing sent; validation {'ok' if valid else 'NOT ok'}")
+    print(f"plan: {plan.requests} request(s)")
+    counts = plan.counts.reset_index()  # per table and action, and where requests go
+    counts = counts.loc[:, (counts != 0).any(axis=0) | counts.columns.isin(["requests"])]
+    counts["would send"] = [" ".join(ENDPOINTS[IMPORTS[str(t)][0]][::2]) for t in counts["table"]]
+    print_frame(counts, 50)
+    changes = plan.select([a for a in ACTIONS if a not in ("unchanged", "send")])
+    if len(changes):
+        print_frame(changes.drop(columns=["lastAccepted"]), 200)
+    if plan.refused:
+        print(f"a run would be refused: {plan.refused}", file=sys.stderr)
+    if out is not None:
+        plan.write(out)
+        print(f"wrote the plan's {len(plan)} rows to {out}")
+    return 0 if valid and not plan.refused else 1
 
 
 def run(args: argparse.Namespace) -> int:
@@ -121,25 +141,7 @@ def run(args: argparse.Namespace) -> int:
             print(partial.counts.to_string())
         return interrupted(exc, args)
     if args.dry_run and report.plan is not None:
-        plan = report.plan
-        valid = report.validation is None or report.validation.ok
-        print(f"dry run: nothing sent; validation {'ok' if valid else 'NOT ok'}")
-        print(f"plan: {plan.requests} request(s)")
-        counts = plan.counts.reset_index()  # per table and action, and where requests go
-        counts = counts.loc[:, (counts != 0).any(axis=0) | counts.columns.isin(["requests"])]
-        counts["would send"] = [
-            " ".join(ENDPOINTS[IMPORTS[str(t)][0]][::2]) for t in counts["table"]
-        ]
-        print_frame(counts, 50)
-        changes = plan.select([a for a in ACTIONS if a not in ("unchanged", "send")])
-        if len(changes):
-            print_frame(changes.drop(columns=["lastAccepted"]), 200)
-        if plan.refused:
-            print(f"a run would be refused: {plan.refused}", file=sys.stderr)
-        if out is not None:
-            plan.write(out)
-            print(f"wrote the plan's {len(plan)} rows to {out}")
-        return 0 if valid and not plan.refused else 1
+        return _print_plan(report.plan, report.validation is None or report.validation.ok, out)
     print(report)
     lines = report.validation.lines if report.validation is not None else {}
     if not report.ok:

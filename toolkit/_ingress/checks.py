@@ -176,7 +176,8 @@ class CheckResult:
         spec = TABLES[self.table]
         keep = ~self.bad if keep is None else keep
         if not self.columns_ok:
-            yield _finalize(spec, _empty_frame(spec, self.frame.index[:0]), self.fractions)
+            empty = _work_frame(spec, pd.DataFrame(), spec.columns, self.frame.index[:0])
+            yield _finalize(spec, empty, self.fractions)
             return
         if self.read_again is None or len(self.frame.columns) == len(
             _present(spec, self.layout[1])
@@ -191,16 +192,24 @@ class CheckResult:
             mine = keep[start : start + len(raw)]
             start += len(raw)
             parsed = parse(raw, spec.kinds)  # the model's parser; its checks ran before
-            work = pd.DataFrame({c: _work(parsed[c], spec.kinds[c]) for c in raw.columns})
-            work = work.set_axis(chunk.index, axis=0)
+            work = _work_frame(spec, parsed, raw.columns, chunk.index)
             out = _finalize(spec, work if mine.all() else work.loc[mine], self.fractions)
             del chunk, raw, parsed, work  # only the rows yielded held while they are used
             yield out
 
 
-def _empty_frame(spec: TableSpec, index: pd.Index) -> pd.DataFrame:
+def _work_frame(
+    spec: TableSpec, parsed: pd.DataFrame, columns: Iterable[str], index: pd.Index
+) -> pd.DataFrame:
+    """The ``columns`` of ``parsed`` in their work dtypes on ``index``, missing where not parsed."""
     return pd.DataFrame(
-        {c: pd.Series([], index=index, dtype=_WORK_DTYPES[spec.kinds[c]]) for c in spec.columns}
+        {
+            c: _work(parsed[c], spec.kinds[c]).set_axis(index)
+            if c in parsed.columns
+            else pd.Series(pd.NA, index=index, dtype=_WORK_DTYPES[spec.kinds[c]])
+            for c in columns
+        },
+        index=index,
     )
 
 
@@ -491,6 +500,88 @@ def check_frame(
     )
 
 
+@dataclass
+class _Read:
+    """A table read a chunk at a time: its headers, the columns held for every row (in their
+    work dtypes; ``raw``: those not read as text, as given) and the failures of each row's own
+    cells (``rows``: a failure row per wrong column, and one if the schema could not run)."""
+
+    layout: tuple[Mapping[str, str] | None, tuple[str, ...]] = (None, ())
+    headers: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    columns_ok: bool = True  # no column missing, unexpected or duplicated
+    frame: pd.DataFrame = field(default_factory=pd.DataFrame)
+    raw: pd.DataFrame = field(default_factory=pd.DataFrame)
+    index: pd.Index = field(default_factory=lambda: pd.RangeIndex(0))  # the rows' labels
+    attrs: dict[Any, Any] = field(default_factory=dict)  # the input's, with its line map
+    found: list[Found] = field(default_factory=list)
+    #: a failing cell: (value, cell)
+    cells: dict[tuple[int, str | None], tuple[Any, Any]] = field(default_factory=dict)
+    nonwhole: dict[str, list[np.ndarray]] = field(default_factory=dict)  # fractions' positions
+    broken: bool = False  # the schema could not run: no cell is read
+
+
+def _read_chunks(
+    spec: TableSpec,
+    chunks: Iterable[pd.DataFrame],
+    columns: Mapping[str, str] | None,
+    hold: set[str] | None,
+) -> _Read:
+    """Read the chunks, checking each row's own cells; hold the ``hold`` columns of every row
+    (every column while there is one chunk; ``None``: every column)."""
+    read, rows_schema = _Read(), _lazy_schemas(spec.name)[0]
+    parts: list[pd.DataFrame] = []  # the held columns of each chunk, in their work dtypes
+    raws: list[pd.DataFrame] = []  # the held input columns not read as text
+    labels: list[pd.Index] = []
+    start = 0
+    for df in chunks:
+        if not isinstance(df, pd.DataFrame):
+            raise TypeError(f"{spec.name}: expected a pandas DataFrame, got {type(df).__name__}")
+        if not labels:  # the first chunk: its headers are every chunk's
+            read.layout, read.rows, read.headers = _layout(spec, df, columns)
+            read.columns_ok = not read.rows
+        raw = _raw(spec, df, read.layout, start)
+        labels.append(df.index)
+        read.attrs = df.attrs
+        parsed = raw.iloc[:, :0]
+        if raw.columns.size and not read.broken:
+            try:
+                parsed, failed = _model_failures(spec, rows_schema, raw)
+            except Exception as exc:  # a pandera internal error never reaches the user raw
+                read.broken, parsed = True, raw.iloc[:, :0]
+                message = f"schema validation could not run: {exc!r}"
+                read.rows.append(_column_row(spec.name, None, "internal", message, 0))
+            else:
+                read.found += failed
+                for pos, col, _, _, _ in failed:
+                    value = raw[col].at[pos] if col in raw.columns else None
+                    read.cells[pos, col] = (value, parsed[col].at[pos] if col in parsed else None)
+        work = _work_frame(spec, parsed, raw.columns, raw.index)
+        for c in work.columns:
+            if spec.kinds[c] == "number":
+                read.nonwhole.setdefault(c, []).append(_fractions(work[c]) + start)
+        if len(parts) == 1 and hold is not None:  # a second chunk: the first keeps the held
+            parts[0] = parts[0].loc[:, [c for c in parts[0].columns if c in hold]]
+            raws[0] = raws[0].loc[:, [c for c in raws[0].columns if c in hold]]
+        # the first chunk keeps every column: a table of one chunk is not parsed again to plan
+        # and send (its file's chunks come back from the spill, but their cells' parse costs)
+        kept = [c for c in work.columns if hold is None or not parts or c in hold]
+        parts.append(work.loc[:, kept] if len(kept) < len(work.columns) else work)
+        raws.append(raw.loc[:, [c for c in kept if not isinstance(raw[c].dtype, pd.StringDtype)]])
+        start += len(raw)
+        del df, raw, parsed, work  # not held while the next chunk is read
+    if not labels:
+        raise ValueError(f"{spec.name}: no chunk of rows given")
+    read.frame = pd.concat(parts) if len(parts) > 1 else parts[0]
+    read.raw = pd.concat(raws) if len(raws) > 1 else raws[0]
+    del parts, raws
+    read.index = labels[0].append(labels[1:]) if len(labels) > 1 else labels[0]
+    if read.broken:  # as if no cell were read
+        read.found = []
+        read.frame = _work_frame(spec, pd.DataFrame(), read.frame.columns, read.frame.index)
+    return read
+
+
 def check_chunks(
     table: str,
     chunks: Iterable[pd.DataFrame],
@@ -518,117 +609,58 @@ def check_chunks(
     """
     spec = _spec_for(table)
     check_post(code_range_post)
-    rows_schema, whole = _lazy_schemas(table)
+    whole = _lazy_schemas(table)[1]
     hold = (
         None
         if read_again is None
         else {*spec.key, spec.id_column, *dict(spec.references), *whole.columns}
     )
-    rows: list[dict[str, Any]] = []
-    layout: tuple[Mapping[str, str] | None, tuple[str, ...]] = (columns or None, ())
-    headers: dict[str, tuple[str, ...]] = {}
-    parts: list[pd.DataFrame] = []  # the held columns of each chunk, in their work dtypes
-    raws: list[pd.DataFrame] = []  # the held input columns not read as text
-    labels: list[pd.Index] = []
-    found: list[Found] = []
-    cells: dict[tuple[int, str | None], tuple[Any, Any]] = {}  # a failing cell: (value, cell)
-    nonwhole: dict[str, list[np.ndarray]] = {}
-    attrs: dict[Any, Any] = {}
-    broken, first, columns_ok = False, True, True
-    start = 0
-    for df in chunks:
-        if not isinstance(df, pd.DataFrame):
-            raise TypeError(f"{table}: expected a pandas DataFrame, got {type(df).__name__}")
-        if first:  # the first chunk: its headers are every chunk's
-            layout, rows, headers = _layout(spec, df, columns)
-            first, columns_ok = False, not rows
-        raw = _raw(spec, df, layout, start)
-        labels.append(df.index)
-        attrs = df.attrs
-        parsed = raw.iloc[:, :0]
-        if raw.columns.size and not broken:
-            try:
-                parsed, failed = _model_failures(spec, rows_schema, raw)
-            except Exception as exc:  # a pandera internal error never reaches the user raw
-                broken, parsed = True, raw.iloc[:, :0]
-                message = f"schema validation could not run: {exc!r}"
-                rows.append(_column_row(table, None, "internal", message, 0))
-            else:
-                found += failed
-                for pos, col, _, _, _ in failed:
-                    value = raw[col].at[pos] if col in raw.columns else None
-                    cells[(pos, col)] = (value, parsed[col].at[pos] if col in parsed else None)
-        work = pd.DataFrame(
-            {
-                c: _work(parsed[c], spec.kinds[c])
-                if c in parsed.columns
-                else pd.Series(pd.NA, index=raw.index, dtype=_WORK_DTYPES[spec.kinds[c]])
-                for c in raw.columns
-            },
-            index=raw.index,
-        )
-        for c in work.columns:
-            if spec.kinds[c] == "number":
-                nonwhole.setdefault(c, []).append(_fractions(work[c]) + start)
-        if len(parts) == 1 and hold is not None:  # a second chunk: the first keeps the held
-            parts[0] = parts[0].loc[:, [c for c in parts[0].columns if c in hold]]
-            raws[0] = raws[0].loc[:, [c for c in raws[0].columns if c in hold]]
-        # the first chunk keeps every column: a table of one chunk is not parsed again to plan
-        # and send (its file's chunks come back from the spill, but their cells' parse costs)
-        kept = [c for c in work.columns if hold is None or not parts or c in hold]
-        parts.append(work.loc[:, kept] if len(kept) < len(work.columns) else work)
-        raws.append(raw.loc[:, [c for c in kept if not isinstance(raw[c].dtype, pd.StringDtype)]])
-        start += len(raw)
-        del df, raw, parsed, work  # not held while the next chunk is read
-    if first:
-        raise ValueError(f"{table}: no chunk of rows given")
-    frame = pd.concat(parts) if len(parts) > 1 else parts[0]
-    held_raw = pd.concat(raws) if len(raws) > 1 else raws[0]
-    del parts, raws
-    index = labels[0].append(labels[1:]) if len(labels) > 1 else labels[0]
-    if broken:  # as if no cell were read
-        found = []
-        frame = pd.DataFrame(
-            {c: pd.Series(pd.NA, frame.index, _WORK_DTYPES[spec.kinds[c]]) for c in frame.columns}
-        )
+    read = _read_chunks(spec, chunks, columns, hold)
+    frame, found = read.frame, list(read.found)
     across = [c for c in whole.columns if c in frame.columns]
-    if across and not broken:  # a text column seen to be unique by sorting: no hash table
+    if across and not read.broken:  # a text column seen to be unique by sorting: no hash table
         distinct = [c for c in across if whole.columns[c].unique and _all_distinct(frame[c])]
         schema = whole.update_columns({c: {"unique": False} for c in distinct})
         found += _model_failures(spec, schema, frame.loc[:, across])[1]
     found = list(dict.fromkeys(found))
     if code_range_post == "add":
         found = [f for f in found if f[2] != "range_size"]
-    for col, allowed in (references or {}).items():
-        if col not in frame.columns:
-            continue
-        values = frame[col]
-        already = {p for p, c, _, _, sev in found if c == col and sev == "error"}
-        allowed_index = allowed if isinstance(allowed, pd.Index) else pd.Index(list(allowed))
-        mask = _absent(values, allowed_index)
-        if not mask.any():
-            continue
-        parent = dict(spec.references).get(col, "the parent table")
-        missing = values[mask]
-        for p, value, hint in zip(
-            np.flatnonzero(mask), missing, _near_ids(missing, allowed_index), strict=True
-        ):
-            if int(p) not in already:
-                message = f"{col} {value!r} is not an externalId of {parent}"
-                message += f"; did you mean {hint!r}?" if hint is not None else ""
-                found.append((int(p), col, "reference", message, "error"))
+    found += _reference_failures(spec, frame, references or {}, found)
+
+    frame.attrs = dict(read.attrs)  # the line map
+    failures, bad = _failures(spec, read, found)
+    frame.index = read.index
+    fractions = {c for c, at_ in read.nonwhole.items() if (~bad[np.concatenate(at_)]).any()}
+    return CheckResult(
+        table=table,
+        frame=frame,
+        failures=failures,
+        bad=bad,
+        columns_ok=read.columns_ok,
+        headers=read.headers,
+        read_again=read_again,
+        layout=read.layout,
+        fractions=frozenset(fractions),
+    )
+
+
+def _failures(spec: TableSpec, read: _Read, found: list[Found]) -> tuple[pd.DataFrame, np.ndarray]:
+    """The failure frame of the read's column failures and a row per failure ``found`` (and per
+    look-alike id), its message written, in row then column order; True for each row with an
+    error, by position."""
+    frame, raw, cells, index, rows = read.frame, read.raw, read.cells, read.index, read.rows
 
     def value_and_cell(pos: int, col: str | None) -> tuple[Any, Any]:
         if (pos, col) in cells:
             return cells[(pos, col)]
-        if col in held_raw.columns:
-            return held_raw[col].iat[pos], None
+        if col in raw.columns:
+            return raw[col].iat[pos], None
         return (frame[col].iat[pos] if col in frame.columns else None), None
 
     # messages name the file's line when the frame was read from a file, else the row label
     # (a range's array of every row not cached on the input's index)
-    frame.attrs = dict(attrs)  # the line map
-    lines = line_array(frame, fresh_index(index).to_series()) if "line_shifts" in attrs else None
+    line_map = "line_shifts" in frame.attrs
+    lines = line_array(frame, fresh_index(index).to_series()) if line_map else None
     unit = "lines" if lines is not None and not np.isnan(lines).any() else "rows"
 
     def at(i: int) -> Any:
@@ -666,7 +698,7 @@ def check_chunks(
         rid = ids[pos] if ids is not None else None
         rows.append(
             {
-                "table": table,
+                "table": spec.name,
                 "_pos": pos,
                 "_order": len(order) if fcol is None else order.get(fcol, len(order)),
                 "externalId": None if rid is None else str(rid),
@@ -689,19 +721,7 @@ def check_chunks(
     )
     bad = np.zeros(len(frame), dtype=bool)
     bad[[r["_pos"] for r in rows if r["_pos"] >= 0 and r["severity"] == "error"]] = True
-    frame.index = index
-    fractions = {c for c, at_ in nonwhole.items() if (~bad[np.concatenate(at_)]).any()}
-    return CheckResult(
-        table=table,
-        frame=frame,
-        failures=failures,
-        bad=bad,
-        columns_ok=columns_ok,
-        headers=headers,
-        read_again=read_again,
-        layout=layout,
-        fractions=frozenset(fractions),
-    )
+    return failures, bad
 
 
 def _layout(
@@ -742,6 +762,33 @@ def _absent(values: pd.Series, allowed: pd.Index) -> np.ndarray:
     ids = ids.combine_chunks() if isinstance(ids, arrow.ChunkedArray) else ids
     found = pc.is_in(given, value_set=ids.cast(given.type)).to_numpy(zero_copy_only=False)
     out: np.ndarray = values.notna().to_numpy() & ~found
+    return out
+
+
+def _reference_failures(
+    spec: TableSpec, frame: pd.DataFrame, refs: Mapping[str, Collection[str]], found: list[Found]
+) -> list[Found]:
+    """A ``reference`` error per id not one of its column's allowed ids (in a cell without an
+    error already)."""
+    out: list[Found] = []
+    for col, allowed in refs.items():
+        if col not in frame.columns:
+            continue
+        values = frame[col]
+        already = {p for p, c, _, _, sev in found if c == col and sev == "error"}
+        allowed_index = allowed if isinstance(allowed, pd.Index) else pd.Index(list(allowed))
+        mask = _absent(values, allowed_index)
+        if not mask.any():
+            continue
+        parent = dict(spec.references).get(col, "the parent table")
+        missing = values[mask]
+        for p, value, hint in zip(
+            np.flatnonzero(mask), missing, _near_ids(missing, allowed_index), strict=True
+        ):
+            if int(p) not in already:
+                message = f"{col} {value!r} is not an externalId of {parent}"
+                message += f"; did you mean {hint!r}?" if hint is not None else ""
+                out.append((int(p), col, "reference", message, "error"))
     return out
 
 
