@@ -43,7 +43,7 @@ def _anchors(page: Path) -> set[str]:
 
 
 def test_every_public_name_of_the_package_has_a_reference_entry(site: Path) -> None:
-    anchors = _anchors(site / "reference" / "api" / "index.html")
+    anchors = _anchors(site / "reference" / "api.html")
     missing = []
     for name in toolkit.__all__:
         if name == "__version__":
@@ -58,7 +58,7 @@ def test_every_public_name_of_the_package_has_a_reference_entry(site: Path) -> N
 def test_every_public_client_method_has_a_reference_entry_with_its_docstring(
     site: Path,
 ) -> None:
-    anchors = _anchors(site / "reference" / "api" / "index.html")
+    anchors = _anchors(site / "reference" / "api.html")
     members = [name for name, _ in inspect.getmembers(toolkit.Client) if not name.startswith("_")]
     methods = [m for m in members if m not in DEPRECATED]
     assert "onboard" in methods and "export_entries" in methods
@@ -68,7 +68,7 @@ def test_every_public_client_method_has_a_reference_entry_with_its_docstring(
 
 
 def test_the_public_modules_have_their_reference_page(site: Path) -> None:
-    anchors = _anchors(site / "reference" / "modules" / "index.html")
+    anchors = _anchors(site / "reference" / "modules.html")
     for module in ("notebook", "testing", "sandbox", "firms", "dagster"):
         assert f"toolkit.{module}" in anchors, module
     assert "toolkit.testing.fake_export_entries" in anchors
@@ -76,7 +76,7 @@ def test_the_public_modules_have_their_reference_page(site: Path) -> None:
 
 
 def test_the_jobs_page_names_one_way_per_job_and_every_deprecated_name(site: Path) -> None:
-    page = html.unescape((site / "jobs" / "index.html").read_text(encoding="utf-8"))
+    page = html.unescape((site / "jobs.html").read_text(encoding="utf-8"))
     for job in (
         "get a client",
         "validate",
@@ -100,13 +100,13 @@ def test_the_jobs_page_names_one_way_per_job_and_every_deprecated_name(site: Pat
 
 
 def test_doctest_examples_render_as_code_not_as_a_quote(site: Path) -> None:
-    page = (site / "reference" / "api" / "index.html").read_text(encoding="utf-8")
+    page = (site / "reference" / "api.html").read_text(encoding="utf-8")
     assert "admonition" not in page and page.count("Examples:") > 20
     assert ":meth:" not in page and ":func:" not in page and ":class:" not in page
 
 
 def test_the_command_line_page_holds_every_command_s_help(site: Path) -> None:
-    page = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
+    page = (site / "reference" / "cli.html").read_text(encoding="utf-8")
     for command in (
         "sandbox",
         "validate",
@@ -128,7 +128,7 @@ def test_the_command_line_page_holds_every_command_s_help(site: Path) -> None:
 
 def test_the_notebooks_are_pages_of_the_site(site: Path) -> None:
     for name in ("01_onboarding", "02_export_and_release", "03_starring", "04_reconciliation"):
-        assert (site / "notebooks" / name / "index.html").is_file(), name
+        assert (site / "notebooks" / f"{name}.html").is_file(), name
 
 
 def _signature_text(page: Path, anchor: str) -> str:
@@ -142,10 +142,21 @@ def _signature_text(page: Path, anchor: str) -> str:
 @pytest.mark.parametrize("method", ["export_entries", "onboard", "star", "sync", "import_clients"])
 def test_the_reference_shows_client_methods_as_they_are_called(site: Path, method: str) -> None:
     # the signature a user calls: no ``conn: Connection``, the operation's bound argument
-    shown = _signature_text(
-        site / "reference" / "api" / "index.html", f"toolkit._client.Client.{method}"
-    )
+    shown = _signature_text(site / "reference" / "api.html", f"toolkit._client.Client.{method}")
     call = shown[shown.index(f"{method}(") :][:200]
     assert "conn" not in call and "Connection" not in call, call
     if method == "onboard":
         assert "source: ImportSource" in call, call
+
+
+def test_every_link_of_the_site_opened_from_disk_names_a_file(site: Path) -> None:
+    # file:// has no index pages: a link to a folder shows a directory listing there
+    folders = []
+    for page in site.rglob("*.html"):
+        for href in re.findall(r'href="([^"#?]+)', page.read_text(encoding="utf-8")):
+            if "://" in href or href.startswith(("mailto:", "data:")):
+                continue
+            target = (page.parent / href).resolve()
+            if target.is_dir():
+                folders.append(f"{page.relative_to(site)} -> {href}")
+    assert folders == []
