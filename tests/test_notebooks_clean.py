@@ -45,9 +45,18 @@ def test_notebook_has_no_execution_counts(path: Path) -> None:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_checks_results(path: Path) -> None:
-    sources = ["".join(cell["source"]) for cell in _code_cells(path)]
-    assert any("# NBVAL_CHECK_OUTPUT" in s for s in sources), "no cell is marked for nbval"
+    cells = _code_cells(path)
+    sources = ["".join(cell["source"]) for cell in cells]
+    checked = [c for c in cells if "nbval-check-output" in c["metadata"].get("tags", [])]
+    assert checked, "no cell is tagged nbval-check-output"
     assert any("assert " in s for s in sources), "no cell asserts anything"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_a_reader_sees_no_test_marker_in_the_cells(path: Path) -> None:
+    # nbval's marker is the cell's tag (metadata), not a comment every reader would see
+    shown = [i for i, cell in enumerate(_code_cells(path)) if "NBVAL" in "".join(cell["source"])]
+    assert shown == [], f"{path.name}: code cells {shown} show an nbval marker"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
