@@ -63,3 +63,16 @@ def test_a_reader_sees_no_test_marker_in_the_cells(path: Path) -> None:
 def test_notebook_closes_its_sandbox(path: Path) -> None:
     sources = ["".join(cell["source"]) for cell in _code_cells(path)]
     assert "toolkit.notebook.stop()" in sources[-1]  # the sandbox toolkit.connect() started
+
+
+def test_notebook_02_names_the_dtype_its_durations_have() -> None:
+    import re
+
+    import toolkit
+    from toolkit.testing import fake_export_entries
+
+    cells = json.loads(NOTEBOOKS[1].read_text(encoding="utf-8"))["cells"]
+    text = " ".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    said = re.search(r"durations\s(?:and\s+counts\s+)?are\s+`?([\w ]+?)`?[\s,(]", text)
+    entries = toolkit.Export.from_records(fake_export_entries(3)).entries
+    assert said is not None and said.group(1) == str(entries["incrementDurationInSeconds"].dtype)
