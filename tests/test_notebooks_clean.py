@@ -76,3 +76,31 @@ def test_notebook_02_names_the_dtype_its_durations_have() -> None:
     said = re.search(r"durations\s(?:and\s+counts\s+)?are\s+`?([\w ]+?)`?[\s,(]", text)
     entries = toolkit.Export.from_records(fake_export_entries(3)).entries
     assert said is not None and said.group(1) == str(entries["incrementDurationInSeconds"].dtype)
+
+
+def _prints(nodes: list) -> bool:  # noqa: ANN001
+    import ast
+
+    return any(
+        isinstance(n, ast.Call) and getattr(n.func, "id", "") == "print"
+        for node in nodes
+        for n in ast.walk(node)
+    )
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_a_cell_that_prints_on_its_own_sandbox_says_something_on_a_service_too(path: Path) -> None:
+    # run on `make sandbox` (sb is None) a cell must not fall silent, nor show empty results
+    # without saying why
+    import ast
+
+    silent = []
+    for i, cell in enumerate(_code_cells(path)):
+        source = "".join(cell["source"])
+        for node in ast.walk(ast.parse(source)):
+            own = isinstance(node, ast.If) and ast.unparse(node.test) == "sb is not None"
+            if own and _prints(node.body) and not _prints(node.orelse):
+                silent.append(i)
+    assert silent == []
+    if path.name.startswith("04"):  # acknowledging what an earlier notebook acknowledged
+        assert any("acks.empty" in "".join(c["source"]) for c in _code_cells(path))
