@@ -181,3 +181,15 @@ def test_the_demo_leaves_a_batch_pending(tmp_path: Path, capsys: Any) -> None:
     printed = capsys.readouterr().out
     assert "0 pending now" in printed  # the reconcile step acknowledged every pending entry
     assert "12 new entries released and left pending (12 pending now)" in printed
+
+
+def test_a_demo_stopped_before_its_export_keeps_the_earlier_export_and_chart(
+    tmp_path: Path,
+) -> None:
+    # an earlier run's results are replaced when the new ones are written, never before
+    (tmp_path / "export" / "entries").mkdir(parents=True)
+    (tmp_path / "export" / "entries" / "part-0.parquet").write_bytes(b"earlier")
+    (tmp_path / "hours_by_client.png").write_bytes(b"earlier")
+    run_demo(tmp_path, workers=2, sample=REPO / "sample_data" / "broken")  # stops at validate
+    assert (tmp_path / "export" / "entries" / "part-0.parquet").read_bytes() == b"earlier"
+    assert (tmp_path / "hours_by_client.png").read_bytes() == b"earlier"

@@ -1,7 +1,7 @@
 """``toolkit demo``: the whole flow, headless, against a sandbox it starts itself.
 
 One summary line per step (:data:`_STEPS`); the secret is never printed. ``out/export`` and the
-chart are replaced; an earlier ``out/sandbox.db`` is moved aside, never replaced. While a
+chart are replaced when the new ones are written (a run stopped before keeps them); an earlier ``out/sandbox.db`` is moved aside, never replaced. While a
 sandbox serves ``out/sandbox.db``, the demo refuses and touches nothing.
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import random
-import shutil
 import sqlite3
 import time
 from collections.abc import Callable
@@ -168,6 +167,7 @@ def _export(run: _Run) -> str:
 
 def _chart(run: _Run) -> str:
     if importlib.util.find_spec("matplotlib") is None:  # the notebooks extra is optional
+        (run.out / "hours_by_client.png").unlink(missing_ok=True)  # an earlier run's: stale
         return (
             "skipped: no matplotlib (pip install 'timebill-toolkit[notebooks]' draws "
             "out/hours_by_client.png)"
@@ -427,7 +427,8 @@ def _in_use(db: Path) -> bool:
 
 
 def _clear(out: Path) -> None:
-    """Move an earlier run's database aside, saying so, and remove its export and chart."""
+    """Move an earlier run's database aside, saying so (its export and chart are replaced when
+    the new ones are written, not before: a run stopped earlier leaves them as they were)."""
     db = out / "sandbox.db"
     if db.exists():
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(db.stat().st_mtime))
@@ -444,8 +445,6 @@ def _clear(out: Path) -> None:
             "new sandbox database",
             flush=True,
         )
-    (out / "hours_by_client.png").unlink(missing_ok=True)
-    shutil.rmtree(out / "export", ignore_errors=True)
 
 
 def run_demo(
