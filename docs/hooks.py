@@ -205,3 +205,17 @@ def on_page_markdown(markdown: str, **kwargs: Any) -> str:
     if "<!-- cli-help -->" in markdown:
         markdown = markdown.replace("<!-- cli-help -->", cli_markdown())
     return markdown
+
+
+#: a code cell's toolbar holding only nbval's tags (which cells ``make test`` checks): for the
+#: tests, not the reader, so the notebook pages leave it out
+_NBVAL_TOOLBAR = re.compile(
+    r'<div class="celltoolbar">\s*<div class="button_container tags_button_container">\s*'
+    r'<span class="tag-container">(?:\s*<span class="cell-tag">nbval-[\w-]+</span>)+\s*'
+    r"</span>\s*</div>\s*</div>"
+)
+
+
+def on_post_page(output: str, page: Any, config: Any) -> str:
+    """A notebook page without nbval's tags (the reader's cells, as JupyterLab shows them)."""
+    return _NBVAL_TOOLBAR.sub("", output)

@@ -128,7 +128,11 @@ def test_the_command_line_page_holds_every_command_s_help(site: Path) -> None:
 
 def test_the_notebooks_are_pages_of_the_site(site: Path) -> None:
     for name in ("01_onboarding", "02_export_and_release", "03_starring", "04_reconciliation"):
-        assert (site / "notebooks" / f"{name}.html").is_file(), name
+        page = site / "notebooks" / f"{name}.html"
+        assert page.is_file(), name
+        text = page.read_text(encoding="utf-8")
+        marker = "NBVAL_" in re.sub(r"<[^>]+>", " ", text) or '"cell-tag">nbval' in text
+        assert not marker, f"{name}: a test marker shows on the page"
 
 
 def _signature_text(page: Path, anchor: str) -> str:
