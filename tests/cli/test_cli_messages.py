@@ -488,3 +488,27 @@ def test_an_interrupted_run_writes_its_unsent_rows_to_a_file_not_the_terminal(
     unsent = Path(f"{journal}.unsent.csv")
     assert str(unsent) in err
     assert len(pd.read_csv(unsent)) == 4990
+
+
+def test_validate_says_which_header_to_rename_in_full_without_python(tmp_path, capsys) -> None:
+    folder = tmp_path / "firm"
+    folder.mkdir()
+    text = (SAMPLE / "clients.csv").read_text().replace("externalId", "ExtrnalId", 1)
+    (folder / "clients.csv").write_text(text)
+    assert main(["validate", str(folder)]) == 1
+    out = capsys.readouterr().out
+    words = " ".join(out.split())  # the message column wrapped over lines, never cut
+    assert "columns=" not in out and "..." not in out
+    assert "the file has 'ExtrnalId': rename the header 'ExtrnalId' to 'externalId'" in words
+    assert "did you mean 'externalId'? rename the header 'ExtrnalId' to 'externalId'" in words
+
+
+def test_an_export_onto_data_names_the_overwrite_flag_only(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(cli_export, "client_from", lambda args: SimpleNamespace())
+    out = tmp_path / "export"
+    out.mkdir()
+    (out / "entries.csv").write_text("a\n")
+    argv = ["export", "--after", "2026-11-01", "--on-or-before", "2026-11-02"]
+    assert main([*argv, "--out", str(out), "--format", "csv"]) == 2
+    err = capsys.readouterr().err
+    assert "give --overwrite to replace it" in err and "overwrite=True" not in err

@@ -13,6 +13,7 @@ from toolkit.cli.common import (
     check_journal,
     client_from,
     env_file_of,
+    in_cli_words,
     interrupted,
     invalid,
     out_path,
@@ -54,7 +55,10 @@ def _print_warnings(warnings: pd.DataFrame, warned: pd.DataFrame, shown: int = 1
     for rec in rows.head(shown).to_dict("records"):
         line = rec.get("line")
         where = f"line {line}" if line is not None and line is not pd.NA else f"row {rec['row']}"
-        print(f"  {rec['table']} {where} [{rec['externalId']}] {rec['column']}: {rec['message']}")
+        print(
+            f"  {rec['table']} {where} [{rec['externalId']}] {rec['column']}: "
+            f"{in_cli_words(rec['message'])}"
+        )
     if len(rows) > shown:
         print(f"  ... and {len(rows) - shown} more (each row's warnings: --out FILE)")
 
