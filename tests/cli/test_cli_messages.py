@@ -512,3 +512,23 @@ def test_an_export_onto_data_names_the_overwrite_flag_only(tmp_path, monkeypatch
     assert main([*argv, "--out", str(out), "--format", "csv"]) == 2
     err = capsys.readouterr().err
     assert "give --overwrite to replace it" in err and "overwrite=True" not in err
+
+
+def test_star_file_headers_match_ignoring_case_and_errors_name_the_file(
+    env_file, tmp_path, sandbox, capsys
+) -> None:
+    base = ["--env-file", str(env_file), "-q"]
+    stars = tmp_path / "stars.csv"
+    stars.write_text("TimekeeperExternalID,initiative_external_id\nTK-NOBODY,M-1\n")
+    out = tmp_path / "res.csv"
+    assert main([*base, "star", "--file", str(stars), "--out", str(out)]) == 1  # sent, refused
+    assert pd.read_csv(out)["timekeeperExternalId"].tolist() == ["TK-NOBODY"]
+    capsys.readouterr()
+    stars.write_text("tk,Initiative External Id\nTK-NOBODY,M-1\n")
+    assert main([*base, "star", "--file", str(stars)]) == 2
+    err = capsys.readouterr().err
+    assert f"{stars} has no timekeeperExternalId column" in err
+    assert f"toolkit star TK-101 --file {stars}" in err
+    stars.write_text("timekeeperExternalId,matter\nTK-NOBODY,M-1\n")
+    assert main([*base, "unstar", "--file", str(stars)]) == 2
+    assert f"{stars} has no initiativeExternalId column" in capsys.readouterr().err

@@ -95,7 +95,8 @@ STAR_ARGS = (
     _arg("ids", nargs="*", metavar="ID", help="initiativeExternalId(s)"),
     _arg(
         "--file",
-        help=f"{TABLE_FILES} with initiativeExternalId (and timekeeperExternalId or TK)",
+        help=f"{TABLE_FILES} with columns initiativeExternalId and timekeeperExternalId (any"
+        " case; without the latter, give the argument TK)",
     ),
     _out("every row's result"),
 )
