@@ -532,3 +532,15 @@ def test_star_file_headers_match_ignoring_case_and_errors_name_the_file(
     stars.write_text("timekeeperExternalId,matter\nTK-NOBODY,M-1\n")
     assert main([*base, "unstar", "--file", str(stars)]) == 2
     assert f"{stars} has no initiativeExternalId column" in capsys.readouterr().err
+
+
+def test_validate_reads_one_table_s_file_and_calls_a_missing_path_missing(tmp_path, capsys) -> None:
+    matters = tmp_path / "Matters.csv"
+    shutil.copy(SAMPLE / "initiatives.csv", matters)
+    assert main(["validate", str(matters)]) == 0
+    assert "initiatives" in capsys.readouterr().out
+    assert main(["validate", str(tmp_path / "a-typo")]) == 2
+    assert f"{tmp_path / 'a-typo'}: no such file or folder" in capsys.readouterr().err
+    (tmp_path / "notes.csv").write_text("a\n1\n")
+    assert main(["validate", str(tmp_path / "notes.csv")]) == 2
+    assert "nor a file named after an import table" in capsys.readouterr().err

@@ -114,13 +114,18 @@ COMMANDS: dict[str, Command] = {
     "validate": Command(
         "validate",
         "check a folder of import tables, sending nothing",
-        ("toolkit validate sample_data --out failures.xlsx", "toolkit validate failures.xlsx"),
+        (
+            "toolkit validate sample_data --out failures.xlsx",
+            "toolkit validate failures.xlsx",
+            "toolkit validate sample_data/clients.csv",
+        ),
         (
             _arg(
                 "dir",
                 help="folder of clients, initiatives (or matters), code_types, codes, "
                 f"code_ranges files ({TABLE_FILES}; names match case-insensitively), or a "
-                ".xlsx workbook with one sheet per table (such as a fixed --out workbook)",
+                ".xlsx workbook with one sheet per table (such as a fixed --out workbook), "
+                "or one table's file named as in the folder (clients.csv)",
             ),
             _arg(
                 "--out",
