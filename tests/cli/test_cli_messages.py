@@ -544,3 +544,15 @@ def test_validate_reads_one_table_s_file_and_calls_a_missing_path_missing(tmp_pa
     (tmp_path / "notes.csv").write_text("a\n1\n")
     assert main(["validate", str(tmp_path / "notes.csv")]) == 2
     assert "nor a file named after an import table" in capsys.readouterr().err
+
+
+def test_a_closed_stdout_ends_the_command_quietly_as_sigpipe_does() -> None:
+    code = "import sys, toolkit.cli as cli; sys.argv = ['toolkit', *sys.argv[1:]]; cli.console()"
+    argv = [sys.executable, "-c", code, "validate", "sample_data/broken"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # as `| head` does once it has its lines
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=120) == 141
+    assert err == ""

@@ -41,6 +41,8 @@ def run(command: ModuleType, args: argparse.Namespace) -> int:
                 )
             print("interrupted", file=sys.stderr)
             return 130
+        except BrokenPipeError:  # stdout closed early (`| head`): the executable ends quietly
+            raise
         except (ToolkitError, OSError) as exc:
             print(f"error: {explain(exc, args)}", file=sys.stderr)
             return 2

@@ -18,6 +18,7 @@ EXIT_CODES: dict[int, str] = {
     "settings, an unreachable service",
     130: "interrupted (Ctrl+C or SIGTERM): the rows not sent are listed, with the command "
     "that resumes",
+    141: "the output was closed early (as by `| head`): the command stopped there, quietly",
 }
 
 #: one argument: its names and the keywords of ``ArgumentParser.add_argument``
