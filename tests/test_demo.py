@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -166,6 +167,7 @@ def test_demo_keeps_an_earlier_database_and_says_so(
     printed = capsys.readouterr().out
     kept = [p for p in tmp_path.glob("sandbox.*.db") if p.name != "sandbox.db"]
     assert len(kept) == 1
+    assert re.fullmatch(r"sandbox\.\d{8}T\d{6}Z\.db", kept[0].name)  # as Makefile and README say
     assert f"{tmp_path / 'sandbox.db'} existed: moved to {kept[0]}" in printed
     assert _records(kept[0]) == {"clients": 1}
     # a second run keeps both earlier databases: none is ever replaced
@@ -181,3 +183,10 @@ def test_the_demo_leaves_a_batch_pending(tmp_path: Path, capsys: Any) -> None:
     printed = capsys.readouterr().out
     assert "0 pending now" in printed  # the reconcile step acknowledged every pending entry
     assert "12 new entries released and left pending (12 pending now)" in printed
+
+
+def test_the_makefile_and_the_readme_name_the_database_the_demo_keeps() -> None:
+    kept = "out/sandbox.<when it was last written>.db"
+    makefile = " ".join(line.lstrip("# ") for line in (REPO / "Makefile").read_text().splitlines())
+    assert kept in makefile and "previous.db" not in makefile
+    assert kept in (REPO / "README.md").read_text()

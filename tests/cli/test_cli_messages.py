@@ -556,3 +556,10 @@ def test_a_closed_stdout_ends_the_command_quietly_as_sigpipe_does() -> None:
     proc.stderr.close()
     assert proc.wait(timeout=120) == 141
     assert err == ""
+
+
+def test_a_refused_onboard_says_nothing_was_sent_once(tmp_path, capsys) -> None:
+    assert main(["-q", "--env-file", str(tmp_path / "none.env"), "onboard", str(SAMPLE / "broken")])
+    err = capsys.readouterr().err
+    assert err.startswith("validation failed, nothing sent: 18 validation failure(s)\n")
+    assert err.count("nothing") == 1

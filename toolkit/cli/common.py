@@ -207,7 +207,8 @@ def invalid(
     0
     1
     """
-    print(f"validation failed, nothing sent: {message}", file=sys.stderr)
+    said = message.removesuffix("; nothing was sent")  # said once, first
+    print(f"validation failed, nothing sent: {said}", file=sys.stderr)
     failures = failures if source is None else with_lines(failures, source)
     print_frame(failures, 200)
     write_out(failures, out, "failures")

@@ -100,10 +100,10 @@ def run(args: argparse.Namespace) -> int:
         )
         if not checked.ok and args.on_invalid == "raise":
             failures = checked.failures
-            message = f"{len(failures)} validation failure(s); nothing was sent"
+            message = f"{len(failures)} validation failure(s)"
             return invalid(message, failures, None, out)
         if args.strict and len(checked.warnings):
-            message = f"{len(checked.warnings)} warning(s) and --strict; nothing was sent"
+            message = f"{len(checked.warnings)} warning(s) and --strict"
             return invalid(message, checked.warnings, None, out)
     client = _offline_client(args) if args.dry_run else client_from(args)
     try:
