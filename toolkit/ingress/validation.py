@@ -25,7 +25,7 @@ from toolkit.ingress.chunking import with_lines
 from toolkit.ingress.models import TABLES
 from toolkit.ingress.names import IGNORED, TABLE_SUFFIXES, table_for
 from toolkit.ingress.ranges import CodeRangePost
-from toolkit.ingress.readers import TableFile
+from toolkit.ingress.readers import TableFile, read_table
 from toolkit.ingress.sheet_reader import table_sheets
 from toolkit.ingress.workbook import write_workbook
 
@@ -422,9 +422,10 @@ def load_folder(
     >>> list(frames)
     ['clients', 'initiatives', 'code_types', 'codes', 'code_ranges']
     """
-    frames = {
-        table: src.read() if isinstance(src, TableFile) else src
-        for table, src in folder_sources(path, encoding=encoding).items()
+    sources = cast("dict[str, TableFile]", folder_sources(path, encoding=encoding))
+    frames = {  # each file read once, whole: no snapshot to keep (nor a file left open)
+        table: read_table(src.path, encoding=src.encoding, sheet=src.sheet)
+        for table, src in sources.items()
     }
     return cast("Tables[pd.DataFrame]", frames)
 
