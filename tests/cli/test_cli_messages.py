@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import os
 import shutil
 import subprocess
 import sys
@@ -563,3 +564,44 @@ def test_a_refused_onboard_says_nothing_was_sent_once(tmp_path, capsys) -> None:
     err = capsys.readouterr().err
     assert err.startswith("validation failed, nothing sent: 18 validation failure(s)\n")
     assert err.count("nothing") == 1
+
+
+@pytest.fixture
+def down(tmp_path: Path, no_toolkit_env: None, unused_port: int, monkeypatch) -> Path:
+    """A working folder whose .env names a service that does not answer."""
+    env = toolkit.sandbox.env_for(f"http://127.0.0.1:{unused_port}", "c", "i", "s", "a")
+    write_env_file(tmp_path / ".env", env)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_with_the_service_down_the_error_is_printed_once(down: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLKIT_")}
+    argv = [sys.executable, "-m", "toolkit", "-q", "onboard", str(SAMPLE)]
+    out = subprocess.run(argv, capture_output=True, text=True, cwd=down, env=env, timeout=120)
+    assert out.returncode == 2
+    assert out.stderr.count("could not reach") == 1  # not the library's log line as well
+    assert out.stderr.startswith("error: could not reach")
+
+
+def test_a_journal_that_was_only_checked_is_not_left_behind(down: Path, capsys: Any) -> None:
+    assert main(["-q", "onboard", str(SAMPLE), "--journal", "j.jsonl"]) == 2
+    assert "could not reach" in capsys.readouterr().err
+    assert not (down / "j.jsonl").exists()
+
+
+def test_sync_and_export_options_are_checked_before_any_request(down: Path, capsys: Any) -> None:
+    window = ["--after", "2026-11-01", "--on-or-before", "2026-11-03"]
+    for argv, said in (
+        (["sync", "time", *window, "--window", "xyz"], "window 'xyz' is not a pandas offset"),
+        (["sync", "time", *window, "--lag", "xyz"], "lag: cannot read 'xyz'"),
+        (["export", *window, "--out", "e", "--window", "0D"], "window '0D' must be a positive"),
+        (
+            ["export", "--after", "2026-13-01", "--on-or-before", "2026-11-03", "--out", "e"],
+            "--after",
+        ),
+        (["sync", "time", "--after", "2026-11-03", "--on-or-before", "2026-11-01"], "is empty"),
+    ):
+        assert main(["-q", *argv]) == 2
+        err = capsys.readouterr().err
+        assert said in err and "could not reach" not in err, argv

@@ -68,12 +68,16 @@ def client_from(args: argparse.Namespace) -> Client:
 
 
 def check_journal(args: argparse.Namespace) -> None:
-    """Open and close ``--journal`` before any request: an unusable or held journal fails first.
+    """Open and close ``--journal`` before any request: an unusable or held journal fails first;
+    one this check created is removed (the run creates it again when it sends).
 
     >>> check_journal(argparse.Namespace(journal=None))  # no journal: nothing to check
     """
     if getattr(args, "journal", None) and not getattr(args, "dry_run", False):
+        new = not Path(args.journal).exists()
         Journal(args.journal).close()
+        if new:
+            Path(args.journal).unlink()
 
 
 def cut(value: object, width: int = 80) -> object:

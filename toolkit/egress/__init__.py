@@ -12,6 +12,7 @@ from toolkit.egress.sync import DEFAULT_LAG as DEFAULT_LAG
 from toolkit.egress.sync import SyncReport as SyncReport
 from toolkit.egress.sync import compact as compact
 from toolkit.egress.sync import read_sync as read_sync
+from toolkit.egress.sync import sync_options as sync_options
 from toolkit.egress.sync import sync_status as sync_status
 
 __all__: list[str] = []

@@ -62,6 +62,7 @@ __all__ = [
     "create_tables",
     "read_sync",
     "read_watermark",
+    "sync_options",
     "sync",
     "sync_status",
     "widen_counts",
@@ -105,6 +106,20 @@ _LEGACY = {
     ("workDate", _DATE): 'PrimitiveType("timestamp_ntz")',
     **{(name, _LONG): 'PrimitiveType("double")' for name in _COUNTS},
 }
+
+
+def sync_options(window: str, lag: str | dt.timedelta) -> pd.Timedelta:
+    """Check ``window`` and read ``lag`` as :func:`sync` does first, before any file or request.
+
+    Returns:
+        The lag.
+
+    >>> sync_options("6h", "10min")
+    Timedelta('0 days 00:10:00')
+    """
+    behind = _lag(lag)
+    Window(pd.Timestamp(0, tz="UTC"), pd.Timestamp(1, tz="UTC")).split(window)
+    return behind
 
 
 def _lag(value: Any) -> pd.Timedelta:
@@ -485,8 +500,7 @@ def sync(
     root = Path(path)
     span = Window.of(after, on_or_before)
     first, last = span.after, span.on_or_before
-    behind = _lag(lag)
-    Window(pd.Timestamp(0, tz="UTC"), pd.Timestamp(1, tz="UTC")).split(window)
+    behind = sync_options(window, lag)
     _check_folder(root, tables=False)
     if first is None and not (root / "entries" / "_delta_log").is_dir():
         raise ConfigError(f"the first sync of {root} needs after (releasedAfter)")
