@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import inspect
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -605,3 +607,14 @@ def test_sync_and_export_options_are_checked_before_any_request(down: Path, caps
         assert main(["-q", *argv]) == 2
         err = capsys.readouterr().err
         assert said in err and "could not reach" not in err, argv
+
+
+def test_every_command_line_of_the_jobs_page_parses() -> None:
+    text = (REPO / "docs" / "jobs.md").read_text()
+    commands = re.findall(r"`(toolkit [^`]+)`", text)
+    assert len(commands) > 10
+    for command in commands:
+        try:
+            cli.parser().parse_args(shlex.split(command)[1:])
+        except SystemExit:
+            pytest.fail(f"docs/jobs.md: {command} is refused by the parser")
