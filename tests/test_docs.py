@@ -129,3 +129,25 @@ def test_the_command_line_page_holds_every_command_s_help(site: Path) -> None:
 def test_the_notebooks_are_pages_of_the_site(site: Path) -> None:
     for name in ("01_onboarding", "02_export_and_release", "03_starring", "04_reconciliation"):
         assert (site / "notebooks" / name / "index.html").is_file(), name
+
+
+def test_a_returns_section_renders_as_one_value_however_many_lines_it_takes() -> None:
+    import griffe
+    import yaml
+
+    class Loader(yaml.SafeLoader):  # mkdocs' own tags (!ENV) read as nothing
+        pass
+
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+    site = yaml.load((REPO / "mkdocs.yml").read_text(), Loader=Loader)  # noqa: S506
+    handler = next(p["mkdocstrings"] for p in site["plugins"] if "mkdocstrings" in p)
+    options = handler["handlers"]["python"]["options"]["docstring_options"]
+    functions = [toolkit.ingress.imports.import_table, toolkit.reconcile]
+    functions += [getattr(toolkit.Client, n) for n in dir(toolkit.Client) if not n.startswith("_")]
+    for function in functions:
+        if not inspect.isfunction(function) or "Returns:" not in (function.__doc__ or ""):
+            continue
+        text = inspect.cleandoc(function.__doc__)
+        sections = griffe.Docstring(text, parser="google", parser_options=options).parse()
+        returns = [s for s in sections if s.kind.value == "returns"]
+        assert [len(s.value) for s in returns] == [1], function.__qualname__
