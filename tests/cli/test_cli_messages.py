@@ -618,3 +618,27 @@ def test_every_command_line_of_the_jobs_page_parses() -> None:
             cli.parser().parse_args(shlex.split(command)[1:])
         except SystemExit:
             pytest.fail(f"docs/jobs.md: {command} is refused by the parser")
+
+
+def test_ctrl_c_between_two_tables_of_onboard_prints_counts_unsent_rows_and_resume(
+    env_file, tmp_path, monkeypatch, capsys
+) -> None:
+    from toolkit.ingress import imports
+
+    real, seen = imports.held_children, []
+
+    def stopped_before_the_matters(table: str, *args: Any, **kwargs: Any) -> Any:
+        seen.append(table)
+        if table == "initiatives":  # the clients' bar is done, the matters' not begun
+            raise KeyboardInterrupt
+        return real(table, *args, **kwargs)
+
+    monkeypatch.setattr(imports, "held_children", stopped_before_the_matters)
+    journal = tmp_path / "j.jsonl"
+    argv = ["--env-file", str(env_file), "-q", "onboard", str(SAMPLE), "--journal", str(journal)]
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    assert "ok: 20, failed: 0, unknown: 0, not sent: 142" in err
+    unsent = pd.read_csv(f"{journal}.unsent.csv")
+    assert len(unsent) == 142 and "clients" not in set(unsent["table"])
+    assert f"resume with: toolkit {' '.join(argv)}" in err
