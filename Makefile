@@ -54,7 +54,8 @@ lock:
 	  -o $(LOCK)
 
 # writes out/export, out/hours_by_client.png and a new out/sandbox.db (an existing one is moved
-# to out/sandbox.previous.db); refuses, changing nothing, while a sandbox serves out/sandbox.db
+# to out/sandbox.<when it was last written>.db, such as out/sandbox.20261206T051500Z.db, and
+# none is ever replaced); refuses, changing nothing, while a sandbox serves out/sandbox.db
 demo: $(STAMP)
 	$(PY) -m toolkit demo --out out
 

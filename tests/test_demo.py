@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -166,6 +167,7 @@ def test_demo_keeps_an_earlier_database_and_says_so(
     printed = capsys.readouterr().out
     kept = [p for p in tmp_path.glob("sandbox.*.db") if p.name != "sandbox.db"]
     assert len(kept) == 1
+    assert re.fullmatch(r"sandbox\.\d{8}T\d{6}Z\.db", kept[0].name)  # as Makefile and README say
     assert f"{tmp_path / 'sandbox.db'} existed: moved to {kept[0]}" in printed
     assert _records(kept[0]) == {"clients": 1}
     # a second run keeps both earlier databases: none is ever replaced
@@ -193,3 +195,10 @@ def test_a_demo_stopped_before_its_export_keeps_the_earlier_export_and_chart(
     run_demo(tmp_path, workers=2, sample=REPO / "sample_data" / "broken")  # stops at validate
     assert (tmp_path / "export" / "entries" / "part-0.parquet").read_bytes() == b"earlier"
     assert (tmp_path / "hours_by_client.png").read_bytes() == b"earlier"
+
+
+def test_the_makefile_and_the_readme_name_the_database_the_demo_keeps() -> None:
+    kept = "out/sandbox.<when it was last written>.db"
+    makefile = " ".join(line.lstrip("# ") for line in (REPO / "Makefile").read_text().splitlines())
+    assert kept in makefile and "previous.db" not in makefile
+    assert kept in (REPO / "README.md").read_text()

@@ -164,3 +164,25 @@ def test_every_link_of_the_site_opened_from_disk_names_a_file(site: Path) -> Non
             if target.is_dir():
                 folders.append(f"{page.relative_to(site)} -> {href}")
     assert folders == []
+
+
+def test_a_returns_section_renders_as_one_value_however_many_lines_it_takes() -> None:
+    import griffe
+    import yaml
+
+    class Loader(yaml.SafeLoader):  # mkdocs' own tags (!ENV) read as nothing
+        pass
+
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+    site = yaml.load((REPO / "mkdocs.yml").read_text(), Loader=Loader)  # noqa: S506
+    handler = next(p["mkdocstrings"] for p in site["plugins"] if "mkdocstrings" in p)
+    options = handler["handlers"]["python"]["options"]["docstring_options"]
+    functions = [toolkit._ingress.imports.import_table, toolkit.reconcile]
+    functions += [getattr(toolkit.Client, n) for n in dir(toolkit.Client) if not n.startswith("_")]
+    for function in functions:
+        if not inspect.isfunction(function) or "Returns:" not in (function.__doc__ or ""):
+            continue
+        text = inspect.cleandoc(function.__doc__)
+        sections = griffe.Docstring(text, parser="google", parser_options=options).parse()
+        returns = [s for s in sections if s.kind.value == "returns"]
+        assert [len(s.value) for s in returns] == [1], function.__qualname__

@@ -1,8 +1,9 @@
 """``toolkit demo``: the whole flow, headless, against a sandbox it starts itself.
 
 One summary line per step (:data:`_STEPS`); the secret is never printed. ``out/export`` and the
-chart are replaced when the new ones are written (a run stopped before keeps them); an earlier ``out/sandbox.db`` is moved aside, never replaced. While a
-sandbox serves ``out/sandbox.db``, the demo refuses and touches nothing.
+chart are replaced when the new ones are written (a run stopped before keeps them); an earlier
+``out/sandbox.db`` is moved aside, never replaced. While a sandbox serves ``out/sandbox.db``,
+the demo refuses and touches nothing.
 """
 
 from __future__ import annotations

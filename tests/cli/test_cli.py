@@ -47,7 +47,8 @@ def test_onboard_prints_the_warnings_of_the_rows_it_sent_and_strict_sends_nothin
     sandbox.admin.reset_stats()
     assert main([*base, "--strict"]) == 1
     assert sandbox.admin.stats()["total"] == 0
-    assert "19 warning(s) and --strict; nothing was sent" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "validation failed, nothing sent: 19 warning(s) and --strict\n" in err
     assert main([*base, "--out", str(tmp_path / "results.csv")]) == 0
     out = capsys.readouterr().out
     assert "with a warning" in out and "warned" in out

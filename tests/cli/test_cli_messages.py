@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -487,3 +490,154 @@ def test_an_interrupted_run_writes_its_unsent_rows_to_a_file_not_the_terminal(
     unsent = Path(f"{journal}.unsent.csv")
     assert str(unsent) in err
     assert len(pd.read_csv(unsent)) == 4990
+
+
+def test_validate_says_which_header_to_rename_in_full_without_python(tmp_path, capsys) -> None:
+    folder = tmp_path / "firm"
+    folder.mkdir()
+    text = (SAMPLE / "clients.csv").read_text().replace("externalId", "ExtrnalId", 1)
+    (folder / "clients.csv").write_text(text)
+    assert main(["validate", str(folder)]) == 1
+    out = capsys.readouterr().out
+    words = " ".join(out.split())  # the message column wrapped over lines, never cut
+    assert "columns=" not in out and "..." not in out
+    assert "the file has 'ExtrnalId': rename the header 'ExtrnalId' to 'externalId'" in words
+    assert "did you mean 'externalId'? rename the header 'ExtrnalId' to 'externalId'" in words
+
+
+def test_an_export_onto_data_names_the_overwrite_flag_only(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(cli_export, "client_from", lambda args: SimpleNamespace())
+    out = tmp_path / "export"
+    out.mkdir()
+    (out / "entries.csv").write_text("a\n")
+    argv = ["export", "--after", "2026-11-01", "--on-or-before", "2026-11-02"]
+    assert main([*argv, "--out", str(out), "--format", "csv"]) == 2
+    err = capsys.readouterr().err
+    assert "give --overwrite to replace it" in err and "overwrite=True" not in err
+
+
+def test_star_file_headers_match_ignoring_case_and_errors_name_the_file(
+    env_file, tmp_path, sandbox, capsys
+) -> None:
+    base = ["--env-file", str(env_file), "-q"]
+    stars = tmp_path / "stars.csv"
+    stars.write_text("TimekeeperExternalID,initiative_external_id\nTK-NOBODY,M-1\n")
+    out = tmp_path / "res.csv"
+    assert main([*base, "star", "--file", str(stars), "--out", str(out)]) == 1  # sent, refused
+    assert pd.read_csv(out)["timekeeperExternalId"].tolist() == ["TK-NOBODY"]
+    capsys.readouterr()
+    stars.write_text("tk,Initiative External Id\nTK-NOBODY,M-1\n")
+    assert main([*base, "star", "--file", str(stars)]) == 2
+    err = capsys.readouterr().err
+    assert f"{stars} has no timekeeperExternalId column" in err
+    assert f"toolkit star TK-101 --file {stars}" in err
+    stars.write_text("timekeeperExternalId,matter\nTK-NOBODY,M-1\n")
+    assert main([*base, "unstar", "--file", str(stars)]) == 2
+    assert f"{stars} has no initiativeExternalId column" in capsys.readouterr().err
+
+
+def test_validate_reads_one_table_s_file_and_calls_a_missing_path_missing(tmp_path, capsys) -> None:
+    matters = tmp_path / "Matters.csv"
+    shutil.copy(SAMPLE / "initiatives.csv", matters)
+    assert main(["validate", str(matters)]) == 0
+    assert "initiatives" in capsys.readouterr().out
+    assert main(["validate", str(tmp_path / "a-typo")]) == 2
+    assert f"{tmp_path / 'a-typo'}: no such file or folder" in capsys.readouterr().err
+    (tmp_path / "notes.csv").write_text("a\n1\n")
+    assert main(["validate", str(tmp_path / "notes.csv")]) == 2
+    assert "nor a file named after an import table" in capsys.readouterr().err
+
+
+def test_a_closed_stdout_ends_the_command_quietly_as_sigpipe_does() -> None:
+    code = "import sys, toolkit._cli as cli; sys.argv = ['toolkit', *sys.argv[1:]]; cli.console()"
+    argv = [sys.executable, "-c", code, "validate", "sample_data/broken"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # as `| head` does once it has its lines
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=120) == 141
+    assert err == ""
+
+
+def test_a_refused_onboard_says_nothing_was_sent_once(tmp_path, capsys) -> None:
+    assert main(["-q", "--env-file", str(tmp_path / "none.env"), "onboard", str(SAMPLE / "broken")])
+    err = capsys.readouterr().err
+    assert err.startswith("validation failed, nothing sent: 18 validation failure(s)\n")
+    assert err.count("nothing") == 1
+
+
+@pytest.fixture
+def down(tmp_path: Path, no_toolkit_env: None, unused_port: int, monkeypatch) -> Path:
+    """A working folder whose .env names a service that does not answer."""
+    env = toolkit.sandbox.env_for(f"http://127.0.0.1:{unused_port}", "c", "i", "s", "a")
+    write_env_file(tmp_path / ".env", env)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_with_the_service_down_the_error_is_printed_once(down: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLKIT_")}
+    argv = [sys.executable, "-m", "toolkit", "-q", "onboard", str(SAMPLE)]
+    out = subprocess.run(argv, capture_output=True, text=True, cwd=down, env=env, timeout=120)
+    assert out.returncode == 2
+    assert out.stderr.count("could not reach") == 1  # not the library's log line as well
+    assert out.stderr.startswith("error: could not reach")
+
+
+def test_a_journal_that_was_only_checked_is_not_left_behind(down: Path, capsys: Any) -> None:
+    assert main(["-q", "onboard", str(SAMPLE), "--journal", "j.jsonl"]) == 2
+    assert "could not reach" in capsys.readouterr().err
+    assert not (down / "j.jsonl").exists()
+
+
+def test_sync_and_export_options_are_checked_before_any_request(down: Path, capsys: Any) -> None:
+    window = ["--after", "2026-11-01", "--on-or-before", "2026-11-03"]
+    for argv, said in (
+        (["sync", "time", *window, "--window", "xyz"], "window 'xyz' is not a pandas offset"),
+        (["sync", "time", *window, "--lag", "xyz"], "lag: cannot read 'xyz'"),
+        (["export", *window, "--out", "e", "--window", "0D"], "window '0D' must be a positive"),
+        (
+            ["export", "--after", "2026-13-01", "--on-or-before", "2026-11-03", "--out", "e"],
+            "--after",
+        ),
+        (["sync", "time", "--after", "2026-11-03", "--on-or-before", "2026-11-01"], "is empty"),
+    ):
+        assert main(["-q", *argv]) == 2
+        err = capsys.readouterr().err
+        assert said in err and "could not reach" not in err, argv
+
+
+def test_every_command_line_of_the_jobs_page_parses() -> None:
+    text = (REPO / "docs" / "jobs.md").read_text()
+    commands = re.findall(r"`(toolkit [^`]+)`", text)
+    assert len(commands) > 10
+    for command in commands:
+        try:
+            cli.parser().parse_args(shlex.split(command)[1:])
+        except SystemExit:
+            pytest.fail(f"docs/jobs.md: {command} is refused by the parser")
+
+
+def test_ctrl_c_between_two_tables_of_onboard_prints_counts_unsent_rows_and_resume(
+    env_file, tmp_path, monkeypatch, capsys
+) -> None:
+    from toolkit._ingress import imports
+
+    real, seen = imports.held_children, []
+
+    def stopped_before_the_matters(table: str, *args: Any, **kwargs: Any) -> Any:
+        seen.append(table)
+        if table == "initiatives":  # the clients' bar is done, the matters' not begun
+            raise KeyboardInterrupt
+        return real(table, *args, **kwargs)
+
+    monkeypatch.setattr(imports, "held_children", stopped_before_the_matters)
+    journal = tmp_path / "j.jsonl"
+    argv = ["--env-file", str(env_file), "-q", "onboard", str(SAMPLE), "--journal", str(journal)]
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    assert "ok: 20, failed: 0, unknown: 0, not sent: 142" in err
+    unsent = pd.read_csv(f"{journal}.unsent.csv")
+    assert len(unsent) == 142 and "clients" not in set(unsent["table"])
+    assert f"resume with: toolkit {' '.join(argv)}" in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import inspect
 import re
 import shutil
@@ -785,3 +786,12 @@ def test_the_checks_and_the_rows_to_send_leave_the_inputs_attrs_behind(tmp_path)
     path.write_text("initiativeExternalId,codeExternalId\nM-1,L1\n\n,L3\n")  # row 1: line 4
     report = validate(code_ranges=readers.TableFile(path))
     assert report.errors[["row", "line", "check"]].values.tolist() == [[1, 4, "required"]]
+
+
+def test_load_folder_leaves_no_file_open() -> None:
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always", ResourceWarning)
+        frames = load_folder(SAMPLE)
+        gc.collect()
+    assert len(frames) == 5
+    assert [str(w.message) for w in seen if issubclass(w.category, ResourceWarning)] == []

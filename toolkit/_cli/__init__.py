@@ -11,9 +11,8 @@ from collections.abc import Sequence
 from importlib import import_module
 from types import FrameType
 
-from toolkit._cli.options import COMMANDS, EXIT_CODES, parser
-
-__all__ = ["EXIT_CODES", "console", "main", "parser"]
+from toolkit._cli.options import COMMANDS, parser
+from toolkit._cli.options import EXIT_CODES as EXIT_CODES
 
 
 def _stop_while_loading(signum: int, frame: FrameType | None) -> None:
@@ -90,6 +89,9 @@ def console() -> None:
     except KeyboardInterrupt:  # between the command's own handlers: nothing half-done
         print("\ninterrupted", file=sys.stderr)
         code = 130
+    except BrokenPipeError:  # stdout closed early (`| head`): the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush too
+        code = 141  # as a program ended by SIGPIPE, quietly
     if _main_thread():  # a Ctrl+C from here on ends quietly with the same status
         signal.signal(signal.SIGINT, lambda signum, frame: os._exit(130))
     if code == 130:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import sys
 import warnings
+from collections.abc import Iterator
 from types import ModuleType
 
 from toolkit._cli.common import explain, interrupted
@@ -23,7 +26,7 @@ def run(command: ModuleType, args: argparse.Namespace) -> int:
     >>> run(validate, args)  # the message goes to stderr
     2
     """
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _library_logs_unprinted():
         warnings.simplefilter("always", InputWarning)
         warnings.filterwarnings("always", "--", DeprecationWarning)  # a flag kept one release
         warnings.showwarning = lambda message, *_: print(f"warning: {message}", file=sys.stderr)
@@ -38,12 +41,26 @@ def run(command: ModuleType, args: argparse.Namespace) -> int:
                 )
             print("interrupted", file=sys.stderr)
             return 130
+        except BrokenPipeError:  # stdout closed early (`| head`): the executable ends quietly
+            raise
         except (ToolkitError, OSError) as exc:
             print(f"error: {explain(exc, args)}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
             print(f"\ninterrupted: {_what_was_written(args)}", file=sys.stderr)
             return 130
+
+
+@contextlib.contextmanager
+def _library_logs_unprinted() -> Iterator[None]:
+    """The library's log lines (a request that got no answer) not printed by Python's last-resort
+    handler while a command runs: the command prints its own account of each, once."""
+    quiet, logger = logging.NullHandler(), logging.getLogger("toolkit")
+    logger.addHandler(quiet)
+    try:
+        yield
+    finally:
+        logger.removeHandler(quiet)
 
 
 def _renamed_flags(args: argparse.Namespace) -> None:

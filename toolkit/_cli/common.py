@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 import sys
+import textwrap
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -49,12 +51,16 @@ def client_from(args: argparse.Namespace) -> Client:
 
 
 def check_journal(args: argparse.Namespace) -> None:
-    """Open and close ``--journal`` before any request: an unusable or held journal fails first.
+    """Open and close ``--journal`` before any request: an unusable or held journal fails first;
+    one this check created is removed (the run creates it again when it sends).
 
     >>> check_journal(argparse.Namespace(journal=None))  # no journal: nothing to check
     """
     if getattr(args, "journal", None) and not getattr(args, "dry_run", False):
+        new = not Path(args.journal).exists()
         Journal(args.journal).close()
+        if new:
+            Path(args.journal).unlink()
 
 
 def cut(value: object, width: int = 80) -> object:
@@ -67,21 +73,88 @@ def cut(value: object, width: int = 80) -> object:
     return text[: width - 3] + "..." if text is not None and len(text) > width else value
 
 
-def print_frame(df: pd.DataFrame, max_rows: int = 30) -> None:
-    """Print the first rows of a frame, long texts cut, and how many more there are.
+#: the library's Python phrasings (a ``columns=`` rename, a keyword) and the command line's words
+_CLI_WORDS = (
+    (
+        re.compile(r"rename it with columns=\{('[^']*'|\"[^\"]*\"): ('[^']*'|\"[^\"]*\")\}"),
+        r"rename the header \1 to \2",
+    ),
+    (
+        re.compile(r"say which with columns=\{('[^']*'|\"[^\"]*\"): ('[^']*'|\"[^\"]*\")\}"),
+        r"say which by renaming the header \1 (to \2, say)",
+    ),
+    (re.compile(r"pass overwrite=True \(--overwrite\)"), "give --overwrite"),
+    (re.compile(r"\bthe frame (has|needs)\b"), r"the file \1"),
+)
+#: the columns of a printed or written frame that carry the library's messages
+_MESSAGES = ("message", "error")
+
+
+def in_cli_words(text: str) -> str:
+    """A library message in the command line's words: a header to rename, a flag to give.
+
+    >>> in_cli_words("the frame has 'Id': rename it with columns={'Id': 'externalId'}")
+    "the file has 'Id': rename the header 'Id' to 'externalId'"
+    >>> in_cli_words("out already exists; pass overwrite=True (--overwrite) to replace it")
+    'out already exists; give --overwrite to replace it'
+    """
+    for pattern, words in _CLI_WORDS:
+        text = pattern.sub(words, text)
+    return text
+
+
+def _worded(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with its message columns in the command line's words."""
+    cols = [c for c in _MESSAGES if c in frame]
+    if not cols:
+        return frame
+    frame = frame.copy()
+    for col in cols:
+        frame[col] = [in_cli_words(v) if isinstance(v, str) else v for v in frame[col]]
+    return frame
+
+
+def _wrapped(shown: pd.DataFrame, width: int) -> pd.DataFrame:
+    """Each text longer than ``width`` wrapped onto lines of its own under its row, left-aligned;
+    the frame as it is when none is."""
+    longer = [c for c in shown if any(isinstance(v, str) and len(v) > width for v in shown[c])]
+    if not longer:
+        return shown
+    rows: list[list[object]] = []
+    for values in shown.itertuples(index=False):
+        cells = [
+            textwrap.wrap(v, width) if c in longer and isinstance(v, str) and v else [v]
+            for c, v in zip(shown.columns, values, strict=True)
+        ]
+        depth = max(len(c) for c in cells)
+        rows += [[c[i] if i < len(c) else "" for c in cells] for i in range(depth)]
+    out = pd.DataFrame(rows, columns=shown.columns)
+    for col in longer:
+        size = max(len(v) for v in out[col] if isinstance(v, str))
+        out[col] = [v.ljust(size) if isinstance(v, str) else v for v in out[col]]
+    return out
+
+
+def print_frame(df: pd.DataFrame, max_rows: int = 30, width: int = 80) -> None:
+    """Print the first rows of a frame, texts longer than ``width`` wrapped, messages in the
+    command line's words, and how many more rows there are.
 
     >>> print_frame(pd.DataFrame({"row": [0, 1], "error": ["bad", "worse"]}), max_rows=1)
      row error
        0   bad
     ... 1 more (write them all with --out FILE)
+    >>> frame = pd.DataFrame({"row": [0], "error": ["not sent: the service is down"]})
+    >>> print_frame(frame, width=16)  # doctest: +NORMALIZE_WHITESPACE
+    row           error
+      0 not sent: the
+        service is down
     """
-    shown = df.head(max_rows).copy()
-    for col in shown.select_dtypes(include=["object", "string"]).columns:
-        shown[col] = shown[col].astype(object).map(cut)
+    shown = _worded(df.head(max_rows))
     for col in shown.select_dtypes(include=["Int64"]).columns:  # row, line: blank when missing
         shown[col] = [("" if pd.isna(v) else int(v)) for v in shown[col]]
     with pd.option_context("display.width", 200):
-        print(shown.to_string(index=False, na_rep=""))  # a missing row or line: blank
+        # a missing row or line: blank
+        print(_wrapped(shown, width).to_string(index=False, na_rep=""))
     if len(df) > max_rows:
         print(f"... {len(df) - max_rows} more (write them all with --out FILE)")
 
@@ -102,7 +175,7 @@ def write_out(frame: pd.DataFrame, out: Path | None, what: str) -> None:
     >>> write_out(pd.DataFrame({"row": [0]}), None, "results")  # no --out: nothing
     """
     if out is not None:
-        write_table(frame, out)
+        write_table(_worded(frame), out)
         print(f"wrote {len(frame)} {what} to {out}")
 
 
@@ -121,7 +194,8 @@ def invalid(
     0
     1
     """
-    print(f"validation failed, nothing sent: {message}", file=sys.stderr)
+    said = message.removesuffix("; nothing was sent")  # said once, first
+    print(f"validation failed, nothing sent: {said}", file=sys.stderr)
     failures = failures if source is None else with_lines(failures, source)
     print_frame(failures, 200)
     write_out(failures, out, "failures")
@@ -199,7 +273,7 @@ def explain(exc: ToolkitError | OSError, args: argparse.Namespace | None) -> str
         env_file = getattr(args, "env_file", None) or ".env"
     where = f"in {env_file} or the environment"
     if not isinstance(exc, ApiError | TransportError):
-        return str(exc)
+        return in_cli_words(str(exc))
     host = urlsplit(exc.url).netloc or exc.url
     if isinstance(exc, TransportError):
         reason = str(exc).rpartition("no answer (")[2].rstrip(")") or str(exc)

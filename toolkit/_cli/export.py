@@ -63,13 +63,16 @@ def run(args: argparse.Namespace) -> int:
         span = Window.of(args.after, args.on_or_before, FLAGS)
         assert span.after is not None and span.on_or_before is not None  # both are required
         print(f"export window: entries {span}")
+        parquet = args.format == "parquet"  # streamed window by window: memory of one buffer
+        window = args.window or ("1D" if parquet else None)
+        span.split(window)  # a bad --window: before the token is asked for
         client = client_from(args)
-        if args.format == "parquet":  # streamed window by window: memory of one buffer
+        if parquet:
             totals = client.export_to_parquet(
                 span.after,
                 span.on_or_before,
                 args.out,
-                window=args.window or "1D",
+                window=window or "1D",
                 overwrite=args.overwrite,
                 progress=not args.quiet,
             )

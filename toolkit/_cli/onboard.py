@@ -14,6 +14,7 @@ from toolkit._cli.common import (
     check_journal,
     client_from,
     env_file_of,
+    in_cli_words,
     interrupted,
     invalid,
     out_path,
@@ -53,7 +54,10 @@ def _print_warnings(warnings: pd.DataFrame, warned: pd.DataFrame, shown: int = 1
     for rec in rows.head(shown).to_dict("records"):
         line = rec.get("line")
         where = f"line {line}" if line is not None and line is not pd.NA else f"row {rec['row']}"
-        print(f"  {rec['table']} {where} [{rec['externalId']}] {rec['column']}: {rec['message']}")
+        print(
+            f"  {rec['table']} {where} [{rec['externalId']}] {rec['column']}: "
+            f"{in_cli_words(rec['message'])}"
+        )
     if len(rows) > shown:
         print(f"  ... and {len(rows) - shown} more (each row's warnings: --out FILE)")
 
@@ -114,10 +118,10 @@ def run(args: argparse.Namespace) -> int:
         )
         if not checked.ok and args.on_invalid == "raise":
             failures = checked.failures
-            message = f"{len(failures)} validation failure(s); nothing was sent"
+            message = f"{len(failures)} validation failure(s)"
             return invalid(message, failures, None, out)
         if args.strict and len(checked.warnings):
-            message = f"{len(checked.warnings)} warning(s) and --strict; nothing was sent"
+            message = f"{len(checked.warnings)} warning(s) and --strict"
             return invalid(message, checked.warnings, None, out)
     client = _offline_client(args) if args.dry_run else client_from(args)
     try:

@@ -16,6 +16,7 @@ EXIT_CODES: dict[int, str] = {
     "settings, an unreachable service",
     130: "interrupted (Ctrl+C or SIGTERM): the rows not sent are listed, with the command "
     "that resumes",
+    141: "the output was closed early (as by `| head`): the command stopped there, quietly",
 }
 
 #: one argument: its names and the keywords of ``ArgumentParser.add_argument``
@@ -93,7 +94,8 @@ STAR_ARGS = (
     _arg("ids", nargs="*", metavar="ID", help="initiativeExternalId(s)"),
     _arg(
         "--file",
-        help=f"{TABLE_FILES} with initiativeExternalId (and timekeeperExternalId or TK)",
+        help=f"{TABLE_FILES} with columns initiativeExternalId and timekeeperExternalId (any"
+        " case; without the latter, give the argument TK)",
     ),
     _out("every row's result"),
 )
@@ -111,13 +113,18 @@ COMMANDS: dict[str, Command] = {
     "validate": Command(
         "validate",
         "check a folder of import tables, sending nothing",
-        ("toolkit validate sample_data --out failures.xlsx", "toolkit validate failures.xlsx"),
+        (
+            "toolkit validate sample_data --out failures.xlsx",
+            "toolkit validate failures.xlsx",
+            "toolkit validate sample_data/clients.csv",
+        ),
         (
             _arg(
                 "dir",
                 help="folder of clients, initiatives (or matters), code_types, codes, "
                 f"code_ranges files ({TABLE_FILES}; names match case-insensitively), or a "
-                ".xlsx workbook with one sheet per table (such as a fixed --out workbook)",
+                ".xlsx workbook with one sheet per table (such as a fixed --out workbook), "
+                "or one table's file named as in the folder (clients.csv)",
             ),
             _arg(
                 "--out",

@@ -7,7 +7,11 @@ import sys
 
 from toolkit._cli.common import client_from, out_path, print_frame, with_row, write_out
 from toolkit._ingress import read_table
+from toolkit._ingress.names import match_headers
 from toolkit.errors import ConfigError
+
+#: the columns of a ``--file``, matched to its headers ignoring case, spaces, ``_`` and ``-``
+_PAIR = ["timekeeperExternalId", "initiativeExternalId"]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,9 +32,15 @@ def run(args: argparse.Namespace) -> int:
     out = out_path(args)
     if args.file:
         frame = read_table(args.file)
-        if "timekeeperExternalId" not in frame:
+        frame.columns = match_headers("stars", _PAIR, [str(c) for c in frame.columns]).names
+        if _PAIR[1] not in frame:
+            raise ConfigError(f"{args.file} has no {_PAIR[1]} column")
+        if _PAIR[0] not in frame:
             if not args.timekeeper:
-                raise ConfigError(f"{args.file} has no timekeeperExternalId column: give TK")
+                raise ConfigError(
+                    f"{args.file} has no {_PAIR[0]} column: name the timekeeper before --file "
+                    f"(toolkit {args.command} TK-101 --file {args.file})"
+                )
             frame = frame.assign(timekeeperExternalId=args.timekeeper)
         client = client_from(args)
         res = with_row(getattr(client, args.command)(frame, progress=not args.quiet), frame)

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from toolkit._cli.common import FLAGS, client_from
-from toolkit._egress import Window, compact, sync_status
+from toolkit._egress import Window, compact, sync_options, sync_status
 from toolkit.errors import ConcurrentWriteError
 
 
@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
             )
         return 0
     span = Window.of(args.after, args.on_or_before, FLAGS)
+    sync_options(args.window, args.lag)  # before the token is asked for
     try:
         report = client_from(args).sync(
             args.path,

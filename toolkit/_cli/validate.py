@@ -1,4 +1,5 @@
-"""``toolkit validate DIR``: check a folder of import tables (or a workbook), sending nothing."""
+"""``toolkit validate DIR``: check a folder of import tables (or a workbook, or one table's file),
+sending nothing."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ from toolkit._egress.files import claim_target as claim_target
 from toolkit._egress.sync import DEFAULT_LAG as DEFAULT_LAG
 from toolkit._egress.sync import compact as compact
 from toolkit._egress.sync import read_sync as read_sync
+from toolkit._egress.sync import sync_options as sync_options
 from toolkit._egress.sync import sync_status as sync_status
 from toolkit._egress.sync_report import SyncReport as SyncReport
 

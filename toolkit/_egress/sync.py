@@ -89,6 +89,20 @@ _LEGACY = {
 }
 
 
+def sync_options(window: str, lag: str | dt.timedelta) -> pd.Timedelta:
+    """Check ``window`` and read ``lag`` as :func:`sync` does first, before any file or request.
+
+    Returns:
+        The lag.
+
+    >>> sync_options("6h", "10min")
+    Timedelta('0 days 00:10:00')
+    """
+    behind = _lag(lag)
+    Window(pd.Timestamp(0, tz="UTC"), pd.Timestamp(1, tz="UTC")).split(window)
+    return behind
+
+
 def _lag(value: Any) -> pd.Timedelta:
     try:
         lag: pd.Timedelta | NaTType = pd.Timedelta(value)  # "NaT" reads as NaT
@@ -467,8 +481,7 @@ def sync(
     root = Path(path)
     span = Window.of(after, on_or_before)
     first, last = span.after, span.on_or_before
-    behind = _lag(lag)
-    Window(pd.Timestamp(0, tz="UTC"), pd.Timestamp(1, tz="UTC")).split(window)
+    behind = sync_options(window, lag)
     _check_folder(root, tables=False)
     if first is None and not (root / "entries" / "_delta_log").is_dir():
         raise ConfigError(f"the first sync of {root} needs after (releasedAfter)")

@@ -16,6 +16,7 @@ from toolkit._bulk.journal import Journal
 from toolkit._bulk.runner import (
     JOURNALED,
     STATUSES,
+    Call,
     not_sent,
     pacer_for,
     result_frame,
@@ -394,42 +395,50 @@ def _send(
         if source is None:
             raise AssertionError(f"{table}: not planned")
         raw = source.source  # every row's label, key and reference columns
-        stopped = interrupted is not None or pacer.fatal is not None
-        held = {} if stopped else held_children(table, raw, failed, ranges=False)
         per_row: list[Reply | None] = [None] * len(raw)  # by position in raw
         extra: list[tuple[str, Reply]] = []  # deactivations: no source row
-        done, total = 0, todo.requests
-        for calls, labels in todo.batches():
-            keep = [i for i, lbs in enumerate(labels) if not any(lb in held for lb in lbs)]
-            if table == "code_ranges" and len(keep) < len(labels):  # a held row holds its call
-                kept = set(keep)
-                for i, lbs in enumerate(labels):
-                    if i not in kept:
-                        for label in lbs:
-                            held.setdefault(label, "another row of this code range failed")
-            calls, labels = [calls[i] for i in keep], [labels[i] for i in keep]
-            fatal = pacer.fatal if interrupted is None else None
-            if interrupted is not None or fatal:  # the service could not be reached
-                replies: list[Reply] = [not_sent(fatal) if fatal else not_sent() for _ in calls]
-            else:
-                done += len(calls)
-                desc = table if done == total == len(calls) else f"{table} {done:,}/{total:,}"
-                try:
-                    replies = send_in_parts(partial(bulk, desc=desc), calls)
-                except Interrupted as exc:
-                    interrupted = exc
-                    replies = exc.replies
-            found = iter(
-                raw.index.get_indexer(pd.Index([lb for lbs in labels for lb in lbs])).tolist()
-            )
-            for call, lbs, reply in zip(calls, labels, replies, strict=True):
-                if not lbs:
-                    extra.append((call.key, reply))
-                for _ in lbs:  # the replies of a range's parts merged
-                    p = next(found)
-                    seen = per_row[p]
-                    per_row[p] = reply if seen is None else merge_parts(seen, reply)
-        parts = _table_results(table, source, per_row, held, extra)
+        merged = 0  # the batches whose replies are in per_row
+        while True:
+            try:  # Ctrl+C outside the sending (between two batches or tables): the rest not sent
+                stopped = interrupted is not None or pacer.fatal is not None
+                held = {} if stopped else held_children(table, raw, failed, ranges=False)
+                done, total = 0, todo.requests
+                for n, (calls, labels) in enumerate(todo.batches()):
+                    if n < merged:  # answered before the interrupt
+                        continue
+                    keep = [i for i, lbs in enumerate(labels) if not any(lb in held for lb in lbs)]
+                    if table == "code_ranges" and len(keep) < len(
+                        labels
+                    ):  # a held row holds its call
+                        kept = set(keep)
+                        for i, lbs in enumerate(labels):
+                            if i not in kept:
+                                for label in lbs:
+                                    held.setdefault(label, "another row of this code range failed")
+                    calls, labels = [calls[i] for i in keep], [labels[i] for i in keep]
+                    fatal = pacer.fatal if interrupted is None else None
+                    if interrupted is not None or fatal:  # the service could not be reached
+                        replies: list[Reply] = [
+                            not_sent(fatal) if fatal else not_sent() for _ in calls
+                        ]
+                    else:
+                        done += len(calls)
+                        desc = (
+                            table if done == total == len(calls) else f"{table} {done:,}/{total:,}"
+                        )
+                        try:
+                            replies = send_in_parts(partial(bulk, desc=desc), calls)
+                        except Interrupted as exc:
+                            interrupted = exc
+                            replies = exc.replies
+                    _keep_replies(per_row, extra, raw.index, calls, labels, replies)
+                    merged = n + 1
+                parts = _table_results(table, source, per_row, held, extra)
+                break
+            except KeyboardInterrupt:
+                if interrupted is not None:  # a second Ctrl+C: stop at once
+                    raise
+                interrupted = Interrupted("interrupted between two batches of requests")
         del per_row
         for res in parts:  # joined once, in the report
             results.append(res)
@@ -439,6 +448,26 @@ def _send(
             for k, status, err in zip(bad["externalId"], bad["status"], bad["error"], strict=True):
                 failed[table].setdefault(str(k), f"{status}: {err}")
     return results, interrupted
+
+
+def _keep_replies(
+    per_row: list[Reply | None],
+    extra: list[tuple[str, Reply]],
+    index: pd.Index,
+    calls: list[Call],
+    labels: list[list[Any]],
+    replies: list[Reply],
+) -> None:
+    """Each reply of a batch kept in its row's place (a range's parts merged), a deactivation's
+    (no row) in ``extra``."""
+    found = iter(index.get_indexer(pd.Index([lb for lbs in labels for lb in lbs])).tolist())
+    for call, lbs, reply in zip(calls, labels, replies, strict=True):
+        if not lbs:
+            extra.append((call.key, reply))
+        for _ in lbs:  # the replies of a range's parts merged
+            p = next(found)
+            seen = per_row[p]
+            per_row[p] = reply if seen is None else merge_parts(seen, reply)
 
 
 def _table_results(

@@ -25,7 +25,7 @@ from toolkit._ingress.chunking import with_lines
 from toolkit._ingress.models import TABLES
 from toolkit._ingress.names import IGNORED, TABLE_SUFFIXES, table_for
 from toolkit._ingress.ranges import CodeRangePost
-from toolkit._ingress.readers import TableFile
+from toolkit._ingress.readers import TableFile, read_table
 from toolkit._ingress.sheet_reader import table_sheets
 from toolkit._ingress.workbook import write_workbook
 from toolkit.errors import ConfigError, InputWarning, ValidationError
@@ -406,10 +406,12 @@ def validate(
 def load_folder(
     path: str | os.PathLike[str], *, encoding: str | None = None
 ) -> Tables[pd.DataFrame]:
-    """Read the import tables of a folder (files named after tables) or of a workbook of sheets.
+    """Read the import tables of a folder (files named after tables), of a workbook of sheets,
+    or of one table's file.
 
     Args:
-        path: The folder, or a workbook of table sheets.
+        path: The folder, a workbook of table sheets, or one table's file (named as in a
+            folder).
         encoding: The text encoding of its CSV files (default: UTF-8, guessed otherwise).
 
     Returns:
@@ -421,9 +423,12 @@ def load_folder(
     >>> list(frames)
     ['clients', 'initiatives', 'code_types', 'codes', 'code_ranges']
     """
-    frames = {
-        table: as_kinds(src.read(), TABLES[table].kinds) if isinstance(src, TableFile) else src
-        for table, src in folder_sources(path, encoding=encoding).items()
+    sources = cast("dict[str, TableFile]", folder_sources(path, encoding=encoding))
+    frames = {  # each file read once, whole: no snapshot to keep (nor a file left open)
+        table: as_kinds(
+            read_table(src.path, encoding=src.encoding, sheet=src.sheet), TABLES[table].kinds
+        )
+        for table, src in sources.items()
     }
     return cast("Tables[pd.DataFrame]", frames)
 
@@ -431,11 +436,13 @@ def load_folder(
 def folder_sources(
     path: str | os.PathLike[str], *, encoding: str | None = None
 ) -> Tables[TableFile]:
-    """The import tables of a folder as files (or of a workbook as its sheets), read a chunk at a
-    time when asked: what :func:`validate` and onboarding read without holding them.
+    """The import tables of a folder as files (or of a workbook as its sheets, or one table's
+    file), read a chunk at a time when asked: what :func:`validate` and onboarding read without
+    holding them.
 
     Args:
-        path: The folder, or a workbook of table sheets.
+        path: The folder, a workbook of table sheets, or one table's file (its table from its
+            name, as in a folder: ``Matters.csv`` holds the initiatives).
         encoding: The text encoding of its CSV files (default: UTF-8, guessed otherwise).
 
     Returns:
@@ -443,13 +450,23 @@ def folder_sources(
 
     >>> folder_sources("sample_data")["codes"].path.name
     'codes.csv'
+    >>> list(folder_sources("sample_data/clients.csv"))  # one table's file
+    ['clients']
     """
     folder = Path(path)
+    if not folder.exists():
+        raise ConfigError(f"{folder}: no such file or folder")
+    named = table_for(folder.name)  # one table's file, named as in a folder
+    if named is not None and (folder.is_file() or folder.suffix.casefold() == ".parquet"):
+        return cast("Tables[TableFile]", {named: TableFile(folder, encoding)})
     if folder.is_file() and folder.suffix.casefold() in (".xlsx", ".xlsm"):
         sheets = table_sheets(folder)
         return cast("Tables[TableFile]", {t: TableFile(folder, sheet=s) for t, s in sheets.items()})
     if not folder.is_dir():
-        raise ConfigError(f"{folder} is not a folder (nor a workbook of table sheets)")
+        raise ConfigError(
+            f"{folder} is not a folder, a workbook of table sheets, nor a file named after "
+            f"an import table ({_EXPECTED})"
+        )
     files: dict[str, list[Path]] = {}
     unknown: list[str] = []
     for file in sorted(folder.iterdir()):
