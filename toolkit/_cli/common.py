@@ -150,10 +150,9 @@ def print_frame(df: pd.DataFrame, max_rows: int = 30, width: int = 80) -> None:
         service is down
     """
     shown = _worded(df.head(max_rows))
-    for col in shown.select_dtypes(include=["Int64"]).columns:  # row, line: blank when missing
-        shown[col] = [("" if pd.isna(v) else int(v)) for v in shown[col]]
+    for col in shown.select_dtypes(include=["Int64", "object"]).columns:  # missing: blank
+        shown[col] = [("" if v is None or v is pd.NA or v != v else v) for v in shown[col]]
     with pd.option_context("display.width", 200):
-        # a missing row or line: blank
         print(_wrapped(shown, width).to_string(index=False, na_rep=""))
     if len(df) > max_rows:
         print(f"... {len(df) - max_rows} more (write them all with --out FILE)")

@@ -6,8 +6,7 @@ import argparse
 import sys
 
 from toolkit._cli.common import client_from, out_path, print_frame, with_row, write_out
-from toolkit._ingress import read_table
-from toolkit._ingress.names import match_headers
+from toolkit._ingress import match_headers, read_table
 from toolkit.errors import ConfigError
 
 #: the columns of a ``--file``, matched to its headers ignoring case, spaces, ``_`` and ``-``

@@ -8,6 +8,7 @@ against the spec's field tables (:mod:`~toolkit._ingress.models`, :mod:`~toolkit
 # line and toolkit.firms, which import these from the package
 from toolkit._ingress.chunking import with_lines as with_lines
 from toolkit._ingress.imports import OnboardReport as OnboardReport
+from toolkit._ingress.names import match_headers as match_headers
 from toolkit._ingress.plan import ACTIONS as ACTIONS
 from toolkit._ingress.plan import IMPORTS as IMPORTS
 from toolkit._ingress.plan import Plan as Plan
