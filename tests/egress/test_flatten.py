@@ -584,11 +584,11 @@ def test_a_large_body_read_in_pieces_equals_it_read_whole(monkeypatch) -> None:
     records[7]["summary"] = 'a },{"_id": "x" inside a text'
     records[9]["futureList"] = [{"_id": "n1"}, {"_id": "n2"}]
     raw = orjson.dumps(records)
-    whole = flatten_module._parse(raw, "export")
+    whole = flatten_module.parse_answer(raw, "export")
     monkeypatch.setattr(flatten_module, "_PIECE", 100)
     monkeypatch.setattr(flatten_module.os, "cpu_count", lambda: 4)
     assert len(flatten_module._pieces(raw, 4) or []) == 4
-    cut = flatten_module._parse(raw, "export")
+    cut = flatten_module.parse_answer(raw, "export")
     for got, want in zip(cut, whole, strict=True):
         assert got.equals(want)
     assert cut[0]["summary"][7].as_py() == 'a },{"_id": "x" inside a text'
@@ -605,7 +605,7 @@ def test_pieces_holding_other_unknown_fields_are_joined_without_reading_the_body
     records[40]["initiative"]["futureFlag"] = True
     records[45]["codes"][1]["futureNote"] = "n"
     raw = orjson.dumps(records)
-    whole = flatten_module._parse(raw, "export")
+    whole = flatten_module.parse_answer(raw, "export")
     read = flatten_module.pa_json.read_json
     sizes: list[int] = []
 
@@ -616,7 +616,7 @@ def test_pieces_holding_other_unknown_fields_are_joined_without_reading_the_body
     monkeypatch.setattr(flatten_module, "_PIECE", 100)
     monkeypatch.setattr(flatten_module.os, "cpu_count", lambda: 4)
     monkeypatch.setattr(flatten_module.pa_json, "read_json", counted)
-    cut = flatten_module._parse(raw, "export")
+    cut = flatten_module.parse_answer(raw, "export")
     for got, want in zip(cut, whole, strict=True):
         assert got.equals(want) and got.schema.metadata == want.schema.metadata
     assert cut[0].schema.field("score").type == "double"
@@ -632,9 +632,9 @@ def test_export_files_are_written_from_arrow_without_a_pandas_frame(monkeypatch,
         assert table.num_rows == 0, "a pandas frame of the rows was made"
         return flatten_module._pandas_frame(table)
 
-    monkeypatch.setattr(flatten_module, "_pandas_frame", flatten_module._to_pandas, raising=False)
-    monkeypatch.setattr(files, "_to_pandas", refuse)
-    monkeypatch.setattr("toolkit._egress.export._to_pandas", refuse)
+    monkeypatch.setattr(flatten_module, "_pandas_frame", flatten_module.to_frame, raising=False)
+    monkeypatch.setattr(files, "to_frame", refuse)
+    monkeypatch.setattr("toolkit._egress.export.to_frame", refuse)
     ex.to_parquet(tmp_path / "ds")
     ex.to_csv(tmp_path / "csv")
     assert len(Export.read_parquet(tmp_path / "ds")) == 5

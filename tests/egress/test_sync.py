@@ -600,8 +600,8 @@ def test_a_window_goes_from_arrow_to_delta_in_one_commit_per_table_without_panda
     second = [dict(first[0], updatedAt=later), fake_export_entry(_id="e9", updated_at=at)]
     window = Export.from_records(second)
     versions = [DeltaTable(str(path / n)).version() for n in ("entries", "codes")]
-    monkeypatch.setattr(export, "_to_pandas", refuse)
-    monkeypatch.setattr(files, "_to_pandas", refuse)
+    monkeypatch.setattr(export, "to_frame", refuse)
+    monkeypatch.setattr(files, "to_frame", refuse)
     assert _write_window(path, window, _schemas(), pd.Timestamp(at)) == (1, 1, 0, 5)
     after = [DeltaTable(str(path / n)).version() for n in ("entries", "codes")]
     assert after == [v + 1 for v in versions]  # one merge per table
