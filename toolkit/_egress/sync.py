@@ -36,6 +36,7 @@ from deltalake import (
     write_deltalake,
 )
 from deltalake.exceptions import CommitFailedError, DeltaError
+from deltalake.table import TableMerger
 from pandas.api.typing import NaTType
 from tqdm.auto import tqdm
 
@@ -324,6 +325,21 @@ def _append(table: DeltaTable, rows: pa.Table, commit: CommitProperties) -> None
     write_deltalake(table, rows, mode="append", writer_properties=_WRITER, commit_properties=commit)
 
 
+def _merge(
+    table: DeltaTable, rows: pa.Table, on: str, change: _Changes, commit: CommitProperties
+) -> TableMerger:
+    """A merge of ``rows`` (``s``) into ``table`` (``t``) matching ``on`` in the changed months."""
+    predicate = f"{on} AND {_in_months(change.months)}"
+    return table.merge(
+        rows,
+        predicate=predicate,
+        source_alias="s",
+        target_alias="t",
+        writer_properties=_WRITER,
+        commit_properties=commit,
+    )
+
+
 def _in_months(months: set[Any]) -> str:
     """A merge predicate on the target's partitions: a null workMonth (no workDate) by IS NULL."""
     named = sorted(m for m in months if m is not None)
@@ -336,17 +352,12 @@ def _write_codes(table: DeltaTable, change: _Changes, commit: CommitProperties) 
     """The changed entries' codes: appended, or replacing theirs (and those a killed sync left)."""
     if not change.entries_held and not change.codes_held:
         return _append(table, change.codes, commit)
-    in_months = _in_months(change.months)
     ids_sql = _sql_list(change.entries["_id"].to_pylist())
-    table.merge(
-        change.codes,
-        predicate=f"t.entryId = s.entryId AND t.position = s.position AND {in_months}",
-        source_alias="s",
-        target_alias="t",
-        writer_properties=_WRITER,
-        commit_properties=commit,
-    ).when_matched_update_all().when_not_matched_insert_all().when_not_matched_by_source_delete(
-        predicate=f"t.entryId IN ({ids_sql}) AND {in_months}"
+    merge = _merge(
+        table, change.codes, "t.entryId = s.entryId AND t.position = s.position", change, commit
+    )
+    merge.when_matched_update_all().when_not_matched_insert_all().when_not_matched_by_source_delete(
+        predicate=f"t.entryId IN ({ids_sql}) AND {_in_months(change.months)}"
     ).execute()
 
 
@@ -358,14 +369,7 @@ def _write_entries(
         _append(table, change.entries, commit)
         return change.entries.num_rows, 0
     metrics = (
-        table.merge(
-            change.entries,
-            predicate=f"t._id = s._id AND {_in_months(change.months)}",
-            source_alias="s",
-            target_alias="t",
-            writer_properties=_WRITER,
-            commit_properties=commit,
-        )
+        _merge(table, change.entries, "t._id = s._id", change, commit)
         .when_matched_update_all(predicate="s.updatedAt > t.updatedAt")
         .when_not_matched_insert_all()
         .execute()
@@ -491,14 +495,10 @@ def sync(
     if first is None and not (root / "entries" / "_delta_log").is_dir():
         raise ConfigError(f"the first sync of {root} needs after (releasedAfter)")
     with _locked(root):
-        _check_folder(root)
-        entries_table = _open(root, "entries")
-        _open(root, "codes")
-        watermark = read_watermark(entries_table) if entries_table is not None else None
-        if first is None and watermark is None:
-            raise ConfigError(f"the first sync of {root} needs after (releasedAfter)")
+        watermark = read_watermark(_tables(create_tables(root))[0])
         start = watermark if first is None else first
-        assert start is not None
+        if start is None:
+            raise ConfigError(f"the first sync of {root} needs after (releasedAfter)")
         if watermark is not None and start > watermark:
             raise ConfigError(
                 f"after ({short_iso(start)}) is later than the watermark of {root}"
@@ -508,7 +508,6 @@ def sync(
         end = last if last is not None else (pd.Timestamp.now("UTC") - behind).floor("s")
         nothing = first is None and end <= start
         windows = [] if nothing else Window(start, end).split(window)
-        create_tables(root)
         with returning_pool(decay_ms=_DECAY_MS):
             report = (
                 SyncReport(str(root), None, None, 0, 0, 0, 0, 0, watermark)
@@ -555,11 +554,9 @@ def _write_windows(
             _retried(partial(_move_watermark, root, pending, schemas[0]))
     finally:
         bar.close()
-    inserted, updated, unchanged, codes_written = totals
     watermark = read_watermark(DeltaTable(str(root / "entries")))
-    return SyncReport(
-        str(root), start, end, done, inserted, updated, unchanged, codes_written, watermark
-    )
+    inserted, updated, unchanged, codes = totals
+    return SyncReport(str(root), start, end, done, inserted, updated, unchanged, codes, watermark)
 
 
 def _retried(write: Callable[[], _T]) -> _T:
@@ -648,9 +645,8 @@ def widen_counts(path: str | os.PathLike[str]) -> bool:
             return False
         mark = read_watermark(entries)
         data = entries.to_pyarrow_table()
-        for name in _COUNTS:
-            i = data.schema.get_field_index(name)
-            data = data.set_column(i, name, data[name].cast(pa.float64()))
+        wide = [f.with_type(pa.float64()) if f.name in _COUNTS else f for f in data.schema]
+        data = data.cast(pa.schema(wide))
         write_deltalake(
             entries,
             data,
