@@ -35,10 +35,8 @@ def _as_list(value: Any, separator: str | None = None) -> list[str] | None:
     if value is None or (isinstance(value, float) and pd.isna(value)):
         return None
     if isinstance(value, str):
-        if not separator:
-            return [value] if value.strip() else None
-        parts = [p.strip() for p in value.split(separator)]
-        return [p for p in parts if p] or None
+        parts = [p.strip() for p in value.split(separator)] if separator else [value]
+        return [p for p in parts if p.strip()] or None
     if hasattr(value, "tolist"):
         value = value.tolist()
     if isinstance(value, list | tuple):
