@@ -530,12 +530,9 @@ def _write_windows(
     warned: set[str] = set()
     totals = [0, 0, 0, 0]
     pending: pd.Timestamp | None = None
-    done = 0
-    bar = tqdm(
-        total=len(windows), desc="sync", unit="window", disable=not progress or len(windows) <= 1
-    )
     buffer: list[Export] = []
-    try:
+    off = not progress or len(windows) <= 1
+    with tqdm(total=len(windows), desc="sync", unit="window", disable=off) as bar:
         for i, (_lo, hi, part) in enumerate(_prefetch(conn, windows)):
             bar.update(1)
             warn_unknown_fields(part, warned, kept=False)
@@ -543,7 +540,7 @@ def _write_windows(
             if sum(len(p) for p in buffer) < batch_rows and i + 1 < len(windows):
                 continue  # consecutive windows are written together, up to batch_rows entries
             batch = buffer[0] if len(buffer) == 1 else Export.concat(buffer)
-            done, buffer = done + len(buffer), []
+            buffer = []
             written = _retried(partial(_write_window, root, batch, schemas, hi))
             del batch  # not held while the next batch's windows come: memory set by one batch
             pa.default_memory_pool().release_unused()
@@ -552,11 +549,11 @@ def _write_windows(
             bar.set_postfix(inserted=totals[0], updated=totals[1], refresh=False)
         if pending is not None:
             _retried(partial(_move_watermark, root, pending, schemas[0]))
-    finally:
-        bar.close()
-    watermark = read_watermark(DeltaTable(str(root / "entries")))
-    inserted, updated, unchanged, codes = totals
-    return SyncReport(str(root), start, end, done, inserted, updated, unchanged, codes, watermark)
+    inserted, updated, unchanged, codes = totals  # of len(windows): each is in a batch
+    mark = read_watermark(DeltaTable(str(root / "entries")))
+    return SyncReport(
+        str(root), start, end, len(windows), inserted, updated, unchanged, codes, mark
+    )
 
 
 def _retried(write: Callable[[], _T]) -> _T:
