@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,10 @@ def _as_list(value: Any, separator: str | None = None) -> list[str] | None:
     if isinstance(value, list | tuple):
         return [str(v) for v in value if v is not None and str(v).strip()] or None
     return [str(value)]
+
+
+def _as_text(value: Any) -> str | None:
+    return None if pd.isna(value) else str(value)
 
 
 def _message(df: pd.DataFrame, column: str, check: str, value: Any) -> str:
@@ -104,17 +109,9 @@ def check_acknowledgements(frame: FrameLike, *, separator: str | None = None) ->
             message=[f"missing column {c!r}" for c in missing],
         )
         raise ValidationError(f"missing column(s): {', '.join(missing)}", cases)
-    for col in ("userId", "entryId", "outcome", "externalId"):
-        df[col] = pd.Series(
-            [None if pd.isna(v) else str(v) for v in df[col].astype(object).tolist()],
-            index=df.index,
-            dtype=object,
-        )
-    df["errors"] = pd.Series(
-        [_as_list(v, separator) for v in df["errors"].astype(object).tolist()],
-        index=df.index,
-        dtype=object,
-    )
+    for col in ("userId", "entryId", "outcome", "externalId", "errors"):
+        read = partial(_as_list, separator=separator) if col == "errors" else _as_text
+        df[col] = pd.Series(list(map(read, df[col].astype(object))), index=df.index, dtype=object)
     if df.empty:
         return df[["userId", "entryId", "outcome", "externalId", "errors"]]
     parts: list[pd.DataFrame] = []
