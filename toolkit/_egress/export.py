@@ -398,8 +398,7 @@ class Export:
             raise ConfigError(
                 "Export.to_polars needs Polars, an optional dependency: pip install polars"
             ) from None
-        entries, codes = self.to_arrow()
-        return Tables(pl.from_arrow(entries), pl.from_arrow(codes))
+        return Tables(*(pl.from_arrow(table) for table in self.to_arrow()))
 
     @classmethod
     def from_arrow(cls, entries: pa.Table, codes: pa.Table, kind: Kind = "export") -> Export:

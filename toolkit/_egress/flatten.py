@@ -224,14 +224,10 @@ def _unknown_paths(
 def _holders(dicts: list[dict[str, Any]], path: Sequence[str]) -> list[dict[str, Any]]:
     """The objects at ``path`` (a list of objects counts as its objects)."""
     for key in path:
-        found = []
-        for d in dicts:
-            value = d.get(key)
-            if isinstance(value, dict):
-                found.append(value)
-            elif isinstance(value, list):
-                found += [v for v in value if isinstance(v, dict)]
-        dicts = found
+        found = [d.get(key) for d in dicts]
+        dicts = [
+            v for f in found for v in (f if isinstance(f, list) else [f]) if isinstance(v, dict)
+        ]
     return dicts
 
 
