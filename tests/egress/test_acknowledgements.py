@@ -51,6 +51,23 @@ def test_a_batch_item_status_no_http_status_has_reads_as_none() -> None:
     assert item_status("MAYBE") is None
 
 
+def test_a_409_after_a_retried_attempt_says_the_first_may_have_landed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Only a 409 that answered a second attempt is explained; a first attempt's stays as it is."""
+    from toolkit._core.http import Reply
+    from toolkit._egress import acknowledgements
+
+    replies = [Reply(409, error="conflict", attempts=2), Reply(409, error="conflict")]
+    monkeypatch.setattr(acknowledgements, "_send", lambda *args, **kwargs: replies)
+    res = acknowledgements.acknowledge(None, failed("a", "b"), progress=False)  # type: ignore[arg-type]
+    assert res["error"].tolist() == [
+        "409 after a retried attempt (the first may have been applied; check the entry): conflict",
+        "conflict",
+    ]
+    assert res["error"].dtype == "str"
+
+
 @pytest.mark.parametrize("blank", ["", "   ", None, []])
 def test_a_failed_row_without_error_text_is_refused(blank: object) -> None:
     with pytest.raises(ValidationError) as info:

@@ -32,11 +32,6 @@ class Budgets:
                 budget = self._by_key[key] = Budget(clock=self._clock)
             return budget
 
-    def all(self) -> list[Budget]:
-        """Every budget made so far."""
-        with self._lock:
-            return list(self._by_key.values())
-
 
 _REGISTRY: weakref.WeakKeyDictionary[object, Budgets] = weakref.WeakKeyDictionary()
 _REGISTRY_LOCK = threading.Lock()

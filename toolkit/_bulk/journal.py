@@ -82,11 +82,6 @@ class Entry:
         return isinstance(self.payload, dict) and self.payload.get("status") == "active"
 
 
-def _named(call: Recorded) -> dict[str, Any]:
-    """The fields of a line that name its call."""
-    return {"endpoint": call.endpoint, "key": call.key}
-
-
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -134,31 +129,20 @@ class Ledger:
         Args:
             line: the decoded line (``KeyError`` or ``TypeError``: not a journal line).
         """
-        outcome = line.get("outcome", "accepted")
-        url, key = line.get("url"), line.get("key")
+        outcome, url, at = line.get("outcome", "accepted"), line.get("url"), line.get("at")
         if outcome == "accepted":
-            journal_id = str(line["id"])
-            self.ids.add(journal_id)
-            if url is None:
-                return  # an old line: its digest only
-            self.entries[(str(url), str(key))] = Entry(
-                str(line.get("endpoint", "")),
-                str(url),
-                str(key),
-                line.get("customer"),
-                line.get("payload"),
-                journal_id,
-                line.get("at"),
-            )
-            return
-        if outcome not in ("failed", "unknown") or url is None:
+            self.ids.add(str(line["id"]))
+        elif outcome not in ("failed", "unknown") or url is None:
             raise KeyError("outcome")
-        at = line.get("at")
-        previous = self.entries.get((str(url), str(key)))
-        if previous is None:
-            endpoint = str(line.get("endpoint", ""))
-            previous = Entry(endpoint, str(url), str(key), line.get("customer"))
-        self.entries[(str(url), str(key))] = replace(
+        if url is None:
+            return  # an old line: its digest only
+        record = (str(url), str(line.get("key")))
+        named = (str(line.get("endpoint", "")), *record, line.get("customer"))
+        if outcome == "accepted":
+            self.entries[record] = Entry(*named, line.get("payload"), str(line["id"]), at)
+            return
+        previous = self.entries.get(record) or Entry(*named)
+        self.entries[record] = replace(
             previous,
             failure=outcome,
             error=line.get("error"),
@@ -296,7 +280,7 @@ class Journal:
             url: the call's full URL (without it, only the digest is kept, not the state).
             customer: the customer, for :func:`toolkit._ingress.plan.failures`.
         """
-        line = {"id": journal_id, **_named(call), "status": status}
+        line = {"id": journal_id, "endpoint": call.endpoint, "key": call.key, "status": status}
         if url is not None:
             line.update(url=url, customer=customer, payload=call.json, at=_now())
         self._write(line)
@@ -321,8 +305,8 @@ class Journal:
             error: the message.
             customer: the customer.
         """
-        line = {"outcome": outcome, **_named(call), "url": url, "customer": customer}
-        self._write(line | {"status": status, "error": error, "at": _now()})
+        line = {"outcome": outcome, "endpoint": call.endpoint, "key": call.key, "url": url}
+        self._write(line | {"customer": customer, "status": status, "error": error, "at": _now()})
 
     def close(self) -> None:
         """Flush and close the file and release the lock (closing twice is harmless)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ import pandera.pandas as pa
 
 from toolkit._bulk.journal import Journal
 from toolkit._bulk.runner import Call, not_sent, pacer_for, result_frame, run_bulk
-from toolkit._core.connection import Connection
+from toolkit._core.connection import Connection, Endpoint
 from toolkit._core.failures import check_name, failure_frame
 from toolkit._core.frames import FrameLike, as_pandas, unique_rows
 from toolkit._core.http import Reply
@@ -35,15 +36,17 @@ def _as_list(value: Any, separator: str | None = None) -> list[str] | None:
     if value is None or (isinstance(value, float) and pd.isna(value)):
         return None
     if isinstance(value, str):
-        if not separator:
-            return [value] if value.strip() else None
-        parts = [p.strip() for p in value.split(separator)]
-        return [p for p in parts if p] or None
+        parts = [p.strip() for p in value.split(separator)] if separator else [value]
+        return [p for p in parts if p.strip()] or None
     if hasattr(value, "tolist"):
         value = value.tolist()
     if isinstance(value, list | tuple):
         return [str(v) for v in value if v is not None and str(v).strip()] or None
     return [str(value)]
+
+
+def _as_text(value: Any) -> str | None:
+    return None if pd.isna(value) else str(value)
 
 
 def _message(df: pd.DataFrame, column: str, check: str, value: Any) -> str:
@@ -106,17 +109,9 @@ def check_acknowledgements(frame: FrameLike, *, separator: str | None = None) ->
             message=[f"missing column {c!r}" for c in missing],
         )
         raise ValidationError(f"missing column(s): {', '.join(missing)}", cases)
-    for col in ("userId", "entryId", "outcome", "externalId"):
-        df[col] = pd.Series(
-            [None if pd.isna(v) else str(v) for v in df[col].astype(object).tolist()],
-            index=df.index,
-            dtype=object,
-        )
-    df["errors"] = pd.Series(
-        [_as_list(v, separator) for v in df["errors"].astype(object).tolist()],
-        index=df.index,
-        dtype=object,
-    )
+    for col in ("userId", "entryId", "outcome", "externalId", "errors"):
+        read = partial(_as_list, separator=separator) if col == "errors" else _as_text
+        df[col] = pd.Series(list(map(read, df[col].astype(object))), index=df.index, dtype=object)
     if df.empty:
         return df[["userId", "entryId", "outcome", "externalId", "errors"]]
     parts: list[pd.DataFrame] = []
@@ -142,14 +137,8 @@ def check_acknowledgements(frame: FrameLike, *, separator: str | None = None) ->
                 ],
             )
         )
-    for column, outcome, message in CROSS_RULES:
-        values = df[column]
-        present = (
-            values.map(lambda v: isinstance(v, list) and len(v) > 0)
-            if column == "errors"
-            else values.map(lambda v: isinstance(v, str) and v.strip() != "")
-        )
-        bad = df.index[(df["outcome"] == outcome) & ~present.astype(bool)]
+    for column, outcome, message in CROSS_RULES:  # normalised above: a blank text is None
+        bad = df.index[(df["outcome"] == outcome) & df[column].isna()]
         if len(bad):
             parts.append(
                 failure_frame(
@@ -185,48 +174,37 @@ def _send(
     pacer = pacer_for(conn)
     replies: list[Reply | None] = [None] * len(calls)
     carried = [0] * len(calls)  # batch requests that carried a row left to the per-entry route
-    succeeded = [i for i, c in enumerate(calls) if c.endpoint == "release_succeeded"]
+    part = [i for i, c in enumerate(calls) if c.endpoint == "release_succeeded"]
     try:
-        todo = list(range(len(calls)))
-        for batched in (True, False):
-            if batched and (not succeeded or conn.ack_batch is False):
-                continue
-            part = succeeded if batched else todo
-            try:
-                if batched:
-                    got, counts = send_batches(
-                        conn,
-                        [calls[i] for i in part],
-                        pacer=pacer,
-                        journal=jr,
-                        workers=workers,
-                        progress=progress,
-                    )
-                    for i, n in zip(part, counts, strict=True):
-                        carried[i] = n
-                else:
-                    got = list(
-                        run_bulk(
-                            conn,
-                            [calls[i] for i in part],
-                            workers=workers,
-                            progress=progress,
-                            journal=jr,
-                            desc="acknowledge",
-                            pacer=pacer,
-                        )
-                    )
-            except Interrupted as exc:
-                for i, reply in zip(part, exc.replies, strict=True):
-                    replies[i] = reply
-                exc.replies = [r or not_sent() for r in replies]
-                exc.result = as_result(exc.replies)
-                raise
-            for i, answer in zip(part, got, strict=True):
-                if answer is not None and not batched:
-                    answer.attempts += carried[i]
-                replies[i] = answer
-            todo = [i for i in todo if replies[i] is None]  # the batch route's leftovers
+        if part and conn.ack_batch is not False:
+            batched = [calls[i] for i in part]
+            got, counts = send_batches(
+                conn, batched, pacer=pacer, journal=jr, workers=workers, progress=progress
+            )
+            for i, reply, n in zip(part, got, counts, strict=True):
+                replies[i], carried[i] = reply, n
+        part = [i for i, r in enumerate(replies) if r is None]  # the batch route's leftovers
+        for i, answer in zip(
+            part,
+            run_bulk(
+                conn,
+                [calls[i] for i in part],
+                workers=workers,
+                progress=progress,
+                journal=jr,
+                desc="acknowledge",
+                pacer=pacer,
+            ),
+            strict=True,
+        ):
+            answer.attempts += carried[i]
+            replies[i] = answer
+    except Interrupted as exc:
+        for i, reply in zip(part, exc.replies, strict=True):
+            replies[i] = reply
+        exc.replies = [r or not_sent() for r in replies]
+        exc.result = as_result(exc.replies)
+        raise
     finally:
         if jr is not None and jr is not journal:
             jr.close()
@@ -275,27 +253,18 @@ def acknowledge(
             raise ConfigError(f"the frame needs column(s) {missing}")
     calls = []
     bare: list[Any] = []  # succeeded rows without externalId: sent without it
-    for label, user, entry, outcome, ext, errs in zip(
-        df.index.tolist(),
-        df["userId"].tolist(),
-        df["entryId"].tolist(),
-        df["outcome"].tolist(),
-        df["externalId"].tolist(),
-        df["errors"].tolist(),
-        strict=True,
-    ):
-        path = {"userId": user, "entryId": entry}
-        if outcome == "succeeded":
-            given = isinstance(ext, str) and ext.strip() != ""
-            body: dict[str, Any] = {"externalId": ext} if given else {}
-            if not given:
-                bare.append(label)
-            landed = _landed("succeeded", ext if given else None)
-            calls.append(Call("release_succeeded", path, body, key=entry, landed=landed))
-        else:
-            body = {"errors": _as_list(errs) or []}
-            landed = _landed("failed", body["errors"])
-            calls.append(Call("release_failed", path, body, key=entry, landed=landed))
+    columns = ["userId", "entryId", "outcome", "externalId", "errors"]
+    for label, user, entry, outcome, ext, errs in df[columns].itertuples(name=None):
+        ok = outcome == "succeeded"
+        given = ok and isinstance(ext, str) and ext.strip() != ""
+        bare += [label] if ok and not given else []
+        body: dict[str, Any] = {"externalId": ext} if given else {}
+        body = body if ok else {"errors": _as_list(errs) or []}
+        landed = _landed("succeeded" if ok else "failed", next(iter(body.values()), None))
+        endpoint: Endpoint = "release_succeeded" if ok else "release_failed"
+        calls.append(
+            Call(endpoint, {"userId": user, "entryId": entry}, body, key=entry, landed=landed)
+        )
 
     def as_result(replies: list[Reply]) -> pd.DataFrame:
         res = result_frame(original, df["entryId"].tolist(), replies, key_name="entryId")
@@ -318,16 +287,7 @@ def acknowledge(
         conn, calls, workers=workers, progress=progress, journal=journal, as_result=as_result
     )
     res = as_result(replies)
-    retried_conflict = (
-        (res["httpStatus"] == 409).fillna(False)
-        & (res["attempts"] > 1).fillna(False)
-        & (res["status"] == "failed")
-    )
-    if retried_conflict.any():
-        res["error"] = res["error"].astype(object)
-        res.loc[retried_conflict, "error"] = (
-            "409 after a retried attempt (the first may have been applied; check the entry): "
-            + res.loc[retried_conflict, "error"].fillna("").astype(str)
-        )
-        res["error"] = res["error"].astype("str")
+    retried = res["httpStatus"].eq(409) & res["attempts"].gt(1) & res["status"].eq("failed")
+    lead = "409 after a retried attempt (the first may have been applied; check the entry): "
+    res["error"] = res["error"].mask(retried.fillna(False), lead + res["error"].fillna(""))
     return res

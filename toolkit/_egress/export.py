@@ -300,21 +300,17 @@ class Export:
                 rows, cols, checks, values = (
                     fc[c].tolist() for c in ("index", "column", "check", "failure_case")
                 )
+                ids = frame.get(id_col, pd.Series())  # a row's id, if it has one
+                said = zip(cols, checks, values, strict=True)
                 failures.append(
                     failure_frame(
                         table=table,
                         row=rows,
-                        externalId=[
-                            frame[id_col].get(r) if id_col in frame and r in frame.index else None
-                            for r in rows
-                        ],
+                        externalId=[ids.get(r) for r in rows],
                         column=cols,
                         check=[str(c) for c in checks],
                         value=values,
-                        message=[
-                            f"{c}: failed {k} with {v!r}"
-                            for c, k, v in zip(cols, checks, values, strict=True)
-                        ],
+                        message=[f"{c}: failed {k} with {v!r}" for c, k, v in said],
                     )
                 )
         if failures:
@@ -402,8 +398,7 @@ class Export:
             raise ConfigError(
                 "Export.to_polars needs Polars, an optional dependency: pip install polars"
             ) from None
-        entries, codes = self.to_arrow()
-        return Tables(pl.from_arrow(entries), pl.from_arrow(codes))
+        return Tables(*(pl.from_arrow(table) for table in self.to_arrow()))
 
     @classmethod
     def from_arrow(cls, entries: pa.Table, codes: pa.Table, kind: Kind = "export") -> Export:
@@ -451,10 +446,8 @@ class Export:
         ...     len(Export.read_parquet(Export.empty().to_parquet(tmp)))
         0
         """
-        entries, codes = self.to_arrow()
         return write_parquet(
-            entries,
-            codes,
+            *self.to_arrow(),
             self.kind,
             path,
             partition_cols,

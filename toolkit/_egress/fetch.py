@@ -237,8 +237,7 @@ def export_to_parquet(
 
     def flush() -> None:
         if buffer:
-            part = buffer[0] if len(buffer) == 1 else Export.concat(buffer)
-            part.to_parquet(
+            Export.concat(buffer).to_parquet(
                 root,
                 partition_cols=partition_cols,
                 basename_template=f"part-{uuid.uuid4().hex}-{{i}}.parquet",

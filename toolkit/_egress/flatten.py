@@ -224,14 +224,10 @@ def _unknown_paths(
 def _holders(dicts: list[dict[str, Any]], path: Sequence[str]) -> list[dict[str, Any]]:
     """The objects at ``path`` (a list of objects counts as its objects)."""
     for key in path:
-        found = []
-        for d in dicts:
-            value = d.get(key)
-            if isinstance(value, dict):
-                found.append(value)
-            elif isinstance(value, list):
-                found += [v for v in value if isinstance(v, dict)]
-        dicts = found
+        found = [d.get(key) for d in dicts]
+        dicts = [
+            v for f in found for v in (f if isinstance(f, list) else [f]) if isinstance(v, dict)
+        ]
     return dicts
 
 
@@ -286,9 +282,7 @@ def _split(table: pa.Table, kind: Kind) -> tuple[pa.Table, pa.Table]:
         raise FlattenError(f"entry {first} (0-based, in the answer) has no _id")
     if len(ids) and pc.count_distinct(ids).as_py() != len(ids):
         counts = pc.value_counts(ids)
-        twice = pc.filter(
-            counts.field("values"), pc.greater(counts.field("counts"), pa.scalar(1, pa.int64()))
-        )
+        twice = counts.field("values").filter(pc.greater(counts.field("counts"), pa.scalar(1)))
         more = f" (and {len(twice) - 1} other _id(s))" if len(twice) > 1 else ""
         raise FlattenError(f"entry {twice[0].as_py()!r}: its _id comes more than once{more}")
     entries = _flat(table.drop_columns(["codes"]))

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import cache, partial
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 import pandas as pd
 import pyarrow as pa
@@ -36,6 +36,7 @@ from deltalake import (
     write_deltalake,
 )
 from deltalake.exceptions import CommitFailedError, DeltaError
+from deltalake.table import TableMerger
 from pandas.api.typing import NaTType
 from tqdm.auto import tqdm
 
@@ -82,11 +83,9 @@ _DATE = 'PrimitiveType("date")'
 _LONG = 'PrimitiveType("long")'
 #: the count fields: ``double`` since the published service sends doubles, ``long`` before
 _COUNTS = ("unitIncrementCount", "incrementDurationInSeconds")
-#: types an earlier version wrote (a date workDate, whole counts), accepted as the current ones
-_LEGACY = {
-    ("workDate", _DATE): 'PrimitiveType("timestamp_ntz")',
-    **{(name, _LONG): 'PrimitiveType("double")' for name in _COUNTS},
-}
+#: types an earlier version wrote (a date workDate, whole counts), accepted as the current ones:
+#: per column, the Delta type and the Arrow type a table holding it is written with
+_LEGACY = {"workDate": (_DATE, pa.date32()), **{n: (_LONG, pa.int64()) for n in _COUNTS}}
 
 
 def sync_options(window: str, lag: str | dt.timedelta) -> pd.Timedelta:
@@ -125,11 +124,10 @@ def _schemas(root: Path | None = None) -> tuple[pa.Schema, pa.Schema]:
     """The tables' Arrow schemas; with ``root``, an earlier version's legacy types kept."""
     entries, codes = _current()
     held = DeltaTable(str(root / "entries")).schema().fields if root is not None else []
-    kept = {"workDate": (_DATE, pa.date32()), **{n: (_LONG, pa.int64()) for n in _COUNTS}}
     for f in held:
-        if f.name in kept and repr(f.type) == kept[f.name][0]:
+        if repr(f.type) == _LEGACY.get(f.name, ("",))[0]:
             i = entries.get_field_index(f.name)
-            entries = entries.set(i, pa.field(f.name, kept[f.name][1]))
+            entries = entries.set(i, pa.field(f.name, _LEGACY[f.name][1]))
     return entries, codes
 
 
@@ -186,9 +184,8 @@ def _open(root: Path, name: str) -> DeltaTable | None:
         raise ConfigError(f"{sub}: cannot open it as a Delta table ({exc})") from None
     expected = _schemas()[_TABLES.index(name)]
     want = [(f.name, repr(f.type)) for f in Schema.from_arrow(expected).fields]
-    have = [
-        (f.name, _LEGACY.get((f.name, repr(f.type)), repr(f.type))) for f in table.schema().fields
-    ]
+    held = [(f.name, repr(f.type)) for f in table.schema().fields]
+    have = [(n, dict(want).get(n, t) if t == _LEGACY.get(n, ("",))[0] else t) for n, t in held]
     if have != want:
         missing = [n for n, _ in want if n not in dict(have)]
         extra = [n for n, _ in have if n not in dict(want)]
@@ -243,16 +240,11 @@ def read_watermark(table: DeltaTable) -> pd.Timestamp | None:
     ...     print(read_watermark(DeltaTable(str(create_tables(tmp) / "entries"))))
     None
     """
-    return _newest(table, WATERMARK_KEY)
-
-
-def _newest(table: DeltaTable, key: str) -> pd.Timestamp | None:
-    """The time under ``key`` in the newest commit of ``table`` that has one."""
-    for limit in (20, None):
+    for limit in (20, None):  # the newest commits first: the whole history only if needed
         history = table.history(limit)
         for commit in history:
-            if value := commit.get(key):
-                return to_utc(value, key)
+            if value := commit.get(WATERMARK_KEY):
+                return to_utc(value, WATERMARK_KEY)
         if limit is not None and len(history) < limit:
             break
     return None
@@ -277,14 +269,6 @@ def _commit(
     )
 
 
-def _conflict(root: Path, exc: Exception) -> ConcurrentWriteError:
-    return ConcurrentWriteError(
-        f"another writer committed to {root} while this sync was writing (Delta optimistic"
-        f" concurrency): this sync stopped, nothing is duplicated, and the watermark is where"
-        f" the last complete window left it; run it again once the other has finished ({exc})"
-    )
-
-
 def _stored(table: DeltaTable, key: str, ids: pa.Array[Any], columns: list[str]) -> pa.Table:
     """The rows of ``table`` whose ``key`` is among ``ids``: one scan, joined to them.
 
@@ -304,6 +288,107 @@ def _stored(table: DeltaTable, key: str, ids: pa.Array[Any], columns: list[str])
     batch = ds.dataset(pa.table({key: ids.cast(scan.schema.field(key).type)}))
     found: pa.Table = wanted.join(batch, keys=key, join_type="left semi").to_table()
     return found.select(columns)
+
+
+class _Changes(NamedTuple):
+    """What a batch changes: its new or newer entries and their codes, the months those touch
+    (where they lie now too), and whether each table holds any of them (else an append)."""
+
+    entries: pa.Table
+    codes: pa.Table
+    months: set[Any]
+    entries_held: bool
+    codes_held: bool
+
+
+def _changes(
+    entries_table: DeltaTable,
+    codes_table: DeltaTable,
+    entries: pa.Table,
+    codes: pa.Table,
+    *,
+    paired: bool,
+) -> _Changes:
+    """Look a batch up in the snapshots: the entries not stored or stored older, their codes."""
+    ids = entries["_id"].combine_chunks()
+    held = _stored(entries_table, "_id", ids, ["_id", "updatedAt", "workMonth"])
+    source, code_rows = entries, codes  # all new: no copy
+    months: set[Any] = set()
+    if held.num_rows:
+        at = pc.index_in(ids, value_set=held["_id"].combine_chunks())
+        held_updated = (
+            held["updatedAt"].combine_chunks().cast(entries.schema.field("updatedAt").type).take(at)
+        )
+        newer: Any = pc.greater(entries["updatedAt"].combine_chunks(), held_updated)
+        newer = newer.fill_null(False)
+        months.update(held["workMonth"].combine_chunks().take(at).filter(newer).to_pylist())
+        source = entries.filter(pc.or_(pc.is_null(at), newer))
+        code_rows = codes.filter(pc.is_in(codes["entryId"], value_set=source["_id"]))
+    # codes of entries not stored: a killed or concurrent sync's, replaced where they lie
+    held_codes = 0
+    if not paired and source.num_rows:
+        found = _stored(codes_table, "entryId", source["_id"].combine_chunks(), ["workMonth"])
+        months.update(found["workMonth"].unique().to_pylist() if found.num_rows else [])
+        held_codes = found.num_rows
+    pa.default_memory_pool().release_unused()  # the scans' buffers, for the writes to reuse
+    months.update(source["workMonth"].to_pylist())
+    return _Changes(source, code_rows, months, held.num_rows > 0, held_codes > 0)
+
+
+def _append(table: DeltaTable, rows: pa.Table, commit: CommitProperties) -> None:
+    write_deltalake(table, rows, mode="append", writer_properties=_WRITER, commit_properties=commit)
+
+
+def _merge(
+    table: DeltaTable, rows: pa.Table, on: str, change: _Changes, commit: CommitProperties
+) -> TableMerger:
+    """A merge of ``rows`` (``s``) into ``table`` (``t``) matching ``on`` in the changed months."""
+    predicate = f"{on} AND {_in_months(change.months)}"
+    return table.merge(
+        rows,
+        predicate=predicate,
+        source_alias="s",
+        target_alias="t",
+        writer_properties=_WRITER,
+        commit_properties=commit,
+    )
+
+
+def _in_months(months: set[Any]) -> str:
+    """A merge predicate on the target's partitions: a null workMonth (no workDate) by IS NULL."""
+    named = sorted(m for m in months if m is not None)
+    terms = [f"t.workMonth IN ({_sql_list(named)})"] if named else []
+    terms += ["t.workMonth IS NULL"] if None in months else []
+    return f"({' OR '.join(terms)})"
+
+
+def _write_codes(table: DeltaTable, change: _Changes, commit: CommitProperties) -> None:
+    """The changed entries' codes: appended, or replacing theirs (and those a killed sync left)."""
+    if not change.entries_held and not change.codes_held:
+        return _append(table, change.codes, commit)
+    ids_sql = _sql_list(change.entries["_id"].to_pylist())
+    merge = _merge(
+        table, change.codes, "t.entryId = s.entryId AND t.position = s.position", change, commit
+    )
+    merge.when_matched_update_all().when_not_matched_insert_all().when_not_matched_by_source_delete(
+        predicate=f"t.entryId IN ({ids_sql}) AND {_in_months(change.months)}"
+    ).execute()
+
+
+def _write_entries(
+    table: DeltaTable, change: _Changes, commit: CommitProperties
+) -> tuple[int, int]:
+    """The changed entries, appended or merged (the newer ``updatedAt`` wins): inserted, updated."""
+    if not change.entries_held:  # none of them stored: an append writes what a merge would
+        _append(table, change.entries, commit)
+        return change.entries.num_rows, 0
+    metrics = (
+        _merge(table, change.entries, "t._id = s._id", change, commit)
+        .when_matched_update_all(predicate="s.updatedAt > t.updatedAt")
+        .when_not_matched_insert_all()
+        .execute()
+    )
+    return int(metrics["num_target_rows_inserted"]), int(metrics["num_target_rows_updated"])
 
 
 def _write_window(
@@ -330,83 +415,13 @@ def _write_window(
     paired = 0 < count == entries_table.transaction_version(CODES_APP)  # in these snapshots
     stored = read_watermark(entries_table)
     mark = mark if stored is None else max(mark, stored)
-    ids = entries["_id"].combine_chunks()
-    held = _stored(entries_table, "_id", ids, ["_id", "updatedAt", "workMonth"])
-    source, code_rows = entries, codes  # all new: no copy
-    old_months: list[Any] = []
-    if held.num_rows:
-        at = pc.index_in(ids, value_set=held["_id"].combine_chunks())
-        held_updated = (
-            held["updatedAt"].combine_chunks().cast(entries.schema.field("updatedAt").type).take(at)
-        )
-        newer: Any = pc.greater(entries["updatedAt"].combine_chunks(), held_updated)
-        newer = newer.fill_null(False)
-        old_months = held["workMonth"].combine_chunks().take(at).filter(newer).to_pylist()
-        source = entries.filter(pc.or_(pc.is_null(at), newer))
-        if source.num_rows == 0:
-            return 0, 0, entries.num_rows, 0
-        code_rows = codes.filter(pc.is_in(codes["entryId"], value_set=source["_id"]))
-    changed_ids = source["_id"].combine_chunks()
-    # codes of entries not stored: a killed or concurrent sync's, replaced where they lie
-    held_codes = 0
-    if not paired:
-        found = _stored(codes_table, "entryId", changed_ids, ["workMonth"])
-        old_months += found["workMonth"].unique().to_pylist() if found.num_rows else []
-        held_codes = found.num_rows
-    pa.default_memory_pool().release_unused()  # the scans' buffers, for the writes to reuse
-    months = set(source["workMonth"].to_pylist()) | set(old_months)
-    # an entry without workDate has a null workMonth: its partition is matched by IS NULL
-    named = sorted(m for m in months if m is not None)
-    terms = [f"t.workMonth IN ({_sql_list(named)})"] if named else []
-    terms += ["t.workMonth IS NULL"] if None in months else []
-    in_months = f"({' OR '.join(terms)})"
-    window = _commit(mark, WINDOW_KEY, codes=count + 1)
+    change = _changes(entries_table, codes_table, entries, codes, paired=paired)
+    if change.entries.num_rows == 0:
+        return 0, 0, entries.num_rows, 0
+    _write_codes(codes_table, change, _commit(mark, WINDOW_KEY, codes=count + 1))
     pairing = _commit(mark, codes=count + 1 if paired else 0)
-    if not held.num_rows and not held_codes:
-        write_deltalake(
-            codes_table,
-            code_rows,
-            mode="append",
-            writer_properties=_WRITER,
-            commit_properties=window,
-        )
-    else:  # the codes of the changed entries replace theirs (and those a killed sync left)
-        ids_sql = _sql_list(changed_ids.to_pylist())
-        codes_table.merge(
-            code_rows,
-            predicate=f"t.entryId = s.entryId AND t.position = s.position AND {in_months}",
-            source_alias="s",
-            target_alias="t",
-            writer_properties=_WRITER,
-            commit_properties=window,
-        ).when_matched_update_all().when_not_matched_insert_all().when_not_matched_by_source_delete(
-            predicate=f"t.entryId IN ({ids_sql}) AND {in_months}"
-        ).execute()
-    if not held.num_rows:  # none of them stored: an append writes what a merge would
-        write_deltalake(
-            entries_table,
-            source,
-            mode="append",
-            writer_properties=_WRITER,
-            commit_properties=pairing,
-        )
-        return source.num_rows, 0, entries.num_rows - source.num_rows, code_rows.num_rows
-    metrics = (
-        entries_table.merge(
-            source,
-            predicate=f"t._id = s._id AND {in_months}",
-            source_alias="s",
-            target_alias="t",
-            writer_properties=_WRITER,
-            commit_properties=pairing,
-        )
-        .when_matched_update_all(predicate="s.updatedAt > t.updatedAt")
-        .when_not_matched_insert_all()
-        .execute()
-    )
-    inserted = int(metrics["num_target_rows_inserted"])
-    updated = int(metrics["num_target_rows_updated"])
-    return inserted, updated, entries.num_rows - inserted - updated, code_rows.num_rows
+    inserted, updated = _write_entries(entries_table, change, pairing)
+    return inserted, updated, entries.num_rows - inserted - updated, change.codes.num_rows
 
 
 #: The lock file inside a sync folder (hidden, so it is not taken for a table).
@@ -415,7 +430,8 @@ LOCK_NAME = ".toolkit-sync.lock"
 
 @contextmanager
 def _locked(root: Path) -> Iterator[None]:
-    """Hold the sync folder's lock, or fail at once naming the process that holds it."""
+    """Hold the sync folder's lock, or fail at once naming the process that holds it; a commit
+    lost to another writer (after its retries) ends the work as :class:`ConcurrentWriteError`."""
     try:
         with FileLock(root / LOCK_NAME):
             yield
@@ -423,6 +439,12 @@ def _locked(root: Path) -> Iterator[None]:
         raise ConcurrentWriteError(
             f"another writer is syncing {root} ({held.holder}): this one stopped before"
             f" writing anything; run it again once the other has finished"
+        ) from None
+    except CommitFailedError as exc:
+        raise ConcurrentWriteError(
+            f"another writer committed to {root} while this sync was writing (Delta optimistic"
+            f" concurrency): this sync stopped, nothing is duplicated, and the watermark is where"
+            f" the last complete window left it; run it again once the other has finished ({exc})"
         ) from None
 
 
@@ -486,14 +508,10 @@ def sync(
     if first is None and not (root / "entries" / "_delta_log").is_dir():
         raise ConfigError(f"the first sync of {root} needs after (releasedAfter)")
     with _locked(root):
-        _check_folder(root)
-        entries_table = _open(root, "entries")
-        _open(root, "codes")
-        watermark = read_watermark(entries_table) if entries_table is not None else None
-        if first is None and watermark is None:
-            raise ConfigError(f"the first sync of {root} needs after (releasedAfter)")
+        watermark = read_watermark(_tables(create_tables(root))[0])
         start = watermark if first is None else first
-        assert start is not None
+        if start is None:
+            raise ConfigError(f"the first sync of {root} needs after (releasedAfter)")
         if watermark is not None and start > watermark:
             raise ConfigError(
                 f"after ({short_iso(start)}) is later than the watermark of {root}"
@@ -503,7 +521,6 @@ def sync(
         end = last if last is not None else (pd.Timestamp.now("UTC") - behind).floor("s")
         nothing = first is None and end <= start
         windows = [] if nothing else Window(start, end).split(window)
-        create_tables(root)
         with returning_pool(decay_ms=_DECAY_MS):
             report = (
                 SyncReport(str(root), None, None, 0, 0, 0, 0, 0, watermark)
@@ -526,12 +543,9 @@ def _write_windows(
     warned: set[str] = set()
     totals = [0, 0, 0, 0]
     pending: pd.Timestamp | None = None
-    done = 0
-    bar = tqdm(
-        total=len(windows), desc="sync", unit="window", disable=not progress or len(windows) <= 1
-    )
     buffer: list[Export] = []
-    try:
+    off = not progress or len(windows) <= 1
+    with tqdm(total=len(windows), desc="sync", unit="window", disable=off) as bar:
         for i, (_lo, hi, part) in enumerate(_prefetch(conn, windows)):
             bar.update(1)
             warn_unknown_fields(part, warned, kept=False)
@@ -539,7 +553,7 @@ def _write_windows(
             if sum(len(p) for p in buffer) < batch_rows and i + 1 < len(windows):
                 continue  # consecutive windows are written together, up to batch_rows entries
             batch = buffer[0] if len(buffer) == 1 else Export.concat(buffer)
-            done, buffer = done + len(buffer), []
+            buffer = []
             written = _retried(partial(_write_window, root, batch, schemas, hi))
             del batch  # not held while the next batch's windows come: memory set by one batch
             pa.default_memory_pool().release_unused()
@@ -548,14 +562,10 @@ def _write_windows(
             bar.set_postfix(inserted=totals[0], updated=totals[1], refresh=False)
         if pending is not None:
             _retried(partial(_move_watermark, root, pending, schemas[0]))
-    except CommitFailedError as exc:
-        raise _conflict(root, exc) from None
-    finally:
-        bar.close()
-    inserted, updated, unchanged, codes_written = totals
-    watermark = read_watermark(DeltaTable(str(root / "entries")))
+    inserted, updated, unchanged, codes = totals  # of len(windows): each is in a batch
+    mark = read_watermark(DeltaTable(str(root / "entries")))
     return SyncReport(
-        str(root), start, end, done, inserted, updated, unchanged, codes_written, watermark
+        str(root), start, end, len(windows), inserted, updated, unchanged, codes, mark
     )
 
 
@@ -574,7 +584,7 @@ def _move_watermark(root: Path, mark: pd.Timestamp, schema: pa.Schema) -> None:
     table = DeltaTable(str(root / "entries"))
     stored = read_watermark(table)
     if stored is None or stored < mark:
-        write_deltalake(table, schema.empty_table(), mode="append", commit_properties=_commit(mark))
+        _append(table, schema.empty_table(), _commit(mark))
 
 
 def sync_status(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -618,15 +628,12 @@ def compact(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
     with _locked(root):
         entries, codes = _tables(root)
         mark = read_watermark(entries)
-        try:
-            return {
-                "codes": codes.optimize.compact(writer_properties=_WRITER),
-                "entries": entries.optimize.compact(
-                    writer_properties=_WRITER, commit_properties=_commit(mark)
-                ),
-            }
-        except CommitFailedError as exc:
-            raise _conflict(root, exc) from None
+        return {
+            "codes": codes.optimize.compact(writer_properties=_WRITER),
+            "entries": entries.optimize.compact(
+                writer_properties=_WRITER, commit_properties=_commit(mark)
+            ),
+        }
 
 
 def widen_counts(path: str | os.PathLike[str]) -> bool:
@@ -648,21 +655,17 @@ def widen_counts(path: str | os.PathLike[str]) -> bool:
             return False
         mark = read_watermark(entries)
         data = entries.to_pyarrow_table()
-        for name in _COUNTS:
-            i = data.schema.get_field_index(name)
-            data = data.set_column(i, name, data[name].cast(pa.float64()))
-        try:
-            write_deltalake(
-                entries,
-                data,
-                mode="overwrite",
-                schema_mode="overwrite",
-                partition_by=list(PARTITION_COLS),
-                writer_properties=_WRITER,
-                commit_properties=_commit(mark),
-            )
-        except CommitFailedError as exc:
-            raise _conflict(root, exc) from None
+        wide = [f.with_type(pa.float64()) if f.name in _COUNTS else f for f in data.schema]
+        data = data.cast(pa.schema(wide))
+        write_deltalake(
+            entries,
+            data,
+            mode="overwrite",
+            schema_mode="overwrite",
+            partition_by=list(PARTITION_COLS),
+            writer_properties=_WRITER,
+            commit_properties=_commit(mark),
+        )
         return True
 
 

@@ -7,7 +7,7 @@ A published user has no ``timekeeperExternalId``: it is the identity of type
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -51,8 +51,7 @@ def user(conn: Connection, user_id: str) -> dict[str, Any]:
         >>> record["identities"][0]
         {'type': 'external-billing-system', 'value': 'TK-101'}
     """
-    record: dict[str, Any] = conn.call("user", path={"userId": user_id})
-    return record
+    return cast("dict[str, Any]", conn.call("user", path={"userId": user_id}))
 
 
 def users(conn: Connection, user_ids: Iterable[str], *, workers: int | None = None) -> pd.DataFrame:
