@@ -302,7 +302,6 @@ def test_implementation_modules_are_private_by_name():
 
 #: functions split by another change: the lead empties this once those changes are merged
 LONG_FOR_NOW = {  # split by another change
-    ("_egress/sync.py", "_write_window"),
     ("firms.py", "_firm"),
 }
 
