@@ -641,3 +641,40 @@ def test_ctrl_c_between_two_tables_of_onboard_prints_counts_unsent_rows_and_resu
     unsent = pd.read_csv(f"{journal}.unsent.csv")
     assert len(unsent) == 142 and "clients" not in set(unsent["table"])
     assert f"resume with: toolkit {' '.join(argv)}" in err
+
+
+# -- Ctrl+C during the demo ----------------------------------------------------------------------
+
+
+def _demo_stopped_at(step: str, stop: BaseException, tmp_path, monkeypatch, capsys) -> str:  # noqa: ANN001
+    from toolkit import _demo
+
+    def stopping(run: Any) -> str:
+        raise stop
+
+    steps = [(name, stopping if name == step else fn) for name, fn in _demo._STEPS]
+    monkeypatch.setattr(_demo, "_STEPS", steps)
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "--out", "out", "--workers", "2"]) == 130
+    return capsys.readouterr().err
+
+
+def test_ctrl_c_while_the_demo_sends_says_run_it_again_and_keeps_its_files_in_out(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    rows = pd.DataFrame(
+        {"table": ["clients"], "externalId": ["C-1"], "status": ["not_sent"], "ok": [False]}
+    )
+    stop = Interrupted("stopped", result=rows.assign(error="not sent"))
+    err = _demo_stopped_at("onboard", stop, tmp_path, monkeypatch, capsys)
+    assert "--journal" not in err and "run it again with: toolkit demo --out out" in err
+    assert (tmp_path / "out" / "unsent.csv").is_file()
+    assert not (tmp_path / "out.unsent.csv").exists()
+
+
+def test_ctrl_c_between_the_demo_s_steps_says_what_out_holds(tmp_path, monkeypatch, capsys) -> None:
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "sandbox.db").write_bytes(b"")  # an earlier run's, moved aside
+    err = _demo_stopped_at("export", KeyboardInterrupt(), tmp_path, monkeypatch, capsys)
+    assert "nothing was written" not in err
+    assert "out/sandbox.db holds what the steps before the interrupt did" in err

@@ -94,6 +94,13 @@ def _what_was_written(args: argparse.Namespace) -> str:
             f"{out}/entries and {out}/codes hold only the windows written before the "
             "interrupt (incomplete): run the command again with --overwrite"
         )
+    if command == "demo":
+        return (
+            f"{out}/sandbox.db holds what the steps before the interrupt did (an earlier "
+            f"database was moved aside, as printed above, and an earlier {out}/export and "
+            f"chart are kept until a run replaces them): run toolkit demo --out {out} again "
+            "to start afresh"
+        )
     if command in ("export", "pending") and out:
         return f"nothing was written to {out}"
     if out:

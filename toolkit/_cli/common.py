@@ -236,10 +236,14 @@ def interrupted(exc: Interrupted, args: argparse.Namespace, key: str = "external
         if len(todo):
             base = getattr(args, "journal", None) or getattr(args, "out", None)
             where = Path(f"{base or getattr(args, 'command', None) or 'toolkit'}.unsent.csv")
+            if base and Path(base).is_dir():  # an output folder: the file goes inside it
+                where = Path(base) / "unsent.csv"
             todo[cols].to_csv(where, index=False)
             print(f"{len(todo)} row(s) not sent (or unknown) written to {where}", file=sys.stderr)
     command = "toolkit " + " ".join(shlex.quote(a) for a in args.argv)
-    if getattr(args, "journal", None):
+    if not hasattr(args, "journal"):  # a command that starts afresh (the demo)
+        print(f"run it again with: {command}", file=sys.stderr)
+    elif args.journal:
         print(f"resume with: {command}", file=sys.stderr)
     else:
         print(
