@@ -594,9 +594,15 @@ def test_a_journal_that_was_only_checked_is_not_left_behind(down: Path, capsys: 
 def test_sync_and_export_options_are_checked_before_any_request(down: Path, capsys: Any) -> None:
     window = ["--after", "2026-11-01", "--on-or-before", "2026-11-03"]
     for argv, said in (
-        (["sync", "time", *window, "--window", "xyz"], "window 'xyz' is not a pandas offset"),
-        (["sync", "time", *window, "--lag", "xyz"], "lag: cannot read 'xyz'"),
-        (["export", *window, "--out", "e", "--window", "0D"], "window '0D' must be a positive"),
+        (
+            ["sync", "time", *window, "--window", "xyz"],
+            "error: --window 'xyz' is not a pandas offset",
+        ),
+        (["sync", "time", *window, "--lag", "xyz"], "error: --lag: cannot read 'xyz'"),
+        (
+            ["export", *window, "--out", "e", "--window", "0D"],
+            "error: --window '0D' must be a positive",
+        ),
         (
             ["export", "--after", "2026-13-01", "--on-or-before", "2026-11-03", "--out", "e"],
             "--after",

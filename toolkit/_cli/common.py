@@ -85,6 +85,7 @@ _CLI_WORDS = (
     ),
     (re.compile(r"pass overwrite=True \(--overwrite\)"), "give --overwrite"),
     (re.compile(r"\bthe frame (has|needs)\b"), r"the file \1"),
+    (re.compile(r"^(window|lag)\b"), r"--\1"),  # an option's value named by its flag
 )
 #: the columns of a printed or written frame that carry the library's messages
 _MESSAGES = ("message", "error")
