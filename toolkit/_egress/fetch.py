@@ -175,7 +175,8 @@ def export_entries(
 
     A bare day is read as pandas reads it: its first instant as ``after``, its last
     (23:59:59.999) as ``on_or_before``, so ``("2026-11-20", "2026-11-27")`` holds every entry
-    released from 21 to 27 November (:class:`~toolkit._core.windows.Window`).
+    released from 20 to 27 November, both days whole, as ``df.loc["2026-11-20":"2026-11-27"]``
+    would (:class:`~toolkit._core.windows.Window`).
 
     Args:
         conn: the connection.
