@@ -371,7 +371,7 @@ def test_each_wrapped_method_shows_its_operations_parameters_and_docstring() -> 
     wrapped = 0
     for name in _public_methods():
         method = getattr(Client, name)
-        operation = getattr(method, "__wrapped__", None)
+        operation = getattr(method, "operation", None)
         if operation is None and method.__module__ != "toolkit._client":
             operation = method  # a function of no connection, used as it is (compact)
         if operation is None:

@@ -6,6 +6,7 @@ bound: the same signature and docstring without it, so ``client.star?`` shows th
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import re
@@ -63,9 +64,12 @@ def _dress(method: Any, fn: Callable[..., Any], name: str, bound: Collection[str
 def _operation(fn: Callable[Concatenate[Connection, P], R]) -> Callable[Concatenate[Client, P], R]:
     """A ``Client`` method calling the operation ``fn`` with the client's connection."""
 
+    @functools.wraps(fn)
     def method(self: Client, /, *args: P.args, **kwargs: P.kwargs) -> R:
         return fn(self.connection, *args, **kwargs)
 
+    del method.__wrapped__  # the docs' reader (griffe) would show the operation's ``conn``
+    method.operation = fn  # type: ignore[attr-defined]
     _dress(method, fn, fn.__name__, [next(iter(inspect.signature(fn).parameters))])
     return method
 

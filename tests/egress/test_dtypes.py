@@ -212,7 +212,7 @@ def test_star_results_hold_text_as_str(fresh_client: Client) -> None:
 
 def test_export_bounds_are_typed_time_like() -> None:
     for fn in (Client.export_entries, Client.export_to_parquet):
-        hints = typing.get_type_hints(fn)
+        hints = typing.get_type_hints(fn.operation)  # type: ignore[attr-defined]
         assert hints["after"] == hints["on_or_before"] == TimeLike
 
 

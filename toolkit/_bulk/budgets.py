@@ -32,6 +32,11 @@ class Budgets:
                 budget = self._by_key[key] = Budget(clock=self._clock)
             return budget
 
+    def all(self) -> list[Budget]:
+        """Every budget made so far (what the pacing tests read)."""
+        with self._lock:
+            return list(self._by_key.values())
+
 
 _REGISTRY: weakref.WeakKeyDictionary[object, Budgets] = weakref.WeakKeyDictionary()
 _REGISTRY_LOCK = threading.Lock()
