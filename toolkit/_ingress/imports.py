@@ -199,7 +199,15 @@ class OnboardReport:
         """Every input row's result (a run sets it; a dry run's follows from the plan)."""
         if self.plan is None or self.validation is None:
             raise AttributeError("results: neither sent nor planned")
-        return _planned_results(self.plan, self.validation)
+        dry = _skipped("dry run")
+        results = []
+        for table, todo in self.plan.calls.items():
+            part = self.plan.part(table)
+            if part is not None:  # every planned call's row: "dry run", the others as a run's
+                per_row = [dry if ACTIONS[a] in SENDING else None for a in part.action]
+                extra = [(call.key, dry) for call in todo.extra]
+                results += _table_results(table, part, per_row, {}, extra)
+        return _combined(results, self.validation)
 
     @cached_property
     def payloads(self) -> dict[str, pd.DataFrame]:
@@ -534,10 +542,7 @@ def _planned(plan: Plan) -> tuple[pd.Series, pd.Series, pd.Series]:
     """A dry run's result rows (the plan's source rows and deactivations): ``table``, ``row``
     and ``status`` (``journaled`` where unchanged, else ``skipped``: nothing is sent)."""
     rows = plan.actions()  # not the plan's rows: a byte or two a row
-    labels = [
-        part["row"] if isinstance(part, pd.DataFrame) else pd.Series(fresh_index(part.source.index))
-        for part in plan.parts
-    ]
+    labels = [pd.Series(fresh_index(part.source.index)) for part in plan.parts]
     labels = [s.astype("Int64") if pd.api.types.is_integer_dtype(s.dtype) else s for s in labels]
     rows["row"] = pd.concat(labels, ignore_index=True) if labels else pd.Series([], dtype=object)
     rows = nullable_rows(rows)  # row: Int64, as the plan's (whole labels: no Python int a row)
@@ -547,36 +552,3 @@ def _planned(plan: Plan) -> tuple[pd.Series, pd.Series, pd.Series]:
     codes = np.where(unchanged, STATUSES.index("journaled"), STATUSES.index("skipped"))
     status = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(STATUSES))
     return rows["table"], rows["row"], pd.Series(status, index=rows.index)
-
-
-def _planned_results(plan: Plan, report: ValidationReport) -> pd.DataFrame:
-    """A dry run's result frame, from the plan: the columns and values of a run's."""
-    tables, rows, status = _planned(plan)
-    planned = plan.rows.loc[rows.index]
-    action = planned["action"]
-    n = len(planned)
-    sending = action.isin(SENDING).to_numpy()
-    unchanged = (action == "unchanged").to_numpy()
-    other = ~(sending | unchanged)
-    error = np.full(n, None, dtype=object)
-    error[sending] = "dry run"
-    error[other] = [
-        f"{a}: {r}" for a, r in zip(action[other], planned["reason"][other], strict=True)
-    ]
-    zeros = np.zeros(n, dtype=np.int16)  # Int16, as a run's
-    return pd.DataFrame(
-        {
-            "table": tables.array,
-            "row": rows.array,
-            "externalId": planned["externalId"].astype("str").array,
-            "action": action.array,
-            "status": status.array,
-            "ok": unchanged,
-            "httpStatus": pd.arrays.IntegerArray(zeros, np.ones(n, dtype=bool)),
-            "error": pd.array(error, dtype="str"),
-            "warning": row_warnings(report.failures, rows, tables).array,
-            "attempts": pd.arrays.IntegerArray(zeros, np.zeros(n, dtype=bool)),
-            "elapsed": np.zeros(n),
-        },
-        index=pd.RangeIndex(n),
-    )

@@ -284,7 +284,7 @@ class Plan:
         (['send', 'send', 'send'], True, 3)
     """
 
-    parts: list[_Rows | pd.DataFrame]
+    parts: list[_Rows]
     calls: dict[str, TableCalls]
     validation: ValidationReport
     max_deactivate: int = 1
@@ -308,9 +308,6 @@ class Plan:
             [2, 1]
         """
         for part in self.parts:
-            if not isinstance(part, _Rows):
-                yield part
-                continue
             for start in range(0, len(part), size):
                 yield part.frame(start, start + size)
 
@@ -325,21 +322,18 @@ class Plan:
         wanted = [ACTIONS.index(a) for a in actions]  # type: ignore[arg-type]
         out: list[pd.DataFrame] = []
         for part in self.parts:
-            if not isinstance(part, _Rows):
-                out.append(part[part["action"].isin(actions)])
-                continue
             for start in range(0, len(part), BATCH):  # only the batches that hold such rows
                 mine = np.isin(part.action[start : start + BATCH], wanted)
                 if mine.any():
                     out.append(part.frame(start, start + BATCH)[mine])
         if not out:  # no such row: the columns, not the rows built
-            first = self.parts[0] if self.parts else None
-            return first.frame(0, 0) if isinstance(first, _Rows) else self.rows.iloc[:0]
+            return self.parts[0].frame(0, 0) if self.parts else self.rows.iloc[:0]
         return nullable_rows(pd.concat(out, ignore_index=True))
 
     def part(self, table: str) -> _Rows | None:
-        """The compact rows of a table's source rows."""
-        return next((p for p in self.parts if isinstance(p, _Rows) and p.table == table), None)
+        """The compact rows of a table's source rows (the first part of the table: the journal's
+        records its source lacks come after)."""
+        return next((p for p in self.parts if p.table == table), None)
 
     def actions(self) -> pd.DataFrame:
         """``table`` and ``action`` of every row, in order: two bytes a row.
@@ -348,7 +342,18 @@ class Plan:
             >>> client.plan({"clients": clients}).actions()["action"].tolist()
             ['send', 'send', 'send']
         """
-        return _actions_frame(self.parts)
+        tables = [np.full(len(p), TABLE_DTYPE.categories.get_loc(p.table)) for p in self.parts]
+        none = np.zeros(0, dtype=np.int8)
+        return pd.DataFrame(
+            {
+                "table": pd.Categorical.from_codes(
+                    np.concatenate([none, *tables]).astype(np.int8), dtype=TABLE_DTYPE
+                ),
+                "action": pd.Categorical.from_codes(
+                    np.concatenate([none, *(p.action for p in self.parts)]), dtype=ACTION_DTYPE
+                ),
+            }
+        )
 
     @property
     def counts(self) -> pd.DataFrame:
@@ -499,16 +504,6 @@ def _mine(conn: Connection, table: str, entries: Iterable[Entry]) -> list[Entry]
     ]
 
 
-def _add(
-    cols: dict[str, list[Any]], table: str, row: Any, key: Any, action: Action, **more: Any
-) -> None:
-    """Append one plan row to the columns (no dict per row: a plan may hold millions)."""
-    for col, value in zip(_COLUMNS, (table, row, key, action), strict=False):
-        cols[col].append(value)
-    for col in _COLUMNS[4:]:
-        cols[col].append(more.get(col))
-
-
 _NO_ROWS: dict[str, list[Any]] = {col: [] for col in _COLUMNS}
 _TEXT = dict.fromkeys(["externalId", "reason", "lastAccepted", "failingSince"], "string")
 
@@ -557,7 +552,9 @@ def _plan_rows(
 @dataclass
 class _Rows:
     """The plan's rows of one table's source rows, held compactly: the source's labels, each
-    row's key and action (a byte), and the other columns only where a row has them."""
+    row's key and action (a byte), and the other columns only where a row has them. The rows of
+    the journal's records the source lacks are held the same way, their labels missing (no row,
+    no line)."""
 
     table: str
     source: pd.DataFrame  # the rows' file lines (its ``attrs``); its labels are the rows
@@ -582,27 +579,6 @@ class _Rows:
         """The ``reason`` of the row at position ``p`` (``None`` when it has none)."""
         reason = self.more.get(p, _NOTHING).get("reason")
         return pd.NA if reason is None else reason
-
-
-def _actions_frame(parts: list[_Rows | pd.DataFrame]) -> pd.DataFrame:
-    """``table`` and ``action`` of every plan row, in order: two bytes a row."""
-    tables, actions = [], []
-    for part in parts:
-        if isinstance(part, _Rows):
-            code = TABLE_DTYPE.categories.get_loc(part.table)
-            tables.append(np.full(len(part), code, dtype=np.int8))
-            actions.append(part.action)
-        else:
-            tables.append(part["table"].cat.codes.to_numpy().astype(np.int8))
-            actions.append(part["action"].cat.codes.to_numpy().astype(np.int8))
-    table_codes = np.concatenate(tables) if tables else np.zeros(0, dtype=np.int8)
-    action_codes = np.concatenate(actions) if actions else np.zeros(0, dtype=np.int8)
-    return pd.DataFrame(
-        {
-            "table": pd.Categorical.from_codes(table_codes, dtype=TABLE_DTYPE),
-            "action": pd.Categorical.from_codes(action_codes, dtype=ACTION_DTYPE),
-        }
-    )
 
 
 def held_children(
@@ -701,7 +677,7 @@ def plan(
     report = _validate(**sources, known=known, columns=columns, code_range_post=code_range_post)
     ledger = _ledger(journal)
     entries = list(ledger.entries.values())
-    parts: list[_Rows | pd.DataFrame] = []
+    parts: list[_Rows] = []
     calls: dict[str, TableCalls] = {}
     bad: dict[str, dict[str, str]] = {}  # table -> id -> action, of the records not sent
     active = sum(e.active for e in _mine(conn, "initiatives", entries))
@@ -773,12 +749,14 @@ def _against(ledger: Ledger, call: Call, url: str) -> tuple[Action, dict[str, An
 
 def _absent_rows(
     todo: TableCalls, frame: pd.DataFrame, keys: pd.Series, mine: list[Entry], mirror: bool
-) -> pd.DataFrame | None:
+) -> _Rows | None:
     """Plan rows of the journal's records of a table that its source lacks: ``missing``, or
     with ``mirror`` an active initiative's ``deactivate`` (its call added to ``todo.extra``)."""
     table, endpoint = todo.table, IMPORTS[todo.table][0]
     present = set(keys.dropna().astype(str)) if mine else set()
-    cols: dict[str, list[Any]] = {col: [] for col in _COLUMNS}
+    found: list[str] = []
+    actions: list[int] = []
+    more: dict[int, dict[str, Any]] = {}
     for entry in mine:
         if entry.key in present or entry.payload is None:
             continue
@@ -796,11 +774,17 @@ def _absent_rows(
             action, reason = "unchanged", "absent from the source, inactive"
         else:
             action, reason = "missing", "absent from the source; not deactivated"
-        _add(cols, table, None, entry.key, action, reason=reason, **seen)
-    if not cols["table"]:
+        more[len(found)] = {**seen, "reason": reason}
+        found.append(entry.key)
+        actions.append(ACTIONS.index(action))
+    if not found:
         return None
-    extra = _typed(pd.DataFrame(cols, columns=_COLUMNS), frame.index)
-    return nullable_rows(with_lines(extra, frame))  # no source row: no line
+    whole = pd.api.types.is_integer_dtype(frame.index.dtype)
+    no_rows = pd.Index([pd.NA] * len(found), dtype="Int64" if whole else object)
+    action_codes = np.array(actions, dtype=np.int8)  # no source row: no row, no line
+    return _Rows(
+        table, pd.DataFrame(index=no_rows), pd.Series(found, dtype="string"), action_codes, more
+    )
 
 
 def _as_given(
