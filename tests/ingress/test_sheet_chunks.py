@@ -187,7 +187,7 @@ def _spy_on_sheets(
     (and add each sheet's name to ``parsed`` when the reader starts on it)."""
     monkeypatch.setattr(chunking, "_CHUNK", chunk)
     made: list[int] = []
-    real = sheet_reader._read_excel
+    real = sheet_reader.read_excel_table
 
     def spy(path: Path, sheet: str | None = None) -> Iterator[pd.DataFrame]:
         if parsed is not None:
@@ -196,7 +196,7 @@ def _spy_on_sheets(
             made.append(len(frame))
             yield frame
 
-    monkeypatch.setattr(readers, "_read_excel", spy)
+    monkeypatch.setattr(readers, "read_excel_table", spy)
     return made
 
 

@@ -5,7 +5,7 @@ carries, its rows' numbers in the file (its index) and their lines (the line map
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -16,10 +16,41 @@ import pandas as pd
 _CHUNK = 50_000
 
 
-def add_line(shifts: list[tuple[int, int]], row: int, line: int) -> None:
-    """Note a row's line in the line map if it is further down than the row before it says."""
-    if line - (row + 2) != (shifts[-1][1] if shifts else 0):
-        shifts.append((row, line - (row + 2)))
+def chunked(
+    records: Iterable[tuple[int, list[Any]]],
+    frame: Callable[[list[list[Any]]], pd.DataFrame],
+    **attrs: Any,
+) -> Iterator[pd.DataFrame]:
+    """A file's records, ``(line, values)``, as frames of :data:`_CHUNK` rows (one empty frame
+    when there are none), made by ``frame``: each one's index its rows' numbers in the file,
+    its ``attrs`` the ``attrs`` given and the line map so far (``line_shifts``: each first row
+    whose line is further down than the row before it says, with how many lines further).
+
+    Example:
+        >>> [(c.index.tolist(), c.attrs) for c in chunked([(2, ["x"]), (4, ["y"])], pd.DataFrame)]
+        [([0, 1], {'line_shifts': ((1, 1),)})]
+    """
+    rows: list[list[Any]] = []
+    shifts: list[tuple[int, int]] = []
+    n = 0
+
+    def chunk() -> pd.DataFrame:
+        df = frame(rows)
+        df.index = pd.RangeIndex(n - len(rows), n)
+        df.attrs.update(attrs, line_shifts=tuple(shifts))
+        return df
+
+    for line, row in records:
+        rows.append(row)
+        if line - (n + 2) != (shifts[-1][1] if shifts else 0):
+            shifts.append((n, line - (n + 2)))
+        n += 1
+        if len(rows) == _CHUNK:
+            done, rows = chunk(), []  # the rows' Python values gone before it is used
+            yield done
+            del done  # not held while the next chunk is read
+    if rows or not n:
+        yield chunk()
 
 
 def fresh_index(index: pd.Index) -> pd.Index:
