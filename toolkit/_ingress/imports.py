@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property, partial
-from typing import Any, TypedDict
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -16,6 +16,7 @@ from toolkit._bulk.journal import Journal
 from toolkit._bulk.runner import (
     JOURNALED,
     STATUSES,
+    Call,
     not_sent,
     pacer_for,
     result_frame,
@@ -48,46 +49,6 @@ from toolkit.errors import ConfigError, Interrupted, ValidationError
 
 #: what an import does with rows that only have warnings: ``send`` them as given, or ``raise``
 ON_WARNING: tuple[str, ...] = ("send", "raise")
-
-
-class ImportOptions(TypedDict, total=False):
-    """The keywords of :func:`import_table`, for the five ``Client.import_<table>``.
-
-    >>> sorted(ImportOptions.__annotations__)[:3]
-    ['code_range_post', 'columns', 'dry_run']
-    """
-
-    columns: Mapping[str, str] | None
-    validate: bool
-    workers: int | None
-    progress: bool
-    journal: str | os.PathLike[str] | Journal | None
-    dry_run: bool
-    on_warning: str
-    code_range_post: CodeRangePost
-
-
-def _on_warning(on_warning: str) -> None:
-    if on_warning not in ON_WARNING:
-        raise ConfigError(f"on_warning must be one of {', '.join(map(repr, ON_WARNING))}")
-
-
-def _refuse_warnings(warnings: pd.DataFrame) -> None:
-    if len(warnings):
-        raise ValidationError(
-            f"on_warning='raise' and {format_failures(warnings)}\nnothing was sent "
-            "(fix them, or pass on_warning='send' to send them as given)",
-            warnings,
-        )
-
-
-def _by_label(rows: Iterable[list[Any]], items: Iterable[Any]) -> dict[Any, Any]:
-    """Row label -> its item (the first call of a range's parts stands for its rows)."""
-    by_label: dict[Any, Any] = {}
-    for labels, item in zip(rows, items, strict=True):
-        for label in labels:
-            by_label.setdefault(label, item)
-    return by_label
 
 
 def import_table(
@@ -160,11 +121,11 @@ def import_table(
     result = report.results.set_axis(df.index)
     if not dry_run or report.plan is None:
         return result
-    calls, rows = [], []
-    for batch, labels in report.plan.calls[table].calls():
-        calls += batch
-        rows += labels
-    by_label = _by_label(rows, calls)
+    by_label: dict[Any, Call] = {}  # row label -> its call (a range's first part stands for it)
+    for calls, rows in report.plan.calls[table].calls():
+        for call, labels in zip(calls, rows, strict=True):
+            for label in labels:
+                by_label.setdefault(label, call)
     ordered = [by_label[label] for label in unique_rows(df).index]
     return pd.DataFrame(
         {
@@ -335,7 +296,8 @@ def onboard(
     """
     if on_invalid not in ("raise", "skip"):
         raise ConfigError("on_invalid must be 'raise' or 'skip'")
-    _on_warning(on_warning)
+    if on_warning not in ON_WARNING:
+        raise ConfigError(f"on_warning must be one of {', '.join(map(repr, ON_WARNING))}")
     sources = read_source(source)  # a folder's files read a chunk at a time, never held
     given = isinstance(journal, Journal)  # the caller's: left open
     if isinstance(journal, Journal):
@@ -361,8 +323,12 @@ def onboard(
                 "(see .failure_cases, or pass on_invalid='skip')",
                 report.failures,
             )
-        if on_warning == "raise":
-            _refuse_warnings(report.warnings)
+        if on_warning == "raise" and len(report.warnings):
+            raise ValidationError(
+                f"on_warning='raise' and {format_failures(report.warnings)}\nnothing was sent "
+                "(fix them, or pass on_warning='send' to send them as given)",
+                report.warnings,
+            )
         warn_lookalikes(report.failures)
         if dry_run:  # every result follows from the plan: built when asked for
             tables, rows, status = _planned(the_plan)
