@@ -84,12 +84,6 @@ _FAILURE_COLUMNS = (
 ).split()
 
 
-def _table(table: str) -> tuple[Endpoint, str]:
-    if table not in IMPORTS:
-        raise ConfigError(f"unknown table {table!r}; expected one of {', '.join(IMPORTS)}")
-    return IMPORTS[table]
-
-
 def table_calls(
     table: str, df: pd.DataFrame, code_range_post: CodeRangePost = "replace"
 ) -> tuple[list[Call], list[list[Any]]]:
@@ -112,7 +106,7 @@ def table_calls(
         >>> calls[0].json, rows
         ({'codeExternalIds': ['L1', 'L2']}, [[0, 1]])
     """
-    endpoint, key = _table(table)
+    endpoint, key = IMPORTS[table]  # a table of IMPORTS: read_source and import_table refuse others
     if table == "code_ranges":
         calls, rows = [], []
         for initiative_id, payload, labels in to_code_range_payloads(df):
@@ -480,27 +474,22 @@ def _diff(old: Any, new: Any) -> dict[str, dict[str, Any]]:
     }
 
 
-def _ledger(journal: str | os.PathLike[str] | Journal | Ledger | None) -> Ledger:
+def _ledger(journal: str | os.PathLike[str] | Journal | None) -> Ledger:
     if journal is None:
         return Ledger()
-    if isinstance(journal, Ledger):
-        return journal
     if isinstance(journal, Journal):
         return journal.ledger
     return read_ledger(journal)
 
 
-def _path(table: str, key: str) -> dict[str, str]:
-    return {"initiativeExternalId": key} if table == "code_ranges" else {}
-
-
 def _mine(conn: Connection, table: str, entries: Iterable[Entry]) -> list[Entry]:
     """The entries of one table of this connection's customer (and service)."""
-    endpoint = IMPORTS[table][0]
+    endpoint, ranges = IMPORTS[table][0], table == "code_ranges"  # a range's path: its key
     return [
         e
         for e in entries
-        if e.endpoint == endpoint and e.url == conn.url(endpoint, **_path(table, e.key))
+        if e.endpoint == endpoint
+        and e.url == conn.url(endpoint, **({"initiativeExternalId": e.key} if ranges else {}))
     ]
 
 
