@@ -41,46 +41,41 @@ def _bad_lines(data: bytes) -> list[int]:
 def _decode(path: Path, data: bytes, encoding: str | None = None) -> tuple[str, str]:
     """How to read a CSV file, as ``(codec, errors)``: UTF-8 (bad bytes as U+FFFD, warned) else
     cp1252, warned."""
-    if encoding is not None:
-        try:
-            text = data.decode(encoding)
-        except LookupError:
-            raise ConfigError(f"encoding={encoding!r}: no such encoding") from None
-        except UnicodeDecodeError as exc:
-            line = data[: exc.start].count(b"\n") + 1
-            raise ConfigError(f"{path}, line {line}: not {encoding} text") from None
-        return _no_binary(path, text, encoding)
+    codec = encoding or "utf-8-sig"
     try:
-        text = data.decode("utf-8-sig")
+        return _no_binary(path, data.decode(codec), codec)
+    except LookupError:
+        raise ConfigError(f"encoding={encoding!r}: no such encoding") from None
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        lenient = data.decode("utf-8-sig", errors="replace")
-        if any(ord(c) > 127 and c != "\ufffd" for c in lenient):
-            bad = _bad_lines(data)
-            shown = ", ".join(map(str, bad[:10])) + (", ..." if len(bad) > 10 else "")
-            warnings.warn(
-                f"{path}: bytes that are not UTF-8 on line{'s' if len(bad) > 1 else ''} {shown};"
-                " read as UTF-8 with "
-                "\ufffd in their place. Fix those lines, or pass encoding= if the file is "
-                "in another encoding.",
-                InputWarning,
-                stacklevel=3,
-            )
-            return _no_binary(path, lenient, "utf-8-sig", "replace")
-        try:
-            text = data.decode("cp1252")
-        except UnicodeDecodeError:
-            raise ConfigError(
-                f"{path}, line {line}: not UTF-8 text (nor Windows-1252); save it as UTF-8 CSV"
-            ) from None
+        if encoding is not None:
+            raise ConfigError(f"{path}, line {line}: not {encoding} text") from None
+    lenient = data.decode("utf-8-sig", errors="replace")
+    if any(ord(c) > 127 and c != "\ufffd" for c in lenient):
+        bad = _bad_lines(data)
+        shown = ", ".join(map(str, bad[:10])) + (", ..." if len(bad) > 10 else "")
         warnings.warn(
-            f"{path} is not UTF-8 (first odd byte on line {line}); read it as Windows-1252 "
-            "(cp1252). Save it as 'CSV UTF-8' to be sure of accented characters.",
+            f"{path}: bytes that are not UTF-8 on line{'s' if len(bad) > 1 else ''} {shown};"
+            " read as UTF-8 with "
+            "\ufffd in their place. Fix those lines, or pass encoding= if the file is "
+            "in another encoding.",
             InputWarning,
             stacklevel=3,
         )
-        return _no_binary(path, text, "cp1252")
-    return _no_binary(path, text, "utf-8-sig")
+        return _no_binary(path, lenient, "utf-8-sig", "replace")
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:
+        raise ConfigError(
+            f"{path}, line {line}: not UTF-8 text (nor Windows-1252); save it as UTF-8 CSV"
+        ) from None
+    warnings.warn(
+        f"{path} is not UTF-8 (first odd byte on line {line}); read it as Windows-1252 "
+        "(cp1252). Save it as 'CSV UTF-8' to be sure of accented characters.",
+        InputWarning,
+        stacklevel=3,
+    )
+    return _no_binary(path, text, "cp1252")
 
 
 def _no_binary(path: Path, text: str, codec: str, errors: str = "strict") -> tuple[str, str]:
