@@ -26,7 +26,7 @@ def _spy_on_the_reader(
     (and add each file's name to ``parsed`` when the reader starts on it)."""
     monkeypatch.setattr(chunking, "_CHUNK", chunk)
     made: list[int] = []
-    real = csv_reader._read_csv
+    real = csv_reader.read_csv_table
 
     def spy(path: Path, encoding: str | None = None) -> Any:
         if parsed is not None:
@@ -43,7 +43,7 @@ def _spy_on_the_reader(
 
         return chunks()
 
-    monkeypatch.setattr(readers, "_read_csv", spy)
+    monkeypatch.setattr(readers, "read_csv_table", spy)
     return made
 
 
