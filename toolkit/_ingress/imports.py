@@ -28,7 +28,6 @@ from toolkit._core.frames import FrameLike, as_pandas, unique_rows
 from toolkit._core.http import Reply
 from toolkit._core.memory import returning_pool
 from toolkit._ingress.checks import format_failures
-from toolkit._ingress.chunking import fresh_index
 from toolkit._ingress.plan import (
     ACTION_DTYPE,
     ACTIONS,
@@ -331,15 +330,15 @@ def onboard(
             )
         warn_lookalikes(report.failures)
         if dry_run:  # every result follows from the plan: built when asked for
-            tables, rows, status = _planned(the_plan)
-            return OnboardReport(_counts(tables, rows, status, report), report, True, the_plan)
+            tables, status = _planned(the_plan)
+            return OnboardReport(_counts(tables, status, report), report, True, the_plan)
         the_plan.check()
         results, interrupted = _send(conn, the_plan, jr, workers=workers, progress=progress)
     finally:
         if jr is not None and not given:
             jr.close()
     combined = _combined(results, report)
-    counts = _counts(combined["table"], combined["row"], combined["status"], report)
+    counts = _counts(combined["table"], combined["status"], report)
     onboard_report = OnboardReport(counts, report, False, the_plan)
     onboard_report.results = combined
     if interrupted is not None:
@@ -490,31 +489,27 @@ def _combined(results: list[pd.DataFrame], report: ValidationReport) -> pd.DataF
     return combined
 
 
-def _counts(
-    tables: pd.Series, rows: pd.Series, status: pd.Series, report: ValidationReport
-) -> pd.DataFrame:
-    """Result rows per table: ``rows``, a count per status, ``warned`` (rows with a warning)."""
+def _counts(tables: pd.Series, status: pd.Series, report: ValidationReport) -> pd.DataFrame:
+    """Result rows per table: ``rows``, a count per status, ``warned`` (rows with a warning:
+    every source row has a result row, so the rows the warnings name, each once)."""
     counts = count_by_table(tables, status, STATUSES)
     counts.insert(0, "rows", counts.sum(axis=1))
-    warnings = report.warnings[report.warnings["row"].notna()]
-    keys = set(zip(warnings["table"], warnings["row"], strict=True))
-    warned = [str(t) for t, r in zip(tables, rows, strict=True) if (t, r) in keys] if keys else []
-    counts["warned"] = [warned.count(str(t)) for t in counts.index]
+    warned = report.warnings.dropna(subset=["row"]).drop_duplicates(["table", "row"])["table"]
+    counts["warned"] = [int((warned == str(t)).sum()) for t in counts.index]
     counts.columns.name = None
     return counts
 
 
-def _planned(plan: Plan) -> tuple[pd.Series, pd.Series, pd.Series]:
-    """A dry run's result rows (the plan's source rows and deactivations): ``table``, ``row``
-    and ``status`` (``journaled`` where unchanged, else ``skipped``: nothing is sent)."""
+def _planned(plan: Plan) -> tuple[pd.Series, pd.Series]:
+    """A dry run's result rows (the plan's source rows and deactivations): ``table`` and
+    ``status`` (``journaled`` where unchanged, else ``skipped``: nothing is sent)."""
     rows = plan.actions()  # not the plan's rows: a byte or two a row
-    labels = [pd.Series(fresh_index(part.source.index)) for part in plan.parts]
-    labels = [s.astype("Int64") if pd.api.types.is_integer_dtype(s.dtype) else s for s in labels]
-    rows["row"] = pd.concat(labels, ignore_index=True) if labels else pd.Series([], dtype=object)
-    rows = nullable_rows(rows)  # row: Int64, as the plan's (whole labels: no Python int a row)
-    keep = (rows["row"].notna() | (rows["action"] == "deactivate")).to_numpy()
+    # a table's first part: its source rows; of the journal's records after, the deactivations
+    source = [np.full(len(part), part is plan.part(part.table)) for part in plan.parts]
+    keep = np.concatenate([np.zeros(0, dtype=bool), *source])
+    keep |= (rows["action"] == "deactivate").to_numpy()
     rows = rows if keep.all() else rows[keep]
     unchanged = (rows["action"] == "unchanged").to_numpy()
     codes = np.where(unchanged, STATUSES.index("journaled"), STATUSES.index("skipped"))
     status = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(STATUSES))
-    return rows["table"], rows["row"], pd.Series(status, index=rows.index)
+    return rows["table"], pd.Series(status, index=rows.index)
