@@ -743,37 +743,28 @@ def _absent_rows(
     with ``mirror`` an active initiative's ``deactivate`` (its call added to ``todo.extra``)."""
     table, endpoint = todo.table, IMPORTS[todo.table][0]
     present = set(keys.dropna().astype(str)) if mine else set()
-    found: list[str] = []
-    actions: list[int] = []
+    absent = [e for e in mine if e.key not in present and e.payload is not None]
+    if not absent:
+        return None
+    actions = np.zeros(len(absent), dtype=np.int8)
     more: dict[int, dict[str, Any]] = {}
-    for entry in mine:
-        if entry.key in present or entry.payload is None:
-            continue
-        seen: dict[str, Any] = {
-            "lastAccepted": entry.accepted_at,
-            "failingSince": entry.failing_since,
-        }
+    for p, entry in enumerate(absent):
+        more[p] = {"lastAccepted": entry.accepted_at, "failingSince": entry.failing_since}
         action: Action
         if mirror and table == "initiatives" and entry.active:
-            payload = {**entry.payload, "status": "inactive"}
+            payload = {**(entry.payload or {}), "status": "inactive"}
             todo.extra.append(Call(endpoint, None, payload, key=entry.key, conflict=True))
-            seen["changed"] = {"status": {"old": "active", "new": "inactive"}}
+            more[p]["changed"] = {"status": {"old": "active", "new": "inactive"}}
             action, reason = "deactivate", "absent from the source (mirror)"
         elif mirror and table == "initiatives":
             action, reason = "unchanged", "absent from the source, inactive"
         else:
             action, reason = "missing", "absent from the source; not deactivated"
-        more[len(found)] = {**seen, "reason": reason}
-        found.append(entry.key)
-        actions.append(ACTIONS.index(action))
-    if not found:
-        return None
+        more[p]["reason"], actions[p] = reason, ACTIONS.index(action)
     whole = pd.api.types.is_integer_dtype(frame.index.dtype)
-    no_rows = pd.Index([pd.NA] * len(found), dtype="Int64" if whole else object)
-    action_codes = np.array(actions, dtype=np.int8)  # no source row: no row, no line
-    return _Rows(
-        table, pd.DataFrame(index=no_rows), pd.Series(found, dtype="string"), action_codes, more
-    )
+    no_rows = pd.Index([pd.NA] * len(absent), dtype="Int64" if whole else object)
+    found = pd.Series([e.key for e in absent], dtype="string")  # no source row: no row, no line
+    return _Rows(table, pd.DataFrame(index=no_rows), found, actions, more)
 
 
 def _as_given(
