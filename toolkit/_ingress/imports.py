@@ -199,6 +199,7 @@ class OnboardReport:
         return self.results[self.results["warning"].notna()]
 
     def _state(self) -> str:
+        """The outcome in a few words: ``ok`` or ``NOT ok``, and how many rows have a warning."""
         n = int(self.counts["warned"].sum())
         return ("ok" if self.ok else "NOT ok") + (
             f", {n} row{'s' if n != 1 else ''} with a warning" if n else ""
@@ -241,6 +242,7 @@ NOT_STORED = ("failed", "skipped", "not_sent")
 
 
 def _skipped(reason: str) -> Reply:
+    """The reply of a row that was not sent: no status, no attempt, ``reason`` its error."""
     return Reply(None, None, reason, 0, 0.0)
 
 
@@ -422,7 +424,11 @@ def _table_results(
     extra: list[tuple[str, Reply]],
 ) -> list[pd.DataFrame]:
     """A table's result rows, a batch at a time (few Python objects): each source row's reply,
-    else why it was not sent; then the deactivations, which have no source row."""
+    else why it was not sent; then the deactivations, which have no source row.
+
+    A run's replies and a dry run's (the one ``dry run`` reply of each call the plan would send)
+    become result rows here alike: a dry run's results have a run's columns and dtypes.
+    """
     raw, action = source.source, source.action
     unchanged = ACTIONS.index("unchanged")
     journaled = Reply(None, None, JOURNALED, 0, 0.0, "", "")  # one for every such row
