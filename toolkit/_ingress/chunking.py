@@ -4,7 +4,6 @@ carries, its rows' numbers in the file (its index) and their lines (the line map
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -77,20 +76,8 @@ def line_numbers(frame: pd.DataFrame, rows: Iterable[Any]) -> list[int | None]:
         >>> line_numbers(df, [0, 1, None])
         [2, 5, None]
     """
-    shifts = frame.attrs.get("line_shifts")
-    if shifts is None:
-        return [None for _ in rows]
-    starts = [s for s, _ in shifts]
-    out: list[int | None] = []
-    for row in rows:
-        try:
-            r = int(row)  # None, NaN and NA are no row
-        except (TypeError, ValueError):
-            out.append(None)
-            continue
-        i = bisect.bisect_right(starts, r) - 1
-        out.append(r + 2 + (shifts[i][1] if i >= 0 else 0))
-    return out
+    lines = line_array(frame, pd.Series(list(rows), dtype=object))
+    return [None if np.isnan(line) else int(line) for line in lines.tolist()]
 
 
 def with_lines(
@@ -135,9 +122,8 @@ def line_array(frame: pd.DataFrame, rows: pd.Series) -> np.ndarray:
     shifts = frame.attrs.get("line_shifts")
     if shifts is None:
         return np.full(len(rows), np.nan)
-    if rows.dtype == object or isinstance(rows.dtype, pd.StringDtype):
-        return np.array([np.nan if n is None else n for n in line_numbers(frame, rows)])
-    r = rows.to_numpy(dtype="float64", na_value=np.nan)
+    # None, NaN, NA and a label that is not a number are no row
+    r = pd.to_numeric(rows, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
     starts = np.array([s for s, _ in shifts], dtype="float64")
     extra = np.array([0, *(e for _, e in shifts)], dtype="float64")
     lines: np.ndarray = np.floor(r) + 2 + extra[np.searchsorted(starts, np.floor(r), "right")]
