@@ -365,13 +365,10 @@ def validate(
             continue
         references: dict[str, pd.Index] = {}
         for col, parent in spec.references:
-            parts: list[pd.Index] = []
-            parent_result = results.get(parent)
-            parent_key = TABLES[parent].id_column
-            if parent_result is not None and parent_key in parent_result.frame.columns:
-                parts.append(pd.Index(parent_result.frame[parent_key].dropna()))
-            if parent in known_ids:
-                parts.append(known_ids[parent])
+            ids = results[parent].frame if parent in results else pd.DataFrame()  # held columns
+            key = TABLES[parent].id_column
+            parts = [pd.Index(ids[key].dropna())] if key in ids.columns else []
+            parts += [known_ids[parent]] if parent in known_ids else []
             if parts:
                 references[col] = parts[0].append(parts[1:]) if len(parts) > 1 else parts[0]
             else:
