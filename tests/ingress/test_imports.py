@@ -703,20 +703,6 @@ def test_published_optional_fields_round_trip_to_the_service(
     )
 
 
-def test_the_import_options_are_the_keywords_of_import_table() -> None:
-    import inspect
-    import typing
-
-    from toolkit._ingress.imports import ImportOptions, import_table
-
-    keywords = {
-        name: p.annotation
-        for name, p in inspect.signature(import_table).parameters.items()
-        if p.kind is inspect.Parameter.KEYWORD_ONLY
-    }
-    assert set(typing.get_type_hints(ImportOptions)) == set(keywords)
-
-
 def test_the_merged_reply_of_a_range_in_parts_is_its_first_failure() -> None:
     merged = merge_parts(Reply(422, error="bad", attempts=1), not_sent())
     assert (merged.status, merged.error, merged.attempts) == (422, "bad", 1)

@@ -69,6 +69,35 @@ def _change(folder: Path) -> dict[str, str]:
     return {k: old[k] for k in RENAMED}
 
 
+def test_a_dry_run_has_the_results_rows_of_a_run_and_counts_them(
+    fresh_client: Client, tmp_path: Path
+) -> None:
+    folder, journal = _folder(tmp_path), tmp_path / "j.jsonl"
+    assert fresh_client.onboard(folder, journal=journal, progress=False).ok
+    _change(folder)  # 2 to send, 3 to update, 1 gone from the source
+    for mirror in (False, True):
+        dry = fresh_client.onboard(
+            folder, journal=journal, progress=False, mirror=mirror, dry_run=True
+        )
+        res = dry.results
+        gone = res[res["externalId"] == REMOVED]  # a deactivation has a result row, no source row
+        expected = [["deactivate", "skipped", "dry run"]] if mirror else []  # missing: none
+        assert gone[["action", "status", "error"]].values.tolist() == expected
+        assert gone["row"].isna().all()
+        sending = res["action"].isin(["send", "update", "deactivate"])
+        assert set(res.loc[sending, "error"]) == {"dry run"} and sending.sum() == 5 + mirror
+        assert set(res.loc[~sending, "status"]) == {"journaled"}
+        counted = res.groupby("table", observed=True)["status"].value_counts().unstack()
+        for table, n in res["table"].value_counts().items():
+            assert dry.counts.loc[table, "rows"] == n
+            for status in ("journaled", "skipped"):
+                assert dry.counts.loc[table, status] == counted.get(status, {}).get(table, 0)
+    run = fresh_client.onboard(folder, journal=journal, progress=False, mirror=True)
+    cols = ["table", "row", "externalId", "action"]
+    pd.testing.assert_frame_equal(run.results[cols], dry.results[cols])
+    assert run.counts["rows"].equals(dry.counts["rows"])
+
+
 def test_an_unchanged_folder_costs_no_request_the_second_time(
     fresh_client: Client, sandbox, tmp_path
 ) -> None:

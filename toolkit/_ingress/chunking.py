@@ -4,8 +4,7 @@ carries, its rows' numbers in the file (its index) and their lines (the line map
 
 from __future__ import annotations
 
-import bisect
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -16,10 +15,41 @@ import pandas as pd
 _CHUNK = 50_000
 
 
-def add_line(shifts: list[tuple[int, int]], row: int, line: int) -> None:
-    """Note a row's line in the line map if it is further down than the row before it says."""
-    if line - (row + 2) != (shifts[-1][1] if shifts else 0):
-        shifts.append((row, line - (row + 2)))
+def chunked(
+    records: Iterable[tuple[int, list[Any]]],
+    frame: Callable[[list[list[Any]]], pd.DataFrame],
+    **attrs: Any,
+) -> Iterator[pd.DataFrame]:
+    """A file's records, ``(line, values)``, as frames of :data:`_CHUNK` rows (one empty frame
+    when there are none), made by ``frame``: each one's index its rows' numbers in the file,
+    its ``attrs`` the ``attrs`` given and the line map so far (``line_shifts``: each first row
+    whose line is further down than the row before it says, with how many lines further).
+
+    Example:
+        >>> [(c.index.tolist(), c.attrs) for c in chunked([(2, ["x"]), (4, ["y"])], pd.DataFrame)]
+        [([0, 1], {'line_shifts': ((1, 1),)})]
+    """
+    rows: list[list[Any]] = []
+    shifts: list[tuple[int, int]] = []
+    n = 0
+
+    def chunk() -> pd.DataFrame:
+        df = frame(rows)
+        df.index = pd.RangeIndex(n - len(rows), n)
+        df.attrs.update(attrs, line_shifts=tuple(shifts))
+        return df
+
+    for line, row in records:
+        rows.append(row)
+        if line - (n + 2) != (shifts[-1][1] if shifts else 0):
+            shifts.append((n, line - (n + 2)))
+        n += 1
+        if len(rows) == _CHUNK:
+            done, rows = chunk(), []  # the rows' Python values gone before it is used
+            yield done
+            del done  # not held while the next chunk is read
+    if rows or not n:
+        yield chunk()
 
 
 def fresh_index(index: pd.Index) -> pd.Index:
@@ -46,20 +76,8 @@ def line_numbers(frame: pd.DataFrame, rows: Iterable[Any]) -> list[int | None]:
         >>> line_numbers(df, [0, 1, None])
         [2, 5, None]
     """
-    shifts = frame.attrs.get("line_shifts")
-    if shifts is None:
-        return [None for _ in rows]
-    starts = [s for s, _ in shifts]
-    out: list[int | None] = []
-    for row in rows:
-        try:
-            r = int(row)  # None, NaN and NA are no row
-        except (TypeError, ValueError):
-            out.append(None)
-            continue
-        i = bisect.bisect_right(starts, r) - 1
-        out.append(r + 2 + (shifts[i][1] if i >= 0 else 0))
-    return out
+    lines = line_array(frame, pd.Series(list(rows), dtype=object))
+    return [None if np.isnan(line) else int(line) for line in lines.tolist()]
 
 
 def with_lines(
@@ -104,9 +122,8 @@ def line_array(frame: pd.DataFrame, rows: pd.Series) -> np.ndarray:
     shifts = frame.attrs.get("line_shifts")
     if shifts is None:
         return np.full(len(rows), np.nan)
-    if rows.dtype == object or isinstance(rows.dtype, pd.StringDtype):
-        return np.array([np.nan if n is None else n for n in line_numbers(frame, rows)])
-    r = rows.to_numpy(dtype="float64", na_value=np.nan)
+    # None, NaN, NA and a label that is not a number are no row
+    r = pd.to_numeric(rows, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
     starts = np.array([s for s, _ in shifts], dtype="float64")
     extra = np.array([0, *(e for _, e in shifts)], dtype="float64")
     lines: np.ndarray = np.floor(r) + 2 + extra[np.searchsorted(starts, np.floor(r), "right")]

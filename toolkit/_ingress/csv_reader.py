@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from toolkit._ingress import chunking
-from toolkit._ingress.chunking import add_line
+from toolkit._ingress.chunking import chunked
 from toolkit.errors import ConfigError, InputWarning
 
 #: Delimiters a CSV file may use, in order of preference when two fit equally well.
@@ -42,46 +41,41 @@ def _bad_lines(data: bytes) -> list[int]:
 def _decode(path: Path, data: bytes, encoding: str | None = None) -> tuple[str, str]:
     """How to read a CSV file, as ``(codec, errors)``: UTF-8 (bad bytes as U+FFFD, warned) else
     cp1252, warned."""
-    if encoding is not None:
-        try:
-            text = data.decode(encoding)
-        except LookupError:
-            raise ConfigError(f"encoding={encoding!r}: no such encoding") from None
-        except UnicodeDecodeError as exc:
-            line = data[: exc.start].count(b"\n") + 1
-            raise ConfigError(f"{path}, line {line}: not {encoding} text") from None
-        return _no_binary(path, text, encoding)
+    codec = encoding or "utf-8-sig"
     try:
-        text = data.decode("utf-8-sig")
+        return _no_binary(path, data.decode(codec), codec)
+    except LookupError:
+        raise ConfigError(f"encoding={encoding!r}: no such encoding") from None
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        lenient = data.decode("utf-8-sig", errors="replace")
-        if any(ord(c) > 127 and c != "\ufffd" for c in lenient):
-            bad = _bad_lines(data)
-            shown = ", ".join(map(str, bad[:10])) + (", ..." if len(bad) > 10 else "")
-            warnings.warn(
-                f"{path}: bytes that are not UTF-8 on line{'s' if len(bad) > 1 else ''} {shown};"
-                " read as UTF-8 with "
-                "\ufffd in their place. Fix those lines, or pass encoding= if the file is "
-                "in another encoding.",
-                InputWarning,
-                stacklevel=3,
-            )
-            return _no_binary(path, lenient, "utf-8-sig", "replace")
-        try:
-            text = data.decode("cp1252")
-        except UnicodeDecodeError:
-            raise ConfigError(
-                f"{path}, line {line}: not UTF-8 text (nor Windows-1252); save it as UTF-8 CSV"
-            ) from None
+        if encoding is not None:
+            raise ConfigError(f"{path}, line {line}: not {encoding} text") from None
+    lenient = data.decode("utf-8-sig", errors="replace")
+    if any(ord(c) > 127 and c != "\ufffd" for c in lenient):
+        bad = _bad_lines(data)
+        shown = ", ".join(map(str, bad[:10])) + (", ..." if len(bad) > 10 else "")
         warnings.warn(
-            f"{path} is not UTF-8 (first odd byte on line {line}); read it as Windows-1252 "
-            "(cp1252). Save it as 'CSV UTF-8' to be sure of accented characters.",
+            f"{path}: bytes that are not UTF-8 on line{'s' if len(bad) > 1 else ''} {shown};"
+            " read as UTF-8 with "
+            "\ufffd in their place. Fix those lines, or pass encoding= if the file is "
+            "in another encoding.",
             InputWarning,
             stacklevel=3,
         )
-        return _no_binary(path, text, "cp1252")
-    return _no_binary(path, text, "utf-8-sig")
+        return _no_binary(path, lenient, "utf-8-sig", "replace")
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:
+        raise ConfigError(
+            f"{path}, line {line}: not UTF-8 text (nor Windows-1252); save it as UTF-8 CSV"
+        ) from None
+    warnings.warn(
+        f"{path} is not UTF-8 (first odd byte on line {line}); read it as Windows-1252 "
+        "(cp1252). Save it as 'CSV UTF-8' to be sure of accented characters.",
+        InputWarning,
+        stacklevel=3,
+    )
+    return _no_binary(path, text, "cp1252")
 
 
 def _no_binary(path: Path, text: str, codec: str, errors: str = "strict") -> tuple[str, str]:
@@ -168,52 +162,39 @@ def _codec(path: Path, encoding: str | None) -> tuple[str, str]:
 def read_csv_table(path: Path, encoding: str | None = None) -> Iterator[pd.DataFrame]:
     codec = _codec(path, encoding)
     delimiter = "\t" if path.suffix.casefold() == ".tsv" else _sniff(path, codec)
-    header: list[str] | None = None
-    width = 0  # the columns kept: a trailing unnamed column empty on every line is dropped
-    rows: list[list[str]] = []
-    shifts: list[tuple[int, int]] = []  # (first row, lines beyond row + 2) where it changes
-    n = 0
-
-    def chunk() -> pd.DataFrame:
-        df = pd.DataFrame(rows, columns=range(len(header or ())), dtype="str")  # Arrow-backed
-        df = df.iloc[:, :width].set_axis(pd.Index((header or [])[:width]), axis=1)
-        df.index = pd.RangeIndex(n - len(rows), n)
-        df.attrs.update(source=str(path), delimiter=delimiter, line_shifts=tuple(shifts))
-        return df
-
     try:
         with _lines(path, codec) as lines:
-            for start, record in _records(lines, delimiter):
-                if header is None:
-                    header = [h.strip() for h in record]
-                    width = len(header) - _empty_tail(path, codec, delimiter, header)
-                    continue
-                extra = record[len(header) :]
-                if any(f.strip() for f in extra):
-                    raise ConfigError(
-                        f"{path}, line {start}: {len(record)} fields where the header has "
-                        f"{len(header)} ({_SHOWN[delimiter]}-separated); a value holding the "
-                        f"delimiter needs double quotes"
-                    )
-                record = record[: len(header)]
-                record += [""] * (len(header) - len(record))
-                rows.append(record)
-                add_line(shifts, n, start)
-                n += 1
-                if len(rows) == chunking._CHUNK:
-                    frame, rows = chunk(), []  # the rows' Python strings gone before it is used
-                    yield frame
-                    del frame  # not held while the next chunk is read
+            records = iter(_records(lines, delimiter))
+            first = next(records, None)
+            if first is None:
+                raise ConfigError(f"{path}: empty file, no header line")
+            header = [h.strip() for h in first[1]]
+            # the columns kept: a trailing unnamed column empty on every line is dropped
+            width = len(header) - _empty_tail(path, codec, delimiter, header)
+
+            def frame(rows: list[list[str]]) -> pd.DataFrame:
+                df = pd.DataFrame(rows, columns=range(len(header)), dtype="str")  # Arrow-backed
+                return df.iloc[:, :width].set_axis(pd.Index(header[:width]), axis=1)
+
+            fitted = ((start, _fit(path, delimiter, header, start, r)) for start, r in records)
+            yield from chunked(fitted, frame, source=str(path), delimiter=delimiter)
     except csv.Error as exc:
         where, _, why = str(exc).partition(": ")
         raise ConfigError(
             f"{path}, {where}: cannot read it as {_SHOWN[delimiter]}-separated CSV ({why}); "
             "check the double quotes"
         ) from None
-    if header is None:
-        raise ConfigError(f"{path}: empty file, no header line")
-    if rows or not n:
-        yield chunk()
+
+
+def _fit(path: Path, delimiter: str, header: list[str], start: int, record: list[str]) -> list[str]:
+    """A record as wide as the header: empty fields beyond it dropped, missing ones ``""``."""
+    if any(f.strip() for f in record[len(header) :]):
+        raise ConfigError(
+            f"{path}, line {start}: {len(record)} fields where the header has "
+            f"{len(header)} ({_SHOWN[delimiter]}-separated); a value holding the "
+            f"delimiter needs double quotes"
+        )
+    return record[: len(header)] + [""] * (len(header) - len(record))
 
 
 def _empty_tail(path: Path, codec: tuple[str, str], delimiter: str, header: list[str]) -> int:

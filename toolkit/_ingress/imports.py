@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property, partial
-from typing import Any, TypedDict
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,7 +28,6 @@ from toolkit._core.frames import FrameLike, as_pandas, unique_rows
 from toolkit._core.http import Reply
 from toolkit._core.memory import returning_pool
 from toolkit._ingress.checks import format_failures
-from toolkit._ingress.chunking import fresh_index
 from toolkit._ingress.plan import (
     ACTION_DTYPE,
     ACTIONS,
@@ -49,46 +48,6 @@ from toolkit.errors import ConfigError, Interrupted, ValidationError
 
 #: what an import does with rows that only have warnings: ``send`` them as given, or ``raise``
 ON_WARNING: tuple[str, ...] = ("send", "raise")
-
-
-class ImportOptions(TypedDict, total=False):
-    """The keywords of :func:`import_table`, for the five ``Client.import_<table>``.
-
-    >>> sorted(ImportOptions.__annotations__)[:3]
-    ['code_range_post', 'columns', 'dry_run']
-    """
-
-    columns: Mapping[str, str] | None
-    validate: bool
-    workers: int | None
-    progress: bool
-    journal: str | os.PathLike[str] | Journal | None
-    dry_run: bool
-    on_warning: str
-    code_range_post: CodeRangePost
-
-
-def _on_warning(on_warning: str) -> None:
-    if on_warning not in ON_WARNING:
-        raise ConfigError(f"on_warning must be one of {', '.join(map(repr, ON_WARNING))}")
-
-
-def _refuse_warnings(warnings: pd.DataFrame) -> None:
-    if len(warnings):
-        raise ValidationError(
-            f"on_warning='raise' and {format_failures(warnings)}\nnothing was sent "
-            "(fix them, or pass on_warning='send' to send them as given)",
-            warnings,
-        )
-
-
-def _by_label(rows: Iterable[list[Any]], items: Iterable[Any]) -> dict[Any, Any]:
-    """Row label -> its item (the first call of a range's parts stands for its rows)."""
-    by_label: dict[Any, Any] = {}
-    for labels, item in zip(rows, items, strict=True):
-        for label in labels:
-            by_label.setdefault(label, item)
-    return by_label
 
 
 def import_table(
@@ -161,11 +120,11 @@ def import_table(
     result = report.results.set_axis(df.index)
     if not dry_run or report.plan is None:
         return result
-    calls, rows = [], []
-    for batch, labels in report.plan.calls[table].calls():
-        calls += batch
-        rows += labels
-    by_label = _by_label(rows, calls)
+    by_label: dict[Any, Call] = {}  # row label -> its call (a range's first part stands for it)
+    for calls, rows in report.plan.calls[table].calls():
+        for call, labels in zip(calls, rows, strict=True):
+            for label in labels:
+                by_label.setdefault(label, call)
     ordered = [by_label[label] for label in unique_rows(df).index]
     return pd.DataFrame(
         {
@@ -200,7 +159,15 @@ class OnboardReport:
         """Every input row's result (a run sets it; a dry run's follows from the plan)."""
         if self.plan is None or self.validation is None:
             raise AttributeError("results: neither sent nor planned")
-        return _planned_results(self.plan, self.validation)
+        dry = _skipped("dry run")
+        results = []
+        for table, todo in self.plan.calls.items():
+            part = self.plan.part(table)
+            if part is not None:  # every planned call's row: "dry run", the others as a run's
+                per_row = [dry if ACTIONS[a] in SENDING else None for a in part.action]
+                extra = [(call.key, dry) for call in todo.extra]
+                results += _table_results(table, part, per_row, {}, extra)
+        return _combined(results, self.validation)
 
     @cached_property
     def payloads(self) -> dict[str, pd.DataFrame]:
@@ -232,6 +199,7 @@ class OnboardReport:
         return self.results[self.results["warning"].notna()]
 
     def _state(self) -> str:
+        """The outcome in a few words: ``ok`` or ``NOT ok``, and how many rows have a warning."""
         n = int(self.counts["warned"].sum())
         return ("ok" if self.ok else "NOT ok") + (
             f", {n} row{'s' if n != 1 else ''} with a warning" if n else ""
@@ -274,6 +242,7 @@ NOT_STORED = ("failed", "skipped", "not_sent")
 
 
 def _skipped(reason: str) -> Reply:
+    """The reply of a row that was not sent: no status, no attempt, ``reason`` its error."""
     return Reply(None, None, reason, 0, 0.0)
 
 
@@ -328,7 +297,8 @@ def onboard(
     """
     if on_invalid not in ("raise", "skip"):
         raise ConfigError("on_invalid must be 'raise' or 'skip'")
-    _on_warning(on_warning)
+    if on_warning not in ON_WARNING:
+        raise ConfigError(f"on_warning must be one of {', '.join(map(repr, ON_WARNING))}")
     sources = read_source(source)  # a folder's files read a chunk at a time, never held
     given = isinstance(journal, Journal)  # the caller's: left open
     if isinstance(journal, Journal):
@@ -354,19 +324,23 @@ def onboard(
                 "(see .failure_cases, or pass on_invalid='skip')",
                 report.failures,
             )
-        if on_warning == "raise":
-            _refuse_warnings(report.warnings)
+        if on_warning == "raise" and len(report.warnings):
+            raise ValidationError(
+                f"on_warning='raise' and {format_failures(report.warnings)}\nnothing was sent "
+                "(fix them, or pass on_warning='send' to send them as given)",
+                report.warnings,
+            )
         warn_lookalikes(report.failures)
         if dry_run:  # every result follows from the plan: built when asked for
-            tables, rows, status = _planned(the_plan)
-            return OnboardReport(_counts(tables, rows, status, report), report, True, the_plan)
+            tables, status = _planned(the_plan)
+            return OnboardReport(_counts(tables, status, report), report, True, the_plan)
         the_plan.check()
         results, interrupted = _send(conn, the_plan, jr, workers=workers, progress=progress)
     finally:
         if jr is not None and not given:
             jr.close()
     combined = _combined(results, report)
-    counts = _counts(combined["table"], combined["row"], combined["status"], report)
+    counts = _counts(combined["table"], combined["status"], report)
     onboard_report = OnboardReport(counts, report, False, the_plan)
     onboard_report.results = combined
     if interrupted is not None:
@@ -478,7 +452,11 @@ def _table_results(
     extra: list[tuple[str, Reply]],
 ) -> list[pd.DataFrame]:
     """A table's result rows, a batch at a time (few Python objects): each source row's reply,
-    else why it was not sent; then the deactivations, which have no source row."""
+    else why it was not sent; then the deactivations, which have no source row.
+
+    A run's replies and a dry run's (the one ``dry run`` reply of each call the plan would send)
+    become result rows here alike: a dry run's results have a run's columns and dtypes.
+    """
     raw, action = source.source, source.action
     unchanged = ACTIONS.index("unchanged")
     journaled = Reply(None, None, JOURNALED, 0, 0.0, "", "")  # one for every such row
@@ -545,67 +523,27 @@ def _combined(results: list[pd.DataFrame], report: ValidationReport) -> pd.DataF
     return combined
 
 
-def _counts(
-    tables: pd.Series, rows: pd.Series, status: pd.Series, report: ValidationReport
-) -> pd.DataFrame:
-    """Result rows per table: ``rows``, a count per status, ``warned`` (rows with a warning)."""
+def _counts(tables: pd.Series, status: pd.Series, report: ValidationReport) -> pd.DataFrame:
+    """Result rows per table: ``rows``, a count per status, ``warned`` (rows with a warning:
+    every source row has a result row, so the rows the warnings name, each once)."""
     counts = count_by_table(tables, status, STATUSES)
     counts.insert(0, "rows", counts.sum(axis=1))
-    warnings = report.warnings[report.warnings["row"].notna()]
-    keys = set(zip(warnings["table"], warnings["row"], strict=True))
-    warned = [str(t) for t, r in zip(tables, rows, strict=True) if (t, r) in keys] if keys else []
-    counts["warned"] = [warned.count(str(t)) for t in counts.index]
+    warned = report.warnings.dropna(subset=["row"]).drop_duplicates(["table", "row"])["table"]
+    counts["warned"] = [int((warned == str(t)).sum()) for t in counts.index]
     counts.columns.name = None
     return counts
 
 
-def _planned(plan: Plan) -> tuple[pd.Series, pd.Series, pd.Series]:
-    """A dry run's result rows (the plan's source rows and deactivations): ``table``, ``row``
-    and ``status`` (``journaled`` where unchanged, else ``skipped``: nothing is sent)."""
+def _planned(plan: Plan) -> tuple[pd.Series, pd.Series]:
+    """A dry run's result rows (the plan's source rows and deactivations): ``table`` and
+    ``status`` (``journaled`` where unchanged, else ``skipped``: nothing is sent)."""
     rows = plan.actions()  # not the plan's rows: a byte or two a row
-    labels = [
-        part["row"] if isinstance(part, pd.DataFrame) else pd.Series(fresh_index(part.source.index))
-        for part in plan.parts
-    ]
-    labels = [s.astype("Int64") if pd.api.types.is_integer_dtype(s.dtype) else s for s in labels]
-    rows["row"] = pd.concat(labels, ignore_index=True) if labels else pd.Series([], dtype=object)
-    rows = nullable_rows(rows)  # row: Int64, as the plan's (whole labels: no Python int a row)
-    keep = (rows["row"].notna() | (rows["action"] == "deactivate")).to_numpy()
+    # a table's first part: its source rows; of the journal's records after, the deactivations
+    source = [np.full(len(part), part is plan.part(part.table)) for part in plan.parts]
+    keep = np.concatenate([np.zeros(0, dtype=bool), *source])
+    keep |= (rows["action"] == "deactivate").to_numpy()
     rows = rows if keep.all() else rows[keep]
     unchanged = (rows["action"] == "unchanged").to_numpy()
     codes = np.where(unchanged, STATUSES.index("journaled"), STATUSES.index("skipped"))
     status = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(STATUSES))
-    return rows["table"], rows["row"], pd.Series(status, index=rows.index)
-
-
-def _planned_results(plan: Plan, report: ValidationReport) -> pd.DataFrame:
-    """A dry run's result frame, from the plan: the columns and values of a run's."""
-    tables, rows, status = _planned(plan)
-    planned = plan.rows.loc[rows.index]
-    action = planned["action"]
-    n = len(planned)
-    sending = action.isin(SENDING).to_numpy()
-    unchanged = (action == "unchanged").to_numpy()
-    other = ~(sending | unchanged)
-    error = np.full(n, None, dtype=object)
-    error[sending] = "dry run"
-    error[other] = [
-        f"{a}: {r}" for a, r in zip(action[other], planned["reason"][other], strict=True)
-    ]
-    zeros = np.zeros(n, dtype=np.int16)  # Int16, as a run's
-    return pd.DataFrame(
-        {
-            "table": tables.array,
-            "row": rows.array,
-            "externalId": planned["externalId"].astype("str").array,
-            "action": action.array,
-            "status": status.array,
-            "ok": unchanged,
-            "httpStatus": pd.arrays.IntegerArray(zeros, np.ones(n, dtype=bool)),
-            "error": pd.array(error, dtype="str"),
-            "warning": row_warnings(report.failures, rows, tables).array,
-            "attempts": pd.arrays.IntegerArray(zeros, np.zeros(n, dtype=bool)),
-            "elapsed": np.zeros(n),
-        },
-        index=pd.RangeIndex(n),
-    )
+    return rows["table"], pd.Series(status, index=rows.index)

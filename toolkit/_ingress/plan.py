@@ -84,12 +84,6 @@ _FAILURE_COLUMNS = (
 ).split()
 
 
-def _table(table: str) -> tuple[Endpoint, str]:
-    if table not in IMPORTS:
-        raise ConfigError(f"unknown table {table!r}; expected one of {', '.join(IMPORTS)}")
-    return IMPORTS[table]
-
-
 def table_calls(
     table: str, df: pd.DataFrame, code_range_post: CodeRangePost = "replace"
 ) -> tuple[list[Call], list[list[Any]]]:
@@ -112,7 +106,7 @@ def table_calls(
         >>> calls[0].json, rows
         ({'codeExternalIds': ['L1', 'L2']}, [[0, 1]])
     """
-    endpoint, key = _table(table)
+    endpoint, key = IMPORTS[table]  # a table of IMPORTS: read_source and import_table refuse others
     if table == "code_ranges":
         calls, rows = [], []
         for initiative_id, payload, labels in to_code_range_payloads(df):
@@ -284,7 +278,7 @@ class Plan:
         (['send', 'send', 'send'], True, 3)
     """
 
-    parts: list[_Rows | pd.DataFrame]
+    parts: list[_Rows]
     calls: dict[str, TableCalls]
     validation: ValidationReport
     max_deactivate: int = 1
@@ -308,9 +302,6 @@ class Plan:
             [2, 1]
         """
         for part in self.parts:
-            if not isinstance(part, _Rows):
-                yield part
-                continue
             for start in range(0, len(part), size):
                 yield part.frame(start, start + size)
 
@@ -325,21 +316,18 @@ class Plan:
         wanted = [ACTIONS.index(a) for a in actions]  # type: ignore[arg-type]
         out: list[pd.DataFrame] = []
         for part in self.parts:
-            if not isinstance(part, _Rows):
-                out.append(part[part["action"].isin(actions)])
-                continue
             for start in range(0, len(part), BATCH):  # only the batches that hold such rows
                 mine = np.isin(part.action[start : start + BATCH], wanted)
                 if mine.any():
                     out.append(part.frame(start, start + BATCH)[mine])
         if not out:  # no such row: the columns, not the rows built
-            first = self.parts[0] if self.parts else None
-            return first.frame(0, 0) if isinstance(first, _Rows) else self.rows.iloc[:0]
+            return self.parts[0].frame(0, 0) if self.parts else self.rows.iloc[:0]
         return nullable_rows(pd.concat(out, ignore_index=True))
 
     def part(self, table: str) -> _Rows | None:
-        """The compact rows of a table's source rows."""
-        return next((p for p in self.parts if isinstance(p, _Rows) and p.table == table), None)
+        """The compact rows of a table's source rows (the first part of the table: the journal's
+        records its source lacks come after)."""
+        return next((p for p in self.parts if p.table == table), None)
 
     def actions(self) -> pd.DataFrame:
         """``table`` and ``action`` of every row, in order: two bytes a row.
@@ -348,7 +336,18 @@ class Plan:
             >>> client.plan({"clients": clients}).actions()["action"].tolist()
             ['send', 'send', 'send']
         """
-        return _actions_frame(self.parts)
+        tables = [np.full(len(p), TABLE_DTYPE.categories.get_loc(p.table)) for p in self.parts]
+        none = np.zeros(0, dtype=np.int8)
+        return pd.DataFrame(
+            {
+                "table": pd.Categorical.from_codes(
+                    np.concatenate([none, *tables]).astype(np.int8), dtype=TABLE_DTYPE
+                ),
+                "action": pd.Categorical.from_codes(
+                    np.concatenate([none, *(p.action for p in self.parts)]), dtype=ACTION_DTYPE
+                ),
+            }
+        )
 
     @property
     def counts(self) -> pd.DataFrame:
@@ -475,38 +474,23 @@ def _diff(old: Any, new: Any) -> dict[str, dict[str, Any]]:
     }
 
 
-def _ledger(journal: str | os.PathLike[str] | Journal | Ledger | None) -> Ledger:
+def _ledger(journal: str | os.PathLike[str] | Journal | None) -> Ledger:
     if journal is None:
         return Ledger()
-    if isinstance(journal, Ledger):
-        return journal
     if isinstance(journal, Journal):
         return journal.ledger
     return read_ledger(journal)
 
 
-def _path(table: str, key: str) -> dict[str, str]:
-    return {"initiativeExternalId": key} if table == "code_ranges" else {}
-
-
 def _mine(conn: Connection, table: str, entries: Iterable[Entry]) -> list[Entry]:
     """The entries of one table of this connection's customer (and service)."""
-    endpoint = IMPORTS[table][0]
+    endpoint, ranges = IMPORTS[table][0], table == "code_ranges"  # a range's path: its key
     return [
         e
         for e in entries
-        if e.endpoint == endpoint and e.url == conn.url(endpoint, **_path(table, e.key))
+        if e.endpoint == endpoint
+        and e.url == conn.url(endpoint, **({"initiativeExternalId": e.key} if ranges else {}))
     ]
-
-
-def _add(
-    cols: dict[str, list[Any]], table: str, row: Any, key: Any, action: Action, **more: Any
-) -> None:
-    """Append one plan row to the columns (no dict per row: a plan may hold millions)."""
-    for col, value in zip(_COLUMNS, (table, row, key, action), strict=False):
-        cols[col].append(value)
-    for col in _COLUMNS[4:]:
-        cols[col].append(more.get(col))
 
 
 _NO_ROWS: dict[str, list[Any]] = {col: [] for col in _COLUMNS}
@@ -557,7 +541,9 @@ def _plan_rows(
 @dataclass
 class _Rows:
     """The plan's rows of one table's source rows, held compactly: the source's labels, each
-    row's key and action (a byte), and the other columns only where a row has them."""
+    row's key and action (a byte), and the other columns only where a row has them. The rows of
+    the journal's records the source lacks are held the same way, their labels missing (no row,
+    no line)."""
 
     table: str
     source: pd.DataFrame  # the rows' file lines (its ``attrs``); its labels are the rows
@@ -582,27 +568,6 @@ class _Rows:
         """The ``reason`` of the row at position ``p`` (``None`` when it has none)."""
         reason = self.more.get(p, _NOTHING).get("reason")
         return pd.NA if reason is None else reason
-
-
-def _actions_frame(parts: list[_Rows | pd.DataFrame]) -> pd.DataFrame:
-    """``table`` and ``action`` of every plan row, in order: two bytes a row."""
-    tables, actions = [], []
-    for part in parts:
-        if isinstance(part, _Rows):
-            code = TABLE_DTYPE.categories.get_loc(part.table)
-            tables.append(np.full(len(part), code, dtype=np.int8))
-            actions.append(part.action)
-        else:
-            tables.append(part["table"].cat.codes.to_numpy().astype(np.int8))
-            actions.append(part["action"].cat.codes.to_numpy().astype(np.int8))
-    table_codes = np.concatenate(tables) if tables else np.zeros(0, dtype=np.int8)
-    action_codes = np.concatenate(actions) if actions else np.zeros(0, dtype=np.int8)
-    return pd.DataFrame(
-        {
-            "table": pd.Categorical.from_codes(table_codes, dtype=TABLE_DTYPE),
-            "action": pd.Categorical.from_codes(action_codes, dtype=ACTION_DTYPE),
-        }
-    )
 
 
 def held_children(
@@ -701,7 +666,7 @@ def plan(
     report = _validate(**sources, known=known, columns=columns, code_range_post=code_range_post)
     ledger = _ledger(journal)
     entries = list(ledger.entries.values())
-    parts: list[_Rows | pd.DataFrame] = []
+    parts: list[_Rows] = []
     calls: dict[str, TableCalls] = {}
     bad: dict[str, dict[str, str]] = {}  # table -> id -> action, of the records not sent
     active = sum(e.active for e in _mine(conn, "initiatives", entries))
@@ -773,34 +738,33 @@ def _against(ledger: Ledger, call: Call, url: str) -> tuple[Action, dict[str, An
 
 def _absent_rows(
     todo: TableCalls, frame: pd.DataFrame, keys: pd.Series, mine: list[Entry], mirror: bool
-) -> pd.DataFrame | None:
+) -> _Rows | None:
     """Plan rows of the journal's records of a table that its source lacks: ``missing``, or
     with ``mirror`` an active initiative's ``deactivate`` (its call added to ``todo.extra``)."""
     table, endpoint = todo.table, IMPORTS[todo.table][0]
     present = set(keys.dropna().astype(str)) if mine else set()
-    cols: dict[str, list[Any]] = {col: [] for col in _COLUMNS}
-    for entry in mine:
-        if entry.key in present or entry.payload is None:
-            continue
-        seen: dict[str, Any] = {
-            "lastAccepted": entry.accepted_at,
-            "failingSince": entry.failing_since,
-        }
+    absent = [e for e in mine if e.key not in present and e.payload is not None]
+    if not absent:
+        return None
+    actions = np.zeros(len(absent), dtype=np.int8)
+    more: dict[int, dict[str, Any]] = {}
+    for p, entry in enumerate(absent):
+        more[p] = {"lastAccepted": entry.accepted_at, "failingSince": entry.failing_since}
         action: Action
         if mirror and table == "initiatives" and entry.active:
-            payload = {**entry.payload, "status": "inactive"}
+            payload = {**(entry.payload or {}), "status": "inactive"}
             todo.extra.append(Call(endpoint, None, payload, key=entry.key, conflict=True))
-            seen["changed"] = {"status": {"old": "active", "new": "inactive"}}
+            more[p]["changed"] = {"status": {"old": "active", "new": "inactive"}}
             action, reason = "deactivate", "absent from the source (mirror)"
         elif mirror and table == "initiatives":
             action, reason = "unchanged", "absent from the source, inactive"
         else:
             action, reason = "missing", "absent from the source; not deactivated"
-        _add(cols, table, None, entry.key, action, reason=reason, **seen)
-    if not cols["table"]:
-        return None
-    extra = _typed(pd.DataFrame(cols, columns=_COLUMNS), frame.index)
-    return nullable_rows(with_lines(extra, frame))  # no source row: no line
+        more[p]["reason"], actions[p] = reason, ACTIONS.index(action)
+    whole = pd.api.types.is_integer_dtype(frame.index.dtype)
+    no_rows = pd.Index([pd.NA] * len(absent), dtype="Int64" if whole else object)
+    found = pd.Series([e.key for e in absent], dtype="string")  # no source row: no row, no line
+    return _Rows(table, pd.DataFrame(index=no_rows), found, actions, more)
 
 
 def _as_given(

@@ -89,7 +89,7 @@ class TableFile:
             >>> TableFile(Path("sample_data/codes.csv")).read().shape
             (36, 4)
         """
-        return _joined(self.chunks())
+        return joined(self.chunks())
 
 
 def read_chunks(
@@ -164,11 +164,16 @@ def read_table(
         >>> read_table(f).to_dict("records")
         [{'externalId': 'C-1', 'name': 'Müller, Søn'}]
     """
-    return _joined(read_chunks(path, encoding=encoding, sheet=sheet))
+    return joined(read_chunks(path, encoding=encoding, sheet=sheet))
 
 
-def _joined(read: Iterable[pd.DataFrame]) -> pd.DataFrame:
-    """Chunks as one frame, with the last chunk's line map (the whole file's)."""
+def joined(read: Iterable[pd.DataFrame]) -> pd.DataFrame:
+    """Chunks as one frame, with the last chunk's line map (the whole file's).
+
+    Example:
+        >>> joined([pd.DataFrame({"a": [1]}), pd.DataFrame({"a": [2]}, index=[1])])["a"].tolist()
+        [1, 2]
+    """
     chunks = list(read)
     if len(chunks) == 1:
         return chunks[0]

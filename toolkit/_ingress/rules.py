@@ -63,23 +63,22 @@ def _field(*checks: pa.Check, **kwargs: Any) -> Any:
     return field
 
 
-def _not_blank() -> pa.Check:
-    return _check(
-        "not_blank",
-        lambda s: s.astype(str).str.strip() != "",
-        "is required but blank",
-        "{column} is required but {empty}",
-    )
+#: An id not blank (error); one check shared by the key and reference columns, as the cells'.
+_NOT_BLANK = _check(
+    "not_blank",
+    lambda s: s.astype(str).str.strip() != "",
+    "is required but blank",
+    "{column} is required but {empty}",
+)
 
-
-def _trimmed() -> pa.Check:
-    return _check(
-        "trimmed",
-        lambda s: s.astype(str).str.strip() == s.astype(str),
-        "has leading or trailing whitespace; it is sent as given",
-        _SPACES,
-        True,
-    )
+#: An id without spaces around it (a warning: sent as given).
+_TRIMMED = _check(
+    "trimmed",
+    lambda s: s.astype(str).str.strip() == s.astype(str),
+    "has leading or trailing whitespace; it is sent as given",
+    _SPACES,
+    True,
+)
 
 
 def external_id() -> Any:
@@ -88,7 +87,7 @@ def external_id() -> Any:
     >>> external_id().metadata
     {'key': True, 'kind': 'text'}
     """
-    return _field(_not_blank(), _trimmed(), unique=True, metadata={KEY: True, KIND: "text"})
+    return _field(_NOT_BLANK, _TRIMMED, unique=True, metadata={KEY: True, KIND: "text"})
 
 
 def reference(table: str, *, key: bool = False) -> Any:
@@ -102,7 +101,7 @@ def reference(table: str, *, key: bool = False) -> Any:
     {'references': 'clients', 'kind': 'text'}
     """
     meta: dict[str, Any] = {REFERENCES: table, KIND: "text"}
-    return _field(_not_blank(), _trimmed(), metadata={**meta, KEY: True} if key else meta)
+    return _field(_NOT_BLANK, _TRIMMED, metadata={**meta, KEY: True} if key else meta)
 
 
 def required_text() -> Any:

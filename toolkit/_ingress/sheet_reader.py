@@ -17,8 +17,7 @@ import numpy as np
 import pandas as pd
 from pandas.io.parsers import TextParser  # type: ignore[attr-defined]  # in its __all__, not in pandas-stubs
 
-from toolkit._ingress import chunking
-from toolkit._ingress.chunking import add_line
+from toolkit._ingress.chunking import chunked
 from toolkit._ingress.names import ALIASES, BY_NAME, IGNORED, norm
 from toolkit.errors import ConfigError, InputWarning
 
@@ -84,53 +83,50 @@ def read_excel_table(path: Path, sheet: str | None = None) -> Iterator[pd.DataFr
     first non-blank row the header, blank rows dropped (kept in the line map), the cells as
     ``pandas.read_excel(dtype=object, keep_default_na=False)`` gives them."""
     where = str(path) if sheet is None else f"{path}, sheet {sheet}"
-    names = pd.Index([])
-    rows: list[list[Any]] = []
-    shifts: list[tuple[int, int]] = []
-    n = 0
-
-    def chunk() -> pd.DataFrame:
-        df = pd.DataFrame(rows, columns=range(len(names)), dtype=object).set_axis(names, axis=1)
-        df.index = pd.RangeIndex(n - len(rows), n)
-        df.attrs.update(source=str(path), line_shifts=tuple(shifts))
-        if sheet is not None:
-            df.attrs["sheet"] = sheet
-        return df
-
+    attrs = {"source": str(path)} if sheet is None else {"source": str(path), "sheet": sheet}
     with _excel(path):
         book = load_workbook(path, read_only=True, data_only=True, keep_links=False)
     try:
         with _excel(path):
             cells = book[sheet] if sheet is not None else book.worksheets[0]
             cells.reset_dimensions()  # the sizes a file declares can be wrong: read every cell
-            header: list[Any] | None = None
-            for line, row_cells in enumerate(cells.iter_rows(), start=1):
-                row = [_cell(c) for c in row_cells]
-                while row and row[-1] == "":
-                    row.pop()
-                if all(map(_blank, row)):
-                    continue
-                if header is None:
-                    header, names = row, _header(row)
-                    continue
-                beyond = [i for i in range(len(header), len(row)) if not _blank(row[i])]
-                if beyond:  # blank cells right of the header are dropped, as in a CSV file
-                    column = get_column_letter(beyond[0] + 1)
-                    raise ConfigError(
-                        f"{where}, line {line}: a value in column {column}, right of the "
-                        f"header's {len(header)} columns; give it a header or clear it"
-                    )
-                rows.append(row[: len(header)] + [""] * (len(header) - len(row)))
-                add_line(shifts, n, line)
-                n += 1
-                if len(rows) == chunking._CHUNK:
-                    frame, rows = chunk(), []  # the rows' Python values gone before it is used
-                    yield frame
-                    del frame  # not held while the next chunk is read
+            records = _records(cells.iter_rows())
+            first = next(records, None)
+            header = first[1] if first is not None else []
+            names = _header(header) if first is not None else pd.Index([])
+
+            def frame(rows: list[list[Any]]) -> pd.DataFrame:
+                return pd.DataFrame(rows, columns=range(len(names)), dtype=object).set_axis(
+                    names, axis=1
+                )
+
+            fitted = ((line, _fit(where, header, line, row)) for line, row in records)
+            yield from chunked(fitted, frame, **attrs)
     finally:
         book.close()
-    if rows or not n:
-        yield chunk()
+
+
+def _records(rows: Iterator[Any]) -> Iterator[tuple[int, list[Any]]]:
+    """(line, cells) of each non-blank row, the empty cells at its end dropped."""
+    for line, row_cells in enumerate(rows, start=1):
+        row = [_cell(c) for c in row_cells]
+        while row and row[-1] == "":
+            row.pop()
+        if not all(map(_blank, row)):
+            yield line, row
+
+
+def _fit(where: str, header: list[Any], line: int, row: list[Any]) -> list[Any]:
+    """A row as wide as the header: blank cells right of it dropped (as in a CSV file), missing
+    ones ``""``; a value there names its line and column."""
+    beyond = [i for i in range(len(header), len(row)) if not _blank(row[i])]
+    if beyond:
+        column = get_column_letter(beyond[0] + 1)
+        raise ConfigError(
+            f"{where}, line {line}: a value in column {column}, right of the "
+            f"header's {len(header)} columns; give it a header or clear it"
+        )
+    return row[: len(header)] + [""] * (len(header) - len(row))
 
 
 def _sheet_names(path: Path) -> list[str]:

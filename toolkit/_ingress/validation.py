@@ -25,7 +25,7 @@ from toolkit._ingress.chunking import with_lines
 from toolkit._ingress.models import TABLES
 from toolkit._ingress.names import IGNORED, TABLE_SUFFIXES, table_for
 from toolkit._ingress.ranges import CodeRangePost
-from toolkit._ingress.readers import TableFile, read_table
+from toolkit._ingress.readers import TableFile, joined, read_table
 from toolkit._ingress.sheet_reader import table_sheets
 from toolkit._ingress.workbook import write_workbook
 from toolkit.errors import ConfigError, InputWarning, ValidationError
@@ -89,11 +89,7 @@ class ValidationReport:
     def frames(self) -> dict[str, pd.DataFrame]:
         """Per table, the rows safe to import, coerced (read again and held whole when asked
         for; :meth:`valid_chunks` gives them a chunk at a time)."""
-        out = {}
-        for table in self.results:
-            chunks = list(self.valid_chunks(table))
-            out[table] = chunks[0] if len(chunks) == 1 else pd.concat(chunks)
-        return out
+        return {table: joined(self.valid_chunks(table)) for table in self.results}
 
     @property
     def inputs(self) -> dict[str, pd.DataFrame]:
@@ -369,13 +365,10 @@ def validate(
             continue
         references: dict[str, pd.Index] = {}
         for col, parent in spec.references:
-            parts: list[pd.Index] = []
-            parent_result = results.get(parent)
-            parent_key = TABLES[parent].id_column
-            if parent_result is not None and parent_key in parent_result.frame.columns:
-                parts.append(pd.Index(parent_result.frame[parent_key].dropna()))
-            if parent in known_ids:
-                parts.append(known_ids[parent])
+            ids = results[parent].frame if parent in results else pd.DataFrame()  # held columns
+            key = TABLES[parent].id_column
+            parts = [pd.Index(ids[key].dropna())] if key in ids.columns else []
+            parts += [known_ids[parent]] if parent in known_ids else []
             if parts:
                 references[col] = parts[0].append(parts[1:]) if len(parts) > 1 else parts[0]
             else:

@@ -79,12 +79,10 @@ def write_table(frame: pd.DataFrame | Iterable[pd.DataFrame], path: str | os.Pat
     if suffix == ".csv":  # a chunk at a time: the cells as text never all at once
         first = True
         for chunk in [frame] if isinstance(frame, pd.DataFrame) else frame:
-            for start in range(0, len(chunk), chunking._CHUNK):
+            # a chunk of no rows is one piece: the header when it comes first
+            for start in range(0, max(len(chunk), 1), chunking._CHUNK):
                 part = _writable(chunk.iloc[start : start + chunking._CHUNK], excel=False)
                 part.to_csv(p, index=False, mode="w" if first else "a", header=first)
-                first = False
-            if first:  # no rows yet: the header
-                _writable(chunk, excel=False).to_csv(p, index=False)
                 first = False
         return p
     if not isinstance(frame, pd.DataFrame):
