@@ -6,6 +6,7 @@ import hmac
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -69,6 +70,7 @@ class Secret:
         return self
 
 
+@dataclass(eq=False, slots=True)
 class BearerAuth(requests.auth.AuthBase):
     """A ``requests`` auth hook writing ``Authorization: Bearer <token>`` as it is prepared.
 
@@ -77,19 +79,14 @@ class BearerAuth(requests.auth.AuthBase):
     'Bearer t'
     """
 
-    __slots__ = ("token",)
-
-    def __init__(self, token: Secret) -> None:
-        self.token = token
+    token: Secret
 
     def __call__(self, r: requests.PreparedRequest) -> requests.PreparedRequest:
         r.headers["Authorization"] = "Bearer " + self.token.reveal()
         return r
 
-    def __repr__(self) -> str:
-        return f"BearerAuth({self.token!r})"
 
-
+@dataclass(eq=False, slots=True)
 class ClientCredentials(requests.auth.AuthBase):
     """A ``requests`` auth hook writing the token exchange's JSON body as it is prepared.
 
@@ -97,12 +94,9 @@ class ClientCredentials(requests.auth.AuthBase):
     False
     """
 
-    __slots__ = ("audience", "client_id", "client_secret")
-
-    def __init__(self, client_id: str, client_secret: Secret, audience: str) -> None:
-        self.client_id = client_id
-        self.client_secret = client_secret
-        self.audience = audience
+    client_id: str
+    client_secret: Secret
+    audience: str
 
     def __call__(self, r: requests.PreparedRequest) -> requests.PreparedRequest:
         r.body = orjson.dumps(
@@ -115,12 +109,6 @@ class ClientCredentials(requests.auth.AuthBase):
         )
         r.headers["Content-Type"] = "application/json"
         return r
-
-    def __repr__(self) -> str:
-        return (
-            f"ClientCredentials(client_id={self.client_id!r}, "
-            f"client_secret={self.client_secret!r}, audience={self.audience!r})"
-        )
 
 
 class TokenProvider:

@@ -176,20 +176,18 @@ class Connection:
         """
         method, service, _ = ENDPOINTS[endpoint]
         url = self.url(endpoint, **(path or {}))
-        attempts = 0
-        elapsed = 0.0
+        attempts, elapsed = 0, 0.0
         for _ in range(2):
             try:
                 token = self.auth.secret_token(retry=retry)  # wrapped until the header is built
             except TransportError as exc:
                 why = str(exc).split(": ", 1)[-1]
-                reply = Reply(None, None, None, attempts + 1, elapsed, method, url)
-                reply.error = self._unreachable("auth", self.auth.token_url, why)
-                reply.failure = exc.failure or UNREACHABLE
                 if exc.failure == LOST:  # the identity service is there; this request never left
-                    reply.error = f"not sent: the token request's answer was lost ({why})"
-                    reply.attempts, reply.failure = attempts, NOT_SENT
-                return reply
+                    error = f"not sent: the token request's answer was lost ({why})"
+                    return Reply(None, None, error, attempts, elapsed, method, url, NOT_SENT)
+                error = self._unreachable("auth", self.auth.token_url, why)
+                failure = exc.failure or UNREACHABLE
+                return Reply(None, None, error, attempts + 1, elapsed, method, url, failure)
             except ApiError as exc:
                 what = "refused" if isinstance(exc, AuthError) else f"answered {exc.status}"
                 error = f"token request {what}: {exc.detail}"
@@ -205,15 +203,13 @@ class Connection:
                 retry=retry,
                 raw=raw,
             )
-            attempts += reply.attempts
-            elapsed += reply.elapsed
+            attempts, elapsed = attempts + reply.attempts, elapsed + reply.elapsed
             if reply.failure in (UNREACHABLE, INVALID_URL):
                 reply.error = self._unreachable(service, url, reply.error)
             if reply.status != 401:
                 break
             self.auth.invalidate(token)
-        reply.attempts = attempts
-        reply.elapsed = elapsed
+        reply.attempts, reply.elapsed = attempts, elapsed
         return reply
 
     def call(

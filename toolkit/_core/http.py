@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from http import HTTPStatus
+from http.client import responses
 from typing import Any, Final, Literal
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -226,11 +226,8 @@ def error_text(body: Any, status: int | None, text: bytes = b"") -> str | None:
     first = " ".join(plain[0].split())[:200] if plain else ""
     if first:
         return f"HTTP {status}: {first}"
-    try:
-        phrase = HTTPStatus(status).phrase
-    except ValueError:
-        return f"HTTP {status}"
-    return f"HTTP {status} {phrase}"
+    phrase = responses.get(status)  # the standard phrase of a status, if it has one
+    return f"HTTP {status} {phrase}" if phrase else f"HTTP {status}"
 
 
 def problem_of(reply: Reply) -> dict[str, Any] | None:
@@ -371,7 +368,9 @@ class Transport:
         retry: bool = True,
         raw: bool = False,
     ) -> Reply:
-        """Send one request (with its retries) and return a :class:`Reply`; never raises.
+        """Send one request (with its retries) and return a :class:`Reply`; never raises. The
+        reply keeps the answer's ``Retry-After`` in seconds and its rate limit headers (names in
+        lower case), or ``None``.
 
         >>> Transport(timeout=0.5, retries=0).send("GET", "http://127.0.0.1:9/").status is None
         True
@@ -414,7 +413,7 @@ class Transport:
             "%s %s -> %s (%d attempts, %.3fs)", method, url, resp.status_code, attempts, elapsed
         )
         error = error_text(body, resp.status_code, resp.content)
-        after, limits = _retry_after(resp.headers.get("Retry-After")), _limit_headers(resp.headers)
+        after = _retry_after(resp.headers.get("Retry-After"))
         reply = Reply(resp.status_code, body, error, attempts, elapsed, method, url)
-        reply.retry_after, reply.headers = after, limits
+        reply.retry_after, reply.headers = after, _limit_headers(resp.headers)
         return reply

@@ -109,10 +109,9 @@ class Settings:
             _check_url(name, url)
         _check_url("ingestion_url", ingestion_url or None)
         secret = client_secret if isinstance(client_secret, Secret) else Secret(str(client_secret))
-        values: dict[str, object] = {"customer_id": str(customer_id), "client_id": str(client_id)}
-        values |= {"client_secret": secret, "auth_url": auth_url, "time_url": time_url}
-        values |= {"ingestion_url": ingestion_url, "audience": str(audience), "source": str(source)}
-        for name, value in values.items():
+        given |= {"customer_id": str(customer_id), "client_id": str(client_id)}
+        given |= {"client_secret": secret, "audience": str(audience), "source": str(source)}
+        for name, value in (given | {"ingestion_url": ingestion_url}).items():
             object.__setattr__(self, name, value)
 
     @property
