@@ -12,7 +12,6 @@ import os
 import re
 import warnings
 from collections.abc import Callable, Collection, Mapping
-from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
 from toolkit._bulk.journal import Journal as Journal
@@ -247,12 +246,7 @@ class Client:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # -- ingress -----------------------------------------------------------------------------

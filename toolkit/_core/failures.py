@@ -4,6 +4,7 @@ problem), the names of its checks, and pandera's in them."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import suppress
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -77,12 +78,10 @@ def nullable_rows(frame: pd.DataFrame, columns: tuple[str, ...] = ("row", "line"
         values = frame[col].tolist()
         if any(isinstance(v, bool | str | bytes) for v in values):
             continue
-        try:
+        with suppress(TypeError, ValueError):  # not whole numbers: kept as they are
             frame[col] = pd.array(
                 [None if v is None or v is pd.NA or v != v else v for v in values], dtype="Int64"
             )
-        except (TypeError, ValueError):
-            continue
     return frame
 
 

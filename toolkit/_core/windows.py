@@ -8,6 +8,7 @@ import re
 import sys
 import warnings
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, ParamSpec, TypeVar
@@ -56,11 +57,9 @@ def iso(ts: pd.Timestamp, *, fraction: Literal["ms", "needed"] = "ms") -> str:
 
 def _ambiguous_date(text: str) -> tuple[pd.Timestamp, pd.Timestamp] | None:
     """``(day first, month first)`` readings of a non-ISO text date that differ, else ``None``."""
-    try:
+    with suppress(ValueError, TypeError, OverflowError):
         pd.to_datetime(text, format="ISO8601")
         return None
-    except (ValueError, TypeError, OverflowError):
-        pass
     try:
         day_first = pd.to_datetime(text, format="mixed", dayfirst=True)
         month_first = pd.to_datetime(text, format="mixed", dayfirst=False)
@@ -228,8 +227,7 @@ class Window:
             raise ConfigError(f"window {window!r} must be a positive length")
         # Day is a Tick in pandas 2 and a calendar offset in pandas 3: treat it as calendar in both.
         tick = isinstance(offset, Tick) and not isinstance(offset, Day)
-        edges = [start]
-        current = start
+        edges, current = [start], start
         while current < end:
             step = current + offset
             if not tick and step.normalize() > current:

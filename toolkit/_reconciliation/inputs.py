@@ -193,15 +193,11 @@ def released_in(exported: pd.DataFrame, span: Window) -> tuple[pd.DataFrame, str
             f"exported entries have no release time ({' or '.join(RELEASE_COLUMNS)} column)"
         )
     values = exported[column]
-    if pd.api.types.is_object_dtype(values.dtype) or pd.api.types.is_string_dtype(values.dtype):
-        released = pd.to_datetime(values, utc=True, format="ISO8601", errors="coerce")
-    else:
-        released = pd.to_datetime(values, utc=True, errors="coerce")
-    keep = released.notna()
-    if low is not None:
-        keep &= released > low
-    if high is not None:
-        keep &= released <= high
+    text = pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values)
+    released = pd.to_datetime(values, utc=True, format="ISO8601" if text else None, errors="coerce")
+    keep = released.notna()  # a missing or unreadable time is in no window
+    keep &= (released > low) if low is not None else True
+    keep &= (released <= high) if high is not None else True
     kept = exported.loc[keep.to_numpy()]
     return kept, f"entries {span} by {column}: {len(kept)} of {len(exported)}"
 
