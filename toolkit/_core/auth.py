@@ -6,6 +6,7 @@ import hmac
 import threading
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -220,11 +221,8 @@ class TokenProvider:
                 raise ApiError(reply.status, missing, "POST", self.token_url)
             # 429, 5xx or another status: no verdict on the credentials (a later call asks again)
             raise api_error_for(reply.status, problem, "POST", self.token_url)
-        try:
+        lifetime = 3600.0  # unless the answer says how long the token lives
+        with suppress(TypeError, ValueError):
             lifetime = float(data.get("expires_in") or 3600)
-        except (TypeError, ValueError):
-            lifetime = 3600.0
-        margin = min(self._margin, lifetime * 0.1)
-        self._token = token
-        self._refresh_at = asked + lifetime - margin
+        self._token, self._refresh_at = token, asked + lifetime - min(self._margin, lifetime * 0.1)
         self.fetches += 1

@@ -12,7 +12,7 @@ import threading
 import time
 import traceback
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from http.client import responses
 from typing import Any, Final, Literal
@@ -139,17 +139,14 @@ def _retry_after(value: str | None, now: float | None = None) -> float | None:
     """
     if not value:
         return None
-    try:
+    with suppress(ValueError):
         return max(0.0, float(value))
-    except ValueError:
-        pass
     try:
         when = email.utils.parsedate_to_datetime(value.strip())
     except (TypeError, ValueError, IndexError):
         return None
-    if when.tzinfo is None:  # an HTTP date is GMT
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+    now = time.time() if now is None else now
+    return None if when.tzinfo is None else max(0.0, when.timestamp() - now)  # a date is GMT
 
 
 #: rate limit headers kept on a reply: draft-ietf-httpapi-ratelimit-headers, ``X-RateLimit-*``
@@ -200,10 +197,8 @@ def error_text(body: Any, status: int | None, text: bytes = b"") -> str | None:
         return None
     reasons: list[str] = []
     if isinstance(body, dict):
-        for key in _REASON_KEYS:  # the first key that says something: all it says
-            reasons = _reasons(body.get(key))
-            if reasons:
-                break
+        # the first key that says something: all it says
+        reasons = next((found for key in _REASON_KEYS if (found := _reasons(body.get(key)))), [])
         items = body.get("errors")
         extra: list[str] = []
         for item in items if isinstance(items, list) else [items]:
@@ -284,12 +279,10 @@ class Transport:
     def proxies(self, url: str) -> dict[str, str]:
         """Proxy settings for a URL from the environment, once per host (the sessions ignore the
         environment: a ``.netrc`` entry would replace the bearer header)."""
-        parts = urlsplit(url)
-        key = f"{parts.scheme}://{parts.netloc}"
-        found = self._proxies.get(key)
-        if found is None:
-            found = self._proxies[key] = get_environ_proxies(key)
-        return found
+        key = "{0.scheme}://{0.netloc}".format(urlsplit(url))
+        if key not in self._proxies:
+            self._proxies[key] = get_environ_proxies(key)
+        return self._proxies[key]
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait before retry ``attempt`` (1-based): capped backoff plus jitter.
