@@ -211,12 +211,11 @@ class Client:
             >>> Client.from_env(None, environ=sb.env()).customer_id == sb.customer_id
             True
         """
-        settings = Settings.from_env(env_file, environ=environ)
-        return cls.from_connection(
-            Connection(
-                settings, timeout=timeout, retries=retries, workers=workers, max_rate=max_rate
-            )
+        given = Settings.from_env(env_file, environ=environ)
+        conn = Connection(
+            given, timeout=timeout, retries=retries, workers=workers, max_rate=max_rate
         )
+        return cls.from_connection(conn)
 
     def __repr__(self) -> str:
         return "Client" + repr(self.connection).removeprefix("Connection")

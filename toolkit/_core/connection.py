@@ -192,16 +192,10 @@ class Connection:
                 what = "refused" if isinstance(exc, AuthError) else f"answered {exc.status}"
                 error = f"token request {what}: {exc.detail}"
                 return Reply(exc.status, exc.problem, error, attempts + 1, elapsed, method, url)
-            accept, query = {"Accept": "application/json"}, dict(params) if params else None
+            hdrs, query = {"Accept": "application/json"}, dict(params) if params else None
+            auth = BearerAuth(token)
             reply = self.transport.send(
-                method,
-                url,
-                headers=accept,
-                params=query,
-                json=json,
-                auth=BearerAuth(token),
-                retry=retry,
-                raw=raw,
+                method, url, headers=hdrs, params=query, json=json, auth=auth, retry=retry, raw=raw
             )
             attempts, elapsed = attempts + reply.attempts, elapsed + reply.elapsed
             if reply.failure in (UNREACHABLE, INVALID_URL):

@@ -12,12 +12,8 @@ from toolkit._reconciliation.inputs import isin
 from toolkit._reconciliation.messages import details
 
 #: Status of a reconciled row, in the order of the ``status`` categorical.
-STATUSES: tuple[str, ...] = (
-    "matched",
-    "missing_in_billing",
-    "only_in_billing",
-    "duration_differs",
-    "date_or_matter_differs",
+STATUSES: tuple[str, ...] = tuple(
+    "matched missing_in_billing only_in_billing duration_differs date_or_matter_differs".split()
 )
 
 #: Statuses of an exported entry that is acknowledged as failed.
