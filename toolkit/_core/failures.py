@@ -30,19 +30,10 @@ CHECKS: tuple[str, ...] = tuple(c for c in SEVERITY if c != "column_present")
 """Values of the import failure frame's ``check`` column."""
 
 CHECK_NAMES: Mapping[str, str] = MappingProxyType(
-    {
-        "not_nullable": "required",
-        "not_blank": "required",
-        "str_length": "required",
-        "has_text": "blank",
-        "trimmed": "whitespace",
-        "field_uniqueness": "unique",
-        "multiple_fields_uniqueness": "repeated",
-        "isin": "allowed_values",
-        "greater_than": "positive",
-        "whole_number": "fractional",
-        "dtype": "type",
-    }
+    dict.fromkeys(("not_nullable", "not_blank", "str_length"), "required")
+    | {"has_text": "blank", "trimmed": "whitespace", "field_uniqueness": "unique"}
+    | {"multiple_fields_uniqueness": "repeated", "isin": "allowed_values"}
+    | {"greater_than": "positive", "whole_number": "fractional", "dtype": "type"}
 )
 """pandera check name (before any ``(`` of its statistics) -> the failure frame's ``check``."""
 
