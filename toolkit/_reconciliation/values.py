@@ -112,25 +112,17 @@ def _text_dates(
     day_first = _naive(other, format="mixed", dayfirst=True)
     ambiguous = (month_first.notna() & day_first.notna() & (month_first != day_first)).to_numpy()
     if ambiguous.any():
-        example = other[ambiguous].iloc[0]
         first = ambiguous.nonzero()[0][0]
-        read_d, read_m = day_first.iloc[first], month_first.iloc[first]
+        example, read_d, read_m = other.iloc[first], day_first.iloc[first], month_first.iloc[first]
         hit = rows.astype("str").str.strip().isin(other[ambiguous])
-        _raise_values(
-            table,
-            column,
-            rows[hit],
-            "ambiguous dates",
-            ambiguous_date_message(
-                f"{table} column {column!r}",
-                str(example),
-                read_d,
-                read_m,
-                f"{int(hit.sum())} date(s) read differently either way; pass dayfirst=True "
-                "or dayfirst=False (toolkit reconcile --dayfirst or --no-dayfirst), or write "
-                "the dates as ISO 8601 (YYYY-MM-DD)",
-            ),
+        remedy = (
+            f"{int(hit.sum())} date(s) read differently either way; pass dayfirst=True "
+            "or dayfirst=False (toolkit reconcile --dayfirst or --no-dayfirst), or write "
+            "the dates as ISO 8601 (YYYY-MM-DD)"
         )
+        where = f"{table} column {column!r}"
+        said = ambiguous_date_message(where, str(example), read_d, read_m, remedy)
+        _raise_values(table, column, rows[hit], "ambiguous dates", said)
     parsed[rest] = month_first.fillna(day_first).to_numpy()
     return parsed
 
