@@ -79,15 +79,13 @@ def _request(session: requests.Session, method: str, url: str, **kwargs: Any) ->
     prep = session.prepare_request(requests.Request(method, url, **kwargs))
     # a prepared request of a str URL has a str URL (``requests`` types it ``str | None``)
     prepared_url = str(prep.url)
-    ours = urlsplit(url).path
-    theirs = urlsplit(prepared_url)
+    ours, theirs = urlsplit(url).path, urlsplit(prepared_url)
     if (
         ours != theirs.path
         and _ENCODED_PATH.fullmatch(ours)
         and unquote(ours) == unquote(theirs.path)
     ):
-        prepared_url = urlunsplit(theirs._replace(path=ours))
-        prep.url = prepared_url
+        prep.url = prepared_url = urlunsplit(theirs._replace(path=ours))
     settings = session.merge_environment_settings(prepared_url, proxies, None, None, None)
     return session.send(prep, timeout=timeout, allow_redirects=True, **settings)
 

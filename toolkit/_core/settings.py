@@ -14,16 +14,9 @@ from dotenv import dotenv_values, find_dotenv
 from toolkit._core.auth import Secret
 from toolkit.errors import ConfigError
 
-#: setting -> environment variable
-ENV_KEYS: dict[str, str] = {
-    "customer_id": "TOOLKIT_CUSTOMER_ID",
-    "client_id": "TOOLKIT_CLIENT_ID",
-    "client_secret": "TOOLKIT_CLIENT_SECRET",
-    "auth_url": "TOOLKIT_AUTH_URL",
-    "time_url": "TOOLKIT_TIME_URL",
-    "ingestion_url": "TOOLKIT_INGESTION_URL",
-    "audience": "TOOLKIT_AUDIENCE",
-}
+_SETTINGS = "customer_id client_id client_secret auth_url time_url ingestion_url audience"
+#: setting -> environment variable: ``TOOLKIT_`` and its name in capitals (TOOLKIT_CUSTOMER_ID)
+ENV_KEYS: dict[str, str] = {name: f"TOOLKIT_{name.upper()}" for name in _SETTINGS.split()}
 
 
 def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
