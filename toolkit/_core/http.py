@@ -392,14 +392,10 @@ class Transport:
         elapsed = time.perf_counter() - start
         history = getattr(getattr(resp.raw, "retries", None), "history", ()) or ()
         attempts = 1 + len(history)
-        body: Any = None
-        if raw and 200 <= resp.status_code < 300:
-            body = resp.content
-        elif resp.content:
-            try:
+        body: Any = resp.content if raw and 200 <= resp.status_code < 300 else None
+        if body is None and resp.content:
+            with suppress(orjson.JSONDecodeError):  # not JSON: no body, the error says the text
                 body = orjson.loads(resp.content)
-            except orjson.JSONDecodeError:
-                body = None
         log.debug(
             "%s %s -> %s (%d attempts, %.3fs)", method, url, resp.status_code, attempts, elapsed
         )
