@@ -108,11 +108,9 @@ def to_utc(value: TimeLike, name: str, *, end: bool = False) -> pd.Timestamp:
     if pd.isna(ts):  # "NaT", or a missing value: pandas gives NaT, not a Timestamp
         raise ConfigError(f"{name}: {value!r} is not a date-time")
     ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
-    day = (
-        not _TIME_OF_DAY.search(value) and ts == ts.normalize()
-        if isinstance(value, str)
-        else (isinstance(value, dt.date) and not isinstance(value, dt.datetime))
-    )
+    day = isinstance(value, dt.date) and not isinstance(value, dt.datetime)
+    if isinstance(value, str):
+        day = not _TIME_OF_DAY.search(value) and ts == ts.normalize()
     return ts + pd.Timedelta(days=1) - RESOLUTION if end and day else ts
 
 
