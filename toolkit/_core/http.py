@@ -303,8 +303,7 @@ class Transport:
         (True, False)
         """
         with self._sessions_lock:
-            idle = self._idle[retry]
-            sess = idle.pop() if idle else None
+            sess = self._idle[retry].pop() if self._idle[retry] else None
         if sess is None:
             sess = self._new_session(retry)
             with self._sessions_lock:

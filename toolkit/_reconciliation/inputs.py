@@ -126,8 +126,7 @@ def check_unique(table: str, column: str, keys: pd.Series) -> None:
 
     >>> check_unique("billing", "entryId", pd.Series(["e1", None, None]))
     """
-    present = keys.notna()
-    dup = keys.duplicated(keep=False) & present
+    dup = keys.duplicated(keep=False) & keys.notna()
     if dup.any():
         rows = keys[dup]
         raise DuplicateKeyError(table, column, rows.drop_duplicates().tolist(), rows)
