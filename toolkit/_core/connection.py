@@ -134,18 +134,14 @@ class Connection:
         filled = template.format(**{k: _segment(v) for k, v in values.items()})
         return self.urls[service] + filled
 
-    def _setting(self, service: Service) -> str:
-        """The ``TOOLKIT_*`` variable that sets a service's base address."""
-        if service == "ingestion" and not self.settings.ingestion_url:
-            service = "time"
-        return ENV_KEYS[f"{service}_url"]
-
     def _unreachable(self, service: Service, url: str, error: str | None) -> str:
-        """A reason naming the host and the setting to check."""
+        """A reason naming the host and the setting to check: the ``TOOLKIT_*`` variable that
+        sets the service's base address (the time service's when no ingestion address is set)."""
         why = (error or "no answer").removeprefix("no answer (").removesuffix(")")
         host = urlsplit(url).netloc or url
         what = "the identity service" if service == "auth" else f"the {service} service"
-        return f"cannot reach {what} at {host} ({why}); check {self._setting(service)}"
+        named = "time" if service == "ingestion" and not self.settings.ingestion_url else service
+        return f"cannot reach {what} at {host} ({why}); check {ENV_KEYS[f'{named}_url']}"
 
     def send(
         self,
