@@ -55,9 +55,7 @@ def _dress(method: Any, fn: Callable[..., Any], name: str, bound: Collection[str
     method.__signature__ = sig.replace(parameters=[_SELF, *params])
     entry = rf"^( +)(?:{'|'.join(map(re.escape, bound))}):.*\n(?:\1 +\S.*\n)*"  # their Args
     method.__doc__ = re.sub(entry, "", fn.__doc__ or "", flags=re.MULTILINE)
-    method.__module__ = __name__
-    method.__name__ = name
-    method.__qualname__ = f"Client.{name}"
+    method.__module__, method.__name__, method.__qualname__ = __name__, name, f"Client.{name}"
 
 
 def _operation(fn: Callable[Concatenate[Connection, P], R]) -> Callable[Concatenate[Client, P], R]:
