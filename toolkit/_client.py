@@ -12,7 +12,6 @@ import os
 import re
 import warnings
 from collections.abc import Callable, Collection, Mapping
-from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
 from toolkit._bulk.journal import Journal as Journal
@@ -56,9 +55,7 @@ def _dress(method: Any, fn: Callable[..., Any], name: str, bound: Collection[str
     method.__signature__ = sig.replace(parameters=[_SELF, *params])
     entry = rf"^( +)(?:{'|'.join(map(re.escape, bound))}):.*\n(?:\1 +\S.*\n)*"  # their Args
     method.__doc__ = re.sub(entry, "", fn.__doc__ or "", flags=re.MULTILINE)
-    method.__module__ = __name__
-    method.__name__ = name
-    method.__qualname__ = f"Client.{name}"
+    method.__module__, method.__name__, method.__qualname__ = __name__, name, f"Client.{name}"
 
 
 def _operation(fn: Callable[Concatenate[Connection, P], R]) -> Callable[Concatenate[Client, P], R]:
@@ -214,12 +211,11 @@ class Client:
             >>> Client.from_env(None, environ=sb.env()).customer_id == sb.customer_id
             True
         """
-        settings = Settings.from_env(env_file, environ=environ)
-        return cls.from_connection(
-            Connection(
-                settings, timeout=timeout, retries=retries, workers=workers, max_rate=max_rate
-            )
+        given = Settings.from_env(env_file, environ=environ)
+        conn = Connection(
+            given, timeout=timeout, retries=retries, workers=workers, max_rate=max_rate
         )
+        return cls.from_connection(conn)
 
     def __repr__(self) -> str:
         return "Client" + repr(self.connection).removeprefix("Connection")
@@ -249,12 +245,7 @@ class Client:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # -- ingress -----------------------------------------------------------------------------

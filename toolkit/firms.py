@@ -282,6 +282,27 @@ def _after(value: Any, where: str, now: pd.Timestamp | None = None) -> pd.Timest
     return to_utc(value, where)
 
 
+def _since(name: str, values: Mapping[str, Any]) -> tuple[Any, pd.Timestamp]:
+    """A firm's ``after`` (or ``sync_since``, kept one release) as given, and as a timestamp."""
+    key = "sync_since" if "sync_since" in values else "after"
+    if key == "sync_since":  # kept one release (RENAMED)
+        if "after" in values:
+            raise ConfigError(f"{_where(name, key)}: is after kept one release: give after only")
+        message = f"{_where(name, key)}: is deprecated and goes in the next release; use after"
+        warnings.warn(message, DeprecationWarning, stacklevel=outside())
+    since = values.get(key, DEFAULT_SINCE)
+    try:
+        stamp = _after(since, _where(name, key))  # a duration counts back from each sync
+    except ConfigError:
+        raise  # an ambiguous date: the one message
+    except (ValueError, TypeError, OverflowError):
+        raise ConfigError(
+            f"{_where(name, key)}: {since!r} is neither a date (2026-01-31, "
+            "2026-01-31T08:00:00Z) nor a duration back from now (30D, 12h)"
+        ) from None
+    return since, stamp
+
+
 def _firm(name: str, table: Any, folder: Path, env_file: Path | None) -> Firm:
     if not _FIRM_KEY.fullmatch(name):
         raise ConfigError(
@@ -313,22 +334,7 @@ def _firm(name: str, table: Any, folder: Path, env_file: Path | None) -> Firm:
                 f"{_where(name, key)}: {values[key]!r} is not an http(s) address such as "
                 "https://host.example"
             )
-    key = "sync_since" if "sync_since" in values else "after"
-    if key == "sync_since":  # kept one release (RENAMED)
-        if "after" in values:
-            raise ConfigError(f"{_where(name, key)}: is after kept one release: give after only")
-        message = f"{_where(name, key)}: is deprecated and goes in the next release; use after"
-        warnings.warn(message, DeprecationWarning, stacklevel=outside())
-    since = values.get(key, DEFAULT_SINCE)
-    try:
-        stamp = _after(since, _where(name, key))  # a duration counts back from each sync
-    except ConfigError:
-        raise  # an ambiguous date: the one message
-    except (ValueError, TypeError, OverflowError):
-        raise ConfigError(
-            f"{_where(name, key)}: {since!r} is neither a date (2026-01-31, "
-            "2026-01-31T08:00:00Z) nor a duration back from now (30D, 12h)"
-        ) from None
+    since, stamp = _since(name, values)
     rate = values.get("max_rate")
     if rate is not None and not rate > 0:
         raise ConfigError(f"{_where(name, 'max_rate')}: must be a positive number, not {rate!r}")

@@ -200,23 +200,17 @@ def _scalars(
     created = updated_at - dt.timedelta(milliseconds=rng.randrange(1, 30 * 86_400_000))
     units = rng.randint(1, 40)
     seconds = units * 360 if isinstance(seconds, _Generate) else seconds
-    return (
-        {
-            "_id": _id or fake_object_id(rng),
-            "customerId": customer_id,
-            "userId": user_id or f"user-{rng.randrange(1000):04d}",
-            "workDate": created.date().isoformat(),
-            "summary": (
-                " ".join(rng.choice(_WORDS) for _ in range(rng.randint(2, 7)))
-                if isinstance(summary, _Generate)
-                else summary
-            ),
-            "unitIncrementCount": units,
-            "incrementDurationInSeconds": seconds,
-        },
-        created,
-        updated_at,
-    )
+    entry: dict[str, Any] = {
+        "_id": _id or fake_object_id(rng),
+        "customerId": customer_id,
+        "userId": user_id or f"user-{rng.randrange(1000):04d}",
+        "workDate": created.date().isoformat(),
+    }
+    if isinstance(summary, _Generate):  # drawn after the ids, as always
+        summary = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(2, 7)))
+    entry |= {"summary": summary, "unitIncrementCount": units}
+    entry["incrementDurationInSeconds"] = seconds
+    return entry, created, updated_at
 
 
 def _codes(
@@ -423,11 +417,8 @@ def fake_pending_entry(
         props: dict[str, Any] | None = _initiative_props(rng, initiative, tags)
     else:
         props = None if initiative_props is None else dict(initiative_props)
-    return entry | {
-        "initiativeProps": props,
-        "externalId": external_id,
-        "codes": _codes(rng, codes),
-    }
+    picked = _codes(rng, codes)
+    return entry | {"initiativeProps": props, "externalId": external_id, "codes": picked}
 
 
 def fake_pending_entries(

@@ -6,6 +6,8 @@ import hmac
 import threading
 import time
 from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -69,6 +71,7 @@ class Secret:
         return self
 
 
+@dataclass(eq=False, slots=True)
 class BearerAuth(requests.auth.AuthBase):
     """A ``requests`` auth hook writing ``Authorization: Bearer <token>`` as it is prepared.
 
@@ -77,19 +80,14 @@ class BearerAuth(requests.auth.AuthBase):
     'Bearer t'
     """
 
-    __slots__ = ("token",)
-
-    def __init__(self, token: Secret) -> None:
-        self.token = token
+    token: Secret
 
     def __call__(self, r: requests.PreparedRequest) -> requests.PreparedRequest:
         r.headers["Authorization"] = "Bearer " + self.token.reveal()
         return r
 
-    def __repr__(self) -> str:
-        return f"BearerAuth({self.token!r})"
 
-
+@dataclass(eq=False, slots=True)
 class ClientCredentials(requests.auth.AuthBase):
     """A ``requests`` auth hook writing the token exchange's JSON body as it is prepared.
 
@@ -97,12 +95,9 @@ class ClientCredentials(requests.auth.AuthBase):
     False
     """
 
-    __slots__ = ("audience", "client_id", "client_secret")
-
-    def __init__(self, client_id: str, client_secret: Secret, audience: str) -> None:
-        self.client_id = client_id
-        self.client_secret = client_secret
-        self.audience = audience
+    client_id: str
+    client_secret: Secret
+    audience: str
 
     def __call__(self, r: requests.PreparedRequest) -> requests.PreparedRequest:
         r.body = orjson.dumps(
@@ -115,12 +110,6 @@ class ClientCredentials(requests.auth.AuthBase):
         )
         r.headers["Content-Type"] = "application/json"
         return r
-
-    def __repr__(self) -> str:
-        return (
-            f"ClientCredentials(client_id={self.client_id!r}, "
-            f"client_secret={self.client_secret!r}, audience={self.audience!r})"
-        )
 
 
 class TokenProvider:
@@ -232,11 +221,8 @@ class TokenProvider:
                 raise ApiError(reply.status, missing, "POST", self.token_url)
             # 429, 5xx or another status: no verdict on the credentials (a later call asks again)
             raise api_error_for(reply.status, problem, "POST", self.token_url)
-        try:
+        lifetime = 3600.0  # unless the answer says how long the token lives
+        with suppress(TypeError, ValueError):
             lifetime = float(data.get("expires_in") or 3600)
-        except (TypeError, ValueError):
-            lifetime = 3600.0
-        margin = min(self._margin, lifetime * 0.1)
-        self._token = token
-        self._refresh_at = asked + lifetime - margin
+        self._token, self._refresh_at = token, asked + lifetime - min(self._margin, lifetime * 0.1)
         self.fetches += 1

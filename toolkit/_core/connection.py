@@ -134,18 +134,14 @@ class Connection:
         filled = template.format(**{k: _segment(v) for k, v in values.items()})
         return self.urls[service] + filled
 
-    def _setting(self, service: Service) -> str:
-        """The ``TOOLKIT_*`` variable that sets a service's base address."""
-        if service == "ingestion" and not self.settings.ingestion_url:
-            service = "time"
-        return ENV_KEYS[f"{service}_url"]
-
     def _unreachable(self, service: Service, url: str, error: str | None) -> str:
-        """A reason naming the host and the setting to check."""
+        """A reason naming the host and the setting to check: the ``TOOLKIT_*`` variable that
+        sets the service's base address (the time service's when no ingestion address is set)."""
         why = (error or "no answer").removeprefix("no answer (").removesuffix(")")
         host = urlsplit(url).netloc or url
         what = "the identity service" if service == "auth" else f"the {service} service"
-        return f"cannot reach {what} at {host} ({why}); check {self._setting(service)}"
+        named = "time" if service == "ingestion" and not self.settings.ingestion_url else service
+        return f"cannot reach {what} at {host} ({why}); check {ENV_KEYS[f'{named}_url']}"
 
     def send(
         self,
@@ -176,44 +172,34 @@ class Connection:
         """
         method, service, _ = ENDPOINTS[endpoint]
         url = self.url(endpoint, **(path or {}))
-        attempts = 0
-        elapsed = 0.0
+        attempts, elapsed = 0, 0.0
         for _ in range(2):
             try:
                 token = self.auth.secret_token(retry=retry)  # wrapped until the header is built
             except TransportError as exc:
                 why = str(exc).split(": ", 1)[-1]
-                reply = Reply(None, None, None, attempts + 1, elapsed, method, url)
-                reply.error = self._unreachable("auth", self.auth.token_url, why)
-                reply.failure = exc.failure or UNREACHABLE
                 if exc.failure == LOST:  # the identity service is there; this request never left
-                    reply.error = f"not sent: the token request's answer was lost ({why})"
-                    reply.attempts, reply.failure = attempts, NOT_SENT
-                return reply
+                    error = f"not sent: the token request's answer was lost ({why})"
+                    return Reply(None, None, error, attempts, elapsed, method, url, NOT_SENT)
+                error = self._unreachable("auth", self.auth.token_url, why)
+                failure = exc.failure or UNREACHABLE
+                return Reply(None, None, error, attempts + 1, elapsed, method, url, failure)
             except ApiError as exc:
                 what = "refused" if isinstance(exc, AuthError) else f"answered {exc.status}"
                 error = f"token request {what}: {exc.detail}"
                 return Reply(exc.status, exc.problem, error, attempts + 1, elapsed, method, url)
-            accept, query = {"Accept": "application/json"}, dict(params) if params else None
+            hdrs, query = {"Accept": "application/json"}, dict(params) if params else None
+            auth = BearerAuth(token)
             reply = self.transport.send(
-                method,
-                url,
-                headers=accept,
-                params=query,
-                json=json,
-                auth=BearerAuth(token),
-                retry=retry,
-                raw=raw,
+                method, url, headers=hdrs, params=query, json=json, auth=auth, retry=retry, raw=raw
             )
-            attempts += reply.attempts
-            elapsed += reply.elapsed
+            attempts, elapsed = attempts + reply.attempts, elapsed + reply.elapsed
             if reply.failure in (UNREACHABLE, INVALID_URL):
                 reply.error = self._unreachable(service, url, reply.error)
             if reply.status != 401:
                 break
             self.auth.invalidate(token)
-        reply.attempts = attempts
-        reply.elapsed = elapsed
+        reply.attempts, reply.elapsed = attempts, elapsed
         return reply
 
     def call(

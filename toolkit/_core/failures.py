@@ -4,6 +4,7 @@ problem), the names of its checks, and pandera's in them."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import suppress
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -29,19 +30,10 @@ CHECKS: tuple[str, ...] = tuple(c for c in SEVERITY if c != "column_present")
 """Values of the import failure frame's ``check`` column."""
 
 CHECK_NAMES: Mapping[str, str] = MappingProxyType(
-    {
-        "not_nullable": "required",
-        "not_blank": "required",
-        "str_length": "required",
-        "has_text": "blank",
-        "trimmed": "whitespace",
-        "field_uniqueness": "unique",
-        "multiple_fields_uniqueness": "repeated",
-        "isin": "allowed_values",
-        "greater_than": "positive",
-        "whole_number": "fractional",
-        "dtype": "type",
-    }
+    dict.fromkeys(("not_nullable", "not_blank", "str_length"), "required")
+    | {"has_text": "blank", "trimmed": "whitespace", "field_uniqueness": "unique"}
+    | {"multiple_fields_uniqueness": "repeated", "isin": "allowed_values"}
+    | {"greater_than": "positive", "whole_number": "fractional", "dtype": "type"}
 )
 """pandera check name (before any ``(`` of its statistics) -> the failure frame's ``check``."""
 
@@ -77,12 +69,10 @@ def nullable_rows(frame: pd.DataFrame, columns: tuple[str, ...] = ("row", "line"
         values = frame[col].tolist()
         if any(isinstance(v, bool | str | bytes) for v in values):
             continue
-        try:
+        with suppress(TypeError, ValueError):  # not whole numbers: kept as they are
             frame[col] = pd.array(
                 [None if v is None or v is pd.NA or v != v else v for v in values], dtype="Int64"
             )
-        except (TypeError, ValueError):
-            continue
     return frame
 
 

@@ -134,11 +134,8 @@ def coerce_ids(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
     else:
         pairs = [_text_value(v) for v in s.tolist()]
         values = pd.Series([p[0] for p in pairs], index=s.index, dtype="str")
-        problems = pd.Series(
-            [None if p[1] is None else f"{column} {p[1]}" for p in pairs],
-            index=s.index,
-            dtype=object,
-        )
+        why = [None if p[1] is None else f"{column} {p[1]}" for p in pairs]
+        problems = pd.Series(why, index=s.index, dtype=object)
     blank = (values.str.strip() == "").to_numpy(dtype=bool, na_value=False)
     return (values.where(~blank) if blank.any() else values), problems
 

@@ -12,9 +12,9 @@ import threading
 import time
 import traceback
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from http import HTTPStatus
+from http.client import responses
 from typing import Any, Final, Literal
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -79,15 +79,13 @@ def _request(session: requests.Session, method: str, url: str, **kwargs: Any) ->
     prep = session.prepare_request(requests.Request(method, url, **kwargs))
     # a prepared request of a str URL has a str URL (``requests`` types it ``str | None``)
     prepared_url = str(prep.url)
-    ours = urlsplit(url).path
-    theirs = urlsplit(prepared_url)
+    ours, theirs = urlsplit(url).path, urlsplit(prepared_url)
     if (
         ours != theirs.path
         and _ENCODED_PATH.fullmatch(ours)
         and unquote(ours) == unquote(theirs.path)
     ):
-        prepared_url = urlunsplit(theirs._replace(path=ours))
-        prep.url = prepared_url
+        prep.url = prepared_url = urlunsplit(theirs._replace(path=ours))
     settings = session.merge_environment_settings(prepared_url, proxies, None, None, None)
     return session.send(prep, timeout=timeout, allow_redirects=True, **settings)
 
@@ -139,17 +137,14 @@ def _retry_after(value: str | None, now: float | None = None) -> float | None:
     """
     if not value:
         return None
-    try:
+    with suppress(ValueError):
         return max(0.0, float(value))
-    except ValueError:
-        pass
     try:
         when = email.utils.parsedate_to_datetime(value.strip())
     except (TypeError, ValueError, IndexError):
         return None
-    if when.tzinfo is None:  # an HTTP date is GMT
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+    now = time.time() if now is None else now
+    return None if when.tzinfo is None else max(0.0, when.timestamp() - now)  # a date is GMT
 
 
 #: rate limit headers kept on a reply: draft-ietf-httpapi-ratelimit-headers, ``X-RateLimit-*``
@@ -200,10 +195,8 @@ def error_text(body: Any, status: int | None, text: bytes = b"") -> str | None:
         return None
     reasons: list[str] = []
     if isinstance(body, dict):
-        for key in _REASON_KEYS:  # the first key that says something: all it says
-            reasons = _reasons(body.get(key))
-            if reasons:
-                break
+        # the first key that says something: all it says
+        reasons = next((found for key in _REASON_KEYS if (found := _reasons(body.get(key)))), [])
         items = body.get("errors")
         extra: list[str] = []
         for item in items if isinstance(items, list) else [items]:
@@ -226,11 +219,8 @@ def error_text(body: Any, status: int | None, text: bytes = b"") -> str | None:
     first = " ".join(plain[0].split())[:200] if plain else ""
     if first:
         return f"HTTP {status}: {first}"
-    try:
-        phrase = HTTPStatus(status).phrase
-    except ValueError:
-        return f"HTTP {status}"
-    return f"HTTP {status} {phrase}"
+    phrase = responses.get(status)  # the standard phrase of a status, if it has one
+    return f"HTTP {status} {phrase}" if phrase else f"HTTP {status}"
 
 
 def problem_of(reply: Reply) -> dict[str, Any] | None:
@@ -287,12 +277,10 @@ class Transport:
     def proxies(self, url: str) -> dict[str, str]:
         """Proxy settings for a URL from the environment, once per host (the sessions ignore the
         environment: a ``.netrc`` entry would replace the bearer header)."""
-        parts = urlsplit(url)
-        key = f"{parts.scheme}://{parts.netloc}"
-        found = self._proxies.get(key)
-        if found is None:
-            found = self._proxies[key] = get_environ_proxies(key)
-        return found
+        key = "{0.scheme}://{0.netloc}".format(urlsplit(url))
+        if key not in self._proxies:
+            self._proxies[key] = get_environ_proxies(key)
+        return self._proxies[key]
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait before retry ``attempt`` (1-based): capped backoff plus jitter.
@@ -315,8 +303,7 @@ class Transport:
         (True, False)
         """
         with self._sessions_lock:
-            idle = self._idle[retry]
-            sess = idle.pop() if idle else None
+            sess = self._idle[retry].pop() if self._idle[retry] else None
         if sess is None:
             sess = self._new_session(retry)
             with self._sessions_lock:
@@ -371,7 +358,9 @@ class Transport:
         retry: bool = True,
         raw: bool = False,
     ) -> Reply:
-        """Send one request (with its retries) and return a :class:`Reply`; never raises.
+        """Send one request (with its retries) and return a :class:`Reply`; never raises. The
+        reply keeps the answer's ``Retry-After`` in seconds and its rate limit headers (names in
+        lower case), or ``None``.
 
         >>> Transport(timeout=0.5, retries=0).send("GET", "http://127.0.0.1:9/").status is None
         True
@@ -402,19 +391,15 @@ class Transport:
         elapsed = time.perf_counter() - start
         history = getattr(getattr(resp.raw, "retries", None), "history", ()) or ()
         attempts = 1 + len(history)
-        body: Any = None
-        if raw and 200 <= resp.status_code < 300:
-            body = resp.content
-        elif resp.content:
-            try:
+        body: Any = resp.content if raw and 200 <= resp.status_code < 300 else None
+        if body is None and resp.content:
+            with suppress(orjson.JSONDecodeError):  # not JSON: no body, the error says the text
                 body = orjson.loads(resp.content)
-            except orjson.JSONDecodeError:
-                body = None
         log.debug(
             "%s %s -> %s (%d attempts, %.3fs)", method, url, resp.status_code, attempts, elapsed
         )
         error = error_text(body, resp.status_code, resp.content)
-        after, limits = _retry_after(resp.headers.get("Retry-After")), _limit_headers(resp.headers)
+        after = _retry_after(resp.headers.get("Retry-After"))
         reply = Reply(resp.status_code, body, error, attempts, elapsed, method, url)
-        reply.retry_after, reply.headers = after, limits
+        reply.retry_after, reply.headers = after, _limit_headers(resp.headers)
         return reply

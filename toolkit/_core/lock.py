@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import os
 import sys
+from contextlib import suppress
 from pathlib import Path
 
 
@@ -67,10 +68,8 @@ class FileLock:
         fd, self._fd = self._fd, None
         if fd is not None:
             if self._names(fd):
-                try:
+                with suppress(OSError):
                     self.path.unlink()  # while held: no one else has it locked
-                except OSError:
-                    pass
             os.close(fd)  # closing the descriptor releases the lock
 
     def __del__(self) -> None:

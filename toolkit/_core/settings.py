@@ -14,16 +14,9 @@ from dotenv import dotenv_values, find_dotenv
 from toolkit._core.auth import Secret
 from toolkit.errors import ConfigError
 
-#: setting -> environment variable
-ENV_KEYS: dict[str, str] = {
-    "customer_id": "TOOLKIT_CUSTOMER_ID",
-    "client_id": "TOOLKIT_CLIENT_ID",
-    "client_secret": "TOOLKIT_CLIENT_SECRET",
-    "auth_url": "TOOLKIT_AUTH_URL",
-    "time_url": "TOOLKIT_TIME_URL",
-    "ingestion_url": "TOOLKIT_INGESTION_URL",
-    "audience": "TOOLKIT_AUDIENCE",
-}
+_SETTINGS = "customer_id client_id client_secret auth_url time_url ingestion_url audience"
+#: setting -> environment variable: ``TOOLKIT_`` and its name in capitals (TOOLKIT_CUSTOMER_ID)
+ENV_KEYS: dict[str, str] = {name: f"TOOLKIT_{name.upper()}" for name in _SETTINGS.split()}
 
 
 def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
@@ -109,10 +102,9 @@ class Settings:
             _check_url(name, url)
         _check_url("ingestion_url", ingestion_url or None)
         secret = client_secret if isinstance(client_secret, Secret) else Secret(str(client_secret))
-        values: dict[str, object] = {"customer_id": str(customer_id), "client_id": str(client_id)}
-        values |= {"client_secret": secret, "auth_url": auth_url, "time_url": time_url}
-        values |= {"ingestion_url": ingestion_url, "audience": str(audience), "source": str(source)}
-        for name, value in values.items():
+        given |= {"customer_id": str(customer_id), "client_id": str(client_id)}
+        given |= {"client_secret": secret, "audience": str(audience), "source": str(source)}
+        for name, value in (given | {"ingestion_url": ingestion_url}).items():
             object.__setattr__(self, name, value)
 
     @property

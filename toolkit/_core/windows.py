@@ -8,6 +8,7 @@ import re
 import sys
 import warnings
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, ParamSpec, TypeVar
@@ -56,11 +57,9 @@ def iso(ts: pd.Timestamp, *, fraction: Literal["ms", "needed"] = "ms") -> str:
 
 def _ambiguous_date(text: str) -> tuple[pd.Timestamp, pd.Timestamp] | None:
     """``(day first, month first)`` readings of a non-ISO text date that differ, else ``None``."""
-    try:
+    with suppress(ValueError, TypeError, OverflowError):
         pd.to_datetime(text, format="ISO8601")
         return None
-    except (ValueError, TypeError, OverflowError):
-        pass
     try:
         day_first = pd.to_datetime(text, format="mixed", dayfirst=True)
         month_first = pd.to_datetime(text, format="mixed", dayfirst=False)
@@ -109,11 +108,9 @@ def to_utc(value: TimeLike, name: str, *, end: bool = False) -> pd.Timestamp:
     if pd.isna(ts):  # "NaT", or a missing value: pandas gives NaT, not a Timestamp
         raise ConfigError(f"{name}: {value!r} is not a date-time")
     ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
-    day = (
-        not _TIME_OF_DAY.search(value) and ts == ts.normalize()
-        if isinstance(value, str)
-        else (isinstance(value, dt.date) and not isinstance(value, dt.datetime))
-    )
+    day = isinstance(value, dt.date) and not isinstance(value, dt.datetime)
+    if isinstance(value, str):
+        day = not _TIME_OF_DAY.search(value) and ts == ts.normalize()
     return ts + pd.Timedelta(days=1) - RESOLUTION if end and day else ts
 
 
@@ -228,8 +225,7 @@ class Window:
             raise ConfigError(f"window {window!r} must be a positive length")
         # Day is a Tick in pandas 2 and a calendar offset in pandas 3: treat it as calendar in both.
         tick = isinstance(offset, Tick) and not isinstance(offset, Day)
-        edges = [start]
-        current = start
+        edges, current = [start], start
         while current < end:
             step = current + offset
             if not tick and step.normalize() > current:

@@ -84,19 +84,12 @@ def reconcile(
         >>> rec.key, rec.rows["status"].tolist()
         ('externalId', ['matched', 'duration_differs', 'only_in_billing'])
     """
-    exported = _table(exported, "exported")
-    billing = _table(billing, "billing")
+    exported, billing = _table(exported, "exported"), _table(billing, "billing")
     key_choice = check_options(key, duration_unit, tolerance_seconds, dayfirst, decimal)
     exported, window = released_in(exported, Window.of(after, on_or_before))
+    given = {"duration": duration, "date": date, "matter": matter}
     bkey, bid, columns = billing_columns(
-        billing,
-        key_choice,
-        billing_key=billing_key,
-        billing_id=billing_id,
-        duration=duration,
-        date=date,
-        matter=matter,
-        duration_unit=duration_unit,
+        billing, key_choice, billing_key, billing_id, given, duration_unit
     )
     compared = tuple(name for name, column in columns.items() if column is not None)
     require_exported(exported, compared, key_choice)
@@ -114,15 +107,7 @@ def reconcile(
     check_unique("billing", bkey, bil["key"])
 
     rows = classify(join(exp, bil), float(tolerance_seconds), key_choice, compared)
-    return Reconciliation(
-        rows=rows,
-        key=key_choice,
-        billing_key=bkey,
-        billing_id=bid,
-        tolerance_seconds=tolerance_seconds,
-        compared=compared,
-        window=window,
-    )
+    return Reconciliation(rows, key_choice, bkey, bid, tolerance_seconds, compared, window)
 
 
 def _table(frame: object, name: str) -> pd.DataFrame:

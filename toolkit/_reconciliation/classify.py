@@ -12,12 +12,8 @@ from toolkit._reconciliation.inputs import isin
 from toolkit._reconciliation.messages import details
 
 #: Status of a reconciled row, in the order of the ``status`` categorical.
-STATUSES: tuple[str, ...] = (
-    "matched",
-    "missing_in_billing",
-    "only_in_billing",
-    "duration_differs",
-    "date_or_matter_differs",
+STATUSES: tuple[str, ...] = tuple(
+    "matched missing_in_billing only_in_billing duration_differs date_or_matter_differs".split()
 )
 
 #: Statuses of an exported entry that is acknowledged as failed.
@@ -44,8 +40,7 @@ def join(exp: pd.DataFrame, bil: pd.DataFrame) -> pd.DataFrame:
     right = bil[bil["key"].notna()]
     left = exp.merge(right, how="left", on="key", indicator=True, validate="many_to_one")
     only = bil[~isin(bil["key"], exp["key"])].assign(_merge="right_only")
-    rows = pd.concat([left, only], ignore_index=True, sort=False)
-    return rows
+    return pd.concat([left, only], ignore_index=True, sort=False)
 
 
 def classify(
@@ -69,10 +64,9 @@ def classify(
     bad: dict[str, np.ndarray] = {}
     for name, (left, right) in sides.items():
         unequal = diff.abs() > tolerance if name == "duration" else rows[left] != rows[right]
-        compare = name in compared  # a value not compared never differs
-        bad[name] = (
-            _differs(rows[left], rows[right], unequal) if compare else np.zeros(len(rows), bool)
-        )
+        bad[name] = np.zeros(len(rows), bool)  # a value not compared never differs
+        if name in compared:
+            bad[name] = _differs(rows[left], rows[right], unequal)
 
     status = np.full(len(rows), "matched", dtype=object)
     status[bad["date"] | bad["matter"]] = "date_or_matter_differs"

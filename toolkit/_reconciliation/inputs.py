@@ -4,7 +4,7 @@ columns, and each side as one frame of typed columns, ready for the join."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -77,15 +77,13 @@ def check_options(
 def billing_columns(
     billing: pd.DataFrame,
     key: str,
-    *,
     billing_key: str | None = None,
     billing_id: str | None = None,
-    duration: str | None = None,
-    date: str | None = None,
-    matter: str | None = None,
+    given: Mapping[str, str | None] | None = None,
     duration_unit: str = "seconds",
 ) -> tuple[str, str | None, dict[str, str | None]]:
-    """The billing key column, record id column and each comparison's column (``None``: not).
+    """The billing key column, record id column and each comparison's column (``None``: not),
+    ``given`` naming the columns the caller chose (by comparison).
 
     >>> billing_columns(pd.DataFrame({"entryId": ["e1"], "duration": [60]}), "auto")
     ('entryId', None, {'duration': 'duration', 'date': None, 'matter': None})
@@ -100,12 +98,10 @@ def billing_columns(
     if bid is None:
         bid = next((c for c in ("billingId", "recordId") if c in billing.columns), None)
     _require("billing", billing, [bid] if bid is not None else [])
-    given = {"duration": duration, "date": date, "matter": matter}
     columns: dict[str, str | None] = {}
     for name in COMPARISONS:  # a loop, not a comprehension: the warning names the caller
-        columns[name] = _value_column(
-            billing, name, given[name], exclude=(bkey, bid), duration_unit=duration_unit
-        )
+        chosen = (given or {}).get(name)
+        columns[name] = _value_column(billing, name, chosen, (bkey, bid), duration_unit)
     _require("billing", billing, [bkey, *(c for c in columns.values() if c is not None)])
     return bkey, bid, columns
 
@@ -130,8 +126,7 @@ def check_unique(table: str, column: str, keys: pd.Series) -> None:
 
     >>> check_unique("billing", "entryId", pd.Series(["e1", None, None]))
     """
-    present = keys.notna()
-    dup = keys.duplicated(keep=False) & present
+    dup = keys.duplicated(keep=False) & keys.notna()
     if dup.any():
         rows = keys[dup]
         raise DuplicateKeyError(table, column, rows.drop_duplicates().tolist(), rows)
@@ -193,15 +188,11 @@ def released_in(exported: pd.DataFrame, span: Window) -> tuple[pd.DataFrame, str
             f"exported entries have no release time ({' or '.join(RELEASE_COLUMNS)} column)"
         )
     values = exported[column]
-    if pd.api.types.is_object_dtype(values.dtype) or pd.api.types.is_string_dtype(values.dtype):
-        released = pd.to_datetime(values, utc=True, format="ISO8601", errors="coerce")
-    else:
-        released = pd.to_datetime(values, utc=True, errors="coerce")
-    keep = released.notna()
-    if low is not None:
-        keep &= released > low
-    if high is not None:
-        keep &= released <= high
+    text = pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values)
+    released = pd.to_datetime(values, utc=True, format="ISO8601" if text else None, errors="coerce")
+    keep = released.notna()  # a missing or unreadable time is in no window
+    keep &= (released > low) if low is not None else True
+    keep &= (released <= high) if high is not None else True
     kept = exported.loc[keep.to_numpy()]
     return kept, f"entries {span} by {column}: {len(kept)} of {len(exported)}"
 
@@ -214,24 +205,25 @@ def exported_frame(exported: pd.DataFrame, dayfirst: bool | None) -> pd.DataFram
     """
     ids = {"entryId": "_id", "externalId": "externalId", "userId": "userId"}
     ids |= {c: c for c in ("initiative.externalId", "initiative.client.externalId")}
-    out = {name: _read(exported, column, "str", as_str) for name, column in ids.items()}
+    out = {name: _read(exported, column, as_str) for name, column in ids.items()}
     duration = "incrementDurationInSeconds"
-    out["exported_seconds"] = _read(
-        exported, duration, "Int64", as_seconds, "exported", duration, 1
-    )
-    out["exported_date"] = _read(
-        exported, "workDate", "datetime64[us]", as_date, "exported", "workDate", dayfirst
-    )
+    out["exported_seconds"] = _read(exported, duration, as_seconds, "exported", duration, 1)
+    out["exported_date"] = _read(exported, "workDate", as_date, "exported", "workDate", dayfirst)
     return pd.DataFrame(out)
 
 
+#: the dtype of the column each reader gives
+_DTYPES: dict[Callable[..., pd.Series], str] = {as_str: "str", as_seconds: "Int64"}
+_DTYPES[as_date] = "datetime64[us]"
+
+
 def _read(
-    frame: pd.DataFrame, column: str | None, dtype: str, how: Callable[..., pd.Series], *args: Any
+    frame: pd.DataFrame, column: str | None, how: Callable[..., pd.Series], *args: Any
 ) -> pd.Series:
-    """``how(frame[column], *args)`` indexed by position, or missing values where there is no
-    column."""
+    """``how(frame[column], *args)`` indexed by position, or missing values (of the dtype
+    ``how`` gives) where there is no column."""
     if column is None or column not in frame.columns:
-        return empty_column(len(frame), dtype)
+        return empty_column(len(frame), _DTYPES[how])
     return how(frame[column], *args).reset_index(drop=True)
 
 
@@ -255,15 +247,13 @@ def billing_frame(
     duration, date, matter = columns["duration"], columns["date"], columns["matter"]
     return pd.DataFrame(
         {
-            "key": _read(billing, key, "str", as_str),
-            "billingId": _read(billing, billing_id, "str", as_str),
+            "key": _read(billing, key, as_str),
+            "billingId": _read(billing, billing_id, as_str),
             "billed_seconds": _read(
-                billing, duration, "Int64", as_seconds, "billing", duration, unit, decimal
+                billing, duration, as_seconds, "billing", duration, unit, decimal
             ),
-            "billed_date": _read(
-                billing, date, "datetime64[us]", as_date, "billing", date, dayfirst
-            ),
-            "billed_matter": _read(billing, matter, "str", as_str),
+            "billed_date": _read(billing, date, as_date, "billing", date, dayfirst),
+            "billed_matter": _read(billing, matter, as_str),
         }
     )
 

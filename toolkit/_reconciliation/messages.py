@@ -139,17 +139,14 @@ def _missing_messages(rows: pd.DataFrame, key: str) -> pd.Series:
     out = pd.Series(np.full(len(rows), np.nan, dtype=object), index=rows.index, dtype="str")
     missing = (rows["status"] == "missing_in_billing").to_numpy()
     if missing.any():
-        keys = rows.loc[missing, "key"]
-        out.loc[missing] = (f"missing in billing: no billing record has {key} " + keys).where(
-            keys.notna(),
-            f"missing in billing: the entry has no {key}, so no billing record can refer to it",
+        text = f"missing in billing: no billing record has {key} " + rows.loc[missing, "key"]
+        out.loc[missing] = text.fillna(  # no key: no text
+            f"missing in billing: the entry has no {key}, so no billing record can refer to it"
         )
     only = (rows["status"] == "only_in_billing").to_numpy()
     if only.any():
         sub = rows.loc[only]
         record = (" (billing record " + sub["billingId"] + ")").fillna("")
         text = f"only in billing: no exported entry has {key} " + sub["key"] + record
-        out.loc[only] = text.where(
-            sub["key"].notna(), "only in billing: the billing record has no key" + record
-        )
+        out.loc[only] = text.fillna("only in billing: the billing record has no key" + record)
     return out

@@ -133,8 +133,7 @@ class Reconciliation:
 
     def _notes(self) -> list[str]:
         """The hours on each side, what was compared (and not), and the window."""
-        exported = self.rows["exported_seconds"].sum() / 3600
-        billed = self.rows["billed_seconds"].sum() / 3600
+        exported, billed = (self.rows[f"{s}_seconds"].sum() / 3600 for s in ("exported", "billed"))
         shown = ", ".join(self.compared) if self.compared else "nothing but the keys"
         skipped = [c for c in COMPARISONS if c not in self.compared]
         rest = f" (not compared: {', '.join(skipped)})" if skipped else ""
@@ -266,6 +265,5 @@ def _acknowledgements(sel: pd.DataFrame, errors: list[Any] | None = None) -> pd.
             "externalId": ext.where(succeeded).astype("str"),
             "errors": errors,
         },
-        index=sel.index,
-        columns=list(ACKNOWLEDGE_COLUMNS),
+        index=sel.index,  # the columns in the order of ACKNOWLEDGE_COLUMNS
     )

@@ -4,6 +4,7 @@ dates at midnight, durations in whole seconds; what cannot be read raises
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import Any, Literal
 
 import numpy as np
@@ -51,16 +52,15 @@ def as_date(values: pd.Series, table: str, column: str, dayfirst: bool | None = 
         chosen = values.iloc[np.flatnonzero(other)].reset_index(drop=True)
         parsed[other] = _naive(chosen, format="mixed").to_numpy()
     missing = ~is_text & ~other
-    if is_text.any():
-        text = values.iloc[np.flatnonzero(is_text)].astype("str").str.strip()
-        text = pd.Series(text.to_numpy(), dtype="str")
+    if is_text.any():  # each distinct text read once
+        at = np.flatnonzero(is_text)
+        text = pd.Series(values.iloc[at].astype("str").str.strip().to_numpy(), dtype="str")
         blank = (text == "").to_numpy()
-        missing[np.flatnonzero(is_text)[blank]] = True
-        uniques = pd.Series(text[~blank].unique(), dtype="str")
-        rows = pd.Series(np.asarray(items, dtype=object), index=values.index)[is_text][~blank]
-        dates = _text_dates(uniques, table, column, dayfirst, rows)
-        codes = pd.Index(uniques).get_indexer(text[~blank])
-        parsed[np.flatnonzero(is_text)[~blank]] = dates.to_numpy()[codes]
+        missing[at[blank]] = True
+        codes, uniques = pd.factorize(text[~blank])
+        rows = values.iloc[at[~blank]].astype("object")
+        dates = _text_dates(pd.Series(uniques, dtype="str"), table, column, dayfirst, rows)
+        parsed[at[~blank]] = dates.to_numpy()[codes]
     bad = np.isnat(parsed) & ~missing
     if bad.any():
         _raise_values(table, column, values[bad], "not a date")
@@ -87,17 +87,13 @@ def _naive(values: pd.Series, *, format: _Format, dayfirst: bool = False) -> pd.
 
 
 def _naive_one(value: Any, *, format: _Format, dayfirst: bool) -> pd.Timestamp | NaTType:
-    stamp: pd.Timestamp | NaTType
-    try:
-        stamp = pd.to_datetime(value, errors="coerce", format=format, dayfirst=dayfirst)
-    except (TypeError, ValueError, OverflowError):
-        try:
-            stamp = pd.to_datetime(str(value), errors="coerce", format=format, dayfirst=dayfirst)
-        except (TypeError, ValueError, OverflowError):
-            return pd.NaT
-    if isinstance(stamp, NaTType) or pd.isna(stamp):  # NaT is NaTType's one instance
-        return pd.NaT
-    return stamp.tz_localize(None) if stamp.tzinfo is not None else stamp
+    for given in (value, str(value)):  # the value, else its text
+        with suppress(TypeError, ValueError, OverflowError):
+            stamp = pd.to_datetime(given, errors="coerce", format=format, dayfirst=dayfirst)
+            if isinstance(stamp, NaTType) or pd.isna(stamp):  # NaT is NaTType's one instance
+                return pd.NaT
+            return stamp.tz_localize(None) if stamp.tzinfo is not None else stamp
+    return pd.NaT
 
 
 def _text_dates(
@@ -116,25 +112,17 @@ def _text_dates(
     day_first = _naive(other, format="mixed", dayfirst=True)
     ambiguous = (month_first.notna() & day_first.notna() & (month_first != day_first)).to_numpy()
     if ambiguous.any():
-        example = other[ambiguous].iloc[0]
         first = ambiguous.nonzero()[0][0]
-        read_d, read_m = day_first.iloc[first], month_first.iloc[first]
+        example, read_d, read_m = other.iloc[first], day_first.iloc[first], month_first.iloc[first]
         hit = rows.astype("str").str.strip().isin(other[ambiguous])
-        _raise_values(
-            table,
-            column,
-            rows[hit],
-            "ambiguous dates",
-            ambiguous_date_message(
-                f"{table} column {column!r}",
-                str(example),
-                read_d,
-                read_m,
-                f"{int(hit.sum())} date(s) read differently either way; pass dayfirst=True "
-                "or dayfirst=False (toolkit reconcile --dayfirst or --no-dayfirst), or write "
-                "the dates as ISO 8601 (YYYY-MM-DD)",
-            ),
+        remedy = (
+            f"{int(hit.sum())} date(s) read differently either way; pass dayfirst=True "
+            "or dayfirst=False (toolkit reconcile --dayfirst or --no-dayfirst), or write "
+            "the dates as ISO 8601 (YYYY-MM-DD)"
         )
+        where = f"{table} column {column!r}"
+        said = ambiguous_date_message(where, str(example), read_d, read_m, remedy)
+        _raise_values(table, column, rows[hit], "ambiguous dates", said)
     parsed[rest] = month_first.fillna(day_first).to_numpy()
     return parsed
 
@@ -153,8 +141,7 @@ def as_seconds(
         read = values
         if values.dtype == object or pd.api.types.is_string_dtype(values.dtype):
             blank = values.map(lambda v: isinstance(v, str) and not v.strip(), na_action="ignore")
-            values = values.mask(blank.fillna(False).astype(bool))  # a blank cell is missing
-            read = values
+            read = values = values.mask(blank.fillna(False).astype(bool))  # a blank is missing
             if decimal == ",":
                 read = values.map(
                     lambda v: v if not isinstance(v, str) or "." in v else v.replace(",", "."),

@@ -64,30 +64,29 @@ def _pairs(
     return pairs, pd.RangeIndex(len(pairs)), wanted
 
 
-def _rows(tk: str, ids: list[str], reply: Reply) -> _Results:
-    """Each id's reply and ``errorCode`` from one request: its item of a 207 answer, or the
-    whole request's reply (an id missing from a 207 answer failed without an HTTP status)."""
-    out: _Results = {}
-    items = reply.body.get("response") if isinstance(reply.body, dict) else None
-    if reply.status == 207:
-        for item in items if isinstance(items, list) else []:
-            if isinstance(item, dict) and "initiativeExternalId" in item:
-                code, status = item.get("errorCode"), item.get("status")
-                code = code if isinstance(code, int) else None
-                text = item.get("errorMessage") or ITEM_ERRORS.get(code or 0)
-                text = text or ("unexpected processing error" if status == 500 else None)
-                mine = replace(reply, status=status, error=None if status == 200 else text)
-                out[(tk, str(item["initiativeExternalId"]))] = (mine, code)
-        whole = replace(reply, status=None, error="no result for this id in the 207 response")
-    else:
-        whole = replace(reply, error=None if reply.ok else reply.error or f"HTTP {reply.status}")
-    for i in ids:
-        out.setdefault((tk, i), (whole, None))
-    return out
-
-
-def _merge(results: _Results, later: _Results) -> None:
-    """Put the rows of a later attempt in, counting the attempts and lost answers of both."""
+def _put(results: _Results, chunks: list[tuple[str, list[str]]], replies: list[Reply]) -> None:
+    """Put each id's reply and ``errorCode`` from one bulk run into ``results``: its item of a
+    207 answer, or the whole request's reply (an id missing from a 207 answer failed without an
+    HTTP status). A later run's row replaces an earlier one's, counting the attempts and lost
+    answers of both."""
+    later: _Results = {}
+    for (tk, ids), reply in zip(chunks, replies, strict=True):
+        items = reply.body.get("response") if isinstance(reply.body, dict) else None
+        if reply.status == 207:
+            for item in items if isinstance(items, list) else []:
+                if isinstance(item, dict) and "initiativeExternalId" in item:
+                    code, status = item.get("errorCode"), item.get("status")
+                    code = code if isinstance(code, int) else None
+                    text = item.get("errorMessage") or ITEM_ERRORS.get(code or 0)
+                    text = text or ("unexpected processing error" if status == 500 else None)
+                    mine = replace(reply, status=status, error=None if status == 200 else text)
+                    later[(tk, str(item["initiativeExternalId"]))] = (mine, code)
+            whole = replace(reply, status=None, error="no result for this id in the 207 response")
+        else:
+            error = None if reply.ok else reply.error or f"HTTP {reply.status}"
+            whole = replace(reply, error=error)
+        for i in ids:
+            later.setdefault((tk, i), (whole, None))
     for pair, (reply, code) in later.items():
         if pair in results:
             before = results[pair][0]
@@ -105,10 +104,18 @@ def _star_op(
     progress: bool,
 ) -> pd.DataFrame:
     pairs, index, wanted = _pairs(timekeeper_or_frame, initiative_external_ids)
-    pacer = pacer_for(conn)
-
-    def send(wanted: dict[str, list[str]], progress: bool) -> _Results:
-        """One bulk run, requests of at most 100 ids."""
+    results: _Results = {}
+    pacer, transport = pacer_for(conn), conn.transport
+    # one bulk run of requests of at most 100 ids, then the per-item 500s get the same policy
+    # as whole requests: backoff, up to `retries` more
+    for attempt in range(transport.retries + 1):
+        if attempt:
+            wanted = {}
+            for (tk, i), (reply, code) in results.items():
+                if reply.status == 500 and code is None:
+                    wanted.setdefault(tk, []).append(i)
+            if not wanted or pacer.fatal is not None or pacer.stop.wait(transport.delay(attempt)):
+                break
         chunks = [
             (tk, ids[i : i + MAX_IDS_PER_REQUEST])
             for tk, ids in wanted.items()
@@ -118,41 +125,16 @@ def _star_op(
             Call(endpoint, None, {_PAIR[0]: tk, "initiativeExternalIds": ids}, key=tk)
             for tk, ids in chunks
         ]
-
-        def rows(replies: list[Reply]) -> _Results:
-            return {
-                k: v for c, r in zip(chunks, replies, strict=True) for k, v in _rows(*c, r).items()
-            }
-
+        shown = progress and not attempt
         try:
-            return rows(
-                run_bulk(
-                    conn, calls, workers=workers, progress=progress, desc=endpoint, pacer=pacer
-                )
+            replies = run_bulk(
+                conn, calls, workers=workers, progress=shown, desc=endpoint, pacer=pacer
             )
         except Interrupted as exc:
-            exc.partial = rows(exc.replies)
+            _put(results, chunks, exc.replies)
+            exc.partial, exc.result = results, _frame_of(pairs, index, results)
             raise
-
-    results: _Results = {}
-    try:
-        results = send(wanted, progress)
-        # per-item 500s get the same policy as whole requests: backoff, up to `retries` more
-        t = conn.transport
-        for attempt in range(1, t.retries + 1):
-            again: dict[str, list[str]] = {}
-            for (tk, i), (reply, code) in results.items():
-                if reply.status == 500 and code is None:
-                    again.setdefault(tk, []).append(i)
-            if not again or pacer.fatal is not None:
-                break
-            if pacer.stop.wait(t.delay(attempt)):
-                break
-            _merge(results, send(again, False))
-    except Interrupted as exc:
-        _merge(results, getattr(exc, "partial", {}))
-        exc.result = _frame_of(pairs, index, results)
-        raise
+        _put(results, chunks, replies)
     return _frame_of(pairs, index, results)
 
 
