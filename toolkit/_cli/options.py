@@ -43,19 +43,20 @@ def _argument(spec: str) -> tuple[list[str], dict[str, Any]]:
 
 
 class Command(NamedTuple):
-    """One command: the module whose ``run(args)`` runs it, help, examples, args, sub-commands.
+    """One command: help, examples, args, sub-commands, and the module whose ``run(args)`` runs
+    it (its own name's when not given: :data:`COMMANDS` sets it).
 
     ``args`` maps each argument to its help: the key is its names, then ``add_argument``'s
     keywords as ``key=value`` words (``nargs=?``, ``type=int``, ``choices=a|b``, ``default=8``:
     argparse reads a text default with the ``type``), as :func:`_argument` reads them.
     """
 
-    module: str
     help: str
     examples: tuple[str, ...] = ()
     args: dict[str, str] = {}
     notes: str = ""
     sub: dict[str, Command] | None = None
+    module: str = ""
 
 
 TABLE_FILES = "CSV (, ; tab or | separated; UTF-8 or cp1252), .xlsx or .parquet"
@@ -108,7 +109,6 @@ STAR_ARGS = {
 #: command -> what it is; ``toolkit sandbox`` is handed to the sandbox's own command line
 COMMANDS: dict[str, Command] = {
     "sandbox": Command(
-        "sandbox",
         "run the local sandbox (see `toolkit sandbox --help`)",
         (
             "toolkit sandbox --demo                 # the sample firm the package carries",
@@ -116,7 +116,6 @@ COMMANDS: dict[str, Command] = {
         ),
     ),
     "validate": Command(
-        "validate",
         "check a folder of import tables, sending nothing",
         (
             "toolkit validate sample_data --out failures.xlsx",
@@ -135,7 +134,6 @@ COMMANDS: dict[str, Command] = {
         },
     ),
     "onboard": Command(
-        "onboard",
         "validate and import a folder of tables, parents first",
         (
             "toolkit onboard sample_data --dry-run            # no secret, no network",
@@ -162,7 +160,6 @@ COMMANDS: dict[str, Command] = {
         },
     ),
     "export": Command(
-        "export",
         "export released entries to a folder",
         ("toolkit export --after 2024-03-01 --on-or-before 2024-04-01 --out march.xlsx",),
         {
@@ -176,7 +173,6 @@ COMMANDS: dict[str, Command] = {
         },
     ),
     "sync": Command(
-        "sync",
         "incrementally sync released time into Delta tables at PATH",
         ("toolkit sync out/time --after 2026-11-01", "toolkit sync out/time --status"),
         {
@@ -193,13 +189,12 @@ COMMANDS: dict[str, Command] = {
         },
     ),
     "pending": Command(
-        "export",
         "write the release-pending entries to a folder",
         ("toolkit pending --out out/pending --format csv",),
         {**EXPORT_ARGS, **OVERWRITE},
+        module="export",
     ),
     "acknowledge": Command(
-        "acknowledge",
         "acknowledge released entries listed in a file",
         (
             "toolkit acknowledge acks.csv --journal acks.jsonl --out ack-results.xlsx",
@@ -215,7 +210,6 @@ COMMANDS: dict[str, Command] = {
         },
     ),
     "reconcile": Command(
-        "reconcile",
         "compare exported or synced entries with a billing extract, entry by entry",
         (
             "toolkit reconcile out/march billing.xlsx --out rec.xlsx  # then toolkit acknowledge",
@@ -264,19 +258,18 @@ COMMANDS: dict[str, Command] = {
         "\nby default); exit status 0 every entry matched, 1 some differ, 2 bad input",
     ),
     "star": Command(
-        "starring",
         "star initiatives for a timekeeper",
         ("toolkit star TK-101 M-1001-001 M-1001-002", "toolkit star --file stars.csv"),
         STAR_ARGS,
+        module="starring",
     ),
     "unstar": Command(
-        "starring",
         "unstar initiatives for a timekeeper",
         ("toolkit unstar TK-101 M-1001-001", "toolkit unstar --file stars.csv --out res.csv"),
         STAR_ARGS,
+        module="starring",
     ),
     "starred": Command(
-        "starring",
         "list a timekeeper's starred initiatives",
         ("toolkit starred TK-101 --out starred.xlsx",),
         {
@@ -284,20 +277,19 @@ COMMANDS: dict[str, Command] = {
             "--limit type=int default=2500": "page size (default 2500)",
             "--out": "write the list to this file: .csv, .xlsx or .parquet",
         },
+        module="starring",
     ),
     "demo": Command(
-        "sandbox",
         "run the whole flow on a sandbox",
         ("toolkit demo --out out",),
         {"--out default=out": "folder for the demo's files (default out)", **WORKERS},
+        module="sandbox",
     ),
     "firms": Command(
-        "firms",
         "many firms from one firms.toml: their status",
         ("toolkit firms status firms.toml --out status.xlsx",),
         sub={
             "status": Command(
-                "firms",
                 "one row per firm of FIRMS.toml: its last push and counts, the rows still "
                 "failing, the watermark and its age, the Delta version (reads local files only)",
                 args={
@@ -308,7 +300,6 @@ COMMANDS: dict[str, Command] = {
         },
     ),
     "lab": Command(
-        "sandbox",
         "JupyterLab with a sandbox: the one .env names if it runs (make sandbox), else its own",
         ("toolkit lab --seed sample_data",),
         {
@@ -318,8 +309,12 @@ COMMANDS: dict[str, Command] = {
             f"--dir default={os.path.join('out', 'lab')}": "JupyterLab's working folder (default "
             "out/lab, which git ignores); missing copies of ./notebooks go to its notebooks/",
         },
+        module="sandbox",
     ),
 }
+
+# a command without its own module runs in the one of its name
+COMMANDS = {name: c._replace(module=c.module or name) for name, c in COMMANDS.items()}
 
 
 def _epilog(*examples: str) -> str:
