@@ -275,7 +275,7 @@ def _reconcile(run: _Run) -> str:
     )
 
 
-def _leave_pending(run: _Run) -> str:
+def _leave(run: _Run) -> str:
     """A new batch released just now and left pending, for `make sandbox` and the README."""
     released = len(_record(run, n=LEFT_PENDING, days=1, seed=run.seed + 1))
     left = len(run.client.release_pending())
@@ -285,18 +285,11 @@ def _leave_pending(run: _Run) -> str:
     )
 
 
+#: the steps in order, each named by its function
 _STEPS: list[tuple[str, Callable[[_Run], str]]] = [
-    ("validate", _validate),
-    ("onboard", _onboard),
-    ("users", _users),
-    ("entries", _entries),
-    ("export", _export),
-    ("chart", _chart),
-    ("acknowledge", _acknowledge),
-    ("pending", _pending),
-    ("star", _star),
-    ("reconcile", _reconcile),
-    ("leave", _leave_pending),
+    (step.__name__[1:], step)
+    for step in (_validate, _onboard, _users, _entries, _export, _chart, _acknowledge)
+    + (_pending, _star, _reconcile, _leave)
 ]
 
 
@@ -400,11 +393,8 @@ def hours_by_client_chart(
 
 
 def _find_sample(sample: str | os.PathLike[str] | None) -> Path:
-    candidates = (
-        [Path(sample)]
-        if sample is not None
-        else [Path.cwd() / "sample_data", SAMPLE_DATA]  # ./sample_data, else the packaged one
-    )
+    # the folder given, else ./sample_data, else the packaged one
+    candidates = [Path(sample)] if sample is not None else [Path.cwd() / "sample_data", SAMPLE_DATA]
     for folder in candidates:
         if (folder / "clients.csv").is_file() and (folder / "timekeepers.csv").is_file():
             return folder

@@ -32,16 +32,12 @@ def _acknowledgements(
         status = source["status"].astype("str").str.strip()
         left = status[~source.index.isin(frame.index) & (status != "only_in_billing")]
         counts = ", ".join(f"{n} {s}" for s, n in left.value_counts().items())
+        tip = f"; left pending: {counts} (name them with --include to acknowledge them as failed)"
         print(
             f"{name}: a reconciliation (toolkit reconcile --out): {len(frame) - failed} "
             f"matched entries to acknowledge as succeeded, {failed} as failed (their detail "
             f"as the error); {int((status == 'only_in_billing').sum())} billing-only rows "
-            "have no entry"
-            + (
-                f"; left pending: {counts} (name them with --include to acknowledge them as failed)"
-                if counts
-                else ""
-            )
+            "have no entry" + (tip if counts else "")
         )
         return frame
     if include is not None:

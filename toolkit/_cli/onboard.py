@@ -112,14 +112,10 @@ def run(args: argparse.Namespace) -> int:
     check_journal(args)
     if args.strict or (not args.dry_run and args.on_invalid == "raise"):
         # the data's errors (and, with --strict, warnings) before any token or request
-        checked = validate(
-            **sources,
-            code_range_post=args.code_range_post,
-        )
+        checked = validate(**sources, code_range_post=args.code_range_post)
         if not checked.ok and args.on_invalid == "raise":
-            failures = checked.failures
-            message = f"{len(failures)} validation failure(s)"
-            return invalid(message, failures, None, out)
+            message = f"{len(checked.failures)} validation failure(s)"
+            return invalid(message, checked.failures, None, out)
         if args.strict and len(checked.warnings):
             message = f"{len(checked.warnings)} warning(s) and --strict"
             return invalid(message, checked.warnings, None, out)

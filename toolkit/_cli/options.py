@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 #: exit status -> meaning (also shown by ``toolkit --help``)
@@ -19,23 +20,43 @@ EXIT_CODES: dict[int, str] = {
     141: "the output was closed early (as by `| head`): the command stopped there, quietly",
 }
 
-#: one argument: its names and the keywords of ``ArgumentParser.add_argument``
-Arg = tuple[tuple[str, ...], dict[str, Any]]
+#: how the ``key=value`` words after an argument's names in :data:`COMMANDS` become keywords of
+#: ``ArgumentParser.add_argument`` (any other key: the text as it is)
+_READ: dict[str, Callable[[str], Any]] = {
+    "type": lambda v: {"int": int, "float": float, "statuses": _statuses}[v],
+    "action": lambda v: getattr(argparse, v, v),
+    "choices": lambda v: v.split("|"),
+    "required": lambda v: v == "True",
+}
 
 
-def _arg(*names: str, **options: Any) -> Arg:
-    return names, options
+def _argument(spec: str) -> tuple[list[str], dict[str, Any]]:
+    """An argument's names and ``add_argument`` keywords from its key in :data:`COMMANDS`.
+
+    >>> _argument("--workers type=int default=8")
+    (['--workers'], {'type': <class 'int'>, 'default': '8'})
+    """
+    words = [word.partition("=") for word in spec.split()]
+    return [name for name, eq, _ in words if not eq], {
+        key: _READ.get(key, str)(value) for key, eq, value in words if eq
+    }
 
 
 class Command(NamedTuple):
-    """One command: the module whose ``run(args)`` runs it, help, examples, args, sub-commands."""
+    """One command: help, examples, args, sub-commands, and the module whose ``run(args)`` runs
+    it (its own name's when not given: :data:`COMMANDS` sets it).
 
-    module: str
+    ``args`` maps each argument to its help: the key is its names, then ``add_argument``'s
+    keywords as ``key=value`` words (``nargs=?``, ``type=int``, ``choices=a|b``, ``default=8``:
+    argparse reads a text default with the ``type``), as :func:`_argument` reads them.
+    """
+
     help: str
     examples: tuple[str, ...] = ()
-    args: tuple[Arg, ...] = ()
+    args: dict[str, str] = {}
     notes: str = ""
     sub: dict[str, Command] | None = None
+    module: str = ""
 
 
 TABLE_FILES = "CSV (, ; tab or | separated; UTF-8 or cp1252), .xlsx or .parquet"
@@ -43,67 +64,51 @@ ENV_FILE_HELP = "file of TOOLKIT_* settings (default: .env here or in the neares
 FAILED = "missing_in_billing, duration_differs, date_or_matter_differs"
 
 
-def _out(what: str) -> Arg:
-    return _arg(
-        "--out",
-        help=f"also write {what} to this file: .csv, .xlsx or .parquet (with row and line columns)",
-    )
+def _out(what: str) -> str:
+    return f"also write {what} to this file: .csv, .xlsx or .parquet (with row and line columns)"
 
 
 def _statuses(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-def _include(what: str) -> Arg:
-    return _arg(
-        "--include",
-        metavar="STATUSES",
-        type=_statuses,
-        help=f"{what}, comma-separated: matched (as succeeded), failed (all of {FAILED}) or any "
+INCLUDE = "--include metavar=STATUSES type=statuses"
+
+
+def _include(what: str) -> str:
+    return (
+        f"{what}, comma-separated: matched (as succeeded), failed (all of {FAILED}) or any "
         "of those (as failed, detail as error). Default: matched only, what the billing extract "
-        "proves; the others stay pending",
+        "proves; the others stay pending"
     )
 
 
-CODE_RANGE_POST = _arg(
-    "--code-range-post",
-    choices=("replace", "add"),
-    default="replace",
-    help="what the service does with a code range request: replace (default: over 2500 codes is "
-    "invalid) or add (sent in parts of 2500)",
-)
-WORKERS = _arg("--workers", type=int, default=8, help="parallel requests (default 8)")
-EXPORT_OUT = _arg(
-    "--out",
-    required=True,
-    help="a folder (Parquet OUT/entries and OUT/codes, or CSV with --format csv) or a .xlsx "
-    "workbook (sheets entries and codes)",
-)
-FORMAT = _arg(
-    "--format",
-    choices=["parquet", "csv", "xlsx"],
-    help="file format (default: xlsx for a .xlsx --out, else parquet)",
-)
-OVERWRITE = _arg(
-    "--overwrite",
-    action="store_true",
-    help="replace an earlier export at --out (otherwise refused, exit 2)",
-)
-STAR_ARGS = (
-    _arg("timekeeper", nargs="?", metavar="TK", help="timekeeperExternalId"),
-    _arg("ids", nargs="*", metavar="ID", help="initiativeExternalId(s)"),
-    _arg(
-        "--file",
-        help=f"{TABLE_FILES} with columns initiativeExternalId and timekeeperExternalId (any"
-        " case; without the latter, give the argument TK)",
-    ),
-    _out("every row's result"),
-)
+CODE_RANGE_POST = {
+    "--code-range-post choices=replace|add default=replace": "what the service does with a code "
+    "range request: replace (default: over 2500 codes is invalid) or add (sent in parts of 2500)"
+}
+WORKERS = {"--workers type=int default=8": "parallel requests (default 8)"}
+EXPORT_ARGS = {
+    "--out required=True": "a folder (Parquet OUT/entries and OUT/codes, or CSV with --format "
+    "csv) or a .xlsx workbook (sheets entries and codes)",
+    "--format choices=parquet|csv|xlsx": "file format (default: xlsx for a .xlsx --out, else "
+    "parquet)",
+}
+OVERWRITE = {
+    "--overwrite action=store_true": "replace an earlier export at --out (otherwise refused, "
+    "exit 2)"
+}
+STAR_ARGS = {
+    "timekeeper nargs=? metavar=TK": "timekeeperExternalId",
+    "ids nargs=* metavar=ID": "initiativeExternalId(s)",
+    "--file": f"{TABLE_FILES} with columns initiativeExternalId and timekeeperExternalId (any"
+    " case; without the latter, give the argument TK)",
+    "--out": _out("every row's result"),
+}
 
 #: command -> what it is; ``toolkit sandbox`` is handed to the sandbox's own command line
 COMMANDS: dict[str, Command] = {
     "sandbox": Command(
-        "sandbox",
         "run the local sandbox (see `toolkit sandbox --help`)",
         (
             "toolkit sandbox --demo                 # the sample firm the package carries",
@@ -111,324 +116,205 @@ COMMANDS: dict[str, Command] = {
         ),
     ),
     "validate": Command(
-        "validate",
         "check a folder of import tables, sending nothing",
         (
             "toolkit validate sample_data --out failures.xlsx",
             "toolkit validate failures.xlsx",
             "toolkit validate sample_data/clients.csv",
         ),
-        (
-            _arg(
-                "dir",
-                help="folder of clients, initiatives (or matters), code_types, codes, "
-                f"code_ranges files ({TABLE_FILES}; names match case-insensitively), or a "
-                ".xlsx workbook with one sheet per table (such as a fixed --out workbook), "
-                "or one table's file named as in the folder (clients.csv)",
-            ),
-            _arg(
-                "--out",
-                help="also write the failures to this file (.csv or .parquet, with row and line "
-                "columns); .xlsx writes the workbook to fix: the tables with failing cells marked "
-                "and commented, plus errors and summary sheets",
-            ),
-            CODE_RANGE_POST,
-        ),
+        {
+            "dir": "folder of clients, initiatives (or matters), code_types, codes, code_ranges "
+            f"files ({TABLE_FILES}; names match case-insensitively), or a .xlsx workbook with one "
+            "sheet per table (such as a fixed --out workbook), or one table's file named as in "
+            "the folder (clients.csv)",
+            "--out": "also write the failures to this file (.csv or .parquet, with row and line "
+            "columns); .xlsx writes the workbook to fix: the tables with failing cells marked "
+            "and commented, plus errors and summary sheets",
+            **CODE_RANGE_POST,
+        },
     ),
     "onboard": Command(
-        "onboard",
         "validate and import a folder of tables, parents first",
         (
             "toolkit onboard sample_data --dry-run            # no secret, no network",
             "toolkit onboard firm/ --journal j.jsonl --mirror  # retire closed matters",
         ),
-        (
-            _arg("dir", nargs="?", help=f"folder of import tables ({TABLE_FILES}) as for validate"),
-            _arg(
-                "--dry-run",
-                action="store_true",
-                help="validate and show the plan per record, against the journal; send nothing, "
-                "need no secret",
-            ),
-            _arg(
-                "--journal",
-                help="journal: a re-run sends only what is new, changed or failed",
-            ),
-            _arg(
-                "--mirror",
-                action="store_true",
-                help="deactivate the initiatives the journal holds as active and the folder lacks",
-            ),
-            _arg(
-                "--max-deactivate",
-                type=int,
-                metavar="N",
-                help="with --mirror: refuse to deactivate more than N initiatives (default 5%% "
-                "of the journal's active ones, at least 1)",
-            ),
-            _arg(
-                "--failures",
-                action="store_true",
-                help="list the records of --journal still failing, oldest first; send nothing",
-            ),
-            WORKERS,
-            _arg(
-                "--on-invalid",
-                choices=["raise", "skip"],
-                default="raise",
-                help="raise: send nothing when a row is invalid (default); skip: send valid rows",
-            ),
-            _arg(
-                "--strict",
-                action="store_true",
-                help="send nothing while a validation warning stands (by default such rows are "
-                "sent as given and their warnings printed)",
-            ),
-            CODE_RANGE_POST,
-            _out("every row's result (the plan with --dry-run)"),
-        ),
+        {
+            "dir nargs=?": f"folder of import tables ({TABLE_FILES}) as for validate",
+            "--dry-run action=store_true": "validate and show the plan per record, against the "
+            "journal; send nothing, need no secret",
+            "--journal": "journal: a re-run sends only what is new, changed or failed",
+            "--mirror action=store_true": "deactivate the initiatives the journal holds as active "
+            "and the folder lacks",
+            "--max-deactivate type=int metavar=N": "with --mirror: refuse to deactivate more than "
+            "N initiatives (default 5%% of the journal's active ones, at least 1)",
+            "--failures action=store_true": "list the records of --journal still failing, oldest "
+            "first; send nothing",
+            **WORKERS,
+            "--on-invalid choices=raise|skip default=raise": "raise: send nothing when a row is "
+            "invalid (default); skip: send valid rows",
+            "--strict action=store_true": "send nothing while a validation warning stands (by "
+            "default such rows are sent as given and their warnings printed)",
+            **CODE_RANGE_POST,
+            "--out": _out("every row's result (the plan with --dry-run)"),
+        },
     ),
     "export": Command(
-        "export",
         "export released entries to a folder",
         ("toolkit export --after 2024-03-01 --on-or-before 2024-04-01 --out march.xlsx",),
-        (
-            _arg("--after", required=True, help="releasedAfter (ISO 8601; naive = UTC)"),
-            _arg(
-                "--on-or-before",
-                required=True,
-                help="releasedOnOrBefore (a bare date: the end of that day)",
-            ),
-            EXPORT_OUT,
-            FORMAT,
-            _arg("--window", help="pandas offset of the sub-windows (parquet default 1D)"),
-            _arg(
-                "--encoding",
-                default="utf-8",
-                help="CSV encoding; utf-8-sig lets Excel show accents (default utf-8)",
-            ),
-            OVERWRITE,
-        ),
+        {
+            "--after required=True": "releasedAfter (ISO 8601; naive = UTC)",
+            "--on-or-before required=True": "releasedOnOrBefore (a bare date: the end of that day)",
+            **EXPORT_ARGS,
+            "--window": "pandas offset of the sub-windows (parquet default 1D)",
+            "--encoding default=utf-8": "CSV encoding; utf-8-sig lets Excel show accents (default "
+            "utf-8)",
+            **OVERWRITE,
+        },
     ),
     "sync": Command(
-        "sync",
         "incrementally sync released time into Delta tables at PATH",
         ("toolkit sync out/time --after 2026-11-01", "toolkit sync out/time --status"),
-        (
-            _arg("path", help="the sync folder (entries/ and codes/ Delta tables)"),
-            _arg("--after", help="releasedAfter: needed the first time; default the watermark"),
-            _arg(
-                "--on-or-before",
-                help="releasedOnOrBefore (a bare date: its end); default now minus --lag",
-            ),
-            *(_arg(old, help=argparse.SUPPRESS) for old in ("--since", "--until")),  # RENAMED
-            _arg("--window", default="1D", help="window size, a pandas offset (default 1D)"),
-            _arg("--lag", default="10min", help="how far --on-or-before lags now (default 10min)"),
-            _arg(
-                "--batch-rows",
-                type=int,
-                default=100_000,
-                help="entries of consecutive windows written per commit (default 100000)",
-            ),
-            _arg("--status", action="store_true", help="print watermark, rows and versions"),
-            _arg("--compact", action="store_true", help="compact small files (optimize)"),
-        ),
+        {
+            "path": "the sync folder (entries/ and codes/ Delta tables)",
+            "--after": "releasedAfter: needed the first time; default the watermark",
+            "--on-or-before": "releasedOnOrBefore (a bare date: its end); default now minus --lag",
+            **dict.fromkeys(["--since", "--until"], argparse.SUPPRESS),  # RENAMED
+            "--window default=1D": "window size, a pandas offset (default 1D)",
+            "--lag default=10min": "how far --on-or-before lags now (default 10min)",
+            "--batch-rows type=int default=100000": "entries of consecutive windows written per "
+            "commit (default 100000)",
+            "--status action=store_true": "print watermark, rows and versions",
+            "--compact action=store_true": "compact small files (optimize)",
+        },
     ),
     "pending": Command(
-        "export",
         "write the release-pending entries to a folder",
         ("toolkit pending --out out/pending --format csv",),
-        (EXPORT_OUT, FORMAT, OVERWRITE),
+        {**EXPORT_ARGS, **OVERWRITE},
+        module="export",
     ),
     "acknowledge": Command(
-        "acknowledge",
         "acknowledge released entries listed in a file",
         (
             "toolkit acknowledge acks.csv --journal acks.jsonl --out ack-results.xlsx",
             "toolkit acknowledge rec.xlsx --include matched,duration_differs",
         ),
-        (
-            _arg(
-                "file",
-                help=f"{TABLE_FILES} with userId, entryId (or _id), outcome (succeeded/failed), "
-                "externalId (succeeded rows), errors (failed rows); or the rows of toolkit "
-                "reconcile --out (see --include)",
-            ),
-            _include("for the rows of toolkit reconcile --out: which to acknowledge"),
-            _arg("--journal", help="journal file: a re-run skips what it already sent"),
-            _out("every row's result"),
-        ),
+        {
+            "file": f"{TABLE_FILES} with userId, entryId (or _id), outcome (succeeded/failed), "
+            "externalId (succeeded rows), errors (failed rows); or the rows of toolkit "
+            "reconcile --out (see --include)",
+            INCLUDE: _include("for the rows of toolkit reconcile --out: which to acknowledge"),
+            "--journal": "journal file: a re-run skips what it already sent",
+            "--out": _out("every row's result"),
+        },
     ),
     "reconcile": Command(
-        "reconcile",
         "compare exported or synced entries with a billing extract, entry by entry",
         (
             "toolkit reconcile out/march billing.xlsx --out rec.xlsx  # then toolkit acknowledge",
             "toolkit reconcile out/time hours.csv --duration hours --duration-unit hours",
             "toolkit reconcile out/time week-47.csv --after 2026-11-16 --on-or-before 2026-11-23",
         ),
-        (
-            _arg(
-                "export",
-                metavar="EXPORT",
-                help="a folder of toolkit sync, a folder or .xlsx of toolkit export, or one table "
-                f"of entries ({TABLE_FILES})",
-            ),
-            _arg(
-                "billing",
-                metavar="BILLING",
-                help=f"the billing extract, one row per record: {TABLE_FILES}",
-            ),
-            _arg(
-                "--key",
-                choices=["auto", "_id", "entryId", "externalId"],
-                default="auto",
-                help="the entry column the billing key refers to (default auto: the one it hits "
-                "most)",
-            ),
-            _arg(
-                "--billing-key",
-                metavar="COL",
-                help="billing column of the key (default the first of entryId, _id, externalId)",
-            ),
-            _arg(
-                "--billing-id",
-                metavar="COL",
-                help="billing record id column (default billingId or recordId if present)",
-            ),
-            *(
-                _arg(
-                    f"--{name}",
-                    metavar="COL",
-                    help=f"billing column with the {what} (default {default} if present, else "
-                    "not compared)",
-                )
+        {
+            "export metavar=EXPORT": "a folder of toolkit sync, a folder or .xlsx of toolkit "
+            f"export, or one table of entries ({TABLE_FILES})",
+            "billing metavar=BILLING": f"the billing extract, one row per record: {TABLE_FILES}",
+            "--key choices=auto|_id|entryId|externalId default=auto": "the entry column the "
+            "billing key refers to (default auto: the one it hits most)",
+            "--billing-key metavar=COL": "billing column of the key (default the first of "
+            "entryId, _id, externalId)",
+            "--billing-id metavar=COL": "billing record id column (default billingId or recordId "
+            "if present)",
+            **{
+                f"--{name} metavar=COL": f"billing column with the {what} (default {default} if "
+                "present, else not compared)"
                 for name, what, default in (
                     ("duration", "duration", "duration"),
                     ("date", "date worked", "workDate"),
                     ("matter", "matter", "matter"),
                 )
-            ),
-            _arg(
-                "--duration-unit",
-                choices=["seconds", "minutes", "hours"],
-                default="seconds",
-                help="unit of the billing durations (default seconds)",
-            ),
-            _arg(
-                "--decimal",
-                choices=[".", ","],
-                default=".",
-                help="decimal mark of durations written as text (default .; --decimal , reads 1,5)",
-            ),
-            _arg(
-                "--tolerance-seconds",
-                type=float,
-                default=0,
-                metavar="S",
-                help="largest duration difference still counted as equal (default 0)",
-            ),
-            _arg(
-                "--dayfirst",
-                action=argparse.BooleanOptionalAction,
-                help="read non-ISO text dates day first (03/04/2026 is 3 April) or month first "
-                "(--no-dayfirst); without either, only dates that read the same both ways",
-            ),
-            _arg(
-                "--after",
-                metavar="T",
-                help="compare only the entries the service released after T (ISO 8601; naive = "
-                "UTC): it is asked for its export of that window",
-            ),
-            _arg(
-                "--on-or-before",
-                metavar="T",
-                help="compare only the entries released on or before T; a bare date means the "
-                "end of that day",
-            ),
-            _arg(
-                "--out",
-                help="also write every reconciliation row to this file: .csv, .xlsx or .parquet "
-                "(toolkit acknowledge reads it)",
-            ),
-            _arg(
-                "--acknowledge-out",
-                metavar="FILE",
-                help="also write what toolkit acknowledge takes (.csv, .xlsx or .parquet): the "
-                "rows --include names",
-            ),
-            _include("which rows --acknowledge-out writes"),
-        ),
+            },
+            "--duration-unit choices=seconds|minutes|hours default=seconds": "unit of the billing "
+            "durations (default seconds)",
+            "--decimal choices=.|, default=.": "decimal mark of durations written as text "
+            "(default .; --decimal , reads 1,5)",
+            "--tolerance-seconds type=float default=0 metavar=S": "largest duration difference "
+            "still counted as equal (default 0)",
+            "--dayfirst action=BooleanOptionalAction": "read non-ISO text dates day first "
+            "(03/04/2026 is 3 April) or month first (--no-dayfirst); without either, only dates "
+            "that read the same both ways",
+            "--after metavar=T": "compare only the entries the service released after T (ISO "
+            "8601; naive = UTC): it is asked for its export of that window",
+            "--on-or-before metavar=T": "compare only the entries released on or before T; a "
+            "bare date means the end of that day",
+            "--out": "also write every reconciliation row to this file: .csv, .xlsx or .parquet "
+            "(toolkit acknowledge reads it)",
+            "--acknowledge-out metavar=FILE": "also write what toolkit acknowledge takes (.csv, "
+            ".xlsx or .parquet): the rows --include names",
+            INCLUDE: _include("which rows --acknowledge-out writes"),
+        },
         notes="only the values the billing file holds are compared (duration, workDate, matter"
         "\nby default); exit status 0 every entry matched, 1 some differ, 2 bad input",
     ),
     "star": Command(
-        "starring",
         "star initiatives for a timekeeper",
         ("toolkit star TK-101 M-1001-001 M-1001-002", "toolkit star --file stars.csv"),
         STAR_ARGS,
+        module="starring",
     ),
     "unstar": Command(
-        "starring",
         "unstar initiatives for a timekeeper",
         ("toolkit unstar TK-101 M-1001-001", "toolkit unstar --file stars.csv --out res.csv"),
         STAR_ARGS,
+        module="starring",
     ),
     "starred": Command(
-        "starring",
         "list a timekeeper's starred initiatives",
         ("toolkit starred TK-101 --out starred.xlsx",),
-        (
-            _arg("timekeeper", metavar="TK", help="timekeeperExternalId"),
-            _arg("--limit", type=int, default=2500, help="page size (default 2500)"),
-            _arg("--out", help="write the list to this file: .csv, .xlsx or .parquet"),
-        ),
+        {
+            "timekeeper metavar=TK": "timekeeperExternalId",
+            "--limit type=int default=2500": "page size (default 2500)",
+            "--out": "write the list to this file: .csv, .xlsx or .parquet",
+        },
+        module="starring",
     ),
     "demo": Command(
-        "sandbox",
         "run the whole flow on a sandbox",
         ("toolkit demo --out out",),
-        (
-            _arg("--out", default="out", help="folder for the demo's files (default out)"),
-            WORKERS,
-        ),
+        {"--out default=out": "folder for the demo's files (default out)", **WORKERS},
+        module="sandbox",
     ),
     "firms": Command(
-        "firms",
         "many firms from one firms.toml: their status",
         ("toolkit firms status firms.toml --out status.xlsx",),
         sub={
             "status": Command(
-                "firms",
                 "one row per firm of FIRMS.toml: its last push and counts, the rows still "
                 "failing, the watermark and its age, the Delta version (reads local files only)",
-                args=(
-                    _arg("firms_file", metavar="FIRMS.toml", help="the firms file"),
-                    _arg("--out", help="also write the table to a .csv, .xlsx or .parquet file"),
-                ),
+                args={
+                    "firms_file metavar=FIRMS.toml": "the firms file",
+                    "--out": "also write the table to a .csv, .xlsx or .parquet file",
+                },
             )
         },
     ),
     "lab": Command(
-        "sandbox",
         "JupyterLab with a sandbox: the one .env names if it runs (make sandbox), else its own",
         ("toolkit lab --seed sample_data",),
-        (
-            _arg(
-                "--seed",
-                help="folder of sample CSV files to load (default ./sample_data, else the "
-                "package's sample firm)",
-            ),
-            _arg("--db", help="SQLite file of the sandbox (default: temporary)"),
-            _arg(
-                "--dir",
-                default=os.path.join("out", "lab"),
-                help="JupyterLab's working folder (default out/lab, which git ignores); missing "
-                "copies of ./notebooks go to its notebooks/",
-            ),
-        ),
+        {
+            "--seed": "folder of sample CSV files to load (default ./sample_data, else the "
+            "package's sample firm)",
+            "--db": "SQLite file of the sandbox (default: temporary)",
+            f"--dir default={os.path.join('out', 'lab')}": "JupyterLab's working folder (default "
+            "out/lab, which git ignores); missing copies of ./notebooks go to its notebooks/",
+        },
+        module="sandbox",
     ),
 }
+
+# a command without its own module runs in the one of its name
+COMMANDS = {name: c._replace(module=c.module or name) for name, c in COMMANDS.items()}
 
 
 def _epilog(*examples: str) -> str:
@@ -453,8 +339,9 @@ def _add(
         epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter if epilog else argparse.HelpFormatter,
     )
-    for names, options in command.args:
-        p.add_argument(*names, **options)
+    for spec, text in command.args.items():
+        names, options = _argument(spec)
+        p.add_argument(*names, help=text, **options)
     if command.sub:
         inner = p.add_subparsers(
             dest=f"{name}_command",

@@ -121,13 +121,8 @@ def _released_in(exported: pd.DataFrame, args: argparse.Namespace) -> tuple[pd.D
 
 def _missing_column(exc: MissingColumnError, args: argparse.Namespace, names: list[str]) -> str:
     """A missing column in the words of the command line: the file, and the option to use."""
-    options = {
-        args.billing_key: "--billing-key",
-        args.billing_id: "--billing-id",
-        args.duration: "--duration",
-        args.date: "--date",
-        args.matter: "--matter",
-    }
+    flags = ("--billing-key", "--billing-id", "--duration", "--date", "--matter")
+    options = {getattr(args, flag[2:].replace("-", "_")): flag for flag in flags}
     parts = []
     for name, near in exc.suggestions.items():
         closest = f" (closest: {near!r})" if near is not None else ""

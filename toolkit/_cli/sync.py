@@ -30,8 +30,7 @@ def run(args: argparse.Namespace) -> int:
             print("--status and --compact take no --after/--on-or-before", file=sys.stderr)
             return 2
         if args.compact:
-            metrics = compact(args.path)
-            for table, m in metrics.items():
+            for table, m in compact(args.path).items():
                 print(
                     f"{table}: {m.get('numFilesRemoved', 0)} files compacted into"
                     f" {m.get('numFilesAdded', 0)}"
