@@ -300,12 +300,6 @@ def test_implementation_modules_are_private_by_name():
     assert exposed == []
 
 
-#: functions split by another change: the lead empties this once those changes are merged
-LONG_FOR_NOW = {  # split by another change
-    ("firms.py", "_firm"),
-}
-
-
 def test_no_function_is_longer_than_80_lines_unless_its_docstring_says_why():
     # a function's span less its docstring's lines; "long because" in the docstring allows more
     long = []
@@ -320,6 +314,6 @@ def test_no_function_is_longer_than_80_lines_unless_its_docstring_says_why():
             first = fn.body[0]
             skip = first.end_lineno - first.lineno + 1 if doc is not None else 0
             n = fn.end_lineno - fn.lineno + 1 - skip
-            if n > 80 and "long because" not in (doc or "") and (rel, fn.name) not in LONG_FOR_NOW:
+            if n > 80 and "long because" not in (doc or ""):
                 long.append(f"{rel}: {fn.name} has {n} lines")
     assert long == []
