@@ -134,7 +134,7 @@ def _measure(
 
 def _seed(db: Path, n: int, days: int) -> dict[str, str]:
     """A fresh customer with ``n`` entries released evenly over ``days`` days from _START."""
-    from toolkit.sandbox.store import Store
+    from toolkit.sandbox._store import Store
 
     store = Store(db)
     try:

@@ -55,8 +55,8 @@ import requests
 
 from toolkit import Client
 from toolkit.sandbox import running
-from toolkit.sandbox.admin import Admin
-from toolkit.sandbox.cli import READY_MARKER
+from toolkit.sandbox._admin import Admin
+from toolkit.sandbox._cli import READY_MARKER
 
 __all__ = [
     "RATIO_TARGET",
@@ -107,7 +107,7 @@ def sandbox_process(db: Path, *, start_timeout: float = 60.0) -> Iterator[Server
     """Run ``python -m toolkit.sandbox`` on a free port in a child process.
 
     Readiness is the line the sandbox prints once it accepts requests
-    (:data:`toolkit.sandbox.cli.READY_MARKER`), read from its output by a thread: no sleep
+    (:data:`toolkit.sandbox._cli.READY_MARKER`), read from its output by a thread: no sleep
     loop, and a bounded wait. The child is stopped (SIGTERM, then SIGKILL) on exit.
 
     Args:

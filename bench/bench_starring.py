@@ -38,7 +38,7 @@ import requests
 
 from bench.bench_imports import bare_token, client_for, memory_tmp, sandbox_process
 from toolkit import Client
-from toolkit.sandbox.store import Store
+from toolkit.sandbox._store import Store
 
 __all__ = ["CHUNK", "add_arguments", "run", "seed"]
 

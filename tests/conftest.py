@@ -35,7 +35,7 @@ import requests
 
 from toolkit._core.settings import ENV_KEYS
 from toolkit.sandbox import Admin, Sandbox, running, write_env_file
-from toolkit.sandbox.cli import READY_MARKER
+from toolkit.sandbox._cli import READY_MARKER
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = REPO / "sample_data"

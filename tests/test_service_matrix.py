@@ -22,8 +22,8 @@ from tests.proxy import DroppingProxy
 from toolkit import Client, read_sync
 from toolkit._cli import main
 from toolkit.sandbox import Admin, Sandbox, running
-from toolkit.sandbox.faults import fault_status
-from toolkit.sandbox.profiles import PROFILES as PRESETS
+from toolkit.sandbox._faults import fault_status
+from toolkit.sandbox._profiles import PROFILES as PRESETS
 
 # -- the profiles: every setting of every switch at least once, and combined harsh ones -------
 

@@ -24,7 +24,7 @@ import pytest
 
 from toolkit._bulk.budget import Budget
 from toolkit._bulk.hints import LimitHints
-from toolkit.sandbox.ratelimit import Admission, ConcurrencyCap, FixedWindow, TokenBucket
+from toolkit.sandbox._ratelimit import Admission, ConcurrencyCap, FixedWindow, TokenBucket
 
 LATENCY = 0.005  # seconds, ±50%: 8 workers reach about 1,600 answers a second unlimited
 

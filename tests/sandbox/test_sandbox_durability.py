@@ -17,7 +17,7 @@ from pathlib import Path
 import requests
 
 from tests.conftest import TIMEOUT, fetch_token, read_env, sandbox_process
-from toolkit.sandbox.models.core import StoreCore
+from toolkit.sandbox._models.core import StoreCore
 
 IMPORTS = 400
 KILL_AFTER = 120

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from tests.conftest import Firm, Tenant, sample_dir
-from toolkit.sandbox.store import Store
+from toolkit.sandbox._store import Store
 
 EXPORT = "/api/v2/customers/{cid}/entries/export"
 PENDING = "/api/v1/customers/{cid}/entries/release-pending"

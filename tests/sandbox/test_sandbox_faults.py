@@ -13,9 +13,9 @@ import requests
 
 from tests.conftest import TIMEOUT, fetch_token
 from toolkit.sandbox import Admin, AdminError, Faults, Sandbox, running
-from toolkit.sandbox.app import create_app
-from toolkit.sandbox.faults import FaultSettings, StatusFaults, TokenFaults, fault_status
-from toolkit.sandbox.store import Store
+from toolkit.sandbox._app import create_app
+from toolkit.sandbox._faults import FaultSettings, StatusFaults, TokenFaults, fault_status
+from toolkit.sandbox._store import Store
 
 
 @pytest.fixture(scope="module")
@@ -220,7 +220,7 @@ def test_admin_helper_raises_admin_error_on_bad_settings(clean: Sandbox) -> None
     assert err.value.status == 422
 
 
-# -- one mechanism: every kind of fault is declared and drawn in toolkit.sandbox.faults ----------
+# -- one mechanism: every kind of fault is declared and drawn in toolkit.sandbox._faults ----------
 
 
 def test_global_and_token_faults_draw_the_same_answers_from_the_same_seed() -> None:

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import pytest
 
 from toolkit.sandbox import Store
-from toolkit.sandbox.models import core
-from toolkit.sandbox.models.core import new_id
+from toolkit.sandbox._models import core
+from toolkit.sandbox._models.core import new_id
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 

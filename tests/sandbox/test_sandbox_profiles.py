@@ -33,9 +33,9 @@ from toolkit.sandbox import (
     SandboxError,
     running,
 )
-from toolkit.sandbox.admin import KEEP
-from toolkit.sandbox.cli import main, read_profile
-from toolkit.sandbox.profiles import Profile, published_value, validate_profile
+from toolkit.sandbox._admin import KEEP
+from toolkit.sandbox._cli import main, read_profile
+from toolkit.sandbox._profiles import Profile, published_value, validate_profile
 
 PROBLEM = "application/problem+json"
 NOBODY = "/api/v1/customers/{cid}/users/nobody"

@@ -13,7 +13,7 @@ import requests
 from tests.conftest import SAMPLE_DIR, TIMEOUT, Firm, fetch_token, read_env, sandbox_process
 from toolkit import Client
 from toolkit.sandbox import DEFAULT_AUDIENCE, PROFILES, Admin, Sandbox
-from toolkit.sandbox.cli import read_profile
+from toolkit.sandbox._cli import read_profile
 
 IMPORTS = [
     ("clients/import", {"externalId": "C9", "name": "Nine", "callSign": "9", "description": ""}),

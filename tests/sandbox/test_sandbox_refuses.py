@@ -11,7 +11,7 @@ import pytest
 import requests
 
 from tests.conftest import TIMEOUT, Firm
-from toolkit.sandbox.exceptions import MAX_ECHO
+from toolkit.sandbox._exceptions import MAX_ECHO
 
 SURROGATE = "\\ud800"  # as JSON text: the escape of a lone surrogate
 

@@ -16,11 +16,11 @@ import requests
 
 import toolkit.sandbox
 import toolkit.sandbox as sandbox_pkg
-import toolkit.sandbox.cli
+import toolkit.sandbox._cli
 from tests.conftest import SAMPLE_DIR, TIMEOUT, fetch_token, sample_dir
 from toolkit.sandbox import Sandbox, Store, running
-from toolkit.sandbox.cli import READY_MARKER, is_loopback, main
-from toolkit.sandbox.server import bind
+from toolkit.sandbox._cli import READY_MARKER, is_loopback, main
+from toolkit.sandbox._server import bind
 
 REPO = Path(__file__).resolve().parents[2]
 ENV_KEYS = {
@@ -406,7 +406,7 @@ class _Entries:
 
 
 def test_the_sandbox_banner_says_what_is_pending_and_how_to_release_more() -> None:
-    _pending_line = toolkit.sandbox.cli._pending_line
+    _pending_line = toolkit.sandbox._cli._pending_line
     assert _pending_line(_Entries("pending", "succeeded"), "c") == (  # type: ignore[arg-type]
         "1 of its 2 entries are pending: release-pending and the acknowledgements act on them"
     )

@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     index = _command_index(argv)
     if index is not None and argv[index] == "sandbox":  # the sandbox's own command line
-        sandbox = import_module("toolkit.sandbox.cli")
+        sandbox = import_module("toolkit.sandbox._cli")
         _loaded()
         code: int = sandbox.main(argv[index + 1 :])
         return code

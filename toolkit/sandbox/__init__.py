@@ -43,13 +43,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .admin import Admin, AdminError
-from .app import create_app
-from .exceptions import SandboxError
-from .faults import Faults, Stats
-from .profiles import DEFAULT_PROFILE, PROFILES
-from .server import ServerThread, bind
-from .store import DEFAULT_AUDIENCE, DEFAULT_TOKEN_TTL, Clock, Store
+from ._admin import Admin, AdminError
+from ._app import create_app
+from ._exceptions import SandboxError
+from ._faults import Faults, Stats
+from ._profiles import DEFAULT_PROFILE, PROFILES
+from ._server import ServerThread, bind
+from ._store import DEFAULT_AUDIENCE, DEFAULT_TOKEN_TTL, Clock, Store
 
 __all__ = [
     "DEFAULT_AUDIENCE",
@@ -246,7 +246,7 @@ def running(
         log_level: uvicorn's log level.
         start_timeout: Seconds to wait for the server to start.
         profile: Switches set in the demo customer's profile (see
-            :mod:`toolkit.sandbox.profiles`; a preset is ``PROFILES["strict"]``), for
+            :mod:`toolkit.sandbox._profiles`; a preset is ``PROFILES["strict"]``), for
             example ``{"reimport": "conflict"}``; other customers keep the defaults.
 
     Yields:

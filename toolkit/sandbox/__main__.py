@@ -1,6 +1,6 @@
 """``python -m toolkit.sandbox``: start the sandbox in the foreground (see :mod:`.cli`)."""
 
-from .cli import main
+from ._cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

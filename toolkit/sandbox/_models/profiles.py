@@ -1,4 +1,4 @@
-"""Profiles: per-customer switches for what the spec leaves open (:mod:`toolkit.sandbox.profiles`).
+"""Profiles: per-customer switches for what the spec leaves open (:mod:`toolkit.sandbox._profiles`).
 
 Each customer's profile is the sandbox's default profile overlaid with the switches set for
 the customer. The switches set are kept in the ``profiles`` table (one JSON object per
@@ -20,8 +20,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from ..exceptions import Unprocessable
-from ..profiles import ProfileError, merge_profile, validate_profile
+from .._exceptions import Unprocessable
+from .._profiles import ProfileError, merge_profile, validate_profile
 from .core import DEFAULT_AUDIENCE, DEFAULT_TOKEN_TTL, Clock, StoreCore
 
 __all__ = ["ProfileStore"]
@@ -51,7 +51,7 @@ class ProfileStore(StoreCore):
         Unprocessable: ``profile`` holds an unknown switch or a bad value.
 
     >>> import tempfile, os
-    >>> from toolkit.sandbox.store import Store
+    >>> from toolkit.sandbox._store import Store
     >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"), profile={"ackRepeat": "409"})
     >>> cid = store.create_customer()["customerId"]
     >>> store.set_profile(cid, {"reimport": "conflict"})["ackRepeat"]
@@ -84,7 +84,7 @@ class ProfileStore(StoreCore):
             Every switch.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> Store(os.path.join(tempfile.mkdtemp(), "s.db")).profile(None)["reimport"]
         'upsert'
         """
@@ -116,7 +116,7 @@ class ProfileStore(StoreCore):
             NotFound: Unknown customer.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> store.get_profile(store.create_customer()["customerId"])["tokenLifetimeSeconds"]
         86400
@@ -132,7 +132,7 @@ class ProfileStore(StoreCore):
 
         Args:
             customer_id: The customer.
-            switches: Switches by their JSON names (see :class:`toolkit.sandbox.profiles.Profile`).
+            switches: Switches by their JSON names (see :class:`toolkit.sandbox._profiles.Profile`).
 
         Returns:
             The whole profile now in force.
@@ -143,7 +143,7 @@ class ProfileStore(StoreCore):
                 is changed.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> cid = store.create_customer()["customerId"]
         >>> store.set_profile(cid, {"errorBody": "text"})["errorBody"]
@@ -151,7 +151,7 @@ class ProfileStore(StoreCore):
         >>> store.set_profile(cid, {"errorBody": "xml"})  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        toolkit.sandbox.exceptions.Unprocessable: invalid profile: errorBody: Input should be ...
+        toolkit.sandbox._exceptions.Unprocessable: invalid profile: errorBody: Input should be ...
         """
         changes = _checked(switches)
         with self._tx() as db:
@@ -182,7 +182,7 @@ class ProfileStore(StoreCore):
             NotFound: Unknown customer.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> cid = store.create_customer()["customerId"]
         >>> _ = store.set_profile(cid, {"reimport": "conflict"})
@@ -199,7 +199,7 @@ class ProfileStore(StoreCore):
         """Return the default profile: what a customer without switches of its own gets.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> Store(os.path.join(tempfile.mkdtemp(), "s.db")).default_profile()["errorBody"]
         'problem'
         """
@@ -220,7 +220,7 @@ class ProfileStore(StoreCore):
             Unprocessable: An unknown switch or a bad value.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> store.set_default_profile({"importAnswer": "204"})["importAnswer"]
         '204'

@@ -5,8 +5,8 @@ is not a boolean, ``1`` is not a string) and unknown fields are rejected, so a c
 up here rather than at the operator. Response models exist to document ``/openapi.json``.
 
 The field rules of the spec's tables live in the request models (like a pandera model per
-table); the referential and state rules live in :mod:`toolkit.sandbox.store` (its parts
-are in :mod:`toolkit.sandbox.models`).
+table); the referential and state rules live in :mod:`toolkit.sandbox._store` (its parts
+are in :mod:`toolkit.sandbox._models`).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from fastapi.openapi.models import OAuthFlowClientCredentials, OAuthFlows
 from fastapi.security import OAuth2
 from starlette.convertors import Convertor, register_url_convertor
 
-from ..bodies import Problem
+from .._bodies import Problem
 
 try:  # orjson is a toolkit dependency; the sandbox also works without it
     import orjson

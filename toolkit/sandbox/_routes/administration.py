@@ -2,17 +2,17 @@
 
 Not the interface: no authentication. Customers, users, walls, entries and their release,
 product initiatives and the records listing call the store
-(:mod:`toolkit.sandbox.models.administration`); fault injection and the request counts are
-in-memory controls (:mod:`toolkit.sandbox.faults`). ``/rate-limit`` is the older way to set a
+(:mod:`toolkit.sandbox._models.administration`); fault injection and the request counts are
+in-memory controls (:mod:`toolkit.sandbox._faults`). ``/rate-limit`` is the older way to set a
 token bucket for every customer: it sets the default profile's ``rateLimit``
-(:mod:`toolkit.sandbox.routes.profiles` has the profiles).
+(:mod:`toolkit.sandbox._routes.profiles` has the profiles).
 """
 
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body
 
-from ..admin_bodies import (
+from .._admin_bodies import (
     CustomerIn,
     CustomerOut,
     EntryAdminOut,
@@ -27,10 +27,10 @@ from ..admin_bodies import (
     WallsIn,
     WallsOut,
 )
-from ..bodies import UserOut
-from ..faults import Faults, Stats
-from ..ratelimit import Limits, RateLimitIn, RateLimitOut
-from ..store import RECORD_KINDS, Store
+from .._bodies import UserOut
+from .._faults import Faults, Stats
+from .._ratelimit import Limits, RateLimitIn, RateLimitOut
+from .._store import RECORD_KINDS, Store
 from .core import problems
 
 __all__ = ["router"]

@@ -2,20 +2,20 @@
 
 :class:`Store` is the sandbox's ``models.py`` in moto's sense: methods are named like the
 interface's operations, take and return plain JSON-ready dicts, know nothing about HTTP and
-raise the errors of :mod:`toolkit.sandbox.exceptions`. Field-level rules (types, enums,
+raise the errors of :mod:`toolkit.sandbox._exceptions`. Field-level rules (types, enums,
 required fields) are checked before a body reaches the store, by the models of
-:mod:`toolkit.sandbox.bodies`; the store checks references and states.
+:mod:`toolkit.sandbox._bodies`; the store checks references and states.
 
 It is composed of one mixin per part of the interface, each in its own module of
-:mod:`toolkit.sandbox.models`, all over one core:
+:mod:`toolkit.sandbox._models`, all over one core:
 
-- :mod:`~toolkit.sandbox.models.core`: the connection, its lock, transactions, the schema.
-- :mod:`~toolkit.sandbox.models.profiles`: each customer's profile over the default one.
-- :mod:`~toolkit.sandbox.models.auth`: customers, API clients, OAuth tokens.
-- :mod:`~toolkit.sandbox.models.ingress`: clients, initiatives, code types, codes, code ranges.
-- :mod:`~toolkit.sandbox.models.egress`: export, release-pending, acknowledgements, users.
-- :mod:`~toolkit.sandbox.models.starring`: star, unstar, starred pages.
-- :mod:`~toolkit.sandbox.models.administration`: the ``/sandbox/v1`` state and seeding.
+- :mod:`~toolkit.sandbox._models.core`: the connection, its lock, transactions, the schema.
+- :mod:`~toolkit.sandbox._models.profiles`: each customer's profile over the default one.
+- :mod:`~toolkit.sandbox._models.auth`: customers, API clients, OAuth tokens.
+- :mod:`~toolkit.sandbox._models.ingress`: clients, initiatives, code types, codes, code ranges.
+- :mod:`~toolkit.sandbox._models.egress`: export, release-pending, acknowledgements, users.
+- :mod:`~toolkit.sandbox._models.starring`: star, unstar, starred pages.
+- :mod:`~toolkit.sandbox._models.administration`: the ``/sandbox/v1`` state and seeding.
 
 Durability: WAL journal, ``synchronous=FULL``, and every write runs in its own
 ``BEGIN IMMEDIATE ... COMMIT`` before the method returns, so an answered write survives
@@ -24,7 +24,7 @@ Durability: WAL journal, ``synchronous=FULL``, and every write runs in its own
 
 from __future__ import annotations
 
-from .models import (
+from ._models import (
     DEFAULT_AUDIENCE,
     DEFAULT_TOKEN_TTL,
     RECORD_KINDS,
@@ -59,7 +59,7 @@ class Store(AdministrationStore, AuthStore, IngressStore, EgressStore, StarringS
             profile's ``tokenLifetimeSeconds``, unless ``profile`` sets it).
         audience: The audience the token endpoint requires.
         clock: Source of "now" (an aware datetime); tests pass a fake to expire tokens.
-        profile: Switches of the default profile (see :mod:`toolkit.sandbox.profiles`), which
+        profile: Switches of the default profile (see :mod:`toolkit.sandbox._profiles`), which
             every customer starts from.
 
     >>> import tempfile, os

@@ -2,7 +2,7 @@
 
 The four record imports differ only in path, schema and store method: one table of them
 drives one function (:func:`_add_import_route`). The rules are the store's
-(:mod:`toolkit.sandbox.models.ingress`); the answer is the customer's profile's
+(:mod:`toolkit.sandbox._models.ingress`); the answer is the customer's profile's
 ``importAnswer`` (:func:`import_answer`).
 """
 
@@ -13,7 +13,7 @@ from fastapi import APIRouter, Response, params
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from ..bodies import (
+from .._bodies import (
     ClientIn,
     ClientOut,
     CodeIn,
@@ -25,7 +25,7 @@ from ..bodies import (
     InitiativeIn,
     InitiativeOut,
 )
-from ..store import Store
+from .._store import Store
 from .core import AUTH, FAULTS, problems
 
 __all__ = ["ACCEPTED_BODY", "import_answer", "router"]

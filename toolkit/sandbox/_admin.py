@@ -17,8 +17,8 @@ import requests
 from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 
-from .faults import FaultSettings
-from .profiles import Profile
+from ._faults import FaultSettings
+from ._profiles import Profile
 
 __all__ = ["KEEP", "Admin", "AdminError", "Keep"]
 
@@ -90,7 +90,7 @@ class Admin:
     >>> admin.stats()
     Traceback (most recent call last):
     ...
-    toolkit.sandbox.admin.AdminError: GET /sandbox/v1/stats -> None: ConnectionError
+    toolkit.sandbox._admin.AdminError: GET /sandbox/v1/stats -> None: ConnectionError
     """
 
     def __init__(self, url: str, *, customer_id: str | None = None, timeout: float = 10.0) -> None:
@@ -332,7 +332,7 @@ class Admin:
         """Set fault injection on the interface routes (replaces all settings).
 
         Args:
-            **settings: The settings of :class:`toolkit.sandbox.faults.FaultSettings` in snake
+            **settings: The settings of :class:`toolkit.sandbox._faults.FaultSettings` in snake
                 case (their one declaration gives each one's bounds, default and meaning;
                 docs/sandbox.md, "Faults", has the table): ``rate``, the fraction of requests
                 answered with one of ``statuses`` (429, 500, 503) before any work, with
@@ -408,7 +408,7 @@ class Admin:
 
         The keywords are the switches' JSON names, so a preset applies as
         ``admin.set_profile(**PROFILES["strict"])``. Their one declaration,
-        :class:`toolkit.sandbox.profiles.Profile`, gives each switch's settings, default,
+        :class:`toolkit.sandbox._profiles.Profile`, gives each switch's settings, default,
         published value and meaning (``toolkit sandbox --help`` lists them;
         docs/sandbox.md, "Switches", describes each at length). A switch given as
         :data:`KEEP` is left as it is.

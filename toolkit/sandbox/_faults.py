@@ -4,18 +4,18 @@ Faults come in two scopes that share one mechanism. The global ones (:class:`Fau
 held by :class:`Faults`) hit every customer's interface requests and are set on
 ``/sandbox/v1/faults``; the per-customer ones are switches of a customer's profile
 (:class:`TokenFaults` is its ``tokenFaults``, :class:`Latency` its ``latency``; see
-:class:`toolkit.sandbox.profiles.Profile`). Each kind is declared once here, as a pydantic model
+:class:`toolkit.sandbox._profiles.Profile`). Each kind is declared once here, as a pydantic model
 whose members carry their bounds, defaults and descriptions (the administration routes, the
-:class:`~toolkit.sandbox.admin.Admin` client and the OpenAPI document derive from them), and is
+:class:`~toolkit.sandbox._admin.Admin` client and the OpenAPI document derive from them), and is
 drawn by the functions below: :func:`hit` (an event of some probability), :func:`fault_status`
 (a status drawn from ``statuses`` for a fraction ``rate`` of requests) and
-:func:`latency_seconds` (an added delay). :mod:`toolkit.sandbox.app` consults :class:`Faults` in
+:func:`latency_seconds` (an added delay). :mod:`toolkit.sandbox._app` consults :class:`Faults` in
 one ASGI middleware before any route does work and exposes it on ``/sandbox/v1/faults``, beside
 the request counts of :class:`Stats` on ``/sandbox/v1/stats``.
 
 A new kind of fault is a model (or a member of one) and its draw in this module; a
 per-customer kind becomes a profile switch by one line of
-:class:`~toolkit.sandbox.profiles.Profile`.
+:class:`~toolkit.sandbox._profiles.Profile`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from .bodies import Rate, _In, whole
+from ._bodies import Rate, _In, whole
 
 __all__ = [
     "FaultSettings",

@@ -1,7 +1,7 @@
 """The parts of the sandbox's store, one module per part of the interface, over one core.
 
 Each part is a mixin over :class:`~.core.StoreCore` (the SQLite connection, its lock and
-transactions); :class:`toolkit.sandbox.store.Store` composes them. Like moto's ``models.py``:
+transactions); :class:`toolkit.sandbox._store.Store` composes them. Like moto's ``models.py``:
 state and rules, methods named like the operations, no HTTP.
 
 - :mod:`.core`: connection, lock, transactions, schema, shared helpers.

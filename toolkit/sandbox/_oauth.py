@@ -26,8 +26,8 @@ from urllib.parse import parse_qsl, unquote_plus
 
 from fastapi import Request
 
-from .bodies import lone_surrogate_path
-from .exceptions import InvalidClient, InvalidRequest
+from ._bodies import lone_surrogate_path
+from ._exceptions import InvalidClient, InvalidRequest
 
 __all__ = ["FIELDS", "TokenRequest", "parse_basic", "read_token_request"]
 

@@ -1,7 +1,7 @@
 """Rate limits of the interface routes: three limiter kinds, one limiter per customer.
 
 The real service has rate limits the spec does not state; these let the toolkit meet one. A
-customer's profile (:mod:`toolkit.sandbox.profiles`) names its ``rateLimit``:
+customer's profile (:mod:`toolkit.sandbox._profiles`) names its ``rateLimit``:
 
 - :class:`TokenBucket` (``token-bucket``): ``perSecond`` tokens a second, at most ``burst``
   stored; a request takes one.
@@ -10,7 +10,7 @@ customer's profile (:mod:`toolkit.sandbox.profiles`) names its ``rateLimit``:
 - :class:`ConcurrencyCap` (``concurrency``): at most ``maxInFlight`` requests served at once.
 
 :class:`Limits` keeps one limiter per customer, made from its setting (a changed setting makes a
-fresh one), and the counters. :mod:`toolkit.sandbox.app` consults it in its interface middleware
+fresh one), and the counters. :mod:`toolkit.sandbox._app` consults it in its interface middleware
 (after fault injection, before any route does work): a refused request is answered 429 (or the
 concurrency cap's ``status``) with ``Retry-After`` and a problem body. Every answer of a
 limited customer can carry the limit's state (:func:`limit_headers`). Off by default; the old
@@ -32,8 +32,8 @@ from urllib.parse import unquote
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from .exceptions import SandboxError
-from .profiles import whole
+from ._exceptions import SandboxError
+from ._profiles import whole
 
 __all__ = [
     "Admission",

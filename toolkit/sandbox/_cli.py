@@ -6,8 +6,8 @@
 
 It prints the demo customer's credentials and URLs, writes them to the env file and serves
 until Ctrl+C. ``--profile`` sets the default profile (every customer's switches unless set for
-it; see :mod:`toolkit.sandbox.profiles`): a JSON file holding one object of switches, or the
-name of a preset of :data:`toolkit.sandbox.profiles.PROFILES`. The administration routes have no
+it; see :mod:`toolkit.sandbox._profiles`): a JSON file holding one object of switches, or the
+name of a preset of :data:`toolkit.sandbox._profiles.PROFILES`. The administration routes have no
 authentication, so a host other than a loopback address is refused unless ``--allow-remote``
 is given.
 """
@@ -31,10 +31,10 @@ from types import FrameType
 from typing import Any
 
 from . import env_for, write_env_file
-from .app import TOKEN_PATH, create_app
-from .profiles import PROFILES, describe_switches, validate_profile
-from .server import bind, serve_forever
-from .store import DEFAULT_AUDIENCE, DEFAULT_TOKEN_TTL, Store
+from ._app import TOKEN_PATH, create_app
+from ._profiles import PROFILES, describe_switches, validate_profile
+from ._server import bind, serve_forever
+from ._store import DEFAULT_AUDIENCE, DEFAULT_TOKEN_TTL, Store
 
 __all__ = ["READY_MARKER", "is_loopback", "main", "read_profile"]
 
@@ -46,7 +46,7 @@ SAMPLE_FIRM = Path(__file__).resolve().parent.parent / "sample_data"
 links to the repository's ``sample_data/``."""
 
 #: where the profile switches are described, in the wheel as in a clone
-_PROFILE_DOC = "python -m pydoc toolkit.sandbox.profiles"
+_PROFILE_DOC = "python -m pydoc toolkit.sandbox._profiles"
 
 
 def is_loopback(host: str) -> bool:
@@ -72,11 +72,11 @@ def is_loopback(host: str) -> bool:
 def read_profile(source: str) -> dict[str, Any]:
     """Read ``--profile``: a preset's name, or a JSON file holding one object of switches.
 
-    The switches are not checked here (:func:`~toolkit.sandbox.profiles.validate_profile`
+    The switches are not checked here (:func:`~toolkit.sandbox._profiles.validate_profile`
     does).
 
     Args:
-        source: A name in :data:`~toolkit.sandbox.profiles.PROFILES`, or a path.
+        source: A name in :data:`~toolkit.sandbox._profiles.PROFILES`, or a path.
 
     Returns:
         The switches.

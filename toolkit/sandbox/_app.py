@@ -1,9 +1,9 @@
 """The sandbox's application: the app factory, its two middlewares and its routers.
 
-The routes live in :mod:`toolkit.sandbox.routes`, one router per part of the interface beside
-the store's parts in :mod:`toolkit.sandbox.models` (moto's ``responses.py`` beside
+The routes live in :mod:`toolkit.sandbox._routes`, one router per part of the interface beside
+the store's parts in :mod:`toolkit.sandbox._models` (moto's ``responses.py`` beside
 ``models.py``); :func:`create_app` includes them. Errors are raised by the store and rendered by
-the one handler of :mod:`toolkit.sandbox.exceptions`. The root serves every path: the identity
+the one handler of :mod:`toolkit.sandbox._exceptions`. The root serves every path: the identity
 (``/api/v1/oauth/token``, the user record), time and ingestion paths of the spec, and the
 sandbox's own administration paths under ``/sandbox/v1``. Each service also has its own base,
 a path prefix on the same server (:data:`SERVICE_BASES`): ``/identity``, ``/time`` and
@@ -16,13 +16,13 @@ Four ASGI middlewares sit in front, from the outside in:
    layer (profile answers, rate limit, faults, latency, request counts per route template, the
    body limit) sees it exactly as the root path.
 1. ``_ProfileAnswers``, on the interface paths (``/api/...``), shapes every answer as the
-   customer's profile (:mod:`toolkit.sandbox.profiles`) says: the body of an error, the form of
+   customer's profile (:mod:`toolkit.sandbox._profiles`) says: the body of an error, the form of
    ``Retry-After``, the rate limit headers.
 2. ``_RequestGuard``, on every path, routes on the path as sent (percent-encoded: an id holding
    ``/`` sent as ``%2F``, or ``.``/``..`` sent as ``%2E``, is one segment, decoded by the ``seg``
    convertor of every path parameter) and refuses a body over the size limit (413).
 3. ``_InterfaceMiddleware``, on the interface routes, counts requests per route template and
-   applies fault injection, the customer's rate limit (:mod:`toolkit.sandbox.ratelimit`) and
+   applies fault injection, the customer's rate limit (:mod:`toolkit.sandbox._ratelimit`) and
    its latency, before any route does work.
 """
 
@@ -38,8 +38,8 @@ from fastapi.responses import JSONResponse
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.routing import BaseRoute, Match
 
-from .bodies import AckOut, TokenIn
-from .exceptions import (
+from ._bodies import AckOut, TokenIn
+from ._exceptions import (
     PROBLEM_MEDIA_TYPE,
     InjectedFault,
     PayloadTooLarge,
@@ -48,8 +48,8 @@ from .exceptions import (
     render_error_body,
     safe_body,
 )
-from .faults import Faults, Stats, latency_seconds
-from .ratelimit import (
+from ._faults import Faults, Stats, latency_seconds
+from ._ratelimit import (
     Admission,
     Limits,
     RateLimited,
@@ -57,9 +57,9 @@ from .ratelimit import (
     limit_headers,
     retry_after_value,
 )
-from .routes import administration, auth, egress, ingress, profiles, starring
-from .routes.core import NOTE, RETRY_AFTER, TOKEN_PATH, WWW_AUTHENTICATE
-from .store import Store
+from ._routes import administration, auth, egress, ingress, profiles, starring
+from ._routes.core import NOTE, RETRY_AFTER, TOKEN_PATH, WWW_AUTHENTICATE
+from ._store import Store
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",

@@ -12,7 +12,7 @@ import hmac
 import secrets
 from typing import Any
 
-from ..exceptions import (
+from .._exceptions import (
     Forbidden,
     InvalidClient,
     InvalidRequest,
@@ -35,7 +35,7 @@ class AuthStore(ProfileStore):
     """Customers, API clients, secrets and access tokens (the identity service).
 
     >>> import tempfile, os
-    >>> from toolkit.sandbox.store import Store
+    >>> from toolkit.sandbox._store import Store
     >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
     >>> customer = store.create_customer("Firm")
     >>> token = store.token(grant_type="client_credentials", client_id=customer["clientId"],
@@ -56,7 +56,7 @@ class AuthStore(ProfileStore):
             and shown only here.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> sorted(Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_customer())
         ['audience', 'clientId', 'clientSecret', 'customerId']
         """
@@ -96,7 +96,7 @@ class AuthStore(ProfileStore):
             ``{customerId, clientId, clientSecret, audience}``.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> store.demo_customer()["customerId"] == store.demo_customer()["customerId"]
         True
@@ -143,7 +143,7 @@ class AuthStore(ProfileStore):
             InvalidRequest: Unknown audience.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> c = store.create_customer()
         >>> store.token(grant_type="client_credentials", client_id=c["clientId"],
@@ -195,7 +195,7 @@ class AuthStore(ProfileStore):
             The customer id, or None.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> c = store.create_customer()
         >>> store.client_customer(c["clientId"]) == c["customerId"], store.client_customer("x")
@@ -222,11 +222,11 @@ class AuthStore(ProfileStore):
             Forbidden: The token belongs to another customer than ``customer_id``.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> Store(os.path.join(tempfile.mkdtemp(), "s.db")).authenticate("nope")
         Traceback (most recent call last):
         ...
-        toolkit.sandbox.exceptions.Unauthorized: unknown or expired access token
+        toolkit.sandbox._exceptions.Unauthorized: unknown or expired access token
         """
         if not token:
             raise Unauthorized("missing bearer token", error=None)

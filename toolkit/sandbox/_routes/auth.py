@@ -1,7 +1,7 @@
 """Routes of the identity service: the token exchange, and the bearer check of the others.
 
-Thin, like moto's ``responses.py``: :mod:`toolkit.sandbox.oauth` reads the request (JSON, form
-or HTTP Basic) and :meth:`~toolkit.sandbox.models.auth.AuthStore.token` applies the rules.
+Thin, like moto's ``responses.py``: :mod:`toolkit.sandbox._oauth` reads the request (JSON, form
+or HTTP Basic) and :meth:`~toolkit.sandbox._models.auth.AuthStore.token` applies the rules.
 Once the request is read, the client's customer's ``tokenFaults`` (its profile) may answer a
 fault instead, before the credentials are checked. :func:`token_guard` is the dependency every
 customer-scoped interface router declares.
@@ -13,11 +13,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response, Security
 
-from ..bodies import OAuthErrorOut, TokenOut
-from ..exceptions import InjectedFault, InvalidClient
-from ..faults import fault_status
-from ..oauth import TokenRequest, read_token_request
-from ..store import Store
+from .._bodies import OAuthErrorOut, TokenOut
+from .._exceptions import InjectedFault, InvalidClient
+from .._faults import fault_status
+from .._oauth import TokenRequest, read_token_request
+from .._store import Store
 from .core import FAULTS, NOTE, OAUTH2, TOKEN_PATH, bearer, problems
 
 __all__ = ["authenticator", "router", "token_guard"]
@@ -39,8 +39,8 @@ def authenticator(store: Store) -> Callable[[Request], str]:
 
     Returns:
         A callable taking a request and returning the token's customer id; it raises
-        :class:`~toolkit.sandbox.exceptions.Unauthorized` or
-        :class:`~toolkit.sandbox.exceptions.Forbidden`.
+        :class:`~toolkit.sandbox._exceptions.Unauthorized` or
+        :class:`~toolkit.sandbox._exceptions.Forbidden`.
 
     >>> import tempfile, os
     >>> check = authenticator(Store(os.path.join(tempfile.mkdtemp(), "s.db")))

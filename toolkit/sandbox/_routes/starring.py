@@ -1,7 +1,7 @@
 """Routes of starring (public): star, unstar and the starred pages.
 
 Star and unstar answer 207 with one result per distinct id; fault injection may fail single
-items (``item_fault``). The rules are the store's (:mod:`toolkit.sandbox.models.starring`).
+items (``item_fault``). The rules are the store's (:mod:`toolkit.sandbox._models.starring`).
 """
 
 import re
@@ -11,9 +11,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, params
 from pydantic import BeforeValidator
 
-from ..bodies import StarredPage, StarRequest, StarResponse
-from ..faults import Faults
-from ..store import Store
+from .._bodies import StarredPage, StarRequest, StarResponse
+from .._faults import Faults
+from .._store import Store
 from .core import AUTH, FAULTS, problems
 
 __all__ = ["LIMIT_MAX", "plain_digits", "router"]

@@ -5,7 +5,7 @@ refused) and the one declaration of every switch (its settings, default, descrip
 published value: :func:`switch`), :data:`DEFAULT_PROFILE` its defaults (interface.md, and where
 it is silent what the real service publishes: imports answer 201 and acknowledgements 200 with
 no body, the user record has the identity service's shape) and :data:`PROFILES` a few named
-presets. The store keeps one profile per customer (:mod:`toolkit.sandbox.models.profiles`); the
+presets. The store keeps one profile per customer (:mod:`toolkit.sandbox._models.profiles`); the
 rules read it where they apply: the token exchange (``tokenLifetimeSeconds``, ``expiresIn``),
 the imports (``reimport``), the acknowledgements (``ackRepeat``), the export
 (``exportMaxEntries``, ``exportMaxWindowDays``) and the user record (``userRecord``) in the
@@ -25,7 +25,7 @@ out take their defaults.
 >>> validate_profile({"reimport": "never"})  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-toolkit.sandbox.profiles.ProfileError: invalid profile: reimport: Input should be 'upsert' or ...
+toolkit.sandbox._profiles.ProfileError: invalid profile: reimport: Input should be 'upsert' or ...
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from .bodies import whole
-from .faults import Latency, TokenFaults
+from ._bodies import whole
+from ._faults import Latency, TokenFaults
 
 __all__ = [
     "DEFAULT_PROFILE",
@@ -152,10 +152,10 @@ class Profile(_Switch):
     description and its published value (:func:`switch`). Everything else derives from it:
     the validation of profiles (:func:`validate_profile`, the administration routes),
     :data:`DEFAULT_PROFILE`, the ``published`` preset, the switches
-    :meth:`toolkit.sandbox.admin.Admin.set_profile` takes, the CLI's help
+    :meth:`toolkit.sandbox._admin.Admin.set_profile` takes, the CLI's help
     (:func:`describe_switches`) and the OpenAPI document; docs/sandbox.md's table of switches
     is checked against it by a test. The fault-like switches (``tokenFaults``, ``latency``)
-    are kinds of fault declared in :mod:`toolkit.sandbox.faults`.
+    are kinds of fault declared in :mod:`toolkit.sandbox._faults`.
     """
 
     tokenLifetimeSeconds: Lifetime = switch(

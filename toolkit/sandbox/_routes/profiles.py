@@ -3,17 +3,17 @@
 ``PUT /sandbox/v1/customers/{customerId}/profile`` sets the switches given (the others keep
 their value), ``GET`` reads the whole profile with every default filled in, ``DELETE`` forgets
 the customer's switches; ``GET /sandbox/v1/profile`` reads the default profile every customer
-starts from. The rules are the store's (:mod:`toolkit.sandbox.models.profiles`); the switches
-are described in :mod:`toolkit.sandbox.profiles`.
+starts from. The rules are the store's (:mod:`toolkit.sandbox._models.profiles`); the switches
+are described in :mod:`toolkit.sandbox._profiles`.
 """
 
 from typing import Any
 
 from fastapi import APIRouter
 
-from ..profiles import Profile
-from ..ratelimit import Limits
-from ..store import Store
+from .._profiles import Profile
+from .._ratelimit import Limits
+from .._store import Store
 from .core import problems
 
 __all__ = ["router"]

@@ -2,7 +2,7 @@
 
 Like moto's ``responses.py`` beside ``models.py``: each module here is thin (read the
 parameters through FastAPI and pydantic, call one store method, return its dict) and bears the
-name of its part in :mod:`toolkit.sandbox.models`, so one word means one part on both sides:
+name of its part in :mod:`toolkit.sandbox._models`, so one word means one part on both sides:
 
 - :mod:`.core`: what the routers share (the ``seg`` path convertor, problem response tables,
   the OAuth 2.0 scheme, JSON encoding).
@@ -13,7 +13,7 @@ name of its part in :mod:`toolkit.sandbox.models`, so one word means one part on
 - :mod:`.administration`: the ``/sandbox/v1`` routes (not the interface).
 - :mod:`.profiles`: the ``/sandbox/v1`` routes of the customers' profiles.
 
-:func:`toolkit.sandbox.app.create_app` includes them in this order.
+:func:`toolkit.sandbox._app.create_app` includes them in this order.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from fractions import Fraction
 from http import HTTPStatus
 from typing import Any
 
-from ..exceptions import (
+from .._exceptions import (
     BadRequest,
     Conflict,
     NotFound,
@@ -83,7 +83,7 @@ class EgressStore(ProfileStore):
     """Entries out of the product: export, release-pending, acknowledgements, users.
 
     >>> import tempfile, os
-    >>> from toolkit.sandbox.store import Store
+    >>> from toolkit.sandbox._store import Store
     >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
     >>> store.release_pending(store.create_customer()["customerId"])
     []
@@ -121,7 +121,7 @@ class EgressStore(ProfileStore):
             BadRequest: The window is inverted (or see :meth:`iter_export_entries`).
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> from datetime import UTC, datetime
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> t = datetime(2025, 1, 1, tzinfo=UTC)
@@ -162,7 +162,7 @@ class EgressStore(ProfileStore):
                 ``exportRefusal`` says.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> from datetime import UTC, datetime
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> t = datetime(2025, 1, 1, tzinfo=UTC)
@@ -370,7 +370,7 @@ class EgressStore(ProfileStore):
             entry's user starred the initiative).
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> store.release_pending(store.create_customer()["customerId"])
         []
@@ -481,12 +481,12 @@ class EgressStore(ProfileStore):
             Unprocessable: Already succeeded, when the profile's ``ackRepeat`` is ``422``.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> store.release_succeeded("c", "u", "e", {"externalId": "X1"})
         Traceback (most recent call last):
         ...
-        toolkit.sandbox.exceptions.NotFound: no entry 'e' for user 'u'
+        toolkit.sandbox._exceptions.NotFound: no entry 'e' for user 'u'
         """
         return self._acknowledge(
             customer_id, user_id, entry_id, "succeeded", body.get("externalId")
@@ -510,7 +510,7 @@ class EgressStore(ProfileStore):
             NotFound: The customer's profile turns the route off (``batchAck`` false).
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> store.release_succeeded_batch("c", [{"entryId": "e", "userId": "u"}])[0]["status"]
         'NOT_FOUND'
@@ -558,12 +558,12 @@ class EgressStore(ProfileStore):
             Unprocessable: Already failed, when the profile's ``ackRepeat`` is ``422``.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> store.release_failed("c", "u", "e", {"errors": ["x"]})
         Traceback (most recent call last):
         ...
-        toolkit.sandbox.exceptions.NotFound: no entry 'e' for user 'u'
+        toolkit.sandbox._exceptions.NotFound: no entry 'e' for user 'u'
         """
         return self._acknowledge(customer_id, user_id, entry_id, "failed", list(body["errors"]))
 
@@ -649,7 +649,7 @@ class EgressStore(ProfileStore):
             NotFound: No such user for this customer.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> cid = store.create_customer()["customerId"]
         >>> u = store.create_user(cid, {"timekeeperExternalId": "TK1", "name": "Ann Lee",

@@ -25,7 +25,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from ..exceptions import BadRequest, Conflict, NotFound
+from .._exceptions import BadRequest, Conflict, NotFound
 from .core import StoreCore, dedupe
 
 __all__ = ["ERR_ACCESS", "ERR_INACTIVE", "ERR_NOT_FOUND", "StarringStore"]
@@ -42,7 +42,7 @@ class StarringStore(StoreCore):
     """Stars (pins) of initiatives per user, addressed by timekeeper id.
 
     >>> import tempfile, os
-    >>> from toolkit.sandbox.store import Store
+    >>> from toolkit.sandbox._store import Store
     >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
     >>> cid = store.create_customer()["customerId"]
     >>> _ = store.create_user(cid, {"timekeeperExternalId": "TK1", "name": "", "email": ""})
@@ -74,7 +74,7 @@ class StarringStore(StoreCore):
             Conflict: The timekeeper resolves to several users.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> cid = store.create_customer()["customerId"]
         >>> _ = store.create_user(cid, {"timekeeperExternalId": "TK1", "name": "", "email": ""})
@@ -105,12 +105,12 @@ class StarringStore(StoreCore):
             Conflict: The timekeeper resolves to several users.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> store.unstar("c", {"timekeeperExternalId": "TK1", "initiativeExternalIds": ["M"]})
         Traceback (most recent call last):
         ...
-        toolkit.sandbox.exceptions.NotFound: timekeeperExternalId 'TK1' resolves to no user
+        toolkit.sandbox._exceptions.NotFound: timekeeperExternalId 'TK1' resolves to no user
         """
         return self._star_or_unstar(customer_id, body, star=False, item_fault=item_fault)
 
@@ -143,7 +143,7 @@ class StarringStore(StoreCore):
             Conflict: The timekeeper resolves to several users.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> cid = store.create_customer()["customerId"]
         >>> _ = store.create_user(cid, {"timekeeperExternalId": "TK1", "name": "", "email": ""})

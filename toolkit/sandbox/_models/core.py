@@ -4,7 +4,7 @@
 the connection on one lock and runs each write in its own transaction (:meth:`StoreCore._tx`)
 and each read in its own snapshot (:meth:`StoreCore._read`). The parts of the interface are
 mixins over it (:mod:`.profiles`, :mod:`.auth`, :mod:`.ingress`, :mod:`.egress`,
-:mod:`.starring`, :mod:`.administration`), composed into :class:`toolkit.sandbox.store.Store`.
+:mod:`.starring`, :mod:`.administration`), composed into :class:`toolkit.sandbox._store.Store`.
 It also holds the few lookups and helpers that more than one part uses.
 
 Durability: WAL journal, ``synchronous=FULL``, and every write runs in its own
@@ -25,7 +25,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ..exceptions import NotFound
+from .._exceptions import NotFound
 
 __all__ = [
     "DEFAULT_AUDIENCE",

@@ -3,9 +3,9 @@
 What users do inside the product (create users and time entries, release entries, wall
 initiatives off, create product initiatives), the listing of stored records, and seeding (the
 sample firm from CSV files, and bulk entries for benchmarks). Seeding goes through the
-ingress rules, so this part builds on :class:`~toolkit.sandbox.models.ingress.IngressStore`.
+ingress rules, so this part builds on :class:`~toolkit.sandbox._models.ingress.IngressStore`.
 Fault injection and request counts are not stored state: they live in
-:mod:`toolkit.sandbox.faults`.
+:mod:`toolkit.sandbox._faults`.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..admin_bodies import UserIn
-from ..bodies import (
+from .._admin_bodies import UserIn
+from .._bodies import (
     ClientIn,
     CodeIn,
     CodeRangeIn,
@@ -33,7 +33,7 @@ from ..bodies import (
     InitiativeIn,
     parse_datetime,
 )
-from ..exceptions import Conflict, NotFound, Unprocessable
+from .._exceptions import Conflict, NotFound, Unprocessable
 from .core import EPOCH, dedupe, format_timestamp, new_id, object_id, to_ms
 from .ingress import IngressStore
 
@@ -92,7 +92,7 @@ class AdministrationStore(IngressStore):
     """Users, walls, entries and product initiatives; the records listing; seeding.
 
     >>> import tempfile, os
-    >>> from toolkit.sandbox.store import Store
+    >>> from toolkit.sandbox._store import Store
     >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
     >>> cid = store.create_customer()["customerId"]
     >>> store.create_user(cid, {"timekeeperExternalId": "T", "name": "N", "email": ""})["name"]
@@ -113,7 +113,7 @@ class AdministrationStore(IngressStore):
             NotFound: Unknown customer.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> cid = store.create_customer()["customerId"]
         >>> store.create_user(cid, {"timekeeperExternalId": "T", "name": "N", "email": "e"})["name"]
@@ -153,7 +153,7 @@ class AdministrationStore(IngressStore):
             NotFound: Unknown customer or user.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> cid = store.create_customer()["customerId"]
         >>> uid = store.create_user(cid, {"timekeeperExternalId": "T", "name": "",
@@ -192,7 +192,7 @@ class AdministrationStore(IngressStore):
                 code range.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> cid = store.create_customer()["customerId"]
         >>> uid = store.create_user(cid, {"timekeeperExternalId": "T", "name": "",
@@ -201,7 +201,7 @@ class AdministrationStore(IngressStore):
         ...     "summary": "", "incrementDurationInSeconds": 60, "codes": []})
         Traceback (most recent call last):
         ...
-        toolkit.sandbox.exceptions.Unprocessable: unknown initiative externalId 'M1'
+        toolkit.sandbox._exceptions.Unprocessable: unknown initiative externalId 'M1'
         """
         with self._tx() as db:
             self._require_customer(db, customer_id)
@@ -231,12 +231,12 @@ class AdministrationStore(IngressStore):
             Conflict: The entry is already pending or released successfully.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> store.release_entry("c", "u", "e")
         Traceback (most recent call last):
         ...
-        toolkit.sandbox.exceptions.NotFound: no customer 'c'
+        toolkit.sandbox._exceptions.NotFound: no customer 'c'
         """
         at = (body or {}).get("at")
         moment = to_ms(parse_datetime(at)) if at else self.now_ms()
@@ -279,7 +279,7 @@ class AdministrationStore(IngressStore):
             NotFound: Unknown customer or user.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> cid = store.create_customer()["customerId"]
         >>> uid = store.create_user(cid, {"timekeeperExternalId": "T", "name": "",
@@ -376,7 +376,7 @@ class AdministrationStore(IngressStore):
             NotFound: Unknown customer or kind.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> store.records(store.create_customer()["customerId"], "clients")
         []
@@ -500,7 +500,7 @@ class AdministrationStore(IngressStore):
             Unprocessable: A row breaks a field or reference rule (the message names it).
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> store.seed_sample(tempfile.mkdtemp(), store.create_customer()["customerId"])
         {'clients': 0, 'initiatives': 0, 'code-types': 0, 'codes': 0, 'code-ranges': 0, 'users': 0, 'entries': 0}
@@ -742,7 +742,7 @@ class AdministrationStore(IngressStore):
             The number of entries inserted.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> from datetime import UTC, datetime
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> cid = store.create_customer()["customerId"]

@@ -4,7 +4,7 @@ Besides interface.md's routes, the published batch release-succeeded (1 to 20 it
 answer with one result per item) is served unless the customer's profile turns it off.
 
 The export streams one JSON array a chunk of entries at a time, so a large window is never
-held whole in memory. The rules are the store's (:mod:`toolkit.sandbox.models.egress`).
+held whole in memory. The rules are the store's (:mod:`toolkit.sandbox._models.egress`).
 """
 
 from collections.abc import Iterator, Sequence
@@ -13,7 +13,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Response, params
 from fastapi.responses import StreamingResponse
 
-from ..bodies import (
+from .._bodies import (
     DATETIME_PATTERN,
     AckFailedIn,
     AckOut,
@@ -26,8 +26,8 @@ from ..bodies import (
     UserRecordOut,
     parse_datetime,
 )
-from ..exceptions import BadRequest
-from ..store import Store
+from .._exceptions import BadRequest
+from .._store import Store
 from .core import AUTH, FAULTS, dumps, problems
 
 __all__ = ["ack_answer", "router"]
@@ -46,7 +46,7 @@ def ack_answer(style: str, state: dict[str, Any]) -> Response:
 
     Args:
         style: ``200-empty`` (the default: 200, no body) or ``200-record`` (the entry's state
-            after the call, as :class:`~toolkit.sandbox.bodies.AckOut`).
+            after the call, as :class:`~toolkit.sandbox._bodies.AckOut`).
         state: The entry's state after the call.
 
     Returns:

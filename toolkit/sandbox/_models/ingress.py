@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from ..exceptions import Conflict, NotFound, Unprocessable
+from .._exceptions import Conflict, NotFound, Unprocessable
 from .core import dedupe, format_timestamp, new_id, number
 from .profiles import ProfileStore
 
@@ -35,7 +35,7 @@ class IngressStore(ProfileStore):
     """The five imports of reference data, with their reference rules.
 
     >>> import tempfile, os
-    >>> from toolkit.sandbox.store import Store
+    >>> from toolkit.sandbox._store import Store
     >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
     >>> cid = store.create_customer()["customerId"]
     >>> store.import_client(cid, {"externalId": "C1", "name": "Acme", "callSign": "A",
@@ -60,7 +60,7 @@ class IngressStore(ProfileStore):
             Conflict: The client exists and ``reimport`` is ``conflict``.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> cid = store.create_customer()["customerId"]
         >>> store.import_client(cid, {"externalId": "C1", "name": "Acme", "callSign": "A",
@@ -102,7 +102,7 @@ class IngressStore(ProfileStore):
             Conflict: The initiative exists and ``reimport`` is ``conflict``.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> cid = store.create_customer()["customerId"]
         >>> store.import_initiative(cid, {"externalId": "M1", "clientExternalId": "nope",
@@ -110,7 +110,7 @@ class IngressStore(ProfileStore):
         ...     "unitIncrements": 360, "status": "active"})
         Traceback (most recent call last):
         ...
-        toolkit.sandbox.exceptions.Unprocessable: unknown client externalId 'nope'
+        toolkit.sandbox._exceptions.Unprocessable: unknown client externalId 'nope'
         """
         mode = reimport or self.profile(customer_id)["reimport"]
         with self._tx() as db:
@@ -157,7 +157,7 @@ class IngressStore(ProfileStore):
             Conflict: The code type exists and ``reimport`` is ``conflict``.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> cid = store.create_customer()["customerId"]
         >>> store.import_code_type(cid, {"externalId": "task-code", "name": "task-code",
@@ -201,14 +201,14 @@ class IngressStore(ProfileStore):
             Conflict: The code exists and ``reimport`` is ``conflict``.
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> cid = store.create_customer()["customerId"]
         >>> store.import_code(cid, {"externalId": "L110", "name": "L110", "description": "",
         ...     "codeTypeExternalId": "task-code"})
         Traceback (most recent call last):
         ...
-        toolkit.sandbox.exceptions.Unprocessable: unknown code type externalId 'task-code'
+        toolkit.sandbox._exceptions.Unprocessable: unknown code type externalId 'task-code'
         """
         mode = reimport or self.profile(customer_id)["reimport"]
         with self._tx() as db:
@@ -253,13 +253,13 @@ class IngressStore(ProfileStore):
                 exist (``unknownIds`` lists every one).
 
         >>> import tempfile, os
-        >>> from toolkit.sandbox.store import Store
+        >>> from toolkit.sandbox._store import Store
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> cid = store.create_customer()["customerId"]
         >>> store.set_code_range(cid, "M1", {"codeExternalIds": []})
         Traceback (most recent call last):
         ...
-        toolkit.sandbox.exceptions.NotFound: no initiative with externalId 'M1'
+        toolkit.sandbox._exceptions.NotFound: no initiative with externalId 'M1'
         """
         profile = self.profile(customer_id)
         most = profile["codeRangeMax"]

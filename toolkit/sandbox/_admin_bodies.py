@@ -1,6 +1,6 @@
 """Pydantic models of the bodies of the sandbox's own administration routes (``/sandbox/v1``).
 
-The interface's bodies are in :mod:`toolkit.sandbox.bodies`; these are the sandbox's own:
+The interface's bodies are in :mod:`toolkit.sandbox._bodies`; these are the sandbox's own:
 customers, users, walls, entries made "in the product", their release, faults and counters.
 """
 
@@ -10,8 +10,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from .bodies import MAX_DURATION_SECONDS, Count, DateText, DateTimeText, NonEmpty, _In, _Out
-from .faults import FaultSettings
+from ._bodies import MAX_DURATION_SECONDS, Count, DateText, DateTimeText, NonEmpty, _In, _Out
+from ._faults import FaultSettings
 
 __all__ = [
     "CustomerIn",
