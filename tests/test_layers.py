@@ -286,15 +286,14 @@ def test_no_module_imports_another_module_s_private_name():
 
 
 def test_implementation_modules_are_private_by_name():
-    # the public face: the package, its public modules and the sandbox; every other module
-    # lives in a folder or file whose name starts with an underscore (as httpx's)
+    # the public face: the package, its public modules and the sandbox package; every other
+    # module lives in a folder or file whose name starts with an underscore (as httpx's)
     public = {"toolkit", "toolkit.errors", "toolkit.schemas", "toolkit.notebook"}
-    public |= {"toolkit.testing", "toolkit.firms", "toolkit.dagster", "toolkit.__main__"}
+    public |= {"toolkit.testing", "toolkit.firms", "toolkit.dagster", "toolkit.sandbox"}
     exposed = [
         module
         for module in MODULES
         if module not in public
-        and not module.startswith("toolkit.sandbox")
         and not any(part.startswith("_") for part in module.split(".")[1:])
     ]
     assert exposed == []
