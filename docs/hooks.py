@@ -21,6 +21,7 @@ from markdown import Extension, Markdown
 from markdown.preprocessors import Preprocessor
 
 import toolkit
+from toolkit import schemas
 from toolkit._cli import parser as cli_parser
 from toolkit._client import DEPRECATED as CLIENT_DEPRECATED
 from toolkit._core.windows import RENAMED
@@ -144,6 +145,7 @@ def deprecated_markdown() -> str:
     """The names kept one release, each with the one way that replaces it."""
     rows = [f"| `toolkit.{name}` | `{way}` |" for name, (_, way) in toolkit._DEPRECATED.items()]
     rows += [f"| `client.{name}` | `{way}` |" for name, way in CLIENT_DEPRECATED.items()]
+    rows += [f"| `toolkit.schemas.{name}` | `{way}` |" for name, way in schemas._DEPRECATED.items()]
     rows += [f"| `{old}` (a release window's end) | `{new}` |" for old, new in RENAMED.items()]
     return "\n".join(["| kept one release (warns) | the one way |", "|---|---|", *rows])
 

@@ -97,6 +97,8 @@ def test_the_jobs_page_names_one_way_per_job_and_every_deprecated_name(site: Pat
         assert f"toolkit.{name}" in page and way in page, name
     for name in DEPRECATED:
         assert f"client.{name}" in page, name
+    for name, way in toolkit.schemas._DEPRECATED.items():
+        assert f"toolkit.schemas.{name}" in page and way in page, name
 
 
 def test_doctest_examples_render_as_code_not_as_a_quote(site: Path) -> None:

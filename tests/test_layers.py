@@ -293,8 +293,7 @@ def test_implementation_modules_are_private_by_name():
     exposed = [
         module
         for module in MODULES
-        if module not in public
-        and not any(part.startswith("_") for part in module.split(".")[1:])
+        if module not in public and not any(part.startswith("_") for part in module.split(".")[1:])
     ]
     assert exposed == []
 

@@ -1,14 +1,19 @@
-"""Schemas: the five import tables (with the table registry and :func:`check`), the export and
-release-pending output tables, and the acknowledgement frame.
+"""Schemas: the five import tables (with the table registry), the export and release-pending
+output tables, and the acknowledgement frame. Validating import tables has one way,
+:func:`toolkit.validate` (``check``, ``check_frame``, ``check_chunks`` and ``CheckResult`` are
+kept one release and warn).
 
 >>> import pandas as pd
+>>> import toolkit
 >>> from toolkit import schemas
 >>> list(schemas.TABLES)
 ['clients', 'initiatives', 'code_types', 'codes', 'code_ranges']
 >>> df = pd.DataFrame({"initiativeExternalId": ["M-1"], "codeExternalId": ["L110"]})
->>> schemas.check("code_ranges", df)["codeExternalId"].tolist()
+>>> toolkit.validate(code_ranges=df).frames["code_ranges"]["codeExternalId"].tolist()
 ['L110']
 """
+
+import warnings as _warnings
 
 from toolkit._core.failures import CHECKS, FAILURE_COLUMNS, empty_failures
 from toolkit._core.frames import coerce_ids
@@ -20,7 +25,8 @@ from toolkit._egress.schemas import (
     PendingCodesSchema,
     PendingEntriesSchema,
 )
-from toolkit._ingress.checks import CheckResult, check, check_chunks, check_frame, format_failures
+from toolkit._ingress import checks as _checks
+from toolkit._ingress.checks import format_failures
 from toolkit._ingress.models import (
     BILLING_TYPES,
     CLIENT_TYPES,
@@ -52,17 +58,30 @@ __all__ = [
     "SEMANTIC_TYPES",
     "STATUSES",
     "TABLES",
-    "CheckResult",
     "ClientSchema",
     "CodeRangeSchema",
     "CodeSchema",
     "CodeTypeSchema",
     "InitiativeSchema",
     "TableSpec",
-    "check",
-    "check_chunks",
-    "check_frame",
     "coerce_ids",
     "empty_failures",
     "format_failures",
 ]
+
+#: names kept one release -> the one way that replaces them (using one warns)
+_DEPRECATED: dict[str, str] = {
+    "check": "toolkit.validate(**{table: df}).raise_if_failed()",
+    "check_frame": "toolkit.validate(**{table: df})",
+    "check_chunks": "toolkit.validate(**{table: df})",
+    "CheckResult": "toolkit.ValidationReport",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _DEPRECATED:
+        raise AttributeError(f"module 'toolkit.schemas' has no attribute {name!r}")
+    way = _DEPRECATED[name]
+    message = f"toolkit.schemas.{name} is deprecated and goes in the next release; use {way}"
+    _warnings.warn(message, DeprecationWarning, stacklevel=2)
+    return getattr(_checks, name)

@@ -14,13 +14,14 @@ import pytest
 
 from toolkit._bulk.journal import payload_hash
 from toolkit._ingress import payloads
+from toolkit._ingress.checks import check
 from toolkit._ingress.payloads import (
     CodeRangePayload,
     to_code_range_payloads,
     to_payloads,
 )
 from toolkit._ingress.validation import load_folder, validate
-from toolkit.schemas import TABLES, check
+from toolkit.schemas import TABLES
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 NATIVE = (str, int, bool, type(None))

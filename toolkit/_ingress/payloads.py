@@ -38,10 +38,7 @@ class CodeRangePayload(NamedTuple):
 def _native_column(s: pd.Series, kind: str, nullable: bool, column: str) -> list[Any]:
     missing = s.isna().to_numpy()
     if missing.any() and not nullable:
-        raise ValueError(
-            f"{column} has missing values; check the frame first "
-            "(toolkit.schemas.check or toolkit.validate)"
-        )
+        raise ValueError(f"{column} has missing values; check the frame first (toolkit.validate)")
     try:
         if kind == "number":
             values: list[Any] = [_number(v) for v in s.astype("Float64").fillna(0).tolist()]
@@ -58,7 +55,7 @@ def _native_column(s: pd.Series, kind: str, nullable: bool, column: str) -> list
     except (TypeError, ValueError) as exc:
         raise ValueError(
             f"{column} does not hold {kind} values ({exc}); check the frame first "
-            "(toolkit.schemas.check or toolkit.validate)"
+            "(toolkit.validate)"
         ) from None
     if nullable and missing.any():
         values = [None if m else v for v, m in zip(values, missing.tolist(), strict=True)]
@@ -86,7 +83,7 @@ def to_payloads(table: str, df: pd.DataFrame) -> list[dict[str, Any]]:
 
     Args:
         table: ``clients``, ``initiatives``, ``code_types`` or ``codes``.
-        df: A frame from :func:`toolkit.schemas.check` (or ``ValidationReport.frames``);
+        df: A frame of ``ValidationReport.frames`` (:func:`toolkit.validate`);
             extra columns are ignored.
 
     Returns:
