@@ -68,6 +68,17 @@ def fetch_token(url: str, client_id: str, client_secret: str, audience: str) -> 
     return str(response.json()["access_token"])
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _ctrl_c_raises() -> Iterator[None]:
+    """Ctrl+C raises ``KeyboardInterrupt`` in the tests, as in a terminal, even when the suite
+    was started with SIGINT ignored (a background job of a non-interactive shell, ``nohup``):
+    the stop tests simulate it with ``_thread.interrupt_main``, which an ignored SIGINT drops."""
+    main = threading.current_thread() is threading.main_thread()
+    if main and signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+
+
 @pytest.fixture(scope="session")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     """The session's sandbox (seeded from sample_data/ when present)."""
