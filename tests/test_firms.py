@@ -282,3 +282,11 @@ def test_import_toolkit_and_toolkit_firms_never_import_dagster():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_a_firm_s_sync_since_is_its_after_kept_one_release(tmp_path) -> None:  # noqa: ANN001
+    from toolkit.firms import Firm
+
+    firm = Firm("f", "c", "i", "http://a", "http://t", tmp_path / "j", tmp_path / "s", after="30D")
+    with pytest.warns(DeprecationWarning, match="use Firm.after"):
+        assert firm.sync_since == "30D"

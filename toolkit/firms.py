@@ -95,6 +95,13 @@ class Firm:
     env_file: Path | None = field(default=None, repr=False)
 
     @property
+    def sync_since(self) -> str | pd.Timestamp:
+        """Deprecated: :attr:`after` (the same value), kept one release."""
+        message = "Firm.sync_since is deprecated and goes in the next release; use Firm.after"
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return self.after
+
+    @property
     def service_host(self) -> str:
         """The host of the time service: firms on one host share its Dagster concurrency pool.
 
