@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hmac
+import math
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
@@ -14,7 +16,14 @@ import orjson
 import requests
 
 from toolkit._core.http import LOST, RETRY_STATUSES, UNREACHABLE, Transport, problem_of
-from toolkit.errors import ApiError, AuthError, ConfigError, TransportError, api_error_for
+from toolkit.errors import (
+    ApiError,
+    AuthError,
+    ConfigError,
+    InputWarning,
+    TransportError,
+    api_error_for,
+)
 
 #: The longest ``Retry-After`` of the identity service waited for, in seconds.
 _MAX_RETRY_AFTER = 60.0
@@ -110,6 +119,33 @@ class ClientCredentials(requests.auth.AuthBase):
         )
         r.headers["Content-Type"] = "application/json"
         return r
+
+
+#: seconds a token lives when its answer does not say (no ``expires_in``)
+DEFAULT_TOKEN_LIFETIME_S = 3600.0
+#: seconds a token is used when its answer's ``expires_in`` is not a positive number (0, negative,
+#: text): long enough not to ask for a token before every request, short enough that a token the
+#: service has already let lapse costs one 401 and one retry with a new one (Connection.send)
+MIN_TOKEN_LIFETIME_S = 30.0
+
+
+def _lifetime(given: Any) -> float:
+    """A token's lifetime in seconds from its answer's ``expires_in``; a value that is not a
+    positive number warns and gives :data:`MIN_TOKEN_LIFETIME_S`."""
+    if given is None:
+        return DEFAULT_TOKEN_LIFETIME_S
+    seconds = math.nan
+    with suppress(TypeError, ValueError):
+        seconds = float(given)
+    if math.isfinite(seconds) and seconds > 0:
+        return seconds
+    warnings.warn(
+        f"the token answer's expires_in {given!r} is not a positive number of seconds: the token "
+        f"is used for {MIN_TOKEN_LIFETIME_S:g} s, then a new one is asked for",
+        InputWarning,
+        stacklevel=4,
+    )
+    return MIN_TOKEN_LIFETIME_S
 
 
 class TokenProvider:
@@ -221,8 +257,6 @@ class TokenProvider:
                 raise ApiError(reply.status, missing, "POST", self.token_url)
             # 429, 5xx or another status: no verdict on the credentials (a later call asks again)
             raise api_error_for(reply.status, problem, "POST", self.token_url)
-        lifetime = 3600.0  # unless the answer says how long the token lives
-        with suppress(TypeError, ValueError):
-            lifetime = float(data.get("expires_in") or 3600)
+        lifetime = _lifetime(data.get("expires_in"))
         self._token, self._refresh_at = token, asked + lifetime - min(self._margin, lifetime * 0.1)
         self.fetches += 1
