@@ -267,3 +267,18 @@ def test_ctrl_c_during_batches_gives_a_row_per_input(
     assert list(result.index) == list(acks.index)
     assert set(result["status"]) <= {"sent", "unknown", "not_sent"}
     assert result["status"].eq("not_sent").sum() >= 180  # only the first batch had left
+
+
+def test_every_status_name_the_batch_answer_publishes_maps_to_its_number() -> None:
+    # the published enum lists 55 names, then their 55 numbers in the same order
+    import json
+
+    from toolkit._egress.ack_batch import item_status
+
+    published = json.loads((Path(__file__).parents[1] / "contract" / "published.json").read_text())
+    answer = published["services"]["time"][7]["responses"]["207"]["properties"]["response"]
+    enum = answer["items"]["properties"]["status"]["enum"]
+    names = [v for v in enum if isinstance(v, str)]
+    numbers = [v for v in enum if isinstance(v, int)]
+    assert len(names) == len(numbers) == 55
+    assert {n: item_status(n) for n in names} == dict(zip(names, numbers, strict=True))

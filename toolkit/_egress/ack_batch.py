@@ -28,6 +28,20 @@ FALLBACK = (404, 405)
 _LOST_BEFORE = " (after an attempt whose answer was lost: it may have landed)"
 
 
+#: the batch answer's status names that Python's ``HTTPStatus`` spells otherwise or lacks: the
+#: published enum pairs its 55 names with its 55 numbers in order, and these 8 are the rest
+_PUBLISHED_NAMES = {
+    "EARLYHINTS": 103,
+    "CONTENT_DIFFERENT": 210,
+    "AMBIGUOUS": 300,
+    "PAYLOAD_TOO_LARGE": 413,
+    "URI_TOO_LONG": 414,
+    "I_AM_A_TEAPOT": 418,
+    "MISDIRECTED": 421,
+    "UNRECOVERABLE_ERROR": 456,
+}
+
+
 def item_status(name: Any) -> int | None:
     """The HTTP status an item's ``status`` names (``"NOT_FOUND"`` is 404), or ``None``.
 
@@ -36,11 +50,16 @@ def item_status(name: Any) -> int | None:
 
     >>> item_status("OK"), item_status("UNPROCESSABLE_ENTITY"), item_status(409)
     (200, 422, 409)
+    >>> item_status("PAYLOAD_TOO_LARGE"), item_status("UNRECOVERABLE_ERROR"), item_status("x")
+    (413, 456, None)
     """
     if isinstance(name, int) and not isinstance(name, bool):
         return name
+    text = str(name).upper()
+    if text in _PUBLISHED_NAMES:
+        return _PUBLISHED_NAMES[text]
     try:
-        return HTTPStatus[str(name).upper()].value
+        return HTTPStatus[text].value
     except KeyError:
         return None
 
