@@ -254,3 +254,19 @@ def test_long_operations_show_progress_by_default() -> None:
 
     for func in (fetch.export_entries, fetch.iter_export, fetch.export_to_parquet, syncing.sync):
         assert inspect.signature(func).parameters["progress"].default is True, func.__name__
+
+
+def test_an_empty_export_body_is_an_error_naming_the_window_not_zero_entries(
+    fresh_client, tmp_path, monkeypatch
+) -> None:  # noqa: ANN001
+    # the published documents declare no body for the v2 export: an empty one is not "none"
+    from toolkit.errors import FlattenError
+
+    monkeypatch.setattr(fresh_client.connection, "call", lambda *args, **kwargs: b"")
+    with pytest.raises(FlattenError, match=r"window 2026-11-01T00:00:00.000Z .* empty body"):
+        fresh_client.export_entries("2026-11-01", "2026-11-02")
+    with pytest.raises(FlattenError, match="empty body"):
+        fresh_client.sync(tmp_path / "time", after="2026-11-01", on_or_before="2026-11-02")
+    from toolkit._egress import sync_status
+
+    assert sync_status(tmp_path / "time")["watermark"] is None  # the sync did not move past it

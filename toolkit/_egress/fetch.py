@@ -75,8 +75,13 @@ def fetch_window(
             todo += [(mid, hi), (lo, mid)]  # the earlier half first: parts stay in time order
             continue
         where = (params["releasedAfter"], params["releasedOnOrBefore"])
+        if not raw:  # no body is not "no entries" (that is []): the window is not read as empty
+            raise FlattenError(
+                f"the export of window {iso(lo)} .. {iso(hi)} came back with an empty body, not "
+                "a JSON array of entries: nothing was read for it (ask for it again later)"
+            )
         try:
-            part = Export.from_json(raw or b"[]", kind="export")
+            part = Export.from_json(raw, kind="export")
         except FlattenError as exc:  # name the window: the same request shows the answer again
             raise FlattenError(f"{exc} (export window {iso(lo)} .. {iso(hi)})") from exc
         part._attrs.update(windows=[where], split=0)
