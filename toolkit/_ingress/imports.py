@@ -97,9 +97,9 @@ def import_table(
         >>> "payload" in client.import_clients(clients, dry_run=True)
         True
     """
-    _, key = IMPORTS.get(table) or (None, "")
-    if not key:
+    if table not in IMPORTS:
         raise ConfigError(f"unknown table {table!r}; expected one of {', '.join(IMPORTS)}")
+    key = IMPORTS[table][1]
     df = as_pandas(df, "df")
     try:
         report = onboard(
