@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 import pandas as pd
 
 from toolkit._client import Client, read_env_file
+from toolkit._core.dtypes import TEXT, nullable
 from toolkit._core.windows import Window, outside, to_utc
 from toolkit._egress import Export, SyncReport, read_sync, sync_status
 from toolkit._ingress import OnboardReport, read_table
@@ -525,8 +526,8 @@ def status(firms: Mapping[str, Firm], *, now: pd.Timestamp | None = None) -> pd.
     now = now if now is not None else pd.Timestamp.now(tz="UTC")
     frame = pd.DataFrame([_row(f, now) for f in firms.values()], columns=STATUS_COLUMNS)
     ints = ("sent", "unchanged", "failing", "failed_runs", "delta_version", "entries")
-    frame = frame.astype(dict.fromkeys(ints, "Int64") | {"last_error": "str"})
+    frame = frame.astype(dict.fromkeys(ints, "Int64") | {"last_error": TEXT})
     for col in ("last_push", "last_error_at", "watermark"):
         frame[col] = pd.to_datetime(frame[col], utc=True)
     frame["watermark_age"] = pd.to_timedelta(frame["watermark_age"].astype(object))
-    return frame
+    return nullable(frame)

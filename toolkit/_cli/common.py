@@ -151,8 +151,8 @@ def print_frame(df: pd.DataFrame, max_rows: int = 30, width: int = 80) -> None:
         service is down
     """
     shown = _worded(df.head(max_rows))
-    for col in shown.select_dtypes(include=["Int64", "object"]).columns:  # missing: blank
-        shown[col] = [("" if v is None or v is pd.NA or v != v else v) for v in shown[col]]
+    for col in shown.columns[shown.isna().any().to_numpy()]:  # missing: blank
+        shown[col] = shown[col].astype(object).where(shown[col].notna(), "")
     with pd.option_context("display.width", 200):
         print(_wrapped(shown, width).to_string(index=False, na_rep=""))
     if len(df) > max_rows:
