@@ -13,7 +13,7 @@ import os
 import random
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
@@ -110,11 +110,10 @@ def _record(run: _Run, *, n: int, days: int, seed: int) -> list[int]:
     active = sorted(initiatives.loc[initiatives["status"] == "active", "externalId"])
     task = sorted(codes.loc[codes["codeTypeExternalId"] == "task-code", "externalId"])
     activity = sorted(codes.loc[codes["codeTypeExternalId"] == "activity-code", "externalId"])
-    ranges: dict[str, list[str]] = {}
-    if "code_ranges" in run.frames:
-        pairs = run.frames["code_ranges"][["initiativeExternalId", "codeExternalId"]]
-        for matter, code in pairs.itertuples(index=False, name=None):
-            ranges.setdefault(matter, []).append(code)
+    ranges: dict[Hashable, list[str]] = {}
+    if "code_ranges" in run.frames:  # each matter's codes, in the file's order
+        pairs = run.frames["code_ranges"].groupby("initiativeExternalId")["codeExternalId"]
+        ranges = pairs.agg(list).to_dict()
     durations = []
     for _ in range(n):
         matter = rng.choice(active)
@@ -223,23 +222,13 @@ def _star(run: _Run) -> str:
     entries = run.export.entries
     names = {uid: tk for tk, uid in run.users.items()}
     keys = ["timekeeperExternalId", "initiativeExternalId"]
-    worked = (
-        entries.assign(
-            timekeeperExternalId=entries["userId"].map(names),
-            initiativeExternalId=entries["initiative.externalId"],
-        )
-        .groupby(keys)["incrementDurationInSeconds"]
-        .sum()
-        .reset_index()
-    )
+    worked = entries.groupby(
+        [entries["userId"].map(names).rename(keys[0]), entries["initiative.externalId"]]
+    )["incrementDurationInSeconds"].sum()
     # the three matters each timekeeper works on most, then an inactive and an unknown one
-    top = (
-        worked.sort_values(
-            [keys[0], "incrementDurationInSeconds", keys[1]], ascending=[True, False, True]
-        )
-        .groupby(keys[0])
-        .head(3)
-    )
+    order = worked.reset_index(name="seconds").set_axis([*keys, "seconds"], axis=1)
+    rank = [keys[0], "seconds", keys[1]]
+    top = order.sort_values(rank, ascending=[True, False, True]).groupby(keys[0]).head(3)
     odd = pd.DataFrame({keys[0]: next(iter(run.users)), keys[1]: ["M-1001-004", "M-9999-999"]})
     plan = pd.concat([top[keys], odd], ignore_index=True)
     result = run.client.star(plan, workers=run.workers, progress=False)
@@ -379,9 +368,8 @@ def hours_by_client_chart(
     fig = Figure(figsize=(8, max(2.5, 0.3 * len(hours) + 1)))
     FigureCanvasAgg(fig)
     ax = fig.subplots()
-    ax.barh(hours.index.astype(str), hours.to_numpy(), color="tab:blue")
-    for y, value in enumerate(hours.tolist()):
-        ax.text(value, y, f" {value:,.1f}", va="center", fontsize=8)
+    bars = ax.barh(hours.index.astype(str), hours.to_numpy(), color="tab:blue")
+    ax.bar_label(bars, labels=[f" {value:,.1f}" for value in hours.tolist()], fontsize=8)
     ax.set_xlabel("hours")
     ax.set_title(title or f"Released hours by client ({len(entries)} entries)")
     ax.margins(x=0.12)

@@ -215,6 +215,10 @@ def with_row(frame: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
     return with_lines(out, source)
 
 
+#: the outcomes of a row not done that :func:`interrupted` counts, in its order
+_NOT_OK = ("failed", "unknown", "not_sent")
+
+
 def interrupted(exc: Interrupted, args: argparse.Namespace, key: str = "externalId") -> int:
     """Print what an interrupted run did and the command that resumes it; return 130.
 
@@ -225,13 +229,9 @@ def interrupted(exc: Interrupted, args: argparse.Namespace, key: str = "external
     print("\ninterrupted: no request was sent after the interrupt", file=sys.stderr)
     if res is not None and len(res):
         status = res["status"].astype(str)
-        counts = {
-            "ok": int(res["ok"].sum()),
-            "failed": int((status == "failed").sum()),
-            "unknown": int((status == "unknown").sum()),
-            "not sent": int((status == "not_sent").sum()),
-        }
-        print(", ".join(f"{k}: {n}" for k, n in counts.items()), file=sys.stderr)
+        counts = [f"ok: {int(res['ok'].sum())}"]
+        counts += [f"{s.replace('_', ' ')}: {(status == s).sum()}" for s in _NOT_OK]
+        print(", ".join(counts), file=sys.stderr)
         cols = [c for c in ("table", "row", "line", key, "status", "error") if c in res]
         todo = res[status.isin(["not_sent", "unknown"])]
         if len(todo):
