@@ -14,6 +14,7 @@ import random
 import sqlite3
 import time
 from collections.abc import Callable, Hashable
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
@@ -209,8 +210,7 @@ def _send_acks(run: _Run, acks: pd.DataFrame) -> str:
 
 
 def _pending(run: _Run) -> str:
-    pending = run.client.release_pending()
-    ids = set(pending.entries["_id"])
+    ids = set(run.client.release_pending().entries["_id"])
     expected = run.pending - run.acknowledged
     if ids != expected:
         raise _StepFailed(f"{len(ids)} entries pending, expected {len(expected)}")
@@ -476,25 +476,21 @@ def run_demo(
         return 2
     out_dir.mkdir(parents=True, exist_ok=True)
     _clear(out_dir)
-    with running(db=out_dir / "sandbox.db") as sb:
+    with running(db=db) as sb, closing(Admin(sb.url, customer_id=sb.customer_id)) as admin:
         # the sandbox's own demo customer, so `toolkit sandbox --db out/sandbox.db` serves it again
         client = Client.from_env(None, environ=sb.env(), workers=workers)
-        admin = Admin(sb.url, customer_id=sb.customer_id)
         print(f"sandbox at {sb.url}, customer {client.customer_id}", flush=True)
         run = _Run(client, admin, sample_dir, out_dir, workers, entries, seed)
-        try:
-            for number, (name, step) in enumerate(_STEPS, start=1):
-                head = f"[{number:>2}/{len(_STEPS)}] {name:<12}"
-                try:
-                    summary = step(run)
-                except Exception as exc:  # any failure is reported as the step's
-                    summary = f"FAILED: {type(exc).__name__}: {exc}"
-                print(f"{head} {summary}", *run.notes, sep="\n", flush=True)
-                run.notes.clear()
-                if summary.startswith("FAILED: "):
-                    return 1
-        finally:
-            admin.close()
+        for number, (name, step) in enumerate(_STEPS, start=1):
+            head = f"[{number:>2}/{len(_STEPS)}] {name:<12}"
+            try:
+                summary = step(run)
+            except Exception as exc:  # any failure is reported as the step's
+                summary = f"FAILED: {type(exc).__name__}: {exc}"
+            print(f"{head} {summary}", *run.notes, sep="\n", flush=True)
+            run.notes.clear()
+            if summary.startswith("FAILED: "):
+                return 1
     elapsed = time.perf_counter() - started
     chart = out_dir / "hours_by_client.png"
     wrote = f"{out_dir / 'export'} (Parquet dataset)" + (f", {chart}" if chart.is_file() else "")

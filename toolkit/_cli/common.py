@@ -202,8 +202,12 @@ def invalid(
     return 1
 
 
-def with_row(frame: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
+def with_row(
+    frame: pd.DataFrame, source: pd.DataFrame, rows: pd.Index | None = None
+) -> pd.DataFrame:
     """A result frame aligned to a file's rows, with ``row`` (0-based) and ``line`` first.
+
+    ``rows`` are the file's rows of the frame's, in order (default: all of them, one each).
 
     >>> src = pd.DataFrame({"a": ["x"]})
     >>> src.attrs["line_shifts"] = ()
@@ -211,7 +215,8 @@ def with_row(frame: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
     ['row', 'line', 'ok']
     """
     out = frame.reset_index(drop=True)
-    out.insert(0, "row", pd.Series(range(len(out)), index=out.index, dtype="Int64"))
+    numbers = range(len(out)) if rows is None else rows
+    out.insert(0, "row", pd.Series(numbers, index=out.index, dtype="Int64"))
     return with_lines(out, source)
 
 
