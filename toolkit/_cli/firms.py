@@ -36,7 +36,6 @@ def run(args: argparse.Namespace) -> int:
         # Excel keeps no time zone: UTC, named so
         written = frame.assign(**{col: frame[col].dt.tz_localize(None) for col in _TIMES})
         written["watermark_age"] = written["watermark_age"].dt.total_seconds()
-        names = {col: f"{col}_utc" for col in _TIMES}
-        names["watermark_age"] = "watermark_age_seconds"
+        names = {col: f"{col}_utc" for col in _TIMES} | {"watermark_age": "watermark_age_seconds"}
         write_out(written.rename(columns=names), out, "firm(s)")
     return 1 if bool((frame["state"] == "failing").any()) else 0
