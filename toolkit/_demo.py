@@ -17,7 +17,6 @@ from collections.abc import Callable, Hashable
 from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -318,8 +317,7 @@ def planted_billing_extract(entries: pd.DataFrame, *, seed: int = 7) -> pd.DataF
     )
     pick = np.random.default_rng(seed).permutation(n)
     sizes = [max(1, round(n * share)) for share in (0.03, 0.04, 0.02, 0.01)]
-    cuts = np.cumsum([0, *sizes])
-    left_out, written_up, late, moved = (pick[a:b] for a, b in pairwise(cuts))
+    left_out, written_up, late, moved, _ = np.split(pick, np.cumsum(sizes))
     billing.loc[written_up, "hours"] += 0.5
     shifted = pd.to_datetime(billing.loc[late, "workDate"]) + pd.Timedelta(days=1)
     billing.loc[late, "workDate"] = shifted.dt.strftime("%Y-%m-%d")
