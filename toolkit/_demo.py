@@ -90,8 +90,7 @@ def _users(run: _Run) -> str:
     timekeepers = pd.read_csv(run.sample / "timekeepers.csv", dtype=str, keep_default_na=False)
     columns = timekeepers[["timekeeperExternalId", "name", "email"]]
     for external_id, name, email in columns.itertuples(index=False, name=None):
-        user = run.admin.create_user(external_id, name, email)
-        run.users[external_id] = user["_id"]
+        run.users[external_id] = run.admin.create_user(external_id, name, email)["_id"]
     return f"{len(run.users)} timekeepers created as users: {', '.join(run.users)}"
 
 
