@@ -799,6 +799,20 @@ def format_failures(failures: pd.DataFrame, limit: int = 10) -> str:
     return "\n".join(lines)
 
 
+def html_rows(rows: pd.DataFrame, limit: int, attribute: str) -> list[str]:
+    """Jupyter's view of some rows (a report's failures, a plan's rows): the first ``limit`` as
+    an HTML table, and how many more the report's ``attribute`` holds; nothing without rows.
+
+    >>> len(html_rows(pd.DataFrame({"a": range(3)}), 2, "rows"))
+    2
+    """
+    if not len(rows):
+        return []
+    more = len(rows) - limit
+    shown = [rows.head(limit).to_html(index=False)]
+    return shown + ([f"<p>... {more} more in <code>.{attribute}</code></p>"] if more > 0 else [])
+
+
 def check(
     table: str,
     df: pd.DataFrame,

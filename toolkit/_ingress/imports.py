@@ -28,7 +28,7 @@ from toolkit._core.failures import nullable_rows, row_warnings
 from toolkit._core.frames import FrameLike, as_pandas, unique_rows
 from toolkit._core.http import Reply
 from toolkit._core.memory import returning_pool
-from toolkit._ingress.checks import format_failures
+from toolkit._ingress.checks import format_failures, html_rows
 from toolkit._ingress.plan import (
     ACTION_DTYPE,
     ACTIONS,
@@ -219,20 +219,13 @@ class OnboardReport:
             valid = self.validation is None or self.validation.ok
             state = "validation ok" if valid else "validation NOT ok"
         else:
-            state = (
-                self._state()
-                if self.ok
-                else (f"NOT ok: {len(self.failures)} row(s) failed or skipped")
-            )
+            failed = f"NOT ok: {len(self.failures)} row(s) failed or skipped"
+            state = self._state() if self.ok else failed
         parts = [f"<p><b>{head}</b>: {html.escape(state)}</p>", self.counts.to_html()]
         shown = self.failures
         if self.dry_run:
             shown = shown[shown["error"] != "dry run"]
-        if len(shown):
-            cols = [c for c in ("table", "row", "externalId", "status", "error") if c in shown]
-            parts.append(shown[cols].head(20).to_html(index=False))
-            if len(shown) > 20:
-                parts.append(f"<p>... {len(shown) - 20} more in <code>.failures</code></p>")
+        parts += html_rows(shown[["table", "row", "externalId", "status", "error"]], 20, "failures")
         if len(self.warned):
             cols = ["table", "row", "externalId", "status", "warning"]
             parts.append(f"<p>{len(self.warned)} row(s) with a warning:</p>")
@@ -384,14 +377,9 @@ def _send(
                     if n < merged:  # answered before the interrupt
                         continue
                     keep = [i for i, lbs in enumerate(labels) if not any(lb in held for lb in lbs)]
-                    if table == "code_ranges" and len(keep) < len(
-                        labels
-                    ):  # a held row holds its call
-                        kept = set(keep)
-                        for i, lbs in enumerate(labels):
-                            if i not in kept:
-                                for label in lbs:
-                                    held.setdefault(label, "another row of this code range failed")
+                    for i in set(range(len(labels))) - set(keep):  # a held row holds its call
+                        for label in labels[i]:  # (another row of a code range)
+                            held.setdefault(label, "another row of this code range failed")
                     calls, labels = [calls[i] for i in keep], [labels[i] for i in keep]
                     fatal = pacer.fatal if interrupted is None else None
                     if interrupted is not None or fatal:  # the service could not be reached

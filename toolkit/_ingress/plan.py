@@ -27,6 +27,7 @@ from toolkit._core.connection import Connection, Endpoint
 from toolkit._core.failures import nullable_rows
 from toolkit._core.frames import as_pandas, neighbours, text_arrow, unique_rows
 from toolkit._core.memory import returning_pool
+from toolkit._ingress.checks import html_rows
 from toolkit._ingress.chunking import fresh_index, with_lines
 from toolkit._ingress.models import TABLES
 from toolkit._ingress.payloads import to_code_range_payloads, to_payloads
@@ -423,10 +424,7 @@ class Plan:
         """Jupyter's view: counts per table and action, then the rows that are not unchanged."""
         parts = [f"<p><b>{html.escape(self._headline())}</b></p>", self.counts.to_html()]
         shown = self.select([a for a in ACTIONS if a != "unchanged"])
-        if len(shown):
-            parts.append(shown.head(50).to_html(index=False))
-            if len(shown) > 50:
-                parts.append(f"<p>... {len(shown) - 50} more in <code>.rows</code></p>")
+        parts += html_rows(shown, 50, "rows")
         hidden = len(self) - len(shown)
         if hidden:
             parts.append(f"<p>{hidden} unchanged row(s) not shown</p>")

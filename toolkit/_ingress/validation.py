@@ -21,7 +21,7 @@ from toolkit._core.failures import empty_failures
 from toolkit._core.frames import FrameLike, as_pandas
 from toolkit._core.memory import returning_pool
 from toolkit._ingress.cells import as_kinds
-from toolkit._ingress.checks import CheckResult, check_chunks, format_failures
+from toolkit._ingress.checks import CheckResult, check_chunks, format_failures, html_rows
 from toolkit._ingress.chunking import with_lines
 from toolkit._ingress.models import TABLES
 from toolkit._ingress.names import IGNORED, TABLE_SUFFIXES, table_for
@@ -270,11 +270,7 @@ class ValidationReport:
             parts.append(
                 "<p>unchecked references: " + html.escape("; ".join(self.unchecked)) + "</p>"
             )
-        if not self.failures.empty:
-            parts.append(self.failures.head(50).to_html(index=False))
-            if len(self.failures) > 50:
-                parts.append(f"<p>... {len(self.failures) - 50} more in <code>.failures</code></p>")
-        return "\n".join(parts)
+        return "\n".join(parts + html_rows(self.failures, 50, "failures"))
 
 
 def _ids(values: Iterable[Any]) -> pd.Index:
