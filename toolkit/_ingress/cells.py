@@ -46,9 +46,6 @@ def _coerce_number(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
     s = plain(s)
     problems = no_problems(s)
     expected = f"{column} must be a number of seconds (normally a whole number, such as 360)"
-    if pd.api.types.is_bool_dtype(s.dtype):
-        problems[s.notna()] = f"{expected}, not a boolean"
-        return pd.Series(pd.NA, index=s.index, dtype="Float64"), problems
     if pd.api.types.is_integer_dtype(s.dtype):
         return s.astype("Float64"), problems
     if pd.api.types.is_float_dtype(s.dtype):

@@ -5,7 +5,6 @@ warning, every value a string. A file it cannot read raises one
 
 from __future__ import annotations
 
-import codecs
 import csv
 import itertools
 import warnings
@@ -78,9 +77,13 @@ def _decode(path: Path, data: bytes, encoding: str | None = None) -> tuple[str, 
     return _no_binary(path, text, "cp1252")
 
 
-def _no_binary(path: Path, text: str, codec: str, errors: str = "strict") -> tuple[str, str]:
+def _no_binary(
+    path: Path, text: str, codec: str = "", errors: str = "strict", line: int = 1
+) -> tuple[str, str]:
+    """``(codec, errors)``, once ``text`` (its first line numbered ``line``) is seen to hold no
+    NUL, which only binary data holds."""
     if "\x00" in text:
-        line = text[: text.index("\x00")].count("\n") + 1
+        line += text[: text.index("\x00")].count("\n")
         raise ConfigError(f"{path}, line {line}: binary data, not a text (CSV) file")
     return codec, errors
 
@@ -140,19 +143,12 @@ def _codec(path: Path, encoding: str | None) -> tuple[str, str]:
     """:func:`_decode` of the file, read a block at a time when it is UTF-8 (the whole file's
     bytes only for another encoding)."""
     if encoding is None:
-        decoder = codecs.getincrementaldecoder("utf-8-sig")()
         try:
-            with path.open("rb") as f:
+            with path.open(encoding="utf-8-sig", newline="") as f:
                 line = 1
                 while block := f.read(1 << 20):
-                    text = decoder.decode(block)
-                    if "\x00" in text:
-                        line += text[: text.index("\x00")].count("\n")
-                        raise ConfigError(
-                            f"{path}, line {line}: binary data, not a text (CSV) file"
-                        )
-                    line += text.count("\n")
-                decoder.decode(b"", final=True)
+                    _no_binary(path, block, line=line)
+                    line += block.count("\n")
             return "utf-8-sig", "strict"
         except UnicodeDecodeError:
             pass
