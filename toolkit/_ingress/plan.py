@@ -32,7 +32,7 @@ from toolkit._ingress.chunking import fresh_index, with_lines
 from toolkit._ingress.models import TABLES
 from toolkit._ingress.payloads import to_code_range_payloads, to_payloads
 from toolkit._ingress.ranges import CodeRangePost, split
-from toolkit._ingress.readers import TableFile
+from toolkit._ingress.readers import TableFile, joined
 from toolkit._ingress.validation import ImportSource, ValidationReport, columns_for, folder_sources
 from toolkit._ingress.validation import validate as _validate
 from toolkit._ingress.writer import write_table
@@ -238,8 +238,7 @@ class TableCalls:
         time (a code range's rows grouped whole)."""
         chunks: Iterable[pd.DataFrame] = self.chunks()
         if self.table == "code_ranges":  # a range's rows grouped whole
-            whole = list(chunks)
-            chunks = [pd.concat(whole) if len(whole) > 1 else whole[0]] if whole else []
+            chunks = [joined(chunks)]
         for chunk in chunks:
             if len(chunk):
                 yield from call_batches(self.table, chunk, self.code_range_post)
@@ -674,11 +673,9 @@ def plan(
         # every row's label, key and reference columns, and the file's line map: the other
         # columns are read again from the source, a chunk at a time, for the calls
         frame = report.results[table].frame
-        id_col = TABLES[table].id_column
-        keys = (
-            frame[id_col].astype("string")
-            if id_col in frame
-            else pd.Series(pd.NA, frame.index, dtype="string")
+        id_col = TABLES[table].id_column  # a missing column: no keys
+        keys = (frame[id_col] if id_col in frame else pd.Series(pd.NA, frame.index)).astype(
+            "string"
         )
         held = _held_back(table, frame, report, bad, checked=validate)
         bad[table] = {str(keys[lb]): f"is {a}" for lb, (a, _) in held.items() if pd.notna(keys[lb])}
@@ -699,10 +696,9 @@ def plan(
             for p in positions:  # a range in parts: the first part that is sent says
                 if row_action[p] in (-1, unchanged):
                     row_action[p] = code
+                    row_more.pop(p, None)  # the plan columns of this call, if any
                     if more is not _NOTHING:
                         row_more[p] = more
-                    else:
-                        row_more.pop(p, None)
         for i, (action, reason) in zip(at, held.values(), strict=True):
             row_action[i], row_more[i] = ACTIONS.index(action), {"reason": reason}
         if (row_action < 0).any():
@@ -821,6 +817,5 @@ def failures(conn: Connection, journal: str | os.PathLike[str] | Journal) -> pd.
         and (e.customer is None or e.customer == conn.customer_id)
     ]
     out = pd.DataFrame(data, columns=list(_FAILURE_COLUMNS))
-    out["httpStatus"] = out["httpStatus"].astype("Int64")
-    out["failures"] = out["failures"].astype("int64")
+    out = out.astype({"httpStatus": "Int64", "failures": "int64"})
     return out.sort_values("failingSince", kind="stable").reset_index(drop=True)
