@@ -118,15 +118,11 @@ def _list_value(v: Any) -> tuple[list[str] | None, str | None]:
 
 def _coerce_list(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
     """Arrays of strings: a list from a frame, or ``;``-separated or JSON list text."""
-    problems = no_problems(s)
-    values = pd.Series([None] * len(s), index=s.index, dtype=object)
     expected = f"{column} must be a list of ids: items separated by ';', or a JSON list"
-    for i, v in enumerate(s.tolist()):
-        items, why = _list_value(v)
-        if why is not None:
-            problems.iloc[i] = f"{expected}; it {why}"
-        values.iloc[i] = items
-    return values, problems
+    pairs = [_list_value(v) for v in s.tolist()]
+    problems = [None if why is None else f"{expected}; it {why}" for _, why in pairs]
+    values = pd.Series([items for items, _ in pairs], index=s.index, dtype=object)
+    return values, pd.Series(problems, index=s.index, dtype=object)
 
 
 def _date_value(v: Any) -> tuple[str | None, bool]:

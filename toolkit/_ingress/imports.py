@@ -506,11 +506,8 @@ def _combined(results: list[pd.DataFrame], report: ValidationReport) -> pd.DataF
     combined = nullable_rows(  # row: Int64, like every failure and result frame
         _joined(results) if results else result_frame([], [], []).assign(table=[], row=[])
     )
-    combined.insert(
-        list(combined.columns).index("error") + 1,
-        "warning",
-        row_warnings(report.failures, combined["row"], combined["table"]).array,
-    )
+    warning = row_warnings(report.failures, combined["row"], combined["table"]).array
+    combined.insert(list(combined.columns).index("error") + 1, "warning", warning)
     return combined
 
 

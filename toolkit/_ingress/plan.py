@@ -312,7 +312,6 @@ class Plan:
             >>> client.plan({"clients": clients}).select(["update", "retry"]).empty
             True
         """
-        actions = list(actions)  # asked twice below: an iterator only once
         wanted = [ACTIONS.index(a) for a in actions]  # type: ignore[arg-type]
         out: list[pd.DataFrame] = []
         for part in self.parts:

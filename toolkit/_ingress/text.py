@@ -97,15 +97,9 @@ stores them as separate records"
                 continue
             at, seen = first.setdefault(folded[v], (p, v))
             if seen != v:
-                found.append(
-                    (
-                        p,
-                        col,
-                        "lookalike",
-                        f"{col} {v!r} looks like {seen!r} ({where(at)}): they differ only by "
-                        f"{_differences(v, seen)}; the service stores them as separate records",
-                    )
-                )
+                differ = f"they differ only by {_differences(v, seen)}"
+                text = f"{col} {v!r} looks like {seen!r} ({where(at)}): {differ}; the service "
+                found.append((p, col, "lookalike", text + "stores them as separate records"))
     return found
 
 
