@@ -167,13 +167,9 @@ def read_csv_table(path: Path, encoding: str | None = None) -> Iterator[pd.DataF
             header = [h.strip() for h in first[1]]
             # the columns kept: a trailing unnamed column empty on every line is dropped
             width = len(header) - _empty_tail(path, codec, delimiter, header)
-
-            def frame(rows: list[list[str]]) -> pd.DataFrame:
-                df = pd.DataFrame(rows, columns=range(len(header)), dtype="str")  # Arrow-backed
-                return df.iloc[:, :width].set_axis(pd.Index(header[:width]), axis=1)
-
-            fitted = ((start, _fit(path, delimiter, header, start, r)) for start, r in records)
-            yield from chunked(fitted, frame, source=str(path), delimiter=delimiter)
+            fitted = ((at, _fit(path, delimiter, header, at, r, width)) for at, r in records)
+            names = pd.Index(header[:width])  # text Arrow-backed
+            yield from chunked(fitted, names, "str", source=str(path), delimiter=delimiter)
     except csv.Error as exc:
         where, _, why = str(exc).partition(": ")
         raise ConfigError(
@@ -182,15 +178,18 @@ def read_csv_table(path: Path, encoding: str | None = None) -> Iterator[pd.DataF
         ) from None
 
 
-def _fit(path: Path, delimiter: str, header: list[str], start: int, record: list[str]) -> list[str]:
-    """A record as wide as the header: empty fields beyond it dropped, missing ones ``""``."""
+def _fit(
+    path: Path, delimiter: str, header: list[str], start: int, record: list[str], width: int
+) -> list[str]:
+    """A record as wide as the header: empty fields beyond it dropped, missing ones ``""``;
+    then its first ``width`` fields (those after are empty on every line)."""
     if any(f.strip() for f in record[len(header) :]):
         raise ConfigError(
             f"{path}, line {start}: {len(record)} fields where the header has "
             f"{len(header)} ({_SHOWN[delimiter]}-separated); a value holding the "
             f"delimiter needs double quotes"
         )
-    return record[: len(header)] + [""] * (len(header) - len(record))
+    return record[:width] + [""] * (width - len(record))
 
 
 def _empty_tail(path: Path, codec: tuple[str, str], delimiter: str, header: list[str]) -> int:

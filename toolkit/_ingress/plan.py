@@ -287,9 +287,14 @@ class Plan:
     @cached_property
     def rows(self) -> pd.DataFrame:
         """The plan's rows (built when first asked for)."""
-        if not self.parts:
-            return nullable_rows(with_lines(_typed(pd.DataFrame(_NO_ROWS)), {}))
-        return nullable_rows(pd.concat(list(self.chunks()), ignore_index=True))
+        return nullable_rows(pd.concat(list(self.chunks()) or [self._no_rows()], ignore_index=True))
+
+    def _no_rows(self) -> pd.DataFrame:
+        """The plan's columns without a row (as its first table's rows have them)."""
+        empty = _Rows(
+            "clients", pd.DataFrame(), pd.Series(dtype="string"), np.zeros(0, np.int8), {}
+        )
+        return (self.parts[0] if self.parts else empty).frame(0, 0)
 
     def __len__(self) -> int:
         return sum(len(part) for part in self.parts)
@@ -320,7 +325,7 @@ class Plan:
                 if mine.any():
                     out.append(part.frame(start, start + BATCH)[mine])
         if not out:  # no such row: the columns, not the rows built
-            return self.parts[0].frame(0, 0) if self.parts else self.rows.iloc[:0]
+            return self._no_rows()
         return nullable_rows(pd.concat(out, ignore_index=True))
 
     def part(self, table: str) -> _Rows | None:
@@ -489,16 +494,7 @@ def _mine(conn: Connection, table: str, entries: Iterable[Entry]) -> list[Entry]
     ]
 
 
-_NO_ROWS: dict[str, list[Any]] = {col: [] for col in _COLUMNS}
 _TEXT = dict.fromkeys(["externalId", "reason", "lastAccepted", "failingSince"], "string")
-
-
-def _typed(rows: pd.DataFrame, index: pd.Index | None = None) -> pd.DataFrame:
-    """Plan rows in the plan's dtypes; ``row`` as ``Int64`` beside a source of whole labels."""
-    whole = index is None or pd.api.types.is_integer_dtype(index.dtype)
-    rows["row"] = rows["row"].astype("Int64" if whole else object)
-    rows["changed"] = rows["changed"].astype(object).where(rows["changed"].notna(), None)
-    return rows.astype({**_TEXT, "table": TABLE_DTYPE, "action": ACTION_DTYPE})
 
 
 def _plan_rows(
@@ -509,14 +505,17 @@ def _plan_rows(
     more: Mapping[int, dict[str, Any]],
 ) -> pd.DataFrame:
     """The plan's rows of a table's source rows, one per label of ``index``, in its order
-    (``action``: positions in :data:`ACTIONS`; ``more``: the other columns by position)."""
+    (``action``: positions in :data:`ACTIONS`; ``more``: the other columns by position).
+
+    Plan rows in the plan's dtypes; ``row`` as ``Int64`` beside a source of whole labels."""
     given = sorted(more)  # few, unless a journal
+    whole = pd.api.types.is_integer_dtype(index.dtype)
     rows = pd.DataFrame(
         {
             "table": pd.Categorical.from_codes(
                 np.full(len(index), TABLE_DTYPE.categories.get_loc(table)), dtype=TABLE_DTYPE
             ),
-            "row": index if pd.api.types.is_integer_dtype(index.dtype) else index.astype(object),
+            "row": index.astype("Int64" if whole else object),
             "externalId": keys.to_numpy(),
             "action": pd.Categorical.from_codes(action, dtype=ACTION_DTYPE),
         },
@@ -531,7 +530,8 @@ def _plan_rows(
         if given:
             values.iloc[given] = found
         rows[col] = values
-    return _typed(rows, index)
+    rows["changed"] = rows["changed"].where(rows["changed"].notna(), None)
+    return rows.astype(_TEXT)
 
 
 @dataclass

@@ -96,14 +96,8 @@ def read_excel_table(path: Path, sheet: str | None = None) -> Iterator[pd.DataFr
         first = next(records, None)
         header = first[1] if first is not None else []
         names = _header(header) if first is not None else pd.Index([])
-
-        def frame(rows: list[list[Any]]) -> pd.DataFrame:
-            return pd.DataFrame(rows, columns=range(len(names)), dtype=object).set_axis(
-                names, axis=1
-            )
-
         fitted = ((line, _fit(where, header, line, row)) for line, row in records)
-        yield from chunked(fitted, frame, **attrs)
+        yield from chunked(fitted, names, object, **attrs)
 
 
 def _records(rows: Iterator[Any]) -> Iterator[tuple[int, list[Any]]]:
