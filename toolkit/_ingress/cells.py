@@ -272,9 +272,7 @@ def parse(df: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFrame:
         values, problems = COERCERS[kind](raw, str(col))
         failed = problems.notna().to_numpy()
         if failed.any() or bad:
-            values = values.astype(object)
-            items = raw.tolist()
-            cells = values.tolist()
+            items, cells = raw.tolist(), values.astype(object).tolist()
             for p in np.flatnonzero(failed).tolist():
                 cells[p] = Unreadable(items[p], str(problems.iloc[p]))
             for p, marker in bad.items():

@@ -174,16 +174,17 @@ class CheckResult:
         """
         spec = TABLES[self.table]
         keep = ~self.bad if keep is None else keep
+
+        def final(work: pd.DataFrame, mine: np.ndarray) -> pd.DataFrame:
+            return _finalize(spec, work if mine.all() else work.loc[mine], self.fractions)
+
         if not self.columns_ok:
-            empty = _work_frame(spec, pd.DataFrame(), spec.columns, self.frame.index[:0])
-            yield _finalize(spec, empty, self.fractions)
-            return
-        if self.read_again is None or len(self.frame.columns) == len(
-            _present(spec, self.layout)
-        ):  # every column held
-            yield _finalize(
-                spec, self.frame if keep.all() else self.frame.loc[keep], self.fractions
+            yield final(
+                _work_frame(spec, pd.DataFrame(), spec.columns, self.frame.index[:0]), keep[:0]
             )
+            return
+        if self.read_again is None or len(self.frame.columns) == len(_present(spec, self.layout)):
+            yield final(self.frame, keep)  # every column held
             return
         start = 0
         for chunk in self.read_again():
@@ -192,7 +193,7 @@ class CheckResult:
             start += len(raw)
             parsed = parse(raw, spec.kinds)  # the model's parser; its checks ran before
             work = _work_frame(spec, parsed, raw.columns, chunk.index)
-            out = _finalize(spec, work if mine.all() else work.loc[mine], self.fractions)
+            out = final(work, mine)
             del chunk, raw, parsed, work  # only the rows yielded held while they are used
             yield out
 
@@ -607,7 +608,7 @@ def _failures(spec: TableSpec, read: _Read, found: list[Found]) -> tuple[pd.Data
 
     # messages name the file's line when the frame was read from a file, else the row label
     # (a range's array of every row not cached on the input's index)
-    line_map = "line_shifts" in frame.attrs
+    line_map = "line_shifts" in frame.attrs  # else no row has a line: no array of its rows
     lines = line_array(frame, fresh_index(index).to_series()) if line_map else None
     unit = "lines" if lines is not None and not np.isnan(lines).any() else "rows"
 
