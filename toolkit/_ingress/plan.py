@@ -703,9 +703,7 @@ def plan(
         if (row_action < 0).any():
             raise AssertionError(f"{table}: a row neither held back nor planned")
         parts.append(_Rows(table, frame, keys, row_action, row_more))
-        extra = _absent_rows(todo, frame, keys, _mine(conn, table, entries), mirror)
-        if extra is not None:
-            parts.append(extra)
+        parts += _absent_rows(todo, frame, keys, _mine(conn, table, entries), mirror)
         calls[table] = todo
     limit = max_deactivate if max_deactivate is not None else max(1, int(active * DEACTIVATE_SHARE))
     return Plan(parts, calls, report, limit, active)
@@ -731,14 +729,14 @@ def _against(ledger: Ledger, call: Call, url: str) -> tuple[Action, dict[str, An
 
 def _absent_rows(
     todo: TableCalls, frame: pd.DataFrame, keys: pd.Series, mine: list[Entry], mirror: bool
-) -> _Rows | None:
+) -> list[_Rows]:
     """Plan rows of the journal's records of a table that its source lacks: ``missing``, or
     with ``mirror`` an active initiative's ``deactivate`` (its call added to ``todo.extra``)."""
     table, endpoint = todo.table, IMPORTS[todo.table][0]
     present = set(keys.dropna().astype(str)) if mine else set()
     absent = [e for e in mine if e.key not in present and e.payload is not None]
     if not absent:
-        return None
+        return []
     actions = np.zeros(len(absent), dtype=np.int8)
     more: dict[int, dict[str, Any]] = {}
     for p, entry in enumerate(absent):
@@ -757,7 +755,7 @@ def _absent_rows(
     whole = pd.api.types.is_integer_dtype(frame.index.dtype)
     no_rows = pd.Index([pd.NA] * len(absent), dtype="Int64" if whole else object)
     found = pd.Series([e.key for e in absent], dtype="string")  # no source row: no row, no line
-    return _Rows(table, pd.DataFrame(index=no_rows), found, actions, more)
+    return [_Rows(table, pd.DataFrame(index=no_rows), found, actions, more)]
 
 
 def _as_given(

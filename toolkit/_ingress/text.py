@@ -73,11 +73,9 @@ stores them as separate records"
     """
     found: list[Finding] = []
     for col in dict.fromkeys(columns):
-        if col not in frame.columns:
+        if col not in frame.columns or _ascii_apart(frame[col]):
             continue
         column = frame[col]
-        if _ascii_apart(column):
-            continue
         if isinstance(column.dtype, pd.StringDtype):  # by column: no Python object per row
             written = pd.Series(column.dropna().unique(), dtype=column.dtype)
         else:

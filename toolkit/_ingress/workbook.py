@@ -118,13 +118,10 @@ def _mark(sheet: Any, cells: Mapping[tuple[int, int], list[tuple[str, str]]]) ->
     }
     for (r, c), found in cells.items():
         cell = sheet.cell(row=r, column=c)
-        severity = "error" if any(s == "error" for s, _ in found) else "warning"
-        cell.fill = fills[severity]
+        cell.fill = fills["error" if any(s == "error" for s, _ in found) else "warning"]
         text = "\n".join(f"{s}: {m}" for s, m in dict.fromkeys(found))
-        comment = Comment(text, _AUTHOR)
-        comment.width = 360
-        comment.height = 40 + 18 * (len(text) // 50 + len(found))
-        cell.comment = comment
+        height = 40 + 18 * (len(text) // 50 + len(found))
+        cell.comment = Comment(text, _AUTHOR, height=height, width=360)
 
 
 def _summary(failures: pd.DataFrame) -> pd.DataFrame:
