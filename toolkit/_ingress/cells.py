@@ -260,8 +260,7 @@ def parse(df: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFrame:
             isinstance(raw.dtype, pd.StringDtype) and raw.dtype.storage == "python"
         ):
             items = raw.tolist()
-            strings = [v for v in items if isinstance(v, str)]
-            if not _encodable("".join(strings)):
+            if not _encodable("".join(v for v in items if isinstance(v, str))):
                 bad = {
                     p: _unsendable(str(col), v)
                     for p, v in enumerate(items)

@@ -747,8 +747,7 @@ def _near_ids(missing: pd.Series, allowed: pd.Index) -> list[str | None]:
     text = pd.Series(allowed.astype(str), dtype="str")
     lookup = pd.Series(text.to_numpy(), index=text.str.strip().str.casefold().to_numpy())
     lookup = lookup[~lookup.index.duplicated()]
-    keys = missing.astype("str").str.strip().str.casefold()
-    hints = keys.map(lookup)
+    hints = missing.astype("str").str.strip().str.casefold().map(lookup)
     return [None if pd.isna(h) else str(h) for h in hints.tolist()]
 
 

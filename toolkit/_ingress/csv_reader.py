@@ -92,8 +92,7 @@ def _no_binary(
 def _lines(path: Path, codec: tuple[str, str]) -> Iterator[Iterator[str]]:
     """The file's lines as read (line ends kept), a byte order mark dropped."""
     with path.open(encoding=codec[0], errors=codec[1], newline="") as f:
-        first = next(f, "")
-        yield itertools.chain([first.removeprefix("\ufeff")], f)
+        yield itertools.chain([next(f, "").removeprefix("\ufeff")], f)
 
 
 def _records(

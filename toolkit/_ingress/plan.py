@@ -112,8 +112,7 @@ def table_calls(
         calls, rows = [], []
         for initiative_id, payload, labels in to_code_range_payloads(df):
             ids = payload["codeExternalIds"]
-            parts = split(ids) if code_range_post == "add" else [ids]
-            for k, part in enumerate(parts, start=1):
+            for k, part in enumerate(split(ids) if code_range_post == "add" else [ids], start=1):
                 key = initiative_id if k == 1 else f"{initiative_id} [part {k}]"
                 path = {"initiativeExternalId": initiative_id}
                 calls.append(Call(endpoint, path, {"codeExternalIds": part}, key=key))

@@ -121,8 +121,7 @@ class ValidationReport:
         keep: np.ndarray = ~result.bad
         if table == "code_ranges" and result.bad.any():
             ranges = result.frame["initiativeExternalId"]
-            held = ranges[result.bad].dropna().unique()
-            keep &= ~ranges.isin(held).to_numpy()
+            keep &= ~ranges.isin(ranges[result.bad].dropna().unique()).to_numpy()
         return keep
 
     def valid_chunks(self, table: str, keep: np.ndarray | None = None) -> Iterator[pd.DataFrame]:
