@@ -638,8 +638,7 @@ def _failures(spec: TableSpec, read: _Read, found: list[Found]) -> tuple[pd.Data
             same = groups.get(key, [])
             listed = ", ".join(same[:5]) + (", ..." if len(same) > 5 else "")
             fields.update(rows=f"{unit} {listed}", code=repr(key[-1]) if key else None)
-            if key:
-                fields["initiative"] = repr(key[0])
+            fields.update(initiative=repr(key[0]) if key else None)
             if chk == "range_size":
                 size = frame.loc[frame[spec.key[0]] == key[0], spec.key[-1]].nunique()
                 fields.update(size=size, limit=CODE_RANGE_MAX)
@@ -797,20 +796,6 @@ def format_failures(failures: pd.DataFrame, limit: int = 10) -> str:
     if n > limit:
         lines.append(f"  ... and {n - limit} more (see .failure_cases)")
     return "\n".join(lines)
-
-
-def html_rows(rows: pd.DataFrame, limit: int, attribute: str) -> list[str]:
-    """Jupyter's view of some rows (a report's failures, a plan's rows): the first ``limit`` as
-    an HTML table, and how many more the report's ``attribute`` holds; nothing without rows.
-
-    >>> len(html_rows(pd.DataFrame({"a": range(3)}), 2, "rows"))
-    2
-    """
-    if not len(rows):
-        return []
-    more = len(rows) - limit
-    shown = [rows.head(limit).to_html(index=False)]
-    return shown + ([f"<p>... {more} more in <code>.{attribute}</code></p>"] if more > 0 else [])
 
 
 def check(

@@ -28,7 +28,7 @@ from toolkit._core.failures import nullable_rows, row_warnings
 from toolkit._core.frames import FrameLike, as_pandas, unique_rows
 from toolkit._core.http import Reply
 from toolkit._core.memory import returning_pool
-from toolkit._ingress.checks import format_failures, html_rows
+from toolkit._ingress.checks import format_failures
 from toolkit._ingress.plan import (
     ACTION_DTYPE,
     ACTIONS,
@@ -45,6 +45,7 @@ from toolkit._ingress.plan import plan as make_plan
 from toolkit._ingress.ranges import CodeRangePost, merge_parts, send_in_parts
 from toolkit._ingress.text import warn_lookalikes
 from toolkit._ingress.validation import ImportSource, ValidationReport
+from toolkit._ingress.writer import html_rows
 from toolkit.errors import ConfigError, Interrupted, ValidationError
 
 #: what an import does with rows that only have warnings: ``send`` them as given, or ``raise``

@@ -27,7 +27,6 @@ from toolkit._core.connection import Connection, Endpoint
 from toolkit._core.failures import nullable_rows
 from toolkit._core.frames import as_pandas, neighbours, text_arrow, unique_rows
 from toolkit._core.memory import returning_pool
-from toolkit._ingress.checks import html_rows
 from toolkit._ingress.chunking import fresh_index, with_lines
 from toolkit._ingress.models import TABLES
 from toolkit._ingress.payloads import to_code_range_payloads, to_payloads
@@ -35,7 +34,7 @@ from toolkit._ingress.ranges import CodeRangePost, split
 from toolkit._ingress.readers import TableFile, joined
 from toolkit._ingress.validation import ImportSource, ValidationReport, columns_for, folder_sources
 from toolkit._ingress.validation import validate as _validate
-from toolkit._ingress.writer import write_table
+from toolkit._ingress.writer import html_rows, write_table
 from toolkit.errors import ConfigError
 
 #: table -> (endpoint, key column). In the spec's suggested import order.

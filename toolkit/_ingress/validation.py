@@ -21,7 +21,7 @@ from toolkit._core.failures import empty_failures
 from toolkit._core.frames import FrameLike, as_pandas
 from toolkit._core.memory import returning_pool
 from toolkit._ingress.cells import as_kinds
-from toolkit._ingress.checks import CheckResult, check_chunks, format_failures, html_rows
+from toolkit._ingress.checks import CheckResult, check_chunks, format_failures
 from toolkit._ingress.chunking import with_lines
 from toolkit._ingress.models import TABLES
 from toolkit._ingress.names import IGNORED, TABLE_SUFFIXES, table_for
@@ -29,6 +29,7 @@ from toolkit._ingress.ranges import CodeRangePost
 from toolkit._ingress.readers import TableFile, joined, read_table
 from toolkit._ingress.sheet_reader import table_sheets
 from toolkit._ingress.workbook import write_workbook
+from toolkit._ingress.writer import html_rows
 from toolkit.errors import ConfigError, InputWarning, ValidationError
 
 _EXPECTED = (
