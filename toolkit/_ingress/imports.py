@@ -519,7 +519,6 @@ def _counts(tables: pd.Series, status: pd.Series, report: ValidationReport) -> p
     counts.insert(0, "rows", counts.sum(axis=1))
     warned = report.warnings.dropna(subset=["row"]).drop_duplicates(["table", "row"])["table"]
     counts["warned"] = [int((warned == str(t)).sum()) for t in counts.index]
-    counts.columns.name = None
     return counts
 
 

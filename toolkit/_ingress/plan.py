@@ -357,7 +357,6 @@ class Plan:
         actions = self.actions()
         counts = count_by_table(actions["table"], actions["action"], ACTIONS)
         counts["requests"] = [self.calls[str(t)].requests for t in counts.index]
-        counts.index.name = "table"
         return counts
 
     @property
