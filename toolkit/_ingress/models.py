@@ -116,9 +116,10 @@ class _ImportModel(pa.DataFrameModel):
     @classmethod
     def parse(cls, df: pd.DataFrame) -> pd.DataFrame:
         """Headers matched to the spec's names, each cell read as its column's kind."""
-        spec = TABLES[str(super().to_schema().name)]
-        names = match_headers(spec.name, spec.columns, [str(c) for c in df.columns])
-        return parse(df.set_axis(names.names, axis=1), spec.kinds)
+        schema = super().to_schema()
+        kinds = {c: (col.metadata or {}).get(KIND, "text") for c, col in schema.columns.items()}
+        names = match_headers(str(schema.name), list(kinds), [str(c) for c in df.columns])
+        return parse(df.set_axis(names.names, axis=1), kinds)
 
     class Config:
         strict = True
