@@ -28,7 +28,7 @@ from toolkit._cli import sync as cli_sync
 from toolkit._cli import validate as cli_validate
 from toolkit._client import Client
 from toolkit._egress import DEFAULT_LAG
-from toolkit._ingress import CODE_RANGE_POSTS
+from toolkit._ingress.ranges import CODE_RANGE_POSTS
 from toolkit._ingress.readers import read_table
 from toolkit._reconciliation import COMPARISONS, FAILED_STATUSES
 from toolkit.errors import Interrupted

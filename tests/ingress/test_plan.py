@@ -514,3 +514,14 @@ def test_all_empty_text_columns_hold_no_value_per_row(fresh_client: Client) -> N
     warning = row_warnings(plan.validation.failures, plan.rows["row"], plan.rows["table"])
     assert str(warning.dtype) == "string" and warning.isna().all()
     assert warning.array.__arrow_array__().get_total_buffer_size() < n // 4
+
+
+CLIENT_COLUMNS = ("externalId", "name", "callSign", "description")
+
+
+def test_a_plan_of_an_empty_table_has_its_columns_and_no_row(fresh_client: Client) -> None:
+    empty = pd.DataFrame({c: pd.Series([], dtype="str") for c in CLIENT_COLUMNS})
+    plan = fresh_client.plan({"clients": empty})
+    assert plan.rows.empty and list(plan.rows.columns) == list(plan.to_frame().columns)
+    assert list(plan.rows.columns) == list(fresh_client.plan({}).rows.columns)
+    assert plan.rows.dtypes.equals(plan.select(["send"]).dtypes)

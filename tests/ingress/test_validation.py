@@ -795,3 +795,15 @@ def test_load_folder_leaves_no_file_open() -> None:
         gc.collect()
     assert len(frames) == 5
     assert [str(w.message) for w in seen if issubclass(w.category, ResourceWarning)] == []
+
+
+def test_the_raised_summary_names_a_row_and_an_id_only_where_a_failure_has_them() -> None:
+    codes = pd.DataFrame(
+        {"externalId": ["L1", " L2"], "name": ["a", "b"], "description": ["c", "d"]}
+    )
+    with pytest.raises(ValidationError) as raised:
+        validate(codes=codes).raise_if_failed()
+    lines = str(raised.value).splitlines()[1:]
+    assert "  codes codeTypeExternalId: missing column 'codeTypeExternalId'" in lines
+    assert any(line.startswith("  codes row 1 [ L2] externalId: warning: ") for line in lines)
+    assert not [line for line in lines if "<NA>" in line or "None" in line]

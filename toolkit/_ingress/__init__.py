@@ -12,11 +12,8 @@ from toolkit._ingress.names import match_headers as match_headers
 from toolkit._ingress.plan import ACTIONS as ACTIONS
 from toolkit._ingress.plan import IMPORTS as IMPORTS
 from toolkit._ingress.plan import Plan as Plan
-from toolkit._ingress.ranges import CODE_RANGE_POSTS as CODE_RANGE_POSTS
 from toolkit._ingress.readers import read_table as read_table
-from toolkit._ingress.validation import ValidationReport as ValidationReport
 from toolkit._ingress.validation import folder_sources as folder_sources
-from toolkit._ingress.validation import load_folder as load_folder
 from toolkit._ingress.validation import validate as validate
 from toolkit._ingress.writer import check_out_path as check_out_path
 from toolkit._ingress.writer import write_table as write_table

@@ -46,9 +46,6 @@ def _coerce_number(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
     s = plain(s)
     problems = no_problems(s)
     expected = f"{column} must be a number of seconds (normally a whole number, such as 360)"
-    if pd.api.types.is_bool_dtype(s.dtype):
-        problems[s.notna()] = f"{expected}, not a boolean"
-        return pd.Series(pd.NA, index=s.index, dtype="Float64"), problems
     if pd.api.types.is_integer_dtype(s.dtype):
         return s.astype("Float64"), problems
     if pd.api.types.is_float_dtype(s.dtype):
@@ -121,15 +118,11 @@ def _list_value(v: Any) -> tuple[list[str] | None, str | None]:
 
 def _coerce_list(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
     """Arrays of strings: a list from a frame, or ``;``-separated or JSON list text."""
-    problems = no_problems(s)
-    values = pd.Series([None] * len(s), index=s.index, dtype=object)
     expected = f"{column} must be a list of ids: items separated by ';', or a JSON list"
-    for i, v in enumerate(s.tolist()):
-        items, why = _list_value(v)
-        if why is not None:
-            problems.iloc[i] = f"{expected}; it {why}"
-        values.iloc[i] = items
-    return values, problems
+    pairs = [_list_value(v) for v in s.tolist()]
+    problems = [None if why is None else f"{expected}; it {why}" for _, why in pairs]
+    values = pd.Series([items for items, _ in pairs], index=s.index, dtype=object)
+    return values, pd.Series(problems, index=s.index, dtype=object)
 
 
 def _date_value(v: Any) -> tuple[str | None, bool]:
@@ -267,8 +260,7 @@ def parse(df: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFrame:
             isinstance(raw.dtype, pd.StringDtype) and raw.dtype.storage == "python"
         ):
             items = raw.tolist()
-            strings = [v for v in items if isinstance(v, str)]
-            if not _encodable("".join(strings)):
+            if not _encodable("".join(v for v in items if isinstance(v, str))):
                 bad = {
                     p: _unsendable(str(col), v)
                     for p, v in enumerate(items)
@@ -279,9 +271,7 @@ def parse(df: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFrame:
         values, problems = COERCERS[kind](raw, str(col))
         failed = problems.notna().to_numpy()
         if failed.any() or bad:
-            values = values.astype(object)
-            items = raw.tolist()
-            cells = values.tolist()
+            items, cells = raw.tolist(), values.astype(object).tolist()
             for p in np.flatnonzero(failed).tolist():
                 cells[p] = Unreadable(items[p], str(problems.iloc[p]))
             for p, marker in bad.items():

@@ -26,7 +26,6 @@ from toolkit._core.failures import (
     FAILURE_COLUMNS,
     SEVERITY,
     check_name,
-    empty_failures,
     failure_frame,
 )
 from toolkit._core.frames import MAX_WHOLE, neighbours, text_arrow
@@ -36,6 +35,7 @@ from toolkit._ingress.hints import header_hint, unit_note, value_hint
 from toolkit._ingress.models import TABLES, TableSpec
 from toolkit._ingress.names import match_headers
 from toolkit._ingress.ranges import CODE_RANGE_MAX, CodeRangePost, check_post
+from toolkit._ingress.readers import joined
 from toolkit._ingress.rules import TEMPLATE
 from toolkit._ingress.text import MAX_CELL, lookalikes, warn_lookalikes
 from toolkit.errors import ValidationError, closest
@@ -103,7 +103,7 @@ class CheckResult:
         read_again: How to read the input again, a chunk at a time; then :attr:`frame` holds
             only the columns the checks across rows need (keys, references) and
             :meth:`valid_chunks` reads the others again.
-        layout: The renames given and each input header's spec name.
+        layout: Each input header's spec name, the renames given applied.
         fractions: The number columns with a fraction in a row without an error (sent as
             floats, the others as whole numbers).
     """
@@ -115,7 +115,7 @@ class CheckResult:
     columns_ok: bool
     headers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     read_again: Callable[[], Iterable[pd.DataFrame]] | None = None
-    layout: tuple[Mapping[str, str] | None, tuple[str, ...]] = (None, ())
+    layout: tuple[str, ...] = ()
     fractions: frozenset[str] = frozenset()
 
     @property
@@ -160,8 +160,7 @@ class CheckResult:
         ...     "codeExternalId": ["L110", "L110"]})).valid_frame().index.tolist()
         [0]
         """
-        chunks = list(self.valid_chunks())
-        return chunks[0] if len(chunks) == 1 else pd.concat(chunks)
+        return joined(self.valid_chunks())
 
     def valid_chunks(self, keep: np.ndarray | None = None) -> Iterator[pd.DataFrame]:
         """The rows without errors (or those of ``keep``, a mask by position) in final dtypes,
@@ -175,16 +174,17 @@ class CheckResult:
         """
         spec = TABLES[self.table]
         keep = ~self.bad if keep is None else keep
+
+        def final(work: pd.DataFrame, mine: np.ndarray) -> pd.DataFrame:
+            return _finalize(spec, work if mine.all() else work.loc[mine], self.fractions)
+
         if not self.columns_ok:
-            empty = _work_frame(spec, pd.DataFrame(), spec.columns, self.frame.index[:0])
-            yield _finalize(spec, empty, self.fractions)
-            return
-        if self.read_again is None or len(self.frame.columns) == len(
-            _present(spec, self.layout[1])
-        ):  # every column held
-            yield _finalize(
-                spec, self.frame if keep.all() else self.frame.loc[keep], self.fractions
+            yield final(
+                _work_frame(spec, pd.DataFrame(), spec.columns, self.frame.index[:0]), keep[:0]
             )
+            return
+        if self.read_again is None or len(self.frame.columns) == len(_present(spec, self.layout)):
+            yield final(self.frame, keep)  # every column held
             return
         start = 0
         for chunk in self.read_again():
@@ -193,7 +193,7 @@ class CheckResult:
             start += len(raw)
             parsed = parse(raw, spec.kinds)  # the model's parser; its checks ran before
             work = _work_frame(spec, parsed, raw.columns, chunk.index)
-            out = _finalize(spec, work if mine.all() else work.loc[mine], self.fractions)
+            out = final(work, mine)
             del chunk, raw, parsed, work  # only the rows yielded held while they are used
             yield out
 
@@ -240,44 +240,14 @@ def _present(spec: TableSpec, names: Sequence[str]) -> list[str]:
     return [c for c in spec.columns if c in names]
 
 
-def _raw(
-    spec: TableSpec,
-    df: pd.DataFrame,
-    layout: tuple[Mapping[str, str] | None, Sequence[str]],
-    start: int,
-) -> pd.DataFrame:
+def _raw(spec: TableSpec, df: pd.DataFrame, names: Sequence[str], start: int) -> pd.DataFrame:
     """A chunk of input under the spec's names, each spec column once, its rows numbered from
     ``start`` (their positions in the table), without the input's ``attrs``."""
-    renames, names = layout
-    if renames:
-        df = df.rename(columns=dict(renames))
     raw = df.set_axis(list(names), axis=1).loc[:, ~pd.Index(list(names)).duplicated()]
     raw = raw.loc[:, _present(spec, [str(c) for c in raw.columns])]
     raw = raw.set_axis(pd.RangeIndex(start, start + len(raw)), axis=0)
     raw.attrs = {}  # the line map stays with the input: pandas deep-copies it at every step
     return raw
-
-
-def _match_headers(
-    spec: TableSpec, names: list[str]
-) -> tuple[list[str], list[dict[str, Any]], set[str], dict[str, list[int]]]:
-    """Match headers, with a failure row per ambiguity and the names those rows cover."""
-    matched = match_headers(spec.name, spec.columns, names)
-    fields = list(spec.columns)
-    rows: list[dict[str, Any]] = []
-    replaced: set[str] = set()
-    for name, found in matched.fitting_two.items():
-        shown = " or ".join(repr(f) for f in found)
-        msg = f"column {name!r} could be {shown}; say which with columns={{{name!r}: {found[0]!r}}}"
-        rows.append(_column_row(spec.name, name, "column_unexpected", msg, len(fields)))
-        replaced.add(name)
-    for f, positions in matched.shared.items():
-        shown = " and ".join(repr(names[p]) for p in positions)
-        both = "both" if len(positions) == 2 else "all"
-        msg = f"columns {shown} {both} stand for {f!r}; keep one, or rename the others"
-        rows.append(_column_row(spec.name, f, "column_duplicate", msg, fields.index(f)))
-        replaced.update([f, *(names[p] for p in positions)])
-    return matched.names, rows, replaced, matched.shared
 
 
 def _column_failures(
@@ -318,19 +288,13 @@ def _column_failures(
 
 
 def _column_row(
-    table: str, col: str | None, check_: str, message: str, order: int
+    table: str, col: str | None, check_: str, message: str, order: int, **cell: Any
 ) -> dict[str, Any]:
-    return {
-        "table": table,
-        "_pos": -1,
-        "_order": order,
-        "externalId": None,
-        "column": col,
-        "check": check_,
-        "severity": SEVERITY[check_],
-        "value": None,
-        "message": message,
-    }
+    """A failure row before it is placed, in its column's ``_order``: a column's (``_pos`` -1),
+    or with ``cell`` (``_pos``, ``externalId``, ``severity``, ``value``) a cell's."""
+    row = {"table": table, "column": col, "check": check_, "message": message, "_order": order}
+    fixed = {"_pos": -1, "externalId": None, "value": None, "severity": SEVERITY.get(check_)}
+    return fixed | row | cell
 
 
 Found = tuple[int, str | None, str, str | None, str]
@@ -388,14 +352,8 @@ def _model_failures(
         parsed, fc = exc.data, exc.failure_cases
     checks = _model_checks(spec.name)
     found: list[Found] = []
-    for context, col, chk, number, index in zip(
-        fc["schema_context"],
-        fc["column"],
-        fc["check"],
-        fc["check_number"],
-        fc["index"],
-        strict=True,
-    ):
+    where = ["schema_context", "column", "check", "check_number", "index"]
+    for context, col, chk, number, index in fc[where].itertuples(index=False):
         if index is None or pd.isna(index):
             continue  # a missing or unexpected column: reported with hints before
         if number is None or pd.isna(number):
@@ -445,13 +403,9 @@ def _fields(
         elif name in ("allowed", "or_empty", "hint") and col is not None:
             allowed = _allowed(spec.name, col)
             fields["allowed"] = ", ".join(allowed)
-            fields["or_empty"] = (
-                ", or empty (not sent)"
-                if col in spec.optional
-                else ", or empty for null"
-                if col in spec.nullable
-                else ""
-            )
+            fields["or_empty"] = ", or empty for null" if col in spec.nullable else ""
+            if col in spec.optional:  # an optional column is nullable too
+                fields["or_empty"] = ", or empty (not sent)"
             near = None
             if isinstance(value, str):
                 near = next((a for a in allowed if a.casefold() == value.strip().casefold()), None)
@@ -506,7 +460,7 @@ class _Read:
     work dtypes; ``raw``: those not read as text, as given) and the failures of each row's own
     cells (``rows``: a failure row per wrong column, and one if the schema could not run)."""
 
-    layout: tuple[Mapping[str, str] | None, tuple[str, ...]] = (None, ())
+    layout: tuple[str, ...] = ()
     headers: dict[str, tuple[str, ...]] = field(default_factory=dict)
     rows: list[dict[str, Any]] = field(default_factory=list)
     columns_ok: bool = True  # no column missing, unexpected or duplicated
@@ -572,8 +526,7 @@ def _read_chunks(
         del df, raw, parsed, work  # not held while the next chunk is read
     if not labels:
         raise ValueError(f"{spec.name}: no chunk of rows given")
-    read.frame = pd.concat(parts) if len(parts) > 1 else parts[0]
-    read.raw = pd.concat(raws) if len(raws) > 1 else raws[0]
+    read.frame, read.raw = joined(parts), joined(raws)
     del parts, raws
     read.index = labels[0].append(labels[1:]) if len(labels) > 1 else labels[0]
     if read.broken:  # as if no cell were read
@@ -610,12 +563,8 @@ def check_chunks(
     spec = _spec_for(table)
     check_post(code_range_post)
     whole = _lazy_schemas(table)[1]
-    hold = (
-        None
-        if read_again is None
-        else {*spec.key, spec.id_column, *dict(spec.references), *whole.columns}
-    )
-    read = _read_chunks(spec, chunks, columns, hold)
+    held = {*spec.key, spec.id_column, *dict(spec.references), *whole.columns}
+    read = _read_chunks(spec, chunks, columns, None if read_again is None else held)
     frame, found = read.frame, list(read.found)
     across = [c for c in whole.columns if c in frame.columns]
     if across and not read.broken:  # a text column seen to be unique by sorting: no hash table
@@ -659,7 +608,7 @@ def _failures(spec: TableSpec, read: _Read, found: list[Found]) -> tuple[pd.Data
 
     # messages name the file's line when the frame was read from a file, else the row label
     # (a range's array of every row not cached on the input's index)
-    line_map = "line_shifts" in frame.attrs
+    line_map = "line_shifts" in frame.attrs  # else no row has a line: no array of its rows
     lines = line_array(frame, fresh_index(index).to_series()) if line_map else None
     unit = "lines" if lines is not None and not np.isnan(lines).any() else "rows"
 
@@ -689,35 +638,21 @@ def _failures(spec: TableSpec, read: _Read, found: list[Found]) -> tuple[pd.Data
             same = groups.get(key, [])
             listed = ", ".join(same[:5]) + (", ..." if len(same) > 5 else "")
             fields.update(rows=f"{unit} {listed}", code=repr(key[-1]) if key else None)
-            if key:
-                fields["initiative"] = repr(key[0])
+            fields.update(initiative=repr(key[0]) if key else None)
             if chk == "range_size":
                 size = frame.loc[frame[spec.key[0]] == key[0], spec.key[-1]].nunique()
                 fields.update(size=size, limit=CODE_RANGE_MAX)
             text = template.format(**fields)
-        rid = ids[pos] if ids is not None else None
-        rows.append(
-            {
-                "table": spec.name,
-                "_pos": pos,
-                "_order": len(order) if fcol is None else order.get(fcol, len(order)),
-                "externalId": None if rid is None else str(rid),
-                "column": fcol,
-                "check": chk,
-                "severity": severity,
-                "value": value.item() if isinstance(value, np.generic) else value,
-                "message": text,
-            }
-        )
+        rid = None if ids is None or ids[pos] is None else str(ids[pos])
+        value = value.item() if isinstance(value, np.generic) else value
+        placed = {"_pos": pos, "externalId": rid, "severity": severity, "value": value}
+        at_ = len(order) if fcol is None else order.get(fcol, len(order))
+        rows.append(_column_row(spec.name, fcol, chk, text, at_, **placed))
 
     rows.sort(key=lambda r: (r["_pos"], r["_order"], r["check"]))
-    failures = (
-        failure_frame(
-            **{c: [r[c] for r in rows] for c in FAILURE_COLUMNS if c != "row"},
-            row=[index[r["_pos"]] if r["_pos"] >= 0 else None for r in rows],
-        )
-        if rows
-        else empty_failures()
+    failures = failure_frame(
+        **{c: [r[c] for r in rows] for c in FAILURE_COLUMNS if c != "row"},
+        row=[index[r["_pos"]] if r["_pos"] >= 0 else None for r in rows],
     )
     bad = np.zeros(len(frame), dtype=bool)
     bad[[r["_pos"] for r in rows if r["_pos"] >= 0 and r["severity"] == "error"]] = True
@@ -726,25 +661,37 @@ def _failures(spec: TableSpec, read: _Read, found: list[Found]) -> tuple[pd.Data
 
 def _layout(
     spec: TableSpec, df: pd.DataFrame, columns: Mapping[str, str] | None
-) -> tuple[
-    tuple[Mapping[str, str] | None, tuple[str, ...]],
-    list[dict[str, Any]],
-    dict[str, tuple[str, ...]],
-]:
-    """The headers of a table: the renames and each header's spec name, a failure row per
-    missing, unexpected or doubled column, and each spec name's header(s) in the input."""
+) -> tuple[tuple[str, ...], list[dict[str, Any]], dict[str, tuple[str, ...]]]:
+    """The headers of a table: each header's spec name (the renames given applied), a failure
+    row per missing, unexpected or doubled column, and each spec name's header(s) in the input.
+
+    The headers are matched (:func:`~toolkit._ingress.names.match_headers`) with a failure row
+    per ambiguity; the other column failures leave out the names those rows cover."""
     source = [str(c) for c in df.columns]
-    renamed = df.rename(columns=dict(columns)) if columns else df
-    names, rows, replaced, shared = _match_headers(spec, [str(c) for c in renamed.columns])
+    given = [str(c) for c in (df.rename(columns=dict(columns)) if columns else df).columns]
+    matched = match_headers(spec.name, spec.columns, given)
+    names, fields = matched.names, list(spec.columns)
+    rows: list[dict[str, Any]] = []
+    replaced: set[str] = set()
     headers: dict[str, tuple[str, ...]] = {}
     for name, header in zip(names, source, strict=True):
         headers[name] = (*headers.get(name, ()), header)
-    for f, where in shared.items():  # two headers for one field: show them both
-        headers[f] = tuple(source[i] for i in where)
+    for name, found in matched.fitting_two.items():
+        shown = " or ".join(repr(f) for f in found)
+        msg = f"column {name!r} could be {shown}; say which with columns={{{name!r}: {found[0]!r}}}"
+        rows.append(_column_row(spec.name, name, "column_unexpected", msg, len(fields)))
+        replaced.add(name)
+    for f, positions in matched.shared.items():  # two headers for one field: show them both
+        shown = " and ".join(repr(given[p]) for p in positions)
+        both = "both" if len(positions) == 2 else "all"
+        msg = f"columns {shown} {both} stand for {f!r}; keep one, or rename the others"
+        rows.append(_column_row(spec.name, f, "column_duplicate", msg, fields.index(f)))
+        replaced.update([f, *(given[p] for p in positions)])
+        headers[f] = tuple(source[p] for p in positions)
     rows += [
         r for r in _column_failures(spec.name, names, spec, headers) if r["column"] not in replaced
     ]
-    return (columns or None, tuple(names)), rows, headers
+    return tuple(names), rows, headers
 
 
 def _objects(values: pd.Series) -> np.ndarray:
@@ -799,8 +746,7 @@ def _near_ids(missing: pd.Series, allowed: pd.Index) -> list[str | None]:
     text = pd.Series(allowed.astype(str), dtype="str")
     lookup = pd.Series(text.to_numpy(), index=text.str.strip().str.casefold().to_numpy())
     lookup = lookup[~lookup.index.duplicated()]
-    keys = missing.astype("str").str.strip().str.casefold()
-    hints = keys.map(lookup)
+    hints = missing.astype("str").str.strip().str.casefold().map(lookup)
     return [None if pd.isna(h) else str(h) for h in hints.tolist()]
 
 
@@ -826,13 +772,9 @@ def format_failures(failures: pd.DataFrame, limit: int = 10) -> str:
     n = len(failures)
     parts = []
     for table, group in failures.groupby("table", sort=False):
-        n_rows = group["row"].dropna().nunique()
-        cols = int(group["row"].isna().sum())
-        bits = []
-        if n_rows:
-            bits.append(f"{n_rows} row{'s' if n_rows != 1 else ''}")
-        if cols:
-            bits.append(f"{cols} column-level")
+        n_rows, cols = group["row"].dropna().nunique(), int(group["row"].isna().sum())
+        bits = [f"{n_rows} row{'s' if n_rows != 1 else ''}"] if n_rows else []
+        bits += [f"{cols} column-level"] if cols else []
         parts.append(f"{table} {len(group)} ({', '.join(bits)})")
     head = f"{n} problem{'s' if n != 1 else ''}"
     severity = (
@@ -846,17 +788,11 @@ def format_failures(failures: pd.DataFrame, limit: int = 10) -> str:
             f"{n_warnings} warning{'s' if n_warnings != 1 else ''})"
         )
     lines = [f"{head}: {'; '.join(parts)}"]
-    for rec, sev in zip(
-        failures.head(limit).itertuples(index=False), severity.head(limit), strict=True
-    ):
-        where = f"{rec.table}"
-        if rec.row is not None and not (isinstance(rec.row, float) and np.isnan(rec.row)):
-            where += f" row {rec.row!s}"
-        if rec.externalId is not None:
-            where += f" [{rec.externalId!s}]"
-        if rec.column is not None:
-            where += f" {rec.column!s}"
-        lines.append(f"  {where}: {'warning: ' if sev == 'warning' else ''}{rec.message}")
+    for rec, sev in zip(failures.head(limit).to_dict("records"), severity.head(limit), strict=True):
+        where = f"{rec['table']}" + (f" row {rec['row']!s}" if pd.notna(rec["row"]) else "")
+        where += f" [{rec['externalId']!s}]" if pd.notna(rec["externalId"]) else ""
+        where += f" {rec['column']!s}" if pd.notna(rec["column"]) else ""
+        lines.append(f"  {where}: {'warning: ' if sev == 'warning' else ''}{rec['message']}")
     if n > limit:
         lines.append(f"  ... and {n - limit} more (see .failure_cases)")
     return "\n".join(lines)

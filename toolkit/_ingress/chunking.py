@@ -4,7 +4,7 @@ carries, its rows' numbers in the file (its index) and their lines (the line map
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -16,17 +16,17 @@ _CHUNK = 50_000
 
 
 def chunked(
-    records: Iterable[tuple[int, list[Any]]],
-    frame: Callable[[list[list[Any]]], pd.DataFrame],
-    **attrs: Any,
+    records: Iterable[tuple[int, list[Any]]], columns: pd.Index, dtype: Any, **attrs: Any
 ) -> Iterator[pd.DataFrame]:
     """A file's records, ``(line, values)``, as frames of :data:`_CHUNK` rows (one empty frame
-    when there are none), made by ``frame``: each one's index its rows' numbers in the file,
-    its ``attrs`` the ``attrs`` given and the line map so far (``line_shifts``: each first row
-    whose line is further down than the row before it says, with how many lines further).
+    when there are none), of the ``columns`` in ``dtype``: each one's index its rows' numbers in
+    the file, its ``attrs`` the ``attrs`` given and the line map so far (``line_shifts``: each
+    first row whose line is further down than the row before it says, with how many lines
+    further).
 
     Example:
-        >>> [(c.index.tolist(), c.attrs) for c in chunked([(2, ["x"]), (4, ["y"])], pd.DataFrame)]
+        >>> records = [(2, ["x"]), (4, ["y"])]  # a blank line before the second row
+        >>> [(c.index.tolist(), c.attrs) for c in chunked(records, pd.Index(["a"]), "str")]
         [([0, 1], {'line_shifts': ((1, 1),)})]
     """
     rows: list[list[Any]] = []
@@ -34,8 +34,7 @@ def chunked(
     n = 0
 
     def chunk() -> pd.DataFrame:
-        df = frame(rows)
-        df.index = pd.RangeIndex(n - len(rows), n)
+        df = pd.DataFrame(rows, pd.RangeIndex(n - len(rows), n), columns, dtype)
         df.attrs.update(attrs, line_shifts=tuple(shifts))
         return df
 

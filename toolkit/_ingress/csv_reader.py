@@ -5,7 +5,6 @@ warning, every value a string. A file it cannot read raises one
 
 from __future__ import annotations
 
-import codecs
 import csv
 import itertools
 import warnings
@@ -78,9 +77,13 @@ def _decode(path: Path, data: bytes, encoding: str | None = None) -> tuple[str, 
     return _no_binary(path, text, "cp1252")
 
 
-def _no_binary(path: Path, text: str, codec: str, errors: str = "strict") -> tuple[str, str]:
+def _no_binary(
+    path: Path, text: str, codec: str = "", errors: str = "strict", line: int = 1
+) -> tuple[str, str]:
+    """``(codec, errors)``, once ``text`` (its first line numbered ``line``) is seen to hold no
+    NUL, which only binary data holds."""
     if "\x00" in text:
-        line = text[: text.index("\x00")].count("\n") + 1
+        line += text[: text.index("\x00")].count("\n")
         raise ConfigError(f"{path}, line {line}: binary data, not a text (CSV) file")
     return codec, errors
 
@@ -89,8 +92,7 @@ def _no_binary(path: Path, text: str, codec: str, errors: str = "strict") -> tup
 def _lines(path: Path, codec: tuple[str, str]) -> Iterator[Iterator[str]]:
     """The file's lines as read (line ends kept), a byte order mark dropped."""
     with path.open(encoding=codec[0], errors=codec[1], newline="") as f:
-        first = next(f, "")
-        yield itertools.chain([first.removeprefix("\ufeff")], f)
+        yield itertools.chain([next(f, "").removeprefix("\ufeff")], f)
 
 
 def _records(
@@ -140,19 +142,12 @@ def _codec(path: Path, encoding: str | None) -> tuple[str, str]:
     """:func:`_decode` of the file, read a block at a time when it is UTF-8 (the whole file's
     bytes only for another encoding)."""
     if encoding is None:
-        decoder = codecs.getincrementaldecoder("utf-8-sig")()
         try:
-            with path.open("rb") as f:
+            with path.open(encoding="utf-8-sig", newline="") as f:
                 line = 1
                 while block := f.read(1 << 20):
-                    text = decoder.decode(block)
-                    if "\x00" in text:
-                        line += text[: text.index("\x00")].count("\n")
-                        raise ConfigError(
-                            f"{path}, line {line}: binary data, not a text (CSV) file"
-                        )
-                    line += text.count("\n")
-                decoder.decode(b"", final=True)
+                    _no_binary(path, block, line=line)
+                    line += block.count("\n")
             return "utf-8-sig", "strict"
         except UnicodeDecodeError:
             pass
@@ -171,13 +166,9 @@ def read_csv_table(path: Path, encoding: str | None = None) -> Iterator[pd.DataF
             header = [h.strip() for h in first[1]]
             # the columns kept: a trailing unnamed column empty on every line is dropped
             width = len(header) - _empty_tail(path, codec, delimiter, header)
-
-            def frame(rows: list[list[str]]) -> pd.DataFrame:
-                df = pd.DataFrame(rows, columns=range(len(header)), dtype="str")  # Arrow-backed
-                return df.iloc[:, :width].set_axis(pd.Index(header[:width]), axis=1)
-
-            fitted = ((start, _fit(path, delimiter, header, start, r)) for start, r in records)
-            yield from chunked(fitted, frame, source=str(path), delimiter=delimiter)
+            fitted = ((at, _fit(path, delimiter, header, at, r, width)) for at, r in records)
+            names = pd.Index(header[:width])  # text Arrow-backed
+            yield from chunked(fitted, names, "str", source=str(path), delimiter=delimiter)
     except csv.Error as exc:
         where, _, why = str(exc).partition(": ")
         raise ConfigError(
@@ -186,15 +177,18 @@ def read_csv_table(path: Path, encoding: str | None = None) -> Iterator[pd.DataF
         ) from None
 
 
-def _fit(path: Path, delimiter: str, header: list[str], start: int, record: list[str]) -> list[str]:
-    """A record as wide as the header: empty fields beyond it dropped, missing ones ``""``."""
+def _fit(
+    path: Path, delimiter: str, header: list[str], start: int, record: list[str], width: int
+) -> list[str]:
+    """A record as wide as the header: empty fields beyond it dropped, missing ones ``""``;
+    then its first ``width`` fields (those after are empty on every line)."""
     if any(f.strip() for f in record[len(header) :]):
         raise ConfigError(
             f"{path}, line {start}: {len(record)} fields where the header has "
             f"{len(header)} ({_SHOWN[delimiter]}-separated); a value holding the "
             f"delimiter needs double quotes"
         )
-    return record[: len(header)] + [""] * (len(header) - len(record))
+    return record[:width] + [""] * (width - len(record))
 
 
 def _empty_tail(path: Path, codec: tuple[str, str], delimiter: str, header: list[str]) -> int:

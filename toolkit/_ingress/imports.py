@@ -45,6 +45,7 @@ from toolkit._ingress.plan import plan as make_plan
 from toolkit._ingress.ranges import CodeRangePost, merge_parts, send_in_parts
 from toolkit._ingress.text import warn_lookalikes
 from toolkit._ingress.validation import ImportSource, ValidationReport
+from toolkit._ingress.writer import html_rows
 from toolkit.errors import ConfigError, Interrupted, ValidationError
 
 #: what an import does with rows that only have warnings: ``send`` them as given, or ``raise``
@@ -219,20 +220,13 @@ class OnboardReport:
             valid = self.validation is None or self.validation.ok
             state = "validation ok" if valid else "validation NOT ok"
         else:
-            state = (
-                self._state()
-                if self.ok
-                else (f"NOT ok: {len(self.failures)} row(s) failed or skipped")
-            )
+            failed = f"NOT ok: {len(self.failures)} row(s) failed or skipped"
+            state = self._state() if self.ok else failed
         parts = [f"<p><b>{head}</b>: {html.escape(state)}</p>", self.counts.to_html()]
         shown = self.failures
         if self.dry_run:
             shown = shown[shown["error"] != "dry run"]
-        if len(shown):
-            cols = [c for c in ("table", "row", "externalId", "status", "error") if c in shown]
-            parts.append(shown[cols].head(20).to_html(index=False))
-            if len(shown) > 20:
-                parts.append(f"<p>... {len(shown) - 20} more in <code>.failures</code></p>")
+        parts += html_rows(shown[["table", "row", "externalId", "status", "error"]], 20, "failures")
         if len(self.warned):
             cols = ["table", "row", "externalId", "status", "warning"]
             parts.append(f"<p>{len(self.warned)} row(s) with a warning:</p>")
@@ -384,14 +378,9 @@ def _send(
                     if n < merged:  # answered before the interrupt
                         continue
                     keep = [i for i, lbs in enumerate(labels) if not any(lb in held for lb in lbs)]
-                    if table == "code_ranges" and len(keep) < len(
-                        labels
-                    ):  # a held row holds its call
-                        kept = set(keep)
-                        for i, lbs in enumerate(labels):
-                            if i not in kept:
-                                for label in lbs:
-                                    held.setdefault(label, "another row of this code range failed")
+                    for i in set(range(len(labels))) - set(keep):  # a held row holds its call
+                        for label in labels[i]:  # (another row of a code range)
+                            held.setdefault(label, "another row of this code range failed")
                     calls, labels = [calls[i] for i in keep], [labels[i] for i in keep]
                     fatal = pacer.fatal if interrupted is None else None
                     if interrupted is not None or fatal:  # the service could not be reached
@@ -518,11 +507,8 @@ def _combined(results: list[pd.DataFrame], report: ValidationReport) -> pd.DataF
     combined = nullable_rows(  # row: Int64, like every failure and result frame
         _joined(results) if results else result_frame([], [], []).assign(table=[], row=[])
     )
-    combined.insert(
-        list(combined.columns).index("error") + 1,
-        "warning",
-        row_warnings(report.failures, combined["row"], combined["table"]).array,
-    )
+    warning = row_warnings(report.failures, combined["row"], combined["table"]).array
+    combined.insert(list(combined.columns).index("error") + 1, "warning", warning)
     return combined
 
 
@@ -533,7 +519,6 @@ def _counts(tables: pd.Series, status: pd.Series, report: ValidationReport) -> p
     counts.insert(0, "rows", counts.sum(axis=1))
     warned = report.warnings.dropna(subset=["row"]).drop_duplicates(["table", "row"])["table"]
     counts["warned"] = [int((warned == str(t)).sum()) for t in counts.index]
-    counts.columns.name = None
     return counts
 
 

@@ -212,11 +212,7 @@ class CodeRangeSchema(_ImportModel):
             return pd.Series(True, index=df.index)
         keys = df[pair]
         if any(map(pd.api.types.is_object_dtype, keys.dtypes)):  # an unreadable cell: no value
-            keys = (
-                keys.astype(object)
-                .where(keys.notna(), None)
-                .map(lambda v: None if isinstance(v, Unreadable) else v)
-            )
+            keys = keys.astype(object).map(lambda v: None if isinstance(v, Unreadable) else v)
         # text columns as they are: Arrow's hashes, no Python string per cell
         return ~(keys.duplicated(keep=False) & keys.notna().all(axis=1))
 

@@ -31,10 +31,10 @@ from toolkit._ingress.chunking import fresh_index, with_lines
 from toolkit._ingress.models import TABLES
 from toolkit._ingress.payloads import to_code_range_payloads, to_payloads
 from toolkit._ingress.ranges import CodeRangePost, split
-from toolkit._ingress.readers import TableFile
+from toolkit._ingress.readers import TableFile, joined
 from toolkit._ingress.validation import ImportSource, ValidationReport, columns_for, folder_sources
 from toolkit._ingress.validation import validate as _validate
-from toolkit._ingress.writer import write_table
+from toolkit._ingress.writer import html_rows, write_table
 from toolkit.errors import ConfigError
 
 #: table -> (endpoint, key column). In the spec's suggested import order.
@@ -111,8 +111,7 @@ def table_calls(
         calls, rows = [], []
         for initiative_id, payload, labels in to_code_range_payloads(df):
             ids = payload["codeExternalIds"]
-            parts = split(ids) if code_range_post == "add" else [ids]
-            for k, part in enumerate(parts, start=1):
+            for k, part in enumerate(split(ids) if code_range_post == "add" else [ids], start=1):
                 key = initiative_id if k == 1 else f"{initiative_id} [part {k}]"
                 path = {"initiativeExternalId": initiative_id}
                 calls.append(Call(endpoint, path, {"codeExternalIds": part}, key=key))
@@ -237,8 +236,7 @@ class TableCalls:
         time (a code range's rows grouped whole)."""
         chunks: Iterable[pd.DataFrame] = self.chunks()
         if self.table == "code_ranges":  # a range's rows grouped whole
-            whole = list(chunks)
-            chunks = [pd.concat(whole) if len(whole) > 1 else whole[0]] if whole else []
+            chunks = [joined(chunks)]
         for chunk in chunks:
             if len(chunk):
                 yield from call_batches(self.table, chunk, self.code_range_post)
@@ -287,9 +285,14 @@ class Plan:
     @cached_property
     def rows(self) -> pd.DataFrame:
         """The plan's rows (built when first asked for)."""
-        if not self.parts:
-            return nullable_rows(with_lines(_typed(pd.DataFrame(_NO_ROWS)), {}))
-        return nullable_rows(pd.concat(list(self.chunks()), ignore_index=True))
+        return nullable_rows(pd.concat(list(self.chunks()) or [self._no_rows()], ignore_index=True))
+
+    def _no_rows(self) -> pd.DataFrame:
+        """The plan's columns without a row (as its first table's rows have them)."""
+        empty = _Rows(
+            "clients", pd.DataFrame(), pd.Series(dtype="string"), np.zeros(0, np.int8), {}
+        )
+        return (self.parts[0] if self.parts else empty).frame(0, 0)
 
     def __len__(self) -> int:
         return sum(len(part) for part in self.parts)
@@ -312,7 +315,6 @@ class Plan:
             >>> client.plan({"clients": clients}).select(["update", "retry"]).empty
             True
         """
-        actions = list(actions)  # asked twice below: an iterator only once
         wanted = [ACTIONS.index(a) for a in actions]  # type: ignore[arg-type]
         out: list[pd.DataFrame] = []
         for part in self.parts:
@@ -321,7 +323,7 @@ class Plan:
                 if mine.any():
                     out.append(part.frame(start, start + BATCH)[mine])
         if not out:  # no such row: the columns, not the rows built
-            return self.parts[0].frame(0, 0) if self.parts else self.rows.iloc[:0]
+            return self._no_rows()
         return nullable_rows(pd.concat(out, ignore_index=True))
 
     def part(self, table: str) -> _Rows | None:
@@ -355,7 +357,6 @@ class Plan:
         actions = self.actions()
         counts = count_by_table(actions["table"], actions["action"], ACTIONS)
         counts["requests"] = [self.calls[str(t)].requests for t in counts.index]
-        counts.index.name = "table"
         return counts
 
     @property
@@ -423,10 +424,7 @@ class Plan:
         """Jupyter's view: counts per table and action, then the rows that are not unchanged."""
         parts = [f"<p><b>{html.escape(self._headline())}</b></p>", self.counts.to_html()]
         shown = self.select([a for a in ACTIONS if a != "unchanged"])
-        if len(shown):
-            parts.append(shown.head(50).to_html(index=False))
-            if len(shown) > 50:
-                parts.append(f"<p>... {len(shown) - 50} more in <code>.rows</code></p>")
+        parts += html_rows(shown, 50, "rows")
         hidden = len(self) - len(shown)
         if hidden:
             parts.append(f"<p>{hidden} unchanged row(s) not shown</p>")
@@ -493,16 +491,7 @@ def _mine(conn: Connection, table: str, entries: Iterable[Entry]) -> list[Entry]
     ]
 
 
-_NO_ROWS: dict[str, list[Any]] = {col: [] for col in _COLUMNS}
 _TEXT = dict.fromkeys(["externalId", "reason", "lastAccepted", "failingSince"], "string")
-
-
-def _typed(rows: pd.DataFrame, index: pd.Index | None = None) -> pd.DataFrame:
-    """Plan rows in the plan's dtypes; ``row`` as ``Int64`` beside a source of whole labels."""
-    whole = index is None or pd.api.types.is_integer_dtype(index.dtype)
-    rows["row"] = rows["row"].astype("Int64" if whole else object)
-    rows["changed"] = rows["changed"].astype(object).where(rows["changed"].notna(), None)
-    return rows.astype({**_TEXT, "table": TABLE_DTYPE, "action": ACTION_DTYPE})
 
 
 def _plan_rows(
@@ -513,14 +502,17 @@ def _plan_rows(
     more: Mapping[int, dict[str, Any]],
 ) -> pd.DataFrame:
     """The plan's rows of a table's source rows, one per label of ``index``, in its order
-    (``action``: positions in :data:`ACTIONS`; ``more``: the other columns by position)."""
+    (``action``: positions in :data:`ACTIONS`; ``more``: the other columns by position).
+
+    Plan rows in the plan's dtypes; ``row`` as ``Int64`` beside a source of whole labels."""
     given = sorted(more)  # few, unless a journal
+    whole = pd.api.types.is_integer_dtype(index.dtype)
     rows = pd.DataFrame(
         {
             "table": pd.Categorical.from_codes(
                 np.full(len(index), TABLE_DTYPE.categories.get_loc(table)), dtype=TABLE_DTYPE
             ),
-            "row": index if pd.api.types.is_integer_dtype(index.dtype) else index.astype(object),
+            "row": index.astype("Int64" if whole else object),
             "externalId": keys.to_numpy(),
             "action": pd.Categorical.from_codes(action, dtype=ACTION_DTYPE),
         },
@@ -535,7 +527,8 @@ def _plan_rows(
         if given:
             values.iloc[given] = found
         rows[col] = values
-    return _typed(rows, index)
+    rows["changed"] = rows["changed"].where(rows["changed"].notna(), None)
+    return rows.astype(_TEXT)
 
 
 @dataclass
@@ -676,11 +669,9 @@ def plan(
         # every row's label, key and reference columns, and the file's line map: the other
         # columns are read again from the source, a chunk at a time, for the calls
         frame = report.results[table].frame
-        id_col = TABLES[table].id_column
-        keys = (
-            frame[id_col].astype("string")
-            if id_col in frame
-            else pd.Series(pd.NA, frame.index, dtype="string")
+        id_col = TABLES[table].id_column  # a missing column: no keys
+        keys = (frame[id_col] if id_col in frame else pd.Series(pd.NA, frame.index)).astype(
+            "string"
         )
         held = _held_back(table, frame, report, bad, checked=validate)
         bad[table] = {str(keys[lb]): f"is {a}" for lb, (a, _) in held.items() if pd.notna(keys[lb])}
@@ -701,18 +692,15 @@ def plan(
             for p in positions:  # a range in parts: the first part that is sent says
                 if row_action[p] in (-1, unchanged):
                     row_action[p] = code
+                    row_more.pop(p, None)  # the plan columns of this call, if any
                     if more is not _NOTHING:
                         row_more[p] = more
-                    else:
-                        row_more.pop(p, None)
         for i, (action, reason) in zip(at, held.values(), strict=True):
             row_action[i], row_more[i] = ACTIONS.index(action), {"reason": reason}
         if (row_action < 0).any():
             raise AssertionError(f"{table}: a row neither held back nor planned")
         parts.append(_Rows(table, frame, keys, row_action, row_more))
-        extra = _absent_rows(todo, frame, keys, _mine(conn, table, entries), mirror)
-        if extra is not None:
-            parts.append(extra)
+        parts += _absent_rows(todo, frame, keys, _mine(conn, table, entries), mirror)
         calls[table] = todo
     limit = max_deactivate if max_deactivate is not None else max(1, int(active * DEACTIVATE_SHARE))
     return Plan(parts, calls, report, limit, active)
@@ -738,14 +726,14 @@ def _against(ledger: Ledger, call: Call, url: str) -> tuple[Action, dict[str, An
 
 def _absent_rows(
     todo: TableCalls, frame: pd.DataFrame, keys: pd.Series, mine: list[Entry], mirror: bool
-) -> _Rows | None:
+) -> list[_Rows]:
     """Plan rows of the journal's records of a table that its source lacks: ``missing``, or
     with ``mirror`` an active initiative's ``deactivate`` (its call added to ``todo.extra``)."""
     table, endpoint = todo.table, IMPORTS[todo.table][0]
     present = set(keys.dropna().astype(str)) if mine else set()
     absent = [e for e in mine if e.key not in present and e.payload is not None]
     if not absent:
-        return None
+        return []
     actions = np.zeros(len(absent), dtype=np.int8)
     more: dict[int, dict[str, Any]] = {}
     for p, entry in enumerate(absent):
@@ -764,7 +752,7 @@ def _absent_rows(
     whole = pd.api.types.is_integer_dtype(frame.index.dtype)
     no_rows = pd.Index([pd.NA] * len(absent), dtype="Int64" if whole else object)
     found = pd.Series([e.key for e in absent], dtype="string")  # no source row: no row, no line
-    return _Rows(table, pd.DataFrame(index=no_rows), found, actions, more)
+    return [_Rows(table, pd.DataFrame(index=no_rows), found, actions, more)]
 
 
 def _as_given(
@@ -823,6 +811,5 @@ def failures(conn: Connection, journal: str | os.PathLike[str] | Journal) -> pd.
         and (e.customer is None or e.customer == conn.customer_id)
     ]
     out = pd.DataFrame(data, columns=list(_FAILURE_COLUMNS))
-    out["httpStatus"] = out["httpStatus"].astype("Int64")
-    out["failures"] = out["failures"].astype("int64")
+    out = out.astype({"httpStatus": "Int64", "failures": "int64"})
     return out.sort_values("failingSince", kind="stable").reset_index(drop=True)

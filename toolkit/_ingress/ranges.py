@@ -95,19 +95,16 @@ def send_in_parts(run: Callable[[list[Call]], list[Reply]], calls: list[Call]) -
         >>> rounds, [r.status for r in replies]
         ([1, 1], [201, 201])
     """
-    rounds: list[list[int]] = []
-    seen: dict[Any, int] = {}
+    rounds: dict[int, list[int]] = {}  # round k -> its calls (round k comes after round k - 1)
+    seen: dict[Any, int] = {}  # a range's path -> its last part's round
     for i, call in enumerate(calls):
         key = _part(call)
-        k = seen.get(key, 0) if key is not None else 0
-        if key is not None:
-            seen[key] = k + 1
-        while len(rounds) <= k:
-            rounds.append([])
-        rounds[k].append(i)
+        k = 0 if key is None else seen.setdefault(key, -1) + 1
+        seen[key] = k
+        rounds.setdefault(k, []).append(i)
     replies: list[Reply] = [not_sent() for _ in calls]
     failed: set[Any] = set()
-    for members in rounds:
+    for members in rounds.values():
         todo = [i for i in members if _part(calls[i]) not in failed or _part(calls[i]) is None]
         for i in set(members) - set(todo):
             replies[i] = not_sent(_EARLIER_PART)

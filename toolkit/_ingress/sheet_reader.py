@@ -34,12 +34,17 @@ REPORT_SHEETS: tuple[str, ...] = ("errors", "summary")
 
 
 @contextmanager
-def _excel(path: Path) -> Iterator[None]:
-    """Turn openpyxl's errors on a workbook (and its absence) into one ConfigError."""
+def _excel(path: Path, data_only: bool = False) -> Iterator[Any]:
+    """Turn openpyxl's errors on a workbook (and its absence) into one ConfigError: the
+    workbook, opened read-only (``data_only``: formulas' values), closed after."""
     try:
         if not _EXCEL:
             raise ImportError("openpyxl")
-        yield
+        book = load_workbook(path, read_only=True, data_only=data_only, keep_links=False)
+        try:
+            yield book
+        finally:
+            book.close()
     except ConfigError:
         raise
     except ImportError:
@@ -84,26 +89,15 @@ def read_excel_table(path: Path, sheet: str | None = None) -> Iterator[pd.DataFr
     ``pandas.read_excel(dtype=object, keep_default_na=False)`` gives them."""
     where = str(path) if sheet is None else f"{path}, sheet {sheet}"
     attrs = {"source": str(path)} if sheet is None else {"source": str(path), "sheet": sheet}
-    with _excel(path):
-        book = load_workbook(path, read_only=True, data_only=True, keep_links=False)
-    try:
-        with _excel(path):
-            cells = book[sheet] if sheet is not None else book.worksheets[0]
-            cells.reset_dimensions()  # the sizes a file declares can be wrong: read every cell
-            records = _records(cells.iter_rows())
-            first = next(records, None)
-            header = first[1] if first is not None else []
-            names = _header(header) if first is not None else pd.Index([])
-
-            def frame(rows: list[list[Any]]) -> pd.DataFrame:
-                return pd.DataFrame(rows, columns=range(len(names)), dtype=object).set_axis(
-                    names, axis=1
-                )
-
-            fitted = ((line, _fit(where, header, line, row)) for line, row in records)
-            yield from chunked(fitted, frame, **attrs)
-    finally:
-        book.close()
+    with _excel(path, data_only=True) as book:
+        cells = book[sheet] if sheet is not None else book.worksheets[0]
+        cells.reset_dimensions()  # the sizes a file declares can be wrong: read every cell
+        records = _records(cells.iter_rows())
+        first = next(records, None)
+        header = first[1] if first is not None else []
+        names = _header(header) if first is not None else pd.Index([])
+        fitted = ((line, _fit(where, header, line, row)) for line, row in records)
+        yield from chunked(fitted, names, object, **attrs)
 
 
 def _records(rows: Iterator[Any]) -> Iterator[tuple[int, list[Any]]]:
@@ -129,15 +123,6 @@ def _fit(where: str, header: list[Any], line: int, row: list[Any]) -> list[Any]:
     return row[: len(header)] + [""] * (len(header) - len(row))
 
 
-def _sheet_names(path: Path) -> list[str]:
-    with _excel(path):
-        book = load_workbook(path, read_only=True, keep_links=False)
-    try:
-        return [str(name) for name in book.sheetnames]
-    finally:
-        book.close()
-
-
 def table_sheets(path: str | os.PathLike[str]) -> dict[str, str]:
     """The sheets of a workbook that hold import tables, named as
     :func:`~toolkit._ingress.names.table_for` names files.
@@ -160,7 +145,9 @@ def table_sheets(path: str | os.PathLike[str]) -> dict[str, str]:
         raise ConfigError(f"{p}: no such file")
     found: dict[str, list[str]] = {}
     unknown: list[str] = []
-    for sheet in _sheet_names(p):
+    with _excel(p) as book:
+        in_book = [str(name) for name in book.sheetnames]
+    for sheet in in_book:
         key = norm(sheet)
         table = BY_NAME.get(key)
         if table is not None:

@@ -73,11 +73,9 @@ stores them as separate records"
     """
     found: list[Finding] = []
     for col in dict.fromkeys(columns):
-        if col not in frame.columns:
+        if col not in frame.columns or _ascii_apart(frame[col]):
             continue
         column = frame[col]
-        if _ascii_apart(column):
-            continue
         if isinstance(column.dtype, pd.StringDtype):  # by column: no Python object per row
             written = pd.Series(column.dropna().unique(), dtype=column.dtype)
         else:
@@ -97,15 +95,9 @@ stores them as separate records"
                 continue
             at, seen = first.setdefault(folded[v], (p, v))
             if seen != v:
-                found.append(
-                    (
-                        p,
-                        col,
-                        "lookalike",
-                        f"{col} {v!r} looks like {seen!r} ({where(at)}): they differ only by "
-                        f"{_differences(v, seen)}; the service stores them as separate records",
-                    )
-                )
+                differ = f"they differ only by {_differences(v, seen)}"
+                text = f"{col} {v!r} looks like {seen!r} ({where(at)}): {differ}; the service "
+                found.append((p, col, "lookalike", text + "stores them as separate records"))
     return found
 
 

@@ -29,6 +29,7 @@ from toolkit._ingress.ranges import CodeRangePost
 from toolkit._ingress.readers import TableFile, joined, read_table
 from toolkit._ingress.sheet_reader import table_sheets
 from toolkit._ingress.workbook import write_workbook
+from toolkit._ingress.writer import html_rows
 from toolkit.errors import ConfigError, InputWarning, ValidationError
 
 _EXPECTED = (
@@ -121,8 +122,7 @@ class ValidationReport:
         keep: np.ndarray = ~result.bad
         if table == "code_ranges" and result.bad.any():
             ranges = result.frame["initiativeExternalId"]
-            held = ranges[result.bad].dropna().unique()
-            keep &= ~ranges.isin(held).to_numpy()
+            keep &= ~ranges.isin(ranges[result.bad].dropna().unique()).to_numpy()
         return keep
 
     def valid_chunks(self, table: str, keep: np.ndarray | None = None) -> Iterator[pd.DataFrame]:
@@ -193,11 +193,8 @@ class ValidationReport:
         >>> validate(clients=clients).bad_ids("clients")
         {'C-2'}
         """
-        result = self.results.get(table)
-        if result is None:
-            return set()
-        col = TABLES[table].id_column
-        if col not in result.frame.columns:
+        result, col = self.results.get(table), TABLES[table].id_column
+        if result is None or col not in result.frame.columns:
             return set()
         frame = result.frame if not result.columns_ok else result.frame.loc[result.bad]
         return set(frame[col].dropna().astype(str).tolist())
@@ -267,14 +264,8 @@ class ValidationReport:
         if self.rows:
             parts.append(self.summary().to_html())
         if self.unchecked:
-            parts.append(
-                "<p>unchecked references: " + html.escape("; ".join(self.unchecked)) + "</p>"
-            )
-        if not self.failures.empty:
-            parts.append(self.failures.head(50).to_html(index=False))
-            if len(self.failures) > 50:
-                parts.append(f"<p>... {len(self.failures) - 50} more in <code>.failures</code></p>")
-        return "\n".join(parts)
+            parts.append(f"<p>unchecked references: {html.escape('; '.join(self.unchecked))}</p>")
+        return "\n".join(parts + html_rows(self.failures, 50, "failures"))
 
 
 def _ids(values: Iterable[Any]) -> pd.Index:
@@ -340,15 +331,11 @@ def validate(
     >>> report.failures[["row", "column", "check"]].values.tolist()
     [[0, 'clientExternalId', 'reference']]
     """
+    tables = (clients, initiatives, code_types, codes, code_ranges)  # in the order of TABLES
     given = {
-        table: frame if frame is None or isinstance(frame, TableFile) else as_pandas(frame, table)
-        for table, frame in {
-            "clients": clients,
-            "initiatives": initiatives,
-            "code_types": code_types,
-            "codes": codes,
-            "code_ranges": code_ranges,
-        }.items()
+        table: frame if isinstance(frame, TableFile) else as_pandas(frame, table)
+        for table, frame in zip(TABLES, tables, strict=True)
+        if frame is not None
     }
     known = dict(known or {})
     unknown = set(known) - set(TABLES)
@@ -360,12 +347,9 @@ def validate(
 
     results: dict[str, CheckResult] = {}
     unchecked: list[str] = []
-    for table, spec in TABLES.items():
-        src = given[table]
-        if src is None:
-            continue
+    for table, src in given.items():
         references: dict[str, pd.Index] = {}
-        for col, parent in spec.references:
+        for col, parent in TABLES[table].references:
             ids = results[parent].frame if parent in results else pd.DataFrame()  # held columns
             key = TABLES[parent].id_column
             parts = [pd.Index(ids[key].dropna())] if key in ids.columns else []
@@ -392,7 +376,7 @@ def validate(
         rows={t: len(r.frame) for t, r in results.items()},
         unchecked=tuple(unchecked),
         results=results,
-        sources={t: src for t, src in given.items() if src is not None and t in results},
+        sources=given,
     )
 
 

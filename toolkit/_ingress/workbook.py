@@ -96,20 +96,18 @@ def _cells(
         position.setdefault(label, i)
     out: dict[tuple[int, int], list[tuple[str, str]]] = {}
     for rec in failures.itertuples(index=False):
-        column = None if rec.column is None else str(rec.column)
-        shown = headers.get(column, (column,)) if column is not None else ()
+        shown = () if rec.column is None else headers.get(str(rec.column), (str(rec.column),))
         columns = [j + 1 for j, name in enumerate(names) if name in shown]
         row = rec.row
         if row is None or row is pd.NA or (isinstance(row, float) and np.isnan(row)):
-            sheet_rows = [1]  # a column-level failure: on the header
+            r = 1  # a column-level failure: on the header
             columns = columns or [1]  # a column with no header at all: on the first
         elif row in position:
-            sheet_rows = [position[row] + 2]
+            r = position[row] + 2
         else:
             continue
-        for r in sheet_rows:
-            for c in columns:
-                out.setdefault((r, c), []).append((str(rec.severity), str(rec.message)))
+        for c in columns:
+            out.setdefault((r, c), []).append((str(rec.severity), str(rec.message)))
     return out
 
 
@@ -120,13 +118,10 @@ def _mark(sheet: Any, cells: Mapping[tuple[int, int], list[tuple[str, str]]]) ->
     }
     for (r, c), found in cells.items():
         cell = sheet.cell(row=r, column=c)
-        severity = "error" if any(s == "error" for s, _ in found) else "warning"
-        cell.fill = fills[severity]
+        cell.fill = fills["error" if any(s == "error" for s, _ in found) else "warning"]
         text = "\n".join(f"{s}: {m}" for s, m in dict.fromkeys(found))
-        comment = Comment(text, _AUTHOR)
-        comment.width = 360
-        comment.height = 40 + 18 * (len(text) // 50 + len(found))
-        cell.comment = comment
+        height = 40 + 18 * (len(text) // 50 + len(found))
+        cell.comment = Comment(text, _AUTHOR, height=height, width=360)
 
 
 def _summary(failures: pd.DataFrame) -> pd.DataFrame:

@@ -1,4 +1,5 @@
-"""A frame written to ``.csv``, ``.xlsx`` or ``.parquet`` by the extension (the ``--out`` files)."""
+"""A frame written to ``.csv``, ``.xlsx`` or ``.parquet`` by the extension (the ``--out`` files);
+the first rows of a report shown in Jupyter (:func:`html_rows`)."""
 
 from __future__ import annotations
 
@@ -98,3 +99,17 @@ def write_table(frame: pd.DataFrame | Iterable[pd.DataFrame], path: str | os.Pat
     else:
         df.to_parquet(p, index=False)
     return p
+
+
+def html_rows(rows: pd.DataFrame, limit: int, attribute: str) -> list[str]:
+    """Jupyter's view of some rows (a report's failures, a plan's rows): the first ``limit`` as
+    an HTML table, and how many more the report's ``attribute`` holds; nothing without rows.
+
+    >>> len(html_rows(pd.DataFrame({"a": range(3)}), 2, "rows"))
+    2
+    """
+    if not len(rows):
+        return []
+    more = len(rows) - limit
+    shown = [rows.head(limit).to_html(index=False)]
+    return shown + ([f"<p>... {more} more in <code>.{attribute}</code></p>"] if more > 0 else [])
