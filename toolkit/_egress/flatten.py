@@ -148,18 +148,20 @@ def _read(
 def parse_answer(raw: Raw, kind: Kind) -> tuple[pa.Table, pa.Table]:
     """An answer's bytes -> the checked, flat ``(entries, codes)`` tables."""
     data = raw.encode() if isinstance(raw, str) else bytes(raw)
-    try:
-        table = _read(data, kind)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        data = _repaired(data, kind)
+    unreadable = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError)
+    for mode in ("as sent", "repaired", "unknown fields as text"):
         try:
+            if mode != "as sent":  # an unknown field Arrow still cannot type (mixed types
+                data = _repaired(data, kind, text=mode != "repaired")  # inside one value)
             table = _read(data, kind)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
-            raise FlattenError(f"the entries do not match the {kind} form: {exc}") from None
-    found = pa.struct(list(table.schema))
-    if _no_time(found) != found:  # Arrow took ISO text of an unknown field for a timestamp:
-        table = _read(data, kind, cast("pa.StructType", _no_time(found)))  # it stays text
-    return _finish(*_split(table, kind), kind)
+            found = pa.struct(list(table.schema))
+            if _no_time(found) != found:  # Arrow took ISO text of an unknown field for a
+                table = _read(data, kind, cast("pa.StructType", _no_time(found)))  # timestamp
+            return _finish(*_split(table, kind), kind)
+        except unreadable as exc:
+            if mode == "unknown fields as text":
+                raise FlattenError(f"the entries do not match the {kind} form: {exc}") from None
+    raise AssertionError("unreachable")
 
 
 def dumps_records(records: Iterable[dict[str, Any]], kind: Kind) -> bytes:
@@ -174,9 +176,10 @@ def dumps_records(records: Iterable[dict[str, Any]], kind: Kind) -> bytes:
 _JSON_NAMES = {int: "number", float: "number", bool: "boolean", str: "string", list: "array"}
 
 
-def _repaired(data: bytes, kind: Kind) -> bytes:
+def _repaired(data: bytes, kind: Kind, *, text: bool = False) -> bytes:
     """What Arrow could not read, via orjson: a :class:`FlattenError` naming what is wrong, or
-    the body with ``sharedFrom`` objects and mixed-type unknown fields as JSON text."""
+    the body with ``sharedFrom`` objects and mixed-type unknown fields (``text``: every unknown
+    field) as JSON text."""
     try:
         records = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -200,12 +203,15 @@ def _repaired(data: bytes, kind: Kind) -> bytes:
     for path in _unknown_paths(records, _TYPES[kind], ()):
         holders = _holders(records, path[:-1])
         values = [h.get(path[-1]) for h in holders]
-        try:
-            pa.array(values)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
-            for holder, value in zip(holders, values, strict=True):
-                if value is not None:
-                    holder[path[-1]] = orjson.dumps(value).decode()
+        if not text:
+            try:
+                pa.array(values)
+                continue
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+                pass
+        for holder, value in zip(holders, values, strict=True):
+            if value is not None:
+                holder[path[-1]] = orjson.dumps(value).decode()
     return orjson.dumps(records)
 
 
