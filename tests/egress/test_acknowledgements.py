@@ -363,3 +363,14 @@ def test_a_reconcile_file_over_weeks_acknowledged_earlier_says_what_each_entry_h
         assert "acknowledged earlier as failed with errors ['no rate']" in res.loc[180, "error"]
     else:  # the service's own message names what the entry holds
         assert "already acknowledged as succeeded (externalId 'OLD-150')" in res.loc[150, "error"]
+
+
+def test_a_journaled_row_keeps_no_error(
+    fresh_client: Client, sandbox: Sandbox, tmp_path: Path
+) -> None:
+    acks = _succeeded(fresh_client, sandbox, 2)
+    journal = tmp_path / "acks.jsonl"
+    fresh_client.acknowledge(acks, journal=journal, progress=False)
+    again = fresh_client.acknowledge(acks, journal=journal, progress=False)
+    assert again["status"].tolist() == ["journaled", "journaled"]
+    assert again["error"].isna().all()

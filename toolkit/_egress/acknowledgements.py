@@ -87,12 +87,12 @@ def _refusal(reply: Reply, outcome: str, asked: Any) -> tuple[bool, str | None]:
 
     A 409 of an entry already acknowledged another way is a conflict naming the outcome and
     ``externalId`` it holds (when the answer says); a 404 is an unknown entry. Other replies
-    keep their error.
+    keep their error (``None``).
     """
     body = reply.body if isinstance(reply.body, dict) else {}
     state, said = body.get("state"), reply.error or ""
     if reply.lost or reply.ok or reply.status not in (404, 409):
-        return False, reply.error
+        return False, None
     if reply.status == 404:
         return False, f"unknown entry: the service has no such entry for this user ({said})"
     if state in ("succeeded", "failed"):
@@ -327,6 +327,7 @@ def acknowledge(
     res = as_result(replies)
     asked = df["externalId"].tolist()
     said = [_refusal(r, o, a) for r, o, a in zip(replies, res["outcome"], asked, strict=True)]
-    res["error"] = pd.array([error for _, error in said], dtype=TEXT)
+    new = pd.array([error for _, error in said], dtype=TEXT)
+    res["error"] = res["error"].mask(pd.notna(new), new)
     res.loc[np.array([conflict for conflict, _ in said], dtype=bool), "status"] = "conflict"
     return res
