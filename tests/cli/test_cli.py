@@ -258,3 +258,33 @@ def test_export_to_another_file_name_is_refused_before_any_request(
     assert "two tables" in capsys.readouterr().err
     assert main([*env, "-q", "pending", "--out", str(out)]) == 2
     assert not out.exists()
+
+
+def test_acknowledge_counts_the_entries_acknowledged_earlier_before_sending(
+    env_file, fresh_client, sandbox, tmp_path, capsys
+) -> None:
+    # issue 39: the entries release-pending no longer lists are counted before anything is sent
+    from datetime import UTC, datetime, timedelta
+
+    t0 = datetime(2026, 10, 1, tzinfo=UTC)
+    sandbox.store.seed_entries_bulk(
+        fresh_client.customer_id, 5, released_from=t0, released_to=t0 + timedelta(days=7)
+    )
+    pending = fresh_client.release_pending().entries
+    acks = pd.DataFrame(
+        {
+            "userId": pending["userId"],
+            "entryId": pending["_id"],
+            "outcome": "succeeded",
+            "externalId": [f"INV-{i}" for i in range(5)],
+        }
+    )
+    fresh_client.acknowledge(acks.iloc[:3], progress=False)
+    acks.loc[0, "externalId"] = "INV-OTHER"
+    acks.to_csv(tmp_path / "acks.csv", index=False)
+    args = ["acknowledge", str(tmp_path / "acks.csv"), "--out", str(tmp_path / "res.csv")]
+    assert main(["--env-file", str(env_file), "-q", *args]) == 1
+    assert "3 of 5 entries are no longer pending (acknowledged earlier" in capsys.readouterr().out
+    res = pd.read_csv(tmp_path / "res.csv")
+    assert res["status"].tolist() == ["conflict", "sent", "sent", "sent", "sent"]
+    assert "acknowledged earlier as succeeded with externalId 'INV-0'" in res.loc[0, "error"]

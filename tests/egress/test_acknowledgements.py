@@ -51,20 +51,35 @@ def test_a_batch_item_status_no_http_status_has_reads_as_none() -> None:
     assert item_status("MAYBE") is None
 
 
-def test_a_409_after_a_retried_attempt_says_the_first_may_have_landed(
+def test_a_refusal_says_what_the_entry_holds_and_may_have_landed_only_after_a_lost_answer(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Only a 409 that answered a second attempt is explained; a first attempt's stays as it is."""
-    from toolkit._core.http import Reply
+    """issue 39: two definite 409s (the batch item's, then the per-entry route's) are a conflict
+    naming the earlier acknowledgement, not "the first may have been applied"."""
+    from toolkit._core.http import LOST, Reply
     from toolkit._egress import acknowledgements
 
-    replies = [Reply(409, error="conflict", attempts=2), Reply(409, error="conflict")]
-    monkeypatch.setattr(acknowledgements, "_send", lambda *args, **kwargs: replies)
-    res = acknowledgements.acknowledge(None, failed("a", "b"), progress=False)  # type: ignore[arg-type]
-    assert res["error"].tolist() == [
-        "409 after a retried attempt (the first may have been applied; check the entry): conflict",
-        "conflict",
+    lost = "conflict (after an attempt whose answer was lost: it may have landed)"
+    replies = [
+        Reply(409, error="conflict", attempts=2),
+        Reply(409, {"state": "succeeded", "externalId": "INV-9"}, "clash", attempts=2),
+        Reply(404, error="no entry 'e2'"),
+        Reply(409, error=lost, attempts=2, failure=LOST, lost=True),
+        Reply(409, {"state": "editable"}, "not released"),
     ]
+    monkeypatch.setattr(acknowledgements, "_send", lambda *args, **kwargs: replies)
+    res = acknowledgements.acknowledge(None, failed("a", "b", "c", "d", "e"), progress=False)  # type: ignore[arg-type]
+    assert res["status"].tolist() == ["conflict", "conflict", "failed", "unknown", "failed"]
+    assert res["error"].tolist() == [
+        "conflict: the service refuses it as conflicting with what the entry holds (an earlier"
+        " acknowledgement, most likely; its answer does not say which): conflict",
+        "conflict: the entry was acknowledged earlier as succeeded with externalId 'INV-9'; this"
+        " row says failed, which the service refuses (it keeps the earlier acknowledgement)",
+        "unknown entry: the service has no such entry for this user (no entry 'e2')",
+        lost,
+        "the entry is editable, not pending: not released",
+    ]
+    assert not res["error"].str.contains("may have been applied").any()
     assert res["error"].dtype == "string"
 
 
@@ -198,9 +213,10 @@ def test_batch_items_have_their_own_status_and_error(
     assert first.loc[0, "status"] == "sent"
     sandbox.admin.reset_stats()
     res = fresh_client.acknowledge(acks.assign(externalId=["OTHER", "B-1", "B-2"]), progress=False)
-    assert res["status"].tolist() == ["failed", "failed", "sent"]
+    assert res["status"].tolist() == ["conflict", "failed", "sent"]
     assert res["httpStatus"].tolist() == [409, 404, 200]
-    assert "0" * 24 in res.loc[1, "error"]
+    assert "acknowledged earlier as succeeded with externalId 'B-0'" in res.loc[0, "error"]
+    assert res.loc[1, "error"].startswith("unknown entry") and "0" * 24 in res.loc[1, "error"]
     # the CONFLICT item went once more on the per-entry route, whose answer names the state
     assert _ack_requests(sandbox) == {"batch": 1, "single": 1}
     assert res["attempts"].tolist() == [2, 1, 1]
@@ -282,3 +298,79 @@ def test_every_status_name_the_batch_answer_publishes_maps_to_its_number() -> No
     numbers = [v for v in enum if isinstance(v, int)]
     assert len(names) == len(numbers) == 55
     assert {n: item_status(n) for n in names} == dict(zip(names, numbers, strict=True))
+
+
+# -- issue 39 finding 4: acknowledgement outcomes that say what happened -----------------------
+
+
+@pytest.mark.parametrize(
+    ("profile", "expected"),
+    [
+        # published NestJS bodies do not say what the entry holds: a plain conflict, with the
+        # service's message (the issue saw "sent 6, failed 186", each "may have been applied")
+        ({"preset": "published", "ackRepeat": "409"}, {"sent": 6, "conflict": 186}),
+        # bodies that name the state: a repeat of the same outcome is done, another a conflict
+        ({"ackRepeat": "409"}, {"sent": 156, "conflict": 36}),
+    ],
+)
+def test_a_reconcile_file_over_weeks_acknowledged_earlier_says_what_each_entry_holds(
+    sandbox: Sandbox, profile: dict[str, str], expected: dict[str, int]
+) -> None:
+    from toolkit.sandbox import PROFILES
+
+    client = _other_client(sandbox)
+    switches = {**PROFILES.get(profile.get("preset", ""), {}), **profile}
+    switches.pop("preset", None)
+    sandbox.admin.set_profile(customer_id=client.customer_id, **switches)
+    sandbox.store.seed_entries_bulk(
+        client.customer_id, 192, released_from=T0, released_to=T0 + timedelta(days=21)
+    )
+    pending = client.release_pending().entries
+    file = pd.DataFrame(
+        {
+            "userId": pending["userId"],
+            "entryId": pending["_id"],
+            "outcome": "succeeded",
+            "externalId": [f"B-{i}" for i in range(192)],
+        }
+    )
+    earlier = file.iloc[:186].copy()  # weeks acknowledged before: 150 alike, 30 with other ids,
+    earlier.loc[150:179, "externalId"] = [f"OLD-{i}" for i in range(150, 180)]  # 6 failed
+    earlier.loc[180:185, "outcome"] = "failed"
+    earlier.loc[180:185, "externalId"] = None
+    earlier["errors"] = [None] * 180 + [["no rate"]] * 6
+    assert client.acknowledge(earlier, progress=False)["status"].eq("sent").all()
+
+    res = client.acknowledge(file, progress=False)
+    counts = {k: v for k, v in res["status"].value_counts().items() if v}
+    print(f"\nissue 39 finding 4, {profile}: {counts}")
+    assert counts == expected
+    assert not res["error"].str.contains("may have", na=False).any()
+    assert res["status"].iloc[186:].eq("sent").all() and res["error"].iloc[186:].isna().all()
+    conflicts = res[res["status"].eq("conflict")]
+    assert conflicts["error"].str.startswith("conflict: ").all()
+    if "preset" not in profile:
+        assert (
+            res["error"]
+            .iloc[:150]
+            .str.endswith("(the requested state is in force: already done)")
+            .all()
+        )
+        assert (
+            "with externalId 'OLD-150'; this row says succeeded with externalId 'B-150'"
+            in (res.loc[150, "error"])
+        )
+        assert "acknowledged earlier as failed with errors ['no rate']" in res.loc[180, "error"]
+    else:  # the service's own message names what the entry holds
+        assert "already acknowledged as succeeded (externalId 'OLD-150')" in res.loc[150, "error"]
+
+
+def test_a_journaled_row_keeps_no_error(
+    fresh_client: Client, sandbox: Sandbox, tmp_path: Path
+) -> None:
+    acks = _succeeded(fresh_client, sandbox, 2)
+    journal = tmp_path / "acks.jsonl"
+    fresh_client.acknowledge(acks, journal=journal, progress=False)
+    again = fresh_client.acknowledge(acks, journal=journal, progress=False)
+    assert again["status"].tolist() == ["journaled", "journaled"]
+    assert again["error"].isna().all()

@@ -270,3 +270,14 @@ def test_an_empty_export_body_is_an_error_naming_the_window_not_zero_entries(
     from toolkit._egress import sync_status
 
     assert sync_status(tmp_path / "time")["watermark"] is None  # the sync did not move past it
+
+
+def test_an_empty_release_pending_body_is_an_error_not_nothing_pending(
+    fresh_client, monkeypatch
+) -> None:  # noqa: ANN001
+    # issue 39: the documents publish an array for release-pending; no body is not "none pending"
+    from toolkit.errors import FlattenError
+
+    monkeypatch.setattr(fresh_client.connection, "call", lambda *args, **kwargs: b"")
+    with pytest.raises(FlattenError, match="release-pending came back with an empty body"):
+        fresh_client.release_pending()

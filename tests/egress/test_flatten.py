@@ -638,3 +638,79 @@ def test_export_files_are_written_from_arrow_without_a_pandas_frame(monkeypatch,
     ex.to_parquet(tmp_path / "ds")
     ex.to_csv(tmp_path / "csv")
     assert len(Export.read_parquet(tmp_path / "ds")) == 5
+
+
+# -- issue 39 finding 1: a field outside the interface never costs the answer ---------------------
+
+
+def _pending(**changes: Any) -> dict[str, Any]:
+    return {**fake_pending_entry(codes=1), "_id": "p1", **changes}
+
+
+def _read_pending_warning(*records: dict[str, Any]) -> tuple[Export, list[str]]:
+    import warnings
+
+    from toolkit.errors import InputWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pending = Export.from_json(orjson.dumps(list(records)), kind="pending")
+    return pending, [str(w.message) for w in caught if issubclass(w.category, InputWarning)]
+
+
+def test_a_fractional_release_count_is_read_as_null_with_a_warning_naming_entry_and_field() -> None:
+    # issue 39: 5 of 9 generated answers lost the whole pending list over releaseCount
+    odd = _pending(releaseCount=4065657969944930.5)
+    pending, warned = _read_pending_warning(odd, _pending(_id="p2", releaseCount=3.0))
+    assert pending.entries["releaseCount"].tolist() == [pd.NA, 3]
+    assert pending.entries["summary"].tolist() == [odd["summary"], odd["summary"]]
+    assert warned == [
+        "the pending answer's entry 'p1' holds releaseCount 4065657969944930.5, not a whole"
+        " number; releaseCount is a field outside the interface: read as null"
+    ]
+
+
+def test_an_ordering_sequence_sent_as_a_number_is_kept_as_text_with_a_warning() -> None:
+    odd = _pending()
+    odd["codes"][0]["type"]["orderingSequence"] = 7
+    pending, warned = _read_pending_warning(odd)
+    assert pending.codes["code.type.orderingSequence"].tolist() == ["7"]
+    assert pending.codes["code.externalId"].tolist() == [odd["codes"][0]["externalId"]]
+    assert len(warned) == 1 and "entry 'p1'" in warned[0]
+    assert "codes.type.orderingSequence 7" in warned[0] and "kept as JSON text" in warned[0]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "read"),
+    [
+        ("lastSyncedAt", "yesterday", pd.NaT),
+        ("firstReleaseAttemptedAt", "2026-13-45T00:00:00Z", pd.NaT),
+        ("isShared", "yes", pd.NA),
+        ("notes", {"a": 1}, '{"a":1}'),
+    ],
+)
+def test_an_odd_value_of_a_field_outside_the_interface_never_costs_the_answer(
+    field: str, value: Any, read: Any
+) -> None:
+    pending, warned = _read_pending_warning(_pending(**{field: value}), _pending(_id="p2"))
+    assert len(pending) == 2
+    got = pending.entries[field][0]
+    assert got == read if isinstance(read, str) else got is read
+    assert len(warned) == 1 and f"entry 'p1' holds {field} {value!r}" in warned[0]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"unitIncrementCount": "three"}, "entry 'p1': unitIncrementCount 'three' is not a number"),
+        ({"externalId": 17}, "entry 'p1': externalId 17 is not text"),
+        ({"workDate": "20.06.2026"}, "entry 'p1': workDate '20.06.2026' is not a YYYY-MM-DD date"),
+        ({"codes": [{"_id": "c", "name": 5}]}, "entry 'p1': codes.name 5 is not text"),
+        ({"initiativeProps": {"tags": "pinned"}}, "entry 'p1': initiativeProps.tags 'pinned'"),
+    ],
+)
+def test_a_wrong_type_in_an_interface_field_is_refused_naming_entry_field_and_value(
+    change: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(FlattenError, match=re.escape(message)):
+        Export.from_json(orjson.dumps([_pending(_id="p0"), _pending(**change)]), kind="pending")

@@ -243,3 +243,87 @@ def test_a_lost_answer_is_unknown_with_its_error_and_no_http_status(
     assert res["httpStatus"].isna().all() and res["errorCode"].isna().all()
     assert res["error"].str.contains("read timeout").all() and not res["ok"].any()
     assert (res["attempts"] == 2).all()
+
+
+# -- issue 39 finding 6: a service without the starring routes -----------------------------------
+
+
+class _NoStarring:
+    """A loopback time service that serves no path: every request is a web server's 404."""
+
+    def __init__(self, body: bytes) -> None:
+        import http.server
+        import threading
+
+        answer = body
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _no_path(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                text = answer.replace(b"{method}", self.command.encode())
+                text = text.replace(b"{path}", self.path.split("?")[0].encode())
+                self.send_response(404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(text)))
+                self.end_headers()
+                self.wfile.write(text)
+
+            do_GET = do_POST = _no_path
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.timeout = 5
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> _NoStarring:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=10)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [  # NestJS (as the real service is), Starlette/FastAPI
+        b'{"statusCode": 404, "message": "Cannot {method} {path}", "error": "Not Found"}',
+        b'{"detail": "Not Found"}',
+    ],
+)
+def test_a_service_without_the_starring_routes_is_one_error_naming_the_route(
+    fresh_client: Client, sandbox, body: bytes
+) -> None:
+    ids = [f"M-{i}" for i in range(150)]
+    with _NoStarring(body) as service:
+        client = Client(
+            fresh_client.customer_id,
+            fresh_client.client_id,
+            fresh_client.settings.client_secret,
+            sandbox.url,  # tokens from the sandbox's identity service
+            service.url,
+            audience=sandbox.audience,
+            retries=1,
+        )
+        for call in (
+            lambda: client.star("TK-A", ids, progress=False),
+            lambda: client.unstar("TK-A", ids, progress=False),
+            lambda: client.starred("TK-A"),
+            lambda: client.starred_many(["TK-A", "TK-B"]),
+        ):
+            with pytest.raises(NotFoundError) as info:
+                call()
+            text = str(info.value)
+            assert "the service does not serve the" in text and "route" in text
+            assert f"{service.url}/api/v1/public/customers/{client.customer_id}/" in text
+            assert "initiative-props/" in text and "published document" in text
+
+
+def test_an_unknown_timekeeper_is_still_a_row_per_item_not_a_missing_route(firm) -> None:
+    res = firm["client"].star("TK-NOBODY", firm["active"][:2], progress=False)
+    assert res["status"].tolist() == ["failed", "failed"]
+    assert res["httpStatus"].tolist() == [404, 404]

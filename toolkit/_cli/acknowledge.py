@@ -6,6 +6,7 @@ import argparse
 
 import pandas as pd
 
+from toolkit import Client
 from toolkit._cli.common import (
     ACKNOWLEDGED_BY_DEFAULT,
     check_journal,
@@ -19,7 +20,7 @@ from toolkit._cli.common import (
 )
 from toolkit._ingress import read_table
 from toolkit._reconciliation import acknowledgements_from_rows, is_reconciliation
-from toolkit.errors import ConfigError, Interrupted, ValidationError
+from toolkit.errors import ConfigError, Interrupted, ToolkitError, ValidationError
 
 
 def _acknowledgements(
@@ -57,6 +58,22 @@ def _acknowledgements(
     return source
 
 
+def _count_acknowledged_earlier(client: Client, frame: pd.DataFrame) -> None:
+    """Print how many of the file's entries release-pending no longer lists (one request)."""
+    ids = frame["entryId" if "entryId" in frame.columns else "_id"].astype("str")
+    try:
+        pending = client.release_pending().entries["_id"]
+    except ToolkitError:  # the count is a courtesy: the acknowledgements say what happened
+        return
+    earlier = int((~ids.isin(pending)).sum())
+    if earlier:
+        print(
+            f"{earlier} of {len(ids)} entries are no longer pending (acknowledged earlier, or"
+            " not released by their user): the same outcome again is done, another is refused"
+            " as a conflict (the service keeps the earlier acknowledgement)"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     """Acknowledge the file's rows; print the counts and the rows that failed.
 
@@ -68,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
     frame = _acknowledgements(source, args.file, args.include)
     check_journal(args)
     client = client_from(args)
+    _count_acknowledged_earlier(client, frame)
     try:
         res = client.acknowledge(frame, journal=args.journal, progress=not args.quiet)
     except ValidationError as exc:

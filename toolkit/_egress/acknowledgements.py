@@ -2,7 +2,10 @@
 
 The frame is validated (:class:`AcknowledgementSchema`), then posted through the bulk runner;
 succeeded rows through the batch route where the service has it (:mod:`.ack_batch`). A 409 or
-422 whose body shows the entry already in the requested state counts as landed (``sent``).
+422 whose body shows the entry already in the requested outcome (succeeded with the same
+``externalId``, or failed) is done (``sent``, noted); any other 409 is a ``conflict`` whose
+error names what the entry holds, where the answer says; a 404 is an unknown entry. "It may
+have landed" is said only where an answer was lost.
 """
 
 from __future__ import annotations
@@ -63,16 +66,50 @@ def _message(df: pd.DataFrame, column: str, check: str, value: Any) -> str:
 
 
 def _landed(state: str, value: Any) -> Callable[[Reply], bool]:
-    """Whether a 409 or 422 body shows the entry in ``state`` with ``value`` (or none given)."""
-    field = "externalId" if state == "succeeded" else "errors"
+    """Whether a 409 or 422 body shows the entry already in ``state``: the row is done.
+
+    A succeeded entry must hold the same ``externalId`` (or none was given, or the body does not
+    say); a failed one is done whatever errors it holds (the outcome is the same).
+    """
 
     def landed(reply: Reply) -> bool:
         body = reply.body if isinstance(reply.body, dict) else {}
         if body.get("state") != state:
             return False
-        return value is None or field not in body or body[field] == value
+        held = body.get("externalId")
+        return state == "failed" or value is None or held is None or held == value
 
     return landed
+
+
+def _refusal(reply: Reply, outcome: str, asked: Any) -> tuple[bool, str | None]:
+    """``(conflict, error)`` of a reply refused for good: what the service says happened.
+
+    A 409 of an entry already acknowledged another way is a conflict naming the outcome and
+    ``externalId`` it holds (when the answer says); a 404 is an unknown entry. Other replies
+    keep their error (``None``).
+    """
+    body = reply.body if isinstance(reply.body, dict) else {}
+    state, said = body.get("state"), reply.error or ""
+    if reply.lost or reply.ok or reply.status not in (404, 409):
+        return False, None
+    if reply.status == 404:
+        return False, f"unknown entry: the service has no such entry for this user ({said})"
+    if state in ("succeeded", "failed"):
+        held = body.get("externalId") if state == "succeeded" else body.get("errors")
+        what = "externalId" if state == "succeeded" else "errors"
+        holds = f"{state} with {what} {held!r}" if held is not None else state
+        wants = f" with externalId {asked!r}" if outcome == "succeeded" and asked else ""
+        return True, (
+            f"conflict: the entry was acknowledged earlier as {holds}; this row says {outcome}"
+            f"{wants}, which the service refuses (it keeps the earlier acknowledgement)"
+        )
+    if state is None:  # the answer does not say which acknowledgement the entry holds
+        return True, (
+            "conflict: the service refuses it as conflicting with what the entry holds (an"
+            f" earlier acknowledgement, most likely; its answer does not say which): {said}"
+        )
+    return False, f"the entry is {state}, not pending: {said}"
 
 
 def _columns(frame: FrameLike) -> tuple[pd.DataFrame, list[str]]:
@@ -288,7 +325,9 @@ def acknowledge(
         conn, calls, workers=workers, progress=progress, journal=journal, as_result=as_result
     )
     res = as_result(replies)
-    retried = res["httpStatus"].eq(409) & res["attempts"].gt(1) & res["status"].eq("failed")
-    lead = "409 after a retried attempt (the first may have been applied; check the entry): "
-    res["error"] = res["error"].mask(retried.fillna(False), lead + res["error"].fillna(""))
+    asked = df["externalId"].tolist()
+    said = [_refusal(r, o, a) for r, o, a in zip(replies, res["outcome"], asked, strict=True)]
+    new = pd.array([error for _, error in said], dtype=TEXT)
+    res["error"] = res["error"].mask(pd.notna(new), new)
+    res.loc[np.array([conflict for conflict, _ in said], dtype=bool), "status"] = "conflict"
     return res

@@ -280,4 +280,9 @@ def release_pending(conn: Connection) -> Export:
         'pending'
     """
     raw = conn.call("release_pending", raw=True)
-    return Export.from_json(raw or b"[]", kind="pending")
+    if not raw:  # the documents publish an array: no body is not "nothing pending"
+        raise FlattenError(
+            "release-pending came back with an empty body, not a JSON array of entries: nothing"
+            " was read (ask for it again later)"
+        )
+    return Export.from_json(raw, kind="pending")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache, reduce
@@ -24,7 +25,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
 from toolkit._core.dtypes import TEXT
-from toolkit.errors import FlattenError
+from toolkit.errors import FlattenError, InputWarning
 
 #: Key of ``entries.attrs`` (and of the entries Arrow schema's metadata) mapping each field the
 #: spec does not list to the ``_id`` of the first entry that holds it.
@@ -147,18 +148,20 @@ def _read(
 def parse_answer(raw: Raw, kind: Kind) -> tuple[pa.Table, pa.Table]:
     """An answer's bytes -> the checked, flat ``(entries, codes)`` tables."""
     data = raw.encode() if isinstance(raw, str) else bytes(raw)
-    try:
-        table = _read(data, kind)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        data = _repaired(data, kind)
+    unreadable = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError)
+    for mode in ("as sent", "repaired", "unknown fields as text"):
         try:
+            if mode != "as sent":  # an unknown field Arrow still cannot type (mixed types
+                data = _repaired(data, kind, text=mode != "repaired")  # inside one value)
             table = _read(data, kind)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
-            raise FlattenError(f"the entries do not match the {kind} form: {exc}") from None
-    found = pa.struct(list(table.schema))
-    if _no_time(found) != found:  # Arrow took ISO text of an unknown field for a timestamp:
-        table = _read(data, kind, cast("pa.StructType", _no_time(found)))  # it stays text
-    return _finish(*_split(table, kind), kind)
+            found = pa.struct(list(table.schema))
+            if _no_time(found) != found:  # Arrow took ISO text of an unknown field for a
+                table = _read(data, kind, cast("pa.StructType", _no_time(found)))  # timestamp
+            return _finish(*_split(table, kind), kind)
+        except unreadable as exc:
+            if mode == "unknown fields as text":
+                raise FlattenError(f"the entries do not match the {kind} form: {exc}") from None
+    raise AssertionError("unreachable")
 
 
 def dumps_records(records: Iterable[dict[str, Any]], kind: Kind) -> bytes:
@@ -173,9 +176,10 @@ def dumps_records(records: Iterable[dict[str, Any]], kind: Kind) -> bytes:
 _JSON_NAMES = {int: "number", float: "number", bool: "boolean", str: "string", list: "array"}
 
 
-def _repaired(data: bytes, kind: Kind) -> bytes:
+def _repaired(data: bytes, kind: Kind, *, text: bool = False) -> bytes:
     """What Arrow could not read, via orjson: a :class:`FlattenError` naming what is wrong, or
-    the body with ``sharedFrom`` objects and mixed-type unknown fields as JSON text."""
+    the body with ``sharedFrom`` objects and mixed-type unknown fields (``text``: every unknown
+    field) as JSON text."""
     try:
         records = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -189,21 +193,90 @@ def _repaired(data: bytes, kind: Kind) -> bytes:
         shared = rec.get("sharedFrom") if kind == "pending" else None
         if isinstance(shared, dict | list):  # published, its fields not given: kept as text
             rec["sharedFrom"] = orjson.dumps(shared).decode()
-    for field in _TYPES[kind]:
-        try:
-            pa.array([rec.get(field.name) for rec in records], type=field.type)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
-            raise FlattenError(f"field {field.name!r} of the {kind} form: {exc}") from None
+    odd: OddValues = {}
+    for i, rec in enumerate(records):
+        entry = rec.get("_id") if isinstance(rec.get("_id"), str) else f"{i} (0-based)"
+        for field in _TYPES[kind]:
+            if rec.get(field.name) is not None:
+                rec[field.name] = _fit(rec[field.name], field.type, (field.name,), entry, odd)
+    _warn_odd(kind, odd)
     for path in _unknown_paths(records, _TYPES[kind], ()):
         holders = _holders(records, path[:-1])
         values = [h.get(path[-1]) for h in holders]
-        try:
-            pa.array(values)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
-            for holder, value in zip(holders, values, strict=True):
-                if value is not None:
-                    holder[path[-1]] = orjson.dumps(value).decode()
+        if not text:
+            try:
+                pa.array(values)
+                continue
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+                pass
+        for holder, value in zip(holders, values, strict=True):
+            if value is not None:
+                holder[path[-1]] = orjson.dumps(value).decode()
     return orjson.dumps(records)
+
+
+#: fields the published documents add to interface.md's detailed form (published.md): a value of
+#: the wrong type there never costs the answer; text fields keep it as JSON text, others read null
+OUTSIDE_INTERFACE = frozenset(
+    "notes releaseCount lastSyncedAt firstReleaseAttemptedAt isShared sharedFrom"
+    " initiativeProps.initiative.status initiativeProps.initiative.locale"
+    " initiativeProps.initiative.client.type initiativeProps.initiative.client.parentClientId"
+    " codes.type.orderingSequence".split()
+)
+_WHAT = {"string": "text", "double": "a number", "int64": "a whole number", "bool": "true/false"}
+
+
+#: (field, the type it is read as, what was done) -> [(entry, value)] of values not of that type
+OddValues = dict[tuple[str, str, str], list[tuple[Any, Any]]]
+
+
+def _fit(value: Any, t: pa.DataType, path: tuple[str, ...], entry: Any, odd: OddValues) -> Any:
+    """``value`` as the declared type ``t`` reads it (a whole float as an int), or refused.
+
+    A value of another JSON type in an interface field raises a :class:`FlattenError` naming
+    the entry, the field and the value; in a field :data:`OUTSIDE_INTERFACE`, it becomes JSON
+    text (a text field) or null, noted in ``odd``.
+    """
+    if value is None:
+        return None
+    if pa.types.is_struct(t) and isinstance(value, dict):
+        for f in t:
+            if value.get(f.name) is not None:
+                value[f.name] = _fit(value[f.name], f.type, (*path, f.name), entry, odd)
+        return value
+    if pa.types.is_list(t) and isinstance(value, list):
+        return [_fit(v, t.value_type, path, entry, odd) for v in value]
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if (
+        (pa.types.is_string(t) and isinstance(value, str))
+        or (pa.types.is_boolean(t) and isinstance(value, bool))
+        or (pa.types.is_floating(t) and number)
+    ):
+        return value
+    if pa.types.is_integer(t) and number and float(value).is_integer() and abs(value) < 2**63:
+        return int(value)
+    name = ".".join(path)
+    what = _WHAT.get(str(t), "an object" if pa.types.is_struct(t) else "a list")
+    if name in OUTSIDE_INTERFACE:
+        text = pa.types.is_string(t)
+        done = "kept as JSON text" if text else "read as null"
+        odd.setdefault((name, what, done), []).append((entry, value))
+        return orjson.dumps(value).decode() if text else None
+    raise FlattenError(f"entry {entry!r}: {name} {value!r} is not {what}")
+
+
+def _warn_odd(kind: Kind, odd: OddValues) -> None:
+    """One :class:`~toolkit.errors.InputWarning` per field outside the interface that held values
+    not of its published type: the field, the first entry and value, how many, what was kept."""
+    for (name, what, kept), found in odd.items():
+        entry, value = found[0]
+        more = f" (and {len(found) - 1} more entries)" if len(found) > 1 else ""
+        warnings.warn(
+            f"the {kind} answer's entry {entry!r} holds {name} {value!r}{more}, not {what};"
+            f" {name} is a field outside the interface: {kept}",
+            InputWarning,
+            stacklevel=5,
+        )
 
 
 def _unknown_paths(
@@ -249,8 +322,25 @@ def _flat(table: pa.Table) -> pa.Table:
     return table
 
 
-def _timestamps(column: pa.ChunkedArray[Any], name: str, ids: pa.ChunkedArray[Any]) -> Any:
-    """ISO 8601 text to UTC microseconds; naive text is taken as UTC."""
+def _bad(values: list[Any], t: pa.DataType) -> list[int]:
+    """Positions of the texts in ``values`` that do not cast to ``t``."""
+    found = []
+    for i, value in enumerate(values):
+        try:
+            pa.scalar(value, _STR).cast(t)
+        except pa.ArrowInvalid:
+            found.append(i)
+    return found
+
+
+def _timestamps(
+    column: pa.ChunkedArray[Any], name: str, ids: pa.ChunkedArray[Any], kind: Kind
+) -> Any:
+    """ISO 8601 text to UTC microseconds; naive text is taken as UTC.
+
+    Other text is refused naming the entry, or, in a field :data:`OUTSIDE_INTERFACE`, read as
+    null with a warning.
+    """
     try:
         return pc.cast(column, _TIMESTAMP)
     except pa.ArrowInvalid:
@@ -264,15 +354,19 @@ def _timestamps(column: pa.ChunkedArray[Any], name: str, ids: pa.ChunkedArray[An
     try:
         return pc.cast(given, _TIMESTAMP)
     except pa.ArrowInvalid:
-        for i, value in enumerate(given.to_pylist()):
-            try:
-                pa.scalar(value, _STR).cast(_TIMESTAMP)
-            except pa.ArrowInvalid:
-                raise FlattenError(
-                    f"entry {ids[i].as_py()!r}: {name} {column[i].as_py()!r} is not an ISO 8601"
-                    " timestamp"
-                ) from None
-        raise
+        values = given.to_pylist()
+        bad = _bad(values, _TIMESTAMP)
+    what = "an ISO 8601 timestamp"
+    if name not in OUTSIDE_INTERFACE:
+        raise FlattenError(
+            f"entry {ids[bad[0]].as_py()!r}: {name} {column[bad[0]].as_py()!r} is not {what}"
+        )
+    _warn_odd(
+        kind, {(name, what, "read as null"): [(ids[i].as_py(), column[i].as_py()) for i in bad]}
+    )
+    for i in bad:
+        values[i] = None
+    return pa.array(values, _STR).cast(_TIMESTAMP)
 
 
 def _split(table: pa.Table, kind: Kind) -> tuple[pa.Table, pa.Table]:
@@ -290,12 +384,15 @@ def _split(table: pa.Table, kind: Kind) -> tuple[pa.Table, pa.Table]:
     for name in _TIMES:
         if name in entries.column_names:
             at = entries.schema.get_field_index(name)
-            entries = entries.set_column(at, name, _timestamps(entries[name], name, ids))
+            entries = entries.set_column(at, name, _timestamps(entries[name], name, ids, kind))
+    first10 = pc.utf8_slice_codeunits(entries["workDate"], 0, 10)
     try:
-        day = pc.cast(pc.utf8_slice_codeunits(entries["workDate"], 0, 10), pa.date32())
-    except pa.ArrowInvalid as exc:
+        day = pc.cast(first10, pa.date32())
+    except pa.ArrowInvalid:
+        at = _bad(first10.to_pylist(), pa.date32())[0]
+        value = entries["workDate"][at].as_py()
         raise FlattenError(
-            f"'workDate' holds a value that is not a YYYY-MM-DD date: {exc}"
+            f"entry {ids[at].as_py()!r}: workDate {value!r} is not a YYYY-MM-DD date"
         ) from None
     entries = entries.set_column(4, "workDate", pc.cast(day, DAY_TYPE))
 

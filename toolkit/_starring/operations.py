@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -12,8 +13,15 @@ from toolkit._bulk.runner import Call, not_sent, pacer_for, result_frame, run_bu
 from toolkit._core.connection import Connection, Endpoint
 from toolkit._core.dtypes import TEXT
 from toolkit._core.frames import FrameLike, as_pandas, coerce_ids
-from toolkit._core.http import LOST, Reply
-from toolkit.errors import ApiError, ConfigError, Interrupted, PaginationError, ToolkitError
+from toolkit._core.http import LOST, Reply, problem_of
+from toolkit.errors import (
+    ApiError,
+    ConfigError,
+    Interrupted,
+    NotFoundError,
+    PaginationError,
+    ToolkitError,
+)
 
 #: Per-item ``errorCode``: the initiative not found (404), inactive (422), access denied (403).
 INITIATIVE_NOT_FOUND, INITIATIVE_INACTIVE, INITIATIVE_ACCESS_DENIED = 20080, 20081, 20083
@@ -28,6 +36,42 @@ MAX_LIMIT = 2500
 _PAIR = ["timekeeperExternalId", "initiativeExternalId"]
 #: Each (timekeeper, initiative) pair's reply and per-item ``errorCode``.
 _Results = dict[tuple[str, str], tuple[Reply, int | None]]
+#: What a web server answers for a path it does not serve: NestJS and Express ("Cannot POST
+#: /p"), Starlette and most servers ("Not Found"), the sandbox ("no route for /p"). interface.md's
+#: whole-request 404 is a timekeeper that resolves to no user; starring is in no published
+#: document, so a service may lack the routes, and its 404 then says so in one of these words.
+_NO_ROUTE = re.compile(r"cannot (get|post|put|patch|delete) /\S*|not found|no route for /\S*", re.I)
+
+
+class _NoRouteError(NotFoundError):
+    """The service answered 404 for the starring route itself: one error for the whole call."""
+
+
+def _no_route(endpoint: Endpoint, status: int | None, problem: Any, method: str, url: str) -> None:
+    """Raise :class:`_NoRouteError` naming the route if a whole-request 404's body is a web
+    server's "no such path" (every text it holds matches :data:`_NO_ROUTE`), not a timekeeper's.
+
+    >>> _no_route("star", 404, {"detail": "timekeeperExternalId 'TK' resolves to no user"}, "", "")
+    >>> try:
+    ...     _no_route("star", 404, {"detail": "Not Found"}, "POST", "https://t/star")
+    ... except NotFoundError as exc:
+    ...     exc.detail.split(";")[0]
+    "the service does not serve the star route (POST https://t/star answered 404 'Not Found')"
+    """
+    body = problem if isinstance(problem, dict) else {}
+    said = [str(body[k]).strip() for k in ("message", "detail", "title") if body.get(k)]
+    if status != 404 or not said or not all(_NO_ROUTE.fullmatch(t) for t in said):
+        return
+    raise _NoRouteError(
+        404,
+        {
+            "detail": f"the service does not serve the {endpoint} route ({method} {url} answered"
+            f" 404 {said[0]!r}); starring is in no published document: ask the operator whether"
+            " this service has it"
+        },
+        method,
+        url,
+    )
 
 
 def _pairs(
@@ -135,6 +179,8 @@ def _star_op(
             _put(results, chunks, exc.replies)
             exc.partial, exc.result = results, _frame_of(pairs, index, results)
             raise
+        for reply in replies if not attempt else ():
+            _no_route(endpoint, reply.status, problem_of(reply), reply.method, reply.url)
         _put(results, chunks, replies)
     return _frame_of(pairs, index, results)
 
@@ -314,6 +360,7 @@ def starred(
     try:
         pages = list(starred_pages(conn, timekeeper_external_id, limit=limit, max_pages=max_pages))
     except ApiError as exc:
+        _no_route("starred", exc.status, exc.problem, exc.method, exc.url)
         if exc.status not in (404, 409):  # 404, 409: the timekeeper, not the call, is wrong
             raise
         return _frame(timekeeper_external_id, [None], [None], exc.status, exc.detail)
@@ -345,6 +392,8 @@ def starred_many(
             f = starred(conn, tk, limit=limit)
             if f.empty:  # keep the timekeeper visible: one row, no initiative
                 f = _frame(tk, [None], [None])
+        except _NoRouteError:
+            raise
         except ToolkitError as exc:
             status = exc.status if isinstance(exc, ApiError) else None
             detail = exc.detail if isinstance(exc, ApiError) else str(exc)

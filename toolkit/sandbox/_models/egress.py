@@ -592,19 +592,26 @@ class EgressStore(ProfileStore):
                     f"UPDATE entries SET state = ?, {column} = ?, updated_at = ? WHERE id = ?",
                     (state, stored_value, self.now_ms(), entry_id),
                 )
-            elif current != state:
+            # the stored acknowledgement goes with a refusal, so a client can tell a repeat
+            # from a clash and say which acknowledgement the entry holds
+            field = "externalId" if current == "succeeded" else "errors"
+            held = (
+                row["external_id"]
+                if current == "succeeded"
+                else json.loads(row["errors"] or "null")
+            )
+            holds = f"{current} ({field} {held!r})"
+            if current not in ("pending", state):
                 raise Conflict(
-                    f"the entry was already acknowledged as {current}",
+                    f"the entry was already acknowledged as {holds}",
                     slug="conflicting-acknowledgement",
                     state=current,
+                    **{field: held},
                 )
-            else:  # already in the requested state: the stored value goes with a refusal,
-                # so a client can tell a repeat from a clash
-                field = "externalId" if state == "succeeded" else "errors"
-                held = row[column] if state == "succeeded" else json.loads(row[column] or "null")
+            if current == state:
                 if row[column] != stored_value and value is not None:
                     raise Conflict(
-                        f"the entry was already acknowledged as {current} with other {field}",
+                        f"the entry was already acknowledged as {holds}, with other {field}",
                         slug="conflicting-acknowledgement",
                         state=current,
                         **{field: held},
@@ -612,7 +619,7 @@ class EgressStore(ProfileStore):
                 if repeat != "200":
                     refusal = Conflict if repeat == "409" else Unprocessable
                     raise refusal(
-                        f"the entry was already acknowledged as {current}",
+                        f"the entry was already acknowledged as {holds}",
                         slug="already-acknowledged",
                         state=current,
                         **{field: held},
