@@ -23,6 +23,7 @@ import argparse
 import collections
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -41,6 +42,8 @@ _LOAD_TIMEOUT_S = 3600
 _SPAN_DAYS = 40
 #: Failures whose stderr is printed.
 _SHOWN = 3
+#: Runs between two progress lines.
+_EVERY = 25
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,6 +55,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--exit-commands", nargs="+", default=["export", "sync"], choices=["export", "sync"]
+    )
+    parser.add_argument(
+        "--exit-budget-s",
+        type=float,
+        default=None,
+        help="stop a command's runs after this many seconds (default: no limit)",
     )
 
 
@@ -83,13 +92,19 @@ def _load(n: int) -> list[subprocess.Popen[bytes]]:
     return [subprocess.Popen(spin) for _ in range(n)]
 
 
-def _runs(command: str, n: int, env_file: Path, after: str, before: str) -> dict[str, Any]:
+def _runs(
+    command: str, n: int, env_file: Path, after: str, before: str, budget: float | None
+) -> dict[str, Any]:
     codes: collections.Counter[int] = collections.Counter()
     shown: list[str] = []
     work = Path(tempfile.mkdtemp(prefix=f"bench-exit-{command}-"))
     t0 = time.perf_counter()
     try:
         for i in range(n):
+            if budget is not None and time.perf_counter() - t0 > budget:
+                break
+            if i and i % _EVERY == 0:
+                print(f"  {command}: {i} runs, exit codes {dict(codes)}", flush=True)
             out = work / f"out-{i}"
             try:
                 done = subprocess.run(
@@ -112,12 +127,16 @@ def _runs(command: str, n: int, env_file: Path, after: str, before: str) -> dict
     for text in shown:
         print(text)
     return {
-        "runs": n,
+        "runs": sum(codes.values()),
         "exit 0": codes.get(0, 0),
         "aborts (134 or -6)": codes.get(134, 0) + codes.get(-6, 0),
         "other": {str(k): v for k, v in codes.items() if k not in (0, 134, -6)},
         "seconds": round(time.perf_counter() - t0, 1),
     }
+
+
+def _stop(signum: int, frame: Any) -> None:
+    raise SystemExit(f"stopped by signal {signum}")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -134,14 +153,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     folder = Path(tempfile.mkdtemp(prefix="bench-exit-"))
     results: dict[str, Any] = {}
     load: list[subprocess.Popen[bytes]] = []
+    signal.signal(signal.SIGTERM, _stop)  # a timeout's TERM still ends the load and cleans up
     try:
         with running(seed=Path(toolkit.__file__).parent / "sample_data") as sandbox:
             env_file = sandbox.write_env(folder / ".env")
             load = _load(args.exit_load)
-            print(f"load average before: {os.getloadavg()}; {len(load)} busy processes beside")
+            print(
+                f"load average before: {os.getloadavg()}; {len(load)} busy processes beside",
+                flush=True,
+            )
             for command in args.exit_commands:
-                results[command] = _runs(command, args.exit_runs, env_file, after, before)
-                print(f"{command}: {results[command]}; load average {os.getloadavg()}")
+                budget = args.exit_budget_s
+                results[command] = _runs(command, args.exit_runs, env_file, after, before, budget)
+                print(f"{command}: {results[command]}; load average {os.getloadavg()}", flush=True)
     finally:
         for proc in load:
             proc.terminate()

@@ -567,7 +567,13 @@ def test_the_seeded_entries_include_one_on_a_user_initiative(sandbox) -> None:
     users = [e for e in pending if e["initiativeProps"]["type"] == "user"]
     assert len(users) == 1
     [entry] = users
-    assert set(entry["initiativeProps"]["initiative"]) == {"type", "_id", "name"}
+    assert set(entry["initiativeProps"]["initiative"]) == {
+        "type",
+        "_id",
+        "billingType",
+        "unitIncrements",
+        "name",
+    }
     assert entry["initiativeProps"]["initiative"]["type"] == "user"
     released = sandbox.store.export_entries(
         cid, datetime(2000, 1, 1, tzinfo=UTC), datetime(2100, 1, 1, tzinfo=UTC)
