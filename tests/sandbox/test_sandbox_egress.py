@@ -424,6 +424,7 @@ def test_entry_of_another_customer_is_404(firm: Firm, tenant_factory) -> None:
         ("release-failed", {"errors": "x"}),
         ("release-failed", {"errors": [1]}),
         ("release-failed", {"errors": [None]}),
+        ("release-failed", {"errors": ["closed", ""]}),
         ("release-failed", {"errors": ["x"], "a": 1}),
     ],
     ids=[
@@ -437,6 +438,7 @@ def test_entry_of_another_customer_is_404(firm: Firm, tenant_factory) -> None:
         "failed-string",
         "failed-number-item",
         "failed-null-item",
+        "failed-empty-item",
         "failed-extra",
     ],
 )

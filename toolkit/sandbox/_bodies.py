@@ -725,9 +725,9 @@ class BatchAckOut(_Out):
 
 
 class AckFailedIn(_In):
-    """release-failed payload."""
+    """release-failed payload: at least one reason, none empty (as published)."""
 
-    errors: Annotated[list[str], Field(min_length=1)]
+    errors: Annotated[list[NonEmpty], Field(min_length=1)]
 
 
 class AckOut(_Out):
