@@ -91,7 +91,7 @@ def test_the_client_docstring_lists_every_method_by_job() -> None:
     doc = inspect.getdoc(Client) or ""
     members = [n for n in dir(Client) if not n.startswith("_") and n not in DEPRECATED]
     missing = [n for n in members if f":meth:`{n}`" not in doc and f":attr:`{n}`" not in doc]
-    assert missing == ["from_connection"]  # the CLI's bridge from a hand-made connection
+    assert missing == ["from_connection"]  # deprecated: its docstring says the ways
 
 
 def test_repr_and_str_never_show_secret_or_token(client: Client, sandbox) -> None:

@@ -67,7 +67,7 @@ def test_every_sending_call_has_the_same_core_columns_and_dtypes(results) -> Non
         "status": "category",
         "ok": "bool",
         "httpStatus": "Int16",
-        "error": "str",
+        "error": "string",
         "attempts": "Int16",
     }
     categories = {name: list(res["status"].cat.categories) for name, res in results.items()}
@@ -104,6 +104,6 @@ def test_no_result_or_failure_frame_holds_none_or_nan_in_an_object_column(result
     failures = validate(**load_folder(SAMPLE / "broken")).failures
     assert failures["externalId"].isna().any() and failures["value"].isna().any()
     assert _mixed(failures) == {}
-    assert str(failures["externalId"].dtype) == "str"
+    assert str(failures["externalId"].dtype) == "string"
     for name, res in results.items():
         assert _mixed(res) == {}, name

@@ -696,7 +696,7 @@ def test_check_raises_validation_error_with_every_failure_at_once() -> None:
 def test_failure_frame_values_are_the_raw_input_and_missing_is_the_dtype_s_own() -> None:
     df = rows("clients", {"externalId": None, "name": ""})
     fc = check_frame("clients", df).failures
-    assert str(fc["externalId"].dtype) == "str" and fc["externalId"].isna().all()
+    assert str(fc["externalId"].dtype) == "string" and fc["externalId"].isna().all()
     assert fc["value"].tolist() == [pd.NA, ""]
     assert fc["row"].tolist() == [0, 0]
 

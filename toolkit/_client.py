@@ -170,15 +170,31 @@ class Client:
 
     @classmethod
     def from_connection(cls, connection: Connection) -> Client:
-        """Wrap an existing connection in the facade (no new session or token).
+        """Deprecated (goes in the next release): a client is made one way per source of its
+        settings (``Client(...)``, :meth:`from_env`, :func:`toolkit.connect`,
+        ``firm.client()``); the low level of a client is ``client.connection``.
 
         Returns:
-            A client over ``connection``.
+            A client over ``connection`` (no new session or token).
 
         Example:
-            >>> Client.from_connection(client.connection).connection is client.connection
-            True
+            >>> import warnings
+            >>> with warnings.catch_warnings(record=True) as caught:
+            ...     warnings.simplefilter("always")
+            ...     again = Client.from_connection(client.connection)
+            >>> again.connection is client.connection, caught[0].category.__name__
+            (True, 'DeprecationWarning')
         """
+        warnings.warn(
+            "Client.from_connection is deprecated and goes in the next release; use "
+            "Client(...) or Client.from_env(...), and client.connection for the low level",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return cls._over(connection)
+
+    @classmethod
+    def _over(cls, connection: Connection) -> Client:
         client = cls.__new__(cls)
         client.connection = connection
         return client
@@ -218,7 +234,7 @@ class Client:
         conn = Connection(
             given, timeout=timeout, retries=retries, workers=workers, max_rate=max_rate
         )
-        return cls.from_connection(conn)
+        return cls._over(conn)
 
     def __repr__(self) -> str:
         return "Client" + repr(self.connection).removeprefix("Connection")

@@ -13,10 +13,10 @@ import os
 import random
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -90,8 +90,7 @@ def _users(run: _Run) -> str:
     timekeepers = pd.read_csv(run.sample / "timekeepers.csv", dtype=str, keep_default_na=False)
     columns = timekeepers[["timekeeperExternalId", "name", "email"]]
     for external_id, name, email in columns.itertuples(index=False, name=None):
-        user = run.admin.create_user(external_id, name, email)
-        run.users[external_id] = user["_id"]
+        run.users[external_id] = run.admin.create_user(external_id, name, email)["_id"]
     return f"{len(run.users)} timekeepers created as users: {', '.join(run.users)}"
 
 
@@ -110,11 +109,10 @@ def _record(run: _Run, *, n: int, days: int, seed: int) -> list[int]:
     active = sorted(initiatives.loc[initiatives["status"] == "active", "externalId"])
     task = sorted(codes.loc[codes["codeTypeExternalId"] == "task-code", "externalId"])
     activity = sorted(codes.loc[codes["codeTypeExternalId"] == "activity-code", "externalId"])
-    ranges: dict[str, list[str]] = {}
-    if "code_ranges" in run.frames:
-        pairs = run.frames["code_ranges"][["initiativeExternalId", "codeExternalId"]]
-        for matter, code in pairs.itertuples(index=False, name=None):
-            ranges.setdefault(matter, []).append(code)
+    ranges: dict[Hashable, list[str]] = {}
+    if "code_ranges" in run.frames:  # each matter's codes, in the file's order
+        pairs = run.frames["code_ranges"].groupby("initiativeExternalId")["codeExternalId"]
+        ranges = pairs.agg(list).to_dict()
     durations = []
     for _ in range(n):
         matter = rng.choice(active)
@@ -210,8 +208,7 @@ def _send_acks(run: _Run, acks: pd.DataFrame) -> str:
 
 
 def _pending(run: _Run) -> str:
-    pending = run.client.release_pending()
-    ids = set(pending.entries["_id"])
+    ids = set(run.client.release_pending().entries["_id"])
     expected = run.pending - run.acknowledged
     if ids != expected:
         raise _StepFailed(f"{len(ids)} entries pending, expected {len(expected)}")
@@ -223,23 +220,13 @@ def _star(run: _Run) -> str:
     entries = run.export.entries
     names = {uid: tk for tk, uid in run.users.items()}
     keys = ["timekeeperExternalId", "initiativeExternalId"]
-    worked = (
-        entries.assign(
-            timekeeperExternalId=entries["userId"].map(names),
-            initiativeExternalId=entries["initiative.externalId"],
-        )
-        .groupby(keys)["incrementDurationInSeconds"]
-        .sum()
-        .reset_index()
-    )
+    worked = entries.groupby(
+        [entries["userId"].map(names).rename(keys[0]), entries["initiative.externalId"]]
+    )["incrementDurationInSeconds"].sum()
     # the three matters each timekeeper works on most, then an inactive and an unknown one
-    top = (
-        worked.sort_values(
-            [keys[0], "incrementDurationInSeconds", keys[1]], ascending=[True, False, True]
-        )
-        .groupby(keys[0])
-        .head(3)
-    )
+    order = worked.reset_index(name="seconds").set_axis([*keys, "seconds"], axis=1)
+    rank = [keys[0], "seconds", keys[1]]
+    top = order.sort_values(rank, ascending=[True, False, True]).groupby(keys[0]).head(3)
     odd = pd.DataFrame({keys[0]: next(iter(run.users)), keys[1]: ["M-1001-004", "M-9999-999"]})
     plan = pd.concat([top[keys], odd], ignore_index=True)
     result = run.client.star(plan, workers=run.workers, progress=False)
@@ -329,8 +316,7 @@ def planted_billing_extract(entries: pd.DataFrame, *, seed: int = 7) -> pd.DataF
     )
     pick = np.random.default_rng(seed).permutation(n)
     sizes = [max(1, round(n * share)) for share in (0.03, 0.04, 0.02, 0.01)]
-    cuts = np.cumsum([0, *sizes])
-    left_out, written_up, late, moved = (pick[a:b] for a, b in pairwise(cuts))
+    left_out, written_up, late, moved, _ = np.split(pick, np.cumsum(sizes))
     billing.loc[written_up, "hours"] += 0.5
     shifted = pd.to_datetime(billing.loc[late, "workDate"]) + pd.Timedelta(days=1)
     billing.loc[late, "workDate"] = shifted.dt.strftime("%Y-%m-%d")
@@ -379,9 +365,8 @@ def hours_by_client_chart(
     fig = Figure(figsize=(8, max(2.5, 0.3 * len(hours) + 1)))
     FigureCanvasAgg(fig)
     ax = fig.subplots()
-    ax.barh(hours.index.astype(str), hours.to_numpy(), color="tab:blue")
-    for y, value in enumerate(hours.tolist()):
-        ax.text(value, y, f" {value:,.1f}", va="center", fontsize=8)
+    bars = ax.barh(hours.index.astype(str), hours.to_numpy(), color="tab:blue")
+    ax.bar_label(bars, labels=[f" {value:,.1f}" for value in hours.tolist()], fontsize=8)
     ax.set_xlabel("hours")
     ax.set_title(title or f"Released hours by client ({len(entries)} entries)")
     ax.margins(x=0.12)
@@ -488,25 +473,21 @@ def run_demo(
         return 2
     out_dir.mkdir(parents=True, exist_ok=True)
     _clear(out_dir)
-    with running(db=out_dir / "sandbox.db") as sb:
+    with running(db=db) as sb, closing(Admin(sb.url, customer_id=sb.customer_id)) as admin:
         # the sandbox's own demo customer, so `toolkit sandbox --db out/sandbox.db` serves it again
         client = Client.from_env(None, environ=sb.env(), workers=workers)
-        admin = Admin(sb.url, customer_id=sb.customer_id)
         print(f"sandbox at {sb.url}, customer {client.customer_id}", flush=True)
         run = _Run(client, admin, sample_dir, out_dir, workers, entries, seed)
-        try:
-            for number, (name, step) in enumerate(_STEPS, start=1):
-                head = f"[{number:>2}/{len(_STEPS)}] {name:<12}"
-                try:
-                    summary = step(run)
-                except Exception as exc:  # any failure is reported as the step's
-                    summary = f"FAILED: {type(exc).__name__}: {exc}"
-                print(f"{head} {summary}", *run.notes, sep="\n", flush=True)
-                run.notes.clear()
-                if summary.startswith("FAILED: "):
-                    return 1
-        finally:
-            admin.close()
+        for number, (name, step) in enumerate(_STEPS, start=1):
+            head = f"[{number:>2}/{len(_STEPS)}] {name:<12}"
+            try:
+                summary = step(run)
+            except Exception as exc:  # any failure is reported as the step's
+                summary = f"FAILED: {type(exc).__name__}: {exc}"
+            print(f"{head} {summary}", *run.notes, sep="\n", flush=True)
+            run.notes.clear()
+            if summary.startswith("FAILED: "):
+                return 1
     elapsed = time.perf_counter() - started
     chart = out_dir / "hours_by_client.png"
     wrote = f"{out_dir / 'export'} (Parquet dataset)" + (f", {chart}" if chart.is_file() else "")

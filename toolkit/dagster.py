@@ -41,21 +41,25 @@ RETRY = dg.RetryPolicy(max_retries=3, delay=30, backoff=dg.Backoff.EXPONENTIAL)
 T = TypeVar("T")
 
 
-def _guard(firm: Firm, step: Callable[[], T]) -> T:
-    """Run a step; what retrying cannot fix (credentials, settings, rows) fails without retry."""
-    try:
-        return step()
-    except (AuthError, ValidationError, ConfigError) as exc:
-        text, cases = str(exc), getattr(exc, "failure_cases", None)
-        if isinstance(exc, AuthError):
-            secret = "client_secret_file" if firm.client_secret_file else firm.client_secret_env
-            text = f"the identity service refused the firm's credentials ({exc}); check "
-            text += f"client_id and {secret}"
-        raise dg.Failure(
-            description=f"firm {firm.key!r}: {text}",
-            metadata={"failures": _md(cases, list(cases.columns))} if cases is not None else None,
-            allow_retries=False,
-        ) from None
+def _guard(firm: Firm, name: str, step: Callable[[], T]) -> T:
+    """Run the step ``name`` of the firm, recorded (:meth:`~toolkit.firms.Firm.recorded`: a
+    failure shows in ``toolkit firms status``); what retrying cannot fix (credentials, settings,
+    rows) fails without retry."""
+    with firm.recorded(name):
+        try:
+            return step()
+        except (AuthError, ValidationError, ConfigError) as exc:
+            text, cases = str(exc), getattr(exc, "failure_cases", None)
+            failures = None if cases is None else {"failures": _md(cases, list(cases.columns))}
+            if isinstance(exc, AuthError):
+                secret = "client_secret_file" if firm.client_secret_file else firm.client_secret_env
+                text = f"the identity service refused the firm's credentials ({exc}); check "
+                text += f"client_id and {secret}"
+            raise dg.Failure(
+                description=f"firm {firm.key!r}: {text}",
+                metadata=failures,
+                allow_retries=False,
+            ) from None
 
 
 class _SharedRuns(InMemoryRunStorage):
@@ -142,7 +146,8 @@ def _md(frame: pd.DataFrame, columns: list[str]) -> dg.MetadataValue:
 
 
 def _push_metadata(firm: Firm, report: OnboardReport) -> dict[str, Any]:
-    """The metadata of a firm's push; a row not imported raises :class:`dagster.Failure`."""
+    """The metadata of a firm's push (with its rows' validation warnings, if any); a row not
+    imported raises :class:`dagster.Failure`."""
     counts = report.counts.sum() if len(report.counts) else pd.Series(dtype="int64")
     metadata: dict[str, Any] = {
         "rows": int(counts.get("rows", 0)),
@@ -162,6 +167,8 @@ def _push_metadata(firm: Firm, report: OnboardReport) -> dict[str, Any]:
             metadata=metadata,
             allow_retries=False,
         )
+    if len(report.warned):
+        metadata["warnings"] = _md(report.warned, ["table", "externalId", "status", "warning"])
     return metadata
 
 
@@ -205,11 +212,8 @@ def assets(
         firm = firms[context.partition_key]
         if firm.source is None:
             return dg.MaterializeResult(metadata={"skipped": "no source configured"})
-        with firm.recorded("push"):  # a failure shows in `toolkit firms status`
-            report = _guard(firm, lambda: firm.push(client(firm)))
-            metadata = _push_metadata(firm, report)
-        if len(report.warned):
-            metadata["warnings"] = _md(report.warned, ["table", "externalId", "status", "warning"])
+        # a failure shows in `toolkit firms status`
+        metadata = _guard(firm, "push", lambda: _push_metadata(firm, firm.push(client(firm))))
         context.log.info(
             f"firm {firm.key}: {metadata['sent']} sent, "
             f"{metadata['unchanged']} unchanged, {metadata['warned']} warned"
@@ -219,8 +223,7 @@ def assets(
     @asset(description="The firm's released time in its Delta folder.")
     def time_entries(context: AssetExecutionContext) -> dg.MaterializeResult[Any]:
         firm = firms[context.partition_key]
-        with firm.recorded("sync"):
-            report = _guard(firm, lambda: firm.sync_tables(client(firm)))
+        report = _guard(firm, "sync", lambda: firm.sync_tables(client(firm)))
         state = sync_status(firm.sync)
         mark = state["watermark"]
         now = pd.Timestamp.now(tz="UTC")
@@ -239,8 +242,7 @@ def assets(
         firm = firms[context.partition_key]
         if firm.billing is None:
             return dg.MaterializeResult(metadata={"skipped": "no billing configured"})
-        with firm.recorded("reconcile"):
-            rec = _guard(firm, firm.reconcile)
+        rec = _guard(firm, "reconcile", firm.reconcile)
         assert rec is not None
         kinds = ("matched", "duration_differs", "date_or_matter_differs", "missing_in_billing")
         summary = rec.summary  # counted once: a property that counts the rows again

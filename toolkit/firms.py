@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 import pandas as pd
 
 from toolkit._client import Client, read_env_file
+from toolkit._core.dtypes import TEXT, nullable
 from toolkit._core.windows import Window, outside, to_utc
 from toolkit._egress import Export, SyncReport, read_sync, sync_status
 from toolkit._ingress import OnboardReport, read_table
@@ -45,14 +46,17 @@ _KEYS: dict[str, tuple[type, ...]] = dict.fromkeys(
     (*_REQUIRED, "client_secret_env", "client_secret_file", "ingestion_url", "source", "billing"),
     (str,),
 ) | dict.fromkeys(("after", "sync_since"), (str, date, datetime))
-_KEYS |= {"max_rate": (int, float), "workers": (int,)}
-_KEYS |= {"reconcile": (dict,)}
+_KEYS |= {"max_rate": (int, float), "workers": (int,), "reconcile": (dict,)}
 #: keywords of :func:`toolkit.reconcile` a firm's ``reconcile`` table may set
 _RECONCILE_KEYS: dict[str, tuple[type, ...]] = dict.fromkeys(
     ("key", "billing_key", "billing_id", "duration", "date", "matter", "duration_unit"), (str,)
 ) | {"tolerance_seconds": (int, float), "dayfirst": (bool,)}
 _RECONCILE_KEYS |= dict.fromkeys(("after", "on_or_before"), (str, date, datetime))
 _DURATION = re.compile(r"\d+(\.\d+)?\s*[A-Za-z]+(\s*\d+(\.\d+)?\s*[A-Za-z]+)*")
+#: the keys that are paths, read against the file's folder
+_PATHS = ("journal", "sync", "client_secret_file", "source", "billing")
+#: the keys :func:`_firm` reads into a field of another name or form (the others: the same)
+_READ = ("after", "sync_since", "max_rate", "workers", "reconcile")
 _FIRM_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _TYPE_NAMES: dict[type, str] = {str: "a string", int: "an integer", float: "a number"}
 _TYPE_NAMES |= {dict: "a table", bool: "true or false", date: "a date", datetime: "a date-time"}
@@ -356,26 +360,16 @@ def _firm(name: str, table: Any, folder: Path, env_file: Path | None) -> Firm:
     names = (_where(name, "reconcile.after"), _where(name, "reconcile.on_or_before"))
     span = Window.of(options.get("after"), options.get("on_or_before"), names)
     options |= {k: v for k, v in vars(span).items() if v is not None}
-    paths = {
-        k: folder / values[k] for k in ("client_secret_file", "source", "billing") if k in values
-    }
+    # the other keys are the fields of the same name; a path is read against the file's folder
+    fields = {k: folder / v if k in _PATHS else v for k, v in values.items() if k not in _READ}
     return Firm(
         key=name,
-        customer_id=values["customer_id"],
-        client_id=values["client_id"],
-        auth_url=values["auth_url"],
-        time_url=values["time_url"],
-        journal=folder / values["journal"],
-        sync=folder / values["sync"],
-        client_secret_env=values.get("client_secret_env"),
-        ingestion_url=values.get("ingestion_url"),
-        audience=values["audience"],
         after=since if isinstance(since, str) and _DURATION.fullmatch(since.strip()) else stamp,
         max_rate=float(rate) if rate is not None else None,
         workers=workers,
         reconcile_options=dict(options),
         env_file=env_file,
-        **paths,
+        **fields,
     )
 
 
@@ -525,8 +519,8 @@ def status(firms: Mapping[str, Firm], *, now: pd.Timestamp | None = None) -> pd.
     now = now if now is not None else pd.Timestamp.now(tz="UTC")
     frame = pd.DataFrame([_row(f, now) for f in firms.values()], columns=STATUS_COLUMNS)
     ints = ("sent", "unchanged", "failing", "failed_runs", "delta_version", "entries")
-    frame = frame.astype(dict.fromkeys(ints, "Int64") | {"last_error": "str"})
+    frame = frame.astype(dict.fromkeys(ints, "Int64") | {"last_error": TEXT})
     for col in ("last_push", "last_error_at", "watermark"):
         frame[col] = pd.to_datetime(frame[col], utc=True)
     frame["watermark_age"] = pd.to_timedelta(frame["watermark_age"].astype(object))
-    return frame
+    return nullable(frame)

@@ -39,7 +39,6 @@ class _Kernel:
 
     context: AbstractContextManager[Sandbox] | None = None
     sandbox: Sandbox | None = None
-    hooked: bool = False
 
 
 _KERNEL = _Kernel()
@@ -166,9 +165,8 @@ def connect(
     context = running(seed=folder)
     _KERNEL.sandbox = context.__enter__()
     _KERNEL.context = context
-    if not _KERNEL.hooked:
-        atexit.register(stop)
-        _KERNEL.hooked = True
+    atexit.unregister(stop)  # registered once, however many times the notebook connects
+    atexit.register(stop)
     what = f"seeded with {folder.name}/" if folder is not None else "empty"
     print(f"using the notebook's own sandbox (demo customer {what})")
     return Client.from_env(None, environ=_KERNEL.sandbox.env())

@@ -35,8 +35,10 @@ FIRMS: dict[str, tuple[str, dict, float | None]] = {
     "harbor-lane": ("Harbor Lane LLP", {}, None),
     "north-quay": (
         "North Quay & Partners",
-        {"rateLimit": {"kind": "token-bucket", "perSecond": 15, "burst": 5},
-         "rateLimitHeaders": "ietf"},
+        {
+            "rateLimit": {"kind": "token-bucket", "perSecond": 15, "burst": 5},
+            "rateLimitHeaders": "ietf",
+        },
         12.0,
     ),
     "stone-mill": ("Stone Mill Legal", {"latency": {"p50Ms": 60, "p99Ms": 300}}, None),
@@ -67,22 +69,32 @@ def _entries(sb, customer_id: str, seed: int) -> pd.DataFrame:
     rng = random.Random(seed)
     initiatives = pd.read_csv(SAMPLE / "initiatives.csv", dtype=str)
     matters = sorted(initiatives.loc[initiatives["status"] == "active", "externalId"])[:8]
-    users = [sb.admin.create_user(tk, name, f"{tk.lower()}@example.com", customer_id=customer_id)
-             for tk, name in (("TK-101", "Margaret Lane"), ("TK-102", "Samuel Harbor"))]
+    users = [
+        sb.admin.create_user(tk, name, f"{tk.lower()}@example.com", customer_id=customer_id)
+        for tk, name in (("TK-101", "Margaret Lane"), ("TK-102", "Samuel Harbor"))
+    ]
     now = datetime.now(UTC)
     rows = []
     for _ in range(ENTRIES):
         user = rng.choice(users)
         released = now - timedelta(seconds=rng.randrange(3600, DAYS * 86_400))
         entry = sb.admin.create_entry(
-            user["_id"], rng.choice(matters), work_date=(released - timedelta(hours=6)).date(),
-            increment_duration_in_seconds=360 * rng.randint(1, 20), summary="work",
+            user["_id"],
+            rng.choice(matters),
+            work_date=(released - timedelta(hours=6)).date(),
+            increment_duration_in_seconds=360 * rng.randint(1, 20),
+            summary="work",
             customer_id=customer_id,
         )
         sb.admin.release_entry(user["_id"], entry["_id"], at=released, customer_id=customer_id)
-        rows.append({"_id": entry["_id"], "workDate": entry["workDate"],
-                     "initiative.externalId": entry["initiativeExternalId"],
-                     "incrementDurationInSeconds": entry["incrementDurationInSeconds"]})
+        rows.append(
+            {
+                "_id": entry["_id"],
+                "workDate": entry["workDate"],
+                "initiative.externalId": entry["initiativeExternalId"],
+                "incrementDurationInSeconds": entry["incrementDurationInSeconds"],
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -93,21 +105,27 @@ def seed(sb, out: Path) -> None:
         creds = sb.admin.create_customer(name)
         cid = creds["customerId"]
         # the matters the entries need; the firm's master_data asset pushes the whole folder
-        setup = Client(cid, creds["clientId"], creds["clientSecret"], sb.url, sb.url,
-                       audience=creds["audience"])
-        frames = {t: pd.read_csv(SAMPLE / f"{t}.csv", dtype=str)
-                  for t in ("clients", "initiatives")}
+        setup = Client(
+            cid,
+            creds["clientId"],
+            creds["clientSecret"],
+            sb.url,
+            sb.url,
+            audience=creds["audience"],
+        )
+        frames = {
+            t: pd.read_csv(SAMPLE / f"{t}.csv", dtype=str) for t in ("clients", "initiatives")
+        }
         setup.onboard(frames, progress=False)
         entries = _entries(sb, cid, seed=n)
         (out / "billing").mkdir(parents=True, exist_ok=True)
-        planted_billing_extract(entries, seed=n).to_csv(out / "billing" / f"{key}.csv",
-                                                        index=False)
+        planted_billing_extract(entries, seed=n).to_csv(out / "billing" / f"{key}.csv", index=False)
         if profile:
             sb.admin.set_profile(customer_id=cid, **profile)
         var = key.upper().replace("-", "_") + "_SECRET"
         env.append(f"{var}={creds['clientSecret']}")
         toml.append(
-            f'[firms.{key}]  # {name}: profile {profile or "default"}\n'
+            f"[firms.{key}]  # {name}: profile {profile or 'default'}\n"
             f'customer_id = "{cid}"\nclient_id = "{creds["clientId"]}"\n'
             f'client_secret_env = "{var}"\nauth_url = "{sb.url}"\ntime_url = "{sb.url}"\n'
             f'audience = "{creds["audience"]}"\nsource = "{SAMPLE}"\n'
@@ -117,8 +135,10 @@ def seed(sb, out: Path) -> None:
             + f'[firms.{key}.reconcile]\nduration = "hours"\nduration_unit = "hours"\n'
             "tolerance_seconds = 18\n"
         )
-        print(f"  {key}: customer {cid}, {len(entries)} entries released, "
-              f"profile {profile or 'default'}")
+        print(
+            f"  {key}: customer {cid}, {len(entries)} entries released, "
+            f"profile {profile or 'default'}"
+        )
     (out / "firms.toml").write_text("\n".join(toml), encoding="utf-8")
     env_path = out / ".env"
     env_path.touch(mode=0o600)
@@ -130,8 +150,9 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-def run_until_stopped(command: list[str], env: dict[str, str], cwd: Path,
-                      grace: float = 20.0) -> int:
+def run_until_stopped(
+    command: list[str], env: dict[str, str], cwd: Path, grace: float = 20.0
+) -> int:
     """Run ``command`` (``dagster dev``) in a process group of its own until it ends or this
     process is stopped (Ctrl+C, SIGTERM as ``make`` forwards it, SIGHUP); then stop the whole
     group (``dagster dev`` and the webserver, daemon and code servers it started): SIGTERM,
@@ -177,15 +198,29 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sandbox at {sb.url}; seeding three firms")
         seed(sb, out)
         print(f"wrote {out / 'firms.toml'} and {out / '.env'}")
-        environ = {**os.environ, "DAGSTER_HOME": str(out / "dagster_home"),
-                   "FIRMS_FILE": str(out / "firms.toml")}
+        environ = {
+            **os.environ,
+            "DAGSTER_HOME": str(out / "dagster_home"),
+            "FIRMS_FILE": str(out / "firms.toml"),
+        }
         if args.no_dev:
             input("sandbox running; press Enter to stop\n")
             return 0
-        command = [sys.executable, "-m", "dagster", "dev", "-f", str(HERE / "definitions.py"),
-                   "-h", "127.0.0.1", "-p", str(args.port)]
-        print(f"starting dagster dev on http://127.0.0.1:{args.port} (Ctrl+C or SIGTERM stops "
-              "both)")
+        command = [
+            sys.executable,
+            "-m",
+            "dagster",
+            "dev",
+            "-f",
+            str(HERE / "definitions.py"),
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(args.port),
+        ]
+        print(
+            f"starting dagster dev on http://127.0.0.1:{args.port} (Ctrl+C or SIGTERM stops both)"
+        )
         return run_until_stopped(command, environ, out)
 
 

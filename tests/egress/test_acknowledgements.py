@@ -65,7 +65,7 @@ def test_a_409_after_a_retried_attempt_says_the_first_may_have_landed(
         "409 after a retried attempt (the first may have been applied; check the entry): conflict",
         "conflict",
     ]
-    assert res["error"].dtype == "str"
+    assert res["error"].dtype == "string"
 
 
 @pytest.mark.parametrize("blank", ["", "   ", None, []])

@@ -88,7 +88,7 @@ def test_a_new_delta_table_reads_work_date_as_a_timestamp_everywhere(tmp_path: P
     frame = table.to_pandas()
     assert str(frame["workDate"].dtype) == "datetime64[us]"
     assert str(frame["updatedAt"].dtype) == "datetime64[us, UTC]"
-    assert str(frame["summary"].dtype) == "str"
+    assert str(frame["summary"].dtype) == "str"  # deltalake's own default
     assert pl.read_delta(str(path / "entries")).schema["workDate"] == pl.Datetime("us")
     con = duckdb.connect()
     con.register("entries", table.to_pyarrow_dataset())
@@ -200,14 +200,14 @@ def test_starred_and_starred_many_have_the_same_columns_and_dtypes() -> None:
     many = starred_many(conn, ["TK-1", "TK-0"])
     assert one.columns.tolist() == many.columns.tolist() == STARRED_COLUMNS
     assert _dtypes(one) == _dtypes(many)
-    assert _dtypes(one)["initiativeExternalId"] == "str"
+    assert _dtypes(one)["initiativeExternalId"] == "string"
     pd.testing.assert_frame_equal(many.iloc[:2], one)
 
 
-def test_star_results_hold_text_as_str(fresh_client: Client) -> None:
+def test_star_results_hold_text_as_string(fresh_client: Client) -> None:
     res = fresh_client.star("TK-NOBODY", ["M-1"], progress=False)
     types = _dtypes(res)
-    assert types["timekeeperExternalId"] == types["error"] == "str"
+    assert types["timekeeperExternalId"] == types["error"] == "string"
 
 
 def test_export_bounds_are_typed_time_like() -> None:

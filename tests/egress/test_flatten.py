@@ -169,7 +169,7 @@ def test_entries_are_typed(sample_export):
             "unitIncrementCount",
             "incrementDurationInSeconds",
         }:
-            assert types[col] == "str", col
+            assert types[col] == "string", col
     assert entries["workDate"].iloc[0] == pd.Timestamp("2026-11-02")
     assert entries["updatedAt"].iloc[0] == pd.Timestamp("2026-11-02T14:03:11.123Z")
 
@@ -407,7 +407,7 @@ def test_codes_wide_has_one_row_per_entry_and_one_column_per_code_type(sample_ex
     # two task codes on the first entry: the first by position wins
     assert wide.iloc[0].tolist() == ["L110", "A103"]
     assert wide.iloc[1:].isna().all(axis=None)
-    assert {str(t) for t in wide.dtypes} == {"str"}
+    assert {str(t) for t in wide.dtypes} == {"string"}
 
 
 def test_codes_wide_without_any_codes_has_rows_and_no_columns():

@@ -512,5 +512,5 @@ def test_all_empty_text_columns_hold_no_value_per_row(fresh_client: Client) -> N
         assert str(column.dtype) == "string" and column.isna().all()
         assert column.array.__arrow_array__().get_total_buffer_size() < n // 4, col
     warning = row_warnings(plan.validation.failures, plan.rows["row"], plan.rows["table"])
-    assert str(warning.dtype) == "str" and warning.isna().all()
+    assert str(warning.dtype) == "string" and warning.isna().all()
     assert warning.array.__arrow_array__().get_total_buffer_size() < n // 4

@@ -228,6 +228,6 @@ def test_load_folder_gives_the_same_dtypes_from_csv_excel_and_parquet(tmp_path) 
             assert other[table].dtypes.to_dict() == frame.dtypes.to_dict(), (kind, table)
             pd.testing.assert_frame_equal(other[table], frame, check_index_type=False, obj=table)
     dtypes = csv["initiatives"].dtypes.astype(str)
-    assert dtypes["callSign"] == dtypes["externalId"] == "str"
+    assert dtypes["callSign"] == dtypes["externalId"] == "string"
     assert dtypes["unitIncrements"] == "Int64"
     assert csv["code_types"].dtypes.astype(str)["customerDefaultable"] == "boolean"

@@ -25,6 +25,7 @@ from toolkit._bulk.budgets import budgets_of
 from toolkit._bulk.journal import Journal, Outcome, payload_hash
 from toolkit._bulk.pacer import Pacer
 from toolkit._core.connection import ENDPOINTS, Connection, Endpoint
+from toolkit._core.dtypes import TEXT
 from toolkit._core.http import (
     INVALID_URL,
     LANDED,
@@ -470,16 +471,16 @@ def result_frame(
     frame = pd.DataFrame(
         {
             key_name: pd.array(
-                keys if isinstance(keys, ExtensionArray) else list(keys), dtype="str"
+                keys if isinstance(keys, ExtensionArray) else list(keys), dtype=TEXT
             ),
             "status": pd.Categorical(status, categories=STATUSES),
             "ok": [s in ("sent", "journaled") for s in status],
             "httpStatus": pd.array([r.status for r in replies], dtype="Int16"),
             "error": pd.array(
-                [None if r.error == JOURNALED else r.error for r in replies], dtype="str"
+                [None if r.error == JOURNALED else r.error for r in replies], dtype=TEXT
             ),
             "attempts": pd.array([r.attempts for r in replies], dtype="Int16"),
-            "elapsed": [round(r.elapsed, 6) for r in replies],
+            "elapsed": pd.array([round(r.elapsed, 6) for r in replies], dtype="Float64"),
         },
         index=pd.Index(index) if not isinstance(index, pd.Index) else index,
     )

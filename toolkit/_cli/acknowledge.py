@@ -17,7 +17,7 @@ from toolkit._cli.common import (
     with_row,
     write_out,
 )
-from toolkit._ingress import read_table, with_lines
+from toolkit._ingress import read_table
 from toolkit._reconciliation import acknowledgements_from_rows, is_reconciliation
 from toolkit.errors import ConfigError, Interrupted, ValidationError
 
@@ -74,12 +74,8 @@ def run(args: argparse.Namespace) -> int:
         return invalid(str(exc), exc.failure_cases, source, out)
     except Interrupted as exc:
         return interrupted(exc, args, key="entryId")
-    if frame is source:
-        res = with_row(res, source)
-    else:  # the rows of a reconciliation that were acknowledged: their own rows and lines
-        res = res.reset_index(drop=True)
-        res.insert(0, "row", frame.index.to_numpy())
-        res = with_lines(res, source)
+    # the rows of a reconciliation that were acknowledged: their own rows and lines
+    res = with_row(res, source, None if frame is source else frame.index)
     print(res.groupby(["outcome", "status"], observed=True).size().to_string())
     if not res["ok"].all():
         cols = ["row", "line", "userId", "entryId", "outcome", "httpStatus", "error"]

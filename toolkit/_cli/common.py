@@ -151,8 +151,8 @@ def print_frame(df: pd.DataFrame, max_rows: int = 30, width: int = 80) -> None:
         service is down
     """
     shown = _worded(df.head(max_rows))
-    for col in shown.select_dtypes(include=["Int64", "object"]).columns:  # missing: blank
-        shown[col] = [("" if v is None or v is pd.NA or v != v else v) for v in shown[col]]
+    for col in shown.columns[shown.isna().any().to_numpy()]:  # missing: blank
+        shown[col] = shown[col].astype(object).where(shown[col].notna(), "")
     with pd.option_context("display.width", 200):
         print(_wrapped(shown, width).to_string(index=False, na_rep=""))
     if len(df) > max_rows:
@@ -202,8 +202,12 @@ def invalid(
     return 1
 
 
-def with_row(frame: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
+def with_row(
+    frame: pd.DataFrame, source: pd.DataFrame, rows: pd.Index | None = None
+) -> pd.DataFrame:
     """A result frame aligned to a file's rows, with ``row`` (0-based) and ``line`` first.
+
+    ``rows`` are the file's rows of the frame's, in order (default: all of them, one each).
 
     >>> src = pd.DataFrame({"a": ["x"]})
     >>> src.attrs["line_shifts"] = ()
@@ -211,8 +215,13 @@ def with_row(frame: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
     ['row', 'line', 'ok']
     """
     out = frame.reset_index(drop=True)
-    out.insert(0, "row", pd.Series(range(len(out)), index=out.index, dtype="Int64"))
+    numbers = range(len(out)) if rows is None else rows
+    out.insert(0, "row", pd.Series(numbers, index=out.index, dtype="Int64"))
     return with_lines(out, source)
+
+
+#: the outcomes of a row not done that :func:`interrupted` counts, in its order
+_NOT_OK = ("failed", "unknown", "not_sent")
 
 
 def interrupted(exc: Interrupted, args: argparse.Namespace, key: str = "externalId") -> int:
@@ -225,13 +234,9 @@ def interrupted(exc: Interrupted, args: argparse.Namespace, key: str = "external
     print("\ninterrupted: no request was sent after the interrupt", file=sys.stderr)
     if res is not None and len(res):
         status = res["status"].astype(str)
-        counts = {
-            "ok": int(res["ok"].sum()),
-            "failed": int((status == "failed").sum()),
-            "unknown": int((status == "unknown").sum()),
-            "not sent": int((status == "not_sent").sum()),
-        }
-        print(", ".join(f"{k}: {n}" for k, n in counts.items()), file=sys.stderr)
+        counts = [f"ok: {int(res['ok'].sum())}"]
+        counts += [f"{s.replace('_', ' ')}: {(status == s).sum()}" for s in _NOT_OK]
+        print(", ".join(counts), file=sys.stderr)
         cols = [c for c in ("table", "row", "line", key, "status", "error") if c in res]
         todo = res[status.isin(["not_sent", "unknown"])]
         if len(todo):

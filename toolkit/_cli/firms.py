@@ -26,19 +26,16 @@ def run(args: argparse.Namespace) -> int:
     """
     out = out_path(args)
     frame = status(load(args.firms_file))
-    shown = frame.copy()  # times to the second, missing values as -
-    for col in _TIMES:
-        shown[col] = shown[col].dt.strftime("%Y-%m-%d %H:%M:%SZ")
+    # times to the second, missing values as -
+    shown = frame.assign(**{col: frame[col].dt.strftime("%Y-%m-%d %H:%M:%SZ") for col in _TIMES})
     shown["last_error"] = shown["last_error"].map(cut)
     shown["watermark_age"] = shown["watermark_age"].astype(str).replace("NaT", None)
     with pd.option_context("display.width", 200, "display.max_columns", None):
         print(shown.astype(object).where(shown.notna(), "-").to_string(index=False))
     if out is not None:
-        written = frame.copy()
-        for col in _TIMES:  # Excel keeps no time zone: UTC, named so
-            written[col] = written[col].dt.tz_convert("UTC").dt.tz_localize(None)
+        # Excel keeps no time zone: UTC, named so
+        written = frame.assign(**{col: frame[col].dt.tz_localize(None) for col in _TIMES})
         written["watermark_age"] = written["watermark_age"].dt.total_seconds()
-        names = {col: f"{col}_utc" for col in _TIMES}
-        names["watermark_age"] = "watermark_age_seconds"
+        names = {col: f"{col}_utc" for col in _TIMES} | {"watermark_age": "watermark_age_seconds"}
         write_out(written.rename(columns=names), out, "firm(s)")
     return 1 if bool((frame["state"] == "failing").any()) else 0

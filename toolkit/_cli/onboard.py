@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from toolkit import Client, Connection, Settings
+from toolkit import Client
 from toolkit._cli.common import (
     check_journal,
     client_from,
@@ -32,13 +32,10 @@ def _offline_client(args: argparse.Namespace) -> Client:
     for unused in (ENV_KEYS["client_secret"], ENV_KEYS["audience"]):  # no token is asked for
         env[unused] = env.get(unused) or "<unused>"
     try:
-        settings = Settings.from_env(env_file_of(args), environ=env)
+        return Client.from_env(env_file_of(args), environ=env)
     except ConfigError:
         unset = "http://not-configured.invalid"
-        settings = Settings(
-            "<customerId>", "<clientId>", "<unused>", unset, unset, audience="<unused>"
-        )
-    return Client.from_connection(Connection(settings))
+        return Client("<customerId>", "<clientId>", "<unused>", unset, unset, audience="<unused>")
 
 
 def _print_warnings(warnings: pd.DataFrame, warned: pd.DataFrame, shown: int = 10) -> None:

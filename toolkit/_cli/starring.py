@@ -58,8 +58,7 @@ def run(args: argparse.Namespace) -> int:
 def _starred(args: argparse.Namespace) -> int:
     out = out_path(args)
     res = client_from(args).starred(args.timekeeper, limit=args.limit)
-    if out is not None:
-        write_out(res, out, "starred initiatives")
+    write_out(res, out, "starred initiatives")
     failed = res[res["httpStatus"] != 200]
     if len(failed):  # the timekeeper could not be resolved: one row, no initiative
         print(

@@ -24,10 +24,7 @@ def run(args: argparse.Namespace) -> int:
     """
     out = out_path(args)
     sources = folder_sources(args.dir)  # the files, read a chunk at a time: never held whole
-    report = validate(
-        **sources,
-        code_range_post=args.code_range_post,
-    )
+    report = validate(**sources, code_range_post=args.code_range_post)
     print(report)
     failures = report.failures  # with each row's line
     if not failures.empty:  # errors and warnings; only errors fail the command

@@ -229,6 +229,18 @@ class TokenProvider:
             if token is None or self._token == token:
                 self._token = None
 
+    def lapsed(self, token: Secret) -> bool:
+        """Whether ``token`` is the cached token and its time is up (due for a new one): a 401
+        for it says it expired, not that the credentials are refused.
+
+        >>> tp = TokenProvider("http://127.0.0.1:9/t", "id", "secret", "aud")
+        >>> tp._token, tp._refresh_at = Secret("abc"), 0.0
+        >>> tp.lapsed(Secret("abc")), tp.lapsed(Secret("other"))
+        (True, False)
+        """
+        with self._lock:
+            return self._token == token and self._clock() >= self._refresh_at
+
     def _fetch(self, retry: bool = True) -> None:
         # 429, 5xx and a lost answer are retried; an unreachable service only with ``retry``
         transport = self._transport

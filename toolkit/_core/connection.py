@@ -44,6 +44,11 @@ Endpoint = Literal[
 #: A service with its own base address.
 Service = Literal["auth", "time", "ingestion"]
 
+#: tokens one request is sent with at most: a 401 is retried once with a new token, and a 401
+#: for a token whose life ran out while its request was being retried (a short-lived token, a
+#: slow service) is not counted as that one refusal, a few times over
+TOKEN_TRIES = 4
+
 _CUSTOMER = "/api/v1/customers/{customerId}"
 _INITIATIVES = _CUSTOMER + "/initiatives"
 _RELEASE = _CUSTOMER + "/users/{userId}/entries/{entryId}/release"
@@ -173,7 +178,9 @@ class Connection:
         retry: bool = True,
         raw: bool = False,
     ) -> Reply:
-        """Send one authenticated request; never raises (a 401 is retried once with a new token).
+        """Send one authenticated request; never raises (a 401 is retried once with a new token;
+        a 401 for a token whose time ran out while the request was retried does not count, up
+        to :data:`TOKEN_TRIES` tokens).
 
         Args:
             endpoint: a key of :data:`ENDPOINTS`.
@@ -193,8 +200,8 @@ class Connection:
         method, service, _ = ENDPOINTS[endpoint]
         url = self.url(endpoint, **(path or {}))
         json = self._published_form(endpoint, json)
-        attempts, elapsed = 0, 0.0
-        for _ in range(2):
+        attempts, elapsed, refused = 0, 0.0, 0
+        for _ in range(TOKEN_TRIES):
             try:
                 token = self.auth.secret_token(retry=retry)  # wrapped until the header is built
             except TransportError as exc:
@@ -219,7 +226,10 @@ class Connection:
                 reply.error = self._unreachable(service, url, reply.error)
             if reply.status != 401:
                 break
+            refused += not self.auth.lapsed(token)  # a token that ran out is no refusal
             self.auth.invalidate(token)
+            if refused > 1:
+                break
         reply.attempts, reply.elapsed = attempts, elapsed
         return reply
 

@@ -11,6 +11,8 @@ from typing import Any, Literal
 import pandas as pd
 import pyarrow as pa
 
+from toolkit._core.dtypes import TEXT
+
 FAILURE_COLUMNS = tuple("table row externalId column check severity value message".split())
 """Columns of every failure frame, in order."""
 
@@ -90,11 +92,12 @@ def failure_frame(
     """Build a failure frame from columns (lists, or scalars broadcast over the lists).
 
     Returns:
-        A frame of :data:`FAILURE_COLUMNS`: text as ``str`` (missing: ``NaN``), ``row`` ``Int64``
+        A frame of :data:`FAILURE_COLUMNS`: text as ``string`` (missing: ``pd.NA``), ``row``
+        ``Int64``
         and ``value`` (the cell as read, of any type) ``object`` with ``pd.NA`` for missing.
 
     >>> failure_frame(table="clients", check="required", message="x").iloc[0].tolist()
-    ['clients', <NA>, nan, nan, 'required', 'error', <NA>, 'x']
+    ['clients', <NA>, <NA>, <NA>, 'required', 'error', <NA>, 'x']
     """
     values = (table, row, externalId, column, check, severity, value, message)
     data = dict(zip(FAILURE_COLUMNS, values, strict=True))
@@ -105,7 +108,7 @@ def failure_frame(
     return nullable_rows(frame)
 
 
-_DTYPES = dict.fromkeys(FAILURE_COLUMNS, "str") | {"row": object, "value": object}
+_DTYPES = dict.fromkeys(FAILURE_COLUMNS, TEXT) | {"row": object, "value": object}
 _EMPTY = failure_frame(table=[], check=[], message=[])
 
 
@@ -114,11 +117,11 @@ def row_warnings(failures: pd.DataFrame, rows: Any, tables: Any = None) -> pd.Se
     (``rows``: the input labels, one per result row; ``tables``: each row's table, if several).
 
     Returns:
-        A ``str`` series, one value per row, on a default index.
+        A ``string`` series, one value per row, on a default index.
 
     >>> fc = failure_frame(table="t", row=[1], check="blank", severity="warning", message="a")
     >>> row_warnings(fc, [0, 1]).tolist()
-    [nan, 'a']
+    [<NA>, 'a']
     """
     warned = failures[failures["severity"] == "warning"]
     by_key: dict[tuple[Any, Any], list[str]] = {}
@@ -126,8 +129,8 @@ def row_warnings(failures: pd.DataFrame, rows: Any, tables: Any = None) -> pd.Se
         if not pd.isna(row):
             by_key.setdefault((table if tables is not None else None, row), []).append(message)
     if not by_key:  # no row warned: no label looked at
-        return pd.Series(pa.nulls(len(rows), pa.large_string()), dtype="str")
+        return pd.Series(pa.nulls(len(rows), pa.large_string()), dtype=TEXT)
     labels = list(rows)
     keys = zip(tables if tables is not None else [None] * len(labels), labels, strict=True)
     joined = ["; ".join(by_key[k]) if k in by_key else None for k in keys]
-    return pd.Series(pd.array(joined, dtype="str"))
+    return pd.Series(pd.array(joined, dtype=TEXT))

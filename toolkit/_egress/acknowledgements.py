@@ -20,6 +20,7 @@ import pandera.pandas as pa
 from toolkit._bulk.journal import Journal
 from toolkit._bulk.runner import Call, not_sent, pacer_for, result_frame, run_bulk
 from toolkit._core.connection import Connection, Endpoint
+from toolkit._core.dtypes import TEXT
 from toolkit._core.failures import check_name, failure_frame
 from toolkit._core.frames import FrameLike, as_pandas, unique_rows
 from toolkit._core.http import Reply
@@ -270,7 +271,7 @@ def acknowledge(
         res = result_frame(original, df["entryId"].tolist(), replies, key_name="entryId")
         res.insert(0, "userId", df["userId"].tolist())
         res.insert(2, "outcome", df["outcome"].tolist())
-        return res.astype({"userId": "str", "outcome": "str"})
+        return res.astype({"userId": TEXT, "outcome": TEXT})
 
     if bare:
         rows = ", ".join(map(str, bare[:5])) + (

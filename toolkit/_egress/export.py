@@ -22,6 +22,7 @@ import pandera.pandas
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from toolkit._core.dtypes import TEXT
 from toolkit._core.failures import failure_frame
 from toolkit._egress.files import (
     empty_schemas,
@@ -277,7 +278,7 @@ class Export:
         wide = kept.pivot(index="entryId", columns="code.type.externalId", values="code.externalId")
         wide = wide.reindex(index=index, columns=order)
         wide.columns = pd.Index(list(order))
-        return wide.astype("str")
+        return wide.astype(TEXT)
 
     def validate(self) -> Export:
         """Check both tables against their pandera models, collecting every failure.

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
+from toolkit._core.dtypes import TEXT
 from toolkit.errors import FlattenError
 
 #: Key of ``entries.attrs`` (and of the entries Arrow schema's metadata) mapping each field the
@@ -375,7 +376,10 @@ def _field_of(column: str, kind: Kind, in_codes: bool) -> str:
 
 
 def _pandas_type(arrow_type: pa.DataType) -> Any:
-    """Nullable integers, floats and booleans, Arrow-backed lists; text stays ``str``."""
+    """Nullable text, integers, floats and booleans (:func:`~toolkit._core.frames.nullable`'s
+    convention), Arrow-backed lists."""
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        return TEXT
     if pa.types.is_integer(arrow_type):
         return pd.Int64Dtype()
     if pa.types.is_floating(arrow_type):

@@ -13,6 +13,7 @@ import pandas as pd
 
 from toolkit._bulk.runner import Call, run_bulk
 from toolkit._core.connection import Connection
+from toolkit._core.dtypes import TEXT, nullable
 
 #: The ``type`` of the identity holding a user's timekeeper id in the billing system.
 BILLING_IDENTITY = "external-billing-system"
@@ -68,7 +69,7 @@ def users(conn: Connection, user_ids: Iterable[str], *, workers: int | None = No
     Example:
         >>> found = client.users([user_id, "0" * 24])
         >>> found["timekeeperExternalId"].tolist()
-        ['TK-101', nan]
+        ['TK-101', <NA>]
     """
     ids = list(dict.fromkeys(str(u) for u in user_ids))
     calls = [Call("user", {"userId": u}, key=u) for u in ids]
@@ -79,4 +80,5 @@ def users(conn: Connection, user_ids: Iterable[str], *, workers: int | None = No
         row["timekeeperExternalId"] = timekeeper_id(row) if reply.ok else None
         row["error"] = None if reply.ok else reply.error
         rows.append(row)
-    return pd.json_normalize(rows)
+    found = nullable(pd.json_normalize(rows))
+    return found.astype({"timekeeperExternalId": TEXT, "error": TEXT})

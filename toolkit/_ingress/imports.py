@@ -23,6 +23,7 @@ from toolkit._bulk.runner import (
     run_bulk,
 )
 from toolkit._core.connection import Connection
+from toolkit._core.dtypes import nullable
 from toolkit._core.failures import nullable_rows, row_warnings
 from toolkit._core.frames import FrameLike, as_pandas, unique_rows
 from toolkit._core.http import Reply
@@ -126,14 +127,16 @@ def import_table(
             for label in labels:
                 by_label.setdefault(label, call)
     ordered = [by_label[label] for label in unique_rows(df).index]
-    return pd.DataFrame(
-        {
-            key: [c.key for c in ordered],
-            "url": [conn.url(c.endpoint, **(c.path or {})) for c in ordered],
-            "payload": [c.json for c in ordered],
-            "warning": result["warning"].array,
-        },
-        index=df.index,
+    return nullable(
+        pd.DataFrame(
+            {
+                key: [c.key for c in ordered],
+                "url": [conn.url(c.endpoint, **(c.path or {})) for c in ordered],
+                "payload": [c.json for c in ordered],
+                "warning": result["warning"].array,
+            },
+            index=df.index,
+        )
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any, Generic, TypedDict, TypeVar, cast
 import numpy as np
 import pandas as pd
 
+from toolkit._core.dtypes import nullable
 from toolkit._core.failures import empty_failures
 from toolkit._core.frames import FrameLike, as_pandas
 from toolkit._core.memory import returning_pool
@@ -410,7 +411,7 @@ def load_folder(
     Returns:
         ``{table: frame}`` in import order, each column in the one dtype of its kind whether
         the table is CSV, Excel or Parquet (:func:`toolkit._ingress.cells.as_kinds`): text as
-        ``str``, whole numbers as ``Int64``, booleans as ``boolean``.
+        ``string``, whole numbers as ``Int64``, booleans as ``boolean``.
 
     >>> frames = load_folder("sample_data")
     >>> list(frames)
@@ -418,8 +419,10 @@ def load_folder(
     """
     sources = cast("dict[str, TableFile]", folder_sources(path, encoding=encoding))
     frames = {  # each file read once, whole: no snapshot to keep (nor a file left open)
-        table: as_kinds(
-            read_table(src.path, encoding=src.encoding, sheet=src.sheet), TABLES[table].kinds
+        table: nullable(
+            as_kinds(
+                read_table(src.path, encoding=src.encoding, sheet=src.sheet), TABLES[table].kinds
+            )
         )
         for table, src in sources.items()
     }

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from toolkit._core.dtypes import TEXT, nullable
 from toolkit._reconciliation.classify import FAILED_STATUSES, STATUSES
 from toolkit._reconciliation.inputs import COMPARISONS
 from toolkit._reconciliation.messages import error_lists
@@ -43,7 +44,7 @@ class Reconciliation:
 
     def __post_init__(self) -> None:
         if not isinstance(self.rows, _Rows):  # rows["entryId"] keeps working, warned about
-            object.__setattr__(self, "rows", _Rows(self.rows))
+            object.__setattr__(self, "rows", _Rows(nullable(self.rows)))
 
     @property
     def summary(self) -> pd.Series:
@@ -106,7 +107,7 @@ class Reconciliation:
             >>> rec = toolkit.reconcile(pd.DataFrame({"_id": ["e1", "e2"], "userId": ["u1", "u1"]}),
             ...     pd.DataFrame({"entryId": ["e1"], "billingId": ["B-77"]}))
             >>> rec.to_acknowledge()[["entryId", "outcome", "externalId"]].values.tolist()
-            [['e1', 'succeeded', 'B-77'], ['e2', 'failed', nan]]
+            [['e1', 'succeeded', 'B-77'], ['e2', 'failed', <NA>]]
         """
         rows = self.rows
         sel = rows.loc[rows["status"].isin(_acknowledge_statuses(include)).to_numpy()]
@@ -168,7 +169,7 @@ def _summarise(rows: pd.DataFrame, group: pd.Series, name: str) -> pd.DataFrame:
     totals = totals.groupby(group, dropna=False, sort=True).sum()
     out = counts.reindex(totals.index, fill_value=0).astype("int64").join(totals)
     out["hours_difference"] = out["hours_billed"] - out["hours_exported"]
-    return out.rename_axis(index=name, columns=None)
+    return nullable(out.rename_axis(index=name, columns=None))
 
 
 def _acknowledge_statuses(include: Iterable[str]) -> list[str]:
@@ -259,10 +260,10 @@ def _acknowledgements(sel: pd.DataFrame, errors: list[Any] | None = None) -> pd.
     entry = next(c for c in _ENTRY_ID_COLUMNS if c in sel.columns)
     return pd.DataFrame(
         {
-            "userId": sel["userId"].astype("str"),
-            "entryId": sel[entry].astype("str"),
-            "outcome": np.where(succeeded, "succeeded", "failed"),
-            "externalId": ext.where(succeeded).astype("str"),
+            "userId": sel["userId"].astype(TEXT),
+            "entryId": sel[entry].astype(TEXT),
+            "outcome": pd.array(np.where(succeeded, "succeeded", "failed"), dtype=TEXT),
+            "externalId": ext.where(succeeded).astype(TEXT),
             "errors": errors,
         },
         index=sel.index,  # the columns in the order of ACKNOWLEDGE_COLUMNS

@@ -10,6 +10,7 @@ import pandas as pd
 
 from toolkit._bulk.runner import Call, not_sent, pacer_for, result_frame, run_bulk, unproven
 from toolkit._core.connection import Connection, Endpoint
+from toolkit._core.dtypes import TEXT
 from toolkit._core.frames import FrameLike, as_pandas, coerce_ids
 from toolkit._core.http import LOST, Reply
 from toolkit.errors import ApiError, ConfigError, Interrupted, PaginationError, ToolkitError
@@ -148,7 +149,7 @@ def _frame_of(pairs: list[tuple[str, str]], index: pd.Index, results: _Results) 
         replies.append(reply)
         codes.append(code)
     out = result_frame(index, [p[1] for p in pairs], replies, key_name=_PAIR[1])
-    out[_PAIR[0]] = pd.Series([p[0] for p in pairs], index=out.index, dtype="str")
+    out[_PAIR[0]] = pd.Series([p[0] for p in pairs], index=out.index, dtype=TEXT)
     out["errorCode"] = pd.Series(codes, index=out.index, dtype="Int64")
     return out[[*_PAIR, "status", "ok", "httpStatus", "error", "errorCode", "attempts", "elapsed"]]
 
@@ -188,7 +189,7 @@ def star(
         >>> res = client.star("TK-101", ["M-1001-001", "M-1001-004"], progress=False)
         >>> res[["status", "httpStatus", "errorCode", "error"]]
            status  httpStatus  errorCode                   error
-        0    sent         200       <NA>                     NaN
+        0    sent         200       <NA>                    <NA>
         1  failed         422      20081  initiative is inactive
     """
     return _star_op(conn, "star", timekeeper_or_frame, initiative_external_ids, workers, progress)
@@ -238,11 +239,11 @@ def _frame(
     n = len(ids)
     return pd.DataFrame(
         {
-            "timekeeperExternalId": pd.array([tk] * n, dtype="str"),
-            "initiativeExternalId": pd.array(ids, dtype="str"),
+            "timekeeperExternalId": pd.array([tk] * n, dtype=TEXT),
+            "initiativeExternalId": pd.array(ids, dtype=TEXT),
             "page": pd.array(pages, dtype="Int64"),
             "httpStatus": pd.array([status] * n, dtype="Int16"),  # as every result frame's
-            "error": pd.array([error] * n, dtype="str"),
+            "error": pd.array([error] * n, dtype=TEXT),
         }
     )
 
