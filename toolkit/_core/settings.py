@@ -160,6 +160,7 @@ class Settings:
             The settings; ``source`` names the file read, or ``"environment"``.
 
         >>> env = {name: "http://h" for name in ENV_KEYS.values()}
+        >>> env["TOOLKIT_NULL_SEMANTIC_TYPE"] = "omit"
         >>> Settings.from_env(None, environ=env).source
         'environment'
         """
