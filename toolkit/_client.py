@@ -127,6 +127,9 @@ class Client:
         workers: default number of worker threads of bulk operations.
         max_rate: requests per second a bulk operation never exceeds (default: the service's
             pace, backing off on 429 and 503).
+        null_semantic_type: ``"null"`` (default, interface.md) or ``"omit"`` (the published
+            form: a code type of another kind is sent without ``semanticType``); see
+            :class:`~toolkit._core.settings.Settings` (``TOOLKIT_NULL_SEMANTIC_TYPE``).
 
     Example:
         >>> c = Client("cust", "app", "s3cr3t", "http://127.0.0.1:8765", "http://127.0.0.1:8765",
@@ -150,12 +153,12 @@ class Client:
         backoff: float = 0.25,
         workers: int = 8,
         max_rate: float | None = None,
+        null_semantic_type: str | None = None,
     ) -> None:
         if max_rate is not None and not max_rate > 0:
             raise ConfigError("max_rate must be a positive number of requests per second")
-        settings = Settings(
-            customer_id, client_id, client_secret, auth_url, time_url, ingestion_url, audience
-        )
+        given = (customer_id, client_id, client_secret, auth_url, time_url, ingestion_url)
+        settings = Settings(*given, audience, null_semantic_type=null_semantic_type)
         self.connection = Connection(
             settings,
             timeout=timeout,

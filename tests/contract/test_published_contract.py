@@ -104,6 +104,7 @@ def _run_main_flows(sb: Sandbox, switches: dict[str, Any]) -> tuple[list[Exchang
             ingestion_url=f"{proxy.url}/ingestion",
             audience=creds["audience"],
             timeout=TIMEOUT,
+            null_semantic_type="omit",  # the published body: that service refuses a null
         )
         report = client.onboard(FIRM, progress=False)
         assert report.ok, report.failures

@@ -355,9 +355,15 @@ def test_an_entry_on_a_user_initiative_is_kept_with_empty_initiative_columns(
             "initiativeProps.initiative.type",
             "initiativeProps.initiative._id",
             "initiativeProps.initiative.name",
+            "initiativeProps.initiative.billingType",  # published: on both forms
+            "initiativeProps.initiative.unitIncrements",
         )
     ]
     assert mine[empty].isna().all().all()
+    assert (
+        row["initiativeProps.initiative.billingType"],
+        row["initiativeProps.initiative.unitIncrements"],
+    ) == ("non-billable", 360)
     now = pd.Timestamp.now("UTC")
     ex = client.export_entries(now - pd.Timedelta(days=40), now)
     kept = ex.entries.set_index("_id").loc[row["_id"]]

@@ -424,6 +424,7 @@ def test_entry_of_another_customer_is_404(firm: Firm, tenant_factory) -> None:
         ("release-failed", {"errors": "x"}),
         ("release-failed", {"errors": [1]}),
         ("release-failed", {"errors": [None]}),
+        ("release-failed", {"errors": ["closed", ""]}),
         ("release-failed", {"errors": ["x"], "a": 1}),
     ],
     ids=[
@@ -437,6 +438,7 @@ def test_entry_of_another_customer_is_404(firm: Firm, tenant_factory) -> None:
         "failed-string",
         "failed-number-item",
         "failed-null-item",
+        "failed-empty-item",
         "failed-extra",
     ],
 )
@@ -567,7 +569,13 @@ def test_the_seeded_entries_include_one_on_a_user_initiative(sandbox) -> None:
     users = [e for e in pending if e["initiativeProps"]["type"] == "user"]
     assert len(users) == 1
     [entry] = users
-    assert set(entry["initiativeProps"]["initiative"]) == {"type", "_id", "name"}
+    assert set(entry["initiativeProps"]["initiative"]) == {
+        "type",
+        "_id",
+        "billingType",
+        "unitIncrements",
+        "name",
+    }
     assert entry["initiativeProps"]["initiative"]["type"] == "user"
     released = sandbox.store.export_entries(
         cid, datetime(2000, 1, 1, tzinfo=UTC), datetime(2100, 1, 1, tzinfo=UTC)

@@ -14,9 +14,16 @@ from dotenv import dotenv_values, find_dotenv
 from toolkit._core.auth import Secret
 from toolkit.errors import ConfigError
 
-_SETTINGS = "customer_id client_id client_secret auth_url time_url ingestion_url audience"
+_SETTINGS = (
+    "customer_id client_id client_secret auth_url time_url ingestion_url audience"
+    " null_semantic_type"
+)
 #: setting -> environment variable: ``TOOLKIT_`` and its name in capitals (TOOLKIT_CUSTOMER_ID)
 ENV_KEYS: dict[str, str] = {name: f"TOOLKIT_{name.upper()}" for name in _SETTINGS.split()}
+#: settings that may be left unset (the others are required)
+OPTIONAL_SETTINGS = ("ingestion_url", "null_semantic_type")
+#: the values of ``null_semantic_type``: interface.md's form first (the default)
+NULL_SEMANTIC_TYPE = ("null", "omit")
 
 
 def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
@@ -63,6 +70,16 @@ class Settings:
         time_url: base address of the time service.
         ingestion_url: base address of the import paths; defaults to ``time_url``.
         audience: the audience of the token request (required; ``TOOLKIT_AUDIENCE``).
+        null_semantic_type: how a code type of another kind (no ``semanticType``) is sent
+            (``TOOLKIT_NULL_SEMANTIC_TYPE``): ``"null"`` (the default) sends
+            ``"semanticType": null``, as interface.md says ("use null for any other kind");
+            ``"omit"`` leaves the key out, the form the service's published documents take
+            (the field optional and not nullable: a service that validates requests against
+            them refuses a null with a 422, and ``onboard`` then skips the codes of that
+            type). No body meets both: interface.md requires the field, the documents refuse
+            its null. The toolkit follows interface.md where it speaks (as everywhere), and
+            this setting serves a service that validates as published (the sandbox's
+            ``published`` preset is one). Null and absent mean the same: another kind.
         source: the ``.env`` file read, ``"environment"`` or ``"arguments"``.
 
     >>> s = Settings("c", "app", "s3cr3t", "http://127.0.0.1:1/", "http://h", audience="a")
@@ -77,6 +94,7 @@ class Settings:
     time_url: str
     ingestion_url: str | None = None
     audience: str = ""
+    null_semantic_type: str = "null"
     source: str = field(default="arguments", compare=False)
 
     # takes the secret as plain text too: the attribute is always a ``Secret``
@@ -90,6 +108,7 @@ class Settings:
         ingestion_url: str | None = None,
         audience: str | None = None,
         *,
+        null_semantic_type: str | None = None,
         source: str = "arguments",
     ) -> None:
         given: dict[str, object] = {"customer_id": customer_id, "client_id": client_id}
@@ -101,10 +120,17 @@ class Settings:
         for name, url in (("auth_url", auth_url), ("time_url", time_url)):
             _check_url(name, url)
         _check_url("ingestion_url", ingestion_url or None)
+        null_semantic_type = null_semantic_type or NULL_SEMANTIC_TYPE[0]
+        if null_semantic_type not in NULL_SEMANTIC_TYPE:
+            raise ConfigError(
+                f"null_semantic_type {null_semantic_type!r} is not 'null' or 'omit'; check "
+                f"{ENV_KEYS['null_semantic_type']}"
+            )
         secret = client_secret if isinstance(client_secret, Secret) else Secret(str(client_secret))
         given |= {"customer_id": str(customer_id), "client_id": str(client_id)}
         given |= {"client_secret": secret, "audience": str(audience), "source": str(source)}
-        for name, value in (given | {"ingestion_url": ingestion_url}).items():
+        given |= {"ingestion_url": ingestion_url, "null_semantic_type": null_semantic_type}
+        for name, value in given.items():
             object.__setattr__(self, name, value)
 
     @property
@@ -134,6 +160,7 @@ class Settings:
             The settings; ``source`` names the file read, or ``"environment"``.
 
         >>> env = {name: "http://h" for name in ENV_KEYS.values()}
+        >>> env["TOOLKIT_NULL_SEMANTIC_TYPE"] = "omit"
         >>> Settings.from_env(None, environ=env).source
         'environment'
         """
@@ -142,7 +169,9 @@ class Settings:
         values = read_env_file(path) if path is not None else {}
         values.update(environ if environ is not None else os.environ)
         missing = [
-            var for key, var in ENV_KEYS.items() if key != "ingestion_url" and not values.get(var)
+            var
+            for key, var in ENV_KEYS.items()
+            if key not in OPTIONAL_SETTINGS and not values.get(var)
         ]
         if missing:
             name = os.fspath(env_file) if env_file is not None else None

@@ -66,8 +66,19 @@ def typed(table: pa.Table, kind: Kind, table_name: str, drop: Iterable[str] = ()
 
 
 def from_frame(frame: pd.DataFrame, kind: Kind, table_name: str) -> pa.Table:
-    """A frame (an analyst's, or a view changed and assigned back) as a typed Arrow table."""
+    """A frame (an analyst's, or a view changed and assigned back) as a typed Arrow table.
+
+    Its numbers are copied into Arrow's memory: converted from pandas they share numpy's, and
+    an Arrow writer thread (``ds.write_dataset``, deltalake) that frees numpy memory needs the
+    GIL, which it cannot take once the interpreter is exiting: the process aborted
+    (``terminate called without an active exception``) after its work was done (issue 39
+    finding 8).
+    """
     table = pa.Table.from_pandas(frame, preserve_index=False)
+    table = pa.table(
+        [c.combine_chunks() if pa.types.is_primitive(c.type) else c for c in table.columns],
+        schema=table.schema,
+    )
     missing = [
         n for n in empty_schemas(kind)[table_name == "codes"].names if n not in frame.columns
     ]

@@ -406,7 +406,9 @@ def _split(table: pa.Table, kind: Kind) -> tuple[pa.Table, pa.Table]:
         values = cast("pa.StructArray", lists.flatten())
         # StructArray.flatten() (unlike Table.from_struct_array) keeps a null element null
         children = _flat(pa.table(values.flatten(), names=[f.name for f in values.type]))
-        position = pa.array(np.arange(len(parents), dtype=np.int64) - start)
+        # in Arrow's memory, not numpy's: an Arrow writer thread freeing numpy memory needs the
+        # GIL, which it cannot take once the interpreter exits (issue 39 finding 8)
+        position = pc.subtract(pa.array(np.arange(len(parents), dtype=np.int64)), pa.array(start))
         parts.append(
             pa.table(
                 [batch.column(0).take(parents), position, *children.columns],

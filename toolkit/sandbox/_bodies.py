@@ -206,6 +206,8 @@ def _check_datetime(text: str) -> str:
 
 NonEmpty = Annotated[str, StringConstraints(min_length=1)]
 """A string of at least one character (identifiers: an empty ``externalId`` is rejected)."""
+ObjectId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{24}$")]
+"""An ``_id`` of the service (format ``objectid``: 24 lower-case hexadecimal digits)."""
 DateText = Annotated[str, StringConstraints(pattern=_DATE_PATTERN), AfterValidator(_check_date)]
 DateTimeText = Annotated[
     str, StringConstraints(pattern=DATETIME_PATTERN), AfterValidator(_check_datetime)
@@ -344,7 +346,8 @@ class Problem(BaseModel):
 
 
 class ClientIn(_In):
-    """Client import payload (``type``: optional, published beyond the spec)."""
+    """Client import payload (``type``, ``parentClientId``: optional, published beyond the
+    spec; the parent is stored as given, the documents do not say it must exist)."""
 
     externalId: NonEmpty
     name: str
@@ -354,6 +357,9 @@ class ClientIn(_In):
         None,
         description="Optional (published): `client` or `parent`; not null.",
         json_schema_extra=_never_null_schema,
+    )
+    parentClientId: ObjectId | None = Field(
+        None, description="Optional (published): the parent client's `_id`, or null."
     )
 
     _never_null = field_validator("type", mode="before")(_not_null)
@@ -389,14 +395,32 @@ class InitiativeIn(_In):
     )
 
 
+def _spec_required(schema: dict[str, Any]) -> None:
+    """The document shows interface.md's code type body: all five fields required."""
+    schema["required"] = [*schema.get("required", []), *CODE_TYPE_SPEC_FIELDS]
+
+
+CODE_TYPE_SPEC_FIELDS = ("semanticType", "customerDefaultable", "userDefaultable")
+"""Required by interface.md, optional in the published import body (profile ``codeTypeBody``)."""
+
+
 class CodeTypeIn(_In):
-    """Code type import payload."""
+    """Code type import payload.
+
+    interface.md requires all five fields (``semanticType`` null for another kind); the
+    published body requires only ``externalId`` and ``name``, and its ``semanticType`` is not
+    nullable. The model lets the three fields of :data:`CODE_TYPE_SPEC_FIELDS` be left out and
+    the store applies the customer's profile (``codeTypeBody``); the document shows
+    interface.md's form.
+    """
+
+    model_config = ConfigDict(json_schema_extra=_spec_required)
 
     externalId: NonEmpty
     name: str
-    semanticType: SemanticType | None
-    customerDefaultable: bool
-    userDefaultable: bool
+    semanticType: SemanticType | None = None
+    customerDefaultable: bool = Field(False, json_schema_extra=_never_null_schema)
+    userDefaultable: bool = Field(False, json_schema_extra=_never_null_schema)
     orderingSequence: str | None = Field(
         None,
         description="Optional (published): sort key in the product; not null.",
@@ -461,6 +485,7 @@ class ClientOut(_Stored):
     callSign: str
     description: str
     type: str | None = None
+    parentClientId: str | None = None
 
 
 class InitiativeOut(_Stored):
@@ -611,10 +636,13 @@ class PropsInitiative(_Out):
 
 
 class UserInitiative(_Out):
-    """An initiative made in the product (``initiativeProps.type`` ``user``)."""
+    """An initiative made in the product (``initiativeProps.type`` ``user``): as published,
+    with its ``billingType`` and ``unitIncrements``."""
 
     type: Literal["user"]
     id: str = Field(alias="_id")
+    billingType: Literal["billable", "non-billable"]
+    unitIncrements: int | float
     name: str
 
 
@@ -682,7 +710,11 @@ class BatchAckItemOut(_Out):
 
     entryId: str
     status: str = Field(description="An HTTP status name: `OK`, `NOT_FOUND`, `CONFLICT`...")
-    errorCode: str | None = Field(default=None, description="Only when status is not OK.")
+    errorCode: int | None = Field(
+        default=None,
+        description="Only when status is not OK: a number, as published (the sandbox gives "
+        "the status's number: 404, 409, 422).",
+    )
     errorMessage: str | None = Field(default=None, description="Only when status is not OK.")
 
 
@@ -693,9 +725,9 @@ class BatchAckOut(_Out):
 
 
 class AckFailedIn(_In):
-    """release-failed payload."""
+    """release-failed payload: at least one reason, none empty (as published)."""
 
-    errors: Annotated[list[str], Field(min_length=1)]
+    errors: Annotated[list[NonEmpty], Field(min_length=1)]
 
 
 class AckOut(_Out):

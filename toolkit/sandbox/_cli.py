@@ -309,6 +309,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         env = env_for(
             url, creds["customerId"], creds["clientId"], creds["clientSecret"], creds["audience"]
         )
+        if store.profile(creds["customerId"])["codeTypeBody"] == "published":
+            env["TOOLKIT_NULL_SEMANTIC_TYPE"] = "omit"  # the toolkit sends the published body
         write_env_file(args.env_file, env)
         _say(f"Time-billing sandbox, database {db}")
         _say(f"Base addresses: {url}/identity, {url}/time, {url}/ingestion ({url} serves them all)")

@@ -7,7 +7,7 @@ it is silent what the real service publishes: imports answer 201 and acknowledge
 no body, the user record has the identity service's shape) and :data:`PROFILES` a few named
 presets. The store keeps one profile per customer (:mod:`toolkit.sandbox._models.profiles`); the
 rules read it where they apply: the token exchange (``tokenLifetimeSeconds``, ``expiresIn``),
-the imports (``reimport``), the acknowledgements (``ackRepeat``), the export
+the imports (``reimport``, ``codeTypeBody``), the acknowledgements (``ackRepeat``), the export
 (``exportMaxEntries``, ``exportMaxWindowDays``) and the user record (``userRecord``) in the
 store; the answer of an import (``importAnswer``) or an acknowledgement (``ackAnswer``) and
 token faults (``tokenFaults``) in the routes; the rate limit, latency and the shape of error
@@ -255,6 +255,13 @@ class Profile(_Switch):
     codeRangeMax: Annotated[int, Field(ge=1, le=1_000_000)] = switch(
         2500, "Most ids one code range request may carry (published: 2500).", published=2500
     )
+    codeTypeBody: Literal["spec", "published"] = switch(
+        "spec",
+        "A code type import body as interface.md (all five fields, `semanticType` null for "
+        "another kind) or as published (only `externalId` and `name` required; "
+        "`semanticType` may be left out but not null: 422).",
+        published="published",
+    )
 
 
 DEFAULT_PROFILE: dict[str, Any] = Profile().model_dump()
@@ -339,7 +346,8 @@ PROFILES: dict[str, dict[str, Any]] = {
   (``{statusCode, message, error}``), imports 201 and acknowledgements 200 with no body, the
   identity service's user record, counts as doubles (some fractional), ``assignedBy``
   ``laurel``, release-pending's digests with their published extras, the batch route, at
-  most 2500 ids per code range: every switch's published value (:func:`published_value`).
+  most 2500 ids per code range, the published code type body (a null ``semanticType``
+  refused): every switch's published value (:func:`published_value`).
 
 >>> sorted(PROFILES)
 ['published', 'queued', 'slow', 'stingy', 'strict', 'terse']

@@ -34,7 +34,7 @@ from .._bodies import (
     parse_datetime,
 )
 from .._exceptions import Conflict, NotFound, Unprocessable
-from .core import EPOCH, dedupe, format_timestamp, new_id, object_id, to_ms
+from .core import EPOCH, PRODUCT_UNIT_INCREMENTS, dedupe, format_timestamp, new_id, object_id, to_ms
 from .ingress import IngressStore
 
 __all__ = ["RECORD_KINDS", "AdministrationStore"]
@@ -75,7 +75,7 @@ _SUMMARIES = (
 
 def _validated(model: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
     try:
-        return model.model_validate(data).model_dump()
+        return model.model_validate(data).model_dump(exclude_unset=True)  # absent stays so
     except ValidationError as exc:
         errors = [
             {
@@ -294,8 +294,9 @@ class AdministrationStore(IngressStore):
             self._require_user(db, customer_id, user_id)
             db.execute(
                 "INSERT INTO initiatives (id, customer_id, external_id, source, name, status, "
-                "created_at, updated_at) VALUES (?, ?, NULL, 'product', ?, 'active', ?, ?)",
-                (initiative_id, customer_id, body["name"], now, now),
+                "billing_type, unit_increments, created_at, updated_at) "
+                "VALUES (?, ?, NULL, 'product', ?, 'active', 'non-billable', ?, ?, ?)",
+                (initiative_id, customer_id, body["name"], PRODUCT_UNIT_INCREMENTS, now, now),
             )
             db.execute(
                 "INSERT INTO pins (user_id, initiative_id) VALUES (?, ?)", (user_id, initiative_id)
@@ -532,6 +533,16 @@ class AdministrationStore(IngressStore):
         def boolean(text: str) -> bool | str:
             return {"true": True, "false": False}.get(text.strip().lower(), text)
 
+        published = self.profile(customer_id)["codeTypeBody"] == "published"
+
+        def code_type(row: dict[str, str]) -> dict[str, Any]:  # no kind: as the profile takes it
+            body: dict[str, Any] = {**row, "semanticType": row.get("semanticType") or None}
+            for name in ("customerDefaultable", "userDefaultable"):
+                body[name] = boolean(row.get(name, ""))
+            if body["semanticType"] is None and published:
+                del body["semanticType"]
+            return body
+
         steps: list[tuple[str, str, type[BaseModel], Callable[..., Any], Callable[..., Any]]] = [
             ("clients", "clients.csv", ClientIn, self.import_client, lambda r: r),
             (
@@ -546,12 +557,7 @@ class AdministrationStore(IngressStore):
                 "code_types.csv",
                 CodeTypeIn,
                 self.import_code_type,
-                lambda r: {
-                    **r,
-                    "semanticType": r.get("semanticType") or None,
-                    "customerDefaultable": boolean(r.get("customerDefaultable", "")),
-                    "userDefaultable": boolean(r.get("userDefaultable", "")),
-                },
+                code_type,
             ),
             ("codes", "codes.csv", CodeIn, self.import_code, lambda r: r),
         ]
@@ -684,9 +690,16 @@ class AdministrationStore(IngressStore):
                 product_id = new_id()
                 db.execute(
                     "INSERT INTO initiatives (id, customer_id, external_id, source, name, "
-                    "status, created_at, updated_at) VALUES (?, ?, NULL, 'product', ?, "
-                    "'active', ?, ?)",
-                    (product_id, customer_id, "Knowledge management (internal)", now, now),
+                    "status, billing_type, unit_increments, created_at, updated_at) "
+                    "VALUES (?, ?, NULL, 'product', ?, 'active', 'non-billable', ?, ?, ?)",
+                    (
+                        product_id,
+                        customer_id,
+                        "Knowledge management (internal)",
+                        PRODUCT_UNIT_INCREMENTS,
+                        now,
+                        now,
+                    ),
                 )
                 db.execute(
                     "INSERT INTO pins (user_id, initiative_id) VALUES (?, ?)", (user, product_id)

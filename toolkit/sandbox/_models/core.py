@@ -31,6 +31,7 @@ __all__ = [
     "DEFAULT_AUDIENCE",
     "DEFAULT_TOKEN_TTL",
     "EPOCH",
+    "PRODUCT_UNIT_INCREMENTS",
     "Clock",
     "StoreCore",
     "dedupe",
@@ -51,6 +52,9 @@ Clock = Callable[[], datetime]
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 """The origin of the millisecond timestamps the store keeps."""
+PRODUCT_UNIT_INCREMENTS = 360.0
+"""``unitIncrements`` (seconds) of an initiative made in the product: a tenth of an hour, the
+usual billing increment (the published entry form requires one; the product's is not shown)."""
 _MS = timedelta(milliseconds=1)
 
 _SCHEMA = """

@@ -41,7 +41,7 @@ from .._exceptions import (
     SandboxError,
     Unprocessable,
 )
-from .core import format_timestamp, number, to_ms
+from .core import PRODUCT_UNIT_INCREMENTS, format_timestamp, number, to_ms
 from .profiles import ProfileStore
 
 __all__ = ["EgressStore"]
@@ -384,6 +384,16 @@ class EgressStore(ProfileStore):
                 self._ENTRY_SELECT + f"WHERE {where} ORDER BY e.released_at, e.id", params
             ).fetchall()
             codes = self._codes_by_entry(db, customer_id, where, params, published)
+            extras = (  # what the clients' and initiatives' imports carried beyond the spec
+                "SELECT x.record_id, x.fields FROM import_extras x WHERE x.record_id IN "
+                "(SELECT id FROM clients WHERE customer_id = ? UNION ALL "
+                "SELECT id FROM initiatives WHERE customer_id = ?)"
+            )
+            held = (
+                {r[0]: json.loads(r[1]) for r in db.execute(extras, (customer_id, customer_id))}
+                if published
+                else {}
+            )
             pinned = {
                 (r["user_id"], r["initiative_id"])
                 for r in db.execute(
@@ -412,7 +422,7 @@ class EgressStore(ProfileStore):
                         "colorHex": _color(r["i_id"]),
                         "tags": ["pinned"] if (r["user_id"], r["i_id"]) in pinned else [],
                         "nickname": r["i_name"],
-                        "initiative": self._props_initiative(r, published),
+                        "initiative": self._props_initiative(r, published, held),
                     },
                     "externalId": r["external_id"],
                     "codes": [code for code, _ in codes.get(r["id"], [])],
@@ -429,10 +439,16 @@ class EgressStore(ProfileStore):
         return out
 
     @staticmethod
-    def _props_initiative(r: sqlite3.Row, published: bool) -> dict[str, Any]:
-        """``initiativeProps.initiative``: a user initiative's three fields, or the pms one."""
-        if r["i_source"] == "product":
-            return {"type": "user", "_id": r["i_id"], "name": r["i_name"]}
+    def _props_initiative(
+        r: sqlite3.Row, published: bool, held: dict[str, dict[str, Any]]
+    ) -> dict[str, Any]:
+        """``initiativeProps.initiative``: a user initiative's, or the pms one (with published
+        digests, its ``status`` and ``locale`` and its client's ``type`` and
+        ``parentClientId``, as imported)."""
+        if r["i_source"] == "product":  # its billingType and unitIncrements, as published
+            unit = number(r["unit_increments"] or PRODUCT_UNIT_INCREMENTS)
+            kind = {"type": "user", "_id": r["i_id"], "billingType": r["i_bt"] or "non-billable"}
+            return {**kind, "unitIncrements": unit, "name": r["i_name"]}
         client = {
             "_id": r["c_id"],
             "externalId": r["c_ext"],
@@ -451,9 +467,12 @@ class EgressStore(ProfileStore):
             "description": r["i_desc"],
             "client": client,
         }
-        if published:  # no locale, client type or parent is stored: their defaults
-            initiative.update(status=r["i_status"], locale=None)
-            client.update(type="client", parentClientId=None)
+        if published:
+            initiative.update(status=r["i_status"], locale=held.get(r["i_id"], {}).get("locale"))
+            kept = held.get(r["c_id"], {})
+            client.update(
+                type=kept.get("type", "client"), parentClientId=kept.get("parentClientId")
+            )
         return initiative
 
     def release_succeeded(
@@ -504,7 +523,8 @@ class EgressStore(ProfileStore):
         Returns:
             One ``{entryId, status}`` per item, in order; ``status`` is the HTTP status name
             the single route would answer (``OK``, ``NOT_FOUND``, ``CONFLICT``...), and a
-            refused item adds ``errorCode`` (the problem's slug) and ``errorMessage``.
+            refused item adds ``errorCode`` (a number, as published: the status's, as the
+            documents give no list of codes) and ``errorMessage``.
 
         Raises:
             NotFound: The customer's profile turns the route off (``batchAck`` false).
@@ -526,7 +546,7 @@ class EgressStore(ProfileStore):
                     {
                         "entryId": item["entryId"],
                         "status": HTTPStatus(exc.status).name,
-                        "errorCode": exc.slug,
+                        "errorCode": exc.status,  # a number, as published
                         "errorMessage": exc.detail,
                     }
                 )

@@ -14,6 +14,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+from .._bodies import CODE_TYPE_SPEC_FIELDS
 from .._exceptions import Conflict, NotFound, Unprocessable
 from .core import dedupe, format_timestamp, new_id, number
 from .profiles import ProfileStore
@@ -24,7 +25,7 @@ __all__ = ["OPTIONAL_FIELDS", "IngressStore"]
 #: (an import replaces them: a field left out, or null, is no longer held) and shown in the
 #: record only when held.
 OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
-    "clients": ("type",),
+    "clients": ("type", "parentClientId"),
     "initiatives": ("externalGroupIds", "locale", "allowFrom", "allowTo"),
     "code_types": ("orderingSequence",),
     "codes": ("orderingSequence", "group", "userGroupExternalIds", "isDisabled"),
@@ -155,6 +156,10 @@ class IngressStore(ProfileStore):
 
         Raises:
             Conflict: The code type exists and ``reimport`` is ``conflict``.
+            Unprocessable: The body breaks the profile's ``codeTypeBody``: ``spec`` (the
+                default, interface.md) needs ``semanticType``, ``customerDefaultable`` and
+                ``userDefaultable``; ``published`` lets them be left out (a code type of
+                another kind, not defaultable) and refuses a null ``semanticType``.
 
         >>> import tempfile, os
         >>> from toolkit.sandbox._store import Store
@@ -165,7 +170,19 @@ class IngressStore(ProfileStore):
         ...     "userDefaultable": False})["semanticType"]
         'task'
         """
-        mode = reimport or self.profile(customer_id)["reimport"]
+        profile = self.profile(customer_id)
+        if profile["codeTypeBody"] == "spec":
+            errors = [(f, "Field required") for f in CODE_TYPE_SPEC_FIELDS if f not in body]
+        else:
+            errors = [("semanticType", "may be left out, but not null")]
+            errors = errors if "semanticType" in body and body["semanticType"] is None else []
+        if errors:
+            raise Unprocessable(
+                "invalid request: " + "; ".join(f"body.{f}: {d}" for f, d in errors),
+                slug="validation-failed",
+                errors=[{"in": "body", "field": f, "detail": d} for f, d in errors],
+            )
+        mode = reimport or profile["reimport"]
         with self._tx() as db:
             record_id = self._upsert(
                 db,
@@ -175,9 +192,9 @@ class IngressStore(ProfileStore):
                 mode,
                 {
                     "name": body["name"],
-                    "semantic_type": body["semanticType"],
-                    "customer_defaultable": int(body["customerDefaultable"]),
-                    "user_defaultable": int(body["userDefaultable"]),
+                    "semantic_type": body.get("semanticType"),
+                    "customer_defaultable": int(body.get("customerDefaultable", False)),
+                    "user_defaultable": int(body.get("userDefaultable", False)),
                 },
             )
             self._set_extras(db, record_id, "code_types", body)
@@ -309,6 +326,34 @@ class IngressStore(ProfileStore):
             "codeExternalIds": wanted,
             "updatedAt": format_timestamp(now),
         }
+
+    def remove_code_range(self, customer_id: str, initiative_external_id: str) -> None:
+        """Remove every code of an initiative's range (the published ``DELETE`` on the code
+        range's path: no body, 200 with no body; removing an empty range is no error).
+
+        Args:
+            customer_id: The customer.
+            initiative_external_id: The initiative's ``externalId``.
+
+        Raises:
+            NotFound: No such initiative.
+
+        >>> import tempfile, os
+        >>> from toolkit.sandbox._store import Store
+        >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+        >>> store.remove_code_range(store.create_customer()["customerId"], "M1")
+        Traceback (most recent call last):
+        ...
+        toolkit.sandbox._exceptions.NotFound: no initiative with externalId 'M1'
+        """
+        with self._tx() as db:
+            initiative = self._pms_initiative(db, customer_id, initiative_external_id)
+            if initiative is None:
+                raise NotFound(
+                    f"no initiative with externalId {initiative_external_id!r}",
+                    slug="unknown-initiative",
+                )
+            db.execute("DELETE FROM code_ranges WHERE initiative_id = ?", (initiative["id"],))
 
     def _upsert(
         self,

@@ -84,7 +84,7 @@ def _answers(model: type[BaseModel]) -> dict[int | str, dict[str, Any]]:
 
 
 def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIRouter:
-    """Return the ingress router: the four record imports and the code range.
+    """Return the ingress router: the four record imports and the code range (set, remove).
 
     Args:
         store: State and rules.
@@ -95,7 +95,7 @@ def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIR
 
     >>> import tempfile, os
     >>> len(router(Store(os.path.join(tempfile.mkdtemp(), "s.db"))).routes)
-    5
+    6
     """
     ingress = APIRouter(dependencies=list(dependencies))
     imports: list[tuple[str, type[Any], type[Any], Callable[..., dict[str, Any]], str]] = [
@@ -128,6 +128,20 @@ def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIR
         stored = store.set_code_range(customerId, initiativeExternalId, body.model_dump())
         return import_answer(store.profile(customerId)["importAnswer"], stored, CodeRangeOut)
 
+    @ingress.delete(
+        "/api/v1/customers/{customerId:seg}/initiatives/{initiativeExternalId:seg}/codes",
+        name="remove_code_range",
+        operation_id="remove_code_range",
+        response_class=Response,
+        tags=["ingress"],
+        summary="Remove the code range of one initiative (as published)",
+        description="Answers 200 with no body (as the service publishes).",
+        responses={200: {"description": "Removed; no body."}, **problems(*AUTH, 404, *FAULTS)},
+    )
+    def remove_code_range(customerId: str, initiativeExternalId: str) -> Response:
+        store.remove_code_range(customerId, initiativeExternalId)
+        return Response(status_code=200)
+
     return ingress
 
 
@@ -143,7 +157,7 @@ def _add_import_route(
     """Add one import route; the four differ only in path, schema and store method."""
 
     def endpoint(customerId: str, body: BaseModel) -> Response:
-        stored = importer(customerId, body.model_dump())
+        stored = importer(customerId, body.model_dump(exclude_unset=True))  # absent stays so
         return import_answer(store.profile(customerId)["importAnswer"], stored, model_out)
 
     endpoint.__annotations__["body"] = model_in  # FastAPI reads the body's model from here
