@@ -33,6 +33,7 @@ _MODULES: dict[str, str] = {
     "toolkit._egress.sync": "read_sync",
     "toolkit._egress.sync_report": "SyncReport",
     "toolkit._reconciliation.api": "reconcile",
+    "toolkit._reconciliation.ledes": "read_ledes",
     "toolkit._reconciliation.result": "Reconciliation",
     "toolkit.schemas": "schemas",
     "toolkit.errors": "errors ToolkitError ConfigError ValidationError ApiError AuthError "
@@ -71,6 +72,7 @@ if _TYPE_CHECKING:
     from toolkit._ingress.validation import load_folder as load_folder
     from toolkit._ingress.validation import validate as validate
     from toolkit._reconciliation.api import reconcile as reconcile
+    from toolkit._reconciliation.ledes import read_ledes as read_ledes
     from toolkit._reconciliation.result import Reconciliation as Reconciliation
     from toolkit.errors import ApiError as ApiError
     from toolkit.errors import AuthError as AuthError

@@ -215,11 +215,19 @@ COMMANDS: dict[str, Command] = {
             "toolkit reconcile out/march billing.xlsx --out rec.xlsx  # then toolkit acknowledge",
             "toolkit reconcile out/time hours.csv --duration hours --duration-unit hours",
             "toolkit reconcile out/time week-47.csv --after 2026-11-16 --on-or-before 2026-11-23",
+            "toolkit reconcile out/march invoice.txt  # a LEDES 1998B or 98BI V2 invoice",
         ),
         {
             "export metavar=EXPORT": "a folder of toolkit sync, a folder or .xlsx of toolkit "
             f"export, or one table of entries ({TABLE_FILES})",
-            "billing metavar=BILLING": f"the billing extract, one row per record: {TABLE_FILES}",
+            "billing metavar=BILLING": f"the billing extract, one row per record: {TABLE_FILES}; "
+            "or a LEDES invoice (a file starting LEDES1998B or LEDES98BI V2): its fee lines are "
+            "paired with entries by timekeeper, date and matter",
+            "--timekeepers metavar=FILE": f"with a LEDES invoice: {TABLE_FILES} of userId (or "
+            "_id) and timekeeperExternalId; default: each user's billing-system identity, asked "
+            "of the service",
+            "--matters choices=externalId|callSign default=externalId": "with a LEDES invoice: "
+            "what its LAW_FIRM_MATTER_ID holds, the initiative's externalId (default) or callSign",
             "--key choices=auto|_id|entryId|externalId default=auto": "the entry column the "
             "billing key refers to (default auto: the one it hits most)",
             "--billing-key metavar=COL": "billing column of the key (default the first of "
@@ -255,7 +263,8 @@ COMMANDS: dict[str, Command] = {
             INCLUDE: _include("which rows --acknowledge-out writes"),
         },
         notes="only the values the billing file holds are compared (duration, workDate, matter"
-        "\nby default); exit status 0 every entry matched, 1 some differ, 2 bad input",
+        "\nby default; with a LEDES invoice: hours, and task and activity codes when the export"
+        "\nhas its codes); exit status 0 every entry matched, 1 some differ, 2 bad input",
     ),
     "star": Command(
         "star initiatives for a timekeeper",
