@@ -29,6 +29,7 @@ _MODULES: dict[str, str] = {
     "toolkit._ingress.validation": "validate load_folder ValidationReport",
     "toolkit._ingress.plan": "Plan",
     "toolkit._ingress.imports": "OnboardReport",
+    "toolkit._ingress.codesets": "codesets",
     "toolkit._egress.export": "Export",
     "toolkit._egress.sync": "read_sync",
     "toolkit._egress.sync_report": "SyncReport",
@@ -66,6 +67,7 @@ if _TYPE_CHECKING:
     from toolkit._egress.flatten import flatten_pending as flatten_pending
     from toolkit._egress.sync import read_sync as read_sync
     from toolkit._egress.sync_report import SyncReport as SyncReport
+    from toolkit._ingress import codesets as codesets
     from toolkit._ingress.imports import OnboardReport as OnboardReport
     from toolkit._ingress.plan import Plan as Plan
     from toolkit._ingress.validation import ValidationReport as ValidationReport

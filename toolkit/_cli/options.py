@@ -61,7 +61,7 @@ class Command(NamedTuple):
 
 TABLE_FILES = "CSV (, ; tab or | separated; UTF-8 or cp1252), .xlsx or .parquet"
 ENV_FILE_HELP = "file of TOOLKIT_* settings (default: .env here or in the nearest parent folder)"
-FAILED = "missing_in_billing, duration_differs, date_or_matter_differs"
+FAILED = "missing_in_billing, duration_differs, date_or_matter_differs, code_differs"
 
 
 def _out(what: str) -> str:
@@ -138,9 +138,16 @@ COMMANDS: dict[str, Command] = {
         (
             "toolkit onboard sample_data --dry-run            # no secret, no network",
             "toolkit onboard firm/ --journal j.jsonl --mirror  # retire closed matters",
+            "toolkit onboard --codeset utbms-litigation --journal j.jsonl  # the UTBMS codes",
         ),
         {
             "dir nargs=?": f"folder of import tables ({TABLE_FILES}) as for validate",
+            "--codeset action=append metavar=NAME": "instead of a folder, a public code set's code "
+            "types and codes: utbms-litigation, utbms-bankruptcy or utbms-counseling (each with "
+            "the UTBMS activities and expenses); repeatable",
+            "--codeset-matters metavar=FILE": "with --codeset: also a code range of the set's task "
+            f"codes for each initiative FILE names ({TABLE_FILES} with externalId or "
+            "initiativeExternalId; the initiatives already imported)",
             "--dry-run action=store_true": "validate and show the plan per record, against the "
             "journal; send nothing, need no secret",
             "--journal": "journal: a re-run sends only what is new, changed or failed",
