@@ -37,6 +37,8 @@ from toolkit._ingress.models import TABLES
 from toolkit._ingress.readers import read_table
 from toolkit.errors import ConfigError
 
+__all__ = ["SETS", "load", "code_ranges"]
+
 #: set name -> the files of ``toolkit/_data/utbms/`` its codes are in
 SETS: dict[str, tuple[str, ...]] = {
     f"utbms-{name}": (name, "activities", "expenses")

@@ -161,8 +161,9 @@ def _ledes(
     rows = classify(join(*parts), float(tolerance), LEDES_KEY, compared)
     for billing_id, tk in unknown.itertuples(index=False):
         at = (rows["billingId"] == billing_id).to_numpy(dtype=bool)
-        rows.loc[at, "detail"] += f" (timekeeper {tk} is no exported entry's user)"
-    return Reconciliation(rows, LEDES_KEY, "TIMEKEEPER_ID", LEDES_ID, tolerance, compared, window)
+        rows.loc[at, "detail"] += f"; timekeeper {tk} is no exported entry's user"
+    bkey = "TIMEKEEPER_ID/LINE_ITEM_DATE/LAW_FIRM_MATTER_ID"
+    return Reconciliation(rows, LEDES_KEY, bkey, LEDES_ID, tolerance, compared, window)
 
 
 def _table(frame: object, name: str) -> pd.DataFrame:
