@@ -111,18 +111,11 @@ def read_ledes(path_or_buffer: Source) -> pd.DataFrame:
             name, first, None, f"is not a LEDES file: it starts {given[:40]!r}, not {known}"
         )
     fields = FIELDS[fmt]
-    header = _split(head)
-    if [h.upper() for h in header] != [f.upper() for f in fields]:
-        at = next(
-            (
-                i
-                for i, (h, f) in enumerate(zip(header, fields, strict=False))
-                if h.upper() != f.upper()
-            ),
-            -1,
-        )
-        said = f"field {at + 1} is {header[at]!r}, {fmt} has {fields[at]!r}" if at >= 0 else ""
-        said = said or f"{len(header)} field names, {fmt} has {len(fields)}"
+    header, upper = _split(head), [f.upper() for f in fields]
+    if [h.upper() for h in header] != upper:
+        at = next((i for i, h in enumerate(header[: len(upper)]) if h.upper() != upper[i]), None)
+        said = f"{len(header)} field names, {fmt} has {len(fields)}"
+        said = said if at is None else f"field {at + 1} is {header[at]!r}, {fmt} has {fields[at]!r}"
         raise _error(name, head_at, None, f"is not {fmt}'s header: {said}")
     rows, numbers = [], []
     for n, record in lines[2:]:
@@ -190,13 +183,9 @@ def _typed(frame: pd.DataFrame, name: str, at: np.ndarray) -> pd.DataFrame:
         bad.sort()
         n, column, value, what = bad[0]
         more = f" ({len(bad) - 1} more bad value(s) in failure_cases)" if len(bad) > 1 else ""
+        rows, columns, values, whats = (list(part) for part in zip(*bad, strict=True))
         cases = failure_frame(
-            table=name,
-            row=[b[0] for b in bad],
-            column=[b[1] for b in bad],
-            check="type",
-            value=[b[2] for b in bad],
-            message=[b[3] for b in bad],
+            table=name, row=rows, column=columns, check="type", value=values, message=whats
         )
         raise ValidationError(f"{name} line {n}, field {column}: {value!r} {what}{more}", cases)
     return frame
