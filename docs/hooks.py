@@ -37,9 +37,10 @@ GROUPS: dict[str, list[str]] = {
         "Plan",
         "OnboardReport",
         "schemas",
+        "codesets",
     ],
     "Export and sync": ["Export", "SyncReport", "read_sync"],
-    "Reconcile": ["reconcile", "Reconciliation"],
+    "Reconcile": ["reconcile", "Reconciliation", "read_ledes"],
     "Errors": [
         "errors",
         "ToolkitError",
@@ -117,8 +118,8 @@ def api_markdown() -> str:
             options = ""
             if name == "errors":  # its classes are entries of their own, below
                 options = "\n    options:\n      members: false"
-            elif name == "schemas":
-                options = f"\n    options:{_members('toolkit.schemas')}"
+            elif name in ("schemas", "codesets"):
+                options = f"\n    options:{_members(_path(name))}"
             elif name == "Client":  # its methods are made by a decorator: read them live
                 hidden = "|".join(CLIENT_DEPRECATED)  # kept one release, in the table of jobs
                 options = (

@@ -79,6 +79,11 @@ def frames(client: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, p
     out |= {"reconcile.rows": pd.DataFrame(rec.rows), "reconcile.by_user": rec.by_user()}
     out["reconcile.to_acknowledge"] = rec.to_acknowledge()
     out["reconcile.by_initiative"] = rec.by_initiative()
+    invoice = toolkit.read_ledes(SAMPLE.parent / "tests/reconciliation/ledes/public_98bi_v2.txt")
+    out["read_ledes"] = invoice
+    ledes = toolkit.reconcile(export.entries, invoice, timekeepers={}, codes=export.codes)
+    out["reconcile(ledes).rows"] = pd.DataFrame(ledes.rows)
+    out |= {f"codesets.{t}": f for t, f in toolkit.codesets.load("utbms-litigation").items()}
     acks = rec.to_acknowledge().head(2)
     out["acknowledge"] = client.acknowledge(acks, progress=False)
     out["starred_pages"] = next(iter(client.starred_pages(tk)))

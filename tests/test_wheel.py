@@ -125,6 +125,17 @@ def test_the_wheel_s_sandbox_serves_the_sample_firm_with_demo(
     assert "--demo" in helped.stdout and "docs/sandbox.md" not in helped.stdout
 
 
+def test_the_wheel_carries_the_utbms_code_sets(installed: Path, tmp_path: Path) -> None:
+    done = _run(
+        [str(installed / "toolkit"), "onboard", "--codeset", "utbms-litigation", "--dry-run"],
+        120,
+        cwd=tmp_path,
+        env=_clean_env(tmp_path),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "plan: 67 request(s)" in done.stdout  # 3 code types, 64 codes
+
+
 def test_the_wheel_s_lab_without_the_notebooks_extra_names_it(
     installed: Path, tmp_path: Path
 ) -> None:

@@ -29,10 +29,12 @@ _MODULES: dict[str, str] = {
     "toolkit._ingress.validation": "validate load_folder ValidationReport",
     "toolkit._ingress.plan": "Plan",
     "toolkit._ingress.imports": "OnboardReport",
+    "toolkit._ingress.codesets": "codesets",
     "toolkit._egress.export": "Export",
     "toolkit._egress.sync": "read_sync",
     "toolkit._egress.sync_report": "SyncReport",
     "toolkit._reconciliation.api": "reconcile",
+    "toolkit._reconciliation.ledes": "read_ledes",
     "toolkit._reconciliation.result": "Reconciliation",
     "toolkit.schemas": "schemas",
     "toolkit.errors": "errors ToolkitError ConfigError ValidationError ApiError AuthError "
@@ -65,12 +67,14 @@ if _TYPE_CHECKING:
     from toolkit._egress.flatten import flatten_pending as flatten_pending
     from toolkit._egress.sync import read_sync as read_sync
     from toolkit._egress.sync_report import SyncReport as SyncReport
+    from toolkit._ingress import codesets as codesets
     from toolkit._ingress.imports import OnboardReport as OnboardReport
     from toolkit._ingress.plan import Plan as Plan
     from toolkit._ingress.validation import ValidationReport as ValidationReport
     from toolkit._ingress.validation import load_folder as load_folder
     from toolkit._ingress.validation import validate as validate
     from toolkit._reconciliation.api import reconcile as reconcile
+    from toolkit._reconciliation.ledes import read_ledes as read_ledes
     from toolkit._reconciliation.result import Reconciliation as Reconciliation
     from toolkit.errors import ApiError as ApiError
     from toolkit.errors import AuthError as AuthError

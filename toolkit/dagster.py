@@ -248,6 +248,7 @@ def assets(
         summary = rec.summary  # counted once: a property that counts the rows again
         n = {k: int(summary.get(k, 0)) for k in (*kinds, "only_in_billing")}
         differing = n.pop("duration_differs") + n.pop("date_or_matter_differs")
+        differing += int(summary.get("code_differs", 0))
         metadata: dict[str, Any] = n | {"differing": differing, "billing": str(firm.billing)}
         rows = rec.rows[rec.rows["status"] != "matched"]
         if len(rows):

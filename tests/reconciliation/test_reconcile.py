@@ -508,13 +508,14 @@ def test_summary_counts_every_status(rec: Reconciliation) -> None:
         "only_in_billing": 1,
         "duration_differs": 2,
         "date_or_matter_differs": 2,
+        "code_differs": 0,
     }
     assert rec.summary.index.tolist() == list(STATUSES)
 
 
 def test_by_user_counts_statuses_and_hours(rec: Reconciliation) -> None:
     table = rec.by_user()
-    assert table.loc["u1", list(STATUSES)].tolist() == [1, 0, 0, 1, 0]
+    assert table.loc["u1", list(STATUSES)].tolist() == [1, 0, 0, 1, 0, 0]
     assert table.loc["u1", "entries"] == 2
     assert table.loc["u1", "hours_exported"] == pytest.approx(1.5)
     assert table.loc["u1", "hours_billed"] == pytest.approx(1.6)
@@ -679,6 +680,7 @@ def test_reconciles_a_large_frame_vectorised() -> None:
         "only_in_billing": 0,
         "duration_differs": 1,
         "date_or_matter_differs": 0,
+        "code_differs": 0,
     }
     assert len(rec.to_acknowledge()) == n
 
@@ -903,6 +905,7 @@ def test_reconcile_in_a_release_window_leaves_the_other_weeks_out() -> None:
         "only_in_billing": 0,
         "duration_differs": 0,
         "date_or_matter_differs": 0,
+        "code_differs": 0,
     }
     assert (
         "entries released after 2026-11-16T00:00:00.000Z, on or before "

@@ -6,10 +6,11 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from toolkit import Client
+from toolkit import Client, codesets
 from toolkit._cli.common import (
     check_journal,
     client_from,
@@ -22,7 +23,15 @@ from toolkit._cli.common import (
     write_out,
 )
 from toolkit._client import ENDPOINTS, ENV_KEYS
-from toolkit._ingress import ACTIONS, IMPORTS, Plan, folder_sources, validate, with_lines
+from toolkit._ingress import (
+    ACTIONS,
+    IMPORTS,
+    Plan,
+    folder_sources,
+    read_table,
+    validate,
+    with_lines,
+)
 from toolkit.errors import ConfigError, Interrupted, ValidationError
 
 
@@ -78,6 +87,22 @@ def _print_plan(plan: Plan, valid: bool, out: Path | None) -> int:
     return 0 if valid and not plan.refused else 1
 
 
+def _sources(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """The folder's files (read a chunk at a time: never held whole), or the code sets'
+    tables and their code ranges; the initiatives those ranges name, as known."""
+    if not args.codeset:
+        if args.codeset_matters:
+            raise ConfigError("--codeset-matters goes with --codeset")
+        return dict(folder_sources(args.dir)), {}
+    tables: dict[str, Any] = codesets.load(*args.codeset)
+    if not args.codeset_matters:
+        return tables, {}
+    matters = read_table(args.codeset_matters)
+    ranges = [codesets.code_ranges(name, matters) for name in args.codeset]
+    tables["code_ranges"] = pd.concat(ranges, ignore_index=True).drop_duplicates()
+    return tables, {"initiatives": tables["code_ranges"]["initiativeExternalId"].unique().tolist()}
+
+
 def run(args: argparse.Namespace) -> int:
     """Onboard the folder (``--dry-run``: show the plan; ``--failures``: what still fails).
 
@@ -93,8 +118,10 @@ def run(args: argparse.Namespace) -> int:
     """
     if args.failures and not args.journal:
         raise ConfigError("--failures needs --journal FILE")
-    if not args.failures and not args.dir:
+    if not args.failures and not args.dir and not args.codeset:
         raise ConfigError("give the folder of import tables: toolkit onboard DIR")
+    if args.dir and args.codeset:
+        raise ConfigError("give a folder of import tables or --codeset, not both")
     out = out_path(args)
     if args.failures:  # the journal's records still failing
         failing = _offline_client(args).failures(args.journal)
@@ -105,11 +132,11 @@ def run(args: argparse.Namespace) -> int:
             print_frame(failing, 200)
         write_out(failing, out, "failing records")
         return 0 if failing.empty else 1
-    sources = folder_sources(args.dir)  # the files, read a chunk at a time: never held whole
+    sources, known = _sources(args)
     check_journal(args)
     if args.strict or (not args.dry_run and args.on_invalid == "raise"):
         # the data's errors (and, with --strict, warnings) before any token or request
-        checked = validate(**sources, code_range_post=args.code_range_post)
+        checked = validate(**sources, known=known, code_range_post=args.code_range_post)
         if not checked.ok and args.on_invalid == "raise":
             message = f"{len(checked.failures)} validation failure(s)"
             return invalid(message, checked.failures, None, out)
@@ -129,6 +156,7 @@ def run(args: argparse.Namespace) -> int:
             max_deactivate=args.max_deactivate,
             on_warning="raise" if args.strict else "send",
             code_range_post=args.code_range_post,
+            known=known,
         )
     except ValidationError as exc:
         return invalid(str(exc), exc.failure_cases, None, out)  # their lines given

@@ -61,7 +61,7 @@ class Command(NamedTuple):
 
 TABLE_FILES = "CSV (, ; tab or | separated; UTF-8 or cp1252), .xlsx or .parquet"
 ENV_FILE_HELP = "file of TOOLKIT_* settings (default: .env here or in the nearest parent folder)"
-FAILED = "missing_in_billing, duration_differs, date_or_matter_differs"
+FAILED = "missing_in_billing, duration_differs, date_or_matter_differs, code_differs"
 
 
 def _out(what: str) -> str:
@@ -138,9 +138,16 @@ COMMANDS: dict[str, Command] = {
         (
             "toolkit onboard sample_data --dry-run            # no secret, no network",
             "toolkit onboard firm/ --journal j.jsonl --mirror  # retire closed matters",
+            "toolkit onboard --codeset utbms-litigation --journal j.jsonl  # the UTBMS codes",
         ),
         {
             "dir nargs=?": f"folder of import tables ({TABLE_FILES}) as for validate",
+            "--codeset action=append metavar=NAME": "instead of a folder, a public code set's code "
+            "types and codes: utbms-litigation, utbms-bankruptcy or utbms-counseling (each with "
+            "the UTBMS activities and expenses); repeatable",
+            "--codeset-matters metavar=FILE": "with --codeset: also a code range of the set's task "
+            f"codes for each initiative FILE names ({TABLE_FILES} with externalId or "
+            "initiativeExternalId; the initiatives already imported)",
             "--dry-run action=store_true": "validate and show the plan per record, against the "
             "journal; send nothing, need no secret",
             "--journal": "journal: a re-run sends only what is new, changed or failed",
@@ -215,11 +222,19 @@ COMMANDS: dict[str, Command] = {
             "toolkit reconcile out/march billing.xlsx --out rec.xlsx  # then toolkit acknowledge",
             "toolkit reconcile out/time hours.csv --duration hours --duration-unit hours",
             "toolkit reconcile out/time week-47.csv --after 2026-11-16 --on-or-before 2026-11-23",
+            "toolkit reconcile out/march invoice.txt  # a LEDES 1998B or 98BI V2 invoice",
         ),
         {
             "export metavar=EXPORT": "a folder of toolkit sync, a folder or .xlsx of toolkit "
             f"export, or one table of entries ({TABLE_FILES})",
-            "billing metavar=BILLING": f"the billing extract, one row per record: {TABLE_FILES}",
+            "billing metavar=BILLING": f"the billing extract, one row per record: {TABLE_FILES}; "
+            "or a LEDES invoice (a file starting LEDES1998B or LEDES98BI V2): its fee lines are "
+            "paired with entries by timekeeper, date and matter",
+            "--timekeepers metavar=FILE": f"with a LEDES invoice: {TABLE_FILES} of userId (or "
+            "_id) and timekeeperExternalId; default: each user's billing-system identity, asked "
+            "of the service",
+            "--matters choices=externalId|callSign default=externalId": "with a LEDES invoice: "
+            "what its LAW_FIRM_MATTER_ID holds, the initiative's externalId (default) or callSign",
             "--key choices=auto|_id|entryId|externalId default=auto": "the entry column the "
             "billing key refers to (default auto: the one it hits most)",
             "--billing-key metavar=COL": "billing column of the key (default the first of "
@@ -255,7 +270,8 @@ COMMANDS: dict[str, Command] = {
             INCLUDE: _include("which rows --acknowledge-out writes"),
         },
         notes="only the values the billing file holds are compared (duration, workDate, matter"
-        "\nby default); exit status 0 every entry matched, 1 some differ, 2 bad input",
+        "\nby default; with a LEDES invoice: hours, and task and activity codes when the export"
+        "\nhas its codes); exit status 0 every entry matched, 1 some differ, 2 bad input",
     ),
     "star": Command(
         "star initiatives for a timekeeper",

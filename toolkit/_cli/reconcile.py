@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from toolkit._cli.common import ACKNOWLEDGED_BY_DEFAULT, FLAGS, client_from, out_path, write_out
 from toolkit._egress import Export, Window, read_sync
 from toolkit._ingress import read_table
-from toolkit._reconciliation import COMPARISONS, reconcile, spoken_as_cli
+from toolkit._reconciliation import COMPARISONS, read_ledes, reconcile, sniff, spoken_as_cli
 from toolkit.errors import ConfigError, MissingColumnError, ToolkitError
 
 #: the options that are :func:`toolkit.reconcile`'s keywords of the same name
@@ -20,18 +21,19 @@ _KEYWORDS += ("dayfirst", "decimal")
 
 
 def _read_exported(path: str) -> pd.DataFrame:
-    """The entries of a sync folder, an exported folder or workbook, or one entries table."""
+    """The entries of a sync folder, an exported folder or workbook, or one entries table
+    (``attrs["codes"]``: a folder's codes)."""
     p = Path(path)
     if not p.exists():
         raise ConfigError(f"{p}: no such file or folder")
     try:
         if p.is_dir():
             if (p / "entries" / "_delta_log").is_dir():
-                return read_sync(p).entries
+                return _with_codes(read_sync(p))
             if (p / "entries.csv").is_file():
-                return Export.read_csv(p).entries
+                return _with_codes(Export.read_csv(p))
             if (p / "entries").is_dir() or (p / "_toolkit_export.json").is_file():
-                return Export.read_parquet(p).entries
+                return _with_codes(Export.read_parquet(p))
             raise ConfigError(
                 f"{p}: neither a synced folder (entries/_delta_log, from toolkit sync) nor an "
                 "exported folder (entries/ Parquet or entries.csv, from toolkit export)"
@@ -45,6 +47,26 @@ def _read_exported(path: str) -> pd.DataFrame:
         raise ConfigError(f"{p}: cannot read it as exported entries ({exc})") from None
 
 
+def _with_codes(export: Export | Any) -> pd.DataFrame:
+    entries: pd.DataFrame = export.entries
+    entries.attrs["codes"] = export.codes
+    return entries
+
+
+def _ledes_options(args: argparse.Namespace, exported: pd.DataFrame) -> dict[str, Any]:
+    """:func:`reconcile`'s LEDES keywords: timekeepers from --timekeepers or the service."""
+    if args.timekeepers is not None:
+        timekeepers = read_table(args.timekeepers)
+    else:
+        print("timekeepers: each user's billing-system identity, asked of the service")
+        timekeepers = client_from(args).users(exported["userId"].dropna().astype(str))
+    return {
+        "timekeepers": timekeepers,
+        "matters": args.matters,
+        "codes": exported.attrs.get("codes"),
+    }
+
+
 def run(args: argparse.Namespace) -> int:
     """Reconcile; print the summary and the entries that differ (whole details).
 
@@ -53,13 +75,16 @@ def run(args: argparse.Namespace) -> int:
     """
     out, ack_out = out_path(args), out_path(args, "acknowledge_out")
     exported = _read_exported(args.export)
-    billing = read_table(args.billing)
+    ledes = sniff(args.billing)
+    billing = read_ledes(args.billing) if ledes else read_table(args.billing)
+    keywords = {k: getattr(args, k) for k in _KEYWORDS}
+    keywords |= _ledes_options(args, exported) if ledes else {}
     window = None
     if args.after is not None or args.on_or_before is not None:
         exported, window = _released_in(exported, args)
     try:
         with spoken_as_cli():  # its warnings and errors name the options as flags
-            rec = reconcile(exported, billing, **{k: getattr(args, k) for k in _KEYWORDS})
+            rec = reconcile(exported, billing, **keywords)
     except MissingColumnError as exc:
         columns = billing.columns if exc.table == "billing" else exported.columns
         raise ConfigError(_missing_column(exc, args, [str(c) for c in columns])) from None

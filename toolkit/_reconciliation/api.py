@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 import pandas as pd
@@ -19,8 +20,12 @@ from toolkit._reconciliation.inputs import (
     released_in,
     require_exported,
 )
-from toolkit._reconciliation.result import Reconciliation
+from toolkit._reconciliation.ledes import is_ledes, ledes_sides
+from toolkit._reconciliation.result import LEDES_KEY, Reconciliation
 from toolkit.errors import ConfigError
+
+#: a LEDES line's id in the rows' ``billingId``: its invoice and its line item number
+LEDES_ID = "INVOICE_NUMBER/LINE_ITEM_NUMBER"
 
 
 def reconcile(
@@ -39,6 +44,9 @@ def reconcile(
     after: TimeLike | None = None,
     on_or_before: TimeLike | None = None,
     decimal: Literal[".", ","] = ".",
+    timekeepers: object = None,
+    matters: str | Mapping[str, str] = "externalId",
+    codes: FrameLike | None = None,
 ) -> Reconciliation:
     """Compare exported time entries with a billing extract, entry by entry.
 
@@ -46,6 +54,13 @@ def reconcile(
     date and matter agree, else ``duration_differs`` or ``date_or_matter_differs``; an entry
     alone is ``missing_in_billing``, a record alone ``only_in_billing``. Only the values the
     billing frame holds are compared (an absent default column warns if a similar one exists).
+
+    A LEDES invoice (:func:`~toolkit.read_ledes`) as ``billing`` is matched otherwise: its fee
+    lines (``EXP/FEE/INV_ADJ_TYPE`` ``F``) pair with entries of the same timekeeper
+    (``TIMEKEEPER_ID``), date (``LINE_ITEM_DATE``) and matter (``LAW_FIRM_MATTER_ID``), the
+    longest with the longest where there are several; the hours (``LINE_ITEM_NUMBER_OF_UNITS``)
+    are compared, and with ``codes`` the task and activity codes (``code_differs``). A line
+    billed for less time than released is ``written`` ``"down"``, for more ``"up"``.
 
     Args:
         exported: exported entries (pandas, Polars or PyArrow) as flattened from the v2 export:
@@ -68,6 +83,14 @@ def reconcile(
         on_or_before: only the entries released on or before this time (a bare day: by its
             end, 23:59:59.999).
         decimal: the decimal mark of text durations in the billing frame, ``"."`` or ``","``.
+        timekeepers: with a LEDES invoice, each user's timekeeper id: ``client.users(ids)``'s
+            frame (the billing-system identity the service publishes) or a mapping of ``userId``
+            to ``TIMEKEEPER_ID``.
+        matters: with a LEDES invoice, what its ``LAW_FIRM_MATTER_ID`` holds: the initiative's
+            ``"externalId"`` or ``"callSign"`` (column ``initiative.callSign``), or a mapping of
+            the initiative's ``externalId`` to it.
+        codes: with a LEDES invoice, the export's codes (``export.codes``) to compare the task
+            and activity codes with; ``None``: codes not compared.
 
     Returns:
         A :class:`Reconciliation`: the entries in their order, then the billing-only records.
@@ -85,6 +108,11 @@ def reconcile(
         ('externalId', ['matched', 'duration_differs', 'only_in_billing'])
     """
     exported, billing = _table(exported, "exported"), _table(billing, "billing")
+    if is_ledes(billing):
+        span = Window.of(after, on_or_before)
+        check_options("auto", duration_unit, tolerance_seconds, dayfirst, decimal)
+        coded = None if codes is None else _table(codes, "codes")
+        return _ledes(exported, billing, timekeepers, matters, coded, tolerance_seconds, span)
     key_choice = check_options(key, duration_unit, tolerance_seconds, dayfirst, decimal)
     exported, window = released_in(exported, Window.of(after, on_or_before))
     given = {"duration": duration, "date": date, "matter": matter}
@@ -108,6 +136,34 @@ def reconcile(
 
     rows = classify(join(exp, bil), float(tolerance_seconds), key_choice, compared)
     return Reconciliation(rows, key_choice, bkey, bid, tolerance_seconds, compared, window)
+
+
+def _ledes(
+    exported: pd.DataFrame,
+    lines: pd.DataFrame,
+    timekeepers: object,
+    matters: str | Mapping[str, str],
+    codes: pd.DataFrame | None,
+    tolerance: float,
+    span: Window,
+) -> Reconciliation:
+    """:func:`reconcile` of the entries with a LEDES invoice's fee lines."""
+    exported, window = released_in(exported, span)
+    require_exported(exported, ("duration", "date", "matter"), "_id")
+    exp, bil = ledes_sides(
+        exported_frame(exported, None), exported, lines, timekeepers, matters, codes
+    )
+    check_unique("exported", "_id", exp["entryId"])
+    check_unique("billing", LEDES_ID, bil["billingId"])
+    unknown = bil.loc[bil["unknown_timekeeper"], ["billingId", "tk"]].dropna()
+    parts = [f.drop(columns=["tk", "day", "matter"]) for f in (exp, bil)]
+    compared = ("duration", "codes") if codes is not None else ("duration",)
+    rows = classify(join(*parts), float(tolerance), LEDES_KEY, compared)
+    for billing_id, tk in unknown.itertuples(index=False):
+        at = (rows["billingId"] == billing_id).to_numpy(dtype=bool)
+        rows.loc[at, "detail"] += f"; timekeeper {tk} is no exported entry's user"
+    bkey = "TIMEKEEPER_ID/LINE_ITEM_DATE/LAW_FIRM_MATTER_ID"
+    return Reconciliation(rows, LEDES_KEY, bkey, LEDES_ID, tolerance, compared, window)
 
 
 def _table(frame: object, name: str) -> pd.DataFrame:

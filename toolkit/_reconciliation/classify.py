@@ -13,7 +13,8 @@ from toolkit._reconciliation.messages import details
 
 #: Status of a reconciled row, in the order of the ``status`` categorical.
 STATUSES: tuple[str, ...] = tuple(
-    "matched missing_in_billing only_in_billing duration_differs date_or_matter_differs".split()
+    "matched missing_in_billing only_in_billing duration_differs date_or_matter_differs "
+    "code_differs".split()
 )
 
 #: Statuses of an exported entry that is acknowledged as failed.
@@ -25,8 +26,8 @@ _STATUS_DTYPE = pd.CategoricalDtype(list(STATUSES), ordered=False)
 ROW_COLUMNS: tuple[str, ...] = tuple(
     "key _id externalId billingId userId initiative.externalId initiative.client.externalId "
     "exported_seconds billed_seconds difference_seconds exported_date billed_date "
-    "exported_matter billed_matter status duration_differs date_differs matter_differs "
-    "differences detail".split()
+    "exported_matter billed_matter exported_codes billed_codes status duration_differs "
+    "date_differs matter_differs codes_differs written differences detail".split()
 )
 
 
@@ -56,11 +57,13 @@ def classify(
     >>> classify(rows, 0, "_id", ("duration",))["status"].tolist()
     ['matched']
     """
+    rows = rows.assign(**{c: rows.get(c) for c in ("exported_codes", "billed_codes")})
     both = (rows["_merge"] == "both").to_numpy()
     diff = rows["billed_seconds"] - rows["exported_seconds"]
     sides = {"duration": ("exported_seconds", "billed_seconds")}
     sides |= {"date": ("exported_date", "billed_date")}
     sides |= {"matter": ("initiative.externalId", "billed_matter")}
+    sides |= {"codes": ("exported_codes", "billed_codes")}
     bad: dict[str, np.ndarray] = {}
     for name, (left, right) in sides.items():
         unequal = diff.abs() > tolerance if name == "duration" else rows[left] != rows[right]
@@ -69,6 +72,7 @@ def classify(
             bad[name] = _differs(rows[left], rows[right], unequal)
 
     status = np.full(len(rows), "matched", dtype=object)
+    status[bad["codes"]] = "code_differs"
     status[bad["date"] | bad["matter"]] = "date_or_matter_differs"
     status[bad["duration"]] = "duration_differs"
     status[(rows["_merge"] == "left_only").to_numpy()] = "missing_in_billing"
@@ -79,9 +83,11 @@ def classify(
         out[~both if name in compared else slice(None)] = pd.NA
         return out
 
-    code = np.where(both, bad["duration"] * 4 + bad["date"] * 2 + bad["matter"] * 1, 0)
-    names = {c: [n for bit, n in zip((4, 2, 1), sides, strict=True) if c & bit] for c in range(8)}
+    bits = (8, 4, 2, 1)  # a bit per value compared, in the order of ``sides``
+    code = np.where(both, sum(bad[n] * bit for n, bit in zip(sides, bits, strict=True)), 0)
+    names = {c: [n for bit, n in zip(bits, sides, strict=True) if c & bit] for c in range(16)}
     differences = [list(names[c]) for c in code.tolist()]
+    written = np.where(diff.fillna(0).to_numpy() < 0, "down", "up")
 
     text = ["key", "externalId", "billingId", "userId", "initiative.externalId"]
     text += ["initiative.client.externalId"]
@@ -96,8 +102,11 @@ def classify(
             "billed_date": rows["billed_date"].astype("datetime64[us]"),
             "exported_matter": rows["initiative.externalId"].astype("str"),
             "billed_matter": rows["billed_matter"].astype("str"),
+            "exported_codes": rows["exported_codes"].astype("str"),
+            "billed_codes": rows["billed_codes"].astype("str"),
             "status": pd.Categorical(status, dtype=_STATUS_DTYPE),
             **{f"{name}_differs": flag(name) for name in sides},
+            "written": pd.Series(written, dtype="str").where(bad["duration"] & both),
             "differences": differences,
         }
     )

@@ -111,11 +111,12 @@ def _fmt_seconds(seconds: pd.Series) -> pd.Series:
 
 
 def _messages(rows: pd.DataFrame) -> list[pd.Series]:
-    """The duration, date and matter messages of the rows that differ (missing elsewhere)."""
+    """The duration, date, matter and codes messages of the rows that differ (missing elsewhere)."""
     out = []
-    for what in ("duration", "date", "matter"):
+    for what in ("duration", "date", "matter", "codes"):
         msg = pd.Series(np.full(len(rows), np.nan, dtype=object), index=rows.index, dtype="str")
-        mask = rows[f"{what}_differs"].fillna(False).to_numpy(dtype=bool)
+        flags = rows.get(f"{what}_differs", pd.Series(False, index=rows.index))
+        mask = flags.fillna(False).to_numpy(dtype=bool)
         if mask.any():
             r = rows.loc[mask]
             if what == "duration":
@@ -125,7 +126,8 @@ def _messages(rows: pd.DataFrame) -> list[pd.Series]:
             if what == "date":
                 sides = [side.dt.strftime("%Y-%m-%d") for side in sides]
             exported, billed = (side.astype("str").fillna("nothing") for side in sides)
-            text = f"{what} differs: exported " + exported + ", billed " + billed
+            said = "codes (task/activity) differ" if what == "codes" else f"{what} differs"
+            text = f"{said}: exported " + exported + ", billed " + billed
             if what == "duration":
                 diff = r["difference_seconds"]
                 text += ", difference " + (_signed(diff) + " s").where(diff.notna(), "unknown")

@@ -17,6 +17,10 @@ from toolkit._reconciliation.inputs import COMPARISONS
 from toolkit._reconciliation.messages import error_lists
 from toolkit.errors import ConfigError
 
+#: The key of a reconciliation with a LEDES invoice: its lines and the entries are paired by
+#: timekeeper, date and matter
+LEDES_KEY = "timekeeper/date/matter"
+
 #: Columns of :meth:`Reconciliation.to_acknowledge`, as ``client.acknowledge`` expects them.
 ACKNOWLEDGE_COLUMNS: tuple[str, ...] = ("userId", "entryId", "outcome", "externalId", "errors")
 
@@ -136,14 +140,31 @@ class Reconciliation:
         """The hours on each side, what was compared (and not), and the window."""
         exported, billed = (self.rows[f"{s}_seconds"].sum() / 3600 for s in ("exported", "billed"))
         shown = ", ".join(self.compared) if self.compared else "nothing but the keys"
-        skipped = [c for c in COMPARISONS if c not in self.compared]
+        ledes = self.key == LEDES_KEY
+        skipped = [c for c in (*COMPARISONS, "codes") if c not in self.compared]
+        skipped = [c for c in skipped if c not in ("date", "matter")] if ledes else skipped
+        skipped = skipped if ledes else [c for c in skipped if c != "codes"]
         rest = f" (not compared: {', '.join(skipped)})" if skipped else ""
+        rest += "; LEDES fee lines paired by timekeeper, date and matter" if ledes else ""
         window = [f"only the {self.window}"] if self.window is not None else []
         return [
             f"hours exported {exported:,.2f}, billed {billed:,.2f}",
+            *self._written(),
             f"compared {shown}{rest}",
             *window,
         ]
+
+    def _written(self) -> list[str]:
+        """The lines billed for less (written down) and more (written up) time, and hours."""
+        out = []
+        for way in ("down", "up"):
+            rows = self.rows[self.rows["written"].eq(way).fillna(False).to_numpy(dtype=bool)]
+            hours = abs(rows["difference_seconds"].sum()) / 3600
+            out.append(
+                f"{len(rows):,} line(s) written {way} by {hours:,.2f} h" if len(rows) else ""
+            )
+        said = "; ".join(text for text in out if text)
+        return [said] if said else []
 
     def _repr_html_(self) -> str:
         """Jupyter's view: a table of the classes with their counts, and the hours."""
