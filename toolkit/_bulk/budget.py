@@ -45,6 +45,12 @@ _PROBE_EVERY = 5.0  # seconds: at most one probe at half the pace to test refusa
 _WINDOW = 2.0  # seconds of answers the measured rate is read from
 _NOISE = 0.02  # refusals (a share of the last _WINDOW's answers) a pace in cruise shrugs off
 _WIDEST = 0.92  # the widest spacing margin: the pace's least share of the estimate
+# a cut's check (:class:`_Cut`): random faults refuse the same share at any pace, a limit far
+# less once the pace is below it
+_CHECK_REFUSED = 3  # refusals after a cut that tell it (as the start's trial: fewer tell nothing)
+_CHECK_Z = 2.0  # standard deviations (of the two shares' difference) the share falls by for a
+# limit's: the two-proportion test's usual 2 (random refusals fall that far 1 time in 40)
+_NOISE_MAX = 0.5  # the largest share learned as noise: more refused than accepted is a limit's
 
 
 @dataclass(frozen=True)
@@ -66,6 +72,26 @@ class Ticket:
     outage: int = 0
     early: bool = False
     cap: int | None = None
+
+
+@dataclass
+class _Cut:
+    """The start's cut (its first refusals read as a limit) not yet told: a limit's, when the
+    refusals fall once the pace is below what got through; else random, and undone."""
+
+    since: float  # when the latest cut of the chain was made (cruise may cut again)
+    got: float  # accepted answers per second before the start's cut
+    answers: int  # the answers and refusals of the window that caused the latest cut
+    refused: int
+    after: int = 0  # answers and refusals to requests sent after it, at most at ``got``
+    refused_after: int = 0
+
+    def fell(self) -> bool:
+        """Whether the share refused after the cut is clearly below the share that caused it."""
+        n, after = max(self.answers, 1), max(self.after, 1)
+        pooled = (self.refused + self.refused_after) / (n + after)
+        spread = math.sqrt(pooled * (1 - pooled) * (1 / n + 1 / after))
+        return self.refused / n - self.refused_after / after > _CHECK_Z * spread
 
 
 class Budget:
@@ -162,6 +188,8 @@ class Budget:
         #: how many times every run of the budget was paused.
         self.counts_pauses = 0
         self._longest_reset = 0.0
+        # the start's cut, to tell (``None``: none)
+        self._cut: _Cut | None = None
 
     def __repr__(self) -> str:
         rate = "unpaced" if self.rate is None else f"{self.rate:.1f}/s"
@@ -239,6 +267,8 @@ class Budget:
             probing = self._base is not None  # a refusal then is the probe's price, not noise
             if hints is not None:
                 self._learn_hints(hints)
+            if self.phase == "cruise" and status is not None:
+                self._checked(ticket, status, retry_after)  # (before it may cut again)
             if status is None:
                 pass  # no answer: nothing to learn about the limit
             elif status in THROTTLE_STATUSES:
@@ -459,13 +489,15 @@ class Budget:
             self._epoch += 1
 
     def _noise(self, now: float) -> bool:
-        """Whether a refusal in cruise is one of a few (at most 2% of the answers of late),
-        and alone (none in the last 4 intervals: refusals in a row are a limit's; at 5% random
-        faults one falls within 20 intervals of the one before two times in three)."""
+        """Whether a refusal in cruise is one of a few (at most 2% of the answers of late, or
+        the random share learned, :attr:`noise`, if more), and alone (none in the last 4
+        intervals: refusals in a row are a limit's; at 5% random faults one falls within 20
+        intervals of the one before two times in three)."""
         if self.phase != "cruise" or self.rate is None:
             return False
         recent = self._recent(now)
-        return self._alone(now) and len(self._no) <= _NOISE * (recent + len(self._no))
+        share = max(_NOISE, self.noise)
+        return self._alone(now) and len(self._no) <= share * (recent + len(self._no))
 
     def _alone(self, now: float) -> bool:
         """Whether a refusal came with none in the last 4 intervals."""
@@ -478,8 +510,46 @@ class Budget:
         typical = sorted(self._latency)[len(self._latency) // 2]
         return latency > max(4 * typical, typical + 0.05)
 
+    def _checked(self, ticket: Ticket, status: int, retry_after: float | None) -> None:
+        """Count an answer to a request sent after the latest cut at a pace at most what got
+        through (as the window counts it: 5xx are neither); a cut whose refusals fell is told."""
+        cut, rate = self._cut, self.rate
+        refused = status in THROTTLE_STATUSES and (retry_after is None or retry_after > 0)
+        if cut is None or rate is None or rate > cut.got or not (refused or status < 500):
+            return
+        if ticket.sent >= max(cut.since, self._reacted_at_cruise):
+            cut.after, cut.refused_after = cut.after + 1, cut.refused_after + refused
+            if cut.fell():
+                self._cut = None  # a limit's: nothing to undo
+
+    def _undone(self, now: float) -> bool:
+        """A cut's check, at a refusal that would cut the pace again: when the refusals after
+        the latest cut did not fall clearly below the share that caused it, they are random: the
+        pace before the start's cut comes back and their share is the :attr:`noise` (``True``)."""
+        refused = len(self._no)
+        window = self._recent(now) + refused
+        cut = self._cut
+        if self.phase == "start":  # the start's first refusals read as a limit: to be told
+            got = len(self._ok) / min(_WINDOW, max(now - self._started, 1e-3))
+            self._cut = _Cut(now, got, window, refused)
+            return False
+        if cut is None:
+            return False
+        if cut.refused_after < _CHECK_REFUSED:  # too few to tell yet: the chain of cuts goes on
+            cut.since, cut.answers, cut.refused = now, window, refused
+            return False
+        self._cut = None
+        pooled = (cut.refused + cut.refused_after) / (cut.answers + cut.after)
+        if cut.fell() or pooled > _NOISE_MAX:
+            return False  # a limit's
+        self.noise = self._noise_found = max(self.noise, cut.refused_after / cut.after)
+        self._forget(now)
+        return True
+
     def _react(self, now: float) -> None:
         """One reaction to a refusal in ``start`` or ``cruise``."""
+        if self._undone(now):
+            return
         self._epoch += 1
         previous, oks_then = self._reacted_at, self._oks_at_reaction
         self._reacted_at, self._oks_at_reaction = now, self._oks
@@ -654,6 +724,7 @@ class Budget:
     def _pause(self, now: float, seconds: float | None) -> None:
         """The quota is used up: every run waits, then the pace resumes at the rate allowed."""
         self.counts_pauses += 1
+        self._cut = None  # the quota is spent: the service said so, no cut to undo
         allowed = self._oks - self._cycle_oks
         self._dry_pauses = 0 if allowed else self._dry_pauses + 1
         if seconds is None:  # nothing said how long: 1 s, doubling while nothing goes through
