@@ -5,28 +5,26 @@ the sandbox's own limiters, on the simulated clock) and random faults that are n
 (429, 500 and 503 at any pace, with ``Retry-After`` 0, 1 or none). Rates and times are read on
 the simulated clock only: a loaded machine cannot move them.
 
-The simulated runner is the real one's shape: ``workers`` workers, each taking a row, waiting for
-the budget, sending; a refused row's retry is delayed (by its ``Retry-After``) without holding
-its worker, which takes the next row (there are always more rows).
+The simulated run (:mod:`bench.pacing_sim`) is the real runner's shape. Issue 38: the random
+faults are judged on many draws too (Hypothesis chooses the seed and the fault rate), on the
+worst of them, not on one seed.
 """
 
 from __future__ import annotations
 
-import heapq
-import itertools
-import math
-import random
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from bench.pacing_sim import CAP_LATENCY, LATENCY, simulate
+from bench.pacing_sim import bucket as _bucket
+from bench.pacing_sim import cap as _cap
+from bench.pacing_sim import window as _window
 from toolkit._bulk.budget import Budget
 from toolkit._bulk.hints import LimitHints
-from toolkit.sandbox._ratelimit import Admission, ConcurrencyCap, FixedWindow, TokenBucket
-
-LATENCY = 0.005  # seconds, ±50%: 8 workers reach about 1,600 answers a second unlimited
+from toolkit.sandbox._ratelimit import Admission
 
 
 class _Clock:
@@ -35,170 +33,6 @@ class _Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-def _limiter(setting: Mapping[str, Any] | None, clock: _Clock) -> Any:
-    if setting is None:
-        return None
-    kind = setting["kind"]
-    if kind == "token-bucket":
-        return TokenBucket(setting["perSecond"], setting["burst"], clock=clock)
-    if kind == "fixed-window":
-        return FixedWindow(setting["limit"], setting["windowSeconds"], clock=clock)
-    return ConcurrencyCap(setting["maxInFlight"], setting.get("status", 429))
-
-
-@dataclass
-class _Run:
-    """What a simulated run saw: every answer's time and status."""
-
-    log: list[tuple[float, int]] = field(default_factory=list)
-    changes: list[float] = field(default_factory=list)
-    pauses: int = 0
-    budget: Budget | None = None
-
-    def accepted(self, start: float, end: float) -> float:
-        """Accepted answers per second in [start, end)."""
-        n = sum(1 for t, s in self.log if start <= t < end and s < 300)
-        return n / (end - start)
-
-    def refused(self, start: float, end: float) -> float:
-        """Share of the answers in [start, end) that were 429 or 503."""
-        seen = [s for t, s in self.log if start <= t < end]
-        return sum(s in (429, 503) for s in seen) / max(len(seen), 1)
-
-    def time_to(
-        self, start: float, end: float, limit: float, share: float = 0.9, window: float = 2.0
-    ) -> float | None:
-        """Seconds from ``start`` to the end of the first ``window`` (ending after ``start``)
-        whose accepted answers reach ``share`` of ``limit``."""
-        oks = [t for t, s in self.log if s < 300 and start - window <= t < end]
-        for i, t in enumerate(oks):
-            if t < start:
-                continue
-            n = i + 1 - next(j for j, u in enumerate(oks) if u > t - window)
-            if n >= share * limit * window:
-                return t - start
-        return None
-
-    def settled(self, start: float, end: float, limit: float, window: float = 1.0) -> float | None:
-        """Seconds from ``start`` until a ``window`` starts with at most 5% refused and at
-        least 90% of ``limit`` accepted (the pace is right from then on)."""
-        t = start
-        while t + window <= end:
-            if self.refused(t, t + window) <= 0.05 and self.accepted(t, t + window) >= 0.9 * limit:
-                return t - start
-            t += 0.05
-        return None
-
-
-def simulate(
-    steps: list[tuple[Mapping[str, Any] | None, float]],
-    *,
-    workers: int = 8,
-    latency: float = LATENCY,
-    jitter: float = 0.0,
-    fault_rate: float = 0.0,
-    retry_after: float | None = 1.0,
-    fault_statuses: tuple[int, ...] = (429, 500, 503),
-    headers: Callable[[Admission], LimitHints] | None = None,
-    seed: int = 28,
-) -> _Run:
-    """Run one budget through ``steps`` (a limiter setting and its seconds, one after another).
-
-    Args:
-        steps: the service's ``rateLimit`` (``None``: none) and how long it holds.
-        workers: worker threads.
-        latency: seconds a request takes (±50%).
-        jitter: seconds a request may reach the limiter late besides (at random, up to it).
-        fault_rate: share of requests answered a random fault before any limit is consulted.
-        retry_after: the faults' ``Retry-After`` (429 and 503; ``None``: none).
-        fault_statuses: statuses the faults draw from.
-        headers: the rate limit headers the limiter's state makes (none by default).
-        seed: the random source's seed.
-
-    Returns:
-        The run.
-    """
-    rnd = random.Random(seed)
-    clock = _Clock()
-    budget = Budget(clock=clock)
-    run = _Run()
-    order = itertools.count()
-    events: list[tuple[float, int, int, str]] = [
-        (0.0, next(order), w, "try") for w in range(workers)
-    ]
-    pending: dict[int, tuple[Any, int, float | None, LimitHints | None, Any]] = {}
-    waiting: set[int] = set()
-    ends = list(itertools.accumulate(seconds for _, seconds in steps))
-    step, limiter = 0, _limiter(steps[0][0], clock)
-    run.changes.append(0.0)
-    pauses = 0
-    while events:
-        now, _, worker, kind = heapq.heappop(events)
-        if now >= ends[-1]:
-            break
-        clock.now = now
-        if now >= ends[step]:
-            step += 1
-            limiter = _limiter(steps[step][0], clock)  # the sandbox makes a fresh one too
-            run.changes.append(ends[step - 1])
-        if kind == "answer":
-            ticket, status, wait, hints, release = pending.pop(worker)
-            if release is not None:
-                release()
-            budget.answer(ticket, status, retry_after=wait, hints=hints)
-            run.log.append((now, status))
-            for other in waiting:
-                heapq.heappush(events, (now, next(order), other, "try"))
-            waiting.clear()
-        delay = budget.delay()
-        if budget.counts_pauses > pauses:
-            pauses = budget.counts_pauses
-        if delay == math.inf:
-            waiting.add(worker)
-            continue
-        if delay > 0:
-            heapq.heappush(
-                events, (now + min(delay, 0.05) + rnd.random() * 0.0005, next(order), worker, "try")
-            )
-            continue
-        ticket = budget.take()
-        took = latency * (0.5 + rnd.random())
-        arrives = now + took / 2 + rnd.random() * jitter
-        status, wait, hints, release = 201, None, None, None
-        if fault_rate and rnd.random() < fault_rate:
-            status = rnd.choice(fault_statuses)
-            wait = retry_after if status in (429, 503) else None
-        elif limiter is not None:
-            clock.now = arrives
-            admission = limiter.admit()
-            clock.now = now
-            release = admission.release
-            if not admission.allowed:
-                status, wait = admission.status, float(admission.retry_after or 1)
-            if headers is not None:
-                hints = headers(admission)
-        pending[worker] = (ticket, status, wait, hints, release)
-        heapq.heappush(events, (now + took, next(order), worker, "answer"))
-    run.pauses = pauses
-    run.budget = budget
-    return run
-
-
-def _bucket(rate: float, burst: int) -> dict[str, Any]:
-    return {"kind": "token-bucket", "perSecond": rate, "burst": burst}
-
-
-def _window(limit: int, seconds: int) -> dict[str, Any]:
-    return {"kind": "fixed-window", "limit": limit, "windowSeconds": seconds}
-
-
-def _cap(n: int) -> dict[str, Any]:
-    return {"kind": "concurrency", "maxInFlight": n, "status": 429}
-
-
-CAP_LATENCY = 0.02  # a cap of n lets about n / 20 ms through
 
 
 # -- a limit that moves -------------------------------------------------------------------------
@@ -334,6 +168,37 @@ def test_random_faults_are_not_taken_for_a_limit(
     achieved = run.accepted(0.0, 20.0)
     assert achieved >= KEEP[rate] * FAULT_FREE, (achieved, FAULT_FREE)
     assert run.pauses == 0
+
+
+@settings(
+    deadline=None, max_examples=45, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    rate=st.sampled_from([0.05, 0.10, 0.20]),
+    retry_after=st.sampled_from([0.0, 1.0, None]),
+)
+def test_random_faults_never_lower_the_pace_on_any_draw(
+    seed: int, rate: float, retry_after: float | None
+) -> None:
+    # issue 38: the worst draw, not the average, keeps 80%, 60% and 40% of the fault-free rate
+    # at 5%, 10% and 20% faults. main's budget (1a57f16) fails it: Hypothesis's draw seed=807
+    # (20% faults, Retry-After 1 s or absent) reached 0.15% of the fault-free rate (its first
+    # refusals read as a limit, the pace near 1 a second to the end)
+    run = simulate([(None, 20.0)], fault_rate=rate, retry_after=retry_after, seed=seed)
+    achieved = run.accepted(0.0, 20.0)
+    assert achieved >= KEEP[rate] * FAULT_FREE, (achieved / FAULT_FREE, seed)
+    assert run.pauses == 0
+
+
+@settings(deadline=None, max_examples=15, derandomize=True)
+@given(seed=st.integers(0, 2**32 - 1), rate=st.floats(0.01, 0.25))
+def test_a_cut_that_does_not_make_the_refusals_fall_is_undone(seed: int, rate: float) -> None:
+    # any fault share up to 25%: after 5 s, what gets through is what the faults leave of the
+    # fault-free rate (a cut taken for a limit would hold it far below; main's budget (1a57f16)
+    # fails it: seed=0 at 3.1% faults got 47 answers a second, 3% of the fault-free rate)
+    run = simulate([(None, 10.0)], fault_rate=rate, seed=seed)
+    assert run.accepted(5.0, 10.0) >= (1 - rate) * 0.85 * FAULT_FREE, (run.budget, seed)
 
 
 @pytest.mark.parametrize("rate", [0.05, 0.10])

@@ -45,6 +45,12 @@ _PROBE_EVERY = 5.0  # seconds: at most one probe at half the pace to test refusa
 _WINDOW = 2.0  # seconds of answers the measured rate is read from
 _NOISE = 0.02  # refusals (a share of the last _WINDOW's answers) a pace in cruise shrugs off
 _WIDEST = 0.92  # the widest spacing margin: the pace's least share of the estimate
+# a cut's check (:class:`_Cut`): random faults refuse the same share at any pace, a limit far
+# less once the pace is below it
+_CHECK_REFUSED = 3  # refusals after a cut that tell it (as the start's trial: fewer tell nothing)
+_CHECK_Z = 2.0  # standard deviations (of the two shares' difference) the share falls by for a
+# limit's: the two-proportion test's usual 2 (random refusals fall that far 1 time in 40)
+_NOISE_MAX = 0.5  # the largest share learned as noise: more refused than accepted is a limit's
 
 
 @dataclass(frozen=True)
@@ -66,6 +72,32 @@ class Ticket:
     outage: int = 0
     early: bool = False
     cap: int | None = None
+
+
+@dataclass
+class _Cut:
+    """The start's cut (its first refusals read as a limit) not yet told: a limit's when the
+    refusals in cruise after it fall clearly below the share that caused it; else random, and
+    undone (:meth:`Budget._checked`)."""
+
+    since: float  # when it was made
+    answers: int  # the answers and refusals of the window that caused it
+    refused: int
+    after: int = 0  # answers and refusals to requests sent after it, in cruise
+    refused_after: int = 0
+
+    def fell(self) -> bool:
+        """Whether the share refused after the cut is clearly below the share that caused it."""
+        return _fell(self.answers, self.refused, self.after, self.refused_after)
+
+
+def _fell(n: int, refused: int, after: int, refused_after: int) -> bool:
+    """Whether ``refused_after`` of ``after`` is clearly below ``refused`` of ``n`` (a
+    two-proportion test)."""
+    n, after = max(n, 1), max(after, 1)
+    pooled = (refused + refused_after) / (n + after)
+    spread = math.sqrt(pooled * (1 - pooled) * (1 / n + 1 / after))
+    return refused / n - refused_after / after > _CHECK_Z * spread
 
 
 class Budget:
@@ -162,6 +194,9 @@ class Budget:
         #: how many times every run of the budget was paused.
         self.counts_pauses = 0
         self._longest_reset = 0.0
+        # the start's cut, to tell (``None``: none)
+        self._cut: _Cut | None = None
+        self._cap_cut: tuple[int, int] | None = None  # answers within the cap at its last cut
 
     def __repr__(self) -> str:
         rate = "unpaced" if self.rate is None else f"{self.rate:.1f}/s"
@@ -239,6 +274,8 @@ class Budget:
             probing = self._base is not None  # a refusal then is the probe's price, not noise
             if hints is not None:
                 self._learn_hints(hints)
+            if self.phase == "cruise" and status is not None:
+                self._checked(now, ticket, status, retry_after)
             if status is None:
                 pass  # no answer: nothing to learn about the limit
             elif status in THROTTLE_STATUSES:
@@ -438,7 +475,8 @@ class Budget:
         share = refused / answers
         if self.noise:  # follow the random share (never above the share found)
             self.noise = min(self._noise_found, 0.9 * self.noise + 0.1 * share)
-            self.noise = 0.0 if self.noise < 0.005 else self.noise
+            off = min(0.005, self._noise_found / 2)  # off below 0.5%, or half a smaller one
+            self.noise = 0.0 if self.noise < off else self.noise
         seen, no = self._suspect[0] + answers, self._suspect[1] + refused
         if self._probe is not None:
             self._probe, before = None, self._suspect[1] / max(self._suspect[0], 1)
@@ -459,13 +497,15 @@ class Budget:
             self._epoch += 1
 
     def _noise(self, now: float) -> bool:
-        """Whether a refusal in cruise is one of a few (at most 2% of the answers of late),
-        and alone (none in the last 4 intervals: refusals in a row are a limit's; at 5% random
-        faults one falls within 20 intervals of the one before two times in three)."""
+        """Whether a refusal in cruise is one of a few (at most 2% of the answers of late, or
+        the random share learned, :attr:`noise`, if more), and alone (none in the last 4
+        intervals: refusals in a row are a limit's; at 5% random faults one falls within 20
+        intervals of the one before two times in three)."""
         if self.phase != "cruise" or self.rate is None:
             return False
         recent = self._recent(now)
-        return self._alone(now) and len(self._no) <= _NOISE * (recent + len(self._no))
+        share = max(_NOISE, self.noise)
+        return self._alone(now) and len(self._no) <= share * (recent + len(self._no))
 
     def _alone(self, now: float) -> bool:
         """Whether a refusal came with none in the last 4 intervals."""
@@ -478,8 +518,30 @@ class Budget:
         typical = sorted(self._latency)[len(self._latency) // 2]
         return latency > max(4 * typical, typical + 0.05)
 
+    def _checked(self, now: float, ticket: Ticket, status: int, retry: float | None) -> None:
+        """Count an answer in cruise to a request sent after the start's cut (as the window
+        counts it: 5xx are neither), and tell the cut when the refusals fell clearly (a limit's)
+        or when, once _CHECK_REFUSED, they did not: random, the cut is undone (the pace before
+        it, unpaced, comes back) and their share is the :attr:`noise`."""
+        cut = self._cut
+        refused = status in THROTTLE_STATUSES and (retry is None or retry > 0)
+        if cut is None or ticket.sent < max(cut.since, self._reacted_at_cruise):
+            return
+        if not (refused or status < 500):
+            return
+        cut.after, cut.refused_after = cut.after + 1, cut.refused_after + refused
+        if cut.fell():
+            self._cut = None  # a limit's: nothing to undo
+        elif cut.refused_after >= _CHECK_REFUSED:
+            self._cut = None
+            if (cut.refused + cut.refused_after) / (cut.answers + cut.after) <= _NOISE_MAX:
+                self.noise = self._noise_found = max(self.noise, cut.refused_after / cut.after)
+                self._forget(now)
+
     def _react(self, now: float) -> None:
         """One reaction to a refusal in ``start`` or ``cruise``."""
+        if self.phase == "start":  # the start's first refusals read as a limit: to be told
+            self._cut = _Cut(now, self._recent(now) + len(self._no), len(self._no))
         self._epoch += 1
         previous, oks_then = self._reacted_at, self._oks_at_reaction
         self._reacted_at, self._oks_at_reaction = now, self._oks
@@ -654,6 +716,7 @@ class Budget:
     def _pause(self, now: float, seconds: float | None) -> None:
         """The quota is used up: every run waits, then the pace resumes at the rate allowed."""
         self.counts_pauses += 1
+        self._cut = None  # the quota is spent: the service said so, no cut to undo
         allowed = self._oks - self._cycle_oks
         self._dry_pauses = 0 if allowed else self._dry_pauses + 1
         if seconds is None:  # nothing said how long: 1 s, doubling while nothing goes through
@@ -713,6 +776,8 @@ class Budget:
             self._ok_at[k] = self._ok_at.get(k, 0) // 2  # what went through long ago counts less
             if self._refused_at[k] < 2 or self._ok_at.get(k, 0) > 5 * self._refused_at[k]:
                 return True  # this many in flight mostly goes through: a race at the edge
+            if self._cap_random():
+                return False
         # never below what the accepted rate needs at the current latency (Little's law)
         need = 1
         if self._latency and self.phase != "start":
@@ -729,6 +794,21 @@ class Budget:
             # limiter refuses it
             self.limit = 1
         return ticket.in_flight > bound
+
+    def _cap_random(self) -> bool:
+        """A cut of the supposed cap, checked: a cap lets every request within it through, so
+        refusals within it that did not fall clearly since its last cut are random: no cap, and
+        their share is the :attr:`noise` (``True``)."""
+        ok, no = self._within_ok, self._within_refused
+        before, self._cap_cut = self._cap_cut, (ok, no)
+        if before is None or no - before[1] < _CHECK_REFUSED or no > ok:
+            return False  # (too few to tell, or more refused than accepted: a limit's)
+        after = ok + no - sum(before)
+        if _fell(sum(before), before[1], after, no - before[1]):
+            return False
+        self.noise = self._noise_found = max(self.noise, (no - before[1]) / after)
+        self._rate_limited, self._cap, self.limit = True, None, None
+        return True
 
     def _rate_limit(self) -> None:
         """No concurrency cap: the in-flight bound goes (in a trial, when it ends)."""
