@@ -21,7 +21,8 @@ from typing import Any
 
 from toolkit._bulk.budget import Budget
 from toolkit._bulk.hints import LimitHints
-from toolkit.sandbox._ratelimit import Admission, ConcurrencyCap, FixedWindow, TokenBucket
+from toolkit.sandbox._ratelimit import Admission, Limiter
+from toolkit.sandbox._ratelimit import limiter as sandbox_limiter
 
 __all__ = [
     "CAP_LATENCY",
@@ -47,15 +48,8 @@ class _Clock:
         return self.now
 
 
-def _limiter(setting: Mapping[str, Any] | None, clock: _Clock) -> Any:
-    if setting is None:
-        return None
-    kind = setting["kind"]
-    if kind == "token-bucket":
-        return TokenBucket(setting["perSecond"], setting["burst"], clock=clock)
-    if kind == "fixed-window":
-        return FixedWindow(setting["limit"], setting["windowSeconds"], clock=clock)
-    return ConcurrencyCap(setting["maxInFlight"], setting.get("status", 429))
+def _limiter(setting: Mapping[str, Any] | None, clock: _Clock) -> Limiter | None:
+    return None if setting is None else sandbox_limiter(setting, clock)
 
 
 @dataclass

@@ -329,7 +329,13 @@ class ConcurrencyCap:
 Limiter = TokenBucket | FixedWindow | ConcurrencyCap
 
 
-def _limiter(setting: Mapping[str, Any], clock: Clock) -> Limiter:
+def limiter(setting: Mapping[str, Any], clock: Clock) -> Limiter:
+    """A fresh limiter of a ``rateLimit`` setting, on ``clock`` (the store's, or a simulated one).
+
+    >>> bucket = limiter({"kind": "token-bucket", "perSecond": 5, "burst": 2}, clock=lambda: 0.0)
+    >>> bucket.peek().remaining
+    2
+    """
     kind = setting["kind"]
     if kind == "token-bucket":
         return TokenBucket(setting["perSecond"], setting["burst"], clock=clock)
@@ -364,7 +370,7 @@ class Limits:
         key = json.dumps(setting, sort_keys=True)
         held = self._limiters.get(customer)
         if held is None or held[0] != key:
-            held = (key, _limiter(setting, self._clock))
+            held = (key, limiter(setting, self._clock))
             self._limiters[customer] = held
         return held[1]
 
