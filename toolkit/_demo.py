@@ -180,19 +180,12 @@ def _acknowledge(run: _Run) -> str:
     entries = run.export.entries.sort_values(["updatedAt", "_id"])
     first = entries.head(round(len(entries) * ACKNOWLEDGED_SHARE))
     internal = (first["initiative.client.externalId"] == INTERNAL_CLIENT).to_numpy()
-    acks = pd.DataFrame(
-        {
-            "userId": first["userId"].to_numpy(),
-            "entryId": first["_id"].to_numpy(),
-            "outcome": np.where(internal, "failed", "succeeded"),
-            "externalId": [
-                None if bad else f"WIP-{n:05d}" for n, bad in enumerate(internal, start=1)
-            ],
-            "errors": [
-                ["internal matter: there is no client to bill"] if bad else None for bad in internal
-            ],
-        }
-    )
+    acks = pd.DataFrame({"userId": first["userId"].to_numpy(), "entryId": first["_id"].to_numpy()})
+    acks["outcome"] = np.where(internal, "failed", "succeeded")
+    acks["externalId"] = [None if bad else f"WIP-{n:05d}" for n, bad in enumerate(internal, 1)]
+    acks["errors"] = [
+        ["internal matter: there is no client to bill"] if b else None for b in internal
+    ]
     run.acknowledged = set(acks["entryId"])
     return f"{len(acks)} acknowledged: {_send_acks(run, acks)}"
 
@@ -356,12 +349,8 @@ def hours_by_client_chart(
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    hours = (
-        (entries["incrementDurationInSeconds"].astype(float) / 3600)
-        .groupby(entries["initiative.client.name"])
-        .sum()
-        .sort_values()
-    )
+    seconds = entries["incrementDurationInSeconds"].astype(float)
+    hours = (seconds / 3600).groupby(entries["initiative.client.name"]).sum().sort_values()
     fig = Figure(figsize=(8, max(2.5, 0.3 * len(hours) + 1)))
     FigureCanvasAgg(fig)
     ax = fig.subplots()

@@ -69,8 +69,7 @@ def cut(value: object, width: int = 80) -> object:
     >>> cut("x" * 100, width=10)
     'xxxxxxx...'
     """
-    text = value if isinstance(value, str) else None
-    return text[: width - 3] + "..." if text is not None and len(text) > width else value
+    return value[: width - 3] + "..." if isinstance(value, str) and len(value) > width else value
 
 
 #: the library's Python phrasings (a ``columns=`` rename, a keyword) and the command line's words
