@@ -180,12 +180,11 @@ def _acknowledge(run: _Run) -> str:
     entries = run.export.entries.sort_values(["updatedAt", "_id"])
     first = entries.head(round(len(entries) * ACKNOWLEDGED_SHARE))
     internal = (first["initiative.client.externalId"] == INTERNAL_CLIENT).to_numpy()
-    acks = pd.DataFrame({"userId": first["userId"].to_numpy(), "entryId": first["_id"].to_numpy()})
-    acks["outcome"] = np.where(internal, "failed", "succeeded")
-    acks["externalId"] = [None if bad else f"WIP-{n:05d}" for n, bad in enumerate(internal, 1)]
-    acks["errors"] = [
-        ["internal matter: there is no client to bill"] if b else None for b in internal
-    ]
+    ids = {"userId": first["userId"].to_numpy(), "entryId": first["_id"].to_numpy()}
+    outcome = np.where(internal, "failed", "succeeded")
+    ext = [None if bad else f"WIP-{n:05d}" for n, bad in enumerate(internal, start=1)]
+    errors = [["internal matter: there is no client to bill"] if bad else None for bad in internal]
+    acks = pd.DataFrame({**ids, "outcome": outcome, "externalId": ext, "errors": errors})
     run.acknowledged = set(acks["entryId"])
     return f"{len(acks)} acknowledged: {_send_acks(run, acks)}"
 

@@ -244,11 +244,10 @@ def assets(
             return dg.MaterializeResult(metadata={"skipped": "no billing configured"})
         rec = _guard(firm, "reconcile", firm.reconcile)
         assert rec is not None
-        kinds = ("matched", "duration_differs", "date_or_matter_differs", "missing_in_billing")
         summary = rec.summary  # counted once: a property that counts the rows again
-        n = {k: int(summary.get(k, 0)) for k in (*kinds, "only_in_billing")}
-        differing = n.pop("duration_differs") + n.pop("date_or_matter_differs")
-        differing += int(summary.get("code_differs", 0))
+        kept = ["matched", "missing_in_billing", "only_in_billing"]
+        n = {k: int(summary.get(k, 0)) for k in kept}
+        differing = int(summary.drop(kept).sum())  # every status of a difference
         metadata: dict[str, Any] = n | {"differing": differing, "billing": str(firm.billing)}
         rows = rec.rows[rec.rows["status"] != "matched"]
         if len(rows):

@@ -245,17 +245,14 @@ def interrupted(exc: Interrupted, args: argparse.Namespace, key: str = "external
                 where = Path(base) / "unsent.csv"
             todo[cols].to_csv(where, index=False)
             print(f"{len(todo)} row(s) not sent (or unknown) written to {where}", file=sys.stderr)
-    command = "toolkit " + " ".join(shlex.quote(a) for a in args.argv)
+    command = "toolkit " + shlex.join(args.argv)
+    said = f"resume with: {command}"
     if not hasattr(args, "journal"):  # a command that starts afresh (the demo)
-        print(f"run it again with: {command}", file=sys.stderr)
-    elif args.journal:
-        print(f"resume with: {command}", file=sys.stderr)
-    else:
-        print(
-            f"resume with: {command} --journal journal.jsonl "
-            "(without a journal the rows already sent are sent again: harmless, but slower)",
-            file=sys.stderr,
-        )
+        said = f"run it again with: {command}"
+    elif not args.journal:
+        said += " --journal journal.jsonl (without a journal the rows already sent are sent "
+        said += "again: harmless, but slower)"
+    print(said, file=sys.stderr)
     return 130
 
 
