@@ -72,16 +72,12 @@ def cut(value: object, width: int = 80) -> object:
     return value[: width - 3] + "..." if isinstance(value, str) and len(value) > width else value
 
 
+#: a library message's ``with columns={'a': "b"}``: its two quoted names
+_RENAME = r"with columns=\{('[^']*'|\"[^\"]*\"): ('[^']*'|\"[^\"]*\")\}"
 #: the library's Python phrasings (a ``columns=`` rename, a keyword) and the command line's words
 _CLI_WORDS = (
-    (
-        re.compile(r"rename it with columns=\{('[^']*'|\"[^\"]*\"): ('[^']*'|\"[^\"]*\")\}"),
-        r"rename the header \1 to \2",
-    ),
-    (
-        re.compile(r"say which with columns=\{('[^']*'|\"[^\"]*\"): ('[^']*'|\"[^\"]*\")\}"),
-        r"say which by renaming the header \1 (to \2, say)",
-    ),
+    (re.compile("rename it " + _RENAME), r"rename the header \1 to \2"),
+    (re.compile("say which " + _RENAME), r"say which by renaming the header \1 (to \2, say)"),
     (re.compile(r"pass overwrite=True \(--overwrite\)"), "give --overwrite"),
     (re.compile(r"\bthe frame (has|needs)\b"), r"the file \1"),
     (re.compile(r"^(window|lag)\b"), r"--\1"),  # an option's value named by its flag

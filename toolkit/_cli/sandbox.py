@@ -27,9 +27,7 @@ def run(args: argparse.Namespace) -> int:
     >>> run(argparse.Namespace(command="demo", out="out", workers=8))  # doctest: +SKIP
     0
     """
-    if args.command == "lab":
-        return _lab(args)
-    return run_demo(out=args.out, workers=args.workers)
+    return _lab(args) if args.command == "lab" else run_demo(out=args.out, workers=args.workers)
 
 
 def _running_sandbox(name: str) -> Settings | None:
