@@ -149,16 +149,12 @@ def _push_metadata(firm: Firm, report: OnboardReport) -> dict[str, Any]:
     """The metadata of a firm's push (with its rows' validation warnings, if any); a row not
     imported raises :class:`dagster.Failure`."""
     counts = report.counts.sum() if len(report.counts) else pd.Series(dtype="int64")
-    metadata: dict[str, Any] = {
-        "rows": int(counts.get("rows", 0)),
-        "sent": int(counts.get("sent", 0)),
-        "unchanged": int(counts.get("journaled", 0)),
-        "failed": len(report.failures),
-        "warned": len(report.warned),  # rows sent as given with a validation warning
-        "source": str(firm.source),
-        "journal": str(firm.journal),
-        "counts": dg.MetadataValue.md(report.counts.to_markdown()),
-    }
+    named = {"rows": "rows", "sent": "sent", "unchanged": "journaled"}  # the report's counts
+    metadata: dict[str, Any] = {key: int(counts.get(name, 0)) for key, name in named.items()}
+    # warned: rows sent as given with a validation warning
+    metadata |= {"failed": len(report.failures), "warned": len(report.warned)}
+    metadata |= {"source": str(firm.source), "journal": str(firm.journal)}
+    metadata["counts"] = dg.MetadataValue.md(report.counts.to_markdown())
     if not report.ok:
         metadata["failures"] = _md(report.failures, ["table", "externalId", "status", "error"])
         raise dg.Failure(
