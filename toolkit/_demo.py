@@ -476,11 +476,10 @@ def run_demo(
             run.notes.clear()
             if summary.startswith("FAILED: "):
                 return 1
-    elapsed = time.perf_counter() - started
     chart = out_dir / "hours_by_client.png"
     wrote = f"{out_dir / 'export'} (Parquet dataset)" + (f", {chart}" if chart.is_file() else "")
     print(
-        f"done in {elapsed:.1f} s: {wrote}\n"
+        f"done in {time.perf_counter() - started:.1f} s: {wrote}\n"
         f"The sandbox's data stays in {out_dir / 'sandbox.db'}. To serve it again and get its "
         f"credentials (with curl commands for a token and a star request): make sandbox in "
         f"the repository, or toolkit sandbox --db {out_dir / 'sandbox.db'}"

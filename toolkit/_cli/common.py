@@ -102,12 +102,8 @@ def in_cli_words(text: str) -> str:
 def _worded(frame: pd.DataFrame) -> pd.DataFrame:
     """The frame with its message columns in the command line's words."""
     cols = [c for c in _MESSAGES if c in frame]
-    if not cols:
-        return frame
-    frame = frame.copy()
-    for col in cols:
-        frame[col] = [in_cli_words(v) if isinstance(v, str) else v for v in frame[col]]
-    return frame
+    worded = {c: [in_cli_words(v) if isinstance(v, str) else v for v in frame[c]] for c in cols}
+    return frame.assign(**worded) if cols else frame
 
 
 def _wrapped(shown: pd.DataFrame, width: int) -> pd.DataFrame:

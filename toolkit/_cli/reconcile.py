@@ -98,10 +98,8 @@ def run(args: argparse.Namespace) -> int:
     rows = rec.rows
     differ = rows[rows["status"] != "matched"]
     shown = 30
-    for key, status, detail in (
-        differ[["key", "status", "detail"]].head(shown).itertuples(index=False)
-    ):  # whole details: they carry the numbers
-        print(f"{key}  {status}: {detail}")
+    for key, status, detail in differ[["key", "status", "detail"]].head(shown).to_numpy():
+        print(f"{key}  {status}: {detail}")  # whole details: they carry the numbers
     if len(differ) > shown:
         where = f"all of them are in {out}" if out is not None else "write them all with --out FILE"
         print(f"... {len(differ) - shown} more ({where})")

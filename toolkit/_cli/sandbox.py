@@ -34,11 +34,8 @@ def _running_sandbox(name: str) -> Settings | None:
     """The settings of a sandbox on this machine the ``.env`` names, if it answers."""
     try:
         settings = Settings.from_env(name)
-    except ToolkitError:
-        return None
-    if urlsplit(settings.urls["time"]).hostname not in ("127.0.0.1", "localhost", "::1"):
-        return None
-    try:
+        if urlsplit(settings.urls["time"]).hostname not in ("127.0.0.1", "localhost", "::1"):
+            return None
         Connection(settings, timeout=(2.0, 5.0), retries=0).auth.secret_token(retry=False)
     except ToolkitError:
         return None

@@ -181,9 +181,8 @@ def _summarise(rows: pd.DataFrame, group: pd.Series, name: str) -> pd.DataFrame:
     counts = pd.crosstab(group, rows["status"], dropna=False)
     counts = counts.reindex(columns=list(STATUSES), fill_value=0).set_axis(list(STATUSES), axis=1)
     hours = rows[["exported_seconds", "billed_seconds"]].astype("float64") / 3600
-    totals = pd.DataFrame({"entries": rows["_id"].notna().astype("int64")}).assign(
-        hours_exported=hours["exported_seconds"], hours_billed=hours["billed_seconds"]
-    )
+    totals = hours.set_axis(["hours_exported", "hours_billed"], axis=1)
+    totals.insert(0, "entries", rows["_id"].notna().astype("int64"))
     totals = totals.groupby(group, dropna=False, sort=True).sum()
     out = counts.reindex(totals.index, fill_value=0).astype("int64").join(totals)
     out["hours_difference"] = out["hours_billed"] - out["hours_exported"]
