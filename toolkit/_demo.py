@@ -227,8 +227,7 @@ def _star(run: _Run) -> str:
         run.note(result[~result["ok"]])
         raise _StepFailed("some matters the timekeepers work on could not be starred")
     by = ["status", "httpStatus", "errorCode"]
-    outcome = result.groupby(by, dropna=False, observed=True).size().rename("rows")
-    run.note(outcome)
+    run.note(result.groupby(by, dropna=False, observed=True).size().rename("rows"))
     lists = run.client.starred_many(list(run.users), limit=2)
     if lists["error"].notna().any():
         raise _StepFailed("a starred list could not be read")

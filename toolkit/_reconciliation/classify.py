@@ -112,5 +112,4 @@ def _differs(left: pd.Series, right: pd.Series, unequal: pd.Series) -> np.ndarra
     """True where values differ; one side missing differs, both missing agree."""
     lna = left.isna().to_numpy()
     rna = right.isna().to_numpy()
-    neq = unequal.fillna(False).to_numpy(dtype=bool)
-    return np.where(lna | rna, lna != rna, neq)
+    return np.where(lna | rna, lna != rna, unequal.fillna(False).to_numpy(dtype=bool))

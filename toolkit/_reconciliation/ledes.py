@@ -347,8 +347,7 @@ def ledes_sides(
     bil["billed_seconds"], bil["billed_date"], bil["billed_matter"] = seconds, day, billed
     bil["billed_codes"] = (task + "/" + activity).astype(TEXT)
     bil["key"] = _keys(bil, "billed_seconds")
-    unknown = ~bil["tk"].isin(tk.dropna())
-    bil["unknown_timekeeper"] = unknown.to_numpy(dtype=bool)
+    bil["unknown_timekeeper"] = (~bil["tk"].isin(tk.dropna())).to_numpy(dtype=bool)
     return exp, nullable(bil)
 
 

@@ -64,8 +64,7 @@ def as_date(values: pd.Series, table: str, column: str, dayfirst: bool | None = 
     bad = np.isnat(parsed) & ~missing
     if bad.any():
         _raise_values(table, column, values[bad], "not a date")
-    out = pd.Series(parsed, index=values.index, dtype="datetime64[us]")
-    return out.dt.normalize()
+    return pd.Series(parsed, index=values.index, dtype="datetime64[us]").dt.normalize()
 
 
 _Format = Literal["ISO8601", "mixed"]
