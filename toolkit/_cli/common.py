@@ -282,17 +282,16 @@ def explain(exc: ToolkitError | OSError, args: argparse.Namespace | None) -> str
     token = urlsplit(exc.url).path.endswith(TOKEN_PATH)
     # the identity base also serves the user records, whose 401/403 is no verdict on the
     # credentials unless the service says invalid_client
-    if not token and not isinstance(exc, AuthError):
-        return str(exc)
-    if (
-        not token
-        and (code or ("invalid_client" if exc.status == 401 else None)) != "invalid_client"
-    ):
-        return f"{exc} (check the permissions of TOOLKIT_CLIENT_ID)"
+    if not token:
+        if not isinstance(exc, AuthError):
+            return str(exc)
+        code = code or ("invalid_client" if exc.status == 401 else None)
+        if code != "invalid_client":
+            return f"{exc} (check the permissions of TOOLKIT_CLIENT_ID)"
     if not token or (isinstance(exc, AuthError) and exc.refuses_credentials):
         return (
             "the identity service refused the application's credentials "
-            f"({code or ('invalid_client' if not token else exc.status)}: {exc.detail}); "
+            f"({code or exc.status}: {exc.detail}); "
             f"check TOOLKIT_CLIENT_ID and TOOLKIT_CLIENT_SECRET {where}"
         )
     what = f"{code}: {exc.detail}" if isinstance(code, str) and code else f"{exc.detail}"

@@ -81,8 +81,7 @@ def _naive(values: pd.Series, *, format: _Format, dayfirst: bool = False) -> pd.
         )
     if isinstance(parsed.dtype, pd.DatetimeTZDtype):
         parsed = parsed.dt.tz_localize(None)
-    naive: pd.Series = parsed.astype("datetime64[us]")
-    return naive
+    return parsed.astype("datetime64[us]")
 
 
 def _naive_one(value: Any, *, format: _Format, dayfirst: bool) -> pd.Timestamp | NaTType:
