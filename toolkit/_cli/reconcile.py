@@ -115,9 +115,7 @@ def run(args: argparse.Namespace) -> int:
 def _released_in(exported: pd.DataFrame, args: argparse.Namespace) -> tuple[pd.DataFrame, str]:
     """The exported entries the service released in the window, by asking for its export."""
     span = Window.of(args.after, args.on_or_before, FLAGS)
-    low, high = span.after, span.on_or_before
-    if high is None:
-        high = pd.Timestamp.now(tz="UTC")
+    low, high = span.after, span.on_or_before or pd.Timestamp.now(tz="UTC")
     if low is None:  # an entry is released after it is created
         created = pd.to_datetime(
             exported.get("createdAt", pd.Series(dtype="object")), utc=True, errors="coerce"
