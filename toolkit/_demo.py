@@ -212,9 +212,8 @@ def _star(run: _Run) -> str:
     entries = run.export.entries
     names = {uid: tk for tk, uid in run.users.items()}
     keys = ["timekeeperExternalId", "initiativeExternalId"]
-    worked = entries.groupby(
-        [entries["userId"].map(names).rename(keys[0]), entries["initiative.externalId"]]
-    )["incrementDurationInSeconds"].sum()
+    pairs = [entries["userId"].map(names), entries["initiative.externalId"]]
+    worked = entries["incrementDurationInSeconds"].groupby(pairs).sum()
     # the three matters each timekeeper works on most, then an inactive and an unknown one
     order = worked.reset_index(name="seconds").set_axis([*keys, "seconds"], axis=1)
     rank = [keys[0], "seconds", keys[1]]

@@ -42,16 +42,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     span = Window.of(args.after, args.on_or_before, FLAGS)
     sync_options(args.window, args.lag)  # before the token is asked for
+    same = {name: getattr(args, name) for name in ("window", "lag", "batch_rows")}
     try:
-        report = client_from(args).sync(
-            args.path,
-            after=span.after,
-            on_or_before=span.on_or_before,
-            window=args.window,
-            lag=args.lag,
-            batch_rows=args.batch_rows,
-            progress=not args.quiet,
-        )
+        report = client_from(args).sync(args.path, **vars(span), **same, progress=not args.quiet)
     except ConcurrentWriteError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
