@@ -56,9 +56,7 @@ def _guard(firm: Firm, name: str, step: Callable[[], T]) -> T:
                 text = f"the identity service refused the firm's credentials ({exc}); check "
                 text += f"client_id and {secret}"
             raise dg.Failure(
-                description=f"firm {firm.key!r}: {text}",
-                metadata=failures,
-                allow_retries=False,
+                description=f"firm {firm.key!r}: {text}", metadata=failures, allow_retries=False
             ) from None
 
 
