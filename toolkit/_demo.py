@@ -180,19 +180,11 @@ def _acknowledge(run: _Run) -> str:
     entries = run.export.entries.sort_values(["updatedAt", "_id"])
     first = entries.head(round(len(entries) * ACKNOWLEDGED_SHARE))
     internal = (first["initiative.client.externalId"] == INTERNAL_CLIENT).to_numpy()
-    acks = pd.DataFrame(
-        {
-            "userId": first["userId"].to_numpy(),
-            "entryId": first["_id"].to_numpy(),
-            "outcome": np.where(internal, "failed", "succeeded"),
-            "externalId": [
-                None if bad else f"WIP-{n:05d}" for n, bad in enumerate(internal, start=1)
-            ],
-            "errors": [
-                ["internal matter: there is no client to bill"] if bad else None for bad in internal
-            ],
-        }
-    )
+    ids = {"userId": first["userId"].to_numpy(), "entryId": first["_id"].to_numpy()}
+    outcome = np.where(internal, "failed", "succeeded")
+    ext = [None if bad else f"WIP-{n:05d}" for n, bad in enumerate(internal, start=1)]
+    errors = [["internal matter: there is no client to bill"] if bad else None for bad in internal]
+    acks = pd.DataFrame({**ids, "outcome": outcome, "externalId": ext, "errors": errors})
     run.acknowledged = set(acks["entryId"])
     return f"{len(acks)} acknowledged: {_send_acks(run, acks)}"
 
@@ -220,9 +212,8 @@ def _star(run: _Run) -> str:
     entries = run.export.entries
     names = {uid: tk for tk, uid in run.users.items()}
     keys = ["timekeeperExternalId", "initiativeExternalId"]
-    worked = entries.groupby(
-        [entries["userId"].map(names).rename(keys[0]), entries["initiative.externalId"]]
-    )["incrementDurationInSeconds"].sum()
+    pairs = [entries["userId"].map(names), entries["initiative.externalId"]]
+    worked = entries["incrementDurationInSeconds"].groupby(pairs).sum()
     # the three matters each timekeeper works on most, then an inactive and an unknown one
     order = worked.reset_index(name="seconds").set_axis([*keys, "seconds"], axis=1)
     rank = [keys[0], "seconds", keys[1]]
@@ -235,8 +226,7 @@ def _star(run: _Run) -> str:
         run.note(result[~result["ok"]])
         raise _StepFailed("some matters the timekeepers work on could not be starred")
     by = ["status", "httpStatus", "errorCode"]
-    outcome = result.groupby(by, dropna=False, observed=True).size().rename("rows")
-    run.note(outcome)
+    run.note(result.groupby(by, dropna=False, observed=True).size().rename("rows"))
     lists = run.client.starred_many(list(run.users), limit=2)
     if lists["error"].notna().any():
         raise _StepFailed("a starred list could not be read")
@@ -356,12 +346,8 @@ def hours_by_client_chart(
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    hours = (
-        (entries["incrementDurationInSeconds"].astype(float) / 3600)
-        .groupby(entries["initiative.client.name"])
-        .sum()
-        .sort_values()
-    )
+    seconds = entries["incrementDurationInSeconds"].astype(float)
+    hours = (seconds / 3600).groupby(entries["initiative.client.name"]).sum().sort_values()
     fig = Figure(figsize=(8, max(2.5, 0.3 * len(hours) + 1)))
     FigureCanvasAgg(fig)
     ax = fig.subplots()
@@ -488,11 +474,10 @@ def run_demo(
             run.notes.clear()
             if summary.startswith("FAILED: "):
                 return 1
-    elapsed = time.perf_counter() - started
     chart = out_dir / "hours_by_client.png"
     wrote = f"{out_dir / 'export'} (Parquet dataset)" + (f", {chart}" if chart.is_file() else "")
     print(
-        f"done in {elapsed:.1f} s: {wrote}\n"
+        f"done in {time.perf_counter() - started:.1f} s: {wrote}\n"
         f"The sandbox's data stays in {out_dir / 'sandbox.db'}. To serve it again and get its "
         f"credentials (with curl commands for a token and a star request): make sandbox in "
         f"the repository, or toolkit sandbox --db {out_dir / 'sandbox.db'}"

@@ -168,17 +168,9 @@ class Firm:
             >>> c = firm.client(); c.customer_id == firm.customer_id
             True
         """
-        return Client(
-            self.customer_id,
-            self.client_id,
-            self._secret(),
-            self.auth_url,
-            self.time_url,
-            self.ingestion_url,
-            self.audience,
-            workers=self.workers,
-            max_rate=self.max_rate,
-        )
+        urls = (self.auth_url, self.time_url, self.ingestion_url)
+        given = (self.customer_id, self.client_id, self._secret(), *urls, self.audience)
+        return Client(*given, workers=self.workers, max_rate=self.max_rate)
 
     def push(self, client: Client | None = None, *, progress: bool = False) -> OnboardReport:
         """Push the firm's master data folder with its journal; keep the outcome for :func:`status`.

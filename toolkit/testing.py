@@ -408,9 +408,7 @@ def fake_pending_entry(
     (['pinned'], False)
     """
     rng = _rng(seed)
-    entry, _, _ = _scalars(
-        rng, _id, customer_id, user_id, summary, increment_duration_in_seconds, None
-    )
+    entry, _, _ = _scalars(rng, _id, customer_id, user_id, summary, increment_duration_in_seconds)
     if isinstance(initiative, _Generate):
         initiative = fake_initiative(seed=rng)
     if isinstance(initiative_props, _Generate):

@@ -60,8 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if index is not None and argv[index] == "sandbox":  # the sandbox's own command line
         sandbox = import_module("toolkit.sandbox._cli")
         _loaded()
-        code: int = sandbox.main(argv[index + 1 :])
-        return code
+        return int(sandbox.main(argv[index + 1 :]))
     try:
         args = parser().parse_args(argv)
     except SystemExit as exc:  # --help (0) or a usage error (2, already printed)
@@ -72,8 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _loaded()
     if _main_thread():
         signal.signal(signal.SIGTERM, _raise_interrupt)
-    code = app.run(command, args)
-    return code
+    return int(app.run(command, args))
 
 
 def console() -> None:

@@ -32,8 +32,7 @@ def run(command: ModuleType, args: argparse.Namespace) -> int:
         warnings.showwarning = lambda message, *_: print(f"warning: {message}", file=sys.stderr)
         try:
             _renamed_flags(args)
-            code: int = command.run(args)
-            return code
+            return int(command.run(args))
         except Interrupted as exc:
             if exc.result is not None:
                 return interrupted(

@@ -69,20 +69,15 @@ def cut(value: object, width: int = 80) -> object:
     >>> cut("x" * 100, width=10)
     'xxxxxxx...'
     """
-    text = value if isinstance(value, str) else None
-    return text[: width - 3] + "..." if text is not None and len(text) > width else value
+    return value[: width - 3] + "..." if isinstance(value, str) and len(value) > width else value
 
 
+#: a library message's ``with columns={'a': "b"}``: its two quoted names
+_RENAME = r"with columns=\{('[^']*'|\"[^\"]*\"): ('[^']*'|\"[^\"]*\")\}"
 #: the library's Python phrasings (a ``columns=`` rename, a keyword) and the command line's words
 _CLI_WORDS = (
-    (
-        re.compile(r"rename it with columns=\{('[^']*'|\"[^\"]*\"): ('[^']*'|\"[^\"]*\")\}"),
-        r"rename the header \1 to \2",
-    ),
-    (
-        re.compile(r"say which with columns=\{('[^']*'|\"[^\"]*\"): ('[^']*'|\"[^\"]*\")\}"),
-        r"say which by renaming the header \1 (to \2, say)",
-    ),
+    (re.compile("rename it " + _RENAME), r"rename the header \1 to \2"),
+    (re.compile("say which " + _RENAME), r"say which by renaming the header \1 (to \2, say)"),
     (re.compile(r"pass overwrite=True \(--overwrite\)"), "give --overwrite"),
     (re.compile(r"\bthe frame (has|needs)\b"), r"the file \1"),
     (re.compile(r"^(window|lag)\b"), r"--\1"),  # an option's value named by its flag
@@ -107,12 +102,8 @@ def in_cli_words(text: str) -> str:
 def _worded(frame: pd.DataFrame) -> pd.DataFrame:
     """The frame with its message columns in the command line's words."""
     cols = [c for c in _MESSAGES if c in frame]
-    if not cols:
-        return frame
-    frame = frame.copy()
-    for col in cols:
-        frame[col] = [in_cli_words(v) if isinstance(v, str) else v for v in frame[col]]
-    return frame
+    worded = {c: [in_cli_words(v) if isinstance(v, str) else v for v in frame[c]] for c in cols}
+    return frame.assign(**worded) if cols else frame
 
 
 def _wrapped(shown: pd.DataFrame, width: int) -> pd.DataFrame:
@@ -246,17 +237,14 @@ def interrupted(exc: Interrupted, args: argparse.Namespace, key: str = "external
                 where = Path(base) / "unsent.csv"
             todo[cols].to_csv(where, index=False)
             print(f"{len(todo)} row(s) not sent (or unknown) written to {where}", file=sys.stderr)
-    command = "toolkit " + " ".join(shlex.quote(a) for a in args.argv)
+    command = "toolkit " + shlex.join(args.argv)
+    said = f"resume with: {command}"
     if not hasattr(args, "journal"):  # a command that starts afresh (the demo)
-        print(f"run it again with: {command}", file=sys.stderr)
-    elif args.journal:
-        print(f"resume with: {command}", file=sys.stderr)
-    else:
-        print(
-            f"resume with: {command} --journal journal.jsonl "
-            "(without a journal the rows already sent are sent again: harmless, but slower)",
-            file=sys.stderr,
-        )
+        said = f"run it again with: {command}"
+    elif not args.journal:
+        said += " --journal journal.jsonl (without a journal the rows already sent are sent "
+        said += "again: harmless, but slower)"
+    print(said, file=sys.stderr)
     return 130
 
 
@@ -294,17 +282,16 @@ def explain(exc: ToolkitError | OSError, args: argparse.Namespace | None) -> str
     token = urlsplit(exc.url).path.endswith(TOKEN_PATH)
     # the identity base also serves the user records, whose 401/403 is no verdict on the
     # credentials unless the service says invalid_client
-    if not token and not isinstance(exc, AuthError):
-        return str(exc)
-    if (
-        not token
-        and (code or ("invalid_client" if exc.status == 401 else None)) != "invalid_client"
-    ):
-        return f"{exc} (check the permissions of TOOLKIT_CLIENT_ID)"
+    if not token:
+        if not isinstance(exc, AuthError):
+            return str(exc)
+        code = code or ("invalid_client" if exc.status == 401 else None)
+        if code != "invalid_client":
+            return f"{exc} (check the permissions of TOOLKIT_CLIENT_ID)"
     if not token or (isinstance(exc, AuthError) and exc.refuses_credentials):
         return (
             "the identity service refused the application's credentials "
-            f"({code or ('invalid_client' if not token else exc.status)}: {exc.detail}); "
+            f"({code or exc.status}: {exc.detail}); "
             f"check TOOLKIT_CLIENT_ID and TOOLKIT_CLIENT_SECRET {where}"
         )
     what = f"{code}: {exc.detail}" if isinstance(code, str) and code else f"{exc.detail}"

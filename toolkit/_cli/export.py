@@ -66,15 +66,10 @@ def run(args: argparse.Namespace) -> int:
         parquet = args.format == "parquet"  # streamed window by window: memory of one buffer
         window = args.window or ("1D" if parquet else None)
         span.split(window)  # a bad --window: before the token is asked for
-        client = client_from(args)
+        client, ends, shown = client_from(args), (span.after, span.on_or_before), not args.quiet
         if parquet:
             totals = client.export_to_parquet(
-                span.after,
-                span.on_or_before,
-                args.out,
-                window=window or "1D",
-                overwrite=args.overwrite,
-                progress=not args.quiet,
+                *ends, args.out, window=window or "1D", overwrite=args.overwrite, progress=shown
             )
             print(
                 f"wrote {totals['entries']} entries and {totals['codes']} codes in"
@@ -82,9 +77,7 @@ def run(args: argparse.Namespace) -> int:
             )
             return 0
         claim_target(args.out, overwrite=args.overwrite)  # refuse before fetching anything
-        export = client.export_entries(
-            span.after, span.on_or_before, window=args.window, progress=not args.quiet
-        )
+        export = client.export_entries(*ends, window=args.window, progress=shown)
     out, overwrite = args.out, args.overwrite
     if args.format == "csv":
         export.to_csv(out, encoding=getattr(args, "encoding", "utf-8"), overwrite=overwrite)

@@ -34,6 +34,10 @@ from toolkit._ingress import (
 )
 from toolkit.errors import ConfigError, Interrupted, ValidationError
 
+#: the options that are :meth:`toolkit.Client.onboard`'s keywords of the same name
+_SAME: tuple[str, ...] = ("journal", "workers", "dry_run", "on_invalid", "mirror", "max_deactivate")
+_SAME += ("code_range_post",)
+
 
 def _offline_client(args: argparse.Namespace) -> Client:
     """A client that sends nothing: the settings' customer and addresses, else placeholders."""
@@ -147,23 +151,16 @@ def run(args: argparse.Namespace) -> int:
     try:
         report = client.onboard(
             sources,
-            journal=args.journal,
-            workers=args.workers,
-            dry_run=args.dry_run,
-            on_invalid=args.on_invalid,
+            **{name: getattr(args, name) for name in _SAME},
             progress=not args.quiet,
-            mirror=args.mirror,
-            max_deactivate=args.max_deactivate,
             on_warning="raise" if args.strict else "send",
-            code_range_post=args.code_range_post,
             known=known,
         )
     except ValidationError as exc:
         return invalid(str(exc), exc.failure_cases, None, out)  # their lines given
     except Interrupted as exc:
-        partial = getattr(exc, "report", None)
-        if partial is not None:
-            print(partial.counts.to_string())
+        if exc.report is not None:  # onboarding's report so far
+            print(exc.report.counts.to_string())
         return interrupted(exc, args)
     if args.dry_run and report.plan is not None:
         return _print_plan(report.plan, report.validation is None or report.validation.ok, out)

@@ -48,23 +48,19 @@ def _read_exported(path: str) -> pd.DataFrame:
 
 
 def _with_codes(export: Export | Any) -> pd.DataFrame:
+    """The export's entries, its codes in their ``attrs["codes"]`` (LEDES compares them)."""
     entries: pd.DataFrame = export.entries
     entries.attrs["codes"] = export.codes
     return entries
 
 
-def _ledes_options(args: argparse.Namespace, exported: pd.DataFrame) -> dict[str, Any]:
-    """:func:`reconcile`'s LEDES keywords: timekeepers from --timekeepers or the service."""
+def _timekeepers(args: argparse.Namespace, exported: pd.DataFrame) -> pd.DataFrame:
+    """The timekeepers of :func:`reconcile`'s LEDES keywords: from --timekeepers or the service
+    (each user's billing-system identity)."""
     if args.timekeepers is not None:
-        timekeepers = read_table(args.timekeepers)
-    else:
-        print("timekeepers: each user's billing-system identity, asked of the service")
-        timekeepers = client_from(args).users(exported["userId"].dropna().astype(str))
-    return {
-        "timekeepers": timekeepers,
-        "matters": args.matters,
-        "codes": exported.attrs.get("codes"),
-    }
+        return read_table(args.timekeepers)
+    print("timekeepers: each user's billing-system identity, asked of the service")
+    return client_from(args).users(exported["userId"].dropna().astype(str))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,7 +74,9 @@ def run(args: argparse.Namespace) -> int:
     ledes = sniff(args.billing)
     billing = read_ledes(args.billing) if ledes else read_table(args.billing)
     keywords = {k: getattr(args, k) for k in _KEYWORDS}
-    keywords |= _ledes_options(args, exported) if ledes else {}
+    if ledes:  # the LEDES keywords
+        keywords |= {"timekeepers": _timekeepers(args, exported), "matters": args.matters}
+        keywords["codes"] = exported.attrs.get("codes")
     window = None
     if args.after is not None or args.on_or_before is not None:
         exported, window = _released_in(exported, args)
@@ -100,10 +98,8 @@ def run(args: argparse.Namespace) -> int:
     rows = rec.rows
     differ = rows[rows["status"] != "matched"]
     shown = 30
-    for key, status, detail in (
-        differ[["key", "status", "detail"]].head(shown).itertuples(index=False)
-    ):  # whole details: they carry the numbers
-        print(f"{key}  {status}: {detail}")
+    for key, status, detail in differ[["key", "status", "detail"]].head(shown).to_numpy():
+        print(f"{key}  {status}: {detail}")  # whole details: they carry the numbers
     if len(differ) > shown:
         where = f"all of them are in {out}" if out is not None else "write them all with --out FILE"
         print(f"... {len(differ) - shown} more ({where})")
@@ -119,9 +115,7 @@ def run(args: argparse.Namespace) -> int:
 def _released_in(exported: pd.DataFrame, args: argparse.Namespace) -> tuple[pd.DataFrame, str]:
     """The exported entries the service released in the window, by asking for its export."""
     span = Window.of(args.after, args.on_or_before, FLAGS)
-    low, high = span.after, span.on_or_before
-    if high is None:
-        high = pd.Timestamp.now(tz="UTC")
+    low, high = span.after, span.on_or_before or pd.Timestamp.now(tz="UTC")
     if low is None:  # an entry is released after it is created
         created = pd.to_datetime(
             exported.get("createdAt", pd.Series(dtype="object")), utc=True, errors="coerce"

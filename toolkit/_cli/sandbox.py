@@ -27,20 +27,15 @@ def run(args: argparse.Namespace) -> int:
     >>> run(argparse.Namespace(command="demo", out="out", workers=8))  # doctest: +SKIP
     0
     """
-    if args.command == "lab":
-        return _lab(args)
-    return run_demo(out=args.out, workers=args.workers)
+    return _lab(args) if args.command == "lab" else run_demo(out=args.out, workers=args.workers)
 
 
 def _running_sandbox(name: str) -> Settings | None:
     """The settings of a sandbox on this machine the ``.env`` names, if it answers."""
     try:
         settings = Settings.from_env(name)
-    except ToolkitError:
-        return None
-    if urlsplit(settings.urls["time"]).hostname not in ("127.0.0.1", "localhost", "::1"):
-        return None
-    try:
+        if urlsplit(settings.urls["time"]).hostname not in ("127.0.0.1", "localhost", "::1"):
+            return None
         Connection(settings, timeout=(2.0, 5.0), retries=0).auth.secret_token(retry=False)
     except ToolkitError:
         return None

@@ -31,31 +31,20 @@ def run(args: argparse.Namespace) -> int:
             return 2
         if args.compact:
             for table, m in compact(args.path).items():
-                print(
-                    f"{table}: {m.get('numFilesRemoved', 0)} files compacted into"
-                    f" {m.get('numFilesAdded', 0)}"
-                )
+                removed, added = m.get("numFilesRemoved", 0), m.get("numFilesAdded", 0)
+                print(f"{table}: {removed} files compacted into {added}")
         status = sync_status(args.path)
         mark = status["watermark"]
         print(f"{status['path']}: watermark {mark.isoformat() if mark is not None else 'none'}")
         for table in ("entries", "codes"):
-            print(
-                f"  {table}: {status[table]:,} rows, version {status[table + '_version']},"
-                f" {status[table + '_files']} files"
-            )
+            version, files = status[f"{table}_version"], status[f"{table}_files"]
+            print(f"  {table}: {status[table]:,} rows, version {version}, {files} files")
         return 0
     span = Window.of(args.after, args.on_or_before, FLAGS)
     sync_options(args.window, args.lag)  # before the token is asked for
+    same = {name: getattr(args, name) for name in ("window", "lag", "batch_rows")}
     try:
-        report = client_from(args).sync(
-            args.path,
-            after=span.after,
-            on_or_before=span.on_or_before,
-            window=args.window,
-            lag=args.lag,
-            batch_rows=args.batch_rows,
-            progress=not args.quiet,
-        )
+        report = client_from(args).sync(args.path, **vars(span), **same, progress=not args.quiet)
     except ConcurrentWriteError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

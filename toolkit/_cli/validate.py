@@ -23,8 +23,8 @@ def run(args: argparse.Namespace) -> int:
     (0, 'ValidationReport: ok')
     """
     out = out_path(args)
-    sources = folder_sources(args.dir)  # the files, read a chunk at a time: never held whole
-    report = validate(**sources, code_range_post=args.code_range_post)
+    # the files, read a chunk at a time: never held whole
+    report = validate(**folder_sources(args.dir), code_range_post=args.code_range_post)
     print(report)
     failures = report.failures  # with each row's line
     if not failures.empty:  # errors and warnings; only errors fail the command

@@ -29,10 +29,7 @@ def nullable(frame: pd.DataFrame) -> pd.DataFrame:
             kinds[col] = TEXT
         elif dtype == np.float64:
             kinds[col] = pd.Float64Dtype()
-        elif (
-            dtype == np.dtype(object)
-            and pd.api.types.infer_dtype(frame[col], skipna=True) == "string"
-        ):
+        elif dtype == np.dtype(object) and _text(frame[col]):
             kinds[col] = TEXT
     return frame.astype(kinds) if kinds else frame
 

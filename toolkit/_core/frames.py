@@ -88,9 +88,7 @@ def neighbours(values: pa.ChunkedArray[Any]) -> tuple[pa.ChunkedArray[Any], pa.C
 
 
 def plain(s: pd.Series) -> pd.Series:
-    if isinstance(s.dtype, pd.CategoricalDtype):
-        return s.astype(object)
-    return s
+    return s.astype(object) if isinstance(s.dtype, pd.CategoricalDtype) else s
 
 
 def no_problems(s: pd.Series) -> pd.Series:

@@ -154,8 +154,7 @@ _LIMIT_HEADERS += ["x-ratelimit-reset"]
 
 def _limit_headers(headers: CaseInsensitiveDict[str]) -> dict[str, str] | None:
     """The rate limit headers of an answer (names in lower case), or ``None``."""
-    found = {name: str(headers[name]) for name in _LIMIT_HEADERS if name in headers}
-    return found or None
+    return {name: str(headers[name]) for name in _LIMIT_HEADERS if name in headers} or None
 
 
 #: keys of a JSON error body whose value is its reason, most specific first (NestJS puts the
@@ -389,8 +388,7 @@ class Transport:
             _clear_locals(exc)
             raise
         elapsed = time.perf_counter() - start
-        history = getattr(getattr(resp.raw, "retries", None), "history", ()) or ()
-        attempts = 1 + len(history)
+        attempts = 1 + len(getattr(getattr(resp.raw, "retries", None), "history", ()) or ())
         body: Any = resp.content if raw and 200 <= resp.status_code < 300 else None
         if body is None and resp.content:
             with suppress(orjson.JSONDecodeError):  # not JSON: no body, the error says the text

@@ -15,8 +15,7 @@ class LockHeld(Exception):
 
     def __init__(self, path: Path, holder: str) -> None:
         super().__init__(f"{path} is held by {holder}")
-        self.path = path
-        self.holder = holder
+        self.path, self.holder = path, holder
 
 
 class FileLock:

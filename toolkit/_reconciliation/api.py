@@ -112,7 +112,23 @@ def reconcile(
         span = Window.of(after, on_or_before)
         check_options("auto", duration_unit, tolerance_seconds, dayfirst, decimal)
         coded = None if codes is None else _table(codes, "codes")
-        return _ledes(exported, billing, timekeepers, matters, coded, tolerance_seconds, span)
+        # the entries with the invoice's fee lines
+        exported, window = released_in(exported, span)
+        require_exported(exported, ("duration", "date", "matter"), "_id")
+        exp, bil = ledes_sides(
+            exported_frame(exported, None), exported, billing, timekeepers, matters, coded
+        )
+        check_unique("exported", "_id", exp["entryId"])
+        check_unique("billing", LEDES_ID, bil["billingId"])
+        unknown = bil.loc[bil["unknown_timekeeper"], ["billingId", "tk"]].dropna()
+        parts = [f.drop(columns=["tk", "day", "matter"]) for f in (exp, bil)]
+        compared: tuple[str, ...] = ("duration", "codes") if coded is not None else ("duration",)
+        rows = classify(join(*parts), float(tolerance_seconds), LEDES_KEY, compared)
+        for billing_id, tk in unknown.itertuples(index=False):
+            at = (rows["billingId"] == billing_id).to_numpy(dtype=bool)
+            rows.loc[at, "detail"] += f"; timekeeper {tk} is no exported entry's user"
+        bkey = "TIMEKEEPER_ID/LINE_ITEM_DATE/LAW_FIRM_MATTER_ID"
+        return Reconciliation(rows, LEDES_KEY, bkey, LEDES_ID, tolerance_seconds, compared, window)
     key_choice = check_options(key, duration_unit, tolerance_seconds, dayfirst, decimal)
     exported, window = released_in(exported, Window.of(after, on_or_before))
     given = {"duration": duration, "date": date, "matter": matter}
@@ -136,34 +152,6 @@ def reconcile(
 
     rows = classify(join(exp, bil), float(tolerance_seconds), key_choice, compared)
     return Reconciliation(rows, key_choice, bkey, bid, tolerance_seconds, compared, window)
-
-
-def _ledes(
-    exported: pd.DataFrame,
-    lines: pd.DataFrame,
-    timekeepers: object,
-    matters: str | Mapping[str, str],
-    codes: pd.DataFrame | None,
-    tolerance: float,
-    span: Window,
-) -> Reconciliation:
-    """:func:`reconcile` of the entries with a LEDES invoice's fee lines."""
-    exported, window = released_in(exported, span)
-    require_exported(exported, ("duration", "date", "matter"), "_id")
-    exp, bil = ledes_sides(
-        exported_frame(exported, None), exported, lines, timekeepers, matters, codes
-    )
-    check_unique("exported", "_id", exp["entryId"])
-    check_unique("billing", LEDES_ID, bil["billingId"])
-    unknown = bil.loc[bil["unknown_timekeeper"], ["billingId", "tk"]].dropna()
-    parts = [f.drop(columns=["tk", "day", "matter"]) for f in (exp, bil)]
-    compared = ("duration", "codes") if codes is not None else ("duration",)
-    rows = classify(join(*parts), float(tolerance), LEDES_KEY, compared)
-    for billing_id, tk in unknown.itertuples(index=False):
-        at = (rows["billingId"] == billing_id).to_numpy(dtype=bool)
-        rows.loc[at, "detail"] += f"; timekeeper {tk} is no exported entry's user"
-    bkey = "TIMEKEEPER_ID/LINE_ITEM_DATE/LAW_FIRM_MATTER_ID"
-    return Reconciliation(rows, LEDES_KEY, bkey, LEDES_ID, tolerance, compared, window)
 
 
 def _table(frame: object, name: str) -> pd.DataFrame:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -89,27 +90,20 @@ def classify(
     differences = [list(names[c]) for c in code.tolist()]
     written = np.where(diff.fillna(0).to_numpy() < 0, "down", "up")
 
-    text = ["key", "externalId", "billingId", "userId", "initiative.externalId"]
-    text += ["initiative.client.externalId"]
-    out = pd.DataFrame(
-        {
-            **{name: rows[name].astype("str") for name in text},
-            "_id": rows["entryId"].astype("str"),  # the exported entry's own name for it
-            "exported_seconds": rows["exported_seconds"].astype("Int64"),
-            "billed_seconds": rows["billed_seconds"].astype("Int64"),
-            "difference_seconds": diff.astype("Int64"),
-            "exported_date": rows["exported_date"].astype("datetime64[us]"),
-            "billed_date": rows["billed_date"].astype("datetime64[us]"),
-            "exported_matter": rows["initiative.externalId"].astype("str"),
-            "billed_matter": rows["billed_matter"].astype("str"),
-            "exported_codes": rows["exported_codes"].astype("str"),
-            "billed_codes": rows["billed_codes"].astype("str"),
-            "status": pd.Categorical(status, dtype=_STATUS_DTYPE),
-            **{f"{name}_differs": flag(name) for name in sides},
-            "written": pd.Series(written, dtype="str").where(bad["duration"] & both),
-            "differences": differences,
-        }
-    )
+    text = ["key", "externalId", "billingId", "userId", "initiative.externalId", "_id"]
+    text += ["initiative.client.externalId", "exported_matter", "billed_matter"]
+    kinds: dict[str, Any] = dict.fromkeys([*text, "exported_codes", "billed_codes"], "str")
+    kinds |= dict.fromkeys(["exported_seconds", "billed_seconds"], "Int64")
+    kinds |= dict.fromkeys(["exported_date", "billed_date"], "datetime64[us]")
+    # each column read from the joined one of its name, but "_id" (the exported entry's own
+    # name for it) and the exported matter
+    read = {"_id": "entryId", "exported_matter": "initiative.externalId"}
+    out = pd.DataFrame({name: rows[read.get(name, name)].astype(k) for name, k in kinds.items()})
+    out["difference_seconds"] = diff.astype("Int64")
+    out["status"] = pd.Categorical(status, dtype=_STATUS_DTYPE)
+    out = out.assign(**{f"{name}_differs": flag(name) for name in sides})
+    out["written"] = pd.Series(written, dtype="str").where(bad["duration"] & both)
+    out["differences"] = differences
     out["detail"] = details(out, key)
     return out[list(ROW_COLUMNS)]
 
@@ -118,5 +112,4 @@ def _differs(left: pd.Series, right: pd.Series, unequal: pd.Series) -> np.ndarra
     """True where values differ; one side missing differs, both missing agree."""
     lna = left.isna().to_numpy()
     rna = right.isna().to_numpy()
-    neq = unequal.fillna(False).to_numpy(dtype=bool)
-    return np.where(lna | rna, lna != rna, neq)
+    return np.where(lna | rna, lna != rna, unequal.fillna(False).to_numpy(dtype=bool))

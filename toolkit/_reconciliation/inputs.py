@@ -66,9 +66,7 @@ def check_options(
         )
     t = tolerance_seconds
     if isinstance(t, bool) or not isinstance(t, int | float | np.number) or not 0 <= t < np.inf:
-        raise ConfigError(
-            f"tolerance_seconds must be a non-negative number, got {tolerance_seconds!r}"
-        )
+        raise ConfigError(f"tolerance_seconds must be a non-negative number, got {t!r}")
     if dayfirst is not None and not isinstance(dayfirst, bool | np.bool_):
         raise ConfigError(f"dayfirst must be True, False or None, got {dayfirst!r}")
     return _KEY_ALIASES.get(key, key)

@@ -340,21 +340,14 @@ def ledes_sides(
     fees = lines[lines["EXP/FEE/INV_ADJ_TYPE"].str.upper() == FEE].reset_index(drop=True)
     task, activity = (fees[f"LINE_ITEM_{k}_CODE"].fillna("-") for k in ("TASK", "ACTIVITY"))
     seconds = (fees["LINE_ITEM_NUMBER_OF_UNITS"] * SECONDS_PER_UNIT).round().astype("Int64")
-    bil = pd.DataFrame(
-        {
-            "tk": fees["TIMEKEEPER_ID"].astype(TEXT),
-            "day": fees["LINE_ITEM_DATE"].astype("datetime64[us]"),
-            "matter": fees["LAW_FIRM_MATTER_ID"].astype(TEXT),
-            "billingId": (fees["INVOICE_NUMBER"] + "/" + fees["LINE_ITEM_NUMBER"]).astype(TEXT),
-            "billed_seconds": seconds,
-            "billed_date": fees["LINE_ITEM_DATE"].astype("datetime64[us]"),
-            "billed_matter": fees["LAW_FIRM_MATTER_ID"].astype(TEXT),
-            "billed_codes": (task + "/" + activity).astype(TEXT),
-        }
-    )
+    day = fees["LINE_ITEM_DATE"].astype("datetime64[us]")
+    billed = fees["LAW_FIRM_MATTER_ID"].astype(TEXT)
+    bil = pd.DataFrame({"tk": fees["TIMEKEEPER_ID"].astype(TEXT), "day": day, "matter": billed})
+    bil["billingId"] = (fees["INVOICE_NUMBER"] + "/" + fees["LINE_ITEM_NUMBER"]).astype(TEXT)
+    bil["billed_seconds"], bil["billed_date"], bil["billed_matter"] = seconds, day, billed
+    bil["billed_codes"] = (task + "/" + activity).astype(TEXT)
     bil["key"] = _keys(bil, "billed_seconds")
-    unknown = ~bil["tk"].isin(tk.dropna())
-    bil["unknown_timekeeper"] = unknown.to_numpy(dtype=bool)
+    bil["unknown_timekeeper"] = (~bil["tk"].isin(tk.dropna())).to_numpy(dtype=bool)
     return exp, nullable(bil)
 
 

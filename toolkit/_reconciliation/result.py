@@ -141,9 +141,8 @@ class Reconciliation:
         exported, billed = (self.rows[f"{s}_seconds"].sum() / 3600 for s in ("exported", "billed"))
         shown = ", ".join(self.compared) if self.compared else "nothing but the keys"
         ledes = self.key == LEDES_KEY
-        skipped = [c for c in (*COMPARISONS, "codes") if c not in self.compared]
-        skipped = [c for c in skipped if c not in ("date", "matter")] if ledes else skipped
-        skipped = skipped if ledes else [c for c in skipped if c != "codes"]
+        hidden = ("date", "matter") if ledes else ("codes",)  # what the kind never compares
+        skipped = [c for c in (*COMPARISONS, "codes") if c not in (*self.compared, *hidden)]
         rest = f" (not compared: {', '.join(skipped)})" if skipped else ""
         rest += "; LEDES fee lines paired by timekeeper, date and matter" if ledes else ""
         window = [f"only the {self.window}"] if self.window is not None else []
@@ -160,11 +159,9 @@ class Reconciliation:
         for way in ("down", "up"):
             rows = self.rows[self.rows["written"].eq(way).fillna(False).to_numpy(dtype=bool)]
             hours = abs(rows["difference_seconds"].sum()) / 3600
-            out.append(
-                f"{len(rows):,} line(s) written {way} by {hours:,.2f} h" if len(rows) else ""
-            )
-        said = "; ".join(text for text in out if text)
-        return [said] if said else []
+            if len(rows):
+                out.append(f"{len(rows):,} line(s) written {way} by {hours:,.2f} h")
+        return ["; ".join(out)] if out else []
 
     def _repr_html_(self) -> str:
         """Jupyter's view: a table of the classes with their counts, and the hours."""
@@ -184,9 +181,8 @@ def _summarise(rows: pd.DataFrame, group: pd.Series, name: str) -> pd.DataFrame:
     counts = pd.crosstab(group, rows["status"], dropna=False)
     counts = counts.reindex(columns=list(STATUSES), fill_value=0).set_axis(list(STATUSES), axis=1)
     hours = rows[["exported_seconds", "billed_seconds"]].astype("float64") / 3600
-    totals = pd.DataFrame({"entries": rows["_id"].notna().astype("int64")}).assign(
-        hours_exported=hours["exported_seconds"], hours_billed=hours["billed_seconds"]
-    )
+    totals = hours.set_axis(["hours_exported", "hours_billed"], axis=1)
+    totals.insert(0, "entries", rows["_id"].notna().astype("int64"))
     totals = totals.groupby(group, dropna=False, sort=True).sum()
     out = counts.reindex(totals.index, fill_value=0).astype("int64").join(totals)
     out["hours_difference"] = out["hours_billed"] - out["hours_exported"]

@@ -64,8 +64,7 @@ def as_date(values: pd.Series, table: str, column: str, dayfirst: bool | None = 
     bad = np.isnat(parsed) & ~missing
     if bad.any():
         _raise_values(table, column, values[bad], "not a date")
-    out = pd.Series(parsed, index=values.index, dtype="datetime64[us]")
-    return out.dt.normalize()
+    return pd.Series(parsed, index=values.index, dtype="datetime64[us]").dt.normalize()
 
 
 _Format = Literal["ISO8601", "mixed"]
@@ -82,8 +81,7 @@ def _naive(values: pd.Series, *, format: _Format, dayfirst: bool = False) -> pd.
         )
     if isinstance(parsed.dtype, pd.DatetimeTZDtype):
         parsed = parsed.dt.tz_localize(None)
-    naive: pd.Series = parsed.astype("datetime64[us]")
-    return naive
+    return parsed.astype("datetime64[us]")
 
 
 def _naive_one(value: Any, *, format: _Format, dayfirst: bool) -> pd.Timestamp | NaTType:

@@ -62,16 +62,12 @@ def _no_route(endpoint: Endpoint, status: int | None, problem: Any, method: str,
     said = [str(body[k]).strip() for k in ("message", "detail", "title") if body.get(k)]
     if status != 404 or not said or not all(_NO_ROUTE.fullmatch(t) for t in said):
         return
-    raise _NoRouteError(
-        404,
-        {
-            "detail": f"the service does not serve the {endpoint} route ({method} {url} answered"
-            f" 404 {said[0]!r}); starring is in no published document: ask the operator whether"
-            " this service has it"
-        },
-        method,
-        url,
+    detail = (
+        f"the service does not serve the {endpoint} route ({method} {url} answered"
+        f" 404 {said[0]!r}); starring is in no published document: ask the operator whether"
+        " this service has it"
     )
+    raise _NoRouteError(404, {"detail": detail}, method, url)
 
 
 def _pairs(
