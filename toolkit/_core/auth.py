@@ -109,9 +109,14 @@ class ClientCredentials(requests.auth.AuthBase):
     audience: str
 
     def __call__(self, r: requests.PreparedRequest) -> requests.PreparedRequest:
-        grant = {"grant_type": "client_credentials", "client_id": self.client_id}
-        secret = {"client_secret": self.client_secret.reveal(), "audience": self.audience}
-        r.body = orjson.dumps(grant | secret)
+        r.body = orjson.dumps(
+            {
+                "grant_type": "client_credentials",
+                "client_id": self.client_id,
+                "client_secret": self.client_secret.reveal(),
+                "audience": self.audience,
+            }
+        )
         r.headers["Content-Type"] = "application/json"
         return r
 
