@@ -49,9 +49,9 @@ _TRIAL_ANSWERS = 40  # answers: the trial's first step; then it halves the pace 
 _TRIAL_HALF = 0.5  # share of the trial's answers a second: the test pace (the refusals halve?)
 _TRIAL_BELOW = 0.8  # share of what went through: the test pace is below it, not at it
 _TRIAL_EXPECTED = 20.0  # refusals expected at the share seen, none came: the share fell
-_TRIAL_MOST = 300.0  # answers: the longest test (a share below 7% needs no longer)
+_TRIAL_MOST = 300.0  # answers: the longest test (20 refusals expected at a share of 6.7%)
 
-# -- random refusals (:attr:`Budget.noise`) and the samples that follow them
+# -- random refusals (the budget's ``noise``) and the samples that follow them
 _NOISE = 0.02  # refusals (a share of the last _WINDOW's answers) a pace in cruise shrugs off
 _NOISE_MAX = 0.5  # the largest share learned as noise: more refused than accepted is a limit's
 _NOISE_WEIGHT = 0.1  # weight of one sample's share in the noise followed (about the last ten)
@@ -66,8 +66,7 @@ _ALONE = 4.0  # intervals: a refusal with none this close before is alone (in a 
 _STALL_SAMPLES, _STALL_FACTOR, _STALL_EXTRA = 8, 4, 0.05  # a request 4 x the median latency
 # (of 8 at least) and 50 ms over it was held up on the way: its refusal tells nothing
 
-# -- a cut's check (:class:`_Cut`): random faults refuse the same share at any pace, a limit far
-# less once the pace is below it
+# -- a cut's check (``_Cut``): random refusals do not fall with the pace, a limit's do
 _CHECK_REFUSED = 3  # refusals after a cut that tell it (as the start's trial: fewer tell nothing)
 _CHECK_Z = 2.0  # standard deviations (of the two shares' difference) the share falls by for a
 # limit's: the two-proportion test's usual 2 (random refusals fall that far 1 time in 40)
