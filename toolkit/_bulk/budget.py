@@ -1,7 +1,7 @@
 """The budget of one service: its limit, learned from the answers, shared by every run over it.
 
 A :class:`Budget` is non-blocking (it runs on a simulated clock as well); its states (``start``,
-``seek``, ``cruise``), in-flight bound and pauses are described in docs/toolkit.md ("Pacing").
+``seek``, ``cruise``), in-flight bound, pauses and every constant are explained in docs/pacing.md.
 :func:`~toolkit._bulk.budgets.budgets_of` gives a connection's budgets.
 """
 
@@ -60,7 +60,7 @@ _RANDOM_FACTOR, _RANDOM_Z, _RANDOM_SLACK = 1.5, 2.0, 2.0  # random refusals with
 # _WINDOW: at most 1.5 x expected + 2 standard deviations (Poisson) + 2 refusals...
 _RANDOM_FEW, _RANDOM_MOST = 10, 0.6  # ... and, from 10 answers, at most 60% of them
 _SAMPLE = 30  # answers (and at least _SAMPLE_SECONDS) in one sample of the refusal share
-_SAMPLE_SECONDS = 0.25
+_SAMPLE_SECONDS = 0.25  # seconds: at 1,000 answers a second, 30 answers are too short a sample
 _SAMPLE_FEW, _SAMPLE_LONG = 10, 1.0  # answers, seconds: a slow pace's sample is full after both
 _ALONE = 4.0  # intervals: a refusal with none this close before is alone (in a row: a limit's)
 _STALL_SAMPLES, _STALL_FACTOR, _STALL_EXTRA = 8, 4, 0.05  # a request 4 x the median latency
@@ -110,7 +110,7 @@ _PROBE_REQUESTS = 50  # ... or this many requests at the pace, if that is longer
 _PROBE = 0.05  # then it steps up 5%, each step held _PROBE_STEP s (or _PROBE_STEP_REQUESTS
 _PROBE_STEP = 0.25  # requests), and each that holds is followed by one twice as large, at
 _PROBE_STEP_REQUESTS = 4  # most _PROBE_MAX (BBR's probe, in steps)
-_PROBE_MAX = 0.5
+_PROBE_MAX = 0.5  # share: the largest step (a probe overshoots a raised limit by half at most)
 _PROBE_GROWTH = 2.0  # each step that held is followed by one this many times as large
 _PROBE_FAR = 1.5  # share: a refused probe this far above its start returns to its last step
 _RECOVER = 0.5  # per second: the share of the way back toward the last refused pace
