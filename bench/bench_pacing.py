@@ -43,15 +43,21 @@ Issue 28 adds two parts, in the same run:
   import (first request to last answer). An import of a few seconds is dominated by its tail,
   where a row refused 2 or 3 times in a row waits its ``Retry-After`` each time (about 2 to 4 s
   whatever the import's length), so the rate is measured over a longer import, as a day's push is.
-  With ``--repeat N`` above 2, the fault-free import and the faulty one alternate N - 1 times and
-  each one's best counts, as every timing of ``python -m bench`` (one pair's share moved by 10
-  points or more from one pair to the next on this machine, the code unchanged).
+  Issue 38: each case runs ``--pacing-seeds`` (10) draws of the faults (the sandbox's seeds 0
+  to 9), each against its own fault-free import, and the **worst** draw is judged (the median
+  is printed beside it): one seed hid draws at 0.3% of the fault-free rate.
+- **simulated** (issue 38): the same cases on a simulated clock (:mod:`bench.pacing_sim`, no
+  sandbox, about a minute): the faults over ``--pacing-seeds`` seeds, worst and median, and the
+  limits (the sequence, a raised and a lowered limit of each kind); ``--plot DIR`` writes one
+  PNG per case there (the pace, the limit and the refusals over time, docs/pacing.md).
 
 The sandbox runs in its own process (client and server do not share a GIL).
 
-Run: ``python -m bench --only pacing`` or ``python -m bench.bench_pacing`` (about 9 minutes);
+Run: ``python -m bench --only pacing`` or ``python -m bench.bench_pacing`` (the faults part
+alone is 9 cases x 10 seeds x 2 imports: about an hour at the default lengths);
 ``--pacing-parts sequence faults`` runs only those; ``--pacing-step-seconds 8
---pacing-faults-seconds 4 --pacing-seconds 8`` is a quick check.
+--pacing-faults-seconds 4 --pacing-seconds 8 --pacing-seeds 2`` is a quick check;
+``--pacing-parts simulated --plot DIR`` draws the simulated cases.
 """
 
 from __future__ import annotations
@@ -59,6 +65,7 @@ from __future__ import annotations
 import argparse
 import bisect
 import os
+import statistics
 import tempfile
 import threading
 import time
@@ -68,6 +75,7 @@ from typing import Any
 
 import pandas as pd
 
+from bench import pacing_sim
 from bench.bench_imports import Server, client_for, memory_tmp, sandbox_process
 from toolkit import Client
 from toolkit._core.http import Reply
@@ -311,9 +319,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--pacing-parts",
         nargs="+",
-        default=["table", "sequence", "faults"],
-        choices=["table", "sequence", "faults"],
-        help="parts to run (all)",
+        default=["simulated", "table", "sequence", "faults"],
+        choices=["simulated", "table", "sequence", "faults"],
+        help="parts to run (all); simulated: the simulated clock, no sandbox (about a minute)",
+    )
+    group.add_argument(
+        "--pacing-seeds",
+        type=int,
+        default=10,
+        help="draws of the faults per faults case (10), live and simulated",
+    )
+    group.add_argument(
+        "--plot",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="write a PNG per simulated case there: the pace, the limit, the refusals",
     )
     group.add_argument(
         "--pacing-step-seconds",
@@ -339,12 +360,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         The figures of each case and the verdicts.
     """
     workers = args.pacing_workers
+    out: dict[str, Any] = {}
+    parts = getattr(args, "pacing_parts", ["table"])
+    if "simulated" in parts:  # the simulated clock: no sandbox, and the plots
+        out["simulated"] = pacing_sim.report(
+            getattr(args, "pacing_seeds", 10), getattr(args, "plot", None)
+        )
+        if parts == ["simulated"]:
+            return out
     cases = [
         c
         for c in CASES + (EDGES if getattr(args, "pacing_edges", False) else [])
         if not args.pacing_only or any(w in c.name for w in args.pacing_only)
     ]
-    out: dict[str, Any] = {}
     head = (
         f"{'case':34} {'limit':>7} {'achieved':>9} {'share':>6} {'429s':>6} "
         f"{'to 80%':>7} {'failed':>6}"
@@ -354,7 +382,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         with sandbox_process(Path(tmp) / "pacing.db") as server:
             # not measured: the sandbox process's first requests pay for its start
             _one(server, CASES[0], 50, workers, rate_limit=False)
-            parts = getattr(args, "pacing_parts", ["table"])
             if "table" in parts:
                 print(head)
             for case in cases if "table" in parts else []:
@@ -395,8 +422,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if "sequence" in parts:
                 out["sequence"] = _sequence(server, args.pacing_step_seconds, workers)
             if "faults" in parts:
-                rounds = max(1, getattr(args, "repeat", 1) - 1)
-                out["faults"] = _faults(server, args.pacing_faults_seconds, workers, rounds)
+                seeds = getattr(args, "pacing_seeds", 10)
+                out["faults"] = _faults(server, args.pacing_faults_seconds, workers, seeds)
     out["pass"] = all(f["pass"] for f in out.values() if isinstance(f, dict))
     out["load"] = [round(x, 2) for x in os.getloadavg()]
     print("load average (1, 5, 15 min): " + " ".join(f"{x:.2f}" for x in out["load"]))
@@ -487,30 +514,34 @@ def _rate(server: Server, rows: int, workers: int, prefix: str, **profile: Any) 
     return int(result["ok"].sum()) / (time.perf_counter() - start)
 
 
-def _faults(server: Server, seconds: float, workers: int, rounds: int = 1) -> dict[str, Any]:
-    """Random faults (no limit), each case against a fault-free import run just before it;
-    with ``rounds`` above 1, the two alternate that many times and each one's best counts."""
+def _faults(server: Server, seconds: float, workers: int, seeds: int = 10) -> dict[str, Any]:
+    """Random faults (no limit): each case over ``seeds`` draws of the faults, each draw against
+    a fault-free import run just before it; the worst and the median share count (issue 38).
+
+    Beside the whole import's rate, the rate until 95% of the rows were accepted (``to 95%``):
+    the whole import's includes its tail, the few rows refused two or three times in a row
+    that wait their backoff after every other row is done, which the pace cannot help."""
     free = _rate(server, 2000, workers, "FREE")
     n = max(100, round(free * seconds))
     print(f"\nfaults: 429, 500 and 503 at random, no limit; {n} rows a case ({free:.0f} rows/s)")
     print(
-        f"{'faults':>7} {'Retry-After':>12} {'free':>8} {'rows/s':>8} {'share':>6} {'target':>7} "
-        f"{'failed':>7}"
+        f"{'faults':>7} {'Retry-After':>12} {'seeds':>6} {'worst':>6} {'median':>7} "
+        f"{'target':>7} {'failed':>7} {'to 95%: worst':>14} {'median':>7}  each draw"
     )
-    fig: dict[str, Any] = {"rows": n, "rounds": rounds, "cases": []}
+    fig: dict[str, Any] = {"rows": n, "seeds": seeds, "cases": []}
     verdict = True
     for rate, target in FAULTS.items():
         for retry in (0, 1, None):
             profile = {"retryAfter": "absent"} if retry is None else {}
-            bases: list[float] = []
-            rates: list[float] = []
+            shares: list[float] = []
+            bodies: list[float] = []
             failed = 0
-            for _ in range(rounds):
-                # the fault-free rate next to the case: the machine's pace drifts over minutes
-                bases.append(_rate(server, n, workers, "FREE", **profile))
-                client, _ = _customer(server, **profile)
+            for seed in range(seeds):
+                # the fault-free rate next to the draw: the machine's pace drifts over minutes
+                base = _rate(server, n, workers, "FREE", **profile)
+                client, log = _customer(server, **profile)
                 server.admin.set_faults(
-                    rate=rate, statuses=[429, 500, 503], retry_after_seconds=retry or 0, seed=28
+                    rate=rate, statuses=[429, 500, 503], retry_after_seconds=retry or 0, seed=seed
                 )
                 try:
                     start = time.perf_counter()
@@ -521,39 +552,37 @@ def _faults(server: Server, seconds: float, workers: int, rounds: int = 1) -> di
                 finally:
                     server.admin.clear_faults()
                 ok = int(result["ok"].sum())
-                rates.append(ok / elapsed)
+                shares.append(ok / elapsed / base)
+                accepted = sorted(t for t, s in log if s is not None and s < 300)
+                body = accepted[max(0, round(0.95 * len(accepted)) - 1)] - start
+                bodies.append(0.95 * len(accepted) / max(body, 1e-9) / base)
                 failed += n - ok
-            base, best = max(bases), max(rates)
-            share = best / base
-            passed = share >= target and not failed
+            worst, median = min(shares), statistics.median(shares)
+            passed = worst >= target and not failed
             verdict = verdict and passed
             shown = "absent" if retry is None else f"{retry} s"
             fig["cases"].append(
                 {
                     "faults": rate,
                     "retry_after": retry,
-                    "fault_free": round(base, 1),
-                    "rate": round(best, 1),
-                    "share": round(share, 3),
+                    "worst": round(worst, 3),
+                    "median": round(median, 3),
+                    "shares": [round(x, 3) for x in shares],
+                    "to_95": [round(x, 3) for x in bodies],
                     "failed": failed,
                     "pass": passed,
-                    "fault_free_runs": [round(b, 1) for b in bases],
-                    "runs": [round(r, 1) for r in rates],
                 }
             )
-            each = (
-                ""
-                if rounds == 1
-                else "  ("
-                + ", ".join(f"{b:.0f}/{r:.0f}" for b, r in zip(bases, rates, strict=True))
-                + ")"
-            )
             print(
-                f"{rate:7.0%} {shown:>12} {base:8.1f} {best:8.1f} {share:6.0%} "
-                f"{target:7.0%} {failed:7d}  {'PASS' if passed else 'FAIL'}{each}"
+                f"{rate:7.0%} {shown:>12} {seeds:6d} {worst:6.0%} {median:7.0%} "
+                f"{target:7.0%} {failed:7d} {min(bodies):14.0%} {statistics.median(bodies):7.0%}"
+                f"  {'PASS' if passed else 'FAIL'}  " + " ".join(f"{x:.0%}" for x in shares)
             )
     fig["pass"] = verdict
-    print(f"targets: 80%, 60%, 40% of the fault-free rate -> {'PASS' if verdict else 'FAIL'}")
+    print(
+        f"targets, on the worst draw: 80%, 60%, 40% of the fault-free rate -> "
+        f"{'PASS' if verdict else 'FAIL'}"
+    )
     return fig
 
 

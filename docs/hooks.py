@@ -5,15 +5,23 @@
 reference the next build; ``<!-- public-modules -->`` one entry per public module
 (:data:`MODULES`); ``<!-- deprecated -->`` the table of the names kept one release and the one
 way replacing each; ``<!-- cli-help -->`` becomes ``toolkit --help`` and the help of every
-command, as argparse prints them. :class:`DocstringMarkup` is a griffe extension (mkdocs.yml).
+command, as argparse prints them.
+
+The pacing page's ``<!-- pacing-constants -->`` becomes the
+table of the pacer's constants, read from ``toolkit/_bulk/budget.py`` (name, value, unit and
+reason, by mechanism), and ``<!-- pacing-measured -->`` the simulated bench's tables and one
+picture per case, drawn by this build (``DOCS_EXECUTE=true``, as ``make docs``; about 30 s).
+:class:`DocstringMarkup` is a griffe extension (mkdocs.yml).
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
 from importlib import import_module
+from pathlib import Path
 from typing import Any
 
 import griffe
@@ -207,7 +215,98 @@ def on_page_markdown(markdown: str, **kwargs: Any) -> str:
         markdown = markdown.replace("<!-- deprecated -->", deprecated_markdown())
     if "<!-- cli-help -->" in markdown:
         markdown = markdown.replace("<!-- cli-help -->", cli_markdown())
+    if "<!-- pacing-constants -->" in markdown:
+        markdown = markdown.replace("<!-- pacing-constants -->", pacing_constants_markdown())
+    if "<!-- pacing-measured -->" in markdown:
+        markdown = markdown.replace("<!-- pacing-measured -->", pacing_measured_markdown())
     return markdown
+
+
+DOCS = Path(__file__).resolve().parent
+#: one constant (or several, comma-separated) of the pacer and its comment
+_CONSTANT = re.compile(r"^(_?[A-Z][A-Z_0-9, ]*) = (.+?)(?:  # (.*))?$")
+
+
+def pacing_constants_markdown() -> str:
+    """The pacer's constants as tables, one per mechanism (its ``# --`` comments), from the code.
+
+    Returns:
+        Markdown.
+    """
+    source = (DOCS.parent / "toolkit" / "_bulk" / "budget.py").read_text(encoding="utf-8")
+    rows: list[list[str]] = []
+    doc, after_constant = "", False
+    for line in source.split("\n@dataclass")[0].splitlines():
+        found = _CONSTANT.match(line)
+        if line.startswith("# -- "):
+            rows.append(["", "", f"**{line[5:]}**"])
+        elif line.startswith("#: "):
+            doc = line[3:]
+        elif found is not None:
+            names, value, comment = found.groups()
+            rows.append([f"`{names}`", f"`{value}`", comment or doc])
+            doc = ""
+        elif line.startswith("# ") and after_constant:
+            rows[-1][2] += " " + line[2:]  # its comment continued
+            continue
+        after_constant = found is not None
+    table = ["| name | value | unit and reason |", "|---|---|---|"]
+    return "\n".join(table + ["| " + " | ".join(r) + " |" for r in rows])
+
+
+#: the simulated bench's figures, drawn once a build (``None``: not yet)
+_PACING: dict[str, Any] | None = None
+
+
+def on_pre_build(config: Any, **kwargs: Any) -> None:
+    """Draw the simulated pacing cases into docs/pacing/ (``make docs`` only: they take 30 s)."""
+    global _PACING
+    if os.environ.get("DOCS_EXECUTE") == "true" and _PACING is None:
+        from bench import pacing_sim
+
+        with contextlib.redirect_stdout(io.StringIO()):
+            _PACING = pacing_sim.report(10, DOCS / "pacing")
+
+
+def pacing_measured_markdown() -> str:
+    """The simulated bench's tables and pictures, or where to get them.
+
+    Returns:
+        Markdown.
+    """
+    if _PACING is None:
+        return "*(drawn by `make docs`: this build did not run the simulated bench.)*"
+    free = _PACING["fault_free"]
+    out = [
+        f"Random 429/500/503 faults, no limit, 20 s, seeds 0 to 9; accepted answers a second "
+        f"as a share of the fault-free rate ({free:,.0f} a second):",
+        "",
+        "| faults | Retry-After | worst (seed) | median | goal |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for f in _PACING["faults"]:
+        retry = "absent" if f["retry_after"] is None else f"{f['retry_after']:g} s"
+        goal = {0.05: 0.8, 0.1: 0.6, 0.2: 0.4}[f["faults"]]
+        out.append(
+            f"| {f['faults']:.0%} | {retry} | {f['worst']:.0%} ({f['seed']}) | "
+            f"{f['median']:.0%} | {goal:.0%} |"
+        )
+    out += [
+        "",
+        "Limits (accepted from 5 s into each step to its end, refused over the whole step):",
+        "",
+        "| case | step from | limit /s | accepted /s | share | refused |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for f in _PACING["limits"]:
+        out.append(
+            f"| {f['case']} | {f['from']:.0f} s | {f['limit']:.1f} | {f['accepted']:.1f} | "
+            f"{f['accepted'] / f['limit']:.0%} | {f['refused']:.1%} |"
+        )
+    out += ["", "The pictures, one per case:", ""]
+    for png in sorted((DOCS / "pacing").glob("*.png")):
+        out += [f"![{png.stem.replace('-', ' ')}](pacing/{png.name})", ""]
+    return "\n".join(out)
 
 
 #: a code cell's toolbar holding only nbval's tags (which cells ``make test`` checks): for the

@@ -188,3 +188,21 @@ def test_a_returns_section_renders_as_one_value_however_many_lines_it_takes() ->
         sections = griffe.Docstring(text, parser="google", parser_options=options).parse()
         returns = [s for s in sections if s.kind.value == "returns"]
         assert [len(s.value) for s in returns] == [1], function.__qualname__
+
+
+def test_the_pacing_page_gives_every_constant_of_the_pacer_its_unit_and_reason(site: Path) -> None:
+    # issue 38: every constant of the budget named, with its unit and why, on the pacing page
+    # (the table is read from the code: a constant without its comment shows an empty reason)
+    source = (REPO / "toolkit" / "_bulk" / "budget.py").read_text(encoding="utf-8")
+    names = re.findall(r"^(_?[A-Z][A-Z_0-9]*)(?:, _?[A-Z][A-Z_0-9]*)* = ", source, re.M)
+    names += re.findall(r"^_?[A-Z][A-Z_0-9]*, (_?[A-Z][A-Z_0-9, ]*) = ", source, re.M)
+    names = [n.strip() for group in names for n in group.split(",")]
+    page = html.unescape((site / "pacing.html").read_text(encoding="utf-8"))
+    assert len(names) > 40
+    shown = {n.strip() for code in re.findall(r"<code>(.*?)</code>", page) for n in code.split(",")}
+    missing = [n for n in names if n not in shown]
+    assert not missing, missing
+    rows = re.findall(
+        r"<tr>\s*<td><code>([^<]+)</code></td>\s*<td>.*?</td>\s*<td>(.*?)</td>", page, re.S
+    )
+    assert rows and not [name for name, reason in rows if not reason.strip()]

@@ -1,7 +1,7 @@
 """The budget of one service: its limit, learned from the answers, shared by every run over it.
 
 A :class:`Budget` is non-blocking (it runs on a simulated clock as well); its states (``start``,
-``seek``, ``cruise``), in-flight bound and pauses are described in docs/toolkit.md ("Pacing").
+``seek``, ``cruise``), in-flight bound, pauses and every constant are explained in docs/pacing.md.
 :func:`~toolkit._bulk.budgets.budgets_of` gives a connection's budgets.
 """
 
@@ -26,31 +26,114 @@ HEADROOM = 0.96
 #: Seconds without a request after which a budget forgets what it learned.
 IDLE = 10.0
 
-_MIN_RATE = 0.2  # requests per second: the slowest pace
-_QUOTA_HEADROOM = 0.98  # the pace's share of a quota window's rate
+# Every constant of the pacer, by the mechanism it serves (docs/pacing.md explains each).
+# An "interval" is one request's share of a second at the pace (1 / pace).
+
+# -- the pace and its spacing
+_MIN_RATE = 0.2  # requests/s: the slowest pace (one request in 5 s still learns the limit)
+_QUOTA_HEADROOM = 0.98  # share: the pace's share of a quota window's rate (it refills anyway)
+_WIDEST = 0.92  # share: the widest spacing margin, the pace's least share of the estimate
+_WIDEN = (1.0 - HEADROOM) / 2  # share: how much a refusal of the spacing widens the margin
+_SLACK = 0.5  # intervals: how early a late worker may catch up its slot (no burst beyond)
+_SLACK_MIN, _SLACK_SHRINK = 0.02, 4  # intervals; a refused catch-up divides the slack by 4
+_EARLY = 0.95  # intervals: a request sooner than this after the one before caught up a slot
+_ABOVE = 1.001  # share: a pace this far above the one that held is above it (not rounding)
+_WINDOW = 2.0  # seconds of answers the measured rate is read from
+_TINY = 1e-3  # seconds (or share): a floor that keeps a quotient finite
+
+# -- the start's trial of its first refusals: a limit, or random faults?
+_TRIAL_WEIGHT, _TRIAL_FLOOR, _TRIAL_SLOPE = 3.6, 3.0, 2.1  # a limit at once when refused x 3.6
+# >= 3 + 2.1 x answers: 3 of the first 3, 7 of 10, 25 of 40 (random faults of 20% refuse that
+# many about once in a thousand trials)
+_TRIAL_ANSWERS = 40  # answers: the trial's first step; then it halves the pace as a test
+_TRIAL_HALF = 0.5  # share of the trial's answers a second: the test pace (the refusals halve?)
+_TRIAL_BELOW = 0.8  # share of what went through: the test pace is below it, not at it
+_TRIAL_EXPECTED = 20.0  # refusals expected at the share seen, none came: the share fell
+_TRIAL_MOST = 300.0  # answers: the longest test (20 refusals expected at a share of 6.7%)
+
+# -- random refusals (the budget's ``noise``) and the samples that follow them
+_NOISE = 0.02  # refusals (a share of the last _WINDOW's answers) a pace in cruise shrugs off
+_NOISE_MAX = 0.5  # the largest share learned as noise: more refused than accepted is a limit's
+_NOISE_WEIGHT = 0.1  # weight of one sample's share in the noise followed (about the last ten)
+_NOISE_OFF = 0.005  # share: a noise followed below this (or half a smaller one found) is off
+_RANDOM_FACTOR, _RANDOM_Z, _RANDOM_SLACK = 1.5, 2.0, 2.0  # random refusals within the last
+# _WINDOW: at most 1.5 x expected + 2 standard deviations (Poisson) + 2 refusals...
+_RANDOM_FEW, _RANDOM_MOST = 10, 0.6  # ... and, from 10 answers, at most 60% of them
+_SAMPLE = 30  # answers (and at least _SAMPLE_SECONDS) in one sample of the refusal share
+_SAMPLE_SECONDS = 0.25  # seconds: at 1,000 answers a second, 30 answers are too short a sample
+_SAMPLE_FEW, _SAMPLE_LONG = 10, 1.0  # answers, seconds: a slow pace's sample is full after both
+_ALONE = 4.0  # intervals: a refusal with none this close before is alone (in a row: a limit's)
+_STALL_SAMPLES, _STALL_FACTOR, _STALL_EXTRA = 8, 4, 0.05  # a request 4 x the median latency
+# (of 8 at least) and 50 ms over it was held up on the way: its refusal tells nothing
+
+# -- a cut's check (``_Cut``): random refusals do not fall with the pace, a limit's do
+_CHECK_REFUSED = 3  # refusals after a cut that tell it (as the start's trial: fewer tell nothing)
+_CHECK_Z = 2.0  # standard deviations (of the two shares' difference) the share falls by for a
+# limit's: the two-proportion test's usual 2 (random refusals fall that far 1 time in 40)
+
+# -- cruise: a test at half the pace, when refusals keep coming
+_PROBE_EVERY = 5.0  # seconds: at most one test at half the pace
+_SUSPECT_REFUSED = 4  # refusals in cruise (between _NOISE and _NOISE_MAX of the answers) tested
+_TEST_PACE = 0.5  # share of the pace the test runs at
+_TEST_ANSWERS, _TEST_SECONDS = 60, 3.0  # the test's sample: this many answers, or this long
+_SAME_LOW, _SAME_HIGH, _SAME_PLUS = 0.25, 2, 0.05  # the test refused between a quarter of the
+# share before and twice it (+ 5 points): the refusals did not fall with the pace, random
+
+# -- cruise: a reaction to a refusal (the limit is lower than the pace)
+_REACT_LONG, _REACT_LESS = 3.0, 0.8  # seconds, share: refusals this far apart with less than
+# 80% of the pace through between them: the limit is what went through
+_REACT_STALE = 5.0  # seconds: refusals further apart: the pace refused is about the limit
+_CUT_LEAST, _CUT_MOST = 0.9, 0.5  # share: one refusal in n sent cuts to 1 - 1/n, in these bounds
+_LATE = 0.5  # seconds: "of late" (the dense refusals, the rate Little's law needs)
+_DENSE = 0.1  # refused share of late: over a limit that binds, the accepted rate is the limit
+_DENSE_REFUSED = 3.0  # refusals of late, at least, for that
+
+# -- seek: bisecting the pace after the start's first limit
 _ROUND = 0.25  # seconds: the shortest hold of a seek
-_LONG_WAIT = 2.5  # a wait this long (seconds) with nothing remaining pauses every run
-_DRY = 1.0  # refusals (3 or more) and no accepted answer for this long: the quota is used up
+_HOLD_INTERVALS = 3.0  # intervals: a hold's least length (three requests can be refused)
+_BURST_LEAST, _BURST_SHARE, _BURST_HOLD = 3, 0.15, 2.0  # a start that got 3 or more through
+# before its first refusal may have spent a burst: a hold lasts burst / (15% of the pace), at
+# most 2 s, so the burst is used up before the hold is judged
+_SEEK_SPAN = 0.2  # seconds: the least span a refused hold measures what went through over
+_SEEK_KEPT = 0.7  # share: a hold that sent less than this of its pace did not keep it
+_STALLS = 2  # holds in a row that may be tried again after a stall (a busy machine)
+_UNBOUND = 1.25  # share: a pace that did not bind is kept this far above what went through
+_SEEK_GROWTH = 2.0  # a seek with no refusal yet doubles the pace
+_SEEK_FAR, _SEEK_NEAR = 4.0, 2.0  # a seek refused (with nothing through, or some) divides by
+_SEEK_CLOSE = 0.05  # share: bounds this close end the seek
+_SEEK_REFUSALS, _SEEK_REFUSED_SHARE = 2.0, 0.2  # or refusals: 2% of what 10 s at the pace sends
+_DRY_REQUESTS = 5.0  # requests per _DRY: the least pace a seek tries, so a spent quota shows
+
+# -- cruise: probing above the pace (TCP BBR's probe, in steps)
 _PROBE_HOLD = 2.0  # quiet seconds before the pace probes beyond the last refused one...
 _PROBE_REQUESTS = 50  # ... or this many requests at the pace, if that is longer
 _PROBE = 0.05  # then it steps up 5%, each step held _PROBE_STEP s (or _PROBE_STEP_REQUESTS
 _PROBE_STEP = 0.25  # requests), and each that holds is followed by one twice as large, at
 _PROBE_STEP_REQUESTS = 4  # most _PROBE_MAX (BBR's probe, in steps)
-_PROBE_MAX = 0.5
+_PROBE_MAX = 0.5  # share: the largest step (a probe overshoots a raised limit by half at most)
+_PROBE_GROWTH = 2.0  # each step that held is followed by one this many times as large
+_PROBE_FAR = 1.5  # share: a refused probe this far above its start returns to its last step
+_RECOVER = 0.5  # per second: the share of the way back toward the last refused pace
+_NEAR = 0.995  # share: an estimate this close to the last refused pace is back at it
+_BINDS = 0.5  # share of the pace: fewer answers over _WINDOW, the pace does not bind
+
+# -- a spent quota: every run pauses
+_LONG_WAIT = 2.5  # a wait this long (seconds) with nothing remaining pauses every run
+_DRY = 1.0  # refusals (3 or more) and no accepted answer for this long: the quota is used up
+_DRY_REFUSALS = 3  # refusals in a row, nothing accepted for _DRY_INTERVALS: spent
+_DRY_INTERVALS = 3.0  # intervals (at least _ROUND, at most _DRY seconds)
+_QUOTA_DRY_REFUSALS = 2  # refusals in a row with a wait, paced at a quota: spent again
+_PAUSE_MAX = 30.0  # seconds: a pause nothing said the length of doubles from 1 s up to this
+_RESET_ROUNDING = 0.5  # seconds: a wait in whole seconds came back this much early on average
+
+# -- the bound on requests in flight (a concurrency cap)
+_MAX_IN_FLIGHT = 64  # requests: a bound beyond any run's workers is dropped
 _LIMIT_PROBE = 1.5  # quiet seconds before the in-flight bound probes one higher
-_DENSE = 0.1  # refused share of late: over a limit that binds, the accepted rate is the limit
-_SAMPLE = 30  # answers (and at least _SAMPLE_SECONDS) in one sample of the refusal share
-_SAMPLE_SECONDS = 0.25
-_PROBE_EVERY = 5.0  # seconds: at most one probe at half the pace to test refusals
-_WINDOW = 2.0  # seconds of answers the measured rate is read from
-_NOISE = 0.02  # refusals (a share of the last _WINDOW's answers) a pace in cruise shrugs off
-_WIDEST = 0.92  # the widest spacing margin: the pace's least share of the estimate
-# a cut's check (:class:`_Cut`): random faults refuse the same share at any pace, a limit far
-# less once the pace is below it
-_CHECK_REFUSED = 3  # refusals after a cut that tell it (as the start's trial: fewer tell nothing)
-_CHECK_Z = 2.0  # standard deviations (of the two shares' difference) the share falls by for a
-# limit's: the two-proportion test's usual 2 (random refusals fall that far 1 time in 40)
-_NOISE_MAX = 0.5  # the largest share learned as noise: more refused than accepted is a limit's
+_LATENCIES = 64  # answers whose latency is kept (the median, Little's law)
+_EDGE_RACE = 5  # accepted per refused at one count in flight: a race at the cap's edge
+_GRADIENT_SAMPLES = 16  # latencies the bound's gradient reads (their median)
+_GRADIENT_RISE, _GRADIENT_EXTRA = 2.0, 0.05  # a median above 2 x the floor + 50 ms: too many
+_GRADIENT_EVERY = 1.0  # seconds between two shrinks of the bound
 
 
 @dataclass(frozen=True)
@@ -152,7 +235,7 @@ class Budget:
         self._headroom = HEADROOM  # the pace's share of the estimate (1 for a quota window)
         self._held: float | None = None  # the pace a probe started from (it held a whole hold)
         self._burst = 0  # answers accepted before the first refusal
-        self._slack = 0.5  # of an interval: how early a late worker may catch up a slot
+        self._slack = _SLACK  # of an interval: how early a late worker may catch up a slot
         self._rate_limited = False  # no concurrency cap: refused within the supposed cap
         self._cap: int | None = None  # the concurrency cap the refusals suggest
         self._within_ok = self._within_refused = 0  # answers to requests within it
@@ -186,7 +269,7 @@ class Budget:
         self._seek_nos = 0  # refusals in the seek
         self._seek_until = now
         # latency of accepted answers, and the in-flight bound's last change
-        self._latency: deque[float] = deque(maxlen=64)
+        self._latency: deque[float] = deque(maxlen=_LATENCIES)
         self._latency_floor: float | None = None
         self._limit_at = now
         self._limit_hit = -math.inf  # when a request last waited for the in-flight bound
@@ -244,7 +327,7 @@ class Budget:
             if self.rate is not None:
                 # a late worker catches its slot up by the slack: no two leave (1 - slack) apart
                 self._next = max(self._next, now - self._slack / self.rate) + 1.0 / self.rate
-                early = now - self._last_send < 0.95 / self.rate
+                early = now - self._last_send < _EARLY / self.rate
             self.in_flight += 1
             self._sent += 1
             self._last_send = now
@@ -336,7 +419,7 @@ class Budget:
                 return self._after_accepted(now)
             self._round_oks = 0
             self.limit += 1
-            if self.limit >= 64:
+            if self.limit >= _MAX_IN_FLIGHT:
                 self.limit, self._slow_start = None, False
         self._after_accepted(now)
 
@@ -361,10 +444,14 @@ class Budget:
             return  # a probe below the pace: its sample judges it
         # refusals in a row and nothing through for a few intervals (at most _DRY): the quota
         # is used up (a fixed window). A wait alone is the refused request's, not the run's
-        dry = min(_DRY, max(_ROUND, 3.0 / (self.rate or math.inf)))
+        dry = min(_DRY, max(_ROUND, _DRY_INTERVALS / (self.rate or math.inf)))
         used_up = self.phase != "start" and (
-            (self._dry >= 3 and now - self._last_ok >= dry)
-            or (self._headroom == _QUOTA_HEADROOM and self._dry >= 2 and bool(wait))
+            (self._dry >= _DRY_REFUSALS and now - self._last_ok >= dry)
+            or (
+                self._headroom == _QUOTA_HEADROOM
+                and self._dry >= _QUOTA_DRY_REFUSALS
+                and bool(wait)
+            )
         )
         if used_up:
             self._pause(now, wait)
@@ -389,17 +476,17 @@ class Budget:
         above that pace (back toward a step a late send may have let hold), back to it, and no
         further; at or below it, the arrivals wobbled by more than the margin, which widens."""
         held, rate, estimate = self._held, self.rate, self.estimate
-        if ticket.early and self._slack > 0.02:
-            self._slack /= 4
+        if ticket.early and self._slack > _SLACK_MIN:
+            self._slack /= _SLACK_SHRINK
         elif held is None or rate is None or estimate is None or self._base is not None:
             return False
         elif self.phase != "cruise" or noise or not self._alone(now):
             return False
-        elif rate > 1.001 * held:
+        elif rate > _ABOVE * held:
             self.estimate = self._w_max = held / self._headroom
             self._set_rate(held, now)
         elif _WIDEST < self._headroom < _QUOTA_HEADROOM:  # (a quota refills whatever the spacing)
-            self._headroom = max(_WIDEST, self._headroom - (1.0 - HEADROOM) / 2)
+            self._headroom = max(_WIDEST, self._headroom - _WIDEN)
             self._set_rate(self._headroom * estimate, now)
         else:
             return False
@@ -412,7 +499,7 @@ class Budget:
         the in-flight bound growing again as answers go through: measured at one request in
         flight, the pace the trial halves would be a latency's, not the service's."""
         if self._trial is None:
-            first = min(self._dry, 3) - 2  # (refusals in a row before it: evidence)
+            first = min(self._dry, _DRY_REFUSALS) - 2  # (refusals in a row before it: evidence)
             self._trial, self._slow_start = (now, first, first, None, ticket), True
 
     def _tried(self, now: float, ticket: Ticket, refused: bool) -> None:
@@ -427,20 +514,22 @@ class Budget:
         answers, no = answers + 1, no + refused
         last = ticket if refused else last
         self._trial = (since, answers, no, share, last)
-        if share is None and 3.6 * no >= 3.0 + 2.1 * answers:
+        if share is None and _TRIAL_WEIGHT * no >= _TRIAL_FLOOR + _TRIAL_SLOPE * answers:
             self._limited(now, None)
             return
         if share is None:
-            if answers >= 40 and 2 * no > answers:
+            if answers >= _TRIAL_ANSWERS and 2 * no > answers:
                 self._limited(now, last)  # more than half refused: no fault is that common
-            elif answers >= 40:  # halve the pace (and below what went through): a test
+            elif answers >= _TRIAL_ANSWERS:  # halve the pace (and below what went through): a test
                 self._trial = (now, 0, 0, no / answers, last)
-                pace = min(0.5 * answers, 0.8 * (answers - no)) / max(now - since, 1e-3)
+                pace = min(_TRIAL_HALF * answers, _TRIAL_BELOW * (answers - no)) / max(
+                    now - since, _TINY
+                )
                 self._set_rate(pace, now)
-        elif no >= 3:
-            self.noise = self._noise_found = min(0.5, max(share, no / answers))
+        elif no >= _CHECK_REFUSED:
+            self.noise = self._noise_found = min(_NOISE_MAX, max(share, no / answers))
             self._forget(now)
-        elif answers >= min(300.0, 20.0 / max(share, 1e-3)):
+        elif answers >= min(_TRIAL_MOST, _TRIAL_EXPECTED / max(share, _TINY)):
             self._limited(now, last)  # they fell with the pace: a limit, or a cap
 
     def _limited(self, now: float, ticket: Ticket | None) -> None:
@@ -458,42 +547,52 @@ class Budget:
             return False
         answers = self._recent(now) + len(self._no)
         expected = self.noise * answers
-        limit = 1.5 * expected + 2.0 * math.sqrt(expected) + 2.0
+        limit = _RANDOM_FACTOR * expected + _RANDOM_Z * math.sqrt(expected) + _RANDOM_SLACK
         # most refused is a limit's, once there are answers enough to tell (a few are not)
-        return len(self._no) <= (limit if answers < 10 else min(limit, 0.6 * answers))
+        return len(self._no) <= (
+            limit if answers < _RANDOM_FEW else min(limit, _RANDOM_MOST * answers)
+        )
 
     def _count(self, now: float, status: int) -> None:
         """Count one answer in the current sample; judge the sample when it is full."""
         start, answers, refused = self._sample
         answers, refused = answers + 1, refused + (status in THROTTLE_STATUSES)
         span = now - start
-        full = (answers >= _SAMPLE and span >= _SAMPLE_SECONDS) or (answers >= 10 and span >= 1)
-        if not (answers >= 60 or span >= 3.0 if self._probe is not None else full):
+        full = (answers >= _SAMPLE and span >= _SAMPLE_SECONDS) or (
+            answers >= _SAMPLE_FEW and span >= _SAMPLE_LONG
+        )
+        if not (
+            answers >= _TEST_ANSWERS or span >= _TEST_SECONDS if self._probe is not None else full
+        ):
             self._sample = (start, answers, refused)
             return
         self._sample = (now, 0, 0)
         share = refused / answers
         if self.noise:  # follow the random share (never above the share found)
-            self.noise = min(self._noise_found, 0.9 * self.noise + 0.1 * share)
-            off = min(0.005, self._noise_found / 2)  # off below 0.5%, or half a smaller one
+            self.noise = min(
+                self._noise_found, (1 - _NOISE_WEIGHT) * self.noise + _NOISE_WEIGHT * share
+            )
+            off = min(_NOISE_OFF, self._noise_found / 2)  # off below 0.5%, or half a smaller one
             self.noise = 0.0 if self.noise < off else self.noise
         seen, no = self._suspect[0] + answers, self._suspect[1] + refused
         if self._probe is not None:
             self._probe, before = None, self._suspect[1] / max(self._suspect[0], 1)
             self._suspect = (0, 0)
-            if max(1.0, 0.25 * before * answers) <= refused <= (2 * before + 0.05) * answers:
+            low, high = _SAME_LOW * before * answers, (_SAME_HIGH * before + _SAME_PLUS) * answers
+            if max(1.0, low) <= refused <= high:
                 if not self.noise:  # what was learned was learned from random refusals
                     self._forget(now)
-                self.noise = self._noise_found = min(0.5, max(self.noise, before, share))
+                self.noise = self._noise_found = min(_NOISE_MAX, max(self.noise, before, share))
             return  # else the pace goes back toward the last refused one
         if self.phase != "cruise" or now - self._reacted_at_cruise < span:
             return
         self._suspect = (seen, no)
-        if no >= 4 and 0.02 <= no / seen <= 0.5 and now - self._probed >= _PROBE_EVERY:
+        suspect = no >= _SUSPECT_REFUSED and _NOISE <= no / seen <= _NOISE_MAX
+        if suspect and now - self._probed >= _PROBE_EVERY:
             assert self.rate is not None
             self._probe, self._probed = self.rate, now
-            self.estimate = 0.5 * self.rate / self._headroom
-            self._set_rate(0.5 * self.rate, now)
+            self.estimate = _TEST_PACE * self.rate / self._headroom
+            self._set_rate(_TEST_PACE * self.rate, now)
             self._epoch += 1
 
     def _noise(self, now: float) -> bool:
@@ -509,14 +608,14 @@ class Budget:
 
     def _alone(self, now: float) -> bool:
         """Whether a refusal came with none in the last 4 intervals."""
-        return len(self._no) < 2 or now - self._no[-2] >= 4.0 / (self.rate or 1.0)
+        return len(self._no) < 2 or now - self._no[-2] >= _ALONE / (self.rate or 1.0)
 
     def _stalled(self, latency: float) -> bool:
         """Whether a request took far longer than answers usually do (a stall on the way)."""
-        if len(self._latency) < 8:
+        if len(self._latency) < _STALL_SAMPLES:
             return False
         typical = sorted(self._latency)[len(self._latency) // 2]
-        return latency > max(4 * typical, typical + 0.05)
+        return latency > max(_STALL_FACTOR * typical, typical + _STALL_EXTRA)
 
     def _checked(self, now: float, ticket: Ticket, status: int, retry: float | None) -> None:
         """Count an answer in cruise to a request sent after the start's cut (as the window
@@ -552,7 +651,7 @@ class Budget:
             self._seek_nos = 0
             self._burst = self._oks  # what went through before the first refusal
             first = self._oks / max(now - self._started, _ROUND)
-            self._seek(now, max(first, self._hint_rate or 0.0, 5.0 / _DRY), empty=True)
+            self._seek(now, max(first, self._hint_rate or 0.0, _DRY_REQUESTS / _DRY), empty=True)
             return
         # cruise: the limiter was empty at the last reaction and is empty now
         assert self.estimate is not None and self.rate is not None
@@ -561,7 +660,7 @@ class Budget:
             # (the limit rose); else to where it started (a burst may hide a small excess),
             # then slowly toward that step
             origin = self._step[2]
-            self.estimate = self._base if self._base >= 1.5 * origin else origin
+            self.estimate = self._base if self._base >= _PROBE_FAR * origin else origin
             self._w_max = self._base
             self._held = self._held if self.estimate == origin else None  # (nothing held there)
             self._fresh, self._quiet_since = False, now
@@ -573,26 +672,33 @@ class Budget:
         between = (self._oks - oks_then) / span if span > 0 else 0.0
         refused_at = min(self.rate, self.estimate)  # the pace that was refused
         paused = previous is not None and self.paused_until > previous
-        if span >= 3.0 and between < 0.8 * self.rate and not (self._fresh or paused):
+        if (
+            span >= _REACT_LONG
+            and between < _REACT_LESS * self.rate
+            and not (self._fresh or paused)
+        ):
             # far less went through than was sent, for long: the limit is lower
             self.estimate = max(between, _MIN_RATE)
-        elif span >= 5.0 or self._fresh:  # the pace that was refused is about the limit
+        elif span >= _REACT_STALE or self._fresh:  # the pace that was refused is about the limit
             self.estimate = max(refused_at, _MIN_RATE)
         else:  # refusals in quick succession: one in every n sent means about 1/n too fast;
             # the limiter was empty at both: at least what went through between them passes
             n = max(self._sent - sent_then, 1)
-            cut = min(0.9, max(1.0 - 1.0 / n, 0.5))
+            cut = min(_CUT_LEAST, max(1.0 - 1.0 / n, _CUT_MOST))
             measured = (self._oks - oks_then - 1) / span
             self.estimate = max(measured, cut * refused_at, _MIN_RATE)
             if span >= 1.0:  # what went through, measured: a probe goes beyond it
                 refused_at = min(refused_at, measured)
         # a pace refused once (noise, or a late slot) is tried again soon, and not beyond
-        self._w_max = refused_at if self._fresh or span >= 5.0 else min(self._w_max, refused_at)
-        recent = self._count_since(now - 0.5)
-        refused = sum(1 for t in self._no if t >= now - 0.5)
-        if refused >= max(3.0, _DENSE * (recent + refused)) and now - self._started >= 0.5:
+        self._w_max = (
+            refused_at if self._fresh or span >= _REACT_STALE else min(self._w_max, refused_at)
+        )
+        recent = self._count_since(now - _LATE)
+        refused = sum(1 for t in self._no if t >= now - _LATE)
+        dense = refused >= max(_DENSE_REFUSED, _DENSE * (recent + refused))
+        if dense and now - self._started >= _LATE:
             # over a limit that binds, what goes through is the limit
-            self.estimate = max(min(self.estimate, recent / 0.5), _MIN_RATE)
+            self.estimate = max(min(self.estimate, recent / _LATE), _MIN_RATE)
         self._fresh = False
         self._set_rate(self._headroom * self.estimate, now)
         assert self.rate is not None
@@ -606,10 +712,10 @@ class Budget:
         assert self.rate is not None
         self._next = max(self._next, now + 1.0 / self.rate)
         self._hold_from, self._hold_oks, self._hold_sent = now, self._oks, self._sent
-        hold = max(_ROUND, 3.0 / self.rate)
-        if not empty and self._burst >= 3:
+        hold = max(_ROUND, _HOLD_INTERVALS / self.rate)
+        if not empty and self._burst >= _BURST_LEAST:
             # the limiter may hold a burst like the start's: hold long enough to use it up
-            hold = max(hold, min(2.0, self._burst / (0.15 * self.rate)))
+            hold = max(hold, min(_BURST_HOLD, self._burst / (_BURST_SHARE * self.rate)))
         self._seek_until = now + hold
         self._seek_from = now if empty else None
 
@@ -620,7 +726,7 @@ class Budget:
         self._seek_nos += 1
         if self._seek_from is not None:  # what went through since the limiter was empty
             span, n = now - self._seek_from, self._oks - self._hold_oks
-            if span >= 0.2 and n >= 2:
+            if span >= _SEEK_SPAN and n >= 2:
                 self._seek_lo = max(self._seek_lo or 0.0, (n - 1) / span)
         # more refused than accepted in the hold: far over; else just over
         self._seek_next(now, empty=True, far=self._oks == self._hold_oks)
@@ -632,13 +738,13 @@ class Budget:
         assert self.rate is not None
         span = now - self._hold_from
         sent = self._sent - self._hold_sent
-        if sent < 0.7 * span * self.rate - 1:
-            if self._limit_hit < self._hold_from and self._stalls < 2:
+        if sent < _SEEK_KEPT * span * self.rate - 1:
+            if self._limit_hit < self._hold_from and self._stalls < _STALLS:
                 self._stalls += 1  # a stall (the machine was busy): hold this pace again
                 self._seek(now, self.rate, empty=False)
                 return
             # the pace did not bind (the in-flight bound or the workers did): keep it above
-            self._cruise(now, 1.25 * (self._oks - self._hold_oks) / span)
+            self._cruise(now, _UNBOUND * (self._oks - self._hold_oks) / span)
             return
         self._stalls = 0
         # what passed is the pace the requests actually left at (late wake-ups slow it)
@@ -649,10 +755,12 @@ class Budget:
         lo, hi = self._seek_lo, self._seek_hi
         if hi is None:
             assert lo is not None
-            pace = 2.0 * lo
+            pace = _SEEK_GROWTH * lo
         elif lo is None:  # over; not below a few a second, so a used-up quota shows
-            pace = max(hi / (4.0 if far else 2.0), min(hi, 5.0 / _DRY))
-        elif hi - lo <= 0.05 * hi or self._seek_nos >= max(2.0, 0.2 * lo):
+            pace = max(hi / (_SEEK_FAR if far else _SEEK_NEAR), min(hi, _DRY_REQUESTS / _DRY))
+        elif hi - lo <= _SEEK_CLOSE * hi or self._seek_nos >= max(
+            _SEEK_REFUSALS, _SEEK_REFUSED_SHARE * lo
+        ):
             # within 5%, or its refusals are 2% of what 10 s at the pace that held sends
             self._cruise(now, lo)
             return
@@ -688,13 +796,13 @@ class Budget:
         if self.estimate is None:  # the start's trial holds its pace
             return
         quiet = now - self._quiet_since
-        if quiet >= _WINDOW and self._recent(now) < 0.5 * self.rate * _WINDOW:
+        if quiet >= _WINDOW and self._recent(now) < _BINDS * self.rate * _WINDOW:
             return  # the pace does not bind (the in-flight bound does): no runaway
         if self.phase == "cruise" and self.estimate is not None:
             hold = max(_PROBE_HOLD, _PROBE_REQUESTS / self.rate)
-            if self.estimate < 0.995 * self._w_max and quiet < hold and self._base is None:
+            if self.estimate < _NEAR * self._w_max and quiet < hold and self._base is None:
                 # back toward the last refused pace
-                self.estimate += (self._w_max - self.estimate) * min(1.0, 0.5 * dt)
+                self.estimate += (self._w_max - self.estimate) * min(1.0, _RECOVER * dt)
             elif self._hint_rate is None or self.estimate < self._hint_rate:
                 # once quiet for a while (in seconds or requests), probe in steps, each twice
                 # as large as the last that held (not beyond a quota the service says)
@@ -708,7 +816,7 @@ class Budget:
                         gain, origin = _PROBE, self.estimate
                         self._held = self._headroom * origin
                     else:
-                        gain = min(_PROBE_MAX, 2.0 * gain)
+                        gain = min(_PROBE_MAX, _PROBE_GROWTH * gain)
                     self._base, self._step = self.estimate, (now, gain, origin)
                     self.estimate *= 1.0 + gain
             self.rate = self._headroom * self.estimate
@@ -720,7 +828,7 @@ class Budget:
         allowed = self._oks - self._cycle_oks
         self._dry_pauses = 0 if allowed else self._dry_pauses + 1
         if seconds is None:  # nothing said how long: 1 s, doubling while nothing goes through
-            seconds = min(30.0, 2.0 ** max(self._dry_pauses - 1, 0))
+            seconds = min(_PAUSE_MAX, 2.0 ** max(self._dry_pauses - 1, 0))
         self.paused_until = max(self.paused_until, now + max(seconds, 0.0))
         span = self.paused_until - self._cycle_start
         # the longest wait seen is at most a window: what went through in the last one
@@ -728,7 +836,7 @@ class Budget:
         if allowed and span > 0:  # the rate this cycle was allowed, its pause included (a
             # wait in whole seconds is rounded up: the quota came back 0.5 s earlier on average),
             # or in the last window, if more: the time below the quota pulls the cycle's down
-            cycle = allowed / max(span - 0.5, span / 2)
+            cycle = allowed / max(span - _RESET_ROUNDING, span / 2)
             last = self._count_since(self.paused_until - window) / window
             self.estimate = self._w_max = max(cycle, last)
             self._cycle_start, self._cycle_oks = self.paused_until, self._oks
@@ -768,13 +876,16 @@ class Budget:
                 # sent within it, nothing within it through yet: a rate limit, its burst used up
                 self._rate_limit()
                 return False
-            if self._within_refused >= 3 and self._within_refused > 2 * self._within_ok:
+            if (
+                self._within_refused >= _CHECK_REFUSED
+                and self._within_refused > 2 * self._within_ok
+            ):
                 self._rate_limit()
                 return False
             k = ticket.in_flight
             self._refused_at[k] = self._refused_at.get(k, 0) + 1
             self._ok_at[k] = self._ok_at.get(k, 0) // 2  # what went through long ago counts less
-            if self._refused_at[k] < 2 or self._ok_at.get(k, 0) > 5 * self._refused_at[k]:
+            if self._refused_at[k] < 2 or self._ok_at.get(k, 0) > _EDGE_RACE * self._refused_at[k]:
                 return True  # this many in flight mostly goes through: a race at the edge
             if self._cap_random():
                 return False
@@ -782,7 +893,7 @@ class Budget:
         need = 1
         if self._latency and self.phase != "start":
             latency = sorted(self._latency)[len(self._latency) // 2]
-            need = math.ceil(self._count_since(now - 0.5) / 0.5 * latency)  # of late
+            need = math.ceil(self._count_since(now - _LATE) / _LATE * latency)  # of late
         bound = max(1, need, ticket.in_flight - 1)
         if self._cap is None or bound < self._cap:
             self._cap = bound
@@ -824,13 +935,14 @@ class Budget:
         if now - since >= _LIMIT_PROBE and self._limit_hit > since:
             self.limit += 1
             self._limit_at = now
-            if self.limit >= 64:
+            if self.limit >= _MAX_IN_FLIGHT:
                 self.limit = None
             return
         floor = self._latency_floor
-        if floor is None or len(self._latency) < 16:
+        if floor is None or len(self._latency) < _GRADIENT_SAMPLES:
             return
-        recent = sorted(list(self._latency)[-16:])[8]
-        if recent > 2.0 * floor + 0.05 and now - self._limit_at >= 1.0:
-            self.limit = max(1, math.floor(self.limit * 2.0 * floor / recent + 1))
+        recent = sorted(list(self._latency)[-_GRADIENT_SAMPLES:])[_GRADIENT_SAMPLES // 2]
+        rise = _GRADIENT_RISE * floor
+        if recent > rise + _GRADIENT_EXTRA and now - self._limit_at >= _GRADIENT_EVERY:
+            self.limit = max(1, math.floor(self.limit * rise / recent + 1))
             self._limit_at = now

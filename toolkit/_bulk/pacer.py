@@ -1,7 +1,7 @@
 """One run's view of its connection's budgets: :class:`Pacer`.
 
 A :class:`~toolkit._bulk.budget.Budget` per service decides when the next request may leave, from
-the limit it learns (docs/toolkit.md, "Pacing"). A :class:`Pacer` adds the run's ``stop`` event,
+the limit it learns (docs/pacing.md). A :class:`Pacer` adds the run's ``stop`` event,
 its ``max_rate`` and one policy for a service that cannot be reached: the whole run waits
 ``backoff``, ``2 * backoff``... for ``retries`` rounds, then fails (:attr:`Pacer.fatal`); a
 malformed URL fails it at once.
