@@ -29,6 +29,7 @@ from toolkit._core.frames import FrameLike, as_pandas, unique_rows
 from toolkit._core.http import Reply
 from toolkit._egress.ack_batch import send_batches
 from toolkit._egress.ack_schema import CROSS_RULES, OUTCOMES, AcknowledgementSchema
+from toolkit._egress.schemas import schema_failures
 from toolkit.errors import ConfigError, InputWarning, Interrupted, ValidationError
 
 #: the ``table`` of this module's failure frames
@@ -157,24 +158,8 @@ def check_acknowledgements(frame: FrameLike, *, separator: str | None = None) ->
     try:
         checked = AcknowledgementSchema.validate(df, lazy=True)
     except pa.errors.SchemaErrors as exc:
-        fc = exc.failure_cases
         checked = df
-        rows = fc["index"].tolist()
-        checks = [check_name(str(c)) for c in fc["check"]]
-        parts.append(
-            failure_frame(
-                table=TABLE,
-                row=rows,
-                externalId=[df.at[r, "entryId"] if r in df.index else None for r in rows],
-                column=fc["column"].tolist(),
-                check=checks,
-                value=fc["failure_case"].tolist(),
-                message=[
-                    _message(df, str(col), chk, v)
-                    for col, chk, v in zip(fc["column"], checks, fc["failure_case"], strict=True)
-                ],
-            )
-        )
+        parts.append(schema_failures(exc, df, TABLE, "entryId", partial(_message, df), check_name))
     for column, outcome, message in CROSS_RULES:  # normalised above: a blank text is None
         bad = df.index[(df["outcome"] == outcome) & df[column].isna()]
         if len(bad):

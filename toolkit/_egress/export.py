@@ -23,7 +23,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from toolkit._core.dtypes import TEXT
-from toolkit._core.failures import failure_frame
 from toolkit._egress.files import (
     empty_schemas,
     from_frame,
@@ -41,6 +40,7 @@ from toolkit._egress.schemas import (
     ExportEntriesSchema,
     PendingCodesSchema,
     PendingEntriesSchema,
+    schema_failures,
 )
 from toolkit.errors import ConfigError, ValidationError
 
@@ -297,23 +297,7 @@ class Export:
             try:
                 schema.validate(frame, lazy=True)
             except pandera.errors.SchemaErrors as exc:
-                fc = exc.failure_cases
-                rows, cols, checks, values = (
-                    fc[c].tolist() for c in ("index", "column", "check", "failure_case")
-                )
-                ids = frame.get(id_col, pd.Series())  # a row's id, if it has one
-                said = zip(cols, checks, values, strict=True)
-                failures.append(
-                    failure_frame(
-                        table=table,
-                        row=rows,
-                        externalId=[ids.get(r) for r in rows],
-                        column=cols,
-                        check=[str(c) for c in checks],
-                        value=values,
-                        message=[f"{c}: failed {k} with {v!r}" for c, k, v in said],
-                    )
-                )
+                failures.append(schema_failures(exc, frame, table, id_col, _failed_with))
         if failures:
             cases = pd.concat(failures, ignore_index=True)
             raise ValidationError(f"{len(cases)} problem(s) in the {self.kind} tables", cases)
@@ -569,6 +553,10 @@ def _concat(tables: list[pa.Table]) -> pa.Table:
                 t = t.set_column(t.schema.get_field_index(n), n, pa.array(text, pa.string()))
             as_text.append(t)
         return pa.concat_tables(as_text, promote_options="permissive")
+
+
+def _failed_with(column: str, check: str, value: Any) -> str:
+    return f"{column}: failed {check} with {value!r}"
 
 
 def _rows(export: Export, name: str) -> int:
