@@ -24,11 +24,10 @@ import pyarrow.compute as pc
 
 from toolkit._core.dtypes import TEXT
 from toolkit._egress.files import (
-    empty_schemas,
+    as_stored,
     from_frame,
     read_csv,
     read_parquet,
-    typed,
     with_partitions,
     write_csv,
     write_excel,
@@ -400,12 +399,7 @@ class Export:
         >>> len(Export.from_arrow(*Export.empty().to_arrow(partition_cols=["workMonth"])))
         0
         """
-        known = set(empty_schemas(kind)[1].names)  # made once a process
-        return cls(
-            typed(entries, kind, "entries", ["workMonth"]),
-            typed(codes, kind, "codes", [c for c in codes.column_names if c not in known]),
-            kind=kind,
-        )
+        return cls(*as_stored(entries, codes, kind), kind=kind)
 
     def to_parquet(
         self,
