@@ -535,11 +535,8 @@ def _concat(tables: list[pa.Table]) -> pa.Table:
     try:
         return pa.concat_tables(tables, promote_options="permissive")
     except (pa.ArrowTypeError, pa.ArrowInvalid):
-        types: dict[str, set[pa.DataType]] = {}
-        for t in tables:
-            for f in t.schema:
-                types.setdefault(f.name, set()).add(f.type)
-        mixed = {n for n, found in types.items() if len(found) > 1}
+        names = [name for name, _ in {(f.name, f.type) for t in tables for f in t.schema}]
+        mixed = {n for n in names if names.count(n) > 1}  # a name of two types
         as_text = []
         for t in tables:  # as flatten keeps a field whose JSON types mix: JSON text
             for n in mixed & set(t.column_names):

@@ -126,16 +126,14 @@ def _read(
         options = pa_json.ReadOptions(block_size=len(body) + 1, use_threads=False)
         return pa_json.read_json(pa.BufferReader(body), read_options=options, parse_options=parse)  # type: ignore[arg-type]  # stubs: input_file omits NativeFile
 
-    pool = ThreadPoolExecutor(os.cpu_count() or 1)
     try:  # pieces typed apart (an unknown field in some) are unified as Arrow's inference would
-        table = pa.concat_tables(list(pool.map(one, spans or [None])), promote_options="permissive")
+        with ThreadPoolExecutor(os.cpu_count() or 1) as pool:  # a failed piece cancels the rest
+            pieces = list(pool.map(one, spans or [None]))
+        table = pa.concat_tables(pieces, promote_options="permissive")
     except (pa.ArrowInvalid, pa.ArrowTypeError):
-        pool.shutdown(cancel_futures=True)
         if spans:  # a cut that was not between entries: read it whole
             return _read(data, kind, record, split=False)
         raise
-    finally:
-        pool.shutdown(cancel_futures=True)
     items = cast("pa.ChunkedArray[Any]", pc.list_flatten(table["r"]))
     if table["r"].null_count or items.null_count:
         raise pa.ArrowInvalid("the answer is not an array of objects")
