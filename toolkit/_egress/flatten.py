@@ -394,26 +394,20 @@ def _split(table: pa.Table, kind: Kind) -> tuple[pa.Table, pa.Table]:
         ) from None
     entries = entries.set_column(4, "workDate", pc.cast(day, DAY_TYPE))
 
-    parts = []
-    pairs = table.select(["_id", "codes"])
-    for batch in pairs.to_batches() or [pa.RecordBatch.from_pylist([], schema=pairs.schema)]:
-        lists = cast("pa.ListArray[Any]", batch.column(1))
-        parents = pc.list_parent_indices(lists)
-        offsets = lists.offsets.to_numpy()
-        start = (offsets[:-1] - offsets[0]).astype(np.int64)[parents.to_numpy()]
-        values = cast("pa.StructArray", lists.flatten())
-        # StructArray.flatten() (unlike Table.from_struct_array) keeps a null element null
-        children = _flat(pa.table(values.flatten(), names=[f.name for f in values.type]))
-        # in Arrow's memory, not numpy's: an Arrow writer thread freeing numpy memory needs the
-        # GIL, which it cannot take once the interpreter exits (issue 39 finding 8)
-        position = pc.subtract(pa.array(np.arange(len(parents), dtype=np.int64)), pa.array(start))
-        parts.append(
-            pa.table(
-                [batch.column(0).take(parents), position, *children.columns],
-                names=["entryId", "position", *children.column_names],
-            )
-        )
-    codes = pa.concat_tables(parts)
+    lists = table["codes"]
+    parents = pc.list_parent_indices(lists)  # each code's entry
+    lengths = pc.list_value_length(lists).fill_null(0)
+    starts = pc.subtract(pc.cumulative_sum(lengths), lengths).take(parents)  # its list's first
+    values = pc.list_flatten(lists)
+    # StructArray.flatten() (unlike Table.from_struct_array) keeps a null element null
+    children = _flat(pa.table(values.flatten(), names=[f.name for f in values.type]))
+    # in Arrow's memory, not numpy's: an Arrow writer thread freeing numpy memory needs the
+    # GIL, which it cannot take once the interpreter exits (issue 39 finding 8)
+    position = pc.subtract(pa.array(np.arange(len(parents), dtype=np.int64)), starts)
+    codes = pa.table(
+        [table["_id"].take(parents), position, *children.columns],
+        names=["entryId", "position", *children.column_names],
+    )
     if kind == "pending":  # flat code objects: prefixed to match the export form's names
         codes = codes.rename_columns(
             [n if i < 2 else f"code.{n}" for i, n in enumerate(codes.column_names)]
