@@ -213,8 +213,7 @@ def write_parquet(
             basename_template=basename_template or "part-{i}.parquet",
             existing_data_behavior="overwrite_or_ignore",
             max_rows_per_group=ROWS_PER_GROUP,
-            min_rows_per_group=min(ROWS_PER_GROUP, max(table.num_rows, 1)),
-            create_dir=True,
+            min_rows_per_group=min(ROWS_PER_GROUP, table.num_rows),
         )
     return root
 

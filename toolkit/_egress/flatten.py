@@ -157,9 +157,8 @@ def parse_answer(raw: Raw, kind: Kind) -> tuple[pa.Table, pa.Table]:
                 table = _read(data, kind, cast("pa.StructType", _no_time(found)))  # timestamp
             return _finish(*_split(table, kind), kind)
         except unreadable as exc:
-            if mode == "unknown fields as text":
-                raise FlattenError(f"the entries do not match the {kind} form: {exc}") from None
-    raise AssertionError("unreachable")
+            error = exc  # the last mode's is the answer's
+    raise FlattenError(f"the entries do not match the {kind} form: {error}") from None
 
 
 def dumps_records(records: Iterable[dict[str, Any]], kind: Kind) -> bytes:
