@@ -97,19 +97,14 @@ def sync_options(window: str, lag: str | dt.timedelta) -> pd.Timedelta:
     >>> sync_options("6h", "10min")
     Timedelta('0 days 00:10:00')
     """
-    behind = _lag(lag)
+    try:
+        behind: pd.Timedelta | NaTType = pd.Timedelta(lag)  # "NaT" reads as NaT
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"lag: cannot read {lag!r} as a duration such as '10min'") from exc
+    if isinstance(behind, NaTType) or behind < pd.Timedelta(0):
+        raise ConfigError(f"lag: {lag!r} must be a duration of zero or more")
     Window(pd.Timestamp(0, tz="UTC"), pd.Timestamp(1, tz="UTC")).split(window)
     return behind
-
-
-def _lag(value: Any) -> pd.Timedelta:
-    try:
-        lag: pd.Timedelta | NaTType = pd.Timedelta(value)  # "NaT" reads as NaT
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(f"lag: cannot read {value!r} as a duration such as '10min'") from exc
-    if isinstance(lag, NaTType) or lag < pd.Timedelta(0):
-        raise ConfigError(f"lag: {value!r} must be a duration of zero or more")
-    return lag
 
 
 @cache
