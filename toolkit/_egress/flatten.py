@@ -432,10 +432,8 @@ def _finish(entries: pa.Table, codes: pa.Table, kind: Kind) -> tuple[pa.Table, p
     ):
         extra = sorted(n for n in table.column_names if n not in known)
         table = table.select([*known, *extra])
-        for name in extra:
-            if pa.types.is_null(table[name].type):
-                at = table.schema.get_field_index(name)
-                table = table.set_column(at, name, table[name].cast(_STR))
+        text = [f.with_type(_STR) if pa.types.is_null(f.type) else f for f in table.schema]
+        table = table.cast(pa.schema(text))  # a column of nulls only (no type found): text
         for field in sorted({_field_of(name, kind, bool(prefix)) for name in extra}):
             cols = [n for n in extra if _field_of(n, kind, bool(prefix)) == field]
             present = reduce(pc.or_, (pc.is_valid(table[col]) for col in cols))
