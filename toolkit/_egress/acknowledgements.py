@@ -34,6 +34,8 @@ from toolkit.errors import ConfigError, InputWarning, Interrupted, ValidationErr
 
 #: the ``table`` of this module's failure frames
 TABLE = "acknowledgements"
+#: the columns of a checked acknowledgement frame, in order
+COLUMNS = ("userId", "entryId", "outcome", "externalId", "errors")
 
 
 def _as_list(value: Any, separator: str | None = None) -> list[str] | None:
@@ -144,11 +146,11 @@ def check_acknowledgements(frame: FrameLike, *, separator: str | None = None) ->
             message=[f"missing column {c!r}" for c in missing],
         )
         raise ValidationError(f"missing column(s): {', '.join(missing)}", cases)
-    for col in ("userId", "entryId", "outcome", "externalId", "errors"):
+    for col in COLUMNS:
         read = partial(_as_list, separator=separator) if col == "errors" else _as_text
         df[col] = pd.Series(list(map(read, df[col].astype(object))), index=df.index, dtype=object)
     if df.empty:
-        return df[["userId", "entryId", "outcome", "externalId", "errors"]]
+        return df[list(COLUMNS)]
     parts: list[pd.DataFrame] = []
     checked = df
     try:
@@ -258,8 +260,7 @@ def acknowledge(
             raise ConfigError(f"the frame needs column(s) {missing}")
     calls = []
     bare: list[Any] = []  # succeeded rows without externalId: sent without it
-    columns = ["userId", "entryId", "outcome", "externalId", "errors"]
-    for label, user, entry, outcome, ext, errs in df[columns].itertuples(name=None):
+    for label, user, entry, outcome, ext, errs in df[list(COLUMNS)].itertuples(name=None):
         ok = outcome == "succeeded"
         given = ok and isinstance(ext, str) and ext.strip() != ""
         bare += [label] if ok and not given else []
