@@ -449,8 +449,7 @@ class Export:
         ...     Export.read_parquet(Export.empty("pending").to_parquet(tmp)).kind
         'pending'
         """
-        entries, codes, kind = read_parquet(path)
-        return cls(entries, codes, kind=kind)
+        return cls(*read_parquet(path))  # entries, codes, kind
 
     def to_csv(
         self, path: str | os.PathLike[str], *, encoding: str = "utf-8", overwrite: bool = False
@@ -506,8 +505,7 @@ class Export:
         ...     len(Export.read_csv(Export.empty().to_csv(tmp)))
         0
         """
-        entries, codes, found = read_csv(path, kind)
-        return cls(entries, codes, kind=found)
+        return cls(*read_csv(path, kind))  # entries, codes, the kind given or found
 
     def _repr_html_(self, head: int = 5) -> str:
         """Jupyter's view: counts and the date range, then the first rows of each table."""
