@@ -40,6 +40,8 @@ _PUBLISHED_NAMES = {
     "MISDIRECTED": 421,
     "UNRECOVERABLE_ERROR": 456,
 }
+#: every status name an item may hold -> its number (Python's names, aliases included)
+_STATUSES = {name: s.value for name, s in HTTPStatus.__members__.items()} | _PUBLISHED_NAMES
 
 
 def item_status(name: Any) -> int | None:
@@ -55,13 +57,7 @@ def item_status(name: Any) -> int | None:
     """
     if isinstance(name, int) and not isinstance(name, bool):
         return name
-    text = str(name).upper()
-    if text in _PUBLISHED_NAMES:
-        return _PUBLISHED_NAMES[text]
-    try:
-        return HTTPStatus[text].value
-    except KeyError:
-        return None
+    return _STATUSES.get(str(name).upper())
 
 
 class _Batches:

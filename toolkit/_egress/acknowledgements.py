@@ -29,10 +29,13 @@ from toolkit._core.frames import FrameLike, as_pandas, unique_rows
 from toolkit._core.http import Reply
 from toolkit._egress.ack_batch import send_batches
 from toolkit._egress.ack_schema import CROSS_RULES, OUTCOMES, AcknowledgementSchema
+from toolkit._egress.schemas import schema_failures
 from toolkit.errors import ConfigError, InputWarning, Interrupted, ValidationError
 
 #: the ``table`` of this module's failure frames
 TABLE = "acknowledgements"
+#: the columns of a checked acknowledgement frame, in order
+COLUMNS = ("userId", "entryId", "outcome", "externalId", "errors")
 
 
 def _as_list(value: Any, separator: str | None = None) -> list[str] | None:
@@ -65,21 +68,17 @@ def _message(df: pd.DataFrame, column: str, check: str, value: Any) -> str:
     return f"{column}: failed {check}; got {value!r}"
 
 
-def _landed(state: str, value: Any) -> Callable[[Reply], bool]:
+def _landed(state: str, value: Any, reply: Reply) -> bool:
     """Whether a 409 or 422 body shows the entry already in ``state``: the row is done.
 
     A succeeded entry must hold the same ``externalId`` (or none was given, or the body does not
     say); a failed one is done whatever errors it holds (the outcome is the same).
     """
-
-    def landed(reply: Reply) -> bool:
-        body = reply.body if isinstance(reply.body, dict) else {}
-        if body.get("state") != state:
-            return False
-        held = body.get("externalId")
-        return state == "failed" or value is None or held is None or held == value
-
-    return landed
+    body = reply.body if isinstance(reply.body, dict) else {}
+    if body.get("state") != state:
+        return False
+    held = body.get("externalId")
+    return state == "failed" or value is None or held is None or held == value
 
 
 def _refusal(reply: Reply, outcome: str, asked: Any) -> tuple[bool, str | None]:
@@ -147,34 +146,17 @@ def check_acknowledgements(frame: FrameLike, *, separator: str | None = None) ->
             message=[f"missing column {c!r}" for c in missing],
         )
         raise ValidationError(f"missing column(s): {', '.join(missing)}", cases)
-    for col in ("userId", "entryId", "outcome", "externalId", "errors"):
+    for col in COLUMNS:
         read = partial(_as_list, separator=separator) if col == "errors" else _as_text
         df[col] = pd.Series(list(map(read, df[col].astype(object))), index=df.index, dtype=object)
     if df.empty:
-        return df[["userId", "entryId", "outcome", "externalId", "errors"]]
+        return df[list(COLUMNS)]
     parts: list[pd.DataFrame] = []
-    checked: pd.DataFrame
+    checked = df
     try:
         checked = AcknowledgementSchema.validate(df, lazy=True)
     except pa.errors.SchemaErrors as exc:
-        fc = exc.failure_cases
-        checked = df
-        rows = fc["index"].tolist()
-        checks = [check_name(str(c)) for c in fc["check"]]
-        parts.append(
-            failure_frame(
-                table=TABLE,
-                row=rows,
-                externalId=[df.at[r, "entryId"] if r in df.index else None for r in rows],
-                column=fc["column"].tolist(),
-                check=checks,
-                value=fc["failure_case"].tolist(),
-                message=[
-                    _message(df, str(col), chk, v)
-                    for col, chk, v in zip(fc["column"], checks, fc["failure_case"], strict=True)
-                ],
-            )
-        )
+        parts.append(schema_failures(exc, df, TABLE, "entryId", partial(_message, df), check_name))
     for column, outcome, message in CROSS_RULES:  # normalised above: a blank text is None
         bad = df.index[(df["outcome"] == outcome) & df[column].isna()]
         if len(bad):
@@ -209,32 +191,19 @@ def _send(
 ) -> list[Reply]:
     """Succeeded calls in batches where the service has the route, the rest one by one."""
     jr = journal if journal is None or isinstance(journal, Journal) else Journal(journal)
-    pacer = pacer_for(conn)
+    bulk: dict[str, Any] = {"workers": workers, "progress": progress, "journal": jr}
+    bulk["pacer"] = pacer_for(conn)
     replies: list[Reply | None] = [None] * len(calls)
     carried = [0] * len(calls)  # batch requests that carried a row left to the per-entry route
     part = [i for i, c in enumerate(calls) if c.endpoint == "release_succeeded"]
     try:
         if part and conn.ack_batch is not False:
-            batched = [calls[i] for i in part]
-            got, counts = send_batches(
-                conn, batched, pacer=pacer, journal=jr, workers=workers, progress=progress
-            )
+            got, counts = send_batches(conn, [calls[i] for i in part], **bulk)
             for i, reply, n in zip(part, got, counts, strict=True):
                 replies[i], carried[i] = reply, n
         part = [i for i, r in enumerate(replies) if r is None]  # the batch route's leftovers
-        for i, answer in zip(
-            part,
-            run_bulk(
-                conn,
-                [calls[i] for i in part],
-                workers=workers,
-                progress=progress,
-                journal=jr,
-                desc="acknowledge",
-                pacer=pacer,
-            ),
-            strict=True,
-        ):
+        answers = run_bulk(conn, [calls[i] for i in part], desc="acknowledge", **bulk)
+        for i, answer in zip(part, answers, strict=True):
             answer.attempts += carried[i]
             replies[i] = answer
     except Interrupted as exc:
@@ -291,14 +260,13 @@ def acknowledge(
             raise ConfigError(f"the frame needs column(s) {missing}")
     calls = []
     bare: list[Any] = []  # succeeded rows without externalId: sent without it
-    columns = ["userId", "entryId", "outcome", "externalId", "errors"]
-    for label, user, entry, outcome, ext, errs in df[columns].itertuples(name=None):
+    for label, user, entry, outcome, ext, errs in df[list(COLUMNS)].itertuples(name=None):
         ok = outcome == "succeeded"
         given = ok and isinstance(ext, str) and ext.strip() != ""
         bare += [label] if ok and not given else []
         body: dict[str, Any] = {"externalId": ext} if given else {}
         body = body if ok else {"errors": _as_list(errs) or []}
-        landed = _landed("succeeded" if ok else "failed", next(iter(body.values()), None))
+        landed = partial(_landed, "succeeded" if ok else "failed", next(iter(body.values()), None))
         endpoint: Endpoint = "release_succeeded" if ok else "release_failed"
         calls.append(
             Call(endpoint, {"userId": user, "entryId": entry}, body, key=entry, landed=landed)
@@ -311,9 +279,8 @@ def acknowledge(
         return res.astype({"userId": TEXT, "outcome": TEXT})
 
     if bare:
-        rows = ", ".join(map(str, bare[:5])) + (
-            f" and {len(bare) - 5} more" if len(bare) > 5 else ""
-        )
+        more = f" and {len(bare) - 5} more" if len(bare) > 5 else ""
+        rows = ", ".join(map(str, bare[:5])) + more
         warnings.warn(
             f"{len(bare)} succeeded row(s) without externalId (rows {rows}) are sent without"
             " it: the published service takes it as optional, and the entry then holds no"

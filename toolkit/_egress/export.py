@@ -23,13 +23,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from toolkit._core.dtypes import TEXT
-from toolkit._core.failures import failure_frame
 from toolkit._egress.files import (
-    empty_schemas,
+    as_stored,
     from_frame,
     read_csv,
     read_parquet,
-    typed,
     with_partitions,
     write_csv,
     write_excel,
@@ -41,6 +39,7 @@ from toolkit._egress.schemas import (
     ExportEntriesSchema,
     PendingCodesSchema,
     PendingEntriesSchema,
+    schema_failures,
 )
 from toolkit.errors import ConfigError, ValidationError
 
@@ -297,23 +296,7 @@ class Export:
             try:
                 schema.validate(frame, lazy=True)
             except pandera.errors.SchemaErrors as exc:
-                fc = exc.failure_cases
-                rows, cols, checks, values = (
-                    fc[c].tolist() for c in ("index", "column", "check", "failure_case")
-                )
-                ids = frame.get(id_col, pd.Series())  # a row's id, if it has one
-                said = zip(cols, checks, values, strict=True)
-                failures.append(
-                    failure_frame(
-                        table=table,
-                        row=rows,
-                        externalId=[ids.get(r) for r in rows],
-                        column=cols,
-                        check=[str(c) for c in checks],
-                        value=values,
-                        message=[f"{c}: failed {k} with {v!r}" for c, k, v in said],
-                    )
-                )
+                failures.append(schema_failures(exc, frame, table, id_col, _failed_with))
         if failures:
             cases = pd.concat(failures, ignore_index=True)
             raise ValidationError(f"{len(cases)} problem(s) in the {self.kind} tables", cases)
@@ -416,12 +399,7 @@ class Export:
         >>> len(Export.from_arrow(*Export.empty().to_arrow(partition_cols=["workMonth"])))
         0
         """
-        known = set(empty_schemas(kind)[1].names)  # made once a process
-        return cls(
-            typed(entries, kind, "entries", ["workMonth"]),
-            typed(codes, kind, "codes", [c for c in codes.column_names if c not in known]),
-            kind=kind,
-        )
+        return cls(*as_stored(entries, codes, kind), kind=kind)
 
     def to_parquet(
         self,
@@ -471,8 +449,7 @@ class Export:
         ...     Export.read_parquet(Export.empty("pending").to_parquet(tmp)).kind
         'pending'
         """
-        entries, codes, kind = read_parquet(path)
-        return cls(entries, codes, kind=kind)
+        return cls(*read_parquet(path))  # entries, codes, kind
 
     def to_csv(
         self, path: str | os.PathLike[str], *, encoding: str = "utf-8", overwrite: bool = False
@@ -528,8 +505,7 @@ class Export:
         ...     len(Export.read_csv(Export.empty().to_csv(tmp)))
         0
         """
-        entries, codes, found = read_csv(path, kind)
-        return cls(entries, codes, kind=found)
+        return cls(*read_csv(path, kind))  # entries, codes, the kind given or found
 
     def _repr_html_(self, head: int = 5) -> str:
         """Jupyter's view: counts and the date range, then the first rows of each table."""
@@ -557,11 +533,8 @@ def _concat(tables: list[pa.Table]) -> pa.Table:
     try:
         return pa.concat_tables(tables, promote_options="permissive")
     except (pa.ArrowTypeError, pa.ArrowInvalid):
-        types: dict[str, set[pa.DataType]] = {}
-        for t in tables:
-            for f in t.schema:
-                types.setdefault(f.name, set()).add(f.type)
-        mixed = {n for n, found in types.items() if len(found) > 1}
+        names = [name for name, _ in {(f.name, f.type) for t in tables for f in t.schema}]
+        mixed = {n for n in names if names.count(n) > 1}  # a name of two types
         as_text = []
         for t in tables:  # as flatten keeps a field whose JSON types mix: JSON text
             for n in mixed & set(t.column_names):
@@ -569,6 +542,10 @@ def _concat(tables: list[pa.Table]) -> pa.Table:
                 t = t.set_column(t.schema.get_field_index(n), n, pa.array(text, pa.string()))
             as_text.append(t)
         return pa.concat_tables(as_text, promote_options="permissive")
+
+
+def _failed_with(column: str, check: str, value: Any) -> str:
+    return f"{column}: failed {check} with {value!r}"
 
 
 def _rows(export: Export, name: str) -> int:

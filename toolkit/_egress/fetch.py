@@ -58,7 +58,6 @@ def fetch_window(
         0
     """
     parts: list[Export] = []
-    split = 0
     todo = [(start, end)]
     while todo:
         lo, hi = todo.pop()
@@ -71,7 +70,6 @@ def fetch_window(
             if exc.status not in TOO_LARGE or hi - lo <= SMALLEST or not lo < mid < hi:
                 raise
             log.info("export window %s..%s refused (%s): split in two", *params.values(), exc)
-            split += 1
             todo += [(mid, hi), (lo, mid)]  # the earlier half first: parts stay in time order
             continue
         where = (params["releasedAfter"], params["releasedOnOrBefore"])
@@ -89,7 +87,7 @@ def fetch_window(
             part._attrs[UNKNOWN_FIELD_WINDOWS] = dict.fromkeys(fields, where)
         parts.append(part)
     result = Export.concat(parts)
-    result._attrs["split"] += split
+    result._attrs["split"] = len(parts) - 1  # each split made one window two
     return result
 
 

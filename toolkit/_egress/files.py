@@ -65,6 +65,14 @@ def typed(table: pa.Table, kind: Kind, table_name: str, drop: Iterable[str] = ()
     return pa.table([*columns, *(table[n] for n in extra)], names=[*names, *extra])
 
 
+def as_stored(entries: pa.Table, codes: pa.Table, kind: Kind) -> tuple[pa.Table, pa.Table]:
+    """Tables as written (``to_arrow(partition_cols=...)``, Parquet, Delta) cast back to their
+    types: ``workMonth`` and the partition columns copied onto the codes dropped."""
+    known = set(empty_schemas(kind)[1].names)  # made once a process
+    drop = [c for c in codes.column_names if c not in known]
+    return typed(entries, kind, "entries", ["workMonth"]), typed(codes, kind, "codes", drop)
+
+
 def from_frame(frame: pd.DataFrame, kind: Kind, table_name: str) -> pa.Table:
     """A frame (an analyst's, or a view changed and assigned back) as a typed Arrow table.
 
@@ -205,8 +213,7 @@ def write_parquet(
             basename_template=basename_template or "part-{i}.parquet",
             existing_data_behavior="overwrite_or_ignore",
             max_rows_per_group=ROWS_PER_GROUP,
-            min_rows_per_group=min(ROWS_PER_GROUP, max(table.num_rows, 1)),
-            create_dir=True,
+            min_rows_per_group=min(ROWS_PER_GROUP, table.num_rows),
         )
     return root
 
@@ -231,14 +238,9 @@ def read_parquet(path: str | os.PathLike[str]) -> tuple[pa.Table, pa.Table, Kind
         ]
         found.append(data.cast(pa.schema(text)))
     kind: Kind = meta.get("kind") or _kind_of(found[0].column_names if found[0] else [])
-    tables = []
-    for name, table, schema in zip(("entries", "codes"), found, empty_schemas(kind), strict=True):
-        if table is None:
-            tables.append(schema.empty_table())
-            continue
-        drop = [c for c in table.column_names if c not in schema.names]
-        tables.append(typed(table, kind, name, ["workMonth"] if name == "entries" else drop))
-    return tables[0], tables[1], kind
+    empty = (schema.empty_table() for schema in empty_schemas(kind))
+    entries, codes = (t if t is not None else e for t, e in zip(found, empty, strict=True))
+    return *as_stored(entries, codes, kind), kind
 
 
 def write_csv(

@@ -126,16 +126,14 @@ def _read(
         options = pa_json.ReadOptions(block_size=len(body) + 1, use_threads=False)
         return pa_json.read_json(pa.BufferReader(body), read_options=options, parse_options=parse)  # type: ignore[arg-type]  # stubs: input_file omits NativeFile
 
-    pool = ThreadPoolExecutor(os.cpu_count() or 1)
     try:  # pieces typed apart (an unknown field in some) are unified as Arrow's inference would
-        table = pa.concat_tables(list(pool.map(one, spans or [None])), promote_options="permissive")
+        with ThreadPoolExecutor(os.cpu_count() or 1) as pool:  # a failed piece cancels the rest
+            pieces = list(pool.map(one, spans or [None]))
+        table = pa.concat_tables(pieces, promote_options="permissive")
     except (pa.ArrowInvalid, pa.ArrowTypeError):
-        pool.shutdown(cancel_futures=True)
         if spans:  # a cut that was not between entries: read it whole
             return _read(data, kind, record, split=False)
         raise
-    finally:
-        pool.shutdown(cancel_futures=True)
     items = cast("pa.ChunkedArray[Any]", pc.list_flatten(table["r"]))
     if table["r"].null_count or items.null_count:
         raise pa.ArrowInvalid("the answer is not an array of objects")
@@ -159,9 +157,8 @@ def parse_answer(raw: Raw, kind: Kind) -> tuple[pa.Table, pa.Table]:
                 table = _read(data, kind, cast("pa.StructType", _no_time(found)))  # timestamp
             return _finish(*_split(table, kind), kind)
         except unreadable as exc:
-            if mode == "unknown fields as text":
-                raise FlattenError(f"the entries do not match the {kind} form: {exc}") from None
-    raise AssertionError("unreachable")
+            error = exc  # the last mode's is the answer's
+    raise FlattenError(f"the entries do not match the {kind} form: {error}") from None
 
 
 def dumps_records(records: Iterable[dict[str, Any]], kind: Kind) -> bytes:
@@ -396,26 +393,20 @@ def _split(table: pa.Table, kind: Kind) -> tuple[pa.Table, pa.Table]:
         ) from None
     entries = entries.set_column(4, "workDate", pc.cast(day, DAY_TYPE))
 
-    parts = []
-    pairs = table.select(["_id", "codes"])
-    for batch in pairs.to_batches() or [pa.RecordBatch.from_pylist([], schema=pairs.schema)]:
-        lists = cast("pa.ListArray[Any]", batch.column(1))
-        parents = pc.list_parent_indices(lists)
-        offsets = lists.offsets.to_numpy()
-        start = (offsets[:-1] - offsets[0]).astype(np.int64)[parents.to_numpy()]
-        values = cast("pa.StructArray", lists.flatten())
-        # StructArray.flatten() (unlike Table.from_struct_array) keeps a null element null
-        children = _flat(pa.table(values.flatten(), names=[f.name for f in values.type]))
-        # in Arrow's memory, not numpy's: an Arrow writer thread freeing numpy memory needs the
-        # GIL, which it cannot take once the interpreter exits (issue 39 finding 8)
-        position = pc.subtract(pa.array(np.arange(len(parents), dtype=np.int64)), pa.array(start))
-        parts.append(
-            pa.table(
-                [batch.column(0).take(parents), position, *children.columns],
-                names=["entryId", "position", *children.column_names],
-            )
-        )
-    codes = pa.concat_tables(parts)
+    lists = table["codes"]
+    parents = pc.list_parent_indices(lists)  # each code's entry
+    lengths = pc.list_value_length(lists).fill_null(0)
+    starts = pc.subtract(pc.cumulative_sum(lengths), lengths).take(parents)  # its list's first
+    values = pc.list_flatten(lists)
+    # StructArray.flatten() (unlike Table.from_struct_array) keeps a null element null
+    children = _flat(pa.table(values.flatten(), names=[f.name for f in values.type]))
+    # in Arrow's memory, not numpy's: an Arrow writer thread freeing numpy memory needs the
+    # GIL, which it cannot take once the interpreter exits (issue 39 finding 8)
+    position = pc.subtract(pa.array(np.arange(len(parents), dtype=np.int64)), starts)
+    codes = pa.table(
+        [table["_id"].take(parents), position, *children.columns],
+        names=["entryId", "position", *children.column_names],
+    )
     if kind == "pending":  # flat code objects: prefixed to match the export form's names
         codes = codes.rename_columns(
             [n if i < 2 else f"code.{n}" for i, n in enumerate(codes.column_names)]
@@ -441,10 +432,8 @@ def _finish(entries: pa.Table, codes: pa.Table, kind: Kind) -> tuple[pa.Table, p
     ):
         extra = sorted(n for n in table.column_names if n not in known)
         table = table.select([*known, *extra])
-        for name in extra:
-            if pa.types.is_null(table[name].type):
-                at = table.schema.get_field_index(name)
-                table = table.set_column(at, name, table[name].cast(_STR))
+        text = [f.with_type(_STR) if pa.types.is_null(f.type) else f for f in table.schema]
+        table = table.cast(pa.schema(text))  # a column of nulls only (no type found): text
         for field in sorted({_field_of(name, kind, bool(prefix)) for name in extra}):
             cols = [n for n in extra if _field_of(n, kind, bool(prefix)) == field]
             present = reduce(pc.or_, (pc.is_valid(table[col]) for col in cols))

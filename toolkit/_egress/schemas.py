@@ -6,13 +6,17 @@ column but the linking ids is nullable, and columns the models do not name are a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import pandas as pd
+import pandera.errors
 import pandera.pandas as pa
 import pyarrow
 from pandera.engines import pandas_engine
 from pandera.typing import Series
+
+from toolkit._core.failures import failure_frame
 
 #: Allowed ``code.type.semanticType`` values (null means "other").
 SEMANTIC_TYPES = ("action", "activity", "location", "phase", "task")
@@ -33,6 +37,42 @@ def _text(
 ) -> Any:
     """A nullable text column (named ``alias`` when the name has dots)."""
     return pa.Field(alias=alias, nullable=True, isin=isin, str_matches=str_matches)
+
+
+def schema_failures(
+    exc: pandera.errors.SchemaErrors,
+    frame: pd.DataFrame,
+    table: str,
+    id_col: str,
+    word: Callable[[str, str, Any], str],
+    check: Callable[[str], str] = str,
+) -> pd.DataFrame:
+    """pandera's lazy failures as a failure frame: a row's id from ``id_col`` (if it has one),
+    each check named by ``check``, each message worded by ``word(column, check, value)``.
+
+    >>> df = pd.DataFrame({"_id": ["e1"], "n": [-1]})
+    >>> model = pa.DataFrameSchema({"n": pa.Column(int, pa.Check.ge(0))})
+    >>> try:
+    ...     model.validate(df, lazy=True)
+    ... except pandera.errors.SchemaErrors as exc:
+    ...     fc = schema_failures(exc, df, "t", "_id", lambda c, k, v: f"{c} {k} {v}")
+    >>> fc[["externalId", "check", "message"]].iloc[0].tolist()
+    ['e1', 'greater_than_or_equal_to(0)', 'n greater_than_or_equal_to(0) -1']
+    """
+    fc = exc.failure_cases
+    rows, columns, values = (fc[c].tolist() for c in ("index", "column", "failure_case"))
+    checks = [check(str(c)) for c in fc["check"]]
+    ids = frame.get(id_col, pd.Series())  # a row's id, if it has one
+    said = zip(columns, checks, values, strict=True)
+    return failure_frame(
+        table=table,
+        row=rows,
+        externalId=[ids.get(r) for r in rows],
+        column=columns,
+        check=checks,
+        value=values,
+        message=[word(str(c), k, v) for c, k, v in said],
+    )
 
 
 class _EntryScalars(pa.DataFrameModel):

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import cache, partial
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar
 
 import pandas as pd
 import pyarrow as pa
@@ -97,19 +97,14 @@ def sync_options(window: str, lag: str | dt.timedelta) -> pd.Timedelta:
     >>> sync_options("6h", "10min")
     Timedelta('0 days 00:10:00')
     """
-    behind = _lag(lag)
+    try:
+        behind: pd.Timedelta | NaTType = pd.Timedelta(lag)  # "NaT" reads as NaT
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"lag: cannot read {lag!r} as a duration such as '10min'") from exc
+    if isinstance(behind, NaTType) or behind < pd.Timedelta(0):
+        raise ConfigError(f"lag: {lag!r} must be a duration of zero or more")
     Window(pd.Timestamp(0, tz="UTC"), pd.Timestamp(1, tz="UTC")).split(window)
     return behind
-
-
-def _lag(value: Any) -> pd.Timedelta:
-    try:
-        lag: pd.Timedelta | NaTType = pd.Timedelta(value)  # "NaT" reads as NaT
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(f"lag: cannot read {value!r} as a duration such as '10min'") from exc
-    if isinstance(lag, NaTType) or lag < pd.Timedelta(0):
-        raise ConfigError(f"lag: {value!r} must be a duration of zero or more")
-    return lag
 
 
 @cache
@@ -137,10 +132,7 @@ def _check_whole(root: Path, entries: pa.Table, schema: pa.Schema) -> None:
         if not pa.types.is_integer(schema.field(name).type):
             continue
         values = entries[name]
-        fraction = cast(
-            "pa.ChunkedArray[Any]",  # booleans (the stubs lose the type)
-            pc.not_equal(values, pc.floor(values)).fill_null(False),
-        )
+        fraction: Any = pc.not_equal(values, pc.floor(values)).fill_null(False)  # booleans
         if pc.any(fraction).as_py():
             at = pc.index(fraction, True).as_py()
             raise ConfigError(
@@ -260,11 +252,9 @@ def _commit(
     the :data:`CODES_APP` count the commit carries.
     """
     counted = [] if codes is None else [Transaction(CODES_APP, codes)]
-    if mark is None:
-        return CommitProperties(app_transactions=[Transaction(APP_ID, 0), *counted])
-    version = mark.value // 1_000_000  # the mark in epoch milliseconds
+    version = 0 if mark is None else mark.value // 1_000_000  # the mark in epoch milliseconds
     return CommitProperties(
-        custom_metadata={key: short_iso(mark)},
+        custom_metadata=None if mark is None else {key: short_iso(mark)},
         app_transactions=[Transaction(APP_ID, version), *counted],
     )
 
@@ -343,10 +333,9 @@ def _merge(
     table: DeltaTable, rows: pa.Table, on: str, change: _Changes, commit: CommitProperties
 ) -> TableMerger:
     """A merge of ``rows`` (``s``) into ``table`` (``t``) matching ``on`` in the changed months."""
-    predicate = f"{on} AND {_in_months(change.months)}"
     return table.merge(
         rows,
-        predicate=predicate,
+        predicate=f"{on} AND {_in_months(change.months)}",
         source_alias="s",
         target_alias="t",
         writer_properties=_WRITER,
@@ -595,18 +584,14 @@ def sync_status(path: str | os.PathLike[str]) -> dict[str, Any]:
     ...     sync_status(create_tables(tmp))["entries"]
     0
     """
-    root = Path(path)
-    entries, codes = _tables(root)
-    return {
-        "path": str(root),
-        "watermark": read_watermark(entries),
-        "entries": entries.to_pyarrow_dataset().count_rows(),
-        "codes": codes.to_pyarrow_dataset().count_rows(),
-        "entries_version": entries.version(),
-        "codes_version": codes.version(),
-        "entries_files": len(entries.file_uris()),
-        "codes_files": len(codes.file_uris()),
+    tables = dict(zip(_TABLES, _tables(Path(path)), strict=True))
+    facts: dict[str, Callable[[DeltaTable], int]] = {
+        "": lambda t: t.to_pyarrow_dataset().count_rows(),
+        "_version": DeltaTable.version,
+        "_files": lambda t: len(t.file_uris()),
     }
+    status = {"path": str(Path(path)), "watermark": read_watermark(tables["entries"])}
+    return status | {name + k: fact(t) for k, fact in facts.items() for name, t in tables.items()}
 
 
 def compact(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
