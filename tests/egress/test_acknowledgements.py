@@ -8,6 +8,7 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -270,8 +271,18 @@ def test_ctrl_c_during_batches_gives_a_row_per_input(
 ) -> None:
     acks = _succeeded(fresh_client, sandbox, 200)
     sandbox.admin.set_faults(latency_ms=400)
+    # Ctrl+C 0.2 s after the first batch left (not 0.2 s after the call: on a loaded machine
+    # that landed in the validation, before any batch)
     timer = threading.Timer(0.2, _thread.interrupt_main)
-    timer.start()
+    transport = fresh_client.connection.transport
+    send, first = transport.send, threading.Lock()
+
+    def sending(*args: Any, **kwargs: Any) -> Any:
+        if first.acquire(blocking=False):  # (never released: the first request alone)
+            timer.start()
+        return send(*args, **kwargs)
+
+    transport.send = sending  # type: ignore[method-assign]
     try:
         with pytest.raises(Interrupted) as info:
             fresh_client.acknowledge(acks, progress=False)
