@@ -686,9 +686,7 @@ def plan(
         # columns are read again from the source, a chunk at a time, for the calls
         frame = report.results[table].frame
         id_col = TABLES[table].id_column  # a missing column: no keys
-        keys = (frame[id_col] if id_col in frame else pd.Series(pd.NA, frame.index)).astype(
-            "string"
-        )
+        keys = frame.get(id_col, pd.Series(pd.NA, frame.index)).astype("string")
         held = _held_back(table, frame, report, bad, checked=validate)
         bad[table] = {str(keys[lb]): f"is {a}" for lb, (a, _) in held.items() if pd.notna(keys[lb])}
         at = frame.index.get_indexer(pd.Index(list(held))).tolist()

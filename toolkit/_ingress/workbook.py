@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from toolkit._ingress.writer import NEEDS_OPENPYXL
 from toolkit.errors import ConfigError
 
 try:
@@ -163,9 +164,7 @@ def write_workbook(
     if not p.parent.is_dir():
         raise ConfigError(f"{p}: the folder {p.parent} does not exist")
     if not _EXCEL:
-        raise ConfigError(
-            f"{p}: writing .xlsx needs openpyxl (pip install 'timebill-toolkit[excel]')"
-        )
+        raise ConfigError(f"{p}: writing .xlsx {NEEDS_OPENPYXL}")
     book = Workbook()
     book.remove(book.active)
     _write_frame(book.create_sheet("errors"), failures.reset_index(drop=True))
