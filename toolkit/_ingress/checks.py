@@ -579,18 +579,11 @@ def check_chunks(
     frame.attrs = dict(read.attrs)  # the line map
     failures, bad = _failures(spec, read, found)
     frame.index = read.index
-    fractions = {c for c, at_ in read.nonwhole.items() if (~bad[np.concatenate(at_)]).any()}
-    return CheckResult(
-        table=table,
-        frame=frame,
-        failures=failures,
-        bad=bad,
-        columns_ok=read.columns_ok,
-        headers=read.headers,
-        read_again=read_again,
-        layout=read.layout,
-        fractions=frozenset(fractions),
+    fractions = frozenset(
+        c for c, at_ in read.nonwhole.items() if (~bad[np.concatenate(at_)]).any()
     )
+    ok, headers, layout = read.columns_ok, read.headers, read.layout
+    return CheckResult(table, frame, failures, bad, ok, headers, read_again, layout, fractions)
 
 
 def _failures(spec: TableSpec, read: _Read, found: list[Found]) -> tuple[pd.DataFrame, np.ndarray]:
@@ -626,7 +619,7 @@ def _failures(spec: TableSpec, read: _Read, found: list[Found]) -> tuple[pd.Data
     for i in sorted({p for p, _, chk, _, _ in found if chk in ("unique", "repeated")}):
         groups.setdefault(tuple(k[i] for k in keys), []).append(str(at(i)))
     ids = _objects(frame[spec.id_column]) if found and spec.id_column in frame.columns else None
-    order = {c: i for i, c in enumerate(spec.columns)}
+    order: dict[str | None, int] = {c: i for i, c in enumerate(spec.columns)}
     for pos, fcol, chk, template, severity in found:
         value, cell = value_and_cell(pos, fcol)
         if isinstance(cell, Unreadable) and cell.check == "encoding":
@@ -646,8 +639,7 @@ def _failures(spec: TableSpec, read: _Read, found: list[Found]) -> tuple[pd.Data
         rid = None if ids is None or ids[pos] is None else str(ids[pos])
         value = value.item() if isinstance(value, np.generic) else value
         placed = {"_pos": pos, "externalId": rid, "severity": severity, "value": value}
-        at_ = len(order) if fcol is None else order.get(fcol, len(order))
-        rows.append(_column_row(spec.name, fcol, chk, text, at_, **placed))
+        rows.append(_column_row(spec.name, fcol, chk, text, order.get(fcol, len(order)), **placed))
 
     rows.sort(key=lambda r: (r["_pos"], r["_order"], r["check"]))
     failures = failure_frame(

@@ -354,16 +354,15 @@ class Plan:
             >>> client.plan({"clients": clients}).actions()["action"].tolist()
             ['send', 'send', 'send']
         """
-        tables = [np.full(len(p), TABLE_DTYPE.categories.get_loc(p.table)) for p in self.parts]
-        none = np.zeros(0, dtype=np.int8)
+        none, code = np.zeros(0, dtype=np.int8), TABLE_DTYPE.categories.get_loc
+        tables = np.concatenate(
+            [none, *(np.full(len(p), code(p.table), np.int8) for p in self.parts)]
+        )
+        actions = np.concatenate([none, *(p.action for p in self.parts)])
         return pd.DataFrame(
             {
-                "table": pd.Categorical.from_codes(
-                    np.concatenate([none, *tables]).astype(np.int8), dtype=TABLE_DTYPE
-                ),
-                "action": pd.Categorical.from_codes(
-                    np.concatenate([none, *(p.action for p in self.parts)]), dtype=ACTION_DTYPE
-                ),
+                "table": pd.Categorical.from_codes(tables, dtype=TABLE_DTYPE),
+                "action": pd.Categorical.from_codes(actions, dtype=ACTION_DTYPE),
             }
         )
 

@@ -372,13 +372,8 @@ def validate(
     failures = pd.concat(failure_parts, ignore_index=True) if failure_parts else empty_failures()
     lines = {t: r.frame for t, r in results.items()}  # each row's label and the line map
     failures = with_lines(failures, lines)  # the file's line of each row (NA for a frame)
-    return ValidationReport(
-        failures=failures,
-        rows={t: len(r.frame) for t, r in results.items()},
-        unchecked=tuple(unchecked),
-        results=results,
-        sources=given,
-    )
+    rows = {t: len(r.frame) for t, r in results.items()}
+    return ValidationReport(failures, rows, tuple(unchecked), results, given)
 
 
 @returning_pool()
@@ -402,15 +397,11 @@ def load_folder(
     >>> list(frames)
     ['clients', 'initiatives', 'code_types', 'codes', 'code_ranges']
     """
-    sources = cast("dict[str, TableFile]", folder_sources(path, encoding=encoding))
-    frames = {  # each file read once, whole: no snapshot to keep (nor a file left open)
-        table: nullable(
-            as_kinds(
-                read_table(src.path, encoding=src.encoding, sheet=src.sheet), TABLES[table].kinds
-            )
-        )
-        for table, src in sources.items()
-    }
+    frames = {}
+    for table, src in cast("dict[str, TableFile]", folder_sources(path, encoding=encoding)).items():
+        # each file read once, whole: no snapshot to keep (nor a file left open)
+        read = read_table(src.path, encoding=src.encoding, sheet=src.sheet)
+        frames[table] = nullable(as_kinds(read, TABLES[table].kinds))
     return cast("Tables[pd.DataFrame]", frames)
 
 
