@@ -95,8 +95,7 @@ def _records(
 ) -> Iterable[tuple[int, list[str]]]:
     """(first line, fields) of each non-blank record; raises csv.Error with ``line_num`` set."""
     reader = csv.reader(lines, delimiter=delimiter, strict=True)
-    start = 1
-    n = 0
+    start, n = 1, 0
     while limit is None or n < limit:
         try:
             record = next(reader)

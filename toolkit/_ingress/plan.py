@@ -338,9 +338,8 @@ class Plan:
                 mine = np.isin(part.action[start : start + BATCH], wanted)
                 if mine.any():
                     out.append(part.frame(start, start + BATCH)[mine])
-        if not out:  # no such row: the columns, not the rows built
-            return self._no_rows()
-        return nullable_rows(pd.concat(out, ignore_index=True))
+        # no such row: the columns, not the rows built
+        return nullable_rows(pd.concat(out or [self._no_rows()], ignore_index=True))
 
     def part(self, table: str) -> _Rows | None:
         """The compact rows of a table's source rows (the first part of the table: the journal's

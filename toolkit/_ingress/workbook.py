@@ -92,9 +92,8 @@ def _cells(
 ) -> dict[tuple[int, int], list[tuple[str, str]]]:
     """(sheet row, sheet column) -> [(severity, message)] of the failures of one table."""
     names = [str(c) for c in frame.columns]
-    position: dict[Any, int] = {}
-    for i, label in enumerate(frame.index.tolist()):
-        position.setdefault(label, i)
+    # each label's first row (the later ones written first, the first written last)
+    position = {label: i for i, label in reversed(list(enumerate(frame.index.tolist())))}
     out: dict[tuple[int, int], list[tuple[str, str]]] = {}
     for rec in failures.itertuples(index=False):
         shown = () if rec.column is None else headers.get(str(rec.column), (str(rec.column),))
