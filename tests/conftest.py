@@ -22,7 +22,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -375,12 +375,12 @@ def client(sandbox: Sandbox):  # noqa: ANN201
     return Client.from_env(None, environ=sandbox.env(), retries=3)
 
 
-@pytest.fixture
-def fresh_client(sandbox: Sandbox):  # noqa: ANN201
-    """A :class:`toolkit.Client` of a new, empty customer."""
+def new_client(sandbox: Sandbox, name: str = "Fresh firm", **given: Any) -> Any:
+    """A :class:`toolkit.Client` of a new, empty customer (``given``: its keyword arguments,
+    ``retries=3`` unless given)."""
     from toolkit import Client
 
-    creds = sandbox.admin.create_customer("Fresh firm")
+    creds = sandbox.admin.create_customer(name)
     return Client(
         creds["customerId"],
         creds["clientId"],
@@ -388,8 +388,35 @@ def fresh_client(sandbox: Sandbox):  # noqa: ANN201
         sandbox.url,
         sandbox.url,
         audience=creds["audience"],
-        retries=3,
+        **{"retries": 3, **given},
     )
+
+
+@pytest.fixture
+def fresh_client(sandbox: Sandbox):  # noqa: ANN201
+    """A :class:`toolkit.Client` of a new, empty customer."""
+    return new_client(sandbox)
+
+
+@pytest.fixture
+def profiled_client(sandbox: Sandbox) -> Iterator[Callable[..., tuple[Any, Admin]]]:
+    """Make a client of a new, empty customer whose sandbox profile is set first: call it with
+    the profile's switches (a mapping, e.g. ``PROFILES["published"]``) and the client's keyword
+    arguments; it returns the client and the customer's :class:`Admin` (both closed after the
+    test)."""
+    made: list[tuple[Any, Admin]] = []
+
+    def make(profile: Mapping[str, Any], **given: Any) -> tuple[Any, Admin]:
+        client = new_client(sandbox, "Profiled firm", **given)
+        admin = Admin(sandbox.url, customer_id=client.customer_id)
+        admin.set_profile(**profile)
+        made.append((client, admin))
+        return client, admin
+
+    yield make
+    for client, admin in made:
+        client.close()
+        admin.close()
 
 
 @pytest.fixture

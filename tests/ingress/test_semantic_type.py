@@ -10,8 +10,8 @@ published form, the key left out; the default keeps interface.md's null.
 
 from __future__ import annotations
 
-from contextlib import closing
-from typing import Any
+from collections.abc import Callable
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -19,7 +19,7 @@ import pytest
 from toolkit import Client
 from toolkit._core.settings import Settings
 from toolkit.errors import ConfigError
-from toolkit.sandbox import PROFILES, Admin, Sandbox
+from toolkit.sandbox import PROFILES, Admin
 
 CODE_TYPES = pd.DataFrame(
     {
@@ -40,44 +40,56 @@ CODES = pd.DataFrame(
 )
 
 
-def _published_customer(sandbox: Sandbox, **given: Any) -> tuple[Client, Admin]:
-    creds = sandbox.admin.create_customer("Published firm")
-    admin = Admin(sandbox.url, customer_id=creds["customerId"])
-    admin.set_profile(**PROFILES["published"])
-    client = Client(
-        creds["customerId"],
-        creds["clientId"],
-        creds["clientSecret"],
-        sandbox.url,
-        sandbox.url,
-        audience=creds["audience"],
-        retries=0,
-        **given,
-    )
-    return client, admin
-
-
 def test_a_null_semantic_type_is_refused_by_a_service_validating_as_published(
-    sandbox: Sandbox,
+    profiled_client: Callable[..., tuple[Client, Admin]],
 ) -> None:
-    client, admin = _published_customer(sandbox)
-    with client, closing(admin):
-        result = client.onboard({"code_types": CODE_TYPES, "codes": CODES}, progress=False)
-        stored = {r["externalId"] for r in admin.records("code-types")}
+    client, admin = profiled_client(PROFILES["published"], retries=0)
+    result = client.onboard({"code_types": CODE_TYPES, "codes": CODES}, progress=False)
+    stored = {r["externalId"] for r in admin.records("code-types")}
     rows = result.results.set_index(["table", "row"])
     assert rows.loc[("code_types", 0), "httpStatus"] == 422
     assert stored == {"task-code"}
 
 
-def test_omit_sends_a_code_type_of_another_kind_without_semantic_type(sandbox: Sandbox) -> None:
-    client, admin = _published_customer(sandbox, null_semantic_type="omit")
-    with client, closing(admin):
-        result = client.onboard({"code_types": CODE_TYPES, "codes": CODES}, progress=False)
-        types = {r["externalId"]: r["semanticType"] for r in admin.records("code-types")}
-        codes = {r["externalId"] for r in admin.records("codes")}
+def test_omit_sends_a_code_type_of_another_kind_without_semantic_type(
+    profiled_client: Callable[..., tuple[Client, Admin]],
+) -> None:
+    client, admin = profiled_client(PROFILES["published"], retries=0, null_semantic_type="omit")
+    result = client.onboard({"code_types": CODE_TYPES, "codes": CODES}, progress=False)
+    types = {r["externalId"]: r["semanticType"] for r in admin.records("code-types")}
+    codes = {r["externalId"] for r in admin.records("codes")}
     assert result.results["ok"].all(), result.results[["table", "status", "error"]]
     assert types == {"expense-code": None, "task-code": "task"}
     assert codes == {"E100", "L110"}
+
+
+def test_omit_shows_the_body_it_sends_in_a_dry_run_and_the_plan(
+    profiled_client: Callable[..., tuple[Client, Admin]], tmp_path: Path
+) -> None:
+    client, admin = profiled_client(
+        {"codeTypeBody": "published"}, retries=0, null_semantic_type="omit"
+    )
+    source = {"code_types": CODE_TYPES, "codes": CODES}
+    dry = client.onboard(source, dry_run=True, progress=False)
+    shown = dict(zip(*dry.payloads["code_types"].to_dict("list").values(), strict=True))
+    assert shown["expense-code"] == {
+        "externalId": "expense-code",
+        "name": "expense-code",
+        "customerDefaultable": False,
+        "userDefaultable": False,
+    }
+    assert shown["task-code"]["semanticType"] == "task"
+    payloads = client.import_code_types(CODE_TYPES, dry_run=True)["payload"].tolist()
+    assert "semanticType" not in payloads[0]
+    planned = [
+        c.json for calls, _ in client.plan(source).calls["code_types"].calls() for c in calls
+    ]
+    assert planned == payloads
+    journal = tmp_path / "journal.jsonl"
+    sent = client.onboard(source, journal=journal, progress=False)  # what was shown is sent
+    assert sent.ok, sent.results[["table", "status", "error"]]
+    assert client.plan(source, journal=journal).to_frame()["action"].eq("unchanged").all()
+    assert {r["externalId"] for r in admin.records("code-types")} == set(shown)
 
 
 def test_by_default_the_null_is_sent_as_interface_md_says(fresh_client: Client) -> None:

@@ -148,26 +148,6 @@ class Connection:
         named = "time" if service == "ingestion" and not self.settings.ingestion_url else service
         return f"cannot reach {what} at {host} ({why}); check {ENV_KEYS[f'{named}_url']}"
 
-    def _published_form(self, endpoint: Endpoint, body: Any) -> Any:
-        """A code type body without its null ``semanticType`` when the settings say ``omit``
-        (:class:`~toolkit._core.settings.Settings`, ``null_semantic_type``: the published
-        import body has the field optional and not nullable); any other body as given.
-
-        >>> s = Settings("c", "i", "s", "http://a", "http://t", audience="a",
-        ...              null_semantic_type="omit")
-        >>> Connection(s)._published_form("import_code_types", {"name": "x", "semanticType": None})
-        {'name': 'x'}
-        """
-        omit = self.settings.null_semantic_type == "omit" and endpoint == "import_code_types"
-        if (
-            omit
-            and isinstance(body, dict)
-            and "semanticType" in body
-            and body["semanticType"] is None
-        ):
-            return {k: v for k, v in body.items() if k != "semanticType"}
-        return body
-
     def send(
         self,
         endpoint: Endpoint,
@@ -199,7 +179,6 @@ class Connection:
         """
         method, service, _ = ENDPOINTS[endpoint]
         url = self.url(endpoint, **(path or {}))
-        json = self._published_form(endpoint, json)
         attempts, elapsed, refused = 0, 0.0, 0
         for _ in range(TOKEN_TRIES):
             try:

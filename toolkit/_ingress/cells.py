@@ -65,9 +65,7 @@ def _coerce_number(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
     ok = given.to_numpy() & ~bad_bool & np.isfinite(arr)
     problems[bad_bool] = f"{expected}, not a boolean"
     problems[given.to_numpy() & ~bad_bool & ~ok] = expected
-    values = pd.Series(pd.NA, index=s.index, dtype="Float64")
-    values[ok] = arr[ok]
-    return values, problems
+    return pd.Series(arr, index=s.index, dtype="Float64").where(ok), problems
 
 
 _BOOL_WORDS = {"true": True, "false": False, "1": True, "0": False, "1.0": True, "0.0": False}
@@ -84,10 +82,7 @@ def _coerce_bool(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
     mapped = words.map(_BOOL_WORDS)
     bad = ~blank & mapped.isna().to_numpy()
     problems[bad] = f"{column} must be true or false (or 1 or 0)"
-    values = pd.Series(pd.NA, index=s.index, dtype="boolean")
-    good = ~blank & ~bad
-    values[good] = mapped[good].astype(bool)
-    return values, problems
+    return mapped.astype("boolean"), problems  # a blank or another word: missing
 
 
 def _list_value(v: Any) -> tuple[list[str] | None, str | None]:

@@ -37,7 +37,7 @@ from toolkit._ingress.names import match_headers
 from toolkit._ingress.ranges import CODE_RANGE_MAX, CodeRangePost, check_post
 from toolkit._ingress.readers import joined
 from toolkit._ingress.rules import TEMPLATE
-from toolkit._ingress.text import MAX_CELL, lookalikes, warn_lookalikes
+from toolkit._ingress.text import MAX_CELL, lookalikes, plural, warn_lookalikes
 from toolkit.errors import ValidationError, closest
 
 _FINAL_DTYPES = {
@@ -251,10 +251,11 @@ def _raw(spec: TableSpec, df: pd.DataFrame, names: Sequence[str], start: int) ->
 
 
 def _column_failures(
-    table: str, names: list[Any], spec: TableSpec, headers: dict[str, tuple[str, ...]]
+    names: list[Any], spec: TableSpec, headers: dict[str, tuple[str, ...]]
 ) -> list[dict[str, Any]]:
     """Missing, unexpected and duplicated columns (likely headers added to ``headers``)."""
     out: list[dict[str, Any]] = []
+    table = spec.name
     expected = list(spec.columns)
     present = [str(c) for c in names]
     duplicated = sorted({c for c in present if present.count(c) > 1}, key=present.index)
@@ -356,16 +357,15 @@ def _model_failures(
     for context, col, chk, number, index in fc[where].itertuples(index=False):
         if index is None or pd.isna(index):
             continue  # a missing or unexpected column: reported with hints before
+        whole = context == "DataFrameSchema"  # a row's failure, said on its last key column
         if number is None or pd.isna(number):
             name = check_name(str(chk))
             found.append((int(index), col, name, _DEFAULTS.get(name), SEVERITY[name]))
-            continue
-        name, template, severity = checks[
-            (None if context == "DataFrameSchema" else col, int(number))
-        ]
-        if context == "DataFrameSchema":
-            col = spec.key[-1]  # a row's failure, said on its last key column
-        found.append((int(index), str(col), name, template, severity))
+        else:
+            name, template, severity = checks[(None if whole else col, int(number))]
+            found.append(
+                (int(index), str(spec.key[-1] if whole else col), name, template, severity)
+            )
     return parsed, found
 
 
@@ -579,18 +579,11 @@ def check_chunks(
     frame.attrs = dict(read.attrs)  # the line map
     failures, bad = _failures(spec, read, found)
     frame.index = read.index
-    fractions = {c for c, at_ in read.nonwhole.items() if (~bad[np.concatenate(at_)]).any()}
-    return CheckResult(
-        table=table,
-        frame=frame,
-        failures=failures,
-        bad=bad,
-        columns_ok=read.columns_ok,
-        headers=read.headers,
-        read_again=read_again,
-        layout=read.layout,
-        fractions=frozenset(fractions),
+    fractions = frozenset(
+        c for c, at_ in read.nonwhole.items() if (~bad[np.concatenate(at_)]).any()
     )
+    ok, headers, layout = read.columns_ok, read.headers, read.layout
+    return CheckResult(table, frame, failures, bad, ok, headers, read_again, layout, fractions)
 
 
 def _failures(spec: TableSpec, read: _Read, found: list[Found]) -> tuple[pd.DataFrame, np.ndarray]:
@@ -626,7 +619,7 @@ def _failures(spec: TableSpec, read: _Read, found: list[Found]) -> tuple[pd.Data
     for i in sorted({p for p, _, chk, _, _ in found if chk in ("unique", "repeated")}):
         groups.setdefault(tuple(k[i] for k in keys), []).append(str(at(i)))
     ids = _objects(frame[spec.id_column]) if found and spec.id_column in frame.columns else None
-    order = {c: i for i, c in enumerate(spec.columns)}
+    order: dict[str | None, int] = {c: i for i, c in enumerate(spec.columns)}
     for pos, fcol, chk, template, severity in found:
         value, cell = value_and_cell(pos, fcol)
         if isinstance(cell, Unreadable) and cell.check == "encoding":
@@ -646,8 +639,7 @@ def _failures(spec: TableSpec, read: _Read, found: list[Found]) -> tuple[pd.Data
         rid = None if ids is None or ids[pos] is None else str(ids[pos])
         value = value.item() if isinstance(value, np.generic) else value
         placed = {"_pos": pos, "externalId": rid, "severity": severity, "value": value}
-        at_ = len(order) if fcol is None else order.get(fcol, len(order))
-        rows.append(_column_row(spec.name, fcol, chk, text, at_, **placed))
+        rows.append(_column_row(spec.name, fcol, chk, text, order.get(fcol, len(order)), **placed))
 
     rows.sort(key=lambda r: (r["_pos"], r["_order"], r["check"]))
     failures = failure_frame(
@@ -688,9 +680,7 @@ def _layout(
         rows.append(_column_row(spec.name, f, "column_duplicate", msg, fields.index(f)))
         replaced.update([f, *(given[p] for p in positions)])
         headers[f] = tuple(source[p] for p in positions)
-    rows += [
-        r for r in _column_failures(spec.name, names, spec, headers) if r["column"] not in replaced
-    ]
+    rows += [r for r in _column_failures(names, spec, headers) if r["column"] not in replaced]
     return tuple(names), rows, headers
 
 
@@ -773,20 +763,14 @@ def format_failures(failures: pd.DataFrame, limit: int = 10) -> str:
     parts = []
     for table, group in failures.groupby("table", sort=False):
         n_rows, cols = group["row"].dropna().nunique(), int(group["row"].isna().sum())
-        bits = [f"{n_rows} row{'s' if n_rows != 1 else ''}"] if n_rows else []
+        bits = [plural(n_rows, "row")] if n_rows else []
         bits += [f"{cols} column-level"] if cols else []
         parts.append(f"{table} {len(group)} ({', '.join(bits)})")
-    head = f"{n} problem{'s' if n != 1 else ''}"
-    severity = (
-        failures["severity"] if "severity" in failures else pd.Series("error", index=failures.index)
-    )
+    head = plural(n, "problem")
+    severity = failures.get("severity", pd.Series("error", index=failures.index))
     n_warnings = int((severity == "warning").sum())
     if n_warnings:
-        n_errors = n - n_warnings
-        head += (
-            f" ({n_errors} error{'s' if n_errors != 1 else ''}, "
-            f"{n_warnings} warning{'s' if n_warnings != 1 else ''})"
-        )
+        head += f" ({plural(n - n_warnings, 'error')}, {plural(n_warnings, 'warning')})"
     lines = [f"{head}: {'; '.join(parts)}"]
     for rec, sev in zip(failures.head(limit).to_dict("records"), severity.head(limit), strict=True):
         where = f"{rec['table']}" + (f" row {rec['row']!s}" if pd.notna(rec["row"]) else "")

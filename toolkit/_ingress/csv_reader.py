@@ -28,13 +28,8 @@ _SNIFF_LINES = 200
 
 def _bad_lines(data: bytes) -> list[int]:
     """The 1-based lines of ``data`` that are not UTF-8."""
-    bad = []
-    for number, line in enumerate(data.split(b"\n"), start=1):
-        try:
-            line.decode("utf-8")
-        except UnicodeDecodeError:
-            bad.append(number)
-    return bad
+    lines = enumerate(data.split(b"\n"), start=1)  # UTF-8 comes back as it was decoded
+    return [n for n, line in lines if line.decode("utf-8", "replace").encode() != line]
 
 
 def _decode(path: Path, data: bytes, encoding: str | None = None) -> tuple[str, str]:
@@ -100,8 +95,7 @@ def _records(
 ) -> Iterable[tuple[int, list[str]]]:
     """(first line, fields) of each non-blank record; raises csv.Error with ``line_num`` set."""
     reader = csv.reader(lines, delimiter=delimiter, strict=True)
-    start = 1
-    n = 0
+    start, n = 1, 0
     while limit is None or n < limit:
         try:
             record = next(reader)
@@ -196,9 +190,7 @@ def _empty_tail(path: Path, codec: tuple[str, str], delimiter: str, header: list
     line): read through once, only when the header ends unnamed."""
     if not header or header[-1]:
         return 0
-    named = len(header)
-    while named and not header[named - 1]:
-        named -= 1
+    named = max((i + 1 for i, name in enumerate(header) if name), default=0)
     with _lines(path, codec) as lines:
         records = iter(_records(lines, delimiter))
         next(records)  # the header

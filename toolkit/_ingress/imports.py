@@ -43,7 +43,7 @@ from toolkit._ingress.plan import (
 )
 from toolkit._ingress.plan import plan as make_plan
 from toolkit._ingress.ranges import CodeRangePost, merge_parts, send_in_parts
-from toolkit._ingress.text import warn_lookalikes
+from toolkit._ingress.text import plural, warn_lookalikes
 from toolkit._ingress.validation import ImportSource, ValidationReport
 from toolkit._ingress.writer import html_rows
 from toolkit.errors import ConfigError, Interrupted, ValidationError
@@ -206,7 +206,7 @@ class OnboardReport:
         """The outcome in a few words: ``ok`` or ``NOT ok``, and how many rows have a warning."""
         n = int(self.counts["warned"].sum())
         return ("ok" if self.ok else "NOT ok") + (
-            f", {n} row{'s' if n != 1 else ''} with a warning" if n else ""
+            f", {plural(n, 'row')} with a warning" if n else ""
         )
 
     def __repr__(self) -> str:

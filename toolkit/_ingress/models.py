@@ -99,7 +99,13 @@ _CELL_CHECKS = (
 
 
 class _ImportModel(pa.DataFrameModel):
-    """What the five import models share: the parser and the checks of every cell."""
+    """What the five import models share: the parser and the checks of every cell; a model is
+    named after its table (``class ClientSchema(_ImportModel, table="clients")``)."""
+
+    def __init_subclass__(cls, table: str = "", **kwargs: Any) -> None:
+        # pandera names a model by its Config's name: a Config of the table's name, inherited
+        cls.Config = type("Config", (cls.Config,), {"name": table})  # type: ignore[misc,assignment]
+        super().__init_subclass__(**kwargs)  # type: ignore[no-untyped-call]  # pandera's is untyped
 
     @classmethod
     def to_schema(cls) -> pa.DataFrameSchema:
@@ -126,7 +132,7 @@ class _ImportModel(pa.DataFrameModel):
         coerce = False
 
 
-class ClientSchema(_ImportModel):
+class ClientSchema(_ImportModel, table="clients"):
     """Rows of the client import (spec: Client import payload)."""
 
     externalId: Series[str] = external_id()
@@ -135,11 +141,8 @@ class ClientSchema(_ImportModel):
     description: Series[str] = required_text()
     type: Series[str] | None = optional(values=CLIENT_TYPES)
 
-    class Config:
-        name = "clients"
 
-
-class InitiativeSchema(_ImportModel):
+class InitiativeSchema(_ImportModel, table="initiatives"):
     """Rows of the initiative (matter or project) import (spec: Initiative import payload)."""
 
     billingType: Series[str] = one_of(BILLING_TYPES)
@@ -155,11 +158,8 @@ class InitiativeSchema(_ImportModel):
     allowFrom: Series[str] | None = optional("date")
     allowTo: Series[str] | None = optional("date")
 
-    class Config:
-        name = "initiatives"
 
-
-class CodeTypeSchema(_ImportModel):
+class CodeTypeSchema(_ImportModel, table="code_types"):
     """Rows of the code type import (spec: Code type import payload)."""
 
     externalId: Series[str] = external_id()
@@ -169,11 +169,8 @@ class CodeTypeSchema(_ImportModel):
     userDefaultable: Series[bool] = flag()
     orderingSequence: Series[str] | None = optional()
 
-    class Config:
-        name = "code_types"
 
-
-class CodeSchema(_ImportModel):
+class CodeSchema(_ImportModel, table="codes"):
     """Rows of the code import (spec: Code import payload)."""
 
     externalId: Series[str] = external_id()
@@ -185,11 +182,8 @@ class CodeSchema(_ImportModel):
     userGroupExternalIds: Series[Any] | None = optional("list")
     isDisabled: Series[bool] | None = optional("bool")
 
-    class Config:
-        name = "codes"
 
-
-class CodeRangeSchema(_ImportModel):
+class CodeRangeSchema(_ImportModel, table="code_ranges"):
     """Code ranges in long form: one row per permitted code of an initiative."""
 
     initiativeExternalId: Series[str] = reference("initiatives", key=True)
@@ -235,9 +229,6 @@ class CodeRangeSchema(_ImportModel):
             ranges = ranges.map(lambda v: v if isinstance(v, str) else None)
         sizes = codes.groupby(ranges, dropna=True).transform("nunique")
         return pd.Series(np.asarray(sizes.fillna(0) <= CODE_RANGE_MAX), index=df.index)
-
-    class Config:
-        name = "code_ranges"
 
 
 @dataclass(frozen=True, eq=False)

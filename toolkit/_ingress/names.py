@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
+
+from toolkit.errors import ConfigError
+
+_T = TypeVar("_T")
 
 #: File extensions read as tables.
 TABLE_SUFFIXES: tuple[str, ...] = (".csv", ".tsv", ".txt", ".xlsx", ".xlsm", ".parquet")
@@ -146,6 +150,21 @@ def match_headers(table: str, fields: Sequence[str], names: Sequence[str]) -> He
             out[positions[0]] = f
     shared = {f: positions for f, positions in claims.items() if len(positions) > 1}
     return HeaderMatch(out, fitting_two, shared)
+
+
+def one_each(found: Mapping[str, list[_T]], twice: Callable[[str, str], str]) -> dict[str, _T]:
+    """The one file or sheet of each table found, in import order; a table found in more than
+    one is refused, ``twice(table, names)`` saying so (``names``: the files' or sheets' names).
+
+    Example:
+        >>> one_each({"codes": ["Codes"], "clients": ["Clients"]}, "{} twice: {}".format)
+        {'clients': 'Clients', 'codes': 'Codes'}
+    """
+    for table in ALIASES:
+        if len(found.get(table, [])) > 1:
+            names = ", ".join(getattr(n, "name", str(n)) for n in found[table])
+            raise ConfigError(twice(table, names))
+    return {table: found[table][0] for table in ALIASES if found.get(table)}
 
 
 def table_for(name: str | os.PathLike[str]) -> str | None:

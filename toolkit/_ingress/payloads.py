@@ -78,13 +78,20 @@ def _number(value: float) -> int | float:
     return int(value) if value.is_integer() and abs(value) < 2**53 else float(value)
 
 
-def to_payloads(table: str, df: pd.DataFrame) -> list[dict[str, Any]]:
+def to_payloads(
+    table: str, df: pd.DataFrame, null_semantic_type: str = "null"
+) -> list[dict[str, Any]]:
     """Build one request body per row of a checked frame, in row order.
 
     Args:
         table: ``clients``, ``initiatives``, ``code_types`` or ``codes``.
         df: A frame of ``ValidationReport.frames`` (:func:`toolkit.validate`);
             extra columns are ignored.
+        null_semantic_type: ``"omit"`` sends a code type body without its null
+            ``semanticType`` (:class:`~toolkit._core.settings.Settings`,
+            ``null_semantic_type``: the published import body has the field optional and not
+            nullable): the field is then optional, sent only when the row has a value;
+            ``"null"`` (the default) sends the null, as interface.md says.
 
     Returns:
         One dict per row with the spec's fields in field-table order and native types.
@@ -96,6 +103,9 @@ def to_payloads(table: str, df: pd.DataFrame) -> list[dict[str, Any]]:
     >>> to_payloads("code_types", df)
     [{'externalId': 'expense-code', 'name': 'expense-code', 'semanticType': None, \
 'customerDefaultable': True, 'userDefaultable': False}]
+    >>> to_payloads("code_types", df, null_semantic_type="omit")
+    [{'externalId': 'expense-code', 'name': 'expense-code', 'customerDefaultable': True, \
+'userDefaultable': False}]
     """
     if table == "code_ranges":
         raise ValueError("code ranges are grouped per initiative: use to_code_range_payloads(df)")
@@ -108,8 +118,10 @@ def to_payloads(table: str, df: pd.DataFrame) -> list[dict[str, Any]]:
     present = [c for c in spec.columns if c in df.columns]
     columns = {c: _native_column(df[c], spec.kinds[c], c in spec.nullable, c) for c in present}
     names = list(columns)
+    omit = null_semantic_type == "omit" and table == "code_types"
+    optional = spec.optional | {"semanticType"} if omit else spec.optional
     return [
-        {k: v for k, v in zip(names, row, strict=True) if v is not None or k not in spec.optional}
+        {k: v for k, v in zip(names, row, strict=True) if v is not None or k not in optional}
         for row in zip(*columns.values(), strict=True)
     ]
 

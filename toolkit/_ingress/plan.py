@@ -85,7 +85,10 @@ _FAILURE_COLUMNS = (
 
 
 def table_calls(
-    table: str, df: pd.DataFrame, code_range_post: CodeRangePost = "replace"
+    table: str,
+    df: pd.DataFrame,
+    code_range_post: CodeRangePost = "replace",
+    null_semantic_type: str = "null",
 ) -> tuple[list[Call], list[list[Any]]]:
     """The calls of a checked frame, and the input row labels each call stands for.
 
@@ -94,6 +97,8 @@ def table_calls(
         df: its rows, checked (coerced to the spec's types).
         code_range_post: ``"add"`` sends a range over 2500 codes in parts (part k > 1 keyed
             ``"<initiative> [part k]"``); ``"replace"`` sends each range whole.
+        null_semantic_type: ``"omit"`` sends a code type of another kind without
+            ``semanticType`` (:func:`~toolkit._ingress.payloads.to_payloads`).
 
     Returns:
         ``(calls, rows)``: one call per record (per initiative, or part, for code ranges) and
@@ -117,14 +122,18 @@ def table_calls(
                 calls.append(Call(endpoint, path, {"codeExternalIds": part}, key=key))
                 rows.append(list(labels))
         return calls, rows
-    payloads = to_payloads(table, df)
+    payloads = to_payloads(table, df, null_semantic_type)
     # a 409 on an import: the service holds this externalId and keeps its version
     calls = [Call(endpoint, None, p, key=str(p.get(key)), conflict=True) for p in payloads]
     return calls, [[label] for label in df.index]
 
 
 def call_batches(
-    table: str, df: pd.DataFrame, code_range_post: CodeRangePost = "replace", size: int = BATCH
+    table: str,
+    df: pd.DataFrame,
+    code_range_post: CodeRangePost = "replace",
+    size: int = BATCH,
+    null_semantic_type: str = "null",
 ) -> Iterator[tuple[list[Call], list[list[Any]]]]:
     """:func:`table_calls` of ``size`` rows at a time (code ranges: whole initiatives), in order.
 
@@ -139,7 +148,9 @@ def call_batches(
     """
     if table != "code_ranges" or "initiativeExternalId" not in df:
         for start in range(0, len(df), size):
-            yield table_calls(table, df.iloc[start : start + size], code_range_post)
+            yield table_calls(
+                table, df.iloc[start : start + size], code_range_post, null_semantic_type
+            )
         return
     order, ordered = _first_seen(df["initiativeExternalId"])
     start = 0
@@ -218,6 +229,8 @@ class TableCalls:
             :data:`ACTIONS`, a byte a call).
         extra: calls with no source row (deactivations), sent last.
         code_range_post: ``"replace"`` or ``"add"``.
+        null_semantic_type: the connection's ``"null"`` or ``"omit"`` (a code type of another
+            kind sent without ``semanticType``; see :func:`table_calls`).
     """
 
     table: str
@@ -225,6 +238,7 @@ class TableCalls:
     actions: bytearray
     extra: list[Call]
     code_range_post: CodeRangePost = "replace"
+    null_semantic_type: str = "null"
 
     @property
     def requests(self) -> int:
@@ -239,7 +253,9 @@ class TableCalls:
             chunks = [joined(chunks)]
         for chunk in chunks:
             if len(chunk):
-                yield from call_batches(self.table, chunk, self.code_range_post)
+                yield from call_batches(
+                    self.table, chunk, self.code_range_post, BATCH, self.null_semantic_type
+                )
             del chunk  # not held while the next chunk is read
 
     def batches(self) -> Iterator[tuple[list[Call], list[list[Any]]]]:
@@ -322,9 +338,8 @@ class Plan:
                 mine = np.isin(part.action[start : start + BATCH], wanted)
                 if mine.any():
                     out.append(part.frame(start, start + BATCH)[mine])
-        if not out:  # no such row: the columns, not the rows built
-            return self._no_rows()
-        return nullable_rows(pd.concat(out, ignore_index=True))
+        # no such row: the columns, not the rows built
+        return nullable_rows(pd.concat(out or [self._no_rows()], ignore_index=True))
 
     def part(self, table: str) -> _Rows | None:
         """The compact rows of a table's source rows (the first part of the table: the journal's
@@ -338,16 +353,15 @@ class Plan:
             >>> client.plan({"clients": clients}).actions()["action"].tolist()
             ['send', 'send', 'send']
         """
-        tables = [np.full(len(p), TABLE_DTYPE.categories.get_loc(p.table)) for p in self.parts]
-        none = np.zeros(0, dtype=np.int8)
+        none, code = np.zeros(0, dtype=np.int8), TABLE_DTYPE.categories.get_loc
+        tables = np.concatenate(
+            [none, *(np.full(len(p), code(p.table), np.int8) for p in self.parts)]
+        )
+        actions = np.concatenate([none, *(p.action for p in self.parts)])
         return pd.DataFrame(
             {
-                "table": pd.Categorical.from_codes(
-                    np.concatenate([none, *tables]).astype(np.int8), dtype=TABLE_DTYPE
-                ),
-                "action": pd.Categorical.from_codes(
-                    np.concatenate([none, *(p.action for p in self.parts)]), dtype=ACTION_DTYPE
-                ),
+                "table": pd.Categorical.from_codes(tables, dtype=TABLE_DTYPE),
+                "action": pd.Categorical.from_codes(actions, dtype=ACTION_DTYPE),
             }
         )
 
@@ -670,9 +684,7 @@ def plan(
         # columns are read again from the source, a chunk at a time, for the calls
         frame = report.results[table].frame
         id_col = TABLES[table].id_column  # a missing column: no keys
-        keys = (frame[id_col] if id_col in frame else pd.Series(pd.NA, frame.index)).astype(
-            "string"
-        )
+        keys = frame.get(id_col, pd.Series(pd.NA, frame.index)).astype("string")
         held = _held_back(table, frame, report, bad, checked=validate)
         bad[table] = {str(keys[lb]): f"is {a}" for lb, (a, _) in held.items() if pd.notna(keys[lb])}
         at = frame.index.get_indexer(pd.Index(list(held))).tolist()
@@ -681,7 +693,8 @@ def plan(
         calls_of = partial(report.valid_chunks, table, keep)
         if not validate:  # the rows as given, renamed: the plan's checks are the service's
             calls_of = partial(_as_given, sources[table], columns_for(table, columns), keep)
-        todo = TableCalls(table, calls_of, bytearray(), [], code_range_post)
+        form = conn.settings.null_semantic_type  # a code type's body: as the settings say
+        todo = TableCalls(table, calls_of, bytearray(), [], code_range_post, form)
         row_action = np.full(len(frame), -1, dtype=np.int8)  # by position: ACTIONS
         row_more: dict[int, dict[str, Any]] = {}  # few, unless a journal
         unchanged = ACTIONS.index("unchanged")

@@ -18,7 +18,8 @@ import pandas as pd
 from pandas.io.parsers import TextParser  # type: ignore[attr-defined]  # in its __all__, not in pandas-stubs
 
 from toolkit._ingress.chunking import chunked
-from toolkit._ingress.names import ALIASES, BY_NAME, IGNORED, norm
+from toolkit._ingress.names import ALIASES, BY_NAME, IGNORED, norm, one_each
+from toolkit._ingress.writer import NEEDS_OPENPYXL
 from toolkit.errors import ConfigError, InputWarning
 
 try:
@@ -48,9 +49,7 @@ def _excel(path: Path, data_only: bool = False) -> Iterator[Any]:
     except ConfigError:
         raise
     except ImportError:
-        raise ConfigError(
-            f"{path}: reading .xlsx needs openpyxl (pip install 'timebill-toolkit[excel]')"
-        ) from None
+        raise ConfigError(f"{path}: reading .xlsx {NEEDS_OPENPYXL}") from None
     except (zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:
         raise ConfigError(
             f"{path}: not a readable Excel workbook ({type(exc).__name__}: {exc}); "
@@ -165,11 +164,4 @@ def table_sheets(path: str | os.PathLike[str]) -> dict[str, str]:
             f"{p}: no sheet names an import table; expected sheets named "
             f"{', '.join(ALIASES)} (or their aliases)"
         )
-    sheets: dict[str, str] = {}
-    for table in ALIASES:
-        names = found.get(table, [])
-        if len(names) > 1:
-            raise ConfigError(f"{p}: {table} is in more than one sheet: {', '.join(names)}")
-        if names:
-            sheets[table] = names[0]
-    return sheets
+    return one_each(found, lambda table, names: f"{p}: {table} is in more than one sheet: {names}")

@@ -31,6 +31,15 @@ Finding = tuple[int, str, str, str]
 """(position, column, check, message): a row of the failure frame before it is placed."""
 
 
+def plural(n: int, word: str) -> str:
+    """``n`` and the word, plural unless ``n`` is 1.
+
+    >>> plural(1, "row"), plural(2, "warning")
+    ('1 row', '2 warnings')
+    """
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
 def fold(text: str) -> str:
     """The form under which two ids look alike: NFKC, case-folded, without zero-width characters.
 

@@ -24,10 +24,11 @@ from toolkit._ingress.cells import as_kinds
 from toolkit._ingress.checks import CheckResult, check_chunks, format_failures
 from toolkit._ingress.chunking import with_lines
 from toolkit._ingress.models import TABLES
-from toolkit._ingress.names import IGNORED, TABLE_SUFFIXES, table_for
+from toolkit._ingress.names import IGNORED, TABLE_SUFFIXES, one_each, table_for
 from toolkit._ingress.ranges import CodeRangePost
 from toolkit._ingress.readers import TableFile, joined, read_table
 from toolkit._ingress.sheet_reader import table_sheets
+from toolkit._ingress.text import plural
 from toolkit._ingress.workbook import write_workbook
 from toolkit._ingress.writer import html_rows
 from toolkit.errors import ConfigError, InputWarning, ValidationError
@@ -248,7 +249,7 @@ class ValidationReport:
             total = sum(self.rows.values())
             head = f"ValidationReport: ok, {total} rows in {len(self.rows)} table(s)"
             n = len(self.warnings)
-            return head + (f", {n} warning{'s' if n != 1 else ''}" if n else "")
+            return head + (f", {plural(n, 'warning')}" if n else "")
         return f"ValidationReport: NOT ok, {format_failures(self.failures).splitlines()[0]}"
 
     def __repr__(self) -> str:
@@ -371,13 +372,8 @@ def validate(
     failures = pd.concat(failure_parts, ignore_index=True) if failure_parts else empty_failures()
     lines = {t: r.frame for t, r in results.items()}  # each row's label and the line map
     failures = with_lines(failures, lines)  # the file's line of each row (NA for a frame)
-    return ValidationReport(
-        failures=failures,
-        rows={t: len(r.frame) for t, r in results.items()},
-        unchecked=tuple(unchecked),
-        results=results,
-        sources=given,
-    )
+    rows = {t: len(r.frame) for t, r in results.items()}
+    return ValidationReport(failures, rows, tuple(unchecked), results, given)
 
 
 @returning_pool()
@@ -401,15 +397,11 @@ def load_folder(
     >>> list(frames)
     ['clients', 'initiatives', 'code_types', 'codes', 'code_ranges']
     """
-    sources = cast("dict[str, TableFile]", folder_sources(path, encoding=encoding))
-    frames = {  # each file read once, whole: no snapshot to keep (nor a file left open)
-        table: nullable(
-            as_kinds(
-                read_table(src.path, encoding=src.encoding, sheet=src.sheet), TABLES[table].kinds
-            )
-        )
-        for table, src in sources.items()
-    }
+    frames = {}
+    for table, src in cast("dict[str, TableFile]", folder_sources(path, encoding=encoding)).items():
+        # each file read once, whole: no snapshot to keep (nor a file left open)
+        read = read_table(src.path, encoding=src.encoding, sheet=src.sheet)
+        frames[table] = nullable(as_kinds(read, TABLES[table].kinds))
     return cast("Tables[pd.DataFrame]", frames)
 
 
@@ -470,12 +462,8 @@ def folder_sources(
             f"{folder}: no import table found; expected files named {_EXPECTED}, "
             f"as .csv, .xlsx or .parquet"
         )
-    sources: dict[str, TableFile] = {}
-    for table in TABLES:
-        found = files.get(table, [])
-        if len(found) > 1:
-            names = ", ".join(f.name for f in found)
-            raise ConfigError(f"{table} has more than one file in {folder}: {names}; keep one")
-        if found:
-            sources[table] = TableFile(found[0], encoding)
+    found = one_each(
+        files, lambda t, names: f"{t} has more than one file in {folder}: {names}; keep one"
+    )
+    sources = {t: TableFile(file, encoding) for t, file in found.items()}
     return cast("Tables[TableFile]", sources)

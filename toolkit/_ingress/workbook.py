@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from toolkit._ingress.writer import NEEDS_OPENPYXL
 from toolkit.errors import ConfigError
 
 try:
@@ -91,9 +92,8 @@ def _cells(
 ) -> dict[tuple[int, int], list[tuple[str, str]]]:
     """(sheet row, sheet column) -> [(severity, message)] of the failures of one table."""
     names = [str(c) for c in frame.columns]
-    position: dict[Any, int] = {}
-    for i, label in enumerate(frame.index.tolist()):
-        position.setdefault(label, i)
+    # each label's first row (the later ones written first, the first written last)
+    position = {label: i for i, label in reversed(list(enumerate(frame.index.tolist())))}
     out: dict[tuple[int, int], list[tuple[str, str]]] = {}
     for rec in failures.itertuples(index=False):
         shown = () if rec.column is None else headers.get(str(rec.column), (str(rec.column),))
@@ -163,9 +163,7 @@ def write_workbook(
     if not p.parent.is_dir():
         raise ConfigError(f"{p}: the folder {p.parent} does not exist")
     if not _EXCEL:
-        raise ConfigError(
-            f"{p}: writing .xlsx needs openpyxl (pip install 'timebill-toolkit[excel]')"
-        )
+        raise ConfigError(f"{p}: writing .xlsx {NEEDS_OPENPYXL}")
     book = Workbook()
     book.remove(book.active)
     _write_frame(book.create_sheet("errors"), failures.reset_index(drop=True))

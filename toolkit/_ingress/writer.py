@@ -14,6 +14,9 @@ import pandas as pd
 from toolkit._ingress import chunking
 from toolkit.errors import ConfigError
 
+#: What writing or reading ``.xlsx`` needs, said when it is missing.
+NEEDS_OPENPYXL = "needs openpyxl (pip install 'timebill-toolkit[excel]')"
+
 #: Extensions :func:`write_table` writes.
 OUT_FORMATS: tuple[str, ...] = (".csv", ".xlsx", ".parquet")
 
@@ -93,9 +96,7 @@ def write_table(frame: pd.DataFrame | Iterable[pd.DataFrame], path: str | os.Pat
         try:
             df.to_excel(p, index=False, engine="openpyxl")
         except ImportError:
-            raise ConfigError(
-                f"{p}: writing .xlsx needs openpyxl (pip install 'timebill-toolkit[excel]')"
-            ) from None
+            raise ConfigError(f"{p}: writing .xlsx {NEEDS_OPENPYXL}") from None
     else:
         df.to_parquet(p, index=False)
     return p
