@@ -288,3 +288,18 @@ def test_acknowledge_counts_the_entries_acknowledged_earlier_before_sending(
     res = pd.read_csv(tmp_path / "res.csv")
     assert res["status"].tolist() == ["conflict", "sent", "sent", "sent", "sent"]
     assert "acknowledged earlier as succeeded with externalId 'INV-0'" in res.loc[0, "error"]
+
+
+def test_a_dry_run_without_settings_plans_the_body_the_configured_service_is_sent(
+    tmp_path, no_toolkit_env, monkeypatch
+) -> None:
+    # the placeholder client of a dry run with no settings keeps TOOLKIT_NULL_SEMANTIC_TYPE, so
+    # its plan compares the journal with the body that is sent (a helper found it left out)
+    import argparse
+
+    from toolkit._cli.onboard import _offline_client
+
+    monkeypatch.setenv("TOOLKIT_NULL_SEMANTIC_TYPE", "omit")
+    args = argparse.Namespace(env_file=str(tmp_path / "none.env"))
+    client = _offline_client(args)
+    assert client.connection.settings.null_semantic_type == "omit"

@@ -48,7 +48,16 @@ def _offline_client(args: argparse.Namespace) -> Client:
         return Client.from_env(env_file_of(args), environ=env)
     except ConfigError:
         unset = "http://not-configured.invalid"
-        return Client("<customerId>", "<clientId>", "<unused>", unset, unset, audience="<unused>")
+        omit = env.get(ENV_KEYS["null_semantic_type"]) or None  # the body sent, as configured
+        return Client(
+            "<customerId>",
+            "<clientId>",
+            "<unused>",
+            unset,
+            unset,
+            audience="<unused>",
+            null_semantic_type=omit,
+        )
 
 
 def _print_warnings(warnings: pd.DataFrame, warned: pd.DataFrame, shown: int = 10) -> None:
