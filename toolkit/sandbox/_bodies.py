@@ -12,8 +12,9 @@ are in :mod:`toolkit.sandbox._models`).
 from __future__ import annotations
 
 import re
+import types
 from datetime import UTC, date, datetime, timedelta, timezone
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -29,6 +30,7 @@ from pydantic_core import PydanticCustomError
 
 __all__ = [
     "DATETIME_PATTERN",
+    "FILLED",
     "MAX_DURATION_SECONDS",
     "MAX_UNIT_INCREMENTS",
     "MIN_UNIT_INCREMENTS",
@@ -61,6 +63,7 @@ __all__ = [
     "TokenOut",
     "UserOut",
     "UserRecordOut",
+    "empty_values",
     "lone_surrogate_path",
     "parse_datetime",
     "whole",
@@ -205,7 +208,75 @@ def _check_datetime(text: str) -> str:
 
 
 NonEmpty = Annotated[str, StringConstraints(min_length=1)]
-"""A string of at least one character (identifiers: an empty ``externalId`` is rejected)."""
+"""A string of at least one character, always (where a document bounds it, or outside them)."""
+
+
+class _Filled:
+    """Marks a value the sandbox refuses empty by default though neither interface.md nor the
+    published documents bound it: an identifier ``""`` or a list ``[]``.
+
+    The model takes it empty; the customer's profile (``emptyValues``) decides, where
+    :func:`empty_values` finds it. The OpenAPI document shows the default (``minLength`` or
+    ``minItems`` 1).
+    """
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> Any:
+        schema = handler(core_schema)
+        schema["minItems" if schema.get("type") == "array" else "minLength"] = 1
+        return schema
+
+    def __repr__(self) -> str:
+        return "FILLED"
+
+
+FILLED = _Filled()
+"""The marker of :class:`_Filled` (``Annotated[str, FILLED]``, ``Annotated[list[...], FILLED]``)."""
+Filled = Annotated[str, FILLED]
+"""An identifier refused empty unless the profile's ``emptyValues`` is ``accept``."""
+
+
+def _marked(annotation: Any) -> bool:
+    """Whether a type (or a branch of a union) carries :data:`FILLED`."""
+    if FILLED in getattr(annotation, "__metadata__", ()):
+        return True
+    return get_origin(annotation) in (Union, types.UnionType) and any(
+        _marked(branch) for branch in get_args(annotation)
+    )
+
+
+def empty_values(body: BaseModel, at: str = "") -> list[str]:
+    """Return the dotted paths of the values of ``body`` marked :data:`FILLED` that are empty.
+
+    Nested bodies (items of a list of models) are searched too.
+
+    Args:
+        body: A validated request body.
+        at: The path of ``body`` itself (with its trailing dot).
+
+    Returns:
+        The paths, in field order; empty when there is none.
+
+    >>> empty_values(CodeRangeIn(codeExternalIds=["L1", ""]))
+    ['codeExternalIds.1']
+    >>> empty_values(AckFailedIn(errors=[])), empty_values(AckFailedIn(errors=["x"]))
+    (['errors'], [])
+    """
+    found: list[str] = []
+    for name, field in type(body).model_fields.items():
+        value, path = getattr(body, name), f"{at}{name}"
+        if value in ("", []) and (FILLED in field.metadata or _marked(field.annotation)):
+            found.append(path)
+        if not isinstance(value, list):
+            continue
+        item = (get_args(field.annotation) or (None,))[0]
+        for index, element in enumerate(value):
+            if element == "" and _marked(item):
+                found.append(f"{path}.{index}")
+            elif isinstance(element, BaseModel):
+                found += empty_values(element, f"{path}.{index}.")
+    return found
+
+
 ObjectId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{24}$")]
 """An ``_id`` of the service (format ``objectid``: 24 lower-case hexadecimal digits)."""
 DateText = Annotated[str, StringConstraints(pattern=_DATE_PATTERN), AfterValidator(_check_date)]
@@ -349,7 +420,7 @@ class ClientIn(_In):
     """Client import payload (``type``, ``parentClientId``: optional, published beyond the
     spec; the parent is stored as given, the documents do not say it must exist)."""
 
-    externalId: NonEmpty
+    externalId: Filled
     name: str
     callSign: str
     description: str
@@ -369,11 +440,11 @@ class InitiativeIn(_In):
     """Initiative (matter or project) import payload."""
 
     billingType: Literal["billable", "non-billable"]
-    externalId: NonEmpty
+    externalId: Filled
     name: str
     description: str
     callSign: str
-    clientExternalId: NonEmpty
+    clientExternalId: Filled
     unitIncrements: Annotated[
         float, Field(ge=MIN_UNIT_INCREMENTS, le=MAX_UNIT_INCREMENTS, allow_inf_nan=False)
     ] = Field(
@@ -416,7 +487,7 @@ class CodeTypeIn(_In):
 
     model_config = ConfigDict(json_schema_extra=_spec_required)
 
-    externalId: NonEmpty
+    externalId: Filled
     name: str
     semanticType: SemanticType | None = None
     customerDefaultable: bool = Field(False, json_schema_extra=_never_null_schema)
@@ -433,10 +504,10 @@ class CodeTypeIn(_In):
 class CodeIn(_In):
     """Code import payload."""
 
-    externalId: NonEmpty
+    externalId: Filled
     name: str
     description: str
-    codeTypeExternalId: NonEmpty
+    codeTypeExternalId: Filled
     orderingSequence: str | None = Field(
         None,
         description="Optional (published): sort key in the product; not null.",
@@ -468,7 +539,7 @@ class CodeRangeIn(_In):
     (2500 by default, as published); it replaces the previous range, or adds to it under a
     profile's ``codeRangePost: add``."""
 
-    codeExternalIds: Annotated[list[NonEmpty], Field(min_length=1)]
+    codeExternalIds: Annotated[list[Filled], Field(min_length=1)]
 
 
 class _Stored(_Out):
@@ -681,7 +752,7 @@ class AckSucceededIn(_In):
     """release-succeeded payload (``externalId`` optional, as published)."""
 
     # optional means left out: a null is refused, and the schema does not offer it
-    externalId: NonEmpty | SkipJsonSchema[None] = None
+    externalId: Filled | SkipJsonSchema[None] = None
     reReleaseFailedMessages: list[str] | SkipJsonSchema[None] = None
 
     @field_validator("externalId", "reReleaseFailedMessages", mode="before")
@@ -695,8 +766,8 @@ class AckSucceededIn(_In):
 class BatchAckItem(AckSucceededIn):
     """One acknowledgement of the batch release-succeeded route."""
 
-    entryId: NonEmpty
-    userId: NonEmpty
+    entryId: Filled
+    userId: Filled
 
 
 class BatchAckIn(_In):
@@ -725,9 +796,10 @@ class BatchAckOut(_Out):
 
 
 class AckFailedIn(_In):
-    """release-failed payload: at least one reason, none empty (as published)."""
+    """release-failed payload: reasons, none empty (as published); at least one unless the
+    profile's ``emptyValues`` is ``accept`` (the documents set no bound)."""
 
-    errors: Annotated[list[NonEmpty], Field(min_length=1)]
+    errors: Annotated[list[NonEmpty], FILLED]
 
 
 class AckOut(_Out):

@@ -15,7 +15,8 @@ answers (``rateLimit``, ``retryAfter``, ``rateLimitHeaders``, ``errorBody``, ``l
 app's middlewares; the shape of entries where interface.md and the published documents differ
 (``counts``, ``codeAssigner``, ``digests``) and the published batch release-succeeded route
 (``batchAck``) in the store's egress part (the ``published`` preset sets their published
-values).
+values); the empty values of request bodies (``emptyValues``) where the routes and the seeding
+hand a body to the store.
 
 A nested switch (``tokenFaults``, ``rateLimit``, ``latency``) is replaced whole: its members left
 out take their defaults.
@@ -262,6 +263,14 @@ class Profile(_Switch):
         "`semanticType` may be left out but not null: 422).",
         published="published",
     )
+    emptyValues: Literal["refuse", "accept"] = switch(
+        "refuse",
+        "An empty identifier (an import's `externalId`, `clientExternalId` or "
+        "`codeTypeExternalId`, a code range's id, an acknowledgement's `externalId`, a batch "
+        "item's `entryId` or `userId`) or an empty release-failed `errors`: refused (422), or "
+        "accepted (the published documents bound none of them; interface.md is silent).",
+        published="accept",
+    )
 
 
 DEFAULT_PROFILE: dict[str, Any] = Profile().model_dump()
@@ -347,7 +356,8 @@ PROFILES: dict[str, dict[str, Any]] = {
   identity service's user record, counts as doubles (some fractional), ``assignedBy``
   ``laurel``, release-pending's digests with their published extras, the batch route, at
   most 2500 ids per code range, the published code type body (a null ``semanticType``
-  refused): every switch's published value (:func:`published_value`).
+  refused), empty identifiers and an empty ``errors`` accepted: every switch's published value
+  (:func:`published_value`).
 
 >>> sorted(PROFILES)
 ['published', 'queued', 'slow', 'stingy', 'strict', 'terse']

@@ -36,6 +36,7 @@ from .._bodies import (
 from .._exceptions import Conflict, NotFound, Unprocessable
 from .core import EPOCH, PRODUCT_UNIT_INCREMENTS, dedupe, format_timestamp, new_id, object_id, to_ms
 from .ingress import IngressStore
+from .profiles import refuse_empty
 
 __all__ = ["RECORD_KINDS", "AdministrationStore"]
 
@@ -73,9 +74,12 @@ _SUMMARIES = (
 )
 
 
-def _validated(model: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
+def _validated(
+    model: type[BaseModel], data: dict[str, Any], *, empty: str = "refuse"
+) -> dict[str, Any]:
+    """``data`` as ``model`` takes it; ``empty`` is the profile's ``emptyValues``."""
     try:
-        return model.model_validate(data).model_dump(exclude_unset=True)  # absent stays so
+        body = model.model_validate(data)
     except ValidationError as exc:
         errors = [
             {
@@ -86,6 +90,9 @@ def _validated(model: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
             for err in exc.errors()
         ]
         raise Unprocessable(f"invalid {model.__name__}", errors=errors) from exc
+    if empty == "refuse":
+        refuse_empty(body)
+    return body.model_dump(exclude_unset=True)  # absent stays so
 
 
 class AdministrationStore(IngressStore):
@@ -534,6 +541,7 @@ class AdministrationStore(IngressStore):
             return {"true": True, "false": False}.get(text.strip().lower(), text)
 
         published = self.profile(customer_id)["codeTypeBody"] == "published"
+        empty = self.profile(customer_id)["emptyValues"]
 
         def code_type(row: dict[str, str]) -> dict[str, Any]:  # no kind: as the profile takes it
             body: dict[str, Any] = {**row, "semanticType": row.get("semanticType") or None}
@@ -565,7 +573,9 @@ class AdministrationStore(IngressStore):
             for line, row in enumerate(rows(filename), start=2):
                 try:
                     # seeding upserts whatever the customer's profile says
-                    importer(customer_id, _validated(model, convert(row)), reimport="upsert")
+                    importer(
+                        customer_id, _validated(model, convert(row), empty=empty), reimport="upsert"
+                    )
                 except Unprocessable as exc:
                     raise Unprocessable(
                         f"{filename} line {line}: {exc.detail}", errors=exc.extra.get("errors", [])
@@ -579,7 +589,7 @@ class AdministrationStore(IngressStore):
                 self.set_code_range(
                     customer_id,
                     initiative,
-                    _validated(CodeRangeIn, {"codeExternalIds": code_ids}),
+                    _validated(CodeRangeIn, {"codeExternalIds": code_ids}, empty=empty),
                 )
             except (NotFound, Unprocessable) as exc:
                 raise Unprocessable(f"code_ranges.csv: {exc.detail}") from exc

@@ -20,11 +20,14 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import BaseModel
+
+from .._bodies import empty_values
 from .._exceptions import Unprocessable
 from .._profiles import ProfileError, merge_profile, validate_profile
 from .core import DEFAULT_AUDIENCE, DEFAULT_TOKEN_TTL, Clock, StoreCore
 
-__all__ = ["ProfileStore"]
+__all__ = ["ProfileStore", "refuse_empty"]
 
 _CACHE_LIMIT = 10_000
 """Cached profiles kept at most (ids that name no customer are cached too)."""
@@ -35,6 +38,33 @@ def _checked(switches: Mapping[str, Any]) -> dict[str, Any]:
         return validate_profile(switches)
     except ProfileError as exc:
         raise Unprocessable(str(exc), slug="invalid-profile", errors=exc.errors) from None
+
+
+def refuse_empty(body: BaseModel) -> None:
+    """Refuse a body holding an empty value the sandbox refuses by default (``emptyValues``).
+
+    Args:
+        body: A validated request body.
+
+    Raises:
+        Unprocessable: Naming every such value (``""`` or ``[]``).
+
+    >>> from toolkit.sandbox._bodies import CodeRangeIn
+    >>> refuse_empty(CodeRangeIn(codeExternalIds=["L1", ""]))
+    Traceback (most recent call last):
+    ...
+    toolkit.sandbox._exceptions.Unprocessable: invalid request: body.codeExternalIds.1
+    """
+    paths = empty_values(body)
+    if paths:
+        raise Unprocessable(
+            "invalid request: " + ", ".join(f"body.{path}" for path in paths),
+            slug="validation-failed",
+            errors=[
+                {"in": "body", "field": path, "detail": "may not be empty (emptyValues: refuse)"}
+                for path in paths
+            ],
+        )
 
 
 class ProfileStore(StoreCore):
@@ -71,6 +101,29 @@ class ProfileStore(StoreCore):
         super().__init__(path, token_ttl=token_ttl, audience=audience, clock=clock)
         self._profiles: dict[str | None, dict[str, Any]] = {}
         self._profiles_lock = threading.Lock()
+
+    def check_empty(self, customer_id: str, body: BaseModel) -> None:
+        """Refuse a body's empty identifiers and lists unless the customer's profile's
+        ``emptyValues`` is ``accept`` (:func:`refuse_empty`).
+
+        Args:
+            customer_id: The customer.
+            body: A validated request body.
+
+        Raises:
+            Unprocessable: An empty value under ``emptyValues: refuse`` (the default).
+
+        >>> import tempfile, os
+        >>> from toolkit.sandbox._store import Store
+        >>> from toolkit.sandbox._bodies import AckFailedIn
+        >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+        >>> cid = store.create_customer()["customerId"]
+        >>> store.set_profile(cid, {"emptyValues": "accept"})["emptyValues"]
+        'accept'
+        >>> store.check_empty(cid, AckFailedIn(errors=[]))  # accepted: no error
+        """
+        if self.profile(customer_id)["emptyValues"] == "refuse":
+            refuse_empty(body)
 
     def profile(self, customer_id: str | None) -> dict[str, Any]:
         """Return the whole profile in force for a customer (cached; treat it as read-only).
