@@ -417,8 +417,15 @@ class Problem(BaseModel):
 
 
 class ClientIn(_In):
-    """Client import payload (``type``, ``parentClientId``: optional, published beyond the
-    spec; the parent is stored as given, the documents do not say it must exist)."""
+    """Client import payload (``type``, ``parentClientId``, ``parentClientExternalId``:
+    optional, published beyond the spec).
+
+    The parent client is named by its ``_id`` (``parentClientId``, the time document's
+    field; stored as given, the documents do not say it must exist) or by its ``externalId``
+    (``parentClientExternalId``, the ingestion document's field; it must name a client of the
+    customer, whose ``_id`` is then stored as ``parentClientId``). The sandbox takes either
+    on every base.
+    """
 
     externalId: Filled
     name: str
@@ -431,6 +438,11 @@ class ClientIn(_In):
     )
     parentClientId: ObjectId | None = Field(
         None, description="Optional (published): the parent client's `_id`, or null."
+    )
+    parentClientExternalId: str | None = Field(
+        None,
+        description="Optional (published by the ingestion service): the parent client's "
+        "`externalId`, or null; it must name a client, stored as the `parentClientId`.",
     )
 
     _never_null = field_validator("type", mode="before")(_not_null)

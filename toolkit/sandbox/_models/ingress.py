@@ -59,6 +59,8 @@ class IngressStore(ProfileStore):
 
         Raises:
             Conflict: The client exists and ``reimport`` is ``conflict``.
+            Unprocessable: ``parentClientExternalId`` names no client, or another one than
+                ``parentClientId``.
 
         >>> import tempfile, os
         >>> from toolkit.sandbox._store import Store
@@ -70,6 +72,8 @@ class IngressStore(ProfileStore):
         """
         mode = reimport or self.profile(customer_id)["reimport"]
         with self._tx() as db:
+            if (parent := body.get("parentClientExternalId")) is not None:
+                body = {**body, "parentClientId": self._parent_id(db, customer_id, parent, body)}
             record_id = self._upsert(
                 db,
                 "clients",
@@ -389,6 +393,28 @@ class IngressStore(ProfileStore):
             f"UPDATE {table} SET {sets}, updated_at = ? WHERE id = ?",
             (*values.values(), now, row["id"]),
         )
+        return str(row["id"])
+
+    def _parent_id(
+        self, db: sqlite3.Connection, customer_id: str, external_id: str, body: dict[str, Any]
+    ) -> str:
+        """The ``_id`` of the client ``parentClientExternalId`` names (the same parent as a
+        ``parentClientId`` sent beside it)."""
+        row = db.execute(
+            "SELECT id FROM clients WHERE customer_id = ? AND external_id = ?",
+            (customer_id, external_id),
+        ).fetchone()
+        if row is None:
+            raise self._unknown("client", "parentClientExternalId", [external_id])
+        if body.get("parentClientId") not in (None, row["id"]):
+            raise Unprocessable(
+                f"parentClientId {body['parentClientId']!r} and parentClientExternalId "
+                f"{external_id!r} name two clients",
+                slug="validation-failed",
+                errors=[
+                    {"in": "body", "field": "parentClientExternalId", "detail": "another client"}
+                ],
+            )
         return str(row["id"])
 
     @staticmethod
