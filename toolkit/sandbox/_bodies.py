@@ -64,6 +64,7 @@ __all__ = [
     "UserOut",
     "UserRecordOut",
     "empty_values",
+    "unknown_fields",
     "lone_surrogate_path",
     "parse_datetime",
     "whole",
@@ -277,6 +278,30 @@ def empty_values(body: BaseModel, at: str = "") -> list[str]:
     return found
 
 
+def unknown_fields(body: BaseModel, at: str = "") -> list[str]:
+    """Return the dotted paths of the fields of ``body`` its model does not declare.
+
+    Nested bodies (items of a list of models) are searched too.
+
+    Args:
+        body: A validated request body.
+        at: The path of ``body`` itself (with its trailing dot).
+
+    Returns:
+        The paths, in the order sent; empty when there is none.
+
+    >>> unknown_fields(BatchAckIn(request=[{"entryId": "e", "userId": "u", "entryID": "e"}]))
+    ['request.0.entryID']
+    """
+    found = [f"{at}{name}" for name in body.model_extra or {}]
+    for name in type(body).model_fields:
+        if isinstance(value := getattr(body, name), list):
+            for index, element in enumerate(value):
+                if isinstance(element, BaseModel):
+                    found += unknown_fields(element, f"{at}{name}.{index}.")
+    return found
+
+
 ObjectId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{24}$")]
 """An ``_id`` of the service (format ``objectid``: 24 lower-case hexadecimal digits)."""
 DateText = Annotated[str, StringConstraints(pattern=_DATE_PATTERN), AfterValidator(_check_date)]
@@ -344,6 +369,19 @@ class _In(BaseModel):
     @classmethod
     def _unicode_only(cls, data: Any) -> Any:
         return _refuse_lone_surrogates(data)
+
+
+def _closed(schema: dict[str, Any]) -> None:
+    """The document shows the default profile: an unknown field is refused."""
+    schema["additionalProperties"] = False
+
+
+class _Interface(_In):
+    """Base of the interface's request bodies: an unknown field is kept aside (``model_extra``)
+    for the customer's profile (``unknownFields``) to refuse, as by default, or drop; the
+    published documents do not close their bodies."""
+
+    model_config = ConfigDict(extra="allow", json_schema_extra=_closed)
 
 
 class _Out(BaseModel):
@@ -416,7 +454,7 @@ class Problem(BaseModel):
 # --- ingress ----------------------------------------------------------------------------------
 
 
-class ClientIn(_In):
+class ClientIn(_Interface):
     """Client import payload (``type``, ``parentClientId``, ``parentClientExternalId``:
     optional, published beyond the spec).
 
@@ -448,7 +486,7 @@ class ClientIn(_In):
     _never_null = field_validator("type", mode="before")(_not_null)
 
 
-class InitiativeIn(_In):
+class InitiativeIn(_Interface):
     """Initiative (matter or project) import payload."""
 
     billingType: Literal["billable", "non-billable"]
@@ -481,13 +519,14 @@ class InitiativeIn(_In):
 def _spec_required(schema: dict[str, Any]) -> None:
     """The document shows interface.md's code type body: all five fields required."""
     schema["required"] = [*schema.get("required", []), *CODE_TYPE_SPEC_FIELDS]
+    _closed(schema)
 
 
 CODE_TYPE_SPEC_FIELDS = ("semanticType", "customerDefaultable", "userDefaultable")
 """Required by interface.md, optional in the published import body (profile ``codeTypeBody``)."""
 
 
-class CodeTypeIn(_In):
+class CodeTypeIn(_Interface):
     """Code type import payload.
 
     interface.md requires all five fields (``semanticType`` null for another kind); the
@@ -497,7 +536,7 @@ class CodeTypeIn(_In):
     interface.md's form.
     """
 
-    model_config = ConfigDict(json_schema_extra=_spec_required)
+    model_config = ConfigDict(extra="allow", json_schema_extra=_spec_required)
 
     externalId: Filled
     name: str
@@ -513,7 +552,7 @@ class CodeTypeIn(_In):
     _never_null = field_validator("orderingSequence", mode="before")(_not_null)
 
 
-class CodeIn(_In):
+class CodeIn(_Interface):
     """Code import payload."""
 
     externalId: Filled
@@ -546,7 +585,7 @@ class CodeIn(_In):
     )(_not_null)
 
 
-class CodeRangeIn(_In):
+class CodeRangeIn(_Interface):
     """Code range payload: the permitted codes of one initiative, 1 to ``codeRangeMax`` ids
     (2500 by default, as published); it replaces the previous range, or adds to it under a
     profile's ``codeRangePost: add``."""
@@ -760,7 +799,7 @@ class PendingEntry(_Out):
     sharedFrom: dict[str, Any] | None = Field(description="Published extra; null here.")
 
 
-class AckSucceededIn(_In):
+class AckSucceededIn(_Interface):
     """release-succeeded payload (``externalId`` optional, as published)."""
 
     # optional means left out: a null is refused, and the schema does not offer it
@@ -782,7 +821,7 @@ class BatchAckItem(AckSucceededIn):
     userId: Filled
 
 
-class BatchAckIn(_In):
+class BatchAckIn(_Interface):
     """Batch release-succeeded payload: 1 to 20 acknowledgements."""
 
     request: Annotated[list[BatchAckItem], Field(min_length=1, max_length=20)]
@@ -807,7 +846,7 @@ class BatchAckOut(_Out):
     response: list[BatchAckItemOut]
 
 
-class AckFailedIn(_In):
+class AckFailedIn(_Interface):
     """release-failed payload: reasons, none empty (as published); at least one unless the
     profile's ``emptyValues`` is ``accept`` (the documents set no bound)."""
 

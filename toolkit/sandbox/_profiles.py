@@ -15,8 +15,8 @@ answers (``rateLimit``, ``retryAfter``, ``rateLimitHeaders``, ``errorBody``, ``l
 app's middlewares; the shape of entries where interface.md and the published documents differ
 (``counts``, ``codeAssigner``, ``digests``) and the published batch release-succeeded route
 (``batchAck``) in the store's egress part (the ``published`` preset sets their published
-values); the empty values of request bodies (``emptyValues``) where the routes and the seeding
-hand a body to the store.
+values); the empty values and unknown fields of request bodies (``emptyValues``,
+``unknownFields``) where the routes and the seeding hand a body to the store.
 
 A nested switch (``tokenFaults``, ``rateLimit``, ``latency``) is replaced whole: its members left
 out take their defaults.
@@ -271,6 +271,13 @@ class Profile(_Switch):
         "accepted (the published documents bound none of them; interface.md is silent).",
         published="accept",
     )
+    unknownFields: Literal["refuse", "ignore"] = switch(
+        "refuse",
+        "A field an interface request body does not declare (a typo such as "
+        "`clientExternalID`): refused (422), or ignored, not stored (the published documents do "
+        "not close their bodies; interface.md is silent).",
+        published="ignore",
+    )
 
 
 DEFAULT_PROFILE: dict[str, Any] = Profile().model_dump()
@@ -356,7 +363,8 @@ PROFILES: dict[str, dict[str, Any]] = {
   identity service's user record, counts as doubles (some fractional), ``assignedBy``
   ``laurel``, release-pending's digests with their published extras, the batch route, at
   most 2500 ids per code range, the published code type body (a null ``semanticType``
-  refused), empty identifiers and an empty ``errors`` accepted: every switch's published value
+  refused), empty identifiers and an empty ``errors`` accepted, unknown body fields ignored:
+  every switch's published value
   (:func:`published_value`).
 
 >>> sorted(PROFILES)

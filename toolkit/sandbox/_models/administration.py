@@ -36,7 +36,7 @@ from .._bodies import (
 from .._exceptions import Conflict, NotFound, Unprocessable
 from .core import EPOCH, PRODUCT_UNIT_INCREMENTS, dedupe, format_timestamp, new_id, object_id, to_ms
 from .ingress import IngressStore
-from .profiles import refuse_empty
+from .profiles import refuse_body
 
 __all__ = ["RECORD_KINDS", "AdministrationStore"]
 
@@ -75,9 +75,10 @@ _SUMMARIES = (
 
 
 def _validated(
-    model: type[BaseModel], data: dict[str, Any], *, empty: str = "refuse"
+    model: type[BaseModel], data: dict[str, Any], profile: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """``data`` as ``model`` takes it; ``empty`` is the profile's ``emptyValues``."""
+    """``data`` as ``model`` takes it, and as ``profile`` (default: the defaults) takes its
+    empty values and unknown fields; an unknown field is dropped when taken."""
     try:
         body = model.model_validate(data)
     except ValidationError as exc:
@@ -90,9 +91,10 @@ def _validated(
             for err in exc.errors()
         ]
         raise Unprocessable(f"invalid {model.__name__}", errors=errors) from exc
-    if empty == "refuse":
-        refuse_empty(body)
-    return body.model_dump(exclude_unset=True)  # absent stays so
+    profile = profile or {"emptyValues": "refuse", "unknownFields": "refuse"}
+    empty, unknown = profile["emptyValues"] == "refuse", profile["unknownFields"] == "refuse"
+    refuse_body(body, empty=empty, unknown=unknown)
+    return body.model_dump(exclude_unset=True, exclude=set(body.model_extra or ()))
 
 
 class AdministrationStore(IngressStore):
@@ -541,7 +543,7 @@ class AdministrationStore(IngressStore):
             return {"true": True, "false": False}.get(text.strip().lower(), text)
 
         published = self.profile(customer_id)["codeTypeBody"] == "published"
-        empty = self.profile(customer_id)["emptyValues"]
+        profile = self.profile(customer_id)
 
         def code_type(row: dict[str, str]) -> dict[str, Any]:  # no kind: as the profile takes it
             body: dict[str, Any] = {**row, "semanticType": row.get("semanticType") or None}
@@ -574,7 +576,7 @@ class AdministrationStore(IngressStore):
                 try:
                     # seeding upserts whatever the customer's profile says
                     importer(
-                        customer_id, _validated(model, convert(row), empty=empty), reimport="upsert"
+                        customer_id, _validated(model, convert(row), profile), reimport="upsert"
                     )
                 except Unprocessable as exc:
                     raise Unprocessable(
@@ -589,7 +591,7 @@ class AdministrationStore(IngressStore):
                 self.set_code_range(
                     customer_id,
                     initiative,
-                    _validated(CodeRangeIn, {"codeExternalIds": code_ids}, empty=empty),
+                    _validated(CodeRangeIn, {"codeExternalIds": code_ids}, profile),
                 )
             except (NotFound, Unprocessable) as exc:
                 raise Unprocessable(f"code_ranges.csv: {exc.detail}") from exc

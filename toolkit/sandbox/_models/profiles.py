@@ -22,12 +22,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .._bodies import empty_values
+from .._bodies import empty_values, unknown_fields
 from .._exceptions import Unprocessable
 from .._profiles import ProfileError, merge_profile, validate_profile
 from .core import DEFAULT_AUDIENCE, DEFAULT_TOKEN_TTL, Clock, StoreCore
 
-__all__ = ["ProfileStore", "refuse_empty"]
+__all__ = ["ProfileStore", "refuse_body"]
 
 _CACHE_LIMIT = 10_000
 """Cached profiles kept at most (ids that name no customer are cached too)."""
@@ -40,30 +40,33 @@ def _checked(switches: Mapping[str, Any]) -> dict[str, Any]:
         raise Unprocessable(str(exc), slug="invalid-profile", errors=exc.errors) from None
 
 
-def refuse_empty(body: BaseModel) -> None:
-    """Refuse a body holding an empty value the sandbox refuses by default (``emptyValues``).
+def refuse_body(body: BaseModel, *, empty: bool = True, unknown: bool = True) -> None:
+    """Refuse what a body holds that the sandbox refuses by default though the published
+    documents allow it: empty values (``emptyValues``) and unknown fields (``unknownFields``).
 
     Args:
         body: A validated request body.
+        empty: Refuse an empty identifier or list (:func:`~toolkit.sandbox._bodies.empty_values`).
+        unknown: Refuse a field the body does not declare
+            (:func:`~toolkit.sandbox._bodies.unknown_fields`).
 
     Raises:
-        Unprocessable: Naming every such value (``""`` or ``[]``).
+        Unprocessable: Naming every such value or field.
 
     >>> from toolkit.sandbox._bodies import CodeRangeIn
-    >>> refuse_empty(CodeRangeIn(codeExternalIds=["L1", ""]))
+    >>> refuse_body(CodeRangeIn(codeExternalIds=["L1", ""], codeExternalID=["L2"]))
+    ... # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    toolkit.sandbox._exceptions.Unprocessable: invalid request: body.codeExternalIds.1
+    toolkit.sandbox._exceptions.Unprocessable: invalid request: body.codeExternalIds.1, ...
     """
-    paths = empty_values(body)
-    if paths:
+    errors = [(path, "may not be empty") for path in empty_values(body) if empty]
+    errors += [(path, "Extra inputs are not permitted") for path in unknown_fields(body) if unknown]
+    if errors:
         raise Unprocessable(
-            "invalid request: " + ", ".join(f"body.{path}" for path in paths),
+            "invalid request: " + ", ".join(f"body.{path}" for path, _ in errors),
             slug="validation-failed",
-            errors=[
-                {"in": "body", "field": path, "detail": "may not be empty (emptyValues: refuse)"}
-                for path in paths
-            ],
+            errors=[{"in": "body", "field": path, "detail": detail} for path, detail in errors],
         )
 
 
@@ -102,28 +105,32 @@ class ProfileStore(StoreCore):
         self._profiles: dict[str | None, dict[str, Any]] = {}
         self._profiles_lock = threading.Lock()
 
-    def check_empty(self, customer_id: str, body: BaseModel) -> None:
-        """Refuse a body's empty identifiers and lists unless the customer's profile's
-        ``emptyValues`` is ``accept`` (:func:`refuse_empty`).
+    def check_body(self, customer_id: str, body: BaseModel) -> None:
+        """Refuse a body's empty identifiers and lists and its unknown fields, as the
+        customer's profile says (``emptyValues``, ``unknownFields``; :func:`refuse_body`).
 
         Args:
             customer_id: The customer.
             body: A validated request body.
 
         Raises:
-            Unprocessable: An empty value under ``emptyValues: refuse`` (the default).
+            Unprocessable: An empty value under ``emptyValues: refuse``, or an unknown field
+                under ``unknownFields: refuse`` (the defaults).
 
         >>> import tempfile, os
         >>> from toolkit.sandbox._store import Store
         >>> from toolkit.sandbox._bodies import AckFailedIn
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
         >>> cid = store.create_customer()["customerId"]
-        >>> store.set_profile(cid, {"emptyValues": "accept"})["emptyValues"]
-        'accept'
-        >>> store.check_empty(cid, AckFailedIn(errors=[]))  # accepted: no error
+        >>> taken = store.set_profile(cid, {"emptyValues": "accept", "unknownFields": "ignore"})
+        >>> store.check_body(cid, AckFailedIn(errors=[], note="x"))  # accepted: no error
         """
-        if self.profile(customer_id)["emptyValues"] == "refuse":
-            refuse_empty(body)
+        profile = self.profile(customer_id)
+        refuse_body(
+            body,
+            empty=profile["emptyValues"] == "refuse",
+            unknown=profile["unknownFields"] == "refuse",
+        )
 
     def profile(self, customer_id: str | None) -> dict[str, Any]:
         """Return the whole profile in force for a customer (cached; treat it as read-only).

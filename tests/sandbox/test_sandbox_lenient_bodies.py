@@ -1,6 +1,7 @@
-"""Empty identifiers and an empty ``errors`` list: refused by default (the sandbox's own
-choice), taken as any other value under the profile's ``emptyValues: accept``, which the
-``published`` preset sets, since neither interface.md nor the published documents bound them
+"""What the published documents allow in a request body and the sandbox refuses by default, its
+own choice: empty identifiers and an empty ``errors`` list (``emptyValues: accept`` takes them as
+any other value) and unknown fields (``unknownFields: ignore`` drops them). The ``published``
+preset sets both, since neither interface.md nor the documents bound or close these bodies
 (schemathesis over the published time document: "Schema-valid request rejected")."""
 
 from __future__ import annotations
@@ -167,3 +168,56 @@ def test_seeding_follows_the_profile_on_an_empty_identifier(tmp_path: Path) -> N
         assert store.seed_sample(tmp_path, accepting, entries=0)["clients"] == 2
     finally:
         store.close()
+
+
+# -- unknown fields ------------------------------------------------------------------------------
+
+UNKNOWN = [
+    ("clients/import", {**EMPTY_BODIES[0][1], "externalId": "C7", "clientCode": "7"}, "clientCode"),
+    ("initiatives/M1/codes", {"codeExternalIds": ["L110"], "mode": "add"}, "mode"),
+]
+
+
+@pytest.mark.parametrize(("path", "body", "field"), UNKNOWN, ids=[p for p, *_ in UNKNOWN])
+def test_an_unknown_field_is_refused_by_default_naming_it(
+    firm: Firm, path: str, body: dict, field: str
+) -> None:
+    answer = firm.api("POST", _IMPORTS + path, json=body)
+    assert answer.status_code == 422
+    assert [(e["field"], e["detail"]) for e in answer.json()["errors"]] == [
+        (field, "Extra inputs are not permitted")
+    ]
+
+
+def test_unknown_fields_are_dropped_under_ignore(firm: Firm) -> None:
+    firm.admin.set_profile(unknownFields="ignore", importAnswer="201-record")
+    answer = firm.api("POST", _IMPORTS + UNKNOWN[0][0], json=UNKNOWN[0][1])
+    assert answer.status_code == 201, answer.text
+    assert "clientCode" not in answer.json()
+    stored = next(c for c in firm.admin.records("clients") if c["externalId"] == "C7")
+    assert "clientCode" not in stored
+    assert firm.api("POST", _IMPORTS + UNKNOWN[1][0], json=UNKNOWN[1][1]).status_code == 201
+
+
+def test_an_unknown_field_of_a_batch_item_is_named_and_dropped_under_ignore(firm: Firm) -> None:
+    entry = firm.entry(released_at="2025-03-01T10:00:00Z")
+    item = {"entryId": entry["_id"], "userId": entry["userId"], "externalID": "INV-1"}
+    path = "/time/api/v1/customers/{cid}/entries/release-succeeded/batch"
+    refused = firm.api("POST", path, json={"request": [item], "dryRun": True})
+    assert refused.status_code == 422
+    assert [e["field"] for e in refused.json()["errors"]] == ["dryRun", "request.0.externalID"]
+    firm.admin.set_profile(unknownFields="ignore")
+    answer = firm.api("POST", path, json={"request": [item], "dryRun": True})
+    assert [r["status"] for r in answer.json()["response"]] == ["OK"]
+    stored = firm.admin.records("entries")[0]
+    assert (stored["state"], stored["externalId"]) == ("succeeded", None)
+
+
+def test_the_published_preset_ignores_unknown_fields() -> None:
+    assert PROFILES["published"]["unknownFields"] == "ignore"
+
+
+def test_the_served_document_keeps_the_interface_bodies_closed(firm: Firm) -> None:
+    schemas = firm.api("GET", "/openapi.json").json()["components"]["schemas"]
+    for name in ("ClientIn", "InitiativeIn", "CodeTypeIn", "CodeIn", "CodeRangeIn", "AckFailedIn"):
+        assert schemas[name]["additionalProperties"] is False, name
