@@ -1,7 +1,8 @@
 """What the published documents allow in a request body and the sandbox refuses by default, its
 own choice: empty identifiers and an empty ``errors`` list (``emptyValues: accept`` takes them as
-any other value) and unknown fields (``unknownFields: ignore`` drops them). The ``published``
-preset sets both, since neither interface.md nor the documents bound or close these bodies
+any other value), unknown fields (``unknownFields: ignore`` drops them) and a ``unitIncrements``
+beyond the sandbox's bounds (``unitBounds: none`` takes any finite number). The ``published``
+preset sets all three, since neither interface.md nor the documents bound or close these bodies
 (schemathesis over the published time document: "Schema-valid request rejected")."""
 
 from __future__ import annotations
@@ -221,3 +222,41 @@ def test_the_served_document_keeps_the_interface_bodies_closed(firm: Firm) -> No
     schemas = firm.api("GET", "/openapi.json").json()["components"]["schemas"]
     for name in ("ClientIn", "InitiativeIn", "CodeTypeIn", "CodeIn", "CodeRangeIn", "AckFailedIn"):
         assert schemas[name]["additionalProperties"] is False, name
+
+
+# -- unitIncrements beyond the sandbox's bounds --------------------------------------------------
+
+
+@pytest.mark.parametrize("unit", [0, -360, 1e-16, 1e20])
+def test_a_unit_beyond_the_sandboxs_bounds_is_refused_by_default(firm: Firm, unit: float) -> None:
+    body = {
+        **EMPTY_BODIES[1][1],
+        "externalId": "M8",
+        "clientExternalId": "C1",
+        "unitIncrements": unit,
+    }
+    answer = firm.api("POST", _IMPORTS + "initiatives/import", json=body)
+    assert answer.status_code == 422
+    assert [e["field"] for e in answer.json()["errors"]] == ["unitIncrements"]
+
+
+@pytest.mark.parametrize("unit", [0, -360, 1e-16, 1e20])
+def test_any_finite_unit_is_taken_as_sent_under_none(firm: Firm, unit: float) -> None:
+    firm.admin.set_profile(unitBounds="none", importAnswer="201-record")
+    body = {
+        **EMPTY_BODIES[1][1],
+        "externalId": "M8",
+        "clientExternalId": "C1",
+        "unitIncrements": unit,
+    }
+    answer = firm.api("POST", _IMPORTS + "initiatives/import", json=body)
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["unitIncrements"] == unit
+    firm.entry(initiative="M8", duration=900, released_at="2025-03-01T10:00:00Z")
+    window = {"releasedAfter": "2025-03-01T00:00:00Z", "releasedOnOrBefore": "2025-03-02T00:00:00Z"}
+    export = firm.api("GET", "/time/api/v2/customers/{cid}/entries/export", params=window).json()
+    assert [e["unitIncrementCount"] for e in export] == [1 if unit > 1e-6 else 0]
+
+
+def test_the_published_preset_takes_any_unit() -> None:
+    assert PROFILES["published"]["unitBounds"] == "none"

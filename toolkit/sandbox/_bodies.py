@@ -495,11 +495,11 @@ class InitiativeIn(_Interface):
     description: str
     callSign: str
     clientExternalId: Filled
-    unitIncrements: Annotated[
-        float, Field(ge=MIN_UNIT_INCREMENTS, le=MAX_UNIT_INCREMENTS, allow_inf_nan=False)
-    ] = Field(
+    unitIncrements: Annotated[float, Field(allow_inf_nan=False)] = Field(
         description="Smallest billable unit in seconds; a JSON number from 0.000001 to "
-        "1000000000 (the sandbox's bounds; integer or fraction, returned as sent)."
+        "1000000000 (the sandbox's bounds, unless the profile's `unitBounds` is `none`; "
+        "integer or fraction, returned as sent).",
+        json_schema_extra={"minimum": MIN_UNIT_INCREMENTS, "maximum": MAX_UNIT_INCREMENTS},
     )
     status: Literal["active", "inactive"]
     externalGroupIds: list[str] | None = Field(

@@ -16,7 +16,8 @@ app's middlewares; the shape of entries where interface.md and the published doc
 (``counts``, ``codeAssigner``, ``digests``) and the published batch release-succeeded route
 (``batchAck``) in the store's egress part (the ``published`` preset sets their published
 values); the empty values and unknown fields of request bodies (``emptyValues``,
-``unknownFields``) where the routes and the seeding hand a body to the store.
+``unknownFields``) where the routes and the seeding hand a body to the store, and the bounds of
+``unitIncrements`` (``unitBounds``) in the initiative import.
 
 A nested switch (``tokenFaults``, ``rateLimit``, ``latency``) is replaced whole: its members left
 out take their defaults.
@@ -278,6 +279,13 @@ class Profile(_Switch):
         "not close their bodies; interface.md is silent).",
         published="ignore",
     )
+    unitBounds: Literal["sandbox", "none"] = switch(
+        "sandbox",
+        "An initiative's `unitIncrements`: within the sandbox's bounds, 0.000001 to "
+        "1000000000 (422 outside), or any finite number (the published documents bound it not; "
+        "an entry on a unit below 0.000001, zero and negative included, counts 0 increments).",
+        published="none",
+    )
 
 
 DEFAULT_PROFILE: dict[str, Any] = Profile().model_dump()
@@ -363,8 +371,8 @@ PROFILES: dict[str, dict[str, Any]] = {
   identity service's user record, counts as doubles (some fractional), ``assignedBy``
   ``laurel``, release-pending's digests with their published extras, the batch route, at
   most 2500 ids per code range, the published code type body (a null ``semanticType``
-  refused), empty identifiers and an empty ``errors`` accepted, unknown body fields ignored:
-  every switch's published value
+  refused), empty identifiers and an empty ``errors`` accepted, unknown body fields ignored,
+  any finite ``unitIncrements``: every switch's published value
   (:func:`published_value`).
 
 >>> sorted(PROFILES)

@@ -33,6 +33,7 @@ from fractions import Fraction
 from http import HTTPStatus
 from typing import Any
 
+from .._bodies import MIN_UNIT_INCREMENTS
 from .._exceptions import (
     BadRequest,
     Conflict,
@@ -48,7 +49,9 @@ __all__ = ["EgressStore"]
 
 
 def _increment_count(duration: float, unit: float | None) -> int:
-    if not unit:
+    """Increments of ``unit`` in ``duration``, rounded up; none of a unit below the sandbox's
+    bounds (zero or negative included, taken under the profile's ``unitBounds: none``)."""
+    if not unit or unit < MIN_UNIT_INCREMENTS:
         return 0
     if float(unit).is_integer() and float(duration).is_integer():
         return -(-int(duration) // int(unit))
