@@ -689,7 +689,9 @@ class CodeTypeRef(_Out):
     semanticType: SemanticType | None = Field(
         None, description="Absent where null with published digests."
     )
-    orderingSequence: str | None = Field(None, description="With published digests.")
+    orderingSequence: str | int | None = Field(
+        None, description="With published digests (a number under the profile's `oddExtras`)."
+    )
 
 
 class CodeRef(_Out):
@@ -792,7 +794,10 @@ class PendingEntry(_Out):
     externalId: str | None
     codes: list[CodeRef]
     notes: str | None = Field(description="Published extra; the sandbox keeps none.")
-    releaseCount: int | None = Field(description="Published extra: times released.")
+    releaseCount: int | float | None = Field(
+        description="Published extra: times released (a fraction on every second entry under "
+        "the profile's `oddExtras`)."
+    )
     lastSyncedAt: str | None = Field(description="Published extra; null in the sandbox.")
     firstReleaseAttemptedAt: str | None = Field(description="Published extra: release time.")
     isShared: bool | None = Field(description="Published extra; false in the sandbox.")

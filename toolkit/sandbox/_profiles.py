@@ -16,8 +16,9 @@ app's middlewares; the shape of entries where interface.md and the published doc
 (``counts``, ``codeAssigner``, ``digests``) and the published batch release-succeeded route
 (``batchAck``) in the store's egress part (the ``published`` preset sets their published
 values); the empty values and unknown fields of request bodies (``emptyValues``,
-``unknownFields``) where the routes and the seeding hand a body to the store, and the bounds of
-``unitIncrements`` (``unitBounds``) in the initiative import.
+``unknownFields``) where the routes and the seeding hand a body to the store, the bounds of
+``unitIncrements`` (``unitBounds``) in the initiative import, and the odd values of
+release-pending's extras (``oddExtras``) in the store's egress part.
 
 A nested switch (``tokenFaults``, ``rateLimit``, ``latency``) is replaced whole: its members left
 out take their defaults.
@@ -286,6 +287,14 @@ class Profile(_Switch):
         "an entry on a unit below 0.000001, zero and negative included, counts 0 increments).",
         published="none",
     )
+    oddExtras: bool = switch(
+        False,
+        "Release-pending's fields outside interface.md carry odd values the published "
+        "documents let through: `releaseCount` a fraction (their `number`, format int64) on "
+        "every second entry; with published digests, a code type's `orderingSequence` a number "
+        "(their text, as a mock generated it).",
+        published=True,
+    )
 
 
 DEFAULT_PROFILE: dict[str, Any] = Profile().model_dump()
@@ -372,7 +381,8 @@ PROFILES: dict[str, dict[str, Any]] = {
   ``laurel``, release-pending's digests with their published extras, the batch route, at
   most 2500 ids per code range, the published code type body (a null ``semanticType``
   refused), empty identifiers and an empty ``errors`` accepted, unknown body fields ignored,
-  any finite ``unitIncrements``: every switch's published value
+  any finite ``unitIncrements``, odd values in release-pending's extras (a fractional
+  ``releaseCount``, a numeric ``orderingSequence``): every switch's published value
   (:func:`published_value`).
 
 >>> sorted(PROFILES)

@@ -45,7 +45,15 @@ from .._exceptions import (
 from .core import PRODUCT_UNIT_INCREMENTS, format_timestamp, number, to_ms
 from .profiles import ProfileStore
 
-__all__ = ["EgressStore"]
+__all__ = ["ODD_ORDERING_SEQUENCE", "ODD_RELEASE_COUNT", "EgressStore"]
+
+
+ODD_RELEASE_COUNT = 1.5
+"""``releaseCount`` of every second release-pending entry under the profile's ``oddExtras``:
+a fraction, which the published ``number`` (format int64) lets a generator produce."""
+ODD_ORDERING_SEQUENCE = 1
+"""A code type digest's ``orderingSequence`` under ``oddExtras`` (and published digests): a
+number where the documents say text."""
 
 
 def _increment_count(duration: float, unit: float | None) -> int:
@@ -326,6 +334,7 @@ class EgressStore(ProfileStore):
         where: str,
         params: Sequence[Any],
         published: bool = False,
+        odd: bool = False,
     ) -> dict[str, list[tuple[dict[str, Any], str]]]:
         code_objs: dict[str, dict[str, Any]] = {}
         for r in db.execute(
@@ -342,7 +351,7 @@ class EgressStore(ProfileStore):
             }
             if published:  # semanticType absent where null; orderingSequence (none stored)
                 kind = {k: v for k, v in kind.items() if v is not None or k != "semanticType"}
-                kind["orderingSequence"] = None
+                kind["orderingSequence"] = ODD_ORDERING_SEQUENCE if odd else None
             code_objs[r["id"]] = {
                 "_id": r["id"],
                 "externalId": r["external_id"],
@@ -386,7 +395,8 @@ class EgressStore(ProfileStore):
             rows = db.execute(
                 self._ENTRY_SELECT + f"WHERE {where} ORDER BY e.released_at, e.id", params
             ).fetchall()
-            codes = self._codes_by_entry(db, customer_id, where, params, published)
+            odd = profile["oddExtras"]
+            codes = self._codes_by_entry(db, customer_id, where, params, published, odd)
             extras = (  # what the clients' and initiatives' imports carried beyond the spec
                 "SELECT x.record_id, x.fields FROM import_extras x WHERE x.record_id IN "
                 "(SELECT id FROM clients WHERE customer_id = ? UNION ALL "
@@ -405,7 +415,7 @@ class EgressStore(ProfileStore):
                     (customer_id,),
                 )
             }
-        out = []
+        out: list[dict[str, Any]] = []
         for r in rows:
             count, seconds = _counts(
                 r["duration"], r["unit_count"], r["unit_increments"], profile["counts"]
@@ -432,7 +442,7 @@ class EgressStore(ProfileStore):
                     # the published extras: the sandbox keeps no notes, syncs and shares, and
                     # counts no releases beyond the one that made the entry pending
                     "notes": None,
-                    "releaseCount": 1,
+                    "releaseCount": ODD_RELEASE_COUNT if odd and len(out) % 2 else 1,
                     "lastSyncedAt": None,
                     "firstReleaseAttemptedAt": format_timestamp(r["released_at"]),
                     "isShared": False,

@@ -1,0 +1,75 @@
+"""Under the ``published`` preset release-pending carries the odd values the published documents
+let through in fields outside interface.md (the profile's ``oddExtras``: a fractional
+``releaseCount``, a numeric code type ``orderingSequence``), so the toolkit's readers meet them
+end to end: they read every entry and warn naming the field."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import requests
+
+from tests.conftest import SAMPLE_DIR, TIMEOUT, fetch_token
+from toolkit import Client
+from toolkit._cli import main
+from toolkit.errors import InputWarning
+from toolkit.sandbox import PROFILES, Sandbox, running
+
+
+@pytest.fixture(scope="module")
+def published() -> Iterator[Sandbox]:
+    """A sandbox whose demo customer (the sample firm, its released entries) is ``published``."""
+    with running(seed=SAMPLE_DIR, profile=PROFILES["published"]) as sb:
+        yield sb
+
+
+def _pending_ids(sb: Sandbox) -> list[str]:
+    return [e["_id"] for e in sb.admin.records("entries") if e["state"] == "pending"]
+
+
+def test_release_pending_carries_a_fractional_release_count_and_a_numeric_ordering(
+    published: Sandbox,
+) -> None:
+    token = fetch_token(
+        published.url, published.client_id, published.client_secret, published.audience
+    )
+    answer = requests.get(
+        f"{published.env()['TOOLKIT_TIME_URL']}/api/v1/customers/{published.customer_id}"
+        "/entries/release-pending",
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=TIMEOUT,
+    ).json()
+    assert {e["releaseCount"] for e in answer} == {1, 1.5}
+    kinds = [c["type"] for e in answer for c in e["codes"]]
+    assert kinds and {k["orderingSequence"] for k in kinds} == {1}
+
+
+def test_the_toolkit_reads_every_pending_entry_and_warns_naming_the_odd_fields(
+    published: Sandbox,
+) -> None:
+    with Client.from_env(None, environ=published.env(), retries=3) as client:
+        with pytest.warns(InputWarning) as caught:
+            export = client.release_pending()
+    assert sorted(export.entries["_id"]) == sorted(_pending_ids(published))
+    messages = [str(w.message) for w in caught if issubclass(w.category, InputWarning)]
+    assert any("releaseCount 1.5" in m and "outside the interface" in m for m in messages)
+    assert any("codes.type.orderingSequence 1" in m for m in messages)
+    assert export.entries["releaseCount"].isna().any()  # a fraction is no count: read as null
+    assert (export.entries["releaseCount"].dropna() == 1).all()
+    assert set(export.codes["code.type.orderingSequence"].dropna()) == {"1"}  # kept as text
+
+
+def test_toolkit_pending_writes_every_entry_and_warns_naming_the_fields(
+    published: Sandbox, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env_file = published.write_env(tmp_path / ".env")
+    out = tmp_path / "pending"
+    args = ["--env-file", str(env_file), "-q", "pending", "--out", str(out), "--format", "csv"]
+    assert main(args) == 0
+    entries = pd.read_csv(out / "entries.csv")
+    assert sorted(entries["_id"]) == sorted(_pending_ids(published))
+    err = capsys.readouterr().err
+    assert "holds releaseCount 1.5" in err and "holds codes.type.orderingSequence 1" in err
