@@ -1,7 +1,8 @@
-"""Under the ``published`` preset release-pending carries the odd values the published documents
-let through in fields outside interface.md (the profile's ``oddExtras``: a fractional
-``releaseCount``, a numeric code type ``orderingSequence``), so the toolkit's readers meet them
-end to end: they read every entry and warn naming the field."""
+"""Odd values in release-pending's fields outside interface.md (the profile's ``oddExtras``):
+``allowed`` (the ``published`` preset) gives a fractional ``releaseCount``, which the published
+documents let through; ``mistyped`` adds a numeric code type ``orderingSequence``, which they do
+not (a mock generated it). The toolkit's readers meet them end to end: they read every entry and
+warn naming the field."""
 
 from __future__ import annotations
 
@@ -21,30 +22,43 @@ from toolkit.sandbox import PROFILES, Sandbox, running
 
 @pytest.fixture(scope="module")
 def published() -> Iterator[Sandbox]:
-    """A sandbox whose demo customer (the sample firm, its released entries) is ``published``."""
-    with running(seed=SAMPLE_DIR, profile=PROFILES["published"]) as sb:
+    """A sandbox whose demo customer (the sample firm, its released entries) is ``published``,
+    with mistyped extras too."""
+    profile = {**PROFILES["published"], "oddExtras": "mistyped"}
+    with running(seed=SAMPLE_DIR, profile=profile) as sb:
         yield sb
+
+
+def _pending(sb: Sandbox) -> list[dict]:
+    token = fetch_token(sb.url, sb.client_id, sb.client_secret, sb.audience)
+    return requests.get(
+        f"{sb.env()['TOOLKIT_TIME_URL']}/api/v1/customers/{sb.customer_id}/entries/release-pending",
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=TIMEOUT,
+    ).json()
 
 
 def _pending_ids(sb: Sandbox) -> list[str]:
     return [e["_id"] for e in sb.admin.records("entries") if e["state"] == "pending"]
 
 
-def test_release_pending_carries_a_fractional_release_count_and_a_numeric_ordering(
+def test_mistyped_extras_are_a_fractional_release_count_and_a_numeric_ordering(
     published: Sandbox,
 ) -> None:
-    token = fetch_token(
-        published.url, published.client_id, published.client_secret, published.audience
-    )
-    answer = requests.get(
-        f"{published.env()['TOOLKIT_TIME_URL']}/api/v1/customers/{published.customer_id}"
-        "/entries/release-pending",
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=TIMEOUT,
-    ).json()
+    answer = _pending(published)
     assert {e["releaseCount"] for e in answer} == {1, 1.5}
     kinds = [c["type"] for e in answer for c in e["codes"]]
     assert kinds and {k["orderingSequence"] for k in kinds} == {1}
+
+
+def test_the_published_preset_sends_only_what_the_documents_allow(published: Sandbox) -> None:
+    published.admin.set_profile(oddExtras=PROFILES["published"]["oddExtras"])
+    try:
+        answer = _pending(published)
+    finally:
+        published.admin.set_profile(oddExtras="mistyped")
+    assert {e["releaseCount"] for e in answer} == {1, 1.5}
+    assert {c["type"]["orderingSequence"] for e in answer for c in e["codes"]} == {None}
 
 
 def test_the_toolkit_reads_every_pending_entry_and_warns_naming_the_odd_fields(

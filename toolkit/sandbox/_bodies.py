@@ -690,7 +690,8 @@ class CodeTypeRef(_Out):
         None, description="Absent where null with published digests."
     )
     orderingSequence: str | int | None = Field(
-        None, description="With published digests (a number under the profile's `oddExtras`)."
+        None,
+        description="With published digests (a number under the profile's `oddExtras` `mistyped`).",
     )
 
 

@@ -287,13 +287,13 @@ class Profile(_Switch):
         "an entry on a unit below 0.000001, zero and negative included, counts 0 increments).",
         published="none",
     )
-    oddExtras: bool = switch(
-        False,
-        "Release-pending's fields outside interface.md carry odd values the published "
-        "documents let through: `releaseCount` a fraction (their `number`, format int64) on "
-        "every second entry; with published digests, a code type's `orderingSequence` a number "
-        "(their text, as a mock generated it).",
-        published=True,
+    oddExtras: Literal["none", "allowed", "mistyped"] = switch(
+        "none",
+        "Odd values in release-pending's fields outside interface.md: none; `allowed`, what the "
+        "published documents let through (`releaseCount` a fraction on every second entry: "
+        "their `number`, format int64); `mistyped`, also what they do not (with published "
+        "digests, a code type's `orderingSequence` a number where they say text).",
+        published="allowed",
     )
 
 
@@ -381,8 +381,8 @@ PROFILES: dict[str, dict[str, Any]] = {
   ``laurel``, release-pending's digests with their published extras, the batch route, at
   most 2500 ids per code range, the published code type body (a null ``semanticType``
   refused), empty identifiers and an empty ``errors`` accepted, unknown body fields ignored,
-  any finite ``unitIncrements``, odd values in release-pending's extras (a fractional
-  ``releaseCount``, a numeric ``orderingSequence``): every switch's published value
+  any finite ``unitIncrements``, a fractional ``releaseCount`` on every second pending entry:
+  every switch's published value
   (:func:`published_value`).
 
 >>> sorted(PROFILES)

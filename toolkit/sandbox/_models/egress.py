@@ -49,11 +49,12 @@ __all__ = ["ODD_ORDERING_SEQUENCE", "ODD_RELEASE_COUNT", "EgressStore"]
 
 
 ODD_RELEASE_COUNT = 1.5
-"""``releaseCount`` of every second release-pending entry under the profile's ``oddExtras``:
-a fraction, which the published ``number`` (format int64) lets a generator produce."""
+"""``releaseCount`` of every second release-pending entry under the profile's ``oddExtras``
+(``allowed`` or ``mistyped``): a fraction, which the published ``number`` (format int64) lets
+through."""
 ODD_ORDERING_SEQUENCE = 1
-"""A code type digest's ``orderingSequence`` under ``oddExtras`` (and published digests): a
-number where the documents say text."""
+"""A code type digest's ``orderingSequence`` under ``oddExtras: mistyped`` (and published
+digests): a number where the documents say text."""
 
 
 def _increment_count(duration: float, unit: float | None) -> int:
@@ -395,8 +396,9 @@ class EgressStore(ProfileStore):
             rows = db.execute(
                 self._ENTRY_SELECT + f"WHERE {where} ORDER BY e.released_at, e.id", params
             ).fetchall()
-            odd = profile["oddExtras"]
-            codes = self._codes_by_entry(db, customer_id, where, params, published, odd)
+            odd = profile["oddExtras"] != "none"
+            mistyped = profile["oddExtras"] == "mistyped"
+            codes = self._codes_by_entry(db, customer_id, where, params, published, mistyped)
             extras = (  # what the clients' and initiatives' imports carried beyond the spec
                 "SELECT x.record_id, x.fields FROM import_extras x WHERE x.record_id IN "
                 "(SELECT id FROM clients WHERE customer_id = ? UNION ALL "
