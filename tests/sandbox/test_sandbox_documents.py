@@ -1,10 +1,10 @@
 """Where interface.md is silent, the sandbox answers as the published documents say (issue 39):
-a client import takes ``parentClientId``; the batch answer's ``errorCode`` is a number; an entry
-on an initiative made in the product carries ``billingType`` and ``unitIncrements``; the code
-range's ``DELETE`` is served. Where the two cannot both be met (a code type's null
-``semanticType``), the profile's ``codeTypeBody`` says which, and the ``published`` preset refuses
-what the documents refuse. Answers are checked against the published documents' own schemas
-(``tests/contract/published.json``)."""
+a client import takes ``parentClientId`` (time) or ``parentClientExternalId`` (ingestion); the
+batch answer's ``errorCode`` is a number; an entry on an initiative made in the product carries
+``billingType`` and ``unitIncrements``; the code range's ``DELETE`` is served. Where the two
+cannot both be met (a code type's null ``semanticType``), the profile's ``codeTypeBody`` says
+which, and the ``published`` preset refuses what the documents refuse. Answers are checked
+against the published documents' own schemas (``tests/contract/published.json``)."""
 
 from __future__ import annotations
 
@@ -53,6 +53,47 @@ def test_a_parent_client_id_that_is_no_object_id_is_refused_naming_it(firm: Firm
     )
     assert answer.status_code == 422
     assert [e["field"] for e in answer.json()["errors"]] == ["parentClientId"]
+
+
+def test_an_ingestion_client_import_names_its_parent_by_external_id(firm: Firm) -> None:
+    parent = firm.admin.records("clients")[0]
+    body = {**CLIENT, "externalId": "C1", "type": "client", "parentClientExternalId": "C1"}
+    path = "/api/v1/customers/c/clients/import"
+    assert request_problems("ingestion", "POST", path, {}, body) == []
+    answer = firm.api("POST", "/ingestion/api/v1/customers/{cid}/clients/import", json=body)
+    assert (answer.status_code, answer.content) == (201, b"")
+    stored = next(c for c in firm.admin.records("clients") if c["externalId"] == "C1")
+    assert stored["parentClientId"] == parent["_id"]
+    assert "parentClientExternalId" not in stored
+    firm.admin.set_profile(digests="published")
+    assert _parent_of(firm) == parent["_id"]  # the same parent as its parentClientId
+
+
+@pytest.mark.parametrize(
+    ("extra", "unknown"),
+    [
+        ({"parentClientExternalId": "NO-SUCH"}, ["NO-SUCH"]),
+        ({"parentClientExternalId": "C1", "parentClientId": "6553f1c0a1b2c3d4e5f60718"}, None),
+    ],
+    ids=["unknown", "another-client"],
+)
+def test_a_parent_client_external_id_must_name_the_parent(
+    firm: Firm, extra: dict, unknown: list[str] | None
+) -> None:
+    path = "/ingestion/api/v1/customers/{cid}/clients/import"
+    answer = firm.api("POST", path, json={**CLIENT, **extra})
+    assert answer.status_code == 422
+    assert [e["field"] for e in answer.json()["errors"]] == ["parentClientExternalId"]
+    assert answer.json().get("unknownIds") == unknown
+    assert "C2" not in {c["externalId"] for c in firm.admin.records("clients")}
+
+
+def test_a_null_parent_client_external_id_names_no_parent(firm: Firm) -> None:
+    body = {**CLIENT, "parentClientExternalId": None}
+    answer = firm.api("POST", "/ingestion/api/v1/customers/{cid}/clients/import", json=body)
+    assert answer.status_code == 201, answer.text
+    stored = next(c for c in firm.admin.records("clients") if c["externalId"] == "C2")
+    assert "parentClientId" not in stored
 
 
 # -- the batch answer ----------------------------------------------------------------------------

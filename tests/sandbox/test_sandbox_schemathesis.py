@@ -24,6 +24,7 @@ from toolkit.sandbox import Sandbox, Store, create_app, running
 
 _REJECTS_VALID_DATA = {
     # operation id: statuses it gives for schema-valid data it cannot accept
+    "import_clients": "422",  # unknown parentClientExternalId
     "import_initiatives": "422",  # unknown clientExternalId
     "import_codes": "422",  # unknown codeTypeExternalId
     "set_code_range": "422",  # unknown codeExternalIds

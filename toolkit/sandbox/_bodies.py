@@ -12,8 +12,9 @@ are in :mod:`toolkit.sandbox._models`).
 from __future__ import annotations
 
 import re
+import types
 from datetime import UTC, date, datetime, timedelta, timezone
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -29,6 +30,7 @@ from pydantic_core import PydanticCustomError
 
 __all__ = [
     "DATETIME_PATTERN",
+    "FILLED",
     "MAX_DURATION_SECONDS",
     "MAX_UNIT_INCREMENTS",
     "MIN_UNIT_INCREMENTS",
@@ -61,6 +63,8 @@ __all__ = [
     "TokenOut",
     "UserOut",
     "UserRecordOut",
+    "empty_values",
+    "unknown_fields",
     "lone_surrogate_path",
     "parse_datetime",
     "whole",
@@ -205,7 +209,99 @@ def _check_datetime(text: str) -> str:
 
 
 NonEmpty = Annotated[str, StringConstraints(min_length=1)]
-"""A string of at least one character (identifiers: an empty ``externalId`` is rejected)."""
+"""A string of at least one character, always (where a document bounds it, or outside them)."""
+
+
+class _Filled:
+    """Marks a value the sandbox refuses empty by default though neither interface.md nor the
+    published documents bound it: an identifier ``""`` or a list ``[]``.
+
+    The model takes it empty; the customer's profile (``emptyValues``) decides, where
+    :func:`empty_values` finds it. The OpenAPI document shows the default (``minLength`` or
+    ``minItems`` 1).
+    """
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> Any:
+        schema = handler(core_schema)
+        schema["minItems" if schema.get("type") == "array" else "minLength"] = 1
+        return schema
+
+    def __repr__(self) -> str:
+        return "FILLED"
+
+
+FILLED = _Filled()
+"""The marker of :class:`_Filled` (``Annotated[str, FILLED]``, ``Annotated[list[...], FILLED]``)."""
+Filled = Annotated[str, FILLED]
+"""An identifier refused empty unless the profile's ``emptyValues`` is ``accept``."""
+
+
+def _marked(annotation: Any) -> bool:
+    """Whether a type (or a branch of a union) carries :data:`FILLED`."""
+    if FILLED in getattr(annotation, "__metadata__", ()):
+        return True
+    return get_origin(annotation) in (Union, types.UnionType) and any(
+        _marked(branch) for branch in get_args(annotation)
+    )
+
+
+def empty_values(body: BaseModel, at: str = "") -> list[str]:
+    """Return the dotted paths of the values of ``body`` marked :data:`FILLED` that are empty.
+
+    Nested bodies (items of a list of models) are searched too.
+
+    Args:
+        body: A validated request body.
+        at: The path of ``body`` itself (with its trailing dot).
+
+    Returns:
+        The paths, in field order; empty when there is none.
+
+    >>> empty_values(CodeRangeIn(codeExternalIds=["L1", ""]))
+    ['codeExternalIds.1']
+    >>> empty_values(AckFailedIn(errors=[])), empty_values(AckFailedIn(errors=["x"]))
+    (['errors'], [])
+    """
+    found: list[str] = []
+    for name, field in type(body).model_fields.items():
+        value, path = getattr(body, name), f"{at}{name}"
+        if value in ("", []) and (FILLED in field.metadata or _marked(field.annotation)):
+            found.append(path)
+        if not isinstance(value, list):
+            continue
+        item = (get_args(field.annotation) or (None,))[0]
+        for index, element in enumerate(value):
+            if element == "" and _marked(item):
+                found.append(f"{path}.{index}")
+            elif isinstance(element, BaseModel):
+                found += empty_values(element, f"{path}.{index}.")
+    return found
+
+
+def unknown_fields(body: BaseModel, at: str = "") -> list[str]:
+    """Return the dotted paths of the fields of ``body`` its model does not declare.
+
+    Nested bodies (items of a list of models) are searched too.
+
+    Args:
+        body: A validated request body.
+        at: The path of ``body`` itself (with its trailing dot).
+
+    Returns:
+        The paths, in the order sent; empty when there is none.
+
+    >>> unknown_fields(BatchAckIn(request=[{"entryId": "e", "userId": "u", "entryID": "e"}]))
+    ['request.0.entryID']
+    """
+    found = [f"{at}{name}" for name in body.model_extra or {}]
+    for name in type(body).model_fields:
+        if isinstance(value := getattr(body, name), list):
+            for index, element in enumerate(value):
+                if isinstance(element, BaseModel):
+                    found += unknown_fields(element, f"{at}{name}.{index}.")
+    return found
+
+
 ObjectId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{24}$")]
 """An ``_id`` of the service (format ``objectid``: 24 lower-case hexadecimal digits)."""
 DateText = Annotated[str, StringConstraints(pattern=_DATE_PATTERN), AfterValidator(_check_date)]
@@ -273,6 +369,19 @@ class _In(BaseModel):
     @classmethod
     def _unicode_only(cls, data: Any) -> Any:
         return _refuse_lone_surrogates(data)
+
+
+def _closed(schema: dict[str, Any]) -> None:
+    """The document shows the default profile: an unknown field is refused."""
+    schema["additionalProperties"] = False
+
+
+class _Interface(_In):
+    """Base of the interface's request bodies: an unknown field is kept aside (``model_extra``)
+    for the customer's profile (``unknownFields``) to refuse, as by default, or drop; the
+    published documents do not close their bodies."""
+
+    model_config = ConfigDict(extra="allow", json_schema_extra=_closed)
 
 
 class _Out(BaseModel):
@@ -345,11 +454,18 @@ class Problem(BaseModel):
 # --- ingress ----------------------------------------------------------------------------------
 
 
-class ClientIn(_In):
-    """Client import payload (``type``, ``parentClientId``: optional, published beyond the
-    spec; the parent is stored as given, the documents do not say it must exist)."""
+class ClientIn(_Interface):
+    """Client import payload (``type``, ``parentClientId``, ``parentClientExternalId``:
+    optional, published beyond the spec).
 
-    externalId: NonEmpty
+    The parent client is named by its ``_id`` (``parentClientId``, the time document's
+    field; stored as given, the documents do not say it must exist) or by its ``externalId``
+    (``parentClientExternalId``, the ingestion document's field; it must name a client of the
+    customer, whose ``_id`` is then stored as ``parentClientId``). The sandbox takes either
+    on every base.
+    """
+
+    externalId: Filled
     name: str
     callSign: str
     description: str
@@ -361,24 +477,29 @@ class ClientIn(_In):
     parentClientId: ObjectId | None = Field(
         None, description="Optional (published): the parent client's `_id`, or null."
     )
+    parentClientExternalId: str | None = Field(
+        None,
+        description="Optional (published by the ingestion service): the parent client's "
+        "`externalId`, or null; it must name a client, stored as the `parentClientId`.",
+    )
 
     _never_null = field_validator("type", mode="before")(_not_null)
 
 
-class InitiativeIn(_In):
+class InitiativeIn(_Interface):
     """Initiative (matter or project) import payload."""
 
     billingType: Literal["billable", "non-billable"]
-    externalId: NonEmpty
+    externalId: Filled
     name: str
     description: str
     callSign: str
-    clientExternalId: NonEmpty
-    unitIncrements: Annotated[
-        float, Field(ge=MIN_UNIT_INCREMENTS, le=MAX_UNIT_INCREMENTS, allow_inf_nan=False)
-    ] = Field(
+    clientExternalId: Filled
+    unitIncrements: Annotated[float, Field(allow_inf_nan=False)] = Field(
         description="Smallest billable unit in seconds; a JSON number from 0.000001 to "
-        "1000000000 (the sandbox's bounds; integer or fraction, returned as sent)."
+        "1000000000 (the sandbox's bounds, unless the profile's `unitBounds` is `none`; "
+        "integer or fraction, returned as sent).",
+        json_schema_extra={"minimum": MIN_UNIT_INCREMENTS, "maximum": MAX_UNIT_INCREMENTS},
     )
     status: Literal["active", "inactive"]
     externalGroupIds: list[str] | None = Field(
@@ -398,13 +519,14 @@ class InitiativeIn(_In):
 def _spec_required(schema: dict[str, Any]) -> None:
     """The document shows interface.md's code type body: all five fields required."""
     schema["required"] = [*schema.get("required", []), *CODE_TYPE_SPEC_FIELDS]
+    _closed(schema)
 
 
 CODE_TYPE_SPEC_FIELDS = ("semanticType", "customerDefaultable", "userDefaultable")
 """Required by interface.md, optional in the published import body (profile ``codeTypeBody``)."""
 
 
-class CodeTypeIn(_In):
+class CodeTypeIn(_Interface):
     """Code type import payload.
 
     interface.md requires all five fields (``semanticType`` null for another kind); the
@@ -414,9 +536,9 @@ class CodeTypeIn(_In):
     interface.md's form.
     """
 
-    model_config = ConfigDict(json_schema_extra=_spec_required)
+    model_config = ConfigDict(extra="allow", json_schema_extra=_spec_required)
 
-    externalId: NonEmpty
+    externalId: Filled
     name: str
     semanticType: SemanticType | None = None
     customerDefaultable: bool = Field(False, json_schema_extra=_never_null_schema)
@@ -430,13 +552,13 @@ class CodeTypeIn(_In):
     _never_null = field_validator("orderingSequence", mode="before")(_not_null)
 
 
-class CodeIn(_In):
+class CodeIn(_Interface):
     """Code import payload."""
 
-    externalId: NonEmpty
+    externalId: Filled
     name: str
     description: str
-    codeTypeExternalId: NonEmpty
+    codeTypeExternalId: Filled
     orderingSequence: str | None = Field(
         None,
         description="Optional (published): sort key in the product; not null.",
@@ -463,12 +585,12 @@ class CodeIn(_In):
     )(_not_null)
 
 
-class CodeRangeIn(_In):
+class CodeRangeIn(_Interface):
     """Code range payload: the permitted codes of one initiative, 1 to ``codeRangeMax`` ids
     (2500 by default, as published); it replaces the previous range, or adds to it under a
     profile's ``codeRangePost: add``."""
 
-    codeExternalIds: Annotated[list[NonEmpty], Field(min_length=1)]
+    codeExternalIds: Annotated[list[Filled], Field(min_length=1)]
 
 
 class _Stored(_Out):
@@ -567,7 +689,10 @@ class CodeTypeRef(_Out):
     semanticType: SemanticType | None = Field(
         None, description="Absent where null with published digests."
     )
-    orderingSequence: str | None = Field(None, description="With published digests.")
+    orderingSequence: str | int | None = Field(
+        None,
+        description="With published digests (a number under the profile's `oddExtras` `mistyped`).",
+    )
 
 
 class CodeRef(_Out):
@@ -670,18 +795,21 @@ class PendingEntry(_Out):
     externalId: str | None
     codes: list[CodeRef]
     notes: str | None = Field(description="Published extra; the sandbox keeps none.")
-    releaseCount: int | None = Field(description="Published extra: times released.")
+    releaseCount: int | float | None = Field(
+        description="Published extra: times released (a fraction on every second entry under "
+        "the profile's `oddExtras`)."
+    )
     lastSyncedAt: str | None = Field(description="Published extra; null in the sandbox.")
     firstReleaseAttemptedAt: str | None = Field(description="Published extra: release time.")
     isShared: bool | None = Field(description="Published extra; false in the sandbox.")
     sharedFrom: dict[str, Any] | None = Field(description="Published extra; null here.")
 
 
-class AckSucceededIn(_In):
+class AckSucceededIn(_Interface):
     """release-succeeded payload (``externalId`` optional, as published)."""
 
     # optional means left out: a null is refused, and the schema does not offer it
-    externalId: NonEmpty | SkipJsonSchema[None] = None
+    externalId: Filled | SkipJsonSchema[None] = None
     reReleaseFailedMessages: list[str] | SkipJsonSchema[None] = None
 
     @field_validator("externalId", "reReleaseFailedMessages", mode="before")
@@ -695,11 +823,11 @@ class AckSucceededIn(_In):
 class BatchAckItem(AckSucceededIn):
     """One acknowledgement of the batch release-succeeded route."""
 
-    entryId: NonEmpty
-    userId: NonEmpty
+    entryId: Filled
+    userId: Filled
 
 
-class BatchAckIn(_In):
+class BatchAckIn(_Interface):
     """Batch release-succeeded payload: 1 to 20 acknowledgements."""
 
     request: Annotated[list[BatchAckItem], Field(min_length=1, max_length=20)]
@@ -724,10 +852,11 @@ class BatchAckOut(_Out):
     response: list[BatchAckItemOut]
 
 
-class AckFailedIn(_In):
-    """release-failed payload: at least one reason, none empty (as published)."""
+class AckFailedIn(_Interface):
+    """release-failed payload: reasons, none empty (as published); at least one unless the
+    profile's ``emptyValues`` is ``accept`` (the documents set no bound)."""
 
-    errors: Annotated[list[NonEmpty], Field(min_length=1)]
+    errors: Annotated[list[NonEmpty], FILLED]
 
 
 class AckOut(_Out):

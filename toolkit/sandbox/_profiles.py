@@ -15,7 +15,10 @@ answers (``rateLimit``, ``retryAfter``, ``rateLimitHeaders``, ``errorBody``, ``l
 app's middlewares; the shape of entries where interface.md and the published documents differ
 (``counts``, ``codeAssigner``, ``digests``) and the published batch release-succeeded route
 (``batchAck``) in the store's egress part (the ``published`` preset sets their published
-values).
+values); the empty values and unknown fields of request bodies (``emptyValues``,
+``unknownFields``) where the routes and the seeding hand a body to the store, the bounds of
+``unitIncrements`` (``unitBounds``) in the initiative import, and the odd values of
+release-pending's extras (``oddExtras``) in the store's egress part.
 
 A nested switch (``tokenFaults``, ``rateLimit``, ``latency``) is replaced whole: its members left
 out take their defaults.
@@ -262,6 +265,36 @@ class Profile(_Switch):
         "`semanticType` may be left out but not null: 422).",
         published="published",
     )
+    emptyValues: Literal["refuse", "accept"] = switch(
+        "refuse",
+        "An empty identifier (an import's `externalId`, `clientExternalId` or "
+        "`codeTypeExternalId`, a code range's id, an acknowledgement's `externalId`, a batch "
+        "item's `entryId` or `userId`) or an empty release-failed `errors`: refused (422), or "
+        "accepted (the published documents bound none of them; interface.md is silent).",
+        published="accept",
+    )
+    unknownFields: Literal["refuse", "ignore"] = switch(
+        "refuse",
+        "A field an interface request body does not declare (a typo such as "
+        "`clientExternalID`): refused (422), or ignored, not stored (the published documents do "
+        "not close their bodies; interface.md is silent).",
+        published="ignore",
+    )
+    unitBounds: Literal["sandbox", "none"] = switch(
+        "sandbox",
+        "An initiative's `unitIncrements`: within the sandbox's bounds, 0.000001 to "
+        "1000000000 (422 outside), or any finite number (the published documents bound it not; "
+        "an entry on a unit below 0.000001, zero and negative included, counts 0 increments).",
+        published="none",
+    )
+    oddExtras: Literal["none", "allowed", "mistyped"] = switch(
+        "none",
+        "Odd values in release-pending's fields outside interface.md: none; `allowed`, what the "
+        "published documents let through (`releaseCount` a fraction on every second entry: "
+        "their `number`, format int64); `mistyped`, also what they do not (with published "
+        "digests, a code type's `orderingSequence` a number where they say text).",
+        published="allowed",
+    )
 
 
 DEFAULT_PROFILE: dict[str, Any] = Profile().model_dump()
@@ -347,7 +380,10 @@ PROFILES: dict[str, dict[str, Any]] = {
   identity service's user record, counts as doubles (some fractional), ``assignedBy``
   ``laurel``, release-pending's digests with their published extras, the batch route, at
   most 2500 ids per code range, the published code type body (a null ``semanticType``
-  refused): every switch's published value (:func:`published_value`).
+  refused), empty identifiers and an empty ``errors`` accepted, unknown body fields ignored,
+  any finite ``unitIncrements``, a fractional ``releaseCount`` on every second pending entry:
+  every switch's published value
+  (:func:`published_value`).
 
 >>> sorted(PROFILES)
 ['published', 'queued', 'slow', 'stingy', 'strict', 'terse']

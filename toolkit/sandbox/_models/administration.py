@@ -36,6 +36,7 @@ from .._bodies import (
 from .._exceptions import Conflict, NotFound, Unprocessable
 from .core import EPOCH, PRODUCT_UNIT_INCREMENTS, dedupe, format_timestamp, new_id, object_id, to_ms
 from .ingress import IngressStore
+from .profiles import refuse_body
 
 __all__ = ["RECORD_KINDS", "AdministrationStore"]
 
@@ -73,9 +74,13 @@ _SUMMARIES = (
 )
 
 
-def _validated(model: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
+def _validated(
+    model: type[BaseModel], data: dict[str, Any], profile: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """``data`` as ``model`` takes it, and as ``profile`` (default: the defaults) takes its
+    empty values and unknown fields; an unknown field is dropped when taken."""
     try:
-        return model.model_validate(data).model_dump(exclude_unset=True)  # absent stays so
+        body = model.model_validate(data)
     except ValidationError as exc:
         errors = [
             {
@@ -86,6 +91,10 @@ def _validated(model: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
             for err in exc.errors()
         ]
         raise Unprocessable(f"invalid {model.__name__}", errors=errors) from exc
+    profile = profile or {"emptyValues": "refuse", "unknownFields": "refuse"}
+    empty, unknown = profile["emptyValues"] == "refuse", profile["unknownFields"] == "refuse"
+    refuse_body(body, empty=empty, unknown=unknown)
+    return body.model_dump(exclude_unset=True, exclude=set(body.model_extra or ()))
 
 
 class AdministrationStore(IngressStore):
@@ -534,6 +543,7 @@ class AdministrationStore(IngressStore):
             return {"true": True, "false": False}.get(text.strip().lower(), text)
 
         published = self.profile(customer_id)["codeTypeBody"] == "published"
+        profile = self.profile(customer_id)
 
         def code_type(row: dict[str, str]) -> dict[str, Any]:  # no kind: as the profile takes it
             body: dict[str, Any] = {**row, "semanticType": row.get("semanticType") or None}
@@ -565,7 +575,9 @@ class AdministrationStore(IngressStore):
             for line, row in enumerate(rows(filename), start=2):
                 try:
                     # seeding upserts whatever the customer's profile says
-                    importer(customer_id, _validated(model, convert(row)), reimport="upsert")
+                    importer(
+                        customer_id, _validated(model, convert(row), profile), reimport="upsert"
+                    )
                 except Unprocessable as exc:
                     raise Unprocessable(
                         f"{filename} line {line}: {exc.detail}", errors=exc.extra.get("errors", [])
@@ -579,7 +591,7 @@ class AdministrationStore(IngressStore):
                 self.set_code_range(
                     customer_id,
                     initiative,
-                    _validated(CodeRangeIn, {"codeExternalIds": code_ids}),
+                    _validated(CodeRangeIn, {"codeExternalIds": code_ids}, profile),
                 )
             except (NotFound, Unprocessable) as exc:
                 raise Unprocessable(f"code_ranges.csv: {exc.detail}") from exc

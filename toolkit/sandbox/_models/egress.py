@@ -33,6 +33,7 @@ from fractions import Fraction
 from http import HTTPStatus
 from typing import Any
 
+from .._bodies import MIN_UNIT_INCREMENTS
 from .._exceptions import (
     BadRequest,
     Conflict,
@@ -44,11 +45,22 @@ from .._exceptions import (
 from .core import PRODUCT_UNIT_INCREMENTS, format_timestamp, number, to_ms
 from .profiles import ProfileStore
 
-__all__ = ["EgressStore"]
+__all__ = ["ODD_ORDERING_SEQUENCE", "ODD_RELEASE_COUNT", "EgressStore"]
+
+
+ODD_RELEASE_COUNT = 1.5
+"""``releaseCount`` of every second release-pending entry under the profile's ``oddExtras``
+(``allowed`` or ``mistyped``): a fraction, which the published ``number`` (format int64) lets
+through."""
+ODD_ORDERING_SEQUENCE = 1
+"""A code type digest's ``orderingSequence`` under ``oddExtras: mistyped`` (and published
+digests): a number where the documents say text."""
 
 
 def _increment_count(duration: float, unit: float | None) -> int:
-    if not unit:
+    """Increments of ``unit`` in ``duration``, rounded up; none of a unit below the sandbox's
+    bounds (zero or negative included, taken under the profile's ``unitBounds: none``)."""
+    if not unit or unit < MIN_UNIT_INCREMENTS:
         return 0
     if float(unit).is_integer() and float(duration).is_integer():
         return -(-int(duration) // int(unit))
@@ -323,6 +335,7 @@ class EgressStore(ProfileStore):
         where: str,
         params: Sequence[Any],
         published: bool = False,
+        odd: bool = False,
     ) -> dict[str, list[tuple[dict[str, Any], str]]]:
         code_objs: dict[str, dict[str, Any]] = {}
         for r in db.execute(
@@ -339,7 +352,7 @@ class EgressStore(ProfileStore):
             }
             if published:  # semanticType absent where null; orderingSequence (none stored)
                 kind = {k: v for k, v in kind.items() if v is not None or k != "semanticType"}
-                kind["orderingSequence"] = None
+                kind["orderingSequence"] = ODD_ORDERING_SEQUENCE if odd else None
             code_objs[r["id"]] = {
                 "_id": r["id"],
                 "externalId": r["external_id"],
@@ -383,7 +396,9 @@ class EgressStore(ProfileStore):
             rows = db.execute(
                 self._ENTRY_SELECT + f"WHERE {where} ORDER BY e.released_at, e.id", params
             ).fetchall()
-            codes = self._codes_by_entry(db, customer_id, where, params, published)
+            odd = profile["oddExtras"] != "none"
+            mistyped = profile["oddExtras"] == "mistyped"
+            codes = self._codes_by_entry(db, customer_id, where, params, published, mistyped)
             extras = (  # what the clients' and initiatives' imports carried beyond the spec
                 "SELECT x.record_id, x.fields FROM import_extras x WHERE x.record_id IN "
                 "(SELECT id FROM clients WHERE customer_id = ? UNION ALL "
@@ -402,7 +417,7 @@ class EgressStore(ProfileStore):
                     (customer_id,),
                 )
             }
-        out = []
+        out: list[dict[str, Any]] = []
         for r in rows:
             count, seconds = _counts(
                 r["duration"], r["unit_count"], r["unit_increments"], profile["counts"]
@@ -429,7 +444,7 @@ class EgressStore(ProfileStore):
                     # the published extras: the sandbox keeps no notes, syncs and shares, and
                     # counts no releases beyond the one that made the entry pending
                     "notes": None,
-                    "releaseCount": 1,
+                    "releaseCount": ODD_RELEASE_COUNT if odd and len(out) % 2 else 1,
                     "lastSyncedAt": None,
                     "firstReleaseAttemptedAt": format_timestamp(r["released_at"]),
                     "isShared": False,

@@ -14,12 +14,16 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from .._bodies import CODE_TYPE_SPEC_FIELDS
+from .._bodies import CODE_TYPE_SPEC_FIELDS, MAX_UNIT_INCREMENTS, MIN_UNIT_INCREMENTS
 from .._exceptions import Conflict, NotFound, Unprocessable
 from .core import dedupe, format_timestamp, new_id, number
 from .profiles import ProfileStore
 
-__all__ = ["OPTIONAL_FIELDS", "IngressStore"]
+__all__ = ["OPTIONAL_FIELDS", "UNIT_BOUNDS", "IngressStore"]
+
+UNIT_BOUNDS = (MIN_UNIT_INCREMENTS, MAX_UNIT_INCREMENTS)
+"""The ``unitIncrements`` (seconds) the sandbox takes by default, so that every count stays
+exact; the profile's ``unitBounds: none`` takes any finite number."""
 
 #: The optional fields the service publishes beyond the spec, per import: stored as sent
 #: (an import replaces them: a field left out, or null, is no longer held) and shown in the
@@ -59,6 +63,8 @@ class IngressStore(ProfileStore):
 
         Raises:
             Conflict: The client exists and ``reimport`` is ``conflict``.
+            Unprocessable: ``parentClientExternalId`` names no client, or another one than
+                ``parentClientId``.
 
         >>> import tempfile, os
         >>> from toolkit.sandbox._store import Store
@@ -70,6 +76,8 @@ class IngressStore(ProfileStore):
         """
         mode = reimport or self.profile(customer_id)["reimport"]
         with self._tx() as db:
+            if (parent := body.get("parentClientExternalId")) is not None:
+                body = {**body, "parentClientId": self._parent_id(db, customer_id, parent, body)}
             record_id = self._upsert(
                 db,
                 "clients",
@@ -99,7 +107,9 @@ class IngressStore(ProfileStore):
             The stored initiative.
 
         Raises:
-            Unprocessable: ``clientExternalId`` names no client (``unknownIds`` lists it).
+            Unprocessable: ``clientExternalId`` names no client (``unknownIds`` lists it), or
+                ``unitIncrements`` is outside the sandbox's bounds (:data:`UNIT_BOUNDS`) under
+                the profile's ``unitBounds: sandbox`` (the default).
             Conflict: The initiative exists and ``reimport`` is ``conflict``.
 
         >>> import tempfile, os
@@ -113,7 +123,21 @@ class IngressStore(ProfileStore):
         ...
         toolkit.sandbox._exceptions.Unprocessable: unknown client externalId 'nope'
         """
-        mode = reimport or self.profile(customer_id)["reimport"]
+        profile = self.profile(customer_id)
+        low, high = UNIT_BOUNDS
+        if profile["unitBounds"] == "sandbox" and not low <= body["unitIncrements"] <= high:
+            raise Unprocessable(
+                "invalid request: body.unitIncrements",
+                slug="validation-failed",
+                errors=[
+                    {
+                        "in": "body",
+                        "field": "unitIncrements",
+                        "detail": f"from {low:g} to {high:g} (the sandbox's bounds: unitBounds)",
+                    }
+                ],
+            )
+        mode = reimport or profile["reimport"]
         with self._tx() as db:
             client = db.execute(
                 "SELECT id FROM clients WHERE customer_id = ? AND external_id = ?",
@@ -389,6 +413,28 @@ class IngressStore(ProfileStore):
             f"UPDATE {table} SET {sets}, updated_at = ? WHERE id = ?",
             (*values.values(), now, row["id"]),
         )
+        return str(row["id"])
+
+    def _parent_id(
+        self, db: sqlite3.Connection, customer_id: str, external_id: str, body: dict[str, Any]
+    ) -> str:
+        """The ``_id`` of the client ``parentClientExternalId`` names (the same parent as a
+        ``parentClientId`` sent beside it)."""
+        row = db.execute(
+            "SELECT id FROM clients WHERE customer_id = ? AND external_id = ?",
+            (customer_id, external_id),
+        ).fetchone()
+        if row is None:
+            raise self._unknown("client", "parentClientExternalId", [external_id])
+        if body.get("parentClientId") not in (None, row["id"]):
+            raise Unprocessable(
+                f"parentClientId {body['parentClientId']!r} and parentClientExternalId "
+                f"{external_id!r} name two clients",
+                slug="validation-failed",
+                errors=[
+                    {"in": "body", "field": "parentClientExternalId", "detail": "another client"}
+                ],
+            )
         return str(row["id"])
 
     @staticmethod

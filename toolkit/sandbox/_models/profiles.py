@@ -20,11 +20,14 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import BaseModel
+
+from .._bodies import empty_values, unknown_fields
 from .._exceptions import Unprocessable
 from .._profiles import ProfileError, merge_profile, validate_profile
 from .core import DEFAULT_AUDIENCE, DEFAULT_TOKEN_TTL, Clock, StoreCore
 
-__all__ = ["ProfileStore"]
+__all__ = ["ProfileStore", "refuse_body"]
 
 _CACHE_LIMIT = 10_000
 """Cached profiles kept at most (ids that name no customer are cached too)."""
@@ -35,6 +38,36 @@ def _checked(switches: Mapping[str, Any]) -> dict[str, Any]:
         return validate_profile(switches)
     except ProfileError as exc:
         raise Unprocessable(str(exc), slug="invalid-profile", errors=exc.errors) from None
+
+
+def refuse_body(body: BaseModel, *, empty: bool = True, unknown: bool = True) -> None:
+    """Refuse what a body holds that the sandbox refuses by default though the published
+    documents allow it: empty values (``emptyValues``) and unknown fields (``unknownFields``).
+
+    Args:
+        body: A validated request body.
+        empty: Refuse an empty identifier or list (:func:`~toolkit.sandbox._bodies.empty_values`).
+        unknown: Refuse a field the body does not declare
+            (:func:`~toolkit.sandbox._bodies.unknown_fields`).
+
+    Raises:
+        Unprocessable: Naming every such value or field.
+
+    >>> from toolkit.sandbox._bodies import CodeRangeIn
+    >>> refuse_body(CodeRangeIn(codeExternalIds=["L1", ""], codeExternalID=["L2"]))
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    toolkit.sandbox._exceptions.Unprocessable: invalid request: body.codeExternalIds.1, ...
+    """
+    errors = [(path, "may not be empty") for path in empty_values(body) if empty]
+    errors += [(path, "Extra inputs are not permitted") for path in unknown_fields(body) if unknown]
+    if errors:
+        raise Unprocessable(
+            "invalid request: " + ", ".join(f"body.{path}" for path, _ in errors),
+            slug="validation-failed",
+            errors=[{"in": "body", "field": path, "detail": detail} for path, detail in errors],
+        )
 
 
 class ProfileStore(StoreCore):
@@ -71,6 +104,33 @@ class ProfileStore(StoreCore):
         super().__init__(path, token_ttl=token_ttl, audience=audience, clock=clock)
         self._profiles: dict[str | None, dict[str, Any]] = {}
         self._profiles_lock = threading.Lock()
+
+    def check_body(self, customer_id: str, body: BaseModel) -> None:
+        """Refuse a body's empty identifiers and lists and its unknown fields, as the
+        customer's profile says (``emptyValues``, ``unknownFields``; :func:`refuse_body`).
+
+        Args:
+            customer_id: The customer.
+            body: A validated request body.
+
+        Raises:
+            Unprocessable: An empty value under ``emptyValues: refuse``, or an unknown field
+                under ``unknownFields: refuse`` (the defaults).
+
+        >>> import tempfile, os
+        >>> from toolkit.sandbox._store import Store
+        >>> from toolkit.sandbox._bodies import AckFailedIn
+        >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+        >>> cid = store.create_customer()["customerId"]
+        >>> taken = store.set_profile(cid, {"emptyValues": "accept", "unknownFields": "ignore"})
+        >>> store.check_body(cid, AckFailedIn(errors=[], note="x"))  # accepted: no error
+        """
+        profile = self.profile(customer_id)
+        refuse_body(
+            body,
+            empty=profile["emptyValues"] == "refuse",
+            unknown=profile["unknownFields"] == "refuse",
+        )
 
     def profile(self, customer_id: str | None) -> dict[str, Any]:
         """Return the whole profile in force for a customer (cached; treat it as read-only).

@@ -149,6 +149,7 @@ def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIR
     def release_succeeded(
         customerId: str, userId: str, entryId: str, body: AckSucceededIn
     ) -> Response:
+        store.check_body(customerId, body)
         state = store.release_succeeded(customerId, userId, entryId, body.model_dump())
         return ack_answer(store.profile(customerId)["ackAnswer"], state)
 
@@ -162,6 +163,7 @@ def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIR
         responses=problems(*AUTH, 404, 422, *FAULTS),
     )
     def release_succeeded_batch(customerId: str, body: BatchAckIn) -> Response:
+        store.check_body(customerId, body)
         items = [item.model_dump() for item in body.request]
         answer = {"response": store.release_succeeded_batch(customerId, items)}
         return Response(dumps(answer), status_code=207, media_type="application/json")
@@ -175,6 +177,7 @@ def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIR
         responses={**_ACK_ANSWERS, **problems(*AUTH, 404, 409, 422, *FAULTS)},
     )
     def release_failed(customerId: str, userId: str, entryId: str, body: AckFailedIn) -> Response:
+        store.check_body(customerId, body)
         state = store.release_failed(customerId, userId, entryId, body.model_dump())
         return ack_answer(store.profile(customerId)["ackAnswer"], state)
 

@@ -125,6 +125,7 @@ def router(store: Store, *, dependencies: Sequence[params.Depends] = ()) -> APIR
         responses={**_answers(CodeRangeOut), **problems(*AUTH, 404, 422, *FAULTS)},
     )
     def set_code_range(customerId: str, initiativeExternalId: str, body: CodeRangeIn) -> Response:
+        store.check_body(customerId, body)
         stored = store.set_code_range(customerId, initiativeExternalId, body.model_dump())
         return import_answer(store.profile(customerId)["importAnswer"], stored, CodeRangeOut)
 
@@ -157,6 +158,7 @@ def _add_import_route(
     """Add one import route; the four differ only in path, schema and store method."""
 
     def endpoint(customerId: str, body: BaseModel) -> Response:
+        store.check_body(customerId, body)
         stored = importer(customerId, body.model_dump(exclude_unset=True))  # absent stays so
         return import_answer(store.profile(customerId)["importAnswer"], stored, model_out)
 
