@@ -599,11 +599,16 @@ def _draw(
         "faulty": _customer(server, **profile),
     }
     ends: dict[str, tuple[float, float, int]] = {}
+    errors: dict[str, BaseException] = {}
 
     def one(name: str) -> None:
         client = runs[name][0]
         start = time.perf_counter()
-        result = client.import_clients(make_clients(n, name), workers=workers, progress=False)
+        try:
+            result = client.import_clients(make_clients(n, name), workers=workers, progress=False)
+        except BaseException as exc:  # said below, with the draw, not lost with the thread
+            errors[name] = exc
+            return
         ends[name] = (start, time.perf_counter(), int(result["ok"].sum()))
 
     server.admin.set_faults(
@@ -617,6 +622,10 @@ def _draw(
             thread.join(timeout=600)
     finally:
         server.admin.clear_faults()
+    if errors or len(ends) < len(runs):
+        raise RuntimeError(
+            f"draw seed={seed} at {rate:.0%} faults: the imports did not end: {errors or 'timeout'}"
+        )
     start, end = max(e[0] for e in ends.values()), min(e[1] for e in ends.values())
     both = {
         name: sum(1 for t, s in log if start <= t < end and s is not None and s < 300)

@@ -48,7 +48,7 @@ def _offline_client(args: argparse.Namespace) -> Client:
         return Client.from_env(env_file_of(args), environ=env)
     except ConfigError:
         unset = "http://not-configured.invalid"
-        omit = env.get(ENV_KEYS["null_semantic_type"]) or None  # the body sent, as configured
+        null_semantic_type = env.get(ENV_KEYS["null_semantic_type"]) or None  # as configured
         return Client(
             "<customerId>",
             "<clientId>",
@@ -56,7 +56,7 @@ def _offline_client(args: argparse.Namespace) -> Client:
             unset,
             unset,
             audience="<unused>",
-            null_semantic_type=omit,
+            null_semantic_type=null_semantic_type,
         )
 
 
