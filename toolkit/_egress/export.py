@@ -18,7 +18,6 @@ import numpy as np
 import orjson
 import pandas as pd
 import pandera.errors
-import pandera.pandas
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -34,13 +33,7 @@ from toolkit._egress.files import (
     write_parquet,
 )
 from toolkit._egress.flatten import UNKNOWN_FIELDS, Kind, Raw, dumps_records, parse_answer, to_frame
-from toolkit._egress.schemas import (
-    ExportCodesSchema,
-    ExportEntriesSchema,
-    PendingCodesSchema,
-    PendingEntriesSchema,
-    schema_failures,
-)
+from toolkit._egress.schemas import MODELS, schema_failures
 from toolkit.errors import ConfigError, ValidationError
 
 if TYPE_CHECKING:
@@ -65,12 +58,6 @@ PREVIEW_COLUMNS: dict[str, tuple[str, ...]] = {
 UNKNOWN_FIELD_WINDOWS = "unknownFieldWindows"
 
 T = TypeVar("T")
-
-_Schema = type[pandera.pandas.DataFrameModel]
-_SCHEMAS: dict[Kind, tuple[_Schema, _Schema]] = {
-    "export": (ExportEntriesSchema, ExportCodesSchema),
-    "pending": (PendingEntriesSchema, PendingCodesSchema),
-}
 
 
 class Tables(NamedTuple, Generic[T]):
@@ -99,7 +86,7 @@ class Export:
         kind: Kind = "export",
     ) -> None:
         """Wrap two flattened tables, as Arrow tables or pandas frames."""
-        if kind not in _SCHEMAS:
+        if kind not in MODELS:
             raise ConfigError(f"kind must be 'export' or 'pending', not {kind!r}")
         self.kind: Kind = kind
         self._tables: dict[str, pa.Table] = {}
@@ -185,7 +172,7 @@ class Export:
         >>> len(Export.from_json(b'[{"_id": "e1", "codes": []}]'))
         1
         """
-        if kind not in _SCHEMAS:
+        if kind not in MODELS:
             raise ConfigError(f"kind must be 'export' or 'pending', not {kind!r}")
         return cls(*parse_answer(raw, kind), kind=kind)
 
@@ -290,7 +277,7 @@ class Export:
         """
         failures = []
         for (table, id_col), schema in zip(
-            (("entries", "_id"), ("codes", "entryId")), _SCHEMAS[self.kind], strict=True
+            (("entries", "_id"), ("codes", "entryId")), MODELS[self.kind], strict=True
         ):
             frame = self._frame(table)
             try:

@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
 from toolkit._core.dtypes import TEXT
+from toolkit._egress.schemas import MODELS
 from toolkit.errors import FlattenError, InputWarning
 
 #: Key of ``entries.attrs`` (and of the entries Arrow schema's metadata) mapping each field the
@@ -35,47 +36,43 @@ Kind = Literal["export", "pending"]
 Raw = bytes | bytearray | memoryview | str
 
 _STR: pa.DataType = pa.string()
-_F64: pa.DataType = pa.float64()
+#: the Arrow type the JSON reader reads each pandera dtype of :mod:`.schemas` as: text for every
+#: other one (the times too, parsed after the read), lists as their Arrow type
+_READ_AS: dict[str, Any] = {"Float64": pa.float64(), "Int64": pa.int64(), "boolean": pa.bool_()}
 
 
-def _text(names: str) -> list[tuple[str, pa.DataType]]:
-    return [(n, _STR) for n in names.split()]
+def _nest(columns: Iterable[tuple[str, pa.DataType]]) -> pa.StructType:
+    """Dotted columns and their types as one nested struct: ``a.b`` is the field ``b`` of ``a``."""
+    tree: dict[str, Any] = {}
+    for name, dtype in columns:
+        *parents, leaf = name.split(".")
+        node = tree
+        for parent in parents:
+            node = node.setdefault(parent, {})
+        node[leaf] = dtype
+    return _struct(tree)
 
 
-_CLIENT = _text("_id externalId name description callSign")
-_CODE = _text("_id externalId name description")
-_CODE_TYPE = _text("_id externalId name semanticType")
-_SCALARS = [*_text("_id customerId userId externalId workDate summary")]
-_SCALARS += [("unitIncrementCount", _F64), ("incrementDurationInSeconds", _F64)]
-_EXPORT_CODE = [("code", pa.struct([*_CODE, ("type", pa.struct(_CODE_TYPE))]))]
-_INITIATIVE = [*_text("type _id billingType callSign"), ("unitIncrements", _F64)]
-_INITIATIVE += _text("externalId name description")
-_INITIATIVE += [("client", pa.struct([*_CLIENT, *_text("type parentClientId")]))]
-_PROPS = [*_text("type colorHex"), ("tags", pa.list_(_STR)), *_text("nickname")]
-_PROPS += [("initiative", pa.struct([*_INITIATIVE, *_text("status locale")]))]
-_PENDING_CODE = [*_CODE, ("type", pa.struct([*_CODE_TYPE, *_text("orderingSequence")]))]
-_TYPES: dict[Kind, pa.StructType] = {
-    "export": pa.struct(
-        [
-            *_SCALARS,
-            *_text("createdAt updatedAt"),
-            ("initiative", pa.struct([*_text("externalId name"), ("client", pa.struct(_CLIENT))])),
-            ("codes", pa.list_(pa.struct([*_EXPORT_CODE, *_text("assignedBy")]))),
-        ]
-    ),
-    "pending": pa.struct(
-        [
-            *_SCALARS,
-            ("initiativeProps", pa.struct(_PROPS)),
-            ("codes", pa.list_(pa.struct(_PENDING_CODE))),
-            *_text("notes"),
-            ("releaseCount", pa.int64()),
-            *_text("lastSyncedAt firstReleaseAttemptedAt"),
-            ("isShared", pa.bool_()),
-            *_text("sharedFrom"),
-        ]
-    ),
-}
+def _read_as(dtype: Any) -> Any:
+    return getattr(dtype.type, "pyarrow_dtype", None) or _READ_AS.get(str(dtype), _STR)
+
+
+def _struct(tree: dict[str, Any]) -> pa.StructType:
+    return pa.struct([(k, _struct(v) if isinstance(v, dict) else v) for k, v in tree.items()])
+
+
+@cache
+def _declared(kind: Kind) -> pa.StructType:
+    """An entry of the answer as the spec declares it, built from the pandera models of the two
+    tables (:data:`~toolkit._egress.schemas.MODELS`, the one list of the columns): ``codes``, a
+    list of code objects, comes where the answer has it, after the last nested field."""
+    tables = [m.to_schema().columns for m in MODELS[kind]]
+    entries, codes = ([(n, _read_as(c.dtype)) for n, c in t.items()] for t in tables)
+    code = [(n.removeprefix("code." if kind == "pending" else ""), t) for n, t in codes[2:]]
+    at = max(i for i, (name, _) in enumerate(entries) if "." in name) + 1
+    return _nest([*entries[:at], ("codes", pa.list_(_nest(code))), *entries[at:]])
+
+
 _TIMES = ("createdAt", "updatedAt", "lastSyncedAt", "firstReleaseAttemptedAt")
 _TIMESTAMP = pa.timestamp("us", tz="UTC")
 DAY_TYPE = pa.timestamp("us")
@@ -110,7 +107,7 @@ def _read(
 ) -> pa.Table:
     """A JSON array of entries as a nested Arrow table (ArrowInvalid when Arrow can't read it)."""
     parse = pa_json.ParseOptions(
-        explicit_schema=pa.schema([("r", pa.list_(record or _TYPES[kind]))]),
+        explicit_schema=pa.schema([("r", pa.list_(record or _declared(kind)))]),
         unexpected_field_behavior="infer",  # fields the spec does not list: typed as found
         newlines_in_values=b"\n" in data,
     )
@@ -193,11 +190,11 @@ def _repaired(data: bytes, kind: Kind, *, text: bool = False) -> bytes:
     odd: OddValues = {}
     for i, rec in enumerate(records):
         entry = rec.get("_id") if isinstance(rec.get("_id"), str) else f"{i} (0-based)"
-        for field in _TYPES[kind]:
+        for field in _declared(kind):
             if rec.get(field.name) is not None:
                 rec[field.name] = _fit(rec[field.name], field.type, (field.name,), entry, odd)
     _warn_odd(kind, odd)
-    for path in _unknown_paths(records, _TYPES[kind], ()):
+    for path in _unknown_paths(records, _declared(kind), ()):
         holders = _holders(records, path[:-1])
         values = [h.get(path[-1]) for h in holders]
         if not text:
@@ -416,10 +413,9 @@ def _split(table: pa.Table, kind: Kind) -> tuple[pa.Table, pa.Table]:
 
 @cache
 def _known(kind: Kind) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Column names of the entries and codes tables the spec's fields make."""
-    empty = pa.schema(list(_TYPES[kind])).empty_table()
-    entries, codes = _split(empty, kind)
-    return tuple(entries.column_names), tuple(codes.column_names)
+    """Column names of the entries and codes tables the spec's fields make: the models'."""
+    entries, codes = (tuple(m.to_schema().columns) for m in MODELS[kind])
+    return entries, codes
 
 
 def _finish(entries: pa.Table, codes: pa.Table, kind: Kind) -> tuple[pa.Table, pa.Table]:
@@ -449,7 +445,7 @@ def _finish(entries: pa.Table, codes: pa.Table, kind: Kind) -> tuple[pa.Table, p
 def _field_of(column: str, kind: Kind, in_codes: bool) -> str:
     """The unknown field a column comes from: the first name of its path the spec lacks."""
     parts = column.split(".")[1:] if in_codes and kind == "pending" else column.split(".")
-    declared: pa.DataType = _TYPES[kind]
+    declared: pa.DataType = _declared(kind)
     if in_codes:
         declared = cast("pa.StructType", declared).field("codes").type.value_type
     taken: list[str] = []

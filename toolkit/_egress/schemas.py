@@ -198,3 +198,10 @@ class ExportCodesSchema(_Codes):
     """
 
     assignedBy: Series[str] = _text()
+
+
+#: The pandera models of each kind's ``(entries, codes)`` tables.
+MODELS: dict[str, tuple[type[pa.DataFrameModel], type[pa.DataFrameModel]]] = {
+    "export": (ExportEntriesSchema, ExportCodesSchema),
+    "pending": (PendingEntriesSchema, PendingCodesSchema),
+}
