@@ -345,22 +345,31 @@ def _timestamps(
         column,
         pc.replace_substring_regex(column, pattern="$", replacement="Z", max_replacements=1),
     )
+    return _cast(given, _TIMESTAMP, (name, "an ISO 8601 timestamp"), column, ids, kind)
+
+
+def _cast(
+    text: Any, t: pa.DataType, field: tuple[str, str], shown: Any, ids: Any, kind: Kind
+) -> Any:
+    """Text cast to ``t``. A value that does not cast is refused naming the entry, the field
+    and the value as given (``shown``), or, in a field :data:`OUTSIDE_INTERFACE`, read as null
+    with a warning. ``field``: its name, and what its values must be."""
+    name, what = field
     try:
-        return pc.cast(given, _TIMESTAMP)
+        return pc.cast(text, t)
     except pa.ArrowInvalid:
-        values = given.to_pylist()
-        bad = _bad(values, _TIMESTAMP)
-    what = "an ISO 8601 timestamp"
+        values = text.to_pylist()
+        bad = _bad(values, t)
     if name not in OUTSIDE_INTERFACE:
         raise FlattenError(
-            f"entry {ids[bad[0]].as_py()!r}: {name} {column[bad[0]].as_py()!r} is not {what}"
+            f"entry {ids[bad[0]].as_py()!r}: {name} {shown[bad[0]].as_py()!r} is not {what}"
         )
     _warn_odd(
-        kind, {(name, what, "read as null"): [(ids[i].as_py(), column[i].as_py()) for i in bad]}
+        kind, {(name, what, "read as null"): [(ids[i].as_py(), shown[i].as_py()) for i in bad]}
     )
     for i in bad:
         values[i] = None
-    return pa.array(values, _STR).cast(_TIMESTAMP)
+    return pa.array(values, _STR).cast(t)
 
 
 def _split(table: pa.Table, kind: Kind) -> tuple[pa.Table, pa.Table]:
@@ -380,14 +389,8 @@ def _split(table: pa.Table, kind: Kind) -> tuple[pa.Table, pa.Table]:
             at = entries.schema.get_field_index(name)
             entries = entries.set_column(at, name, _timestamps(entries[name], name, ids, kind))
     first10 = pc.utf8_slice_codeunits(entries["workDate"], 0, 10)
-    try:
-        day = pc.cast(first10, pa.date32())
-    except pa.ArrowInvalid:
-        at = _bad(first10.to_pylist(), pa.date32())[0]
-        value = entries["workDate"][at].as_py()
-        raise FlattenError(
-            f"entry {ids[at].as_py()!r}: workDate {value!r} is not a YYYY-MM-DD date"
-        ) from None
+    date = ("workDate", "a YYYY-MM-DD date")
+    day = _cast(first10, pa.date32(), date, entries["workDate"], ids, kind)
     entries = entries.set_column(4, "workDate", pc.cast(day, DAY_TYPE))
 
     lists = table["codes"]
