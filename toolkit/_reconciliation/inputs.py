@@ -92,9 +92,8 @@ def billing_columns(
     if bkey is None:
         raise MissingColumnError("billing", [order[0]], billing.columns)
     _require("billing", billing, [bkey])
-    bid = billing_id
-    if bid is None:
-        bid = next((c for c in ("billingId", "recordId") if c in billing.columns), None)
+    found_id = next((c for c in ("billingId", "recordId") if c in billing.columns), None)
+    bid = billing_id if billing_id is not None else found_id
     _require("billing", billing, [bid] if bid is not None else [])
     columns: dict[str, str | None] = {}
     for name in COMPARISONS:  # a loop, not a comprehension: the warning names the caller
@@ -150,11 +149,10 @@ def _value_column(
     if default in billing.columns:
         return default
     names = [str(c) for c in billing.columns if c not in set(exclude)]
-    near = closest(default, names)
-    if near is None:
-        near = next((c for c in names if any(w in c.lower() for w in _HINT_WORDS[name])), None)
+    hinted = (c for c in names if any(w in c.lower() for w in _HINT_WORDS[name]))
+    near = closest(default, names) or next(hinted, None)
     if near is not None:
-        what = {"duration": "durations", "date": "dates", "matter": "matters"}[name]
+        what = f"{name}s"  # durations, dates, matters
         pairs = [(argument, near)]
         unit = next((u for w, u in _WORD_UNITS.items() if w in near.lower()), None)
         if name == "duration" and unit is not None and unit != duration_unit:
