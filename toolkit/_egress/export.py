@@ -119,9 +119,8 @@ class Export:
         return self._frames[name]
 
     def _table(self, name: str) -> pa.Table:
-        if name in self._tables:
-            return self._tables[name]
-        return from_frame(self._frames[name], self.kind, name)
+        table = self._tables.get(name)
+        return table if table is not None else from_frame(self._frames[name], self.kind, name)
 
     @property
     def entries(self) -> pd.DataFrame:
@@ -322,7 +321,7 @@ class Export:
         if e.num_rows and "workDate" in e.column_names and e["workDate"].null_count < e.num_rows:
             low, high = pc.min_max(e["workDate"]).values()
             facts["workDate"] = f"{low.as_py():%Y-%m-%d}..{high.as_py():%Y-%m-%d}"
-        init = ("" if self.kind == "export" else "initiativeProps.") + "initiative.externalId"
+        init = PREVIEW_COLUMNS[self.kind][3]  # the matter: initiative.externalId
         for name, column in (("users", "userId"), ("initiatives", init)):
             if e.num_rows and column in e.column_names:
                 facts[name] = f"{pc.count_distinct(e[column]).as_py():,}"
