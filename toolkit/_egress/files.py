@@ -55,14 +55,13 @@ def typed(table: pa.Table, kind: Kind, table_name: str, drop: Iterable[str] = ()
     """A table cast to its schema's types, the spec's columns first, the others at the end."""
     schema = empty_schemas(kind)[table_name == "codes"]
     table = table.drop_columns([c for c in drop if c in table.column_names])
+    held = [f for f in schema if f.name in table.column_names]
     columns = [
-        _work_date(table[f.name]) if f.name == "workDate" else pc.cast(table[f.name], f.type)
-        for f in schema
-        if f.name in table.column_names
+        _work_date(table[f.name]) if f.name == "workDate" else table[f.name].cast(f.type)
+        for f in held
     ]
-    names = [f.name for f in schema if f.name in table.column_names]
     extra = [n for n in table.column_names if n not in schema.names]
-    return pa.table([*columns, *(table[n] for n in extra)], names=[*names, *extra])
+    return pa.table([*columns, *(table[n] for n in extra)], names=[f.name for f in held] + extra)
 
 
 def as_stored(entries: pa.Table, codes: pa.Table, kind: Kind) -> tuple[pa.Table, pa.Table]:
