@@ -153,7 +153,6 @@ def test_table_keys_and_schemas() -> None:
 
 def test_public_names_are_all_exported_and_documented_with_an_example() -> None:
     from toolkit._core import failures, frames
-    from toolkit._egress import ack_schema as acknowledgements
     from toolkit._egress import schemas as exports
     from toolkit._ingress import checks
     from toolkit._ingress import models as imports
@@ -166,7 +165,7 @@ def test_public_names_are_all_exported_and_documented_with_an_example() -> None:
         and (inspect.isfunction(obj) or inspect.isclass(obj))
     }
     assert public <= set(schemas.__all__)
-    homes = (imports, exports, acknowledgements, checks, failures, frames)
+    homes = (imports, exports, checks, failures, frames)
     assert all(any(hasattr(home, name) for home in homes) for name in schemas.__all__)
     for name in schemas.__all__:
         assert hasattr(schemas, name)

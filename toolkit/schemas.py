@@ -17,9 +17,10 @@ import warnings as _warnings
 
 from toolkit._core.failures import CHECKS, FAILURE_COLUMNS, empty_failures
 from toolkit._core.frames import coerce_ids
-from toolkit._egress.ack_schema import OUTCOMES, AcknowledgementSchema
 from toolkit._egress.schemas import (
     ASSIGNED_BY,
+    OUTCOMES,
+    AcknowledgementSchema,
     ExportCodesSchema,
     ExportEntriesSchema,
     PendingCodesSchema,

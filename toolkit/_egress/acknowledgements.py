@@ -28,8 +28,7 @@ from toolkit._core.failures import check_name, failure_frame
 from toolkit._core.frames import FrameLike, as_pandas, unique_rows
 from toolkit._core.http import Reply
 from toolkit._egress.ack_batch import send_batches
-from toolkit._egress.ack_schema import CROSS_RULES, OUTCOMES, AcknowledgementSchema
-from toolkit._egress.schemas import schema_failures
+from toolkit._egress.schemas import CROSS_RULES, OUTCOMES, AcknowledgementSchema, schema_failures
 from toolkit.errors import ConfigError, InputWarning, Interrupted, ValidationError
 
 #: the ``table`` of this module's failure frames

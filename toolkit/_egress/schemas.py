@@ -1,4 +1,5 @@
-"""pandera models of the exported tables: the column names and dtypes are a contract.
+"""pandera models of the exported tables: the column names and dtypes are a contract; and the
+schema of an acknowledgement frame: one release-succeeded or release-failed per row.
 
 Dotted column names are given with ``alias``; the dtypes are tabled in docs/toolkit.md. Every
 column but the linking ids is nullable, and columns the models do not name are allowed.
@@ -205,3 +206,27 @@ MODELS: dict[str, tuple[type[pa.DataFrameModel], type[pa.DataFrameModel]]] = {
     "export": (ExportEntriesSchema, ExportCodesSchema),
     "pending": (PendingEntriesSchema, PendingCodesSchema),
 }
+
+
+OUTCOMES = ("succeeded", "failed")
+
+
+class AcknowledgementSchema(pa.DataFrameModel):
+    """One acknowledgement per row (column rules; :data:`CROSS_RULES` holds the rest).
+
+    ``externalId`` is optional, as published; ``errors`` is required for ``failed`` rows.
+    """
+
+    userId: str = pa.Field(str_length={"min_value": 1})
+    entryId: str = pa.Field(str_length={"min_value": 1}, unique=True)
+    outcome: str = pa.Field(isin=list(OUTCOMES))
+    externalId: str = pa.Field(nullable=True)
+    errors: object = pa.Field(nullable=True)
+
+    class Config:
+        strict = "filter"
+
+
+#: Rules across columns, checked outside pandera so the failure names the right column:
+#: (column, outcome it applies to, message).
+CROSS_RULES = (("errors", "failed", "a failed row needs at least one error text"),)
