@@ -115,9 +115,7 @@ def _columns(frame: FrameLike) -> tuple[pd.DataFrame, list[str]]:
     df = unique_rows(as_pandas(frame, "frame")).copy()
     if "entryId" not in df and "_id" in df:
         df = df.rename(columns={"_id": "entryId"})
-    for col in ("externalId", "errors"):
-        if col not in df:
-            df[col] = None
+    df = df.assign(**{col: None for col in ("externalId", "errors") if col not in df})
     return df, [c for c in ("userId", "entryId", "outcome") if c not in df]
 
 

@@ -392,10 +392,9 @@ def _write_window(
     both commits use the snapshots taken first: a sync's commit since then fails this one
     (``CommitFailedError``) instead of doubling rows it did not see.
     """
-    entries, codes = export.to_arrow(partition_cols=PARTITION_COLS)
-    _check_whole(root, entries, schemas[0])
-    entries = entries.select(schemas[0].names).cast(schemas[0])
-    codes = codes.select(schemas[1].names).cast(schemas[1])
+    tables = export.to_arrow(partition_cols=PARTITION_COLS)
+    _check_whole(root, tables.entries, schemas[0])
+    entries, codes = (t.select(s.names).cast(s) for t, s in zip(tables, schemas, strict=True))
     if entries.num_rows == 0:
         return 0, 0, 0, 0
     codes_table = DeltaTable(str(root / "codes"))
