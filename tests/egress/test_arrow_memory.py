@@ -20,8 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from toolkit._egress.export import Export
-from toolkit._egress.files import from_frame
+from toolkit._egress.export import Export, from_frame
 from toolkit.testing import fake_export_entries, fake_pending_entries
 
 

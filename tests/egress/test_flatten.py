@@ -624,8 +624,6 @@ def test_pieces_holding_other_unknown_fields_are_joined_without_reading_the_body
 
 
 def test_export_files_are_written_from_arrow_without_a_pandas_frame(monkeypatch, tmp_path) -> None:
-    from toolkit._egress import files
-
     ex = Export.from_json(orjson.dumps(fake_export_entries(5, codes_per_entry=2, seed=2)))
 
     def refuse(table: Any) -> pd.DataFrame:
@@ -633,7 +631,6 @@ def test_export_files_are_written_from_arrow_without_a_pandas_frame(monkeypatch,
         return flatten_module._pandas_frame(table)
 
     monkeypatch.setattr(flatten_module, "_pandas_frame", flatten_module.to_frame, raising=False)
-    monkeypatch.setattr(files, "to_frame", refuse)
     monkeypatch.setattr("toolkit._egress.export.to_frame", refuse)
     ex.to_parquet(tmp_path / "ds")
     ex.to_csv(tmp_path / "csv")

@@ -584,7 +584,7 @@ def test_an_empty_sync_says_what_the_lag_holds_back(fresh_client: Client, tmp_pa
 def test_a_window_goes_from_arrow_to_delta_in_one_commit_per_table_without_pandas(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolkit._egress import export, files
+    from toolkit._egress import export
     from toolkit._egress.export import Export
     from toolkit._egress.sync import _schemas, _write_window, create_tables
     from toolkit.testing import fake_export_entry
@@ -601,7 +601,6 @@ def test_a_window_goes_from_arrow_to_delta_in_one_commit_per_table_without_panda
     window = Export.from_records(second)
     versions = [DeltaTable(str(path / n)).version() for n in ("entries", "codes")]
     monkeypatch.setattr(export, "to_frame", refuse)
-    monkeypatch.setattr(files, "to_frame", refuse)
     assert _write_window(path, window, _schemas(), pd.Timestamp(at)) == (1, 1, 0, 5)
     after = [DeltaTable(str(path / n)).version() for n in ("entries", "codes")]
     assert after == [v + 1 for v in versions]  # one merge per table

@@ -7,7 +7,7 @@ kept for the command line, toolkit.firms and toolkit.dagster, which import them 
 from toolkit._core.windows import RENAMED as RENAMED
 from toolkit._core.windows import Window as Window
 from toolkit._egress.export import Export as Export
-from toolkit._egress.files import claim_target as claim_target
+from toolkit._egress.export import claim_target as claim_target
 from toolkit._egress.sync import DEFAULT_LAG as DEFAULT_LAG
 from toolkit._egress.sync import compact as compact
 from toolkit._egress.sync import read_sync as read_sync

@@ -22,8 +22,7 @@ from tqdm.auto import tqdm
 
 from toolkit._core.connection import Connection
 from toolkit._core.windows import TimeLike, Window, iso, renamed
-from toolkit._egress.export import UNKNOWN_FIELD_WINDOWS, Export
-from toolkit._egress.files import ROWS_PER_GROUP, claim_target
+from toolkit._egress.export import ROWS_PER_GROUP, UNKNOWN_FIELD_WINDOWS, Export, claim_target
 from toolkit._egress.flatten import UNKNOWN_FIELDS
 from toolkit._egress.schemas import ASSIGNED_BY
 from toolkit.errors import ApiError, ConfigError, FlattenError, InputWarning

@@ -44,9 +44,8 @@ from toolkit._core.connection import Connection
 from toolkit._core.lock import FileLock, LockHeld
 from toolkit._core.memory import returning_pool
 from toolkit._core.windows import TimeLike, Window, renamed, to_utc
-from toolkit._egress.export import Export
+from toolkit._egress.export import DEFAULT_PARTITION_COLS, ROWS_PER_GROUP, Export
 from toolkit._egress.fetch import fetch_window, warn_unknown_fields
-from toolkit._egress.files import DEFAULT_PARTITION_COLS, ROWS_PER_GROUP
 from toolkit._egress.sync_report import SyncReport, short_iso
 from toolkit.errors import ConcurrentWriteError, ConfigError
 
