@@ -117,13 +117,11 @@ def read_ledes(path_or_buffer: Source) -> pd.DataFrame:
         said = f"{len(header)} field names, {fmt} has {len(fields)}"
         said = said if at is None else f"field {at + 1} is {header[at]!r}, {fmt} has {fields[at]!r}"
         raise _error(name, head_at, None, f"is not {fmt}'s header: {said}")
-    rows, numbers = [], []
-    for n, record in lines[2:]:
-        values = _split(record, len(fields))
+    numbers = [n for n, _ in lines[2:]]
+    rows = [_split(record, len(fields)) for _, record in lines[2:]]
+    for n, values in zip(numbers, rows, strict=True):
         if len(values) != len(fields):
             raise _error(name, n, None, f"has {len(values)} fields, {fmt} has {len(fields)}")
-        rows.append(values)
-        numbers.append(n)
     frame = pd.DataFrame(rows, columns=list(fields), dtype=TEXT).replace("", pd.NA)
     frame = _typed(frame.apply(lambda c: c.str.strip()), name, np.array(numbers, dtype="int64"))
     frame["line"] = pd.Series(numbers, dtype="Int64")
