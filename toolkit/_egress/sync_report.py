@@ -91,8 +91,7 @@ def short_iso(ts: pd.Timestamp) -> str:
 def _lag_text(lag: pd.Timedelta) -> str:
     """A lag as a user writes it: ``10min``, ``90s``, ``2h``."""
     seconds = int(lag.total_seconds())
-    if seconds and seconds % 3600 == 0:
-        return f"{seconds // 3600}h"
-    if seconds and seconds % 60 == 0:
-        return f"{seconds // 60}min"
+    for size, unit in ((3600, "h"), (60, "min")):
+        if seconds and seconds % size == 0:
+            return f"{seconds // size}{unit}"
     return f"{lag.total_seconds():g}s"
