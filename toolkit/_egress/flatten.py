@@ -447,17 +447,13 @@ def _finish(entries: pa.Table, codes: pa.Table, kind: Kind) -> tuple[pa.Table, p
 
 def _field_of(column: str, kind: Kind, in_codes: bool) -> str:
     """The unknown field a column comes from: the first name of its path the spec lacks."""
-    parts = column.split(".")[1:] if in_codes and kind == "pending" else column.split(".")
-    declared: pa.DataType = _declared(kind)
-    if in_codes:
-        declared = cast("pa.StructType", declared).field("codes").type.value_type
-    taken: list[str] = []
-    for part in parts:
-        taken.append(part)
-        if not pa.types.is_struct(declared) or declared.get_field_index(part) < 0:
-            break
-        declared = declared.field(part).type
-    return ".".join(taken)
+    # the spec's columns (of the codes: not entryId and position, which the answer lacks) and
+    # the objects that hold them (``a`` and ``a.b`` of ``a.b.c``)
+    names = _known(kind)[1][2:] if in_codes else _known(kind)[0]
+    known = {n.rsplit(".", k)[0] for n in names for k in range(n.count(".") + 1)}
+    parts = column.split(".")
+    end = next((k for k in range(1, len(parts)) if ".".join(parts[:k]) not in known), len(parts))
+    return ".".join(parts[int(in_codes and kind == "pending") : end])  # pending codes: code.*
 
 
 def _pandas_type(arrow_type: pa.DataType) -> Any:
