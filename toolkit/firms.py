@@ -285,8 +285,9 @@ def _after(value: Any, where: str, now: pd.Timestamp | None = None) -> pd.Timest
     return to_utc(value, where)
 
 
-def _since(name: str, values: Mapping[str, Any]) -> tuple[Any, pd.Timestamp]:
-    """A firm's ``after`` (or ``sync_since``, kept one release) as given, and as a timestamp."""
+def _since(name: str, values: Mapping[str, Any]) -> str | pd.Timestamp:
+    """A firm's ``after`` (or ``sync_since``, kept one release): a duration as given, else as a
+    timestamp (read once here either way, so that a bad one is refused as the file loads)."""
     key = "sync_since" if "sync_since" in values else "after"
     if key == "sync_since":  # kept one release (RENAMED)
         if "after" in values:
@@ -303,7 +304,7 @@ def _since(name: str, values: Mapping[str, Any]) -> tuple[Any, pd.Timestamp]:
             f"{_where(name, key)}: {since!r} is neither a date (2026-01-31, "
             "2026-01-31T08:00:00Z) nor a duration back from now (30D, 12h)"
         ) from None
-    return since, stamp
+    return since if isinstance(since, str) and _DURATION.fullmatch(since.strip()) else stamp
 
 
 def _firm(name: str, table: Any, folder: Path, env_file: Path | None) -> Firm:
@@ -337,7 +338,7 @@ def _firm(name: str, table: Any, folder: Path, env_file: Path | None) -> Firm:
                 f"{_where(name, key)}: {values[key]!r} is not an http(s) address such as "
                 "https://host.example"
             )
-    since, stamp = _since(name, values)
+    after = _since(name, values)
     rate = values.get("max_rate")
     if rate is not None and not rate > 0:
         raise ConfigError(f"{_where(name, 'max_rate')}: must be a positive number, not {rate!r}")
@@ -356,7 +357,7 @@ def _firm(name: str, table: Any, folder: Path, env_file: Path | None) -> Firm:
     fields = {k: folder / v if k in _PATHS else v for k, v in values.items() if k not in _READ}
     return Firm(
         key=name,
-        after=since if isinstance(since, str) and _DURATION.fullmatch(since.strip()) else stamp,
+        after=after,
         max_rate=float(rate) if rate is not None else None,
         workers=workers,
         reconcile_options=dict(options),

@@ -67,7 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     args.argv = argv
     app = import_module("toolkit._cli.app")  # pandas, pyarrow: a second or two
-    command = import_module(f"toolkit._cli.{COMMANDS[args.command].module}")
+    # a command without its own module runs in the one of its name
+    command = import_module(f"toolkit._cli.{COMMANDS[args.command].module or args.command}")
     _loaded()
     if _main_thread():
         signal.signal(signal.SIGTERM, _raise_interrupt)

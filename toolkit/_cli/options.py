@@ -44,7 +44,7 @@ def _argument(spec: str) -> tuple[list[str], dict[str, Any]]:
 
 class Command(NamedTuple):
     """One command: help, examples, args, sub-commands, and the module whose ``run(args)`` runs
-    it (its own name's when not given: :data:`COMMANDS` sets it).
+    it (its own name's when not given: :func:`toolkit._cli.main` reads it so).
 
     ``args`` maps each argument to its help: the key is its names, then ``add_argument``'s
     keywords as ``key=value`` words (``nargs=?``, ``type=int``, ``choices=a|b``, ``default=8``:
@@ -328,9 +328,6 @@ COMMANDS: dict[str, Command] = {
         module="sandbox",
     ),
 }
-
-# a command without its own module runs in the one of its name
-COMMANDS = {name: c._replace(module=c.module or name) for name, c in COMMANDS.items()}
 
 
 def _epilog(*examples: str) -> str:
