@@ -36,21 +36,18 @@ from toolkit._ingress.models import TABLES, TableSpec
 from toolkit._ingress.names import match_headers
 from toolkit._ingress.ranges import CODE_RANGE_MAX, CodeRangePost, check_post
 from toolkit._ingress.readers import joined
-from toolkit._ingress.rules import TEMPLATE
 from toolkit._ingress.text import MAX_CELL, lookalikes, plural, warn_lookalikes
 from toolkit.errors import ValidationError, closest
 
-_FINAL_DTYPES = {
-    "text": "str",
-    "free_text": "str",
-    "number": "int64",
-    "bool": "bool",
-    "list": "object",
-    "date": "str",
+#: kind -> its dtypes: while checked, once checked, and once checked in a nullable column
+_DTYPES = {
+    "text": ("str", "str", "str"),
+    "free_text": ("str", "str", "str"),
+    "number": ("Float64", "int64", "str"),
+    "bool": ("boolean", "bool", "boolean"),
+    "list": ("object", "object", "object"),
+    "date": ("str", "str", "str"),
 }
-_WORK_DTYPES = {**_FINAL_DTYPES, "number": "Float64", "bool": "boolean"}
-#: final dtype of a nullable column, per kind (``str`` for the others)
-_NULLABLE_DTYPES = {"bool": "boolean", "list": "object"}
 
 
 def _spec_for(table: str) -> TableSpec:
@@ -206,7 +203,7 @@ def _work_frame(
         {
             c: _work(parsed[c], spec.kinds[c]).set_axis(index)
             if c in parsed.columns
-            else pd.Series(pd.NA, index=index, dtype=_WORK_DTYPES[spec.kinds[c]])
+            else pd.Series(pd.NA, index=index, dtype=_DTYPES[spec.kinds[c]][0])
             for c in columns
         },
         index=index,
@@ -218,11 +215,9 @@ def _finalize(spec: TableSpec, frame: pd.DataFrame, fractions: Collection[str]) 
     out = frame.loc[:, columns]
     out.attrs = {}  # the line map stays with the checks' frame: pandas deep-copies it at every step
     dtypes = {
-        c: _NULLABLE_DTYPES.get(spec.kinds[c], "str")
-        if c in spec.nullable
-        else "float64"  # a fraction is sent as given
-        if c in fractions
-        else _FINAL_DTYPES[spec.kinds[c]]
+        c: "float64"  # a fraction is sent as given
+        if c in fractions and c not in spec.nullable
+        else _DTYPES[spec.kinds[c]][2 if c in spec.nullable else 1]
         for c in columns
     }
     return out.astype(dtypes)
@@ -308,22 +303,6 @@ _DEFAULTS = {
 """Messages of pandera's own checks (``nullable=False``, ``unique=True``)."""
 
 
-@lru_cache(maxsize=16)
-def _model_checks(table: str) -> dict[tuple[str | None, int], tuple[str, str | None, str]]:
-    """(column or None, check number) -> (check, message template, severity) of the model."""
-    schema = TABLES[table].schema.to_schema()
-    where = [(None, schema.checks), *((c, col.checks) for c, col in schema.columns.items())]
-    return {
-        (column, n): (
-            check_name(str(c.name)),
-            c.statistics.get(TEMPLATE, c.error),
-            "warning" if c.raise_warning else "error",
-        )
-        for column, checks in where
-        for n, c in enumerate(checks)
-    }
-
-
 def _all_distinct(values: pd.Series) -> bool:
     """True when a text column holds no value twice (nor two missing ones), found by sorting: a
     few bytes a row, where a hash table of every value (``is_unique``) takes over 100.
@@ -351,7 +330,6 @@ def _model_failures(
         return schema.validate(raw, lazy=True), []
     except SchemaErrors as exc:
         parsed, fc = exc.data, exc.failure_cases
-    checks = _model_checks(spec.name)
     found: list[Found] = []
     where = ["schema_context", "column", "check", "check_number", "index"]
     for context, col, chk, number, index in fc[where].itertuples(index=False):
@@ -362,7 +340,7 @@ def _model_failures(
             name = check_name(str(chk))
             found.append((int(index), col, name, _DEFAULTS.get(name), SEVERITY[name]))
         else:
-            name, template, severity = checks[(None if whole else col, int(number))]
+            name, template, severity = spec.checks[(None if whole else col, int(number))]
             found.append(
                 (int(index), str(spec.key[-1] if whole else col), name, template, severity)
             )
@@ -373,16 +351,8 @@ def _work(values: pd.Series, kind: str) -> pd.Series:
     """A parsed column in its work dtype, an unreadable cell missing."""
     if values.dtype == object:
         values = values.map(lambda v: None if isinstance(v, Unreadable) else v)
-    out: pd.Series = values.astype(_WORK_DTYPES[kind])  # type: ignore[call-overload]
+    out: pd.Series = values.astype(_DTYPES[kind][0])  # type: ignore[call-overload]
     return out
-
-
-@lru_cache(maxsize=64)
-def _allowed(table: str, column: str) -> tuple[str, ...]:
-    for chk in TABLES[table].schema.to_schema().columns[column].checks:
-        if chk.name == "isin":
-            return tuple(chk.statistics["allowed_values"])
-    return ()
 
 
 def _fields(
@@ -401,7 +371,7 @@ def _fields(
         elif name == "unit":
             fields[name] = unit_note(str(col))
         elif name in ("allowed", "or_empty", "hint") and col is not None:
-            allowed = _allowed(spec.name, col)
+            allowed = spec.allowed.get(col, ())
             fields["allowed"] = ", ".join(allowed)
             fields["or_empty"] = ", or empty for null" if col in spec.nullable else ""
             if col in spec.optional:  # an optional column is nullable too
