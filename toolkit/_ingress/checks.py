@@ -31,9 +31,8 @@ from toolkit._core.failures import (
 from toolkit._core.frames import MAX_WHOLE, neighbours, text_arrow
 from toolkit._ingress.cells import Unreadable, parse
 from toolkit._ingress.chunking import fresh_index, line_array
-from toolkit._ingress.hints import header_hint, unit_note, value_hint
 from toolkit._ingress.models import TABLES, TableSpec
-from toolkit._ingress.names import match_headers
+from toolkit._ingress.names import header_hint, match_headers, unit_note, value_hint
 from toolkit._ingress.ranges import CODE_RANGE_MAX, CodeRangePost, check_post
 from toolkit._ingress.readers import joined
 from toolkit._ingress.text import MAX_CELL, lookalikes, plural, warn_lookalikes

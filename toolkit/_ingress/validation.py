@@ -29,8 +29,7 @@ from toolkit._ingress.ranges import CodeRangePost
 from toolkit._ingress.readers import TableFile, joined, read_table
 from toolkit._ingress.sheet_reader import table_sheets
 from toolkit._ingress.text import plural
-from toolkit._ingress.workbook import write_workbook
-from toolkit._ingress.writer import html_rows
+from toolkit._ingress.writer import html_rows, write_workbook
 from toolkit.errors import ConfigError, InputWarning, ValidationError
 
 _EXPECTED = (
