@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, partial
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 import numpy as np
 import pandas as pd
@@ -38,12 +38,10 @@ from toolkit._ingress.writer import html_rows, write_table
 from toolkit.errors import ConfigError
 
 #: table -> (endpoint, key column). In the spec's suggested import order.
+#: The key column is the spec's id column (a code range's: its initiative's); the endpoint is
+#: named after the table.
 IMPORTS: dict[str, tuple[Endpoint, str]] = {
-    "clients": ("import_clients", "externalId"),
-    "initiatives": ("import_initiatives", "externalId"),
-    "code_types": ("import_code_types", "externalId"),
-    "codes": ("import_codes", "externalId"),
-    "code_ranges": ("import_code_ranges", "initiativeExternalId"),
+    table: (cast("Endpoint", f"import_{table}"), spec.id_column) for table, spec in TABLES.items()
 }
 
 #: child table -> [(column, parent table)] for "never post a record whose parent failed".
