@@ -68,7 +68,7 @@ def _codec(path: Path, encoding: str | None = None) -> tuple[str, str]:
             "\ufffd in their place. Fix those lines, or pass encoding= if the file is "
             "in another encoding.",
             InputWarning,
-            stacklevel=3,
+            stacklevel=2,  # the line of read_csv_table
         )
         return _no_binary(path, lenient, "utf-8-sig", "replace")
     try:
@@ -81,7 +81,7 @@ def _codec(path: Path, encoding: str | None = None) -> tuple[str, str]:
         f"{path} is not UTF-8 (first odd byte on line {line}); read it as Windows-1252 "
         "(cp1252). Save it as 'CSV UTF-8' to be sure of accented characters.",
         InputWarning,
-        stacklevel=3,
+        stacklevel=2,  # the line of read_csv_table
     )
     return _no_binary(path, text, "cp1252")
 
