@@ -244,44 +244,6 @@ def _raw(spec: TableSpec, df: pd.DataFrame, names: Sequence[str], start: int) ->
     return raw
 
 
-def _column_failures(
-    names: list[Any], spec: TableSpec, headers: dict[str, tuple[str, ...]]
-) -> list[dict[str, Any]]:
-    """Missing, unexpected and duplicated columns (likely headers added to ``headers``)."""
-    out: list[dict[str, Any]] = []
-    table = spec.name
-    expected = list(spec.columns)
-    present = [str(c) for c in names]
-    duplicated = sorted({c for c in present if present.count(c) > 1}, key=present.index)
-    missing = [c for c in expected if c not in present and c not in spec.optional]
-    unexpected = [c for c in dict.fromkeys(present) if c not in expected]
-    for col in missing:
-        near = closest(col, unexpected) or header_hint(table, col, unexpected)
-        msg = f"missing column {col!r}"
-        if near:
-            msg += f"; the frame has {near!r}: rename it with columns={{{near!r}: {col!r}}}"
-            msg += unit_note(col)
-            headers.setdefault(col, headers.get(near, (near,)))
-        out.append(_column_row(table, col, "column_missing", msg, expected.index(col)))
-    for col in unexpected:
-        hinted = [f for f in missing if header_hint(table, f, [col])]
-        near = closest(col, missing) or (hinted[0] if hinted else closest(col, expected))
-        msg = f"unexpected column {col!r}"
-        if near and near in missing:
-            msg += f"; did you mean {near!r}? rename it with columns={{{col!r}: {near!r}}}"
-            msg += unit_note(near)
-        elif near:
-            msg += f" (closest expected column {near!r} is present); drop it"
-        else:
-            msg += f"; expected exactly: {', '.join(expected)}"
-        out.append(_column_row(table, col, "column_unexpected", msg, len(expected)))
-    for col in duplicated:
-        msg = f"column {col!r} appears {present.count(col)} times; keep one"
-        order = expected.index(col) if col in expected else len(expected)
-        out.append(_column_row(table, col, "column_duplicate", msg, order))
-    return out
-
-
 def _column_row(
     table: str, col: str | None, check_: str, message: str, order: int, **cell: Any
 ) -> dict[str, Any]:
@@ -627,7 +589,8 @@ def _layout(
     row per missing, unexpected or doubled column, and each spec name's header(s) in the input.
 
     The headers are matched (:func:`~toolkit._ingress.names.match_headers`) with a failure row
-    per ambiguity; the other column failures leave out the names those rows cover."""
+    per ambiguity; the other column failures leave out the names those rows cover: missing,
+    unexpected and duplicated columns (likely headers added to the spec name's headers)."""
     source = [str(c) for c in df.columns]
     given = [str(c) for c in (df.rename(columns=dict(columns)) if columns else df).columns]
     matched = match_headers(spec.name, spec.columns, given)
@@ -649,7 +612,36 @@ def _layout(
         rows.append(_column_row(spec.name, f, "column_duplicate", msg, fields.index(f)))
         replaced.update([f, *(given[p] for p in positions)])
         headers[f] = tuple(source[p] for p in positions)
-    rows += [r for r in _column_failures(names, spec, headers) if r["column"] not in replaced]
+    # missing, unexpected and duplicated columns (likely headers added to ``headers``)
+    others: list[dict[str, Any]] = []
+    duplicated = sorted({c for c in names if names.count(c) > 1}, key=names.index)
+    missing = [c for c in fields if c not in names and c not in spec.optional]
+    unexpected = [c for c in dict.fromkeys(names) if c not in fields]
+    for col in missing:
+        near = closest(col, unexpected) or header_hint(spec.name, col, unexpected)
+        msg = f"missing column {col!r}"
+        if near:
+            msg += f"; the frame has {near!r}: rename it with columns={{{near!r}: {col!r}}}"
+            msg += unit_note(col)
+            headers.setdefault(col, headers.get(near, (near,)))
+        others.append(_column_row(spec.name, col, "column_missing", msg, fields.index(col)))
+    for col in unexpected:
+        hinted = [f for f in missing if header_hint(spec.name, f, [col])]
+        near = closest(col, missing) or (hinted[0] if hinted else closest(col, fields))
+        msg = f"unexpected column {col!r}"
+        if near and near in missing:
+            msg += f"; did you mean {near!r}? rename it with columns={{{col!r}: {near!r}}}"
+            msg += unit_note(near)
+        elif near:
+            msg += f" (closest expected column {near!r} is present); drop it"
+        else:
+            msg += f"; expected exactly: {', '.join(fields)}"
+        others.append(_column_row(spec.name, col, "column_unexpected", msg, len(fields)))
+    for col in duplicated:
+        msg = f"column {col!r} appears {names.count(col)} times; keep one"
+        order = fields.index(col) if col in fields else len(fields)
+        others.append(_column_row(spec.name, col, "column_duplicate", msg, order))
+    rows += [r for r in others if r["column"] not in replaced]
     return tuple(names), rows, headers
 
 

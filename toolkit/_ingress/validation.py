@@ -237,9 +237,8 @@ class ValidationReport:
         >>> validate(**load_folder(out)).failures[["row", "column", "check"]].values.tolist()
         [[1, 'initiativeExternalId', 'required']]
         """
-        failures = with_lines(self.failures, self.lines)
         headers = {table: result.headers for table, result in self.results.items()}
-        return write_workbook(path, self.inputs, failures, headers)
+        return write_workbook(path, self.inputs, self.failures, headers)  # with their lines
 
     def _headline(self) -> str:
         if not self.rows:
