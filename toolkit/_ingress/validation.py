@@ -463,5 +463,4 @@ def folder_sources(
     found = one_each(
         files, lambda t, names: f"{t} has more than one file in {folder}: {names}; keep one"
     )
-    sources = {t: TableFile(file, encoding) for t, file in found.items()}
-    return cast("Tables[TableFile]", sources)
+    return cast("Tables[TableFile]", {t: TableFile(file, encoding) for t, file in found.items()})
