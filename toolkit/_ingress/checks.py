@@ -245,11 +245,13 @@ def _raw(spec: TableSpec, df: pd.DataFrame, names: Sequence[str], start: int) ->
 
 
 def _column_row(
-    table: str, col: str | None, check_: str, message: str, order: int, **cell: Any
+    spec: TableSpec, col: str | None, check_: str, message: str, **cell: Any
 ) -> dict[str, Any]:
-    """A failure row before it is placed, in its column's ``_order``: a column's (``_pos`` -1),
-    or with ``cell`` (``_pos``, ``externalId``, ``severity``, ``value``) a cell's."""
-    row = {"table": table, "column": col, "check": check_, "message": message, "_order": order}
+    """A failure row before it is placed, in its column's ``_order`` (the spec's order, then
+    the other columns; ``cell`` may set another): a column's (``_pos`` -1), or with ``cell``
+    (``_pos``, ``externalId``, ``severity``, ``value``) a cell's."""
+    order = spec.columns.index(col) if col in spec.columns else len(spec.columns)
+    row = {"table": spec.name, "column": col, "check": check_, "message": message, "_order": order}
     fixed = {"_pos": -1, "externalId": None, "value": None, "severity": SEVERITY.get(check_)}
     return fixed | row | cell
 
@@ -435,7 +437,7 @@ def _read_chunks(
             except Exception as exc:  # a pandera internal error never reaches the user raw
                 read.broken, parsed = True, raw.iloc[:, :0]
                 message = f"schema validation could not run: {exc!r}"
-                read.rows.append(_column_row(spec.name, None, "internal", message, 0))
+                read.rows.append(_column_row(spec, None, "internal", message, _order=0))
             else:
                 read.found += failed
                 for pos, col, _, _, _ in failed:
@@ -550,7 +552,6 @@ def _failures(spec: TableSpec, read: _Read, found: list[Found]) -> tuple[pd.Data
     for i in sorted({p for p, _, chk, _, _ in found if chk in ("unique", "repeated")}):
         groups.setdefault(tuple(k[i] for k in keys), []).append(str(at(i)))
     ids = _objects(frame[spec.id_column]) if found and spec.id_column in frame.columns else None
-    order: dict[str | None, int] = {c: i for i, c in enumerate(spec.columns)}
     for pos, fcol, chk, template, severity in found:
         value, cell = value_and_cell(pos, fcol)
         if isinstance(cell, Unreadable) and cell.check == "encoding":
@@ -570,7 +571,7 @@ def _failures(spec: TableSpec, read: _Read, found: list[Found]) -> tuple[pd.Data
         rid = None if ids is None or ids[pos] is None else str(ids[pos])
         value = value.item() if isinstance(value, np.generic) else value
         placed = {"_pos": pos, "externalId": rid, "severity": severity, "value": value}
-        rows.append(_column_row(spec.name, fcol, chk, text, order.get(fcol, len(order)), **placed))
+        rows.append(_column_row(spec, fcol, chk, text, **placed))
 
     rows.sort(key=lambda r: (r["_pos"], r["_order"], r["check"]))
     failures = failure_frame(
@@ -603,13 +604,13 @@ def _layout(
     for name, found in matched.fitting_two.items():
         shown = " or ".join(repr(f) for f in found)
         msg = f"column {name!r} could be {shown}; say which with columns={{{name!r}: {found[0]!r}}}"
-        rows.append(_column_row(spec.name, name, "column_unexpected", msg, len(fields)))
+        rows.append(_column_row(spec, name, "column_unexpected", msg))
         replaced.add(name)
     for f, positions in matched.shared.items():  # two headers for one field: show them both
         shown = " and ".join(repr(given[p]) for p in positions)
         both = "both" if len(positions) == 2 else "all"
         msg = f"columns {shown} {both} stand for {f!r}; keep one, or rename the others"
-        rows.append(_column_row(spec.name, f, "column_duplicate", msg, fields.index(f)))
+        rows.append(_column_row(spec, f, "column_duplicate", msg))
         replaced.update([f, *(given[p] for p in positions)])
         headers[f] = tuple(source[p] for p in positions)
     # missing, unexpected and duplicated columns (likely headers added to ``headers``)
@@ -624,7 +625,7 @@ def _layout(
             msg += f"; the frame has {near!r}: rename it with columns={{{near!r}: {col!r}}}"
             msg += unit_note(col)
             headers.setdefault(col, headers.get(near, (near,)))
-        others.append(_column_row(spec.name, col, "column_missing", msg, fields.index(col)))
+        others.append(_column_row(spec, col, "column_missing", msg))
     for col in unexpected:
         hinted = [f for f in missing if header_hint(spec.name, f, [col])]
         near = closest(col, missing) or (hinted[0] if hinted else closest(col, fields))
@@ -636,11 +637,10 @@ def _layout(
             msg += f" (closest expected column {near!r} is present); drop it"
         else:
             msg += f"; expected exactly: {', '.join(fields)}"
-        others.append(_column_row(spec.name, col, "column_unexpected", msg, len(fields)))
+        others.append(_column_row(spec, col, "column_unexpected", msg))
     for col in duplicated:
         msg = f"column {col!r} appears {names.count(col)} times; keep one"
-        order = fields.index(col) if col in fields else len(fields)
-        others.append(_column_row(spec.name, col, "column_duplicate", msg, order))
+        others.append(_column_row(spec, col, "column_duplicate", msg))
     rows += [r for r in others if r["column"] not in replaced]
     return tuple(names), rows, headers
 
