@@ -9,10 +9,9 @@ import pandas as pd
 import pytest
 
 from toolkit._ingress.checks import check_frame
-from toolkit._ingress.hints import header_hint
 from toolkit._ingress.imports import onboard
 from toolkit._ingress.models import TABLES
-from toolkit._ingress.names import COLUMN_ALIASES, header_key
+from toolkit._ingress.names import COLUMN_ALIASES, header_hint, header_key
 from toolkit._ingress.validation import load_folder, validate
 
 VALID: dict[str, dict[str, object]] = {

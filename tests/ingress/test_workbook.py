@@ -15,7 +15,7 @@ from toolkit._cli import main
 from toolkit._ingress.models import TABLES
 from toolkit._ingress.readers import read_table, read_workbook
 from toolkit._ingress.validation import folder_sources, load_folder, validate
-from toolkit._ingress.workbook import ERROR_FILL, WARNING_FILL
+from toolkit._ingress.writer import ERROR_FILL, WARNING_FILL
 from toolkit.errors import ConfigError, InputWarning
 
 BROKEN = Path(__file__).resolve().parents[2] / "sample_data" / "broken"

@@ -48,18 +48,13 @@ def _coerce_number(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
     expected = f"{column} must be a number of seconds (normally a whole number, such as 360)"
     if pd.api.types.is_integer_dtype(s.dtype):
         return s.astype("Float64"), problems
-    if pd.api.types.is_float_dtype(s.dtype):
-        num = s.astype("float64")
-        given = s.notna()
-        is_bool = pd.Series(False, index=s.index)
-    else:
-        obj = s.astype(object)
-        is_bool = obj.map(lambda v: isinstance(v, bool | np.bool_), na_action="ignore")
-        is_bool = is_bool.fillna(False).astype(bool)
-        stripped = obj.where(~is_bool).map(_numeric_text, na_action="ignore")
-        blank = stripped.isna() | (stripped.astype(object) == "")
-        given = ~blank | is_bool
-        num = pd.to_numeric(stripped.where(~blank), errors="coerce").astype("float64")
+    obj = s.astype(object)  # floats too: each one read as given
+    is_bool = obj.map(lambda v: isinstance(v, bool | np.bool_), na_action="ignore")
+    is_bool = is_bool.fillna(False).astype(bool)
+    stripped = obj.where(~is_bool).map(_numeric_text, na_action="ignore")
+    blank = stripped.isna() | (stripped.astype(object) == "")
+    given = ~blank | is_bool
+    num = pd.to_numeric(stripped.where(~blank), errors="coerce").astype("float64")
     arr = num.to_numpy(dtype="float64", na_value=np.nan)
     bad_bool = is_bool.to_numpy()
     ok = given.to_numpy() & ~bad_bool & np.isfinite(arr)

@@ -31,26 +31,22 @@ from toolkit._core.failures import (
 from toolkit._core.frames import MAX_WHOLE, neighbours, text_arrow
 from toolkit._ingress.cells import Unreadable, parse
 from toolkit._ingress.chunking import fresh_index, line_array
-from toolkit._ingress.hints import header_hint, unit_note, value_hint
 from toolkit._ingress.models import TABLES, TableSpec
-from toolkit._ingress.names import match_headers
+from toolkit._ingress.names import header_hint, match_headers, unit_note, value_hint
 from toolkit._ingress.ranges import CODE_RANGE_MAX, CodeRangePost, check_post
 from toolkit._ingress.readers import joined
-from toolkit._ingress.rules import TEMPLATE
 from toolkit._ingress.text import MAX_CELL, lookalikes, plural, warn_lookalikes
 from toolkit.errors import ValidationError, closest
 
-_FINAL_DTYPES = {
-    "text": "str",
-    "free_text": "str",
-    "number": "int64",
-    "bool": "bool",
-    "list": "object",
-    "date": "str",
+#: kind -> its dtypes: while checked, once checked, and once checked in a nullable column
+_DTYPES = {
+    "text": ("str", "str", "str"),
+    "free_text": ("str", "str", "str"),
+    "number": ("Float64", "int64", "str"),
+    "bool": ("boolean", "bool", "boolean"),
+    "list": ("object", "object", "object"),
+    "date": ("str", "str", "str"),
 }
-_WORK_DTYPES = {**_FINAL_DTYPES, "number": "Float64", "bool": "boolean"}
-#: final dtype of a nullable column, per kind (``str`` for the others)
-_NULLABLE_DTYPES = {"bool": "boolean", "list": "object"}
 
 
 def _spec_for(table: str) -> TableSpec:
@@ -206,7 +202,7 @@ def _work_frame(
         {
             c: _work(parsed[c], spec.kinds[c]).set_axis(index)
             if c in parsed.columns
-            else pd.Series(pd.NA, index=index, dtype=_WORK_DTYPES[spec.kinds[c]])
+            else pd.Series(pd.NA, index=index, dtype=_DTYPES[spec.kinds[c]][0])
             for c in columns
         },
         index=index,
@@ -218,11 +214,9 @@ def _finalize(spec: TableSpec, frame: pd.DataFrame, fractions: Collection[str]) 
     out = frame.loc[:, columns]
     out.attrs = {}  # the line map stays with the checks' frame: pandas deep-copies it at every step
     dtypes = {
-        c: _NULLABLE_DTYPES.get(spec.kinds[c], "str")
-        if c in spec.nullable
-        else "float64"  # a fraction is sent as given
-        if c in fractions
-        else _FINAL_DTYPES[spec.kinds[c]]
+        c: "float64"  # a fraction is sent as given
+        if c in fractions and c not in spec.nullable
+        else _DTYPES[spec.kinds[c]][2 if c in spec.nullable else 1]
         for c in columns
     }
     return out.astype(dtypes)
@@ -250,50 +244,14 @@ def _raw(spec: TableSpec, df: pd.DataFrame, names: Sequence[str], start: int) ->
     return raw
 
 
-def _column_failures(
-    names: list[Any], spec: TableSpec, headers: dict[str, tuple[str, ...]]
-) -> list[dict[str, Any]]:
-    """Missing, unexpected and duplicated columns (likely headers added to ``headers``)."""
-    out: list[dict[str, Any]] = []
-    table = spec.name
-    expected = list(spec.columns)
-    present = [str(c) for c in names]
-    duplicated = sorted({c for c in present if present.count(c) > 1}, key=present.index)
-    missing = [c for c in expected if c not in present and c not in spec.optional]
-    unexpected = [c for c in dict.fromkeys(present) if c not in expected]
-    for col in missing:
-        near = closest(col, unexpected) or header_hint(table, col, unexpected)
-        msg = f"missing column {col!r}"
-        if near:
-            msg += f"; the frame has {near!r}: rename it with columns={{{near!r}: {col!r}}}"
-            msg += unit_note(col)
-            headers.setdefault(col, headers.get(near, (near,)))
-        out.append(_column_row(table, col, "column_missing", msg, expected.index(col)))
-    for col in unexpected:
-        hinted = [f for f in missing if header_hint(table, f, [col])]
-        near = closest(col, missing) or (hinted[0] if hinted else closest(col, expected))
-        msg = f"unexpected column {col!r}"
-        if near and near in missing:
-            msg += f"; did you mean {near!r}? rename it with columns={{{col!r}: {near!r}}}"
-            msg += unit_note(near)
-        elif near:
-            msg += f" (closest expected column {near!r} is present); drop it"
-        else:
-            msg += f"; expected exactly: {', '.join(expected)}"
-        out.append(_column_row(table, col, "column_unexpected", msg, len(expected)))
-    for col in duplicated:
-        msg = f"column {col!r} appears {present.count(col)} times; keep one"
-        order = expected.index(col) if col in expected else len(expected)
-        out.append(_column_row(table, col, "column_duplicate", msg, order))
-    return out
-
-
 def _column_row(
-    table: str, col: str | None, check_: str, message: str, order: int, **cell: Any
+    spec: TableSpec, col: str | None, check_: str, message: str, **cell: Any
 ) -> dict[str, Any]:
-    """A failure row before it is placed, in its column's ``_order``: a column's (``_pos`` -1),
-    or with ``cell`` (``_pos``, ``externalId``, ``severity``, ``value``) a cell's."""
-    row = {"table": table, "column": col, "check": check_, "message": message, "_order": order}
+    """A failure row before it is placed, in its column's ``_order`` (the spec's order, then
+    the other columns; ``cell`` may set another): a column's (``_pos`` -1), or with ``cell``
+    (``_pos``, ``externalId``, ``severity``, ``value``) a cell's."""
+    order = spec.columns.index(col) if col in spec.columns else len(spec.columns)
+    row = {"table": spec.name, "column": col, "check": check_, "message": message, "_order": order}
     fixed = {"_pos": -1, "externalId": None, "value": None, "severity": SEVERITY.get(check_)}
     return fixed | row | cell
 
@@ -306,22 +264,6 @@ _DEFAULTS = {
     "unique": "{column} {value} is not unique: {rows} share it",
 }
 """Messages of pandera's own checks (``nullable=False``, ``unique=True``)."""
-
-
-@lru_cache(maxsize=16)
-def _model_checks(table: str) -> dict[tuple[str | None, int], tuple[str, str | None, str]]:
-    """(column or None, check number) -> (check, message template, severity) of the model."""
-    schema = TABLES[table].schema.to_schema()
-    where = [(None, schema.checks), *((c, col.checks) for c, col in schema.columns.items())]
-    return {
-        (column, n): (
-            check_name(str(c.name)),
-            c.statistics.get(TEMPLATE, c.error),
-            "warning" if c.raise_warning else "error",
-        )
-        for column, checks in where
-        for n, c in enumerate(checks)
-    }
 
 
 def _all_distinct(values: pd.Series) -> bool:
@@ -351,7 +293,6 @@ def _model_failures(
         return schema.validate(raw, lazy=True), []
     except SchemaErrors as exc:
         parsed, fc = exc.data, exc.failure_cases
-    checks = _model_checks(spec.name)
     found: list[Found] = []
     where = ["schema_context", "column", "check", "check_number", "index"]
     for context, col, chk, number, index in fc[where].itertuples(index=False):
@@ -362,7 +303,7 @@ def _model_failures(
             name = check_name(str(chk))
             found.append((int(index), col, name, _DEFAULTS.get(name), SEVERITY[name]))
         else:
-            name, template, severity = checks[(None if whole else col, int(number))]
+            name, template, severity = spec.checks[(None if whole else col, int(number))]
             found.append(
                 (int(index), str(spec.key[-1] if whole else col), name, template, severity)
             )
@@ -373,16 +314,8 @@ def _work(values: pd.Series, kind: str) -> pd.Series:
     """A parsed column in its work dtype, an unreadable cell missing."""
     if values.dtype == object:
         values = values.map(lambda v: None if isinstance(v, Unreadable) else v)
-    out: pd.Series = values.astype(_WORK_DTYPES[kind])  # type: ignore[call-overload]
+    out: pd.Series = values.astype(_DTYPES[kind][0])  # type: ignore[call-overload]
     return out
-
-
-@lru_cache(maxsize=64)
-def _allowed(table: str, column: str) -> tuple[str, ...]:
-    for chk in TABLES[table].schema.to_schema().columns[column].checks:
-        if chk.name == "isin":
-            return tuple(chk.statistics["allowed_values"])
-    return ()
 
 
 def _fields(
@@ -401,7 +334,7 @@ def _fields(
         elif name == "unit":
             fields[name] = unit_note(str(col))
         elif name in ("allowed", "or_empty", "hint") and col is not None:
-            allowed = _allowed(spec.name, col)
+            allowed = spec.allowed.get(col, ())
             fields["allowed"] = ", ".join(allowed)
             fields["or_empty"] = ", or empty for null" if col in spec.nullable else ""
             if col in spec.optional:  # an optional column is nullable too
@@ -504,7 +437,7 @@ def _read_chunks(
             except Exception as exc:  # a pandera internal error never reaches the user raw
                 read.broken, parsed = True, raw.iloc[:, :0]
                 message = f"schema validation could not run: {exc!r}"
-                read.rows.append(_column_row(spec.name, None, "internal", message, 0))
+                read.rows.append(_column_row(spec, None, "internal", message, _order=0))
             else:
                 read.found += failed
                 for pos, col, _, _, _ in failed:
@@ -619,7 +552,6 @@ def _failures(spec: TableSpec, read: _Read, found: list[Found]) -> tuple[pd.Data
     for i in sorted({p for p, _, chk, _, _ in found if chk in ("unique", "repeated")}):
         groups.setdefault(tuple(k[i] for k in keys), []).append(str(at(i)))
     ids = _objects(frame[spec.id_column]) if found and spec.id_column in frame.columns else None
-    order: dict[str | None, int] = {c: i for i, c in enumerate(spec.columns)}
     for pos, fcol, chk, template, severity in found:
         value, cell = value_and_cell(pos, fcol)
         if isinstance(cell, Unreadable) and cell.check == "encoding":
@@ -639,7 +571,7 @@ def _failures(spec: TableSpec, read: _Read, found: list[Found]) -> tuple[pd.Data
         rid = None if ids is None or ids[pos] is None else str(ids[pos])
         value = value.item() if isinstance(value, np.generic) else value
         placed = {"_pos": pos, "externalId": rid, "severity": severity, "value": value}
-        rows.append(_column_row(spec.name, fcol, chk, text, order.get(fcol, len(order)), **placed))
+        rows.append(_column_row(spec, fcol, chk, text, **placed))
 
     rows.sort(key=lambda r: (r["_pos"], r["_order"], r["check"]))
     failures = failure_frame(
@@ -658,7 +590,8 @@ def _layout(
     row per missing, unexpected or doubled column, and each spec name's header(s) in the input.
 
     The headers are matched (:func:`~toolkit._ingress.names.match_headers`) with a failure row
-    per ambiguity; the other column failures leave out the names those rows cover."""
+    per ambiguity; the other column failures leave out the names those rows cover: missing,
+    unexpected and duplicated columns (likely headers added to the spec name's headers)."""
     source = [str(c) for c in df.columns]
     given = [str(c) for c in (df.rename(columns=dict(columns)) if columns else df).columns]
     matched = match_headers(spec.name, spec.columns, given)
@@ -671,16 +604,44 @@ def _layout(
     for name, found in matched.fitting_two.items():
         shown = " or ".join(repr(f) for f in found)
         msg = f"column {name!r} could be {shown}; say which with columns={{{name!r}: {found[0]!r}}}"
-        rows.append(_column_row(spec.name, name, "column_unexpected", msg, len(fields)))
+        rows.append(_column_row(spec, name, "column_unexpected", msg))
         replaced.add(name)
     for f, positions in matched.shared.items():  # two headers for one field: show them both
         shown = " and ".join(repr(given[p]) for p in positions)
         both = "both" if len(positions) == 2 else "all"
         msg = f"columns {shown} {both} stand for {f!r}; keep one, or rename the others"
-        rows.append(_column_row(spec.name, f, "column_duplicate", msg, fields.index(f)))
+        rows.append(_column_row(spec, f, "column_duplicate", msg))
         replaced.update([f, *(given[p] for p in positions)])
         headers[f] = tuple(source[p] for p in positions)
-    rows += [r for r in _column_failures(names, spec, headers) if r["column"] not in replaced]
+    # missing, unexpected and duplicated columns (likely headers added to ``headers``)
+    others: list[dict[str, Any]] = []
+    duplicated = sorted({c for c in names if names.count(c) > 1}, key=names.index)
+    missing = [c for c in fields if c not in names and c not in spec.optional]
+    unexpected = [c for c in dict.fromkeys(names) if c not in fields]
+    for col in missing:
+        near = closest(col, unexpected) or header_hint(spec.name, col, unexpected)
+        msg = f"missing column {col!r}"
+        if near:
+            msg += f"; the frame has {near!r}: rename it with columns={{{near!r}: {col!r}}}"
+            msg += unit_note(col)
+            headers.setdefault(col, headers.get(near, (near,)))
+        others.append(_column_row(spec, col, "column_missing", msg))
+    for col in unexpected:
+        hinted = [f for f in missing if header_hint(spec.name, f, [col])]
+        near = closest(col, missing) or (hinted[0] if hinted else closest(col, fields))
+        msg = f"unexpected column {col!r}"
+        if near and near in missing:
+            msg += f"; did you mean {near!r}? rename it with columns={{{col!r}: {near!r}}}"
+            msg += unit_note(near)
+        elif near:
+            msg += f" (closest expected column {near!r} is present); drop it"
+        else:
+            msg += f"; expected exactly: {', '.join(fields)}"
+        others.append(_column_row(spec, col, "column_unexpected", msg))
+    for col in duplicated:
+        msg = f"column {col!r} appears {names.count(col)} times; keep one"
+        others.append(_column_row(spec, col, "column_duplicate", msg))
+    rows += [r for r in others if r["column"] not in replaced]
     return tuple(names), rows, headers
 
 

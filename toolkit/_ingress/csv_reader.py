@@ -32,9 +32,23 @@ def _bad_lines(data: bytes) -> list[int]:
     return [n for n, line in lines if line.decode("utf-8", "replace").encode() != line]
 
 
-def _decode(path: Path, data: bytes, encoding: str | None = None) -> tuple[str, str]:
+def _codec(path: Path, encoding: str | None = None) -> tuple[str, str]:
     """How to read a CSV file, as ``(codec, errors)``: UTF-8 (bad bytes as U+FFFD, warned) else
-    cp1252, warned."""
+    cp1252, warned.
+
+    The file is read a block at a time when it is UTF-8 (the whole file's bytes only for
+    another encoding)."""
+    if encoding is None:
+        try:
+            with path.open(encoding="utf-8-sig", newline="") as f:
+                line = 1
+                while block := f.read(1 << 20):
+                    _no_binary(path, block, line=line)
+                    line += block.count("\n")
+            return "utf-8-sig", "strict"
+        except UnicodeDecodeError:
+            pass
+    data = path.read_bytes()
     codec = encoding or "utf-8-sig"
     try:
         return _no_binary(path, data.decode(codec), codec)
@@ -54,7 +68,7 @@ def _decode(path: Path, data: bytes, encoding: str | None = None) -> tuple[str, 
             "\ufffd in their place. Fix those lines, or pass encoding= if the file is "
             "in another encoding.",
             InputWarning,
-            stacklevel=3,
+            stacklevel=2,  # the line of read_csv_table
         )
         return _no_binary(path, lenient, "utf-8-sig", "replace")
     try:
@@ -67,7 +81,7 @@ def _decode(path: Path, data: bytes, encoding: str | None = None) -> tuple[str, 
         f"{path} is not UTF-8 (first odd byte on line {line}); read it as Windows-1252 "
         "(cp1252). Save it as 'CSV UTF-8' to be sure of accented characters.",
         InputWarning,
-        stacklevel=3,
+        stacklevel=2,  # the line of read_csv_table
     )
     return _no_binary(path, text, "cp1252")
 
@@ -130,22 +144,6 @@ def _sniff(path: Path, codec: tuple[str, str]) -> str:
 
 
 _SHOWN = {"\t": "tab", ",": "comma", ";": "semicolon", "|": "pipe"}
-
-
-def _codec(path: Path, encoding: str | None) -> tuple[str, str]:
-    """:func:`_decode` of the file, read a block at a time when it is UTF-8 (the whole file's
-    bytes only for another encoding)."""
-    if encoding is None:
-        try:
-            with path.open(encoding="utf-8-sig", newline="") as f:
-                line = 1
-                while block := f.read(1 << 20):
-                    _no_binary(path, block, line=line)
-                    line += block.count("\n")
-            return "utf-8-sig", "strict"
-        except UnicodeDecodeError:
-            pass
-    return _decode(path, path.read_bytes(), encoding)
 
 
 def read_csv_table(path: Path, encoding: str | None = None) -> Iterator[pd.DataFrame]:

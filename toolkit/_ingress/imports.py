@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import os
 from collections.abc import Iterable, Mapping
+from contextlib import ExitStack, closing
 from dataclasses import dataclass
 from functools import cached_property, partial
 from typing import Any
@@ -297,12 +298,10 @@ def onboard(
     if on_warning not in ON_WARNING:
         raise ConfigError(f"on_warning must be one of {', '.join(map(repr, ON_WARNING))}")
     sources = read_source(source)  # a folder's files read a chunk at a time, never held
-    given = isinstance(journal, Journal)  # the caller's: left open
-    if isinstance(journal, Journal):
-        jr: Journal | None = journal
-    else:
-        jr = Journal(journal) if journal and not dry_run else None
-    try:
+    with ExitStack() as opened:  # a journal opened here is closed here; the caller's left open
+        jr = journal if isinstance(journal, Journal) else None
+        if journal and not isinstance(journal, Journal) and not dry_run:
+            jr = opened.enter_context(closing(Journal(journal)))
         the_plan = make_plan(
             conn,
             sources,
@@ -333,9 +332,6 @@ def onboard(
             return OnboardReport(_counts(tables, status, report), report, True, the_plan)
         the_plan.check()
         results, interrupted = _send(conn, the_plan, jr, workers=workers, progress=progress)
-    finally:
-        if jr is not None and not given:
-            jr.close()
     combined = _combined(results, report)
     counts = _counts(combined["table"], combined["status"], report)
     onboard_report = OnboardReport(counts, report, False, the_plan)

@@ -20,6 +20,7 @@ import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
 
+from toolkit._core.failures import check_name
 from toolkit._ingress.cells import Unreadable, parse
 from toolkit._ingress.names import match_headers
 from toolkit._ingress.ranges import CODE_RANGE_MAX
@@ -244,6 +245,10 @@ class TableSpec:
         kinds: How each column is read (:data:`toolkit._ingress.rules.KIND`).
         nullable: Columns whose missing value means null.
         optional: Columns a frame may leave out; a missing value is not sent.
+        checks: (column, or ``None`` for a check of the whole row, check number) -> (check,
+            message template, severity) of each of the model's checks, as pandera numbers them
+            in its failure cases.
+        allowed: Each column with a set of allowed values -> those values.
     """
 
     name: str
@@ -254,6 +259,10 @@ class TableSpec:
     kinds: Mapping[str, str] = field(default_factory=dict)
     nullable: frozenset[str] = frozenset()
     optional: frozenset[str] = frozenset()
+    checks: Mapping[tuple[str | None, int], tuple[str, str | None, str]] = field(
+        default_factory=dict, repr=False
+    )
+    allowed: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
 
     @property
     def id_column(self) -> str:
@@ -266,6 +275,8 @@ def _spec(schema: type[pa.DataFrameModel]) -> TableSpec:
     meta = {col: column.metadata or {} for col, column in full.columns.items()}
     kinds = {col: m.get(KIND, "text") for col, m in meta.items()}
     key = tuple(col for col, m in meta.items() if m.get(KEY))
+    where = [(None, full.checks), *((c, col.checks) for c, col in full.columns.items())]
+    checks = [(column, n, c) for column, found in where for n, c in enumerate(found)]
     return TableSpec(
         name=str(full.name),
         schema=schema,
@@ -275,6 +286,17 @@ def _spec(schema: type[pa.DataFrameModel]) -> TableSpec:
         kinds=MappingProxyType(kinds),
         nullable=frozenset(col for col, column in full.columns.items() if column.nullable),
         optional=frozenset(col for col, column in full.columns.items() if not column.required),
+        checks={
+            (column, n): (
+                check_name(str(c.name)),
+                c.statistics.get(TEMPLATE, c.error),
+                "warning" if c.raise_warning else "error",
+            )
+            for column, n, c in checks
+        },
+        allowed={
+            col: tuple(c.statistics["allowed_values"]) for col, _, c in checks if c.name == "isin"
+        },
     )
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, partial
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 import numpy as np
 import pandas as pd
@@ -38,12 +38,10 @@ from toolkit._ingress.writer import html_rows, write_table
 from toolkit.errors import ConfigError
 
 #: table -> (endpoint, key column). In the spec's suggested import order.
+#: The key column is the spec's id column (a code range's: its initiative's); the endpoint is
+#: named after the table.
 IMPORTS: dict[str, tuple[Endpoint, str]] = {
-    "clients": ("import_clients", "externalId"),
-    "initiatives": ("import_initiatives", "externalId"),
-    "code_types": ("import_code_types", "externalId"),
-    "codes": ("import_codes", "externalId"),
-    "code_ranges": ("import_code_ranges", "initiativeExternalId"),
+    table: (cast("Endpoint", f"import_{table}"), spec.id_column) for table, spec in TABLES.items()
 }
 
 #: child table -> [(column, parent table)] for "never post a record whose parent failed".
@@ -508,43 +506,6 @@ def _mine(conn: Connection, table: str, entries: Iterable[Entry]) -> list[Entry]
 _TEXT = dict.fromkeys(["externalId", "reason", "lastAccepted", "failingSince"], "string")
 
 
-def _plan_rows(
-    table: str,
-    index: pd.Index,
-    keys: pd.Series,
-    action: np.ndarray,
-    more: Mapping[int, dict[str, Any]],
-) -> pd.DataFrame:
-    """The plan's rows of a table's source rows, one per label of ``index``, in its order
-    (``action``: positions in :data:`ACTIONS`; ``more``: the other columns by position).
-
-    Plan rows in the plan's dtypes; ``row`` as ``Int64`` beside a source of whole labels."""
-    given = sorted(more)  # few, unless a journal
-    whole = pd.api.types.is_integer_dtype(index.dtype)
-    rows = pd.DataFrame(
-        {
-            "table": pd.Categorical.from_codes(
-                np.full(len(index), TABLE_DTYPE.categories.get_loc(table)), dtype=TABLE_DTYPE
-            ),
-            "row": index.astype("Int64" if whole else object),
-            "externalId": keys.to_numpy(),
-            "action": pd.Categorical.from_codes(action, dtype=ACTION_DTYPE),
-        },
-        index=pd.RangeIndex(len(index)),
-    )
-    for col in _COLUMNS[4:]:
-        found = [more[p].get(col) for p in given]
-        if col in _TEXT and all(v is None for v in found):  # one null Arrow column: no offsets
-            rows[col] = pd.Series(pa.nulls(len(index), pa.large_string()), dtype="string")
-            continue
-        values = pd.Series(None, index=rows.index, dtype=object)
-        if given:
-            values.iloc[given] = found
-        rows[col] = values
-    rows["changed"] = rows["changed"].where(rows["changed"].notna(), None)
-    return rows.astype(_TEXT)
-
-
 @dataclass
 class _Rows:
     """The plan's rows of one table's source rows, held compactly: the source's labels, each
@@ -562,14 +523,38 @@ class _Rows:
         return len(self.action)
 
     def frame(self, start: int = 0, stop: int | None = None) -> pd.DataFrame:
-        """The plan rows ``start:stop`` as a frame, ``line`` included."""
+        """The plan rows ``start:stop`` as a frame, ``line`` included: one per label of the
+        source's index, in its order (``action``: positions in :data:`ACTIONS`; ``more``: the
+        other columns by position).
+
+        Plan rows in the plan's dtypes; ``row`` as ``Int64`` beside a source of whole labels."""
         stop = len(self) if stop is None else stop
         index = self.source.index[start:stop]
-        more = {p - start: m for p, m in self.more.items() if start <= p < stop}
-        rows = _plan_rows(
-            self.table, index, self.keys.iloc[start:stop], self.action[start:stop], more
+        given = sorted(p for p in self.more if start <= p < stop)  # few, unless a journal
+        whole = pd.api.types.is_integer_dtype(index.dtype)
+        rows = pd.DataFrame(
+            {
+                "table": pd.Categorical.from_codes(
+                    np.full(len(index), TABLE_DTYPE.categories.get_loc(self.table)),
+                    dtype=TABLE_DTYPE,
+                ),
+                "row": index.astype("Int64" if whole else object),
+                "externalId": self.keys.iloc[start:stop].to_numpy(),
+                "action": pd.Categorical.from_codes(self.action[start:stop], dtype=ACTION_DTYPE),
+            },
+            index=pd.RangeIndex(len(index)),
         )
-        return nullable_rows(with_lines(rows, self.source))
+        for col in _COLUMNS[4:]:
+            found = [self.more[p].get(col) for p in given]
+            if col in _TEXT and all(v is None for v in found):  # one null Arrow column: no offsets
+                rows[col] = pd.Series(pa.nulls(len(index), pa.large_string()), dtype="string")
+                continue
+            values = pd.Series(None, index=rows.index, dtype=object)
+            if given:
+                values.iloc[[p - start for p in given]] = found
+            rows[col] = values
+        rows["changed"] = rows["changed"].where(rows["changed"].notna(), None)
+        return nullable_rows(with_lines(rows.astype(_TEXT), self.source))
 
     def reason(self, p: int) -> Any:
         """The ``reason`` of the row at position ``p`` (``None`` when it has none)."""
@@ -807,17 +792,8 @@ def failures(conn: Connection, journal: str | os.PathLike[str] | Journal) -> pd.
     tables: dict[str, str] = {endpoint: table for table, (endpoint, _) in IMPORTS.items()}
     bases = tuple(conn.urls.values())
     data = [
-        {
-            "table": tables.get(e.endpoint, e.endpoint),
-            "externalId": e.key,
-            "outcome": e.failure,
-            "httpStatus": e.failed_status,
-            "error": e.error,
-            "failingSince": e.failing_since,
-            "lastFailed": e.failed_at,
-            "failures": e.failures,
-            "lastAccepted": e.accepted_at,
-        }
+        (tables.get(e.endpoint, e.endpoint), e.key, e.failure, e.failed_status, e.error)
+        + (e.failing_since, e.failed_at, e.failures, e.accepted_at)
         for e in _ledger(journal).entries.values()
         if e.failing
         and e.url.startswith(bases)

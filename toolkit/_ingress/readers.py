@@ -21,14 +21,6 @@ from toolkit._ingress.sheet_reader import read_excel_table, table_sheets
 from toolkit.errors import ConfigError
 
 
-@dataclass
-class _Spill:
-    """The chunks of a first read that ran to the end, pickled one after the other in an
-    anonymous temporary file (closed by its own finalizer), with where each one lies in it."""
-
-    done: tuple[IO[bytes], tuple[tuple[int, int], ...]] | None = None
-
-
 @dataclass(frozen=True)
 class TableFile:
     """A table file (or a workbook's sheet), read a chunk at a time (:func:`read_chunks`) as
@@ -38,6 +30,10 @@ class TableFile:
     disk, unlinked at once: nothing stays behind a killed run); every later read gives those
     chunks back, so the rows checked are the rows planned and sent, even when the file changes
     meanwhile. A read stopped early leaves nothing: the next one parses the file again.
+
+    Its one snapshot (a list of none or one): the chunks of a first read that ran to the end,
+    pickled one after the other in an anonymous temporary file (closed by its own finalizer),
+    with where each one lies in it.
 
     Example:
         >>> import tempfile, pathlib
@@ -54,14 +50,15 @@ class TableFile:
     path: Path
     encoding: str | None = None
     sheet: str | None = None
-    _spill: _Spill = field(default_factory=_Spill, repr=False, compare=False)
+    _spill: list[tuple[IO[bytes], tuple[tuple[int, int], ...]]] = field(
+        default_factory=list, repr=False, compare=False
+    )
 
     def chunks(self) -> Iterator[pd.DataFrame]:
         """The file's rows, a chunk at a time (:func:`read_chunks`), each the one first read."""
         spill = self._spill
-        done = spill.done  # one snapshot for the whole pass, read by offset (no shared position)
-        if done is not None:
-            file, extents = done
+        if spill:  # one snapshot for the whole pass, read by offset (no shared position)
+            file, extents = spill[0]
             for offset, length in extents:
                 yield pickle.loads(os.pread(file.fileno(), length, offset))
             return
@@ -76,8 +73,9 @@ class TableFile:
                 del data  # not held while the chunk is used
                 yield chunk
             file.flush()
-            if spill.done is None:  # the first read to run to the end: the snapshot
-                spill.done, kept = (file, tuple(taken)), True
+            if not spill:  # the first read to run to the end: the snapshot
+                spill.append((file, tuple(taken)))
+                kept = True
         finally:
             if not kept:  # stopped early (or another read ran to the end first)
                 file.close()

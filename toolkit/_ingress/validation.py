@@ -29,8 +29,7 @@ from toolkit._ingress.ranges import CodeRangePost
 from toolkit._ingress.readers import TableFile, joined, read_table
 from toolkit._ingress.sheet_reader import table_sheets
 from toolkit._ingress.text import plural
-from toolkit._ingress.workbook import write_workbook
-from toolkit._ingress.writer import html_rows
+from toolkit._ingress.writer import html_rows, write_workbook
 from toolkit.errors import ConfigError, InputWarning, ValidationError
 
 _EXPECTED = (
@@ -238,9 +237,8 @@ class ValidationReport:
         >>> validate(**load_folder(out)).failures[["row", "column", "check"]].values.tolist()
         [[1, 'initiativeExternalId', 'required']]
         """
-        failures = with_lines(self.failures, self.lines)
         headers = {table: result.headers for table, result in self.results.items()}
-        return write_workbook(path, self.inputs, failures, headers)
+        return write_workbook(path, self.inputs, self.failures, headers)  # with their lines
 
     def _headline(self) -> str:
         if not self.rows:
@@ -465,5 +463,4 @@ def folder_sources(
     found = one_each(
         files, lambda t, names: f"{t} has more than one file in {folder}: {names}; keep one"
     )
-    sources = {t: TableFile(file, encoding) for t, file in found.items()}
-    return cast("Tables[TableFile]", sources)
+    return cast("Tables[TableFile]", {t: TableFile(file, encoding) for t, file in found.items()})
