@@ -109,6 +109,7 @@ def simulate(
     fault_statuses: tuple[int, ...] = (429, 500, 503),
     headers: Callable[[Admission], LimitHints] | None = None,
     seed: int = 28,
+    opening: int = 0,
 ) -> Run:
     """Run one budget through ``steps`` (a limiter setting and its seconds, one after another).
 
@@ -122,6 +123,8 @@ def simulate(
         fault_statuses: statuses the faults draw from.
         headers: the rate limit headers the limiter's state makes (none by default).
         seed: the random source's seed.
+        opening: the first requests answered a fault (a 503), whatever the draw: the unlucky
+            start the faults draw rarely (the live bench's draws met it).
 
     Returns:
         The run.
@@ -174,7 +177,10 @@ def simulate(
         took = latency * (0.5 + rnd.random())
         arrives = now + took / 2 + rnd.random() * jitter
         status, wait, hints, release = 201, None, None, None
-        if fault_rate and rnd.random() < fault_rate:
+        if opening > 0:
+            opening -= 1
+            status, wait = 503, retry_after
+        elif fault_rate and rnd.random() < fault_rate:
             status = rnd.choice(fault_statuses)
             wait = retry_after if status in (429, 503) else None
         elif limiter is not None:

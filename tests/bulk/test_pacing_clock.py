@@ -221,6 +221,20 @@ def test_random_faults_never_lower_the_pace_on_any_draw(
     assert run.pauses == 0
 
 
+@pytest.mark.xfail(strict=True, reason="issue 38, open: docs/pacing.md, 'Known to fail'")
+@pytest.mark.parametrize(
+    ("rate", "opening", "seed"), [(0.10, 4, 0), (0.20, 4, 2), (0.10, 5, 3), (0.20, 5, 7)]
+)
+def test_a_start_whose_first_answers_are_random_refusals_is_not_held_at_a_low_pace(
+    rate: float, opening: int, seed: int
+) -> None:
+    # the first answers refused in a row (drawn once in a few hundred runs at 10 to 20% faults;
+    # the live bench's seed 7 met it) read as a limit at once; these draws stay near 5 requests
+    # a second for all 20 s. Strict: it fails the suite the day the budget passes it
+    run = simulate([(None, 20.0)], fault_rate=rate, retry_after=1.0, seed=seed, opening=opening)
+    assert run.accepted(0.0, 20.0) >= KEEP[rate] * FAULT_FREE
+
+
 @pytest.mark.parametrize("rate", [0.05, 0.10])
 def test_the_trial_of_the_first_random_refusals_costs_little_of_the_start(rate: float) -> None:
     # the trial halves the pace it measured; measured at one request in flight, it was a

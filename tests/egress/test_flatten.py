@@ -21,7 +21,7 @@ from toolkit._egress.schemas import (
     PendingCodesSchema,
     PendingEntriesSchema,
 )
-from toolkit.errors import ToolkitError
+from toolkit.errors import InputWarning, ToolkitError
 from toolkit.testing import (
     fake_export_entries,
     fake_export_entry,
@@ -210,6 +210,30 @@ def test_entry_with_many_codes_keeps_list_order():
     _, codes = flatten_export([entry])
     assert codes["position"].tolist() == list(range(40))
     assert codes["code._id"].tolist() == [c["code"]["_id"] for c in entry["codes"]]
+
+
+@pytest.mark.parametrize("name", ["position", "entryId"])
+def test_a_code_field_outside_the_interface_named_as_a_codes_column_is_dropped_with_a_warning(
+    name: str,
+) -> None:
+    # issue 39 finding 1: a code holding a field named as a column the codes table makes (its
+    # place in the list, its entry's _id) cost the whole answer a KeyError naming no entry
+    entry = fake_export_entry(_id="clash", codes=2, seed=4)
+    entry["codes"][1][name] = 9
+    with pytest.warns(InputWarning, match=rf"entry 'clash' holds codes\.{name} 9, .*dropped"):
+        _, codes = flatten_export([entry])
+    assert codes["position"].tolist() == [0, 1]
+    assert codes["entryId"].tolist() == ["clash", "clash"]
+
+
+def test_a_field_whose_name_holds_a_dot_beside_the_same_nested_path_is_dropped_with_a_warning():
+    # a key "initiative.name" beside the spec's initiative.name flattened to one column name
+    # twice, and the whole answer was lost to a KeyError naming no entry
+    entry = fake_export_entry(_id="dots", codes=1, seed=4)
+    entry["initiative.name"] = "a dotted key"
+    with pytest.warns(InputWarning, match=r"entry 'dots' holds initiative\.name 'a dotted key'"):
+        entries, _ = flatten_export([entry])
+    assert entries["initiative.name"].tolist() == [entry["initiative"]["name"]]
 
 
 def test_positions_restart_for_each_entry():

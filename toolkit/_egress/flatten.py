@@ -372,6 +372,31 @@ def _cast(
     return pa.array(values, _STR).cast(t)
 
 
+def _unique(table: pa.Table, ids: pa.ChunkedArray, kind: Kind, prefix: str) -> pa.Table:
+    """``table`` with each column name once. A later column of a name already taken (a field
+    outside the interface whose name holds a dot, as ``"a.b"`` beside ``{"a": {"b": ...}}``, or
+    a code's own field named as a column the codes table makes: ``entryId``, ``position``) is
+    dropped, with a warning naming the first entry (``ids``: each row's) holding a value in it."""
+    taken: set[str] = set()
+    keep = []
+    for at, name in enumerate(table.column_names):
+        if name not in taken:
+            taken.add(name)
+            keep.append(at)
+            continue
+        column = table.column(at)
+        held = pc.index(pc.is_valid(column), True).as_py()
+        if held >= 0:
+            warnings.warn(
+                f"the {kind} answer's entry {ids[held].as_py()!r} holds {prefix}{name}"
+                f" {column[held].as_py()!r}, a field outside the interface named as another"
+                " column: dropped",
+                InputWarning,
+                stacklevel=5,
+            )
+    return table.select(keep)
+
+
 def _split(table: pa.Table, kind: Kind) -> tuple[pa.Table, pa.Table]:
     """Check the ids, split the nested table into the flat, typed entries and codes tables."""
     ids = table["_id"]
@@ -383,7 +408,7 @@ def _split(table: pa.Table, kind: Kind) -> tuple[pa.Table, pa.Table]:
         twice = counts.field("values").filter(pc.greater(counts.field("counts"), pa.scalar(1)))
         more = f" (and {len(twice) - 1} other _id(s))" if len(twice) > 1 else ""
         raise FlattenError(f"entry {twice[0].as_py()!r}: its _id comes more than once{more}")
-    entries = _flat(table.drop_columns(["codes"]))
+    entries = _unique(_flat(table.drop_columns(["codes"])), ids, kind, "")
     for name in _TIMES:
         if name in entries.column_names:
             at = entries.schema.get_field_index(name)
@@ -403,10 +428,11 @@ def _split(table: pa.Table, kind: Kind) -> tuple[pa.Table, pa.Table]:
     # in Arrow's memory, not numpy's: an Arrow writer thread freeing numpy memory needs the
     # GIL, which it cannot take once the interpreter exits (issue 39 finding 8)
     position = pc.subtract(pa.array(np.arange(len(parents), dtype=np.int64)), starts)
+    owners = table["_id"].take(parents)
     codes = pa.table(
-        [table["_id"].take(parents), position, *children.columns],
-        names=["entryId", "position", *children.column_names],
+        [owners, position, *children.columns], names=["entryId", "position", *children.column_names]
     )
+    codes = _unique(codes, owners, kind, "codes.")
     if kind == "pending":  # flat code objects: prefixed to match the export form's names
         codes = codes.rename_columns(
             [n if i < 2 else f"code.{n}" for i, n in enumerate(codes.column_names)]
