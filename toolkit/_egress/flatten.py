@@ -372,7 +372,7 @@ def _cast(
     return pa.array(values, _STR).cast(t)
 
 
-def _unique(table: pa.Table, ids: pa.ChunkedArray, kind: Kind, prefix: str) -> pa.Table:
+def _unique(table: pa.Table, ids: pa.ChunkedArray[Any], kind: Kind, prefix: str) -> pa.Table:
     """``table`` with each column name once. A later column of a name already taken (a field
     outside the interface whose name holds a dot, as ``"a.b"`` beside ``{"a": {"b": ...}}``, or
     a code's own field named as a column the codes table makes: ``entryId``, ``position``) is
