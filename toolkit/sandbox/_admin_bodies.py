@@ -10,7 +10,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ._bodies import MAX_DURATION_SECONDS, Count, DateText, DateTimeText, NonEmpty, _In, _Out
+from ._bodies import (
+    MAX_DURATION_SECONDS,
+    Count,
+    DateText,
+    DateTimeText,
+    NonEmpty,
+    RequestBody,
+    ResponseBody,
+)
 from ._faults import FaultSettings
 
 __all__ = [
@@ -32,13 +40,13 @@ __all__ = [
 ]
 
 
-class CustomerIn(_In):
+class CustomerIn(RequestBody):
     """New customer."""
 
     name: str | None = None
 
 
-class CustomerOut(_Out):
+class CustomerOut(ResponseBody):
     """A new customer and its API credentials (the secret is shown only here)."""
 
     customerId: str
@@ -47,7 +55,7 @@ class CustomerOut(_Out):
     audience: str
 
 
-class UserIn(_In):
+class UserIn(RequestBody):
     """New user."""
 
     timekeeperExternalId: NonEmpty
@@ -55,27 +63,27 @@ class UserIn(_In):
     email: str
 
 
-class WallsIn(_In):
+class WallsIn(RequestBody):
     """The initiatives (by externalId) the user has no access to; replaces the previous set."""
 
     initiativeExternalIds: list[NonEmpty]
 
 
-class WallsOut(_Out):
+class WallsOut(ResponseBody):
     """The user's walls after the call."""
 
     userId: str
     initiativeExternalIds: list[str]
 
 
-class EntryCodeIn(_In):
+class EntryCodeIn(RequestBody):
     """A code on a new entry."""
 
     codeExternalId: NonEmpty
     assignedBy: Literal["user", "service"]
 
 
-class EntryIn(_In):
+class EntryIn(RequestBody):
     """New time entry, created in the editable state."""
 
     initiativeExternalId: NonEmpty
@@ -94,20 +102,20 @@ class EntryIn(_In):
     codes: list[EntryCodeIn] = Field(default_factory=list)
 
 
-class ReleaseIn(_In):
+class ReleaseIn(RequestBody):
     """The user's release of an entry, at ``at`` (ISO 8601, UTC when naive; default now)."""
 
     at: DateTimeText | None = None
 
 
-class EntryCodeOut(_Out):
+class EntryCodeOut(ResponseBody):
     """A code on an entry (administration view)."""
 
     codeExternalId: str
     assignedBy: str
 
 
-class EntryAdminOut(_Out):
+class EntryAdminOut(ResponseBody):
     """An entry as the administration routes show it."""
 
     id: str = Field(alias="_id")
@@ -126,13 +134,13 @@ class EntryAdminOut(_Out):
     updatedAt: str
 
 
-class ProductInitiativeIn(_In):
+class ProductInitiativeIn(RequestBody):
     """An initiative created in the product (no externalId), pinned for the user."""
 
     name: str
 
 
-class ProductInitiativeOut(_Out):
+class ProductInitiativeOut(ResponseBody):
     """The created product initiative."""
 
     id: str = Field(alias="_id")
@@ -151,7 +159,7 @@ class FaultsOut(FaultSettings):
     counters: dict[str, Any]
 
 
-class StatsOut(_Out):
+class StatsOut(ResponseBody):
     """Interface request counts since start or the last reset."""
 
     total: int

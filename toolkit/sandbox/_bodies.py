@@ -360,7 +360,7 @@ def _not_null(value: Any) -> Any:
     return value
 
 
-class _In(BaseModel):
+class RequestBody(BaseModel):
     """Base of request bodies: strict JSON types, unknown fields rejected, Unicode text only."""
 
     model_config = ConfigDict(strict=True, extra="forbid")
@@ -376,7 +376,7 @@ def _closed(schema: dict[str, Any]) -> None:
     schema["additionalProperties"] = False
 
 
-class _Interface(_In):
+class _Interface(RequestBody):
     """Base of the interface's request bodies: an unknown field is kept aside (``model_extra``)
     for the customer's profile (``unknownFields``) to refuse, as by default, or drop; the
     published documents do not close their bodies."""
@@ -384,7 +384,7 @@ class _Interface(_In):
     model_config = ConfigDict(extra="allow", json_schema_extra=_closed)
 
 
-class _Out(BaseModel):
+class ResponseBody(BaseModel):
     """Base of response bodies (documentation only)."""
 
     model_config = ConfigDict(populate_by_name=True)
@@ -404,7 +404,7 @@ class TokenIn(BaseModel):
     client_secret: str
 
 
-class TokenOut(_Out):
+class TokenOut(ResponseBody):
     """Token response of the spec."""
 
     access_token: str
@@ -415,7 +415,7 @@ class TokenOut(_Out):
     token_type: Literal["Bearer"]
 
 
-class OAuthErrorOut(_Out):
+class OAuthErrorOut(ResponseBody):
     """RFC 6749 section 5.2 error body of the token endpoint."""
 
     error: Literal["invalid_request", "invalid_client", "unsupported_grant_type"]
@@ -425,7 +425,7 @@ class OAuthErrorOut(_Out):
 # --- errors -----------------------------------------------------------------------------------
 
 
-class FieldError(_Out):
+class FieldError(ResponseBody):
     """One invalid field or unknown reference inside a problem body."""
 
     in_: str = Field(alias="in", description="body, query or path")
@@ -593,7 +593,7 @@ class CodeRangeIn(_Interface):
     codeExternalIds: Annotated[list[Filled], Field(min_length=1)]
 
 
-class _Stored(_Out):
+class _Stored(ResponseBody):
     id: str = Field(alias="_id")
     createdAt: str
     updatedAt: str
@@ -652,7 +652,7 @@ class CodeOut(_Stored):
     isDisabled: bool | None = None
 
 
-class CodeRangeOut(_Out):
+class CodeRangeOut(ResponseBody):
     """The stored code range of one initiative."""
 
     initiativeExternalId: str
@@ -668,7 +668,7 @@ Count = int | float
 doubles (published; profile switch ``counts``)."""
 
 
-class ClientRef(_Out):
+class ClientRef(ResponseBody):
     """Client as nested in entries (``type`` and ``parentClientId`` with published digests)."""
 
     id: str = Field(alias="_id")
@@ -680,7 +680,7 @@ class ClientRef(_Out):
     parentClientId: str | None = None
 
 
-class CodeTypeRef(_Out):
+class CodeTypeRef(ResponseBody):
     """Code type as nested in entry codes."""
 
     id: str = Field(alias="_id")
@@ -695,7 +695,7 @@ class CodeTypeRef(_Out):
     )
 
 
-class CodeRef(_Out):
+class CodeRef(ResponseBody):
     """Code as nested in entries."""
 
     id: str = Field(alias="_id")
@@ -705,7 +705,7 @@ class CodeRef(_Out):
     type: CodeTypeRef
 
 
-class AssignedCode(_Out):
+class AssignedCode(ResponseBody):
     """Element of ``codes`` in the export form."""
 
     code: CodeRef
@@ -714,7 +714,7 @@ class AssignedCode(_Out):
     )
 
 
-class ExportInitiative(_Out):
+class ExportInitiative(ResponseBody):
     """Initiative as nested in the export form (an initiative made in the product, a user
     initiative, has neither ``externalId`` nor ``client``)."""
 
@@ -723,7 +723,7 @@ class ExportInitiative(_Out):
     name: str
 
 
-class ExportEntry(_Out):
+class ExportEntry(ResponseBody):
     """Time entry, export form (v2 export)."""
 
     id: str = Field(alias="_id")
@@ -742,7 +742,7 @@ class ExportEntry(_Out):
     workDate: str
 
 
-class PropsInitiative(_Out):
+class PropsInitiative(ResponseBody):
     """Initiative inside ``initiativeProps``."""
 
     type: Literal["pms"]
@@ -760,7 +760,7 @@ class PropsInitiative(_Out):
     locale: str | None = Field(None, description="With published digests.")
 
 
-class UserInitiative(_Out):
+class UserInitiative(ResponseBody):
     """An initiative made in the product (``initiativeProps.type`` ``user``): as published,
     with its ``billingType`` and ``unitIncrements``."""
 
@@ -771,7 +771,7 @@ class UserInitiative(_Out):
     name: str
 
 
-class InitiativeProps(_Out):
+class InitiativeProps(ResponseBody):
     """The user's view of an initiative (detailed form)."""
 
     type: Literal["pms", "user"]
@@ -781,7 +781,7 @@ class InitiativeProps(_Out):
     initiative: PropsInitiative | UserInitiative
 
 
-class PendingEntry(_Out):
+class PendingEntry(ResponseBody):
     """Time entry, detailed form (release-pending list)."""
 
     id: str = Field(alias="_id")
@@ -833,7 +833,7 @@ class BatchAckIn(_Interface):
     request: Annotated[list[BatchAckItem], Field(min_length=1, max_length=20)]
 
 
-class BatchAckItemOut(_Out):
+class BatchAckItemOut(ResponseBody):
     """Per-item result of the batch route."""
 
     entryId: str
@@ -846,7 +846,7 @@ class BatchAckItemOut(_Out):
     errorMessage: str | None = Field(default=None, description="Only when status is not OK.")
 
 
-class BatchAckOut(_Out):
+class BatchAckOut(ResponseBody):
     """207 body of the batch route: one result per item, in order."""
 
     response: list[BatchAckItemOut]
@@ -859,7 +859,7 @@ class AckFailedIn(_Interface):
     errors: Annotated[list[NonEmpty], FILLED]
 
 
-class AckOut(_Out):
+class AckOut(ResponseBody):
     """Acknowledgement result: the entry's state after the call."""
 
     id: str = Field(alias="_id")
@@ -870,7 +870,7 @@ class AckOut(_Out):
     updatedAt: str
 
 
-class UserOut(_Out):
+class UserOut(ResponseBody):
     """User record (the administration routes' shape; the interface's as profile ``legacy``)."""
 
     id: str = Field(alias="_id")
@@ -880,7 +880,7 @@ class UserOut(_Out):
     email: str
 
 
-class IdentityOut(_Out):
+class IdentityOut(ResponseBody):
     """One external identity of a user; the timekeeper id is ``external-billing-system``."""
 
     type: str
@@ -888,7 +888,7 @@ class IdentityOut(_Out):
     customerId: str | None = None
 
 
-class UserRecordOut(_Out):
+class UserRecordOut(ResponseBody):
     """User record as the identity service publishes it (the profile's default ``published``)."""
 
     id: str = Field(alias="_id")
@@ -910,14 +910,14 @@ class UserRecordOut(_Out):
 # --- starring ---------------------------------------------------------------------------------
 
 
-class StarRequest(_In):
+class StarRequest(RequestBody):
     """Starred-initiative request (star and unstar)."""
 
     timekeeperExternalId: NonEmpty
     initiativeExternalIds: Annotated[list[str], Field(min_length=1, max_length=100)]
 
 
-class StarItem(_Out):
+class StarItem(ResponseBody):
     """Per-item result inside the 207 response."""
 
     initiativeExternalId: str
@@ -928,13 +928,13 @@ class StarItem(_Out):
     errorMessage: str | None = Field(default=None, description="Only beside errorCode.")
 
 
-class StarResponse(_Out):
+class StarResponse(ResponseBody):
     """207 body of star and unstar."""
 
     response: list[StarItem]
 
 
-class StarredPage(_Out):
+class StarredPage(ResponseBody):
     """Starred-initiative list response."""
 
     initiativeExternalIds: list[str]

@@ -36,7 +36,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from ._bodies import Rate, _In, whole
+from ._bodies import Rate, RequestBody, whole
 
 __all__ = [
     "FaultSettings",
@@ -65,7 +65,7 @@ def _only_503() -> list[FaultStatus]:
     return [503]
 
 
-class StatusFaults(_In):
+class StatusFaults(RequestBody):
     """Requests answered with a fault status instead of being served: the part every status
     fault shares."""
 
@@ -112,7 +112,7 @@ class FaultSettings(StatusFaults):
     )
 
 
-class Latency(_In):
+class Latency(RequestBody):
     """Delay added to every interface request: log-normal from its median and 99th percentile,
     plus rare stalls."""
 
