@@ -221,18 +221,33 @@ def test_random_faults_never_lower_the_pace_on_any_draw(
     assert run.pauses == 0
 
 
-@pytest.mark.xfail(strict=True, reason="issue 38, open: docs/pacing.md, 'Known to fail'")
-@pytest.mark.parametrize(
-    ("rate", "opening", "seed"), [(0.10, 4, 0), (0.20, 4, 2), (0.10, 5, 3), (0.20, 5, 7)]
-)
-def test_a_start_whose_first_answers_are_random_refusals_is_not_held_at_a_low_pace(
-    rate: float, opening: int, seed: int
+@pytest.mark.parametrize("opening", [4, 5])
+def test_random_refusals_in_a_row_at_the_start_read_as_a_limit_are_tried_again(
+    opening: int,
 ) -> None:
     # the first answers refused in a row (drawn once in a few hundred runs at 10 to 20% faults;
-    # the live bench's seed 7 met it) read as a limit at once; these draws stay near 5 requests
-    # a second for all 20 s. Strict: it fails the suite the day the budget passes it
-    run = simulate([(None, 20.0)], fault_rate=rate, retry_after=1.0, seed=seed, opening=opening)
-    assert run.accepted(0.0, 20.0) >= KEEP[rate] * FAULT_FREE
+    # the live bench's seed 7 met it) are read as a limit at once; the first refusal below the
+    # cut pace (or the quota read as spent) then tries the start again, once. Before, 2 of these
+    # 12 draws at 20% faults stayed near 5 requests a second (or 0.2, paused) for all 20 s
+    shares = [
+        simulate(
+            [(None, 20.0)], fault_rate=0.20, retry_after=1.0, seed=seed, opening=opening
+        ).accepted(0.0, 20.0)
+        / FAULT_FREE
+        for seed in range(12)
+    ]
+    assert min(shares) >= KEEP[0.20], [round(share, 2) for share in shares]
+
+
+@pytest.mark.xfail(strict=True, reason="issue 38, open: docs/pacing.md, 'Known to fail'")
+@pytest.mark.parametrize(("opening", "seed"), [(4, 0), (5, 3)])
+def test_at_10_percent_faults_a_start_read_as_a_limit_keeps_60_percent(
+    opening: int, seed: int
+) -> None:
+    # these draws try the start again late (13 s: the first refusal below the pace fell on a
+    # probe, the next ones were read as the spacing's; 7 s): 30% and 57% of the fault-free rate
+    run = simulate([(None, 20.0)], fault_rate=0.10, retry_after=1.0, seed=seed, opening=opening)
+    assert run.accepted(0.0, 20.0) >= KEEP[0.10] * FAULT_FREE
 
 
 @pytest.mark.parametrize("rate", [0.05, 0.10])

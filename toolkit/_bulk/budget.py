@@ -50,6 +50,8 @@ _TRIAL_HALF = 0.5  # share of the trial's answers a second: the test pace (the r
 _TRIAL_BELOW = 0.8  # share of what went through: the test pace is below it, not at it
 _TRIAL_EXPECTED = 20.0  # refusals expected at the share seen, none came: the share fell
 _TRIAL_MOST = 300.0  # answers: the longest test (20 refusals expected at a share of 6.7%)
+_RETRIAL_WITHIN = 20.0  # seconds after a cut made at once in which a refusal in cruise below
+# the pace tries the start again (a limit cut below refuses there no more; random faults do)
 
 # -- random refusals (the budget's ``noise``) and the samples that follow them
 _NOISE = 0.02  # refusals (a share of the last _WINDOW's answers) a pace in cruise shrugs off
@@ -207,6 +209,7 @@ class Budget:
         self._suspect = (0, 0)  # answers and refusals in cruise since the last probe
         self._probe: float | None = None  # the pace before a probe at half of it
         self._probed = -math.inf
+        self._retried = False  # the start was tried again this run (once: see :meth:`_retrial`)
         self._forget(clock())
 
     def _forget(self, now: float) -> None:
@@ -226,6 +229,7 @@ class Budget:
         # the start's trial of its first refusals: since, answers, refused, the unpaced share
         # (``None``: not halved yet) and the last refused request
         self._trial: tuple[float, int, int, float | None, Ticket | None] | None = None
+        self._at_once: float | None = None  # when the start's refusals in a row cut the pace
         self._most_ok = 0  # the most requests in flight that went through
         self._round_oks = 0  # accepted answers since the in-flight bound last grew
         self._fresh = False
@@ -300,6 +304,7 @@ class Budget:
             if self.in_flight == 0 and now - max(self._last_send, self.paused_until) > IDLE:
                 if self.phase != "start" or self.limit != 1:
                     self._forget(now)
+                self._retried = False  # a new run: its start may be tried again
             if now < self.paused_until:
                 return self.paused_until - now
             if self.limit is not None and self.in_flight >= self.limit:
@@ -454,7 +459,8 @@ class Budget:
             )
         )
         if used_up:
-            self._pause(now, wait)
+            if not self._retrial(now):
+                self._pause(now, wait)
         elif crowded:  # too many in flight: the bound answers it, not the pace
             self._epoch += 1
         elif self._stalled(now - ticket.sent):
@@ -466,7 +472,28 @@ class Budget:
         elif self.phase == "start":
             self._try(now, ticket)
         elif not noise or self._base is not None:  # a probe ends at its first refusal
-            self._react(now)
+            if not self._retrial(now):
+                self._react(now)
+
+    def _retrial(self, now: float) -> bool:
+        """Whether a refusal after a cut made at once tries the start again, once a run: the first
+        in cruise below the pace (not a probe's), or the one that reads the quota as spent,
+        within :data:`_RETRIAL_WITHIN` of the cut, when the
+        start was refused before :data:`_BURST_LEAST` went through. A limit, once cut below,
+        refuses there no more; random faults do, and the trial, run again, learns them (a
+        limit refuses in a row again and is cut again). After a larger burst the seek may have
+        held above the limit: the refusals are then the limit's, and the reaction follows them."""
+        if (
+            self._at_once is None
+            or self._retried
+            or self._base is not None
+            or self._burst >= _BURST_LEAST
+            or now - self._at_once > _RETRIAL_WITHIN
+        ):
+            return False
+        self._retried = True
+        self._forget(now)
+        return True
 
     def _spaced(self, now: float, ticket: Ticket, noise: bool) -> bool:
         """Whether a refusal is the spacing's, not the pace's (a limiter with no burst refuses a
@@ -516,6 +543,7 @@ class Budget:
         self._trial = (since, answers, no, share, last)
         if share is None and _TRIAL_WEIGHT * no >= _TRIAL_FLOOR + _TRIAL_SLOPE * answers:
             self._limited(now, None)
+            self._at_once = now
             return
         if share is None:
             if answers >= _TRIAL_ANSWERS and 2 * no > answers:
