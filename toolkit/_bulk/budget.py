@@ -478,11 +478,11 @@ class Budget:
     def _retrial(self, now: float) -> bool:
         """Whether a refusal after a cut made at once tries the start again, once a run: the first
         in cruise below the pace (not a probe's), or the one that reads the quota as spent,
-        within :data:`_RETRIAL_WITHIN` of the cut, when the
-        start was refused before :data:`_BURST_LEAST` went through. A limit, once cut below,
-        refuses there no more; random faults do, and the trial, run again, learns them (a
-        limit refuses in a row again and is cut again). After a larger burst the seek may have
-        held above the limit: the refusals are then the limit's, and the reaction follows them."""
+        within :data:`_RETRIAL_WITHIN` of the cut, when the start was refused before
+        :data:`_BURST_LEAST` went through. A limit, once cut below, refuses there no more;
+        random faults do, and the trial, run again, learns them (a limit refuses in a row again
+        and is cut again). After a larger burst the seek may have held above the limit: the
+        refusals are then the limit's, and the reaction follows them."""
         if (
             self._at_once is None
             or self._retried
