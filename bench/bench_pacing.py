@@ -166,6 +166,7 @@ SEQUENCE = [
     _bucket(15, 3),
     _bucket(70, 2),
     _bucket(25, 25),
+    _bucket(60, 120),
 ]
 
 #: ``faults``: shares of requests refused at random.

@@ -218,7 +218,7 @@ CAP_LATENCY = 0.02  # a cap of n lets about n / 20 ms through
 #: latency). A cap's limit is what its count of workers reaches with no cap (``None`` here).
 CASES: list[tuple[str, list[tuple[dict[str, Any], float, float | None]], float]] = [
     (
-        "sequence of six buckets",
+        "sequence of seven buckets",
         [
             (bucket(10, 1), 15.0, 10.0),
             (bucket(40, 10), 15.0, 40.0),
@@ -226,6 +226,7 @@ CASES: list[tuple[str, list[tuple[dict[str, Any], float, float | None]], float]]
             (bucket(15, 3), 15.0, 15.0),
             (bucket(70, 2), 15.0, 70.0),
             (bucket(25, 25), 15.0, 25.0),
+            (bucket(60, 120), 15.0, 60.0),
         ],
         LATENCY,
     ),

@@ -138,20 +138,14 @@ def test_every_limiter_kind_raised_or_lowered_is_followed_on_any_draw(
     assert _follows(case, seed) == "", seed
 
 
-# the limits one budget meets one after another, 15 s each (bench/bench_pacing.py's sequence)
-SEQUENCE = [(10, 1), (40, 10), (100, 5), (15, 3), (70, 2), (25, 25)]
+# the limits one budget meets one after another, 15 s each (bench/bench_pacing.py's sequence):
+# seven token buckets, the last the bench table's 60/s with a burst of 120
+SEQUENCE = [(10, 1), (40, 10), (100, 5), (15, 3), (70, 2), (25, 25), (60, 120)]
 
 
-@pytest.mark.parametrize(
-    "seed",
-    [
-        28,
-        1,
-        2,
-        3,
-    ],
-)
-def test_one_budget_follows_a_sequence_of_limits(seed: int) -> None:
+def _sequence_missed(seed: int) -> list[tuple[int, float | None, float]]:
+    """The steps of :data:`SEQUENCE` not followed on one draw: a raised limit (or the start) at
+    90% within 10 s, a lowered one settled within 2 s, at most 5% refused a step."""
     step = 15.0
     run = simulate([(_bucket(rate, burst), step) for rate, burst in SEQUENCE], seed=seed)
     missed = []
@@ -166,7 +160,24 @@ def test_one_budget_follows_a_sequence_of_limits(seed: int) -> None:
             on_time = found is not None and found <= 2.0
         if not on_time or refused > 0.05:
             missed.append((rate, found, round(refused, 3)))
-    assert not missed, missed
+    return missed
+
+
+@pytest.mark.parametrize("seed", [28, 1, 2, 3, 0])
+def test_one_budget_follows_a_sequence_of_limits(seed: int) -> None:
+    # seed 0: the start's cut at once on the first bucket was tried again 20 s later, after the
+    # pace had grown four times to the raised 40/s; the second start read the limit's refusals
+    # as random (noise 0.4) and the step refused 31% of its requests (6d828b3)
+    assert not _sequence_missed(seed)
+
+
+@settings(
+    deadline=None, max_examples=20, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_one_budget_follows_a_sequence_of_limits_on_any_draw(seed: int) -> None:
+    # issue 38: the sequence judged on many draws of the latencies, not on the few above
+    assert not _sequence_missed(seed), seed
 
 
 @pytest.mark.parametrize("seed", [28, 1, 2, 3])
@@ -244,8 +255,9 @@ def test_random_refusals_in_a_row_at_the_start_read_as_a_limit_are_tried_again(
 def test_at_10_percent_faults_a_start_read_as_a_limit_keeps_60_percent(
     opening: int, seed: int
 ) -> None:
-    # these draws try the start again late (13 s: the first refusal below the pace fell on a
-    # probe, the next ones were read as the spacing's; 7 s): 30% and 57% of the fault-free rate
+    # these draws do not try the start again in time: in the first, at 5 a second, the first
+    # 429 or 503 came only at 12 s and fell on a probe, the next ones were read as the
+    # spacing's (0% of the fault-free rate over 20 s); the second tries it at 7 s (57%)
     run = simulate([(None, 20.0)], fault_rate=0.10, retry_after=1.0, seed=seed, opening=opening)
     assert run.accepted(0.0, 20.0) >= KEEP[0.10] * FAULT_FREE
 

@@ -52,6 +52,9 @@ _TRIAL_EXPECTED = 20.0  # refusals expected at the share seen, none came: the sh
 _TRIAL_MOST = 300.0  # answers: the longest test (20 refusals expected at a share of 6.7%)
 _RETRIAL_WITHIN = 20.0  # seconds after a cut made at once in which a refusal in cruise below
 # the pace tries the start again (a limit cut below refuses there no more; random faults do)
+_RETRIAL_GROWN = 2.0  # times the first pace in cruise after that cut: a pace grown beyond it
+# found room the cut did not see (a limit raised since), no crawl of random faults, which keep
+# the pace at that first one (measured: 1.0 times on every draw that crawled)
 
 # -- random refusals (the budget's ``noise``) and the samples that follow them
 _NOISE = 0.02  # refusals (a share of the last _WINDOW's answers) a pace in cruise shrugs off
@@ -230,6 +233,7 @@ class Budget:
         # (``None``: not halved yet) and the last refused request
         self._trial: tuple[float, int, int, float | None, Ticket | None] | None = None
         self._at_once: float | None = None  # when the start's refusals in a row cut the pace
+        self._at_once_pace: float | None = None  # the first pace in cruise after that cut
         self._most_ok = 0  # the most requests in flight that went through
         self._round_oks = 0  # accepted answers since the in-flight bound last grew
         self._fresh = False
@@ -479,16 +483,19 @@ class Budget:
         """Whether a refusal after a cut made at once tries the start again, once a run: the first
         in cruise below the pace (not a probe's), or the one that reads the quota as spent,
         within :data:`_RETRIAL_WITHIN` of the cut, when the start was refused before
-        :data:`_BURST_LEAST` went through. A limit, once cut below, refuses there no more;
-        random faults do, and the trial, run again, learns them (a limit refuses in a row again
-        and is cut again). After a larger burst the seek may have held above the limit: the
-        refusals are then the limit's, and the reaction follows them."""
+        :data:`_BURST_LEAST` went through and the pace has not grown beyond
+        :data:`_RETRIAL_GROWN` times the first after the cut (a pace that grew found room: a
+        limit raised since, whose refusals are its own). A limit, once cut below, refuses there
+        no more; random faults do, and the trial, run again, learns them (a limit refuses in a
+        row again and is cut again). After a larger burst the seek may have held above the
+        limit: the refusals are then the limit's, and the reaction follows them."""
         if (
             self._at_once is None
             or self._retried
             or self._base is not None
             or self._burst >= _BURST_LEAST
             or now - self._at_once > _RETRIAL_WITHIN
+            or (self.rate or 0.0) > _RETRIAL_GROWN * (self._at_once_pace or math.inf)
         ):
             return False
         self._retried = True
@@ -805,6 +812,8 @@ class Budget:
         self._reacted_at, self._oks_at_reaction = now, self._oks
         self._quiet_since = now
         self._set_rate(self._headroom * self.estimate, now)
+        if self._at_once is not None and self._at_once_pace is None:
+            self._at_once_pace = self.rate
 
     def _set_rate(self, rate: float, now: float) -> None:
         self.rate = max(rate, _MIN_RATE)
