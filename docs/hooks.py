@@ -29,9 +29,7 @@ from markdown import Extension, Markdown
 from markdown.preprocessors import Preprocessor
 
 import toolkit
-from toolkit import schemas
 from toolkit._cli import parser as cli_parser
-from toolkit._client import DEPRECATED as CLIENT_DEPRECATED
 from toolkit._core.windows import RENAMED
 
 #: heading -> the public names under it, in order; any name of ``toolkit.__all__`` left out
@@ -129,11 +127,7 @@ def api_markdown() -> str:
             elif name in ("schemas", "codesets"):
                 options = f"\n    options:{_members(_path(name))}"
             elif name == "Client":  # its methods are made by a decorator: read them live
-                hidden = "|".join(CLIENT_DEPRECATED)  # kept one release, in the table of jobs
-                options = (
-                    "\n    options:\n      force_inspection: true"
-                    f'\n      filters: ["!^_", "!^({hidden})$"]'
-                )
+                options = '\n    options:\n      force_inspection: true\n      filters: ["!^_"]'
             out.append(f"::: {_path(name)}{options}\n")
     return "\n".join(out)
 
@@ -152,10 +146,7 @@ def modules_markdown() -> str:
 
 def deprecated_markdown() -> str:
     """The names kept one release, each with the one way that replaces it."""
-    rows = [f"| `toolkit.{name}` | `{way}` |" for name, (_, way) in toolkit._DEPRECATED.items()]
-    rows += [f"| `client.{name}` | `{way}` |" for name, way in CLIENT_DEPRECATED.items()]
-    rows += [f"| `toolkit.schemas.{name}` | `{way}` |" for name, way in schemas._DEPRECATED.items()]
-    rows += [f"| `{old}` (a release window's end) | `{new}` |" for old, new in RENAMED.items()]
+    rows = [f"| `{old}` (a release window's end) | `{new}` |" for old, new in RENAMED.items()]
     return "\n".join(["| kept one release (warns) | the one way |", "|---|---|", *rows])
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import logging
 import pickle
-import re
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -13,7 +13,6 @@ import pytest
 
 import toolkit
 from toolkit import Client
-from toolkit._client import DEPRECATED
 from toolkit._core.auth import Secret, TokenProvider
 from toolkit._ingress.imports import import_table
 from toolkit.errors import (
@@ -25,7 +24,6 @@ from toolkit.errors import (
     ToolkitError,
     TransportError,
 )
-from toolkit.testing import fake_export_entries
 
 
 def test_all_is_complete_and_every_name_resolves() -> None:
@@ -36,62 +34,28 @@ def test_all_is_complete_and_every_name_resolves() -> None:
     assert callable(toolkit.reconcile) and callable(toolkit.load_folder)
 
 
-@pytest.mark.parametrize(
-    ("name", "way"),
-    [
-        ("acknowledge", "client.acknowledge(acks)"),
-        ("flatten_export", "toolkit.Export.from_records(records)"),
-        ("flatten_pending", "toolkit.Export.from_records(records, kind="),
-    ],
-)
-def test_a_deprecated_top_level_name_warns_naming_the_one_way_and_still_works(
-    name: str, way: str
-) -> None:
-    assert name not in toolkit.__all__ and name not in dir(toolkit)
-    with pytest.warns(DeprecationWarning, match=re.escape(way)):
-        value = getattr(toolkit, name)
-    assert callable(value) and value.__name__ == name
+#: the second ways retired after one release (docs/jobs.md, "Removed"), by where they were
+RETIRED: dict[str, tuple[object, str]] = {
+    "toolkit": (toolkit, "acknowledge flatten_export flatten_pending"),
+    "Client": (Client, "from_connection send call url urls transport auth workers client_id"),
+    "toolkit.schemas": (toolkit.schemas, "check check_frame check_chunks CheckResult"),
+}
+JOBS_PAGE = Path(__file__).parents[1] / "docs" / "jobs.md"
 
 
-def test_the_deprecated_flatten_gives_what_the_one_way_gives() -> None:
-    records = fake_export_entries(3, codes_per_entry=2, seed=1)
-    with pytest.warns(DeprecationWarning):
-        entries, codes = toolkit.flatten_export(records)
-    export = toolkit.Export.from_records(records)
-    pd.testing.assert_frame_equal(entries, export.entries)
-    pd.testing.assert_frame_equal(codes, export.codes)
-
-
-def test_the_deprecated_top_level_acknowledge_still_works_on_a_connection(client: Client) -> None:
-    with pytest.warns(DeprecationWarning, match="client.acknowledge"):
-        acknowledge = toolkit.acknowledge
-    empty = pd.DataFrame({"userId": [], "entryId": [], "outcome": []})
-    assert len(acknowledge(client.connection, empty, progress=False)) == 0
-
-
-@pytest.mark.parametrize("name", sorted(DEPRECATED))
-def test_a_deprecated_client_member_warns_naming_the_one_way_and_still_works(
-    client: Client, name: str
-) -> None:
-    with pytest.warns(DeprecationWarning, match=re.escape(DEPRECATED[name])):
-        value = getattr(client, name)
-    if name == "url":
-        assert value("user", path={"userId": "u 1"}) == client.connection.url("user", userId="u 1")
-    elif name == "client_id":
-        assert value == client.settings.client_id
-    elif name in ("send", "call"):
-        assert value.__self__ is client.connection
-    else:
-        assert value is getattr(client.connection, name) or value == getattr(
-            client.connection, name
-        )
+def test_the_second_ways_retired_after_one_release_are_gone_and_on_the_jobs_page() -> None:
+    removed = JOBS_PAGE.read_text(encoding="utf-8").split("### Removed")[1]
+    for where, (owner, names) in RETIRED.items():
+        for name in names.split():
+            assert not hasattr(owner, name), f"{where}.{name}"
+            assert f"`{where}.{name}`" in removed, f"{where}.{name}"
 
 
 def test_the_client_docstring_lists_every_method_by_job() -> None:
     doc = inspect.getdoc(Client) or ""
-    members = [n for n in dir(Client) if not n.startswith("_") and n not in DEPRECATED]
+    members = [n for n in dir(Client) if not n.startswith("_")]
     missing = [n for n in members if f":meth:`{n}`" not in doc and f":attr:`{n}`" not in doc]
-    assert missing == ["from_connection"]  # deprecated: its docstring says the ways
+    assert missing == []
 
 
 def test_repr_and_str_never_show_secret_or_token(client: Client, sandbox) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import toolkit
-from toolkit._client import DEPRECATED
+from toolkit._core.windows import RENAMED
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -60,11 +60,8 @@ def test_every_public_client_method_has_a_reference_entry_with_its_docstring(
 ) -> None:
     anchors = _anchors(site / "reference" / "api.html")
     members = [name for name, _ in inspect.getmembers(toolkit.Client) if not name.startswith("_")]
-    methods = [m for m in members if m not in DEPRECATED]
-    assert "onboard" in methods and "export_entries" in methods
-    assert [m for m in methods if f"toolkit._client.Client.{m}" not in anchors] == []
-    # the members kept one release are in the table of jobs, not in the reference
-    assert [m for m in DEPRECATED if f"toolkit._client.Client.{m}" in anchors] == []
+    assert "onboard" in members and "export_entries" in members
+    assert [m for m in members if f"toolkit._client.Client.{m}" not in anchors] == []
 
 
 def test_the_public_modules_have_their_reference_page(site: Path) -> None:
@@ -75,7 +72,9 @@ def test_the_public_modules_have_their_reference_page(site: Path) -> None:
     assert "toolkit.notebook.connect" in anchors
 
 
-def test_the_jobs_page_names_one_way_per_job_and_every_deprecated_name(site: Path) -> None:
+def test_the_jobs_page_names_one_way_per_job_the_window_names_kept_and_those_removed(
+    site: Path,
+) -> None:
     page = html.unescape((site / "jobs.html").read_text(encoding="utf-8"))
     for job in (
         "get a client",
@@ -93,12 +92,11 @@ def test_the_jobs_page_names_one_way_per_job_and_every_deprecated_name(site: Pat
         "many firms",
     ):
         assert f"<td>{job}" in page, job
-    for name, (_, way) in toolkit._DEPRECATED.items():
-        assert f"toolkit.{name}" in page and way in page, name
-    for name in DEPRECATED:
-        assert f"client.{name}" in page, name
-    for name, way in toolkit.schemas._DEPRECATED.items():
-        assert f"toolkit.schemas.{name}" in page and way in page, name
+    kept, removed = page.split('id="kept-one-release"')[1].split('id="removed"')
+    for name in RENAMED:  # the window's old names only; the others are retired
+        assert f"<code>{name}</code>" in kept, name
+    assert kept.count("<tr>") == len(RENAMED) + 1  # and the heading
+    assert "retired after one release; use" in removed
 
 
 def test_doctest_examples_render_as_code_not_as_a_quote(site: Path) -> None:

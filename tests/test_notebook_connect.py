@@ -97,7 +97,7 @@ def test_a_service_elsewhere_needs_writes_allowed(monkeypatch, capsys) -> None: 
         toolkit.connect()
     assert toolkit.connect(allow_writes=True).customer_id == "c"
     monkeypatch.setenv("TOOLKIT_ALLOW_WRITES", "1")
-    assert toolkit.connect().urls["time"] == "https://time.example.com"
+    assert toolkit.connect().connection.urls["time"] == "https://time.example.com"
     with pytest.raises(ConfigError, match="is not on this machine"):
         toolkit.connect(allow_writes=False)
 

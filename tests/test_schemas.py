@@ -745,7 +745,7 @@ def test_boolean_odd_objects_are_reported_not_raised(value: Any) -> None:
     assert (failure["column"], failure["check"]) == ("userDefaultable", "type")
 
 
-def test_check_engine_names_are_exported_through_schemas_or_kept_one_release() -> None:
+def test_check_engine_names_are_exported_through_schemas_or_are_implementation() -> None:
     from toolkit._ingress import checks
 
     public = {
@@ -755,14 +755,14 @@ def test_check_engine_names_are_exported_through_schemas_or_kept_one_release() -
         and getattr(obj, "__module__", None) == checks.__name__
         and (inspect.isfunction(obj) or inspect.isclass(obj))
     }
-    assert public <= set(schemas.__all__) | set(schemas._DEPRECATED)
+    # the engine's own entry points (retired from toolkit.schemas after one release)
+    engine = {"check", "check_frame", "check_chunks", "CheckResult"}
+    assert public - set(schemas.__all__) == engine
 
 
-def test_validating_a_table_has_one_way_the_others_warn_naming_it() -> None:
-    # toolkit.validate is the one way; the schemas module's own checks are kept one release
+def test_validating_a_table_has_one_way() -> None:
+    # toolkit.validate is the one way; the schemas module's own checks were retired
     df = pd.DataFrame({"initiativeExternalId": ["M-1"], "codeExternalId": ["L110"]})
     assert toolkit.validate(code_ranges=df).ok
     for name in ("check", "check_frame", "check_chunks", "CheckResult"):
-        assert name not in schemas.__all__
-        with pytest.warns(DeprecationWarning, match=r"use toolkit\.(validate|ValidationReport)"):
-            getattr(schemas, name)
+        assert name not in schemas.__all__ and not hasattr(schemas, name)

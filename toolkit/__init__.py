@@ -14,7 +14,6 @@ True
 
 from __future__ import annotations
 
-import warnings as _warnings
 from importlib import import_module as _import_module
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
@@ -43,16 +42,6 @@ _MODULES: dict[str, str] = {
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
-#: names kept one release: name -> (module, the one way that replaces it); using one warns
-_DEPRECATED: dict[str, tuple[str, str]] = {
-    "acknowledge": ("toolkit._egress.acknowledgements", "client.acknowledge(acks)"),
-    "flatten_export": ("toolkit._egress.flatten", "toolkit.Export.from_records(records)"),
-    "flatten_pending": (
-        "toolkit._egress.flatten",
-        'toolkit.Export.from_records(records, kind="pending")',
-    ),
-}
-
 __all__ = [*_EXPORTS, "__version__"]
 
 if _TYPE_CHECKING:
@@ -61,10 +50,7 @@ if _TYPE_CHECKING:
     from toolkit._client import Client as Client
     from toolkit._core.connection import Connection as Connection
     from toolkit._core.settings import Settings as Settings
-    from toolkit._egress.acknowledgements import acknowledge as acknowledge
     from toolkit._egress.export import Export as Export
-    from toolkit._egress.flatten import flatten_export as flatten_export
-    from toolkit._egress.flatten import flatten_pending as flatten_pending
     from toolkit._egress.sync import read_sync as read_sync
     from toolkit._egress.sync_report import SyncReport as SyncReport
     from toolkit._ingress import codesets as codesets
@@ -95,11 +81,6 @@ if _TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> object:
-    if name in _DEPRECATED:
-        source, way = _DEPRECATED[name]
-        message = f"toolkit.{name} is deprecated and goes in the next release; use {way}"
-        _warnings.warn(message, DeprecationWarning, stacklevel=2)
-        return getattr(_import_module(source), name)
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'toolkit' has no attribute {name!r}")

@@ -10,7 +10,6 @@ import functools
 import inspect
 import os
 import re
-import warnings
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
@@ -34,18 +33,6 @@ from toolkit.errors import ConfigError
 P = ParamSpec("P")
 R = TypeVar("R")
 _SELF = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
-
-#: members kept for one release -> the one way that replaces them (using one warns)
-DEPRECATED: dict[str, str] = {
-    "send": "client.connection.send(...)",
-    "call": "client.connection.call(...)",
-    "url": "client.connection.url(endpoint, **path)",
-    "urls": "client.connection.urls",
-    "transport": "client.connection.transport",
-    "auth": "client.connection.auth",
-    "workers": "client.connection.workers",
-    "client_id": "client.settings.client_id",
-}
 
 
 def _dress(method: Any, fn: Callable[..., Any], name: str, bound: Collection[str]) -> None:
@@ -84,18 +71,6 @@ def _importer(
     text, _, example = (method.__doc__ or "").partition("Example:")
     method.__doc__ = f"{text}Example:{example.replace('clients', table)}"
     return method
-
-
-def _deprecated(name: str, get: Callable[[Connection], Any]) -> Any:
-    """A property kept one release: it warns, naming the one way (:data:`DEPRECATED`)."""
-
-    def getter(self: Client) -> Any:
-        way = DEPRECATED[name]
-        message = f"Client.{name} is deprecated and goes in the next release; use {way}"
-        warnings.warn(message, DeprecationWarning, stacklevel=2)
-        return get(self.connection)
-
-    return property(getter, doc=f"Deprecated: use ``{DEPRECATED[name]}``.")
 
 
 class Client:
@@ -169,37 +144,6 @@ class Client:
         )
 
     @classmethod
-    def from_connection(cls, connection: Connection) -> Client:
-        """Deprecated (goes in the next release): a client is made one way per source of its
-        settings (``Client(...)``, :meth:`from_env`, :func:`toolkit.connect`,
-        ``firm.client()``); the low level of a client is ``client.connection``.
-
-        Returns:
-            A client over ``connection`` (no new session or token).
-
-        Example:
-            >>> import warnings
-            >>> with warnings.catch_warnings(record=True) as caught:
-            ...     warnings.simplefilter("always")
-            ...     again = Client.from_connection(client.connection)
-            >>> again.connection is client.connection, caught[0].category.__name__
-            (True, 'DeprecationWarning')
-        """
-        warnings.warn(
-            "Client.from_connection is deprecated and goes in the next release; use "
-            "Client(...) or Client.from_env(...), and client.connection for the low level",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return cls._over(connection)
-
-    @classmethod
-    def _over(cls, connection: Connection) -> Client:
-        client = cls.__new__(cls)
-        client.connection = connection
-        return client
-
-    @classmethod
     def from_env(
         cls,
         env_file: str | os.PathLike[str] | None = ".env",
@@ -231,10 +175,11 @@ class Client:
             True
         """
         given = Settings.from_env(env_file, environ=environ)
-        conn = Connection(
+        client = cls.__new__(cls)
+        client.connection = Connection(
             given, timeout=timeout, retries=retries, workers=workers, max_rate=max_rate
         )
-        return cls._over(conn)
+        return client
 
     def __repr__(self) -> str:
         return "Client" + repr(self.connection).removeprefix("Connection")
@@ -296,16 +241,3 @@ class Client:
     starred = _operation(starring.starred)
     starred_pages = _operation(starring.starred_pages)
     starred_many = _operation(starring.starred_many)
-
-    # -- kept one release (DEPRECATED): the low level is ``client.connection`` ---------------
-
-    send = _deprecated("send", lambda conn: conn.send)
-    call = _deprecated("call", lambda conn: conn.call)
-    url = _deprecated(
-        "url", lambda conn: lambda endpoint, *, path=None: conn.url(endpoint, **(path or {}))
-    )
-    urls = _deprecated("urls", lambda conn: conn.urls)
-    transport = _deprecated("transport", lambda conn: conn.transport)
-    auth = _deprecated("auth", lambda conn: conn.auth)
-    workers = _deprecated("workers", lambda conn: conn.workers)
-    client_id = _deprecated("client_id", lambda conn: conn.settings.client_id)

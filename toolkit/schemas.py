@@ -1,7 +1,7 @@
 """Schemas: the five import tables (with the table registry), the export and release-pending
 output tables, and the acknowledgement frame. Validating import tables has one way,
-:func:`toolkit.validate` (``check``, ``check_frame``, ``check_chunks`` and ``CheckResult`` are
-kept one release and warn).
+:func:`toolkit.validate` (``check``, ``check_frame``, ``check_chunks`` and ``CheckResult``, kept
+one release with a warning, are retired: docs/jobs.md, "Removed").
 
 >>> import pandas as pd
 >>> import toolkit
@@ -12,8 +12,6 @@ kept one release and warn).
 >>> toolkit.validate(code_ranges=df).frames["code_ranges"]["codeExternalId"].tolist()
 ['L110']
 """
-
-import warnings as _warnings
 
 from toolkit._core.failures import CHECKS, FAILURE_COLUMNS, empty_failures
 from toolkit._core.frames import coerce_ids
@@ -26,7 +24,6 @@ from toolkit._egress.schemas import (
     PendingCodesSchema,
     PendingEntriesSchema,
 )
-from toolkit._ingress import checks as _checks
 from toolkit._ingress.checks import format_failures
 from toolkit._ingress.models import (
     BILLING_TYPES,
@@ -69,20 +66,3 @@ __all__ = [
     "empty_failures",
     "format_failures",
 ]
-
-#: names kept one release -> the one way that replaces them (using one warns)
-_DEPRECATED: dict[str, str] = {
-    "check": "toolkit.validate(**{table: df}).raise_if_failed()",
-    "check_frame": "toolkit.validate(**{table: df})",
-    "check_chunks": "toolkit.validate(**{table: df})",
-    "CheckResult": "toolkit.ValidationReport",
-}
-
-
-def __getattr__(name: str) -> object:
-    if name not in _DEPRECATED:
-        raise AttributeError(f"module 'toolkit.schemas' has no attribute {name!r}")
-    way = _DEPRECATED[name]
-    message = f"toolkit.schemas.{name} is deprecated and goes in the next release; use {way}"
-    _warnings.warn(message, DeprecationWarning, stacklevel=2)
-    return getattr(_checks, name)

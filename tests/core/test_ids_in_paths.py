@@ -128,7 +128,7 @@ def test_acknowledgements_reach_entries_through_raw_paths_with_encoded_ids(
 
 @pytest.mark.parametrize("user_id", ["a/b", "..", ".", "a?b", "a#b", "a%b", "a b"])
 def test_a_user_id_with_odd_characters_is_one_segment_answered_404(odd_firm, user_id) -> None:
-    reply = odd_firm.send("user", path={"userId": user_id})
+    reply = odd_firm.connection.send("user", path={"userId": user_id})
     assert reply.status == 404
     # the user route answered about this very id (not "no route", not another path)
     assert reply.body["type"].endswith("unknown-user"), reply.body

@@ -137,13 +137,8 @@ def test_rows_name_the_entry_id_as_the_export_does(rec: Reconciliation) -> None:
     export_ids = ["e1", "e2", "e3", "e4", "e5", "e6"]
     assert rec.rows["_id"].tolist()[:6] == export_ids
     assert "entryId" not in rec.rows.columns
-    with pytest.warns(DeprecationWarning, match=r"rows\['entryId'\] is now rows\['_id'\]"):
-        old = rec.rows["entryId"]  # the name before: one more release
-    assert old.tolist() == rec.rows["_id"].tolist()
-    differ = rec.rows[rec.rows["status"] != "matched"]
-    with pytest.warns(DeprecationWarning):
-        shown = differ[["entryId", "status"]]
-    assert shown["_id"].tolist() == differ["_id"].tolist()
+    with pytest.raises(KeyError, match="entryId"):  # the name before, retired after one release
+        rec.rows["entryId"]
 
 
 def test_duration_differs_wins_when_date_differs_too(rec: Reconciliation) -> None:

@@ -181,7 +181,7 @@ def test_a_client_from_the_sandboxs_env_file_reads_user_records(
     env_file = sandbox.write_env(tmp_path / ".env")
     user = sandbox.admin.records("users")[0]
     with Client.from_env(env_file) as client:
-        assert client.url("user", path={"userId": "u"}).startswith(sandbox.url + "/identity/")
+        assert client.connection.url("user", userId="u").startswith(sandbox.url + "/identity/")
         record = client.user(user["_id"])
         frame = client.users([user["_id"]])
         pending = client.release_pending()  # the time base, through its own prefix

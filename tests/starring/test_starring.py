@@ -302,7 +302,7 @@ def test_a_service_without_the_starring_routes_is_one_error_naming_the_route(
     with _NoStarring(body) as service:
         client = Client(
             fresh_client.customer_id,
-            fresh_client.client_id,
+            fresh_client.settings.client_id,
             fresh_client.settings.client_secret,
             sandbox.url,  # tokens from the sandbox's identity service
             service.url,

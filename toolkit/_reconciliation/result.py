@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -47,8 +46,7 @@ class Reconciliation:
     window: str | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.rows, _Rows):  # rows["entryId"] keeps working, warned about
-            object.__setattr__(self, "rows", _Rows(nullable(self.rows)))
+        object.__setattr__(self, "rows", nullable(self.rows))
 
     @property
     def summary(self) -> pd.Series:
@@ -203,26 +201,6 @@ def _acknowledge_statuses(include: Iterable[str]) -> list[str]:
                 f"include takes 'matched', 'failed' or one of {list(FAILED_STATUSES)}, got {item!r}"
             )
     return list(dict.fromkeys(status for item in include for status in named[item]))
-
-
-class _Rows(pd.DataFrame):
-    """Rows where ``["entryId"]`` (``_id``'s name before) still answers, with a warning."""
-
-    @property
-    def _constructor(self) -> type[_Rows]:
-        return _Rows
-
-    def __getitem__(self, key: Any) -> Any:
-        asked = [key] if isinstance(key, str) else key if isinstance(key, list) else []
-        if "entryId" in asked and "entryId" not in self.columns and "_id" in self.columns:
-            warnings.warn(
-                "Reconciliation.rows['entryId'] is now rows['_id'] (the export's name for the "
-                "entry id); 'entryId' goes in the next release",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            key = "_id" if isinstance(key, str) else ["_id" if k == "entryId" else k for k in key]
-        return super().__getitem__(key)
 
 
 #: Columns that make a table a reconciliation's rows (older files have ``entryId``, not ``_id``)
