@@ -49,17 +49,14 @@ def _coerce_number(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
     if pd.api.types.is_integer_dtype(s.dtype):
         return s.astype("Float64"), problems
     obj = s.astype(object)  # floats too: each one read as given
-    is_bool = obj.map(lambda v: isinstance(v, bool | np.bool_), na_action="ignore")
-    is_bool = is_bool.fillna(False).astype(bool)
+    is_bool = obj.map(lambda v: isinstance(v, bool | np.bool_)).to_numpy(dtype=bool)
     stripped = obj.where(~is_bool).map(_numeric_text, na_action="ignore")
-    blank = stripped.isna() | (stripped.astype(object) == "")
-    given = ~blank | is_bool
+    blank = (stripped.isna() | (stripped.astype(object) == "")).to_numpy()
     num = pd.to_numeric(stripped.where(~blank), errors="coerce").astype("float64")
     arr = num.to_numpy(dtype="float64", na_value=np.nan)
-    bad_bool = is_bool.to_numpy()
-    ok = given.to_numpy() & ~bad_bool & np.isfinite(arr)
-    problems[bad_bool] = f"{expected}, not a boolean"
-    problems[given.to_numpy() & ~bad_bool & ~ok] = expected
+    ok = ~blank & np.isfinite(arr)  # a boolean is blank here
+    problems[is_bool] = f"{expected}, not a boolean"
+    problems[~blank & ~ok] = expected
     return pd.Series(arr, index=s.index, dtype="Float64").where(ok), problems
 
 
