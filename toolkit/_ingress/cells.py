@@ -168,15 +168,19 @@ class Unreadable:
     check: str = "type"
 
 
-def readable(values: pd.Series) -> np.ndarray:
-    """True for each cell that is not :class:`Unreadable`.
+def readable(values: pd.Series, check: str | None = None) -> np.ndarray:
+    """True for each cell that is not :class:`Unreadable` (with ``check``: not one of that
+    check, ``type`` or ``encoding``).
 
     >>> readable(pd.Series(["a", Unreadable("x", "bad")])).tolist()
     [True, False]
+    >>> readable(pd.Series(["a", Unreadable("x", "bad")]), "encoding").tolist()
+    [True, True]
     """
     if values.dtype != object:
         return np.ones(len(values), dtype=bool)
-    return np.array([not isinstance(v, Unreadable) for v in values.tolist()], dtype=bool)
+    marked = [isinstance(v, Unreadable) and check in (None, v.check) for v in values.tolist()]
+    return ~np.array(marked, dtype=bool)
 
 
 def _encodable(value: Any) -> bool:
