@@ -49,17 +49,14 @@ def _coerce_number(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
     if pd.api.types.is_integer_dtype(s.dtype):
         return s.astype("Float64"), problems
     obj = s.astype(object)  # floats too: each one read as given
-    is_bool = obj.map(lambda v: isinstance(v, bool | np.bool_), na_action="ignore")
-    is_bool = is_bool.fillna(False).astype(bool)
+    is_bool = obj.map(lambda v: isinstance(v, bool | np.bool_)).to_numpy(dtype=bool)
     stripped = obj.where(~is_bool).map(_numeric_text, na_action="ignore")
-    blank = stripped.isna() | (stripped.astype(object) == "")
-    given = ~blank | is_bool
+    blank = (stripped.isna() | (stripped.astype(object) == "")).to_numpy()
     num = pd.to_numeric(stripped.where(~blank), errors="coerce").astype("float64")
     arr = num.to_numpy(dtype="float64", na_value=np.nan)
-    bad_bool = is_bool.to_numpy()
-    ok = given.to_numpy() & ~bad_bool & np.isfinite(arr)
-    problems[bad_bool] = f"{expected}, not a boolean"
-    problems[given.to_numpy() & ~bad_bool & ~ok] = expected
+    ok = ~blank & np.isfinite(arr)  # a boolean is blank here
+    problems[is_bool] = f"{expected}, not a boolean"
+    problems[~blank & ~ok] = expected
     return pd.Series(arr, index=s.index, dtype="Float64").where(ok), problems
 
 
@@ -171,15 +168,19 @@ class Unreadable:
     check: str = "type"
 
 
-def readable(values: pd.Series) -> np.ndarray:
-    """True for each cell that is not :class:`Unreadable`.
+def readable(values: pd.Series, check: str | None = None) -> np.ndarray:
+    """True for each cell that is not :class:`Unreadable` (with ``check``: not one of that
+    check, ``type`` or ``encoding``).
 
     >>> readable(pd.Series(["a", Unreadable("x", "bad")])).tolist()
     [True, False]
+    >>> readable(pd.Series(["a", Unreadable("x", "bad")]), "encoding").tolist()
+    [True, True]
     """
     if values.dtype != object:
         return np.ones(len(values), dtype=bool)
-    return np.array([not isinstance(v, Unreadable) for v in values.tolist()], dtype=bool)
+    marked = [isinstance(v, Unreadable) and check in (None, v.check) for v in values.tolist()]
+    return ~np.array(marked, dtype=bool)
 
 
 def _encodable(value: Any) -> bool:

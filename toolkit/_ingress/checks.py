@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import copy
-import string
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -47,15 +46,6 @@ _DTYPES = {
     "list": ("object", "object", "object"),
     "date": ("str", "str", "str"),
 }
-
-
-def _spec_for(table: str) -> TableSpec:
-    try:
-        return TABLES[table]
-    except KeyError:
-        hint = closest(table, list(TABLES))
-        extra = f"; did you mean {hint!r}?" if hint else ""
-        raise ValueError(f"unknown table {table!r}{extra} (tables: {', '.join(TABLES)})") from None
 
 
 def _show(value: object) -> str:
@@ -318,41 +308,34 @@ def _work(values: pd.Series, kind: str) -> pd.Series:
     return out
 
 
-def _fields(
-    template: str, spec: TableSpec, col: str | None, value: Any, cell: Any
-) -> dict[str, Any]:
-    """The fields a message template names, for one failing cell."""
-    fields: dict[str, Any] = {"column": col, "value": _show(value)}
-    for _, name, _, _ in string.Formatter().parse(template):
-        if name == "empty":
-            fields[name] = "empty" if isinstance(value, str) else "missing"
-        elif name == "blank":
-            blank = "missing" if not isinstance(value, str) else "empty" if value == "" else "blank"
-            fields[name] = blank
-        elif name == "why":
-            fields[name] = cell.why if isinstance(cell, Unreadable) else ""
-        elif name == "unit":
-            fields[name] = unit_note(str(col))
-        elif name in ("allowed", "or_empty", "hint") and col is not None:
-            allowed = spec.allowed.get(col, ())
-            fields["allowed"] = ", ".join(allowed)
-            fields["or_empty"] = ", or empty for null" if col in spec.nullable else ""
-            if col in spec.optional:  # an optional column is nullable too
-                fields["or_empty"] = ", or empty (not sent)"
-            near = None
-            if isinstance(value, str):
-                near = next((a for a in allowed if a.casefold() == value.strip().casefold()), None)
-                near = near or value_hint(col, value) or closest(value, list(allowed))
-            fields["hint"] = f"; did you mean {near!r}?" if near else ""
-        elif name in ("length", "max_cell", "breaks") and isinstance(value, str):
-            breaks = value.count("\n")
-            fields.update(length=len(value), max_cell=MAX_CELL, breaks="")
-            if breaks:
-                fields["breaks"] = (
-                    f". It holds {breaks:,} line break{'s' if breaks != 1 else ''}: in a CSV file, "
-                    "an unbalanced double quote joins the lines that follow it into one cell"
-                )
-    return fields
+def _fields(spec: TableSpec, col: str | None, value: Any, cell: Any) -> dict[str, Any]:
+    """The fields a message template names, for one failing cell (every field any template
+    may name: a template uses those it names)."""
+    text, allowed = isinstance(value, str), spec.allowed.get(str(col), ())
+    near = None
+    if text and allowed:
+        near = next((a for a in allowed if a.casefold() == value.strip().casefold()), None)
+        near = near or value_hint(str(col), value) or closest(value, list(allowed))
+    breaks = value.count("\n") if text else 0
+    or_empty = ", or empty for null" if col in spec.nullable else ""
+    return {
+        "column": col,
+        "value": _show(value),
+        "empty": "empty" if text else "missing",
+        "blank": "missing" if not text else "empty" if value == "" else "blank",
+        "why": cell.why if isinstance(cell, Unreadable) else "",
+        "unit": unit_note(str(col)),
+        "allowed": ", ".join(allowed),
+        # an optional column is nullable too
+        "or_empty": ", or empty (not sent)" if col in spec.optional else or_empty,
+        "hint": f"; did you mean {near!r}?" if near else "",
+        "length": len(value) if text else 0,
+        "max_cell": MAX_CELL,
+        "breaks": f". It holds {breaks:,} line break{'s' if breaks != 1 else ''}: in a CSV file, "
+        "an unbalanced double quote joins the lines that follow it into one cell"
+        if breaks
+        else "",
+    }
 
 
 def check_frame(
@@ -493,7 +476,11 @@ def check_chunks(
     >>> check_chunks("code_ranges", parts).failures[["row", "check"]].values.tolist()
     [[0, 'repeated'], [1, 'repeated']]
     """
-    spec = _spec_for(table)
+    if table not in TABLES:
+        hint = closest(table, list(TABLES))
+        extra = f"; did you mean {hint!r}?" if hint else ""
+        raise ValueError(f"unknown table {table!r}{extra} (tables: {', '.join(TABLES)})")
+    spec = TABLES[table]
     check_post(code_range_post)
     whole = _lazy_schemas(table)[1]
     held = {*spec.key, spec.id_column, *dict(spec.references), *whole.columns}
@@ -558,7 +545,7 @@ def _failures(spec: TableSpec, read: _Read, found: list[Found]) -> tuple[pd.Data
             value = cell.raw
         text = template or f"{fcol}: failed {chk}; got {{value}}"
         if template is not None:
-            fields = _fields(template, spec, fcol, value, cell)
+            fields = _fields(spec, fcol, value, cell)
             key = tuple(k[pos] for k in keys)
             same = groups.get(key, [])
             listed = ", ".join(same[:5]) + (", ..." if len(same) > 5 else "")

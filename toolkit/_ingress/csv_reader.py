@@ -109,20 +109,16 @@ def _records(
 ) -> Iterable[tuple[int, list[str]]]:
     """(first line, fields) of each non-blank record; raises csv.Error with ``line_num`` set."""
     reader = csv.reader(lines, delimiter=delimiter, strict=True)
-    start, n = 1, 0
-    while limit is None or n < limit:
-        try:
-            record = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            end = reader.line_num
-            where = f"line {start}" + (f" (to line {end})" if end > start else "")
-            raise csv.Error(f"{where}: {exc}") from None
-        n += 1
-        if record and any(f.strip() for f in record):
-            yield start, record
-        start = reader.line_num + 1
+    start = 1
+    try:
+        for record in itertools.islice(reader, limit):
+            if record and any(f.strip() for f in record):
+                yield start, record
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        end = reader.line_num
+        where = f"line {start}" + (f" (to line {end})" if end > start else "")
+        raise csv.Error(f"{where}: {exc}") from None
 
 
 def _sniff(path: Path, codec: tuple[str, str]) -> str:

@@ -481,9 +481,7 @@ def _results(
     res = result_frame(
         pd.RangeIndex(len(keys)), keys, replies, key_name="externalId", conflict=True
     )
-    code = TABLE_DTYPE.categories.get_loc(table)
-    tables = pd.Categorical.from_codes(np.full(len(res), code), dtype=TABLE_DTYPE)
-    res.insert(0, "table", pd.Series(tables, index=res.index))
+    res.insert(0, "table", pd.Series(table, index=res.index, dtype=TABLE_DTYPE))  # a byte a row
     res.insert(1, "row", rows)
     res.insert(3, "action", pd.Series(actions, index=res.index, dtype=ACTION_DTYPE))
     return res

@@ -21,7 +21,7 @@ import pandera.pandas as pa
 from pandera.typing import Series
 
 from toolkit._core.failures import check_name
-from toolkit._ingress.cells import Unreadable, parse
+from toolkit._ingress.cells import Unreadable, parse, readable
 from toolkit._ingress.names import match_headers
 from toolkit._ingress.ranges import CODE_RANGE_MAX
 from toolkit._ingress.rules import (
@@ -55,13 +55,8 @@ LOCALES: tuple[str, ...] = tuple(
 
 
 def _unmarked(check: str) -> Any:
-    def test(values: pd.Series) -> pd.Series:
-        if values.dtype != object:  # an Unreadable makes a column object
-            return pd.Series(True, index=values.index)
-        marked = [isinstance(v, Unreadable) and v.check == check for v in values.tolist()]
-        return ~pd.Series(marked, index=values.index, dtype=bool)
-
-    return test
+    # an Unreadable makes a column object: another column passes whole
+    return lambda values: pd.Series(readable(values, check), index=values.index)
 
 
 def _fits(values: pd.Series) -> pd.Series:

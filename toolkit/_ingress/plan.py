@@ -532,17 +532,15 @@ class _Rows:
         index = self.source.index[start:stop]
         given = sorted(p for p in self.more if start <= p < stop)  # few, unless a journal
         whole = pd.api.types.is_integer_dtype(index.dtype)
+        at = pd.RangeIndex(len(index))
         rows = pd.DataFrame(
             {
-                "table": pd.Categorical.from_codes(
-                    np.full(len(index), TABLE_DTYPE.categories.get_loc(self.table)),
-                    dtype=TABLE_DTYPE,
-                ),
+                "table": pd.Series(self.table, index=at, dtype=TABLE_DTYPE),  # a byte a row
                 "row": index.astype("Int64" if whole else object),
                 "externalId": self.keys.iloc[start:stop].to_numpy(),
                 "action": pd.Categorical.from_codes(self.action[start:stop], dtype=ACTION_DTYPE),
             },
-            index=pd.RangeIndex(len(index)),
+            index=at,
         )
         for col in _COLUMNS[4:]:
             found = [self.more[p].get(col) for p in given]
