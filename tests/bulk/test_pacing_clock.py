@@ -251,9 +251,9 @@ def test_random_refusals_in_a_row_at_the_start_read_as_a_limit_are_tried_again(
 
 
 def test_random_refusals_in_a_row_after_a_burst_are_tried_again_once_the_pace_fell() -> None:
-    # 4 answers through, then 429s and 503s in a row: read as a limit at once, after a burst
+    # 3 answers through, then 429s and 503s in a row: read as a limit at once, after a burst
     # (the live bench's seed 7 at 10% faults did the same: 1% of its twin). The pace in cruise
-    # was cut on every random refusal, from 7.7 to 4.7 a second; a refusal 20% below the first
+    # was cut on every random refusal, from 18 to 5.6 a second; a refusal 20% below the first
     # pace now tries the start again. Before (5818597), 0% of the fault-free rate over 10 s
     # on this draw (the worst of 300 at 20% faults; none other fell below 40%)
     run = simulate([(None, 10.0)], fault_rate=0.20, retry_after=1.0, seed=169)
