@@ -14,7 +14,7 @@ import pytest
 
 from toolkit._egress import flatten as flatten_module
 from toolkit._egress.export import Export
-from toolkit._egress.flatten import FlattenError, flatten_export, flatten_pending
+from toolkit._egress.flatten import FlattenError
 from toolkit._egress.schemas import (
     ExportCodesSchema,
     ExportEntriesSchema,
@@ -103,6 +103,16 @@ def parse_and_flatten_export(raw: bytes | str) -> tuple[pd.DataFrame, pd.DataFra
 
 def parse_and_flatten_pending(raw: bytes | str) -> tuple[pd.DataFrame, pd.DataFrame]:
     ex = Export.from_json(raw, kind="pending")
+    return ex.entries, ex.codes
+
+
+def flatten_export(records: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    ex = Export.from_records(records)
+    return ex.entries, ex.codes
+
+
+def flatten_pending(records: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    ex = Export.from_records(records, kind="pending")
     return ex.entries, ex.codes
 
 

@@ -167,9 +167,15 @@ class Export:
         Returns:
             The export.
 
-        >>> from toolkit.testing import fake_export_entry
+        >>> from toolkit.testing import fake_export_entry, fake_pending_entry
         >>> len(Export.from_records([fake_export_entry(codes=5)]).codes)
         5
+        >>> entries = Export.from_records([fake_export_entry(codes=2, initiative=None)]).entries
+        >>> entries["initiative.client.externalId"].isna().tolist()
+        [True]
+        >>> pending = Export.from_records([fake_pending_entry(tags=["pinned"], codes=0)], "pending")
+        >>> pending.entries["initiativeProps.tags"].tolist(), len(pending.codes)
+        ([['pinned']], 0)
         """
         return cls.from_json(dumps_records(records, kind), kind=kind)
 

@@ -507,36 +507,3 @@ def to_frame(table: pa.Table) -> pd.DataFrame:
     if found:
         df.attrs[UNKNOWN_FIELDS] = json.loads(found)
     return df
-
-
-def flatten_export(records: Iterable[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Flatten export-form entries into typed ``entries`` and ``codes`` frames.
-
-    Args:
-        records: Parsed entries in the export form (a list of dicts).
-
-    Returns:
-        ``(entries, codes)``, as ``Export.from_records(records)`` holds them.
-
-    >>> from toolkit.testing import fake_export_entry
-    >>> entries, codes = flatten_export([fake_export_entry(codes=2, initiative=None)])
-    >>> entries["initiative.client.externalId"].isna().tolist(), len(codes)
-    ([True], 2)
-    """
-    entries, codes = parse_answer(dumps_records(records, "export"), "export")
-    return to_frame(entries), to_frame(codes)
-
-
-def flatten_pending(records: Iterable[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Flatten detailed-form (release-pending) entries into typed ``entries`` and ``codes``.
-
-    Returns:
-        ``(entries, codes)`` as in :func:`flatten_export`.
-
-    >>> from toolkit.testing import fake_pending_entry
-    >>> entries, codes = flatten_pending([fake_pending_entry(tags=["pinned"], codes=0)])
-    >>> entries["initiativeProps.tags"].tolist(), len(codes)
-    ([['pinned']], 0)
-    """
-    entries, codes = parse_answer(dumps_records(records, "pending"), "pending")
-    return to_frame(entries), to_frame(codes)

@@ -96,9 +96,10 @@ class _EntryScalars(pa.DataFrameModel):
 class ExportEntriesSchema(_EntryScalars):
     """Entries of the v2 export: one row per entry, the fields below in order.
 
-    >>> from toolkit._egress.flatten import flatten_export
+    >>> from toolkit import Export
     >>> from toolkit.testing import fake_export_entry
-    >>> len(ExportEntriesSchema.validate(flatten_export([fake_export_entry(initiative=None)])[0]))
+    >>> entries = Export.from_records([fake_export_entry(initiative=None)]).entries
+    >>> len(ExportEntriesSchema.validate(entries))
     1
     """
 
@@ -116,9 +117,10 @@ class ExportEntriesSchema(_EntryScalars):
 class PendingEntriesSchema(_EntryScalars):
     """Entries of the release-pending list (detailed form): the shared scalars, then these.
 
-    >>> from toolkit._egress.flatten import flatten_pending
+    >>> from toolkit import Export
     >>> from toolkit.testing import fake_pending_entries
-    >>> len(PendingEntriesSchema.validate(flatten_pending(fake_pending_entries(3))[0]))
+    >>> entries = Export.from_records(fake_pending_entries(3), kind="pending").entries
+    >>> len(PendingEntriesSchema.validate(entries))
     3
     """
 
@@ -178,9 +180,10 @@ class _Codes(pa.DataFrameModel):
 class PendingCodesSchema(_Codes):
     """Codes of the release-pending list: one row per (entry, code), named ``code.*``.
 
-    >>> from toolkit._egress.flatten import flatten_pending
+    >>> from toolkit import Export
     >>> from toolkit.testing import fake_pending_entries
-    >>> _, codes = flatten_pending(fake_pending_entries(2, codes_per_entry=4))
+    >>> pending = Export.from_records(fake_pending_entries(2, codes_per_entry=4), kind="pending")
+    >>> codes = pending.codes
     >>> len(PendingCodesSchema.validate(codes))
     8
     """
@@ -191,9 +194,9 @@ class PendingCodesSchema(_Codes):
 class ExportCodesSchema(_Codes):
     """Codes of the v2 export: one row per (entry, code); ``assignedBy`` any text.
 
-    >>> from toolkit._egress.flatten import flatten_export
+    >>> from toolkit import Export
     >>> from toolkit.testing import fake_export_entries
-    >>> _, codes = flatten_export(fake_export_entries(2, codes_per_entry=3))
+    >>> codes = Export.from_records(fake_export_entries(2, codes_per_entry=3)).codes
     >>> len(ExportCodesSchema.validate(codes))
     6
     """
