@@ -33,6 +33,7 @@ import pandas as pd
 import pytest
 import requests
 
+import toolkit
 from toolkit._core.settings import ENV_KEYS
 from toolkit.sandbox import Admin, Sandbox, running, write_env_file
 from toolkit.sandbox._cli import READY_MARKER
@@ -43,6 +44,14 @@ SAMPLE_FILES = ("clients.csv", "initiatives.csv", "code_types.csv", "codes.csv")
 TIMEOUT = 10
 T0 = datetime(2026, 10, 1, tzinfo=UTC)
 """Where ``release_entries`` starts releasing by default."""
+
+
+def check(table: str, df: Any, *, columns: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """One import table checked the public way, :func:`toolkit.validate`: its rows safe to
+    import, coerced, or :class:`toolkit.ValidationError` naming every failure."""
+    report = toolkit.validate(**{table: df}, columns=columns)
+    report.raise_if_failed()
+    return report.frames[table]
 
 
 def sample_dir() -> Path | None:

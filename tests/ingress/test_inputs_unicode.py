@@ -11,8 +11,9 @@ import polars as pl
 import pyarrow as pa
 import pytest
 
+from tests.conftest import check
 from toolkit import Client, ValidationError, load_folder
-from toolkit._ingress.checks import check, check_frame
+from toolkit._ingress.checks import check_frame
 from toolkit._ingress.chunking import with_lines
 from toolkit._ingress.readers import read_table
 from toolkit._ingress.text import MAX_CELL
@@ -140,6 +141,11 @@ def test_lookalike_ids_are_a_warning_naming_both_rows(first: str, second: str, h
     assert repr(first) in message and repr(second) in message
     assert "(row 0)" in message and how in message
     assert len(report.frames["clients"]) == 3  # all sent as given
+
+
+def test_importing_lookalike_ids_warns_naming_both(fresh_client: Client) -> None:
+    with pytest.warns(InputWarning, match="differ only by case"):
+        fresh_client.import_clients(_clients(["c-1", "C-1"]), dry_run=True, progress=False)
 
 
 def test_lookalike_ids_in_a_file_name_both_lines(tmp_path: Path) -> None:

@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.conftest import check
 from toolkit._bulk.journal import payload_hash
 from toolkit._ingress import payloads
-from toolkit._ingress.checks import check
 from toolkit._ingress.payloads import (
     CodeRangePayload,
     to_code_range_payloads,

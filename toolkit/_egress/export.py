@@ -165,7 +165,8 @@ class Export:
             kind: ``"export"`` or ``"pending"``.
 
         Returns:
-            The export.
+            The export: its ``entries`` (one row per entry) and ``codes`` (one row per entry and
+            code) in the dtypes of :mod:`toolkit.schemas`, unknown fields kept as columns.
 
         >>> from toolkit.testing import fake_export_entry, fake_pending_entry
         >>> len(Export.from_records([fake_export_entry(codes=5)]).codes)

@@ -1,8 +1,8 @@
 """The one pass that runs the import models and names what failed, row by row and line by line.
 
 >>> import pandas as pd
->>> check("code_ranges", pd.DataFrame({"initiativeExternalId": ["M-1"],
-...                                    "codeExternalId": ["L110"]})).shape
+>>> check_frame("code_ranges", pd.DataFrame({"initiativeExternalId": ["M-1"],
+...                                          "codeExternalId": ["L110"]})).valid_frame().shape
 (1, 2)
 """
 
@@ -34,8 +34,8 @@ from toolkit._ingress.models import TABLES, TableSpec
 from toolkit._ingress.names import header_hint, match_headers, unit_note, value_hint
 from toolkit._ingress.ranges import CODE_RANGE_MAX, CodeRangePost, check_post
 from toolkit._ingress.readers import joined
-from toolkit._ingress.text import MAX_CELL, lookalikes, plural, warn_lookalikes
-from toolkit.errors import ValidationError, closest
+from toolkit._ingress.text import MAX_CELL, lookalikes, plural
+from toolkit.errors import closest
 
 #: kind -> its dtypes: while checked, once checked, and once checked in a nullable column
 _DTYPES = {
@@ -405,8 +405,6 @@ def _read_chunks(
     labels: list[pd.Index] = []
     start = 0
     for df in chunks:
-        if not isinstance(df, pd.DataFrame):
-            raise TypeError(f"{spec.name}: expected a pandas DataFrame, got {type(df).__name__}")
         if not labels:  # the first chunk: its headers are every chunk's
             read.layout, read.rows, read.headers = _layout(spec, df, columns)
             read.columns_ok = not read.rows
@@ -467,6 +465,16 @@ def check_chunks(
     references, look-alikes) on the columns they need, held for every row. With ``read_again``
     only those columns are held: :meth:`CheckResult.valid_chunks` reads the input again.
 
+    Args:
+        table: One of :data:`TABLES` (its callers name only those).
+        chunks: The rows a chunk at a time, pandas frames of the same columns, in order.
+        columns: Renames applied first, ``{name in the input: spec name}``.
+        references: ``{column: allowed ids}``; another id is a ``reference`` error.
+        code_range_post: ``"replace"`` (a range over 2500 codes is a ``range_size`` error) or
+            ``"add"`` (sent in parts; :mod:`toolkit._ingress.ranges`).
+        read_again: How to read the input again, a chunk at a time; ``None``: every column of
+            every row is held.
+
     Returns:
         A :class:`CheckResult`.
 
@@ -476,10 +484,6 @@ def check_chunks(
     >>> check_chunks("code_ranges", parts).failures[["row", "check"]].values.tolist()
     [[0, 'repeated'], [1, 'repeated']]
     """
-    if table not in TABLES:
-        hint = closest(table, list(TABLES))
-        extra = f"; did you mean {hint!r}?" if hint else ""
-        raise ValueError(f"unknown table {table!r}{extra} (tables: {', '.join(TABLES)})")
     spec = TABLES[table]
     check_post(code_range_post)
     whole = _lazy_schemas(table)[1]
@@ -728,34 +732,3 @@ def format_failures(failures: pd.DataFrame, limit: int = 10) -> str:
     if n > limit:
         lines.append(f"  ... and {n - limit} more (see .failure_cases)")
     return "\n".join(lines)
-
-
-def check(
-    table: str,
-    df: pd.DataFrame,
-    *,
-    columns: Mapping[str, str] | None = None,
-    code_range_post: CodeRangePost = "replace",
-) -> pd.DataFrame:
-    """Check one import table and return it ready for payloads, or raise on any error.
-
-    Args:
-        table: One of :data:`TABLES`.
-        df: The rows as loaded from CSV, Excel, Parquet or built in pandas.
-        columns: Renames applied first, ``{name in df: spec name}``.
-        code_range_post: ``"replace"`` or ``"add"``, as for :func:`check_frame`.
-
-    Returns:
-        The spec's columns in field-table order and final dtypes; index as given.
-
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"externalId": ["C-1"], "name": ["Acme"], "call_sign": ["1"],
-    ...                    "description": ["Widgets"]})
-    >>> check("clients", df, columns={"call_sign": "callSign"})["callSign"].tolist()
-    ['1']
-    """
-    result = check_frame(table, df, columns=columns, code_range_post=code_range_post)
-    if not result.ok:
-        raise ValidationError(format_failures(result.failures), result.failures)
-    warn_lookalikes(result.failures)
-    return result.valid_frame()

@@ -90,7 +90,18 @@ class ValidationReport:
     @cached_property
     def frames(self) -> dict[str, pd.DataFrame]:
         """Per table, the rows safe to import, coerced (read again and held whole when asked
-        for; :meth:`valid_chunks` gives them a chunk at a time)."""
+        for; :meth:`valid_chunks` gives them a chunk at a time).
+
+        Each frame holds the spec's columns in field-table order and final dtypes, ready for
+        payloads, with the input's index labels; the renames given in ``columns=`` applied.
+
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"externalId": ["C-1"], "name": ["Acme"], "call_sign": ["1"],
+        ...                    "description": ["Widgets"]})
+        >>> report = validate(clients=df, columns={"call_sign": "callSign"})
+        >>> report.frames["clients"]["callSign"].tolist(), report.frames["clients"].index.tolist()
+        (['1'], [0])
+        """
         return {table: joined(self.valid_chunks(table)) for table in self.results}
 
     @property
@@ -162,7 +173,16 @@ class ValidationReport:
     def raise_if_failed(self) -> None:
         """Raise :class:`toolkit.errors.ValidationError` when there is any error.
 
+        The message counts the failures (errors and warnings) per table and lists the first
+        ten, each by table, row, id and column; the error's ``failure_cases`` holds every one,
+        with the row's file line. A report with warnings only does not raise.
+
+        Raises:
+            ValidationError: When any table has an error.
+
         >>> import pandas as pd
+        >>> validate(clients=pd.DataFrame({"externalId": ["C-1"], "name": ["Acme"],
+        ...          "callSign": [""], "description": [""]})).raise_if_failed()  # warnings only
         >>> validate(codes=pd.DataFrame({"externalId": ["L110"]})).raise_if_failed()
         Traceback (most recent call last):
         ...
