@@ -54,6 +54,12 @@ def check(table: str, df: Any, *, columns: Mapping[str, str] | None = None) -> p
     return report.frames[table]
 
 
+def check_frame(table: str, df: Any, *, columns: Mapping[str, str] | None = None) -> Any:
+    """One import table checked the public way, :func:`toolkit.validate`, never raising on data:
+    its :class:`~toolkit._ingress.checks.CheckResult` (``report.results[table]``)."""
+    return toolkit.validate(**{table: df}, columns=columns).results[table]
+
+
 def sample_dir() -> Path | None:
     """The sample data folder, when it holds the sample CSV files."""
     if all((SAMPLE_DIR / name).is_file() for name in SAMPLE_FILES):

@@ -12,9 +12,8 @@ import pandas as pd
 import pytest
 
 import toolkit
-from tests.conftest import check
+from tests.conftest import check, check_frame
 from toolkit import schemas, validate
-from toolkit._ingress.checks import check_frame
 from toolkit.errors import ConfigError, ToolkitError, ValidationError
 from toolkit.schemas import (
     FAILURE_COLUMNS,
@@ -754,7 +753,7 @@ def test_check_engine_names_are_exported_through_schemas_or_are_implementation()
         and (inspect.isfunction(obj) or inspect.isclass(obj))
     }
     # the engine's own entry points (retired from toolkit.schemas after one release)
-    engine = {"check_frame", "check_chunks", "CheckResult"}
+    engine = {"check_chunks", "CheckResult"}
     assert public - set(schemas.__all__) == engine
 
 

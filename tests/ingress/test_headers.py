@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from toolkit._ingress.checks import check_frame
+from tests.conftest import check_frame
 from toolkit._ingress.imports import onboard
 from toolkit._ingress.models import TABLES
 from toolkit._ingress.names import COLUMN_ALIASES, header_hint, header_key

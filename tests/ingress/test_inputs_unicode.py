@@ -11,9 +11,8 @@ import polars as pl
 import pyarrow as pa
 import pytest
 
-from tests.conftest import check
+from tests.conftest import check, check_frame
 from toolkit import Client, ValidationError, load_folder
-from toolkit._ingress.checks import check_frame
 from toolkit._ingress.chunking import with_lines
 from toolkit._ingress.readers import read_table
 from toolkit._ingress.text import MAX_CELL

@@ -16,10 +16,10 @@ import pandas as pd
 import pytest
 from pandera.errors import SchemaErrors, SchemaWarning
 
+from tests.conftest import check_frame
 from toolkit._cli import main as cli_main
 from toolkit._core.failures import check_name
 from toolkit._ingress import chunking, readers, validation
-from toolkit._ingress.checks import check_frame
 from toolkit._ingress.validation import ValidationReport, folder_sources, load_folder, validate
 from toolkit.errors import ConfigError, ValidationError
 from toolkit.schemas import FAILURE_COLUMNS, TABLES
@@ -652,8 +652,6 @@ def test_failure_rows_are_nullable_integers_and_messages_name_the_lines(tmp_path
 
 
 def test_a_frame_built_in_pandas_names_rows_in_messages() -> None:
-    from toolkit._ingress.checks import check_frame
-
     df = pd.DataFrame(
         {
             "externalId": ["C1", "C1"],

@@ -1,8 +1,8 @@
 """The one pass that runs the import models and names what failed, row by row and line by line.
 
 >>> import pandas as pd
->>> check_frame("code_ranges", pd.DataFrame({"initiativeExternalId": ["M-1"],
-...                                          "codeExternalId": ["L110"]})).valid_frame().shape
+>>> df = pd.DataFrame({"initiativeExternalId": ["M-1"], "codeExternalId": ["L110"]})
+>>> check_chunks("code_ranges", [df]).valid_frame().shape
 (1, 2)
 """
 
@@ -77,7 +77,7 @@ def _lazy_schemas(table: str) -> tuple[pa.DataFrameSchema, pa.DataFrameSchema]:
 
 @dataclass
 class CheckResult:
-    """Outcome of :func:`check_frame` for one table.
+    """Outcome of :func:`check_chunks` for one table.
 
     Attributes:
         table: Table name.
@@ -106,12 +106,24 @@ class CheckResult:
 
     @property
     def ok(self) -> bool:
-        """True when there is no error (warnings do not count)."""
+        """True when there is no error (warnings do not count).
+
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"initiativeExternalId": ["M-1", ""], "codeExternalId": ["L1"] * 2})
+        >>> check_chunks("code_ranges", [df]).ok, check_chunks("code_ranges", [df.head(1)]).ok
+        (False, True)
+        """
         return not (self.failures["severity"] == "error").any()
 
     @property
     def warnings(self) -> pd.DataFrame:
-        """The failures of severity ``warning``: rows that are imported as given."""
+        """The failures of severity ``warning``: rows that are imported as given.
+
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"initiativeExternalId": ["M-1"] * 2, "codeExternalId": ["L1"] * 2})
+        >>> check_chunks("code_ranges", [df]).warnings[["row", "check"]].values.tolist()
+        [[0, 'repeated'], [1, 'repeated']]
+        """
         return self.failures[self.failures["severity"] == "warning"]
 
     @property
@@ -119,7 +131,8 @@ class CheckResult:
         """Input header -> spec name, for each header matched to another name.
 
         >>> import pandas as pd
-        >>> check_frame("code_ranges", pd.DataFrame({"Matter ID": ["M-1"], "code": ["L1"]})).renames
+        >>> df = pd.DataFrame({"Matter ID": ["M-1"], "code": ["L1"]})
+        >>> check_chunks("code_ranges", [df]).renames
         {'Matter ID': 'initiativeExternalId', 'code': 'codeExternalId'}
         """
         if not self.columns_ok:
@@ -130,8 +143,9 @@ class CheckResult:
         """Input index labels of rows that must not be imported.
 
         >>> import pandas as pd
-        >>> check_frame("code_ranges", pd.DataFrame({"initiativeExternalId": ["M-1", ""],
-        ...     "codeExternalId": ["L110", "L110"]})).bad_rows()
+        >>> df = pd.DataFrame({"initiativeExternalId": ["M-1", ""],
+        ...                    "codeExternalId": ["L110", "L110"]})
+        >>> check_chunks("code_ranges", [df]).bad_rows()
         {1}
         """
         if not self.columns_ok:
@@ -142,8 +156,9 @@ class CheckResult:
         """The rows without errors in final dtypes (empty when a column is wrong).
 
         >>> import pandas as pd
-        >>> check_frame("code_ranges", pd.DataFrame({"initiativeExternalId": ["M-1", ""],
-        ...     "codeExternalId": ["L110", "L110"]})).valid_frame().index.tolist()
+        >>> df = pd.DataFrame({"initiativeExternalId": ["M-1", ""],
+        ...                    "codeExternalId": ["L110", "L110"]})
+        >>> check_chunks("code_ranges", [df]).valid_frame().index.tolist()
         [0]
         """
         return joined(self.valid_chunks())
@@ -153,8 +168,8 @@ class CheckResult:
         a chunk at a time (the input read again when :attr:`frame` does not hold every column).
 
         >>> import pandas as pd
-        >>> result = check_frame("code_ranges", pd.DataFrame({"initiativeExternalId": ["M-1"],
-        ...     "codeExternalId": ["L110"]}))
+        >>> df = pd.DataFrame({"initiativeExternalId": ["M-1"], "codeExternalId": ["L110"]})
+        >>> result = check_chunks("code_ranges", [df])
         >>> [len(c) for c in result.valid_chunks(keep=np.array([False]))]
         [0]
         """
@@ -338,38 +353,6 @@ def _fields(spec: TableSpec, col: str | None, value: Any, cell: Any) -> dict[str
     }
 
 
-def check_frame(
-    table: str,
-    df: pd.DataFrame,
-    *,
-    columns: Mapping[str, str] | None = None,
-    references: Mapping[str, Collection[str]] | None = None,
-    code_range_post: CodeRangePost = "replace",
-) -> CheckResult:
-    """Check one import table against its model and report every problem, never raising on data.
-
-    Args:
-        table: One of :data:`TABLES`.
-        df: The rows, as loaded (any dtypes; the model's parser reads them).
-        columns: Renames applied first, ``{name in df: spec name}``.
-        references: ``{column: allowed ids}``; another id is a ``reference`` error.
-        code_range_post: ``"replace"`` (a range over 2500 codes is a ``range_size`` error) or
-            ``"add"`` (sent in parts; :mod:`toolkit._ingress.ranges`).
-
-    Returns:
-        A :class:`CheckResult`.
-
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"initiativeExternalId": ["M-1", "M-1"],
-    ...                    "codeExternalId": ["L110", "L110"]})
-    >>> check_frame("code_ranges", df).failures[["row", "check", "severity"]].values.tolist()
-    [[0, 'repeated', 'warning'], [1, 'repeated', 'warning']]
-    """
-    return check_chunks(
-        table, [df], columns=columns, references=references, code_range_post=code_range_post
-    )
-
-
 @dataclass
 class _Read:
     """A table read a chunk at a time: its headers, the columns held for every row (in their
@@ -458,8 +441,9 @@ def check_chunks(
     code_range_post: CodeRangePost = "replace",
     read_again: Callable[[], Iterable[pd.DataFrame]] | None = None,
 ) -> CheckResult:
-    """:func:`check_frame` of a table given a chunk of rows at a time, in order (as
-    :func:`~toolkit._ingress.readers.read_chunks` yields them, the same columns in each).
+    """Check one import table against its model and report every problem, never raising on data,
+    given a chunk of rows at a time, in order (as :func:`~toolkit._ingress.readers.read_chunks`
+    yields them, the same columns in each; a frame in pandas is one chunk, ``[df]``).
 
     The checks of a row's own cells run on each chunk; those across rows (unique ids, keys,
     references, look-alikes) on the columns they need, held for every row. With ``read_again``
@@ -467,7 +451,8 @@ def check_chunks(
 
     Args:
         table: One of :data:`TABLES` (its callers name only those).
-        chunks: The rows a chunk at a time, pandas frames of the same columns, in order.
+        chunks: The rows a chunk at a time, pandas frames of the same columns, in order, as
+            loaded (any dtypes; the model's parser reads them).
         columns: Renames applied first, ``{name in the input: spec name}``.
         references: ``{column: allowed ids}``; another id is a ``reference`` error.
         code_range_post: ``"replace"`` (a range over 2500 codes is a ``range_size`` error) or
@@ -483,6 +468,10 @@ def check_chunks(
     ...                       index=[i]) for i in (0, 1)]
     >>> check_chunks("code_ranges", parts).failures[["row", "check"]].values.tolist()
     [[0, 'repeated'], [1, 'repeated']]
+    >>> df = pd.DataFrame({"initiativeExternalId": ["M-1", "M-1"],
+    ...                    "codeExternalId": ["L110", "L110"]})
+    >>> check_chunks("code_ranges", [df]).failures[["row", "check", "severity"]].values.tolist()
+    [[0, 'repeated', 'warning'], [1, 'repeated', 'warning']]
     """
     spec = TABLES[table]
     check_post(code_range_post)
@@ -703,8 +692,8 @@ def format_failures(failures: pd.DataFrame, limit: int = 10) -> str:
         Text such as ``"2 problems (1 error, 1 warning): code_ranges 2 (2 rows)"`` and lines.
 
     >>> import pandas as pd
-    >>> r = check_frame("code_ranges", pd.DataFrame({"initiativeExternalId": ["M-1"],
-    ...                                              "codeExternalId": [""]}))
+    >>> df = pd.DataFrame({"initiativeExternalId": ["M-1"], "codeExternalId": [""]})
+    >>> r = check_chunks("code_ranges", [df])
     >>> print(format_failures(r.failures))
     1 problem: code_ranges 1 (1 row)
       code_ranges row 0 [M-1] codeExternalId: codeExternalId is required but empty
