@@ -35,6 +35,7 @@ import requests
 
 import toolkit
 from toolkit._core.settings import ENV_KEYS
+from toolkit._ingress.chunking import with_lines
 from toolkit.sandbox import Admin, Sandbox, running, write_env_file
 from toolkit.sandbox._cli import READY_MARKER
 
@@ -52,6 +53,13 @@ def check(table: str, df: Any, *, columns: Mapping[str, str] | None = None) -> p
     report = toolkit.validate(**{table: df}, columns=columns)
     report.raise_if_failed()
     return report.frames[table]
+
+
+def line_numbers(frame: pd.DataFrame, rows: Any) -> list[int | None]:
+    """Each row's file line as a failure frame's ``line`` column names it (``None``: no line),
+    for rows of a frame read from a file."""
+    lines = with_lines(pd.DataFrame({"row": list(rows)}), frame)["line"]
+    return [None if pd.isna(line) else int(line) for line in lines]
 
 
 def check_frame(table: str, df: Any, *, columns: Mapping[str, str] | None = None) -> Any:

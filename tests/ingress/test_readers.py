@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from toolkit._ingress.chunking import line_numbers, with_lines
+from tests.conftest import line_numbers
+from toolkit._ingress.chunking import with_lines
 from toolkit._ingress.names import table_for
 from toolkit._ingress.readers import read_table
 from toolkit._ingress.validation import load_folder, validate

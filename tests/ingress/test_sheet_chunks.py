@@ -17,10 +17,10 @@ import pyarrow.parquet as pq
 import pytest
 from openpyxl import Workbook, load_workbook
 
+from tests.conftest import line_numbers
 from toolkit._ingress import chunking, readers, sheet_reader
-from toolkit._ingress.chunking import line_numbers
-from toolkit._ingress.readers import TableFile, read_chunks, read_table, read_workbook
-from toolkit._ingress.validation import folder_sources, validate
+from toolkit._ingress.readers import TableFile, read_chunks, read_table
+from toolkit._ingress.validation import folder_sources, load_folder, validate
 from toolkit.errors import ConfigError
 
 #: What a data cell may hold: nothing, blank or padded text, numbers (2.0 is read as 2), booleans,
@@ -113,7 +113,7 @@ def test_a_sheet_read_a_chunk_at_a_time_is_the_sheet_pandas_reads(
         pd.testing.assert_frame_equal(got, expected, obj=where)
         assert _cell_types(got) == _cell_types(expected), where
         assert line_numbers(chunks[-1], range(len(got))) == lines, where
-        (joined,) = read_workbook(path).values()
+        (joined,) = (src.read() for src in folder_sources(path).values())
         pd.testing.assert_frame_equal(joined, expected, obj=where)
 
 
@@ -147,7 +147,7 @@ def test_a_value_right_of_the_header_names_its_line_and_column(
     with pytest.raises(ConfigError, match=r"c\.xlsx, line 4: a value in column D, right of"):
         read_table(path)
     with pytest.raises(ConfigError, match=r"c\.xlsx, sheet Clients, line 4: a value in col"):
-        read_workbook(path)
+        load_folder(path)
 
 
 def test_rows_above_the_header_are_passed_over_and_counted_in_lines(tmp_path: Path) -> None:

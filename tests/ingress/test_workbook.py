@@ -13,7 +13,7 @@ from openpyxl import load_workbook
 
 from toolkit._cli import main
 from toolkit._ingress.models import TABLES
-from toolkit._ingress.readers import read_table, read_workbook
+from toolkit._ingress.readers import read_table
 from toolkit._ingress.validation import folder_sources, load_folder, validate
 from toolkit._ingress.writer import ERROR_FILL, WARNING_FILL
 from toolkit.errors import ConfigError, InputWarning
@@ -166,7 +166,7 @@ def test_ids_that_look_like_numbers_stay_text_through_the_workbook(tmp_path: Pat
     )
     report = validate(**load_folder(folder))
     out = report.to_excel(tmp_path / "failures.xlsx")
-    back = read_workbook(out)["clients"]
+    back = folder_sources(out)["clients"].read()
     assert back.to_dict("records") == [
         {"externalId": "007", "name": "=SUM(A1:A2)", "callSign": "0042", "description": ""},
         {"externalId": "1001", "name": "Acme", "callSign": "1.50", "description": "TRUE"},

@@ -65,20 +65,6 @@ def fresh_index(index: pd.Index) -> pd.Index:
     return index
 
 
-def line_numbers(frame: pd.DataFrame, rows: Iterable[Any]) -> list[int | None]:
-    """The file line of each 0-based data row of a frame from
-    :func:`~toolkit._ingress.readers.read_table` (or ``None``).
-
-    Example:
-        >>> df = pd.DataFrame({"a": ["x", "y"]})
-        >>> df.attrs["line_shifts"] = ((1, 2),)  # two blank lines before the second row
-        >>> line_numbers(df, [0, 1, None])
-        [2, 5, None]
-    """
-    lines = line_array(frame, pd.Series(list(rows), dtype=object))
-    return [None if np.isnan(line) else int(line) for line in lines.tolist()]
-
-
 def with_lines(
     frame: pd.DataFrame, sources: pd.DataFrame | dict[str, pd.DataFrame]
 ) -> pd.DataFrame:
@@ -92,6 +78,9 @@ def with_lines(
         >>> src.attrs["line_shifts"] = ()
         >>> with_lines(pd.DataFrame({"row": [0], "error": ["bad"]}), src).columns.tolist()
         ['row', 'line', 'error']
+        >>> failures = pd.DataFrame({"table": ["clients", "codes"], "row": [0, 0]})
+        >>> with_lines(failures, {"clients": src})["line"].tolist()  # codes: no file given
+        [2, <NA>]
     """
     out = frame.drop(columns="line", errors="ignore")  # a copy; lines found again
     if "row" not in out.columns:
@@ -110,7 +99,18 @@ def with_lines(
 
 
 def line_array(frame: pd.DataFrame, rows: pd.Series) -> np.ndarray:
-    """:func:`line_numbers` of a column of rows, as floats (NaN: no line), by column.
+    """The file line of each 0-based data row of a frame from
+    :func:`~toolkit._ingress.readers.read_table` (a column of rows, ``None``, NaN or NA for
+    no row), as floats (NaN: no line), by column.
+
+    Args:
+        frame: The frame read (its ``attrs["line_shifts"]``, the line map; a frame without one,
+            built in pandas or read from Parquet, has no lines).
+        rows: The rows' 0-based numbers in the file, as the frame's index holds them.
+
+    Returns:
+        One float per row: its line in the file, counting the header, the blank lines and the
+            line breaks inside quoted cells.
 
     Example:
         >>> df = pd.DataFrame({"a": ["x", "y"]})

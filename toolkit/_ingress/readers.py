@@ -17,7 +17,7 @@ import pandas as pd
 
 from toolkit._ingress.csv_reader import read_csv_table
 from toolkit._ingress.parquet_reader import read_parquet_table
-from toolkit._ingress.sheet_reader import read_excel_table, table_sheets
+from toolkit._ingress.sheet_reader import read_excel_table
 from toolkit.errors import ConfigError
 
 
@@ -96,7 +96,7 @@ def read_chunks(
     """Read one table file 50,000 rows at a time (CSV, an Excel sheet or Parquet).
 
     Each chunk's index holds the rows' numbers in the file (0-based), and its ``attrs`` the
-    line map of the rows so far (:func:`~toolkit._ingress.chunking.line_numbers` works on any
+    line map of the rows so far (:func:`~toolkit._ingress.chunking.line_array` works on any
     chunk; none for Parquet); :func:`read_table` is the chunks joined.
 
     Args:
@@ -106,11 +106,12 @@ def read_chunks(
 
     Example:
         >>> import tempfile, pathlib
-        >>> from toolkit._ingress.chunking import line_numbers
+        >>> from toolkit._ingress.chunking import line_array
         >>> f = pathlib.Path(tempfile.mkdtemp()) / "clients.csv"
         >>> _ = f.write_text("externalId\\nC-1\\n\\nC-2\\n")
-        >>> [(c.index.tolist(), line_numbers(c, c.index)) for c in read_chunks(f)]
-        [([0, 1], [2, 4])]
+        >>> chunks = list(read_chunks(f))
+        >>> [(c.index.tolist(), line_array(c, c.index.to_series()).tolist()) for c in chunks]
+        [([0, 1], [2.0, 4.0])]
     """
     p = Path(path)
     if not p.exists():
@@ -129,23 +130,6 @@ def read_chunks(
             raise ConfigError(f"{p}: cannot read it ({exc.strerror or exc})") from None
 
 
-def read_workbook(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
-    """Read a workbook whose sheets are named after import tables
-    (:func:`~toolkit._ingress.sheet_reader.table_sheets`).
-
-    Returns:
-        ``{table: frame}`` in import order.
-
-    Example:
-        >>> import tempfile, pathlib
-        >>> book = pathlib.Path(tempfile.mkdtemp()) / "firm.xlsx"
-        >>> pd.DataFrame({"externalId": ["007"]}).to_excel(book, sheet_name="Clients", index=False)
-        >>> read_workbook(book)["clients"].to_dict("records")
-        [{'externalId': '007'}]
-    """
-    return {table: read_table(path, sheet=sheet) for table, sheet in table_sheets(path).items()}
-
-
 def read_table(
     path: str | os.PathLike[str], *, encoding: str | None = None, sheet: str | None = None
 ) -> pd.DataFrame:
@@ -153,7 +137,7 @@ def read_table(
     :func:`read_chunks` (the same arguments) joined.
 
     Returns:
-        The frame; :func:`~toolkit._ingress.chunking.line_numbers` gives each row's line.
+        The frame; :func:`~toolkit._ingress.chunking.line_array` gives each row's line.
 
     Example:
         >>> import tempfile, pathlib

@@ -414,6 +414,15 @@ def load_folder(
     >>> frames = load_folder("sample_data")
     >>> list(frames)
     ['clients', 'initiatives', 'code_types', 'codes', 'code_ranges']
+
+    A workbook's sheets are named after import tables
+    (:func:`~toolkit._ingress.sheet_reader.table_sheets`), and ids stay text:
+
+    >>> import tempfile, pathlib
+    >>> book = pathlib.Path(tempfile.mkdtemp()) / "firm.xlsx"
+    >>> pd.DataFrame({"externalId": ["007"]}).to_excel(book, sheet_name="Clients", index=False)
+    >>> load_folder(book)["clients"].to_dict("records")
+    [{'externalId': '007'}]
     """
     frames = {}
     for table, src in cast("dict[str, TableFile]", folder_sources(path, encoding=encoding)).items():
