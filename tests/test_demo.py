@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pyarrow.dataset as ds
 import pytest
 
 from tests.conftest import fetch_token, sandbox_process
+from toolkit import _demo
 from toolkit._cli import main
 from toolkit._demo import hours_by_client_chart, planted_billing_extract, run_demo
 
@@ -86,8 +88,20 @@ def test_demo_starts_from_a_fresh_sandbox_database(demo_out: tuple[Path, int, st
     assert (out / "sandbox.db").is_file()
 
 
+@pytest.fixture
+def in_a_broken_firm(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo run in a folder whose ``./sample_data`` is the broken sample: it stops at
+    validate."""
+    here = tmp_path_factory.mktemp("firm")
+    shutil.copytree(REPO / "sample_data" / "broken", here / "sample_data")
+    monkeypatch.chdir(here)
+
+
+@pytest.mark.usefixtures("in_a_broken_firm")
 def test_demo_stops_at_a_failing_step(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    status = run_demo(tmp_path, workers=2, sample=REPO / "sample_data" / "broken")
+    status = run_demo(tmp_path, workers=2)
     printed = capsys.readouterr().out
     assert status == 1
     assert "validate     FAILED" in printed
@@ -153,6 +167,7 @@ def test_demo_refuses_a_database_a_running_sandbox_serves(
     assert sorted(p.name for p in tmp_path.glob("sandbox*.db")) == ["sandbox.db"]
 
 
+@pytest.mark.usefixtures("in_a_broken_firm")
 def test_demo_keeps_an_earlier_database_and_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
@@ -163,7 +178,7 @@ def test_demo_keeps_an_earlier_database_and_says_so(
     con.execute("INSERT INTO clients VALUES ('C-mine')")
     con.commit()
     con.close()
-    run_demo(tmp_path, workers=2, sample=REPO / "sample_data" / "broken")  # stops at validate
+    run_demo(tmp_path, workers=2)  # stops at validate
     printed = capsys.readouterr().out
     kept = [p for p in tmp_path.glob("sandbox.*.db") if p.name != "sandbox.db"]
     assert len(kept) == 1
@@ -171,20 +186,24 @@ def test_demo_keeps_an_earlier_database_and_says_so(
     assert f"{tmp_path / 'sandbox.db'} existed: moved to {kept[0]}" in printed
     assert _records(kept[0]) == {"clients": 1}
     # a second run keeps both earlier databases: none is ever replaced
-    run_demo(tmp_path, workers=2, sample=REPO / "sample_data" / "broken")
+    run_demo(tmp_path, workers=2)
     assert len([p for p in tmp_path.glob("sandbox.*.db") if p.name != "sandbox.db"]) == 2
 
 
 # -- the demo leaves a batch pending -----------------------------------------------------------
 
 
-def test_the_demo_leaves_a_batch_pending(tmp_path: Path, capsys: Any) -> None:
-    assert run_demo(tmp_path, workers=8, entries=20) == 0
+def test_the_demo_leaves_a_batch_pending(
+    tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_demo, "DEMO_ENTRIES", 20)  # a shorter run, the same steps
+    assert run_demo(tmp_path, workers=8) == 0
     printed = capsys.readouterr().out
     assert "0 pending now" in printed  # the reconcile step acknowledged every pending entry
     assert "12 new entries released and left pending (12 pending now)" in printed
 
 
+@pytest.mark.usefixtures("in_a_broken_firm")
 def test_a_demo_stopped_before_its_export_keeps_the_earlier_export_and_chart(
     tmp_path: Path,
 ) -> None:
@@ -192,7 +211,7 @@ def test_a_demo_stopped_before_its_export_keeps_the_earlier_export_and_chart(
     (tmp_path / "export" / "entries").mkdir(parents=True)
     (tmp_path / "export" / "entries" / "part-0.parquet").write_bytes(b"earlier")
     (tmp_path / "hours_by_client.png").write_bytes(b"earlier")
-    run_demo(tmp_path, workers=2, sample=REPO / "sample_data" / "broken")  # stops at validate
+    run_demo(tmp_path, workers=2)  # stops at validate
     assert (tmp_path / "export" / "entries" / "part-0.parquet").read_bytes() == b"earlier"
     assert (tmp_path / "hours_by_client.png").read_bytes() == b"earlier"
 

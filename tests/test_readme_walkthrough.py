@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from toolkit import _demo
 from toolkit._core.settings import ENV_KEYS
 from toolkit._demo import run_demo
 from toolkit.sandbox import running
@@ -80,7 +81,8 @@ def test_readme_python_blocks_run_in_order_after_the_demo_and_leave_no_untracked
     for var in ENV_KEYS.values():  # only the .env `make sandbox` writes
         monkeypatch.delenv(var, raising=False)
     monkeypatch.chdir(repo)
-    assert run_demo("out", workers=8, entries=40) == 0, capsys.readouterr().out  # make demo
+    monkeypatch.setattr(_demo, "DEMO_ENTRIES", 40)  # a shorter run, the same steps
+    assert run_demo("out", workers=8) == 0, capsys.readouterr().out  # make demo
     # make sandbox: serve what the demo left, seeded from sample_data, credentials in .env
     with running(seed=repo / "sample_data", db=repo / "out" / "sandbox.db") as sb:
         sb.write_env(repo / ".env")

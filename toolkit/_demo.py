@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from toolkit.sandbox import Admin
 
 DEMO_ENTRIES = 200  # entries recorded and released over DEMO_DAYS
+DEMO_SEED = 2024  # seed of the generated entries and the planted differences: runs alike
 DEMO_DAYS = 21
 ACKNOWLEDGED_SHARE = 0.35  # the earliest released entries acknowledged in step 7
 INTERNAL_CLIENT = "C-1020"  # the firm's own matters: acknowledged as failed in step 7
@@ -52,8 +53,6 @@ class _Run:
     sample: Path
     out: Path
     workers: int
-    entries: int
-    seed: int
     frames: Tables[pd.DataFrame] = field(default_factory=lambda: Tables[pd.DataFrame]())
     users: dict[str, str] = field(default_factory=dict)
     released: int = 0
@@ -140,7 +139,7 @@ def _record(run: _Run, *, n: int, days: int, seed: int) -> list[int]:
 
 
 def _entries(run: _Run) -> str:
-    seconds = _record(run, n=run.entries, days=DEMO_DAYS, seed=run.seed)
+    seconds = _record(run, n=DEMO_ENTRIES, days=DEMO_DAYS, seed=DEMO_SEED)
     run.released = len(seconds)
     hours = sum(seconds) / 3600
     return f"{len(seconds)} entries recorded and released over {DEMO_DAYS} days, {hours:,.1f} hours"
@@ -239,7 +238,7 @@ def _star(run: _Run) -> str:
 
 def _reconcile(run: _Run) -> str:
     entries = run.export.entries
-    billing = planted_billing_extract(entries, seed=run.seed)
+    billing = planted_billing_extract(entries, seed=DEMO_SEED)
     rec = reconcile(entries, billing, duration="hours", duration_unit="hours", tolerance_seconds=18)
     run.note(rec.summary)
     acks = rec.to_acknowledge()
@@ -254,7 +253,7 @@ def _reconcile(run: _Run) -> str:
 
 def _leave(run: _Run) -> str:
     """A new batch released just now and left pending, for `make sandbox` and the README."""
-    released = len(_record(run, n=LEFT_PENDING, days=1, seed=run.seed + 1))
+    released = len(_record(run, n=LEFT_PENDING, days=1, seed=DEMO_SEED + 1))
     left = len(run.client.release_pending())
     return (
         f"{released} new entries released and left pending ({left} pending now), for "
@@ -324,15 +323,14 @@ def planted_billing_extract(entries: pd.DataFrame, *, seed: int = 7) -> pd.DataF
     return planted
 
 
-def hours_by_client_chart(
-    entries: pd.DataFrame, path: str | os.PathLike[str], *, title: str | None = None
-) -> Path:
+def hours_by_client_chart(entries: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     """Write a bar chart of hours by client as a PNG (matplotlib Agg canvas, no pyplot state).
+
+    Its title names the number of entries.
 
     Args:
         entries: Exported entries (``initiative.client.name``, ``incrementDurationInSeconds``).
         path: The PNG file to write (its folder is created).
-        title: Chart title; default names the number of entries.
 
     Returns:
         The path written.
@@ -354,7 +352,7 @@ def hours_by_client_chart(
     bars = ax.barh(hours.index.astype(str), hours.to_numpy(), color="tab:blue")
     ax.bar_label(bars, labels=[f" {value:,.1f}" for value in hours.tolist()], fontsize=8)
     ax.set_xlabel("hours")
-    ax.set_title(title or f"Released hours by client ({len(entries)} entries)")
+    ax.set_title(f"Released hours by client ({len(entries)} entries)")
     ax.margins(x=0.12)
     fig.tight_layout()
     target = Path(path)
@@ -363,9 +361,9 @@ def hours_by_client_chart(
     return target
 
 
-def _find_sample(sample: str | os.PathLike[str] | None) -> Path:
-    # the folder given, else ./sample_data, else the packaged one
-    candidates = [Path(sample)] if sample is not None else [Path.cwd() / "sample_data", SAMPLE_DATA]
+def _find_sample() -> Path:
+    # ./sample_data (the folder the demo runs in), else the packaged one
+    candidates = [Path.cwd() / "sample_data", SAMPLE_DATA]
     for folder in candidates:
         if (folder / "clients.csv").is_file() and (folder / "timekeepers.csv").is_file():
             return folder
@@ -409,22 +407,16 @@ def _clear(out: Path) -> None:
         )
 
 
-def run_demo(
-    out: str | os.PathLike[str] = "out",
-    workers: int = 8,
-    *,
-    sample: str | os.PathLike[str] | None = None,
-    entries: int = DEMO_ENTRIES,
-    seed: int = 2024,
-) -> int:
+def run_demo(out: str | os.PathLike[str] = "out", workers: int = 8) -> int:
     """Run the whole flow headless against a fresh sandbox, printing a summary per step.
+
+    The sample firm is the folder ``./sample_data``, else the package's; the demo records and
+    releases :data:`DEMO_ENTRIES` entries, generated (and its differences planted) with the
+    seed :data:`DEMO_SEED`.
 
     Args:
         out: Output folder (what is written and moved aside: :mod:`toolkit._demo`).
         workers: Worker threads of the bulk calls.
-        sample: Folder of the sample firm; default ``./sample_data``, else the package's.
-        entries: Number of entries to record and release.
-        seed: Seed of the generated entries and the planted differences.
 
     Returns:
         0 every step succeeded, 1 one failed (the run stops there), 2 a running sandbox serves
@@ -439,7 +431,7 @@ def run_demo(
     started = time.perf_counter()
     out_dir = Path(out)
     try:
-        sample_dir = _find_sample(sample)
+        sample_dir = _find_sample()
     except FileNotFoundError as exc:
         print(f"demo: {exc}")
         return 1
@@ -463,7 +455,7 @@ def run_demo(
         # the sandbox's own demo customer, so `toolkit sandbox --db out/sandbox.db` serves it again
         client = Client.from_env(None, environ=sb.env(), workers=workers)
         print(f"sandbox at {sb.url}, customer {client.customer_id}", flush=True)
-        run = _Run(client, admin, sample_dir, out_dir, workers, entries, seed)
+        run = _Run(client, admin, sample_dir, out_dir, workers)
         for number, (name, step) in enumerate(_STEPS, start=1):
             head = f"[{number:>2}/{len(_STEPS)}] {name:<12}"
             try:
