@@ -235,11 +235,6 @@ def test_code_ranges_point_to_the_grouping_function() -> None:
         to_payloads("code_ranges", pd.DataFrame())
 
 
-def test_unknown_table_is_refused() -> None:
-    with pytest.raises(ValueError, match="unknown table"):
-        to_payloads("matters", pd.DataFrame())
-
-
 # --- code ranges ------------------------------------------------------------------------------
 
 

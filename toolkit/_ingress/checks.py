@@ -421,8 +421,6 @@ def _read_chunks(
         raws.append(raw.loc[:, [c for c in kept if not isinstance(raw[c].dtype, pd.StringDtype)]])
         start += len(raw)
         del df, raw, parsed, work  # not held while the next chunk is read
-    if not labels:
-        raise ValueError(f"{spec.name}: no chunk of rows given")
     read.frame, read.raw = joined(parts), joined(raws)
     del parts, raws
     read.index = labels[0].append(labels[1:]) if len(labels) > 1 else labels[0]

@@ -109,8 +109,6 @@ def to_payloads(
     """
     if table == "code_ranges":
         raise ValueError("code ranges are grouped per initiative: use to_code_range_payloads(df)")
-    if table not in TABLES:
-        raise ValueError(f"unknown table {table!r}; tables: {', '.join(TABLES)}")
     spec = TABLES[table]
     missing = [c for c in spec.columns if c not in df.columns and c not in spec.optional]
     if missing:
