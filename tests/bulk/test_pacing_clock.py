@@ -277,7 +277,7 @@ def test_a_start_cut_after_a_small_burst_is_tried_again_at_its_first_refusal_in_
     assert run.accepted(0.0, 10.0) >= KEEP[0.10] * fault_free
 
 
-@pytest.mark.xfail(strict=True, reason="issue 38, open: docs/pacing.md, 'Known to fail'")
+@pytest.mark.xfail(strict=True, reason="known to fail: docs/pacing.md, 'Known to fail'")
 @pytest.mark.parametrize(("opening", "seed"), [(4, 0), (5, 3)])
 def test_at_10_percent_faults_a_start_read_as_a_limit_keeps_60_percent(
     opening: int, seed: int
