@@ -68,17 +68,12 @@ def _fits(values: pd.Series) -> pd.Series:
 
 
 _CELL_CHECKS = (
-    pa.Check(
-        _unmarked("type"),
-        name="type",
-        error="cannot be read as the column's type",
-        statistics={TEMPLATE: "{why}; got {value}"},
-    ),
-    pa.Check(
-        _unmarked("encoding"),
-        name="encoding",
-        error="cannot be read as text",
-        statistics={TEMPLATE: "{why}"},
+    *(
+        pa.Check(_unmarked(check), name=check, error=error, statistics={TEMPLATE: template})
+        for check, error, template in (
+            ("type", "cannot be read as the column's type", "{why}; got {value}"),
+            ("encoding", "cannot be read as text", "{why}"),
+        )
     ),
     pa.Check(
         _fits,
