@@ -133,6 +133,7 @@ def test_two_concurrent_runs_of_one_client_share_one_budget(sandbox: Any) -> Non
     for t in threads:
         t.join()
     combined = 320 / (time.perf_counter() - start)
+    print("REFUSED", _refused(statuses), len(statuses))
     assert all(r["ok"].all() for r in results.values())
     assert combined <= 40 * 1.1 + 4 / 8, combined  # together within the one limit
     assert _refused(statuses) <= REFUSED, _refused(statuses)
