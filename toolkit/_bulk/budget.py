@@ -507,8 +507,9 @@ class Budget:
         in cruise below the pace (not a probe's), or the one that reads the quota as spent,
         within :data:`_RETRIAL_WITHIN` of the cut, when the start was refused before
         :data:`_BURST_LEAST` went through, or before a second of the first pace in cruise after
-        the cut went through (:data:`_RETRIAL_BURST`; when more went through, once the pace fell
-        below :data:`_RETRIAL_FALLEN` times that first pace) and the pace has not grown beyond
+        the cut went through and no probe went above the pace since (:data:`_RETRIAL_BURST`;
+        when more went through, or after a probe, once the pace fell below
+        :data:`_RETRIAL_FALLEN` times that first pace) and the pace has not grown beyond
         :data:`_RETRIAL_GROWN` times that first one (a pace that grew found room: a limit raised
         since, whose refusals are its own). A limit, once cut below, refuses there no more;
         random faults do, and the trial, run again, learns them. A limit refuses in a row again:
