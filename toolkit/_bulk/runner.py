@@ -6,13 +6,14 @@ Imports, acknowledgements, user look-ups and starring all go through :func:`run_
 
 from __future__ import annotations
 
+import collections
 import heapq
 import os
 import queue
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -196,22 +197,29 @@ def unproven(reply: Reply) -> Reply:
 
 
 class _Pool:
-    """The state one run's worker threads share: the calls, their replies, those in flight."""
+    """The state one run's worker threads share: the calls of the batches loaded and not yet
+    handed out, their replies, those in flight. The next batch is loaded when the last one has
+    no call left to start, so the calls still waiting for a ``Retry-After`` or a backoff never
+    leave the workers idle (10,000 rows at a time, a 1 s ``Retry-After`` cost 10 to 15% of a
+    run's rate, measured live at 5% faults)."""
 
-    def __init__(self, conn: Connection, calls: Sequence[Call], pacer: Pacer, jr: Journal | None):
-        self.conn, self.calls, self.pacer, self.jr = conn, calls, pacer, jr
-        self.replies: list[Reply | None] = [None] * len(calls)
-        # journal lines name the full URL: another customer or service never matches them
-        self.urls = [conn.url(c.endpoint, **(c.path or {})) for c in calls if jr is not None]
-        self.ids = [c.journal_id(u) for c, u in zip(calls, self.urls, strict=False)]
-        self.todo: list[int] = []
-        for i in range(len(calls)):
-            if jr is not None and jr.acknowledged(self.ids[i], self.urls[i], calls[i].key):
-                self.replies[i] = Reply(None, None, JOURNALED, 0, 0.0, "", "")
-            else:
-                self.todo.append(i)
+    def __init__(
+        self, conn: Connection, batches: Iterator[Sequence[Call]], pacer: Pacer, jr: Journal | None
+    ):
+        self.conn, self.batches, self.pacer, self.jr = conn, batches, pacer, jr
+        # by call number, for the batches loaded and not handed out
+        self.calls: dict[int, Call] = {}
+        self.replies: dict[int, Reply | None] = {}
+        self.urls: dict[int, str] = {}
+        self.ids: dict[int, str] = {}
+        self.ends: collections.deque[int] = collections.deque()  # where each loaded batch ends
+        self.left: collections.deque[int] = collections.deque()  # its calls not yet answered
+        self.first = self.loaded = 0  # the first call not handed out; the calls loaded
+        self.todo = 0  # calls of the loaded batches the journal does not hold
         self.lock = threading.Lock()
-        self.pending = iter(self.todo)
+        self.pending: Iterator[int] = iter(())
+        self.closed = False  # the batches' reader left: take no more calls
+        self.error: BaseException | None = None  # reading the batches failed in a worker
         self.in_flight: set[int] = set()
         # workers store each reply themselves, then say so on this queue: a KeyboardInterrupt
         # can land between any two bytecodes of the waiting thread, and must not lose an answer
@@ -220,7 +228,51 @@ class _Pool:
         # by when, row
         self.delayed: list[tuple[float, int, Generator[float, None, Reply]]] = []
 
-    def keep(self, i: int, reply: Reply, into: list[Reply | None]) -> None:
+    def load(self) -> bool:
+        """Load the next batch (under the lock); ``False`` when none is left. A call the journal
+        holds is answered at once."""
+        batch = next(self.batches, None)
+        if batch is None:
+            return False
+        todo: list[int] = []
+        for k, call in enumerate(batch, start=self.loaded):
+            self.calls[k], self.replies[k] = call, None
+            if self.jr is not None:
+                # journal lines name the full URL: another customer or service never matches them
+                self.urls[k] = url = self.conn.url(call.endpoint, **(call.path or {}))
+                self.ids[k] = jid = call.journal_id(url)
+                if self.jr.acknowledged(jid, url, call.key):
+                    self.replies[k] = Reply(None, None, JOURNALED, 0, 0.0, "", "")
+                    self.answers.put(k)
+                    continue
+            todo.append(k)
+        self.loaded += len(batch)
+        self.ends.append(self.loaded)
+        self.left.append(len(batch))
+        self.todo += len(todo)
+        self.pending = iter(todo)
+        return True
+
+    def hand_out(self) -> list[Reply]:
+        """The replies of the first batch loaded (``not_sent`` where none came), forgotten."""
+        end = self.ends.popleft()
+        self.left.popleft()
+        out = []
+        for k in range(self.first, end):
+            reply = self.replies.pop(k)
+            out.append(reply if reply is not None else not_sent(self.pacer.fatal or _INTERRUPTED))
+            del self.calls[k]
+            self.urls.pop(k, None)
+            self.ids.pop(k, None)
+        self.first = end
+        return out
+
+    def answered(self, i: int) -> None:
+        """Count call ``i`` answered in its batch."""
+        b = next(n for n, end in enumerate(self.ends) if i < end)
+        self.left[b] -= 1
+
+    def keep(self, i: int, reply: Reply, into: dict[int, Reply | None]) -> None:
         """Journal the reply to call ``i`` and store it in ``into``."""
         if self.jr is not None:
             journal_reply(self.jr, self.conn, self.calls[i], self.ids[i], self.urls[i], reply)
@@ -236,13 +288,15 @@ class _Pool:
     def take(self) -> tuple[int, Generator[float, None, Reply]] | float | None:
         """The next call (a waiting one first), seconds until one may go, or ``None``: done."""
         with self.lock:
-            if self.pacer.stop.is_set() or self.pacer.fatal is not None:
+            if self.pacer.stop.is_set() or self.pacer.fatal is not None or self.closed:
                 return None
             now = time.monotonic()
             if self.delayed and self.delayed[0][0] <= now:
                 _, i, attempts = heapq.heappop(self.delayed)
             else:
                 j = next(self.pending, None)
+                while j is None and self.load():  # the next batch, while this one's tail waits
+                    j = next(self.pending, None)
                 if j is None:
                     return self.delayed[0][0] - now if self.delayed else None
                 i, attempts = j, _attempts(self.conn, self.calls[j], self.pacer)
@@ -263,7 +317,11 @@ class _Pool:
     def work(self) -> None:
         """A worker thread: take calls and try them until none is left or the run stops."""
         while True:
-            job = self.take()
+            try:
+                job = self.take()
+            except Exception as exc:  # reading the next batch failed: the run's caller hears it
+                self.error, self.closed = exc, True
+                return
             if job is None:
                 return
             if isinstance(job, float):
@@ -285,7 +343,8 @@ class _Pool:
 
     def stop(self) -> list[Reply]:
         """Ctrl+C: stop the workers, wait a moment for the calls in flight, and give one reply
-        per call (those in flight ``lost``: a re-run retries them)."""
+        per call of the batches loaded and not handed out (those in flight ``lost``: a re-run
+        retries them)."""
         self.pacer.stop.set()
         self.pacer.wake()
         deadline = time.monotonic() + GRACE
@@ -296,13 +355,13 @@ class _Pool:
             time.sleep(0.02)
         with self.lock:
             late = set(self.in_flight)
-            snapshot = list(self.replies)  # answers arriving from now on do not change the result
+            snapshot = dict(self.replies)  # answers arriving from now on do not change the result
         self.end_waiting(lambda i, reply: self.keep(i, reply, snapshot))
         awaited = "interrupted while its answer was awaited"
         for i in sorted(late):  # their answers may never come: unknown, a re-run retries them
             if snapshot[i] is None:
                 self.keep(i, Reply(None, None, awaited, 1, 0.0, failure=LOST), snapshot)
-        return [not_sent() if reply is None else reply for reply in snapshot]
+        return [snapshot[k] or not_sent() for k in range(self.first, self.loaded)]
 
 
 def run_bulk(
@@ -345,32 +404,90 @@ def run_bulk(
         >>> [r.status for r in replies]
         [200, 404]
     """
+    run = run_batches(
+        conn, [calls], workers=workers, progress=progress, journal=journal, desc=desc, pacer=pacer
+    )
+    try:
+        return next(run)
+    finally:
+        run.close()
+
+
+def run_batches(
+    conn: Connection,
+    batches: Iterable[Sequence[Call]],
+    *,
+    workers: int | None = None,
+    progress: bool = True,
+    journal: str | os.PathLike[str] | Journal | None = None,
+    desc: str = "requests",
+    pacer: Pacer | None = None,
+    total: int | None = None,
+) -> Generator[list[Reply], None, None]:
+    """Send batches of calls as one run (:func:`run_bulk`): each batch's replies, in order, as
+    soon as all of them came. The workers start on a batch once the one before has no call left
+    to start, while its last calls wait to be tried again; a batch is read only then, so a run
+    holds about two batches, however many there are.
+
+    Args:
+        conn: the connection.
+        batches: the calls, a batch at a time.
+        workers: worker threads (default: ``conn.workers``).
+        progress: show a tqdm progress bar.
+        journal: as :func:`run_bulk`'s.
+        desc: label of the progress bar.
+        pacer: the run's pacer (:func:`pacer_for`).
+        total: the calls in all the batches, for the progress bar (default: the first's).
+
+    Yields:
+        The replies of each batch, aligned with its calls.
+
+    Raises:
+        Interrupted: Ctrl+C, also thrown in at a ``yield``; its ``replies`` hold one reply per
+            call of the batches read and not yet yielded, in order.
+
+    Example:
+        >>> calls = [Call("user", {"userId": u}, key=u) for u in (user_id, "0" * 24)]
+        >>> run = run_batches(client.connection, [calls[:1], calls[1:]], progress=False)
+        >>> [[r.status for r in replies] for replies in run]
+        [[200], [404]]
+    """
     own_journal = journal is not None and not isinstance(journal, Journal)
     jr = journal if journal is None or isinstance(journal, Journal) else Journal(journal)
     pacer = pacer or pacer_for(conn)
-    run = _Pool(conn, calls, pacer, jr)
-    # a single request shows no 1/1 bar
-    bar = tqdm(total=len(calls), desc=desc, disable=not progress or len(calls) <= 1, unit="req")
-    bar.update(len(calls) - len(run.todo))
-    n_workers = max(1, min(workers or conn.workers, len(run.todo) or 1))
-    threads = [
-        threading.Thread(target=run.work, name=f"toolkit-{desc}-{n}", daemon=True)
-        for n in range(n_workers if run.todo else 0)
-    ]
-    left = len(run.todo)
+    run = _Pool(conn, iter(batches), pacer, jr)
+    bar: tqdm[Any] | None = None
     try:
+        with run.lock:
+            run.load()  # the first batch here: reading it, the caller hears its errors
+        size = total if total is not None else run.loaded
+        # a single request shows no 1/1 bar
+        bar = tqdm(total=size, desc=desc, disable=not progress or size <= 1, unit="req")
+        n_workers = max(1, min(workers or conn.workers, run.todo if total is None else total))
+        threads = [
+            threading.Thread(target=run.work, name=f"toolkit-{desc}-{n}", daemon=True)
+            for n in range(n_workers)
+        ]
         for t in threads:
             t.start()
-        while left:
-            try:
-                run.answers.get(timeout=0.1)
-            except queue.Empty:
-                if not any(t.is_alive() for t in threads) and run.answers.empty():
-                    break  # the run failed: the workers took no more calls
-                continue
-            left -= 1
-            bar.update(1)
-        run.end_waiting(run.done)  # the run failed: calls waiting to be tried again
+        failed = False  # the workers took no more calls: a service that cannot be reached
+        while True:
+            with run.lock:  # (a worker reads the next batch once this one has no call to start)
+                if not run.ends and not run.load():
+                    break
+            while run.left[0] and not failed:
+                try:
+                    i = run.answers.get(timeout=0.1)
+                except queue.Empty:
+                    if not any(t.is_alive() for t in threads) and run.answers.empty():
+                        if run.error is not None:
+                            raise run.error from None
+                        failed = True
+                        run.end_waiting(run.done)  # calls waiting to be tried again
+                    continue
+                run.answered(i)
+                bar.update(1)
+            yield run.hand_out()  # after a failure, every call without a reply is not_sent
     except KeyboardInterrupt:
         final = run.stop()
         n = Counter(_status(r) for r in final)
@@ -381,14 +498,11 @@ def run_bulk(
             replies=final,
         ) from None
     finally:
-        bar.close()
+        run.closed = True
+        if bar is not None:
+            bar.close()
         if own_journal and jr is not None:
             jr.close()
-    # calls left when the run failed (every other one has its reply)
-    return [
-        reply if reply is not None else not_sent(pacer.fatal or _INTERRUPTED)
-        for reply in run.replies
-    ]
 
 
 def journal_reply(

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import html
 import os
-from collections.abc import Iterable, Mapping
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import ExitStack, closing
 from dataclasses import dataclass
 from functools import cached_property, partial
@@ -21,6 +22,7 @@ from toolkit._bulk.runner import (
     not_sent,
     pacer_for,
     result_frame,
+    run_batches,
     run_bulk,
 )
 from toolkit._core.connection import Connection
@@ -38,6 +40,7 @@ from toolkit._ingress.plan import (
     SENDING,
     TABLE_DTYPE,
     Plan,
+    TableCalls,
     count_by_table,
     held_children,
     read_source,
@@ -361,47 +364,52 @@ def _send(
         source = the_plan.part(table)  # the source's rows, in order
         if source is None:
             raise AssertionError(f"{table}: not planned")
-        raw = source.source  # every row's label, key and reference columns
-        per_row: list[Reply | None] = [None] * len(raw)  # by position in raw
-        extra: list[tuple[str, Reply]] = []  # deactivations: no source row
-        merged = 0  # the batches whose replies are in per_row
+        sent = _Sent(todo, source.source)
         while True:
             try:  # Ctrl+C outside the sending (between two batches or tables): the rest not sent
                 stopped = interrupted is not None or pacer.fatal is not None
-                held = {} if stopped else held_children(table, raw, failed, ranges=False)
-                done, total = 0, todo.requests
-                for n, (calls, labels) in enumerate(todo.batches()):
-                    if n < merged:  # answered before the interrupt
-                        continue
-                    keep = [i for i, lbs in enumerate(labels) if not any(lb in held for lb in lbs)]
-                    for i in set(range(len(labels))) - set(keep):  # a held row holds its call
-                        for label in labels[i]:  # (another row of a code range)
-                            held.setdefault(label, "another row of this code range failed")
-                    calls, labels = [calls[i] for i in keep], [labels[i] for i in keep]
+                sent.held = {} if stopped else held_children(table, sent.raw, failed, ranges=False)
+                if stopped:  # interrupted, or the service could not be reached: nothing is sent
                     fatal = pacer.fatal if interrupted is None else None
-                    if interrupted is not None or fatal:  # the service could not be reached
-                        replies: list[Reply] = [
-                            not_sent(fatal) if fatal else not_sent() for _ in calls
-                        ]
-                    else:
-                        done += len(calls)
-                        desc = (
-                            table if done == total == len(calls) else f"{table} {done:,}/{total:,}"
+                    for calls in sent.batches():
+                        sent.kept(not_sent(fatal) if fatal else not_sent() for _ in calls)
+                else:
+                    runs = (
+                        (
+                            send_in_parts(partial(bulk, desc=table), calls)
+                            for calls in sent.batches()
                         )
+                        if table == "code_ranges"  # a range's part k waits for its earlier parts
+                        else run_batches(
+                            conn,
+                            sent.batches(),
+                            workers=workers,
+                            progress=progress,
+                            journal=jr,
+                            desc=table,
+                            pacer=pacer,
+                            total=todo.requests,
+                        )
+                    )
+                    try:
                         try:
-                            replies = send_in_parts(partial(bulk, desc=desc), calls)
-                        except Interrupted as exc:
-                            interrupted = exc
-                            replies = exc.replies
-                    _keep_replies(per_row, extra, raw.index, calls, labels, replies)
-                    merged = n + 1
-                parts = _table_results(table, source, per_row, held, extra)
+                            for replies in runs:
+                                sent.kept(replies)
+                        except KeyboardInterrupt as exc:  # Ctrl+C while replies were kept
+                            if isinstance(exc, Interrupted):
+                                raise
+                            runs.throw(Interrupted("interrupted between two batches of requests"))
+                    except Interrupted as exc:
+                        interrupted = exc
+                        sent.kept(exc.replies, len(sent.made))  # every batch read
+                        for calls in sent.batches():  # the batches not read: none is sent
+                            sent.kept(not_sent() for _ in calls)
+                parts = _table_results(table, source, sent.per_row, sent.held, sent.extra)
                 break
             except KeyboardInterrupt:
                 if interrupted is not None:  # a second Ctrl+C: stop at once
                     raise
                 interrupted = Interrupted("interrupted between two batches of requests")
-        del per_row
         for res in parts:  # joined once, in the report
             results.append(res)
             # only a parent known not to be stored holds its children back: an unknown one
@@ -410,6 +418,42 @@ def _send(
             for k, status, err in zip(bad["externalId"], bad["status"], bad["error"], strict=True):
                 failed[table].setdefault(str(k), f"{status}: {err}")
     return results, interrupted
+
+
+class _Sent:
+    """One table's sending: its batches of calls as read, and each source row's reply."""
+
+    def __init__(self, todo: TableCalls, raw: pd.DataFrame) -> None:
+        self.todo, self.raw = todo, raw  # every row's label, key and reference columns
+        self.per_row: list[Reply | None] = [None] * len(raw)  # by position in raw
+        self.extra: list[tuple[str, Reply]] = []  # deactivations: no source row
+        self.held: dict[Any, str] = {}  # a row's label -> why it is held back
+        self.made: deque[tuple[list[Call], list[list[Any]]]] = deque()  # read, not answered
+        self.merged = 0  # the batches whose replies are in per_row
+
+    def batches(self) -> Iterator[list[Call]]:
+        """The calls to send, a batch at a time, from the first not read; a held row holds its
+        call back."""
+        for n, (calls, labels) in enumerate(self.todo.batches()):
+            if n < self.merged + len(self.made):  # read before an interrupt
+                continue
+            keep = [i for i, lbs in enumerate(labels) if not any(lb in self.held for lb in lbs)]
+            for i in set(range(len(labels))) - set(keep):  # (another row of a code range)
+                for label in labels[i]:
+                    self.held.setdefault(label, "another row of this code range failed")
+            self.made.append(([calls[i] for i in keep], [labels[i] for i in keep]))
+            yield self.made[-1][0]
+
+    def kept(self, replies: Iterable[Reply], batches: int = 1) -> None:
+        """The replies of the first ``batches`` batches read and not yet answered, in order,
+        kept in their rows' places (``not_sent`` where none is given)."""
+        answers = iter(replies)
+        for _ in range(min(batches, len(self.made))):
+            calls, labels = self.made[0]
+            got = [next(answers, None) or not_sent() for _ in calls]
+            _keep_replies(self.per_row, self.extra, self.raw.index, calls, labels, got)
+            self.made.popleft()
+            self.merged += 1
 
 
 def _keep_replies(
