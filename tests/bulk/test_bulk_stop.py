@@ -18,6 +18,7 @@ import pytest
 from tests.conftest import client_env
 from toolkit import Client, ConfigError, Interrupted, JournalInUseError
 from toolkit._bulk.runner import Call, Journal
+from toolkit._ingress import plan
 
 JOURNAL_URL = "https://svc/api/v1/customers/c1/clients/import"
 
@@ -48,9 +49,12 @@ def _settle(sandbox, seconds: float = 5.0) -> int:
 # -- stop when asked ------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("batch", [None, 100], ids=["one batch", "batches of 100"])
 def test_interrupt_in_the_main_thread_raises_interrupted_within_a_second_with_every_row(
-    fresh_client: Client, sandbox, no_faults
+    fresh_client: Client, sandbox, no_faults, monkeypatch: pytest.MonkeyPatch, batch: int | None
 ) -> None:
+    if batch is not None:  # two batches in flight at once (the next starts as the last ends)
+        monkeypatch.setattr(plan, "BATCH", batch)
     frame = _clients(3000, prefix="INT")
     sandbox.admin.set_faults(latency_ms=50)
     fired: list[float] = []
