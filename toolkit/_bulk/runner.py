@@ -207,15 +207,13 @@ class _Pool:
         self, conn: Connection, batches: Iterator[Sequence[Call]], pacer: Pacer, jr: Journal | None
     ):
         self.conn, self.batches, self.pacer, self.jr = conn, batches, pacer, jr
-        # by call number, for the batches loaded and not handed out
-        self.calls: dict[int, Call] = {}
+        # by call number, for the batches loaded and not handed out: the call, its URL and
+        # journal id; its reply
+        self.calls: dict[int, tuple[Call, str, str]] = {}
         self.replies: dict[int, Reply | None] = {}
-        self.urls: dict[int, str] = {}
-        self.ids: dict[int, str] = {}
-        self.ends: collections.deque[int] = collections.deque()  # where each loaded batch ends
-        self.left: collections.deque[int] = collections.deque()  # its calls not yet answered
+        # each such batch: where it ends, and how many of its calls are not answered yet
+        self.open: collections.deque[list[int]] = collections.deque()
         self.first = self.loaded = 0  # the first call not handed out; the calls loaded
-        self.todo = 0  # calls of the loaded batches the journal does not hold
         self.lock = threading.Lock()
         self.pending: Iterator[int] = iter(())
         self.closed = False  # the batches' reader left: take no more calls
@@ -236,46 +234,41 @@ class _Pool:
             return False
         todo: list[int] = []
         for k, call in enumerate(batch, start=self.loaded):
-            self.calls[k], self.replies[k] = call, None
-            if self.jr is not None:
-                # journal lines name the full URL: another customer or service never matches them
-                self.urls[k] = url = self.conn.url(call.endpoint, **(call.path or {}))
-                self.ids[k] = jid = call.journal_id(url)
-                if self.jr.acknowledged(jid, url, call.key):
-                    self.replies[k] = Reply(None, None, JOURNALED, 0, 0.0, "", "")
-                    self.answers.put(k)
-                    continue
-            todo.append(k)
+            url = jid = ""
+            if self.jr is not None:  # journal lines name the full URL: another customer or
+                url = self.conn.url(call.endpoint, **(call.path or {}))  # service never matches
+                jid = call.journal_id(url)
+            self.calls[k], self.replies[k] = (call, url, jid), None
+            if self.jr is not None and self.jr.acknowledged(jid, url, call.key):
+                self.replies[k] = Reply(None, None, JOURNALED, 0, 0.0, "", "")
+                self.answers.put(k)
+            else:
+                todo.append(k)
         self.loaded += len(batch)
-        self.ends.append(self.loaded)
-        self.left.append(len(batch))
-        self.todo += len(todo)
+        self.open.append([self.loaded, len(batch)])
         self.pending = iter(todo)
         return True
 
     def hand_out(self) -> list[Reply]:
         """The replies of the first batch loaded (``not_sent`` where none came), forgotten."""
-        end = self.ends.popleft()
-        self.left.popleft()
-        out = []
+        end = self.open.popleft()[0]
+        why = self.pacer.fatal or _INTERRUPTED  # (no reply: the run failed)
+        out = [self.replies.pop(k) or not_sent(why) for k in range(self.first, end)]
         for k in range(self.first, end):
-            reply = self.replies.pop(k)
-            out.append(reply if reply is not None else not_sent(self.pacer.fatal or _INTERRUPTED))
             del self.calls[k]
-            self.urls.pop(k, None)
-            self.ids.pop(k, None)
         self.first = end
         return out
 
     def answered(self, i: int) -> None:
         """Count call ``i`` answered in its batch."""
-        b = next(n for n, end in enumerate(self.ends) if i < end)
-        self.left[b] -= 1
+        with self.lock:  # (a worker may be loading a batch)
+            next(batch for batch in self.open if i < batch[0])[1] -= 1
 
     def keep(self, i: int, reply: Reply, into: dict[int, Reply | None]) -> None:
         """Journal the reply to call ``i`` and store it in ``into``."""
         if self.jr is not None:
-            journal_reply(self.jr, self.conn, self.calls[i], self.ids[i], self.urls[i], reply)
+            call, url, jid = self.calls[i]
+            journal_reply(self.jr, self.conn, call, jid, url, reply)
         into[i] = reply
 
     def done(self, i: int, reply: Reply) -> None:
@@ -299,7 +292,7 @@ class _Pool:
                     j = next(self.pending, None)
                 if j is None:
                     return self.delayed[0][0] - now if self.delayed else None
-                i, attempts = j, _attempts(self.conn, self.calls[j], self.pacer)
+                i, attempts = j, _attempts(self.conn, self.calls[j][0], self.pacer)
             self.in_flight.add(i)
             return i, attempts
 
@@ -463,7 +456,7 @@ def run_batches(
         size = total if total is not None else run.loaded
         # a single request shows no 1/1 bar
         bar = tqdm(total=size, desc=desc, disable=not progress or size <= 1, unit="req")
-        n_workers = max(1, min(workers or conn.workers, run.todo if total is None else total))
+        n_workers = max(1, min(workers or conn.workers, size))
         threads = [
             threading.Thread(target=run.work, name=f"toolkit-{desc}-{n}", daemon=True)
             for n in range(n_workers)
@@ -473,9 +466,9 @@ def run_batches(
         failed = False  # the workers took no more calls: a service that cannot be reached
         while True:
             with run.lock:  # (a worker reads the next batch once this one has no call to start)
-                if not run.ends and not run.load():
+                if not run.open and not run.load():
                     break
-            while run.left[0] and not failed:
+            while run.open[0][1] and not failed:
                 try:
                     i = run.answers.get(timeout=0.1)
                 except queue.Empty:

@@ -360,6 +360,9 @@ def _send(
     failed: dict[str, dict[str, str]] = {t: {} for t in IMPORTS}  # this run's failures
     interrupted: Interrupted | None = None
     bulk = partial(run_bulk, conn, workers=workers, progress=progress, journal=jr, pacer=pacer)
+    bulk_batches = partial(
+        run_batches, conn, workers=workers, progress=progress, journal=jr, pacer=pacer
+    )
     for table, todo in the_plan.calls.items():
         source = the_plan.part(table)  # the source's rows, in order
         if source is None:
@@ -368,44 +371,32 @@ def _send(
         while True:
             try:  # Ctrl+C outside the sending (between two batches or tables): the rest not sent
                 stopped = interrupted is not None or pacer.fatal is not None
-                sent.held = {} if stopped else held_children(table, sent.raw, failed, ranges=False)
+                if sent.held is None:
+                    sent.held = (
+                        {} if stopped else held_children(table, sent.raw, failed, ranges=False)
+                    )
                 if stopped:  # interrupted, or the service could not be reached: nothing is sent
                     fatal = pacer.fatal if interrupted is None else None
                     for calls in sent.batches():
-                        sent.kept(not_sent(fatal) if fatal else not_sent() for _ in calls)
+                        sent.kept((not_sent(fatal) for _ in calls) if fatal else ())
                 else:
                     runs = (
-                        (
-                            send_in_parts(partial(bulk, desc=table), calls)
-                            for calls in sent.batches()
-                        )
+                        (send_in_parts(partial(bulk, desc=table), c) for c in sent.batches())
                         if table == "code_ranges"  # a range's part k waits for its earlier parts
-                        else run_batches(
-                            conn,
-                            sent.batches(),
-                            workers=workers,
-                            progress=progress,
-                            journal=jr,
-                            desc=table,
-                            pacer=pacer,
-                            total=todo.requests,
-                        )
+                        else bulk_batches(sent.batches(), desc=table, total=todo.requests)
                     )
                     try:
-                        try:
-                            for replies in runs:
-                                sent.kept(replies)
-                        except KeyboardInterrupt as exc:  # Ctrl+C while replies were kept
-                            if isinstance(exc, Interrupted):
-                                raise
+                        for replies in runs:
+                            sent.kept(replies)
+                    except KeyboardInterrupt as exc:  # (also while a batch's replies were kept)
+                        if not isinstance(exc, Interrupted):
                             runs.throw(Interrupted("interrupted between two batches of requests"))
-                    except Interrupted as exc:
-                        interrupted = exc
-                        sent.kept(exc.replies, len(sent.made))  # every batch read
-                        for calls in sent.batches():  # the batches not read: none is sent
-                            sent.kept(not_sent() for _ in calls)
-                parts = _table_results(table, source, sent.per_row, sent.held, sent.extra)
+                        raise
+                parts = _table_results(table, source, sent.per_row, sent.held or {}, sent.extra)
                 break
+            except Interrupted as exc:  # in the sending: the replies of every batch read
+                interrupted = exc
+                sent.kept(exc.replies, len(sent.made))
             except KeyboardInterrupt:
                 if interrupted is not None:  # a second Ctrl+C: stop at once
                     raise
@@ -427,7 +418,7 @@ class _Sent:
         self.todo, self.raw = todo, raw  # every row's label, key and reference columns
         self.per_row: list[Reply | None] = [None] * len(raw)  # by position in raw
         self.extra: list[tuple[str, Reply]] = []  # deactivations: no source row
-        self.held: dict[Any, str] = {}  # a row's label -> why it is held back
+        self.held: dict[Any, str] | None = None  # a row's label -> why it is held back
         self.made: deque[tuple[list[Call], list[list[Any]]]] = deque()  # read, not answered
         self.merged = 0  # the batches whose replies are in per_row
 
@@ -437,10 +428,11 @@ class _Sent:
         for n, (calls, labels) in enumerate(self.todo.batches()):
             if n < self.merged + len(self.made):  # read before an interrupt
                 continue
-            keep = [i for i, lbs in enumerate(labels) if not any(lb in self.held for lb in lbs)]
+            held = {} if self.held is None else self.held  # (set before the first batch)
+            keep = [i for i, lbs in enumerate(labels) if not any(lb in held for lb in lbs)]
             for i in set(range(len(labels))) - set(keep):  # (another row of a code range)
                 for label in labels[i]:
-                    self.held.setdefault(label, "another row of this code range failed")
+                    held.setdefault(label, "another row of this code range failed")
             self.made.append(([calls[i] for i in keep], [labels[i] for i in keep]))
             yield self.made[-1][0]
 
