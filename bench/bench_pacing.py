@@ -601,6 +601,7 @@ def _draw(
     }
     ends: dict[str, tuple[float, float, int]] = {}
     errors: dict[str, BaseException] = {}
+    lost: list[str] = []  # the rows not accepted: said, not only counted
 
     def one(name: str) -> None:
         client = runs[name][0]
@@ -611,6 +612,11 @@ def _draw(
             errors[name] = exc
             return
         ends[name] = (start, time.perf_counter(), int(result["ok"].sum()))
+        for row in result[~result["ok"]].head(3).itertuples():
+            lost.append(
+                f"{name} seed {seed}: {row.status} {row.httpStatus} {row.error!r}, "
+                f"{row.attempts} attempts"
+            )
 
     server.admin.set_faults(
         rate=rate, statuses=[429, 500, 503], retry_after_seconds=retry or 0, seed=seed
@@ -634,6 +640,8 @@ def _draw(
     }
     whole = {name: ok / (stop - begin) for name, (begin, stop, ok) in ends.items()}
     share = both["faulty"] / max(both["free"], 1)
+    for line in lost:
+        print(f"  not accepted: {line}")
     return share, whole["faulty"] / whole["free"], n - ends["faulty"][2]
 
 
