@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from tests.bulk.test_runner import _sends
 from toolkit import Client
 from toolkit._bulk.budget import Budget, Ticket
 from toolkit._bulk.budgets import Budgets, budgets_of
@@ -403,28 +404,16 @@ def test_a_retry_after_delays_the_refused_row_not_the_run(sandbox: Any) -> None:
     # issue 28: random refusals (not a limit) with "Retry-After: 1": each refused row waits its
     # second before it is sent again, while the workers send the other rows meanwhile
     client = _client(sandbox)
-    sent: dict[str, list[tuple[float, float, int | None]]] = {}
-    lock = threading.Lock()
-    send = client.connection.transport.send
-
-    def noting(*args: Any, **kwargs: Any) -> Reply:
-        start = time.monotonic()
-        reply = send(*args, **kwargs)
-        body = kwargs.get("json")
-        if isinstance(body, dict) and "externalId" in body:
-            with lock:
-                sent.setdefault(body["externalId"], []).append(
-                    (start, time.monotonic(), reply.status)
-                )
-        return reply
-
-    client.connection.transport.send = noting  # type: ignore[method-assign]
+    log = _sends(client)
     sandbox.admin.set_faults(rate=0.2, statuses=[429, 503], retry_after_seconds=1, seed=28)
     try:
         result = client.import_clients(_clients(80, "RETRY"), workers=4, progress=False)
     finally:
         sandbox.admin.clear_faults()
     assert result["ok"].all()
+    sent: dict[str, list[tuple[float, float, int | None]]] = {}
+    for start, end, key, status in log:
+        sent.setdefault(key, []).append((start, end, status))
     waits = [
         later[0] - answered
         for tries in sent.values()
