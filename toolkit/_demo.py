@@ -374,15 +374,13 @@ def _in_use(db: Path) -> bool:
     """Whether a running sandbox holds ``db`` open (SQLite cannot leave WAL mode then)."""
     if not db.exists():
         return False
-    con = sqlite3.connect(db, timeout=0, isolation_level=None)
-    try:
-        con.execute("PRAGMA journal_mode=DELETE").fetchone()
-    except sqlite3.OperationalError as exc:
-        return "locked" in str(exc) or "busy" in str(exc)
-    except sqlite3.DatabaseError:  # not a SQLite file: no sandbox serves it
-        return False
-    finally:
-        con.close()
+    with closing(sqlite3.connect(db, timeout=0, isolation_level=None)) as con:
+        try:
+            con.execute("PRAGMA journal_mode=DELETE").fetchone()
+        except sqlite3.OperationalError as exc:
+            return "locked" in str(exc) or "busy" in str(exc)
+        except sqlite3.DatabaseError:  # not a SQLite file: no sandbox serves it
+            return False
     return False
 
 

@@ -56,7 +56,7 @@ _DURATION = re.compile(r"\d+(\.\d+)?\s*[A-Za-z]+(\s*\d+(\.\d+)?\s*[A-Za-z]+)*")
 #: the keys that are paths, read against the file's folder
 _PATHS = ("journal", "sync", "client_secret_file", "source", "billing")
 #: the keys :func:`_firm` reads into a field of another name or form (the others: the same)
-_READ = ("after", "sync_since", "max_rate", "workers", "reconcile")
+_READ = ("after", "sync_since", "max_rate", "reconcile")
 _FIRM_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _TYPE_NAMES: dict[type, str] = {str: "a string", int: "an integer", float: "a number"}
 _TYPE_NAMES |= {dict: "a table", bool: "true or false", date: "a date", datetime: "a date-time"}
@@ -359,7 +359,6 @@ def _firm(name: str, table: Any, folder: Path, env_file: Path | None) -> Firm:
         key=name,
         after=after,
         max_rate=float(rate) if rate is not None else None,
-        workers=workers,
         reconcile_options=dict(options),
         env_file=env_file,
         **fields,

@@ -13,7 +13,7 @@ import requests
 
 from toolkit._core.auth import Secret, TokenProvider
 from toolkit._core.connection import Connection
-from toolkit._core.http import Reply, _classify, _limit_headers, error_text, problem_of
+from toolkit._core.http import Reply, _failure, _limit_headers, error_text, problem_of
 from toolkit._core.lock import FileLock
 from toolkit._core.settings import Settings
 from toolkit._core.windows import Window, _ambiguous_date, iso, to_utc
@@ -33,8 +33,8 @@ def test_problem_of_keeps_a_json_body_and_has_none_without_text() -> None:
 
 
 def test_a_bad_url_is_invalid_and_a_read_timeout_is_lost() -> None:
-    assert _classify(requests.exceptions.MissingSchema("no scheme")) == "invalid_url"
-    assert _classify(requests.exceptions.ReadTimeout("read timed out")) == "lost"
+    assert _failure(requests.exceptions.MissingSchema("no scheme"))[0] == "invalid_url"
+    assert _failure(requests.exceptions.ReadTimeout("read timed out"))[0] == "lost"
 
 
 def test_only_the_rate_limit_headers_are_kept() -> None:

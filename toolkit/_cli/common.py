@@ -7,6 +7,7 @@ import re
 import shlex
 import sys
 import textwrap
+from itertools import zip_longest
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -112,14 +113,13 @@ def _wrapped(shown: pd.DataFrame, width: int) -> pd.DataFrame:
     longer = [c for c in shown if any(isinstance(v, str) and len(v) > width for v in shown[c])]
     if not longer:
         return shown
-    rows: list[list[object]] = []
+    rows: list[tuple[object, ...]] = []
     for values in shown.itertuples(index=False):
         cells = [
             textwrap.wrap(v, width) if c in longer and isinstance(v, str) and v else [v]
             for c, v in zip(shown.columns, values, strict=True)
         ]
-        depth = max(len(c) for c in cells)
-        rows += [[c[i] if i < len(c) else "" for c in cells] for i in range(depth)]
+        rows += zip_longest(*cells, fillvalue="")
     out = pd.DataFrame(rows, columns=shown.columns)
     for col in longer:
         size = max(len(v) for v in out[col] if isinstance(v, str))

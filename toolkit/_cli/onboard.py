@@ -49,15 +49,8 @@ def _offline_client(args: argparse.Namespace) -> Client:
     except ConfigError:
         unset = "http://not-configured.invalid"
         null_semantic_type = env.get(ENV_KEYS["null_semantic_type"]) or None  # as configured
-        return Client(
-            "<customerId>",
-            "<clientId>",
-            "<unused>",
-            unset,
-            unset,
-            audience="<unused>",
-            null_semantic_type=null_semantic_type,
-        )
+        placeholders = ("<customerId>", "<clientId>", "<unused>", unset, unset)
+        return Client(*placeholders, audience="<unused>", null_semantic_type=null_semantic_type)
 
 
 def _print_warnings(warnings: pd.DataFrame, warned: pd.DataFrame, shown: int = 10) -> None:

@@ -90,43 +90,42 @@ def _request(session: requests.Session, method: str, url: str, **kwargs: Any) ->
     return session.send(prep, timeout=timeout, allow_redirects=True, **settings)
 
 
-def _classify(exc: BaseException) -> Literal["invalid_url", "unreachable", "lost"]:
-    """What a ``requests`` exception means for the request: never sent, bad URL, or lost."""
+def _failure(exc: BaseException) -> tuple[Literal["invalid_url", "unreachable", "lost"], str]:
+    """What a ``requests`` exception means for the request (never sent, bad URL, or lost), and a
+    short reason without the URL (the caller names the host and the setting).
+
+    >>> _failure(req.MissingSchema("no scheme")), _failure(req.ReadTimeout("read timed out"))[0]
+    (('invalid_url', 'malformed URL'), 'lost')
+    """
     if isinstance(exc, req.InvalidURL | req.MissingSchema | req.InvalidSchema | req.URLRequired):
-        return INVALID_URL
+        return INVALID_URL, "malformed URL"
+    failure: Literal["unreachable", "lost"] = LOST
     if isinstance(exc, req.SSLError | req.ConnectTimeout | req.ProxyError):
-        return UNREACHABLE
-    if isinstance(exc, req.ConnectionError) and not isinstance(exc, req.ReadTimeout):
+        failure = UNREACHABLE
+    elif isinstance(exc, req.ConnectionError) and not isinstance(exc, req.ReadTimeout):
         reason = exc.args[0] if exc.args else None
         reason = getattr(reason, "reason", reason)
         never_left = url3.NewConnectionError | url3.ConnectTimeoutError | url3.SSLError
         if isinstance(reason, never_left | url3.ProxyError):
-            return UNREACHABLE  # refused, name not resolved, TLS, proxy
-    return LOST
-
-
-def _why(exc: BaseException, failure: str) -> str:
-    """A short reason without the URL (the caller names the host and the setting)."""
-    if failure == INVALID_URL:
-        return "malformed URL"
+            failure = UNREACHABLE  # refused, name not resolved, TLS, proxy
     text = str(exc.args[0] if exc.args else exc)
     unresolved = ("Name or service not known", "NameResolutionError", "nodename nor servname")
     if any(needle in text for needle in (*unresolved, "Temporary failure in name resolution")):
-        return "name not resolved"
+        return failure, "name not resolved"
     if "Connection refused" in text:
-        return "connection refused"
+        return failure, "connection refused"
     if "CERTIFICATE_VERIFY_FAILED" in text:
-        return "TLS certificate not trusted"
+        return failure, "TLS certificate not trusted"
     if isinstance(exc, req.SSLError):
-        return "TLS failure"
+        return failure, "TLS failure"
     if isinstance(exc, req.ConnectTimeout):
-        return "connect timeout"
+        return failure, "connect timeout"
     reason = getattr(exc.args[0], "reason", None) if exc.args else None
     if isinstance(exc, req.ReadTimeout) or isinstance(reason, url3.ReadTimeoutError):
-        return "read timeout: the request was sent, its answer did not come"
+        return failure, "read timeout: the request was sent, its answer did not come"
     if failure == LOST:
-        return f"connection lost after sending ({type(exc).__name__})"
-    return type(exc).__name__
+        return failure, f"connection lost after sending ({type(exc).__name__})"
+    return failure, type(exc).__name__
 
 
 def _retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -192,7 +191,6 @@ def error_text(body: Any, status: int | None, text: bytes = b"") -> str | None:
     """
     if status is not None and 200 <= status < 300:
         return None
-    reasons: list[str] = []
     if isinstance(body, dict):
         # the first key that says something: all it says
         reasons = next((found for key in _REASON_KEYS if (found := _reasons(body.get(key)))), [])
@@ -208,7 +206,7 @@ def error_text(body: Any, status: int | None, text: bytes = b"") -> str | None:
         if reasons and extra:
             reasons = [f"{'; '.join(reasons)} ({'; '.join(extra)})"]
         reasons = reasons or extra
-    elif body is not None:
+    else:
         reasons = _reasons(body)
     if reasons:
         return "; ".join(dict.fromkeys(reasons))[:_MAX_REASON]
@@ -374,9 +372,9 @@ class Transport:
                 resp = _request(sess, method, url, **request)
         except requests.RequestException as exc:
             elapsed = time.perf_counter() - start
-            failure = _classify(exc)
+            failure, reason = _failure(exc)
             attempts = 1 + (self.retries if retry and failure != INVALID_URL else 0)
-            reason, host = _why(exc, failure), urlsplit(url).netloc or url
+            host = urlsplit(url).netloc or url
             log.warning(
                 "could not reach %s (%s): %s %s, %d attempt(s)", host, reason, method, url, attempts
             )
