@@ -102,9 +102,7 @@ def closest(name: object, candidates: Collection[str], cutoff: float = 0.5) -> s
         >>> closest("entryId", ["entry_id", "hours"]), closest("zzz", ["hours"])
         ('entry_id', None)
     """
-    by_norm = {_norm(c): c for c in candidates}
-    if _norm(name) in by_norm:
-        return by_norm[_norm(name)]
+    by_norm = {_norm(c): c for c in candidates}  # an equal one is difflib's closest (ratio 1)
     match = difflib.get_close_matches(_norm(name), list(by_norm), n=1, cutoff=cutoff)
     return by_norm[match[0]] if match else None
 

@@ -168,11 +168,8 @@ class Settings:
         path = Path(found).resolve() if found else None
         values = read_env_file(path) if path is not None else {}
         values.update(environ if environ is not None else os.environ)
-        missing = [
-            var
-            for key, var in ENV_KEYS.items()
-            if key not in OPTIONAL_SETTINGS and not values.get(var)
-        ]
+        required = [var for key, var in ENV_KEYS.items() if key not in OPTIONAL_SETTINGS]
+        missing = [var for var in required if not values.get(var)]
         if missing:
             name = os.fspath(env_file) if env_file is not None else None
             if path is not None:
