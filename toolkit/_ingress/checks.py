@@ -435,7 +435,7 @@ def check_chunks(
     chunks: Iterable[pd.DataFrame],
     *,
     columns: Mapping[str, str] | None = None,
-    references: Mapping[str, Collection[str]] | None = None,
+    references: Mapping[str, pd.Index] | None = None,
     code_range_post: CodeRangePost = "replace",
     read_again: Callable[[], Iterable[pd.DataFrame]] | None = None,
 ) -> CheckResult:
@@ -630,36 +630,31 @@ def _objects(values: pd.Series) -> np.ndarray:
     return out
 
 
-def _absent(values: pd.Series, allowed: pd.Index) -> np.ndarray:
-    """True where a value is given and not one of ``allowed``: Arrow's hash set, no Python
-    string per row."""
-    given = arrow.chunked_array(arrow.array(values, from_pandas=True))
-    ids = arrow.array(allowed, from_pandas=True)
-    ids = ids.combine_chunks() if isinstance(ids, arrow.ChunkedArray) else ids
-    found = pc.is_in(given, value_set=ids.cast(given.type)).to_numpy(zero_copy_only=False)
-    out: np.ndarray = values.notna().to_numpy() & ~found
-    return out
-
-
 def _reference_failures(
-    spec: TableSpec, frame: pd.DataFrame, refs: Mapping[str, Collection[str]], found: list[Found]
+    spec: TableSpec, frame: pd.DataFrame, refs: Mapping[str, pd.Index], found: list[Found]
 ) -> list[Found]:
     """A ``reference`` error per id not one of its column's allowed ids (in a cell without an
-    error already)."""
+    error already).
+
+    A value given and not one of the allowed ids is found by Arrow's hash set, no Python
+    string per row."""
     out: list[Found] = []
     for col, allowed in refs.items():
         if col not in frame.columns:
             continue
         values = frame[col]
         already = {p for p, c, _, _, sev in found if c == col and sev == "error"}
-        allowed_index = allowed if isinstance(allowed, pd.Index) else pd.Index(list(allowed))
-        mask = _absent(values, allowed_index)
+        given = arrow.chunked_array(arrow.array(values, from_pandas=True))
+        ids = arrow.array(allowed, from_pandas=True)
+        ids = ids.combine_chunks() if isinstance(ids, arrow.ChunkedArray) else ids
+        listed = pc.is_in(given, value_set=ids.cast(given.type)).to_numpy(zero_copy_only=False)
+        mask = values.notna().to_numpy() & ~listed
         if not mask.any():
             continue
         parent = dict(spec.references).get(col, "the parent table")
         missing = values[mask]
         for p, value, hint in zip(
-            np.flatnonzero(mask), missing, _near_ids(missing, allowed_index), strict=True
+            np.flatnonzero(mask), missing, _near_ids(missing, allowed), strict=True
         ):
             if int(p) not in already:
                 message = f"{col} {value!r} is not an externalId of {parent}"
