@@ -388,8 +388,8 @@ def validate(
 
     failure_parts = [r.failures for r in results.values() if not r.failures.empty]
     failures = pd.concat(failure_parts, ignore_index=True) if failure_parts else empty_failures()
-    lines = {t: r.frame for t, r in results.items()}  # each row's label and the line map
-    failures = with_lines(failures, lines)  # the file's line of each row (NA for a frame)
+    # the file's line of each row (NA for a frame), from each row's label and the line map
+    failures = with_lines(failures, {t: r.frame for t, r in results.items()})
     rows = {t: len(r.frame) for t, r in results.items()}
     return ValidationReport(failures, rows, tuple(unchecked), results, given)
 
