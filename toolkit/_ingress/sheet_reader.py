@@ -9,7 +9,7 @@ import os
 import warnings
 import zipfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +42,8 @@ def _excel(path: Path, data_only: bool = False) -> Iterator[Any]:
         if not _EXCEL:
             raise ImportError("openpyxl")
         book = load_workbook(path, read_only=True, data_only=data_only, keep_links=False)
-        try:
+        with closing(book):
             yield book
-        finally:
-            book.close()
     except ConfigError:
         raise
     except ImportError:
