@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -177,7 +177,16 @@ class CheckResult:
         keep = ~self.bad if keep is None else keep
 
         def final(work: pd.DataFrame, mine: np.ndarray) -> pd.DataFrame:
-            return _finalize(spec, work if mine.all() else work.loc[mine], self.fractions)
+            columns = _present(spec, list(work.columns))  # optional ones may be left out
+            out = (work if mine.all() else work.loc[mine]).loc[:, columns]
+            out.attrs = {}  # the line map stays with the checks' frame: pandas deep-copies it
+            dtypes = {
+                c: "float64"  # a fraction is sent as given
+                if c in self.fractions and c not in spec.nullable
+                else _DTYPES[spec.kinds[c]][2 if c in spec.nullable else 1]
+                for c in columns
+            }
+            return out.astype(dtypes)
 
         if not self.columns_ok:
             yield final(
@@ -212,19 +221,6 @@ def _work_frame(
         },
         index=index,
     )
-
-
-def _finalize(spec: TableSpec, frame: pd.DataFrame, fractions: Collection[str]) -> pd.DataFrame:
-    columns = [c for c in spec.columns if c in frame.columns]  # optional ones may be left out
-    out = frame.loc[:, columns]
-    out.attrs = {}  # the line map stays with the checks' frame: pandas deep-copies it at every step
-    dtypes = {
-        c: "float64"  # a fraction is sent as given
-        if c in fractions and c not in spec.nullable
-        else _DTYPES[spec.kinds[c]][2 if c in spec.nullable else 1]
-        for c in columns
-    }
-    return out.astype(dtypes)
 
 
 def _fractions(values: pd.Series) -> np.ndarray:
