@@ -505,9 +505,7 @@ def _results(
     table: str, rows: Any, keys: list[Any], replies: list[Reply], actions: pd.Categorical[Any]
 ) -> pd.DataFrame:
     """Result rows of one table: ``table``, ``row``, the key, ``action`` and the reply's columns."""
-    res = result_frame(
-        pd.RangeIndex(len(keys)), keys, replies, key_name="externalId", conflict=True
-    )
+    res = result_frame(pd.RangeIndex(len(keys)), keys, replies, conflict=True)  # externalId
     res.insert(0, "table", pd.Series(table, index=res.index, dtype=TABLE_DTYPE))  # a byte a row
     res.insert(1, "row", rows)
     res.insert(3, "action", pd.Series(actions, index=res.index, dtype=ACTION_DTYPE))

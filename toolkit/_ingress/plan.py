@@ -536,8 +536,7 @@ class _Rows:
                 rows[col] = pd.Series(pa.nulls(len(index), pa.large_string()), dtype="string")
                 continue
             values = pd.Series(None, index=rows.index, dtype=object)
-            if given:
-                values.iloc[[p - start for p in given]] = found
+            values.iloc[[p - start for p in given]] = found
             rows[col] = values
         rows["changed"] = rows["changed"].where(rows["changed"].notna(), None)
         return nullable_rows(with_lines(rows.astype(_TEXT), self.source))
