@@ -356,13 +356,12 @@ def validate(
         for table, frame in zip(TABLES, tables, strict=True)
         if frame is not None
     }
-    known = dict(known or {})
-    unknown = set(known) - set(TABLES)
+    unknown = set(known or {}) - set(TABLES)
     if unknown:
         raise ConfigError(
             f"known= names unknown table(s) {sorted(unknown)}; tables: {', '.join(TABLES)}"
         )
-    known_ids = {t: _ids(v) for t, v in known.items() if v is not None}
+    known_ids = {t: _ids(v) for t, v in (known or {}).items() if v is not None}
 
     results: dict[str, CheckResult] = {}
     unchecked: list[str] = []
