@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -177,7 +177,16 @@ class CheckResult:
         keep = ~self.bad if keep is None else keep
 
         def final(work: pd.DataFrame, mine: np.ndarray) -> pd.DataFrame:
-            return _finalize(spec, work if mine.all() else work.loc[mine], self.fractions)
+            columns = _present(spec, list(work.columns))  # optional ones may be left out
+            out = (work if mine.all() else work.loc[mine]).loc[:, columns]
+            out.attrs = {}  # the line map stays with the checks' frame: pandas deep-copies it
+            dtypes = {
+                c: "float64"  # a fraction is sent as given
+                if c in self.fractions and c not in spec.nullable
+                else _DTYPES[spec.kinds[c]][2 if c in spec.nullable else 1]
+                for c in columns
+            }
+            return out.astype(dtypes)
 
         if not self.columns_ok:
             yield final(
@@ -212,19 +221,6 @@ def _work_frame(
         },
         index=index,
     )
-
-
-def _finalize(spec: TableSpec, frame: pd.DataFrame, fractions: Collection[str]) -> pd.DataFrame:
-    columns = [c for c in spec.columns if c in frame.columns]  # optional ones may be left out
-    out = frame.loc[:, columns]
-    out.attrs = {}  # the line map stays with the checks' frame: pandas deep-copies it at every step
-    dtypes = {
-        c: "float64"  # a fraction is sent as given
-        if c in fractions and c not in spec.nullable
-        else _DTYPES[spec.kinds[c]][2 if c in spec.nullable else 1]
-        for c in columns
-    }
-    return out.astype(dtypes)
 
 
 def _fractions(values: pd.Series) -> np.ndarray:
@@ -435,7 +431,7 @@ def check_chunks(
     chunks: Iterable[pd.DataFrame],
     *,
     columns: Mapping[str, str] | None = None,
-    references: Mapping[str, Collection[str]] | None = None,
+    references: Mapping[str, pd.Index] | None = None,
     code_range_post: CodeRangePost = "replace",
     read_again: Callable[[], Iterable[pd.DataFrame]] | None = None,
 ) -> CheckResult:
@@ -630,36 +626,31 @@ def _objects(values: pd.Series) -> np.ndarray:
     return out
 
 
-def _absent(values: pd.Series, allowed: pd.Index) -> np.ndarray:
-    """True where a value is given and not one of ``allowed``: Arrow's hash set, no Python
-    string per row."""
-    given = arrow.chunked_array(arrow.array(values, from_pandas=True))
-    ids = arrow.array(allowed, from_pandas=True)
-    ids = ids.combine_chunks() if isinstance(ids, arrow.ChunkedArray) else ids
-    found = pc.is_in(given, value_set=ids.cast(given.type)).to_numpy(zero_copy_only=False)
-    out: np.ndarray = values.notna().to_numpy() & ~found
-    return out
-
-
 def _reference_failures(
-    spec: TableSpec, frame: pd.DataFrame, refs: Mapping[str, Collection[str]], found: list[Found]
+    spec: TableSpec, frame: pd.DataFrame, refs: Mapping[str, pd.Index], found: list[Found]
 ) -> list[Found]:
     """A ``reference`` error per id not one of its column's allowed ids (in a cell without an
-    error already)."""
+    error already).
+
+    A value given and not one of the allowed ids is found by Arrow's hash set, no Python
+    string per row."""
     out: list[Found] = []
     for col, allowed in refs.items():
         if col not in frame.columns:
             continue
         values = frame[col]
         already = {p for p, c, _, _, sev in found if c == col and sev == "error"}
-        allowed_index = allowed if isinstance(allowed, pd.Index) else pd.Index(list(allowed))
-        mask = _absent(values, allowed_index)
+        given = arrow.chunked_array(arrow.array(values, from_pandas=True))
+        ids = arrow.array(allowed, from_pandas=True)
+        ids = ids.combine_chunks() if isinstance(ids, arrow.ChunkedArray) else ids
+        listed = pc.is_in(given, value_set=ids.cast(given.type)).to_numpy(zero_copy_only=False)
+        mask = values.notna().to_numpy() & ~listed
         if not mask.any():
             continue
         parent = dict(spec.references).get(col, "the parent table")
         missing = values[mask]
         for p, value, hint in zip(
-            np.flatnonzero(mask), missing, _near_ids(missing, allowed_index), strict=True
+            np.flatnonzero(mask), missing, _near_ids(missing, allowed), strict=True
         ):
             if int(p) not in already:
                 message = f"{col} {value!r} is not an externalId of {parent}"

@@ -91,8 +91,7 @@ def with_lines(
     elif "table" in out.columns:
         for table, src in sources.items():
             mask = (out["table"] == table).to_numpy(dtype=bool, na_value=False)
-            if mask.any():
-                lines[mask] = line_array(src, out["row"][mask])
+            lines[mask] = line_array(src, out["row"][mask])
     at = list(out.columns).index("row") + 1
     out.insert(at, "line", pd.Series(lines, index=out.index).astype("Int64"))
     return out

@@ -122,21 +122,21 @@ def _records(
 
 
 def _sniff(path: Path, codec: tuple[str, str]) -> str:
-    """The delimiter whose first records have the most fields and agree on their number."""
-    best, best_score = ",", (False, 0.0)
-    for d in DELIMITERS:
+    """The delimiter whose first records have the most fields and agree on their number (the
+    first of :data:`DELIMITERS` when two score alike, a comma when none splits a record)."""
+
+    def score(d: str) -> tuple[bool, float]:
         try:
             with _lines(path, codec) as lines:
                 counts = [len(r) for _, r in _records(lines, d, _SNIFF_LINES)]
         except csv.Error:
-            continue
+            return False, 0.0
         if not counts or counts[0] < 2:
-            continue
+            return False, 0.0
         agree = sum(c == counts[0] for c in counts) / len(counts)
-        score = (agree >= 0.99, counts[0] if agree >= 0.99 else agree)
-        if score > best_score:
-            best, best_score = d, score
-    return best
+        return agree >= 0.99, counts[0] if agree >= 0.99 else agree
+
+    return max(DELIMITERS, key=score)
 
 
 _SHOWN = {"\t": "tab", ",": "comma", ";": "semicolon", "|": "pipe"}
@@ -186,9 +186,7 @@ def _empty_tail(path: Path, codec: tuple[str, str], delimiter: str, header: list
         return 0
     named = max((i + 1 for i, name in enumerate(header) if name), default=0)
     with _lines(path, codec) as lines:
-        records = iter(_records(lines, delimiter))
-        next(records)  # the header
-        for _, record in records:
+        for _, record in itertools.islice(_records(lines, delimiter), 1, None):  # past the header
             filled = [i for i in range(named, min(len(record), len(header))) if record[i] != ""]
             if filled:
                 named = max(filled) + 1

@@ -438,34 +438,25 @@ class _Sent:
 
     def kept(self, replies: Iterable[Reply], batches: int = 1) -> None:
         """The replies of the first ``batches`` batches read and not yet answered, in order,
-        kept in their rows' places (``not_sent`` where none is given)."""
+        kept in their rows' places (``not_sent`` where none is given).
+
+        Each reply of a batch is kept in its row's place (a range's parts merged), a
+        deactivation's (no row) in :attr:`extra`."""
         answers = iter(replies)
         for _ in range(min(batches, len(self.made))):
             calls, labels = self.made[0]
             got = [next(answers, None) or not_sent() for _ in calls]
-            _keep_replies(self.per_row, self.extra, self.raw.index, calls, labels, got)
+            flat = pd.Index([lb for lbs in labels for lb in lbs])
+            found = iter(self.raw.index.get_indexer(flat).tolist())
+            for call, lbs, reply in zip(calls, labels, got, strict=True):
+                if not lbs:
+                    self.extra.append((call.key, reply))
+                for _ in lbs:  # the replies of a range's parts merged
+                    p = next(found)
+                    seen = self.per_row[p]
+                    self.per_row[p] = reply if seen is None else merge_parts(seen, reply)
             self.made.popleft()
             self.merged += 1
-
-
-def _keep_replies(
-    per_row: list[Reply | None],
-    extra: list[tuple[str, Reply]],
-    index: pd.Index,
-    calls: list[Call],
-    labels: list[list[Any]],
-    replies: list[Reply],
-) -> None:
-    """Each reply of a batch kept in its row's place (a range's parts merged), a deactivation's
-    (no row) in ``extra``."""
-    found = iter(index.get_indexer(pd.Index([lb for lbs in labels for lb in lbs])).tolist())
-    for call, lbs, reply in zip(calls, labels, replies, strict=True):
-        if not lbs:
-            extra.append((call.key, reply))
-        for _ in lbs:  # the replies of a range's parts merged
-            p = next(found)
-            seen = per_row[p]
-            per_row[p] = reply if seen is None else merge_parts(seen, reply)
 
 
 def _table_results(
@@ -514,9 +505,7 @@ def _results(
     table: str, rows: Any, keys: list[Any], replies: list[Reply], actions: pd.Categorical[Any]
 ) -> pd.DataFrame:
     """Result rows of one table: ``table``, ``row``, the key, ``action`` and the reply's columns."""
-    res = result_frame(
-        pd.RangeIndex(len(keys)), keys, replies, key_name="externalId", conflict=True
-    )
+    res = result_frame(pd.RangeIndex(len(keys)), keys, replies, conflict=True)  # externalId
     res.insert(0, "table", pd.Series(table, index=res.index, dtype=TABLE_DTYPE))  # a byte a row
     res.insert(1, "row", rows)
     res.insert(3, "action", pd.Series(actions, index=res.index, dtype=ACTION_DTYPE))

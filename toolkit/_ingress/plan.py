@@ -44,11 +44,6 @@ IMPORTS: dict[str, tuple[Endpoint, str]] = {
     table: (cast("Endpoint", f"import_{table}"), spec.id_column) for table, spec in TABLES.items()
 }
 
-#: child table -> [(column, parent table)] for "never post a record whose parent failed".
-PARENTS: dict[str, list[tuple[str, str]]] = {
-    t: list(spec.references) for t, spec in TABLES.items() if spec.references
-}
-
 #: What the plan does with a record.
 Action = Literal[
     "send", "update", "retry", "deactivate", "unchanged", "missing", "invalid", "skipped"
@@ -73,8 +68,6 @@ DEACTIVATE_SHARE = 0.05
 BATCH = 10_000
 
 _NOTHING: dict[str, Any] = {}
-
-_COLUMNS = "table row externalId action changed reason lastAccepted failingSince".split()
 
 
 _FAILURE_COLUMNS = (
@@ -299,14 +292,7 @@ class Plan:
     @cached_property
     def rows(self) -> pd.DataFrame:
         """The plan's rows (built when first asked for)."""
-        return nullable_rows(pd.concat(list(self.chunks()) or [self._no_rows()], ignore_index=True))
-
-    def _no_rows(self) -> pd.DataFrame:
-        """The plan's columns without a row (as its first table's rows have them)."""
-        empty = _Rows(
-            "clients", pd.DataFrame(), pd.Series(dtype="string"), np.zeros(0, np.int8), {}
-        )
-        return (self.parts[0] if self.parts else empty).frame(0, 0)
+        return self.select(ACTIONS)
 
     def __len__(self) -> int:
         return sum(len(part) for part in self.parts)
@@ -323,7 +309,8 @@ class Plan:
                 yield part.frame(start, start + size)
 
     def select(self, actions: Iterable[str]) -> pd.DataFrame:
-        """The rows whose action is one of ``actions`` (only they are built).
+        """The rows whose action is one of ``actions`` (only they are built); none: the plan's
+        columns without a row (as its first table's rows have them).
 
         Example:
             >>> client.plan({"clients": clients}).select(["update", "retry"]).empty
@@ -337,7 +324,9 @@ class Plan:
                 if mine.any():
                     out.append(part.frame(start, start + BATCH)[mine])
         # no such row: the columns, not the rows built
-        return nullable_rows(pd.concat(out or [self._no_rows()], ignore_index=True))
+        none = _Rows("clients", pd.DataFrame(), pd.Series(dtype="string"), np.zeros(0, np.int8), {})
+        out = out or [(self.parts[0] if self.parts else none).frame(0, 0)]
+        return nullable_rows(pd.concat(out, ignore_index=True))
 
     def part(self, table: str) -> _Rows | None:
         """The compact rows of a table's source rows (the first part of the table: the journal's
@@ -522,13 +511,12 @@ class _Rows:
     def __len__(self) -> int:
         return len(self.action)
 
-    def frame(self, start: int = 0, stop: int | None = None) -> pd.DataFrame:
+    def frame(self, start: int, stop: int) -> pd.DataFrame:
         """The plan rows ``start:stop`` as a frame, ``line`` included: one per label of the
         source's index, in its order (``action``: positions in :data:`ACTIONS`; ``more``: the
         other columns by position).
 
         Plan rows in the plan's dtypes; ``row`` as ``Int64`` beside a source of whole labels."""
-        stop = len(self) if stop is None else stop
         index = self.source.index[start:stop]
         given = sorted(p for p in self.more if start <= p < stop)  # few, unless a journal
         whole = pd.api.types.is_integer_dtype(index.dtype)
@@ -542,14 +530,13 @@ class _Rows:
             },
             index=at,
         )
-        for col in _COLUMNS[4:]:
+        for col in ["changed", "reason", "lastAccepted", "failingSince"]:
             found = [self.more[p].get(col) for p in given]
             if col in _TEXT and all(v is None for v in found):  # one null Arrow column: no offsets
                 rows[col] = pd.Series(pa.nulls(len(index), pa.large_string()), dtype="string")
                 continue
             values = pd.Series(None, index=rows.index, dtype=object)
-            if given:
-                values.iloc[[p - start for p in given]] = found
+            values.iloc[[p - start for p in given]] = found
             rows[col] = values
         rows["changed"] = rows["changed"].where(rows["changed"].notna(), None)
         return nullable_rows(with_lines(rows.astype(_TEXT), self.source))
@@ -582,7 +569,7 @@ def held_children(
     """
     held = set(held)
     out: dict[Any, str] = {}
-    for col, parent in PARENTS.get(table, []):
+    for col, parent in TABLES[table].references:  # never post a record whose parent failed
         if col not in frame or not bad.get(parent):
             continue
         for label, value in frame[col].astype("string").items():
@@ -595,26 +582,6 @@ def held_children(
             if label not in held and label not in out and str(init) in holding:
                 out[label] = "another row of this code range is not sent"
     return out
-
-
-def _held_back(
-    table: str,
-    frame: pd.DataFrame,
-    report: ValidationReport,
-    bad: dict[str, dict[str, str]],
-    checked: bool = True,
-) -> dict[Any, tuple[Action, str]]:
-    """Rows of a table that are not sent: invalid ones (when ``checked``), and those whose
-    parent is not sent."""
-    held: dict[Any, tuple[Action, str]] = {}
-    errors = report.errors[report.errors["table"] == table]
-    whole = errors[errors["row"].isna()]["message"].tolist()
-    for label in report.bad_rows(table) if checked else []:
-        msgs = errors[errors["row"] == label]["message"].tolist() or whole
-        held[label] = ("invalid", "; ".join(str(m) for m in msgs[:3]))
-    for label, why in held_children(table, frame, bad, held).items():
-        held[label] = ("skipped", why)
-    return held
 
 
 @returning_pool()
@@ -644,6 +611,9 @@ def plan(
         validate: ``False`` plans the rows that fail validation too, their payloads built
             from the values as given (frames only): what the service then answers is theirs.
 
+    A table's rows that are not sent are held back: the invalid ones (when ``validate``),
+    ``invalid`` with their first three errors, and those whose parent is not sent, ``skipped``.
+
     Returns:
         The :class:`Plan`.
 
@@ -668,7 +638,15 @@ def plan(
         frame = report.results[table].frame
         id_col = TABLES[table].id_column  # a missing column: no keys
         keys = frame.get(id_col, pd.Series(pd.NA, frame.index)).astype("string")
-        held = _held_back(table, frame, report, bad, checked=validate)
+        # the rows not sent: invalid ones (when validated), and those whose parent is not sent
+        held: dict[Any, tuple[Action, str]] = {}
+        errors = report.errors[report.errors["table"] == table]
+        whole = errors[errors["row"].isna()]["message"].tolist()
+        for label in report.bad_rows(table) if validate else []:
+            msgs = errors[errors["row"] == label]["message"].tolist() or whole
+            held[label] = ("invalid", "; ".join(str(m) for m in msgs[:3]))
+        for label, why in held_children(table, frame, bad, held).items():
+            held[label] = ("skipped", why)
         bad[table] = {str(keys[lb]): f"is {a}" for lb, (a, _) in held.items() if pd.notna(keys[lb])}
         at = frame.index.get_indexer(pd.Index(list(held))).tolist()
         keep = report.valid(table) if validate else np.ones(len(frame), dtype=bool)

@@ -9,6 +9,7 @@ import os
 import pickle
 import tempfile
 from collections.abc import Iterable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -62,10 +63,11 @@ class TableFile:
             for offset, length in extents:
                 yield pickle.loads(os.pread(file.fileno(), length, offset))
             return
-        file = tempfile.TemporaryFile()  # unlinked at once: no copy left behind a killed run
-        taken: list[tuple[int, int]] = []
-        kept = False
-        try:
+        # closed when stopped early (or when another read ran to the end first)
+        with ExitStack() as opened:
+            # unlinked at once: no copy left behind a killed run
+            file = opened.enter_context(tempfile.TemporaryFile())
+            taken: list[tuple[int, int]] = []
             for chunk in read_chunks(self.path, encoding=self.encoding, sheet=self.sheet):
                 data = pickle.dumps(chunk, protocol=pickle.HIGHEST_PROTOCOL)
                 taken.append((file.tell(), len(data)))
@@ -73,12 +75,9 @@ class TableFile:
                 del data  # not held while the chunk is used
                 yield chunk
             file.flush()
-            if not spill:  # the first read to run to the end: the snapshot
+            if not spill:  # the first read to run to the end: the snapshot, kept open
                 spill.append((file, tuple(taken)))
-                kept = True
-        finally:
-            if not kept:  # stopped early (or another read ran to the end first)
-                file.close()
+                opened.pop_all()
 
     def read(self) -> pd.DataFrame:
         """The whole table: its chunks (:meth:`chunks`) joined.

@@ -30,8 +30,6 @@ KIND = "kind"
 TEMPLATE = "template"
 """Check statistic: the message template of one failing cell (``{column}``, ``{value}``, ...)."""
 
-_SPACES = "{column} {value} has leading or trailing whitespace; it is sent as given"
-
 
 def _check(
     name: str,
@@ -76,7 +74,7 @@ _TRIMMED = _check(
     "trimmed",
     lambda s: s.astype(str).str.strip() == s.astype(str),
     "has leading or trailing whitespace; it is sent as given",
-    _SPACES,
+    "{column} {value} has leading or trailing whitespace; it is sent as given",
     True,
 )
 

@@ -5,11 +5,10 @@ types; the sheets of a workbook that hold import tables. A workbook it cannot re
 
 from __future__ import annotations
 
-import os
 import warnings
 import zipfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +41,8 @@ def _excel(path: Path, data_only: bool = False) -> Iterator[Any]:
         if not _EXCEL:
             raise ImportError("openpyxl")
         book = load_workbook(path, read_only=True, data_only=data_only, keep_links=False)
-        try:
+        with closing(book):
             yield book
-        finally:
-            book.close()
     except ConfigError:
         raise
     except ImportError:
@@ -122,9 +119,10 @@ def _fit(where: str, header: list[Any], line: int, row: list[Any]) -> list[Any]:
     return row[: len(header)] + [""] * (len(header) - len(row))
 
 
-def table_sheets(path: str | os.PathLike[str]) -> dict[str, str]:
-    """The sheets of a workbook that hold import tables, named as
-    :func:`~toolkit._ingress.names.table_for` names files.
+def table_sheets(path: Path) -> dict[str, str]:
+    """The sheets of a workbook (a file: :func:`~toolkit._ingress.validation.folder_sources`
+    reads one only) that hold import tables, named as :func:`~toolkit._ingress.names.table_for`
+    names files.
 
     Other sheets are passed over with an :class:`InputWarning` (the report's sheets,
     :data:`REPORT_SHEETS`, and :data:`~toolkit._ingress.names.IGNORED` ones silently).
@@ -139,12 +137,9 @@ def table_sheets(path: str | os.PathLike[str]) -> dict[str, str]:
         >>> table_sheets(book)
         {'initiatives': 'Matters'}
     """
-    p = Path(path)
-    if not p.is_file():
-        raise ConfigError(f"{p}: no such file")
     found: dict[str, list[str]] = {}
     unknown: list[str] = []
-    with _excel(p) as book:
+    with _excel(path) as book:
         in_book = [str(name) for name in book.sheetnames]
     for sheet in in_book:
         key = norm(sheet)
@@ -155,13 +150,13 @@ def table_sheets(path: str | os.PathLike[str]) -> dict[str, str]:
             unknown.append(sheet)
     if unknown:
         warnings.warn(
-            f"{p}: passed over the sheet(s) {', '.join(unknown)}: no import table has that name",
+            f"{path}: passed over the sheet(s) {', '.join(unknown)}: no import table has that name",
             InputWarning,
             stacklevel=3,
         )
     if not found:
         raise ConfigError(
-            f"{p}: no sheet names an import table; expected sheets named "
+            f"{path}: no sheet names an import table; expected sheets named "
             f"{', '.join(ALIASES)} (or their aliases)"
         )
-    return one_each(found, lambda table, names: f"{p}: {table} is in more than one sheet: {names}")
+    return one_each(found, lambda t, names: f"{path}: {t} is in more than one sheet: {names}")

@@ -356,13 +356,12 @@ def validate(
         for table, frame in zip(TABLES, tables, strict=True)
         if frame is not None
     }
-    known = dict(known or {})
-    unknown = set(known) - set(TABLES)
+    unknown = set(known or {}) - set(TABLES)
     if unknown:
         raise ConfigError(
             f"known= names unknown table(s) {sorted(unknown)}; tables: {', '.join(TABLES)}"
         )
-    known_ids = {t: _ids(v) for t, v in known.items() if v is not None}
+    known_ids = {t: _ids(v) for t, v in (known or {}).items() if v is not None}
 
     results: dict[str, CheckResult] = {}
     unchecked: list[str] = []
@@ -388,8 +387,8 @@ def validate(
 
     failure_parts = [r.failures for r in results.values() if not r.failures.empty]
     failures = pd.concat(failure_parts, ignore_index=True) if failure_parts else empty_failures()
-    lines = {t: r.frame for t, r in results.items()}  # each row's label and the line map
-    failures = with_lines(failures, lines)  # the file's line of each row (NA for a frame)
+    # the file's line of each row (NA for a frame), from each row's label and the line map
+    failures = with_lines(failures, {t: r.frame for t, r in results.items()})
     rows = {t: len(r.frame) for t, r in results.items()}
     return ValidationReport(failures, rows, tuple(unchecked), results, given)
 

@@ -272,12 +272,11 @@ def write_workbook(
     book.remove(book.active)
     _write_frame(book.create_sheet("errors"), failures.reset_index(drop=True))
     _write_frame(book.create_sheet("summary"), _summary(failures))
-    headers = headers or {}
     for table, frame in tables.items():
         sheet = book.create_sheet(table[:31])
         _write_frame(sheet, frame)
         mine = failures[failures["table"] == table] if "table" in failures else failures[:0]
-        _mark(sheet, _cells(frame, mine, headers.get(table, {})))
+        _mark(sheet, _cells(frame, mine, (headers or {}).get(table, {})))
     try:
         book.save(p)
     except OSError as exc:
