@@ -305,7 +305,8 @@ class Export:
             try:
                 schema.validate(frame, lazy=True)
             except pandera.errors.SchemaErrors as exc:
-                failures.append(schema_failures(exc, frame, table, id_col, _failed_with))
+                word = "{}: failed {} with {!r}".format  # column, check, value
+                failures.append(schema_failures(exc, frame, table, id_col, word))
         if failures:
             cases = pd.concat(failures, ignore_index=True)
             raise ValidationError(f"{len(cases)} problem(s) in the {self.kind} tables", cases)
@@ -363,7 +364,8 @@ class Export:
 
         Args:
             partition_cols: Columns appended as :meth:`to_parquet` does (``workMonth`` derived)
-                and copied onto each code from its entry.
+                and copied onto each code from its entry; a column the entries hold already is
+                kept as it is, and any other name is refused.
 
         Returns:
             :class:`Tables` of ``pyarrow.Table``.
@@ -371,9 +373,23 @@ class Export:
         >>> Export.empty().to_arrow(partition_cols=["workMonth"]).codes.column_names[-1]
         'workMonth'
         """
-        entries, codes = with_partitions(
-            self._table("entries"), self._table("codes"), list(partition_cols)
-        )
+        entries, codes, parts = self._table("entries"), self._table("codes"), list(partition_cols)
+        for col in parts:
+            if col in entries.column_names:
+                continue
+            if col != "workMonth":
+                raise ConfigError(
+                    f"cannot partition by {col!r}: not a column of the entries"
+                    " (nor 'workMonth', the month of workDate)"
+                )
+            entries = entries.append_column(
+                "workMonth", pc.strftime(entries["workDate"], format="%Y-%m")
+            )
+        if parts:
+            at = pc.index_in(codes["entryId"], value_set=entries["_id"].combine_chunks())
+            for col in parts:
+                codes = codes.drop_columns([col]) if col in codes.column_names else codes
+                codes = codes.append_column(col, entries[col].take(at))
         return Tables(entries, codes)
 
     def to_polars(self) -> Tables[polars.DataFrame]:
@@ -490,18 +506,16 @@ class Export:
         meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
         if not meta and not _has_parquet(root / "entries"):
             raise ConfigError(f"{root} is not an exported Parquet dataset (no entries/ folder)")
-        found: list[pa.Table | None] = []
+        found: list[pa.Table | None] = [None, None]
         hive = ds.HivePartitioning.discover(infer_dictionary=True)  # partition values as text
-        for sub in ("entries", "codes"):
-            if not _has_parquet(root / sub):
-                found.append(None)
-                continue
-            data = ds.dataset(root / sub, format="parquet", partitioning=hive).to_table()
-            text = [
-                pa.field(f.name, pa.string()) if pa.types.is_dictionary(f.type) else f
-                for f in data.schema
-            ]
-            found.append(data.cast(pa.schema(text)))
+        for i, sub in enumerate(("entries", "codes")):
+            if _has_parquet(root / sub):
+                data = ds.dataset(root / sub, format="parquet", partitioning=hive).to_table()
+                text = [
+                    pa.field(f.name, pa.string()) if pa.types.is_dictionary(f.type) else f
+                    for f in data.schema
+                ]
+                found[i] = data.cast(pa.schema(text))
         kind: Kind = meta.get("kind") or _kind_of(found[0].column_names if found[0] else [])
         empty = (schema.empty_table() for schema in empty_schemas(kind))
         entries, codes = (t if t is not None else e for t, e in zip(found, empty, strict=True))
@@ -679,10 +693,6 @@ def _concat(tables: list[pa.Table]) -> pa.Table:
         return pa.concat_tables(as_text, promote_options="permissive")
 
 
-def _failed_with(column: str, check: str, value: Any) -> str:
-    return f"{column}: failed {check} with {value!r}"
-
-
 def _rows(export: Export, name: str) -> int:
     table = export._tables.get(name)
     return table.num_rows if table is not None else len(export._frames[name])
@@ -751,29 +761,6 @@ def from_frame(frame: pd.DataFrame, kind: Kind, table_name: str) -> pa.Table:
     if missing:
         raise ConfigError(f"column {missing[0]!r} is missing from the {table_name} table")
     return typed(table, kind, table_name)
-
-
-def with_partitions(
-    entries: pa.Table, codes: pa.Table, parts: Sequence[str]
-) -> tuple[pa.Table, pa.Table]:
-    """Append the partition columns to the entries and copy them onto each code."""
-    for col in parts:
-        if col in entries.column_names:
-            continue
-        if col != "workMonth":
-            raise ConfigError(
-                f"cannot partition by {col!r}: not a column of the entries"
-                " (nor 'workMonth', the month of workDate)"
-            )
-        entries = entries.append_column(
-            "workMonth", pc.strftime(entries["workDate"], format="%Y-%m")
-        )
-    if parts:
-        at = pc.index_in(codes["entryId"], value_set=entries["_id"].combine_chunks())
-        for col in parts:
-            codes = codes.drop_columns([col]) if col in codes.column_names else codes
-            codes = codes.append_column(col, entries[col].take(at))
-    return entries, codes
 
 
 def _pandas_metadata(table: pa.Table) -> pa.Table:

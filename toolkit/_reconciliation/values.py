@@ -168,12 +168,3 @@ def _raise_values(
     )
     said = f"{table} column {column!r}: {len(bad)} value(s) {what}, for example {shown}"
     raise ValidationError(message or said + hint, cases)
-
-
-def empty_column(n: int, dtype: str) -> pd.Series:
-    """A column of ``n`` missing values of ``dtype`` (``str``, ``Int64``, ``datetime64[us]``).
-
-    >>> str(empty_column(2, "Int64").dtype), empty_column(2, "str").isna().all()
-    ('Int64', np.True_)
-    """
-    return pd.Series([None] * n, dtype=dtype)
