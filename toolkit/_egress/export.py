@@ -766,13 +766,12 @@ def from_frame(frame: pd.DataFrame, kind: Kind, table_name: str) -> pa.Table:
 def _pandas_metadata(table: pa.Table) -> pa.Table:
     """Attach the pandas metadata of the table's frame (list columns noted as ``object``)."""
     frame = to_frame(table.schema.empty_table())
-    meta = pa.Schema.from_pandas(frame, preserve_index=False).metadata or {}
-    if b"pandas" in meta:
-        described = json.loads(meta[b"pandas"])
-        for column in described["columns"]:
-            if str(column.get("numpy_type", "")).startswith(("list<", "large_list<", "struct<")):
-                column["numpy_type"] = "object"
-        meta = {**meta, b"pandas": json.dumps(described).encode()}
+    meta = pa.Schema.from_pandas(frame, preserve_index=False).metadata or {}  # has b"pandas"
+    described = json.loads(meta[b"pandas"])
+    for column in described["columns"]:
+        if str(column.get("numpy_type", "")).startswith(("list<", "large_list<", "struct<")):
+            column["numpy_type"] = "object"
+    meta = {**meta, b"pandas": json.dumps(described).encode()}
     return table.replace_schema_metadata({**(table.schema.metadata or {}), **meta})
 
 
