@@ -677,8 +677,6 @@ class Export:
 
 def _concat(tables: list[pa.Table]) -> pa.Table:
     """Tables one after another; a column typed apart in two (an unknown field) becomes text."""
-    if len(tables) == 1:
-        return tables[0]
     try:
         return pa.concat_tables(tables, promote_options="permissive")
     except (pa.ArrowTypeError, pa.ArrowInvalid):

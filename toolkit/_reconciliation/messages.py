@@ -89,8 +89,6 @@ def error_lists(rows: pd.DataFrame, key: str) -> list[list[str]]:
     """
     out: list[list[str]] = [[] for _ in range(len(rows))]
     failed = (rows["status"] != "matched").to_numpy()
-    if not failed.any():
-        return out
     sub = rows.loc[failed]
     columns = [_missing_messages(sub, key), *_messages(sub)]
     texts = zip(*(c.tolist() for c in columns), strict=True)

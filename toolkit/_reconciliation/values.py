@@ -100,8 +100,6 @@ def _text_dates(
     """Distinct date texts parsed (NaT when unreadable); ambiguous ones refused."""
     parsed = _naive(texts, format="ISO8601")
     rest = parsed.isna().to_numpy()
-    if not rest.any():
-        return parsed
     other = texts[rest]
     if dayfirst is not None:
         parsed[rest] = _naive(other, format="mixed", dayfirst=dayfirst)
