@@ -329,11 +329,8 @@ def _timestamps(
     except pa.ArrowInvalid:
         pass
     zoned = pc.match_substring_regex(column, r"(Z|[+-]\d\d:?\d\d)$")
-    given = pc.if_else(
-        zoned,
-        column,
-        pc.replace_substring_regex(column, pattern="$", replacement="Z", max_replacements=1),
-    )
+    as_utc = pc.replace_substring_regex(column, "$", "Z", max_replacements=1)  # naive: UTC
+    given = pc.if_else(zoned, column, as_utc)
     return _cast(given, _TIMESTAMP, (name, "an ISO 8601 timestamp"), column, ids, kind)
 
 
