@@ -94,9 +94,8 @@ def _refusal(reply: Reply, outcome: str, asked: Any) -> tuple[bool, str | None]:
     if reply.status == 404:
         return False, f"unknown entry: the service has no such entry for this user ({said})"
     if state in ("succeeded", "failed"):
-        held = body.get("externalId") if state == "succeeded" else body.get("errors")
         what = "externalId" if state == "succeeded" else "errors"
-        holds = f"{state} with {what} {held!r}" if held is not None else state
+        holds = f"{state} with {what} {body[what]!r}" if body.get(what) is not None else state
         wants = f" with externalId {asked!r}" if outcome == "succeeded" and asked else ""
         return True, (
             f"conflict: the entry was acknowledged earlier as {holds}; this row says {outcome}"
@@ -137,7 +136,6 @@ def check_acknowledgements(frame: FrameLike, *, separator: str | None = None) ->
     if missing:
         cases = failure_frame(
             table=TABLE,
-            row=[None] * len(missing),
             column=missing,
             check="column_missing",
             message=[f"missing column {c!r}" for c in missing],

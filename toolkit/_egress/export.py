@@ -305,7 +305,8 @@ class Export:
             try:
                 schema.validate(frame, lazy=True)
             except pandera.errors.SchemaErrors as exc:
-                failures.append(schema_failures(exc, frame, table, id_col, _failed_with))
+                word = "{}: failed {} with {!r}".format  # column, check, value
+                failures.append(schema_failures(exc, frame, table, id_col, word))
         if failures:
             cases = pd.concat(failures, ignore_index=True)
             raise ValidationError(f"{len(cases)} problem(s) in the {self.kind} tables", cases)
@@ -363,7 +364,8 @@ class Export:
 
         Args:
             partition_cols: Columns appended as :meth:`to_parquet` does (``workMonth`` derived)
-                and copied onto each code from its entry.
+                and copied onto each code from its entry; a column the entries hold already is
+                kept as it is, and any other name is refused.
 
         Returns:
             :class:`Tables` of ``pyarrow.Table``.
@@ -371,9 +373,23 @@ class Export:
         >>> Export.empty().to_arrow(partition_cols=["workMonth"]).codes.column_names[-1]
         'workMonth'
         """
-        entries, codes = with_partitions(
-            self._table("entries"), self._table("codes"), list(partition_cols)
-        )
+        entries, codes, parts = self._table("entries"), self._table("codes"), list(partition_cols)
+        for col in parts:
+            if col in entries.column_names:
+                continue
+            if col != "workMonth":
+                raise ConfigError(
+                    f"cannot partition by {col!r}: not a column of the entries"
+                    " (nor 'workMonth', the month of workDate)"
+                )
+            entries = entries.append_column(
+                "workMonth", pc.strftime(entries["workDate"], format="%Y-%m")
+            )
+        if parts:
+            at = pc.index_in(codes["entryId"], value_set=entries["_id"].combine_chunks())
+            for col in parts:
+                codes = codes.drop_columns([col]) if col in codes.column_names else codes
+                codes = codes.append_column(col, entries[col].take(at))
         return Tables(entries, codes)
 
     def to_polars(self) -> Tables[polars.DataFrame]:
@@ -490,18 +506,16 @@ class Export:
         meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
         if not meta and not _has_parquet(root / "entries"):
             raise ConfigError(f"{root} is not an exported Parquet dataset (no entries/ folder)")
-        found: list[pa.Table | None] = []
+        found: list[pa.Table | None] = [None, None]
         hive = ds.HivePartitioning.discover(infer_dictionary=True)  # partition values as text
-        for sub in ("entries", "codes"):
-            if not _has_parquet(root / sub):
-                found.append(None)
-                continue
-            data = ds.dataset(root / sub, format="parquet", partitioning=hive).to_table()
-            text = [
-                pa.field(f.name, pa.string()) if pa.types.is_dictionary(f.type) else f
-                for f in data.schema
-            ]
-            found.append(data.cast(pa.schema(text)))
+        for i, sub in enumerate(("entries", "codes")):
+            if _has_parquet(root / sub):
+                data = ds.dataset(root / sub, format="parquet", partitioning=hive).to_table()
+                text = [
+                    pa.field(f.name, pa.string()) if pa.types.is_dictionary(f.type) else f
+                    for f in data.schema
+                ]
+                found[i] = data.cast(pa.schema(text))
         kind: Kind = meta.get("kind") or _kind_of(found[0].column_names if found[0] else [])
         empty = (schema.empty_table() for schema in empty_schemas(kind))
         entries, codes = (t if t is not None else e for t, e in zip(found, empty, strict=True))
@@ -663,8 +677,6 @@ class Export:
 
 def _concat(tables: list[pa.Table]) -> pa.Table:
     """Tables one after another; a column typed apart in two (an unknown field) becomes text."""
-    if len(tables) == 1:
-        return tables[0]
     try:
         return pa.concat_tables(tables, promote_options="permissive")
     except (pa.ArrowTypeError, pa.ArrowInvalid):
@@ -677,10 +689,6 @@ def _concat(tables: list[pa.Table]) -> pa.Table:
                 t = t.set_column(t.schema.get_field_index(n), n, pa.array(text, pa.string()))
             as_text.append(t)
         return pa.concat_tables(as_text, promote_options="permissive")
-
-
-def _failed_with(column: str, check: str, value: Any) -> str:
-    return f"{column}: failed {check} with {value!r}"
 
 
 def _rows(export: Export, name: str) -> int:
@@ -753,39 +761,15 @@ def from_frame(frame: pd.DataFrame, kind: Kind, table_name: str) -> pa.Table:
     return typed(table, kind, table_name)
 
 
-def with_partitions(
-    entries: pa.Table, codes: pa.Table, parts: Sequence[str]
-) -> tuple[pa.Table, pa.Table]:
-    """Append the partition columns to the entries and copy them onto each code."""
-    for col in parts:
-        if col in entries.column_names:
-            continue
-        if col != "workMonth":
-            raise ConfigError(
-                f"cannot partition by {col!r}: not a column of the entries"
-                " (nor 'workMonth', the month of workDate)"
-            )
-        entries = entries.append_column(
-            "workMonth", pc.strftime(entries["workDate"], format="%Y-%m")
-        )
-    if parts:
-        at = pc.index_in(codes["entryId"], value_set=entries["_id"].combine_chunks())
-        for col in parts:
-            codes = codes.drop_columns([col]) if col in codes.column_names else codes
-            codes = codes.append_column(col, entries[col].take(at))
-    return entries, codes
-
-
 def _pandas_metadata(table: pa.Table) -> pa.Table:
     """Attach the pandas metadata of the table's frame (list columns noted as ``object``)."""
     frame = to_frame(table.schema.empty_table())
-    meta = pa.Schema.from_pandas(frame, preserve_index=False).metadata or {}
-    if b"pandas" in meta:
-        described = json.loads(meta[b"pandas"])
-        for column in described["columns"]:
-            if str(column.get("numpy_type", "")).startswith(("list<", "large_list<", "struct<")):
-                column["numpy_type"] = "object"
-        meta = {**meta, b"pandas": json.dumps(described).encode()}
+    meta = pa.Schema.from_pandas(frame, preserve_index=False).metadata or {}  # has b"pandas"
+    described = json.loads(meta[b"pandas"])
+    for column in described["columns"]:
+        if str(column.get("numpy_type", "")).startswith(("list<", "large_list<", "struct<")):
+            column["numpy_type"] = "object"
+    meta = {**meta, b"pandas": json.dumps(described).encode()}
     return table.replace_schema_metadata({**(table.schema.metadata or {}), **meta})
 
 

@@ -93,7 +93,8 @@ def fetch_window(
 def warn_unknown_fields(export: Export, seen: set[str], *, kept: bool = True) -> None:
     """Warn once per unknown field not in ``seen`` (extended), and once about an odd assignedBy.
 
-    ``kept=False`` says the field is left out (a sync) rather than kept as a column.
+    ``kept=False`` says the field is left out (a sync) rather than kept as a column. The export
+    is a fetched one (kind ``export``): a code's field ``codes.x`` is the codes' column ``x``.
 
     >>> warn_unknown_fields(Export.empty(), set())  # no unknown field: no warning
     """
@@ -103,10 +104,8 @@ def warn_unknown_fields(export: Export, seen: set[str], *, kept: bool = True) ->
             continue
         seen.add(name)
         after, on_or_before = attrs.get(UNKNOWN_FIELD_WINDOWS, {}).get(name, ("?", "?"))
-        table, column = "entries", name
-        if name.startswith("codes."):
-            rest = name.removeprefix("codes.")
-            table, column = "codes", rest if export.kind == "export" else f"code.{rest}"
+        column = name.removeprefix("codes.")
+        table = "entries" if column == name else "codes"
         names = export._table(table).column_names
         columns = ", ".join(c for c in names if c == column or c.startswith(column + "."))
         done = (

@@ -316,17 +316,6 @@ def _flat(table: pa.Table) -> pa.Table:
     return table
 
 
-def _bad(values: list[Any], t: pa.DataType) -> list[int]:
-    """Positions of the texts in ``values`` that do not cast to ``t``."""
-    found = []
-    for i, value in enumerate(values):
-        try:
-            pa.scalar(value, _STR).cast(t)
-        except pa.ArrowInvalid:
-            found.append(i)
-    return found
-
-
 def _timestamps(
     column: pa.ChunkedArray[Any], name: str, ids: pa.ChunkedArray[Any], kind: Kind
 ) -> Any:
@@ -340,11 +329,8 @@ def _timestamps(
     except pa.ArrowInvalid:
         pass
     zoned = pc.match_substring_regex(column, r"(Z|[+-]\d\d:?\d\d)$")
-    given = pc.if_else(
-        zoned,
-        column,
-        pc.replace_substring_regex(column, pattern="$", replacement="Z", max_replacements=1),
-    )
+    as_utc = pc.replace_substring_regex(column, "$", "Z", max_replacements=1)  # naive: UTC
+    given = pc.if_else(zoned, column, as_utc)
     return _cast(given, _TIMESTAMP, (name, "an ISO 8601 timestamp"), column, ids, kind)
 
 
@@ -353,13 +339,19 @@ def _cast(
 ) -> Any:
     """Text cast to ``t``. A value that does not cast is refused naming the entry, the field
     and the value as given (``shown``), or, in a field :data:`OUTSIDE_INTERFACE`, read as null
-    with a warning. ``field``: its name, and what its values must be."""
+    with a warning. ``field``: its name, and what its values must be. When the whole column
+    does not cast, each text is cast alone to find the positions of those that do not."""
     name, what = field
     try:
         return pc.cast(text, t)
     except pa.ArrowInvalid:
         values = text.to_pylist()
-        bad = _bad(values, t)
+    bad = []
+    for i, value in enumerate(values):
+        try:
+            pa.scalar(value, _STR).cast(t)
+        except pa.ArrowInvalid:
+            bad.append(i)
     if name not in OUTSIDE_INTERFACE:
         raise FlattenError(
             f"entry {ids[bad[0]].as_py()!r}: {name} {shown[bad[0]].as_py()!r} is not {what}"

@@ -124,9 +124,8 @@ def reconcile(
         parts = [f.drop(columns=["tk", "day", "matter"]) for f in (exp, bil)]
         compared: tuple[str, ...] = ("duration", "codes") if coded is not None else ("duration",)
         rows = classify(join(*parts), float(tolerance_seconds), LEDES_KEY, compared)
-        for billing_id, tk in unknown.itertuples(index=False):
-            at = (rows["billingId"] == billing_id).to_numpy(dtype=bool)
-            rows.loc[at, "detail"] += f"; timekeeper {tk} is no exported entry's user"
+        tk = rows["billingId"].map(dict(unknown.itertuples(index=False))).astype("str")
+        rows["detail"] += ("; timekeeper " + tk + " is no exported entry's user").fillna("")
         bkey = "TIMEKEEPER_ID/LINE_ITEM_DATE/LAW_FIRM_MATTER_ID"
         return Reconciliation(rows, LEDES_KEY, bkey, LEDES_ID, tolerance_seconds, compared, window)
     key_choice = check_options(key, duration_unit, tolerance_seconds, dayfirst, decimal)

@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 
 from toolkit._core.windows import Window
 from toolkit._reconciliation.messages import advise, table_name
-from toolkit._reconciliation.values import as_date, as_seconds, as_str, empty_column
+from toolkit._reconciliation.values import as_date, as_seconds, as_str
 from toolkit.errors import ConfigError, DuplicateKeyError, InputWarning, MissingColumnError, closest
 
 #: Columns holding an exported entry's release time, in order of preference.
@@ -208,18 +208,18 @@ def exported_frame(exported: pd.DataFrame, dayfirst: bool | None) -> pd.DataFram
     return pd.DataFrame(out)
 
 
-#: the dtype of the column each reader gives
-_DTYPES: dict[Callable[..., pd.Series], str] = {as_str: "str", as_seconds: "Int64"}
-_DTYPES[as_date] = "datetime64[us]"
-
-
 def _read(
     frame: pd.DataFrame, column: str | None, how: Callable[..., pd.Series], *args: Any
 ) -> pd.Series:
     """``how(frame[column], *args)`` indexed by position, or missing values (of the dtype
-    ``how`` gives) where there is no column."""
+    ``how`` gives) where there is no column: ``how`` then reads a column of ``None``, which
+    each reader gives as missing values of its dtype (``str``, ``Int64``, ``datetime64[us]``).
+
+    >>> _read(pd.DataFrame(index=[7, 8]), "workDate", as_date, "billing", "workDate").tolist()
+    [NaT, NaT]
+    """
     if column is None or column not in frame.columns:
-        return empty_column(len(frame), _DTYPES[how])
+        return how(pd.Series([None] * len(frame), dtype=object), *args)
     return how(frame[column], *args).reset_index(drop=True)
 
 

@@ -276,11 +276,10 @@ def entry_codes(codes: pd.DataFrame | None, ids: pd.Series) -> pd.Series:
     """
     parts = []
     for kind in ("task", "activity"):
-        mine = codes[codes["code.type.semanticType"] == kind] if codes is not None else None
-        mine = None if mine is None else mine.drop_duplicates("entryId")  # its first code
-        by_id = (
-            {} if mine is None else dict(zip(mine["entryId"], mine["code.externalId"], strict=True))
-        )
+        by_id: dict[Any, Any] = {}
+        if codes is not None:  # each entry's first code of the kind
+            mine = codes[codes["code.type.semanticType"] == kind].drop_duplicates("entryId")
+            by_id = dict(zip(mine["entryId"], mine["code.externalId"], strict=True))
         parts.append(ids.map(by_id).fillna("-").astype("str"))
     return (parts[0] + "/" + parts[1]).astype(TEXT)
 

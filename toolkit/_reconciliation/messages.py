@@ -72,10 +72,9 @@ def details(rows: pd.DataFrame, key: str) -> pd.Series:
     """
     text = pd.Series(["; ".join(e) for e in error_lists(rows, key)], index=rows.index, dtype="str")
     matched = (rows["status"] == "matched").to_numpy()
-    if matched.any():
-        diff = rows.loc[matched, "difference_seconds"].fillna(0)
-        note = "matched (duration within tolerance: " + _signed(diff) + " s)"
-        text.loc[matched] = note.where(diff != 0, "matched")
+    diff = rows.loc[matched, "difference_seconds"].fillna(0)
+    note = "matched (duration within tolerance: " + _signed(diff) + " s)"
+    text.loc[matched] = note.where(diff != 0, "matched")
     return text.astype("str")
 
 
@@ -89,8 +88,6 @@ def error_lists(rows: pd.DataFrame, key: str) -> list[list[str]]:
     """
     out: list[list[str]] = [[] for _ in range(len(rows))]
     failed = (rows["status"] != "matched").to_numpy()
-    if not failed.any():
-        return out
     sub = rows.loc[failed]
     columns = [_missing_messages(sub, key), *_messages(sub)]
     texts = zip(*(c.tolist() for c in columns), strict=True)
@@ -140,15 +137,13 @@ def _missing_messages(rows: pd.DataFrame, key: str) -> pd.Series:
     """Text of the rows missing in billing or only in billing (missing elsewhere)."""
     out = pd.Series(np.full(len(rows), np.nan, dtype=object), index=rows.index, dtype="str")
     missing = (rows["status"] == "missing_in_billing").to_numpy()
-    if missing.any():
-        text = f"missing in billing: no billing record has {key} " + rows.loc[missing, "key"]
-        out.loc[missing] = text.fillna(  # no key: no text
-            f"missing in billing: the entry has no {key}, so no billing record can refer to it"
-        )
+    text = f"missing in billing: no billing record has {key} " + rows.loc[missing, "key"]
+    out.loc[missing] = text.fillna(  # no key: no text
+        f"missing in billing: the entry has no {key}, so no billing record can refer to it"
+    )
     only = (rows["status"] == "only_in_billing").to_numpy()
-    if only.any():
-        sub = rows.loc[only]
-        record = (" (billing record " + sub["billingId"] + ")").fillna("")
-        text = f"only in billing: no exported entry has {key} " + sub["key"] + record
-        out.loc[only] = text.fillna("only in billing: the billing record has no key" + record)
+    sub = rows.loc[only]
+    record = (" (billing record " + sub["billingId"] + ")").fillna("")
+    text = f"only in billing: no exported entry has {key} " + sub["key"] + record
+    out.loc[only] = text.fillna("only in billing: the billing record has no key" + record)
     return out

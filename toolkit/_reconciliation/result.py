@@ -5,7 +5,6 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -111,9 +110,7 @@ class Reconciliation:
             >>> rec.to_acknowledge()[["entryId", "outcome", "externalId"]].values.tolist()
             [['e1', 'succeeded', 'B-77'], ['e2', 'failed', <NA>]]
         """
-        rows = self.rows
-        sel = rows.loc[rows["status"].isin(_acknowledge_statuses(include)).to_numpy()]
-        return _acknowledgements(sel, error_lists(sel, self.key)).reset_index(drop=True)
+        return _acknowledgements(self.rows, include, self.key).reset_index(drop=True)
 
     def describe(self) -> str:
         """The counts per status, the hours, what was compared and the window, a line each.
@@ -187,22 +184,6 @@ def _summarise(rows: pd.DataFrame, group: pd.Series, name: str) -> pd.DataFrame:
     return nullable(out.rename_axis(index=name, columns=None))
 
 
-def _acknowledge_statuses(include: Iterable[str]) -> list[str]:
-    include = (include,) if isinstance(include, str) else tuple(include)
-    named = {"matched": ["matched"], "succeeded": ["matched"], "failed": [*FAILED_STATUSES]}
-    named |= {status: [status] for status in FAILED_STATUSES}
-    for item in include:
-        if item == "only_in_billing":
-            raise ConfigError(
-                "only_in_billing rows have no exported entry, so they cannot be acknowledged"
-            )
-        if item not in named:
-            raise ConfigError(
-                f"include takes 'matched', 'failed' or one of {list(FAILED_STATUSES)}, got {item!r}"
-            )
-    return list(dict.fromkeys(status for item in include for status in named[item]))
-
-
 #: Columns that make a table a reconciliation's rows (older files have ``entryId``, not ``_id``)
 _ROW_COLUMNS = ("status", "userId", "detail")
 _ENTRY_ID_COLUMNS = ("_id", "entryId")
@@ -239,19 +220,37 @@ def acknowledgements_from_rows(
         >>> acknowledgements_from_rows(rows)[["entryId", "outcome", "errors"]].values.tolist()
         [['e1', 'succeeded', None], ['e2', 'failed', ['no record']]]
     """
-    status = rows["status"].astype("str").str.strip()
-    return _acknowledgements(rows.loc[status.isin(_acknowledge_statuses(include)).to_numpy()])
+    return _acknowledgements(rows, include)
 
 
-def _acknowledgements(sel: pd.DataFrame, errors: list[Any] | None = None) -> pd.DataFrame:
-    """The acknowledgements of reconciled rows; failed ones carry ``errors`` (or ``detail``)."""
-    succeeded = (sel["status"].astype("str").str.strip() == "matched").to_numpy()
+def _acknowledgements(
+    rows: pd.DataFrame, include: Iterable[str], key: str | None = None
+) -> pd.DataFrame:
+    """The acknowledgements of the reconciled rows whose status ``include`` names (``matched``
+    or ``succeeded``, ``failed``: every failure status, or failure statuses by name); failed
+    ones carry their reasons: worded from the rows of a reconciliation on ``key``, else each
+    row's ``detail`` (rows read back from a file)."""
+    given = rows["status"].astype("str").str.strip()
+    include = (include,) if isinstance(include, str) else tuple(include)
+    named = {"matched": ["matched"], "succeeded": ["matched"], "failed": [*FAILED_STATUSES]}
+    named |= {name: [name] for name in FAILED_STATUSES}
+    for item in include:
+        if item == "only_in_billing":
+            raise ConfigError(
+                "only_in_billing rows have no exported entry, so they cannot be acknowledged"
+            )
+        if item not in named:
+            raise ConfigError(
+                f"include takes 'matched', 'failed' or one of {list(FAILED_STATUSES)}, got {item!r}"
+            )
+    chosen = given.isin([name for item in include for name in named[item]]).to_numpy()
+    sel, succeeded = rows.loc[chosen], (given[chosen] == "matched").to_numpy()
     ext = pd.Series(None, index=sel.index, dtype="object")
     for col in ("key", "externalId", "billingId"):  # the last present wins
         if col in sel.columns:
             ext = sel[col].astype("object").where(sel[col].notna(), ext)
-    if errors is None:
-        errors = [None if ok else [str(d)] for d, ok in zip(sel["detail"], succeeded, strict=True)]
+    read_back = zip(sel["detail"], succeeded, strict=True)
+    errors = [None if ok else [str(d)] for d, ok in read_back] if key is None else None
     entry = next(c for c in _ENTRY_ID_COLUMNS if c in sel.columns)
     return pd.DataFrame(
         {
@@ -259,7 +258,7 @@ def _acknowledgements(sel: pd.DataFrame, errors: list[Any] | None = None) -> pd.
             "entryId": sel[entry].astype(TEXT),
             "outcome": pd.array(np.where(succeeded, "succeeded", "failed"), dtype=TEXT),
             "externalId": ext.where(succeeded).astype(TEXT),
-            "errors": errors,
+            "errors": error_lists(sel, key) if key is not None else errors,
         },
         index=sel.index,  # the columns in the order of ACKNOWLEDGE_COLUMNS
     )

@@ -48,19 +48,17 @@ def as_date(values: pd.Series, table: str, column: str, dayfirst: bool | None = 
     # positions, not labels: the caller's index may repeat
     parsed = np.full(len(items), np.datetime64("NaT"), dtype="datetime64[us]")
     other = ~is_text & values.notna().to_numpy()
-    if other.any():
-        chosen = values.iloc[np.flatnonzero(other)].reset_index(drop=True)
-        parsed[other] = _naive(chosen, format="mixed").to_numpy()
+    chosen = values.iloc[np.flatnonzero(other)].reset_index(drop=True)
+    parsed[other] = _naive(chosen, format="mixed").to_numpy()
     missing = ~is_text & ~other
-    if is_text.any():  # each distinct text read once
-        at = np.flatnonzero(is_text)
-        text = pd.Series(values.iloc[at].astype("str").str.strip().to_numpy(), dtype="str")
-        blank = (text == "").to_numpy()
-        missing[at[blank]] = True
-        codes, uniques = pd.factorize(text[~blank])
-        rows = values.iloc[at[~blank]].astype("object")
-        dates = _text_dates(pd.Series(uniques, dtype="str"), table, column, dayfirst, rows)
-        parsed[at[~blank]] = dates.to_numpy()[codes]
+    at = np.flatnonzero(is_text)  # the texts: each distinct one read once
+    text = pd.Series(values.iloc[at].astype("str").str.strip().to_numpy(), dtype="str")
+    blank = (text == "").to_numpy()
+    missing[at[blank]] = True
+    codes, uniques = pd.factorize(text[~blank])
+    rows = values.iloc[at[~blank]].astype("object")
+    dates = _text_dates(pd.Series(uniques, dtype="str"), table, column, dayfirst, rows)
+    parsed[at[~blank]] = dates.to_numpy()[codes]
     bad = np.isnat(parsed) & ~missing
     if bad.any():
         _raise_values(table, column, values[bad], "not a date")
@@ -100,8 +98,6 @@ def _text_dates(
     """Distinct date texts parsed (NaT when unreadable); ambiguous ones refused."""
     parsed = _naive(texts, format="ISO8601")
     rest = parsed.isna().to_numpy()
-    if not rest.any():
-        return parsed
     other = texts[rest]
     if dayfirst is not None:
         parsed[rest] = _naive(other, format="mixed", dayfirst=dayfirst)
@@ -168,12 +164,3 @@ def _raise_values(
     )
     said = f"{table} column {column!r}: {len(bad)} value(s) {what}, for example {shown}"
     raise ValidationError(message or said + hint, cases)
-
-
-def empty_column(n: int, dtype: str) -> pd.Series:
-    """A column of ``n`` missing values of ``dtype`` (``str``, ``Int64``, ``datetime64[us]``).
-
-    >>> str(empty_column(2, "Int64").dtype), empty_column(2, "str").isna().all()
-    ('Int64', np.True_)
-    """
-    return pd.Series([None] * n, dtype=dtype)

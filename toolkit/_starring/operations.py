@@ -97,12 +97,11 @@ def _pairs(
             why = next((p for p in problems[bad] if p), f"{col} is empty")
             raise ConfigError(f"bad {col} in row(s) {rows}: {why}")
         frame[col] = values
+    if not per_row:  # one row per distinct id
+        frame = frame.drop_duplicates(ignore_index=True)
     grouped = frame.drop_duplicates().groupby(_PAIR[0], sort=False)[_PAIR[1]].agg(list)
     wanted: dict[str, list[str]] = {str(tk): ids for tk, ids in grouped.items()}
-    if per_row:
-        return list(zip(frame[_PAIR[0]], frame[_PAIR[1]], strict=True)), frame.index, wanted
-    pairs = [(tk, i) for tk, ids in wanted.items() for i in ids]
-    return pairs, pd.RangeIndex(len(pairs)), wanted
+    return list(zip(frame[_PAIR[0]], frame[_PAIR[1]], strict=True)), frame.index, wanted
 
 
 def _put(results: _Results, chunks: list[tuple[str, list[str]]], replies: list[Reply]) -> None:
