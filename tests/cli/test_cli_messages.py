@@ -22,6 +22,7 @@ import toolkit._cli as cli
 import toolkit.sandbox
 from tests.conftest import write_client_env
 from toolkit._cli import EXIT_CODES, main
+from toolkit._cli import acknowledge as cli_acknowledge
 from toolkit._cli import common as cli_common
 from toolkit._cli import export as cli_export
 from toolkit._cli import sync as cli_sync
@@ -446,6 +447,25 @@ def test_ctrl_c_during_sync_says_what_the_folder_holds(tmp_path, monkeypatch, ca
     err = capsys.readouterr().err
     assert "interrupted" in err and str(path) in err and "committed" in err
     assert "Traceback" not in err
+
+
+def test_ctrl_c_during_acknowledge_writes_the_unsent_entries(tmp_path, monkeypatch, capsys) -> None:
+    acks = tmp_path / "acks.csv"
+    acks.write_text("userId,entryId,outcome\nu-1,e-1,succeeded\nu-1,e-2,succeeded\n")
+    rows = pd.DataFrame({"entryId": ["e-1", "e-2"], "status": ["succeeded", "not_sent"]})
+    result = rows.assign(ok=[True, False], error=[None, "not sent"])
+
+    def stop(*args: object, **kwargs: object) -> None:
+        raise Interrupted("stopped", result=result)
+
+    client = SimpleNamespace(acknowledge=stop, release_pending=stop)
+    monkeypatch.setattr(cli_acknowledge, "client_from", lambda args: client)
+    monkeypatch.chdir(tmp_path)
+    assert main(["-q", "acknowledge", str(acks)]) == 130
+    err = capsys.readouterr().err
+    assert "ok: 1" in err and "1 row(s) not sent (or unknown) written to acknowledge" in err
+    assert f"resume with: toolkit -q acknowledge {acks} --journal journal.jsonl" in err
+    assert pd.read_csv(tmp_path / "acknowledge.unsent.csv")["entryId"].tolist() == ["e-2"]
 
 
 def test_ctrl_c_during_export_says_what_was_written(tmp_path, monkeypatch, capsys) -> None:

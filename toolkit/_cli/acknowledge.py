@@ -11,7 +11,6 @@ from toolkit._cli.common import (
     ACKNOWLEDGED_BY_DEFAULT,
     check_journal,
     client_from,
-    interrupted,
     invalid,
     out_path,
     print_frame,
@@ -20,7 +19,7 @@ from toolkit._cli.common import (
 )
 from toolkit._ingress import read_table
 from toolkit._reconciliation import acknowledgements_from_rows, is_reconciliation
-from toolkit.errors import ConfigError, Interrupted, ToolkitError, ValidationError
+from toolkit.errors import ConfigError, ToolkitError, ValidationError
 
 
 def _acknowledgements(
@@ -90,8 +89,6 @@ def run(args: argparse.Namespace) -> int:
         res = client.acknowledge(frame, journal=args.journal, progress=not args.quiet)
     except ValidationError as exc:
         return invalid(str(exc), exc.failure_cases, source, out)
-    except Interrupted as exc:
-        return interrupted(exc, args, key="entryId")
     # the rows of a reconciliation that were acknowledged: their own rows and lines
     res = with_row(res, source, None if frame is source else frame.index)
     print(res.groupby(["outcome", "status"], observed=True).size().to_string())
