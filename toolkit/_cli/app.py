@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
 import sys
 import warnings
-from collections.abc import Iterator
 from types import ModuleType
 
 from toolkit._cli.common import explain, interrupted
@@ -18,6 +16,9 @@ from toolkit.errors import ConfigError, InputWarning, Interrupted, ToolkitError
 def run(command: ModuleType, args: argparse.Namespace) -> int:
     """Run ``command.run(args)``: an error is one line (2), an interrupt says what resumes (130).
 
+    The library's log lines (a request that got no answer) are not printed by Python's
+    last-resort handler while it runs: the command prints its own account of each, once.
+
     Returns:
         The exit status.
 
@@ -26,7 +27,9 @@ def run(command: ModuleType, args: argparse.Namespace) -> int:
     >>> run(validate, args)  # the message goes to stderr
     2
     """
-    with warnings.catch_warnings(), _library_logs_unprinted():
+    quiet, logger = logging.NullHandler(), logging.getLogger("toolkit")
+    logger.addHandler(quiet)
+    with warnings.catch_warnings():
         warnings.simplefilter("always", InputWarning)
         warnings.filterwarnings("always", "--", DeprecationWarning)  # a flag kept one release
         warnings.showwarning = lambda message, *_: print(f"warning: {message}", file=sys.stderr)
@@ -48,18 +51,8 @@ def run(command: ModuleType, args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             print(f"\ninterrupted: {_what_was_written(args)}", file=sys.stderr)
             return 130
-
-
-@contextlib.contextmanager
-def _library_logs_unprinted() -> Iterator[None]:
-    """The library's log lines (a request that got no answer) not printed by Python's last-resort
-    handler while a command runs: the command prints its own account of each, once."""
-    quiet, logger = logging.NullHandler(), logging.getLogger("toolkit")
-    logger.addHandler(quiet)
-    try:
-        yield
-    finally:
-        logger.removeHandler(quiet)
+        finally:
+            logger.removeHandler(quiet)
 
 
 def _renamed_flags(args: argparse.Namespace) -> None:
