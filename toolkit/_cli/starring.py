@@ -26,9 +26,19 @@ def run(args: argparse.Namespace) -> int:
     >>> code, out.getvalue().split()[:2]
     (0, ['initiativeExternalId', 'page'])
     """
-    if args.command == "starred":
-        return _starred(args)
     out = out_path(args)
+    if args.command == "starred":
+        res = client_from(args).starred(args.timekeeper, limit=args.limit)
+        write_out(res, out, "starred initiatives")
+        failed = res[res["httpStatus"] != 200]
+        if len(failed):  # the timekeeper could not be resolved: one row, no initiative
+            print(
+                f"{args.timekeeper}: {failed['httpStatus'].iloc[0]} {failed['error'].iloc[0]}",
+                file=sys.stderr,
+            )
+        elif out is None:  # one timekeeper's listing: its ids and pages (the others are constant)
+            print_frame(res[["initiativeExternalId", "page"]], 100)
+        return 1 if len(failed) else 0
     if args.file:
         frame = read_table(args.file)
         frame.columns = match_headers("stars", _PAIR, [str(c) for c in frame.columns]).names
@@ -53,18 +63,3 @@ def run(args: argparse.Namespace) -> int:
         print_frame(res[~res["ok"]])
     write_out(res, out, "results")
     return 0 if res["ok"].all() else 1
-
-
-def _starred(args: argparse.Namespace) -> int:
-    out = out_path(args)
-    res = client_from(args).starred(args.timekeeper, limit=args.limit)
-    write_out(res, out, "starred initiatives")
-    failed = res[res["httpStatus"] != 200]
-    if len(failed):  # the timekeeper could not be resolved: one row, no initiative
-        print(
-            f"{args.timekeeper}: {failed['httpStatus'].iloc[0]} {failed['error'].iloc[0]}",
-            file=sys.stderr,
-        )
-    elif out is None:  # one timekeeper's listing: its ids and pages (the others are constant)
-        print_frame(res[["initiativeExternalId", "page"]], 100)
-    return 1 if len(failed) else 0
