@@ -54,8 +54,7 @@ def _coerce_number(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
     is_bool = obj.map(lambda v: isinstance(v, bool | np.bool_)).to_numpy(dtype=bool)
     stripped = obj.where(~is_bool).map(_numeric_text, na_action="ignore")
     blank = (stripped.isna() | (stripped.astype(object) == "")).to_numpy()
-    num = pd.to_numeric(stripped.where(~blank), errors="coerce").astype("float64")
-    arr = num.to_numpy(dtype="float64", na_value=np.nan)
+    arr = pd.to_numeric(stripped.where(~blank), errors="coerce").astype("float64").to_numpy()
     ok = ~blank & np.isfinite(arr)  # a boolean is blank here
     problems[is_bool] = f"{expected}, not a boolean"
     problems[~blank & ~ok] = expected
