@@ -148,14 +148,12 @@ def send_batches(
         ([], [])
     """
     run = _Batches(conn, calls, journal)
-    todo = []
     for i, call in enumerate(calls):
         if journal is not None and journal.acknowledged(
             call.journal_id(run.urls[i]), run.urls[i], call.key
         ):
             run.replies[i] = Reply(None, None, JOURNALED, 0, 0.0, "", "")
-        else:
-            todo.append(i)
+    todo = [i for i, reply in enumerate(run.replies) if reply is None]  # not journaled
     rest: list[int] = []  # rows held back while the first batch finds out about the route
     if conn.ack_batch is None:
         todo, rest = todo[:BATCH_SIZE], todo[BATCH_SIZE:]
