@@ -86,8 +86,7 @@ class _Batches:
         for i in group:
             self.attempts[i] += answer.attempts
             self.elapsed[i] += answer.elapsed
-        body = answer.body if isinstance(answer.body, dict) else {}
-        items = body.get("response")
+        items = answer.body.get("response") if isinstance(answer.body, dict) else None
         if not answer.ok or not isinstance(items, list):
             no_items = "the batch answer holds no per-item results (it may have landed)"
             changes: dict[str, Any] = {}
@@ -149,14 +148,12 @@ def send_batches(
         ([], [])
     """
     run = _Batches(conn, calls, journal)
-    todo = []
     for i, call in enumerate(calls):
         if journal is not None and journal.acknowledged(
             call.journal_id(run.urls[i]), run.urls[i], call.key
         ):
             run.replies[i] = Reply(None, None, JOURNALED, 0, 0.0, "", "")
-        else:
-            todo.append(i)
+    todo = [i for i, reply in enumerate(run.replies) if reply is None]  # not journaled
     rest: list[int] = []  # rows held back while the first batch finds out about the route
     if conn.ack_batch is None:
         todo, rest = todo[:BATCH_SIZE], todo[BATCH_SIZE:]
@@ -201,7 +198,6 @@ def send_batches(
         ]
         retries = retries + 1 if again else 0
         todo, rest = again + rest, []
-    for i in todo if conn.ack_batch is not False else ():
-        if run.replies[i] is None:  # stopped between rounds
-            run.replies[i] = not_sent()
+    for i in todo if conn.ack_batch is not False else ():  # stopped between rounds
+        run.replies[i] = not_sent()
     return run.replies, run.attempts

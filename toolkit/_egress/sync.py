@@ -18,7 +18,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import cache, partial
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
@@ -559,10 +559,8 @@ def _write_windows(
 def _retried(write: Callable[[], _T]) -> _T:
     """Run ``write`` again (it reads the tables anew) when another sync committed meanwhile."""
     for _ in range(_ATTEMPTS - 1):
-        try:
+        with suppress(CommitFailedError):
             return write()
-        except CommitFailedError:
-            continue
     return write()
 
 

@@ -24,6 +24,8 @@ from toolkit._core.frames import coerce_text, no_problems, plain
 LIST_SEPARATOR: Final = ";"
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+#: a lone surrogate: the one character a ``str`` holds that UTF-8 cannot encode
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _coerce_free_text(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
@@ -52,8 +54,7 @@ def _coerce_number(s: pd.Series, column: str) -> tuple[pd.Series, pd.Series]:
     is_bool = obj.map(lambda v: isinstance(v, bool | np.bool_)).to_numpy(dtype=bool)
     stripped = obj.where(~is_bool).map(_numeric_text, na_action="ignore")
     blank = (stripped.isna() | (stripped.astype(object) == "")).to_numpy()
-    num = pd.to_numeric(stripped.where(~blank), errors="coerce").astype("float64")
-    arr = num.to_numpy(dtype="float64", na_value=np.nan)
+    arr = pd.to_numeric(stripped.where(~blank), errors="coerce").astype("float64").to_numpy()
     ok = ~blank & np.isfinite(arr)  # a boolean is blank here
     problems[is_bool] = f"{expected}, not a boolean"
     problems[~blank & ~ok] = expected
@@ -183,16 +184,8 @@ def readable(values: pd.Series, check: str | None = None) -> np.ndarray:
     return ~np.array(marked, dtype=bool)
 
 
-def _encodable(value: Any) -> bool:
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _unsendable(column: str, value: str) -> Unreadable:
-    at = next(i for i, c in enumerate(value) if not _encodable(c))
+    at = next(_SURROGATE.finditer(value)).start()
     shown = value[at].encode("utf-8", "backslashreplace").decode("utf-8")
     why = (
         f"{column} cannot be sent as UTF-8 text: character {at + 1} is {shown}, a lone surrogate "
@@ -251,11 +244,11 @@ def parse(df: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFrame:
             isinstance(raw.dtype, pd.StringDtype) and raw.dtype.storage == "python"
         ):
             items = raw.tolist()
-            if not _encodable("".join(v for v in items if isinstance(v, str))):
+            if _SURROGATE.search("".join(v for v in items if isinstance(v, str))):
                 bad = {
                     p: _unsendable(str(col), v)
                     for p, v in enumerate(items)
-                    if isinstance(v, str) and not _encodable(v)
+                    if isinstance(v, str) and _SURROGATE.search(v)
                 }
                 raw = raw.astype(object).copy()
                 raw.iloc[list(bad)] = None

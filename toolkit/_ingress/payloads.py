@@ -45,7 +45,7 @@ def _native_column(s: pd.Series, kind: str, nullable: bool, column: str) -> list
         elif kind == "bool":
             values = [bool(v) for v in s.astype("boolean").fillna(False).tolist()]
         elif kind == "list":
-            values = [_strings(v, column) for v in s.astype(object).where(~missing).tolist()]
+            values = [_strings(v) for v in s.astype(object).where(~missing).tolist()]
         else:
             seen: dict[str, str] = {}  # one object per distinct value (ids, statuses repeat)
             values = [
@@ -62,7 +62,7 @@ def _native_column(s: pd.Series, kind: str, nullable: bool, column: str) -> list
     return values
 
 
-def _strings(value: Any, column: str) -> list[str] | None:
+def _strings(value: Any) -> list[str] | None:
     """A list cell as a list of ``str`` (``None`` where missing)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
@@ -115,11 +115,10 @@ def to_payloads(
         raise ValueError(f"{table}: missing column(s) {missing}; check the frame first")
     present = [c for c in spec.columns if c in df.columns]
     columns = {c: _native_column(df[c], spec.kinds[c], c in spec.nullable, c) for c in present}
-    names = list(columns)
     omit = null_semantic_type == "omit" and table == "code_types"
     optional = spec.optional | {"semanticType"} if omit else spec.optional
     return [
-        {k: v for k, v in zip(names, row, strict=True) if v is not None or k not in optional}
+        {k: v for k, v in zip(columns, row, strict=True) if v is not None or k not in optional}
         for row in zip(*columns.values(), strict=True)
     ]
 

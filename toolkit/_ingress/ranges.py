@@ -65,9 +65,7 @@ def merge_parts(first: Reply, then: Reply) -> Reply:
         >>> merged.status, merged.attempts, merged.elapsed
         (201, 3, 0.75)
     """
-    worse = then if _accepted(first) else first
-    if _accepted(first) and _accepted(then) and then.error == JOURNALED:
-        worse = first
+    worse = first if not _accepted(first) or then.error == JOURNALED else then
     return replace(
         worse, attempts=first.attempts + then.attempts, elapsed=first.elapsed + then.elapsed
     )
@@ -105,7 +103,7 @@ def send_in_parts(run: Callable[[list[Call]], list[Reply]], calls: list[Call]) -
     replies: list[Reply] = [not_sent() for _ in calls]
     failed: set[Any] = set()
     for members in rounds.values():
-        todo = [i for i in members if _part(calls[i]) not in failed or _part(calls[i]) is None]
+        todo = [i for i in members if _part(calls[i]) not in failed]
         for i in set(members) - set(todo):
             replies[i] = not_sent(_EARLIER_PART)
         try:
