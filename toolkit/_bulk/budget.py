@@ -178,18 +178,15 @@ class Ticket:
 @dataclass
 class _Cut:
     """The start's cut (its first refusals read as a limit) not yet told: a limit's when the
-    refusals in cruise after it fall clearly below the share that caused it; else random, and
-    undone (:meth:`Budget._checked`)."""
+    refusals in cruise after it fall clearly below the share that caused it (:func:`_fell`, the
+    share refused after the cut against the share that caused it); else random, and undone
+    (:meth:`Budget._checked`)."""
 
     since: float  # when it was made
     answers: int  # the answers and refusals of the window that caused it
     refused: int
     after: int = 0  # answers and refusals to requests sent after it, in cruise
     refused_after: int = 0
-
-    def fell(self) -> bool:
-        """Whether the share refused after the cut is clearly below the share that caused it."""
-        return _fell(self.answers, self.refused, self.after, self.refused_after)
 
 
 def _fell(n: int, refused: int, after: int, refused_after: int) -> bool:
@@ -282,15 +279,12 @@ class Budget:
         self._quiet_since = now  # the last refusal (or the start)
         self._grown_at = now
         self._dry_pauses = 0  # pauses in a row with no accepted answer between them
-        # seek: counting from the first refusal of the hold
-        self._seek_from: float | None = None
-        self._hold_from, self._hold_oks, self._hold_sent = now, 0, 0
+        # seek (a hold's own state is set by _seek: a seek always starts with one)
         self._stalls = 0  # holds in a row that could not keep their pace
         self._sent = 0
         self._seek_lo: float | None = None  # a pace that drew no refusal
         self._seek_hi: float | None = None  # a pace that did
         self._seek_nos = 0  # refusals in the seek
-        self._seek_until = now
         # latency of accepted answers, and the in-flight bound's last change
         self._latency: deque[float] = deque(maxlen=_LATENCIES)
         self._latency_floor: float | None = None
@@ -332,7 +326,6 @@ class Budget:
             if self.rate is None:
                 return 0.0
             self._grow(now)
-            assert self.rate is not None
             slot = max(self._next, now - self._slack / self.rate)
             return max(0.0, slot - now)
 
@@ -381,26 +374,24 @@ class Budget:
             probing = self._base is not None  # a refusal then is the probe's price, not noise
             if hints is not None:
                 self._learn_hints(hints)
-            if self.phase == "cruise" and status is not None:
-                self._checked(now, ticket, status, retry_after)
-            if status is None:
-                pass  # no answer: nothing to learn about the limit
-            elif status in THROTTLE_STATUSES:
-                wait = retry_after
-                if hints is not None and hints.remaining == 0:
-                    wait = max(wait or 0.0, hints.reset or 0.0)
-                    if wait >= _LONG_WAIT:  # the service says its quota is spent until then
-                        self._pause(now, wait)
-                        self.cond.notify_all()
-                        return
-                if retry_after is None or retry_after > 0:  # "Retry-After: 0": go on
-                    self._dry += 1
-                    self._no.append(now)
-                    if not self._random(now):
-                        self._refused(now, ticket, wait)
-            elif status < 500:  # through the limiter (a 5xx is no signal of the pace)
-                self._accepted(now, ticket)
-            if status is not None:
+            if status is not None:  # (no answer: nothing to learn about the limit)
+                if self.phase == "cruise":
+                    self._checked(now, ticket, status, retry_after)
+                if status in THROTTLE_STATUSES:
+                    wait = retry_after
+                    if hints is not None and hints.remaining == 0:
+                        wait = max(wait or 0.0, hints.reset or 0.0)
+                        if wait >= _LONG_WAIT:  # the service says its quota is spent until then
+                            self._pause(now, wait)
+                            self.cond.notify_all()
+                            return
+                    if retry_after is None or retry_after > 0:  # "Retry-After: 0": go on
+                        self._dry += 1
+                        self._no.append(now)
+                        if not self._random(now):
+                            self._refused(now, ticket, wait)
+                elif status < 500:  # through the limiter (a 5xx is no signal of the pace)
+                    self._accepted(now, ticket)
                 self._count(now, status if not probing else 200)
                 self._tried(now, ticket, status in THROTTLE_STATUSES)
             self.cond.notify_all()
@@ -439,15 +430,11 @@ class Budget:
             # one more in flight per round trip (a window's worth of answers), as Vector's
             # adaptive request concurrency grows (those in flight when a burst ends are refused)
             self._round_oks += 1
-            if self._round_oks <= self.limit:  # (the first after two answers alone)
-                return self._after_accepted(now)
-            self._round_oks = 0
-            self.limit += 1
-            if self.limit >= _MAX_IN_FLIGHT:
-                self.limit, self._slow_start = None, False
-        self._after_accepted(now)
-
-    def _after_accepted(self, now: float) -> None:
+            if self._round_oks > self.limit:  # (the first after two answers alone)
+                self._round_oks = 0
+                self.limit += 1
+                if self.limit >= _MAX_IN_FLIGHT:
+                    self.limit, self._slow_start = None, False
         if self.phase == "seek":
             self._seek_check(now)
         self._gradient(now)
@@ -469,13 +456,9 @@ class Budget:
         # refusals in a row and nothing through for a few intervals (at most _DRY): the quota
         # is used up (a fixed window). A wait alone is the refused request's, not the run's
         dry = min(_DRY, max(_ROUND, _DRY_INTERVALS / (self.rate or math.inf)))
+        at_quota = self._headroom == _QUOTA_HEADROOM and self._dry >= _QUOTA_DRY_REFUSALS
         used_up = self.phase != "start" and (
-            (self._dry >= _DRY_REFUSALS and now - self._last_ok >= dry)
-            or (
-                self._headroom == _QUOTA_HEADROOM
-                and self._dry >= _QUOTA_DRY_REFUSALS
-                and bool(wait)
-            )
+            (self._dry >= _DRY_REFUSALS and now - self._last_ok >= dry) or (at_quota and bool(wait))
         )
         if used_up:
             if not self._retrial(now):
@@ -582,18 +565,16 @@ class Budget:
         answers, no = answers + 1, no + refused
         last = ticket if refused else last
         self._trial = (since, answers, no, share, last)
-        if share is None and _TRIAL_WEIGHT * no >= _TRIAL_FLOOR + _TRIAL_SLOPE * answers:
-            self._limited(now, None)
-            self._at_once = now
-            return
         if share is None:
-            if answers >= _TRIAL_ANSWERS and 2 * no > answers:
+            if _TRIAL_WEIGHT * no >= _TRIAL_FLOOR + _TRIAL_SLOPE * answers:
+                self._limited(now, None)
+                self._at_once = now
+            elif answers >= _TRIAL_ANSWERS and 2 * no > answers:
                 self._limited(now, last)  # more than half refused: no fault is that common
             elif answers >= _TRIAL_ANSWERS:  # halve the pace (and below what went through): a test
                 self._trial = (now, 0, 0, no / answers, last)
-                pace = min(_TRIAL_HALF * answers, _TRIAL_BELOW * (answers - no)) / max(
-                    now - since, _TINY
-                )
+                span = max(now - since, _TINY)
+                pace = min(_TRIAL_HALF * answers, _TRIAL_BELOW * (answers - no)) / span
                 self._set_rate(pace, now)
         elif no >= _CHECK_REFUSED:
             self.noise = self._noise_found = min(_NOISE_MAX, max(share, no / answers))
@@ -698,7 +679,7 @@ class Budget:
         if not (refused or status < 500):
             return
         cut.after, cut.refused_after = cut.after + 1, cut.refused_after + refused
-        if cut.fell():
+        if _fell(cut.answers, cut.refused, cut.after, cut.refused_after):
             self._cut = None  # a limit's: nothing to undo
         elif cut.refused_after >= _CHECK_REFUSED:
             self._cut = None
@@ -708,16 +689,14 @@ class Budget:
 
     def _react(self, now: float) -> None:
         """One reaction to a refusal in ``start`` or ``cruise``."""
-        if self.phase == "start":  # the start's first refusals read as a limit: to be told
-            self._cut = _Cut(now, self._recent(now) + len(self._no), len(self._no))
         self._epoch += 1
         previous, oks_then = self._reacted_at, self._oks_at_reaction
         self._reacted_at, self._oks_at_reaction = now, self._oks
         sent_then, self._sent_at_reaction = self._sent_at_reaction, self._sent
-        if self.phase == "start":
+        if self.phase == "start":  # the start's first refusals read as a limit: to be told
+            self._cut = _Cut(now, self._recent(now) + len(self._no), len(self._no))
+            # (its seek's bounds are still those _forget set: a seek follows only a start)
             self._slow_start = False
-            self._seek_lo = self._seek_hi = None
-            self._seek_nos = 0
             self._burst = self._oks  # what went through before the first refusal
             if self._before_retrial is not None:  # a limit, again: below the pace it refused
                 self._cruise(now, self._before_retrial)  # (as a reaction would), no second seek
@@ -739,8 +718,7 @@ class Budget:
             self._w_max = refused_step if far else self._base
             self._held = self._held if self.estimate == origin else None  # (nothing held there)
             self._fresh, self._quiet_since = False, now
-            self._set_rate(self._headroom * self.estimate, now)
-            self._next = max(self._next, now + 1.0 / self.rate)
+            self._set_rate(self._headroom * self.estimate, now, empty=True)
             return
         self._held = None  # the limit is lower than a pace that held
         span = now - previous if previous is not None else 0.0
@@ -775,24 +753,20 @@ class Budget:
             # over a limit that binds, what goes through is the limit
             self.estimate = max(min(self.estimate, recent / _LATE), _MIN_RATE)
         self._fresh = False
-        self._set_rate(self._headroom * self.estimate, now)
-        assert self.rate is not None
-        self._next = max(self._next, now + 1.0 / self.rate)  # the limiter is empty now
+        self._set_rate(self._headroom * self.estimate, now, empty=True)  # the limiter is empty now
 
     def _seek(self, now: float, rate: float, *, empty: bool) -> None:
         """Hold a pace: refused (above the limit) or not within the hold (below it)."""
         self.phase = "seek"
         self._epoch += 1
-        self._set_rate(rate, now)
-        assert self.rate is not None
-        self._next = max(self._next, now + 1.0 / self.rate)
+        rate = self._set_rate(rate, now, empty=True)
         self._hold_from, self._hold_oks, self._hold_sent = now, self._oks, self._sent
-        hold = max(_ROUND, _HOLD_INTERVALS / self.rate)
+        hold = max(_ROUND, _HOLD_INTERVALS / rate)
         if not empty and self._burst >= _BURST_LEAST:
             # the limiter may hold a burst like the start's: hold long enough to use it up
-            hold = max(hold, min(_BURST_HOLD, self._burst / (_BURST_SHARE * self.rate)))
+            hold = max(hold, min(_BURST_HOLD, self._burst / (_BURST_SHARE * rate)))
         self._seek_until = now + hold
-        self._seek_from = now if empty else None
+        self._seek_from = now if empty else None  # counting from the first refusal of the hold
 
     def _seek_refused(self, now: float) -> None:
         """A refusal in a hold: its pace is above the limit; bisect on."""
@@ -813,18 +787,16 @@ class Budget:
         assert self.rate is not None
         span = now - self._hold_from
         sent = self._sent - self._hold_sent
-        if sent < _SEEK_KEPT * span * self.rate - 1:
-            if self._limit_hit < self._hold_from and self._stalls < _STALLS:
-                self._stalls += 1  # a stall (the machine was busy): hold this pace again
-                self._seek(now, self.rate, empty=False)
-                return
-            # the pace did not bind (the in-flight bound or the workers did): keep it above
+        if sent >= _SEEK_KEPT * span * self.rate - 1:  # it kept its pace
+            self._stalls = 0
+            # what passed is the pace the requests actually left at (late wake-ups slow it)
+            self._seek_lo = max(self._seek_lo or 0.0, min(self.rate, (sent + 1) / span))
+            self._seek_next(now, empty=False)
+        elif self._limit_hit < self._hold_from and self._stalls < _STALLS:
+            self._stalls += 1  # a stall (the machine was busy): hold this pace again
+            self._seek(now, self.rate, empty=False)
+        else:  # the pace did not bind (the in-flight bound or the workers did): keep it above
             self._cruise(now, _UNBOUND * (self._oks - self._hold_oks) / span)
-            return
-        self._stalls = 0
-        # what passed is the pace the requests actually left at (late wake-ups slow it)
-        self._seek_lo = max(self._seek_lo or 0.0, min(self.rate, (sent + 1) / span))
-        self._seek_next(now, empty=False)
 
     def _seek_next(self, now: float, *, empty: bool, far: bool = True) -> None:
         lo, hi = self._seek_lo, self._seek_hi
@@ -855,10 +827,15 @@ class Budget:
         if self._at_once is not None and self._at_once_pace is None:
             self._at_once_pace = self.rate
 
-    def _set_rate(self, rate: float, now: float) -> None:
+    def _set_rate(self, rate: float, now: float, *, empty: bool = False) -> float:
+        """Set the pace (at least :data:`_MIN_RATE`) and return it; ``empty``: the limiter is
+        empty now, the next request leaves a whole interval from now at the soonest."""
         self.rate = max(rate, _MIN_RATE)
         self._grown_at = now
         self._base = None  # the pace is set: any probe ends
+        if empty:
+            self._next = max(self._next, now + 1.0 / self.rate)
+        return self.rate
 
     def _grow(self, now: float) -> None:
         """Ramp or probe the pace (called when a request may leave)."""
@@ -875,28 +852,27 @@ class Budget:
         quiet = now - self._quiet_since
         if quiet >= _WINDOW and self._recent(now) < _BINDS * self.rate * _WINDOW:
             return  # the pace does not bind (the in-flight bound does): no runaway
-        if self.phase == "cruise" and self.estimate is not None:
-            hold = max(_PROBE_HOLD, _PROBE_REQUESTS / self.rate)
-            if self.estimate < _NEAR * self._w_max and quiet < hold and self._base is None:
-                # back toward the last refused pace
-                self.estimate += (self._w_max - self.estimate) * min(1.0, _RECOVER * dt)
-            elif self._hint_rate is None or self.estimate < self._hint_rate:
-                # once quiet for a while (in seconds or requests), probe in steps, each twice
-                # as large as the last that held (not beyond a quota the service says)
-                since, gain, origin = self._step
-                step = max(_PROBE_STEP, _PROBE_STEP_REQUESTS / self.rate)
-                if self._headroom == _QUOTA_HEADROOM:  # a window's quota lasts till its end
-                    step = max(step, 1.0)
-                if quiet >= hold and (self._base is None or now - since >= step):
-                    # the step held (or the first): the next one, twice as large
-                    if self._base is None:
-                        gain, origin = _PROBE, self.estimate
-                        self._held = self._headroom * origin
-                    else:
-                        gain = min(_PROBE_MAX, _PROBE_GROWTH * gain)
-                    self._base, self._step = self.estimate, (now, gain, origin)
-                    self.estimate *= 1.0 + gain
-            self.rate = self._headroom * self.estimate
+        hold = max(_PROBE_HOLD, _PROBE_REQUESTS / self.rate)
+        if self.estimate < _NEAR * self._w_max and quiet < hold and self._base is None:
+            # back toward the last refused pace
+            self.estimate += (self._w_max - self.estimate) * min(1.0, _RECOVER * dt)
+        elif self._hint_rate is None or self.estimate < self._hint_rate:
+            # once quiet for a while (in seconds or requests), probe in steps, each twice
+            # as large as the last that held (not beyond a quota the service says)
+            since, gain, origin = self._step
+            step = max(_PROBE_STEP, _PROBE_STEP_REQUESTS / self.rate)
+            if self._headroom == _QUOTA_HEADROOM:  # a window's quota lasts till its end
+                step = max(step, 1.0)
+            if quiet >= hold and (self._base is None or now - since >= step):
+                # the step held (or the first): the next one, twice as large
+                if self._base is None:
+                    gain, origin = _PROBE, self.estimate
+                    self._held = self._headroom * origin
+                else:
+                    gain = min(_PROBE_MAX, _PROBE_GROWTH * gain)
+                self._base, self._step = self.estimate, (now, gain, origin)
+                self.estimate *= 1.0 + gain
+        self.rate = self._headroom * self.estimate
 
     def _pause(self, now: float, seconds: float | None) -> None:
         """The quota is used up: every run waits, then the pace resumes at the rate allowed."""
@@ -943,22 +919,18 @@ class Budget:
         if self._rate_limited:
             return False
         if ticket.in_flight <= 1:  # refused alone: a rate limit (no cap is below one)
-            self._rate_limit()
-            return False
+            return self._rate_limit()
         if self._cap is not None and ticket.in_flight <= self._cap:
             # refused within the supposed cap: a lower cap, or a rate limit (a cap lets the
             # requests within it through, a drained rate limiter does not)
             self._within_refused += 1
-            if ticket.cap is not None and self._capped_ok == 0:
-                # sent within it, nothing within it through yet: a rate limit, its burst used up
-                self._rate_limit()
-                return False
-            if (
+            if (ticket.cap is not None and self._capped_ok == 0) or (
                 self._within_refused >= _CHECK_REFUSED
                 and self._within_refused > 2 * self._within_ok
             ):
-                self._rate_limit()
-                return False
+                # sent within it, nothing within it through yet: a rate limit, its burst used
+                # up; or most of those within it refused
+                return self._rate_limit()
             k = ticket.in_flight
             self._refused_at[k] = self._refused_at.get(k, 0) + 1
             self._ok_at[k] = self._ok_at.get(k, 0) // 2  # what went through long ago counts less
@@ -998,11 +970,13 @@ class Budget:
         self._rate_limited, self._cap, self.limit = True, None, None
         return True
 
-    def _rate_limit(self) -> None:
-        """No concurrency cap: the in-flight bound goes (in a trial, when it ends)."""
+    def _rate_limit(self) -> bool:
+        """No concurrency cap: the in-flight bound goes (in a trial, when it ends); ``False``: the
+        refusal bounds nothing (what :meth:`_bound_in_flight` returns for it)."""
         self._rate_limited, self._cap = True, None
         if self.phase != "start":
             self.limit = None
+        return False
 
     def _gradient(self, now: float) -> None:
         """Probe the in-flight bound up when quiet; shrink it when the latency climbs."""
