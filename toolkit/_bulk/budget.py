@@ -401,11 +401,10 @@ class Budget:
         return len(self._ok) - bisect.bisect_left(self._ok, start)
 
     def _recent(self, now: float) -> int:
-        """Accepted answers in the last :data:`_WINDOW` seconds."""
-        while self._ok and self._ok[0] < now - _WINDOW:
-            self._ok.popleft()
-        while self._no and self._no[0] < now - _WINDOW:
-            self._no.popleft()
+        """Accepted answers in the last :data:`_WINDOW` seconds (the refusals kept as long)."""
+        for times in (self._ok, self._no):
+            while times and times[0] < now - _WINDOW:
+                times.popleft()
         return len(self._ok)
 
     def _accepted(self, now: float, ticket: Ticket) -> None:
