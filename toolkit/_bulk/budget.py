@@ -329,11 +329,12 @@ class Budget:
             slot = max(self._next, now - self._slack / self.rate)
             return max(0.0, slot - now)
 
-    def take(self, now: float | None = None) -> Ticket:
+    def take(self, now: float | None = None, *, outage: int = 0) -> Ticket:
         """Let one request leave now (after :meth:`delay` said 0).
 
         Args:
             now: the budget's clock (default: read it).
+            outage: the run's count of outage waits (the ticket's ``outage``).
 
         Returns:
             The request's ticket.
@@ -348,7 +349,7 @@ class Budget:
             self.in_flight += 1
             self._sent += 1
             self._last_send = now
-            return Ticket(self, now, self.in_flight, self._epoch, early=early, cap=self._cap)
+            return Ticket(self, now, self.in_flight, self._epoch, outage, early, self._cap)
 
     def answer(
         self,
@@ -673,9 +674,8 @@ class Budget:
         it, unpaced, comes back) and their share is the :attr:`noise`."""
         cut = self._cut
         refused = status in THROTTLE_STATUSES and (retry is None or retry > 0)
-        if cut is None or ticket.sent < max(cut.since, self._reacted_at_cruise):
-            return
-        if not (refused or status < 500):
+        counted = refused or status < 500  # (as the window counts it: 5xx are neither)
+        if cut is None or not counted or ticket.sent < max(cut.since, self._reacted_at_cruise):
             return
         cut.after, cut.refused_after = cut.after + 1, cut.refused_after + refused
         if _fell(cut.answers, cut.refused, cut.after, cut.refused_after):

@@ -12,7 +12,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
 
 from toolkit._bulk.budget import Budget, Ticket
 from toolkit._bulk.budgets import Budgets
@@ -100,7 +99,7 @@ class Pacer:
                     continue
                 if self.max_rate is not None:
                     self._next = max(self._next, now - 0.5 / self.max_rate) + 1 / self.max_rate
-                return replace(budget.take(now), outage=self._outage)
+                return budget.take(now, outage=self._outage)
 
     def release(self, ticket: Ticket) -> None:
         """Give back a ticket whose request was not sent after all.
