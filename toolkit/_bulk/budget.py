@@ -373,8 +373,12 @@ class Budget:
             now = self._clock() if now is None else now
             self.in_flight = max(0, self.in_flight - 1)
             probing = self._base is not None  # a refusal then is the probe's price, not noise
-            if hints is not None:
-                self._learn_hints(hints)
+            if hints is not None:  # a quota per window, or the longest wait the service said
+                if hints.reset is not None:
+                    self._longest_reset = max(self._longest_reset, hints.reset)
+                window = hints.window or (self._longest_reset or None)
+                if hints.quota and window:
+                    self._hint_rate = hints.quota / window
             if status is not None:  # (no answer: nothing to learn about the limit)
                 if self.phase == "cruise":
                     self._checked(now, ticket, status, retry_after)
@@ -905,15 +909,12 @@ class Budget:
         self._headroom = _QUOTA_HEADROOM
         self._set_rate(self._headroom * self.estimate, self.paused_until)
 
-    def _learn_hints(self, hints: LimitHints) -> None:
-        if hints.reset is not None:
-            self._longest_reset = max(self._longest_reset, hints.reset)
-        window = hints.window or (self._longest_reset or None)
-        if hints.quota and window:
-            self._hint_rate = hints.quota / window
-
     def _bound_in_flight(self, now: float, ticket: Ticket) -> bool:
-        """Bound the requests in flight below a refused request's count (a concurrency cap)."""
+        """Bound the requests in flight below a refused request's count (a concurrency cap).
+
+        Each cut of the supposed cap is checked: a cap lets every request within it through, so
+        refusals within it that did not fall clearly since its last cut are random: no cap, and
+        their share is the :attr:`noise`."""
         self._slow_start = False
         if self._rate_limited:
             return False
@@ -935,8 +936,15 @@ class Budget:
             self._ok_at[k] = self._ok_at.get(k, 0) // 2  # what went through long ago counts less
             if self._refused_at[k] < 2 or self._ok_at.get(k, 0) > _EDGE_RACE * self._refused_at[k]:
                 return True  # this many in flight mostly goes through: a race at the edge
-            if self._cap_random():
-                return False
+            ok, no = self._within_ok, self._within_refused
+            before, self._cap_cut = self._cap_cut, (ok, no)
+            # (too few to tell, or more refused than accepted: a limit's, checked no further)
+            if before is not None and no - before[1] >= _CHECK_REFUSED and no <= ok:
+                after = ok + no - sum(before)
+                if not _fell(sum(before), before[1], after, no - before[1]):  # random: no cap
+                    self.noise = self._noise_found = max(self.noise, (no - before[1]) / after)
+                    self._rate_limited, self._cap, self.limit = True, None, None
+                    return False
         # never below what the accepted rate needs at the current latency (Little's law)
         need = 1
         if self._latency and self.phase != "start":
@@ -953,21 +961,6 @@ class Budget:
             # limiter refuses it
             self.limit = 1
         return ticket.in_flight > bound
-
-    def _cap_random(self) -> bool:
-        """A cut of the supposed cap, checked: a cap lets every request within it through, so
-        refusals within it that did not fall clearly since its last cut are random: no cap, and
-        their share is the :attr:`noise` (``True``)."""
-        ok, no = self._within_ok, self._within_refused
-        before, self._cap_cut = self._cap_cut, (ok, no)
-        if before is None or no - before[1] < _CHECK_REFUSED or no > ok:
-            return False  # (too few to tell, or more refused than accepted: a limit's)
-        after = ok + no - sum(before)
-        if _fell(sum(before), before[1], after, no - before[1]):
-            return False
-        self.noise = self._noise_found = max(self.noise, (no - before[1]) / after)
-        self._rate_limited, self._cap, self.limit = True, None, None
-        return True
 
     def _rate_limit(self) -> bool:
         """No concurrency cap: the in-flight bound goes (in a trial, when it ends); ``False``: the
