@@ -122,15 +122,15 @@ class Pacer:
         with budget.cond:
             if reply.failure == INVALID_URL:
                 self.fatal = reply.error or "malformed URL"
-            elif reply.failure == UNREACHABLE:
-                if ticket.outage == self._outage:  # the first failure since the last wait
-                    self._outage += 1
-                    self._outages += 1
-                    if self._outages > self.retries:
-                        self.fatal = reply.error or "the service cannot be reached"
-                    else:
-                        wait = self.backoff * 2 ** (self._outages - 1)
-                        self._paused_until = max(self._paused_until, self._clock() + wait)
+            elif reply.failure == UNREACHABLE and ticket.outage == self._outage:
+                # the first failure since the last wait (an unreachable service: no status)
+                self._outage += 1
+                self._outages += 1
+                if self._outages > self.retries:
+                    self.fatal = reply.error or "the service cannot be reached"
+                else:
+                    wait = self.backoff * 2 ** (self._outages - 1)
+                    self._paused_until = max(self._paused_until, self._clock() + wait)
             elif reply.status is not None:
                 self._outages = 0
             budget.cond.notify_all()

@@ -153,10 +153,10 @@ def _attempts(conn: Connection, call: Call, pacer: Pacer) -> Generator[float, No
         reply.lost = lost
         if reply.ok:
             return reply
-        if reply.failure in (UNREACHABLE, INVALID_URL):
-            if attempts > 50 * limit:  # a safety net; the pacer fails the run long before
-                return unproven(reply) if lost else reply
-            continue  # the pacer made the whole run wait, or failed it
+        if reply.failure in (UNREACHABLE, INVALID_URL) and attempts <= 50 * limit:
+            # the pacer made the whole run wait, or failed it (beyond: a safety net, no answer
+            # and so not retryable below; the pacer fails the run long before)
+            continue
         if reply.failure == LOST:
             lost = True
         elif call.landed is not None and reply.status in (409, 422):
