@@ -178,18 +178,15 @@ class Ticket:
 @dataclass
 class _Cut:
     """The start's cut (its first refusals read as a limit) not yet told: a limit's when the
-    refusals in cruise after it fall clearly below the share that caused it; else random, and
-    undone (:meth:`Budget._checked`)."""
+    refusals in cruise after it fall clearly below the share that caused it (:func:`_fell`, the
+    share refused after the cut against the share that caused it); else random, and undone
+    (:meth:`Budget._checked`)."""
 
     since: float  # when it was made
     answers: int  # the answers and refusals of the window that caused it
     refused: int
     after: int = 0  # answers and refusals to requests sent after it, in cruise
     refused_after: int = 0
-
-    def fell(self) -> bool:
-        """Whether the share refused after the cut is clearly below the share that caused it."""
-        return _fell(self.answers, self.refused, self.after, self.refused_after)
 
 
 def _fell(n: int, refused: int, after: int, refused_after: int) -> bool:
@@ -282,15 +279,12 @@ class Budget:
         self._quiet_since = now  # the last refusal (or the start)
         self._grown_at = now
         self._dry_pauses = 0  # pauses in a row with no accepted answer between them
-        # seek: counting from the first refusal of the hold
-        self._seek_from: float | None = None
-        self._hold_from, self._hold_oks, self._hold_sent = now, 0, 0
+        # seek (a hold's own state is set by _seek: a seek always starts with one)
         self._stalls = 0  # holds in a row that could not keep their pace
         self._sent = 0
         self._seek_lo: float | None = None  # a pace that drew no refusal
         self._seek_hi: float | None = None  # a pace that did
         self._seek_nos = 0  # refusals in the seek
-        self._seek_until = now
         # latency of accepted answers, and the in-flight bound's last change
         self._latency: deque[float] = deque(maxlen=_LATENCIES)
         self._latency_floor: float | None = None
@@ -332,15 +326,15 @@ class Budget:
             if self.rate is None:
                 return 0.0
             self._grow(now)
-            assert self.rate is not None
             slot = max(self._next, now - self._slack / self.rate)
             return max(0.0, slot - now)
 
-    def take(self, now: float | None = None) -> Ticket:
+    def take(self, now: float | None = None, *, outage: int = 0) -> Ticket:
         """Let one request leave now (after :meth:`delay` said 0).
 
         Args:
             now: the budget's clock (default: read it).
+            outage: the run's count of outage waits (the ticket's ``outage``).
 
         Returns:
             The request's ticket.
@@ -355,7 +349,7 @@ class Budget:
             self.in_flight += 1
             self._sent += 1
             self._last_send = now
-            return Ticket(self, now, self.in_flight, self._epoch, early=early, cap=self._cap)
+            return Ticket(self, now, self.in_flight, self._epoch, outage, early, self._cap)
 
     def answer(
         self,
@@ -379,28 +373,30 @@ class Budget:
             now = self._clock() if now is None else now
             self.in_flight = max(0, self.in_flight - 1)
             probing = self._base is not None  # a refusal then is the probe's price, not noise
-            if hints is not None:
-                self._learn_hints(hints)
-            if self.phase == "cruise" and status is not None:
-                self._checked(now, ticket, status, retry_after)
-            if status is None:
-                pass  # no answer: nothing to learn about the limit
-            elif status in THROTTLE_STATUSES:
-                wait = retry_after
-                if hints is not None and hints.remaining == 0:
-                    wait = max(wait or 0.0, hints.reset or 0.0)
-                    if wait >= _LONG_WAIT:  # the service says its quota is spent until then
-                        self._pause(now, wait)
-                        self.cond.notify_all()
-                        return
-                if retry_after is None or retry_after > 0:  # "Retry-After: 0": go on
-                    self._dry += 1
-                    self._no.append(now)
-                    if not self._random(now):
-                        self._refused(now, ticket, wait)
-            elif status < 500:  # through the limiter (a 5xx is no signal of the pace)
-                self._accepted(now, ticket)
-            if status is not None:
+            if hints is not None:  # a quota per window, or the longest wait the service said
+                if hints.reset is not None:
+                    self._longest_reset = max(self._longest_reset, hints.reset)
+                window = hints.window or (self._longest_reset or None)
+                if hints.quota and window:
+                    self._hint_rate = hints.quota / window
+            if status is not None:  # (no answer: nothing to learn about the limit)
+                if self.phase == "cruise":
+                    self._checked(now, ticket, status, retry_after)
+                if status in THROTTLE_STATUSES:
+                    wait = retry_after
+                    if hints is not None and hints.remaining == 0:
+                        wait = max(wait or 0.0, hints.reset or 0.0)
+                        if wait >= _LONG_WAIT:  # the service says its quota is spent until then
+                            self._pause(now, wait)
+                            self.cond.notify_all()
+                            return
+                    if retry_after is None or retry_after > 0:  # "Retry-After: 0": go on
+                        self._dry += 1
+                        self._no.append(now)
+                        if not self._random(now):
+                            self._refused(now, ticket, wait)
+                elif status < 500:  # through the limiter (a 5xx is no signal of the pace)
+                    self._accepted(now, ticket)
                 self._count(now, status if not probing else 200)
                 self._tried(now, ticket, status in THROTTLE_STATUSES)
             self.cond.notify_all()
@@ -410,11 +406,10 @@ class Budget:
         return len(self._ok) - bisect.bisect_left(self._ok, start)
 
     def _recent(self, now: float) -> int:
-        """Accepted answers in the last :data:`_WINDOW` seconds."""
-        while self._ok and self._ok[0] < now - _WINDOW:
-            self._ok.popleft()
-        while self._no and self._no[0] < now - _WINDOW:
-            self._no.popleft()
+        """Accepted answers in the last :data:`_WINDOW` seconds (the refusals kept as long)."""
+        for times in (self._ok, self._no):
+            while times and times[0] < now - _WINDOW:
+                times.popleft()
         return len(self._ok)
 
     def _accepted(self, now: float, ticket: Ticket) -> None:
@@ -439,15 +434,11 @@ class Budget:
             # one more in flight per round trip (a window's worth of answers), as Vector's
             # adaptive request concurrency grows (those in flight when a burst ends are refused)
             self._round_oks += 1
-            if self._round_oks <= self.limit:  # (the first after two answers alone)
-                return self._after_accepted(now)
-            self._round_oks = 0
-            self.limit += 1
-            if self.limit >= _MAX_IN_FLIGHT:
-                self.limit, self._slow_start = None, False
-        self._after_accepted(now)
-
-    def _after_accepted(self, now: float) -> None:
+            if self._round_oks > self.limit:  # (the first after two answers alone)
+                self._round_oks = 0
+                self.limit += 1
+                if self.limit >= _MAX_IN_FLIGHT:
+                    self.limit, self._slow_start = None, False
         if self.phase == "seek":
             self._seek_check(now)
         self._gradient(now)
@@ -469,13 +460,9 @@ class Budget:
         # refusals in a row and nothing through for a few intervals (at most _DRY): the quota
         # is used up (a fixed window). A wait alone is the refused request's, not the run's
         dry = min(_DRY, max(_ROUND, _DRY_INTERVALS / (self.rate or math.inf)))
+        at_quota = self._headroom == _QUOTA_HEADROOM and self._dry >= _QUOTA_DRY_REFUSALS
         used_up = self.phase != "start" and (
-            (self._dry >= _DRY_REFUSALS and now - self._last_ok >= dry)
-            or (
-                self._headroom == _QUOTA_HEADROOM
-                and self._dry >= _QUOTA_DRY_REFUSALS
-                and bool(wait)
-            )
+            (self._dry >= _DRY_REFUSALS and now - self._last_ok >= dry) or (at_quota and bool(wait))
         )
         if used_up:
             if not self._retrial(now):
@@ -582,18 +569,16 @@ class Budget:
         answers, no = answers + 1, no + refused
         last = ticket if refused else last
         self._trial = (since, answers, no, share, last)
-        if share is None and _TRIAL_WEIGHT * no >= _TRIAL_FLOOR + _TRIAL_SLOPE * answers:
-            self._limited(now, None)
-            self._at_once = now
-            return
         if share is None:
-            if answers >= _TRIAL_ANSWERS and 2 * no > answers:
+            if _TRIAL_WEIGHT * no >= _TRIAL_FLOOR + _TRIAL_SLOPE * answers:
+                self._limited(now, None)
+                self._at_once = now
+            elif answers >= _TRIAL_ANSWERS and 2 * no > answers:
                 self._limited(now, last)  # more than half refused: no fault is that common
             elif answers >= _TRIAL_ANSWERS:  # halve the pace (and below what went through): a test
                 self._trial = (now, 0, 0, no / answers, last)
-                pace = min(_TRIAL_HALF * answers, _TRIAL_BELOW * (answers - no)) / max(
-                    now - since, _TINY
-                )
+                span = max(now - since, _TINY)
+                pace = min(_TRIAL_HALF * answers, _TRIAL_BELOW * (answers - no)) / span
                 self._set_rate(pace, now)
         elif no >= _CHECK_REFUSED:
             self.noise = self._noise_found = min(_NOISE_MAX, max(share, no / answers))
@@ -693,12 +678,11 @@ class Budget:
         it, unpaced, comes back) and their share is the :attr:`noise`."""
         cut = self._cut
         refused = status in THROTTLE_STATUSES and (retry is None or retry > 0)
-        if cut is None or ticket.sent < max(cut.since, self._reacted_at_cruise):
-            return
-        if not (refused or status < 500):
+        counted = refused or status < 500  # (as the window counts it: 5xx are neither)
+        if cut is None or not counted or ticket.sent < max(cut.since, self._reacted_at_cruise):
             return
         cut.after, cut.refused_after = cut.after + 1, cut.refused_after + refused
-        if cut.fell():
+        if _fell(cut.answers, cut.refused, cut.after, cut.refused_after):
             self._cut = None  # a limit's: nothing to undo
         elif cut.refused_after >= _CHECK_REFUSED:
             self._cut = None
@@ -708,16 +692,14 @@ class Budget:
 
     def _react(self, now: float) -> None:
         """One reaction to a refusal in ``start`` or ``cruise``."""
-        if self.phase == "start":  # the start's first refusals read as a limit: to be told
-            self._cut = _Cut(now, self._recent(now) + len(self._no), len(self._no))
         self._epoch += 1
         previous, oks_then = self._reacted_at, self._oks_at_reaction
         self._reacted_at, self._oks_at_reaction = now, self._oks
         sent_then, self._sent_at_reaction = self._sent_at_reaction, self._sent
-        if self.phase == "start":
+        if self.phase == "start":  # the start's first refusals read as a limit: to be told
+            self._cut = _Cut(now, self._recent(now) + len(self._no), len(self._no))
+            # (its seek's bounds are still those _forget set: a seek follows only a start)
             self._slow_start = False
-            self._seek_lo = self._seek_hi = None
-            self._seek_nos = 0
             self._burst = self._oks  # what went through before the first refusal
             if self._before_retrial is not None:  # a limit, again: below the pace it refused
                 self._cruise(now, self._before_retrial)  # (as a reaction would), no second seek
@@ -739,8 +721,7 @@ class Budget:
             self._w_max = refused_step if far else self._base
             self._held = self._held if self.estimate == origin else None  # (nothing held there)
             self._fresh, self._quiet_since = False, now
-            self._set_rate(self._headroom * self.estimate, now)
-            self._next = max(self._next, now + 1.0 / self.rate)
+            self._set_rate(self._headroom * self.estimate, now, empty=True)
             return
         self._held = None  # the limit is lower than a pace that held
         span = now - previous if previous is not None else 0.0
@@ -775,24 +756,20 @@ class Budget:
             # over a limit that binds, what goes through is the limit
             self.estimate = max(min(self.estimate, recent / _LATE), _MIN_RATE)
         self._fresh = False
-        self._set_rate(self._headroom * self.estimate, now)
-        assert self.rate is not None
-        self._next = max(self._next, now + 1.0 / self.rate)  # the limiter is empty now
+        self._set_rate(self._headroom * self.estimate, now, empty=True)  # the limiter is empty now
 
     def _seek(self, now: float, rate: float, *, empty: bool) -> None:
         """Hold a pace: refused (above the limit) or not within the hold (below it)."""
         self.phase = "seek"
         self._epoch += 1
-        self._set_rate(rate, now)
-        assert self.rate is not None
-        self._next = max(self._next, now + 1.0 / self.rate)
+        rate = self._set_rate(rate, now, empty=True)
         self._hold_from, self._hold_oks, self._hold_sent = now, self._oks, self._sent
-        hold = max(_ROUND, _HOLD_INTERVALS / self.rate)
+        hold = max(_ROUND, _HOLD_INTERVALS / rate)
         if not empty and self._burst >= _BURST_LEAST:
             # the limiter may hold a burst like the start's: hold long enough to use it up
-            hold = max(hold, min(_BURST_HOLD, self._burst / (_BURST_SHARE * self.rate)))
+            hold = max(hold, min(_BURST_HOLD, self._burst / (_BURST_SHARE * rate)))
         self._seek_until = now + hold
-        self._seek_from = now if empty else None
+        self._seek_from = now if empty else None  # counting from the first refusal of the hold
 
     def _seek_refused(self, now: float) -> None:
         """A refusal in a hold: its pace is above the limit; bisect on."""
@@ -813,18 +790,16 @@ class Budget:
         assert self.rate is not None
         span = now - self._hold_from
         sent = self._sent - self._hold_sent
-        if sent < _SEEK_KEPT * span * self.rate - 1:
-            if self._limit_hit < self._hold_from and self._stalls < _STALLS:
-                self._stalls += 1  # a stall (the machine was busy): hold this pace again
-                self._seek(now, self.rate, empty=False)
-                return
-            # the pace did not bind (the in-flight bound or the workers did): keep it above
+        if sent >= _SEEK_KEPT * span * self.rate - 1:  # it kept its pace
+            self._stalls = 0
+            # what passed is the pace the requests actually left at (late wake-ups slow it)
+            self._seek_lo = max(self._seek_lo or 0.0, min(self.rate, (sent + 1) / span))
+            self._seek_next(now, empty=False)
+        elif self._limit_hit < self._hold_from and self._stalls < _STALLS:
+            self._stalls += 1  # a stall (the machine was busy): hold this pace again
+            self._seek(now, self.rate, empty=False)
+        else:  # the pace did not bind (the in-flight bound or the workers did): keep it above
             self._cruise(now, _UNBOUND * (self._oks - self._hold_oks) / span)
-            return
-        self._stalls = 0
-        # what passed is the pace the requests actually left at (late wake-ups slow it)
-        self._seek_lo = max(self._seek_lo or 0.0, min(self.rate, (sent + 1) / span))
-        self._seek_next(now, empty=False)
 
     def _seek_next(self, now: float, *, empty: bool, far: bool = True) -> None:
         lo, hi = self._seek_lo, self._seek_hi
@@ -855,10 +830,15 @@ class Budget:
         if self._at_once is not None and self._at_once_pace is None:
             self._at_once_pace = self.rate
 
-    def _set_rate(self, rate: float, now: float) -> None:
+    def _set_rate(self, rate: float, now: float, *, empty: bool = False) -> float:
+        """Set the pace (at least :data:`_MIN_RATE`) and return it; ``empty``: the limiter is
+        empty now, the next request leaves a whole interval from now at the soonest."""
         self.rate = max(rate, _MIN_RATE)
         self._grown_at = now
         self._base = None  # the pace is set: any probe ends
+        if empty:
+            self._next = max(self._next, now + 1.0 / self.rate)
+        return self.rate
 
     def _grow(self, now: float) -> None:
         """Ramp or probe the pace (called when a request may leave)."""
@@ -875,28 +855,27 @@ class Budget:
         quiet = now - self._quiet_since
         if quiet >= _WINDOW and self._recent(now) < _BINDS * self.rate * _WINDOW:
             return  # the pace does not bind (the in-flight bound does): no runaway
-        if self.phase == "cruise" and self.estimate is not None:
-            hold = max(_PROBE_HOLD, _PROBE_REQUESTS / self.rate)
-            if self.estimate < _NEAR * self._w_max and quiet < hold and self._base is None:
-                # back toward the last refused pace
-                self.estimate += (self._w_max - self.estimate) * min(1.0, _RECOVER * dt)
-            elif self._hint_rate is None or self.estimate < self._hint_rate:
-                # once quiet for a while (in seconds or requests), probe in steps, each twice
-                # as large as the last that held (not beyond a quota the service says)
-                since, gain, origin = self._step
-                step = max(_PROBE_STEP, _PROBE_STEP_REQUESTS / self.rate)
-                if self._headroom == _QUOTA_HEADROOM:  # a window's quota lasts till its end
-                    step = max(step, 1.0)
-                if quiet >= hold and (self._base is None or now - since >= step):
-                    # the step held (or the first): the next one, twice as large
-                    if self._base is None:
-                        gain, origin = _PROBE, self.estimate
-                        self._held = self._headroom * origin
-                    else:
-                        gain = min(_PROBE_MAX, _PROBE_GROWTH * gain)
-                    self._base, self._step = self.estimate, (now, gain, origin)
-                    self.estimate *= 1.0 + gain
-            self.rate = self._headroom * self.estimate
+        hold = max(_PROBE_HOLD, _PROBE_REQUESTS / self.rate)
+        if self.estimate < _NEAR * self._w_max and quiet < hold and self._base is None:
+            # back toward the last refused pace
+            self.estimate += (self._w_max - self.estimate) * min(1.0, _RECOVER * dt)
+        elif self._hint_rate is None or self.estimate < self._hint_rate:
+            # once quiet for a while (in seconds or requests), probe in steps, each twice
+            # as large as the last that held (not beyond a quota the service says)
+            since, gain, origin = self._step
+            step = max(_PROBE_STEP, _PROBE_STEP_REQUESTS / self.rate)
+            if self._headroom == _QUOTA_HEADROOM:  # a window's quota lasts till its end
+                step = max(step, 1.0)
+            if quiet >= hold and (self._base is None or now - since >= step):
+                # the step held (or the first): the next one, twice as large
+                if self._base is None:
+                    gain, origin = _PROBE, self.estimate
+                    self._held = self._headroom * origin
+                else:
+                    gain = min(_PROBE_MAX, _PROBE_GROWTH * gain)
+                self._base, self._step = self.estimate, (now, gain, origin)
+                self.estimate *= 1.0 + gain
+        self.rate = self._headroom * self.estimate
 
     def _pause(self, now: float, seconds: float | None) -> None:
         """The quota is used up: every run waits, then the pace resumes at the rate allowed."""
@@ -930,42 +909,42 @@ class Budget:
         self._headroom = _QUOTA_HEADROOM
         self._set_rate(self._headroom * self.estimate, self.paused_until)
 
-    def _learn_hints(self, hints: LimitHints) -> None:
-        if hints.reset is not None:
-            self._longest_reset = max(self._longest_reset, hints.reset)
-        window = hints.window or (self._longest_reset or None)
-        if hints.quota and window:
-            self._hint_rate = hints.quota / window
-
     def _bound_in_flight(self, now: float, ticket: Ticket) -> bool:
-        """Bound the requests in flight below a refused request's count (a concurrency cap)."""
+        """Bound the requests in flight below a refused request's count (a concurrency cap).
+
+        Each cut of the supposed cap is checked: a cap lets every request within it through, so
+        refusals within it that did not fall clearly since its last cut are random: no cap, and
+        their share is the :attr:`noise`."""
         self._slow_start = False
         if self._rate_limited:
             return False
         if ticket.in_flight <= 1:  # refused alone: a rate limit (no cap is below one)
-            self._rate_limit()
-            return False
+            return self._rate_limit()
         if self._cap is not None and ticket.in_flight <= self._cap:
             # refused within the supposed cap: a lower cap, or a rate limit (a cap lets the
             # requests within it through, a drained rate limiter does not)
             self._within_refused += 1
-            if ticket.cap is not None and self._capped_ok == 0:
-                # sent within it, nothing within it through yet: a rate limit, its burst used up
-                self._rate_limit()
-                return False
-            if (
+            if (ticket.cap is not None and self._capped_ok == 0) or (
                 self._within_refused >= _CHECK_REFUSED
                 and self._within_refused > 2 * self._within_ok
             ):
-                self._rate_limit()
-                return False
+                # sent within it, nothing within it through yet: a rate limit, its burst used
+                # up; or most of those within it refused
+                return self._rate_limit()
             k = ticket.in_flight
             self._refused_at[k] = self._refused_at.get(k, 0) + 1
             self._ok_at[k] = self._ok_at.get(k, 0) // 2  # what went through long ago counts less
             if self._refused_at[k] < 2 or self._ok_at.get(k, 0) > _EDGE_RACE * self._refused_at[k]:
                 return True  # this many in flight mostly goes through: a race at the edge
-            if self._cap_random():
-                return False
+            ok, no = self._within_ok, self._within_refused
+            before, self._cap_cut = self._cap_cut, (ok, no)
+            # (too few to tell, or more refused than accepted: a limit's, checked no further)
+            if before is not None and no - before[1] >= _CHECK_REFUSED and no <= ok:
+                after = ok + no - sum(before)
+                if not _fell(sum(before), before[1], after, no - before[1]):  # random: no cap
+                    self.noise = self._noise_found = max(self.noise, (no - before[1]) / after)
+                    self._rate_limited, self._cap, self.limit = True, None, None
+                    return False
         # never below what the accepted rate needs at the current latency (Little's law)
         need = 1
         if self._latency and self.phase != "start":
@@ -983,26 +962,13 @@ class Budget:
             self.limit = 1
         return ticket.in_flight > bound
 
-    def _cap_random(self) -> bool:
-        """A cut of the supposed cap, checked: a cap lets every request within it through, so
-        refusals within it that did not fall clearly since its last cut are random: no cap, and
-        their share is the :attr:`noise` (``True``)."""
-        ok, no = self._within_ok, self._within_refused
-        before, self._cap_cut = self._cap_cut, (ok, no)
-        if before is None or no - before[1] < _CHECK_REFUSED or no > ok:
-            return False  # (too few to tell, or more refused than accepted: a limit's)
-        after = ok + no - sum(before)
-        if _fell(sum(before), before[1], after, no - before[1]):
-            return False
-        self.noise = self._noise_found = max(self.noise, (no - before[1]) / after)
-        self._rate_limited, self._cap, self.limit = True, None, None
-        return True
-
-    def _rate_limit(self) -> None:
-        """No concurrency cap: the in-flight bound goes (in a trial, when it ends)."""
+    def _rate_limit(self) -> bool:
+        """No concurrency cap: the in-flight bound goes (in a trial, when it ends); ``False``: the
+        refusal bounds nothing (what :meth:`_bound_in_flight` returns for it)."""
         self._rate_limited, self._cap = True, None
         if self.phase != "start":
             self.limit = None
+        return False
 
     def _gradient(self, now: float) -> None:
         """Probe the in-flight bound up when quiet; shrink it when the latency climbs."""

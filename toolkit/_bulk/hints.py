@@ -35,9 +35,7 @@ def _params(value: str) -> dict[str, float]:
     return {key: float(number) for key, number in _PARAM.findall(value.split(",", 1)[0])}
 
 
-def _number(value: str | None) -> float | None:
-    if value is None:
-        return None
+def _number(value: str) -> float | None:
     try:
         number = float(value.strip())
     except ValueError:
@@ -63,11 +61,11 @@ def limit_hints(headers: Mapping[str, str] | None, *, now: float | None = None) 
     low = {k.lower(): v for k, v in (headers or {}).items()}
     policy = _params(low.get("ratelimit-policy", ""))
     state = _params(low.get("ratelimit", ""))
-    quota = policy.get("q", _number(low.get("x-ratelimit-limit")))
-    remaining = state.get("r", _number(low.get("x-ratelimit-remaining")))
+    quota = policy.get("q", _number(low.get("x-ratelimit-limit", "")))
+    remaining = state.get("r", _number(low.get("x-ratelimit-remaining", "")))
     reset = state.get("t")
     if reset is None:
-        reset = _number(low.get("x-ratelimit-reset"))
+        reset = _number(low.get("x-ratelimit-reset", ""))
         if reset is not None and reset > 1e9:  # an epoch time (GitHub and others)
             reset = max(0.0, reset - (time.time() if now is None else now))
     return LimitHints(quota, policy.get("w"), remaining, reset)

@@ -155,7 +155,7 @@ class Ledger:
 
 def _read(data: bytes, ledger: Ledger) -> int:
     """Apply every whole line of ``data``; return where the whole lines end."""
-    end = len(data) if not data or data.endswith(b"\n") else data.rfind(b"\n") + 1
+    end = data.rfind(b"\n") + 1  # (0 when no line is whole)
     for raw in data[:end].splitlines():
         try:
             ledger.apply(json.loads(raw))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
 
 from toolkit._bulk.budget import Budget, Ticket
 from toolkit._bulk.budgets import Budgets
@@ -100,7 +99,7 @@ class Pacer:
                     continue
                 if self.max_rate is not None:
                     self._next = max(self._next, now - 0.5 / self.max_rate) + 1 / self.max_rate
-                return replace(budget.take(now), outage=self._outage)
+                return budget.take(now, outage=self._outage)
 
     def release(self, ticket: Ticket) -> None:
         """Give back a ticket whose request was not sent after all.
@@ -123,15 +122,15 @@ class Pacer:
         with budget.cond:
             if reply.failure == INVALID_URL:
                 self.fatal = reply.error or "malformed URL"
-            elif reply.failure == UNREACHABLE:
-                if ticket.outage == self._outage:  # the first failure since the last wait
-                    self._outage += 1
-                    self._outages += 1
-                    if self._outages > self.retries:
-                        self.fatal = reply.error or "the service cannot be reached"
-                    else:
-                        wait = self.backoff * 2 ** (self._outages - 1)
-                        self._paused_until = max(self._paused_until, self._clock() + wait)
+            elif reply.failure == UNREACHABLE and ticket.outage == self._outage:
+                # the first failure since the last wait (an unreachable service: no status)
+                self._outage += 1
+                self._outages += 1
+                if self._outages > self.retries:
+                    self.fatal = reply.error or "the service cannot be reached"
+                else:
+                    wait = self.backoff * 2 ** (self._outages - 1)
+                    self._paused_until = max(self._paused_until, self._clock() + wait)
             elif reply.status is not None:
                 self._outages = 0
             budget.cond.notify_all()

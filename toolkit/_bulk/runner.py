@@ -153,10 +153,10 @@ def _attempts(conn: Connection, call: Call, pacer: Pacer) -> Generator[float, No
         reply.lost = lost
         if reply.ok:
             return reply
-        if reply.failure in (UNREACHABLE, INVALID_URL):
-            if attempts > 50 * limit:  # a safety net; the pacer fails the run long before
-                return unproven(reply) if lost else reply
-            continue  # the pacer made the whole run wait, or failed it
+        if reply.failure in (UNREACHABLE, INVALID_URL) and attempts <= 50 * limit:
+            # the pacer made the whole run wait, or failed it (beyond: a safety net, no answer
+            # and so not retryable below; the pacer fails the run long before)
+            continue
         if reply.failure == LOST:
             lost = True
         elif call.landed is not None and reply.status in (409, 422):
@@ -164,8 +164,7 @@ def _attempts(conn: Connection, call: Call, pacer: Pacer) -> Generator[float, No
                 reply.failure = LANDED
                 why = "the attempt whose answer was lost landed" if lost else "already done"
                 reply.error = f"{reply.error} (the requested state is in force: {why})"
-                return reply
-            return unproven(reply) if lost else reply
+                return reply  # else an error, not retryable: returned below
         elif call.conflict and reply.status == 409:
             if lost:
                 reply.error = (
@@ -445,7 +444,6 @@ def run_batches(
         >>> [[r.status for r in replies] for replies in run]
         [[200], [404]]
     """
-    own_journal = journal is not None and not isinstance(journal, Journal)
     jr = journal if journal is None or isinstance(journal, Journal) else Journal(journal)
     pacer = pacer or pacer_for(conn)
     run = _Pool(conn, iter(batches), pacer, jr)
@@ -494,7 +492,7 @@ def run_batches(
         run.closed = True
         if bar is not None:
             bar.close()
-        if own_journal and jr is not None:
+        if jr is not None and jr is not journal:  # a journal this run opened
             jr.close()
 
 
@@ -575,7 +573,7 @@ def result_frame(
         ['sent', 'conflict']
     """
     status = [_status(r, conflict) for r in replies]
-    frame = pd.DataFrame(
+    return pd.DataFrame(
         {
             key_name: pd.array(
                 keys if isinstance(keys, ExtensionArray) else list(keys), dtype=TEXT
@@ -591,4 +589,3 @@ def result_frame(
         },
         index=pd.Index(index) if not isinstance(index, pd.Index) else index,
     )
-    return frame
