@@ -428,7 +428,8 @@ class _Sent:
         for n, (calls, labels) in enumerate(self.todo.batches()):
             if n < self.merged + len(self.made):  # read before an interrupt
                 continue
-            held = {} if self.held is None else self.held  # (set before the first batch)
+            held = self.held
+            assert held is not None  # _send sets it before it reads the first batch
             keep = [i for i, lbs in enumerate(labels) if not any(lb in held for lb in lbs)]
             for i in set(range(len(labels))) - set(keep):  # (another row of a code range)
                 for label in labels[i]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -249,8 +249,11 @@ def _acknowledgements(
     for col in ("key", "externalId", "billingId"):  # the last present wins
         if col in sel.columns:
             ext = sel[col].astype("object").where(sel[col].notna(), ext)
-    read_back = zip(sel["detail"], succeeded, strict=True)
-    errors = [None if ok else [str(d)] for d, ok in read_back] if key is None else None
+    errors: Sequence[list[str] | None]
+    if key is not None:  # worded from the reconciliation's rows
+        errors = error_lists(sel, key)
+    else:  # rows read back from a file: each failed row's detail
+        errors = [None if ok else [str(d)] for d, ok in zip(sel["detail"], succeeded, strict=True)]
     entry = next(c for c in _ENTRY_ID_COLUMNS if c in sel.columns)
     return pd.DataFrame(
         {
@@ -258,7 +261,7 @@ def _acknowledgements(
             "entryId": sel[entry].astype(TEXT),
             "outcome": pd.array(np.where(succeeded, "succeeded", "failed"), dtype=TEXT),
             "externalId": ext.where(succeeded).astype(TEXT),
-            "errors": error_lists(sel, key) if key is not None else errors,
+            "errors": errors,
         },
         index=sel.index,  # the columns in the order of ACKNOWLEDGE_COLUMNS
     )
