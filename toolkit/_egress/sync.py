@@ -531,16 +531,18 @@ def _write_windows(
     totals = [0, 0, 0, 0]
     pending: pd.Timestamp | None = None
     buffer: list[Export] = []
+    held = 0  # entries in buffer, counted as they come: summing the buffer anew is quadratic
     off = not progress or len(windows) <= 1
     with tqdm(total=len(windows), desc="sync", unit="window", disable=off) as bar:
         for i, (_lo, hi, part) in enumerate(_prefetch(conn, windows)):
             bar.update(1)
             warn_unknown_fields(part, warned, kept=False)
             buffer.append(part)
-            if sum(len(p) for p in buffer) < batch_rows and i + 1 < len(windows):
+            held += len(part)
+            if held < batch_rows and i + 1 < len(windows):
                 continue  # consecutive windows are written together, up to batch_rows entries
             batch = buffer[0] if len(buffer) == 1 else Export.concat(buffer)
-            buffer = []
+            buffer, held = [], 0
             written = _retried(partial(_write_window, root, batch, schemas, hi))
             del batch  # not held while the next batch's windows come: memory set by one batch
             pa.default_memory_pool().release_unused()
