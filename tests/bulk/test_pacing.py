@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from tests.bulk.test_pacing_clock import SHORT_RUN_REFUSED
 from tests.bulk.test_runner import _sends
 from toolkit import Client
 from toolkit._bulk.budget import Budget, Ticket
@@ -23,8 +24,10 @@ from toolkit._core.http import Reply, _retry_after
 
 # the live cases check behaviour (every row through, few refused, never above the limit, one
 # budget shared); the rates they reach depend on the machine's load: they are asserted on the
-# simulated clock (below and in test_pacing_clock.py) and measured by bench/bench_pacing.py
-REFUSED = 0.05
+# simulated clock (below and in test_pacing_clock.py) and measured by bench/bench_pacing.py.
+# Each runs a few seconds from scratch, whose refusals are bounded on the simulated clock's
+# worst draw (the 5% goal holds from 20 s on: test_pacing_clock.py)
+REFUSED = SHORT_RUN_REFUSED
 
 
 def _clients(n: int, prefix: str) -> pd.DataFrame:
@@ -134,7 +137,6 @@ def test_two_concurrent_runs_of_one_client_share_one_budget(sandbox: Any) -> Non
     for t in threads:
         t.join()
     combined = 320 / (time.perf_counter() - start)
-    print("REFUSED", _refused(statuses), len(statuses))
     assert all(r["ok"].all() for r in results.values())
     assert combined <= 40 * 1.1 + 4 / 8, combined  # together within the one limit
     assert _refused(statuses) <= REFUSED, _refused(statuses)

@@ -209,6 +209,34 @@ def test_refusals_below_a_pace_that_held_are_the_spacings_not_the_limits(seed: i
     assert run.refused(15.0, 45.0) <= 0.03, run.refused(15.0, 45.0)
 
 
+#: The most refused of a short run (8 s, about 320 requests at 40 a second) from scratch: the
+#: start learns the limit with a count of refusals, not a share (4 to 8 in a row, a few more in
+#: the seek and, after a small burst, a second start's), so over 8 s they weigh 2.5 times what
+#: they weigh over 20 s. Measured on the sandbox's 40/s with a burst of 4, 300 draws a setting
+#: (8 and 16 workers, up to 20 ms late): 6.8% at worst over 8 s, 3.6% over 20 s; a live run
+#: refused 19 of 339 (5.6%) on CI. The live tests (test_pacing.py) run 8 s and assert this.
+SHORT_RUN_REFUSED = 0.08
+
+
+@settings(
+    deadline=None, max_examples=60, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    workers=st.sampled_from([8, 16]),  # one run, or two runs of 8 sharing the budget
+    late=st.sampled_from([0.0, 0.005, 0.02]),  # seconds a request may reach the limiter late
+)
+def test_a_limit_from_scratch_refuses_at_most_5_percent_over_20_s_on_any_draw(
+    seed: int, workers: int, late: float
+) -> None:
+    # issue 38's goal for a lone limit from scratch (at most 5% refused), on the sandbox's
+    # bucket the live tests meet; their 8 s runs are held to SHORT_RUN_REFUSED (the first 8 s
+    # of the same run: the budget does not know when a run will end)
+    run = simulate([(_bucket(40, 4), 20.0)], workers=workers, jitter=late, seed=seed)
+    assert run.refused(0.0, 20.0) <= 0.05, (run.refused(0.0, 20.0), seed)
+    assert run.refused(0.0, 8.0) <= SHORT_RUN_REFUSED, (run.refused(0.0, 8.0), seed)
+
+
 # -- faults that are not a limit ----------------------------------------------------------------
 
 FAULT_FREE = simulate([(None, 20.0)]).accepted(0.0, 20.0)
