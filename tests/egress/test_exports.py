@@ -96,6 +96,32 @@ def test_export_to_parquet_streams_windows_into_a_dataset(released, tmp_path) ->
     assert table.count_rows() == 12
 
 
+def test_export_to_parquet_counts_each_window_once_however_many_it_holds(
+    fresh_client, tmp_path, monkeypatch
+) -> None:  # noqa: ANN001
+    """Windows of a few entries each are held until ROWS_PER_GROUP gather: the entries held
+    are counted as each window comes, never summed again over every window held."""
+    import json
+
+    from toolkit._egress import fetch
+    from toolkit._egress.export import Export
+    from toolkit.testing import fake_export_entries
+
+    windows = 400
+    parts = [Export.from_json(json.dumps([e])) for e in fake_export_entries(windows, seed=3)]
+    monkeypatch.setattr(fetch, "iter_export", lambda *args, **kwargs: iter(parts))
+    sized, size = [0], Export.__len__
+
+    def counted(self: Export) -> int:
+        sized[0] += 1
+        return size(self)
+
+    monkeypatch.setattr(Export, "__len__", counted)
+    totals = fresh_client.export_to_parquet(T0, T0 + timedelta(days=1), tmp_path / "ds")
+    assert (totals["entries"], totals["windows"]) == (windows, windows)
+    assert sized[0] <= 4 * windows, sized[0]  # summed anew each window: windows**2 / 2, 80,000
+
+
 def test_acknowledge_every_outcome(released, sandbox) -> None:
     client = released["client"]
     e = released["entries"]

@@ -236,6 +236,7 @@ def export_to_parquet(
     root = claim_target(path, overwrite=overwrite)
     root.mkdir(parents=True, exist_ok=True)
     buffer: list[Export] = []
+    held = 0  # entries in buffer, counted as they come: summing the buffer anew is quadratic
 
     def flush() -> None:
         if buffer:
@@ -252,10 +253,12 @@ def export_to_parquet(
         if not len(part):
             continue
         buffer.append(part)
+        held += len(part)
         totals["entries"] += len(part)
         totals["codes"] += part._table("codes").num_rows
-        if sum(len(p) for p in buffer) >= ROWS_PER_GROUP:
+        if held >= ROWS_PER_GROUP:
             flush()
+            held = 0
     flush()
     if not totals["entries"]:
         Export.empty().to_parquet(root, partition_cols=partition_cols, overwrite=True)
