@@ -25,9 +25,10 @@ from toolkit._core.http import Reply, _retry_after
 # the live cases check behaviour (every row through, few refused, never above the limit, one
 # budget shared); the rates they reach depend on the machine's load: they are asserted on the
 # simulated clock (below and in test_pacing_clock.py) and measured by bench/bench_pacing.py.
-# Each runs a few seconds from scratch, whose refusals are bounded on the simulated clock's
-# worst draw (the 5% goal holds from 20 s on: test_pacing_clock.py)
-REFUSED = SHORT_RUN_REFUSED
+# The token bucket's runs (8 s from scratch) are held to SHORT_RUN_REFUSED, its worst draw on
+# the simulated clock (the 5% goal holds from 20 s on); the other limiters' to the goal (live:
+# 3.0% at most for the fixed window, 2.0% for the cap, 0.6% with headers, 4 runs each)
+REFUSED = 0.05
 
 
 def _clients(n: int, prefix: str) -> pd.DataFrame:
@@ -93,7 +94,7 @@ def test_a_token_bucket_with_a_small_burst_is_found_and_kept(sandbox: Any) -> No
     rate, result = _import(client, 320)  # 8 s at the limit
     assert result["ok"].all()
     assert rate <= 1.1 * 40 + 4 / 8  # never above the limit (its burst aside)
-    assert _refused(statuses) <= REFUSED, _refused(statuses)
+    assert _refused(statuses) <= SHORT_RUN_REFUSED, _refused(statuses)
 
 
 def test_a_fixed_window_is_paced_at_its_quota_per_window(sandbox: Any) -> None:
@@ -139,7 +140,7 @@ def test_two_concurrent_runs_of_one_client_share_one_budget(sandbox: Any) -> Non
     combined = 320 / (time.perf_counter() - start)
     assert all(r["ok"].all() for r in results.values())
     assert combined <= 40 * 1.1 + 4 / 8, combined  # together within the one limit
-    assert _refused(statuses) <= REFUSED, _refused(statuses)
+    assert _refused(statuses) <= SHORT_RUN_REFUSED, _refused(statuses)
     assert len(budgets_of(client.connection).all()) == 1
 
 

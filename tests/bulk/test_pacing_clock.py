@@ -214,7 +214,7 @@ def test_refusals_below_a_pace_that_held_are_the_spacings_not_the_limits(seed: i
 #: the seek and, after a small burst, a second start's), so over 8 s they weigh 2.5 times what
 #: they weigh over 20 s. Measured on the sandbox's 40/s with a burst of 4, 300 draws a setting
 #: (8 and 16 workers, up to 20 ms late): 6.8% at worst over 8 s, 3.6% over 20 s; a live run
-#: refused 19 of 339 (5.6%) on CI. The live tests (test_pacing.py) run 8 s and assert this.
+#: refused 19 of 339 (5.6%) on CI. test_pacing.py's live runs of that bucket (8 s) assert this.
 SHORT_RUN_REFUSED = 0.08
 
 
